@@ -1,0 +1,81 @@
+"""The `gpuslo` command line: the one place that turns errors into messages and exit codes.
+
+Each subcommand lives in its own module with `configure(parser)` and `run(args) -> int`; only the
+module of the subcommand being run is imported, so `gpuslo inspect` does not pay for pandas.
+Library code raises `gpuslo.errors.GpusloError` subclasses; this module prints them as one line
+on stderr and exits with the error's `exit_code` (2). Exit 0/1 are the command's own answer.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from gpuslo import __version__
+from gpuslo.errors import GpusloError
+
+# name: (module, one-line help)
+COMMANDS: dict[str, tuple[str, str]] = {
+    "exporter": ("gpuslo.exporter.server", "serve /metrics on a GPU node (checks every 30 s)"),
+    "check": ("gpuslo.exporter.check_command", "run the node checks once (text, JSON or NPD plugin)"),
+    "inspect": ("gpuslo.exporter.inspect", "triage captured evidence and print findings and a verdict"),
+    "report": ("gpuslo.slo.report_command", "weekly goodput / usable-GPU-hours report"),
+    "rules": ("gpuslo.alerts.generate", "write Prometheus recording and alert rules and their tests"),
+    "dashboards": ("gpuslo.dashboards.generate", "write Grafana dashboards"),
+    "simulate": ("gpuslo.slo.simulate", "write a synthetic fleet (demo and benchmarks)"),
+    "demo": ("gpuslo.demo", "the quick start: everything above on bundled data"),
+}
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    for arg in argv:
+        if not arg.startswith("-"):
+            return arg if arg in COMMANDS else None
+    return None
+
+
+def build_parser(selected: str | None) -> argparse.ArgumentParser:
+    """The top-level parser; only `selected`'s module is imported to add its arguments."""
+    parser = argparse.ArgumentParser(
+        prog="gpuslo",
+        description="Fail-closed GPU node checks, a Prometheus exporter and a GPU-hours SLO engine.",
+    )
+    parser.add_argument("--version", action="version", version=f"gpuslo {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, (module, help_text) in COMMANDS.items():
+        command_parser = sub.add_parser(name, help=help_text, description=help_text)
+        if name == selected:
+            importlib.import_module(module).configure(command_parser)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    selected = _selected(argv)
+    parser = build_parser(selected)
+    args = parser.parse_args(argv)
+    if args.command is None:
+        parser.print_help()
+        return 2
+    module = importlib.import_module(COMMANDS[args.command][0])
+    try:
+        return int(module.run(args))
+    except GpusloError as error:
+        print(f"gpuslo {args.command}: error: {error}", file=sys.stderr)
+        return error.exit_code
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+def entry_point() -> None:
+    """Console-script entry point."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry_point()

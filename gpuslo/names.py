@@ -1,0 +1,285 @@
+"""The vocabulary of gpuslo: layers, statuses, verdicts, classes, actions, reasons, signals,
+goodput categories, metric and label names, and the SLO burn-rate windows.
+
+Every name that reaches a metric, a rule, a dashboard, a report or an `inspect` finding is defined
+here, so the set stays small and documented (label values must stay bounded). A test proves that
+rules and dashboards use only these names.
+
+Sources: layers and the fail-closed rule follow Netflix's GPU health account (shared/MISSION.md);
+actions follow NVIDIA's Xid catalogue "Resolution" vocabulary
+(https://docs.nvidia.com/deploy/xid-errors/); goodput categories follow Google's
+ML Goodput Measurement badput taxonomy; burn-rate windows follow the Google SRE Workbook,
+"Alerting on SLOs", table 5-8 (multiwindow, multi-burn-rate alerts).
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# --- layers: where lost GPU time is attributed -------------------------------------------------
+LAYER_NODE: Final = "node"
+LAYER_PLATFORM: Final = "platform"
+LAYER_TRAINING: Final = "training"
+LAYER_OBSERVABILITY: Final = "observability"
+LAYERS: Final = (LAYER_NODE, LAYER_PLATFORM, LAYER_TRAINING, LAYER_OBSERVABILITY)
+
+# --- status of one check result ----------------------------------------------------------------
+STATUS_OK: Final = "ok"
+STATUS_WARN: Final = "warn"
+STATUS_FAIL: Final = "fail"
+STATUS_UNKNOWN: Final = "unknown"
+STATUSES: Final = (STATUS_OK, STATUS_WARN, STATUS_FAIL, STATUS_UNKNOWN)
+
+# --- verdict of a GPU or a node ----------------------------------------------------------------
+VERDICT_HEALTHY: Final = "healthy"
+VERDICT_UNHEALTHY: Final = "unhealthy"
+VERDICT_UNKNOWN: Final = "unknown"
+VERDICTS: Final = (VERDICT_HEALTHY, VERDICT_UNHEALTHY, VERDICT_UNKNOWN)
+
+# --- class of a kernel-log event or an inspect finding -----------------------------------------
+CLASS_FATAL: Final = "fatal"  # GPU, link or port unusable until repaired
+CLASS_WARN: Final = "warn"  # usable, worth recording
+CLASS_APPLICATION: Final = "application"  # the job's own fault; hardware fine
+CLASS_CONTAINED: Final = "contained"  # hardware error confined to one process
+CLASS_SECONDARY: Final = "secondary"  # consequence of another event
+CLASS_NOISE: Final = "noise"  # known benign
+EVENT_CLASSES: Final = (
+    CLASS_FATAL,
+    CLASS_WARN,
+    CLASS_APPLICATION,
+    CLASS_CONTAINED,
+    CLASS_SECONDARY,
+    CLASS_NOISE,
+)
+# Findings also carry these two: inventory seen and fine, and evidence that could not tell.
+CLASS_OK: Final = "ok"
+CLASS_UNKNOWN: Final = "unknown"
+FINDING_CLASSES: Final = (*EVENT_CLASSES, CLASS_OK, CLASS_UNKNOWN)
+
+# --- recovery actions (NVIDIA Xid catalogue vocabulary) ----------------------------------------
+ACTION_NONE: Final = "none"
+ACTION_RESTART_APP: Final = "restart_app"
+ACTION_RESET_GPU: Final = "reset_gpu"
+ACTION_DRAIN_AND_RESET: Final = "drain_and_reset"
+ACTION_REBOOT_NODE: Final = "reboot_node"
+ACTION_CONTACT_SUPPORT: Final = "contact_support"
+ACTION_CHECK_CABLING: Final = "check_cabling"
+ACTION_UPDATE_SOFTWARE: Final = "update_software"
+ACTIONS: Final = (
+    ACTION_NONE,
+    ACTION_RESTART_APP,
+    ACTION_RESET_GPU,
+    ACTION_DRAIN_AND_RESET,
+    ACTION_REBOOT_NODE,
+    ACTION_CONTACT_SUPPORT,
+    ACTION_CHECK_CABLING,
+    ACTION_UPDATE_SOFTWARE,
+)
+# Severity order, used when several findings on one GPU each ask for an action.
+ACTION_SEVERITY: Final = {name: rank for rank, name in enumerate(ACTIONS)}
+
+# --- reasons: bounded label values, each owned by one layer ------------------------------------
+REASON_LAYER: Final = {
+    # node & hardware
+    "xid_fatal": LAYER_NODE,
+    "sxid_fatal": LAYER_NODE,
+    "fallen_off_bus": LAYER_NODE,
+    "ecc_uncorrectable": LAYER_NODE,
+    "row_remap_pending": LAYER_NODE,
+    "row_remap_failure": LAYER_NODE,
+    "recovery_action": LAYER_NODE,
+    "gpu_missing": LAYER_NODE,
+    "gpu_inaccessible": LAYER_NODE,
+    "nvlink_down": LAYER_NODE,
+    "nvlink_errors": LAYER_NODE,
+    "fabric_unhealthy": LAYER_NODE,
+    "pcie_degraded": LAYER_NODE,
+    "thermal_slowdown": LAYER_NODE,
+    "network_devices_missing": LAYER_NODE,
+    "network_port_down": LAYER_NODE,
+    "driver_mismatch": LAYER_NODE,
+    "probe_failed": LAYER_NODE,
+    # scheduler & platform
+    "cordoned": LAYER_PLATFORM,
+    "drained": LAYER_PLATFORM,
+    "maintenance": LAYER_PLATFORM,
+    "validation": LAYER_PLATFORM,
+    # training loop
+    "job_failure": LAYER_TRAINING,
+    # observability: the checks themselves could not tell
+    "check_timeout": LAYER_OBSERVABILITY,
+    "dependency_missing": LAYER_OBSERVABILITY,
+    "tool_error": LAYER_OBSERVABILITY,
+    "parse_error": LAYER_OBSERVABILITY,
+    "stale_data": LAYER_OBSERVABILITY,
+    "no_data": LAYER_OBSERVABILITY,
+}
+REASONS: Final = tuple(REASON_LAYER)
+# The reasons that make a check `unknown` rather than `fail`.
+UNKNOWN_REASONS: Final = (
+    "check_timeout",
+    "dependency_missing",
+    "tool_error",
+    "parse_error",
+    "stale_data",
+    "no_data",
+)
+
+# --- inspect finding signals (documented in the README) ----------------------------------------
+# A finding names either a code (`xid`, `sxid`) or one of these signals.
+SIGNALS: Final = {
+    "fallen_off_bus": "GPU fell off the PCIe bus (Xid 79 or the NVRM block without an Xid)",
+    "gpu_missing": "fewer GPUs seen than expected",
+    "gpu_inaccessible": "a GPU the driver lists but cannot query (Unknown Error, no handle)",
+    "gpus_seen": "inventory: GPUs present in the evidence",
+    "gpu_error": "a field reads ERR! in nvidia-smi's table",
+    "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read",
+    "nvml_error": "NVML answered with an error",
+    "ecc_uncorrectable": "uncorrectable (DBE) ECC errors counted",
+    "ecc_correctable": "correctable (SBE) ECC errors counted",
+    "row_remap_pending": "a remapped row waits for a GPU reset",
+    "row_remap_failure": "row remapping failed; the GPU needs service",
+    "recovery_action": "NVIDIA's GPU recovery action asks for a reset, drain or reboot",
+    "thermal_slowdown": "hardware thermal slowdown active",
+    "pcie_degraded": "PCIe link generation or width below its maximum",
+    "nvlink_inactive": "NVLink links down or inactive",
+    "nvlink_errors": "NVLink error counters non-zero",
+    "nvlink_active": "inventory: NVLink links up",
+    "fabric_unhealthy": "NVLink fabric (NVSwitch/IMEX) registration or health not complete",
+    "port_down": "an InfiniBand port is not ACTIVE",
+    "port_state": "an InfiniBand port changed state (mlx5 kernel message)",
+    "ports_active": "inventory: InfiniBand ports ACTIVE",
+    "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
+    "device_unreadable": "a network device that could not be read",
+    "network_devices_missing": "fewer network devices than expected",
+    "efa_devices": "inventory: EFA devices (fi_info rdm domains)",
+    "source_stale": "the evidence source stopped updating (host engine gone, frozen counters)",
+    "kernel_log_read": "inventory: kernel-log records read",
+    "health_report": "dcgmi health overall result",
+    "nothing_recognised": "the evidence held nothing this parser recognises",
+}
+
+# --- goodput categories (ML Goodput Measurement's badput taxonomy, plus our recovery) -----------
+CATEGORY_PRODUCTIVE: Final = "productive"
+BADPUT_CATEGORIES: Final = (
+    "initialization",  # program start-up, device and framework initialisation
+    "training_prep",  # model and optimizer set-up before the first step
+    "data_loading",  # steps blocked on input
+    "checkpoint_save",  # time blocked saving checkpoints
+    "checkpoint_restore",  # time spent loading a checkpoint after a (re)start
+    "wasted_progress",  # steps done after the last checkpoint and then lost by a restart
+    "recovery",  # from an interruption until the job runs again
+    "other",  # allocated time no other category explains (the remainder bucket)
+)
+JOB_CATEGORIES: Final = (CATEGORY_PRODUCTIVE, *BADPUT_CATEGORIES)
+# Fleet accounting categories, in the order DESIGN.md §6 assigns them.
+ACCOUNTING_NO_DATA: Final = "no_data"
+ACCOUNTING_UNKNOWN: Final = "unknown"
+ACCOUNTING_UNHEALTHY: Final = "unhealthy"
+ACCOUNTING_UNSCHEDULABLE: Final = "unschedulable"
+ACCOUNTING_IDLE: Final = "idle"
+
+# --- metric and label names (DESIGN.md §4) ------------------------------------------------------
+METRIC_PREFIX: Final = "gpuslo_"
+METRICS: Final = {
+    # name: (type, labels, help)
+    "gpuslo_build_info": ("gauge", ("version",), "gpuslo build; always 1"),
+    "gpuslo_node_info": (
+        "gauge",
+        ("node", "driver_version", "cuda_version"),
+        "Node identity and driver; always 1",
+    ),
+    "gpuslo_gpu_info": (
+        "gauge",
+        ("gpu", "uuid", "pci_bus_id", "model", "family"),
+        "One series per GPU in the inventory; always 1",
+    ),
+    "gpuslo_gpu_usable": ("gauge", ("gpu", "uuid"), "1 iff the GPU verdict is healthy (the SLI)"),
+    "gpuslo_gpu_verdict": (
+        "gauge",
+        ("gpu", "uuid", "verdict"),
+        "GPU verdict stateset: exactly one of healthy/unhealthy/unknown is 1",
+    ),
+    "gpuslo_gpu_problem": (
+        "gauge",
+        ("gpu", "uuid", "check", "reason", "layer", "action"),
+        "1 per active fail or unknown result on the GPU",
+    ),
+    "gpuslo_node_usable": ("gauge", (), "1 iff every GPU is usable and node checks are healthy"),
+    "gpuslo_node_verdict": ("gauge", ("verdict",), "Node verdict stateset"),
+    "gpuslo_check_status": ("gauge", ("check", "status"), "Check status stateset"),
+    "gpuslo_check_last_run_timestamp_seconds": (
+        "gauge",
+        ("check",),
+        "End of the last run of the check, whatever its outcome (Unix seconds)",
+    ),
+    "gpuslo_check_last_success_timestamp_seconds": (
+        "gauge",
+        ("check",),
+        "End of the last run that produced an answer: ok, warn or fail (Unix seconds)",
+    ),
+    "gpuslo_check_interval_seconds": ("gauge", ("check",), "Configured check interval (seconds)"),
+    "gpuslo_check_duration_seconds": ("gauge", ("check",), "Duration of the last run (seconds)"),
+    "gpuslo_check_runs_total": ("counter", ("check",), "Check runs"),
+    "gpuslo_check_errors_total": (
+        "counter",
+        ("check", "reason"),
+        "Check runs that could not answer: timeouts, missing dependencies, tool and parse errors",
+    ),
+    "gpuslo_xid_events_total": (
+        "counter",
+        ("pci_bus_id", "xid", "class"),
+        "Kernel-log Xid events; a multi-line event counts once",
+    ),
+    "gpuslo_sxid_events_total": ("counter", ("nvswitch", "sxid", "class"), "NVSwitch SXid events"),
+    "gpuslo_kernel_log_records_lost_total": (
+        "counter",
+        (),
+        "Kernel-log records overwritten before the exporter read them (/dev/kmsg overruns)",
+    ),
+    "gpuslo_network_devices": ("gauge", ("kind",), "InfiniBand or EFA devices present"),
+    "gpuslo_network_devices_expected": ("gauge", ("kind",), "InfiniBand or EFA devices expected"),
+    "gpuslo_job_gpu_seconds_total": (
+        "counter",
+        ("job", "category"),
+        "GPU-seconds on this node by goodput category (productive or a badput category)",
+    ),
+    "gpuslo_job_step": ("gauge", ("job",), "Last committed training step"),
+    "gpuslo_job_last_progress_timestamp_seconds": (
+        "gauge",
+        ("job",),
+        "When the last step was seen (Unix seconds)",
+    ),
+    "gpuslo_job_interruptions_total": ("counter", ("job", "layer"), "Job interruptions by layer"),
+}
+LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
+
+# --- SLOs and burn-rate alerting (SRE Workbook, "Alerting on SLOs") ----------------------------
+SLO_USABLE_GPU: Final = "usable_gpu"
+SLO_CHECK_LIVENESS: Final = "check_liveness"
+SLO_JOB_GOODPUT: Final = "job_goodput"
+SLOS: Final = (SLO_USABLE_GPU, SLO_CHECK_LIVENESS, SLO_JOB_GOODPUT)
+# Recording-rule windows for every SLI.
+SLI_WINDOWS: Final = ("5m", "30m", "1h", "2h", "6h", "1d", "3d")
+# (severity, long window, short window, share of the period's error budget spent in the long
+# window). The SRE Workbook's 30-day table spends 2 % in 1 h, 5 % in 6 h, 10 % in 1 d and 10 % in
+# 3 d, which gives factors 14.4, 6, 3 and 1; other periods keep the shares and rescale.
+BURN_RATE_WINDOWS: Final = (
+    ("page", "1h", "5m", 0.02),
+    ("page", "6h", "30m", 0.05),
+    ("ticket", "1d", "2h", 0.10),
+    ("ticket", "3d", "6h", 0.10),
+)
+SEVERITIES: Final = ("page", "ticket")
+
+# --- GPU families (for the Xid policy) ---------------------------------------------------------
+GPU_FAMILIES: Final = ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell")
+
+
+def layer_of(reason: str) -> str:
+    """Return the layer that owns `reason`.
+
+    Raises KeyError for a reason that is not in the vocabulary (a programming error: reasons are
+    label values and must stay enumerated).
+    """
+    return REASON_LAYER[reason]
