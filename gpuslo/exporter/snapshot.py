@@ -1,0 +1,70 @@
+"""What one node knows at one moment: the hand-off between the check runner and the exporter.
+
+The runner (`gpuslo.exporter.runner`) builds a `NodeSnapshot` after every check cycle; the
+exporter's collector (`gpuslo.exporter.collector`) turns the latest snapshot into metric families
+on each scrape without running anything. Frozen dataclasses, so a scrape can never see a
+half-updated snapshot: the runner swaps the whole object.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuslo.verdict import CheckResult
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    """One GPU of the inventory. `index` is the NVML index as a string, `pci_bus_id` NVML's
+    `00000000:00:06.0` form, `family` one of `names.GPU_FAMILIES` or "unknown"."""
+
+    index: str
+    uuid: str
+    pci_bus_id: str
+    model: str
+    family: str
+
+
+@dataclass(frozen=True)
+class Heartbeat:
+    """Liveness of one check. Timestamps are Unix seconds (0.0 = never); `errors_total` counts
+    runs that could not answer, by reason (`check_timeout`, `dependency_missing`, ...)."""
+
+    check: str
+    interval_s: float
+    last_run: float = 0.0
+    last_success: float = 0.0
+    duration_s: float = 0.0
+    runs_total: int = 0
+    errors_total: dict[str, int] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NodeSnapshot:
+    """The node's latest state.
+
+    Attributes:
+        node: node name (hostname unless configured).
+        driver_version, cuda_version: as the driver reports them, "" when unknown.
+        gpus: the GPU inventory.
+        results: the latest CheckResult per (check, scope).
+        heartbeats: one per configured check.
+        xid_events: cumulative Xid event counts by (pci_bus_id, xid, class).
+        sxid_events: cumulative SXid event counts by (nvswitch, sxid, class).
+        kernel_log_records_lost: cumulative /dev/kmsg records overwritten before being read.
+        network_devices, network_devices_expected: by kind (`infiniband`, `efa`).
+        taken_at: when the snapshot was built (Unix seconds).
+    """
+
+    node: str
+    driver_version: str = ""
+    cuda_version: str = ""
+    gpus: tuple[GpuInfo, ...] = ()
+    results: tuple[CheckResult, ...] = ()
+    heartbeats: tuple[Heartbeat, ...] = ()
+    xid_events: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    sxid_events: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    kernel_log_records_lost: int = 0
+    network_devices: dict[str, int] = field(default_factory=dict)
+    network_devices_expected: dict[str, int] = field(default_factory=dict)
+    taken_at: float = 0.0

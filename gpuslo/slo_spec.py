@@ -1,0 +1,156 @@
+"""The one SLO spec that drives the rules, the dashboards and the report.
+
+A YAML file with built-in defaults; every field is optional:
+
+    objectives:
+      usable_gpu: 0.98        # ratio of provisioned GPU-time that is healthy and schedulable
+      check_liveness: 0.999   # ratio of check-time with a fresh heartbeat
+      job_goodput: 0.90       # productive over allocated GPU-time
+    period_days: 28           # SLO period (error budget window)
+    week: 2026-W48            # reporting week (ISO), optional
+    job_stall_factor: 10      # a job is stalled after this many step times without progress
+    price_per_gpu_hour: 2.5   # currency units, for the report's cost of lost GPU-hours
+
+Burn-rate factors follow the SRE Workbook ("Alerting on SLOs", multiwindow multi-burn-rate):
+factor = share of the period's budget spent in the long window × period / long window, which gives
+14.4, 6, 3 and 1 for 30 days with the shares in `names.BURN_RATE_WINDOWS`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from gpuslo import names
+from gpuslo.errors import ConfigError
+
+DEFAULT_OBJECTIVES = {
+    names.SLO_USABLE_GPU: 0.98,
+    names.SLO_CHECK_LIVENESS: 0.999,
+    names.SLO_JOB_GOODPUT: 0.90,
+}
+_DURATION_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
+
+
+def duration_seconds(text: str) -> int:
+    """Seconds in a Prometheus duration such as `5m`, `6h`, `3d`, `28d`. Raises ValueError."""
+    match = re.fullmatch(r"(\d+)([smhdw])", text)
+    if not match:
+        raise ValueError(f"not a duration: {text!r}")
+    return int(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+
+
+@dataclass(frozen=True)
+class BurnRateAlert:
+    """One multiwindow burn-rate alert: fire when both windows burn faster than `factor`."""
+
+    severity: str
+    long_window: str
+    short_window: str
+    factor: float
+
+
+@dataclass(frozen=True)
+class SloSpec:
+    """Objectives (ratios 0–1), the SLO period (days) and reporting options."""
+
+    objectives: dict[str, float] = field(default_factory=lambda: dict(DEFAULT_OBJECTIVES))
+    period_days: int = 28
+    week: str | None = None
+    job_stall_factor: float = 10.0
+    price_per_gpu_hour: float | None = None
+
+    @property
+    def period(self) -> str:
+        """The period as a Prometheus duration (`28d`)."""
+        return f"{self.period_days}d"
+
+    def error_budget(self, slo: str) -> float:
+        """Allowed bad ratio for `slo` (1 − objective)."""
+        return 1.0 - self.objectives[slo]
+
+    def burn_rate_alerts(self) -> list[BurnRateAlert]:
+        """The page and ticket alert windows with factors derived from the period."""
+        period_s = self.period_days * 86400
+        return [
+            BurnRateAlert(severity, long, short, burn_rate_factor(share, period_s, long))
+            for severity, long, short, share in names.BURN_RATE_WINDOWS
+        ]
+
+
+def burn_rate_factor(budget_share: float, period_s: float, long_window: str) -> float:
+    """Burn rate that spends `budget_share` of the period's budget within `long_window`,
+    rounded to 6 decimals so generated files stay stable (30 days, 1h, 2 % → 14.4)."""
+    return round(budget_share * period_s / duration_seconds(long_window), 6)
+
+
+def _ratio(value: object, field_name: str, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < float(value) < 1:
+        raise ConfigError(f"{source}: field {field_name!r} must be a ratio between 0 and 1 (exclusive), got {value!r}")
+    return float(value)
+
+
+def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
+    """Validate a parsed spec; raises ConfigError naming the first bad field (all are checked,
+    every problem is reported in one message)."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
+    problems: list[str] = []
+    known = {"objectives", "period_days", "week", "job_stall_factor", "price_per_gpu_hour"}
+    problems += [f"{source}: unknown field {key!r}" for key in sorted(set(data) - known)]
+    objectives = dict(DEFAULT_OBJECTIVES)
+    raw = data.get("objectives") or {}
+    if not isinstance(raw, dict):
+        problems.append(f"{source}: field 'objectives' must be a mapping")
+        raw = {}
+    for key, value in raw.items():
+        if key not in DEFAULT_OBJECTIVES:
+            problems.append(f"{source}: unknown objective 'objectives.{key}' (known: {', '.join(DEFAULT_OBJECTIVES)})")
+            continue
+        try:
+            objectives[key] = _ratio(value, f"objectives.{key}", source)
+        except ConfigError as error:
+            problems.append(str(error))
+    period = data.get("period_days", 28)
+    if isinstance(period, bool) or not isinstance(period, int) or not 1 <= period <= 366:
+        problems.append(f"{source}: field 'period_days' must be a whole number of days 1..366, got {period!r}")
+    week = data.get("week")
+    if week is not None and not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", str(week)):
+        problems.append(f"{source}: field 'week' must look like 2026-W48, got {week!r}")
+    stall = data.get("job_stall_factor", 10.0)
+    if isinstance(stall, bool) or not isinstance(stall, int | float) or stall <= 1:
+        problems.append(f"{source}: field 'job_stall_factor' must be a number above 1, got {stall!r}")
+    price = data.get("price_per_gpu_hour")
+    if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
+        problems.append(f"{source}: field 'price_per_gpu_hour' must be a number 0 or more, got {price!r}")
+    if problems:
+        raise ConfigError("; ".join(problems))
+    return SloSpec(
+        objectives=objectives,
+        period_days=period,
+        week=str(week) if week is not None else None,
+        job_stall_factor=float(stall),
+        price_per_gpu_hour=float(price) if price is not None else None,
+    )
+
+
+def load_spec(path: str | Path | None) -> SloSpec:
+    """Load and validate a spec file; None gives the defaults. Raises ConfigError."""
+    if path is None:
+        return SloSpec()
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as error:
+        raise ConfigError(f"{path}: cannot read SLO spec: {error.strerror or error}") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else str(path)
+        raise ConfigError(f"{where}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    return spec_from_mapping(data, str(path))
