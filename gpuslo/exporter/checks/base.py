@@ -1,0 +1,85 @@
+"""The contract between a node check and the runner.
+
+A check is a small object with a `name`, an `interval_s`, the `dependencies` it needs (binaries,
+Python modules, device files, URLs: named so a missing one is reported as `dependency_missing`),
+and `run(context) -> list[CheckResult]`. The runner calls `run` in a child process with a
+deadline, so a check may block, hang or crash: the runner turns that into `unknown`
+(`check_timeout`, `tool_error`). Inside `run`, a check raises:
+- `DependencyMissing` when something it needs is absent (binary, library, device, URL refused);
+- `ToolError` when a tool answered with an error (non-zero exit, HTTP 500, NVML error);
+- `gpuslo.errors.ParseError` when the output cannot be parsed;
+and otherwise returns results with status ok/warn/fail (or unknown with a reason it chose). A check
+that does not apply to this node returns one `ok` result with `applicable=False` and a message
+saying why ("no NVSwitch on this node"): never silence.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from gpuslo.errors import GpusloError
+from gpuslo.verdict import CheckResult
+
+DEFAULT_INTERVAL_S = 30.0
+
+
+class DependencyMissing(GpusloError):
+    """Something the check needs is not there (binary, library, device file, endpoint)."""
+
+
+class ToolError(GpusloError):
+    """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""
+
+
+@dataclass(frozen=True)
+class CheckContext:
+    """Everything a check may read, injected so each source can point at a fixture tree.
+
+    Attributes:
+        sysfs: root of /sys (node_exporter's --path.sysfs).
+        procfs: root of /proc.
+        kernel_log: a kernel-log file to read instead of /dev/kmsg, journalctl and dmesg.
+        kmsg_path: the /dev/kmsg device (tests point it at a FIFO or file).
+        dcgm_url: dcgm-exporter metrics URL, None when not configured.
+        expect_gpus: GPUs the node should have, None to use the persisted first healthy count.
+        expect_network_devices: {kind: count} expected (`infiniband`, `efa`), empty when unknown.
+        instance_type: cloud instance type (for expected EFA counts), "" when unknown.
+        state_dir: where checks persist cursors and baselines (atomic writes only).
+        timeout_s: the deadline the runner gives one check (seconds).
+        active: run the active GPU probe (`--active`).
+        policy_path: operator Xid policy overlay, None for the packaged policy.
+        gpu_family: GPU family override, None to detect.
+        config: the rest of the node config file, as parsed.
+        clock: returns the current Unix time (seconds); injected for tests.
+    """
+
+    sysfs: Path = Path("/sys")
+    procfs: Path = Path("/proc")
+    kernel_log: Path | None = None
+    kmsg_path: Path = Path("/dev/kmsg")
+    dcgm_url: str | None = None
+    expect_gpus: int | None = None
+    expect_network_devices: dict[str, int] = field(default_factory=dict)
+    instance_type: str = ""
+    state_dir: Path = Path("/var/lib/gpuslo")
+    timeout_s: float = 10.0
+    active: bool = False
+    policy_path: str | None = None
+    gpu_family: str | None = None
+    config: dict[str, Any] = field(default_factory=dict)
+    clock: Callable[[], float] | None = None
+
+
+class Check(Protocol):
+    """What the runner needs of a check."""
+
+    name: str
+    interval_s: float
+    dependencies: tuple[str, ...]
+
+    def run(self, context: CheckContext) -> list[CheckResult]:
+        """Evaluate the node; see the module docstring for what to raise."""
+        ...
