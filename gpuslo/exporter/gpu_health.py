@@ -1,0 +1,240 @@
+"""One normalised record per GPU (`GpuStatus`) and the shared health rules (`evaluate_gpu`).
+
+Every source — nvidia-smi text, XML and CSV, NVML, dcgm-exporter — fills a `GpuStatus`; every
+field is optional and None means "not reported". `evaluate_gpu` is pure and turns one status into
+the problems it shows. It judges only what was reported: a field that is None raises nothing here;
+callers that need a field (fail closed) report its absence as `unknown` themselves.
+
+Sources for the rules:
+- ECC: NVIDIA "GPU Memory Error Management" (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)
+  — a volatile uncorrectable (DBE) error means the data in flight was lost; the GPU must be reset
+  (or rows remapped) before it is trusted again.
+- Row remapping: same document, "Row Remapping": a pending remap takes effect at the next GPU reset
+  (drain, then reset); a remapping failure means the GPU needs service (RMA).
+- Recovery action: NVML `nvmlDeviceGetGpuRecoveryAction` / nvidia-smi `gpu_recovery_action`
+  (NVML API reference, "GPU Recovery Action"): None, Reset, Reboot, Drain_P2P, Drain_and_Reset.
+- HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
+  means the hardware halves clocks because the GPU is too hot. We class it `fatal`: the GPU runs at
+  a fraction of its speed and a synchronous training job is held to its slowest GPU, so the GPU
+  does not deliver what a job was promised. Software thermal slowdown is not judged here.
+- PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
+  generation below max alone is normal; a width below max is a degraded link (warn).
+- NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
+  breaks NVLink peer traffic (fatal, with the link numbers).
+- Fabric: nvidia-smi -q "Fabric" section (Hopper/Blackwell NVSwitch systems): State must be
+  Completed and Status Success before CUDA work may run over the fabric.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuslo import names
+
+FABRIC_STATE_OK = "completed"
+FABRIC_STATUS_OK = "success"
+# NVML's GPU recovery actions, lower-cased, mapped to our action vocabulary (NVML API reference,
+# nvmlDeviceGetGpuRecoveryAction: NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET).
+RECOVERY_ACTIONS = {
+    "none": names.ACTION_NONE,
+    "reset": names.ACTION_RESET_GPU,
+    "gpu_reset": names.ACTION_RESET_GPU,
+    "gpu reset": names.ACTION_RESET_GPU,
+    "reboot": names.ACTION_REBOOT_NODE,
+    "node_reboot": names.ACTION_REBOOT_NODE,
+    "node reboot": names.ACTION_REBOOT_NODE,
+    "drain_p2p": names.ACTION_DRAIN_AND_RESET,
+    "drain p2p": names.ACTION_DRAIN_AND_RESET,
+    "drain": names.ACTION_DRAIN_AND_RESET,
+    "drain_and_reset": names.ACTION_DRAIN_AND_RESET,
+    "drain and reset": names.ACTION_DRAIN_AND_RESET,
+}
+
+
+@dataclass(frozen=True)
+class GpuStatus:
+    """What one source reported about one GPU; None = not reported.
+
+    Attributes:
+        index: GPU index as NVML numbers it, as a string ("0").
+        uuid: "GPU-…"; pci_bus_id: NVML form "00000000:00:06.0".
+        model: product name ("NVIDIA H200"); family: `names.GPU_FAMILIES` or "unknown".
+        ecc_mode: "Enabled"/"Disabled" as reported.
+        ecc_sbe_volatile, ecc_dbe_volatile, ecc_dbe_aggregate: ECC error counts (errors).
+        retired_pages_pending: True when a page retirement waits for a reset (pre-Ampere).
+        remapped_rows_pending, remapped_rows_failure: row remapper flags (Ampere and later).
+        remapped_rows_uncorrectable: rows remapped for uncorrectable errors (rows).
+        recovery_action: NVIDIA's GPU recovery action text ("None", "Reset", "Drain_and_Reset",
+            "Reboot", "Drain_P2P").
+        hw_thermal_slowdown, hw_slowdown: clocks event reasons active.
+        temperature_c, slowdown_temperature_c: GPU temperature and its slowdown threshold (°C).
+        pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max: PCIe link
+            generation and width (lanes).
+        nvlink_states: NVLink link number -> True when up/active.
+        nvlink_error_counts: NVLink link number -> {counter name: count}.
+        fabric_state, fabric_status: nvidia-smi -q "Fabric" State/Status as reported.
+        accessible: False when the driver lists the GPU but cannot query it.
+        error: the error text the source gave for this GPU (NVML error, "Unknown Error").
+    """
+
+    index: str | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    model: str | None = None
+    family: str | None = None
+    ecc_mode: str | None = None
+    ecc_sbe_volatile: int | None = None
+    ecc_dbe_volatile: int | None = None
+    ecc_dbe_aggregate: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    remapped_rows_uncorrectable: int | None = None
+    recovery_action: str | None = None
+    hw_thermal_slowdown: bool | None = None
+    hw_slowdown: bool | None = None
+    temperature_c: float | None = None
+    slowdown_temperature_c: float | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    nvlink_states: dict[int, bool] | None = None
+    nvlink_error_counts: dict[int, dict[str, int]] | None = None
+    fabric_state: str | None = None
+    fabric_status: str | None = None
+    accessible: bool | None = None
+    error: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuProblem:
+    """One problem `evaluate_gpu` found on one GPU.
+
+    Attributes:
+        signal: key of `names.SIGNALS`; reason: key of `names.REASON_LAYER`;
+        class_: `names.CLASS_FATAL` or `names.CLASS_WARN`; action: one of `names.ACTIONS`;
+        message: one human line; links: NVLink link numbers concerned (sorted), else None;
+        count: the count behind the problem (errors, rows) where there is one.
+    """
+
+    signal: str
+    class_: str
+    reason: str
+    action: str
+    message: str
+    links: tuple[int, ...] | None = None
+    count: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.signal not in names.SIGNALS:
+            raise ValueError(f"signal {self.signal!r} not in names.SIGNALS")
+        if self.reason not in names.REASON_LAYER:
+            raise ValueError(f"reason {self.reason!r} not in names.REASON_LAYER")
+        if self.action not in names.ACTIONS:
+            raise ValueError(f"action {self.action!r} not in names.ACTIONS")
+
+
+def recovery_action_of(text: str | None) -> str | None:
+    """Our action (`names.ACTIONS`) for NVIDIA's recovery action text, None when not reported.
+
+    Unrecognised text maps to `drain_and_reset` (fail closed: NVIDIA asked for something)."""
+    if text is None:
+        return None
+    key = text.strip().lower().replace("-", "_")
+    if key.startswith("nvml_gpu_recovery_action_"):
+        key = key.removeprefix("nvml_gpu_recovery_action_")
+    return RECOVERY_ACTIONS.get(key, RECOVERY_ACTIONS.get(key.replace("_", " "), names.ACTION_DRAIN_AND_RESET))
+
+
+def _problem(signal: str, klass: str, reason: str, action: str, message: str, **kw) -> GpuProblem:
+    return GpuProblem(signal=signal, class_=klass, reason=reason, action=action, message=message, **kw)
+
+
+def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
+    out = []
+    if s.ecc_dbe_volatile:
+        out.append(_problem(
+            "ecc_uncorrectable", names.CLASS_FATAL, "ecc_uncorrectable", names.ACTION_RESET_GPU,
+            f"{s.ecc_dbe_volatile} volatile uncorrectable (DBE) ECC errors", count=s.ecc_dbe_volatile,
+        ))  # fmt: skip
+    if s.remapped_rows_failure:
+        out.append(_problem(
+            "row_remap_failure", names.CLASS_FATAL, "row_remap_failure",
+            names.ACTION_CONTACT_SUPPORT, "row remapping failed; the GPU needs service",
+        ))  # fmt: skip
+    if s.remapped_rows_pending:
+        out.append(_problem(
+            "row_remap_pending", names.CLASS_FATAL, "row_remap_pending",
+            names.ACTION_DRAIN_AND_RESET, "a remapped row waits for a GPU reset to take effect",
+        ))  # fmt: skip
+    if s.retired_pages_pending:
+        out.append(_problem(
+            "row_remap_pending", names.CLASS_FATAL, "row_remap_pending",
+            names.ACTION_DRAIN_AND_RESET, "a retired page waits for a GPU reset to take effect",
+        ))  # fmt: skip
+    return out
+
+
+def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
+    action = recovery_action_of(s.recovery_action)
+    if action is None or action == names.ACTION_NONE:
+        return []
+    return [_problem(
+        "recovery_action", names.CLASS_FATAL, "recovery_action", action,
+        f"GPU recovery action is {s.recovery_action.strip()}",
+    )]  # fmt: skip
+
+
+def _link_problems(s: GpuStatus) -> list[GpuProblem]:
+    out = []
+    if s.hw_thermal_slowdown:
+        out.append(_problem(
+            "thermal_slowdown", names.CLASS_FATAL, "thermal_slowdown", names.ACTION_CONTACT_SUPPORT,
+            "hardware thermal slowdown active: clocks cut to cool the GPU",
+        ))  # fmt: skip
+    widths = (s.pcie_width_current, s.pcie_width_max)
+    if None not in widths and 0 < widths[0] < widths[1]:
+        out.append(_problem(
+            "pcie_degraded", names.CLASS_WARN, "pcie_degraded", names.ACTION_CHECK_CABLING,
+            f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
+        ))  # fmt: skip
+    down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)
+    if down:
+        out.append(_problem(
+            "nvlink_inactive", names.CLASS_FATAL, "nvlink_down", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink links {', '.join(map(str, down))} inactive", links=tuple(down), count=len(down),
+        ))  # fmt: skip
+    return out
+
+
+def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
+    state = (s.fabric_state or "").strip().lower()
+    status = (s.fabric_status or "").strip().lower()
+    bad_state = s.fabric_state is not None and state not in (FABRIC_STATE_OK, "n/a", "[n/a]")
+    bad_status = s.fabric_status is not None and status not in (FABRIC_STATUS_OK, "n/a", "[n/a]")
+    if not (bad_state or bad_status):
+        return []
+    return [_problem(
+        "fabric_unhealthy", names.CLASS_FATAL, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
+        f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
+    )]  # fmt: skip
+
+
+def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
+    """The problems `status` shows, most severe rule first (pure; see the module docstring for the
+    rules and their sources). An inaccessible GPU yields only `gpu_inaccessible`: nothing else it
+    reports can be trusted. An empty list means nothing reported is wrong — not that the GPU is
+    healthy if a required field is None."""
+    if status.accessible is False:
+        detail = f": {status.error}" if status.error else ""
+        return [_problem(
+            "gpu_inaccessible", names.CLASS_FATAL, "gpu_inaccessible", names.ACTION_RESET_GPU,
+            f"the driver lists this GPU but cannot query it{detail}",
+        )]  # fmt: skip
+    return [
+        *_memory_problems(status),
+        *_recovery_problems(status),
+        *_link_problems(status),
+        *_fabric_problems(status),
+    ]
