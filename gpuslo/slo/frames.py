@@ -1,0 +1,191 @@
+"""The SLO engine's input frames: fixed columns and dtypes, constructors and validation.
+
+This is the stable contract between the sources (Prometheus, journals, traces, `gpuslo simulate`)
+and the engine (`gpuslo.slo.engine.compute_week`). Every timestamp column is
+`datetime64[ns, UTC]`; every text column is pandas `string` dtype; counts are nullable `Int64`.
+Intervals are half-open `[start, end)`; an `end` of NaT means "still open" (inventory only —
+elsewhere it is closed at the report window's end by `close_open_ends`).
+
+Frames (`FRAMES[name]` gives the columns and their kinds):
+
+- `inventory` — one row per GPU: node, uuid, gpu (index as text), model, family,
+  provisioned_start, provisioned_end (NaT = still provisioned).
+- `verdicts` — GPU verdict intervals: node, uuid, start, end, verdict (healthy|unhealthy|unknown),
+  reason (names.REASONS, "" for healthy), layer (names.LAYERS, "" for healthy), action
+  (names.ACTIONS or ""). A node-wide interval uses uuid "" and covers every GPU of the node.
+  Provisioned time that no interval covers is `no_data` (observability).
+- `schedulability` — when a node is not offered work: node, start, end,
+  state (cordoned|drained|maintenance|validation), reason (free text, e.g. the ticket).
+- `allocations` — which GPUs a job held: job, node, uuid, start, end.
+- `job_events` — Recorder journal events (gpuslo.goodput names): job, node, time, event, step,
+  category, gpus, status, layer.
+- `faults` (derived by `derive_faults`) — non-healthy GPU intervals: node, uuid, start, end,
+  reason, layer.
+
+`make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes and
+validates it; errors are `gpuslo.errors.ParseError(source, message, line=row + 1, field=column)`
+naming the frame and the row. `empty(name)` gives a zero-row frame with the right dtypes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.errors import ParseError
+
+TIME, TEXT, COUNT = "time", "text", "count"
+_DTYPES = {TIME: "datetime64[ns, UTC]", TEXT: "string", COUNT: "Int64"}
+
+FRAMES: dict[str, dict[str, str]] = {
+    "inventory": {
+        "node": TEXT, "uuid": TEXT, "gpu": TEXT, "model": TEXT, "family": TEXT,
+        "provisioned_start": TIME, "provisioned_end": TIME,
+    },
+    "verdicts": {
+        "node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME, "verdict": TEXT,
+        "reason": TEXT, "layer": TEXT, "action": TEXT,
+    },
+    "schedulability": {"node": TEXT, "start": TIME, "end": TIME, "state": TEXT, "reason": TEXT},
+    "allocations": {"job": TEXT, "node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME},
+    "job_events": {
+        "job": TEXT, "node": TEXT, "time": TIME, "event": TEXT, "step": COUNT,
+        "category": TEXT, "gpus": COUNT, "status": TEXT, "layer": TEXT,
+    },
+    "faults": {"node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME, "reason": TEXT, "layer": TEXT},
+}
+SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
+# Columns that may not be empty/NaT, per frame.
+_REQUIRED = {
+    "inventory": ("node", "uuid", "provisioned_start"),
+    "verdicts": ("node", "start", "end", "verdict"),
+    "schedulability": ("node", "start", "end", "state"),
+    "allocations": ("job", "node", "uuid", "start", "end"),
+    "job_events": ("job", "time", "event"),
+    "faults": ("node", "start", "end", "reason", "layer"),
+}
+# Columns whose non-empty values must come from a closed set.
+_ALLOWED = {
+    ("verdicts", "verdict"): names.VERDICTS,
+    ("verdicts", "reason"): ("", *names.REASONS),
+    ("verdicts", "layer"): ("", *names.LAYERS),
+    ("verdicts", "action"): ("", *names.ACTIONS),
+    ("schedulability", "state"): SCHEDULABILITY_STATES,
+    ("faults", "reason"): names.REASONS,
+    ("faults", "layer"): names.LAYERS,
+    ("job_events", "layer"): ("", *names.LAYERS),
+}
+_INTERVALS = {
+    "inventory": ("provisioned_start", "provisioned_end"),
+    "verdicts": ("start", "end"),
+    "schedulability": ("start", "end"),
+    "allocations": ("start", "end"),
+    "faults": ("start", "end"),
+}
+
+
+def empty(name: str) -> pd.DataFrame:
+    """A zero-row frame `name` with its columns and dtypes. Raises KeyError for an unknown name."""
+    return pd.DataFrame({col: pd.Series([], dtype=_DTYPES[kind]) for col, kind in FRAMES[name].items()})
+
+
+def make_frame(
+    name: str, data: pd.DataFrame | Iterable[Mapping] | None, source: str | None = None
+) -> pd.DataFrame:
+    """Build frame `name` from a DataFrame or records: coerce dtypes, fill optional text columns
+    with "", validate. Rows keep their order; the index is reset to 0..n-1.
+
+    Raises ParseError(source or name, message, line=row + 1, field=column) for a missing column,
+    an unparsable timestamp or count, an empty required field, a value outside its closed set
+    (verdicts, reasons, layers, actions, states), or an interval whose end is before its start.
+    """
+    source = source or name
+    frame = pd.DataFrame(data) if not isinstance(data, pd.DataFrame) else data
+    if data is None or (frame.empty and len(frame.columns) == 0):
+        return empty(name)
+    columns = FRAMES[name]
+    missing = [col for col in columns if col not in frame.columns and columns[col] != TEXT]
+    if missing:
+        raise ParseError(source, f"{name} frame lacks column(s) {', '.join(missing)}", field=missing[0])
+    out = {col: _coerce(frame, col, kind, name, source) for col, kind in columns.items()}
+    result = pd.DataFrame(out).reset_index(drop=True)
+    validate(name, result, source)
+    return result
+
+
+def _coerce(frame: pd.DataFrame, col: str, kind: str, name: str, source: str) -> pd.Series:
+    if col not in frame.columns:
+        return pd.Series([""] * len(frame), dtype="string", index=frame.index)
+    values = frame[col]
+    try:
+        if kind == TIME:
+            if pd.api.types.is_numeric_dtype(values) and not pd.api.types.is_bool_dtype(values):
+                return pd.to_datetime(values, unit="s", utc=True).astype(_DTYPES[TIME])
+            return pd.to_datetime(values, utc=True, format="mixed").astype(_DTYPES[TIME])
+        if kind == COUNT:
+            return pd.to_numeric(values, errors="raise").astype("Int64")
+    except (ValueError, TypeError, OverflowError) as error:
+        row = _first_bad_row(values, kind)
+        raise ParseError(source, f"{name} frame: {error}", line=row, field=col) from None
+    return values.astype("string").fillna("")
+
+
+def _first_bad_row(values: pd.Series, kind: str) -> int | None:
+    for position, value in enumerate(values.tolist()):
+        try:
+            if kind == TIME:
+                pd.to_datetime([value], utc=True, format="mixed")
+            else:
+                pd.to_numeric([value], errors="raise")
+        except (ValueError, TypeError, OverflowError):
+            return position + 1
+    return None
+
+
+def validate(name: str, frame: pd.DataFrame, source: str | None = None) -> None:
+    """Check an already-typed frame: required fields set, closed sets respected, end ≥ start.
+    Raises ParseError naming the frame, the 1-based row and the column."""
+    source = source or name
+    for col in _REQUIRED[name]:
+        bad = frame[col].isna() | (frame[col] == "") if FRAMES[name][col] == TEXT else frame[col].isna()
+        _raise_first(bad, source, f"{name} frame: {col} is empty", col)
+    for (frame_name, col), allowed in _ALLOWED.items():
+        if frame_name == name:
+            bad = ~frame[col].isin(allowed)
+            if bad.any():
+                value = frame.loc[bad.idxmax(), col]
+                _raise_first(bad, source, f"{name} frame: {col} {value!r} is not one of {list(allowed)}", col)
+    if name in _INTERVALS:
+        start, end = _INTERVALS[name]
+        _raise_first(frame[end].notna() & (frame[end] < frame[start]), source, f"{name} frame: {end} before {start}", end)
+
+
+def _raise_first(bad: pd.Series, source: str, message: str, field: str) -> None:
+    if bool(bad.any()):
+        row = int(bad.to_numpy().argmax()) + 1
+        raise ParseError(source, f"{message} (row {row})", line=row, field=field)
+
+
+def close_open_ends(frame: pd.DataFrame, start_col: str, end_col: str, until: pd.Timestamp) -> pd.DataFrame:
+    """Copy of `frame` with NaT ends replaced by `until` (an aware UTC timestamp)."""
+    out = frame.copy()
+    out[end_col] = out[end_col].fillna(until)
+    return out
+
+
+def derive_faults(verdicts: pd.DataFrame) -> pd.DataFrame:
+    """The `faults` frame: every non-healthy verdict interval (unhealthy or unknown), with its
+    reason and layer. An unknown interval with no reason gets `stale_data` (observability), an
+    unhealthy one `probe_failed` (node) — fail closed, never dropped; an empty layer comes from
+    the reason. Columns as FRAMES["faults"]; sorted by node, uuid, start."""
+    bad = verdicts[verdicts["verdict"] != names.VERDICT_HEALTHY]
+    default = bad["verdict"].map({names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"})
+    reason = bad["reason"].mask(bad["reason"] == "", default).astype("string")
+    layer = bad["layer"].mask(bad["layer"] == "", reason.map(names.REASON_LAYER)).astype("string")
+    faults = pd.DataFrame({
+        "node": bad["node"], "uuid": bad["uuid"], "start": bad["start"], "end": bad["end"],
+        "reason": reason, "layer": layer,
+    })
+    return faults.sort_values(["node", "uuid", "start"], kind="stable").reset_index(drop=True)
