@@ -1,0 +1,87 @@
+"""Every manifest in deploy/kubernetes loads into the `kubernetes` client's models with no field
+lost on the way: a misspelt field name is dropped by the model and fails the round trip."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import REPO
+
+kubernetes = pytest.importorskip("kubernetes")
+
+MANIFESTS = sorted((REPO / "deploy" / "kubernetes").glob("*.yaml"))
+# Custom resources of the Prometheus Operator (monitoring.coreos.com/v1) are not in the client's
+# models; their spec fields are checked against the CRD's documented fields instead.
+OPERATOR_SPEC_FIELDS = {
+    "PodMonitor": {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel", "podTargetLabels"},
+    "PrometheusRule": {"groups"},
+}
+OPERATOR_ENDPOINT_FIELDS = {
+    "port", "path", "interval", "scrapeTimeout", "scheme", "relabelings", "metricRelabelings",
+    "honorLabels", "tlsConfig",
+}  # fmt: skip
+
+
+def _documents() -> list[tuple[Path, dict]]:
+    docs = []
+    for path in MANIFESTS:
+        for doc in yaml.safe_load_all(path.read_text()):
+            if doc:
+                docs.append((path, doc))
+    return docs
+
+
+def _strip_empty(value):
+    if isinstance(value, dict):
+        return {k: _strip_empty(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_strip_empty(v) for v in value]
+    return value
+
+
+def test_manifests_exist():
+    kinds = {doc["kind"] for _, doc in _documents()}
+    assert {"DaemonSet", "Service", "PodMonitor", "PrometheusRule", "ConfigMap"} <= kinds
+
+
+@pytest.mark.parametrize("path,doc", _documents(), ids=lambda v: v.name if isinstance(v, Path) else v.get("kind"))
+def test_manifest_round_trips_through_client_models(path, doc):
+    api = kubernetes.client.ApiClient()
+    kind = doc["kind"]
+    if kind in OPERATOR_SPEC_FIELDS:
+        meta = api._ApiClient__deserialize(doc["metadata"], "V1ObjectMeta")
+        assert _strip_empty(api.sanitize_for_serialization(meta)) == doc["metadata"]
+        assert set(doc["spec"]) <= OPERATOR_SPEC_FIELDS[kind], f"{path}: unknown spec field"
+        for endpoint in doc["spec"].get("podMetricsEndpoints", []):
+            assert set(endpoint) <= OPERATOR_ENDPOINT_FIELDS, f"{path}: unknown endpoint field"
+        return
+    version = doc["apiVersion"].split("/")[-1].capitalize()
+    model = f"{version}{kind}"
+    loaded = api._ApiClient__deserialize(doc, model)
+    assert _strip_empty(api.sanitize_for_serialization(loaded)) == doc, f"{path}: a field was dropped"
+
+
+def test_daemonset_is_least_privilege_with_read_only_host_mounts():
+    daemonset = next(doc for _, doc in _documents() if doc["kind"] == "DaemonSet")
+    pod = daemonset["spec"]["template"]["spec"]
+    container = pod["containers"][0]
+    security = container["securityContext"]
+    assert security.get("privileged") is False
+    assert security["capabilities"]["drop"] == ["ALL"]
+    assert security["readOnlyRootFilesystem"] is True
+    mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
+    for host_path in ("/host/sys", "/host/proc", "/dev/kmsg"):
+        assert mounts[host_path]["readOnly"] is True
+    assert container["resources"]["limits"]["memory"]
+    assert container["livenessProbe"]
+
+
+def test_prometheus_rule_wraps_the_generated_rules():
+    rule = next(doc for _, doc in _documents() if doc["kind"] == "PrometheusRule")
+    generated = []
+    for path in sorted((REPO / "deploy" / "prometheus").glob("*.rules.yml")):
+        generated += yaml.safe_load(path.read_text())["groups"]
+    assert rule["spec"]["groups"] == generated
