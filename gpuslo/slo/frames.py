@@ -22,7 +22,8 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
 - `faults` (derived by `derive_faults`) — non-healthy GPU intervals: node, uuid, start, end,
   reason, layer.
 
-`make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes and
+`make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
+(numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
 validates it; errors are `gpuslo.errors.ParseError(source, message, line=row + 1, field=column)`
 naming the frame and the row. `empty(name)` gives a zero-row frame with the right dtypes.
 """
@@ -106,7 +107,7 @@ def make_frame(
     if data is None or (frame.empty and len(frame.columns) == 0):
         return empty(name)
     columns = FRAMES[name]
-    missing = [col for col in columns if col not in frame.columns and columns[col] != TEXT]
+    missing = [col for col in _REQUIRED[name] if col not in frame.columns]
     if missing:
         raise ParseError(source, f"{name} frame lacks column(s) {', '.join(missing)}", field=missing[0])
     out = {col: _coerce(frame, col, kind, name, source) for col, kind in columns.items()}
@@ -117,7 +118,8 @@ def make_frame(
 
 def _coerce(frame: pd.DataFrame, col: str, kind: str, name: str, source: str) -> pd.Series:
     if col not in frame.columns:
-        return pd.Series([""] * len(frame), dtype="string", index=frame.index)
+        fill = {TEXT: "", TIME: pd.NaT, COUNT: pd.NA}[kind]
+        return pd.Series([fill] * len(frame), dtype=_DTYPES[kind], index=frame.index)
     values = frame[col]
     try:
         if kind == TIME:
