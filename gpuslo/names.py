@@ -97,6 +97,7 @@ REASON_LAYER: Final = {
     "thermal_slowdown": LAYER_NODE,
     "network_devices_missing": LAYER_NODE,
     "network_port_down": LAYER_NODE,
+    "network_port_degraded": LAYER_NODE,
     "driver_mismatch": LAYER_NODE,
     "probe_failed": LAYER_NODE,
     # scheduler & platform
@@ -149,6 +150,8 @@ SIGNALS: Final = {
     "port_down": "an InfiniBand port is not ACTIVE",
     "port_state": "an InfiniBand port changed state (mlx5 kernel message)",
     "ports_active": "inventory: InfiniBand ports ACTIVE",
+    "port_active": "one InfiniBand port ACTIVE with its physical link up",
+    "network_device": "inventory: an RDMA device and its netdev (ibdev2netdev; the netdev state only)",
     "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
     "device_unreadable": "a network device that could not be read",
     "network_devices_missing": "fewer network devices than expected",
