@@ -1,0 +1,85 @@
+"""`nvlink`: NVLink links up (against the expected count), link error counters rising, and the
+NVLink fabric state (NVSwitch systems), per GPU.
+
+Evidence: NVML `nvmlDeviceGetNvLinkState`, `nvmlDeviceGetNvLinkErrorCounter` (DL replay,
+recovery, CRC flit, CRC data) and `nvmlDeviceGetGpuFabricInfoV`. Depends on nvidia-ml-py,
+libnvidia-ml.so.1 and the NVIDIA driver. Rules (`gpu_health`; `nvidia-smi nvlink -s`): an inactive
+link, or fewer active links than `expect_nvlinks` in the node config, is `fail` `nvlink_down`; a
+fabric state other than Completed/Success is `fail` `fabric_unhealthy`; error counters that rose
+since the last run (baseline persisted in `<state_dir>/nvlink_errors.json`) are `warn`
+`nvlink_errors`. A GPU on which NVML reports no NVLink at all is `ok` with `applicable=False`,
+saying so (PCIe-only GPUs such as the recorded H200 of shared/fixtures/h200-extra).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from pathlib import Path
+from typing import Any
+
+from gpuslo import names
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.gpu_inventory import write_json_atomic
+from gpuslo.exporter.checks.gpu_memory import judge_problems
+from gpuslo.exporter.gpu_health import GpuStatus
+from gpuslo.exporter.nvml_source import NvmlCheck, NvmlNode, gpu_result, gpu_scope
+from gpuslo.verdict import CheckResult
+
+STATE_FILE = "nvlink_errors.json"
+
+
+def rising_counters(before: dict[str, Any], now: dict[int, dict[str, int]]) -> list[str]:
+    """Names `link N counter` whose count is above the baseline `before` (JSON keys are text)."""
+    rising = []
+    for link, counts in sorted(now.items()):
+        for counter, value in sorted(counts.items()):
+            old = before.get(str(link), {}).get(counter)
+            if old is not None and value > old:
+                rising.append(f"link {link} {counter} +{value - old}")
+    return rising
+
+
+class NvlinkCheck(NvmlCheck):
+    """NVLink and fabric state per GPU (see the module docstring)."""
+
+    name = "nvlink"
+
+    def run(self, context: CheckContext) -> list[CheckResult]:
+        """Read NVML, judge each GPU against the persisted counters, then persist them."""
+        path = Path(context.state_dir) / STATE_FILE
+        try:
+            self._baseline = json.loads(path.read_text())
+        except (OSError, ValueError):
+            self._baseline = {}
+        self._seen: dict[str, Any] = {}
+        results = super().run(context)
+        # unwritable: the next run compares against the older baseline; rising stays visible
+        with contextlib.suppress(OSError):
+            write_json_atomic(path, {**self._baseline, **self._seen})
+        return results
+
+    def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
+        """Fail on down links or fabric, warn on rising counters, not applicable without NVLink."""
+        problem = judge_problems(self.name, status, ("nvlink_inactive", "fabric_unhealthy"))
+        if problem is not None:
+            return problem
+        states = status.nvlink_states
+        if not states:
+            return gpu_result(self.name, status, names.STATUS_OK, "no NVLink on this GPU "
+                              "(NVML reports NVLink not supported)", applicable=False)  # fmt: skip
+        expected = int(context.config.get("expect_nvlinks") or 0)
+        active = sum(states.values())
+        if active < expected:
+            return gpu_result(self.name, status, names.STATUS_FAIL,
+                              f"{active} NVLink links active, {expected} expected",
+                              reason="nvlink_down", action=names.ACTION_DRAIN_AND_RESET)  # fmt: skip
+        counts = status.nvlink_error_counts or {}
+        self._seen[gpu_scope(status)] = {str(k): v for k, v in counts.items()}
+        rising = rising_counters(self._baseline.get(gpu_scope(status), {}), counts)
+        if rising:
+            return gpu_result(self.name, status, names.STATUS_WARN,
+                              "NVLink error counters rising: " + ", ".join(rising[:4]),
+                              reason="nvlink_errors", action=names.ACTION_CHECK_CABLING)  # fmt: skip
+        fabric = f"; fabric {status.fabric_state}" if status.fabric_state else ""
+        return gpu_result(self.name, status, names.STATUS_OK, f"{active} NVLink links active{fabric}")

@@ -1,0 +1,47 @@
+"""`thermal`: hardware thermal slowdown, or the GPU temperature at its slowdown threshold.
+
+Evidence: NVML clocks event reasons (`nvmlDeviceGetCurrentClocksEventReasons`, bit
+HW_THERMAL_SLOWDOWN 0x40, HW_SLOWDOWN 0x08), `nvmlDeviceGetTemperature` and
+`nvmlDeviceGetTemperatureThreshold(SLOWDOWN)`. Depends on nvidia-ml-py, libnvidia-ml.so.1 and the
+NVIDIA driver. Rule (nvidia-smi(1) "Clocks Event Reasons"; `gpu_health` classes it fatal): the
+hardware halves clocks, so a synchronous job runs at the slowest GPU's pace → `fail`
+`thermal_slowdown`; a temperature at or above the slowdown threshold fails the same way; other
+hardware slowdown (power brake) is `warn`. Neither clocks reasons nor temperature → `unknown`.
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.gpu_memory import judge_problems
+from gpuslo.exporter.gpu_health import GpuStatus
+from gpuslo.exporter.nvml_source import NvmlCheck, NvmlNode, gpu_result
+from gpuslo.verdict import CheckResult
+
+
+class ThermalCheck(NvmlCheck):
+    """Thermal state per GPU (see the module docstring)."""
+
+    name = "thermal"
+
+    def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
+        """Fail on HW thermal slowdown or temperature ≥ slowdown threshold."""
+        problem = judge_problems(self.name, status, ("thermal_slowdown",))
+        if problem is not None:
+            return problem
+        temp, limit = status.temperature_c, status.slowdown_temperature_c
+        if temp is not None and limit and temp >= limit:
+            return gpu_result(
+                self.name, status, names.STATUS_FAIL,
+                f"temperature {temp:g} C at or above the slowdown threshold {limit:g} C",
+                reason="thermal_slowdown", action=names.ACTION_CONTACT_SUPPORT,
+            )  # fmt: skip
+        if status.hw_thermal_slowdown is None and temp is None:
+            return gpu_result(self.name, status, names.STATUS_UNKNOWN, "NVML reports neither "
+                              "clocks event reasons nor temperature", reason="no_data")  # fmt: skip
+        where = "not reported" if temp is None else f"{temp:g} C"
+        limit_text = "not reported" if limit is None else f"{limit:g} C"
+        message = f"temperature {where}, slowdown threshold {limit_text}"
+        if status.hw_slowdown:
+            return gpu_result(self.name, status, names.STATUS_WARN, "hardware slowdown active; " + message)
+        return gpu_result(self.name, status, names.STATUS_OK, "no thermal slowdown; " + message)
