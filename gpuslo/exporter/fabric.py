@@ -1,0 +1,242 @@
+"""Fabric-link evidence: `ibstat`, `ibstatus`, `fi_info -p efa` and `ibdev2netdev` outputs.
+
+Pure `parse_*` functions turn tool output into `Port` records (or device counts);
+`evaluate_ports` turns ports into `inspect` findings; `inspect_*`/`looks_like_*` are the entries
+registered in `gpuslo.exporter.inspect.KINDS`. Reading InfiniBand/EFA state from sysfs lives in
+`gpuslo.exporter.fabric_sysfs`.
+
+Port states follow the InfiniBand Architecture Specification's PortState and PortPhysicalState
+(`ibstat` spells them `Active`, `Down`, `Initializing`, `Armed`; sysfs and `ibstatus` print
+`4: ACTIVE`, `5: LinkUp`). A port is usable only when its state is Active and its physical state
+LinkUp: `State: Down` with `Physical state: LinkUp` (the subnet manager has not brought it up) is
+as unusable as `Polling` (no cable or peer).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuslo import names
+from gpuslo.exporter.fabric_ports import (
+    Port,
+    evaluate_ports,
+    expectation_findings,
+    missing_finding,
+    normalise_physical_state,
+    normalise_state,
+    parse_rate,
+)
+from gpuslo.exporter.inspect import InspectOptions
+from gpuslo.verdict import Finding
+
+__all__ = ["Port", "parse_ibstat", "parse_ibstatus", "parse_fi_info", "parse_ibdev2netdev"]
+
+# ------------------------------------------------------------------------------------------------
+# ibstat
+# ------------------------------------------------------------------------------------------------
+
+_CA = re.compile(r"^CA '([^']+)'\s*$")
+_PORT = re.compile(r"^\s*Port (\d+):\s*$")
+_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_IB_PANIC = re.compile(r"^ibpanic: (?:.*?(?:device|CA) '([^']+)')?")
+_IBSTAT_FIELDS = {"State": "state", "Physical state": "physical_state", "Rate": "rate",
+                  "Link layer": "link_layer"}  # fmt: skip
+
+
+@dataclass(frozen=True)
+class IbstatReport:
+    """Parsed `ibstat`: the ports seen, the CA names seen, and the devices the tool said it could
+    not read (`ibpanic` lines; "" when the line names no device)."""
+
+    ports: tuple[Port, ...]
+    devices: tuple[str, ...]
+    unreadable: tuple[str, ...]
+
+
+def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
+    return Port(
+        device=device,
+        port=number,
+        state=normalise_state(fields.get("state", "")),
+        physical_state=normalise_physical_state(fields.get("physical_state", "")),
+        rate_gbps=parse_rate(fields.get("rate", "")),
+        link_layer=fields.get("link_layer", ""),
+    )
+
+
+def parse_ibstat(text: str) -> IbstatReport:
+    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented).
+
+    Returns every port with its state, physical state, rate (Gb/s) and link layer, the device
+    names seen, and devices named by `ibpanic`/`ibwarn` lines (partial output). Lines it does not
+    know are skipped; never raises on arbitrary text.
+    """
+    ports: list[Port] = []
+    devices: list[str] = []
+    unreadable: list[str] = []
+    device, number, fields = "", 0, {}
+
+    def flush() -> None:
+        if device and number:
+            ports.append(_port_from_fields(device, number, fields))
+
+    for line in text.splitlines():
+        if match := _CA.match(line):
+            flush()
+            device, number, fields = match.group(1), 0, {}
+            devices.append(device)
+        elif match := _IB_PANIC.match(line):
+            unreadable.append(match.group(1) or "")
+        elif device and (match := _PORT.match(line)):
+            flush()
+            number, fields = int(match.group(1)), {}
+        elif number and (match := _FIELD.match(line)) and match.group(1) in _IBSTAT_FIELDS:
+            fields[_IBSTAT_FIELDS[match.group(1)]] = match.group(2)
+    flush()
+    return IbstatReport(tuple(ports), tuple(devices), tuple(unreadable))
+
+
+def looks_like_ibstat(text: str) -> bool:
+    """True for `ibstat` output: a `CA '<name>'` header with port blocks, or an ibpanic line."""
+    head = text[:200_000]
+    has_ca = re.search(r"^CA '[^']+'\s*$", head, re.M) is not None
+    return has_ca and ("Port " in head or "ibpanic:" in head)
+
+
+# ------------------------------------------------------------------------------------------------
+# ibstatus (sysfs strings)
+# ------------------------------------------------------------------------------------------------
+
+_IBSTATUS_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
+_IBSTATUS_FIELD = re.compile(r"^\s+([a-z_ ]+):\s*(.*?)\s*$")
+_IBSTATUS_FIELDS = {"state": "state", "phys state": "physical_state", "rate": "rate",
+                    "link_layer": "link_layer"}  # fmt: skip
+
+
+def parse_ibstatus(text: str) -> list[Port]:
+    """Parse `ibstatus` output (`Infiniband device 'mlx5_0' port 1 status:` blocks with sysfs
+    strings such as `4: ACTIVE`, `5: LinkUp`, `100 Gb/sec (4X EDR)`). Never raises."""
+    ports: list[Port] = []
+    head: tuple[str, int] | None = None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if match := _IBSTATUS_HEAD.match(line):
+            if head is not None:
+                ports.append(_port_from_fields(head[0], head[1], fields))
+            head, fields = (match.group(1), int(match.group(2))), {}
+        elif head and (match := _IBSTATUS_FIELD.match(line)) and match.group(1) in _IBSTATUS_FIELDS:
+            fields[_IBSTATUS_FIELDS[match.group(1)]] = match.group(2)
+    if head is not None:
+        ports.append(_port_from_fields(head[0], head[1], fields))
+    return ports
+
+
+def looks_like_ibstatus(text: str) -> bool:
+    """True for `ibstatus` output."""
+    return (
+        re.search(r"^Infiniband device '[^']+' port \d+ status:", text[:200_000], re.M) is not None
+    )
+
+
+def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibstat` output."""
+    report = parse_ibstat(text)
+    return evaluate_ports("ibstat", report.ports, options.expect_network_devices,
+                          report.unreadable, report.devices)  # fmt: skip
+
+
+def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibstatus` output."""
+    return evaluate_ports("ibstatus", parse_ibstatus(text), options.expect_network_devices)
+
+
+# ------------------------------------------------------------------------------------------------
+# fi_info -p efa
+# ------------------------------------------------------------------------------------------------
+
+_FI_KEY = re.compile(r"^\s*(provider|fabric|domain|type):\s*(\S.*?)\s*$")
+_FI_ERROR = re.compile(r"^fi_getinfo: -?\d+")
+
+
+def parse_fi_info(text: str) -> tuple[str, ...]:
+    """EFA devices in `fi_info -p efa` output: the distinct `*-rdm` domains whose provider is
+    exactly `efa` (not a layered `efa;ofi_rxd`). Each EFA device exposes one `-rdm` and one
+    `-dgrm` domain (libfabric efa provider). Returns device names (`efa_0`), sorted."""
+    devices: set[str] = set()
+    provider = ""
+    for line in text.splitlines():
+        match = _FI_KEY.match(line)
+        if not match:
+            continue
+        key, value = match.groups()
+        if key == "provider":
+            provider = value
+        elif key == "domain" and provider == "efa" and value.endswith("-rdm"):
+            devices.add(value.removesuffix("-rdm"))
+    return tuple(sorted(devices))
+
+
+def looks_like_fi_info(text: str) -> bool:
+    """True for `fi_info` output: provider/domain blocks or a `fi_getinfo: -61` error line."""
+    head = text[:200_000]
+    blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^\s+domain: ", head, re.M)
+    return bool(blocks) or re.search(r"^fi_getinfo: -?\d+", head, re.M) is not None
+
+
+def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
+    count, or when devices are seen and none is expected) and `network_devices_missing`."""
+    devices = parse_fi_info(text)
+    expected = options.expect_efa_devices
+    if expected is None and isinstance(options.expect_network_devices, int):
+        expected = options.expect_network_devices
+    blind = not devices and expected is None  # nothing seen, nothing to compare against
+    finding = Finding(
+        kind="fi-info", class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
+        signal="efa_devices", count=len(devices), reason="no_data" if blind else None,
+        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}",
+    )  # fmt: skip
+    if expected is not None and len(devices) < expected:
+        return [finding, missing_finding("fi-info", expected, len(devices))]
+    return [finding]
+
+
+# ------------------------------------------------------------------------------------------------
+# ibdev2netdev
+# ------------------------------------------------------------------------------------------------
+
+_IBDEV2NETDEV = re.compile(r"^(\S+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
+
+
+def parse_ibdev2netdev(text: str) -> list[Port]:
+    """`mlx5_0 port 1 ==> ib0 (Up)` lines -> ports with `netdev` and `carrier` set. `(Up)`/`(Down)`
+    is the netdev (IPoIB or RoCE interface) state, not the InfiniBand link: `state` stays ""."""
+    ports = []
+    for line in text.splitlines():
+        if match := _IBDEV2NETDEV.match(line.strip()):
+            device, number, netdev, updown = match.groups()
+            ports.append(Port(device=device, port=int(number), netdev=netdev,
+                              carrier=updown == "Up"))  # fmt: skip
+    return ports
+
+
+def looks_like_ibdev2netdev(text: str) -> bool:
+    """True for `ibdev2netdev` output."""
+    return re.search(r"^\S+ port \d+ ==> \S+ \((?:Up|Down)\)", text[:200_000], re.M) is not None
+
+
+def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibdev2netdev`: one `network_device` finding per port (ok; warn when the
+    netdev is down, which says nothing about the InfiniBand link) and the expected-device check."""
+    ports = parse_ibdev2netdev(text)
+    findings = []
+    for port in ports:
+        up = "up" if port.carrier else "down (netdev state, not the InfiniBand link)"
+        findings.append(Finding(
+            kind="ibdev2netdev", class_=names.CLASS_OK if port.carrier else names.CLASS_WARN,
+            signal="network_device", device=port.device,
+            message=f"{port.device} port {port.port} -> {port.netdev} {up}",
+        ))  # fmt: skip
+    seen = {port.device for port in ports}
+    return findings + expectation_findings("ibdev2netdev", seen, options.expect_network_devices)
