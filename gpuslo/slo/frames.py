@@ -31,6 +31,7 @@ naming the frame and the row. `empty(name)` gives a zero-row frame with the righ
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 
 import pandas as pd
 
@@ -191,3 +192,33 @@ def derive_faults(verdicts: pd.DataFrame) -> pd.DataFrame:
         "reason": reason, "layer": layer,
     })
     return faults.sort_values(["node", "uuid", "start"], kind="stable").reset_index(drop=True)
+
+
+@dataclass
+class Frames:
+    """Everything one source hands the engine (`gpuslo.slo.engine.compute_week`).
+
+    Frames as documented above (build each with `make_frame`); `cannot_fill` lists the report
+    sections this source has no data for, each with why (e.g. `{"goodput": "the StepFun trace
+    has no jobs"}`); `source` names where the data came from, for the report's header.
+    """
+
+    inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
+    verdicts: pd.DataFrame = field(default_factory=lambda: empty("verdicts"))
+    schedulability: pd.DataFrame = field(default_factory=lambda: empty("schedulability"))
+    allocations: pd.DataFrame = field(default_factory=lambda: empty("allocations"))
+    job_events: pd.DataFrame = field(default_factory=lambda: empty("job_events"))
+    cannot_fill: dict[str, str] = field(default_factory=dict)
+    source: str = ""
+
+    def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+        """(earliest, latest) timestamp across all frames, or None when they hold no time."""
+        times = [
+            self.inventory["provisioned_start"], self.inventory["provisioned_end"],
+            self.verdicts["start"], self.verdicts["end"], self.schedulability["start"],
+            self.schedulability["end"], self.allocations["start"], self.allocations["end"],
+            self.job_events["time"],
+        ]
+        values = pd.concat([t.dropna() for t in times if len(t.dropna())], ignore_index=True) if any(
+            len(t.dropna()) for t in times) else None
+        return None if values is None else (values.min(), values.max())

@@ -1,0 +1,220 @@
+"""The SLO engine's one entry point: `compute_week(frames, start, end, spec) -> WeeklyResult`.
+
+Stable API for `gpuslo report` and `gpuslo simulate` (and the benchmarks):
+
+    from gpuslo.slo.engine import compute_week
+    result = compute_week(frames, start, end, spec)   # frames: gpuslo.slo.frames.Frames
+    result.to_json_dict()                             # the report's JSON twin (issue 5 keys)
+
+`start`/`end` are aware timestamps (None → the span of the data); `spec` a
+`gpuslo.slo_spec.SloSpec`. Every figure is in hours, GPU-hours or ratios 0–1.
+
+Capacity categories (`WeeklyResult.categories`, GPU-hours) give every provisioned GPU-second
+exactly one of: no_data, unknown, unhealthy_<layer>, unschedulable, productive, each badput
+category, idle — they sum to `provisioned_gpu_hours` exactly (in integer ticks,
+`category_ticks`). A job's allocated usable time is split by its journal's goodput
+(`gpuslo.goodput.compute_goodput`), filling categories in `names.JOB_CATEGORIES` order up to the
+allocated time; what the journal does not explain (or a job without a journal) is `other`.
+
+Lost GPU-hours by layer: observability = no_data + unknown (+ unhealthy with an observability
+reason); node/platform = unhealthy time by its layer, platform also unschedulable time;
+wasted_progress and recovery go to the layers their job's interruptions were attributed to
+(shared equally), every other badput to training. `lost_gpu_hours_by_reason` keys are fault
+reasons (`names.REASONS`) plus badput categories, and sums to the same total.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.slo import attribution, objectives, reliability
+from gpuslo.slo.accounting import Accounting, account
+from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
+from gpuslo.slo.frames import Frames, derive_faults
+from gpuslo.slo_spec import SloSpec
+
+
+@dataclass
+class WeeklyResult:
+    """Every number the weekly report needs. Frames keep their documented columns:
+    jobs (attribution.job_summary), interruptions (attribution.attribute), reliability
+    (reliability.mtbf_mttr), lemon_nodes, blast_radius, daily (per_day)."""
+
+    start: pd.Timestamp
+    end: pd.Timestamp
+    gpus: int
+    nodes: int
+    provisioned_gpu_hours: float
+    usable_gpu_hours: float
+    categories: dict[str, float]
+    category_ticks: dict[str, int]
+    provisioned_ticks: int
+    lost_gpu_hours_by_layer: dict[str, float]
+    lost_gpu_hours_by_reason: dict[str, float]
+    badput_gpu_hours_by_category: dict[str, float]
+    productive_gpu_hours: float
+    allocated_gpu_hours: float
+    slos: dict[str, objectives.SloStatus]
+    burn_rates: list[dict]
+    interruptions_per_1000_gpu_days: float | None
+    interruption_basis: str
+    jobs: pd.DataFrame
+    interruptions: pd.DataFrame
+    reliability: pd.DataFrame
+    lemon_nodes: pd.DataFrame
+    blast_radius: pd.DataFrame
+    daily: pd.DataFrame
+    data_quality: dict
+    accounting: Accounting = field(repr=False)
+
+    @property
+    def usable_ratio(self) -> float | None:
+        """Usable / provisioned GPU-hours (None when nothing is provisioned)."""
+        return self.usable_gpu_hours / self.provisioned_gpu_hours if self.provisioned_gpu_hours else None
+
+    @property
+    def goodput_ratio(self) -> float | None:
+        """Productive / allocated usable GPU-hours (None without allocations)."""
+        return self.productive_gpu_hours / self.allocated_gpu_hours if self.allocated_gpu_hours else None
+
+    def to_json_dict(self) -> dict:
+        """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
+        usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
+        lost_gpu_hours_by_layer, lost_gpu_hours_by_reason, interruptions_per_1000_gpu_days, slos,
+        data_quality) plus the rest. Floats rounded to 6 decimals, NaN → None, times ISO 8601."""
+        return _plain({
+            "start": self.start, "end": self.end, "gpus": self.gpus, "nodes": self.nodes,
+            "provisioned_gpu_hours": self.provisioned_gpu_hours, "usable_gpu_hours": self.usable_gpu_hours,
+            "usable_ratio": self.usable_ratio, "productive_gpu_hours": self.productive_gpu_hours,
+            "allocated_gpu_hours": self.allocated_gpu_hours, "goodput_ratio": self.goodput_ratio,
+            "categories_gpu_hours": self.categories,
+            "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
+            "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
+            "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
+            "interruptions": len(self.interruptions),
+            "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,
+            "interruption_basis": self.interruption_basis,
+            "slos": {name: status.to_dict() for name, status in self.slos.items()},
+            "burn_rates": self.burn_rates,
+            "jobs": self.jobs.reset_index().to_dict("records"),
+            "reliability": self.reliability.reset_index().to_dict("records"),
+            "lemon_nodes": self.lemon_nodes.to_dict("records"),
+            "blast_radius": self.blast_radius.to_dict("records"),
+            "daily": self.daily.to_dict("records"),
+            "data_quality": self.data_quality,
+        })
+
+
+def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp | None,
+                 spec: SloSpec) -> WeeklyResult:
+    """Compute every figure for [start, end). Raises InputError when there is no time span."""
+    start, end = _window(frames, start, end)
+    acc = account(frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end)
+    per_node = attribution.job_goodput(frames.job_events, start, end)
+    jobs = attribution.job_summary(per_node, frames.job_events, start, end)
+    faults = reliability.merge_faults(derive_faults(frames.verdicts))
+    nodes = attribution.job_nodes(frames.job_events, frames.allocations)
+    found = attribution.find_interruptions(frames.job_events, start, end)
+    attributed = attribution.attribute(found, faults, nodes)
+    split = fleet_job_split(acc, jobs)
+    by_layer, by_reason = lost_breakdown(acc, split, attributed)
+    categories_ticks = {**_capacity_ticks(acc), **split.fleet_ticks}
+    hours = acc.tick_seconds / 3600
+    provisioned_h = acc.provisioned_ticks * hours
+    productive_h = split.fleet_ticks[names.CATEGORY_PRODUCTIVE] * hours
+    allocated_h = acc.state_ticks["allocated"] * hours
+    window_s = (end - start).total_seconds()
+    in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
+    gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
+    rate, basis = reliability.interruption_rate(len(attributed), allocated_h if len(frames.job_events) else 0.0,
+                                                gpu_faults, provisioned_h)
+    observed = acc.provisioned_seconds - acc.by_state[names.ACCOUNTING_NO_DATA] - acc.by_state[names.ACCOUNTING_UNKNOWN]
+    slos = {
+        names.SLO_USABLE_GPU: objectives.slo_status(names.SLO_USABLE_GPU, acc.usable_seconds, acc.provisioned_seconds, spec, window_s),
+        names.SLO_CHECK_LIVENESS: objectives.slo_status(names.SLO_CHECK_LIVENESS, observed, acc.provisioned_seconds, spec, window_s),
+        names.SLO_JOB_GOODPUT: objectives.slo_status(names.SLO_JOB_GOODPUT, productive_h, allocated_h, spec, window_s),
+    }
+    return WeeklyResult(
+        start=start, end=end, gpus=len(acc.gpus), nodes=int(acc.gpus["node"].nunique()),
+        provisioned_gpu_hours=provisioned_h, usable_gpu_hours=acc.usable_seconds / 3600,
+        categories={k: v * hours for k, v in categories_ticks.items()}, category_ticks=categories_ticks,
+        provisioned_ticks=acc.provisioned_ticks, lost_gpu_hours_by_layer=by_layer,
+        lost_gpu_hours_by_reason=by_reason,
+        badput_gpu_hours_by_category={c: split.fleet_ticks[c] * hours for c in names.BADPUT_CATEGORIES},
+        productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, slos=slos,
+        burn_rates=objectives.burn_rates(acc.segments, end, spec),
+        interruptions_per_1000_gpu_days=rate, interruption_basis=basis, jobs=jobs,
+        interruptions=attributed,
+        reliability=reliability.mtbf_mttr(faults, frames.inventory, provisioned_h, start, end),
+        lemon_nodes=reliability.lemon_nodes(faults, start, end),
+        blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
+        daily=objectives.per_day(acc.segments, spec), data_quality=_data_quality(acc, frames, jobs, split), accounting=acc,
+    )
+
+
+def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:
+    from gpuslo.errors import InputError
+
+    span = frames.span()
+    if (start is None or end is None) and span is None:
+        raise InputError(frames.source or "frames", "no timestamps in the data; give --start and --end")
+    start = pd.Timestamp(start if start is not None else span[0])
+    end = pd.Timestamp(end if end is not None else span[1])
+    start = start.tz_localize("UTC") if start.tzinfo is None else start.tz_convert("UTC")
+    end = end.tz_localize("UTC") if end.tzinfo is None else end.tz_convert("UTC")
+    if end <= start:
+        raise InputError(frames.source or "frames", f"window end {end} is not after start {start}")
+    return start, end
+
+
+def _capacity_ticks(acc: Accounting) -> dict[str, int]:
+    seg = acc.segments
+    ticks = (seg["end"] - seg["start"]).to_numpy("int64") // int(round(acc.tick_seconds * 1e9))
+    out = {names.ACCOUNTING_NO_DATA: acc.state_ticks[names.ACCOUNTING_NO_DATA],
+           names.ACCOUNTING_UNKNOWN: acc.state_ticks[names.ACCOUNTING_UNKNOWN]}
+    unhealthy = (seg["state"] == names.ACCOUNTING_UNHEALTHY).to_numpy()
+    for layer in names.LAYERS:
+        out[f"unhealthy_{layer}"] = int(ticks[unhealthy & (seg["layer"] == layer).to_numpy()].sum())
+    out[names.ACCOUNTING_UNSCHEDULABLE] = acc.state_ticks[names.ACCOUNTING_UNSCHEDULABLE]
+    out[names.ACCOUNTING_IDLE] = acc.state_ticks[names.ACCOUNTING_IDLE]
+    return out
+
+
+def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split) -> dict:
+    observability = acc.by_layer_reason[acc.by_layer_reason["layer"] == names.LAYER_OBSERVABILITY]
+    provisioned = acc.provisioned_seconds
+    return {
+        "no_data_gpu_hours": acc.by_state[names.ACCOUNTING_NO_DATA] / 3600,
+        "unknown_gpu_hours": acc.by_state[names.ACCOUNTING_UNKNOWN] / 3600,
+        "blind_ratio": ((acc.by_state[names.ACCOUNTING_NO_DATA] + acc.by_state[names.ACCOUNTING_UNKNOWN]) / provisioned) if provisioned else None,
+        "blind_gpu_hours_by_reason": {r: s / 3600 for r, s in zip(observability["reason"], observability["seconds"], strict=True)},
+        "jobs_without_journal": sorted(split.jobs_without_journal),
+        "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
+        "cannot_fill": dict(sorted(frames.cannot_fill.items())),
+        "source": frames.source,
+        "tick_ns": int(round(acc.tick_seconds * 1e9)),
+    }
+
+
+def _plain(value):
+    """JSON-ready copy: floats rounded to 6 decimals (NaN/inf → None), timestamps ISO 8601,
+    numpy scalars to Python, dict keys as text."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, pd.Timestamp):
+        return None if pd.isna(value) else value.isoformat().replace("+00:00", "Z")
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    if isinstance(value, int | np.integer):
+        return int(value)
+    if isinstance(value, float | np.floating):
+        return round(float(value), 6) + 0.0 if np.isfinite(value) else None
+    return str(value) if not isinstance(value, str) else value
