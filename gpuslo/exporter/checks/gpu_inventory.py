@@ -31,12 +31,18 @@ STATE_FILE = "gpu_inventory.json"
 
 
 def write_json_atomic(path: Path, data: Any) -> None:
-    """Write `data` as sorted JSON to `path` via a temp file, fsync and rename (never half)."""
+    """Write `data` as sorted JSON to `path` atomically (`write_text_atomic`)."""
+    write_text_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n")
+
+
+def write_text_atomic(path: Path, text: str) -> None:
+    """Write `text` to `path` via a temp file in the same directory, fsync and rename, so a
+    reader sees the old file or the new one, never half of one."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
     try:
         with os.fdopen(fd, "w") as handle:
-            json.dump(data, handle, sort_keys=True, indent=1)
+            handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

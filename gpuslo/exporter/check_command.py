@@ -1,0 +1,205 @@
+"""`gpuslo check`: run the node checks once and print text, JSON or node-problem-detector output.
+
+Exit 0 when the node verdict is healthy, 1 otherwise (unhealthy or unknown: unknown is never
+healthy). `--format npd` follows node-problem-detector's custom-plugin protocol (see `npd.py`):
+exit 0 ok, 1 problem, one line of at most 80 bytes, and 1 — not 2 — on its own errors.
+
+`add_source_arguments(parser)` and `context_from_args(args)` are shared with `gpuslo exporter`,
+so both point the checks at the same evidence (`--path.sysfs`, a kernel-log file, a dcgm-exporter
+URL, ...). Flags win over the `--config` file, which wins over the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpuslo import names
+from gpuslo.errors import UsageError
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.registry import CHECKS, load_checks
+from gpuslo.exporter.node_config import NodeConfig, load_node_config
+from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.verdict import gpu_verdicts, node_verdict
+
+SYSTEM_STATE_DIR = Path("/var/lib/gpuslo")
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def default_state_dir() -> Path:
+    """/var/lib/gpuslo when it is (or can be made) writable, else $XDG_STATE_HOME/gpuslo
+    (~/.local/state/gpuslo)."""
+    probe = SYSTEM_STATE_DIR if SYSTEM_STATE_DIR.exists() else SYSTEM_STATE_DIR.parent
+    if os.access(probe, os.W_OK):
+        return SYSTEM_STATE_DIR
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gpuslo"
+
+
+def _network(text: str) -> dict[str, int]:
+    """`N` (InfiniBand devices) or `KIND=N[,KIND=N]` with KIND infiniband or efa."""
+    out = {}
+    for part in text.split(","):
+        kind, _, count = part.rpartition("=")
+        kind = kind.strip() or "infiniband"
+        if kind not in ("infiniband", "efa") or not count.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"expected N or infiniband=N / efa=N, got {text!r}")
+        out[kind] = int(count)
+    return out
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if value <= 0:
+        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    return value
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The evidence and expectation flags shared by `gpuslo check` and `gpuslo exporter`."""
+    add = parser.add_argument
+    add("--config", metavar="FILE", help="node config YAML (see gpuslo/exporter/node_config.py)")
+    add("--kernel-log", metavar="PATH", help="read this kernel-log file instead of /dev/kmsg, "
+        "journalctl -k or dmesg")  # fmt: skip
+    add("--dcgm-url", metavar="URL", help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)")
+    add("--path.sysfs", dest="path_sysfs", metavar="DIR", help="root of sysfs (default /sys)")
+    add("--path.procfs", dest="path_procfs", metavar="DIR", help="root of procfs (default /proc)")
+    add("--expect-gpus", type=int, metavar="N", help="GPUs this node must have (default: the "
+        "count seen at the first healthy run, kept in the state dir)")  # fmt: skip
+    add("--expect-network-devices", type=_network, metavar="N|KIND=N",
+        help="network devices expected: N InfiniBand devices, or infiniband=N / efa=N")
+    add("--instance-type", metavar="TYPE", help="cloud instance type (expected EFA count)")
+    add("--check-timeout", type=_positive, metavar="SECONDS",
+        help=f"deadline of each check (default {DEFAULT_TIMEOUT_S:g})")
+    add("--state-dir", metavar="DIR", help=f"where checks keep cursors and baselines (default "
+        f"{SYSTEM_STATE_DIR} when writable, else $XDG_STATE_HOME/gpuslo, i.e. "
+        "~/.local/state/gpuslo)")  # fmt: skip
+    add("--active", action="store_true", help="also run the active GPU probe (gpu_probe)")
+    add("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo check`."""
+    parser.add_argument("--format", choices=("text", "json", "npd"), default="text")
+    parser.add_argument("--check", action="append", choices=list(CHECKS), metavar="NAME",
+                        help=f"run only this check (repeatable): {', '.join(CHECKS)}")
+    add_source_arguments(parser)
+
+
+def _config(args: argparse.Namespace) -> NodeConfig:
+    path = getattr(args, "config", None)
+    return load_node_config(path) if path else NodeConfig()
+
+
+def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
+    return flag if flag is not None else (configured if configured is not None else default)
+
+
+def context_from_args(args: argparse.Namespace) -> CheckContext:
+    """The CheckContext for parsed `add_source_arguments` flags merged over `--config`.
+
+    Raises ConfigError/InputError for a bad config file, UsageError for a bad flag value."""
+    config = _config(args)
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    expect_gpus = _pick(get("expect_gpus"), config.expect_gpus)
+    if expect_gpus is not None and expect_gpus < 0:
+        raise UsageError("--expect-gpus must be 0 or more")
+    kernel_log = _pick(get("kernel_log"), config.kernel_log)
+    extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks}
+    return CheckContext(
+        sysfs=Path(get("path_sysfs") or "/sys"),
+        procfs=Path(get("path_procfs") or "/proc"),
+        kernel_log=Path(kernel_log) if kernel_log else None,
+        dcgm_url=_pick(get("dcgm_url"), config.dcgm_url),
+        expect_gpus=expect_gpus,
+        expect_network_devices=_pick(get("expect_network_devices"), config.expect_network_devices or None, {}),
+        instance_type=_pick(get("instance_type"), config.instance_type, ""),
+        state_dir=Path(_pick(get("state_dir"), config.state_dir) or default_state_dir()),
+        timeout_s=float(_pick(get("check_timeout"), config.check_timeout_s, DEFAULT_TIMEOUT_S)),
+        active=bool(get("active")),
+        policy_path=_pick(get("policy"), config.policy),
+        config={k: v for k, v in extra.items() if v},
+    )
+
+
+def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = None) -> Any:
+    """A Runner for the parsed flags: the chosen checks (default: `--check`, else all), with the
+    per-check timeouts and intervals of the config file. The caller closes it."""
+    from gpuslo.exporter.runner import Runner
+
+    config = _config(args)
+    context = context_from_args(args)
+    checks = load_checks(check_names or getattr(args, "check", None), active=context.active)
+    timeouts = {n: s["timeout_s"] for n, s in config.checks.items() if "timeout_s" in s}
+    intervals = {c.name: config.interval_s for c in checks} if config.interval_s else {}
+    intervals.update({n: s["interval_s"] for n, s in config.checks.items() if "interval_s" in s})
+    return Runner(checks, context, timeouts=timeouts, intervals=intervals, node=config.node)
+
+
+def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:
+    """One row per GPU (inventory, plus GPUs only seen in results) with its verdict."""
+    rows = {g.uuid: {"gpu": g.index, "uuid": g.uuid, "pci_bus_id": g.pci_bus_id, "model": g.model}
+            for g in snapshot.gpus}  # fmt: skip
+    for result in snapshot.results:
+        if result.gpu and result.scope not in rows:
+            rows[result.scope] = {"gpu": result.gpu, "uuid": result.scope, "pci_bus_id": "", "model": ""}
+    verdicts = gpu_verdicts(snapshot.results, list(rows))
+    ordered = sorted(rows.values(), key=lambda row: (int(row["gpu"] or 0), row["uuid"]))
+    return [{**row, "verdict": verdicts[row["uuid"]]} for row in ordered]
+
+
+def report(snapshot: NodeSnapshot) -> dict[str, Any]:
+    """The JSON document of `--format json` (sorted keys when dumped)."""
+    return {
+        "node": snapshot.node,
+        "verdict": node_verdict(snapshot.results),
+        "driver_version": snapshot.driver_version,
+        "cuda_version": snapshot.cuda_version,
+        "gpus": gpu_table(snapshot),
+        "results": [r.to_dict() for r in snapshot.results],
+        "heartbeats": [dict(sorted(vars(h).items())) for h in snapshot.heartbeats],
+        "taken_at": snapshot.taken_at,
+    }
+
+
+def render_text(snapshot: NodeSnapshot) -> str:
+    """A short table: one line per check result, then the GPU and node verdicts."""
+    lines = [f"{'CHECK':14} {'SCOPE':18} {'STATUS':8} {'REASON':20} {'ACTION':16} MESSAGE"]
+    for r in snapshot.results:
+        scope = f"gpu{r.gpu}" if r.gpu else r.scope
+        lines.append(f"{r.check:14} {scope[:18]:18} {r.status:8} {r.reason or '-':20} "
+                     f"{r.action:16} {r.message[:90]}")  # fmt: skip
+    for row in gpu_table(snapshot):
+        lines.append(f"gpu {row['gpu']} {row['uuid']} {row['pci_bus_id']}: {row['verdict']}")
+    lines.append(f"node {snapshot.node}: {node_verdict(snapshot.results)}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks once and print; 0 healthy, 1 otherwise (`npd.run_plugin` for npd)."""
+    if args.format == "npd":
+        from gpuslo.exporter.npd import run_plugin
+
+        return run_plugin(lambda: _cycle(args))
+    snapshot = _cycle(args)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report(snapshot), sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(snapshot))
+    return 0 if node_verdict(snapshot.results) == names.VERDICT_HEALTHY else 1
+
+
+def _cycle(args: argparse.Namespace) -> NodeSnapshot:
+    runner = runner_from_args(args)
+    try:
+        return runner.cycle(force=True)
+    finally:
+        runner.close()
+
