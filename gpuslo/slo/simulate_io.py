@@ -1,0 +1,160 @@
+"""Files of `gpuslo simulate`: atomic writes, the frames as CSV.gz, journals, and reading back.
+
+`write_atomic` is the one way gpuslo's fleet side writes a file: a temp file in the same
+directory, fsync, rename — a reader never sees half a file.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import json
+import os
+import tempfile
+from pathlib import Path
+
+import pandas as pd
+
+from gpuslo.errors import InputError, ParseError
+from gpuslo.slo import frames as fr
+
+FRAME_NAMES = ("inventory", "verdicts", "schedulability", "allocations", "job_events")
+MANIFEST = "simulation.json"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write `data` to `path` atomically (temp file in the same directory, fsync, rename).
+    Raises OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def frame_csv_gz(frame: pd.DataFrame) -> bytes:
+    """A frame as gzip'd CSV with ISO 8601 UTC times and a zero gzip mtime (stable bytes)."""
+    out = frame.copy()
+    for col in out.columns:
+        if isinstance(out[col].dtype, pd.DatetimeTZDtype):
+            text = out[col].dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+            out[col] = text.where(out[col].notna(), "")
+    raw = out.to_csv(index=False, lineterminator="\n").encode()
+    buffer = io.BytesIO()
+    with gzip.GzipFile(filename="", mode="wb", fileobj=buffer, mtime=0) as handle:
+        handle.write(raw)
+    return buffer.getvalue()
+
+
+def write_simulation(sim, out: Path, metrics_step: int | None) -> list[Path]:
+    """Write a `Simulation` into `out`; returns the paths written. Raises OSError."""
+    written = []
+    for name in FRAME_NAMES:
+        written.append(out / f"{name}.csv.gz")
+        write_atomic(written[-1], frame_csv_gz(sim.frames[name]))
+    for (job, node), events in sim.journals.items():
+        written.append(replay_journal(out / "journals" / node, job, node, events))
+    if metrics_step is not None:
+        from gpuslo.slo.simulate_metrics import openmetrics_text
+
+        written.append(out / "metrics.om")
+        write_atomic(written[-1], openmetrics_text(sim, metrics_step).encode())
+    manifest = {
+        "generator": "gpuslo simulate", "nodes": sim.fleet.nodes,
+        "gpus_per_node": sim.fleet.gpus_per_node, "days": sim.fleet.days, "seed": sim.seed,
+        "interruptions_per_1000_gpu_days": round(sim.fleet.interruptions_per_1000_gpu_days, 6),
+        "start": sim.start.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "end": sim.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+    written.append(out / MANIFEST)
+    write_atomic(written[-1], (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
+    return written
+
+
+def replay_journal(journal_dir: Path, job: str, node: str, events: list[dict]) -> Path:
+    """Write one job's journal on one node by driving `gpuslo.goodput.Recorder` with an injected
+    clock through `events` (Recorder events with absolute `t`). A new Recorder (a new process)
+    takes over at every restart, as after a real crash. Returns the journal path.
+
+    A phase cut short by an interruption (phase_start with no phase_end) has no public Recorder
+    call that leaves it open, so that one line is written through the Recorder's own writer."""
+    from gpuslo.goodput import Recorder, journal_path
+
+    path = journal_path(journal_dir, job)
+    path.unlink(missing_ok=True)
+    now = [0.0]
+    recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
+    open_phase = None
+    for event in events:
+        now[0] = float(event["t"])
+        kind = event["event"]
+        if kind == "job_start":
+            recorder.job_start(event["gpus"])
+        elif kind == "restart":
+            recorder.close()
+            recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
+            recorder.restart(event["from_step"])
+        elif kind == "phase_start":
+            open_phase = recorder.phase(event["category"])
+            if _phase_closes(events, event):
+                open_phase.__enter__()
+            else:
+                recorder._write("phase_start", category=event["category"])
+                open_phase = None
+        elif kind == "phase_end" and open_phase is not None:
+            open_phase.__exit__(None, None, None)
+            open_phase = None
+        elif kind == "steps":
+            recorder.step(event["step"])
+        elif kind == "checkpoint":
+            recorder.checkpoint(event["step"])
+        elif kind == "job_end":
+            recorder.job_end(event["status"], event.get("layer"))
+    recorder.close()
+    return path
+
+
+def _phase_closes(events: list[dict], start: dict) -> bool:
+    after = events[events.index(start) + 1:][:1]
+    return bool(after) and after[0]["event"] == "phase_end"
+
+
+def read_simulation(directory: str | Path) -> tuple[dict[str, pd.DataFrame], pd.Timestamp, pd.Timestamp]:
+    """Load a `gpuslo simulate` directory: (frames by name, start, end of the simulated span).
+
+    Raises InputError when the directory or a file is missing or unreadable, ParseError (naming
+    the file, row and column) when a frame is malformed."""
+    root = Path(directory)
+    try:
+        manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
+        start, end = pd.Timestamp(manifest["start"]), pd.Timestamp(manifest["end"])
+    except FileNotFoundError:
+        raise InputError(str(root), f"not a gpuslo simulate directory (no {MANIFEST})") from None
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ParseError(str(root / MANIFEST), f"unreadable manifest: {error}") from None
+    frames = {}
+    for name in FRAME_NAMES:
+        path = root / f"{name}.csv.gz"
+        try:
+            raw = pd.read_csv(path, dtype=str, keep_default_na=False, compression="gzip")
+        except FileNotFoundError:
+            raise InputError(str(path), "missing") from None
+        except (OSError, ValueError, EOFError) as error:
+            raise ParseError(str(path), f"not a readable CSV.gz: {error}") from None
+        frames[name] = fr.make_frame(name, raw.replace("", None) if name != "job_events"
+                                     else _events_raw(raw), str(path))
+    return frames, start, end
+
+
+def _events_raw(raw: pd.DataFrame) -> pd.DataFrame:
+    out = raw.copy()
+    for col in ("step", "gpus"):
+        out[col] = pd.to_numeric(out[col].replace("", None))
+    return out
