@@ -1,0 +1,111 @@
+"""Atomic state files: write a temporary file in the same directory, fsync it, rename it over the
+target, fsync the directory. A reader (or a restarted exporter after kill -9) sees the old file or
+the new one, never half of one. Other modules (the xid check's kernel-log cursor) may reuse it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from gpuslo.errors import ParseError
+
+
+def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
+    """Replace `path` with `data` atomically (temp + fsync + rename + directory fsync).
+
+    Creates the parent directory. Raises OSError when the directory is not writable; the
+    temporary file is removed on any failure.
+    """
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    dir_fd = os.open(target.parent, os.O_RDONLY)
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def write_json_atomic(path: str | os.PathLike[str], value: Any) -> None:
+    """Write `value` as JSON (sorted keys, trailing newline) atomically."""
+    write_atomic(path, (json.dumps(value, sort_keys=True, indent=1) + "\n").encode())
+
+
+def read_json_state(path: str | os.PathLike[str], default: Any) -> Any:
+    """Read a JSON state file; `default` when it does not exist.
+
+    Raises ParseError naming the file when it exists but is not valid JSON (a state file is only
+    ever written atomically, so a broken one means someone else wrote it: refuse, do not reset).
+    """
+    target = Path(path)
+    try:
+        text = target.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return default
+    try:
+        return json.loads(text)
+    except ValueError as error:
+        raise ParseError(str(target), f"state file is not valid JSON ({error})") from None
+
+
+def carry_counter(total: int, last_source: int, source: int) -> tuple[int, int]:
+    """Fold one reading of a source counter into a total that never goes down.
+
+    Returns (new total, new last source value): growth of the source is added; a source value
+    below the last one means the source restarted its count, so the whole value is new.
+    """
+    growth = source - last_source if source >= last_source else source
+    return total + growth, source
+
+
+class CounterCarry:
+    """Kernel-log counters (Xid, SXid, records lost) that survive an exporter restart.
+
+    The state file (`exporter_counters.json` in the state dir) holds, per series, the exposed
+    total and the last value the source reported; it is rewritten atomically after a cycle that
+    changed it, so kill -9 at any moment leaves the previous or the new totals.
+    """
+
+    FILE = "exporter_counters.json"
+
+    def __init__(self, state_dir: str | os.PathLike[str]) -> None:
+        self.path = Path(state_dir) / self.FILE
+        raw = read_json_state(self.path, {})
+        try:
+            self._series = {
+                (kind, tuple(key)): (int(total), int(last))
+                for kind, rows in raw.items() for *key, total, last in rows
+            }
+        except (AttributeError, TypeError, ValueError):
+            raise ParseError(str(self.path), "state file has an unexpected shape") from None
+
+    def apply(self, kind: str, readings: dict[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
+        """Fold the source's `readings` for `kind` (`xid`, `sxid`, `records_lost`) and return
+        the totals of every series of that kind ever seen (series never disappear)."""
+        for key, value in readings.items():
+            total, last = self._series.get((kind, tuple(key)), (0, 0))
+            self._series[(kind, tuple(key))] = carry_counter(total, last, int(value))
+        return {key: total for (k, key), (total, _) in self._series.items() if k == kind}
+
+    def save(self) -> None:
+        """Write the totals atomically (only when they changed since the last save)."""
+        rows: dict[str, list[list[Any]]] = {}
+        for (kind, key), (total, last) in sorted(self._series.items()):
+            rows.setdefault(kind, []).append([*key, total, last])
+        data = (json.dumps(rows, sort_keys=True) + "\n").encode()
+        if getattr(self, "_saved", None) != data:
+            write_atomic(self.path, data)
+            self._saved = data

@@ -1,0 +1,203 @@
+"""The collector on the fixture node: golden exposition, statesets, staleness, bounded jobs.
+
+The fixture node is /work/shared/fixtures/h200 (one H200, driver 580.159.04, CUDA 13.0) with the
+kernel-log counts of corpus case 032 (Xid 43 application, Xid 31 application, Xid 94 contained)
+plus one fatal Xid 79, and a job journal written by a Recorder with a frozen clock.
+
+Regenerate the golden file (after checking the diff is intended):
+    GPUSLO_REGENERATE=1 python -m pytest -q tests/exporter/test_collector_node.py
+"""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpuslo import names
+from gpuslo.exporter.collector import GpusloCollector, build_families
+from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.snapshot import GpuInfo, Heartbeat, NodeSnapshot
+from gpuslo.goodput import Recorder
+from gpuslo.verdict import CheckResult
+
+NOW = 1_764_460_800.0  # 2025-11-30T00:00:00Z, the frozen clock
+GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "exposition" / "fixture_node.prom"
+
+
+def fixture_gpus() -> tuple[GpuInfo, ...]:
+    """The GPUs of the h200 fixture's nvidia-smi --query-gpu CSV."""
+    with open(FIXTURES / "h200" / "nvidia-smi-query-gpu.csv") as f:
+        rows = list(csv.DictReader(f, skipinitialspace=True))
+    return tuple(GpuInfo(r["index"], r["uuid"], r["pci.bus_id"], r["name"], "hopper") for r in rows)
+
+
+def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
+    """One cycle on the fixture node: GPU 0 has a fatal Xid 79, dcgm-exporter is not reachable,
+    the thermal check last ran 10 minutes ago (stale at 3 × 30 s)."""
+    gpu = fixture_gpus()[0]
+    def res(check: str, scope: str, status: str, reason: str = "", action: str = "none",
+            at: float = now - 1) -> CheckResult:  # fmt: skip
+        return CheckResult(check=check, scope=scope, status=status, reason=reason, action=action,
+                           message=f"{check} {status}", observed_at=at, duration_s=0.25)
+    results = (
+        res("gpu_inventory", "node", "ok"),
+        res("xid", gpu.uuid, "fail", "fallen_off_bus", "reboot_node"),
+        res("dcgm", "node", "unknown", "dependency_missing"),
+        res("thermal", gpu.uuid, "ok", at=now - 600),
+    )
+    beats = (
+        Heartbeat("gpu_inventory", 30.0, now - 1, now - 1, 0.25, 20),
+        Heartbeat("xid", 30.0, now - 1, now - 1, 0.25, 20),
+        Heartbeat("dcgm", 30.0, now - 1, now - 600, 0.25, 20, {"dependency_missing": 3}),
+        Heartbeat("thermal", 30.0, now - 600, now - 600, 0.25, 1),
+    )
+    pci = gpu.pci_bus_id
+    return NodeSnapshot(
+        node="h200-fixture", driver_version="580.159.04", cuda_version="13.0", gpus=(gpu,),
+        results=results, heartbeats=beats,
+        xid_events={(pci, "43", "application"): 1, (pci, "31", "application"): 1,
+                    (pci, "94", "contained"): 1, (pci, "79", "fatal"): 1},
+        sxid_events={("0", "22013", "warn"): 2}, kernel_log_records_lost=0,
+        network_devices={"efa": 31}, network_devices_expected={"efa": 32}, taken_at=now - 1,
+    )  # fmt: skip
+
+
+def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
+    """Issue 4's worked example on 1 GPU, ending with the restart: 60 s steps from `start`,
+    checkpoint at 80, failure after 100, restart 600 s later from step 80, 5 more steps."""
+    clock = [start]
+    rec = Recorder(journal_dir, job, node="h200-fixture", clock=lambda: clock[0], coalesce_s=300)
+    rec.job_start(1)
+    for n in range(1, 101):
+        clock[0] += 60
+        rec.step(n)
+        if n == 80:
+            rec.checkpoint(80)
+    rec.job_end("failed")
+    clock[0] += 600
+    rec = Recorder(journal_dir, job, node="h200-fixture", clock=lambda: clock[0])
+    rec.restart(80)
+    for n in range(81, 86):
+        clock[0] += 60
+        rec.step(n)
+    rec.close()
+
+
+def exposition(snapshot: NodeSnapshot | None, jobs: list, now: float = NOW) -> str:
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(GpusloCollector(lambda: snapshot, lambda: jobs, lambda: now, version="0.1.0"))
+    return generate_latest(registry).decode()
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            out[(s.name, tuple(sorted(s.labels.items())))] = s.value
+    return out
+
+
+@pytest.fixture
+def jobs(tmp_path: Path) -> list:
+    write_job(tmp_path, "train-llm-7")
+    tailer = JournalTailer(tmp_path)
+    tailer.poll()
+    return tailer.jobs(20)
+
+
+def test_golden_exposition(jobs: list) -> None:
+    text = exposition(fixture_snapshot(), jobs)
+    if os.environ.get("GPUSLO_REGENERATE"):
+        GOLDEN.parent.mkdir(parents=True, exist_ok=True)
+        GOLDEN.write_text(text)
+    assert text == GOLDEN.read_text()
+
+
+def test_every_metric_has_help_and_a_sample(jobs: list) -> None:
+    families = {f.name: f for f in text_string_to_metric_families(exposition(fixture_snapshot(), jobs))}
+    for name, (kind, _labels, help_text) in names.METRICS.items():
+        base = name.removesuffix("_total") if kind == "counter" else name
+        assert families[base].documentation == help_text
+        assert families[base].type == kind
+        assert families[base].samples, name
+
+
+def test_values_of_the_fixture_node(jobs: list) -> None:
+    s = samples(exposition(fixture_snapshot(), jobs))
+    gpu = (("gpu", "0"), ("uuid", "GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5"))
+    assert s[("gpuslo_gpu_usable", gpu)] == 0
+    assert s[("gpuslo_gpu_verdict", (*gpu, ("verdict", "unhealthy")))] == 1
+    assert s[("gpuslo_node_verdict", (("verdict", "unhealthy"),))] == 1
+    assert s[("gpuslo_check_status", (("check", "thermal"), ("status", "unknown")))] == 1  # stale
+    assert s[("gpuslo_check_status", (("check", "xid"), ("status", "fail")))] == 1
+    job = ("job", "train-llm-7")
+    assert s[("gpuslo_job_gpu_seconds_total", (("category", "wasted_progress"), job))] == 1200
+    assert s[("gpuslo_job_gpu_seconds_total", (("category", "recovery"), job))] == 600
+    assert s[("gpuslo_job_gpu_seconds_total", (("category", "productive"), job))] == 4800
+    assert s[("gpuslo_job_step", (job,))] == 80
+    assert s[("gpuslo_job_interruptions_total", (job, ("layer", "training")))] == 1
+
+
+def test_statesets_are_one_hot(jobs: list) -> None:
+    s = samples(exposition(fixture_snapshot(), jobs))
+    for metric, state in (("gpuslo_gpu_verdict", "verdict"), ("gpuslo_node_verdict", "verdict"),
+                          ("gpuslo_check_status", "status")):  # fmt: skip
+        groups: dict[tuple, float] = {}
+        for (name, labels), value in s.items():
+            if name == metric:
+                key = tuple(kv for kv in labels if kv[0] != state)
+                groups[key] = groups.get(key, 0) + value
+        assert groups and all(total == 1 for total in groups.values()), metric
+
+
+def test_results_go_stale_at_scrape_time() -> None:
+    """A healthy snapshot scraped 91 s later (> 3 × 30 s) is unknown, not its last value."""
+    gpu = fixture_gpus()[0]
+    healthy = NodeSnapshot(node="n", gpus=(gpu,), results=(
+        CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),),
+        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW, 0.1, 1),))  # fmt: skip
+    fresh = samples(exposition(healthy, [], now=NOW + 5))
+    stale = samples(exposition(healthy, [], now=NOW + 91))
+    assert fresh[("gpuslo_node_usable", ())] == 1
+    assert stale[("gpuslo_node_usable", ())] == 0
+    assert stale[("gpuslo_node_verdict", (("verdict", "unknown"),))] == 1
+    problem = (("action", "none"), ("check", "gpu_inventory"), ("gpu", "0"), ("layer", "observability"),
+               ("reason", "stale_data"), ("uuid", gpu.uuid))  # fmt: skip
+    assert stale[("gpuslo_gpu_problem", problem)] == 1
+
+
+def test_before_the_first_cycle_the_node_is_unknown() -> None:
+    s = samples(exposition(None, []))
+    assert s[("gpuslo_node_usable", ())] == 0
+    assert s[("gpuslo_node_verdict", (("verdict", "unknown"),))] == 1
+
+
+def test_job_labels_are_bounded_most_recent_first(tmp_path: Path) -> None:
+    for i in range(5):
+        write_job(tmp_path, f"job-{i}", start=NOW - 100_000 + i * 1000)
+    tailer = JournalTailer(tmp_path)
+    tailer.poll()
+    assert [job for job, _ in tailer.jobs(2)] == ["job-4", "job-3"]
+    exposed = {dict(k[1])["job"] for k in samples(exposition(None, tailer.jobs(2))) if "job" in dict(k[1])}
+    assert exposed == {"job-4", "job-3"}
+
+
+def test_promtool_finds_nothing_to_say(promtool: str, jobs: list) -> None:
+    text = exposition(fixture_snapshot(), jobs)
+    done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
+                          text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
+
+
+def test_families_come_out_sorted_and_complete() -> None:
+    built = [f.name for f in build_families(fixture_snapshot(), [], NOW)]
+    expected = sorted(n.removesuffix("_total") if names.METRICS[n][0] == "counter" else n
+                      for n in names.METRICS)  # fmt: skip
+    assert sorted(built) == expected
