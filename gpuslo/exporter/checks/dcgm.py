@@ -1,0 +1,142 @@
+"""`dcgm` check: scrape dcgm-exporter over HTTP and judge each GPU with the shared rules.
+
+Evidence: `context.dcgm_url` (not configured → one explicit not-applicable result), fetched with
+`read_dcgm_page` (timeout, byte cap) and parsed with `parse_dcgm_page`. One result per GPU UUID
+(the worst of what applies, since results are indexed by check and scope) plus at most one node
+result:
+- a fatal last Xid (`DCGM_FI_DEV_XID_ERRORS`, classed by the Xid policy) or a fatal
+  `evaluate_gpu` problem → `fail` with its reason and action; warn-class findings → `warn`;
+- stale data → `unknown` `stale_data`: the GPU draws power but its energy counter did not advance
+  since the previous scrape (the counters are kept in `<state_dir>/dcgm.json`, written
+  atomically);
+- a metric family the previous scrape had, or a required one (`config["dcgm"]["required_metrics"]`,
+  default `DCGM_FI_DEV_XID_ERRORS`), missing from this page → node `unknown` `no_data`: missing
+  is unknown, never zero; a page without GPUs → node `unknown` `no_data`.
+Connection refused → `DependencyMissing`; timeouts, HTTP errors, truncated or oversized answers →
+`ToolError`; a page that is not exposition format → `ParseError` (the runner makes them unknown).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from gpuslo import names
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
+from gpuslo.exporter.dcgm import gpu_findings, read_dcgm_page
+from gpuslo.exporter.dcgm_http import DEFAULT_MAX_BYTES
+from gpuslo.exporter.dcgm_page import (
+    XID_LAST,
+    DcgmPage,
+    energy_counters,
+    parse_dcgm_page,
+    stale_gpus,
+)
+from gpuslo.exporter.inspect import InspectOptions
+from gpuslo.exporter.state import read_json_state, write_json_atomic
+from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
+
+CHECK = "dcgm"
+STATE_FILE = "dcgm.json"
+DEFAULT_REQUIRED = (XID_LAST,)
+_STATUS_OF_CLASS = {names.CLASS_FATAL: names.STATUS_FAIL, names.CLASS_WARN: names.STATUS_WARN,
+                    names.CLASS_CONTAINED: names.STATUS_WARN,
+                    names.CLASS_APPLICATION: names.STATUS_WARN}  # fmt: skip
+_RANK = {names.STATUS_OK: 0, names.STATUS_WARN: 1, names.STATUS_UNKNOWN: 2, names.STATUS_FAIL: 3}
+
+
+@dataclass(frozen=True)
+class DcgmState:
+    """What the previous scrape left: energy counters (mJ) by UUID and the families it had."""
+
+    energy: dict[str, float] = field(default_factory=dict)
+    families: frozenset[str] = frozenset()
+
+
+def _finding_result(gpu_scope: str, index: str, finding: Finding) -> CheckResult:
+    status = _STATUS_OF_CLASS.get(finding.class_, names.STATUS_OK)
+    reason = (finding.reason or "xid_fatal") if status == names.STATUS_FAIL else ""
+    return CheckResult(check=CHECK, scope=gpu_scope, gpu=index, status=status, reason=reason,
+                       action=finding.action or names.ACTION_NONE,
+                       message=finding.message or "")  # fmt: skip
+
+
+def _worst(scope: str, index: str, results: list[CheckResult]) -> CheckResult:
+    if not results:
+        return CheckResult(check=CHECK, scope=scope, gpu=index, status=names.STATUS_OK,
+                           message="no Xid, ECC, row-remap, recovery or thermal problem reported")  # fmt: skip
+    worst = max(results, key=lambda r: (_RANK[r.status], names.ACTION_SEVERITY[r.action]))
+    messages = [r.message for r in results if r.status == worst.status and r.message]
+    return replace(worst, message="; ".join(dict.fromkeys(messages)))
+
+
+def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions,
+                  required: tuple[str, ...] = DEFAULT_REQUIRED) -> list[CheckResult]:  # fmt: skip
+    """Results for one parsed page given the previous scrape's state (pure; see the module
+    docstring for the rules). `observed_at`, `source` and `duration_s` are left to the caller."""
+    results = []
+    missing = (set(required) | previous.families) - page.families
+    if missing:
+        results.append(CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
+                                   reason="no_data",
+                                   message=f"missing from the page: {', '.join(sorted(missing))}"))  # fmt: skip
+    if not page.gpus:
+        results.append(CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
+                                   reason="no_data", message="the page lists no GPU"))  # fmt: skip
+    stale = stale_gpus(previous.energy, page)
+    for uuid, gpu in page.gpus.items():
+        own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, options, CHECK)]
+        if uuid in stale:
+            own.append(CheckResult(check=CHECK, scope=uuid, gpu=gpu.index,
+                                   status=names.STATUS_UNKNOWN, reason="stale_data",
+                                   message=stale[uuid]))  # fmt: skip
+        results.append(_worst(uuid, gpu.index, own))
+    return results
+
+
+def load_state(path: Path) -> DcgmState:
+    """The previous scrape's state from `path` (empty when absent). Raises ParseError when the
+    file is not valid JSON."""
+    data = read_json_state(path, {})
+    energy = {str(k): float(v) for k, v in (data.get("energy") or {}).items()}
+    return DcgmState(energy=energy, families=frozenset(data.get("families") or ()))
+
+
+def save_state(path: Path, page: DcgmPage) -> None:
+    """Persist this page's energy counters and families (atomic write)."""
+    write_json_atomic(path, {"energy": energy_counters(page), "families": sorted(page.families)})
+
+
+def _not_applicable() -> list[CheckResult]:
+    return [CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_OK, applicable=False,
+                        message="not applicable: no dcgm-exporter URL configured (--dcgm-url)")]  # fmt: skip
+
+
+@dataclass
+class DcgmCheck:
+    """The `dcgm` check (see the module docstring)."""
+
+    name: str = CHECK
+    interval_s: float = DEFAULT_INTERVAL_S
+    dependencies: tuple[str, ...] = ("dcgm-exporter (HTTP)",)
+
+    def run(self, context: CheckContext) -> list[CheckResult]:
+        """Scrape, evaluate against the persisted state, persist the new state."""
+        if not context.dcgm_url:
+            return _not_applicable()
+        started = time.monotonic()
+        settings = context.config.get("dcgm") or {}
+        max_bytes = int(settings.get("max_bytes", DEFAULT_MAX_BYTES))
+        text = read_dcgm_page(context.dcgm_url, context.timeout_s * 0.8, max_bytes)
+        page = parse_dcgm_page(text, context.dcgm_url)
+        state_path = Path(context.state_dir) / STATE_FILE
+        previous = load_state(state_path)
+        options = InspectOptions(gpu_family=context.gpu_family, policy_path=context.policy_path)
+        required = tuple(settings.get("required_metrics", DEFAULT_REQUIRED))
+        results = evaluate_page(page, previous, options, required)
+        save_state(state_path, page)
+        now = context.clock() if context.clock else time.time()
+        took = time.monotonic() - started
+        source = f"dcgm-exporter {context.dcgm_url}"
+        return [replace(r, source=source, observed_at=now, duration_s=took) for r in results]
