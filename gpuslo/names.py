@@ -133,6 +133,7 @@ SIGNALS: Final = {
     "gpu_missing": "fewer GPUs seen than expected",
     "gpu_inaccessible": "a GPU the driver lists but cannot query (Unknown Error, no handle)",
     "gpus_seen": "inventory: GPUs present in the evidence",
+    "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read",
     "nvml_error": "NVML answered with an error",

@@ -21,8 +21,12 @@ Sources for the rules:
   generation below max alone is normal; a width below max is a degraded link (warn).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
   breaks NVLink peer traffic (fatal, with the link numbers).
+- NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
+  recorded as warn; a cumulative count since boot alone does not make a link unusable (rising
+  counters are judged by the live check, which sees deltas).
 - Fabric: nvidia-smi -q "Fabric" section (Hopper/Blackwell NVSwitch systems): State must be
-  Completed and Status Success before CUDA work may run over the fabric.
+  Completed and Status Success before CUDA work may run over the fabric. Its "Health / Summary"
+  (NVML fabric health summary) Unhealthy is fatal; Limited Capacity (reduced bandwidth) is warn.
 """
 
 from __future__ import annotations
@@ -75,6 +79,8 @@ class GpuStatus:
         fabric_state, fabric_status: nvidia-smi -q "Fabric" State/Status as reported.
         accessible: False when the driver lists the GPU but cannot query it.
         error: the error text the source gave for this GPU (NVML error, "Unknown Error").
+        fabric_health: nvidia-smi -q "Fabric / Health / Summary" ("Healthy", "Unhealthy",
+            "Limited Capacity"; NVML nvmlGpuFabricInfo_v3 health summary).
     """
 
     index: str | None = None
@@ -105,6 +111,7 @@ class GpuStatus:
     fabric_status: str | None = None
     accessible: bool | None = None
     error: str | None = None
+    fabric_health: str | None = None
 
 
 @dataclass(frozen=True)
@@ -208,17 +215,38 @@ def _link_problems(s: GpuStatus) -> list[GpuProblem]:
     return out
 
 
+def _nvlink_error_problems(s: GpuStatus) -> list[GpuProblem]:
+    counts = s.nvlink_error_counts or {}
+    links = sorted(link for link, counters in counts.items() if any(counters.values()))
+    if not links:
+        return []
+    total = sum(sum(counts[link].values()) for link in links)
+    return [_problem(
+        "nvlink_errors", names.CLASS_WARN, "nvlink_errors", names.ACTION_NONE,
+        f"{total} NVLink errors counted on links {', '.join(map(str, links))}",
+        links=tuple(links), count=total,
+    )]  # fmt: skip
+
+
 def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
     state = (s.fabric_state or "").strip().lower()
     status = (s.fabric_status or "").strip().lower()
     bad_state = s.fabric_state is not None and state not in (FABRIC_STATE_OK, "n/a", "[n/a]")
     bad_status = s.fabric_status is not None and status not in (FABRIC_STATUS_OK, "n/a", "[n/a]")
-    if not (bad_state or bad_status):
-        return []
-    return [_problem(
-        "fabric_unhealthy", names.CLASS_FATAL, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
-        f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
-    )]  # fmt: skip
+    out = []
+    if bad_state or bad_status:
+        out.append(_problem(
+            "fabric_unhealthy", names.CLASS_FATAL, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
+        ))  # fmt: skip
+    health = (s.fabric_health or "").strip().lower()
+    if health and health not in ("healthy", "n/a", "[n/a]", "not supported"):
+        klass = names.CLASS_WARN if health == "limited capacity" else names.CLASS_FATAL
+        out.append(_problem(
+            "fabric_unhealthy", klass, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink fabric health summary {s.fabric_health.strip()}",
+        ))  # fmt: skip
+    return out
 
 
 def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
@@ -236,5 +264,6 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
         *_memory_problems(status),
         *_recovery_problems(status),
         *_link_problems(status),
+        *_nvlink_error_problems(status),
         *_fabric_problems(status),
     ]
