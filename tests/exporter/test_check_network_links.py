@@ -1,0 +1,142 @@
+"""RDMA ports read from the sysfs fixture trees (tests/fixtures/sysfs, built by make_fixtures.py
+from the port strings of corpus cases 006 and 041), and the `network_links` check over them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuslo.errors import InputError
+from gpuslo.exporter.checks.base import CheckContext, ToolError
+from gpuslo.exporter.checks.network_links import (
+    LinkExpectation,
+    NetworkLinksCheck,
+    evaluate_network_links,
+)
+from gpuslo.exporter.fabric_sysfs import expected_efa_devices, read_infiniband_sysfs
+from gpuslo.verdict import node_verdict
+
+SYSFS = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
+
+
+def run_check(tree: str, tmp_path: Path, **context) -> list:
+    ctx = CheckContext(sysfs=SYSFS / tree, state_dir=tmp_path, clock=lambda: 1_700_000_000.0, **context)
+    return NetworkLinksCheck().run(ctx)
+
+
+def by_scope(results) -> dict:
+    return {r.scope: r for r in results}
+
+
+def test_infiniband_tree_reads_state_physical_state_rate_driver_and_carrier():
+    ports = read_infiniband_sysfs(SYSFS / "infiniband-port-down")
+    assert [(p.device, p.state, p.physical_state) for p in ports] == [
+        ("mlx5_0", "Active", "LinkUp"), ("mlx5_1", "Down", "LinkUp"),
+        ("mlx5_2", "Active", "LinkUp"), ("mlx5_3", "Active", "LinkUp"),
+    ]  # fmt: skip
+    assert {p.driver for p in ports} == {"mlx5_core"} and {p.rate_gbps for p in ports} == {100.0}
+    assert [p.carrier for p in ports] == [True, False, True, True]
+
+
+def test_no_rdma_tree_has_no_ports():
+    assert read_infiniband_sysfs(SYSFS / "no-rdma") == []
+    assert read_infiniband_sysfs(SYSFS / "does-not-exist") == []
+
+
+def test_infiniband_healthy_with_expected_count(tmp_path):
+    results = run_check("infiniband-healthy", tmp_path, expect_network_devices={"infiniband": 4})
+    assert node_verdict(results) == "healthy"
+    assert all(r.observed_at == 1_700_000_000.0 and r.source.startswith("sysfs ") for r in results)
+
+
+def test_infiniband_one_port_down_fails_that_device(tmp_path):
+    results = by_scope(run_check("infiniband-port-down", tmp_path,
+                                 expect_network_devices={"infiniband": 4}))  # fmt: skip
+    bad = results["mlx5_1"]
+    assert (bad.status, bad.reason, bad.action, bad.layer) == (
+        "fail", "network_port_down", "check_cabling", "node")  # fmt: skip
+    assert results["mlx5_0"].status == "ok"
+    assert node_verdict(results.values()) == "unhealthy"
+
+
+def test_infiniband_below_the_configured_rate_is_degraded(tmp_path):
+    results = run_check("infiniband-healthy", tmp_path,
+                        config={"network": {"infiniband_rate_gbps": 200}})  # fmt: skip
+    assert {r.reason for r in results} == {"network_port_degraded"}
+
+
+def test_infiniband_fewer_devices_than_expected(tmp_path):
+    results = by_scope(run_check("infiniband-healthy", tmp_path,
+                                 expect_network_devices={"infiniband": 8}))  # fmt: skip
+    assert (results["node"].status, results["node"].reason) == ("fail", "network_devices_missing")
+
+
+def test_efa_healthy_for_the_instance_type(tmp_path):
+    results = run_check("efa-healthy", tmp_path, instance_type="p5.48xlarge")
+    assert node_verdict(results) == "healthy"
+    assert "32 of 32 EFA" in by_scope(results)["node"].message
+
+
+def test_efa_one_device_missing_fails(tmp_path):
+    node = by_scope(run_check("efa-degraded", tmp_path, instance_type="p5.48xlarge"))["node"]
+    assert (node.status, node.reason, node.message) == (
+        "fail", "network_devices_missing", "31 of 32 EFA devices present")  # fmt: skip
+
+
+def test_efa_configured_count_wins_over_the_instance_type(tmp_path):
+    results = run_check("efa-degraded", tmp_path, instance_type="p5.48xlarge",
+                        expect_network_devices={"efa": 31})  # fmt: skip
+    assert node_verdict(results) == "healthy"
+
+
+def test_efa_unknown_instance_type_and_no_count_is_unknown_not_ok(tmp_path):
+    results = run_check("efa-healthy", tmp_path, instance_type="m7i.large")
+    assert node_verdict(results) == "unknown"
+    assert by_scope(results)["node"].reason == "no_data"
+
+
+def test_efa_expected_but_absent_fails(tmp_path):
+    results = run_check("no-rdma", tmp_path, instance_type="p5en.48xlarge")
+    assert (results[0].status, results[0].message) == ("fail", "0 of 16 EFA devices present")
+
+
+def test_no_rdma_and_none_expected_is_explicitly_not_applicable(tmp_path):
+    (result,) = run_check("no-rdma", tmp_path)
+    assert (result.status, result.applicable) == ("ok", False)
+    assert "not applicable" in result.message
+
+
+def test_efa_netdev_without_carrier_fails(tmp_path):
+    ports = read_infiniband_sysfs(SYSFS / "efa-healthy")
+    cut = [p if p.netdev != "eth1" else type(p)(**{**p.__dict__, "carrier": False}) for p in ports]
+    results = by_scope(evaluate_network_links(cut, LinkExpectation(efa_devices=32)))
+    assert (results["rdmap1s0"].status, results["rdmap1s0"].reason) == ("fail", "network_port_down")
+
+
+def test_unreadable_port_state_is_unknown(tmp_path):
+    tree = tmp_path / "sys"
+    port = tree / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    port.mkdir(parents=True)
+    (port / "phys_state").write_text("5: LinkUp\n")
+    results = evaluate_network_links(read_infiniband_sysfs(tree), LinkExpectation())
+    assert (results[0].status, results[0].reason) == ("unknown", "parse_error")
+
+
+def test_unreadable_sysfs_file_is_a_tool_error(tmp_path):
+    tree = tmp_path / "sys"
+    port = tree / "class" / "infiniband" / "mlx5_0" / "ports" / "1"
+    port.mkdir(parents=True)
+    (port / "state").mkdir()  # reading a directory fails with EISDIR
+    with pytest.raises(InputError):
+        read_infiniband_sysfs(tree)
+    with pytest.raises(ToolError):
+        NetworkLinksCheck().run(CheckContext(sysfs=tree, state_dir=tmp_path))
+
+
+def test_expected_efa_devices_table():
+    assert expected_efa_devices("p5.48xlarge") == 32
+    assert expected_efa_devices("p4d.24xlarge") == 4
+    assert expected_efa_devices("p6-b200.48xlarge") == 8
+    assert expected_efa_devices("unknown.type") is None
+    assert expected_efa_devices("unknown.type", configured=2) == 2
