@@ -222,7 +222,7 @@ def load_policy(overlay_path: str | None = None) -> XidPolicy:
 
     Raises ConfigError when the overlay is missing, unreadable, not YAML or has an invalid field.
     """
-    packaged = resources.files("gpuslo.data").joinpath(PACKAGED).read_text(encoding="utf-8")
+    packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
     data = _read_yaml(packaged, f"gpuslo/data/{PACKAGED}")
     if overlay_path is None:
         return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}")

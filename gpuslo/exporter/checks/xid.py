@@ -1,0 +1,224 @@
+"""`xid`: Xid / SXid / fallen-off-the-bus events from the kernel log, classified by the Xid policy.
+
+Evidence, first that answers: `context.kernel_log` (a file, when set: read whole every run);
+`/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`.
+None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_missing`).
+
+The /dev/kmsg cursor (`xid_kmsg_state.json` in `context.state_dir`, written atomically) holds the
+boot id (`<procfs>/sys/kernel/random/boot_id`), the last sequence read, the cumulative event
+counts and records lost, the active fatal problems per GPU, the driver-load time (boot-noise
+window) and recent warn events (escalation). A restart continues after the last sequence: it
+neither recounts nor loses an event. A new boot id starts over at sequence 0.
+
+Results: one per GPU scope with events or an active problem (scope = GPU UUID from the
+`NVRM: GPU at PCI:` map, else `pci:<bus id>`; an NVSwitch's scope is its device name; an event
+with a redacted address is `node`): `fail` for a fatal class with reason `xid_fatal`,
+`fallen_off_bus`, `sxid_fatal` or `recovery_action` and the policy's action; `warn` for warn;
+`ok` otherwise; plus one `node` result saying what was read. A fatal problem read from /dev/kmsg
+stays until the next boot or until an Xid 154 on that GPU says the recovery action is None.
+Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
+gone before the first read of a boot are reported as `warn`.
+
+Counters for the runner: `run` returns `gpuslo.exporter.runner.CheckOutput` whose `facts` hold
+`xid_events` {(pci_bus_id, xid, class): count}, `sxid_events` {(nvswitch, sxid, class): count}
+(cumulative within a boot for /dev/kmsg; totals of the source otherwise; `count_events` is the
+pure function) and `kernel_log_records_lost` (int); the exporter folds them into counters that
+never go down (`gpuslo.exporter.state.CounterCarry`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections import Counter
+from pathlib import Path
+
+from gpuslo import names
+from gpuslo.errors import InputError
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, DependencyMissing
+from gpuslo.exporter.kernel_log import parse_kernel_log
+from gpuslo.exporter.kernel_log_cursor import load_cursor, save_cursor
+from gpuslo.exporter.kernel_log_findings import reason_of
+from gpuslo.exporter.kernel_log_parse import KernelEvent
+from gpuslo.exporter.kmsg import read_boot_id, read_kmsg
+from gpuslo.exporter.runner import CheckOutput
+from gpuslo.exporter.xid_policy import Classified, classify_events, load_policy
+from gpuslo.verdict import NODE_SCOPE, CheckResult
+
+NAME = "xid"
+COMMANDS = (
+    ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"),
+    ("dmesg",),
+)
+UNKNOWN_PCI = "unknown"
+
+
+def scope_of(event: KernelEvent) -> str:
+    """Result scope of an event: GPU UUID, `pci:<bus id>`, NVSwitch device, or `node`."""
+    if event.kind == "sxid":
+        return event.device or (f"pci:{event.pci}" if event.pci else NODE_SCOPE)
+    if event.uuid:
+        return event.uuid
+    return f"pci:{event.pci}" if event.pci else NODE_SCOPE
+
+
+def count_events(classified: list[Classified]) -> tuple[dict, dict]:
+    """({(pci_bus_id, xid, class): count}, {(nvswitch, sxid, class): count}) of classified
+    events, label values as strings; a fallen-off-the-bus block without an Xid counts as Xid 79
+    (pure). A missing address is `unknown`."""
+    xids: Counter = Counter()
+    sxids: Counter = Counter()
+    for item in classified:
+        event = item.event
+        if event.kind == "sxid":
+            sxids[(event.device or event.pci or UNKNOWN_PCI, str(event.code), item.class_)] += 1
+        else:
+            code = 79 if event.kind == "fallen_off_bus" else event.code
+            xids[(event.pci or UNKNOWN_PCI, str(code), item.class_)] += 1
+    return dict(xids), dict(sxids)
+
+
+def _worst(items: list[Classified]) -> Classified:
+    rank = {names.CLASS_FATAL: 0, names.CLASS_WARN: 1}
+    return min(items, key=lambda c: (rank.get(c.class_, 2), -names.ACTION_SEVERITY[c.action]))
+
+
+def evaluate_events(
+    classified: list[Classified], problems: dict[str, dict], source: str, now: float
+) -> tuple[list[CheckResult], dict[str, dict]]:
+    """Per-scope results for new events plus still-active fatal `problems` (pure).
+
+    `problems` maps scope → {reason, action, message}; returns the results and the updated
+    problems (fatal events added; a GPU whose Xid 154 says `None` cleared).
+    """
+    problems = dict(problems)
+    by_scope: dict[str, list[Classified]] = {}
+    for item in classified:
+        by_scope.setdefault(scope_of(item.event), []).append(item)
+        if item.event.code == 154 and item.event.recovery == "None":
+            problems.pop(scope_of(item.event), None)
+    for scope, items in by_scope.items():
+        worst = _worst(items)
+        if worst.class_ == names.CLASS_FATAL:
+            problems[scope] = {"reason": reason_of(worst), "action": worst.action,
+                               "message": worst.event.message[:160]}  # fmt: skip
+    results = []
+    for scope in sorted(set(by_scope) | set(problems)):
+        results.append(_result(scope, by_scope.get(scope, []), problems.get(scope), source, now))
+    return results, problems
+
+
+def _result(scope: str, items: list[Classified], problem: dict | None, source: str, now: float) -> CheckResult:
+    common = {"check": NAME, "scope": scope, "source": source, "observed_at": now}
+    if problem:
+        return CheckResult(status=names.STATUS_FAIL, reason=problem["reason"],
+                           action=problem["action"], message=problem["message"], **common)  # fmt: skip
+    worst = _worst(items)
+    summary = ", ".join(f"{n} x {k}" for k, n in sorted(Counter(_label(i) for i in items).items()))
+    status = names.STATUS_WARN if worst.class_ == names.CLASS_WARN else names.STATUS_OK
+    return CheckResult(status=status, action=worst.action if status == names.STATUS_WARN
+                       else names.ACTION_NONE, message=summary[:160], **common)  # fmt: skip
+
+
+def _label(item: Classified) -> str:
+    event = item.event
+    code = f"SXid {event.code}" if event.kind == "sxid" else f"Xid {event.code or 79}"
+    return f"{code} ({item.class_})"
+
+
+def read_command_text(context: CheckContext) -> tuple[str, str]:
+    """(source, text) from the first of `COMMANDS` that runs and prints kernel records.
+
+    Raises DependencyMissing naming every command tried and why it gave nothing.
+    """
+    tried = []
+    for command in COMMANDS:
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, errors="replace",
+                                  timeout=max(context.timeout_s / 2, 1.0), check=False)  # fmt: skip
+        except FileNotFoundError:
+            tried.append(f"{command[0]}: not installed")
+            continue
+        except subprocess.TimeoutExpired:
+            tried.append(f"{command[0]}: timed out")
+            continue
+        if done.returncode != 0 or not done.stdout.strip() or "-- No entries --" in done.stdout[:200]:
+            detail = (done.stderr or done.stdout).strip().splitlines()[:1]
+            tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
+            continue
+        return " ".join(command), done.stdout
+    raise DependencyMissing(f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried))
+
+
+class XidCheck:
+    """The `xid` check (see the module docstring)."""
+
+    name = NAME
+    interval_s = DEFAULT_INTERVAL_S
+    dependencies = ("/dev/kmsg", "journalctl", "dmesg")
+
+    def run(self, context: CheckContext) -> CheckOutput:
+        """Read, classify and judge; see the module docstring for sources, state and errors."""
+        now = (context.clock or time.time)()
+        policy = load_policy(context.policy_path)
+        if context.kernel_log is None and Path(context.kmsg_path).exists():
+            try:
+                return self._run_kmsg(context, policy, now)
+            except DependencyMissing:
+                pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
+        if context.kernel_log is not None:
+            source, text = str(context.kernel_log), _read_file(context.kernel_log)
+        else:
+            source, text = read_command_text(context)
+        classified = classify_events(parse_kernel_log(text, source), policy, context.gpu_family)
+        results, _ = evaluate_events(classified, {}, source, now)
+        xids, sxids = count_events(classified)
+        records = text.count("\n") + (0 if text.endswith("\n") else 1)
+        results.append(_node_result(source, records, len(classified), 0, False, now))
+        return CheckOutput(results, {"xid_events": xids, "sxid_events": sxids,
+                                     "kernel_log_records_lost": 0})  # fmt: skip
+
+    def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
+        boot_id = read_boot_id(context.procfs)
+        cursor = load_cursor(Path(context.state_dir), boot_id)
+        try:
+            read = read_kmsg(context.kmsg_path, cursor.sequence)
+        except InputError as error:
+            raise DependencyMissing(str(error)) from None
+        text = "\n".join(record.as_line() for record in read.records)
+        events = parse_kernel_log(text, str(context.kmsg_path))
+        history = cursor.history_events()
+        classified = classify_events(history + events, policy, context.gpu_family)
+        classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
+        results, problems = evaluate_events(classified, cursor.problems, str(context.kmsg_path), now)
+        first_read = cursor.sequence < 0
+        updated = cursor.advance(read, events, count_events(classified), problems, policy)
+        save_cursor(Path(context.state_dir), updated)
+        results.append(_node_result(str(context.kmsg_path), len(read.records), len(classified),
+                                    read.lost, not first_read, now))  # fmt: skip
+        return CheckOutput(results, {"xid_events": updated.xid_events,
+                                     "sxid_events": updated.sxid_events,
+                                     "kernel_log_records_lost": updated.lost})  # fmt: skip
+
+
+def _read_file(path: Path) -> str:
+    try:
+        return Path(path).read_bytes().decode("utf-8", errors="replace")
+    except OSError as error:
+        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
+
+
+def _node_result(source: str, records: int, events: int, lost: int, overrun: bool, now: float) -> CheckResult:
+    message = f"{records} kernel-log records read, {events} GPU events"
+    common = {"check": NAME, "scope": NODE_SCOPE, "source": source, "observed_at": now}
+    if lost and overrun:
+        return CheckResult(status=names.STATUS_UNKNOWN, reason="no_data",
+                           message=f"{lost} records lost to a ring-buffer overrun; " + message,
+                           **common)  # fmt: skip
+    if lost:
+        message = f"{lost} records of this boot gone before the first read; " + message
+        return CheckResult(status=names.STATUS_WARN, message=message, **common)
+    return CheckResult(status=names.STATUS_OK, message=message, **common)
+
+
+__all__ = ["XidCheck", "count_events", "evaluate_events", "read_command_text", "scope_of"]
