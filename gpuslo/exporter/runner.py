@@ -19,6 +19,7 @@ A run ends within its deadline plus one second. Each run updates the check's `He
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -45,6 +46,15 @@ FACT_KEYS = (
     "gpus", "driver_version", "cuda_version", "xid_events", "sxid_events",
     "kernel_log_records_lost", "network_devices", "network_devices_expected",
 )  # fmt: skip
+
+
+# imported once by the forkserver so each child starts with them loaded (never pynvml: the fake
+# NVML of the tests is chosen per run through the environment)
+PRELOAD = [
+    "gpuslo.exporter.runner", "gpuslo.exporter.checks.registry", "gpuslo.exporter.nvml_source",
+    "gpuslo.exporter.checks.gpu_inventory", "gpuslo.exporter.checks.gpu_memory",
+    "gpuslo.exporter.checks.thermal", "gpuslo.exporter.checks.nvlink", "gpuslo.exporter.checks.pcie",
+]  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -147,7 +157,7 @@ class Runner:
         self._next_due: dict[str, float] = {}
         self._lock = threading.Lock()
         self._mp = multiprocessing.get_context("forkserver")
-        self._mp.set_forkserver_preload(["gpuslo.exporter.runner", "gpuslo.exporter.checks.registry"])
+        self._mp.set_forkserver_preload(PRELOAD)
 
     def cycle(self, force: bool = False) -> NodeSnapshot:
         """Run every check that is due (all of them when `force` or on the first cycle),
@@ -220,8 +230,11 @@ class Runner:
         self._finish(run, ("check_timeout", message), killed=True)
 
     def _finish(self, run: _Run, answer: tuple[str, Any], killed: bool = False) -> None:
-        if not killed and run.process.is_alive():
-            _kill(run.process)  # answered, but left something running: clean up its group
+        if not killed:  # answered: whatever it left running in its group goes too
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(run.process.pid, signal.SIGKILL)
+            if run.process.is_alive():
+                _kill(run.process)
         run.conn.close()
         self._record(run.check, run.started, answer)
 
