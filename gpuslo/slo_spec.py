@@ -10,6 +10,7 @@ A YAML file with built-in defaults; every field is optional:
     week: 2026-W48            # reporting week (ISO), optional
     job_stall_factor: 10      # a job is stalled after this many step times without progress
     price_per_gpu_hour: 2.5   # currency units, for the report's cost of lost GPU-hours
+    exporter_job: gpuslo      # Prometheus scrape job of the exporters (`up{job=...}`, absent())
 
 Burn-rate factors follow the SRE Workbook ("Alerting on SLOs", multiwindow multi-burn-rate):
 factor = share of the period's budget spent in the long window × period / long window, which gives
@@ -27,6 +28,14 @@ import yaml
 from gpuslo import names
 from gpuslo.errors import ConfigError
 
+# SLO -> the metric part of its recording rules (`gpuslo:<metric>:ratio_rate1h`), shared by the
+# rules, the dashboards and the report so the three name the same series.
+SLI_METRIC = {
+    names.SLO_USABLE_GPU: "gpu_usable",
+    names.SLO_CHECK_LIVENESS: "check_liveness",
+    names.SLO_JOB_GOODPUT: "job_goodput",
+}
+RECORD_LEVEL = "gpuslo"
 DEFAULT_OBJECTIVES = {
     names.SLO_USABLE_GPU: 0.98,
     names.SLO_CHECK_LIVENESS: 0.999,
@@ -41,6 +50,23 @@ def duration_seconds(text: str) -> int:
     if not match:
         raise ValueError(f"not a duration: {text!r}")
     return int(match.group(1)) * _DURATION_UNITS_S[match.group(2)]
+
+
+def format_number(value: float) -> str:
+    """Fixed float formatting for generated files: at most 9 significant digits after rounding to
+    9 decimals, so `1 - 0.02 * 13.44` prints `0.7312`, never `0.7312000000000001`."""
+    return format(round(float(value), 9), ".9g")
+
+
+def sli_record(slo: str, window: str) -> str:
+    """Recording-rule name of `slo`'s good ratio over `window` (`gpuslo:gpu_usable:ratio_rate1h`),
+    in Prometheus' `level:metric:operations` convention."""
+    return f"{RECORD_LEVEL}:{SLI_METRIC[slo]}:ratio_rate{window}"
+
+
+def slo_record(slo: str, operation: str) -> str:
+    """Recording-rule name of a per-SLO figure: `objective` or `error_budget_remaining`."""
+    return f"{RECORD_LEVEL}:{SLI_METRIC[slo]}:{operation}"
 
 
 @dataclass(frozen=True)
@@ -62,11 +88,18 @@ class SloSpec:
     week: str | None = None
     job_stall_factor: float = 10.0
     price_per_gpu_hour: float | None = None
+    exporter_job: str = "gpuslo"
 
     @property
     def period(self) -> str:
         """The period as a Prometheus duration (`28d`)."""
         return f"{self.period_days}d"
+
+    @property
+    def sli_windows(self) -> tuple[str, ...]:
+        """The recording-rule windows: names.SLI_WINDOWS plus the period, without duplicates."""
+        windows = list(names.SLI_WINDOWS)
+        return tuple(windows if self.period in windows else [*windows, self.period])
 
     def error_budget(self, slo: str) -> float:
         """Allowed bad ratio for `slo` (1 − objective)."""
@@ -101,7 +134,14 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
     problems: list[str] = []
-    known = {"objectives", "period_days", "week", "job_stall_factor", "price_per_gpu_hour"}
+    known = {
+        "objectives",
+        "period_days",
+        "week",
+        "job_stall_factor",
+        "price_per_gpu_hour",
+        "exporter_job",
+    }
     problems += [f"{source}: unknown field {key!r}" for key in sorted(set(data) - known)]
     objectives = dict(DEFAULT_OBJECTIVES)
     raw = data.get("objectives") or {}
@@ -128,6 +168,12 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
     price = data.get("price_per_gpu_hour")
     if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
         problems.append(f"{source}: field 'price_per_gpu_hour' must be a number 0 or more, got {price!r}")
+    exporter_job = data.get("exporter_job", "gpuslo")
+    if not isinstance(exporter_job, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", exporter_job):
+        problems.append(
+            f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, "
+            f"got {exporter_job!r}"
+        )
     if problems:
         raise ConfigError("; ".join(problems))
     return SloSpec(
@@ -136,6 +182,7 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         week=str(week) if week is not None else None,
         job_stall_factor=float(stall),
         price_per_gpu_hour=float(price) if price is not None else None,
+        exporter_job=exporter_job,
     )
 
 

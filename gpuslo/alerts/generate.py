@@ -1,0 +1,70 @@
+"""`gpuslo rules [--slo FILE] --out DIR`: write the Prometheus recording and alerting rules for an
+SLO spec and their promtool unit tests.
+
+Files written (deterministic; regenerate the committed copy with the command in their header):
+  gpuslo-slo.rules.yml     recording rules: SLIs at every window, lost GPUs, objectives, budgets
+  gpuslo-alerts.rules.yml  burn-rate and direct alerts
+  gpuslo-slo_test.yml      promtool tests: burn-rate boundaries, end-to-end SLIs, recorded values
+  gpuslo-alerts_test.yml   promtool tests: every direct alert firing and not firing
+Check them with `promtool check rules *.rules.yml` and, from DIR, `promtool test rules *_test.yml`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpuslo.alerts import render, rules, sli, tests_direct, tests_gen
+from gpuslo.slo_spec import SloSpec, format_number, load_spec
+
+REGENERATE = "gpuslo rules --out deploy/prometheus"
+
+
+def spec_summary(spec: SloSpec) -> str:
+    """One line naming the objectives and the period (goes into every generated header)."""
+    objectives = ", ".join(f"{k} {format_number(v)}" for k, v in sorted(spec.objectives.items()))
+    return f"objectives {objectives}; period {spec.period}; exporter job {spec.exporter_job}"
+
+
+def build_files(spec: SloSpec) -> dict[str, str]:
+    """File name -> YAML text of every generated file. Pure."""
+    summary = spec_summary(spec)
+    skipped = rules.unreachable_pairs(spec)
+    note = (
+        "# Burn-rate window pairs left out (factor x error budget >= 1, cannot fire): "
+        + "; ".join(skipped)
+        + "\n"
+        if skipped
+        else ""
+    )
+    recording = {"groups": sli.recording_groups(spec)}
+    alerting = {"groups": rules.alert_groups(spec)}
+    return {
+        tests_gen.RULE_FILES[0]: render.dump_yaml(
+            recording, render.header(REGENERATE, "recording rules", summary)
+        ),
+        tests_gen.RULE_FILES[1]: render.dump_yaml(
+            alerting, render.header(REGENERATE, "alerting rules", summary) + note
+        ),
+        "gpuslo-slo_test.yml": render.dump_yaml(
+            tests_gen.slo_test_file(spec), render.header(REGENERATE, "promtool tests", summary)
+        ),
+        "gpuslo-alerts_test.yml": render.dump_yaml(
+            tests_direct.alerts_test_file(spec),
+            render.header(REGENERATE, "promtool tests", summary),
+        ),
+    }
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo rules`."""
+    parser.add_argument("--slo", metavar="FILE", help="SLO spec YAML (default: built-in defaults)")
+    parser.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the files; prints one line per file. Raises ConfigError/InputError."""
+    spec = load_spec(args.slo)
+    for path in render.write_atomically(Path(args.out), build_files(spec)):
+        print(path)
+    return 0

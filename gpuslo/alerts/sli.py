@@ -1,0 +1,137 @@
+"""Recording rules: the three SLIs at every window, lost GPUs by layer and reason, the objectives,
+the remaining error budgets and the job step time the stall alert needs.
+
+Each rule is a plain dict (`record`, `expr`, optional `labels`), ready for YAML. Names follow
+Prometheus' `level:metric:operations` convention with level `gpuslo` (fleet-wide aggregates);
+the SLI names come from `slo_spec.sli_record` so the dashboards and the report name the same series.
+
+Missing data never counts as good, and no division can produce NaN or +Inf that would poison a
+long window. The guards, each used below:
+
+- `> 0` on every denominator: an empty inventory (or no allocated GPU-seconds) gives *no sample*
+  instead of 0/0 = NaN or x/0 = +Inf. A window that holds a NaN would stay NaN for its whole
+  length (sum_over_time(NaN) is NaN), so the guard is what keeps a 28-day window usable.
+- `or vector(0)` on every numerator: "no GPU is usable" or "no productive GPU-second" is a 0,
+  not an absent series — an absent numerator would make the ratio vanish instead of reading bad.
+- `last_over_time(...[1h])` for the inventory (GPUs, checks): a target that stops answering keeps
+  its GPUs and checks in the denominator for an hour while the numerator drops them, so an exporter
+  outage reads as bad time, not as a smaller fleet. After an hour GpusloExporterDown carries it.
+- `clamp_max(..., 1)`: a usable series without its inventory series (a relabelling accident)
+  cannot push a ratio above 1 and hide bad time elsewhere.
+- windowed SLIs are ratios of sums over the window (GPU-time weighted), not averages of ratios.
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
+
+INVENTORY_HOLD = "1h"  # how long a silent target's GPUs and checks stay in the denominators
+STEP_TIME_WINDOW = "6h"  # window the job step time is measured over
+STEP_TIME_HOLD = "3d"  # how long a stalled job keeps its last measured step time
+
+GPU_USABLE_COUNT = "gpuslo:gpu_usable:count"
+GPU_INVENTORY_COUNT = "gpuslo:gpu_inventory:count"
+GPU_UNUSABLE_COUNT = "gpuslo:gpu_unusable:count"
+GPU_LOST_COUNT = "gpuslo:gpu_lost:count"
+CHECK_FRESH_COUNT = "gpuslo:check_fresh:count"
+CHECK_INVENTORY_COUNT = "gpuslo:check_inventory:count"
+JOB_STEP_TIME = "gpuslo:job_step_time:seconds"
+
+
+def instant_rules() -> list[dict]:
+    """Instantaneous counts (GPUs, checks, lost GPUs by layer and reason, step time)."""
+    return [
+        {
+            "record": GPU_USABLE_COUNT,
+            "expr": "count(gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info)"
+            " or vector(0)",
+        },
+        {
+            "record": GPU_INVENTORY_COUNT,
+            "expr": f"count(last_over_time(gpuslo_gpu_info[{INVENTORY_HOLD}]))",
+        },
+        {
+            "record": GPU_UNUSABLE_COUNT,
+            "expr": f"{GPU_INVENTORY_COUNT} - {GPU_USABLE_COUNT}",
+        },
+        {
+            # One GPU counts once per (layer, reason), however many checks report that reason.
+            "record": GPU_LOST_COUNT,
+            "expr": "count by (layer, reason) "
+            "(count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1))",
+        },
+        {
+            "record": CHECK_FRESH_COUNT,
+            "expr": "count((time() - gpuslo_check_last_run_timestamp_seconds)"
+            " <= 3 * gpuslo_check_interval_seconds) or vector(0)",
+        },
+        {
+            "record": CHECK_INVENTORY_COUNT,
+            "expr": f"count(last_over_time(gpuslo_check_interval_seconds[{INVENTORY_HOLD}]))",
+        },
+        {"record": JOB_STEP_TIME, "expr": step_time_expr()},
+    ]
+
+
+def step_time_expr() -> str:
+    """Seconds per step of each job: time between the first and last progress seen in the window
+    over the steps done in it. Both sides `> 0`, so a job that made no progress in the window
+    records nothing (and the stall alert keeps its last step time) instead of 0 or +Inf."""
+    w = STEP_TIME_WINDOW
+    span = (
+        f"(max by (job) (max_over_time(gpuslo_job_last_progress_timestamp_seconds[{w}]))"
+        f" - min by (job) (min_over_time(gpuslo_job_last_progress_timestamp_seconds[{w}])))"
+    )
+    steps = (
+        f"(max by (job) (max_over_time(gpuslo_job_step[{w}]))"
+        f" - min by (job) (min_over_time(gpuslo_job_step[{w}])))"
+    )
+    return f"({span} > 0) / ({steps} > 0)"
+
+
+def ratio_expr(slo: str, window: str) -> str:
+    """Good ratio of `slo` over `window` (0–1); no sample when the window holds no inventory."""
+    if slo == names.SLO_USABLE_GPU:
+        good, total = GPU_USABLE_COUNT, GPU_INVENTORY_COUNT
+    elif slo == names.SLO_CHECK_LIVENESS:
+        good, total = CHECK_FRESH_COUNT, CHECK_INVENTORY_COUNT
+    else:
+        seconds = "gpuslo_job_gpu_seconds_total"
+        return (
+            f'clamp_max((sum(rate({seconds}{{category="{names.CATEGORY_PRODUCTIVE}"}}[{window}]))'
+            f" or vector(0)) / (sum(rate({seconds}[{window}])) > 0), 1)"
+        )
+    return (
+        f"clamp_max((sum_over_time({good}[{window}]) or vector(0))"
+        f" / (sum_over_time({total}[{window}]) > 0), 1)"
+    )
+
+
+def slo_rules(spec: SloSpec, slo: str) -> list[dict]:
+    """The SLI of `slo` at every window, its objective and its remaining error budget (a ratio of
+    the period's budget: 1 = untouched, 0 = spent, below 0 = overspent)."""
+    rules = [{"record": sli_record(slo, w), "expr": ratio_expr(slo, w)} for w in spec.sli_windows]
+    objective = format_number(spec.objectives[slo])
+    budget = format_number(spec.error_budget(slo))
+    rules.append({"record": slo_record(slo, "objective"), "expr": f"vector({objective})"})
+    rules.append(
+        {
+            "record": slo_record(slo, "error_budget_remaining"),
+            "expr": f"1 - (1 - {sli_record(slo, spec.period)}) / {budget}",
+        }
+    )
+    return rules
+
+
+def recording_groups(spec: SloSpec) -> list[dict]:
+    """Rule groups of recording rules: counts first, then one group per SLO."""
+    groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules()}]
+    for slo in names.SLOS:
+        groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
+    return groups
+
+
+def recorded_names(spec: SloSpec) -> set[str]:
+    """Every series name the recording rules define (for the vocabulary test and dashboards)."""
+    return {rule["record"] for group in recording_groups(spec) for rule in group["rules"]}

@@ -1,0 +1,152 @@
+"""promtool unit tests for the direct alerts: one firing and one non-firing case each, written as
+short timelines (1-minute samples, `0+60x20` is a timestamp that keeps up with the clock)."""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.alerts import rules as alert_rules
+from gpuslo.alerts.tests_gen import GPU1, NODE, RULE_FILES, case, expect, series
+from gpuslo.slo_spec import SloSpec
+
+CHECK = {**NODE, "check": "xid"}
+JOB = {**NODE, "job": "train-a"}
+NODE_INFO = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version": "12.8"}
+KSM = {"instance": "ksm:8080", "job": "kube-state-metrics", "node": "n1"}
+
+
+def _rules(spec: SloSpec) -> dict[str, dict]:
+    found = {}
+    for group in alert_rules.alert_groups(spec):
+        for rule in group["rules"]:
+            found.setdefault(rule["alert"], rule)
+    return found
+
+
+def _pair(rule: dict, at: str, bad: list[dict], good: list[dict], labels: dict) -> list[dict]:
+    return [case(bad, rule["alert"], at, [expect(rule, labels)]), case(good, rule["alert"], at, [])]
+
+
+def check_cases(spec: SloSpec) -> list[dict]:
+    """Heartbeat stale, dependency missing, kernel-log records lost, exporter down and absent."""
+    rules = _rules(spec)
+    stale = _pair(
+        rules["GpusloCheckHeartbeatStale"],
+        "10m",
+        [
+            series("gpuslo_check_last_run_timestamp_seconds", CHECK, "0x20"),
+            series("gpuslo_check_interval_seconds", CHECK, "30x20"),
+        ],
+        [
+            series("gpuslo_check_last_run_timestamp_seconds", CHECK, "0+60x20"),
+            series("gpuslo_check_interval_seconds", CHECK, "30x20"),
+        ],
+        CHECK,
+    )
+    dependency = {**CHECK, "reason": "dependency_missing"}
+    missing = _pair(
+        rules["GpusloCheckDependencyMissing"],
+        "10m",
+        [series("gpuslo_check_errors_total", dependency, "0+1x20")],
+        [series("gpuslo_check_errors_total", dependency, "0x20")],
+        dependency,
+    )
+    lost = _pair(
+        rules["GpusloKernelLogRecordsLost"],
+        "10m",
+        [series("gpuslo_kernel_log_records_lost_total", NODE, "0+5x20")],
+        [series("gpuslo_kernel_log_records_lost_total", NODE, "3x20")],
+        NODE,
+    )
+    up = {"instance": NODE["instance"], "job": spec.exporter_job}
+    down = _pair(
+        rules["GpusloExporterDown"],
+        "10m",
+        [series("up", up, "0x20")],
+        [series("up", up, "1x20")],
+        up,
+    )
+    absent = case(
+        [],
+        "GpusloExporterDown",
+        "10m",
+        [expect(rules["GpusloExporterDown"], {"job": spec.exporter_job})],
+    )
+    return stale + missing + lost + down + [absent]
+
+
+def gpu_cases() -> list[dict]:
+    """GpusloGpuUnhealthy per action: an active problem fires; a resolved one does not."""
+    tests = []
+    for rule in alert_rules.gpu_unhealthy_rules():
+        action = rule["expr"].split('"')[1]
+        reason = "xid_fatal" if action != "none" else "thermal_slowdown"
+        labels = {
+            **GPU1,
+            "check": "xid",
+            "reason": reason,
+            "layer": names.layer_of(reason),
+            "action": action,
+        }
+        bad = [series("gpuslo_gpu_problem", labels, "1x20")]
+        good = [series("gpuslo_gpu_problem", labels, "1 1 _x18")]
+        tests.append(case(bad, rule["alert"], "10m", [expect(rule, labels)]))
+        tests.append(case(good, rule["alert"], "10m", []))
+    return tests
+
+
+def node_and_job_cases(spec: SloSpec) -> list[dict]:
+    """Unhealthy node still schedulable (and cordoned: silent), a stalled job (and a running one),
+    network devices below expected (and as expected; and missing outright)."""
+    rules = _rules(spec)
+    node = [
+        series("gpuslo_node_usable", NODE, "0x20"),
+        series("gpuslo_node_info", NODE_INFO, "1x20"),
+    ]
+    schedulable = _pair(
+        rules["GpusloNodeUnhealthySchedulable"],
+        "10m",
+        [*node, series("kube_node_spec_unschedulable", KSM, "0x20")],
+        [*node, series("kube_node_spec_unschedulable", KSM, "1x20")],
+        {"node": "n1"},
+    )
+    # 10 steps a minute = 6 s a step; stuck from minute 30: 600 s > factor x 6 s.
+    stalled = _pair(
+        rules["GpusloJobStalled"],
+        "40m",
+        [
+            series("gpuslo_job_step", JOB, "0+10x30 300x20"),
+            series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x30 1800x20"),
+        ],
+        [
+            series("gpuslo_job_step", JOB, "0+10x50"),
+            series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x50"),
+        ],
+        {"job": "train-a"},
+    )
+    efa = {**NODE, "kind": "efa"}
+    below = _pair(
+        rules["GpusloNetworkDevicesBelowExpected"],
+        "10m",
+        [
+            series("gpuslo_network_devices", efa, "3x20"),
+            series("gpuslo_network_devices_expected", efa, "4x20"),
+        ],
+        [
+            series("gpuslo_network_devices", efa, "4x20"),
+            series("gpuslo_network_devices_expected", efa, "4x20"),
+        ],
+        efa,
+    )
+    gone = case(
+        [series("gpuslo_network_devices_expected", efa, "4x20")],
+        "GpusloNetworkDevicesBelowExpected",
+        "10m",
+        [expect(rules["GpusloNetworkDevicesBelowExpected"], efa)],
+    )
+    return schedulable + stalled + below + [gone]
+
+
+def alerts_test_file(spec: SloSpec) -> dict:
+    """The direct-alert test document."""
+    tests = check_cases(spec) + gpu_cases() + node_and_job_cases(spec)
+    return {"rule_files": list(RULE_FILES), "evaluation_interval": "5m", "tests": tests}
