@@ -1,8 +1,8 @@
 """The collector on the fixture node: golden exposition, statesets, staleness, bounded jobs.
 
-The fixture node is /work/shared/fixtures/h200 (one H200, driver 580.159.04, CUDA 13.0) with the
-kernel-log counts of corpus case 032 (Xid 43 application, Xid 31 application, Xid 94 contained)
-plus one fatal Xid 79, and a job journal written by a Recorder with a frozen clock.
+The fixture node is /work/shared/fixtures/h200 (one H200, driver 580.159.04, CUDA 13.0) with
+Xid counts shaped like corpus case 032 (Xid 43 application, Xid 31 application, Xid 94 contained)
+plus one fatal Xid 79, all moved to the fixture GPU's bus id, and a job journal written by a Recorder with a frozen clock.
 
 Regenerate the golden file (after checking the diff is intended):
     GPUSLO_REGENERATE=1 python -m pytest -q tests/exporter/test_collector_node.py

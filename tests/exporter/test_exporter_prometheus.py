@@ -28,7 +28,10 @@ from gpuslo.exporter.server import Exporter
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus
-KERNEL_LOG = CORPUS / "cases" / "032_xid43-xid31-xid94-contained-dmesg-T-gpu-at-pci.txt"
+# A recorded kernel log with fatal (Xid 48 double-bit ECC, 171, 154) and benign (63 warn,
+# 31 application) Xids: corpus cases 026 and 011 one after the other.
+FATAL_AND_BENIGN = ("026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
+                    "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt")
 
 
 def free_port() -> int:
@@ -57,6 +60,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     prometheus = require_binary("prometheus")
     tmp = tmp_path_factory.mktemp("stack")
     journals = tmp / "journals"
+    kernel_log = tmp / "kern.log"
+    kernel_log.write_bytes(b"".join((CORPUS / "cases" / n).read_bytes() for n in FATAL_AND_BENIGN))
     write_job(journals, "train-llm-7", start=time.time() - 10_000)
     snapshot = fixture_snapshot(now=time.time())
     exporter = Exporter(lambda: snapshot, JournalTailer(journals), CounterCarry(tmp / "state"))
@@ -67,7 +72,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     child_port = free_port()
     child = subprocess.Popen(
         [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{child_port}",
-         "--interval", "1", "--kernel-log", str(KERNEL_LOG), "--journal-dir", str(journals),
+         "--interval", "1", "--kernel-log", str(kernel_log), "--journal-dir", str(journals),
          "--state-dir", str(tmp / "child-state"), "--path.sysfs", str(tmp / "nosys")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
     web = f"127.0.0.1:{free_port()}"
@@ -125,6 +130,10 @@ def test_the_exporter_command_is_scraped_and_stops_on_sigterm(stack: dict) -> No
     assert runs  # checks run in the background, at the 1 s interval
     # No GPU here: the node is never healthy (fail closed), but the job counters are exact.
     assert float(query(api, 'gpuslo_node_usable{job="child"}')[0]["value"][1]) == 0.0
+    assert float(query(api, 'gpuslo_node_verdict{job="child",verdict="unhealthy"}')[0]["value"][1]) == 1
+    xids = {(s["metric"]["xid"], s["metric"]["class"]): float(s["value"][1])
+            for s in query(api, 'gpuslo_xid_events_total{job="child"}')}
+    assert xids[("48", "fatal")] == 2 and xids[("31", "application")] == 1
     recovery = query(api, 'gpuslo_job_gpu_seconds_total{job="child",category="recovery"}')
     assert [float(s["value"][1]) for s in recovery] == [600.0]
     child.terminate()
