@@ -11,6 +11,7 @@ Every inspector is pure: text, options and the source name in, findings out.
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.errors import ParseError
 from gpuslo.exporter.nvidia_smi_csv import looks_like_csv, parse_csv
 from gpuslo.exporter.nvidia_smi_findings import findings_from_reading, identity
 from gpuslo.exporter.nvidia_smi_nvlink import looks_like_nvlink, parse_nvlink
@@ -50,8 +51,8 @@ def looks_like_query(text: str) -> bool:
         return True
     try:
         reading = parse_query(head, "<detect>")
-    except Exception:  # noqa: BLE001 - a detector answers yes/no; the inspector reports errors
-        return False
+    except ParseError:
+        return True  # a known -q field with a bad value: -q text; its inspector names the line
     return bool(reading.gpus)
 
 
