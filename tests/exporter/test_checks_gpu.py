@@ -1,0 +1,189 @@
+"""The NVML GPU checks, run by the real runner against the fake NVML answering from the recorded
+H200 (tests/fixtures/nvml), healthy and with one fault per GPU; the probe's and the node config's
+pure rules."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from conftest import REPO
+
+from gpuslo.errors import ConfigError
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.gpu_probe import ProbeMeasurement, judge_probe
+from gpuslo.exporter.checks.registry import load_checks
+from gpuslo.exporter.node_config import parse_node_config
+from gpuslo.exporter.runner import Runner
+from gpuslo.verdict import node_verdict
+
+FAKE_NVML = REPO / "tests" / "fixtures" / "nvml"
+NODE = json.loads((FAKE_NVML / "h200x8.json").read_text())
+GPU_CHECKS = ["gpu_inventory", "gpu_memory", "thermal", "nvlink", "pcie"]
+
+
+def run_checks(tmp_path, monkeypatch, node=None, names=GPU_CHECKS, **context):
+    monkeypatch.setenv("GPUSLO_NVML_PATH", str(FAKE_NVML))
+    if node is not None:
+        path = tmp_path / "node.json"
+        path.write_text(json.dumps(node))
+        monkeypatch.setenv("GPUSLO_FAKE_NVML", str(path))
+    context.setdefault("state_dir", tmp_path / "state")
+    runner = Runner(load_checks(names), CheckContext(timeout_s=5.0, **context))
+    try:
+        return runner.cycle()
+    finally:
+        runner.close()
+
+
+def by_gpu(snapshot, check):
+    return {r.gpu: r for r in snapshot.results if r.check == check and r.gpu}
+
+
+def test_recorded_h200_node_is_healthy(tmp_path, monkeypatch):
+    snapshot = run_checks(tmp_path, monkeypatch)
+    assert node_verdict(snapshot.results) == "healthy"
+    assert len(snapshot.gpus) == 8 and snapshot.gpus[0].model == "NVIDIA H200"
+    assert snapshot.gpus[0].family == "hopper" and snapshot.driver_version == "580.159.04"
+    assert snapshot.cuda_version == "13.0"
+    nvlink = by_gpu(snapshot, "nvlink")["0"]  # the recorded H200 has no NVLink: said, not hidden
+    assert nvlink.applicable is False and "no NVLink" in nvlink.message
+    assert all(r.duration_s > 0 for r in snapshot.results)
+
+
+def degraded_node():
+    node = copy.deepcopy(NODE)
+    gpus = node["gpus"]
+    gpus[0]["ecc_uncorr_vol"] = 2
+    gpus[1]["nvmlDeviceGetRemappedRows"] = [0, 1, 1, 0]
+    gpus[2]["fields"]["NVML_FI_DEV_GET_GPU_RECOVERY_ACTION"] = 4
+    gpus[3]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x41
+    gpus[4]["temp_gpu"] = 90
+    gpus[5]["nvmlDeviceGetCurrPcieLinkWidth"] = 8
+    gpus[6]["nvlink"] = [{"link": n, "state": 0 if n == 3 else 1} for n in range(18)]
+    gpus[7]["nvlink"] = [{"link": n, "state": 1, "errors": {"0": 5}} for n in range(18)]
+    return node
+
+
+def test_one_fault_per_gpu(tmp_path, monkeypatch):
+    snapshot = run_checks(tmp_path, monkeypatch, degraded_node())
+    memory, thermal = by_gpu(snapshot, "gpu_memory"), by_gpu(snapshot, "thermal")
+    pcie, nvlink = by_gpu(snapshot, "pcie"), by_gpu(snapshot, "nvlink")
+    assert (memory["0"].status, memory["0"].reason, memory["0"].action) == (
+        "fail", "ecc_uncorrectable", "reset_gpu")
+    assert (memory["1"].reason, memory["1"].action) == ("row_remap_pending", "drain_and_reset")
+    assert (memory["2"].reason, memory["2"].action) == ("recovery_action", "drain_and_reset")
+    assert (thermal["3"].status, thermal["3"].reason) == ("fail", "thermal_slowdown")
+    assert (thermal["4"].status, thermal["4"].reason) == ("fail", "thermal_slowdown")
+    assert "90 C" in thermal["4"].message
+    assert (pcie["5"].status, pcie["5"].reason) == ("warn", "pcie_degraded")
+    assert (nvlink["6"].status, nvlink["6"].reason) == ("fail", "nvlink_down")
+    assert "3" in nvlink["6"].message
+    assert (nvlink["7"].status, nvlink["7"].applicable) == ("ok", True)
+    healthy = [memory["7"], thermal["7"], pcie["7"]]
+    assert [r.status for r in healthy] == ["ok"] * 3
+    assert node_verdict(snapshot.results) == "unhealthy"
+
+
+def test_nvlink_error_counters_rising_warn(tmp_path, monkeypatch):
+    node = degraded_node()
+    run_checks(tmp_path, monkeypatch, node, names=["nvlink"])  # baseline: 5 replays per link
+    node["gpus"][7]["nvlink"][2]["errors"] = {"0": 9}
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["nvlink"])
+    result = by_gpu(snapshot, "nvlink")["7"]
+    assert (result.status, result.reason) == ("warn", "nvlink_errors")
+    assert "link 2 dl_replay +4" in result.message
+
+
+def test_inventory_remembers_the_first_healthy_count(tmp_path, monkeypatch):
+    first = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"])
+    assert [r.status for r in first.results if r.scope == "node"] == ["ok"]
+    assert json.loads((tmp_path / "state" / "gpu_inventory.json").read_text()) == {"expected_gpus": 8}
+    node = copy.deepcopy(NODE)
+    node["gpus"] = node["gpus"][:7]  # a GPU fell off the bus
+    later = run_checks(tmp_path, monkeypatch, node, names=["gpu_inventory"])
+    (count,) = [r for r in later.results if r.scope == "node"]
+    assert (count.status, count.reason, count.action) == ("fail", "gpu_missing", "reboot_node")
+    assert "7 GPUs seen, 8 expected" in count.message
+
+
+def test_inventory_flag_wins(tmp_path, monkeypatch):
+    snapshot = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"], expect_gpus=9)
+    (count,) = [r for r in snapshot.results if r.scope == "node"]
+    assert (count.status, count.reason) == ("fail", "gpu_missing")
+    assert not (tmp_path / "state" / "gpu_inventory.json").exists()
+
+
+def test_probe_not_requested_or_not_runnable(tmp_path, monkeypatch):
+    idle = run_checks(tmp_path, monkeypatch, names=["gpu_probe"])
+    assert (idle.results[0].status, idle.results[0].applicable) == ("ok", False)
+    # no PyTorch here (CI has none): asked for, the probe cannot run → unknown, never ok
+    monkeypatch.setenv("PYTHONNOUSERSITE", "1")
+    blocker = tmp_path / "no-torch"
+    blocker.mkdir()
+    (blocker / "torch.py").write_text("raise ImportError('torch hidden by the test')\n")
+    monkeypatch.syspath_prepend(str(blocker))
+    asked = run_checks(tmp_path, monkeypatch, names=["gpu_probe"], active=True)
+    assert (asked.results[0].status, asked.results[0].reason) == ("unknown", "dependency_missing")
+
+
+H200 = ProbeMeasurement("0", "GPU-x", "NVIDIA H200", 1e-6, True, 779.0, 4.13)
+
+
+@pytest.mark.parametrize(
+    ("change", "status", "words"),
+    [
+        ({}, "ok", "correct"),
+        ({"max_relative_error": 0.5}, "fail", "matrix product"),
+        ({"max_relative_error": float("nan")}, "fail", "matrix product"),
+        ({"pattern_ok": False}, "fail", "memory pattern"),
+        ({"bf16_tflops": 300.0}, "fail", "TFLOPS below"),
+        ({"d2d_tbps": 1.0}, "fail", "TB/s below"),
+    ],
+)
+def test_probe_judgement(change, status, words):
+    import dataclasses
+
+    expected = {"min_tflops": 545.0, "min_d2d_tbps": 2.9}
+    result = judge_probe(dataclasses.replace(H200, **change), expected)
+    assert result.status == status and words in result.message
+    if status == "fail":
+        assert (result.reason, result.action) == ("probe_failed", "drain_and_reset")
+
+
+CONFIG = """
+node: gpu-node-17
+instance_type: p5.48xlarge
+expect_gpus: 8
+expect_network_devices: {efa: 32}
+dcgm_url: http://127.0.0.1:9400/metrics
+check_timeout_s: 10
+checks:
+  xid: {interval_s: 10, timeout_s: 5}
+"""
+
+
+def test_node_config_reads_every_field():
+    config = parse_node_config(CONFIG, "node.yaml")
+    assert config.expect_gpus == 8 and config.expect_network_devices == {"efa": 32}
+    assert config.checks == {"xid": {"interval_s": 10.0, "timeout_s": 5.0}}
+
+
+@pytest.mark.parametrize(
+    ("text", "words"),
+    [
+        ("expect_gpus: -1", "expect_gpus"),
+        ("expect_gpu: 8", "expect_gpu: unknown field"),
+        ("check_timeout_s: 0", "check_timeout_s"),
+        ("checks: {xdi: {interval_s: 5}}", "checks.xdi: unknown check"),
+        ("checks: {xid: {interval_s: fast}}", "checks.xid.interval_s"),
+        ("expect_network_devices: {roce: 2}", "expect_network_devices.roce"),
+        ("[1, 2", "not valid YAML"),
+        ("- a list", "mapping"),
+    ],
+)
+def test_node_config_errors_name_the_field(text, words):
+    with pytest.raises(ConfigError, match="node.yaml") as error:
+        parse_node_config(text, "node.yaml")
+    assert words in str(error.value)
