@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 import requests
+import urllib3
 
 from gpuslo.exporter.checks.base import DependencyMissing, ToolError
 
@@ -25,7 +26,9 @@ def _stream(response: requests.Response, url: str, max_bytes: int, deadline: flo
     if declared.isdigit() and int(declared) > max_bytes:
         raise ToolError(f"{url}: answer of {int(declared)} bytes exceeds the {max_bytes}-byte cap")
     body = bytearray()
-    for chunk in response.iter_content(CHUNK_BYTES):
+    # read1 returns what has arrived (at least one byte, or b"" at the end), so a server that
+    # trickles bytes meets the deadline check after every read instead of filling a whole chunk.
+    while chunk := response.raw.read1(CHUNK_BYTES, decode_content=True):
         body += chunk
         if len(body) > max_bytes:
             raise ToolError(f"{url}: answer exceeds the {max_bytes}-byte cap; not read further")
@@ -40,8 +43,9 @@ def read_dcgm_page(
 ) -> str:  # fmt: skip
     """GET `url` and return the page text (UTF-8, undecodable bytes replaced).
 
-    `timeout_s` (seconds) bounds connecting, each read and the whole transfer; `max_bytes` caps
-    the body. Raises DependencyMissing (connection refused, unknown host) or ToolError (timeout,
+    `timeout_s` (seconds) bounds the transfer: connecting and each read may take half of it, and
+    reading stops once it has passed (a silent server is cut off within 1.5 x `timeout_s` in the
+    worst case); `max_bytes` caps the body. Raises DependencyMissing (connection refused, unknown host) or ToolError (timeout,
     HTTP status >= 400, truncated transfer, over the cap).
     """
     deadline = time.monotonic() + timeout_s
@@ -53,8 +57,9 @@ def read_dcgm_page(
                 raise ToolError(f"{url}: HTTP {response.status_code} {response.reason}")
             try:
                 body = _stream(response, url, max_bytes, deadline)
-            except requests.exceptions.RequestException as error:
-                # A read that times out or a connection cut mid-body (iter_content wraps both).
+            except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError,
+                    OSError) as error:  # fmt: skip
+                # A read that times out, or a connection cut before the declared length.
                 raise ToolError(f"{url}: transfer failed ({_short(error)})") from None
     finally:
         if session is None:
@@ -64,7 +69,9 @@ def read_dcgm_page(
 
 def _connect(http: requests.Session, url: str, timeout_s: float) -> requests.Response:
     try:
-        return http.get(url, timeout=(timeout_s, timeout_s), stream=True)
+        # Each connect and each read may take half the budget: a server that goes silent part-way
+        # is cut off by at most 1.5 x timeout_s.
+        return http.get(url, timeout=(timeout_s / 2, timeout_s / 2), stream=True)
     except requests.exceptions.ConnectTimeout:
         raise ToolError(f"{url}: connect timed out after {timeout_s:g} s") from None
     except requests.exceptions.Timeout:
