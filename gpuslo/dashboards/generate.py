@@ -1,0 +1,91 @@
+"""`gpuslo dashboards [--slo FILE] --out DIR`: write the Grafana dashboards for an SLO spec.
+
+One JSON file per dashboard, named after its uid (`gpuslo-fleet-slo.json`, …), encoded with
+grafanalib's DashboardEncoder, sorted keys and 2-space indent, so the committed copy in
+deploy/grafana is byte-for-byte reproducible: regenerate it with `REGENERATE`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from grafanalib._gen import DashboardEncoder
+
+from gpuslo.dashboards import node_boards, slo_boards
+from gpuslo.errors import InputError
+from gpuslo.slo_spec import SloSpec, load_spec
+
+REGENERATE = "gpuslo dashboards --out deploy/grafana"
+BOARDS = (
+    slo_boards.fleet_slo,
+    slo_boards.lost_gpu_hours,
+    node_boards.check_liveness,
+    node_boards.node_drilldown,
+    slo_boards.job_goodput,
+)
+# Panels that show nothing on a healthy fleet (they list problems); the Prometheus test may find
+# them empty. Every other panel must return data on the test fixture.
+EMPTY_ON_HEALTHY_FLEET = frozenset(
+    {
+        "Lost GPU-hours by layer",
+        "Lost GPU-hours by layer and reason",
+        "Lost GPUs by layer",
+        "Lost GPUs by reason",
+        "Active problems",
+    }
+)
+
+
+def build_dashboards(spec: SloSpec) -> dict[str, dict]:
+    """uid -> dashboard JSON data (dicts and grafanalib objects). Pure."""
+    boards = [board(spec) for board in BOARDS]
+    return {board["uid"]: board for board in boards}
+
+
+def build_files(spec: SloSpec) -> dict[str, str]:
+    """File name -> JSON text of every dashboard. Pure and deterministic."""
+    return {
+        f"{uid}.json": json.dumps(board, cls=DashboardEncoder, sort_keys=True, indent=2) + "\n"
+        for uid, board in build_dashboards(spec).items()
+    }
+
+
+def write_atomically(directory: Path, files: dict[str, str]) -> list[Path]:
+    """Write each file through a temporary file, fsync and rename. Raises InputError."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise InputError(
+            str(directory), f"cannot create output directory: {error.strerror}"
+        ) from None
+    written = []
+    for name in sorted(files):
+        try:
+            fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                handle.write(files[name])
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(temp, directory / name)
+        except OSError as error:
+            raise InputError(str(directory / name), f"cannot write: {error.strerror}") from None
+        written.append(directory / name)
+    return written
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo dashboards`."""
+    parser.add_argument("--slo", metavar="FILE", help="SLO spec YAML (default: built-in defaults)")
+    parser.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Write the dashboards; prints one line per file. Raises ConfigError/InputError."""
+    spec = load_spec(args.slo)
+    for path in write_atomically(Path(args.out), build_files(spec)):
+        print(path)
+    return 0

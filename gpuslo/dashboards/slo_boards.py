@@ -1,0 +1,307 @@
+"""Fleet dashboards driven by the SLO spec: SLOs and error budget, lost GPU-hours by layer and
+reason, job goodput and badput.
+
+They read the recording rules of gpuslo/alerts (names from `slo_spec.sli_record` and the
+`gpuslo:*:count` series) and the raw metrics of DESIGN.md §4. GPU-hours over the dashboard range
+are `sum_over_time(count[$__range]) / count_over_time(inventory[$__range]) × $__range_s / 3600`:
+the share of rule evaluations times the range, so the figure does not depend on the evaluation
+interval; a GPU lost for two reasons counts under each (the report's accounting gives one).
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.dashboards.panels import (
+    BURN,
+    GPU_HOURS,
+    GPUS,
+    RATIO,
+    Query,
+    Spec,
+    dashboard,
+    query_variable,
+)
+from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
+
+TITLES = {
+    names.SLO_USABLE_GPU: "Usable GPU ratio",
+    names.SLO_CHECK_LIVENESS: "Check liveness",
+    names.SLO_JOB_GOODPUT: "Job goodput",
+}
+LOST = "gpuslo:gpu_lost:count"
+INVENTORY = "gpuslo:gpu_inventory:count"
+UNUSABLE = "gpuslo:gpu_unusable:count"
+# Share of the range's rule evaluations, times the range in hours (see the module docstring).
+PER_RANGE = f"/ scalar(count_over_time({INVENTORY}[$__range])) * $__range_s / 3600"
+
+
+def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
+    title, period = TITLES[slo], spec.period
+    objective, budget = spec.objectives[slo], format_number(spec.error_budget(slo))
+    burn = [
+        Query(f"(1 - {sli_record(slo, pair.long_window)}) / {budget}", pair.long_window)
+        for pair in spec.burn_rate_alerts()
+    ]
+    return [
+        Spec(
+            "stat",
+            f"{title} over {period}",
+            f"Good ratio over the SLO period ({period}); objective {format_number(objective)}.",
+            RATIO,
+            (Query(sli_record(slo, period), instant=True),),
+            4,
+            5,
+        ),
+        Spec(
+            "stat",
+            f"{title}: objective",
+            "The objective from the SLO spec (ratio 0–1).",
+            RATIO,
+            (Query(slo_record(slo, "objective"), instant=True),),
+            4,
+            5,
+        ),
+        Spec(
+            "stat",
+            f"{title}: error budget remaining",
+            f"Share of the {period} error budget ({budget}) not yet spent; below 0 = overspent.",
+            RATIO,
+            (Query(slo_record(slo, "error_budget_remaining"), instant=True),),
+            4,
+            5,
+        ),
+        Spec(
+            "timeseries",
+            f"{title}: burn rate",
+            "Bad ratio over each alert window divided by the error budget; 1 spends the budget "
+            "exactly over the period. Page and ticket factors: "
+            + ", ".join(
+                f"{p.long_window} {format_number(p.factor)}" for p in spec.burn_rate_alerts()
+            ),
+            BURN,
+            tuple(burn),
+            12,
+            5,
+        ),
+    ]
+
+
+def fleet_slo(spec: SloSpec) -> dict:
+    """Fleet SLOs and error budget: one row per SLO, then the SLIs against their objectives."""
+    specs = [s for slo in names.SLOS for s in _slo_specs(spec, slo)]
+    for slo in names.SLOS:
+        specs.append(
+            Spec(
+                "timeseries",
+                f"{TITLES[slo]}: SLI and objective",
+                "The SLI over 1 h and 1 d against the objective (ratio 0–1); a gap is missing data, "
+                "which the SLI never counts as good.",
+                RATIO,
+                (
+                    Query(sli_record(slo, "1h"), "1h"),
+                    Query(sli_record(slo, "1d"), "1d"),
+                    Query(slo_record(slo, "objective"), "objective"),
+                ),
+                8,
+                8,
+            )
+        )
+    return dashboard(
+        "gpuslo-fleet-slo",
+        "gpuslo / Fleet SLOs and error budget",
+        f"SLOs over {spec.period} from the gpuslo SLO spec.",
+        specs,
+    )
+
+
+def lost_gpu_hours(spec: SloSpec) -> dict:
+    """Lost GPU-hours by layer and reason over the dashboard range, and lost GPUs over time."""
+    specs = [
+        Spec(
+            "stat",
+            "GPUs in the inventory",
+            "GPUs seen in the last hour (gpuslo_gpu_info).",
+            GPUS,
+            (Query(INVENTORY, instant=True),),
+            6,
+            5,
+        ),
+        Spec(
+            "stat",
+            "Usable GPUs",
+            "GPUs whose verdict is healthy now.",
+            GPUS,
+            (Query("gpuslo:gpu_usable:count", instant=True),),
+            6,
+            5,
+        ),
+        Spec(
+            "stat",
+            "Lost GPU-hours in range",
+            "Inventory GPU-hours not usable in the range (unhealthy, unknown or no data).",
+            GPU_HOURS,
+            (Query(f"sum_over_time({UNUSABLE}[$__range]) {PER_RANGE}", instant=True),),
+            12,
+            5,
+        ),
+        Spec(
+            "bargauge",
+            "Lost GPU-hours by layer",
+            "GPU-hours with an active problem, by the "
+            "layer that owns its reason. Empty on a healthy fleet.",
+            GPU_HOURS,
+            (
+                Query(
+                    f"sum by (layer) (sum_over_time({LOST}[$__range])) {PER_RANGE}",
+                    "{{layer}}",
+                    instant=True,
+                ),
+            ),
+            12,
+            8,
+        ),
+        Spec(
+            "table",
+            "Lost GPU-hours by layer and reason",
+            "GPU-hours by layer and reason over the range. Empty on a healthy fleet.",
+            GPU_HOURS,
+            (
+                Query(
+                    f"sum by (layer, reason) (sum_over_time({LOST}[$__range])) {PER_RANGE}",
+                    instant=True,
+                ),
+            ),
+            12,
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Lost GPUs by layer",
+            "GPUs with an active problem, by layer. Empty on a healthy fleet.",
+            GPUS,
+            (Query(f"sum by (layer) ({LOST})", "{{layer}}"),),
+        ),
+        Spec(
+            "timeseries",
+            "Lost GPUs by reason",
+            "GPUs with an active problem, by reason. Empty on a healthy fleet.",
+            GPUS,
+            (Query(f"sum by (reason) ({LOST})", "{{reason}}"),),
+        ),
+        Spec(
+            "timeseries",
+            "Unusable and inventory GPUs",
+            "Unusable GPUs (any cause, including missing data) against the inventory.",
+            GPUS,
+            (Query(UNUSABLE, "unusable"), Query(INVENTORY, "inventory")),
+            24,
+        ),
+    ]
+    return dashboard(
+        "gpuslo-lost-gpu-hours",
+        "gpuslo / Lost GPU-hours by layer and reason",
+        "Where usable GPU time goes: node, platform, training, observability.",
+        specs,
+    )
+
+
+def job_goodput(spec: SloSpec) -> dict:
+    """Job goodput and badput, fleet-wide and per job (`$job`)."""
+    seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
+    productive = f'{seconds},category="{names.CATEGORY_PRODUCTIVE}"}}'
+    specs = [
+        Spec(
+            "stat",
+            f"Fleet goodput over {spec.period}",
+            "Productive over allocated GPU-time "
+            f"(objective {format_number(spec.objectives[names.SLO_JOB_GOODPUT])}).",
+            RATIO,
+            (Query(sli_record(names.SLO_JOB_GOODPUT, spec.period), instant=True),),
+            6,
+            5,
+        ),
+        Spec(
+            "timeseries",
+            "Goodput per job",
+            "Productive over allocated GPU-seconds per job (ratio 0–1).",
+            RATIO,
+            (
+                Query(
+                    f"sum by (job) (rate({productive}[$__rate_interval])) / (sum by (job) "
+                    f"(rate({seconds}}}[$__rate_interval])) > 0)",
+                    "{{job}}",
+                ),
+            ),
+            18,
+            5,
+        ),
+        Spec(
+            "timeseries",
+            "GPUs busy by category",
+            "GPU-seconds per second by goodput category "
+            "(productive or a badput category): GPUs spent on each.",
+            GPUS,
+            (Query(f"sum by (category) (rate({seconds}}}[$__rate_interval]))", "{{category}}"),),
+        ),
+        Spec(
+            "bargauge",
+            "Badput GPU-hours by category",
+            "GPU-hours in the range in each badput category (ML Goodput Measurement's taxonomy).",
+            GPU_HOURS,
+            (
+                Query(
+                    f'sum by (category) (increase({seconds},category!="productive"}}[$__range]))'
+                    " / 3600",
+                    "{{category}}",
+                    instant=True,
+                ),
+            ),
+        ),
+        Spec(
+            "timeseries",
+            "Step time",
+            "Seconds per step over the last 6 h (recorded from progress timestamps and steps).",
+            "s",
+            (Query('gpuslo:job_step_time:seconds{job=~"$job"}', "{{job}}"),),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Time since last progress",
+            "Seconds since each job last advanced a "
+            f"step; GpusloJobStalled fires past {format_number(spec.job_stall_factor)} step "
+            "times.",
+            "s",
+            (
+                Query(
+                    "time() - max by (job) (gpuslo_job_last_progress_timestamp_seconds"
+                    '{job=~"$job"})',
+                    "{{job}}",
+                ),
+            ),
+            8,
+        ),
+        Spec(
+            "bargauge",
+            "Interruptions by layer",
+            "Job interruptions in the range by the layer they are attributed to.",
+            "short",
+            (
+                Query(
+                    'sum by (layer) (increase(gpuslo_job_interruptions_total{job=~"$job"}'
+                    "[$__range]))",
+                    "{{layer}}",
+                    instant=True,
+                ),
+            ),
+            8,
+        ),
+    ]
+    variable = query_variable("job", "Job", "label_values(gpuslo_job_step, job)")
+    return dashboard(
+        "gpuslo-job-goodput",
+        "gpuslo / Job goodput and badput",
+        "Productive and badput GPU-time of training jobs.",
+        specs,
+        [variable],
+    )
