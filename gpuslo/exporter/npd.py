@@ -15,6 +15,7 @@ deterministically; regenerate the committed file with
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -64,7 +65,9 @@ def run_plugin(cycle: Callable[[], NodeSnapshot]) -> int:
     try:
         code, message = plugin_answer(cycle())
     except GpusloError as error:
-        code, message = EXIT_PROBLEM, truncate(f"gpuslo error: {error}")
+        print(f"gpuslo check: error: {error}", file=sys.stderr)  # whole, for the NPD log
+        short = re.sub(r"(?<![\w.])/\S*/", "", str(error))  # directories out: 80 bytes are few
+        code, message = EXIT_PROBLEM, truncate(f"gpuslo error: {short}")
     except Exception as error:  # noqa: BLE001 - NPD must see NonOK, not a traceback and exit 2
         code, message = EXIT_PROBLEM, truncate(f"gpuslo crashed: {type(error).__name__}: {error}")
     print(message)
