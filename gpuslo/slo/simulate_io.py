@@ -132,6 +132,8 @@ def read_simulation(directory: str | Path) -> tuple[dict[str, pd.DataFrame], pd.
     Raises InputError when the directory or a file is missing or unreadable, ParseError (naming
     the file, row and column) when a frame is malformed."""
     root = Path(directory)
+    if not root.is_dir():
+        raise InputError(str(root), "no such directory")
     try:
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
         start, end = pd.Timestamp(manifest["start"]), pd.Timestamp(manifest["end"])

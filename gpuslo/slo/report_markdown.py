@@ -1,0 +1,55 @@
+"""Markdown rendering of the weekly report (`gpuslo.slo.report.Report`): deterministic text with
+a generated-file header; table cells have `|` and newlines escaped so a label cannot break a row."""
+
+from __future__ import annotations
+
+from gpuslo.slo.report import GENERATED_BY, Report, Table, hours, ratio
+
+
+def _cell(text: str) -> str:
+    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+
+
+def _table(table: Table) -> list[str]:
+    lines = ["| " + " | ".join(map(_cell, table.columns)) + " |",
+             "|" + "|".join("---" for _ in table.columns) + "|"]
+    lines += ["| " + " | ".join(map(_cell, row)) + " |" for row in table.rows]
+    return lines
+
+
+def title(doc: dict) -> str:
+    """Report title naming the window (ISO 8601 UTC)."""
+    return f"GPU fleet report {doc.get('start')} to {doc.get('end')}"
+
+
+def headline(doc: dict) -> list[tuple[str, str]]:
+    """The headline figures shown first, as (label, formatted value)."""
+    by_layer = doc.get("lost_gpu_hours_by_layer") or {}
+    return [
+        ("provisioned GPU-hours", hours(doc.get("provisioned_gpu_hours"))),
+        ("usable GPU-hours", hours(doc.get("usable_gpu_hours"))),
+        ("usable ratio", ratio(doc.get("usable_ratio"))),
+        ("productive GPU-hours", hours(doc.get("productive_gpu_hours"))),
+        ("goodput ratio", ratio(doc.get("goodput_ratio"))),
+        ("lost GPU-hours by layer", ", ".join(f"{k} {hours(v)}" for k, v in by_layer.items())),
+    ]
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as Markdown (str, ends with a newline)."""
+    doc = report.document
+    out = [f"<!-- {GENERATED_BY} -->", "", f"# {title(doc)}", ""]
+    source = (doc.get("data_quality") or {}).get("source")
+    if source:
+        out += [f"Source: {_cell(source)}", ""]
+    out += [f"- {label}: {value}" for label, value in headline(doc)] + [""]
+    for section in report.sections:
+        out += [f"## {section.title}", ""]
+        if section.missing:
+            out += [f"Not available: {_cell(section.missing)}.", ""]
+            continue
+        for line in section.lines:
+            out += [line, ""]
+        for table in section.tables:
+            out += [*_table(table), ""]
+    return "\n".join(out).rstrip("\n") + "\n"

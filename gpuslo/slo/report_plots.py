@@ -1,0 +1,111 @@
+"""The weekly report's plots as inline SVG text (matplotlib, Agg backend, no display needed).
+
+Deterministic bytes: `svg.hashsalt` fixed, `metadata={"Date": None}`, text kept as text
+(`svg.fonttype = "none"`, so no font outlines), and only data from the report document. Labels
+are escaped by matplotlib's SVG writer; the XML prolog and DOCTYPE are dropped so the `<svg>`
+element can sit inside the HTML page.
+
+- `lost_by_layer_per_day(daily)` — stacked bars of lost GPU-hours per UTC day by layer;
+- `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective;
+- `badput_waterfall(allocated, badput, productive)` — allocated GPU-hours stepping down through
+  each badput category to productive.
+Each returns an SVG string, or None when the document has nothing to plot.
+"""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from gpuslo import names  # noqa: E402
+
+_RC = {"svg.hashsalt": "gpuslo", "svg.fonttype": "none", "font.size": 9, "figure.dpi": 100}
+COLORS = {names.LAYER_NODE: "#d62728", names.LAYER_PLATFORM: "#ff7f0e",
+          names.LAYER_TRAINING: "#9467bd", names.LAYER_OBSERVABILITY: "#7f7f7f"}
+
+
+def _svg(fig) -> str:
+    buffer = io.StringIO()
+    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches=None)
+    plt.close(fig)
+    text = buffer.getvalue()
+    return text[text.index("<svg"):].strip() + "\n"
+
+
+def _days(daily: list[dict]) -> list[str]:
+    return [str(d["day"])[:10] for d in daily]
+
+
+def lost_by_layer_per_day(daily: list[dict]) -> str | None:
+    """Stacked bars: lost GPU-hours per day by layer (columns lost_<layer> of the daily rows)."""
+    if not daily:
+        return None
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        x = range(len(daily))
+        bottom = [0.0] * len(daily)
+        for layer in names.LAYERS:
+            values = [d.get(f"lost_{layer}") or 0.0 for d in daily]
+            ax.bar(x, values, bottom=bottom, label=layer, color=COLORS[layer], width=0.8)
+            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+        _day_ticks(ax, daily)
+        ax.set_ylabel("lost GPU-hours")
+        ax.set_title("Lost GPU-hours by layer per day (UTC)")
+        ax.legend(loc="upper right", fontsize=8)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def _day_ticks(ax, daily: list[dict]) -> None:
+    labels = _days(daily)
+    every = max(1, len(labels) // 12)
+    ticks = list(range(0, len(labels), every))
+    ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
+
+
+def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | None:
+    """Line: usable ratio per day, with the objective as a dashed line."""
+    points = [(i, d["usable_ratio"]) for i, d in enumerate(daily) if d.get("usable_ratio") is not None]
+    if not points:
+        return None
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(8, 3.2))
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
+                color="#1f77b4", label="usable ratio")
+        if objective is not None:
+            ax.axhline(objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}")
+        _day_ticks(ax, daily)
+        low = min([p[1] for p in points] + ([objective] if objective is not None else []))
+        ax.set_ylim(max(0.0, low - (1 - low) * 0.5 - 0.001), 1.0005)
+        ax.set_ylabel("usable / provisioned")
+        ax.set_title("Usable GPU ratio per day against the objective")
+        ax.legend(loc="lower left", fontsize=8)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def badput_waterfall(allocated: float, badput: dict[str, float], productive: float) -> str | None:
+    """Waterfall: allocated → minus each badput category → productive (GPU-hours)."""
+    if not allocated:
+        return None
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(8, 3.4))
+        labels, level = ["allocated"], allocated
+        ax.bar(0, allocated, color="#1f77b4")
+        for i, (name, value) in enumerate(badput.items(), start=1):
+            ax.bar(i, value, bottom=level - value, color="#9467bd")
+            labels.append(name)
+            level -= value
+        ax.bar(len(labels), productive, color="#2ca02c")
+        labels.append("productive")
+        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+        floor = max(0.0, productive - (allocated - productive) * 0.5)
+        ax.set_ylim(floor, allocated + (allocated - productive) * 0.1 + 1e-9)
+        ax.set_ylabel("GPU-hours")
+        ax.set_title(f"Badput waterfall: allocated to productive GPU-hours (axis from {floor:,.0f})")
+        fig.tight_layout()
+        return _svg(fig)

@@ -1,0 +1,181 @@
+"""One builder per weekly-report section: `builder(doc, extra, wow) -> Section`.
+
+`doc` is the engine's JSON twin (`WeeklyResult.to_json_dict()`), `extra` the figures of
+`report.derived`, `wow` the week-over-week table (or None). Cells are formatted here, once, so
+Markdown and HTML show the same text. A section without data sets `missing` to the reason: the
+source's own `data_quality.cannot_fill[key]` when it gave one, else a sentence naming what is
+absent.
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.slo.report import TOP, Section, Table, hours, ratio
+
+
+def _cannot(doc: dict, key: str, fallback: str) -> str:
+    return ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get(key) or fallback
+
+
+def _share(part: float | None, whole: float | None) -> str:
+    return ratio(part / whole) if part is not None and whole else "—"
+
+
+def capacity(doc, extra, wow) -> Section:
+    total = doc.get("provisioned_gpu_hours")
+    cats = doc.get("categories_gpu_hours") or {}
+    rows = tuple((name, hours(value), _share(value, total)) for name, value in cats.items())
+    rows += (("total (provisioned)", hours(total), _share(total, total)),)
+    lines = (f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
+             "GPU-hour has exactly one category (DESIGN.md §6 order).",)
+    return Section("capacity", "Capacity accounting", lines,
+                   (Table(("category", "GPU-hours", "share"), rows),))
+
+
+def availability(doc, extra, wow) -> Section:
+    objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
+    usable = doc.get("usable_ratio")
+    verdict = "—" if usable is None or objective is None else (
+        "meets" if usable >= objective else "misses")
+    lines = (f"Usable ratio {ratio(usable)} against the objective {ratio(objective)}: {verdict} "
+             f"the objective ({hours(doc.get('usable_gpu_hours'))} usable of "
+             f"{hours(doc.get('provisioned_gpu_hours'))} provisioned GPU-hours).",)
+    rows = tuple((str(d["day"])[:10], hours(d["provisioned_gpu_hours"]), hours(d["usable_gpu_hours"]),
+                  ratio(d["usable_ratio"])) for d in doc.get("daily") or [])
+    tables = (Table(("day", "provisioned GPU-h", "usable GPU-h", "usable ratio"), rows),) if rows else ()
+    return Section("availability", "Availability", lines, tables)
+
+
+def slos(doc, extra, wow) -> Section:
+    rows = tuple((s["name"], ratio(s["objective"]), ratio(s["sli"]),
+                  "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no"),
+                  ratio(s["error_budget_remaining"]), ratio(s["burn_rate"]))
+                 for s in (doc.get("slos") or {}).values())
+    burn = tuple((b["severity"], f"{b['long_window']}/{b['short_window']}", f"{b['factor']:g}",
+                  ratio(b["long_burn_rate"]), ratio(b["short_burn_rate"]), "yes" if b["firing"] else "no")
+                 for b in doc.get("burn_rates") or [])
+    tables = (Table(("SLO", "objective", "SLI", "met", "error budget remaining", "burn rate"), rows),)
+    if burn:
+        tables += (Table(("alert", "windows", "factor", "long burn", "short burn", "firing at end"), burn),)
+    return Section("slos", "SLO status and error budget", (
+        "Error budget remaining is the share of the SLO period's budget left after this window.",),
+        tables)
+
+
+def goodput(doc, extra, wow) -> Section:
+    allocated = doc.get("allocated_gpu_hours") or 0
+    if not allocated or not doc.get("jobs"):
+        return Section("goodput", "Goodput, ETTR and badput", missing=_cannot(
+            doc, "goodput", "the data has no job allocations or Recorder journals"))
+    badput = doc.get("badput_gpu_hours_by_category") or {}
+    rows = (("allocated", hours(allocated), ratio(1.0)),)
+    rows += tuple((f"− {k}", hours(v), _share(v, allocated)) for k, v in badput.items())
+    rows += (("= productive", hours(doc.get("productive_gpu_hours")),
+              _share(doc.get("productive_gpu_hours"), allocated)),)
+    jobs = sorted(doc["jobs"], key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
+    job_rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
+                      ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in jobs)
+    lines = (f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / allocated usable "
+             f"GPU-hours); fleet ETTR {ratio(extra['fleet_ettr'])}.",)
+    return Section("goodput", "Goodput, ETTR and badput", lines, (
+        Table(("badput waterfall", "GPU-hours", "share of allocated"), rows),
+        Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), job_rows)))
+
+
+def interruptions(doc, extra, wow) -> Section:
+    rate = doc.get("interruptions_per_1000_gpu_days")
+    basis = doc.get("interruption_basis") or ""
+    lines = (f"{doc.get('interruptions', 0)} job interruptions; {ratio(rate)} per 1000 GPU-days "
+             f"(basis: {basis}).",
+             f"MTTI {hours(extra['mtti_hours'])} h (job wall hours per interruption); "
+             f"MTTR {hours(extra['mttr_hours'])} h (mean fault duration).")
+    if extra["mtti_hours"] is None:
+        lines += ("MTTI needs jobs with interruptions: " + _cannot(
+            doc, "interruptions", "the data has no job interruptions") + ".",)
+    rows = tuple((r["reason"], r["layer"], str(r["faults"]), str(r["open"]),
+                  hours(r["mtbf_gpu_hours"]), hours(r["mttr_hours"]))
+                 for r in doc.get("reliability") or [])
+    tables = (Table(("reason", "layer", "faults", "still open", "MTBF GPU-h", "MTTR h"), rows),) if rows else ()
+    return Section("interruptions", "Interruptions, MTTI and MTTR", lines, tables)
+
+
+def causes(doc, extra, wow) -> Section:
+    by_layer = doc.get("lost_gpu_hours_by_layer") or {}
+    total = sum(by_layer.values())
+    layer_rows = tuple((layer, hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
+                       for layer in names.LAYERS)
+    by_reason = sorted((doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    reason_rows = tuple((reason, names.REASON_LAYER.get(reason, "job badput"), hours(value),
+                         _share(value, total)) for reason, value in by_reason[:TOP] if value > 0)
+    return Section("causes", "Top causes by layer and reason", (
+        f"{hours(total)} GPU-hours lost in total.",),
+        (Table(("layer", "lost GPU-hours", "share"), layer_rows),
+         Table(("reason", "layer", "lost GPU-hours", "share"), reason_rows)))
+
+
+def blast_radius(doc, extra, wow) -> Section:
+    rows = sorted(doc.get("blast_radius") or [], key=lambda r: (-(r.get("job_lost_gpu_hours") or 0), r["job"]))
+    if not rows:
+        return Section("blast_radius", "Blast radius", missing=_cannot(
+            doc, "blast_radius", "no job interruption was attributed to a fault on its nodes"))
+    table = tuple((r["job"], str(r["time"]), r["fault_node"], r["reason"], hours(r["job_lost_gpu_hours"]),
+                   hours(r["fault_gpu_hours"]), ratio(r["blast_radius"])) for r in rows[:TOP])
+    return Section("blast_radius", "Blast radius", (
+        "GPU-hours a job lost to an interruption per GPU-hour of the faulty device.",),
+        (Table(("job", "time", "node", "reason", "job lost GPU-h", "fault GPU-h", "blast radius"), table),))
+
+
+def lemon_nodes(doc, extra, wow) -> Section:
+    rows = doc.get("lemon_nodes") or []
+    if not rows:
+        return Section("lemon_nodes", "Lemon nodes", ("No node had 3 or more faults in the window.",))
+    table = tuple((r["node"], str(r["faults"]), hours(r["faulty_hours"]), r["reasons"]) for r in rows[:TOP])
+    return Section("lemon_nodes", "Lemon nodes", (
+        f"{len(rows)} nodes with 3 or more faults (top {min(len(rows), TOP)} shown).",),
+        (Table(("node", "faults", "faulty hours", "reasons"), table),))
+
+
+def cost(doc, extra, wow) -> Section:
+    money = extra["cost"]
+    if money is None:
+        return Section("cost", "Cost of lost GPU-hours", missing=(
+            "no price per GPU-hour given (--price-per-gpu-hour, or price_per_gpu_hour in the SLO spec)"))
+    price = money["price_per_gpu_hour"]
+    rows = tuple((layer, f"{value:,.2f}") for layer, value in money["by_layer"].items())
+    rows += (("total lost", f"{money['lost']:,.2f}"),)
+    idle = extra["idle_gpu_hours"]
+    return Section("cost", "Cost of lost GPU-hours", (
+        f"At {price:,.2f} per GPU-hour; idle capacity ({hours(idle)} GPU-hours, "
+        f"{(idle or 0) * price:,.2f}) is not a fault and is not included.",),
+        (Table(("layer", "cost"), rows),))
+
+
+def data_quality(doc, extra, wow) -> Section:
+    dq = doc.get("data_quality") or {}
+    lines = (f"No data: {hours(dq.get('no_data_gpu_hours'))} GPU-hours; unknown verdicts: "
+             f"{hours(dq.get('unknown_gpu_hours'))} GPU-hours; blind ratio {ratio(dq.get('blind_ratio'))}. "
+             "Blind time counts as lost (observability), never as usable.",)
+    if dq.get("jobs_without_journal"):
+        lines += (f"Jobs without a journal: {', '.join(dq['jobs_without_journal'][:TOP])}.",)
+    rows = tuple((reason, hours(value)) for reason, value in sorted((dq.get("blind_gpu_hours_by_reason") or {}).items()))
+    missing = tuple((key, why) for key, why in sorted((dq.get("cannot_fill") or {}).items()))
+    tables = (Table(("blind reason", "GPU-hours"), rows),) if rows else ()
+    tables += (Table(("section the data cannot fill", "why"), missing),) if missing else ()
+    return Section("data_quality", "Data quality", lines, tables)
+
+
+def week_over_week(doc, extra, wow) -> Section:
+    if wow is None:
+        return Section("week_over_week", "Week over week", missing=(
+            "the data does not cover the previous window of the same length"))
+    fmt = {"usable_ratio": ratio, "goodput_ratio": ratio, "interruptions_per_1000_gpu_days": ratio}
+    rows = tuple((key, fmt.get(key, hours)(v["current"]), fmt.get(key, hours)(v["previous"]),
+                  fmt.get(key, hours)(v["change"])) for key, v in wow.items() if key != "lost_gpu_hours_by_layer")
+    rows += tuple((f"lost GPU-hours, {layer}", hours(v["current"]), hours(v["previous"]),
+                   hours(None if v["current"] is None or v["previous"] is None else v["current"] - v["previous"]))
+                  for layer, v in wow["lost_gpu_hours_by_layer"].items())
+    return Section("week_over_week", "Week over week", (), (Table(("figure", "this window", "previous", "change"), rows),))
+
+
+BUILDERS = (capacity, availability, slos, goodput, interruptions, causes, blast_radius, lemon_nodes,
+            cost, data_quality, week_over_week)
