@@ -10,13 +10,16 @@ Sources for the rules:
   — a volatile uncorrectable (DBE) error means the data in flight was lost; the GPU must be reset
   (or rows remapped) before it is trusted again.
 - Row remapping: same document, "Row Remapping": a pending remap takes effect at the next GPU reset
-  (drain, then reset); a remapping failure means the GPU needs service (RMA).
+  (drain, then reset); a remapping failure means the GPU needs service (RMA). Blackwell-era drivers
+  add "Channel Repair Pending" / "TPC Repair Pending" (a repair applied at the next reset, treated
+  like a pending remap) and "Unrepairable Memory" (treated like a remapping failure).
 - Recovery action: NVML `nvmlDeviceGetGpuRecoveryAction` / nvidia-smi `gpu_recovery_action`
   (NVML API reference, "GPU Recovery Action"): None, Reset, Reboot, Drain_P2P, Drain_and_Reset.
 - HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
   means the hardware halves clocks because the GPU is too hot. We class it `fatal`: the GPU runs at
   a fraction of its speed and a synchronous training job is held to its slowest GPU, so the GPU
-  does not deliver what a job was promised. Software thermal slowdown is not judged here.
+  does not deliver what a job was promised. Software thermal slowdown is not judged here. A
+  temperature at or above the GPU's own slowdown threshold ("GPU Slowdown Temp") is warn.
 - PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
   generation below max alone is normal; a width below max is a degraded link (warn).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
@@ -81,6 +84,8 @@ class GpuStatus:
         error: the error text the source gave for this GPU (NVML error, "Unknown Error").
         fabric_health: nvidia-smi -q "Fabric / Health / Summary" ("Healthy", "Unhealthy",
             "Limited Capacity"; NVML nvmlGpuFabricInfo_v3 health summary).
+        memory_repair_pending: Blackwell-era "Channel Repair Pending" or "TPC Repair Pending".
+        unrepairable_memory: Blackwell-era "Unrepairable Memory".
     """
 
     index: str | None = None
@@ -112,6 +117,8 @@ class GpuStatus:
     accessible: bool | None = None
     error: str | None = None
     fabric_health: str | None = None
+    memory_repair_pending: bool | None = None
+    unrepairable_memory: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -158,6 +165,21 @@ def _problem(signal: str, klass: str, reason: str, action: str, message: str, **
     return GpuProblem(signal=signal, class_=klass, reason=reason, action=action, message=message, **kw)
 
 
+# (GpuStatus flag, signal/reason, action, message): memory states that wait for service.
+_MEMORY_FLAGS = (
+    ("remapped_rows_failure", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
+     "row remapping failed; the GPU needs service"),
+    ("unrepairable_memory", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
+     "the driver reports unrepairable memory; the GPU needs service"),
+    ("remapped_rows_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a remapped row waits for a GPU reset to take effect"),
+    ("memory_repair_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a channel or TPC repair waits for a GPU reset to take effect"),
+    ("retired_pages_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a retired page waits for a GPU reset to take effect"),
+)  # fmt: skip
+
+
 def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
     out = []
     if s.ecc_dbe_volatile:
@@ -165,22 +187,25 @@ def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
             "ecc_uncorrectable", names.CLASS_FATAL, "ecc_uncorrectable", names.ACTION_RESET_GPU,
             f"{s.ecc_dbe_volatile} volatile uncorrectable (DBE) ECC errors", count=s.ecc_dbe_volatile,
         ))  # fmt: skip
-    if s.remapped_rows_failure:
-        out.append(_problem(
-            "row_remap_failure", names.CLASS_FATAL, "row_remap_failure",
-            names.ACTION_CONTACT_SUPPORT, "row remapping failed; the GPU needs service",
-        ))  # fmt: skip
-    if s.remapped_rows_pending:
-        out.append(_problem(
-            "row_remap_pending", names.CLASS_FATAL, "row_remap_pending",
-            names.ACTION_DRAIN_AND_RESET, "a remapped row waits for a GPU reset to take effect",
-        ))  # fmt: skip
-    if s.retired_pages_pending:
-        out.append(_problem(
-            "row_remap_pending", names.CLASS_FATAL, "row_remap_pending",
-            names.ACTION_DRAIN_AND_RESET, "a retired page waits for a GPU reset to take effect",
-        ))  # fmt: skip
+    for flag, signal, action, message in _MEMORY_FLAGS:
+        if getattr(s, flag):
+            out.append(_problem(signal, names.CLASS_FATAL, signal, action, message))
     return out
+
+
+def _thermal_problems(s: GpuStatus) -> list[GpuProblem]:
+    if s.hw_thermal_slowdown:
+        return [_problem(
+            "thermal_slowdown", names.CLASS_FATAL, "thermal_slowdown", names.ACTION_CONTACT_SUPPORT,
+            "hardware thermal slowdown active: clocks cut to cool the GPU",
+        )]  # fmt: skip
+    temp, limit = s.temperature_c, s.slowdown_temperature_c
+    if temp is not None and limit is not None and limit > 0 and temp >= limit:
+        return [_problem(
+            "thermal_slowdown", names.CLASS_WARN, "thermal_slowdown", names.ACTION_NONE,
+            f"GPU at {temp:g} C, at or above its slowdown temperature {limit:g} C",
+        )]  # fmt: skip
+    return []
 
 
 def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
@@ -195,11 +220,6 @@ def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
 
 def _link_problems(s: GpuStatus) -> list[GpuProblem]:
     out = []
-    if s.hw_thermal_slowdown:
-        out.append(_problem(
-            "thermal_slowdown", names.CLASS_FATAL, "thermal_slowdown", names.ACTION_CONTACT_SUPPORT,
-            "hardware thermal slowdown active: clocks cut to cool the GPU",
-        ))  # fmt: skip
     widths = (s.pcie_width_current, s.pcie_width_max)
     if None not in widths and 0 < widths[0] < widths[1]:
         out.append(_problem(
@@ -263,6 +283,7 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
     return [
         *_memory_problems(status),
         *_recovery_problems(status),
+        *_thermal_problems(status),
         *_link_problems(status),
         *_nvlink_error_problems(status),
         *_fabric_problems(status),

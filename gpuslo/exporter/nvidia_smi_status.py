@@ -44,6 +44,7 @@ _BOOL_KEYS = {
         "retired_pages/pending_page_blacklist", "retired_pages/pending_page_retirement",
         "retired_pages/pending_retirement", "retired_pages/pending_blacklist",
         "retired_pages.pending"),
+    "unrepairable_memory": ("ecc_errors/unrepairable_memory",),
     "hw_thermal_slowdown": tuple(
         f"{s}{sep}{p}hw_thermal_slowdown" for s in (_ET, _CT) for sep in "/."
         for p in ("", f"{s[:-1]}_")),
@@ -78,6 +79,7 @@ _FLOAT_KEYS = {
         "temperature/gpu_slowdown_temp", "temperature/gpu_temp_slow_threshold"),
 }
 _PCI_KEYS = ("pci/bus_id", "pci/pci_bus_id", "pci.bus_id", "gpu_bus_id")
+_REPAIR_KEYS = ("ecc_errors/channel_repair_pending", "ecc_errors/tpc_repair_pending")
 _ACTIVE_MASK_KEYS = (f"{_ET}.active", f"{_CT}.active")
 # NVML clocks event reason bits (nvml.h: nvmlClocksEventReasonHwSlowdown 0x8,
 # nvmlClocksEventReasonHwThermalSlowdown 0x40).
@@ -133,6 +135,9 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
                                ("ecc_dbe_aggregate", "aggregate", True)):  # fmt: skip
         if out.get(name) is None:
             out[name] = _ecc_sum(fields, section, unc, source)
+    repairs = [to_bool(fields[k][0], source, fields[k][1], k) for k in _REPAIR_KEYS if k in fields]
+    if any(r is not None for r in repairs):
+        out["memory_repair_pending"] = any(repairs)
     mask = _first(fields, _ACTIVE_MASK_KEYS)
     bits = to_int(mask[1], source, mask[2], mask[0]) if mask else None
     if bits is not None:

@@ -133,3 +133,16 @@ def test_every_problem_uses_the_vocabulary():
 def test_problem_rejects_names_outside_the_vocabulary():
     with pytest.raises(ValueError):
         GpuProblem(signal="made_up", class_="fatal", reason="ecc_uncorrectable", action="none", message="")
+
+
+def test_blackwell_memory_repair_pending_and_unrepairable_memory():
+    p = one(dataclasses.replace(HEALTHY_H200, memory_repair_pending=True))
+    assert (p.signal, p.class_, p.action) == ("row_remap_pending", "fatal", "drain_and_reset")
+    p = one(dataclasses.replace(HEALTHY_H200, unrepairable_memory=True))
+    assert (p.signal, p.class_, p.action) == ("row_remap_failure", "fatal", "contact_support")
+
+
+def test_temperature_at_slowdown_threshold_warns():
+    p = one(dataclasses.replace(HEALTHY_H200, temperature_c=89.0, slowdown_temperature_c=89.0))
+    assert (p.signal, p.class_) == ("thermal_slowdown", "warn")
+    assert evaluate_gpu(dataclasses.replace(HEALTHY_H200, temperature_c=88.0, slowdown_temperature_c=89.0)) == []

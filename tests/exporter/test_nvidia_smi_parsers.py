@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from conftest import FIXTURES
+from conftest import CORPUS, FIXTURES
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter import nvidia_smi
@@ -251,3 +251,16 @@ def test_nvml_errors(text, signal, klass):
 def test_proc_driver_excluded_gpu_is_not_usable():
     text = change(h200("proc-driver-nvidia-gpus-information.txt"), r"(GPU Excluded:\s+)No", r"\1Yes")
     assert signals(nvidia_smi.inspect_proc_driver(text, OPTIONS, "p")) == {"gpu_inaccessible": "fatal"}
+
+
+@pytest.mark.parametrize(
+    ("pattern", "replacement", "signal"),
+    [(r"(Channel Repair Pending\s+: )No", r"\1Yes", "row_remap_pending"),
+     (r"(Unrepairable Memory\s+: )No", r"\1Yes", "row_remap_failure")],
+)  # fmt: skip
+def test_query_blackwell_repair_fields(pattern, replacement, signal):
+    text = (CORPUS / "cases" / "027_nvidia-smi-q-blackwell-ecc-dram-uncorr-row-remapper-pending.txt").read_text()
+    text = change(text, r"(Pending\s+: )Yes", r"\1No")  # the remapper's own pending flag
+    text = change(text, r"(DRAM Uncorrectable\s+: )2", r"\g<1>0")
+    findings = nvidia_smi.inspect_query(change(text, pattern, replacement), OPTIONS, "q")
+    assert [f.signal for f in findings if f.class_ == "fatal"] == [signal]
