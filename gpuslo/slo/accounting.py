@@ -64,12 +64,17 @@ class Accounting:
     job_seconds: pd.Series
     provisioned_ticks: int
     state_ticks: dict[str, int]
-    tick_seconds: float
+    tick_ns: int
+
+    @property
+    def tick_seconds(self) -> float:
+        """Seconds per tick."""
+        return self.tick_ns / 1e9
 
     @property
     def provisioned_seconds(self) -> float:
         """Provisioned GPU-seconds in the window."""
-        return self.provisioned_ticks * self.tick_seconds
+        return self.provisioned_ticks * self.tick_ns / 1e9
 
     @property
     def usable_seconds(self) -> float:
@@ -179,7 +184,7 @@ def _paint(seg: _Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndarray, 
     v = _winner(seg, verdict_iv)
     s = _winner(seg, sched_iv)
     a = _winner(seg, alloc_iv)
-    verdict = np.where(v >= 0, verdict_iv.labels["verdict"].to_numpy(dtype=object)[np.maximum(v, 0)], "")
+    verdict = _take(verdict_iv.labels["verdict"], v)
     state = np.full(len(seg.gpu), _STATE_CODE[names.ACCOUNTING_IDLE], dtype=np.int8)
     healthy = verdict == names.VERDICT_HEALTHY
     state[healthy & (a >= 0)] = _STATE_CODE["allocated"]
@@ -218,7 +223,13 @@ def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, ti
     lost = segments[segments["layer"] != ""]
     by_layer_reason = lost.groupby(["layer", "reason"], observed=True)["seconds"].sum().reset_index()
     job_seconds = segments[segments["job"] != ""].groupby("job")["seconds"].sum()
-    return Accounting(segments, gpus, by_state, by_layer_reason, job_seconds, int(ticks.sum()), state_ticks, tick / 1e9)
+    return Accounting(segments, gpus, by_state, by_layer_reason, job_seconds, int(ticks.sum()), state_ticks, tick)
+
+
+def _take(labels: pd.Series, index: np.ndarray) -> np.ndarray:
+    """labels[index] as an object array, "" where index is -1."""
+    values = np.append(labels.to_numpy(dtype=object), "")
+    return values[np.where(index >= 0, index, len(values) - 1)]
 
 
 def _fill(reason, layer, state, code, which, iv) -> None:

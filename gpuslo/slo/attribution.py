@@ -164,7 +164,7 @@ def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
     """Split each job's allocated usable ticks (`acc`: gpuslo.slo.accounting.Accounting) by its
     goodput (`jobs`: job_summary): categories in `names.JOB_CATEGORIES` order, each capped at
     what is left; the rest is `other`, so every job's categories sum to its allocated ticks."""
-    tick_ns = int(round(acc.tick_seconds * 1e9))
+    tick_ns = acc.tick_ns
     seg = acc.segments[acc.segments["job"] != ""]
     ticks = (seg["end"] - seg["start"]).to_numpy("int64") // tick_ns
     allocated = pd.Series(ticks, index=seg["job"].to_numpy()).groupby(level=0).sum()
@@ -187,7 +187,7 @@ def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
 def lost_breakdown(acc, split: FleetSplit, attributed: pd.DataFrame) -> tuple[dict[str, float], dict[str, float]]:
     """(lost GPU-hours by layer — every names.LAYERS key, lost GPU-hours by reason) from
     capacity loss (acc.by_layer_reason) and badput (split); see gpuslo.slo.engine for rules."""
-    hours = acc.tick_seconds / 3600
+    hours = acc.tick_ns / 3.6e12
     by_layer = dict.fromkeys(names.LAYERS, 0.0)
     by_reason: dict[str, float] = {}
     for layer, reason, seconds in acc.by_layer_reason.itertuples(index=False):
@@ -200,7 +200,7 @@ def lost_breakdown(acc, split: FleetSplit, attributed: pd.DataFrame) -> tuple[di
     lost = split.job_ticks[["wasted_progress", "recovery"]] * hours
     share = attributed.groupby("job", observed=True).size()
     hit = attributed.merge(lost, left_on="job", right_index=True)
-    hit = hit.assign(w=hit["job"].map(share))
+    hit = hit.assign(w=hit["job"].map(share).astype("float64"))
     for category in ("wasted_progress", "recovery"):
         amounts = hit[category] / hit["w"]
         for (layer, reason), value in amounts.groupby([hit["layer"], hit["reason"]]).sum().items():

@@ -123,10 +123,12 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     split = fleet_job_split(acc, jobs)
     by_layer, by_reason = lost_breakdown(acc, split, attributed)
     categories_ticks = {**_capacity_ticks(acc), **split.fleet_ticks}
-    hours = acc.tick_seconds / 3600
-    provisioned_h = acc.provisioned_ticks * hours
-    productive_h = split.fleet_ticks[names.CATEGORY_PRODUCTIVE] * hours
-    allocated_h = acc.state_ticks["allocated"] * hours
+    def hours(ticks: int) -> float:
+        return ticks * acc.tick_ns / 3.6e12
+
+    provisioned_h = hours(acc.provisioned_ticks)
+    productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
+    allocated_h = hours(acc.state_ticks["allocated"])
     window_s = (end - start).total_seconds()
     in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
     gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
@@ -141,10 +143,10 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     return WeeklyResult(
         start=start, end=end, gpus=len(acc.gpus), nodes=int(acc.gpus["node"].nunique()),
         provisioned_gpu_hours=provisioned_h, usable_gpu_hours=acc.usable_seconds / 3600,
-        categories={k: v * hours for k, v in categories_ticks.items()}, category_ticks=categories_ticks,
+        categories={k: hours(v) for k, v in categories_ticks.items()}, category_ticks=categories_ticks,
         provisioned_ticks=acc.provisioned_ticks, lost_gpu_hours_by_layer=by_layer,
         lost_gpu_hours_by_reason=by_reason,
-        badput_gpu_hours_by_category={c: split.fleet_ticks[c] * hours for c in names.BADPUT_CATEGORIES},
+        badput_gpu_hours_by_category={c: hours(split.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES},
         productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, slos=slos,
         burn_rates=objectives.burn_rates(acc.segments, end, spec),
         interruptions_per_1000_gpu_days=rate, interruption_basis=basis, jobs=jobs,
@@ -173,7 +175,7 @@ def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:
 
 def _capacity_ticks(acc: Accounting) -> dict[str, int]:
     seg = acc.segments
-    ticks = (seg["end"] - seg["start"]).to_numpy("int64") // int(round(acc.tick_seconds * 1e9))
+    ticks = (seg["end"] - seg["start"]).to_numpy("int64") // acc.tick_ns
     out = {names.ACCOUNTING_NO_DATA: acc.state_ticks[names.ACCOUNTING_NO_DATA],
            names.ACCOUNTING_UNKNOWN: acc.state_ticks[names.ACCOUNTING_UNKNOWN]}
     unhealthy = (seg["state"] == names.ACCOUNTING_UNHEALTHY).to_numpy()
@@ -196,7 +198,7 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split) ->
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
         "source": frames.source,
-        "tick_ns": int(round(acc.tick_seconds * 1e9)),
+        "tick_ns": acc.tick_ns,
     }
 
 
