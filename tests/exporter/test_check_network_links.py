@@ -22,7 +22,7 @@ SYSFS = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
 def run_check(tree: str, tmp_path: Path, **context) -> list:
     ctx = CheckContext(sysfs=SYSFS / tree, state_dir=tmp_path, clock=lambda: 1_700_000_000.0, **context)
-    return NetworkLinksCheck().run(ctx)
+    return NetworkLinksCheck().run(ctx).results
 
 
 def by_scope(results) -> dict:
@@ -76,6 +76,13 @@ def test_efa_healthy_for_the_instance_type(tmp_path):
     results = run_check("efa-healthy", tmp_path, instance_type="p5.48xlarge")
     assert node_verdict(results) == "healthy"
     assert "32 of 32 EFA" in by_scope(results)["node"].message
+
+
+def test_device_counts_are_facts_for_the_snapshot(tmp_path):
+    ctx = CheckContext(sysfs=SYSFS / "efa-degraded", state_dir=tmp_path, instance_type="p5.48xlarge")
+    facts = NetworkLinksCheck().run(ctx).facts
+    assert facts == {"network_devices": {"efa": 31, "infiniband": 0},
+                     "network_devices_expected": {"efa": 32}}  # fmt: skip
 
 
 def test_efa_one_device_missing_fails(tmp_path):

@@ -28,6 +28,7 @@ from gpuslo.errors import InputError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, ToolError
 from gpuslo.exporter.fabric_ports import Port
 from gpuslo.exporter.fabric_sysfs import EFA_DRIVER, expected_efa_devices, read_infiniband_sysfs
+from gpuslo.exporter.runner import CheckOutput
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 CHECK = "network_links"
@@ -64,7 +65,9 @@ def evaluate_port(port: Port, rate_gbps: float | None) -> CheckResult:
         return _result(port.device, names.STATUS_FAIL,
                        f"{where} active at {port.rate_gbps} Gb/s, expected {rate_gbps:g}",
                        "network_port_degraded")  # fmt: skip
-    return _result(port.device, names.STATUS_OK, f"{where} Active/LinkUp at {port.rate_gbps} Gb/s")
+    return _result(
+        port.device, names.STATUS_OK, f"{where} Active/LinkUp at {port.rate_gbps:g} Gb/s"
+    )
 
 
 def _count(kind: str, seen: int, expected: int | None) -> CheckResult:
@@ -132,21 +135,39 @@ class NetworkLinksCheck:
     interval_s: float = DEFAULT_INTERVAL_S
     dependencies: tuple[str, ...] = field(default=("sysfs:class/infiniband",))
 
-    def run(self, context: CheckContext) -> list[CheckResult]:
-        """Read sysfs under `context.sysfs` and evaluate. Raises ToolError when a sysfs file
-        exists but cannot be read."""
+    def run(self, context: CheckContext) -> CheckOutput:
+        """Read sysfs under `context.sysfs` and evaluate. Facts for the snapshot: devices present
+        and expected by kind (`infiniband`, `efa`; `gpuslo_network_devices{,_expected}`). Raises
+        ToolError when a sysfs file exists but cannot be read."""
         started = time.monotonic()
         try:
             ports = read_infiniband_sysfs(context.sysfs)
         except InputError as error:
             raise ToolError(str(error)) from None
+        expectation = expectation_from_context(context)
         now = context.clock() if context.clock else time.time()
         duration = time.monotonic() - started
         source = f"sysfs {context.sysfs}"
-        return [
+        results = [
             _stamp(result, source, now, duration)
-            for result in evaluate_network_links(ports, expectation_from_context(context))
+            for result in evaluate_network_links(ports, expectation)
         ]
+        return CheckOutput(results, device_counts(ports, expectation))
+
+
+def device_counts(ports: Sequence[Port], expectation: LinkExpectation) -> dict[str, dict[str, int]]:
+    """`{"network_devices": {kind: present}, "network_devices_expected": {kind: expected}}` with
+    kinds `infiniband` and `efa`; an expected count that is not known is left out."""
+    efa = {port.device for port in ports if port.driver == EFA_DRIVER}
+    infiniband = {port.device for port in ports if port.driver != EFA_DRIVER}
+    expected = {
+        "infiniband": expectation.infiniband_devices,
+        "efa": expected_efa_devices(expectation.instance_type, expectation.efa_devices),
+    }
+    return {
+        "network_devices": {"efa": len(efa), "infiniband": len(infiniband)},
+        "network_devices_expected": {k: v for k, v in expected.items() if v is not None},
+    }
 
 
 def _stamp(result: CheckResult, source: str, now: float, duration: float) -> CheckResult:
