@@ -88,8 +88,13 @@ def parse_rate(text: str) -> float | None:
 
 
 def port_finding(kind: str, port: Port) -> Finding:
-    """One finding per port: `port_active` (ok) or `port_down` (fatal, check the cabling)."""
+    """One finding per port: `port_active` (ok), `port_down` (fatal, check the cabling), or
+    `device_unreadable` (unknown) when the evidence shows the port without its state."""
     where = f"{port.device} port {port.port}"
+    if not port.state:
+        return Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="device_unreadable",
+                       device=port.device, reason="parse_error",
+                       message=f"{where}: no state shown")  # fmt: skip
     if port.usable:
         rate = f" at {port.rate_gbps:g} Gb/s" if port.rate_gbps is not None else ""
         return Finding(kind=kind, class_=names.CLASS_OK, signal="port_active", device=port.device,
@@ -144,18 +149,29 @@ def evaluate_ports(
     """Findings for a set of ports: one per port, the `ports_active` inventory (class ok, count of
     usable ports) and the comparison against the expected devices (`expectation_findings`)."""
     ports = list(ports)
-    findings = [port_finding(kind, port) for port in ports]
+    findings = [port_finding(kind, port) for port in ports] + degraded_findings(kind, ports)
     active = sum(port.usable for port in ports)
     if ports:
-        findings.append(
-            Finding(
-                kind=kind,
-                class_=names.CLASS_OK,
-                signal="ports_active",
-                count=active,
-                message=f"{active} of {len(ports)} ports active",
-            )
-        )
+        findings.append(Finding(kind=kind, class_=names.CLASS_OK, signal="ports_active",
+                                count=active, message=f"{active} of {len(ports)} ports active"))  # fmt: skip
     seen = {port.device for port in ports} | set(devices)
     findings += expectation_findings(kind, seen, expected, unreadable)
     return findings
+
+
+def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
+    """`port_degraded` (class warn) for an active port whose rate is below the fastest active port
+    of the same link layer in the same evidence: collectives still run, at a fraction of the
+    bandwidth (shared/MISSION.md). Warn, not fatal: a node may mix link speeds on purpose."""
+    usable = [port for port in ports if port.usable and port.rate_gbps is not None]
+    fastest: dict[str, float] = {}
+    for port in usable:
+        fastest[port.link_layer] = max(fastest.get(port.link_layer, 0.0), port.rate_gbps)
+    return [
+        Finding(kind=kind, class_=names.CLASS_WARN, signal="port_degraded", device=port.device,
+                state=port.state, physical_state=port.physical_state,
+                reason="network_port_degraded", action=names.ACTION_CHECK_CABLING,
+                message=f"{port.device} port {port.port} active at {port.rate_gbps:g} Gb/s, "
+                        f"others at {fastest[port.link_layer]:g} Gb/s")
+        for port in usable if port.rate_gbps < fastest[port.link_layer]
+    ]  # fmt: skip

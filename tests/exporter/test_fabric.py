@@ -168,3 +168,19 @@ def test_every_parser_returns_or_raises_parse_error(seed, cut, noise, raw):
         for parse in PARSERS:
             with contextlib.suppress(ParseError):
                 parse(text)
+
+
+def test_active_port_slower_than_its_peers_is_degraded_but_usable():
+    text = (CORPUS / "cases" / "041_ibstatus-sysfs-strings-4x-edr-all-active.txt").read_text()
+    text = text.replace("100 Gb/sec (4X EDR)", "25 Gb/sec (1X EDR)", 1)
+    findings = fabric.inspect_ibstatus(text, InspectOptions(expect_network_devices=4), "x")
+    degraded = [f for f in findings if f.signal == "port_degraded"]
+    assert [(f.device, f.class_) for f in degraded] == [("mlx5_0", "warn")]
+    assert verdict_from_findings(findings) == "healthy"
+
+
+def test_port_shown_without_a_state_is_unknown_not_down():
+    text = "CA 'mlx5_0'\n\tPort 1:\n\t\tRate: 400\n"
+    findings = fabric.inspect_ibstat(text, InspectOptions(), "x")
+    assert findings[0].signal == "device_unreadable" and findings[0].class_ == "unknown"
+    assert verdict_from_findings(findings) == "unknown"
