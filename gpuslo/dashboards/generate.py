@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grafanalib._gen import DashboardEncoder
 
-from gpuslo.dashboards import node_boards, slo_boards
+from gpuslo.dashboards import job_board, node_boards, slo_boards
 from gpuslo.errors import InputError
 from gpuslo.slo_spec import SloSpec, load_spec
 
@@ -25,7 +25,7 @@ BOARDS = (
     slo_boards.lost_gpu_hours,
     node_boards.check_liveness,
     node_boards.node_drilldown,
-    slo_boards.job_goodput,
+    job_board.job_goodput,
 )
 # Panels that show nothing on a healthy fleet (they list problems); the Prometheus test may find
 # them empty. Every other panel must return data on the test fixture.

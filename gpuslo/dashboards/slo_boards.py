@@ -1,5 +1,5 @@
 """Fleet dashboards driven by the SLO spec: SLOs and error budget, lost GPU-hours by layer and
-reason, job goodput and badput.
+reason (job goodput lives in job_board.py).
 
 They read the recording rules of gpuslo/alerts (names from `slo_spec.sli_record` and the
 `gpuslo:*:count` series) and the raw metrics of DESIGN.md §4. GPU-hours over the dashboard range
@@ -19,7 +19,6 @@ from gpuslo.dashboards.panels import (
     Query,
     Spec,
     dashboard,
-    query_variable,
 )
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
@@ -202,106 +201,4 @@ def lost_gpu_hours(spec: SloSpec) -> dict:
         "gpuslo / Lost GPU-hours by layer and reason",
         "Where usable GPU time goes: node, platform, training, observability.",
         specs,
-    )
-
-
-def job_goodput(spec: SloSpec) -> dict:
-    """Job goodput and badput, fleet-wide and per job (`$job`)."""
-    seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
-    productive = f'{seconds},category="{names.CATEGORY_PRODUCTIVE}"}}'
-    specs = [
-        Spec(
-            "stat",
-            f"Fleet goodput over {spec.period}",
-            "Productive over allocated GPU-time "
-            f"(objective {format_number(spec.objectives[names.SLO_JOB_GOODPUT])}).",
-            RATIO,
-            (Query(sli_record(names.SLO_JOB_GOODPUT, spec.period), instant=True),),
-            6,
-            5,
-        ),
-        Spec(
-            "timeseries",
-            "Goodput per job",
-            "Productive over allocated GPU-seconds per job (ratio 0–1).",
-            RATIO,
-            (
-                Query(
-                    f"sum by (job) (rate({productive}[$__rate_interval])) / (sum by (job) "
-                    f"(rate({seconds}}}[$__rate_interval])) > 0)",
-                    "{{job}}",
-                ),
-            ),
-            18,
-            5,
-        ),
-        Spec(
-            "timeseries",
-            "GPUs busy by category",
-            "GPU-seconds per second by goodput category "
-            "(productive or a badput category): GPUs spent on each.",
-            GPUS,
-            (Query(f"sum by (category) (rate({seconds}}}[$__rate_interval]))", "{{category}}"),),
-        ),
-        Spec(
-            "bargauge",
-            "Badput GPU-hours by category",
-            "GPU-hours in the range in each badput category (ML Goodput Measurement's taxonomy).",
-            GPU_HOURS,
-            (
-                Query(
-                    f'sum by (category) (increase({seconds},category!="productive"}}[$__range]))'
-                    " / 3600",
-                    "{{category}}",
-                    instant=True,
-                ),
-            ),
-        ),
-        Spec(
-            "timeseries",
-            "Step time",
-            "Seconds per step over the last 6 h (recorded from progress timestamps and steps).",
-            "s",
-            (Query('gpuslo:job_step_time:seconds{job=~"$job"}', "{{job}}"),),
-            8,
-        ),
-        Spec(
-            "timeseries",
-            "Time since last progress",
-            "Seconds since each job last advanced a "
-            f"step; GpusloJobStalled fires past {format_number(spec.job_stall_factor)} step "
-            "times.",
-            "s",
-            (
-                Query(
-                    "time() - max by (job) (gpuslo_job_last_progress_timestamp_seconds"
-                    '{job=~"$job"})',
-                    "{{job}}",
-                ),
-            ),
-            8,
-        ),
-        Spec(
-            "bargauge",
-            "Interruptions by layer",
-            "Job interruptions in the range by the layer they are attributed to.",
-            "short",
-            (
-                Query(
-                    'sum by (layer) (increase(gpuslo_job_interruptions_total{job=~"$job"}'
-                    "[$__range]))",
-                    "{{layer}}",
-                    instant=True,
-                ),
-            ),
-            8,
-        ),
-    ]
-    variable = query_variable("job", "Job", "label_values(gpuslo_job_step, job)")
-    return dashboard(
-        "gpuslo-job-goodput",
-        "gpuslo / Job goodput and badput",
-        "Productive and badput GPU-time of training jobs.",
-        specs,
-        [variable],
     )

@@ -1,0 +1,314 @@
+"""Every dashboard expression passes promtool and returns data from a real Prometheus (Debian's
+package, on loopback) that holds three hours of backfilled OpenMetrics for every metric in
+names.METRICS — two nodes, one GPU unhealthy (Xid 79), one training job — and evaluates the
+generated recording rules. One Prometheus serves the whole module."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+
+import pytest
+import requests
+import yaml
+from prometheus_client import CollectorRegistry
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.openmetrics.exposition import generate_latest
+
+from gpuslo import names
+from gpuslo.alerts import generate as rules_generate
+from gpuslo.dashboards import generate
+from gpuslo.slo_spec import SloSpec
+from tests.conftest import require_binary
+
+pytestmark = pytest.mark.prometheus
+STEP_S, HOURS = 60, 3
+SUBSTITUTE = {
+    "$__rate_interval": "5m",
+    "$__range_s": str(HOURS * 3600),
+    "$__range": f"{HOURS}h",
+    "$instance": ".*",
+    "$job": ".*",
+}
+NODES = ("n1:9400", "n2:9400")
+BAD_GPU = ("n2:9400", "1")  # Xid 79: fallen off the bus
+CHECKS = ("xid", "ecc")
+
+
+def substitute(expr: str) -> str:
+    """A dashboard expression with Grafana's variables replaced by test values."""
+    for variable, value in SUBSTITUTE.items():
+        expr = expr.replace(variable, value)
+    return expr
+
+
+def dashboard_targets() -> list[tuple[str, str, str]]:
+    """(dashboard uid, panel title, substituted expression) for every target."""
+    return [
+        (board["uid"], panel["title"], substitute(target["expr"]))
+        for board in map(json.loads, generate.build_files(SloSpec()).values())
+        for panel in board["panels"]
+        for target in panel["targets"]
+    ]
+
+
+class _Fixture:
+    """Collector yielding every series with its samples over the window (timestamps in s)."""
+
+    def __init__(self, end: int) -> None:
+        self.times = list(range(end - HOURS * 3600, end + 1, STEP_S))
+
+    def _family(self, name: str, rows: list[tuple[dict, object]]):
+        kind, labels, help_text = names.METRICS.get(name, ("gauge", (), name))
+        if kind == "counter":
+            family = CounterMetricFamily(name, help_text, labels=sorted(rows[0][0]))
+        else:
+            family = GaugeMetricFamily(name, help_text, labels=sorted(rows[0][0]))
+        for labelset, value in rows:
+            keys = sorted(labelset)
+            for index, at in enumerate(self.times):
+                sample = value(index, at) if callable(value) else value
+                family.add_metric([labelset[k] for k in keys], sample, timestamp=at)
+        return family
+
+    def collect(self):
+        for name, rows in sorted(fixture_rows().items()):
+            yield self._family(name, rows)
+
+
+def _gpu_rows() -> dict[str, list]:
+    rows: dict[str, list] = {
+        k: []
+        for k in (
+            "gpuslo_gpu_info",
+            "gpuslo_gpu_usable",
+            "gpuslo_gpu_verdict",
+            "gpuslo_gpu_problem",
+        )
+    }
+    for instance in NODES:
+        for gpu in ("0", "1"):
+            ids = {
+                "instance": instance,
+                "job": "gpuslo",
+                "gpu": gpu,
+                "uuid": f"GPU-{instance}-{gpu}",
+            }
+            bad = (instance, gpu) == BAD_GPU
+            info = {
+                "pci_bus_id": f"00000000:0{gpu}:00.0",
+                "model": "NVIDIA H200",
+                "family": "hopper",
+            }
+            rows["gpuslo_gpu_info"].append(({**ids, **info}, 1))
+            rows["gpuslo_gpu_usable"].append((ids, 0 if bad else 1))
+            for verdict in names.VERDICTS:
+                state = verdict == ("unhealthy" if bad else "healthy")
+                rows["gpuslo_gpu_verdict"].append(({**ids, "verdict": verdict}, int(state)))
+            if bad:
+                problem = {
+                    "check": "xid",
+                    "reason": "fallen_off_bus",
+                    "layer": "node",
+                    "action": "reboot_node",
+                }
+                rows["gpuslo_gpu_problem"].append(({**ids, **problem}, 1))
+    return rows
+
+
+def _node_rows() -> dict[str, list]:
+    rows: dict[str, list] = {}
+    add = lambda name, labels, value: rows.setdefault(name, []).append((labels, value))  # noqa: E731
+    for instance in NODES:
+        node = {"instance": instance, "job": "gpuslo"}
+        bad = instance == BAD_GPU[0]
+        add("up", node, 1)
+        add("gpuslo_build_info", {**node, "version": "0.1.0"}, 1)
+        add(
+            "gpuslo_node_info",
+            {
+                **node,
+                "node": instance.split(":")[0],
+                "driver_version": "570.124.06",
+                "cuda_version": "12.8",
+            },
+            1,
+        )
+        add("gpuslo_node_usable", node, 0 if bad else 1)
+        for verdict in names.VERDICTS:
+            add(
+                "gpuslo_node_verdict",
+                {**node, "verdict": verdict},
+                int(verdict == ("unhealthy" if bad else "healthy")),
+            )
+        add(
+            "kube_node_spec_unschedulable",
+            {"instance": "ksm:8080", "job": "kube-state-metrics", "node": instance.split(":")[0]},
+            0,
+        )
+        for check in CHECKS:
+            labels = {**node, "check": check}
+            for status in names.STATUSES:
+                add("gpuslo_check_status", {**labels, "status": status}, int(status == "ok"))
+            add("gpuslo_check_last_run_timestamp_seconds", labels, lambda i, at: at)
+            add("gpuslo_check_last_success_timestamp_seconds", labels, lambda i, at: at)
+            add("gpuslo_check_interval_seconds", labels, 30)
+            add("gpuslo_check_duration_seconds", labels, 0.25)
+            add("gpuslo_check_runs_total", labels, lambda i, at: 2 * i)
+            for reason in ("dependency_missing", "check_timeout"):
+                add(
+                    "gpuslo_check_errors_total", {**labels, "reason": reason}, lambda i, at: i // 30
+                )
+        add(
+            "gpuslo_xid_events_total",
+            {**node, "pci_bus_id": "00000000:01:00.0", "xid": "79", "class": "fatal"},
+            lambda i, at: i // 60,
+        )
+        add(
+            "gpuslo_sxid_events_total",
+            {**node, "nvswitch": "0", "sxid": "20034", "class": "warn"},
+            lambda i, at: i // 90,
+        )
+        add("gpuslo_kernel_log_records_lost_total", node, lambda i, at: i // 45)
+        for metric, value in (
+            ("gpuslo_network_devices", 4),
+            ("gpuslo_network_devices_expected", 4),
+        ):
+            add(metric, {**node, "kind": "efa"}, value)
+    return rows
+
+
+def _job_rows() -> dict[str, list]:
+    rows: dict[str, list] = {}
+    add = lambda name, labels, value: rows.setdefault(name, []).append((labels, value))  # noqa: E731
+    for instance in NODES:
+        job = {"instance": instance, "job": "train-a"}
+        # 2 GPUs per node: 100 of every 120 GPU-seconds productive, 20 saving checkpoints.
+        add(
+            "gpuslo_job_gpu_seconds_total", {**job, "category": "productive"}, lambda i, at: 100 * i
+        )
+        add(
+            "gpuslo_job_gpu_seconds_total",
+            {**job, "category": "checkpoint_save"},
+            lambda i, at: 20 * i,
+        )
+        add("gpuslo_job_step", job, lambda i, at: 10 * i)
+        add("gpuslo_job_last_progress_timestamp_seconds", job, lambda i, at: at)
+        add("gpuslo_job_interruptions_total", {**job, "layer": "node"}, lambda i, at: i // 60)
+    return rows
+
+
+def fixture_rows() -> dict[str, list]:
+    """Metric name -> [(labels, value or f(index, timestamp))]: every metric in names.METRICS."""
+    return {**_gpu_rows(), **_node_rows(), **_job_rows()}
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait_ready(url: str, process: subprocess.Popen, deadline_s: float = 30) -> None:
+    end = time.monotonic() + deadline_s
+    while time.monotonic() < end:
+        if process.poll() is not None:
+            raise RuntimeError("prometheus exited early")
+        try:
+            if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.2)
+    raise TimeoutError("prometheus not ready")
+
+
+@pytest.fixture(scope="module")
+def prometheus(tmp_path_factory) -> str:
+    binary, promtool = require_binary("prometheus"), require_binary("promtool")
+    root = tmp_path_factory.mktemp("prometheus")
+    registry = CollectorRegistry()
+    registry.register(_Fixture(end=int(time.time()) - 30))
+    (root / "fixture.om").write_bytes(generate_latest(registry))
+    data = root / "data"
+    subprocess.run(
+        [
+            promtool,
+            "tsdb",
+            "create-blocks-from",
+            "openmetrics",
+            str(root / "fixture.om"),
+            str(data),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    for name, text in rules_generate.build_files(SloSpec()).items():
+        (root / name).write_text(text)
+    config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(root / "*.rules.yml")]}
+    (root / "prometheus.yml").write_text(yaml.safe_dump(config))
+    url = f"http://127.0.0.1:{_free_port()}"
+    process = subprocess.Popen(
+        [
+            binary,
+            f"--config.file={root / 'prometheus.yml'}",
+            f"--storage.tsdb.path={data}",
+            f"--web.listen-address={url.removeprefix('http://')}",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=(root / "prometheus.log").open("w"),
+    )
+    try:
+        _wait_ready(url, process)
+        yield url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def _query(url: str, expr: str) -> list:
+    answer = requests.get(f"{url}/api/v1/query", params={"query": expr}, timeout=10).json()
+    assert answer["status"] == "success", (expr, answer)
+    return answer["data"]["result"]
+
+
+def test_every_dashboard_expression_passes_promtool(tmp_path):
+    promtool = require_binary("promtool")
+    rules = [
+        {"record": f"gpuslo_dashboard_check:{n}", "expr": expr}
+        for n, (_, _, expr) in enumerate(dashboard_targets())
+    ]
+    path = tmp_path / "dashboards.rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [{"name": "dashboards", "rules": rules}]}))
+    checked = subprocess.run(
+        [promtool, "check", "rules", str(path)], capture_output=True, text=True, timeout=60
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+def test_every_dashboard_expression_returns_data(prometheus):
+    pending = {
+        target for target in dashboard_targets() if target[1] not in generate.EMPTY_ON_HEALTHY_FLEET
+    }
+    deadline = time.monotonic() + 30  # recording rules need a few 1 s evaluations
+    while pending and time.monotonic() < deadline:
+        pending = {t for t in pending if not _query(prometheus, t[2])}
+        time.sleep(0.5)
+    assert not pending, "no data for:\n" + "\n".join(
+        f"{u}: {t}: {e}" for u, t, e in sorted(pending)
+    )
+
+
+def test_problem_panels_show_the_unhealthy_gpu(prometheus):
+    lost = _query(prometheus, "gpuslo:gpu_lost:count")
+    assert [(s["metric"]["layer"], s["metric"]["reason"], s["value"][1]) for s in lost] == [
+        ("node", "fallen_off_bus", "1")
+    ]
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m"):
+        time.sleep(0.5)
+    # 3 of 4 GPUs usable.
+    assert _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m")[0]["value"][1] == "0.75"
