@@ -19,7 +19,6 @@ A run ends within its deadline plus one second. Each run updates the check's `He
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -51,7 +50,7 @@ FACT_KEYS = (
 # imported once by the forkserver so each child starts with them loaded (never pynvml: the fake
 # NVML of the tests is chosen per run through the environment)
 PRELOAD = [
-    "gpuslo.exporter.runner", "gpuslo.exporter.checks.registry", "gpuslo.exporter.nvml_source",
+    "gpuslo.cli", "gpuslo.exporter.runner", "gpuslo.exporter.checks.registry", "gpuslo.exporter.nvml_source",
     "gpuslo.exporter.checks.gpu_inventory", "gpuslo.exporter.checks.gpu_memory",
     "gpuslo.exporter.checks.thermal", "gpuslo.exporter.checks.nvlink", "gpuslo.exporter.checks.pcie",
 ]  # fmt: skip
@@ -214,11 +213,9 @@ class Runner:
             answer = None  # the child died without sending anything
         except (OSError, pickle.UnpicklingError, AttributeError, ImportError) as error:
             answer = ("tool_error", f"unreadable answer: {error}")
-        run.process.join(KILL_GRACE_S if answer is None else 0.05)
         if answer is None:
+            run.process.join(KILL_GRACE_S)
             answer = ("tool_error", f"{_exit_text(run.process.exitcode)} without an answer")
-        elif answer[0] == "ok" and run.process.exitcode not in (None, 0):
-            answer = ("tool_error", f"answered but {_exit_text(run.process.exitcode)}")
         self._finish(run, answer)
 
     def _timeout(self, run: _Run) -> None:
@@ -230,11 +227,8 @@ class Runner:
         self._finish(run, ("check_timeout", message), killed=True)
 
     def _finish(self, run: _Run, answer: tuple[str, Any], killed: bool = False) -> None:
-        if not killed:  # answered: whatever it left running in its group goes too
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(run.process.pid, signal.SIGKILL)
-            if run.process.is_alive():
-                _kill(run.process)
+        if not killed:  # answered (or died): whatever is left in its process group goes too
+            _kill(run.process)
         run.conn.close()
         self._record(run.check, run.started, answer)
 
