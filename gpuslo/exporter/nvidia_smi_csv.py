@@ -36,7 +36,9 @@ KNOWN_COLUMNS = frozenset(
      "clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_slowdown",
      "clocks_throttle_reasons.hw_slowdown", "temperature.gpu", "pcie.link.gen.current",
      "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max", "fabric.state",
-     "fabric.status", "driver_version"}
+     "fabric.status", "driver_version", "remapped_rows.dbe", "pcie.link.gen.gpucurrent",
+     "pcie.link.gen.gpumax", "fabric.health.summary", "ecc.errors.uncorrected.volatile.dram",
+     "ecc.errors.uncorrected.volatile.sram"}
 )  # fmt: skip
 _ERROR_WORDS = re.compile(r"error|failed|unable|not found|no devices|insufficient", re.IGNORECASE)
 _ROW_START = re.compile(

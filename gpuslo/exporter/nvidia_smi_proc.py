@@ -58,8 +58,8 @@ NVML_ERRORS = (
      "nvml_error", names.CLASS_UNKNOWN, "dependency_missing", names.ACTION_NONE),
     (r"No devices were found", "gpu_missing", names.CLASS_FATAL, "gpu_missing",
      names.ACTION_REBOOT_NODE),
-    (r"Failed to initialize NVML|NVML: |NVML error", "nvml_error", names.CLASS_UNKNOWN,
-     "tool_error", names.ACTION_NONE),
+    (r"is not a valid field to query|Failed to initialize NVML|NVML: |NVML error", "nvml_error",
+     names.CLASS_UNKNOWN, "tool_error", names.ACTION_NONE),
 )  # fmt: skip
 _INFO_ONLY = re.compile(r"^NVML library version:\s*\S+$")
 

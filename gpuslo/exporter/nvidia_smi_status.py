@@ -54,13 +54,14 @@ _BOOL_KEYS = {
 _INT_KEYS = {
     "remapped_rows_uncorrectable": (
         "remapped_rows/uncorrectable_error", "remapped_rows/remapped_row_unc",
-        "remapped_rows.uncorrectable"),
+        "remapped_rows.uncorrectable", "remapped_rows.dbe"),
     "pcie_gen_current": (
         "pci/gpu_link_info/pcie_generation/current",
-        "pci/pci_gpu_link_info/pcie_gen/current_link_gen", "pcie.link.gen.current"),
+        "pci/pci_gpu_link_info/pcie_gen/current_link_gen", "pcie.link.gen.gpucurrent",
+        "pcie.link.gen.current"),
     "pcie_gen_max": (
         "pci/gpu_link_info/pcie_generation/max", "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
-        "pcie.link.gen.max"),
+        "pcie.link.gen.gpumax", "pcie.link.gen.max"),
     "pcie_width_current": (
         "pci/gpu_link_info/link_width/current",
         "pci/pci_gpu_link_info/link_widths/current_link_width", "pcie.link.width.current"),
@@ -135,6 +136,11 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
                                ("ecc_dbe_aggregate", "aggregate", True)):  # fmt: skip
         if out.get(name) is None:
             out[name] = _ecc_sum(fields, section, unc, source)
+        if out.get(name) is None:  # CSV columns per location (ecc.errors.uncorrected.volatile.dram)
+            prefix = f"ecc.errors.{'uncorrected' if unc else 'corrected'}.{section}."
+            counts = [to_int(v, source, n, k) for k, (v, n) in fields.items() if k.startswith(prefix)]
+            known = [c for c in counts if c is not None]
+            out[name] = sum(known) if known else None
     repairs = [to_bool(fields[k][0], source, fields[k][1], k) for k in _REPAIR_KEYS if k in fields]
     if any(r is not None for r in repairs):
         out["memory_repair_pending"] = any(repairs)

@@ -264,3 +264,39 @@ def test_query_blackwell_repair_fields(pattern, replacement, signal):
     text = change(text, r"(DRAM Uncorrectable\s+: )2", r"\g<1>0")
     findings = nvidia_smi.inspect_query(change(text, pattern, replacement), OPTIONS, "q")
     assert [f.signal for f in findings if f.class_ == "fatal"] == [signal]
+
+
+# --- recorded on the H200 node (driver 580.159.04) with the commands named ----------------------
+LIVE_CSV = (  # nvidia-smi --query-gpu=<these columns> --format=csv
+    "index, uuid, name, pci.bus_id, gpu_recovery_action, remapped_rows.pending, "
+    "remapped_rows.failure, clocks_event_reasons.hw_thermal_slowdown, "
+    "clocks_event_reasons.hw_slowdown, pcie.link.gen.max, pcie.link.width.max, "
+    "pcie.link.width.current, fabric.state, fabric.status, temperature.gpu, "
+    "ecc.errors.uncorrected.volatile.total\n"
+    "0, GPU-f3d1ff86-e987-2d2e-d620-d0a84cd621d5, NVIDIA H200, 00000000:00:06.0, None, No, No, "
+    "Not Active, Not Active, 5, 16, 16, N/A, N/A, 38, 0\n"
+)
+
+
+def test_live_csv_every_health_column_read_and_healthy():
+    (gpu,) = nvidia_smi.parse_csv(LIVE_CSV, "live").gpus
+    s = gpu.status
+    assert (s.recovery_action, s.remapped_rows_pending, s.hw_thermal_slowdown) == ("None", False, False)
+    assert (s.pcie_width_current, s.pcie_width_max, s.temperature_c, s.ecc_dbe_volatile) == (16, 16, 38.0, 0)
+    assert verdict_from_findings(inspect_text(LIVE_CSV, "live", OPTIONS)) == "healthy"
+
+
+@pytest.mark.parametrize(
+    ("text", "signal"),
+    [("No devices were found\n", "gpu_missing"),  # nvidia-smi -i 7 -q (exit 6)
+     ('Field "nonsense.field" is not a valid field to query.\n\n', "nvml_error")],  # exit 2
+)  # fmt: skip
+def test_live_error_outputs_are_never_healthy(text, signal):
+    findings = inspect_text(text, "live", OPTIONS)
+    assert [f.signal for f in findings] == [signal]
+    assert verdict_from_findings(findings) != "healthy"
+
+
+def test_live_nvlink_output_of_a_pcie_h200_is_empty_and_unknown():
+    # nvidia-smi nvlink -s and -e print nothing (exit 0) on this PCIe H200.
+    assert verdict_from_findings(inspect_text("", "live", OPTIONS, "nvlink-status")) == "unknown"
