@@ -5,8 +5,9 @@ HW_THERMAL_SLOWDOWN 0x40, HW_SLOWDOWN 0x08), `nvmlDeviceGetTemperature` and
 `nvmlDeviceGetTemperatureThreshold(SLOWDOWN)`. Depends on nvidia-ml-py, libnvidia-ml.so.1 and the
 NVIDIA driver. Rule (nvidia-smi(1) "Clocks Event Reasons"; `gpu_health` classes it fatal): the
 hardware halves clocks, so a synchronous job runs at the slowest GPU's pace → `fail`
-`thermal_slowdown`; a temperature at or above the slowdown threshold fails the same way; other
-hardware slowdown (power brake) is `warn`. Neither clocks reasons nor temperature → `unknown`.
+`thermal_slowdown`; a temperature at or above the slowdown threshold is `warn` `thermal_slowdown`
+(the shared rule: the hardware has not slowed down yet); other hardware slowdown (power brake) is
+`warn`. Neither clocks reasons nor temperature → `unknown`.
 """
 
 from __future__ import annotations
@@ -25,17 +26,11 @@ class ThermalCheck(NvmlCheck):
     name = "thermal"
 
     def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
-        """Fail on HW thermal slowdown or temperature ≥ slowdown threshold."""
+        """Fail on HW thermal slowdown, warn at the slowdown threshold (see the module docstring)."""
         problem = judge_problems(self.name, status, ("thermal_slowdown",))
         if problem is not None:
             return problem
         temp, limit = status.temperature_c, status.slowdown_temperature_c
-        if temp is not None and limit and temp >= limit:
-            return gpu_result(
-                self.name, status, names.STATUS_FAIL,
-                f"temperature {temp:g} C at or above the slowdown threshold {limit:g} C",
-                reason="thermal_slowdown", action=names.ACTION_CONTACT_SUPPORT,
-            )  # fmt: skip
         if status.hw_thermal_slowdown is None and temp is None:
             return gpu_result(self.name, status, names.STATUS_UNKNOWN, "NVML reports neither "
                               "clocks event reasons nor temperature", reason="no_data")  # fmt: skip
