@@ -1,0 +1,117 @@
+"""The one SLO spec: defaults, validation that names every bad field, burn-rate factors derived
+from the period, and one change that moves the rules, the dashboards and the report together."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from gpuslo import names
+from gpuslo.alerts import generate as rules_generate
+from gpuslo.dashboards import generate as dashboards_generate
+from gpuslo.errors import ConfigError
+from gpuslo.slo import objectives
+from gpuslo.slo_spec import (
+    SloSpec,
+    format_number,
+    load_spec,
+    sli_record,
+    slo_record,
+    spec_from_mapping,
+)
+
+
+def test_defaults_follow_the_issue():
+    spec = load_spec(None)
+    assert spec.objectives == {"usable_gpu": 0.98, "check_liveness": 0.999, "job_goodput": 0.90}
+    assert spec.period == "28d" and spec.exporter_job == "gpuslo"
+    assert spec.sli_windows == ("5m", "30m", "1h", "2h", "6h", "1d", "3d", "28d")
+    assert spec_from_mapping({"period_days": 3}).sli_windows[-1] == "3d"
+
+
+def test_factors_are_the_workbook_table_for_30_days_and_scale_with_the_period():
+    thirty = [
+        (a.severity, a.long_window, a.short_window, a.factor)
+        for a in SloSpec(period_days=30).burn_rate_alerts()
+    ]
+    assert thirty == [
+        ("page", "1h", "5m", 14.4),
+        ("page", "6h", "30m", 6.0),
+        ("ticket", "1d", "2h", 3.0),
+        ("ticket", "3d", "6h", 1.0),
+    ]
+    # 28 days: 0.02 x 28 x 24 = 13.44 for the 1h page window.
+    assert SloSpec().burn_rate_alerts()[0].factor == 13.44
+
+
+def test_every_bad_field_is_named_in_one_message():
+    with pytest.raises(ConfigError) as caught:
+        spec_from_mapping(
+            {
+                "objectives": {"usable_gpu": 1.0, "nope": 0.5},
+                "period_days": 0,
+                "week": "48",
+                "job_stall_factor": 1,
+                "exporter_job": "a b",
+                "colour": "red",
+            },
+            "slo.yml",
+        )
+    message = str(caught.value)
+    for field in (
+        "objectives.usable_gpu",
+        "objectives.nope",
+        "period_days",
+        "week",
+        "job_stall_factor",
+        "exporter_job",
+        "colour",
+    ):
+        assert field in message
+    assert message.startswith("slo.yml")
+
+
+def test_a_yaml_error_names_file_and_line(tmp_path):
+    path = tmp_path / "slo.yml"
+    path.write_text("objectives:\n  usable_gpu: [0.9\n")
+    with pytest.raises(ConfigError, match=r"slo\.yml:\d+: not valid YAML"):
+        load_spec(path)
+    with pytest.raises(ConfigError, match="cannot read"):
+        load_spec(tmp_path / "missing.yml")
+
+
+def test_fixed_float_formatting():
+    assert format_number(1 - 13.44 * 0.02) == "0.7312"
+    assert format_number(0.1 + 0.2) == "0.3"
+    assert format_number(14.4) == "14.4" and format_number(1.0) == "1"
+
+
+@given(st.floats(min_value=0.001, max_value=0.999, allow_nan=False), st.integers(1, 366))
+def test_any_valid_spec_loads_and_factors_shrink_with_longer_windows(objective, period):
+    spec = spec_from_mapping({"objectives": {"job_goodput": objective}, "period_days": period})
+    assert spec.objectives["job_goodput"] == objective
+    factors = [alert.factor for alert in spec.burn_rate_alerts()]
+    assert factors[0] > factors[1] > factors[2] > factors[3] > 0
+
+
+def test_objective_and_period_move_rules_dashboards_and_report_together():
+    default = SloSpec()
+    changed = spec_from_mapping({"objectives": {"usable_gpu": 0.95}, "period_days": 30})
+    rules = rules_generate.build_files(changed)
+    boards = dashboards_generate.build_files(changed)
+    assert rules != rules_generate.build_files(default)
+    assert boards != dashboards_generate.build_files(default)
+    # Rules: the objective, the period window and the 30-day page factor 14.4 -> 1 - 14.4 x 0.05.
+    assert "vector(0.95)" in rules["gpuslo-slo.rules.yml"]
+    assert sli_record(names.SLO_USABLE_GPU, "30d") in rules["gpuslo-slo.rules.yml"]
+    assert "gpuslo:gpu_usable:ratio_rate1h < 0.28 " in rules["gpuslo-alerts.rules.yml"]
+    # Dashboards: the same period series and budget.
+    fleet = boards["gpuslo-fleet-slo.json"]
+    assert sli_record(names.SLO_USABLE_GPU, "30d") in fleet and "Usable GPU ratio over 30d" in fleet
+    assert slo_record(names.SLO_USABLE_GPU, "error_budget_remaining") in fleet
+    assert "/ 0.05" in fleet and "/ 0.02" not in fleet.split("Check liveness")[0]
+    # Report: a week at 0.96 usable meets 0.95 but not 0.98.
+    week_s = 7 * 86400
+    assert objectives.slo_status("usable_gpu", 96, 100, changed, week_s).compliant is True
+    assert objectives.slo_status("usable_gpu", 96, 100, default, week_s).compliant is False
