@@ -68,8 +68,9 @@ def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> li
 
 def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
     """`gpu_missing` (fatal, count = GPUs missing) when fewer GPUs show than `expect_gpus`, or
-    when the output says "No devices were found"."""
-    seen = len(reading.gpus)
+    when the output says "No devices were found". nvidia-smi -q's "Attached GPUs" counts when
+    present: a `-i N` query prints one block of many."""
+    seen = max(len(reading.gpus), reading.attached_gpus or 0)
     if expect_gpus is not None and seen < expect_gpus:
         count, message = expect_gpus - seen, f"{seen} of {expect_gpus} expected GPUs seen"
     elif reading.no_devices and seen == 0:

@@ -42,7 +42,7 @@ _BOOL_KEYS = {
         "remapped_rows.failure"),
     "retired_pages_pending": (
         "retired_pages/pending_page_blacklist", "retired_pages/pending_page_retirement",
-        "retired_pages/pending_retirement", "retired_pages/pending_blacklist",
+        "retired_pages/pending_retirement", "retired_pages/pending_blacklist", "retired_pages/pending",
         "retired_pages.pending"),
     "unrepairable_memory": ("ecc_errors/unrepairable_memory",),
     "hw_thermal_slowdown": tuple(

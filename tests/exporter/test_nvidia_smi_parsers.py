@@ -300,3 +300,16 @@ def test_live_error_outputs_are_never_healthy(text, signal):
 def test_live_nvlink_output_of_a_pcie_h200_is_empty_and_unknown():
     # nvidia-smi nvlink -s and -e print nothing (exit 0) on this PCIe H200.
     assert verdict_from_findings(inspect_text("", "live", OPTIONS, "nvlink-status")) == "unknown"
+
+
+def test_query_of_one_gpu_counts_attached_gpus_against_the_expected_count():
+    text = (CORPUS / "cases" / "030_nvidia-smi-q-healthy-a100-baseline.txt").read_text()
+    assert verdict_from_findings(nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=8), "q")) == "healthy"
+    missing = nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=9), "q")
+    assert [(f.signal, f.count) for f in missing if f.class_ == "fatal"] == [("gpu_missing", 1)]
+
+
+def test_query_old_retired_pages_pending():
+    text = "GPU 00000000:04:00.0\n    Retired Pages\n        Single Bit ECC : 2\n        Pending : Yes\n"
+    findings = nvidia_smi.inspect_query(text, OPTIONS, "q")
+    assert signals(findings)["row_remap_pending"] == "fatal"
