@@ -276,8 +276,12 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
     healthy if a required field is None."""
     if status.accessible is False:
         detail = f": {status.error}" if status.error else ""
+        # nvidia-smi says "GPU is lost.  Reboot the system to recover this GPU" when a reset
+        # cannot bring it back.
+        reboot = "reboot" in (status.error or "").lower()
         return [_problem(
-            "gpu_inaccessible", names.CLASS_FATAL, "gpu_inaccessible", names.ACTION_RESET_GPU,
+            "gpu_inaccessible", names.CLASS_FATAL, "gpu_inaccessible",
+            names.ACTION_REBOOT_NODE if reboot else names.ACTION_RESET_GPU,
             f"the driver lists this GPU but cannot query it{detail}",
         )]  # fmt: skip
     return [

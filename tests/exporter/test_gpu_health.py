@@ -146,3 +146,9 @@ def test_temperature_at_slowdown_threshold_warns():
     p = one(dataclasses.replace(HEALTHY_H200, temperature_c=89.0, slowdown_temperature_c=89.0))
     assert (p.signal, p.class_) == ("thermal_slowdown", "warn")
     assert evaluate_gpu(dataclasses.replace(HEALTHY_H200, temperature_c=88.0, slowdown_temperature_c=89.0)) == []
+
+
+def test_lost_gpu_that_asks_for_a_reboot():
+    error = "Unable to determine the device handle for GPU0000:3B:00.0: GPU is lost.  Reboot the system to recover this GPU"
+    p = one(GpuStatus(pci_bus_id="00000000:3B:00.0", accessible=False, error=error))
+    assert (p.signal, p.action) == ("gpu_inaccessible", "reboot_node")
