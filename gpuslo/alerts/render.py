@@ -17,7 +17,11 @@ from gpuslo.errors import InputError
 
 
 class _Dumper(yaml.SafeDumper):
-    """SafeDumper that writes multi-line strings as literal blocks."""
+    """SafeDumper that writes multi-line strings as literal blocks and never emits anchors or
+    aliases (every test case reads on its own)."""
+
+    def ignore_aliases(self, data: object) -> bool:
+        return True
 
 
 def _str_representer(dumper: yaml.SafeDumper, data: str) -> yaml.Node:
@@ -37,10 +41,24 @@ def header(command: str, what: str, spec_summary: str) -> str:
     )
 
 
+SORTED_MAPS = frozenset({"labels", "annotations", "exp_labels", "exp_annotations"})
+
+
+def sort_maps(node: object, key: str = "") -> object:
+    """A copy of `node` with label and annotation maps sorted by key; other dicts keep their
+    documented order (record/alert, expr, for, labels, annotations)."""
+    if isinstance(node, dict):
+        items = sorted(node.items()) if key in SORTED_MAPS else node.items()
+        return {k: sort_maps(v, k) for k, v in items}
+    if isinstance(node, list):
+        return [sort_maps(item) for item in node]
+    return node
+
+
 def dump_yaml(document: dict, head: str) -> str:
-    """`document` as YAML text after `head`; dicts keep insertion order (callers sort maps)."""
+    """`document` as YAML text after `head`, label and annotation maps sorted."""
     body = yaml.dump(
-        document,
+        sort_maps(document),
         Dumper=_Dumper,
         sort_keys=False,
         default_flow_style=False,
