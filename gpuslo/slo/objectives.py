@@ -6,9 +6,9 @@ error budget; factors from `gpuslo.slo_spec.burn_rate_factor`, derived from the 
 6, 3, 1 for 30 days).
 
 - `slo_status(slo, good, total, spec, window_s)` → `SloStatus` for one SLI over the window.
-  The error budget is the period's: the window's bad time is compared with the budget the whole
-  period would have at the window's provisioning rate (total × period / window), so a week that
-  spends its share exactly leaves 1 − window/period of the budget.
+  The error budget is the period's: remaining = 1 − burn rate × window / period (a week burning
+  at 1.0 in a 28-day period leaves 3/4). A window longer than the period counts as one period
+  (remaining = 1 − burn rate: the average period's budget left).
 - `burn_rates(segments, end, spec)` → the burn rate of the usable-GPU SLO over each alert's long
   and short window ending at `end`, and whether the alert would fire (both above its factor).
 """
@@ -54,10 +54,9 @@ def slo_status(slo: str, good: float, total: float, spec: SloSpec, window_s: flo
     if total <= 0 or window_s <= 0:
         return SloStatus(slo, objective, None, good, total, None, None, None)
     sli = good / total
-    budget = 1.0 - objective
-    period_total = total * (spec.period_days * 86400) / window_s
-    remaining = 1.0 - (total - good) / (budget * period_total)
-    return SloStatus(slo, objective, sli, good, total, sli >= objective, remaining, (1.0 - sli) / budget)
+    burn = (1.0 - sli) / (1.0 - objective)
+    remaining = 1.0 - burn * min(window_s, spec.period_days * 86400) / (spec.period_days * 86400)
+    return SloStatus(slo, objective, sli, good, total, sli >= objective, remaining, burn)
 
 
 def burn_rate_factors(period_days: int) -> dict[str, float]:

@@ -14,7 +14,8 @@ Definitions (units: hours, GPU-hours, ratios):
 - Interruptions per 1000 GPU-days = job interruptions / allocated GPU-days × 1000 when the data
   has jobs, else GPU-faults / provisioned GPU-days × 1000 (a trace without jobs); `basis` says
   which.
-- Lemon node: a node with at least `LEMON_MIN_FAULTS` (3) faults starting in the window — the
+- Lemon node: a node with at least `LEMON_MIN_FAULTS` (3) node-layer faults starting in the
+  window (drains, maintenance and blind time do not count) — the
   repeat-offender rule of Meta's lemon-node detection (arXiv:2410.21680, §5), which flags nodes
   whose repeated failures keep interrupting jobs.
 - Blast radius of an attributed interruption = GPU-hours the job lost to it (its
@@ -80,10 +81,10 @@ def interruption_rate(job_interruptions: int, allocated_gpu_hours: float, gpu_fa
 
 def lemon_nodes(faults: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
                 min_faults: int = LEMON_MIN_FAULTS) -> pd.DataFrame:
-    """Nodes with ≥ `min_faults` faults starting in the window: node, faults (int64),
+    """Nodes with ≥ `min_faults` node-layer faults starting in the window: node, faults (int64),
     faulty_hours (float64, summed durations clipped to the window), reasons (comma-separated,
     sorted); most faults first, then node name."""
-    f = faults[(faults["start"] >= start) & (faults["start"] < end)]
+    f = faults[(faults["start"] >= start) & (faults["start"] < end) & (faults["layer"] == "node")]
     hours = (f["end"].clip(upper=end) - f["start"]).dt.total_seconds() / 3600
     per = f.assign(hours=hours).groupby("node", observed=True).agg(
         faults=("reason", "size"), faulty_hours=("hours", "sum"),

@@ -1,0 +1,203 @@
+"""Fault-interval traces as SLO frames: the StepFun InfiniteHBD trace and the OLCF Titan GPU life
+trace (../shared/datasets). `load_trace(path, fmt, nodes=None, gpus_per_node=None) -> Frames`.
+
+Neither trace has jobs, checks or drains, so `Frames.cannot_fill` says which report sections
+stay empty and why. Everything a trace does not say is healthy only where the trace vouches for
+it: inside its span, on a provisioned GPU, outside every fault.
+
+**StepFun** (fault_trace.json, SIGCOMM 2025 InfiniteHBD; README: 400 servers × 8 GPUs, `event_time`
+in days relative to the first event, starting 2024-03-30). Faults are node-level (uuid ""),
+`fault_start`/`fault_end` paired per node and fault type in order; a start never ended stays open
+to the end of the span. The inventory is `nodes` × `gpus_per_node` (default 400 × 8): the trace's
+nodes first (sorted by id), then `stepfun-idle-NNN` for servers that never faulted.
+Mapping (Level / Class / Desc → reason; layer from names.REASON_LAYER), `STEPFUN_REASONS`:
+exact Desc first, then Class, then Level's default.
+
+**Titan** (gc_full.csv, Ostrouchov et al., SC'20: one row per K20X GPU stint in a slot, `insert`
+to `remove`, `event` DBE / OTB / empty, `out` = taken out of service). Titan has one GPU per node,
+so a slot (`location`) is the GPU: node = location, uuid = `titan-<location>`. A stint is
+healthy; after a stint ending in DBE the slot is `ecc_uncorrectable`, after OTB
+`fallen_off_bus`, after a removal without event `maintenance` (platform), until the next stint
+in that slot (or the end of the trace). The slot is provisioned from its first insert.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pandas as pd
+
+from gpuslo.errors import InputError, ParseError
+from gpuslo.slo.frames import Frames, make_frame
+
+STEPFUN_EPOCH = pd.Timestamp("2024-03-30", tz="UTC")
+STEPFUN_NODES, STEPFUN_GPUS_PER_NODE = 400, 8
+# (Level, Class, Desc) → reason; a None Desc/Class matches any. First match wins.
+STEPFUN_REASONS: tuple[tuple[str | None, str | None, str | None, str], ...] = (
+    (None, "GPU", "GPU DBE(Double Bit ECC) > Threshold", "ecc_uncorrectable"),
+    (None, "GPU", "GPU SBE(Single Bit ECC) > Threshold", "probe_failed"),
+    (None, "GPU", "GPU Lost", "fallen_off_bus"),
+    (None, "GPU", "GPU device not found", "gpu_missing"),
+    (None, "GPU", "GPU device unknow error", "gpu_inaccessible"),
+    (None, "GPU", "nvidia-smi Timeout", "gpu_inaccessible"),
+    (None, "GPU", "GPU xid Error", "xid_fatal"),
+    (None, "GPU", "GPU P2P Bandwidth Low", "nvlink_errors"),
+    (None, "GPU", "GPU PCI link width low", "pcie_degraded"),
+    (None, "GPU", "GPU Temperature High", "thermal_slowdown"),
+    (None, "NIC", "NIC Lost", "network_devices_missing"),
+    (None, "NIC", "NIC Link Speed low", "network_port_degraded"),
+    (None, "NIC", "NIC PCI link Width low", "pcie_degraded"),
+    (None, "NIC", None, "network_port_down"),
+    (None, "Parameter Plane Cable", None, "network_port_down"),
+    (None, "Change", "Remote Optical Module Failure", "network_port_down"),
+    (None, "Change", None, "maintenance"),
+    (None, "Test", None, "validation"),
+    (None, "Training Task Troubleshooting", None, "drained"),
+    (None, "Software Tool", None, "cordoned"),
+    (None, "Firmware", None, "driver_mismatch"),
+    # CPU, fan, motherboard, power, RAID, riser, stress-test failures, crashes, file systems,
+    # kernel panics and faults whose cause the trace does not record: a failed node probe.
+    (None, None, None, "probe_failed"),
+)
+TRACE_CANNOT_FILL = {
+    "goodput": "the trace has no jobs, so no goodput, ETTR or badput",
+    "interruptions": "the trace has no jobs, so interruptions are counted per fault, not per job",
+    "blast_radius": "the trace has no jobs to lose work",
+    "check_liveness": "the trace records faults, not health-check heartbeats",
+}
+
+
+def stepfun_reason(level: str, klass: str, desc: str) -> str:
+    """Our reason for one StepFun fault type (see STEPFUN_REASONS)."""
+    for lvl, cls, dsc, reason in STEPFUN_REASONS:
+        if (lvl is None or lvl == level) and (cls is None or cls == klass) and (dsc is None or dsc == desc):
+            return reason
+    raise AssertionError("STEPFUN_REASONS ends with a catch-all")
+
+
+def parse_stepfun(records: list, source: str, nodes: int | None = None, gpus_per_node: int | None = None) -> Frames:
+    """Frames from decoded fault_trace.json records. Raises ParseError naming the record and
+    field, InputError when the trace names more nodes than `nodes`."""
+    rows = [_stepfun_record(i, rec, source) for i, rec in enumerate(records)]
+    if not rows:
+        raise InputError(source, "the trace holds no events")
+    ev = pd.DataFrame(rows, columns=["node", "time", "kind", "reason"])
+    ev["n"] = ev.groupby(["node", "reason", "kind"]).cumcount()
+    span_end = (ev["time"].max()).ceil("D")
+    starts, ends = ev[ev["kind"] == "fault_start"], ev[ev["kind"] == "fault_end"]
+    faults = starts.merge(ends[["node", "reason", "n", "time"]], on=["node", "reason", "n"], how="left", suffixes=("", "_end"))
+    faults["end"] = faults["time_end"].fillna(span_end)
+    inventory = _stepfun_inventory(sorted(ev["node"].unique()), nodes, gpus_per_node, source)
+    unhealthy = pd.DataFrame({"node": faults["node"], "uuid": "", "start": faults["time"], "end": faults["end"],
+                              "verdict": "unhealthy", "reason": faults["reason"]})
+    return _trace_frames(inventory, unhealthy, STEPFUN_EPOCH, span_end, source)
+
+
+def _stepfun_record(index: int, rec: object, source: str) -> tuple:
+    try:
+        kind, fault = rec["event_type"], rec["fault_type"]
+        days = float(rec["event_time"])
+        if kind not in ("fault_start", "fault_end") or not math.isfinite(days):
+            raise ValueError(kind)
+        reason = stepfun_reason(str(fault.get("Level", "")), str(fault.get("Class", "")), str(fault.get("Desc", "")))
+        return str(rec["node_id"]), STEPFUN_EPOCH + pd.to_timedelta(days, unit="D"), kind, reason
+    except (KeyError, TypeError, ValueError, AttributeError) as error:
+        field = error.args[0] if isinstance(error, KeyError) else "event_type/event_time"
+        raise ParseError(source, f"record {index}: missing or invalid field", line=None, field=str(field)) from None
+
+
+def _stepfun_inventory(seen: list[str], nodes: int | None, gpus_per_node: int | None, source: str) -> pd.DataFrame:
+    nodes = STEPFUN_NODES if nodes is None else nodes
+    gpus = STEPFUN_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
+    if len(seen) > nodes:
+        raise InputError(source, f"the trace names {len(seen)} nodes but --nodes is {nodes}")
+    names_ = seen + [f"stepfun-idle-{i:03d}" for i in range(nodes - len(seen))]
+    return pd.DataFrame([{"node": n, "uuid": f"{n}-gpu{g}", "gpu": str(g), "model": "", "family": "",
+                          "provisioned_start": STEPFUN_EPOCH} for n in names_ for g in range(gpus)])
+
+
+def parse_titan(table: pd.DataFrame, source: str) -> Frames:
+    """Frames from gc_full.csv rows (columns SN, location, insert, remove, event, out).
+    Raises ParseError naming the row and column."""
+    for column in ("SN", "location", "insert", "remove", "event"):
+        if column not in table.columns:
+            raise ParseError(source, f"missing column {column!r}", line=1, field=column)
+    t = _titan_stints(table, source)
+    t = t.sort_values(["location", "insert"], kind="stable").reset_index(drop=True)
+    span_end = t["remove"].max()
+    next_insert = t.groupby("location")["insert"].shift(-1)
+    gap_end = next_insert.fillna(span_end)
+    event = t["event"].fillna("").astype(str).str.strip()
+    reason = event.map({"DBE": "ecc_uncorrectable", "OTB": "fallen_off_bus"}).fillna("maintenance")
+    gaps = pd.DataFrame({"node": t["location"], "start": t["remove"], "end": gap_end, "reason": reason})
+    gaps = gaps[gaps["end"] > gaps["start"]]
+    healthy = pd.DataFrame({"node": t["location"], "start": t["insert"], "end": t["remove"]})
+    first = t.groupby("location")["insert"].min()
+    inventory = pd.DataFrame({"node": first.index, "uuid": "titan-" + first.index, "gpu": "0", "model": "Tesla K20X",
+                              "family": "kepler", "provisioned_start": first.to_numpy()})
+    verdicts = pd.concat([
+        healthy.assign(verdict="healthy", reason=""),
+        gaps.assign(verdict="unhealthy"),
+    ], ignore_index=True).assign(uuid="")
+    frames = Frames(inventory=make_frame("inventory", inventory, source),
+                    verdicts=make_frame("verdicts", verdicts, source), source=source,
+                    cannot_fill=dict(TRACE_CANNOT_FILL))
+    return frames
+
+
+def _titan_stints(table: pd.DataFrame, source: str) -> pd.DataFrame:
+    """Stints with parsed times. Rows without `insert` are extra events recorded at a stint's
+    removal (the trace lists e.g. DBE and then OTB for one removal): they give their event to the
+    stint of the same serial, location and removal time when it has none."""
+    extra = table["insert"].isna()
+    t = table[~extra].reset_index(drop=True)
+    t = t.assign(insert=_times(t, "insert", source), remove=_times(t, "remove", source))
+    events = table[extra].assign(remove=_times(table[extra], "remove", source))
+    events = events.drop_duplicates(["SN", "location", "remove"])[["SN", "location", "remove", "event"]]
+    t = t.merge(events, on=["SN", "location", "remove"], how="left", suffixes=("", "_extra"))
+    return t.assign(event=t["event"].fillna(t["event_extra"]))
+
+
+def _times(table: pd.DataFrame, column: str, source: str) -> pd.Series:
+    parsed = pd.to_datetime(table[column], errors="coerce", utc=True)
+    bad = parsed.isna()
+    if bad.any():
+        row = int(table.index[bad.to_numpy().argmax()]) + 2  # 1-based, after the header line
+        raise ParseError(source, f"not a timestamp: {table.loc[row - 2, column]!r}", line=row, field=column)
+    return parsed
+
+
+def _trace_frames(inventory: pd.DataFrame, unhealthy: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+                  source: str) -> Frames:
+    nodes = inventory["node"].drop_duplicates()
+    healthy = pd.DataFrame({"node": nodes, "uuid": "", "start": start, "end": end, "verdict": "healthy", "reason": ""})
+    verdicts = pd.concat([healthy, unhealthy], ignore_index=True)
+    return Frames(inventory=make_frame("inventory", inventory, source), verdicts=make_frame("verdicts", verdicts, source),
+                  cannot_fill=dict(TRACE_CANNOT_FILL), source=source)
+
+
+def load_trace(path: str | Path, fmt: str, nodes: int | None = None, gpus_per_node: int | None = None) -> Frames:
+    """Read a trace file (`fmt`: "stepfun" or "titan"). Raises InputError (unreadable file,
+    unknown format, Titan with --nodes/--gpus-per-node: its inventory is the slots it lists),
+    ParseError (bad content)."""
+    source = str(path)
+    if fmt not in ("stepfun", "titan"):
+        raise InputError(source, f"unknown trace format {fmt!r} (known: stepfun, titan)")
+    try:
+        if fmt == "stepfun":
+            with open(path, encoding="utf-8") as handle:
+                records = json.load(handle)
+            if not isinstance(records, list):
+                raise ParseError(source, "expected a JSON list of fault events")
+            return parse_stepfun(records, source, nodes, gpus_per_node)
+        if nodes is not None or gpus_per_node is not None:
+            raise InputError(source, "the Titan trace lists its own slots; drop --nodes/--gpus-per-node")
+        return parse_titan(pd.read_csv(path, dtype={"SN": str, "location": str, "event": str}), source)
+    except OSError as error:
+        raise InputError(source, f"cannot read: {error.strerror or error}") from None
+    except json.JSONDecodeError as error:
+        raise ParseError(source, f"not JSON: {error.msg}", line=error.lineno) from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as error:
+        raise ParseError(source, f"not CSV: {error}") from None
