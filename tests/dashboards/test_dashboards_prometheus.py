@@ -312,3 +312,31 @@ def test_problem_panels_show_the_unhealthy_gpu(prometheus):
         time.sleep(0.5)
     # 3 of 4 GPUs usable.
     assert _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m")[0]["value"][1] == "0.75"
+
+
+def test_generated_rules_evaluate_without_errors_and_alert_on_the_bad_gpu(prometheus):
+    deadline = time.monotonic() + 20
+    while True:
+        groups = requests.get(f"{prometheus}/api/v1/rules", timeout=10).json()["data"]["groups"]
+        loaded = [rule for group in groups for rule in group["rules"]]
+        evaluated = all(rule.get("lastEvaluation", "").startswith("20") for rule in loaded)
+        if evaluated or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert len(loaded) == sum(
+        len(group["rules"])
+        for name, text in rules_generate.build_files(SloSpec()).items()
+        if name.endswith(".rules.yml")
+        for group in yaml.safe_load(text)["groups"]
+    )
+    broken = [(rule["name"], rule.get("lastError")) for rule in loaded if rule["health"] != "ok"]
+    assert not broken
+    active = {
+        (rule["name"], alert["labels"].get("node") or alert["labels"].get("uuid"))
+        for rule in loaded
+        if rule["type"] == "alerting"
+        for alert in rule["alerts"]
+    }
+    assert ("GpusloGpuUnhealthy", "GPU-n2:9400-1") in active
+    assert ("GpusloNodeUnhealthySchedulable", "n2") in active
+    assert not {name for name, _ in active} & {"GpusloJobStalled", "GpusloCheckHeartbeatStale"}
