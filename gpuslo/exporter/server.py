@@ -39,6 +39,9 @@ log = logging.getLogger(__name__)
 DEFAULT_LISTEN = "127.0.0.1:9835"
 JOURNAL_POLL_S = 5.0
 DEFAULT_MAX_JOBS = 20
+# prometheus_client's server listens with socketserver's backlog of 5: with more concurrent
+# scrapers than that, connections wait for SYN retransmits (1 s, 3 s). Listen deeper.
+LISTEN_BACKLOG = 128
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -64,7 +67,7 @@ class Exporter:
     """
 
     def __init__(self, cycle: Callable[[], NodeSnapshot], tailer: JournalTailer | None,
-                 carry: CounterCarry | None, clock: Callable[[], float] = time.time,
+                 carry: CounterCarry | None = None, clock: Callable[[], float] = time.time,
                  max_jobs: int = DEFAULT_MAX_JOBS) -> None:
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._max_jobs = max_jobs
@@ -238,6 +241,7 @@ def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace) -
         server, _ = start_http_server(port, addr=host, registry=exporter.registry, **tls)
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
+    server.socket.listen(LISTEN_BACKLOG)
     log.info("serving /metrics on %s:%d", host, port)
     worker = threading.Thread(target=exporter.loop, args=(stop,), name="gpuslo-checks", daemon=True)
     worker.start()
