@@ -113,13 +113,24 @@ def _inventory(fleet: sf.Fleet, node_names: np.ndarray, rng, start) -> pd.DataFr
 
 
 def _verdict_records(verdicts, fleet, node_names, uuids, start) -> pd.DataFrame:
-    idx = verdicts["gpu_index"].to_numpy()
-    reason = verdicts["reason"].astype(str)
+    """Verdict frame rows. A non-healthy interval that covers every GPU of its node identically
+    (a node-level event: network, host, a node check timing out) becomes one node-wide row with
+    uuid "" (frames contract), so it counts as one fault, not one per GPU."""
+    g = fleet.gpus_per_node
+    v = verdicts.assign(node_index=verdicts["gpu_index"].to_numpy() // g)
+    keys = ["node_index", "start", "end", "verdict", "reason", "action"]
+    width = v.groupby(keys, sort=False)["gpu_index"].transform("size").to_numpy()
+    wide = (v["verdict"] != names.VERDICT_HEALTHY).to_numpy() & (width == g)
+    rows = pd.concat([v[~wide].assign(uuid=uuids[v.loc[~wide, "gpu_index"].to_numpy()]),
+                      v[wide].drop_duplicates(keys).assign(uuid="")], ignore_index=True)
+    rows = rows.sort_values(["node_index", "uuid", "start"], kind="stable")
+    reason = rows["reason"].astype(str)
     return pd.DataFrame({
-        "node": node_names[idx // fleet.gpus_per_node], "uuid": uuids[idx],
-        "start": _ts(start, verdicts["start"]), "end": _ts(start, verdicts["end"]),
-        "verdict": verdicts["verdict"], "reason": reason,
-        "layer": reason.map(names.REASON_LAYER).fillna(""), "action": verdicts["action"],
+        "node": node_names[rows["node_index"].to_numpy()], "uuid": rows["uuid"].to_numpy(),
+        "start": _ts(start, rows["start"]), "end": _ts(start, rows["end"]),
+        "verdict": rows["verdict"].to_numpy(), "reason": reason.to_numpy(),
+        "layer": reason.map(names.REASON_LAYER).fillna("").to_numpy(),
+        "action": rows["action"].to_numpy(),
     })
 
 

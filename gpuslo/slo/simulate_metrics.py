@@ -26,6 +26,13 @@ from gpuslo.goodput_model import GoodputState
 _CODES = {names.VERDICT_HEALTHY: 1, names.VERDICT_UNHEALTHY: 2, names.VERDICT_UNKNOWN: 3}
 
 
+def per_gpu(verdicts: pd.DataFrame, inventory: pd.DataFrame) -> pd.DataFrame:
+    """Verdict rows with node-wide rows (uuid "") expanded to every GPU of the node."""
+    wide = verdicts[verdicts["uuid"] == ""].drop(columns=["uuid"])
+    expanded = wide.merge(inventory[["node", "uuid"]], on="node", how="inner")
+    return pd.concat([verdicts[verdicts["uuid"] != ""], expanded[verdicts.columns]], ignore_index=True)
+
+
 def state_matrix(verdicts: pd.DataFrame, uuids: pd.Index, start: pd.Timestamp,
                  times_s: np.ndarray) -> np.ndarray:
     """Verdict code per GPU (rows, in `uuids` order) and sample time (columns, seconds from
@@ -61,7 +68,7 @@ def _labels(**labels: str) -> str:
 def _gpu_families(sim, times_s: np.ndarray, stamps: np.ndarray) -> list[str]:
     inventory = sim.frames["inventory"]
     uuids = pd.Index(inventory["uuid"].astype(str))
-    codes = state_matrix(sim.frames["verdicts"], uuids, sim.start, times_s)
+    codes = state_matrix(per_gpu(sim.frames["verdicts"], inventory), uuids, sim.start, times_s)
     info, usable, verdict = [], [], []
     all_present = np.ones(len(times_s), bool)
     for i, row in enumerate(inventory.itertuples(index=False)):

@@ -17,6 +17,7 @@ from gpuslo.slo import simulate as sim_mod
 from gpuslo.slo import simulate_faults as sf
 from gpuslo.slo import simulate_jobs as sj
 from gpuslo.slo.simulate_io import read_simulation
+from gpuslo.slo.simulate_metrics import per_gpu
 
 START = pd.Timestamp("2026-11-23T00:00:00Z")
 
@@ -43,7 +44,8 @@ def test_frames_read_back_and_cover_every_gpu_second_at_most_once(tmp_path):
     frames, start, end = read_simulation(tmp_path)
     assert (start, end) == (START, START + pd.Timedelta(days=2))
     assert len(frames["inventory"]) == 48 and frames["inventory"]["uuid"].is_unique
-    v = frames["verdicts"].sort_values(["uuid", "start"])
+    assert (frames["verdicts"]["uuid"] == "").any()  # node-level events are node-wide rows
+    v = per_gpu(frames["verdicts"], frames["inventory"]).sort_values(["uuid", "start"])
     assert (v["start"] >= start).all() and (v["end"] <= end).all() and (v["end"] > v["start"]).all()
     overlap = v.groupby("uuid")["start"].shift(-1) < v["end"]
     assert not overlap.any()
