@@ -21,7 +21,7 @@ _MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
     (r"\b(V100|V100S|TITAN V)\b", "volta"),
     (r"\b(P100|P40|P4|P6)\b", "pascal"),
     (r"\b(M40|M60|M10|M4)\b", "maxwell"),
-    (r"\b(K\d{2}X?|K80)\b", "kepler"),
+    (r"\b(K\d{2}X?|K80|GTX TITAN(?! X)( Black| Z)?|GTX 7\d0)\b", "kepler"),
 )
 
 

@@ -152,7 +152,37 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
         results.append({"file": path, "kind": findings[0].kind, "verdict": verdict})
         for finding in findings:
             all_findings.append({**finding.to_dict(), "file": path})
-    return {"verdict": worst_verdict(verdicts), "files": results, "findings": all_findings}
+    return {
+        "verdict": worst_verdict(verdicts),
+        "files": results,
+        "gpus": gpu_inventory(all_findings),
+        "findings": all_findings,
+    }
+
+
+def _pci_key(pci: str) -> tuple[int, int, int] | str:
+    """(domain, bus, device) of a PCI address in any width (`0000:b3:00`, `00000000:B3:00.0`)."""
+    parts = pci.split(".")[0].split(":")
+    try:
+        domain, bus, device = (["0"] * (3 - len(parts)) + parts)[-3:]
+        return (int(domain, 16), int(bus, 16), int(device, 16))
+    except ValueError:
+        return pci
+
+
+def gpu_inventory(findings: Sequence[dict]) -> list[dict]:
+    """The distinct GPUs the evidence shows, merged across files and kinds by PCI address (else
+    UUID): each `{"pci", "uuid", "gpu", "model", "family"}` with what any file reported."""
+    merged: dict[object, dict] = {}
+    for finding in findings:
+        if finding.get("signal") != "gpus_seen" or not (finding.get("pci") or finding.get("uuid")):
+            continue
+        key = _pci_key(finding["pci"]) if finding.get("pci") else finding["uuid"]
+        entry = merged.setdefault(key, {})
+        for field in ("pci", "uuid", "gpu", "model", "family"):
+            if finding.get(field) not in (None, "", "unknown") and field not in entry:
+                entry[field] = finding[field]
+    return sorted(merged.values(), key=lambda gpu: (gpu.get("gpu", ""), gpu.get("pci", "")))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -239,7 +269,16 @@ def render_text(report: dict) -> str:
         message = str(f.get("message", "")).replace("\n", " ")
         rows.append((f.get("class", ""), f.get("kind", ""), _what(f), _where(f), str(count), f.get("action", ""), message[:80]))
     widths = [max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS))]
-    lines = [f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))", ""]
+    lines = [f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))"]
+    gpus = report.get("gpus", [])
+    if gpus:
+        lines.append(f"GPUs seen: {len(gpus)}")
+        for gpu in gpus:
+            model = gpu.get("model", "model not shown")
+            family = gpu.get("family", "family unknown")
+            where = " ".join(str(gpu[k]) for k in ("pci", "uuid") if k in gpu)
+            lines.append(f"  GPU {gpu.get('gpu', '?')}: {model} ({family}) {where}")
+    lines.append("")
     for row in [_TEXT_COLUMNS, *rows]:
         lines.append("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
     return "\n".join(lines)
