@@ -104,7 +104,9 @@ def _families(text: str, source: str) -> list:
     try:
         families = list(text_string_to_metric_families(_clean(text)))
     except (ValueError, KeyError, IndexError, TypeError) as error:
-        raise ParseError(source, f"not Prometheus exposition format ({error})") from None
+        detail = str(error)[:160] or type(error).__name__
+        raise ParseError(source, f"not Prometheus exposition format ({detail})",
+                         line=_first_bad_line(text)) from None  # fmt: skip
     declared = {family.name for family in families if family.type != "unknown"}
     for before, after in zip(families, families[1:], strict=False):
         if before.type != "unknown" and not before.samples and after.type == "unknown" \
@@ -112,6 +114,20 @@ def _families(text: str, source: str) -> list:
             raise ParseError(source, f"samples named {after.name} follow # TYPE {before.name}",
                              line=_line_of(text, after.name), field=after.name)  # fmt: skip
     return families
+
+
+def _first_bad_line(text: str) -> int | None:
+    """1-based number of the first sample line the exposition parser rejects on its own (only
+    run after the whole page failed, so its cost is paid for broken pages alone)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        comment = line.lstrip().startswith("#") and not re.match(r"\s*#\s*(?:TYPE|HELP)\b", line)
+        if comment or line.strip() in ("", "...", "…"):
+            continue
+        try:
+            list(text_string_to_metric_families(line + "\n"))
+        except (ValueError, KeyError, IndexError, TypeError):
+            return number
+    return None
 
 
 def _line_of(text: str, name: str) -> int | None:

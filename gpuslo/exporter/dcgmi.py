@@ -136,7 +136,7 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
     """`inspect` entry for dcgm-exporter logs: one `source_stale` finding (unknown, layer
     observability, `events` = lines) when the log shows the host engine gone. A log that shows
     no such line gives no finding (a log alone cannot show the GPUs healthy)."""
-    hits = [n for n, line in enumerate(text.splitlines(), 1) if HOST_ENGINE_GONE.search(line)]
+    hits = [n for n, line in enumerate(text.splitlines(), 1) if HOST_ENGINE_GONE.search(line[:4096])]
     if not hits:
         return []
     return [Finding(

@@ -187,6 +187,8 @@ def looks_like_fi_info(text: str) -> bool:
 def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
     count, or when devices are seen and none is expected) and `network_devices_missing`."""
+    if not looks_like_fi_info(text):
+        return []  # not fi_info output at all (wrong --kind): nothing recognised, never "0 EFA"
     devices = parse_fi_info(text)
     expected = options.expect_efa_devices
     if expected is None and isinstance(options.expect_network_devices, int):

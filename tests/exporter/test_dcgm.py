@@ -179,3 +179,12 @@ def test_every_parser_returns_or_raises_parse_error(seed, cut, noise, raw):
         for parse in PARSERS:
             with contextlib.suppress(ParseError):
                 parse(text)
+
+
+def test_truncated_page_is_a_parse_error_naming_the_line():
+    text = (CORPUS / "cases" / "017_dcgm-mig-xid-errors-and-temp-per-instance.txt").read_text()
+    cut = text[: text.index("\n", len(text) // 2) + 40]  # stop inside a sample line
+    with pytest.raises(ParseError) as caught:
+        dcgm.parse_dcgm_page(cut, "017")
+    assert caught.value.line == cut.count("\n") + 1
+    assert verdict_from_findings(inspect_text(cut, "017", InspectOptions(), "dcgm-metrics")) == "unknown"
