@@ -16,7 +16,8 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
   Provisioned time that no interval covers is `no_data` (observability).
 - `schedulability` — when a node is not offered work: node, start, end,
   state (cordoned|drained|maintenance|validation), reason (free text, e.g. the ticket).
-- `allocations` — which GPUs a job held: job, node, uuid, start, end.
+- `allocations` — which GPUs a job held: job, node, uuid, start, end (uuid "" = every GPU of
+  the node, as journals, which name a GPU count only, give it).
 - `job_events` — Recorder journal events (gpuslo.goodput names): job, node, time, event, step,
   category, gpus, status, layer.
 - `faults` (derived by `derive_faults`) — non-healthy GPU intervals: node, uuid, start, end,
@@ -64,7 +65,7 @@ _REQUIRED = {
     "inventory": ("node", "uuid", "provisioned_start"),
     "verdicts": ("node", "start", "end", "verdict"),
     "schedulability": ("node", "start", "end", "state"),
-    "allocations": ("job", "node", "uuid", "start", "end"),
+    "allocations": ("job", "node", "start", "end"),
     "job_events": ("job", "time", "event"),
     "faults": ("node", "start", "end", "reason", "layer"),
 }
