@@ -126,23 +126,18 @@ def _ratio(value: object, field_name: str, source: str) -> float:
     return float(value)
 
 
-def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
-    """Validate a parsed spec; raises ConfigError naming the first bad field (all are checked,
-    every problem is reported in one message)."""
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
-    problems: list[str] = []
-    known = {
-        "objectives",
-        "period_days",
-        "week",
-        "job_stall_factor",
-        "price_per_gpu_hour",
-        "exporter_job",
-    }
-    problems += [f"{source}: unknown field {key!r}" for key in sorted(set(data) - known)]
+KNOWN_FIELDS = (
+    "objectives",
+    "period_days",
+    "week",
+    "job_stall_factor",
+    "price_per_gpu_hour",
+    "exporter_job",
+)
+
+
+def _objectives(data: dict, source: str, problems: list[str]) -> dict[str, float]:
+    """The objectives over the defaults; appends a message per bad entry to `problems`."""
     objectives = dict(DEFAULT_OBJECTIVES)
     raw = data.get("objectives") or {}
     if not isinstance(raw, dict):
@@ -156,6 +151,12 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
             objectives[key] = _ratio(value, f"objectives.{key}", source)
         except ConfigError as error:
             problems.append(str(error))
+    return objectives
+
+
+def _field_problems(data: dict, source: str) -> list[str]:
+    """One message per bad scalar field (period, week, stall factor, price, exporter job)."""
+    problems = [f"{source}: unknown field {key!r}" for key in sorted(set(data) - set(KNOWN_FIELDS))]
     period = data.get("period_days", 28)
     if isinstance(period, bool) or not isinstance(period, int) or not 1 <= period <= 366:
         problems.append(f"{source}: field 'period_days' must be a whole number of days 1..366, got {period!r}")
@@ -168,21 +169,31 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
     price = data.get("price_per_gpu_hour")
     if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
         problems.append(f"{source}: field 'price_per_gpu_hour' must be a number 0 or more, got {price!r}")
-    exporter_job = data.get("exporter_job", "gpuslo")
-    if not isinstance(exporter_job, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", exporter_job):
-        problems.append(
-            f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, "
-            f"got {exporter_job!r}"
-        )
+    job = data.get("exporter_job", "gpuslo")
+    if not isinstance(job, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", job):
+        problems.append(f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, got {job!r}")
+    return problems
+
+
+def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
+    """Validate a parsed spec. Every field is checked and every problem is reported in one
+    ConfigError message, each naming `source` and the field."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
+    problems = _field_problems(data, source)
+    objectives = _objectives(data, source, problems)
     if problems:
         raise ConfigError("; ".join(problems))
+    week, price = data.get("week"), data.get("price_per_gpu_hour")
     return SloSpec(
         objectives=objectives,
-        period_days=period,
+        period_days=data.get("period_days", 28),
         week=str(week) if week is not None else None,
-        job_stall_factor=float(stall),
+        job_stall_factor=float(data.get("job_stall_factor", 10.0)),
         price_per_gpu_hour=float(price) if price is not None else None,
-        exporter_job=exporter_job,
+        exporter_job=data.get("exporter_job", "gpuslo"),
     )
 
 

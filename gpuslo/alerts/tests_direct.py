@@ -57,6 +57,12 @@ def check_cases(spec: SloSpec) -> list[dict]:
         [series("gpuslo_kernel_log_records_lost_total", NODE, "3x20")],
         NODE,
     )
+    return stale + missing + lost + exporter_cases(spec)
+
+
+def exporter_cases(spec: SloSpec) -> list[dict]:
+    """GpusloExporterDown: a target answering 0 and a job with no target at all both fire."""
+    rules = _rules(spec)
     up = {"instance": NODE["instance"], "job": spec.exporter_job}
     down = _pair(
         rules["GpusloExporterDown"],
@@ -71,7 +77,7 @@ def check_cases(spec: SloSpec) -> list[dict]:
         "10m",
         [expect(rules["GpusloExporterDown"], {"job": spec.exporter_job})],
     )
-    return stale + missing + lost + down + [absent]
+    return down + [absent]
 
 
 def gpu_cases() -> list[dict]:
@@ -109,7 +115,13 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
         [*node, series("kube_node_spec_unschedulable", KSM, "1x20")],
         {"node": "n1"},
     )
-    # 10 steps a minute = 6 s a step; stuck from minute 30: 600 s > factor x 6 s.
+    return schedulable + job_cases(spec) + network_cases(spec)
+
+
+def job_cases(spec: SloSpec) -> list[dict]:
+    """GpusloJobStalled: 10 steps a minute = 6 s a step; stuck from minute 30, so at minute 40
+    600 s have passed without progress, above the stall factor (10) x 6 s. A running job is quiet."""
+    rules = _rules(spec)
     stalled = _pair(
         rules["GpusloJobStalled"],
         "40m",
@@ -123,6 +135,13 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
         ],
         {"job": "train-a"},
     )
+    return stalled
+
+
+def network_cases(spec: SloSpec) -> list[dict]:
+    """GpusloNetworkDevicesBelowExpected: 3 of 4 EFA devices, and none reported, fire; 4 of 4 is
+    quiet."""
+    rules = _rules(spec)
     efa = {**NODE, "kind": "efa"}
     below = _pair(
         rules["GpusloNetworkDevicesBelowExpected"],
@@ -143,7 +162,7 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
         "10m",
         [expect(rules["GpusloNetworkDevicesBelowExpected"], efa)],
     )
-    return schedulable + stalled + below + [gone]
+    return below + [gone]
 
 
 def alerts_test_file(spec: SloSpec) -> dict:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from grafanalib._gen import DashboardEncoder
 
-from gpuslo.dashboards import job_board, node_boards, slo_boards
+from gpuslo.dashboards import job_board, liveness_board, node_boards, slo_boards
 from gpuslo.errors import InputError
 from gpuslo.slo_spec import SloSpec, load_spec
 
@@ -23,7 +23,7 @@ REGENERATE = "gpuslo dashboards --out deploy/grafana"
 BOARDS = (
     slo_boards.fleet_slo,
     slo_boards.lost_gpu_hours,
-    node_boards.check_liveness,
+    liveness_board.check_liveness,
     node_boards.node_drilldown,
     job_board.job_goodput,
 )

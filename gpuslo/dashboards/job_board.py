@@ -10,11 +10,11 @@ from gpuslo.dashboards.panels import GPU_HOURS, GPUS, RATIO, Query, Spec, dashbo
 from gpuslo.slo_spec import SloSpec, format_number, sli_record
 
 
-def job_goodput(spec: SloSpec) -> dict:
-    """Job goodput and badput, fleet-wide and per job (`$job`)."""
+def _goodput_panels(spec: SloSpec) -> list[Spec]:
+    """Fleet and per-job goodput, GPUs by category, badput GPU-hours."""
     seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
     productive = f'{seconds},category="{names.CATEGORY_PRODUCTIVE}"}}'
-    specs = [
+    return [
         Spec(
             "stat",
             f"Fleet goodput over {spec.period}",
@@ -62,6 +62,12 @@ def job_goodput(spec: SloSpec) -> dict:
                 ),
             ),
         ),
+    ]
+
+
+def _progress_panels(spec: SloSpec) -> list[Spec]:
+    """Step time, time since last progress, interruptions by layer."""
+    return [
         Spec(
             "timeseries",
             "Step time",
@@ -102,6 +108,11 @@ def job_goodput(spec: SloSpec) -> dict:
             8,
         ),
     ]
+
+
+def job_goodput(spec: SloSpec) -> dict:
+    """Job goodput and badput, fleet-wide and per job (`$job`)."""
+    specs = _goodput_panels(spec) + _progress_panels(spec)
     variable = query_variable("job", "Job", "label_values(gpuslo_job_step, job)")
     return dashboard(
         "gpuslo-job-goodput",

@@ -1,5 +1,6 @@
-"""Node-side dashboards: check liveness ("who watches the checks") and the node and GPU
-drill-down. Both read the raw metrics of DESIGN.md §4; `$instance` selects exporters."""
+"""Node and GPU drill-down dashboard: one node's verdict, GPUs, active problems, Xid/SXid events,
+network devices and check status, from the raw metrics of DESIGN.md §4; `$instance` selects
+exporters. `instance_variable` is shared with the check-liveness dashboard."""
 
 from __future__ import annotations
 
@@ -7,8 +8,6 @@ from gpuslo.dashboards.panels import (
     BOOL,
     COUNT,
     GPUS,
-    RATIO,
-    SECONDS,
     Query,
     Spec,
     dashboard,
@@ -19,137 +18,14 @@ from gpuslo.slo_spec import SloSpec
 SEL = 'instance=~"$instance"'
 
 
-def _instance_variable() -> object:
+def instance_variable() -> object:
+    """The `$instance` variable: exporters that report gpuslo_node_info."""
     return query_variable("instance", "Node", "label_values(gpuslo_node_info, instance)")
 
 
-def check_liveness(spec: SloSpec) -> dict:
-    """Heartbeat age per check and node, dependency failures, kernel-log records lost, exporters."""
-    up = f'up{{job="{spec.exporter_job}"}}'
-    age = f"time() - gpuslo_check_last_run_timestamp_seconds{{{SEL}}}"
-    specs = [
-        Spec(
-            "stat",
-            "Exporters down",
-            f"Scrape targets of job {spec.exporter_job} not answering.",
-            COUNT,
-            (Query(f"count({up} == 0) or vector(0)", instant=True),),
-            6,
-            5,
-        ),
-        Spec(
-            "stat",
-            "Check liveness (5 min)",
-            "Checks with a fresh heartbeat over checks (ratio 0–1).",
-            RATIO,
-            (Query("gpuslo:check_liveness:ratio_rate5m", instant=True),),
-            6,
-            5,
-        ),
-        Spec(
-            "table",
-            "Heartbeat age in intervals",
-            "Seconds since each check last ran divided by "
-            "its interval; 3 or more is stale (GpusloCheckHeartbeatStale).",
-            "suffix: intervals",
-            (Query(f"({age}) / gpuslo_check_interval_seconds", instant=True),),
-            12,
-            5,
-        ),
-        Spec(
-            "timeseries",
-            "Heartbeat age per check and node",
-            "Seconds since each check last ran, whatever its outcome.",
-            SECONDS,
-            (Query(age, "{{instance}} {{check}}"),),
-        ),
-        Spec(
-            "timeseries",
-            "Time since last answer",
-            "Seconds since each check last produced an "
-            "answer (ok, warn or fail); grows while it times out or misses a dependency.",
-            SECONDS,
-            (
-                Query(
-                    f"time() - gpuslo_check_last_success_timestamp_seconds{{{SEL}}}",
-                    "{{instance}} {{check}}",
-                ),
-            ),
-        ),
-        Spec(
-            "timeseries",
-            "Dependency failures",
-            "Check runs that failed because a binary or library is missing, per node and check.",
-            COUNT,
-            (
-                Query(
-                    "sum by (instance, check) (increase(gpuslo_check_errors_total{"
-                    f'{SEL},reason="dependency_missing"}}[$__rate_interval]))',
-                    "{{instance}} {{check}}",
-                ),
-            ),
-            8,
-        ),
-        Spec(
-            "timeseries",
-            "Check errors by reason",
-            "Runs that could not answer: timeouts, missing dependencies, tool and parse errors.",
-            COUNT,
-            (
-                Query(
-                    f"sum by (reason) (increase(gpuslo_check_errors_total{{{SEL}}}"
-                    "[$__rate_interval]))",
-                    "{{reason}}",
-                ),
-            ),
-            8,
-        ),
-        Spec(
-            "timeseries",
-            "Kernel-log records lost",
-            "Kernel-log records overwritten before the exporter read them (/dev/kmsg overruns).",
-            COUNT,
-            (
-                Query(
-                    f"sum by (instance) (increase(gpuslo_kernel_log_records_lost_total{{{SEL}}}"
-                    "[$__rate_interval]))",
-                    "{{instance}}",
-                ),
-            ),
-            8,
-        ),
-        Spec(
-            "timeseries",
-            "Check runs",
-            "Check runs per second per check.",
-            "ops",
-            (
-                Query(
-                    f"sum by (check) (rate(gpuslo_check_runs_total{{{SEL}}}[$__rate_interval]))",
-                    "{{check}}",
-                ),
-            ),
-        ),
-        Spec(
-            "timeseries",
-            "Check duration",
-            "Duration of the last run of each check.",
-            SECONDS,
-            (Query(f"gpuslo_check_duration_seconds{{{SEL}}}", "{{instance}} {{check}}"),),
-        ),
-    ]
-    return dashboard(
-        "gpuslo-check-liveness",
-        "gpuslo / Check liveness: who watches the checks",
-        "A check that stops silently is worse than none.",
-        specs,
-        [_instance_variable()],
-    )
-
-
-def node_drilldown(spec: SloSpec) -> dict:
-    """One node's verdict, GPUs, problems, Xid/SXid events and network devices."""
-    specs = [
+def _node_panels(spec: SloSpec) -> list[Spec]:
+    """Node usable, identity, GPU inventory, active problems."""
+    return [
         Spec(
             "stat",
             "Node usable",
@@ -188,6 +64,12 @@ def node_drilldown(spec: SloSpec) -> dict:
             (Query(f"gpuslo_gpu_problem{{{SEL}}} == 1", instant=True),),
             12,
         ),
+    ]
+
+
+def _gpu_panels(spec: SloSpec) -> list[Spec]:
+    """GPU usable, verdicts, Xid and SXid events."""
+    return [
         Spec(
             "timeseries",
             "GPU usable",
@@ -230,6 +112,12 @@ def node_drilldown(spec: SloSpec) -> dict:
             ),
             8,
         ),
+    ]
+
+
+def _device_panels(spec: SloSpec) -> list[Spec]:
+    """Network devices, check status, node verdict."""
+    return [
         Spec(
             "timeseries",
             "Network devices",
@@ -260,10 +148,15 @@ def node_drilldown(spec: SloSpec) -> dict:
             12,
         ),
     ]
+
+
+def node_drilldown(spec: SloSpec) -> dict:
+    """One node's verdict, GPUs, problems, Xid/SXid events and network devices."""
+    specs = _node_panels(spec) + _gpu_panels(spec) + _device_panels(spec)
     return dashboard(
         "gpuslo-node-drilldown",
         "gpuslo / Node and GPU drill-down",
         "One node's GPUs, problems and evidence.",
         specs,
-        [_instance_variable()],
+        [instance_variable()],
     )

@@ -113,9 +113,9 @@ def fleet_slo(spec: SloSpec) -> dict:
     )
 
 
-def lost_gpu_hours(spec: SloSpec) -> dict:
-    """Lost GPU-hours by layer and reason over the dashboard range, and lost GPUs over time."""
-    specs = [
+def _lost_total_panels(spec: SloSpec) -> list[Spec]:
+    """Inventory, usable GPUs, lost GPU-hours in total and by layer."""
+    return [
         Spec(
             "stat",
             "GPUs in the inventory",
@@ -159,6 +159,12 @@ def lost_gpu_hours(spec: SloSpec) -> dict:
             12,
             8,
         ),
+    ]
+
+
+def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
+    """Lost GPU-hours by layer and reason, lost GPUs over time."""
+    return [
         Spec(
             "table",
             "Lost GPU-hours by layer and reason",
@@ -196,6 +202,11 @@ def lost_gpu_hours(spec: SloSpec) -> dict:
             24,
         ),
     ]
+
+
+def lost_gpu_hours(spec: SloSpec) -> dict:
+    """Lost GPU-hours by layer and reason over the dashboard range, and lost GPUs over time."""
+    specs = _lost_total_panels(spec) + _lost_breakdown_panels(spec)
     return dashboard(
         "gpuslo-lost-gpu-hours",
         "gpuslo / Lost GPU-hours by layer and reason",
