@@ -75,6 +75,19 @@ def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Fin
         kind=KIND, class_=names.CLASS_OK, signal="gpus_seen", count=len(page.gpus),
         message=", ".join(models) or "GPU model not reported",
     )]  # fmt: skip
+    findings += missing_gpus(KIND, len(page.gpus), options.expect_gpus)
     for gpu in page.gpus.values():
         findings += gpu_findings(gpu, options)
     return findings
+
+
+def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
+    """A fatal `gpu_missing` finding (count = GPUs missing, as the nvidia-smi findings count
+    them) when fewer GPUs are seen than `--expect-gpus`."""
+    if expected is None or seen >= expected:
+        return []
+    return [Finding(
+        kind=kind, class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
+        action=names.ACTION_REBOOT_NODE, count=expected - seen,
+        message=f"{seen} of {expected} expected GPUs seen",
+    )]  # fmt: skip

@@ -60,7 +60,8 @@ class DcgmGpu:
         values: upper-cased field name -> value (the largest over MIG instances).
         blank: fields the page carried only as DCGM sentinels (no data).
         mig_instances: distinct `GPU_I_ID` values seen.
-        xid_active: Xid codes from `xid`-labelled windowed counts (DCGM_EXP_XID_ERRORS_COUNT).
+        xid_active: every non-zero Xid the page shows for the GPU: the last Xid of each MIG
+            instance and the `xid` label of windowed counts (DCGM_EXP_XID_ERRORS_COUNT).
     """
 
     uuid: str
@@ -160,6 +161,8 @@ def _add(gpu: DcgmGpu, name: str, labels: dict[str, str], value: float) -> None:
     gpu.blank.discard(name)
     if labels.get("xid", "").isdigit() and value > 0:
         gpu.xid_active.add(int(labels["xid"]))
+    if name == XID_LAST and value > 0:  # MIG instances may each hold a different last Xid
+        gpu.xid_active.add(int(value))
     gpu.values[name] = max(value, gpu.values.get(name, value))
 
 

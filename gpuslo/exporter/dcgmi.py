@@ -101,8 +101,14 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
         if xid.isdigit() and int(xid) > 0:
             findings.append(xid_finding("dcgmi", int(xid), options, gpu=row["id"]))
     if rows:
-        findings.append(Finding(kind="dcgmi", class_=names.CLASS_OK, signal="gpus_seen",
-                                count=len({row["id"] for row in rows})))  # fmt: skip
+        seen = len({row["id"] for row in rows})
+        findings.append(Finding(kind="dcgmi", class_=names.CLASS_OK, signal="gpus_seen", count=seen))
+        if options.expect_gpus is not None and seen < options.expect_gpus:
+            findings.append(Finding(
+                kind="dcgmi", class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
+                action=names.ACTION_REBOOT_NODE, count=options.expect_gpus - seen,
+                message=f"{seen} of {options.expect_gpus} expected GPUs seen",
+            ))  # fmt: skip
     health = parse_health(text, source)
     if health is not None:
         findings.append(Finding(

@@ -188,3 +188,21 @@ def test_truncated_page_is_a_parse_error_naming_the_line():
         dcgm.parse_dcgm_page(cut, "017")
     assert caught.value.line == cut.count("\n") + 1
     assert verdict_from_findings(inspect_text(cut, "017", InspectOptions(), "dcgm-metrics")) == "unknown"
+
+
+def test_fewer_gpus_than_expected_is_gpu_missing():
+    page = (CORPUS / "cases" / "019_dcgm-prof-nvlink-bytes-always-zero-a100.txt").read_text()
+    findings = inspect_text(page, "019", InspectOptions(expect_gpus=8))
+    assert any(f.signal == "gpu_missing" and f.count == 4 and f.class_ == "fatal" for f in findings)
+    dmon = (CORPUS / "cases" / "034_dcgmi-dmon-xider-120-but-dcgmi-health-healthy.txt").read_text()
+    assert not any(f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=8)))
+    assert any(f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=9)))
+
+
+def test_each_mig_instance_last_xid_is_reported():
+    text = (PAGES / "xid_errors_a30_mig.prom").read_text()
+    lines = text.splitlines()
+    lines[1] = lines[1].replace("} 0", "} 31")  # instance 3 of GPU 0: an MMU fault (application)
+    lines[2] = lines[2].replace("} 0", "} 94")  # instance 4: a contained ECC error
+    findings = dcgm.inspect_metrics("\n".join(lines) + "\n", InspectOptions(gpu_family="ampere"), "x")
+    assert sorted(f.xid for f in findings if f.xid) == [31, 94]
