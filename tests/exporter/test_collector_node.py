@@ -201,3 +201,30 @@ def test_families_come_out_sorted_and_complete() -> None:
     expected = sorted(n.removesuffix("_total") if names.METRICS[n][0] == "counter" else n
                       for n in names.METRICS)  # fmt: skip
     assert sorted(built) == expected
+
+
+REAL_H200 = GOLDEN.parent / "h200_real_once.prom"
+
+
+def test_the_real_h200_exposition_is_healthy_for_each_gpu() -> None:
+    """`gpuslo exporter --once --state-dir /tmp/gstate` (second run, source tree on PYTHONPATH,
+    so the version reads 0.0.0+unknown) on a real one-GPU H200 node, driver 580.159.04, kept as
+    recorded: every GPU in the inventory is healthy and usable, every check ok."""
+    s = samples(REAL_H200.read_text())
+    uuids = [dict(k[1])["uuid"] for k in s if k[0] == "gpuslo_gpu_info"]
+    assert uuids
+    for uuid in uuids:
+        gpu = next(dict(k[1])["gpu"] for k in s if k[0] == "gpuslo_gpu_info" and dict(k[1])["uuid"] == uuid)
+        assert s[("gpuslo_gpu_usable", (("gpu", gpu), ("uuid", uuid)))] == 1
+        assert s[("gpuslo_gpu_verdict", (("gpu", gpu), ("uuid", uuid), ("verdict", "healthy")))] == 1
+    assert s[("gpuslo_node_usable", ())] == 1
+    statuses = {dict(k[1])["check"] for k, v in s.items()
+                if k[0] == "gpuslo_check_status" and dict(k[1])["status"] == "ok" and v == 1}  # fmt: skip
+    assert statuses == {dict(k[1])["check"] for k in s if k[0] == "gpuslo_check_runs_total"}
+    assert not [k for k in s if k[0] == "gpuslo_gpu_problem"]
+
+
+def test_the_real_h200_exposition_passes_promtool(promtool: str) -> None:
+    done = subprocess.run([promtool, "check", "metrics"], input=REAL_H200.read_text(),
+                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 0 and done.stdout == done.stderr == "", done
