@@ -101,14 +101,15 @@ def burn_rules(spec: SloSpec) -> list[dict]:
     return [rule for rule in rules if rule is not None]
 
 
-def _alert(name: str, expr: str, severity: str, summary: str, description: str, **extra) -> dict:
-    rule = {
-        "alert": name,
-        "expr": expr,
-        "labels": {"severity": severity},
-        "annotations": {"summary": summary, "description": description},
-    }
-    rule.update(extra)
+def _alert(
+    name: str, expr: str, severity: str, summary: str, description: str, hold: str = ""
+) -> dict:
+    """An alerting rule in Prometheus' documented key order; `hold` is its `for` duration."""
+    rule = {"alert": name, "expr": expr}
+    if hold:
+        rule["for"] = hold
+    rule["labels"] = {"severity": severity}
+    rule["annotations"] = {"summary": summary, "description": description}
     return rule
 
 
@@ -138,7 +139,7 @@ def check_alerts(spec: SloSpec) -> list[dict]:
             "ticket",
             "The gpuslo exporter {{ $labels.instance }} (job {{ $labels.job }}) is down or absent.",
             "No health data from this target: its GPUs leave the usable-GPU SLI as bad time.",
-            **{"for": "5m"},
+            hold="5m",
         ),
         _alert(
             "GpusloKernelLogRecordsLost",
@@ -162,7 +163,7 @@ def gpu_unhealthy_rules() -> list[dict]:
             "GPU {{ $labels.gpu }} ({{ $labels.uuid }}) on {{ $labels.instance }}: "
             "{{ $labels.reason }} ({{ $labels.layer }} layer), action {{ $labels.action }}.",
             f"Check {{{{ $labels.check }}}} reports the GPU not usable. Runbook: {RUNBOOK[action]}",
-            **{"for": "1m"},
+            hold="1m",
         )
         | {"labels": {"action": action, "severity": "ticket"}}
         for action in names.ACTIONS
@@ -206,7 +207,7 @@ def node_and_job_alerts(spec: SloSpec) -> list[dict]:
             "{{ $labels.instance }} has fewer {{ $labels.kind }} devices than expected.",
             "Collectives still run over fewer links, at a fraction of the bandwidth: cordon the "
             "node and check the adapters and their driver.",
-            **{"for": "5m"},
+            hold="5m",
         ),
     ]
 
