@@ -1,7 +1,8 @@
 """`gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4, issue 4).
 
 Checks run in a background thread (the runner runs each check when its interval is due, 30 s by
-default); journals are tailed on the same thread every `JOURNAL_POLL_S`. A scrape only reads the
+default); journals are tailed on the same thread; the thread wakes every `JOURNAL_POLL_S` or at
+the shortest check interval, whichever is shorter. A scrape only reads the
 latest snapshot and job goodput through `collector.GpusloCollector` — it never runs a check.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
@@ -18,7 +19,6 @@ import argparse
 import copy
 import dataclasses
 import logging
-import os
 import signal
 import sys
 import threading
@@ -30,6 +30,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from gpuslo.errors import InputError, UsageError
+from gpuslo.exporter.check_command import add_source_arguments, context_from_args
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.snapshot import NodeSnapshot
@@ -117,47 +118,6 @@ def _replace(snapshot: NodeSnapshot, **changes: Any) -> NodeSnapshot:
     return dataclasses.replace(snapshot, **changes)
 
 
-try:  # the source flags of `gpuslo check`, shared when its module has landed
-    from gpuslo.exporter.check_command import add_source_arguments, context_from_args
-except ImportError:  # pragma: no cover - interim stand-ins with the same flags
-
-    def add_source_arguments(parser: argparse.ArgumentParser) -> None:
-        """The evidence-source flags of `gpuslo check` (interim copy)."""
-        add = parser.add_argument
-        add("--config", type=Path, metavar="FILE", help="node config file (YAML)")
-        add("--check", action="append", metavar="NAME", help="run only this check (repeatable)")
-        add("--kernel-log", type=Path, metavar="PATH", help="read this kernel-log file")
-        add("--dcgm-url", metavar="URL", help="dcgm-exporter metrics URL")
-        add("--path.sysfs", dest="sysfs", type=Path, default=Path("/sys"), metavar="DIR")
-        add("--path.procfs", dest="procfs", type=Path, default=Path("/proc"), metavar="DIR")
-        add("--expect-gpus", type=int, metavar="N", help="GPUs this node must have")
-        add("--expect-network-devices", type=int, metavar="N", help="InfiniBand/EFA devices")
-        add("--instance-type", default="", metavar="T", help="cloud instance type")
-        add("--check-timeout", type=float, default=10.0, metavar="SECONDS")
-        add("--state-dir", type=Path, metavar="DIR",
-            help="where cursors and counters persist (default /var/lib/gpuslo when writable, "
-            "else ~/.local/state/gpuslo)")
-        add("--active", action="store_true", help="also run the active GPU probe")
-        add("--policy", metavar="FILE", help="Xid policy overlay")
-
-    def context_from_args(args: argparse.Namespace) -> Any:
-        """CheckContext from the flags above (interim copy)."""
-        from gpuslo.exporter.checks.base import CheckContext
-
-        state_dir = args.state_dir
-        if state_dir is None:
-            system = Path("/var/lib/gpuslo")
-            writable = os.access(system if system.exists() else system.parent, os.W_OK)
-            state_dir = system if writable else Path.home() / ".local/state/gpuslo"
-        expected = {"any": args.expect_network_devices} if args.expect_network_devices else {}
-        return CheckContext(
-            sysfs=args.sysfs, procfs=args.procfs, kernel_log=args.kernel_log,
-            dcgm_url=args.dcgm_url, expect_gpus=args.expect_gpus,
-            expect_network_devices=expected, instance_type=args.instance_type,
-            state_dir=state_dir, timeout_s=args.check_timeout, active=args.active,
-            policy_path=args.policy,
-        )  # fmt: skip
-
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the exporter's flags and every source flag of `gpuslo check`."""
@@ -223,12 +183,14 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.buffer.write(exporter.exposition())
             sys.stdout.flush()
             return 0
-        return _serve(exporter, host, port, args)
+        poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
+        return _serve(exporter, host, port, args, poll_s)
     finally:
         runner.close()
 
 
-def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace) -> int:
+def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace,
+           poll_s: float) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: stop.set())
@@ -243,7 +205,8 @@ def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace) -
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
     server.socket.listen(LISTEN_BACKLOG)
     log.info("serving /metrics on %s:%d", host, port)
-    worker = threading.Thread(target=exporter.loop, args=(stop,), name="gpuslo-checks", daemon=True)
+    worker = threading.Thread(target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks",
+                              daemon=True)
     worker.start()
     stop.wait()
     server.shutdown()
