@@ -9,9 +9,11 @@ Recorder journal events (schema v1, `gpuslo.goodput_model`): `job_start`, `phase
 A job is interrupted when a hardware fault, a drain or unplanned maintenance starts on one of its
 nodes (the journal just stops: the node was lost, the job never saw why — the SLO engine finds the
 cause by correlating with verdicts), or by its own crash (`job_end failed`, layer `training`).
-It restarts after a recovery of 10–30 min from its last checkpoint, on the same node set (the
-simulator models spare capacity by keeping the allocation; the accounting still charges the faulty
-node's time to its layer first). Durations are assumptions of this simulator, not measured data.
+It restarts from its last checkpoint after a recovery of 10–30 min, on the same node set: there is
+no spare pool, so after a hardware fault or unplanned maintenance it waits until the node is back
+(repair, then 30 min validation) — the whole gang's wait is recovery badput, which is what blast
+radius measures. Each block of nodes runs jobs back to back with queue gaps (idle time). Durations
+are assumptions of this simulator, not measured data.
 
 Times are int64 seconds from the simulation start.
 """
@@ -24,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.slo.simulate_faults import VALIDATION_S
 
 INIT_S, RESTORE_S, SAVE_S = 300, 180, 90
 CHECKPOINT_INTERVALS_S = (1800, 3600, 7200)
@@ -47,8 +50,10 @@ class Job:
 
 
 def place_jobs(nodes: int, gpus_per_node: int, span_s: int, rng: np.random.Generator) -> list[Job]:
-    """Pack gang jobs onto consecutive nodes until BUSY_SHARE of the fleet is taken (one loop per
-    job, not per GPU). Sizes: 8–1024 GPUs; smaller jobs are more frequent."""
+    """Cut the fleet into blocks of consecutive nodes until BUSY_SHARE of it is taken (the rest
+    is idle capacity), and run jobs back to back on each block: a job lasts 1–5 days (or until
+    the span ends, still running), the next one starts after a 0–6 h queue gap. One loop per job,
+    not per GPU. Sizes: 8–1024 GPUs; smaller jobs are more frequent."""
     cap = max(1, min(1024 // gpus_per_node, nodes))
     sizes = np.array([s for s in NODE_SIZES if s <= cap] or [1])
     weights = 1.0 / np.sqrt(sizes)
@@ -56,35 +61,43 @@ def place_jobs(nodes: int, gpus_per_node: int, span_s: int, rng: np.random.Gener
     taken = 0
     while taken < BUSY_SHARE * nodes:
         size = int(min(rng.choice(sizes, p=weights / weights.sum()), nodes - taken))
-        start = int(rng.integers(0, max(span_s // 20, 1)))
-        completes = bool(rng.random() < 0.3)
-        end = int(rng.integers((start + span_s) // 2, span_s)) if completes else span_s
-        jobs.append(Job(f"job-{len(jobs):04d}", taken, size, start, max(end, start + 1), completes,
-                        int(rng.integers(2, 21)), int(rng.choice(CHECKPOINT_INTERVALS_S))))
+        t = int(rng.integers(0, max(span_s // 20, 1)))
+        while t < span_s:
+            end = t + int(rng.integers(86400, 5 * 86400))
+            jobs.append(Job(f"job-{len(jobs):04d}", taken, size, t, min(end, span_s), end <= span_s,
+                            int(rng.integers(2, 21)), int(rng.choice(CHECKPOINT_INTERVALS_S))))
+            t = end + int(rng.integers(0, 6 * 3600))
         taken += size
     return jobs
 
 
-def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | None]]:
-    """(time, layer the job itself knows or None) for every fault that interrupts `job`, sorted.
-    Hardware and maintenance faults: layer None (the journal stops); software faults: training."""
+def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | None, int]]:
+    """(time, layer the job itself knows or None, earliest restart) for every fault that
+    interrupts `job`, sorted. Hardware and maintenance faults: layer None (the journal stops) and
+    the job waits for its node to be back (repair, then validation for hardware) — the simulator
+    has no spare pool; software faults: layer training, restart as soon as recovered."""
     mine = faults[(faults["node"] >= job.first_node) & (faults["node"] < job.first_node + job.nodes)
                   & (faults["start"] > job.start) & (faults["start"] < job.end)]
-    known = np.where(mine["scope"] == "job", names.LAYER_TRAINING, None)
-    return sorted(zip(mine["start"].astype(int).tolist(), known.tolist(), strict=True))
+    software = (mine["scope"] == "job").to_numpy()
+    known = np.where(software, names.LAYER_TRAINING, None)
+    hardware = mine["scope"].isin(["gpu", "node"]).to_numpy()
+    back = np.where(software, mine["start"], mine["end"] + np.where(hardware, VALIDATION_S, 0))
+    rows = zip(mine["start"].astype(int).tolist(), known.tolist(), back.astype(int).tolist(), strict=True)
+    return sorted(rows, key=lambda row: row[0])
 
 
 def job_timeline(
-    job: Job, gpus: int, interruptions: list[tuple[int, str | None]], rng: np.random.Generator
+    job: Job, gpus: int, interruptions: list[tuple[int, str | None, int]], rng: np.random.Generator
 ) -> list[dict]:
     """Recorder events for one node of `job` (dicts with t, event and the event's fields).
-    Each interruption costs a recovery drawn uniformly from 10–30 min before the restart."""
+    After an interruption the job restarts 10–30 min later (uniform), or when its node is back
+    if that is later; interruptions while it waits are absorbed."""
     walker = _Walker(job, gpus)
     walker.emit(job.start, "job_start", job=job.name, gpus=gpus)
     t, first, reached_end = job.start, True, False
     pending = [i for i in interruptions if i[0] > job.start]
     while t < job.end:
-        stop, layer = pending.pop(0) if pending else (job.end, None)
+        stop, layer, back = pending.pop(0) if pending else (job.end, None, job.end)
         if not first:
             walker.emit(t, "restart", from_step=walker.committed)
         t = walker.run(t, min(stop, job.end), INIT_S if first else RESTORE_S, first)
@@ -94,7 +107,7 @@ def job_timeline(
             break
         if layer is not None:
             walker.emit(stop, "job_end", status="failed", layer=layer)
-        t = stop + int(rng.integers(600, 1800))
+        t = max(stop + int(rng.integers(600, 1800)), back)
         pending = [i for i in pending if i[0] > t]
     if job.completes and reached_end:
         walker.emit(job.end, "job_end", status="completed")

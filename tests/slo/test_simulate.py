@@ -90,7 +90,7 @@ def test_job_timeline_checkpoint_interrupt_restart_by_hand():
     # 60 s steps, checkpoint every 4800 s after a 300 s initialisation; a node fault at
     # t=6300 (1200 s after the checkpoint committed at 5190) stops the journal.
     job = sj.Job("job-x", 0, 1, 0, 20000, True, 60, 4800)
-    events = sj.job_timeline(job, 8, [(6300, None)], np.random.default_rng(0))
+    events = sj.job_timeline(job, 8, [(6300, None, 6300)], np.random.default_rng(0))
     kinds = [(e["t"], e["event"]) for e in events[:8]]
     assert kinds == [(0, "job_start"), (0, "phase_start"), (300, "phase_end"), (5100, "steps"),
                      (5100, "phase_start"), (5190, "phase_end"), (5190, "checkpoint"),
@@ -107,7 +107,7 @@ def test_job_timeline_checkpoint_interrupt_restart_by_hand():
 
 def test_software_fault_is_a_training_interruption_the_job_reports():
     job = sj.Job("job-y", 0, 1, 0, 10000, False, 10, 1800)
-    events = sj.job_timeline(job, 8, [(4000, names.LAYER_TRAINING)], np.random.default_rng(1))
+    events = sj.job_timeline(job, 8, [(4000, names.LAYER_TRAINING, 4000)], np.random.default_rng(1))
     end = next(e for e in events if e["event"] == "job_end")
     assert end == {"t": 4000, "event": "job_end", "status": "failed", "layer": "training"}
     assert compute_goodput([{"v": 1, **e} for e in events]).interruptions["training"] == 1
@@ -131,10 +131,26 @@ def test_jobs_are_gangs_of_8_to_1024_gpus_on_whole_nodes():
     jobs = sj.place_jobs(400, 8, 7 * 86400, np.random.default_rng(3))
     sizes = [j.nodes * 8 for j in jobs]
     assert min(sizes) >= 8 and max(sizes) <= 1024
-    taken = sum(j.nodes for j in jobs)
+    blocks: dict[int, list[sj.Job]] = {}
+    for job in jobs:
+        blocks.setdefault(job.first_node, []).append(job)
+    taken = sum(block[0].nodes for block in blocks.values())
     assert 0.9 * 400 <= taken <= 400
-    firsts = [j.first_node for j in jobs]
-    assert firsts == sorted(firsts) and len(set(firsts)) == len(firsts)
+    for block in blocks.values():  # jobs on one block run one after another
+        assert all(a.end <= b.start for a, b in zip(block, block[1:], strict=False))
+        assert all(j.completes or j.end == 7 * 86400 for j in block)
+
+
+def test_a_job_waits_for_its_node_after_a_hardware_fault():
+    job = sj.Job("job-w", 0, 2, 0, 100000, False, 10, 1800)
+    faults = pd.DataFrame({"node": [1], "gpu": [3], "start": [5000], "end": [20000],
+                           "cause": ["Faulty GPU"], "reason": ["xid_fatal"], "scope": ["gpu"],
+                           "action": ["drain_and_reset"]})
+    found = sj.interruptions_for(job, faults)
+    assert found == [(5000, None, 20000 + sf.VALIDATION_S)]
+    events = sj.job_timeline(job, 8, found, np.random.default_rng(0))
+    restart = next(e for e in events if e["event"] == "restart")
+    assert restart["t"] == 20000 + sf.VALIDATION_S
 
 
 @pytest.mark.parametrize("args", [["--nodes", "0"], ["--nodes", "2", "--days", "0"],
