@@ -11,6 +11,7 @@ No snapshot yet (the first cycle has not finished) exposes the node as `unknown`
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -62,6 +63,15 @@ def fresh_results(snapshot: NodeSnapshot, now: float) -> list[CheckResult]:
     return [stale_as_unknown(r, now, intervals.get(r.check, 30.0)) for r in snapshot.results]
 
 
+def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckResult]:
+    """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) moved to the GPU of
+    the inventory at that bus id (compared case-insensitively), so the GPU's verdict sees them;
+    others unchanged."""
+    by_pci = {f"pci:{g.pci_bus_id.lower()}": g.uuid for g in gpus}
+    return [dataclasses.replace(r, scope=by_pci[r.scope.lower()])
+            if r.scope.lower() in by_pci else r for r in results]  # fmt: skip
+
+
 def check_statuses(snapshot: NodeSnapshot, results: list[CheckResult], now: float) -> dict[str, str]:
     """Status per configured check: the worst of its results; `unknown` when it has none or its
     last run is older than 3 × its interval (the check itself stopped)."""
@@ -92,7 +102,7 @@ def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
         fam.stateset("gpuslo_node_verdict", [], names.VERDICTS, names.VERDICT_UNKNOWN)
         return
     fam.add("gpuslo_node_info", [snapshot.node, snapshot.driver_version, snapshot.cuda_version], 1)
-    results = fresh_results(snapshot, now)
+    results = gpu_scoped(fresh_results(snapshot, now), snapshot.gpus)
     statuses = check_statuses(snapshot, results, now)
     results += _stale_check_results(statuses, results)
     verdicts = gpu_verdicts(results, [g.uuid for g in snapshot.gpus])

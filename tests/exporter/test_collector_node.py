@@ -228,3 +228,17 @@ def test_the_real_h200_exposition_passes_promtool(promtool: str) -> None:
     done = subprocess.run([promtool, "check", "metrics"], input=REAL_H200.read_text(),
                           capture_output=True, text=True, timeout=60)  # fmt: skip
     assert done.returncode == 0 and done.stdout == done.stderr == "", done
+
+
+def test_a_kernel_log_event_by_bus_id_reaches_its_gpu() -> None:
+    """The xid check scopes an event `pci:<bus id>` when the log has no UUID map; the GPU at that
+    bus id must not stay usable."""
+    gpu = fixture_gpus()[0]
+    snap = NodeSnapshot(node="n", gpus=(gpu,), results=(
+        CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),
+        CheckResult(check="xid", scope=f"pci:{gpu.pci_bus_id.upper()}", status="fail",
+                    reason="xid_fatal", action="reset_gpu", observed_at=NOW)),
+        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW), Heartbeat("xid", 30.0, NOW, NOW)))  # fmt: skip
+    s = samples(exposition(snap, []))
+    assert s[("gpuslo_gpu_usable", (("gpu", "0"), ("uuid", gpu.uuid)))] == 0
+    assert s[("gpuslo_gpu_verdict", (("gpu", "0"), ("uuid", gpu.uuid), ("verdict", "unhealthy")))] == 1
