@@ -62,9 +62,17 @@ def median_cycle(runner: Runner) -> float:
     return statistics.median(times)
 
 
+def boot_log(path: Path) -> None:
+    """Copy the recorded H200 boot log to `path` (an empty log where ../shared is absent)."""
+    if BOOT_LOG.exists():
+        shutil.copy(BOOT_LOG, path)
+    else:
+        path.write_text("")
+
+
 def cycle_time(work: Path) -> None:
     log = work / "kern.log"
-    shutil.copy(BOOT_LOG, log)
+    boot_log(log)
     context = CheckContext(state_dir=work / "state", kernel_log=log, timeout_s=10.0, expect_gpus=8)
     checks = load_checks()
     full = Runner(checks, context)
@@ -84,7 +92,7 @@ def cycle_time(work: Path) -> None:
 
 def detection_latency(work: Path) -> float:
     log = work / "followed.log"
-    shutil.copy(BOOT_LOG, log)
+    boot_log(log)
     context = CheckContext(state_dir=work / "state-xid", kernel_log=log, timeout_s=5.0)
     runner = Runner(load_checks(["xid"]), context, intervals={"xid": 0.25})
     seen = threading.Event()

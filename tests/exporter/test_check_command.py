@@ -95,3 +95,15 @@ def test_help_names_the_state_dir_default():
     done = subprocess.run([sys.executable, "-m", "gpuslo", "check", "--help"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     assert "/var/lib/gpuslo when writable" in " ".join(done.stdout.split())
+
+
+def test_recorded_output_of_a_real_h200_is_healthy_with_every_duration():
+    """`gpuslo check --format json` as it ran on a real H200 (tests/fixtures/nvml/README.md)."""
+    report = json.loads((REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check.json").read_text())
+    assert report["verdict"] == "healthy" and report["driver_version"] == "580.159.04"
+    assert {r["check"] for r in report["results"]} >= set(GPU_CHECKS)
+    assert all(r["duration_s"] > 0 for r in report["results"])
+    assert all(h["runs_total"] == 1 and h["last_success"] > 0 for h in report["heartbeats"])
+    probe = json.loads((REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check-active.json").read_text())
+    (result,) = probe["results"]
+    assert result["status"] == "ok" and result["scope"] == report["gpus"][0]["uuid"]
