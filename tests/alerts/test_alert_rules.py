@@ -50,6 +50,23 @@ def test_promtool_checks_and_runs_the_generated_tests(tmp_path, mapping):
 
 
 @pytest.mark.prometheus
+def test_example_configuration_loads_the_rules_and_honours_job_labels(tmp_path):
+    directory = _write(SloSpec(), tmp_path)
+    checked = subprocess.run(
+        [require_binary("promtool"), "check", "config", "prometheus.yml"],
+        cwd=directory,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "SUCCESS: 37 rules found" in checked.stdout + checked.stderr
+    config = yaml.safe_load((directory / "prometheus.yml").read_text())
+    exporters = config["scrape_configs"][0]
+    assert exporters["job_name"] == "gpuslo" and exporters["honor_labels"] is True
+
+
+@pytest.mark.prometheus
 def test_generated_tests_catch_a_threshold_moved_past_the_boundary(tmp_path):
     directory = _write(SloSpec(), tmp_path)
     path = directory / "gpuslo-alerts.rules.yml"
