@@ -18,6 +18,7 @@ usage: python bench/kernel_log_scan.py [--size-mb N] [--dir DIR] [--keep] [--rep
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -75,6 +76,8 @@ def generate(path: Path, size_bytes: int) -> tuple[int, int]:
             events += per_block[index % len(blocks)]
             matched += grep_lines[index % len(blocks)]
             index += 1
+        handle.flush()
+        os.fsync(handle.fileno())  # no writeback competing with the timed runs
     return events, matched
 
 

@@ -131,8 +131,11 @@ def parse_timestamp(prefix: str) -> tuple[float | None, str, int | None]:
     """(seconds, clock kind, kmsg sequence) from the text before a line's event marker.
 
     Kernel uptime (kmsg microseconds or `[  123.4]`) wins over a wall clock (ctime, ISO,
-    syslog with a localised month name); no timestamp gives (None, "", None).
+    syslog with a localised month name); no timestamp gives (None, "", None). Only the first
+    and last 256 characters of a long prefix are looked at (timestamps sit at either end).
     """
+    if len(prefix) > 512:
+        prefix = f"{prefix[:256]} {prefix[-256:]}"
     kmsg = _KMSG.match(prefix)
     if kmsg:
         return int(kmsg.group(3)) / 1e6, "uptime", int(kmsg.group(2))
