@@ -19,6 +19,7 @@ Raises ConfigError (naming the file and the field) for an unreadable or invalid 
 from __future__ import annotations
 
 import copy
+import functools
 from collections import defaultdict, deque
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -217,15 +218,21 @@ def _read_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{where}: not valid YAML ({getattr(error, 'problem', error)})") from None
 
 
+@functools.cache
+def packaged_policy() -> XidPolicy:
+    """The packaged policy, read and validated once per process (it is never mutated)."""
+    packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
+    return policy_from_mapping(_read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}")
+
+
 def load_policy(overlay_path: str | None = None) -> XidPolicy:
     """The packaged policy, with the operator overlay at `overlay_path` merged over it.
 
     Raises ConfigError when the overlay is missing, unreadable, not YAML or has an invalid field.
     """
-    packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    data = _read_yaml(packaged, f"gpuslo/data/{PACKAGED}")
     if overlay_path is None:
-        return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}")
+        return packaged_policy()
+    data = packaged_policy().data
     try:
         with open(overlay_path, encoding="utf-8") as handle:
             text = handle.read()
