@@ -2,7 +2,7 @@
 
     gpuslo report [--week 2026-W48 | --start T --end T]
                   (--data DIR | --trace FILE --trace-format stepfun|titan | --journals DIR
-                   | --prometheus URL)
+                   | --prometheus URL [--journals DIR])
                   [--nodes N --gpus-per-node G] [--slo FILE] [--price-per-gpu-hour X]
                   [--out DIR] [--format md,html,json]
 
@@ -22,6 +22,7 @@ Sources (each returns a `gpuslo.slo.frames.Frames`): `--data` is a `gpuslo simul
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import datetime as dt
 import importlib
 import json
@@ -103,10 +104,13 @@ def formats(text: str) -> list[str]:
 
 
 def load_frames(args: argparse.Namespace, start, end):
-    """The source's `Frames`. Raises UsageError unless exactly one source is given."""
+    """The source's `Frames`: exactly one of --data, --trace, --journals, --prometheus, or
+    --prometheus with --journals (verdicts from Prometheus, job goodput from the journals).
+    Raises UsageError for any other combination."""
     given = [flag for flag in ("data", "trace", "journals", "prometheus") if getattr(args, flag)]
-    if len(given) != 1:
-        raise UsageError("give exactly one source: --data, --trace, --journals or --prometheus")
+    if len(given) != 1 and sorted(given) != ["journals", "prometheus"]:
+        raise UsageError("give one source: --data, --trace, --journals or --prometheus "
+                         "(--prometheus may be combined with --journals)")
     if args.trace and not args.trace_format:
         raise UsageError("--trace needs --trace-format stepfun|titan")
     if args.data:
@@ -118,9 +122,18 @@ def load_frames(args: argparse.Namespace, start, end):
     if args.trace:
         return _call("traces", "load_trace", args.trace, args.trace_format,
                      nodes=args.nodes, gpus_per_node=args.gpus_per_node)
-    if args.journals:
-        return _call("journal_source", "load_journals", args.journals)
-    return _call("prometheus_source", "load_prometheus", args.prometheus, start, end)
+    journals = _call("journal_source", "load_journals", args.journals) if args.journals else None
+    if not args.prometheus:
+        return journals
+    if start is None:
+        raise UsageError("--prometheus needs a window: --week or --start/--end")
+    frames = _call("prometheus_source", "load_prometheus", args.prometheus, start, end)
+    if journals is None:
+        return frames
+    return dataclasses.replace(
+        frames, job_events=journals.job_events, allocations=journals.allocations,
+        cannot_fill={k: v for k, v in frames.cannot_fill.items() if k != "goodput"},
+        source=f"{frames.source} + journals {args.journals}")
 
 
 def _call(module: str, function: str, *args, **kwargs):

@@ -63,23 +63,32 @@ def slos(doc, extra, wow) -> Section:
 
 
 def goodput(doc, extra, wow) -> Section:
+    title = "Goodput, ETTR and badput"
     allocated = doc.get("allocated_gpu_hours") or 0
-    if not allocated or not doc.get("jobs"):
-        return Section("goodput", "Goodput, ETTR and badput", missing=_cannot(
+    if not doc.get("jobs"):
+        return Section("goodput", title, missing=_cannot(
             doc, "goodput", "the data has no job allocations or Recorder journals"))
+    tables = (_job_table(doc["jobs"]),)
+    if not allocated:
+        why = _cannot(doc, "capacity", "no allocated GPU-time in the fleet accounting")
+        return Section("goodput", title, (
+            f"Per-job goodput from the journals only; no fleet badput waterfall: {why}.",), tables)
     badput = doc.get("badput_gpu_hours_by_category") or {}
     rows = (("allocated", hours(allocated), ratio(1.0)),)
     rows += tuple((f"− {k}", hours(v), _share(v, allocated)) for k, v in badput.items())
     rows += (("= productive", hours(doc.get("productive_gpu_hours")),
               _share(doc.get("productive_gpu_hours"), allocated)),)
-    jobs = sorted(doc["jobs"], key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
-    job_rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
-                      ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in jobs)
     lines = (f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / allocated usable "
              f"GPU-hours); fleet ETTR {ratio(extra['fleet_ettr'])}.",)
-    return Section("goodput", "Goodput, ETTR and badput", lines, (
-        Table(("badput waterfall", "GPU-hours", "share of allocated"), rows),
-        Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), job_rows)))
+    return Section("goodput", title, lines,
+                   (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
+
+
+def _job_table(jobs: list[dict]) -> Table:
+    top = sorted(jobs, key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
+    rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
+                  ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in top)
+    return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)
 
 
 def interruptions(doc, extra, wow) -> Section:

@@ -168,7 +168,7 @@ def test_parse_week_is_monday_to_monday_utc():
     (["--data", "{tmp}", "--week", "2026-W48", "--start", "2026-11-23"], "either --week"),
     (["--data", "{tmp}", "--week", "2026-48"], "ISO week"),
     (["--data", "{tmp}", "--format", "pdf"], "--format"),
-    (["--week", "2026-W48"], "exactly one source"),
+    (["--week", "2026-W48"], "give one source"),
     (["--trace", "{tmp}/x.json"], "--trace-format"),
     (["--data", "{tmp}", "--start", "2026-11-23"], "go together"),
     (["--data", "{tmp}", "--slo", "{tmp}/missing.yaml"], "missing.yaml"),

@@ -1,0 +1,76 @@
+"""`gpuslo report --prometheus` against a real Prometheus on loopback, loaded with the simulator's
+OpenMetrics backfill (promtool tsdb create-blocks-from openmetrics)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+import requests
+from conftest import require_binary
+
+from gpuslo import names
+from gpuslo.cli import main
+from gpuslo.slo import simulate as sim_mod
+from gpuslo.slo import simulate_faults as sf
+from gpuslo.slo.simulate_metrics import openmetrics_text, per_gpu
+
+START = pd.Timestamp("2026-01-05T00:00:00Z")
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def backfilled(tmp_path_factory):
+    promtool, prometheus = require_binary("promtool"), require_binary("prometheus")
+    work = tmp_path_factory.mktemp("prom")
+    sim = sim_mod.simulate(sf.Fleet(2, 4, 1.0, interruptions_per_1000_gpu_days=400), 11, START)
+    (work / "metrics.om").write_text(openmetrics_text(sim, 60))
+    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(work / "metrics.om"),
+                    str(work / "data")], check=True, capture_output=True, timeout=120)
+    (work / "prometheus.yml").write_text("global: {}\n")
+    port = _free_port()
+    proc = subprocess.Popen([prometheus, f"--config.file={work / 'prometheus.yml'}",
+                             f"--storage.tsdb.path={work / 'data'}", "--storage.tsdb.retention.time=100y",
+                             f"--web.listen-address=127.0.0.1:{port}"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if requests.get(f"{url}/-/ready", timeout=1).ok:
+                    break
+            except requests.RequestException:
+                pass
+            time.sleep(0.2)
+        else:
+            pytest.fail("prometheus did not become ready within 60 s")
+        yield sim, url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_report_from_prometheus_agrees_with_the_simulated_verdicts(backfilled, tmp_path):
+    sim, url = backfilled
+    out = tmp_path / "report"
+    assert main(["report", "--prometheus", url, "--start", "2026-01-05T00:00:00Z",
+                 "--end", "2026-01-06T00:00:00Z", "--out", str(out), "--format", "json,md"]) == 0
+    doc = json.loads((out / "report.json").read_text())
+    assert doc["gpus"] == 8 and doc["provisioned_gpu_hours"] == pytest.approx(8 * 24, rel=1e-6)
+    verdicts = per_gpu(sim.frames["verdicts"], sim.frames["inventory"])
+    healthy = verdicts[verdicts["verdict"] == names.VERDICT_HEALTHY]
+    expected = (healthy["end"] - healthy["start"]).dt.total_seconds().sum() / (8 * 86400)
+    # Prometheus sees 60 s samples (and a 5 min lookback across no-data gaps), so allow 0.5 %.
+    assert expected < 0.99  # the fleet had faults, so the comparison means something
+    assert doc["usable_ratio"] == pytest.approx(expected, abs=0.005)
+    assert "Not available:" in (out / "report.md").read_text()  # goodput needs --journals
