@@ -113,12 +113,12 @@ def render_monitor_config(check_names: list[str] | None = None) -> str:
 
 def main(argv: list[str]) -> int:
     """Write the config to argv[0] atomically (temp file + rename)."""
-    from gpuslo.exporter.checks.gpu_inventory import write_text_atomic
+    from gpuslo.exporter.state import write_atomic
 
     if len(argv) != 1:
         print("usage: python -m gpuslo.exporter.npd OUTPUT.json", file=sys.stderr)
         return 2
-    write_text_atomic(Path(argv[0]), render_monitor_config())
+    write_atomic(Path(argv[0]), render_monitor_config().encode())
     return 0
 
 

@@ -1,4 +1,5 @@
-"""NVML evidence: read every GPU through `pynvml` (nvidia-ml-py) into `gpu_health.GpuStatus`.
+"""NVML evidence: read every GPU through `pynvml` (nvidia-ml-py) into `gpu_health.GpuStatus`,
+with `nvidia-smi -q -x` as the fallback when NVML cannot be used from Python (`read_gpus`).
 
 Runs inside the runner's child process: NVML calls can block inside the driver, and only a process
 can be killed (shared/DESIGN.md §3). `read_node(nvml)` is the I/O edge; it takes the NVML module as
@@ -24,20 +25,15 @@ import contextlib
 import ctypes
 import importlib
 import os
+import subprocess
 import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter.checks.base import (
-    DEFAULT_INTERVAL_S,
-    CheckContext,
-    DependencyMissing,
-    ToolError,
-)
+from gpuslo.exporter.checks.base import DependencyMissing, ToolError
 from gpuslo.exporter.gpu_health import GpuStatus
 from gpuslo.families import family_of
-from gpuslo.verdict import CheckResult
 
 NVML_PATH_ENV = "GPUSLO_NVML_PATH"
 SOURCE = "nvml"
@@ -74,6 +70,7 @@ class NvmlNode:
     device_count: int
     gpus: tuple[GpuStatus, ...]
     utilization: dict[str, float]
+    source: str = SOURCE
 
 
 def load_nvml() -> Any:
@@ -285,49 +282,52 @@ def read_node(nvml: Any | None = None) -> NvmlNode:
 
 
 # ------------------------------------------------------------------------------------------------
-# shared by the NVML checks (gpu_inventory, gpu_memory, thermal, nvlink, pcie)
+# fallback: nvidia-smi, when NVML cannot be used from Python
 # ------------------------------------------------------------------------------------------------
 
-
-def gpu_scope(status: GpuStatus) -> str:
-    """Result scope of a GPU: its UUID, or `gpu<index>` when NVML could not give one."""
-    return status.uuid or f"gpu{status.index}"
+SMI_COMMAND = ("nvidia-smi", "-q", "-x")
 
 
-def gpu_result(check: str, status: GpuStatus, state: str, message: str, **kw: Any) -> CheckResult:
-    """A CheckResult about one GPU from the NVML source."""
-    return CheckResult(check=check, scope=gpu_scope(status), status=state, message=message,
-                       source=SOURCE, gpu=status.index or "", **kw)  # fmt: skip
+def node_from_smi(text: str, source: str) -> NvmlNode:
+    """The node as `nvidia-smi -q -x` shows it (pure; ParseError from the XML parser). GPUs the
+    header counts ("Attached GPUs") but that have no block are inaccessible."""
+    from gpuslo.exporter.nvidia_smi_query import parse_xml
+
+    reading = parse_xml(text, source)
+    gpus = [replace(g.status, accessible=g.status.accessible is not False and bool(g.status.uuid))
+            for g in reading.gpus]  # fmt: skip
+    count = max(reading.attached_gpus or 0, len(gpus))
+    gpus += [GpuStatus(index=str(i), accessible=False, error="counted but not reported")
+             for i in range(len(gpus), count)]  # fmt: skip
+    gpus = [g if g.index else replace(g, index=str(i)) for i, g in enumerate(gpus)]
+    return NvmlNode(reading.driver_version or "", reading.cuda_version or "", count, tuple(gpus),
+                    {}, source="nvidia-smi")  # fmt: skip
 
 
-def unreadable(check: str, status: GpuStatus) -> CheckResult:
-    """`unknown`/`tool_error` for a GPU NVML lists but cannot read (gpu_inventory fails it)."""
-    return gpu_result(check, status, "unknown", f"GPU not readable: {status.error}",
-                      reason="tool_error")  # fmt: skip
+def read_node_smi(timeout_s: float) -> NvmlNode:
+    """Run `nvidia-smi -q -x` (I/O). DependencyMissing when it is not installed; ToolError on a
+    timeout or a non-zero exit (nvidia-smi prints its error on stdout: quoted)."""
+    command = " ".join(SMI_COMMAND)
+    try:
+        done = subprocess.run(SMI_COMMAND, capture_output=True, text=True, errors="replace",
+                              timeout=timeout_s, check=False)  # fmt: skip
+    except FileNotFoundError:
+        raise DependencyMissing("nvidia-smi is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise ToolError(f"{command}: no answer within {timeout_s:g} s") from None
+    if done.returncode != 0:
+        said = (done.stdout.strip() or done.stderr.strip()).splitlines()[:1]
+        raise ToolError(f"{command} exited {done.returncode}: {' '.join(said)[:200]}")
+    return node_from_smi(done.stdout, command)
 
 
-class NvmlCheck:
-    """Base of the checks that read NVML: `run` reads the node and calls `evaluate(node,
-    context)`; a GPU NVML cannot read is `unknown` here (the inventory check fails it)."""
-
-    name = ""
-    interval_s = DEFAULT_INTERVAL_S
-    dependencies: tuple[str, ...] = ("nvidia-ml-py (pynvml)", "libnvidia-ml.so.1", "NVIDIA driver")
-
-    def run(self, context: CheckContext) -> list[CheckResult]:
-        """Read NVML and judge each readable GPU; see `evaluate`."""
-        node = read_node()
-        if not node.gpus:
-            return [CheckResult(check=self.name, scope="node", status="unknown", reason="no_data",
-                                message="NVML lists no GPU", source=SOURCE)]  # fmt: skip
-        results = []
-        for status in node.gpus:
-            if status.accessible:
-                results.append(self.evaluate(status, node, context))
-            else:
-                results.append(unreadable(self.name, status))
-        return results
-
-    def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
-        """Judge one readable GPU (pure); overridden by each check."""
-        raise NotImplementedError
+def read_gpus(timeout_s: float) -> NvmlNode:
+    """NVML; when NVML is missing (no pynvml, library or driver), nvidia-smi. Both missing →
+    DependencyMissing naming both; a broken nvidia-smi raises its own ToolError/ParseError."""
+    try:
+        return read_node()
+    except DependencyMissing as nvml_missing:
+        try:
+            return read_node_smi(timeout_s)
+        except DependencyMissing as smi_missing:
+            raise DependencyMissing(f"{nvml_missing}; {smi_missing}") from None

@@ -1,54 +1,82 @@
 """`gpu_inventory`: the GPUs present against the expected count; a missing or inaccessible GPU
 fails.
 
-Evidence: NVML (`nvmlDeviceGetCount`, a handle, UUID and PCI bus id per GPU). Depends on
-nvidia-ml-py, libnvidia-ml.so.1 and the NVIDIA driver. The expected count comes from
+Evidence: NVML (`nvmlDeviceGetCount`, a handle, UUID and PCI bus id per GPU), else
+`nvidia-smi -q -x` ("Attached GPUs" and the GPU blocks). Depends on nvidia-ml-py and
+libnvidia-ml.so.1, or nvidia-smi, and the NVIDIA driver. The expected count comes from
 `--expect-gpus` / the node config; without one, the count seen at the first run where every GPU
 was readable is persisted in `<state_dir>/gpu_inventory.json` (atomic write) and used from then
 on, so a GPU that falls off the bus later is caught. Fewer GPUs than expected → `fail`
 `gpu_missing` (reboot the node: a GPU off the bus does not come back otherwise); more → `warn`;
 a GPU NVML lists but cannot read → `fail` `gpu_inaccessible`. Also hands the inventory, driver and
 CUDA versions to the snapshot (`CheckOutput.facts`).
+
+It also holds what the per-GPU checks share (`NvmlCheck`, `gpu_result`): they read the same
+evidence and leave a GPU they cannot read to this check to fail.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpuslo import names
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
-from gpuslo.exporter.gpu_health import evaluate_gpu
-from gpuslo.exporter.nvml_source import SOURCE, NvmlNode, gpu_result, read_node
+from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
+from gpuslo.exporter.nvml_source import SOURCE, NvmlNode, read_gpus
 from gpuslo.exporter.runner import CheckOutput
 from gpuslo.exporter.snapshot import GpuInfo
+from gpuslo.exporter.state import write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 STATE_FILE = "gpu_inventory.json"
 
 
-def write_json_atomic(path: Path, data: Any) -> None:
-    """Write `data` as sorted JSON to `path` atomically (`write_text_atomic`)."""
-    write_text_atomic(path, json.dumps(data, sort_keys=True, indent=1) + "\n")
+def gpu_scope(status: GpuStatus) -> str:
+    """Result scope of a GPU: its UUID, or `gpu<index>` when the source could not give one."""
+    return status.uuid or f"gpu{status.index}"
 
 
-def write_text_atomic(path: Path, text: str) -> None:
-    """Write `text` to `path` via a temp file in the same directory, fsync and rename, so a
-    reader sees the old file or the new one, never half of one."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    try:
-        with os.fdopen(fd, "w") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def gpu_result(check: str, status: GpuStatus, state: str, message: str, **kw: Any) -> CheckResult:
+    """A CheckResult about one GPU (source NVML; `NvmlCheck.run` names nvidia-smi when used)."""
+    return CheckResult(check=check, scope=gpu_scope(status), status=state, message=message,
+                       source=SOURCE, gpu=status.index or "", **kw)  # fmt: skip
+
+
+def unreadable(check: str, status: GpuStatus) -> CheckResult:
+    """`unknown`/`tool_error` for a GPU the source lists but cannot read (this check fails it)."""
+    return gpu_result(check, status, names.STATUS_UNKNOWN, f"GPU not readable: {status.error}",
+                      reason="tool_error")  # fmt: skip
+
+
+class NvmlCheck:
+    """Base of the per-GPU checks (gpu_memory, thermal, nvlink, pcie): `run` reads the GPUs
+    (`nvml_source.read_gpus`: NVML, else nvidia-smi) and calls `evaluate(status, node, context)`
+    per readable GPU; a GPU that cannot be read is `unknown` there (the inventory fails it)."""
+
+    name = ""
+    interval_s = DEFAULT_INTERVAL_S
+    dependencies: tuple[str, ...] = ("nvidia-ml-py (pynvml) and libnvidia-ml.so.1, or nvidia-smi",
+                                     "NVIDIA driver")  # fmt: skip
+
+    def run(self, context: CheckContext) -> list[CheckResult]:
+        """Read the GPUs and judge each readable one; see `evaluate`."""
+        node = read_gpus(context.timeout_s * 0.8)
+        if not node.gpus:
+            return [CheckResult(check=self.name, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
+                                reason="no_data", message=f"{node.source} lists no GPU",
+                                source=node.source)]  # fmt: skip
+        results = [
+            self.evaluate(status, node, context) if status.accessible else unreadable(self.name, status)
+            for status in node.gpus
+        ]
+        return [replace(r, source=node.source) for r in results]
+
+    def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
+        """Judge one readable GPU (pure); each check overrides it."""
+        raise NotImplementedError
 
 
 def expected_count(context: CheckContext) -> tuple[int | None, str]:
@@ -75,7 +103,7 @@ def count_result(node: NvmlNode, context: CheckContext) -> CheckResult:
         expected = seen
     def result(state: str, message: str, **kw: Any) -> CheckResult:
         return CheckResult(check="gpu_inventory", scope=NODE_SCOPE, status=state,
-                           message=message, source=SOURCE, **kw)  # fmt: skip
+                           message=message, source=node.source, **kw)  # fmt: skip
     if expected is None or seen < expected:
         wanted = "no expected count yet" if expected is None else f"{expected} expected ({origin})"
         return result(names.STATUS_FAIL, f"{seen} GPUs seen, {wanted}", reason="gpu_missing",
@@ -94,7 +122,7 @@ class GpuInventoryCheck:
 
     def run(self, context: CheckContext) -> CheckOutput:
         """Read NVML; one node result for the count and one result per GPU."""
-        node = read_node()
+        node = read_gpus(context.timeout_s * 0.8)
         results = [count_result(node, context)]
         for status in node.gpus:
             if status.accessible:
@@ -109,4 +137,4 @@ class GpuInventoryCheck:
             for g in node.gpus if g.accessible
         )  # fmt: skip
         facts = {"gpus": gpus, "driver_version": node.driver_version, "cuda_version": node.cuda_version}
-        return CheckOutput(results, facts)
+        return CheckOutput([replace(r, source=node.source) for r in results], facts)

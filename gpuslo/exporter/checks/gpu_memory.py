@@ -13,8 +13,9 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result
 from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
-from gpuslo.exporter.nvml_source import NvmlCheck, NvmlNode, gpu_result
+from gpuslo.exporter.nvml_source import NvmlNode
 from gpuslo.verdict import CheckResult
 
 SIGNALS = ("ecc_uncorrectable", "row_remap_pending", "row_remap_failure", "recovery_action")
