@@ -140,6 +140,7 @@ class EventBuilder:
         code, rest = int(match.group(3)), match.group(4)
         part = sxid_part(rest)
         token = rest.split(",", 1)[0].strip() if part == "token" else None
+        token = "Non-fatal" if token == "Nonfatal" else token
         last = self._last_sxid.get((device, code))
         if part != "other" and self._near(last, number) and part not in self._sxid_parts[last]:
             self._sxid_parts[last].add(part)

@@ -71,7 +71,9 @@ _GPU_AT = re.compile(
     r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?\s+(GPU-[0-9a-fA-F-]+)"
 )
 _THE_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F:.]+)")
-_GPU_FALLEN = re.compile(r"NVRM: GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)")
+_GPU_FALLEN = re.compile(
+    r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+)
 _PORT = re.compile(
     r"mlx5_core\s+(\S+?):?\s+(\S+?):\s+(?:Port:?\s*(\d+)\s+)?Link\s+([A-Za-z_]+)", re.IGNORECASE
 )

@@ -140,6 +140,20 @@ def test_identical_lines_are_separate_events_and_addresses_normalise():
     assert normalise_pci("...") is None
 
 
+def test_old_single_line_fallen_off_the_bus_and_nonfatal_sxid_spelling():
+    events = parse_kernel_log("\n".join([
+        "[ 5.0] NVRM: GPU at 0000:02:00.0 has fallen off the bus.",
+        "[ 6.0] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1b06) installed in this system has "
+        "fallen off the bus and is not responding to commands.",
+        "[ 7.0] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20009, Nonfatal, Link 04 RX Short Error",
+    ]))  # fmt: skip
+    assert [(e.kind, e.pci) for e in events] == [
+        ("fallen_off_bus", "00000000:02:00.0"), ("fallen_off_bus", "00000000:03:00.0"),
+        ("sxid", "00000000:06:00.0"),
+    ]  # fmt: skip
+    assert events[2].token == "Non-fatal"
+
+
 def test_xid45_links_to_the_previous_xid_on_the_same_gpu_and_uuid_map_applies():
     text = "\n".join([
         "[10.0] NVRM: Xid (PCI:0000:91:00): 31, pid=1, name=python, Ch 00000008",
