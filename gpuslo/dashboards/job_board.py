@@ -11,7 +11,7 @@ from gpuslo.slo_spec import SloSpec, format_number, sli_record
 
 
 def _goodput_panels(spec: SloSpec) -> list[Spec]:
-    """Fleet and per-job goodput, GPUs by category, badput GPU-hours."""
+    """Fleet goodput over the period and goodput per job."""
     seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
     productive = f'{seconds},category="{names.CATEGORY_PRODUCTIVE}"}}'
     return [
@@ -40,6 +40,13 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
             18,
             5,
         ),
+    ] + _category_panels(spec)
+
+
+def _category_panels(spec: SloSpec) -> list[Spec]:
+    """GPUs busy and badput GPU-hours by goodput category."""
+    seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
+    return [
         Spec(
             "timeseries",
             "GPUs busy by category",
@@ -66,7 +73,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
 
 
 def _progress_panels(spec: SloSpec) -> list[Spec]:
-    """Step time, time since last progress, interruptions by layer."""
+    """Step time per job."""
     return [
         Spec(
             "timeseries",
@@ -76,6 +83,12 @@ def _progress_panels(spec: SloSpec) -> list[Spec]:
             (Query('gpuslo:job_step_time:seconds{job=~"$job"}', "{{job}}"),),
             8,
         ),
+    ] + _stall_panels(spec)
+
+
+def _stall_panels(spec: SloSpec) -> list[Spec]:
+    """Time since last progress and interruptions by layer."""
+    return [
         Spec(
             "timeseries",
             "Time since last progress",

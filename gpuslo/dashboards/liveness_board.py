@@ -54,7 +54,7 @@ def _heartbeat_panels(spec: SloSpec) -> list[Spec]:
 
 
 def _failure_panels(spec: SloSpec) -> list[Spec]:
-    """Time since last answer, dependency failures, errors, kernel-log records lost."""
+    """Time since each check last answered, and dependency failures."""
     return [
         Spec(
             "timeseries",
@@ -83,6 +83,12 @@ def _failure_panels(spec: SloSpec) -> list[Spec]:
             ),
             8,
         ),
+    ] + _error_panels(spec)
+
+
+def _error_panels(spec: SloSpec) -> list[Spec]:
+    """Check errors by reason and kernel-log records lost."""
+    return [
         Spec(
             "timeseries",
             "Check errors by reason",

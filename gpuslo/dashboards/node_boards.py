@@ -68,7 +68,7 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
 
 
 def _gpu_panels(spec: SloSpec) -> list[Spec]:
-    """GPU usable, verdicts, Xid and SXid events."""
+    """GPU usable and GPUs per verdict."""
     return [
         Spec(
             "timeseries",
@@ -84,6 +84,12 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
             GPUS,
             (Query(f"sum by (verdict) (gpuslo_gpu_verdict{{{SEL}}})", "{{verdict}}"),),
         ),
+    ] + _event_panels(spec)
+
+
+def _event_panels(spec: SloSpec) -> list[Spec]:
+    """Xid and SXid events per GPU and NVSwitch."""
+    return [
         Spec(
             "timeseries",
             "Xid events",

@@ -35,12 +35,9 @@ PER_RANGE = f"/ scalar(count_over_time({INVENTORY}[$__range])) * $__range_s / 36
 
 
 def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
+    """One SLO's SLI over the period and its objective."""
     title, period = TITLES[slo], spec.period
-    objective, budget = spec.objectives[slo], format_number(spec.error_budget(slo))
-    burn = [
-        Query(f"(1 - {sli_record(slo, pair.long_window)}) / {budget}", pair.long_window)
-        for pair in spec.burn_rate_alerts()
-    ]
+    objective = spec.objectives[slo]
     return [
         Spec(
             "stat",
@@ -60,6 +57,18 @@ def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
             4,
             5,
         ),
+    ] + _slo_specs_more(spec, slo)
+
+
+def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
+    """Error budget remaining and burn rate per alert window of one SLO."""
+    title, period = TITLES[slo], spec.period
+    budget = format_number(spec.error_budget(slo))
+    burn = [
+        Query(f"(1 - {sli_record(slo, pair.long_window)}) / {budget}", pair.long_window)
+        for pair in spec.burn_rate_alerts()
+    ]
+    return [
         Spec(
             "stat",
             f"{title}: error budget remaining",
@@ -114,7 +123,7 @@ def fleet_slo(spec: SloSpec) -> dict:
 
 
 def _lost_total_panels(spec: SloSpec) -> list[Spec]:
-    """Inventory, usable GPUs, lost GPU-hours in total and by layer."""
+    """GPUs in the inventory and usable now."""
     return [
         Spec(
             "stat",
@@ -134,6 +143,12 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             6,
             5,
         ),
+    ] + _lost_hours_panels(spec)
+
+
+def _lost_hours_panels(spec: SloSpec) -> list[Spec]:
+    """Lost GPU-hours in the range, in total and by layer."""
+    return [
         Spec(
             "stat",
             "Lost GPU-hours in range",
