@@ -156,6 +156,21 @@ def measure(cmd: list[str], port: int, args: argparse.Namespace) -> dict[str, fl
             "p50_ms": q[49] * 1000, "p99_ms": q[98] * 1000, "rss_growth_mb": growth}  # fmt: skip
 
 
+def report(args: argparse.Namespace, exp: dict[str, float], bare: dict[str, float]) -> None:
+    """Print both servers' figures, the ratios and whether the targets are met."""
+    pace = f"every {args.every:g} s" if args.every else "back to back"
+    print(f"{args.scrapers} scrapers, {pace}, {args.duration:g} s per server, "
+          f"{int(exp['series'])} series")
+    print(f"{'':10}{'scrapes':>9}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}{'RSS +MB':>9}")
+    for name, r in (("exporter", exp), ("bare", bare)):
+        print(f"{name:10}{r['scrapes']:9d}{r['errors']:8d}{r['p50_ms']:9.2f}{r['p99_ms']:9.2f}"
+              f"{r['rss_growth_mb']:9.2f}")  # fmt: skip
+    print(f"ratio     p50 {exp['p50_ms'] / bare['p50_ms']:.2f}x  p99 {exp['p99_ms'] / bare['p99_ms']:.2f}x")
+    met = (exp["errors"] == 0 and exp["p99_ms"] < 50 and exp["rss_growth_mb"] < 10
+           and exp["p99_ms"] <= 1.5 * bare["p99_ms"])  # fmt: skip
+    print("targets (0 errors, p99 < 50 ms, RSS < 10 MB, p99 <= 1.5x bare):", "met" if met else "NOT met")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per server")
@@ -188,17 +203,7 @@ def main() -> int:
     p2 = port()
     bare = measure([*me, "--serve", "bare", "--port", str(p2), "--series", str(int(exp["series"])),
                     "--bare-backlog", str(args.bare_backlog)], p2, args)  # fmt: skip
-    pace = f"every {args.every:g} s" if args.every else "back to back"
-    print(f"{args.scrapers} scrapers, {pace}, {args.duration:g} s per server, "
-          f"{int(exp['series'])} series")
-    print(f"{'':10}{'scrapes':>9}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}{'RSS +MB':>9}")
-    for name, r in (("exporter", exp), ("bare", bare)):
-        print(f"{name:10}{r['scrapes']:9d}{r['errors']:8d}{r['p50_ms']:9.2f}{r['p99_ms']:9.2f}"
-              f"{r['rss_growth_mb']:9.2f}")  # fmt: skip
-    print(f"ratio     p50 {exp['p50_ms'] / bare['p50_ms']:.2f}x  p99 {exp['p99_ms'] / bare['p99_ms']:.2f}x")
-    met = (exp["errors"] == 0 and exp["p99_ms"] < 50 and exp["rss_growth_mb"] < 10
-           and exp["p99_ms"] <= 1.5 * bare["p99_ms"])  # fmt: skip
-    print("targets (0 errors, p99 < 50 ms, RSS < 10 MB, p99 <= 1.5x bare):", "met" if met else "NOT met")
+    report(args, exp, bare)
     return 0
 
 
