@@ -33,32 +33,42 @@ SAME_INTERRUPTION = pd.Timedelta(minutes=5)
 _CATEGORIES = list(names.JOB_CATEGORIES)
 
 
-def _events(group: pd.DataFrame) -> list[dict]:
-    """Frame rows of one (job, node) as Recorder journal events (schema v1)."""
+def _event_dicts(ev: pd.DataFrame) -> list[dict]:
+    """Every row of `ev` as a Recorder journal event (schema v1), in row order."""
+    t = (ev["time"].to_numpy("int64") / 1e9).tolist()
+    step = ev["step"].to_numpy(dtype=object, na_value=None).tolist()
+    gpus = ev["gpus"].to_numpy(dtype=object, na_value=None).tolist()
+    cols = {k: ev[k].to_numpy(dtype=object).tolist() for k in ("event", "job", "node", "category", "status", "layer")}
     out = []
-    for row in group.itertuples(index=False):
-        event = {"v": 1, "t": row.time.value / 1e9, "event": row.event, "job": row.job, "node": row.node}
-        if not pd.isna(row.gpus):
-            event["gpus"] = int(row.gpus)
-        if not pd.isna(row.step):
-            event["from_step" if row.event == "restart" else "step"] = int(row.step)
+    for i, kind in enumerate(cols["event"]):
+        event = {"v": 1, "t": t[i], "event": kind, "job": cols["job"][i], "node": cols["node"][i]}
+        if gpus[i] is not None:
+            event["gpus"] = int(gpus[i])
+        if step[i] is not None:
+            event["from_step" if kind == "restart" else "step"] = int(step[i])
         for key in ("category", "status", "layer"):
-            if getattr(row, key):
-                event[key] = getattr(row, key)
+            if cols[key][i]:
+                event[key] = cols[key][i]
         out.append(event)
     return out
 
 
 def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
     """Per (job, node): GPU-seconds in [start, end) for every `names.JOB_CATEGORIES` (float64
-    columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame."""
+    columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame.
+    One Python pass per event (the calculator is a fold), none per GPU or sample."""
+    ordered = job_events.sort_values(["job", "node", "time"], kind="stable").reset_index(drop=True)
+    events = _event_dicts(ordered)
+    key = (ordered["job"].astype(str) + "\0" + ordered["node"].astype(str)).to_numpy(dtype=object)
+    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True]) if len(key) else np.array([0])
+    first_t = ordered["time"].to_numpy("int64")
     rows = []
-    ordered = job_events.sort_values(["job", "node", "time"], kind="stable")
-    for (job, node), group in ordered.groupby(["job", "node"], sort=True, observed=True):
-        events = _events(group)
-        upto, before = compute_goodput(events, until=end.value / 1e9), compute_goodput(events, until=start.value / 1e9)
-        row = {c: upto.gpu_seconds[c] - before.gpu_seconds[c] for c in _CATEGORIES}
-        rows.append({"job": job, "node": node, "gpus": upto.gpus, "status": upto.status, **row})
+    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
+        group = events[a:b]
+        upto = compute_goodput(group, until=end.value / 1e9)
+        before = compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
+        row = {c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES}
+        rows.append({"job": group[0]["job"], "node": group[0]["node"], "gpus": upto.gpus, "status": upto.status, **row})
     columns = ["job", "node", "gpus", "status", *_CATEGORIES]
     frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})
