@@ -15,11 +15,13 @@ from gpuslo.exporter.dcgm_http import read_dcgm_page
 from gpuslo.exporter.dcgm_page import (
     DcgmGpu,
     DcgmPage,
+    EnergyMark,
     energy_counters,
     gpu_status,
     looks_like_dcgm_page,
     parse_dcgm_page,
     stale_gpus,
+    track_energy,
 )
 from gpuslo.exporter.dcgmi import (
     inspect_dcgmi,
@@ -33,9 +35,10 @@ from gpuslo.exporter.inspect import InspectOptions
 from gpuslo.verdict import Finding
 
 __all__ = [
-    "DcgmGpu", "DcgmPage", "energy_counters", "gpu_findings", "gpu_status", "inspect_dcgmi",
+    "DcgmGpu", "DcgmPage", "EnergyMark", "energy_counters", "gpu_findings", "gpu_status", "inspect_dcgmi",
     "inspect_exporter_log", "inspect_metrics", "looks_like_dcgmi", "looks_like_exporter_log",
     "looks_like_metrics", "parse_dcgm_page", "read_dcgm_page", "stale_gpus",
+    "track_energy",
 ]  # fmt: skip
 
 KIND = "dcgm-metrics"

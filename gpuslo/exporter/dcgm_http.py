@@ -23,7 +23,7 @@ CHUNK_BYTES = 64 * 1024
 
 def _stream(response: requests.Response, url: str, max_bytes: int, deadline: float) -> bytes:
     declared = response.headers.get("Content-Length", "")
-    if declared.isdigit() and int(declared) > max_bytes:
+    if declared.isascii() and declared.isdigit() and int(declared) > max_bytes:
         raise ToolError(f"{url}: answer of {int(declared)} bytes exceeds the {max_bytes}-byte cap")
     body = bytearray()
     # read1 returns what has arrived (at least one byte, or b"" at the end), so a server that

@@ -138,6 +138,11 @@ def _line_of(text: str, name: str) -> int | None:
     return None
 
 
+def _decimal(text: str) -> bool:
+    """True for ASCII digits only (`str.isdigit` also accepts `²`, which `int` rejects)."""
+    return text.isascii() and text.isdigit()
+
+
 def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None:
     uuid = next((labels[key] for key in _UUID_LABELS if labels.get(key)), "")
     index = labels.get("gpu", "")
@@ -159,7 +164,7 @@ def _add(gpu: DcgmGpu, name: str, labels: dict[str, str], value: float) -> None:
             gpu.blank.add(name)
         return
     gpu.blank.discard(name)
-    if labels.get("xid", "").isdigit() and value > 0:
+    if _decimal(labels.get("xid", "")) and value > 0:
         gpu.xid_active.add(int(labels["xid"]))
     if name == XID_LAST and value > 0:  # MIG instances may each hold a different last Xid
         gpu.xid_active.add(int(value))
@@ -184,7 +189,7 @@ def parse_dcgm_page(text: str, source: str = "<dcgm-exporter>") -> DcgmPage:
             gpu = _gpu_for(gpus, sample.labels)
             if gpu is not None:
                 _add(gpu, name, sample.labels, float(sample.value))
-    ordered = sorted(gpus.values(), key=lambda g: (int(g.index) if g.index.isdigit() else 1 << 30, g.uuid))
+    ordered = sorted(gpus.values(), key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid))
     return DcgmPage(gpus={gpu.uuid: gpu for gpu in ordered}, families=frozenset(seen))
 
 
@@ -238,22 +243,52 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
     )  # fmt: skip
 
 
+# dcgm-exporter refreshes its values every 30 s by default (`-c 30000`), so two scrapes inside one
+# collection interval legitimately see the same counter. A counter is stale only once it has stood
+# still for three collection intervals (the same 3x rule as a check's own staleness).
+STALE_AFTER_S = 90.0
+
+
+@dataclass(frozen=True)
+class EnergyMark:
+    """The last energy counter value seen for one GPU (mJ) and since when it has read that value
+    (Unix seconds)."""
+
+    energy_mj: float
+    since: float
+
+
 def energy_counters(page: DcgmPage) -> dict[str, float]:
     """`{uuid: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION in mJ}` for the GPUs that report it."""
     return {uuid: gpu.values[ENERGY] for uuid, gpu in page.gpus.items() if ENERGY in gpu.values}
 
 
-def stale_gpus(previous_energy: dict[str, float], page: DcgmPage) -> dict[str, str]:
+def track_energy(previous: dict[str, EnergyMark], page: DcgmPage, now: float) -> dict[str, EnergyMark]:
+    """The marks after this scrape: a counter with the value it had keeps its `since`; a new or
+    changed value (advanced, or reset by a driver reload) starts at `now`."""
+    marks = {}
+    for uuid, energy in energy_counters(page).items():
+        before = previous.get(uuid)
+        same = before is not None and before.energy_mj == energy
+        marks[uuid] = before if same else EnergyMark(energy, now)
+    return marks
+
+
+def stale_gpus(marks: dict[str, EnergyMark], page: DcgmPage, now: float,
+               stale_after_s: float = STALE_AFTER_S) -> dict[str, str]:  # fmt: skip
     """GPUs whose data is frozen: `{uuid: why}` (pure).
 
-    A GPU drawing power (`DCGM_FI_DEV_POWER_USAGE` > 0 W) whose energy counter did not advance
-    since the previous scrape (`previous_energy`, from `energy_counters`) is served from a frozen
-    cache: the host engine stopped updating. GPUs absent from either scrape are not judged here.
+    A GPU drawing power (`DCGM_FI_DEV_POWER_USAGE` > 0 W) whose energy counter (the `marks` from
+    `track_energy` for this page) has not moved for more than `stale_after_s` seconds is served
+    from a frozen cache: the host engine stopped updating. A GPU without both fields is not judged
+    here (the check reports missing families itself).
     """
     out = {}
-    for uuid, energy in energy_counters(page).items():
-        power = page.gpus[uuid].values.get(POWER)
-        before = previous_energy.get(uuid)
-        if before is not None and power is not None and power > 0 and energy <= before:
-            out[uuid] = (f"energy counter stuck at {energy:.0f} mJ while drawing {power:.1f} W")
+    for uuid, mark in marks.items():
+        gpu = page.gpus.get(uuid)
+        power = gpu.values.get(POWER) if gpu else None
+        still = now - mark.since
+        if power is not None and power > 0 and still > stale_after_s:
+            out[uuid] = (f"energy counter stuck at {mark.energy_mj:.0f} mJ for {still:.0f} s "
+                         f"while drawing {power:.1f} W")  # fmt: skip
     return out

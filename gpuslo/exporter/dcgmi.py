@@ -98,7 +98,7 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     rows = [row for row in parse_dmon(text) if row["entity"] == "GPU"]
     for row in rows:
         xid = row.get("XIDER", "")
-        if xid.isdigit() and int(xid) > 0:
+        if xid.isascii() and xid.isdigit() and int(xid) > 0:
             findings.append(xid_finding("dcgmi", int(xid), options, gpu=row["id"]))
     if rows:
         seen = len({row["id"] for row in rows})

@@ -105,7 +105,7 @@ def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
         carrier = _carrier(sysfs, netdev) if netdev else None
         port_dirs = sorted((device_dir / "ports").glob("*"), key=lambda p: p.name)
         for port_dir in port_dirs or [device_dir / "ports" / "1"]:
-            if not port_dir.name.isdigit():
+            if not (port_dir.name.isascii() and port_dir.name.isdigit()):
                 continue
             ports.append(Port(
                 device=device_dir.name, port=int(port_dir.name),

@@ -26,17 +26,29 @@ PAGES = {
     "pr239": (CORPUS / "dcgm-exporter" / "exp_xid_count_pr239.prom").read_text(),
     "truncate": (SYNTHETIC / "h200_healthy.synthetic.prom").read_text(),
 }
+# the next scrape without the PCIe replay family (its HELP/TYPE lines and sample)
+PAGES["smaller"] = "\n".join(line for line in PAGES["next"].splitlines() if "PCIE_REPLAY" not in line)
 
 
 @pytest.fixture(scope="module")
-def server():
+def served():
     with dcgm_server(PAGES) as (url, pages):
-        yield url
+        yield url, pages
 
 
-def run(server: str, path: str, state_dir: Path, timeout_s: float = 2.0) -> list:
-    context = CheckContext(dcgm_url=f"{server}{path}", state_dir=state_dir, timeout_s=timeout_s,
-                           clock=lambda: 1_700_000_000.0)  # fmt: skip
+@pytest.fixture
+def server(served):
+    return served[0]
+
+
+T0 = 1_700_000_000.0
+
+
+def run(server: str, path: str, state_dir: Path, timeout_s: float = 2.0, at: float = T0,
+        url: str = "") -> list:  # fmt: skip
+    """One run of the check with its clock at `at`; `url` overrides server + path."""
+    context = CheckContext(dcgm_url=url or f"{server}{path}", state_dir=state_dir,
+                           timeout_s=timeout_s, clock=lambda: at)  # fmt: skip
     return DcgmCheck().run(context)
 
 
@@ -49,17 +61,33 @@ def test_healthy_page_then_an_advancing_energy_counter_stays_healthy(server, tmp
     first = run(server, "/metrics/healthy", tmp_path)
     assert [(r.scope, r.gpu, r.status) for r in first] == [(H200, "0", "ok")]
     assert first[0].source.startswith("dcgm-exporter http://127.0.0.1:")
-    assert first[0].observed_at == 1_700_000_000.0
+    assert first[0].observed_at == T0
     state = json.loads((tmp_path / STATE_FILE).read_text())
-    assert state["energy"] == {H200: 1_234_567_890.0}
-    second = run(server, "/metrics/next", tmp_path)
+    assert state["energy"] == {H200: [1_234_567_890.0, T0]}
+    second = run(server, "/metrics/next", tmp_path, at=T0 + 120)
     assert gpu_verdicts(second, [H200]) == {H200: "healthy"}
 
 
-def test_frozen_energy_counter_while_drawing_power_is_stale(server, tmp_path):
+def test_energy_counter_frozen_past_three_collection_intervals_is_stale(server, tmp_path):
     run(server, "/metrics/healthy", tmp_path)
-    (result,) = run(server, "/metrics/healthy", tmp_path)
+    (same_cycle,) = run(server, "/metrics/healthy", tmp_path, at=T0 + 30)
+    assert same_cycle.status == "ok"  # dcgm-exporter may not have collected again yet
+    (result,) = run(server, "/metrics/healthy", tmp_path, at=T0 + 120)
     assert (result.status, result.reason, result.layer) == ("unknown", "stale_data", "observability")
+
+
+def test_state_from_another_exporter_url_is_not_reused(server, tmp_path):
+    run(server, "/metrics/healthy", tmp_path)
+    (result,) = run(server, "/metrics/healthy?other", tmp_path, at=T0 + 120)
+    assert result.status == "ok"
+
+
+def test_broken_state_file_is_a_parse_error_naming_it(server, tmp_path):
+    url = f"{server}/metrics/healthy"
+    (tmp_path / STATE_FILE).write_text(json.dumps({"url": url, "energy": {H200: 5}}))
+    with pytest.raises(ParseError) as caught:
+        run(server, "", tmp_path, url=url)
+    assert STATE_FILE in str(caught.value)
 
 
 def test_last_xid_and_memory_problems_fail_the_gpu(server, tmp_path):
@@ -82,13 +110,15 @@ def test_required_family_missing_is_unknown_never_zero(server, tmp_path):
     assert node_verdict(results) == "unknown"
 
 
-def test_family_that_disappears_between_scrapes_is_unknown(server, tmp_path):
-    run(server, "/metrics/healthy", tmp_path)
-    smaller = "\n".join(line for line in PAGES["next"].splitlines() if "PCIE_REPLAY" not in line)
-    with dcgm_server({"smaller": smaller}) as (url, _):
-        results = run(url, "/metrics/smaller", tmp_path)
+def test_family_that_disappears_between_scrapes_is_unknown(served, tmp_path):
+    server, pages = served
+    pages["live"] = PAGES["healthy"]
+    run(server, "/metrics/live", tmp_path)
+    pages["live"] = PAGES["smaller"]  # the same exporter stops serving a family
+    results = run(server, "/metrics/live", tmp_path, at=T0 + 30)
     node = [r for r in results if r.scope == "node"]
-    assert node and "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" in node[0].message
+    assert [(r.status, r.reason) for r in node] == [("unknown", "no_data")]
+    assert "DCGM_FI_DEV_PCIE_REPLAY_COUNTER" in node[0].message
     assert node_verdict(results) == "unknown"
 
 

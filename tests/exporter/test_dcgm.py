@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter import dcgm, dcgmi
-from gpuslo.exporter.dcgm_page import is_blank, stale_gpus
+from gpuslo.exporter.dcgm_page import EnergyMark, is_blank, stale_gpus, track_energy
 from gpuslo.exporter.inspect import InspectOptions, inspect_text
 from gpuslo.verdict import verdict_from_findings
 
@@ -131,12 +131,27 @@ def test_hardware_thermal_slowdown_bit_and_recovery_action_codes():
     assert {"thermal_slowdown", "recovery_action"} <= signals
 
 
-def test_energy_counter_not_advancing_while_drawing_power_is_stale():
+def test_energy_counter_standing_still_while_drawing_power_is_stale():
     first = dcgm.parse_dcgm_page((SYNTHETIC / "h200_healthy.synthetic.prom").read_text())
     later = dcgm.parse_dcgm_page((SYNTHETIC / "h200_healthy_next.synthetic.prom").read_text())
-    assert stale_gpus(dcgm.energy_counters(first), later) == {}
-    assert list(stale_gpus(dcgm.energy_counters(first), first)) == [H200_UUID]
-    assert stale_gpus({}, first) == {}  # nothing to compare against yet
+    t0 = 1_700_000_000.0
+    marks = track_energy({}, first, t0)
+    assert marks == {H200_UUID: EnergyMark(1_234_567_890.0, t0)}
+    # 30 s later the same value: dcgm-exporter may not have collected again yet
+    assert stale_gpus(track_energy(marks, first, t0 + 30), first, t0 + 30) == {}
+    # 120 s later still the same value while drawing 124.5 W: frozen
+    frozen = stale_gpus(track_energy(marks, first, t0 + 120), first, t0 + 120)
+    assert list(frozen) == [H200_UUID] and "120 s" in frozen[H200_UUID]
+    # the counter moved: the mark restarts and nothing is stale
+    moved = track_energy(marks, later, t0 + 120)
+    assert moved[H200_UUID].since == t0 + 120 and stale_gpus(moved, later, t0 + 120) == {}
+
+
+def test_idle_gpu_without_power_is_never_called_stale():
+    text = (SYNTHETIC / "h200_healthy.synthetic.prom").read_text()
+    text = "\n".join(line for line in text.splitlines() if "DCGM_FI_DEV_POWER_USAGE" not in line)
+    page = dcgm.parse_dcgm_page(text)
+    assert stale_gpus(track_energy({}, page, 0.0), page, 1000.0) == {}
 
 
 def test_dcgmi_health_failure_and_text_report():

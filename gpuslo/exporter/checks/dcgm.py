@@ -6,9 +6,10 @@ Evidence: `context.dcgm_url` (not configured → one explicit not-applicable res
 result:
 - a fatal last Xid (`DCGM_FI_DEV_XID_ERRORS`, classed by the Xid policy) or a fatal
   `evaluate_gpu` problem → `fail` with its reason and action; warn-class findings → `warn`;
-- stale data → `unknown` `stale_data`: the GPU draws power but its energy counter did not advance
-  since the previous scrape (the counters are kept in `<state_dir>/dcgm.json`, written
-  atomically);
+- stale data → `unknown` `stale_data`: the GPU draws power but its energy counter has not moved
+  for more than `config["dcgm"]["stale_after_s"]` seconds (default 90: three of dcgm-exporter's
+  30 s collection intervals). The counters, with the time each value was first seen, are kept in
+  `<state_dir>/dcgm.json` (atomic writes) together with the URL they came from;
 - a metric family the previous scrape had, or a required one (`config["dcgm"]["required_metrics"]`,
   default `DCGM_FI_DEV_XID_ERRORS`), missing from this page → node `unknown` `no_data`: missing
   is unknown, never zero; a page without GPUs → node `unknown` `no_data`.
@@ -23,15 +24,18 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.errors import ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
 from gpuslo.exporter.dcgm import gpu_findings, read_dcgm_page
 from gpuslo.exporter.dcgm_http import DEFAULT_MAX_BYTES
 from gpuslo.exporter.dcgm_page import (
+    STALE_AFTER_S,
     XID_LAST,
     DcgmPage,
-    energy_counters,
+    EnergyMark,
     parse_dcgm_page,
     stale_gpus,
+    track_energy,
 )
 from gpuslo.exporter.inspect import InspectOptions
 from gpuslo.exporter.state import read_json_state, write_json_atomic
@@ -48,9 +52,11 @@ _RANK = {names.STATUS_OK: 0, names.STATUS_WARN: 1, names.STATUS_UNKNOWN: 2, name
 
 @dataclass(frozen=True)
 class DcgmState:
-    """What the previous scrape left: energy counters (mJ) by UUID and the families it had."""
+    """What earlier scrapes of `url` left: energy counter marks by UUID and the families the last
+    page had."""
 
-    energy: dict[str, float] = field(default_factory=dict)
+    url: str = ""
+    energy: dict[str, EnergyMark] = field(default_factory=dict)
     families: frozenset[str] = frozenset()
 
 
@@ -71,10 +77,12 @@ def _worst(scope: str, index: str, results: list[CheckResult]) -> CheckResult:
     return replace(worst, message="; ".join(dict.fromkeys(messages)))
 
 
-def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions,
-                  required: tuple[str, ...] = DEFAULT_REQUIRED) -> list[CheckResult]:  # fmt: skip
-    """Results for one parsed page given the previous scrape's state (pure; see the module
-    docstring for the rules). `observed_at`, `source` and `duration_s` are left to the caller."""
+def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions, now: float,
+                  required: tuple[str, ...] = DEFAULT_REQUIRED,
+                  stale_after_s: float = STALE_AFTER_S) -> tuple[list[CheckResult], DcgmState]:  # fmt: skip
+    """Results for one parsed page given the state of earlier scrapes, and the state to keep
+    (pure; see the module docstring for the rules). `observed_at`, `source` and `duration_s` are
+    left to the caller."""
     results = []
     missing = (set(required) | previous.families) - page.families
     if missing:
@@ -84,7 +92,8 @@ def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions,
     if not page.gpus:
         results.append(CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
                                    reason="no_data", message="the page lists no GPU"))  # fmt: skip
-    stale = stale_gpus(previous.energy, page)
+    marks = track_energy(previous.energy, page, now)
+    stale = stale_gpus(marks, page, now, stale_after_s)
     for uuid, gpu in page.gpus.items():
         own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, options, CHECK)]
         if uuid in stale:
@@ -92,20 +101,28 @@ def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions,
                                    status=names.STATUS_UNKNOWN, reason="stale_data",
                                    message=stale[uuid]))  # fmt: skip
         results.append(_worst(uuid, gpu.index, own))
-    return results
+    return results, DcgmState(previous.url, marks, page.families)
 
 
-def load_state(path: Path) -> DcgmState:
-    """The previous scrape's state from `path` (empty when absent). Raises ParseError when the
-    file is not valid JSON."""
+def load_state(path: Path, url: str) -> DcgmState:
+    """The state earlier scrapes of `url` left in `path`; empty when absent or written for another
+    URL. Raises ParseError when the file is not valid JSON."""
     data = read_json_state(path, {})
-    energy = {str(k): float(v) for k, v in (data.get("energy") or {}).items()}
-    return DcgmState(energy=energy, families=frozenset(data.get("families") or ()))
+    if not isinstance(data, dict) or data.get("url") != url:
+        return DcgmState(url=url)
+    try:
+        energy = {str(uuid): EnergyMark(float(mark[0]), float(mark[1]))
+                  for uuid, mark in (data.get("energy") or {}).items()}  # fmt: skip
+        families = frozenset(str(name) for name in data.get("families") or ())
+    except (TypeError, ValueError, IndexError, AttributeError) as error:
+        raise ParseError(str(path), f"state file field unreadable ({error})", field="energy") from None
+    return DcgmState(url, energy, families)
 
 
-def save_state(path: Path, page: DcgmPage) -> None:
-    """Persist this page's energy counters and families (atomic write)."""
-    write_json_atomic(path, {"energy": energy_counters(page), "families": sorted(page.families)})
+def save_state(path: Path, state: DcgmState) -> None:
+    """Persist `state` (atomic write): `{"url", "energy": {uuid: [mJ, since]}, "families"}`."""
+    energy = {uuid: [mark.energy_mj, mark.since] for uuid, mark in sorted(state.energy.items())}
+    write_json_atomic(path, {"url": state.url, "energy": energy, "families": sorted(state.families)})
 
 
 def _not_applicable() -> list[CheckResult]:
@@ -131,12 +148,15 @@ class DcgmCheck:
         text = read_dcgm_page(context.dcgm_url, context.timeout_s * 0.8, max_bytes)
         page = parse_dcgm_page(text, context.dcgm_url)
         state_path = Path(context.state_dir) / STATE_FILE
-        previous = load_state(state_path)
+        previous = load_state(state_path, context.dcgm_url)
         options = InspectOptions(gpu_family=context.gpu_family, policy_path=context.policy_path)
-        required = tuple(settings.get("required_metrics", DEFAULT_REQUIRED))
-        results = evaluate_page(page, previous, options, required)
-        save_state(state_path, page)
         now = context.clock() if context.clock else time.time()
+        results, state = evaluate_page(
+            page, previous, options, now,
+            required=tuple(settings.get("required_metrics", DEFAULT_REQUIRED)),
+            stale_after_s=float(settings.get("stale_after_s", STALE_AFTER_S)),
+        )  # fmt: skip
+        save_state(state_path, state)
         took = time.monotonic() - started
         source = f"dcgm-exporter {context.dcgm_url}"
         return [replace(r, source=source, observed_at=now, duration_s=took) for r in results]
