@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, REPO
+from conftest import CORPUS, FIXTURES, REPO
 from exporter.test_runner_checks import Behaving
 
 from gpuslo.exporter.checks.base import CheckContext
@@ -82,6 +82,49 @@ def test_nvml_error_on_every_call_is_not_healthy(tmp_path, monkeypatch):
     results = run_cycle(["gpu_inventory", "thermal"], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE))
     assert "ok" not in {r.status for r in results if r.scope != "node"}
     assert {r.reason for r in results if r.check == "thermal"} == {"tool_error"}
+
+
+# --- nvidia-smi, the fallback when NVML is missing (a fake nvidia-smi program on PATH) -----------
+
+SMI_XML = FIXTURES / "h200" / "nvidia-smi-q.xml"
+SMI_PROGRAMS = {
+    "hang": "exec sleep 1000\n",
+    "crash": "kill -SEGV $$\n",
+    "exit": "echo 'Unable to determine the device handle for GPU0000:00:06.0: Unknown Error'; exit 255\n",
+    "garbage": "head -c 3000 /dev/urandom | tr -d '\\000'\n",
+    "partial": f"head -c 4000 '{SMI_XML}'\n",
+    "slow": f"sleep {DEADLINE * 0.3}; cat '{SMI_XML}'\n",
+}
+SMI_EXPECTED = {
+    "missing": ("unknown", "dependency_missing"),
+    "hang": ("unknown", "tool_error"),  # nvidia-smi's own deadline (0.8 x the check's) fires first
+    "crash": ("unknown", "tool_error"),
+    "exit": ("unknown", "tool_error"),
+    "garbage": ("unknown", "parse_error"),
+    "partial": ("unknown", "parse_error"),
+    "slow": ("ok", ""),
+}
+
+
+@pytest.mark.parametrize("mode", list(SMI_EXPECTED))
+def test_nvidia_smi_fallback(mode, tmp_path, monkeypatch):
+    monkeypatch.setenv("GPUSLO_NVML_PATH", str(FAKE_NVML))
+    monkeypatch.setenv("GPUSLO_FAKE_NVML_MODE", "missing")  # no NVML library: fall back
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    if mode != "missing":
+        program = bin_dir / "nvidia-smi"
+        program.write_text("#!/bin/sh\n" + SMI_PROGRAMS[mode])
+        program.chmod(program.stat().st_mode | stat.S_IXUSR)
+    # our fake shadows a real nvidia-smi; "missing" hides every directory that could hold one
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin" if mode != "missing" else str(bin_dir))
+    context = CheckContext(state_dir=tmp_path / "state", timeout_s=DEADLINE, expect_gpus=1)
+    results = run_cycle(["gpu_inventory", "gpu_memory"], context)
+    assert {(r.status, r.reason) for r in results} == {SMI_EXPECTED[mode]}, results
+    if mode == "exit":  # the error nvidia-smi printed on stdout is in the message
+        assert all("Unknown Error" in r.message for r in results)
+    if mode == "slow":
+        assert {r.source for r in results} == {"nvidia-smi"}
 
 
 # --- dcgm-exporter over HTTP (a real server on loopback) ----------------------------------------
