@@ -34,6 +34,8 @@ class KmsgCursor:
         problems: active fatal problems, scope → {reason, action, message}.
         driver_load: uptime (seconds) of the last `NVRM: loading NVIDIA` record, None if unseen.
         recent: (pci, xid, uptime seconds) of recent events of escalation codes.
+        uuids: PCI address → GPU UUID from `NVRM: GPU at PCI:` lines seen this boot (keeps a
+            GPU's scope stable when a later run does not repeat the line).
     """
 
     boot_id: str
@@ -44,6 +46,7 @@ class KmsgCursor:
     problems: dict[str, dict] = field(default_factory=dict)
     driver_load: float | None = None
     recent: tuple[tuple[str | None, int, float], ...] = ()
+    uuids: dict[str, str] = field(default_factory=dict)
 
     def history_events(self) -> list[KernelEvent]:
         """Synthetic events (line 0) that replay the driver load and the recent escalation
@@ -70,6 +73,7 @@ class KmsgCursor:
             self, sequence=read.last_sequence, lost=self.lost + read.lost, xid_events=xids,
             sxid_events=sxids, problems=problems, driver_load=loads[-1] if loads else self.driver_load,
             recent=_recent(self.recent, events, policy),
+            uuids={**self.uuids, **{e.pci: e.uuid for e in events if e.pci and e.uuid}},
         )  # fmt: skip
 
 
@@ -92,7 +96,7 @@ def _to_json(cursor: KmsgCursor) -> dict:
         "lost": cursor.lost, "problems": cursor.problems, "driver_load": cursor.driver_load,
         "xid_events": sorted([*key, n] for key, n in cursor.xid_events.items()),
         "sxid_events": sorted([*key, n] for key, n in cursor.sxid_events.items()),
-        "recent": [list(item) for item in cursor.recent],
+        "recent": [list(item) for item in cursor.recent], "uuids": cursor.uuids,
     }  # fmt: skip
 
 
@@ -115,6 +119,7 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
             problems={str(k): dict(v) for k, v in raw["problems"].items()},
             driver_load=None if raw["driver_load"] is None else float(raw["driver_load"]),
             recent=tuple((p, int(x), float(t)) for p, x, t in raw["recent"]),
+            uuids={str(k): str(v) for k, v in raw.get("uuids", {}).items()},
         )  # fmt: skip
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None

@@ -68,6 +68,9 @@ def test_restart_neither_recounts_nor_loses(tmp_path):
     assert results["pci:00000000:cb:00.0"].status == "warn"
     assert facts["xid_events"] == {("00000000:91:00.0", "79", "fatal"): 1,
                                    ("00000000:cb:00.0", "109", "warn"): 1}  # fmt: skip
+    node.log(902.0, "NVRM: Xid (PCI:0000:91:00): 31, pid=7, name=python, Ch 00000008")
+    results, _ = node.run()  # the GPU at PCI line came in an earlier run: same scope
+    assert set(results) == {UUID, "node"}
     results, facts = node.run()  # nothing new
     assert facts["xid_events"][("00000000:91:00.0", "79", "fatal")] == 1
     assert "pci:00000000:cb:00.0" not in results

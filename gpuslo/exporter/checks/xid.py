@@ -39,7 +39,7 @@ from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, Depend
 from gpuslo.exporter.kernel_log import parse_kernel_log
 from gpuslo.exporter.kernel_log_cursor import load_cursor, save_cursor
 from gpuslo.exporter.kernel_log_findings import reason_of
-from gpuslo.exporter.kernel_log_parse import KernelEvent
+from gpuslo.exporter.kernel_log_parse import KernelEvent, with_uuids
 from gpuslo.exporter.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.runner import CheckOutput
 from gpuslo.exporter.xid_policy import Classified, classify_events, load_policy
@@ -187,6 +187,7 @@ class XidCheck:
             raise DependencyMissing(str(error)) from None
         text = "\n".join(record.as_line() for record in read.records)
         events = parse_kernel_log(text, str(context.kmsg_path))
+        events = with_uuids(events, {**cursor.uuids, **{e.pci: e.uuid for e in events if e.uuid}})
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
