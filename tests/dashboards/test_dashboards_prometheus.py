@@ -1,7 +1,8 @@
 """Every dashboard expression passes promtool and returns data from a real Prometheus (Debian's
 package, on loopback) that holds three hours of backfilled OpenMetrics for every metric in
-names.METRICS — two nodes, one GPU unhealthy (Xid 79), one training job — and evaluates the
-generated recording rules. One Prometheus serves the whole module."""
+names.METRICS — two nodes, one GPU unhealthy (Xid 79), one training job, plus the exporter's own
+committed fixture exposition replayed as a third node — and evaluates the generated rules. One
+Prometheus serves the whole module."""
 
 from __future__ import annotations
 
@@ -14,14 +15,15 @@ import pytest
 import requests
 import yaml
 from prometheus_client import CollectorRegistry
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.metrics_core import Metric
 from prometheus_client.openmetrics.exposition import generate_latest
+from prometheus_client.parser import text_string_to_metric_families
 
 from gpuslo import names
 from gpuslo.alerts import generate as rules_generate
 from gpuslo.dashboards import generate
 from gpuslo.slo_spec import SloSpec
-from tests.conftest import require_binary
+from tests.conftest import REPO, require_binary
 
 pytestmark = pytest.mark.prometheus
 STEP_S, HOURS = 60, 3
@@ -35,6 +37,10 @@ SUBSTITUTE = {
 NODES = ("n1:9400", "n2:9400")
 BAD_GPU = ("n2:9400", "1")  # Xid 79: fallen off the bus
 CHECKS = ("xid", "ecc")
+# The exporter's committed fixture exposition, replayed as a third node: one GPU fallen off the bus
+# with two observability problems, a check 599 s stale, 31 of 32 EFA devices, a job.
+EXPORTER_FIXTURE = REPO / "tests" / "golden" / "exposition" / "fixture_node.prom"
+EXPORTER_NODE = {"instance": "n3:9835", "job": "gpuslo"}
 
 
 def substitute(expr: str) -> str:
@@ -60,17 +66,13 @@ class _Fixture:
     def __init__(self, end: int) -> None:
         self.times = list(range(end - HOURS * 3600, end + 1, STEP_S))
 
-    def _family(self, name: str, rows: list[tuple[dict, object]]):
-        kind, labels, help_text = names.METRICS.get(name, ("gauge", (), name))
-        if kind == "counter":
-            family = CounterMetricFamily(name, help_text, labels=sorted(rows[0][0]))
-        else:
-            family = GaugeMetricFamily(name, help_text, labels=sorted(rows[0][0]))
+    def _family(self, name: str, rows: list[tuple[dict, object]]) -> Metric:
+        kind, _, help_text = names.METRICS.get(name, ("gauge", (), name))
+        family = Metric(name.removesuffix("_total") if kind == "counter" else name, help_text, kind)
         for labelset, value in rows:
-            keys = sorted(labelset)
             for index, at in enumerate(self.times):
                 sample = value(index, at) if callable(value) else value
-                family.add_metric([labelset[k] for k in keys], sample, timestamp=at)
+                family.add_sample(name, dict(sorted(labelset.items())), sample, timestamp=at)
         return family
 
     def collect(self):
@@ -200,9 +202,29 @@ def _job_rows() -> dict[str, list]:
     return rows
 
 
+def _exporter_rows() -> dict[str, list]:
+    """EXPORTER_FIXTURE's samples with constant values, except `*_timestamp_seconds` gauges,
+    moved so the newest equals each sample's own time (their offsets, a stale check, are kept).
+    A `job` label of the exposition (the training job) wins, as with honor_labels."""
+    families = list(text_string_to_metric_families(EXPORTER_FIXTURE.read_text()))
+    samples = [sample for family in families for sample in family.samples]
+    newest = max(s.value for s in samples if s.name.endswith("_timestamp_seconds"))
+    rows: dict[str, list] = {}
+    for sample in samples:
+        value: object = sample.value
+        if sample.name.endswith("_timestamp_seconds"):
+            value = lambda i, at, behind=newest - sample.value: at - behind  # noqa: E731
+        rows.setdefault(sample.name, []).append(({**EXPORTER_NODE, **sample.labels}, value))
+    return rows
+
+
 def fixture_rows() -> dict[str, list]:
     """Metric name -> [(labels, value or f(index, timestamp))]: every metric in names.METRICS."""
-    return {**_gpu_rows(), **_node_rows(), **_job_rows()}
+    rows: dict[str, list] = {}
+    for part in (_gpu_rows(), _node_rows(), _job_rows(), _exporter_rows()):
+        for name, entries in part.items():
+            rows.setdefault(name, []).extend(entries)
+    return rows
 
 
 def _free_port() -> int:
@@ -304,14 +326,17 @@ def test_every_dashboard_expression_returns_data(prometheus):
 
 def test_problem_panels_show_the_unhealthy_gpu(prometheus):
     lost = _query(prometheus, "gpuslo:gpu_lost:count")
-    assert [(s["metric"]["layer"], s["metric"]["reason"], s["value"][1]) for s in lost] == [
-        ("node", "fallen_off_bus", "1")
+    found = sorted((s["metric"]["layer"], s["metric"]["reason"], s["value"][1]) for s in lost)
+    assert found == [
+        ("node", "fallen_off_bus", "2"),
+        ("observability", "dependency_missing", "1"),
+        ("observability", "stale_data", "1"),
     ]
     deadline = time.monotonic() + 10
     while time.monotonic() < deadline and not _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m"):
         time.sleep(0.5)
-    # 3 of 4 GPUs usable.
-    assert _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m")[0]["value"][1] == "0.75"
+    # 3 of 5 GPUs usable (n2's GPU 1 and the exporter fixture's GPU 0 are not).
+    assert _query(prometheus, "gpuslo:gpu_usable:ratio_rate5m")[0]["value"][1] == "0.6"
 
 
 def test_generated_rules_evaluate_without_errors_and_alert_on_the_bad_gpu(prometheus):
@@ -332,11 +357,22 @@ def test_generated_rules_evaluate_without_errors_and_alert_on_the_bad_gpu(promet
     broken = [(rule["name"], rule.get("lastError")) for rule in loaded if rule["health"] != "ok"]
     assert not broken
     active = {
-        (rule["name"], alert["labels"].get("node") or alert["labels"].get("uuid"))
+        (
+            rule["name"],
+            alert["labels"].get("node") or alert["labels"].get("uuid"),
+            alert["labels"].get("instance"),
+            alert["labels"].get("check"),
+        )
         for rule in loaded
         if rule["type"] == "alerting"
         for alert in rule["alerts"]
     }
-    assert ("GpusloGpuUnhealthy", "GPU-n2:9400-1") in active
-    assert ("GpusloNodeUnhealthySchedulable", "n2") in active
-    assert not {name for name, _ in active} & {"GpusloJobStalled", "GpusloCheckHeartbeatStale"}
+    assert ("GpusloGpuUnhealthy", "GPU-n2:9400-1", "n2:9400", "xid") in active
+    assert ("GpusloNodeUnhealthySchedulable", "n2", None, None) in active
+    stale = {
+        (instance, check)
+        for name, _, instance, check in active
+        if name == "GpusloCheckHeartbeatStale"
+    }
+    assert stale == {("n3:9835", "thermal")}
+    assert "GpusloJobStalled" not in {name for name, *_ in active}
