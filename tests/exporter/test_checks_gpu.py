@@ -9,12 +9,20 @@ import json
 
 import pytest
 from conftest import REPO
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.gpu_memory import GpuMemoryCheck
 from gpuslo.exporter.checks.gpu_probe import ProbeMeasurement, judge_probe
+from gpuslo.exporter.checks.nvlink import NvlinkCheck
+from gpuslo.exporter.checks.pcie import PcieCheck
 from gpuslo.exporter.checks.registry import load_checks
+from gpuslo.exporter.checks.thermal import ThermalCheck
+from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
 from gpuslo.exporter.node_config import parse_node_config
+from gpuslo.exporter.nvml_source import NvmlNode
 from gpuslo.exporter.runner import Runner
 from gpuslo.verdict import node_verdict
 
@@ -187,3 +195,41 @@ def test_node_config_errors_name_the_field(text, words):
     with pytest.raises(ConfigError, match="node.yaml") as error:
         parse_node_config(text, "node.yaml")
     assert words in str(error.value)
+
+
+# --- invariants of the per-GPU rules (pure evaluate), over any status a source could report -----
+
+counts = st.none() | st.integers(min_value=0, max_value=10**6)
+flags = st.none() | st.booleans()
+statuses = st.builds(
+    GpuStatus,
+    index=st.just("0"), uuid=st.just("GPU-x"), model=st.just("NVIDIA H200"),
+    ecc_dbe_volatile=counts, ecc_dbe_aggregate=counts, ecc_sbe_volatile=counts,
+    remapped_rows_pending=flags, remapped_rows_failure=flags,
+    recovery_action=st.none() | st.sampled_from(["None", "GPU_Reset", "Drain_And_Reset", "Weird"]),
+    hw_thermal_slowdown=flags, hw_slowdown=flags,
+    temperature_c=st.none() | st.integers(0, 120), slowdown_temperature_c=st.none() | st.integers(0, 120),
+    pcie_width_current=st.none() | st.sampled_from([1, 4, 8, 16]), pcie_width_max=st.none() | st.just(16),
+    nvlink_states=st.none() | st.dictionaries(st.integers(0, 17), st.booleans(), max_size=18),
+    accessible=st.just(True),
+)  # fmt: skip
+NO_NODE = NvmlNode("", "", 1, (), {})
+CHECKS = {"gpu_memory": GpuMemoryCheck(), "thermal": ThermalCheck(), "nvlink": NvlinkCheck(),
+          "pcie": PcieCheck()}  # fmt: skip
+SIGNALS = {"gpu_memory": {"ecc_uncorrectable", "row_remap_pending", "row_remap_failure",
+                          "recovery_action"},
+           "thermal": {"thermal_slowdown"}, "nvlink": {"nvlink_inactive"}, "pcie": {"pcie_degraded"}}
+
+
+@given(statuses)
+def test_a_fatal_problem_is_never_ok(status):
+    context = CheckContext()
+    fatal = {p.signal for p in evaluate_gpu(status) if p.class_ == "fatal"}
+    for name, check in CHECKS.items():
+        check._baseline, check._seen = {}, {}
+        result = check.evaluate(status, NO_NODE, context)
+        assert result.check == name and result.scope == "GPU-x"
+        if fatal & SIGNALS[name]:
+            assert result.status == "fail", (name, result)
+        if result.status == "ok" and result.applicable:
+            assert not fatal & SIGNALS[name]

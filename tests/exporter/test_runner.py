@@ -147,3 +147,24 @@ def test_unpicklable_check_is_reported_not_raised(tmp_path):
     snapshot = runner.cycle()
     runner.close()
     assert (snapshot.results[0].status, snapshot.results[0].reason) == ("unknown", "tool_error")
+
+
+def test_a_listed_check_whose_module_is_missing_reports_dependency_missing(tmp_path, monkeypatch):
+    from gpuslo.exporter.checks import registry
+
+    monkeypatch.setitem(registry.CHECKS, "nvswitch", "NVSwitch state (not written yet)")
+    check = registry.load_check("nvswitch")
+    runner = Runner([check], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE))
+    snapshot = runner.cycle()
+    runner.close()
+    (result,) = snapshot.results
+    assert (result.status, result.reason) == ("unknown", "dependency_missing")
+    assert "gpuslo.exporter.checks.nvswitch" in result.message
+
+
+def test_registry_finds_every_listed_check():
+    from gpuslo.exporter.checks.registry import CHECKS, UnavailableCheck, load_checks
+
+    checks = load_checks(active=True)
+    assert [c.name for c in checks] == list(CHECKS)
+    assert not [c.name for c in checks if isinstance(c, UnavailableCheck)]
