@@ -122,7 +122,11 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
 # dcgm-exporter logs
 # ------------------------------------------------------------------------------------------------
 
-_LOG_LINE = re.compile(r'^\s*(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=', re.I)
+# logrus/slog text (`time="..." level=error msg="..."`) and slog JSON (`{"time":"...","level":...`).
+_LOG_LINE = re.compile(
+    r'^\s*(?:(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=|\{"time":"[^"]+","level":")',
+    re.I,
+)
 # Messages that mean nv-hostengine (DCGM) is gone or unreachable, so the page is frozen or empty.
 HOST_ENGINE_GONE = re.compile(
     r"host engine connection invalid|connection to the host engine|"
@@ -133,7 +137,7 @@ HOST_ENGINE_GONE = re.compile(
 
 
 def looks_like_exporter_log(text: str) -> bool:
-    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`)."""
+    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON)."""
     lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
     return bool(lines) and sum(bool(_LOG_LINE.match(line)) for line in lines) * 2 >= len(lines)
 

@@ -3,6 +3,9 @@ from the port strings of corpus cases 006 and 041), and the `network_links` chec
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -147,3 +150,14 @@ def test_expected_efa_devices_table():
     assert expected_efa_devices("p6-b200.48xlarge") == 8
     assert expected_efa_devices("unknown.type") is None
     assert expected_efa_devices("unknown.type", configured=2) == 2
+
+
+def test_gpuslo_check_command_on_a_fixture_tree(tmp_path):
+    """End to end through the CLI and the runner's child processes: exit 1, the failing port named."""
+    command = [sys.executable, "-m", "gpuslo", "check", "--check", "network_links", "--format", "json",
+               "--path.sysfs", str(SYSFS / "infiniband-port-down"), "--state-dir", str(tmp_path)]  # fmt: skip
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1, done.stderr
+    report = json.loads(done.stdout)
+    failed = [r for r in report["results"] if r["status"] == "fail"]
+    assert [(r["scope"], r["reason"]) for r in failed] == [("mlx5_1", "network_port_down")]

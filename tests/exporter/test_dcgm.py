@@ -221,3 +221,10 @@ def test_each_mig_instance_last_xid_is_reported():
     lines[2] = lines[2].replace("} 0", "} 94")  # instance 4: a contained ECC error
     findings = dcgm.inspect_metrics("\n".join(lines) + "\n", InspectOptions(gpu_family="ampere"), "x")
     assert sorted(f.xid for f in findings if f.xid) == [31, 94]
+
+
+def test_exporter_json_log_with_host_engine_gone_is_stale():
+    line = ('{"time":"2025-01-01T00:00:00Z","level":"ERROR","msg":"Failed to watch metrics: '
+            'Host engine connection invalid/disconnected"}\n')  # fmt: skip
+    findings = inspect_text(line * 3, "log.json", InspectOptions())
+    assert [(f.signal, f.events, f.layer) for f in findings] == [("source_stale", 3, "observability")]
