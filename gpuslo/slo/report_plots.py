@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from gpuslo import names  # noqa: E402
 
 _RC = {"svg.hashsalt": "gpuslo", "svg.fonttype": "none", "font.size": 9, "figure.dpi": 100}
+MAX_BARS = 62
 COLORS = {names.LAYER_NODE: "#d62728", names.LAYER_PLATFORM: "#ff7f0e",
           names.LAYER_TRAINING: "#9467bd", names.LAYER_OBSERVABILITY: "#7f7f7f"}
 
@@ -41,20 +42,24 @@ def _days(daily: list[dict]) -> list[str]:
 
 
 def lost_by_layer_per_day(daily: list[dict]) -> str | None:
-    """Stacked bars: lost GPU-hours per day by layer (columns lost_<layer> of the daily rows)."""
+    """Stacked bars: lost GPU-hours per day by layer (columns lost_<layer> of the daily rows);
+    spans over MAX_BARS days are summed per 7 days (the title says so)."""
     if not daily:
         return None
+    period = 1 if len(daily) <= MAX_BARS else 7
+    bins = [daily[i:i + period] for i in range(0, len(daily), period)]
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(8, 3.2))
-        x = range(len(daily))
-        bottom = [0.0] * len(daily)
+        x = list(range(len(bins)))
+        bottom = [0.0] * len(bins)
         for layer in names.LAYERS:
-            values = [d.get(f"lost_{layer}") or 0.0 for d in daily]
+            values = [sum(d.get(f"lost_{layer}") or 0.0 for d in b) for b in bins]
             ax.bar(x, values, bottom=bottom, label=layer, color=COLORS[layer], width=0.8)
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        _day_ticks(ax, daily)
+        _day_ticks(ax, [b[0] for b in bins])
         ax.set_ylabel("lost GPU-hours")
-        ax.set_title("Lost GPU-hours by layer per day (UTC)")
+        unit = "day" if period == 1 else "7 days"
+        ax.set_title(f"Lost GPU-hours by layer per {unit} (UTC)")
         ax.legend(loc="upper right", fontsize=8)
         fig.tight_layout()
         return _svg(fig)

@@ -92,38 +92,40 @@ def replay_journal(journal_dir: Path, job: str, node: str, events: list[dict]) -
     now = [0.0]
     recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
     open_phase = None
-    for event in events:
+    for event, following in zip(events, [*events[1:], None], strict=True):
         now[0] = float(event["t"])
-        kind = event["event"]
-        if kind == "job_start":
-            recorder.job_start(event["gpus"])
-        elif kind == "restart":
+        if event["event"] == "restart":  # a new process after the crash
             recorder.close()
             recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
-            recorder.restart(event["from_step"])
-        elif kind == "phase_start":
-            open_phase = recorder.phase(event["category"])
-            if _phase_closes(events, event):
-                open_phase.__enter__()
-            else:
-                recorder._write("phase_start", category=event["category"])
-                open_phase = None
-        elif kind == "phase_end" and open_phase is not None:
-            open_phase.__exit__(None, None, None)
-            open_phase = None
-        elif kind == "steps":
-            recorder.step(event["step"])
-        elif kind == "checkpoint":
-            recorder.checkpoint(event["step"])
-        elif kind == "job_end":
-            recorder.job_end(event["status"], event.get("layer"))
+        closes = following is not None and following["event"] == "phase_end"
+        open_phase = _replay(recorder, event, open_phase, closes)
     recorder.close()
     return path
 
 
-def _phase_closes(events: list[dict], start: dict) -> bool:
-    after = events[events.index(start) + 1:][:1]
-    return bool(after) and after[0]["event"] == "phase_end"
+def _replay(recorder, event: dict, open_phase, closes: bool):
+    """Apply one event to `recorder` (`closes`: the next event ends this phase); returns the
+    phase context still open (or None)."""
+    kind = event["event"]
+    if kind == "job_start":
+        recorder.job_start(event["gpus"])
+    elif kind == "restart":
+        recorder.restart(event["from_step"])
+    elif kind == "phase_start" and closes:
+        open_phase = recorder.phase(event["category"])
+        open_phase.__enter__()
+    elif kind == "phase_start":
+        recorder._write("phase_start", category=event["category"])
+    elif kind == "phase_end" and open_phase is not None:
+        open_phase.__exit__(None, None, None)
+        open_phase = None
+    elif kind == "steps":
+        recorder.step(event["step"])
+    elif kind == "checkpoint":
+        recorder.checkpoint(event["step"])
+    elif kind == "job_end":
+        recorder.job_end(event["status"], event.get("layer"))
+    return open_phase
 
 
 def read_simulation(directory: str | Path) -> tuple[dict[str, pd.DataFrame], pd.Timestamp, pd.Timestamp]:

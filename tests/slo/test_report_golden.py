@@ -58,3 +58,12 @@ def test_golden_week_has_previous_week_and_sums(generated):
     assert doc["report"]["cost"]["price_per_gpu_hour"] == 2.5
     assert doc["data_quality"]["source"] == "gpuslo simulate output sim"
     ET.fromstring((generated / "report.html").read_text().split("\n", 2)[2])
+
+
+def test_a_week_without_data_is_one_line_and_writes_nothing(generated, capsys):
+    out = generated.parent / "none"
+    argv = ["report", "--data", str(generated.parent / "sim"), "--week", "2027-W10", "--out", str(out)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "no data in 2027-03-08T00:00:00Z" in err[0]
+    assert not out.exists()
