@@ -19,6 +19,8 @@ long window. The guards, each used below:
 - `clamp_max(..., 1)`: a usable series without its inventory series (a relabelling accident)
   cannot push a ratio above 1 and hide bad time elsewhere.
 - windowed SLIs are ratios of sums over the window (GPU-time weighted), not averages of ratios.
+- GPUs count once per (instance, uuid) and checks once per (instance, check), so a label that
+  changes under them (a new driver's model string) cannot double the inventory for an hour.
 """
 
 from __future__ import annotations
@@ -44,12 +46,13 @@ def instant_rules() -> list[dict]:
     return [
         {
             "record": GPU_USABLE_COUNT,
-            "expr": "count(gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info)"
-            " or vector(0)",
+            "expr": "count(count by (instance, uuid)"
+            " (gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info)) or vector(0)",
         },
         {
             "record": GPU_INVENTORY_COUNT,
-            "expr": f"count(last_over_time(gpuslo_gpu_info[{INVENTORY_HOLD}]))",
+            "expr": "count(count by (instance, uuid)"
+            f" (last_over_time(gpuslo_gpu_info[{INVENTORY_HOLD}])))",
         },
         {
             "record": GPU_UNUSABLE_COUNT,
@@ -63,12 +66,14 @@ def instant_rules() -> list[dict]:
         },
         {
             "record": CHECK_FRESH_COUNT,
-            "expr": "count((time() - gpuslo_check_last_run_timestamp_seconds)"
-            " <= 3 * gpuslo_check_interval_seconds) or vector(0)",
+            "expr": "count(count by (instance, check) ((time() -"
+            " gpuslo_check_last_run_timestamp_seconds) <= 3 * gpuslo_check_interval_seconds))"
+            " or vector(0)",
         },
         {
             "record": CHECK_INVENTORY_COUNT,
-            "expr": f"count(last_over_time(gpuslo_check_interval_seconds[{INVENTORY_HOLD}]))",
+            "expr": "count(count by (instance, check)"
+            f" (last_over_time(gpuslo_check_interval_seconds[{INVENTORY_HOLD}])))",
         },
         {"record": JOB_STEP_TIME, "expr": step_time_expr()},
     ]

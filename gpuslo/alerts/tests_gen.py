@@ -144,7 +144,21 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         }
         for expr, labels, value in checks
     ]
-    return [{"interval": "1m", "input_series": inputs, "promql_expr_test": promql}]
+    return [{"interval": "1m", "input_series": inputs, "promql_expr_test": promql}, relabel_case()]
+
+
+def relabel_case() -> dict:
+    """GPU 0's model string changes at minute 30 (a driver upgrade): the inventory still holds
+    two GPUs, not three, while the old series lingers in the 1 h hold."""
+    renamed = {**INFO, "model": "NVIDIA H200 NVL"}
+    inputs = [
+        series("gpuslo_gpu_info", {**GPU0, **INFO}, "1x30"),
+        series("gpuslo_gpu_info", {**GPU0, **renamed}, "_x30 1x40"),
+        series("gpuslo_gpu_info", {**GPU1, **INFO}, "1x70"),
+    ]
+    check = {"expr": "gpuslo:gpu_inventory:count", "eval_time": "45m"}
+    check["exp_samples"] = [{"labels": "gpuslo:gpu_inventory:count", "value": 2}]
+    return {"interval": "1m", "input_series": inputs, "promql_expr_test": [check]}
 
 
 def slo_test_file(spec: SloSpec) -> dict:
