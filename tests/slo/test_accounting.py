@@ -128,7 +128,7 @@ def fleets(draw):
                          allocations=frames.make_frame("allocations", allocs))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fleets(), st.integers(0, 20), st.integers(21, 60))
 def test_categories_sum_to_provisioned_exactly(fleet, start_h, end_h):
     acc = account(fleet.inventory, fleet.verdicts, fleet.schedulability, fleet.allocations, at(start_h), at(end_h))
