@@ -33,19 +33,25 @@ SAME_INTERRUPTION = pd.Timedelta(minutes=5)
 _CATEGORIES = list(names.JOB_CATEGORIES)
 
 
-def _event_dicts(ev: pd.DataFrame) -> list[dict]:
-    """Every row of `ev` as a Recorder journal event (schema v1), in row order."""
-    t = (ev["time"].to_numpy("int64") / 1e9).tolist()
-    step = ev["step"].to_numpy(dtype=object, na_value=None).tolist()
-    gpus = ev["gpus"].to_numpy(dtype=object, na_value=None).tolist()
+def _columns(ev: pd.DataFrame) -> dict[str, list]:
+    """The job_events columns as Python lists (times in Unix seconds, <NA> → None)."""
     cols = {k: ev[k].to_numpy(dtype=object).tolist() for k in ("event", "job", "node", "category", "status", "layer")}
+    cols["t"] = (ev["time"].to_numpy("int64") / 1e9).tolist()
+    cols["step"] = ev["step"].to_numpy(dtype=object, na_value=None).tolist()
+    cols["gpus"] = ev["gpus"].to_numpy(dtype=object, na_value=None).tolist()
+    return cols
+
+
+def _event_dicts(cols: dict[str, list], a: int, b: int) -> list[dict]:
+    """Rows a..b-1 as Recorder journal events (schema v1), built per journal to bound memory."""
     out = []
-    for i, kind in enumerate(cols["event"]):
-        event = {"v": 1, "t": t[i], "event": kind, "job": cols["job"][i], "node": cols["node"][i]}
-        if gpus[i] is not None:
-            event["gpus"] = int(gpus[i])
-        if step[i] is not None:
-            event["from_step" if kind == "restart" else "step"] = int(step[i])
+    for i in range(a, b):
+        kind = cols["event"][i]
+        event = {"v": 1, "t": cols["t"][i], "event": kind, "job": cols["job"][i], "node": cols["node"][i]}
+        if cols["gpus"][i] is not None:
+            event["gpus"] = int(cols["gpus"][i])
+        if cols["step"][i] is not None:
+            event["from_step" if kind == "restart" else "step"] = int(cols["step"][i])
         for key in ("category", "status", "layer"):
             if cols[key][i]:
                 event[key] = cols[key][i]
@@ -58,13 +64,13 @@ def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame.
     One Python pass per event (the calculator is a fold), none per GPU or sample."""
     ordered = job_events.sort_values(["job", "node", "time"], kind="stable").reset_index(drop=True)
-    events = _event_dicts(ordered)
+    cols = _columns(ordered)
     key = (ordered["job"].astype(str) + "\0" + ordered["node"].astype(str)).to_numpy(dtype=object)
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True]) if len(key) else np.array([0])
     first_t = ordered["time"].to_numpy("int64")
     rows = []
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        group = events[a:b]
+        group = _event_dicts(cols, a, b)
         upto = compute_goodput(group, until=end.value / 1e9)
         before = compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
         row = {c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES}
