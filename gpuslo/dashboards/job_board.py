@@ -24,6 +24,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
             (Query(sli_record(names.SLO_JOB_GOODPUT, spec.period), instant=True),),
             6,
             5,
+            good_from=spec.objectives[names.SLO_JOB_GOODPUT],
         ),
         Spec(
             "timeseries",

@@ -43,6 +43,7 @@ class Spec:
     queries: tuple[Query, ...]
     width: int = 12
     height: int = 8
+    good_from: float | None = None  # stats: red below this value, green from it (an objective)
 
 
 def datasource_variable() -> core.Template:
@@ -79,9 +80,18 @@ def _targets(spec: Spec) -> list[core.Target]:
     ]
 
 
+def thresholds(spec: Spec) -> list[dict]:
+    """Grafana threshold steps: green throughout, or red below `good_from` and green from it.
+    (grafanalib's Stat default is an empty string, which Grafana cannot read as steps.)"""
+    if spec.good_from is None:
+        return [{"color": "green", "value": None}]
+    return [{"color": "red", "value": None}, {"color": "green", "value": spec.good_from}]
+
+
 def build_panel(spec: Spec, panel_id: int, grid: core.GridPos) -> core.Panel:
     """The grafanalib panel for `spec` at `grid`."""
     common = {
+        "thresholds": thresholds(spec),
         "title": spec.title,
         "description": spec.description,
         "dataSource": DATASOURCE,

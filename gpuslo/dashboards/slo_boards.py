@@ -47,6 +47,7 @@ def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
             (Query(sli_record(slo, period), instant=True),),
             4,
             5,
+            good_from=objective,
         ),
         Spec(
             "stat",
@@ -77,6 +78,7 @@ def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
             (Query(slo_record(slo, "error_budget_remaining"), instant=True),),
             4,
             5,
+            good_from=0,
         ),
         Spec(
             "timeseries",

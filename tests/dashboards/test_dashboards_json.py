@@ -55,6 +55,8 @@ def test_every_panel_has_unit_description_and_expressions(boards):
         for panel in board["panels"]:
             where = f"{board['uid']}: {panel['title']}"
             assert panel["fieldConfig"]["defaults"]["unit"], where
+            steps = panel["fieldConfig"]["defaults"]["thresholds"]["steps"]
+            assert isinstance(steps, list) and steps and steps[0]["value"] is None, where
             assert len(panel["description"]) > 20, where
             assert panel["datasource"] == {"type": "prometheus", "uid": "${datasource}"}, where
             assert panel["targets"], where
