@@ -12,6 +12,8 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.slo.report import TOP, Section, Table, hours, ratio
 
+MAX_ROWS = 62  # longer spans list availability per 7 days
+
 
 def _cannot(doc: dict, key: str, fallback: str) -> str:
     return ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get(key) or fallback
@@ -40,17 +42,31 @@ def availability(doc, extra, wow) -> Section:
     lines = (f"Usable ratio {ratio(usable)} against the objective {ratio(objective)}: {verdict} "
              f"the objective ({hours(doc.get('usable_gpu_hours'))} usable of "
              f"{hours(doc.get('provisioned_gpu_hours'))} provisioned GPU-hours).",)
-    rows = tuple((str(d["day"])[:10], hours(d["provisioned_gpu_hours"]), hours(d["usable_gpu_hours"]),
-                  ratio(d["usable_ratio"])) for d in doc.get("daily") or [])
-    tables = (Table(("day", "provisioned GPU-h", "usable GPU-h", "usable ratio"), rows),) if rows else ()
+    daily = doc.get("daily") or []
+    period = 1 if len(daily) <= MAX_ROWS else 7
+    rows = tuple(_period_row(daily[i:i + period]) for i in range(0, len(daily), period))
+    first = "day" if period == 1 else "7 days from"
+    tables = (Table((first, "provisioned GPU-h", "usable GPU-h", "usable ratio"), rows),) if rows else ()
     return Section("availability", "Availability", lines, tables)
 
 
+def _period_row(days: list[dict]) -> tuple[str, ...]:
+    provisioned = sum(d["provisioned_gpu_hours"] or 0.0 for d in days)
+    usable = sum(d["usable_gpu_hours"] or 0.0 for d in days)
+    return (str(days[0]["day"])[:10], hours(provisioned), hours(usable), _share(usable, provisioned))
+
+
 def slos(doc, extra, wow) -> Section:
-    rows = tuple((s["name"], ratio(s["objective"]), ratio(s["sli"]),
+    cannot = (doc.get("data_quality") or {}).get("cannot_fill") or {}
+    rows, notes = (), ()
+    for s in (doc.get("slos") or {}).values():
+        if s["name"] in cannot:
+            rows += ((s["name"], ratio(s["objective"]), "—", "—", "—", "—"),)
+            notes += (f"{s['name']}: not measured — {cannot[s['name']]}.",)
+            continue
+        rows += ((s["name"], ratio(s["objective"]), ratio(s["sli"]),
                   "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no"),
-                  ratio(s["error_budget_remaining"]), ratio(s["burn_rate"]))
-                 for s in (doc.get("slos") or {}).values())
+                  ratio(s["error_budget_remaining"]), ratio(s["burn_rate"])),)
     burn = tuple((b["severity"], f"{b['long_window']}/{b['short_window']}", f"{b['factor']:g}",
                   ratio(b["long_burn_rate"]), ratio(b["short_burn_rate"]), "yes" if b["firing"] else "no")
                  for b in doc.get("burn_rates") or [])
@@ -58,8 +74,8 @@ def slos(doc, extra, wow) -> Section:
     if burn:
         tables += (Table(("alert", "windows", "factor", "long burn", "short burn", "firing at end"), burn),)
     return Section("slos", "SLO status and error budget", (
-        "Error budget remaining is the share of the SLO period's budget left after this window.",),
-        tables)
+        "Error budget remaining is the share of the SLO period's budget left after this window.",
+        *notes), tables)
 
 
 def goodput(doc, extra, wow) -> Section:

@@ -180,3 +180,21 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args,
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("gpuslo report: error:") and words in err[0]
     assert not out.exists()
+
+
+def test_an_slo_the_source_cannot_measure_is_not_shown_as_met():
+    doc = _doc(data_quality={**_doc()["data_quality"],
+                             "cannot_fill": {names.SLO_USABLE_GPU: "no heartbeats in a trace"}})
+    section = next(s for s in build_report(doc, None, None).sections if s.key == "slos")
+    assert section.tables[0].rows[0] == (names.SLO_USABLE_GPU, "0.9800", "—", "—", "—", "—")
+    assert any("no heartbeats in a trace" in line for line in section.lines)
+
+
+def test_long_spans_list_availability_per_7_days():
+    day = _doc()["daily"][0]
+    daily = [{**day, "day": f"2026-01-{i + 1:02d}T00:00:00Z"} for i in range(31)] * 3
+    section = next(s for s in build_report(_doc(daily=daily), None, None).sections
+                   if s.key == "availability")
+    table = section.tables[0]
+    assert table.columns[0] == "7 days from" and len(table.rows) == 14  # ceil(93 / 7)
+    assert table.rows[0][1:] == ("2,688.0", "2,520.0", "0.9375")  # 7 × 384, 7 × 360
