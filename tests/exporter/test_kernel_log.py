@@ -195,6 +195,24 @@ def test_chunked_file_scan_equals_one_parse(tmp_path):
     assert scan.records == path.read_text().count("\n")
 
 
+CORPUS_LINES = [line for _, lines in BLOCKS for line in lines]
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(CORPUS_LINES), st.text(max_size=60).map(lambda t: t.replace("\r", ""))),
+             max_size=40),
+    st.integers(min_value=1, max_value=400),
+)
+def test_file_scan_finds_what_the_text_parser_finds(tmp_path_factory, lines, chunk_bytes):
+    """The bytes prefilter (numpy words) and the text prefilter (re literals) agree."""
+    text = "\n".join(lines)
+    path = tmp_path_factory.mktemp("scan") / "kern.log"
+    path.write_bytes(text.encode("utf-8", errors="surrogatepass"))
+    assert scan_kernel_log_file(str(path), chunk_bytes).finish() == parse_kernel_log(
+        path.read_bytes().decode("utf-8", errors="replace"))
+
+
 def test_text_that_is_not_a_kernel_log_is_nothing_recognised():
     findings = inspect_text("just some words\nand more\n", "x", InspectOptions(), kind="kernel-log")
     assert verdict_from_findings(findings) == "unknown"
