@@ -178,3 +178,9 @@ def test_count_events_is_keyed_by_address_code_and_class():
     assert xids[("00000000:cb:00.0", "13", "application")] == 1  # three lines, one event
     assert xids[("00000000:b3:00.0", "79", "fatal")] == 1  # the fallen-off-the-bus block
     assert sxids[("nvidia-nvswitch3", "22013", "noise")] == 1  # 38 s after the driver load
+
+
+def test_missing_kernel_log_file_is_dependency_missing(tmp_path):
+    context = CheckContext(kernel_log=tmp_path / "gone.log", state_dir=tmp_path)
+    with pytest.raises(DependencyMissing, match="gone.log"):
+        XidCheck().run(context)

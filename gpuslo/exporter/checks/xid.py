@@ -36,7 +36,7 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, DependencyMissing
-from gpuslo.exporter.kernel_log import parse_kernel_log
+from gpuslo.exporter.kernel_log import parse_kernel_log, scan_kernel_log_file
 from gpuslo.exporter.kernel_log_cursor import load_cursor, save_cursor
 from gpuslo.exporter.kernel_log_findings import reason_of
 from gpuslo.exporter.kernel_log_parse import KernelEvent, with_uuids
@@ -167,13 +167,14 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            source, text = str(context.kernel_log), _read_file(context.kernel_log)
+            source, (events, records) = str(context.kernel_log), _scan_file(context.kernel_log)
         else:
             source, text = read_command_text(context)
-        classified = classify_events(parse_kernel_log(text, source), policy, context.gpu_family)
+            events = parse_kernel_log(text, source)
+            records = text.count("\n") + (0 if text.endswith("\n") else 1)
+        classified = classify_events(events, policy, context.gpu_family)
         results, _ = evaluate_events(classified, {}, source, now)
         xids, sxids = count_events(classified)
-        records = text.count("\n") + (0 if text.endswith("\n") else 1)
         results.append(_node_result(source, records, len(classified), 0, False, now))
         return CheckOutput(results, {"xid_events": xids, "sxid_events": sxids,
                                      "kernel_log_records_lost": 0})  # fmt: skip
@@ -202,11 +203,13 @@ class XidCheck:
                                      "kernel_log_records_lost": updated.lost})  # fmt: skip
 
 
-def _read_file(path: Path) -> str:
+def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
+    """(events, records) of a kernel-log file, scanned in chunks (any size)."""
     try:
-        return Path(path).read_bytes().decode("utf-8", errors="replace")
-    except OSError as error:
-        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
+        scan = scan_kernel_log_file(str(path))
+    except InputError as error:
+        raise DependencyMissing(str(error)) from None
+    return scan.finish(), scan.records
 
 
 def _node_result(source: str, records: int, events: int, lost: int, overrun: bool, now: float) -> CheckResult:
