@@ -10,7 +10,8 @@ asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). TLS and client ce
 prometheus_client's `start_http_server(certfile=, keyfile=, client_cafile=,
 client_auth_required=)`. SIGTERM and SIGINT stop the loop, the HTTP server and the checks cleanly.
 Xid/SXid/records-lost counters are carried across restarts in `<state dir>/exporter_counters.json`
-(`state.CounterCarry`); job counters are recomputed from the journals at start.
+(`state.CounterCarry`); job counters are recomputed from the journals at start. Every turn of
+the check loop touches `<state dir>/exporter.heartbeat` for the liveness probe.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ DEFAULT_MAX_JOBS = 20
 # prometheus_client's server listens with socketserver's backlog of 5: with more concurrent
 # scrapers than that, connections wait for SYN retransmits (1 s, 3 s). Listen deeper.
 LISTEN_BACKLOG = 128
+HEARTBEAT_FILE = "exporter.heartbeat"  # touched by every turn of the check loop
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -69,8 +71,9 @@ class Exporter:
 
     def __init__(self, cycle: Callable[[], NodeSnapshot], tailer: JournalTailer | None,
                  carry: CounterCarry | None = None, clock: Callable[[], float] = time.time,
-                 max_jobs: int = DEFAULT_MAX_JOBS) -> None:
+                 max_jobs: int = DEFAULT_MAX_JOBS, heartbeat: Path | None = None) -> None:
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
+        self._heartbeat = heartbeat
         self._max_jobs = max_jobs
         self.snapshot: NodeSnapshot | None = None
         self.jobs: Jobs = []
@@ -107,7 +110,19 @@ class Exporter:
                     step()
                 except Exception:  # noqa: BLE001 - keep serving; staleness makes it visible
                     log.exception("exporter %s failed", step.__name__)
+            self.beat()
             stop.wait(poll_s)
+
+    def beat(self) -> None:
+        """Touch the loop's heartbeat file: the Kubernetes liveness probe
+        (`python -m gpuslo.exporter.liveness`) restarts an exporter whose loop stopped turning even
+        though its HTTP server still answers."""
+        if self._heartbeat is None:
+            return
+        try:
+            self._heartbeat.touch()
+        except OSError:
+            log.exception("cannot touch %s", self._heartbeat)
 
     def exposition(self) -> bytes:
         """The current exposition in Prometheus text format."""
@@ -168,7 +183,8 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     runner = Runner(checks, context, intervals=intervals)
     tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
     carry = CounterCarry(context.state_dir)
-    return Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs), runner
+    heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
+    return Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat), runner
 
 
 def run(args: argparse.Namespace) -> int:
