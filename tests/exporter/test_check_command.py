@@ -110,3 +110,10 @@ def test_recorded_output_of_a_real_h200_is_healthy_with_every_duration():
     probe = json.loads((REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check-active.json").read_text())
     (result,) = probe["results"]
     assert result["status"] == "ok" and result["scope"] == report["gpus"][0]["uuid"]
+
+
+def test_recorded_nvidia_smi_fallback_on_a_real_h200_is_healthy():
+    path = REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check-nvidia-smi.json"
+    report = json.loads(path.read_text())
+    assert report["verdict"] == "healthy"
+    assert {r["source"] for r in report["results"] if r["check"] in GPU_CHECKS} == {"nvidia-smi"}

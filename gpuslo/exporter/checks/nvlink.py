@@ -67,8 +67,8 @@ class NvlinkCheck(NvmlCheck):
             return problem
         states = status.nvlink_states
         if not states:
-            return gpu_result(self.name, status, names.STATUS_OK, "no NVLink on this GPU "
-                              "(NVML reports NVLink not supported)", applicable=False)  # fmt: skip
+            return gpu_result(self.name, status, names.STATUS_OK, f"no NVLink on this GPU "
+                              f"({node.source} reports none)", applicable=False)  # fmt: skip
         expected = int(context.config.get("expect_nvlinks") or 0)
         active = sum(states.values())
         if active < expected:
