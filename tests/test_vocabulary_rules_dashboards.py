@@ -37,6 +37,7 @@ FUNCTIONS = {
     "sum_over_time",
     "time",
     "vector",
+    "label_replace",
 }
 KEYWORDS = {
     "by",

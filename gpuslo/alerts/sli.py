@@ -1,6 +1,10 @@
 """Recording rules: the three SLIs at every window, lost GPUs by layer and reason, the objectives,
 the remaining error budgets and the job step time the stall alert needs.
 
+A usable GPU is healthy (gpuslo_gpu_usable 1) and on a schedulable node, as in the SLO engine
+(DESIGN.md §6): GPUs on nodes kube-state-metrics reports cordoned leave the numerator and count as
+lost to `platform`/`cordoned`.
+
 Each rule is a plain dict (`record`, `expr`, optional `labels`), ready for YAML. Names follow
 Prometheus' `level:metric:operations` convention with level `gpuslo` (fleet-wide aggregates);
 the SLI names come from `slo_spec.sli_record` so the dashboards and the report name the same series.
@@ -39,15 +43,34 @@ GPU_LOST_COUNT = "gpuslo:gpu_lost:count"
 CHECK_FRESH_COUNT = "gpuslo:check_fresh:count"
 CHECK_INVENTORY_COUNT = "gpuslo:check_inventory:count"
 JOB_STEP_TIME = "gpuslo:job_step_time:seconds"
+# Exporters (by `instance`) whose Kubernetes node is cordoned: gpuslo_node_info{node} joined with
+# kube-state-metrics' kube_node_spec_unschedulable{node}. Without kube-state-metrics this is
+# empty and every healthy GPU counts as schedulable.
+CORDONED = "(gpuslo_node_info and on (node) (kube_node_spec_unschedulable == 1))"
+HEALTHY = "gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info"
+
+
+def lost_expr() -> str:
+    """GPUs lost now by (layer, reason): one per GPU and active problem reason, plus healthy GPUs
+    on cordoned nodes as `platform`/`cordoned` (an unhealthy GPU on a cordoned node counts under
+    its problem only, the order DESIGN.md §6 gives)."""
+    problems = "count by (layer, reason) (count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1))"
+    cordoned = f"count(count by (instance, uuid) ({HEALTHY} and on (instance) {CORDONED}))"
+    platform = (
+        f'label_replace(label_replace({cordoned}, "layer", "{names.LAYER_PLATFORM}", "", ""),'
+        ' "reason", "cordoned", "", "")'
+    )
+    return f"{problems}\nor\n{platform}"
 
 
 def instant_rules() -> list[dict]:
-    """Instantaneous counts (GPUs, checks, lost GPUs by layer and reason, step time)."""
+    """Instantaneous counts (GPUs, checks, lost GPUs by layer and reason, step time). A usable
+    GPU is healthy and on a schedulable node (DESIGN.md §6)."""
     return [
         {
             "record": GPU_USABLE_COUNT,
-            "expr": "count(count by (instance, uuid)"
-            " (gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info)) or vector(0)",
+            "expr": f"count(count by (instance, uuid) ({HEALTHY} unless on (instance) {CORDONED}))"
+            " or vector(0)",
         },
         {
             "record": GPU_INVENTORY_COUNT,
@@ -58,12 +81,7 @@ def instant_rules() -> list[dict]:
             "record": GPU_UNUSABLE_COUNT,
             "expr": f"{GPU_INVENTORY_COUNT} - {GPU_USABLE_COUNT}",
         },
-        {
-            # One GPU counts once per (layer, reason), however many checks report that reason.
-            "record": GPU_LOST_COUNT,
-            "expr": "count by (layer, reason) "
-            "(count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1))",
-        },
+        {"record": GPU_LOST_COUNT, "expr": lost_expr()},
         {
             "record": CHECK_FRESH_COUNT,
             "expr": "count(count by (instance, check) ((time() -"

@@ -144,7 +144,47 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         }
         for expr, labels, value in checks
     ]
-    return [{"interval": "1m", "input_series": inputs, "promql_expr_test": promql}, relabel_case()]
+    return [
+        {"interval": "1m", "input_series": inputs, "promql_expr_test": promql},
+        relabel_case(),
+        cordon_case(),
+    ]
+
+
+def cordon_case() -> dict:
+    """Node n1 cordoned (kube_node_spec_unschedulable 1): its healthy GPU 0 is not usable and is
+    lost to `platform`/`cordoned`; its unhealthy GPU 1 stays lost to its own problem only."""
+    inputs = [series("gpuslo_gpu_info", {**gpu, **INFO}, "1x20") for gpu in (GPU0, GPU1)]
+    inputs.append(series("gpuslo_gpu_usable", GPU0, "1x20"))
+    inputs.append(series("gpuslo_gpu_usable", GPU1, "0x20"))
+    problem = {
+        **GPU1,
+        "check": "xid",
+        "reason": "xid_fatal",
+        "layer": "node",
+        "action": "reset_gpu",
+    }
+    inputs.append(series("gpuslo_gpu_problem", problem, "1x20"))
+    info = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version": "12.8"}
+    inputs.append(series("gpuslo_node_info", info, "1x20"))
+    ksm = {"instance": "ksm:8080", "job": "kube-state-metrics", "node": "n1"}
+    inputs.append(series("kube_node_spec_unschedulable", ksm, "1x20"))
+    lost = [
+        {"labels": series("gpuslo:gpu_lost:count", labels, "")["series"], "value": 1}
+        for labels in (
+            {"layer": "node", "reason": "xid_fatal"},
+            {"layer": "platform", "reason": "cordoned"},
+        )
+    ]
+    usable = [{"labels": "gpuslo:gpu_usable:count", "value": 0}]
+    return {
+        "interval": "1m",
+        "input_series": inputs,
+        "promql_expr_test": [
+            {"expr": "gpuslo:gpu_usable:count", "eval_time": "10m", "exp_samples": usable},
+            {"expr": "gpuslo:gpu_lost:count", "eval_time": "10m", "exp_samples": lost},
+        ],
+    }
 
 
 def relabel_case() -> dict:

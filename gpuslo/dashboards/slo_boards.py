@@ -163,8 +163,8 @@ def _lost_hours_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "bargauge",
             "Lost GPU-hours by layer",
-            "GPU-hours with an active problem, by the "
-            "layer that owns its reason. Empty on a healthy fleet.",
+            "GPU-hours with an active problem (by the layer that owns its reason) or healthy on "
+            "a cordoned node (platform). Empty on a healthy fleet.",
             GPU_HOURS,
             (
                 Query(
@@ -199,14 +199,16 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "timeseries",
             "Lost GPUs by layer",
-            "GPUs with an active problem, by layer. Empty on a healthy fleet.",
+            "GPUs with an active problem, or healthy on a cordoned node (platform), by layer. "
+            "Empty on a healthy fleet.",
             GPUS,
             (Query(f"sum by (layer) ({LOST})", "{{layer}}"),),
         ),
         Spec(
             "timeseries",
             "Lost GPUs by reason",
-            "GPUs with an active problem, by reason. Empty on a healthy fleet.",
+            "GPUs with an active problem, or healthy on a cordoned node (cordoned), by reason. "
+            "Empty on a healthy fleet.",
             GPUS,
             (Query(f"sum by (reason) ({LOST})", "{{reason}}"),),
         ),
