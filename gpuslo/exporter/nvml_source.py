@@ -12,8 +12,9 @@ Rules of reading (fail closed):
 - no `pynvml` module, no NVML library or no driver loaded → `DependencyMissing`;
 - NVML library and kernel driver of different versions → `ToolError` (driver_mismatch);
 - other errors of `nvmlInit` / `nvmlDeviceGetCount` → `ToolError`;
-- per GPU, `NVML_ERROR_NOT_SUPPORTED` means "not reported" (None); any other error on the handle
-  makes the GPU inaccessible (`accessible=False`, `error` says which call);
+- per GPU, `NVML_ERROR_NOT_SUPPORTED` means "not reported" (None); any other error, on the handle
+  or on any call, makes the GPU inaccessible (`accessible=False`, `error` names the first failing
+  call): a field that could not be read must not pass for one that reads fine;
 - a value of the wrong type (garbage from a broken library) → `ParseError` naming the call.
 
 Constants are NVML's own (nvml.h, NVML API reference), written out so a fake needs none of them.
