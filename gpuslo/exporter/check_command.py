@@ -66,6 +66,8 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """The evidence and expectation flags shared by `gpuslo check` and `gpuslo exporter`."""
     add = parser.add_argument
     add("--config", metavar="FILE", help="node config YAML (see gpuslo/exporter/node_config.py)")
+    add("--node", metavar="NAME", help="node name in gpuslo_node_info and check output (default: "
+        "the config's node, else the host name; in Kubernetes pass the downward API's spec.nodeName)")
     add("--kernel-log", metavar="PATH", help="read this kernel-log file instead of /dev/kmsg, "
         "journalctl -k or dmesg")  # fmt: skip
     add("--dcgm-url", metavar="URL", help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)")
@@ -129,9 +131,12 @@ def context_from_args(args: argparse.Namespace) -> CheckContext:
     )
 
 
-def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = None) -> Any:
+def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = None,
+                     interval_s: float | None = None) -> Any:
     """A Runner for the parsed flags: the chosen checks (default: `--check`, else all), with the
-    per-check timeouts and intervals of the config file. The caller closes it."""
+    per-check timeouts and intervals of the config file (`interval_s`, the exporter's
+    `--interval`, overrides every interval). The node name is `--node`, else the config's `node`,
+    else the host name. The caller closes it."""
     from gpuslo.exporter.runner import Runner
 
     config = _config(args)
@@ -140,7 +145,10 @@ def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = N
     timeouts = {n: s["timeout_s"] for n, s in config.checks.items() if "timeout_s" in s}
     intervals = {c.name: config.interval_s for c in checks} if config.interval_s else {}
     intervals.update({n: s["interval_s"] for n, s in config.checks.items() if "interval_s" in s})
-    return Runner(checks, context, timeouts=timeouts, intervals=intervals, node=config.node)
+    if interval_s is not None:
+        intervals = {c.name: interval_s for c in checks}
+    node = _pick(getattr(args, "node", None), config.node)
+    return Runner(checks, context, timeouts=timeouts, intervals=intervals, node=node)
 
 
 def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:

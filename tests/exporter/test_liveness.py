@@ -33,3 +33,21 @@ def test_loop_touches_heartbeat_even_when_a_cycle_fails(tmp_path):
     stop.set()
     worker.join(timeout=5)
     assert beat.exists() and exporter.snapshot is None
+
+
+def test_exporter_takes_node_name_and_config_intervals(tmp_path):
+    """The exporter builds its runner like `gpuslo check` does: --node wins over the host name."""
+    import argparse
+
+    from gpuslo.exporter import server
+
+    parser = argparse.ArgumentParser()
+    server.configure(parser)
+    args = parser.parse_args(["--node", "gpu-node-17", "--state-dir", str(tmp_path), "--interval", "7",
+                              "--path.sysfs", str(tmp_path), "--path.procfs", str(tmp_path)])  # fmt: skip
+    exporter, runner = server.build_exporter(args)
+    try:
+        assert runner.node == "gpu-node-17"
+        assert set(runner.intervals.values()) == {7.0}
+    finally:
+        runner.close()
