@@ -99,6 +99,18 @@ def test_recovery_action_none_clears_the_problem(tmp_path):
     assert results["pci:00000000:55:00.0"].status == "warn"
 
 
+def test_reset_in_the_same_read_clears_and_a_later_fatal_counts_again(tmp_path):
+    node = Node(tmp_path)
+    node.log(10.0, "NVRM: Xid (PCI:0000:55:00): 48, An uncorrectable double bit error (DBE)")
+    node.log(11.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)")
+    node.log(99.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)")
+    results, _ = node.run()
+    assert results["pci:00000000:55:00.0"].status == "warn"
+    node.log(120.0, "NVRM: Xid (PCI:0000:55:00): 95, Uncontained: FBHUB")
+    results, _ = node.run()
+    assert (results["pci:00000000:55:00.0"].status, results["pci:00000000:55:00.0"].reason) == ("fail", "xid_fatal")
+
+
 def test_overrun_between_reads_is_unknown_and_counted(tmp_path):
     node = Node(tmp_path)
     node.log(1.0, "first record")
@@ -123,7 +135,9 @@ def test_kernel_log_file_is_read_whole(tmp_path):
     context = CheckContext(kernel_log=case, state_dir=tmp_path, clock=lambda: 1.0)
     output = XidCheck().run(context)
     (gpu,) = [r for r in output.results if r.scope.startswith("GPU-")]
-    assert (gpu.status, gpu.action) == ("fail", "drain_and_reset")
+    # The root cause (the first fatal Xid, 48) names the reason; Xid 154 sets the action.
+    assert (gpu.status, gpu.reason, gpu.action) == ("fail", "xid_fatal", "drain_and_reset")
+    assert gpu.message.startswith("Xid 48 (fatal): ")
     assert output.facts["xid_events"][("00000000:55:00.0", "48", "fatal")] == 2
 
 

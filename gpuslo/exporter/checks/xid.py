@@ -83,25 +83,39 @@ def _worst(items: list[Classified]) -> Classified:
     return min(items, key=lambda c: (rank.get(c.class_, 2), -names.ACTION_SEVERITY[c.action]))
 
 
+def fold_problem(problem: dict | None, item: Classified) -> dict | None:
+    """A GPU's active problem after one more event, in time order (pure): the first fatal event
+    gives the reason and message (the root cause), the most severe action of the fatal events
+    wins (an Xid 154 sets it), and an Xid 154 back to `None` clears the problem."""
+    if item.event.code == 154 and item.event.recovery == "None":
+        return None
+    if item.class_ != names.CLASS_FATAL:
+        return problem
+    if problem is None:
+        message = f"{_label(item)}: {item.event.message}"
+        return {"reason": reason_of(item), "action": item.action, "message": message[:160]}
+    action = max(problem["action"], item.action, key=names.ACTION_SEVERITY.__getitem__)
+    return {**problem, "action": action}
+
+
 def evaluate_events(
     classified: list[Classified], problems: dict[str, dict], source: str, now: float
 ) -> tuple[list[CheckResult], dict[str, dict]]:
     """Per-scope results for new events plus still-active fatal `problems` (pure).
 
     `problems` maps scope → {reason, action, message}; returns the results and the updated
-    problems (fatal events added; a GPU whose Xid 154 says `None` cleared).
+    problems (`fold_problem` over the events in order).
     """
     problems = dict(problems)
     by_scope: dict[str, list[Classified]] = {}
     for item in classified:
-        by_scope.setdefault(scope_of(item.event), []).append(item)
-        if item.event.code == 154 and item.event.recovery == "None":
-            problems.pop(scope_of(item.event), None)
-    for scope, items in by_scope.items():
-        worst = _worst(items)
-        if worst.class_ == names.CLASS_FATAL:
-            problems[scope] = {"reason": reason_of(worst), "action": worst.action,
-                               "message": worst.event.message[:160]}  # fmt: skip
+        scope = scope_of(item.event)
+        by_scope.setdefault(scope, []).append(item)
+        problem = fold_problem(problems.get(scope), item)
+        if problem is None:
+            problems.pop(scope, None)
+        else:
+            problems[scope] = problem
     results = []
     for scope in sorted(set(by_scope) | set(problems)):
         results.append(_result(scope, by_scope.get(scope, []), problems.get(scope), source, now))
@@ -113,11 +127,13 @@ def _result(scope: str, items: list[Classified], problem: dict | None, source: s
     if problem:
         return CheckResult(status=names.STATUS_FAIL, reason=problem["reason"],
                            action=problem["action"], message=problem["message"], **common)  # fmt: skip
-    worst = _worst(items)
+    # No active problem: warn events, and fatal ones a later Xid 154 cleared, are recorded.
     summary = ", ".join(f"{n} x {k}" for k, n in sorted(Counter(_label(i) for i in items).items()))
-    status = names.STATUS_WARN if worst.class_ == names.CLASS_WARN else names.STATUS_OK
-    return CheckResult(status=status, action=worst.action if status == names.STATUS_WARN
-                       else names.ACTION_NONE, message=summary[:160], **common)  # fmt: skip
+    warned = [i for i in items if i.class_ == names.CLASS_WARN]
+    if any(i.class_ in (names.CLASS_FATAL, names.CLASS_WARN) for i in items):
+        action = _worst(warned).action if warned else names.ACTION_NONE
+        return CheckResult(status=names.STATUS_WARN, action=action, message=summary[:160], **common)
+    return CheckResult(status=names.STATUS_OK, message=summary[:160], **common)
 
 
 def _label(item: Classified) -> str:
@@ -225,4 +241,4 @@ def _node_result(source: str, records: int, events: int, lost: int, overrun: boo
     return CheckResult(status=names.STATUS_OK, message=message, **common)
 
 
-__all__ = ["XidCheck", "count_events", "evaluate_events", "read_command_text", "scope_of"]
+__all__ = ["XidCheck", "count_events", "evaluate_events", "fold_problem", "read_command_text", "scope_of"]
