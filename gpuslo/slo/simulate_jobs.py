@@ -76,8 +76,9 @@ def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | N
     interrupts `job`, sorted. Hardware and maintenance faults: layer None (the journal stops) and
     the job waits for its node to be back (repair, then validation for hardware) — the simulator
     has no spare pool; software faults: layer training, restart as soon as recovered."""
-    mine = faults[(faults["node"] >= job.first_node) & (faults["node"] < job.first_node + job.nodes)
-                  & (faults["start"] > job.start) & (faults["start"] < job.end)]
+    node, start = faults["node"].to_numpy(), faults["start"].to_numpy()
+    mine = faults[(node >= job.first_node) & (node < job.first_node + job.nodes)
+                  & (start > job.start) & (start < job.end)]
     software = (mine["scope"] == "job").to_numpy()
     known = np.where(software, names.LAYER_TRAINING, None)
     hardware = mine["scope"].isin(["gpu", "node"]).to_numpy()
