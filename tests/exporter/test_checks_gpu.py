@@ -233,3 +233,14 @@ def test_a_fatal_problem_is_never_ok(status):
             assert result.status == "fail", (name, result)
         if result.status == "ok" and result.applicable:
             assert not fatal & SIGNALS[name]
+
+
+def test_one_failing_call_makes_the_gpu_unreadable_not_ok(tmp_path, monkeypatch):
+    node = copy.deepcopy(NODE)
+    node["gpus"][2]["ecc_uncorr_vol"] = "ERR:NVMLError_Unknown:Unknown Error"
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["gpu_inventory", "gpu_memory"])
+    inventory, memory = by_gpu(snapshot, "gpu_inventory"), by_gpu(snapshot, "gpu_memory")
+    assert (inventory["2"].status, inventory["2"].reason) == ("fail", "gpu_inaccessible")
+    assert "nvmlDeviceGetTotalEccErrors" in inventory["2"].message
+    assert (memory["2"].status, memory["2"].reason) == ("unknown", "tool_error")
+    assert memory["3"].status == "ok"
