@@ -108,3 +108,13 @@ def test_cli_writes_dashboards_and_rejects_a_bad_spec(tmp_path, capsys):
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "period_days" in err
     assert not (tmp_path / "bad").exists()
+
+
+def test_grafanalib_is_imported_only_in_the_dashboards_package():
+    package = REPO / "gpuslo"
+    importers = {
+        path.relative_to(package).parts[0]
+        for path in package.rglob("*.py")
+        if re.search(r"^\s*(from|import)\s+grafanalib", path.read_text(encoding="utf-8"), re.M)
+    }
+    assert importers == {"dashboards"}
