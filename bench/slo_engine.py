@@ -1,0 +1,176 @@
+"""The SLO engine's weekly computation at fleet scale, beside Prometheus as the anchor.
+
+    python bench/slo_engine.py [--gpus 10000] [--large 100000] [--anchor-gpus 1000] [--skip-large]
+                               [--skip-anchor]
+
+1. Engine: `gpuslo simulate`'s fleet (8 GPUs per node, 7 days, seed 1) → `compute_week` in a
+   child process each for `--gpus` and `--large` GPUs; prints wall time of the computation and
+   the child's peak RSS (simulation included). Targets (issue 5): 10,000 GPUs < 10 s, < 2 GB.
+2. Anchor, same run: `--anchor-gpus` GPUs for the same week: `gpuslo_gpu_usable` every 30 s
+   written as OpenMetrics (from the same simulated verdicts), backfilled with
+   `promtool tsdb create-blocks-from openmetrics`, served by a Prometheus on loopback; the
+   weekly usable GPU-hours by PromQL (`sum(sum_over_time(gpuslo_gpu_usable[7d])) * 30 / 3600`)
+   is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
+   Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+START = "2026-11-23T00:00:00Z"
+STEP_S = 30
+
+
+def _child(gpus: int, out: str) -> None:
+    """Simulate and compute one week in this (child) process; write timings as JSON to `out`."""
+    import pandas as pd
+
+    from gpuslo.slo import simulate_faults
+    from gpuslo.slo.engine import compute_week
+    from gpuslo.slo.frames import Frames
+    from gpuslo.slo.simulate import simulate
+    from gpuslo.slo_spec import SloSpec
+
+    t0 = time.perf_counter()
+    sim = simulate(simulate_faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    t1 = time.perf_counter()
+    result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
+    t2 = time.perf_counter()
+    Path(out).write_text(json.dumps({
+        "gpus": gpus, "simulate_s": t1 - t0, "engine_s": t2 - t1,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "usable_gpu_hours": result.usable_gpu_hours, "job_events": len(sim.frames["job_events"]),
+        "usable_ratio": result.usable_ratio,
+    }))
+
+
+def engine_run(gpus: int) -> dict:
+    """Run `_child` in a fresh interpreter (clean peak RSS); returns its figures."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as handle:
+        subprocess.run([sys.executable, __file__, "--child", str(gpus), handle.name], check=True)
+        return json.loads(Path(handle.name).read_text())
+
+
+def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
+    """Write gpuslo_gpu_usable every 30 s for the simulated fleet; returns (engine seconds, result)."""
+    import numpy as np
+    import pandas as pd
+
+    from gpuslo.slo import simulate_faults, simulate_metrics
+    from gpuslo.slo.engine import compute_week
+    from gpuslo.slo.frames import Frames
+    from gpuslo.slo.simulate import simulate
+    from gpuslo.slo_spec import SloSpec
+
+    sim = simulate(simulate_faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    inv, verdicts = sim.frames["inventory"], sim.frames["verdicts"]
+    t0 = time.perf_counter()
+    result = compute_week(Frames(inventory=inv, verdicts=verdicts), sim.start, sim.end, SloSpec())
+    engine_s = time.perf_counter() - t0
+    times_s = np.arange(0, int((sim.end - sim.start).total_seconds()), STEP_S, dtype=np.int64)
+    uuids = pd.Index(inv["uuid"])
+    states = simulate_metrics.state_matrix(simulate_metrics.per_gpu(verdicts, inv), uuids, sim.start, times_s)
+    stamps = (int(sim.start.timestamp()) + times_s).astype(str)
+    with open(path, "w") as out:
+        out.write("# TYPE gpuslo_gpu_usable gauge\n")
+        for row, (node, uuid, gpu) in enumerate(zip(inv["node"], inv["uuid"], inv["gpu"], strict=True)):
+            present = states[row] > 0
+            value = np.where(states[row][present] == 1, "1", "0")
+            prefix = f'gpuslo_gpu_usable{{instance="{node}",gpu="{gpu}",uuid="{uuid}"}} '
+            out.write("".join(prefix + v + " " + s + "\n" for v, s in zip(value, stamps[present], strict=True)))
+        out.write("# EOF\n")
+    return engine_s, result
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def anchor_run(gpus: int) -> dict:
+    """Backfill `gpus` GPUs' week into Prometheus and time PromQL against the engine."""
+    import requests
+
+    root = Path(tempfile.mkdtemp(prefix="gpuslo-bench-"))
+    try:
+        engine_s, result = _usable_openmetrics(root / "usable.om", gpus)
+        t0 = time.perf_counter()
+        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(root / "usable.om"),
+                        str(root / "data")], check=True, capture_output=True)
+        backfill_s = time.perf_counter() - t0
+        (root / "prometheus.yml").write_text("global: {}\n")
+        port = _free_port()
+        proc = subprocess.Popen(["prometheus", f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
+                                 f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            url = f"http://127.0.0.1:{port}"
+            _wait_ready(requests, url)
+            end = result.end.value / 1e9 - 1
+            query = f"sum(sum_over_time(gpuslo_gpu_usable[7d])) * {STEP_S} / 3600"
+            times, value = [], None
+            for _ in range(3):
+                t0 = time.perf_counter()
+                body = requests.get(f"{url}/api/v1/query", params={"query": query, "time": end}, timeout=600).json()
+                times.append(time.perf_counter() - t0)
+                value = float(body["data"]["result"][0]["value"][1])
+        finally:
+            proc.terminate()
+            proc.wait(timeout=60)
+        return {"gpus": gpus, "backfill_s": backfill_s, "promql_s": min(times), "promql_first_s": times[0],
+                "promql_usable_gpu_hours": value, "engine_s": engine_s, "engine_usable_gpu_hours": result.usable_gpu_hours}
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _wait_ready(requests, url: str) -> None:  # noqa: ANN001
+    for _ in range(600):
+        try:
+            if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
+                return
+        except requests.ConnectionError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit("prometheus did not become ready")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpus", type=int, default=10_000)
+    parser.add_argument("--large", type=int, default=100_000)
+    parser.add_argument("--anchor-gpus", type=int, default=1_000)
+    parser.add_argument("--skip-large", action="store_true")
+    parser.add_argument("--skip-anchor", action="store_true")
+    parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        _child(int(args.child[0]), args.child[1])
+        return 0
+    sizes = [args.gpus] + ([] if args.skip_large else [args.large])
+    for gpus in sizes:
+        r = engine_run(gpus)
+        print(f"engine {r['gpus']:>7} GPUs, 7 days: compute_week {r['engine_s']:.2f} s, peak RSS {r['peak_rss_mb']:.0f} MB "
+              f"(simulate {r['simulate_s']:.2f} s, {r['job_events']} job events, usable ratio {r['usable_ratio']:.4f})")
+    if not args.skip_anchor:
+        a = anchor_run(args.anchor_gpus)
+        print(f"anchor {a['gpus']:>7} GPUs, 7 days at {STEP_S} s: promtool backfill {a['backfill_s']:.1f} s; "
+              f"PromQL weekly usable GPU-hours {a['promql_s']:.3f} s (first {a['promql_first_s']:.3f} s) = "
+              f"{a['promql_usable_gpu_hours']:.2f}; engine {a['engine_s']:.3f} s = {a['engine_usable_gpu_hours']:.2f}")
+        print(f"ratio engine / PromQL time: {a['engine_s'] / a['promql_s']:.2f}; answers differ by "
+              f"{abs(a['engine_usable_gpu_hours'] / a['promql_usable_gpu_hours'] - 1):.2e} (relative)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
