@@ -5,7 +5,8 @@ Deterministic bytes: `svg.hashsalt` fixed, `metadata={"Date": None}`, text kept 
 are escaped by matplotlib's SVG writer; the XML prolog and DOCTYPE are dropped so the `<svg>`
 element can sit inside the HTML page.
 
-- `lost_by_layer_per_day(daily)` — stacked bars of lost GPU-hours per UTC day by layer;
+- `lost_by_layer_per_day(daily)` — stacked bars of lost capacity (GPU-hours not usable) per UTC
+  day by layer (job badput is in the waterfall);
 - `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective;
 - `badput_waterfall(allocated, badput, productive)` — allocated GPU-hours stepping down through
   each badput category to productive.
@@ -59,7 +60,7 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
         _day_ticks(ax, [b[0] for b in bins])
         ax.set_ylabel("lost GPU-hours")
         unit = "day" if period == 1 else "7 days"
-        ax.set_title(f"Lost GPU-hours by layer per {unit} (UTC)")
+        ax.set_title(f"Lost capacity (GPU-hours not usable) by layer per {unit} (UTC)")
         ax.legend(loc="upper right", fontsize=8)
         fig.tight_layout()
         return _svg(fig)
