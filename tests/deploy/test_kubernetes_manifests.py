@@ -85,3 +85,17 @@ def test_prometheus_rule_wraps_the_generated_rules():
     for path in sorted((REPO / "deploy" / "prometheus").glob("*.rules.yml")):
         generated += yaml.safe_load(path.read_text())["groups"]
     assert rule["spec"]["groups"] == generated
+
+
+def test_generated_manifests_have_not_drifted():
+    from gpuslo.deploy_kubernetes import render
+
+    for path, text in render(REPO / "deploy").items():
+        assert path.read_text(encoding="utf-8") == text, f"{path} drifted: python -m gpuslo.deploy_kubernetes deploy"
+
+
+def test_node_config_in_the_config_map_is_valid():
+    from gpuslo.exporter.node_config import parse_node_config
+
+    config_map = next(doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config")
+    parse_node_config(config_map["data"]["node.yaml"], "configmap.yaml")
