@@ -218,15 +218,10 @@ def install(bin_dir: Path, mode: str) -> None:
         program.chmod(program.stat().st_mode | stat.S_IXUSR)
 
 
-# Known gap, owned by the xid check (gpuslo/exporter/checks/xid.py): it reports `ok` for output
-# with no kernel-log record in it, and for a cut-off Xid record. strict: fixing it makes these pass
-# and the marks must then go.
-XID_GAP = pytest.mark.xfail(strict=True, reason="xid check: unrecognised kernel-log text is ok")
 
 
 @pytest.mark.parametrize("mode", ["missing", "hang", "crash", "exit",
-                                  pytest.param("garbage", marks=XID_GAP),
-                                  pytest.param("partial", marks=XID_GAP), "slow"])  # fmt: skip
+                                  "garbage", "partial", "slow"])
 def test_kernel_log_commands(mode, tmp_path, monkeypatch):
     install(tmp_path / "bin", mode)
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin" if mode != "missing" else str(tmp_path / "bin"))

@@ -28,15 +28,16 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 
 from __future__ import annotations
 
+import re
 import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import InputError
+from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, DependencyMissing
-from gpuslo.exporter.kernel_log import parse_kernel_log, scan_kernel_log_file
+from gpuslo.exporter.kernel_log import kernel_records, parse_kernel_log, scan_kernel_log_file
 from gpuslo.exporter.kernel_log_cursor import load_cursor, save_cursor
 from gpuslo.exporter.kernel_log_findings import reason_of
 from gpuslo.exporter.kernel_log_parse import KernelEvent, with_uuids
@@ -187,7 +188,9 @@ class XidCheck:
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
-            records = text.count("\n") + (0 if text.endswith("\n") else 1)
+            records = check_command_output(text, events, source)
+        if records == 0:
+            raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
         classified = classify_events(events, policy, context.gpu_family)
         results, _ = evaluate_events(classified, {}, source, now)
         xids, sxids = count_events(classified)
@@ -217,6 +220,20 @@ class XidCheck:
         return CheckOutput(results, {"xid_events": updated.xid_events,
                                      "sxid_events": updated.sxid_events,
                                      "kernel_log_records_lost": updated.lost})  # fmt: skip
+
+
+_GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
+
+
+def check_command_output(text: str, events: list[KernelEvent], source: str) -> int:
+    """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a cut-off
+    GPU record (a command killed mid-write prints half an Xid line: that is not a healthy log)."""
+    lines = text.split("\n")
+    if not text.endswith("\n") and _GPU_MARKER.search(lines[-1]):
+        last = len(lines)
+        if not any(event.line == last for event in events):
+            raise ParseError(source, "output ends in a cut-off kernel-log record", line=last)
+    return kernel_records(text)
 
 
 def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
