@@ -123,23 +123,15 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     split = fleet_job_split(acc, jobs)
     by_layer, by_reason = lost_breakdown(acc, split, attributed)
     categories_ticks = {**_capacity_ticks(acc), **split.fleet_ticks}
+
     def hours(ticks: int) -> float:
         return ticks * acc.tick_ns / 3.6e12
 
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
     allocated_h = hours(acc.state_ticks["allocated"])
-    window_s = (end - start).total_seconds()
-    in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
-    gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
-    rate, basis = reliability.interruption_rate(len(attributed), allocated_h if len(frames.job_events) else 0.0,
-                                                gpu_faults, provisioned_h)
-    observed = acc.provisioned_seconds - acc.by_state[names.ACCOUNTING_NO_DATA] - acc.by_state[names.ACCOUNTING_UNKNOWN]
-    slos = {
-        names.SLO_USABLE_GPU: objectives.slo_status(names.SLO_USABLE_GPU, acc.usable_seconds, acc.provisioned_seconds, spec, window_s),
-        names.SLO_CHECK_LIVENESS: objectives.slo_status(names.SLO_CHECK_LIVENESS, observed, acc.provisioned_seconds, spec, window_s),
-        names.SLO_JOB_GOODPUT: objectives.slo_status(names.SLO_JOB_GOODPUT, productive_h, allocated_h, spec, window_s),
-    }
+    rate, basis = _interruption_rate(frames, faults, len(attributed), allocated_h, provisioned_h, start, end)
+    slos = _slos(acc, productive_h, allocated_h, spec, (end - start).total_seconds())
     return WeeklyResult(
         start=start, end=end, gpus=len(acc.gpus), nodes=int(acc.gpus["node"].nunique()),
         provisioned_gpu_hours=provisioned_h, usable_gpu_hours=acc.usable_seconds / 3600,
@@ -156,6 +148,28 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
         daily=objectives.per_day(acc.segments, spec), data_quality=_data_quality(acc, frames, jobs, split), accounting=acc,
     )
+
+
+def _interruption_rate(frames: Frames, faults: pd.DataFrame, interruptions: int, allocated_h: float,
+                       provisioned_h: float, start: pd.Timestamp, end: pd.Timestamp) -> tuple[float | None, str]:
+    in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
+    gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
+    allocated = allocated_h if len(frames.job_events) else 0.0
+    return reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h)
+
+
+def _slos(acc: Accounting, productive_h: float, allocated_h: float, spec: SloSpec,
+          window_s: float) -> dict[str, objectives.SloStatus]:
+    """usable_gpu: usable / provisioned; check_liveness: observed (neither no data nor unknown) /
+    provisioned; job_goodput: productive / allocated usable GPU-time."""
+    provisioned = acc.provisioned_seconds
+    observed = provisioned - acc.by_state[names.ACCOUNTING_NO_DATA] - acc.by_state[names.ACCOUNTING_UNKNOWN]
+    status = objectives.slo_status
+    return {
+        names.SLO_USABLE_GPU: status(names.SLO_USABLE_GPU, acc.usable_seconds, provisioned, spec, window_s),
+        names.SLO_CHECK_LIVENESS: status(names.SLO_CHECK_LIVENESS, observed, provisioned, spec, window_s),
+        names.SLO_JOB_GOODPUT: status(names.SLO_JOB_GOODPUT, productive_h, allocated_h, spec, window_s),
+    }
 
 
 def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:

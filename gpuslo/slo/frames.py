@@ -214,12 +214,12 @@ class Frames:
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""
-        times = [
+        columns = [
             self.inventory["provisioned_start"], self.inventory["provisioned_end"],
             self.verdicts["start"], self.verdicts["end"], self.schedulability["start"],
             self.schedulability["end"], self.allocations["start"], self.allocations["end"],
             self.job_events["time"],
         ]
-        values = pd.concat([t.dropna() for t in times if len(t.dropna())], ignore_index=True) if any(
-            len(t.dropna()) for t in times) else None
-        return None if values is None else (values.min(), values.max())
+        lows = [c.min() for c in columns if c.notna().any()]
+        highs = [c.max() for c in columns if c.notna().any()]
+        return (min(lows), max(highs)) if lows else None
