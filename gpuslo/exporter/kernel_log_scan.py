@@ -102,15 +102,23 @@ def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
     return starts
 
 
-def _spans(chunk: _Chunk) -> list[tuple[int, int]]:
-    """Sorted, merged (start, end) spans of candidate lines and their context lines."""
+def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]:
+    """Sorted, merged (start, end) spans of candidate lines and their context lines, and how many
+    context lines run past the chunk's end (the next chunk's first lines). `carried` is that
+    count from the previous chunk."""
     spans: list[tuple[int, int]] = []
-    for start, context in sorted(_candidate_starts(chunk).items()):
+    starts = _candidate_starts(chunk)
+    if carried:
+        starts[0] = max(starts.get(0, -1), carried - 1)
+    leftover = 0
+    for start, context in sorted(starts.items()):
         end = start
-        for _ in range(context + 1):
+        for taken in range(context + 1):
             end = chunk.buf.find(chunk.newline, end, chunk.limit)
             if end == -1:
                 end = chunk.limit
+                if chunk.buf[chunk.limit - 1 : chunk.limit] == chunk.newline:
+                    leftover = max(leftover, context + 1 - taken)
                 break
             end += 1
         end = end - 1 if end > start and chunk.buf[end - 1 : end] == chunk.newline else end
@@ -118,7 +126,7 @@ def _spans(chunk: _Chunk) -> list[tuple[int, int]]:
             spans[-1] = (spans[-1][0], max(spans[-1][1], end))
         else:
             spans.append((start, end))
-    return spans
+    return spans, leftover
 
 
 class KernelLogScan:
@@ -131,10 +139,12 @@ class KernelLogScan:
         self.records = 0
         self.matched = 0
         self._next_line = 1
+        self._carried = 0  # context lines the previous chunk's last Xid still wants
 
     def _lines(self, chunk: _Chunk) -> Iterator[tuple[int, object]]:
         position, number = 0, self._next_line
-        for start, end in _spans(chunk):
+        spans, self._carried = _spans(chunk, self._carried)
+        for start, end in spans:
             number += chunk.count_newlines(position, start)
             for offset, line in enumerate(chunk.buf[start:end].split(chunk.newline)):
                 yield number + offset, line

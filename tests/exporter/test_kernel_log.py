@@ -238,3 +238,13 @@ def test_any_text_parses_or_raises_parse_error(text):
 def test_any_bytes_parse_or_raise_parse_error(data):
     with contextlib.suppress(ParseError):
         assert isinstance(parse_kernel_log(data.decode("utf-8", errors="replace")), list)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 20, 61, 4096])
+def test_mmu_fault_continuation_across_a_chunk_boundary(tmp_path, chunk_bytes):
+    """An Xid's continuation lines in the next chunk still join it (found by hypothesis)."""
+    text = ("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus\n"
+            "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_6 faulted @ 0x7f5a_e7504000. \n")  # fmt: skip
+    path = tmp_path / "kern.log"
+    path.write_text(text)
+    assert scan_kernel_log_file(str(path), chunk_bytes).finish() == parse_kernel_log(text)
