@@ -38,15 +38,17 @@ def _stream(response: requests.Response, url: str, max_bytes: int, deadline: flo
 
 
 def read_dcgm_page(
-    url: str, timeout_s: float, max_bytes: int = DEFAULT_MAX_BYTES,
+    url: str,
+    timeout_s: float,
+    max_bytes: int = DEFAULT_MAX_BYTES,
     session: requests.Session | None = None,
-) -> str:  # fmt: skip
+) -> str:
     """GET `url` and return the page text (UTF-8, undecodable bytes replaced).
 
     `timeout_s` (seconds) bounds the transfer: connecting and each read may take half of it, and
     reading stops once it has passed (a silent server is cut off within 1.5 x `timeout_s` in the
-    worst case); `max_bytes` caps the body. Raises DependencyMissing (connection refused, unknown host) or ToolError (timeout,
-    HTTP status >= 400, truncated transfer, over the cap).
+    worst case); `max_bytes` caps the body. Raises DependencyMissing (connection refused, unknown
+    host) or ToolError (timeout, HTTP status >= 400, truncated transfer, over the cap).
     """
     deadline = time.monotonic() + timeout_s
     http = session or requests.Session()
@@ -57,8 +59,11 @@ def read_dcgm_page(
                 raise ToolError(f"{url}: HTTP {response.status_code} {response.reason}")
             try:
                 body = _stream(response, url, max_bytes, deadline)
-            except (requests.exceptions.RequestException, urllib3.exceptions.HTTPError,
-                    OSError) as error:  # fmt: skip
+            except (
+                requests.exceptions.RequestException,
+                urllib3.exceptions.HTTPError,
+                OSError,
+            ) as error:
                 # A read that times out, or a connection cut before the declared length.
                 raise ToolError(f"{url}: transfer failed ({_short(error)})") from None
     finally:

@@ -106,14 +106,23 @@ def _families(text: str, source: str) -> list:
         families = list(text_string_to_metric_families(_clean(text)))
     except (ValueError, KeyError, IndexError, TypeError) as error:
         detail = str(error)[:160] or type(error).__name__
-        raise ParseError(source, f"not Prometheus exposition format ({detail})",
-                         line=_first_bad_line(text)) from None  # fmt: skip
+        raise ParseError(
+            source, f"not Prometheus exposition format ({detail})", line=_first_bad_line(text)
+        ) from None
     declared = {family.name for family in families if family.type != "unknown"}
     for before, after in zip(families, families[1:], strict=False):
-        if before.type != "unknown" and not before.samples and after.type == "unknown" \
-                and after.name not in declared:  # fmt: skip
-            raise ParseError(source, f"samples named {after.name} follow # TYPE {before.name}",
-                             line=_line_of(text, after.name), field=after.name)  # fmt: skip
+        if (
+            before.type != "unknown"
+            and not before.samples
+            and after.type == "unknown"
+            and after.name not in declared
+        ):
+            raise ParseError(
+                source,
+                f"samples named {after.name} follow # TYPE {before.name}",
+                line=_line_of(text, after.name),
+                field=after.name,
+            )
     return families
 
 
@@ -189,7 +198,9 @@ def parse_dcgm_page(text: str, source: str = "<dcgm-exporter>") -> DcgmPage:
             gpu = _gpu_for(gpus, sample.labels)
             if gpu is not None:
                 _add(gpu, name, sample.labels, float(sample.value))
-    ordered = sorted(gpus.values(), key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid))
+    ordered = sorted(
+        gpus.values(), key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid)
+    )
     return DcgmPage(gpus={gpu.uuid: gpu for gpu in ordered}, families=frozenset(seen))
 
 
@@ -222,8 +233,11 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
     reasons = _int(gpu, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
     action = _int(gpu, "DCGM_FI_DEV_GPU_RECOVERY_ACTION", "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION")
     return GpuStatus(
-        index=gpu.index or None, uuid=gpu.uuid, pci_bus_id=gpu.pci_bus_id or None,
-        model=gpu.model or None, family=gpu.family,
+        index=gpu.index or None,
+        uuid=gpu.uuid,
+        pci_bus_id=gpu.pci_bus_id or None,
+        model=gpu.model or None,
+        family=gpu.family,
         ecc_sbe_volatile=_int(gpu, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"),
         ecc_dbe_volatile=_int(gpu, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"),
         ecc_dbe_aggregate=_int(gpu, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
@@ -240,55 +254,4 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
         pcie_gen_max=_int(gpu, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN"),
         pcie_width_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_WIDTH"),
         pcie_width_max=_int(gpu, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"),
-    )  # fmt: skip
-
-
-# dcgm-exporter refreshes its values every 30 s by default (`-c 30000`), so two scrapes inside one
-# collection interval legitimately see the same counter. A counter is stale only once it has stood
-# still for three collection intervals (the same 3x rule as a check's own staleness).
-STALE_AFTER_S = 90.0
-
-
-@dataclass(frozen=True)
-class EnergyMark:
-    """The last energy counter value seen for one GPU (mJ) and since when it has read that value
-    (Unix seconds)."""
-
-    energy_mj: float
-    since: float
-
-
-def energy_counters(page: DcgmPage) -> dict[str, float]:
-    """`{uuid: DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION in mJ}` for the GPUs that report it."""
-    return {uuid: gpu.values[ENERGY] for uuid, gpu in page.gpus.items() if ENERGY in gpu.values}
-
-
-def track_energy(previous: dict[str, EnergyMark], page: DcgmPage, now: float) -> dict[str, EnergyMark]:
-    """The marks after this scrape: a counter with the value it had keeps its `since`; a new or
-    changed value (advanced, or reset by a driver reload) starts at `now`."""
-    marks = {}
-    for uuid, energy in energy_counters(page).items():
-        before = previous.get(uuid)
-        same = before is not None and before.energy_mj == energy
-        marks[uuid] = before if same else EnergyMark(energy, now)
-    return marks
-
-
-def stale_gpus(marks: dict[str, EnergyMark], page: DcgmPage, now: float,
-               stale_after_s: float = STALE_AFTER_S) -> dict[str, str]:  # fmt: skip
-    """GPUs whose data is frozen: `{uuid: why}` (pure).
-
-    A GPU drawing power (`DCGM_FI_DEV_POWER_USAGE` > 0 W) whose energy counter (the `marks` from
-    `track_energy` for this page) has not moved for more than `stale_after_s` seconds is served
-    from a frozen cache: the host engine stopped updating. A GPU without both fields is not judged
-    here (the check reports missing families itself).
-    """
-    out = {}
-    for uuid, mark in marks.items():
-        gpu = page.gpus.get(uuid)
-        power = gpu.values.get(POWER) if gpu else None
-        still = now - mark.since
-        if power is not None and power > 0 and still > stale_after_s:
-            out[uuid] = (f"energy counter stuck at {mark.energy_mj:.0f} mJ for {still:.0f} s "
-                         f"while drawing {power:.1f} W")  # fmt: skip
-    return out
+    )

@@ -24,9 +24,15 @@ from gpuslo.verdict import Finding
 
 
 def xid_finding(
-    kind: str, xid: int, options: InspectOptions, *, gpu: str | None = None,
-    uuid: str | None = None, pci: str | None = None, family: str | None = None,
-) -> Finding:  # fmt: skip
+    kind: str,
+    xid: int,
+    options: InspectOptions,
+    *,
+    gpu: str | None = None,
+    uuid: str | None = None,
+    pci: str | None = None,
+    family: str | None = None,
+) -> Finding:
     """The finding for a last-Xid value from DCGM, classed by the Xid policy for the GPU family
     (`options.gpu_family` wins over `family`; the operator overlay `options.policy_path` applies).
     Fatal Xids carry reason `xid_fatal`. Raises ConfigError for a broken policy overlay."""
@@ -35,10 +41,16 @@ def xid_finding(
     family = options.gpu_family or (family if family in names.GPU_FAMILIES else None)
     rule = load_policy(options.policy_path).xid_rule(xid, family)
     return Finding(
-        kind=kind, class_=rule.class_, xid=xid, gpu=gpu, uuid=uuid, pci=pci, action=rule.action,
+        kind=kind,
+        class_=rule.class_,
+        xid=xid,
+        gpu=gpu,
+        uuid=uuid,
+        pci=pci,
+        action=rule.action,
         reason="xid_fatal" if rule.class_ == names.CLASS_FATAL else None,
         message=f"last Xid reported by DCGM is {xid}",
-    )  # fmt: skip
+    )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -48,7 +60,11 @@ def xid_finding(
 _DMON_HEAD = re.compile(r"^#\s*Entity\s+(.+?)\s*$")
 _DMON_ROW = re.compile(r"^(GPU(?:-I|-CI)?)\s+(\d+)\s+(.+?)\s*$")
 _HEALTH_TEXT = re.compile(r"Overall Health\W+(Healthy|Warning|Failure)\b", re.I)
-HEALTH_CLASS = {"healthy": names.CLASS_OK, "warning": names.CLASS_WARN, "failure": names.CLASS_FATAL}
+HEALTH_CLASS = {
+    "healthy": names.CLASS_OK,
+    "warning": names.CLASS_WARN,
+    "failure": names.CLASS_FATAL,
+}
 
 
 def parse_dmon(text: str) -> list[dict[str, str]]:
@@ -71,15 +87,16 @@ def parse_dmon(text: str) -> list[dict[str, str]]:
 def parse_health(text: str, source: str = "<dcgmi health>") -> str | None:
     """`Healthy`, `Warning` or `Failure` from `dcgmi health -c` (JSON or text); None when the text
     holds no health report. Raises ParseError when a JSON report is broken or lacks the field."""
-    start = re.search(r'^\s*\{', text, re.M)
-    if start and '"Overall Health"' in text[start.start():]:
+    start = re.search(r"^\s*\{", text, re.M)
+    if start and '"Overall Health"' in text[start.start() :]:
         try:
-            report, _ = json.JSONDecoder().raw_decode(text[start.start():].lstrip())
+            report, _ = json.JSONDecoder().raw_decode(text[start.start() :].lstrip())
             value = report["body"]["Overall Health"]["value"]
         except (ValueError, KeyError, TypeError) as error:
             line = text[: start.start()].count("\n") + 1
-            raise ParseError(source, f"dcgmi health JSON unreadable ({error})", line=line,
-                             field="Overall Health") from None  # fmt: skip
+            raise ParseError(
+                source, f"dcgmi health JSON unreadable ({error})", line=line, field="Overall Health"
+            ) from None
         return str(value).strip().capitalize()
     match = _HEALTH_TEXT.search(text)
     return match.group(1).capitalize() if match else None
@@ -102,19 +119,31 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
             findings.append(xid_finding("dcgmi", int(xid), options, gpu=row["id"]))
     if rows:
         seen = len({row["id"] for row in rows})
-        findings.append(Finding(kind="dcgmi", class_=names.CLASS_OK, signal="gpus_seen", count=seen))
+        findings.append(
+            Finding(kind="dcgmi", class_=names.CLASS_OK, signal="gpus_seen", count=seen)
+        )
         if options.expect_gpus is not None and seen < options.expect_gpus:
-            findings.append(Finding(
-                kind="dcgmi", class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
-                action=names.ACTION_REBOOT_NODE, count=options.expect_gpus - seen,
-                message=f"{seen} of {options.expect_gpus} expected GPUs seen",
-            ))  # fmt: skip
+            findings.append(
+                Finding(
+                    kind="dcgmi",
+                    class_=names.CLASS_FATAL,
+                    signal="gpu_missing",
+                    reason="gpu_missing",
+                    action=names.ACTION_REBOOT_NODE,
+                    count=options.expect_gpus - seen,
+                    message=f"{seen} of {options.expect_gpus} expected GPUs seen",
+                )
+            )
     health = parse_health(text, source)
     if health is not None:
-        findings.append(Finding(
-            kind="dcgmi", class_=HEALTH_CLASS.get(health.lower(), names.CLASS_UNKNOWN),
-            signal="health_report", message=f"dcgmi health overall: {health}",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                kind="dcgmi",
+                class_=HEALTH_CLASS.get(health.lower(), names.CLASS_UNKNOWN),
+                signal="health_report",
+                message=f"dcgmi health overall: {health}",
+            )
+        )
     return findings
 
 
@@ -130,7 +159,8 @@ _LOG_LINE = re.compile(
 # Messages that mean nv-hostengine (DCGM) is gone or unreachable, so the page is frozen or empty.
 HOST_ENGINE_GONE = re.compile(
     r"host engine connection invalid|connection to the host engine|"
-    r"(?:error|unable|failed|cannot|could not)[^\"]{0,40}connect[^\"]{0,40}(?:host ?engine|nv-hostengine)|"
+    r"(?:error|unable|failed|cannot|could not)[^\"]{0,40}connect[^\"]{0,40}"
+    r"(?:host ?engine|nv-hostengine)|"
     r"DCGM (?:is )?not initialized|hostengine[^\"]{0,40}(?:disconnected|not running)",
     re.I,
 )
@@ -146,11 +176,20 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
     """`inspect` entry for dcgm-exporter logs: one `source_stale` finding (unknown, layer
     observability, `events` = lines) when the log shows the host engine gone. A log that shows
     no such line gives no finding (a log alone cannot show the GPUs healthy)."""
-    hits = [n for n, line in enumerate(text.splitlines(), 1) if HOST_ENGINE_GONE.search(line[:4096])]
+    hits = [
+        n for n, line in enumerate(text.splitlines(), 1) if HOST_ENGINE_GONE.search(line[:4096])
+    ]
     if not hits:
         return []
-    return [Finding(
-        kind="dcgm-exporter-log", class_=names.CLASS_UNKNOWN, signal="source_stale",
-        reason="stale_data", layer=names.LAYER_OBSERVABILITY, events=len(hits), line=hits[0],
-        message="dcgm-exporter lost its DCGM host engine: its metrics are stale or absent",
-    )]  # fmt: skip
+    return [
+        Finding(
+            kind="dcgm-exporter-log",
+            class_=names.CLASS_UNKNOWN,
+            signal="source_stale",
+            reason="stale_data",
+            layer=names.LAYER_OBSERVABILITY,
+            events=len(hits),
+            line=hits[0],
+            message="dcgm-exporter lost its DCGM host engine: its metrics are stale or absent",
+        )
+    ]

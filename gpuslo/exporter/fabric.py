@@ -40,8 +40,12 @@ _CA = re.compile(r"^CA '([^']+)'\s*$")
 _PORT = re.compile(r"^\s*Port (\d+):\s*$")
 _FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
 _IB_PANIC = re.compile(r"^ibpanic: (?:.*?(?:device|CA) '([^']+)')?")
-_IBSTAT_FIELDS = {"State": "state", "Physical state": "physical_state", "Rate": "rate",
-                  "Link layer": "link_layer"}  # fmt: skip
+_IBSTAT_FIELDS = {
+    "State": "state",
+    "Physical state": "physical_state",
+    "Rate": "rate",
+    "Link layer": "link_layer",
+}
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,8 @@ def parse_ibstat(text: str) -> IbstatReport:
     """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented).
 
     Returns every port with its state, physical state, rate (Gb/s) and link layer, the device
-    names seen, and devices named by `ibpanic`/`ibwarn` lines (partial output). Lines it does not
+    names seen, and devices named by `ibpanic` lines (partial output). `ibstat <ca> <port>` prints
+    one port's fields without a header: that port has device "" and number 0. Lines it does not
     know are skipped; never raises on arbitrary text.
     """
     ports: list[Port] = []
@@ -94,14 +99,28 @@ def parse_ibstat(text: str) -> IbstatReport:
         elif number and (match := _FIELD.match(line)) and match.group(1) in _IBSTAT_FIELDS:
             fields[_IBSTAT_FIELDS[match.group(1)]] = match.group(2)
     flush()
+    if not devices:
+        ports += _bare_port(text)
     return IbstatReport(tuple(ports), tuple(devices), tuple(unreadable))
 
 
+_BARE_FIELD = re.compile(r"^(State|Physical state|Rate|Link layer):[ \t]*(.*?)\s*$", re.M)
+
+
+def _bare_port(text: str) -> list[Port]:
+    fields = {_IBSTAT_FIELDS[key]: value for key, value in _BARE_FIELD.findall(text)}
+    return [_port_from_fields("", 0, fields)] if "state" in fields else []
+
+
 def looks_like_ibstat(text: str) -> bool:
-    """True for `ibstat` output: a `CA '<name>'` header with port blocks, or an ibpanic line."""
+    """True for `ibstat` output: a `CA '<name>'` header with port blocks or an ibpanic line, or
+    the header-less fields of `ibstat <ca> <port>`."""
     head = text[:200_000]
     has_ca = re.search(r"^CA '[^']+'\s*$", head, re.M) is not None
-    return has_ca and ("Port " in head or "ibpanic:" in head)
+    if has_ca:
+        return "Port " in head or "ibpanic:" in head
+    bare = re.search(r"^State: \w+", head, re.M) and re.search(r"^Physical state: \w+", head, re.M)
+    return bool(bare)
 
 
 # ------------------------------------------------------------------------------------------------
@@ -110,8 +129,12 @@ def looks_like_ibstat(text: str) -> bool:
 
 _IBSTATUS_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
 _IBSTATUS_FIELD = re.compile(r"^\s+([a-z_ ]+):\s*(.*?)\s*$")
-_IBSTATUS_FIELDS = {"state": "state", "phys state": "physical_state", "rate": "rate",
-                    "link_layer": "link_layer"}  # fmt: skip
+_IBSTATUS_FIELDS = {
+    "state": "state",
+    "phys state": "physical_state",
+    "rate": "rate",
+    "link_layer": "link_layer",
+}
 
 
 def parse_ibstatus(text: str) -> list[Port]:
@@ -142,8 +165,9 @@ def looks_like_ibstatus(text: str) -> bool:
 def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `ibstat` output."""
     report = parse_ibstat(text)
-    return evaluate_ports("ibstat", report.ports, options.expect_network_devices,
-                          report.unreadable, report.devices)  # fmt: skip
+    return evaluate_ports(
+        "ibstat", report.ports, options.expect_network_devices, report.unreadable, report.devices
+    )
 
 
 def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Finding]:
@@ -195,10 +219,13 @@ def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Fin
         expected = options.expect_network_devices
     blind = not devices and expected is None  # nothing seen, nothing to compare against
     finding = Finding(
-        kind="fi-info", class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
-        signal="efa_devices", count=len(devices), reason="no_data" if blind else None,
+        kind="fi-info",
+        class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
+        signal="efa_devices",
+        count=len(devices),
+        reason="no_data" if blind else None,
         message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}",
-    )  # fmt: skip
+    )
     if expected is not None and len(devices) < expected:
         return [finding, missing_finding("fi-info", expected, len(devices))]
     return [finding]
@@ -218,8 +245,9 @@ def parse_ibdev2netdev(text: str) -> list[Port]:
     for line in text.splitlines():
         if match := _IBDEV2NETDEV.match(line.strip()):
             device, number, netdev, updown = match.groups()
-            ports.append(Port(device=device, port=int(number), netdev=netdev,
-                              carrier=updown == "Up"))  # fmt: skip
+            ports.append(
+                Port(device=device, port=int(number), netdev=netdev, carrier=updown == "Up")
+            )
     return ports
 
 
@@ -235,10 +263,14 @@ def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> lis
     findings = []
     for port in ports:
         up = "up" if port.carrier else "down (netdev state, not the InfiniBand link)"
-        findings.append(Finding(
-            kind="ibdev2netdev", class_=names.CLASS_OK if port.carrier else names.CLASS_WARN,
-            signal="network_device", device=port.device,
-            message=f"{port.device} port {port.port} -> {port.netdev} {up}",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                kind="ibdev2netdev",
+                class_=names.CLASS_OK if port.carrier else names.CLASS_WARN,
+                signal="network_device",
+                device=port.device,
+                message=f"{port.device} port {port.port} -> {port.netdev} {up}",
+            )
+        )
     seen = {port.device for port in ports}
     return findings + expectation_findings("ibdev2netdev", seen, options.expect_network_devices)

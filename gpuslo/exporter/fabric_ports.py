@@ -90,28 +90,46 @@ def parse_rate(text: str) -> float | None:
 def port_finding(kind: str, port: Port) -> Finding:
     """One finding per port: `port_active` (ok), `port_down` (fatal, check the cabling), or
     `device_unreadable` (unknown) when the evidence shows the port without its state."""
-    where = f"{port.device} port {port.port}"
+    where = f"{port.device} port {port.port}" if port.device else "port"
     if not port.state:
-        return Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="device_unreadable",
-                       device=port.device, reason="parse_error",
-                       message=f"{where}: no state shown")  # fmt: skip
+        return Finding(
+            kind=kind,
+            class_=names.CLASS_UNKNOWN,
+            signal="device_unreadable",
+            device=port.device or None,
+            reason="parse_error",
+            message=f"{where}: no state shown",
+        )
     if port.usable:
         rate = f" at {port.rate_gbps:g} Gb/s" if port.rate_gbps is not None else ""
-        return Finding(kind=kind, class_=names.CLASS_OK, signal="port_active", device=port.device,
-                       state=port.state, physical_state=port.physical_state,
-                       message=f"{where} {port.state}/{port.physical_state}{rate}")  # fmt: skip
+        return Finding(
+            kind=kind,
+            class_=names.CLASS_OK,
+            signal="port_active",
+            device=port.device or None,
+            state=port.state,
+            physical_state=port.physical_state,
+            message=f"{where} {port.state}/{port.physical_state}{rate}",
+        )
     return Finding(
-        kind=kind, class_=names.CLASS_FATAL, signal="port_down", device=port.device,
-        state=port.state or "unknown", physical_state=port.physical_state or "unknown",
-        reason="network_port_down", action=names.ACTION_CHECK_CABLING,
+        kind=kind,
+        class_=names.CLASS_FATAL,
+        signal="port_down",
+        device=port.device or None,
+        state=port.state or "unknown",
+        physical_state=port.physical_state or "unknown",
+        reason="network_port_down",
+        action=names.ACTION_CHECK_CABLING,
         message=f"{where} is {port.state or '?'} (physical state {port.physical_state or '?'})",
-    )  # fmt: skip
+    )
 
 
 def expectation_findings(
-    kind: str, seen: Iterable[str], expected: int | tuple[str, ...] | None,
+    kind: str,
+    seen: Iterable[str],
+    expected: int | tuple[str, ...] | None,
     unreadable: Iterable[str] = (),
-) -> list[Finding]:  # fmt: skip
+) -> list[Finding]:
     """Compare the devices seen against the expected count or names.
 
     A named device that a tool said it could not read is `device_unreadable` (unknown,
@@ -120,11 +138,16 @@ def expectation_findings(
     """
     seen_set, unreadable_set = set(seen), set(unreadable)
     out = [
-        Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="device_unreadable",
-                device=name or None, reason="tool_error",
-                message=f"{name or 'a device'}: the tool could not read it (partial output)")
+        Finding(
+            kind=kind,
+            class_=names.CLASS_UNKNOWN,
+            signal="device_unreadable",
+            device=name or None,
+            reason="tool_error",
+            message=f"{name or 'a device'}: the tool could not read it (partial output)",
+        )
         for name in sorted(unreadable_set - seen_set)
-    ]  # fmt: skip
+    ]
     if isinstance(expected, tuple):
         for name in sorted(set(expected) - seen_set - unreadable_set):
             out.append(missing_finding(kind, 1, 0, device=name))
@@ -136,24 +159,39 @@ def expectation_findings(
 def missing_finding(kind: str, expected: int, seen: int, device: str | None = None) -> Finding:
     what = f"{device} not shown" if device else f"{seen} of {expected} expected devices seen"
     return Finding(
-        kind=kind, class_=names.CLASS_FATAL, signal="network_devices_missing", device=device,
-        count=seen, reason="network_devices_missing", action=names.ACTION_CHECK_CABLING,
+        kind=kind,
+        class_=names.CLASS_FATAL,
+        signal="network_devices_missing",
+        device=device,
+        count=seen,
+        reason="network_devices_missing",
+        action=names.ACTION_CHECK_CABLING,
         message=what,
-    )  # fmt: skip
+    )
 
 
 def evaluate_ports(
-    kind: str, ports: Iterable[Port], expected: int | tuple[str, ...] | None,
-    unreadable: Iterable[str] = (), devices: Iterable[str] = (),
-) -> list[Finding]:  # fmt: skip
+    kind: str,
+    ports: Iterable[Port],
+    expected: int | tuple[str, ...] | None,
+    unreadable: Iterable[str] = (),
+    devices: Iterable[str] = (),
+) -> list[Finding]:
     """Findings for a set of ports: one per port, the `ports_active` inventory (class ok, count of
     usable ports) and the comparison against the expected devices (`expectation_findings`)."""
     ports = list(ports)
     findings = [port_finding(kind, port) for port in ports] + degraded_findings(kind, ports)
     active = sum(port.usable for port in ports)
     if ports:
-        findings.append(Finding(kind=kind, class_=names.CLASS_OK, signal="ports_active",
-                                count=active, message=f"{active} of {len(ports)} ports active"))  # fmt: skip
+        findings.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_OK,
+                signal="ports_active",
+                count=active,
+                message=f"{active} of {len(ports)} ports active",
+            )
+        )
     seen = {port.device for port in ports} | set(devices)
     findings += expectation_findings(kind, seen, expected, unreadable)
     return findings
@@ -168,10 +206,18 @@ def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
     for port in usable:
         fastest[port.link_layer] = max(fastest.get(port.link_layer, 0.0), port.rate_gbps)
     return [
-        Finding(kind=kind, class_=names.CLASS_WARN, signal="port_degraded", device=port.device,
-                state=port.state, physical_state=port.physical_state,
-                reason="network_port_degraded", action=names.ACTION_CHECK_CABLING,
-                message=f"{port.device} port {port.port} active at {port.rate_gbps:g} Gb/s, "
-                        f"others at {fastest[port.link_layer]:g} Gb/s")
-        for port in usable if port.rate_gbps < fastest[port.link_layer]
-    ]  # fmt: skip
+        Finding(
+            kind=kind,
+            class_=names.CLASS_WARN,
+            signal="port_degraded",
+            device=port.device,
+            state=port.state,
+            physical_state=port.physical_state,
+            reason="network_port_degraded",
+            action=names.ACTION_CHECK_CABLING,
+            message=f"{port.device} port {port.port} active at {port.rate_gbps:g} Gb/s, "
+            f"others at {fastest[port.link_layer]:g} Gb/s",
+        )
+        for port in usable
+        if port.rate_gbps < fastest[port.link_layer]
+    ]

@@ -107,12 +107,17 @@ def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
         for port_dir in port_dirs or [device_dir / "ports" / "1"]:
             if not (port_dir.name.isascii() and port_dir.name.isdigit()):
                 continue
-            ports.append(Port(
-                device=device_dir.name, port=int(port_dir.name),
-                state=normalise_state(_read(port_dir / "state")),
-                physical_state=normalise_physical_state(_read(port_dir / "phys_state")),
-                rate_gbps=parse_rate(_read(port_dir / "rate")),
-                link_layer=_read(port_dir / "link_layer"), driver=driver, netdev=netdev,
-                carrier=carrier,
-            ))  # fmt: skip
+            ports.append(
+                Port(
+                    device=device_dir.name,
+                    port=int(port_dir.name),
+                    state=normalise_state(_read(port_dir / "state")),
+                    physical_state=normalise_physical_state(_read(port_dir / "phys_state")),
+                    rate_gbps=parse_rate(_read(port_dir / "rate")),
+                    link_layer=_read(port_dir / "link_layer"),
+                    driver=driver,
+                    netdev=netdev,
+                    carrier=carrier,
+                )
+            )
     return ports

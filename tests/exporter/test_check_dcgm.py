@@ -27,7 +27,9 @@ PAGES = {
     "truncate": (SYNTHETIC / "h200_healthy.synthetic.prom").read_text(),
 }
 # the next scrape without the PCIe replay family (its HELP/TYPE lines and sample)
-PAGES["smaller"] = "\n".join(line for line in PAGES["next"].splitlines() if "PCIE_REPLAY" not in line)
+PAGES["smaller"] = "\n".join(
+    line for line in PAGES["next"].splitlines() if "PCIE_REPLAY" not in line
+)
 
 
 @pytest.fixture(scope="module")
@@ -44,11 +46,16 @@ def server(served):
 T0 = 1_700_000_000.0
 
 
-def run(server: str, path: str, state_dir: Path, timeout_s: float = 2.0, at: float = T0,
-        url: str = "") -> list:  # fmt: skip
+def run(
+    server: str, path: str, state_dir: Path, timeout_s: float = 2.0, at: float = T0, url: str = ""
+) -> list:
     """One run of the check with its clock at `at`; `url` overrides server + path."""
-    context = CheckContext(dcgm_url=url or f"{server}{path}", state_dir=state_dir,
-                           timeout_s=timeout_s, clock=lambda: at)  # fmt: skip
+    context = CheckContext(
+        dcgm_url=url or f"{server}{path}",
+        state_dir=state_dir,
+        timeout_s=timeout_s,
+        clock=lambda: at,
+    )
     return DcgmCheck().run(context)
 
 
@@ -73,7 +80,11 @@ def test_energy_counter_frozen_past_three_collection_intervals_is_stale(server, 
     (same_cycle,) = run(server, "/metrics/healthy", tmp_path, at=T0 + 30)
     assert same_cycle.status == "ok"  # dcgm-exporter may not have collected again yet
     (result,) = run(server, "/metrics/healthy", tmp_path, at=T0 + 120)
-    assert (result.status, result.reason, result.layer) == ("unknown", "stale_data", "observability")
+    assert (result.status, result.reason, result.layer) == (
+        "unknown",
+        "stale_data",
+        "observability",
+    )
 
 
 def test_state_from_another_exporter_url_is_not_reused(server, tmp_path):

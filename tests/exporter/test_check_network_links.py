@@ -24,7 +24,9 @@ SYSFS = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
 
 
 def run_check(tree: str, tmp_path: Path, **context) -> list:
-    ctx = CheckContext(sysfs=SYSFS / tree, state_dir=tmp_path, clock=lambda: 1_700_000_000.0, **context)
+    ctx = CheckContext(
+        sysfs=SYSFS / tree, state_dir=tmp_path, clock=lambda: 1_700_000_000.0, **context
+    )
     return NetworkLinksCheck().run(ctx).results
 
 
@@ -35,9 +37,11 @@ def by_scope(results) -> dict:
 def test_infiniband_tree_reads_state_physical_state_rate_driver_and_carrier():
     ports = read_infiniband_sysfs(SYSFS / "infiniband-port-down")
     assert [(p.device, p.state, p.physical_state) for p in ports] == [
-        ("mlx5_0", "Active", "LinkUp"), ("mlx5_1", "Down", "LinkUp"),
-        ("mlx5_2", "Active", "LinkUp"), ("mlx5_3", "Active", "LinkUp"),
-    ]  # fmt: skip
+        ("mlx5_0", "Active", "LinkUp"),
+        ("mlx5_1", "Down", "LinkUp"),
+        ("mlx5_2", "Active", "LinkUp"),
+        ("mlx5_3", "Active", "LinkUp"),
+    ]
     assert {p.driver for p in ports} == {"mlx5_core"} and {p.rate_gbps for p in ports} == {100.0}
     assert [p.carrier for p in ports] == [True, False, True, True]
 
@@ -54,24 +58,31 @@ def test_infiniband_healthy_with_expected_count(tmp_path):
 
 
 def test_infiniband_one_port_down_fails_that_device(tmp_path):
-    results = by_scope(run_check("infiniband-port-down", tmp_path,
-                                 expect_network_devices={"infiniband": 4}))  # fmt: skip
+    results = by_scope(
+        run_check("infiniband-port-down", tmp_path, expect_network_devices={"infiniband": 4})
+    )
     bad = results["mlx5_1"]
     assert (bad.status, bad.reason, bad.action, bad.layer) == (
-        "fail", "network_port_down", "check_cabling", "node")  # fmt: skip
+        "fail",
+        "network_port_down",
+        "check_cabling",
+        "node",
+    )
     assert results["mlx5_0"].status == "ok"
     assert node_verdict(results.values()) == "unhealthy"
 
 
 def test_infiniband_below_the_configured_rate_is_degraded(tmp_path):
-    results = run_check("infiniband-healthy", tmp_path,
-                        config={"network": {"infiniband_rate_gbps": 200}})  # fmt: skip
+    results = run_check(
+        "infiniband-healthy", tmp_path, config={"network": {"infiniband_rate_gbps": 200}}
+    )
     assert {r.reason for r in results} == {"network_port_degraded"}
 
 
 def test_infiniband_fewer_devices_than_expected(tmp_path):
-    results = by_scope(run_check("infiniband-healthy", tmp_path,
-                                 expect_network_devices={"infiniband": 8}))  # fmt: skip
+    results = by_scope(
+        run_check("infiniband-healthy", tmp_path, expect_network_devices={"infiniband": 8})
+    )
     assert (results["node"].status, results["node"].reason) == ("fail", "network_devices_missing")
 
 
@@ -82,21 +93,29 @@ def test_efa_healthy_for_the_instance_type(tmp_path):
 
 
 def test_device_counts_are_facts_for_the_snapshot(tmp_path):
-    ctx = CheckContext(sysfs=SYSFS / "efa-degraded", state_dir=tmp_path, instance_type="p5.48xlarge")
+    ctx = CheckContext(
+        sysfs=SYSFS / "efa-degraded", state_dir=tmp_path, instance_type="p5.48xlarge"
+    )
     facts = NetworkLinksCheck().run(ctx).facts
-    assert facts == {"network_devices": {"efa": 31, "infiniband": 0},
-                     "network_devices_expected": {"efa": 32}}  # fmt: skip
+    assert facts == {
+        "network_devices": {"efa": 31, "infiniband": 0},
+        "network_devices_expected": {"efa": 32},
+    }
 
 
 def test_efa_one_device_missing_fails(tmp_path):
     node = by_scope(run_check("efa-degraded", tmp_path, instance_type="p5.48xlarge"))["node"]
     assert (node.status, node.reason, node.message) == (
-        "fail", "network_devices_missing", "31 of 32 EFA devices present")  # fmt: skip
+        "fail",
+        "network_devices_missing",
+        "31 of 32 EFA devices present",
+    )
 
 
 def test_efa_configured_count_wins_over_the_instance_type(tmp_path):
-    results = run_check("efa-degraded", tmp_path, instance_type="p5.48xlarge",
-                        expect_network_devices={"efa": 31})  # fmt: skip
+    results = run_check(
+        "efa-degraded", tmp_path, instance_type="p5.48xlarge", expect_network_devices={"efa": 31}
+    )
     assert node_verdict(results) == "healthy"
 
 
@@ -153,9 +172,21 @@ def test_expected_efa_devices_table():
 
 
 def test_gpuslo_check_command_on_a_fixture_tree(tmp_path):
-    """End to end through the CLI and the runner's child processes: exit 1, the failing port named."""
-    command = [sys.executable, "-m", "gpuslo", "check", "--check", "network_links", "--format", "json",
-               "--path.sysfs", str(SYSFS / "infiniband-port-down"), "--state-dir", str(tmp_path)]  # fmt: skip
+    """End to end through the CLI and the runner's child processes: exit 1, the port named."""
+    command = [
+        sys.executable,
+        "-m",
+        "gpuslo",
+        "check",
+        "--check",
+        "network_links",
+        "--format",
+        "json",
+        "--path.sysfs",
+        str(SYSFS / "infiniband-port-down"),
+        "--state-dir",
+        str(tmp_path),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert done.returncode == 1, done.stderr
     report = json.loads(done.stdout)

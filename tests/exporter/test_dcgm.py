@@ -1,5 +1,6 @@
 """dcgm-exporter pages, dcgmi output and exporter logs: the corpus cases of those kinds through
-`inspect_text`, the recorded pages in shared/corpus/dcgm-exporter, and hypothesis on every parser."""
+`inspect_text`, the recorded pages in shared/corpus/dcgm-exporter, and hypothesis on every
+parser."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter import dcgm, dcgmi
-from gpuslo.exporter.dcgm_page import EnergyMark, is_blank, stale_gpus, track_energy
+from gpuslo.exporter.dcgm_page import is_blank
+from gpuslo.exporter.dcgm_staleness import EnergyMark, stale_gpus, track_energy
 from gpuslo.exporter.inspect import InspectOptions, inspect_text
 from gpuslo.verdict import verdict_from_findings
 
@@ -60,7 +62,12 @@ def test_corpus_case(entry):
 def test_mig_instances_fold_per_gpu_uuid_with_old_labels():
     page = dcgm.parse_dcgm_page((PAGES / "xid_errors_a30_mig.prom").read_text())
     gpu0 = page.gpus["GPU-265c9814-6156-355b-e589-ff2064894f16"]
-    assert (gpu0.index, gpu0.hostname, gpu0.model, gpu0.last_xid) == ("0", "HOSTNAME_PLACEHOLDER", "NVIDIA A30", 0)
+    assert (gpu0.index, gpu0.hostname, gpu0.model, gpu0.last_xid) == (
+        "0",
+        "HOSTNAME_PLACEHOLDER",
+        "NVIDIA A30",
+        0,
+    )
     assert gpu0.mig_instances == {"3", "4", "5", "6"}
     assert len(page.gpus) == 2
 
@@ -70,12 +77,18 @@ def test_current_labels_lowercase_hostname_and_pci_bus_id():
     assert [g.index for g in page.gpus.values()] == ["0", "1", "2"]
     gpu = page.gpus["GPU-fc60126e-514d-3522-2828-c5daa8e99d85"]
     assert (gpu.pci_bus_id, gpu.hostname, gpu.values["DCGM_FI_DEV_GPU_TEMP"]) == (
-        "00000000:B1:00.0", "dcgm-exporter-wwwjh", 44)  # fmt: skip
+        "00000000:B1:00.0",
+        "dcgm-exporter-wwwjh",
+        44,
+    )
 
 
 def test_old_namespace_lowercase_names_and_uuid_label():
-    text = ('dcgm_fi_dev_xid_errors{gpu="3",uuid="GPU-aa",device="nvidia3",modelName="NVIDIA A100 80GB PCIe",'
-            'GPU_I_PROFILE="4g.40gb",GPU_I_ID="1"} 48\n')  # fmt: skip
+    text = (
+        'dcgm_fi_dev_xid_errors{gpu="3",uuid="GPU-aa",device="nvidia3",'
+        'modelName="NVIDIA A100 80GB PCIe",'
+        'GPU_I_PROFILE="4g.40gb",GPU_I_ID="1"} 48\n'
+    )
     (gpu,) = dcgm.parse_dcgm_page(text).gpus.values()
     assert (gpu.uuid, gpu.last_xid) == ("GPU-aa", 48)
     findings = dcgm.inspect_metrics(text, InspectOptions(), "x")
@@ -99,8 +112,11 @@ def test_type_line_naming_another_family_is_a_parse_error():
 
 
 def test_windowed_xid_count_family_reports_its_xid_label():
-    text = (PAGES / "exp_xid_count_pr239.prom").read_text().replace(
-        "DCGM_FI_DEV_XID_ERRORS_ACTIVE{", "DCGM_EXP_XID_ERRORS_COUNT{")  # fmt: skip
+    text = (
+        (PAGES / "exp_xid_count_pr239.prom")
+        .read_text()
+        .replace("DCGM_FI_DEV_XID_ERRORS_ACTIVE{", "DCGM_EXP_XID_ERRORS_COUNT{")
+    )
     findings = dcgm.inspect_metrics(text, InspectOptions(), "x")
     assert any(f.xid == 42 and f.gpu == "0" for f in findings)
 
@@ -108,7 +124,11 @@ def test_windowed_xid_count_family_reports_its_xid_label():
 def test_last_xid_nonzero_is_classified_by_the_policy():
     text = (SYNTHETIC / "h200_xid79.synthetic.prom").read_text()
     findings = {f.xid or f.signal: f for f in dcgm.inspect_metrics(text, InspectOptions(), "x")}
-    assert (findings[79].class_, findings[79].reason, findings[79].uuid) == ("fatal", "xid_fatal", H200_UUID)
+    assert (findings[79].class_, findings[79].reason, findings[79].uuid) == (
+        "fatal",
+        "xid_fatal",
+        H200_UUID,
+    )
     assert findings["row_remap_pending"].action == "drain_and_reset"
     assert findings["ecc_uncorrectable"].count == 1
 
@@ -118,8 +138,16 @@ def test_healthy_synthetic_h200_page_is_healthy():
     findings = inspect_text(text, "h200", InspectOptions())
     assert verdict_from_findings(findings) == "healthy"
     status = dcgm.gpu_status(dcgm.parse_dcgm_page(text).gpus[H200_UUID])
-    assert (status.family, status.recovery_action, status.hw_thermal_slowdown) == ("hopper", "None", False)
-    assert (status.pcie_gen_current, status.pcie_width_current, status.ecc_dbe_volatile) == (5, 16, 0)
+    assert (status.family, status.recovery_action, status.hw_thermal_slowdown) == (
+        "hopper",
+        "None",
+        False,
+    )
+    assert (status.pcie_gen_current, status.pcie_width_current, status.ecc_dbe_volatile) == (
+        5,
+        16,
+        0,
+    )
 
 
 def test_hardware_thermal_slowdown_bit_and_recovery_action_codes():
@@ -202,7 +230,10 @@ def test_truncated_page_is_a_parse_error_naming_the_line():
     with pytest.raises(ParseError) as caught:
         dcgm.parse_dcgm_page(cut, "017")
     assert caught.value.line == cut.count("\n") + 1
-    assert verdict_from_findings(inspect_text(cut, "017", InspectOptions(), "dcgm-metrics")) == "unknown"
+    assert (
+        verdict_from_findings(inspect_text(cut, "017", InspectOptions(), "dcgm-metrics"))
+        == "unknown"
+    )
 
 
 def test_fewer_gpus_than_expected_is_gpu_missing():
@@ -210,8 +241,12 @@ def test_fewer_gpus_than_expected_is_gpu_missing():
     findings = inspect_text(page, "019", InspectOptions(expect_gpus=8))
     assert any(f.signal == "gpu_missing" and f.count == 4 and f.class_ == "fatal" for f in findings)
     dmon = (CORPUS / "cases" / "034_dcgmi-dmon-xider-120-but-dcgmi-health-healthy.txt").read_text()
-    assert not any(f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=8)))
-    assert any(f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=9)))
+    assert not any(
+        f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=8))
+    )
+    assert any(
+        f.signal == "gpu_missing" for f in inspect_text(dmon, "034", InspectOptions(expect_gpus=9))
+    )
 
 
 def test_each_mig_instance_last_xid_is_reported():
@@ -219,12 +254,18 @@ def test_each_mig_instance_last_xid_is_reported():
     lines = text.splitlines()
     lines[1] = lines[1].replace("} 0", "} 31")  # instance 3 of GPU 0: an MMU fault (application)
     lines[2] = lines[2].replace("} 0", "} 94")  # instance 4: a contained ECC error
-    findings = dcgm.inspect_metrics("\n".join(lines) + "\n", InspectOptions(gpu_family="ampere"), "x")
+    findings = dcgm.inspect_metrics(
+        "\n".join(lines) + "\n", InspectOptions(gpu_family="ampere"), "x"
+    )
     assert sorted(f.xid for f in findings if f.xid) == [31, 94]
 
 
 def test_exporter_json_log_with_host_engine_gone_is_stale():
-    line = ('{"time":"2025-01-01T00:00:00Z","level":"ERROR","msg":"Failed to watch metrics: '
-            'Host engine connection invalid/disconnected"}\n')  # fmt: skip
+    line = (
+        '{"time":"2025-01-01T00:00:00Z","level":"ERROR","msg":"Failed to watch metrics: '
+        'Host engine connection invalid/disconnected"}\n'
+    )
     findings = inspect_text(line * 3, "log.json", InspectOptions())
-    assert [(f.signal, f.events, f.layer) for f in findings] == [("source_stale", 3, "observability")]
+    assert [(f.signal, f.events, f.layer) for f in findings] == [
+        ("source_stale", 3, "observability")
+    ]

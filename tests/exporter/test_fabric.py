@@ -17,7 +17,9 @@ from gpuslo.exporter.inspect import InspectOptions, inspect_text
 from gpuslo.verdict import verdict_from_findings
 
 FABRIC_KINDS = ("ibstat", "ibstatus", "fi-info", "ibdev2netdev")
-CASES = [e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] in FABRIC_KINDS]
+CASES = [
+    e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] in FABRIC_KINDS
+]
 
 
 def options_of(entry: dict) -> InspectOptions:
@@ -64,9 +66,16 @@ def test_corpus_case(entry):
 
 
 def test_ibstat_state_down_physical_linkup_is_a_fatal_port_down():
-    report = fabric.parse_ibstat((CORPUS / "cases" / "006_ibstat-state-down-physical-linkup.txt").read_text())
+    report = fabric.parse_ibstat(
+        (CORPUS / "cases" / "006_ibstat-state-down-physical-linkup.txt").read_text()
+    )
     (port,) = report.ports
-    assert (port.device, port.port, port.state, port.physical_state) == ("mlx5_7", 1, "Down", "LinkUp")
+    assert (port.device, port.port, port.state, port.physical_state) == (
+        "mlx5_7",
+        1,
+        "Down",
+        "LinkUp",
+    )
     assert port.rate_gbps == 200.0 and not port.usable
 
 
@@ -79,7 +88,9 @@ def test_ibstat_partial_output_names_the_device_the_tool_could_not_stat():
 def test_ibstat_missing_expected_device_without_a_panic_is_fatal():
     text = (CORPUS / "cases" / "008_ibstat-partial-output-ibpanic.txt").read_text()
     text = "\n".join(line for line in text.splitlines() if not line.startswith("ibpanic"))
-    findings = fabric.inspect_ibstat(text, InspectOptions(expect_network_devices=("mlx5_7", "mlx5_8")), "x")
+    findings = fabric.inspect_ibstat(
+        text, InspectOptions(expect_network_devices=("mlx5_7", "mlx5_8")), "x"
+    )
     missing = [f for f in findings if f.signal == "network_devices_missing"]
     assert [(f.device, f.class_) for f in missing] == [("mlx5_8", "fatal")]
     assert verdict_from_findings(findings) == "unhealthy"
@@ -89,17 +100,26 @@ def test_ibstatus_counts_devices_against_the_expected_count():
     text = (CORPUS / "cases" / "041_ibstatus-sysfs-strings-4x-edr-all-active.txt").read_text()
     ports = fabric.parse_ibstatus(text)
     assert [p.device for p in ports] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
-    assert all(p.state == "Active" and p.physical_state == "LinkUp" and p.rate_gbps == 100 for p in ports)
+    assert all(
+        p.state == "Active" and p.physical_state == "LinkUp" and p.rate_gbps == 100 for p in ports
+    )
     short = fabric.inspect_ibstatus(text, InspectOptions(expect_network_devices=8), "x")
     assert verdict_from_findings(short) == "unhealthy"
     assert any(f.signal == "network_devices_missing" and f.count == 4 for f in short)
 
 
 def test_ibstatus_polling_port_is_down():
-    text = "Infiniband device 'mlx5_3' port 1 status:\n\tstate:\t\t 1: DOWN\n\tphys state:\t 2: Polling\n\trate:\t\t 10 Gb/sec (4X SDR)\n"
+    text = (
+        "Infiniband device 'mlx5_3' port 1 status:\n\tstate:\t\t 1: DOWN\n"
+        "\tphys state:\t 2: Polling\n\trate:\t\t 10 Gb/sec (4X SDR)\n"
+    )
     (finding, summary) = fabric.inspect_ibstatus(text, InspectOptions(), "x")
     assert (finding.signal, finding.state, finding.physical_state, finding.class_) == (
-        "port_down", "Down", "Polling", "fatal")  # fmt: skip
+        "port_down",
+        "Down",
+        "Polling",
+        "fatal",
+    )
     assert summary.count == 0
 
 
@@ -138,8 +158,11 @@ def test_ibdev2netdev_down_is_the_netdev_not_the_link():
 def test_detectors_do_not_claim_each_others_output():
     for entry in CASES:
         text = (CORPUS / "cases" / entry["case"]).read_text()
-        claimed = [k for k in ("ibstat", "ibstatus", "fi_info", "ibdev2netdev")
-                   if getattr(fabric, f"looks_like_{k}")(text)]  # fmt: skip
+        claimed = [
+            k
+            for k in ("ibstat", "ibstatus", "fi_info", "ibdev2netdev")
+            if getattr(fabric, f"looks_like_{k}")(text)
+        ]
         assert claimed == [entry["kind"].replace("-", "_")]
 
 
@@ -184,3 +207,17 @@ def test_port_shown_without_a_state_is_unknown_not_down():
     findings = fabric.inspect_ibstat(text, InspectOptions(), "x")
     assert findings[0].signal == "device_unreadable" and findings[0].class_ == "unknown"
     assert verdict_from_findings(findings) == "unknown"
+
+
+def test_single_port_ibstat_without_a_ca_header():
+    text = (
+        "State: Down\nPhysical state: Polling\nRate: 10\nBase lid: 65535\nLMC: 0\nSM lid: 0\n"
+        "Capability mask: 0xa651e848\nPort GUID: 0x0000000000000000\nLink layer: InfiniBand\n"
+    )
+    findings = inspect_text(text, "ibstat-port", InspectOptions())
+    assert findings[0].kind == "ibstat"
+    assert (findings[0].signal, findings[0].physical_state, findings[0].class_) == (
+        "port_down",
+        "Polling",
+        "fatal",
+    )

@@ -13,8 +13,9 @@ result:
 - a metric family the previous scrape had, or a required one (`config["dcgm"]["required_metrics"]`,
   default `DCGM_FI_DEV_XID_ERRORS`), missing from this page → node `unknown` `no_data`: missing
   is unknown, never zero; a page without GPUs → node `unknown` `no_data`.
-Connection refused → `DependencyMissing`; timeouts, HTTP errors, truncated or oversized answers →
-`ToolError`; a page that is not exposition format → `ParseError` (the runner makes them unknown).
+Connection refused → `DependencyMissing`; timeouts, HTTP errors, truncated or oversized answers
+→ `ToolError`; a page that is not exposition format → `ParseError` (the runner makes them
+unknown).
 """
 
 from __future__ import annotations
@@ -28,15 +29,8 @@ from gpuslo.errors import ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
 from gpuslo.exporter.dcgm import gpu_findings, read_dcgm_page
 from gpuslo.exporter.dcgm_http import DEFAULT_MAX_BYTES
-from gpuslo.exporter.dcgm_page import (
-    STALE_AFTER_S,
-    XID_LAST,
-    DcgmPage,
-    EnergyMark,
-    parse_dcgm_page,
-    stale_gpus,
-    track_energy,
-)
+from gpuslo.exporter.dcgm_page import XID_LAST, DcgmPage, parse_dcgm_page
+from gpuslo.exporter.dcgm_staleness import STALE_AFTER_S, EnergyMark, stale_gpus, track_energy
 from gpuslo.exporter.inspect import InspectOptions
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
@@ -44,9 +38,12 @@ from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 CHECK = "dcgm"
 STATE_FILE = "dcgm.json"
 DEFAULT_REQUIRED = (XID_LAST,)
-_STATUS_OF_CLASS = {names.CLASS_FATAL: names.STATUS_FAIL, names.CLASS_WARN: names.STATUS_WARN,
-                    names.CLASS_CONTAINED: names.STATUS_WARN,
-                    names.CLASS_APPLICATION: names.STATUS_WARN}  # fmt: skip
+_STATUS_OF_CLASS = {
+    names.CLASS_FATAL: names.STATUS_FAIL,
+    names.CLASS_WARN: names.STATUS_WARN,
+    names.CLASS_CONTAINED: names.STATUS_WARN,
+    names.CLASS_APPLICATION: names.STATUS_WARN,
+}
 _RANK = {names.STATUS_OK: 0, names.STATUS_WARN: 1, names.STATUS_UNKNOWN: 2, names.STATUS_FAIL: 3}
 
 
@@ -63,43 +60,79 @@ class DcgmState:
 def _finding_result(gpu_scope: str, index: str, finding: Finding) -> CheckResult:
     status = _STATUS_OF_CLASS.get(finding.class_, names.STATUS_OK)
     reason = (finding.reason or "xid_fatal") if status == names.STATUS_FAIL else ""
-    return CheckResult(check=CHECK, scope=gpu_scope, gpu=index, status=status, reason=reason,
-                       action=finding.action or names.ACTION_NONE,
-                       message=finding.message or "")  # fmt: skip
+    return CheckResult(
+        check=CHECK,
+        scope=gpu_scope,
+        gpu=index,
+        status=status,
+        reason=reason,
+        action=finding.action or names.ACTION_NONE,
+        message=finding.message or "",
+    )
 
 
 def _worst(scope: str, index: str, results: list[CheckResult]) -> CheckResult:
     if not results:
-        return CheckResult(check=CHECK, scope=scope, gpu=index, status=names.STATUS_OK,
-                           message="no Xid, ECC, row-remap, recovery or thermal problem reported")  # fmt: skip
+        return CheckResult(
+            check=CHECK,
+            scope=scope,
+            gpu=index,
+            status=names.STATUS_OK,
+            message="no Xid, ECC, row-remap, recovery or thermal problem reported",
+        )
     worst = max(results, key=lambda r: (_RANK[r.status], names.ACTION_SEVERITY[r.action]))
     messages = [r.message for r in results if r.status == worst.status and r.message]
     return replace(worst, message="; ".join(dict.fromkeys(messages)))
 
 
-def evaluate_page(page: DcgmPage, previous: DcgmState, options: InspectOptions, now: float,
-                  required: tuple[str, ...] = DEFAULT_REQUIRED,
-                  stale_after_s: float = STALE_AFTER_S) -> tuple[list[CheckResult], DcgmState]:  # fmt: skip
+def evaluate_page(
+    page: DcgmPage,
+    previous: DcgmState,
+    options: InspectOptions,
+    now: float,
+    required: tuple[str, ...] = DEFAULT_REQUIRED,
+    stale_after_s: float = STALE_AFTER_S,
+) -> tuple[list[CheckResult], DcgmState]:
     """Results for one parsed page given the state of earlier scrapes, and the state to keep
     (pure; see the module docstring for the rules). `observed_at`, `source` and `duration_s` are
     left to the caller."""
     results = []
     missing = (set(required) | previous.families) - page.families
     if missing:
-        results.append(CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
-                                   reason="no_data",
-                                   message=f"missing from the page: {', '.join(sorted(missing))}"))  # fmt: skip
+        results.append(
+            CheckResult(
+                check=CHECK,
+                scope=NODE_SCOPE,
+                status=names.STATUS_UNKNOWN,
+                reason="no_data",
+                message=f"missing from the page: {', '.join(sorted(missing))}",
+            )
+        )
     if not page.gpus:
-        results.append(CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
-                                   reason="no_data", message="the page lists no GPU"))  # fmt: skip
+        results.append(
+            CheckResult(
+                check=CHECK,
+                scope=NODE_SCOPE,
+                status=names.STATUS_UNKNOWN,
+                reason="no_data",
+                message="the page lists no GPU",
+            )
+        )
     marks = track_energy(previous.energy, page, now)
     stale = stale_gpus(marks, page, now, stale_after_s)
     for uuid, gpu in page.gpus.items():
         own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, options, CHECK)]
         if uuid in stale:
-            own.append(CheckResult(check=CHECK, scope=uuid, gpu=gpu.index,
-                                   status=names.STATUS_UNKNOWN, reason="stale_data",
-                                   message=stale[uuid]))  # fmt: skip
+            own.append(
+                CheckResult(
+                    check=CHECK,
+                    scope=uuid,
+                    gpu=gpu.index,
+                    status=names.STATUS_UNKNOWN,
+                    reason="stale_data",
+                    message=stale[uuid],
+                )
+            )
         results.append(_worst(uuid, gpu.index, own))
     return results, DcgmState(previous.url, marks, page.families)
 
@@ -111,23 +144,36 @@ def load_state(path: Path, url: str) -> DcgmState:
     if not isinstance(data, dict) or data.get("url") != url:
         return DcgmState(url=url)
     try:
-        energy = {str(uuid): EnergyMark(float(mark[0]), float(mark[1]))
-                  for uuid, mark in (data.get("energy") or {}).items()}  # fmt: skip
+        energy = {
+            str(uuid): EnergyMark(float(mark[0]), float(mark[1]))
+            for uuid, mark in (data.get("energy") or {}).items()
+        }
         families = frozenset(str(name) for name in data.get("families") or ())
     except (TypeError, ValueError, IndexError, AttributeError) as error:
-        raise ParseError(str(path), f"state file field unreadable ({error})", field="energy") from None
+        raise ParseError(
+            str(path), f"state file field unreadable ({error})", field="energy"
+        ) from None
     return DcgmState(url, energy, families)
 
 
 def save_state(path: Path, state: DcgmState) -> None:
     """Persist `state` (atomic write): `{"url", "energy": {uuid: [mJ, since]}, "families"}`."""
     energy = {uuid: [mark.energy_mj, mark.since] for uuid, mark in sorted(state.energy.items())}
-    write_json_atomic(path, {"url": state.url, "energy": energy, "families": sorted(state.families)})
+    write_json_atomic(
+        path, {"url": state.url, "energy": energy, "families": sorted(state.families)}
+    )
 
 
 def _not_applicable() -> list[CheckResult]:
-    return [CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_OK, applicable=False,
-                        message="not applicable: no dcgm-exporter URL configured (--dcgm-url)")]  # fmt: skip
+    return [
+        CheckResult(
+            check=CHECK,
+            scope=NODE_SCOPE,
+            status=names.STATUS_OK,
+            applicable=False,
+            message="not applicable: no dcgm-exporter URL configured (--dcgm-url)",
+        )
+    ]
 
 
 @dataclass
@@ -152,10 +198,13 @@ class DcgmCheck:
         options = InspectOptions(gpu_family=context.gpu_family, policy_path=context.policy_path)
         now = context.clock() if context.clock else time.time()
         results, state = evaluate_page(
-            page, previous, options, now,
+            page,
+            previous,
+            options,
+            now,
             required=tuple(settings.get("required_metrics", DEFAULT_REQUIRED)),
             stale_after_s=float(settings.get("stale_after_s", STALE_AFTER_S)),
-        )  # fmt: skip
+        )
         save_state(state_path, state)
         took = time.monotonic() - started
         source = f"dcgm-exporter {context.dcgm_url}"

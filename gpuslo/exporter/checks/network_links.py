@@ -46,8 +46,15 @@ class LinkExpectation:
 
 def _result(scope: str, status: str, message: str, reason: str = "", **extra) -> CheckResult:
     action = names.ACTION_CHECK_CABLING if status == names.STATUS_FAIL else names.ACTION_NONE
-    return CheckResult(check=CHECK, scope=scope, status=status, reason=reason, action=action,
-                       message=message, **extra)  # fmt: skip
+    return CheckResult(
+        check=CHECK,
+        scope=scope,
+        status=status,
+        reason=reason,
+        action=action,
+        message=message,
+        **extra,
+    )
 
 
 def evaluate_port(port: Port, rate_gbps: float | None) -> CheckResult:
@@ -59,12 +66,19 @@ def evaluate_port(port: Port, rate_gbps: float | None) -> CheckResult:
             port.device, names.STATUS_UNKNOWN, f"{where}: state unreadable", "parse_error"
         )
     if not port.usable:
-        return _result(port.device, names.STATUS_FAIL,
-                       f"{where} {port.state}/{port.physical_state or '?'}", "network_port_down")  # fmt: skip
+        return _result(
+            port.device,
+            names.STATUS_FAIL,
+            f"{where} {port.state}/{port.physical_state or '?'}",
+            "network_port_down",
+        )
     if rate_gbps is not None and (port.rate_gbps is None or port.rate_gbps < rate_gbps):
-        return _result(port.device, names.STATUS_FAIL,
-                       f"{where} active at {port.rate_gbps} Gb/s, expected {rate_gbps:g}",
-                       "network_port_degraded")  # fmt: skip
+        return _result(
+            port.device,
+            names.STATUS_FAIL,
+            f"{where} active at {port.rate_gbps} Gb/s, expected {rate_gbps:g}",
+            "network_port_degraded",
+        )
     return _result(
         port.device, names.STATUS_OK, f"{where} Active/LinkUp at {port.rate_gbps:g} Gb/s"
     )
@@ -72,11 +86,19 @@ def evaluate_port(port: Port, rate_gbps: float | None) -> CheckResult:
 
 def _count(kind: str, seen: int, expected: int | None) -> CheckResult:
     if expected is None:
-        return _result(NODE_SCOPE, names.STATUS_UNKNOWN,
-                       f"{seen} {kind} device(s); expected count unknown (set it)", "no_data")  # fmt: skip
+        return _result(
+            NODE_SCOPE,
+            names.STATUS_UNKNOWN,
+            f"{seen} {kind} device(s); expected count unknown (set it)",
+            "no_data",
+        )
     if seen < expected:
-        return _result(NODE_SCOPE, names.STATUS_FAIL,
-                       f"{seen} of {expected} {kind} devices present", "network_devices_missing")  # fmt: skip
+        return _result(
+            NODE_SCOPE,
+            names.STATUS_FAIL,
+            f"{seen} of {expected} {kind} devices present",
+            "network_devices_missing",
+        )
     return _result(NODE_SCOPE, names.STATUS_OK, f"{seen} of {expected} {kind} devices present")
 
 
@@ -88,9 +110,14 @@ def _efa_results(efa: Sequence[Port], expectation: LinkExpectation) -> list[Chec
     results = [_count("EFA", len(devices), expected)]
     for port in efa:
         if port.carrier is False:
-            results.append(_result(port.device, names.STATUS_FAIL,
-                                   f"{port.device}: netdev {port.netdev} has no carrier",
-                                   "network_port_down"))  # fmt: skip
+            results.append(
+                _result(
+                    port.device,
+                    names.STATUS_FAIL,
+                    f"{port.device}: netdev {port.netdev} has no carrier",
+                    "network_port_down",
+                )
+            )
     return results
 
 
@@ -108,9 +135,14 @@ def evaluate_network_links(
         results.append(_count("InfiniBand", ib_devices, expectation.infiniband_devices))
     results += _efa_results(efa, expectation)
     if not results:
-        return [_result(NODE_SCOPE, names.STATUS_OK,
-                        "not applicable: no InfiniBand or EFA device on this node and none expected",
-                        applicable=False)]  # fmt: skip
+        return [
+            _result(
+                NODE_SCOPE,
+                names.STATUS_OK,
+                "not applicable: no InfiniBand or EFA device on this node and none expected",
+                applicable=False,
+            )
+        ]
     return results
 
 
