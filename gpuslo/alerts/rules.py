@@ -5,7 +5,7 @@ window pair fires when both its long and short window burn the error budget fast
 (`SloSpec.burn_rate_alerts()`, derived from the period). Burn rate = bad ratio / error budget, so
 "burn rate > factor" is written as "good ratio < 1 − factor × budget": the threshold is one number
 printed with fixed formatting, and the promtool boundary tests compare against the same number
-(no `1 - x` float rounding at the boundary). A pair whose threshold is 0 or below can never fire
+(no `1 - x` float rounding at the boundary). A pair whose threshold is (about) 0 or below cannot fire
 (the budget is too large for that factor: job goodput's 1h page pair at a 0.90 objective) and is
 left out; `unreachable_pairs` lists them and the rule file header names them.
 
@@ -28,6 +28,9 @@ SLO_TITLE = {
     names.SLO_CHECK_LIVENESS: "check liveness",
     names.SLO_JOB_GOODPUT: "job goodput",
 }
+# A pair whose good-ratio threshold is below this cannot fire in practice (and would leave its
+# "just past the boundary" test no room above a ratio of 0); such pairs are left out.
+MIN_THRESHOLD = 1e-6
 # One-line runbook per recovery action (NVIDIA Xid catalogue "Resolution" vocabulary).
 RUNBOOK = {
     "none": "No recovery action is required; watch the GPU for recurrence.",
@@ -51,7 +54,7 @@ def reachable_pairs(spec: SloSpec, slo: str, severity: str) -> list[BurnRateAler
     return [
         pair
         for pair in spec.burn_rate_alerts()
-        if pair.severity == severity and burn_threshold(spec, slo, pair) > 0
+        if pair.severity == severity and burn_threshold(spec, slo, pair) >= MIN_THRESHOLD
     ]
 
 
@@ -61,7 +64,7 @@ def unreachable_pairs(spec: SloSpec) -> list[str]:
         f"{slo} {pair.long_window}/{pair.short_window} (factor {format_number(pair.factor)})"
         for slo in names.SLOS
         for pair in spec.burn_rate_alerts()
-        if burn_threshold(spec, slo, pair) <= 0
+        if burn_threshold(spec, slo, pair) < MIN_THRESHOLD
     ]
 
 

@@ -21,7 +21,9 @@ NODE = {"instance": "n1:9400", "job": "gpuslo"}
 GPU0 = {**NODE, "gpu": "0", "uuid": "GPU-00000000-0000-0000-0000-000000000000"}
 GPU1 = {**NODE, "gpu": "1", "uuid": "GPU-11111111-1111-1111-1111-111111111111"}
 INFO = {"pci_bus_id": "00000000:00:06.0", "model": "NVIDIA H200", "family": "hopper"}
-BOUNDARY_STEP = 1e-6  # how far past the factor the "just above" case burns (as a good ratio)
+BOUNDARY_STEP = (
+    alert_rules.MIN_THRESHOLD
+)  # how far past the factor the "just above" case burns (as a good ratio)
 
 
 def series(name: str, labels: dict[str, str], values: str) -> dict:
