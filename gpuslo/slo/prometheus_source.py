@@ -127,6 +127,7 @@ def _coverage(client: PromClient, metric: str, start, end, step_s: int, progress
         pd.DataFrame({"instance": _label(begins, "instance"), "uuid": _label(begins, "uuid"), "time": begins["time"], "edge": 1}),
         pd.DataFrame({"instance": _label(stops, "instance"), "uuid": _label(stops, "uuid"), "time": stops["time"], "edge": -1}),
     ], ignore_index=True).sort_values(["instance", "uuid", "time", "edge"], kind="stable").reset_index(drop=True)
+    edges = edges.drop_duplicates(["instance", "uuid", "time", "edge"])  # present at start twice
     opens, closes = edges[edges["edge"] == 1].reset_index(drop=True), edges[edges["edge"] == -1]
     opens["n"] = opens.groupby(["instance", "uuid"]).cumcount()
     closes = closes.assign(n=closes.groupby(["instance", "uuid"]).cumcount())
