@@ -14,6 +14,10 @@
   `gpuslo_gpu_problem == 1`. Each returned sample at t stands for [t, t + step); consecutive
   samples of one series merge into an interval. Healthy time is the covered rest.
 
+A live Prometheus marks a vanished target's series stale at once; backfilled blocks carry no
+staleness markers, so there a gap shows only after the lookback delta (`--query.lookback-delta`,
+5 m by default) — run such a Prometheus with a lookback just above the scrape interval.
+
 Ranges are fetched in chunks of at most `CHUNK_STEPS` steps (the API caps points per series at
 11,000) with a tqdm progress bar (`progress=True`; default: only on a terminal). Errors: HTTP
 failures, timeouts and API errors raise InputError naming the URL and the query. Job goodput is
