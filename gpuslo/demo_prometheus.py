@@ -18,6 +18,8 @@ from pathlib import Path
 
 import requests
 
+from gpuslo.slo_spec import SloSpec
+
 SCRAPE_INTERVAL_S = 1
 QUERIES = {
     "node verdicts": 'gpuslo_node_verdict == 1',
@@ -55,15 +57,16 @@ def _wait_http(url: str, deadline_s: float) -> bool:
 
 
 def _config(targets: dict[str, int], rules_dir: Path) -> str:
-    """Prometheus config scraping each node; `honor_labels` keeps the exporter's `job` label
-    (the training job) instead of renaming it `exported_job`."""
-    jobs = "\n".join(
-        f"  - job_name: gpuslo-{name}\n    honor_labels: true\n    static_configs:\n      - targets: ['127.0.0.1:{port}']\n"
-        f"        labels: {{node: {name}}}"
+    """Prometheus config scraping each node under the spec's exporter job name (the rules'
+    `up{job=...}`); `honor_labels` keeps the exporter's `job` label (the training job) instead
+    of renaming it `exported_job`."""
+    targets_text = "\n".join(
+        f"      - targets: ['127.0.0.1:{port}']\n        labels: {{node: {name}}}"
         for name, port in sorted(targets.items())
     )
     return (f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S}s\n  evaluation_interval: {SCRAPE_INTERVAL_S}s\n"
-            f"rule_files:\n  - {rules_dir}/*.rules.yml\nscrape_configs:\n{jobs}\n")  # fmt: skip
+            f"rule_files:\n  - {rules_dir}/*.rules.yml\nscrape_configs:\n"
+            f"  - job_name: {SloSpec().exporter_job}\n    honor_labels: true\n    static_configs:\n{targets_text}\n")  # fmt: skip
 
 
 def _describe(name: str, result: list[dict]) -> str:

@@ -159,7 +159,9 @@ def add_jobs(fam: Families, jobs: Jobs) -> None:
             fam.add("gpuslo_job_gpu_seconds_total", [job, category], goodput.gpu_seconds[category])
         if goodput.committed_step >= 0:
             fam.add("gpuslo_job_step", [job], goodput.committed_step)
-        if goodput.last_progress_t:
+        # Only a running job can stall: a finished job's last progress would page
+        # GpusloJobStalled for as long as the job stays among the exposed ones.
+        if goodput.last_progress_t and goodput.status == "running":
             fam.add("gpuslo_job_last_progress_timestamp_seconds", [job], goodput.last_progress_t)
         for layer in names.LAYERS:
             fam.add("gpuslo_job_interruptions_total", [job, layer], goodput.interruptions[layer])
