@@ -220,9 +220,9 @@ def lost_breakdown(acc, split: FleetSplit, attributed: pd.DataFrame) -> tuple[di
     for category in ("wasted_progress", "recovery"):
         amounts = hit[category] / hit["w"]
         for (layer, reason), value in amounts.groupby([hit["layer"], hit["reason"]]).sum().items():
-            by_layer[layer] += value
-            by_reason[reason] = by_reason.get(reason, 0.0) + value
-        rest = lost.loc[~lost.index.isin(share.index), category].sum()
+            by_layer[layer] += float(value)
+            by_reason[reason] = by_reason.get(reason, 0.0) + float(value)
+        rest = float(lost.loc[~lost.index.isin(share.index), category].sum())
         by_layer[names.LAYER_TRAINING] += rest
         if rest:
             by_reason[category] = by_reason.get(category, 0.0) + rest
