@@ -97,9 +97,11 @@ def burn_rates(segments: pd.DataFrame, end: pd.Timestamp, spec: SloSpec) -> list
 
 
 def per_day(segments: pd.DataFrame, spec: SloSpec) -> pd.DataFrame:
-    """Per UTC day (accounting segments are cut at midnights): day (datetime64[ns, UTC]),
+    """Per UTC day: day (datetime64[ns, UTC]),
     provisioned_gpu_hours, usable_gpu_hours, usable_ratio, objective, and lost_<layer> GPU-hours
-    of capacity (not usable time) for each of names.LAYERS — float64 columns."""
+    of capacity (not usable time) for each of names.LAYERS — float64 columns. Exact when the
+    accounting cut its segments at midnights (it does up to 20 M GPU-days, e.g. 100,000 GPUs for
+    200 days); beyond that a segment counts on the day it starts."""
     day = segments["start"].dt.floor("D")
     hours = segments["seconds"] / 3600
     usable = hours.where(segments["state"].isin(USABLE_STATES), 0.0)
