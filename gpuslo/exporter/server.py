@@ -34,6 +34,7 @@ from gpuslo.errors import InputError, UsageError
 from gpuslo.exporter.check_command import add_source_arguments, context_from_args, runner_from_args
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.kernel_log_watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 
@@ -77,6 +78,7 @@ class Exporter:
         self._max_jobs = max_jobs
         self.snapshot: NodeSnapshot | None = None
         self.jobs: Jobs = []
+        self.wake = threading.Event()  # set to run due checks now instead of after poll_s
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock))
 
@@ -111,7 +113,8 @@ class Exporter:
                 except Exception:  # noqa: BLE001 - keep serving; staleness makes it visible
                     log.exception("exporter %s failed", step.__name__)
             self.beat()
-            stop.wait(poll_s)
+            self.wake.wait(poll_s)
+            self.wake.clear()
 
     def beat(self) -> None:
         """Touch the loop's heartbeat file: the Kubernetes liveness probe
@@ -195,16 +198,36 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.flush()
             return 0
         poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
-        return _serve(exporter, host, port, args, poll_s)
+        watcher = start_watcher(exporter, runner, runner.context)
+        try:
+            return _serve(exporter, host, port, args, poll_s)
+        finally:
+            if watcher is not None:
+                watcher.close()
     finally:
         runner.close()
+
+
+def start_watcher(exporter: Exporter, runner: Any, context: Any) -> KernelLogWatcher | None:
+    """Follow what the xid check reads, so a new GPU record makes the xid check due at once
+    (detection in about a second instead of at its 30 s interval). None when there is no xid
+    check or nothing to follow."""
+    source = watched_source(context.kernel_log, Path(context.kmsg_path))
+    if source is None or "xid" not in runner.intervals:
+        return None
+
+    def on_marker() -> None:
+        runner.make_due("xid")
+        exporter.wake.set()
+
+    return KernelLogWatcher(source[0], on_marker, is_kmsg=source[1]).start()
 
 
 def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace,
            poll_s: float) -> int:
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
+        signal.signal(signum, lambda *_: (stop.set(), exporter.wake.set()))
     tls: dict[str, Any] = {}
     if args.tls_cert:
         tls = {"certfile": str(args.tls_cert), "keyfile": str(args.tls_key)}
