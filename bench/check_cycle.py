@@ -1,7 +1,7 @@
 """Benchmark: one full check cycle on an 8-GPU node, and how fast a fatal Xid reaches a verdict.
 
 1. Cycle time: every default check on the recorded H200 repeated 8 times (fake NVML,
-   tests/fixtures/nvml/h200x8.json), the xid check following a copy of the real H200 boot log
+   gpuslo/data/nvml_replay/h200x8.json), the xid check following a copy of the real H200 boot log
    (shared/fixtures/h200/dmesg.txt), sysfs/procfs the real ones of this machine, no dcgm-exporter.
    Median of REPEATS forced cycles; target under 1 s. Anchor, measured in the same run: a cycle of
    as many no-op checks through the same runner (what isolation in child processes costs alone).
@@ -27,7 +27,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
-os.environ["GPUSLO_NVML_PATH"] = str(REPO / "tests" / "fixtures" / "nvml")
+os.environ["GPUSLO_NVML_PATH"] = str(REPO / "gpuslo" / "data" / "nvml_replay")
 
 from gpuslo.exporter.checks.base import CheckContext  # noqa: E402
 from gpuslo.exporter.checks.registry import load_checks  # noqa: E402

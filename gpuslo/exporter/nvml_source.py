@@ -5,7 +5,7 @@ Runs inside the runner's child process: NVML calls can block inside the driver, 
 can be killed (shared/DESIGN.md §3). `read_node(nvml)` is the I/O edge; it takes the NVML module as
 an argument so tests pass a fake. `load_nvml()` imports `pynvml`, first putting the directory named
 by the environment variable `GPUSLO_NVML_PATH` on `sys.path`: that is how tests and benchmarks
-swap in the fake NVML of tests/fixtures/nvml/ (`GPUSLO_NVML_PATH=tests/fixtures/nvml gpuslo
+swap in the NVML replay of gpuslo/data/nvml_replay/ (`GPUSLO_NVML_PATH=gpuslo/data/nvml_replay gpuslo
 check` reads the recorded H200 node), in the child as well as in the parent.
 
 Rules of reading (fail closed):

@@ -13,7 +13,7 @@ from conftest import REPO
 
 from gpuslo.cli import main
 
-FAKE_NVML = str(REPO / "tests" / "fixtures" / "nvml")
+FAKE_NVML = str(REPO / "gpuslo" / "data" / "nvml_replay")
 GPU_CHECKS = ("gpu_inventory", "gpu_memory", "thermal", "nvlink", "pcie")
 
 

@@ -1,5 +1,5 @@
 """The NVML GPU checks, run by the real runner against the fake NVML answering from the recorded
-H200 (tests/fixtures/nvml), healthy and with one fault per GPU; the probe's and the node config's
+H200 (gpuslo/data/nvml_replay), healthy and with one fault per GPU; the probe's and the node config's
 pure rules."""
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from gpuslo.exporter.nvml_source import NvmlNode
 from gpuslo.exporter.runner import Runner
 from gpuslo.verdict import node_verdict
 
-FAKE_NVML = REPO / "tests" / "fixtures" / "nvml"
+FAKE_NVML = REPO / "gpuslo" / "data" / "nvml_replay"
 NODE = json.loads((FAKE_NVML / "h200x8.json").read_text())
 GPU_CHECKS = ["gpu_inventory", "gpu_memory", "thermal", "nvlink", "pcie"]
 

@@ -24,7 +24,7 @@ from gpuslo.exporter.checks.registry import load_check
 from gpuslo.exporter.runner import Runner
 
 DEADLINE = 1.0
-FAKE_NVML = REPO / "tests" / "fixtures" / "nvml"
+FAKE_NVML = REPO / "gpuslo" / "data" / "nvml_replay"
 UNANSWERED = {"check_timeout", "tool_error", "dependency_missing", "parse_error", "no_data"}
 
 

@@ -55,8 +55,8 @@ def test_fatal_xid_reaches_metrics_in_seconds_at_default_intervals(tmp_path):
     shutil.copy(FIXTURES / "h200" / "dmesg.txt", log)
     for sub in ("sys", "proc", "state"):
         (tmp_path / sub).mkdir()
-    env = {**os.environ, "GPUSLO_NVML_PATH": str(REPO / "tests" / "fixtures" / "nvml"),
-           "GPUSLO_FAKE_NVML": str(REPO / "tests" / "fixtures" / "nvml" / "h200x1.json")}  # fmt: skip
+    env = {**os.environ, "GPUSLO_NVML_PATH": str(REPO / "gpuslo" / "data" / "nvml_replay"),
+           "GPUSLO_FAKE_NVML": str(REPO / "gpuslo" / "data" / "nvml_replay" / "h200x1.json")}  # fmt: skip
     with __import__("socket").socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]

@@ -1,6 +1,6 @@
 """A fake `pynvml` (nvidia-ml-py) that answers from a recorded NVML probe, for tests and benchmarks.
 
-Put this directory first on `sys.path` through `GPUSLO_NVML_PATH=tests/fixtures/nvml` (see
+Put this directory first on `sys.path` through `GPUSLO_NVML_PATH=gpuslo/data/nvml_replay` (see
 gpuslo/exporter/nvml_source.py); the runner's child processes inherit the variable.
 
 - `GPUSLO_FAKE_NVML`: the node JSON to answer from, in the shape of
