@@ -22,36 +22,26 @@ import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 os.environ["GPUSLO_NVML_PATH"] = str(REPO / "gpuslo" / "data" / "nvml_replay")
+
+from noop_check import NoOp  # noqa: E402
 
 from gpuslo.exporter.checks.base import CheckContext  # noqa: E402
 from gpuslo.exporter.checks.registry import load_checks  # noqa: E402
 from gpuslo.exporter.runner import Runner  # noqa: E402
 from gpuslo.exporter.server import Exporter, start_watcher  # noqa: E402
-from gpuslo.verdict import CheckResult, node_verdict  # noqa: E402
+from gpuslo.verdict import node_verdict  # noqa: E402
 
 REPEATS = 15
 BOOT_LOG = REPO.parent / "shared" / "fixtures" / "h200" / "dmesg.txt"
 XID_79 = ("[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, "
           "GPU has fallen off the bus.\n")  # fmt: skip
 POLL_INTERVAL_S = 30.0
-
-
-@dataclass
-class NoOp:
-    """The anchor: a check that answers at once."""
-
-    name: str
-    interval_s: float = 30.0
-    dependencies: tuple[str, ...] = ()
-
-    def run(self, context: CheckContext) -> list[CheckResult]:
-        return [CheckResult(check=self.name, scope="node", status="ok")]
 
 
 def median_cycle(runner: Runner) -> float:
