@@ -12,6 +12,12 @@
    weekly usable GPU-hours by PromQL (`sum(sum_over_time(gpuslo_gpu_usable[7d])) * 30 / 3600`)
    is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
    Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
+
+Measured 2026-11-30 on the 2-core CI-sized machine (other work running alongside):
+  10,000 GPUs: compute_week 2.6–6.6 s, peak RSS 642 MB (simulation included; 775,890 job events)
+  100,000 GPUs: compute_week 30.3 s, peak RSS 5.1 GB (simulation included; 7.6 M job events)
+  1,000 GPUs anchor: promtool backfill 573 s (2.2 GB OpenMetrics); PromQL 1.10 s vs engine 0.107 s
+  (ratio 0.10); weekly usable GPU-hours 167,681.32 vs 167,681.07 (1.5e-6 relative).
 """
 
 from __future__ import annotations
