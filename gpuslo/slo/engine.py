@@ -58,6 +58,8 @@ class WeeklyResult:
     badput_gpu_hours_by_category: dict[str, float]
     productive_gpu_hours: float
     allocated_gpu_hours: float
+    job_gpu_hours: float
+    job_productive_gpu_hours: float
     slos: dict[str, objectives.SloStatus]
     burn_rates: list[dict]
     interruptions_per_1000_gpu_days: float | None
@@ -78,8 +80,11 @@ class WeeklyResult:
 
     @property
     def goodput_ratio(self) -> float | None:
-        """Productive / allocated usable GPU-hours (None without allocations)."""
-        return self.productive_gpu_hours / self.allocated_gpu_hours if self.allocated_gpu_hours else None
+        """Job goodput: productive over all GPU-time the jobs' journals account for (every
+        category of `names.JOB_CATEGORIES`, recovery and wasted progress included), summed over
+        jobs: the definition of `gpuslo_job_gpu_seconds_total` and of the `job_goodput` recording
+        rules, so the report and Prometheus agree. None without journals."""
+        return self.job_productive_gpu_hours / self.job_gpu_hours if self.job_gpu_hours else None
 
     def to_json_dict(self) -> dict:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
@@ -91,6 +96,7 @@ class WeeklyResult:
             "provisioned_gpu_hours": self.provisioned_gpu_hours, "usable_gpu_hours": self.usable_gpu_hours,
             "usable_ratio": self.usable_ratio, "productive_gpu_hours": self.productive_gpu_hours,
             "allocated_gpu_hours": self.allocated_gpu_hours, "goodput_ratio": self.goodput_ratio,
+            "job_gpu_hours": self.job_gpu_hours, "job_productive_gpu_hours": self.job_productive_gpu_hours,
             "categories_gpu_hours": self.categories,
             "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
             "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
@@ -131,7 +137,9 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
     allocated_h = hours(acc.state_ticks["allocated"])
     rate, basis = _interruption_rate(frames, faults, len(attributed), allocated_h, provisioned_h, start, end)
-    slos = _slos(acc, productive_h, allocated_h, spec, (end - start).total_seconds())
+    job_h = float(jobs["allocated_gpu_seconds"].sum()) / 3600 if len(jobs) else 0.0
+    job_productive_h = float(jobs[names.CATEGORY_PRODUCTIVE].sum()) / 3600 if len(jobs) else 0.0
+    slos = _slos(acc, job_productive_h, job_h, spec, (end - start).total_seconds())
     return WeeklyResult(
         start=start, end=end, gpus=len(acc.gpus), nodes=int(acc.gpus["node"].nunique()),
         provisioned_gpu_hours=provisioned_h, usable_gpu_hours=acc.usable_seconds / 3600,
@@ -139,7 +147,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         provisioned_ticks=acc.provisioned_ticks, lost_gpu_hours_by_layer=by_layer,
         lost_gpu_hours_by_reason=by_reason,
         badput_gpu_hours_by_category={c: hours(split.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES},
-        productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, slos=slos,
+        productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, job_gpu_hours=job_h,
+        job_productive_gpu_hours=job_productive_h, slos=slos,
         burn_rates=objectives.burn_rates(acc.segments, end, spec),
         interruptions_per_1000_gpu_days=rate, interruption_basis=basis, jobs=jobs,
         interruptions=attributed,
@@ -158,17 +167,17 @@ def _interruption_rate(frames: Frames, faults: pd.DataFrame, interruptions: int,
     return reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h)
 
 
-def _slos(acc: Accounting, productive_h: float, allocated_h: float, spec: SloSpec,
+def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
           window_s: float) -> dict[str, objectives.SloStatus]:
     """usable_gpu: usable / provisioned; check_liveness: observed (neither no data nor unknown) /
-    provisioned; job_goodput: productive / allocated usable GPU-time."""
+    provisioned; job_goodput: productive / all job GPU-time of the journals (`goodput_ratio`)."""
     provisioned = acc.provisioned_seconds
     observed = provisioned - acc.by_state[names.ACCOUNTING_NO_DATA] - acc.by_state[names.ACCOUNTING_UNKNOWN]
     status = objectives.slo_status
     return {
         names.SLO_USABLE_GPU: status(names.SLO_USABLE_GPU, acc.usable_seconds, provisioned, spec, window_s),
         names.SLO_CHECK_LIVENESS: status(names.SLO_CHECK_LIVENESS, observed, provisioned, spec, window_s),
-        names.SLO_JOB_GOODPUT: status(names.SLO_JOB_GOODPUT, productive_h, allocated_h, spec, window_s),
+        names.SLO_JOB_GOODPUT: status(names.SLO_JOB_GOODPUT, productive_h, job_h, spec, window_s),
     }
 
 

@@ -94,8 +94,10 @@ def goodput(doc, extra, wow) -> Section:
     rows += tuple((f"− {k}", hours(v), _share(v, allocated)) for k, v in badput.items())
     rows += (("= productive", hours(doc.get("productive_gpu_hours")),
               _share(doc.get("productive_gpu_hours"), allocated)),)
-    lines = (f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / allocated usable "
-             f"GPU-hours); fleet ETTR {ratio(extra['fleet_ettr'])}.",)
+    lines = (f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / all GPU-hours the jobs' "
+             f"journals account for, recovery and wasted progress included: the job_goodput SLI "
+             f"Prometheus records); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall splits "
+             f"the allocated GPU-hours of the capacity accounting.",)
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
 
