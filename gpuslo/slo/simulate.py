@@ -202,14 +202,47 @@ def parse_start(text: str) -> pd.Timestamp:
     return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
 
 
+# Size limits of the command line (the library takes any Fleet): memory grows with GPU-days
+# (bench/slo_engine.py: 70,000 GPU-days peak at about 0.7 GB) and with OpenMetrics samples
+# (1,000 GPUs x 7 days every 30 s is 20 M samples, 2.2 GB of text).
+MAX_NODES = 100_000
+MAX_GPUS_PER_NODE = 64
+MAX_DAYS = 366
+MAX_GPU_DAYS = 100_000
+MAX_FAULT_RATE = 1000.0  # per 1000 GPU-days: one interruption per GPU per day
+MAX_METRIC_SAMPLES = 10_000_000
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """Raise UsageError naming the first flag out of range (one flag per message)."""
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise UsageError(f"--nodes must be 1..{MAX_NODES:,}, got {args.nodes}")
+    if not 1 <= args.gpus_per_node <= MAX_GPUS_PER_NODE:
+        raise UsageError(f"--gpus-per-node must be 1..{MAX_GPUS_PER_NODE}, got {args.gpus_per_node}")
+    if not 0 < args.days <= MAX_DAYS:  # also rejects NaN
+        raise UsageError(f"--days must be above 0 and at most {MAX_DAYS}, got {args.days:g}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    if not 0 <= args.fault_rate <= MAX_FAULT_RATE:  # also rejects NaN
+        raise UsageError(f"--fault-rate must be 0..{MAX_FAULT_RATE:g} interruptions per 1000 GPU-days "
+                         f"(at most one per GPU per day), got {args.fault_rate:g}")
+    gpu_days = args.nodes * args.gpus_per_node * args.days
+    if gpu_days > MAX_GPU_DAYS:
+        raise UsageError(f"--days: {args.nodes:,} nodes x {args.gpus_per_node} GPUs x {args.days:g} days is "
+                         f"{gpu_days:,.0f} GPU-days; at most {MAX_GPU_DAYS:,} (fewer --nodes or --days)")
+    if args.metrics_step < 30:
+        raise UsageError(f"--metrics-step must be 30 seconds or more, got {args.metrics_step}")
+    samples = args.nodes * args.gpus_per_node * args.days * 86400 / args.metrics_step
+    if args.openmetrics and samples > MAX_METRIC_SAMPLES:
+        raise UsageError(f"--metrics-step: {args.metrics_step} s gives {samples:,.0f} OpenMetrics samples per "
+                         f"series family; at most {MAX_METRIC_SAMPLES:,} (a longer --metrics-step)")
+
+
 def run(args: argparse.Namespace) -> int:
     """Run `gpuslo simulate`; prints one summary line. Raises UsageError for impossible sizes."""
     from gpuslo.slo.simulate_io import write_simulation
 
-    if args.nodes < 1 or not 1 <= args.gpus_per_node <= 64 or not 0 < args.days <= 366:
-        raise UsageError("--nodes must be ≥ 1, --gpus-per-node 1..64 and --days in (0, 366]")
-    if args.metrics_step < 30 or args.fault_rate < 0:
-        raise UsageError("--metrics-step must be ≥ 30 seconds and --fault-rate ≥ 0")
+    check_limits(args)
     fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
     sim = simulate(fleet, args.seed, parse_start(args.start))
     try:

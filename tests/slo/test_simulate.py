@@ -163,6 +163,22 @@ def test_bad_arguments_exit_2_with_one_line(tmp_path, capsys, args):
     assert not (tmp_path / "x").exists()
 
 
+@pytest.mark.parametrize("args, flag", [
+    (["--nodes", "2", "--seed", "-1"], "--seed"),
+    (["--nodes", "100001"], "--nodes"),
+    (["--nodes", "2", "--gpus-per-node", "65"], "--gpus-per-node"),
+    (["--nodes", "2", "--days", "nan"], "--days"),
+    (["--nodes", "2", "--fault-rate", "1e9"], "--fault-rate"),
+    (["--nodes", "100000", "--days", "366"], "--days"),  # 292.8 M GPU-days: was 17.5 GB in 60 s
+    (["--nodes", "1250", "--days", "7", "--openmetrics", "--metrics-step", "30"], "--metrics-step"),
+])
+def test_sizes_are_bounded_and_the_error_names_the_flag(tmp_path, capsys, args, flag):
+    assert main(["simulate", *args, "--out", str(tmp_path / "x")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"gpuslo simulate: error: {flag}")
+    assert not (tmp_path / "x").exists()
+
+
 def test_manifest_names_the_span(tmp_path):
     _run(tmp_path, "--start", "2026-01-05T00:00:00Z")
     manifest = json.loads((tmp_path / "simulation.json").read_text())
