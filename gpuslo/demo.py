@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpuslo import demo_job, demo_prometheus
-from gpuslo.errors import GpusloError, UsageError
+from gpuslo.errors import GpusloError, InputError, UsageError
 
 DATA = Path(__file__).resolve().parent / "data"
 DEMO = DATA / "demo"
@@ -51,7 +51,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add `gpuslo demo`'s arguments."""
     parser.add_argument("--out", default="gpuslo-demo", metavar="DIR", help="output directory (default ./gpuslo-demo)")
     parser.add_argument("--no-prometheus", action="store_true", help="skip starting Prometheus even when installed")
-    parser.add_argument("--scrape-seconds", type=float, default=12.0, metavar="S", help="how long Prometheus scrapes the two nodes (default 12)")
+    parser.add_argument("--scrape-seconds", type=_positive_seconds, default=12.0, metavar="S", help="how long Prometheus scrapes the two nodes (default 12)")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 600:
+        raise argparse.ArgumentTypeError("give 1 to 600 seconds")
+    return value
 
 
 def _gpuslo(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
@@ -70,7 +80,7 @@ def node_environment(node: DemoNode) -> dict[str, str]:
 def node_arguments(node: DemoNode, root: Path) -> list[str]:
     """The exporter's source flags for a fixture node under `root` (empty sysfs/procfs trees, so
     nothing of the machine running the demo leaks in)."""
-    for sub in ("sysfs", "procfs", "state", "journals"):
+    for sub in ("sysfs/class", "procfs", "state", "journals"):  # a sysfs with no RDMA devices
         (root / sub).mkdir(parents=True, exist_ok=True)
     return [
         "--kernel-log", str(node.kernel_log), "--path.sysfs", str(root / "sysfs"),
@@ -94,9 +104,17 @@ def demo_nodes(out: Path) -> list[DemoNode]:
 def _verdicts(exposition: str) -> dict[str, str]:
     verdict = next((line.split('verdict="')[1].split('"')[0] for line in exposition.splitlines()
                     if line.startswith("gpuslo_node_verdict{") and line.rstrip().endswith(" 1.0")), "unknown")  # fmt: skip
-    problems = sorted({line.split("{", 1)[1].rsplit("}", 1)[0] for line in exposition.splitlines()
+    problems = sorted({_problem_line(line) for line in exposition.splitlines()
                        if line.startswith("gpuslo_gpu_problem{") and line.rstrip().endswith(" 1.0")})  # fmt: skip
-    return {"verdict": verdict, "problems": "; ".join(problems)}
+    return {"verdict": verdict, "problems": problems}
+
+
+def _problem_line(line: str) -> str:
+    """`GPU 0 gpu_memory: ecc_uncorrectable (node) -> drain_and_reset` from a gpuslo_gpu_problem line."""
+    labels = dict(part.split("=", 1) for part in line.split("{", 1)[1].rsplit("}", 1)[0].split(","))
+    value = {key: text.strip('"') for key, text in labels.items()}
+    return (f"GPU {value.get('gpu', '?')} {value.get('check', '?')}: {value.get('reason', '?')} "
+            f"({value.get('layer', '?')}) -> {value.get('action', '?')}")
 
 
 def run_nodes(nodes: list[DemoNode], out: Path) -> dict[str, dict[str, str]]:
@@ -141,7 +159,9 @@ def print_summary(out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResul
     print(f"\ngpuslo demo: everything is under {out}/\n")
     print("Node verdicts (gpuslo exporter --once; exposition in nodes/<node>/metrics.prom):")
     for name, result in verdicts.items():
-        print(f"  {name:<15} {result['verdict']:<10} {result['problems'][:110]}")
+        print(f"  {name:<15} {result['verdict']}")
+        for problem in result["problems"]:
+            print(f"      {problem}")
     print(f"\nTraining job {job['job']} on blackwell-dbe (journal nodes/blackwell-dbe/journals/):")
     print(f"  interrupted by the fatal Xid, restarted from the checkpoint at step {job['restart_step']}; "
           f"goodput {job['goodput_ratio']:.3f} ({job['productive_s']:,.0f} s productive, "
@@ -167,8 +187,11 @@ def run(args: argparse.Namespace) -> int:
     if out.exists() and any(out.iterdir()) and not (out / ".gpuslo-demo").exists():
         raise UsageError(f"{out} exists and is not a gpuslo demo directory; choose another --out")
     shutil.rmtree(out, ignore_errors=True)
-    out.mkdir(parents=True)
-    (out / ".gpuslo-demo").write_text("written by gpuslo demo\n")
+    try:
+        out.mkdir(parents=True)
+        (out / ".gpuslo-demo").write_text("written by gpuslo demo\n")
+    except OSError as error:
+        raise InputError(str(out), f"cannot write the demo there ({error.strerror or error})") from None
     print(f"gpuslo demo: writing to {out}/", flush=True)
     nodes = demo_nodes(out)
     job = demo_job.record_job(out / "nodes" / "blackwell-dbe" / "journals", now=time.time())

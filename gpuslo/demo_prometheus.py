@@ -71,13 +71,28 @@ def _config(targets: dict[str, int], rules_dir: Path) -> str:
 
 def _describe(name: str, result: list[dict]) -> str:
     if not result:
-        return f"{name}: none"
+        return f"{name}: none in the samples so far"
     items = []
     for series in result:
         labels = series["metric"]
         shown = {k: v for k, v in labels.items() if k not in ("__name__", "instance", "job", "alertstate")}
         items.append(",".join(f"{k}={v}" for k, v in sorted(shown.items())) + f" = {float(series['value'][1]):g}")
     return f"{name}: " + "; ".join(sorted(items))[:400]
+
+
+def _wait_for_samples(api: str, nodes: int, started: float, seconds: float) -> None:
+    """Let Prometheus scrape for `seconds`, and longer (up to 60 s) until it holds a node verdict
+    from every node: a loaded machine starts the exporters' first cycle late."""
+    while time.monotonic() - started < 60:
+        time.sleep(0.5)
+        if time.monotonic() - started < seconds:
+            continue
+        try:
+            body = requests.get(f"{api}/api/v1/query", params={"query": QUERIES["node verdicts"]}, timeout=5).json()
+        except (requests.RequestException, ValueError):
+            continue
+        if len(body.get("data", {}).get("result", [])) >= nodes:
+            return
 
 
 def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: float, enabled: bool) -> ScrapeResult:
@@ -115,14 +130,16 @@ def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: f
         api = f"http://127.0.0.1:{prometheus_port}"
         if not _wait_http(f"{api}/-/ready", 30):
             return ScrapeResult(f"failed: Prometheus did not start (see {base}/prometheus.log)")
-        time.sleep(seconds)
+        began = time.monotonic()
+        _wait_for_samples(api, len(ports), started=began, seconds=seconds)
+        seconds = time.monotonic() - began
         answers, lines = {}, []
         for name, query in QUERIES.items():
             body = requests.get(f"{api}/api/v1/query", params={"query": query}, timeout=10).json()
             answers[name] = body.get("data", {}).get("result", [])
             lines.append(_describe(name, answers[name]))
         (base / "queries.json").write_text(json.dumps(answers, indent=1, sort_keys=True))
-        return ScrapeResult(f"scraped both nodes for {seconds:g} s at {api} with the generated rules loaded "
+        return ScrapeResult(f"scraped both nodes for {seconds:.0f} s at {api} with the generated rules loaded "
                             f"(config and answers in {base}/)", lines)  # fmt: skip
     finally:
         for process in reversed(processes):
