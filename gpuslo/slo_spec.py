@@ -6,7 +6,7 @@ A YAML file with built-in defaults; every field is optional:
       usable_gpu: 0.98        # ratio of provisioned GPU-time that is healthy and schedulable
       check_liveness: 0.999   # ratio of check-time with a fresh heartbeat
       job_goodput: 0.90       # productive over allocated GPU-time
-    period_days: 28           # SLO period (error budget window)
+    period_days: 28           # SLO period (error budget window), 7..366 days
     week: 2026-W48            # reporting week (ISO), optional
     job_stall_factor: 10      # a job is stalled after this many step times without progress
     price_per_gpu_hour: 2.5   # currency units, for the report's cost of lost GPU-hours
@@ -41,6 +41,9 @@ DEFAULT_OBJECTIVES = {
     names.SLO_CHECK_LIVENESS: 0.999,
     names.SLO_JOB_GOODPUT: 0.90,
 }
+# The longest burn-rate window (names.BURN_RATE_WINDOWS) is 3 days; a period must hold it with
+# room to spare, so the shortest period is one week.
+MIN_PERIOD_DAYS = 7
 _DURATION_UNITS_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
@@ -158,8 +161,9 @@ def _field_problems(data: dict, source: str) -> list[str]:
     """One message per bad scalar field (period, week, stall factor, price, exporter job)."""
     problems = [f"{source}: unknown field {key!r}" for key in sorted(set(data) - set(KNOWN_FIELDS))]
     period = data.get("period_days", 28)
-    if isinstance(period, bool) or not isinstance(period, int) or not 1 <= period <= 366:
-        problems.append(f"{source}: field 'period_days' must be a whole number of days 1..366, got {period!r}")
+    if isinstance(period, bool) or not isinstance(period, int) or not MIN_PERIOD_DAYS <= period <= 366:
+        problems.append(f"{source}: field 'period_days' must be a whole number of days {MIN_PERIOD_DAYS}..366 "
+                        f"(the longest burn-rate window is 3 days), got {period!r}")
     week = data.get("week")
     if week is not None and not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", str(week)):
         problems.append(f"{source}: field 'week' must look like 2026-W48, got {week!r}")
@@ -205,6 +209,8 @@ def load_spec(path: str | Path | None) -> SloSpec:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise ConfigError(f"{path}: cannot read SLO spec: {error.strerror or error}") from None
+    except UnicodeDecodeError as error:
+        raise ConfigError(f"{path}: not a YAML SLO spec: not UTF-8 text (byte {error.start})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:

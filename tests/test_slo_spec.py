@@ -27,7 +27,8 @@ def test_defaults_follow_the_issue():
     assert spec.objectives == {"usable_gpu": 0.98, "check_liveness": 0.999, "job_goodput": 0.90}
     assert spec.period == "28d" and spec.exporter_job == "gpuslo"
     assert spec.sli_windows == ("5m", "30m", "1h", "2h", "6h", "1d", "3d", "28d")
-    assert spec_from_mapping({"period_days": 3}).sli_windows[-1] == "3d"
+    assert SloSpec(period_days=3).sli_windows[-1] == "3d"
+    assert spec_from_mapping({"period_days": 7}).sli_windows[-1] == "7d"
 
 
 def test_factors_are_the_workbook_table_for_30_days_and_scale_with_the_period():
@@ -87,7 +88,7 @@ def test_fixed_float_formatting():
     assert format_number(14.4) == "14.4" and format_number(1.0) == "1"
 
 
-@given(st.floats(min_value=0.001, max_value=0.999, allow_nan=False), st.integers(1, 366))
+@given(st.floats(min_value=0.001, max_value=0.999, allow_nan=False), st.integers(7, 366))
 def test_any_valid_spec_loads_and_factors_shrink_with_longer_windows(objective, period):
     spec = spec_from_mapping({"objectives": {"job_goodput": objective}, "period_days": period})
     assert spec.objectives["job_goodput"] == objective
@@ -115,3 +116,30 @@ def test_objective_and_period_move_rules_dashboards_and_report_together():
     week_s = 7 * 86400
     assert objectives.slo_status("usable_gpu", 96, 100, changed, week_s).compliant is True
     assert objectives.slo_status("usable_gpu", 96, 100, default, week_s).compliant is False
+
+
+@pytest.mark.parametrize("period", [1, 6])
+def test_a_period_shorter_than_a_week_is_refused_naming_the_burn_window(period):
+    # period_days: 1 used to load and gave a 3-day burn window longer than the period.
+    with pytest.raises(ConfigError, match=r"'period_days' must be a whole number of days 7\.\.366 "
+                                          r"\(the longest burn-rate window is 3 days\)"):
+        spec_from_mapping({"period_days": period}, "slo.yml")
+
+
+def test_a_binary_spec_is_a_config_error_naming_the_file(tmp_path):
+    path = tmp_path / "g.bin"
+    path.write_bytes(bytes(range(256)) * 20)
+    with pytest.raises(ConfigError, match=r"g\.bin: not a YAML SLO spec: not UTF-8 text"):
+        load_spec(path)
+
+
+@pytest.mark.parametrize("command", ["rules", "dashboards", "report"])
+def test_every_command_reports_a_binary_spec_in_one_line(tmp_path, capsys, command):
+    from gpuslo.cli import main
+
+    path = tmp_path / "g.bin"
+    path.write_bytes(b"\x8e\xff" * 2500)
+    extra = ["--data", str(tmp_path)] if command == "report" else []
+    assert main([command, "--slo", str(path), "--out", str(tmp_path / "x"), *extra]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "g.bin: not a YAML SLO spec" in err[0]
