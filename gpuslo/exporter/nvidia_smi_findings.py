@@ -67,19 +67,43 @@ def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> li
 
 
 def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
-    """`gpu_missing` (fatal, count = GPUs missing) when fewer GPUs show than `expect_gpus`, or
-    when the output says "No devices were found". nvidia-smi -q's "Attached GPUs" counts when
-    present: a `-i N` query prints one block of many."""
+    """`gpu_missing` (fatal, count = GPUs missing) when fewer GPUs are attached or shown than
+    `expect_gpus`, or when the output says "No devices were found".
+
+    nvidia-smi -q's "Attached GPUs" counts as present: a `-i N` query prints one block of many.
+    But the GPUs counted there and not shown were not read, so with an expected count they also
+    give a `gpu_missing` finding of class unknown (reason no_data, count = GPUs not shown): the
+    evidence covers part of the node and cannot call the rest healthy (see `not_shown`).
+    """
     seen = max(len(reading.gpus), reading.attached_gpus or 0)
+    out = not_shown(kind, reading, expect_gpus)
     if expect_gpus is not None and seen < expect_gpus:
         count, message = expect_gpus - seen, f"{seen} of {expect_gpus} expected GPUs seen"
     elif reading.no_devices and seen == 0:
         count, message = None, "No devices were found"
     else:
-        return []
+        return out
     return [Finding(
         kind=kind, class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
         action=names.ACTION_REBOOT_NODE, count=count, message=message,
+    ), *out]  # fmt: skip
+
+
+def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
+    """With an expected count: one `gpu_missing` finding of class unknown (reason no_data,
+    count = the GPUs "Attached GPUs" counts that have no block here, up to the expected count).
+    Without one, a one-GPU `-i` capture is judged on the GPU it shows."""
+    if expect_gpus is None or reading.attached_gpus is None:
+        return []
+    hidden = min(reading.attached_gpus, expect_gpus) - len(reading.gpus)
+    if hidden <= 0:
+        return []
+    return [Finding(
+        kind=kind, class_=names.CLASS_UNKNOWN, signal="gpu_missing", reason="no_data",
+        count=hidden, message=(
+            f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
+            f"({len(reading.gpus)} shown, {expect_gpus} expected): their health was not read"
+        ),
     )]  # fmt: skip
 
 

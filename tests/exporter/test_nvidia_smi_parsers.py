@@ -303,10 +303,30 @@ def test_live_nvlink_output_of_a_pcie_h200_is_empty_and_unknown():
 
 
 def test_query_of_one_gpu_counts_attached_gpus_against_the_expected_count():
+    # 030 is `nvidia-smi -q` of one GPU block under "Attached GPUs : 8".
     text = (CORPUS / "cases" / "030_nvidia-smi-q-healthy-a100-baseline.txt").read_text()
-    assert verdict_from_findings(nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=8), "q")) == "healthy"
+    assert verdict_from_findings(nvidia_smi.inspect_query(text, OPTIONS, "q")) == "healthy"
     missing = nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=9), "q")
     assert [(f.signal, f.count) for f in missing if f.class_ == "fatal"] == [("gpu_missing", 1)]
+
+
+def test_query_of_one_gpu_of_eight_expected_is_unknown_for_the_seven_not_shown():
+    # The 8 attached GPUs meet --expect-gpus 8, but 8 - 1 = 7 were not read: never healthy.
+    text = (CORPUS / "cases" / "030_nvidia-smi-q-healthy-a100-baseline.txt").read_text()
+    findings = nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=8), "q")
+    assert verdict_from_findings(findings) == "unknown"
+    hidden = [(f.signal, f.class_, f.reason, f.count) for f in findings if f.class_ != "ok"]
+    assert hidden == [("gpu_missing", "unknown", "no_data", 7)]
+    # Attached 8, expected 9: one GPU missing (fatal) and 8 - 1 = 7 not shown (unknown).
+    findings = nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=9), "q")
+    assert sorted((f.class_, f.count) for f in findings if f.signal == "gpu_missing") == [("fatal", 1), ("unknown", 7)]
+
+
+def test_xml_of_one_gpu_of_eight_expected_is_unknown():
+    text = change(h200("nvidia-smi-q.xml"), r"<attached_gpus>1</attached_gpus>", "<attached_gpus>8</attached_gpus>")
+    findings = nvidia_smi.inspect_xml(text, InspectOptions(expect_gpus=8), "x")
+    assert [(f.class_, f.count) for f in findings if f.signal == "gpu_missing"] == [("unknown", 7)]
+    assert verdict_from_findings(nvidia_smi.inspect_xml(text, OPTIONS, "x")) == "healthy"
 
 
 def test_query_old_retired_pages_pending():
