@@ -83,7 +83,7 @@ def node_arguments(node: DemoNode, root: Path) -> list[str]:
     for sub in ("sysfs/class", "procfs", "state", "journals"):  # a sysfs with no RDMA devices
         (root / sub).mkdir(parents=True, exist_ok=True)
     return [
-        "--kernel-log", str(node.kernel_log), "--path.sysfs", str(root / "sysfs"),
+        "--node", node.name, "--kernel-log", str(node.kernel_log), "--path.sysfs", str(root / "sysfs"),
         "--path.procfs", str(root / "procfs"), "--state-dir", str(root / "state"),
         "--journal-dir", str(root / "journals"), "--expect-gpus", str(node.gpus),
     ]  # fmt: skip

@@ -35,6 +35,8 @@ def test_demo_prints_verdicts_and_headlines(demo):
     assert "blackwell-dbe   unhealthy" in stdout
     assert "wasted progress" in stdout and "lost GPU-h by layer: node" in stdout
     assert (out / "nodes" / "blackwell-dbe" / "journals" / "demo-pretrain.jsonl").exists()
+    exposition = (out / "nodes" / "blackwell-dbe" / "metrics.prom").read_text()
+    assert 'node="blackwell-dbe"' in exposition, "gpuslo_node_info names the fixture node"
 
 
 def test_demo_rules_pass_promtool(demo):
