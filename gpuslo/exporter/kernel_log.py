@@ -2,8 +2,9 @@
 
 Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and grouping rules in
 `kernel_log_parse` and `kernel_log_events`), `looks_like_kernel_log(text)`,
-`inspect_kernel_log(text, options, source) -> list[Finding]`. I/O edge: `scan_kernel_log_file`
-(a file of any size, read in chunks). A cheap prefilter (`kernel_log_scan`: the needles
+`inspect_kernel_log(text, options, source) -> list[Finding]`, `check_kernel_log_head(head, source)`.
+I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
+its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass). A cheap prefilter (`kernel_log_scan`: the needles
 `NVRM`, `SXid`, `mlx5` found by compiled literals or numpy word compares) picks the candidate
 lines before the full recognisers run.
 """
@@ -20,6 +21,7 @@ __all__ = [
     "KernelEvent",
     "KernelLogScan",
     "inspect_kernel_log",
+    "check_kernel_log_head",
     "looks_like_kernel_log",
     "normalise_pci",
     "parse_kernel_log",
@@ -27,6 +29,7 @@ __all__ = [
 ]
 
 CHUNK_BYTES = 1024 * 1024  # small enough that the prefilter's passes stay in the CPU cache
+HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from anything else
 
 
 def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEvent]:
@@ -42,32 +45,70 @@ def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEven
     return scan.finish()
 
 
-def scan_kernel_log_file(path: str, chunk_bytes: int = CHUNK_BYTES) -> KernelLogScan:
+def scan_kernel_log_file(
+    path: str, chunk_bytes: int = CHUNK_BYTES, *, require_kernel_log: bool = False
+) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
-    the events. Raises InputError when the file cannot be read.
+    the events. Raises InputError when the file cannot be read; with `require_kernel_log`,
+    ParseError when its first `HEAD_BYTES` are not a kernel log (`check_kernel_log_head`). The
+    file is read once, front to back (a FIFO works too).
     """
     scan = KernelLogScan()
-    buffer = bytearray(chunk_bytes)
-    filled = 0
     try:
         with open(path, "rb", buffering=0) as handle:
-            while True:
-                if filled == len(buffer):  # one line longer than the buffer: grow it
-                    buffer.extend(bytearray(len(buffer)))
-                read = handle.readinto(memoryview(buffer)[filled:])
-                if not read:
-                    break
-                filled += read
-                cut = buffer.rfind(b"\n", 0, filled) + 1
-                if cut:
-                    scan.feed(buffer, cut)
-                    buffer[: filled - cut] = buffer[cut:filled]
-                    filled -= cut
-            scan.feed(buffer, filled)
+            head = _read_head(handle) if require_kernel_log else b""
+            if require_kernel_log:
+                check_kernel_log_head(head, path)
+            buffer = bytearray(max(chunk_bytes, len(head)))
+            buffer[: len(head)] = head
+            _scan_chunks(handle, buffer, len(head), scan)
     except OSError as error:
         raise InputError(path, error.strerror or str(error)) from None
     return scan
+
+
+def _read_head(handle) -> bytes:
+    """Up to `HEAD_BYTES` from the start of `handle` (short reads of pipes are continued)."""
+    head = bytearray()
+    while len(head) < HEAD_BYTES:
+        data = handle.read(HEAD_BYTES - len(head))
+        if not data:
+            break
+        head += data
+    return bytes(head)
+
+
+def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) -> None:
+    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`."""
+    while True:
+        if filled == len(buffer):  # one line longer than the buffer: grow it
+            buffer.extend(bytearray(len(buffer)))
+        read = handle.readinto(memoryview(buffer)[filled:])
+        if not read:
+            break
+        filled += read
+        cut = buffer.rfind(b"\n", 0, filled) + 1
+        if cut:
+            scan.feed(buffer, cut)
+            buffer[: filled - cut] = buffer[cut:filled]
+            filled -= cut
+    scan.feed(buffer, filled)
+
+
+def check_kernel_log_head(head: bytes, source: str) -> None:
+    """Raise ParseError naming `source` unless `head` (a file's first bytes) is the start of a
+    kernel log: empty, blank, binary (NULs or bytes that are not UTF-8 in more than a tenth of
+    it) and text without a kernel-log prefix in its first lines (`looks_like_kernel_log`) are
+    not (pure)."""
+    text = head.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise ParseError(source, "empty: not a kernel log, nothing to judge the GPUs by")
+    if (text.count("\0") + text.count("\ufffd")) * 10 > len(text):
+        raise ParseError(source, "binary data, not a kernel log")
+    if not looks_like_kernel_log(text):
+        raise ParseError(source, "not a kernel log: no kernel-log record in its first "
+                         f"{HEAD_BYTES // 1024} KiB")  # fmt: skip
 
 
 _KERNEL_PREFIX = re.compile(

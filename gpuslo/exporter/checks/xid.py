@@ -1,6 +1,7 @@
 """`xid`: Xid / SXid / fallen-off-the-bus events from the kernel log, classified by the Xid policy.
 
-Evidence, first that answers: `context.kernel_log` (a file, when set: read whole every run);
+Evidence, first that answers: `context.kernel_log` (a file, when set: read whole every run, in
+one pass; a file whose first 64 KiB are not a kernel log is `unknown`/`parse_error`);
 `/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`.
 None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_missing`).
 
@@ -237,9 +238,12 @@ def check_command_output(text: str, events: list[KernelEvent], source: str) -> i
 
 
 def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
-    """(events, records) of a kernel-log file, scanned in chunks (any size)."""
+    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Raises
+    ParseError when its first 64 KiB are not a kernel log (empty, binary, any other text): a
+    file without Xids is healthy only when it is a kernel log; DependencyMissing when it cannot
+    be read."""
     try:
-        scan = scan_kernel_log_file(str(path))
+        scan = scan_kernel_log_file(str(path), require_kernel_log=True)
     except InputError as error:
         raise DependencyMissing(str(error)) from None
     return scan.finish(), scan.records
