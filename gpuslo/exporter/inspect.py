@@ -142,8 +142,11 @@ def read_evidence(path: str) -> str:
 def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:
     """Inspect every file; returns `{"verdict": ..., "findings": [dict, ...], "files": [...]}`.
 
-    Each finding dict carries `file`. The verdict is the worst over the files.
+    Each finding dict carries `file`. The verdict is the worst over the files. Raises
+    UsageError when `-` (standard input, which can be read once) is named more than once.
     """
+    if list(paths).count("-") > 1:
+        raise UsageError("- (standard input) is named more than once; it can be read only once")
     results, verdicts, all_findings = [], [], []
     for path in paths:
         findings = inspect_text(read_evidence(path), path, options, kind)
@@ -225,8 +228,10 @@ def options_from_args(args: argparse.Namespace) -> InspectOptions:
         if value is not None and value < 0:
             raise UsageError(f"--{name.replace('_', '-')} must be 0 or more")
     columns = None
-    if args.csv_columns:
-        columns = tuple(c.strip() for c in args.csv_columns.split(",") if c.strip())
+    if args.csv_columns is not None:
+        from gpuslo.exporter.nvidia_smi_csv import check_columns
+
+        columns = check_columns([c for c in args.csv_columns.split(",") if c.strip()])
     if args.policy:
         from gpuslo.exporter.xid_policy import load_policy
 

@@ -13,7 +13,7 @@ import csv
 import re
 from collections.abc import Sequence
 
-from gpuslo.errors import ParseError
+from gpuslo.errors import ParseError, UsageError
 from gpuslo.exporter.gpu_health import GpuStatus
 from gpuslo.exporter.nvidia_smi_status import reading_from_fields
 from gpuslo.exporter.nvidia_smi_values import (
@@ -40,6 +40,28 @@ KNOWN_COLUMNS = frozenset(
      "pcie.link.gen.gpumax", "fabric.health.summary", "ecc.errors.uncorrected.volatile.dram",
      "ecc.errors.uncorrected.volatile.sram"}
 )  # fmt: skip
+# `--query-gpu` names gpuslo does not read but a capture may carry (`nvidia-smi --help-query-gpu`):
+# valid in --csv-columns, so a user can name every column of the capture.
+OTHER_COLUMNS = frozenset(
+    {"timestamp", "count", "serial", "gpu_serial", "vbios_version", "inforom.img", "pci.domain",
+     "pci.bus", "pci.device", "pci.device_id", "pci.sub_device_id", "persistence_mode",
+     "display_mode", "display_active", "compute_mode", "accounting.mode", "driver_model.current",
+     "mig.mode.current", "mig.mode.pending", "ecc.mode.pending", "gpu_operation_mode.current",
+     "temperature.memory", "fan.speed", "pstate", "power.management", "power.draw",
+     "power.draw.average", "power.draw.instant", "power.limit", "enforced.power.limit",
+     "power.default_limit", "power.min_limit", "power.max_limit", "clocks.current.graphics",
+     "clocks.current.sm", "clocks.current.memory", "clocks.current.video", "clocks.gr",
+     "clocks.sm", "clocks.mem", "clocks.max.graphics", "clocks.max.sm", "clocks.max.memory",
+     "utilization.gpu", "utilization.memory", "memory.total", "memory.used", "memory.free",
+     "memory.reserved", "remapped_rows.correctable", "retired_pages.single_bit_ecc.count",
+     "retired_pages.double_bit.count", "ecc.errors.corrected.aggregate.total",
+     "ecc.errors.corrected.volatile.dram", "ecc.errors.corrected.volatile.sram",
+     "clocks_event_reasons.gpu_idle", "clocks_throttle_reasons.gpu_idle",
+     "clocks_event_reasons.sw_power_cap", "clocks_throttle_reasons.sw_power_cap",
+     "clocks_event_reasons.sw_thermal_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown",
+     "clocks_event_reasons.hw_power_brake_slowdown",
+     "clocks_throttle_reasons.hw_power_brake_slowdown", "fabric.clusteruuid", "fabric.cliqueid"}
+)  # fmt: skip
 _ERROR_WORDS = re.compile(r"error|failed|unable|not found|no devices|insufficient", re.IGNORECASE)
 _ROW_START = re.compile(
     r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
@@ -57,6 +79,26 @@ def is_header(cells: Sequence[str]) -> bool:
     return all(_HEADER_CELL.match(c.strip()) for c in cells) and any(
         column_name(c) in KNOWN_COLUMNS for c in cells
     )
+
+
+def check_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """The `--csv-columns` names, without unit suffixes and lower-cased. Raises UsageError naming
+    every name that is not a `--query-gpu` column (`KNOWN_COLUMNS` or `OTHER_COLUMNS`), a name
+    given twice, or no name at all: a misspelt column would silently hide its health field."""
+    names = [column_name(c) for c in columns]
+    if not names:
+        raise UsageError("--csv-columns: give the column names, separated by commas")
+    unknown = [n for n in names if n not in KNOWN_COLUMNS | OTHER_COLUMNS]
+    if unknown:
+        listed = ", ".join(repr(n) for n in unknown)
+        raise UsageError(
+            f"--csv-columns: unknown column(s) {listed} (use nvidia-smi --query-gpu names, "
+            f"e.g. index,uuid,gpu_recovery_action)"
+        )
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--csv-columns: column {', '.join(repr(n) for n in twice)} given twice")
+    return tuple(names)
 
 
 def _cells(line: str, source: str, number: int) -> list[str]:

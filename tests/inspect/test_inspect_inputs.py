@@ -1,0 +1,75 @@
+"""`gpuslo inspect` options and inputs a newcomer got wrong: unknown `--csv-columns` names,
+standard input named twice. Each must be a one-line usage error (exit 2), never `healthy`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from gpuslo.cli import main
+from gpuslo.errors import UsageError
+from gpuslo.exporter.nvidia_smi_csv import check_columns
+from tests.conftest import CORPUS
+
+CLI = [sys.executable, "-m", "gpuslo"]
+RESET_CSV = CORPUS / "cases" / "033_smi-csv-gpu-recovery-action-reset.txt"  # "1, Reset" among 8 rows
+
+
+def _cli(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
+    return subprocess.run([*CLI, "inspect", *argv], input=stdin, capture_output=True, text=True, timeout=60)
+
+
+def test_unknown_csv_columns_are_a_usage_error_naming_them():
+    proc = _cli("--csv-columns", "bogus,xx", str(RESET_CSV))
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert "'bogus'" in proc.stderr and "'xx'" in proc.stderr and "Traceback" not in proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_one_unknown_column_among_known_ones_is_named():
+    with pytest.raises(UsageError, match="'gpu_recovery_actoin'"):
+        check_columns(("index", "gpu_recovery_actoin"))
+
+
+@pytest.mark.parametrize("columns", [("index", "index"), ()])
+def test_duplicate_or_no_csv_columns_are_usage_errors(columns):
+    with pytest.raises(UsageError):
+        check_columns(columns)
+
+
+def test_known_columns_gpuslo_does_not_read_are_accepted_with_units():
+    assert check_columns(("index", "power.draw [W]", "Memory.Used", "gpu_recovery_action")) == (
+        "index", "power.draw", "memory.used", "gpu_recovery_action",
+    )  # fmt: skip
+
+
+def test_right_csv_columns_find_the_reset(capsys):
+    code = main(["inspect", "--csv-columns", "index,gpu_recovery_action", str(RESET_CSV), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["verdict"] == "unhealthy"
+    assert any(f.get("signal") == "recovery_action" and f.get("gpu") == "1" for f in report["findings"])
+
+
+def test_column_count_that_does_not_match_the_rows_is_unknown(capsys):
+    # 033 has 2 fields a row; 3 named columns cannot be read, so the GPUs are not healthy.
+    code = main(["inspect", "--csv-columns", "index,uuid,gpu_recovery_action", str(RESET_CSV), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert code == 1 and report["verdict"] == "unknown"
+    assert any("2 fields where the columns are 3" in f["message"] for f in report["findings"])
+
+
+def test_stdin_named_twice_is_a_usage_error():
+    proc = _cli("-", "-", stdin=RESET_CSV.read_text())
+    assert proc.returncode == 2 and proc.stdout == "" and "Traceback" not in proc.stderr
+    assert "standard input" in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
+def test_stdin_once_beside_a_file_is_read():
+    case = CORPUS / "cases" / "022_nvidia-smi-q-remapped-rows-pending.txt"
+    proc = _cli("--format", "json", str(case), "-", stdin=case.read_text())
+    report = json.loads(proc.stdout)
+    assert [f["file"] for f in report["files"]] == [str(case), "-"]
+    assert all(f["verdict"] == "unhealthy" for f in report["files"])
