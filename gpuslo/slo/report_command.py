@@ -9,7 +9,8 @@
 Without a window (`--week`, `--start/--end`, or `week` in the SLO spec) the report covers the
 whole span of its data. The previous window of the same length is computed too when the data
 covers it (week-over-week section). Writes `report.md`, `report.html` and `report.json` into
-`--out` (default `gpuslo-report/`), each atomically, and prints the headline numbers.
+`--out` (default `gpuslo-report/`), all or none (each to a temp file first, renamed only when
+every format was written), and prints the headline numbers.
 Errors (missing or malformed input, a window with no data) are typed `gpuslo.errors` errors that
 the CLI prints as one line, exit 2; no output file is written then.
 
@@ -113,6 +114,9 @@ def load_frames(args: argparse.Namespace, start, end):
                          "(--prometheus may be combined with --journals)")
     if args.trace and not args.trace_format:
         raise UsageError("--trace needs --trace-format stepfun|titan")
+    for flag, value in (("--nodes", args.nodes), ("--gpus-per-node", args.gpus_per_node)):
+        if value is not None and value < 1:
+            raise UsageError(f"{flag} must be 1 or more, got {value}")
     if args.data:
         from gpuslo.slo.frames import Frames
         from gpuslo.slo.simulate_io import read_simulation
@@ -187,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     """Run `gpuslo report`: compute, render, write atomically, print the headline. Returns 0."""
     from gpuslo.slo.report import build_report
     from gpuslo.slo.report_markdown import headline
-    from gpuslo.slo.simulate_io import write_atomic
+    from gpuslo.slo.simulate_io import write_all_atomic
 
     spec = load_spec(args.slo)
     chosen = formats(args.format)
@@ -200,11 +204,10 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(current, previous, price)
     texts = render(report, chosen)
     out = Path(args.out)
-    for name, text in texts.items():
-        try:
-            write_atomic(out / name, text.encode("utf-8"))
-        except OSError as error:
-            raise InputError(str(out / name), f"cannot write: {error.strerror or error}") from None
+    try:  # all formats or none: a failed report.json leaves no new report.md behind
+        write_all_atomic({out / name: text.encode("utf-8") for name, text in texts.items()})
+    except OSError as error:
+        raise InputError(error.filename or str(out), f"cannot write: {error.strerror or error}") from None
     print(f"gpuslo report: {current['start']} .. {current['end']} ({frames.source})")
     for label, value in headline(report.document):
         print(f"  {label}: {value}")

@@ -6,6 +6,7 @@ directory, fsync, rename — a reader never sees half a file.
 
 from __future__ import annotations
 
+import errno
 import gzip
 import io
 import json
@@ -26,6 +27,32 @@ MANIFEST = "simulation.json"
 def write_atomic(path: Path, data: bytes) -> None:
     """Write `data` to `path` atomically (temp file in the same directory, fsync, rename).
     Raises OSError."""
+    write_all_atomic({path: data})
+
+
+def write_all_atomic(files: dict[Path, bytes]) -> None:
+    """Write several files all or nothing: every one to a temp file beside it first (fsync), and
+    rename them into place only when all were written, so a failure leaves no new file behind.
+    Raises OSError whose `filename` is the path that failed."""
+    staged: list[str] = []
+    try:
+        for path, data in files.items():
+            try:
+                if path.is_dir():
+                    raise IsADirectoryError(errno.EISDIR, "Is a directory")
+                staged.append(_stage(path, data))
+            except OSError as error:
+                raise OSError(error.errno, error.strerror or str(error), str(path)) from None
+        for tmp, path in zip(staged, files, strict=True):
+            os.replace(tmp, path)
+    except BaseException:
+        for tmp in staged:
+            Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _stage(path: Path, data: bytes) -> str:
+    """`data` in a fsync'd temp file in `path`'s directory (created if missing); its name."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
@@ -34,10 +61,10 @@ def write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+    return tmp
 
 
 def frame_csv_gz(frame: pd.DataFrame) -> bytes:

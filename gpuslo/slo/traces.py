@@ -8,7 +8,7 @@ it: inside its span, on a provisioned GPU, outside every fault.
 **StepFun** (fault_trace.json, SIGCOMM 2025 InfiniteHBD; README: 400 servers × 8 GPUs, `event_time`
 in days relative to the first event, starting 2024-03-30). Faults are node-level (uuid ""),
 `fault_start`/`fault_end` paired per node and fault type in order; a start never ended stays open
-to the end of the span. The inventory is `nodes` × `gpus_per_node` (default 400 × 8): the trace's
+to the end of the span, which is the end of the day of the last event. The inventory is `nodes` × `gpus_per_node` (default 400 × 8): the trace's
 nodes first (sorted by id), then `stepfun-idle-NNN` for servers that never faulted.
 Mapping (Level / Class / Desc → reason; layer from names.REASON_LAYER), `STEPFUN_REASONS`:
 exact Desc first, then Class, then Level's default.
@@ -19,6 +19,10 @@ so a slot (`location`) is the GPU: node = location, uuid = `titan-<location>`. A
 healthy; after a stint ending in DBE the slot is `ecc_uncorrectable`, after OTB
 `fallen_off_bus`, after a removal without event `maintenance` (platform), until the next stint
 in that slot (or the end of the trace). The slot is provisioned from its first insert.
+
+Both traces observe the fleet only within their span: the inventory's `provisioned_end` is the
+span's end, so a report window reaching past the trace counts no provisioned time there (not
+`no_data` lost time), and the engine's `data_quality.covered` says which part the data covered.
 """
 
 from __future__ import annotations
@@ -85,11 +89,14 @@ def parse_stepfun(records: list, source: str, nodes: int | None = None, gpus_per
         raise InputError(source, "the trace holds no events")
     ev = pd.DataFrame(rows, columns=["node", "time", "kind", "reason"])
     ev["n"] = ev.groupby(["node", "reason", "kind"]).cumcount()
-    span_end = (ev["time"].max()).ceil("D")
+    # The span ends at the end of the day of the last event (exclusive), so a last event at a
+    # whole-day time (a fault that starts at 00:00) still has its day inside the span.
+    span_end = ev["time"].max().floor("D") + pd.Timedelta(days=1)
     starts, ends = ev[ev["kind"] == "fault_start"], ev[ev["kind"] == "fault_end"]
     faults = starts.merge(ends[["node", "reason", "n", "time"]], on=["node", "reason", "n"], how="left", suffixes=("", "_end"))
     faults["end"] = faults["time_end"].fillna(span_end)
     inventory = _stepfun_inventory(sorted(ev["node"].unique()), nodes, gpus_per_node, source)
+    inventory["provisioned_end"] = span_end  # the trace observes nothing after its span
     unhealthy = pd.DataFrame({"node": faults["node"], "uuid": "", "start": faults["time"], "end": faults["end"],
                               "verdict": "unhealthy", "reason": faults["reason"]})
     return _trace_frames(inventory, unhealthy, STEPFUN_EPOCH, span_end, source)
@@ -111,6 +118,9 @@ def _stepfun_record(index: int, rec: object, source: str) -> tuple:
 def _stepfun_inventory(seen: list[str], nodes: int | None, gpus_per_node: int | None, source: str) -> pd.DataFrame:
     nodes = STEPFUN_NODES if nodes is None else nodes
     gpus = STEPFUN_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
+    if nodes < 1 or gpus < 1:
+        flag, value = ("--nodes", nodes) if nodes < 1 else ("--gpus-per-node", gpus)
+        raise InputError(source, f"{flag} must be 1 or more, got {value}")
     if len(seen) > nodes:
         raise InputError(source, f"the trace names {len(seen)} nodes but --nodes is {nodes}")
     names_ = seen + [f"stepfun-idle-{i:03d}" for i in range(nodes - len(seen))]
@@ -136,7 +146,8 @@ def parse_titan(table: pd.DataFrame, source: str) -> Frames:
     healthy = pd.DataFrame({"node": t["location"], "start": t["insert"], "end": t["remove"]})
     first = t.groupby("location")["insert"].min()
     inventory = pd.DataFrame({"node": first.index, "uuid": "titan-" + first.index, "gpu": "0", "model": "Tesla K20X",
-                              "family": "kepler", "provisioned_start": first.to_numpy()})
+                              "family": "kepler", "provisioned_start": first.to_numpy(),
+                              "provisioned_end": span_end})  # the trace observes nothing after its span
     verdicts = pd.concat([
         healthy.assign(verdict="healthy", reason=""),
         gaps.assign(verdict="unhealthy"),
@@ -200,4 +211,5 @@ def load_trace(path: str | Path, fmt: str, nodes: int | None = None, gpus_per_no
     except json.JSONDecodeError as error:
         raise ParseError(source, f"not JSON: {error.msg}", line=error.lineno) from None
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        raise ParseError(source, f"not CSV: {error}") from None
+        kind = "JSON" if fmt == "stepfun" else "CSV"
+        raise ParseError(source, f"not {kind}: {error}") from None
