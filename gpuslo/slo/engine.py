@@ -21,6 +21,9 @@ reason); node/platform = unhealthy time by its layer, platform also unschedulabl
 wasted_progress and recovery go to the layers their job's interruptions were attributed to
 (shared equally), every other badput to training. `lost_gpu_hours_by_reason` keys are fault
 reasons (`names.REASONS`) plus badput categories, and sums to the same total.
+Lost = unusable + job badput, split in the JSON twin as `unusable_gpu_hours_by_layer` (capacity
+that was not usable: it sums to provisioned − usable, as do the daily `lost_<layer>` columns)
+and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not turn into progress).
 """
 
 from __future__ import annotations
@@ -64,6 +67,7 @@ class WeeklyResult:
     burn_rates: list[dict]
     interruptions_per_1000_gpu_days: float | None
     interruption_basis: str
+    gpu_fault_starts: int
     jobs: pd.DataFrame
     interruptions: pd.DataFrame
     reliability: pd.DataFrame
@@ -86,6 +90,13 @@ class WeeklyResult:
         rules, so the report and Prometheus agree. None without journals."""
         return self.job_productive_gpu_hours / self.job_gpu_hours if self.job_gpu_hours else None
 
+    @property
+    def unusable_gpu_hours_by_layer(self) -> dict[str, float]:
+        """Provisioned GPU-hours that were not usable, by layer (every names.LAYERS key); sums to
+        provisioned − usable. The rest of `lost_gpu_hours_by_layer` is job badput."""
+        by = self.accounting.by_layer_reason.groupby("layer", observed=True)["seconds"].sum()
+        return {layer: float(by.get(layer, 0.0)) / 3600 for layer in names.LAYERS}
+
     def to_json_dict(self) -> dict:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
@@ -100,10 +111,15 @@ class WeeklyResult:
             "categories_gpu_hours": self.categories,
             "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
             "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
+            "unusable_gpu_hours_by_layer": self.unusable_gpu_hours_by_layer,
+            "job_badput_gpu_hours_by_layer": {
+                layer: value - self.unusable_gpu_hours_by_layer[layer]
+                for layer, value in self.lost_gpu_hours_by_layer.items()},
             "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
             "interruptions": len(self.interruptions),
             "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,
             "interruption_basis": self.interruption_basis,
+            "gpu_fault_starts": self.gpu_fault_starts,
             "slos": {name: status.to_dict() for name, status in self.slos.items()},
             "burn_rates": self.burn_rates,
             "jobs": self.jobs.reset_index().to_dict("records"),
@@ -136,7 +152,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
     allocated_h = hours(acc.state_ticks["allocated"])
-    rate, basis = _interruption_rate(frames, faults, len(attributed), allocated_h, provisioned_h, start, end)
+    rate, basis, gpu_faults = _interruption_rate(frames, faults, len(attributed), allocated_h, provisioned_h,
+                                                 start, end)
     job_h = float(jobs["allocated_gpu_seconds"].sum()) / 3600 if len(jobs) else 0.0
     job_productive_h = float(jobs[names.CATEGORY_PRODUCTIVE].sum()) / 3600 if len(jobs) else 0.0
     slos = _slos(acc, job_productive_h, job_h, spec, (end - start).total_seconds())
@@ -150,21 +167,23 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, job_gpu_hours=job_h,
         job_productive_gpu_hours=job_productive_h, slos=slos,
         burn_rates=objectives.burn_rates(acc.segments, end, spec),
-        interruptions_per_1000_gpu_days=rate, interruption_basis=basis, jobs=jobs,
+        interruptions_per_1000_gpu_days=rate, interruption_basis=basis, gpu_fault_starts=gpu_faults, jobs=jobs,
         interruptions=attributed,
         reliability=reliability.mtbf_mttr(faults, frames.inventory, provisioned_h, start, end),
         lemon_nodes=reliability.lemon_nodes(faults, start, end),
         blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
-        daily=objectives.per_day(acc.segments, spec), data_quality=_data_quality(acc, frames, jobs, split), accounting=acc,
+        daily=objectives.per_day(acc.segments, spec),
+        data_quality=_data_quality(acc, frames, jobs, split, start, end), accounting=acc,
     )
 
 
 def _interruption_rate(frames: Frames, faults: pd.DataFrame, interruptions: int, allocated_h: float,
-                       provisioned_h: float, start: pd.Timestamp, end: pd.Timestamp) -> tuple[float | None, str]:
+                       provisioned_h: float, start: pd.Timestamp, end: pd.Timestamp) -> tuple[float | None, str, int]:
+    """(rate per 1000 GPU-days, basis, GPU fault starts in the window: GPUs hit, summed)."""
     in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
     gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
     allocated = allocated_h if len(frames.job_events) else 0.0
-    return reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h)
+    return (*reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h), gpu_faults)
 
 
 def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
@@ -209,7 +228,18 @@ def _capacity_ticks(acc: Accounting) -> dict[str, int]:
     return out
 
 
-def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split) -> dict:
+def covered(frames: Frames, start: pd.Timestamp, end: pd.Timestamp) -> dict:
+    """The part of [start, end) that the data's span covers: {"start", "end", "partial"}
+    (`partial` when the window reaches before or past the data; start = end when disjoint)."""
+    span = frames.span()
+    if span is None:
+        return {"start": start, "end": start, "partial": True}
+    lo, hi = max(start, span[0]), min(end, span[1])
+    lo, hi = (lo, hi) if lo < hi else (start, start)
+    return {"start": lo, "end": hi, "partial": bool(lo > start or hi < end)}
+
+
+def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, start, end) -> dict:
     observability = acc.by_layer_reason[acc.by_layer_reason["layer"] == names.LAYER_OBSERVABILITY]
     provisioned = acc.provisioned_seconds
     return {
@@ -220,6 +250,7 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split) ->
         "jobs_without_journal": sorted(split.jobs_without_journal),
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
+        "covered": covered(frames, start, end),
         "source": frames.source,
         "tick_ns": acc.tick_ns,
     }

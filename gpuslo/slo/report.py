@@ -13,8 +13,8 @@ Derived figures (documented here because they are computed here):
 - MTTI (mean time to interruption, hours) = Σ job wall hours / job interruptions;
 - MTTR (hours) = mean duration of the faults that ended in the window, weighted by fault count
   over the reliability table's reasons (faults − open);
-- cost of lost GPU-hours = lost GPU-hours (every layer) × price per GPU-hour; idle capacity is
-  shown apart, it is not a fault.
+- cost of lost GPU-hours = lost GPU-hours (every layer: unusable capacity plus job badput) ×
+  price per GPU-hour; idle capacity is shown apart, it is not a fault.
 """
 
 from __future__ import annotations
@@ -100,7 +100,7 @@ def derived(doc: dict, price: float | None) -> dict:
     }
 
 
-HEADLINE = ("provisioned_gpu_hours", "usable_gpu_hours", "usable_ratio", "productive_gpu_hours",
+HEADLINE = ("provisioned_gpu_hours", "usable_gpu_hours", "usable_ratio", "job_productive_gpu_hours",
             "goodput_ratio", "interruptions_per_1000_gpu_days")
 
 

@@ -22,16 +22,35 @@ def title(doc: dict) -> str:
     return f"GPU fleet report {doc.get('start')} to {doc.get('end')}"
 
 
+def _by_layer(values: dict | None) -> str:
+    return ", ".join(f"{k} {hours(v)}" for k, v in (values or {}).items())
+
+
+def coverage(doc: dict) -> str | None:
+    """'A to B only' when the window reaches before or past the data (data_quality.covered)."""
+    covered = (doc.get("data_quality") or {}).get("covered") or {}
+    if not covered.get("partial"):
+        return None
+    if covered.get("start") == covered.get("end"):
+        return "nothing in this window"
+    return f"{covered.get('start')} to {covered.get('end')} only; the rest of the window has no data"
+
+
 def headline(doc: dict) -> list[tuple[str, str]]:
-    """The headline figures shown first, as (label, formatted value)."""
-    by_layer = doc.get("lost_gpu_hours_by_layer") or {}
+    """The headline figures shown first, as (label, formatted value). Capacity (provisioned =
+    usable + unusable) and the jobs' own accounting (goodput_ratio = productive / job GPU-hours
+    of the journals) are labelled apart, so no two figures invite a sum that does not hold."""
+    covers = coverage(doc)
     return [
+        *((("data covers", covers),) if covers else ()),
         ("provisioned GPU-hours", hours(doc.get("provisioned_gpu_hours"))),
         ("usable GPU-hours", hours(doc.get("usable_gpu_hours"))),
         ("usable ratio", ratio(doc.get("usable_ratio"))),
-        ("productive GPU-hours", hours(doc.get("productive_gpu_hours"))),
-        ("goodput ratio", ratio(doc.get("goodput_ratio"))),
-        ("lost GPU-hours by layer", ", ".join(f"{k} {hours(v)}" for k, v in by_layer.items())),
+        ("unusable GPU-hours by layer (provisioned − usable)", _by_layer(doc.get("unusable_gpu_hours_by_layer"))),
+        ("productive GPU-hours (journals)", hours(doc.get("job_productive_gpu_hours"))),
+        ("goodput ratio (productive / job GPU-hours)", ratio(doc.get("goodput_ratio"))),
+        ("job badput GPU-hours by layer (allocated usable time without progress)",
+         _by_layer(doc.get("job_badput_gpu_hours_by_layer"))),
     ]
 
 

@@ -5,8 +5,8 @@ Deterministic bytes: `svg.hashsalt` fixed, `metadata={"Date": None}`, text kept 
 are escaped by matplotlib's SVG writer; the XML prolog and DOCTYPE are dropped so the `<svg>`
 element can sit inside the HTML page.
 
-- `lost_by_layer_per_day(daily)` — stacked bars of lost capacity (GPU-hours not usable) per UTC
-  day by layer (job badput is in the waterfall);
+- `lost_by_layer_per_day(daily)` — stacked bars of unusable GPU-hours (provisioned, not usable)
+  per UTC day by layer; job badput is not in it (it is in the waterfall and the causes table);
 - `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective;
 - `badput_waterfall(allocated, badput, productive)` — allocated GPU-hours stepping down through
   each badput category to productive.
@@ -43,7 +43,8 @@ def _days(daily: list[dict]) -> list[str]:
 
 
 def lost_by_layer_per_day(daily: list[dict]) -> str | None:
-    """Stacked bars: lost GPU-hours per day by layer (columns lost_<layer> of the daily rows);
+    """Stacked bars: unusable GPU-hours per day by layer (columns lost_<layer> of the daily rows,
+    which hold capacity loss only);
     spans over MAX_BARS days are summed per 7 days (the title says so)."""
     if not daily:
         return None
@@ -58,9 +59,9 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
             ax.bar(x, values, bottom=bottom, label=layer, color=COLORS[layer], width=0.8)
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
         _day_ticks(ax, [b[0] for b in bins])
-        ax.set_ylabel("lost GPU-hours")
+        ax.set_ylabel("unusable GPU-hours")
         unit = "day" if period == 1 else "7 days"
-        ax.set_title(f"Lost capacity (GPU-hours not usable) by layer per {unit} (UTC)")
+        ax.set_title(f"Unusable GPU-hours (provisioned, not usable) by layer per {unit} (UTC)")
         ax.legend(loc="upper right", fontsize=8)
         fig.tight_layout()
         return _svg(fig)

@@ -29,7 +29,7 @@ def capacity(doc, extra, wow) -> Section:
     rows = tuple((name, hours(value), _share(value, total)) for name, value in cats.items())
     rows += (("total (provisioned)", hours(total), _share(total, total)),)
     lines = (f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
-             "GPU-hour has exactly one category (DESIGN.md §6 order).",)
+             "GPU-hour has exactly one category; usable = productive + badput + idle, the rest is unusable.",)
     return Section("capacity", "Capacity accounting", lines,
                    (Table(("category", "GPU-hours", "share"), rows),))
 
@@ -67,7 +67,7 @@ def slos(doc, extra, wow) -> Section:
         rows += ((s["name"], ratio(s["objective"]), ratio(s["sli"]),
                   "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no"),
                   ratio(s["error_budget_remaining"]), ratio(s["burn_rate"])),)
-    burn = tuple((b["severity"], f"{b['long_window']}/{b['short_window']}", f"{b['factor']:g}",
+    burn = tuple((b["severity"], f"{b['long_window']}/{b['short_window']}", ratio(b["factor"]),
                   ratio(b["long_burn_rate"]), ratio(b["short_burn_rate"]), "yes" if b["firing"] else "no")
                  for b in doc.get("burn_rates") or [])
     tables = (Table(("SLO", "objective", "SLI", "met", "error budget remaining", "burn rate"), rows),)
@@ -109,11 +109,22 @@ def _job_table(jobs: list[dict]) -> Table:
     return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)
 
 
+def _rate_line(doc: dict) -> str:
+    """The interruption rate with its basis spelled out: job interruptions per allocated GPU-day
+    when the data has jobs, GPU fault starts per provisioned GPU-day when it has none."""
+    rate, basis = doc.get("interruptions_per_1000_gpu_days"), doc.get("interruption_basis")
+    if basis == "jobs":
+        return (f"{doc.get('interruptions', 0)} job interruptions: {ratio(rate)} per 1000 allocated "
+                "GPU-days.")
+    if basis == "faults":
+        return (f"No job interruptions can be counted ({_cannot(doc, 'interruptions', 'the data has no jobs')}); "
+                f"{doc.get('gpu_fault_starts', 0)} GPU fault starts instead: {ratio(rate)} per 1000 "
+                "provisioned GPU-days.")
+    return "No provisioned or allocated GPU-time: no interruption rate."
+
+
 def interruptions(doc, extra, wow) -> Section:
-    rate = doc.get("interruptions_per_1000_gpu_days")
-    basis = doc.get("interruption_basis") or ""
-    lines = (f"{doc.get('interruptions', 0)} job interruptions; {ratio(rate)} per 1000 GPU-days "
-             f"(basis: {basis}).",
+    lines = (_rate_line(doc),
              f"MTTI {hours(extra['mtti_hours'])} h (job wall hours per interruption); "
              f"MTTR {hours(extra['mttr_hours'])} h (mean fault duration).")
     if extra["mtti_hours"] is None:
@@ -127,17 +138,26 @@ def interruptions(doc, extra, wow) -> Section:
 
 
 def causes(doc, extra, wow) -> Section:
+    """Lost GPU-hours = unusable capacity (provisioned − usable) + job badput (usable, allocated
+    time without progress), by layer; reasons are fault reasons and badput categories, each with
+    the layer it is counted in (names.REASON_LAYER; badput not attributed to a fault: training)."""
     by_layer = doc.get("lost_gpu_hours_by_layer") or {}
+    unusable = doc.get("unusable_gpu_hours_by_layer") or {}
+    badput = doc.get("job_badput_gpu_hours_by_layer") or {}
     total = sum(by_layer.values())
-    layer_rows = tuple((layer, hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
+    layer_rows = tuple((layer, hours(unusable.get(layer, 0.0)), hours(badput.get(layer, 0.0)),
+                        hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
     by_reason = sorted((doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
-    reason_rows = tuple((reason, names.REASON_LAYER.get(reason, "job badput"), hours(value),
+    reason_rows = tuple((reason, names.REASON_LAYER.get(reason, names.LAYER_TRAINING), hours(value),
                          _share(value, total)) for reason, value in by_reason[:TOP] if value > 0)
     return Section("causes", "Top causes by layer and reason", (
-        f"{hours(total)} GPU-hours lost in total.",),
-        (Table(("layer", "lost GPU-hours", "share"), layer_rows),
-         Table(("reason", "layer", "lost GPU-hours", "share"), reason_rows)))
+        f"{hours(total)} GPU-hours lost in total: {hours(sum(unusable.values()))} unusable (provisioned "
+        f"but not usable; the daily plot) and {hours(sum(badput.values()))} job badput (usable, allocated "
+        "time the jobs did not turn into progress, by the layer of the fault that caused it).",),
+        (Table(("layer", "unusable GPU-hours", "job badput GPU-hours", "lost GPU-hours", "share of lost"),
+               layer_rows),
+         Table(("reason", "layer", "lost GPU-hours", "share of lost"), reason_rows)))
 
 
 def blast_radius(doc, extra, wow) -> Section:
@@ -198,7 +218,7 @@ def week_over_week(doc, extra, wow) -> Section:
     fmt = {"usable_ratio": ratio, "goodput_ratio": ratio, "interruptions_per_1000_gpu_days": ratio}
     rows = tuple((key, fmt.get(key, hours)(v["current"]), fmt.get(key, hours)(v["previous"]),
                   fmt.get(key, hours)(v["change"])) for key, v in wow.items() if key != "lost_gpu_hours_by_layer")
-    rows += tuple((f"lost GPU-hours, {layer}", hours(v["current"]), hours(v["previous"]),
+    rows += tuple((f"lost GPU-hours (unusable + job badput), {layer}", hours(v["current"]), hours(v["previous"]),
                    hours(None if v["current"] is None or v["previous"] is None else v["current"] - v["previous"]))
                   for layer, v in wow["lost_gpu_hours_by_layer"].items())
     return Section("week_over_week", "Week over week", (), (Table(("figure", "this window", "previous", "change"), rows),))
