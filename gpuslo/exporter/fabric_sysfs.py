@@ -50,6 +50,11 @@ def expected_efa_devices(instance_type: str, configured: int | None = None) -> i
     return EFA_DEVICES_BY_INSTANCE_TYPE.get(instance_type.strip())
 
 
+class NotSysfs(InputError):
+    """The sysfs root does not exist or has no `class/` directory: not a sysfs, so nothing can be
+    said about the node's RDMA devices (never "none here")."""
+
+
 def _read(path: Path) -> str:
     try:
         return path.read_text(encoding="utf-8", errors="replace").strip()
@@ -91,11 +96,16 @@ def _netdev(device_dir: Path) -> str:
 def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
     """Every RDMA port under `<sysfs_root>/class/infiniband`, sorted by device and port.
 
-    Returns [] when the node has no RDMA devices (no `class/infiniband`). A port whose state file
-    is absent has `state` "" (the check reports it unreadable, never active). `rate_gbps` is in
-    Gb/s. Raises InputError naming the file when a file exists but cannot be read.
+    Returns [] when the node has no RDMA devices (a sysfs with `class/` but no
+    `class/infiniband`). A port whose state file is absent has `state` "" (the check reports it
+    unreadable, never active). `rate_gbps` is in Gb/s. Raises NotSysfs naming the root when it
+    has no `class/` directory (missing, or not a sysfs), InputError naming the file when a file
+    exists but cannot be read.
     """
     sysfs = Path(sysfs_root)
+    if not (sysfs / "class").is_dir():
+        what = "no such directory" if not sysfs.exists() else "no class/ directory in it"
+        raise NotSysfs(str(sysfs), f"not a sysfs root ({what})")
     root = sysfs / "class" / "infiniband"
     if not root.is_dir():
         return []

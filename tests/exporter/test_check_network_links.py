@@ -17,7 +17,7 @@ from gpuslo.exporter.checks.network_links import (
     NetworkLinksCheck,
     evaluate_network_links,
 )
-from gpuslo.exporter.fabric_sysfs import expected_efa_devices, read_infiniband_sysfs
+from gpuslo.exporter.fabric_sysfs import NotSysfs, expected_efa_devices, read_infiniband_sysfs
 from gpuslo.verdict import node_verdict
 
 SYSFS = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"
@@ -48,7 +48,9 @@ def test_infiniband_tree_reads_state_physical_state_rate_driver_and_carrier():
 
 def test_no_rdma_tree_has_no_ports():
     assert read_infiniband_sysfs(SYSFS / "no-rdma") == []
-    assert read_infiniband_sysfs(SYSFS / "does-not-exist") == []
+    # A root that does not exist is not "no RDMA devices here": nothing can be said (fail closed).
+    with pytest.raises(NotSysfs, match="does-not-exist"):
+        read_infiniband_sysfs(SYSFS / "does-not-exist")
 
 
 def test_infiniband_healthy_with_expected_count(tmp_path):

@@ -14,7 +14,9 @@ Rules:
   (`fabric_sysfs.EFA_DEVICES_BY_INSTANCE_TYPE`). Fewer → `fail` `network_devices_missing`; EFA
   devices present but no expected count → `unknown` `no_data` (an unknown instance type is never
   `ok`). A netdev with carrier 0 → `fail` `network_port_down` for that device.
-- No InfiniBand or EFA device and none expected → one explicit not-applicable result.
+- No InfiniBand or EFA device and none expected → one explicit not-applicable result (a sysfs
+  with `class/` but no `class/infiniband`); a root that is not a sysfs (missing, no `class/`) →
+  `unknown` `dependency_missing` naming it.
 """
 
 from __future__ import annotations
@@ -25,9 +27,19 @@ from dataclasses import dataclass, field, replace
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, ToolError
+from gpuslo.exporter.checks.base import (
+    DEFAULT_INTERVAL_S,
+    CheckContext,
+    DependencyMissing,
+    ToolError,
+)
 from gpuslo.exporter.fabric_ports import Port
-from gpuslo.exporter.fabric_sysfs import EFA_DRIVER, expected_efa_devices, read_infiniband_sysfs
+from gpuslo.exporter.fabric_sysfs import (
+    EFA_DRIVER,
+    NotSysfs,
+    expected_efa_devices,
+    read_infiniband_sysfs,
+)
 from gpuslo.exporter.runner import CheckOutput
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
@@ -170,10 +182,13 @@ class NetworkLinksCheck:
     def run(self, context: CheckContext) -> CheckOutput:
         """Read sysfs under `context.sysfs` and evaluate. Facts for the snapshot: devices present
         and expected by kind (`infiniband`, `efa`; `gpuslo_network_devices{,_expected}`). Raises
-        ToolError when a sysfs file exists but cannot be read."""
+        DependencyMissing when `context.sysfs` is not a sysfs (missing, or no `class/`), ToolError
+        when a sysfs file exists but cannot be read."""
         started = time.monotonic()
         try:
             ports = read_infiniband_sysfs(context.sysfs)
+        except NotSysfs as error:
+            raise DependencyMissing(str(error)) from None
         except InputError as error:
             raise ToolError(str(error)) from None
         expectation = expectation_from_context(context)
