@@ -13,7 +13,8 @@ https://docs.nvidia.com/deploy/xid-errors/; the file names its sources). An oper
 - escalation: a `warn` code repeated `count` times within `window_s` seconds on one GPU becomes
   `fatal` from the event that reaches the count.
 
-Raises ConfigError (naming the file and the field) for an unreadable or invalid policy.
+Raises ConfigError (naming the file and the field) for an unreadable or invalid policy, including
+an unknown field or GPU family (a typo must not be silently ignored).
 """
 
 from __future__ import annotations
@@ -35,6 +36,20 @@ if TYPE_CHECKING:
     from gpuslo.exporter.kernel_log import KernelEvent
 
 PACKAGED = "xid_policy.yaml"
+# The fields a policy may have, by section: anything else is a typo that would silently change
+# nothing, so it is a ConfigError naming the field.
+TOP_KEYS = ("version", "unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise",
+            "escalation")  # fmt: skip
+SECTION_KEYS = {
+    "xid": ("default", "families"),
+    "nvlink5": ("codes", "tokens"),
+    "sxid": ("tokens", "no_token", "codes"),
+    "boot_noise": ("window_s", "families"),
+}
+RULE_KEYS = ("class", "action")
+ESCALATION_KEYS = ("codes", "count", "window_s", "action")
+NOISE_KEYS = ("xid", "sxid")
+FAMILIES = ("default", *names.GPU_FAMILIES)
 
 
 @dataclass(frozen=True)
@@ -116,9 +131,18 @@ def _merge(base: Any, overlay: Any) -> Any:
     return copy.deepcopy(overlay)
 
 
+def _check_keys(mapping: dict, known: tuple[str, ...], where: str, source: str, what: str = "field") -> None:
+    """Raise ConfigError naming the first key of `mapping` that is not in `known`."""
+    for key in mapping:
+        if key not in known:
+            field = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"{source}: field {field}: unknown {what} (known: {', '.join(known)})")
+
+
 def _check_rule(entry: Any, where: str, source: str) -> None:
     if not isinstance(entry, dict):
         raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
+    _check_keys(entry, RULE_KEYS, where, source)
     if entry.get("class") not in names.EVENT_CLASSES:
         raise ConfigError(f"{source}: field {where}.class: {entry.get('class')!r} is not one of "
                           f"{', '.join(names.EVENT_CLASSES)}")  # fmt: skip
@@ -137,11 +161,19 @@ def _check_codes(rules: Any, where: str, source: str) -> None:
 
 
 def _check_sections(data: dict, source: str) -> None:
+    _check_keys(data, TOP_KEYS, "", source)
     for key in ("unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise"):
         if not isinstance(data.get(key), dict):
             raise ConfigError(f"{source}: field {key!r}: missing or not a mapping")
     if not isinstance(data.get("escalation"), list):
         raise ConfigError(f"{source}: field 'escalation': expected a list")
+    for key, known in SECTION_KEYS.items():
+        _check_keys(data[key], known, key, source)
+    for key in ("xid", "boot_noise"):
+        families = data[key].get("families") or {}
+        if not isinstance(families, dict):
+            raise ConfigError(f"{source}: field {key}.families: expected a mapping of GPU family")
+        _check_keys(families, FAMILIES, f"{key}.families", source, "GPU family")
 
 
 def validate(data: Any, source: str) -> None:
@@ -172,6 +204,9 @@ def _check_boot_noise(section: dict, source: str) -> None:
     if not isinstance(window, int | float) or isinstance(window, bool) or window < 0:
         raise ConfigError(f"{source}: field boot_noise.window_s: expected seconds >= 0")
     for family, entry in (section.get("families") or {}).items():
+        if entry is not None and not isinstance(entry, dict):
+            raise ConfigError(f"{source}: field boot_noise.families.{family}: expected a mapping")
+        _check_keys(entry or {}, NOISE_KEYS, f"boot_noise.families.{family}", source)
         for kind in ("xid", "sxid"):
             codes = (entry or {}).get(kind) or []
             if not isinstance(codes, list) or not all(isinstance(c, int) for c in codes):
@@ -182,6 +217,7 @@ def _check_boot_noise(section: dict, source: str) -> None:
 def _check_escalation(rule: Any, where: str, source: str) -> None:
     if not isinstance(rule, dict):
         raise ConfigError(f"{source}: field {where}: expected a mapping")
+    _check_keys(rule, ESCALATION_KEYS, where, source)
     codes = rule.get("codes")
     if not isinstance(codes, list) or not codes or not all(isinstance(c, int) for c in codes):
         raise ConfigError(f"{source}: field {where}.codes: expected a list of Xid codes")

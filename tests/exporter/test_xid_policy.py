@@ -107,6 +107,18 @@ def test_overlay_merges_over_the_packaged_policy(tmp_path):
         ("escalation:\n  - {codes: [109], count: 1, window_s: 60, action: none}\n", "escalation[0].count"),
         ("boot_noise:\n  window_s: -5\n", "boot_noise.window_s"),
         ("xid: [1, 2]\n", "'xid'"),
+        # Typos: unknown top-level, nested and family keys are errors, never silently ignored.
+        ("zzz: 1\n", "field zzz: unknown field"),
+        ("xid: {families: {hoppr: {}}}\n", "field xid.families.hoppr: unknown GPU family"),
+        ("xid: {defualt: {13: {class: fatal, action: none}}}\n", "xid.defualt"),
+        ("xid:\n  default:\n    13: {class: fatal, action: none, acton: reset_gpu}\n", "xid.default.13.acton"),
+        ("boot_noise: {families: {hopper: {xids: [13]}}}\n", "boot_noise.families.hopper.xids"),
+        ("boot_noise: {families: {hoppr: {xid: [13]}}}\n", "boot_noise.families.hoppr"),
+        ("boot_noise: {window: 10}\n", "boot_noise.window"),
+        ("sxid: {token: {}}\n", "sxid.token"),
+        ("nvlink5: {code: [144]}\n", "nvlink5.code"),
+        ("escalation:\n  - {codes: [109], count: 3, window_s: 60, action: none, windows: 2}\n",
+         "escalation[0].windows"),
     ],
 )
 def test_invalid_overlay_names_the_file_and_field(tmp_path, text, field):
