@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -24,6 +25,7 @@ from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import CHECKS, load_checks
 from gpuslo.exporter.node_config import NodeConfig, load_node_config
 from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.exporter.xid_policy import load_policy
 from gpuslo.verdict import gpu_verdicts, node_verdict
 
 SYSTEM_STATE_DIR = Path("/var/lib/gpuslo")
@@ -57,8 +59,8 @@ def _positive(text: str) -> float:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError("must be more than 0 seconds")
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
     return value
 
 
@@ -107,12 +109,15 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
 def context_from_args(args: argparse.Namespace) -> CheckContext:
     """The CheckContext for parsed `add_source_arguments` flags merged over `--config`.
 
-    Raises ConfigError/InputError for a bad config file, UsageError for a bad flag value."""
+    Raises ConfigError/InputError for a bad config file or Xid policy overlay (checked here, once,
+    so it is one error at start and not an `unknown` every run), UsageError for a bad flag value."""
     config = _config(args)
     get = lambda name: getattr(args, name, None)  # noqa: E731
     expect_gpus = _pick(get("expect_gpus"), config.expect_gpus)
-    if expect_gpus is not None and expect_gpus < 0:
-        raise UsageError("--expect-gpus must be 0 or more")
+    if expect_gpus is not None and expect_gpus < 1:
+        raise UsageError(f"--expect-gpus must be 1 or more, got {expect_gpus}")
+    policy_path = _pick(get("policy"), config.policy)
+    load_policy(policy_path)
     kernel_log = _pick(get("kernel_log"), config.kernel_log)
     extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks}
     return CheckContext(
@@ -126,7 +131,7 @@ def context_from_args(args: argparse.Namespace) -> CheckContext:
         state_dir=Path(_pick(get("state_dir"), config.state_dir) or default_state_dir()),
         timeout_s=float(_pick(get("check_timeout"), config.check_timeout_s, DEFAULT_TIMEOUT_S)),
         active=bool(get("active")),
-        policy_path=_pick(get("policy"), config.policy),
+        policy_path=policy_path,
         config={k: v for k, v in extra.items() if v},
     )
 

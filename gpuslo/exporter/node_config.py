@@ -27,14 +27,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuslo.errors import ConfigError, InputError
 from gpuslo.exporter.checks.registry import CHECKS
+from gpuslo.exporter.xid_policy import read_yaml
 
 NETWORK_KINDS = ("infiniband", "efa")
 _TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir")
-_COUNT_KEYS = ("expect_gpus", "expect_nvlinks")
+_COUNT_KEYS = ("expect_gpus", "expect_nvlinks")  # 0 would mean "nothing to check": not a count
 _SECONDS_KEYS = ("check_timeout_s", "interval_s")
 _CHECK_KEYS = ("interval_s", "timeout_s", "min_d2d_tbps", "min_tflops")
 
@@ -59,6 +58,10 @@ class NodeConfig:
 
 def _count(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _positive_count(value: Any) -> bool:
+    return _count(value) and value > 0
 
 
 def _seconds(value: Any) -> bool:
@@ -104,7 +107,7 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
             ok = isinstance(value, str) and value.strip() != ""
             message = "expected non-empty text"
         elif key in _COUNT_KEYS:
-            ok, message = _count(value), "expected a whole number ≥ 0"
+            ok, message = _positive_count(value), "expected a whole number ≥ 1"
         elif key in _SECONDS_KEYS:
             ok, message = _seconds(value), "expected seconds > 0"
         elif key == "expect_network_devices":
@@ -124,11 +127,9 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 
 
 def parse_node_config(text: str, source: str) -> NodeConfig:
-    """Validate a node config's YAML text; `ConfigError` names `source` and every bad field."""
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{source}: not valid YAML: {error}") from None
+    """Validate a node config's YAML text; `ConfigError` names `source` and every bad field (a
+    YAML error on one line with its line number)."""
+    data = read_yaml(text, source)
     if data is None:
         return NodeConfig()
     if not isinstance(data, dict):
@@ -141,9 +142,13 @@ def parse_node_config(text: str, source: str) -> NodeConfig:
 
 
 def load_node_config(path: str | Path) -> NodeConfig:
-    """Read and validate a node config file; `InputError` when it cannot be read."""
+    """Read and validate a node config file; `InputError` when it cannot be read, `ConfigError`
+    when it is not UTF-8 text (a binary file) or not a valid config."""
     try:
-        text = Path(path).read_text()
+        text = Path(path).read_text(encoding="utf-8")
     except OSError as error:
         raise InputError(str(path), error.strerror or str(error)) from None
+    except UnicodeDecodeError as error:
+        line = error.object.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (a binary file?)") from None
     return parse_node_config(text, str(path))

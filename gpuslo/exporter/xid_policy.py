@@ -245,20 +245,26 @@ def policy_from_mapping(data: Any, source: str, overlay: Any = None, overlay_sou
     return XidPolicy(merged, f"{source} + {overlay_source}")
 
 
-def _read_yaml(text: str, source: str) -> Any:
+def read_yaml(text: str, source: str) -> Any:
+    """`text` as YAML (pure). Raises ConfigError on one line: `source:line: not valid YAML (why)`
+    (also for characters YAML refuses, such as NUL)."""
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{source}:{mark.line + 1}" if mark else source
-        raise ConfigError(f"{where}: not valid YAML ({getattr(error, 'problem', error)})") from None
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        line = mark.line + 1 if mark else None
+        if isinstance(error, yaml.reader.ReaderError):
+            line = text.count("\n", 0, error.position) + 1
+        why = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        where = source if line is None else f"{source}:{line}"
+        raise ConfigError(f"{where}: not valid YAML ({why})") from None
 
 
 @functools.cache
 def packaged_policy() -> XidPolicy:
     """The packaged policy, read and validated once per process (it is never mutated)."""
     packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    return policy_from_mapping(_read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}")
+    return policy_from_mapping(read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}")
 
 
 def load_policy(overlay_path: str | None = None) -> XidPolicy:
@@ -276,7 +282,7 @@ def load_policy(overlay_path: str | None = None) -> XidPolicy:
         raise ConfigError(f"{overlay_path}: cannot read policy ({error.strerror or error})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{overlay_path}: not UTF-8 text") from None
-    overlay = _read_yaml(text, overlay_path)
+    overlay = read_yaml(text, overlay_path)
     return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay or {}, overlay_path)
 
 
