@@ -136,7 +136,7 @@ def test_pairs_that_cannot_fire_are_left_out_and_named():
 @settings(max_examples=50, deadline=None)
 @given(
     objective=st.floats(min_value=0.5, max_value=0.99999),
-    period=st.integers(min_value=1, max_value=366),
+    period=st.integers(min_value=7, max_value=366),
 )
 def test_thresholds_are_good_ratios_strictly_between_0_and_1(objective, period):
     spec = spec_from_mapping({"objectives": {"usable_gpu": objective}, "period_days": period})
