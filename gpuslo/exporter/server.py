@@ -20,6 +20,7 @@ import argparse
 import copy
 import dataclasses
 import logging
+import math
 import signal
 import sys
 import threading
@@ -165,7 +166,7 @@ def _validate(args: argparse.Namespace) -> None:
     for path in (args.tls_cert, args.tls_key, args.tls_client_ca):
         if path is not None and not path.is_file():
             raise InputError(str(path), "no such file")
-    if args.interval is not None and args.interval <= 0:
+    if args.interval is not None and not (math.isfinite(args.interval) and args.interval > 0):
         raise UsageError("--interval must be a positive number of seconds")
     if args.max_jobs < 0:
         raise UsageError("--max-jobs must be 0 or more")

@@ -53,8 +53,8 @@ def _usable(url: str) -> str | None:
 def test_fatal_xid_reaches_metrics_in_seconds_at_default_intervals(tmp_path):
     log = tmp_path / "kern.log"
     shutil.copy(FIXTURES / "h200" / "dmesg.txt", log)
-    for sub in ("sys", "proc", "state"):
-        (tmp_path / sub).mkdir()
+    for sub in ("sys/class", "proc", "state"):
+        (tmp_path / sub).mkdir(parents=True)
     env = {**os.environ, "GPUSLO_NVML_PATH": str(REPO / "gpuslo" / "data" / "nvml_replay"),
            "GPUSLO_FAKE_NVML": str(REPO / "gpuslo" / "data" / "nvml_replay" / "h200x1.json")}  # fmt: skip
     with __import__("socket").socket() as sock:
