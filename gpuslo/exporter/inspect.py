@@ -5,6 +5,10 @@ Each evidence module registers the kinds it reads in `KINDS` below: a detector
 list[Finding]`, pure). This module reads the files (the only I/O), detects the kind when `--kind`
 is not given, and folds the findings of every file into one verdict (the worst).
 
+One file may hold several kinds (an on-call engineer pastes dmesg and `nvidia-smi -q` together):
+`inspect_parts.split_evidence` cuts it into parts; every kind whose detector accepts a part reads
+it, and the findings of all parts are merged. A part nothing recognises is `unknown`.
+
 Fail closed: a file that cannot be read, or whose text no parser recognises, yields an `unknown`
 finding (`nothing_recognised`, layer observability), never `healthy`.
 """
@@ -16,11 +20,12 @@ import importlib
 import json
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError, UsageError
+from gpuslo.exporter.inspect_parts import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
 
 # Read at most this many bytes of one evidence file; more is reported, not silently cut.
@@ -80,10 +85,13 @@ def _function(kind: str, index: int) -> Callable:
 
 def detect_kind(text: str) -> str | None:
     """The first kind in `KINDS` whose detector accepts `text`, or None."""
-    for kind in KINDS:
-        if _function(kind, 0)(text):
-            return kind
-    return None
+    kinds = detect_kinds(text)
+    return kinds[0] if kinds else None
+
+
+def detect_kinds(text: str) -> tuple[str, ...]:
+    """Every kind in `KINDS` whose detector accepts `text`, in `KINDS` order."""
+    return tuple(kind for kind in KINDS if _function(kind, 0)(text))
 
 
 def unknown_finding(kind: str, message: str, reason: str = "parse_error") -> Finding:
@@ -94,23 +102,65 @@ def unknown_finding(kind: str, message: str, reason: str = "parse_error") -> Fin
     )  # fmt: skip
 
 
-def inspect_text(text: str, source: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:
-    """Findings for one piece of evidence (pure). `kind` None means detect it.
+def _in_file(finding: Finding, numbers: Sequence[int] | None) -> Finding:
+    """`finding` with its part-relative `line` made the file line (`numbers[line - 1]`)."""
+    if numbers is None or finding.line is None or not 0 < finding.line <= len(numbers):
+        return finding
+    return replace(finding, line=numbers[finding.line - 1])
 
-    An evidence text nothing recognises gives one `nothing_recognised` unknown finding; a
-    `ParseError` from the kind's parser becomes an unknown finding naming the line.
+
+def _parse_error(error: ParseError, source: str, numbers: Sequence[int] | None) -> str:
+    """The error's message with its line made the file line."""
+    if numbers is None or not error.line or error.line > len(numbers):
+        return str(error)
+    return str(ParseError(source, error.detail, numbers[error.line - 1], error.field))
+
+
+def _read(kinds: Sequence[str], text: str, source: str, options: InspectOptions,
+          numbers: Sequence[int] | None = None) -> list[Finding]:  # fmt: skip
+    """Findings of every kind in `kinds` reading `text`; `numbers` maps the text's lines to the
+    file's (None: the whole file). The first kind must find something (else nothing recognised,
+    unknown); another kind that finds nothing adds nothing. A ParseError is an unknown finding
+    naming the file line."""
+    findings: list[Finding] = []
+    for position, kind in enumerate(kinds):
+        try:
+            found = _function(kind, 1)(text, options, source)
+        except ParseError as error:
+            found = [unknown_finding(kind, _parse_error(error, source, numbers))]
+        if not found and position == 0:
+            found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
+        findings += [_in_file(finding, numbers) for finding in found]
+    return findings
+
+
+def inspect_text(text: str, source: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:
+    """Findings for one piece of evidence (pure). `kind` None means detect it: every kind whose
+    detector accepts the text reads it, part by part when the text holds several kinds
+    (`split_evidence`).
+
+    Evidence (or a part of it) nothing recognises gives a `nothing_recognised` unknown finding
+    naming its lines; a `ParseError` from a parser becomes an unknown finding naming the line.
     """
     if not text.strip():
         return [unknown_finding(kind or "unknown", f"{source}: empty input", reason="no_data")]
-    detected = kind or detect_kind(text)
-    if detected is None:
-        return [unknown_finding("unknown", f"{source}: no parser recognises this evidence")]
-    try:
-        findings = _function(detected, 1)(text, options, source)
-    except ParseError as error:
-        return [unknown_finding(detected, str(error))]
-    if not findings:
-        return [unknown_finding(detected, f"{source}: nothing recognisable as {detected}")]
+    if kind is not None:
+        return _read((kind,), text, source, options)
+    parts = split_evidence(text, detect_kinds)
+    if len(parts) == 1:
+        kinds = detect_kinds(text)
+        if not kinds:
+            return [unknown_finding("unknown", f"{source}: no parser recognises this evidence")]
+        return _read(kinds, text, source, options)
+    findings: list[Finding] = []
+    for part in parts:
+        if part.kinds:
+            findings += _read(part.kinds, part.text, source, options, part.numbers)
+        else:
+            findings.append(unknown_finding("unknown", (
+                f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): "
+                "no parser recognises this part of the evidence"
+            )))  # fmt: skip
     return findings
 
 
@@ -152,7 +202,8 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
         findings = inspect_text(read_evidence(path), path, options, kind)
         verdict = verdict_from_findings(findings)
         verdicts.append(verdict)
-        results.append({"file": path, "kind": findings[0].kind, "verdict": verdict})
+        kinds = "+".join(dict.fromkeys(f.kind for f in findings))  # a mixed file names each kind
+        results.append({"file": path, "kind": kinds, "verdict": verdict})
         for finding in findings:
             all_findings.append({**finding.to_dict(), "file": path})
     return {
