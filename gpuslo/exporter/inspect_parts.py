@@ -41,6 +41,8 @@ STARTS = re.compile(
 CAPTURE_STARTS = re.compile(
     r"(?:=+NVSMI LOG=+\s*$|<\?xml\b|NVRM version:|\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$)"
 )
+# A table's rule line: only `+`, `-`, `=`, `|` and spaces.
+RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
 # A shell prompt and the command it ran, pasted above the output.
 PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
 # Paragraphs beyond this are not detected one by one: the run stays one part.
@@ -48,8 +50,10 @@ MAX_PARAGRAPHS = 2000
 # A paragraph longer than this, or cut points beyond this many, are not tried (`cut_paragraph`).
 MAX_CUT_LINES = 2000
 MAX_CUTS = 200
+# In a paragraph this short every line is a possible cut, not only where the shape changes.
+SHORT_PARAGRAPH = 64
 # Files with more lines outside the log than this are cut at blank lines and `STARTS` only.
-MAX_CUT_TOTAL = 20_000
+MAX_CUT_TOTAL = 5_000
 
 
 @dataclass(frozen=True)
@@ -111,9 +115,9 @@ def _shape(line: str) -> tuple[bool, str]:
 def _rule_lines_to_tail(
     lines: Sequence[str], paragraph: list[int], n: int, tail: Part, detect: Detect
 ) -> tuple[int, Part]:
-    """Move the cut before rule lines (`+----+`, no letter or digit) that end the head when the
+    """Move the cut before rule lines (`+----+`, `|====|`) that end the head when the
     tail keeps its kinds with them: they open the tail's output (a table), not end the head's."""
-    while n > 1 and not any(c.isalnum() for c in lines[paragraph[n - 1]]):
+    while n > 1 and RULE_LINE.match(lines[paragraph[n - 1]]):
         longer = _part(lines, paragraph[n - 1 :], detect)
         if longer.kinds != tail.kinds:
             break
@@ -124,14 +128,15 @@ def _rule_lines_to_tail(
 def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:
     """`paragraph` as parts: cut where the line shape changes and the lines before and the lines
     from there on are each recognised, by no kind in common (`cat a b`, no blank line between: a
-    table after `dcgmi health`, a `-q` fragment after a table). The last such cut is taken (a
+    table after `dcgmi health`, a `-q` fragment after a table; a paragraph nothing recognises
+    as a whole is not tried). The last such cut is taken (a
     loose detector still accepts a tail that starts too early, an `ibpanic` line before a
     table, but not a head that ends too late), then each side is cut again. Otherwise one part."""
     whole = _part(lines, paragraph, detect)
-    if len(paragraph) > MAX_CUT_LINES:
+    if len(paragraph) > MAX_CUT_LINES or not whole.kinds:
         return [whole]
-    changes = [n for n in range(1, len(paragraph))
-               if _shape(lines[paragraph[n]]) != _shape(lines[paragraph[n - 1]])][-MAX_CUTS:]  # fmt: skip
+    changes = [n for n in range(1, len(paragraph)) if len(paragraph) <= SHORT_PARAGRAPH
+               or _shape(lines[paragraph[n]]) != _shape(lines[paragraph[n - 1]])][-MAX_CUTS:]  # fmt: skip
     for n in reversed(changes):
         tail = _part(lines, paragraph[n:], detect)
         if not tail.kinds:

@@ -3,6 +3,7 @@ part is read, findings are merged, and a part nothing recognises is `unknown`, n
 
 from __future__ import annotations
 
+import itertools
 import json
 
 import pytest
@@ -97,3 +98,18 @@ def test_a_prompt_line_above_a_tool_output_is_part_of_it():
 def test_given_kind_reads_the_whole_file_as_that_kind():
     findings = inspect_text(LOG + REMAP, "p", InspectOptions(), "kernel-log")
     assert {f.kind for f in findings} == {"kernel-log"}
+
+
+def test_any_two_corpus_cases_pasted_together_are_never_healthier_than_the_worse():
+    # `cat a b` for every ordered pair of corpus cases: a problem either shows is never lost
+    # (healthy), and two healthy captures never make a problem (unhealthy).
+    texts = {path.name[:3]: path.read_text() for path in sorted(CASES.iterdir())}
+    alone = {name: verdict_from_findings(inspect_text(text, name, InspectOptions())) for name, text in texts.items()}
+    lost, invented = [], []
+    for a, b in itertools.permutations(texts, 2):
+        verdict = verdict_from_findings(inspect_text(texts[a] + texts[b], f"{a}+{b}", InspectOptions()))
+        if verdict == "healthy" and not alone[a] == alone[b] == "healthy":
+            lost.append((a, b, alone[a], alone[b]))
+        if verdict == "unhealthy" and alone[a] != "unhealthy" and alone[b] != "unhealthy":
+            invented.append((a, b))
+    assert lost == [] and invented == []
