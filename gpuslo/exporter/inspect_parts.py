@@ -43,6 +43,9 @@ CAPTURE_STARTS = re.compile(
 )
 # A table's rule line: only `+`, `-`, `=`, `|` and spaces.
 RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
+# The line that closes a document (`</nvidia_smi_log>`, unindented): it ends a paragraph and is
+# part of the part before it.
+CLOSING = re.compile(r"^</[^>\s]+>\s*$")
 # A shell prompt and the command it ran, pasted above the output.
 PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
 # Paragraphs beyond this are not detected one by one: the run stays one part.
@@ -80,7 +83,7 @@ Detect = Callable[[str], tuple[str, ...]]
 
 def runs(lines: Sequence[str]) -> tuple[list[int], list[list[list[int]]]]:
     """(indexes of the system-log lines, the runs of other lines between log lines, each cut
-    into paragraphs at blank lines and at `STARTS`)."""
+    into paragraphs at blank lines, at `STARTS` and after `CLOSING`)."""
     log: list[int] = []
     out: list[list[list[int]]] = []
     in_run = gap = False
@@ -94,7 +97,7 @@ def runs(lines: Sequence[str]) -> tuple[list[int], list[list[list[int]]]]:
             if not in_run or gap or STARTS.match(line):
                 out[-1].append([])
             out[-1][-1].append(index)
-            in_run, gap = True, False
+            in_run, gap = True, CLOSING.match(line) is not None
         else:
             gap = True
     return log, out
@@ -160,8 +163,9 @@ def parts_of_run(
 ) -> list[Part]:
     """The parts of one run of non-log lines. Adjacent paragraphs of the same kinds join (unless
     one starts a new capture). A paragraph nothing recognises joins the output around it when
-    it sits between two paragraphs of one part (the `-q` header block), or the output after it
-    when it is one prompt line (`$ nvidia-smi -q`); otherwise it is a part without kinds."""
+    it sits between two paragraphs of one part (the `-q` header block) or only closes the part
+    before it (`</nvidia_smi_log>`), or the output after it when it is one prompt line
+    (`$ nvidia-smi -q`); otherwise it is a part without kinds."""
     if len(run) > MAX_PARAGRAPHS:
         return [_part(lines, [i for paragraph in run for i in paragraph], detect)]
     pieces = [
@@ -179,7 +183,8 @@ def parts_of_run(
                 out.append(part)
             continue
         after = next((later for later in pieces[index + 1 :] if later.kinds), None)
-        if last is not None and last.kinds and after is not None and _joins(after, last):
+        closes = all(CLOSING.match(line) for line in part.lines)
+        if last is not None and last.kinds and (closes or (after is not None and _joins(after, last))):
             out[-1] = last.join(part, last.kinds)
         elif last is not None and not last.kinds:
             out[-1] = last.join(part, ())

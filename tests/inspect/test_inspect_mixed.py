@@ -113,3 +113,12 @@ def test_any_two_corpus_cases_pasted_together_are_never_healthier_than_the_worse
         if verdict == "unhealthy" and alone[a] != "unhealthy" and alone[b] != "unhealthy":
             invented.append((a, b))
     assert lost == [] and invented == []
+
+
+def test_every_h200_capture_pasted_into_one_file_is_one_healthy_hopper(tmp_path, capsys):
+    files = sorted((FIXTURES / "h200").iterdir())
+    report = _report(tmp_path, capsys, "".join(path.read_text() for path in files))
+    assert report["verdict"] == "healthy"
+    assert [(g["model"], g["family"]) for g in report["gpus"]] == [("NVIDIA H200", "hopper")]
+    each = {kind for path in files for kind in detect_kinds(path.read_text())}
+    assert set(report["files"][0]["kind"].split("+")) == each  # the XML, CSV and table too
