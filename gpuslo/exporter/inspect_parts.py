@@ -28,6 +28,8 @@ LOG_LINE = re.compile(
     r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [^\s:]+: "
     r"|-- .* --\s*$| [A-Z][A-Z0-9_]*=)"
 )
+# A non-blank line that is not a log line.
+FOREIGN = re.compile(r"^(?!" + LOG_LINE.pattern + r")[^\n]*\S", re.MULTILINE)
 # First lines of a tool's output other than a log: `nvidia-smi -q` banner, XML prolog, `ibstat`
 # CA, `ibstatus` port, `dcgmi dmon` header, `fi_info` provider, /proc/driver/nvidia/version,
 # `ibdev2netdev`, the `nvidia-smi` table's date line.
@@ -65,8 +67,8 @@ class Part:
     recognises it) and its lines, with the 1-based file line number of each (`numbers`)."""
 
     kinds: tuple[str, ...]
-    lines: tuple[str, ...]
-    numbers: tuple[int, ...]
+    lines: Sequence[str]
+    numbers: Sequence[int]
 
     @property
     def text(self) -> str:
@@ -75,7 +77,7 @@ class Part:
 
     def join(self, other: Part, kinds: tuple[str, ...]) -> Part:
         """This part followed by `other`, of `kinds`."""
-        return Part(kinds, self.lines + other.lines, self.numbers + other.numbers)
+        return Part(kinds, (*self.lines, *other.lines), (*self.numbers, *other.numbers))
 
 
 Detect = Callable[[str], tuple[str, ...]]
@@ -203,6 +205,8 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
     kinds that accept a text. A text with fewer than two recognised parts gives one part, the
     whole text, with no kinds: the caller reads it as one piece of evidence."""
     lines = text.splitlines()
+    if not FOREIGN.search(text):  # a log and nothing else: no line-by-line walk
+        return [Part((), lines, range(1, len(lines) + 1))]
     log, other = runs(lines)
     cut = sum(len(paragraph) for run in other for paragraph in run) <= MAX_CUT_TOTAL
     parts = [part for run in other for part in parts_of_run(lines, run, detect, cut)]
@@ -210,5 +214,5 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
         parts.append(_part(lines, log, detect))
         parts.sort(key=lambda part: part.numbers[0])
     if sum(bool(part.kinds) for part in parts) < 2:
-        return [Part((), tuple(lines), tuple(range(1, len(lines) + 1)))]
+        return [Part((), lines, range(1, len(lines) + 1))]
     return parts
