@@ -130,7 +130,7 @@ UNKNOWN_REASONS: Final = (
 # A finding names either a code (`xid`, `sxid`) or one of these signals.
 SIGNALS: Final = {
     "fallen_off_bus": "GPU fell off the PCIe bus (Xid 79 or the NVRM block without an Xid)",
-    "gpu_missing": "fewer GPUs seen than expected",
+    "gpu_missing": "fewer GPUs than expected: fatal when absent, unknown when the output does not show them",
     "gpu_inaccessible": "a GPU the driver lists but cannot query (Unknown Error, no handle)",
     "gpus_seen": "inventory: GPUs present in the evidence",
     "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
