@@ -7,13 +7,11 @@ blocks; floats are already strings formatted by `slo_spec.format_number` or plai
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 
 import yaml
 
-from gpuslo.errors import InputError
+from gpuslo.files import write_text_files
 
 
 class _Dumper(yaml.SafeDumper):
@@ -69,26 +67,6 @@ def dump_yaml(document: dict, head: str) -> str:
 
 
 def write_atomically(directory: Path, files: dict[str, str]) -> list[Path]:
-    """Write each `name -> text` into `directory` (created if missing) through a temporary file,
-    fsync and rename, so a reader never sees a half-written file. Returns the paths written.
-    Raises InputError when the directory cannot be created or written."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(
-            str(directory), f"cannot create output directory: {error.strerror}"
-        ) from None
-    written = []
-    for name in sorted(files):
-        target = directory / name
-        try:
-            fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(files[name])
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, target)
-        except OSError as error:
-            raise InputError(str(target), f"cannot write: {error.strerror}") from None
-        written.append(target)
-    return written
+    """Write each `name -> text` into `directory`, all or nothing (`gpuslo.files`). Raises
+    InputError naming what could not be written."""
+    return write_text_files(directory, files)

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from grafanalib._gen import DashboardEncoder
 
 from gpuslo.dashboards import job_board, liveness_board, node_boards, slo_boards
-from gpuslo.errors import InputError
+from gpuslo.files import write_text_files
 from gpuslo.slo_spec import SloSpec, load_spec
 
 REGENERATE = "gpuslo dashboards --out deploy/grafana"
@@ -55,26 +53,9 @@ def build_files(spec: SloSpec) -> dict[str, str]:
 
 
 def write_atomically(directory: Path, files: dict[str, str]) -> list[Path]:
-    """Write each file through a temporary file, fsync and rename. Raises InputError."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        raise InputError(
-            str(directory), f"cannot create output directory: {error.strerror}"
-        ) from None
-    written = []
-    for name in sorted(files):
-        try:
-            fd, temp = tempfile.mkstemp(prefix=f".{name}.", dir=directory)
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                handle.write(files[name])
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(temp, directory / name)
-        except OSError as error:
-            raise InputError(str(directory / name), f"cannot write: {error.strerror}") from None
-        written.append(directory / name)
-    return written
+    """Write each `name -> text` into `directory`, all or nothing (`gpuslo.files`). Raises
+    InputError naming what could not be written."""
+    return write_text_files(directory, files)
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

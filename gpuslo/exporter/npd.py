@@ -113,7 +113,7 @@ def render_monitor_config(check_names: list[str] | None = None) -> str:
 
 def main(argv: list[str]) -> int:
     """Write the config to argv[0] atomically (temp file + rename)."""
-    from gpuslo.exporter.state import write_atomic
+    from gpuslo.files import write_atomic
 
     if len(argv) != 1:
         print("usage: python -m gpuslo.exporter.npd OUTPUT.json", file=sys.stderr)

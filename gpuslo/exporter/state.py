@@ -1,5 +1,4 @@
-"""Atomic state files: write a temporary file in the same directory, fsync it, rename it over the
-target, fsync the directory. A reader (or a restarted exporter after kill -9) sees the old file or
+"""Atomic state files (through `gpuslo.files`: temporary file, fsync, rename, directory fsync). A reader (or a restarted exporter after kill -9) sees the old file or
 the new one, never half of one. Other modules (the xid check's kernel-log cursor) may reuse it.
 """
 
@@ -7,36 +6,11 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from gpuslo.errors import ParseError
-
-
-def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
-    """Replace `path` with `data` atomically (temp + fsync + rename + directory fsync).
-
-    Creates the parent directory. Raises OSError when the directory is not writable; the
-    temporary file is removed on any failure.
-    """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    dir_fd = os.open(target.parent, os.O_RDONLY)
-    try:
-        os.fsync(dir_fd)
-    finally:
-        os.close(dir_fd)
+from gpuslo.files import write_atomic
 
 
 def write_json_atomic(path: str | os.PathLike[str], value: Any) -> None:

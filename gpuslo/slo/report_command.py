@@ -189,9 +189,9 @@ def render(report, chosen: list[str]) -> dict[str, str]:
 
 def run(args: argparse.Namespace) -> int:
     """Run `gpuslo report`: compute, render, write atomically, print the headline. Returns 0."""
+    from gpuslo.files import write_all_atomic
     from gpuslo.slo.report import build_report
     from gpuslo.slo.report_markdown import headline
-    from gpuslo.slo.simulate_io import write_all_atomic
 
     spec = load_spec(args.slo)
     chosen = formats(args.format)

@@ -1,70 +1,22 @@
-"""Files of `gpuslo simulate`: atomic writes, the frames as CSV.gz, journals, and reading back.
-
-`write_atomic` is the one way gpuslo's fleet side writes a file: a temp file in the same
-directory, fsync, rename — a reader never sees half a file.
-"""
+"""Files of `gpuslo simulate`: the frames as CSV.gz, journals, and reading back. Every file is
+written through `gpuslo.files` (atomic; all or nothing for several)."""
 
 from __future__ import annotations
 
-import errno
 import gzip
 import io
 import json
-import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from gpuslo.errors import InputError, ParseError
+from gpuslo.files import write_atomic
 from gpuslo.slo import frames as fr
 
 FRAME_NAMES = ("inventory", "verdicts", "schedulability", "allocations", "job_events")
 MANIFEST = "simulation.json"
-
-
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write `data` to `path` atomically (temp file in the same directory, fsync, rename).
-    Raises OSError."""
-    write_all_atomic({path: data})
-
-
-def write_all_atomic(files: dict[Path, bytes]) -> None:
-    """Write several files all or nothing: every one to a temp file beside it first (fsync), and
-    rename them into place only when all were written, so a failure leaves no new file behind.
-    Raises OSError whose `filename` is the path that failed."""
-    staged: list[str] = []
-    try:
-        for path, data in files.items():
-            try:
-                if path.is_dir():
-                    raise IsADirectoryError(errno.EISDIR, "Is a directory")
-                staged.append(_stage(path, data))
-            except OSError as error:
-                raise OSError(error.errno, error.strerror or str(error), str(path)) from None
-        for tmp, path in zip(staged, files, strict=True):
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp in staged:
-            Path(tmp).unlink(missing_ok=True)
-        raise
-
-
-def _stage(path: Path, data: bytes) -> str:
-    """`data` in a fsync'd temp file in `path`'s directory (created if missing); its name."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return tmp
 
 
 def frame_csv_gz(frame: pd.DataFrame) -> bytes:
