@@ -19,12 +19,13 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gpuslo.exporter.kernel_log import KERNEL_PREFIX_PATTERN
+
 # A line of a system log: a kernel-log prefix (`kernel_log.looks_like_kernel_log`'s), a syslog
 # or journal line of any unit, a journal marker (`-- Boot ... --`) or a /dev/kmsg dictionary
 # line (` SUBSYSTEM=pci`).
 LOG_LINE = re.compile(
-    r"(?:\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
-    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
+    r"(?:" + KERNEL_PREFIX_PATTERN +
     r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [^\s:]+: "
     r"|-- .* --\s*$| [A-Z][A-Z0-9_]*=)"
 )

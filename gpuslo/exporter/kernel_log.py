@@ -111,11 +111,13 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
                          f"{HEAD_BYTES // 1024} KiB")  # fmt: skip
 
 
-_KERNEL_PREFIX = re.compile(
-    r"^(?:\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
-    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: )",
-    re.MULTILINE,
+# The prefixes of a kernel-log record: /dev/kmsg, uptime, ctime, `kern  :err   :`, syslog or
+# journal `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
+KERNEL_PREFIX_PATTERN = (
+    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
+    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
+_KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 
 
 def looks_like_kernel_log(text: str) -> bool:
