@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, FIXTURES
 
 from gpuslo.exporter.checks.base import CheckContext, DependencyMissing
 from gpuslo.exporter.checks.xid import XidCheck, count_events
@@ -198,3 +198,29 @@ def test_missing_kernel_log_file_is_dependency_missing(tmp_path):
     context = CheckContext(kernel_log=tmp_path / "gone.log", state_dir=tmp_path)
     with pytest.raises(DependencyMissing, match="gone.log"):
         XidCheck().run(context)
+
+
+def test_the_gpu_family_comes_from_the_driver_inventory(tmp_path):
+    """An operator's per-family overlay must reach the xid check without NVML: the family is read
+    from /proc/driver/nvidia/gpus/*/information (here the real H200's)."""
+    from gpuslo.exporter.checks.xid import gpu_family_of, read_gpu_family
+
+    gpus = tmp_path / "driver" / "nvidia" / "gpus" / "0000:00:06.0"
+    gpus.mkdir(parents=True)
+    (gpus / "information").write_text((FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text())
+    assert read_gpu_family(tmp_path) == "hopper"
+    assert read_gpu_family(tmp_path / "nowhere") is None
+    assert gpu_family_of(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]) is None
+
+
+def test_a_per_family_overlay_applies_to_the_check(tmp_path):
+    gpus = tmp_path / "proc" / "driver" / "nvidia" / "gpus" / "0000:00:06.0"
+    gpus.mkdir(parents=True)
+    (gpus / "information").write_text((FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text())
+    log = tmp_path / "kern.log"
+    log.write_text("[  100.000000] NVRM: Xid (PCI:0000:00:06): 63, pid=1, name=python, Row Remapper: New row marked for remapping, reset gpu to activate.\n")
+    overlay = tmp_path / "overlay.yaml"
+    overlay.write_text("xid:\n  families:\n    hopper:\n      63: {class: fatal, action: drain_and_reset}\n")
+    context = CheckContext(state_dir=tmp_path / "state", kernel_log=log, procfs=tmp_path / "proc", policy_path=str(overlay))
+    results = XidCheck().run(context).results
+    assert any(r.status == "fail" and r.action == "drain_and_reset" for r in results), results

@@ -29,6 +29,7 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import time
@@ -45,6 +46,7 @@ from gpuslo.exporter.kernel_log_parse import KernelEvent, with_uuids
 from gpuslo.exporter.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.runner import CheckOutput
 from gpuslo.exporter.xid_policy import Classified, classify_events, load_policy
+from gpuslo.families import family_of
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
@@ -179,6 +181,8 @@ class XidCheck:
         """Read, classify and judge; see the module docstring for sources, state and errors."""
         now = (context.clock or time.time)()
         policy = load_policy(context.policy_path)
+        if context.gpu_family is None:
+            context = dataclasses.replace(context, gpu_family=read_gpu_family(Path(context.procfs)))
         if context.kernel_log is None and Path(context.kmsg_path).exists():
             try:
                 return self._run_kmsg(context, policy, now)
@@ -235,6 +239,28 @@ def check_command_output(text: str, events: list[KernelEvent], source: str) -> i
         if not any(event.line == last for event in events):
             raise ParseError(source, "output ends in a cut-off kernel-log record", line=last)
     return kernel_records(text)
+
+
+def gpu_family_of(models: list[str]) -> str | None:
+    """The node's GPU family from its GPUs' model names (pure): the family when every GPU has the
+    same known one, else None (the policy's default section applies)."""
+    families = {family_of(model) for model in models}
+    return families.pop() if len(families) == 1 and "unknown" not in families else None
+
+
+def read_gpu_family(procfs: Path) -> str | None:
+    """The GPU family from `<procfs>/driver/nvidia/gpus/*/information` (the driver's own
+    inventory, readable without NVML, so the per-family Xid policy applies); None when absent."""
+    models = []
+    for info in sorted((procfs / "driver" / "nvidia" / "gpus").glob("*/information")):
+        try:
+            text = info.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        match = re.search(r"^Model:\s*(.+?)\s*$", text, re.MULTILINE)
+        if match:
+            models.append(match.group(1))
+    return gpu_family_of(models)
 
 
 def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
