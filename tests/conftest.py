@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import requests
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
@@ -35,3 +41,46 @@ def promtool() -> str:
 @pytest.fixture
 def prometheus_binary() -> str:
     return require_binary("prometheus")
+
+
+def free_port() -> int:
+    """A free TCP port on 127.0.0.1."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def backfill(promtool: str, openmetrics: Path, tsdb: Path) -> None:
+    """Load an OpenMetrics file into a TSDB directory (`promtool tsdb create-blocks-from`)."""
+    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
+                   check=True, capture_output=True, timeout=600)  # fmt: skip
+
+
+@contextlib.contextmanager
+def running_prometheus(binary: str, config: Path, tsdb: Path, *flags: str, ready_s: float = 60) -> Iterator[str]:
+    """Debian's Prometheus on a free loopback port over `tsdb` with `config` (and extra `flags`);
+    yields its base URL once /-/ready answers, stops it afterwards. Fails the test when it exits
+    or is not ready within `ready_s`; its log is `<tsdb>.log`."""
+    url = f"http://127.0.0.1:{free_port()}"
+    with open(f"{tsdb}.log", "w") as log:
+        process = subprocess.Popen(
+            [binary, f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
+             f"--web.listen-address={url.removeprefix('http://')}", *flags],
+            stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+        try:
+            deadline = time.monotonic() + ready_s
+            while True:
+                if process.poll() is not None:
+                    pytest.fail(f"prometheus exited with {process.returncode}; see {tsdb}.log")
+                try:
+                    if requests.get(f"{url}/-/ready", timeout=1).ok:
+                        break
+                except requests.RequestException:
+                    pass
+                if time.monotonic() > deadline:
+                    pytest.fail(f"prometheus not ready within {ready_s:g} s; see {tsdb}.log")
+                time.sleep(0.1)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=30)

@@ -10,7 +10,6 @@ tolerance of 0.01 (the figures on seed 0 agree to about 0.001).
 
 from __future__ import annotations
 
-import subprocess
 import time
 
 import pandas as pd
@@ -23,8 +22,7 @@ from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
 from gpuslo.slo.simulate_io import read_simulation
 from gpuslo.slo_spec import SloSpec
-from tests.conftest import require_binary
-from tests.dashboards.test_dashboards_prometheus import _free_port, _wait_ready
+from tests.conftest import backfill, require_binary, running_prometheus
 
 pytestmark = pytest.mark.prometheus
 STEP_S, DAYS = 1800, 4
@@ -78,38 +76,11 @@ def simulated(tmp_path_factory):
     frames, start, end = read_simulation(root / "sim")
     (root / "nodes.om").write_text(_node_openmetrics(frames, start, end))
     for source in (root / "sim" / "metrics.om", root / "nodes.om"):
-        subprocess.run(
-            [
-                promtool,
-                "tsdb",
-                "create-blocks-from",
-                "openmetrics",
-                str(source),
-                str(root / "data"),
-            ],
-            check=True,
-            capture_output=True,
-            timeout=120,
-        )
+        backfill(promtool, source, root / "data")
     (root / "prometheus.yml").write_text("global: {}\n")
-    url = f"http://127.0.0.1:{_free_port()}"
-    process = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={root / 'prometheus.yml'}",
-            f"--storage.tsdb.path={root / 'data'}",
-            f"--web.listen-address={url.removeprefix('http://')}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    try:
-        _wait_ready(url, process)
+    with running_prometheus(binary, root / "prometheus.yml", root / "data") as url:
         result = compute_week(Frames(**frames), start, end, SloSpec())
         yield url, result.usable_gpu_hours / result.provisioned_gpu_hours, end
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def test_usable_gpu_ratio_from_the_rules_matches_the_engine(simulated):

@@ -7,7 +7,6 @@ Prometheus serves the whole module."""
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import time
 
@@ -23,7 +22,7 @@ from gpuslo import names
 from gpuslo.alerts import generate as rules_generate
 from gpuslo.dashboards import generate
 from gpuslo.slo_spec import SloSpec
-from tests.conftest import REPO, require_binary
+from tests.conftest import REPO, backfill, require_binary, running_prometheus
 
 pytestmark = pytest.mark.prometheus
 STEP_S, HOURS = 60, 3
@@ -227,26 +226,6 @@ def fixture_rows() -> dict[str, list]:
     return rows
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def _wait_ready(url: str, process: subprocess.Popen, deadline_s: float = 30) -> None:
-    end = time.monotonic() + deadline_s
-    while time.monotonic() < end:
-        if process.poll() is not None:
-            raise RuntimeError("prometheus exited early")
-        try:
-            if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
-                return
-        except requests.ConnectionError:
-            pass
-        time.sleep(0.2)
-    raise TimeoutError("prometheus not ready")
-
-
 @pytest.fixture(scope="module")
 def prometheus(tmp_path_factory) -> str:
     binary, promtool = require_binary("prometheus"), require_binary("promtool")
@@ -255,40 +234,13 @@ def prometheus(tmp_path_factory) -> str:
     registry.register(_Fixture(end=int(time.time()) - 30))
     (root / "fixture.om").write_bytes(generate_latest(registry))
     data = root / "data"
-    subprocess.run(
-        [
-            promtool,
-            "tsdb",
-            "create-blocks-from",
-            "openmetrics",
-            str(root / "fixture.om"),
-            str(data),
-        ],
-        check=True,
-        capture_output=True,
-        timeout=120,
-    )
+    backfill(promtool, root / "fixture.om", data)
     for name, text in rules_generate.build_files(SloSpec()).items():
         (root / name).write_text(text)
     config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(root / "*.rules.yml")]}
     (root / "prometheus.yml").write_text(yaml.safe_dump(config))
-    url = f"http://127.0.0.1:{_free_port()}"
-    process = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={root / 'prometheus.yml'}",
-            f"--storage.tsdb.path={data}",
-            f"--web.listen-address={url.removeprefix('http://')}",
-        ],
-        stdout=subprocess.DEVNULL,
-        stderr=(root / "prometheus.log").open("w"),
-    )
-    try:
-        _wait_ready(url, process)
+    with running_prometheus(binary, root / "prometheus.yml", data) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
 
 
 def _query(url: str, expr: str) -> list:

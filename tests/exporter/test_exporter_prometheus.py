@@ -9,7 +9,6 @@ log and the same journals — then SIGTERM, which must end it cleanly with exit 
 
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
 import threading
@@ -18,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from conftest import CORPUS
+from conftest import CORPUS, free_port, require_binary, running_prometheus
 from exporter.test_collector_node import fixture_snapshot, samples, write_job
 from prometheus_client import start_http_server
 
@@ -32,12 +31,6 @@ pytestmark = pytest.mark.prometheus
 # 31 application) Xids: corpus cases 026 and 011 one after the other.
 FATAL_AND_BENIGN = ("026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
                     "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def wait_for(predicate, timeout: float, what: str):  # noqa: ANN001, ANN201
@@ -55,8 +48,6 @@ def wait_for(predicate, timeout: float, what: str):  # noqa: ANN001, ANN201
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
-    from conftest import require_binary
-
     prometheus = require_binary("prometheus")
     tmp = tmp_path_factory.mktemp("stack")
     journals = tmp / "journals"
@@ -75,25 +66,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
          "--interval", "1", "--kernel-log", str(kernel_log), "--journal-dir", str(journals),
          "--state-dir", str(tmp / "child-state"), "--path.sysfs", str(tmp / "nosys")],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
-    web = f"127.0.0.1:{free_port()}"
     config = tmp / "prometheus.yml"
     config.write_text(
         "global: {scrape_interval: 1s, scrape_timeout: 1s}\nscrape_configs:\n"
         f"- job_name: inproc\n  static_configs: [{{targets: ['{inproc}']}}]\n"
         f"- job_name: child\n  static_configs: [{{targets: ['127.0.0.1:{child_port}']}}]\n"
     )
-    prom = subprocess.Popen(
-        [prometheus, f"--config.file={config}", f"--storage.tsdb.path={tmp / 'tsdb'}",
-         f"--web.listen-address={web}"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    api = f"http://{web}/api/v1"
     try:
-        wait_for(lambda: requests.get(f"http://{web}/-/ready", timeout=1).ok, 30, "prometheus ready")
-        yield {"api": api, "exporter": exporter, "child": child}
+        with running_prometheus(prometheus, config, tmp / "tsdb", ready_s=30) as url:
+            yield {"api": f"{url}/api/v1", "exporter": exporter, "child": child}
     finally:
-        prom.terminate()
         child.terminate()
-        prom.wait(10)
         child.wait(10)
         server.shutdown()
 

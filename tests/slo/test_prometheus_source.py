@@ -3,14 +3,10 @@ ratio from PromQL and from the engine agree within 0.1 % for the same window."""
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import time
-
 import pandas as pd
 import pytest
 import requests
-from conftest import require_binary
+from conftest import backfill, free_port, require_binary, running_prometheus
 
 from gpuslo.errors import InputError
 from gpuslo.slo import simulate_faults, simulate_metrics
@@ -34,17 +30,9 @@ def test_samples_merge_into_intervals():
 
 
 def test_unreachable_api_is_an_input_error():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
+    port = free_port()
     with pytest.raises(InputError, match="failed"):
         load_prometheus(f"http://127.0.0.1:{port}", START, START + pd.Timedelta(hours=1))
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 @pytest.fixture(scope="module")
@@ -57,28 +45,11 @@ def backfilled(tmp_path_factory):
     sim = simulate(fleet, seed=8, start=START)
     text = simulate_metrics.openmetrics_text(sim, STEP_S)
     (root / "fleet.om").write_text(text.removesuffix("# EOF\n") + _problem_family(sim) + "# EOF\n")
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", "-q", str(root / "fleet.om"), str(root / "data")],
-                   check=True, capture_output=True, timeout=120)
+    backfill(promtool, root / "fleet.om", root / "data")
     (root / "prometheus.yml").write_text("global: {}\n")
-    port = _free_port()
-    proc = subprocess.Popen([prometheus, f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
-                             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y",
-                             "--query.lookback-delta=40s"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                if requests.get(f"{url}/-/ready", timeout=1).status_code == 200:
-                    break
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.1)
-        else:
-            pytest.fail("prometheus did not become ready")
+    with running_prometheus(prometheus, root / "prometheus.yml", root / "data",
+                            "--storage.tsdb.retention.time=100y", "--query.lookback-delta=40s") as url:
         yield sim, url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def _problem_family(sim) -> str:

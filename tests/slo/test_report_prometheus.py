@@ -4,14 +4,10 @@ OpenMetrics backfill (promtool tsdb create-blocks-from openmetrics)."""
 from __future__ import annotations
 
 import json
-import socket
-import subprocess
-import time
 
 import pandas as pd
 import pytest
-import requests
-from conftest import require_binary
+from conftest import backfill, require_binary, running_prometheus
 
 from gpuslo import names
 from gpuslo.cli import main
@@ -22,42 +18,17 @@ from gpuslo.slo.simulate_metrics import openmetrics_text, per_gpu
 START = pd.Timestamp("2026-01-05T00:00:00Z")
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def backfilled(tmp_path_factory):
     promtool, prometheus = require_binary("promtool"), require_binary("prometheus")
     work = tmp_path_factory.mktemp("prom")
     sim = sim_mod.simulate(sf.Fleet(2, 4, 1.0, interruptions_per_1000_gpu_days=400), 11, START)
     (work / "metrics.om").write_text(openmetrics_text(sim, 60))
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(work / "metrics.om"),
-                    str(work / "data")], check=True, capture_output=True, timeout=120)
+    backfill(promtool, work / "metrics.om", work / "data")
     (work / "prometheus.yml").write_text("global: {}\n")
-    port = _free_port()
-    proc = subprocess.Popen([prometheus, f"--config.file={work / 'prometheus.yml'}",
-                             f"--storage.tsdb.path={work / 'data'}", "--storage.tsdb.retention.time=100y",
-                             f"--web.listen-address=127.0.0.1:{port}"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                if requests.get(f"{url}/-/ready", timeout=1).ok:
-                    break
-            except requests.RequestException:
-                pass
-            time.sleep(0.2)
-        else:
-            pytest.fail("prometheus did not become ready within 60 s")
+    with running_prometheus(prometheus, work / "prometheus.yml", work / "data",
+                            "--storage.tsdb.retention.time=100y") as url:
         yield sim, url
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
 
 
 def test_report_from_prometheus_agrees_with_the_simulated_verdicts(backfilled, tmp_path):
