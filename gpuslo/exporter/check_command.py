@@ -106,12 +106,12 @@ def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
     return flag if flag is not None else (configured if configured is not None else default)
 
 
-def context_from_args(args: argparse.Namespace) -> CheckContext:
+def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None) -> CheckContext:
     """The CheckContext for parsed `add_source_arguments` flags merged over `--config`.
 
     Raises ConfigError/InputError for a bad config file or Xid policy overlay (checked here, once,
     so it is one error at start and not an `unknown` every run), UsageError for a bad flag value."""
-    config = _config(args)
+    config = config if config is not None else _config(args)
     get = lambda name: getattr(args, name, None)  # noqa: E731
     expect_gpus = _pick(get("expect_gpus"), config.expect_gpus)
     if expect_gpus is not None and expect_gpus < 1:
@@ -145,7 +145,7 @@ def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = N
     from gpuslo.exporter.runner import Runner
 
     config = _config(args)
-    context = context_from_args(args)
+    context = context_from_args(args, config)
     checks = load_checks(check_names or getattr(args, "check", None), active=context.active)
     timeouts = {n: s["timeout_s"] for n, s in config.checks.items() if "timeout_s" in s}
     intervals = {c.name: config.interval_s for c in checks} if config.interval_s else {}

@@ -32,7 +32,7 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from gpuslo.errors import InputError, UsageError
-from gpuslo.exporter.check_command import add_source_arguments, context_from_args, runner_from_args
+from gpuslo.exporter.check_command import add_source_arguments, runner_from_args
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.kernel_log_watch import KernelLogWatcher, watched_source
@@ -174,12 +174,13 @@ def _validate(args: argparse.Namespace) -> None:
 
 def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     """The Exporter for `args` and its Runner (which the caller closes)."""
-    context = context_from_args(args)
+    runner = runner_from_args(args, interval_s=args.interval)
+    context = runner.context
     try:
         Path(context.state_dir).mkdir(parents=True, exist_ok=True)
     except OSError as error:
+        runner.close()
         raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
-    runner = runner_from_args(args, interval_s=args.interval)
     tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
