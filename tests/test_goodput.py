@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo import names
-from gpuslo.goodput import compute_goodput, parse_journal, validate_job_id
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.journal import parse_journal, validate_job_id
 
 
 def ev(t: float, event: str, **fields: object) -> dict[str, object]:
@@ -159,3 +162,27 @@ def test_parse_journal_never_raises(text: str) -> None:
     events, problems = parse_journal(text, "fuzz")
     assert all(e["v"] == 1 for e in events)
     compute_goodput(events)
+
+
+@pytest.mark.parametrize("module", ["gpuslo.goodput.calculator", "gpuslo.goodput.journal"])
+def test_calculator_and_journal_never_load_opentelemetry(module):
+    """The SLO engine and the exporter import these; only the Recorder needs OpenTelemetry."""
+    code = (
+        f"import sys, {module}\n"
+        "loaded = [m for m in sys.modules if m.startswith('opentelemetry')]\n"
+        "assert not loaded, loaded\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_package_names_load_on_first_use():
+    """`from gpuslo.goodput import Recorder` (and the other names) keep working (PEP 562)."""
+    code = ("import sys, gpuslo.goodput as g\n"
+            "assert 'opentelemetry' not in sys.modules\n"
+            "from gpuslo.goodput import JobGoodput, compute_goodput, parse_journal, journal_path\n"
+            "assert 'opentelemetry' not in sys.modules\n"
+            "from gpuslo.goodput import Recorder\n"
+            "assert 'opentelemetry' in sys.modules\n"
+            "assert Recorder.__module__ == 'gpuslo.goodput.recorder'\n"
+            "assert set(g.__all__) <= set(dir(g))\n")
+    subprocess.run([sys.executable, "-c", code], check=True)

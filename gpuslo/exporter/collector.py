@@ -19,7 +19,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metri
 
 from gpuslo import __version__, names
 from gpuslo.exporter.snapshot import NodeSnapshot
-from gpuslo.goodput_model import JobGoodput
+from gpuslo.goodput.calculator import JobGoodput
 from gpuslo.verdict import (
     NODE_SCOPE,
     STALE_INTERVALS,

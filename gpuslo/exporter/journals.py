@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuslo.errors import ParseError
-from gpuslo.goodput_model import GoodputState, JobGoodput, JournalReader, validate_job_id
+from gpuslo.goodput.calculator import GoodputState, JobGoodput
+from gpuslo.goodput.journal import JournalReader, validate_job_id
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 16 * 1024 * 1024  # bytes read from one journal per poll at most

@@ -8,7 +8,7 @@ scrape: `instance` = the node name. Families (names from `gpuslo.names.METRICS`)
 - `gpuslo_gpu_usable` (gauge) 1 iff the GPU's verdict is healthy, 0 when unhealthy or unknown;
 - `gpuslo_gpu_verdict` (gauge stateset) healthy/unhealthy/unknown, exactly one is 1;
 - `gpuslo_job_gpu_seconds_total` (counter) by job and category, from the pure goodput
-  calculator (`gpuslo.goodput_model.GoodputState`) over each job's Recorder events.
+  calculator (`gpuslo.goodput.calculator.GoodputState`) over each job's Recorder events.
 
 No-data stretches have no samples at all (the exporter was not scraped), so a query sees a gap,
 never a healthy GPU. Schedulability is not an exporter metric and is not written. A sample at time
@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.goodput_model import GoodputState
+from gpuslo.goodput.calculator import GoodputState
 
 _CODES = {names.VERDICT_HEALTHY: 1, names.VERDICT_UNHEALTHY: 2, names.VERDICT_UNKNOWN: 3}
 

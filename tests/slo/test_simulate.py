@@ -11,7 +11,8 @@ import pytest
 
 from gpuslo import names
 from gpuslo.cli import main
-from gpuslo.goodput_model import compute_goodput, parse_journal
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo import frames as fr
 from gpuslo.slo import simulate as sim_mod
 from gpuslo.slo import simulate_faults as sf

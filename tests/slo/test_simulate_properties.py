@@ -7,7 +7,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo import names
-from gpuslo.goodput_model import check_event, compute_goodput
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.journal import check_event
 from gpuslo.slo import simulate as sim_mod
 from gpuslo.slo import simulate_faults as sf
 from gpuslo.slo.simulate_metrics import per_gpu

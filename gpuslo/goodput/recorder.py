@@ -1,5 +1,6 @@
-"""Job goodput: the `Recorder` a training loop's local rank 0 uses on each node (DESIGN.md §5),
-and the pure calculator shared by the exporter and the SLO engine (`gpuslo.goodput_model`).
+"""The `Recorder` a training loop's local rank 0 uses on each node (DESIGN.md §5); it writes
+the journal of `gpuslo.goodput.journal` and folds it with `gpuslo.goodput.calculator`, the pure
+calculator shared by the exporter and the SLO engine. The only module that imports OpenTelemetry.
 
 The Recorder appends schema-versioned JSON lines to `<journal_dir>/<job_id>.jsonl`, flushes every
 line it writes and fsyncs at checkpoints and at job end. Step events are coalesced: one line per
@@ -17,36 +18,26 @@ last committed step), computed by the same calculator from the events it writes.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import time
 from collections.abc import Callable, Iterator
-from pathlib import Path
 from typing import Any
 
 from opentelemetry import metrics
 
 from gpuslo import names
-from gpuslo.goodput_model import (
+from gpuslo.goodput.calculator import GoodputState, JobGoodput
+from gpuslo.goodput.journal import (
     END_STATUSES,
     PHASES,
     SCHEMA_VERSION,
-    GoodputState,
-    JobGoodput,
-    JournalReader,
-    compute_goodput,
+    encode_line,
+    journal_path,
     parse_journal,
     validate_job_id,
 )
 
-__all__ = ["Recorder", "JobGoodput", "JournalReader", "compute_goodput", "parse_journal",
-           "validate_job_id", "journal_path"]  # fmt: skip
-
-
-def journal_path(journal_dir: str | os.PathLike[str], job_id: str) -> Path:
-    """Where the journal of `job_id` lives; raises ValueError for an invalid job id."""
-    return Path(journal_dir) / f"{validate_job_id(job_id)}.jsonl"
-
+__all__ = ["Recorder"]
 
 class Recorder:
     """Records one job's events on one node.
@@ -88,10 +79,12 @@ class Recorder:
         if self._file.tell() and not self.path.read_bytes().endswith(b"\n"):
             self._file.write("\n")  # end a line a crash cut short, so the next event stays whole
         meter = (meter_provider or metrics.get_meter_provider()).get_meter("gpuslo.goodput")
-        self._seconds = meter.create_counter("gpuslo.job.gpu_seconds", unit="s",
-                                             description="GPU-seconds by goodput category")
-        self._interruptions = meter.create_counter("gpuslo.job.interruptions",
-                                                   description="Job interruptions by layer")
+        self._seconds = meter.create_counter(
+            "gpuslo.job.gpu_seconds", unit="s", description="GPU-seconds by goodput category"
+        )
+        self._interruptions = meter.create_counter(
+            "gpuslo.job.interruptions", description="Job interruptions by layer"
+        )
         self._step = meter.create_gauge("gpuslo.job.step", description="Last committed step")
 
     # -- the training loop's API ------------------------------------------------------------
@@ -164,7 +157,7 @@ class Recorder:
         self._emit({"v": SCHEMA_VERSION, "t": self._clock(), "event": kind, **fields})
 
     def _emit(self, event: dict[str, Any]) -> None:
-        self._file.write(json.dumps(event, sort_keys=True, separators=(",", ":")) + "\n")
+        self._file.write(encode_line(event))
         self._file.flush()
         self._observe(event)
 
