@@ -6,7 +6,7 @@ event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Th
 in the page cache, times
 
   anchor: LC_ALL=C grep -E -c 'NVRM: (Xid|GPU)|SXid|fallen off the bus' FILE
-  ours:   gpuslo.exporter.kernel_log.scan_kernel_log_file(FILE) (prefilter + full parser)
+  ours:   gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE) (prefilter + full parser)
 
 and prints both throughputs (MB/s), their ratio (target >= 0.5), grep's matching lines against
 the lines our scan matched with the same pattern, and the events we found against the events
@@ -27,7 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from gpuslo.exporter.kernel_log import parse_kernel_log, scan_kernel_log_file
+from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 PATTERN = "NVRM: (Xid|GPU)|SXid|fallen off the bus"

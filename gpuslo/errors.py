@@ -45,3 +45,11 @@ class ParseError(GpusloError):
 
 class ConfigError(GpusloError):
     """A configuration, policy or SLO spec file with an invalid field (the message names it)."""
+
+
+class DependencyMissing(GpusloError):
+    """Something the check needs is not there (binary, library, device file, endpoint)."""
+
+
+class ToolError(GpusloError):
+    """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""

@@ -1,6 +1,6 @@
 """Tailing job journals for the exporter: each poll reads only the bytes appended since the last
 one and folds them into the job's running goodput with the shared calculator
-(`gpuslo.goodput_model`), so the exposed counters equal a recomputation from the journals — after
+(`gpuslo.goodput.calculator`), so the exposed counters equal a recomputation from the journals — after
 a restart the exporter simply reads every journal again from the start.
 
 A journal is `<journal_dir>/<job_id>.jsonl`. A trailing partial line is kept until its newline

@@ -1,4 +1,4 @@
-"""Liveness of the exporter's own loop: who watches the watcher.
+"""Liveness of the exporter's own loop: who watches the watcher (the probe is `gpuslo.cli.liveness`).
 
 The exporter touches `<state dir>/exporter.heartbeat` on every turn of its check loop (at least
 every 5 s). An HTTP probe of /metrics would pass while that loop is stuck and every check result
@@ -12,11 +12,8 @@ fail closed), with one line saying why.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
-import time
-from collections.abc import Sequence
 
 
 def heartbeat_age(path: str, now: float) -> float | None:
@@ -27,21 +24,7 @@ def heartbeat_age(path: str, now: float) -> float | None:
         return None
 
 
-def main(argv: Sequence[str] | None = None, clock=time.time) -> int:
-    """Probe entry point; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m gpuslo.exporter.liveness", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--heartbeat", required=True, help="the exporter's heartbeat file")
-    parser.add_argument("--max-age", type=float, default=120.0, help="seconds (default 120)")
-    args = parser.parse_args(argv)
-    age = heartbeat_age(args.heartbeat, clock())
-    if age is None:
-        print(f"{args.heartbeat}: no heartbeat yet", file=sys.stderr)
-        return 1
-    if age > args.max_age:
-        print(f"{args.heartbeat}: last beat {age:.0f} s ago (> {args.max_age:g} s)", file=sys.stderr)
-        return 1
-    return 0
+if __name__ == "__main__":  # the old entry point, kept for manifests that still name it
+    from gpuslo.cli.liveness import main
 
-
-if __name__ == "__main__":
     sys.exit(main())

@@ -29,7 +29,7 @@ from typing import Any
 
 from gpuslo.errors import ConfigError, InputError
 from gpuslo.exporter.checks.registry import CHECKS
-from gpuslo.exporter.xid_policy import read_yaml
+from gpuslo.exporter.policy.xid import read_yaml
 
 NETWORK_KINDS = ("infiniband", "efa")
 _TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir")

@@ -29,43 +29,32 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any
 
 from gpuslo import names
-from gpuslo.errors import ParseError
-from gpuslo.exporter.checks.base import CheckContext, DependencyMissing, ToolError
+from gpuslo.errors import DependencyMissing, ParseError, ToolError
+from gpuslo.exporter.checks.base import FACT_KEYS, CheckContext, CheckOutput
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult, stale_as_unknown
 
 KILL_GRACE_S = 0.5  # how long to wait for a killed child to be reaped
 ANSWERED = (names.STATUS_OK, names.STATUS_WARN, names.STATUS_FAIL)
-FACT_KEYS = (
-    "gpus", "driver_version", "cuda_version", "xid_events", "sxid_events",
-    "kernel_log_records_lost", "network_devices", "network_devices_expected",
-)  # fmt: skip
 
 
 # imported once by the forkserver so each child starts with them loaded (never pynvml: the fake
 # NVML of the tests is chosen per run through the environment)
 PRELOAD = [
-    "gpuslo.cli", "gpuslo.exporter.runner", "gpuslo.exporter.checks.registry", "gpuslo.exporter.nvml_source",
-    "gpuslo.exporter.checks.gpu_inventory", "gpuslo.exporter.checks.gpu_memory",
-    "gpuslo.exporter.checks.thermal", "gpuslo.exporter.checks.nvlink", "gpuslo.exporter.checks.pcie",
-]  # fmt: skip
-
-
-@dataclass(frozen=True)
-class CheckOutput:
-    """What a check may return instead of a bare list: its results plus facts for the snapshot.
-
-    `facts` keys are `FACT_KEYS`, with the types of the `NodeSnapshot` attribute of the same name
-    (e.g. `gpus`: tuple of GpuInfo; `xid_events`: cumulative counts by (pci_bus_id, xid, class)).
-    """
-
-    results: list[CheckResult]
-    facts: dict[str, Any] = field(default_factory=dict)
+    "gpuslo.exporter.runner",
+    "gpuslo.exporter.checks.registry",
+    "gpuslo.exporter.evidence.nvml",
+    "gpuslo.exporter.checks.gpu_inventory",
+    "gpuslo.exporter.checks.gpu_memory",
+    "gpuslo.exporter.checks.thermal",
+    "gpuslo.exporter.checks.nvlink",
+    "gpuslo.exporter.checks.pcie",
+]
 
 
 def _child_main(payload: bytes, path: list[str], environ: dict[str, str], conn: Any) -> None:

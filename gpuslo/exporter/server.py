@@ -1,4 +1,4 @@
-"""`gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4, issue 4).
+"""The exporter behind `gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4).
 
 Checks run in a background thread (the runner runs each check when its interval is due, 30 s by
 default); journals are tailed on the same thread; the thread wakes every `JOURNAL_POLL_S` or at
@@ -16,13 +16,10 @@ the check loop touches `<state dir>/exporter.heartbeat` for the liveness probe.
 
 from __future__ import annotations
 
-import argparse
 import copy
 import dataclasses
 import logging
-import math
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable
@@ -31,11 +28,10 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
-from gpuslo.errors import InputError, UsageError
-from gpuslo.exporter.check_command import add_source_arguments, runner_from_args
+from gpuslo.errors import UsageError
 from gpuslo.exporter.collector import GpusloCollector, Jobs
+from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.journals import JournalTailer
-from gpuslo.exporter.kernel_log_watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 
@@ -137,79 +133,6 @@ def _replace(snapshot: NodeSnapshot, **changes: Any) -> NodeSnapshot:
     return dataclasses.replace(snapshot, **changes)
 
 
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the exporter's flags and every source flag of `gpuslo check`."""
-    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
-                        help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
-                        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces)")
-    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS",
-                        help="check interval for every check (default: each check's own, 30 s)")
-    parser.add_argument("--journal-dir", type=Path, default=None, metavar="DIR",
-                        help="directory of job goodput journals (<job>.jsonl) to tail")
-    parser.add_argument("--max-jobs", type=int, default=DEFAULT_MAX_JOBS, metavar="N",
-                        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})")
-    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
-    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
-    parser.add_argument("--tls-client-ca", type=Path, metavar="FILE",
-                        help="require client certificates signed by this CA")
-    parser.add_argument("--once", action="store_true",
-                        help="run one cycle, print the exposition to stdout and exit")
-    add_source_arguments(parser)
-
-
-def _validate(args: argparse.Namespace) -> None:
-    if (args.tls_cert is None) != (args.tls_key is None):
-        raise UsageError("--tls-cert and --tls-key go together")
-    if args.tls_client_ca is not None and args.tls_cert is None:
-        raise UsageError("--tls-client-ca needs --tls-cert and --tls-key")
-    for path in (args.tls_cert, args.tls_key, args.tls_client_ca):
-        if path is not None and not path.is_file():
-            raise InputError(str(path), "no such file")
-    if args.interval is not None and not (math.isfinite(args.interval) and args.interval > 0):
-        raise UsageError("--interval must be a positive number of seconds")
-    if args.max_jobs < 0:
-        raise UsageError("--max-jobs must be 0 or more")
-
-
-def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
-    """The Exporter for `args` and its Runner (which the caller closes)."""
-    runner = runner_from_args(args, interval_s=args.interval)
-    context = runner.context
-    try:
-        Path(context.state_dir).mkdir(parents=True, exist_ok=True)
-    except OSError as error:
-        runner.close()
-        raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
-    tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
-    carry = CounterCarry(context.state_dir)
-    heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
-    return Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat), runner
-
-
-def run(args: argparse.Namespace) -> int:
-    """Serve until SIGTERM/SIGINT (exit 0), or with --once print one exposition (exit 0)."""
-    _validate(args)
-    host, port = parse_listen(args.listen)
-    exporter, runner = build_exporter(args)
-    try:
-        if args.once:
-            exporter.run_checks()
-            exporter.poll_journals()
-            sys.stdout.buffer.write(exporter.exposition())
-            sys.stdout.flush()
-            return 0
-        poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
-        watcher = start_watcher(exporter, runner, runner.context)
-        try:
-            return _serve(exporter, host, port, args, poll_s)
-        finally:
-            if watcher is not None:
-                watcher.close()
-    finally:
-        runner.close()
-
-
 def start_watcher(exporter: Exporter, runner: Any, context: Any) -> KernelLogWatcher | None:
     """Follow what the xid check reads, so a new GPU record makes the xid check due at once
     (detection in about a second instead of at its 30 s interval). None when there is no xid
@@ -225,24 +148,26 @@ def start_watcher(exporter: Exporter, runner: Any, context: Any) -> KernelLogWat
     return KernelLogWatcher(source[0], on_marker, is_kmsg=source[1]).start()
 
 
-def _serve(exporter: Exporter, host: str, port: int, args: argparse.Namespace,
-           poll_s: float) -> int:
+def serve(
+    exporter: Exporter, host: str, port: int, poll_s: float, tls: dict[str, Any] | None = None
+) -> int:
+    """Serve /metrics on `host:port` and run the check loop until SIGTERM or SIGINT; returns 0.
+
+    `tls` holds prometheus_client's `start_http_server` TLS arguments (`certfile`, `keyfile`,
+    `client_cafile`, `client_auth_required`), None for plain HTTP. Raises UsageError when the
+    address cannot be listened on."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: (stop.set(), exporter.wake.set()))
-    tls: dict[str, Any] = {}
-    if args.tls_cert:
-        tls = {"certfile": str(args.tls_cert), "keyfile": str(args.tls_key)}
-    if args.tls_client_ca:
-        tls.update(client_cafile=str(args.tls_client_ca), client_auth_required=True)
     try:
-        server, _ = start_http_server(port, addr=host, registry=exporter.registry, **tls)
+        server, _ = start_http_server(port, addr=host, registry=exporter.registry, **(tls or {}))
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
     server.socket.listen(LISTEN_BACKLOG)
     log.info("serving /metrics on %s:%d", host, port)
-    worker = threading.Thread(target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks",
-                              daemon=True)
+    worker = threading.Thread(
+        target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks", daemon=True
+    )
     worker.start()
     stop.wait()
     server.shutdown()

@@ -83,3 +83,16 @@ class CounterCarry:
         if getattr(self, "_saved", None) != data:
             write_atomic(self.path, data)
             self._saved = data
+
+
+SYSTEM_STATE_DIR = Path("/var/lib/gpuslo")
+
+
+def default_state_dir() -> Path:
+    """/var/lib/gpuslo when it is (or can be made) writable, else $XDG_STATE_HOME/gpuslo
+    (~/.local/state/gpuslo)."""
+    probe = SYSTEM_STATE_DIR if SYSTEM_STATE_DIR.exists() else SYSTEM_STATE_DIR.parent
+    if os.access(probe, os.W_OK):
+        return SYSTEM_STATE_DIR
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "gpuslo"

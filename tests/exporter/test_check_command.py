@@ -81,7 +81,8 @@ def test_config_errors(tmp_path, capsys):
 def test_flags_win_over_the_config_file(tmp_path):
     import argparse
 
-    from gpuslo.exporter.check_command import configure, context_from_args
+    from gpuslo.cli.check import configure
+    from gpuslo.cli.sources import context_from_args
 
     config = tmp_path / "node.yaml"
     config.write_text("expect_gpus: 8\ninstance_type: p5.48xlarge\ncheck_timeout_s: 7\n")

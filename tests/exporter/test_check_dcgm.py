@@ -10,8 +10,8 @@ import pytest
 from conftest import CORPUS
 from fixtures.dcgm.loopback_server import dcgm_server
 
-from gpuslo.errors import ParseError
-from gpuslo.exporter.checks.base import CheckContext, DependencyMissing, ToolError
+from gpuslo.errors import DependencyMissing, ParseError, ToolError
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.dcgm import STATE_FILE, DcgmCheck
 from gpuslo.verdict import gpu_verdicts, node_verdict
 

@@ -10,14 +10,18 @@ from pathlib import Path
 
 import pytest
 
-from gpuslo.errors import InputError
-from gpuslo.exporter.checks.base import CheckContext, ToolError
+from gpuslo.errors import InputError, ToolError
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.network_links import (
     LinkExpectation,
     NetworkLinksCheck,
     evaluate_network_links,
 )
-from gpuslo.exporter.fabric_sysfs import NotSysfs, expected_efa_devices, read_infiniband_sysfs
+from gpuslo.exporter.evidence.fabric.sysfs import (
+    NotSysfs,
+    expected_efa_devices,
+    read_infiniband_sysfs,
+)
 from gpuslo.verdict import node_verdict
 
 SYSFS = Path(__file__).resolve().parent.parent / "fixtures" / "sysfs"

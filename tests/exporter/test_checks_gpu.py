@@ -20,9 +20,10 @@ from gpuslo.exporter.checks.nvlink import NvlinkCheck
 from gpuslo.exporter.checks.pcie import PcieCheck
 from gpuslo.exporter.checks.registry import load_checks
 from gpuslo.exporter.checks.thermal import ThermalCheck
-from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvml import NvmlNode
 from gpuslo.exporter.node_config import parse_node_config
-from gpuslo.exporter.nvml_source import NvmlNode
+from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.runner import Runner
 from gpuslo.verdict import node_verdict
 

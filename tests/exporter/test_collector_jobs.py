@@ -1,7 +1,7 @@
 """Job families: a finished job keeps its counters but cannot stall."""
 
 from gpuslo.exporter.collector import build_families
-from gpuslo.goodput_model import JobGoodput
+from gpuslo.goodput.calculator import JobGoodput
 
 
 def _series(families, name):

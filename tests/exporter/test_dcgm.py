@@ -14,10 +14,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter import dcgm, dcgmi
-from gpuslo.exporter.dcgm_page import is_blank
-from gpuslo.exporter.dcgm_staleness import EnergyMark, stale_gpus, track_energy
-from gpuslo.exporter.inspect import InspectOptions, inspect_text
+from gpuslo.exporter.evidence.dcgm import dcgmi
+from gpuslo.exporter.evidence.dcgm import page as dcgm_page
+from gpuslo.exporter.evidence.dcgm.page import is_blank
+from gpuslo.exporter.evidence.dcgm.staleness import EnergyMark, stale_gpus, track_energy
+from gpuslo.exporter.inspect import dcgm
+from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 KINDS = ("dcgm-metrics", "dcgmi", "dcgm-exporter-log")
@@ -60,7 +63,7 @@ def test_corpus_case(entry):
 
 
 def test_mig_instances_fold_per_gpu_uuid_with_old_labels():
-    page = dcgm.parse_dcgm_page((PAGES / "xid_errors_a30_mig.prom").read_text())
+    page = dcgm_page.parse_dcgm_page((PAGES / "xid_errors_a30_mig.prom").read_text())
     gpu0 = page.gpus["GPU-265c9814-6156-355b-e589-ff2064894f16"]
     assert (gpu0.index, gpu0.hostname, gpu0.model, gpu0.last_xid) == (
         "0",
@@ -73,7 +76,7 @@ def test_mig_instances_fold_per_gpu_uuid_with_old_labels():
 
 
 def test_current_labels_lowercase_hostname_and_pci_bus_id():
-    page = dcgm.parse_dcgm_page((PAGES / "modern_mig_pod_labels_gpu_temp.prom").read_text())
+    page = dcgm_page.parse_dcgm_page((PAGES / "modern_mig_pod_labels_gpu_temp.prom").read_text())
     assert [g.index for g in page.gpus.values()] == ["0", "1", "2"]
     gpu = page.gpus["GPU-fc60126e-514d-3522-2828-c5daa8e99d85"]
     assert (gpu.pci_bus_id, gpu.hostname, gpu.values["DCGM_FI_DEV_GPU_TEMP"]) == (
@@ -89,7 +92,7 @@ def test_old_namespace_lowercase_names_and_uuid_label():
         'modelName="NVIDIA A100 80GB PCIe",'
         'GPU_I_PROFILE="4g.40gb",GPU_I_ID="1"} 48\n'
     )
-    (gpu,) = dcgm.parse_dcgm_page(text).gpus.values()
+    (gpu,) = dcgm_page.parse_dcgm_page(text).gpus.values()
     assert (gpu.uuid, gpu.last_xid) == ("GPU-aa", 48)
     findings = dcgm.inspect_metrics(text, InspectOptions(), "x")
     assert any(f.xid == 48 and f.class_ == "fatal" and f.uuid == "GPU-aa" for f in findings)
@@ -97,7 +100,7 @@ def test_old_namespace_lowercase_names_and_uuid_label():
 
 def test_not_supported_sentinel_is_no_data_never_a_temperature():
     text = (PAGES / "readme_excerpt_not_supported_sentinel.txt").read_text()
-    (gpu,) = dcgm.parse_dcgm_page(text).gpus.values()
+    (gpu,) = dcgm_page.parse_dcgm_page(text).gpus.values()
     assert "DCGM_FI_DEV_MEMORY_TEMP" not in gpu.values
     assert gpu.blank == {"DCGM_FI_DEV_MEMORY_TEMP"}
     assert gpu.values["DCGM_FI_DEV_SM_CLOCK"] == 139
@@ -107,7 +110,7 @@ def test_not_supported_sentinel_is_no_data_never_a_temperature():
 
 def test_type_line_naming_another_family_is_a_parse_error():
     with pytest.raises(ParseError) as caught:
-        dcgm.parse_dcgm_page((PAGES / "exp_xid_count_pr239.prom").read_text(), "pr239.prom")
+        dcgm_page.parse_dcgm_page((PAGES / "exp_xid_count_pr239.prom").read_text(), "pr239.prom")
     assert caught.value.line == 3 and caught.value.field == "DCGM_FI_DEV_XID_ERRORS_ACTIVE"
 
 
@@ -137,7 +140,7 @@ def test_healthy_synthetic_h200_page_is_healthy():
     text = (SYNTHETIC / "h200_healthy.synthetic.prom").read_text()
     findings = inspect_text(text, "h200", InspectOptions())
     assert verdict_from_findings(findings) == "healthy"
-    status = dcgm.gpu_status(dcgm.parse_dcgm_page(text).gpus[H200_UUID])
+    status = dcgm_page.gpu_status(dcgm_page.parse_dcgm_page(text).gpus[H200_UUID])
     assert (status.family, status.recovery_action, status.hw_thermal_slowdown) == (
         "hopper",
         "None",
@@ -153,15 +156,15 @@ def test_healthy_synthetic_h200_page_is_healthy():
 def test_hardware_thermal_slowdown_bit_and_recovery_action_codes():
     base = 'DCGM_FI_DEV_{}{{gpu="0",UUID="GPU-x"}} {}\n'
     text = base.format("CLOCKS_EVENT_REASONS", 0x40) + base.format("GPU_RECOVERY_ACTION", 4)
-    status = dcgm.gpu_status(dcgm.parse_dcgm_page(text).gpus["GPU-x"])
+    status = dcgm_page.gpu_status(dcgm_page.parse_dcgm_page(text).gpus["GPU-x"])
     assert (status.hw_thermal_slowdown, status.recovery_action) == (True, "Drain_and_Reset")
     signals = {f.signal for f in dcgm.inspect_metrics(text, InspectOptions(), "x")}
     assert {"thermal_slowdown", "recovery_action"} <= signals
 
 
 def test_energy_counter_standing_still_while_drawing_power_is_stale():
-    first = dcgm.parse_dcgm_page((SYNTHETIC / "h200_healthy.synthetic.prom").read_text())
-    later = dcgm.parse_dcgm_page((SYNTHETIC / "h200_healthy_next.synthetic.prom").read_text())
+    first = dcgm_page.parse_dcgm_page((SYNTHETIC / "h200_healthy.synthetic.prom").read_text())
+    later = dcgm_page.parse_dcgm_page((SYNTHETIC / "h200_healthy_next.synthetic.prom").read_text())
     t0 = 1_700_000_000.0
     marks = track_energy({}, first, t0)
     assert marks == {H200_UUID: EnergyMark(1_234_567_890.0, t0)}
@@ -178,13 +181,13 @@ def test_energy_counter_standing_still_while_drawing_power_is_stale():
 def test_idle_gpu_without_power_is_never_called_stale():
     text = (SYNTHETIC / "h200_healthy.synthetic.prom").read_text()
     text = "\n".join(line for line in text.splitlines() if "DCGM_FI_DEV_POWER_USAGE" not in line)
-    page = dcgm.parse_dcgm_page(text)
+    page = dcgm_page.parse_dcgm_page(text)
     assert stale_gpus(track_energy({}, page, 0.0), page, 1000.0) == {}
 
 
 def test_dcgmi_health_failure_and_text_report():
     text = '{"body": {"Overall Health": {"value": "Failure"}}, "header": ["Health Monitor Report"]}'
-    assert verdict_from_findings(dcgmi.inspect_dcgmi(text, InspectOptions(), "x")) == "unhealthy"
+    assert verdict_from_findings(dcgm.inspect_dcgmi(text, InspectOptions(), "x")) == "unhealthy"
     boxed = "| Overall Health            | Warning                       |\n"
     assert dcgmi.parse_health(boxed) == "Warning"
     with pytest.raises(ParseError):
@@ -201,12 +204,12 @@ SEEDS = [(CORPUS / "cases" / e["case"]).read_text() for e in CASES] + [
     p.read_text() for p in sorted(PAGES.glob("*.prom"))
 ]
 PARSERS = (
-    dcgm.parse_dcgm_page,
+    dcgm_page.parse_dcgm_page,
     dcgmi.parse_dmon,
     dcgmi.parse_health,
     lambda t: dcgm.inspect_metrics(t, InspectOptions(), "x"),
-    lambda t: dcgmi.inspect_dcgmi(t, InspectOptions(), "x"),
-    lambda t: dcgmi.inspect_exporter_log(t, InspectOptions(), "x"),
+    lambda t: dcgm.inspect_dcgmi(t, InspectOptions(), "x"),
+    lambda t: dcgm.inspect_exporter_log(t, InspectOptions(), "x"),
 )
 
 
@@ -228,7 +231,7 @@ def test_truncated_page_is_a_parse_error_naming_the_line():
     text = (CORPUS / "cases" / "017_dcgm-mig-xid-errors-and-temp-per-instance.txt").read_text()
     cut = text[: text.index("\n", len(text) // 2) + 40]  # stop inside a sample line
     with pytest.raises(ParseError) as caught:
-        dcgm.parse_dcgm_page(cut, "017")
+        dcgm_page.parse_dcgm_page(cut, "017")
     assert caught.value.line == cut.count("\n") + 1
     assert (
         verdict_from_findings(inspect_text(cut, "017", InspectOptions(), "dcgm-metrics"))

@@ -11,8 +11,9 @@ import pytest
 from conftest import CORPUS
 from fixtures.dcgm.loopback_server import dcgm_server
 
-from gpuslo.exporter.checks.base import DependencyMissing, ToolError
-from gpuslo.exporter.dcgm import parse_dcgm_page, read_dcgm_page
+from gpuslo.errors import DependencyMissing, ToolError
+from gpuslo.exporter.evidence.dcgm.http import read_dcgm_page
+from gpuslo.exporter.evidence.dcgm.page import parse_dcgm_page
 
 TIMEOUT_S = 1.0
 MIG_PAGE = (CORPUS / "dcgm-exporter" / "xid_errors_a30_mig.prom").read_text()

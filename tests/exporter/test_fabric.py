@@ -12,8 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter import fabric
-from gpuslo.exporter.inspect import InspectOptions, inspect_text
+from gpuslo.exporter.evidence.fabric import tools as fabric_tools
+from gpuslo.exporter.inspect import fabric
+from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 FABRIC_KINDS = ("ibstat", "ibstatus", "fi-info", "ibdev2netdev")
@@ -66,7 +68,7 @@ def test_corpus_case(entry):
 
 
 def test_ibstat_state_down_physical_linkup_is_a_fatal_port_down():
-    report = fabric.parse_ibstat(
+    report = fabric_tools.parse_ibstat(
         (CORPUS / "cases" / "006_ibstat-state-down-physical-linkup.txt").read_text()
     )
     (port,) = report.ports
@@ -81,7 +83,7 @@ def test_ibstat_state_down_physical_linkup_is_a_fatal_port_down():
 
 def test_ibstat_partial_output_names_the_device_the_tool_could_not_stat():
     text = (CORPUS / "cases" / "008_ibstat-partial-output-ibpanic.txt").read_text()
-    report = fabric.parse_ibstat(text)
+    report = fabric_tools.parse_ibstat(text)
     assert report.devices == ("mlx5_7",) and report.unreadable == ("mlx5_8",)
 
 
@@ -98,7 +100,7 @@ def test_ibstat_missing_expected_device_without_a_panic_is_fatal():
 
 def test_ibstatus_counts_devices_against_the_expected_count():
     text = (CORPUS / "cases" / "041_ibstatus-sysfs-strings-4x-edr-all-active.txt").read_text()
-    ports = fabric.parse_ibstatus(text)
+    ports = fabric_tools.parse_ibstatus(text)
     assert [p.device for p in ports] == ["mlx5_0", "mlx5_1", "mlx5_2", "mlx5_3"]
     assert all(
         p.state == "Active" and p.physical_state == "LinkUp" and p.rate_gbps == 100 for p in ports
@@ -125,10 +127,10 @@ def test_ibstatus_polling_port_is_down():
 
 def test_fi_info_counts_rdm_domains_of_the_efa_provider_only():
     text = (CORPUS / "cases" / "009_fi-info-efa-healthy.txt").read_text()
-    assert fabric.parse_fi_info(text) == ("efa_0",)
+    assert fabric_tools.parse_fi_info(text) == ("efa_0",)
     # a layered provider's rdm endpoint and dgrm domains do not count
-    assert fabric.parse_fi_info("provider: efa;ofi_rxd\n    domain: efa_1-rdm\n") == ()
-    assert fabric.parse_fi_info("provider: efa\n    domain: efa_1-dgrm\n") == ()
+    assert fabric_tools.parse_fi_info("provider: efa;ofi_rxd\n    domain: efa_1-rdm\n") == ()
+    assert fabric_tools.parse_fi_info("provider: efa\n    domain: efa_1-dgrm\n") == ()
 
 
 def test_fi_info_fewer_efa_devices_than_expected_is_fatal():
@@ -139,14 +141,14 @@ def test_fi_info_fewer_efa_devices_than_expected_is_fatal():
 
 def test_fi_info_error_with_nothing_expected_is_unknown_not_healthy():
     text = "fi_getinfo: -61 (No data available)\n"
-    assert fabric.looks_like_fi_info(text)
+    assert fabric_tools.looks_like_fi_info(text)
     findings = fabric.inspect_fi_info(text, InspectOptions(), "x")
     assert verdict_from_findings(findings) == "unknown"
 
 
 def test_ibdev2netdev_down_is_the_netdev_not_the_link():
     text = "mlx5_0 port 1 ==> ib0 (Up)\nmlx5_1 port 1 ==> ib1 (Down)\n"
-    assert fabric.looks_like_ibdev2netdev(text)
+    assert fabric_tools.looks_like_ibdev2netdev(text)
     findings = fabric.inspect_ibdev2netdev(text, InspectOptions(expect_network_devices=2), "x")
     assert not any(f.signal == "port_down" for f in findings)
     assert [f.class_ for f in findings] == ["ok", "warn"]
@@ -161,16 +163,16 @@ def test_detectors_do_not_claim_each_others_output():
         claimed = [
             k
             for k in ("ibstat", "ibstatus", "fi_info", "ibdev2netdev")
-            if getattr(fabric, f"looks_like_{k}")(text)
+            if getattr(fabric_tools, f"looks_like_{k}")(text)
         ]
         assert claimed == [entry["kind"].replace("-", "_")]
 
 
 PARSERS = (
-    lambda t: fabric.parse_ibstat(t),
-    fabric.parse_ibstatus,
-    fabric.parse_fi_info,
-    fabric.parse_ibdev2netdev,
+    lambda t: fabric_tools.parse_ibstat(t),
+    fabric_tools.parse_ibstatus,
+    fabric_tools.parse_fi_info,
+    fabric_tools.parse_ibdev2netdev,
     lambda t: fabric.inspect_ibstat(t, InspectOptions(expect_network_devices=2), "x"),
     lambda t: fabric.inspect_ibstatus(t, InspectOptions(), "x"),
     lambda t: fabric.inspect_fi_info(t, InspectOptions(), "x"),

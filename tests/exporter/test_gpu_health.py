@@ -8,7 +8,8 @@ import dataclasses
 import pytest
 
 from gpuslo import names
-from gpuslo.exporter.gpu_health import GpuProblem, GpuStatus, evaluate_gpu, recovery_action_of
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.policy.gpu import GpuProblem, evaluate_gpu, recovery_action_of
 
 HEALTHY_H200 = GpuStatus(
     index="0", uuid="GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5", pci_bus_id="00000000:00:06.0",

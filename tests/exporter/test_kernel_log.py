@@ -14,13 +14,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter.inspect import InspectOptions, inspect_text
-from gpuslo.exporter.kernel_log import (
+from gpuslo.exporter.evidence.kernel_log.read import (
     looks_like_kernel_log,
     normalise_pci,
     parse_kernel_log,
     scan_kernel_log_file,
 )
+from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 ENTRIES = [e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] == "kernel-log"]

@@ -12,7 +12,11 @@ import time
 
 import requests
 
-from gpuslo.exporter.kernel_log_watch import KernelLogWatcher, has_gpu_marker, watched_source
+from gpuslo.exporter.evidence.kernel_log.watch import (
+    KernelLogWatcher,
+    has_gpu_marker,
+    watched_source,
+)
 from tests.conftest import FIXTURES, REPO
 
 XID_79 = "[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, GPU has fallen off the bus.\n"

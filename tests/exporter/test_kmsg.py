@@ -13,7 +13,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo.errors import InputError, ParseError
-from gpuslo.exporter.kmsg import parse_kmsg_record, parse_kmsg_text, read_boot_id, read_kmsg
+from gpuslo.exporter.evidence.kernel_log.kmsg import (
+    parse_kmsg_record,
+    parse_kmsg_text,
+    read_boot_id,
+    read_kmsg,
+)
 
 DUMP = (FIXTURES / "h200" / "dev-kmsg.txt").read_text()
 

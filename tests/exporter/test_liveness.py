@@ -3,7 +3,7 @@
 import os
 import threading
 
-from gpuslo.exporter.liveness import main
+from gpuslo.cli.liveness import main
 from gpuslo.exporter.server import Exporter
 
 
@@ -39,7 +39,7 @@ def test_exporter_takes_node_name_and_config_intervals(tmp_path):
     """The exporter builds its runner like `gpuslo check` does: --node wins over the host name."""
     import argparse
 
-    from gpuslo.exporter import server
+    from gpuslo.cli import exporter as server
 
     parser = argparse.ArgumentParser()
     server.configure(parser)

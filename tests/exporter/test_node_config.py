@@ -7,7 +7,7 @@ import pytest
 
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.node_config import NodeConfig, load_node_config, parse_node_config
-from gpuslo.exporter.xid_policy import load_policy
+from gpuslo.exporter.policy.xid import load_policy
 
 
 def test_a_valid_config_reads():

@@ -9,7 +9,7 @@ from conftest import REPO
 from hypothesis import given
 from hypothesis import strategies as st
 
-from gpuslo.exporter.checks.base import DependencyMissing
+from gpuslo.errors import DependencyMissing
 from gpuslo.exporter.checks.registry import default_names
 from gpuslo.exporter.npd import (
     MAX_MESSAGE_BYTES,

@@ -9,7 +9,8 @@ import pytest
 import yaml
 from conftest import CORPUS, FIXTURES
 
-from gpuslo.exporter.inspect import InspectOptions, detect_kind, inspect_text
+from gpuslo.exporter.inspect.kinds import detect_kind, inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 MY_KINDS = {

@@ -9,8 +9,9 @@ import pytest
 from conftest import CORPUS, FIXTURES
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter import nvidia_smi
-from gpuslo.exporter.inspect import InspectOptions, detect_kind, inspect_text
+from gpuslo.exporter.inspect import nvidia_smi
+from gpuslo.exporter.inspect.kinds import detect_kind, inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 H200 = FIXTURES / "h200"

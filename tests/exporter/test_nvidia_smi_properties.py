@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter import nvidia_smi
-from gpuslo.exporter.inspect import KINDS, InspectOptions, inspect_text
-from gpuslo.exporter.nvidia_smi_values import SmiReading
+from gpuslo.exporter.evidence.nvidia_smi.values import SmiReading
+from gpuslo.exporter.inspect import nvidia_smi
+from gpuslo.exporter.inspect.kinds import KINDS, inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
 
 PARSERS = {
     "query": nvidia_smi.parse_query,
@@ -26,7 +27,11 @@ PARSERS = {
     "proc": nvidia_smi.parse_proc_driver,
     "nvml": nvidia_smi.parse_nvml_errors,
 }
-MY_KINDS = [kind for kind, (module, _, _) in KINDS.items() if module == "gpuslo.exporter.nvidia_smi"]
+MY_KINDS = [
+    kind
+    for kind, (_, inspector) in KINDS.items()
+    if inspector.__module__ == "gpuslo.exporter.inspect.nvidia_smi"
+]
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
@@ -84,8 +89,8 @@ def test_real_outputs_cut_and_spliced(index, cut, splice, junk):
 @given(text=TEXT)
 def test_detectors_answer_yes_or_no(text):
     for kind in MY_KINDS:
-        module, detector, _ = KINDS[kind]
-        assert getattr(nvidia_smi, detector)(text) in (True, False)
+        detector, _ = KINDS[kind]
+        assert detector(text) in (True, False)
 
 
 def test_a_50_megabyte_line_is_not_a_gpu():

@@ -13,8 +13,8 @@ import sys
 import time
 from dataclasses import dataclass
 
-from gpuslo.errors import ParseError
-from gpuslo.exporter.checks.base import CheckContext, DependencyMissing, ToolError
+from gpuslo.errors import DependencyMissing, ParseError, ToolError
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.verdict import CheckResult
 
 

@@ -10,10 +10,11 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, FIXTURES
 
-from gpuslo.exporter.checks.base import CheckContext, DependencyMissing
+from gpuslo.errors import DependencyMissing
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.xid import XidCheck, count_events
-from gpuslo.exporter.kernel_log import parse_kernel_log
-from gpuslo.exporter.xid_policy import classify_events, load_policy
+from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
+from gpuslo.exporter.policy.xid import classify_events, load_policy
 
 XID79 = "NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
 MAP = "NVRM: GPU at PCI:0000:91:00: GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b"

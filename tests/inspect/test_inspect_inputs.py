@@ -11,7 +11,7 @@ import pytest
 
 from gpuslo.cli import main
 from gpuslo.errors import UsageError
-from gpuslo.exporter.nvidia_smi_csv import check_columns
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
 from tests.conftest import CORPUS
 
 CLI = [sys.executable, "-m", "gpuslo"]

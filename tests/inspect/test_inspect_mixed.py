@@ -9,8 +9,9 @@ import json
 import pytest
 
 from gpuslo.cli import main
-from gpuslo.exporter.inspect import InspectOptions, detect_kinds, inspect_text
-from gpuslo.exporter.inspect_parts import split_evidence
+from gpuslo.exporter.inspect.kinds import detect_kinds, inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import verdict_from_findings
 from tests.conftest import CORPUS, FIXTURES
 

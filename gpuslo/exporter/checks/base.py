@@ -5,8 +5,8 @@ Python modules, device files, URLs: named so a missing one is reported as `depen
 and `run(context) -> list[CheckResult]`. The runner calls `run` in a child process with a
 deadline, so a check may block, hang or crash: the runner turns that into `unknown`
 (`check_timeout`, `tool_error`). Inside `run`, a check raises:
-- `DependencyMissing` when something it needs is absent (binary, library, device, URL refused);
-- `ToolError` when a tool answered with an error (non-zero exit, HTTP 500, NVML error);
+- `gpuslo.errors.DependencyMissing` when something it needs is absent (binary, library, device, URL refused);
+- `gpuslo.errors.ToolError` when a tool answered with an error (non-zero exit, HTTP 500, NVML error);
 - `gpuslo.errors.ParseError` when the output cannot be parsed;
 and otherwise returns results with status ok/warn/fail (or unknown with a reason it chose). A check
 that does not apply to this node returns one `ok` result with `applicable=False` and a message
@@ -20,18 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from gpuslo.errors import GpusloError
 from gpuslo.verdict import CheckResult
 
 DEFAULT_INTERVAL_S = 30.0
-
-
-class DependencyMissing(GpusloError):
-    """Something the check needs is not there (binary, library, device file, endpoint)."""
-
-
-class ToolError(GpusloError):
-    """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""
 
 
 @dataclass(frozen=True)
@@ -83,3 +74,21 @@ class Check(Protocol):
     def run(self, context: CheckContext) -> list[CheckResult]:
         """Evaluate the node; see the module docstring for what to raise."""
         ...
+
+
+FACT_KEYS = (
+    "gpus", "driver_version", "cuda_version", "xid_events", "sxid_events",
+    "kernel_log_records_lost", "network_devices", "network_devices_expected",
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class CheckOutput:
+    """What a check may return instead of a bare list: its results plus facts for the snapshot.
+
+    `facts` keys are `FACT_KEYS`, with the types of the `NodeSnapshot` attribute of the same name
+    (e.g. `gpus`: tuple of GpuInfo; `xid_events`: cumulative counts by (pci_bus_id, xid, class)).
+    """
+
+    results: list[CheckResult]
+    facts: dict[str, Any] = field(default_factory=dict)

@@ -27,11 +27,16 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.errors import ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
-from gpuslo.exporter.dcgm import gpu_findings, read_dcgm_page
-from gpuslo.exporter.dcgm_http import DEFAULT_MAX_BYTES
-from gpuslo.exporter.dcgm_page import XID_LAST, DcgmPage, parse_dcgm_page
-from gpuslo.exporter.dcgm_staleness import STALE_AFTER_S, EnergyMark, stale_gpus, track_energy
-from gpuslo.exporter.inspect import InspectOptions
+from gpuslo.exporter.evidence.dcgm.http import DEFAULT_MAX_BYTES, read_dcgm_page
+from gpuslo.exporter.evidence.dcgm.page import XID_LAST, DcgmPage, parse_dcgm_page
+from gpuslo.exporter.evidence.dcgm.staleness import (
+    STALE_AFTER_S,
+    EnergyMark,
+    stale_gpus,
+    track_energy,
+)
+from gpuslo.exporter.policy.dcgm import gpu_findings
+from gpuslo.exporter.policy.xid import XidPolicy, load_policy
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
@@ -88,14 +93,16 @@ def _worst(scope: str, index: str, results: list[CheckResult]) -> CheckResult:
 def evaluate_page(
     page: DcgmPage,
     previous: DcgmState,
-    options: InspectOptions,
+    policy: XidPolicy,
     now: float,
     required: tuple[str, ...] = DEFAULT_REQUIRED,
     stale_after_s: float = STALE_AFTER_S,
+    gpu_family: str | None = None,
 ) -> tuple[list[CheckResult], DcgmState]:
     """Results for one parsed page given the state of earlier scrapes, and the state to keep
     (pure; see the module docstring for the rules). `observed_at`, `source` and `duration_s` are
-    left to the caller."""
+    left to the caller. `policy` classes each GPU's last Xid; `gpu_family` overrides the family
+    the page names."""
     results = []
     missing = (set(required) | previous.families) - page.families
     if missing:
@@ -121,7 +128,7 @@ def evaluate_page(
     marks = track_energy(previous.energy, page, now)
     stale = stale_gpus(marks, page, now, stale_after_s)
     for uuid, gpu in page.gpus.items():
-        own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, options, CHECK)]
+        own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, policy, gpu_family, CHECK)]
         if uuid in stale:
             own.append(
                 CheckResult(
@@ -195,15 +202,15 @@ class DcgmCheck:
         page = parse_dcgm_page(text, context.dcgm_url)
         state_path = Path(context.state_dir) / STATE_FILE
         previous = load_state(state_path, context.dcgm_url)
-        options = InspectOptions(gpu_family=context.gpu_family, policy_path=context.policy_path)
         now = context.clock() if context.clock else time.time()
         results, state = evaluate_page(
             page,
             previous,
-            options,
+            load_policy(context.policy_path),
             now,
             required=tuple(settings.get("required_metrics", DEFAULT_REQUIRED)),
             stale_after_s=float(settings.get("stale_after_s", STALE_AFTER_S)),
+            gpu_family=context.gpu_family,
         )
         save_state(state_path, state)
         took = time.monotonic() - started

@@ -23,10 +23,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
-from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
-from gpuslo.exporter.nvml_source import SOURCE, NvmlNode, read_gpus
-from gpuslo.exporter.runner import CheckOutput
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvml import SOURCE, NvmlNode, read_gpus
+from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult

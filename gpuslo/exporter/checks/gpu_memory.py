@@ -14,8 +14,9 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result
-from gpuslo.exporter.gpu_health import GpuStatus, evaluate_gpu
-from gpuslo.exporter.nvml_source import NvmlNode
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvml import NvmlNode
+from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.verdict import CheckResult
 
 SIGNALS = ("ecc_uncorrectable", "row_remap_pending", "row_remap_failure", "recovery_action")

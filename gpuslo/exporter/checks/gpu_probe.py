@@ -23,7 +23,8 @@ import time
 from dataclasses import dataclass
 
 from gpuslo import names
-from gpuslo.exporter.checks.base import CheckContext, DependencyMissing
+from gpuslo.errors import DependencyMissing
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 MAX_RELATIVE_ERROR = 1e-3

@@ -1,6 +1,6 @@
 """`network_links` check: InfiniBand ports and EFA devices against what the node should have.
 
-Evidence: sysfs (`gpuslo.exporter.fabric_sysfs.read_infiniband_sysfs` under `context.sysfs`).
+Evidence: sysfs (`gpuslo.exporter.evidence.fabric.sysfs.read_infiniband_sysfs` under `context.sysfs`).
 Rules:
 - InfiniBand/RoCE port (driver not `efa`): ok when Active with physical state LinkUp; `fail`
   `network_port_down` (action check_cabling) otherwise; `unknown` `parse_error` when its state
@@ -26,21 +26,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpuslo import names
-from gpuslo.errors import InputError
-from gpuslo.exporter.checks.base import (
-    DEFAULT_INTERVAL_S,
-    CheckContext,
-    DependencyMissing,
-    ToolError,
-)
-from gpuslo.exporter.fabric_ports import Port
-from gpuslo.exporter.fabric_sysfs import (
+from gpuslo.errors import DependencyMissing, InputError, ToolError
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.evidence.fabric.ports import Port
+from gpuslo.exporter.evidence.fabric.sysfs import (
     EFA_DRIVER,
     NotSysfs,
     expected_efa_devices,
     read_infiniband_sysfs,
 )
-from gpuslo.exporter.runner import CheckOutput
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 CHECK = "network_links"

@@ -22,8 +22,8 @@ from gpuslo import names
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result, gpu_scope
 from gpuslo.exporter.checks.gpu_memory import judge_problems
-from gpuslo.exporter.gpu_health import GpuStatus
-from gpuslo.exporter.nvml_source import NvmlNode
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvml import NvmlNode
 from gpuslo.exporter.state import write_json_atomic
 from gpuslo.verdict import CheckResult
 

@@ -15,8 +15,8 @@ from gpuslo import names
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result
 from gpuslo.exporter.checks.gpu_memory import judge_problems
-from gpuslo.exporter.gpu_health import GpuStatus
-from gpuslo.exporter.nvml_source import NvmlNode
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvml import NvmlNode
 from gpuslo.verdict import CheckResult
 
 LOAD_RATIO = 0.5  # GPU utilisation (0-1) above which the link should train to its top generation

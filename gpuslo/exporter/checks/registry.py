@@ -13,7 +13,8 @@ import importlib
 import inspect
 from dataclasses import dataclass
 
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, DependencyMissing
+from gpuslo.errors import DependencyMissing
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
 from gpuslo.verdict import CheckResult
 
 PACKAGE = "gpuslo.exporter.checks"

@@ -37,16 +37,18 @@ from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import InputError, ParseError
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, DependencyMissing
-from gpuslo.exporter.kernel_log import kernel_records, parse_kernel_log, scan_kernel_log_file
-from gpuslo.exporter.kernel_log_cursor import load_cursor, save_cursor
-from gpuslo.exporter.kernel_log_findings import reason_of
-from gpuslo.exporter.kernel_log_parse import KernelEvent, with_uuids
-from gpuslo.exporter.kmsg import read_boot_id, read_kmsg
-from gpuslo.exporter.runner import CheckOutput
-from gpuslo.exporter.xid_policy import Classified, classify_events, load_policy
-from gpuslo.families import family_of
+from gpuslo.errors import DependencyMissing, InputError, ParseError
+from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.checks.xid_cursor import load_cursor, save_cursor
+from gpuslo.exporter.evidence.families import family_of
+from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
+from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
+from gpuslo.exporter.evidence.kernel_log.read import (
+    kernel_records,
+    parse_kernel_log,
+    scan_kernel_log_file,
+)
+from gpuslo.exporter.policy.xid import Classified, classify_events, load_policy, reason_of
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"

@@ -1,0 +1,89 @@
+"""`gpuslo check`: run the node checks once and print text, JSON or node-problem-detector output.
+
+Exit 0 when the node verdict is healthy, 1 otherwise (unhealthy or unknown: unknown is never
+healthy). `--format npd` follows node-problem-detector's custom-plugin protocol (see
+`gpuslo.exporter.npd`): exit 0 ok, 1 problem, one line of at most 80 bytes, and 1 — not 2 — on
+its own errors. The source flags are `gpuslo.cli.sources`, shared with `gpuslo exporter`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from gpuslo import names
+from gpuslo.cli.sources import add_source_arguments, runner_from_args
+from gpuslo.exporter.checks.registry import CHECKS
+from gpuslo.exporter.npd import run_plugin
+from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.verdict import gpu_verdicts, node_verdict
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo check`."""
+    parser.add_argument("--format", choices=("text", "json", "npd"), default="text")
+    parser.add_argument("--check", action="append", choices=list(CHECKS), metavar="NAME",
+                        help=f"run only this check (repeatable): {', '.join(CHECKS)}")
+    add_source_arguments(parser)
+
+
+def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:
+    """One row per GPU (inventory, plus GPUs only seen in results) with its verdict."""
+    rows = {g.uuid: {"gpu": g.index, "uuid": g.uuid, "pci_bus_id": g.pci_bus_id, "model": g.model}
+            for g in snapshot.gpus}  # fmt: skip
+    for result in snapshot.results:
+        if result.gpu and result.scope not in rows:
+            rows[result.scope] = {"gpu": result.gpu, "uuid": result.scope, "pci_bus_id": "", "model": ""}
+    verdicts = gpu_verdicts(snapshot.results, list(rows))
+    ordered = sorted(rows.values(), key=lambda row: (int(row["gpu"] or 0), row["uuid"]))
+    return [{**row, "verdict": verdicts[row["uuid"]]} for row in ordered]
+
+
+def report(snapshot: NodeSnapshot) -> dict[str, Any]:
+    """The JSON document of `--format json` (sorted keys when dumped)."""
+    return {
+        "node": snapshot.node,
+        "verdict": node_verdict(snapshot.results),
+        "driver_version": snapshot.driver_version,
+        "cuda_version": snapshot.cuda_version,
+        "gpus": gpu_table(snapshot),
+        "results": [r.to_dict() for r in snapshot.results],
+        "heartbeats": [dict(sorted(vars(h).items())) for h in snapshot.heartbeats],
+        "taken_at": snapshot.taken_at,
+    }
+
+
+def render_text(snapshot: NodeSnapshot) -> str:
+    """A short table: one line per check result, then the GPU and node verdicts."""
+    lines = [f"{'CHECK':14} {'SCOPE':18} {'STATUS':8} {'REASON':20} {'ACTION':16} MESSAGE"]
+    for r in snapshot.results:
+        scope = f"gpu{r.gpu}" if r.gpu else r.scope
+        lines.append(f"{r.check:14} {scope[:18]:18} {r.status:8} {r.reason or '-':20} "
+                     f"{r.action:16} {r.message[:90]}")  # fmt: skip
+    for row in gpu_table(snapshot):
+        lines.append(f"gpu {row['gpu']} {row['uuid']} {row['pci_bus_id']}: {row['verdict']}")
+    lines.append(f"node {snapshot.node}: {node_verdict(snapshot.results)}")
+    return "\n".join(lines) + "\n"
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run the checks once and print; 0 healthy, 1 otherwise (`npd.run_plugin` for npd)."""
+    if args.format == "npd":
+        return run_plugin(lambda: _cycle(args))
+    snapshot = _cycle(args)
+    if args.format == "json":
+        sys.stdout.write(json.dumps(report(snapshot), sort_keys=True, indent=2) + "\n")
+    else:
+        sys.stdout.write(render_text(snapshot))
+    return 0 if node_verdict(snapshot.results) == names.VERDICT_HEALTHY else 1
+
+
+def _cycle(args: argparse.Namespace) -> NodeSnapshot:
+    runner = runner_from_args(args)
+    try:
+        return runner.cycle(force=True)
+    finally:
+        runner.close()
+

@@ -1,0 +1,112 @@
+"""`gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4): the flags, then
+`gpuslo.exporter.server`.
+
+Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
+asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). SIGTERM and SIGINT stop the loop,
+the HTTP server and the checks cleanly; `--once` runs one cycle and prints the exposition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from gpuslo.cli.sources import add_source_arguments, runner_from_args
+from gpuslo.errors import InputError, UsageError
+from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.server import (
+    DEFAULT_LISTEN,
+    DEFAULT_MAX_JOBS,
+    HEARTBEAT_FILE,
+    JOURNAL_POLL_S,
+    Exporter,
+    parse_listen,
+    serve,
+    start_watcher,
+)
+from gpuslo.exporter.state import CounterCarry
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the exporter's flags and every source flag of `gpuslo check`."""
+    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
+                        help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
+                        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces)")
+    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS",
+                        help="check interval for every check (default: each check's own, 30 s)")
+    parser.add_argument("--journal-dir", type=Path, default=None, metavar="DIR",
+                        help="directory of job goodput journals (<job>.jsonl) to tail")
+    parser.add_argument("--max-jobs", type=int, default=DEFAULT_MAX_JOBS, metavar="N",
+                        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})")
+    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
+    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
+    parser.add_argument("--tls-client-ca", type=Path, metavar="FILE",
+                        help="require client certificates signed by this CA")
+    parser.add_argument("--once", action="store_true",
+                        help="run one cycle, print the exposition to stdout and exit")
+    add_source_arguments(parser)
+
+
+def _validate(args: argparse.Namespace) -> None:
+    if (args.tls_cert is None) != (args.tls_key is None):
+        raise UsageError("--tls-cert and --tls-key go together")
+    if args.tls_client_ca is not None and args.tls_cert is None:
+        raise UsageError("--tls-client-ca needs --tls-cert and --tls-key")
+    for path in (args.tls_cert, args.tls_key, args.tls_client_ca):
+        if path is not None and not path.is_file():
+            raise InputError(str(path), "no such file")
+    if args.interval is not None and not (math.isfinite(args.interval) and args.interval > 0):
+        raise UsageError("--interval must be a positive number of seconds")
+    if args.max_jobs < 0:
+        raise UsageError("--max-jobs must be 0 or more")
+
+
+def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
+    """The Exporter for `args` and its Runner (which the caller closes)."""
+    runner = runner_from_args(args, interval_s=args.interval)
+    context = runner.context
+    try:
+        Path(context.state_dir).mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        runner.close()
+        raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
+    tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
+    carry = CounterCarry(context.state_dir)
+    heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
+    return Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat), runner
+
+
+def run(args: argparse.Namespace) -> int:
+    """Serve until SIGTERM/SIGINT (exit 0), or with --once print one exposition (exit 0)."""
+    _validate(args)
+    host, port = parse_listen(args.listen)
+    exporter, runner = build_exporter(args)
+    try:
+        if args.once:
+            exporter.run_checks()
+            exporter.poll_journals()
+            sys.stdout.buffer.write(exporter.exposition())
+            sys.stdout.flush()
+            return 0
+        poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
+        watcher = start_watcher(exporter, runner, runner.context)
+        try:
+            return serve(exporter, host, port, poll_s, _tls(args))
+        finally:
+            if watcher is not None:
+                watcher.close()
+    finally:
+        runner.close()
+
+
+def _tls(args: argparse.Namespace) -> dict[str, Any] | None:
+    """prometheus_client's TLS arguments for the --tls-* flags, None for plain HTTP."""
+    if not args.tls_cert:
+        return None
+    tls: dict[str, Any] = {"certfile": str(args.tls_cert), "keyfile": str(args.tls_key)}
+    if args.tls_client_ca:
+        tls.update(client_cafile=str(args.tls_client_ca), client_auth_required=True)
+    return tls

@@ -1,0 +1,117 @@
+"""`gpuslo inspect`: triage captured evidence and print findings and a verdict.
+
+Exit 0 when healthy, 1 when unhealthy or unknown; usage and input errors raise (exit 2).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gpuslo import names
+from gpuslo.errors import UsageError
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
+from gpuslo.exporter.inspect.kinds import KINDS, inspect_files
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.xid import load_policy
+
+
+def _network_devices(value: str) -> int | tuple[str, ...]:
+    if value.isdigit():
+        return int(value)
+    devices = tuple(part.strip() for part in value.split(",") if part.strip())
+    if not devices:
+        raise argparse.ArgumentTypeError("give a count or device names separated by commas")
+    return devices
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add `gpuslo inspect`'s arguments."""
+    parser.add_argument("files", nargs="+", metavar="FILE", help="evidence files (- for stdin)")
+    parser.add_argument("--kind", choices=sorted(KINDS), help="evidence kind (detected if omitted)")
+    parser.add_argument("--gpu-family", choices=names.GPU_FAMILIES, help="GPU family for the Xid policy")
+    parser.add_argument("--expect-gpus", type=int, metavar="N", help="GPUs the node should have")
+    parser.add_argument(
+        "--expect-network-devices", type=_network_devices, metavar="N|NAME,...",
+        help="InfiniBand/EFA devices expected: a count or names",
+    )  # fmt: skip
+    parser.add_argument("--expect-efa-devices", type=int, metavar="N", help="EFA devices expected")
+    parser.add_argument(
+        "--csv-columns", metavar="NAME,...",
+        help="columns of headerless nvidia-smi --query-gpu output",
+    )  # fmt: skip
+    parser.add_argument("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def options_from_args(args: argparse.Namespace) -> InspectOptions:
+    """Build InspectOptions from parsed arguments; raises UsageError on contradictions."""
+    for name in ("expect_gpus", "expect_efa_devices"):
+        value = getattr(args, name)
+        if value is not None and value < 0:
+            raise UsageError(f"--{name.replace('_', '-')} must be 0 or more")
+    columns = None
+    if args.csv_columns is not None:
+        columns = check_columns([c for c in args.csv_columns.split(",") if c.strip()])
+    return InspectOptions(
+        gpu_family=args.gpu_family,
+        expect_gpus=args.expect_gpus,
+        expect_network_devices=args.expect_network_devices,
+        expect_efa_devices=args.expect_efa_devices,
+        csv_columns=columns,
+        policy=load_policy(args.policy),  # a broken overlay is an error here, at the start
+    )
+
+
+_TEXT_COLUMNS = ("class", "kind", "what", "where", "events", "action", "message")
+
+
+def _what(finding: dict) -> str:
+    if "xid" in finding:
+        return f"Xid {finding['xid']}" + (f" (after Xid {finding['caused_by']})" if "caused_by" in finding else "")
+    if "sxid" in finding:
+        return f"SXid {finding['sxid']}"
+    return finding.get("signal", "")
+
+
+def _where(finding: dict) -> str:
+    parts = [finding.get(key) for key in ("gpu", "pci", "device", "uuid") if finding.get(key) is not None]
+    if finding.get("links"):
+        parts.append("links " + ",".join(str(link) for link in finding["links"]))
+    return " ".join(str(part) for part in parts)
+
+
+def render_text(report: dict) -> str:
+    """A short table a person reads in five seconds: the verdict, then one row per finding,
+    problems first."""
+    order = {c: i for i, c in enumerate(("fatal", "unknown", "warn", "contained", "secondary", "application", "noise", "ok"))}
+    rows = []
+    for f in sorted(report["findings"], key=lambda f: order.get(f.get("class"), 99)):
+        count = f.get("events", f.get("count", ""))
+        message = str(f.get("message", "")).replace("\n", " ")
+        rows.append((f.get("class", ""), f.get("kind", ""), _what(f), _where(f), str(count), f.get("action", ""), message[:80]))
+    widths = [max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS))]
+    lines = [f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))"]
+    gpus = report.get("gpus", [])
+    if gpus:
+        lines.append(f"GPUs seen: {len(gpus)}")
+        for gpu in gpus:
+            model = gpu.get("model", "model not shown")
+            family = gpu.get("family", "family unknown")
+            where = " ".join(str(gpu[k]) for k in ("pci", "uuid") if k in gpu)
+            lines.append(f"  GPU {gpu.get('gpu', '?')}: {model} ({family}) {where}")
+    lines.append("")
+    for row in [_TEXT_COLUMNS, *rows]:
+        lines.append("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Exit 0 when healthy, 1 when unhealthy or unknown (usage/input errors raise → 2)."""
+    options = options_from_args(args)
+    report = inspect_files(args.files, options, args.kind)
+    if args.format == "json":
+        print(json.dumps(report, indent=2, sort_keys=True))
+    else:
+        print(render_text(report))
+    return 0 if report["verdict"] == names.VERDICT_HEALTHY else 1

@@ -1,0 +1,127 @@
+"""The evidence and expectation flags `gpuslo check` and `gpuslo exporter` share, and the
+Runner they build from them.
+
+Both point the checks at the same evidence (`--path.sysfs`, a kernel-log file, a dcgm-exporter
+URL, ...). Flags win over the `--config` file, which wins over the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from pathlib import Path
+from typing import Any
+
+from gpuslo.errors import UsageError
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.registry import load_checks
+from gpuslo.exporter.node_config import NodeConfig, load_node_config
+from gpuslo.exporter.policy.xid import load_policy
+from gpuslo.exporter.runner import Runner
+from gpuslo.exporter.state import SYSTEM_STATE_DIR, default_state_dir
+
+DEFAULT_TIMEOUT_S = 10.0
+
+
+def _network(text: str) -> dict[str, int]:
+    """`N` (InfiniBand devices) or `KIND=N[,KIND=N]` with KIND infiniband or efa."""
+    out = {}
+    for part in text.split(","):
+        kind, _, count = part.rpartition("=")
+        kind = kind.strip() or "infiniband"
+        if kind not in ("infiniband", "efa") or not count.strip().isdigit():
+            raise argparse.ArgumentTypeError(f"expected N or infiniband=N / efa=N, got {text!r}")
+        out[kind] = int(count)
+    return out
+
+
+def _positive(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
+    return value
+
+
+def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+    """The evidence and expectation flags shared by `gpuslo check` and `gpuslo exporter`."""
+    add = parser.add_argument
+    add("--config", metavar="FILE", help="node config YAML (see gpuslo/exporter/node_config.py)")
+    add("--node", metavar="NAME", help="node name in gpuslo_node_info and check output (default: "
+        "the config's node, else the host name; in Kubernetes pass the downward API's spec.nodeName)")
+    add("--kernel-log", metavar="PATH", help="read this kernel-log file instead of /dev/kmsg, "
+        "journalctl -k or dmesg")  # fmt: skip
+    add("--dcgm-url", metavar="URL", help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)")
+    add("--path.sysfs", dest="path_sysfs", metavar="DIR", help="root of sysfs (default /sys)")
+    add("--path.procfs", dest="path_procfs", metavar="DIR", help="root of procfs (default /proc)")
+    add("--expect-gpus", type=int, metavar="N", help="GPUs this node must have (default: the "
+        "count seen at the first healthy run, kept in the state dir)")  # fmt: skip
+    add("--expect-network-devices", type=_network, metavar="N|KIND=N",
+        help="network devices expected: N InfiniBand devices, or infiniband=N / efa=N")
+    add("--instance-type", metavar="TYPE", help="cloud instance type (expected EFA count)")
+    add("--check-timeout", type=_positive, metavar="SECONDS",
+        help=f"deadline of each check (default {DEFAULT_TIMEOUT_S:g})")
+    add("--state-dir", metavar="DIR", help=f"where checks keep cursors and baselines (default "
+        f"{SYSTEM_STATE_DIR} when writable, else $XDG_STATE_HOME/gpuslo, i.e. "
+        "~/.local/state/gpuslo)")  # fmt: skip
+    add("--active", action="store_true", help="also run the active GPU probe (gpu_probe)")
+    add("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
+
+
+def _config(args: argparse.Namespace) -> NodeConfig:
+    path = getattr(args, "config", None)
+    return load_node_config(path) if path else NodeConfig()
+
+
+def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
+    return flag if flag is not None else (configured if configured is not None else default)
+
+
+def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None) -> CheckContext:
+    """The CheckContext for parsed `add_source_arguments` flags merged over `--config`.
+
+    Raises ConfigError/InputError for a bad config file or Xid policy overlay (checked here, once,
+    so it is one error at start and not an `unknown` every run), UsageError for a bad flag value."""
+    config = config if config is not None else _config(args)
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    expect_gpus = _pick(get("expect_gpus"), config.expect_gpus)
+    if expect_gpus is not None and expect_gpus < 1:
+        raise UsageError(f"--expect-gpus must be 1 or more, got {expect_gpus}")
+    policy_path = _pick(get("policy"), config.policy)
+    load_policy(policy_path)
+    kernel_log = _pick(get("kernel_log"), config.kernel_log)
+    extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks}
+    return CheckContext(
+        sysfs=Path(get("path_sysfs") or "/sys"),
+        procfs=Path(get("path_procfs") or "/proc"),
+        kernel_log=Path(kernel_log) if kernel_log else None,
+        dcgm_url=_pick(get("dcgm_url"), config.dcgm_url),
+        expect_gpus=expect_gpus,
+        expect_network_devices=_pick(get("expect_network_devices"), config.expect_network_devices or None, {}),
+        instance_type=_pick(get("instance_type"), config.instance_type, ""),
+        state_dir=Path(_pick(get("state_dir"), config.state_dir) or default_state_dir()),
+        timeout_s=float(_pick(get("check_timeout"), config.check_timeout_s, DEFAULT_TIMEOUT_S)),
+        active=bool(get("active")),
+        policy_path=policy_path,
+        config={k: v for k, v in extra.items() if v},
+    )
+
+
+def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = None,
+                     interval_s: float | None = None) -> Any:
+    """A Runner for the parsed flags: the chosen checks (default: `--check`, else all), with the
+    per-check timeouts and intervals of the config file (`interval_s`, the exporter's
+    `--interval`, overrides every interval). The node name is `--node`, else the config's `node`,
+    else the host name. The caller closes it."""
+    config = _config(args)
+    context = context_from_args(args, config)
+    checks = load_checks(check_names or getattr(args, "check", None), active=context.active)
+    timeouts = {n: s["timeout_s"] for n, s in config.checks.items() if "timeout_s" in s}
+    intervals = {c.name: config.interval_s for c in checks} if config.interval_s else {}
+    intervals.update({n: s["interval_s"] for n, s in config.checks.items() if "interval_s" in s})
+    if interval_s is not None:
+        intervals = {c.name: interval_s for c in checks}
+    node = _pick(getattr(args, "node", None), config.node)
+    return Runner(checks, context, timeouts=timeouts, intervals=intervals, node=node)

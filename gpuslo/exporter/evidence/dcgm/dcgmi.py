@@ -1,0 +1,96 @@
+"""DCGM command-line and log evidence: `dcgmi dmon` tables, `dcgmi health` reports (JSON or the
+boxed text) and dcgm-exporter log lines, parsed; `gpuslo.exporter.inspect.dcgm` judges them.
+
+- `dcgmi dmon -e 230` prints `#Entity  XIDER` with one row per entity (`GPU 1   120`); XIDER is
+  field 230 `DCGM_FI_DEV_XID_ERRORS`, the LAST Xid (0 = none), classified with the Xid policy.
+- `dcgmi health -c -j` prints `{"body": {"Overall Health": {"value": "Healthy"}, ...}}`; the
+  overall result is one finding (`health_report`). DCGM health watches can say Healthy while the
+  same node shows a fatal Xid (shared/corpus case 034): the Xid finding wins, since the verdict
+  takes the worst finding.
+- dcgm-exporter logs `Host engine connection invalid/disconnected` (and similar) when
+  nv-hostengine is gone; from then on the exporter serves nothing current: `source_stale`,
+  layer observability, verdict unknown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+from gpuslo.errors import ParseError
+
+# ------------------------------------------------------------------------------------------------
+# dcgmi dmon / dcgmi health
+# ------------------------------------------------------------------------------------------------
+
+_DMON_HEAD = re.compile(r"^#\s*Entity\s+(.+?)\s*$")
+_DMON_ROW = re.compile(r"^(GPU(?:-I|-CI)?)\s+(\d+)\s+(.+?)\s*$")
+_HEALTH_TEXT = re.compile(r"Overall Health\W+(Healthy|Warning|Failure)\b", re.I)
+
+
+def parse_dmon(text: str) -> list[dict[str, str]]:
+    """Rows of `dcgmi dmon` tables: `[{"entity": "GPU", "id": "1", "XIDER": "120"}, ...]`.
+
+    Columns come from the `#Entity` header line (a later header starts a new table); values are
+    kept as printed (`N/A` included). Never raises."""
+    rows, columns = [], []
+    for line in text.splitlines():
+        if match := _DMON_HEAD.match(line):
+            columns = match.group(1).split()
+        elif columns and (match := _DMON_ROW.match(line.strip())):
+            values = match.group(3).split()
+            row = {"entity": match.group(1), "id": match.group(2)}
+            row.update(zip(columns, values, strict=False))
+            rows.append(row)
+    return rows
+
+
+def parse_health(text: str, source: str = "<dcgmi health>") -> str | None:
+    """`Healthy`, `Warning` or `Failure` from `dcgmi health -c` (JSON or text); None when the text
+    holds no health report. Raises ParseError when a JSON report is broken or lacks the field."""
+    start = re.search(r"^\s*\{", text, re.M)
+    if start and '"Overall Health"' in text[start.start() :]:
+        try:
+            report, _ = json.JSONDecoder().raw_decode(text[start.start() :].lstrip())
+            value = report["body"]["Overall Health"]["value"]
+        except (ValueError, KeyError, TypeError) as error:
+            line = text[: start.start()].count("\n") + 1
+            raise ParseError(
+                source, f"dcgmi health JSON unreadable ({error})", line=line, field="Overall Health"
+            ) from None
+        return str(value).strip().capitalize()
+    match = _HEALTH_TEXT.search(text)
+    return match.group(1).capitalize() if match else None
+
+
+def looks_like_dcgmi(text: str) -> bool:
+    """True for `dcgmi dmon` tables or `dcgmi health` reports."""
+    head = text[:200_000]
+    return bool(re.search(r"^#\s*Entity\s+\S", head, re.M) or "Overall Health" in head)
+
+
+# ------------------------------------------------------------------------------------------------
+# dcgm-exporter logs
+# ------------------------------------------------------------------------------------------------
+
+# logrus/slog text (`time="..." level=error msg="..."`) and slog JSON (`{"time":"...","level":...`).
+_LOG_LINE = re.compile(
+    r'^\s*(?:(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=|\{"time":"[^"]+","level":")',
+    re.I,
+)
+# Messages that mean nv-hostengine (DCGM) is gone or unreachable, so the page is frozen or empty.
+HOST_ENGINE_GONE = re.compile(
+    r"host engine connection invalid|connection to the host engine|"
+    r"(?:error|unable|failed|cannot|could not)[^\"]{0,40}connect[^\"]{0,40}"
+    r"(?:host ?engine|nv-hostengine)|"
+    r"DCGM (?:is )?not initialized|hostengine[^\"]{0,40}(?:disconnected|not running)",
+    re.I,
+)
+
+
+def looks_like_exporter_log(text: str) -> bool:
+    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON)."""
+    lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
+    return bool(lines) and sum(bool(_LOG_LINE.match(line)) for line in lines) * 2 >= len(lines)
+
+

@@ -1,0 +1,257 @@
+"""dcgm-exporter `/metrics` pages: parsed with `prometheus_client.parser`, folded per GPU UUID.
+
+Facts this module relies on (shared/corpus/dcgm-exporter/SOURCES.md):
+- Label spellings changed across versions: `UUID` (current) or `uuid` (old `dcgm_*` namespace),
+  `Hostname` (before dcgm-exporter d5e5f51) or `hostname`, `pci_bus_id` (absent on old
+  versions), `gpu` (the index), `modelName`. Old-namespace names are lower case (`dcgm_fi_...`);
+  names are upper-cased here.
+- MIG: one series per GPU instance (`GPU_I_ID`, `GPU_I_PROFILE`) under the parent GPU's UUID;
+  they fold into one record per UUID, taking the largest value of each field (the worst: a
+  non-zero Xid on any instance, the highest temperature, the largest error count).
+- DCGM blank sentinels (dcgm_fields.h): int64 values >= 0x7ffffffffffffff0, int32 values
+  0x7ffffff0..0x7fffffff and fp64 values 2^47..2^47+3 mean "blank / not found / not supported /
+  not permissioned": no data, never a value.
+- `DCGM_FI_DEV_XID_ERRORS` is the value of the LAST Xid the GPU raised (0 = none since the
+  exporter started), not a count.
+- A family missing from a page is unknown, never zero: `DcgmPage.families` lists what the page
+  had so callers can tell.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.families import family_of
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+
+INT64_BLANK = 0x7FFFFFFFFFFFFFF0
+INT32_BLANK, INT32_MAX = 0x7FFFFFF0, 0x7FFFFFFF
+FP64_BLANK = 2.0**47
+XID_LAST = "DCGM_FI_DEV_XID_ERRORS"
+ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # mJ since driver load (counter)
+POWER = "DCGM_FI_DEV_POWER_USAGE"  # W
+# DCGM clocks-event (throttle) reason bits (dcgm_fields.h DCGM_CLOCKS_EVENT_REASON_*).
+CLOCKS_HW_SLOWDOWN, CLOCKS_HW_THERMAL = 0x8, 0x40
+# NVML nvmlGpuRecoveryAction_t: NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET.
+RECOVERY_ACTIONS = {0: "None", 1: "Reset", 2: "Reboot", 3: "Drain_P2P", 4: "Drain_and_Reset"}
+_UUID_LABELS = ("UUID", "uuid")
+_HOST_LABELS = ("Hostname", "hostname")
+
+
+def is_blank(value: float) -> bool:
+    """True when `value` is a DCGM blank / not-found / not-supported / not-permissioned sentinel."""
+    if value >= INT64_BLANK:
+        return True
+    return INT32_BLANK <= value <= INT32_MAX or FP64_BLANK <= value <= FP64_BLANK + 3
+
+
+@dataclass
+class DcgmGpu:
+    """One GPU of a dcgm-exporter page (MIG instances folded in).
+
+    Attributes:
+        uuid: `GPU-...` (or `gpu:<index>` when the page has no UUID label).
+        index: the `gpu` label ("0"); pci_bus_id: `00000000:B1:00.0` or "" on old versions.
+        model: `modelName`; hostname: `Hostname`/`hostname`.
+        values: upper-cased field name -> value (the largest over MIG instances).
+        blank: fields the page carried only as DCGM sentinels (no data).
+        mig_instances: distinct `GPU_I_ID` values seen.
+        xid_active: every non-zero Xid the page shows for the GPU: the last Xid of each MIG
+            instance and the `xid` label of windowed counts (DCGM_EXP_XID_ERRORS_COUNT).
+    """
+
+    uuid: str
+    index: str = ""
+    pci_bus_id: str = ""
+    model: str = ""
+    hostname: str = ""
+    values: dict[str, float] = field(default_factory=dict)
+    blank: set[str] = field(default_factory=set)
+    mig_instances: set[str] = field(default_factory=set)
+    xid_active: set[int] = field(default_factory=set)
+
+    @property
+    def last_xid(self) -> int | None:
+        """The last Xid (`DCGM_FI_DEV_XID_ERRORS`): 0 none, None when not reported."""
+        value = self.values.get(XID_LAST)
+        return None if value is None else int(value)
+
+    @property
+    def family(self) -> str:
+        """GPU family of `model` (`gpuslo.exporter.evidence.families.family_of`)."""
+        return family_of(self.model)
+
+
+@dataclass(frozen=True)
+class DcgmPage:
+    """A parsed page: `gpus` by UUID (sorted by index), the DCGM `families` present (names upper
+    case, including those whose every value was blank)."""
+
+    gpus: dict[str, DcgmGpu]
+    families: frozenset[str]
+
+
+def _clean(text: str) -> str:
+    """Drop excerpt markers (`...`) and blank lines that hand-made captures carry."""
+    lines = [line for line in text.splitlines() if line.strip() not in ("...", "…", "")]
+    return "\n".join(lines) + "\n"
+
+
+def _families(text: str, source: str) -> list:
+    try:
+        families = list(text_string_to_metric_families(_clean(text)))
+    except (ValueError, KeyError, IndexError, TypeError) as error:
+        detail = str(error)[:160] or type(error).__name__
+        raise ParseError(
+            source, f"not Prometheus exposition format ({detail})", line=_first_bad_line(text)
+        ) from None
+    declared = {family.name for family in families if family.type != "unknown"}
+    for before, after in zip(families, families[1:], strict=False):
+        if (
+            before.type != "unknown"
+            and not before.samples
+            and after.type == "unknown"
+            and after.name not in declared
+        ):
+            raise ParseError(
+                source,
+                f"samples named {after.name} follow # TYPE {before.name}",
+                line=_line_of(text, after.name),
+                field=after.name,
+            )
+    return families
+
+
+def _first_bad_line(text: str) -> int | None:
+    """1-based number of the first sample line the exposition parser rejects on its own (only
+    run after the whole page failed, so its cost is paid for broken pages alone)."""
+    for number, line in enumerate(text.splitlines(), start=1):
+        comment = line.lstrip().startswith("#") and not re.match(r"\s*#\s*(?:TYPE|HELP)\b", line)
+        if comment or line.strip() in ("", "...", "…"):
+            continue
+        try:
+            list(text_string_to_metric_families(line + "\n"))
+        except (ValueError, KeyError, IndexError, TypeError):
+            return number
+    return None
+
+
+def _line_of(text: str, name: str) -> int | None:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if line.startswith(name):
+            return number
+    return None
+
+
+def _decimal(text: str) -> bool:
+    """True for ASCII digits only (`str.isdigit` also accepts `²`, which `int` rejects)."""
+    return text.isascii() and text.isdigit()
+
+
+def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None:
+    uuid = next((labels[key] for key in _UUID_LABELS if labels.get(key)), "")
+    index = labels.get("gpu", "")
+    if not uuid and not index:
+        return None  # not a GPU entity (NVSwitch, CPU, link): not ours to fold
+    key = uuid or f"gpu:{index}"
+    gpu = gpus.setdefault(key, DcgmGpu(uuid=key, index=index))
+    gpu.pci_bus_id = gpu.pci_bus_id or labels.get("pci_bus_id", "")
+    gpu.model = gpu.model or labels.get("modelName", "")
+    gpu.hostname = gpu.hostname or next((labels[k] for k in _HOST_LABELS if labels.get(k)), "")
+    if labels.get("GPU_I_ID"):
+        gpu.mig_instances.add(labels["GPU_I_ID"])
+    return gpu
+
+
+def _add(gpu: DcgmGpu, name: str, labels: dict[str, str], value: float) -> None:
+    if is_blank(value):
+        if name not in gpu.values:
+            gpu.blank.add(name)
+        return
+    gpu.blank.discard(name)
+    if _decimal(labels.get("xid", "")) and value > 0:
+        gpu.xid_active.add(int(labels["xid"]))
+    if name == XID_LAST and value > 0:  # MIG instances may each hold a different last Xid
+        gpu.xid_active.add(int(value))
+    gpu.values[name] = max(value, gpu.values.get(name, value))
+
+
+def parse_dcgm_page(text: str, source: str = "<dcgm-exporter>") -> DcgmPage:
+    """Parse a dcgm-exporter page into per-GPU records keyed by UUID.
+
+    Only `DCGM_*` families (any case) are read; others (go_*, process_*) are ignored. Raises
+    ParseError (naming `source`) for text that is not exposition format, or whose samples do not
+    belong to the family their `# TYPE` line declares (the dcgm-exporter PR 239 example).
+    """
+    gpus: dict[str, DcgmGpu] = {}
+    seen: set[str] = set()
+    for family in _families(text, source):
+        name = family.name.upper()
+        if not name.startswith("DCGM_"):
+            continue
+        for sample in family.samples:
+            seen.add(name)
+            gpu = _gpu_for(gpus, sample.labels)
+            if gpu is not None:
+                _add(gpu, name, sample.labels, float(sample.value))
+    ordered = sorted(
+        gpus.values(), key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid)
+    )
+    return DcgmPage(gpus={gpu.uuid: gpu for gpu in ordered}, families=frozenset(seen))
+
+
+def looks_like_dcgm_page(text: str) -> bool:
+    """True when the text has exposition lines of DCGM fields (`DCGM_FI_...{` or `dcgm_fi_...{`)."""
+    return re.search(r"^(?:DCGM|dcgm)_[A-Za-z0-9_]+\{", text[:200_000], re.M) is not None
+
+
+def _int(gpu: DcgmGpu, *fields: str) -> int | None:
+    for name in fields:
+        if name in gpu.values:
+            return int(gpu.values[name])
+    return None
+
+
+def _flag(gpu: DcgmGpu, name: str) -> bool | None:
+    value = _int(gpu, name)
+    return None if value is None else value != 0
+
+
+def gpu_status(gpu: DcgmGpu) -> GpuStatus:
+    """The normalised `GpuStatus` of one page GPU; fields the page lacks (or left blank) are None.
+
+    Fields read: ECC `DCGM_FI_DEV_ECC_{SBE,DBE}_VOL_TOTAL`, `DCGM_FI_DEV_ECC_DBE_AGG_TOTAL`; row
+    remapping `DCGM_FI_DEV_ROW_REMAP_{PENDING,FAILURE}`, `DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`;
+    `DCGM_FI_DEV_RETIRED_PENDING`; the recovery action `DCGM_FI_DEV_GPU_RECOVERY_ACTION` (or its
+    deprecated name `..._GET_GPU_RECOVERY_ACTION`); clocks-event reasons (hardware thermal 0x40,
+    hardware slowdown 0x8); temperatures and PCIe link generation/width.
+    """
+    reasons = _int(gpu, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
+    action = _int(gpu, "DCGM_FI_DEV_GPU_RECOVERY_ACTION", "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION")
+    return GpuStatus(
+        index=gpu.index or None,
+        uuid=gpu.uuid,
+        pci_bus_id=gpu.pci_bus_id or None,
+        model=gpu.model or None,
+        family=gpu.family,
+        ecc_sbe_volatile=_int(gpu, "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL"),
+        ecc_dbe_volatile=_int(gpu, "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL"),
+        ecc_dbe_aggregate=_int(gpu, "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL"),
+        retired_pages_pending=_flag(gpu, "DCGM_FI_DEV_RETIRED_PENDING"),
+        remapped_rows_pending=_flag(gpu, "DCGM_FI_DEV_ROW_REMAP_PENDING"),
+        remapped_rows_failure=_flag(gpu, "DCGM_FI_DEV_ROW_REMAP_FAILURE"),
+        remapped_rows_uncorrectable=_int(gpu, "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS"),
+        recovery_action=None if action is None else RECOVERY_ACTIONS.get(action, str(action)),
+        hw_thermal_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_THERMAL),
+        hw_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_SLOWDOWN),
+        temperature_c=gpu.values.get("DCGM_FI_DEV_GPU_TEMP"),
+        slowdown_temperature_c=gpu.values.get("DCGM_FI_DEV_SLOWDOWN_TEMP"),
+        pcie_gen_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_GEN"),
+        pcie_gen_max=_int(gpu, "DCGM_FI_DEV_PCIE_MAX_LINK_GEN"),
+        pcie_width_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_WIDTH"),
+        pcie_width_max=_int(gpu, "DCGM_FI_DEV_PCIE_MAX_LINK_WIDTH"),
+    )

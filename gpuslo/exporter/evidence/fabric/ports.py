@@ -1,0 +1,75 @@
+"""RDMA ports (InfiniBand, RoCE, EFA) as tools and sysfs show them: evidence, no judging.
+
+Port states follow the InfiniBand Architecture Specification's PortState and PortPhysicalState
+(`ibstat` spells them `Active`, `Down`, `Initializing`, `Armed`; sysfs and `ibstatus` print
+`4: ACTIVE`, `5: LinkUp`). The judgement is `gpuslo.exporter.policy.ports`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# sysfs/ibstatus state words (IBA PortState) -> ibstat's spelling.
+_STATE_WORDS = {
+    "DOWN": "Down",
+    "INIT": "Initializing",
+    "INITIALIZING": "Initializing",
+    "ARMED": "Armed",
+    "ACTIVE": "Active",
+    "ACTIVE_DEFER": "ActiveDefer",
+}
+STATE_ACTIVE = "Active"
+PHYSICAL_LINK_UP = "LinkUp"
+
+
+@dataclass(frozen=True)
+class Port:
+    """One RDMA port as a tool or sysfs shows it.
+
+    Attributes:
+        device: RDMA device name (`mlx5_0`, `rdmap16s27` for EFA).
+        port: port number (1-based).
+        state: IBA port state in ibstat's spelling (`Active`, `Down`, ...), "" when not shown.
+        physical_state: `LinkUp`, `Polling`, `Disabled`, ..., "" when not shown.
+        rate_gbps: link rate in Gb/s, None when not shown.
+        link_layer: `InfiniBand` or `Ethernet` (RoCE), "" when not shown.
+        driver: kernel driver (`mlx5_core`, `efa`), "" when unknown.
+        netdev: the network interface bound to the port, "" when unknown.
+        carrier: netdev carrier (True up, False down), None when unknown.
+    """
+
+    device: str
+    port: int
+    state: str = ""
+    physical_state: str = ""
+    rate_gbps: float | None = None
+    link_layer: str = ""
+    driver: str = ""
+    netdev: str = ""
+    carrier: bool | None = None
+
+    @property
+    def usable(self) -> bool:
+        """True when the port is Active with its physical link up."""
+        return (
+            self.state.lower() == STATE_ACTIVE.lower()
+            and self.physical_state.lower() == PHYSICAL_LINK_UP.lower()
+        )
+
+
+def normalise_state(text: str) -> str:
+    """`4: ACTIVE` or `ACTIVE` or `Active` -> `Active`; unknown words are kept as given."""
+    word = re.sub(r"^\s*\d+\s*:\s*", "", text).strip()
+    return _STATE_WORDS.get(word.upper(), word)
+
+
+def normalise_physical_state(text: str) -> str:
+    """`5: LinkUp` -> `LinkUp`; `7: Phy Test` -> `PhyTest`."""
+    return re.sub(r"^\s*\d+\s*:\s*", "", text).strip().replace(" ", "")
+
+
+def parse_rate(text: str) -> float | None:
+    """`100 Gb/sec (4X EDR)` or `200` (ibstat, Gb/s) -> 100.0 / 200.0; None when no number."""
+    match = re.match(r"\s*(\d+(?:\.\d+)?)", text)
+    return float(match.group(1)) if match else None

@@ -1,0 +1,215 @@
+"""Fabric-link evidence: `ibstat`, `ibstatus`, `fi_info -p efa` and `ibdev2netdev` outputs.
+
+Pure `parse_*` functions turn tool output into `Port` records (or device counts) and
+`looks_like_*` detect each output; the findings are `gpuslo.exporter.inspect.fabric`. Reading
+InfiniBand/EFA state from sysfs lives in `gpuslo.exporter.evidence.fabric.sysfs`.
+
+Port states follow the InfiniBand Architecture Specification's PortState and PortPhysicalState
+(`ibstat` spells them `Active`, `Down`, `Initializing`, `Armed`; sysfs and `ibstatus` print
+`4: ACTIVE`, `5: LinkUp`). A port is usable only when its state is Active and its physical state
+LinkUp: `State: Down` with `Physical state: LinkUp` (the subnet manager has not brought it up) is
+as unusable as `Polling` (no cable or peer).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuslo.exporter.evidence.fabric.ports import (
+    Port,
+    normalise_physical_state,
+    normalise_state,
+    parse_rate,
+)
+
+__all__ = ["Port", "parse_ibstat", "parse_ibstatus", "parse_fi_info", "parse_ibdev2netdev"]
+
+# ------------------------------------------------------------------------------------------------
+# ibstat
+# ------------------------------------------------------------------------------------------------
+
+_CA = re.compile(r"^CA '([^']+)'\s*$")
+_PORT = re.compile(r"^\s*Port (\d+):\s*$")
+_FIELD = re.compile(r"^\s+([A-Za-z][A-Za-z ]*?):\s*(.*?)\s*$")
+_IB_PANIC = re.compile(r"^ibpanic: (?:.*?(?:device|CA) '([^']+)')?")
+_IBSTAT_FIELDS = {
+    "State": "state",
+    "Physical state": "physical_state",
+    "Rate": "rate",
+    "Link layer": "link_layer",
+}
+
+
+@dataclass(frozen=True)
+class IbstatReport:
+    """Parsed `ibstat`: the ports seen, the CA names seen, and the devices the tool said it could
+    not read (`ibpanic` lines; "" when the line names no device)."""
+
+    ports: tuple[Port, ...]
+    devices: tuple[str, ...]
+    unreadable: tuple[str, ...]
+
+
+def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
+    return Port(
+        device=device,
+        port=number,
+        state=normalise_state(fields.get("state", "")),
+        physical_state=normalise_physical_state(fields.get("physical_state", "")),
+        rate_gbps=parse_rate(fields.get("rate", "")),
+        link_layer=fields.get("link_layer", ""),
+    )
+
+
+def parse_ibstat(text: str) -> IbstatReport:
+    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented).
+
+    Returns every port with its state, physical state, rate (Gb/s) and link layer, the device
+    names seen, and devices named by `ibpanic` lines (partial output). `ibstat <ca> <port>` prints
+    one port's fields without a header: that port has device "" and number 0. Lines it does not
+    know are skipped; never raises on arbitrary text.
+    """
+    ports: list[Port] = []
+    devices: list[str] = []
+    unreadable: list[str] = []
+    device, number, fields = "", 0, {}
+
+    def flush() -> None:
+        if device and number:
+            ports.append(_port_from_fields(device, number, fields))
+
+    for line in text.splitlines():
+        if match := _CA.match(line):
+            flush()
+            device, number, fields = match.group(1), 0, {}
+            devices.append(device)
+        elif match := _IB_PANIC.match(line):
+            unreadable.append(match.group(1) or "")
+        elif device and (match := _PORT.match(line)):
+            flush()
+            number, fields = int(match.group(1)), {}
+        elif number and (match := _FIELD.match(line)) and match.group(1) in _IBSTAT_FIELDS:
+            fields[_IBSTAT_FIELDS[match.group(1)]] = match.group(2)
+    flush()
+    if not devices:
+        ports += _bare_port(text)
+    return IbstatReport(tuple(ports), tuple(devices), tuple(unreadable))
+
+
+_BARE_FIELD = re.compile(r"^(State|Physical state|Rate|Link layer):[ \t]*(.*?)\s*$", re.M)
+
+
+def _bare_port(text: str) -> list[Port]:
+    fields = {_IBSTAT_FIELDS[key]: value for key, value in _BARE_FIELD.findall(text)}
+    return [_port_from_fields("", 0, fields)] if "state" in fields else []
+
+
+def looks_like_ibstat(text: str) -> bool:
+    """True for `ibstat` output: a `CA '<name>'` header with port blocks or an ibpanic line, or
+    the header-less fields of `ibstat <ca> <port>`."""
+    head = text[:200_000]
+    has_ca = re.search(r"^CA '[^']+'\s*$", head, re.M) is not None
+    if has_ca:
+        return "Port " in head or "ibpanic:" in head
+    bare = re.search(r"^State: \w+", head, re.M) and re.search(r"^Physical state: \w+", head, re.M)
+    return bool(bare)
+
+
+# ------------------------------------------------------------------------------------------------
+# ibstatus (sysfs strings)
+# ------------------------------------------------------------------------------------------------
+
+_IBSTATUS_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
+_IBSTATUS_FIELD = re.compile(r"^\s+([a-z_ ]+):\s*(.*?)\s*$")
+_IBSTATUS_FIELDS = {
+    "state": "state",
+    "phys state": "physical_state",
+    "rate": "rate",
+    "link_layer": "link_layer",
+}
+
+
+def parse_ibstatus(text: str) -> list[Port]:
+    """Parse `ibstatus` output (`Infiniband device 'mlx5_0' port 1 status:` blocks with sysfs
+    strings such as `4: ACTIVE`, `5: LinkUp`, `100 Gb/sec (4X EDR)`). Never raises."""
+    ports: list[Port] = []
+    head: tuple[str, int] | None = None
+    fields: dict[str, str] = {}
+    for line in text.splitlines():
+        if match := _IBSTATUS_HEAD.match(line):
+            if head is not None:
+                ports.append(_port_from_fields(head[0], head[1], fields))
+            head, fields = (match.group(1), int(match.group(2))), {}
+        elif head and (match := _IBSTATUS_FIELD.match(line)) and match.group(1) in _IBSTATUS_FIELDS:
+            fields[_IBSTATUS_FIELDS[match.group(1)]] = match.group(2)
+    if head is not None:
+        ports.append(_port_from_fields(head[0], head[1], fields))
+    return ports
+
+
+def looks_like_ibstatus(text: str) -> bool:
+    """True for `ibstatus` output."""
+    return (
+        re.search(r"^Infiniband device '[^']+' port \d+ status:", text[:200_000], re.M) is not None
+    )
+
+
+# ------------------------------------------------------------------------------------------------
+# fi_info -p efa
+# ------------------------------------------------------------------------------------------------
+
+_FI_KEY = re.compile(r"^\s*(provider|fabric|domain|type):\s*(\S.*?)\s*$")
+_FI_ERROR = re.compile(r"^fi_getinfo: -?\d+")
+
+
+def parse_fi_info(text: str) -> tuple[str, ...]:
+    """EFA devices in `fi_info -p efa` output: the distinct `*-rdm` domains whose provider is
+    exactly `efa` (not a layered `efa;ofi_rxd`). Each EFA device exposes one `-rdm` and one
+    `-dgrm` domain (libfabric efa provider). Returns device names (`efa_0`), sorted."""
+    devices: set[str] = set()
+    provider = ""
+    for line in text.splitlines():
+        match = _FI_KEY.match(line)
+        if not match:
+            continue
+        key, value = match.groups()
+        if key == "provider":
+            provider = value
+        elif key == "domain" and provider == "efa" and value.endswith("-rdm"):
+            devices.add(value.removesuffix("-rdm"))
+    return tuple(sorted(devices))
+
+
+def looks_like_fi_info(text: str) -> bool:
+    """True for `fi_info` output: provider/domain blocks or a `fi_getinfo: -61` error line."""
+    head = text[:200_000]
+    blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^\s+domain: ", head, re.M)
+    return bool(blocks) or re.search(r"^fi_getinfo: -?\d+", head, re.M) is not None
+
+
+# ------------------------------------------------------------------------------------------------
+# ibdev2netdev
+# ------------------------------------------------------------------------------------------------
+
+_IBDEV2NETDEV = re.compile(r"^(\S+) port (\d+) ==> (\S+) \((Up|Down)\)\s*$")
+
+
+def parse_ibdev2netdev(text: str) -> list[Port]:
+    """`mlx5_0 port 1 ==> ib0 (Up)` lines -> ports with `netdev` and `carrier` set. `(Up)`/`(Down)`
+    is the netdev (IPoIB or RoCE interface) state, not the InfiniBand link: `state` stays ""."""
+    ports = []
+    for line in text.splitlines():
+        if match := _IBDEV2NETDEV.match(line.strip()):
+            device, number, netdev, updown = match.groups()
+            ports.append(
+                Port(device=device, port=int(number), netdev=netdev, carrier=updown == "Up")
+            )
+    return ports
+
+
+def looks_like_ibdev2netdev(text: str) -> bool:
+    """True for `ibdev2netdev` output."""
+    return re.search(r"^\S+ port \d+ ==> \S+ \((?:Up|Down)\)", text[:200_000], re.M) is not None
+
+

@@ -1,0 +1,73 @@
+"""One normalised record per GPU, whatever the source (`GpuStatus`): evidence, no judging.
+
+Every source — nvidia-smi text, XML and CSV, NVML, dcgm-exporter — fills a `GpuStatus`; every
+field is optional and None means "not reported". The rules that judge it are
+`gpuslo.exporter.policy.gpu.evaluate_gpu`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class GpuStatus:
+    """What one source reported about one GPU; None = not reported.
+
+    Attributes:
+        index: GPU index as NVML numbers it, as a string ("0").
+        uuid: "GPU-…"; pci_bus_id: NVML form "00000000:00:06.0".
+        model: product name ("NVIDIA H200"); family: `names.GPU_FAMILIES` or "unknown".
+        ecc_mode: "Enabled"/"Disabled" as reported.
+        ecc_sbe_volatile, ecc_dbe_volatile, ecc_dbe_aggregate: ECC error counts (errors).
+        retired_pages_pending: True when a page retirement waits for a reset (pre-Ampere).
+        remapped_rows_pending, remapped_rows_failure: row remapper flags (Ampere and later).
+        remapped_rows_uncorrectable: rows remapped for uncorrectable errors (rows).
+        recovery_action: NVIDIA's GPU recovery action text ("None", "Reset", "Drain_and_Reset",
+            "Reboot", "Drain_P2P").
+        hw_thermal_slowdown, hw_slowdown: clocks event reasons active.
+        temperature_c, slowdown_temperature_c: GPU temperature and its slowdown threshold (°C).
+        pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max: PCIe link
+            generation and width (lanes).
+        nvlink_states: NVLink link number -> True when up/active.
+        nvlink_error_counts: NVLink link number -> {counter name: count}.
+        fabric_state, fabric_status: nvidia-smi -q "Fabric" State/Status as reported.
+        accessible: False when the driver lists the GPU but cannot query it.
+        error: the error text the source gave for this GPU (NVML error, "Unknown Error").
+        fabric_health: nvidia-smi -q "Fabric / Health / Summary" ("Healthy", "Unhealthy",
+            "Limited Capacity"; NVML nvmlGpuFabricInfo_v3 health summary).
+        memory_repair_pending: Blackwell-era "Channel Repair Pending" or "TPC Repair Pending".
+        unrepairable_memory: Blackwell-era "Unrepairable Memory".
+    """
+
+    index: str | None = None
+    uuid: str | None = None
+    pci_bus_id: str | None = None
+    model: str | None = None
+    family: str | None = None
+    ecc_mode: str | None = None
+    ecc_sbe_volatile: int | None = None
+    ecc_dbe_volatile: int | None = None
+    ecc_dbe_aggregate: int | None = None
+    retired_pages_pending: bool | None = None
+    remapped_rows_pending: bool | None = None
+    remapped_rows_failure: bool | None = None
+    remapped_rows_uncorrectable: int | None = None
+    recovery_action: str | None = None
+    hw_thermal_slowdown: bool | None = None
+    hw_slowdown: bool | None = None
+    temperature_c: float | None = None
+    slowdown_temperature_c: float | None = None
+    pcie_gen_current: int | None = None
+    pcie_gen_max: int | None = None
+    pcie_width_current: int | None = None
+    pcie_width_max: int | None = None
+    nvlink_states: dict[int, bool] | None = None
+    nvlink_error_counts: dict[int, dict[str, int]] | None = None
+    fabric_state: str | None = None
+    fabric_status: str | None = None
+    accessible: bool | None = None
+    error: str | None = None
+    fabric_health: str | None = None
+    memory_repair_pending: bool | None = None
+    unrepairable_memory: bool | None = None

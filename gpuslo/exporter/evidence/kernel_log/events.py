@@ -1,0 +1,219 @@
+"""The state machine that turns kernel-log lines into `KernelEvent`s (multi-line events once).
+
+`EventBuilder.feed(line_number, line)` takes lines in order (line numbers may skip: lines with
+no marker need not be fed); `finish()` returns the events with the `GPU at PCI` UUID map
+applied. Grouping rules (each bounded to a few adjacent lines, so identical complete lines stay
+separate events):
+- Xid 13: ChID / SM Warp / SM Global / ESR lines of one exception report on one GPU and pid;
+- SXid: the Data / Fatal|Non-fatal / Severity lines of one code on one NVSwitch;
+- fallen off the bus: `The NVIDIA GPU <pci>` … `fallen off the bus` with no Xid, and the
+  `GPU <pci>: GPU has fallen off the bus` line that follows an Xid 79;
+- MMU fault continuation lines (`MMU Fault: ...`, `Fault is of type ...`) after an Xid line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from gpuslo.exporter.evidence.kernel_log.parse import (
+    _CAUSED,
+    _GPU_AT,
+    _GPU_FALLEN,
+    _NVLINK_TOKEN,
+    _PID,
+    _PORT,
+    _RECOVERY,
+    _SXID,
+    _THE_GPU,
+    _XID,
+    KernelEvent,
+    normalise_pci,
+    parse_timestamp,
+    sxid_part,
+    with_uuids,
+    xid13_part,
+)
+
+NEAR_LINES = 4  # lines of one multi-line event are at most this far apart
+NVLINK5_CODES = range(144, 151)
+
+
+class EventBuilder:
+    """Accumulates events from lines fed in order; see the module docstring."""
+
+    def __init__(self) -> None:
+        self.events: list[KernelEvent] = []
+        self.ends: list[int] = []  # last line number of each event
+        self.uuids: dict[str, str] = {}
+        self._last_on_pci: dict[str | None, int] = {}
+        self._last_cause: dict[str | None, int] = {}
+        self._xid13: dict[int, tuple[int, str]] = {}  # event index -> (rank, pid)
+        self._sxid_parts: dict[int, set[str]] = {}
+        self._last_sxid: dict[tuple[str | None, int], int] = {}
+        # (pci, line number, timestamp triple) of a `The NVIDIA GPU <pci>` line
+        self._pending_gpu: tuple[str | None, int, tuple] | None = None
+
+    def _add(self, event: KernelEvent) -> int:
+        self.events.append(event)
+        self.ends.append(event.line)
+        return len(self.events) - 1
+
+    def _extend(self, index: int, line_number: int, **changes: object) -> None:
+        event = self.events[index]
+        self.events[index] = replace(event, lines=event.lines + 1, **changes)
+        self.ends[index] = line_number
+
+    def _near(self, index: int | None, line_number: int) -> bool:
+        return index is not None and line_number - self.ends[index] <= NEAR_LINES
+
+    def feed(self, number: int, line: str) -> None:
+        """Recognise one physical line (1-based `number`)."""
+        if "NVRM: Xid" in line and self._xid(number, line):
+            return
+        if "SXid" in line and self._sxid(number, line):
+            return
+        if "NVRM: GPU at PCI:" in line:
+            match = _GPU_AT.search(line)
+            if match and normalise_pci(match.group(1)):
+                self.uuids[normalise_pci(match.group(1))] = match.group(2)
+            return
+        if "NVRM: loading NVIDIA" in line:
+            stamp, clock, sequence = parse_timestamp(line[: line.index("NVRM: loading")])
+            self._add(KernelEvent("driver_load", timestamp=stamp, clock_kind=clock, line=number,
+                                  message=line.strip(), sequence=sequence))  # fmt: skip
+            return
+        if "NVRM: The NVIDIA GPU" in line or "fallen off the bus" in line:
+            self._fallen(number, line)
+            return
+        if "mlx5" in line and "Link" in line:
+            self._port(number, line)
+            return
+        self._continuation(number, line)
+
+    def _xid(self, number: int, line: str) -> bool:
+        match = _XID.search(line)
+        if not match:
+            return False
+        pci, code, rest = normalise_pci(match.group(1)), int(match.group(2)), match.group(3)
+        stamp, clock, sequence = parse_timestamp(line[: match.start()])
+        pid = _PID.search(rest)
+        pid_text = pid.group(1) if pid else ""
+        last = self._last_on_pci.get(pci)
+        if code == 13 and self._joins_xid13(last, number, rest, pid_text):
+            return True
+        event = KernelEvent(
+            "xid", code=code, pci=pci, timestamp=stamp, clock_kind=clock, line=number,
+            message=line[match.start():].strip(), sequence=sequence,
+            caused_by=self._cause(code, pci, rest), recovery=_recovery(code, rest),
+            token=_nvlink_token(code, rest),
+        )  # fmt: skip
+        index = self._add(event)
+        self._last_on_pci[pci] = index
+        if code == 13 and xid13_part(rest) is not None:
+            self._xid13[index] = (xid13_part(rest), pid_text)
+        if code != 45:
+            self._last_cause[pci] = code
+        return True
+
+    def _joins_xid13(self, last: int | None, number: int, rest: str, pid: str) -> bool:
+        rank = xid13_part(rest)
+        if rank is None or last is None or last not in self._xid13 or not self._near(last, number):
+            return False
+        last_rank, last_pid = self._xid13[last]
+        if rank <= last_rank or pid != last_pid:
+            return False
+        self._xid13[last] = (rank, pid)
+        self._extend(last, number)
+        return True
+
+    def _cause(self, code: int, pci: str | None, rest: str) -> int | None:
+        if code != 45:
+            return None
+        match = _CAUSED.search(rest)
+        return int(match.group(1)) if match else self._last_cause.get(pci)
+
+    def _sxid(self, number: int, line: str) -> bool:
+        match = _SXID.search(line)
+        if not match:
+            return False
+        device, pci = match.group(1), normalise_pci(match.group(2))
+        code, rest = int(match.group(3)), match.group(4)
+        part = sxid_part(rest)
+        token = rest.split(",", 1)[0].strip() if part == "token" else None
+        token = "Non-fatal" if token == "Nonfatal" else token
+        last = self._last_sxid.get((device, code))
+        if part != "other" and self._near(last, number) and part not in self._sxid_parts[last]:
+            self._sxid_parts[last].add(part)
+            self._extend(last, number, **({"token": token} if token else {}))
+            return True
+        stamp, clock, sequence = parse_timestamp(line[: match.start()])
+        event = KernelEvent(
+            "sxid", code=code, pci=pci, device=device, token=token, timestamp=stamp,
+            clock_kind=clock, line=number, message=line[match.start():].strip(), sequence=sequence,
+        )  # fmt: skip
+        index = self._add(event)
+        self._sxid_parts[index] = {part}
+        self._last_sxid[(device, code)] = index
+        return True
+
+    def _fallen(self, number: int, line: str) -> None:
+        the_gpu = _THE_GPU.search(line)
+        if the_gpu:
+            stamp = parse_timestamp(line[: the_gpu.start()])
+            self._pending_gpu = (normalise_pci(the_gpu.group(1)), number, stamp)
+        if "fallen off the bus" not in line:
+            return
+        own = _GPU_FALLEN.search(line)
+        start = max(line.find("NVRM"), 0)
+        pci, first = (normalise_pci(own.group(1)) if own else None), number
+        stamp, clock, sequence = parse_timestamp(line[:start])
+        if pci is None and self._pending_gpu and number - self._pending_gpu[1] <= NEAR_LINES:
+            pci, first, (stamp, clock, sequence) = self._pending_gpu
+        self._pending_gpu = None
+        last = self._last_on_pci.get(pci)
+        if self._near(last, number) and self.events[last].code == 79 and pci is not None:
+            self._extend(last, number)
+            return
+        event = KernelEvent("fallen_off_bus", pci=pci, timestamp=stamp, clock_kind=clock,
+                            line=first, lines=number - first + 1, sequence=sequence,
+                            message=line[start:].strip())  # fmt: skip
+        self._last_on_pci[pci] = self._add(event)
+
+    def _port(self, number: int, line: str) -> None:
+        match = _PORT.search(line)
+        if not match:
+            return
+        stamp, clock, sequence = parse_timestamp(line[: match.start()])
+        self._add(KernelEvent(
+            "port_state", pci=normalise_pci(match.group(1)), device=match.group(2),
+            state=match.group(4), timestamp=stamp, clock_kind=clock, line=number,
+            message=line[match.start():].strip(), sequence=sequence,
+        ))  # fmt: skip
+
+    def _continuation(self, number: int, line: str) -> None:
+        if not self.events or self.ends[-1] != number - 1 or self.events[-1].kind != "xid":
+            return
+        text = line.strip()
+        if text.startswith(("MMU Fault", "Fault is of type")):
+            event = self.events[-1]
+            self._extend(len(self.events) - 1, number, message=f"{event.message} {text}")
+
+    def finish(self) -> list[KernelEvent]:
+        """The events in line order, with UUIDs from the `GPU at PCI` map attached."""
+        return with_uuids(self.events, self.uuids)
+
+
+def _recovery(code: int, rest: str) -> str | None:
+    if code != 154:
+        return None
+    matches = _RECOVERY.findall(rest)
+    return matches[-1].strip() if matches else None
+
+
+def _nvlink_token(code: int, rest: str) -> str | None:
+    if code not in NVLINK5_CODES:
+        return None
+    match = _NVLINK_TOKEN.search(rest)
+    if not match:
+        return None
+    return "Nonfatal" if match.group(1) == "Non-fatal" else match.group(1)

@@ -1,0 +1,191 @@
+"""Line recognisers and the event state machine behind `gpuslo.exporter.evidence.kernel_log.read`.
+
+Each physical line is searched for an event marker (`NVRM: Xid (`, `SXid (`, `NVRM: GPU at PCI:`,
+`fallen off the bus`, `NVRM: loading NVIDIA`, mlx5 `Link STATE`) wherever it sits, so any
+prefix works: uptime `[  123.4]`, ctime `[Mon Aug  5 ...]`, ISO, `kern  :err   :`, syslog and
+journal with or without host, localised month names, alert wrappers, /dev/kmsg records, none.
+The timestamp is taken from the prefix (kernel uptime preferred over wall clock). Lines that
+belong to one event (Xid 13 Warp/Global/ESR, SXid Data/Fatal/Severity, a fallen-off-the-bus
+block, Xid 79 followed by its `GPU ... fallen off the bus` line) are merged into one event.
+
+Sources for the formats: NVIDIA open-gpu-kernel-modules (`nv_printf` Xid and SXid lines), the
+kernel's Documentation/ABI/testing/dev-kmsg, shared/corpus/kernel_log_lines.txt.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, replace
+
+# --- event model --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class KernelEvent:
+    """One kernel-log event (a multi-line event is one KernelEvent).
+
+    Attributes:
+        kind: `xid`, `sxid`, `fallen_off_bus`, `port_state` or `driver_load`.
+        code: the Xid or SXid number, None for the other kinds.
+        pci: PCI address in NVML's `00000000:b3:00.0` form, None when absent or redacted.
+        uuid: `GPU-...` from an `NVRM: GPU at PCI:` line for the same address, else None.
+        device: `nvidia-nvswitchN` for SXids, `mlx5_N` (or the netdev) for port_state.
+        token: severity token: `Fatal`/`Nonfatal` (Xid 144-150), `Fatal`/`Non-fatal` (SXid).
+        timestamp: seconds on `clock_kind`'s clock, None when the line carries none.
+        clock_kind: `uptime` (seconds since boot), `wall` (Unix seconds; syslog lines without a
+            year use the year 2000) or "" (no timestamp).
+        line: 1-based line number of the event's first line.
+        lines: physical lines merged into this event.
+        message: the first line's text from the marker on.
+        caused_by: the Xid this Xid 45 follows (from `caused by previous Xid N`, else the
+            previous other Xid on the same GPU), None otherwise.
+        recovery: for Xid 154, the action text inside the last parentheses (`Drain and Reset`).
+        state: for port_state, the link state as printed (`ACTIVE`, `INIT`, `DOWN`, `up`).
+        sequence: /dev/kmsg sequence number when the line is a kmsg record, else None.
+    """
+
+    kind: str
+    code: int | None = None
+    pci: str | None = None
+    uuid: str | None = None
+    device: str | None = None
+    token: str | None = None
+    timestamp: float | None = None
+    clock_kind: str = ""
+    line: int = 0
+    lines: int = 1
+    message: str = ""
+    caused_by: int | None = None
+    recovery: str | None = None
+    state: str | None = None
+    sequence: int | None = None
+
+
+# --- recognisers --------------------------------------------------------------------------------
+
+_PCI = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?$")
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
+_SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
+_GPU_AT = re.compile(
+    r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?\s+(GPU-[0-9a-fA-F-]+)"
+)
+_THE_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F:.]+)")
+_GPU_FALLEN = re.compile(
+    r"NVRM: GPU (?:at )?(?:PCI:)?([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.\d)?)"
+)
+_PORT = re.compile(
+    r"mlx5_core\s+(\S+?):?\s+(\S+?):\s+(?:Port:?\s*(\d+)\s+)?Link\s+([A-Za-z_]+)", re.IGNORECASE
+)
+_CAUSED = re.compile(r"caused by previous Xid (\d+)")
+_RECOVERY = re.compile(r"to 0x[0-9a-fA-F]+ \(([^)]*)\)")
+_NVLINK_TOKEN = re.compile(r"\b(Fatal|Nonfatal|Non-fatal)\b")
+_SXID_TOKEN = re.compile(r"^(Fatal|Non-fatal|Nonfatal)\b")
+_PID = re.compile(r"pid=('?<unknown>'?|\d+)")
+
+MONTHS: dict[str, int] = {}
+for _number, _spellings in enumerate(
+    (
+        "jan janv ene gen jän led sty янв 1月 1월",
+        "feb févr fev fév úno lut фев 2月 2월",
+        "mar mär mars mrt bře мар 3月 3월",
+        "apr avr abr dub kwi апр 4月 4월",
+        "may mai mei mag kvě maj май мая 5月 5월",
+        "jun juin giu čer cze июн 6月 6월",
+        "jul juil lug čvc lip июл 7月 7월",
+        "aug août ago srp sie авг 8月 8월",
+        "sep sept set zář wrz сен 9月 9월",
+        "oct okt out ott říj paź окт 10月 10월",
+        "nov noi lis ноя 11月 11월",
+        "dec déc dez dic pro gru дек 12月 12월",
+    ),
+    start=1,
+):
+    for _name in _spellings.split():
+        MONTHS[_name] = _number
+
+_KMSG = re.compile(r"^(\d+),(\d+),(\d+)(?:,[^;]*)?;")
+_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]")
+_CTIME = re.compile(r"\[\w{3} (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
+_ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:?\d\d)?")
+_SYSLOG = re.compile(r"(?:^|\s)(\S{2,6}?)\.?\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s")
+
+
+def normalise_pci(text: str | None) -> str | None:
+    """NVML's `00000000:b3:00.0` form of a PCI address (`0000:b3:00`, `b3:00.0`, 8-hex-digit
+    domains); None for a redacted or malformed address such as `...`."""
+    match = _PCI.match((text or "").strip())
+    if not match:
+        return None
+    domain, bus, device, function = match.groups()
+    return f"{int(domain or '0', 16):08x}:{bus.lower()}:{device.lower()}.{function or '0'}"
+
+
+def _zone_seconds(zone: str | None) -> int:
+    if not zone or zone == "Z":
+        return 0
+    sign = -1 if zone[0] == "-" else 1
+    digits = zone[1:].replace(":", "")
+    return sign * (int(digits[:2]) * 3600 + int(digits[2:4]) * 60)
+
+
+def parse_timestamp(prefix: str) -> tuple[float | None, str, int | None]:
+    """(seconds, clock kind, kmsg sequence) from the text before a line's event marker.
+
+    Kernel uptime (kmsg microseconds or `[  123.4]`) wins over a wall clock (ctime, ISO,
+    syslog with a localised month name); no timestamp gives (None, "", None). Only the first
+    and last 256 characters of a long prefix are looked at (timestamps sit at either end).
+    """
+    if len(prefix) > 512:
+        prefix = f"{prefix[:256]} {prefix[-256:]}"
+    kmsg = _KMSG.match(prefix)
+    if kmsg:
+        return int(kmsg.group(3)) / 1e6, "uptime", int(kmsg.group(2))
+    uptime = _UPTIME.findall(prefix)
+    if uptime:
+        return float(uptime[-1]), "uptime", None
+    ctime = _CTIME.search(prefix)
+    if ctime and ctime.group(1).lower() in MONTHS:
+        mon, day, hh, mm, ss, year = ctime.groups()
+        stamp = (int(year), MONTHS[mon.lower()], int(day), int(hh), int(mm), int(ss))
+        return float(calendar.timegm(stamp)), "wall", None
+    iso = _ISO.search(prefix)
+    if iso:
+        year, mon, day, hh, mm, ss, frac, zone = iso.groups()
+        seconds = calendar.timegm(tuple(int(v) for v in (year, mon, day, hh, mm, ss)))
+        return seconds + float(f"0.{frac or 0}") - _zone_seconds(zone), "wall", None
+    syslog = _SYSLOG.search(prefix)
+    if syslog and syslog.group(1).lower().rstrip(".") in MONTHS:
+        mon, day, hh, mm, ss, frac = syslog.groups()
+        stamp = (2000, MONTHS[mon.lower().rstrip(".")], int(day), int(hh), int(mm), int(ss))
+        return calendar.timegm(stamp) + float(f"0.{frac or 0}"), "wall", None
+    return None, "", None
+
+
+def xid13_part(rest: str) -> int | None:
+    """Position of an Xid 13 line inside one exception report (ChID, Warp, Global, ESR)."""
+    for rank, marker in enumerate(
+        ("Graphics Exception: ChID", "Graphics SM Warp Exception", "Graphics SM Global Exception",
+         "Graphics Exception: ESR")
+    ):  # fmt: skip
+        if rest.startswith(marker) or f", {marker}" in rest or f" {marker}" in rest:
+            return rank
+    return None
+
+
+def sxid_part(rest: str) -> str:
+    """Which line of an SXid triplet `rest` is: `data`, `token`, `severity` or `other`."""
+    if rest.startswith("Data {"):
+        return "data"
+    if _SXID_TOKEN.match(rest):
+        return "token"
+    if rest.startswith("Severity "):
+        return "severity"
+    return "other"
+
+
+def with_uuids(events: list[KernelEvent], uuids: dict[str, str]) -> list[KernelEvent]:
+    """Attach the `GPU at PCI` UUID map to every event on a mapped PCI address."""
+    return [
+        replace(e, uuid=uuids[e.pci]) if e.pci in uuids and e.uuid is None else e for e in events
+    ]

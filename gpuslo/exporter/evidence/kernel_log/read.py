@@ -1,0 +1,135 @@
+"""Kernel log evidence: Xid, SXid, fallen-off-the-bus and mlx5 port events, and `inspect`.
+
+Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and grouping rules in
+`kernel_log_parse` and `kernel_log_events`), `looks_like_kernel_log(text)`,
+`check_kernel_log_head(head, source)`; the findings `inspect` draws from them are
+`gpuslo.exporter.inspect.kernel_log`.
+I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
+its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass). A cheap prefilter (`kernel_log_scan`: the needles
+`NVRM`, `SXid`, `mlx5` found by compiled literals or numpy word compares) picks the candidate
+lines before the full recognisers run.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, normalise_pci
+from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
+
+__all__ = [
+    "KernelEvent",
+    "KernelLogScan",
+    "check_kernel_log_head",
+    "looks_like_kernel_log",
+    "normalise_pci",
+    "parse_kernel_log",
+    "scan_kernel_log_file",
+]
+
+CHUNK_BYTES = 1024 * 1024  # small enough that the prefilter's passes stay in the CPU cache
+HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from anything else
+
+
+def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEvent]:
+    """Every Xid, SXid, fallen-off-the-bus, mlx5 port-state and driver-load event in `text`, in
+    line order (multi-line events once). Raises ParseError when `text` is not text (NUL bytes
+    in more than a tenth of it), naming `source`."""
+    if not isinstance(text, str):
+        raise ParseError(source, "kernel log must be text, not bytes")
+    if text.count("\0") * 10 > len(text):
+        raise ParseError(source, "binary data, not a kernel log")
+    scan = KernelLogScan()
+    scan.feed(text)
+    return scan.finish()
+
+
+def scan_kernel_log_file(
+    path: str, chunk_bytes: int = CHUNK_BYTES, *, require_kernel_log: bool = False
+) -> KernelLogScan:
+    """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
+    size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
+    the events. Raises InputError when the file cannot be read; with `require_kernel_log`,
+    ParseError when its first `HEAD_BYTES` are not a kernel log (`check_kernel_log_head`). The
+    file is read once, front to back (a FIFO works too).
+    """
+    scan = KernelLogScan()
+    try:
+        with open(path, "rb", buffering=0) as handle:
+            head = _read_head(handle) if require_kernel_log else b""
+            if require_kernel_log:
+                check_kernel_log_head(head, path)
+            buffer = bytearray(max(chunk_bytes, len(head)))
+            buffer[: len(head)] = head
+            _scan_chunks(handle, buffer, len(head), scan)
+    except OSError as error:
+        raise InputError(path, error.strerror or str(error)) from None
+    return scan
+
+
+def _read_head(handle) -> bytes:
+    """Up to `HEAD_BYTES` from the start of `handle` (short reads of pipes are continued)."""
+    head = bytearray()
+    while len(head) < HEAD_BYTES:
+        data = handle.read(HEAD_BYTES - len(head))
+        if not data:
+            break
+        head += data
+    return bytes(head)
+
+
+def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) -> None:
+    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`."""
+    while True:
+        if filled == len(buffer):  # one line longer than the buffer: grow it
+            buffer.extend(bytearray(len(buffer)))
+        read = handle.readinto(memoryview(buffer)[filled:])
+        if not read:
+            break
+        filled += read
+        cut = buffer.rfind(b"\n", 0, filled) + 1
+        if cut:
+            scan.feed(buffer, cut)
+            buffer[: filled - cut] = buffer[cut:filled]
+            filled -= cut
+    scan.feed(buffer, filled)
+
+
+def check_kernel_log_head(head: bytes, source: str) -> None:
+    """Raise ParseError naming `source` unless `head` (a file's first bytes) is the start of a
+    kernel log: empty, blank, binary (NULs or bytes that are not UTF-8 in more than a tenth of
+    it) and text without a kernel-log prefix in its first lines (`looks_like_kernel_log`) are
+    not (pure)."""
+    text = head.decode("utf-8", errors="replace")
+    if not text.strip():
+        raise ParseError(source, "empty: not a kernel log, nothing to judge the GPUs by")
+    if (text.count("\0") + text.count("\ufffd")) * 10 > len(text):
+        raise ParseError(source, "binary data, not a kernel log")
+    if not looks_like_kernel_log(text):
+        raise ParseError(source, "not a kernel log: no kernel-log record in its first "
+                         f"{HEAD_BYTES // 1024} KiB")  # fmt: skip
+
+
+# The prefixes of a kernel-log record: /dev/kmsg, uptime, ctime, `kern  :err   :`, syslog or
+# journal `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
+KERNEL_PREFIX_PATTERN = (
+    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
+    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
+)
+_KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
+
+
+def looks_like_kernel_log(text: str) -> bool:
+    """True when some of the first lines carry a kernel-log prefix (kmsg record, uptime,
+    ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker."""
+    head = "\n".join(text[:65536].splitlines()[:400])
+    if "SXid (" in head or "NVRM: " in head:
+        return True
+    return len(_KERNEL_PREFIX.findall(head)) >= 1
+
+
+def kernel_records(text: str) -> int:
+    """Lines of `text` that look like kernel-log records (prefix or marker), for the
+    `kernel_log_read` inventory finding."""
+    return len(_KERNEL_PREFIX.findall(text))

@@ -1,0 +1,168 @@
+"""`nvidia-smi --query-gpu=... --format=csv[,noheader][,nounits]`.
+
+Column names are the `--query-gpu` names (`nvidia-smi --help-query-gpu`), with a unit suffix in
+the header unless `nounits` (`power.draw [W]`); values may carry units (`124.04 W`). Without a
+header the caller names the columns (`--csv-columns`). Lines nvidia-smi prints instead of data
+("Unable to determine the device handle ...", NVML errors, "No devices were found") are never
+read as GPU rows: they become inaccessible GPUs, error lines or `no_devices`.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections.abc import Sequence
+
+from gpuslo.errors import ParseError, UsageError
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
+from gpuslo.exporter.evidence.nvidia_smi.values import (
+    DEVICE_HANDLE_ERROR,
+    NO_DEVICES,
+    GpuReading,
+    SmiReading,
+    pci_bus_id,
+)
+
+_HEADER_CELL = re.compile(r"^[a-z][a-z0-9_.]*(\s*\[[^\]]*\])?$", re.IGNORECASE)
+# Query names gpuslo reads; a header must name at least one of them.
+KNOWN_COLUMNS = frozenset(
+    {"index", "uuid", "gpu_uuid", "name", "gpu_name", "pci.bus_id", "gpu_bus_id",
+     "ecc.mode.current", "ecc.errors.corrected.volatile.total",
+     "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total",
+     "retired_pages.pending", "remapped_rows.uncorrectable", "remapped_rows.pending",
+     "remapped_rows.failure", "gpu_recovery_action", "clocks_event_reasons.active",
+     "clocks_throttle_reasons.active", "clocks_event_reasons.hw_thermal_slowdown",
+     "clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_slowdown",
+     "clocks_throttle_reasons.hw_slowdown", "temperature.gpu", "pcie.link.gen.current",
+     "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max", "fabric.state",
+     "fabric.status", "driver_version", "remapped_rows.dbe", "pcie.link.gen.gpucurrent",
+     "pcie.link.gen.gpumax", "fabric.health.summary", "ecc.errors.uncorrected.volatile.dram",
+     "ecc.errors.uncorrected.volatile.sram"}
+)  # fmt: skip
+# `--query-gpu` names gpuslo does not read but a capture may carry (`nvidia-smi --help-query-gpu`):
+# valid in --csv-columns, so a user can name every column of the capture.
+OTHER_COLUMNS = frozenset(
+    {"timestamp", "count", "serial", "gpu_serial", "vbios_version", "inforom.img", "pci.domain",
+     "pci.bus", "pci.device", "pci.device_id", "pci.sub_device_id", "persistence_mode",
+     "display_mode", "display_active", "compute_mode", "accounting.mode", "driver_model.current",
+     "mig.mode.current", "mig.mode.pending", "ecc.mode.pending", "gpu_operation_mode.current",
+     "temperature.memory", "fan.speed", "pstate", "power.management", "power.draw",
+     "power.draw.average", "power.draw.instant", "power.limit", "enforced.power.limit",
+     "power.default_limit", "power.min_limit", "power.max_limit", "clocks.current.graphics",
+     "clocks.current.sm", "clocks.current.memory", "clocks.current.video", "clocks.gr",
+     "clocks.sm", "clocks.mem", "clocks.max.graphics", "clocks.max.sm", "clocks.max.memory",
+     "utilization.gpu", "utilization.memory", "memory.total", "memory.used", "memory.free",
+     "memory.reserved", "remapped_rows.correctable", "retired_pages.single_bit_ecc.count",
+     "retired_pages.double_bit.count", "ecc.errors.corrected.aggregate.total",
+     "ecc.errors.corrected.volatile.dram", "ecc.errors.corrected.volatile.sram",
+     "clocks_event_reasons.gpu_idle", "clocks_throttle_reasons.gpu_idle",
+     "clocks_event_reasons.sw_power_cap", "clocks_throttle_reasons.sw_power_cap",
+     "clocks_event_reasons.sw_thermal_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown",
+     "clocks_event_reasons.hw_power_brake_slowdown",
+     "clocks_throttle_reasons.hw_power_brake_slowdown", "fabric.clusteruuid", "fabric.cliqueid"}
+)  # fmt: skip
+_ERROR_WORDS = re.compile(r"error|failed|unable|not found|no devices|insufficient", re.IGNORECASE)
+_ROW_START = re.compile(
+    r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
+)
+MAX_CELL_CHARS = 4096
+
+
+def column_name(cell: str) -> str:
+    """`power.draw [W]` -> `power.draw`."""
+    return re.sub(r"\s*\[[^\]]*\]$", "", cell.strip()).lower()
+
+
+def is_header(cells: Sequence[str]) -> bool:
+    """True when `cells` look like a `--query-gpu` header naming at least one column gpuslo reads."""
+    return all(_HEADER_CELL.match(c.strip()) for c in cells) and any(
+        column_name(c) in KNOWN_COLUMNS for c in cells
+    )
+
+
+def check_columns(columns: Sequence[str]) -> tuple[str, ...]:
+    """The `--csv-columns` names, without unit suffixes and lower-cased. Raises UsageError naming
+    every name that is not a `--query-gpu` column (`KNOWN_COLUMNS` or `OTHER_COLUMNS`), a name
+    given twice, or no name at all: a misspelt column would silently hide its health field."""
+    names = [column_name(c) for c in columns]
+    if not names:
+        raise UsageError("--csv-columns: give the column names, separated by commas")
+    unknown = [n for n in names if n not in KNOWN_COLUMNS | OTHER_COLUMNS]
+    if unknown:
+        listed = ", ".join(repr(n) for n in unknown)
+        raise UsageError(
+            f"--csv-columns: unknown column(s) {listed} (use nvidia-smi --query-gpu names, "
+            f"e.g. index,uuid,gpu_recovery_action)"
+        )
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise UsageError(f"--csv-columns: column {', '.join(repr(n) for n in twice)} given twice")
+    return tuple(names)
+
+
+def _cells(line: str, source: str, number: int) -> list[str]:
+    if len(line) > MAX_CELL_CHARS * 64:
+        raise ParseError(source, f"line of {len(line)} characters is not a CSV row", number)
+    try:
+        return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
+    except csv.Error as error:
+        raise ParseError(source, f"not CSV: {error}", number) from None
+
+
+def _special(line: str, number: int, state: dict) -> bool:
+    """Handle a line nvidia-smi prints instead of data; True when it was one."""
+    if NO_DEVICES.match(line):
+        state["no_devices"] = True
+        return True
+    handle = DEVICE_HANDLE_ERROR.search(line)
+    if handle:
+        status = GpuStatus(pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line)
+        state["gpus"].append(GpuReading(status=status, line=number))
+        return True
+    return False
+
+
+def parse_csv(text: str, source: str, columns: Sequence[str] | None = None) -> SmiReading:
+    """Parse `--query-gpu` CSV. `columns` names the columns of headerless output; a header row,
+    when present, wins. Raises ParseError (with the line) for headerless output without
+    `columns`, a row whose field count differs from the header, or a malformed known value."""
+    state: dict = {"gpus": [], "errors": [], "no_devices": False}
+    names = [column_name(c) for c in columns] if columns else None
+    header_seen = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or _special(line, number, state):
+            continue
+        cells = _cells(line, source, number)
+        if not header_seen and is_header(cells):
+            names, header_seen = [column_name(c) for c in cells], True
+            continue
+        if names is None:
+            raise ParseError(source, "CSV without a header row: pass --csv-columns NAME,...", number)
+        if len(cells) != len(names):
+            if _ERROR_WORDS.search(line):
+                state["errors"].append((number, line[:200]))
+                continue
+            raise ParseError(source, f"{len(cells)} fields where the columns are {len(names)}", number)
+        fields = {name: (value, number) for name, value in zip(names, cells, strict=True)}
+        state["gpus"].append(reading_from_fields(fields, source, line=number))
+    return SmiReading(
+        gpus=tuple(state["gpus"]), no_devices=state["no_devices"], errors=tuple(state["errors"])
+    )
+
+
+def looks_like_csv(text: str) -> bool:
+    """A `--query-gpu` header naming a known column, or headerless rows that all have the same
+    number (at least 2) of fields and start with an index, a GPU UUID or a PCI address."""
+    lines = [line for line in text[:65536].splitlines()[:64] if line.strip()]
+    if not lines or len(lines[0]) > MAX_CELL_CHARS:
+        return False
+    try:
+        if is_header(next(csv.reader([lines[0]], skipinitialspace=True))):
+            return True
+    except csv.Error:
+        return False
+    rows = [line for line in lines if not _ERROR_WORDS.search(line)]
+    widths = {line.count(",") for line in rows}
+    return bool(rows) and len(widths) == 1 and all(_ROW_START.match(line) for line in rows)

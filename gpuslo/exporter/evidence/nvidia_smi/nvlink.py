@@ -1,0 +1,120 @@
+"""`nvidia-smi nvlink -s` (link status) and `nvidia-smi nvlink -e` (error counters).
+
+Both start each GPU with `GPU N: <name> (UUID: GPU-...)` (the UUID may be redacted to `...`).
+Status lines are `Link N: <speed> GB/s` for an up link and `Link N: <inactive>` for a link that is
+down. Error counters come one per line, `Link N: Replay Errors: 0` (Volta to Hopper drivers), or
+as an indented block under `Link N:` (Blackwell-era drivers: `Malformed Packet Errors: 0`,
+`Link Recovery Failed Events: 0`, `Effective BER: ...`). Only counters of errors are kept (their
+name says error, replay, recovery, discard, overrun or malformed); rates such as BER are not
+counts and are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.families import family_of
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.values import GpuReading, SmiReading, clean, to_number
+
+_GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*(?:\(UUID:\s*([^)]*)\))?\s*$")
+_LINK = re.compile(r"^Link\s+(\d+)\s*:\s*(.*?)\s*$")
+_COUNTER = re.compile(r"^([A-Za-z][^:]*?)\s*:\s*(\S.*?)\s*$")
+_UP = re.compile(r"^\d+(?:\.\d+)?\s*[GM]B/s$", re.IGNORECASE)
+_DOWN = frozenset({"<inactive>", "inactive", "down", "disabled", "<down>", "not active"})
+_ERROR_COUNTER = re.compile(r"error|replay|recovery|discard|overrun|malformed", re.IGNORECASE)
+_ALL_INACTIVE = re.compile(r"all links are inactive", re.IGNORECASE)
+MAX_LINE_CHARS = 4096
+
+
+def _new_gpu(match: re.Match, number: int) -> dict:
+    uuid = clean(match.group(3))
+    model = clean(match.group(2))
+    return {"index": match.group(1), "model": model, "uuid": uuid, "line": number,
+            "states": {}, "counters": {}, "all_inactive": False}  # fmt: skip
+
+
+def _counter(gpu: dict, link: int, name: str, value: str, source: str, number: int) -> None:
+    if not _ERROR_COUNTER.search(name) or "ber" in name.lower().split():
+        return
+    number_value = to_number(value, source, number, name)
+    if number_value is not None:
+        gpu["counters"].setdefault(link, {})[name] = int(number_value)
+
+
+def _link_line(gpu: dict, match: re.Match, source: str, number: int) -> int | None:
+    """Record one `Link N: ...` line; returns the link whose indented counters may follow."""
+    link, value = int(match.group(1)), match.group(2)
+    if not value:
+        return link
+    if value.lower() in _DOWN:
+        gpu["states"][link] = False
+    elif _UP.match(value):
+        gpu["states"][link] = True
+    elif _COUNTER.match(value):
+        name, count = _COUNTER.match(value).groups()
+        _counter(gpu, link, name, count, source, number)
+    elif clean(value) is not None:
+        raise ParseError(source, f"unrecognised NVLink value {value[:40]!r}", number, f"Link {link}")
+    return None
+
+
+def _scan(text: str, source: str) -> list[dict]:
+    gpus: list[dict] = []
+    block_link = None
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.strip()
+        if not line or len(line) > MAX_LINE_CHARS:
+            continue
+        header = _GPU.match(line)
+        if header:
+            gpus.append(_new_gpu(header, number))
+            block_link = None
+            continue
+        if not gpus:
+            continue
+        if _ALL_INACTIVE.search(line):
+            gpus[-1]["all_inactive"] = True
+            continue
+        link = _LINK.match(line)
+        if link:
+            block_link = _link_line(gpus[-1], link, source, number)
+        elif block_link is not None and _COUNTER.match(line):
+            name, value = _COUNTER.match(line).groups()
+            _counter(gpus[-1], block_link, name, value, source, number)
+    return gpus
+
+
+def parse_nvlink(text: str, source: str) -> SmiReading:
+    """Parse `nvidia-smi nvlink -s` or `-e` output into one `GpuReading` per GPU, with
+    `nvlink_states` (link -> up) and `nvlink_error_counts` (link -> {counter: count}) filled where
+    the output has them. A GPU whose output says all its links are inactive gets an empty
+    `nvlink_states`. Raises ParseError for a link value that is neither a speed, a state nor a
+    counter."""
+    readings = []
+    for gpu in _scan(text, source):
+        if not (gpu["states"] or gpu["counters"] or gpu["all_inactive"]):
+            continue
+        status = GpuStatus(
+            index=gpu["index"], model=gpu["model"], uuid=gpu["uuid"],
+            family=family_of(gpu["model"]) if gpu["model"] else None,
+            nvlink_states=dict(gpu["states"]) if gpu["states"] or gpu["all_inactive"] else None,
+            nvlink_error_counts=dict(gpu["counters"]) or None,
+        )  # fmt: skip
+        readings.append(GpuReading(status=status, line=gpu["line"]))
+    return SmiReading(gpus=tuple(readings))
+
+
+def looks_like_nvlink(text: str) -> tuple[bool, bool]:
+    """(looks like `nvlink -s`, looks like `nvlink -e`) from the first 64 KiB."""
+    head = [line.strip() for line in text[:65536].splitlines()]
+    if not any(_GPU.match(line) for line in head if len(line) < MAX_LINE_CHARS):
+        return False, False
+    links = [_LINK.match(line) for line in head if line.startswith("Link ")]
+    values = [m.group(2) for m in links if m]
+    status = any(v.lower() in _DOWN or _UP.match(v) for v in values) or any(
+        _ALL_INACTIVE.search(line) for line in head
+    )
+    errors = any(v == "" or _COUNTER.match(v) for v in values)
+    return status and not errors, errors

@@ -1,0 +1,183 @@
+"""`nvidia-smi -q` text and `nvidia-smi -q -x` XML.
+
+Text: sections are nested by indentation; fields are `Name<spaces>: value`; a GPU block starts
+with `GPU 00000000:55:00.0` (older drivers print `GPU0000:09:00.0`). Partial output (`-q -d ECC`,
+a pasted section without its GPU header, several `-q -d` runs concatenated) is accepted: fields
+before any GPU header form an anonymous block, which joins the GPU when the text names exactly one
+GPU. Blocks for the same PCI address (several NVSMI LOGs) are merged.
+
+XML: `<nvidia_smi_log><gpu id="...">`, parsed with xml.etree after refusing entity declarations
+(the "billion laughs" expansion) and inputs over `MAX_XML_CHARS`.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET  # noqa: N817 - the conventional alias
+from dataclasses import dataclass, field
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
+from gpuslo.exporter.evidence.nvidia_smi.values import (
+    DEVICE_HANDLE_ERROR,
+    GpuReading,
+    SmiReading,
+    clean,
+    key_of,
+    pci_bus_id,
+    to_int,
+)
+
+MAX_XML_CHARS = 64 * 1024 * 1024
+MAX_LINE_CHARS = 4096  # longer lines are not nvidia-smi -q fields
+_GPU_HEADER = re.compile(r"^GPU\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
+_KEY_VALUE = re.compile(r"^(\s*)([^:]*?[^\s:])\s+:\s*(.*)$")
+_NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
+# Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
+_SECTIONS = frozenset(
+    {"ecc_mode", "ecc_errors", "remapped_rows", "retired_pages", "fabric", "temperature", "pci",
+     "clocks_event_reasons", "clocks_throttle_reasons", "fb_memory_usage", "utilization"}
+)  # fmt: skip
+_TOP_FIELDS = frozenset(
+    {"product_name", "gpu_uuid", "gpu_recovery_action", "product_architecture", "serial_number"}
+)
+
+
+@dataclass
+class _Block:
+    pci: str | None
+    line: int
+    fields: dict[str, tuple[str, int | None]] = field(default_factory=dict)
+    error: str | None = None
+
+
+def _known(block: _Block) -> bool:
+    if block.pci or block.error:
+        return True
+    return any(k in _TOP_FIELDS or k.split("/", 1)[0] in _SECTIONS for k in block.fields)
+
+
+def _merge(blocks: list[_Block]) -> list[_Block]:
+    """Merge blocks of the same PCI address; an anonymous block joins the only named GPU."""
+    named: dict[str, _Block] = {}
+    anonymous = []
+    for block in blocks:
+        if block.pci is None:
+            anonymous.append(block)
+        elif block.pci in named:
+            named[block.pci].fields.update(block.fields)
+            named[block.pci].error = named[block.pci].error or block.error
+        else:
+            named[block.pci] = block
+    if len(named) == 1 and anonymous:
+        only = next(iter(named.values()))
+        for block in anonymous:
+            only.fields = {**block.fields, **only.fields}
+        anonymous = []
+    return [*named.values(), *anonymous]
+
+
+def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
+    blocks: list[_Block] = []
+    node: dict[str, tuple[str, int]] = {}
+    current: _Block | None = None
+    stack: list[tuple[int, str]] = []
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.expandtabs(8).rstrip()
+        stripped = line.strip()
+        if not stripped or len(line) > MAX_LINE_CHARS:
+            continue
+        if stripped.startswith("=====") or _GPU_HEADER.match(stripped):
+            header = _GPU_HEADER.match(stripped)
+            current = _Block(pci_bus_id(header.group(1)), number) if header else None
+            blocks += [current] if current else []
+            stack = []
+            continue
+        handle = DEVICE_HANDLE_ERROR.search(stripped)
+        if handle:
+            blocks.append(_Block(pci_bus_id(handle.group(1)), number, error=stripped))
+            continue
+        indent = len(line) - len(line.lstrip())
+        while stack and stack[-1][0] >= indent:
+            stack.pop()
+        pair = _KEY_VALUE.match(line)
+        if pair is None:
+            stack.append((indent, key_of(stripped)))
+            continue
+        key = "/".join([*(part for _, part in stack), key_of(pair.group(2))])
+        if current is None and key in _NODE_KEYS:
+            node[key] = (pair.group(3), number)
+            continue
+        if current is None:
+            current = _Block(None, number)
+            blocks.append(current)
+        current.fields[key] = (pair.group(3), number)
+    return blocks, node
+
+
+def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[GpuReading]:
+    named = [b for b in blocks if b.pci]
+    out = []
+    for block in blocks:
+        index = str(named.index(block)) if block.pci and len(named) == attached else None
+        if block.error and not block.fields:
+            status = GpuStatus(index=index, pci_bus_id=block.pci, accessible=False, error=block.error)
+            out.append(GpuReading(status=status, line=block.line))
+            continue
+        out.append(reading_from_fields(block.fields, source, block.pci, index, block.line))
+    return out
+
+
+def parse_query(text: str, source: str) -> SmiReading:
+    """Parse `nvidia-smi -q` text (whole or partial). Raises ParseError naming line and field when
+    a known field has a value of the wrong shape. A text with no recognisable GPU field gives an
+    empty `gpus`."""
+    blocks, node = _scan(text)
+    blocks = [b for b in _merge(blocks) if _known(b)]
+    attached = node.get("attached_gpus")
+    attached_gpus = to_int(attached[0], source, attached[1], "Attached GPUs") if attached else None
+    return SmiReading(
+        gpus=tuple(_readings(blocks, attached_gpus, source)),
+        driver_version=clean(node.get("driver_version", ("", 0))[0]),
+        cuda_version=clean(node.get("cuda_version", ("", 0))[0]),
+        attached_gpus=attached_gpus,
+    )
+
+
+def _flatten(element: ET.Element, prefix: str, out: dict[str, tuple[str, int | None]]) -> None:
+    for child in element:
+        key = f"{prefix}{key_of(child.tag)}"
+        if len(child):
+            _flatten(child, f"{key}/", out)
+        else:
+            out[key] = ((child.text or "").strip(), None)
+
+
+def parse_xml(text: str, source: str) -> SmiReading:
+    """Parse `nvidia-smi -q -x` XML. Raises ParseError for entity declarations, oversize input,
+    XML that is not well-formed (with its line), or a root that is not `nvidia_smi_log`."""
+    if len(text) > MAX_XML_CHARS:
+        raise ParseError(source, f"XML larger than {MAX_XML_CHARS // 2**20} MiB")
+    if re.search(r"<!ENTITY", text, re.IGNORECASE):
+        raise ParseError(source, "XML entity declarations are refused (entity expansion)")
+    try:
+        root = ET.fromstring(text.lstrip())
+    except ET.ParseError as error:
+        raise ParseError(source, f"XML not well-formed: {error}", error.position[0]) from None
+    if root.tag != "nvidia_smi_log":
+        raise ParseError(source, f"root element is <{root.tag[:40]}>, not <nvidia_smi_log>")
+    attached = to_int(root.findtext("attached_gpus"), source, None, "attached_gpus")
+    gpus = root.findall("gpu")
+    readings = []
+    for position, gpu in enumerate(gpus):
+        fields: dict[str, tuple[str, int | None]] = {}
+        _flatten(gpu, "", fields)
+        index = str(position) if len(gpus) == attached else None
+        readings.append(reading_from_fields(fields, source, gpu.get("id"), index))
+    return SmiReading(
+        gpus=tuple(readings),
+        driver_version=clean(root.findtext("driver_version")),
+        cuda_version=clean(root.findtext("cuda_version")),
+        attached_gpus=attached,
+    )

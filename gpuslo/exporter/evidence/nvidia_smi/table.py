@@ -1,0 +1,108 @@
+"""The default `nvidia-smi` table, from the 2014 layout ("NVIDIA-SMI 5.325.15") to today's.
+
+Each GPU is a row `| idx  name  persistence | bus-id disp | volatile uncorr. ECC |` followed by
+`| fan temp perf pwr:usage/cap | memory-usage | util compute |`. nvidia-smi prints `ERR!` for a
+field it could not read: a transient power-reading `ERR!` is not actionable (NVIDIA's answer in
+Azure/azhpc-diagnostics#77), an `ERR!` ECC count means ECC health cannot be told, and a row of
+`ERR!` (name or bus id, or most fields) is a GPU the driver cannot talk to.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.exporter.evidence.families import family_of
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.values import (
+    DEVICE_HANDLE_ERROR,
+    NO_DEVICES,
+    GpuReading,
+    SmiReading,
+    clean,
+    is_error,
+    pci_bus_id,
+    to_int,
+    to_number,
+)
+
+_ROW = re.compile(
+    r"^\|\s*(\d+)\s+(.*?)\s+(On|Off|N/A|ERR!|TCC|WDDM)\s*\|\s*"
+    r"([0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]|ERR!)\s+(\S+)\s*\|\s*(.*?)\s*\|\s*$"
+)
+_DETAIL = re.compile(r"^\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*(.*?)\s*\|\s*$")
+_VERSION = re.compile(r"Driver Version:\s*(\S+)(?:.*CUDA Version:\s*(\S+))?")
+_WHOLE_ROW_ERRORS = 4  # this many ERR! fields in one GPU's rows: the GPU cannot be read at all
+MAX_LINE_CHARS = 4096
+
+
+def _detail_fields(line: str) -> dict[str, str]:
+    """Name the fields of a GPU's second row (fan, temperature, perf, power, memory, ...)."""
+    match = _DETAIL.match(line)
+    if not match:
+        return {}
+    first, memory, utilisation = match.groups()
+    tokens = first.replace("/", " / ").split()
+    names = ("fan", "temperature", "performance_state", "power_draw", "/", "power_limit")
+    fields = dict(zip(names, tokens, strict=False)) if len(tokens) == 6 else {"power": first}
+    fields.pop("/", None)
+    util = utilisation.split()
+    fields.update({"memory_usage": memory, "utilization": util[0] if util else ""})
+    return fields
+
+
+def _reading(row: re.Match, detail: dict[str, str], number: int, source: str) -> GpuReading:
+    index, name, persistence, bus, _disp, ecc = row.groups()
+    cells = {"name": name, "persistence_mode": persistence, "pci.bus_id": bus, **detail}
+    errors = [(k, v) for k, v in cells.items() if "ERR!" in v]
+    ecc_error = is_error(ecc)
+    if ecc_error:
+        errors.append(("ecc_dbe_volatile", ecc))
+    whole_row = is_error(name) or is_error(bus) or len(errors) >= _WHOLE_ROW_ERRORS
+    model = None if is_error(name) else clean(name)
+    status = GpuStatus(
+        index=index, pci_bus_id=pci_bus_id(bus), model=model,
+        family=family_of(model) if model else None,
+        ecc_dbe_volatile=None if ecc_error else to_int(ecc, source, number, "Volatile Uncorr. ECC"),
+        temperature_c=None if "ERR!" in detail.get("temperature", "") else to_number(
+            detail.get("temperature"), source, number + 1, "Temp"),
+        accessible=False if whole_row else None,
+        error="; ".join(f"{k}: {v}" for k, v in errors) if whole_row else None,
+    )  # fmt: skip
+    return GpuReading(status=status, field_errors=tuple(errors), line=number)
+
+
+def parse_table(text: str, source: str) -> SmiReading:
+    """Parse the default nvidia-smi table. Raises ParseError (with the line) when a GPU row's
+    ECC or temperature field has an unexpected shape."""
+    lines = text.splitlines()
+    gpus, errors, no_devices = [], [], False
+    driver = cuda = None
+    for position, line in enumerate(lines):
+        number = position + 1
+        if len(line) > MAX_LINE_CHARS:
+            continue
+        version = _VERSION.search(line)
+        if version:
+            driver, cuda = version.group(1), version.group(2)
+        handle = DEVICE_HANDLE_ERROR.search(line)
+        if handle:
+            status = GpuStatus(pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line.strip())
+            gpus.append(GpuReading(status=status, line=number))
+            continue
+        no_devices = no_devices or bool(NO_DEVICES.match(line.strip("| ")))
+        row = _ROW.match(line.rstrip())
+        if row:
+            following = lines[position + 1] if position + 1 < len(lines) else ""
+            detail = _detail_fields(following[:MAX_LINE_CHARS].rstrip())
+            gpus.append(_reading(row, detail, number, source))
+    return SmiReading(gpus=tuple(gpus), driver_version=driver, cuda_version=cuda,
+                      no_devices=no_devices, errors=tuple(errors))  # fmt: skip
+
+
+def looks_like_table(text: str) -> bool:
+    """A GPU row of the default table, or its `NVIDIA-SMI ... Driver Version` banner."""
+    head = text[:65536]
+    if re.search(r"\|\s*NVIDIA-SMI\s+\S+\s+Driver Version:", head):
+        return True
+    return any(_ROW.match(line.rstrip()) for line in head.splitlines() if len(line) < MAX_LINE_CHARS)
+

@@ -1,0 +1,144 @@
+"""What nvidia-smi's outputs have in common: the reading records, value cleaning, and one builder
+that turns a GPU's fields (from `-q` text, `-q -x` XML or `--query-gpu` CSV) into a `GpuStatus`.
+
+Value conventions are nvidia-smi(1)'s: `N/A` / `[N/A]` / `[Not Supported]` mean not reported;
+`ERR!`, `Unknown Error` and `GPU is lost` mean the driver could not read the field. Fields are
+keyed by a normalised path: lower case, spaces and hyphens as `_`, sections joined by `/`
+(`remapped_rows/pending` from the text form, `remapped_rows/remapped_row_pending` from XML,
+`remapped_rows.pending` from CSV).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+
+NOT_REPORTED = frozenset(
+    {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "[not available]"}
+)
+ERROR_VALUES = frozenset(
+    {"err!", "unknown error", "[unknown error]", "gpu is lost", "[gpu is lost]",
+     "insufficient permissions", "[insufficient permissions]", "gpu requires reset",
+     "[gpu requires reset]"}
+)  # fmt: skip
+_NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:[a-z%()/.!]*)?$", re.IGNORECASE)
+_PCI = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.([0-7]))?$", re.I)
+_TRUE = frozenset({"yes", "true", "active", "enabled", "on"})
+_FALSE = frozenset({"no", "false", "not active", "disabled", "off", "inactive"})
+# Lines nvidia-smi prints instead of data (nvidia-smi(1), NVML error strings).
+DEVICE_HANDLE_ERROR = re.compile(
+    r"Unable to determine the device handle for (?:GPU|gpu)\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:"
+    r"[0-9A-Fa-f]{1,2}(?:\.[0-7])?):?\s*(.*)$"
+)
+NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.IGNORECASE)
+
+# Health fields: a read error in one of these means the GPU's health cannot be told (unknown).
+HEALTH_FIELDS = frozenset(
+    {"ecc_dbe_volatile", "remapped_rows_pending", "remapped_rows_failure", "recovery_action",
+     "retired_pages_pending", "fabric_state", "fabric_status"}
+)  # fmt: skip
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One GPU as one nvidia-smi output shows it.
+
+    Attributes:
+        status: the normalised record (`gpu_health.GpuStatus`).
+        field_errors: (field, value) pairs the driver could not read (`ERR!`, `Unknown Error`).
+        line: 1-based line where the GPU's block starts, None when unknown.
+        architecture: "Product Architecture" as reported, None when absent.
+    """
+
+    status: GpuStatus
+    field_errors: tuple[tuple[str, str], ...] = ()
+    line: int | None = None
+    architecture: str | None = None
+
+
+@dataclass(frozen=True)
+class SmiReading:
+    """Everything one nvidia-smi output says.
+
+    Attributes:
+        gpus: the GPUs in output order.
+        driver_version, cuda_version: from the header, None when absent.
+        attached_gpus: nvidia-smi -q's "Attached GPUs" (a `-i` query shows fewer blocks).
+        no_devices: the output says "No devices were found".
+        errors: (line, text) error lines that are not GPU data.
+    """
+
+    gpus: tuple[GpuReading, ...] = ()
+    driver_version: str | None = None
+    cuda_version: str | None = None
+    attached_gpus: int | None = None
+    no_devices: bool = False
+    errors: tuple[tuple[int, str], ...] = ()
+
+
+def clean(value: str | None) -> str | None:
+    """`value` stripped, or None when nvidia-smi marks it not reported (N/A, [Not Supported])."""
+    if value is None:
+        return None
+    value = value.strip()
+    return None if value.lower() in NOT_REPORTED else value
+
+
+def is_error(value: str | None) -> bool:
+    """True when `value` is nvidia-smi's way of saying it could not read the field."""
+    return value is not None and value.strip().lower() in ERROR_VALUES
+
+
+def to_number(value: str | None, source: str, line: int | None, name: str) -> float | None:
+    """A number with an optional unit (`34 C`, `16x`, `0 us`, `3072 bank(s)`, `0x40`); None when
+    not reported. Raises ParseError naming the field when it is something else."""
+    value = clean(value)
+    if value is None or is_error(value):
+        return None
+    if value.lower().startswith("0x"):
+        try:
+            return float(int(value, 16))
+        except ValueError:
+            raise ParseError(source, f"not a hex number: {value[:40]!r}", line, name) from None
+    match = _NUMBER.match(value)
+    if not match:
+        raise ParseError(source, f"not a number: {value[:40]!r}", line, name)
+    return float(match.group(1))
+
+
+def to_int(value: str | None, source: str, line: int | None, name: str) -> int | None:
+    """`to_number` as an int (counts, generations, lanes)."""
+    number = to_number(value, source, line, name)
+    return None if number is None else int(number)
+
+
+def to_bool(value: str | None, source: str, line: int | None, name: str) -> bool | None:
+    """Yes/No, Active/Not Active, Enabled/Disabled as a bool; None when not reported."""
+    value = clean(value)
+    if value is None or is_error(value):
+        return None
+    lowered = value.lower()
+    if lowered in _TRUE:
+        return True
+    if lowered in _FALSE:
+        return False
+    raise ParseError(source, f"not a yes/no value: {value[:40]!r}", line, name)
+
+
+def pci_bus_id(value: str | None) -> str | None:
+    """NVML's form of a PCI address (`00000000:00:06.0`, upper-case hex) from any width of domain;
+    None when `value` is not a PCI address."""
+    value = clean(value)
+    match = _PCI.match(value) if value else None
+    if not match:
+        return None
+    domain, bus, device, function = match.groups()
+    return f"{int(domain or '0', 16):08X}:{int(bus, 16):02X}:{int(device, 16):02X}.{function or 0}"
+
+
+def key_of(*parts: str) -> str:
+    """Normalised field key: lower case, spaces and hyphens as `_`, parts joined by `/`."""
+    return "/".join(re.sub(r"[\s-]+", "_", part.strip().lower()) for part in parts)

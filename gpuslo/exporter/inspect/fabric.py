@@ -1,0 +1,73 @@
+"""Fabric-link findings for `gpuslo inspect`: `ibstat`, `ibstatus`, `fi_info -p efa` and
+`ibdev2netdev` outputs, parsed by `gpuslo.exporter.evidence.fabric.tools` and judged by
+`gpuslo.exporter.policy.ports` (the same rule the `network_links` check uses)."""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.exporter.evidence.fabric.tools import (
+    looks_like_fi_info,
+    parse_fi_info,
+    parse_ibdev2netdev,
+    parse_ibstat,
+    parse_ibstatus,
+)
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.ports import evaluate_ports, expectation_findings, missing_finding
+from gpuslo.verdict import Finding
+
+
+def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibstat` output."""
+    report = parse_ibstat(text)
+    return evaluate_ports(
+        "ibstat", report.ports, options.expect_network_devices, report.unreadable, report.devices
+    )
+
+
+def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibstatus` output."""
+    return evaluate_ports("ibstatus", parse_ibstatus(text), options.expect_network_devices)
+
+
+def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
+    count, or when devices are seen and none is expected) and `network_devices_missing`."""
+    if not looks_like_fi_info(text):
+        return []  # not fi_info output at all (wrong --kind): nothing recognised, never "0 EFA"
+    devices = parse_fi_info(text)
+    expected = options.expect_efa_devices
+    if expected is None and isinstance(options.expect_network_devices, int):
+        expected = options.expect_network_devices
+    blind = not devices and expected is None  # nothing seen, nothing to compare against
+    finding = Finding(
+        kind="fi-info",
+        class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
+        signal="efa_devices",
+        count=len(devices),
+        reason="no_data" if blind else None,
+        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}",
+    )
+    if expected is not None and len(devices) < expected:
+        return [finding, missing_finding("fi-info", expected, len(devices))]
+    return [finding]
+
+
+def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibdev2netdev`: one `network_device` finding per port (ok; warn when the
+    netdev is down, which says nothing about the InfiniBand link) and the expected-device check."""
+    ports = parse_ibdev2netdev(text)
+    findings = []
+    for port in ports:
+        up = "up" if port.carrier else "down (netdev state, not the InfiniBand link)"
+        findings.append(
+            Finding(
+                kind="ibdev2netdev",
+                class_=names.CLASS_OK if port.carrier else names.CLASS_WARN,
+                signal="network_device",
+                device=port.device,
+                message=f"{port.device} port {port.port} -> {port.netdev} {up}",
+            )
+        )
+    seen = {port.device for port in ports}
+    return findings + expectation_findings("ibdev2netdev", seen, options.expect_network_devices)

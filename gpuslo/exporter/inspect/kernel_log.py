@@ -1,0 +1,154 @@
+"""Kernel-log events → `inspect` findings, classified with the Xid policy (pure).
+
+One finding per (code or signal, PCI address or device, class, cause) with `events` counting
+the occurrences; keys as shared/corpus/expected.yaml uses them. Xid 154 sets the action of the
+fatal findings on its GPU. A kernel log always yields one `kernel_log_read` inventory finding
+(class ok, count = records), so a log with no GPU event is healthy, not unknown; text with no
+kernel-log record at all yields nothing (inspect turns that into `nothing_recognised`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuslo import names
+from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+from gpuslo.exporter.evidence.kernel_log.read import kernel_records, parse_kernel_log
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.xid import (
+    Classified,
+    XidPolicy,
+    classify_events,
+    layer_of_class,
+    reason_of,
+)
+from gpuslo.verdict import Finding
+
+KIND = "kernel-log"
+PORT_UP_STATES = ("active", "up")
+PORT_DOWN_STATES = ("down", "disabled")
+
+
+@dataclass
+class _Group:
+    first: Classified
+    events: int = 0
+    actions: list[str] = field(default_factory=list)
+
+
+def _key(item: Classified) -> tuple:
+    event = item.event
+    code_or_signal = event.code if event.kind in ("xid", "sxid") else event.kind
+    where = event.device if event.kind == "sxid" else event.pci
+    return (event.kind, code_or_signal, where, item.class_, event.caused_by)
+
+
+def _recovery_actions(classified: list[Classified]) -> dict[str | None, str]:
+    """The latest Xid 154 action per PCI address."""
+    out: dict[str | None, str] = {}
+    for item in classified:
+        if item.event.kind == "xid" and item.event.code == 154 and item.event.recovery:
+            out[item.event.pci] = item.action
+    return out
+
+
+def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
+    item, event = group.first, group.first.event
+    action = max(group.actions, key=names.ACTION_SEVERITY.__getitem__)
+    if item.class_ == names.CLASS_FATAL and event.pci in recovery:
+        action = max(action, recovery[event.pci], key=names.ACTION_SEVERITY.__getitem__)
+    reason = reason_of(item)
+    return Finding(
+        kind=KIND, class_=item.class_, xid=event.code if event.kind == "xid" else None,
+        sxid=event.code if event.kind == "sxid" else None,
+        signal="fallen_off_bus" if event.kind == "fallen_off_bus" else None,
+        pci=event.pci, uuid=event.uuid, device=event.device, action=action, reason=reason,
+        layer=None if reason else layer_of_class(item.class_), events=group.events,
+        caused_by=event.caused_by, message=event.message[:200], line=event.line,
+    )  # fmt: skip
+
+
+def event_findings(classified: list[Classified]) -> list[Finding]:
+    """Grouped findings of classified Xid / SXid / fallen-off-the-bus events."""
+    groups: dict[tuple, _Group] = {}
+    for item in classified:
+        group = groups.setdefault(_key(item), _Group(item))
+        group.events += 1
+        group.actions.append(item.action)
+    recovery = _recovery_actions(classified)
+    return [_finding(group, recovery) for group in groups.values()]
+
+
+def cited_cause_findings(classified: list[Classified], policy: XidPolicy, family: str | None) -> list[Finding]:
+    """A finding for each Xid that an Xid 45 names as its cause ("caused by previous Xid N")
+    when the log does not show that Xid on the same GPU: classed by the policy, or `unknown`
+    when its class depends on a severity token the log does not show (Xids 144-150)."""
+    seen = {(c.event.pci, c.event.code) for c in classified if c.event.kind == "xid"}
+    cited: dict[tuple, list[KernelEvent]] = {}
+    for item in classified:
+        event = item.event
+        if event.code == 45 and event.caused_by and (event.pci, event.caused_by) not in seen:
+            cited.setdefault((event.pci, event.caused_by), []).append(event)
+    findings = []
+    for (pci, code), citing in cited.items():
+        probe = KernelEvent("xid", code=code, pci=pci)
+        rule = policy.rule_for(probe, family)
+        token_dependent = code in policy.data["nvlink5"]["codes"]
+        class_ = names.CLASS_UNKNOWN if token_dependent else rule.class_
+        reason = "no_data" if token_dependent else reason_of(Classified(probe, class_, rule.action))
+        findings.append(Finding(
+            kind=KIND, class_=class_, xid=code, pci=pci, uuid=citing[0].uuid, action=rule.action,
+            reason=reason, layer=None if reason else layer_of_class(class_), line=citing[0].line,
+            message=f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but not in "
+            "the log; its severity token is unknown" if token_dependent else
+            f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but not in the log",
+        ))  # fmt: skip
+    return findings
+
+
+def port_findings(events: list[KernelEvent]) -> list[Finding]:
+    """Per mlx5 device: a `port_state` finding with the last state seen, and a `port_down`
+    finding when it went down (fatal when it is still down at the end of the log)."""
+    by_device: dict[str, list[KernelEvent]] = {}
+    for event in events:
+        if event.kind == "port_state" and event.device:
+            by_device.setdefault(event.device, []).append(event)
+    findings = []
+    for device, seen in by_device.items():
+        last = seen[-1]
+        state = (last.state or "").lower()
+        findings.append(Finding(
+            kind=KIND, class_=names.CLASS_OK if state in PORT_UP_STATES else names.CLASS_WARN,
+            signal="port_state", device=device, pci=last.pci, state=state.capitalize(),
+            events=len(seen), message=last.message[:200], line=last.line,
+        ))  # fmt: skip
+        downs = [e for e in seen if (e.state or "").lower() in PORT_DOWN_STATES]
+        if downs:
+            still_down = state in PORT_DOWN_STATES
+            findings.append(Finding(
+                kind=KIND, class_=names.CLASS_FATAL if still_down else names.CLASS_WARN,
+                signal="port_down", device=device, pci=last.pci, state=state.capitalize(),
+                reason="network_port_down" if still_down else None,
+                layer=None if still_down else names.LAYER_NODE, events=len(downs),
+                message=downs[-1].message[:200], line=downs[0].line,
+            ))  # fmt: skip
+    return findings
+
+
+def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """Findings for one kernel log (see the module docstring). Raises ParseError for binary
+    data and ConfigError for a broken policy overlay."""
+    events = parse_kernel_log(text, source)
+    records = kernel_records(text)
+    if not records and not events:
+        return []
+    policy = options.policy
+    classified = classify_events(events, policy, options.gpu_family)
+    findings = event_findings(classified) + port_findings(events)
+    findings += cited_cause_findings(classified, policy, options.gpu_family)
+    findings.sort(key=lambda f: f.line or 0)
+    read = Finding(
+        kind=KIND, class_=names.CLASS_OK, signal="kernel_log_read", count=records,
+        message=f"{source}: {records} kernel-log records read, {len(classified)} GPU events",
+    )  # fmt: skip
+    return [*findings, read]

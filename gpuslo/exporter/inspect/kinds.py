@@ -1,0 +1,219 @@
+"""`gpuslo inspect`: triage captured evidence as an on-call engineer pastes it.
+
+Every kind `inspect` reads is registered in `KINDS` below: a detector
+(`looks_like(text) -> bool`, pure) and an inspector (`inspect(text, options, source) ->
+list[Finding]`, pure). This module reads the files (the only I/O), detects the kind when `--kind`
+is not given, and folds the findings of every file into one verdict (the worst).
+
+One file may hold several kinds (an on-call engineer pastes dmesg and `nvidia-smi -q` together):
+`split.split_evidence` cuts it into parts; every kind whose detector accepts a part reads
+it, and the findings of all parts are merged. A part nothing recognises is `unknown`.
+
+Fail closed: a file that cannot be read, or whose text no parser recognises, yields an `unknown`
+finding (`nothing_recognised`, layer observability), never `healthy`.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from gpuslo import names
+from gpuslo.errors import InputError, ParseError, UsageError
+from gpuslo.exporter.evidence.fabric.tools import (
+    looks_like_fi_info,
+    looks_like_ibdev2netdev,
+    looks_like_ibstat,
+    looks_like_ibstatus,
+)
+from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
+from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.split import split_evidence
+from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
+
+# Read at most this many bytes of one evidence file; more is reported, not silently cut.
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+Inspector = Callable[[str, InspectOptions, str], list[Finding]]
+Detector = Callable[[str], bool]
+
+# kind -> (detector, inspector). Detection tries kinds in this order, most specific first; the
+# kernel log is last because its detector is the loosest.
+KINDS: dict[str, tuple[Detector, Inspector]] = {
+    "nvml-error": (nvidia_smi.looks_like_nvml_error, nvidia_smi.inspect_nvml_error),
+    "dcgm-exporter-log": (dcgm.looks_like_exporter_log, dcgm.inspect_exporter_log),
+    "dcgm-metrics": (dcgm.looks_like_metrics, dcgm.inspect_metrics),
+    "dcgmi": (dcgm.looks_like_dcgmi, dcgm.inspect_dcgmi),
+    "nvidia-smi-xml": (nvidia_smi.looks_like_xml, nvidia_smi.inspect_xml),
+    "nvidia-smi-q": (nvidia_smi.looks_like_query, nvidia_smi.inspect_query),
+    "nvidia-smi-table": (nvidia_smi.looks_like_table, nvidia_smi.inspect_table),
+    "nvlink-status": (nvidia_smi.looks_like_nvlink_status, nvidia_smi.inspect_nvlink_status),
+    "nvlink-errors": (nvidia_smi.looks_like_nvlink_errors, nvidia_smi.inspect_nvlink_errors),
+    "smi-csv": (nvidia_smi.looks_like_csv, nvidia_smi.inspect_csv),
+    "proc-driver": (nvidia_smi.looks_like_proc_driver, nvidia_smi.inspect_proc_driver),
+    "ibstat": (looks_like_ibstat, fabric.inspect_ibstat),
+    "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
+    "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
+    "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
+    "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
+}
+
+
+def detect_kind(text: str) -> str | None:
+    """The first kind in `KINDS` whose detector accepts `text`, or None."""
+    kinds = detect_kinds(text)
+    return kinds[0] if kinds else None
+
+
+def detect_kinds(text: str) -> tuple[str, ...]:
+    """Every kind in `KINDS` whose detector accepts `text`, in `KINDS` order."""
+    return tuple(kind for kind in KINDS if KINDS[kind][0](text))
+
+
+def unknown_finding(kind: str, message: str, reason: str = "parse_error") -> Finding:
+    """An `unknown` finding for evidence that could not be read or told apart."""
+    return Finding(
+        kind=kind, class_=names.CLASS_UNKNOWN, signal="nothing_recognised", reason=reason,
+        message=message,
+    )  # fmt: skip
+
+
+def _in_file(finding: Finding, numbers: Sequence[int] | None) -> Finding:
+    """`finding` with its part-relative `line` made the file line (`numbers[line - 1]`)."""
+    if numbers is None or finding.line is None or not 0 < finding.line <= len(numbers):
+        return finding
+    return replace(finding, line=numbers[finding.line - 1])
+
+
+def _parse_error(error: ParseError, source: str, numbers: Sequence[int] | None) -> str:
+    """The error's message with its line made the file line."""
+    if numbers is None or not error.line or error.line > len(numbers):
+        return str(error)
+    return str(ParseError(source, error.detail, numbers[error.line - 1], error.field))
+
+
+def _read(kinds: Sequence[str], text: str, source: str, options: InspectOptions,
+          numbers: Sequence[int] | None = None) -> list[Finding]:  # fmt: skip
+    """Findings of every kind in `kinds` reading `text`; `numbers` maps the text's lines to the
+    file's (None: the whole file). The first kind must find something (else nothing recognised,
+    unknown); another kind that finds nothing adds nothing. A ParseError is an unknown finding
+    naming the file line."""
+    findings: list[Finding] = []
+    for position, kind in enumerate(kinds):
+        try:
+            found = KINDS[kind][1](text, options, source)
+        except ParseError as error:
+            found = [unknown_finding(kind, _parse_error(error, source, numbers))]
+        if not found and position == 0:
+            found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
+        findings += [_in_file(finding, numbers) for finding in found]
+    return findings
+
+
+def inspect_text(text: str, source: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:
+    """Findings for one piece of evidence (pure). `kind` None means detect it: every kind whose
+    detector accepts the text reads it, part by part when the text holds several kinds
+    (`split_evidence`).
+
+    Evidence (or a part of it) nothing recognises gives a `nothing_recognised` unknown finding
+    naming its lines; a `ParseError` from a parser becomes an unknown finding naming the line.
+    """
+    if not text.strip():
+        return [unknown_finding(kind or "unknown", f"{source}: empty input", reason="no_data")]
+    if kind is not None:
+        return _read((kind,), text, source, options)
+    parts = split_evidence(text, detect_kinds)
+    if len(parts) == 1:
+        kinds = detect_kinds(text)
+        if not kinds:
+            return [unknown_finding("unknown", f"{source}: no parser recognises this evidence")]
+        return _read(kinds, text, source, options)
+    findings: list[Finding] = []
+    for part in parts:
+        if part.kinds:
+            findings += _read(part.kinds, part.text, source, options, part.numbers)
+        else:
+            findings.append(unknown_finding("unknown", (
+                f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): "
+                "no parser recognises this part of the evidence"
+            )))  # fmt: skip
+    return findings
+
+
+def read_evidence(path: str) -> str:
+    """Read one evidence file as text (undecodable bytes replaced). `-` reads standard input.
+
+    Raises InputError when the path is missing, a directory, unreadable or over
+    `MAX_INPUT_BYTES`.
+    """
+    if path == "-":
+        return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1).decode("utf-8", errors="replace")
+    file = Path(path)
+    try:
+        if file.is_dir():
+            raise InputError(path, "is a directory, not an evidence file")
+        with file.open("rb") as handle:
+            data = handle.read(MAX_INPUT_BYTES + 1)
+    except FileNotFoundError:
+        raise InputError(path, "no such file") from None
+    except PermissionError:
+        raise InputError(path, "permission denied") from None
+    except OSError as error:
+        raise InputError(path, error.strerror or str(error)) from None
+    if len(data) > MAX_INPUT_BYTES:
+        raise InputError(path, f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; split it")
+    return data.decode("utf-8", errors="replace")
+
+
+def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:
+    """Inspect every file; returns `{"verdict": ..., "findings": [dict, ...], "files": [...]}`.
+
+    Each finding dict carries `file`. The verdict is the worst over the files. Raises
+    UsageError when `-` (standard input, which can be read once) is named more than once.
+    """
+    if list(paths).count("-") > 1:
+        raise UsageError("- (standard input) is named more than once; it can be read only once")
+    results, verdicts, all_findings = [], [], []
+    for path in paths:
+        findings = inspect_text(read_evidence(path), path, options, kind)
+        verdict = verdict_from_findings(findings)
+        verdicts.append(verdict)
+        kinds = "+".join(dict.fromkeys(f.kind for f in findings))  # a mixed file names each kind
+        results.append({"file": path, "kind": kinds, "verdict": verdict})
+        for finding in findings:
+            all_findings.append({**finding.to_dict(), "file": path})
+    return {
+        "verdict": worst_verdict(verdicts),
+        "files": results,
+        "gpus": gpu_inventory(all_findings),
+        "findings": all_findings,
+    }
+
+
+def _pci_key(pci: str) -> tuple[int, int, int] | str:
+    """(domain, bus, device) of a PCI address in any width (`0000:b3:00`, `00000000:B3:00.0`)."""
+    parts = pci.split(".")[0].split(":")
+    try:
+        domain, bus, device = (["0"] * (3 - len(parts)) + parts)[-3:]
+        return (int(domain, 16), int(bus, 16), int(device, 16))
+    except ValueError:
+        return pci
+
+
+def gpu_inventory(findings: Sequence[dict]) -> list[dict]:
+    """The distinct GPUs the evidence shows, merged across files and kinds by PCI address (else
+    UUID): each `{"pci", "uuid", "gpu", "model", "family"}` with what any file reported."""
+    merged: dict[object, dict] = {}
+    for finding in findings:
+        if finding.get("signal") != "gpus_seen" or not (finding.get("pci") or finding.get("uuid")):
+            continue
+        key = _pci_key(finding["pci"]) if finding.get("pci") else finding["uuid"]
+        entry = merged.setdefault(key, {})
+        for field in ("pci", "uuid", "gpu", "model", "family"):
+            if finding.get(field) not in (None, "", "unknown") and field not in entry:
+                entry[field] = finding[field]
+    return sorted(merged.values(), key=lambda gpu: (gpu.get("gpu", ""), gpu.get("pci", "")))

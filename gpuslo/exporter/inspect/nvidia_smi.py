@@ -1,0 +1,176 @@
+"""nvidia-smi, NVML and /proc/driver/nvidia findings for `gpuslo inspect`: the detectors and
+inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS`.
+
+The parsers live in `gpuslo.exporter.evidence.nvidia_smi`: `query` (`-q` text and `-q -x` XML),
+`csv_output` (`--query-gpu`), `table` (the default table), `nvlink` (`nvlink -s`/`-e`) and `proc`
+(/proc/driver/nvidia and NVML error messages). Each yields `GpuStatus` records that
+`gpuslo.exporter.policy.gpu.evaluate_gpu` judges; `nvidia_smi_findings` turns them into findings.
+Every inspector is pure: text, options and the source name in, findings out.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo import names
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv, parse_csv
+from gpuslo.exporter.evidence.nvidia_smi.nvlink import looks_like_nvlink, parse_nvlink
+from gpuslo.exporter.evidence.nvidia_smi.proc import (
+    looks_like_nvml_error,
+    looks_like_proc_driver,
+    parse_nvml_errors,
+    parse_proc_driver,
+)
+from gpuslo.exporter.evidence.nvidia_smi.query import parse_query, parse_xml
+from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table, parse_table
+from gpuslo.exporter.evidence.nvidia_smi.values import SmiReading
+from gpuslo.exporter.inspect.nvidia_smi_findings import findings_from_reading, identity
+from gpuslo.verdict import Finding
+
+__all__ = [
+    "inspect_csv",
+    "inspect_nvlink_errors",
+    "inspect_nvlink_status",
+    "inspect_nvml_error",
+    "inspect_proc_driver",
+    "inspect_query",
+    "inspect_table",
+    "inspect_xml",
+    "looks_like_csv",
+    "looks_like_nvlink_errors",
+    "looks_like_nvlink_status",
+    "looks_like_nvml_error",
+    "looks_like_proc_driver",
+    "looks_like_query",
+    "looks_like_table",
+    "looks_like_xml",
+    "parse_csv",
+    "parse_nvlink",
+    "parse_nvml_errors",
+    "parse_proc_driver",
+    "parse_query",
+    "parse_table",
+    "parse_xml",
+]
+
+
+def looks_like_xml(text: str) -> bool:
+    """An `nvidia-smi -q -x` document: `<nvidia_smi_log>` near the start."""
+    return "<nvidia_smi_log" in text[:4096]
+
+
+def looks_like_query(text: str) -> bool:
+    """`nvidia-smi -q` text, whole or partial: the NVSMI LOG banner, a device-handle error, or
+    at least one field of a section only `-q` prints (ECC Errors, Remapped Rows, Fabric, ...)."""
+    head = text[:65536]
+    if "==NVSMI LOG==" in head:
+        return True
+    try:
+        reading = parse_query(head, "<detect>")
+    except ParseError:
+        return True  # a known -q field with a bad value: -q text; its inspector names the line
+    return bool(reading.gpus)
+
+
+def looks_like_nvlink_status(text: str) -> bool:
+    """`nvidia-smi nvlink -s`: GPU headers and `Link N: <speed>` / `<inactive>` lines."""
+    return looks_like_nvlink(text)[0]
+
+
+def looks_like_nvlink_errors(text: str) -> bool:
+    """`nvidia-smi nvlink -e`: GPU headers and per-link error counters."""
+    return looks_like_nvlink(text)[1]
+
+
+def _inspect(kind: str, reading: SmiReading, options) -> list[Finding]:
+    return findings_from_reading(kind, reading, options.expect_gpus)
+
+
+def inspect_query(text: str, options, source: str) -> list[Finding]:
+    """Findings for `nvidia-smi -q` text (see `nvidia_smi_query.parse_query`)."""
+    return _inspect("nvidia-smi-q", parse_query(text, source), options)
+
+
+def inspect_xml(text: str, options, source: str) -> list[Finding]:
+    """Findings for `nvidia-smi -q -x` XML (see `nvidia_smi_query.parse_xml`)."""
+    return _inspect("nvidia-smi-xml", parse_xml(text, source), options)
+
+
+def inspect_csv(text: str, options, source: str) -> list[Finding]:
+    """Findings for `--query-gpu` CSV; `options.csv_columns` names headerless columns."""
+    return _inspect("smi-csv", parse_csv(text, source, options.csv_columns), options)
+
+
+def inspect_table(text: str, options, source: str) -> list[Finding]:
+    """Findings for the default nvidia-smi table, with `gpu_missing` against `expect_gpus`."""
+    return _inspect("nvidia-smi-table", parse_table(text, source), options)
+
+
+def _nvlink_findings(kind: str, reading: SmiReading) -> list[Finding]:
+    out = []
+    for gpu in reading.gpus:
+        states = gpu.status.nvlink_states
+        if states is None:
+            continue
+        up = sorted(link for link, active in states.items() if active)
+        where = identity(gpu.status)
+        if up:
+            out.append(Finding(
+                kind=kind, class_=names.CLASS_OK, signal="nvlink_active", links=up, count=len(up),
+                message=f"{len(up)} NVLink links up", line=gpu.line, **where,
+            ))  # fmt: skip
+        elif not states:
+            out.append(Finding(
+                kind=kind, class_=names.CLASS_WARN, signal="nvlink_inactive", reason="nvlink_down",
+                message="no NVLink link active (none fitted, or all down)", line=gpu.line, **where,
+            ))  # fmt: skip
+    return out
+
+
+def inspect_nvlink_status(text: str, options, source: str) -> list[Finding]:
+    """Findings for `nvidia-smi nvlink -s`: `nvlink_inactive` (fatal, with the links) per GPU
+    with a link down, `nvlink_active` inventory per GPU with links up."""
+    reading = parse_nvlink(text, source)
+    return _inspect("nvlink-status", reading, options) + _nvlink_findings("nvlink-status", reading)
+
+
+def inspect_nvlink_errors(text: str, options, source: str) -> list[Finding]:
+    """Findings for `nvidia-smi nvlink -e`: `nvlink_errors` (warn, with the links) per GPU whose
+    error counters are non-zero."""
+    return _inspect("nvlink-errors", parse_nvlink(text, source), options)
+
+
+def inspect_proc_driver(text: str, options, source: str) -> list[Finding]:
+    """Findings for /proc/driver/nvidia/version (`driver_version`) and gpus/*/information
+    (`gpus_seen`); `expect_gpus` applies only to the information files."""
+    reading = parse_proc_driver(text, source)
+    expect = options.expect_gpus if reading.gpus else None  # the version file lists no GPUs
+    return driver_finding(reading) + findings_from_reading("proc-driver", reading, expect)
+
+
+def inspect_nvml_error(text: str, options, source: str) -> list[Finding]:
+    """Findings for NVML error output. "Unable to determine the device handle" lines become
+    `gpu_inaccessible` with the GPU's PCI address."""
+    version = re.search(r"NVML library version:\s*(\S+)", text)
+    extra = {"nvml_version": version.group(1)} if version else {}
+    out = []
+    for error in parse_nvml_errors(text, source):
+        count = options.expect_gpus if error.signal == "gpu_missing" else None
+        out.append(Finding(
+            kind="nvml-error", class_=error.class_, signal=error.signal, reason=error.reason,
+            action=error.action, message=error.text[:200], line=error.line, count=count, pci=error.pci,
+            extra=dict(extra),
+        ))  # fmt: skip
+    return out
+
+
+def driver_finding(reading: SmiReading) -> list[Finding]:
+    """The `driver_version` inventory finding (class ok) when the version is known."""
+    if not reading.driver_version:
+        return []
+    return [Finding(
+        kind="proc-driver", class_=names.CLASS_OK, signal="driver_version",
+        message=f"NVIDIA driver {reading.driver_version}",
+        extra={"driver_version": reading.driver_version},
+    )]  # fmt: skip

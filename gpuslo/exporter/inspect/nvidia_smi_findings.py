@@ -1,0 +1,130 @@
+"""Turn an `SmiReading` into `inspect` findings: one per problem `evaluate_gpu` finds, fields the
+driver could not read, GPUs missing against the expected count, error lines, and the inventory
+(`gpus_seen`, class ok, with model and family) so "nothing wrong" never reads as "nothing read".
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from gpuslo import names
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.values import HEALTH_FIELDS, GpuReading, SmiReading
+from gpuslo.exporter.policy.gpu import evaluate_gpu
+from gpuslo.verdict import Finding
+
+
+def identity(status: GpuStatus) -> dict:
+    """The Finding keys that name a GPU: gpu (index), pci (NVML form) and uuid, where known."""
+    uuid = status.uuid if status.uuid and status.uuid.upper().startswith("GPU-") else None
+    return {"gpu": status.index, "pci": status.pci_bus_id, "uuid": uuid}
+
+
+def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
+    """Findings for one GPU: each `evaluate_gpu` problem, then its unreadable fields (`gpu_error`:
+    class unknown when a health field is unreadable, warn otherwise — a transient power `ERR!`
+    is not actionable)."""
+    where = identity(reading.status)
+    out = [
+        Finding(
+            kind=kind, class_=p.class_, signal=p.signal, reason=p.reason, action=p.action,
+            message=p.message, links=list(p.links) if p.links else None, count=p.count,
+            line=reading.line, **where,
+        )
+        for p in evaluate_gpu(reading.status)
+    ]  # fmt: skip
+    if reading.status.accessible is False or not reading.field_errors:
+        return out
+    health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})
+    other = sorted({n for n, _ in reading.field_errors if n not in HEALTH_FIELDS})
+    for fields, klass in ((health, names.CLASS_UNKNOWN), (other, names.CLASS_WARN)):
+        if fields:
+            out.append(Finding(
+                kind=kind, class_=klass, signal="gpu_error",
+                reason="tool_error" if klass == names.CLASS_UNKNOWN else None,
+                message=f"driver could not read: {', '.join(fields)}", line=reading.line, **where,
+            ))  # fmt: skip
+    return out
+
+
+def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> list[Finding]:
+    """One `gpus_seen` finding (class ok) per (model, family) among the readable GPUs, with
+    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`."""
+    readable = [g.status for g in gpus if g.status.accessible is not False]
+    groups = Counter((s.model or "unknown", s.family or "unknown") for s in readable)
+    out = []
+    for (model, family), count in sorted(groups.items()):
+        members = [s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)]
+        where = identity(members[0]) if count == 1 else {}
+        extra = {k: v for k, v in (("model", model), ("family", family)) if v != "unknown"}
+        if driver:
+            extra["driver_version"] = driver
+        what = f"{model} ({family})" if model != "unknown" else "GPU (model not in this output)"
+        out.append(Finding(
+            kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=count,
+            message=f"{count} x {what}", extra=extra, **where,
+        ))  # fmt: skip
+    return out
+
+
+def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
+    """`gpu_missing` (fatal, count = GPUs missing) when fewer GPUs are attached or shown than
+    `expect_gpus`, or when the output says "No devices were found".
+
+    nvidia-smi -q's "Attached GPUs" counts as present: a `-i N` query prints one block of many.
+    But the GPUs counted there and not shown were not read, so with an expected count they also
+    give a `gpu_missing` finding of class unknown (reason no_data, count = GPUs not shown): the
+    evidence covers part of the node and cannot call the rest healthy (see `not_shown`).
+    """
+    seen = max(len(reading.gpus), reading.attached_gpus or 0)
+    out = not_shown(kind, reading, expect_gpus)
+    if expect_gpus is not None and seen < expect_gpus:
+        count, message = expect_gpus - seen, f"{seen} of {expect_gpus} expected GPUs seen"
+    elif reading.no_devices and seen == 0:
+        count, message = None, "No devices were found"
+    else:
+        return out
+    return [Finding(
+        kind=kind, class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
+        action=names.ACTION_REBOOT_NODE, count=count, message=message,
+    ), *out]  # fmt: skip
+
+
+def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
+    """With an expected count: one `gpu_missing` finding of class unknown (reason no_data,
+    count = the GPUs "Attached GPUs" counts that have no block here, up to the expected count).
+    Without one, a one-GPU `-i` capture is judged on the GPU it shows."""
+    if expect_gpus is None or reading.attached_gpus is None:
+        return []
+    hidden = min(reading.attached_gpus, expect_gpus) - len(reading.gpus)
+    if hidden <= 0:
+        return []
+    return [Finding(
+        kind=kind, class_=names.CLASS_UNKNOWN, signal="gpu_missing", reason="no_data",
+        count=hidden, message=(
+            f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
+            f"({len(reading.gpus)} shown, {expect_gpus} expected): their health was not read"
+        ),
+    )]  # fmt: skip
+
+
+def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
+    """One `nvml_error` finding (class unknown, reason tool_error) per error line in the output."""
+    return [
+        Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="nvml_error", reason="tool_error",
+                message=text[:200], line=line)
+        for line, text in reading.errors
+    ]  # fmt: skip
+
+
+def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
+    """Every finding for one nvidia-smi output (pure). Empty when the output held no GPU and no
+    error: the caller reports that as nothing recognised (unknown)."""
+    out: list[Finding] = []
+    for gpu in reading.gpus:
+        out += gpu_findings(kind, gpu)
+    out += missing(kind, reading, expect_gpus)
+    out += error_lines(kind, reading)
+    if out or reading.gpus:
+        out += inventory(kind, reading.gpus, reading.driver_version)
+    return out

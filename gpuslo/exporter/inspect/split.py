@@ -1,0 +1,219 @@
+"""Cut one evidence file that holds several kinds of output into parts (pure).
+
+An on-call engineer pastes `dmesg` and `nvidia-smi -q` (or `ibstat`, a CSV, ...) into one file.
+`split_evidence` finds the parts: the system-log lines form one part wherever they are (a log
+read with a paste in the middle is still one log), and the other lines are cut into paragraphs
+at blank lines, at the first line of a tool's output (`STARTS`) and where a differently shaped
+line starts another recognised kind (`cut_paragraph`). Each paragraph is detected; paragraphs of
+the same kinds join (unless one starts a new capture: `CAPTURE_STARTS`), and a paragraph nothing
+recognises joins the output it sits inside (a `-q` header block) or the output after it when it
+is a prompt line. Other lines nothing recognises stay a part with no kind, so the caller can say
+so instead of dropping them.
+
+`gpuslo.exporter.inspect.kinds` inspects each part when the file holds more than one kind.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gpuslo.exporter.evidence.kernel_log.read import KERNEL_PREFIX_PATTERN
+
+# A line of a system log: a kernel-log prefix (`kernel_log.looks_like_kernel_log`'s), a syslog
+# or journal line of any unit, a journal marker (`-- Boot ... --`) or a /dev/kmsg dictionary
+# line (` SUBSYSTEM=pci`).
+LOG_LINE = re.compile(
+    r"(?:" + KERNEL_PREFIX_PATTERN +
+    r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [^\s:]+: "
+    r"|-- .* --\s*$| [A-Z][A-Z0-9_]*=)"
+)
+# A non-blank line that is not a log line.
+FOREIGN = re.compile(r"^(?!" + LOG_LINE.pattern + r")[^\n]*\S", re.MULTILINE)
+# First lines of a tool's output other than a log: `nvidia-smi -q` banner, XML prolog, `ibstat`
+# CA, `ibstatus` port, `dcgmi dmon` header, `fi_info` provider, /proc/driver/nvidia/version,
+# `ibdev2netdev`, the `nvidia-smi` table's date line.
+STARTS = re.compile(
+    r"(?:=+NVSMI LOG=+\s*$|<\?xml\b|CA '[^']+'\s*$|Infiniband device '[^']+' port \d+ status:"
+    r"|# ?Entity\s|provider: \S|NVRM version:|\S+ port \d+ ==> \S"
+    r"|\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$)"
+)
+# Of those, the first lines of a whole capture: a second capture of the same kind is a new part
+# (two `nvidia-smi -q` outputs are two readings, not one).
+CAPTURE_STARTS = re.compile(
+    r"(?:=+NVSMI LOG=+\s*$|<\?xml\b|NVRM version:|\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$)"
+)
+# A table's rule line: only `+`, `-`, `=`, `|` and spaces.
+RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
+# The line that closes a document (`</nvidia_smi_log>`, unindented): it ends a paragraph and is
+# part of the part before it.
+CLOSING = re.compile(r"^</[^>\s]+>\s*$")
+# A shell prompt and the command it ran, pasted above the output.
+PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
+# Paragraphs beyond this are not detected one by one: the run stays one part.
+MAX_PARAGRAPHS = 2000
+# A paragraph longer than this, or cut points beyond this many, are not tried (`cut_paragraph`).
+MAX_CUT_LINES = 2000
+MAX_CUTS = 200
+# In a paragraph this short every line is a possible cut, not only where the shape changes.
+SHORT_PARAGRAPH = 64
+# Files with more lines outside the log than this are cut at blank lines and `STARTS` only.
+MAX_CUT_TOTAL = 5_000
+
+
+@dataclass(frozen=True)
+class Part:
+    """One part of an evidence file: the kinds whose detectors accept it (empty: nothing
+    recognises it) and its lines, with the 1-based file line number of each (`numbers`)."""
+
+    kinds: tuple[str, ...]
+    lines: Sequence[str]
+    numbers: Sequence[int]
+
+    @property
+    def text(self) -> str:
+        """The part's lines as one text."""
+        return "\n".join(self.lines) + "\n"
+
+    def join(self, other: Part, kinds: tuple[str, ...]) -> Part:
+        """This part followed by `other`, of `kinds`."""
+        return Part(kinds, (*self.lines, *other.lines), (*self.numbers, *other.numbers))
+
+
+Detect = Callable[[str], tuple[str, ...]]
+
+
+def runs(lines: Sequence[str]) -> tuple[list[int], list[list[list[int]]]]:
+    """(indexes of the system-log lines, the runs of other lines between log lines, each cut
+    into paragraphs at blank lines, at `STARTS` and after `CLOSING`)."""
+    log: list[int] = []
+    out: list[list[list[int]]] = []
+    in_run = gap = False
+    for index, line in enumerate(lines):
+        if LOG_LINE.match(line):
+            log.append(index)
+            in_run = False
+        elif line.strip():
+            if not in_run:
+                out.append([])
+            if not in_run or gap or STARTS.match(line):
+                out[-1].append([])
+            out[-1][-1].append(index)
+            in_run, gap = True, CLOSING.match(line) is not None
+        else:
+            gap = True
+    return log, out
+
+
+def _part(lines: Sequence[str], indexes: Sequence[int], detect: Detect) -> Part:
+    chosen = tuple(lines[i] for i in indexes)
+    return Part(detect("\n".join(chosen)), chosen, tuple(i + 1 for i in indexes))
+
+
+def _shape(line: str) -> tuple[bool, str]:
+    """(indented, class of the first character): where it changes, another tool may start."""
+    first = line.lstrip()[:1]
+    cls = "a" if first.isalpha() else "0" if first.isdigit() else first
+    return line[:1].isspace(), cls
+
+
+def _rule_lines_to_tail(
+    lines: Sequence[str], paragraph: list[int], n: int, tail: Part, detect: Detect
+) -> tuple[int, Part]:
+    """Move the cut before rule lines (`+----+`, `|====|`) that end the head when the
+    tail keeps its kinds with them: they open the tail's output (a table), not end the head's."""
+    while n > 1 and RULE_LINE.match(lines[paragraph[n - 1]]):
+        longer = _part(lines, paragraph[n - 1 :], detect)
+        if longer.kinds != tail.kinds:
+            break
+        n, tail = n - 1, longer
+    return n, tail
+
+
+def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:
+    """`paragraph` as parts: cut where the line shape changes and the lines before and the lines
+    from there on are each recognised, by no kind in common (`cat a b`, no blank line between: a
+    table after `dcgmi health`, a `-q` fragment after a table; a paragraph nothing recognises
+    as a whole is not tried). The last such cut is taken (a
+    loose detector still accepts a tail that starts too early, an `ibpanic` line before a
+    table, but not a head that ends too late), then each side is cut again. Otherwise one part."""
+    whole = _part(lines, paragraph, detect)
+    if len(paragraph) > MAX_CUT_LINES or not whole.kinds:
+        return [whole]
+    changes = [n for n in range(1, len(paragraph)) if len(paragraph) <= SHORT_PARAGRAPH
+               or _shape(lines[paragraph[n]]) != _shape(lines[paragraph[n - 1]])][-MAX_CUTS:]  # fmt: skip
+    for n in reversed(changes):
+        tail = _part(lines, paragraph[n:], detect)
+        if not tail.kinds:
+            continue
+        n, tail = _rule_lines_to_tail(lines, paragraph, n, tail, detect)
+        head = _part(lines, paragraph[:n], detect)
+        if head.kinds and not set(head.kinds) & set(tail.kinds):
+            return [*cut_paragraph(lines, paragraph[:n], detect), *cut_paragraph(lines, paragraph[n:], detect)]
+    return [whole]
+
+
+def _joins(part: Part, last: Part | None) -> bool:
+    """Whether `part` continues `last`: the same kinds and not the start of a new capture."""
+    return (
+        last is not None and part.kinds == last.kinds and not CAPTURE_STARTS.match(part.lines[0])
+    )
+
+
+def parts_of_run(
+    lines: Sequence[str], run: list[list[int]], detect: Detect, cut: bool = True
+) -> list[Part]:
+    """The parts of one run of non-log lines. Adjacent paragraphs of the same kinds join (unless
+    one starts a new capture). A paragraph nothing recognises joins the output around it when
+    it sits between two paragraphs of one part (the `-q` header block) or only closes the part
+    before it (`</nvidia_smi_log>`), or the output after it when it is one prompt line
+    (`$ nvidia-smi -q`); otherwise it is a part without kinds."""
+    if len(run) > MAX_PARAGRAPHS:
+        return [_part(lines, [i for paragraph in run for i in paragraph], detect)]
+    pieces = [
+        part
+        for paragraph in run
+        for part in (cut_paragraph(lines, paragraph, detect) if cut else [_part(lines, paragraph, detect)])
+    ]
+    out: list[Part] = []
+    for index, part in enumerate(pieces):
+        last = out[-1] if out else None
+        if part.kinds:
+            if _joins(part, last) or last is not None and not last.kinds and _is_prompt(last):
+                out[-1] = last.join(part, part.kinds)
+            else:
+                out.append(part)
+            continue
+        after = next((later for later in pieces[index + 1 :] if later.kinds), None)
+        closes = all(CLOSING.match(line) for line in part.lines)
+        if last is not None and last.kinds and (closes or (after is not None and _joins(after, last))):
+            out[-1] = last.join(part, last.kinds)
+        elif last is not None and not last.kinds:
+            out[-1] = last.join(part, ())
+        else:
+            out.append(part)
+    return out
+
+
+def _is_prompt(part: Part) -> bool:
+    """One line that reads as a shell prompt and command (`$ nvidia-smi -q`, `root@n1:~# dmesg`)."""
+    return len(part.lines) == 1 and PROMPT.match(part.lines[0]) is not None
+
+
+def split_evidence(text: str, detect: Detect) -> list[Part]:
+    """The parts of `text`, in file order (see the module docstring); `detect(text)` gives the
+    kinds that accept a text. A text with fewer than two recognised parts gives one part, the
+    whole text, with no kinds: the caller reads it as one piece of evidence."""
+    lines = text.splitlines()
+    if not FOREIGN.search(text):  # a log and nothing else: no line-by-line walk
+        return [Part((), lines, range(1, len(lines) + 1))]
+    log, other = runs(lines)
+    cut = sum(len(paragraph) for run in other for paragraph in run) <= MAX_CUT_TOTAL
+    parts = [part for run in other for part in parts_of_run(lines, run, detect, cut)]
+    if log:
+        parts.append(_part(lines, log, detect))
+        parts.sort(key=lambda part: part.numbers[0])
+    if sum(bool(part.kinds) for part in parts) < 2:
+        return [Part((), lines, range(1, len(lines) + 1))]
+    return parts

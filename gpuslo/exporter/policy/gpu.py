@@ -1,0 +1,232 @@
+"""The shared GPU health rules (`evaluate_gpu`), judging one `GpuStatus` (evidence.gpu_status).
+
+Every source — nvidia-smi text, XML and CSV, NVML, dcgm-exporter — fills a `GpuStatus`; every
+field is optional and None means "not reported". `evaluate_gpu` is pure and turns one status into
+the problems it shows. It judges only what was reported: a field that is None raises nothing here;
+callers that need a field (fail closed) report its absence as `unknown` themselves.
+
+Sources for the rules:
+- ECC: NVIDIA "GPU Memory Error Management" (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)
+  — a volatile uncorrectable (DBE) error means the data in flight was lost; the GPU must be reset
+  (or rows remapped) before it is trusted again.
+- Row remapping: same document, "Row Remapping": a pending remap takes effect at the next GPU reset
+  (drain, then reset); a remapping failure means the GPU needs service (RMA). Blackwell-era drivers
+  add "Channel Repair Pending" / "TPC Repair Pending" (a repair applied at the next reset, treated
+  like a pending remap) and "Unrepairable Memory" (treated like a remapping failure).
+- Recovery action: NVML `nvmlDeviceGetGpuRecoveryAction` / nvidia-smi `gpu_recovery_action`
+  (NVML API reference, "GPU Recovery Action"): None, Reset, Reboot, Drain_P2P, Drain_and_Reset.
+- HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
+  means the hardware halves clocks because the GPU is too hot. We class it `fatal`: the GPU runs at
+  a fraction of its speed and a synchronous training job is held to its slowest GPU, so the GPU
+  does not deliver what a job was promised. Software thermal slowdown is not judged here. A
+  temperature at or above the GPU's own slowdown threshold ("GPU Slowdown Temp") is warn.
+- PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
+  generation below max alone is normal; a width below max is a degraded link (warn).
+- NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
+  breaks NVLink peer traffic (fatal, with the link numbers).
+- NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
+  recorded as warn; a cumulative count since boot alone does not make a link unusable (rising
+  counters are judged by the live check, which sees deltas).
+- Fabric: nvidia-smi -q "Fabric" section (Hopper/Blackwell NVSwitch systems): State must be
+  Completed and Status Success before CUDA work may run over the fabric. Its "Health / Summary"
+  (NVML fabric health summary) Unhealthy is fatal; Limited Capacity (reduced bandwidth) is warn.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gpuslo import names
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
+
+FABRIC_STATE_OK = "completed"
+FABRIC_STATUS_OK = "success"
+# NVML's GPU recovery actions, lower-cased, mapped to our action vocabulary (NVML API reference,
+# nvmlDeviceGetGpuRecoveryAction: NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET).
+RECOVERY_ACTIONS = {
+    "none": names.ACTION_NONE,
+    "reset": names.ACTION_RESET_GPU,
+    "gpu_reset": names.ACTION_RESET_GPU,
+    "gpu reset": names.ACTION_RESET_GPU,
+    "reboot": names.ACTION_REBOOT_NODE,
+    "node_reboot": names.ACTION_REBOOT_NODE,
+    "node reboot": names.ACTION_REBOOT_NODE,
+    "drain_p2p": names.ACTION_DRAIN_AND_RESET,
+    "drain p2p": names.ACTION_DRAIN_AND_RESET,
+    "drain": names.ACTION_DRAIN_AND_RESET,
+    "drain_and_reset": names.ACTION_DRAIN_AND_RESET,
+    "drain and reset": names.ACTION_DRAIN_AND_RESET,
+}
+
+
+@dataclass(frozen=True)
+class GpuProblem:
+    """One problem `evaluate_gpu` found on one GPU.
+
+    Attributes:
+        signal: key of `names.SIGNALS`; reason: key of `names.REASON_LAYER`;
+        class_: `names.CLASS_FATAL` or `names.CLASS_WARN`; action: one of `names.ACTIONS`;
+        message: one human line; links: NVLink link numbers concerned (sorted), else None;
+        count: the count behind the problem (errors, rows) where there is one.
+    """
+
+    signal: str
+    class_: str
+    reason: str
+    action: str
+    message: str
+    links: tuple[int, ...] | None = None
+    count: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.signal not in names.SIGNALS:
+            raise ValueError(f"signal {self.signal!r} not in names.SIGNALS")
+        if self.reason not in names.REASON_LAYER:
+            raise ValueError(f"reason {self.reason!r} not in names.REASON_LAYER")
+        if self.action not in names.ACTIONS:
+            raise ValueError(f"action {self.action!r} not in names.ACTIONS")
+
+
+def recovery_action_of(text: str | None) -> str | None:
+    """Our action (`names.ACTIONS`) for NVIDIA's recovery action text, None when not reported.
+
+    Unrecognised text maps to `drain_and_reset` (fail closed: NVIDIA asked for something)."""
+    if text is None:
+        return None
+    key = text.strip().lower().replace("-", "_")
+    if key.startswith("nvml_gpu_recovery_action_"):
+        key = key.removeprefix("nvml_gpu_recovery_action_")
+    return RECOVERY_ACTIONS.get(key, RECOVERY_ACTIONS.get(key.replace("_", " "), names.ACTION_DRAIN_AND_RESET))
+
+
+def _problem(signal: str, klass: str, reason: str, action: str, message: str, **kw) -> GpuProblem:
+    return GpuProblem(signal=signal, class_=klass, reason=reason, action=action, message=message, **kw)
+
+
+# (GpuStatus flag, signal/reason, action, message): memory states that wait for service.
+_MEMORY_FLAGS = (
+    ("remapped_rows_failure", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
+     "row remapping failed; the GPU needs service"),
+    ("unrepairable_memory", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
+     "the driver reports unrepairable memory; the GPU needs service"),
+    ("remapped_rows_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a remapped row waits for a GPU reset to take effect"),
+    ("memory_repair_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a channel or TPC repair waits for a GPU reset to take effect"),
+    ("retired_pages_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
+     "a retired page waits for a GPU reset to take effect"),
+)  # fmt: skip
+
+
+def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
+    out = []
+    if s.ecc_dbe_volatile:
+        out.append(_problem(
+            "ecc_uncorrectable", names.CLASS_FATAL, "ecc_uncorrectable", names.ACTION_RESET_GPU,
+            f"{s.ecc_dbe_volatile} volatile uncorrectable (DBE) ECC errors", count=s.ecc_dbe_volatile,
+        ))  # fmt: skip
+    for flag, signal, action, message in _MEMORY_FLAGS:
+        if getattr(s, flag):
+            out.append(_problem(signal, names.CLASS_FATAL, signal, action, message))
+    return out
+
+
+def _thermal_problems(s: GpuStatus) -> list[GpuProblem]:
+    if s.hw_thermal_slowdown:
+        return [_problem(
+            "thermal_slowdown", names.CLASS_FATAL, "thermal_slowdown", names.ACTION_CONTACT_SUPPORT,
+            "hardware thermal slowdown active: clocks cut to cool the GPU",
+        )]  # fmt: skip
+    temp, limit = s.temperature_c, s.slowdown_temperature_c
+    if temp is not None and limit is not None and limit > 0 and temp >= limit:
+        return [_problem(
+            "thermal_slowdown", names.CLASS_WARN, "thermal_slowdown", names.ACTION_NONE,
+            f"GPU at {temp:g} C, at or above its slowdown temperature {limit:g} C",
+        )]  # fmt: skip
+    return []
+
+
+def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
+    action = recovery_action_of(s.recovery_action)
+    if action is None or action == names.ACTION_NONE:
+        return []
+    return [_problem(
+        "recovery_action", names.CLASS_FATAL, "recovery_action", action,
+        f"GPU recovery action is {s.recovery_action.strip()}",
+    )]  # fmt: skip
+
+
+def _link_problems(s: GpuStatus) -> list[GpuProblem]:
+    out = []
+    widths = (s.pcie_width_current, s.pcie_width_max)
+    if None not in widths and 0 < widths[0] < widths[1]:
+        out.append(_problem(
+            "pcie_degraded", names.CLASS_WARN, "pcie_degraded", names.ACTION_CHECK_CABLING,
+            f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
+        ))  # fmt: skip
+    down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)
+    if down:
+        out.append(_problem(
+            "nvlink_inactive", names.CLASS_FATAL, "nvlink_down", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink links {', '.join(map(str, down))} inactive", links=tuple(down), count=len(down),
+        ))  # fmt: skip
+    return out
+
+
+def _nvlink_error_problems(s: GpuStatus) -> list[GpuProblem]:
+    counts = s.nvlink_error_counts or {}
+    links = sorted(link for link, counters in counts.items() if any(counters.values()))
+    if not links:
+        return []
+    total = sum(sum(counts[link].values()) for link in links)
+    return [_problem(
+        "nvlink_errors", names.CLASS_WARN, "nvlink_errors", names.ACTION_NONE,
+        f"{total} NVLink errors counted on links {', '.join(map(str, links))}",
+        links=tuple(links), count=total,
+    )]  # fmt: skip
+
+
+def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
+    state = (s.fabric_state or "").strip().lower()
+    status = (s.fabric_status or "").strip().lower()
+    bad_state = s.fabric_state is not None and state not in (FABRIC_STATE_OK, "n/a", "[n/a]")
+    bad_status = s.fabric_status is not None and status not in (FABRIC_STATUS_OK, "n/a", "[n/a]")
+    out = []
+    if bad_state or bad_status:
+        out.append(_problem(
+            "fabric_unhealthy", names.CLASS_FATAL, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
+        ))  # fmt: skip
+    health = (s.fabric_health or "").strip().lower()
+    if health and health not in ("healthy", "n/a", "[n/a]", "not supported"):
+        klass = names.CLASS_WARN if health == "limited capacity" else names.CLASS_FATAL
+        out.append(_problem(
+            "fabric_unhealthy", klass, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
+            f"NVLink fabric health summary {s.fabric_health.strip()}",
+        ))  # fmt: skip
+    return out
+
+
+def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
+    """The problems `status` shows, most severe rule first (pure; see the module docstring for the
+    rules and their sources). An inaccessible GPU yields only `gpu_inaccessible`: nothing else it
+    reports can be trusted. An empty list means nothing reported is wrong — not that the GPU is
+    healthy if a required field is None."""
+    if status.accessible is False:
+        detail = f": {status.error}" if status.error else ""
+        # nvidia-smi says "GPU is lost.  Reboot the system to recover this GPU" when a reset
+        # cannot bring it back.
+        reboot = "reboot" in (status.error or "").lower()
+        return [_problem(
+            "gpu_inaccessible", names.CLASS_FATAL, "gpu_inaccessible",
+            names.ACTION_REBOOT_NODE if reboot else names.ACTION_RESET_GPU,
+            f"the driver lists this GPU but cannot query it{detail}",
+        )]  # fmt: skip
+    return [
+        *_memory_problems(status),
+        *_recovery_problems(status),
+        *_thermal_problems(status),
+        *_link_problems(status),
+        *_nvlink_error_problems(status),
+        *_fabric_problems(status),
+    ]

@@ -1,0 +1,400 @@
+"""The Xid / SXid policy: which kernel-log events are fatal, per GPU family, as data.
+
+The packaged policy is `gpuslo/data/xid_policy.yaml` (derived from NVIDIA's Xid catalogue,
+https://docs.nvidia.com/deploy/xid-errors/; the file names its sources). An operator overlay
+(`--policy FILE`) merges over it: mappings merge key by key, lists and scalars replace.
+
+`load_policy` is the I/O edge; `XidPolicy.rule_for` and `classify_events` are pure. Rules:
+- a code not in the policy is `unknown_code` (fatal: fail closed);
+- Xids 144-150 take their class from the message's `Fatal`/`Nonfatal` token, SXids from
+  `Fatal`/`Non-fatal`; Xid 154 from the recovery action it names;
+- boot noise: codes a family emits on a healthy boot are class `noise` within `window_s` seconds
+  after the driver loads (they are still counted);
+- escalation: a `warn` code repeated `count` times within `window_s` seconds on one GPU becomes
+  `fatal` from the event that reaches the count.
+
+Raises ConfigError (naming the file and the field) for an unreadable or invalid policy, including
+an unknown field or GPU family (a typo must not be silently ignored).
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+from collections import defaultdict, deque
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from importlib import resources
+from typing import Any
+
+import yaml
+
+from gpuslo import names
+from gpuslo.errors import ConfigError
+from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+from gpuslo.verdict import Finding
+
+PACKAGED = "xid_policy.yaml"
+# The fields a policy may have, by section: anything else is a typo that would silently change
+# nothing, so it is a ConfigError naming the field.
+TOP_KEYS = ("version", "unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise",
+            "escalation")  # fmt: skip
+SECTION_KEYS = {
+    "xid": ("default", "families"),
+    "nvlink5": ("codes", "tokens"),
+    "sxid": ("tokens", "no_token", "codes"),
+    "boot_noise": ("window_s", "families"),
+}
+RULE_KEYS = ("class", "action")
+ESCALATION_KEYS = ("codes", "count", "window_s", "action")
+NOISE_KEYS = ("xid", "sxid")
+FAMILIES = ("default", *names.GPU_FAMILIES)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Class (`names.EVENT_CLASSES`) and recovery action (`names.ACTIONS`) of one event."""
+
+    class_: str
+    action: str
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """`count` events of one of `codes` on one GPU within `window_s` seconds → fatal, `action`."""
+
+    codes: frozenset[int]
+    count: int
+    window_s: float
+    action: str
+
+
+@dataclass(frozen=True)
+class XidPolicy:
+    """A validated policy. Build it with `load_policy` or `policy_from_mapping`."""
+
+    data: Mapping[str, Any]
+    source: str
+
+    def xid_rule(self, xid: int, family: str | None) -> Rule:
+        """Rule of Xid `xid` for `family` (None: the `default` section only)."""
+        section = self.data["xid"]
+        family_rules = section.get("families", {}).get(family or "", {}) or {}
+        entry = family_rules.get(xid) or section["default"].get(xid) or self.data["unknown_code"]
+        return Rule(entry["class"], entry["action"])
+
+    def rule_for(self, event: KernelEvent, family: str | None) -> Rule:
+        """The base rule of one event (before boot noise and escalation)."""
+        if event.kind == "sxid":
+            sxid = self.data["sxid"]
+            entry = sxid["codes"].get(event.code) or sxid["tokens"].get(event.token or "")
+            entry = entry or sxid["no_token"]
+            return Rule(entry["class"], entry["action"])
+        if event.kind == "fallen_off_bus":
+            return self.xid_rule(79, family)
+        if event.code == 154 and event.recovery in self.data["recovery_actions"]:
+            entry = self.data["recovery_actions"][event.recovery]
+            return Rule(entry["class"], entry["action"])
+        nvlink5 = self.data["nvlink5"]
+        if event.code in nvlink5["codes"] and event.token in nvlink5["tokens"]:
+            entry = nvlink5["tokens"][event.token]
+            return Rule(entry["class"], entry["action"])
+        return self.xid_rule(event.code or 0, family)
+
+    def is_boot_noise(self, kind: str, code: int, family: str | None) -> bool:
+        """True when `code` (kind `xid` or `sxid`) is listed as boot noise for `family`."""
+        families = self.data["boot_noise"]["families"]
+        entry = families.get(family or "default") or families.get("default") or {}
+        return code in (entry.get(kind) or [])
+
+    @property
+    def boot_noise_window_s(self) -> float:
+        """Seconds after the driver loads during which boot-noise codes are `noise`."""
+        return float(self.data["boot_noise"]["window_s"])
+
+    @property
+    def escalations(self) -> tuple[Escalation, ...]:
+        """The escalation rules, in file order."""
+        return tuple(
+            Escalation(frozenset(e["codes"]), e["count"], float(e["window_s"]), e["action"])
+            for e in self.data["escalation"]
+        )
+
+
+def _merge(base: Any, overlay: Any) -> Any:
+    if isinstance(base, dict) and isinstance(overlay, dict):
+        out = dict(base)
+        for key, value in overlay.items():
+            out[key] = _merge(base.get(key), value) if key in base else value
+        return out
+    return copy.deepcopy(overlay)
+
+
+def _check_keys(mapping: dict, known: tuple[str, ...], where: str, source: str, what: str = "field") -> None:
+    """Raise ConfigError naming the first key of `mapping` that is not in `known`."""
+    for key in mapping:
+        if key not in known:
+            field = f"{where}.{key}" if where else str(key)
+            raise ConfigError(f"{source}: field {field}: unknown {what} (known: {', '.join(known)})")
+
+
+def _check_rule(entry: Any, where: str, source: str) -> None:
+    if not isinstance(entry, dict):
+        raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
+    _check_keys(entry, RULE_KEYS, where, source)
+    if entry.get("class") not in names.EVENT_CLASSES:
+        raise ConfigError(f"{source}: field {where}.class: {entry.get('class')!r} is not one of "
+                          f"{', '.join(names.EVENT_CLASSES)}")  # fmt: skip
+    if entry.get("action") not in names.ACTIONS:
+        raise ConfigError(f"{source}: field {where}.action: {entry.get('action')!r} is not one of "
+                          f"{', '.join(names.ACTIONS)}")  # fmt: skip
+
+
+def _check_codes(rules: Any, where: str, source: str) -> None:
+    if not isinstance(rules, dict):
+        raise ConfigError(f"{source}: field {where!r}: expected a mapping of code to rule")
+    for code, entry in rules.items():
+        if not isinstance(code, int) or isinstance(code, bool) or code < 0:
+            raise ConfigError(f"{source}: field {where}.{code}: codes are whole numbers")
+        _check_rule(entry, f"{where}.{code}", source)
+
+
+def _check_sections(data: dict, source: str) -> None:
+    _check_keys(data, TOP_KEYS, "", source)
+    for key in ("unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise"):
+        if not isinstance(data.get(key), dict):
+            raise ConfigError(f"{source}: field {key!r}: missing or not a mapping")
+    if not isinstance(data.get("escalation"), list):
+        raise ConfigError(f"{source}: field 'escalation': expected a list")
+    for key, known in SECTION_KEYS.items():
+        _check_keys(data[key], known, key, source)
+    for key in ("xid", "boot_noise"):
+        families = data[key].get("families") or {}
+        if not isinstance(families, dict):
+            raise ConfigError(f"{source}: field {key}.families: expected a mapping of GPU family")
+        _check_keys(families, FAMILIES, f"{key}.families", source, "GPU family")
+
+
+def validate(data: Any, source: str) -> None:
+    """Raise ConfigError naming `source` and the field when `data` is not a valid policy."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source}: expected a YAML mapping at the top level")
+    _check_sections(data, source)
+    _check_rule(data["unknown_code"], "unknown_code", source)
+    _check_codes(data["xid"].get("default"), "xid.default", source)
+    for family, rules in (data["xid"].get("families") or {}).items():
+        _check_codes(rules or {}, f"xid.families.{family}", source)
+    for key in ("tokens",):
+        for token, entry in (data["nvlink5"].get(key) or {}).items():
+            _check_rule(entry, f"nvlink5.tokens.{token}", source)
+    for text, entry in data["recovery_actions"].items():
+        _check_rule(entry, f"recovery_actions.{text}", source)
+    for token, entry in (data["sxid"].get("tokens") or {}).items():
+        _check_rule(entry, f"sxid.tokens.{token}", source)
+    _check_rule(data["sxid"].get("no_token"), "sxid.no_token", source)
+    _check_codes(data["sxid"].get("codes") or {}, "sxid.codes", source)
+    _check_boot_noise(data["boot_noise"], source)
+    for index, rule in enumerate(data["escalation"]):
+        _check_escalation(rule, f"escalation[{index}]", source)
+
+
+def _check_boot_noise(section: dict, source: str) -> None:
+    window = section.get("window_s")
+    if not isinstance(window, int | float) or isinstance(window, bool) or window < 0:
+        raise ConfigError(f"{source}: field boot_noise.window_s: expected seconds >= 0")
+    for family, entry in (section.get("families") or {}).items():
+        if entry is not None and not isinstance(entry, dict):
+            raise ConfigError(f"{source}: field boot_noise.families.{family}: expected a mapping")
+        _check_keys(entry or {}, NOISE_KEYS, f"boot_noise.families.{family}", source)
+        for kind in ("xid", "sxid"):
+            codes = (entry or {}).get(kind) or []
+            if not isinstance(codes, list) or not all(isinstance(c, int) for c in codes):
+                raise ConfigError(f"{source}: field boot_noise.families.{family}.{kind}: "
+                                  "expected a list of codes")  # fmt: skip
+
+
+def _check_escalation(rule: Any, where: str, source: str) -> None:
+    if not isinstance(rule, dict):
+        raise ConfigError(f"{source}: field {where}: expected a mapping")
+    _check_keys(rule, ESCALATION_KEYS, where, source)
+    codes = rule.get("codes")
+    if not isinstance(codes, list) or not codes or not all(isinstance(c, int) for c in codes):
+        raise ConfigError(f"{source}: field {where}.codes: expected a list of Xid codes")
+    if not isinstance(rule.get("count"), int) or rule["count"] < 2:
+        raise ConfigError(f"{source}: field {where}.count: expected a whole number >= 2")
+    window = rule.get("window_s")
+    if not isinstance(window, int | float) or isinstance(window, bool) or window <= 0:
+        raise ConfigError(f"{source}: field {where}.window_s: expected seconds > 0")
+    if rule.get("action") not in names.ACTIONS:
+        raise ConfigError(f"{source}: field {where}.action: {rule.get('action')!r} unknown")
+
+
+def policy_from_mapping(data: Any, source: str, overlay: Any = None, overlay_source: str = "") -> XidPolicy:
+    """Validate `data` (and `overlay` merged over it) into an XidPolicy (pure).
+
+    Raises ConfigError naming the file and field of the first problem.
+    """
+    validate(data, source)
+    if overlay is None:
+        return XidPolicy(data, source)
+    if not isinstance(overlay, dict):
+        raise ConfigError(f"{overlay_source}: expected a YAML mapping at the top level")
+    merged = _merge(data, overlay)
+    validate(merged, overlay_source)
+    return XidPolicy(merged, f"{source} + {overlay_source}")
+
+
+def read_yaml(text: str, source: str) -> Any:
+    """`text` as YAML (pure). Raises ConfigError on one line: `source:line: not valid YAML (why)`
+    (also for characters YAML refuses, such as NUL)."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+        line = mark.line + 1 if mark else None
+        if isinstance(error, yaml.reader.ReaderError):
+            line = text.count("\n", 0, error.position) + 1
+        why = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        where = source if line is None else f"{source}:{line}"
+        raise ConfigError(f"{where}: not valid YAML ({why})") from None
+
+
+@functools.cache
+def packaged_policy() -> XidPolicy:
+    """The packaged policy, read and validated once per process (it is never mutated)."""
+    packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
+    return policy_from_mapping(read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}")
+
+
+def load_policy(overlay_path: str | None = None) -> XidPolicy:
+    """The packaged policy, with the operator overlay at `overlay_path` merged over it.
+
+    Raises ConfigError when the overlay is missing, unreadable, not YAML or has an invalid field.
+    """
+    if overlay_path is None:
+        return packaged_policy()
+    data = packaged_policy().data
+    try:
+        with open(overlay_path, encoding="utf-8") as handle:
+            text = handle.read()
+    except OSError as error:
+        raise ConfigError(f"{overlay_path}: cannot read policy ({error.strerror or error})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{overlay_path}: not UTF-8 text") from None
+    overlay = read_yaml(text, overlay_path)
+    return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay or {}, overlay_path)
+
+
+@dataclass(frozen=True)
+class Classified:
+    """A kernel event with the class and action the policy gives it."""
+
+    event: KernelEvent
+    class_: str
+    action: str
+
+
+def _boot_noise(event: KernelEvent, load: tuple | None, policy: XidPolicy, family: str | None) -> bool:
+    if event.kind not in ("xid", "sxid") or event.code is None or event.timestamp is None:
+        return False
+    if not policy.is_boot_noise(event.kind, event.code, family):
+        return False
+    if load is not None and load[1] == event.clock_kind:
+        return 0 <= event.timestamp - load[0] <= policy.boot_noise_window_s
+    # No driver-load record on the same clock: kernel uptime bounds the time since the load.
+    return event.clock_kind == "uptime" and event.timestamp <= policy.boot_noise_window_s
+
+
+def classify_events(
+    events: Iterable[KernelEvent], policy: XidPolicy, family: str | None
+) -> list[Classified]:
+    """Classify Xid, SXid and fallen-off-the-bus events in order (pure).
+
+    Driver-load records set the boot-noise reference; port-state and driver-load records are
+    not returned. Escalation counts events per (PCI address, Xid) with timestamps in seconds.
+    """
+    out: list[Classified] = []
+    load: tuple[float, str] | None = None
+    recent: dict[tuple[str | None, int], deque[float]] = defaultdict(deque)
+    for event in events:
+        if event.kind == "driver_load":
+            if event.timestamp is not None:
+                load = (event.timestamp, event.clock_kind)
+            continue
+        if event.kind not in ("xid", "sxid", "fallen_off_bus"):
+            continue
+        rule = policy.rule_for(event, family)
+        if _boot_noise(event, load, policy, family):
+            rule = Rule(names.CLASS_NOISE, names.ACTION_NONE)
+        elif rule.class_ == names.CLASS_WARN and event.kind == "xid":
+            rule = _escalate(event, rule, policy, recent)
+        out.append(Classified(event, rule.class_, rule.action))
+    return out
+
+
+def recent_last(recent: dict) -> float | None:
+    """The latest timestamp seen by the escalation counter, None before any."""
+    return max((times[-1] for times in recent.values() if times), default=None)
+
+
+def _escalate(event: KernelEvent, rule: Rule, policy: XidPolicy, recent: dict) -> Rule:
+    for escalation in policy.escalations:
+        if event.code not in escalation.codes:
+            continue
+        # An event without a timestamp counts as inside the window (fail closed).
+        now = event.timestamp if event.timestamp is not None else (recent_last(recent) or 0.0)
+        times = recent[(event.pci, event.code)]
+        times.append(now)
+        while times and now - times[0] > escalation.window_s:
+            times.popleft()
+        if len(times) >= escalation.count:
+            return replace(rule, class_=names.CLASS_FATAL, action=escalation.action)
+        return rule
+    return rule
+
+
+def xid_finding(
+    kind: str,
+    xid: int,
+    policy: XidPolicy,
+    *,
+    gpu: str | None = None,
+    uuid: str | None = None,
+    pci: str | None = None,
+    family: str | None = None,
+) -> Finding:
+    """The finding for a last-Xid value from DCGM, classed by `policy` for the GPU `family` (a
+    name outside `names.GPU_FAMILIES` means the family's defaults). Fatal Xids carry reason
+    `xid_fatal` (pure)."""
+    family = family if family in names.GPU_FAMILIES else None
+    rule = policy.xid_rule(xid, family)
+    return Finding(
+        kind=kind,
+        class_=rule.class_,
+        xid=xid,
+        gpu=gpu,
+        uuid=uuid,
+        pci=pci,
+        action=rule.action,
+        reason="xid_fatal" if rule.class_ == names.CLASS_FATAL else None,
+        message=f"last Xid reported by DCGM is {xid}",
+    )
+
+
+def reason_of(classified: Classified) -> str | None:
+    """The bounded reason of a classified event: only fatal events carry one."""
+    event = classified.event
+    if classified.class_ != names.CLASS_FATAL:
+        return None
+    if event.kind == "fallen_off_bus" or event.code == 79 and event.kind == "xid":
+        return "fallen_off_bus"
+    if event.kind == "sxid":
+        return "sxid_fatal"
+    if event.code == 154:
+        return "recovery_action"
+    return "xid_fatal"
+
+
+def layer_of_class(class_: str) -> str:
+    """Layer of a non-fatal class: the job's own faults are `training`, the rest `node`."""
+    return names.LAYER_TRAINING if class_ == names.CLASS_APPLICATION else names.LAYER_NODE
