@@ -41,14 +41,14 @@ def _child(gpus: int, out: str) -> None:
     """Simulate and compute one week in this (child) process; write timings as JSON to `out`."""
     import pandas as pd
 
-    from gpuslo.slo import simulate_faults
     from gpuslo.slo.engine import compute_week
     from gpuslo.slo.frames import Frames
-    from gpuslo.slo.simulate import simulate
+    from gpuslo.slo.simulate import faults
+    from gpuslo.slo.simulate.fleet import simulate
     from gpuslo.slo_spec import SloSpec
 
     t0 = time.perf_counter()
-    sim = simulate(simulate_faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    sim = simulate(faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
     t1 = time.perf_counter()
     result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     t2 = time.perf_counter()
@@ -72,20 +72,20 @@ def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
     import numpy as np
     import pandas as pd
 
-    from gpuslo.slo import simulate_faults, simulate_metrics
     from gpuslo.slo.engine import compute_week
     from gpuslo.slo.frames import Frames
-    from gpuslo.slo.simulate import simulate
+    from gpuslo.slo.simulate import faults, openmetrics
+    from gpuslo.slo.simulate.fleet import simulate
     from gpuslo.slo_spec import SloSpec
 
-    sim = simulate(simulate_faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    sim = simulate(faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
     inv, verdicts = sim.frames["inventory"], sim.frames["verdicts"]
     t0 = time.perf_counter()
     result = compute_week(Frames(inventory=inv, verdicts=verdicts), sim.start, sim.end, SloSpec())
     engine_s = time.perf_counter() - t0
     times_s = np.arange(0, int((sim.end - sim.start).total_seconds()), STEP_S, dtype=np.int64)
     uuids = pd.Index(inv["uuid"])
-    states = simulate_metrics.state_matrix(simulate_metrics.per_gpu(verdicts, inv), uuids, sim.start, times_s)
+    states = openmetrics.state_matrix(openmetrics.per_gpu(verdicts, inv), uuids, sim.start, times_s)
     stamps = (int(sim.start.timestamp()) + times_s).astype(str)
     with open(path, "w") as out:
         out.write("# TYPE gpuslo_gpu_usable gauge\n")

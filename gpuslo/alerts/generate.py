@@ -1,5 +1,5 @@
-"""`gpuslo rules [--slo FILE] --out DIR`: write the Prometheus recording and alerting rules for an
-SLO spec and their promtool unit tests.
+"""The Prometheus recording and alerting rules for an SLO spec and their promtool unit tests, as
+files (`gpuslo rules [--slo FILE] --out DIR`, in `gpuslo.cli.rules`, calls `generate_rules`).
 
 Files written (deterministic; regenerate the committed copy with the command in their header):
   gpuslo-slo.rules.yml     recording rules: SLIs at every window, lost GPUs, objectives, budgets
@@ -12,11 +12,10 @@ Check them with `promtool check rules *.rules.yml` and, from DIR, `promtool test
 
 from __future__ import annotations
 
-import argparse
 from pathlib import Path
 
 from gpuslo.alerts import render, rules, scrape, sli, tests_direct, tests_gen
-from gpuslo.slo_spec import SloSpec, format_number, load_spec
+from gpuslo.slo_spec import SloSpec, format_number
 
 REGENERATE = "gpuslo rules --out deploy/prometheus"
 
@@ -61,15 +60,8 @@ def build_files(spec: SloSpec) -> dict[str, str]:
     }
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `gpuslo rules`."""
-    parser.add_argument("--slo", metavar="FILE", help="SLO spec YAML (default: built-in defaults)")
-    parser.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Write the files; prints one line per file. Raises ConfigError/InputError."""
-    spec = load_spec(args.slo)
-    for path in render.write_atomically(Path(args.out), build_files(spec)):
-        print(path)
-    return 0
+def generate_rules(spec: SloSpec, out_dir: str | Path) -> list[Path]:
+    """Write every file of `build_files(spec)` into `out_dir` (created if missing), all or
+    nothing; returns the paths written, in name order. Raises InputError naming what could not
+    be written."""
+    return render.write_atomically(Path(out_dir), build_files(spec))

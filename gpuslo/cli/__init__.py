@@ -21,10 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exporter": ("gpuslo.exporter.server", "serve /metrics on a GPU node (checks every 30 s)"),
     "check": ("gpuslo.exporter.check_command", "run the node checks once (text, JSON or NPD plugin)"),
     "inspect": ("gpuslo.exporter.inspect", "triage captured evidence and print findings and a verdict"),
-    "report": ("gpuslo.slo.report_command", "weekly goodput / usable-GPU-hours report"),
-    "rules": ("gpuslo.alerts.generate", "write Prometheus recording and alert rules and their tests"),
-    "dashboards": ("gpuslo.dashboards.generate", "write Grafana dashboards"),
-    "simulate": ("gpuslo.slo.simulate", "write a synthetic fleet (demo and benchmarks)"),
+    "report": ("gpuslo.cli.report", "weekly goodput / usable-GPU-hours report"),
+    "rules": ("gpuslo.cli.rules", "write Prometheus recording and alert rules and their tests"),
+    "dashboards": ("gpuslo.cli.dashboards", "write Grafana dashboards"),
+    "simulate": ("gpuslo.cli.simulate", "write a synthetic fleet (demo and benchmarks)"),
     "demo": ("gpuslo.demo", "the quick start: everything above on bundled data"),
 }
 

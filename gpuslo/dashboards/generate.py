@@ -1,4 +1,5 @@
-"""`gpuslo dashboards [--slo FILE] --out DIR`: write the Grafana dashboards for an SLO spec.
+"""The Grafana dashboards for an SLO spec, as files (`gpuslo dashboards [--slo FILE] --out DIR`,
+in `gpuslo.cli.dashboards`, calls `generate_dashboards`).
 
 One JSON file per dashboard, named after its uid (`gpuslo-fleet-slo.json`, …), encoded with
 grafanalib's DashboardEncoder, sorted keys and 2-space indent, so the committed copy in
@@ -7,7 +8,6 @@ deploy/grafana is byte-for-byte reproducible: regenerate it with `REGENERATE`.
 
 from __future__ import annotations
 
-import argparse
 import json
 from pathlib import Path
 
@@ -15,7 +15,7 @@ from grafanalib._gen import DashboardEncoder
 
 from gpuslo.dashboards import job_board, liveness_board, node_boards, slo_boards
 from gpuslo.files import write_text_files
-from gpuslo.slo_spec import SloSpec, load_spec
+from gpuslo.slo_spec import SloSpec
 
 REGENERATE = "gpuslo dashboards --out deploy/grafana"
 BOARDS = (
@@ -58,15 +58,8 @@ def write_atomically(directory: Path, files: dict[str, str]) -> list[Path]:
     return write_text_files(directory, files)
 
 
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `gpuslo dashboards`."""
-    parser.add_argument("--slo", metavar="FILE", help="SLO spec YAML (default: built-in defaults)")
-    parser.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
-
-
-def run(args: argparse.Namespace) -> int:
-    """Write the dashboards; prints one line per file. Raises ConfigError/InputError."""
-    spec = load_spec(args.slo)
-    for path in write_atomically(Path(args.out), build_files(spec)):
-        print(path)
-    return 0
+def generate_dashboards(spec: SloSpec, out_dir: str | Path) -> list[Path]:
+    """Write every dashboard of `build_files(spec)` into `out_dir` (created if missing), all or
+    nothing; returns the paths written, in name order. Raises InputError naming what could not
+    be written."""
+    return write_atomically(Path(out_dir), build_files(spec))

@@ -30,6 +30,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.errors import InputError
+from gpuslo.slo.frames import SCHEDULABILITY_STATES
 
 STATES = (
     names.ACCOUNTING_NO_DATA,
@@ -153,8 +154,6 @@ def _verdict_intervals(verdicts: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> 
 
 def _node_intervals(schedulability: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> _Intervals:
     joined = _gpu_index(schedulability, gpus)
-    from gpuslo.slo.frames import SCHEDULABILITY_STATES
-
     rank = {s: i for i, s in enumerate(SCHEDULABILITY_STATES)}
     labels = pd.DataFrame({"reason": joined["state"].astype(str)})
     priority = joined["state"].astype(str).map(rank).fillna(99).to_numpy()

@@ -1,7 +1,7 @@
 """Job goodput, ETTR and the attribution of job interruptions to faults (DESIGN.md §5).
 
 - `job_goodput(job_events, start, end)` → one row per (job, node) with GPU-seconds per category
-  in the window, from the one calculator `gpuslo.goodput.compute_goodput` (never re-implemented
+  in the window, from the one calculator `gpuslo.goodput.calculator.compute_goodput` (never re-implemented
   here): window amount = compute_goodput(until=end) − compute_goodput(until=start), the same
   `increase()` a Prometheus counter gives.
 - `job_summary(per_node, job_events, start, end)` → per job: GPUs, wall seconds, productive and
@@ -24,7 +24,8 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.goodput import compute_goodput
+from gpuslo.goodput import journal
+from gpuslo.goodput.calculator import compute_goodput
 
 BEFORE = pd.Timedelta(minutes=10)
 AFTER = pd.Timedelta(minutes=5)
@@ -43,19 +44,18 @@ def _columns(ev: pd.DataFrame) -> dict[str, list]:
 
 
 def _event_dicts(cols: dict[str, list], a: int, b: int) -> list[dict]:
-    """Rows a..b-1 as Recorder journal events (schema v1), built per journal to bound memory."""
+    """Rows a..b-1 as journal events (`gpuslo.goodput.journal.event`, schema v1), built per
+    journal to bound memory."""
     out = []
     for i in range(a, b):
-        kind = cols["event"][i]
-        event = {"v": 1, "t": cols["t"][i], "event": kind, "job": cols["job"][i], "node": cols["node"][i]}
-        if cols["gpus"][i] is not None:
-            event["gpus"] = int(cols["gpus"][i])
-        if cols["step"][i] is not None:
-            event["from_step" if kind == "restart" else "step"] = int(cols["step"][i])
-        for key in ("category", "status", "layer"):
-            if cols[key][i]:
-                event[key] = cols[key][i]
-        out.append(event)
+        kind, step, gpus = cols["event"][i], cols["step"][i], cols["gpus"][i]
+        out.append(journal.event(
+            kind, cols["t"][i], job=cols["job"][i], node=cols["node"][i],
+            gpus=None if gpus is None else int(gpus),
+            step=None if step is None else int(step),
+            from_step=None if step is None else int(step),
+            category=cols["category"][i], status=cols["status"][i], layer=cols["layer"][i],
+        ))
     return out
 
 
@@ -74,7 +74,7 @@ def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
         upto = compute_goodput(group, until=end.value / 1e9)
         before = compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
         row = {c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES}
-        rows.append({"job": group[0]["job"], "node": group[0]["node"], "gpus": upto.gpus, "status": upto.status, **row})
+        rows.append({"job": cols["job"][a], "node": cols["node"][a], "gpus": upto.gpus, "status": upto.status, **row})
     columns = ["job", "node", "gpus", "status", *_CATEGORIES]
     frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})

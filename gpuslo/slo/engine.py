@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.errors import InputError
 from gpuslo.slo import attribution, objectives, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
@@ -201,8 +202,6 @@ def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
 
 
 def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:
-    from gpuslo.errors import InputError
-
     span = frames.span()
     if (start is None or end is None) and span is None:
         raise InputError(frames.source or "frames", "no timestamps in the data; give --start and --end")

@@ -20,7 +20,7 @@ from gpuslo import cli
 from gpuslo.alerts import sli
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
-from gpuslo.slo.simulate_io import read_simulation
+from gpuslo.slo.simulate.files import read_simulation
 from gpuslo.slo_spec import SloSpec
 from tests.conftest import backfill, require_binary, running_prometheus
 

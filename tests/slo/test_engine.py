@@ -11,7 +11,7 @@ from gpuslo.errors import InputError
 from gpuslo.goodput import Recorder
 from gpuslo.slo import frames
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.journal_source import load_journals
+from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo_spec import SloSpec
 
 T0 = pd.Timestamp("2026-11-23", tz="UTC")

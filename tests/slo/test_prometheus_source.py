@@ -9,11 +9,11 @@ import requests
 from conftest import backfill, free_port, require_binary, running_prometheus
 
 from gpuslo.errors import InputError
-from gpuslo.slo import simulate_faults, simulate_metrics
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
-from gpuslo.slo.prometheus_source import load_prometheus, samples_to_intervals
-from gpuslo.slo.simulate import simulate
+from gpuslo.slo.simulate import faults, openmetrics
+from gpuslo.slo.simulate.fleet import simulate
+from gpuslo.slo.sources.prometheus import load_prometheus, samples_to_intervals
 from gpuslo.slo_spec import SloSpec
 
 START = pd.Timestamp("2026-11-23", tz="UTC")
@@ -41,9 +41,9 @@ def backfilled(tmp_path_factory):
     unhealthy, unknown and no-data time; seed 8) backfilled into a Prometheus on loopback."""
     promtool, prometheus = require_binary("promtool"), require_binary("prometheus")
     root = tmp_path_factory.mktemp("prom")
-    fleet = simulate_faults.Fleet(nodes=3, gpus_per_node=4, days=1, interruptions_per_1000_gpu_days=300)
+    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=1, interruptions_per_1000_gpu_days=300)
     sim = simulate(fleet, seed=8, start=START)
-    text = simulate_metrics.openmetrics_text(sim, STEP_S)
+    text = openmetrics.openmetrics_text(sim, STEP_S)
     (root / "fleet.om").write_text(text.removesuffix("# EOF\n") + _problem_family(sim) + "# EOF\n")
     backfill(promtool, root / "fleet.om", root / "data")
     (root / "prometheus.yml").write_text("global: {}\n")
@@ -56,7 +56,7 @@ def _problem_family(sim) -> str:
     """`gpuslo_gpu_problem` samples (value 1) for every non-healthy verdict interval, as the
     exporter would expose them — the simulator's text leaves this family out."""
     inv = sim.frames["inventory"]
-    rows = simulate_metrics.per_gpu(sim.frames["verdicts"], inv)
+    rows = openmetrics.per_gpu(sim.frames["verdicts"], inv)
     rows = rows[rows["verdict"] != "healthy"].merge(inv[["uuid", "gpu"]], on="uuid")
     lines = []
     for r in rows.sort_values(["node", "uuid", "reason", "start"]).itertuples():

@@ -11,11 +11,11 @@ import pytest
 
 from gpuslo import names
 from gpuslo.cli import main
-from gpuslo.slo import report_plots
-from gpuslo.slo.report import build_report, derived, week_over_week
-from gpuslo.slo.report_command import parse_week
-from gpuslo.slo.report_html import render_html
-from gpuslo.slo.report_markdown import render_markdown
+from gpuslo.slo.report import plots as report_plots
+from gpuslo.slo.report.build import build_report, derived, week_over_week
+from gpuslo.slo.report.html import render_html
+from gpuslo.slo.report.inputs import parse_week
+from gpuslo.slo.report.markdown import render_markdown
 
 EVIL = '<script>alert("x")</script> & | pipe'
 

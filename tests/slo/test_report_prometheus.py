@@ -11,9 +11,9 @@ from conftest import backfill, require_binary, running_prometheus
 
 from gpuslo import names
 from gpuslo.cli import main
-from gpuslo.slo import simulate as sim_mod
-from gpuslo.slo import simulate_faults as sf
-from gpuslo.slo.simulate_metrics import openmetrics_text, per_gpu
+from gpuslo.slo.simulate import faults as sf
+from gpuslo.slo.simulate import fleet as sim_mod
+from gpuslo.slo.simulate.openmetrics import openmetrics_text, per_gpu
 
 START = pd.Timestamp("2026-01-05T00:00:00Z")
 

@@ -11,10 +11,10 @@ from conftest import DATASETS
 
 from gpuslo import names
 from gpuslo.cli import main
-from gpuslo.slo import traces
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.report import build_report
-from gpuslo.slo.report_markdown import headline, render_markdown
+from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.markdown import headline, render_markdown
+from gpuslo.slo.sources import traces
 from gpuslo.slo_spec import SloSpec
 
 STEPFUN = DATASETS / "stepfun_infinitehbd" / "fault_trace.json"

@@ -11,14 +11,14 @@ import pytest
 
 from gpuslo import names
 from gpuslo.cli import main
+from gpuslo.cli.simulate import parse_start
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo import frames as fr
-from gpuslo.slo import simulate as sim_mod
-from gpuslo.slo import simulate_faults as sf
-from gpuslo.slo import simulate_jobs as sj
-from gpuslo.slo.simulate_io import read_simulation
-from gpuslo.slo.simulate_metrics import per_gpu
+from gpuslo.slo.simulate import faults as sf
+from gpuslo.slo.simulate import jobs as sj
+from gpuslo.slo.simulate.files import read_simulation
+from gpuslo.slo.simulate.openmetrics import per_gpu
 
 START = pd.Timestamp("2026-11-23T00:00:00Z")
 
@@ -184,4 +184,4 @@ def test_manifest_names_the_span(tmp_path):
     _run(tmp_path, "--start", "2026-01-05T00:00:00Z")
     manifest = json.loads((tmp_path / "simulation.json").read_text())
     assert manifest["start"] == "2026-01-05T00:00:00Z" and manifest["end"] == "2026-01-07T00:00:00Z"
-    assert sim_mod.parse_start("2026-01-05") == pd.Timestamp("2026-01-05T00:00:00Z")
+    assert parse_start("2026-01-05") == pd.Timestamp("2026-01-05T00:00:00Z")

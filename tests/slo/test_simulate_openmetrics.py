@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from gpuslo.slo import simulate as sim_mod
-from gpuslo.slo import simulate_faults as sf
-from gpuslo.slo.simulate_metrics import openmetrics_text, state_matrix
+from gpuslo.slo.simulate import faults as sf
+from gpuslo.slo.simulate import fleet as sim_mod
+from gpuslo.slo.simulate.openmetrics import openmetrics_text, state_matrix
 
 START = pd.Timestamp("2026-11-23T00:00:00Z")
 

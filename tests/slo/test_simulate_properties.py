@@ -9,9 +9,9 @@ from hypothesis import strategies as st
 from gpuslo import names
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.journal import check_event
-from gpuslo.slo import simulate as sim_mod
-from gpuslo.slo import simulate_faults as sf
-from gpuslo.slo.simulate_metrics import per_gpu
+from gpuslo.slo.simulate import faults as sf
+from gpuslo.slo.simulate import fleet as sim_mod
+from gpuslo.slo.simulate.openmetrics import per_gpu
 
 START = pd.Timestamp("2026-11-23T00:00:00Z")
 
@@ -30,7 +30,7 @@ def test_verdicts_never_overlap_and_journals_are_valid(nodes, gpus, days, seed, 
     events = sim.frames["job_events"]
     for _, group in events.groupby(["job", "node"]):
         frame = group.assign(t=(group["time"] - START).dt.total_seconds().astype(int))
-        records = sim_mod._records(frame)
+        records = sim_mod.journal_events(frame)
         for record in records:
             check_event(record)
         result = compute_goodput(records)

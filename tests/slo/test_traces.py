@@ -9,8 +9,8 @@ import pytest
 from conftest import DATASETS
 
 from gpuslo.errors import InputError, ParseError
-from gpuslo.slo import traces
 from gpuslo.slo.engine import compute_week
+from gpuslo.slo.sources import traces
 from gpuslo.slo_spec import SloSpec
 
 STEPFUN = DATASETS / "stepfun_infinitehbd" / "fault_trace.json"

@@ -2,7 +2,7 @@
 
 Jobs take whole nodes (8 to 1024 GPUs, powers of two in nodes), are packed onto the fleet until
 about 90 % of the nodes are taken (the rest stay idle), and each runs one timeline written as
-Recorder journal events (schema v1, `gpuslo.goodput_model`): `job_start`, `phase_start`/`phase_end`
+journal events (schema v1, `gpuslo.goodput.journal`): `job_start`, `phase_start`/`phase_end`
 (initialization, checkpoint_restore, checkpoint_save), coalesced `steps`, `checkpoint`,
 `restart`, `job_end`. Every node of a job writes the same events with its own `node` and `gpus`.
 
@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.slo.simulate_faults import VALIDATION_S
+from gpuslo.slo.simulate.faults import VALIDATION_S
 
 INIT_S, RESTORE_S, SAVE_S = 300, 180, 90
 CHECKPOINT_INTERVALS_S = (1800, 3600, 7200)
@@ -90,7 +90,7 @@ def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | N
 def job_timeline(
     job: Job, gpus: int, interruptions: list[tuple[int, str | None, int]], rng: np.random.Generator
 ) -> list[dict]:
-    """Recorder events for one node of `job` (dicts with t, event and the event's fields).
+    """Journal events for one node of `job` (dicts with t, event and the event's fields).
     After an interruption the job restarts 10–30 min later (uniform), or when its node is back
     if that is later; interruptions while it waits are absorbed."""
     walker = _Walker(job, gpus)

@@ -1,7 +1,7 @@
 """Synthetic fleet health for `gpuslo simulate`: faults, drains, unknown stretches, no-data gaps.
 
 Pure and deterministic for a `numpy.random.Generator`; all times are whole seconds from the
-simulation start (int64), turned into frames by `gpuslo.slo.simulate`.
+simulation start (int64), turned into frames by `gpuslo.slo.simulate.fleet`.
 
 Fault causes and their mix come from Meta's Llama 3 405B pre-training interruptions ("The Llama 3
 Herd of Models", arXiv 2407.21783, Table 5; shared/datasets/reference_tables): 419 unexpected

@@ -1,5 +1,5 @@
-"""The weekly report model: sections built from the engine's JSON twin, rendered by
-`report_markdown` and `report_html`, written by `gpuslo report` (`report_command`).
+"""The weekly report, built: sections from the engine's JSON twin, rendered by
+`gpuslo.slo.report.markdown` and `gpuslo.slo.report.html`, written by `gpuslo report`.
 
 `build_report(current, previous, price_per_gpu_hour)` is pure: `current`/`previous` are
 `gpuslo.slo.engine.WeeklyResult.to_json_dict()` dicts (previous = the week before, or None).
@@ -19,50 +19,9 @@ Derived figures (documented here because they are computed here):
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from gpuslo import names
-
-GENERATED_BY = "gpuslo report (generated file; do not edit)"
-TOP = 10
-
-
-@dataclass(frozen=True)
-class Table:
-    """Column titles and rows of already-formatted cells (str)."""
-
-    columns: tuple[str, ...]
-    rows: tuple[tuple[str, ...], ...]
-
-
-@dataclass(frozen=True)
-class Section:
-    """One report section: `key` (stable id), `title`, `lines` (sentences), `tables`, and
-    `missing` (why the data cannot fill it; None when filled)."""
-
-    key: str
-    title: str
-    lines: tuple[str, ...] = ()
-    tables: tuple[Table, ...] = ()
-    missing: str | None = None
-
-
-@dataclass(frozen=True)
-class Report:
-    """`document`: the JSON twin (dict, JSON-ready); `sections`: in reading order."""
-
-    document: dict
-    sections: list[Section] = field(default_factory=list)
-
-
-def hours(value: float | None) -> str:
-    """GPU-hours or hours with one decimal and thousands separators; '—' for None."""
-    return "—" if value is None else f"{value:,.1f}"
-
-
-def ratio(value: float | None) -> str:
-    """A ratio 0–1 with four decimals; '—' for None."""
-    return "—" if value is None else f"{value:.4f}"
+from gpuslo.slo.report.model import GENERATED_BY, Report
+from gpuslo.slo.report.sections import BUILDERS
 
 
 def _get(doc: dict, *path, default=None):
@@ -124,11 +83,9 @@ def week_over_week(current: dict, previous: dict | None) -> dict | None:
 def build_report(current: dict, previous: dict | None, price: float | None) -> Report:
     """The report for `current` (see the module docstring). Pure; raises nothing on sparse data:
     empty sections say why."""
-    from gpuslo.slo import report_sections as rs
-
     extra = derived(current, price)
     wow = week_over_week(current, previous)
     document = {**current, "generated_by": GENERATED_BY,
                 "report": {**extra, "week_over_week": wow}}
-    sections = [builder(current, extra, wow) for builder in rs.BUILDERS]
+    sections = [builder(current, extra, wow) for builder in BUILDERS]
     return Report(document, sections)

@@ -1,7 +1,7 @@
 """One builder per weekly-report section: `builder(doc, extra, wow) -> Section`.
 
 `doc` is the engine's JSON twin (`WeeklyResult.to_json_dict()`), `extra` the figures of
-`report.derived`, `wow` the week-over-week table (or None). Cells are formatted here, once, so
+`build.derived`, `wow` the week-over-week table (or None). Cells are formatted here, once, so
 Markdown and HTML show the same text. A section without data sets `missing` to the reason: the
 source's own `data_quality.cannot_fill[key]` when it gave one, else a sentence naming what is
 absent.
@@ -10,7 +10,7 @@ absent.
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.slo.report import TOP, Section, Table, hours, ratio
+from gpuslo.slo.report.model import TOP, Section, Table, hours, ratio
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
 

@@ -1,4 +1,4 @@
-"""Recorder journals (`gpuslo.goodput`, schema v1) as `job_events` and `allocations` frames.
+"""Recorder journals (`gpuslo.goodput.journal`, schema v1) as `job_events` and `allocations` frames.
 
 Layout: any `*.jsonl` under the directory, e.g. `<dir>/<node>/<job>.jsonl` as `gpuslo simulate`
 writes and as the exporter's `--journal-dir` holds per node. Each file is one job on one node;
@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 
 from gpuslo.errors import InputError
-from gpuslo.goodput import parse_journal
+from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo.frames import Frames, empty, make_frame
 
 _COLUMNS = ("job", "node", "time", "event", "step", "category", "gpus", "status", "layer")

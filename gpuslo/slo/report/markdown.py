@@ -1,9 +1,9 @@
-"""Markdown rendering of the weekly report (`gpuslo.slo.report.Report`): deterministic text with
+"""Markdown rendering of the weekly report (`gpuslo.slo.report.model.Report`): deterministic text with
 a generated-file header; table cells have `|` and newlines escaped so a label cannot break a row."""
 
 from __future__ import annotations
 
-from gpuslo.slo.report import GENERATED_BY, Report, Table, hours, ratio
+from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, ratio
 
 
 def _cell(text: str) -> str:

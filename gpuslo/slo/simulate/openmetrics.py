@@ -8,7 +8,7 @@ scrape: `instance` = the node name. Families (names from `gpuslo.names.METRICS`)
 - `gpuslo_gpu_usable` (gauge) 1 iff the GPU's verdict is healthy, 0 when unhealthy or unknown;
 - `gpuslo_gpu_verdict` (gauge stateset) healthy/unhealthy/unknown, exactly one is 1;
 - `gpuslo_job_gpu_seconds_total` (counter) by job and category, from the pure goodput
-  calculator (`gpuslo.goodput.calculator.GoodputState`) over each job's Recorder events.
+  calculator (`gpuslo.goodput.calculator.GoodputState`) over each job's journal events.
 
 No-data stretches have no samples at all (the exporter was not scraped), so a query sees a gap,
 never a healthy GPU. Schedulability is not an exporter metric and is not written. A sample at time
@@ -22,6 +22,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput.calculator import GoodputState
+from gpuslo.slo.simulate.fleet import Simulation, journal_events
 
 _CODES = {names.VERDICT_HEALTHY: 1, names.VERDICT_UNHEALTHY: 2, names.VERDICT_UNKNOWN: 3}
 
@@ -65,7 +66,7 @@ def _labels(**labels: str) -> str:
     return "{" + inner + "}"
 
 
-def _gpu_families(sim, times_s: np.ndarray, stamps: np.ndarray) -> list[str]:
+def _gpu_families(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> list[str]:
     inventory = sim.frames["inventory"]
     uuids = pd.Index(inventory["uuid"].astype(str))
     codes = state_matrix(per_gpu(sim.frames["verdicts"], inventory), uuids, sim.start, times_s)
@@ -91,9 +92,7 @@ def _family(name: str, kind: str, body: list[str]) -> str:
     return head + "".join(body)
 
 
-def _job_family(sim, times_s: np.ndarray, stamps: np.ndarray) -> str:
-    from gpuslo.slo.simulate import _records
-
+def _job_family(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> str:
     body = []
     events = sim.frames["job_events"]
     for (job, node), group in events.groupby(["job", "node"], sort=True):
@@ -103,7 +102,7 @@ def _job_family(sim, times_s: np.ndarray, stamps: np.ndarray) -> str:
                               "category": group["category"], "status": group["status"],
                               "layer": group["layer"]})
         state, at, totals = GoodputState(), [], []
-        for event in _records(frame):
+        for event in journal_events(frame):
             state.apply(event)
             at.append(event["t"])
             totals.append([state.result.gpu_seconds[c] for c in names.JOB_CATEGORIES])
@@ -117,8 +116,8 @@ def _job_family(sim, times_s: np.ndarray, stamps: np.ndarray) -> str:
     return _family("gpuslo_job_gpu_seconds_total", "counter", body)
 
 
-def openmetrics_text(sim, step: int) -> str:
-    """The whole OpenMetrics exposition (str) of `sim` (a gpuslo.slo.simulate.Simulation),
+def openmetrics_text(sim: Simulation, step: int) -> str:
+    """The whole OpenMetrics exposition (str) of `sim` (a gpuslo.slo.simulate.fleet.Simulation),
     one sample per series every `step` seconds from the simulation start; ends with `# EOF`.
     Deterministic: series sorted by node, GPU and label; timestamps whole Unix seconds."""
     span = int((sim.end - sim.start).total_seconds())

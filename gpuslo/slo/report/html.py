@@ -3,7 +3,7 @@
 Every text that comes from data (labels, node and job names, reasons, the source) goes through
 `html.escape`; the page is well-formed XML as well as HTML (closed tags, no named entities
 beyond XML's), so both `html.parser` and an XML parser accept it. Deterministic: no clock, no
-random ids; the plots come from `gpuslo.slo.report_plots`.
+random ids; the plots come from `gpuslo.slo.report.plots`.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 from html import escape
 
 from gpuslo import names
-from gpuslo.slo import report_plots
-from gpuslo.slo.report import GENERATED_BY, Report, Section, Table
-from gpuslo.slo.report_markdown import headline, title
+from gpuslo.slo.report import plots
+from gpuslo.slo.report.markdown import headline, title
+from gpuslo.slo.report.model import GENERATED_BY, Report, Section, Table
 
 _STYLE = ("body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}"
           "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
@@ -42,10 +42,10 @@ def figures(doc: dict) -> dict[str, list[str]]:
     """Section key → SVG plots for that section (the report document's data only)."""
     daily = doc.get("daily") or []
     objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
-    out = {"availability": [report_plots.usable_ratio_per_day(daily, objective)],
-           "causes": [report_plots.lost_by_layer_per_day(daily)]}
+    out = {"availability": [plots.usable_ratio_per_day(daily, objective)],
+           "causes": [plots.lost_by_layer_per_day(daily)]}
     if doc.get("jobs"):
-        out["goodput"] = [report_plots.badput_waterfall(
+        out["goodput"] = [plots.badput_waterfall(
             doc.get("allocated_gpu_hours") or 0.0, doc.get("badput_gpu_hours_by_category") or {},
             doc.get("productive_gpu_hours") or 0.0)]
     return {key: [svg for svg in svgs if svg] for key, svgs in out.items()}
@@ -57,7 +57,7 @@ def render_html(report: Report) -> str:
     heading = escape(title(doc))
     source = (doc.get("data_quality") or {}).get("source")
     items = "".join(f"<li>{escape(label)}: {escape(value)}</li>" for label, value in headline(doc))
-    plots = figures(doc)
+    svgs = figures(doc)
     return "".join([
         "<!DOCTYPE html>\n",
         f"<!-- {escape(GENERATED_BY)} -->\n",
@@ -66,6 +66,6 @@ def render_html(report: Report) -> str:
         f"<h1>{heading}</h1>\n",
         f"<p>Source: {escape(source)}</p>\n" if source else "",
         f"<ul>{items}</ul>\n",
-        *(_section(section, plots) for section in report.sections),
+        *(_section(section, svgs) for section in report.sections),
         "</body></html>\n",
     ])

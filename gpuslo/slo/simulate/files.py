@@ -1,5 +1,18 @@
 """Files of `gpuslo simulate`: the frames as CSV.gz, journals, and reading back. Every file is
-written through `gpuslo.files` (atomic; all or nothing for several)."""
+written through `gpuslo.files` (atomic: temp file, fsync, rename).
+
+Written into the output directory:
+
+- `inventory.csv.gz`, `verdicts.csv.gz`, `schedulability.csv.gz`, `allocations.csv.gz`,
+  `job_events.csv.gz` — the frames of `gpuslo.slo.frames` (same columns; timestamps as ISO 8601
+  UTC text; gzip with a zero mtime so the bytes depend only on the seed). Always CSV.gz, so no
+  Parquet engine is needed; `read_simulation(dir)` loads them back through `frames.make_frame`.
+- `simulation.json` — the parameters and the covered span (start, end).
+- `journals/<node>/<job>.jsonl` — job journals (`gpuslo.goodput.journal`, schema v1), the lines
+  `gpuslo.goodput.Recorder` writes for the same events with its clock at each event's time.
+- `metrics.om` (when asked) — OpenMetrics text for `promtool tsdb create-blocks-from
+  openmetrics` (see `gpuslo.slo.simulate.openmetrics`).
+"""
 
 from __future__ import annotations
 
@@ -13,7 +26,10 @@ import pandas as pd
 
 from gpuslo.errors import InputError, ParseError
 from gpuslo.files import write_atomic
+from gpuslo.goodput import journal
 from gpuslo.slo import frames as fr
+from gpuslo.slo.simulate.fleet import Simulation
+from gpuslo.slo.simulate.openmetrics import openmetrics_text
 
 FRAME_NAMES = ("inventory", "verdicts", "schedulability", "allocations", "job_events")
 MANIFEST = "simulation.json"
@@ -35,17 +51,17 @@ def frame_csv_gz(frame: pd.DataFrame) -> bytes:
     return buffer.getvalue()
 
 
-def write_simulation(sim, out: Path, metrics_step: int | None) -> list[Path]:
-    """Write a `Simulation` into `out`; returns the paths written. Raises OSError."""
+def write_simulation(sim: Simulation, out: Path, metrics_step: int | None) -> list[Path]:
+    """Write `sim` into `out` (metrics.om too when `metrics_step`, seconds, is given); returns
+    the paths written. Raises OSError, ValueError for a job id unfit for a file name."""
     written = []
     for name in FRAME_NAMES:
         written.append(out / f"{name}.csv.gz")
         write_atomic(written[-1], frame_csv_gz(sim.frames[name]))
     for (job, node), events in sim.journals.items():
-        written.append(replay_journal(out / "journals" / node, job, node, events))
+        written.append(journal.journal_path(out / "journals" / node, job))
+        write_atomic(written[-1], journal_text(events).encode())
     if metrics_step is not None:
-        from gpuslo.slo.simulate_metrics import openmetrics_text
-
         written.append(out / "metrics.om")
         write_atomic(written[-1], openmetrics_text(sim, metrics_step).encode())
     manifest = {
@@ -60,57 +76,24 @@ def write_simulation(sim, out: Path, metrics_step: int | None) -> list[Path]:
     return written
 
 
-def replay_journal(journal_dir: Path, job: str, node: str, events: list[dict]) -> Path:
-    """Write one job's journal on one node by driving `gpuslo.goodput.Recorder` with an injected
-    clock through `events` (Recorder events with absolute `t`). A new Recorder (a new process)
-    takes over at every restart, as after a real crash. Returns the journal path.
-
-    A phase cut short by an interruption (phase_start with no phase_end) has no public Recorder
-    call that leaves it open, so that one line is written through the Recorder's own writer."""
-    from gpuslo.goodput import Recorder, journal_path
-
-    path = journal_path(journal_dir, job)
-    path.unlink(missing_ok=True)
-    now = [0.0]
-    recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
-    open_phase = None
-    for event, following in zip(events, [*events[1:], None], strict=True):
-        now[0] = float(event["t"])
-        if event["event"] == "restart":  # a new process after the crash
-            recorder.close()
-            recorder = Recorder(journal_dir, job, node=node, clock=lambda: now[0])
-        closes = following is not None and following["event"] == "phase_end"
-        open_phase = _replay(recorder, event, open_phase, closes)
-    recorder.close()
-    return path
+def journal_text(events: list[dict]) -> str:
+    """The journal of one job on one node: the lines `gpuslo.goodput.Recorder` writes when its
+    clock reads each event's `t` (float Unix seconds) as the event happens. The Recorder writes a
+    `steps` line per coalescing window; the simulator's steps are seconds to hours apart with
+    other events between them, so every window holds one step (`count` 1)."""
+    lines = []
+    for event in events:
+        t = float(event["t"])
+        if event["event"] == "steps":
+            step = event["step"]
+            event = journal.event("steps", t, step=step, first_step=step, first_t=t, count=1)
+        lines.append(journal.encode_line({**event, "t": t}))
+    return "".join(lines)
 
 
-def _replay(recorder, event: dict, open_phase, closes: bool):
-    """Apply one event to `recorder` (`closes`: the next event ends this phase); returns the
-    phase context still open (or None)."""
-    kind = event["event"]
-    if kind == "job_start":
-        recorder.job_start(event["gpus"])
-    elif kind == "restart":
-        recorder.restart(event["from_step"])
-    elif kind == "phase_start" and closes:
-        open_phase = recorder.phase(event["category"])
-        open_phase.__enter__()
-    elif kind == "phase_start":
-        recorder._write("phase_start", category=event["category"])
-    elif kind == "phase_end" and open_phase is not None:
-        open_phase.__exit__(None, None, None)
-        open_phase = None
-    elif kind == "steps":
-        recorder.step(event["step"])
-    elif kind == "checkpoint":
-        recorder.checkpoint(event["step"])
-    elif kind == "job_end":
-        recorder.job_end(event["status"], event.get("layer"))
-    return open_phase
-
-
-def read_simulation(directory: str | Path) -> tuple[dict[str, pd.DataFrame], pd.Timestamp, pd.Timestamp]:
+def read_simulation(
+    directory: str | Path,
+) -> tuple[dict[str, pd.DataFrame], pd.Timestamp, pd.Timestamp]:
     """Load a `gpuslo simulate` directory: (frames by name, start, end of the simulated span).
 
     Raises InputError when the directory or a file is missing or unreadable, ParseError (naming

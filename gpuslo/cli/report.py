@@ -1,0 +1,83 @@
+"""`gpuslo report`: the weekly goodput / usable-GPU-hours report.
+
+    gpuslo report [--week 2026-W48 | --start T --end T]
+                  (--data DIR | --trace FILE --trace-format stepfun|titan | --journals DIR
+                   | --prometheus URL [--journals DIR])
+                  [--nodes N --gpus-per-node G] [--slo FILE] [--price-per-gpu-hour X]
+                  [--out DIR] [--format md,html,json]
+
+Without a window (`--week`, `--start/--end`, or `week` in the SLO spec) the report covers the
+whole span of its data (see `gpuslo.slo.report.inputs`). Writes `report.md`, `report.html` and
+`report.json` into `--out` (default `gpuslo-report/`), all or none (each to a temp file first,
+renamed only when every format was written), and prints the headline numbers. Errors (missing
+or malformed input, a window with no data) are typed `gpuslo.errors` errors that the CLI prints
+as one line, exit 2; no output file is written then.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from gpuslo.errors import InputError, UsageError
+from gpuslo.files import write_all_atomic
+from gpuslo.slo.report import inputs
+from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.markdown import headline
+from gpuslo.slo_spec import load_spec
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo report`."""
+    window = parser.add_argument_group("window (default: the whole span of the data)")
+    window.add_argument("--week", help="ISO week, e.g. 2026-W48 (Monday 00:00 UTC, 7 days)")
+    window.add_argument("--start", help="window start, ISO 8601 (UTC when no offset)")
+    window.add_argument("--end", help="window end, ISO 8601 (exclusive)")
+    source = parser.add_argument_group("source (exactly one)")
+    source.add_argument("--data", help="a `gpuslo simulate` output directory")
+    source.add_argument("--trace", help="a fault-interval trace file")
+    source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
+    source.add_argument("--journals", help="a directory of Recorder journals")
+    source.add_argument("--prometheus", help="Prometheus-compatible query API base URL")
+    parser.add_argument("--nodes", type=int, help="nodes in the fleet (inventory a trace lacks)")
+    parser.add_argument("--gpus-per-node", type=int,
+                        help="GPUs per node (inventory a trace lacks)")
+    parser.add_argument("--slo", help="SLO spec YAML (default: built-in objectives)")
+    parser.add_argument("--price-per-gpu-hour", type=float,
+                        help="price of one GPU-hour, for the cost section")
+    parser.add_argument("--out", default="gpuslo-report",
+                        help="output directory (default gpuslo-report)")
+    parser.add_argument("--format", default="md,html,json",
+                        help="comma-separated: md, html, json")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `gpuslo report`: compute, render, write atomically, print the headline. Returns 0."""
+    spec = load_spec(args.slo)
+    chosen = inputs.formats(args.format)
+    price = args.price_per_gpu_hour
+    if price is None:
+        price = spec.price_per_gpu_hour
+    if price is not None and price < 0:
+        raise UsageError(f"--price-per-gpu-hour must be 0 or more, got {price}")
+    start, end = inputs.window(args.week, args.start, args.end, spec.week)
+    sources = inputs.Sources(
+        data=args.data, trace=args.trace, trace_format=args.trace_format,
+        journals=args.journals, prometheus=args.prometheus,
+        nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+    )
+    frames = inputs.load_frames(sources, start, end)
+    current, previous = inputs.compute(frames, start, end, spec)
+    report = build_report(current, previous, price)
+    texts = inputs.render(report, chosen)
+    out = Path(args.out)
+    try:  # all formats or none: a failed report.json leaves no new report.md behind
+        write_all_atomic({out / name: text.encode("utf-8") for name, text in texts.items()})
+    except OSError as error:
+        where = error.filename or str(out)
+        raise InputError(where, f"cannot write: {error.strerror or error}") from None
+    print(f"gpuslo report: {current['start']} .. {current['end']} ({frames.source})")
+    for label, value in headline(report.document):
+        print(f"  {label}: {value}")
+    print(f"  wrote: {', '.join(str(out / name) for name in texts)}")
+    return 0

@@ -1,0 +1,101 @@
+"""`gpuslo simulate`: write a synthetic, deterministic GPU fleet for the demo, the report and the
+benchmarks (`gpuslo.slo.simulate`).
+
+    gpuslo simulate --nodes 125 --gpus-per-node 8 --days 7 --seed 1 --out sim/ [--start T]
+                    [--openmetrics [--metrics-step 300]]
+
+Writes the files of `gpuslo.slo.simulate.files` into `--out` (each atomically). Flags out of
+range are one-line usage errors (exit 2) naming the flag; so is an unwritable `--out`.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import pandas as pd
+
+from gpuslo.errors import InputError, UsageError
+from gpuslo.slo.simulate import faults as sf
+from gpuslo.slo.simulate.files import write_simulation
+from gpuslo.slo.simulate.fleet import DEFAULT_START, simulate
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo simulate`."""
+    parser.add_argument("--nodes", type=int, required=True, help="number of GPU nodes")
+    parser.add_argument("--gpus-per-node", type=int, default=8, help="GPUs per node (default 8)")
+    parser.add_argument("--days", type=float, default=7.0, help="days to simulate (default 7)")
+    parser.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    parser.add_argument("--out", required=True, help="output directory (created if missing)")
+    parser.add_argument("--start", default=DEFAULT_START,
+                        help=f"simulation start, ISO 8601 UTC (default {DEFAULT_START})")
+    parser.add_argument(
+        "--fault-rate", type=float, default=sf.LLAMA3_INTERRUPTIONS_PER_1000_GPU_DAYS,
+        help="unexpected interruptions per 1000 GPU-days (default: Llama 3 405B, 0.47)",
+    )
+    parser.add_argument(
+        "--openmetrics", action="store_true",
+        help="also write metrics.om for promtool tsdb create-blocks-from openmetrics",
+    )
+    parser.add_argument("--metrics-step", type=int, default=300,
+                        help="seconds between OpenMetrics samples (30 or more; default 300)")
+
+
+def parse_start(text: str) -> pd.Timestamp:
+    """An ISO 8601 time as an aware UTC timestamp (naive means UTC). Raises UsageError."""
+    try:
+        stamp = pd.Timestamp(text)
+    except ValueError:
+        raise UsageError(f"--start: not an ISO 8601 time: {text!r}") from None
+    return stamp.tz_localize("UTC") if stamp.tzinfo is None else stamp.tz_convert("UTC")
+
+
+# Size limits of the command line (the library takes any Fleet): memory grows with GPU-days
+# (bench/slo_engine.py: 70,000 GPU-days peak at about 0.7 GB) and with OpenMetrics samples
+# (1,000 GPUs x 7 days every 30 s is 20 M samples, 2.2 GB of text).
+MAX_NODES = 100_000
+MAX_GPUS_PER_NODE = 64
+MAX_DAYS = 366
+MAX_GPU_DAYS = 100_000
+MAX_FAULT_RATE = 1000.0  # per 1000 GPU-days: one interruption per GPU per day
+MAX_METRIC_SAMPLES = 10_000_000
+
+
+def check_limits(args: argparse.Namespace) -> None:
+    """Raise UsageError naming the first flag out of range (one flag per message)."""
+    if not 1 <= args.nodes <= MAX_NODES:
+        raise UsageError(f"--nodes must be 1..{MAX_NODES:,}, got {args.nodes}")
+    if not 1 <= args.gpus_per_node <= MAX_GPUS_PER_NODE:
+        raise UsageError(f"--gpus-per-node must be 1..{MAX_GPUS_PER_NODE}, got {args.gpus_per_node}")
+    if not 0 < args.days <= MAX_DAYS:  # also rejects NaN
+        raise UsageError(f"--days must be above 0 and at most {MAX_DAYS}, got {args.days:g}")
+    if args.seed < 0:
+        raise UsageError(f"--seed must be 0 or more, got {args.seed}")
+    if not 0 <= args.fault_rate <= MAX_FAULT_RATE:  # also rejects NaN
+        raise UsageError(f"--fault-rate must be 0..{MAX_FAULT_RATE:g} interruptions per 1000 GPU-days "
+                         f"(at most one per GPU per day), got {args.fault_rate:g}")
+    gpu_days = args.nodes * args.gpus_per_node * args.days
+    if gpu_days > MAX_GPU_DAYS:
+        raise UsageError(f"--days: {args.nodes:,} nodes x {args.gpus_per_node} GPUs x {args.days:g} days is "
+                         f"{gpu_days:,.0f} GPU-days; at most {MAX_GPU_DAYS:,} (fewer --nodes or --days)")
+    if args.metrics_step < 30:
+        raise UsageError(f"--metrics-step must be 30 seconds or more, got {args.metrics_step}")
+    samples = args.nodes * args.gpus_per_node * args.days * 86400 / args.metrics_step
+    if args.openmetrics and samples > MAX_METRIC_SAMPLES:
+        raise UsageError(f"--metrics-step: {args.metrics_step} s gives {samples:,.0f} OpenMetrics samples per "
+                         f"series family; at most {MAX_METRIC_SAMPLES:,} (a longer --metrics-step)")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `gpuslo simulate`; prints one summary line. Raises UsageError for impossible sizes."""
+    check_limits(args)
+    fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
+    sim = simulate(fleet, args.seed, parse_start(args.start))
+    try:
+        written = write_simulation(sim, Path(args.out), args.metrics_step if args.openmetrics else None)
+    except OSError as error:
+        raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
+    print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "
+          f"{sim.start.isoformat()}: wrote {len(written)} files to {args.out}")
+    return 0

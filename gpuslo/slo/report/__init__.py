@@ -1,0 +1,1 @@
+"""The weekly report: model, build, sections, markdown, html, plots, and its inputs."""

@@ -1,0 +1,1 @@
+"""Fleet data sources for the SLO engine: each returns a `gpuslo.slo.frames.Frames`."""
