@@ -65,11 +65,12 @@ def fresh_results(snapshot: NodeSnapshot, now: float) -> list[CheckResult]:
 
 def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckResult]:
     """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) moved to the GPU of
-    the inventory at that bus id (compared case-insensitively), so the GPU's verdict sees them;
-    others unchanged."""
-    by_pci = {f"pci:{g.pci_bus_id.lower()}": g.uuid for g in gpus}
-    return [dataclasses.replace(r, scope=by_pci[r.scope.lower()])
-            if r.scope.lower() in by_pci else r for r in results]  # fmt: skip
+    the inventory at that bus id (every source writes NVML's form, `evidence.pci`), so the GPU's
+    verdict sees them; others unchanged."""
+    by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in gpus}
+    return [
+        dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r for r in results
+    ]
 
 
 def check_statuses(snapshot: NodeSnapshot, results: list[CheckResult], now: float) -> dict[str, str]:

@@ -16,10 +16,10 @@ from hypothesis import strategies as st
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.kernel_log.read import (
     looks_like_kernel_log,
-    normalise_pci,
     parse_kernel_log,
     scan_kernel_log_file,
 )
+from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect.kinds import inspect_text
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
@@ -125,7 +125,7 @@ PREFIXES = {
 def test_prefixes(name):
     prefix, stamp, clock = PREFIXES[name]
     (event,) = parse_kernel_log(prefix + LINE)
-    assert (event.kind, event.code, event.pci) == ("xid", 79, "00000000:3b:00.0")
+    assert (event.kind, event.code, event.pci) == ("xid", 79, "00000000:3B:00.0")
     assert event.clock_kind == clock
     assert event.timestamp == (pytest.approx(stamp) if stamp is not None else None)
     assert looks_like_kernel_log(prefix + LINE)
@@ -136,8 +136,8 @@ def test_identical_lines_are_separate_events_and_addresses_normalise():
                       "NVRM: Xid (0000:03:00): 14, Channel 00000001", "NVRM: Xid (PCI:...): 13, x"])
     events = parse_kernel_log(text)
     assert [e.code for e in events] == [79, 79, 48, 14, 13]
-    assert [e.pci for e in events] == ["00000000:3b:00.0"] * 2 + ["00008ed0:00:00.0", "00000000:03:00.0", None]
-    assert normalise_pci("b3:00.1") == "00000000:b3:00.1"
+    assert [e.pci for e in events] == ["00000000:3B:00.0"] * 2 + ["00008ED0:00:00.0", "00000000:03:00.0", None]
+    assert normalise_pci("b3:00.1") == "00000000:B3:00.1"
     assert normalise_pci("...") is None
 
 

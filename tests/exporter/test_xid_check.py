@@ -66,15 +66,15 @@ def test_restart_neither_recounts_nor_loses(tmp_path):
     node.log(901.0, XID109)
     results, facts = node.run()
     assert results[UUID].status == "fail"  # still failed after the restart
-    assert results["pci:00000000:cb:00.0"].status == "warn"
+    assert results["pci:00000000:CB:00.0"].status == "warn"
     assert facts["xid_events"] == {("00000000:91:00.0", "79", "fatal"): 1,
-                                   ("00000000:cb:00.0", "109", "warn"): 1}  # fmt: skip
+                                   ("00000000:CB:00.0", "109", "warn"): 1}  # fmt: skip
     node.log(902.0, "NVRM: Xid (PCI:0000:91:00): 31, pid=7, name=python, Ch 00000008")
     results, _ = node.run()  # the GPU at PCI line came in an earlier run: same scope
     assert set(results) == {UUID, "node"}
     results, facts = node.run()  # nothing new
     assert facts["xid_events"][("00000000:91:00.0", "79", "fatal")] == 1
-    assert "pci:00000000:cb:00.0" not in results
+    assert "pci:00000000:CB:00.0" not in results
     assert results["node"].status == "ok"
 
 
@@ -127,8 +127,8 @@ def test_escalation_spans_runs(tmp_path):
     for uptime in (1000.0, 2000.0, 3000.0):
         node.log(uptime, XID109)
         results, _ = node.run()
-    assert results["pci:00000000:cb:00.0"].status == "fail"
-    assert results["pci:00000000:cb:00.0"].reason == "xid_fatal"
+    assert results["pci:00000000:CB:00.0"].status == "fail"
+    assert results["pci:00000000:CB:00.0"].reason == "xid_fatal"
 
 
 def test_kernel_log_file_is_read_whole(tmp_path):
@@ -190,8 +190,8 @@ def test_count_events_is_keyed_by_address_code_and_class():
     text = (CORPUS / "kernel_log_lines.txt").read_text()
     classified = classify_events(parse_kernel_log(text), load_policy(), None)
     xids, sxids = count_events(classified)
-    assert xids[("00000000:cb:00.0", "13", "application")] == 1  # three lines, one event
-    assert xids[("00000000:b3:00.0", "79", "fatal")] == 1  # the fallen-off-the-bus block
+    assert xids[("00000000:CB:00.0", "13", "application")] == 1  # three lines, one event
+    assert xids[("00000000:B3:00.0", "79", "fatal")] == 1  # the fallen-off-the-bus block
     assert sxids[("nvidia-nvswitch3", "22013", "noise")] == 1  # 38 s after the driver load
 
 

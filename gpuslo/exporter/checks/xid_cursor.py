@@ -14,6 +14,7 @@ from pathlib import Path
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.kernel_log.kmsg import KmsgRead
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 
@@ -100,6 +101,20 @@ def _to_json(cursor: KmsgCursor) -> dict:
     }  # fmt: skip
 
 
+def _pci(text: object) -> str:
+    """A saved PCI address in today's form (cursors written before one normaliser held lower-case
+    addresses); a value that is no address (the unknown-bus placeholder) is kept as it is."""
+    return normalise_pci(str(text)) or str(text)
+
+
+def _summed(items) -> dict:
+    """{key: count} summing the counts of keys that normalise to the same key."""
+    out: dict = {}
+    for key, count in items:
+        out[key] = out.get(key, 0) + count
+    return out
+
+
 def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
     """The saved cursor for `boot_id`, or a fresh one (no file, or saved under another boot).
 
@@ -114,12 +129,12 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
     try:
         return KmsgCursor(
             boot_id=boot_id, sequence=int(raw["sequence"]), lost=int(raw["lost"]),
-            xid_events={(str(p), str(x), str(c)): int(n) for p, x, c, n in raw["xid_events"]},
+            xid_events=_summed(((_pci(p), str(x), str(c)), int(n)) for p, x, c, n in raw["xid_events"]),
             sxid_events={(str(d), str(s), str(c)): int(n) for d, s, c, n in raw["sxid_events"]},
             problems={str(k): dict(v) for k, v in raw["problems"].items()},
             driver_load=None if raw["driver_load"] is None else float(raw["driver_load"]),
-            recent=tuple((p, int(x), float(t)) for p, x, t in raw["recent"]),
-            uuids={str(k): str(v) for k, v in raw.get("uuids", {}).items()},
+            recent=tuple((_pci(p), int(x), float(t)) for p, x, t in raw["recent"]),
+            uuids={_pci(k): str(v) for k, v in raw.get("uuids", {}).items()},
         )  # fmt: skip
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None

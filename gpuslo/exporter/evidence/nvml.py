@@ -34,6 +34,7 @@ from typing import Any
 from gpuslo.errors import DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.pci import normalise_pci
 
 NVML_PATH_ENV = "GPUSLO_NVML_PATH"
 SOURCE = "nvml"
@@ -220,7 +221,7 @@ def _identity(gpu: _Gpu, index: int) -> dict[str, Any]:
     return {
         "index": str(index),
         "uuid": None if uuid is None else _text(uuid, "nvmlDeviceGetUUID"),
-        "pci_bus_id": None if pci is None else _text(pci.busId, "busId"),
+        "pci_bus_id": None if pci is None else normalise_pci(_text(pci.busId, "busId")),
         "model": model,
         "family": None if model is None else family_of(model),
     }

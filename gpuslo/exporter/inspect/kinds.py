@@ -29,6 +29,7 @@ from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_ibstatus,
 )
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
+from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
@@ -194,16 +195,6 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
     }
 
 
-def _pci_key(pci: str) -> tuple[int, int, int] | str:
-    """(domain, bus, device) of a PCI address in any width (`0000:b3:00`, `00000000:B3:00.0`)."""
-    parts = pci.split(".")[0].split(":")
-    try:
-        domain, bus, device = (["0"] * (3 - len(parts)) + parts)[-3:]
-        return (int(domain, 16), int(bus, 16), int(device, 16))
-    except ValueError:
-        return pci
-
-
 def gpu_inventory(findings: Sequence[dict]) -> list[dict]:
     """The distinct GPUs the evidence shows, merged across files and kinds by PCI address (else
     UUID): each `{"pci", "uuid", "gpu", "model", "family"}` with what any file reported."""
@@ -211,7 +202,7 @@ def gpu_inventory(findings: Sequence[dict]) -> list[dict]:
     for finding in findings:
         if finding.get("signal") != "gpus_seen" or not (finding.get("pci") or finding.get("uuid")):
             continue
-        key = _pci_key(finding["pci"]) if finding.get("pci") else finding["uuid"]
+        key = normalise_pci(finding.get("pci")) or finding.get("pci") or finding["uuid"]
         entry = merged.setdefault(key, {})
         for field in ("pci", "uuid", "gpu", "model", "family"):
             if finding.get(field) not in (None, "", "unknown") and field not in entry:

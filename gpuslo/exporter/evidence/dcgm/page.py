@@ -27,6 +27,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.pci import normalise_pci
 
 INT64_BLANK = 0x7FFFFFFFFFFFFFF0
 INT32_BLANK, INT32_MAX = 0x7FFFFFF0, 0x7FFFFFFF
@@ -159,7 +160,7 @@ def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None
         return None  # not a GPU entity (NVSwitch, CPU, link): not ours to fold
     key = uuid or f"gpu:{index}"
     gpu = gpus.setdefault(key, DcgmGpu(uuid=key, index=index))
-    gpu.pci_bus_id = gpu.pci_bus_id or labels.get("pci_bus_id", "")
+    gpu.pci_bus_id = gpu.pci_bus_id or normalise_pci(labels.get("pci_bus_id")) or ""
     gpu.model = gpu.model or labels.get("modelName", "")
     gpu.hostname = gpu.hostname or next((labels[k] for k in _HOST_LABELS if labels.get(k)), "")
     if labels.get("GPU_I_ID"):

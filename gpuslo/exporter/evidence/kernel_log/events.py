@@ -27,12 +27,12 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
     _THE_GPU,
     _XID,
     KernelEvent,
-    normalise_pci,
     parse_timestamp,
     sxid_part,
     with_uuids,
     xid13_part,
 )
+from gpuslo.exporter.evidence.pci import normalise_pci
 
 NEAR_LINES = 4  # lines of one multi-line event are at most this far apart
 NVLINK5_CODES = range(144, 151)

@@ -64,7 +64,6 @@ class KernelEvent:
 
 # --- recognisers --------------------------------------------------------------------------------
 
-_PCI = re.compile(r"^(?:([0-9a-fA-F]{1,8}):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.([0-7]))?$")
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(
@@ -109,16 +108,6 @@ _UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]")
 _CTIME = re.compile(r"\[\w{3} (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:?\d\d)?")
 _SYSLOG = re.compile(r"(?:^|\s)(\S{2,6}?)\.?\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s")
-
-
-def normalise_pci(text: str | None) -> str | None:
-    """NVML's `00000000:b3:00.0` form of a PCI address (`0000:b3:00`, `b3:00.0`, 8-hex-digit
-    domains); None for a redacted or malformed address such as `...`."""
-    match = _PCI.match((text or "").strip())
-    if not match:
-        return None
-    domain, bus, device, function = match.groups()
-    return f"{int(domain or '0', 16):08x}:{bus.lower()}:{device.lower()}.{function or '0'}"
 
 
 def _zone_seconds(zone: str | None) -> int:

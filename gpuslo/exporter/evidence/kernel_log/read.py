@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 from gpuslo.errors import InputError, ParseError
-from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, normalise_pci
+from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 __all__ = [
@@ -23,7 +23,6 @@ __all__ = [
     "KernelLogScan",
     "check_kernel_log_head",
     "looks_like_kernel_log",
-    "normalise_pci",
     "parse_kernel_log",
     "scan_kernel_log_file",
 ]

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.pci import normalise_pci
 
 NOT_REPORTED = frozenset(
     {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "[not available]"}
@@ -25,7 +26,6 @@ ERROR_VALUES = frozenset(
      "[gpu requires reset]"}
 )  # fmt: skip
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:[a-z%()/.!]*)?$", re.IGNORECASE)
-_PCI = re.compile(r"^(?:([0-9a-f]{1,8}):)?([0-9a-f]{1,2}):([0-9a-f]{1,2})(?:\.([0-7]))?$", re.I)
 _TRUE = frozenset({"yes", "true", "active", "enabled", "on"})
 _FALSE = frozenset({"no", "false", "not active", "disabled", "off", "inactive"})
 # Lines nvidia-smi prints instead of data (nvidia-smi(1), NVML error strings).
@@ -129,14 +129,9 @@ def to_bool(value: str | None, source: str, line: int | None, name: str) -> bool
 
 
 def pci_bus_id(value: str | None) -> str | None:
-    """NVML's form of a PCI address (`00000000:00:06.0`, upper-case hex) from any width of domain;
-    None when `value` is not a PCI address."""
-    value = clean(value)
-    match = _PCI.match(value) if value else None
-    if not match:
-        return None
-    domain, bus, device, function = match.groups()
-    return f"{int(domain or '0', 16):08X}:{int(bus, 16):02X}:{int(device, 16):02X}.{function or 0}"
+    """NVML's form of a PCI address (`00000000:00:06.0`, `gpuslo.exporter.evidence.pci`) from
+    any width of domain; None when `value` is not a PCI address."""
+    return normalise_pci(clean(value))
 
 
 def key_of(*parts: str) -> str:
