@@ -5,9 +5,9 @@ window pair fires when both its long and short window burn the error budget fast
 (`SloSpec.burn_rate_alerts()`, derived from the period). Burn rate = bad ratio / error budget, so
 "burn rate > factor" is written as "good ratio < 1 − factor × budget": the threshold is one number
 printed with fixed formatting, and the promtool boundary tests compare against the same number
-(no `1 - x` float rounding at the boundary). A pair whose threshold is (about) 0 or below cannot fire
-(the budget is too large for that factor: job goodput's 1h page pair at a 0.90 objective) and is
-left out; `unreachable_pairs` lists them and the rule file header names them.
+(no `1 - x` float rounding at the boundary). A pair whose threshold is (about) 0 or below cannot
+fire (the budget is too large for that factor: job goodput's 1h page pair at a 0.90 objective)
+and is left out; `unreachable_pairs` lists them and the rule file header names them.
 
 Direct alerts: names, expressions and the label joins are documented beside each one.
 """

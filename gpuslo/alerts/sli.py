@@ -54,7 +54,8 @@ def lost_expr() -> str:
     """GPUs lost now by (layer, reason): one per GPU and active problem reason, plus healthy GPUs
     on cordoned nodes as `platform`/`cordoned` (an unhealthy GPU on a cordoned node counts under
     its problem only, the order DESIGN.md §6 gives)."""
-    problems = "count by (layer, reason) (count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1))"
+    per_gpu = "count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1)"
+    problems = f"count by (layer, reason) ({per_gpu})"
     cordoned = f"count(count by (instance, uuid) ({HEALTHY} and on (instance) {CORDONED}))"
     platform = (
         f'label_replace(label_replace({cordoned}, "layer", "{names.LAYER_PLATFORM}", "", ""),'

@@ -120,7 +120,8 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
 
 def job_cases(spec: SloSpec) -> list[dict]:
     """GpusloJobStalled: 10 steps a minute = 6 s a step; stuck from minute 30, so at minute 40
-    600 s have passed without progress, above the stall factor (10) x 6 s. A running job is quiet."""
+    600 s have passed without progress, above the stall factor (10) x 6 s. A running job is
+    quiet."""
     rules = _rules(spec)
     stalled = _pair(
         rules["GpusloJobStalled"],

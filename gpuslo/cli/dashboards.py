@@ -1,5 +1,5 @@
 """`gpuslo dashboards [--slo FILE] --out DIR`: write the Grafana dashboards for an SLO spec
-(`gpuslo.dashboards.generate`); prints one line per file written."""
+(`gpuslo.dashboards.generate`); prints one line per file."""
 
 from __future__ import annotations
 

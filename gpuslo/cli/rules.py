@@ -1,5 +1,5 @@
-"""`gpuslo rules [--slo FILE] --out DIR`: write the Prometheus recording and alerting rules and their promtool tests for an SLO spec
-(`gpuslo.alerts.generate`); prints one line per file written."""
+"""`gpuslo rules [--slo FILE] --out DIR`: write the Prometheus recording and alerting rules and
+their promtool tests for an SLO spec (`gpuslo.alerts.generate`); prints one line per file."""
 
 from __future__ import annotations
 

@@ -67,24 +67,32 @@ def check_limits(args: argparse.Namespace) -> None:
     if not 1 <= args.nodes <= MAX_NODES:
         raise UsageError(f"--nodes must be 1..{MAX_NODES:,}, got {args.nodes}")
     if not 1 <= args.gpus_per_node <= MAX_GPUS_PER_NODE:
-        raise UsageError(f"--gpus-per-node must be 1..{MAX_GPUS_PER_NODE}, got {args.gpus_per_node}")
+        raise UsageError(
+            f"--gpus-per-node must be 1..{MAX_GPUS_PER_NODE}, got {args.gpus_per_node}"
+        )
     if not 0 < args.days <= MAX_DAYS:  # also rejects NaN
         raise UsageError(f"--days must be above 0 and at most {MAX_DAYS}, got {args.days:g}")
     if args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     if not 0 <= args.fault_rate <= MAX_FAULT_RATE:  # also rejects NaN
-        raise UsageError(f"--fault-rate must be 0..{MAX_FAULT_RATE:g} interruptions per 1000 GPU-days "
-                         f"(at most one per GPU per day), got {args.fault_rate:g}")
+        raise UsageError(
+            f"--fault-rate must be 0..{MAX_FAULT_RATE:g} interruptions per 1000 GPU-days "
+            f"(at most one per GPU per day), got {args.fault_rate:g}"
+        )
     gpu_days = args.nodes * args.gpus_per_node * args.days
     if gpu_days > MAX_GPU_DAYS:
-        raise UsageError(f"--days: {args.nodes:,} nodes x {args.gpus_per_node} GPUs x {args.days:g} days is "
-                         f"{gpu_days:,.0f} GPU-days; at most {MAX_GPU_DAYS:,} (fewer --nodes or --days)")
+        raise UsageError(
+            f"--days: {args.nodes:,} nodes x {args.gpus_per_node} GPUs x {args.days:g} days is "
+            f"{gpu_days:,.0f} GPU-days; at most {MAX_GPU_DAYS:,} (fewer --nodes or --days)"
+        )
     if args.metrics_step < 30:
         raise UsageError(f"--metrics-step must be 30 seconds or more, got {args.metrics_step}")
     samples = args.nodes * args.gpus_per_node * args.days * 86400 / args.metrics_step
     if args.openmetrics and samples > MAX_METRIC_SAMPLES:
-        raise UsageError(f"--metrics-step: {args.metrics_step} s gives {samples:,.0f} OpenMetrics samples per "
-                         f"series family; at most {MAX_METRIC_SAMPLES:,} (a longer --metrics-step)")
+        raise UsageError(
+            f"--metrics-step: {args.metrics_step} s gives {samples:,.0f} OpenMetrics samples per "
+            f"series family; at most {MAX_METRIC_SAMPLES:,} (a longer --metrics-step)"
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -93,7 +101,9 @@ def run(args: argparse.Namespace) -> int:
     fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
     sim = simulate(fleet, args.seed, parse_start(args.start))
     try:
-        written = write_simulation(sim, Path(args.out), args.metrics_step if args.openmetrics else None)
+        written = write_simulation(
+            sim, Path(args.out), args.metrics_step if args.openmetrics else None
+        )
     except OSError as error:
         raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
     print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "

@@ -104,8 +104,8 @@ def fleet_slo(spec: SloSpec) -> dict:
             Spec(
                 "timeseries",
                 f"{TITLES[slo]}: SLI and objective",
-                "The SLI over 1 h and 1 d against the objective (ratio 0–1); a gap is missing data, "
-                "which the SLI never counts as good.",
+                "The SLI over 1 h and 1 d against the objective (ratio 0–1); a gap is missing "
+                "data, which the SLI never counts as good.",
                 RATIO,
                 (
                     Query(sli_record(slo, "1h"), "1h"),

@@ -138,18 +138,30 @@ def _gpu_index(frame: pd.DataFrame, gpus: pd.DataFrame) -> pd.DataFrame:
 def _verdict_intervals(verdicts: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> _Intervals:
     joined = _gpu_index(verdicts, gpus)
     verdict = joined["verdict"].astype(str)
-    default = verdict.map({names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"})
+    default = verdict.map(
+        {names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"}
+    )
     reason = joined["reason"].astype(str).mask(joined["reason"] == "", default).fillna("")
     layer = joined["layer"].astype(str).mask(joined["layer"] == "", reason.map(names.REASON_LAYER))
     layer = layer.where(verdict != names.VERDICT_UNKNOWN, names.LAYER_OBSERVABILITY)
-    rank = {v: i for i, v in enumerate((names.VERDICT_UNKNOWN, names.VERDICT_UNHEALTHY, names.VERDICT_HEALTHY))}
+    rank = {
+        v: i
+        for i, v in enumerate(
+            (names.VERDICT_UNKNOWN, names.VERDICT_UNHEALTHY, names.VERDICT_HEALTHY)
+        )
+    }
     reason_rank = {r: i for i, r in enumerate(("", *names.REASONS))}
     layers = layer.fillna("").astype(str)
     labels = pd.DataFrame({"verdict": verdict, "reason": reason, "layer": layers})
     layer_rank = {lay: i for i, lay in enumerate(("", *names.LAYERS))}
-    priority = (verdict.map(rank).to_numpy() * 100_000 + reason.map(reason_rank).fillna(999).to_numpy() * 10
-                + layers.map(layer_rank).fillna(9).to_numpy())
-    return _Intervals.build(joined["gpu"], to_ticks(joined["start"]), to_ticks(joined["end"]), labels, priority)
+    priority = (
+        verdict.map(rank).to_numpy() * 100_000
+        + reason.map(reason_rank).fillna(999).to_numpy() * 10
+        + layers.map(layer_rank).fillna(9).to_numpy()
+    )
+    return _Intervals.build(
+        joined["gpu"], to_ticks(joined["start"]), to_ticks(joined["end"]), labels, priority
+    )
 
 
 def _node_intervals(schedulability: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> _Intervals:
@@ -157,19 +169,28 @@ def _node_intervals(schedulability: pd.DataFrame, gpus: pd.DataFrame, to_ticks) 
     rank = {s: i for i, s in enumerate(SCHEDULABILITY_STATES)}
     labels = pd.DataFrame({"reason": joined["state"].astype(str)})
     priority = joined["state"].astype(str).map(rank).fillna(99).to_numpy()
-    return _Intervals.build(joined["gpu"], to_ticks(joined["start"]), to_ticks(joined["end"]), labels, priority)
+    return _Intervals.build(
+        joined["gpu"], to_ticks(joined["start"]), to_ticks(joined["end"]), labels, priority
+    )
 
 
 def _allocation_intervals(allocations: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> _Intervals:
     joined = _gpu_index(allocations, gpus)
     iv = _Intervals.build(
-        joined["gpu"], to_ticks(joined["start"]), to_ticks(joined["end"]),
-        pd.DataFrame({"job": joined["job"].astype(str), "row": joined["row"]}), np.zeros(len(joined)),
+        joined["gpu"],
+        to_ticks(joined["start"]),
+        to_ticks(joined["end"]),
+        pd.DataFrame({"job": joined["job"].astype(str), "row": joined["row"]}),
+        np.zeros(len(joined)),
     )
     clash = _first_overlap(iv)
     if clash is not None:
         row = int(iv.labels["row"].iloc[clash]) + 1
-        raise InputError("allocations", f"row {row}: job {iv.labels['job'].iloc[clash]!r} holds a GPU another allocation already holds")
+        raise InputError(
+            "allocations",
+            f"row {row}: job {iv.labels['job'].iloc[clash]!r} holds a GPU another allocation "
+            "already holds",
+        )
     return iv
 
 
@@ -191,7 +212,11 @@ def _paint(seg: _Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndarray, 
     state[verdict == names.VERDICT_UNHEALTHY] = _STATE_CODE[names.ACCOUNTING_UNHEALTHY]
     state[verdict == names.VERDICT_UNKNOWN] = _STATE_CODE[names.ACCOUNTING_UNKNOWN]
     state[v < 0] = _STATE_CODE[names.ACCOUNTING_NO_DATA]
-    code = np.where(state == _STATE_CODE[names.ACCOUNTING_UNSCHEDULABLE], s, np.where(state == _STATE_CODE["allocated"], a, v))
+    code = np.where(
+        state == _STATE_CODE[names.ACCOUNTING_UNSCHEDULABLE],
+        s,
+        np.where(state == _STATE_CODE["allocated"], a, v),
+    )
     return state, np.where(state == _STATE_CODE[names.ACCOUNTING_NO_DATA], -1, code)
 
 
@@ -211,18 +236,37 @@ def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, ti
     job[pick] = alloc_iv.labels["job"].to_numpy(dtype=object)[code[pick]]
     ticks = seg.end - seg.start
     seconds = ticks * (tick / 1e9)
-    segments = pd.DataFrame({
-        "gpu": seg.gpu, "node": gpus["node"].to_numpy(dtype=object)[seg.gpu],
-        "start": pd.to_datetime(start.value + seg.start * tick, utc=True),
-        "end": pd.to_datetime(start.value + seg.end * tick, utc=True),
-        "seconds": seconds, "state": state_name, "reason": reason, "layer": layer, "job": job,
-    }).astype({"node": "string", "state": "string", "reason": "string", "layer": "string", "job": "string"})
+    segments = pd.DataFrame(
+        {
+            "gpu": seg.gpu,
+            "node": gpus["node"].to_numpy(dtype=object)[seg.gpu],
+            "start": pd.to_datetime(start.value + seg.start * tick, utc=True),
+            "end": pd.to_datetime(start.value + seg.end * tick, utc=True),
+            "seconds": seconds,
+            "state": state_name,
+            "reason": reason,
+            "layer": layer,
+            "job": job,
+        }
+    ).astype(
+        {
+            "node": "string",
+            "state": "string",
+            "reason": "string",
+            "layer": "string",
+            "job": "string",
+        }
+    )
     state_ticks = {name: int(ticks[state == c].sum()) for name, c in _STATE_CODE.items()}
     by_state = pd.Series({name: t * tick / 1e9 for name, t in state_ticks.items()}, dtype="float64")
     lost = segments[segments["layer"] != ""]
-    by_layer_reason = lost.groupby(["layer", "reason"], observed=True)["seconds"].sum().reset_index()
+    by_layer_reason = (
+        lost.groupby(["layer", "reason"], observed=True)["seconds"].sum().reset_index()
+    )
     job_seconds = segments[segments["job"] != ""].groupby("job")["seconds"].sum()
-    return Accounting(segments, gpus, by_state, by_layer_reason, job_seconds, int(ticks.sum()), state_ticks, tick)
+    return Accounting(
+        segments, gpus, by_state, by_layer_reason, job_seconds, int(ticks.sum()), state_ticks, tick
+    )
 
 
 def _take(labels: pd.Series, index: np.ndarray) -> np.ndarray:
@@ -258,8 +302,13 @@ class _Intervals:
 
     @classmethod
     def build(cls, gpu, s, e, labels, priority) -> _Intervals:
-        return cls(np.asarray(gpu, dtype=np.int64), np.asarray(s, dtype=np.int64),
-                   np.asarray(e, dtype=np.int64), labels.reset_index(drop=True), np.asarray(priority, dtype=np.float64))
+        return cls(
+            np.asarray(gpu, dtype=np.int64),
+            np.asarray(s, dtype=np.int64),
+            np.asarray(e, dtype=np.int64),
+            labels.reset_index(drop=True),
+            np.asarray(priority, dtype=np.float64),
+        )
 
 
 @dataclass(frozen=True)
@@ -323,7 +372,9 @@ def _winner(seg: _Segments, iv: _Intervals) -> np.ndarray:
     i0, i1 = _span(seg, iv)
     for level in np.unique(iv.priority):
         pick = np.flatnonzero(iv.priority == level)
-        count = np.cumsum(np.bincount(i0[pick], minlength=n + 1) - np.bincount(i1[pick], minlength=n + 1))[:n]
+        count = np.cumsum(
+            np.bincount(i0[pick], minlength=n + 1) - np.bincount(i1[pick], minlength=n + 1)
+        )[:n]
         total = np.cumsum(np.bincount(i0[pick], weights=pick + 1, minlength=n + 1)
                           - np.bincount(i1[pick], weights=pick + 1, minlength=n + 1))[:n]
         index = np.where(count == 1, np.rint(total).astype(np.int64) - 1, pick[0])

@@ -1,9 +1,9 @@
 """Job goodput, ETTR and the attribution of job interruptions to faults (DESIGN.md §5).
 
 - `job_goodput(job_events, start, end)` → one row per (job, node) with GPU-seconds per category
-  in the window, from the one calculator `gpuslo.goodput.calculator.compute_goodput` (never re-implemented
-  here): window amount = compute_goodput(until=end) − compute_goodput(until=start), the same
-  `increase()` a Prometheus counter gives.
+  in the window, from the one calculator `gpuslo.goodput.calculator.compute_goodput` (never
+  re-implemented here): window amount = compute_goodput(until=end) −
+  compute_goodput(until=start), the same `increase()` a Prometheus counter gives.
 - `job_summary(per_node, job_events, start, end)` → per job: GPUs, wall seconds, productive and
   badput GPU-seconds, goodput ratio and ETTR.
 - `find_interruptions(job_events, start, end)` → one row per job interruption.
@@ -36,7 +36,10 @@ _CATEGORIES = list(names.JOB_CATEGORIES)
 
 def _columns(ev: pd.DataFrame) -> dict[str, list]:
     """The job_events columns as Python lists (times in Unix seconds, <NA> → None)."""
-    cols = {k: ev[k].to_numpy(dtype=object).tolist() for k in ("event", "job", "node", "category", "status", "layer")}
+    cols = {
+        k: ev[k].to_numpy(dtype=object).tolist()
+        for k in ("event", "job", "node", "category", "status", "layer")
+    }
     cols["t"] = (ev["time"].to_numpy("int64") / 1e9).tolist()
     cols["step"] = ev["step"].to_numpy(dtype=object, na_value=None).tolist()
     cols["gpus"] = ev["gpus"].to_numpy(dtype=object, na_value=None).tolist()
@@ -72,15 +75,29 @@ def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         group = _event_dicts(cols, a, b)
         upto = compute_goodput(group, until=end.value / 1e9)
-        before = compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
-        row = {c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES}
-        rows.append({"job": cols["job"][a], "node": cols["node"][a], "gpus": upto.gpus, "status": upto.status, **row})
+        before = (
+            compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
+        )
+        row = {
+            c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES
+        }
+        rows.append(
+            {
+                "job": cols["job"][a],
+                "node": cols["node"][a],
+                "gpus": upto.gpus,
+                "status": upto.status,
+                **row,
+            }
+        )
     columns = ["job", "node", "gpus", "status", *_CATEGORIES]
     frame = pd.DataFrame(rows, columns=columns)
     return frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})
 
 
-def job_summary(per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+def job_summary(
+    per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
+) -> pd.DataFrame:
     """Per job (index job): gpus, wall_seconds (first event to last event, or to `end` while
     running; clipped to the window), one GPU-seconds column per category, allocated_gpu_seconds
     (their sum), goodput_ratio (productive / that sum) and ettr (productive GPU-seconds / gpus /
@@ -90,20 +107,34 @@ def job_summary(per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Time
                                      "goodput_ratio", "ettr"])
     jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES]].sum()
     times = job_events.groupby("job", observed=True)["time"].agg(["min", "max"])
-    finished = job_events[job_events["event"] == "job_end"].groupby("job", observed=True)["time"].max()
-    last = times["max"].where(times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end)
-    status = per_node.groupby("job", observed=True)["status"].agg(lambda s: "running" if (s == "running").any() else s.iloc[0])
+    finished = (
+        job_events[job_events["event"] == "job_end"].groupby("job", observed=True)["time"].max()
+    )
+    last = times["max"].where(
+        times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end
+    )
+    status = per_node.groupby("job", observed=True)["status"].agg(
+        lambda s: "running" if (s == "running").any() else s.iloc[0]
+    )
     last = last.where(status.reindex(times.index) != "running", end)
     wall = (last.clip(upper=end) - times["min"].clip(lower=start)).dt.total_seconds().clip(lower=0)
     jobs["wall_seconds"] = wall.reindex(jobs.index)
     jobs["allocated_gpu_seconds"] = jobs[_CATEGORIES].sum(axis=1)
-    jobs["goodput_ratio"] = jobs[names.CATEGORY_PRODUCTIVE] / jobs["allocated_gpu_seconds"].replace(0, np.nan)
-    ettr = jobs[names.CATEGORY_PRODUCTIVE] / jobs["gpus"].replace(0, np.nan) / jobs["wall_seconds"].replace(0, np.nan)
+    jobs["goodput_ratio"] = jobs[names.CATEGORY_PRODUCTIVE] / jobs["allocated_gpu_seconds"].replace(
+        0, np.nan
+    )
+    ettr = (
+        jobs[names.CATEGORY_PRODUCTIVE]
+        / jobs["gpus"].replace(0, np.nan)
+        / jobs["wall_seconds"].replace(0, np.nan)
+    )
     jobs["ettr"] = ettr.clip(upper=1.0)
     return jobs
 
 
-def find_interruptions(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+def find_interruptions(
+    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
+) -> pd.DataFrame:
     """One row per job interruption in [start, end): job (string), time (datetime64[ns, UTC]),
     declared_layer (string, "" when the job did not say). An interruption is a `job_end` with a
     status other than completed, or a `restart`/second `job_start` on a node whose previous event
@@ -119,10 +150,25 @@ def find_interruptions(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Ti
     prev_end[1:] = event[:-1] == "job_end"
     restart = same & np.isin(event, ["restart", "job_start"]) & ~prev_end
     prev_time = ev["time"].shift()
-    found = pd.concat([
-        pd.DataFrame({"job": ev["job"][failed_end], "time": ev["time"][failed_end], "declared_layer": ev["layer"][failed_end]}),
-        pd.DataFrame({"job": ev["job"][restart], "time": prev_time[restart], "declared_layer": ev["layer"][restart]}),
-    ], ignore_index=True)
+    found = pd.concat(
+        [
+            pd.DataFrame(
+                {
+                    "job": ev["job"][failed_end],
+                    "time": ev["time"][failed_end],
+                    "declared_layer": ev["layer"][failed_end],
+                }
+            ),
+            pd.DataFrame(
+                {
+                    "job": ev["job"][restart],
+                    "time": prev_time[restart],
+                    "declared_layer": ev["layer"][restart],
+                }
+            ),
+        ],
+        ignore_index=True,
+    )
     found = found[((found["time"] >= start) & (found["time"] < end)).to_numpy(dtype=bool)]
     found = found.sort_values(["job", "time"], kind="stable").reset_index(drop=True)
     fjob = found["job"].to_numpy(dtype=object)
@@ -135,11 +181,15 @@ def find_interruptions(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Ti
 
 def job_nodes(job_events: pd.DataFrame, allocations: pd.DataFrame) -> pd.DataFrame:
     """Distinct (job, node) pairs from journals and allocations (string columns)."""
-    pairs = pd.concat([job_events[["job", "node"]], allocations[["job", "node"]]], ignore_index=True)
+    pairs = pd.concat(
+        [job_events[["job", "node"]], allocations[["job", "node"]]], ignore_index=True
+    )
     return pairs[pairs["node"] != ""].drop_duplicates().reset_index(drop=True)
 
 
-def attribute(interruptions: pd.DataFrame, faults: pd.DataFrame, nodes: pd.DataFrame) -> pd.DataFrame:
+def attribute(
+    interruptions: pd.DataFrame, faults: pd.DataFrame, nodes: pd.DataFrame
+) -> pd.DataFrame:
     """`interruptions` plus layer, reason (string) and the fault it is attributed to: fault_node,
     fault_uuid (string, "" when none), fault_start (datetime64[ns, UTC], NaT when none).
 
@@ -148,20 +198,37 @@ def attribute(interruptions: pd.DataFrame, faults: pd.DataFrame, nodes: pd.DataF
     the earlier. Without a fault: layer `training`, reason `job_failure`."""
     base = interruptions.reset_index(drop=True).assign(key=lambda f: np.arange(len(f)))
     cand = base.merge(nodes, on="job").merge(
-        faults.rename(columns={"uuid": "fault_uuid", "start": "fault_start"})[["node", "fault_uuid", "fault_start", "reason", "layer"]],
+        faults.rename(columns={"uuid": "fault_uuid", "start": "fault_start"})[
+            ["node", "fault_uuid", "fault_start", "reason", "layer"]
+        ],
         on="node",
     )
     delta = cand["fault_start"] - cand["time"]
     cand = cand[(delta >= -BEFORE) & (delta <= AFTER)]
     cand = cand.assign(distance=delta.abs(), blind=cand["layer"] == names.LAYER_OBSERVABILITY)
-    best = cand.sort_values(["key", "blind", "distance", "fault_start"], kind="stable").drop_duplicates("key")
-    out = base.merge(best[["key", "node", "fault_uuid", "fault_start", "reason", "layer"]], on="key", how="left")
+    best = cand.sort_values(
+        ["key", "blind", "distance", "fault_start"], kind="stable"
+    ).drop_duplicates("key")
+    out = base.merge(
+        best[["key", "node", "fault_uuid", "fault_start", "reason", "layer"]], on="key", how="left"
+    )
     out = out.rename(columns={"node": "fault_node"})
     out["layer"] = out["layer"].fillna(names.LAYER_TRAINING)
     out["reason"] = out["reason"].fillna("job_failure")
     out[["fault_node", "fault_uuid"]] = out[["fault_node", "fault_uuid"]].fillna("")
-    columns = ["job", "time", "declared_layer", "layer", "reason", "fault_node", "fault_uuid", "fault_start"]
-    return out[columns].astype({c: "string" for c in ("layer", "reason", "fault_node", "fault_uuid")})
+    columns = [
+        "job",
+        "time",
+        "declared_layer",
+        "layer",
+        "reason",
+        "fault_node",
+        "fault_uuid",
+        "fault_start",
+    ]
+    return out[columns].astype(
+        {c: "string" for c in ("layer", "reason", "fault_node", "fault_uuid")}
+    )
 
 
 @dataclass(frozen=True)
@@ -200,7 +267,9 @@ def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
     return FleetSplit({c: int(job_ticks[c].sum()) for c in _CATEGORIES}, job_ticks, missing)
 
 
-def lost_breakdown(acc, split: FleetSplit, attributed: pd.DataFrame) -> tuple[dict[str, float], dict[str, float]]:
+def lost_breakdown(
+    acc, split: FleetSplit, attributed: pd.DataFrame
+) -> tuple[dict[str, float], dict[str, float]]:
     """(lost GPU-hours by layer — every names.LAYERS key, lost GPU-hours by reason) from
     capacity loss (acc.by_layer_reason) and badput (split); see gpuslo.slo.engine for rules."""
     hours = acc.tick_ns / 3.6e12

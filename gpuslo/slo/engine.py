@@ -81,7 +81,11 @@ class WeeklyResult:
     @property
     def usable_ratio(self) -> float | None:
         """Usable / provisioned GPU-hours (None when nothing is provisioned)."""
-        return self.usable_gpu_hours / self.provisioned_gpu_hours if self.provisioned_gpu_hours else None
+        return (
+            self.usable_gpu_hours / self.provisioned_gpu_hours
+            if self.provisioned_gpu_hours
+            else None
+        )
 
     @property
     def goodput_ratio(self) -> float | None:
@@ -103,40 +107,52 @@ class WeeklyResult:
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
         lost_gpu_hours_by_layer, lost_gpu_hours_by_reason, interruptions_per_1000_gpu_days, slos,
         data_quality) plus the rest. Floats rounded to 6 decimals, NaN → None, times ISO 8601."""
-        return _plain({
-            "start": self.start, "end": self.end, "gpus": self.gpus, "nodes": self.nodes,
-            "provisioned_gpu_hours": self.provisioned_gpu_hours, "usable_gpu_hours": self.usable_gpu_hours,
-            "usable_ratio": self.usable_ratio, "productive_gpu_hours": self.productive_gpu_hours,
-            "allocated_gpu_hours": self.allocated_gpu_hours, "goodput_ratio": self.goodput_ratio,
-            "job_gpu_hours": self.job_gpu_hours, "job_productive_gpu_hours": self.job_productive_gpu_hours,
-            "categories_gpu_hours": self.categories,
-            "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
-            "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
-            "unusable_gpu_hours_by_layer": self.unusable_gpu_hours_by_layer,
-            "job_badput_gpu_hours_by_layer": {
-                layer: value - self.unusable_gpu_hours_by_layer[layer]
-                for layer, value in self.lost_gpu_hours_by_layer.items()},
-            "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
-            "interruptions": len(self.interruptions),
-            "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,
-            "interruption_basis": self.interruption_basis,
-            "gpu_fault_starts": self.gpu_fault_starts,
-            "slos": {name: status.to_dict() for name, status in self.slos.items()},
-            "burn_rates": self.burn_rates,
-            "jobs": self.jobs.reset_index().to_dict("records"),
-            "reliability": self.reliability.reset_index().to_dict("records"),
-            "lemon_nodes": self.lemon_nodes.to_dict("records"),
-            "blast_radius": self.blast_radius.to_dict("records"),
-            "daily": self.daily.to_dict("records"),
-            "data_quality": self.data_quality,
-        })
+        return _plain(
+            {
+                "start": self.start,
+                "end": self.end,
+                "gpus": self.gpus,
+                "nodes": self.nodes,
+                "provisioned_gpu_hours": self.provisioned_gpu_hours,
+                "usable_gpu_hours": self.usable_gpu_hours,
+                "usable_ratio": self.usable_ratio,
+                "productive_gpu_hours": self.productive_gpu_hours,
+                "allocated_gpu_hours": self.allocated_gpu_hours,
+                "goodput_ratio": self.goodput_ratio,
+                "job_gpu_hours": self.job_gpu_hours,
+                "job_productive_gpu_hours": self.job_productive_gpu_hours,
+                "categories_gpu_hours": self.categories,
+                "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
+                "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
+                "unusable_gpu_hours_by_layer": self.unusable_gpu_hours_by_layer,
+                "job_badput_gpu_hours_by_layer": {
+                    layer: value - self.unusable_gpu_hours_by_layer[layer]
+                    for layer, value in self.lost_gpu_hours_by_layer.items()
+                },
+                "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
+                "interruptions": len(self.interruptions),
+                "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,
+                "interruption_basis": self.interruption_basis,
+                "gpu_fault_starts": self.gpu_fault_starts,
+                "slos": {name: status.to_dict() for name, status in self.slos.items()},
+                "burn_rates": self.burn_rates,
+                "jobs": self.jobs.reset_index().to_dict("records"),
+                "reliability": self.reliability.reset_index().to_dict("records"),
+                "lemon_nodes": self.lemon_nodes.to_dict("records"),
+                "blast_radius": self.blast_radius.to_dict("records"),
+                "daily": self.daily.to_dict("records"),
+                "data_quality": self.data_quality,
+            }
+        )
 
 
 def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp | None,
                  spec: SloSpec) -> WeeklyResult:
     """Compute every figure for [start, end). Raises InputError when there is no time span."""
     start, end = _window(frames, start, end)
-    acc = account(frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end)
+    acc = account(
+        frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end
+    )
     per_node = attribution.job_goodput(frames.job_events, start, end)
     jobs = attribution.job_summary(per_node, frames.job_events, start, end)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
@@ -153,38 +169,64 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
     allocated_h = hours(acc.state_ticks["allocated"])
-    rate, basis, gpu_faults = _interruption_rate(frames, faults, len(attributed), allocated_h, provisioned_h,
-                                                 start, end)
+    rate, basis, gpu_faults = _interruption_rate(
+        frames, faults, len(attributed), allocated_h, provisioned_h, start, end
+    )
     job_h = float(jobs["allocated_gpu_seconds"].sum()) / 3600 if len(jobs) else 0.0
     job_productive_h = float(jobs[names.CATEGORY_PRODUCTIVE].sum()) / 3600 if len(jobs) else 0.0
     slos = _slos(acc, job_productive_h, job_h, spec, (end - start).total_seconds())
     return WeeklyResult(
-        start=start, end=end, gpus=len(acc.gpus), nodes=int(acc.gpus["node"].nunique()),
-        provisioned_gpu_hours=provisioned_h, usable_gpu_hours=acc.usable_seconds / 3600,
-        categories={k: hours(v) for k, v in categories_ticks.items()}, category_ticks=categories_ticks,
-        provisioned_ticks=acc.provisioned_ticks, lost_gpu_hours_by_layer=by_layer,
+        start=start,
+        end=end,
+        gpus=len(acc.gpus),
+        nodes=int(acc.gpus["node"].nunique()),
+        provisioned_gpu_hours=provisioned_h,
+        usable_gpu_hours=acc.usable_seconds / 3600,
+        categories={k: hours(v) for k, v in categories_ticks.items()},
+        category_ticks=categories_ticks,
+        provisioned_ticks=acc.provisioned_ticks,
+        lost_gpu_hours_by_layer=by_layer,
         lost_gpu_hours_by_reason=by_reason,
-        badput_gpu_hours_by_category={c: hours(split.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES},
-        productive_gpu_hours=productive_h, allocated_gpu_hours=allocated_h, job_gpu_hours=job_h,
-        job_productive_gpu_hours=job_productive_h, slos=slos,
+        badput_gpu_hours_by_category={
+            c: hours(split.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES
+        },
+        productive_gpu_hours=productive_h,
+        allocated_gpu_hours=allocated_h,
+        job_gpu_hours=job_h,
+        job_productive_gpu_hours=job_productive_h,
+        slos=slos,
         burn_rates=objectives.burn_rates(acc.segments, end, spec),
-        interruptions_per_1000_gpu_days=rate, interruption_basis=basis, gpu_fault_starts=gpu_faults, jobs=jobs,
+        interruptions_per_1000_gpu_days=rate,
+        interruption_basis=basis,
+        gpu_fault_starts=gpu_faults,
+        jobs=jobs,
         interruptions=attributed,
         reliability=reliability.mtbf_mttr(faults, frames.inventory, provisioned_h, start, end),
         lemon_nodes=reliability.lemon_nodes(faults, start, end),
         blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
         daily=objectives.per_day(acc.segments, spec),
-        data_quality=_data_quality(acc, frames, jobs, split, start, end), accounting=acc,
+        data_quality=_data_quality(acc, frames, jobs, split, start, end),
+        accounting=acc,
     )
 
 
-def _interruption_rate(frames: Frames, faults: pd.DataFrame, interruptions: int, allocated_h: float,
-                       provisioned_h: float, start: pd.Timestamp, end: pd.Timestamp) -> tuple[float | None, str, int]:
+def _interruption_rate(
+    frames: Frames,
+    faults: pd.DataFrame,
+    interruptions: int,
+    allocated_h: float,
+    provisioned_h: float,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+) -> tuple[float | None, str, int]:
     """(rate per 1000 GPU-days, basis, GPU fault starts in the window: GPUs hit, summed)."""
     in_window = faults[(faults["start"] >= start) & (faults["start"] < end)]
     gpu_faults = int(reliability.fault_gpus(in_window, frames.inventory).sum())
     allocated = allocated_h if len(frames.job_events) else 0.0
-    return (*reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h), gpu_faults)
+    return (
+        *reliability.interruption_rate(interruptions, allocated, gpu_faults, provisioned_h),
+        gpu_faults,
+    )
 
 
 def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
@@ -192,11 +234,19 @@ def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
     """usable_gpu: usable / provisioned; check_liveness: observed (neither no data nor unknown) /
     provisioned; job_goodput: productive / all job GPU-time of the journals (`goodput_ratio`)."""
     provisioned = acc.provisioned_seconds
-    observed = provisioned - acc.by_state[names.ACCOUNTING_NO_DATA] - acc.by_state[names.ACCOUNTING_UNKNOWN]
+    observed = (
+        provisioned
+        - acc.by_state[names.ACCOUNTING_NO_DATA]
+        - acc.by_state[names.ACCOUNTING_UNKNOWN]
+    )
     status = objectives.slo_status
     return {
-        names.SLO_USABLE_GPU: status(names.SLO_USABLE_GPU, acc.usable_seconds, provisioned, spec, window_s),
-        names.SLO_CHECK_LIVENESS: status(names.SLO_CHECK_LIVENESS, observed, provisioned, spec, window_s),
+        names.SLO_USABLE_GPU: status(
+            names.SLO_USABLE_GPU, acc.usable_seconds, provisioned, spec, window_s
+        ),
+        names.SLO_CHECK_LIVENESS: status(
+            names.SLO_CHECK_LIVENESS, observed, provisioned, spec, window_s
+        ),
         names.SLO_JOB_GOODPUT: status(names.SLO_JOB_GOODPUT, productive_h, job_h, spec, window_s),
     }
 
@@ -204,7 +254,9 @@ def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
 def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:
     span = frames.span()
     if (start is None or end is None) and span is None:
-        raise InputError(frames.source or "frames", "no timestamps in the data; give --start and --end")
+        raise InputError(
+            frames.source or "frames", "no timestamps in the data; give --start and --end"
+        )
     start = pd.Timestamp(start if start is not None else span[0])
     end = pd.Timestamp(end if end is not None else span[1])
     start = start.tz_localize("UTC") if start.tzinfo is None else start.tz_convert("UTC")
@@ -244,8 +296,16 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, st
     return {
         "no_data_gpu_hours": acc.by_state[names.ACCOUNTING_NO_DATA] / 3600,
         "unknown_gpu_hours": acc.by_state[names.ACCOUNTING_UNKNOWN] / 3600,
-        "blind_ratio": ((acc.by_state[names.ACCOUNTING_NO_DATA] + acc.by_state[names.ACCOUNTING_UNKNOWN]) / provisioned) if provisioned else None,
-        "blind_gpu_hours_by_reason": {r: s / 3600 for r, s in zip(observability["reason"], observability["seconds"], strict=True)},
+        "blind_ratio": (
+            (acc.by_state[names.ACCOUNTING_NO_DATA] + acc.by_state[names.ACCOUNTING_UNKNOWN])
+            / provisioned
+        )
+        if provisioned
+        else None,
+        "blind_gpu_hours_by_reason": {
+            r: s / 3600
+            for r, s in zip(observability["reason"], observability["seconds"], strict=True)
+        },
         "jobs_without_journal": sorted(split.jobs_without_journal),
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),

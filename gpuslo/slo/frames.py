@@ -44,20 +44,45 @@ _DTYPES = {TIME: "datetime64[ns, UTC]", TEXT: "string", COUNT: "Int64"}
 
 FRAMES: dict[str, dict[str, str]] = {
     "inventory": {
-        "node": TEXT, "uuid": TEXT, "gpu": TEXT, "model": TEXT, "family": TEXT,
-        "provisioned_start": TIME, "provisioned_end": TIME,
+        "node": TEXT,
+        "uuid": TEXT,
+        "gpu": TEXT,
+        "model": TEXT,
+        "family": TEXT,
+        "provisioned_start": TIME,
+        "provisioned_end": TIME,
     },
     "verdicts": {
-        "node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME, "verdict": TEXT,
-        "reason": TEXT, "layer": TEXT, "action": TEXT,
+        "node": TEXT,
+        "uuid": TEXT,
+        "start": TIME,
+        "end": TIME,
+        "verdict": TEXT,
+        "reason": TEXT,
+        "layer": TEXT,
+        "action": TEXT,
     },
     "schedulability": {"node": TEXT, "start": TIME, "end": TIME, "state": TEXT, "reason": TEXT},
     "allocations": {"job": TEXT, "node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME},
     "job_events": {
-        "job": TEXT, "node": TEXT, "time": TIME, "event": TEXT, "step": COUNT,
-        "category": TEXT, "gpus": COUNT, "status": TEXT, "layer": TEXT,
+        "job": TEXT,
+        "node": TEXT,
+        "time": TIME,
+        "event": TEXT,
+        "step": COUNT,
+        "category": TEXT,
+        "gpus": COUNT,
+        "status": TEXT,
+        "layer": TEXT,
     },
-    "faults": {"node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME, "reason": TEXT, "layer": TEXT},
+    "faults": {
+        "node": TEXT,
+        "uuid": TEXT,
+        "start": TIME,
+        "end": TIME,
+        "reason": TEXT,
+        "layer": TEXT,
+    },
 }
 SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
 # Columns that may not be empty/NaT, per frame.
@@ -91,7 +116,9 @@ _INTERVALS = {
 
 def empty(name: str) -> pd.DataFrame:
     """A zero-row frame `name` with its columns and dtypes. Raises KeyError for an unknown name."""
-    return pd.DataFrame({col: pd.Series([], dtype=_DTYPES[kind]) for col, kind in FRAMES[name].items()})
+    return pd.DataFrame(
+        {col: pd.Series([], dtype=_DTYPES[kind]) for col, kind in FRAMES[name].items()}
+    )
 
 
 def make_frame(
@@ -111,7 +138,9 @@ def make_frame(
     columns = FRAMES[name]
     missing = [col for col in _REQUIRED[name] if col not in frame.columns]
     if missing:
-        raise ParseError(source, f"{name} frame lacks column(s) {', '.join(missing)}", field=missing[0])
+        raise ParseError(
+            source, f"{name} frame lacks column(s) {', '.join(missing)}", field=missing[0]
+        )
     out = {col: _coerce(frame, col, kind, name, source) for col, kind in columns.items()}
     result = pd.DataFrame(out).reset_index(drop=True)
     validate(name, result, source)
@@ -153,17 +182,28 @@ def validate(name: str, frame: pd.DataFrame, source: str | None = None) -> None:
     Raises ParseError naming the frame, the 1-based row and the column."""
     source = source or name
     for col in _REQUIRED[name]:
-        bad = frame[col].isna() | (frame[col] == "") if FRAMES[name][col] == TEXT else frame[col].isna()
+        bad = (
+            frame[col].isna() | (frame[col] == "")
+            if FRAMES[name][col] == TEXT
+            else frame[col].isna()
+        )
         _raise_first(bad, source, f"{name} frame: {col} is empty", col)
     for (frame_name, col), allowed in _ALLOWED.items():
         if frame_name == name:
             bad = ~frame[col].isin(allowed)
             if bad.any():
                 value = frame.loc[bad.idxmax(), col]
-                _raise_first(bad, source, f"{name} frame: {col} {value!r} is not one of {list(allowed)}", col)
+                _raise_first(
+                    bad, source, f"{name} frame: {col} {value!r} is not one of {list(allowed)}", col
+                )
     if name in _INTERVALS:
         start, end = _INTERVALS[name]
-        _raise_first(frame[end].notna() & (frame[end] < frame[start]), source, f"{name} frame: {end} before {start}", end)
+        _raise_first(
+            frame[end].notna() & (frame[end] < frame[start]),
+            source,
+            f"{name} frame: {end} before {start}",
+            end,
+        )
 
 
 def _raise_first(bad: pd.Series, source: str, message: str, field: str) -> None:
@@ -172,7 +212,9 @@ def _raise_first(bad: pd.Series, source: str, message: str, field: str) -> None:
         raise ParseError(source, f"{message} (row {row})", line=row, field=field)
 
 
-def close_open_ends(frame: pd.DataFrame, start_col: str, end_col: str, until: pd.Timestamp) -> pd.DataFrame:
+def close_open_ends(
+    frame: pd.DataFrame, start_col: str, end_col: str, until: pd.Timestamp
+) -> pd.DataFrame:
     """Copy of `frame` with NaT ends replaced by `until` (an aware UTC timestamp)."""
     out = frame.copy()
     out[end_col] = out[end_col].fillna(until)
@@ -185,7 +227,9 @@ def derive_faults(verdicts: pd.DataFrame) -> pd.DataFrame:
     unhealthy one `probe_failed` (node) — fail closed, never dropped; an empty layer comes from
     the reason. Columns as FRAMES["faults"]; sorted by node, uuid, start."""
     bad = verdicts[verdicts["verdict"] != names.VERDICT_HEALTHY]
-    default = bad["verdict"].map({names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"})
+    default = bad["verdict"].map(
+        {names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"}
+    )
     reason = bad["reason"].mask(bad["reason"] == "", default).astype("string")
     layer = bad["layer"].mask(bad["layer"] == "", reason.map(names.REASON_LAYER)).astype("string")
     faults = pd.DataFrame({

@@ -87,7 +87,9 @@ def burn_rates(segments: pd.DataFrame, end: pd.Timestamp, spec: SloSpec) -> list
     for alert in spec.burn_rate_alerts():
         rates = []
         for window in (alert.long_window, alert.short_window):
-            ratio = usable_ratio_between(segments, end - pd.Timedelta(seconds=duration_seconds(window)), end)
+            ratio = usable_ratio_between(
+                segments, end - pd.Timedelta(seconds=duration_seconds(window)), end
+            )
             rates.append(None if ratio is None else (1.0 - ratio) / budget)
         firing = all(rate is not None and rate > alert.factor for rate in rates)
         rows.append({"severity": alert.severity, "long_window": alert.long_window,

@@ -35,13 +35,21 @@ def merge_faults(faults: pd.DataFrame) -> pd.DataFrame:
     """Merge touching/overlapping intervals with equal (node, uuid, reason); columns as input."""
     if faults.empty:
         return faults.copy()
-    f = faults.sort_values(["node", "uuid", "reason", "start"], kind="stable").reset_index(drop=True)
+    f = faults.sort_values(["node", "uuid", "reason", "start"], kind="stable").reset_index(
+        drop=True
+    )
     key = f[["node", "uuid", "reason"]].astype(str).agg("\0".join, axis=1)
     running_end = f.groupby(key, sort=False)["end"].cummax()
     new = (key != key.shift()) | (f["start"] > running_end.groupby(key, sort=False).shift())
     group = new.cumsum()
-    merged = f.groupby(group).agg(node=("node", "first"), uuid=("uuid", "first"), start=("start", "min"),
-                                  end=("end", "max"), reason=("reason", "first"), layer=("layer", "first"))
+    merged = f.groupby(group).agg(
+        node=("node", "first"),
+        uuid=("uuid", "first"),
+        start=("start", "min"),
+        end=("end", "max"),
+        reason=("reason", "first"),
+        layer=("layer", "first"),
+    )
     return merged.reset_index(drop=True).astype(faults.dtypes.to_dict())
 
 
@@ -65,13 +73,16 @@ def mtbf_mttr(faults: pd.DataFrame, inventory: pd.DataFrame, provisioned_gpu_hou
         layer=("layer", "first"), faults=("node", "size"), gpu_faults=("gpus", "sum"),
         open=("closed", lambda c: int((~c).sum())))
     out["mtbf_gpu_hours"] = provisioned_gpu_hours / out["gpu_faults"].replace(0, np.nan)
-    out["mttr_hours"] = f[f["closed"]].groupby("reason", observed=True)["hours"].mean().reindex(out.index)
+    out["mttr_hours"] = (
+        f[f["closed"]].groupby("reason", observed=True)["hours"].mean().reindex(out.index)
+    )
     return out[columns].sort_index()
 
 
 def interruption_rate(job_interruptions: int, allocated_gpu_hours: float, gpu_faults: int,
                       provisioned_gpu_hours: float) -> tuple[float | None, str]:
-    """(interruptions per 1000 GPU-days, basis "jobs" | "faults"); None when nothing is provisioned."""
+    """(interruptions per 1000 GPU-days, basis "jobs" | "faults"); None when nothing is
+    provisioned."""
     if allocated_gpu_hours > 0:
         return job_interruptions / (allocated_gpu_hours / 24) * 1000, "jobs"
     if provisioned_gpu_hours > 0:
@@ -90,7 +101,9 @@ def lemon_nodes(faults: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
         faults=("reason", "size"), faulty_hours=("hours", "sum"),
         reasons=("reason", lambda r: ",".join(sorted(set(r)))))
     per = per[per["faults"] >= min_faults].reset_index()
-    return per.sort_values(["faults", "node"], ascending=[False, True], kind="stable").reset_index(drop=True)
+    return per.sort_values(["faults", "node"], ascending=[False, True], kind="stable").reset_index(
+        drop=True
+    )
 
 
 def blast_radius(attributed: pd.DataFrame, jobs: pd.DataFrame, faults: pd.DataFrame,
@@ -104,9 +117,13 @@ def blast_radius(attributed: pd.DataFrame, jobs: pd.DataFrame, faults: pd.DataFr
         return pd.DataFrame(columns=columns)
     per_job = attributed.groupby("job", observed=True).size()
     lost = (jobs["wasted_progress"] + jobs["recovery"]) / 3600
-    hit["job_lost_gpu_hours"] = hit["job"].map(lost / per_job.reindex(lost.index)).fillna(0.0).to_numpy()
+    hit["job_lost_gpu_hours"] = (
+        hit["job"].map(lost / per_job.reindex(lost.index)).fillna(0.0).to_numpy()
+    )
     keyed = faults.assign(gpus=fault_gpus(faults, inventory))
-    keyed = keyed.rename(columns={"node": "fault_node", "uuid": "fault_uuid", "start": "fault_start"})
+    keyed = keyed.rename(
+        columns={"node": "fault_node", "uuid": "fault_uuid", "start": "fault_start"}
+    )
     hit = hit.merge(keyed[["fault_node", "fault_uuid", "fault_start", "reason", "end", "gpus"]],
                     on=["fault_node", "fault_uuid", "fault_start", "reason"], how="left")
     duration = (hit["end"].clip(upper=end) - hit["fault_start"]).dt.total_seconds() / 3600

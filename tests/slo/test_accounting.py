@@ -32,13 +32,34 @@ def test_hand_computed_fleet_follows_design_order():
     #   node healthy 0–10 h; GPU-0-0 unhealthy (xid_fatal) 2–4 h; node unknown (check_timeout)
     #   12–14 h; nothing else reported (no data) 10–12 h and 14–24 h;
     #   node drained 4–5 h; job j holds GPU-0-1 1–3 h.
-    verdicts = frames.make_frame("verdicts", [
-        {"node": "n0", "uuid": "", "start": at(0), "end": at(10), "verdict": "healthy"},
-        {"node": "n0", "uuid": "GPU-0-0", "start": at(2), "end": at(4), "verdict": "unhealthy", "reason": "xid_fatal"},
-        {"node": "n0", "uuid": "", "start": at(12), "end": at(14), "verdict": "unknown", "reason": "check_timeout"},
-    ])
-    sched = frames.make_frame("schedulability", [{"node": "n0", "start": at(4), "end": at(5), "state": "drained"}])
-    alloc = frames.make_frame("allocations", [{"job": "j", "node": "n0", "uuid": "GPU-0-1", "start": at(1), "end": at(3)}])
+    verdicts = frames.make_frame(
+        "verdicts",
+        [
+            {"node": "n0", "uuid": "", "start": at(0), "end": at(10), "verdict": "healthy"},
+            {
+                "node": "n0",
+                "uuid": "GPU-0-0",
+                "start": at(2),
+                "end": at(4),
+                "verdict": "unhealthy",
+                "reason": "xid_fatal",
+            },
+            {
+                "node": "n0",
+                "uuid": "",
+                "start": at(12),
+                "end": at(14),
+                "verdict": "unknown",
+                "reason": "check_timeout",
+            },
+        ],
+    )
+    sched = frames.make_frame(
+        "schedulability", [{"node": "n0", "start": at(4), "end": at(5), "state": "drained"}]
+    )
+    alloc = frames.make_frame(
+        "allocations", [{"job": "j", "node": "n0", "uuid": "GPU-0-1", "start": at(1), "end": at(3)}]
+    )
     acc = account(inventory(), verdicts, sched, alloc, at(0), at(24))
     hours = acc.by_state / 3600
     assert hours[names.ACCOUNTING_NO_DATA] == 2 * (2 + 10)  # 10–12 h and 14–24 h on both GPUs
@@ -57,12 +78,31 @@ def test_hand_computed_fleet_follows_design_order():
 def test_unknown_wins_over_unhealthy_and_provisioning_clips():
     # GPU-0-0 provisioned from 6 h; unknown 5–8 h overlaps unhealthy 7–9 h; healthy after.
     inv = inventory(gpus=1).assign(provisioned_start=at(6))
-    verdicts = frames.make_frame("verdicts", [
-        {"node": "n0", "uuid": "GPU-0-0", "start": at(5), "end": at(8), "verdict": "unknown", "reason": "stale_data"},
-        {"node": "n0", "uuid": "GPU-0-0", "start": at(7), "end": at(9), "verdict": "unhealthy", "reason": "nvlink_down"},
-        {"node": "n0", "uuid": "GPU-0-0", "start": at(9), "end": at(24), "verdict": "healthy"},
-    ])
-    acc = account(inv, verdicts, frames.empty("schedulability"), frames.empty("allocations"), at(0), at(24))
+    verdicts = frames.make_frame(
+        "verdicts",
+        [
+            {
+                "node": "n0",
+                "uuid": "GPU-0-0",
+                "start": at(5),
+                "end": at(8),
+                "verdict": "unknown",
+                "reason": "stale_data",
+            },
+            {
+                "node": "n0",
+                "uuid": "GPU-0-0",
+                "start": at(7),
+                "end": at(9),
+                "verdict": "unhealthy",
+                "reason": "nvlink_down",
+            },
+            {"node": "n0", "uuid": "GPU-0-0", "start": at(9), "end": at(24), "verdict": "healthy"},
+        ],
+    )
+    acc = account(
+        inv, verdicts, frames.empty("schedulability"), frames.empty("allocations"), at(0), at(24)
+    )
     hours = acc.by_state / 3600
     assert acc.provisioned_seconds / 3600 == 24 - 6
     assert hours[names.ACCOUNTING_UNKNOWN] == 8 - 6
@@ -76,7 +116,14 @@ def test_overlapping_allocations_name_the_row():
         {"job": "b", "node": "n0", "uuid": "GPU-0-0", "start": at(1), "end": at(3)},
     ])
     with pytest.raises(InputError, match="row 2: job 'b'"):
-        account(inventory(), frames.empty("verdicts"), frames.empty("schedulability"), alloc, at(0), at(4))
+        account(
+            inventory(),
+            frames.empty("verdicts"),
+            frames.empty("schedulability"),
+            alloc,
+            at(0),
+            at(4),
+        )
 
 
 def test_bad_frame_rows_are_named():
@@ -87,7 +134,9 @@ def test_bad_frame_rows_are_named():
         ])
     assert info.value.line == 2 and info.value.field == "verdict"
     with pytest.raises(ParseError) as info:
-        frames.make_frame("allocations", [{"job": "j", "node": "n", "uuid": "u", "start": at(2), "end": at(1)}])
+        frames.make_frame(
+            "allocations", [{"job": "j", "node": "n", "uuid": "u", "start": at(2), "end": at(1)}]
+        )
     assert info.value.field == "end"
     with pytest.raises(ParseError, match="lacks column"):
         frames.make_frame("verdicts", [{"node": "n0"}])
@@ -111,8 +160,14 @@ def fleets(draw):
         (s, e), node = interval(), f"n{draw(st.integers(0, nodes - 1))}"
         uuid = draw(st.sampled_from(["", f"GPU-{node[1:]}-{draw(st.integers(0, gpus - 1))}"]))
         verdict = draw(st.sampled_from(names.VERDICTS))
-        reason = {"healthy": "", "unknown": "stale_data", "unhealthy": draw(st.sampled_from(["xid_fatal", "nvlink_down", "drained"]))}[verdict]
-        verdicts.append({"node": node, "uuid": uuid, "start": s, "end": e, "verdict": verdict, "reason": reason})
+        reason = {
+            "healthy": "",
+            "unknown": "stale_data",
+            "unhealthy": draw(st.sampled_from(["xid_fatal", "nvlink_down", "drained"])),
+        }[verdict]
+        verdicts.append(
+            {"node": node, "uuid": uuid, "start": s, "end": e, "verdict": verdict, "reason": reason}
+        )
     sched = [{"node": f"n{draw(st.integers(0, nodes - 1))}", "start": s, "end": e,
               "state": draw(st.sampled_from(frames.SCHEDULABILITY_STATES))}
              for s, e in (interval() for _ in range(draw(st.integers(0, 3))))]
@@ -122,7 +177,15 @@ def fleets(draw):
         s = max(draw(_hour), cursor.get((node, g), 0))
         e = s + draw(st.integers(0, 10))
         cursor[(node, g)] = e
-        allocs.append({"job": f"j{j}", "node": f"n{node}", "uuid": f"GPU-{node}-{g}", "start": at(s), "end": at(e)})
+        allocs.append(
+            {
+                "job": f"j{j}",
+                "node": f"n{node}",
+                "uuid": f"GPU-{node}-{g}",
+                "start": at(s),
+                "end": at(e),
+            }
+        )
     return frames.Frames(inventory=inv, verdicts=frames.make_frame("verdicts", verdicts),
                          schedulability=frames.make_frame("schedulability", sched),
                          allocations=frames.make_frame("allocations", allocs))
@@ -131,11 +194,23 @@ def fleets(draw):
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(fleets(), st.integers(0, 20), st.integers(21, 60))
 def test_categories_sum_to_provisioned_exactly(fleet, start_h, end_h):
-    acc = account(fleet.inventory, fleet.verdicts, fleet.schedulability, fleet.allocations, at(start_h), at(end_h))
+    acc = account(
+        fleet.inventory,
+        fleet.verdicts,
+        fleet.schedulability,
+        fleet.allocations,
+        at(start_h),
+        at(end_h),
+    )
     assert sum(acc.state_ticks.values()) == acc.provisioned_ticks
     assert set(acc.state_ticks) == set(STATES)
-    expected = sum(max(0, (at(end_h) - max(s, at(start_h))).total_seconds()) for s in fleet.inventory["provisioned_start"])
+    expected = sum(
+        max(0, (at(end_h) - max(s, at(start_h))).total_seconds())
+        for s in fleet.inventory["provisioned_start"]
+    )
     assert acc.provisioned_seconds == pytest.approx(expected)
     result = compute_week(fleet, at(start_h), at(end_h), SloSpec())
     assert sum(result.category_ticks.values()) == result.provisioned_ticks
-    assert sum(result.lost_gpu_hours_by_layer.values()) == pytest.approx(sum(result.lost_gpu_hours_by_reason.values()))
+    assert sum(result.lost_gpu_hours_by_layer.values()) == pytest.approx(
+        sum(result.lost_gpu_hours_by_reason.values())
+    )

@@ -53,25 +53,50 @@ def test_window_takes_only_the_increase():
 def test_interruptions_found_once_per_job_across_nodes():
     events = worked_example_events()
     other = events.assign(node="n1", time=events["time"] + pd.Timedelta(seconds=30))
-    found = attribution.find_interruptions(pd.concat([events, other], ignore_index=True), at(0), at(86400))
+    found = attribution.find_interruptions(
+        pd.concat([events, other], ignore_index=True), at(0), at(86400)
+    )
     assert list(found["time"]) == [at(6000)]
 
 
 def test_journal_that_just_stops_is_interrupted_at_its_last_event():
-    rows = [{"event": "job_start", "time": at(0), "gpus": 8}, {"event": "steps", "time": at(100), "step": 1},
-            {"event": "restart", "time": at(900), "step": 0}]
+    rows = [
+        {"event": "job_start", "time": at(0), "gpus": 8},
+        {"event": "steps", "time": at(100), "step": 1},
+        {"event": "restart", "time": at(900), "step": 0},
+    ]
     events = frames.make_frame("job_events", [{"job": "j", "node": "n0", **r} for r in rows])
     assert list(attribution.find_interruptions(events, at(0), at(1000))["time"]) == [at(100)]
 
 
 def fault_at(offset_s: float, node: str = "n0") -> pd.DataFrame:
-    return frames.make_frame("faults", [{"node": node, "uuid": "GPU-0", "start": at(6000 + offset_s),
-                                          "end": at(6000 + offset_s + 3600), "reason": "xid_fatal", "layer": "node"}])
+    return frames.make_frame(
+        "faults",
+        [
+            {
+                "node": node,
+                "uuid": "GPU-0",
+                "start": at(6000 + offset_s),
+                "end": at(6000 + offset_s + 3600),
+                "reason": "xid_fatal",
+                "layer": "node",
+            }
+        ],
+    )
 
 
-@pytest.mark.parametrize(("offset_min", "layer"), [
-    (-9, "node"), (-10, "node"), (-11, "training"), (4, "node"), (5, "node"), (6, "training"), (0, "node"),
-])
+@pytest.mark.parametrize(
+    ("offset_min", "layer"),
+    [
+        (-9, "node"),
+        (-10, "node"),
+        (-11, "training"),
+        (4, "node"),
+        (5, "node"),
+        (6, "training"),
+        (0, "node"),
+    ],
+)
 def test_attribution_window_edges(offset_min, layer):
     found = attribution.find_interruptions(worked_example_events(), at(0), at(86400))
     nodes = attribution.job_nodes(worked_example_events(), frames.empty("allocations"))
@@ -90,15 +115,37 @@ def test_fault_on_another_node_is_not_attributed():
 def test_engine_splits_allocated_time_and_attributes_lost_hours():
     # 1 node × 8 GPUs, healthy all day except GPU-3 unhealthy (ecc_uncorrectable) 5700–9600 s;
     # job j1 holds all 8 GPUs 0–12000 s and follows the worked example.
-    inv = frames.make_frame("inventory", [{"node": "n0", "uuid": f"GPU-{g}", "gpu": str(g), "provisioned_start": at(0)}
-                                          for g in range(8)])
-    verdicts = frames.make_frame("verdicts", [
-        {"node": "n0", "uuid": "", "start": at(0), "end": at(86400), "verdict": "healthy"},
-        {"node": "n0", "uuid": "GPU-3", "start": at(5700), "end": at(9600), "verdict": "unhealthy", "reason": "ecc_uncorrectable"},
-    ])
-    alloc = frames.make_frame("allocations", [{"job": "j1", "node": "n0", "uuid": f"GPU-{g}", "start": at(0), "end": at(12000)}
-                                              for g in range(8)])
-    fleet = frames.Frames(inventory=inv, verdicts=verdicts, allocations=alloc, job_events=worked_example_events())
+    inv = frames.make_frame(
+        "inventory",
+        [
+            {"node": "n0", "uuid": f"GPU-{g}", "gpu": str(g), "provisioned_start": at(0)}
+            for g in range(8)
+        ],
+    )
+    verdicts = frames.make_frame(
+        "verdicts",
+        [
+            {"node": "n0", "uuid": "", "start": at(0), "end": at(86400), "verdict": "healthy"},
+            {
+                "node": "n0",
+                "uuid": "GPU-3",
+                "start": at(5700),
+                "end": at(9600),
+                "verdict": "unhealthy",
+                "reason": "ecc_uncorrectable",
+            },
+        ],
+    )
+    alloc = frames.make_frame(
+        "allocations",
+        [
+            {"job": "j1", "node": "n0", "uuid": f"GPU-{g}", "start": at(0), "end": at(12000)}
+            for g in range(8)
+        ],
+    )
+    fleet = frames.Frames(
+        inventory=inv, verdicts=verdicts, allocations=alloc, job_events=worked_example_events()
+    )
     result = compute_week(fleet, at(0), at(86400), SloSpec())
     h = 1 / 3600
     assert result.allocated_gpu_hours == pytest.approx((8 * 12000 - 3900) * h)
@@ -106,10 +153,16 @@ def test_engine_splits_allocated_time_and_attributes_lost_hours():
     assert result.badput_gpu_hours_by_category["wasted_progress"] == pytest.approx(8 * 1200 * h)
     # The journal explains 8 × 12000 GPU-s but only 8 × 12000 − 3900 were usable: categories
     # fill in order (productive, …, wasted_progress, recovery), so recovery keeps what is left.
-    assert result.badput_gpu_hours_by_category["recovery"] == pytest.approx((8 * 12000 - 3900 - 8 * 10200 - 8 * 1200) * h)
+    assert result.badput_gpu_hours_by_category["recovery"] == pytest.approx(
+        (8 * 12000 - 3900 - 8 * 10200 - 8 * 1200) * h
+    )
     assert result.badput_gpu_hours_by_category["other"] == 0
     assert result.interruptions.loc[0, "reason"] == "ecc_uncorrectable"
-    node_loss = 3900 * h + (8 * 12000 - 3900 - 8 * 10200) * h  # unhealthy GPU-3 + the job's lost work
+    node_loss = (
+        3900 * h + (8 * 12000 - 3900 - 8 * 10200) * h
+    )  # unhealthy GPU-3 + the job's lost work
     assert result.lost_gpu_hours_by_layer["node"] == pytest.approx(node_loss)
     assert result.blast_radius.loc[0, "blast_radius"] == pytest.approx(8 * 1800 / 3900)
-    assert result.interruptions_per_1000_gpu_days == pytest.approx(1 / ((8 * 12000 - 3900) / 86400) * 1000)
+    assert result.interruptions_per_1000_gpu_days == pytest.approx(
+        1 / ((8 * 12000 - 3900) / 86400) * 1000
+    )

@@ -5,9 +5,9 @@ import time
 
 import pytest
 
-from gpuslo import demo_job
+from gpuslo.demo import job as demo_job
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.journal_source import load_journals
+from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo_spec import SloSpec
 
 

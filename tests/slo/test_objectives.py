@@ -24,7 +24,9 @@ def test_burn_rate_factors_for_30_28_and_7_days():
 def test_error_budget_of_a_week_in_a_28_day_period():
     # 100 GPU-hours provisioned in a week, 99 usable; objective 0.98 over 28 days:
     # the period's budget at this rate is 0.02 × 100 × 4 = 8 GPU-hours; 1 spent → 7/8 left.
-    status = objectives.slo_status(names.SLO_USABLE_GPU, 99, 100, SloSpec(period_days=28), 7 * 86400)
+    status = objectives.slo_status(
+        names.SLO_USABLE_GPU, 99, 100, SloSpec(period_days=28), 7 * 86400
+    )
     assert status.sli == pytest.approx(0.99)
     assert status.compliant is True
     assert status.error_budget_remaining == pytest.approx(1 - 1 / 8)
@@ -44,12 +46,33 @@ def test_burn_rates_over_the_last_windows():
     # ratio is 0.5 → burn 0.5 / 0.02 = 25 > 13.44, the 5 m window's 1.0 → 50: the page fires.
     end = T0 + pd.Timedelta(days=3)
     inv = frames.make_frame("inventory", [{"node": "n0", "uuid": "GPU-0", "provisioned_start": T0}])
-    verdicts = frames.make_frame("verdicts", [
-        {"node": "n0", "uuid": "GPU-0", "start": T0, "end": end - pd.Timedelta(minutes=30), "verdict": "healthy"},
-        {"node": "n0", "uuid": "GPU-0", "start": end - pd.Timedelta(minutes=30), "end": end, "verdict": "unhealthy", "reason": "xid_fatal"},
-    ])
-    acc = account(inv, verdicts, frames.empty("schedulability"), frames.empty("allocations"), T0, end)
-    rows = {row["long_window"]: row for row in objectives.burn_rates(acc.segments, end, SloSpec(period_days=28))}
+    verdicts = frames.make_frame(
+        "verdicts",
+        [
+            {
+                "node": "n0",
+                "uuid": "GPU-0",
+                "start": T0,
+                "end": end - pd.Timedelta(minutes=30),
+                "verdict": "healthy",
+            },
+            {
+                "node": "n0",
+                "uuid": "GPU-0",
+                "start": end - pd.Timedelta(minutes=30),
+                "end": end,
+                "verdict": "unhealthy",
+                "reason": "xid_fatal",
+            },
+        ],
+    )
+    acc = account(
+        inv, verdicts, frames.empty("schedulability"), frames.empty("allocations"), T0, end
+    )
+    rows = {
+        row["long_window"]: row
+        for row in objectives.burn_rates(acc.segments, end, SloSpec(period_days=28))
+    }
     assert rows["1h"]["long_burn_rate"] == pytest.approx(0.5 / 0.02)
     assert rows["1h"]["short_burn_rate"] == pytest.approx(1 / 0.02)
     assert rows["1h"]["firing"] is True

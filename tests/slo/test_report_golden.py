@@ -62,7 +62,15 @@ def test_golden_week_has_previous_week_and_sums(generated):
 
 def test_a_week_without_data_is_one_line_and_writes_nothing(generated, capsys):
     out = generated.parent / "none"
-    argv = ["report", "--data", str(generated.parent / "sim"), "--week", "2027-W10", "--out", str(out)]
+    argv = [
+        "report",
+        "--data",
+        str(generated.parent / "sim"),
+        "--week",
+        "2027-W10",
+        "--out",
+        str(out),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no data in 2027-03-08T00:00:00Z" in err[0]

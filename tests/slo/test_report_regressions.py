@@ -32,7 +32,9 @@ def _one_line_error(capsys) -> str:
     return err[0]
 
 
-@pytest.mark.parametrize("flag, value", [("--gpus-per-node", "0"), ("--nodes", "-4"), ("--nodes", "0")])
+@pytest.mark.parametrize(
+    "flag, value", [("--gpus-per-node", "0"), ("--nodes", "-4"), ("--nodes", "0")]
+)
 def test_a_fleet_size_below_one_names_the_flag(tmp_path, capsys, flag, value):
     # --gpus-per-node 0 was a KeyError traceback; --nodes -4 said "the trace names 2 nodes".
     path = tmp_path / "t.json"
@@ -54,7 +56,20 @@ def test_the_library_refuses_an_empty_inventory_too(tmp_path):
 def test_binary_stepfun_input_says_not_json(tmp_path, capsys):
     path = tmp_path / "g.bin"
     path.write_bytes(b"\x8e\xff\x00" * 1000)
-    assert main(["report", "--trace", str(path), "--trace-format", "stepfun", "--out", str(tmp_path / "o")]) == 2
+    assert (
+        main(
+            [
+                "report",
+                "--trace",
+                str(path),
+                "--trace-format",
+                "stepfun",
+                "--out",
+                str(tmp_path / "o"),
+            ]
+        )
+        == 2
+    )
     line = _one_line_error(capsys)
     assert "g.bin: not JSON" in line and "CSV" not in line
 
@@ -83,17 +98,38 @@ def test_a_window_past_the_trace_is_not_provisioned_and_the_report_says_so(tmp_p
     assert result.usable_gpu_hours == 2 * 48 - 2 * 12
     assert result.data_quality["no_data_gpu_hours"] == 0
     doc = result.to_json_dict()
-    assert doc["data_quality"]["covered"] == {"start": "2024-03-30T00:00:00Z", "end": "2024-04-01T00:00:00Z",
-                                              "partial": True}
-    assert ("data covers", "2024-03-30T00:00:00Z to 2024-04-01T00:00:00Z only; the rest of the window "
-            "has no data") in headline(doc)
+    assert doc["data_quality"]["covered"] == {
+        "start": "2024-03-30T00:00:00Z",
+        "end": "2024-04-01T00:00:00Z",
+        "partial": True,
+    }
+    assert (
+        "data covers",
+        "2024-03-30T00:00:00Z to 2024-04-01T00:00:00Z only; the rest of the window has no data",
+    ) in headline(doc)
 
 
 @needs_stepfun
 def test_stepfun_week_11_of_2025_counts_only_the_days_the_trace_observed(tmp_path, capsys):
     out = tmp_path / "r"
-    assert main(["report", "--trace", str(STEPFUN), "--trace-format", "stepfun", "--week", "2025-W11",
-                 "--out", str(out), "--format", "json,md"]) == 0
+    assert (
+        main(
+            [
+                "report",
+                "--trace",
+                str(STEPFUN),
+                "--trace-format",
+                "stepfun",
+                "--week",
+                "2025-W11",
+                "--out",
+                str(out),
+                "--format",
+                "json,md",
+            ]
+        )
+        == 0
+    )
     doc = json.loads((out / "report.json").read_text())
     assert doc["usable_ratio"] > 0.9  # was 0.567: the days after the last event were no_data
     assert doc["data_quality"]["no_data_gpu_hours"] == 0
@@ -114,15 +150,24 @@ def _simulated(tmp_path, *extra) -> dict:
 def test_unusable_by_layer_is_provisioned_minus_usable_and_badput_is_the_rest(tmp_path):
     doc = _simulated(tmp_path)
     unusable, badput = doc["unusable_gpu_hours_by_layer"], doc["job_badput_gpu_hours_by_layer"]
-    assert sum(unusable.values()) == pytest.approx(doc["provisioned_gpu_hours"] - doc["usable_gpu_hours"], abs=1e-4)
+    assert sum(unusable.values()) == pytest.approx(
+        doc["provisioned_gpu_hours"] - doc["usable_gpu_hours"], abs=1e-4
+    )
     daily = sum(day[f"lost_{layer}"] for day in doc["daily"] for layer in names.LAYERS)
-    assert daily == pytest.approx(sum(unusable.values()), abs=1e-4)  # the plot holds what its title says
+    assert daily == pytest.approx(
+        sum(unusable.values()), abs=1e-4
+    )  # the plot holds what its title says
     for layer in names.LAYERS:
-        assert unusable[layer] + badput[layer] == pytest.approx(doc["lost_gpu_hours_by_layer"][layer], abs=1e-4)
+        assert unusable[layer] + badput[layer] == pytest.approx(
+            doc["lost_gpu_hours_by_layer"][layer], abs=1e-4
+        )
     labels = [label for label, _ in headline(doc)]
     assert "lost GPU-hours by layer" not in labels
     assert "unusable GPU-hours by layer (provisioned − usable)" in labels
-    assert "| layer | unusable GPU-hours | job badput GPU-hours | lost GPU-hours | share of lost |" in doc["_md"]
+    assert (
+        "| layer | unusable GPU-hours | job badput GPU-hours | lost GPU-hours | share of lost |"
+        in doc["_md"]
+    )
     assert "DESIGN.md" not in doc["_md"] and "job badput |" not in doc["_md"]
 
 
@@ -132,16 +177,28 @@ def test_journals_alone_headline_the_journals_goodput(tmp_path):
     assert main(["simulate", "--nodes", "2", "--days", "2", "--seed", "5", "--out", str(sim)]) == 0
     doc = _simulated(tmp_path / "j", "--journals", str(sim / "journals"))
     figures = dict(headline(doc))
-    assert doc["goodput_ratio"] == pytest.approx(doc["job_productive_gpu_hours"] / doc["job_gpu_hours"], abs=1e-6)
+    assert doc["goodput_ratio"] == pytest.approx(
+        doc["job_productive_gpu_hours"] / doc["job_gpu_hours"], abs=1e-6
+    )
     assert figures["goodput ratio (productive / job GPU-hours)"] == f"{doc['goodput_ratio']:.4f}"
     assert figures["productive GPU-hours (journals)"] == f"{doc['job_productive_gpu_hours']:,.1f}"
     assert float(figures["productive GPU-hours (journals)"].replace(",", "")) > 0
 
 
 def _trace_doc(**over) -> dict:
-    path_doc = {"interruptions": 0, "interruptions_per_1000_gpu_days": 4.18, "interruption_basis": "faults",
-                "gpu_fault_starts": 5, "data_quality": {"cannot_fill": {
-                    "interruptions": "the trace has no jobs, so interruptions are counted per fault, not per job"}}}
+    path_doc = {
+        "interruptions": 0,
+        "interruptions_per_1000_gpu_days": 4.18,
+        "interruption_basis": "faults",
+        "gpu_fault_starts": 5,
+        "data_quality": {
+            "cannot_fill": {
+                "interruptions": (
+                    "the trace has no jobs, so interruptions are counted per fault, not per job"
+                )
+            }
+        },
+    }
     return path_doc | over
 
 
@@ -157,7 +214,10 @@ def test_the_interruption_rate_names_its_basis():
 
 
 def test_badput_reasons_use_the_layer_vocabulary():
-    doc = {"lost_gpu_hours_by_layer": {"training": 3.0}, "lost_gpu_hours_by_reason": {"checkpoint_save": 3.0}}
+    doc = {
+        "lost_gpu_hours_by_layer": {"training": 3.0},
+        "lost_gpu_hours_by_reason": {"checkpoint_save": 3.0},
+    }
     section = next(s for s in build_report(doc, None, None).sections if s.key == "causes")
     assert section.tables[1].rows == (("checkpoint_save", names.LAYER_TRAINING, "3.0", "1.0000"),)
 
@@ -167,7 +227,9 @@ def test_burn_factors_print_like_the_burn_rates():
              "long_burn_rate": 1.2397, "short_burn_rate": 0.0, "firing": False},
             {"severity": "page", "long_window": "1h", "short_window": "5m", "factor": 13.44,
              "long_burn_rate": 0.0, "short_burn_rate": 0.0, "firing": False}]
-    section = next(s for s in build_report({"burn_rates": rows}, None, None).sections if s.key == "slos")
+    section = next(
+        s for s in build_report({"burn_rates": rows}, None, None).sections if s.key == "slos"
+    )
     assert [row[2] for row in section.tables[1].rows] == ["0.9333", "13.4400"]
 
 
@@ -177,7 +239,9 @@ def test_a_failed_format_leaves_no_other_format_behind(tmp_path, capsys):
     (out / "report.json").mkdir(parents=True)  # report.json cannot be written
     assert main(["report", "--data", str(sim), "--out", str(out)]) == 2
     assert "report.json: cannot write" in _one_line_error(capsys)
-    assert sorted(p.name for p in out.iterdir()) == ["report.json"]  # no report.md, report.html, temp files
+    assert sorted(p.name for p in out.iterdir()) == [
+        "report.json"
+    ]  # no report.md, report.html, temp files
 
 
 def test_markdown_never_cites_a_file_outside_the_repo():

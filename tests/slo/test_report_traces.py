@@ -1,4 +1,5 @@
-"""`gpuslo report` on the real fault traces (StepFun InfiniteHBD, OLCF Titan) and on bad trace input."""
+"""`gpuslo report` on the real fault traces (StepFun InfiniteHBD, OLCF Titan) and on bad trace
+input."""
 
 from __future__ import annotations
 

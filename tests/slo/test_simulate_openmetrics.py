@@ -26,7 +26,9 @@ def test_state_matrix_samples_the_interval_covering_each_time():
         "end": START + pd.to_timedelta([100, 200, 150], unit="s"),
         "verdict": ["healthy", "unknown", "unhealthy"],
     })
-    codes = state_matrix(verdicts, pd.Index(["a", "b", "c"]), START, np.array([0, 60, 100, 199, 200]))
+    codes = state_matrix(
+        verdicts, pd.Index(["a", "b", "c"]), START, np.array([0, 60, 100, 199, 200])
+    )
     assert codes.tolist() == [[1, 1, 3, 3, 0], [0, 2, 2, 0, 0], [0, 0, 0, 0, 0]]
 
 
@@ -38,9 +40,14 @@ def test_openmetrics_parses_and_usable_matches_the_verdicts():
     assert set(families) == {"gpuslo_gpu_info", "gpuslo_gpu_usable", "gpuslo_gpu_verdict",
                              "gpuslo_job_gpu_seconds"}
     usable = families["gpuslo_gpu_usable"].samples
-    verdict = {(s.labels["uuid"], float(s.timestamp)): s.value for s in families["gpuslo_gpu_verdict"].samples
-               if s.labels["verdict"] == "healthy"}
-    assert usable and all(verdict[(s.labels["uuid"], float(s.timestamp))] == s.value for s in usable)
+    verdict = {
+        (s.labels["uuid"], float(s.timestamp)): s.value
+        for s in families["gpuslo_gpu_verdict"].samples
+        if s.labels["verdict"] == "healthy"
+    }
+    assert usable and all(
+        verdict[(s.labels["uuid"], float(s.timestamp))] == s.value for s in usable
+    )
     counters = families["gpuslo_job_gpu_seconds"].samples
     by_series: dict = {}
     for s in counters:

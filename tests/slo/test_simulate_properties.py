@@ -21,7 +21,9 @@ START = pd.Timestamp("2026-11-23T00:00:00Z")
        seed=st.integers(0, 2**32 - 1), rate=st.floats(0.0, 400.0))
 def test_verdicts_never_overlap_and_journals_are_valid(nodes, gpus, days, seed, rate):
     sim = sim_mod.simulate(sf.Fleet(nodes, gpus, days, rate), seed, START)
-    verdicts = per_gpu(sim.frames["verdicts"], sim.frames["inventory"]).sort_values(["uuid", "start"])
+    verdicts = per_gpu(sim.frames["verdicts"], sim.frames["inventory"]).sort_values(
+        ["uuid", "start"]
+    )
     assert (verdicts["start"] >= sim.start).all() and (verdicts["end"] <= sim.end).all()
     assert (verdicts["end"] > verdicts["start"]).all()
     assert not (verdicts.groupby("uuid")["start"].shift(-1) < verdicts["end"]).any()

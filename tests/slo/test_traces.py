@@ -27,18 +27,36 @@ def test_hand_made_stepfun_trace(tmp_path):
     #   node a: Xid fault 0.25–0.75 days (node-wide: 2 GPUs × 12 h = 24 GPU-hours, node layer)
     #   node b: "Suspect Machine Offline" from 1.0 days, never ended (2 GPUs × 24 h, platform)
     #   node c never faults (filler name).
-    records = [fault("a", 0.25, "fault_start"), fault("a", 0.75, "fault_end"),
-               fault("b", 1.0, "fault_start", "Other Failure", "Training Task Troubleshooting", "Suspect Machine Offline"),
-               fault("a", 1.5, "fault_start", desc="GPU DBE(Double Bit ECC) > Threshold"),
-               fault("a", 1.5, "fault_end", desc="GPU DBE(Double Bit ECC) > Threshold")]
+    records = [
+        fault("a", 0.25, "fault_start"),
+        fault("a", 0.75, "fault_end"),
+        fault(
+            "b",
+            1.0,
+            "fault_start",
+            "Other Failure",
+            "Training Task Troubleshooting",
+            "Suspect Machine Offline",
+        ),
+        fault("a", 1.5, "fault_start", desc="GPU DBE(Double Bit ECC) > Threshold"),
+        fault("a", 1.5, "fault_end", desc="GPU DBE(Double Bit ECC) > Threshold"),
+    ]
     path = tmp_path / "trace.json"
     path.write_text(json.dumps(records))
     frames = traces.load_trace(path, "stepfun", nodes=3, gpus_per_node=2)
     assert sorted(frames.inventory["node"].unique()) == ["a", "b", "stepfun-idle-000"]
     result = compute_week(frames, None, None, SloSpec())
-    assert result.start == traces.STEPFUN_EPOCH and result.end == traces.STEPFUN_EPOCH + pd.Timedelta(days=2)
+    assert (
+        result.start == traces.STEPFUN_EPOCH
+        and result.end == traces.STEPFUN_EPOCH + pd.Timedelta(days=2)
+    )
     assert result.provisioned_gpu_hours == 3 * 2 * 48
-    assert result.lost_gpu_hours_by_layer == {"node": 2 * 12, "platform": 2 * 24, "training": 0, "observability": 0}
+    assert result.lost_gpu_hours_by_layer == {
+        "node": 2 * 12,
+        "platform": 2 * 24,
+        "training": 0,
+        "observability": 0,
+    }
     assert result.lost_gpu_hours_by_reason == {"xid_fatal": 24, "drained": 48}
     assert result.usable_gpu_hours == 6 * 48 - 24 - 48
     assert "goodput" in result.data_quality["cannot_fill"]
@@ -47,13 +65,20 @@ def test_hand_made_stepfun_trace(tmp_path):
 
 def test_stepfun_mapping_table():
     assert traces.stepfun_reason("Hardware Failure", "GPU", "GPU Lost") == "fallen_off_bus"
-    assert traces.stepfun_reason("Hardware Failure", "Parameter Plane Cable", "Link Down") == "network_port_down"
-    assert traces.stepfun_reason("Other Failure", "Unknown Error", "Unknown Error") == "probe_failed"
+    assert (
+        traces.stepfun_reason("Hardware Failure", "Parameter Plane Cable", "Link Down")
+        == "network_port_down"
+    )
+    assert (
+        traces.stepfun_reason("Other Failure", "Unknown Error", "Unknown Error") == "probe_failed"
+    )
 
 
 def test_stepfun_errors(tmp_path):
     path = tmp_path / "bad.json"
-    path.write_text(json.dumps([fault("a", 0.1, "fault_start"), {"node_id": "b", "event_type": "fault_end"}]))
+    path.write_text(
+        json.dumps([fault("a", 0.1, "fault_start"), {"node_id": "b", "event_type": "fault_end"}])
+    )
     with pytest.raises(ParseError, match="record 1"):
         traces.load_trace(path, "stepfun")
     path.write_text(json.dumps([fault(f"n{i}", 0.1, "fault_start") for i in range(3)]))
@@ -83,7 +108,10 @@ def test_hand_made_titan_trace(tmp_path):
 
 def test_titan_bad_time_names_the_line(tmp_path):
     path = tmp_path / "gc_full.csv"
-    path.write_text("SN,location,insert,remove,duration,out,event\nA,s1,yesterday,2017-01-11 00:00:00,1,TRUE,DBE\n")
+    path.write_text(
+        "SN,location,insert,remove,duration,out,event\n"
+        "A,s1,yesterday,2017-01-11 00:00:00,1,TRUE,DBE\n"
+    )
     with pytest.raises(ParseError, match="gc_full.csv:2: field 'insert'"):
         traces.load_trace(path, "titan")
 
@@ -103,6 +131,11 @@ def test_real_stepfun_trace_one_week():
 def test_real_titan_trace():
     frames = traces.load_trace(TITAN, "titan")
     assert frames.inventory["node"].nunique() == len(frames.inventory) > 18000
-    result = compute_week(frames, pd.Timestamp("2018-01-01", tz="UTC"), pd.Timestamp("2018-01-08", tz="UTC"), SloSpec())
+    result = compute_week(
+        frames,
+        pd.Timestamp("2018-01-01", tz="UTC"),
+        pd.Timestamp("2018-01-08", tz="UTC"),
+        SloSpec(),
+    )
     assert {"ecc_uncorrectable", "fallen_off_bus"} & set(result.lost_gpu_hours_by_reason)
     assert result.lost_gpu_hours_by_layer["observability"] == 0

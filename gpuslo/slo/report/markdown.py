@@ -1,5 +1,6 @@
-"""Markdown rendering of the weekly report (`gpuslo.slo.report.model.Report`): deterministic text with
-a generated-file header; table cells have `|` and newlines escaped so a label cannot break a row."""
+"""Markdown rendering of the weekly report (`gpuslo.slo.report.model.Report`): deterministic text
+with a generated-file header; table cells have `|` and newlines escaped so a label cannot break a
+row."""
 
 from __future__ import annotations
 
@@ -33,7 +34,9 @@ def coverage(doc: dict) -> str | None:
         return None
     if covered.get("start") == covered.get("end"):
         return "nothing in this window"
-    return f"{covered.get('start')} to {covered.get('end')} only; the rest of the window has no data"
+    return (
+        f"{covered.get('start')} to {covered.get('end')} only; the rest of the window has no data"
+    )
 
 
 def headline(doc: dict) -> list[tuple[str, str]]:
@@ -46,11 +49,16 @@ def headline(doc: dict) -> list[tuple[str, str]]:
         ("provisioned GPU-hours", hours(doc.get("provisioned_gpu_hours"))),
         ("usable GPU-hours", hours(doc.get("usable_gpu_hours"))),
         ("usable ratio", ratio(doc.get("usable_ratio"))),
-        ("unusable GPU-hours by layer (provisioned − usable)", _by_layer(doc.get("unusable_gpu_hours_by_layer"))),
+        (
+            "unusable GPU-hours by layer (provisioned − usable)",
+            _by_layer(doc.get("unusable_gpu_hours_by_layer")),
+        ),
         ("productive GPU-hours (journals)", hours(doc.get("job_productive_gpu_hours"))),
         ("goodput ratio (productive / job GPU-hours)", ratio(doc.get("goodput_ratio"))),
-        ("job badput GPU-hours by layer (allocated usable time without progress)",
-         _by_layer(doc.get("job_badput_gpu_hours_by_layer"))),
+        (
+            "job badput GPU-hours by layer (allocated usable time without progress)",
+            _by_layer(doc.get("job_badput_gpu_hours_by_layer")),
+        ),
     ]
 
 

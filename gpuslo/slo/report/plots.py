@@ -76,7 +76,9 @@ def _day_ticks(ax, daily: list[dict]) -> None:
 
 def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | None:
     """Line: usable ratio per day, with the objective as a dashed line."""
-    points = [(i, d["usable_ratio"]) for i, d in enumerate(daily) if d.get("usable_ratio") is not None]
+    points = [
+        (i, d["usable_ratio"]) for i, d in enumerate(daily) if d.get("usable_ratio") is not None
+    ]
     if not points:
         return None
     with plt.rc_context(_RC):
@@ -84,7 +86,9 @@ def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | No
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
                 color="#1f77b4", label="usable ratio")
         if objective is not None:
-            ax.axhline(objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}")
+            ax.axhline(
+                objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}"
+            )
         _day_ticks(ax, daily)
         low = min([p[1] for p in points] + ([objective] if objective is not None else []))
         ax.set_ylim(max(0.0, low - (1 - low) * 0.5 - 0.001), 1.0005)
@@ -113,6 +117,8 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
         floor = max(0.0, productive - (allocated - productive) * 0.5)
         ax.set_ylim(floor, allocated + (allocated - productive) * 0.1 + 1e-9)
         ax.set_ylabel("GPU-hours")
-        ax.set_title(f"Badput waterfall: allocated to productive GPU-hours (axis from {floor:,.0f})")
+        ax.set_title(
+            f"Badput waterfall: allocated to productive GPU-hours (axis from {floor:,.0f})"
+        )
         fig.tight_layout()
         return _svg(fig)

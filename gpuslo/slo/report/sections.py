@@ -28,8 +28,11 @@ def capacity(doc, extra, wow) -> Section:
     cats = doc.get("categories_gpu_hours") or {}
     rows = tuple((name, hours(value), _share(value, total)) for name, value in cats.items())
     rows += (("total (provisioned)", hours(total), _share(total, total)),)
-    lines = (f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
-             "GPU-hour has exactly one category; usable = productive + badput + idle, the rest is unusable.",)
+    lines = (
+        f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
+        "GPU-hour has exactly one category; usable = productive + badput + idle, the rest is "
+        "unusable.",
+    )
     return Section("capacity", "Capacity accounting", lines,
                    (Table(("category", "GPU-hours", "share"), rows),))
 
@@ -46,14 +49,21 @@ def availability(doc, extra, wow) -> Section:
     period = 1 if len(daily) <= MAX_ROWS else 7
     rows = tuple(_period_row(daily[i:i + period]) for i in range(0, len(daily), period))
     first = "day" if period == 1 else "7 days from"
-    tables = (Table((first, "provisioned GPU-h", "usable GPU-h", "usable ratio"), rows),) if rows else ()
+    tables = (
+        (Table((first, "provisioned GPU-h", "usable GPU-h", "usable ratio"), rows),) if rows else ()
+    )
     return Section("availability", "Availability", lines, tables)
 
 
 def _period_row(days: list[dict]) -> tuple[str, ...]:
     provisioned = sum(d["provisioned_gpu_hours"] or 0.0 for d in days)
     usable = sum(d["usable_gpu_hours"] or 0.0 for d in days)
-    return (str(days[0]["day"])[:10], hours(provisioned), hours(usable), _share(usable, provisioned))
+    return (
+        str(days[0]["day"])[:10],
+        hours(provisioned),
+        hours(usable),
+        _share(usable, provisioned),
+    )
 
 
 def slos(doc, extra, wow) -> Section:
@@ -67,12 +77,24 @@ def slos(doc, extra, wow) -> Section:
         rows += ((s["name"], ratio(s["objective"]), ratio(s["sli"]),
                   "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no"),
                   ratio(s["error_budget_remaining"]), ratio(s["burn_rate"])),)
-    burn = tuple((b["severity"], f"{b['long_window']}/{b['short_window']}", ratio(b["factor"]),
-                  ratio(b["long_burn_rate"]), ratio(b["short_burn_rate"]), "yes" if b["firing"] else "no")
-                 for b in doc.get("burn_rates") or [])
-    tables = (Table(("SLO", "objective", "SLI", "met", "error budget remaining", "burn rate"), rows),)
+    burn = tuple(
+        (
+            b["severity"],
+            f"{b['long_window']}/{b['short_window']}",
+            ratio(b["factor"]),
+            ratio(b["long_burn_rate"]),
+            ratio(b["short_burn_rate"]),
+            "yes" if b["firing"] else "no",
+        )
+        for b in doc.get("burn_rates") or []
+    )
+    tables = (
+        Table(("SLO", "objective", "SLI", "met", "error budget remaining", "burn rate"), rows),
+    )
     if burn:
-        tables += (Table(("alert", "windows", "factor", "long burn", "short burn", "firing at end"), burn),)
+        tables += (
+            Table(("alert", "windows", "factor", "long burn", "short burn", "firing at end"), burn),
+        )
     return Section("slos", "SLO status and error budget", (
         "Error budget remaining is the share of the SLO period's budget left after this window.",
         *notes), tables)
@@ -94,10 +116,12 @@ def goodput(doc, extra, wow) -> Section:
     rows += tuple((f"− {k}", hours(v), _share(v, allocated)) for k, v in badput.items())
     rows += (("= productive", hours(doc.get("productive_gpu_hours")),
               _share(doc.get("productive_gpu_hours"), allocated)),)
-    lines = (f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / all GPU-hours the jobs' "
-             f"journals account for, recovery and wasted progress included: the job_goodput SLI "
-             f"Prometheus records); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall splits "
-             f"the allocated GPU-hours of the capacity accounting.",)
+    lines = (
+        f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / all GPU-hours the jobs' "
+        f"journals account for, recovery and wasted progress included: the job_goodput SLI "
+        f"Prometheus records); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall splits "
+        f"the allocated GPU-hours of the capacity accounting.",
+    )
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
 
@@ -114,12 +138,17 @@ def _rate_line(doc: dict) -> str:
     when the data has jobs, GPU fault starts per provisioned GPU-day when it has none."""
     rate, basis = doc.get("interruptions_per_1000_gpu_days"), doc.get("interruption_basis")
     if basis == "jobs":
-        return (f"{doc.get('interruptions', 0)} job interruptions: {ratio(rate)} per 1000 allocated "
-                "GPU-days.")
+        return (
+            f"{doc.get('interruptions', 0)} job interruptions: {ratio(rate)} per 1000 allocated "
+            "GPU-days."
+        )
     if basis == "faults":
-        return (f"No job interruptions can be counted ({_cannot(doc, 'interruptions', 'the data has no jobs')}); "
-                f"{doc.get('gpu_fault_starts', 0)} GPU fault starts instead: {ratio(rate)} per 1000 "
-                "provisioned GPU-days.")
+        why = _cannot(doc, "interruptions", "the data has no jobs")
+        return (
+            f"No job interruptions can be counted ({why}); "
+            f"{doc.get('gpu_fault_starts', 0)} GPU fault starts instead: {ratio(rate)} per 1000 "
+            "provisioned GPU-days."
+        )
     return "No provisioned or allocated GPU-time: no interruption rate."
 
 
@@ -133,7 +162,11 @@ def interruptions(doc, extra, wow) -> Section:
     rows = tuple((r["reason"], r["layer"], str(r["faults"]), str(r["open"]),
                   hours(r["mtbf_gpu_hours"]), hours(r["mttr_hours"]))
                  for r in doc.get("reliability") or [])
-    tables = (Table(("reason", "layer", "faults", "still open", "MTBF GPU-h", "MTTR h"), rows),) if rows else ()
+    tables = (
+        (Table(("reason", "layer", "faults", "still open", "MTBF GPU-h", "MTTR h"), rows),)
+        if rows
+        else ()
+    )
     return Section("interruptions", "Interruptions, MTTI and MTTR", lines, tables)
 
 
@@ -148,35 +181,77 @@ def causes(doc, extra, wow) -> Section:
     layer_rows = tuple((layer, hours(unusable.get(layer, 0.0)), hours(badput.get(layer, 0.0)),
                         hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
-    by_reason = sorted((doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0]))
+    by_reason = sorted(
+        (doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])
+    )
     reason_rows = tuple((reason, names.REASON_LAYER.get(reason, names.LAYER_TRAINING), hours(value),
                          _share(value, total)) for reason, value in by_reason[:TOP] if value > 0)
-    return Section("causes", "Top causes by layer and reason", (
-        f"{hours(total)} GPU-hours lost in total: {hours(sum(unusable.values()))} unusable (provisioned "
-        f"but not usable; the daily plot) and {hours(sum(badput.values()))} job badput (usable, allocated "
-        "time the jobs did not turn into progress, by the layer of the fault that caused it).",),
-        (Table(("layer", "unusable GPU-hours", "job badput GPU-hours", "lost GPU-hours", "share of lost"),
-               layer_rows),
-         Table(("reason", "layer", "lost GPU-hours", "share of lost"), reason_rows)))
+    return Section(
+        "causes",
+        "Top causes by layer and reason",
+        (
+            f"{hours(total)} GPU-hours lost in total: {hours(sum(unusable.values()))} unusable "
+            f"(provisioned but not usable; the daily plot) and {hours(sum(badput.values()))} job "
+            "badput (usable, allocated time the jobs did not turn into progress, by the layer of "
+            "the fault that caused it).",
+        ),
+        (
+            Table(
+                (
+                    "layer",
+                    "unusable GPU-hours",
+                    "job badput GPU-hours",
+                    "lost GPU-hours",
+                    "share of lost",
+                ),
+                layer_rows,
+            ),
+            Table(("reason", "layer", "lost GPU-hours", "share of lost"), reason_rows),
+        ),
+    )
 
 
 def blast_radius(doc, extra, wow) -> Section:
-    rows = sorted(doc.get("blast_radius") or [], key=lambda r: (-(r.get("job_lost_gpu_hours") or 0), r["job"]))
+    rows = sorted(
+        doc.get("blast_radius") or [], key=lambda r: (-(r.get("job_lost_gpu_hours") or 0), r["job"])
+    )
     if not rows:
         return Section("blast_radius", "Blast radius", missing=_cannot(
             doc, "blast_radius", "no job interruption was attributed to a fault on its nodes"))
-    table = tuple((r["job"], str(r["time"]), r["fault_node"], r["reason"], hours(r["job_lost_gpu_hours"]),
-                   hours(r["fault_gpu_hours"]), ratio(r["blast_radius"])) for r in rows[:TOP])
-    return Section("blast_radius", "Blast radius", (
-        "GPU-hours a job lost to an interruption per GPU-hour of the faulty device.",),
-        (Table(("job", "time", "node", "reason", "job lost GPU-h", "fault GPU-h", "blast radius"), table),))
+    table = tuple(
+        (
+            r["job"],
+            str(r["time"]),
+            r["fault_node"],
+            r["reason"],
+            hours(r["job_lost_gpu_hours"]),
+            hours(r["fault_gpu_hours"]),
+            ratio(r["blast_radius"]),
+        )
+        for r in rows[:TOP]
+    )
+    return Section(
+        "blast_radius",
+        "Blast radius",
+        ("GPU-hours a job lost to an interruption per GPU-hour of the faulty device.",),
+        (
+            Table(
+                ("job", "time", "node", "reason", "job lost GPU-h", "fault GPU-h", "blast radius"),
+                table,
+            ),
+        ),
+    )
 
 
 def lemon_nodes(doc, extra, wow) -> Section:
     rows = doc.get("lemon_nodes") or []
     if not rows:
-        return Section("lemon_nodes", "Lemon nodes", ("No node had 3 or more faults in the window.",))
-    table = tuple((r["node"], str(r["faults"]), hours(r["faulty_hours"]), r["reasons"]) for r in rows[:TOP])
+        return Section(
+            "lemon_nodes", "Lemon nodes", ("No node had 3 or more faults in the window.",)
+        )
+    table = tuple(
+        (r["node"], str(r["faults"]), hours(r["faulty_hours"]), r["reasons"]) for r in rows[:TOP]
+    )
     return Section("lemon_nodes", "Lemon nodes", (
         f"{len(rows)} nodes with 3 or more faults (top {min(len(rows), TOP)} shown).",),
         (Table(("node", "faults", "faulty hours", "reasons"), table),))
@@ -185,8 +260,14 @@ def lemon_nodes(doc, extra, wow) -> Section:
 def cost(doc, extra, wow) -> Section:
     money = extra["cost"]
     if money is None:
-        return Section("cost", "Cost of lost GPU-hours", missing=(
-            "no price per GPU-hour given (--price-per-gpu-hour, or price_per_gpu_hour in the SLO spec)"))
+        return Section(
+            "cost",
+            "Cost of lost GPU-hours",
+            missing=(
+                "no price per GPU-hour given (--price-per-gpu-hour, or price_per_gpu_hour in the "
+                "SLO spec)"
+            ),
+        )
     price = money["price_per_gpu_hour"]
     rows = tuple((layer, f"{value:,.2f}") for layer, value in money["by_layer"].items())
     rows += (("total lost", f"{money['lost']:,.2f}"),)
@@ -199,12 +280,18 @@ def cost(doc, extra, wow) -> Section:
 
 def data_quality(doc, extra, wow) -> Section:
     dq = doc.get("data_quality") or {}
-    lines = (f"No data: {hours(dq.get('no_data_gpu_hours'))} GPU-hours; unknown verdicts: "
-             f"{hours(dq.get('unknown_gpu_hours'))} GPU-hours; blind ratio {ratio(dq.get('blind_ratio'))}. "
-             "Blind time counts as lost (observability), never as usable.",)
+    lines = (
+        f"No data: {hours(dq.get('no_data_gpu_hours'))} GPU-hours; unknown verdicts: "
+        f"{hours(dq.get('unknown_gpu_hours'))} GPU-hours; "
+        f"blind ratio {ratio(dq.get('blind_ratio'))}. "
+        "Blind time counts as lost (observability), never as usable.",
+    )
     if dq.get("jobs_without_journal"):
         lines += (f"Jobs without a journal: {', '.join(dq['jobs_without_journal'][:TOP])}.",)
-    rows = tuple((reason, hours(value)) for reason, value in sorted((dq.get("blind_gpu_hours_by_reason") or {}).items()))
+    rows = tuple(
+        (reason, hours(value))
+        for reason, value in sorted((dq.get("blind_gpu_hours_by_reason") or {}).items())
+    )
     missing = tuple((key, why) for key, why in sorted((dq.get("cannot_fill") or {}).items()))
     tables = (Table(("blind reason", "GPU-hours"), rows),) if rows else ()
     tables += (Table(("section the data cannot fill", "why"), missing),) if missing else ()
@@ -216,12 +303,35 @@ def week_over_week(doc, extra, wow) -> Section:
         return Section("week_over_week", "Week over week", missing=(
             "the data does not cover the previous window of the same length"))
     fmt = {"usable_ratio": ratio, "goodput_ratio": ratio, "interruptions_per_1000_gpu_days": ratio}
-    rows = tuple((key, fmt.get(key, hours)(v["current"]), fmt.get(key, hours)(v["previous"]),
-                  fmt.get(key, hours)(v["change"])) for key, v in wow.items() if key != "lost_gpu_hours_by_layer")
-    rows += tuple((f"lost GPU-hours (unusable + job badput), {layer}", hours(v["current"]), hours(v["previous"]),
-                   hours(None if v["current"] is None or v["previous"] is None else v["current"] - v["previous"]))
-                  for layer, v in wow["lost_gpu_hours_by_layer"].items())
-    return Section("week_over_week", "Week over week", (), (Table(("figure", "this window", "previous", "change"), rows),))
+    rows = tuple(
+        (
+            key,
+            fmt.get(key, hours)(v["current"]),
+            fmt.get(key, hours)(v["previous"]),
+            fmt.get(key, hours)(v["change"]),
+        )
+        for key, v in wow.items()
+        if key != "lost_gpu_hours_by_layer"
+    )
+    rows += tuple(
+        (
+            f"lost GPU-hours (unusable + job badput), {layer}",
+            hours(v["current"]),
+            hours(v["previous"]),
+            hours(
+                None
+                if v["current"] is None or v["previous"] is None
+                else v["current"] - v["previous"]
+            ),
+        )
+        for layer, v in wow["lost_gpu_hours_by_layer"].items()
+    )
+    return Section(
+        "week_over_week",
+        "Week over week",
+        (),
+        (Table(("figure", "this window", "previous", "change"), rows),),
+    )
 
 
 BUILDERS = (capacity, availability, slos, goodput, interruptions, causes, blast_radius, lemon_nodes,

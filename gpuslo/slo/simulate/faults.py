@@ -45,7 +45,14 @@ CAUSES: tuple[tuple[str, int, str, str, str, float], ...] = (
     ("NIC", 7, "network_devices_missing", "node", names.ACTION_CONTACT_SUPPORT, 12.0),
     ("NCCL Watchdog Timeouts", 7, "job_failure", "job", names.ACTION_RESTART_APP, 0.0),
     ("Silent Data Corruption", 6, "probe_failed", "gpu", names.ACTION_CONTACT_SUPPORT, 24.0),
-    ("GPU Thermal Interface + Sensor", 6, "thermal_slowdown", "gpu", names.ACTION_CONTACT_SUPPORT, 12.0),
+    (
+        "GPU Thermal Interface + Sensor",
+        6,
+        "thermal_slowdown",
+        "gpu",
+        names.ACTION_CONTACT_SUPPORT,
+        12.0,
+    ),
     ("SSD", 3, "probe_failed", "node", names.ACTION_CONTACT_SUPPORT, 12.0),
     ("Power Supply", 3, "probe_failed", "node", names.ACTION_CONTACT_SUPPORT, 12.0),
     ("Server Chassis", 2, "probe_failed", "node", names.ACTION_CONTACT_SUPPORT, 24.0),
@@ -110,7 +117,9 @@ def _per_node_events(fleet: Fleet, rng: np.random.Generator, per_week: float, me
     return node, start, start + length
 
 
-def draw_bad_intervals(fleet: Fleet, faults: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+def draw_bad_intervals(
+    fleet: Fleet, faults: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
     """Non-healthy GPU intervals (possibly overlapping): columns gpu_index (global, node × G + gpu),
     start, end, verdict (unhealthy|unknown|no_data), reason, action. Node-wide events are expanded
     to every GPU of the node (vectorised)."""
@@ -119,7 +128,9 @@ def draw_bad_intervals(fleet: Fleet, faults: pd.DataFrame, rng: np.random.Genera
                       names.VERDICT_UNHEALTHY, hw["reason"], hw["action"])]
     node, start, end = _per_node_events(fleet, rng, UNKNOWN_PER_NODE_WEEK, UNKNOWN_MEAN_S)
     reason = rng.choice(UNKNOWN_REASONS, size=len(node))
-    frames.append(_expand(fleet, node, -1, start, end, names.VERDICT_UNKNOWN, reason, names.ACTION_NONE))
+    frames.append(
+        _expand(fleet, node, -1, start, end, names.VERDICT_UNKNOWN, reason, names.ACTION_NONE)
+    )
     node, start, end = _per_node_events(fleet, rng, NO_DATA_PER_NODE_WEEK, NO_DATA_MEAN_S)
     frames.append(_expand(fleet, node, -1, start, end, "no_data", "no_data", names.ACTION_NONE))
     return pd.concat(frames, ignore_index=True)
@@ -138,7 +149,9 @@ def _expand(fleet, node, gpu, start, end, verdict, reason, action) -> pd.DataFra
     return out[["gpu_index", "start", "end", "verdict", "reason", "action"]]
 
 
-def draw_schedulability(fleet: Fleet, faults: pd.DataFrame, rng: np.random.Generator) -> pd.DataFrame:
+def draw_schedulability(
+    fleet: Fleet, faults: pd.DataFrame, rng: np.random.Generator
+) -> pd.DataFrame:
     """Node schedulability intervals: columns node (int64), start, end, state, reason.
     GPU faults drain their node; hardware repairs are followed by validation; maintenance faults
     are unplanned maintenance; cordons arrive at CORDON_PER_NODE_WEEK for 1–4 h."""
@@ -155,8 +168,18 @@ def draw_schedulability(fleet: Fleet, faults: pd.DataFrame, rng: np.random.Gener
         (maint["node"], maint["start"], maint["end"], "maintenance", maint["cause"]),
         (cordon_node, cordon_start, cordon_end, "cordoned", "operator cordon"),
     ]
-    frames = [pd.DataFrame({"node": np.asarray(n, dtype=np.int64), "start": np.asarray(s),
-                            "end": np.asarray(e), "state": st, "reason": r}) for n, s, e, st, r in parts]
+    frames = [
+        pd.DataFrame(
+            {
+                "node": np.asarray(n, dtype=np.int64),
+                "start": np.asarray(s),
+                "end": np.asarray(e),
+                "state": st,
+                "reason": r,
+            }
+        )
+        for n, s, e, st, r in parts
+    ]
     return pd.concat(frames, ignore_index=True)
 
 
@@ -167,7 +190,9 @@ def disjoint(frame: pd.DataFrame, key: str, span_s: int) -> pd.DataFrame:
     out = frame.assign(start=frame["start"].clip(0, span_s), end=frame["end"].clip(0, span_s))
     out = out.sort_values([key, "start", "end"], kind="stable").reset_index(drop=True)
     prev_end = out.groupby(key, sort=False)["end"].cummax().groupby(out[key], sort=False).shift(1)
-    out["start"] = np.maximum(out["start"].to_numpy(), prev_end.fillna(0).to_numpy().astype(np.int64))
+    out["start"] = np.maximum(
+        out["start"].to_numpy(), prev_end.fillna(0).to_numpy().astype(np.int64)
+    )
     return out[out["end"] > out["start"]].reset_index(drop=True)
 
 
@@ -182,11 +207,15 @@ def fill_healthy(bad: pd.DataFrame, gpus: int, span_s: int) -> pd.DataFrame:
     has_bad = np.zeros(gpus, bool)
     has_bad[idx] = True
     clean = np.flatnonzero(~has_bad)
-    healthy = pd.DataFrame({
-        "gpu_index": np.r_[idx, idx[last], clean],
-        "start": np.r_[gap_start, bad["end"].to_numpy()[last], np.zeros(len(clean), np.int64)],
-        "end": np.r_[bad["start"].to_numpy(), np.full(last.sum(), span_s), np.full(len(clean), span_s)],
-    }).assign(verdict=names.VERDICT_HEALTHY, reason="", action="")
+    healthy = pd.DataFrame(
+        {
+            "gpu_index": np.r_[idx, idx[last], clean],
+            "start": np.r_[gap_start, bad["end"].to_numpy()[last], np.zeros(len(clean), np.int64)],
+            "end": np.r_[
+                bad["start"].to_numpy(), np.full(last.sum(), span_s), np.full(len(clean), span_s)
+            ],
+        }
+    ).assign(verdict=names.VERDICT_HEALTHY, reason="", action="")
     out = pd.concat([bad, healthy[healthy["end"] > healthy["start"]]], ignore_index=True)
     out = out[out["verdict"] != "no_data"]
     return out.sort_values(["gpu_index", "start"], kind="stable").reset_index(drop=True)

@@ -62,20 +62,36 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
     base = int(start.timestamp())
     frames = {
         "inventory": inventory,
-        "verdicts": fr.make_frame("verdicts", _verdict_records(verdicts, fleet, node_names, uuids, start)),
-        "schedulability": fr.make_frame("schedulability", sched.assign(
-            node=node_names[sched["node"].to_numpy()], start=_ts(start, sched["start"]),
-            end=_ts(start, sched["end"]))),
-        "allocations": fr.make_frame("allocations", alloc.assign(
-            node=node_names[alloc["node"].to_numpy()],
-            uuid=uuids[alloc["node"].to_numpy() * fleet.gpus_per_node + alloc["gpu"].to_numpy()],
-            start=_ts(start, alloc["start"]), end=_ts(start, alloc["end"]))),
+        "verdicts": fr.make_frame(
+            "verdicts", _verdict_records(verdicts, fleet, node_names, uuids, start)
+        ),
+        "schedulability": fr.make_frame(
+            "schedulability",
+            sched.assign(
+                node=node_names[sched["node"].to_numpy()],
+                start=_ts(start, sched["start"]),
+                end=_ts(start, sched["end"]),
+            ),
+        ),
+        "allocations": fr.make_frame(
+            "allocations",
+            alloc.assign(
+                node=node_names[alloc["node"].to_numpy()],
+                uuid=uuids[
+                    alloc["node"].to_numpy() * fleet.gpus_per_node + alloc["gpu"].to_numpy()
+                ],
+                start=_ts(start, alloc["start"]),
+                end=_ts(start, alloc["end"]),
+            ),
+        ),
         "job_events": fr.make_frame("job_events", events.assign(time=_ts(start, events["t"]))),
     }
     sample = {j.name for j in jobs[:JOURNAL_JOBS]}
     journals = {
         (job, node): [{**e, "t": e["t"] + base} for e in journal_events(group)]
-        for (job, node), group in events[events["job"].isin(sample)].groupby(["job", "node"], sort=True)
+        for (job, node), group in events[events["job"].isin(sample)].groupby(
+            ["job", "node"], sort=True
+        )
     }
     end = start + pd.Timedelta(seconds=span)
     return Simulation(frames, journals, start, end, fleet, seed)

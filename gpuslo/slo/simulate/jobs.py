@@ -83,7 +83,9 @@ def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | N
     known = np.where(software, names.LAYER_TRAINING, None)
     hardware = mine["scope"].isin(["gpu", "node"]).to_numpy()
     back = np.where(software, mine["start"], mine["end"] + np.where(hardware, VALIDATION_S, 0))
-    rows = zip(mine["start"].astype(int).tolist(), known.tolist(), back.astype(int).tolist(), strict=True)
+    rows = zip(
+        mine["start"].astype(int).tolist(), known.tolist(), back.astype(int).tolist(), strict=True
+    )
     return sorted(rows, key=lambda row: row[0])
 
 

@@ -31,7 +31,9 @@ def per_gpu(verdicts: pd.DataFrame, inventory: pd.DataFrame) -> pd.DataFrame:
     """Verdict rows with node-wide rows (uuid "") expanded to every GPU of the node."""
     wide = verdicts[verdicts["uuid"] == ""].drop(columns=["uuid"])
     expanded = wide.merge(inventory[["node", "uuid"]], on="node", how="inner")
-    return pd.concat([verdicts[verdicts["uuid"] != ""], expanded[verdicts.columns]], ignore_index=True)
+    return pd.concat(
+        [verdicts[verdicts["uuid"] != ""], expanded[verdicts.columns]], ignore_index=True
+    )
 
 
 def state_matrix(verdicts: pd.DataFrame, uuids: pd.Index, start: pd.Timestamp,
@@ -50,7 +52,11 @@ def state_matrix(verdicts: pd.DataFrame, uuids: pd.Index, start: pd.Timestamp,
     pos = np.searchsorted(keys, cells, side="right") - 1
     safe = np.clip(pos, 0, max(len(keys) - 1, 0))
     cell_gpu = np.repeat(np.arange(len(uuids)), len(times_s))
-    ok = (pos >= 0) & (gpu[order][safe] == cell_gpu) & (finish[order][safe] > np.tile(times_s, len(uuids)))
+    ok = (
+        (pos >= 0)
+        & (gpu[order][safe] == cell_gpu)
+        & (finish[order][safe] > np.tile(times_s, len(uuids)))
+    )
     out = np.where(ok, code[order][safe] if len(keys) else 0, 0)
     return out.reshape(len(uuids), len(times_s)).astype(np.int8)
 
@@ -75,15 +81,29 @@ def _gpu_families(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> l
     for i, row in enumerate(inventory.itertuples(index=False)):
         ids = {"instance": row.node, "gpu": row.gpu, "uuid": row.uuid}
         bus = f"00000000:{(int(row.gpu) * 16 + 24) % 256:02X}:00.0"
-        info.append(_series("gpuslo_gpu_info" + _labels(**ids, pci_bus_id=bus, model=row.model,
-                                                        family=row.family), np.ones(len(times_s), int), stamps, all_present))
+        info.append(
+            _series(
+                "gpuslo_gpu_info"
+                + _labels(**ids, pci_bus_id=bus, model=row.model, family=row.family),
+                np.ones(len(times_s), int),
+                stamps,
+                all_present,
+            )
+        )
         present = codes[i] > 0
-        usable.append(_series("gpuslo_gpu_usable" + _labels(**ids), (codes[i] == 1).astype(int), stamps, present))
+        usable.append(
+            _series(
+                "gpuslo_gpu_usable" + _labels(**ids), (codes[i] == 1).astype(int), stamps, present
+            )
+        )
         for state, code in _CODES.items():
             verdict.append(_series("gpuslo_gpu_verdict" + _labels(**ids, verdict=state),
                                    (codes[i] == code).astype(int), stamps, present))
-    return [_family("gpuslo_gpu_info", "gauge", info), _family("gpuslo_gpu_usable", "gauge", usable),
-            _family("gpuslo_gpu_verdict", "gauge", verdict)]
+    return [
+        _family("gpuslo_gpu_info", "gauge", info),
+        _family("gpuslo_gpu_usable", "gauge", usable),
+        _family("gpuslo_gpu_verdict", "gauge", verdict),
+    ]
 
 
 def _family(name: str, kind: str, body: list[str]) -> str:
@@ -96,11 +116,19 @@ def _job_family(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> str
     body = []
     events = sim.frames["job_events"]
     for (job, node), group in events.groupby(["job", "node"], sort=True):
-        frame = pd.DataFrame({"t": ((group["time"] - sim.start).dt.total_seconds()).astype(np.int64),
-                              "event": group["event"], "job": job, "node": node,
-                              "gpus": group["gpus"], "step": group["step"],
-                              "category": group["category"], "status": group["status"],
-                              "layer": group["layer"]})
+        frame = pd.DataFrame(
+            {
+                "t": ((group["time"] - sim.start).dt.total_seconds()).astype(np.int64),
+                "event": group["event"],
+                "job": job,
+                "node": node,
+                "gpus": group["gpus"],
+                "step": group["step"],
+                "category": group["category"],
+                "status": group["status"],
+                "layer": group["layer"],
+            }
+        )
         state, at, totals = GoodputState(), [], []
         for event in journal_events(frame):
             state.apply(event)
@@ -111,8 +139,12 @@ def _job_family(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> str
         table = np.array(totals)[np.clip(index, 0, None)]
         for c, category in enumerate(names.JOB_CATEGORIES):
             if table[-1, c] > 0:
-                prefix = "gpuslo_job_gpu_seconds_total" + _labels(instance=node, job=job, category=category)
-                body.append(_series(prefix, np.round(table[:, c]).astype(np.int64), stamps, present))
+                prefix = "gpuslo_job_gpu_seconds_total" + _labels(
+                    instance=node, job=job, category=category
+                )
+                body.append(
+                    _series(prefix, np.round(table[:, c]).astype(np.int64), stamps, present)
+                )
     return _family("gpuslo_job_gpu_seconds_total", "counter", body)
 
 

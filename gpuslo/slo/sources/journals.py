@@ -51,7 +51,9 @@ def allocations_from_events(job_events: pd.DataFrame) -> pd.DataFrame:
     runs = grouped.agg(job=("job", "first"), node=("node", "first"), start=("time", "first"),
                        end=("time", "last"), opens=("event", "first")).reset_index(drop=True)
     runs = runs[runs["opens"].isin(["job_start", "restart"]) & (runs["end"] > runs["start"])]
-    return make_frame("allocations", runs.assign(uuid="")[["job", "node", "uuid", "start", "end"]], "journals")
+    return make_frame(
+        "allocations", runs.assign(uuid="")[["job", "node", "uuid", "start", "end"]], "journals"
+    )
 
 
 def load_journals(directory: str | Path) -> Frames:
@@ -73,8 +75,12 @@ def load_journals(directory: str | Path) -> Frames:
         problems += [str(p) for p in found]
         rows += events_from_journal(events, path.stem, path.parent.name)
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)), str(root))
-    cannot_fill = {"capacity": "journals alone carry no GPU inventory or verdicts; add --prometheus or --data"}
+    cannot_fill = {
+        "capacity": "journals alone carry no GPU inventory or verdicts; add --prometheus or --data"
+    }
     if problems:
-        cannot_fill["journal_problems"] = "; ".join(problems[:20]) + (f"; … {len(problems) - 20} more" if len(problems) > 20 else "")
+        cannot_fill["journal_problems"] = "; ".join(problems[:20]) + (
+            f"; … {len(problems) - 20} more" if len(problems) > 20 else ""
+        )
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
                   cannot_fill=cannot_fill, source=str(root))

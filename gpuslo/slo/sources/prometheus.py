@@ -45,7 +45,9 @@ _REASON_RANK = {reason: rank for rank, reason in enumerate(names.REASONS)}
 class PromClient:
     """Minimal Prometheus HTTP API client over `requests` (timeout per call; API errors raised)."""
 
-    def __init__(self, url: str, session: requests.Session | None = None, timeout_s: float = TIMEOUT_S) -> None:
+    def __init__(
+        self, url: str, session: requests.Session | None = None, timeout_s: float = TIMEOUT_S
+    ) -> None:
         self.url = url.rstrip("/")
         self.session = session or requests.Session()
         self.timeout_s = timeout_s
@@ -57,35 +59,68 @@ class PromClient:
         except requests.RequestException as error:
             raise InputError(self.url, f"query {params['query']!r} failed: {error}") from None
         except ValueError:
-            raise InputError(self.url, f"query {params['query']!r}: HTTP {response.status_code}, not JSON") from None
+            raise InputError(
+                self.url, f"query {params['query']!r}: HTTP {response.status_code}, not JSON"
+            ) from None
         if body.get("status") != "success":
-            raise InputError(self.url, f"query {params['query']!r}: {body.get('errorType', 'error')}: {body.get('error', body)}")
+            raise InputError(
+                self.url,
+                f"query {params['query']!r}: {body.get('errorType', 'error')}: "
+                f"{body.get('error', body)}",
+            )
         return body["data"]["result"]
 
     def instant(self, query: str, at: pd.Timestamp) -> list[dict]:
         """`/api/v1/query` at `at`: [{"metric": {...}, "value": [t, "v"]}, ...]."""
         return self._get("/api/v1/query", {"query": query, "time": at.value / 1e9})
 
-    def range(self, query: str, start: pd.Timestamp, end: pd.Timestamp, step_s: int, progress: bool | None = None) -> pd.DataFrame:
+    def range(
+        self,
+        query: str,
+        start: pd.Timestamp,
+        end: pd.Timestamp,
+        step_s: int,
+        progress: bool | None = None,
+    ) -> pd.DataFrame:
         """`/api/v1/query_range` in chunks; a tidy frame: one row per sample with the series'
         labels as string columns and `time` (datetime64[ns, UTC]), `value` (float64)."""
-        edges = list(pd.date_range(start, end, freq=pd.Timedelta(seconds=step_s * CHUNK_STEPS))) + [end]
+        edges = list(pd.date_range(start, end, freq=pd.Timedelta(seconds=step_s * CHUNK_STEPS))) + [
+            end
+        ]
         chunks = [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
         show = sys.stderr.isatty() if progress is None else progress
         rows = []
-        for a, b in tqdm(chunks, desc=query[:40], unit="chunk", disable=not show or len(chunks) < 2, file=sys.stderr):
+        for a, b in tqdm(
+            chunks,
+            desc=query[:40],
+            unit="chunk",
+            disable=not show or len(chunks) < 2,
+            file=sys.stderr,
+        ):
             last = b - pd.Timedelta(seconds=step_s)  # `end` itself belongs to the next chunk
             if last < a:
                 continue
-            params = {"query": query, "start": a.value / 1e9, "end": last.value / 1e9, "step": step_s}
+            params = {
+                "query": query,
+                "start": a.value / 1e9,
+                "end": last.value / 1e9,
+                "step": step_s,
+            }
             for series in self._get("/api/v1/query_range", params):
                 times = np.array([float(t) for t, _ in series["values"]])
                 values = np.array([float(v) for _, v in series["values"]])
                 rows.append(pd.DataFrame({**series["metric"], "time": times, "value": values}))
         if not rows:
-            return pd.DataFrame({"time": pd.Series([], dtype="datetime64[ns, UTC]"), "value": pd.Series([], dtype="float64")})
+            return pd.DataFrame(
+                {
+                    "time": pd.Series([], dtype="datetime64[ns, UTC]"),
+                    "value": pd.Series([], dtype="float64"),
+                }
+            )
         frame = pd.concat(rows, ignore_index=True)
-        frame["time"] = pd.to_datetime(np.rint(frame["time"] * 1000).astype("int64"), unit="ms", utc=True)
+        frame["time"] = pd.to_datetime(
+            np.rint(frame["time"] * 1000).astype("int64"), unit="ms", utc=True
+        )
         return frame
 
 
@@ -99,21 +134,36 @@ def samples_to_intervals(samples: pd.DataFrame, keys: list[str], step_s: int) ->
     same = (s[keys] == s[keys].shift()).all(axis=1)
     new = ~same | (s["time"] - s["time"].shift() != step)
     run = new.cumsum()
-    out = s.groupby(run).agg(**{k: (k, "first") for k in keys}, start=("time", "first"), end=("time", "last"))
+    out = s.groupby(run).agg(
+        **{k: (k, "first") for k in keys}, start=("time", "first"), end=("time", "last")
+    )
     out["end"] = out["end"] + step
     return out.reset_index(drop=True)
 
 
 def _label(frame: pd.DataFrame, name: str) -> pd.Series:
-    return frame[name].fillna("").astype(str) if name in frame.columns else pd.Series("", index=frame.index)
+    return (
+        frame[name].fillna("").astype(str)
+        if name in frame.columns
+        else pd.Series("", index=frame.index)
+    )
 
 
 def _inventory(client: PromClient, start, end, window: str) -> tuple[pd.DataFrame, dict[str, str]]:
     node_of = {s["metric"].get("instance", ""): s["metric"].get("node", "")
                for s in client.instant(f"last_over_time(gpuslo_node_info[{window}])", end)}
-    rows = [{"instance": m.get("instance", ""), "uuid": m.get("uuid", ""), "gpu": m.get("gpu", ""),
-             "model": m.get("model", ""), "family": m.get("family", "")}
-            for m in (s["metric"] for s in client.instant(f"last_over_time(gpuslo_gpu_info[{window}])", end))]
+    rows = [
+        {
+            "instance": m.get("instance", ""),
+            "uuid": m.get("uuid", ""),
+            "gpu": m.get("gpu", ""),
+            "model": m.get("model", ""),
+            "family": m.get("family", ""),
+        }
+        for m in (
+            s["metric"] for s in client.instant(f"last_over_time(gpuslo_gpu_info[{window}])", end)
+        )
+    ]
     inv = pd.DataFrame(rows, columns=["instance", "uuid", "gpu", "model", "family"])
     inv["node"] = inv["instance"].map(lambda i: node_of.get(i) or i)
     return inv, node_of
@@ -125,38 +175,93 @@ def _coverage(client: PromClient, metric: str, start, end, step_s: int, progress
     present = [dict(s["metric"]) for s in client.instant(metric, start)]
     begins = client.range(f"{metric} unless {metric} offset {step}", start, end, step_s, progress)
     stops = client.range(f"({metric} offset {step}) unless {metric}", start, end, step_s, progress)
-    edges = pd.concat([
-        pd.DataFrame({"instance": [p.get("instance", "") for p in present], "uuid": [p.get("uuid", "") for p in present],
-                      "time": start, "edge": 1}),
-        pd.DataFrame({"instance": _label(begins, "instance"), "uuid": _label(begins, "uuid"), "time": begins["time"], "edge": 1}),
-        pd.DataFrame({"instance": _label(stops, "instance"), "uuid": _label(stops, "uuid"), "time": stops["time"], "edge": -1}),
-    ], ignore_index=True).sort_values(["instance", "uuid", "time", "edge"], kind="stable").reset_index(drop=True)
+    edges = (
+        pd.concat(
+            [
+                pd.DataFrame(
+                    {
+                        "instance": [p.get("instance", "") for p in present],
+                        "uuid": [p.get("uuid", "") for p in present],
+                        "time": start,
+                        "edge": 1,
+                    }
+                ),
+                pd.DataFrame(
+                    {
+                        "instance": _label(begins, "instance"),
+                        "uuid": _label(begins, "uuid"),
+                        "time": begins["time"],
+                        "edge": 1,
+                    }
+                ),
+                pd.DataFrame(
+                    {
+                        "instance": _label(stops, "instance"),
+                        "uuid": _label(stops, "uuid"),
+                        "time": stops["time"],
+                        "edge": -1,
+                    }
+                ),
+            ],
+            ignore_index=True,
+        )
+        .sort_values(["instance", "uuid", "time", "edge"], kind="stable")
+        .reset_index(drop=True)
+    )
     edges = edges.drop_duplicates(["instance", "uuid", "time", "edge"])  # present at start twice
     opens, closes = edges[edges["edge"] == 1].reset_index(drop=True), edges[edges["edge"] == -1]
     opens["n"] = opens.groupby(["instance", "uuid"]).cumcount()
     closes = closes.assign(n=closes.groupby(["instance", "uuid"]).cumcount())
-    spans = opens.merge(closes[["instance", "uuid", "n", "time"]], on=["instance", "uuid", "n"], how="left", suffixes=("", "_end"))
-    return pd.DataFrame({"instance": spans["instance"], "uuid": spans["uuid"], "start": spans["time"],
-                         "end": spans["time_end"].fillna(end)})
+    spans = opens.merge(
+        closes[["instance", "uuid", "n", "time"]],
+        on=["instance", "uuid", "n"],
+        how="left",
+        suffixes=("", "_end"),
+    )
+    return pd.DataFrame(
+        {
+            "instance": spans["instance"],
+            "uuid": spans["uuid"],
+            "start": spans["time"],
+            "end": spans["time_end"].fillna(end),
+        }
+    )
 
 
 def _non_healthy(client: PromClient, start, end, step_s: int, progress) -> pd.DataFrame:
-    verdicts = client.range('gpuslo_gpu_verdict{verdict!="healthy"} == 1', start, end, step_s, progress)
+    verdicts = client.range(
+        'gpuslo_gpu_verdict{verdict!="healthy"} == 1', start, end, step_s, progress
+    )
     if verdicts.empty:
-        return pd.DataFrame(columns=["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"])
+        return pd.DataFrame(
+            columns=["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"]
+        )
     problems = client.range("gpuslo_gpu_problem == 1", start, end, step_s, progress)
-    v = pd.DataFrame({k: _label(verdicts, k) for k in ("instance", "uuid", "verdict")}).assign(time=verdicts["time"])
-    p = pd.DataFrame({k: _label(problems, k) for k in ("instance", "uuid", "reason", "layer", "action")})
+    v = pd.DataFrame({k: _label(verdicts, k) for k in ("instance", "uuid", "verdict")}).assign(
+        time=verdicts["time"]
+    )
+    p = pd.DataFrame(
+        {k: _label(problems, k) for k in ("instance", "uuid", "reason", "layer", "action")}
+    )
     p = p.assign(time=problems["time"] if len(problems) else pd.Series(dtype="datetime64[ns, UTC]"))
     p = p[p["reason"].isin(names.REASONS)].assign(rank=lambda f: f["reason"].map(_REASON_RANK))
     p = p.sort_values("rank", kind="stable").drop_duplicates(["instance", "uuid", "time"])
     joined = v.merge(p.drop(columns="rank"), on=["instance", "uuid", "time"], how="left").fillna("")
-    return samples_to_intervals(joined, ["instance", "uuid", "verdict", "reason", "layer", "action"], step_s)
+    return samples_to_intervals(
+        joined, ["instance", "uuid", "verdict", "reason", "layer", "action"], step_s
+    )
 
 
-def load_prometheus(url: str, start: pd.Timestamp, end: pd.Timestamp, step_s: int = 60,
-                    session: requests.Session | None = None, progress: bool | None = None) -> Frames:
-    """Frames for [start, end) from the API at `url` (see the module docstring). Raises InputError."""
+def load_prometheus(
+    url: str,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    step_s: int = 60,
+    session: requests.Session | None = None,
+    progress: bool | None = None,
+) -> Frames:
+    """Frames for [start, end) from the API at `url` (see the module docstring). Raises
+    InputError."""
     client = PromClient(url, session)
     window = f"{int((end - start).total_seconds())}s"
     inv, _ = _inventory(client, start, end, window)
@@ -168,11 +273,16 @@ def load_prometheus(url: str, start: pd.Timestamp, end: pd.Timestamp, step_s: in
     first = info.groupby("uuid")["start"].min()
     inv["provisioned_start"] = inv["uuid"].map(first).fillna(start)
     bad = _non_healthy(client, start, end, step_s, progress)
-    verdicts = pd.concat([usable.assign(verdict=names.VERDICT_HEALTHY, reason="", layer="", action=""), bad], ignore_index=True)
+    verdicts = pd.concat(
+        [usable.assign(verdict=names.VERDICT_HEALTHY, reason="", layer="", action=""), bad],
+        ignore_index=True,
+    )
     verdicts["node"] = verdicts["instance"].map(lambda i: node_of.get(i, i))
     return Frames(
         inventory=make_frame("inventory", inv.drop(columns="instance"), url),
         verdicts=make_frame("verdicts", verdicts.drop(columns="instance"), url),
-        cannot_fill={"goodput": "the Prometheus source reads GPU verdicts; job goodput comes from --journals"},
+        cannot_fill={
+            "goodput": "the Prometheus source reads GPU verdicts; job goodput comes from --journals"
+        },
         source=url,
     )

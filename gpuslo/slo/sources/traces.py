@@ -8,8 +8,9 @@ it: inside its span, on a provisioned GPU, outside every fault.
 **StepFun** (fault_trace.json, SIGCOMM 2025 InfiniteHBD; README: 400 servers × 8 GPUs, `event_time`
 in days relative to the first event, starting 2024-03-30). Faults are node-level (uuid ""),
 `fault_start`/`fault_end` paired per node and fault type in order; a start never ended stays open
-to the end of the span, which is the end of the day of the last event. The inventory is `nodes` × `gpus_per_node` (default 400 × 8): the trace's
-nodes first (sorted by id), then `stepfun-idle-NNN` for servers that never faulted.
+to the end of the span, which is the end of the day of the last event. The inventory is
+`nodes` × `gpus_per_node` (default 400 × 8): the trace's nodes first (sorted by id), then
+`stepfun-idle-NNN` for servers that never faulted.
 Mapping (Level / Class / Desc → reason; layer from names.REASON_LAYER), `STEPFUN_REASONS`:
 exact Desc first, then Class, then Level's default.
 
@@ -76,12 +77,18 @@ TRACE_CANNOT_FILL = {
 def stepfun_reason(level: str, klass: str, desc: str) -> str:
     """Our reason for one StepFun fault type (see STEPFUN_REASONS)."""
     for lvl, cls, dsc, reason in STEPFUN_REASONS:
-        if (lvl is None or lvl == level) and (cls is None or cls == klass) and (dsc is None or dsc == desc):
+        if (
+            (lvl is None or lvl == level)
+            and (cls is None or cls == klass)
+            and (dsc is None or dsc == desc)
+        ):
             return reason
     raise AssertionError("STEPFUN_REASONS ends with a catch-all")
 
 
-def parse_stepfun(records: list, source: str, nodes: int | None = None, gpus_per_node: int | None = None) -> Frames:
+def parse_stepfun(
+    records: list, source: str, nodes: int | None = None, gpus_per_node: int | None = None
+) -> Frames:
     """Frames from decoded fault_trace.json records. Raises ParseError naming the record and
     field, InputError when the trace names more nodes than `nodes`."""
     rows = [_stepfun_record(i, rec, source) for i, rec in enumerate(records)]
@@ -93,12 +100,25 @@ def parse_stepfun(records: list, source: str, nodes: int | None = None, gpus_per
     # whole-day time (a fault that starts at 00:00) still has its day inside the span.
     span_end = ev["time"].max().floor("D") + pd.Timedelta(days=1)
     starts, ends = ev[ev["kind"] == "fault_start"], ev[ev["kind"] == "fault_end"]
-    faults = starts.merge(ends[["node", "reason", "n", "time"]], on=["node", "reason", "n"], how="left", suffixes=("", "_end"))
+    faults = starts.merge(
+        ends[["node", "reason", "n", "time"]],
+        on=["node", "reason", "n"],
+        how="left",
+        suffixes=("", "_end"),
+    )
     faults["end"] = faults["time_end"].fillna(span_end)
     inventory = _stepfun_inventory(sorted(ev["node"].unique()), nodes, gpus_per_node, source)
     inventory["provisioned_end"] = span_end  # the trace observes nothing after its span
-    unhealthy = pd.DataFrame({"node": faults["node"], "uuid": "", "start": faults["time"], "end": faults["end"],
-                              "verdict": "unhealthy", "reason": faults["reason"]})
+    unhealthy = pd.DataFrame(
+        {
+            "node": faults["node"],
+            "uuid": "",
+            "start": faults["time"],
+            "end": faults["end"],
+            "verdict": "unhealthy",
+            "reason": faults["reason"],
+        }
+    )
     return _trace_frames(inventory, unhealthy, STEPFUN_EPOCH, span_end, source)
 
 
@@ -108,14 +128,20 @@ def _stepfun_record(index: int, rec: object, source: str) -> tuple:
         days = float(rec["event_time"])
         if kind not in ("fault_start", "fault_end") or not math.isfinite(days):
             raise ValueError(kind)
-        reason = stepfun_reason(str(fault.get("Level", "")), str(fault.get("Class", "")), str(fault.get("Desc", "")))
+        reason = stepfun_reason(
+            str(fault.get("Level", "")), str(fault.get("Class", "")), str(fault.get("Desc", ""))
+        )
         return str(rec["node_id"]), STEPFUN_EPOCH + pd.to_timedelta(days, unit="D"), kind, reason
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         field = error.args[0] if isinstance(error, KeyError) else "event_type/event_time"
-        raise ParseError(source, f"record {index}: missing or invalid field", line=None, field=str(field)) from None
+        raise ParseError(
+            source, f"record {index}: missing or invalid field", line=None, field=str(field)
+        ) from None
 
 
-def _stepfun_inventory(seen: list[str], nodes: int | None, gpus_per_node: int | None, source: str) -> pd.DataFrame:
+def _stepfun_inventory(
+    seen: list[str], nodes: int | None, gpus_per_node: int | None, source: str
+) -> pd.DataFrame:
     nodes = STEPFUN_NODES if nodes is None else nodes
     gpus = STEPFUN_GPUS_PER_NODE if gpus_per_node is None else gpus_per_node
     if nodes < 1 or gpus < 1:
@@ -124,8 +150,20 @@ def _stepfun_inventory(seen: list[str], nodes: int | None, gpus_per_node: int | 
     if len(seen) > nodes:
         raise InputError(source, f"the trace names {len(seen)} nodes but --nodes is {nodes}")
     names_ = seen + [f"stepfun-idle-{i:03d}" for i in range(nodes - len(seen))]
-    return pd.DataFrame([{"node": n, "uuid": f"{n}-gpu{g}", "gpu": str(g), "model": "", "family": "",
-                          "provisioned_start": STEPFUN_EPOCH} for n in names_ for g in range(gpus)])
+    return pd.DataFrame(
+        [
+            {
+                "node": n,
+                "uuid": f"{n}-gpu{g}",
+                "gpu": str(g),
+                "model": "",
+                "family": "",
+                "provisioned_start": STEPFUN_EPOCH,
+            }
+            for n in names_
+            for g in range(gpus)
+        ]
+    )
 
 
 def parse_titan(table: pd.DataFrame, source: str) -> Frames:
@@ -141,13 +179,23 @@ def parse_titan(table: pd.DataFrame, source: str) -> Frames:
     gap_end = next_insert.fillna(span_end)
     event = t["event"].fillna("").astype(str).str.strip()
     reason = event.map({"DBE": "ecc_uncorrectable", "OTB": "fallen_off_bus"}).fillna("maintenance")
-    gaps = pd.DataFrame({"node": t["location"], "start": t["remove"], "end": gap_end, "reason": reason})
+    gaps = pd.DataFrame(
+        {"node": t["location"], "start": t["remove"], "end": gap_end, "reason": reason}
+    )
     gaps = gaps[gaps["end"] > gaps["start"]]
     healthy = pd.DataFrame({"node": t["location"], "start": t["insert"], "end": t["remove"]})
     first = t.groupby("location")["insert"].min()
-    inventory = pd.DataFrame({"node": first.index, "uuid": "titan-" + first.index, "gpu": "0", "model": "Tesla K20X",
-                              "family": "kepler", "provisioned_start": first.to_numpy(),
-                              "provisioned_end": span_end})  # the trace observes nothing after its span
+    inventory = pd.DataFrame(
+        {
+            "node": first.index,
+            "uuid": "titan-" + first.index,
+            "gpu": "0",
+            "model": "Tesla K20X",
+            "family": "kepler",
+            "provisioned_start": first.to_numpy(),
+            "provisioned_end": span_end,
+        }
+    )  # the trace observes nothing after its span
     verdicts = pd.concat([
         healthy.assign(verdict="healthy", reason=""),
         gaps.assign(verdict="unhealthy"),
@@ -166,7 +214,9 @@ def _titan_stints(table: pd.DataFrame, source: str) -> pd.DataFrame:
     t = table[~extra].reset_index(drop=True)
     t = t.assign(insert=_times(t, "insert", source), remove=_times(t, "remove", source))
     events = table[extra].assign(remove=_times(table[extra], "remove", source))
-    events = events.drop_duplicates(["SN", "location", "remove"])[["SN", "location", "remove", "event"]]
+    events = events.drop_duplicates(["SN", "location", "remove"])[
+        ["SN", "location", "remove", "event"]
+    ]
     t = t.merge(events, on=["SN", "location", "remove"], how="left", suffixes=("", "_extra"))
     return t.assign(event=t["event"].fillna(t["event_extra"]))
 
@@ -176,20 +226,35 @@ def _times(table: pd.DataFrame, column: str, source: str) -> pd.Series:
     bad = parsed.isna()
     if bad.any():
         row = int(table.index[bad.to_numpy().argmax()]) + 2  # 1-based, after the header line
-        raise ParseError(source, f"not a timestamp: {table.loc[row - 2, column]!r}", line=row, field=column)
+        raise ParseError(
+            source, f"not a timestamp: {table.loc[row - 2, column]!r}", line=row, field=column
+        )
     return parsed
 
 
-def _trace_frames(inventory: pd.DataFrame, unhealthy: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
-                  source: str) -> Frames:
+def _trace_frames(
+    inventory: pd.DataFrame,
+    unhealthy: pd.DataFrame,
+    start: pd.Timestamp,
+    end: pd.Timestamp,
+    source: str,
+) -> Frames:
     nodes = inventory["node"].drop_duplicates()
-    healthy = pd.DataFrame({"node": nodes, "uuid": "", "start": start, "end": end, "verdict": "healthy", "reason": ""})
+    healthy = pd.DataFrame(
+        {"node": nodes, "uuid": "", "start": start, "end": end, "verdict": "healthy", "reason": ""}
+    )
     verdicts = pd.concat([healthy, unhealthy], ignore_index=True)
-    return Frames(inventory=make_frame("inventory", inventory, source), verdicts=make_frame("verdicts", verdicts, source),
-                  cannot_fill=dict(TRACE_CANNOT_FILL), source=source)
+    return Frames(
+        inventory=make_frame("inventory", inventory, source),
+        verdicts=make_frame("verdicts", verdicts, source),
+        cannot_fill=dict(TRACE_CANNOT_FILL),
+        source=source,
+    )
 
 
-def load_trace(path: str | Path, fmt: str, nodes: int | None = None, gpus_per_node: int | None = None) -> Frames:
+def load_trace(
+    path: str | Path, fmt: str, nodes: int | None = None, gpus_per_node: int | None = None
+) -> Frames:
     """Read a trace file (`fmt`: "stepfun" or "titan"). Raises InputError (unreadable file,
     unknown format, Titan with --nodes/--gpus-per-node: its inventory is the slots it lists),
     ParseError (bad content)."""
@@ -204,8 +269,12 @@ def load_trace(path: str | Path, fmt: str, nodes: int | None = None, gpus_per_no
                 raise ParseError(source, "expected a JSON list of fault events")
             return parse_stepfun(records, source, nodes, gpus_per_node)
         if nodes is not None or gpus_per_node is not None:
-            raise InputError(source, "the Titan trace lists its own slots; drop --nodes/--gpus-per-node")
-        return parse_titan(pd.read_csv(path, dtype={"SN": str, "location": str, "event": str}), source)
+            raise InputError(
+                source, "the Titan trace lists its own slots; drop --nodes/--gpus-per-node"
+            )
+        return parse_titan(
+            pd.read_csv(path, dtype={"SN": str, "location": str, "event": str}), source
+        )
     except OSError as error:
         raise InputError(source, f"cannot read: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
