@@ -11,7 +11,7 @@ import pytest
 
 from gpuslo import names
 from gpuslo.cli import main
-from gpuslo.slo.report import plots as report_plots
+from gpuslo.slo.report import plots
 from gpuslo.slo.report.build import build_report, derived, week_over_week
 from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.inputs import parse_week
@@ -246,11 +246,11 @@ def test_markdown_escapes_table_pipes_and_has_a_header():
 
 def test_plots_are_byte_stable_and_carry_no_date():
     doc = _doc()
-    first = report_plots.lost_by_layer_per_day(doc["daily"])
-    assert first == report_plots.lost_by_layer_per_day(doc["daily"])
+    first = plots.lost_by_layer_per_day(doc["daily"])
+    assert first == plots.lost_by_layer_per_day(doc["daily"])
     assert "<dc:date>" not in first and first.startswith("<svg")
-    assert report_plots.badput_waterfall(0.0, {}, 0.0) is None
-    assert report_plots.usable_ratio_per_day([], 0.98) is None
+    assert plots.badput_waterfall(0.0, {}, 0.0) is None
+    assert plots.usable_ratio_per_day([], 0.98) is None
 
 
 def test_parse_week_is_monday_to_monday_utc():
