@@ -31,16 +31,18 @@ os.environ["GPUSLO_NVML_PATH"] = str(REPO / "gpuslo" / "data" / "nvml_replay")
 
 from noop_check import NoOp  # noqa: E402
 
-from gpuslo.exporter.checks.base import CheckContext  # noqa: E402
+from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import load_checks  # noqa: E402
-from gpuslo.exporter.runner import Runner  # noqa: E402
-from gpuslo.exporter.server import Exporter, start_watcher  # noqa: E402
+from gpuslo.exporter.runner import Runner
+from gpuslo.exporter.server import Exporter, start_watcher
 from gpuslo.verdict import node_verdict  # noqa: E402
 
 REPEATS = 15
 BOOT_LOG = REPO.parent / "shared" / "fixtures" / "h200" / "dmesg.txt"
-XID_79 = ("[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, "
-          "GPU has fallen off the bus.\n")  # fmt: skip
+XID_79 = (
+    "[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, "
+    "GPU has fallen off the bus.\n"
+)
 POLL_INTERVAL_S = 30.0
 
 
@@ -76,10 +78,14 @@ def cycle_time(work: Path) -> None:
         full.close()
         anchor.close()
     gpu_verdict = node_verdict(r for r in snapshot.results if r.gpu)
-    print(f"full cycle, {len(checks)} checks, 8 GPUs: median {full_s:.3f} s over {REPEATS} "
-          f"(target < 1 s: {'met' if full_s < 1 else 'MISSED'}); GPU checks {gpu_verdict}")
-    print(f"anchor, {len(checks)} no-op checks in the same runner: median {anchor_s:.3f} s; "
-          f"ratio full/anchor {full_s / anchor_s:.2f}")
+    print(
+        f"full cycle, {len(checks)} checks, 8 GPUs: median {full_s:.3f} s over {REPEATS} "
+        f"(target < 1 s: {'met' if full_s < 1 else 'MISSED'}); GPU checks {gpu_verdict}"
+    )
+    print(
+        f"anchor, {len(checks)} no-op checks in the same runner: median {anchor_s:.3f} s; "
+        f"ratio full/anchor {full_s / anchor_s:.2f}"
+    )
 
 
 def detection_latency(work: Path) -> float:
@@ -123,11 +129,13 @@ def main() -> None:
             run.mkdir()
         latencies = sorted(detection_latency(run) for run in runs)
         median = latencies[1]
-        print(f"detection latency, Xid 79 appended to a followed kernel log -> node unhealthy: "
-              f"median {median:.2f} s of 3 (target < 2 s: {'met' if median < 2 else 'MISSED'}) vs "
-              f"{POLL_INTERVAL_S:.0f} s polling interval (worst case {POLL_INTERVAL_S:.0f} s, "
-              f"mean {POLL_INTERVAL_S / 2:.0f} s): {POLL_INTERVAL_S / 2 / median:.0f}x sooner on "
-              "average")
+        print(
+            f"detection latency, Xid 79 appended to a followed kernel log -> node unhealthy: "
+            f"median {median:.2f} s of 3 (target < 2 s: {'met' if median < 2 else 'MISSED'}) vs "
+            f"{POLL_INTERVAL_S:.0f} s polling interval (worst case {POLL_INTERVAL_S:.0f} s, "
+            f"mean {POLL_INTERVAL_S / 2:.0f} s): {POLL_INTERVAL_S / 2 / median:.0f}x sooner on "
+            "average"
+        )
 
 
 if __name__ == "__main__":

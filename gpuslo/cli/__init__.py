@@ -18,14 +18,14 @@ from gpuslo.errors import GpusloError
 
 # name: (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "exporter": ("gpuslo.exporter.server", "serve /metrics on a GPU node (checks every 30 s)"),
-    "check": ("gpuslo.exporter.check_command", "run the node checks once (text, JSON or NPD plugin)"),
-    "inspect": ("gpuslo.exporter.inspect", "triage captured evidence and print findings and a verdict"),
+    "exporter": ("gpuslo.cli.exporter", "serve /metrics on a GPU node (checks every 30 s)"),
+    "check": ("gpuslo.cli.check", "run the node checks once (text, JSON or NPD plugin)"),
+    "inspect": ("gpuslo.cli.inspect", "triage captured evidence and print findings and a verdict"),
     "report": ("gpuslo.cli.report", "weekly goodput / usable-GPU-hours report"),
     "rules": ("gpuslo.cli.rules", "write Prometheus recording and alert rules and their tests"),
     "dashboards": ("gpuslo.cli.dashboards", "write Grafana dashboards"),
     "simulate": ("gpuslo.cli.simulate", "write a synthetic fleet (demo and benchmarks)"),
-    "demo": ("gpuslo.demo", "the quick start: everything above on bundled data"),
+    "demo": ("gpuslo.cli.demo", "the quick start: everything above on bundled data"),
 }
 
 
@@ -40,7 +40,9 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     """The top-level parser; only `selected`'s module is imported to add its arguments."""
     parser = argparse.ArgumentParser(
         prog="gpuslo",
-        description="Fail-closed GPU node checks, a Prometheus exporter and a GPU-hours SLO engine.",
+        description=(
+            "Fail-closed GPU node checks, a Prometheus exporter and a GPU-hours SLO engine."
+        ),
     )
     parser.add_argument("--version", action="version", version=f"gpuslo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

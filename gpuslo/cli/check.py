@@ -24,18 +24,30 @@ from gpuslo.verdict import gpu_verdicts, node_verdict
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo check`."""
     parser.add_argument("--format", choices=("text", "json", "npd"), default="text")
-    parser.add_argument("--check", action="append", choices=list(CHECKS), metavar="NAME",
-                        help=f"run only this check (repeatable): {', '.join(CHECKS)}")
+    parser.add_argument(
+        "--check",
+        action="append",
+        choices=list(CHECKS),
+        metavar="NAME",
+        help=f"run only this check (repeatable): {', '.join(CHECKS)}",
+    )
     add_source_arguments(parser)
 
 
 def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:
     """One row per GPU (inventory, plus GPUs only seen in results) with its verdict."""
-    rows = {g.uuid: {"gpu": g.index, "uuid": g.uuid, "pci_bus_id": g.pci_bus_id, "model": g.model}
-            for g in snapshot.gpus}  # fmt: skip
+    rows = {
+        g.uuid: {"gpu": g.index, "uuid": g.uuid, "pci_bus_id": g.pci_bus_id, "model": g.model}
+        for g in snapshot.gpus
+    }
     for result in snapshot.results:
         if result.gpu and result.scope not in rows:
-            rows[result.scope] = {"gpu": result.gpu, "uuid": result.scope, "pci_bus_id": "", "model": ""}
+            rows[result.scope] = {
+                "gpu": result.gpu,
+                "uuid": result.scope,
+                "pci_bus_id": "",
+                "model": "",
+            }
     verdicts = gpu_verdicts(snapshot.results, list(rows))
     ordered = sorted(rows.values(), key=lambda row: (int(row["gpu"] or 0), row["uuid"]))
     return [{**row, "verdict": verdicts[row["uuid"]]} for row in ordered]
@@ -60,8 +72,10 @@ def render_text(snapshot: NodeSnapshot) -> str:
     lines = [f"{'CHECK':14} {'SCOPE':18} {'STATUS':8} {'REASON':20} {'ACTION':16} MESSAGE"]
     for r in snapshot.results:
         scope = f"gpu{r.gpu}" if r.gpu else r.scope
-        lines.append(f"{r.check:14} {scope[:18]:18} {r.status:8} {r.reason or '-':20} "
-                     f"{r.action:16} {r.message[:90]}")  # fmt: skip
+        lines.append(
+            f"{r.check:14} {scope[:18]:18} {r.status:8} {r.reason or '-':20} "
+            f"{r.action:16} {r.message[:90]}"
+        )
     for row in gpu_table(snapshot):
         lines.append(f"gpu {row['gpu']} {row['uuid']} {row['pci_bus_id']}: {row['verdict']}")
     lines.append(f"node {snapshot.node}: {node_verdict(snapshot.results)}")
@@ -86,4 +100,3 @@ def _cycle(args: argparse.Namespace) -> NodeSnapshot:
         return runner.cycle(force=True)
     finally:
         runner.close()
-

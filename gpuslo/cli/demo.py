@@ -10,9 +10,22 @@ from gpuslo.demo.run import run_demo
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add `gpuslo demo`'s arguments."""
-    parser.add_argument("--out", default="gpuslo-demo", metavar="DIR", help="output directory (default ./gpuslo-demo)")
-    parser.add_argument("--no-prometheus", action="store_true", help="skip starting Prometheus even when installed")
-    parser.add_argument("--scrape-seconds", type=_positive_seconds, default=12.0, metavar="S", help="how long Prometheus scrapes the two nodes (default 12)")
+    parser.add_argument(
+        "--out",
+        default="gpuslo-demo",
+        metavar="DIR",
+        help="output directory (default ./gpuslo-demo)",
+    )
+    parser.add_argument(
+        "--no-prometheus", action="store_true", help="skip starting Prometheus even when installed"
+    )
+    parser.add_argument(
+        "--scrape-seconds",
+        type=_positive_seconds,
+        default=12.0,
+        metavar="S",
+        help="how long Prometheus scrapes the two nodes (default 12)",
+    )
 
 
 def _positive_seconds(text: str) -> float:

@@ -32,21 +32,45 @@ from gpuslo.exporter.state import CounterCarry
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the exporter's flags and every source flag of `gpuslo check`."""
-    parser.add_argument("--listen", default=DEFAULT_LISTEN, metavar="ADDR:PORT",
-                        help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
-                        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces)")
-    parser.add_argument("--interval", type=float, default=None, metavar="SECONDS",
-                        help="check interval for every check (default: each check's own, 30 s)")
-    parser.add_argument("--journal-dir", type=Path, default=None, metavar="DIR",
-                        help="directory of job goodput journals (<job>.jsonl) to tail")
-    parser.add_argument("--max-jobs", type=int, default=DEFAULT_MAX_JOBS, metavar="N",
-                        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})")
+    parser.add_argument(
+        "--listen",
+        default=DEFAULT_LISTEN,
+        metavar="ADDR:PORT",
+        help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
+        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces)",
+    )
+    parser.add_argument(
+        "--interval",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="check interval for every check (default: each check's own, 30 s)",
+    )
+    parser.add_argument(
+        "--journal-dir",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="directory of job goodput journals (<job>.jsonl) to tail",
+    )
+    parser.add_argument(
+        "--max-jobs",
+        type=int,
+        default=DEFAULT_MAX_JOBS,
+        metavar="N",
+        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})",
+    )
     parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
     parser.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
-    parser.add_argument("--tls-client-ca", type=Path, metavar="FILE",
-                        help="require client certificates signed by this CA")
-    parser.add_argument("--once", action="store_true",
-                        help="run one cycle, print the exposition to stdout and exit")
+    parser.add_argument(
+        "--tls-client-ca",
+        type=Path,
+        metavar="FILE",
+        help="require client certificates signed by this CA",
+    )
+    parser.add_argument(
+        "--once", action="store_true", help="run one cycle, print the exposition to stdout and exit"
+    )
     add_source_arguments(parser)
 
 
@@ -76,7 +100,9 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
-    return Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat), runner
+    return Exporter(
+        runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat
+    ), runner
 
 
 def run(args: argparse.Namespace) -> int:

@@ -29,17 +29,22 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add `gpuslo inspect`'s arguments."""
     parser.add_argument("files", nargs="+", metavar="FILE", help="evidence files (- for stdin)")
     parser.add_argument("--kind", choices=sorted(KINDS), help="evidence kind (detected if omitted)")
-    parser.add_argument("--gpu-family", choices=names.GPU_FAMILIES, help="GPU family for the Xid policy")
+    parser.add_argument(
+        "--gpu-family", choices=names.GPU_FAMILIES, help="GPU family for the Xid policy"
+    )
     parser.add_argument("--expect-gpus", type=int, metavar="N", help="GPUs the node should have")
     parser.add_argument(
-        "--expect-network-devices", type=_network_devices, metavar="N|NAME,...",
+        "--expect-network-devices",
+        type=_network_devices,
+        metavar="N|NAME,...",
         help="InfiniBand/EFA devices expected: a count or names",
-    )  # fmt: skip
+    )
     parser.add_argument("--expect-efa-devices", type=int, metavar="N", help="EFA devices expected")
     parser.add_argument(
-        "--csv-columns", metavar="NAME,...",
+        "--csv-columns",
+        metavar="NAME,...",
         help="columns of headerless nvidia-smi --query-gpu output",
-    )  # fmt: skip
+    )
     parser.add_argument("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
     parser.add_argument("--format", choices=("text", "json"), default="text")
 
@@ -68,14 +73,18 @@ _TEXT_COLUMNS = ("class", "kind", "what", "where", "events", "action", "message"
 
 def _what(finding: dict) -> str:
     if "xid" in finding:
-        return f"Xid {finding['xid']}" + (f" (after Xid {finding['caused_by']})" if "caused_by" in finding else "")
+        return f"Xid {finding['xid']}" + (
+            f" (after Xid {finding['caused_by']})" if "caused_by" in finding else ""
+        )
     if "sxid" in finding:
         return f"SXid {finding['sxid']}"
     return finding.get("signal", "")
 
 
 def _where(finding: dict) -> str:
-    parts = [finding.get(key) for key in ("gpu", "pci", "device", "uuid") if finding.get(key) is not None]
+    parts = [
+        finding.get(key) for key in ("gpu", "pci", "device", "uuid") if finding.get(key) is not None
+    ]
     if finding.get("links"):
         parts.append("links " + ",".join(str(link) for link in finding["links"]))
     return " ".join(str(part) for part in parts)
@@ -84,14 +93,33 @@ def _where(finding: dict) -> str:
 def render_text(report: dict) -> str:
     """A short table a person reads in five seconds: the verdict, then one row per finding,
     problems first."""
-    order = {c: i for i, c in enumerate(("fatal", "unknown", "warn", "contained", "secondary", "application", "noise", "ok"))}
+    order = {
+        c: i
+        for i, c in enumerate(
+            ("fatal", "unknown", "warn", "contained", "secondary", "application", "noise", "ok")
+        )
+    }
     rows = []
     for f in sorted(report["findings"], key=lambda f: order.get(f.get("class"), 99)):
         count = f.get("events", f.get("count", ""))
         message = str(f.get("message", "")).replace("\n", " ")
-        rows.append((f.get("class", ""), f.get("kind", ""), _what(f), _where(f), str(count), f.get("action", ""), message[:80]))
-    widths = [max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS))]
-    lines = [f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))"]
+        rows.append(
+            (
+                f.get("class", ""),
+                f.get("kind", ""),
+                _what(f),
+                _where(f),
+                str(count),
+                f.get("action", ""),
+                message[:80],
+            )
+        )
+    widths = [
+        max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS))
+    ]
+    lines = [
+        f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))"
+    ]
     gpus = report.get("gpus", [])
     if gpus:
         lines.append(f"GPUs seen: {len(gpus)}")
@@ -102,7 +130,11 @@ def render_text(report: dict) -> str:
             lines.append(f"  GPU {gpu.get('gpu', '?')}: {model} ({family}) {where}")
     lines.append("")
     for row in [_TEXT_COLUMNS, *rows]:
-        lines.append("  ".join(str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)).rstrip())
+        lines.append(
+            "  ".join(
+                str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)
+            ).rstrip()
+        )
     return "\n".join(lines)
 
 

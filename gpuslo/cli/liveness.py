@@ -18,7 +18,9 @@ from gpuslo.exporter.liveness import heartbeat_age
 
 def main(argv: Sequence[str] | None = None, clock=time.time) -> int:
     """Probe entry point; returns the exit code."""
-    parser = argparse.ArgumentParser(prog="python -m gpuslo.cli.liveness", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(
+        prog="python -m gpuslo.cli.liveness", description=__doc__.split("\n\n")[0]
+    )
     parser.add_argument("--heartbeat", required=True, help="the exporter's heartbeat file")
     parser.add_argument("--max-age", type=float, default=120.0, help="seconds (default 120)")
     args = parser.parse_args(argv)
@@ -27,10 +29,11 @@ def main(argv: Sequence[str] | None = None, clock=time.time) -> int:
         print(f"{args.heartbeat}: no heartbeat yet", file=sys.stderr)
         return 1
     if age > args.max_age:
-        print(f"{args.heartbeat}: last beat {age:.0f} s ago (> {args.max_age:g} s)", file=sys.stderr)
+        print(
+            f"{args.heartbeat}: last beat {age:.0f} s ago (> {args.max_age:g} s)", file=sys.stderr
+        )
         return 1
     return 0
-
 
 
 if __name__ == "__main__":

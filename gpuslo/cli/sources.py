@@ -49,23 +49,51 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     """The evidence and expectation flags shared by `gpuslo check` and `gpuslo exporter`."""
     add = parser.add_argument
     add("--config", metavar="FILE", help="node config YAML (see gpuslo/exporter/node_config.py)")
-    add("--node", metavar="NAME", help="node name in gpuslo_node_info and check output (default: "
-        "the config's node, else the host name; in Kubernetes pass the downward API's spec.nodeName)")
-    add("--kernel-log", metavar="PATH", help="read this kernel-log file instead of /dev/kmsg, "
-        "journalctl -k or dmesg")  # fmt: skip
-    add("--dcgm-url", metavar="URL", help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)")
+    add(
+        "--node",
+        metavar="NAME",
+        help="node name in gpuslo_node_info and check output (default: the config's node, else "
+        "the host name; in Kubernetes pass the downward API's spec.nodeName)",
+    )
+    add(
+        "--kernel-log",
+        metavar="PATH",
+        help="read this kernel-log file instead of /dev/kmsg, journalctl -k or dmesg",
+    )
+    add(
+        "--dcgm-url",
+        metavar="URL",
+        help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)",
+    )
     add("--path.sysfs", dest="path_sysfs", metavar="DIR", help="root of sysfs (default /sys)")
     add("--path.procfs", dest="path_procfs", metavar="DIR", help="root of procfs (default /proc)")
-    add("--expect-gpus", type=int, metavar="N", help="GPUs this node must have (default: the "
-        "count seen at the first healthy run, kept in the state dir)")  # fmt: skip
-    add("--expect-network-devices", type=_network, metavar="N|KIND=N",
-        help="network devices expected: N InfiniBand devices, or infiniband=N / efa=N")
+    add(
+        "--expect-gpus",
+        type=int,
+        metavar="N",
+        help="GPUs this node must have (default: the "
+        "count seen at the first healthy run, kept in the state dir)",
+    )
+    add(
+        "--expect-network-devices",
+        type=_network,
+        metavar="N|KIND=N",
+        help="network devices expected: N InfiniBand devices, or infiniband=N / efa=N",
+    )
     add("--instance-type", metavar="TYPE", help="cloud instance type (expected EFA count)")
-    add("--check-timeout", type=_positive, metavar="SECONDS",
-        help=f"deadline of each check (default {DEFAULT_TIMEOUT_S:g})")
-    add("--state-dir", metavar="DIR", help=f"where checks keep cursors and baselines (default "
+    add(
+        "--check-timeout",
+        type=_positive,
+        metavar="SECONDS",
+        help=f"deadline of each check (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    add(
+        "--state-dir",
+        metavar="DIR",
+        help=f"where checks keep cursors and baselines (default "
         f"{SYSTEM_STATE_DIR} when writable, else $XDG_STATE_HOME/gpuslo, i.e. "
-        "~/.local/state/gpuslo)")  # fmt: skip
+        "~/.local/state/gpuslo)",
+    )
     add("--active", action="store_true", help="also run the active GPU probe (gpu_probe)")
     add("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
 
@@ -99,7 +127,9 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
         kernel_log=Path(kernel_log) if kernel_log else None,
         dcgm_url=_pick(get("dcgm_url"), config.dcgm_url),
         expect_gpus=expect_gpus,
-        expect_network_devices=_pick(get("expect_network_devices"), config.expect_network_devices or None, {}),
+        expect_network_devices=_pick(
+            get("expect_network_devices"), config.expect_network_devices or None, {}
+        ),
         instance_type=_pick(get("instance_type"), config.instance_type, ""),
         state_dir=Path(_pick(get("state_dir"), config.state_dir) or default_state_dir()),
         timeout_s=float(_pick(get("check_timeout"), config.check_timeout_s, DEFAULT_TIMEOUT_S)),
@@ -109,8 +139,9 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
     )
 
 
-def runner_from_args(args: argparse.Namespace, check_names: list[str] | None = None,
-                     interval_s: float | None = None) -> Any:
+def runner_from_args(
+    args: argparse.Namespace, check_names: list[str] | None = None, interval_s: float | None = None
+) -> Any:
     """A Runner for the parsed flags: the chosen checks (default: `--check`, else all), with the
     per-check timeouts and intervals of the config file (`interval_s`, the exporter's
     `--interval`, overrides every interval). The node name is `--node`, else the config's `node`,

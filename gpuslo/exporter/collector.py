@@ -73,7 +73,9 @@ def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckRes
     ]
 
 
-def check_statuses(snapshot: NodeSnapshot, results: list[CheckResult], now: float) -> dict[str, str]:
+def check_statuses(
+    snapshot: NodeSnapshot, results: list[CheckResult], now: float
+) -> dict[str, str]:
     """Status per configured check: the worst of its results; `unknown` when it has none or its
     last run is older than 3 × its interval (the check itself stopped)."""
     out = {}
@@ -89,11 +91,17 @@ def _stale_check_results(statuses: dict[str, str], results: list[CheckResult]) -
     """A node-scoped unknown result for each check that went silent, so verdicts see it."""
     have = {r.check for r in results if r.status == names.STATUS_UNKNOWN}
     return [
-        CheckResult(check=check, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN, reason="stale_data",
-                    message="no recent run of this check", source="exporter")
+        CheckResult(
+            check=check,
+            scope=NODE_SCOPE,
+            status=names.STATUS_UNKNOWN,
+            reason="stale_data",
+            message="no recent run of this check",
+            source="exporter",
+        )
         for check, status in sorted(statuses.items())
         if status == names.STATUS_UNKNOWN and check not in have
-    ]  # fmt: skip
+    ]
 
 
 def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
@@ -112,13 +120,21 @@ def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
         fam.add("gpuslo_gpu_info", [*ids, gpu.pci_bus_id, gpu.model, gpu.family], 1)
         fam.add("gpuslo_gpu_usable", ids, verdicts[gpu.uuid] == names.VERDICT_HEALTHY)
         fam.stateset("gpuslo_gpu_verdict", ids, names.VERDICTS, verdicts[gpu.uuid])
-        problems = {(r.check, r.reason, r.layer, r.action) for r in results
-                    if r.scope in (gpu.uuid, NODE_SCOPE) and r.status in ("fail", "unknown")}
+        problems = {
+            (r.check, r.reason, r.layer, r.action)
+            for r in results
+            if r.scope in (gpu.uuid, NODE_SCOPE) and r.status in ("fail", "unknown")
+        }
         for problem in sorted(problems):
             fam.add("gpuslo_gpu_problem", [*ids, *problem], 1)
-    node = node_verdict(results) if snapshot.gpus else combine(
-        [r.status for r in results] + [names.STATUS_UNKNOWN])  # no inventory: never healthy
-    usable = node == names.VERDICT_HEALTHY and all(v == names.VERDICT_HEALTHY for v in verdicts.values())
+    node = (
+        node_verdict(results)
+        if snapshot.gpus
+        else combine([r.status for r in results] + [names.STATUS_UNKNOWN])
+    )  # no inventory: never healthy
+    usable = node == names.VERDICT_HEALTHY and all(
+        v == names.VERDICT_HEALTHY for v in verdicts.values()
+    )
     fam.add("gpuslo_node_usable", [], usable)
     fam.stateset("gpuslo_node_verdict", [], names.VERDICTS, node)
     add_checks(fam, snapshot, statuses)
@@ -168,8 +184,9 @@ def add_jobs(fam: Families, jobs: Jobs) -> None:
             fam.add("gpuslo_job_interruptions_total", [job, layer], goodput.interruptions[layer])
 
 
-def build_families(snapshot: NodeSnapshot | None, jobs: Jobs, now: float,
-                   version: str = __version__) -> list[Metric]:
+def build_families(
+    snapshot: NodeSnapshot | None, jobs: Jobs, now: float, version: str = __version__
+) -> list[Metric]:
     """Every family of names.METRICS (sorted by name) for one scrape. Pure."""
     fam = Families()
     fam.add("gpuslo_build_info", [version], 1)
@@ -188,8 +205,13 @@ class GpusloCollector:
         clock: returns Unix seconds (staleness is judged at scrape time).
     """
 
-    def __init__(self, snapshot: Callable[[], NodeSnapshot | None], jobs: Callable[[], Jobs],
-                 clock: Callable[[], float], version: str = __version__) -> None:
+    def __init__(
+        self,
+        snapshot: Callable[[], NodeSnapshot | None],
+        jobs: Callable[[], Jobs],
+        clock: Callable[[], float],
+        version: str = __version__,
+    ) -> None:
         self._snapshot, self._jobs, self._clock, self._version = snapshot, jobs, clock, version
 
     def collect(self) -> Iterator[Metric]:

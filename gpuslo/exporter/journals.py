@@ -1,7 +1,7 @@
 """Tailing job journals for the exporter: each poll reads only the bytes appended since the last
 one and folds them into the job's running goodput with the shared calculator
-(`gpuslo.goodput.calculator`), so the exposed counters equal a recomputation from the journals — after
-a restart the exporter simply reads every journal again from the start.
+(`gpuslo.goodput.calculator`), so the exposed counters equal a recomputation from the journals —
+after a restart the exporter simply reads every journal again from the start.
 
 A journal is `<journal_dir>/<job_id>.jsonl`. A trailing partial line is kept until its newline
 arrives (the writer may be mid-line). A file that shrinks or is replaced is read again from the
@@ -46,8 +46,9 @@ class JournalTailer:
         report: called once per problem (ParseError naming file and line); default logs a warning.
     """
 
-    def __init__(self, journal_dir: str | os.PathLike[str],
-                 report: Callable[[ParseError], None] = _warn) -> None:
+    def __init__(
+        self, journal_dir: str | os.PathLike[str], report: Callable[[ParseError], None] = _warn
+    ) -> None:
         self.journal_dir = Path(journal_dir)
         self._report = report
         self._tails: dict[str, _Tail] = {}
@@ -91,7 +92,7 @@ class JournalTailer:
             event = tail.reader.feed_line(raw.decode("utf-8", errors="replace"))
             if event is not None:
                 tail.state.apply(event)
-        for problem in tail.reader.problems[tail.reported:]:
+        for problem in tail.reader.problems[tail.reported :]:
             self._report(problem)
         tail.reported = len(tail.reader.problems)
 

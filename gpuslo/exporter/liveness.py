@@ -1,10 +1,10 @@
-"""Liveness of the exporter's own loop: who watches the watcher (the probe is `gpuslo.cli.liveness`).
+"""Liveness of the exporter's own loop: who watches the watcher (probe: `gpuslo.cli.liveness`).
 
 The exporter touches `<state dir>/exporter.heartbeat` on every turn of its check loop (at least
 every 5 s). An HTTP probe of /metrics would pass while that loop is stuck and every check result
 is going stale; this probe fails then, so Kubernetes restarts the exporter:
 
-    python -m gpuslo.exporter.liveness --heartbeat /var/lib/gpuslo/exporter.heartbeat --max-age 120
+    python -m gpuslo.cli.liveness --heartbeat /var/lib/gpuslo/exporter.heartbeat --max-age 120
 
 Exit 0 when the heartbeat is younger than `--max-age` seconds, 1 otherwise (missing file included:
 fail closed), with one line saying why.
@@ -13,7 +13,6 @@ fail closed), with one line saying why.
 from __future__ import annotations
 
 import os
-import sys
 
 
 def heartbeat_age(path: str, now: float) -> float | None:
@@ -23,8 +22,3 @@ def heartbeat_age(path: str, now: float) -> float | None:
     except FileNotFoundError:
         return None
 
-
-if __name__ == "__main__":  # the old entry point, kept for manifests that still name it
-    from gpuslo.cli.liveness import main
-
-    sys.exit(main())

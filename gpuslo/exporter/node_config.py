@@ -76,8 +76,9 @@ def _network(value: Any, problems: list[str]) -> dict[str, int]:
         return {}
     for kind, count in value.items():
         if kind not in NETWORK_KINDS or not _count(count):
-            problems.append(f"expect_network_devices.{kind}: expected one of {NETWORK_KINDS} "
-                            "with a count ≥ 0")  # fmt: skip
+            problems.append(
+                f"expect_network_devices.{kind}: expected one of {NETWORK_KINDS} with a count ≥ 0"
+            )
     return {k: v for k, v in value.items() if k in NETWORK_KINDS and _count(v)}
 
 

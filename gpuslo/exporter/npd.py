@@ -84,26 +84,45 @@ def monitor_config(check_names: list[str] | None = None) -> dict[str, Any]:
     conditions, rules = [], []
     for name in chosen:
         condition = f"Gpuslo{_camel(name)}Problem"
-        conditions.append({"type": condition, "reason": f"Gpuslo{_camel(name)}IsOk",
-                           "message": f"gpuslo {name}: {CHECKS[name]}"})  # fmt: skip
-        rules.append({
-            "type": "permanent", "condition": condition, "reason": f"Gpuslo{_camel(name)}Failed",
-            "path": GPUSLO_PATH, "timeout": PLUGIN_TIMEOUT,
-            "args": ["check", "--format", "npd", "--check", name,
-                     "--check-timeout", str(CHECK_TIMEOUT_S)],
-        })  # fmt: skip
+        conditions.append(
+            {
+                "type": condition,
+                "reason": f"Gpuslo{_camel(name)}IsOk",
+                "message": f"gpuslo {name}: {CHECKS[name]}",
+            }
+        )
+        rules.append(
+            {
+                "type": "permanent",
+                "condition": condition,
+                "reason": f"Gpuslo{_camel(name)}Failed",
+                "path": GPUSLO_PATH,
+                "timeout": PLUGIN_TIMEOUT,
+                "args": [
+                    "check",
+                    "--format",
+                    "npd",
+                    "--check",
+                    name,
+                    "--check-timeout",
+                    str(CHECK_TIMEOUT_S),
+                ],
+            }
+        )
     return {
         "plugin": "custom",
         "pluginConfig": {
-            "invoke_interval": INTERVAL, "timeout": PLUGIN_TIMEOUT,
-            "max_output_length": MAX_MESSAGE_BYTES, "concurrency": 3,
+            "invoke_interval": INTERVAL,
+            "timeout": PLUGIN_TIMEOUT,
+            "max_output_length": MAX_MESSAGE_BYTES,
+            "concurrency": 3,
             "enable_message_change_based_condition_update": False,
         },
         "source": "gpuslo-custom-plugin-monitor",
         "metricsReporting": True,
         "conditions": conditions,
         "rules": rules,
-    }  # fmt: skip
+    }
 
 
 def render_monitor_config(check_names: list[str] | None = None) -> str:

@@ -135,7 +135,9 @@ class Runner:
         self.checks = list(checks)
         self.context = context
         self.clock = clock
-        self.timeouts = {c.name: (timeouts or {}).get(c.name, context.timeout_s) for c in self.checks}
+        self.timeouts = {
+            c.name: (timeouts or {}).get(c.name, context.timeout_s) for c in self.checks
+        }
         self.intervals = {c.name: (intervals or {}).get(c.name, c.interval_s) for c in self.checks}
         self.node = node or socket.gethostname()
         self.heartbeats = {c.name: Heartbeat(c.name, self.intervals[c.name]) for c in self.checks}
@@ -189,7 +191,9 @@ class Runner:
         pending = list(runs)
         while pending:
             timeout = max(0.0, min(run.deadline for run in pending) - time.monotonic())
-            ready = set(wait([r.conn for r in pending] + [r.process.sentinel for r in pending], timeout))
+            ready = set(
+                wait([r.conn for r in pending] + [r.process.sentinel for r in pending], timeout)
+            )
             for run in list(pending):
                 if run.conn in ready or run.process.sentinel in ready:
                     self._receive(run)
@@ -254,7 +258,9 @@ class Runner:
         results = []
         for check in self.checks:
             interval = self.intervals[check.name]
-            results += [stale_as_unknown(r, now, interval) for r in self.results.get(check.name, [])]
+            results += [
+                stale_as_unknown(r, now, interval) for r in self.results.get(check.name, [])
+            ]
         facts = {key: self.facts[key] for key in FACT_KEYS if key in self.facts}
         if "gpus" in facts:
             facts["gpus"] = tuple(facts["gpus"])
@@ -274,8 +280,14 @@ class Runner:
 
 
 def _unknown(check: str, reason: str, message: str) -> CheckResult:
-    return CheckResult(check=check, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN, reason=reason,
-                       message=message[:500], source="runner")  # fmt: skip
+    return CheckResult(
+        check=check,
+        scope=NODE_SCOPE,
+        status=names.STATUS_UNKNOWN,
+        reason=reason,
+        message=message[:500],
+        source="runner",
+    )
 
 
 def _results_of(name: str, kind: str, value: Any, facts: dict[str, Any]) -> list[CheckResult]:

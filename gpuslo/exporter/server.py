@@ -67,9 +67,15 @@ class Exporter:
         clock: Unix seconds; max_jobs: bound on exposed jobs (most recent first).
     """
 
-    def __init__(self, cycle: Callable[[], NodeSnapshot], tailer: JournalTailer | None,
-                 carry: CounterCarry | None = None, clock: Callable[[], float] = time.time,
-                 max_jobs: int = DEFAULT_MAX_JOBS, heartbeat: Path | None = None) -> None:
+    def __init__(
+        self,
+        cycle: Callable[[], NodeSnapshot],
+        tailer: JournalTailer | None,
+        carry: CounterCarry | None = None,
+        clock: Callable[[], float] = time.time,
+        max_jobs: int = DEFAULT_MAX_JOBS,
+        heartbeat: Path | None = None,
+    ) -> None:
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._heartbeat = heartbeat
         self._max_jobs = max_jobs
@@ -90,8 +96,9 @@ class Exporter:
                 self._carry.save()
             except OSError:  # keep serving; the counters are still right in memory
                 log.exception("cannot save %s", self._carry.path)
-            snapshot = _replace(snapshot, xid_events=xid, sxid_events=sxid,
-                                kernel_log_records_lost=lost.get((), 0))
+            snapshot = _replace(
+                snapshot, xid_events=xid, sxid_events=sxid, kernel_log_records_lost=lost.get((), 0)
+            )
         self.snapshot = snapshot
 
     def poll_journals(self) -> None:
@@ -115,7 +122,7 @@ class Exporter:
 
     def beat(self) -> None:
         """Touch the loop's heartbeat file: the Kubernetes liveness probe
-        (`python -m gpuslo.exporter.liveness`) restarts an exporter whose loop stopped turning even
+        (`python -m gpuslo.cli.liveness`) restarts an exporter whose loop stopped turning even
         though its HTTP server still answers."""
         if self._heartbeat is None:
             return

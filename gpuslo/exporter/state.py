@@ -1,5 +1,6 @@
-"""Atomic state files (through `gpuslo.files`: temporary file, fsync, rename, directory fsync). A reader (or a restarted exporter after kill -9) sees the old file or
-the new one, never half of one. Other modules (the xid check's kernel-log cursor) may reuse it.
+"""Atomic state files (through `gpuslo.files`: temporary file, fsync, rename, directory fsync).
+A reader (or a restarted exporter after kill -9) sees the old file or the new one, never half of
+one. Other modules (the xid check's kernel-log cursor) may reuse it.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ class CounterCarry:
         try:
             self._series = {
                 (kind, tuple(key)): (int(total), int(last))
-                for kind, rows in raw.items() for *key, total, last in rows
+                for kind, rows in raw.items()
+                for *key, total, last in rows
             }
         except (AttributeError, TypeError, ValueError):
             raise ParseError(str(self.path), "state file has an unexpected shape") from None

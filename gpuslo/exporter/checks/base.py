@@ -5,8 +5,10 @@ Python modules, device files, URLs: named so a missing one is reported as `depen
 and `run(context) -> list[CheckResult]`. The runner calls `run` in a child process with a
 deadline, so a check may block, hang or crash: the runner turns that into `unknown`
 (`check_timeout`, `tool_error`). Inside `run`, a check raises:
-- `gpuslo.errors.DependencyMissing` when something it needs is absent (binary, library, device, URL refused);
-- `gpuslo.errors.ToolError` when a tool answered with an error (non-zero exit, HTTP 500, NVML error);
+- `gpuslo.errors.DependencyMissing` when something it needs is absent (binary, library, device,
+  URL refused);
+- `gpuslo.errors.ToolError` when a tool answered with an error (non-zero exit, HTTP 500, NVML
+  error);
 - `gpuslo.errors.ParseError` when the output cannot be parsed;
 and otherwise returns results with status ok/warn/fail (or unknown with a reason it chose). A check
 that does not apply to this node returns one `ok` result with `applicable=False` and a message
@@ -77,9 +79,15 @@ class Check(Protocol):
 
 
 FACT_KEYS = (
-    "gpus", "driver_version", "cuda_version", "xid_events", "sxid_events",
-    "kernel_log_records_lost", "network_devices", "network_devices_expected",
-)  # fmt: skip
+    "gpus",
+    "driver_version",
+    "cuda_version",
+    "xid_events",
+    "sxid_events",
+    "kernel_log_records_lost",
+    "network_devices",
+    "network_devices_expected",
+)
 
 
 @dataclass(frozen=True)

@@ -128,7 +128,10 @@ def evaluate_page(
     marks = track_energy(previous.energy, page, now)
     stale = stale_gpus(marks, page, now, stale_after_s)
     for uuid, gpu in page.gpus.items():
-        own = [_finding_result(uuid, gpu.index, f) for f in gpu_findings(gpu, policy, gpu_family, CHECK)]
+        own = [
+            _finding_result(uuid, gpu.index, f)
+            for f in gpu_findings(gpu, policy, gpu_family, CHECK)
+        ]
         if uuid in stale:
             own.append(
                 CheckResult(

@@ -41,14 +41,26 @@ def gpu_scope(status: GpuStatus) -> str:
 
 def gpu_result(check: str, status: GpuStatus, state: str, message: str, **kw: Any) -> CheckResult:
     """A CheckResult about one GPU (source NVML; `NvmlCheck.run` names nvidia-smi when used)."""
-    return CheckResult(check=check, scope=gpu_scope(status), status=state, message=message,
-                       source=SOURCE, gpu=status.index or "", **kw)  # fmt: skip
+    return CheckResult(
+        check=check,
+        scope=gpu_scope(status),
+        status=state,
+        message=message,
+        source=SOURCE,
+        gpu=status.index or "",
+        **kw,
+    )
 
 
 def unreadable(check: str, status: GpuStatus) -> CheckResult:
     """`unknown`/`tool_error` for a GPU the source lists but cannot read (this check fails it)."""
-    return gpu_result(check, status, names.STATUS_UNKNOWN, f"GPU not readable: {status.error}",
-                      reason="tool_error")  # fmt: skip
+    return gpu_result(
+        check,
+        status,
+        names.STATUS_UNKNOWN,
+        f"GPU not readable: {status.error}",
+        reason="tool_error",
+    )
 
 
 class NvmlCheck:
@@ -58,18 +70,29 @@ class NvmlCheck:
 
     name = ""
     interval_s = DEFAULT_INTERVAL_S
-    dependencies: tuple[str, ...] = ("nvidia-ml-py (pynvml) and libnvidia-ml.so.1, or nvidia-smi",
-                                     "NVIDIA driver")  # fmt: skip
+    dependencies: tuple[str, ...] = (
+        "nvidia-ml-py (pynvml) and libnvidia-ml.so.1, or nvidia-smi",
+        "NVIDIA driver",
+    )
 
     def run(self, context: CheckContext) -> list[CheckResult]:
         """Read the GPUs and judge each readable one; see `evaluate`."""
         node = read_gpus(context.timeout_s * 0.8)
         if not node.gpus:
-            return [CheckResult(check=self.name, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
-                                reason="no_data", message=f"{node.source} lists no GPU",
-                                source=node.source)]  # fmt: skip
+            return [
+                CheckResult(
+                    check=self.name,
+                    scope=NODE_SCOPE,
+                    status=names.STATUS_UNKNOWN,
+                    reason="no_data",
+                    message=f"{node.source} lists no GPU",
+                    source=node.source,
+                )
+            ]
         results = [
-            self.evaluate(status, node, context) if status.accessible else unreadable(self.name, status)
+            self.evaluate(status, node, context)
+            if status.accessible
+            else unreadable(self.name, status)
             for status in node.gpus
         ]
         return [replace(r, source=node.source) for r in results]
@@ -101,15 +124,29 @@ def count_result(node: NvmlNode, context: CheckContext) -> CheckResult:
         except OSError as error:
             origin = f"could not record as expected: {error.strerror}"
         expected = seen
+
     def result(state: str, message: str, **kw: Any) -> CheckResult:
-        return CheckResult(check="gpu_inventory", scope=NODE_SCOPE, status=state,
-                           message=message, source=node.source, **kw)  # fmt: skip
+        return CheckResult(
+            check="gpu_inventory",
+            scope=NODE_SCOPE,
+            status=state,
+            message=message,
+            source=node.source,
+            **kw,
+        )
+
     if expected is None or seen < expected:
         wanted = "no expected count yet" if expected is None else f"{expected} expected ({origin})"
-        return result(names.STATUS_FAIL, f"{seen} GPUs seen, {wanted}", reason="gpu_missing",
-                      action=names.ACTION_REBOOT_NODE)  # fmt: skip
+        return result(
+            names.STATUS_FAIL,
+            f"{seen} GPUs seen, {wanted}",
+            reason="gpu_missing",
+            action=names.ACTION_REBOOT_NODE,
+        )
     if seen > expected:
-        return result(names.STATUS_WARN, f"{seen} GPUs seen, more than {expected} expected ({origin})")
+        return result(
+            names.STATUS_WARN, f"{seen} GPUs seen, more than {expected} expected ({origin})"
+        )
     return result(names.STATUS_OK, f"{seen} GPUs seen, {expected} expected ({origin})")
 
 
@@ -130,11 +167,30 @@ class GpuInventoryCheck:
                 results.append(gpu_result(self.name, status, names.STATUS_OK, where))
             else:
                 problem = evaluate_gpu(status)[0]
-                results.append(gpu_result(self.name, status, names.STATUS_FAIL, problem.message,
-                                          reason=problem.reason, action=problem.action))  # fmt: skip
+                results.append(
+                    gpu_result(
+                        self.name,
+                        status,
+                        names.STATUS_FAIL,
+                        problem.message,
+                        reason=problem.reason,
+                        action=problem.action,
+                    )
+                )
         gpus = tuple(
-            GpuInfo(g.index or "", g.uuid or "", g.pci_bus_id or "", g.model or "", g.family or "unknown")
-            for g in node.gpus if g.accessible
-        )  # fmt: skip
-        facts = {"gpus": gpus, "driver_version": node.driver_version, "cuda_version": node.cuda_version}
+            GpuInfo(
+                g.index or "",
+                g.uuid or "",
+                g.pci_bus_id or "",
+                g.model or "",
+                g.family or "unknown",
+            )
+            for g in node.gpus
+            if g.accessible
+        )
+        facts = {
+            "gpus": gpus,
+            "driver_version": node.driver_version,
+            "cuda_version": node.cuda_version,
+        }
         return CheckOutput([replace(r, source=node.source) for r in results], facts)

@@ -48,11 +48,17 @@ class GpuMemoryCheck(NvmlCheck):
             return problem
         reported = (status.ecc_dbe_volatile, status.remapped_rows_pending, status.recovery_action)
         if all(value is None for value in reported):
-            return gpu_result(self.name, status, names.STATUS_UNKNOWN, "NVML reports neither ECC, "
-                              "row remapping nor recovery action", reason="no_data")  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_UNKNOWN,
+                "NVML reports neither ECC, row remapping nor recovery action",
+                reason="no_data",
+            )
         message = (
             f"ECC uncorrectable volatile {_text(status.ecc_dbe_volatile)}, aggregate "
-            f"{_text(status.ecc_dbe_aggregate)}; rows pending {_text(status.remapped_rows_pending)}, "
+            f"{_text(status.ecc_dbe_aggregate)}; "
+            f"rows pending {_text(status.remapped_rows_pending)}, "
             f"failure {_text(status.remapped_rows_failure)}; recovery action "
             f"{_text(status.recovery_action)}"
         )

@@ -2,8 +2,8 @@
 speed on every GPU — a GPU that answers status queries can still fail under load.
 
 Evidence: the GPU itself, through PyTorch, in the runner's child (CuPy, which the issue also
-allows, is not supported yet). Per GPU (CUDA ordinals in PCI bus order, `CUDA_DEVICE_ORDER=PCI_BUS_ID`, the order
-NVML numbers GPUs in):
+allows, is not supported yet). Per GPU (CUDA ordinals in PCI bus order,
+`CUDA_DEVICE_ORDER=PCI_BUS_ID`, the order NVML numbers GPUs in):
 1. matrix product: a 512×512 float32 product checked against a float64 reference on the CPU
    (max relative error ≤ `MAX_RELATIVE_ERROR`), then bf16 8192×8192 products timed (TFLOPS);
 2. memory pattern: 1 GiB written with 0x55555555, 0x2AAAAAAA, 0x0F0F0F0F and read back;
@@ -62,8 +62,13 @@ def judge_probe(m: ProbeMeasurement, expected: dict[str, float]) -> CheckResult:
         wrong.append(f"copy {m.d2d_tbps:.2f} TB/s below {expected['min_d2d_tbps']:.2f}")
     common = {"check": "gpu_probe", "scope": m.uuid, "gpu": m.index, "source": "active probe"}
     if wrong:
-        return CheckResult(**common, status=names.STATUS_FAIL, reason="probe_failed",
-                           action=names.ACTION_DRAIN_AND_RESET, message="; ".join(wrong))  # fmt: skip
+        return CheckResult(
+            **common,
+            status=names.STATUS_FAIL,
+            reason="probe_failed",
+            action=names.ACTION_DRAIN_AND_RESET,
+            message="; ".join(wrong),
+        )
     judged = "" if expected else " (no expected speed configured)"
     return CheckResult(**common, status=names.STATUS_OK, message=f"correct; {figures}{judged}")
 
@@ -118,8 +123,15 @@ class GpuProbeCheck:
     def run(self, context: CheckContext) -> list[CheckResult]:
         """Probe every GPU; not applicable unless `context.active`."""
         if not context.active:
-            return [CheckResult(check=self.name, scope=NODE_SCOPE, status=names.STATUS_OK,
-                                applicable=False, message="active probe not requested (--active)")]
+            return [
+                CheckResult(
+                    check=self.name,
+                    scope=NODE_SCOPE,
+                    status=names.STATUS_OK,
+                    applicable=False,
+                    message="active probe not requested (--active)",
+                )
+            ]
         torch = _load_torch()
         settings = context.config.get("checks", {}).get(self.name, {})
         results = []

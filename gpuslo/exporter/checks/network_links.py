@@ -1,6 +1,7 @@
 """`network_links` check: InfiniBand ports and EFA devices against what the node should have.
 
-Evidence: sysfs (`gpuslo.exporter.evidence.fabric.sysfs.read_infiniband_sysfs` under `context.sysfs`).
+Evidence: sysfs (`gpuslo.exporter.evidence.fabric.sysfs.read_infiniband_sysfs` under
+`context.sysfs`).
 Rules:
 - InfiniBand/RoCE port (driver not `efa`): ok when Active with physical state LinkUp; `fail`
   `network_port_down` (action check_cabling) otherwise; `unknown` `parse_error` when its state

@@ -67,20 +67,37 @@ class NvlinkCheck(NvmlCheck):
             return problem
         states = status.nvlink_states
         if not states:
-            return gpu_result(self.name, status, names.STATUS_OK, f"no NVLink on this GPU "
-                              f"({node.source} reports none)", applicable=False)  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_OK,
+                f"no NVLink on this GPU ({node.source} reports none)",
+                applicable=False,
+            )
         expected = int(context.config.get("expect_nvlinks") or 0)
         active = sum(states.values())
         if active < expected:
-            return gpu_result(self.name, status, names.STATUS_FAIL,
-                              f"{active} NVLink links active, {expected} expected",
-                              reason="nvlink_down", action=names.ACTION_DRAIN_AND_RESET)  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_FAIL,
+                f"{active} NVLink links active, {expected} expected",
+                reason="nvlink_down",
+                action=names.ACTION_DRAIN_AND_RESET,
+            )
         counts = status.nvlink_error_counts or {}
         self._seen[gpu_scope(status)] = {str(k): v for k, v in counts.items()}
         rising = rising_counters(self._baseline.get(gpu_scope(status), {}), counts)
         if rising:
-            return gpu_result(self.name, status, names.STATUS_WARN,
-                              "NVLink error counters rising: " + ", ".join(rising[:4]),
-                              reason="nvlink_errors", action=names.ACTION_CHECK_CABLING)  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_WARN,
+                "NVLink error counters rising: " + ", ".join(rising[:4]),
+                reason="nvlink_errors",
+                action=names.ACTION_CHECK_CABLING,
+            )
         fabric = f"; fabric {status.fabric_state}" if status.fabric_state else ""
-        return gpu_result(self.name, status, names.STATUS_OK, f"{active} NVLink links active{fabric}")
+        return gpu_result(
+            self.name, status, names.STATUS_OK, f"{active} NVLink links active{fabric}"
+        )

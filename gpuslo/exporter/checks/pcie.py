@@ -33,16 +33,24 @@ class PcieCheck(NvmlCheck):
         if problem is not None:
             return problem
         if status.pcie_width_current is None or status.pcie_width_max is None:
-            return gpu_result(self.name, status, names.STATUS_UNKNOWN,
-                              "NVML reports no PCIe link width", reason="no_data")  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_UNKNOWN,
+                "NVML reports no PCIe link width",
+                reason="no_data",
+            )
         gen, top = status.pcie_gen_current, status.pcie_gen_max
         load = node.utilization.get(status.index or "")
         link = f"x{status.pcie_width_current} of x{status.pcie_width_max}, gen {gen or '?'}"
         link += f" of {top}" if top else " (max not reported)"
         if gen and top and gen < top and load is not None and load >= LOAD_RATIO:
             return gpu_result(
-                self.name, status, names.STATUS_WARN,
+                self.name,
+                status,
+                names.STATUS_WARN,
                 f"PCIe generation {gen} below its maximum {top} at {load:.0%} utilisation",
-                reason="pcie_degraded", action=names.ACTION_CHECK_CABLING,
-            )  # fmt: skip
+                reason="pcie_degraded",
+                action=names.ACTION_CHECK_CABLING,
+            )
         return gpu_result(self.name, status, names.STATUS_OK, f"PCIe link {link}")

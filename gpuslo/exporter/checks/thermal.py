@@ -27,17 +27,24 @@ class ThermalCheck(NvmlCheck):
     name = "thermal"
 
     def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
-        """Fail on HW thermal slowdown, warn at the slowdown threshold (see the module docstring)."""
+        """Fail on HW thermal slowdown, warn at the slowdown threshold (module docstring)."""
         problem = judge_problems(self.name, status, ("thermal_slowdown",))
         if problem is not None:
             return problem
         temp, limit = status.temperature_c, status.slowdown_temperature_c
         if status.hw_thermal_slowdown is None and temp is None:
-            return gpu_result(self.name, status, names.STATUS_UNKNOWN, "NVML reports neither "
-                              "clocks event reasons nor temperature", reason="no_data")  # fmt: skip
+            return gpu_result(
+                self.name,
+                status,
+                names.STATUS_UNKNOWN,
+                "NVML reports neither clocks event reasons nor temperature",
+                reason="no_data",
+            )
         where = "not reported" if temp is None else f"{temp:g} C"
         limit_text = "not reported" if limit is None else f"{limit:g} C"
         message = f"temperature {where}, slowdown threshold {limit_text}"
         if status.hw_slowdown:
-            return gpu_result(self.name, status, names.STATUS_WARN, "hardware slowdown active; " + message)
+            return gpu_result(
+                self.name, status, names.STATUS_WARN, "hardware slowdown active; " + message
+            )
         return gpu_result(self.name, status, names.STATUS_OK, "no thermal slowdown; " + message)

@@ -128,11 +128,18 @@ def evaluate_events(
     return results, problems
 
 
-def _result(scope: str, items: list[Classified], problem: dict | None, source: str, now: float) -> CheckResult:
+def _result(
+    scope: str, items: list[Classified], problem: dict | None, source: str, now: float
+) -> CheckResult:
     common = {"check": NAME, "scope": scope, "source": source, "observed_at": now}
     if problem:
-        return CheckResult(status=names.STATUS_FAIL, reason=problem["reason"],
-                           action=problem["action"], message=problem["message"], **common)  # fmt: skip
+        return CheckResult(
+            status=names.STATUS_FAIL,
+            reason=problem["reason"],
+            action=problem["action"],
+            message=problem["message"],
+            **common,
+        )
     # No active problem: warn events, and fatal ones a later Xid 154 cleared, are recorded.
     summary = ", ".join(f"{n} x {k}" for k, n in sorted(Counter(_label(i) for i in items).items()))
     warned = [i for i in items if i.class_ == names.CLASS_WARN]
@@ -156,20 +163,32 @@ def read_command_text(context: CheckContext) -> tuple[str, str]:
     tried = []
     for command in COMMANDS:
         try:
-            done = subprocess.run(command, capture_output=True, text=True, errors="replace",
-                                  timeout=max(context.timeout_s / 2, 1.0), check=False)  # fmt: skip
+            done = subprocess.run(
+                command,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=max(context.timeout_s / 2, 1.0),
+                check=False,
+            )
         except FileNotFoundError:
             tried.append(f"{command[0]}: not installed")
             continue
         except subprocess.TimeoutExpired:
             tried.append(f"{command[0]}: timed out")
             continue
-        if done.returncode != 0 or not done.stdout.strip() or "-- No entries --" in done.stdout[:200]:
+        if (
+            done.returncode != 0
+            or not done.stdout.strip()
+            or "-- No entries --" in done.stdout[:200]
+        ):
             detail = (done.stderr or done.stdout).strip().splitlines()[:1]
             tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
             continue
         return " ".join(command), done.stdout
-    raise DependencyMissing(f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried))
+    raise DependencyMissing(
+        f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
+    )
 
 
 class XidCheck:
@@ -202,8 +221,9 @@ class XidCheck:
         results, _ = evaluate_events(classified, {}, source, now)
         xids, sxids = count_events(classified)
         results.append(_node_result(source, records, len(classified), 0, False, now))
-        return CheckOutput(results, {"xid_events": xids, "sxid_events": sxids,
-                                     "kernel_log_records_lost": 0})  # fmt: skip
+        return CheckOutput(
+            results, {"xid_events": xids, "sxid_events": sxids, "kernel_log_records_lost": 0}
+        )
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         boot_id = read_boot_id(context.procfs)
@@ -218,23 +238,39 @@ class XidCheck:
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
-        results, problems = evaluate_events(classified, cursor.problems, str(context.kmsg_path), now)
+        results, problems = evaluate_events(
+            classified, cursor.problems, str(context.kmsg_path), now
+        )
         first_read = cursor.sequence < 0
         updated = cursor.advance(read, events, count_events(classified), problems, policy)
         save_cursor(Path(context.state_dir), updated)
-        results.append(_node_result(str(context.kmsg_path), len(read.records), len(classified),
-                                    read.lost, not first_read, now))  # fmt: skip
-        return CheckOutput(results, {"xid_events": updated.xid_events,
-                                     "sxid_events": updated.sxid_events,
-                                     "kernel_log_records_lost": updated.lost})  # fmt: skip
+        results.append(
+            _node_result(
+                str(context.kmsg_path),
+                len(read.records),
+                len(classified),
+                read.lost,
+                not first_read,
+                now,
+            )
+        )
+        return CheckOutput(
+            results,
+            {
+                "xid_events": updated.xid_events,
+                "sxid_events": updated.sxid_events,
+                "kernel_log_records_lost": updated.lost,
+            },
+        )
 
 
 _GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
 
 
 def check_command_output(text: str, events: list[KernelEvent], source: str) -> int:
-    """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a cut-off
-    GPU record (a command killed mid-write prints half an Xid line: that is not a healthy log)."""
+    """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a
+    cut-off GPU record (a command killed mid-write prints half an Xid line: that is not a healthy
+    log)."""
     lines = text.split("\n")
     if not text.endswith("\n") and _GPU_MARKER.search(lines[-1]):
         last = len(lines)
@@ -277,17 +313,29 @@ def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
     return scan.finish(), scan.records
 
 
-def _node_result(source: str, records: int, events: int, lost: int, overrun: bool, now: float) -> CheckResult:
+def _node_result(
+    source: str, records: int, events: int, lost: int, overrun: bool, now: float
+) -> CheckResult:
     message = f"{records} kernel-log records read, {events} GPU events"
     common = {"check": NAME, "scope": NODE_SCOPE, "source": source, "observed_at": now}
     if lost and overrun:
-        return CheckResult(status=names.STATUS_UNKNOWN, reason="no_data",
-                           message=f"{lost} records lost to a ring-buffer overrun; " + message,
-                           **common)  # fmt: skip
+        return CheckResult(
+            status=names.STATUS_UNKNOWN,
+            reason="no_data",
+            message=f"{lost} records lost to a ring-buffer overrun; " + message,
+            **common,
+        )
     if lost:
         message = f"{lost} records of this boot gone before the first read; " + message
         return CheckResult(status=names.STATUS_WARN, message=message, **common)
     return CheckResult(status=names.STATUS_OK, message=message, **common)
 
 
-__all__ = ["XidCheck", "count_events", "evaluate_events", "fold_problem", "read_command_text", "scope_of"]
+__all__ = [
+    "XidCheck",
+    "count_events",
+    "evaluate_events",
+    "fold_problem",
+    "read_command_text",
+    "scope_of",
+]

@@ -54,15 +54,23 @@ class KmsgCursor:
         events before this run's events, so boot noise and escalation span runs."""
         history = []
         if self.driver_load is not None:
-            history.append(KernelEvent("driver_load", timestamp=self.driver_load, clock_kind="uptime"))
+            history.append(
+                KernelEvent("driver_load", timestamp=self.driver_load, clock_kind="uptime")
+            )
         for pci, code, stamp in self.recent:
-            history.append(KernelEvent("xid", code=code, pci=pci, timestamp=stamp, clock_kind="uptime"))
+            history.append(
+                KernelEvent("xid", code=code, pci=pci, timestamp=stamp, clock_kind="uptime")
+            )
         return history
 
     def advance(
-        self, read: KmsgRead, events: list[KernelEvent], counts: tuple[dict, dict],
-        problems: dict[str, dict], policy: XidPolicy,
-    ) -> KmsgCursor:  # fmt: skip
+        self,
+        read: KmsgRead,
+        events: list[KernelEvent],
+        counts: tuple[dict, dict],
+        problems: dict[str, dict],
+        policy: XidPolicy,
+    ) -> KmsgCursor:
         """The cursor after one read: new sequence, lost and counts added, problems replaced."""
         xids, sxids = dict(self.xid_events), dict(self.sxid_events)
         for key, value in counts[0].items():
@@ -71,20 +79,26 @@ class KmsgCursor:
             sxids[key] = sxids.get(key, 0) + value
         loads = [e.timestamp for e in events if e.kind == "driver_load" and e.timestamp is not None]
         return replace(
-            self, sequence=read.last_sequence, lost=self.lost + read.lost, xid_events=xids,
-            sxid_events=sxids, problems=problems, driver_load=loads[-1] if loads else self.driver_load,
+            self,
+            sequence=read.last_sequence,
+            lost=self.lost + read.lost,
+            xid_events=xids,
+            sxid_events=sxids,
+            problems=problems,
+            driver_load=loads[-1] if loads else self.driver_load,
             recent=_recent(self.recent, events, policy),
             uuids={**self.uuids, **{e.pci: e.uuid for e in events if e.pci and e.uuid}},
-        )  # fmt: skip
+        )
 
 
 def _recent(previous: tuple, events: list[KernelEvent], policy: XidPolicy) -> tuple:
     codes = set().union(*(e.codes for e in policy.escalations)) if policy.escalations else set()
     window = max((e.window_s for e in policy.escalations), default=0.0)
     recent = list(previous) + [
-        (e.pci, e.code, e.timestamp) for e in events
+        (e.pci, e.code, e.timestamp)
+        for e in events
         if e.kind == "xid" and e.code in codes and e.timestamp is not None
-    ]  # fmt: skip
+    ]
     if not recent:
         return ()
     latest = max(stamp for _, _, stamp in recent)
@@ -93,12 +107,17 @@ def _recent(previous: tuple, events: list[KernelEvent], policy: XidPolicy) -> tu
 
 def _to_json(cursor: KmsgCursor) -> dict:
     return {
-        "version": VERSION, "boot_id": cursor.boot_id, "sequence": cursor.sequence,
-        "lost": cursor.lost, "problems": cursor.problems, "driver_load": cursor.driver_load,
+        "version": VERSION,
+        "boot_id": cursor.boot_id,
+        "sequence": cursor.sequence,
+        "lost": cursor.lost,
+        "problems": cursor.problems,
+        "driver_load": cursor.driver_load,
         "xid_events": sorted([*key, n] for key, n in cursor.xid_events.items()),
         "sxid_events": sorted([*key, n] for key, n in cursor.sxid_events.items()),
-        "recent": [list(item) for item in cursor.recent], "uuids": cursor.uuids,
-    }  # fmt: skip
+        "recent": [list(item) for item in cursor.recent],
+        "uuids": cursor.uuids,
+    }
 
 
 def _pci(text: object) -> str:
@@ -128,14 +147,18 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
         return KmsgCursor(boot_id)
     try:
         return KmsgCursor(
-            boot_id=boot_id, sequence=int(raw["sequence"]), lost=int(raw["lost"]),
-            xid_events=_summed(((_pci(p), str(x), str(c)), int(n)) for p, x, c, n in raw["xid_events"]),
+            boot_id=boot_id,
+            sequence=int(raw["sequence"]),
+            lost=int(raw["lost"]),
+            xid_events=_summed(
+                ((_pci(p), str(x), str(c)), int(n)) for p, x, c, n in raw["xid_events"]
+            ),
             sxid_events={(str(d), str(s), str(c)): int(n) for d, s, c, n in raw["sxid_events"]},
             problems={str(k): dict(v) for k, v in raw["problems"].items()},
             driver_load=None if raw["driver_load"] is None else float(raw["driver_load"]),
             recent=tuple((_pci(p), int(x), float(t)) for p, x, t in raw["recent"]),
             uuids={_pci(k): str(v) for k, v in raw.get("uuids", {}).items()},
-        )  # fmt: skip
+        )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None
 

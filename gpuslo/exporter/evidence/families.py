@@ -26,9 +26,9 @@ _MODEL_PATTERNS: tuple[tuple[str, str], ...] = (
 
 
 def family_of(model: str, architecture: str | None = None) -> str:
-    """Return the GPU family (`names.GPU_FAMILIES`) of `model` ("NVIDIA H200", "Tesla V100-SXM2-16GB"),
-    or "unknown" when it cannot be told. `architecture` (nvidia-smi's "Product Architecture",
-    e.g. "Hopper") wins when it names a known family."""
+    """Return the GPU family (`names.GPU_FAMILIES`) of `model` ("NVIDIA H200",
+    "Tesla V100-SXM2-16GB"), or "unknown" when it cannot be told. `architecture` (nvidia-smi's
+    "Product Architecture", e.g. "Hopper") wins when it names a known family."""
     if architecture:
         arch = architecture.strip().lower()
         if arch in names.GPU_FAMILIES:

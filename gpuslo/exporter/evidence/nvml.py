@@ -5,8 +5,9 @@ Runs inside the runner's child process: NVML calls can block inside the driver, 
 can be killed (shared/DESIGN.md §3). `read_node(nvml)` is the I/O edge; it takes the NVML module as
 an argument so tests pass a fake. `load_nvml()` imports `pynvml`, first putting the directory named
 by the environment variable `GPUSLO_NVML_PATH` on `sys.path`: that is how tests and benchmarks
-swap in the NVML replay of gpuslo/data/nvml_replay/ (`GPUSLO_NVML_PATH=gpuslo/data/nvml_replay gpuslo
-check` reads the recorded H200 node), in the child as well as in the parent.
+swap in the NVML replay of gpuslo/data/nvml_replay/
+(`GPUSLO_NVML_PATH=gpuslo/data/nvml_replay gpuslo check` reads the recorded H200 node), in the
+child as well as in the parent.
 
 Rules of reading (fail closed):
 - no `pynvml` module, no NVML library or no driver loaded → `DependencyMissing`;
@@ -54,7 +55,13 @@ VOLATILE_ECC, AGGREGATE_ECC = 0, 1
 CLOCKS_EVENT_HW_SLOWDOWN = 0x08
 CLOCKS_EVENT_HW_THERMAL_SLOWDOWN = 0x40
 FI_DEV_GET_GPU_RECOVERY_ACTION = 230
-RECOVERY_ACTIONS = {0: "None", 1: "GPU_Reset", 2: "Node_Reboot", 3: "Drain_P2P", 4: "Drain_And_Reset"}
+RECOVERY_ACTIONS = {
+    0: "None",
+    1: "GPU_Reset",
+    2: "Node_Reboot",
+    3: "Drain_P2P",
+    4: "Drain_And_Reset",
+}
 NVLINK_MAX_LINKS = 18  # NVLink5 (Blackwell) has 18 links per GPU
 NVLINK_ERROR_COUNTERS = {0: "dl_replay", 1: "dl_recovery", 2: "dl_crc_flit", 3: "dl_crc_data"}
 FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}  # 0: not supported
@@ -94,7 +101,9 @@ def _start(nvml: Any) -> None:
         nvml.nvmlInit()
     except nvml.NVMLError as error:
         if _code(error) in MISSING_CODES:
-            raise DependencyMissing(f"NVML library or NVIDIA driver not available: {error}") from None
+            raise DependencyMissing(
+                f"NVML library or NVIDIA driver not available: {error}"
+            ) from None
         if _code(error) == ERROR_LIB_RM_VERSION_MISMATCH:
             raise ToolError(f"driver_mismatch: NVML and kernel driver differ: {error}") from None
         raise ToolError(f"nvmlInit failed: {error}") from None
@@ -150,7 +159,9 @@ def _memory(gpu: _Gpu) -> dict[str, Any]:
     rows = gpu.call("nvmlDeviceGetRemappedRows")  # (correctable, uncorrectable, pending, failure)
     action = gpu.field(FI_DEV_GET_GPU_RECOVERY_ACTION)
     if rows is not None and (not isinstance(rows, list | tuple) or len(rows) != 4):
-        raise ParseError(SOURCE, f"expected 4 values, got {rows!r:.40}", field="nvmlDeviceGetRemappedRows")
+        raise ParseError(
+            SOURCE, f"expected 4 values, got {rows!r:.40}", field="nvmlDeviceGetRemappedRows"
+        )
     errors = "nvmlDeviceGetTotalEccErrors"
     return {
         "ecc_mode": None if ecc_mode is None else ("Enabled" if ecc_mode[0] else "Disabled"),
@@ -169,7 +180,9 @@ def _thermal_and_pcie(gpu: _Gpu) -> dict[str, Any]:
     if reasons is None:
         reasons = gpu.count("nvmlDeviceGetCurrentClocksThrottleReasons")
     return {
-        "hw_thermal_slowdown": None if reasons is None else bool(reasons & CLOCKS_EVENT_HW_THERMAL_SLOWDOWN),
+        "hw_thermal_slowdown": None
+        if reasons is None
+        else bool(reasons & CLOCKS_EVENT_HW_THERMAL_SLOWDOWN),
         "hw_slowdown": None if reasons is None else bool(reasons & CLOCKS_EVENT_HW_SLOWDOWN),
         "temperature_c": gpu.count("nvmlDeviceGetTemperature", TEMPERATURE_GPU),
         "slowdown_temperature_c": gpu.count(
@@ -295,14 +308,24 @@ def node_from_smi(text: str, source: str) -> NvmlNode:
     from gpuslo.exporter.evidence.nvidia_smi.query import parse_xml
 
     reading = parse_xml(text, source)
-    gpus = [replace(g.status, accessible=g.status.accessible is not False and bool(g.status.uuid))
-            for g in reading.gpus]  # fmt: skip
+    gpus = [
+        replace(g.status, accessible=g.status.accessible is not False and bool(g.status.uuid))
+        for g in reading.gpus
+    ]
     count = max(reading.attached_gpus or 0, len(gpus))
-    gpus += [GpuStatus(index=str(i), accessible=False, error="counted but not reported")
-             for i in range(len(gpus), count)]  # fmt: skip
+    gpus += [
+        GpuStatus(index=str(i), accessible=False, error="counted but not reported")
+        for i in range(len(gpus), count)
+    ]
     gpus = [g if g.index else replace(g, index=str(i)) for i, g in enumerate(gpus)]
-    return NvmlNode(reading.driver_version or "", reading.cuda_version or "", count, tuple(gpus),
-                    {}, source="nvidia-smi")  # fmt: skip
+    return NvmlNode(
+        reading.driver_version or "",
+        reading.cuda_version or "",
+        count,
+        tuple(gpus),
+        {},
+        source="nvidia-smi",
+    )
 
 
 def read_node_smi(timeout_s: float) -> NvmlNode:
@@ -310,8 +333,14 @@ def read_node_smi(timeout_s: float) -> NvmlNode:
     timeout or a non-zero exit (nvidia-smi prints its error on stdout: quoted)."""
     command = " ".join(SMI_COMMAND)
     try:
-        done = subprocess.run(SMI_COMMAND, capture_output=True, text=True, errors="replace",
-                              timeout=timeout_s, check=False)  # fmt: skip
+        done = subprocess.run(
+            SMI_COMMAND,
+            capture_output=True,
+            text=True,
+            errors="replace",
+            timeout=timeout_s,
+            check=False,
+        )
     except FileNotFoundError:
         raise DependencyMissing("nvidia-smi is not installed") from None
     except subprocess.TimeoutExpired:

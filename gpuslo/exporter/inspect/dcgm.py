@@ -90,7 +90,11 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     for row in rows:
         xid = row.get("XIDER", "")
         if xid.isascii() and xid.isdigit() and int(xid) > 0:
-            findings.append(xid_finding("dcgmi", int(xid), options.policy, family=options.gpu_family, gpu=row["id"]))
+            findings.append(
+                xid_finding(
+                    "dcgmi", int(xid), options.policy, family=options.gpu_family, gpu=row["id"]
+                )
+            )
     if rows:
         seen = len({row["id"] for row in rows})
         findings.append(

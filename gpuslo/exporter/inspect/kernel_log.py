@@ -59,13 +59,22 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         action = max(action, recovery[event.pci], key=names.ACTION_SEVERITY.__getitem__)
     reason = reason_of(item)
     return Finding(
-        kind=KIND, class_=item.class_, xid=event.code if event.kind == "xid" else None,
+        kind=KIND,
+        class_=item.class_,
+        xid=event.code if event.kind == "xid" else None,
         sxid=event.code if event.kind == "sxid" else None,
         signal="fallen_off_bus" if event.kind == "fallen_off_bus" else None,
-        pci=event.pci, uuid=event.uuid, device=event.device, action=action, reason=reason,
-        layer=None if reason else layer_of_class(item.class_), events=group.events,
-        caused_by=event.caused_by, message=event.message[:200], line=event.line,
-    )  # fmt: skip
+        pci=event.pci,
+        uuid=event.uuid,
+        device=event.device,
+        action=action,
+        reason=reason,
+        layer=None if reason else layer_of_class(item.class_),
+        events=group.events,
+        caused_by=event.caused_by,
+        message=event.message[:200],
+        line=event.line,
+    )
 
 
 def event_findings(classified: list[Classified]) -> list[Finding]:
@@ -79,7 +88,9 @@ def event_findings(classified: list[Classified]) -> list[Finding]:
     return [_finding(group, recovery) for group in groups.values()]
 
 
-def cited_cause_findings(classified: list[Classified], policy: XidPolicy, family: str | None) -> list[Finding]:
+def cited_cause_findings(
+    classified: list[Classified], policy: XidPolicy, family: str | None
+) -> list[Finding]:
     """A finding for each Xid that an Xid 45 names as its cause ("caused by previous Xid N")
     when the log does not show that Xid on the same GPU: classed by the policy, or `unknown`
     when its class depends on a severity token the log does not show (Xids 144-150)."""
@@ -96,13 +107,24 @@ def cited_cause_findings(classified: list[Classified], policy: XidPolicy, family
         token_dependent = code in policy.data["nvlink5"]["codes"]
         class_ = names.CLASS_UNKNOWN if token_dependent else rule.class_
         reason = "no_data" if token_dependent else reason_of(Classified(probe, class_, rule.action))
-        findings.append(Finding(
-            kind=KIND, class_=class_, xid=code, pci=pci, uuid=citing[0].uuid, action=rule.action,
-            reason=reason, layer=None if reason else layer_of_class(class_), line=citing[0].line,
-            message=f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but not in "
-            "the log; its severity token is unknown" if token_dependent else
-            f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but not in the log",
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                kind=KIND,
+                class_=class_,
+                xid=code,
+                pci=pci,
+                uuid=citing[0].uuid,
+                action=rule.action,
+                reason=reason,
+                layer=None if reason else layer_of_class(class_),
+                line=citing[0].line,
+                message=f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but "
+                "not in the log; its severity token is unknown"
+                if token_dependent
+                else f"Xid {code} cited as the cause of {len(citing)} Xid 45 event(s) but not in "
+                "the log",
+            )
+        )
     return findings
 
 
@@ -117,21 +139,37 @@ def port_findings(events: list[KernelEvent]) -> list[Finding]:
     for device, seen in by_device.items():
         last = seen[-1]
         state = (last.state or "").lower()
-        findings.append(Finding(
-            kind=KIND, class_=names.CLASS_OK if state in PORT_UP_STATES else names.CLASS_WARN,
-            signal="port_state", device=device, pci=last.pci, state=state.capitalize(),
-            events=len(seen), message=last.message[:200], line=last.line,
-        ))  # fmt: skip
+        findings.append(
+            Finding(
+                kind=KIND,
+                class_=names.CLASS_OK if state in PORT_UP_STATES else names.CLASS_WARN,
+                signal="port_state",
+                device=device,
+                pci=last.pci,
+                state=state.capitalize(),
+                events=len(seen),
+                message=last.message[:200],
+                line=last.line,
+            )
+        )
         downs = [e for e in seen if (e.state or "").lower() in PORT_DOWN_STATES]
         if downs:
             still_down = state in PORT_DOWN_STATES
-            findings.append(Finding(
-                kind=KIND, class_=names.CLASS_FATAL if still_down else names.CLASS_WARN,
-                signal="port_down", device=device, pci=last.pci, state=state.capitalize(),
-                reason="network_port_down" if still_down else None,
-                layer=None if still_down else names.LAYER_NODE, events=len(downs),
-                message=downs[-1].message[:200], line=downs[0].line,
-            ))  # fmt: skip
+            findings.append(
+                Finding(
+                    kind=KIND,
+                    class_=names.CLASS_FATAL if still_down else names.CLASS_WARN,
+                    signal="port_down",
+                    device=device,
+                    pci=last.pci,
+                    state=state.capitalize(),
+                    reason="network_port_down" if still_down else None,
+                    layer=None if still_down else names.LAYER_NODE,
+                    events=len(downs),
+                    message=downs[-1].message[:200],
+                    line=downs[0].line,
+                )
+            )
     return findings
 
 
@@ -148,7 +186,10 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
     findings += cited_cause_findings(classified, policy, options.gpu_family)
     findings.sort(key=lambda f: f.line or 0)
     read = Finding(
-        kind=KIND, class_=names.CLASS_OK, signal="kernel_log_read", count=records,
+        kind=KIND,
+        class_=names.CLASS_OK,
+        signal="kernel_log_read",
+        count=records,
         message=f"{source}: {records} kernel-log records read, {len(classified)} GPU events",
-    )  # fmt: skip
+    )
     return [*findings, read]

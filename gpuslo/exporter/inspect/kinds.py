@@ -78,9 +78,12 @@ def detect_kinds(text: str) -> tuple[str, ...]:
 def unknown_finding(kind: str, message: str, reason: str = "parse_error") -> Finding:
     """An `unknown` finding for evidence that could not be read or told apart."""
     return Finding(
-        kind=kind, class_=names.CLASS_UNKNOWN, signal="nothing_recognised", reason=reason,
+        kind=kind,
+        class_=names.CLASS_UNKNOWN,
+        signal="nothing_recognised",
+        reason=reason,
         message=message,
-    )  # fmt: skip
+    )
 
 
 def _in_file(finding: Finding, numbers: Sequence[int] | None) -> Finding:
@@ -97,8 +100,13 @@ def _parse_error(error: ParseError, source: str, numbers: Sequence[int] | None) 
     return str(ParseError(source, error.detail, numbers[error.line - 1], error.field))
 
 
-def _read(kinds: Sequence[str], text: str, source: str, options: InspectOptions,
-          numbers: Sequence[int] | None = None) -> list[Finding]:  # fmt: skip
+def _read(
+    kinds: Sequence[str],
+    text: str,
+    source: str,
+    options: InspectOptions,
+    numbers: Sequence[int] | None = None,
+) -> list[Finding]:
     """Findings of every kind in `kinds` reading `text`; `numbers` maps the text's lines to the
     file's (None: the whole file). The first kind must find something (else nothing recognised,
     unknown); another kind that finds nothing adds nothing. A ParseError is an unknown finding
@@ -115,7 +123,9 @@ def _read(kinds: Sequence[str], text: str, source: str, options: InspectOptions,
     return findings
 
 
-def inspect_text(text: str, source: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:
+def inspect_text(
+    text: str, source: str, options: InspectOptions, kind: str | None = None
+) -> list[Finding]:
     """Findings for one piece of evidence (pure). `kind` None means detect it: every kind whose
     detector accepts the text reads it, part by part when the text holds several kinds
     (`split_evidence`).
@@ -138,10 +148,15 @@ def inspect_text(text: str, source: str, options: InspectOptions, kind: str | No
         if part.kinds:
             findings += _read(part.kinds, part.text, source, options, part.numbers)
         else:
-            findings.append(unknown_finding("unknown", (
-                f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): "
-                "no parser recognises this part of the evidence"
-            )))  # fmt: skip
+            findings.append(
+                unknown_finding(
+                    "unknown",
+                    (
+                        f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} "
+                        f"({len(part.lines)} lines): no parser recognises this part of the evidence"
+                    ),
+                )
+            )
     return findings
 
 

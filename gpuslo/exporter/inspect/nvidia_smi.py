@@ -116,15 +116,30 @@ def _nvlink_findings(kind: str, reading: SmiReading) -> list[Finding]:
         up = sorted(link for link, active in states.items() if active)
         where = identity(gpu.status)
         if up:
-            out.append(Finding(
-                kind=kind, class_=names.CLASS_OK, signal="nvlink_active", links=up, count=len(up),
-                message=f"{len(up)} NVLink links up", line=gpu.line, **where,
-            ))  # fmt: skip
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=names.CLASS_OK,
+                    signal="nvlink_active",
+                    links=up,
+                    count=len(up),
+                    message=f"{len(up)} NVLink links up",
+                    line=gpu.line,
+                    **where,
+                )
+            )
         elif not states:
-            out.append(Finding(
-                kind=kind, class_=names.CLASS_WARN, signal="nvlink_inactive", reason="nvlink_down",
-                message="no NVLink link active (none fitted, or all down)", line=gpu.line, **where,
-            ))  # fmt: skip
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=names.CLASS_WARN,
+                    signal="nvlink_inactive",
+                    reason="nvlink_down",
+                    message="no NVLink link active (none fitted, or all down)",
+                    line=gpu.line,
+                    **where,
+                )
+            )
     return out
 
 
@@ -157,11 +172,20 @@ def inspect_nvml_error(text: str, options, source: str) -> list[Finding]:
     out = []
     for error in parse_nvml_errors(text, source):
         count = options.expect_gpus if error.signal == "gpu_missing" else None
-        out.append(Finding(
-            kind="nvml-error", class_=error.class_, signal=error.signal, reason=error.reason,
-            action=error.action, message=error.text[:200], line=error.line, count=count, pci=error.pci,
-            extra=dict(extra),
-        ))  # fmt: skip
+        out.append(
+            Finding(
+                kind="nvml-error",
+                class_=error.class_,
+                signal=error.signal,
+                reason=error.reason,
+                action=error.action,
+                message=error.text[:200],
+                line=error.line,
+                count=count,
+                pci=error.pci,
+                extra=dict(extra),
+            )
+        )
     return out
 
 
@@ -169,8 +193,12 @@ def driver_finding(reading: SmiReading) -> list[Finding]:
     """The `driver_version` inventory finding (class ok) when the version is known."""
     if not reading.driver_version:
         return []
-    return [Finding(
-        kind="proc-driver", class_=names.CLASS_OK, signal="driver_version",
-        message=f"NVIDIA driver {reading.driver_version}",
-        extra={"driver_version": reading.driver_version},
-    )]  # fmt: skip
+    return [
+        Finding(
+            kind="proc-driver",
+            class_=names.CLASS_OK,
+            signal="driver_version",
+            message=f"NVIDIA driver {reading.driver_version}",
+            extra={"driver_version": reading.driver_version},
+        )
+    ]

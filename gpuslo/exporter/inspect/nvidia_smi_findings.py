@@ -27,23 +27,36 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     where = identity(reading.status)
     out = [
         Finding(
-            kind=kind, class_=p.class_, signal=p.signal, reason=p.reason, action=p.action,
-            message=p.message, links=list(p.links) if p.links else None, count=p.count,
-            line=reading.line, **where,
+            kind=kind,
+            class_=p.class_,
+            signal=p.signal,
+            reason=p.reason,
+            action=p.action,
+            message=p.message,
+            links=list(p.links) if p.links else None,
+            count=p.count,
+            line=reading.line,
+            **where,
         )
         for p in evaluate_gpu(reading.status)
-    ]  # fmt: skip
+    ]
     if reading.status.accessible is False or not reading.field_errors:
         return out
     health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})
     other = sorted({n for n, _ in reading.field_errors if n not in HEALTH_FIELDS})
     for fields, klass in ((health, names.CLASS_UNKNOWN), (other, names.CLASS_WARN)):
         if fields:
-            out.append(Finding(
-                kind=kind, class_=klass, signal="gpu_error",
-                reason="tool_error" if klass == names.CLASS_UNKNOWN else None,
-                message=f"driver could not read: {', '.join(fields)}", line=reading.line, **where,
-            ))  # fmt: skip
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=klass,
+                    signal="gpu_error",
+                    reason="tool_error" if klass == names.CLASS_UNKNOWN else None,
+                    message=f"driver could not read: {', '.join(fields)}",
+                    line=reading.line,
+                    **where,
+                )
+            )
     return out
 
 
@@ -54,16 +67,25 @@ def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> li
     groups = Counter((s.model or "unknown", s.family or "unknown") for s in readable)
     out = []
     for (model, family), count in sorted(groups.items()):
-        members = [s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)]
+        members = [
+            s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)
+        ]
         where = identity(members[0]) if count == 1 else {}
         extra = {k: v for k, v in (("model", model), ("family", family)) if v != "unknown"}
         if driver:
             extra["driver_version"] = driver
         what = f"{model} ({family})" if model != "unknown" else "GPU (model not in this output)"
-        out.append(Finding(
-            kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=count,
-            message=f"{count} x {what}", extra=extra, **where,
-        ))  # fmt: skip
+        out.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_OK,
+                signal="gpus_seen",
+                count=count,
+                message=f"{count} x {what}",
+                extra=extra,
+                **where,
+            )
+        )
     return out
 
 
@@ -84,10 +106,18 @@ def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Fin
         count, message = None, "No devices were found"
     else:
         return out
-    return [Finding(
-        kind=kind, class_=names.CLASS_FATAL, signal="gpu_missing", reason="gpu_missing",
-        action=names.ACTION_REBOOT_NODE, count=count, message=message,
-    ), *out]  # fmt: skip
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_FATAL,
+            signal="gpu_missing",
+            reason="gpu_missing",
+            action=names.ACTION_REBOOT_NODE,
+            count=count,
+            message=message,
+        ),
+        *out,
+    ]
 
 
 def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
@@ -99,22 +129,34 @@ def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[F
     hidden = min(reading.attached_gpus, expect_gpus) - len(reading.gpus)
     if hidden <= 0:
         return []
-    return [Finding(
-        kind=kind, class_=names.CLASS_UNKNOWN, signal="gpu_missing", reason="no_data",
-        count=hidden, message=(
-            f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
-            f"({len(reading.gpus)} shown, {expect_gpus} expected): their health was not read"
-        ),
-    )]  # fmt: skip
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_UNKNOWN,
+            signal="gpu_missing",
+            reason="no_data",
+            count=hidden,
+            message=(
+                f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
+                f"({len(reading.gpus)} shown, {expect_gpus} expected): their health was not read"
+            ),
+        )
+    ]
 
 
 def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
     """One `nvml_error` finding (class unknown, reason tool_error) per error line in the output."""
     return [
-        Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="nvml_error", reason="tool_error",
-                message=text[:200], line=line)
+        Finding(
+            kind=kind,
+            class_=names.CLASS_UNKNOWN,
+            signal="nvml_error",
+            reason="tool_error",
+            message=text[:200],
+            line=line,
+        )
         for line, text in reading.errors
-    ]  # fmt: skip
+    ]
 
 
 def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:

@@ -25,8 +25,9 @@ from gpuslo.exporter.evidence.kernel_log.read import KERNEL_PREFIX_PATTERN
 # or journal line of any unit, a journal marker (`-- Boot ... --`) or a /dev/kmsg dictionary
 # line (` SUBSYSTEM=pci`).
 LOG_LINE = re.compile(
-    r"(?:" + KERNEL_PREFIX_PATTERN +
-    r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [^\s:]+: "
+    r"(?:"
+    + KERNEL_PREFIX_PATTERN
+    + r"|\w{3} [ \d]\d \d\d:\d\d:\d\d \S+ [^\s:]+: |\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\S* \S+ [^\s:]+: "
     r"|-- .* --\s*$| [A-Z][A-Z0-9_]*=)"
 )
 # A non-blank line that is not a log line.
@@ -141,8 +142,12 @@ def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) ->
     whole = _part(lines, paragraph, detect)
     if len(paragraph) > MAX_CUT_LINES or not whole.kinds:
         return [whole]
-    changes = [n for n in range(1, len(paragraph)) if len(paragraph) <= SHORT_PARAGRAPH
-               or _shape(lines[paragraph[n]]) != _shape(lines[paragraph[n - 1]])][-MAX_CUTS:]  # fmt: skip
+    changes = [
+        n
+        for n in range(1, len(paragraph))
+        if len(paragraph) <= SHORT_PARAGRAPH
+        or _shape(lines[paragraph[n]]) != _shape(lines[paragraph[n - 1]])
+    ][-MAX_CUTS:]
     for n in reversed(changes):
         tail = _part(lines, paragraph[n:], detect)
         if not tail.kinds:
@@ -150,15 +155,16 @@ def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) ->
         n, tail = _rule_lines_to_tail(lines, paragraph, n, tail, detect)
         head = _part(lines, paragraph[:n], detect)
         if head.kinds and not set(head.kinds) & set(tail.kinds):
-            return [*cut_paragraph(lines, paragraph[:n], detect), *cut_paragraph(lines, paragraph[n:], detect)]
+            return [
+                *cut_paragraph(lines, paragraph[:n], detect),
+                *cut_paragraph(lines, paragraph[n:], detect),
+            ]
     return [whole]
 
 
 def _joins(part: Part, last: Part | None) -> bool:
     """Whether `part` continues `last`: the same kinds and not the start of a new capture."""
-    return (
-        last is not None and part.kinds == last.kinds and not CAPTURE_STARTS.match(part.lines[0])
-    )
+    return last is not None and part.kinds == last.kinds and not CAPTURE_STARTS.match(part.lines[0])
 
 
 def parts_of_run(
@@ -174,7 +180,9 @@ def parts_of_run(
     pieces = [
         part
         for paragraph in run
-        for part in (cut_paragraph(lines, paragraph, detect) if cut else [_part(lines, paragraph, detect)])
+        for part in (
+            cut_paragraph(lines, paragraph, detect) if cut else [_part(lines, paragraph, detect)]
+        )
     ]
     out: list[Part] = []
     for index, part in enumerate(pieces):
@@ -187,7 +195,11 @@ def parts_of_run(
             continue
         after = next((later for later in pieces[index + 1 :] if later.kinds), None)
         closes = all(CLOSING.match(line) for line in part.lines)
-        if last is not None and last.kinds and (closes or (after is not None and _joins(after, last))):
+        if (
+            last is not None
+            and last.kinds
+            and (closes or (after is not None and _joins(after, last)))
+        ):
             out[-1] = last.join(part, last.kinds)
         elif last is not None and not last.kinds:
             out[-1] = last.join(part, ())

@@ -15,8 +15,9 @@ def gpu_findings(
     gpu: DcgmGpu, policy: XidPolicy, family: str | None = None, kind: str = KIND
 ) -> list[Finding]:
     """Findings for one page GPU: its last Xid (when non-zero) and windowed Xid codes, classed by
-    `policy` for `family` (None: the family the page names), and every problem `evaluate_gpu` finds in its `GpuStatus`. Zero NVLink
-    bandwidth counters are traffic figures, never link-down evidence (corpus case 019)."""
+    `policy` for `family` (None: the family the page names), and every problem `evaluate_gpu`
+    finds in its `GpuStatus`. Zero NVLink bandwidth counters are traffic figures, never link-down
+    evidence (corpus case 019)."""
     where = {"gpu": gpu.index or None, "uuid": gpu.uuid, "pci": gpu.pci_bus_id or None}
     codes = sorted({gpu.last_xid or 0, *gpu.xid_active} - {0})
     family = family or gpu.family

@@ -96,35 +96,65 @@ def recovery_action_of(text: str | None) -> str | None:
     key = text.strip().lower().replace("-", "_")
     if key.startswith("nvml_gpu_recovery_action_"):
         key = key.removeprefix("nvml_gpu_recovery_action_")
-    return RECOVERY_ACTIONS.get(key, RECOVERY_ACTIONS.get(key.replace("_", " "), names.ACTION_DRAIN_AND_RESET))
+    return RECOVERY_ACTIONS.get(
+        key, RECOVERY_ACTIONS.get(key.replace("_", " "), names.ACTION_DRAIN_AND_RESET)
+    )
 
 
 def _problem(signal: str, klass: str, reason: str, action: str, message: str, **kw) -> GpuProblem:
-    return GpuProblem(signal=signal, class_=klass, reason=reason, action=action, message=message, **kw)
+    return GpuProblem(
+        signal=signal, class_=klass, reason=reason, action=action, message=message, **kw
+    )
 
 
 # (GpuStatus flag, signal/reason, action, message): memory states that wait for service.
 _MEMORY_FLAGS = (
-    ("remapped_rows_failure", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
-     "row remapping failed; the GPU needs service"),
-    ("unrepairable_memory", "row_remap_failure", names.ACTION_CONTACT_SUPPORT,
-     "the driver reports unrepairable memory; the GPU needs service"),
-    ("remapped_rows_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
-     "a remapped row waits for a GPU reset to take effect"),
-    ("memory_repair_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
-     "a channel or TPC repair waits for a GPU reset to take effect"),
-    ("retired_pages_pending", "row_remap_pending", names.ACTION_DRAIN_AND_RESET,
-     "a retired page waits for a GPU reset to take effect"),
-)  # fmt: skip
+    (
+        "remapped_rows_failure",
+        "row_remap_failure",
+        names.ACTION_CONTACT_SUPPORT,
+        "row remapping failed; the GPU needs service",
+    ),
+    (
+        "unrepairable_memory",
+        "row_remap_failure",
+        names.ACTION_CONTACT_SUPPORT,
+        "the driver reports unrepairable memory; the GPU needs service",
+    ),
+    (
+        "remapped_rows_pending",
+        "row_remap_pending",
+        names.ACTION_DRAIN_AND_RESET,
+        "a remapped row waits for a GPU reset to take effect",
+    ),
+    (
+        "memory_repair_pending",
+        "row_remap_pending",
+        names.ACTION_DRAIN_AND_RESET,
+        "a channel or TPC repair waits for a GPU reset to take effect",
+    ),
+    (
+        "retired_pages_pending",
+        "row_remap_pending",
+        names.ACTION_DRAIN_AND_RESET,
+        "a retired page waits for a GPU reset to take effect",
+    ),
+)
 
 
 def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
     out = []
     if s.ecc_dbe_volatile:
-        out.append(_problem(
-            "ecc_uncorrectable", names.CLASS_FATAL, "ecc_uncorrectable", names.ACTION_RESET_GPU,
-            f"{s.ecc_dbe_volatile} volatile uncorrectable (DBE) ECC errors", count=s.ecc_dbe_volatile,
-        ))  # fmt: skip
+        out.append(
+            _problem(
+                "ecc_uncorrectable",
+                names.CLASS_FATAL,
+                "ecc_uncorrectable",
+                names.ACTION_RESET_GPU,
+                f"{s.ecc_dbe_volatile} volatile uncorrectable (DBE) ECC errors",
+                count=s.ecc_dbe_volatile,
+            )
+        )
     for flag, signal, action, message in _MEMORY_FLAGS:
         if getattr(s, flag):
             out.append(_problem(signal, names.CLASS_FATAL, signal, action, message))
@@ -133,16 +163,26 @@ def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
 
 def _thermal_problems(s: GpuStatus) -> list[GpuProblem]:
     if s.hw_thermal_slowdown:
-        return [_problem(
-            "thermal_slowdown", names.CLASS_FATAL, "thermal_slowdown", names.ACTION_CONTACT_SUPPORT,
-            "hardware thermal slowdown active: clocks cut to cool the GPU",
-        )]  # fmt: skip
+        return [
+            _problem(
+                "thermal_slowdown",
+                names.CLASS_FATAL,
+                "thermal_slowdown",
+                names.ACTION_CONTACT_SUPPORT,
+                "hardware thermal slowdown active: clocks cut to cool the GPU",
+            )
+        ]
     temp, limit = s.temperature_c, s.slowdown_temperature_c
     if temp is not None and limit is not None and limit > 0 and temp >= limit:
-        return [_problem(
-            "thermal_slowdown", names.CLASS_WARN, "thermal_slowdown", names.ACTION_NONE,
-            f"GPU at {temp:g} C, at or above its slowdown temperature {limit:g} C",
-        )]  # fmt: skip
+        return [
+            _problem(
+                "thermal_slowdown",
+                names.CLASS_WARN,
+                "thermal_slowdown",
+                names.ACTION_NONE,
+                f"GPU at {temp:g} C, at or above its slowdown temperature {limit:g} C",
+            )
+        ]
     return []
 
 
@@ -150,26 +190,43 @@ def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
     action = recovery_action_of(s.recovery_action)
     if action is None or action == names.ACTION_NONE:
         return []
-    return [_problem(
-        "recovery_action", names.CLASS_FATAL, "recovery_action", action,
-        f"GPU recovery action is {s.recovery_action.strip()}",
-    )]  # fmt: skip
+    return [
+        _problem(
+            "recovery_action",
+            names.CLASS_FATAL,
+            "recovery_action",
+            action,
+            f"GPU recovery action is {s.recovery_action.strip()}",
+        )
+    ]
 
 
 def _link_problems(s: GpuStatus) -> list[GpuProblem]:
     out = []
     widths = (s.pcie_width_current, s.pcie_width_max)
     if None not in widths and 0 < widths[0] < widths[1]:
-        out.append(_problem(
-            "pcie_degraded", names.CLASS_WARN, "pcie_degraded", names.ACTION_CHECK_CABLING,
-            f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
-        ))  # fmt: skip
+        out.append(
+            _problem(
+                "pcie_degraded",
+                names.CLASS_WARN,
+                "pcie_degraded",
+                names.ACTION_CHECK_CABLING,
+                f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
+            )
+        )
     down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)
     if down:
-        out.append(_problem(
-            "nvlink_inactive", names.CLASS_FATAL, "nvlink_down", names.ACTION_DRAIN_AND_RESET,
-            f"NVLink links {', '.join(map(str, down))} inactive", links=tuple(down), count=len(down),
-        ))  # fmt: skip
+        out.append(
+            _problem(
+                "nvlink_inactive",
+                names.CLASS_FATAL,
+                "nvlink_down",
+                names.ACTION_DRAIN_AND_RESET,
+                f"NVLink links {', '.join(map(str, down))} inactive",
+                links=tuple(down),
+                count=len(down),
+            )
+        )
     return out
 
 
@@ -179,11 +236,17 @@ def _nvlink_error_problems(s: GpuStatus) -> list[GpuProblem]:
     if not links:
         return []
     total = sum(sum(counts[link].values()) for link in links)
-    return [_problem(
-        "nvlink_errors", names.CLASS_WARN, "nvlink_errors", names.ACTION_NONE,
-        f"{total} NVLink errors counted on links {', '.join(map(str, links))}",
-        links=tuple(links), count=total,
-    )]  # fmt: skip
+    return [
+        _problem(
+            "nvlink_errors",
+            names.CLASS_WARN,
+            "nvlink_errors",
+            names.ACTION_NONE,
+            f"{total} NVLink errors counted on links {', '.join(map(str, links))}",
+            links=tuple(links),
+            count=total,
+        )
+    ]
 
 
 def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
@@ -193,17 +256,27 @@ def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
     bad_status = s.fabric_status is not None and status not in (FABRIC_STATUS_OK, "n/a", "[n/a]")
     out = []
     if bad_state or bad_status:
-        out.append(_problem(
-            "fabric_unhealthy", names.CLASS_FATAL, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
-            f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
-        ))  # fmt: skip
+        out.append(
+            _problem(
+                "fabric_unhealthy",
+                names.CLASS_FATAL,
+                "fabric_unhealthy",
+                names.ACTION_DRAIN_AND_RESET,
+                f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
+            )
+        )
     health = (s.fabric_health or "").strip().lower()
     if health and health not in ("healthy", "n/a", "[n/a]", "not supported"):
         klass = names.CLASS_WARN if health == "limited capacity" else names.CLASS_FATAL
-        out.append(_problem(
-            "fabric_unhealthy", klass, "fabric_unhealthy", names.ACTION_DRAIN_AND_RESET,
-            f"NVLink fabric health summary {s.fabric_health.strip()}",
-        ))  # fmt: skip
+        out.append(
+            _problem(
+                "fabric_unhealthy",
+                klass,
+                "fabric_unhealthy",
+                names.ACTION_DRAIN_AND_RESET,
+                f"NVLink fabric health summary {s.fabric_health.strip()}",
+            )
+        )
     return out
 
 
@@ -217,11 +290,15 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
         # nvidia-smi says "GPU is lost.  Reboot the system to recover this GPU" when a reset
         # cannot bring it back.
         reboot = "reboot" in (status.error or "").lower()
-        return [_problem(
-            "gpu_inaccessible", names.CLASS_FATAL, "gpu_inaccessible",
-            names.ACTION_REBOOT_NODE if reboot else names.ACTION_RESET_GPU,
-            f"the driver lists this GPU but cannot query it{detail}",
-        )]  # fmt: skip
+        return [
+            _problem(
+                "gpu_inaccessible",
+                names.CLASS_FATAL,
+                "gpu_inaccessible",
+                names.ACTION_REBOOT_NODE if reboot else names.ACTION_RESET_GPU,
+                f"the driver lists this GPU but cannot query it{detail}",
+            )
+        ]
     return [
         *_memory_problems(status),
         *_recovery_problems(status),

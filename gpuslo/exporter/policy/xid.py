@@ -37,8 +37,16 @@ from gpuslo.verdict import Finding
 PACKAGED = "xid_policy.yaml"
 # The fields a policy may have, by section: anything else is a typo that would silently change
 # nothing, so it is a ConfigError naming the field.
-TOP_KEYS = ("version", "unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise",
-            "escalation")  # fmt: skip
+TOP_KEYS = (
+    "version",
+    "unknown_code",
+    "xid",
+    "nvlink5",
+    "recovery_actions",
+    "sxid",
+    "boot_noise",
+    "escalation",
+)
 SECTION_KEYS = {
     "xid": ("default", "families"),
     "nvlink5": ("codes", "tokens"),
@@ -130,12 +138,16 @@ def _merge(base: Any, overlay: Any) -> Any:
     return copy.deepcopy(overlay)
 
 
-def _check_keys(mapping: dict, known: tuple[str, ...], where: str, source: str, what: str = "field") -> None:
+def _check_keys(
+    mapping: dict, known: tuple[str, ...], where: str, source: str, what: str = "field"
+) -> None:
     """Raise ConfigError naming the first key of `mapping` that is not in `known`."""
     for key in mapping:
         if key not in known:
             field = f"{where}.{key}" if where else str(key)
-            raise ConfigError(f"{source}: field {field}: unknown {what} (known: {', '.join(known)})")
+            raise ConfigError(
+                f"{source}: field {field}: unknown {what} (known: {', '.join(known)})"
+            )
 
 
 def _check_rule(entry: Any, where: str, source: str) -> None:
@@ -143,11 +155,15 @@ def _check_rule(entry: Any, where: str, source: str) -> None:
         raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
     _check_keys(entry, RULE_KEYS, where, source)
     if entry.get("class") not in names.EVENT_CLASSES:
-        raise ConfigError(f"{source}: field {where}.class: {entry.get('class')!r} is not one of "
-                          f"{', '.join(names.EVENT_CLASSES)}")  # fmt: skip
+        raise ConfigError(
+            f"{source}: field {where}.class: {entry.get('class')!r} is not one of "
+            f"{', '.join(names.EVENT_CLASSES)}"
+        )
     if entry.get("action") not in names.ACTIONS:
-        raise ConfigError(f"{source}: field {where}.action: {entry.get('action')!r} is not one of "
-                          f"{', '.join(names.ACTIONS)}")  # fmt: skip
+        raise ConfigError(
+            f"{source}: field {where}.action: {entry.get('action')!r} is not one of "
+            f"{', '.join(names.ACTIONS)}"
+        )
 
 
 def _check_codes(rules: Any, where: str, source: str) -> None:
@@ -209,8 +225,9 @@ def _check_boot_noise(section: dict, source: str) -> None:
         for kind in ("xid", "sxid"):
             codes = (entry or {}).get(kind) or []
             if not isinstance(codes, list) or not all(isinstance(c, int) for c in codes):
-                raise ConfigError(f"{source}: field boot_noise.families.{family}.{kind}: "
-                                  "expected a list of codes")  # fmt: skip
+                raise ConfigError(
+                    f"{source}: field boot_noise.families.{family}.{kind}: expected a list of codes"
+                )
 
 
 def _check_escalation(rule: Any, where: str, source: str) -> None:
@@ -229,7 +246,9 @@ def _check_escalation(rule: Any, where: str, source: str) -> None:
         raise ConfigError(f"{source}: field {where}.action: {rule.get('action')!r} unknown")
 
 
-def policy_from_mapping(data: Any, source: str, overlay: Any = None, overlay_source: str = "") -> XidPolicy:
+def policy_from_mapping(
+    data: Any, source: str, overlay: Any = None, overlay_source: str = ""
+) -> XidPolicy:
     """Validate `data` (and `overlay` merged over it) into an XidPolicy (pure).
 
     Raises ConfigError naming the file and field of the first problem.
@@ -254,7 +273,11 @@ def read_yaml(text: str, source: str) -> Any:
         line = mark.line + 1 if mark else None
         if isinstance(error, yaml.reader.ReaderError):
             line = text.count("\n", 0, error.position) + 1
-        why = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+        why = (
+            getattr(error, "problem", None)
+            or getattr(error, "reason", None)
+            or type(error).__name__
+        )
         where = source if line is None else f"{source}:{line}"
         raise ConfigError(f"{where}: not valid YAML ({why})") from None
 
@@ -263,7 +286,9 @@ def read_yaml(text: str, source: str) -> Any:
 def packaged_policy() -> XidPolicy:
     """The packaged policy, read and validated once per process (it is never mutated)."""
     packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    return policy_from_mapping(read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}")
+    return policy_from_mapping(
+        read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}"
+    )
 
 
 def load_policy(overlay_path: str | None = None) -> XidPolicy:
@@ -278,7 +303,9 @@ def load_policy(overlay_path: str | None = None) -> XidPolicy:
         with open(overlay_path, encoding="utf-8") as handle:
             text = handle.read()
     except OSError as error:
-        raise ConfigError(f"{overlay_path}: cannot read policy ({error.strerror or error})") from None
+        raise ConfigError(
+            f"{overlay_path}: cannot read policy ({error.strerror or error})"
+        ) from None
     except UnicodeDecodeError:
         raise ConfigError(f"{overlay_path}: not UTF-8 text") from None
     overlay = read_yaml(text, overlay_path)
@@ -294,7 +321,9 @@ class Classified:
     action: str
 
 
-def _boot_noise(event: KernelEvent, load: tuple | None, policy: XidPolicy, family: str | None) -> bool:
+def _boot_noise(
+    event: KernelEvent, load: tuple | None, policy: XidPolicy, family: str | None
+) -> bool:
     if event.kind not in ("xid", "sxid") or event.code is None or event.timestamp is None:
         return False
     if not policy.is_boot_noise(event.kind, event.code, family):

@@ -92,5 +92,3 @@ def looks_like_exporter_log(text: str) -> bool:
     """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON)."""
     lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
     return bool(lines) and sum(bool(_LOG_LINE.match(line)) for line in lines) * 2 >= len(lines)
-
-

@@ -211,5 +211,3 @@ def parse_ibdev2netdev(text: str) -> list[Port]:
 def looks_like_ibdev2netdev(text: str) -> bool:
     """True for `ibdev2netdev` output."""
     return re.search(r"^\S+ port \d+ ==> \S+ \((?:Up|Down)\)", text[:200_000], re.M) is not None
-
-

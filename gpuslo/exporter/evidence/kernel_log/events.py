@@ -79,8 +79,16 @@ class EventBuilder:
             return
         if "NVRM: loading NVIDIA" in line:
             stamp, clock, sequence = parse_timestamp(line[: line.index("NVRM: loading")])
-            self._add(KernelEvent("driver_load", timestamp=stamp, clock_kind=clock, line=number,
-                                  message=line.strip(), sequence=sequence))  # fmt: skip
+            self._add(
+                KernelEvent(
+                    "driver_load",
+                    timestamp=stamp,
+                    clock_kind=clock,
+                    line=number,
+                    message=line.strip(),
+                    sequence=sequence,
+                )
+            )
             return
         if "NVRM: The NVIDIA GPU" in line or "fallen off the bus" in line:
             self._fallen(number, line)
@@ -102,11 +110,18 @@ class EventBuilder:
         if code == 13 and self._joins_xid13(last, number, rest, pid_text):
             return True
         event = KernelEvent(
-            "xid", code=code, pci=pci, timestamp=stamp, clock_kind=clock, line=number,
-            message=line[match.start():].strip(), sequence=sequence,
-            caused_by=self._cause(code, pci, rest), recovery=_recovery(code, rest),
+            "xid",
+            code=code,
+            pci=pci,
+            timestamp=stamp,
+            clock_kind=clock,
+            line=number,
+            message=line[match.start() :].strip(),
+            sequence=sequence,
+            caused_by=self._cause(code, pci, rest),
+            recovery=_recovery(code, rest),
             token=_nvlink_token(code, rest),
-        )  # fmt: skip
+        )
         index = self._add(event)
         self._last_on_pci[pci] = index
         if code == 13 and xid13_part(rest) is not None:
@@ -148,9 +163,17 @@ class EventBuilder:
             return True
         stamp, clock, sequence = parse_timestamp(line[: match.start()])
         event = KernelEvent(
-            "sxid", code=code, pci=pci, device=device, token=token, timestamp=stamp,
-            clock_kind=clock, line=number, message=line[match.start():].strip(), sequence=sequence,
-        )  # fmt: skip
+            "sxid",
+            code=code,
+            pci=pci,
+            device=device,
+            token=token,
+            timestamp=stamp,
+            clock_kind=clock,
+            line=number,
+            message=line[match.start() :].strip(),
+            sequence=sequence,
+        )
         index = self._add(event)
         self._sxid_parts[index] = {part}
         self._last_sxid[(device, code)] = index
@@ -174,9 +197,16 @@ class EventBuilder:
         if self._near(last, number) and self.events[last].code == 79 and pci is not None:
             self._extend(last, number)
             return
-        event = KernelEvent("fallen_off_bus", pci=pci, timestamp=stamp, clock_kind=clock,
-                            line=first, lines=number - first + 1, sequence=sequence,
-                            message=line[start:].strip())  # fmt: skip
+        event = KernelEvent(
+            "fallen_off_bus",
+            pci=pci,
+            timestamp=stamp,
+            clock_kind=clock,
+            line=first,
+            lines=number - first + 1,
+            sequence=sequence,
+            message=line[start:].strip(),
+        )
         self._last_on_pci[pci] = self._add(event)
 
     def _port(self, number: int, line: str) -> None:
@@ -184,11 +214,19 @@ class EventBuilder:
         if not match:
             return
         stamp, clock, sequence = parse_timestamp(line[: match.start()])
-        self._add(KernelEvent(
-            "port_state", pci=normalise_pci(match.group(1)), device=match.group(2),
-            state=match.group(4), timestamp=stamp, clock_kind=clock, line=number,
-            message=line[match.start():].strip(), sequence=sequence,
-        ))  # fmt: skip
+        self._add(
+            KernelEvent(
+                "port_state",
+                pci=normalise_pci(match.group(1)),
+                device=match.group(2),
+                state=match.group(4),
+                timestamp=stamp,
+                clock_kind=clock,
+                line=number,
+                message=line[match.start() :].strip(),
+                sequence=sequence,
+            )
+        )
 
     def _continuation(self, number: int, line: str) -> None:
         if not self.events or self.ends[-1] != number - 1 or self.events[-1].kind != "xid":

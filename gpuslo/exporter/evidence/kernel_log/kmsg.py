@@ -58,20 +58,27 @@ class KmsgRecord:
         )
 
 
-def parse_kmsg_record(line: str, source: str = "/dev/kmsg", line_number: int | None = None) -> KmsgRecord:
+def parse_kmsg_record(
+    line: str, source: str = "/dev/kmsg", line_number: int | None = None
+) -> KmsgRecord:
     """Parse one record line `6,1234,5678,-;message` (continuation lines are separate; see
     `parse_kmsg_text`). Raises ParseError naming `source`, the line and the field."""
     match = _RECORD.match(line.rstrip("\n"))
     if not match:
-        raise ParseError(source, "not a /dev/kmsg record (PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE)",
-                         line_number, "record")  # fmt: skip
+        raise ParseError(
+            source,
+            "not a /dev/kmsg record (PRIORITY,SEQUENCE,TIMESTAMP,FLAGS;MESSAGE)",
+            line_number,
+            "record",
+        )
     priority, sequence, stamp, flags, message = match.groups()
     try:
         priority_value, sequence_value, stamp_value = int(priority), int(sequence), int(stamp)
     except ValueError:  # pragma: no cover - the regex admits digits only
         raise ParseError(source, "numeric field out of range", line_number, "record") from None
-    return KmsgRecord(sequence_value, stamp_value, priority_value >> 3, priority_value & 7,
-                      flags, message)  # fmt: skip
+    return KmsgRecord(
+        sequence_value, stamp_value, priority_value >> 3, priority_value & 7, flags, message
+    )
 
 
 def parse_kmsg_text(text: str, source: str = "/dev/kmsg") -> list[KmsgRecord]:
@@ -84,7 +91,9 @@ def parse_kmsg_text(text: str, source: str = "/dev/kmsg") -> list[KmsgRecord]:
             continue
         if line.startswith(" ") and records:
             last = records[-1]
-            records[-1] = KmsgRecord(**{**last.__dict__, "continuation": (*last.continuation, line[1:])})
+            records[-1] = KmsgRecord(
+                **{**last.__dict__, "continuation": (*last.continuation, line[1:])}
+            )
             continue
         records.append(parse_kmsg_record(line, source, number))
     return records

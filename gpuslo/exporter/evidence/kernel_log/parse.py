@@ -67,7 +67,8 @@ class KernelEvent:
 _XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(
-    r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?\s+(GPU-[0-9a-fA-F-]+)"
+    r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?"
+    r"\s+(GPU-[0-9a-fA-F-]+)"
 )
 _THE_GPU = re.compile(r"NVRM: The NVIDIA GPU ([0-9a-fA-F]{4,8}:[0-9a-fA-F:.]+)")
 _GPU_FALLEN = re.compile(
@@ -154,9 +155,13 @@ def parse_timestamp(prefix: str) -> tuple[float | None, str, int | None]:
 def xid13_part(rest: str) -> int | None:
     """Position of an Xid 13 line inside one exception report (ChID, Warp, Global, ESR)."""
     for rank, marker in enumerate(
-        ("Graphics Exception: ChID", "Graphics SM Warp Exception", "Graphics SM Global Exception",
-         "Graphics Exception: ESR")
-    ):  # fmt: skip
+        (
+            "Graphics Exception: ChID",
+            "Graphics SM Warp Exception",
+            "Graphics SM Global Exception",
+            "Graphics Exception: ESR",
+        )
+    ):
         if rest.startswith(marker) or f", {marker}" in rest or f" {marker}" in rest:
             return rank
     return None

@@ -5,7 +5,8 @@ Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and groupin
 `check_kernel_log_head(head, source)`; the findings `inspect` draws from them are
 `gpuslo.exporter.inspect.kernel_log`.
 I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
-its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass). A cheap prefilter (`kernel_log_scan`: the needles
+its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass).
+A cheap prefilter (`scan.KernelLogScan`: the needles
 `NVRM`, `SXid`, `mlx5` found by compiled literals or numpy word compares) picks the candidate
 lines before the full recognisers run.
 """
@@ -106,8 +107,9 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
     if (text.count("\0") + text.count("\ufffd")) * 10 > len(text):
         raise ParseError(source, "binary data, not a kernel log")
     if not looks_like_kernel_log(text):
-        raise ParseError(source, "not a kernel log: no kernel-log record in its first "
-                         f"{HEAD_BYTES // 1024} KiB")  # fmt: skip
+        raise ParseError(
+            source, f"not a kernel log: no kernel-log record in its first {HEAD_BYTES // 1024} KiB"
+        )
 
 
 # The prefixes of a kernel-log record: /dev/kmsg, uptime, ctime, `kern  :err   :`, syslog or

@@ -20,13 +20,20 @@ from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 NEEDLES = ("NVRM", "SXid", "mlx5")
-NVRM_WANTED = ("NVRM: Xid", "NVRM: GPU", "NVRM: The NVIDIA GPU", "NVRM: loading NVIDIA",
-               "fallen off the bus")  # fmt: skip
+NVRM_WANTED = (
+    "NVRM: Xid",
+    "NVRM: GPU",
+    "NVRM: The NVIDIA GPU",
+    "NVRM: loading NVIDIA",
+    "fallen off the bus",
+)
 CONTEXT_LINES = 2
 # The grep pattern the benchmark compares against, as Python: lines it matches are `matched`.
 GREP_PATTERN = re.compile(r"NVRM: (Xid|GPU)|SXid|fallen off the bus")
-_PATTERNS = {kind: tuple(re.compile(re.escape(n.encode() if kind else n)) for n in NEEDLES)
-             for kind in (False, True)}  # fmt: skip
+_PATTERNS = {
+    kind: tuple(re.compile(re.escape(n.encode() if kind else n)) for n in NEEDLES)
+    for kind in (False, True)
+}
 # A line is a candidate when this matches inside it (one C call per needle hit).
 _KEEP_TEXT = "|".join(re.escape(n) for n in (*NVRM_WANTED, *NEEDLES[1:]))
 _KEEP = {False: re.compile(_KEEP_TEXT), True: re.compile(_KEEP_TEXT.encode())}
@@ -58,7 +65,11 @@ class _Chunk:
     def positions(self) -> list[int]:
         """Offsets where a needle starts, sorted."""
         if self.array is None:
-            found = (m.start() for p in _PATTERNS[self.is_bytes] for m in p.finditer(self.buf, 0, self.limit))
+            found = (
+                m.start()
+                for p in _PATTERNS[self.is_bytes]
+                for m in p.finditer(self.buf, 0, self.limit)
+            )
             return sorted(found)
         # 16-bit words at both alignments against each needle's first two bytes (half the
         # work of 32-bit words at four), then the whole needle checked at the few hits.
@@ -66,7 +77,9 @@ class _Chunk:
         keys = [int.from_bytes(n[:2].encode(), "little") for n in NEEDLES]
         hits = []
         for alignment in range(2):
-            words = np.frombuffer(view, "<u2", count=(self.limit - alignment) // 2, offset=alignment)
+            words = np.frombuffer(
+                view, "<u2", count=(self.limit - alignment) // 2, offset=alignment
+            )
             mask = words == keys[0]
             mask |= words == keys[1]
             mask |= words == keys[2]

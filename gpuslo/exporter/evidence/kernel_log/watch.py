@@ -29,7 +29,7 @@ READ_BYTES = 65536
 
 
 def has_gpu_marker(data: bytes) -> bool:
-    """True when `data` (one or more kernel-log records) mentions the NVIDIA driver or an NVSwitch."""
+    """True when `data` (kernel-log records) mentions the NVIDIA driver or an NVSwitch."""
     return GPU_MARKER.search(data) is not None
 
 
@@ -43,10 +43,19 @@ class KernelLogWatcher:
         poll_s: how often a file's size is checked, and the poll(2) timeout (seconds).
     """
 
-    def __init__(self, path: Path, on_marker: Callable[[], None], is_kmsg: bool, poll_s: float = 0.2) -> None:
-        self.path, self.on_marker, self.is_kmsg, self.poll_s = Path(path), on_marker, is_kmsg, poll_s
+    def __init__(
+        self, path: Path, on_marker: Callable[[], None], is_kmsg: bool, poll_s: float = 0.2
+    ) -> None:
+        self.path, self.on_marker, self.is_kmsg, self.poll_s = (
+            Path(path),
+            on_marker,
+            is_kmsg,
+            poll_s,
+        )
         self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._run, name="gpuslo-kernel-log-watch", daemon=True)
+        self.thread = threading.Thread(
+            target=self._run, name="gpuslo-kernel-log-watch", daemon=True
+        )
 
     def start(self) -> KernelLogWatcher:
         """Start following; returns self."""
@@ -62,7 +71,11 @@ class KernelLogWatcher:
         try:
             self._follow_kmsg() if self.is_kmsg else self._follow_file()
         except OSError as error:
-            log.warning("not following %s (%s): Xids are judged at the xid check's interval", self.path, error)
+            log.warning(
+                "not following %s (%s): Xids are judged at the xid check's interval",
+                self.path,
+                error,
+            )
 
     def _follow_kmsg(self) -> None:
         fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)

@@ -27,41 +27,116 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
 _HEADER_CELL = re.compile(r"^[a-z][a-z0-9_.]*(\s*\[[^\]]*\])?$", re.IGNORECASE)
 # Query names gpuslo reads; a header must name at least one of them.
 KNOWN_COLUMNS = frozenset(
-    {"index", "uuid", "gpu_uuid", "name", "gpu_name", "pci.bus_id", "gpu_bus_id",
-     "ecc.mode.current", "ecc.errors.corrected.volatile.total",
-     "ecc.errors.uncorrected.volatile.total", "ecc.errors.uncorrected.aggregate.total",
-     "retired_pages.pending", "remapped_rows.uncorrectable", "remapped_rows.pending",
-     "remapped_rows.failure", "gpu_recovery_action", "clocks_event_reasons.active",
-     "clocks_throttle_reasons.active", "clocks_event_reasons.hw_thermal_slowdown",
-     "clocks_throttle_reasons.hw_thermal_slowdown", "clocks_event_reasons.hw_slowdown",
-     "clocks_throttle_reasons.hw_slowdown", "temperature.gpu", "pcie.link.gen.current",
-     "pcie.link.gen.max", "pcie.link.width.current", "pcie.link.width.max", "fabric.state",
-     "fabric.status", "driver_version", "remapped_rows.dbe", "pcie.link.gen.gpucurrent",
-     "pcie.link.gen.gpumax", "fabric.health.summary", "ecc.errors.uncorrected.volatile.dram",
-     "ecc.errors.uncorrected.volatile.sram"}
-)  # fmt: skip
+    {
+        "index",
+        "uuid",
+        "gpu_uuid",
+        "name",
+        "gpu_name",
+        "pci.bus_id",
+        "gpu_bus_id",
+        "ecc.mode.current",
+        "ecc.errors.corrected.volatile.total",
+        "ecc.errors.uncorrected.volatile.total",
+        "ecc.errors.uncorrected.aggregate.total",
+        "retired_pages.pending",
+        "remapped_rows.uncorrectable",
+        "remapped_rows.pending",
+        "remapped_rows.failure",
+        "gpu_recovery_action",
+        "clocks_event_reasons.active",
+        "clocks_throttle_reasons.active",
+        "clocks_event_reasons.hw_thermal_slowdown",
+        "clocks_throttle_reasons.hw_thermal_slowdown",
+        "clocks_event_reasons.hw_slowdown",
+        "clocks_throttle_reasons.hw_slowdown",
+        "temperature.gpu",
+        "pcie.link.gen.current",
+        "pcie.link.gen.max",
+        "pcie.link.width.current",
+        "pcie.link.width.max",
+        "fabric.state",
+        "fabric.status",
+        "driver_version",
+        "remapped_rows.dbe",
+        "pcie.link.gen.gpucurrent",
+        "pcie.link.gen.gpumax",
+        "fabric.health.summary",
+        "ecc.errors.uncorrected.volatile.dram",
+        "ecc.errors.uncorrected.volatile.sram",
+    }
+)
 # `--query-gpu` names gpuslo does not read but a capture may carry (`nvidia-smi --help-query-gpu`):
 # valid in --csv-columns, so a user can name every column of the capture.
 OTHER_COLUMNS = frozenset(
-    {"timestamp", "count", "serial", "gpu_serial", "vbios_version", "inforom.img", "pci.domain",
-     "pci.bus", "pci.device", "pci.device_id", "pci.sub_device_id", "persistence_mode",
-     "display_mode", "display_active", "compute_mode", "accounting.mode", "driver_model.current",
-     "mig.mode.current", "mig.mode.pending", "ecc.mode.pending", "gpu_operation_mode.current",
-     "temperature.memory", "fan.speed", "pstate", "power.management", "power.draw",
-     "power.draw.average", "power.draw.instant", "power.limit", "enforced.power.limit",
-     "power.default_limit", "power.min_limit", "power.max_limit", "clocks.current.graphics",
-     "clocks.current.sm", "clocks.current.memory", "clocks.current.video", "clocks.gr",
-     "clocks.sm", "clocks.mem", "clocks.max.graphics", "clocks.max.sm", "clocks.max.memory",
-     "utilization.gpu", "utilization.memory", "memory.total", "memory.used", "memory.free",
-     "memory.reserved", "remapped_rows.correctable", "retired_pages.single_bit_ecc.count",
-     "retired_pages.double_bit.count", "ecc.errors.corrected.aggregate.total",
-     "ecc.errors.corrected.volatile.dram", "ecc.errors.corrected.volatile.sram",
-     "clocks_event_reasons.gpu_idle", "clocks_throttle_reasons.gpu_idle",
-     "clocks_event_reasons.sw_power_cap", "clocks_throttle_reasons.sw_power_cap",
-     "clocks_event_reasons.sw_thermal_slowdown", "clocks_throttle_reasons.sw_thermal_slowdown",
-     "clocks_event_reasons.hw_power_brake_slowdown",
-     "clocks_throttle_reasons.hw_power_brake_slowdown", "fabric.clusteruuid", "fabric.cliqueid"}
-)  # fmt: skip
+    {
+        "timestamp",
+        "count",
+        "serial",
+        "gpu_serial",
+        "vbios_version",
+        "inforom.img",
+        "pci.domain",
+        "pci.bus",
+        "pci.device",
+        "pci.device_id",
+        "pci.sub_device_id",
+        "persistence_mode",
+        "display_mode",
+        "display_active",
+        "compute_mode",
+        "accounting.mode",
+        "driver_model.current",
+        "mig.mode.current",
+        "mig.mode.pending",
+        "ecc.mode.pending",
+        "gpu_operation_mode.current",
+        "temperature.memory",
+        "fan.speed",
+        "pstate",
+        "power.management",
+        "power.draw",
+        "power.draw.average",
+        "power.draw.instant",
+        "power.limit",
+        "enforced.power.limit",
+        "power.default_limit",
+        "power.min_limit",
+        "power.max_limit",
+        "clocks.current.graphics",
+        "clocks.current.sm",
+        "clocks.current.memory",
+        "clocks.current.video",
+        "clocks.gr",
+        "clocks.sm",
+        "clocks.mem",
+        "clocks.max.graphics",
+        "clocks.max.sm",
+        "clocks.max.memory",
+        "utilization.gpu",
+        "utilization.memory",
+        "memory.total",
+        "memory.used",
+        "memory.free",
+        "memory.reserved",
+        "remapped_rows.correctable",
+        "retired_pages.single_bit_ecc.count",
+        "retired_pages.double_bit.count",
+        "ecc.errors.corrected.aggregate.total",
+        "ecc.errors.corrected.volatile.dram",
+        "ecc.errors.corrected.volatile.sram",
+        "clocks_event_reasons.gpu_idle",
+        "clocks_throttle_reasons.gpu_idle",
+        "clocks_event_reasons.sw_power_cap",
+        "clocks_throttle_reasons.sw_power_cap",
+        "clocks_event_reasons.sw_thermal_slowdown",
+        "clocks_throttle_reasons.sw_thermal_slowdown",
+        "clocks_event_reasons.hw_power_brake_slowdown",
+        "clocks_throttle_reasons.hw_power_brake_slowdown",
+        "fabric.clusteruuid",
+        "fabric.cliqueid",
+    }
+)
 _ERROR_WORDS = re.compile(r"error|failed|unable|not found|no devices|insufficient", re.IGNORECASE)
 _ROW_START = re.compile(
     r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
@@ -75,7 +150,7 @@ def column_name(cell: str) -> str:
 
 
 def is_header(cells: Sequence[str]) -> bool:
-    """True when `cells` look like a `--query-gpu` header naming at least one column gpuslo reads."""
+    """True when `cells` look like a `--query-gpu` header naming a column gpuslo reads."""
     return all(_HEADER_CELL.match(c.strip()) for c in cells) and any(
         column_name(c) in KNOWN_COLUMNS for c in cells
     )
@@ -139,12 +214,16 @@ def parse_csv(text: str, source: str, columns: Sequence[str] | None = None) -> S
             names, header_seen = [column_name(c) for c in cells], True
             continue
         if names is None:
-            raise ParseError(source, "CSV without a header row: pass --csv-columns NAME,...", number)
+            raise ParseError(
+                source, "CSV without a header row: pass --csv-columns NAME,...", number
+            )
         if len(cells) != len(names):
             if _ERROR_WORDS.search(line):
                 state["errors"].append((number, line[:200]))
                 continue
-            raise ParseError(source, f"{len(cells)} fields where the columns are {len(names)}", number)
+            raise ParseError(
+                source, f"{len(cells)} fields where the columns are {len(names)}", number
+            )
         fields = {name: (value, number) for name, value in zip(names, cells, strict=True)}
         state["gpus"].append(reading_from_fields(fields, source, line=number))
     return SmiReading(

@@ -31,8 +31,15 @@ MAX_LINE_CHARS = 4096
 def _new_gpu(match: re.Match, number: int) -> dict:
     uuid = clean(match.group(3))
     model = clean(match.group(2))
-    return {"index": match.group(1), "model": model, "uuid": uuid, "line": number,
-            "states": {}, "counters": {}, "all_inactive": False}  # fmt: skip
+    return {
+        "index": match.group(1),
+        "model": model,
+        "uuid": uuid,
+        "line": number,
+        "states": {},
+        "counters": {},
+        "all_inactive": False,
+    }
 
 
 def _counter(gpu: dict, link: int, name: str, value: str, source: str, number: int) -> None:
@@ -56,7 +63,9 @@ def _link_line(gpu: dict, match: re.Match, source: str, number: int) -> int | No
         name, count = _COUNTER.match(value).groups()
         _counter(gpu, link, name, count, source, number)
     elif clean(value) is not None:
-        raise ParseError(source, f"unrecognised NVLink value {value[:40]!r}", number, f"Link {link}")
+        raise ParseError(
+            source, f"unrecognised NVLink value {value[:40]!r}", number, f"Link {link}"
+        )
     return None
 
 
@@ -97,11 +106,13 @@ def parse_nvlink(text: str, source: str) -> SmiReading:
         if not (gpu["states"] or gpu["counters"] or gpu["all_inactive"]):
             continue
         status = GpuStatus(
-            index=gpu["index"], model=gpu["model"], uuid=gpu["uuid"],
+            index=gpu["index"],
+            model=gpu["model"],
+            uuid=gpu["uuid"],
             family=family_of(gpu["model"]) if gpu["model"] else None,
             nvlink_states=dict(gpu["states"]) if gpu["states"] or gpu["all_inactive"] else None,
             nvlink_error_counts=dict(gpu["counters"]) or None,
-        )  # fmt: skip
+        )
         readings.append(GpuReading(status=status, line=gpu["line"]))
     return SmiReading(gpus=tuple(readings))
 

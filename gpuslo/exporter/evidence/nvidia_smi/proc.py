@@ -49,17 +49,42 @@ class NvmlError:
 
 # (pattern, signal, class, reason, action), first match wins.
 NVML_ERRORS = (
-    (r"Unable to determine the device handle", "gpu_inaccessible", names.CLASS_FATAL,
-     "gpu_inaccessible", names.ACTION_RESET_GPU),
-    (r"Driver/library version mismatch", "driver_mismatch", names.CLASS_FATAL, "driver_mismatch",
-     names.ACTION_REBOOT_NODE),
-    (r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded",
-     "nvml_error", names.CLASS_UNKNOWN, "dependency_missing", names.ACTION_NONE),
-    (r"No devices were found", "gpu_missing", names.CLASS_FATAL, "gpu_missing",
-     names.ACTION_REBOOT_NODE),
-    (r"is not a valid field to query|Failed to initialize NVML|NVML: |NVML error", "nvml_error",
-     names.CLASS_UNKNOWN, "tool_error", names.ACTION_NONE),
-)  # fmt: skip
+    (
+        r"Unable to determine the device handle",
+        "gpu_inaccessible",
+        names.CLASS_FATAL,
+        "gpu_inaccessible",
+        names.ACTION_RESET_GPU,
+    ),
+    (
+        r"Driver/library version mismatch",
+        "driver_mismatch",
+        names.CLASS_FATAL,
+        "driver_mismatch",
+        names.ACTION_REBOOT_NODE,
+    ),
+    (
+        r"couldn't communicate with the NVIDIA driver|NVIDIA driver is not loaded",
+        "nvml_error",
+        names.CLASS_UNKNOWN,
+        "dependency_missing",
+        names.ACTION_NONE,
+    ),
+    (
+        r"No devices were found",
+        "gpu_missing",
+        names.CLASS_FATAL,
+        "gpu_missing",
+        names.ACTION_REBOOT_NODE,
+    ),
+    (
+        r"is not a valid field to query|Failed to initialize NVML|NVML: |NVML error",
+        "nvml_error",
+        names.CLASS_UNKNOWN,
+        "tool_error",
+        names.ACTION_NONE,
+    ),
+)
 _INFO_ONLY = re.compile(r"^NVML library version:\s*\S+$")
 
 
@@ -120,11 +145,13 @@ def parse_proc_driver(text: str, source: str) -> SmiReading:
         model = clean(block.get("model"))
         excluded = (block.get("gpu excluded") or "").strip().lower() == "yes"
         status = GpuStatus(
-            model=model, family=family_of(model) if model else None,
-            uuid=clean(block.get("gpu uuid")), pci_bus_id=pci_bus_id(block.get("bus location")),
+            model=model,
+            family=family_of(model) if model else None,
+            uuid=clean(block.get("gpu uuid")),
+            pci_bus_id=pci_bus_id(block.get("bus location")),
             accessible=False if excluded else None,
             error="excluded by the driver (GPU Excluded: Yes)" if excluded else None,
-        )  # fmt: skip
+        )
         gpus.append(GpuReading(status=status, line=number))
     return SmiReading(gpus=tuple(gpus), driver_version=driver)
 
@@ -135,5 +162,3 @@ def looks_like_proc_driver(text: str) -> bool:
     if head.lstrip().startswith("NVRM version:"):
         return True
     return bool(re.search(r"^Model:", head, re.M) and re.search(r"^Bus Location:", head, re.M))
-
-

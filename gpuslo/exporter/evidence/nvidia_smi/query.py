@@ -36,9 +36,20 @@ _KEY_VALUE = re.compile(r"^(\s*)([^:]*?[^\s:])\s+:\s*(.*)$")
 _NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
 # Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
 _SECTIONS = frozenset(
-    {"ecc_mode", "ecc_errors", "remapped_rows", "retired_pages", "fabric", "temperature", "pci",
-     "clocks_event_reasons", "clocks_throttle_reasons", "fb_memory_usage", "utilization"}
-)  # fmt: skip
+    {
+        "ecc_mode",
+        "ecc_errors",
+        "remapped_rows",
+        "retired_pages",
+        "fabric",
+        "temperature",
+        "pci",
+        "clocks_event_reasons",
+        "clocks_throttle_reasons",
+        "fb_memory_usage",
+        "utilization",
+    }
+)
 _TOP_FIELDS = frozenset(
     {"product_name", "gpu_uuid", "gpu_recovery_action", "product_architecture", "serial_number"}
 )
@@ -122,7 +133,9 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
     for block in blocks:
         index = str(named.index(block)) if block.pci and len(named) == attached else None
         if block.error and not block.fields:
-            status = GpuStatus(index=index, pci_bus_id=block.pci, accessible=False, error=block.error)
+            status = GpuStatus(
+                index=index, pci_bus_id=block.pci, accessible=False, error=block.error
+            )
             out.append(GpuReading(status=status, line=block.line))
             continue
         out.append(reading_from_fields(block.fields, source, block.pci, index, block.line))

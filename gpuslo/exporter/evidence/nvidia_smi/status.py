@@ -36,48 +36,82 @@ _TEXT_KEYS = {
 _CT, _ET = "clocks_throttle_reasons", "clocks_event_reasons"
 _BOOL_KEYS = {
     "remapped_rows_pending": (
-        "remapped_rows/pending", "remapped_rows/remapped_row_pending", "remapped_rows.pending"),
+        "remapped_rows/pending",
+        "remapped_rows/remapped_row_pending",
+        "remapped_rows.pending",
+    ),
     "remapped_rows_failure": (
-        "remapped_rows/remapping_failure_occurred", "remapped_rows/remapped_row_failure",
-        "remapped_rows.failure"),
+        "remapped_rows/remapping_failure_occurred",
+        "remapped_rows/remapped_row_failure",
+        "remapped_rows.failure",
+    ),
     "retired_pages_pending": (
-        "retired_pages/pending_page_blacklist", "retired_pages/pending_page_retirement",
-        "retired_pages/pending_retirement", "retired_pages/pending_blacklist", "retired_pages/pending",
-        "retired_pages.pending"),
+        "retired_pages/pending_page_blacklist",
+        "retired_pages/pending_page_retirement",
+        "retired_pages/pending_retirement",
+        "retired_pages/pending_blacklist",
+        "retired_pages/pending",
+        "retired_pages.pending",
+    ),
     "unrepairable_memory": ("ecc_errors/unrepairable_memory",),
     "hw_thermal_slowdown": tuple(
-        f"{s}{sep}{p}hw_thermal_slowdown" for s in (_ET, _CT) for sep in "/."
-        for p in ("", f"{s[:-1]}_")),
+        f"{s}{sep}{p}hw_thermal_slowdown"
+        for s in (_ET, _CT)
+        for sep in "/."
+        for p in ("", f"{s[:-1]}_")
+    ),
     "hw_slowdown": tuple(
-        f"{s}{sep}{p}hw_slowdown" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")),
-}  # fmt: skip
+        f"{s}{sep}{p}hw_slowdown" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
+    ),
+}
 _INT_KEYS = {
     "remapped_rows_uncorrectable": (
-        "remapped_rows/uncorrectable_error", "remapped_rows/remapped_row_unc",
-        "remapped_rows.uncorrectable", "remapped_rows.dbe"),
+        "remapped_rows/uncorrectable_error",
+        "remapped_rows/remapped_row_unc",
+        "remapped_rows.uncorrectable",
+        "remapped_rows.dbe",
+    ),
     "pcie_gen_current": (
         "pci/gpu_link_info/pcie_generation/current",
-        "pci/pci_gpu_link_info/pcie_gen/current_link_gen", "pcie.link.gen.gpucurrent",
-        "pcie.link.gen.current"),
+        "pci/pci_gpu_link_info/pcie_gen/current_link_gen",
+        "pcie.link.gen.gpucurrent",
+        "pcie.link.gen.current",
+    ),
     "pcie_gen_max": (
-        "pci/gpu_link_info/pcie_generation/max", "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
-        "pcie.link.gen.gpumax", "pcie.link.gen.max"),
+        "pci/gpu_link_info/pcie_generation/max",
+        "pci/pci_gpu_link_info/pcie_gen/max_link_gen",
+        "pcie.link.gen.gpumax",
+        "pcie.link.gen.max",
+    ),
     "pcie_width_current": (
         "pci/gpu_link_info/link_width/current",
-        "pci/pci_gpu_link_info/link_widths/current_link_width", "pcie.link.width.current"),
+        "pci/pci_gpu_link_info/link_widths/current_link_width",
+        "pcie.link.width.current",
+    ),
     "pcie_width_max": (
-        "pci/gpu_link_info/link_width/max", "pci/pci_gpu_link_info/link_widths/max_link_width",
-        "pcie.link.width.max"),
-    "ecc_sbe_volatile": ("ecc.errors.corrected.volatile.total", "ecc_errors/volatile/single_bit/total"),
+        "pci/gpu_link_info/link_width/max",
+        "pci/pci_gpu_link_info/link_widths/max_link_width",
+        "pcie.link.width.max",
+    ),
+    "ecc_sbe_volatile": (
+        "ecc.errors.corrected.volatile.total",
+        "ecc_errors/volatile/single_bit/total",
+    ),
     "ecc_dbe_volatile": (
-        "ecc.errors.uncorrected.volatile.total", "ecc_errors/volatile/double_bit/total"),
+        "ecc.errors.uncorrected.volatile.total",
+        "ecc_errors/volatile/double_bit/total",
+    ),
     "ecc_dbe_aggregate": (
-        "ecc.errors.uncorrected.aggregate.total", "ecc_errors/aggregate/double_bit/total"),
-}  # fmt: skip
+        "ecc.errors.uncorrected.aggregate.total",
+        "ecc_errors/aggregate/double_bit/total",
+    ),
+}
 _FLOAT_KEYS = {
     "temperature_c": ("temperature/gpu_current_temp", "temperature/gpu_temp", "temperature.gpu"),
     "slowdown_temperature_c": (
-        "temperature/gpu_slowdown_temp", "temperature/gpu_temp_slow_threshold"),
+        "temperature/gpu_slowdown_temp",
+        "temperature/gpu_temp_slow_threshold",
+    ),
 }
 _PCI_KEYS = ("pci/bus_id", "pci/pci_bus_id", "pci.bus_id", "gpu_bus_id")
 _REPAIR_KEYS = ("ecc_errors/channel_repair_pending", "ecc_errors/tpc_repair_pending")
@@ -104,8 +138,10 @@ def _ecc_sum(fields: Fields, section: str, uncorrectable: bool, source: str) -> 
             continue
         leaf = key.rsplit("/", 1)[-1]
         wanted = key.startswith(old) or (
-            "uncorrectable" in leaf if uncorrectable else
-            "correctable" in leaf and "uncorrectable" not in leaf)  # fmt: skip
+            "uncorrectable" in leaf
+            if uncorrectable
+            else "correctable" in leaf and "uncorrectable" not in leaf
+        )
         number = to_int(value, source, line, key) if wanted else None
         if number is not None:
             total, seen = total + number, True
@@ -131,14 +167,18 @@ def _typed(fields: Fields, source: str) -> dict:
 
 
 def _derived(fields: Fields, out: dict, source: str) -> None:
-    for name, section, unc in (("ecc_dbe_volatile", "volatile", True),
-                               ("ecc_sbe_volatile", "volatile", False),
-                               ("ecc_dbe_aggregate", "aggregate", True)):  # fmt: skip
+    for name, section, unc in (
+        ("ecc_dbe_volatile", "volatile", True),
+        ("ecc_sbe_volatile", "volatile", False),
+        ("ecc_dbe_aggregate", "aggregate", True),
+    ):
         if out.get(name) is None:
             out[name] = _ecc_sum(fields, section, unc, source)
         if out.get(name) is None:  # CSV columns per location (ecc.errors.uncorrected.volatile.dram)
             prefix = f"ecc.errors.{'uncorrected' if unc else 'corrected'}.{section}."
-            counts = [to_int(v, source, n, k) for k, (v, n) in fields.items() if k.startswith(prefix)]
+            counts = [
+                to_int(v, source, n, k) for k, (v, n) in fields.items() if k.startswith(prefix)
+            ]
             known = [c for c in counts if c is not None]
             out[name] = sum(known) if known else None
     repairs = [to_bool(fields[k][0], source, fields[k][1], k) for k in _REPAIR_KEYS if k in fields]
@@ -152,20 +192,29 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
 
 
 def _field_errors(fields: Fields) -> tuple[tuple[str, str], ...]:
-    names = {key: name for table in (_TEXT_KEYS, _BOOL_KEYS, _INT_KEYS, _FLOAT_KEYS)
-             for name, keys in table.items() for key in keys}  # fmt: skip
+    names = {
+        key: name
+        for table in (_TEXT_KEYS, _BOOL_KEYS, _INT_KEYS, _FLOAT_KEYS)
+        for name, keys in table.items()
+        for key in keys
+    }
     return tuple(
-        (names.get(key, key), value.strip()) for key, (value, _) in fields.items() if is_error(value)
+        (names.get(key, key), value.strip())
+        for key, (value, _) in fields.items()
+        if is_error(value)
     )
 
 
 def reading_from_fields(
-    fields: Fields, source: str, pci: str | None = None, index: str | None = None,
+    fields: Fields,
+    source: str,
+    pci: str | None = None,
+    index: str | None = None,
     line: int | None = None,
 ) -> GpuReading:
     """One GPU's `GpuReading` from its fields. `pci` (a block header's address) and `index` are
     used when the fields do not carry them. Raises ParseError naming the key and line of a value
-    that has the wrong shape (a count that is not a number)."""  # fmt: skip
+    that has the wrong shape (a count that is not a number)."""
     out = _typed(fields, source)
     _derived(fields, out, source)
     found = _first(fields, _PCI_KEYS)

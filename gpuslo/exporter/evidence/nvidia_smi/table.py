@@ -60,14 +60,17 @@ def _reading(row: re.Match, detail: dict[str, str], number: int, source: str) ->
     whole_row = is_error(name) or is_error(bus) or len(errors) >= _WHOLE_ROW_ERRORS
     model = None if is_error(name) else clean(name)
     status = GpuStatus(
-        index=index, pci_bus_id=pci_bus_id(bus), model=model,
+        index=index,
+        pci_bus_id=pci_bus_id(bus),
+        model=model,
         family=family_of(model) if model else None,
         ecc_dbe_volatile=None if ecc_error else to_int(ecc, source, number, "Volatile Uncorr. ECC"),
-        temperature_c=None if "ERR!" in detail.get("temperature", "") else to_number(
-            detail.get("temperature"), source, number + 1, "Temp"),
+        temperature_c=None
+        if "ERR!" in detail.get("temperature", "")
+        else to_number(detail.get("temperature"), source, number + 1, "Temp"),
         accessible=False if whole_row else None,
         error="; ".join(f"{k}: {v}" for k, v in errors) if whole_row else None,
-    )  # fmt: skip
+    )
     return GpuReading(status=status, field_errors=tuple(errors), line=number)
 
 
@@ -86,7 +89,9 @@ def parse_table(text: str, source: str) -> SmiReading:
             driver, cuda = version.group(1), version.group(2)
         handle = DEVICE_HANDLE_ERROR.search(line)
         if handle:
-            status = GpuStatus(pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line.strip())
+            status = GpuStatus(
+                pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line.strip()
+            )
             gpus.append(GpuReading(status=status, line=number))
             continue
         no_devices = no_devices or bool(NO_DEVICES.match(line.strip("| ")))
@@ -95,8 +100,13 @@ def parse_table(text: str, source: str) -> SmiReading:
             following = lines[position + 1] if position + 1 < len(lines) else ""
             detail = _detail_fields(following[:MAX_LINE_CHARS].rstrip())
             gpus.append(_reading(row, detail, number, source))
-    return SmiReading(gpus=tuple(gpus), driver_version=driver, cuda_version=cuda,
-                      no_devices=no_devices, errors=tuple(errors))  # fmt: skip
+    return SmiReading(
+        gpus=tuple(gpus),
+        driver_version=driver,
+        cuda_version=cuda,
+        no_devices=no_devices,
+        errors=tuple(errors),
+    )
 
 
 def looks_like_table(text: str) -> bool:
@@ -104,5 +114,6 @@ def looks_like_table(text: str) -> bool:
     head = text[:65536]
     if re.search(r"\|\s*NVIDIA-SMI\s+\S+\s+Driver Version:", head):
         return True
-    return any(_ROW.match(line.rstrip()) for line in head.splitlines() if len(line) < MAX_LINE_CHARS)
-
+    return any(
+        _ROW.match(line.rstrip()) for line in head.splitlines() if len(line) < MAX_LINE_CHARS
+    )

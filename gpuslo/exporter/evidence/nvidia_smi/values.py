@@ -21,10 +21,18 @@ NOT_REPORTED = frozenset(
     {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "[not available]"}
 )
 ERROR_VALUES = frozenset(
-    {"err!", "unknown error", "[unknown error]", "gpu is lost", "[gpu is lost]",
-     "insufficient permissions", "[insufficient permissions]", "gpu requires reset",
-     "[gpu requires reset]"}
-)  # fmt: skip
+    {
+        "err!",
+        "unknown error",
+        "[unknown error]",
+        "gpu is lost",
+        "[gpu is lost]",
+        "insufficient permissions",
+        "[insufficient permissions]",
+        "gpu requires reset",
+        "[gpu requires reset]",
+    }
+)
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:[a-z%()/.!]*)?$", re.IGNORECASE)
 _TRUE = frozenset({"yes", "true", "active", "enabled", "on"})
 _FALSE = frozenset({"no", "false", "not active", "disabled", "off", "inactive"})
@@ -37,9 +45,16 @@ NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.IGNORECASE)
 
 # Health fields: a read error in one of these means the GPU's health cannot be told (unknown).
 HEALTH_FIELDS = frozenset(
-    {"ecc_dbe_volatile", "remapped_rows_pending", "remapped_rows_failure", "recovery_action",
-     "retired_pages_pending", "fabric_state", "fabric_status"}
-)  # fmt: skip
+    {
+        "ecc_dbe_volatile",
+        "remapped_rows_pending",
+        "remapped_rows_failure",
+        "recovery_action",
+        "retired_pages_pending",
+        "fabric_state",
+        "fabric_status",
+    }
+)
 
 
 @dataclass(frozen=True)
