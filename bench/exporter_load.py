@@ -34,18 +34,46 @@ def _node(now: float):  # noqa: ANN202
     from gpuslo.exporter.snapshot import GpuInfo, Heartbeat, NodeSnapshot
     from gpuslo.verdict import CheckResult
 
-    gpus = tuple(GpuInfo(str(i), f"GPU-{i:08x}-0000-0000-0000-000000000000",
-                         f"00000000:{i + 0x10:02x}:00.0", "NVIDIA H200", "hopper") for i in range(8))  # fmt: skip
-    checks = ("gpu_inventory", "xid", "dcgm", "gpu_memory", "thermal", "nvlink", "pcie",
-              "network_links", "gpu_probe")  # fmt: skip
-    results = tuple(CheckResult(check=c, scope=g.uuid, status="ok", observed_at=now)
-                    for c in checks for g in gpus)  # fmt: skip
+    gpus = tuple(
+        GpuInfo(
+            str(i),
+            f"GPU-{i:08x}-0000-0000-0000-000000000000",
+            f"00000000:{i + 0x10:02x}:00.0",
+            "NVIDIA H200",
+            "hopper",
+        )
+        for i in range(8)
+    )
+    checks = (
+        "gpu_inventory",
+        "xid",
+        "dcgm",
+        "gpu_memory",
+        "thermal",
+        "nvlink",
+        "pcie",
+        "network_links",
+        "gpu_probe",
+    )
+    results = tuple(
+        CheckResult(check=c, scope=g.uuid, status="ok", observed_at=now)
+        for c in checks
+        for g in gpus
+    )
     beats = tuple(Heartbeat(c, 30.0, now, now, 0.2, 100) for c in checks)
     xids = {(g.pci_bus_id, x, "warn"): 1 for g in gpus for x in ("13", "31", "63")}
-    return NodeSnapshot(node="bench", driver_version="580.159.04", cuda_version="13.0", gpus=gpus,
-                        results=results, heartbeats=beats, xid_events=xids,
-                        network_devices={"efa": 32}, network_devices_expected={"efa": 32},
-                        taken_at=now)  # fmt: skip
+    return NodeSnapshot(
+        node="bench",
+        driver_version="580.159.04",
+        cuda_version="13.0",
+        gpus=gpus,
+        results=results,
+        heartbeats=beats,
+        xid_events=xids,
+        network_devices={"efa": 32},
+        network_devices_expected={"efa": 32},
+        taken_at=now,
+    )
 
 
 def serve_exporter(port: int) -> None:
@@ -64,15 +92,18 @@ def serve_exporter(port: int) -> None:
             rec.step(n)
         rec.checkpoint(49)
         rec.close()
-    exporter = Exporter(lambda: _node(time.time()), JournalTailer(journals),
-                        CounterCarry(journals / "state"))
+    exporter = Exporter(
+        lambda: _node(time.time()), JournalTailer(journals), CounterCarry(journals / "state")
+    )
     stop = threading.Event()
     threading.Thread(target=exporter.loop, args=(stop, 1.0), daemon=True).start()
     while exporter.snapshot is None or not exporter.jobs:
         time.sleep(0.05)
     server, _ = start_http_server(port, addr="127.0.0.1", registry=exporter.registry)
     server.socket.listen(LISTEN_BACKLOG)  # as `gpuslo exporter` does
-    series = sum(1 for line in exporter.exposition().decode().splitlines() if not line.startswith("#"))
+    series = sum(
+        1 for line in exporter.exposition().decode().splitlines() if not line.startswith("#")
+    )
     print(f"ready {series}", flush=True)
     stop.wait()
 
@@ -129,8 +160,9 @@ def load(port: int, scrapers: int, duration: float, every: float) -> tuple[list[
             else:
                 errors[0] += 1
 
-    threads = [threading.Thread(target=scraper, args=(every * i / scrapers,))
-               for i in range(scrapers)]
+    threads = [
+        threading.Thread(target=scraper, args=(every * i / scrapers,)) for i in range(scrapers)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -152,34 +184,63 @@ def measure(cmd: list[str], port: int, args: argparse.Namespace) -> dict[str, fl
         child.terminate()
         child.wait()
     q = statistics.quantiles(latencies, n=100)
-    return {"series": series, "scrapes": len(latencies), "errors": errors,
-            "p50_ms": q[49] * 1000, "p99_ms": q[98] * 1000, "rss_growth_mb": growth}  # fmt: skip
+    return {
+        "series": series,
+        "scrapes": len(latencies),
+        "errors": errors,
+        "p50_ms": q[49] * 1000,
+        "p99_ms": q[98] * 1000,
+        "rss_growth_mb": growth,
+    }
 
 
 def report(args: argparse.Namespace, exp: dict[str, float], bare: dict[str, float]) -> None:
     """Print both servers' figures, the ratios and whether the targets are met."""
     pace = f"every {args.every:g} s" if args.every else "back to back"
-    print(f"{args.scrapers} scrapers, {pace}, {args.duration:g} s per server, "
-          f"{int(exp['series'])} series")
+    print(
+        f"{args.scrapers} scrapers, {pace}, {args.duration:g} s per server, "
+        f"{int(exp['series'])} series"
+    )
     print(f"{'':10}{'scrapes':>9}{'errors':>8}{'p50 ms':>9}{'p99 ms':>9}{'RSS +MB':>9}")
     for name, r in (("exporter", exp), ("bare", bare)):
-        print(f"{name:10}{r['scrapes']:9d}{r['errors']:8d}{r['p50_ms']:9.2f}{r['p99_ms']:9.2f}"
-              f"{r['rss_growth_mb']:9.2f}")  # fmt: skip
-    print(f"ratio     p50 {exp['p50_ms'] / bare['p50_ms']:.2f}x  p99 {exp['p99_ms'] / bare['p99_ms']:.2f}x")
-    met = (exp["errors"] == 0 and exp["p99_ms"] < 50 and exp["rss_growth_mb"] < 10
-           and exp["p99_ms"] <= 1.5 * bare["p99_ms"])  # fmt: skip
-    print("targets (0 errors, p99 < 50 ms, RSS < 10 MB, p99 <= 1.5x bare):", "met" if met else "NOT met")
+        print(
+            f"{name:10}{r['scrapes']:9d}{r['errors']:8d}{r['p50_ms']:9.2f}{r['p99_ms']:9.2f}"
+            f"{r['rss_growth_mb']:9.2f}"
+        )
+    print(
+        f"ratio     p50 {exp['p50_ms'] / bare['p50_ms']:.2f}x"
+        f"  p99 {exp['p99_ms'] / bare['p99_ms']:.2f}x"
+    )
+    met = (
+        exp["errors"] == 0
+        and exp["p99_ms"] < 50
+        and exp["rss_growth_mb"] < 10
+        and exp["p99_ms"] <= 1.5 * bare["p99_ms"]
+    )
+    print(
+        "targets (0 errors, p99 < 50 ms, RSS < 10 MB, p99 <= 1.5x bare):",
+        "met" if met else "NOT met",
+    )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per server")
     parser.add_argument("--scrapers", type=int, default=50)
-    parser.add_argument("--every", type=float, default=1.0, metavar="SECONDS",
-                        help="each scraper scrapes every SECONDS (Prometheus' scrape_interval); "
-                        "0 = back to back, to find saturation")
-    parser.add_argument("--bare-backlog", type=int, default=LISTEN_BACKLOG,
-                        help="listen backlog of the bare server (0: prometheus_client's default, 5)")
+    parser.add_argument(
+        "--every",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="each scraper scrapes every SECONDS (Prometheus' scrape_interval); "
+        "0 = back to back, to find saturation",
+    )
+    parser.add_argument(
+        "--bare-backlog",
+        type=int,
+        default=LISTEN_BACKLOG,
+        help="listen backlog of the bare server (0: prometheus_client's default, 5)",
+    )
     parser.add_argument("--serve", choices=("exporter", "bare"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--series", type=int, default=0, help=argparse.SUPPRESS)
@@ -201,8 +262,21 @@ def main() -> int:
     p1 = port()
     exp = measure([*me, "--serve", "exporter", "--port", str(p1)], p1, args)
     p2 = port()
-    bare = measure([*me, "--serve", "bare", "--port", str(p2), "--series", str(int(exp["series"])),
-                    "--bare-backlog", str(args.bare_backlog)], p2, args)  # fmt: skip
+    bare = measure(
+        [
+            *me,
+            "--serve",
+            "bare",
+            "--port",
+            str(p2),
+            "--series",
+            str(int(exp["series"])),
+            "--bare-backlog",
+            str(args.bare_backlog),
+        ],
+        p2,
+        args,
+    )
     report(args, exp, bare)
     return 0
 

@@ -6,7 +6,8 @@ event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Th
 in the page cache, times
 
   anchor: LC_ALL=C grep -E -c 'NVRM: (Xid|GPU)|SXid|fallen off the bus' FILE
-  ours:   gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE) (prefilter + full parser)
+  ours:   gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)
+          (prefilter + full parser)
 
 and prints both throughputs (MB/s), their ratio (target >= 0.5), grep's matching lines against
 the lines our scan matched with the same pattern, and the events we found against the events
@@ -37,8 +38,10 @@ EVENT_EVERY = 10_000
 
 def noise_lines() -> list[str]:
     """Real kernel lines with no event in them, re-stamped with uptimes."""
-    sources = [SHARED / "fixtures/h200/dmesg.txt",
-               *sorted((SHARED / "corpus/cases").glob("029_*.txt"))]  # fmt: skip
+    sources = [
+        SHARED / "fixtures/h200/dmesg.txt",
+        *sorted((SHARED / "corpus/cases").glob("029_*.txt")),
+    ]
     bodies = []
     for path in sources:
         for line in path.read_text(errors="replace").splitlines():
@@ -64,7 +67,9 @@ def generate(path: Path, size_bytes: int) -> tuple[int, int]:
     """Write the log; return (events implanted, lines grep will match)."""
     noise = "\n".join(noise_lines()) + "\n"
     blocks = event_blocks()
-    per_block = [len([e for e in parse_kernel_log("\n".join(b)) if e.kind in GPU_KINDS]) for b in blocks]
+    per_block = [
+        len([e for e in parse_kernel_log("\n".join(b)) if e.kind in GPU_KINDS]) for b in blocks
+    ]
     grep_lines = [sum(1 for line in b if re.search(PATTERN, line)) for b in blocks]
     events = matched = written = index = 0
     with path.open("w") as handle:
@@ -91,8 +96,13 @@ def grep_count(path: Path) -> int:
     grep = shutil.which("grep")
     if grep is None:
         sys.exit("grep not found: the anchor is missing")
-    done = subprocess.run([grep, "-E", "-c", PATTERN, str(path)], capture_output=True, text=True,
-                          env={"LC_ALL": "C"}, check=False)  # fmt: skip
+    done = subprocess.run(
+        [grep, "-E", "-c", PATTERN, str(path)],
+        capture_output=True,
+        text=True,
+        env={"LC_ALL": "C"},
+        check=False,
+    )
     return int(done.stdout.strip() or 0)
 
 

@@ -130,7 +130,9 @@ UNKNOWN_REASONS: Final = (
 # A finding names either a code (`xid`, `sxid`) or one of these signals.
 SIGNALS: Final = {
     "fallen_off_bus": "GPU fell off the PCIe bus (Xid 79 or the NVRM block without an Xid)",
-    "gpu_missing": "fewer GPUs than expected: fatal when absent, unknown when the output does not show them",
+    "gpu_missing": (
+        "fewer GPUs than expected: fatal when absent, unknown when the output does not show them"
+    ),
     "gpu_inaccessible": "a GPU the driver lists but cannot query (Unknown Error, no handle)",
     "gpus_seen": "inventory: GPUs present in the evidence",
     "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
@@ -152,7 +154,9 @@ SIGNALS: Final = {
     "port_state": "an InfiniBand port changed state (mlx5 kernel message)",
     "ports_active": "inventory: InfiniBand ports ACTIVE",
     "port_active": "one InfiniBand port ACTIVE with its physical link up",
-    "network_device": "inventory: an RDMA device and its netdev (ibdev2netdev; the netdev state only)",
+    "network_device": (
+        "inventory: an RDMA device and its netdev (ibdev2netdev; the netdev state only)"
+    ),
     "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
     "device_unreadable": "a network device that could not be read",
     "network_devices_missing": "fewer network devices than expected",
@@ -277,7 +281,17 @@ BURN_RATE_WINDOWS: Final = (
 SEVERITIES: Final = ("page", "ticket")
 
 # --- GPU families (for the Xid policy) ---------------------------------------------------------
-GPU_FAMILIES: Final = ("kepler", "maxwell", "pascal", "volta", "turing", "ampere", "ada", "hopper", "blackwell")
+GPU_FAMILIES: Final = (
+    "kepler",
+    "maxwell",
+    "pascal",
+    "volta",
+    "turing",
+    "ampere",
+    "ada",
+    "hopper",
+    "blackwell",
+)
 
 
 def layer_of(reason: str) -> str:

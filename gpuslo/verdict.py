@@ -75,7 +75,8 @@ class CheckResult:
 
 
 def stale_as_unknown(result: CheckResult, now: float, interval_s: float) -> CheckResult:
-    """Return `result`, or an `unknown`/`stale_data` copy of it when it is older than 3 intervals."""
+    """Return `result`, or an `unknown`/`stale_data` copy of it when it is older than
+    3 intervals."""
     if not result.is_stale(now, interval_s):
         return result
     age = now - result.observed_at
@@ -128,9 +129,27 @@ def problems(results: Iterable[CheckResult]) -> list[CheckResult]:
 # ------------------------------------------------------------------------------------------------
 
 FINDING_KEYS = (
-    "kind", "signal", "xid", "sxid", "pci", "gpu", "uuid", "device", "class", "layer", "action",
-    "reason", "events", "caused_by", "count", "state", "physical_state", "links", "message", "line",
-)  # fmt: skip
+    "kind",
+    "signal",
+    "xid",
+    "sxid",
+    "pci",
+    "gpu",
+    "uuid",
+    "device",
+    "class",
+    "layer",
+    "action",
+    "reason",
+    "events",
+    "caused_by",
+    "count",
+    "state",
+    "physical_state",
+    "links",
+    "message",
+    "line",
+)
 
 
 @dataclass

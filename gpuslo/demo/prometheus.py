@@ -22,9 +22,9 @@ from gpuslo.slo_spec import SloSpec
 
 SCRAPE_INTERVAL_S = 1
 QUERIES = {
-    "node verdicts": 'gpuslo_node_verdict == 1',
-    "GPU problems": 'gpuslo_gpu_problem == 1',
-    "job GPU-seconds by category": 'sum by (category) (gpuslo_job_gpu_seconds_total) > 0',
+    "node verdicts": "gpuslo_node_verdict == 1",
+    "GPU problems": "gpuslo_gpu_problem == 1",
+    "job GPU-seconds by category": "sum by (category) (gpuslo_job_gpu_seconds_total) > 0",
     "firing alerts": 'ALERTS{alertstate="firing"}',
 }
 
@@ -64,9 +64,13 @@ def _config(targets: dict[str, int], rules_dir: Path) -> str:
         f"      - targets: ['127.0.0.1:{port}']\n        labels: {{node: {name}}}"
         for name, port in sorted(targets.items())
     )
-    return (f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S}s\n  evaluation_interval: {SCRAPE_INTERVAL_S}s\n"
-            f"rule_files:\n  - {rules_dir}/*.rules.yml\nscrape_configs:\n"
-            f"  - job_name: {SloSpec().exporter_job}\n    honor_labels: true\n    static_configs:\n{targets_text}\n")  # fmt: skip
+    return (
+        f"global:\n  scrape_interval: {SCRAPE_INTERVAL_S}s\n"
+        f"  evaluation_interval: {SCRAPE_INTERVAL_S}s\n"
+        f"rule_files:\n  - {rules_dir}/*.rules.yml\nscrape_configs:\n"
+        f"  - job_name: {SloSpec().exporter_job}\n    honor_labels: true\n"
+        f"    static_configs:\n{targets_text}\n"
+    )
 
 
 def _describe(name: str, result: list[dict]) -> str:
@@ -75,8 +79,15 @@ def _describe(name: str, result: list[dict]) -> str:
     items = []
     for series in result:
         labels = series["metric"]
-        shown = {k: v for k, v in labels.items() if k not in ("__name__", "instance", "job", "alertstate")}
-        items.append(",".join(f"{k}={v}" for k, v in sorted(shown.items())) + f" = {float(series['value'][1]):g}")
+        shown = {
+            k: v
+            for k, v in labels.items()
+            if k not in ("__name__", "instance", "job", "alertstate")
+        }
+        items.append(
+            ",".join(f"{k}={v}" for k, v in sorted(shown.items()))
+            + f" = {float(series['value'][1]):g}"
+        )
     return f"{name}: " + "; ".join(sorted(items))[:400]
 
 
@@ -88,14 +99,18 @@ def _wait_for_samples(api: str, nodes: int, started: float, seconds: float) -> N
         if time.monotonic() - started < seconds:
             continue
         try:
-            body = requests.get(f"{api}/api/v1/query", params={"query": QUERIES["node verdicts"]}, timeout=5).json()
+            body = requests.get(
+                f"{api}/api/v1/query", params={"query": QUERIES["node verdicts"]}, timeout=5
+            ).json()
         except (requests.RequestException, ValueError):
             continue
         if len(body.get("data", {}).get("result", [])) >= nodes:
             return
 
 
-def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: float, enabled: bool) -> ScrapeResult:
+def scrape_nodes(
+    nodes: list[tuple[str, list[str], dict]], out: Path, seconds: float, enabled: bool
+) -> ScrapeResult:
     """Serve each node's exporter, let Prometheus scrape them for `seconds`, query, stop all.
 
     `nodes` holds (name, exporter source flags, environment). Writes prometheus/prometheus.yml and
@@ -105,8 +120,10 @@ def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: f
     if not enabled:
         return ScrapeResult("skipped (--no-prometheus)")
     if binary is None:
-        return ScrapeResult("skipped: Prometheus is not installed (Debian: apt-get install prometheus); "
-                            "the exporters ran once each instead")  # fmt: skip
+        return ScrapeResult(
+            "skipped: Prometheus is not installed (Debian: apt-get install prometheus); "
+            "the exporters ran once each instead"
+        )
     base = out / "prometheus"
     base.mkdir(parents=True, exist_ok=True)
     processes: list[subprocess.Popen] = []
@@ -115,18 +132,44 @@ def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: f
         for name, flags, env in nodes:
             ports[name] = free_port()
             log = open(base / f"exporter-{name}.log", "w")  # noqa: SIM115 (closed with the process)
-            processes.append(subprocess.Popen(
-                [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{ports[name]}", "--interval", "5", *flags],
-                env=env, stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
+            processes.append(
+                subprocess.Popen(
+                    [
+                        sys.executable,
+                        "-m",
+                        "gpuslo",
+                        "exporter",
+                        "--listen",
+                        f"127.0.0.1:{ports[name]}",
+                        "--interval",
+                        "5",
+                        *flags,
+                    ],
+                    env=env,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                )
+            )
         for name, port in ports.items():
             if not _wait_http(f"http://127.0.0.1:{port}/metrics", 30):
-                return ScrapeResult(f"failed: the {name} exporter did not answer (see {base}/exporter-{name}.log)")
+                return ScrapeResult(
+                    f"failed: the {name} exporter did not answer (see {base}/exporter-{name}.log)"
+                )
         (base / "prometheus.yml").write_text(_config(ports, out / "rules"))
         prometheus_port = free_port()
         log = open(base / "prometheus.log", "w")  # noqa: SIM115
-        processes.append(subprocess.Popen(
-            [binary, f"--config.file={base / 'prometheus.yml'}", f"--storage.tsdb.path={base / 'data'}",
-             f"--web.listen-address=127.0.0.1:{prometheus_port}"], stdout=log, stderr=subprocess.STDOUT))  # fmt: skip
+        processes.append(
+            subprocess.Popen(
+                [
+                    binary,
+                    f"--config.file={base / 'prometheus.yml'}",
+                    f"--storage.tsdb.path={base / 'data'}",
+                    f"--web.listen-address=127.0.0.1:{prometheus_port}",
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        )
         api = f"http://127.0.0.1:{prometheus_port}"
         if not _wait_http(f"{api}/-/ready", 30):
             return ScrapeResult(f"failed: Prometheus did not start (see {base}/prometheus.log)")
@@ -139,8 +182,11 @@ def scrape_nodes(nodes: list[tuple[str, list[str], dict]], out: Path, seconds: f
             answers[name] = body.get("data", {}).get("result", [])
             lines.append(_describe(name, answers[name]))
         (base / "queries.json").write_text(json.dumps(answers, indent=1, sort_keys=True))
-        return ScrapeResult(f"scraped both nodes for {seconds:.0f} s at {api} with the generated rules loaded "
-                            f"(config and answers in {base}/)", lines)  # fmt: skip
+        return ScrapeResult(
+            f"scraped both nodes for {seconds:.0f} s at {api} with the generated rules loaded "
+            f"(config and answers in {base}/)",
+            lines,
+        )
     finally:
         for process in reversed(processes):
             process.terminate()

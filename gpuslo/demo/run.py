@@ -47,17 +47,32 @@ class DemoNode:
     gpus: int
 
 
-def _gpuslo(args: list[str], env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
+def _gpuslo(
+    args: list[str], env: dict[str, str] | None = None, timeout: float = 120
+) -> subprocess.CompletedProcess:
     """Run one gpuslo command as a user would; a non-zero exit other than 1 is an error."""
-    proc = subprocess.run([sys.executable, "-m", "gpuslo", *args], capture_output=True, text=True, timeout=timeout, env=env)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gpuslo", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+    )
     if proc.returncode not in (0, 1):
-        raise GpusloError(f"`gpuslo {' '.join(args)}` failed (exit {proc.returncode}): {proc.stderr.strip()[-500:]}")
+        raise GpusloError(
+            f"`gpuslo {' '.join(args)}` failed (exit {proc.returncode}): "
+            f"{proc.stderr.strip()[-500:]}"
+        )
     return proc
 
 
 def node_environment(node: DemoNode) -> dict[str, str]:
     """Environment for a node's exporter: NVML replayed from the node's record."""
-    return {**os.environ, "GPUSLO_NVML_PATH": str(NVML_REPLAY), "GPUSLO_FAKE_NVML": str(node.nvml_record)}
+    return {
+        **os.environ,
+        "GPUSLO_NVML_PATH": str(NVML_REPLAY),
+        "GPUSLO_FAKE_NVML": str(node.nvml_record),
+    }
 
 
 def node_arguments(node: DemoNode, root: Path) -> list[str]:
@@ -66,10 +81,21 @@ def node_arguments(node: DemoNode, root: Path) -> list[str]:
     for sub in ("sysfs/class", "procfs", "state", "journals"):  # a sysfs with no RDMA devices
         (root / sub).mkdir(parents=True, exist_ok=True)
     return [
-        "--node", node.name, "--kernel-log", str(node.kernel_log), "--path.sysfs", str(root / "sysfs"),
-        "--path.procfs", str(root / "procfs"), "--state-dir", str(root / "state"),
-        "--journal-dir", str(root / "journals"), "--expect-gpus", str(node.gpus),
-    ]  # fmt: skip
+        "--node",
+        node.name,
+        "--kernel-log",
+        str(node.kernel_log),
+        "--path.sysfs",
+        str(root / "sysfs"),
+        "--path.procfs",
+        str(root / "procfs"),
+        "--state-dir",
+        str(root / "state"),
+        "--journal-dir",
+        str(root / "journals"),
+        "--expect-gpus",
+        str(node.gpus),
+    ]
 
 
 def demo_nodes(out: Path) -> list[DemoNode]:
@@ -77,27 +103,47 @@ def demo_nodes(out: Path) -> list[DemoNode]:
     h200 = DEMO / "h200" / "nvml-probe.json"
     blackwell = out / "nodes" / "blackwell-dbe" / "nvml-record.json"
     blackwell.parent.mkdir(parents=True, exist_ok=True)
-    blackwell.write_text(json.dumps(demo_job.blackwell_dbe_record(json.loads(h200.read_text())), indent=1, sort_keys=True))
+    blackwell.write_text(
+        json.dumps(
+            demo_job.blackwell_dbe_record(json.loads(h200.read_text())), indent=1, sort_keys=True
+        )
+    )
     return [
         DemoNode("h200-healthy", h200, DEMO / "h200" / "dmesg.txt", 1),
-        DemoNode("blackwell-dbe", blackwell, DEMO / "corpus" / "kernel-log-dbe-drain-and-reset.txt", 1),
+        DemoNode(
+            "blackwell-dbe", blackwell, DEMO / "corpus" / "kernel-log-dbe-drain-and-reset.txt", 1
+        ),
     ]
 
 
 def _verdicts(exposition: str) -> dict[str, str]:
-    verdict = next((line.split('verdict="')[1].split('"')[0] for line in exposition.splitlines()
-                    if line.startswith("gpuslo_node_verdict{") and line.rstrip().endswith(" 1.0")), "unknown")  # fmt: skip
-    problems = sorted({_problem_line(line) for line in exposition.splitlines()
-                       if line.startswith("gpuslo_gpu_problem{") and line.rstrip().endswith(" 1.0")})  # fmt: skip
+    verdict = next(
+        (
+            line.split('verdict="')[1].split('"')[0]
+            for line in exposition.splitlines()
+            if line.startswith("gpuslo_node_verdict{") and line.rstrip().endswith(" 1.0")
+        ),
+        "unknown",
+    )
+    problems = sorted(
+        {
+            _problem_line(line)
+            for line in exposition.splitlines()
+            if line.startswith("gpuslo_gpu_problem{") and line.rstrip().endswith(" 1.0")
+        }
+    )
     return {"verdict": verdict, "problems": problems}
 
 
 def _problem_line(line: str) -> str:
-    """`GPU 0 gpu_memory: ecc_uncorrectable (node) -> drain_and_reset` from a gpuslo_gpu_problem line."""
+    """`GPU 0 gpu_memory: ecc_uncorrectable (node) -> drain_and_reset` from a
+    gpuslo_gpu_problem line."""
     labels = dict(part.split("=", 1) for part in line.split("{", 1)[1].rsplit("}", 1)[0].split(","))
     value = {key: text.strip('"') for key, text in labels.items()}
-    return (f"GPU {value.get('gpu', '?')} {value.get('check', '?')}: {value.get('reason', '?')} "
-            f"({value.get('layer', '?')}) -> {value.get('action', '?')}")
+    return (
+        f"GPU {value.get('gpu', '?')} {value.get('check', '?')}: {value.get('reason', '?')} "
+        f"({value.get('layer', '?')}) -> {value.get('action', '?')}"
+    )
 
 
 def run_nodes(nodes: list[DemoNode], out: Path) -> dict[str, dict[str, str]]:
@@ -105,7 +151,9 @@ def run_nodes(nodes: list[DemoNode], out: Path) -> dict[str, dict[str, str]]:
     results = {}
     for node in nodes:
         root = out / "nodes" / node.name
-        proc = _gpuslo(["exporter", "--once", *node_arguments(node, root)], env=node_environment(node))
+        proc = _gpuslo(
+            ["exporter", "--once", *node_arguments(node, root)], env=node_environment(node)
+        )
         (root / "metrics.prom").write_text(proc.stdout)
         results[node.name] = _verdicts(proc.stdout)
     return results
@@ -118,15 +166,41 @@ def _headline(path: Path) -> dict:
 def run_reports(out: Path) -> dict[str, dict]:
     """The weekly report for the StepFun trace and for a simulated 1,000-GPU week."""
     stepfun = out / "report-stepfun"
-    _gpuslo(["report", "--trace", str(DEMO / "stepfun" / "fault_trace.json"), "--trace-format", "stepfun",
-             "--out", str(stepfun), "--format", "md,html,json"])  # fmt: skip
+    _gpuslo(
+        [
+            "report",
+            "--trace",
+            str(DEMO / "stepfun" / "fault_trace.json"),
+            "--trace-format",
+            "stepfun",
+            "--out",
+            str(stepfun),
+            "--format",
+            "md,html,json",
+        ]
+    )
     simulated = out / "simulated-fleet"
-    _gpuslo(["simulate", "--nodes", str(SIMULATED_NODES), "--gpus-per-node", str(SIMULATED_GPUS_PER_NODE),
-             "--days", "7", "--seed", "1", "--out", str(simulated)])  # fmt: skip
+    _gpuslo(
+        [
+            "simulate",
+            "--nodes",
+            str(SIMULATED_NODES),
+            "--gpus-per-node",
+            str(SIMULATED_GPUS_PER_NODE),
+            "--days",
+            "7",
+            "--seed",
+            "1",
+            "--out",
+            str(simulated),
+        ]
+    )
     report = out / "report-simulated"
     _gpuslo(["report", "--data", str(simulated), "--out", str(report), "--format", "md,html,json"])
-    return {"StepFun trace (400 nodes x 8 GPUs)": _headline(stepfun / "report.json"),
-            "simulated 1,000-GPU week": _headline(report / "report.json")}  # fmt: skip
+    return {
+        "StepFun trace (400 nodes x 8 GPUs)": _headline(stepfun / "report.json"),
+        "simulated 1,000-GPU week": _headline(report / "report.json"),
+    }
 
 
 def _hours(value: float | None) -> str:
@@ -137,7 +211,9 @@ def _ratio(value: float | None) -> str:
     return "— (no jobs in this data)" if value is None else f"{value:.4f}"
 
 
-def print_summary(out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResult, reports: dict, job: dict) -> None:
+def print_summary(
+    out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResult, reports: dict, job: dict
+) -> None:
     """What the demo did, where everything is, and the headline numbers."""
     print(f"\ngpuslo demo: everything is under {out}/\n")
     print("Node verdicts (gpuslo exporter --once; exposition in nodes/<node>/metrics.prom):")
@@ -146,9 +222,12 @@ def print_summary(out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResul
         for problem in result["problems"]:
             print(f"      {problem}")
     print(f"\nTraining job {job['job']} on blackwell-dbe (journal nodes/blackwell-dbe/journals/):")
-    print(f"  interrupted by the fatal Xid, restarted from the checkpoint at step {job['restart_step']}; "
-          f"goodput {job['goodput_ratio']:.3f} ({job['productive_s']:,.0f} s productive, "
-          f"{job['wasted_progress_s']:,.0f} s wasted progress, {job['recovery_s']:,.0f} s recovery)")  # fmt: skip
+    print(
+        "  interrupted by the fatal Xid, restarted from the checkpoint at step "
+        f"{job['restart_step']}; "
+        f"goodput {job['goodput_ratio']:.3f} ({job['productive_s']:,.0f} s productive, "
+        f"{job['wasted_progress_s']:,.0f} s wasted progress, {job['recovery_s']:,.0f} s recovery)"
+    )
     print(f"\nPrometheus: {scrape.summary}")
     for line in scrape.lines:
         print(f"  {line}")
@@ -156,10 +235,20 @@ def print_summary(out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResul
     for title, report in reports.items():
         lost = report.get("lost_gpu_hours_by_layer", {})
         print(f"\nWeekly report, {title}: {report['start']} .. {report['end']}")
-        print(f"  provisioned {_hours(report['provisioned_gpu_hours'])} GPU-h, usable {_hours(report['usable_gpu_hours'])} GPU-h "
-              f"(ratio {report['usable_ratio']:.4f}), productive {_hours(report.get('productive_gpu_hours'))} GPU-h, "
-              f"goodput {_ratio(report.get('goodput_ratio'))}")  # fmt: skip
-        print("  lost GPU-h by layer: " + ", ".join(f"{layer} {_hours(lost.get(layer))}" for layer in ("node", "platform", "training", "observability")))
+        print(
+            f"  provisioned {_hours(report['provisioned_gpu_hours'])} GPU-h, "
+            f"usable {_hours(report['usable_gpu_hours'])} GPU-h "
+            f"(ratio {report['usable_ratio']:.4f}), "
+            f"productive {_hours(report.get('productive_gpu_hours'))} GPU-h, "
+            f"goodput {_ratio(report.get('goodput_ratio'))}"
+        )
+        print(
+            "  lost GPU-h by layer: "
+            + ", ".join(
+                f"{layer} {_hours(lost.get(layer))}"
+                for layer in ("node", "platform", "training", "observability")
+            )
+        )
     print(f"\nReports: {out}/report-stepfun/report.html, {out}/report-simulated/report.html")
 
 
@@ -176,7 +265,9 @@ def run_demo(out: Path, scrape_seconds: float = 12.0, prometheus: bool = True) -
         out.mkdir(parents=True)
         (out / ".gpuslo-demo").write_text("written by gpuslo demo\n")
     except OSError as error:
-        raise InputError(str(out), f"cannot write the demo there ({error.strerror or error})") from None
+        raise InputError(
+            str(out), f"cannot write the demo there ({error.strerror or error})"
+        ) from None
     print(f"gpuslo demo: writing to {out}/", flush=True)
     nodes = demo_nodes(out)
     job = demo_job.record_job(out / "nodes" / "blackwell-dbe" / "journals", now=time.time())
@@ -187,9 +278,14 @@ def run_demo(out: Path, scrape_seconds: float = 12.0, prometheus: bool = True) -
     verdicts = run_nodes(nodes, out)
     print("  Prometheus ...", flush=True)
     scrape = demo_prometheus.scrape_nodes(
-        [(node.name, node_arguments(node, out / "nodes" / node.name), node_environment(node)) for node in nodes],
-        out, seconds=scrape_seconds, enabled=prometheus,
-    )  # fmt: skip
+        [
+            (node.name, node_arguments(node, out / "nodes" / node.name), node_environment(node))
+            for node in nodes
+        ],
+        out,
+        seconds=scrape_seconds,
+        enabled=prometheus,
+    )
     print("  weekly reports ...", flush=True)
     reports = run_reports(out)
     print_summary(out, verdicts, scrape, reports, job)

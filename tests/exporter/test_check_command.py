@@ -23,8 +23,12 @@ def check(capsys, *args):
     return code, out.out, out.err
 
 
-@pytest.mark.skipif(Path("/proc/driver/nvidia").exists(), reason="this machine has an NVIDIA driver")
-def test_without_nvidia_driver_gpu_checks_are_unknown_and_node_not_healthy(tmp_path, capsys, monkeypatch):
+@pytest.mark.skipif(
+    Path("/proc/driver/nvidia").exists(), reason="this machine has an NVIDIA driver"
+)
+def test_without_nvidia_driver_gpu_checks_are_unknown_and_node_not_healthy(
+    tmp_path, capsys, monkeypatch
+):
     """This machine, as it is (CI's has no NVIDIA driver, library or nvidia-smi)."""
     monkeypatch.delenv("GPUSLO_NVML_PATH", raising=False)
     code, out, _ = check(capsys, "--format", "json", "--state-dir", str(tmp_path))
@@ -61,10 +65,14 @@ def test_text_table(tmp_path, capsys, monkeypatch):
 
 def test_npd_format_exit_codes_and_80_bytes(tmp_path, capsys, monkeypatch):
     monkeypatch.setenv("GPUSLO_NVML_PATH", FAKE_NVML)
-    code, out, _ = check(capsys, "--format", "npd", "--check", "thermal", "--state-dir", str(tmp_path))
+    code, out, _ = check(
+        capsys, "--format", "npd", "--check", "thermal", "--state-dir", str(tmp_path)
+    )
     assert (code, out.startswith("ok: thermal")) == (0, True)
     monkeypatch.setenv("GPUSLO_FAKE_NVML_MODE", "missing")
-    code, out, _ = check(capsys, "--format", "npd", "--check", "thermal", "--state-dir", str(tmp_path))
+    code, out, _ = check(
+        capsys, "--format", "npd", "--check", "thermal", "--state-dir", str(tmp_path)
+    )
     assert code == 1 and "dependency_missing" in out  # 1, not 2: NPD would keep a stale OK
     assert len(out.rstrip("\n").encode()) <= 80 and out.count("\n") == 1
 
@@ -88,27 +96,49 @@ def test_flags_win_over_the_config_file(tmp_path):
     config.write_text("expect_gpus: 8\ninstance_type: p5.48xlarge\ncheck_timeout_s: 7\n")
     parser = argparse.ArgumentParser()
     configure(parser)
-    args = parser.parse_args(["--config", str(config), "--expect-gpus", "4",
-                              "--expect-network-devices", "efa=32", "--state-dir", str(tmp_path)])
+    args = parser.parse_args(
+        [
+            "--config",
+            str(config),
+            "--expect-gpus",
+            "4",
+            "--expect-network-devices",
+            "efa=32",
+            "--state-dir",
+            str(tmp_path),
+        ]
+    )
     context = context_from_args(args)
-    assert (context.expect_gpus, context.instance_type, context.timeout_s) == (4, "p5.48xlarge", 7.0)
+    assert (context.expect_gpus, context.instance_type, context.timeout_s) == (
+        4,
+        "p5.48xlarge",
+        7.0,
+    )
     assert context.expect_network_devices == {"efa": 32}
 
 
 def test_help_names_the_state_dir_default():
-    done = subprocess.run([sys.executable, "-m", "gpuslo", "check", "--help"],
-                          capture_output=True, text=True, check=True)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuslo", "check", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "/var/lib/gpuslo when writable" in " ".join(done.stdout.split())
 
 
 def test_recorded_output_of_a_real_h200_is_healthy_with_every_duration():
     """`gpuslo check --format json` as it ran on a real H200 (tests/fixtures/nvml/README.md)."""
-    report = json.loads((REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check.json").read_text())
+    report = json.loads(
+        (REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check.json").read_text()
+    )
     assert report["verdict"] == "healthy" and report["driver_version"] == "580.159.04"
     assert {r["check"] for r in report["results"]} >= set(GPU_CHECKS)
     assert all(r["duration_s"] > 0 for r in report["results"])
     assert all(h["runs_total"] == 1 and h["last_success"] > 0 for h in report["heartbeats"])
-    probe = json.loads((REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check-active.json").read_text())
+    probe = json.loads(
+        (REPO / "tests" / "fixtures" / "nvml" / "h200-gpuslo-check-active.json").read_text()
+    )
     (result,) = probe["results"]
     assert result["status"] == "ok" and result["scope"] == report["gpus"][0]["uuid"]
 

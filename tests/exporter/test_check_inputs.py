@@ -27,8 +27,17 @@ def check(capsys, *args):
 
 
 def xid_node_result(capsys, tmp_path, kernel_log) -> tuple[int, dict]:
-    code, out, _ = check(capsys, "--format", "json", "--check", "xid", "--state-dir",
-                         str(tmp_path / "state"), "--kernel-log", str(kernel_log))  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        "--format",
+        "json",
+        "--check",
+        "xid",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--kernel-log",
+        str(kernel_log),
+    )
     (node,) = [r for r in json.loads(out)["results"] if r["scope"] == "node"]
     return code, node
 
@@ -64,10 +73,22 @@ def test_a_kernel_log_after_a_long_non_kernel_head_is_judged_by_its_head(tmp_pat
 def test_a_real_kernel_log_still_reads(tmp_path, capsys):
     path = tmp_path / "kern.log"
     path.write_text("[    0.000000] Linux version 6.8.0\n" + XID48)
-    code, out, _ = check(capsys, "--format", "json", "--check", "xid", "--state-dir",
-                         str(tmp_path / "state"), "--kernel-log", str(path))  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        "--format",
+        "json",
+        "--check",
+        "xid",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--kernel-log",
+        str(path),
+    )
     statuses = {r["scope"]: (r["status"], r["reason"]) for r in json.loads(out)["results"]}
-    assert statuses["pci:00000000:91:00.0"] == ("fail", "xid_fatal") and statuses["node"] == ("ok", "")
+    assert statuses["pci:00000000:91:00.0"] == ("fail", "xid_fatal") and statuses["node"] == (
+        "ok",
+        "",
+    )
     assert code == 1
 
 
@@ -90,17 +111,38 @@ def test_the_kernel_log_is_read_once(tmp_path):
 
 
 def test_a_sysfs_root_that_does_not_exist_is_unknown(tmp_path, capsys):
-    code, out, _ = check(capsys, "--format", "json", "--check", "network_links", "--state-dir",
-                         str(tmp_path / "state"), "--path.sysfs", str(tmp_path / "nonexistent"))  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        "--format",
+        "json",
+        "--check",
+        "network_links",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--path.sysfs",
+        str(tmp_path / "nonexistent"),
+    )
     (result,) = json.loads(out)["results"]
     assert code == 1 and result["status"] == "unknown"
-    assert result["reason"] == "dependency_missing" and str(tmp_path / "nonexistent") in result["message"]
+    assert (
+        result["reason"] == "dependency_missing"
+        and str(tmp_path / "nonexistent") in result["message"]
+    )
 
 
 def test_a_sysfs_root_with_class_but_no_infiniband_is_not_applicable(tmp_path, capsys):
     (tmp_path / "sys" / "class" / "net").mkdir(parents=True)
-    code, out, _ = check(capsys, "--format", "json", "--check", "network_links", "--state-dir",
-                         str(tmp_path / "state"), "--path.sysfs", str(tmp_path / "sys"))  # fmt: skip
+    code, out, _ = check(
+        capsys,
+        "--format",
+        "json",
+        "--check",
+        "network_links",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--path.sysfs",
+        str(tmp_path / "sys"),
+    )
     (result,) = json.loads(out)["results"]
     assert code == 0 and (result["status"], result["applicable"]) == ("ok", False)
 
@@ -113,7 +155,9 @@ def test_an_unusable_policy_is_a_one_line_config_error_at_start(tmp_path, capsys
         code = main([*command, "--state-dir", str(tmp_path / "state"), "--policy", str(policy)])
         err = capsys.readouterr().err
         assert code == 2 and str(policy) in err and len(err.strip().splitlines()) == 1
-    code = main([*command, "--state-dir", str(tmp_path / "state"), "--policy", str(tmp_path / "none.yaml")])
+    code = main(
+        [*command, "--state-dir", str(tmp_path / "state"), "--policy", str(tmp_path / "none.yaml")]
+    )
     err = capsys.readouterr().err
     assert code == 2 and "none.yaml" in err and len(err.strip().splitlines()) == 1
 
@@ -137,7 +181,9 @@ def test_a_policy_from_the_config_file_is_checked_at_start(tmp_path, capsys):
     ],
     ids=["binary", "yaml-error", "nul"],
 )
-def test_an_unusable_node_config_is_one_line_naming_the_file(tmp_path, capsys, command, content, expected):
+def test_an_unusable_node_config_is_one_line_naming_the_file(
+    tmp_path, capsys, command, content, expected
+):
     config = tmp_path / "node.yaml"
     config.write_bytes(content)
     code = main([*command, "--config", str(config), "--state-dir", str(tmp_path / "state")])
@@ -179,7 +225,9 @@ def test_zero_negative_or_not_finite_flags_are_one_line_errors(tmp_path, capsys,
         ("expect_network_devices: {efa: -1}", "expect_network_devices.efa"),
     ],
 )
-def test_zero_or_negative_counts_and_timeouts_in_the_config_are_one_line_errors(tmp_path, capsys, line, field):
+def test_zero_or_negative_counts_and_timeouts_in_the_config_are_one_line_errors(
+    tmp_path, capsys, line, field
+):
     config = tmp_path / "node.yaml"
     config.write_text(line + "\n")
     code, _, err = check(capsys, "--config", str(config), "--state-dir", str(tmp_path))

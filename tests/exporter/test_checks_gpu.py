@@ -1,6 +1,6 @@
 """The NVML GPU checks, run by the real runner against the fake NVML answering from the recorded
-H200 (gpuslo/data/nvml_replay), healthy and with one fault per GPU; the probe's and the node config's
-pure rules."""
+H200 (gpuslo/data/nvml_replay), healthy and with one fault per GPU; the probe's and the node
+config's pure rules."""
 
 from __future__ import annotations
 
@@ -80,7 +80,10 @@ def test_one_fault_per_gpu(tmp_path, monkeypatch):
     memory, thermal = by_gpu(snapshot, "gpu_memory"), by_gpu(snapshot, "thermal")
     pcie, nvlink = by_gpu(snapshot, "pcie"), by_gpu(snapshot, "nvlink")
     assert (memory["0"].status, memory["0"].reason, memory["0"].action) == (
-        "fail", "ecc_uncorrectable", "reset_gpu")
+        "fail",
+        "ecc_uncorrectable",
+        "reset_gpu",
+    )
     assert (memory["1"].reason, memory["1"].action) == ("row_remap_pending", "drain_and_reset")
     assert (memory["2"].reason, memory["2"].action) == ("recovery_action", "drain_and_reset")
     assert (thermal["3"].status, thermal["3"].reason) == ("fail", "thermal_slowdown")
@@ -108,7 +111,9 @@ def test_nvlink_error_counters_rising_warn(tmp_path, monkeypatch):
 def test_inventory_remembers_the_first_healthy_count(tmp_path, monkeypatch):
     first = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"])
     assert [r.status for r in first.results if r.scope == "node"] == ["ok"]
-    assert json.loads((tmp_path / "state" / "gpu_inventory.json").read_text()) == {"expected_gpus": 8}
+    assert json.loads((tmp_path / "state" / "gpu_inventory.json").read_text()) == {
+        "expected_gpus": 8
+    }
     node = copy.deepcopy(NODE)
     node["gpus"] = node["gpus"][:7]  # a GPU fell off the bus
     later = run_checks(tmp_path, monkeypatch, node, names=["gpu_inventory"])
@@ -204,22 +209,42 @@ counts = st.none() | st.integers(min_value=0, max_value=10**6)
 flags = st.none() | st.booleans()
 statuses = st.builds(
     GpuStatus,
-    index=st.just("0"), uuid=st.just("GPU-x"), model=st.just("NVIDIA H200"),
-    ecc_dbe_volatile=counts, ecc_dbe_aggregate=counts, ecc_sbe_volatile=counts,
-    remapped_rows_pending=flags, remapped_rows_failure=flags,
+    index=st.just("0"),
+    uuid=st.just("GPU-x"),
+    model=st.just("NVIDIA H200"),
+    ecc_dbe_volatile=counts,
+    ecc_dbe_aggregate=counts,
+    ecc_sbe_volatile=counts,
+    remapped_rows_pending=flags,
+    remapped_rows_failure=flags,
     recovery_action=st.none() | st.sampled_from(["None", "GPU_Reset", "Drain_And_Reset", "Weird"]),
-    hw_thermal_slowdown=flags, hw_slowdown=flags,
-    temperature_c=st.none() | st.integers(0, 120), slowdown_temperature_c=st.none() | st.integers(0, 120),
-    pcie_width_current=st.none() | st.sampled_from([1, 4, 8, 16]), pcie_width_max=st.none() | st.just(16),
+    hw_thermal_slowdown=flags,
+    hw_slowdown=flags,
+    temperature_c=st.none() | st.integers(0, 120),
+    slowdown_temperature_c=st.none() | st.integers(0, 120),
+    pcie_width_current=st.none() | st.sampled_from([1, 4, 8, 16]),
+    pcie_width_max=st.none() | st.just(16),
     nvlink_states=st.none() | st.dictionaries(st.integers(0, 17), st.booleans(), max_size=18),
     accessible=st.just(True),
-)  # fmt: skip
+)
 NO_NODE = NvmlNode("", "", 1, (), {})
-CHECKS = {"gpu_memory": GpuMemoryCheck(), "thermal": ThermalCheck(), "nvlink": NvlinkCheck(),
-          "pcie": PcieCheck()}  # fmt: skip
-SIGNALS = {"gpu_memory": {"ecc_uncorrectable", "row_remap_pending", "row_remap_failure",
-                          "recovery_action"},
-           "thermal": {"thermal_slowdown"}, "nvlink": {"nvlink_inactive"}, "pcie": {"pcie_degraded"}}
+CHECKS = {
+    "gpu_memory": GpuMemoryCheck(),
+    "thermal": ThermalCheck(),
+    "nvlink": NvlinkCheck(),
+    "pcie": PcieCheck(),
+}
+SIGNALS = {
+    "gpu_memory": {
+        "ecc_uncorrectable",
+        "row_remap_pending",
+        "row_remap_failure",
+        "recovery_action",
+    },
+    "thermal": {"thermal_slowdown"},
+    "nvlink": {"nvlink_inactive"},
+    "pcie": {"pcie_degraded"},
+}
 
 
 @given(statuses)

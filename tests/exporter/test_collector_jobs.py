@@ -14,4 +14,7 @@ def test_only_a_running_job_exposes_its_last_progress():
     families = build_families(None, [("a", running), ("b", finished)], now=2000.0)
     progress = _series(families, "gpuslo_job_last_progress_timestamp_seconds")
     assert [s.labels["job"] for s in progress] == ["a"]
-    assert {s.labels["job"] for s in _series(families, "gpuslo_job_gpu_seconds_total")} == {"a", "b"}
+    assert {s.labels["job"] for s in _series(families, "gpuslo_job_gpu_seconds_total")} == {
+        "a",
+        "b",
+    }

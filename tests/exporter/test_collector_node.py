@@ -2,7 +2,8 @@
 
 The fixture node is /work/shared/fixtures/h200 (one H200, driver 580.159.04, CUDA 13.0) with
 Xid counts shaped like corpus case 032 (Xid 43 application, Xid 31 application, Xid 94 contained)
-plus one fatal Xid 79, all moved to the fixture GPU's bus id, and a job journal written by a Recorder with a frozen clock.
+plus one fatal Xid 79, all moved to the fixture GPU's bus id, and a job journal written by a
+Recorder with a frozen clock.
 
 Regenerate the golden file (after checking the diff is intended):
     GPUSLO_REGENERATE=1 python -m pytest -q tests/exporter/test_collector_node.py
@@ -42,10 +43,26 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
     """One cycle on the fixture node: GPU 0 has a fatal Xid 79, dcgm-exporter is not reachable,
     the thermal check last ran 10 minutes ago (stale at 3 × 30 s)."""
     gpu = fixture_gpus()[0]
-    def res(check: str, scope: str, status: str, reason: str = "", action: str = "none",
-            at: float = now - 1) -> CheckResult:  # fmt: skip
-        return CheckResult(check=check, scope=scope, status=status, reason=reason, action=action,
-                           message=f"{check} {status}", observed_at=at, duration_s=0.25)
+
+    def res(
+        check: str,
+        scope: str,
+        status: str,
+        reason: str = "",
+        action: str = "none",
+        at: float = now - 1,
+    ) -> CheckResult:
+        return CheckResult(
+            check=check,
+            scope=scope,
+            status=status,
+            reason=reason,
+            action=action,
+            message=f"{check} {status}",
+            observed_at=at,
+            duration_s=0.25,
+        )
+
     results = (
         res("gpu_inventory", "node", "ok"),
         res("xid", gpu.uuid, "fail", "fallen_off_bus", "reboot_node"),
@@ -60,13 +77,24 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
     )
     pci = gpu.pci_bus_id
     return NodeSnapshot(
-        node="h200-fixture", driver_version="580.159.04", cuda_version="13.0", gpus=(gpu,),
-        results=results, heartbeats=beats,
-        xid_events={(pci, "43", "application"): 1, (pci, "31", "application"): 1,
-                    (pci, "94", "contained"): 1, (pci, "79", "fatal"): 1},
-        sxid_events={("0", "22013", "warn"): 2}, kernel_log_records_lost=0,
-        network_devices={"efa": 31}, network_devices_expected={"efa": 32}, taken_at=now - 1,
-    )  # fmt: skip
+        node="h200-fixture",
+        driver_version="580.159.04",
+        cuda_version="13.0",
+        gpus=(gpu,),
+        results=results,
+        heartbeats=beats,
+        xid_events={
+            (pci, "43", "application"): 1,
+            (pci, "31", "application"): 1,
+            (pci, "94", "contained"): 1,
+            (pci, "79", "fatal"): 1,
+        },
+        sxid_events={("0", "22013", "warn"): 2},
+        kernel_log_records_lost=0,
+        network_devices={"efa": 31},
+        network_devices_expected={"efa": 32},
+        taken_at=now - 1,
+    )
 
 
 def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
@@ -121,7 +149,9 @@ def test_golden_exposition(jobs: list) -> None:
 
 
 def test_every_metric_has_help_and_a_sample(jobs: list) -> None:
-    families = {f.name: f for f in text_string_to_metric_families(exposition(fixture_snapshot(), jobs))}
+    families = {
+        f.name: f for f in text_string_to_metric_families(exposition(fixture_snapshot(), jobs))
+    }
     for name, (kind, _labels, help_text) in names.METRICS.items():
         base = name.removesuffix("_total") if kind == "counter" else name
         assert families[base].documentation == help_text
@@ -147,8 +177,11 @@ def test_values_of_the_fixture_node(jobs: list) -> None:
 
 def test_statesets_are_one_hot(jobs: list) -> None:
     s = samples(exposition(fixture_snapshot(), jobs))
-    for metric, state in (("gpuslo_gpu_verdict", "verdict"), ("gpuslo_node_verdict", "verdict"),
-                          ("gpuslo_check_status", "status")):  # fmt: skip
+    for metric, state in (
+        ("gpuslo_gpu_verdict", "verdict"),
+        ("gpuslo_node_verdict", "verdict"),
+        ("gpuslo_check_status", "status"),
+    ):
         groups: dict[tuple, float] = {}
         for (name, labels), value in s.items():
             if name == metric:
@@ -160,16 +193,25 @@ def test_statesets_are_one_hot(jobs: list) -> None:
 def test_results_go_stale_at_scrape_time() -> None:
     """A healthy snapshot scraped 91 s later (> 3 × 30 s) is unknown, not its last value."""
     gpu = fixture_gpus()[0]
-    healthy = NodeSnapshot(node="n", gpus=(gpu,), results=(
-        CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),),
-        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW, 0.1, 1),))  # fmt: skip
+    healthy = NodeSnapshot(
+        node="n",
+        gpus=(gpu,),
+        results=(CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),),
+        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW, 0.1, 1),),
+    )
     fresh = samples(exposition(healthy, [], now=NOW + 5))
     stale = samples(exposition(healthy, [], now=NOW + 91))
     assert fresh[("gpuslo_node_usable", ())] == 1
     assert stale[("gpuslo_node_usable", ())] == 0
     assert stale[("gpuslo_node_verdict", (("verdict", "unknown"),))] == 1
-    problem = (("action", "none"), ("check", "gpu_inventory"), ("gpu", "0"), ("layer", "observability"),
-               ("reason", "stale_data"), ("uuid", gpu.uuid))  # fmt: skip
+    problem = (
+        ("action", "none"),
+        ("check", "gpu_inventory"),
+        ("gpu", "0"),
+        ("layer", "observability"),
+        ("reason", "stale_data"),
+        ("uuid", gpu.uuid),
+    )
     assert stale[("gpuslo_gpu_problem", problem)] == 1
 
 
@@ -185,21 +227,25 @@ def test_job_labels_are_bounded_most_recent_first(tmp_path: Path) -> None:
     tailer = JournalTailer(tmp_path)
     tailer.poll()
     assert [job for job, _ in tailer.jobs(2)] == ["job-4", "job-3"]
-    exposed = {dict(k[1])["job"] for k in samples(exposition(None, tailer.jobs(2))) if "job" in dict(k[1])}
+    exposed = {
+        dict(k[1])["job"] for k in samples(exposition(None, tailer.jobs(2))) if "job" in dict(k[1])
+    }
     assert exposed == {"job-4", "job-3"}
 
 
 def test_promtool_finds_nothing_to_say(promtool: str, jobs: list) -> None:
     text = exposition(fixture_snapshot(), jobs)
-    done = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0 and done.stdout == "" and done.stderr == "", done
 
 
 def test_families_come_out_sorted_and_complete() -> None:
     built = [f.name for f in build_families(fixture_snapshot(), [], NOW)]
-    expected = sorted(n.removesuffix("_total") if names.METRICS[n][0] == "counter" else n
-                      for n in names.METRICS)  # fmt: skip
+    expected = sorted(
+        n.removesuffix("_total") if names.METRICS[n][0] == "counter" else n for n in names.METRICS
+    )
     assert sorted(built) == expected
 
 
@@ -214,19 +260,31 @@ def test_the_real_h200_exposition_is_healthy_for_each_gpu() -> None:
     uuids = [dict(k[1])["uuid"] for k in s if k[0] == "gpuslo_gpu_info"]
     assert uuids
     for uuid in uuids:
-        gpu = next(dict(k[1])["gpu"] for k in s if k[0] == "gpuslo_gpu_info" and dict(k[1])["uuid"] == uuid)
+        gpu = next(
+            dict(k[1])["gpu"] for k in s if k[0] == "gpuslo_gpu_info" and dict(k[1])["uuid"] == uuid
+        )
         assert s[("gpuslo_gpu_usable", (("gpu", gpu), ("uuid", uuid)))] == 1
-        assert s[("gpuslo_gpu_verdict", (("gpu", gpu), ("uuid", uuid), ("verdict", "healthy")))] == 1
+        assert (
+            s[("gpuslo_gpu_verdict", (("gpu", gpu), ("uuid", uuid), ("verdict", "healthy")))] == 1
+        )
     assert s[("gpuslo_node_usable", ())] == 1
-    statuses = {dict(k[1])["check"] for k, v in s.items()
-                if k[0] == "gpuslo_check_status" and dict(k[1])["status"] == "ok" and v == 1}  # fmt: skip
+    statuses = {
+        dict(k[1])["check"]
+        for k, v in s.items()
+        if k[0] == "gpuslo_check_status" and dict(k[1])["status"] == "ok" and v == 1
+    }
     assert statuses == {dict(k[1])["check"] for k in s if k[0] == "gpuslo_check_runs_total"}
     assert not [k for k in s if k[0] == "gpuslo_gpu_problem"]
 
 
 def test_the_real_h200_exposition_passes_promtool(promtool: str) -> None:
-    done = subprocess.run([promtool, "check", "metrics"], input=REAL_H200.read_text(),
-                          capture_output=True, text=True, timeout=60)  # fmt: skip
+    done = subprocess.run(
+        [promtool, "check", "metrics"],
+        input=REAL_H200.read_text(),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and done.stdout == done.stderr == "", done
 
 
@@ -234,11 +292,24 @@ def test_a_kernel_log_event_by_bus_id_reaches_its_gpu() -> None:
     """The xid check scopes an event `pci:<bus id>` when the log has no UUID map; the GPU at that
     bus id must not stay usable."""
     gpu = fixture_gpus()[0]
-    snap = NodeSnapshot(node="n", gpus=(gpu,), results=(
-        CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),
-        CheckResult(check="xid", scope=f"pci:{gpu.pci_bus_id.upper()}", status="fail",
-                    reason="xid_fatal", action="reset_gpu", observed_at=NOW)),
-        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW), Heartbeat("xid", 30.0, NOW, NOW)))  # fmt: skip
+    snap = NodeSnapshot(
+        node="n",
+        gpus=(gpu,),
+        results=(
+            CheckResult(check="gpu_inventory", scope="node", status="ok", observed_at=NOW),
+            CheckResult(
+                check="xid",
+                scope=f"pci:{gpu.pci_bus_id.upper()}",
+                status="fail",
+                reason="xid_fatal",
+                action="reset_gpu",
+                observed_at=NOW,
+            ),
+        ),
+        heartbeats=(Heartbeat("gpu_inventory", 30.0, NOW, NOW), Heartbeat("xid", 30.0, NOW, NOW)),
+    )
     s = samples(exposition(snap, []))
     assert s[("gpuslo_gpu_usable", (("gpu", "0"), ("uuid", gpu.uuid)))] == 0
-    assert s[("gpuslo_gpu_verdict", (("gpu", "0"), ("uuid", gpu.uuid), ("verdict", "unhealthy")))] == 1
+    assert (
+        s[("gpuslo_gpu_verdict", (("gpu", "0"), ("uuid", gpu.uuid), ("verdict", "unhealthy")))] == 1
+    )

@@ -29,8 +29,10 @@ from gpuslo.exporter.state import CounterCarry
 pytestmark = pytest.mark.prometheus
 # A recorded kernel log with fatal (Xid 48 double-bit ECC, 171, 154) and benign (63 warn,
 # 31 application) Xids: corpus cases 026 and 011 one after the other.
-FATAL_AND_BENIGN = ("026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
-                    "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt")
+FATAL_AND_BENIGN = (
+    "026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
+    "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt",
+)
 
 
 def wait_for(predicate, timeout: float, what: str):  # noqa: ANN001, ANN201
@@ -62,10 +64,28 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     inproc = f"127.0.0.1:{server.server_port}"
     child_port = free_port()
     child = subprocess.Popen(
-        [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{child_port}",
-         "--interval", "1", "--kernel-log", str(kernel_log), "--journal-dir", str(journals),
-         "--state-dir", str(tmp / "child-state"), "--path.sysfs", str(tmp / "nosys")],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuslo",
+            "exporter",
+            "--listen",
+            f"127.0.0.1:{child_port}",
+            "--interval",
+            "1",
+            "--kernel-log",
+            str(kernel_log),
+            "--journal-dir",
+            str(journals),
+            "--state-dir",
+            str(tmp / "child-state"),
+            "--path.sysfs",
+            str(tmp / "nosys"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     config = tmp / "prometheus.yml"
     config.write_text(
         "global: {scrape_interval: 1s, scrape_timeout: 1s}\nscrape_configs:\n"
@@ -96,12 +116,15 @@ def test_prometheus_sees_every_metric_with_its_value(stack: dict) -> None:
             labels = {k: v for k, v in series["metric"].items() if k not in ("instance", "job")}
             if "exported_job" in labels:  # the §4 `job` label meets Prometheus's target label
                 labels["job"] = labels.pop("exported_job")
-            seen[(labels.pop("__name__"), tuple(sorted(labels.items())))] = float(series["value"][1])
+            seen[(labels.pop("__name__"), tuple(sorted(labels.items())))] = float(
+                series["value"][1]
+            )
     assert seen == expected
     assert {name for name, _ in seen} == set(names.METRICS)
     wasted = query(api, 'gpuslo_job_gpu_seconds_total{job="inproc",category="wasted_progress"}')
     assert [(s["metric"]["exported_job"], float(s["value"][1])) for s in wasted] == [
-        ("train-llm-7", 1200.0)]  # issue 4's worked example; `job` renamed without honor_labels
+        ("train-llm-7", 1200.0)
+    ]  # issue 4's worked example; `job` renamed without honor_labels
     assert float(query(api, 'gpuslo_node_usable{job="inproc"}')[0]["value"][1]) == 0.0
 
 
@@ -113,9 +136,14 @@ def test_the_exporter_command_is_scraped_and_stops_on_sigterm(stack: dict) -> No
     assert runs  # checks run in the background, at the 1 s interval
     # No GPU here: the node is never healthy (fail closed), but the job counters are exact.
     assert float(query(api, 'gpuslo_node_usable{job="child"}')[0]["value"][1]) == 0.0
-    assert float(query(api, 'gpuslo_node_verdict{job="child",verdict="unhealthy"}')[0]["value"][1]) == 1
-    xids = {(s["metric"]["xid"], s["metric"]["class"]): float(s["value"][1])
-            for s in query(api, 'gpuslo_xid_events_total{job="child"}')}
+    assert (
+        float(query(api, 'gpuslo_node_verdict{job="child",verdict="unhealthy"}')[0]["value"][1])
+        == 1
+    )
+    xids = {
+        (s["metric"]["xid"], s["metric"]["class"]): float(s["value"][1])
+        for s in query(api, 'gpuslo_xid_events_total{job="child"}')
+    }
     assert xids[("48", "fatal")] == 2 and xids[("31", "application")] == 1
     recovery = query(api, 'gpuslo_job_gpu_seconds_total{job="child",category="recovery"}')
     assert [float(s["value"][1]) for s in recovery] == [600.0]

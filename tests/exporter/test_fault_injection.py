@@ -79,7 +79,9 @@ def test_nvml_source(mode, tmp_path, monkeypatch):
 def test_nvml_error_on_every_call_is_not_healthy(tmp_path, monkeypatch):
     monkeypatch.setenv("GPUSLO_NVML_PATH", str(FAKE_NVML))
     monkeypatch.setenv("GPUSLO_FAKE_NVML_MODE", "error")
-    results = run_cycle(["gpu_inventory", "thermal"], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE))
+    results = run_cycle(
+        ["gpu_inventory", "thermal"], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE)
+    )
     assert "ok" not in {r.status for r in results if r.scope != "node"}
     assert {r.reason for r in results if r.check == "thermal"} == {"tool_error"}
 
@@ -90,7 +92,10 @@ SMI_XML = FIXTURES / "h200" / "nvidia-smi-q.xml"
 SMI_PROGRAMS = {
     "hang": "exec sleep 1000\n",
     "crash": "kill -SEGV $$\n",
-    "exit": "echo 'Unable to determine the device handle for GPU0000:00:06.0: Unknown Error'; exit 255\n",
+    "exit": (
+        "echo 'Unable to determine the device handle for GPU0000:00:06.0: Unknown Error'; "
+        "exit 255\n"
+    ),
     "garbage": "head -c 3000 /dev/urandom | tr -d '\\000'\n",
     "partial": f"head -c 4000 '{SMI_XML}'\n",
     "slow": f"sleep {DEADLINE * 0.3}; cat '{SMI_XML}'\n",
@@ -175,7 +180,9 @@ def dcgm_server():
     server.server_close()
 
 
-@pytest.mark.parametrize("mode", ["missing", "hang", "crash", "exit", "garbage", "partial", "huge", "slow"])
+@pytest.mark.parametrize(
+    "mode", ["missing", "hang", "crash", "exit", "garbage", "partial", "huge", "slow"]
+)
 def test_dcgm_exporter_source(mode, tmp_path, dcgm_server):
     dcgm_server.mode = mode
     port = dcgm_server.server_address[1]
@@ -184,12 +191,20 @@ def test_dcgm_exporter_source(mode, tmp_path, dcgm_server):
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
     url = f"http://127.0.0.1:{port}/metrics"
-    results = run_cycle(["dcgm"], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE, dcgm_url=url))
+    results = run_cycle(
+        ["dcgm"], CheckContext(state_dir=tmp_path, timeout_s=DEADLINE, dcgm_url=url)
+    )
     if mode == "slow":  # answered within the deadline: the page is judged, not the transport
-        assert results and not {r.reason for r in results} & {"check_timeout", "tool_error",
-                                                               "dependency_missing", "parse_error"}
+        assert results and not {r.reason for r in results} & {
+            "check_timeout",
+            "tool_error",
+            "dependency_missing",
+            "parse_error",
+        }
         return
-    expected = {"missing": "dependency_missing", "hang": None, "garbage": "parse_error"}.get(mode, "tool_error")
+    expected = {"missing": "dependency_missing", "hang": None, "garbage": "parse_error"}.get(
+        mode, "tool_error"
+    )
     assert {r.status for r in results} == {"unknown"}
     reasons = {r.reason for r in results}
     assert reasons <= UNANSWERED and (expected is None or reasons == {expected}), reasons
@@ -218,17 +233,20 @@ def install(bin_dir: Path, mode: str) -> None:
         program.chmod(program.stat().st_mode | stat.S_IXUSR)
 
 
-
-
-@pytest.mark.parametrize("mode", ["missing", "hang", "crash", "exit",
-                                  "garbage", "partial", "slow"])
+@pytest.mark.parametrize("mode", ["missing", "hang", "crash", "exit", "garbage", "partial", "slow"])
 def test_kernel_log_commands(mode, tmp_path, monkeypatch):
     install(tmp_path / "bin", mode)
-    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin" if mode != "missing" else str(tmp_path / "bin"))
+    monkeypatch.setenv(
+        "PATH", f"{tmp_path / 'bin'}:/usr/bin:/bin" if mode != "missing" else str(tmp_path / "bin")
+    )
     if mode != "missing":  # only our fakes may answer: hide the real ones behind them
         assert (tmp_path / "bin" / "journalctl").exists()
-    context = CheckContext(state_dir=tmp_path / "state", timeout_s=DEADLINE,
-                           kmsg_path=tmp_path / "no-kmsg", procfs=tmp_path / "proc")
+    context = CheckContext(
+        state_dir=tmp_path / "state",
+        timeout_s=DEADLINE,
+        kmsg_path=tmp_path / "no-kmsg",
+        procfs=tmp_path / "proc",
+    )
     results = run_cycle(["xid"], context)
     statuses = {r.status for r in results}
     if mode == "slow":  # a fatal Xid 79 answered in time must be seen

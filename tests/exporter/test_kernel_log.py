@@ -24,12 +24,16 @@ from gpuslo.exporter.inspect.kinds import inspect_text
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
-ENTRIES = [e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] == "kernel-log"]
+ENTRIES = [
+    e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] == "kernel-log"
+]
 GPU_KINDS = ("xid", "sxid", "fallen_off_bus")
 
 
 def pci_key(value):
-    match = re.match(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?$", str(value))
+    match = re.match(
+        r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-7])?$", str(value)
+    )
     return (int(match.group(1) or "0", 16), int(match.group(2), 16), int(match.group(3), 16))
 
 
@@ -92,7 +96,9 @@ def test_every_corpus_line_is_recognised(block):
 
 
 def test_corpus_blocks_count_multi_line_events_once():
-    counts = [len([e for e in parse_kernel_log("\n".join(b)) if e.kind in GPU_KINDS]) for _, b in BLOCKS]
+    counts = [
+        len([e for e in parse_kernel_log("\n".join(b)) if e.kind in GPU_KINDS]) for _, b in BLOCKS
+    ]
     # Xid 79 + its "GPU has fallen off the bus" line = 1, then three SXids on three switches;
     # the 3-line fallen-off-the-bus block = 1; the Xid 13 triplet + Xid 109 = 2; the 3-line
     # MMU fault = 1; the SXid Data/Non-fatal/Severity triplet = 1.
@@ -104,11 +110,17 @@ def test_corpus_blocks_count_multi_line_events_once():
     assert sum(counts) == 29  # counted by hand from the file
 
 
-LINE = "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+LINE = (
+    "NVRM: Xid (PCI:0000:3b:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+)
 PREFIXES = {
     "uptime": ("[ 1843.308145] ", 1843.308145, "uptime"),
     "ctime": ("[Mon Aug  5 03:54:13 2024] ", 1722830053.0, "wall"),
-    "iso-decorated": ("kern  :err   : 2024-08-05T03:54:13,123456+02:00 ", 1722822853.123456, "wall"),
+    "iso-decorated": (
+        "kern  :err   : 2024-08-05T03:54:13,123456+02:00 ",
+        1722822853.123456,
+        "wall",
+    ),
     "syslog-host": ("Aug  5 03:54:13 node-01 kernel: ", 965447653.0, "wall"),
     "journal-no-host": ("Aug 05 03:54:13 kernel: ", 965447653.0, "wall"),
     "german-month": ("Okt 10 15:36:05 node-01 kernel: ", 971192165.0, "wall"),
@@ -132,36 +144,57 @@ def test_prefixes(name):
 
 
 def test_identical_lines_are_separate_events_and_addresses_normalise():
-    text = "\n".join([LINE, LINE, "NVRM: Xid (PCI:00008ED0:00:00.0): 48, An uncorrectable DBE",
-                      "NVRM: Xid (0000:03:00): 14, Channel 00000001", "NVRM: Xid (PCI:...): 13, x"])
+    text = "\n".join(
+        [
+            LINE,
+            LINE,
+            "NVRM: Xid (PCI:00008ED0:00:00.0): 48, An uncorrectable DBE",
+            "NVRM: Xid (0000:03:00): 14, Channel 00000001",
+            "NVRM: Xid (PCI:...): 13, x",
+        ]
+    )
     events = parse_kernel_log(text)
     assert [e.code for e in events] == [79, 79, 48, 14, 13]
-    assert [e.pci for e in events] == ["00000000:3B:00.0"] * 2 + ["00008ED0:00:00.0", "00000000:03:00.0", None]
+    assert [e.pci for e in events] == ["00000000:3B:00.0"] * 2 + [
+        "00008ED0:00:00.0",
+        "00000000:03:00.0",
+        None,
+    ]
     assert normalise_pci("b3:00.1") == "00000000:B3:00.1"
     assert normalise_pci("...") is None
 
 
 def test_old_single_line_fallen_off_the_bus_and_nonfatal_sxid_spelling():
-    events = parse_kernel_log("\n".join([
-        "[ 5.0] NVRM: GPU at 0000:02:00.0 has fallen off the bus.",
-        "[ 6.0] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1b06) installed in this system has "
-        "fallen off the bus and is not responding to commands.",
-        "[ 7.0] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20009, Nonfatal, Link 04 RX Short Error",
-    ]))  # fmt: skip
+    events = parse_kernel_log(
+        "\n".join(
+            [
+                "[ 5.0] NVRM: GPU at 0000:02:00.0 has fallen off the bus.",
+                "[ 6.0] NVRM: The NVIDIA GPU 0000:03:00.0 (PCI ID: 10de:1b06) "
+                "installed in this system has "
+                "fallen off the bus and is not responding to commands.",
+                "[ 7.0] nvidia-nvswitch1: SXid (PCI:0000:06:00.0): 20009, Nonfatal, "
+                "Link 04 RX Short Error",
+            ]
+        )
+    )
     assert [(e.kind, e.pci) for e in events] == [
-        ("fallen_off_bus", "00000000:02:00.0"), ("fallen_off_bus", "00000000:03:00.0"),
+        ("fallen_off_bus", "00000000:02:00.0"),
+        ("fallen_off_bus", "00000000:03:00.0"),
         ("sxid", "00000000:06:00.0"),
-    ]  # fmt: skip
+    ]
     assert events[2].token == "Non-fatal"
 
 
 def test_xid45_links_to_the_previous_xid_on_the_same_gpu_and_uuid_map_applies():
-    text = "\n".join([
-        "[10.0] NVRM: Xid (PCI:0000:91:00): 31, pid=1, name=python, Ch 00000008",
-        "[10.1] NVRM: Xid (PCI:0000:92:00): 13, pid=1, name=python, Graphics Exception: ESR 0x1",
-        "[10.2] NVRM: Xid (PCI:0000:91:00): 45, pid=1, name=python, Ch 00000008",
-        "[10.3] NVRM: GPU at PCI:0000:91:00: GPU-aaaaaaaa-1111-4222-8333-000000000005",
-    ])  # fmt: skip
+    text = "\n".join(
+        [
+            "[10.0] NVRM: Xid (PCI:0000:91:00): 31, pid=1, name=python, Ch 00000008",
+            "[10.1] NVRM: Xid (PCI:0000:92:00): 13, pid=1, name=python, "
+            "Graphics Exception: ESR 0x1",
+            "[10.2] NVRM: Xid (PCI:0000:91:00): 45, pid=1, name=python, Ch 00000008",
+            "[10.3] NVRM: GPU at PCI:0000:91:00: GPU-aaaaaaaa-1111-4222-8333-000000000005",
+        ]
+    )
     events = parse_kernel_log(text)
     assert events[2].caused_by == 31
     assert events[0].uuid == events[2].uuid == "GPU-aaaaaaaa-1111-4222-8333-000000000005"
@@ -201,8 +234,12 @@ CORPUS_LINES = [line for _, lines in BLOCKS for line in lines]
 
 @settings(max_examples=60, deadline=None)
 @given(
-    st.lists(st.one_of(st.sampled_from(CORPUS_LINES), st.text(max_size=60).map(lambda t: t.replace("\r", ""))),
-             max_size=40),
+    st.lists(
+        st.one_of(
+            st.sampled_from(CORPUS_LINES), st.text(max_size=60).map(lambda t: t.replace("\r", ""))
+        ),
+        max_size=40,
+    ),
     st.integers(min_value=1, max_value=400),
 )
 def test_file_scan_finds_what_the_text_parser_finds(tmp_path_factory, lines, chunk_bytes):
@@ -211,7 +248,8 @@ def test_file_scan_finds_what_the_text_parser_finds(tmp_path_factory, lines, chu
     path = tmp_path_factory.mktemp("scan") / "kern.log"
     path.write_bytes(text.encode("utf-8", errors="surrogatepass"))
     assert scan_kernel_log_file(str(path), chunk_bytes).finish() == parse_kernel_log(
-        path.read_bytes().decode("utf-8", errors="replace"))
+        path.read_bytes().decode("utf-8", errors="replace")
+    )
 
 
 def test_text_that_is_not_a_kernel_log_is_nothing_recognised():
@@ -244,8 +282,10 @@ def test_any_bytes_parse_or_raise_parse_error(data):
 @pytest.mark.parametrize("chunk_bytes", [1, 20, 61, 4096])
 def test_mmu_fault_continuation_across_a_chunk_boundary(tmp_path, chunk_bytes):
     """An Xid's continuation lines in the next chunk still join it (found by hypothesis)."""
-    text = ("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus\n"
-            "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_6 faulted @ 0x7f5a_e7504000. \n")  # fmt: skip
+    text = (
+        "NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus\n"
+        "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_6 faulted @ 0x7f5a_e7504000. \n"
+    )
     path = tmp_path / "kern.log"
     path.write_text(text)
     assert scan_kernel_log_file(str(path), chunk_bytes).finish() == parse_kernel_log(text)

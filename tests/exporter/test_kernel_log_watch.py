@@ -19,11 +19,16 @@ from gpuslo.exporter.evidence.kernel_log.watch import (
 )
 from tests.conftest import FIXTURES, REPO
 
-XID_79 = "[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, GPU has fallen off the bus.\n"
+XID_79 = (
+    "[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, "
+    "GPU has fallen off the bus.\n"
+)
 
 
 def test_marker_and_source_rules(tmp_path):
-    assert has_gpu_marker(b"6,1,2,-;NVRM: Xid (PCI:0000:00:06): 79") and not has_gpu_marker(b"usb 1-1: new device")
+    assert has_gpu_marker(b"6,1,2,-;NVRM: Xid (PCI:0000:00:06): 79") and not has_gpu_marker(
+        b"usb 1-1: new device"
+    )
     log = tmp_path / "kern.log"
     assert watched_source(log, tmp_path / "kmsg") is None  # a configured log that is not there
     log.write_text("")
@@ -51,7 +56,10 @@ def _usable(url: str) -> str | None:
         text = requests.get(url, timeout=2).text
     except requests.RequestException:
         return None
-    return next((line.split()[-1] for line in text.splitlines() if line.startswith("gpuslo_gpu_usable{")), None)
+    return next(
+        (line.split()[-1] for line in text.splitlines() if line.startswith("gpuslo_gpu_usable{")),
+        None,
+    )
 
 
 def test_fatal_xid_reaches_metrics_in_seconds_at_default_intervals(tmp_path):
@@ -59,15 +67,35 @@ def test_fatal_xid_reaches_metrics_in_seconds_at_default_intervals(tmp_path):
     shutil.copy(FIXTURES / "h200" / "dmesg.txt", log)
     for sub in ("sys/class", "proc", "state"):
         (tmp_path / sub).mkdir(parents=True)
-    env = {**os.environ, "GPUSLO_NVML_PATH": str(REPO / "gpuslo" / "data" / "nvml_replay"),
-           "GPUSLO_FAKE_NVML": str(REPO / "gpuslo" / "data" / "nvml_replay" / "h200x1.json")}  # fmt: skip
+    env = {
+        **os.environ,
+        "GPUSLO_NVML_PATH": str(REPO / "gpuslo" / "data" / "nvml_replay"),
+        "GPUSLO_FAKE_NVML": str(REPO / "gpuslo" / "data" / "nvml_replay" / "h200x1.json"),
+    }
     with __import__("socket").socket() as sock:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     process = subprocess.Popen(
-        [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{port}", "--kernel-log", str(log),
-         "--path.sysfs", str(tmp_path / "sys"), "--path.procfs", str(tmp_path / "proc"),
-         "--state-dir", str(tmp_path / "state"), "--expect-gpus", "1"], env=env)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuslo",
+            "exporter",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--kernel-log",
+            str(log),
+            "--path.sysfs",
+            str(tmp_path / "sys"),
+            "--path.procfs",
+            str(tmp_path / "proc"),
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--expect-gpus",
+            "1",
+        ],
+        env=env,
+    )
     url = f"http://127.0.0.1:{port}/metrics"
     try:
         deadline = time.monotonic() + 60

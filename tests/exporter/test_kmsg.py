@@ -25,7 +25,12 @@ DUMP = (FIXTURES / "h200" / "dev-kmsg.txt").read_text()
 
 def test_record_fields():
     record = parse_kmsg_record("6,1234,5678901,-;NVRM: Xid (PCI:0000:cb:00): 13, pid=1")
-    assert (record.sequence, record.timestamp_us, record.facility, record.level) == (1234, 5678901, 0, 6)
+    assert (record.sequence, record.timestamp_us, record.facility, record.level) == (
+        1234,
+        5678901,
+        0,
+        6,
+    )
     assert record.message == "NVRM: Xid (PCI:0000:cb:00): 13, pid=1"
     assert parse_kmsg_record("12,5,7,c,extra;msg;with;semicolons").message == "msg;with;semicolons"
     assert record.as_line() == "6,1234,5678901,-;NVRM: Xid (PCI:0000:cb:00): 13, pid=1"

@@ -43,8 +43,20 @@ def test_exporter_takes_node_name_and_config_intervals(tmp_path):
 
     parser = argparse.ArgumentParser()
     server.configure(parser)
-    args = parser.parse_args(["--node", "gpu-node-17", "--state-dir", str(tmp_path), "--interval", "7",
-                              "--path.sysfs", str(tmp_path), "--path.procfs", str(tmp_path)])  # fmt: skip
+    args = parser.parse_args(
+        [
+            "--node",
+            "gpu-node-17",
+            "--state-dir",
+            str(tmp_path),
+            "--interval",
+            "7",
+            "--path.sysfs",
+            str(tmp_path),
+            "--path.procfs",
+            str(tmp_path),
+        ]
+    )
     exporter, runner = server.build_exporter(args)
     try:
         assert runner.node == "gpu-node-17"

@@ -11,8 +11,12 @@ from gpuslo.exporter.policy.xid import load_policy
 
 
 def test_a_valid_config_reads():
-    config = parse_node_config("expect_gpus: 8\ncheck_timeout_s: 7\nchecks: {xid: {timeout_s: 5}}\n", "n.yaml")
-    assert config == NodeConfig(expect_gpus=8, check_timeout_s=7.0, checks={"xid": {"timeout_s": 5.0}})
+    config = parse_node_config(
+        "expect_gpus: 8\ncheck_timeout_s: 7\nchecks: {xid: {timeout_s: 5}}\n", "n.yaml"
+    )
+    assert config == NodeConfig(
+        expect_gpus=8, check_timeout_s=7.0, checks={"xid": {"timeout_s": 5.0}}
+    )
 
 
 @pytest.mark.parametrize(

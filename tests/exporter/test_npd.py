@@ -50,15 +50,26 @@ def test_truncate_fits_80_bytes_on_one_line(text):
 
 
 def result(check, status, reason="", gpu="", message="m"):
-    return CheckResult(check=check, scope=f"GPU-{gpu}" if gpu else "node", status=status,
-                       reason=reason, gpu=gpu, message=message)  # fmt: skip
+    return CheckResult(
+        check=check,
+        scope=f"GPU-{gpu}" if gpu else "node",
+        status=status,
+        reason=reason,
+        gpu=gpu,
+        message=message,
+    )
 
 
 def test_answers():
     healthy = NodeSnapshot("n", results=(result("thermal", "ok"), result("pcie", "warn")))
     assert plugin_answer(healthy) == (0, "ok: pcie, thermal")
-    bad = NodeSnapshot("n", results=(result("thermal", "ok"),
-                                     result("gpu_memory", "fail", "ecc_uncorrectable", "3", "é" * 80)))
+    bad = NodeSnapshot(
+        "n",
+        results=(
+            result("thermal", "ok"),
+            result("gpu_memory", "fail", "ecc_uncorrectable", "3", "é" * 80),
+        ),
+    )
     code, message = plugin_answer(bad)
     assert code == 1 and message.startswith("gpu_memory gpu3 fail ecc_uncorrectable: é")
     assert len(message.encode()) <= 80

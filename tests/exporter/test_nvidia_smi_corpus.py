@@ -14,16 +14,25 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
 MY_KINDS = {
-    "nvml-error", "nvidia-smi-xml", "nvidia-smi-q", "nvidia-smi-table", "nvlink-status",
-    "nvlink-errors", "smi-csv", "proc-driver",
-}  # fmt: skip
-ENTRIES = [e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] in MY_KINDS]
+    "nvml-error",
+    "nvidia-smi-xml",
+    "nvidia-smi-q",
+    "nvidia-smi-table",
+    "nvlink-status",
+    "nvlink-errors",
+    "smi-csv",
+    "proc-driver",
+}
+ENTRIES = [
+    e for e in yaml.safe_load((CORPUS / "expected.yaml").read_text()) if e["kind"] in MY_KINDS
+]
 
 
 # --- check_corpus.py's matching rules --------------------------------------------------------
 def pci_key(value):
     match = re.match(
-        r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?$", str(value).strip()
+        r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?$",
+        str(value).strip(),
     )
     if not match:
         return str(value)
@@ -113,9 +122,15 @@ def test_h200_file_is_recognised_and_healthy(name, kind):
 
 
 @pytest.mark.parametrize(
-    "name", ["nvidia-smi-q.txt", "nvidia-smi-q.xml", "nvidia-smi-query-gpu.csv", "nvidia-smi.txt",
-             "proc-driver-nvidia-gpus-information.txt"],
-)  # fmt: skip
+    "name",
+    [
+        "nvidia-smi-q.txt",
+        "nvidia-smi-q.xml",
+        "nvidia-smi-query-gpu.csv",
+        "nvidia-smi.txt",
+        "proc-driver-nvidia-gpus-information.txt",
+    ],
+)
 def test_h200_inventory_is_one_nvidia_h200_hopper(name):
     text = (FIXTURES / "h200" / name).read_text()
     seen = [f for f in inspect_text(text, name, InspectOptions()) if f.signal == "gpus_seen"]

@@ -46,19 +46,27 @@ def signals(findings) -> dict[str, str]:
     ],
 )
 def test_query_rule_from_real_h200(pattern, replacement, signal, klass):
-    findings = nvidia_smi.inspect_query(change(h200("nvidia-smi-q.txt"), pattern, replacement), OPTIONS, "q")
+    findings = nvidia_smi.inspect_query(
+        change(h200("nvidia-smi-q.txt"), pattern, replacement), OPTIONS, "q"
+    )
     assert signals(findings)[signal] == klass
     bad = next(f for f in findings if f.signal == signal)
     assert (bad.pci, bad.gpu) == ("00000000:00:06.0", "0")
 
 
 def test_query_pcie_generation_below_max_at_idle_is_fine():
-    text = change(h200("nvidia-smi-q.txt"), r"(PCIe Generation\n\s+Max\s+: 5\n\s+Current\s+: )5", r"\g<1>1")
+    text = change(
+        h200("nvidia-smi-q.txt"), r"(PCIe Generation\n\s+Max\s+: 5\n\s+Current\s+: )5", r"\g<1>1"
+    )
     assert verdict_from_findings(nvidia_smi.inspect_query(text, OPTIONS, "q")) == "healthy"
 
 
 def test_query_unknown_error_in_a_health_field_is_unknown():
-    text = change(h200("nvidia-smi-q.txt"), r"(Remapped Rows\n(?:.*\n){4}\s+Pending\s+: )No", r"\1[Unknown Error]")
+    text = change(
+        h200("nvidia-smi-q.txt"),
+        r"(Remapped Rows\n(?:.*\n){4}\s+Pending\s+: )No",
+        r"\1[Unknown Error]",
+    )
     findings = nvidia_smi.inspect_query(text, OPTIONS, "q")
     assert verdict_from_findings(findings) == "unknown"
     assert any(f.signal == "gpu_error" and "remapped_rows_pending" in f.message for f in findings)
@@ -74,7 +82,9 @@ def test_query_malformed_count_names_line_and_field():
     text = change(h200("nvidia-smi-q.txt"), r"(DRAM Uncorrectable\s+: )0", r"\1lots")
     with pytest.raises(ParseError) as error:
         nvidia_smi.parse_query(text, "q.txt")
-    assert error.value.line == 1 + text.splitlines().index(next(x for x in text.splitlines() if "lots" in x))
+    assert error.value.line == 1 + text.splitlines().index(
+        next(x for x in text.splitlines() if "lots" in x)
+    )
     assert "dram_uncorrectable" in error.value.field
     findings = inspect_text(text, "q.txt", OPTIONS)
     assert verdict_from_findings(findings) == "unknown" and "q.txt:" in findings[0].message
@@ -112,7 +122,9 @@ def test_query_volta_ecc_layout_and_pending_retirement():
 
 
 def test_query_several_logs_of_one_gpu_merge():
-    reading = nvidia_smi.parse_query(h200("nvidia-smi-q.txt") + h200("nvidia-smi-q-ecc-temp-perf.txt"), "q")
+    reading = nvidia_smi.parse_query(
+        h200("nvidia-smi-q.txt") + h200("nvidia-smi-q-ecc-temp-perf.txt"), "q"
+    )
     assert len(reading.gpus) == 1 and reading.gpus[0].status.model == "NVIDIA H200"
 
 
@@ -123,12 +135,17 @@ def test_query_text_without_gpu_fields_is_not_claimed():
 
 # --- nvidia-smi -q -x -------------------------------------------------------------------------
 def test_xml_row_remap_pending():
-    xml = change(h200("nvidia-smi-q.xml"), r"<remapped_row_pending>No<", "<remapped_row_pending>Yes<")
+    xml = change(
+        h200("nvidia-smi-q.xml"), r"<remapped_row_pending>No<", "<remapped_row_pending>Yes<"
+    )
     assert signals(nvidia_smi.inspect_xml(xml, OPTIONS, "x"))["row_remap_pending"] == "fatal"
 
 
 def test_xml_entities_are_refused():
-    bomb = '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]><nvidia_smi_log>&b;</nvidia_smi_log>'
+    bomb = (
+        '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaa"><!ENTITY b "&a;&a;">]>'
+        "<nvidia_smi_log>&b;</nvidia_smi_log>"
+    )
     assert nvidia_smi.looks_like_xml(bomb)
     with pytest.raises(ParseError, match="entity"):
         nvidia_smi.parse_xml(bomb, "bomb.xml")
@@ -154,7 +171,11 @@ def test_csv_error_lines_are_never_data():
         "Failed to get ECC errors: GPU is lost\n"
     )
     findings = nvidia_smi.inspect_csv(text, OPTIONS, "c")
-    assert signals(findings) == {"gpu_inaccessible": "fatal", "nvml_error": "unknown", "gpus_seen": "ok"}
+    assert signals(findings) == {
+        "gpu_inaccessible": "fatal",
+        "nvml_error": "unknown",
+        "gpus_seen": "ok",
+    }
     assert next(f for f in findings if f.signal == "gpu_inaccessible").pci == "00000000:09:00.0"
 
 
@@ -166,7 +187,9 @@ def test_csv_row_with_wrong_field_count_is_a_parse_error():
 
 def test_csv_headerless_with_columns():
     findings = nvidia_smi.inspect_csv(
-        "0, 2\n1, 0\n", InspectOptions(csv_columns=("index", "ecc.errors.uncorrected.volatile.total")), "c"
+        "0, 2\n1, 0\n",
+        InspectOptions(csv_columns=("index", "ecc.errors.uncorrected.volatile.total")),
+        "c",
     )
     bad = next(f for f in findings if f.signal == "ecc_uncorrectable")
     assert (bad.gpu, bad.count) == ("0", 2)
@@ -219,7 +242,9 @@ GPU 0: NVIDIA B200 (UUID: GPU-11111111-2222-4333-8444-555555555555)
 """
 
 
-@pytest.mark.parametrize(("text", "link", "count"), [(NVLINK_E_OLD, 1, 8), (NVLINK_E_BLACKWELL, 1, 12)])
+@pytest.mark.parametrize(
+    ("text", "link", "count"), [(NVLINK_E_OLD, 1, 8), (NVLINK_E_BLACKWELL, 1, 12)]
+)
 def test_nvlink_errors_both_layouts(text, link, count):
     assert detect_kind(text) == "nvlink-errors"
     findings = nvidia_smi.inspect_nvlink_errors(text, OPTIONS, "e")
@@ -229,19 +254,31 @@ def test_nvlink_errors_both_layouts(text, link, count):
 
 
 def test_nvlink_status_all_links_inactive_message():
-    text = "GPU 0: NVIDIA H200 NVL (UUID: GPU-1)\n\t NVML: Unable to retrieve NVLink information as all links are inActive\n"
+    text = (
+        "GPU 0: NVIDIA H200 NVL (UUID: GPU-1)\n"
+        "\t NVML: Unable to retrieve NVLink information as all links are inActive\n"
+    )
     assert detect_kind(text) == "nvlink-status"
-    assert signals(nvidia_smi.inspect_nvlink_status(text, OPTIONS, "s"))["nvlink_inactive"] == "warn"
+    assert (
+        signals(nvidia_smi.inspect_nvlink_status(text, OPTIONS, "s"))["nvlink_inactive"] == "warn"
+    )
 
 
 # --- NVML errors and /proc/driver/nvidia ------------------------------------------------------
 @pytest.mark.parametrize(
     ("text", "signal", "klass"),
-    [("Failed to initialize NVML: Unknown Error\n", "nvml_error", "unknown"),
-     ("No devices were found\n", "gpu_missing", "fatal"),
-     ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
-      "the latest NVIDIA driver is installed and running.\n", "nvml_error", "unknown")],
-)  # fmt: skip
+    [
+        ("Failed to initialize NVML: Unknown Error\n", "nvml_error", "unknown"),
+        ("No devices were found\n", "gpu_missing", "fatal"),
+        (
+            "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. "
+            "Make sure that "
+            "the latest NVIDIA driver is installed and running.\n",
+            "nvml_error",
+            "unknown",
+        ),
+    ],
+)
 def test_nvml_errors(text, signal, klass):
     assert detect_kind(text) == "nvml-error"
     findings = inspect_text(text, "err", OPTIONS)
@@ -250,17 +287,25 @@ def test_nvml_errors(text, signal, klass):
 
 
 def test_proc_driver_excluded_gpu_is_not_usable():
-    text = change(h200("proc-driver-nvidia-gpus-information.txt"), r"(GPU Excluded:\s+)No", r"\1Yes")
-    assert signals(nvidia_smi.inspect_proc_driver(text, OPTIONS, "p")) == {"gpu_inaccessible": "fatal"}
+    text = change(
+        h200("proc-driver-nvidia-gpus-information.txt"), r"(GPU Excluded:\s+)No", r"\1Yes"
+    )
+    assert signals(nvidia_smi.inspect_proc_driver(text, OPTIONS, "p")) == {
+        "gpu_inaccessible": "fatal"
+    }
 
 
 @pytest.mark.parametrize(
     ("pattern", "replacement", "signal"),
-    [(r"(Channel Repair Pending\s+: )No", r"\1Yes", "row_remap_pending"),
-     (r"(Unrepairable Memory\s+: )No", r"\1Yes", "row_remap_failure")],
-)  # fmt: skip
+    [
+        (r"(Channel Repair Pending\s+: )No", r"\1Yes", "row_remap_pending"),
+        (r"(Unrepairable Memory\s+: )No", r"\1Yes", "row_remap_failure"),
+    ],
+)
 def test_query_blackwell_repair_fields(pattern, replacement, signal):
-    text = (CORPUS / "cases" / "027_nvidia-smi-q-blackwell-ecc-dram-uncorr-row-remapper-pending.txt").read_text()
+    text = (
+        CORPUS / "cases" / "027_nvidia-smi-q-blackwell-ecc-dram-uncorr-row-remapper-pending.txt"
+    ).read_text()
     text = change(text, r"(Pending\s+: )Yes", r"\1No")  # the remapper's own pending flag
     text = change(text, r"(DRAM Uncorrectable\s+: )2", r"\g<1>0")
     findings = nvidia_smi.inspect_query(change(text, pattern, replacement), OPTIONS, "q")
@@ -282,16 +327,27 @@ LIVE_CSV = (  # nvidia-smi --query-gpu=<these columns> --format=csv
 def test_live_csv_every_health_column_read_and_healthy():
     (gpu,) = nvidia_smi.parse_csv(LIVE_CSV, "live").gpus
     s = gpu.status
-    assert (s.recovery_action, s.remapped_rows_pending, s.hw_thermal_slowdown) == ("None", False, False)
-    assert (s.pcie_width_current, s.pcie_width_max, s.temperature_c, s.ecc_dbe_volatile) == (16, 16, 38.0, 0)
+    assert (s.recovery_action, s.remapped_rows_pending, s.hw_thermal_slowdown) == (
+        "None",
+        False,
+        False,
+    )
+    assert (s.pcie_width_current, s.pcie_width_max, s.temperature_c, s.ecc_dbe_volatile) == (
+        16,
+        16,
+        38.0,
+        0,
+    )
     assert verdict_from_findings(inspect_text(LIVE_CSV, "live", OPTIONS)) == "healthy"
 
 
 @pytest.mark.parametrize(
     ("text", "signal"),
-    [("No devices were found\n", "gpu_missing"),  # nvidia-smi -i 7 -q (exit 6)
-     ('Field "nonsense.field" is not a valid field to query.\n\n', "nvml_error")],  # exit 2
-)  # fmt: skip
+    [
+        ("No devices were found\n", "gpu_missing"),  # nvidia-smi -i 7 -q (exit 6)
+        ('Field "nonsense.field" is not a valid field to query.\n\n', "nvml_error"),
+    ],  # exit 2
+)
 def test_live_error_outputs_are_never_healthy(text, signal):
     findings = inspect_text(text, "live", OPTIONS)
     assert [f.signal for f in findings] == [signal]
@@ -320,17 +376,27 @@ def test_query_of_one_gpu_of_eight_expected_is_unknown_for_the_seven_not_shown()
     assert hidden == [("gpu_missing", "unknown", "no_data", 7)]
     # Attached 8, expected 9: one GPU missing (fatal) and 8 - 1 = 7 not shown (unknown).
     findings = nvidia_smi.inspect_query(text, InspectOptions(expect_gpus=9), "q")
-    assert sorted((f.class_, f.count) for f in findings if f.signal == "gpu_missing") == [("fatal", 1), ("unknown", 7)]
+    assert sorted((f.class_, f.count) for f in findings if f.signal == "gpu_missing") == [
+        ("fatal", 1),
+        ("unknown", 7),
+    ]
 
 
 def test_xml_of_one_gpu_of_eight_expected_is_unknown():
-    text = change(h200("nvidia-smi-q.xml"), r"<attached_gpus>1</attached_gpus>", "<attached_gpus>8</attached_gpus>")
+    text = change(
+        h200("nvidia-smi-q.xml"),
+        r"<attached_gpus>1</attached_gpus>",
+        "<attached_gpus>8</attached_gpus>",
+    )
     findings = nvidia_smi.inspect_xml(text, InspectOptions(expect_gpus=8), "x")
     assert [(f.class_, f.count) for f in findings if f.signal == "gpu_missing"] == [("unknown", 7)]
     assert verdict_from_findings(nvidia_smi.inspect_xml(text, OPTIONS, "x")) == "healthy"
 
 
 def test_query_old_retired_pages_pending():
-    text = "GPU 00000000:04:00.0\n    Retired Pages\n        Single Bit ECC : 2\n        Pending : Yes\n"
+    text = (
+        "GPU 00000000:04:00.0\n    Retired Pages\n        Single Bit ECC : 2\n"
+        "        Pending : Yes\n"
+    )
     findings = nvidia_smi.inspect_query(text, OPTIONS, "q")
     assert signals(findings)["row_remap_pending"] == "fatal"

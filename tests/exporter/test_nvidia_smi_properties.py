@@ -21,7 +21,9 @@ PARSERS = {
     "query": nvidia_smi.parse_query,
     "xml": nvidia_smi.parse_xml,
     "csv": nvidia_smi.parse_csv,
-    "csv_columns": lambda text, source: nvidia_smi.parse_csv(text, source, ("index", "gpu_recovery_action")),
+    "csv_columns": lambda text, source: nvidia_smi.parse_csv(
+        text, source, ("index", "gpu_recovery_action")
+    ),
     "table": nvidia_smi.parse_table,
     "nvlink": nvidia_smi.parse_nvlink,
     "proc": nvidia_smi.parse_proc_driver,
@@ -37,10 +39,19 @@ FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChe
 
 @functools.cache
 def real_texts() -> tuple[str, ...]:
-    names = ["nvidia-smi-q.txt", "nvidia-smi-q.xml", "nvidia-smi-query-gpu.csv", "nvidia-smi.txt",
-             "proc-driver-nvidia-gpus-information.txt"]  # fmt: skip
-    cases = sorted((CORPUS / "cases").glob("0[0-3]*nvidia*")) + sorted((CORPUS / "cases").glob("005*"))
-    return tuple([(FIXTURES / "h200" / n).read_text() for n in names] + [p.read_text() for p in cases])
+    names = [
+        "nvidia-smi-q.txt",
+        "nvidia-smi-q.xml",
+        "nvidia-smi-query-gpu.csv",
+        "nvidia-smi.txt",
+        "proc-driver-nvidia-gpus-information.txt",
+    ]
+    cases = sorted((CORPUS / "cases").glob("0[0-3]*nvidia*")) + sorted(
+        (CORPUS / "cases").glob("005*")
+    )
+    return tuple(
+        [(FIXTURES / "h200" / n).read_text() for n in names] + [p.read_text() for p in cases]
+    )
 
 
 def parse_or_parse_error(parser, text: str) -> None:

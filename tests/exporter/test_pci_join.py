@@ -33,11 +33,20 @@ def test_xid_and_gpu_info_join_on_a_bus_with_hex_letters(tmp_path, capsys, monke
     )
     monkeypatch.setenv("GPUSLO_NVML_PATH", str(REPLAY))
     monkeypatch.setenv("GPUSLO_FAKE_NVML", str(tmp_path / "node.json"))
-    code = main([
-        "exporter", "--once", "--state-dir", str(tmp_path / "state"), "--kernel-log", str(log),
-        "--path.sysfs", str(tmp_path),
-        "--path.procfs", str(tmp_path),
-    ])
+    code = main(
+        [
+            "exporter",
+            "--once",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--kernel-log",
+            str(log),
+            "--path.sysfs",
+            str(tmp_path),
+            "--path.procfs",
+            str(tmp_path),
+        ]
+    )
     assert code == 0
     families = {f.name: f for f in text_string_to_metric_families(capsys.readouterr().out)}
     info = {s.labels["pci_bus_id"] for s in families["gpuslo_gpu_info"].samples}

@@ -16,7 +16,9 @@ DEADLINE = 1.0
 
 
 def run_one(behaviour: str, tmp_path, timeout: float = DEADLINE):
-    runner = Runner([Behaving("probe", behaviour)], CheckContext(state_dir=tmp_path, timeout_s=timeout))
+    runner = Runner(
+        [Behaving("probe", behaviour)], CheckContext(state_dir=tmp_path, timeout_s=timeout)
+    )
     try:
         started = time.monotonic()
         snapshot = runner.cycle()

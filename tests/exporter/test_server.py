@@ -26,19 +26,31 @@ from gpuslo.goodput import compute_goodput, parse_journal
 
 KERNEL_LOG = CORPUS / "cases" / "032_xid43-xid31-xid94-contained-dmesg-T-gpu-at-pci.txt"
 # A fatal Xid 48 (double-bit ECC) with Xid 171/63/154, then an application Xid 31.
-FATAL_AND_BENIGN = [CORPUS / "cases" / "026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
-                    CORPUS / "cases" / "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt"]
+FATAL_AND_BENIGN = [
+    CORPUS / "cases" / "026_xid48-xid171-xid63-xid154-drain-and-reset-journal.txt",
+    CORPUS / "cases" / "011_xid31-mmu-fault-app-with-gpu-at-pci-uuid.txt",
+]
 
 
 def gpuslo(*args: str, **kwargs: object) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "gpuslo", *args], capture_output=True,
-                          text=True, timeout=120, **kwargs)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-m", "gpuslo", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kwargs,
+    )
 
 
-@pytest.mark.parametrize(("text", "expected"), [
-    ("127.0.0.1:9835", ("127.0.0.1", 9835)), ("0.0.0.0:80", ("0.0.0.0", 80)),
-    ("[::1]:9835", ("::1", 9835)), ("[::]:1", ("::", 1)),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("127.0.0.1:9835", ("127.0.0.1", 9835)),
+        ("0.0.0.0:80", ("0.0.0.0", 80)),
+        ("[::1]:9835", ("::1", 9835)),
+        ("[::]:1", ("::", 1)),
+    ],
+)
 def test_listen_addresses(text: str, expected: tuple[str, int]) -> None:
     assert parse_listen(text) == expected
 
@@ -49,8 +61,15 @@ def test_listen_addresses_refused(text: str) -> None:
         parse_listen(text)
 
 
-@pytest.mark.parametrize("args", [["--tls-cert", "x.pem"], ["--tls-client-ca", "ca.pem"],
-                                  ["--interval", "0"], ["--listen", ":9835"]])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--tls-cert", "x.pem"],
+        ["--tls-client-ca", "ca.pem"],
+        ["--interval", "0"],
+        ["--listen", ":9835"],
+    ],
+)
 def test_bad_flags_are_one_line_and_exit_2(args: list[str], tmp_path: Path) -> None:
     done = gpuslo("exporter", "--once", "--state-dir", str(tmp_path), *args)
     assert done.returncode == 2
@@ -60,15 +79,29 @@ def test_bad_flags_are_one_line_and_exit_2(args: list[str], tmp_path: Path) -> N
 def test_once_prints_a_valid_fail_closed_exposition(tmp_path: Path, promtool: str) -> None:
     """No GPU on the test machine: the exposition is complete, promtool-clean, and not usable."""
     write_job(tmp_path / "journals", "job-a")
-    done = gpuslo("exporter", "--once", "--state-dir", str(tmp_path / "state"),
-                  "--kernel-log", str(KERNEL_LOG), "--journal-dir", str(tmp_path / "journals"),
-                  "--path.sysfs", str(tmp_path / "nosys"))  # fmt: skip
+    done = gpuslo(
+        "exporter",
+        "--once",
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--kernel-log",
+        str(KERNEL_LOG),
+        "--journal-dir",
+        str(tmp_path / "journals"),
+        "--path.sysfs",
+        str(tmp_path / "nosys"),
+    )
     assert done.returncode == 0, done.stderr
     s = samples(done.stdout)
     assert s[("gpuslo_node_usable", ())] == 0
     assert s[("gpuslo_job_gpu_seconds_total", (("category", "recovery"), ("job", "job-a")))] == 600
-    lint = subprocess.run([promtool, "check", "metrics"], input=done.stdout, capture_output=True,
-                          text=True, timeout=60)  # fmt: skip
+    lint = subprocess.run(
+        [promtool, "check", "metrics"],
+        input=done.stdout,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert lint.returncode == 0 and lint.stdout == lint.stderr == "", lint
 
 
@@ -78,15 +111,55 @@ def _openssl(*args: str, cwd: Path) -> None:
 
 def make_certs(d: Path) -> None:
     """A CA, a server cert for 127.0.0.1 and a client cert, all signed by the CA."""
-    _openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key", "-out", "ca.pem",
-             "-days", "1", "-subj", "/CN=test-ca", cwd=d)  # fmt: skip
+    _openssl(
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "1",
+        "-subj",
+        "/CN=test-ca",
+        cwd=d,
+    )
     for name in ("server", "client"):
-        _openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", f"{name}.key", "-out",
-                 f"{name}.csr", "-subj", f"/CN={name}", cwd=d)  # fmt: skip
+        _openssl(
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-keyout",
+            f"{name}.key",
+            "-out",
+            f"{name}.csr",
+            "-subj",
+            f"/CN={name}",
+            cwd=d,
+        )
         (d / f"{name}.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-        _openssl("x509", "-req", "-in", f"{name}.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-                 "-CAcreateserial", "-out", f"{name}.pem", "-days", "1", "-extfile", f"{name}.ext",
-                 cwd=d)  # fmt: skip
+        _openssl(
+            "x509",
+            "-req",
+            "-in",
+            f"{name}.csr",
+            "-CA",
+            "ca.pem",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-out",
+            f"{name}.pem",
+            "-days",
+            "1",
+            "-extfile",
+            f"{name}.ext",
+            cwd=d,
+        )
 
 
 def test_tls_with_client_certificates(tmp_path: Path) -> None:
@@ -97,11 +170,27 @@ def test_tls_with_client_certificates(tmp_path: Path) -> None:
 
     port = free_port()
     child = subprocess.Popen(
-        [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{port}",
-         "--state-dir", str(tmp_path / "state"), "--path.sysfs", str(tmp_path / "nosys"),
-         "--tls-cert", str(tmp_path / "server.pem"), "--tls-key", str(tmp_path / "server.key"),
-         "--tls-client-ca", str(tmp_path / "ca.pem")],
-        stderr=subprocess.PIPE, text=True)  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "gpuslo",
+            "exporter",
+            "--listen",
+            f"127.0.0.1:{port}",
+            "--state-dir",
+            str(tmp_path / "state"),
+            "--path.sysfs",
+            str(tmp_path / "nosys"),
+            "--tls-cert",
+            str(tmp_path / "server.pem"),
+            "--tls-key",
+            str(tmp_path / "server.key"),
+            "--tls-client-ca",
+            str(tmp_path / "ca.pem"),
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     url, ca = f"https://127.0.0.1:{port}/metrics", str(tmp_path / "ca.pem")
     client = (str(tmp_path / "client.pem"), str(tmp_path / "client.key"))
     try:
@@ -119,6 +208,7 @@ def test_tls_with_client_certificates(tmp_path: Path) -> None:
 
 # --- restart safety --------------------------------------------------------------------------
 
+
 def xid_samples(text: str) -> dict:
     return {k: v for k, v in samples(text).items() if k[0] == "gpuslo_xid_events_total"}
 
@@ -130,14 +220,38 @@ def test_kill_9_and_restart_neither_recounts_nor_loses_xids(tmp_path: Path) -> N
 
     log = tmp_path / "kern.log"
     log.write_bytes(b"".join(p.read_bytes() for p in FATAL_AND_BENIGN))
-    flags = ["--state-dir", str(tmp_path / "state"), "--kernel-log", str(log),
-             "--path.sysfs", str(tmp_path / "nosys")]  # fmt: skip
+    flags = [
+        "--state-dir",
+        str(tmp_path / "state"),
+        "--kernel-log",
+        str(log),
+        "--path.sysfs",
+        str(tmp_path / "nosys"),
+    ]
     before = xid_samples(gpuslo("exporter", "--once", *flags).stdout)
-    assert before[("gpuslo_xid_events_total", (("class", "fatal"), ("pci_bus_id", "00000000:55:00.0"),
-                                               ("xid", "48")))] == 2  # fmt: skip
+    assert (
+        before[
+            (
+                "gpuslo_xid_events_total",
+                (("class", "fatal"), ("pci_bus_id", "00000000:55:00.0"), ("xid", "48")),
+            )
+        ]
+        == 2
+    )
     assert any(dict(k[1])["class"] == "application" for k in before)
-    child = subprocess.Popen([sys.executable, "-m", "gpuslo", "exporter", "--interval", "0.2",
-                              "--listen", f"127.0.0.1:{free_port()}", *flags])  # fmt: skip
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gpuslo",
+            "exporter",
+            "--interval",
+            "0.2",
+            "--listen",
+            f"127.0.0.1:{free_port()}",
+            *flags,
+        ]
+    )
     time.sleep(2)
     os.kill(child.pid, signal.SIGKILL)
     child.wait()
@@ -175,9 +289,11 @@ def test_state_files_survive_kill_9_mid_write(tmp_path: Path) -> None:
     """A child rewrites the state file as fast as it can; kill -9 at random moments never leaves
     a half-written file."""
     target = tmp_path / "state.json"
-    code = ("import sys, itertools\nfrom gpuslo.exporter.state import write_json_atomic\n"
-            "for i in itertools.count():\n"
-            "    write_json_atomic(sys.argv[1], {'i': i, 'pad': 'x' * 200000})\n")  # fmt: skip
+    code = (
+        "import sys, itertools\nfrom gpuslo.exporter.state import write_json_atomic\n"
+        "for i in itertools.count():\n"
+        "    write_json_atomic(sys.argv[1], {'i': i, 'pad': 'x' * 200000})\n"
+    )
     for delay in (0.05, 0.13, 0.21, 0.3):
         child = subprocess.Popen([sys.executable, "-c", code, str(target)])
         time.sleep(0.4 + delay)
@@ -185,7 +301,9 @@ def test_state_files_survive_kill_9_mid_write(tmp_path: Path) -> None:
         child.wait()
         value = read_json_state(target, None)
         assert value is not None and len(value["pad"]) == 200000
-    assert not [p for p in tmp_path.iterdir() if p.name != "state.json" and not p.name.startswith(".")]
+    assert not [
+        p for p in tmp_path.iterdir() if p.name != "state.json" and not p.name.startswith(".")
+    ]
 
 
 def test_broken_state_file_is_refused_not_reset(tmp_path: Path) -> None:
@@ -215,15 +333,19 @@ def test_journal_problems_are_reported_once_across_polls(tmp_path: Path) -> None
     reported: list[ParseError] = []
     (tmp_path / "bad name.jsonl").write_text("")
     journal = tmp_path / "j.jsonl"
-    journal.write_text('{"v":1,"t":1,"event":"job_start","job":"j","node":"n","gpus":1}\n'
-                       '{"v":9,"t":2,"event":"steps","step":1}\n')  # fmt: skip
+    journal.write_text(
+        '{"v":1,"t":1,"event":"job_start","job":"j","node":"n","gpus":1}\n'
+        '{"v":9,"t":2,"event":"steps","step":1}\n'
+    )
     tailer = JournalTailer(tmp_path, report=reported.append)
     for _ in range(3):
         tailer.poll()
     with open(journal, "a") as f:
         f.write('{"v":9,"t":3,"event":"steps","step":2}\n')
     tailer.poll()
-    assert sorted((Path(p.source).name, p.line) for p in reported) == [("bad name.jsonl", None),
-                                                                        ("j.jsonl", 2)]
+    assert sorted((Path(p.source).name, p.line) for p in reported) == [
+        ("bad name.jsonl", None),
+        ("j.jsonl", 2),
+    ]
     assert [job for job, _ in tailer.jobs(5)] == ["j"]
     assert set(names.JOB_CATEGORIES) == set(tailer.jobs(5)[0][1].gpu_seconds)

@@ -16,9 +16,14 @@ from gpuslo.exporter.checks.xid import XidCheck, count_events
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
 from gpuslo.exporter.policy.xid import classify_events, load_policy
 
-XID79 = "NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+XID79 = (
+    "NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."
+)
 MAP = "NVRM: GPU at PCI:0000:91:00: GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b"
-XID109 = "NVRM: Xid (PCI:0000:cb:00): 109, pid=1, name=pt_main_thread, Ch 00000008, errorString CTX SWITCH TIMEOUT"
+XID109 = (
+    "NVRM: Xid (PCI:0000:cb:00): 109, pid=1, name=pt_main_thread, Ch 00000008, "
+    "errorString CTX SWITCH TIMEOUT"
+)
 
 
 class Node:
@@ -45,8 +50,13 @@ class Node:
         self.sequence += 1
 
     def run(self, **extra):
-        context = CheckContext(kmsg_path=self.kmsg, procfs=self.procfs, state_dir=self.state,
-                               clock=lambda: 1_700_000_000.0, **extra)  # fmt: skip
+        context = CheckContext(
+            kmsg_path=self.kmsg,
+            procfs=self.procfs,
+            state_dir=self.state,
+            clock=lambda: 1_700_000_000.0,
+            **extra,
+        )
         output = XidCheck().run(context)  # a new object each time: an exporter restart
         return {r.scope: r for r in output.results}, output.facts
 
@@ -67,8 +77,10 @@ def test_restart_neither_recounts_nor_loses(tmp_path):
     results, facts = node.run()
     assert results[UUID].status == "fail"  # still failed after the restart
     assert results["pci:00000000:CB:00.0"].status == "warn"
-    assert facts["xid_events"] == {("00000000:91:00.0", "79", "fatal"): 1,
-                                   ("00000000:CB:00.0", "109", "warn"): 1}  # fmt: skip
+    assert facts["xid_events"] == {
+        ("00000000:91:00.0", "79", "fatal"): 1,
+        ("00000000:CB:00.0", "109", "warn"): 1,
+    }
     node.log(902.0, "NVRM: Xid (PCI:0000:91:00): 31, pid=7, name=python, Ch 00000008")
     results, _ = node.run()  # the GPU at PCI line came in an earlier run: same scope
     assert set(results) == {UUID, "node"}
@@ -91,11 +103,19 @@ def test_new_boot_starts_over(tmp_path):
 
 def test_recovery_action_none_clears_the_problem(tmp_path):
     node = Node(tmp_path)
-    node.log(10.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)")
+    node.log(
+        10.0,
+        "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x0 (None) "
+        "to 0x1 (GPU Reset Required)",
+    )
     results, _ = node.run()
     assert results["pci:00000000:55:00.0"].status == "fail"
     assert results["pci:00000000:55:00.0"].reason == "recovery_action"
-    node.log(99.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)")
+    node.log(
+        99.0,
+        "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from "
+        "0x1 (GPU Reset Required) to 0x0 (None)",
+    )
     results, _ = node.run()
     assert results["pci:00000000:55:00.0"].status == "warn"
 
@@ -103,13 +123,24 @@ def test_recovery_action_none_clears_the_problem(tmp_path):
 def test_reset_in_the_same_read_clears_and_a_later_fatal_counts_again(tmp_path):
     node = Node(tmp_path)
     node.log(10.0, "NVRM: Xid (PCI:0000:55:00): 48, An uncorrectable double bit error (DBE)")
-    node.log(11.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)")
-    node.log(99.0, "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)")
+    node.log(
+        11.0,
+        "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from 0x0 (None) "
+        "to 0x1 (GPU Reset Required)",
+    )
+    node.log(
+        99.0,
+        "NVRM: Xid (PCI:0000:55:00): 154, GPU recovery action changed from "
+        "0x1 (GPU Reset Required) to 0x0 (None)",
+    )
     results, _ = node.run()
     assert results["pci:00000000:55:00.0"].status == "warn"
     node.log(120.0, "NVRM: Xid (PCI:0000:55:00): 95, Uncontained: FBHUB")
     results, _ = node.run()
-    assert (results["pci:00000000:55:00.0"].status, results["pci:00000000:55:00.0"].reason) == ("fail", "xid_fatal")
+    assert (results["pci:00000000:55:00.0"].status, results["pci:00000000:55:00.0"].reason) == (
+        "fail",
+        "xid_fatal",
+    )
 
 
 def test_overrun_between_reads_is_unknown_and_counted(tmp_path):
@@ -153,8 +184,11 @@ def fake_tools(bin_dir: Path, journalctl: str | None, dmesg: str | None) -> None
 def test_falls_back_to_journalctl_then_dmesg(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
     (tmp_path / "dmesg.txt").write_text(f"[   12.500000] {XID79}\n")
-    fake_tools(bin_dir, "echo 'No journal files were found.' >&2\necho '-- No entries --'\n",
-               f"/bin/cat {tmp_path / 'dmesg.txt'}\n")  # fmt: skip
+    fake_tools(
+        bin_dir,
+        "echo 'No journal files were found.' >&2\necho '-- No entries --'\n",
+        f"/bin/cat {tmp_path / 'dmesg.txt'}\n",
+    )
     monkeypatch.setenv("PATH", str(bin_dir))
     context = CheckContext(kmsg_path=tmp_path / "absent", state_dir=tmp_path, clock=lambda: 1.0)
     output = XidCheck().run(context)
@@ -165,7 +199,11 @@ def test_falls_back_to_journalctl_then_dmesg(tmp_path, monkeypatch):
 
 def test_nothing_readable_is_dependency_missing(tmp_path, monkeypatch):
     bin_dir = tmp_path / "bin"
-    fake_tools(bin_dir, None, "echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2\nexit 1\n")
+    fake_tools(
+        bin_dir,
+        None,
+        "echo 'dmesg: read kernel buffer failed: Operation not permitted' >&2\nexit 1\n",
+    )
     monkeypatch.setenv("PATH", str(bin_dir))
     context = CheckContext(kmsg_path=tmp_path / "absent", state_dir=tmp_path)
     with pytest.raises(DependencyMissing) as error:
@@ -208,7 +246,9 @@ def test_the_gpu_family_comes_from_the_driver_inventory(tmp_path):
 
     gpus = tmp_path / "driver" / "nvidia" / "gpus" / "0000:00:06.0"
     gpus.mkdir(parents=True)
-    (gpus / "information").write_text((FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text())
+    (gpus / "information").write_text(
+        (FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text()
+    )
     assert read_gpu_family(tmp_path) == "hopper"
     assert read_gpu_family(tmp_path / "nowhere") is None
     assert gpu_family_of(["NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-80GB"]) is None
@@ -217,11 +257,23 @@ def test_the_gpu_family_comes_from_the_driver_inventory(tmp_path):
 def test_a_per_family_overlay_applies_to_the_check(tmp_path):
     gpus = tmp_path / "proc" / "driver" / "nvidia" / "gpus" / "0000:00:06.0"
     gpus.mkdir(parents=True)
-    (gpus / "information").write_text((FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text())
+    (gpus / "information").write_text(
+        (FIXTURES / "h200" / "proc-driver-nvidia-gpus-information.txt").read_text()
+    )
     log = tmp_path / "kern.log"
-    log.write_text("[  100.000000] NVRM: Xid (PCI:0000:00:06): 63, pid=1, name=python, Row Remapper: New row marked for remapping, reset gpu to activate.\n")
+    log.write_text(
+        "[  100.000000] NVRM: Xid (PCI:0000:00:06): 63, pid=1, name=python, "
+        "Row Remapper: New row marked for remapping, reset gpu to activate.\n"
+    )
     overlay = tmp_path / "overlay.yaml"
-    overlay.write_text("xid:\n  families:\n    hopper:\n      63: {class: fatal, action: drain_and_reset}\n")
-    context = CheckContext(state_dir=tmp_path / "state", kernel_log=log, procfs=tmp_path / "proc", policy_path=str(overlay))
+    overlay.write_text(
+        "xid:\n  families:\n    hopper:\n      63: {class: fatal, action: drain_and_reset}\n"
+    )
+    context = CheckContext(
+        state_dir=tmp_path / "state",
+        kernel_log=log,
+        procfs=tmp_path / "proc",
+        policy_path=str(overlay),
+    )
     results = XidCheck().run(context).results
     assert any(r.status == "fail" and r.action == "drain_and_reset" for r in results), results

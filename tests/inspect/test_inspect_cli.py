@@ -20,8 +20,15 @@ CLI = [sys.executable, "-m", "gpuslo"]
 
 
 def _pci_key(value):
-    match = re.match(r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?$", str(value).strip())
-    return (int(match.group(1) or "0", 16), int(match.group(2), 16), int(match.group(3), 16)) if match else str(value)
+    match = re.match(
+        r"^(?:([0-9a-fA-F]+):)?([0-9a-fA-F]{2}):([0-9a-fA-F]{2})(?:\.[0-9a-fA-F])?$",
+        str(value).strip(),
+    )
+    return (
+        (int(match.group(1) or "0", 16), int(match.group(2), 16), int(match.group(3), 16))
+        if match
+        else str(value)
+    )
 
 
 def _same(key, want, got):
@@ -65,7 +72,13 @@ def _inspect(capsys, *argv):
 
 @pytest.mark.parametrize("case", EXPECTED, ids=lambda case: case["case"][:40])
 def test_corpus_case(case, capsys):
-    code, out, _ = _inspect(capsys, str(CORPUS / "cases" / case["case"]), "--format", "json", *_flags(case.get("options")))
+    code, out, _ = _inspect(
+        capsys,
+        str(CORPUS / "cases" / case["case"]),
+        "--format",
+        "json",
+        *_flags(case.get("options")),
+    )
     report = json.loads(out)
     allowed = case["verdict"] if isinstance(case["verdict"], list) else [case["verdict"]]
     assert report["verdict"] in allowed, report
@@ -89,7 +102,13 @@ def test_recorded_h200_node_is_one_healthy_hopper_gpu(capsys):
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"\x00\xff\xfe" * 1000, os.urandom(4096), b"hello world\n" * 10, b"x" * (5 * 1024 * 1024)],
+    [
+        b"",
+        b"\x00\xff\xfe" * 1000,
+        os.urandom(4096),
+        b"hello world\n" * 10,
+        b"x" * (5 * 1024 * 1024),
+    ],
     ids=["empty", "binary", "random", "prose", "5MB-one-line"],
 )
 def test_unreadable_evidence_is_unknown_never_healthy(tmp_path, capsys, content):
@@ -109,11 +128,20 @@ def test_truncated_file_is_not_healthy(tmp_path, capsys):
 
 
 def test_wrong_kind_is_unknown(capsys):
-    code, out, _ = _inspect(capsys, str(CORPUS / "cases" / "009_fi-info-efa-healthy.txt"), "--kind", "kernel-log", "--format", "json")
+    code, out, _ = _inspect(
+        capsys,
+        str(CORPUS / "cases" / "009_fi-info-efa-healthy.txt"),
+        "--kind",
+        "kernel-log",
+        "--format",
+        "json",
+    )
     assert json.loads(out)["verdict"] == "unknown" and code == 1
 
 
-@pytest.mark.parametrize("argv", [["/nonexistent/evidence.txt"], ["/"], ["x", "--expect-gpus", "-1"]])
+@pytest.mark.parametrize(
+    "argv", [["/nonexistent/evidence.txt"], ["/"], ["x", "--expect-gpus", "-1"]]
+)
 def test_usage_and_input_errors_are_one_line_exit_2(argv):
     proc = subprocess.run([*CLI, "inspect", *argv], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
@@ -125,5 +153,10 @@ def test_policy_overlay_that_is_broken_is_a_usage_error(tmp_path):
     overlay = tmp_path / "policy.yaml"
     overlay.write_text("xids: [this is not a mapping\n")
     case = CORPUS / "cases" / "004_xid13-quoted-unknown-pid-then-xid109-ctime.txt"
-    proc = subprocess.run([*CLI, "inspect", str(case), "--policy", str(overlay)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [*CLI, "inspect", str(case), "--policy", str(overlay)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 2 and str(overlay) in proc.stderr and "Traceback" not in proc.stderr

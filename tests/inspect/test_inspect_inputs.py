@@ -15,11 +15,15 @@ from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
 from tests.conftest import CORPUS
 
 CLI = [sys.executable, "-m", "gpuslo"]
-RESET_CSV = CORPUS / "cases" / "033_smi-csv-gpu-recovery-action-reset.txt"  # "1, Reset" among 8 rows
+RESET_CSV = (
+    CORPUS / "cases" / "033_smi-csv-gpu-recovery-action-reset.txt"
+)  # "1, Reset" among 8 rows
 
 
 def _cli(*argv: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run([*CLI, "inspect", *argv], input=stdin, capture_output=True, text=True, timeout=60)
+    return subprocess.run(
+        [*CLI, "inspect", *argv], input=stdin, capture_output=True, text=True, timeout=60
+    )
 
 
 def test_unknown_csv_columns_are_a_usage_error_naming_them():
@@ -42,20 +46,43 @@ def test_duplicate_or_no_csv_columns_are_usage_errors(columns):
 
 def test_known_columns_gpuslo_does_not_read_are_accepted_with_units():
     assert check_columns(("index", "power.draw [W]", "Memory.Used", "gpu_recovery_action")) == (
-        "index", "power.draw", "memory.used", "gpu_recovery_action",
-    )  # fmt: skip
+        "index",
+        "power.draw",
+        "memory.used",
+        "gpu_recovery_action",
+    )
 
 
 def test_right_csv_columns_find_the_reset(capsys):
-    code = main(["inspect", "--csv-columns", "index,gpu_recovery_action", str(RESET_CSV), "--format", "json"])
+    code = main(
+        [
+            "inspect",
+            "--csv-columns",
+            "index,gpu_recovery_action",
+            str(RESET_CSV),
+            "--format",
+            "json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["verdict"] == "unhealthy"
-    assert any(f.get("signal") == "recovery_action" and f.get("gpu") == "1" for f in report["findings"])
+    assert any(
+        f.get("signal") == "recovery_action" and f.get("gpu") == "1" for f in report["findings"]
+    )
 
 
 def test_column_count_that_does_not_match_the_rows_is_unknown(capsys):
     # 033 has 2 fields a row; 3 named columns cannot be read, so the GPUs are not healthy.
-    code = main(["inspect", "--csv-columns", "index,uuid,gpu_recovery_action", str(RESET_CSV), "--format", "json"])
+    code = main(
+        [
+            "inspect",
+            "--csv-columns",
+            "index,uuid,gpu_recovery_action",
+            str(RESET_CSV),
+            "--format",
+            "json",
+        ]
+    )
     report = json.loads(capsys.readouterr().out)
     assert code == 1 and report["verdict"] == "unknown"
     assert any("2 fields where the columns are 3" in f["message"] for f in report["findings"])

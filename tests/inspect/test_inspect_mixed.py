@@ -16,7 +16,9 @@ from gpuslo.verdict import verdict_from_findings
 from tests.conftest import CORPUS, FIXTURES
 
 CASES = CORPUS / "cases"
-LOG = (CASES / "040_journalctl-k-mlx5-ib-port-link-init-active-mixed-units.txt").read_text()  # healthy
+LOG = (
+    CASES / "040_journalctl-k-mlx5-ib-port-link-init-active-mixed-units.txt"
+).read_text()  # healthy
 REMAP = (CASES / "022_nvidia-smi-q-remapped-rows-pending.txt").read_text()  # -q fragment, pending
 BASELINE = (CASES / "030_nvidia-smi-q-healthy-a100-baseline.txt").read_text()  # healthy -q
 IBSTAT_DOWN = (CASES / "006_ibstat-state-down-physical-linkup.txt").read_text()  # port down
@@ -65,12 +67,16 @@ def test_a_part_nothing_recognises_is_unknown_naming_its_lines(tmp_path, capsys)
 
 @pytest.mark.parametrize(
     ("first", "second", "signal"),
-    [(BASELINE, IBSTAT_DOWN, "port_down"),  # two tools, a blank line apart
-     (TABLE, REMAP, "row_remap_pending"),  # `cat a b`: no blank line, no banner between
-     (PANIC + "\n", TABLE, "device_unreadable")],  # an ibpanic line just before a table
-)  # fmt: skip
+    [
+        (BASELINE, IBSTAT_DOWN, "port_down"),  # two tools, a blank line apart
+        (TABLE, REMAP, "row_remap_pending"),  # `cat a b`: no blank line, no banner between
+        (PANIC + "\n", TABLE, "device_unreadable"),
+    ],  # an ibpanic line just before a table
+)
 def test_two_tools_pasted_together_keep_the_finding_of_each(first, second, signal):
-    findings = inspect_text(first + "\n" + second if first is BASELINE else first + second, "p", InspectOptions())
+    findings = inspect_text(
+        first + "\n" + second if first is BASELINE else first + second, "p", InspectOptions()
+    )
     assert signal in {f.signal for f in findings}
     assert verdict_from_findings(findings) != "healthy"
 
@@ -80,7 +86,11 @@ def test_two_nvidia_smi_q_captures_are_two_readings():
     assert "row_remap_pending" in {f.signal for f in findings}
 
 
-@pytest.mark.parametrize("path", sorted(CASES.iterdir()) + sorted((FIXTURES / "h200").iterdir()), ids=lambda p: p.name[:40])
+@pytest.mark.parametrize(
+    "path",
+    sorted(CASES.iterdir()) + sorted((FIXTURES / "h200").iterdir()),
+    ids=lambda p: p.name[:40],
+)
 def test_evidence_of_one_kind_is_one_part(path):
     assert len(split_evidence(path.read_text(), detect_kinds)) == 1
 
@@ -105,10 +115,15 @@ def test_any_two_corpus_cases_pasted_together_are_never_healthier_than_the_worse
     # `cat a b` for every ordered pair of corpus cases: a problem either shows is never lost
     # (healthy), and two healthy captures never make a problem (unhealthy).
     texts = {path.name[:3]: path.read_text() for path in sorted(CASES.iterdir())}
-    alone = {name: verdict_from_findings(inspect_text(text, name, InspectOptions())) for name, text in texts.items()}
+    alone = {
+        name: verdict_from_findings(inspect_text(text, name, InspectOptions()))
+        for name, text in texts.items()
+    }
     lost, invented = [], []
     for a, b in itertools.permutations(texts, 2):
-        verdict = verdict_from_findings(inspect_text(texts[a] + texts[b], f"{a}+{b}", InspectOptions()))
+        verdict = verdict_from_findings(
+            inspect_text(texts[a] + texts[b], f"{a}+{b}", InspectOptions())
+        )
         if verdict == "healthy" and not alone[a] == alone[b] == "healthy":
             lost.append((a, b, alone[a], alone[b]))
         if verdict == "unhealthy" and alone[a] != "unhealthy" and alone[b] != "unhealthy":
