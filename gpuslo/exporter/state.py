@@ -23,13 +23,16 @@ def read_json_state(path: str | os.PathLike[str], default: Any) -> Any:
     """Read a JSON state file; `default` when it does not exist.
 
     Raises ParseError naming the file when it exists but is not valid JSON (a state file is only
-    ever written atomically, so a broken one means someone else wrote it: refuse, do not reset).
+    ever written atomically, so a broken one means someone else wrote it: refuse, do not reset),
+    OSError when it exists but cannot be read (a directory, no permission).
     """
     target = Path(path)
     try:
         text = target.read_text(encoding="utf-8")
     except FileNotFoundError:
         return default
+    except UnicodeDecodeError:
+        raise ParseError(str(target), "state file is not UTF-8 text") from None
     try:
         return json.loads(text)
     except ValueError as error:

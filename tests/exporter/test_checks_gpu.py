@@ -122,6 +122,49 @@ def test_inventory_remembers_the_first_healthy_count(tmp_path, monkeypatch):
     assert "7 GPUs seen, 8 expected" in count.message
 
 
+@pytest.mark.parametrize(
+    "content",
+    ["{not json", '{"expected_gpus": "eight"}', '{"expected_gpus": 0}', "[8]", b"\xff\xfe\x00"],
+    ids=["not-json", "text-count", "zero", "list", "binary"],
+)
+def test_a_corrupt_inventory_state_is_unknown_and_never_relearned(tmp_path, monkeypatch, content):
+    """Regression (issue 10): a broken gpu_inventory.json was read as "no count yet", so a node
+    that had lost a GPU re-learned the lower count as expected and turned healthy."""
+    state = tmp_path / "state"
+    state.mkdir()
+    path = state / "gpu_inventory.json"
+    path.write_bytes(content if isinstance(content, bytes) else content.encode())
+    node = copy.deepcopy(NODE)
+    node["gpus"] = node["gpus"][:7]
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["gpu_inventory"])
+    (count,) = [r for r in snapshot.results if r.scope == "node"]
+    assert (count.status, count.reason) == ("unknown", "parse_error")
+    assert str(path) in count.message
+    assert path.read_bytes() == (content if isinstance(content, bytes) else content.encode())
+    assert len(snapshot.gpus) == 7  # the inventory is still reported
+    assert node_verdict(snapshot.results) == "unknown"
+
+
+def test_an_unreadable_inventory_state_is_unknown(tmp_path, monkeypatch):
+    (tmp_path / "state" / "gpu_inventory.json").mkdir(parents=True)  # a directory, not a file
+    snapshot = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"])
+    (count,) = [r for r in snapshot.results if r.scope == "node"]
+    assert (count.status, count.reason) == ("unknown", "tool_error")
+    assert "gpu_inventory.json" in count.message
+
+
+def test_a_corrupt_nvlink_baseline_is_unknown_not_reset(tmp_path, monkeypatch):
+    """Regression (issue 10): a broken baseline was silently reset, hiding rising counters."""
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "nvlink_errors.json").write_text('{"GPU-x": [1, 2]')
+    snapshot = run_checks(tmp_path, monkeypatch, degraded_node(), names=["nvlink"])
+    results = [r for r in snapshot.results if r.check == "nvlink"]
+    assert results and all(r.status == "unknown" for r in results)
+    assert "nvlink_errors.json" in results[0].message
+    assert (state / "nvlink_errors.json").read_text() == '{"GPU-x": [1, 2]'
+
+
 def test_inventory_flag_wins(tmp_path, monkeypatch):
     snapshot = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"], expect_gpus=9)
     (count,) = [r for r in snapshot.results if r.scope == "node"]

@@ -17,18 +17,18 @@ evidence and leave a GPU they cannot read to this check to fail.
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpuslo import names
+from gpuslo.errors import ParseError, ToolError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvml import SOURCE, NvmlNode, read_gpus
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.snapshot import GpuInfo
-from gpuslo.exporter.state import write_json_atomic
+from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 STATE_FILE = "gpu_inventory.json"
@@ -102,28 +102,32 @@ class NvmlCheck:
         raise NotImplementedError
 
 
-def expected_count(context: CheckContext) -> tuple[int | None, str]:
-    """The expected GPU count and where it came from; (None, "") when nobody knows yet."""
+def load_expected(context: CheckContext) -> tuple[int | None, str]:
+    """The expected GPU count and where it came from; (None, "") when nobody knows yet.
+
+    Raises ParseError naming the state file when it exists but holds no positive integer
+    `expected_gpus` (not JSON, not UTF-8, another shape), ToolError when it cannot be read: the
+    count is then unknown, and never learned again from a node that may have lost a GPU since.
+    """
     if context.expect_gpus is not None:
         return context.expect_gpus, "configured"
+    path = Path(context.state_dir) / STATE_FILE
     try:
-        data = json.loads((Path(context.state_dir) / STATE_FILE).read_text())
-        return int(data["expected_gpus"]), "first healthy run"
-    except (OSError, ValueError, KeyError, TypeError):
+        data = read_json_state(path, None)
+    except OSError as error:
+        raise ToolError(f"{path}: cannot read the expected GPU count ({error})") from None
+    if data is None:
         return None, ""
+    expected = data.get("expected_gpus") if isinstance(data, dict) else None
+    if isinstance(expected, bool) or not isinstance(expected, int) or expected < 1:
+        raise ParseError(str(path), "no positive integer 'expected_gpus' in the state file")
+    return expected, "first healthy run"
 
 
-def count_result(node: NvmlNode, context: CheckContext) -> CheckResult:
-    """The node-scoped result: GPUs seen against the expected count (persisting a first count)."""
-    seen, readable = node.device_count, sum(1 for g in node.gpus if g.accessible)
-    expected, origin = expected_count(context)
-    if expected is None and seen and readable == seen:
-        try:
-            write_json_atomic(Path(context.state_dir) / STATE_FILE, {"expected_gpus": seen})
-            origin = f"recorded as expected in {context.state_dir}"
-        except OSError as error:
-            origin = f"could not record as expected: {error.strerror}"
-        expected = seen
+def count_result(node: NvmlNode, expected: int | None, origin: str) -> CheckResult:
+    """The node-scoped result (pure): GPUs seen against `expected` (None: not known, which is
+    `fail` `gpu_missing` unless the caller learns the count first, see `learn_expected`)."""
+    seen = node.device_count
 
     def result(state: str, message: str, **kw: Any) -> CheckResult:
         return CheckResult(
@@ -150,6 +154,34 @@ def count_result(node: NvmlNode, context: CheckContext) -> CheckResult:
     return result(names.STATUS_OK, f"{seen} GPUs seen, {expected} expected ({origin})")
 
 
+def learn_expected(node: NvmlNode, context: CheckContext) -> tuple[int | None, str]:
+    """Record the count of a node whose every GPU is readable as its expected count, at the first
+    run without one (atomic write; an unwritable state dir is said in the origin, not raised).
+    Returns (expected, origin); (None, "") when the node cannot teach a count."""
+    seen, readable = node.device_count, sum(1 for g in node.gpus if g.accessible)
+    if not seen or readable != seen:
+        return None, ""
+    try:
+        write_json_atomic(Path(context.state_dir) / STATE_FILE, {"expected_gpus": seen})
+        return seen, f"recorded as expected in {context.state_dir}"
+    except OSError as error:
+        return seen, f"could not record as expected: {error.strerror}"
+
+
+def state_problem_result(node: NvmlNode, error: Exception) -> CheckResult:
+    """`unknown` for the count when the persisted expected count cannot be read or trusted."""
+    reason = "parse_error" if isinstance(error, ParseError) else "tool_error"
+    return CheckResult(
+        check="gpu_inventory",
+        scope=NODE_SCOPE,
+        status=names.STATUS_UNKNOWN,
+        reason=reason,
+        message=f"{node.device_count} GPUs seen; expected count unknown: {error} (not learned "
+        "again: fix or remove the file, or set --expect-gpus)",
+        source=node.source,
+    )
+
+
 class GpuInventoryCheck:
     """GPU count and per-GPU accessibility (see the module docstring)."""
 
@@ -160,7 +192,14 @@ class GpuInventoryCheck:
     def run(self, context: CheckContext) -> CheckOutput:
         """Read NVML; one node result for the count and one result per GPU."""
         node = read_gpus(context.timeout_s * 0.8)
-        results = [count_result(node, context)]
+        try:
+            expected, origin = load_expected(context)
+        except (ParseError, ToolError) as error:
+            results = [state_problem_result(node, error)]
+        else:
+            if expected is None:
+                expected, origin = learn_expected(node, context)
+            results = [count_result(node, expected, origin)]
         for status in node.gpus:
             if status.accessible:
                 where = f"{status.model} at {status.pci_bus_id}"

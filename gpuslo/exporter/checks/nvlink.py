@@ -7,24 +7,26 @@ libnvidia-ml.so.1 and the NVIDIA driver. Rules (`gpu_health`; `nvidia-smi nvlink
 link, or fewer active links than `expect_nvlinks` in the node config, is `fail` `nvlink_down`; a
 fabric state other than Completed/Success is `fail` `fabric_unhealthy`; error counters that rose
 since the last run (baseline persisted in `<state_dir>/nvlink_errors.json`) are `warn`
-`nvlink_errors`. A GPU on which NVML reports no NVLink at all is `ok` with `applicable=False`,
-saying so (PCIe-only GPUs such as the recorded H200 of shared/fixtures/h200-extra).
+`nvlink_errors`; a baseline that cannot be read or trusted makes the check `unknown` until it is
+fixed or removed (it is never reset silently). A GPU on which NVML reports no NVLink at all is
+`ok` with `applicable=False`, saying so (PCIe-only GPUs such as the recorded H200 of
+shared/fixtures/h200-extra).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
 from gpuslo import names
+from gpuslo.errors import ParseError, ToolError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result, gpu_scope
 from gpuslo.exporter.checks.gpu_memory import judge_problems
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvml import NvmlNode
-from gpuslo.exporter.state import write_json_atomic
+from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import CheckResult
 
 STATE_FILE = "nvlink_errors.json"
@@ -41,6 +43,29 @@ def rising_counters(before: dict[str, Any], now: dict[int, dict[str, int]]) -> l
     return rising
 
 
+def load_baseline(path: Path) -> dict[str, dict[str, dict[str, int]]]:
+    """The persisted counters {GPU scope: {link: {counter: count}}}; {} before the first run.
+
+    Raises ParseError naming the file when it is not such a mapping, ToolError when it cannot be
+    read: a baseline silently reset would hide counters that rose meanwhile (fail closed)."""
+    try:
+        data = read_json_state(path, {})
+    except OSError as error:
+        raise ToolError(f"{path}: cannot read the NVLink counter baseline ({error})") from None
+    valid = isinstance(data, dict) and all(
+        isinstance(links, dict)
+        and all(
+            isinstance(counts, dict)
+            and all(isinstance(v, int) and not isinstance(v, bool) for v in counts.values())
+            for counts in links.values()
+        )
+        for links in data.values()
+    )
+    if not valid:
+        raise ParseError(str(path), "not a {GPU: {link: {counter: count}}} mapping")
+    return data
+
+
 class NvlinkCheck(NvmlCheck):
     """NVLink and fabric state per GPU (see the module docstring)."""
 
@@ -49,10 +74,7 @@ class NvlinkCheck(NvmlCheck):
     def run(self, context: CheckContext) -> list[CheckResult]:
         """Read NVML, judge each GPU against the persisted counters, then persist them."""
         path = Path(context.state_dir) / STATE_FILE
-        try:
-            self._baseline = json.loads(path.read_text())
-        except (OSError, ValueError):
-            self._baseline = {}
+        self._baseline = load_baseline(path)
         self._seen: dict[str, Any] = {}
         results = super().run(context)
         # unwritable: the next run compares against the older baseline; rising stays visible
