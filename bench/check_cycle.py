@@ -31,10 +31,10 @@ os.environ["GPUSLO_NVML_PATH"] = str(REPO / "gpuslo" / "data" / "nvml_replay")
 
 from noop_check import NoOp  # noqa: E402
 
-from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.base import CheckContext  # noqa: E402
 from gpuslo.exporter.checks.registry import load_checks  # noqa: E402
-from gpuslo.exporter.runner import Runner
-from gpuslo.exporter.server import Exporter, start_watcher
+from gpuslo.exporter.runner import Runner  # noqa: E402
+from gpuslo.exporter.server import Exporter, start_watcher  # noqa: E402
 from gpuslo.verdict import node_verdict  # noqa: E402
 
 REPEATS = 15

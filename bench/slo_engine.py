@@ -48,16 +48,25 @@ def _child(gpus: int, out: str) -> None:
     from gpuslo.slo_spec import SloSpec
 
     t0 = time.perf_counter()
-    sim = simulate(faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    sim = simulate(
+        faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START)
+    )
     t1 = time.perf_counter()
     result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     t2 = time.perf_counter()
-    Path(out).write_text(json.dumps({
-        "gpus": gpus, "simulate_s": t1 - t0, "engine_s": t2 - t1,
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "usable_gpu_hours": result.usable_gpu_hours, "job_events": len(sim.frames["job_events"]),
-        "usable_ratio": result.usable_ratio,
-    }))
+    Path(out).write_text(
+        json.dumps(
+            {
+                "gpus": gpus,
+                "simulate_s": t1 - t0,
+                "engine_s": t2 - t1,
+                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "usable_gpu_hours": result.usable_gpu_hours,
+                "job_events": len(sim.frames["job_events"]),
+                "usable_ratio": result.usable_ratio,
+            }
+        )
+    )
 
 
 def engine_run(gpus: int) -> dict:
@@ -68,7 +77,8 @@ def engine_run(gpus: int) -> dict:
 
 
 def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
-    """Write gpuslo_gpu_usable every 30 s for the simulated fleet; returns (engine seconds, result)."""
+    """Write gpuslo_gpu_usable every 30 s for the simulated fleet; returns (engine seconds,
+    result)."""
     import numpy as np
     import pandas as pd
 
@@ -78,7 +88,9 @@ def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
     from gpuslo.slo.simulate.fleet import simulate
     from gpuslo.slo_spec import SloSpec
 
-    sim = simulate(faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START))
+    sim = simulate(
+        faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START)
+    )
     inv, verdicts = sim.frames["inventory"], sim.frames["verdicts"]
     t0 = time.perf_counter()
     result = compute_week(Frames(inventory=inv, verdicts=verdicts), sim.start, sim.end, SloSpec())
@@ -89,11 +101,17 @@ def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
     stamps = (int(sim.start.timestamp()) + times_s).astype(str)
     with open(path, "w") as out:
         out.write("# TYPE gpuslo_gpu_usable gauge\n")
-        for row, (node, uuid, gpu) in enumerate(zip(inv["node"], inv["uuid"], inv["gpu"], strict=True)):
+        for row, (node, uuid, gpu) in enumerate(
+            zip(inv["node"], inv["uuid"], inv["gpu"], strict=True)
+        ):
             present = states[row] > 0
             value = np.where(states[row][present] == 1, "1", "0")
             prefix = f'gpuslo_gpu_usable{{instance="{node}",gpu="{gpu}",uuid="{uuid}"}} '
-            out.write("".join(prefix + v + " " + s + "\n" for v, s in zip(value, stamps[present], strict=True)))
+            out.write(
+                "".join(
+                    prefix + v + " " + s + "\n" for v, s in zip(value, stamps[present], strict=True)
+                )
+            )
         out.write("# EOF\n")
     return engine_s, result
 
@@ -112,14 +130,33 @@ def anchor_run(gpus: int) -> dict:
     try:
         engine_s, result = _usable_openmetrics(root / "usable.om", gpus)
         t0 = time.perf_counter()
-        subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q", str(root / "usable.om"),
-                        str(root / "data")], check=True, capture_output=True)
+        subprocess.run(
+            [
+                "promtool",
+                "tsdb",
+                "create-blocks-from",
+                "openmetrics",
+                "-q",
+                str(root / "usable.om"),
+                str(root / "data"),
+            ],
+            check=True,
+            capture_output=True,
+        )
         backfill_s = time.perf_counter() - t0
         (root / "prometheus.yml").write_text("global: {}\n")
         port = _free_port()
-        proc = subprocess.Popen(["prometheus", f"--config.file={root / 'prometheus.yml'}", f"--storage.tsdb.path={root / 'data'}",
-                                 f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"],
-                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [
+                "prometheus",
+                f"--config.file={root / 'prometheus.yml'}",
+                f"--storage.tsdb.path={root / 'data'}",
+                f"--web.listen-address=127.0.0.1:{port}",
+                "--storage.tsdb.retention.time=100y",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         try:
             url = f"http://127.0.0.1:{port}"
             _wait_ready(requests, url)
@@ -128,14 +165,23 @@ def anchor_run(gpus: int) -> dict:
             times, value = [], None
             for _ in range(3):
                 t0 = time.perf_counter()
-                body = requests.get(f"{url}/api/v1/query", params={"query": query, "time": end}, timeout=600).json()
+                body = requests.get(
+                    f"{url}/api/v1/query", params={"query": query, "time": end}, timeout=600
+                ).json()
                 times.append(time.perf_counter() - t0)
                 value = float(body["data"]["result"][0]["value"][1])
         finally:
             proc.terminate()
             proc.wait(timeout=60)
-        return {"gpus": gpus, "backfill_s": backfill_s, "promql_s": min(times), "promql_first_s": times[0],
-                "promql_usable_gpu_hours": value, "engine_s": engine_s, "engine_usable_gpu_hours": result.usable_gpu_hours}
+        return {
+            "gpus": gpus,
+            "backfill_s": backfill_s,
+            "promql_s": min(times),
+            "promql_first_s": times[0],
+            "promql_usable_gpu_hours": value,
+            "engine_s": engine_s,
+            "engine_usable_gpu_hours": result.usable_gpu_hours,
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
@@ -166,15 +212,24 @@ def main() -> int:
     sizes = [args.gpus] + ([] if args.skip_large else [args.large])
     for gpus in sizes:
         r = engine_run(gpus)
-        print(f"engine {r['gpus']:>7} GPUs, 7 days: compute_week {r['engine_s']:.2f} s, peak RSS {r['peak_rss_mb']:.0f} MB "
-              f"(simulate {r['simulate_s']:.2f} s, {r['job_events']} job events, usable ratio {r['usable_ratio']:.4f})")
+        print(
+            f"engine {r['gpus']:>7} GPUs, 7 days: compute_week {r['engine_s']:.2f} s, "
+            f"peak RSS {r['peak_rss_mb']:.0f} MB (simulate {r['simulate_s']:.2f} s, "
+            f"{r['job_events']} job events, usable ratio {r['usable_ratio']:.4f})"
+        )
     if not args.skip_anchor:
         a = anchor_run(args.anchor_gpus)
-        print(f"anchor {a['gpus']:>7} GPUs, 7 days at {STEP_S} s: promtool backfill {a['backfill_s']:.1f} s; "
-              f"PromQL weekly usable GPU-hours {a['promql_s']:.3f} s (first {a['promql_first_s']:.3f} s) = "
-              f"{a['promql_usable_gpu_hours']:.2f}; engine {a['engine_s']:.3f} s = {a['engine_usable_gpu_hours']:.2f}")
-        print(f"ratio engine / PromQL time: {a['engine_s'] / a['promql_s']:.2f}; answers differ by "
-              f"{abs(a['engine_usable_gpu_hours'] / a['promql_usable_gpu_hours'] - 1):.2e} (relative)")
+        print(
+            f"anchor {a['gpus']:>7} GPUs, 7 days at {STEP_S} s: "
+            f"promtool backfill {a['backfill_s']:.1f} s; PromQL weekly usable GPU-hours "
+            f"{a['promql_s']:.3f} s (first {a['promql_first_s']:.3f} s) = "
+            f"{a['promql_usable_gpu_hours']:.2f}; engine {a['engine_s']:.3f} s = "
+            f"{a['engine_usable_gpu_hours']:.2f}"
+        )
+        print(
+            f"ratio engine / PromQL time: {a['engine_s'] / a['promql_s']:.2f}; answers differ by "
+            f"{abs(a['engine_usable_gpu_hours'] / a['promql_usable_gpu_hours'] - 1):.2e} (relative)"
+        )
     return 0
 
 

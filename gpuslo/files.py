@@ -72,9 +72,13 @@ def write_text_files(directory: Path, files: dict[str, str]) -> list[Path]:
     try:
         Path(directory).mkdir(parents=True, exist_ok=True)
     except OSError as error:
-        raise InputError(str(directory), f"cannot create output directory: {error.strerror or error}") from None
+        raise InputError(
+            str(directory), f"cannot create output directory: {error.strerror or error}"
+        ) from None
     try:
         write_all_atomic(targets)
     except OSError as error:
-        raise InputError(error.filename or str(directory), f"cannot write: {error.strerror or error}") from None
+        raise InputError(
+            error.filename or str(directory), f"cannot write: {error.strerror or error}"
+        ) from None
     return list(targets)

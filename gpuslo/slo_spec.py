@@ -125,7 +125,10 @@ def burn_rate_factor(budget_share: float, period_s: float, long_window: str) -> 
 
 def _ratio(value: object, field_name: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < float(value) < 1:
-        raise ConfigError(f"{source}: field {field_name!r} must be a ratio between 0 and 1 (exclusive), got {value!r}")
+        raise ConfigError(
+            f"{source}: field {field_name!r} must be a ratio between 0 and 1 (exclusive), "
+            f"got {value!r}"
+        )
     return float(value)
 
 
@@ -148,7 +151,10 @@ def _objectives(data: dict, source: str, problems: list[str]) -> dict[str, float
         raw = {}
     for key, value in raw.items():
         if key not in DEFAULT_OBJECTIVES:
-            problems.append(f"{source}: unknown objective 'objectives.{key}' (known: {', '.join(DEFAULT_OBJECTIVES)})")
+            problems.append(
+                f"{source}: unknown objective 'objectives.{key}' "
+                f"(known: {', '.join(DEFAULT_OBJECTIVES)})"
+            )
             continue
         try:
             objectives[key] = _ratio(value, f"objectives.{key}", source)
@@ -161,21 +167,35 @@ def _field_problems(data: dict, source: str) -> list[str]:
     """One message per bad scalar field (period, week, stall factor, price, exporter job)."""
     problems = [f"{source}: unknown field {key!r}" for key in sorted(set(data) - set(KNOWN_FIELDS))]
     period = data.get("period_days", 28)
-    if isinstance(period, bool) or not isinstance(period, int) or not MIN_PERIOD_DAYS <= period <= 366:
-        problems.append(f"{source}: field 'period_days' must be a whole number of days {MIN_PERIOD_DAYS}..366 "
-                        f"(the longest burn-rate window is 3 days), got {period!r}")
+    if (
+        isinstance(period, bool)
+        or not isinstance(period, int)
+        or not MIN_PERIOD_DAYS <= period <= 366
+    ):
+        problems.append(
+            f"{source}: field 'period_days' must be a whole number of days {MIN_PERIOD_DAYS}..366 "
+            f"(the longest burn-rate window is 3 days), got {period!r}"
+        )
     week = data.get("week")
     if week is not None and not re.fullmatch(r"\d{4}-W(0[1-9]|[1-4]\d|5[0-3])", str(week)):
         problems.append(f"{source}: field 'week' must look like 2026-W48, got {week!r}")
     stall = data.get("job_stall_factor", 10.0)
     if isinstance(stall, bool) or not isinstance(stall, int | float) or stall <= 1:
-        problems.append(f"{source}: field 'job_stall_factor' must be a number above 1, got {stall!r}")
+        problems.append(
+            f"{source}: field 'job_stall_factor' must be a number above 1, got {stall!r}"
+        )
     price = data.get("price_per_gpu_hour")
-    if price is not None and (isinstance(price, bool) or not isinstance(price, int | float) or price < 0):
-        problems.append(f"{source}: field 'price_per_gpu_hour' must be a number 0 or more, got {price!r}")
+    if price is not None and (
+        isinstance(price, bool) or not isinstance(price, int | float) or price < 0
+    ):
+        problems.append(
+            f"{source}: field 'price_per_gpu_hour' must be a number 0 or more, got {price!r}"
+        )
     job = data.get("exporter_job", "gpuslo")
     if not isinstance(job, str) or not re.fullmatch(r"[A-Za-z0-9_.:-]+", job):
-        problems.append(f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, got {job!r}")
+        problems.append(
+            f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, got {job!r}"
+        )
     return problems
 
 
@@ -210,7 +230,9 @@ def load_spec(path: str | Path | None) -> SloSpec:
     except OSError as error:
         raise ConfigError(f"{path}: cannot read SLO spec: {error.strerror or error}") from None
     except UnicodeDecodeError as error:
-        raise ConfigError(f"{path}: not a YAML SLO spec: not UTF-8 text (byte {error.start})") from None
+        raise ConfigError(
+            f"{path}: not a YAML SLO spec: not UTF-8 text (byte {error.start})"
+        ) from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as error:

@@ -52,21 +52,34 @@ def free_port() -> int:
 
 def backfill(promtool: str, openmetrics: Path, tsdb: Path) -> None:
     """Load an OpenMetrics file into a TSDB directory (`promtool tsdb create-blocks-from`)."""
-    subprocess.run([promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
-                   check=True, capture_output=True, timeout=600)  # fmt: skip
+    subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
 
 
 @contextlib.contextmanager
-def running_prometheus(binary: str, config: Path, tsdb: Path, *flags: str, ready_s: float = 60) -> Iterator[str]:
+def running_prometheus(
+    binary: str, config: Path, tsdb: Path, *flags: str, ready_s: float = 60
+) -> Iterator[str]:
     """Debian's Prometheus on a free loopback port over `tsdb` with `config` (and extra `flags`);
     yields its base URL once /-/ready answers, stops it afterwards. Fails the test when it exits
     or is not ready within `ready_s`; its log is `<tsdb>.log`."""
     url = f"http://127.0.0.1:{free_port()}"
     with open(f"{tsdb}.log", "w") as log:
         process = subprocess.Popen(
-            [binary, f"--config.file={config}", f"--storage.tsdb.path={tsdb}",
-             f"--web.listen-address={url.removeprefix('http://')}", *flags],
-            stdout=subprocess.DEVNULL, stderr=log)  # fmt: skip
+            [
+                binary,
+                f"--config.file={config}",
+                f"--storage.tsdb.path={tsdb}",
+                f"--web.listen-address={url.removeprefix('http://')}",
+                *flags,
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=log,
+        )
         try:
             deadline = time.monotonic() + ready_s
             while True:

@@ -44,9 +44,17 @@ def test_demo_rules_pass_promtool(demo):
     promtool = require_binary("promtool")
     rules = sorted(str(p) for p in (out / "rules").glob("*.rules.yml"))
     assert rules
-    subprocess.run([promtool, "check", "rules", *rules], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [promtool, "check", "rules", *rules], check=True, capture_output=True, timeout=60
+    )
     tests = sorted(p.name for p in (out / "rules").glob("*_test.yml"))
-    subprocess.run([promtool, "test", "rules", *tests], check=True, capture_output=True, cwd=out / "rules", timeout=120)
+    subprocess.run(
+        [promtool, "test", "rules", *tests],
+        check=True,
+        capture_output=True,
+        cwd=out / "rules",
+        timeout=120,
+    )
 
 
 def test_demo_exposition_passes_promtool_check_metrics(demo):
@@ -54,7 +62,9 @@ def test_demo_exposition_passes_promtool_check_metrics(demo):
     promtool = require_binary("promtool")
     for node in ("h200-healthy", "blackwell-dbe"):
         text = (out / "nodes" / node / "metrics.prom").read_text()
-        proc = subprocess.run([promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [promtool, "check", "metrics"], input=text, capture_output=True, text=True, timeout=60
+        )
         assert proc.returncode == 0 and not proc.stdout.strip(), proc.stdout + proc.stderr
 
 
@@ -74,8 +84,28 @@ def test_demo_dashboards_are_valid_grafana_json(demo):
 
 
 class _WellFormed(HTMLParser):
-    VOID = {"meta", "br", "img", "hr", "link", "input", "col", "area", "base", "wbr", "source", "path",
-            "rect", "line", "circle", "polyline", "polygon", "use", "stop", "ellipse"}  # fmt: skip
+    VOID = {
+        "meta",
+        "br",
+        "img",
+        "hr",
+        "link",
+        "input",
+        "col",
+        "area",
+        "base",
+        "wbr",
+        "source",
+        "path",
+        "rect",
+        "line",
+        "circle",
+        "polyline",
+        "polygon",
+        "use",
+        "stop",
+        "ellipse",
+    }
 
     def __init__(self):
         super().__init__()
@@ -91,7 +121,9 @@ class _WellFormed(HTMLParser):
     def handle_endtag(self, tag):
         if tag in self.VOID:
             return
-        assert self.stack and self.stack[-1] == tag, f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        assert self.stack and self.stack[-1] == tag, (
+            f"</{tag}> closes <{self.stack[-1] if self.stack else None}>"
+        )
         self.stack.pop()
 
 
@@ -109,10 +141,29 @@ def test_demo_reports_are_well_formed(demo):
 def test_demo_stepfun_report_equals_the_command_run_by_hand(demo, tmp_path):
     out, _ = demo
     trace = REPO / "gpuslo" / "data" / "demo" / "stepfun" / "fault_trace.json"
-    assert trace.read_bytes() == (DATASETS / "stepfun_infinitehbd" / "fault_trace.json").read_bytes()
-    subprocess.run([*CLI, "report", "--trace", str(trace), "--trace-format", "stepfun", "--out", str(tmp_path),
-                    "--format", "json"], check=True, capture_output=True, timeout=120)  # fmt: skip
-    assert (tmp_path / "report.json").read_text() == (out / "report-stepfun" / "report.json").read_text()
+    assert (
+        trace.read_bytes() == (DATASETS / "stepfun_infinitehbd" / "fault_trace.json").read_bytes()
+    )
+    subprocess.run(
+        [
+            *CLI,
+            "report",
+            "--trace",
+            str(trace),
+            "--trace-format",
+            "stepfun",
+            "--out",
+            str(tmp_path),
+            "--format",
+            "json",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    assert (tmp_path / "report.json").read_text() == (
+        out / "report-stepfun" / "report.json"
+    ).read_text()
 
 
 def test_demo_metrics_agree_with_exporter_run_by_hand(demo):
@@ -122,5 +173,12 @@ def test_demo_metrics_agree_with_exporter_run_by_hand(demo):
     answers = json.loads((out / "prometheus" / "queries.json").read_text())
     verdicts = {s["metric"]["node"]: s["metric"]["verdict"] for s in answers["node verdicts"]}
     assert verdicts == {"h200-healthy": "healthy", "blackwell-dbe": "unhealthy"}
-    seconds = {s["metric"]["category"]: float(s["value"][1]) for s in answers["job GPU-seconds by category"]}
-    assert seconds["wasted_progress"] == 300 and seconds["recovery"] == 600 and seconds["productive"] == 2400
+    seconds = {
+        s["metric"]["category"]: float(s["value"][1])
+        for s in answers["job GPU-seconds by category"]
+    }
+    assert (
+        seconds["wasted_progress"] == 300
+        and seconds["recovery"] == 600
+        and seconds["productive"] == 2400
+    )

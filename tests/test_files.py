@@ -27,4 +27,7 @@ def test_text_files_error_names_what_failed(tmp_path):
     with pytest.raises(InputError, match="b.yml"):
         write_text_files(tmp_path, {"a.yml": "a", "b.yml": "b"})
     assert not (tmp_path / "a.yml").exists()
-    assert write_text_files(tmp_path / "out", {"z": "1", "a": "2"}) == [tmp_path / "out" / "a", tmp_path / "out" / "z"]
+    assert write_text_files(tmp_path / "out", {"z": "1", "a": "2"}) == [
+        tmp_path / "out" / "a",
+        tmp_path / "out" / "z",
+    ]

@@ -58,7 +58,10 @@ def test_lines_are_schema_versioned_and_steps_coalesced(tmp_path: Path) -> None:
     rows = [json.loads(line) for line in (tmp_path / "j.jsonl").read_text().splitlines()]
     assert all(r["v"] == 1 and isinstance(r["t"], float) for r in rows)
     assert [(r["first_step"], r["step"], r["count"]) for r in rows if r["event"] == "steps"] == [
-        (1, 61, 61), (62, 122, 61), (123, 180, 58)]  # fmt: skip
+        (1, 61, 61),
+        (62, 122, 61),
+        (123, 180, 58),
+    ]
 
 
 def test_a_week_of_one_second_steps_stays_small(tmp_path: Path) -> None:
@@ -102,8 +105,13 @@ def test_bad_arguments(tmp_path: Path) -> None:
 def test_opentelemetry_metrics_match_the_journal(tmp_path: Path) -> None:
     reader = InMemoryMetricReader()
     clock = Clock()
-    rec = Recorder(tmp_path, "otel", node="n", clock=clock,
-                   meter_provider=MeterProvider(metric_readers=[reader]))
+    rec = Recorder(
+        tmp_path,
+        "otel",
+        node="n",
+        clock=clock,
+        meter_provider=MeterProvider(metric_readers=[reader]),
+    )
     rec.job_start(2)
     with rec.phase("initialization"):
         clock.t += 30

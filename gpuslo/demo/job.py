@@ -30,20 +30,35 @@ def blackwell_dbe_record(h200_record: dict) -> dict:
     gpu["nvmlDeviceGetName"] = "NVIDIA RTX PRO 6000 Blackwell Server Edition"
     gpu["nvmlDeviceGetUUID"] = "GPU-55555555-0000-4000-8000-000000000001"
     gpu["nvmlDeviceGetArchitecture"] = 10  # NVML_DEVICE_ARCH_BLACKWELL
-    gpu["nvmlDeviceGetPciInfo_v3"] = {**gpu["nvmlDeviceGetPciInfo_v3"], "bus": 0x55, "device": 0,
-                                      "busId": "00000000:55:00.0", "busIdLegacy": "0000:55:00.0"}  # fmt: skip
+    gpu["nvmlDeviceGetPciInfo_v3"] = {
+        **gpu["nvmlDeviceGetPciInfo_v3"],
+        "bus": 0x55,
+        "device": 0,
+        "busId": "00000000:55:00.0",
+        "busIdLegacy": "0000:55:00.0",
+    }
     gpu["ecc_uncorr_vol"] = gpu["ecc_uncorr_agg"] = 2
     gpu["nvmlDeviceGetRemappedRows"] = [0, 1, 1, 0]  # correctable, uncorrectable, pending, failure
     fields = gpu["fields"]
-    fields.update({"NVML_FI_DEV_ECC_DBE_VOL_TOTAL": 2, "NVML_FI_DEV_ECC_DBE_AGG_TOTAL": 2,
-                   "NVML_FI_DEV_REMAPPED_UNC": 1, "NVML_FI_DEV_REMAPPED_PENDING": 1,
-                   "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION": 4})  # fmt: skip
+    fields.update(
+        {
+            "NVML_FI_DEV_ECC_DBE_VOL_TOTAL": 2,
+            "NVML_FI_DEV_ECC_DBE_AGG_TOTAL": 2,
+            "NVML_FI_DEV_REMAPPED_UNC": 1,
+            "NVML_FI_DEV_REMAPPED_PENDING": 1,
+            "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION": 4,
+        }
+    )
     return record
 
 
 def _timeline() -> list[tuple[float, str, int]]:
     """(seconds from the job's start, what happens, step) for the whole job."""
-    events: list[tuple[float, str, int]] = [(0.0, "start", 0), (0.0, "init", 0), (INIT_S, "init_end", 0)]
+    events: list[tuple[float, str, int]] = [
+        (0.0, "start", 0),
+        (0.0, "init", 0),
+        (INIT_S, "init_end", 0),
+    ]
     t = INIT_S
 
     def run_steps(first: int, last: int) -> None:
@@ -83,7 +98,11 @@ def record_job(journal_dir: Path, now: float, gpus: int = 1) -> dict:
         if what == "start":
             recorder.job_start(gpus)
         elif what in ("init", "save", "restore"):
-            category = {"init": "initialization", "save": "checkpoint_save", "restore": "checkpoint_restore"}[what]
+            category = {
+                "init": "initialization",
+                "save": "checkpoint_save",
+                "restore": "checkpoint_restore",
+            }[what]
             phases[what] = recorder.phase(category)
             phases[what].__enter__()
         elif what in ("init_end", "restore_end"):
@@ -95,7 +114,9 @@ def record_job(journal_dir: Path, now: float, gpus: int = 1) -> dict:
             recorder.step(step)
         elif what == "failed":
             recorder.job_end("failed", layer="node")
-            recorder = goodput.Recorder(journal_dir, JOB_ID, node="blackwell-dbe", clock=lambda: clock[0])
+            recorder = goodput.Recorder(
+                journal_dir, JOB_ID, node="blackwell-dbe", clock=lambda: clock[0]
+            )
         elif what == "restart":
             recorder.restart(step, gpus=gpus, layer="node")
             restart_step = step

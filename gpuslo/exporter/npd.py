@@ -25,6 +25,7 @@ from gpuslo import names
 from gpuslo.errors import GpusloError
 from gpuslo.exporter.checks.registry import CHECKS, default_names
 from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.files import write_atomic
 from gpuslo.verdict import node_verdict, problems
 
 MAX_MESSAGE_BYTES = 80
@@ -132,8 +133,6 @@ def render_monitor_config(check_names: list[str] | None = None) -> str:
 
 def main(argv: list[str]) -> int:
     """Write the config to argv[0] atomically (temp file + rename)."""
-    from gpuslo.files import write_atomic
-
     if len(argv) != 1:
         print("usage: python -m gpuslo.exporter.npd OUTPUT.json", file=sys.stderr)
         return 2

@@ -16,13 +16,26 @@ MANIFESTS = sorted((REPO / "deploy" / "kubernetes").glob("*.yaml"))
 # Custom resources of the Prometheus Operator (monitoring.coreos.com/v1) are not in the client's
 # models; their spec fields are checked against the CRD's documented fields instead.
 OPERATOR_SPEC_FIELDS = {
-    "PodMonitor": {"selector", "podMetricsEndpoints", "namespaceSelector", "jobLabel", "podTargetLabels"},
+    "PodMonitor": {
+        "selector",
+        "podMetricsEndpoints",
+        "namespaceSelector",
+        "jobLabel",
+        "podTargetLabels",
+    },
     "PrometheusRule": {"groups"},
 }
 OPERATOR_ENDPOINT_FIELDS = {
-    "port", "path", "interval", "scrapeTimeout", "scheme", "relabelings", "metricRelabelings",
-    "honorLabels", "tlsConfig",
-}  # fmt: skip
+    "port",
+    "path",
+    "interval",
+    "scrapeTimeout",
+    "scheme",
+    "relabelings",
+    "metricRelabelings",
+    "honorLabels",
+    "tlsConfig",
+}
 
 
 def _documents() -> list[tuple[Path, dict]]:
@@ -47,7 +60,9 @@ def test_manifests_exist():
     assert {"DaemonSet", "Service", "PodMonitor", "PrometheusRule", "ConfigMap"} <= kinds
 
 
-@pytest.mark.parametrize("path,doc", _documents(), ids=lambda v: v.name if isinstance(v, Path) else v.get("kind"))
+@pytest.mark.parametrize(
+    "path,doc", _documents(), ids=lambda v: v.name if isinstance(v, Path) else v.get("kind")
+)
 def test_manifest_round_trips_through_client_models(path, doc):
     api = kubernetes.client.ApiClient()
     kind = doc["kind"]
@@ -61,7 +76,9 @@ def test_manifest_round_trips_through_client_models(path, doc):
     version = doc["apiVersion"].split("/")[-1].capitalize()
     model = f"{version}{kind}"
     loaded = api._ApiClient__deserialize(doc, model)
-    assert _strip_empty(api.sanitize_for_serialization(loaded)) == doc, f"{path}: a field was dropped"
+    assert _strip_empty(api.sanitize_for_serialization(loaded)) == doc, (
+        f"{path}: a field was dropped"
+    )
 
 
 def test_daemonset_is_least_privilege_with_read_only_host_mounts():
@@ -91,11 +108,15 @@ def test_generated_manifests_have_not_drifted():
     from gpuslo.deploy_kubernetes import render
 
     for path, text in render(REPO / "deploy").items():
-        assert path.read_text(encoding="utf-8") == text, f"{path} drifted: python -m gpuslo.deploy_kubernetes deploy"
+        assert path.read_text(encoding="utf-8") == text, (
+            f"{path} drifted: python -m gpuslo.deploy_kubernetes deploy"
+        )
 
 
 def test_node_config_in_the_config_map_is_valid():
     from gpuslo.exporter.node_config import parse_node_config
 
-    config_map = next(doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config")
+    config_map = next(
+        doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config"
+    )
     parse_node_config(config_map["data"]["node.yaml"], "configmap.yaml")

@@ -35,8 +35,13 @@ class NVMLError(Exception):
         self.value = value
 
     def __str__(self):
-        return {3: "Not Supported", 9: "Driver Not Loaded", 12: "NVML Shared Library Not Found",
-                15: "GPU is lost", 999: "Unknown Error"}.get(self.value, f"NVML error {self.value}")
+        return {
+            3: "Not Supported",
+            9: "Driver Not Loaded",
+            12: "NVML Shared Library Not Found",
+            15: "GPU is lost",
+            999: "Unknown Error",
+        }.get(self.value, f"NVML error {self.value}")
 
 
 class c_nvmlGpuFabricInfoV_t(ctypes.Structure):
@@ -108,18 +113,32 @@ def _recorded(name):
         if isinstance(value, dict):
             return SimpleNamespace(**value)
         return value
+
     call.__name__ = name
     return call
 
 
-for _name in ("nvmlDeviceGetName", "nvmlDeviceGetUUID", "nvmlDeviceGetPciInfo_v3",
-              "nvmlDeviceGetEccMode", "nvmlDeviceGetRemappedRows",
-              "nvmlDeviceGetCurrentClocksEventReasons", "nvmlDeviceGetCurrPcieLinkGeneration",
-              "nvmlDeviceGetMaxPcieLinkGeneration", "nvmlDeviceGetCurrPcieLinkWidth",
-              "nvmlDeviceGetMaxPcieLinkWidth", "nvmlDeviceGetUtilizationRates"):
+for _name in (
+    "nvmlDeviceGetName",
+    "nvmlDeviceGetUUID",
+    "nvmlDeviceGetPciInfo_v3",
+    "nvmlDeviceGetEccMode",
+    "nvmlDeviceGetRemappedRows",
+    "nvmlDeviceGetCurrentClocksEventReasons",
+    "nvmlDeviceGetCurrPcieLinkGeneration",
+    "nvmlDeviceGetMaxPcieLinkGeneration",
+    "nvmlDeviceGetCurrPcieLinkWidth",
+    "nvmlDeviceGetMaxPcieLinkWidth",
+    "nvmlDeviceGetUtilizationRates",
+):
     globals()[_name] = _recorded(_name)
 
-_ECC = {(0, 0): "ecc_corr_vol", (0, 1): "ecc_corr_agg", (1, 0): "ecc_uncorr_vol", (1, 1): "ecc_uncorr_agg"}
+_ECC = {
+    (0, 0): "ecc_corr_vol",
+    (0, 1): "ecc_corr_agg",
+    (1, 0): "ecc_uncorr_vol",
+    (1, 1): "ecc_uncorr_agg",
+}
 
 
 def nvmlDeviceGetTotalEccErrors(handle, error_type, counter_type):

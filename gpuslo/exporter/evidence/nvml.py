@@ -35,6 +35,7 @@ from typing import Any
 from gpuslo.errors import DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.query import parse_xml
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 NVML_PATH_ENV = "GPUSLO_NVML_PATH"
@@ -305,8 +306,6 @@ SMI_COMMAND = ("nvidia-smi", "-q", "-x")
 def node_from_smi(text: str, source: str) -> NvmlNode:
     """The node as `nvidia-smi -q -x` shows it (pure; ParseError from the XML parser). GPUs the
     header counts ("Attached GPUs") but that have no block are inaccessible."""
-    from gpuslo.exporter.evidence.nvidia_smi.query import parse_xml
-
     reading = parse_xml(text, source)
     gpus = [
         replace(g.status, accessible=g.status.accessible is not False and bool(g.status.uuid))

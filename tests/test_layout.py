@@ -1,0 +1,224 @@
+"""The layout is the data flow (DESIGN §1, README "Architecture"), and this test keeps it so.
+
+Read from the source with `ast` (nothing is imported), in the manner of pip-tools'
+tests/test_circular_imports.py:
+1. tiers: foundation -> wings (exporter, slo, dashboards, alerts, integrations) -> composition
+   (cli, demo); a module imports only from its own tier or a lower one; wings never import
+   one another;
+2. inside the exporter: evidence (and the shared state/snapshot records) -> policy ->
+   {checks | inspect} -> runner, collector, server and the rest; checks and inspect never
+   import each other; evidence imports nothing from policy, checks or inspect;
+3. no import of our own modules inside a function, a class or an `if` (a cycle dodged that way
+   is still a cycle), and no `importlib.import_module` of our own modules, except the CLI's
+   table of subcommands, the checks registry (a check whose module cannot be imported must still
+   report `unknown`) and `gpuslo.goodput`'s PEP 562 `__getattr__` (the Recorder, and with it
+   OpenTelemetry, is loaded only when asked for);
+4. no import cycle;
+5. no folder where three or more sibling modules share a name prefix that stands in for a
+   package (checks/ is named after the checks).
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent / "gpuslo"
+WINGS = ("exporter", "slo", "dashboards", "alerts", "integrations")
+COMPOSITION = ("cli", "demo", "__main__")
+# exporter stage by first path part below gpuslo/exporter/ (modules directly in it: by name)
+EXPORTER_STAGES = {"evidence": 0, "state": 0, "snapshot": 0, "policy": 1, "checks": 2, "inspect": 2}
+LATE_STAGE = 3
+IMPORTLIB_ALLOWED = {"gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.goodput"}
+LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__
+PREFIX_ALLOWED = {ROOT / "exporter" / "checks"}
+
+
+def modules() -> dict[str, Path]:
+    """Dotted module name -> file, for every .py under gpuslo/ (data/ excluded)."""
+    out = {}
+    for path in ROOT.rglob("*.py"):
+        if "data" in path.relative_to(ROOT).parts:
+            continue
+        parts = ("gpuslo", *path.relative_to(ROOT).with_suffix("").parts)
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        out[name] = path
+    return out
+
+
+MODULES = modules()
+
+
+def _resolve(name: str) -> str | None:
+    """The module `name` refers to: itself, or the package holding the attribute it names."""
+    while name and name not in MODULES:
+        name = name.rpartition(".")[0]
+    return name or None
+
+
+def _imported(module: str, node: ast.AST) -> list[str]:
+    """Our modules an Import/ImportFrom node of `module` refers to."""
+    if isinstance(node, ast.Import):
+        names = [alias.name for alias in node.names]
+    else:
+        base = node.module or ""
+        if node.level:
+            package = module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+            parts = package.split(".")
+            base = ".".join(parts[: len(parts) - node.level + 1] + ([base] if base else []))
+        names = [f"{base}.{alias.name}" for alias in node.names] + [base]
+    found = {_resolve(name) for name in names if name.startswith("gpuslo")}
+    return sorted(found - {None, module})
+
+
+def _top_level_imports(tree: ast.Module) -> list[ast.AST]:
+    """Import nodes at module level, including those in `try` blocks (guarded optional
+    imports), but not in functions, classes or `if` blocks."""
+    out = []
+    for node in tree.body:
+        if isinstance(node, ast.Import | ast.ImportFrom):
+            out.append(node)
+        elif isinstance(node, ast.Try):
+            out += [n for n in node.body if isinstance(n, ast.Import | ast.ImportFrom)]
+    return out
+
+
+def _third_party(call: ast.Call) -> bool:
+    """True when an `import_module` call names a constant module outside gpuslo (`pynvml`)."""
+    first = call.args[0] if call.args else None
+    return (
+        isinstance(first, ast.Constant)
+        and isinstance(first.value, str)
+        and not first.value.startswith(("gpuslo", "."))
+    )
+
+
+def _graph() -> tuple[dict[str, set[str]], list[str], list[str]]:
+    """(module -> modules it imports at top level, local imports of ours, importlib uses)."""
+    graph: dict[str, set[str]] = defaultdict(set)
+    local, dynamic = [], []
+    for module, path in MODULES.items():
+        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+        top = {id(node) for node in _top_level_imports(tree)}
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import | ast.ImportFrom):
+                targets = _imported(module, node)
+                if id(node) in top:
+                    graph[module].update(targets)
+                elif targets and module not in LOCAL_IMPORT_ALLOWED:
+                    local.append(f"{module}:{node.lineno} imports {', '.join(targets)}")
+            elif (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Attribute)
+                and node.func.attr == "import_module"
+                and module not in IMPORTLIB_ALLOWED
+                and not _third_party(node)
+            ):
+                dynamic.append(f"{module}:{node.lineno}")
+    return graph, local, dynamic
+
+
+GRAPH, LOCAL_IMPORTS, DYNAMIC_IMPORTS = _graph()
+
+
+def tier(module: str) -> int:
+    """0 foundation, 1 a wing, 2 composition."""
+    part = module.split(".")[1] if "." in module else ""
+    if part in COMPOSITION:
+        return 2
+    return 1 if part in WINGS else 0
+
+
+def wing(module: str) -> str | None:
+    part = module.split(".")[1] if "." in module else ""
+    return part if part in WINGS else None
+
+
+def exporter_stage(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[:2] != ["gpuslo", "exporter"] or len(parts) < 3:
+        return None
+    return EXPORTER_STAGES.get(parts[2], LATE_STAGE)
+
+
+def test_every_module_parses_and_the_graph_is_not_empty():
+    assert len(MODULES) > 50 and sum(len(targets) for targets in GRAPH.values()) > 100
+
+
+def test_tiers_point_down_and_wings_do_not_import_each_other():
+    wrong = []
+    for module, targets in GRAPH.items():
+        for target in targets:
+            if tier(target) > tier(module):
+                wrong.append(f"{module} (tier {tier(module)}) imports {target} ({tier(target)})")
+            elif wing(module) and wing(target) and wing(module) != wing(target):
+                wrong.append(f"wing {module} imports wing {target}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_exporter_stages_point_down_and_checks_never_meet_inspect():
+    wrong = []
+    for module, targets in GRAPH.items():
+        stage = exporter_stage(module)
+        for target in targets:
+            other = exporter_stage(target)
+            if stage is None or other is None:
+                continue
+            if other > stage:
+                wrong.append(f"{module} (stage {stage}) imports {target} (stage {other})")
+            kinds = {module.split(".")[2], target.split(".")[2]}
+            if kinds == {"checks", "inspect"}:
+                wrong.append(f"{module} imports {target}: checks and inspect stay apart")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_no_local_or_string_keyed_imports_of_our_modules():
+    assert not LOCAL_IMPORTS, "imports inside functions/classes/if:\n" + "\n".join(LOCAL_IMPORTS)
+    assert not DYNAMIC_IMPORTS, "importlib.import_module outside the allowed places:\n" + "\n".join(
+        DYNAMIC_IMPORTS
+    )
+
+
+def test_no_import_cycles():
+    cycles, done = [], set()
+
+    def visit(module: str, path: list[str], on_path: set[str]) -> None:
+        for target in sorted(GRAPH.get(module, ())):
+            if target in on_path:
+                cycles.append(" -> ".join(path[path.index(target) :] + [target]))
+            elif target not in done:
+                on_path.add(target)
+                visit(target, path + [target], on_path)
+                on_path.discard(target)
+        done.add(module)
+
+    for module in sorted(MODULES):
+        if module not in done:
+            visit(module, [module], {module})
+    # a package's __init__ importing its own submodules is not a cycle through other code
+    real = [c for c in cycles if len({m for m in c.split(" -> ")}) > 1]
+    assert not real, "\n".join(real)
+
+
+def test_no_prefix_standing_in_for_a_package():
+    crowded = []
+    for folder in {path.parent for path in MODULES.values()}:
+        if folder in PREFIX_ALLOWED:
+            continue
+        stems = [p.stem for p in folder.glob("*.py") if "_" in p.stem.strip("_")]
+        prefixes = defaultdict(list)
+        for stem in stems:
+            prefixes[stem.split("_")[0]].append(stem)
+        crowded += [f"{folder}: {sorted(v)}" for v in prefixes.values() if len(v) >= 3]
+    assert not crowded, "\n".join(crowded)
+
+
+def test_the_checker_sees_a_planted_violation(tmp_path):
+    """The rules above can fail: a wing importing a wing is caught by the same functions."""
+    assert wing("gpuslo.slo.engine") == "slo" and tier("gpuslo.cli.check") == 2
+    assert exporter_stage("gpuslo.exporter.evidence.pci") < exporter_stage(
+        "gpuslo.exporter.policy.xid"
+    )
+    tree = ast.parse("def f():\n    from gpuslo.exporter import runner\n")
+    assert not _top_level_imports(tree)
