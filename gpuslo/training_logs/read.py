@@ -1,0 +1,93 @@
+"""Reading a training log from disk (the I/O edge): streamed, bounded memory, binary refused.
+
+`read_lines(path, stats)` yields the log's physical lines as text: split on `\\n` and `\\r` (a
+progress bar redrawn with carriage returns gives one line per redraw), decoded as UTF-8 with
+undecodable bytes replaced, each line at most `MAX_LINE_BYTES` (the rest of a longer line is
+skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log or a 1 GB line needs
+no more memory than one chunk and one line.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from gpuslo.errors import InputError
+
+CHUNK = 1 << 20
+MAX_LINE_BYTES = 64 * 1024
+_TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
+
+
+@dataclass
+class ReadStats:
+    """What reading saw: bytes read, lines cut at MAX_LINE_BYTES, and whether the file looked
+    binary (then nothing was parsed)."""
+
+    bytes: int = 0
+    long_lines: int = 0
+    binary: bool = False
+
+
+def looks_binary(head: bytes) -> bool:
+    """True when more than 10 % of `head` are NUL or control bytes that text logs never hold."""
+    if not head:
+        return False
+    bad = sum(1 for b in head if b in _TEXT_CONTROL)
+    return bad > 0.10 * len(head)
+
+
+def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
+    """Yield the physical lines of the log at `path` (see the module docstring).
+
+    Raises InputError when the file cannot be opened or is a directory. A binary file sets
+    `stats.binary` and yields nothing."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (closed in the finally below)
+    except IsADirectoryError:
+        raise InputError(str(path), "is a directory, not a log file") from None
+    except OSError as error:
+        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+    try:
+        buffer = b""
+        skipping = False
+        first = True
+        while True:
+            try:
+                chunk = handle.read(CHUNK)
+            except OSError as error:
+                raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+            if first:
+                first = False
+                if looks_binary(chunk[:65536]):
+                    stats.binary = True
+                    stats.bytes = len(chunk)
+                    return
+            if not chunk:
+                break
+            stats.bytes += len(chunk)
+            buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+            parts = buffer.split(b"\n")
+            buffer = parts.pop()
+            for part in parts:
+                if skipping:
+                    skipping = False
+                    continue
+                yield _text(part, stats)
+            if len(buffer) > MAX_LINE_BYTES:
+                if not skipping:
+                    yield _text(buffer, stats)
+                    stats.long_lines += 1
+                skipping, buffer = True, b""
+        if buffer and not skipping:
+            yield _text(buffer, stats)
+    finally:
+        handle.close()
+
+
+def _text(raw: bytes, stats: ReadStats) -> str:
+    if len(raw) > MAX_LINE_BYTES:
+        raw = raw[:MAX_LINE_BYTES]
+        stats.long_lines += 1
+    return raw.decode("utf-8", errors="replace")
