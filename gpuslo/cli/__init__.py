@@ -22,6 +22,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "check": ("gpuslo.cli.check", "run the node checks once (text, JSON or NPD plugin)"),
     "inspect": ("gpuslo.cli.inspect", "triage captured evidence and print findings and a verdict"),
     "report": ("gpuslo.cli.report", "weekly goodput / usable-GPU-hours report"),
+    "goodput": ("gpuslo.cli.goodput", "goodput facts from the training logs jobs already print"),
     "rules": ("gpuslo.cli.rules", "write Prometheus recording and alert rules and their tests"),
     "dashboards": ("gpuslo.cli.dashboards", "write Grafana dashboards"),
     "simulate": ("gpuslo.cli.simulate", "write a synthetic fleet (demo and benchmarks)"),

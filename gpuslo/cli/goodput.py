@@ -1,0 +1,95 @@
+"""`gpuslo goodput`: goodput facts from the training logs jobs already print.
+
+    gpuslo goodput LOG... [--framework NAME] [--gpus N] [--profiles FILE]
+                   [--slowdown-threshold R] [--slowdown-intervals N] [--format text|json]
+
+One JSON object per LOG (a single LOG prints the object itself, several a list). Keys are always
+present, null when the log does not say: framework, steps{first,last,...},
+step_time_s{median,...}, checkpoint_saves[{step,seconds}], restarts[{resumed_from_step,
+lost_steps}], interruptions[{after_step,cause,layer,line}], slowdowns[{from_step,ratio,...}],
+hangs[{after_step,seconds}], span_s, and `goodput` (GPU-seconds per category, from the same
+calculator as the Recorder's journals) when --gpus is given.
+
+Exit status: 0 every log was read, 1 some log had nothing to read (status `unknown`: binary,
+no progress line, no known framework), 2 usage or input error (one line on stderr naming the
+file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from gpuslo import names
+from gpuslo.errors import UsageError
+from gpuslo.training_logs import analyse_log, load_profiles
+from gpuslo.training_logs.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo goodput`."""
+    parser.add_argument("logs", nargs="+", metavar="LOG", help="training log file(s)")
+    parser.add_argument("--framework", help="profile name (default: detected from the log)")
+    parser.add_argument("--gpus", type=int, help="GPUs the job used: gives GPU-seconds")
+    parser.add_argument("--profiles", help="operator overlay YAML merged on the packaged profiles")
+    parser.add_argument("--slowdown-threshold", type=float, default=DEFAULT_THRESHOLD,
+                        help=f"step time / reference above which an interval is slow "
+                             f"(default {DEFAULT_THRESHOLD})")
+    parser.add_argument("--slowdown-intervals", type=int, default=DEFAULT_MIN_INTERVALS,
+                        help="consecutive slow intervals that make a slowdown "
+                             f"(default {DEFAULT_MIN_INTERVALS})")
+    parser.add_argument("--format", choices=("text", "json"), default="text")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Read every LOG and print its facts; returns 0, or 1 when some log had nothing to read."""
+    if args.gpus is not None and args.gpus < 1:
+        raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
+    if not args.slowdown_threshold > 1.0 or args.slowdown_intervals < 1:
+        raise UsageError("--slowdown-threshold must be above 1 and --slowdown-intervals >= 1")
+    profiles = load_profiles(args.profiles)
+    if args.framework is not None and args.framework not in profiles.frameworks:
+        raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
+                         f"{', '.join(profiles.frameworks)}")
+    docs = [analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
+                        slowdown_threshold=args.slowdown_threshold,
+                        slowdown_min_intervals=args.slowdown_intervals).document
+            for path in args.logs]
+    if args.format == "json":
+        out = docs[0] if len(docs) == 1 else docs
+        print(json.dumps(out, indent=2, sort_keys=True, allow_nan=False))
+    else:
+        for doc in docs:
+            sys.stdout.write(render_text(doc))
+    return 1 if any(d["status"] == names.STATUS_UNKNOWN for d in docs) else 0
+
+
+def render_text(doc: dict) -> str:
+    """A few lines per log for a person (the JSON has everything)."""
+    lines = [f"{doc['file']}: {doc['framework'] or 'no known framework'} — {doc['status']}"]
+    steps, st = doc["steps"], doc["step_time_s"]
+    if steps["first"] is not None:
+        epoch = f" (epochs {steps['epoch_first']}..{steps['epoch_last']})" \
+            if steps["epoch_first"] is not None else ""
+        lines.append(f"  steps {steps['first']}..{steps['last']}{epoch}, median step "
+                     f"{st['median']} s over {st['count']} interval(s), span {doc['span_s']} s")
+    for s in doc["checkpoint_saves"]:
+        lines.append(f"  checkpoint save at step {s['step']}: {s['seconds']} s")
+    for r in doc["restarts"]:
+        lines.append(f"  restart from step {r['resumed_from_step']} (lost {r['lost_steps']})")
+    for i in doc["interruptions"]:
+        lines.append(f"  interruption after step {i['after_step']}: {i['cause']} "
+                     f"({i['layer']}), line {i['line']}")
+    for s in doc["slowdowns"]:
+        lines.append(f"  slowdown from step {s['from_step']}: x{s['ratio']}")
+    for h in doc["hangs"]:
+        lines.append(f"  hang after step {h['after_step']}: {h['seconds']} s ({h['cause']})")
+    if doc["goodput"]:
+        g = doc["goodput"]
+        parts = ", ".join(f"{k} {v}" for k, v in g["gpu_seconds"].items() if v)
+        lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {parts or 'none committed'}; "
+                     f"uncommitted {g['uncommitted_gpu_s']}; goodput {g['goodput']}")
+    for note in doc["not_read"] + doc["notes"]:
+        lines.append(f"  note: {note}")
+    return "\n".join(lines) + "\n"
