@@ -367,12 +367,12 @@ def _time(items: list[Any]) -> _Timeline:
     for item in items:
         if isinstance(item, Record):
             ts = item.obs.ts
-            if ts is not None:
+            if ts is not None:  # the interval ends at its timestamp, begins dur before
                 begin = ts - (item.dur or 0.0)
                 if line.clock is None or line.relative:
                     line._anchor(begin)
                 t1 = max(ts, line.now())
-                line.place(item, min(line.now(), t1), t1)
+                line.place(item, min(max(line.now(), begin), t1), t1)
             elif item.elapsed is not None:
                 if origin is None or last_elapsed is None or item.elapsed < last_elapsed:
                     origin = line.now() if line.clock is not None else 0.0
@@ -528,6 +528,7 @@ def _walk(items: list[Any], j: _Journal, notes: list[str], hang_min_s: float) ->
     open_intr: Interruption | None = None
     open_entry: dict[str, Any] | None = None
     progressed_since_start = False
+    restarted = False  # a restart since the last progress line: its step may go back
     step_times: list[float] = []
 
     def upcoming_restore(k: int) -> Restore | None:
@@ -539,7 +540,8 @@ def _walk(items: list[Any], j: _Journal, notes: list[str], hang_min_s: float) ->
         return None
 
     def do_restart(k: int, t: float, line: int) -> None:
-        nonlocal open_intr, open_entry, progressed_since_start
+        nonlocal open_intr, open_entry, progressed_since_start, restarted
+        restarted = True
         if open_intr is not None:
             _end_interrupted(j, open_intr)
         restore = items[k] if isinstance(items[k], Restore) else upcoming_restore(k)
@@ -561,7 +563,7 @@ def _walk(items: list[Any], j: _Journal, notes: list[str], hang_min_s: float) ->
                 interruptions.remove(open_entry)
                 retracted += 1
                 open_intr, open_entry = None, None
-            if last is not None and item.glob < last.glob:
+            if last is not None and item.glob < last.glob and not restarted:
                 notes.append(f"line {item.obs.line}: step {item.glob} after {last.glob} "
                              "with no restart line: read as a restart")
                 interruptions.append({"after_step": last.glob, "cause": "unknown",
@@ -581,7 +583,7 @@ def _walk(items: list[Any], j: _Journal, notes: list[str], hang_min_s: float) ->
             if item.step_s is not None and not item.warm:
                 step_times.append(item.step_s)
             j.emit(item.t1, "steps", step=item.glob)
-            last, progressed_since_start = item, True
+            last, progressed_since_start, restarted = item, True, False
         elif isinstance(item, Save):
             if j.state != "running":
                 continue
@@ -726,7 +728,7 @@ def _document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
         "steps": {
             "first": first.printed if first else None,
             "last": last.printed if last else None,
-            "total_planned": last.total if last and not info["per_epoch"] else None,
+            "total_planned": last.total if last else None,
             "epoch_first": first.epoch if first else None,
             "epoch_last": last.epoch if last else None,
             "global_first": first.glob if first else None,

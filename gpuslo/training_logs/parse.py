@@ -226,7 +226,8 @@ class LogParser:
                 return
             self._flush_pending()
         for rule in self._joiners:
-            if rule.match(text) and rule.record_end is not None and not rule.record_end.search(text):
+            end = rule.record_end
+            if end is not None and rule.match(text) and not end.search(text):
                 self._pending = [text]
                 self._pending_meta = (self.lines, ts, rank)
                 return
