@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuslo.errors import UsageError
-from gpuslo.training_logs.profiles import MAX_RECORD, Profiles, Rule
+from gpuslo.goodput.logs.profiles import MAX_RECORD, Profiles, Rule
 
 REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
 MAX_JOIN = 8  # physical lines one wrapped record may span

@@ -28,10 +28,11 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
-from gpuslo.goodput_model import SCHEMA_VERSION, check_event, compute_goodput
-from gpuslo.training_logs.parse import Obs, ParsedLog, number
-from gpuslo.training_logs.profiles import UNITS
-from gpuslo.training_logs.slowdown import (
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
+from gpuslo.goodput.logs.parse import Obs, ParsedLog, number
+from gpuslo.goodput.logs.profiles import UNITS
+from gpuslo.goodput.logs.slowdown import (
     DEFAULT_MIN_INTERVALS,
     DEFAULT_THRESHOLD,
     Interval,
