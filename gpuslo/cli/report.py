@@ -2,7 +2,7 @@
 
     gpuslo report [--week 2026-W48 | --start T --end T]
                   (--data DIR | --trace FILE --trace-format stepfun|titan | --journals DIR
-                   | --prometheus URL [--journals DIR])
+                   | --prometheus URL [--journals DIR] | --training-log LOG|DIR --gpus N)
                   [--nodes N --gpus-per-node G] [--slo FILE] [--price-per-gpu-hour X]
                   [--out DIR] [--format md,html,json]
 
@@ -39,6 +39,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
     source.add_argument("--journals", help="a directory of Recorder journals")
     source.add_argument("--prometheus", help="Prometheus-compatible query API base URL")
+    source.add_argument("--training-log", action="append", metavar="LOG|DIR",
+                        help="training log(s) a job printed (repeatable; a directory of logs)")
+    parser.add_argument("--gpus", type=int, help="GPUs the --training-log job used")
     parser.add_argument("--nodes", type=int, help="nodes in the fleet (inventory a trace lacks)")
     parser.add_argument("--gpus-per-node", type=int,
                         help="GPUs per node (inventory a trace lacks)")
@@ -66,7 +69,8 @@ def run(args: argparse.Namespace) -> int:
         journals=args.journals, prometheus=args.prometheus,
         nodes=args.nodes, gpus_per_node=args.gpus_per_node,
     )
-    frames = inputs.load_frames(sources, start, end)
+    frames = _training_log_frames(args) if args.training_log else inputs.load_frames(
+        sources, start, end)
     current, previous = inputs.compute(frames, start, end, spec)
     report = build_report(current, previous, price)
     texts = inputs.render(report, chosen)
@@ -81,3 +85,13 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {label}: {value}")
     print(f"  wrote: {', '.join(str(out / name) for name in texts)}")
     return 0
+
+
+def _training_log_frames(args: argparse.Namespace):
+    """`--training-log LOG|DIR --gpus N`: the logs as the journal frames the report reads."""
+    from gpuslo.slo.sources.training_logs import load_training_logs
+
+    if args.data or args.trace or args.journals or args.prometheus:
+        raise UsageError("--training-log is a source of its own: give it without "
+                         "--data, --trace, --journals or --prometheus")
+    return load_training_logs(args.training_log, args.gpus)

@@ -329,3 +329,26 @@ def test_parser_raises_no_untyped_exception(lines: list[str]) -> None:
         return
     json.dumps(result.document, allow_nan=False)
     compute_goodput(result.events)
+
+
+# -- gpuslo report --training-log ------------------------------------------------------------
+def test_report_from_a_training_log_gives_the_hand_values(tmp_path: Path) -> None:
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    (logs / "demo.log").write_bytes(HAND_LOG.read_bytes())
+    (logs / "noise.log").write_text("nothing a profile knows\n")
+    for source in (str(HAND_LOG), str(logs)):
+        out = tmp_path / ("out-" + Path(source).name)
+        done = subprocess.run([sys.executable, "-m", "gpuslo", "report", "--training-log", source,
+                               "--gpus", "2", "--out", str(out), "--format", "json"],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        report = json.loads((out / "report.json").read_text())
+        (job,) = report["jobs"]
+        for category in names.JOB_CATEGORIES:
+            assert job[category] == HAND_GPU_S.get(category, 0.0), category
+        assert report["goodput_ratio"] == pytest.approx(40 / 290, abs=1e-6)
+    missing = subprocess.run([sys.executable, "-m", "gpuslo", "report", "--training-log",
+                              str(HAND_LOG), "--out", str(tmp_path / "x")],
+                             capture_output=True, text=True, timeout=300)
+    assert missing.returncode == 2 and "--gpus" in missing.stderr

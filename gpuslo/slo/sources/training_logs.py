@@ -1,0 +1,63 @@
+"""Training logs (`gpuslo.goodput.logs`) as `job_events` and `allocations` frames.
+
+Each log becomes the journal events it amounts to (the same schema the Recorder writes), then
+the journal source's own pure functions turn them into frames, so `gpuslo report --training-log`
+computes goodput with the one calculator, exactly as for `--journals`. One log is one job (its
+file name) on one node (`log`); `gpus` is the GPUs it used.
+
+`load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them
+(`*.log`, `*.txt`, `*.out` under it). Raises InputError when a path cannot be read or holds no
+log, UsageError for gpus below 1. Logs that tell nothing (binary, no progress line) are listed in
+`cannot_fill["training_logs"]`, never given a made-up goodput.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from gpuslo.errors import InputError, UsageError
+from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.journals import _COLUMNS, allocations_from_events, events_from_journal
+
+LOG_SUFFIXES = (".log", ".txt", ".out")
+
+
+def log_files(paths: list[str]) -> list[Path]:
+    """The log files `paths` name: files as given, directories searched for LOG_SUFFIXES."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            logs = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
+            if not logs:
+                raise InputError(str(path), f"no training logs ({', '.join(LOG_SUFFIXES)}) found")
+            found += logs
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(str(path), "no such log file or directory")
+    return found
+
+
+def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = None) -> Frames:
+    """Frames (job_events, allocations) from training logs; see the module docstring."""
+    if gpus is None or gpus < 1:
+        raise UsageError("--training-log needs --gpus N (the GPUs the job used, 1 or more)")
+    profiles = load_profiles(profiles_path)
+    rows, unread = [], []
+    for path in log_files(paths):
+        result = analyse_log(path, profiles, gpus=gpus)
+        if result.document["status"] != "ok":
+            unread.append(f"{path}: {'; '.join(result.document['not_read'])}")
+            continue
+        rows += events_from_journal(result.events, result.events[0]["job"], "log")
+    job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)),
+                            ", ".join(paths))
+    cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
+    if unread:
+        cannot_fill["training_logs"] = "; ".join(unread[:20])
+    return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
+                  cannot_fill=cannot_fill, source=f"training logs {', '.join(paths)}")
