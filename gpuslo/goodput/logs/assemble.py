@@ -213,14 +213,13 @@ def _group(parsed: ParsedLog, checkpoint_step: tuple[re.Pattern[str], ...]) -> t
                 if target is not None and target.seconds is None:
                     target.seconds = seconds
                 continue
-            if rule.phase == "start" or save is None or save.ended and rule.phase != "duration":
-                if rule.phase != "start" and last_save is not None and save is None and (
-                        last_save.ended is False):
-                    save = last_save
-                else:
-                    save = Save(o.line, step, prev_ts=o.prev_ts)
-                    items.append(save)
-                    last_save = save
+            if (rule.phase != "start" and save is None and last_save is not None
+                    and not last_save.ended):
+                save = last_save  # the end of a save that progress lines came between
+            elif rule.phase == "start" or save is None or save.ended:
+                save = Save(o.line, step, prev_ts=o.prev_ts)
+                items.append(save)
+                last_save = save
             if rule.phase == "start":
                 save.start_ts = o.ts
             elif rule.phase == "part" and o.ts is not None:
@@ -324,10 +323,8 @@ def _step_times(records: list[Record], restarts_before: set[int]) -> None:
                 rec.dur = (est - 1) * prev.step_s + rec.step_s
             else:
                 rec.dur = est * rec.step_s
-        first_of_run = prev is None
-        started_here = i in restarts_before or i == 0 and bool(restarts_before & {-1})
-        rec.warm = bool(rec.obs.rule.warmup_first and first_of_run
-                        and (started_here or rec.printed <= max(1, est)))
+        rec.warm = bool(rec.obs.rule.warmup_first and prev is None
+                        and (i in restarts_before or rec.printed <= max(1, est)))
 
 
 # -- pass 2: time ------------------------------------------------------------------------------
@@ -502,8 +499,7 @@ def assemble(
 
 
 def _restart_positions(items: list[Any]) -> set[int]:
-    """Indexes (into the records) of the first record after a (re)start marker; -1 when the log
-    begins with one before any record."""
+    """Indexes (into the records) of the first record after a (re)start marker."""
     out: set[int] = set()
     index = 0
     armed = False
@@ -645,8 +641,6 @@ def _walk(items: list[Any], j: _Journal, notes: list[str], hang_min_s: float) ->
                                       "cause": "no_progress", "line": item.obs.line})
                     else:
                         entry["seconds"] = round(pause, 3)
-        if open_intr is not None and j.state == "running" and isinstance(item, Interruption):
-            j.state = "running"  # stays open until a restart, more progress, or the log ends
     if open_intr is not None and j.state == "running":
         _end_interrupted(j, open_intr)
     if retracted:
