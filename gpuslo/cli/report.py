@@ -24,6 +24,7 @@ from gpuslo.files import write_all_atomic
 from gpuslo.slo.report import inputs
 from gpuslo.slo.report.build import build_report
 from gpuslo.slo.report.markdown import headline
+from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import load_spec
 
 
@@ -89,8 +90,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _training_log_frames(args: argparse.Namespace):
     """`--training-log LOG|DIR --gpus N`: the logs as the journal frames the report reads."""
-    from gpuslo.slo.sources.training_logs import load_training_logs
-
     if args.data or args.trace or args.journals or args.prometheus:
         raise UsageError("--training-log is a source of its own: give it without "
                          "--data, --trace, --journals or --prometheus")

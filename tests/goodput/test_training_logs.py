@@ -19,6 +19,7 @@ from gpuslo.errors import ConfigError, GpusloError, InputError, UsageError
 from gpuslo.goodput import Recorder, compute_goodput, parse_journal
 from gpuslo.goodput.journal import JournalReader
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.assemble import assemble
 from gpuslo.goodput.logs.parse import parse_lines
 from gpuslo.goodput.logs.profiles import build_profiles, check_linear
 from gpuslo.goodput.logs.slowdown import Interval, detect_slowdowns
@@ -320,8 +321,6 @@ _FRAGMENTS = ["iteration", "  12/ 100 |", "elapsed time per iteration (ms): 3.5 
 @given(st.lists(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=12)),
                          max_size=8).map("".join), max_size=30))
 def test_parser_raises_no_untyped_exception(lines: list[str]) -> None:
-    from gpuslo.goodput.logs.assemble import assemble
-
     try:
         parsed = parse_lines(lines, PROFILES)
         result = assemble(parsed, job="prop", gpus=2, checkpoint_step=PROFILES.checkpoint_step)
