@@ -23,6 +23,11 @@ from pathlib import Path
 import pytest
 from conftest import free_port
 
+# Kernel-log fixtures: a GPU that fell off the bus, and a clean boot.
+XID79 = ("[  100.000000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
+         "GPU has fallen off the bus.\n")  # fmt: skip
+HEALTHY = ("[    0.000000] Linux version 6.1.0-18-amd64\n"
+           "[    5.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n")  # fmt: skip
 BINARIES = ("munged", "slurmctld", "slurmd", "scontrol", "sbatch")
 READY_S = 30.0
 

@@ -23,8 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from gpuslo.errors import GpusloError
-from gpuslo.exporter.checks.base import DependencyMissing
+from gpuslo.errors import DependencyMissing, GpusloError
 from gpuslo.exporter.evidence.slurm import SlurmUnavailable, read_node, run_command
 from gpuslo.exporter.slurm_config import (
     DEFAULT_DEADLINE_S,

@@ -10,16 +10,12 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from slurm_cluster import wait_for
+from slurm_cluster import HEALTHY, XID79, wait_for
 
 from gpuslo.cli import main
 
 pytestmark = pytest.mark.slurm
 
-XID79 = ("[  100.000000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
-         "GPU has fallen off the bus.\n")  # fmt: skip
-HEALTHY = ("[    0.000000] Linux version 6.1.0-18-amd64\n"
-           "[    5.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n")  # fmt: skip
 OWN_REASON = "gpuslo: xid fallen_off_bus pci:00000000:91:00.0"
 
 
