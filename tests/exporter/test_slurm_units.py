@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import subprocess
+from pathlib import Path
 
 import pytest
 from conftest import REPO
 
+from gpuslo.cli import main
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.hpc_jobs import read_hpc_job_mapping
 from gpuslo.exporter.evidence.slurm import (
@@ -144,3 +146,13 @@ def test_jobcomp_states_become_interruptions_by_layer():
         ("completed", ""), ("failed", "node"), ("failed", "platform"), ("failed", "platform"),
         ("failed", "training"), ("cancelled", ""),
     ]  # fmt: skip
+
+
+@pytest.mark.skipif(Path("/proc/driver/nvidia").exists(), reason="this machine has an NVIDIA driver")
+def test_without_gpus_the_slurm_format_answers_one_line_and_non_zero(tmp_path, capsys, monkeypatch):
+    """This machine as it is (no NVIDIA driver): every default check, one reason line, exit 1."""
+    monkeypatch.delenv("GPUSLO_NVML_PATH", raising=False)
+    code = main(["check", "--format", "slurm", "--state-dir", str(tmp_path)])
+    out = capsys.readouterr().out
+    assert code == 1 and out.count("\n") == 1
+    assert out.startswith("gpuslo: ") and " dependency_missing " in out
