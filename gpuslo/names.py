@@ -265,9 +265,9 @@ METRICS: Final = {
     "gpuslo_slurm_node_state": (
         "gauge",
         ("state", "reason_layer", "reason"),
-        "This node's Slurm state (one series at 1): state up, drained, down, maintenance or unknown; "
-        "reason a names.REASONS word (gpuslo's own drain reason, else slurm_drain, slurm_down, "
-        "slurm_maintenance) and its layer",
+        "This node's Slurm state (one series at 1): state up, drained, down, maintenance or "
+        "unknown; reason a names.REASONS word (gpuslo's own drain reason, else slurm_drain, "
+        "slurm_down, slurm_maintenance) and its layer",
     ),
     "gpuslo_gpu_allocation": (
         "gauge",

@@ -26,8 +26,10 @@ from conftest import free_port
 # Kernel-log fixtures: a GPU that fell off the bus, and a clean boot.
 XID79 = ("[  100.000000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
          "GPU has fallen off the bus.\n")  # fmt: skip
-HEALTHY = ("[    0.000000] Linux version 6.1.0-18-amd64\n"
-           "[    5.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n")  # fmt: skip
+HEALTHY = (
+    "[    0.000000] Linux version 6.1.0-18-amd64\n"
+    "[    5.100000] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  550.54.15\n"
+)
 BINARIES = ("munged", "slurmctld", "slurmd", "scontrol", "sbatch")
 READY_S = 30.0
 
@@ -103,7 +105,7 @@ def slurm() -> Iterator[SlurmCluster]:
     missing = [name for name in BINARIES if _which(name) is None]
     if missing:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"{', '.join(missing)} not installed; .ci/run installs slurmctld slurmd munge")
+            pytest.fail(f"{', '.join(missing)} missing; .ci/run installs slurmctld slurmd munge")
         pytest.skip(f"{', '.join(missing)} not installed (apt-get install slurmctld slurmd munge)")
     root = Path(tempfile.mkdtemp(prefix="gpuslo-slurm-", dir="/tmp"))  # short: socket paths
     for sub in ("state", "spool", "munge", "work"):

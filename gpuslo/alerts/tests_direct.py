@@ -101,7 +101,8 @@ def gpu_cases() -> list[dict]:
 
 
 def node_and_job_cases(spec: SloSpec) -> list[dict]:
-    """Unhealthy node still schedulable (and cordoned or Slurm-drained: silent), a stalled job (and a running one),
+    """Unhealthy node still schedulable (and cordoned or Slurm-drained: silent), a stalled job
+    (and a running one),
     network devices below expected (and as expected; and missing outright)."""
     rules = _rules(spec)
     node = [

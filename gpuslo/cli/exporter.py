@@ -29,7 +29,7 @@ from gpuslo.exporter.server import (
     serve,
     start_watcher,
 )
-from gpuslo.exporter.slurm_state import PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 

@@ -3,7 +3,7 @@
 Prints one line and exits 0 when the node is healthy (`gpuslo: ok`), else 1 with
 `gpuslo: <check> <reason> <gpu/device>`. With `--drain` it also drains the node with that line
 as the Slurm reason, and resumes it when healthy again only when the reason on it is gpuslo's
-own (`gpuslo.exporter.slurm_drain.decide`). Fails closed: the whole cycle runs under gpuslo's own
+own (`gpuslo.exporter.slurm.drain.decide`). Fails closed: the whole cycle runs under gpuslo's own
 deadline (`--deadline`, default 30 s, well under slurmd's 60 s kill), and overrunning it answers
 `gpuslo: gpuslo check_timeout node`; a library error answers `gpuslo: gpuslo <reason> node`
 (dependency_missing, tool_error) — and drains with it. Options come from flags, then from the
@@ -25,14 +25,14 @@ from typing import Any
 
 from gpuslo.errors import DependencyMissing, GpusloError
 from gpuslo.exporter.evidence.slurm import SlurmUnavailable, read_node, run_command
-from gpuslo.exporter.slurm_config import (
+from gpuslo.exporter.slurm.config import (
     DEFAULT_DEADLINE_S,
     DEFAULT_SCONTROL_TIMEOUT_S,
     ENV_VAR,
     SlurmConfig,
     load_slurm_config,
 )
-from gpuslo.exporter.slurm_drain import EXIT_PROBLEM, NOTHING, answer, apply, decide, reason_line
+from gpuslo.exporter.slurm.drain import EXIT_PROBLEM, NOTHING, answer, apply, decide, reason_line
 from gpuslo.exporter.snapshot import NodeSnapshot
 
 
@@ -45,7 +45,7 @@ def add_slurm_arguments(parser: argparse.ArgumentParser) -> None:
     add("--deadline", type=float, metavar="SECONDS",
         help=f"slurm format: deadline of the whole run (default {DEFAULT_DEADLINE_S:g})")
     add("--slurm-config", metavar="FILE",
-        help=f"slurm format: options file (default ${ENV_VAR}; see gpuslo/exporter/slurm_config.py)")
+        help=f"slurm format: options file (default ${ENV_VAR}; gpuslo/exporter/slurm/config.py)")
 
 
 def merge_config(args: argparse.Namespace, config: SlurmConfig) -> argparse.Namespace:

@@ -32,7 +32,7 @@ from gpuslo.errors import UsageError
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.journals import JournalTailer
-from gpuslo.exporter.slurm_state import PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 

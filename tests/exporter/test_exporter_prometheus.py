@@ -24,7 +24,7 @@ from prometheus_client import start_http_server
 from gpuslo import names
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import Exporter
-from gpuslo.exporter.slurm_state import PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus

@@ -22,9 +22,9 @@ from gpuslo.exporter.evidence.slurm import (
     read_node,
     split_state,
 )
-from gpuslo.exporter.slurm_config import parse_slurm_config
-from gpuslo.exporter.slurm_drain import DRAIN, NOTHING, RESUME, decide, own_reason_word, reason_line
-from gpuslo.exporter.slurm_state import allocation_samples, node_state_labels
+from gpuslo.exporter.slurm.config import parse_slurm_config
+from gpuslo.exporter.slurm.drain import DRAIN, NOTHING, RESUME, decide, own_reason_word, reason_line
+from gpuslo.exporter.slurm.state import allocation_samples, node_state_labels
 from gpuslo.slo.sources.slurm import parse_jobcomp
 
 # `scontrol show node vm` of Debian 12's Slurm 22.05.8, drained by gpuslo
@@ -52,7 +52,8 @@ def test_json_of_new_and_old_data_parsers():
     new = {"nodes": [{"name": "vm", "state": ["IDLE", "DRAIN"], "reason": OWN,
                       "reason_set_by_user": "root"}]}  # fmt: skip
     old = {"nodes": [{"name": "vm", "state": "down", "state_flags": ["NOT_RESPONDING"]}]}
-    assert parse_node_json(json.dumps(new), "vm") == SlurmNode("vm", "IDLE", ("DRAIN",), OWN, "root")
+    drained = SlurmNode("vm", "IDLE", ("DRAIN",), OWN, "root")
+    assert parse_node_json(json.dumps(new), "vm") == drained
     assert parse_node_json(json.dumps(old), "vm").down
     assert split_state("DOWN*") == ("DOWN", ("NOT_RESPONDING",))
 
@@ -148,7 +149,7 @@ def test_jobcomp_states_become_interruptions_by_layer():
     ]  # fmt: skip
 
 
-@pytest.mark.skipif(Path("/proc/driver/nvidia").exists(), reason="this machine has an NVIDIA driver")
+@pytest.mark.skipif(Path("/proc/driver/nvidia").exists(), reason="this machine has a GPU driver")
 def test_without_gpus_the_slurm_format_answers_one_line_and_non_zero(tmp_path, capsys, monkeypatch):
     """This machine as it is (no NVIDIA driver): every default check, one reason line, exit 1."""
     monkeypatch.delenv("GPUSLO_NVML_PATH", raising=False)

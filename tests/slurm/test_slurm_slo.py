@@ -19,9 +19,11 @@ from slurm_cluster import HEALTHY, XID79, wait_for
 
 from gpuslo.cli import main
 from gpuslo.exporter.collector import build_families
-from gpuslo.exporter.slurm_state import PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
+from gpuslo.slo.attribution import find_interruptions
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.prometheus import samples_to_intervals
 from gpuslo.slo.sources.slurm import load_jobcomp, node_state_frames
 from gpuslo.slo_spec import SloSpec
 
@@ -77,7 +79,9 @@ def test_drained_time_is_lost_to_the_node_layer_with_gpuslos_reason(cluster, tmp
                                       "drained", "up"]  # fmt: skip
     assert set(samples.loc[1:3, "reason"]) == {"fallen_off_bus"}
     assert set(samples.loc[5:6, "reason"]) == {"slurm_drain"}
-    verdicts, schedulability = node_state_frames(samples[samples["state"] != "up"], 60)
+    keys = ["node", "state", "reason_layer", "reason"]
+    not_up = samples[samples["state"] != "up"]
+    verdicts, schedulability = node_state_frames(samples_to_intervals(not_up, keys, 60))
     end = T0 + pd.Timedelta(minutes=8)
     healthy = {"node": cluster.node, "uuid": "GPU-0", "start": T0, "end": end, "verdict": "healthy"}
     frames = Frames(
@@ -115,8 +119,6 @@ def test_job_completion_log_gives_interruptions_by_layer(cluster, tmp_path):
     assert (ends.loc[done, "status"], ends.loc[done, "layer"]) == ("completed", "")
     assert (ends.loc[failing, "status"], ends.loc[failing, "layer"]) == ("failed", "node")
     window = (events["time"].min(), events["time"].max() + pd.Timedelta(seconds=1))
-    from gpuslo.slo.attribution import find_interruptions
-
     found = find_interruptions(events, *window)
     assert list(found["job"]) == [failing] and list(found["declared_layer"]) == ["node"]
 

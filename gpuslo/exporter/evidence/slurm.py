@@ -90,7 +90,8 @@ def run_command(argv: Sequence[str], timeout_s: float) -> Completed:
     except PermissionError as error:
         raise SlurmUnavailable("dependency_missing", f"{argv[0]}: {error}") from None
     except subprocess.TimeoutExpired:
-        raise SlurmUnavailable("check_timeout", f"{argv[0]}: no answer in {timeout_s:g} s") from None
+        message = f"{argv[0]}: no answer in {timeout_s:g} s"
+        raise SlurmUnavailable("check_timeout", message) from None
     return Completed(done.returncode, done.stdout, done.stderr)
 
 

@@ -39,6 +39,7 @@ from tqdm import tqdm
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.slurm import node_state_frames
 
 CHUNK_STEPS = 10_000
 TIMEOUT_S = 60.0
@@ -257,13 +258,13 @@ def _non_healthy(client: PromClient, start, end, step_s: int, progress) -> pd.Da
 
 def _slurm(client: PromClient, start, end, step_s: int, progress, node_of: dict[str, str]):
     """Slurm node states (gpuslo_slurm_node_state, not up) as (verdicts, schedulability)."""
-    from gpuslo.slo.sources.slurm import node_state_frames
-
     raw = client.range('gpuslo_slurm_node_state{state!="up"} == 1', start, end, step_s, progress)
     labels = ("instance", "state", "reason_layer", "reason")
     samples = pd.DataFrame({k: _label(raw, k) for k in labels})
     samples["node"] = samples["instance"].map(lambda i: node_of.get(i, i))
-    return node_state_frames(samples.assign(time=raw["time"]), step_s)
+    samples = samples.assign(time=raw["time"])
+    keys = ["node", "state", "reason_layer", "reason"]
+    return node_state_frames(samples_to_intervals(samples, keys, step_s))
 
 
 def load_prometheus(

@@ -1,8 +1,8 @@
 """Slurm as an SLO source: node-state samples → schedulability and verdict intervals, and
 slurmctld's job-completion log (`JobCompType=jobcomp/filetxt`, no slurmdbd) → job events.
 
-`node_state_frames(samples, step_s)`: samples of `gpuslo_slurm_node_state == 1` (a tidy frame:
-node, time, state, reason_layer, reason; each sample stands for [t, t + step)) become
+`node_state_frames(intervals)`: intervals of `gpuslo_slurm_node_state == 1` (node, state,
+reason_layer, reason, start, end; the Prometheus source merges samples into them) become
 - a node-wide `verdicts` interval (uuid "") for gpuslo's own drains: `unhealthy` with the reason
   and its layer (node for `xid_fatal`...), or `unknown` for an observability reason — the node
   was drained because gpuslo found it so, and accounting ranks that above healthy;
@@ -27,7 +27,6 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError
 from gpuslo.slo.frames import make_frame
-from gpuslo.slo.sources.prometheus import samples_to_intervals
 
 STATE_SCHEDULABILITY = {"drained": "drained", "down": "drained", "maintenance": "maintenance"}
 JOB_STATE_LAYER = {
@@ -45,28 +44,38 @@ _FIELD = re.compile(r"(?:^|\s)([A-Za-z]+)=(\S*)")
 _COLUMNS = ["node", "time", "state", "reason_layer", "reason"]
 
 
-def node_state_frames(samples: pd.DataFrame, step_s: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(verdicts, schedulability) frames from state samples (see the module docstring). Pure;
-    raises ParseError (via make_frame) for a reason outside names.REASONS."""
-    s = samples.reindex(columns=_COLUMNS).fillna("")
-    s = s[s["state"].isin(list(STATE_SCHEDULABILITY))]
-    keys = ["node", "state", "reason_layer", "reason"]
-    iv = samples_to_intervals(s.assign(time=samples.loc[s.index, "time"]), keys, step_s)
-    theirs = iv["reason_layer"].isin(["", names.LAYER_PLATFORM])
+def node_state_frames(intervals: pd.DataFrame) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(verdicts, schedulability) frames from state intervals (columns node, state,
+    reason_layer, reason, start, end; `prometheus.samples_to_intervals` merges samples into them)
+    as the module docstring says. Pure; raises ParseError (via make_frame) for a reason outside
+    names.REASONS."""
+    iv = intervals.reindex(columns=[*_COLUMNS, "start", "end"])
+    iv = iv[iv["state"].isin(list(STATE_SCHEDULABILITY))]
+    theirs = iv["reason_layer"].fillna("").isin(["", names.LAYER_PLATFORM])
     own = iv[~theirs]
     verdict = own["reason_layer"].map(
-        lambda layer: names.VERDICT_UNKNOWN if layer == names.LAYER_OBSERVABILITY
-        else names.VERDICT_UNHEALTHY)  # fmt: skip
-    verdicts = pd.DataFrame({"node": own["node"], "uuid": "", "start": own["start"],
-                             "end": own["end"], "verdict": verdict, "reason": own["reason"],
-                             "layer": own["reason_layer"], "action": ""})  # fmt: skip
+        lambda layer: names.VERDICT_UNKNOWN
+        if layer == names.LAYER_OBSERVABILITY
+        else names.VERDICT_UNHEALTHY
+    )
+    verdicts = pd.DataFrame(
+        {
+            "node": own["node"], "uuid": "", "start": own["start"], "end": own["end"],
+            "verdict": verdict, "reason": own["reason"], "layer": own["reason_layer"],
+            "action": "",
+        }
+    )  # fmt: skip
     platform = iv[theirs]
-    sched = pd.DataFrame({"node": platform["node"], "start": platform["start"],
-                          "end": platform["end"],
-                          "state": platform["state"].map(STATE_SCHEDULABILITY),
-                          "reason": platform["reason"]})  # fmt: skip
-    return (make_frame("verdicts", verdicts, "gpuslo_slurm_node_state"),
-            make_frame("schedulability", sched, "gpuslo_slurm_node_state"))
+    sched = pd.DataFrame(
+        {
+            "node": platform["node"], "start": platform["start"], "end": platform["end"],
+            "state": platform["state"].map(STATE_SCHEDULABILITY), "reason": platform["reason"],
+        }
+    )  # fmt: skip
+    return (
+        make_frame("verdicts", verdicts, "gpuslo_slurm_node_state"),
+        make_frame("schedulability", sched, "gpuslo_slurm_node_state"),
+    )
 
 
 def _record(line: str, number: int, source: str) -> list[dict]:

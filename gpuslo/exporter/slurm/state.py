@@ -8,12 +8,12 @@ Prometheus keeps the history and the SLO engine reads it as schedulability
 
 | Slurm | state | reason_layer | reason |
 |---|---|---|---|
-| drained/down with a `gpuslo: <check> <reason> ...` reason | drained/down | the reason's layer | that reason |
+| drained/down, reason `gpuslo: <check> <reason> ...` | drained/down | its layer | <reason> |
 | drained, someone else's reason | drained | platform | slurm_drain |
 | DOWN, someone else's reason or none | down | platform | slurm_down |
 | MAINT (maintenance reservation) | maintenance | platform | slurm_maintenance |
 | IDLE/ALLOCATED/MIXED/... | up | "" | "" |
-| scontrol failed | unknown | observability | check_timeout/dependency_missing/tool_error/parse_error |
+| scontrol failed | unknown | observability | check_timeout, dependency_missing, ... |
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from gpuslo.exporter.evidence.slurm import (
     read_node,
     run_command,
 )
-from gpuslo.exporter.slurm_drain import own_reason_word
+from gpuslo.exporter.slurm.drain import own_reason_word
 
 Sample = tuple[str, tuple[str, ...], float]  # (metric name, label values in METRICS order, value)
 SAMPLE_TIMEOUT_S = 5.0
