@@ -105,6 +105,9 @@ REASON_LAYER: Final = {
     "drained": LAYER_PLATFORM,
     "maintenance": LAYER_PLATFORM,
     "validation": LAYER_PLATFORM,
+    "slurm_drain": LAYER_PLATFORM,  # drained in Slurm by someone other than gpuslo
+    "slurm_down": LAYER_PLATFORM,  # DOWN in Slurm without a gpuslo reason
+    "slurm_maintenance": LAYER_PLATFORM,  # in a Slurm maintenance reservation
     # training loop
     "job_failure": LAYER_TRAINING,
     # observability: the checks themselves could not tell
@@ -259,8 +262,25 @@ METRICS: Final = {
         "When the last step was seen (Unix seconds)",
     ),
     "gpuslo_job_interruptions_total": ("counter", ("job", "layer"), "Job interruptions by layer"),
+    "gpuslo_slurm_node_state": (
+        "gauge",
+        ("state", "reason_layer", "reason"),
+        "This node's Slurm state (one series at 1): state up, drained, down, maintenance or "
+        "unknown; reason a names.REASONS word (gpuslo's own drain reason, else slurm_drain, "
+        "slurm_down, slurm_maintenance) and its layer",
+    ),
+    "gpuslo_gpu_allocation": (
+        "gauge",
+        ("gpu", "uuid", "namespace", "pod", "container", "hpc_job"),
+        "1 per GPU in use by a workload (HPC job-mapping dir: hpc_job; kubelet: pod labels); "
+        "join on it, never copy its labels onto other series",
+    ),
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
+
+# Slurm node states as gpuslo exports them (gpuslo_slurm_node_state's `state`).
+SLURM_STATE_UP: Final = "up"
+SLURM_STATES: Final = (SLURM_STATE_UP, "drained", "down", "maintenance", "unknown")
 
 # --- SLOs and burn-rate alerting (SRE Workbook, "Alerting on SLOs") ----------------------------
 SLO_USABLE_GPU: Final = "usable_gpu"

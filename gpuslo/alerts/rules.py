@@ -182,13 +182,17 @@ def node_and_job_alerts(spec: SloSpec) -> list[dict]:
             # The exporter's `instance` maps to the Kubernetes node name through
             # gpuslo_node_info{node}; kube-state-metrics labels kube_node_spec_unschedulable with
             # the same `node`, so the join is `on (node)` (its own instance/job are ignored).
+            # On Slurm the exporter's own gpuslo_slurm_node_state{state="up"} says the same.
             "max by (node) (gpuslo_node_info * on (instance) group_left ()"
             " (gpuslo_node_usable == bool 0)) == 1"
-            "\nand on (node)\nkube_node_spec_unschedulable == 0",
+            "\nand on (node)\n(\n  kube_node_spec_unschedulable == 0\n  or on (node)\n"
+            "  max by (node) (gpuslo_node_info * on (instance) group_left ()"
+            ' (gpuslo_slurm_node_state{state="up"} == 1))\n)',
             "page",
             "Node {{ $labels.node }} is not usable but the scheduler still offers it work.",
-            "Cordon the node (kubectl cordon {{ $labels.node }}) and see GpusloGpuUnhealthy for "
-            "the reason; jobs placed here will crawl or fail.",
+            "Cordon the node (kubectl cordon {{ $labels.node }}; on Slurm, scontrol update "
+            "nodename={{ $labels.node }} state=drain, or run gpuslo check --format slurm --drain) "
+            "and see GpusloGpuUnhealthy for the reason; jobs placed here will crawl or fail.",
         ),
         _alert(
             "GpusloJobStalled",

@@ -101,7 +101,8 @@ def gpu_cases() -> list[dict]:
 
 
 def node_and_job_cases(spec: SloSpec) -> list[dict]:
-    """Unhealthy node still schedulable (and cordoned: silent), a stalled job (and a running one),
+    """Unhealthy node still schedulable (and cordoned or Slurm-drained: silent), a stalled job
+    (and a running one),
     network devices below expected (and as expected; and missing outright)."""
     rules = _rules(spec)
     node = [
@@ -115,7 +116,17 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
         [*node, series("kube_node_spec_unschedulable", KSM, "1x20")],
         {"node": "n1"},
     )
-    return schedulable + job_cases(spec) + network_cases(spec)
+    slurm = _pair(  # Slurm: the exporter's own node state, drained (by gpuslo or anyone) = quiet
+        rules["GpusloNodeUnhealthySchedulable"],
+        "10m",
+        [*node, series("gpuslo_slurm_node_state", {**NODE, "state": "up", "reason_layer": "",
+                                                   "reason": ""}, "1x20")],
+        [*node, series("gpuslo_slurm_node_state", {**NODE, "state": "drained",
+                                                   "reason_layer": "node",
+                                                   "reason": "xid_fatal"}, "1x20")],
+        {"node": "n1"},
+    )  # fmt: skip
+    return schedulable + slurm + job_cases(spec) + network_cases(spec)
 
 
 def job_cases(spec: SloSpec) -> list[dict]:

@@ -3,7 +3,8 @@
 Exit 0 when the node verdict is healthy, 1 otherwise (unhealthy or unknown: unknown is never
 healthy). `--format npd` follows node-problem-detector's custom-plugin protocol (see
 `gpuslo.exporter.npd`): exit 0 ok, 1 problem, one line of at most 80 bytes, and 1 — not 2 — on
-its own errors. The source flags are `gpuslo.cli.sources`, shared with `gpuslo exporter`.
+its own errors. `--format slurm` is the HealthCheckProgram/Prolog mode (`gpuslo.cli.slurm_check`).
+The source flags are `gpuslo.cli.sources`, shared with `gpuslo exporter`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from typing import Any
 
 from gpuslo import names
+from gpuslo.cli.slurm_check import add_slurm_arguments, run_slurm
 from gpuslo.cli.sources import add_source_arguments, runner_from_args
 from gpuslo.exporter.checks.registry import CHECKS
 from gpuslo.exporter.npd import run_plugin
@@ -23,7 +25,12 @@ from gpuslo.verdict import gpu_verdicts, node_verdict
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo check`."""
-    parser.add_argument("--format", choices=("text", "json", "npd"), default="text")
+    parser.add_argument(
+        "--format",
+        choices=("text", "json", "npd", "slurm"),
+        default="text",
+        help="slurm: one Slurm reason line; see --drain",
+    )
     parser.add_argument(
         "--check",
         action="append",
@@ -32,6 +39,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"run only this check (repeatable): {', '.join(CHECKS)}",
     )
     add_source_arguments(parser)
+    add_slurm_arguments(parser)
 
 
 def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:
@@ -86,6 +94,8 @@ def run(args: argparse.Namespace) -> int:
     """Run the checks once and print; 0 healthy, 1 otherwise (`npd.run_plugin` for npd)."""
     if args.format == "npd":
         return run_plugin(lambda: _cycle(args))
+    if args.format == "slurm":
+        return run_slurm(args, _cycle)
     snapshot = _cycle(args)
     if args.format == "json":
         sys.stdout.write(json.dumps(report(snapshot), sort_keys=True, indent=2) + "\n")

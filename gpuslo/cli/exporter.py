@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import argparse
 import math
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
+from gpuslo.cli.slurm_check import node_name
 from gpuslo.cli.sources import add_source_arguments, runner_from_args
 from gpuslo.errors import InputError, UsageError
 from gpuslo.exporter.journals import JournalTailer
@@ -27,6 +29,7 @@ from gpuslo.exporter.server import (
     serve,
     start_watcher,
 )
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 
@@ -71,6 +74,24 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--once", action="store_true", help="run one cycle, print the exposition to stdout and exit"
     )
+    parser.add_argument(
+        "--slurm",
+        action="store_true",
+        help="export this node's Slurm state and reason (gpuslo_slurm_node_state)",
+    )
+    parser.add_argument(
+        "--scontrol",
+        default="scontrol",
+        metavar="PATH",
+        help="scontrol binary for --slurm (default: on PATH)",
+    )
+    parser.add_argument(
+        "--hpc-job-mapping-dir",
+        type=Path,
+        metavar="DIR",
+        help="dcgm-exporter HPC job-mapping dir (one file per GPU index listing "
+        "job ids), exported as gpuslo_gpu_allocation{hpc_job}",
+    )
     add_source_arguments(parser)
 
 
@@ -100,9 +121,27 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
-    return Exporter(
-        runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat
-    ), runner
+    platform = platform_sampler(args, runner.node)
+    exporter = Exporter(
+        runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat, platform=platform
+    )
+    if platform is not None:
+        platform.uuids = lambda: {g.index: g.uuid for g in getattr(exporter.snapshot, "gpus", ())}
+    return exporter, runner
+
+
+def platform_sampler(args: argparse.Namespace, node: str) -> PlatformSampler | None:
+    """The PlatformSampler for --slurm / --hpc-job-mapping-dir, or None when neither is asked.
+    The Slurm NodeName is `node` when configured (--node, the config), else $SLURMD_NODENAME,
+    else the short host name."""
+    mapping = getattr(args, "hpc_job_mapping_dir", None)
+    if not getattr(args, "slurm", False) and mapping is None:
+        return None
+    slurm_node = None
+    if args.slurm:
+        configured = node if node != socket.gethostname() else None
+        slurm_node = configured or node_name(argparse.Namespace(node=None))
+    return PlatformSampler(slurm_node, mapping, args.scontrol)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         if args.once:
             exporter.run_checks()
             exporter.poll_journals()
+            exporter.sample_platform()
             sys.stdout.buffer.write(exporter.exposition())
             sys.stdout.flush()
             return 0

@@ -156,9 +156,33 @@ def _device_panels(spec: SloSpec) -> list[Spec]:
     ]
 
 
+def _scheduler_panels(spec: SloSpec) -> list[Spec]:
+    """What the scheduler says: the Slurm node state and reason, the jobs on each GPU."""
+    return [
+        Spec(
+            "table",
+            "Slurm node state",
+            "The node's Slurm state (up, drained, down, maintenance, unknown) with the reason "
+            "and its layer: gpuslo's own drains carry the check's reason; others are platform.",
+            "none",
+            (Query(f"gpuslo_slurm_node_state{{{SEL}}} == 1", instant=True),),
+            12,
+        ),
+        Spec(
+            "table",
+            "GPU allocations",
+            "Which job holds each GPU (Slurm: the HPC job-mapping directory; Kubernetes: pods).",
+            "none",
+            (Query(f"gpuslo_gpu_allocation{{{SEL}}} == 1", instant=True),),
+            12,
+        ),
+    ]
+
+
 def node_drilldown(spec: SloSpec) -> dict:
-    """One node's verdict, GPUs, problems, Xid/SXid events and network devices."""
-    specs = _node_panels(spec) + _gpu_panels(spec) + _device_panels(spec)
+    """One node's verdict, GPUs, problems, Xid/SXid events, network devices and scheduler."""
+    specs = (_node_panels(spec) + _gpu_panels(spec) + _device_panels(spec)
+             + _scheduler_panels(spec))  # fmt: skip
     return dashboard(
         "gpuslo-node-drilldown",
         "gpuslo / Node and GPU drill-down",

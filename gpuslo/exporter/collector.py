@@ -185,14 +185,21 @@ def add_jobs(fam: Families, jobs: Jobs) -> None:
 
 
 def build_families(
-    snapshot: NodeSnapshot | None, jobs: Jobs, now: float, version: str = __version__
+    snapshot: NodeSnapshot | None,
+    jobs: Jobs,
+    now: float,
+    version: str = __version__,
+    extra: Iterable[tuple[str, Iterable[str], float]] = (),
 ) -> list[Metric]:
-    """Every family of names.METRICS (sorted by name) for one scrape. Pure."""
+    """Every family of names.METRICS (sorted by name) for one scrape, plus `extra` samples
+    (metric, label values, value) from other samplers (Slurm state, HPC job mapping). Pure."""
     fam = Families()
     fam.add("gpuslo_build_info", [version], 1)
     add_node(fam, snapshot, now)
     add_events(fam, snapshot)
     add_jobs(fam, jobs)
+    for name, labels, value in extra:
+        fam.add(name, labels, value)
     return list(fam.by_name.values())
 
 
@@ -203,6 +210,7 @@ class GpusloCollector:
         snapshot: returns the latest NodeSnapshot (None before the first cycle).
         jobs: returns the bounded job list [(job id, JobGoodput)].
         clock: returns Unix seconds (staleness is judged at scrape time).
+        extra: returns extra samples (metric, label values, value), e.g. PlatformSampler.samples.
     """
 
     def __init__(
@@ -211,12 +219,16 @@ class GpusloCollector:
         jobs: Callable[[], Jobs],
         clock: Callable[[], float],
         version: str = __version__,
+        extra: Callable[[], Iterable[Any]] = tuple,
     ) -> None:
         self._snapshot, self._jobs, self._clock, self._version = snapshot, jobs, clock, version
+        self._extra = extra
 
     def collect(self) -> Iterator[Metric]:
         """Build every family now from the latest state."""
-        yield from build_families(self._snapshot(), self._jobs(), self._clock(), self._version)
+        yield from build_families(
+            self._snapshot(), self._jobs(), self._clock(), self._version, self._extra()
+        )
 
     def describe(self) -> list[Any]:
         """Nothing: registering must not call `collect` (and so read state) at import."""

@@ -32,6 +32,7 @@ from gpuslo.errors import UsageError
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 
@@ -75,15 +76,20 @@ class Exporter:
         clock: Callable[[], float] = time.time,
         max_jobs: int = DEFAULT_MAX_JOBS,
         heartbeat: Path | None = None,
+        platform: PlatformSampler | None = None,
     ) -> None:
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
+        self._platform = platform
         self._heartbeat = heartbeat
         self._max_jobs = max_jobs
         self.snapshot: NodeSnapshot | None = None
         self.jobs: Jobs = []
         self.wake = threading.Event()  # set to run due checks now instead of after poll_s
         self.registry = CollectorRegistry(auto_describe=False)
-        self.registry.register(GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock))
+        extra = platform.samples if platform is not None else tuple
+        self.registry.register(
+            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=extra)
+        )
 
     def run_checks(self) -> None:
         """One check cycle; the snapshot is swapped whole, with carried counters."""
@@ -107,11 +113,16 @@ class Exporter:
             self._tailer.poll()
             self.jobs = copy.deepcopy(self._tailer.jobs(self._max_jobs))
 
+    def sample_platform(self) -> None:
+        """Sample Slurm state and the HPC job mapping (PlatformSampler), when configured."""
+        if self._platform is not None:
+            self._platform.sample()
+
     def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
         """Until `stop` is set: run due checks and poll journals every `poll_s`. A failing cycle
         is logged and retried; it never ends the loop (its checks' heartbeats go stale)."""
         while not stop.is_set():
-            for step in (self.run_checks, self.poll_journals):
+            for step in (self.run_checks, self.poll_journals, self.sample_platform):
                 try:
                     step()
                 except Exception:  # noqa: BLE001 - keep serving; staleness makes it visible

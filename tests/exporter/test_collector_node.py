@@ -118,9 +118,18 @@ def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
     rec.close()
 
 
+# What PlatformSampler adds on a Slurm node: drained by gpuslo, one job on GPU 0.
+PLATFORM = [
+    ("gpuslo_slurm_node_state", ("drained", "node", "xid_fatal"), 1.0),
+    ("gpuslo_gpu_allocation", ("0", "GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5", "", "", "", "4242"),
+     1.0),
+]  # fmt: skip
+
+
 def exposition(snapshot: NodeSnapshot | None, jobs: list, now: float = NOW) -> str:
     registry = CollectorRegistry(auto_describe=False)
-    registry.register(GpusloCollector(lambda: snapshot, lambda: jobs, lambda: now, version="0.1.0"))
+    registry.register(GpusloCollector(lambda: snapshot, lambda: jobs, lambda: now, version="0.1.0",
+                                      extra=lambda: PLATFORM))  # fmt: skip
     return generate_latest(registry).decode()
 
 

@@ -18,12 +18,13 @@ from collections.abc import Iterator
 import pytest
 import requests
 from conftest import CORPUS, free_port, require_binary, running_prometheus
-from exporter.test_collector_node import fixture_snapshot, samples, write_job
+from exporter.test_collector_node import PLATFORM, fixture_snapshot, samples, write_job
 from prometheus_client import start_http_server
 
 from gpuslo import names
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import Exporter
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus
@@ -57,7 +58,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     kernel_log.write_bytes(b"".join((CORPUS / "cases" / n).read_bytes() for n in FATAL_AND_BENIGN))
     write_job(journals, "train-llm-7", start=time.time() - 10_000)
     snapshot = fixture_snapshot(now=time.time())
-    exporter = Exporter(lambda: snapshot, JournalTailer(journals), CounterCarry(tmp / "state"))
+    platform = PlatformSampler(None)
+    platform.samples = lambda: PLATFORM  # what a Slurm node with a job on GPU 0 adds
+    exporter = Exporter(lambda: snapshot, JournalTailer(journals), CounterCarry(tmp / "state"),
+                        platform=platform)
     exporter.run_checks()
     exporter.poll_journals()
     server, _ = start_http_server(0, addr="127.0.0.1", registry=exporter.registry)
@@ -109,6 +113,9 @@ def query(api: str, expr: str) -> list[dict]:
 
 def test_prometheus_sees_every_metric_with_its_value(stack: dict) -> None:
     api, expected = stack["api"], samples(stack["exporter"].exposition().decode())
+    # Prometheus stores no empty labels (gpuslo_gpu_allocation's pod labels on a Slurm node)
+    expected = {(name, tuple((k, v) for k, v in labels if v)): value
+                for (name, labels), value in expected.items()}  # fmt: skip
     wait_for(lambda: query(api, 'gpuslo_job_step{job="inproc"}'), 30, "a scrape of the exporter")
     seen: dict = {}
     for name in names.METRICS:

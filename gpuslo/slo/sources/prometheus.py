@@ -10,6 +10,9 @@
   `gpuslo_gpu_usable unless gpuslo_gpu_usable offset <step>` and the reverse, plus the series
   present at `start`. A GPU is provisioned from the first time its `gpuslo_gpu_info` is seen;
   time it reports nothing is `no_data`;
+- Slurm node states, `gpuslo_slurm_node_state{state!="up"} == 1`, as schedulability (other
+  people's drains, maintenance) and node-wide verdicts (gpuslo's own drains), through
+  `gpuslo.slo.sources.slurm.node_state_frames`;
 - non-healthy time only: `gpuslo_gpu_verdict{verdict!="healthy"} == 1` and, for reasons,
   `gpuslo_gpu_problem == 1`. Each returned sample at t stands for [t, t + step); consecutive
   samples of one series merge into an interval. Healthy time is the covered rest.
@@ -36,6 +39,7 @@ from tqdm import tqdm
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.slurm import node_state_frames
 
 CHUNK_STEPS = 10_000
 TIMEOUT_S = 60.0
@@ -252,6 +256,17 @@ def _non_healthy(client: PromClient, start, end, step_s: int, progress) -> pd.Da
     )
 
 
+def _slurm(client: PromClient, start, end, step_s: int, progress, node_of: dict[str, str]):
+    """Slurm node states (gpuslo_slurm_node_state, not up) as (verdicts, schedulability)."""
+    raw = client.range('gpuslo_slurm_node_state{state!="up"} == 1', start, end, step_s, progress)
+    labels = ("instance", "state", "reason_layer", "reason")
+    samples = pd.DataFrame({k: _label(raw, k) for k in labels})
+    samples["node"] = samples["instance"].map(lambda i: node_of.get(i, i))
+    samples = samples.assign(time=raw["time"])
+    keys = ["node", "state", "reason_layer", "reason"]
+    return node_state_frames(samples_to_intervals(samples, keys, step_s))
+
+
 def load_prometheus(
     url: str,
     start: pd.Timestamp,
@@ -278,9 +293,12 @@ def load_prometheus(
         ignore_index=True,
     )
     verdicts["node"] = verdicts["instance"].map(lambda i: node_of.get(i, i))
+    slurm_verdicts, schedulability = _slurm(client, start, end, step_s, progress, node_of)
+    verdicts = pd.concat([verdicts.drop(columns="instance"), slurm_verdicts], ignore_index=True)
     return Frames(
         inventory=make_frame("inventory", inv.drop(columns="instance"), url),
-        verdicts=make_frame("verdicts", verdicts.drop(columns="instance"), url),
+        verdicts=make_frame("verdicts", verdicts, url),
+        schedulability=schedulability,
         cannot_fill={
             "goodput": "the Prometheus source reads GPU verdicts; job goodput comes from --journals"
         },

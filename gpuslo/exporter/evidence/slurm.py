@@ -1,0 +1,186 @@
+"""Slurm evidence: run `scontrol` (with a deadline) and parse what it says about one node.
+
+`read_node(node, scontrol=..., run=run_command, timeout_s=...)` asks
+`scontrol --json show node NAME` (Slurm 23.02+ takes `--json` as a global option) and falls back
+to the plain text of `scontrol show node NAME` when the installed scontrol rejects `--json`
+(Debian 12 ships Slurm 22.05, whose scontrol has no `--json`). `parse_node_json` and
+`parse_node_text` are pure. Every command goes through `run`, injected so tests can replace it,
+and each call has a timeout: `scontrol` blocks for as long as slurmctld does not answer.
+
+Errors are `SlurmUnavailable` with a bounded `reason` from names.REASONS: `dependency_missing`
+(no scontrol binary), `check_timeout` (it did not answer in time), `tool_error` (it failed, or does
+not know the node), `parse_error` (output of an unexpected shape).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from gpuslo.errors import GpusloError
+
+DEFAULT_SCONTROL = "scontrol"
+DEFAULT_TIMEOUT_S = 10.0
+# `Reason=<text> [<user>@<time>]`: Slurm appends who set the reason and when.
+_REASON_SUFFIX = re.compile(r"\s*\[([^\[\]@]*)@([^\[\]]*)\]\s*$")
+_FIELD = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_]*)=(\S*)")
+
+
+@dataclass(frozen=True)
+class Completed:
+    """What one command returned: exit status, stdout and stderr as text."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+
+Run = Callable[[Sequence[str], float], Completed]
+
+
+class SlurmUnavailable(GpusloError):
+    """scontrol could not tell: `reason` is one of dependency_missing, check_timeout, tool_error,
+    parse_error (names.REASONS, layer observability)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+@dataclass(frozen=True)
+class SlurmNode:
+    """One node as slurmctld sees it.
+
+    Attributes:
+        name: the NodeName.
+        state: base state, upper case (IDLE, ALLOCATED, MIXED, DOWN, FUTURE, UNKNOWN, ...).
+        flags: state flags, upper case (DRAIN, MAINT, NOT_RESPONDING, RESERVED, ...).
+        reason: the reason text without Slurm's `[user@time]` suffix; "" when none.
+        reason_user: who set the reason ("" when unknown).
+    """
+
+    name: str
+    state: str
+    flags: tuple[str, ...] = ()
+    reason: str = ""
+    reason_user: str = ""
+
+    @property
+    def drained(self) -> bool:
+        """True when the node takes no new work because of a drain (DRAINING or DRAINED)."""
+        return "DRAIN" in self.flags
+
+    @property
+    def down(self) -> bool:
+        """True when the node is DOWN (or FAIL, which Slurm shows as DOWN+FAIL)."""
+        return self.state == "DOWN" or "FAIL" in self.flags
+
+
+def run_command(argv: Sequence[str], timeout_s: float) -> Completed:
+    """Run `argv` with a deadline (seconds); never a shell. Raises SlurmUnavailable
+    (dependency_missing when the binary is absent, check_timeout past the deadline)."""
+    try:
+        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s,
+                              check=False, stdin=subprocess.DEVNULL)
+    except FileNotFoundError:
+        raise SlurmUnavailable("dependency_missing", f"{argv[0]}: not found") from None
+    except PermissionError as error:
+        raise SlurmUnavailable("dependency_missing", f"{argv[0]}: {error}") from None
+    except subprocess.TimeoutExpired:
+        message = f"{argv[0]}: no answer in {timeout_s:g} s"
+        raise SlurmUnavailable("check_timeout", message) from None
+    return Completed(done.returncode, done.stdout, done.stderr)
+
+
+def split_state(text: str) -> tuple[str, tuple[str, ...]]:
+    """`IDLE+DRAIN`, `DOWN*`, `MIXED+DRAIN+NOT_RESPONDING` → ("IDLE", ("DRAIN",)) etc. A
+    trailing `*` (not responding) becomes the NOT_RESPONDING flag. Pure."""
+    parts = [p for p in text.strip().upper().split("+") if p]
+    if not parts:
+        return "UNKNOWN", ()
+    flags = []
+    base = parts[0]
+    if base.endswith("*"):
+        base = base.rstrip("*")
+        flags.append("NOT_RESPONDING")
+    for part in parts[1:]:
+        flag = part.rstrip("*")
+        if flag not in flags:
+            flags.append(flag)
+    return base or "UNKNOWN", tuple(flags)
+
+
+def split_reason(text: str) -> tuple[str, str]:
+    """`gpuslo: xid xid_fatal gpu0 [root@2026-01-01T00:00:00]` → (reason text, user). Pure."""
+    text = text.strip()
+    match = _REASON_SUFFIX.search(text)
+    if not match:
+        return text, ""
+    return text[: match.start()].strip(), match.group(1).strip()
+
+
+def parse_node_text(text: str, node: str, source: str = "scontrol show node") -> SlurmNode:
+    """Parse the plain text of `scontrol show node NAME` (one or more nodes, multi-line or `-o`
+    one-line form). Raises SlurmUnavailable(parse_error) when `node` is not in it."""
+    for block in re.split(r"\n(?=NodeName=)", text.strip()):
+        fields = dict(_FIELD.findall(block))
+        if fields.get("NodeName") != node:
+            continue
+        if "State" not in fields:
+            raise SlurmUnavailable("parse_error", f"{source}: node {node} has no State")
+        state, flags = split_state(fields["State"])
+        reason, user = "", ""
+        where = re.search(r"(?:^|\s)Reason=(.*)$", block, re.MULTILINE)
+        if where and where.group(1).strip() not in ("", "(null)", "None"):
+            reason, user = split_reason(where.group(1))
+        return SlurmNode(node, state, flags, reason, user)
+    raise SlurmUnavailable("parse_error", f"{source}: no NodeName={node} in the output")
+
+
+def parse_node_json(text: str, node: str, source: str = "scontrol --json show node") -> SlurmNode:
+    """Parse `scontrol --json show node NAME` (data_parser shapes of Slurm 23.02+: `state` a list
+    of words; and the older `state` string plus `state_flags` list). Raises
+    SlurmUnavailable(parse_error) for text that is not such a document or lacks the node."""
+    try:
+        document = json.loads(text)
+        nodes = document["nodes"]
+    except (ValueError, KeyError, TypeError):
+        raise SlurmUnavailable("parse_error", f"{source}: not a nodes document") from None
+    for entry in nodes if isinstance(nodes, list) else []:
+        if not isinstance(entry, dict) or entry.get("name") != node:
+            continue
+        words = entry.get("state")
+        if isinstance(words, str):
+            words = [words, *(entry.get("state_flags") or [])]
+        if not isinstance(words, list) or not words:
+            raise SlurmUnavailable("parse_error", f"{source}: node {node} has no state")
+        state, flags = split_state("+".join(str(w) for w in words))
+        reason = str(entry.get("reason") or "")
+        text_reason, user = split_reason(reason)
+        user = str(entry.get("reason_set_by_user") or user)
+        return SlurmNode(node, state, flags, text_reason, user)
+    raise SlurmUnavailable("parse_error", f"{source}: no node {node} in the output")
+
+
+def read_node(node: str, scontrol: str = DEFAULT_SCONTROL, run: Run = run_command,
+              timeout_s: float = DEFAULT_TIMEOUT_S) -> SlurmNode:
+    """The node's state and reason from slurmctld: JSON when scontrol supports it, else text.
+    Raises SlurmUnavailable (see the module docstring)."""
+    done = run([scontrol, "--json", "show", "node", node], timeout_s)
+    if done.returncode == 0 and done.stdout.lstrip().startswith("{"):
+        return parse_node_json(done.stdout, node)
+    if done.returncode != 0 and "unrecognized option" not in done.stderr + done.stdout:
+        raise SlurmUnavailable("tool_error", failure_text(scontrol, done))
+    done = run([scontrol, "show", "node", node], timeout_s)
+    if done.returncode != 0:
+        raise SlurmUnavailable("tool_error", failure_text(scontrol, done))
+    return parse_node_text(done.stdout, node)
+
+
+def failure_text(scontrol: str, done: Completed) -> str:
+    said = " ".join((done.stderr or done.stdout).split())[:200]
+    return f"{scontrol} exited with code {done.returncode}: {said}"
+

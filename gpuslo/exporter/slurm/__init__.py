@@ -1,0 +1,1 @@
+"""Slurm on the node: the health-check config file, the drain/resume rule, the state samples."""

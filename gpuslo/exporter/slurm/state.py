@@ -1,0 +1,97 @@
+"""The exporter's platform samples: this node's Slurm state and reason, and the GPUs Slurm jobs
+hold (dcgm-exporter's HPC job-mapping directory).
+
+slurmctld keeps no state history without slurmdbd, so the exporter samples its own node's state
+(`evidence.slurm.read_node`) every cycle and exports it as kube-state-metrics exports cordons;
+Prometheus keeps the history and the SLO engine reads it as schedulability
+(`gpuslo.slo.sources.slurm`). `node_state_labels(node)` is the pure mapping to bounded labels:
+
+| Slurm | state | reason_layer | reason |
+|---|---|---|---|
+| drained/down, reason `gpuslo: <check> <reason> ...` | drained/down | its layer | <reason> |
+| drained, someone else's reason | drained | platform | slurm_drain |
+| DOWN, someone else's reason or none | down | platform | slurm_down |
+| MAINT (maintenance reservation) | maintenance | platform | slurm_maintenance |
+| IDLE/ALLOCATED/MIXED/... | up | "" | "" |
+| scontrol failed | unknown | observability | check_timeout, dependency_missing, ... |
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from gpuslo import names
+from gpuslo.exporter.evidence.hpc_jobs import read_hpc_job_mapping
+from gpuslo.exporter.evidence.slurm import (
+    DEFAULT_SCONTROL,
+    Run,
+    SlurmNode,
+    SlurmUnavailable,
+    read_node,
+    run_command,
+)
+from gpuslo.exporter.slurm.drain import own_reason_word
+
+Sample = tuple[str, tuple[str, ...], float]  # (metric name, label values in METRICS order, value)
+SAMPLE_TIMEOUT_S = 5.0
+
+
+def node_state_labels(node: SlurmNode) -> tuple[str, str, str]:
+    """(state, reason_layer, reason) for `node`, as the table in the module docstring. Pure."""
+    own = own_reason_word(node.reason)
+    if node.down or node.drained:
+        state = "down" if node.down else "drained"
+        if own:
+            return state, names.layer_of(own), own
+        return state, names.LAYER_PLATFORM, "slurm_down" if node.down else "slurm_drain"
+    if "MAINT" in node.flags:
+        return "maintenance", names.LAYER_PLATFORM, "slurm_maintenance"
+    return names.SLURM_STATE_UP, "", ""
+
+
+def allocation_samples(mapping: dict[str, list[str]], uuids: dict[str, str]) -> list[Sample]:
+    """`gpuslo_gpu_allocation` samples: one per (GPU index, job) of `mapping`, uuid from `uuids`
+    (index → uuid; "" when the inventory does not know the index). Pure."""
+    order = sorted(mapping, key=lambda gpu: (len(gpu), gpu))
+    return [("gpuslo_gpu_allocation", (gpu, uuids.get(gpu, ""), "", "", "", job), 1.0)
+            for gpu in order for job in mapping[gpu]]  # fmt: skip
+
+
+class PlatformSampler:
+    """Samples Slurm state and the HPC job mapping; `samples()` returns the latest, without I/O.
+
+    Args:
+        node: Slurm NodeName to sample, or None not to sample Slurm.
+        job_mapping_dir: dcgm-exporter HPC job-mapping directory, or None.
+        scontrol, run, timeout_s: how scontrol is run (injected; timeout per call).
+        uuids: returns {GPU index: uuid} from the latest inventory.
+    """
+
+    def __init__(self, node: str | None, job_mapping_dir: str | Path | None = None,
+                 scontrol: str = DEFAULT_SCONTROL, run: Run = run_command,
+                 timeout_s: float = SAMPLE_TIMEOUT_S,
+                 uuids: Callable[[], dict[str, str]] = dict) -> None:
+        self.node, self.job_mapping_dir = node, job_mapping_dir
+        self.scontrol, self.run, self.timeout_s, self.uuids = scontrol, run, timeout_s, uuids
+        self._latest: list[Sample] = []
+
+    def sample(self) -> list[Sample]:
+        """Read Slurm and the mapping now; keep and return the samples. Never raises for a
+        Slurm failure (it becomes state unknown with the reason)."""
+        out: list[Sample] = []
+        if self.node:
+            try:
+                labels = node_state_labels(read_node(self.node, self.scontrol, self.run,
+                                                     self.timeout_s))  # fmt: skip
+            except SlurmUnavailable as error:
+                labels = ("unknown", names.LAYER_OBSERVABILITY, error.reason)
+            out.append(("gpuslo_slurm_node_state", labels, 1.0))
+        if self.job_mapping_dir:
+            out += allocation_samples(read_hpc_job_mapping(self.job_mapping_dir), self.uuids())
+        self._latest = out
+        return out
+
+    def samples(self) -> list[Sample]:
+        """The samples of the last `sample()` call."""
+        return list(self._latest)
