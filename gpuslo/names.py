@@ -275,6 +275,12 @@ METRICS: Final = {
         "1 per GPU in use by a workload (HPC job-mapping dir: hpc_job; kubelet: pod labels); "
         "join on it, never copy its labels onto other series",
     ),
+    "gpuslo_gpu_expected": (
+        "gauge",
+        (),
+        "GPUs this node should have (node config, --expect-gpus, learned baseline); exported"
+        " even when no GPU is readable",
+    ),
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
 

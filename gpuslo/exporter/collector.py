@@ -111,6 +111,8 @@ def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
         fam.stateset("gpuslo_node_verdict", [], names.VERDICTS, names.VERDICT_UNKNOWN)
         return
     fam.add("gpuslo_node_info", [snapshot.node, snapshot.driver_version, snapshot.cuda_version], 1)
+    if snapshot.gpus_expected is not None:  # the fleet's denominator, also with no GPU readable
+        fam.add("gpuslo_gpu_expected", [], snapshot.gpus_expected)
     results = gpu_scoped(fresh_results(snapshot, now), snapshot.gpus)
     statuses = check_statuses(snapshot, results, now)
     results += _stale_check_results(statuses, results)

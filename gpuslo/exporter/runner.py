@@ -36,6 +36,7 @@ from typing import Any
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.checks.base import FACT_KEYS, CheckContext, CheckOutput
+from gpuslo.exporter.checks.gpu_inventory import expected_count
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult, stale_as_unknown
 
@@ -253,7 +254,8 @@ class Runner:
         )
 
     def snapshot(self) -> NodeSnapshot:
-        """The latest results (older than 3 intervals → stale unknown), heartbeats and facts."""
+        """The latest results (older than 3 intervals → stale unknown), heartbeats, facts and
+        the expected GPU count (configured, else the baseline file gpu_inventory persisted)."""
         now = self.clock()
         results = []
         for check in self.checks:
@@ -269,6 +271,7 @@ class Runner:
             results=tuple(results),
             heartbeats=tuple(self.heartbeats[c.name] for c in self.checks),
             taken_at=now,
+            gpus_expected=expected_count(self.context)[0],
             **facts,
         )
 

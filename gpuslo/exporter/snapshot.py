@@ -53,6 +53,9 @@ class NodeSnapshot:
         sxid_events: cumulative SXid event counts by (nvswitch, sxid, class).
         kernel_log_records_lost: cumulative /dev/kmsg records overwritten before being read.
         network_devices, network_devices_expected: by kind (`infiniband`, `efa`).
+        gpus_expected: GPUs the node should have (node config, --expect-gpus, or the count
+            learned at the first healthy run), None when nobody knows yet. Known even when no
+            GPU is readable: it is the fleet's provisioned denominator.
         taken_at: when the snapshot was built (Unix seconds).
     """
 
@@ -67,4 +70,5 @@ class NodeSnapshot:
     kernel_log_records_lost: int = 0
     network_devices: dict[str, int] = field(default_factory=dict)
     network_devices_expected: dict[str, int] = field(default_factory=dict)
+    gpus_expected: int | None = None
     taken_at: float = 0.0

@@ -93,6 +93,7 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
         kernel_log_records_lost=0,
         network_devices={"efa": 31},
         network_devices_expected={"efa": 32},
+        gpus_expected=1,
         taken_at=now - 1,
     )
 
