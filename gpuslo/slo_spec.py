@@ -11,6 +11,11 @@ A YAML file with built-in defaults; every field is optional:
     job_stall_factor: 10      # a job is stalled after this many step times without progress
     price_per_gpu_hour: 2.5   # currency units, for the report's cost of lost GPU-hours
     exporter_job: gpuslo      # Prometheus scrape job of the exporters (`up{job=...}`, absent())
+    fleet_blind_threshold: 0.05  # GpusloFleetBlind pages above this share of provisioned GPUs
+                                 # with no verdict (exporter down or gone, GPUs unreadable)
+    retired_nodes: [gpu-17]   # nodes taken out of the fleet on purpose: their GPUs leave the
+                              # provisioned denominator (a node that left kube-state-metrics
+                              # retires by itself); every other silent node stays in it
 
 Burn-rate factors follow the SRE Workbook ("Alerting on SLOs", multiwindow multi-burn-rate):
 factor = share of the period's budget spent in the long window × period / long window, which gives
@@ -92,6 +97,8 @@ class SloSpec:
     job_stall_factor: float = 10.0
     price_per_gpu_hour: float | None = None
     exporter_job: str = "gpuslo"
+    fleet_blind_threshold: float = 0.05
+    retired_nodes: tuple[str, ...] = ()
 
     @property
     def period(self) -> str:
@@ -139,7 +146,11 @@ KNOWN_FIELDS = (
     "job_stall_factor",
     "price_per_gpu_hour",
     "exporter_job",
+    "fleet_blind_threshold",
+    "retired_nodes",
 )
+# A Kubernetes node name (a DNS subdomain, RFC 1123) or a host name: what `node` labels hold.
+NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
 
 
 def _objectives(data: dict, source: str, problems: list[str]) -> dict[str, float]:
@@ -196,6 +207,28 @@ def _field_problems(data: dict, source: str) -> list[str]:
         problems.append(
             f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, got {job!r}"
         )
+    return problems + _fleet_problems(data, source)
+
+
+def _fleet_problems(data: dict, source: str) -> list[str]:
+    """One message per bad fleet field (blind threshold, retired nodes)."""
+    problems = []
+    blind = data.get("fleet_blind_threshold", 0.05)
+    try:
+        _ratio(blind, "fleet_blind_threshold", source)
+    except ConfigError as error:
+        problems.append(str(error))
+    retired = data.get("retired_nodes")
+    retired = [] if retired is None else retired
+    if not isinstance(retired, list):
+        problems.append(f"{source}: field 'retired_nodes' must be a list of node names")
+        retired = []
+    for position, node in enumerate(retired):
+        if not isinstance(node, str) or not NODE_NAME.fullmatch(node):
+            problems.append(
+                f"{source}: field 'retired_nodes[{position}]' must be a node name such as "
+                f"gpu-17.example.com, got {node!r}"
+            )
     return problems
 
 
@@ -218,6 +251,8 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         job_stall_factor=float(data.get("job_stall_factor", 10.0)),
         price_per_gpu_hour=float(price) if price is not None else None,
         exporter_job=data.get("exporter_job", "gpuslo"),
+        fleet_blind_threshold=float(data.get("fleet_blind_threshold", 0.05)),
+        retired_nodes=tuple(sorted(set(data.get("retired_nodes") or []))),
     )
 
 

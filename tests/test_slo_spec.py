@@ -143,3 +143,23 @@ def test_every_command_reports_a_binary_spec_in_one_line(tmp_path, capsys, comma
     assert main([command, "--slo", str(path), "--out", str(tmp_path / "x"), *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "g.bin: not a YAML SLO spec" in err[0]
+
+
+def test_fleet_fields_have_defaults_and_are_validated():
+    spec = SloSpec()
+    assert spec.fleet_blind_threshold == 0.05 and spec.retired_nodes == ()
+    chosen = spec_from_mapping(
+        {"fleet_blind_threshold": 0.2, "retired_nodes": ["gpu-9", "gpu-1.example.com", "gpu-9"]}
+    )
+    assert chosen.fleet_blind_threshold == 0.2
+    assert chosen.retired_nodes == ("gpu-1.example.com", "gpu-9")
+    assert spec_from_mapping({"retired_nodes": None}).retired_nodes == ()
+    with pytest.raises(ConfigError) as caught:
+        spec_from_mapping(
+            {"fleet_blind_threshold": 1, "retired_nodes": ["ok-1", 'x"}) or vector(1']},
+            "slo.yml",
+        )
+    message = str(caught.value)
+    assert "'fleet_blind_threshold'" in message and "'retired_nodes[1]'" in message
+    with pytest.raises(ConfigError, match="'retired_nodes' must be a list"):
+        spec_from_mapping({"retired_nodes": "gpu-9"}, "slo.yml")

@@ -1,6 +1,7 @@
 """Rules and dashboards use only known names: metric names from names.METRICS, the recording
-rules gpuslo/alerts defines, kube-state-metrics' kube_node_spec_unschedulable and `up`; label
-names from names.LABELS plus the target labels `instance` and `job`."""
+rules gpuslo/alerts defines, kube-state-metrics' kube_node_spec_unschedulable, kube_node_info and
+kube_node_status_capacity, and `up`; label names from names.LABELS plus the target labels
+`instance` and `job` and kube-state-metrics' `resource`."""
 
 from __future__ import annotations
 
@@ -38,6 +39,8 @@ FUNCTIONS = {
     "time",
     "vector",
     "label_replace",
+    "group",
+    "sort_desc",
 }
 KEYWORDS = {
     "by",
@@ -51,8 +54,9 @@ KEYWORDS = {
     "or",
     "unless",
 }
-EXTERNAL = {"kube_node_spec_unschedulable", "up"}
+EXTERNAL = {"kube_node_spec_unschedulable", "kube_node_info", "kube_node_status_capacity", "up"}
 TARGET_LABELS = {"instance", "job"}
+EXTERNAL_LABELS = {"resource"}  # kube-state-metrics' kube_node_status_capacity{resource}
 GRAFANA = {"$__rate_interval": "5m", "$__range_s": "3600", "$__range": "1h"}
 
 
@@ -93,7 +97,7 @@ def dashboard_expressions(spec: SloSpec) -> list[str]:
 def test_only_known_metric_and_label_names(source):
     spec = SloSpec()
     allowed = set(names.METRICS) | sli.recorded_names(spec) | EXTERNAL | FUNCTIONS | KEYWORDS
-    label_names = set(names.LABELS) | TARGET_LABELS
+    label_names = set(names.LABELS) | TARGET_LABELS | EXTERNAL_LABELS
     for expr in source(spec):
         identifiers, labels = tokens(expr)
         assert identifiers <= allowed, (expr, identifiers - allowed)

@@ -6,6 +6,7 @@ Files written (deterministic; regenerate the committed copy with the command in 
   gpuslo-alerts.rules.yml  burn-rate and direct alerts
   gpuslo-slo_test.yml      promtool tests: burn-rate boundaries, end-to-end SLIs, recorded values
   gpuslo-alerts_test.yml   promtool tests: every direct alert firing and not firing
+  gpuslo-fleet_test.yml    promtool tests: the provisioned inventory blindness cannot shrink
   prometheus.yml           example configuration: loads the rules, scrapes with honor_labels
 Check them with `promtool check rules *.rules.yml` and, from DIR, `promtool test rules *_test.yml`.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo.alerts import render, rules, scrape, sli, tests_direct, tests_gen
+from gpuslo.alerts import render, rules, scrape, sli, tests_direct, tests_fleet, tests_gen
 from gpuslo.slo_spec import SloSpec, format_number
 
 REGENERATE = "gpuslo rules --out deploy/prometheus"
@@ -51,6 +52,10 @@ def build_files(spec: SloSpec) -> dict[str, str]:
         ),
         "gpuslo-alerts_test.yml": render.dump_yaml(
             tests_direct.alerts_test_file(spec),
+            render.header(REGENERATE, "promtool tests", summary),
+        ),
+        "gpuslo-fleet_test.yml": render.dump_yaml(
+            tests_fleet.fleet_test_file(spec),
             render.header(REGENERATE, "promtool tests", summary),
         ),
         "prometheus.yml": render.dump_yaml(

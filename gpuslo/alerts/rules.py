@@ -15,6 +15,7 @@ Direct alerts: names, expressions and the label joins are documented beside each
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts.inventory import GPU_BLIND_RATIO, NODE_BLIND
 from gpuslo.alerts.sli import JOB_STEP_TIME, STEP_TIME_HOLD
 from gpuslo.slo_spec import BurnRateAlert, SloSpec, format_number, sli_record
 
@@ -118,7 +119,7 @@ def _alert(
 
 def check_alerts(spec: SloSpec) -> list[dict]:
     """Who watches the checks: stale heartbeats, missing dependencies, exporters down or absent,
-    kernel-log records lost."""
+    a fleet gone blind, kernel-log records lost."""
     up = f'up{{job="{spec.exporter_job}"}}'
     return [
         _alert(
@@ -141,9 +142,11 @@ def check_alerts(spec: SloSpec) -> list[dict]:
             f"{up} == 0 or absent({up})",
             "ticket",
             "The gpuslo exporter {{ $labels.instance }} (job {{ $labels.job }}) is down or absent.",
-            "No health data from this target: its GPUs leave the usable-GPU SLI as bad time.",
+            "No health data from this target: its GPUs stay in the usable-GPU SLI's denominator "
+            "as observability loss until the node is retired.",
             hold="5m",
         ),
+        fleet_blind_alert(spec),
         _alert(
             "GpusloKernelLogRecordsLost",
             "increase(gpuslo_kernel_log_records_lost_total[10m]) > 0",
@@ -153,6 +156,22 @@ def check_alerts(spec: SloSpec) -> list[dict]:
             "verdicts with suspicion and check dmesg by hand.",
         ),
     ]
+
+
+def fleet_blind_alert(spec: SloSpec) -> dict:
+    """GpusloFleetBlind: the share of provisioned GPUs with no verdict (exporters down or gone,
+    GPUs unreadable, verdicts unknown) is above the spec's `fleet_blind_threshold`. A page: the
+    usable-GPU SLI then measures less than it should, and a dead exporter alone only tickets."""
+    threshold = format_number(spec.fleet_blind_threshold)
+    return _alert(
+        "GpusloFleetBlind",
+        f"{GPU_BLIND_RATIO} > {threshold}",
+        "page",
+        f"More than {threshold} of the fleet's provisioned GPUs report no verdict.",
+        "Exporters are down or gone, or their GPUs cannot be read: that time counts as "
+        f"observability loss. See {NODE_BLIND} for the nodes and GpusloExporterDown for targets.",
+        hold="5m",
+    )
 
 
 def gpu_unhealthy_rules() -> list[dict]:

@@ -17,9 +17,11 @@ long window. The guards, each used below:
   length (sum_over_time(NaN) is NaN), so the guard is what keeps a 28-day window usable.
 - `or vector(0)` on every numerator: "no GPU is usable" or "no productive GPU-second" is a 0,
   not an absent series — an absent numerator would make the ratio vanish instead of reading bad.
-- `last_over_time(...[1h])` for the inventory (GPUs, checks): a target that stops answering keeps
-  its GPUs and checks in the denominator for an hour while the numerator drops them, so an exporter
-  outage reads as bad time, not as a smaller fleet. After an hour GpusloExporterDown carries it.
+- the usable-GPU denominator is what the fleet should have, per node (see `provisioned_rules`),
+  never only what answered: a node whose exporter dies or stops listing GPUs keeps its GPUs in
+  the denominator, as blind (`observability`/`no_data`) time, until it is retired explicitly.
+- `last_over_time(...[1h])` for the check inventory: a target that stops answering keeps its
+  checks in the denominator for an hour while the numerator drops them.
 - `clamp_max(..., 1)`: a usable series without its inventory series (a relabelling accident)
   cannot push a ratio above 1 and hide bad time elsewhere.
 - windowed SLIs are ratios of sums over the window (GPU-time weighted), not averages of ratios.
@@ -30,14 +32,15 @@ long window. The guards, each used below:
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts import inventory
+from gpuslo.alerts.inventory import GPU_PROVISIONED_COUNT
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
-INVENTORY_HOLD = "1h"  # how long a silent target's GPUs and checks stay in the denominators
+INVENTORY_HOLD = "1h"  # how long a silent target's checks stay in the check denominator
 STEP_TIME_WINDOW = "6h"  # window the job step time is measured over
 STEP_TIME_HOLD = "3d"  # how long a stalled job keeps its last measured step time
 
 GPU_USABLE_COUNT = "gpuslo:gpu_usable:count"
-GPU_INVENTORY_COUNT = "gpuslo:gpu_inventory:count"
 GPU_UNUSABLE_COUNT = "gpuslo:gpu_unusable:count"
 GPU_LOST_COUNT = "gpuslo:gpu_lost:count"
 CHECK_FRESH_COUNT = "gpuslo:check_fresh:count"
@@ -51,36 +54,33 @@ HEALTHY = "gpuslo_gpu_usable == 1 and on (instance, uuid) gpuslo_gpu_info"
 
 
 def lost_expr() -> str:
-    """GPUs lost now by (layer, reason): one per GPU and active problem reason, plus healthy GPUs
-    on cordoned nodes as `platform`/`cordoned` (an unhealthy GPU on a cordoned node counts under
-    its problem only, the order DESIGN.md §6 gives)."""
+    """GPUs lost now by (layer, reason): one per GPU and active problem reason, healthy GPUs on
+    cordoned nodes as `platform`/`cordoned` (an unhealthy GPU on a cordoned node counts under
+    its problem only, the order DESIGN.md §6 gives), and provisioned GPUs nobody reports
+    (`inventory.unseen_lost_arms`: blind, or missing when the node's inventory check fails)."""
     per_gpu = "count by (instance, uuid, layer, reason) (gpuslo_gpu_problem == 1)"
     problems = f"count by (layer, reason) ({per_gpu})"
     cordoned = f"count(count by (instance, uuid) ({HEALTHY} and on (instance) {CORDONED}))"
-    platform = (
-        f'label_replace(label_replace({cordoned}, "layer", "{names.LAYER_PLATFORM}", "", ""),'
-        ' "reason", "cordoned", "", "")'
-    )
-    return f"{problems}\nor\n{platform}"
+    platform = inventory.with_labels(cordoned, names.LAYER_PLATFORM, "cordoned")
+    arms = [("problem", problems), ("cordoned", platform), *inventory.unseen_lost_arms()]
+    return inventory.union("sum by (layer, reason)", arms)
 
 
-def instant_rules() -> list[dict]:
-    """Instantaneous counts (GPUs, checks, lost GPUs by layer and reason, step time). A usable
-    GPU is healthy and on a schedulable node (DESIGN.md §6)."""
+def instant_rules(spec: SloSpec) -> list[dict]:
+    """Instantaneous counts: the provisioned inventory per node and for the fleet
+    (`gpuslo.alerts.inventory`), usable GPUs, checks, lost GPUs by layer and reason, step time.
+    A usable GPU is healthy and on a schedulable node (DESIGN.md §6)."""
     return [
+        *inventory.per_node_rules(spec),
+        *inventory.fleet_rules(),
         {
             "record": GPU_USABLE_COUNT,
             "expr": f"count(count by (instance, uuid) ({HEALTHY} unless on (instance) {CORDONED}))"
             " or vector(0)",
         },
         {
-            "record": GPU_INVENTORY_COUNT,
-            "expr": "count(count by (instance, uuid)"
-            f" (last_over_time(gpuslo_gpu_info[{INVENTORY_HOLD}])))",
-        },
-        {
             "record": GPU_UNUSABLE_COUNT,
-            "expr": f"{GPU_INVENTORY_COUNT} - {GPU_USABLE_COUNT}",
+            "expr": f"{GPU_PROVISIONED_COUNT} - {GPU_USABLE_COUNT}",
         },
         {"record": GPU_LOST_COUNT, "expr": lost_expr()},
         {
@@ -117,7 +117,7 @@ def step_time_expr() -> str:
 def ratio_expr(slo: str, window: str) -> str:
     """Good ratio of `slo` over `window` (0–1); no sample when the window holds no inventory."""
     if slo == names.SLO_USABLE_GPU:
-        good, total = GPU_USABLE_COUNT, GPU_INVENTORY_COUNT
+        good, total = GPU_USABLE_COUNT, GPU_PROVISIONED_COUNT
     elif slo == names.SLO_CHECK_LIVENESS:
         good, total = CHECK_FRESH_COUNT, CHECK_INVENTORY_COUNT
     else:
@@ -150,7 +150,7 @@ def slo_rules(spec: SloSpec, slo: str) -> list[dict]:
 
 def recording_groups(spec: SloSpec) -> list[dict]:
     """Rule groups of recording rules: counts first, then one group per SLO."""
-    groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules()}]
+    groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules(spec)}]
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
     return groups

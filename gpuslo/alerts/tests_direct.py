@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.alerts import rules as alert_rules
-from gpuslo.alerts.tests_gen import GPU1, NODE, RULE_FILES, case, expect, series
+from gpuslo.alerts.tests_fleet import node_series
+from gpuslo.alerts.tests_gen import GPU1, NODE, NODE_INFO, RULE_FILES, case, expect, series
 from gpuslo.slo_spec import SloSpec
 
 CHECK = {**NODE, "check": "xid"}
 JOB = {**NODE, "job": "train-a"}
-NODE_INFO = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version": "12.8"}
 KSM = {"instance": "ksm:8080", "job": "kube-state-metrics", "node": "n1"}
 
 
@@ -27,7 +27,8 @@ def _pair(rule: dict, at: str, bad: list[dict], good: list[dict], labels: dict) 
 
 
 def check_cases(spec: SloSpec) -> list[dict]:
-    """Heartbeat stale, dependency missing, kernel-log records lost, exporter down and absent."""
+    """Heartbeat stale, dependency missing, kernel-log records lost, exporter down and absent,
+    fleet blind."""
     rules = _rules(spec)
     stale = _pair(
         rules["GpusloCheckHeartbeatStale"],
@@ -77,7 +78,16 @@ def exporter_cases(spec: SloSpec) -> list[dict]:
         "10m",
         [expect(rules["GpusloExporterDown"], {"job": spec.exporter_job})],
     )
-    return down + [absent]
+    return down + [absent] + fleet_blind_cases(spec)
+
+
+def fleet_blind_cases(spec: SloSpec) -> list[dict]:
+    """GpusloFleetBlind: a node configured for 2 GPUs that lists none (blind share 1) fires
+    after 5 min; the same node with both GPUs healthy (share 0) is quiet."""
+    rule = _rules(spec)["GpusloFleetBlind"]
+    blind = node_series("n1", 0, "1x20", expected=2)
+    seen = node_series("n1", 2, "1x20", expected=2)
+    return _pair(rule, "10m", blind, seen, {})
 
 
 def gpu_cases() -> list[dict]:

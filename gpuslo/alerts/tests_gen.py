@@ -21,6 +21,7 @@ NODE = {"instance": "n1:9400", "job": "gpuslo"}
 GPU0 = {**NODE, "gpu": "0", "uuid": "GPU-00000000-0000-0000-0000-000000000000"}
 GPU1 = {**NODE, "gpu": "1", "uuid": "GPU-11111111-1111-1111-1111-111111111111"}
 INFO = {"pci_bus_id": "00000000:00:06.0", "model": "NVIDIA H200", "family": "hopper"}
+NODE_INFO = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version": "12.8"}
 BOUNDARY_STEP = (
     alert_rules.MIN_THRESHOLD
 )  # how far past the factor the "just above" case burns (as a good ratio)
@@ -81,6 +82,7 @@ def _slo_inputs(slo: str, good: bool | None) -> list[dict]:
     """Raw series for 70 minutes: all good, all bad, or (None) inventory without the SLI data."""
     if slo == names.SLO_USABLE_GPU:
         inputs = [series("gpuslo_gpu_info", {**gpu, **INFO}, "1x70") for gpu in (GPU0, GPU1)]
+        inputs.append(series("gpuslo_node_info", NODE_INFO, "1x70"))
         if good is not None:
             value = "1x70" if good else "0x70"
             inputs += [series("gpuslo_gpu_usable", gpu, value) for gpu in (GPU0, GPU1)]
@@ -119,6 +121,7 @@ def recording_cases(spec: SloSpec) -> list[dict]:
     """Hand-computable recording-rule values: one of two GPUs usable is a ratio of 0.5; the
     unusable one is lost to the node layer for xid_fatal; 6 s per step."""
     inputs = [series("gpuslo_gpu_info", {**gpu, **INFO}, "1x70") for gpu in (GPU0, GPU1)]
+    inputs.append(series("gpuslo_node_info", NODE_INFO, "1x70"))
     inputs.append(series("gpuslo_gpu_usable", GPU0, "1x70"))
     inputs.append(series("gpuslo_gpu_usable", GPU1, "0x70"))
     problem = {
@@ -167,8 +170,7 @@ def cordon_case() -> dict:
         "action": "reset_gpu",
     }
     inputs.append(series("gpuslo_gpu_problem", problem, "1x20"))
-    info = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version": "12.8"}
-    inputs.append(series("gpuslo_node_info", info, "1x20"))
+    inputs.append(series("gpuslo_node_info", NODE_INFO, "1x20"))
     ksm = {"instance": "ksm:8080", "job": "kube-state-metrics", "node": "n1"}
     inputs.append(series("kube_node_spec_unschedulable", ksm, "1x20"))
     lost = [
@@ -190,17 +192,24 @@ def cordon_case() -> dict:
 
 
 def relabel_case() -> dict:
-    """GPU 0's model string changes at minute 30 (a driver upgrade): the inventory still holds
-    two GPUs, not three, while the old series lingers in the 1 h hold."""
+    """GPU 0's model string changes at minute 30 (a driver upgrade) while the old series still
+    lingers (no staleness marker, so it answers for the 5 min lookback): the node is seen with
+    two GPUs, not three, and the provisioned inventory stays at two."""
     renamed = {**INFO, "model": "NVIDIA H200 NVL"}
     inputs = [
         series("gpuslo_gpu_info", {**GPU0, **INFO}, "1x30"),
-        series("gpuslo_gpu_info", {**GPU0, **renamed}, "_x30 1x40"),
+        series("gpuslo_gpu_info", {**GPU0, **renamed}, "_x28 1x42"),
         series("gpuslo_gpu_info", {**GPU1, **INFO}, "1x70"),
+        series("gpuslo_node_info", NODE_INFO, "1x70"),
     ]
-    check = {"expr": "gpuslo:gpu_inventory:count", "eval_time": "45m"}
-    check["exp_samples"] = [{"labels": "gpuslo:gpu_inventory:count", "value": 2}]
-    return {"interval": "1m", "input_series": inputs, "promql_expr_test": [check]}
+    check = [
+        {"expr": expr, "eval_time": at, "exp_samples": [{"labels": labels, "value": 2}]}
+        for expr, labels, at in (
+            ("gpuslo:node_gpus_seen:count", 'gpuslo:node_gpus_seen:count{node="n1"}', "30m"),
+            ("gpuslo:gpu_provisioned:count", "gpuslo:gpu_provisioned:count", "45m"),
+        )
+    ]
+    return {"interval": "1m", "input_series": inputs, "promql_expr_test": check}
 
 
 def slo_test_file(spec: SloSpec) -> dict:

@@ -36,6 +36,23 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             5,
         ),
         Spec(
+            "stat",
+            "GPUs expected and seen",
+            "GPUs the node should have (node config, --expect-gpus or the learned baseline; "
+            "exported even when none is readable) and GPUs it lists now.",
+            GPUS,
+            (
+                Query(f"gpuslo_gpu_expected{{{SEL}}}", "{{instance}} expected", instant=True),
+                Query(
+                    f"count by (instance) (gpuslo_gpu_info{{{SEL}}})",
+                    "{{instance}} seen",
+                    instant=True,
+                ),
+            ),
+            6,
+            5,
+        ),
+        Spec(
             "table",
             "Node",
             "Node name, driver and CUDA versions, gpuslo build.",
@@ -44,7 +61,7 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
                 Query(f"gpuslo_node_info{{{SEL}}}", instant=True),
                 Query(f"gpuslo_build_info{{{SEL}}}", instant=True),
             ),
-            18,
+            12,
             5,
         ),
         Spec(

@@ -28,10 +28,15 @@ TITLES = {
     names.SLO_JOB_GOODPUT: "Job goodput",
 }
 LOST = "gpuslo:gpu_lost:count"
-INVENTORY = "gpuslo:gpu_inventory:count"
+# The usable-GPU denominator: what the fleet should have, which blindness cannot shrink (a dead
+# exporter's GPUs stay in it as blind time until the node is retired).
+PROVISIONED = "gpuslo:gpu_provisioned:count"
 UNUSABLE = "gpuslo:gpu_unusable:count"
+BLIND = "gpuslo:gpu_blind:count"
+BLIND_RATIO = "gpuslo:gpu_blind:ratio"
+NODE_BLIND = "gpuslo:node_gpus_blind:count"
 # Share of the range's rule evaluations, times the range in hours (see the module docstring).
-PER_RANGE = f"/ scalar(count_over_time({INVENTORY}[$__range])) * $__range_s / 3600"
+PER_RANGE = f"/ scalar(count_over_time({PROVISIONED}[$__range])) * $__range_s / 3600"
 
 
 def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
@@ -116,6 +121,7 @@ def fleet_slo(spec: SloSpec) -> dict:
                 8,
             )
         )
+    specs.append(_blind_share(spec))
     return dashboard(
         "gpuslo-fleet-slo",
         "gpuslo / Fleet SLOs and error budget",
@@ -124,25 +130,55 @@ def fleet_slo(spec: SloSpec) -> dict:
     )
 
 
+def _blind_share(spec: SloSpec) -> Spec:
+    """The share of provisioned GPUs with no verdict, against GpusloFleetBlind's threshold."""
+    threshold = format_number(spec.fleet_blind_threshold)
+    return Spec(
+        "timeseries",
+        "Blind share of provisioned GPUs",
+        "Provisioned GPUs with no healthy or unhealthy verdict over all provisioned GPUs (ratio "
+        f"0–1); GpusloFleetBlind pages above {threshold}. Blind time counts against the usable "
+        "GPU SLI as observability loss.",
+        RATIO,
+        (Query(BLIND_RATIO, "blind"), Query(f"vector({threshold})", "page threshold")),
+        8,
+        8,
+    )
+
+
 def _lost_total_panels(spec: SloSpec) -> list[Spec]:
-    """GPUs in the inventory and usable now."""
+    """GPUs provisioned, usable and blind now."""
+    threshold = format_number(spec.fleet_blind_threshold)
     return [
         Spec(
             "stat",
-            "GPUs in the inventory",
-            "GPUs seen in the last hour (gpuslo_gpu_info).",
+            "Provisioned GPUs",
+            "GPUs the fleet should have, per node the largest of gpuslo_gpu_expected, the GPUs "
+            "seen and kube-state-metrics' capacity, held while a node is silent (the usable-GPU "
+            "denominator).",
             GPUS,
-            (Query(INVENTORY, instant=True),),
-            6,
+            (Query(PROVISIONED, instant=True),),
+            4,
             5,
         ),
         Spec(
             "stat",
             "Usable GPUs",
-            "GPUs whose verdict is healthy now.",
+            "GPUs whose verdict is healthy now, on schedulable nodes.",
             GPUS,
             (Query("gpuslo:gpu_usable:count", instant=True),),
-            6,
+            4,
+            5,
+        ),
+        Spec(
+            "stat",
+            "Blind GPUs",
+            "Provisioned GPUs with no healthy or unhealthy verdict now (exporter down or gone, "
+            f"GPUs unreadable, verdict unknown); GpusloFleetBlind pages above {threshold} of "
+            "the provisioned GPUs.",
+            GPUS,
+            (Query(BLIND, instant=True),),
+            4,
             5,
         ),
     ] + _lost_hours_panels(spec)
@@ -214,11 +250,23 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
         ),
         Spec(
             "timeseries",
-            "Unusable and inventory GPUs",
-            "Unusable GPUs (any cause, including missing data) against the inventory.",
+            "Unusable, blind and provisioned GPUs",
+            "Unusable GPUs (any cause, including missing data) and blind GPUs (no verdict) "
+            "against the provisioned GPUs.",
             GPUS,
-            (Query(UNUSABLE, "unusable"), Query(INVENTORY, "inventory")),
-            24,
+            (
+                Query(UNUSABLE, "unusable"),
+                Query(BLIND, "blind"),
+                Query(PROVISIONED, "provisioned"),
+            ),
+        ),
+        Spec(
+            "table",
+            "Blind GPUs by node",
+            "Per provisioned node, the GPUs that report no verdict now (0 when the node "
+            "answers for every GPU); a node whose exporter died stays listed until retired.",
+            GPUS,
+            (Query(f"sort_desc({NODE_BLIND})", instant=True),),
         ),
     ]
 

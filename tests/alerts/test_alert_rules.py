@@ -38,8 +38,15 @@ def _promtool(directory: Path, *args: str, pattern: str = "") -> subprocess.Comp
 @pytest.mark.prometheus
 @pytest.mark.parametrize(
     "mapping",
-    [{}, {"period_days": 30, "objectives": {"usable_gpu": 0.95, "job_goodput": 0.8}}],
-    ids=["defaults", "30d"],
+    [
+        {},
+        {
+            "period_days": 30,
+            "objectives": {"usable_gpu": 0.95, "job_goodput": 0.8},
+            "retired_nodes": ["gpu-17.example.com", "gpu-2"],
+        },
+    ],
+    ids=["defaults", "30d-with-retired-nodes"],
 )
 def test_promtool_checks_and_runs_the_generated_tests(tmp_path, mapping):
     directory = _write(spec_from_mapping(mapping), tmp_path)
@@ -60,7 +67,7 @@ def test_example_configuration_loads_the_rules_and_honours_job_labels(tmp_path):
         timeout=60,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 37 rules found" in checked.stdout + checked.stderr
+    assert "SUCCESS: 44 rules found" in checked.stdout + checked.stderr
     config = yaml.safe_load((directory / "prometheus.yml").read_text())
     exporters = config["scrape_configs"][0]
     assert exporters["job_name"] == "gpuslo" and exporters["honor_labels"] is True
@@ -91,6 +98,7 @@ def test_every_alert_named_in_the_issue_exists_with_a_severity():
         "GpusloCheckHeartbeatStale",
         "GpusloCheckDependencyMissing",
         "GpusloExporterDown",
+        "GpusloFleetBlind",
         "GpusloGpuUnhealthy",
         "GpusloNodeUnhealthySchedulable",
         "GpusloJobStalled",
