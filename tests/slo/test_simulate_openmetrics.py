@@ -38,7 +38,14 @@ def test_openmetrics_parses_and_usable_matches_the_verdicts():
     assert text.endswith("# EOF\n")
     families = {f.name: f for f in text_string_to_metric_families(text)}
     assert set(families) == {"gpuslo_gpu_info", "gpuslo_gpu_usable", "gpuslo_gpu_verdict",
-                             "gpuslo_job_gpu_seconds"}
+                             "gpuslo_job_gpu_seconds", "gpuslo_node_info", "gpuslo_gpu_expected"}
+    # A GPU lists itself only while it has data (no-data stretches are scrape gaps), and its
+    # node's expected count is there whenever any of its GPUs answers.
+    info = {(s.labels["uuid"], float(s.timestamp)) for s in families["gpuslo_gpu_info"].samples}
+    assert info == {(s.labels["uuid"], float(s.timestamp))
+                    for s in families["gpuslo_gpu_usable"].samples}
+    expected = families["gpuslo_gpu_expected"].samples
+    assert expected and {s.value for s in expected} == {2}
     usable = families["gpuslo_gpu_usable"].samples
     verdict = {
         (s.labels["uuid"], float(s.timestamp)): s.value

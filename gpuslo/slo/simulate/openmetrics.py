@@ -4,14 +4,18 @@ The series are what the exporter (DESIGN.md §4) would have exposed, sampled eve
 (30 s or coarser) over the simulated span, with the target label Prometheus would have added on
 scrape: `instance` = the node name. Families (names from `gpuslo.names.METRICS`):
 
-- `gpuslo_gpu_info` (gauge, 1) with gpu, uuid, pci_bus_id, model, family;
+- `gpuslo_node_info` (gauge, 1) with node, driver_version, cuda_version and
+  `gpuslo_gpu_expected` (gauge, the node's GPU count) while the node's exporter answers (any of
+  its GPUs has data);
+- `gpuslo_gpu_info` (gauge, 1) with gpu, uuid, pci_bus_id, model, family while the GPU has data;
 - `gpuslo_gpu_usable` (gauge) 1 iff the GPU's verdict is healthy, 0 when unhealthy or unknown;
 - `gpuslo_gpu_verdict` (gauge stateset) healthy/unhealthy/unknown, exactly one is 1;
 - `gpuslo_job_gpu_seconds_total` (counter) by job and category, from the pure goodput
   calculator (`gpuslo.goodput.calculator.GoodputState`) over each job's journal events.
 
-No-data stretches have no samples at all (the exporter was not scraped), so a query sees a gap,
-never a healthy GPU. Schedulability is not an exporter metric and is not written. A sample at time
+No-data stretches have no samples at all (the exporter was not scraped: not even
+`gpuslo_gpu_info`), so a query sees a gap, never a healthy GPU, and a denominator built from
+what answered would shrink (the rules' provisioned inventory must not). Schedulability is not an exporter metric and is not written. A sample at time
 t shows the state at t (intervals are half-open). The text ends with `# EOF`.
 """
 
@@ -77,20 +81,19 @@ def _gpu_families(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> l
     uuids = pd.Index(inventory["uuid"].astype(str))
     codes = state_matrix(per_gpu(sim.frames["verdicts"], inventory), uuids, sim.start, times_s)
     info, usable, verdict = [], [], []
-    all_present = np.ones(len(times_s), bool)
     for i, row in enumerate(inventory.itertuples(index=False)):
         ids = {"instance": row.node, "gpu": row.gpu, "uuid": row.uuid}
         bus = f"00000000:{(int(row.gpu) * 16 + 24) % 256:02X}:00.0"
+        present = codes[i] > 0
         info.append(
             _series(
                 "gpuslo_gpu_info"
                 + _labels(**ids, pci_bus_id=bus, model=row.model, family=row.family),
                 np.ones(len(times_s), int),
                 stamps,
-                all_present,
+                present,
             )
         )
-        present = codes[i] > 0
         usable.append(
             _series(
                 "gpuslo_gpu_usable" + _labels(**ids), (codes[i] == 1).astype(int), stamps, present
@@ -100,9 +103,29 @@ def _gpu_families(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> l
             verdict.append(_series("gpuslo_gpu_verdict" + _labels(**ids, verdict=state),
                                    (codes[i] == code).astype(int), stamps, present))
     return [
+        *_node_families(inventory, codes, stamps),
         _family("gpuslo_gpu_info", "gauge", info),
         _family("gpuslo_gpu_usable", "gauge", usable),
         _family("gpuslo_gpu_verdict", "gauge", verdict),
+    ]
+
+
+def _node_families(inventory: pd.DataFrame, codes: np.ndarray, stamps: np.ndarray) -> list[str]:
+    """gpuslo_node_info and gpuslo_gpu_expected per node, present while any of its GPUs (rows
+    of `codes`, in inventory order) has data."""
+    info, expected = [], []
+    nodes = inventory["node"].astype(str).to_numpy()
+    for node in sorted(set(nodes)):
+        mine = nodes == node
+        present = (codes[mine] > 0).any(axis=0)
+        labels = _labels(instance=node, node=node, driver_version="570.124.06", cuda_version="12.8")
+        ones = np.ones(len(stamps), int)
+        info.append(_series("gpuslo_node_info" + labels, ones, stamps, present))
+        count = np.full(len(stamps), int(mine.sum()))
+        expected.append(_series("gpuslo_gpu_expected" + _labels(instance=node), count, stamps, present))
+    return [
+        _family("gpuslo_node_info", "gauge", info),
+        _family("gpuslo_gpu_expected", "gauge", expected),
     ]
 
 
