@@ -3,13 +3,21 @@
 
 `load_prometheus(url, start, end, step_s=60, session=None, progress=None) -> Frames` asks for:
 
-- inventory: `last_over_time(gpuslo_gpu_info[<window>])` at `end` (labels gpu, uuid, model,
-  family; the node is `gpuslo_node_info`'s `node` label for the same `instance`, else the
-  instance);
+- inventory — what should exist, never only what answered (DESIGN.md §6): the GPUs seen,
+  `last_over_time(gpuslo_gpu_info[<window>])` at `end` (labels gpu, uuid, model, family; the
+  node is `gpuslo_node_info`'s `node` label for the same `instance`, else the instance), and
+  per node the provisioned count, the largest over the window of the recorded
+  `gpuslo:node_gpus_provisioned:max` (the rules' inventory, which holds nodes that went silent
+  before the window), kube-state-metrics' `kube_node_status_capacity{resource="nvidia_com_gpu"}`,
+  the exporter's `gpuslo_gpu_expected` and the GPUs seen. GPUs provisioned but never seen get
+  one placeholder row each (uuid `unseen:<node>:<n>`); they have no verdicts, so their time is
+  `no_data` (observability) — or `unhealthy`/`gpu_missing` (node) while the node's
+  gpu_inventory check says `fail`. A vanished node's time is observability loss, not absent;
 - coverage, as the moments a series appears and disappears (never the dense samples):
   `gpuslo_gpu_usable unless gpuslo_gpu_usable offset <step>` and the reverse, plus the series
-  present at `start`. A GPU is provisioned from the first time its `gpuslo_gpu_info` is seen;
-  time it reports nothing is `no_data`;
+  present at `start`. A GPU is provisioned from the first time its node answered in the window
+  (`gpuslo_node_info`, or its own `gpuslo_gpu_info`), from `start` for a node only the rules
+  or kube-state-metrics know; time it reports nothing is `no_data`;
 - Slurm node states, `gpuslo_slurm_node_state{state!="up"} == 1`, as schedulability (other
   people's drains, maintenance) and node-wide verdicts (gpuslo's own drains), through
   `gpuslo.slo.sources.slurm.node_state_frames`;
@@ -39,6 +47,7 @@ from tqdm import tqdm
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX, provisioned_counts, with_unseen
 from gpuslo.slo.sources.slurm import node_state_frames
 
 CHUNK_STEPS = 10_000
@@ -153,6 +162,11 @@ def _label(frame: pd.DataFrame, name: str) -> pd.Series:
     )
 
 
+INVENTORY_FAILS = (
+    'max by (instance) (gpuslo_check_status{check="gpu_inventory",status="fail"}) == 1'
+)
+
+
 def _inventory(client: PromClient, start, end, window: str) -> tuple[pd.DataFrame, dict[str, str]]:
     node_of = {s["metric"].get("instance", ""): s["metric"].get("node", "")
                for s in client.instant(f"last_over_time(gpuslo_node_info[{window}])", end)}
@@ -171,6 +185,26 @@ def _inventory(client: PromClient, start, end, window: str) -> tuple[pd.DataFram
     inv = pd.DataFrame(rows, columns=["instance", "uuid", "gpu", "model", "family"])
     inv["node"] = inv["instance"].map(lambda i: node_of.get(i) or i)
     return inv, node_of
+
+
+def _missing(
+    client: PromClient, inv: pd.DataFrame, node_of: dict, start, end, step_s, progress
+) -> pd.DataFrame:
+    """Verdict rows `unhealthy`/`gpu_missing` for the placeholder GPUs of nodes whose
+    gpu_inventory check says `fail` (sparse: only those samples are fetched)."""
+    unseen = inv[inv["uuid"].str.startswith(f"{UNSEEN_PREFIX}:")]
+    if unseen.empty:
+        return pd.DataFrame()
+    fails = client.range(INVENTORY_FAILS, start, end, step_s, progress)
+    if fails.empty:
+        return pd.DataFrame()
+    fails = fails.assign(node=_label(fails, "instance").map(lambda i: node_of.get(i) or i))
+    spans = samples_to_intervals(fails[["node", "time"]], ["node"], step_s)
+    rows = spans.merge(unseen[["node", "uuid"]], on="node", how="inner")
+    return rows.assign(
+        verdict=names.VERDICT_UNHEALTHY, reason="gpu_missing", layer=names.LAYER_NODE,
+        action=names.ACTION_REBOOT_NODE,
+    )
 
 
 def _coverage(client: PromClient, metric: str, start, end, step_s: int, progress) -> pd.DataFrame:
@@ -267,6 +301,24 @@ def _slurm(client: PromClient, start, end, step_s: int, progress, node_of: dict[
     return node_state_frames(samples_to_intervals(samples, keys, step_s))
 
 
+def _first_seen(
+    client: PromClient, inv: pd.DataFrame, node_of: dict, start, end, step_s, progress
+) -> pd.Series:
+    """Per inventory row, when it is provisioned from: the first moment its node answered in the
+    window (gpuslo_node_info) or the GPU itself was listed, whichever is earlier; `start` for a
+    node that never answered (known from the rules or kube-state-metrics only)."""
+    info = _coverage(client, "gpuslo_gpu_info", start, end, step_s, progress)
+    nodes = _coverage(client, "gpuslo_node_info", start, end, step_s, progress)
+    node_first = nodes.assign(node=nodes["instance"].map(lambda i: node_of.get(i) or i))
+    node_first = node_first.groupby("node")["start"].min().to_dict()
+    gpu_first = info.groupby("uuid")["start"].min().to_dict()
+    first = pd.DataFrame({
+        "gpu": pd.to_datetime(inv["uuid"].map(gpu_first), utc=True),
+        "node": pd.to_datetime(inv["node"].map(node_first), utc=True),
+    }).min(axis=1)
+    return first.fillna(start)
+
+
 def load_prometheus(
     url: str,
     start: pd.Timestamp,
@@ -279,22 +331,33 @@ def load_prometheus(
     InputError."""
     client = PromClient(url, session)
     window = f"{int((end - start).total_seconds())}s"
-    inv, _ = _inventory(client, start, end, window)
+    seen, node_of = _inventory(client, start, end, window)
+    inv = with_unseen(seen, provisioned_counts(client, end, window, node_of))
     if inv.empty:
-        raise InputError(url, f"no gpuslo_gpu_info series between {start} and {end}")
-    node_of = dict(zip(inv["instance"], inv["node"], strict=True))
+        raise InputError(
+            url,
+            f"nothing provisioned between {start} and {end}: no gpuslo_gpu_info, "
+            "gpuslo_gpu_expected, kube_node_status_capacity or gpuslo:node_gpus_provisioned:max",
+        )
+    inv["provisioned_start"] = _first_seen(client, inv, node_of, start, end, step_s, progress)
+    # Provisioned to the end of the window asked for: the API answered for all of it, so a
+    # fleet that was blind throughout is a window of no_data, not "no data in the window".
+    inv["provisioned_end"] = end
+    # instance -> node for every exporter that answered (gpuslo_node_info, else the instance)
+    node_name = {i: n or i for i, n in node_of.items()}
+    node_name |= {i: n for i, n in zip(inv["instance"], inv["node"], strict=True) if i}
     usable = _coverage(client, "gpuslo_gpu_usable", start, end, step_s, progress)
-    info = _coverage(client, "gpuslo_gpu_info", start, end, step_s, progress)
-    first = info.groupby("uuid")["start"].min()
-    inv["provisioned_start"] = inv["uuid"].map(first).fillna(start)
     bad = _non_healthy(client, start, end, step_s, progress)
     verdicts = pd.concat(
         [usable.assign(verdict=names.VERDICT_HEALTHY, reason="", layer="", action=""), bad],
         ignore_index=True,
     )
-    verdicts["node"] = verdicts["instance"].map(lambda i: node_of.get(i, i))
-    slurm_verdicts, schedulability = _slurm(client, start, end, step_s, progress, node_of)
-    verdicts = pd.concat([verdicts.drop(columns="instance"), slurm_verdicts], ignore_index=True)
+    verdicts["node"] = verdicts["instance"].map(lambda i: node_name.get(i, i))
+    missing = _missing(client, inv, node_of, start, end, step_s, progress)
+    slurm_verdicts, schedulability = _slurm(client, start, end, step_s, progress, node_name)
+    verdicts = pd.concat(
+        [verdicts.drop(columns="instance"), missing, slurm_verdicts], ignore_index=True
+    )
     return Frames(
         inventory=make_frame("inventory", inv.drop(columns="instance"), url),
         verdicts=make_frame("verdicts", verdicts, url),
