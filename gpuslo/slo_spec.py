@@ -13,9 +13,10 @@ A YAML file with built-in defaults; every field is optional:
     exporter_job: gpuslo      # Prometheus scrape job of the exporters (`up{job=...}`, absent())
     fleet_blind_threshold: 0.05  # GpusloFleetBlind pages above this share of provisioned GPUs
                                  # with no verdict (exporter down or gone, GPUs unreadable)
-    retired_nodes: [gpu-17]   # nodes taken out of the fleet on purpose: their GPUs leave the
-                              # provisioned denominator (a node that left kube-state-metrics
-                              # retires by itself); every other silent node stays in it
+    retired_nodes: [gpu-17]   # nodes taken out of the fleet on purpose: the rules stop holding
+                              # their GPUs in the provisioned denominator once nothing reports
+                              # them (a node that left kube-state-metrics retires by itself);
+                              # every other silent node stays in it as observability loss
 
 Burn-rate factors follow the SRE Workbook ("Alerting on SLOs", multiwindow multi-burn-rate):
 factor = share of the period's budget spent in the long window × period / long window, which gives
