@@ -15,8 +15,9 @@ scrape: `instance` = the node name. Families (names from `gpuslo.names.METRICS`)
 
 No-data stretches have no samples at all (the exporter was not scraped: not even
 `gpuslo_gpu_info`), so a query sees a gap, never a healthy GPU, and a denominator built from
-what answered would shrink (the rules' provisioned inventory must not). Schedulability is not an exporter metric and is not written. A sample at time
-t shows the state at t (intervals are half-open). The text ends with `# EOF`.
+what answered would shrink (the rules' provisioned inventory must not). Schedulability is not an
+exporter metric and is not written. A sample at time t shows the state at t (intervals are
+half-open). The text ends with `# EOF`.
 """
 
 from __future__ import annotations
@@ -122,7 +123,8 @@ def _node_families(inventory: pd.DataFrame, codes: np.ndarray, stamps: np.ndarra
         ones = np.ones(len(stamps), int)
         info.append(_series("gpuslo_node_info" + labels, ones, stamps, present))
         count = np.full(len(stamps), int(mine.sum()))
-        expected.append(_series("gpuslo_gpu_expected" + _labels(instance=node), count, stamps, present))
+        name = "gpuslo_gpu_expected" + _labels(instance=node)
+        expected.append(_series(name, count, stamps, present))
     return [
         _family("gpuslo_node_info", "gauge", info),
         _family("gpuslo_gpu_expected", "gauge", expected),
