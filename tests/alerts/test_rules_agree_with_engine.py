@@ -4,10 +4,11 @@
 exporters would have exposed (gpuslo_node_info and gpuslo_gpu_expected too); the test adds what
 kube-state-metrics would have said (cordoned nodes, GPU capacity), backfills both into a real
 Prometheus, evaluates the recording rules' own expressions over the span with a subquery, and
-compares with `compute_week`. One node's exporter is dead for a whole day (its series vanish, `gpuslo_gpu_info`
-too, as in the simulator's own no-data stretches): a denominator built from what answers would
-shrink there (the old `last_over_time(gpuslo_gpu_info[1h])` read 0.46 against the engine's
-0.41 on this data) and disagree with the engine, whose inventory is what is provisioned.
+compares with `compute_week`. One node's exporter is dead for a whole day (its series vanish,
+`gpuslo_gpu_info` too, as in the simulator's own no-data stretches): a denominator built from
+what answers would shrink there (the old `last_over_time(gpuslo_gpu_info[1h])` read 0.46
+against the engine's 0.41 on this data) and disagree with the engine, whose inventory is what
+is provisioned.
 Sampling every 30 min against exact intervals leaves a small discretisation error, hence the
 tolerance of 0.01 (the figures on seed 0 agree to about 0.001).
 """
