@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo.alerts import render, rules, scrape, sli, tests_direct, tests_fleet, tests_gen
+from gpuslo.alerts import inventory_tests, render, rules, scrape, sli, tests_direct, tests_gen
 from gpuslo.slo_spec import SloSpec, format_number
 
 REGENERATE = "gpuslo rules --out deploy/prometheus"
@@ -55,7 +55,7 @@ def build_files(spec: SloSpec) -> dict[str, str]:
             render.header(REGENERATE, "promtool tests", summary),
         ),
         "gpuslo-fleet_test.yml": render.dump_yaml(
-            tests_fleet.fleet_test_file(spec),
+            inventory_tests.fleet_test_file(spec),
             render.header(REGENERATE, "promtool tests", summary),
         ),
         "prometheus.yml": render.dump_yaml(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.alerts import rules as alert_rules
-from gpuslo.alerts.tests_fleet import node_series
+from gpuslo.alerts.inventory_tests import node_series
 from gpuslo.alerts.tests_gen import GPU1, NODE, NODE_INFO, RULE_FILES, case, expect, series
 from gpuslo.slo_spec import SloSpec
 

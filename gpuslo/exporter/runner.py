@@ -36,7 +36,7 @@ from typing import Any
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.checks.base import FACT_KEYS, CheckContext, CheckOutput
-from gpuslo.exporter.checks.gpu_inventory import expected_count
+from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult, stale_as_unknown
 
@@ -271,9 +271,17 @@ class Runner:
             results=tuple(results),
             heartbeats=tuple(self.heartbeats[c.name] for c in self.checks),
             taken_at=now,
-            gpus_expected=expected_count(self.context)[0],
+            gpus_expected=self._expected_gpus(),
             **facts,
         )
+
+    def _expected_gpus(self) -> int | None:
+        """The configured or learned expected GPU count; None when unknown or its state file is
+        broken (gpu_inventory then reports that itself as `unknown`)."""
+        try:
+            return load_expected(self.context)[0]
+        except (ParseError, ToolError):
+            return None
 
     def close(self) -> None:
         """Kill children still stuck from earlier cycles."""
