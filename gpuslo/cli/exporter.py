@@ -12,12 +12,15 @@ import argparse
 import math
 import socket
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gpuslo.cli.slurm_check import node_name
-from gpuslo.cli.sources import add_source_arguments, runner_from_args
+from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
 from gpuslo.errors import InputError, UsageError
+from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
+from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import (
     DEFAULT_LISTEN,
@@ -29,7 +32,8 @@ from gpuslo.exporter.server import (
     serve,
     start_watcher,
 )
-from gpuslo.exporter.slurm.state import PlatformSampler
+from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
+from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
 
 
@@ -92,6 +96,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="dcgm-exporter HPC job-mapping dir (one file per GPU index listing "
         "job ids), exported as gpuslo_gpu_allocation{hpc_job}",
     )
+    parser.add_argument(
+        "--pod-resources-kubelet-socket",
+        type=Path,
+        metavar="SOCKET",
+        help="kubelet pod-resources gRPC socket (Kubernetes: usually "
+        f"{DEFAULT_SOCKET}), exported as gpuslo_gpu_allocation{{namespace, pod, container}}",
+    )
     add_source_arguments(parser)
 
 
@@ -122,26 +133,36 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
     platform = platform_sampler(args, runner.node)
-    exporter = Exporter(
-        runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat, platform=platform
-    )
-    if platform is not None:
-        platform.uuids = lambda: {g.index: g.uuid for g in getattr(exporter.snapshot, "gpus", ())}
+    built: list[Exporter] = []
+    sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
+    exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
+                        platform=platform, allocation_sources=sources)
+    built.append(exporter)
     return exporter, runner
 
 
+def allocation_sources(args: argparse.Namespace,
+                       gpus: Callable[[], tuple[GpuInfo, ...]]) -> list[AllocationSource]:
+    """Both allocation sources, each `not_configured` unless its flag (or the config's
+    `pod_resources_kubelet_socket`) names it, so the exposition always says which one told;
+    `gpus` returns the exporter's latest inventory."""
+    config = node_config(args)
+    socket_path = args.pod_resources_kubelet_socket or config.pod_resources_kubelet_socket
+    return [KubeletAllocations(socket_path, gpus),
+            HpcJobAllocations(getattr(args, "hpc_job_mapping_dir", None), gpus)]
+
+
 def platform_sampler(args: argparse.Namespace, node: str) -> PlatformSampler | None:
-    """The PlatformSampler for --slurm / --hpc-job-mapping-dir, or None when neither is asked.
-    The Slurm NodeName is `node` when configured (--node, the config), else $SLURMD_NODENAME,
-    else the short host name."""
-    mapping = getattr(args, "hpc_job_mapping_dir", None)
-    if not getattr(args, "slurm", False) and mapping is None:
+    """The PlatformSampler for --slurm, or None when it is not asked. The Slurm NodeName is
+    `node` when configured (--node, the config), else $SLURMD_NODENAME, else the short host
+    name."""
+    if not getattr(args, "slurm", False):
         return None
     slurm_node = None
     if args.slurm:
         configured = node if node != socket.gethostname() else None
         slurm_node = configured or node_name(argparse.Namespace(node=None))
-    return PlatformSampler(slurm_node, mapping, args.scontrol)
+    return PlatformSampler(slurm_node, args.scontrol)
 
 
 def run(args: argparse.Namespace) -> int:
