@@ -12,6 +12,7 @@ import argparse
 import math
 import socket
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_ar
 from gpuslo.errors import InputError, UsageError
 from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
+from gpuslo.exporter.job_logs import DEFAULT_SETTLE_S, JobLogTailer
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import (
     DEFAULT_LISTEN,
@@ -103,6 +105,31 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="kubelet pod-resources gRPC socket (Kubernetes: usually "
         f"{DEFAULT_SOCKET}), exported as gpuslo_gpu_allocation{{namespace, pod, container}}",
     )
+    parser.add_argument(
+        "--job-log",
+        action="append",
+        default=None,
+        metavar="GLOB",
+        help="job logs to read training progress from (repeatable), e.g. "
+        "'/var/log/pods/*/*/*.log' (CRI container logs: the job is namespace:pod:container) "
+        "or '/shared/slurm-*.out' (the job is the file name); exported as gpuslo_job_*",
+    )
+    parser.add_argument(
+        "--job-log-gpus",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPUs of a job-log job the kubelet allocations do not name (default: such a job is "
+        "read but not exposed)",
+    )
+    parser.add_argument(
+        "--job-log-settle",
+        type=float,
+        default=DEFAULT_SETTLE_S,
+        metavar="SECONDS",
+        help=f"count job-log events once they are this old (default {DEFAULT_SETTLE_S:g}: a later "
+        "line can still change what the last ones meant)",
+    )
     add_source_arguments(parser)
 
 
@@ -118,6 +145,10 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--interval must be a positive number of seconds")
     if args.max_jobs < 0:
         raise UsageError("--max-jobs must be 0 or more")
+    if args.job_log_gpus is not None and args.job_log_gpus < 1:
+        raise UsageError("--job-log-gpus must be 1 or more")
+    if not (math.isfinite(args.job_log_settle) and args.job_log_settle >= 0):
+        raise UsageError("--job-log-settle must be 0 or more seconds")
 
 
 def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
@@ -135,10 +166,31 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     platform = platform_sampler(args, runner.node)
     built: list[Exporter] = []
     sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
+    job_logs = job_log_tailer(args, context.state_dir, built)
     exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
-                        platform=platform, allocation_sources=sources)
+                        platform=platform, allocation_sources=sources, job_logs=job_logs)
     built.append(exporter)
     return exporter, runner
+
+
+def job_log_tailer(args: argparse.Namespace, state_dir: Path,
+                   built: list[Exporter]) -> JobLogTailer | None:
+    """The JobLogTailer for --job-log (and the config's `job_log`), None when none is given;
+    a container's GPU count comes from the exporter's allocations (`built[0]` once made)."""
+    patterns = list(args.job_log or [])
+    configured = node_config(args).job_log
+    if configured and configured not in patterns:
+        patterns.append(configured)
+    if not patterns:
+        return None
+
+    def gpus_for(identity: Any) -> int | None:
+        if identity is None or not built:
+            return None
+        return built[0].gpus_of_container(identity.namespace, identity.pod, identity.container)
+
+    return JobLogTailer(patterns, state_dir, gpus_for, args.job_log_gpus,
+                        clock=time.time, settle_s=args.job_log_settle)
 
 
 def allocation_sources(args: argparse.Namespace,

@@ -32,6 +32,7 @@ from gpuslo.errors import UsageError
 from gpuslo.exporter.allocations import AllocationSource
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
+from gpuslo.exporter.job_logs import JobLogTailer
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
@@ -70,6 +71,7 @@ class Exporter:
         platform: samples Slurm state, or None.
         allocation_sources: the GPU allocation sources (kubelet, HPC job mapping); each is
             sampled every turn of the loop and reads the inventory through `inventory()`.
+        job_logs: follows job logs (`--job-log`), or None; its jobs join the journals' jobs.
     """
 
     def __init__(
@@ -82,7 +84,9 @@ class Exporter:
         heartbeat: Path | None = None,
         platform: PlatformSampler | None = None,
         allocation_sources: list[AllocationSource] | None = None,
+        job_logs: JobLogTailer | None = None,
     ) -> None:
+        self._job_logs = job_logs
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._platform = platform
         self.allocation_sources = list(allocation_sources or [])
@@ -126,10 +130,22 @@ class Exporter:
         self.snapshot = snapshot
 
     def poll_journals(self) -> None:
-        """Read new journal lines; the job list is copied, then swapped whole."""
-        if self._tailer is not None:
-            self._tailer.poll()
-            self.jobs = copy.deepcopy(self._tailer.jobs(self._max_jobs))
+        """Read new journal and job-log lines; the job list (the most recent `max_jobs` of
+        both, a journal winning over a log of the same job id) is copied, then swapped whole."""
+        jobs: dict[str, Any] = {}
+        for tailer in (self._job_logs, self._tailer):
+            if tailer is not None:
+                tailer.poll()
+                jobs.update(tailer.jobs(self._max_jobs))
+        if self._tailer is not None or self._job_logs is not None:
+            newest = sorted(jobs.items(), key=lambda item: (-item[1].last_event_t, item[0]))
+            self.jobs = copy.deepcopy(newest[: self._max_jobs])
+
+    def gpus_of_container(self, namespace: str, pod: str, container: str) -> int | None:
+        """GPUs the allocation sources say the container holds now (None: none known)."""
+        held = {a.uuid for a in self.allocations()[0]
+                if (a.namespace, a.pod, a.container) == (namespace, pod, container)}
+        return len(held) or None
 
     def sample_platform(self) -> None:
         """Sample Slurm state (PlatformSampler), when configured, and every allocation source
