@@ -281,8 +281,19 @@ METRICS: Final = {
         "GPUs this node should have (node config, --expect-gpus, learned baseline); exported"
         " even when no GPU is readable",
     ),
+    "gpuslo_gpu_allocation_source": (
+        "gauge",
+        ("source", "status", "reason"),
+        "How the last read of each allocation source went (one series per source at 1): status "
+        "ok, unknown (reason check_timeout, dependency_missing, tool_error, parse_error) or "
+        "not_configured; gpuslo_gpu_allocation is empty, never stale, while a source is unknown",
+    ),
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
+
+# Sources of gpuslo_gpu_allocation and their states (gpuslo_gpu_allocation_source).
+ALLOCATION_SOURCES: Final = ("kubelet", "hpc_job_mapping")
+ALLOCATION_SOURCE_STATUSES: Final = (STATUS_OK, STATUS_UNKNOWN, "not_configured")
 
 # Slurm node states as gpuslo exports them (gpuslo_slurm_node_state's `state`).
 SLURM_STATE_UP: Final = "up"

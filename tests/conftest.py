@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import importlib
 import os
 import shutil
 import socket
@@ -31,6 +32,18 @@ def require_binary(name: str) -> str:
     if os.environ.get("CI") == "true":
         pytest.fail(f"{name} is not installed; .ci/run must install Debian's prometheus package")
     pytest.skip(f"{name} not installed (apt-get install prometheus)")
+
+
+def require_module(name: str, extra: str):
+    """Import `name`; skip with the reason when it is not installed on a developer machine, fail
+    under CI (CI=true), where .ci/run installs `gpuslo[<extra>]`."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        message = f"{name} is not installed (pip install 'gpuslo[{extra}]'): {error}"
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"{message}; .ci/run must install it", pytrace=False)
+        pytest.skip(message, allow_module_level=True)
 
 
 @pytest.fixture

@@ -12,12 +12,17 @@ import argparse
 import math
 import socket
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from gpuslo.cli.slurm_check import node_name
-from gpuslo.cli.sources import add_source_arguments, runner_from_args
+from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
 from gpuslo.errors import InputError, UsageError
+from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
+from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
+from gpuslo.exporter.job_logs import DEFAULT_SETTLE_S, JobLogTailer
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import (
     DEFAULT_LISTEN,
@@ -29,7 +34,8 @@ from gpuslo.exporter.server import (
     serve,
     start_watcher,
 )
-from gpuslo.exporter.slurm.state import PlatformSampler
+from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
+from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
 
 
@@ -92,6 +98,38 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="dcgm-exporter HPC job-mapping dir (one file per GPU index listing "
         "job ids), exported as gpuslo_gpu_allocation{hpc_job}",
     )
+    parser.add_argument(
+        "--pod-resources-kubelet-socket",
+        type=Path,
+        metavar="SOCKET",
+        help="kubelet pod-resources gRPC socket (Kubernetes: usually "
+        f"{DEFAULT_SOCKET}), exported as gpuslo_gpu_allocation{{namespace, pod, container}}",
+    )
+    parser.add_argument(
+        "--job-log",
+        action="append",
+        default=None,
+        metavar="GLOB",
+        help="job logs to read training progress from (repeatable), e.g. "
+        "'/var/log/pods/*/*/*.log' (CRI container logs: the job is namespace:pod:container) "
+        "or '/shared/slurm-*.out' (the job is the file name); exported as gpuslo_job_*",
+    )
+    parser.add_argument(
+        "--job-log-gpus",
+        type=int,
+        default=None,
+        metavar="N",
+        help="GPUs of a job-log job the kubelet allocations do not name (default: such a job is "
+        "read but not exposed)",
+    )
+    parser.add_argument(
+        "--job-log-settle",
+        type=float,
+        default=DEFAULT_SETTLE_S,
+        metavar="SECONDS",
+        help=f"count job-log events once they are this old (default {DEFAULT_SETTLE_S:g}: a later "
+        "line can still change what the last ones meant)",
+    )
     add_source_arguments(parser)
 
 
@@ -107,6 +145,10 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--interval must be a positive number of seconds")
     if args.max_jobs < 0:
         raise UsageError("--max-jobs must be 0 or more")
+    if args.job_log_gpus is not None and args.job_log_gpus < 1:
+        raise UsageError("--job-log-gpus must be 1 or more")
+    if not (math.isfinite(args.job_log_settle) and args.job_log_settle >= 0):
+        raise UsageError("--job-log-settle must be 0 or more seconds")
 
 
 def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
@@ -122,26 +164,57 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
     platform = platform_sampler(args, runner.node)
-    exporter = Exporter(
-        runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat, platform=platform
-    )
-    if platform is not None:
-        platform.uuids = lambda: {g.index: g.uuid for g in getattr(exporter.snapshot, "gpus", ())}
+    built: list[Exporter] = []
+    sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
+    job_logs = job_log_tailer(args, context.state_dir, built)
+    exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
+                        platform=platform, allocation_sources=sources, job_logs=job_logs)
+    built.append(exporter)
     return exporter, runner
 
 
+def job_log_tailer(args: argparse.Namespace, state_dir: Path,
+                   built: list[Exporter]) -> JobLogTailer | None:
+    """The JobLogTailer for --job-log (and the config's `job_log`), None when none is given;
+    a container's GPU count comes from the exporter's allocations (`built[0]` once made)."""
+    patterns = list(args.job_log or [])
+    configured = node_config(args).job_log
+    if configured and configured not in patterns:
+        patterns.append(configured)
+    if not patterns:
+        return None
+
+    def gpus_for(identity: Any) -> int | None:
+        if identity is None or not built:
+            return None
+        return built[0].gpus_of_container(identity.namespace, identity.pod, identity.container)
+
+    return JobLogTailer(patterns, state_dir, gpus_for, args.job_log_gpus,
+                        clock=time.time, settle_s=args.job_log_settle)
+
+
+def allocation_sources(args: argparse.Namespace,
+                       gpus: Callable[[], tuple[GpuInfo, ...]]) -> list[AllocationSource]:
+    """Both allocation sources, each `not_configured` unless its flag (or the config's
+    `pod_resources_kubelet_socket`) names it, so the exposition always says which one told;
+    `gpus` returns the exporter's latest inventory."""
+    config = node_config(args)
+    socket_path = args.pod_resources_kubelet_socket or config.pod_resources_kubelet_socket
+    return [KubeletAllocations(socket_path, gpus),
+            HpcJobAllocations(getattr(args, "hpc_job_mapping_dir", None), gpus)]
+
+
 def platform_sampler(args: argparse.Namespace, node: str) -> PlatformSampler | None:
-    """The PlatformSampler for --slurm / --hpc-job-mapping-dir, or None when neither is asked.
-    The Slurm NodeName is `node` when configured (--node, the config), else $SLURMD_NODENAME,
-    else the short host name."""
-    mapping = getattr(args, "hpc_job_mapping_dir", None)
-    if not getattr(args, "slurm", False) and mapping is None:
+    """The PlatformSampler for --slurm, or None when it is not asked. The Slurm NodeName is
+    `node` when configured (--node, the config), else $SLURMD_NODENAME, else the short host
+    name."""
+    if not getattr(args, "slurm", False):
         return None
     slurm_node = None
     if args.slurm:
         configured = node if node != socket.gethostname() else None
         slurm_node = configured or node_name(argparse.Namespace(node=None))
-    return PlatformSampler(slurm_node, mapping, args.scontrol)
+    return PlatformSampler(slurm_node, args.scontrol)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -103,6 +103,11 @@ def _config(args: argparse.Namespace) -> NodeConfig:
     return load_node_config(path) if path else NodeConfig()
 
 
+def node_config(args: argparse.Namespace) -> NodeConfig:
+    """The `--config` file's NodeConfig (empty without one); ConfigError/InputError when bad."""
+    return _config(args)
+
+
 def _pick(flag: Any, configured: Any, default: Any = None) -> Any:
     return flag if flag is not None else (configured if configured is not None else default)
 

@@ -193,6 +193,16 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             (Query(f"gpuslo_gpu_allocation{{{SEL}}} == 1", instant=True),),
             12,
         ),
+        Spec(
+            "table",
+            "Allocation sources",
+            "Whether each source of the GPU allocations answered: ok, unknown with the reason "
+            "(a hung or missing kubelet socket, an unreadable job-mapping directory: the "
+            "allocations are then empty, never stale), or not_configured.",
+            "none",
+            (Query(f"gpuslo_gpu_allocation_source{{{SEL}}} == 1", instant=True),),
+            12,
+        ),
     ]
 
 

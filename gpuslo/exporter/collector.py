@@ -18,7 +18,7 @@ from typing import Any
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 
 from gpuslo import __version__, names
-from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, NodeSnapshot
 from gpuslo.goodput.calculator import JobGoodput
 from gpuslo.verdict import (
     NODE_SCOPE,
@@ -186,20 +186,37 @@ def add_jobs(fam: Families, jobs: Jobs) -> None:
             fam.add("gpuslo_job_interruptions_total", [job, layer], goodput.interruptions[layer])
 
 
+def add_allocations(
+    fam: Families,
+    allocations: Iterable[GpuAllocation],
+    sources: Iterable[AllocationSourceState] = (),
+) -> None:
+    """`gpuslo_gpu_allocation`: one series per distinct record of every allocation source (the
+    kubelet, the HPC job mapping), sorted; `gpuslo_gpu_allocation_source`: one per source."""
+    for allocation in sorted(set(allocations), key=lambda a: (len(a.gpu), a.labels())):
+        fam.add("gpuslo_gpu_allocation", allocation.labels(), 1)
+    for state in sorted(sources, key=lambda s: s.source):
+        fam.add("gpuslo_gpu_allocation_source", [state.source, state.status, state.reason], 1)
+
+
 def build_families(
     snapshot: NodeSnapshot | None,
     jobs: Jobs,
     now: float,
     version: str = __version__,
     extra: Iterable[tuple[str, Iterable[str], float]] = (),
+    allocations: Iterable[GpuAllocation] = (),
+    allocation_sources: Iterable[AllocationSourceState] = (),
 ) -> list[Metric]:
-    """Every family of names.METRICS (sorted by name) for one scrape, plus `extra` samples
-    (metric, label values, value) from other samplers (Slurm state, HPC job mapping). Pure."""
+    """Every family of names.METRICS (sorted by name) for one scrape: the node, its events, the
+    jobs, the GPU allocations of every source with the sources' states, plus `extra` samples
+    (metric, label values, value) from other samplers (Slurm state). Pure."""
     fam = Families()
     fam.add("gpuslo_build_info", [version], 1)
     add_node(fam, snapshot, now)
     add_events(fam, snapshot)
     add_jobs(fam, jobs)
+    add_allocations(fam, allocations, allocation_sources)
     for name, labels, value in extra:
         fam.add(name, labels, value)
     return list(fam.by_name.values())
@@ -213,6 +230,7 @@ class GpusloCollector:
         jobs: returns the bounded job list [(job id, JobGoodput)].
         clock: returns Unix seconds (staleness is judged at scrape time).
         extra: returns extra samples (metric, label values, value), e.g. PlatformSampler.samples.
+        allocations: returns (GpuAllocation list, AllocationSourceState list) of every source.
     """
 
     def __init__(
@@ -222,14 +240,18 @@ class GpusloCollector:
         clock: Callable[[], float],
         version: str = __version__,
         extra: Callable[[], Iterable[Any]] = tuple,
+        allocations: Callable[[], tuple[list[GpuAllocation], list[AllocationSourceState]]] = (
+            lambda: ([], [])),
     ) -> None:
         self._snapshot, self._jobs, self._clock, self._version = snapshot, jobs, clock, version
-        self._extra = extra
+        self._extra, self._allocations = extra, allocations
 
     def collect(self) -> Iterator[Metric]:
         """Build every family now from the latest state."""
+        allocations, sources = self._allocations()
         yield from build_families(
-            self._snapshot(), self._jobs(), self._clock(), self._version, self._extra()
+            self._snapshot(), self._jobs(), self._clock(), self._version, self._extra(),
+            allocations, sources,
         )
 
     def describe(self) -> list[Any]:

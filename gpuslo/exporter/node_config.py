@@ -12,6 +12,8 @@ policy: /etc/gpuslo/xid-overlay.yaml
 state_dir: /var/lib/gpuslo
 check_timeout_s: 10               # deadline of each check (seconds)
 interval_s: 30                    # how often each check runs in the exporter (seconds)
+pod_resources_kubelet_socket: /var/lib/kubelet/pod-resources/kubelet.sock  # exporter: GPU → pod
+job_log: /var/log/pods/*/*/*.log  # exporter: container logs to read training progress from
 checks:                           # per check overrides
   xid: {interval_s: 10, timeout_s: 5}
   gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}
@@ -32,7 +34,8 @@ from gpuslo.exporter.checks.registry import CHECKS
 from gpuslo.exporter.policy.xid import read_yaml
 
 NETWORK_KINDS = ("infiniband", "efa")
-_TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir")
+_TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir",
+              "pod_resources_kubelet_socket", "job_log")
 _COUNT_KEYS = ("expect_gpus", "expect_nvlinks")  # 0 would mean "nothing to check": not a count
 _SECONDS_KEYS = ("check_timeout_s", "interval_s")
 _CHECK_KEYS = ("interval_s", "timeout_s", "min_d2d_tbps", "min_tflops")
@@ -54,6 +57,8 @@ class NodeConfig:
     check_timeout_s: float | None = None
     interval_s: float | None = None
     checks: dict[str, dict[str, float]] = field(default_factory=dict)
+    pod_resources_kubelet_socket: str | None = None
+    job_log: str | None = None
 
 
 def _count(value: Any) -> bool:

@@ -29,11 +29,13 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest, start_http_server
 
 from gpuslo.errors import UsageError
+from gpuslo.exporter.allocations import AllocationSource
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
+from gpuslo.exporter.job_logs import JobLogTailer
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.slurm.state import PlatformSampler
-from gpuslo.exporter.snapshot import NodeSnapshot
+from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 
 log = logging.getLogger(__name__)
@@ -66,6 +68,10 @@ class Exporter:
         tailer: follows the job journals, or None.
         carry: keeps kernel-log counters across restarts, or None.
         clock: Unix seconds; max_jobs: bound on exposed jobs (most recent first).
+        platform: samples Slurm state, or None.
+        allocation_sources: the GPU allocation sources (kubelet, HPC job mapping); each is
+            sampled every turn of the loop and reads the inventory through `inventory()`.
+        job_logs: follows job logs (`--job-log`), or None; its jobs join the journals' jobs.
     """
 
     def __init__(
@@ -77,9 +83,13 @@ class Exporter:
         max_jobs: int = DEFAULT_MAX_JOBS,
         heartbeat: Path | None = None,
         platform: PlatformSampler | None = None,
+        allocation_sources: list[AllocationSource] | None = None,
+        job_logs: JobLogTailer | None = None,
     ) -> None:
+        self._job_logs = job_logs
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._platform = platform
+        self.allocation_sources = list(allocation_sources or [])
         self._heartbeat = heartbeat
         self._max_jobs = max_jobs
         self.snapshot: NodeSnapshot | None = None
@@ -88,8 +98,20 @@ class Exporter:
         self.registry = CollectorRegistry(auto_describe=False)
         extra = platform.samples if platform is not None else tuple
         self.registry.register(
-            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=extra)
+            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=extra,
+                            allocations=self.allocations)
         )
+
+    def inventory(self) -> tuple[GpuInfo, ...]:
+        """The GPUs of the latest snapshot (() before the first cycle)."""
+        return self.snapshot.gpus if self.snapshot is not None else ()
+
+    def allocations(self) -> tuple[list[GpuAllocation], list[AllocationSourceState]]:
+        """The latest allocations of every source, and every source's state."""
+        found: list[GpuAllocation] = []
+        for source in self.allocation_sources:
+            found += source.allocations()
+        return found, [source.state() for source in self.allocation_sources]
 
     def run_checks(self) -> None:
         """One check cycle; the snapshot is swapped whole, with carried counters."""
@@ -108,15 +130,30 @@ class Exporter:
         self.snapshot = snapshot
 
     def poll_journals(self) -> None:
-        """Read new journal lines; the job list is copied, then swapped whole."""
-        if self._tailer is not None:
-            self._tailer.poll()
-            self.jobs = copy.deepcopy(self._tailer.jobs(self._max_jobs))
+        """Read new journal and job-log lines; the job list (the most recent `max_jobs` of
+        both, a journal winning over a log of the same job id) is copied, then swapped whole."""
+        jobs: dict[str, Any] = {}
+        for tailer in (self._job_logs, self._tailer):
+            if tailer is not None:
+                tailer.poll()
+                jobs.update(tailer.jobs(self._max_jobs))
+        if self._tailer is not None or self._job_logs is not None:
+            newest = sorted(jobs.items(), key=lambda item: (-item[1].last_event_t, item[0]))
+            self.jobs = copy.deepcopy(newest[: self._max_jobs])
+
+    def gpus_of_container(self, namespace: str, pod: str, container: str) -> int | None:
+        """GPUs the allocation sources say the container holds now (None: none known)."""
+        held = {a.uuid for a in self.allocations()[0]
+                if (a.namespace, a.pod, a.container) == (namespace, pod, container)}
+        return len(held) or None
 
     def sample_platform(self) -> None:
-        """Sample Slurm state and the HPC job mapping (PlatformSampler), when configured."""
+        """Sample Slurm state (PlatformSampler), when configured, and every allocation source
+        (each turns its own failure into its state)."""
         if self._platform is not None:
             self._platform.sample()
+        for source in self.allocation_sources:
+            source.sample()
 
     def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
         """Until `stop` is set: run due checks and poll journals every `poll_s`. A failing cycle

@@ -16,13 +16,51 @@ from gpuslo.verdict import CheckResult
 @dataclass(frozen=True)
 class GpuInfo:
     """One GPU of the inventory. `index` is the NVML index as a string, `pci_bus_id` NVML's
-    `00000000:00:06.0` form, `family` one of `names.GPU_FAMILIES` or "unknown"."""
+    `00000000:00:06.0` form, `family` one of `names.GPU_FAMILIES` or "unknown", `mig_uuids` the
+    UUIDs of its MIG devices (empty when MIG is off or not reported)."""
 
     index: str
     uuid: str
     pci_bus_id: str
     model: str
     family: str
+    mig_uuids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class GpuAllocation:
+    """One physical GPU in use by one workload: a row of `gpuslo_gpu_allocation`.
+
+    Every allocation source fills the same record, so one collector function exports them all:
+    the kubelet pod-resources API (`namespace`, `pod`, `container`; `hpc_job` "") and the HPC
+    job-mapping directory of Slurm (`hpc_job`; the pod labels ""). `gpu` is the NVML index as a
+    string and `uuid` the GPU UUID, both of the *physical* GPU (a MIG device or a time-sliced
+    replica maps to its GPU); "" when the inventory does not know the device (`uuid` then holds
+    the id the source gave, so the series is still seen but joins with nothing)."""
+
+    gpu: str
+    uuid: str
+    namespace: str = ""
+    pod: str = ""
+    container: str = ""
+    hpc_job: str = ""
+
+    def labels(self) -> tuple[str, str, str, str, str, str]:
+        """Label values in the order of `names.METRICS["gpuslo_gpu_allocation"]`."""
+        return (self.gpu, self.uuid, self.namespace, self.pod, self.container, self.hpc_job)
+
+
+@dataclass(frozen=True)
+class AllocationSourceState:
+    """How the last read of one allocation source went: a row of
+    `gpuslo_gpu_allocation_source`. `source` is one of `names.ALLOCATION_SOURCES`, `status` one of
+    `names.ALLOCATION_SOURCE_STATUSES` (`ok`; `unknown` with `reason` check_timeout,
+    dependency_missing, tool_error or parse_error; `not_configured`), `message` for the log."""
+
+    source: str
+    status: str
+    reason: str = ""
+    message: str = ""
 
 
 @dataclass(frozen=True)

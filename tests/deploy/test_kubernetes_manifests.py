@@ -90,8 +90,12 @@ def test_daemonset_is_least_privilege_with_read_only_host_mounts():
     assert security["capabilities"]["drop"] == ["ALL"]
     assert security["readOnlyRootFilesystem"] is True
     mounts = {m["mountPath"]: m for m in container["volumeMounts"]}
-    for host_path in ("/host/sys", "/host/proc", "/dev/kmsg"):
+    for host_path in ("/host/sys", "/host/proc", "/dev/kmsg", "/var/lib/kubelet/pod-resources",
+                      "/var/log/pods"):
         assert mounts[host_path]["readOnly"] is True
+    args = container["args"]
+    assert "--pod-resources-kubelet-socket=/var/lib/kubelet/pod-resources/kubelet.sock" in args
+    assert "--job-log=/var/log/pods/*/*/*.log" in args
     assert container["resources"]["limits"]["memory"]
     assert container["livenessProbe"]
 

@@ -24,7 +24,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpuslo import names
 from gpuslo.exporter.collector import GpusloCollector, build_families
 from gpuslo.exporter.journals import JournalTailer
-from gpuslo.exporter.snapshot import GpuInfo, Heartbeat, NodeSnapshot
+from gpuslo.exporter.snapshot import (
+    AllocationSourceState,
+    GpuAllocation,
+    GpuInfo,
+    Heartbeat,
+    NodeSnapshot,
+)
 from gpuslo.goodput import Recorder
 from gpuslo.verdict import CheckResult
 
@@ -119,18 +125,23 @@ def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
     rec.close()
 
 
-# What PlatformSampler adds on a Slurm node: drained by gpuslo, one job on GPU 0.
-PLATFORM = [
-    ("gpuslo_slurm_node_state", ("drained", "node", "xid_fatal"), 1.0),
-    ("gpuslo_gpu_allocation", ("0", "GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5", "", "", "", "4242"),
-     1.0),
-]  # fmt: skip
+# What PlatformSampler adds on a Slurm node: drained by gpuslo.
+PLATFORM = [("gpuslo_slurm_node_state", ("drained", "node", "xid_fatal"), 1.0)]
+# What the allocation sources add: one Slurm job and one pod on GPU 0 (the two sources feed one
+# list), the kubelet read fine, the job-mapping directory too.
+_UUID0 = "GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5"
+ALLOCATIONS = (
+    [GpuAllocation("0", _UUID0, hpc_job="4242"),
+     GpuAllocation("0", _UUID0, "ml", "train-llm-7-worker-0", "trainer")],
+    [AllocationSourceState("kubelet", "ok"), AllocationSourceState("hpc_job_mapping", "ok")],
+)
 
 
 def exposition(snapshot: NodeSnapshot | None, jobs: list, now: float = NOW) -> str:
     registry = CollectorRegistry(auto_describe=False)
     registry.register(GpusloCollector(lambda: snapshot, lambda: jobs, lambda: now, version="0.1.0",
-                                      extra=lambda: PLATFORM))  # fmt: skip
+                                      extra=lambda: PLATFORM,
+                                      allocations=lambda: ALLOCATIONS))  # fmt: skip
     return generate_latest(registry).decode()
 
 

@@ -22,9 +22,11 @@ from exporter.test_collector_node import PLATFORM, fixture_snapshot, samples, wr
 from prometheus_client import start_http_server
 
 from gpuslo import names
+from gpuslo.exporter.allocations import KubeletAllocations
+from gpuslo.exporter.evidence.kubelet.pod_resources import PodDevice
 from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.server import Exporter
-from gpuslo.exporter.slurm.state import PlatformSampler
+from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus
@@ -60,10 +62,17 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
     snapshot = fixture_snapshot(now=time.time())
     platform = PlatformSampler(None)
     platform.samples = lambda: PLATFORM  # what a Slurm node with a job on GPU 0 adds
+    (tmp / "map").mkdir()
+    (tmp / "map" / "0").write_text("4242\n")  # a Slurm job on GPU 0 (HPC job mapping)
+    pod = PodDevice("ml", "train-llm-7-worker-0", "trainer", "nvidia.com/gpu",
+                    snapshot.gpus[0].uuid)
+    sources = [HpcJobAllocations(tmp / "map", lambda: snapshot.gpus),
+               KubeletAllocations("kubelet.sock", lambda: snapshot.gpus, read=lambda *_: [pod])]
     exporter = Exporter(lambda: snapshot, JournalTailer(journals), CounterCarry(tmp / "state"),
-                        platform=platform)
+                        platform=platform, allocation_sources=sources)
     exporter.run_checks()
     exporter.poll_journals()
+    exporter.sample_platform()
     server, _ = start_http_server(0, addr="127.0.0.1", registry=exporter.registry)
     inproc = f"127.0.0.1:{server.server_port}"
     child_port = free_port()

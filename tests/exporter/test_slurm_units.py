@@ -24,7 +24,12 @@ from gpuslo.exporter.evidence.slurm import (
 )
 from gpuslo.exporter.slurm.config import parse_slurm_config
 from gpuslo.exporter.slurm.drain import DRAIN, NOTHING, RESUME, decide, own_reason_word, reason_line
-from gpuslo.exporter.slurm.state import allocation_samples, node_state_labels
+from gpuslo.exporter.slurm.state import (
+    HpcJobAllocations,
+    hpc_job_allocations,
+    node_state_labels,
+)
+from gpuslo.exporter.snapshot import GpuAllocation, GpuInfo
 from gpuslo.slo.sources.slurm import parse_jobcomp
 
 # `scontrol show node vm` of Debian 12's Slurm 22.05.8, drained by gpuslo
@@ -123,8 +128,17 @@ def test_prolog_and_epilog_keep_the_job_mapping_directory(tmp_path):
     assert read_hpc_job_mapping(tmp_path / "map") == {"1": ["102"]}
     assert sorted(p.name for p in (tmp_path / "map").iterdir()) == ["1"]
     assert read_hpc_job_mapping(tmp_path / "absent") == {}
-    samples = allocation_samples({"1": ["102"]}, {"1": "GPU-b"})
-    assert samples == [("gpuslo_gpu_allocation", ("1", "GPU-b", "", "", "", "102"), 1.0)]
+    gpus = (GpuInfo("1", "GPU-b", "", "", ""),)
+    assert hpc_job_allocations({"1": ["102"]}, gpus) == [GpuAllocation("1", "GPU-b", hpc_job="102")]
+    source = HpcJobAllocations(tmp_path / "map", lambda: gpus)
+    source.sample()
+    assert source.allocations() == [GpuAllocation("1", "GPU-b", hpc_job="102")]
+    assert (source.state().status, source.state().reason) == ("ok", "")
+    (tmp_path / "notadir").write_text("x")
+    broken = HpcJobAllocations(tmp_path / "notadir", lambda: gpus)
+    broken.sample()  # a mapping "directory" that cannot be listed: unknown, never empty-and-ok
+    assert (broken.state().status, broken.state().reason) == ("unknown", "tool_error")
+    assert broken.allocations() == []
 
 
 def test_config_file_names_every_bad_field():

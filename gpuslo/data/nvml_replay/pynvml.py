@@ -12,7 +12,8 @@ gpuslo/exporter/nvml_source.py); the runner's child processes inherit the variab
   `error` (every device call answers NVML_ERROR_UNKNOWN), `garbage` (values of the wrong type),
   `partial` (only the first half of the devices answer), `slow` (nvmlInit takes 0.3 s).
 
-A recorded value `"ERR:NVMLError_NotSupported:..."` or `"RET3"` raises NOT_SUPPORTED; other
+A GPU's optional `mig_devices` (a list of MIG UUIDs, `null` for an empty slot) answers the MIG
+calls. A recorded value `"ERR:NVMLError_NotSupported:..."` or `"RET3"` raises NOT_SUPPORTED; other
 `ERR:` values raise NVML_ERROR_UNKNOWN; a function missing from the record raises NOT_SUPPORTED.
 """
 
@@ -101,6 +102,21 @@ def nvmlDeviceGetCount():
     return len(_node()["gpus"])
 
 
+def nvmlDeviceGetMaxMigDeviceCount(handle):
+    """MIG slots: the recorded `mig_devices` list of UUIDs (absent: MIG not supported)."""
+    devices = _gpu(handle).get("mig_devices")
+    if devices is None:
+        raise NVMLError(3)
+    return len(devices)
+
+
+def nvmlDeviceGetMigDeviceHandleByIndex(handle, slot):
+    devices = _gpu(handle).get("mig_devices") or []
+    if slot >= len(devices) or devices[slot] is None:
+        raise NVMLError(6)  # NVML_ERROR_NOT_FOUND: an empty slot
+    return ("mig", handle, slot)
+
+
 def nvmlDeviceGetHandleByIndex(index):
     if _MODE == "partial" and index >= len(_node()["gpus"]) // 2:
         raise NVMLError(15)
@@ -109,6 +125,8 @@ def nvmlDeviceGetHandleByIndex(index):
 
 def _recorded(name):
     def call(handle):
+        if isinstance(handle, tuple) and name == "nvmlDeviceGetUUID":  # a MIG device handle
+            return _value(_gpu(handle[1])["mig_devices"][handle[2]])
         value = _value(_gpu(handle).get(name, "ERR:NVMLError_NotSupported:missing"))
         if isinstance(value, dict):
             return SimpleNamespace(**value)

@@ -223,6 +223,7 @@ class GpuInventoryCheck:
                 g.pci_bus_id or "",
                 g.model or "",
                 g.family or "unknown",
+                g.mig_uuids or (),
             )
             for g in node.gpus
             if g.accessible

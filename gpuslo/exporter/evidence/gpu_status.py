@@ -38,6 +38,8 @@ class GpuStatus:
             "Limited Capacity"; NVML nvmlGpuFabricInfo_v3 health summary).
         memory_repair_pending: Blackwell-era "Channel Repair Pending" or "TPC Repair Pending".
         unrepairable_memory: Blackwell-era "Unrepairable Memory".
+        mig_uuids: UUIDs (`MIG-…`) of the MIG devices on this GPU, () when MIG is off or none is
+            created (NVML nvmlDeviceGetMigDeviceHandleByIndex), None when not reported.
     """
 
     index: str | None = None
@@ -71,3 +73,4 @@ class GpuStatus:
     fabric_health: str | None = None
     memory_repair_pending: bool | None = None
     unrepairable_memory: bool | None = None
+    mig_uuids: tuple[str, ...] | None = None

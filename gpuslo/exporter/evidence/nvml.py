@@ -66,6 +66,7 @@ RECOVERY_ACTIONS = {
 NVLINK_MAX_LINKS = 18  # NVLink5 (Blackwell) has 18 links per GPU
 NVLINK_ERROR_COUNTERS = {0: "dl_replay", 1: "dl_recovery", 2: "dl_crc_flit", 3: "dl_crc_data"}
 FABRIC_STATES = {1: "Not Started", 2: "In Progress", 3: "Completed"}  # 0: not supported
+MAX_MIG_DEVICES = 8  # nvml.h NVML_MAX_MIG_DEVICES_PER_GPU (7 on A100/H100, 8 reserved)
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,28 @@ def _fabric(gpu: _Gpu) -> dict[str, Any]:
     }
 
 
+def _mig(gpu: _Gpu) -> dict[str, Any]:
+    """The UUIDs of the MIG devices on `gpu` (what the kubelet hands out for a MIG resource).
+    MIG calls that fail leave `mig_uuids` None and do not make the GPU inaccessible: MIG is a
+    partitioning, not a health signal; an empty slot (NVML_ERROR_NOT_FOUND) is skipped."""
+    get_handle = getattr(gpu.nvml, "nvmlDeviceGetMigDeviceHandleByIndex", None)
+    slots = getattr(gpu.nvml, "nvmlDeviceGetMaxMigDeviceCount", None)
+    if get_handle is None or slots is None:
+        return {}
+    try:
+        count = min(_count(slots(gpu.handle), "nvmlDeviceGetMaxMigDeviceCount"), MAX_MIG_DEVICES)
+        uuids = []
+        for slot in range(count):
+            try:
+                handle = get_handle(gpu.handle, slot)
+            except gpu.nvml.NVMLError:
+                continue  # no MIG device in this slot
+            uuids.append(_text(gpu.nvml.nvmlDeviceGetUUID(handle), "MIG nvmlDeviceGetUUID"))
+    except gpu.nvml.NVMLError:
+        return {}
+    return {"mig_uuids": tuple(uuids)}
+
+
 def _identity(gpu: _Gpu, index: int) -> dict[str, Any]:
     name = gpu.call("nvmlDeviceGetName")
     uuid = gpu.call("nvmlDeviceGetUUID")
@@ -250,7 +273,7 @@ def read_gpu(nvml: Any, index: int) -> tuple[GpuStatus, float | None]:
         return status, None
     gpu = _Gpu(nvml, handle)
     fields = {**_identity(gpu, index), **_memory(gpu), **_thermal_and_pcie(gpu)}
-    fields.update({**_nvlink(gpu), **_fabric(gpu)})
+    fields.update({**_nvlink(gpu), **_fabric(gpu), **_mig(gpu)})
     rates = gpu.call("nvmlDeviceGetUtilizationRates")
     utilization = None if rates is None else _count(rates.gpu, "utilization") / 100.0
     status = GpuStatus(**fields, accessible=gpu.error is None and fields["uuid"] is not None)

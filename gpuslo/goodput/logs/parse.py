@@ -147,13 +147,17 @@ class LogParser:
         self._pending_meta: tuple[int, float | None, str | None] = (0, None, None)
         self._last_ts: float | None = None
         self._seq = 0
+        self._transport_ts: float | None = None
         self.lines = self.matched = self.unreadable = self.truncated = 0
         self.first_ts: float | None = None
         self.max_ts: float | None = None
 
     # -- input ---------------------------------------------------------------------------
-    def feed(self, line: str) -> None:
-        """One physical line (its newline removed; any length, any characters)."""
+    def feed(self, line: str, ts: float | None = None) -> None:
+        """One physical line (its newline removed; any length, any characters). `ts` is the time
+        the transport recorded for it (a CRI container-log timestamp, Unix seconds), used when
+        the line carries no timestamp of its own; it never joins or splits records."""
+        self._transport_ts = ts
         self.lines += 1
         if len(line) > MAX_RECORD:
             line = line[:MAX_RECORD]
@@ -210,12 +214,13 @@ class LogParser:
 
     def _physical(self, raw: str) -> None:
         text, had_prefix, rank = self._strip(raw)
-        text, ts = self._timestamp(text)
-        if ts is not None:
+        text, own = self._timestamp(text)
+        if own is not None:
             text, more_prefix, more_rank = self._strip(text)
             rank = more_rank or rank
+        ts = own if own is not None else self._transport_ts
         if self._pending is not None:
-            starts_new = had_prefix or ts is not None or not text.strip() or any(
+            starts_new = had_prefix or own is not None or not text.strip() or any(
                 r.match(text) for r in self._joiners)
             if not starts_new and len(self._pending) < MAX_JOIN:
                 self._pending.append(text)
@@ -294,6 +299,11 @@ class LogParser:
     def finish(self) -> ParsedLog:
         """End of input: choose the framework and return the observations in line order."""
         self._flush_pending()
+        return self.parsed()
+
+    def parsed(self) -> ParsedLog:
+        """What the lines so far say, without ending the input (a record still being joined
+        is left out until it completes): for a log that is still being written."""
         if self.forced:
             chosen: str | None = self.forced
         else:

@@ -86,6 +86,16 @@ def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
         handle.close()
 
 
+def physical_lines(message: str) -> list[str]:
+    """The physical lines of one message as `read_lines` would yield them from a file: split on
+    `\r\n`, `\r` and `\n`, each cut at MAX_LINE_BYTES characters. Pure (for container logs,
+    whose transport already split the stream into messages)."""
+    parts = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    if len(parts) > 1 and not parts[-1]:
+        parts.pop()  # a redraw ending in `\r` ends its line; no empty line after it
+    return [part[:MAX_LINE_BYTES] for part in parts]
+
+
 def _text(raw: bytes, stats: ReadStats) -> str:
     if len(raw) > MAX_LINE_BYTES:
         raw = raw[:MAX_LINE_BYTES]

@@ -1,0 +1,106 @@
+"""Container logs as the kubelet keeps them (the CRI logging format), evidence for job goodput.
+
+Each line a container runtime (containerd, CRI-O) writes under
+`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log` is
+
+    2024-01-01T00:00:00.123456789Z stdout F step 10 loss 2.1
+    <RFC 3339 time, nanoseconds> <stream> <tags> <message>
+
+(Kubernetes `pkg/kubelet/kuberuntime/logs`, `parseCRILog`): stream `stdout` or `stderr`; tags
+separated by `:`, the first `F` (full: the line ends here) or `P` (partial: the runtime split a
+long line, the message continues in the next `P`/`F` record of the same stream); the message
+without its newline. The kubelet rotates `0.log` to `0.log.<YYYYMMDD-hhmmss>` (and later gzips
+older ones) and a container restart writes `<restart+1>.log`.
+
+Pure: `parse_cri_line(line)`, `CriJoiner` (partials joined per stream), `pod_log_identity(path)`.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePath
+
+_CRI = re.compile(
+    r"(?P<Y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)T(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<f>\d{1,9}))?"
+    r"(?P<tz>Z|[+-]\d\d:\d\d) (?P<stream>stdout|stderr) (?P<tags>[A-Z](?::[^ ]*)?) ?"
+)
+MAX_JOINED = 1 << 20  # characters one record of joined partials may reach; the rest is dropped
+_POD_DIR = re.compile(
+    r"(?P<namespace>[a-z0-9-]{1,63})_(?P<pod>[a-z0-9.-]{1,253})_(?P<uid>[0-9a-f-]+)")
+
+
+@dataclass(frozen=True)
+class CriRecord:
+    """One CRI log line: `t` Unix seconds (UTC), `stream` stdout/stderr, `partial` True for a
+    `P` record, `message` the text after the tags (may be empty)."""
+
+    t: float
+    stream: str
+    partial: bool
+    message: str
+
+
+def parse_cri_line(line: str) -> CriRecord | None:
+    """The record of one CRI log line (no newline), None when it is not one. Pure."""
+    found = _CRI.match(line)
+    if found is None:
+        return None
+    g = found.groupdict()
+    try:
+        t = float(calendar.timegm((int(g["Y"]), int(g["m"]), int(g["d"]),
+                                   int(g["H"]), int(g["M"]), int(g["S"]))))  # fmt: skip
+    except (ValueError, OverflowError):
+        return None
+    if g["f"]:
+        t += float("0." + g["f"])
+    if g["tz"] != "Z":
+        sign = 1 if g["tz"][0] == "+" else -1
+        t -= sign * (int(g["tz"][1:3]) * 3600 + int(g["tz"][4:6]) * 60)
+    return CriRecord(t, g["stream"], g["tags"][0] == "P", line[found.end():])
+
+
+@dataclass
+class CriJoiner:
+    """Joins `P` records with the `F` that ends them, per stream (stdout and stderr interleave).
+    `feed(record)` returns the completed (time of the first piece, message) or None; `pending`
+    holds the unfinished pieces per stream ({stream: [time, text]}) so a cursor can keep them."""
+
+    pending: dict[str, list] = field(default_factory=dict)
+
+    def feed(self, record: CriRecord) -> tuple[float, str] | None:
+        """Add one record; the full message when `record` ends it."""
+        piece = self.pending.get(record.stream)
+        if piece is None:
+            if not record.partial:
+                return record.t, record.message
+            self.pending[record.stream] = [record.t, record.message[:MAX_JOINED]]
+            return None
+        if len(piece[1]) < MAX_JOINED:
+            piece[1] = (piece[1] + record.message)[:MAX_JOINED]
+        if record.partial:
+            return None
+        del self.pending[record.stream]
+        return piece[0], piece[1]
+
+
+@dataclass(frozen=True)
+class PodLogIdentity:
+    """Where a container log comes from (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/`)."""
+
+    namespace: str
+    pod: str
+    uid: str
+    container: str
+
+
+def pod_log_identity(path: str | PurePath) -> PodLogIdentity | None:
+    """The pod and container of a kubelet log path, None for any other path. Pure."""
+    parts = PurePath(path).parts
+    if len(parts) < 3:
+        return None
+    found = _POD_DIR.fullmatch(parts[-3])
+    if found is None:
+        return None
+    return PodLogIdentity(found["namespace"], found["pod"], found["uid"], parts[-2])

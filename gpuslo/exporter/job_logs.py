@@ -1,0 +1,325 @@
+"""Tailing job logs for the exporter (`--job-log GLOB`): the lines training jobs already print
+become the same job metrics as the Recorder's journals (`gpuslo_job_*`), through the training-log
+profiles (`gpuslo.goodput.logs`) and the one calculator.
+
+Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
+CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
+that directory are one job, read in order: restart n before n+1, a rotated `<n>.log.<date>`
+before the live `<n>.log`. Any other file is a job named after the file (`job_id_for`), its
+lines plain text or CRI records, whichever each line is. A message's own timestamp wins; the CRI
+time is used for lines that carry none (Megatron iteration lines), so every event is dated.
+
+GPUs. GPU-seconds need the job's GPU count: `gpus_for(identity)` (the exporter asks the kubelet
+allocations: the GPUs the container holds), else `default_gpus` (`--job-log-gpus`). A job whose
+count is unknown is read but not exposed until it is known; the first count seen is kept (a
+container's GPUs do not change while it lives).
+
+Restart-safe, exactly once. Per job the state dir holds `job_logs/<job>.lines`, the decoded
+lines so far (append-only: `<CRI time or ->` TAB `<line>`), and `job_logs/<job>.cursor.json`,
+written atomically after the lines are appended and synced: per file (by inode, so a rotation
+that renames `0.log` is followed) the byte offset read, the CRI partials not yet joined, the
+GPU count and the length of the `.lines` file it covers. After kill -9 the exporter truncates
+`.lines` to that length (lines appended after the last cursor are read again from the logs),
+replays it, and goes on from the offsets, so the counters equal a recomputation from the logs
+and nothing is counted twice — even after the kubelet deleted rotated files. A job whose log
+directory is gone (pod deleted) is dropped with its state.
+
+Settling. A log is read to its end, but events younger than `settle_s` (wall clock) are not
+counted yet: a line that comes later can still change what the last ones meant (progress after
+an error line retracts the interruption), and exposed counters must not go down.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import logging
+import os
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.cri_log import (
+    CriJoiner,
+    PodLogIdentity,
+    parse_cri_line,
+    pod_log_identity,
+)
+from gpuslo.exporter.state import read_json_state, write_json_atomic
+from gpuslo.goodput.calculator import JobGoodput, compute_goodput
+from gpuslo.goodput.logs import job_id_for, load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.parse import LogParser, ParsedLog
+from gpuslo.goodput.logs.profiles import Profiles
+from gpuslo.goodput.logs.read import physical_lines
+
+log = logging.getLogger(__name__)
+READ_CHUNK = 8 * 1024 * 1024  # bytes read from one file per poll at most
+DEFAULT_SETTLE_S = 120.0
+STATE_DIR = "job_logs"
+CURSOR_VERSION = 1
+_ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
+Line = tuple[float | None, str]  # (CRI time or None, physical line)
+GpusFor = Callable[[PodLogIdentity | None], int | None]
+
+
+def job_of(path: str | os.PathLike[str]) -> tuple[str, PodLogIdentity | None]:
+    """(job id, pod identity or None) of a log path (see the module docstring). Pure."""
+    identity = pod_log_identity(path)
+    if identity is None:
+        return job_id_for(path), None
+    job = f"{identity.namespace}:{identity.pod}:{identity.container}"
+    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job)[:128], identity
+
+
+def decode(raw: str, joiner: CriJoiner) -> list[Line]:
+    """The physical lines one raw log line gives: a CRI record (partials joined per stream in
+    `joiner`; nothing until the `F`) or a plain line. Pure apart from `joiner`."""
+    record = parse_cri_line(raw)
+    if record is None:
+        return [(None, text) for text in physical_lines(raw)]
+    done = joiner.feed(record)
+    if done is None:
+        return []
+    return [(done[0], text) for text in physical_lines(done[1])]
+
+
+def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
+               until: float | None = None) -> JobGoodput | None:
+    """The job's goodput from what its log said so far (events after `until` not counted), None
+    when the log holds no progress yet (nothing to expose: never a made-up goodput). Pure."""
+    result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
+    if result.document["status"] != "ok":
+        return None
+    goodput = compute_goodput(result.events, until=until)
+    goodput.job = job
+    return goodput
+
+
+def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
+              until: float | None = None) -> JobGoodput | None:
+    """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal)."""
+    profiles = profiles or load_profiles()
+    parser = LogParser(profiles)
+    for ts, text in lines:
+        parser.feed(text, ts)
+    return goodput_of(parser.parsed(), job, gpus, profiles, until)
+
+
+def file_order(name: str) -> tuple[int, int, str]:
+    """Reading order of the files of one container: restart count, rotated before live."""
+    found = _ROTATED.fullmatch(name)
+    if found is None:
+        return (1 << 30, 0, name)
+    return (int(found["n"]), 0 if found["suffix"] else 1, found["suffix"] or "")
+
+
+@dataclass
+class _Job:
+    """One job's tail: its files by inode, its decoded lines and its parser."""
+
+    job: str
+    identity: PodLogIdentity | None
+    parser: LogParser
+    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # inode -> {name, offset}
+    joiner: CriJoiner = field(default_factory=CriJoiner)
+    gpus: int | None = None
+    spool_bytes: int = 0
+    result: JobGoodput | None = None
+    dirty: bool = True
+
+
+class JobLogTailer:
+    """Follows every file `patterns` match (see the module docstring).
+
+    Args:
+        patterns: globs (`/var/log/pods/*/*/*.log`).
+        state_dir: the exporter's state dir (`job_logs/` is created in it).
+        gpus_for: GPU count of a pod's container (the kubelet allocations), None when unknown.
+        default_gpus: GPU count for jobs `gpus_for` does not know, None to wait for it.
+        profiles: the training-log profiles (default: the packaged ones).
+        clock: Unix seconds (settling); settle_s: seconds events wait before they count.
+    """
+
+    def __init__(self, patterns: Iterable[str], state_dir: str | os.PathLike[str],
+                 gpus_for: GpusFor = lambda identity: None, default_gpus: int | None = None,
+                 profiles: Profiles | None = None, clock: Callable[[], float] | None = None,
+                 settle_s: float = DEFAULT_SETTLE_S) -> None:
+        self.patterns = list(patterns)
+        self.dir = Path(state_dir) / STATE_DIR
+        self.gpus_for, self.default_gpus, self.settle_s = gpus_for, default_gpus, settle_s
+        self.profiles = profiles or load_profiles()
+        self.clock = clock
+        self._jobs: dict[str, _Job] = {}
+        self._warned: set[str] = set()
+        self.dir.mkdir(parents=True, exist_ok=True)
+        for cursor in sorted(self.dir.glob("*.cursor.json")):
+            self._restore(cursor.name[: -len(".cursor.json")])
+
+    # -- restart ---------------------------------------------------------------------------
+    def _paths(self, job: str) -> tuple[Path, Path]:
+        return self.dir / f"{job}.lines", self.dir / f"{job}.cursor.json"
+
+    def _restore(self, job: str) -> None:
+        spool, cursor_path = self._paths(job)
+        try:
+            cursor = read_json_state(cursor_path, None)
+            if not isinstance(cursor, dict) or cursor.get("v") != CURSOR_VERSION:
+                raise ParseError(str(cursor_path), "not a job-log cursor of this version")
+            size = spool.stat().st_size if spool.exists() else 0
+            if size < cursor["spool_bytes"]:
+                raise ParseError(str(spool), f"{size} bytes, the cursor covers "
+                                             f"{cursor['spool_bytes']}: lines lost")
+            known = cursor["identity"]
+            tail = self._new(job, PodLogIdentity(**known) if known is not None else None)
+            with open(spool, "r+b" if spool.exists() else "w+b") as f:
+                f.truncate(cursor["spool_bytes"])  # lines appended after the last cursor
+                for raw in f.read().decode("utf-8", errors="replace").splitlines():
+                    ts, _, text = raw.partition("\t")
+                    tail.parser.feed(text, None if ts == "-" else float(ts))
+            tail.files = {str(k): dict(v) for k, v in cursor["files"].items()}
+            tail.joiner = CriJoiner({k: list(v) for k, v in cursor["pending"].items()})
+            tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
+        except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
+            log.warning("job log state of %s unusable (%s): reading its logs from the start",
+                        job, error)
+            self._forget(job)
+            return
+        self._jobs[job] = tail
+
+    def _new(self, job: str, identity: PodLogIdentity | None) -> _Job:
+        return _Job(job, identity, LogParser(self.profiles))
+
+    def _forget(self, job: str) -> None:
+        self._jobs.pop(job, None)
+        for path in self._paths(job):
+            path.unlink(missing_ok=True)
+
+    # -- polling ---------------------------------------------------------------------------
+    def poll(self) -> None:
+        """Read what was appended to every matched file since the last poll and recompute the
+        jobs that changed. Never raises for one bad file: it is logged once and skipped."""
+        groups: dict[str, tuple[PodLogIdentity | None, list[Path]]] = {}
+        for pattern in self.patterns:
+            for name in sorted(glob.glob(pattern)):
+                job, identity = job_of(name)
+                groups.setdefault(job, (identity, []))[1].append(Path(name))
+        for job in [j for j in self._jobs if j not in groups]:
+            log.info("job log %s: its files are gone; dropping the job", job)
+            self._forget(job)
+        for job, (identity, paths) in sorted(groups.items()):
+            tail = self._jobs.get(job) or self._jobs.setdefault(job, self._new(job, identity))
+            tail.identity = tail.identity or identity
+            try:
+                self._read_job(tail, self._files_of(identity, paths))
+            except OSError as error:
+                self._warn_once(job, f"job log {job}: cannot read ({error})")
+            self._update(tail)
+
+    def _files_of(self, identity: PodLogIdentity | None, paths: list[Path]) -> list[Path]:
+        """The files of one job in reading order; for a container, its rotated files too."""
+        if identity is None:
+            return paths
+        folder = paths[0].parent
+        names = {p.name for p in paths}
+        with contextlib.suppress(OSError):  # the folder went away: the glob's files only
+            names |= {n for n in os.listdir(folder)
+                      if _ROTATED.fullmatch(n) and not n.endswith((".gz", ".tmp"))}
+        return [folder / n for n in sorted(names, key=file_order)]
+
+    def _read_job(self, tail: _Job, paths: list[Path]) -> None:
+        lines: list[Line] = []
+        seen: dict[str, dict[str, Any]] = {}
+        behind = False  # a file not read to its end: later files wait (lines stay in order)
+        for path in paths:
+            if behind:
+                seen.update({k: v for k, v in tail.files.items() if v["name"] == path.name})
+                continue
+            try:
+                with open(path, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    key = f"{st.st_dev}:{st.st_ino}"
+                    entry = tail.files.get(key, {"name": path.name, "offset": 0})
+                    if st.st_size < entry["offset"]:  # truncated or a new file on a reused inode
+                        entry = {"name": path.name, "offset": 0}
+                    f.seek(entry["offset"])
+                    data = f.read(READ_CHUNK)
+            except FileNotFoundError:
+                continue  # rotated away or deleted between listing and opening
+            end = data.rfind(b"\n") + 1  # a line still being written waits for its newline
+            behind = len(data) == READ_CHUNK
+            if end == 0 and behind:  # one line longer than READ_CHUNK: skipped, said so
+                self._warn_once(f"{tail.job}:long", f"job log {path}: a line over "
+                                f"{READ_CHUNK} bytes skipped")
+                end = len(data)
+                data = b""
+            for raw in data[:end].decode("utf-8", errors="replace").split("\n")[:-1]:
+                lines += decode(raw, tail.joiner)
+            seen[key] = {"name": path.name, "offset": entry["offset"] + end}
+        if lines or seen != tail.files:
+            self._commit(tail, lines, seen)
+
+    def _commit(self, tail: _Job, lines: list[Line], files: dict[str, dict[str, Any]]) -> None:
+        """Append `lines` to the job's .lines (synced), then write its cursor atomically, then
+        feed the parser: a crash between the two leaves lines the cursor does not cover, which
+        the next start truncates and reads again from the logs."""
+        spool, cursor = self._paths(tail.job)
+        if lines:
+            data = "".join(f"{'-' if ts is None else repr(ts)}\t{text}\n"
+                           for ts, text in lines).encode("utf-8", errors="replace")
+            with open(spool, "ab") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            tail.spool_bytes += len(data)
+        self._learn_gpus(tail)
+        tail.files = files
+        self._write_cursor(tail)
+        for ts, text in lines:
+            tail.parser.feed(text, ts)
+        tail.dirty = tail.dirty or bool(lines)
+
+    def _write_cursor(self, tail: _Job) -> None:
+        identity = None if tail.identity is None else vars(tail.identity)
+        write_json_atomic(self._paths(tail.job)[1], {
+            "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
+            "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
+            "identity": identity})  # fmt: skip
+
+    def _learn_gpus(self, tail: _Job) -> bool:
+        """Ask for the job's GPU count while it is unknown; True when it was just learned."""
+        if tail.gpus is not None:
+            return False
+        tail.gpus = self.gpus_for(tail.identity) or self.default_gpus
+        return tail.gpus is not None
+
+    def _update(self, tail: _Job) -> None:
+        if self._learn_gpus(tail):
+            tail.dirty = True
+            self._write_cursor(tail)  # the first count seen is kept, across restarts too
+        if tail.gpus is None:
+            self._warn_once(tail.job, f"job log {tail.job}: GPU count unknown (no allocation, "
+                                      "no --job-log-gpus): read, not exposed")
+            return
+        parsed = tail.parser.parsed()
+        until = None if self.clock is None else self.clock() - self.settle_s
+        settling = until is not None and parsed.last_ts is not None and parsed.last_ts > until
+        if tail.dirty or settling or tail.result is None:
+            tail.result = goodput_of(parsed, tail.job, tail.gpus, self.profiles, until)
+            tail.dirty = False
+
+    def _warn_once(self, key: str, message: str) -> None:
+        if key not in self._warned:
+            self._warned.add(key)
+            log.warning("%s", message)
+
+    def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
+        """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first
+        (ties by job id); jobs with no progress or no GPU count yet are left out."""
+        ready = [(job, t.result) for job, t in self._jobs.items()
+                 if t.result is not None and t.result.status]
+        ready.sort(key=lambda item: (-item[1].last_event_t, item[0]))
+        return ready[:max_jobs]

@@ -1,0 +1,232 @@
+"""The exporter reads training progress from container logs (`--job-log`): the CRI format, the
+kubelet's /var/log/pods layout and rotation, and restarts that neither lose nor double a line.
+
+The job: a Megatron-DeepSpeed 13B container that saves a checkpoint and exits to be requeued
+(../shared/training_logs T03), restarted by the kubelet (restart 1: `1.log`) to crash on an
+uncorrectable ECC error (T04). Every line goes through containerd's CRI format, long lines split
+into `P` partials, stdout and stderr interleaved, one CRI line every 10 s from 2024-01-01.
+"""
+
+from __future__ import annotations
+
+import calendar
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from conftest import SHARED, free_port
+from hypothesis import given
+from hypothesis import strategies as st
+from prometheus_client.parser import text_string_to_metric_families
+
+from gpuslo.exporter.evidence.cri_log import (
+    CriJoiner,
+    CriRecord,
+    parse_cri_line,
+    pod_log_identity,
+)
+from gpuslo.exporter.job_logs import JobLogTailer, decode, file_order, job_of, recompute
+from gpuslo.goodput.logs.read import physical_lines
+
+CASES = SHARED / "training_logs" / "cases"
+T03 = next(CASES.glob("T03_*.log"))
+T04 = next(CASES.glob("T04_*.log"))
+POD = "ml_llama-13b-0_8d4f6c2e-1b7a-4c3d-9e8f-0a1b2c3d4e5f"
+JOB = "ml:llama-13b-0:trainer"
+T0 = 1704067200.0  # 2024-01-01T00:00:00Z
+T03_START = 1628384400.0  # 2021-08-08T01:00:00Z, T03's first printed time is 01:00:44
+T04_START = 1628755200.0  # 2021-08-12T08:00:00Z, T04 prints 08:19:28 near its end
+
+
+def cri_lines(text: str, start: float, split_at: int = 60) -> list[str]:
+    """`text` as containerd writes it: one record per line, long lines as P…F pieces, every
+    third line on stderr; the CRI time is the line's own time where it prints one (the runtime
+    stamps a line when it is written), else 10 s after the previous line."""
+    out = []
+    t = start - 10
+    for i, line in enumerate(text.splitlines()):
+        own = re.search(r"(\d{4}-\d\d-\d\d)[ T](\d\d:\d\d:\d\d)", line)
+        printed = calendar.timegm(time.strptime(" ".join(own.groups()), "%Y-%m-%d %H:%M:%S")
+                                  ) if own else None  # fmt: skip
+        t = printed if printed is not None and printed >= t else t + 10
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t))
+        prefix = f"{stamp}.{i:09d}Z {'stderr' if i % 3 == 2 else 'stdout'}"
+        pieces = [line[k:k + split_at] for k in range(0, len(line), split_at)] or [""]
+        out += [f"{prefix} P {p}" for p in pieces[:-1]] + [f"{prefix} F {pieces[-1]}"]
+    return out
+
+
+# --- the format -------------------------------------------------------------------------------
+def test_cri_records_times_streams_and_tags():
+    record = parse_cri_line("2024-01-01T00:00:01.5Z stderr F boom")
+    assert record == CriRecord(T0 + 1.5, "stderr", False, "boom")
+    assert parse_cri_line("2024-01-01T01:00:00+01:00 stdout P a").t == T0
+    assert parse_cri_line("2024-01-01T00:00:00.123456789Z stdout F ").message == ""
+    assert parse_cri_line("2024-01-01T00:00:00Z stdout F:x y").message == "y"
+    assert parse_cri_line(" iteration 10/ 100 |") is None
+    assert parse_cri_line("2024-13-45T00:00:00Z stdout F x") is None
+
+
+def test_partials_join_per_stream_and_redraws_split():
+    joiner = CriJoiner()
+    lines = ["2024-01-01T00:00:00Z stdout P iteration   ", "2024-01-01T00:00:01Z stderr F warn",
+             "2024-01-01T00:00:02Z stdout F 10/ 100 |", "plain line\r redrawn"]
+    decoded = [out for raw in lines for out in decode(raw, joiner)]
+    assert decoded == [(T0 + 1, "warn"), (T0, "iteration   10/ 100 |"), (None, "plain line"),
+                       (None, " redrawn")]
+    assert physical_lines(" 10%|█| 1/10\r 20%|██| 2/10\r") == [" 10%|█| 1/10", " 20%|██| 2/10"]
+
+
+def test_pod_log_paths_name_the_job():
+    identity = pod_log_identity(f"/var/log/pods/{POD}/trainer/0.log")
+    assert (identity.namespace, identity.pod, identity.container) == ("ml", "llama-13b-0",
+                                                                      "trainer")
+    assert job_of(f"/var/log/pods/{POD}/trainer/3.log")[0] == JOB
+    assert job_of("/shared/logs/slurm-4242.out") == ("slurm-4242", None)
+    names = ["1.log", "0.log", "0.log.20240101-000500", "0.log.20240101-000100"]
+    assert sorted(names, key=file_order) == ["0.log.20240101-000100", "0.log.20240101-000500",
+                                             "0.log", "1.log"]
+
+
+@given(st.text(max_size=300))
+def test_any_line_decodes_without_raising(line: str):
+    decode(line, CriJoiner())
+
+
+# --- restart-safety, in process ---------------------------------------------------------------
+def write(path: Path, lines: list[str], tail: str = "") -> None:
+    with open(path, "a", encoding="utf-8") as f:
+        f.write("".join(line + "\n" for line in lines) + tail)
+
+
+def expected_lines(folder: Path) -> list:
+    joiner = CriJoiner()
+    out = []
+    for path in sorted(folder.iterdir(), key=lambda p: file_order(p.name)):
+        for raw in path.read_text(encoding="utf-8").splitlines():
+            out += decode(raw, joiner)
+    return out
+
+
+def test_lines_after_the_last_cursor_are_read_again_not_twice(tmp_path: Path):
+    folder = tmp_path / "pods" / POD / "trainer"
+    folder.mkdir(parents=True)
+    write(folder / "0.log", cri_lines(T03.read_text(), T03_START))
+    pattern = str(tmp_path / "pods" / "*" / "*" / "*.log")
+    first = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
+    first.poll()
+    state = tmp_path / "state" / "job_logs"
+    with open(state / f"{JOB}.lines", "ab") as f:  # a crash after the append, before the cursor
+        f.write(b"1704067200.0\tsaving checkpoint at iteration   99999 to /x\n")
+    again = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
+    again.poll()
+    want = recompute(expected_lines(folder), JOB, 8)
+    assert dict(again.jobs(5))[JOB].gpu_seconds == want.gpu_seconds
+    assert want.gpu_seconds["productive"] > 0 and want.gpu_seconds["checkpoint_save"] > 0
+
+
+def test_a_job_without_a_gpu_count_is_read_but_not_exposed(tmp_path: Path):
+    folder = tmp_path / "pods" / POD / "trainer"
+    folder.mkdir(parents=True)
+    write(folder / "0.log", cri_lines(T03.read_text(), T03_START))
+    known: dict = {}
+    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "s",
+                          gpus_for=lambda identity: known.get(identity.pod))
+    tailer.poll()
+    assert tailer.jobs(5) == []
+    known["llama-13b-0"] = 4  # the kubelet now names the container's GPUs
+    tailer.poll()
+    assert dict(tailer.jobs(5))[JOB].gpu_seconds == recompute(
+        expected_lines(folder), JOB, 4).gpu_seconds
+    (folder / "0.log").unlink()
+    folder.rmdir()
+    tailer.poll()  # the pod is gone: the job and its state go too
+    assert tailer.jobs(5) == [] and not list((tmp_path / "s" / "job_logs").iterdir())
+
+
+# --- the exporter, killed and restarted -------------------------------------------------------
+def scrape(port: int) -> dict:
+    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=5).text
+    out: dict = {}
+    for family in text_string_to_metric_families(text):
+        for s in family.samples:
+            if s.labels.get("job") == JOB:
+                out[(s.name, s.labels.get("category") or s.labels.get("layer") or "")] = s.value
+    return out
+
+
+def start(tmp_path: Path, port: int) -> subprocess.Popen:
+    (tmp_path / "kern.log").touch()
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{port}",
+         "--interval", "1", "--kernel-log", str(tmp_path / "kern.log"), "--path.sysfs",
+         str(tmp_path), "--state-dir", str(tmp_path / "state"), "--job-log",
+         str(tmp_path / "var" / "log" / "pods" / "*" / "*" / "*.log"), "--job-log-gpus", "8",
+         "--job-log-settle", "0"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+
+def wait_for(condition, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            value = condition()
+        except requests.RequestException:
+            value = None
+        if value:
+            return value
+        time.sleep(0.2)
+    pytest.fail(f"timed out waiting for {what}")
+
+
+def expected_metrics(folder: Path) -> dict:
+    want = recompute(expected_lines(folder), JOB, 8)
+    out = {("gpuslo_job_gpu_seconds_total", c): v for c, v in want.gpu_seconds.items()}
+    out.update({("gpuslo_job_interruptions_total", k): v for k, v in want.interruptions.items()})
+    return out
+
+
+def job_metrics(port: int) -> dict:
+    return {k: v for k, v in scrape(port).items()
+            if k[0] in ("gpuslo_job_gpu_seconds_total", "gpuslo_job_interruptions_total")}
+
+
+def test_exporter_killed_and_restarted_counts_every_line_once(tmp_path: Path):
+    folder = tmp_path / "var" / "log" / "pods" / POD / "trainer"
+    folder.mkdir(parents=True)
+    first, second = cri_lines(T03.read_text(), T03_START), cri_lines(T04.read_text(), T04_START)
+    half = len(first) // 2
+    write(folder / "0.log", first[:half], tail=first[half][:25])  # a line still being written
+    port = free_port()
+    exporter = start(tmp_path, port)
+    try:
+        wait_for(lambda: job_metrics(port), 60, "the job from the first half of 0.log")
+        # the kubelet rotates 0.log; the runtime finishes the line in the new file's place
+        os.rename(folder / "0.log", folder / "0.log.20240101-000500")
+        write(folder / "0.log.20240101-000500", [first[half][25:]])
+        write(folder / "0.log", first[half + 1:])
+        time.sleep(1.5)
+        exporter.send_signal(signal.SIGKILL)  # mid-stream: no clean shutdown
+        exporter.wait(10)
+        write(folder / "1.log", second[:10])  # the container restarts while the exporter is down
+        exporter = start(tmp_path, port)
+        write(folder / "1.log", second[10:])
+        want = expected_metrics(folder)
+        got = wait_for(lambda: (lambda m: m if m == want else None)(job_metrics(port)), 60,
+                       f"the counters to equal the recomputation {want}")
+        assert got[("gpuslo_job_gpu_seconds_total", "productive")] > 0
+        assert got[("gpuslo_job_gpu_seconds_total", "wasted_progress")] > 0
+        assert got[("gpuslo_job_interruptions_total", "node")] == 1  # the ECC error
+        time.sleep(2.5)  # more polls: nothing is added twice
+        assert job_metrics(port) == want
+        lines = (tmp_path / "state" / "job_logs" / f"{JOB}.lines").read_text().splitlines()
+        assert len(lines) == len(expected_lines(folder))
+    finally:
+        exporter.kill()
+        exporter.wait(10)
