@@ -143,3 +143,22 @@ def test_every_command_reports_a_binary_spec_in_one_line(tmp_path, capsys, comma
     assert main([command, "--slo", str(path), "--out", str(tmp_path / "x"), *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "g.bin: not a YAML SLO spec" in err[0]
+
+
+def test_the_crawl_fields_have_defaults_and_every_bad_one_is_named():
+    spec = load_spec(None)
+    rule = spec.slowdown_rule()
+    assert (rule.threshold, rule.min_intervals, rule.reference_intervals) == (1.03, 2, 3)
+    assert (spec.crawl_alert_ratio, spec.straggler_score) == (0.03, 0.9)
+    custom = spec_from_mapping({"slowdown_threshold": 1.1, "slowdown_min_intervals": 3})
+    assert custom.slowdown_rule().threshold == 1.1 and custom.slowdown_rule().min_intervals == 3
+    with pytest.raises(ConfigError) as caught:
+        spec_from_mapping(
+            {"slowdown_threshold": 0.9, "slowdown_min_intervals": 0,
+             "slowdown_reference_intervals": 2.5, "crawl_alert_ratio": 3, "straggler_score": 0},
+            "slo.yml",
+        )
+    message = str(caught.value)
+    for name in ("slowdown_threshold", "slowdown_min_intervals", "slowdown_reference_intervals",
+                 "crawl_alert_ratio", "straggler_score"):
+        assert f"'{name}'" in message
