@@ -15,6 +15,7 @@ Direct alerts: names, expressions and the label joins are documented beside each
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts import crawl
 from gpuslo.alerts.sli import JOB_STEP_TIME, STEP_TIME_HOLD
 from gpuslo.slo_spec import BurnRateAlert, SloSpec, format_number, sli_record
 
@@ -226,4 +227,5 @@ def alert_groups(spec: SloSpec) -> list[dict]:
         {"name": "gpuslo-checks", "rules": check_alerts(spec)},
         {"name": "gpuslo-gpus", "rules": gpu_unhealthy_rules()},
         {"name": "gpuslo-nodes-and-jobs", "rules": node_and_job_alerts(spec)},
+        crawl.alert_group(spec),
     ]

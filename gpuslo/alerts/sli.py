@@ -30,6 +30,7 @@ long window. The guards, each used below:
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts import crawl
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
 INVENTORY_HOLD = "1h"  # how long a silent target's GPUs and checks stay in the denominators
@@ -153,6 +154,7 @@ def recording_groups(spec: SloSpec) -> list[dict]:
     groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules()}]
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
+    groups.append(crawl.recording_group())
     return groups
 
 

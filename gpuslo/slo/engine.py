@@ -28,6 +28,7 @@ and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not tur
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -80,6 +81,7 @@ class WeeklyResult:
     data_quality: dict
     crawl: pd.DataFrame
     node_scores: pd.DataFrame
+    slowdown_rule: dict
     accounting: Accounting = field(repr=False)
 
     @property
@@ -110,7 +112,7 @@ class WeeklyResult:
         """The crawl section's figures: slowdown_gpu_hours (the `slowdown` category), by_layer,
         rows (per job, cause layer, reason and node: gpu_hours, slowdowns, worst ratio, the
         job's slowest node and its score) and slowest_nodes (per job and node, lowest score
-        first, at most 20)."""
+        first, at most 20), rule (the sustained-slowdown rule used)."""
         table = crawl.crawl_table(self.crawl, self.node_scores)
         by_layer = self.crawl.groupby("layer", observed=True)["gpu_hours"].sum()
         return {
@@ -118,6 +120,7 @@ class WeeklyResult:
             "by_layer": {layer: float(by_layer.get(layer, 0.0)) for layer in names.LAYERS},
             "rows": table.to_dict("records"),
             "slowest_nodes": self.node_scores.head(20).to_dict("records"),
+            "rule": self.slowdown_rule,
         }
 
     def to_json_dict(self) -> dict:
@@ -234,6 +237,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         data_quality=_data_quality(acc, frames, jobs, split, start, end),
         crawl=crawl_rows,
         node_scores=scores,
+        slowdown_rule=dataclasses.asdict(spec.slowdown_rule()),
         accounting=acc,
     )
 

@@ -16,6 +16,8 @@ import pytest
 from gpuslo import names
 from gpuslo.slo import frames
 from gpuslo.slo.engine import compute_week
+from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo_spec import SloSpec
 
 T0 = pd.Timestamp("2026-11-23", tz="UTC")
@@ -119,3 +121,15 @@ def test_a_stricter_spec_threshold_sees_no_crawl():
 def test_a_window_starting_inside_the_slowdown_counts_only_its_part():
     result = compute_week(_fleet(), at(6), at(10), SloSpec())
     assert result.badput_gpu_hours_by_category["slowdown"] == pytest.approx(LOST_H / 2)
+
+
+def test_the_report_section_names_the_job_the_cause_and_the_slowest_node():
+    sw_power = [{"node": "n1", "uuid": "GPU-n1-3", "start": at(4.5), "end": at(6),
+                 "reason": "clocks_sw_power_cap"}]
+    doc = compute_week(_fleet(degradations=sw_power), at(0), at(10), SloSpec()).to_json_dict()
+    text = render_markdown(build_report(doc, None, None))
+    section = text[text.index("The crawl"):]
+    section = section[: section.index("\n## ", 5)]
+    assert "10.7 GPU-hours lost to steps slower" in section
+    assert "| llm | node | clocks_sw_power_cap | n1 | 10.7 | 1 | 1.500× | n1 (0.9474) |" in section
+    assert "| llm | n1 | 9.500 | 0.9474 |" in section
