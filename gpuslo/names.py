@@ -173,6 +173,8 @@ SIGNALS: Final = {
     "kernel_log_read": "inventory: kernel-log records read",
     "health_report": "dcgmi health overall result",
     "nothing_recognised": "the evidence held nothing this parser recognises",
+    "clocks_sw_thermal": "SW thermal slowdown: the driver lowers clocks to hold a temperature",
+    "clocks_sw_power_cap": "SW power capping: the driver lowers clocks to stay within power",
 }
 # Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job
 # on the node crawls. The SLO engine attributes a job's slowdown badput to the node layer (and the
