@@ -2,11 +2,13 @@
 performance scores that name the stragglers (DESIGN.md §4, the `slowdown` category).
 
 - `node_scores(job_events, start, end)` → per (job, node) with compute times: compute_s (median
-  of the `steps` events' `compute_s` in the window, seconds), score (the job's fastest node's
-  compute_s / this node's: 1 = the fastest, 0.5 = twice as slow) and individual_score (the node's
-  own best interval / its median), the relative and individual performance scores of NVIDIA's
-  nvidia-resiliency-ext straggler detection, at node rather than rank level. The recording rules
-  `gpuslo:job_node_performance:score` compute the same from `gpuslo_job_step_compute_seconds`.
+  of the `steps` events' `compute_s` in the window, seconds), score (interval by interval, the
+  job's fastest node's compute time / this node's — 1 = the fastest, 0.5 = twice as slow — and
+  the node's lowest in the window: a straggler for a few hours of a week is still named) and
+  individual_score (the node's own best compute time / its worst), the relative and individual
+  performance scores of NVIDIA's nvidia-resiliency-ext straggler detection, per node. The
+  recording rules `gpuslo:job_node_performance:score` compute the relative one from
+  `gpuslo_job_step_compute_seconds`.
 - `degradation_causes(verdicts, degradations)` → node, uuid, start, end, reason: every interval
   with a reason of `names.DEGRADATION_REASONS`, whether its verdict was fail (network devices
   below expected, HW slowdown) or warn (the `degradations` frame: SW power capping, port error
@@ -53,7 +55,8 @@ def window_slowdowns(job: str, node: str, upto, before) -> list[dict]:
 
 def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
     """Per (job, node) that reported compute times in [start, end): columns SCORE_COLUMNS
-    (compute_s seconds, intervals int64, scores ratios 0–1), lowest score first."""
+    (compute_s seconds, intervals int64, scores ratios 0–1), lowest score first (then lowest
+    individual score: a one-node job is its own fastest node, only its own best tells)."""
     if "compute_s" not in job_events:
         return pd.DataFrame(columns=SCORE_COLUMNS)
     ev = job_events[(job_events["event"] == "steps") & job_events["compute_s"].notna()
@@ -61,13 +64,16 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     ev = ev[ev["compute_s"] > 0]
     if ev.empty:
         return pd.DataFrame(columns=SCORE_COLUMNS)
-    grouped = ev.astype({"compute_s": "float64"}).groupby(["job", "node"], observed=True)
-    out = grouped["compute_s"].agg(["median", "min", "size"]).reset_index()
-    out = out.rename(columns={"median": "compute_s", "size": "intervals"})
-    fastest = out.groupby("job", observed=True)["compute_s"].transform("min")
-    out["score"] = fastest / out["compute_s"]
-    out["individual_score"] = out["min"] / out["compute_s"]
-    out = out.sort_values(["score", "job", "node"], kind="stable").reset_index(drop=True)
+    ev = ev.astype({"compute_s": "float64"})
+    fastest = ev.groupby(["job", "time"], observed=True)["compute_s"].transform("min")
+    ev = ev.assign(score=fastest / ev["compute_s"])
+    grouped = ev.groupby(["job", "node"], observed=True)
+    out = grouped.agg(compute_s=("compute_s", "median"), best=("compute_s", "min"),
+                      worst=("compute_s", "max"), intervals=("compute_s", "size"),
+                      score=("score", "min")).reset_index()
+    out["individual_score"] = out["best"] / out["worst"]
+    order = ["score", "individual_score", "job", "node"]
+    out = out.sort_values(order, kind="stable").reset_index(drop=True)
     return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
 
 
@@ -115,9 +121,10 @@ def scaled_hours(attributed: pd.DataFrame, job_hours: pd.Series) -> pd.Series:
 def slowdown_breakdown(attributed: pd.DataFrame, job_hours: pd.Series,
                        by_layer: dict[str, float], by_reason: dict[str, float]) -> None:
     """Add the slowdown GPU-hours to `by_layer`/`by_reason` (in place): each job's
-    `job_hours[job]` split over its slowdowns' layers and reasons (`attributed` with gpu_hours
-    from `scaled_hours`); hours of a job without slowdown rows go to training/slowdown."""
-    explained = attributed.groupby(["layer", "reason"], observed=True)["gpu_hours"].sum()
+    `job_hours[job]` split over its slowdowns' layers and reasons (`attributed` with
+    capacity_gpu_hours from `scaled_hours`); hours of a job without slowdown rows go to
+    training/slowdown."""
+    explained = attributed.groupby(["layer", "reason"], observed=True)["capacity_gpu_hours"].sum()
     for (layer, reason), value in explained.items():
         by_layer[layer] += float(value)
         by_reason[reason] = by_reason.get(reason, 0.0) + float(value)

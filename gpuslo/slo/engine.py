@@ -109,14 +109,21 @@ class WeeklyResult:
         return {layer: float(by.get(layer, 0.0)) / 3600 for layer in names.LAYERS}
 
     def crawl_dict(self) -> dict:
-        """The crawl section's figures: slowdown_gpu_hours (the `slowdown` category), by_layer,
+        """The crawl section's figures: slowdown_gpu_hours (the jobs' journals, as the counters
+        `gpuslo_job_gpu_seconds_total{category="slowdown"}` and the recording rules give it),
+        capacity_slowdown_gpu_hours (the capacity accounting's `slowdown` category: the same,
+        capped by each job's allocated usable time), by_layer,
         rows (per job, cause layer, reason and node: gpu_hours, slowdowns, worst ratio, the
         job's slowest node and its score) and slowest_nodes (per job and node, lowest score
         first, at most 20), rule (the sustained-slowdown rule used)."""
         table = crawl.crawl_table(self.crawl, self.node_scores)
         by_layer = self.crawl.groupby("layer", observed=True)["gpu_hours"].sum()
         return {
-            "slowdown_gpu_hours": self.badput_gpu_hours_by_category[names.CATEGORY_SLOWDOWN],
+            "slowdown_gpu_hours": float(self.jobs[names.CATEGORY_SLOWDOWN].sum()) / 3600
+            if len(self.jobs) else 0.0,
+            "capacity_slowdown_gpu_hours": self.badput_gpu_hours_by_category[
+                names.CATEGORY_SLOWDOWN
+            ],
             "by_layer": {layer: float(by_layer.get(layer, 0.0)) for layer in names.LAYERS},
             "rows": table.to_dict("records"),
             "slowest_nodes": self.node_scores.head(20).to_dict("records"),
@@ -245,12 +252,15 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
 def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,
            window: tuple[pd.Timestamp, pd.Timestamp], hours_per_tick: float,
            lost: tuple[dict, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(slowdowns attributed with gpu_hours, node scores); adds the slowdown GPU-hours to the
+    """(slowdowns attributed, with gpu_hours from the journals — what the counters say — and
+    capacity_gpu_hours — the share of the capacity accounting's slowdown category, capped by
+    the job's allocated usable time —, node scores); adds the capacity slowdown GPU-hours to the
     lost-by-layer and lost-by-reason dicts of `lost` in place."""
     causes = crawl.degradation_causes(frames.verdicts, frames.degradations)
     attributed = crawl.attribute_slowdowns(slowdowns, causes, nodes)
     job_hours = split.job_ticks[names.CATEGORY_SLOWDOWN] * hours_per_tick
-    attributed["gpu_hours"] = crawl.scaled_hours(attributed, job_hours)
+    attributed["gpu_hours"] = attributed["gpu_seconds"] / 3600
+    attributed["capacity_gpu_hours"] = crawl.scaled_hours(attributed, job_hours)
     crawl.slowdown_breakdown(attributed, job_hours, *lost)
     return attributed, crawl.node_scores(frames.job_events, *window)
 

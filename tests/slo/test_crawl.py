@@ -81,7 +81,9 @@ def test_a_slowdown_without_a_degradation_is_training_with_the_slowest_node_name
     assert row["ratio"] == pytest.approx(1.5)
     assert row["slowest_node"] == "n1"
     slowest = doc["slowest_nodes"][0]
-    assert slowest["node"] == "n1" and slowest["score"] == pytest.approx(9.0 / 9.5)
+    # its worst interval: n0's 9 s against its 14 s; its own best 9.5 s against that 14 s
+    assert slowest["node"] == "n1" and slowest["score"] == pytest.approx(9.0 / 14.0)
+    assert slowest["individual_score"] == pytest.approx(9.5 / 14.0)
     assert doc["slowest_nodes"][1]["score"] == 1.0
     # productive + slowdown = the job's allocated GPU-time (2 × 8 GPUs × 10 h)
     assert result.productive_gpu_hours + LOST_H == pytest.approx(160)
@@ -131,5 +133,5 @@ def test_the_report_section_names_the_job_the_cause_and_the_slowest_node():
     section = text[text.index("The crawl"):]
     section = section[: section.index("\n## ", 5)]
     assert "10.7 GPU-hours lost to steps slower" in section
-    assert "| llm | node | clocks_sw_power_cap | n1 | 10.7 | 1 | 1.500× | n1 (0.9474) |" in section
-    assert "| llm | n1 | 9.500 | 0.9474 |" in section
+    assert "| llm | node | clocks_sw_power_cap | n1 | 10.7 | 1 | 1.500× | n1 (0.6429) |" in section
+    assert "| llm | n1 | 9.500 | 0.6429 | 0.6786 |" in section

@@ -30,6 +30,10 @@ def crawl(doc, extra, wow) -> Section:
         f"of the job's nodes during the slowdown ({hours(by_layer.get('node'))} GPU-hours), "
         f"else to training ({hours(by_layer.get('training'))} GPU-hours).",
     )
+    capacity = figures.get("capacity_slowdown_gpu_hours")
+    if capacity is not None and abs(capacity - (figures.get("slowdown_gpu_hours") or 0)) >= 0.05:
+        lines += (f"The capacity accounting counts {hours(capacity)} of them: the rest fell on "
+                  "allocated time that was not usable (unknown or unhealthy GPUs).",)
     rows = tuple(
         (r["job"], r["layer"], r["reason"], r["cause_node"] or "—", hours(r["gpu_hours"]),
          str(r["slowdowns"]), f"{r['ratio']:.3f}×",
