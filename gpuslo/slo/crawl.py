@@ -144,7 +144,7 @@ def crawl_table(attributed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
         gpu_hours=("gpu_hours", "sum"), slowdowns=("start", "nunique"), ratio=("ratio", "max")
     ).reset_index()
     slowest = scores.drop_duplicates("job").set_index("job")
-    table["slowest_node"] = table["job"].map(slowest["node"]).fillna("")
+    table["slowest_node"] = table["job"].map(slowest["node"]).astype("string").fillna("")
     table["slowest_score"] = table["job"].map(slowest["score"]).astype("float64")
     return table.sort_values(["gpu_hours", "job"], ascending=[False, True],
                              kind="stable").reset_index(drop=True)
