@@ -2,9 +2,10 @@
 performance scores that name the stragglers (DESIGN.md §4, the `slowdown` category).
 
 - `node_scores(job_events, start, end)` → per (job, node) with compute times: compute_s (median
-  of the `steps` events' `compute_s` in the window, seconds), score (interval by interval, the
-  job's fastest node's compute time / this node's — 1 = the fastest, 0.5 = twice as slow — and
-  the node's lowest in the window: a straggler for a few hours of a week is still named) and
+  of the `steps` events' `compute_s` in the window, seconds), score (interval by interval at the
+  same step, the job's fastest node's compute time / this node's — 1 = the fastest, 0.5 = twice
+  as slow — and the node's lowest in the window: a straggler for a few hours of a week is still
+  named) and
   individual_score (the node's own best compute time / its worst), the relative and individual
   performance scores of NVIDIA's nvidia-resiliency-ext straggler detection, per node. The
   recording rules `gpuslo:job_node_performance:score` compute the relative one from
@@ -65,8 +66,14 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     if ev.empty:
         return pd.DataFrame(columns=SCORE_COLUMNS)
     ev = ev.astype({"compute_s": "float64"})
-    fastest = ev.groupby(["job", "time"], observed=True)["compute_s"].transform("min")
-    ev = ev.assign(score=fastest / ev["compute_s"])
+    # Nodes of a gang log the same steps: compare them interval by interval at the same step;
+    # where no step is logged by two nodes (time-based windows), compare their medians.
+    at_step = ev.groupby(["job", "step"], observed=True)["compute_s"]
+    fastest = at_step.transform("min")
+    aligned = at_step.transform("size").groupby(ev["job"]).transform("max") > 1
+    median = ev.groupby(["job", "node"], observed=True)["compute_s"].transform("median")
+    fastest_median = median.groupby(ev["job"]).transform("min")
+    ev = ev.assign(score=(fastest / ev["compute_s"]).where(aligned, fastest_median / median))
     grouped = ev.groupby(["job", "node"], observed=True)
     out = grouped.agg(compute_s=("compute_s", "median"), best=("compute_s", "min"),
                       worst=("compute_s", "max"), intervals=("compute_s", "size"),
