@@ -98,6 +98,11 @@ REASON_LAYER: Final = {
     "network_devices_missing": LAYER_NODE,
     "network_port_down": LAYER_NODE,
     "network_port_degraded": LAYER_NODE,
+    # degradation signals that explain a crawl (warn unless the node config makes them fail)
+    "clocks_sw_thermal": LAYER_NODE,
+    "clocks_sw_power_cap": LAYER_NODE,
+    "network_port_errors": LAYER_NODE,
+    "network_link_flap": LAYER_NODE,
     "driver_mismatch": LAYER_NODE,
     "probe_failed": LAYER_NODE,
     # scheduler & platform
@@ -168,10 +173,27 @@ SIGNALS: Final = {
     "kernel_log_read": "inventory: kernel-log records read",
     "health_report": "dcgmi health overall result",
     "nothing_recognised": "the evidence held nothing this parser recognises",
+    "clocks_sw_thermal": "SW thermal slowdown: the driver lowers clocks to hold a temperature",
+    "clocks_sw_power_cap": "SW power capping: the driver lowers clocks to stay within power",
 }
+# Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job
+# on the node crawls. The SLO engine attributes a job's slowdown badput to the node layer (and the
+# node) when one of these was active on one of the job's nodes during the slowdown.
+DEGRADATION_REASONS: Final = (
+    "thermal_slowdown",
+    "pcie_degraded",
+    "nvlink_errors",
+    "network_devices_missing",
+    "network_port_degraded",
+    "clocks_sw_thermal",
+    "clocks_sw_power_cap",
+    "network_port_errors",
+    "network_link_flap",
+)
 
 # --- goodput categories (ML Goodput Measurement's badput taxonomy, plus our recovery) -----------
 CATEGORY_PRODUCTIVE: Final = "productive"
+CATEGORY_SLOWDOWN: Final = "slowdown"
 BADPUT_CATEGORIES: Final = (
     "initialization",  # program start-up, device and framework initialisation
     "training_prep",  # model and optimizer set-up before the first step
@@ -180,6 +202,7 @@ BADPUT_CATEGORIES: Final = (
     "checkpoint_restore",  # time spent loading a checkpoint after a (re)start
     "wasted_progress",  # steps done after the last checkpoint and then lost by a restart
     "recovery",  # from an interruption until the job runs again
+    "slowdown",  # steps slower than the job's own reference: sum of (step time - reference)
     "other",  # allocated time no other category explains (the remainder bucket)
 )
 JOB_CATEGORIES: Final = (CATEGORY_PRODUCTIVE, *BADPUT_CATEGORIES)
@@ -287,6 +310,12 @@ METRICS: Final = {
         "How the last read of each allocation source went (one series per source at 1): status "
         "ok, unknown (reason check_timeout, dependency_missing, tool_error, parse_error) or "
         "not_configured; gpuslo_gpu_allocation is empty, never stale, while a source is unknown",
+    ),
+    "gpuslo_job_step_compute_seconds": (
+        "gauge",
+        ("job",),
+        "This node's compute time per step for the job (seconds, mean over the last logged "
+        "interval); rules turn it into per-node performance scores",
     ),
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))

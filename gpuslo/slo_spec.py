@@ -17,6 +17,14 @@ A YAML file with built-in defaults; every field is optional:
                               # their GPUs in the provisioned denominator once nothing reports
                               # them (a node that left kube-state-metrics retires by itself);
                               # every other silent node stays in it as observability loss
+    slowdown_threshold: 1.03  # a logged interval is slow above this × the job's reference step time
+    slowdown_min_intervals: 2 # consecutive slow intervals that make a slowdown (1 = every spike)
+    slowdown_reference_intervals: 3  # warm-up intervals whose median seeds the reference
+    crawl_alert_ratio: 0.03   # GpusloJobCrawling: share of a job's GPU-time lost to slowdown (30m)
+    straggler_score: 0.9      # GpusloStragglerNode: node performance score below this (15m)
+
+The slowdown fields set the rule of `gpuslo.goodput.slowdown` (`SloSpec.slowdown_rule()`) for
+the SLO engine; the exporter's counters use its defaults, so change them in both or neither.
 
 Burn-rate factors follow the SRE Workbook ("Alerting on SLOs", multiwindow multi-burn-rate):
 factor = share of the period's budget spent in the long window × period / long window, which gives
@@ -33,6 +41,12 @@ import yaml
 
 from gpuslo import names
 from gpuslo.errors import ConfigError
+from gpuslo.goodput.slowdown import (
+    DEFAULT_MIN_INTERVALS,
+    DEFAULT_REFERENCE_INTERVALS,
+    DEFAULT_THRESHOLD,
+    SlowdownRule,
+)
 
 # SLO -> the metric part of its recording rules (`gpuslo:<metric>:ratio_rate1h`), shared by the
 # rules, the dashboards and the report so the three name the same series.
@@ -100,6 +114,18 @@ class SloSpec:
     exporter_job: str = "gpuslo"
     fleet_blind_threshold: float = 0.05
     retired_nodes: tuple[str, ...] = ()
+    slowdown_threshold: float = DEFAULT_THRESHOLD
+    slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS
+    slowdown_reference_intervals: int = DEFAULT_REFERENCE_INTERVALS
+    crawl_alert_ratio: float = 0.03
+    straggler_score: float = 0.9
+
+    def slowdown_rule(self) -> SlowdownRule:
+        """The sustained-slowdown rule these fields set (`gpuslo.goodput.slowdown`)."""
+        return SlowdownRule(
+            self.slowdown_threshold, self.slowdown_min_intervals, self.slowdown_reference_intervals,
+            max(self.slowdown_reference_intervals, 50),
+        )
 
     @property
     def period(self) -> str:
@@ -149,6 +175,13 @@ KNOWN_FIELDS = (
     "exporter_job",
     "fleet_blind_threshold",
     "retired_nodes",
+    *(
+        "slowdown_threshold",
+        "slowdown_min_intervals",
+        "slowdown_reference_intervals",
+        "crawl_alert_ratio",
+        "straggler_score",
+    ),
 )
 # A Kubernetes node name (a DNS subdomain, RFC 1123) or a host name: what `node` labels hold.
 NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
@@ -208,7 +241,7 @@ def _field_problems(data: dict, source: str) -> list[str]:
         problems.append(
             f"{source}: field 'exporter_job' must be a scrape job name such as gpuslo, got {job!r}"
         )
-    return problems + _fleet_problems(data, source)
+    return problems + _fleet_problems(data, source) + _crawl_problems(data, source)
 
 
 def _fleet_problems(data: dict, source: str) -> list[str]:
@@ -233,6 +266,31 @@ def _fleet_problems(data: dict, source: str) -> list[str]:
     return problems
 
 
+def _crawl_problems(data: dict, source: str) -> list[str]:
+    """One message per bad slowdown or straggler field."""
+    problems = []
+    threshold = data.get("slowdown_threshold", DEFAULT_THRESHOLD)
+    if isinstance(threshold, bool) or not isinstance(threshold, int | float) or threshold <= 1:
+        problems.append(
+            f"{source}: field 'slowdown_threshold' must be a number above 1 (a step-time ratio), "
+            f"got {threshold!r}"
+        )
+    for key, default in (("slowdown_min_intervals", DEFAULT_MIN_INTERVALS),
+                         ("slowdown_reference_intervals", DEFAULT_REFERENCE_INTERVALS)):
+        value = data.get(key, default)
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= 50:
+            problems.append(
+                f"{source}: field {key!r} must be a whole number of logged intervals 1..50, "
+                f"got {value!r}"
+            )
+    for key, default in (("crawl_alert_ratio", 0.03), ("straggler_score", 0.9)):
+        try:
+            _ratio(data.get(key, default), key, source)
+        except ConfigError as error:
+            problems.append(str(error))
+    return problems
+
+
 def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
     """Validate a parsed spec. Every field is checked and every problem is reported in one
     ConfigError message, each naming `source` and the field."""
@@ -254,6 +312,13 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         exporter_job=data.get("exporter_job", "gpuslo"),
         fleet_blind_threshold=float(data.get("fleet_blind_threshold", 0.05)),
         retired_nodes=tuple(sorted(set(data.get("retired_nodes") or []))),
+        slowdown_threshold=float(data.get("slowdown_threshold", DEFAULT_THRESHOLD)),
+        slowdown_min_intervals=data.get("slowdown_min_intervals", DEFAULT_MIN_INTERVALS),
+        slowdown_reference_intervals=data.get(
+            "slowdown_reference_intervals", DEFAULT_REFERENCE_INTERVALS
+        ),
+        crawl_alert_ratio=float(data.get("crawl_alert_ratio", 0.03)),
+        straggler_score=float(data.get("straggler_score", 0.9)),
     )
 
 

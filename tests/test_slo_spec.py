@@ -163,3 +163,20 @@ def test_fleet_fields_have_defaults_and_are_validated():
     assert "'fleet_blind_threshold'" in message and "'retired_nodes[1]'" in message
     with pytest.raises(ConfigError, match="'retired_nodes' must be a list"):
         spec_from_mapping({"retired_nodes": "gpu-9"}, "slo.yml")
+def test_the_crawl_fields_have_defaults_and_every_bad_one_is_named():
+    spec = load_spec(None)
+    rule = spec.slowdown_rule()
+    assert (rule.threshold, rule.min_intervals, rule.reference_intervals) == (1.03, 2, 3)
+    assert (spec.crawl_alert_ratio, spec.straggler_score) == (0.03, 0.9)
+    custom = spec_from_mapping({"slowdown_threshold": 1.1, "slowdown_min_intervals": 3})
+    assert custom.slowdown_rule().threshold == 1.1 and custom.slowdown_rule().min_intervals == 3
+    with pytest.raises(ConfigError) as caught:
+        spec_from_mapping(
+            {"slowdown_threshold": 0.9, "slowdown_min_intervals": 0,
+             "slowdown_reference_intervals": 2.5, "crawl_alert_ratio": 3, "straggler_score": 0},
+            "slo.yml",
+        )
+    message = str(caught.value)
+    for name in ("slowdown_threshold", "slowdown_min_intervals", "slowdown_reference_intervals",
+                 "crawl_alert_ratio", "straggler_score"):
+        assert f"'{name}'" in message

@@ -15,6 +15,7 @@ Direct alerts: names, expressions and the label joins are documented beside each
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts import crawl
 from gpuslo.alerts.inventory import GPU_BLIND_RATIO, NODE_BLIND
 from gpuslo.alerts.sli import JOB_STEP_TIME, STEP_TIME_HOLD
 from gpuslo.slo_spec import BurnRateAlert, SloSpec, format_number, sli_record
@@ -245,4 +246,5 @@ def alert_groups(spec: SloSpec) -> list[dict]:
         {"name": "gpuslo-checks", "rules": check_alerts(spec)},
         {"name": "gpuslo-gpus", "rules": gpu_unhealthy_rules()},
         {"name": "gpuslo-nodes-and-jobs", "rules": node_and_job_alerts(spec)},
+        crawl.alert_group(spec),
     ]

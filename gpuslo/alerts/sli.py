@@ -32,7 +32,7 @@ long window. The guards, each used below:
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.alerts import inventory
+from gpuslo.alerts import crawl, inventory
 from gpuslo.alerts.inventory import GPU_PROVISIONED_COUNT
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
@@ -153,6 +153,7 @@ def recording_groups(spec: SloSpec) -> list[dict]:
     groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules(spec)}]
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
+    groups.append(crawl.recording_group())
     return groups
 
 

@@ -4,6 +4,7 @@ short timelines (1-minute samples, `0+60x20` is a timestamp that keeps up with t
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.alerts import crawl
 from gpuslo.alerts import rules as alert_rules
 from gpuslo.alerts.inventory_tests import node_series
 from gpuslo.alerts.tests_gen import GPU1, NODE, NODE_INFO, RULE_FILES, case, expect, series
@@ -187,7 +188,47 @@ def network_cases(spec: SloSpec) -> list[dict]:
     return below + [gone]
 
 
+def crawl_cases(spec: SloSpec) -> list[dict]:
+    """GpusloJobCrawling: 100 productive and 10 slowdown GPU-seconds a minute is a share of
+    10/110 = 0.0909, above the spec's 0.03; without slowdown it is quiet. GpusloStragglerNode:
+    n2 computes a step in 2 s from minute 5 where n1 takes 1 s (score 1/2 = 0.5, below 0.9; its
+    own best was 1 s: individual score 0.5 too); when both take 1 s it is quiet. The recorded
+    scores are checked too."""
+    rules = _rules(spec)
+    train = {**JOB, "category": "productive"}
+    slow = {**JOB, "category": names.CATEGORY_SLOWDOWN}
+    crawling = _pair(
+        rules["GpusloJobCrawling"],
+        "40m",
+        [series("gpuslo_job_gpu_seconds_total", train, "0+100x40"),
+         series("gpuslo_job_gpu_seconds_total", slow, "0+10x40")],
+        [series("gpuslo_job_gpu_seconds_total", train, "0+100x40"),
+         series("gpuslo_job_gpu_seconds_total", slow, "0x40")],
+        {"job": "train-a"},
+    )
+    n2 = {"instance": "n2:9400", "job": "train-a"}
+    fast = series("gpuslo_job_step_compute_seconds", JOB, "1x40")
+    scores = [
+        {"expr": crawl.NODE_SCORE, "eval_time": "20m", "exp_samples": [
+            {"labels": series(crawl.NODE_SCORE, JOB, "")["series"], "value": 1},
+            {"labels": series(crawl.NODE_SCORE, n2, "")["series"], "value": 0.5},
+        ]},
+        {"expr": crawl.NODE_INDIVIDUAL_SCORE, "eval_time": "20m", "exp_samples": [
+            {"labels": series(crawl.NODE_INDIVIDUAL_SCORE, JOB, "")["series"], "value": 1},
+            {"labels": series(crawl.NODE_INDIVIDUAL_SCORE, n2, "")["series"], "value": 0.5},
+        ]},
+    ]
+    straggler = [
+        case([fast, series("gpuslo_job_step_compute_seconds", n2, "1x5 2x35")],
+             "GpusloStragglerNode", "30m", [expect(rules["GpusloStragglerNode"], n2)],
+             promql_expr_test=scores),
+        case([fast, series("gpuslo_job_step_compute_seconds", n2, "1x40")],
+             "GpusloStragglerNode", "30m", []),
+    ]
+    return crawling + straggler
+
+
 def alerts_test_file(spec: SloSpec) -> dict:
     """The direct-alert test document."""
-    tests = check_cases(spec) + gpu_cases() + node_and_job_cases(spec)
+    tests = check_cases(spec) + gpu_cases() + node_and_job_cases(spec) + crawl_cases(spec)
     return {"rule_files": list(RULE_FILES), "evaluation_interval": "5m", "tests": tests}

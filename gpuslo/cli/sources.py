@@ -125,7 +125,9 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
     policy_path = _pick(get("policy"), config.policy)
     load_policy(policy_path)
     kernel_log = _pick(get("kernel_log"), config.kernel_log)
-    extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks}
+    extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks,
+             "degradation_status": config.degradation_status,
+             "port_error_threshold": config.port_error_threshold}
     return CheckContext(
         sysfs=Path(get("path_sysfs") or "/sys"),
         procfs=Path(get("path_procfs") or "/proc"),

@@ -1,6 +1,7 @@
 """Job goodput and badput dashboard: fleet goodput against its objective, goodput per job, GPUs
 busy by goodput category, badput GPU-hours by category (ML Goodput Measurement's taxonomy), step
-time, time since last progress and interruptions by layer. `$job` selects training jobs (the
+time, time since last progress, interruptions by layer, and the crawl (slowdown share per job,
+node performance scores, compute time per step by node). `$job` selects training jobs (the
 exporter's `job` label, kept by scraping with honor_labels)."""
 
 from __future__ import annotations
@@ -124,9 +125,42 @@ def _stall_panels(spec: SloSpec) -> list[Spec]:
     ]
 
 
+def _crawl_panels(spec: SloSpec) -> list[Spec]:
+    """The crawl: slowdown share per job, node performance scores and compute time per step."""
+    return [
+        Spec(
+            "timeseries",
+            "Crawl: slowdown share per job",
+            "Share of each job's GPU-time lost to steps slower than its own reference over 30 min "
+            f"(ratio 0–1); GpusloJobCrawling fires above {format_number(spec.crawl_alert_ratio)}.",
+            RATIO,
+            (Query('gpuslo:job_slowdown:ratio_rate30m{job=~"$job"}', "{{job}}"),),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Node performance score",
+            "Compute time per step of the job's fastest node / this node's (1 = the fastest); "
+            f"GpusloStragglerNode fires below {format_number(spec.straggler_score)}.",
+            RATIO,
+            (Query('gpuslo:job_node_performance:score{job=~"$job"}', "{{job}} {{instance}}"),),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Compute time per step by node",
+            "Seconds each node's ranks compute per step (Recorder.step(n, compute_s=...)); "
+            "empty for jobs that do not report section timings.",
+            "s",
+            (Query('gpuslo_job_step_compute_seconds{job=~"$job"}', "{{job}} {{instance}}"),),
+            8,
+        ),
+    ]
+
+
 def job_goodput(spec: SloSpec) -> dict:
     """Job goodput and badput, fleet-wide and per job (`$job`)."""
-    specs = _goodput_panels(spec) + _progress_panels(spec)
+    specs = _goodput_panels(spec) + _progress_panels(spec) + _crawl_panels(spec)
     variable = query_variable("job", "Job", "label_values(gpuslo_job_step, job)")
     return dashboard(
         "gpuslo-job-goodput",

@@ -182,6 +182,10 @@ def add_jobs(fam: Families, jobs: Jobs) -> None:
         # GpusloJobStalled for as long as the job stays among the exposed ones.
         if goodput.last_progress_t and goodput.status == "running":
             fam.add("gpuslo_job_last_progress_timestamp_seconds", [job], goodput.last_progress_t)
+        # Straggler scores compare running nodes only: a finished job's last compute time
+        # would stay the "fastest" or "slowest" node of nothing.
+        if goodput.compute_s is not None and goodput.status == "running":
+            fam.add("gpuslo_job_step_compute_seconds", [job], goodput.compute_s)
         for layer in names.LAYERS:
             fam.add("gpuslo_job_interruptions_total", [job, layer], goodput.interruptions[layer])
 

@@ -17,6 +17,9 @@ job_log: /var/log/pods/*/*/*.log  # exporter: container logs to read training pr
 checks:                           # per check overrides
   xid: {interval_s: 10, timeout_s: 5}
   gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}
+degradation_status:               # a degradation signal is warn (usable) unless made fail here
+  clocks_sw_power_cap: fail       # keys: names.DEGRADATION_REASONS of the warn-level signals
+port_error_threshold: 10          # port errors per run interval that count (default: any, 1)
 ```
 `load_node_config(path)` reads it (I/O); `parse_node_config(text, source)` validates it (pure) and
 raises one `ConfigError` listing every invalid field by name. Unknown keys are errors too: a typo
@@ -29,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuslo import names
 from gpuslo.errors import ConfigError, InputError
 from gpuslo.exporter.checks.registry import CHECKS
 from gpuslo.exporter.policy.xid import read_yaml
@@ -59,6 +63,33 @@ class NodeConfig:
     checks: dict[str, dict[str, float]] = field(default_factory=dict)
     pod_resources_kubelet_socket: str | None = None
     job_log: str | None = None
+    degradation_status: dict[str, str] = field(default_factory=dict)
+    port_error_threshold: int | None = None
+
+
+# The degradation signals a check reports as warn unless the node config makes them fail.
+WARN_DEGRADATIONS = (
+    "clocks_sw_thermal",
+    "clocks_sw_power_cap",
+    "network_port_errors",
+    "network_link_flap",
+)
+
+
+def _degradation_status(value: Any, problems: list[str]) -> dict[str, str]:
+    if not isinstance(value, dict):
+        problems.append("degradation_status: expected a mapping of reason to warn or fail")
+        return {}
+    out = {}
+    for reason, status in value.items():
+        if reason not in WARN_DEGRADATIONS or status not in (names.STATUS_WARN, names.STATUS_FAIL):
+            problems.append(
+                f"degradation_status.{reason}: expected one of {WARN_DEGRADATIONS} with warn or "
+                f"fail, got {status!r}"
+            )
+            continue
+        out[reason] = status
+    return out
 
 
 def _count(value: Any) -> bool:
@@ -122,6 +153,11 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         elif key == "checks":
             values[key] = _checks(value, problems)
             continue
+        elif key == "degradation_status":
+            values[key] = _degradation_status(value, problems)
+            continue
+        elif key == "port_error_threshold":
+            ok, message = _positive_count(value), "expected a whole number ≥ 1"
         else:
             problems.append(f"{key}: unknown field")
             continue

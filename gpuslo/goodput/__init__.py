@@ -4,6 +4,8 @@
   line format and `journal_path`;
 - `gpuslo.goodput.calculator` — the pure calculator (`GoodputState`, `JobGoodput`,
   `compute_goodput`) the exporter and the SLO engine share;
+- `gpuslo.goodput.slowdown` — the sustained-slowdown rule (`sustained_slowdowns`,
+  `SlowdownTracker`) the calculator and the training-log reader share;
 - `gpuslo.goodput.recorder` — the `Recorder` a training loop uses; the only module that imports
   OpenTelemetry.
 
@@ -23,6 +25,9 @@ _EXPORTS = {
     "GoodputState": "calculator",
     "JobGoodput": "calculator",
     "compute_goodput": "calculator",
+    "SlowdownEpisode": "calculator",
+    "SlowdownRule": "slowdown",
+    "sustained_slowdowns": "slowdown",
     "END_STATUSES": "journal",
     "PHASES": "journal",
     "SCHEMA_VERSION": "journal",

@@ -11,6 +11,16 @@ Accounting rules (GPU-seconds on this node = seconds × `gpus`):
 - interruptions are counted by layer: the `layer` given by the job, else `training` for a failure
   the job reported itself, else `observability` (the journal stopped; the cause was not seen — the
   SLO engine re-attributes by correlating with verdicts).
+- `slowdown`: each `steps` event is one logged interval with a mean step time (its `step_time_s`,
+  else its progress seconds / its steps); `gpuslo.goodput.slowdown` decides whether it is slower
+  than the job's own reference, and the extra seconds of a *sustained* slowdown
+  (Σ (step time − reference) × steps, × `gpus`) leave the progress for `slowdown` the moment the
+  run is confirmed — before any checkpoint commits them. The extra seconds of a run not yet
+  confirmed are held aside: a checkpoint does not commit them; they become slowdown when the run
+  is confirmed, or return to progress (productive when a checkpoint passed meanwhile) when the
+  run ends as a spike. The reference is kept across restarts of one configuration (same `gpus`)
+  and learned afresh when the GPU count changes. Each slowdown is listed in
+  `JobGoodput.slowdowns` with its times, so the SLO engine can look for its cause.
 Open segments (a phase still running, progress not yet committed) are not counted until an event
 closes them, so every counter only grows as events arrive. Known limit: a restart from a
 checkpoint *older* than the last committed one leaves the already committed time productive.
@@ -30,8 +40,41 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.goodput.journal import END_STATUSES, PHASES
+from gpuslo.goodput.slowdown import SlowdownRule, SlowdownTracker
 
-__all__ = ["END_STATUSES", "PHASES", "GoodputState", "JobGoodput", "compute_goodput"]
+__all__ = [
+    "END_STATUSES",
+    "PHASES",
+    "GoodputState",
+    "JobGoodput",
+    "SlowdownEpisode",
+    "compute_goodput",
+]
+
+
+@dataclass
+class SlowdownEpisode:
+    """One sustained slowdown of the job on this node (times in Unix seconds).
+
+    start_t: start of its first slow interval; end_t: end of its last one so far; from_step,
+    to_step: the steps it covers; reference_s: the reference step time (seconds); steps and
+    step_seconds: steps covered and their summed step time (seconds); gpu_seconds: what it put
+    into the `slowdown` category (GPU-seconds). `ratio` = mean step time / reference.
+    """
+
+    start_t: float
+    end_t: float
+    from_step: int
+    to_step: int
+    reference_s: float
+    steps: int = 0
+    step_seconds: float = 0.0
+    gpu_seconds: float = 0.0
+
+    @property
+    def ratio(self) -> float:
+        """Mean step time over the slowdown / the reference (above the rule's threshold)."""
+        return self.step_seconds / self.steps / self.reference_s if self.steps else 1.0
 
 
 @dataclass
@@ -49,6 +92,10 @@ class JobGoodput:
         last_event_t: Unix seconds of the last event, 0.0 when none.
         interruptions: count by layer (`names.LAYERS`).
         status: `running`, `interrupted`, or the job_end status; "" before job_start.
+        step_time_s: mean step time of the last measured interval (seconds), None before one.
+        compute_s: this node's mean compute seconds per step in the last interval that said it
+            (the `steps` event's `compute_s`), None when none did.
+        slowdowns: every sustained slowdown so far (`SlowdownEpisode`), oldest first.
     """
 
     job: str = ""
@@ -64,21 +111,33 @@ class JobGoodput:
     last_event_t: float = 0.0
     interruptions: dict[str, int] = field(default_factory=lambda: dict.fromkeys(names.LAYERS, 0))
     status: str = ""
+    step_time_s: float | None = None
+    compute_s: float | None = None
+    slowdowns: list[SlowdownEpisode] = field(default_factory=list)
 
 
 class GoodputState:
-    """Fold over valid events (from `JournalReader`), in order; `result` is the running answer."""
+    """Fold over valid events (from `JournalReader`), in order; `result` is the running answer.
+    `rule` is the sustained-slowdown rule (default `SlowdownRule()`, the SLO spec's defaults)."""
 
-    def __init__(self) -> None:
+    def __init__(self, rule: SlowdownRule | None = None) -> None:
         self.result = JobGoodput()
+        self._rule = rule or SlowdownRule()
+        self._tracker = SlowdownTracker(self._rule)
         self._mark = 0.0
         self._phase: str | None = None
         self._interrupted_at: float | None = None
+        self._interval_gpu_s = 0.0  # progress GPU-seconds since the last steps event
+        self._interval_start = 0.0
+        self._held = 0.0  # extra GPU-seconds of an unconfirmed slow run, not committed
+        self._held_committed = 0.0  # ... that a checkpoint passed while the run was unconfirmed
+        self._episode: SlowdownEpisode | None = None
 
     def apply(self, event: dict[str, Any]) -> None:
         """Apply one event; events are assumed valid and in time order."""
         kind, t, r = event["event"], float(event["t"]), self.result
         if kind == "job_start" and r.status in ("", "completed", "cancelled"):
+            self._configure(event["gpus"])
             r.job, r.node, r.gpus = event["job"], str(event.get("node", "")), event["gpus"]
             self._run_from(t)
         elif kind == "restart" or (kind == "job_start" and r.status):
@@ -90,6 +149,12 @@ class GoodputState:
 
     def _run_from(self, t: float) -> None:
         self.result.status, self._mark, self._phase = "running", t, None
+        self._interval_gpu_s, self._interval_start = 0.0, t
+
+    def _configure(self, gpus: int) -> None:
+        """A new configuration (GPU count) learns its own reference."""
+        if gpus != self.result.gpus:
+            self._tracker = SlowdownTracker(self._rule)
 
     def _advance(self, t: float) -> None:
         r = self.result
@@ -98,12 +163,68 @@ class GoodputState:
             r.gpu_seconds[self._phase] += seconds
         else:
             r.uncommitted_gpu_s += seconds
+            self._interval_gpu_s += seconds
         self._mark = t
 
     def _commit(self) -> None:
         r = self.result
         r.gpu_seconds[names.CATEGORY_PRODUCTIVE] += r.uncommitted_gpu_s
         r.uncommitted_gpu_s = 0.0
+        self._held_committed += self._held
+        self._held = 0.0
+
+    def _release(self) -> None:
+        """An unconfirmed slow run was a spike: its held seconds go back to progress."""
+        r = self.result
+        r.uncommitted_gpu_s += self._held
+        r.gpu_seconds[names.CATEGORY_PRODUCTIVE] += self._held_committed
+        self._held = self._held_committed = 0.0
+
+    def _end_run(self) -> None:
+        if self._tracker.end_run():
+            self._release()
+        self._episode = None
+
+    def _steps(self, t: float, event: dict[str, Any]) -> None:
+        """One logged interval: measure its step time and split off slowdown seconds."""
+        r = self.result
+        count = event.get("count") or (event["step"] - r.last_step if r.last_step >= 0 else 0)
+        step_s = event.get("step_time_s")
+        if step_s is None and count > 0 and r.gpus:
+            step_s = self._interval_gpu_s / r.gpus / count
+        seen = self._tracker.observe(step_s, count)
+        if seen.released:
+            self._release()
+        if seen.kind in ("held", "confirmed", "slow"):
+            self._slow(seen, t, event, count, float(step_s))
+        else:
+            self._episode = None
+        r.last_step, r.last_progress_t = event["step"], t
+        r.step_time_s = step_s if step_s is not None else r.step_time_s
+        r.compute_s = event.get("compute_s", r.compute_s)
+        self._interval_gpu_s, self._interval_start = 0.0, t
+
+    def _slow(self, seen, t: float, event: dict[str, Any], count: int, step_s: float) -> None:
+        r = self.result
+        extra = max(min(seen.extra_s * r.gpus, self._interval_gpu_s, r.uncommitted_gpu_s), 0.0)
+        r.uncommitted_gpu_s -= extra
+        if self._episode is None:
+            first = event.get("first_step", r.last_step + 1)
+            self._episode = SlowdownEpisode(self._interval_start, t, first, event["step"],
+                                            seen.reference_s)
+        episode = self._episode
+        episode.end_t, episode.to_step = t, event["step"]
+        episode.steps += count
+        episode.step_seconds += step_s * count
+        if seen.kind == "held":
+            self._held += extra
+            return
+        if seen.kind == "confirmed":
+            extra += self._held + self._held_committed
+            self._held = self._held_committed = 0.0
+            r.slowdowns.append(episode)
+        r.gpu_seconds[names.CATEGORY_SLOWDOWN] += extra
+        episode.gpu_seconds += extra
 
     def _running_event(self, kind: str, t: float, event: dict[str, Any]) -> None:
         r = self.result
@@ -112,11 +233,12 @@ class GoodputState:
         elif kind == "phase_end":
             self._phase = None
         elif kind == "steps":
-            r.last_step, r.last_progress_t = event["step"], t
+            self._steps(t, event)
         elif kind == "checkpoint":
             self._commit()
             r.committed_step = event["step"]
         elif kind == "job_end" and event["status"] == "completed":
+            self._end_run()
             self._commit()
             r.status = "completed"
         elif kind == "job_end":
@@ -131,20 +253,25 @@ class GoodputState:
             self._interrupted_at = r.last_event_t
         if self._interrupted_at is not None:
             r.gpu_seconds["recovery"] += (t - self._interrupted_at) * r.gpus
+        self._end_run()
         r.gpu_seconds["wasted_progress"] += r.uncommitted_gpu_s
         r.uncommitted_gpu_s = 0.0
+        self._configure(event.get("gpus", r.gpus))
         r.gpus = event.get("gpus", r.gpus)
         r.committed_step = r.last_step = from_step
         self._interrupted_at = None
         self._run_from(t)
 
 
-def compute_goodput(events: Iterable[dict[str, Any]], until: float | None = None) -> JobGoodput:
+def compute_goodput(
+    events: Iterable[dict[str, Any]], until: float | None = None, rule: SlowdownRule | None = None
+) -> JobGoodput:
     """Goodput of one job on one node from its valid events (see the module docstring for rules).
 
-    `until` (Unix seconds) ignores events after it, for a report window. Pure: no clock, no I/O.
+    `until` (Unix seconds) ignores events after it, for a report window; `rule` is the
+    sustained-slowdown rule (default: `SlowdownRule()`). Pure: no clock, no I/O.
     """
-    state = GoodputState()
+    state = GoodputState(rule)
     for event in events:
         if until is not None and event["t"] > until:
             break

@@ -8,7 +8,10 @@ A job journal is JSON lines, one event per line, every line `{"v": 1, "t": <Unix
   job spends on itself: initialization, training_prep, data_loading, checkpoint_save,
   checkpoint_restore)
 - `steps`  coalesced progress: `step` (last step, finished at `t`), `first_step`, `first_t`,
-  `count`
+  `count`, and optionally `step_time_s` (mean seconds per step over these steps, as the job
+  measured them; without it the calculator derives it from the progress time) and `compute_s`
+  (mean seconds per step this node's ranks spent computing, from per-rank section timings: what
+  straggler scores compare across nodes)
 - `checkpoint`  `step` committed by a finished checkpoint
 - `restart`  `from_step` (the checkpoint step the job resumes from), optional `gpus`, `layer`
 - `job_end`  `status` (one of `END_STATUSES`), optional `layer` of the fault
@@ -56,7 +59,7 @@ FIELDS: dict[str, tuple[str, ...]] = {
     "job_start": ("job", "gpus", "node"),
     "phase_start": ("category",),
     "phase_end": ("category",),
-    "steps": ("step", "first_step", "first_t", "count"),
+    "steps": ("step", "first_step", "first_t", "count", "step_time_s", "compute_s"),
     "checkpoint": ("step",),
     "restart": ("from_step", "gpus", "layer"),
     "job_end": ("status", "layer"),
@@ -126,6 +129,13 @@ def check_event(event: Any) -> None:
         raise ValueError(f"field 'category': {event['category']!r} is not one of {PHASES}")
     if kind == "job_end" and event["status"] not in END_STATUSES:
         raise ValueError(f"field 'status': {event['status']!r} is not one of {END_STATUSES}")
+    for key in ("step_time_s", "compute_s"):
+        value = event.get(key)
+        if value is not None and (
+            isinstance(value, bool) or not isinstance(value, int | float)
+            or not math.isfinite(value) or value < 0
+        ):
+            raise ValueError(f"field {key!r} must be a finite number of seconds, 0 or more")
     layer = event.get("layer")
     if layer is not None and layer not in names.LAYERS:
         raise ValueError(f"field 'layer': {layer!r} is not one of {names.LAYERS}")

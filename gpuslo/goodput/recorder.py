@@ -109,14 +109,33 @@ class Recorder:
         finally:
             self._write("phase_end", category=category)
 
-    def step(self, n: int) -> None:
-        """Step `n` finished now. Coalesced; written with the next event or window end."""
+    def step(
+        self, n: int, *, step_time_s: float | None = None, compute_s: float | None = None
+    ) -> None:
+        """Step `n` finished now. Coalesced; written with the next event or window end.
+
+        step_time_s: the step's duration as the loop measured it (seconds); without it the
+            calculator derives each interval's step time from the progress time.
+        compute_s: this node's compute time in the step (seconds, e.g. forward + backward +
+            optimizer of its ranks, without waiting in collectives), from per-rank section
+            timings: the exporter publishes its mean as `gpuslo_job_step_compute_seconds` for
+            straggler scores. A window's `steps` event carries the mean of each value only when
+            every step of the window gave it. ValueError for a negative or non-finite value.
+        """
+        for name, value in (("step_time_s", step_time_s), ("compute_s", compute_s)):
+            if value is not None and not 0 <= float(value) < float("inf"):
+                raise ValueError(f"{name} must be a finite number of seconds, got {value!r}")
         t = self._clock()
         if self._pending is None:
-            self._pending = {"first_step": int(n), "first_t": t, "count": 0}
-        self._pending.update(step=int(n), t=t, count=self._pending["count"] + 1)
-        if (self._pending["count"] >= self._coalesce_steps
-                or t - self._pending["first_t"] >= self._coalesce_s):
+            self._pending = {"first_step": int(n), "first_t": t, "count": 0,
+                             "step_time_s": 0.0, "compute_s": 0.0}
+        pending = self._pending
+        pending.update(step=int(n), t=t, count=pending["count"] + 1)
+        for name, value in (("step_time_s", step_time_s), ("compute_s", compute_s)):
+            pending[name] = None if value is None or pending[name] is None else (
+                pending[name] + float(value))
+        if (pending["count"] >= self._coalesce_steps
+                or t - pending["first_t"] >= self._coalesce_s):
             self._flush_steps()
 
     def checkpoint(self, step: int) -> None:
@@ -150,6 +169,10 @@ class Recorder:
     def _flush_steps(self) -> None:
         pending, self._pending = self._pending, None
         if pending is not None:
+            for name in ("step_time_s", "compute_s"):  # sums -> means, or left out
+                total = pending.pop(name)
+                if total is not None:
+                    pending[name] = round(total / pending["count"], 9)
             self._emit({"v": SCHEMA_VERSION, "t": pending.pop("t"), "event": "steps", **pending})
 
     def _write(self, kind: str, **fields: Any) -> None:

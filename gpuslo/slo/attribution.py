@@ -26,6 +26,8 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.goodput import journal
 from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.slowdown import SlowdownRule
+from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
 
 BEFORE = pd.Timedelta(minutes=10)
 AFTER = pd.Timedelta(minutes=5)
@@ -41,8 +43,11 @@ def _columns(ev: pd.DataFrame) -> dict[str, list]:
         for k in ("event", "job", "node", "category", "status", "layer")
     }
     cols["t"] = (ev["time"].to_numpy("int64") / 1e9).tolist()
-    cols["step"] = ev["step"].to_numpy(dtype=object, na_value=None).tolist()
-    cols["gpus"] = ev["gpus"].to_numpy(dtype=object, na_value=None).tolist()
+    for key in ("step", "gpus", "count", "step_time_s", "compute_s"):
+        if key in ev:
+            cols[key] = ev[key].to_numpy(dtype=object, na_value=None).tolist()
+        else:
+            cols[key] = [None] * len(ev)
     return cols
 
 
@@ -58,41 +63,64 @@ def _event_dicts(cols: dict[str, list], a: int, b: int) -> list[dict]:
             step=None if step is None else int(step),
             from_step=None if step is None else int(step),
             category=cols["category"][i], status=cols["status"][i], layer=cols["layer"][i],
+            count=_int(cols["count"][i]), step_time_s=_float(cols["step_time_s"][i]),
+            compute_s=_float(cols["compute_s"][i]),
         ))
     return out
 
 
-def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+def _int(value) -> int | None:
+    return None if value is None else int(value)
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+                rule: SlowdownRule | None = None) -> pd.DataFrame:
     """Per (job, node): GPU-seconds in [start, end) for every `names.JOB_CATEGORIES` (float64
     columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame.
     One Python pass per event (the calculator is a fold), none per GPU or sample."""
+    return goodput_and_slowdowns(job_events, start, end, rule)[0]
+
+
+def goodput_and_slowdowns(
+    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+    rule: SlowdownRule | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(`job_goodput`'s frame, slowdowns): one row per sustained slowdown of a (job, node) with
+    GPU-seconds in the window — columns `SLOWDOWN_COLUMNS`: start/end of the slowdown (UTC),
+    from_step/to_step, reference_s (seconds), ratio (mean step time / reference), gpus and
+    gpu_seconds (what it put into `slowdown` within [start, end)), as `crawl.window_slowdowns`.
+    `rule` is the SLO spec's sustained-slowdown rule (`SloSpec.slowdown_rule()`; default its
+    defaults)."""
     ordered = job_events.sort_values(["job", "node", "time"], kind="stable").reset_index(drop=True)
     cols = _columns(ordered)
     key = (ordered["job"].astype(str) + "\0" + ordered["node"].astype(str)).to_numpy(dtype=object)
     bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True]) if len(key) else np.array([0])
     first_t = ordered["time"].to_numpy("int64")
-    rows = []
+    rows, slow = [], []
     for a, b in zip(bounds[:-1], bounds[1:], strict=True):
         group = _event_dicts(cols, a, b)
-        upto = compute_goodput(group, until=end.value / 1e9)
+        upto = compute_goodput(group, until=end.value / 1e9, rule=rule)
         before = (
-            compute_goodput(group, until=start.value / 1e9) if first_t[a] <= start.value else None
+            compute_goodput(group, until=start.value / 1e9, rule=rule)
+            if first_t[a] <= start.value else None
         )
         row = {
             c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES
         }
-        rows.append(
-            {
-                "job": cols["job"][a],
-                "node": cols["node"][a],
-                "gpus": upto.gpus,
-                "status": upto.status,
-                **row,
-            }
-        )
+        rows.append({"job": cols["job"][a], "node": cols["node"][a], "gpus": upto.gpus,
+                     "status": upto.status, **row})
+        slow += window_slowdowns(cols["job"][a], cols["node"][a], upto, before)
     columns = ["job", "node", "gpus", "status", *_CATEGORIES]
     frame = pd.DataFrame(rows, columns=columns)
-    return frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})
+    frame = frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})
+    slowdowns = pd.DataFrame(slow, columns=list(SLOWDOWN_COLUMNS))
+    for col in ("start", "end"):
+        slowdowns[col] = pd.to_datetime(slowdowns[col], unit="s", utc=True)
+    return frame, slowdowns.astype(SLOWDOWN_COLUMNS)
 
 
 def job_summary(
@@ -271,7 +299,8 @@ def lost_breakdown(
     acc, split: FleetSplit, attributed: pd.DataFrame
 ) -> tuple[dict[str, float], dict[str, float]]:
     """(lost GPU-hours by layer — every names.LAYERS key, lost GPU-hours by reason) from
-    capacity loss (acc.by_layer_reason) and badput (split); see gpuslo.slo.engine for rules."""
+    capacity loss (acc.by_layer_reason) and badput (split); see gpuslo.slo.engine for rules.
+    Slowdown is left out: `gpuslo.slo.crawl.slowdown_breakdown` attributes it."""
     hours = acc.tick_ns / 3.6e12
     by_layer = dict.fromkeys(names.LAYERS, 0.0)
     by_reason: dict[str, float] = {}
@@ -279,7 +308,7 @@ def lost_breakdown(
         by_layer[layer] += seconds / 3600
         by_reason[reason] = by_reason.get(reason, 0.0) + seconds / 3600
     for category in names.BADPUT_CATEGORIES:
-        if category not in ("wasted_progress", "recovery"):
+        if category not in ("wasted_progress", "recovery", names.CATEGORY_SLOWDOWN):
             by_layer[names.LAYER_TRAINING] += split.fleet_ticks[category] * hours
             by_reason[category] = by_reason.get(category, 0.0) + split.fleet_ticks[category] * hours
     lost = split.job_ticks[["wasted_progress", "recovery"]] * hours

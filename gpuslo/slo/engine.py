@@ -28,6 +28,7 @@ and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not tur
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -35,7 +36,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.slo import attribution, objectives, reliability
+from gpuslo.slo import attribution, crawl, objectives, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
 from gpuslo.slo.frames import Frames, derive_faults
@@ -46,7 +47,9 @@ from gpuslo.slo_spec import SloSpec
 class WeeklyResult:
     """Every number the weekly report needs. Frames keep their documented columns:
     jobs (attribution.job_summary), interruptions (attribution.attribute), reliability
-    (reliability.mtbf_mttr), lemon_nodes, blast_radius, daily (per_day)."""
+    (reliability.mtbf_mttr), lemon_nodes, blast_radius, daily (per_day), crawl (every slowdown
+    in the window, `crawl.attribute_slowdowns` plus gpu_hours), node_scores
+    (`crawl.node_scores`)."""
 
     start: pd.Timestamp
     end: pd.Timestamp
@@ -76,6 +79,9 @@ class WeeklyResult:
     blast_radius: pd.DataFrame
     daily: pd.DataFrame
     data_quality: dict
+    crawl: pd.DataFrame
+    node_scores: pd.DataFrame
+    slowdown_rule: dict
     accounting: Accounting = field(repr=False)
 
     @property
@@ -101,6 +107,28 @@ class WeeklyResult:
         provisioned − usable. The rest of `lost_gpu_hours_by_layer` is job badput."""
         by = self.accounting.by_layer_reason.groupby("layer", observed=True)["seconds"].sum()
         return {layer: float(by.get(layer, 0.0)) / 3600 for layer in names.LAYERS}
+
+    def crawl_dict(self) -> dict:
+        """The crawl section's figures: slowdown_gpu_hours (the jobs' journals, as the counters
+        `gpuslo_job_gpu_seconds_total{category="slowdown"}` and the recording rules give it),
+        capacity_slowdown_gpu_hours (the capacity accounting's `slowdown` category: the same,
+        capped by each job's allocated usable time), by_layer,
+        rows (per job, cause layer, reason and node: gpu_hours, slowdowns, worst ratio, the
+        job's slowest node and its score) and slowest_nodes (per job and node, lowest score
+        first, at most 20), rule (the sustained-slowdown rule used)."""
+        table = crawl.crawl_table(self.crawl, self.node_scores)
+        by_layer = self.crawl.groupby("layer", observed=True)["gpu_hours"].sum()
+        return {
+            "slowdown_gpu_hours": float(self.jobs[names.CATEGORY_SLOWDOWN].sum()) / 3600
+            if len(self.jobs) else 0.0,
+            "capacity_slowdown_gpu_hours": self.badput_gpu_hours_by_category[
+                names.CATEGORY_SLOWDOWN
+            ],
+            "by_layer": {layer: float(by_layer.get(layer, 0.0)) for layer in names.LAYERS},
+            "rows": table.to_dict("records"),
+            "slowest_nodes": self.node_scores.head(20).to_dict("records"),
+            "rule": self.slowdown_rule,
+        }
 
     def to_json_dict(self) -> dict:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
@@ -141,6 +169,7 @@ class WeeklyResult:
                 "lemon_nodes": self.lemon_nodes.to_dict("records"),
                 "blast_radius": self.blast_radius.to_dict("records"),
                 "daily": self.daily.to_dict("records"),
+                "crawl": self.crawl_dict(),
                 "data_quality": self.data_quality,
             }
         )
@@ -153,7 +182,9 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     acc = account(
         frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end
     )
-    per_node = attribution.job_goodput(frames.job_events, start, end)
+    per_node, slowdowns = attribution.goodput_and_slowdowns(
+        frames.job_events, start, end, spec.slowdown_rule()
+    )
     jobs = attribution.job_summary(per_node, frames.job_events, start, end)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
     nodes = attribution.job_nodes(frames.job_events, frames.allocations)
@@ -165,6 +196,11 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
 
     def hours(ticks: int) -> float:
         return ticks * acc.tick_ns / 3.6e12
+
+    crawl_rows, scores = _crawl(
+        frames, slowdowns, nodes, split, (start, end), hours(1), (by_layer, by_reason)
+    )
+    by_reason = {k: v for k, v in sorted(by_reason.items()) if v}
 
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
@@ -206,8 +242,27 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
         daily=objectives.per_day(acc.segments, spec),
         data_quality=_data_quality(acc, frames, jobs, split, start, end),
+        crawl=crawl_rows,
+        node_scores=scores,
+        slowdown_rule=dataclasses.asdict(spec.slowdown_rule()),
         accounting=acc,
     )
+
+
+def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,
+           window: tuple[pd.Timestamp, pd.Timestamp], hours_per_tick: float,
+           lost: tuple[dict, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(slowdowns attributed, with gpu_hours from the journals — what the counters say — and
+    capacity_gpu_hours — the share of the capacity accounting's slowdown category, capped by
+    the job's allocated usable time —, node scores); adds the capacity slowdown GPU-hours to the
+    lost-by-layer and lost-by-reason dicts of `lost` in place."""
+    causes = crawl.degradation_causes(frames.verdicts, frames.degradations)
+    attributed = crawl.attribute_slowdowns(slowdowns, causes, nodes)
+    job_hours = split.job_ticks[names.CATEGORY_SLOWDOWN] * hours_per_tick
+    attributed["gpu_hours"] = attributed["gpu_seconds"] / 3600
+    attributed["capacity_gpu_hours"] = crawl.scaled_hours(attributed, job_hours)
+    crawl.slowdown_breakdown(attributed, job_hours, *lost)
+    return attributed, crawl.node_scores(frames.job_events, *window)
 
 
 def _interruption_rate(

@@ -19,7 +19,12 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
 - `allocations` — which GPUs a job held: job, node, uuid, start, end (uuid "" = every GPU of
   the node, as journals, which name a GPU count only, give it).
 - `job_events` — Recorder journal events (gpuslo.goodput names): job, node, time, event, step,
-  category, gpus, status, layer.
+  category, gpus, status, layer, and for `steps` events count (steps covered), step_time_s and
+  compute_s (mean seconds per step; Float64, <NA> when the journal does not say).
+- `degradations` — warn-level signals that keep a GPU or node usable but slow it (the reasons of
+  `names.DEGRADATION_REASONS`: SW power capping, port error rates, link flaps...): node, uuid
+  ("" = the whole node), start, end, reason. Fail verdicts with such a reason stay in `verdicts`;
+  both explain a job's slowdown (`gpuslo.slo.crawl`).
 - `faults` (derived by `derive_faults`) — non-healthy GPU intervals: node, uuid, start, end,
   reason, layer.
 
@@ -39,8 +44,8 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.errors import ParseError
 
-TIME, TEXT, COUNT = "time", "text", "count"
-_DTYPES = {TIME: "datetime64[ns, UTC]", TEXT: "string", COUNT: "Int64"}
+TIME, TEXT, COUNT, SECONDS = "time", "text", "count", "seconds"
+_DTYPES = {TIME: "datetime64[ns, UTC]", TEXT: "string", COUNT: "Int64", SECONDS: "Float64"}
 
 FRAMES: dict[str, dict[str, str]] = {
     "inventory": {
@@ -74,7 +79,11 @@ FRAMES: dict[str, dict[str, str]] = {
         "gpus": COUNT,
         "status": TEXT,
         "layer": TEXT,
+        "count": COUNT,
+        "step_time_s": SECONDS,
+        "compute_s": SECONDS,
     },
+    "degradations": {"node": TEXT, "uuid": TEXT, "start": TIME, "end": TIME, "reason": TEXT},
     "faults": {
         "node": TEXT,
         "uuid": TEXT,
@@ -92,6 +101,7 @@ _REQUIRED = {
     "schedulability": ("node", "start", "end", "state"),
     "allocations": ("job", "node", "start", "end"),
     "job_events": ("job", "time", "event"),
+    "degradations": ("node", "start", "end", "reason"),
     "faults": ("node", "start", "end", "reason", "layer"),
 }
 # Columns whose non-empty values must come from a closed set.
@@ -104,12 +114,14 @@ _ALLOWED = {
     ("faults", "reason"): names.REASONS,
     ("faults", "layer"): names.LAYERS,
     ("job_events", "layer"): ("", *names.LAYERS),
+    ("degradations", "reason"): names.DEGRADATION_REASONS,
 }
 _INTERVALS = {
     "inventory": ("provisioned_start", "provisioned_end"),
     "verdicts": ("start", "end"),
     "schedulability": ("start", "end"),
     "allocations": ("start", "end"),
+    "degradations": ("start", "end"),
     "faults": ("start", "end"),
 }
 
@@ -149,7 +161,7 @@ def make_frame(
 
 def _coerce(frame: pd.DataFrame, col: str, kind: str, name: str, source: str) -> pd.Series:
     if col not in frame.columns:
-        fill = {TEXT: "", TIME: pd.NaT, COUNT: pd.NA}[kind]
+        fill = {TEXT: "", TIME: pd.NaT, COUNT: pd.NA, SECONDS: pd.NA}[kind]
         return pd.Series([fill] * len(frame), dtype=_DTYPES[kind], index=frame.index)
     values = frame[col]
     try:
@@ -159,6 +171,8 @@ def _coerce(frame: pd.DataFrame, col: str, kind: str, name: str, source: str) ->
             return pd.to_datetime(values, utc=True, format="mixed").astype(_DTYPES[TIME])
         if kind == COUNT:
             return pd.to_numeric(values, errors="raise").astype("Int64")
+        if kind == SECONDS:
+            return pd.to_numeric(values, errors="raise").astype("Float64")
     except (ValueError, TypeError, OverflowError) as error:
         row = _first_bad_row(values, kind)
         raise ParseError(source, f"{name} frame: {error}", line=row, field=col) from None
@@ -253,6 +267,7 @@ class Frames:
     schedulability: pd.DataFrame = field(default_factory=lambda: empty("schedulability"))
     allocations: pd.DataFrame = field(default_factory=lambda: empty("allocations"))
     job_events: pd.DataFrame = field(default_factory=lambda: empty("job_events"))
+    degradations: pd.DataFrame = field(default_factory=lambda: empty("degradations"))
     cannot_fill: dict[str, str] = field(default_factory=dict)
     source: str = ""
 
@@ -262,7 +277,7 @@ class Frames:
             self.inventory["provisioned_start"], self.inventory["provisioned_end"],
             self.verdicts["start"], self.verdicts["end"], self.schedulability["start"],
             self.schedulability["end"], self.allocations["start"], self.allocations["end"],
-            self.job_events["time"],
+            self.job_events["time"], self.degradations["start"], self.degradations["end"],
         ]
         lows = [c.min() for c in columns if c.notna().any()]
         highs = [c.max() for c in columns if c.notna().any()]

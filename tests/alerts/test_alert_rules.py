@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo import cli, names
-from gpuslo.alerts import generate, rules
+from gpuslo.alerts import generate, rules, sli
 from gpuslo.slo_spec import SloSpec, spec_from_mapping
 from tests.conftest import REPO, require_binary
 
@@ -67,7 +67,9 @@ def test_example_configuration_loads_the_rules_and_honours_job_labels(tmp_path):
         timeout=60,
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
-    assert "SUCCESS: 44 rules found" in checked.stdout + checked.stderr
+    recording = sum(len(group["rules"]) for group in sli.recording_groups(SloSpec()))
+    assert recording == 48  # 37 SLI rules, 7 of the provisioned inventory, 4 of the crawl group
+    assert f"SUCCESS: {recording} rules found" in checked.stdout + checked.stderr
     config = yaml.safe_load((directory / "prometheus.yml").read_text())
     exporters = config["scrape_configs"][0]
     assert exporters["job_name"] == "gpuslo" and exporters["honor_labels"] is True
@@ -104,6 +106,8 @@ def test_every_alert_named_in_the_issue_exists_with_a_severity():
         "GpusloJobStalled",
         "GpusloKernelLogRecordsLost",
         "GpusloNetworkDevicesBelowExpected",
+        "GpusloJobCrawling",
+        "GpusloStragglerNode",
     }
     alerts = _alerts(SloSpec())
     assert {rule["alert"] for rule in alerts} == expected

@@ -195,6 +195,11 @@ def _job_rows() -> dict[str, list]:
             {**job, "category": "checkpoint_save"},
             lambda i, at: 20 * i,
         )
+        add(
+            "gpuslo_job_gpu_seconds_total", {**job, "category": "slowdown"}, lambda i, at: 5 * i
+        )
+        # n2 computes its steps in twice n1's time: a straggler.
+        add("gpuslo_job_step_compute_seconds", job, 2.0 if instance == NODES[-1] else 1.0)
         add("gpuslo_job_step", job, lambda i, at: 10 * i)
         add("gpuslo_job_last_progress_timestamp_seconds", job, lambda i, at: at)
         add("gpuslo_job_interruptions_total", {**job, "layer": "node"}, lambda i, at: i // 60)

@@ -313,3 +313,35 @@ def test_one_failing_call_makes_the_gpu_unreadable_not_ok(tmp_path, monkeypatch)
     assert "nvmlDeviceGetTotalEccErrors" in inventory["2"].message
     assert (memory["2"].status, memory["2"].reason) == ("unknown", "tool_error")
     assert memory["3"].status == "ok"
+
+
+def test_sw_power_cap_and_sw_thermal_slowdown_are_usable_warnings_with_their_reason(
+    tmp_path, monkeypatch
+):
+    node = copy.deepcopy(NODE)
+    node["gpus"][1]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x04  # SW power cap
+    node["gpus"][2]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x20  # SW thermal slowdown
+    node["gpus"][3]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x01  # GPU idle: nothing
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["thermal"])
+    thermal = by_gpu(snapshot, "thermal")
+    assert (thermal["1"].status, thermal["1"].reason) == ("warn", "clocks_sw_power_cap")
+    assert (thermal["2"].status, thermal["2"].reason) == ("warn", "clocks_sw_thermal")
+    assert "SW power capping active" in thermal["1"].message
+    assert thermal["3"].status == "ok"
+    assert node_verdict(snapshot.results) == "healthy"  # warn is usable
+    strict = {"degradation_status": {"clocks_sw_power_cap": "fail"}}
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["thermal"], config=strict)
+    assert by_gpu(snapshot, "thermal")["1"].status == "fail"
+    assert by_gpu(snapshot, "thermal")["2"].status == "warn"
+
+
+def test_node_config_degradation_status_and_port_error_threshold():
+    config = parse_node_config(
+        "degradation_status: {clocks_sw_power_cap: fail}\nport_error_threshold: 10", "node.yaml"
+    )
+    assert config.degradation_status == {"clocks_sw_power_cap": "fail"}
+    assert config.port_error_threshold == 10
+    with pytest.raises(ConfigError, match="degradation_status.xid_fatal"):
+        parse_node_config("degradation_status: {xid_fatal: warn}", "node.yaml")
+    with pytest.raises(ConfigError, match="port_error_threshold"):
+        parse_node_config("port_error_threshold: 0", "node.yaml")

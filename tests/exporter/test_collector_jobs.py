@@ -18,3 +18,15 @@ def test_only_a_running_job_exposes_its_last_progress():
         "a",
         "b",
     }
+
+
+def test_a_running_job_exposes_its_compute_time_per_step_and_its_slowdown_counter():
+    running = JobGoodput(job="a", status="running", compute_s=0.42)
+    running.gpu_seconds["slowdown"] = 80.0
+    finished = JobGoodput(job="b", status="completed", compute_s=0.5)
+    families = build_families(None, [("a", running), ("b", finished)], now=2000.0)
+    compute = _series(families, "gpuslo_job_step_compute_seconds")
+    assert [(s.labels["job"], s.value) for s in compute] == [("a", 0.42)]
+    slow = [s for s in _series(families, "gpuslo_job_gpu_seconds_total")
+            if s.labels["category"] == "slowdown"]
+    assert [(s.labels["job"], s.value) for s in slow] == [("a", 80.0), ("b", 0.0)]

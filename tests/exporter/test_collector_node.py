@@ -106,7 +106,8 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
 
 def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
     """Issue 4's worked example on 1 GPU, ending with the restart: 60 s steps from `start`,
-    checkpoint at 80, failure after 100, restart 600 s later from step 80, 5 more steps."""
+    checkpoint at 80, failure after 100, restart 600 s later from step 80, 5 more steps (each
+    42.5 s of compute on this node: the straggler gauge)."""
     clock = [start]
     rec = Recorder(journal_dir, job, node="h200-fixture", clock=lambda: clock[0], coalesce_s=300)
     rec.job_start(1)
@@ -121,7 +122,7 @@ def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
     rec.restart(80)
     for n in range(81, 86):
         clock[0] += 60
-        rec.step(n)
+        rec.step(n, compute_s=42.5)
     rec.close()
 
 

@@ -272,3 +272,17 @@ def test_exporter_json_log_with_host_engine_gone_is_stale():
     assert [(f.signal, f.events, f.layer) for f in findings] == [
         ("source_stale", 3, "observability")
     ]
+
+
+def test_software_clocks_event_reasons_are_warnings_with_their_reason():
+    base = 'DCGM_FI_DEV_{}{{gpu="0",UUID="GPU-x"}} {}\n'
+    for field_name in ("CLOCKS_EVENT_REASONS", "CLOCK_THROTTLE_REASONS"):  # new and old name
+        status = dcgm_page.gpu_status(
+            dcgm_page.parse_dcgm_page(base.format(field_name, 0x24)).gpus["GPU-x"]
+        )
+        assert (status.sw_power_cap, status.sw_thermal_slowdown, status.hw_slowdown) == (
+            True, True, False)
+    page = base.format("CLOCKS_EVENT_REASONS", 0x04)
+    findings = dcgm.inspect_metrics(page, InspectOptions(), "x")
+    capped = [f for f in findings if f.signal == "clocks_sw_power_cap"]
+    assert [(f.class_, f.reason) for f in capped] == [("warn", "clocks_sw_power_cap")]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from gpuslo import names
 from gpuslo.verdict import CheckResult
 
 DEFAULT_INTERVAL_S = 30.0
@@ -64,6 +65,13 @@ class CheckContext:
     gpu_family: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     clock: Callable[[], float] | None = None
+
+
+def degradation_status(context: CheckContext, reason: str) -> str:
+    """`warn` for a degradation signal (`names.DEGRADATION_REASONS`: usable, recorded with its
+    reason), or `fail` when the node config's `degradation_status` says so for `reason`."""
+    wanted = (context.config.get("degradation_status") or {}).get(reason)
+    return names.STATUS_FAIL if wanted == names.STATUS_FAIL else names.STATUS_WARN
 
 
 class Check(Protocol):

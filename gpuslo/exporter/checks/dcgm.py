@@ -65,6 +65,8 @@ class DcgmState:
 def _finding_result(gpu_scope: str, index: str, finding: Finding) -> CheckResult:
     status = _STATUS_OF_CLASS.get(finding.class_, names.STATUS_OK)
     reason = (finding.reason or "xid_fatal") if status == names.STATUS_FAIL else ""
+    if status == names.STATUS_WARN and finding.reason in names.DEGRADATION_REASONS:
+        reason = finding.reason  # a warn that explains a crawl keeps its reason
     return CheckResult(
         check=CHECK,
         scope=gpu_scope,

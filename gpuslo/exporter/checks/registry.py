@@ -28,6 +28,7 @@ CHECKS: dict[str, str] = {
     "nvlink": "NVLink link state and error counters, NVLink fabric state (NVML)",
     "pcie": "PCIe link width and generation against their maximum (NVML)",
     "network_links": "InfiniBand ports and EFA devices against the expected count (sysfs)",
+    "port_errors": "InfiniBand/RoCE and EFA port error counters, link flaps (sysfs)",
     "gpu_probe": (
         "opt-in active probe: matmul, memory pattern, device-to-device copy (PyTorch/CuPy)"
     ),

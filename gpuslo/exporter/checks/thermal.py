@@ -7,13 +7,16 @@ NVIDIA driver. Rule (nvidia-smi(1) "Clocks Event Reasons"; `gpu_health` classes 
 hardware halves clocks, so a synchronous job runs at the slowest GPU's pace → `fail`
 `thermal_slowdown`; a temperature at or above the slowdown threshold is `warn` `thermal_slowdown`
 (the shared rule: the hardware has not slowed down yet); other hardware slowdown (power brake) is
-`warn`. Neither clocks reasons nor temperature → `unknown`.
+`warn`. The software clocks event reasons SW thermal slowdown (0x20) and SW power capping (0x04)
+slow the GPU without harming it: `warn` `clocks_sw_thermal` / `clocks_sw_power_cap` (usable,
+recorded, so a job's crawl can be traced to it), `fail` when the node config's
+`degradation_status` says so. Neither clocks reasons nor temperature → `unknown`.
 """
 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.base import CheckContext, degradation_status
 from gpuslo.exporter.checks.gpu_inventory import NvmlCheck, gpu_result
 from gpuslo.exporter.checks.gpu_memory import judge_problems
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
@@ -47,4 +50,12 @@ class ThermalCheck(NvmlCheck):
             return gpu_result(
                 self.name, status, names.STATUS_WARN, "hardware slowdown active; " + message
             )
+        for active, reason, what in (
+            (status.sw_thermal_slowdown, "clocks_sw_thermal", "SW thermal slowdown"),
+            (status.sw_power_cap, "clocks_sw_power_cap", "SW power capping"),
+        ):
+            if active:
+                state = degradation_status(context, reason)
+                return gpu_result(self.name, status, state, f"{what} active: clocks lowered by "
+                                  f"the driver; {message}", reason=reason)
         return gpu_result(self.name, status, names.STATUS_OK, "no thermal slowdown; " + message)

@@ -26,6 +26,8 @@ class GpuStatus:
         recovery_action: NVIDIA's GPU recovery action text ("None", "Reset", "Drain_and_Reset",
             "Reboot", "Drain_P2P").
         hw_thermal_slowdown, hw_slowdown: clocks event reasons active.
+        sw_thermal_slowdown, sw_power_cap: the software clocks event reasons (the driver lowers
+            clocks to hold a temperature target / the power limit): usable, but slower.
         temperature_c, slowdown_temperature_c: GPU temperature and its slowdown threshold (°C).
         pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max: PCIe link
             generation and width (lanes).
@@ -58,6 +60,8 @@ class GpuStatus:
     recovery_action: str | None = None
     hw_thermal_slowdown: bool | None = None
     hw_slowdown: bool | None = None
+    sw_thermal_slowdown: bool | None = None
+    sw_power_cap: bool | None = None
     temperature_c: float | None = None
     slowdown_temperature_c: float | None = None
     pcie_gen_current: int | None = None

@@ -55,6 +55,9 @@ MEMORY_ERROR_TYPE_CORRECTED, MEMORY_ERROR_TYPE_UNCORRECTED = 0, 1
 VOLATILE_ECC, AGGREGATE_ECC = 0, 1
 CLOCKS_EVENT_HW_SLOWDOWN = 0x08
 CLOCKS_EVENT_HW_THERMAL_SLOWDOWN = 0x40
+# nvmlClocksEventReasonSwPowerCap, nvmlClocksEventReasonSwThermalSlowdown (nvml.h)
+CLOCKS_EVENT_SW_POWER_CAP = 0x04
+CLOCKS_EVENT_SW_THERMAL_SLOWDOWN = 0x20
 FI_DEV_GET_GPU_RECOVERY_ACTION = 230
 RECOVERY_ACTIONS = {
     0: "None",
@@ -186,6 +189,10 @@ def _thermal_and_pcie(gpu: _Gpu) -> dict[str, Any]:
         if reasons is None
         else bool(reasons & CLOCKS_EVENT_HW_THERMAL_SLOWDOWN),
         "hw_slowdown": None if reasons is None else bool(reasons & CLOCKS_EVENT_HW_SLOWDOWN),
+        "sw_thermal_slowdown": None
+        if reasons is None
+        else bool(reasons & CLOCKS_EVENT_SW_THERMAL_SLOWDOWN),
+        "sw_power_cap": None if reasons is None else bool(reasons & CLOCKS_EVENT_SW_POWER_CAP),
         "temperature_c": gpu.count("nvmlDeviceGetTemperature", TEMPERATURE_GPU),
         "slowdown_temperature_c": gpu.count(
             "nvmlDeviceGetTemperatureThreshold", TEMPERATURE_THRESHOLD_SLOWDOWN

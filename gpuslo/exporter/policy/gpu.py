@@ -18,8 +18,10 @@ Sources for the rules:
 - HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
   means the hardware halves clocks because the GPU is too hot. We class it `fatal`: the GPU runs at
   a fraction of its speed and a synchronous training job is held to its slowest GPU, so the GPU
-  does not deliver what a job was promised. Software thermal slowdown is not judged here. A
+  does not deliver what a job was promised. A
   temperature at or above the GPU's own slowdown threshold ("GPU Slowdown Temp") is warn.
+- SW thermal slowdown and SW power capping (clocks event reasons 0x20 and 0x04) are warn with
+  their own reasons (`clocks_sw_thermal`, `clocks_sw_power_cap`): usable, but they explain a crawl.
 - PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
   generation below max alone is normal; a width below max is a degraded link (warn).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
@@ -183,7 +185,19 @@ def _thermal_problems(s: GpuStatus) -> list[GpuProblem]:
                 f"GPU at {temp:g} C, at or above its slowdown temperature {limit:g} C",
             )
         ]
-    return []
+    return [
+        _problem(reason, names.CLASS_WARN, reason, names.ACTION_NONE, message)
+        for flag, reason, message in _SW_CLOCKS
+        if getattr(s, flag)
+    ]
+
+
+# Software clocks event reasons: the driver lowers clocks (to hold a temperature target, to stay
+# within the power limit); the GPU is fine but slower, which is what makes a gang job crawl.
+_SW_CLOCKS = (
+    ("sw_thermal_slowdown", "clocks_sw_thermal", "SW thermal slowdown active: clocks lowered"),
+    ("sw_power_cap", "clocks_sw_power_cap", "SW power capping active: clocks lowered"),
+)
 
 
 def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:

@@ -10,6 +10,7 @@ absent.
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.slo.report.crawl import crawl
 from gpuslo.slo.report.model import TOP, Section, Table, hours, ratio
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
@@ -334,5 +335,5 @@ def week_over_week(doc, extra, wow) -> Section:
     )
 
 
-BUILDERS = (capacity, availability, slos, goodput, interruptions, causes, blast_radius, lemon_nodes,
-            cost, data_quality, week_over_week)
+BUILDERS = (capacity, availability, slos, goodput, crawl, interruptions, causes, blast_radius,
+            lemon_nodes, cost, data_quality, week_over_week)

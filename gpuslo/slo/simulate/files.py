@@ -4,9 +4,10 @@ written through `gpuslo.files` (atomic: temp file, fsync, rename).
 Written into the output directory:
 
 - `inventory.csv.gz`, `verdicts.csv.gz`, `schedulability.csv.gz`, `allocations.csv.gz`,
-  `job_events.csv.gz` — the frames of `gpuslo.slo.frames` (same columns; timestamps as ISO 8601
-  UTC text; gzip with a zero mtime so the bytes depend only on the seed). Always CSV.gz, so no
-  Parquet engine is needed; `read_simulation(dir)` loads them back through `frames.make_frame`.
+  `job_events.csv.gz`, `degradations.csv.gz` — the frames of `gpuslo.slo.frames` (same
+  columns; timestamps as ISO 8601 UTC text; gzip with a zero mtime so the bytes depend only on
+  the seed). Always CSV.gz, so no Parquet engine is needed; `read_simulation(dir)` loads them
+  back through `frames.make_frame`.
 - `simulation.json` — the parameters and the covered span (start, end).
 - `journals/<node>/<job>.jsonl` — job journals (`gpuslo.goodput.journal`, schema v1), the lines
   `gpuslo.goodput.Recorder` writes for the same events with its clock at each event's time.
@@ -31,7 +32,10 @@ from gpuslo.slo import frames as fr
 from gpuslo.slo.simulate.fleet import Simulation
 from gpuslo.slo.simulate.openmetrics import openmetrics_text
 
-FRAME_NAMES = ("inventory", "verdicts", "schedulability", "allocations", "job_events")
+FRAME_NAMES = (
+    "inventory", "verdicts", "schedulability", "allocations", "job_events", "degradations"
+)
+OPTIONAL_FRAMES = ("degradations",)  # written since the crawl; older directories lack it
 MANIFEST = "simulation.json"
 
 
@@ -80,11 +84,19 @@ def journal_text(events: list[dict]) -> str:
     """The journal of one job on one node: the lines `gpuslo.goodput.Recorder` writes when its
     clock reads each event's `t` (float Unix seconds) as the event happens. The Recorder writes a
     `steps` line per coalescing window; the simulator's steps are seconds to hours apart with
-    other events between them, so every window holds one step (`count` 1)."""
+    other events between them, so every window holds one step (`count` 1) — except a job with a
+    straggler, which logs its windows with their `count`, `step_time_s` and `compute_s`."""
     lines = []
     for event in events:
         t = float(event["t"])
-        if event["event"] == "steps":
+        if event["event"] == "steps" and event.get("count"):
+            step, count = event["step"], event["count"]
+            first_t = t - (count - 1) * float(event.get("step_time_s") or 0.0)
+            event = journal.event("steps", t, step=step, first_step=step - count + 1,
+                                  first_t=first_t, count=count,
+                                  step_time_s=event.get("step_time_s"),
+                                  compute_s=event.get("compute_s"))
+        elif event["event"] == "steps":
             step = event["step"]
             event = journal.event("steps", t, step=step, first_step=step, first_t=t, count=1)
         lines.append(journal.encode_line({**event, "t": t}))
@@ -114,6 +126,9 @@ def read_simulation(
         try:
             raw = pd.read_csv(path, dtype=str, keep_default_na=False, compression="gzip")
         except FileNotFoundError:
+            if name in OPTIONAL_FRAMES:
+                frames[name] = fr.empty(name)
+                continue
             raise InputError(str(path), "missing") from None
         except (OSError, ValueError, EOFError) as error:
             raise ParseError(str(path), f"not a readable CSV.gz: {error}") from None
@@ -124,6 +139,7 @@ def read_simulation(
 
 def _events_raw(raw: pd.DataFrame) -> pd.DataFrame:
     out = raw.copy()
-    for col in ("step", "gpus"):
-        out[col] = pd.to_numeric(out[col].replace("", None))
+    for col in ("step", "gpus", "count", "step_time_s", "compute_s"):
+        if col in out:
+            out[col] = pd.to_numeric(out[col].replace("", None))
     return out

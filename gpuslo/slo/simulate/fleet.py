@@ -25,6 +25,7 @@ from gpuslo.goodput import journal
 from gpuslo.slo import frames as fr
 from gpuslo.slo.simulate import faults as sf
 from gpuslo.slo.simulate import jobs as sj
+from gpuslo.slo.simulate import stragglers as ss
 
 DEFAULT_START = "2026-11-23T00:00:00Z"
 JOURNAL_JOBS = 4
@@ -57,7 +58,9 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
     inventory = _inventory(fleet, node_names, rng, start)
     uuids = inventory["uuid"].to_numpy()
     jobs = sj.place_jobs(fleet.nodes, fleet.gpus_per_node, span, rng)
-    events = _job_events(jobs, fleet, faults, node_names, rng)
+    stragglers = ss.draw_stragglers(jobs, seed)
+    events = _job_events(jobs, fleet, faults, node_names, rng, stragglers)
+    degraded = ss.degradation_rows(jobs, stragglers)
     alloc = sj.allocations(jobs, fleet.gpus_per_node)
     base = int(start.timestamp())
     frames = {
@@ -85,6 +88,10 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
             ),
         ),
         "job_events": fr.make_frame("job_events", events.assign(time=_ts(start, events["t"]))),
+        "degradations": fr.make_frame("degradations", degraded.assign(
+            node=node_names[degraded["node"].to_numpy(dtype=np.int64)], uuid="",
+            start=_ts(start, degraded["start"]), end=_ts(start, degraded["end"]),
+        )),
     }
     sample = {j.name for j in jobs[:JOURNAL_JOBS]}
     journals = {
@@ -139,19 +146,25 @@ def _verdict_records(verdicts, fleet, node_names, uuids, start) -> pd.DataFrame:
     })
 
 
-def _job_events(jobs, fleet, faults, node_names, rng) -> pd.DataFrame:
-    """Events of every job on every node: one timeline per job, repeated per node (vectorised)."""
+def _job_events(jobs, fleet, faults, node_names, rng, stragglers) -> pd.DataFrame:
+    """Events of every job on every node: one timeline per job, repeated per node (vectorised);
+    a straggler node's compute time is `ratio` times the others' while it is slow."""
     parts = []
     for job in jobs:
+        straggler = stragglers.get(job.name)
         timeline = pd.DataFrame(sj.job_timeline(job, fleet.gpus_per_node,
-                                                sj.interruptions_for(job, faults), rng))
+                                                sj.interruptions_for(job, faults), rng, straggler))
         nodes = node_names[job.first_node: job.first_node + job.nodes]
         rows = timeline.loc[np.tile(timeline.index, len(nodes))].reset_index(drop=True)
         rows["node"] = np.repeat(nodes, len(timeline))
         rows["job"] = job.name
+        if straggler is not None:
+            slow = (rows["node"] == nodes[straggler.node]) & rows["slow"].eq(True)
+            rows.loc[slow, "compute_s"] = (rows.loc[slow, "compute_s"] * straggler.ratio).round(6)
+            rows = rows.drop(columns="slow")
         parts.append(rows)
     events = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["t", "event"])
-    for col in ("step", "from_step", "gpus"):
+    for col in ("step", "from_step", "gpus", "count", "step_time_s", "compute_s"):
         if col not in events:
             events[col] = np.nan
     events["step"] = events["step"].fillna(events["from_step"])
@@ -163,13 +176,21 @@ def _job_events(jobs, fleet, faults, node_names, rng) -> pd.DataFrame:
 def journal_events(group: pd.DataFrame) -> list[dict]:
     """Journal events (`gpuslo.goodput.journal.event`, schema v1) of one (job, node), in order,
     from rows with columns t (int seconds), event, job, node, gpus, step, category, status and
-    layer (the job_events columns)."""
+    layer (the job_events columns), and count, step_time_s and compute_s when present."""
     out = []
     for row in group.itertuples(index=False):
         step = None if pd.isna(row.step) else int(row.step)
         gpus = None if pd.isna(row.gpus) else int(row.gpus)
+        extra = {k: getattr(row, k, None) for k in ("count", "step_time_s", "compute_s")}
+        extra = {k: None if v is None or pd.isna(v) else v for k, v in extra.items()}
         out.append(journal.event(
             row.event, int(row.t), job=row.job, node=row.node, gpus=gpus, step=step,
             from_step=step, category=row.category, status=row.status, layer=row.layer,
+            count=None if extra["count"] is None else int(extra["count"]),
+            step_time_s=_seconds(extra["step_time_s"]), compute_s=_seconds(extra["compute_s"]),
         ))
     return out
+
+
+def _seconds(value) -> float | None:
+    return None if value is None else float(value)

@@ -27,6 +27,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.simulate.faults import VALIDATION_S
+from gpuslo.slo.simulate.stragglers import COMPUTE_SHARE, Straggler, pieces
 
 INIT_S, RESTORE_S, SAVE_S = 300, 180, 90
 CHECKPOINT_INTERVALS_S = (1800, 3600, 7200)
@@ -90,12 +91,16 @@ def interruptions_for(job: Job, faults: pd.DataFrame) -> list[tuple[int, str | N
 
 
 def job_timeline(
-    job: Job, gpus: int, interruptions: list[tuple[int, str | None, int]], rng: np.random.Generator
+    job: Job, gpus: int, interruptions: list[tuple[int, str | None, int]], rng: np.random.Generator,
+    straggler: Straggler | None = None,
 ) -> list[dict]:
     """Journal events for one node of `job` (dicts with t, event and the event's fields).
     After an interruption the job restarts 10–30 min later (uniform), or when its node is back
-    if that is later; interruptions while it waits are absorbed."""
-    walker = _Walker(job, gpus)
+    if that is later; interruptions while it waits are absorbed. With a `straggler` the job
+    logs every `stragglers.LOG_S` with step and compute times (steps events get `count`,
+    `step_time_s`, `compute_s` and `slow`, the last for the caller to raise the straggler
+    node's compute time)."""
+    walker = _Walker(job, gpus, straggler)
     walker.emit(job.start, "job_start", job=job.name, gpus=gpus)
     t, first, reached_end = job.start, True, False
     pending = [i for i in interruptions if i[0] > job.start]
@@ -120,8 +125,8 @@ def job_timeline(
 class _Walker:
     """Writes one run's events: a start phase, then progress and checkpoint saves until `stop`."""
 
-    def __init__(self, job: Job, gpus: int) -> None:
-        self.job, self.gpus, self.events = job, gpus, []
+    def __init__(self, job: Job, gpus: int, straggler: Straggler | None = None) -> None:
+        self.job, self.gpus, self.events, self.straggler = job, gpus, [], straggler
         self.step = self.committed = 0
 
     def emit(self, t: int, event: str, **fields) -> None:
@@ -136,8 +141,7 @@ class _Walker:
         t += start_phase_s
         while t < stop:
             progress_end = min(t + self.job.checkpoint_s, stop)
-            self.step += max((progress_end - t) // self.job.step_s, 0)
-            self.emit(progress_end, "steps", step=self.step)
+            self._progress(t, progress_end)
             if progress_end >= stop:
                 return stop
             if not self._phase(progress_end, stop, "checkpoint_save", SAVE_S):
@@ -146,6 +150,18 @@ class _Walker:
             self.emit(t, "checkpoint", step=self.step)
             self.committed = self.step
         return stop
+
+    def _progress(self, t: int, end: int) -> None:
+        """Steps events for the progress stretch [t, end)."""
+        if self.straggler is None:
+            self.step += max((end - t) // self.job.step_s, 0)
+            self.emit(end, "steps", step=self.step)
+            return
+        compute = round(COMPUTE_SHARE * self.job.step_s, 6)
+        for at, count, step_time, slow in pieces(t, end, self.job.step_s, self.straggler):
+            self.step += count
+            self.emit(at, "steps", step=self.step, count=count, step_time_s=step_time,
+                      compute_s=compute, slow=slow)
 
     def _phase(self, t: int, stop: int, category: str, seconds: int) -> bool:
         """Emit a phase; False when `stop` falls inside it (phase_end never written)."""

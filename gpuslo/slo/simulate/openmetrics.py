@@ -152,6 +152,9 @@ def _job_family(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> str
                 "category": group["category"],
                 "status": group["status"],
                 "layer": group["layer"],
+                "count": group["count"],
+                "step_time_s": group["step_time_s"],
+                "compute_s": group["compute_s"],
             }
         )
         state, at, totals = GoodputState(), [], []

@@ -24,7 +24,8 @@ from gpuslo.errors import InputError
 from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo.frames import Frames, empty, make_frame
 
-_COLUMNS = ("job", "node", "time", "event", "step", "category", "gpus", "status", "layer")
+_COLUMNS = ("job", "node", "time", "event", "step", "category", "gpus", "status", "layer",
+            "count", "step_time_s", "compute_s")
 
 
 def events_from_journal(events: list[dict], job: str, node: str) -> list[dict]:
@@ -33,7 +34,9 @@ def events_from_journal(events: list[dict], job: str, node: str) -> list[dict]:
     node = next((e["node"] for e in events if e["event"] == "job_start" and e.get("node")), node)
     return [{"job": job, "node": node, "time": e["t"], "event": e["event"],
              "step": e.get("from_step", e.get("step")), "category": e.get("category", ""),
-             "gpus": e.get("gpus"), "status": e.get("status", ""), "layer": e.get("layer", "")}
+             "gpus": e.get("gpus"), "status": e.get("status", ""), "layer": e.get("layer", ""),
+             "count": e.get("count"), "step_time_s": e.get("step_time_s"),
+             "compute_s": e.get("compute_s")}
             for e in events]
 
 

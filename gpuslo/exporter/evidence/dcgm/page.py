@@ -37,6 +37,7 @@ ENERGY = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"  # mJ since driver load (counter
 POWER = "DCGM_FI_DEV_POWER_USAGE"  # W
 # DCGM clocks-event (throttle) reason bits (dcgm_fields.h DCGM_CLOCKS_EVENT_REASON_*).
 CLOCKS_HW_SLOWDOWN, CLOCKS_HW_THERMAL = 0x8, 0x40
+CLOCKS_SW_POWER_CAP, CLOCKS_SW_THERMAL = 0x4, 0x20
 # NVML nvmlGpuRecoveryAction_t: NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET.
 RECOVERY_ACTIONS = {0: "None", 1: "Reset", 2: "Reboot", 3: "Drain_P2P", 4: "Drain_and_Reset"}
 _UUID_LABELS = ("UUID", "uuid")
@@ -229,7 +230,8 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
     remapping `DCGM_FI_DEV_ROW_REMAP_{PENDING,FAILURE}`, `DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`;
     `DCGM_FI_DEV_RETIRED_PENDING`; the recovery action `DCGM_FI_DEV_GPU_RECOVERY_ACTION` (or its
     deprecated name `..._GET_GPU_RECOVERY_ACTION`); clocks-event reasons (hardware thermal 0x40,
-    hardware slowdown 0x8); temperatures and PCIe link generation/width.
+    hardware slowdown 0x8, software thermal 0x20, software power cap 0x4); temperatures and PCIe
+    link generation/width.
     """
     reasons = _int(gpu, "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS")
     action = _int(gpu, "DCGM_FI_DEV_GPU_RECOVERY_ACTION", "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION")
@@ -249,6 +251,8 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
         recovery_action=None if action is None else RECOVERY_ACTIONS.get(action, str(action)),
         hw_thermal_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_THERMAL),
         hw_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_SLOWDOWN),
+        sw_thermal_slowdown=None if reasons is None else bool(reasons & CLOCKS_SW_THERMAL),
+        sw_power_cap=None if reasons is None else bool(reasons & CLOCKS_SW_POWER_CAP),
         temperature_c=gpu.values.get("DCGM_FI_DEV_GPU_TEMP"),
         slowdown_temperature_c=gpu.values.get("DCGM_FI_DEV_SLOWDOWN_TEMP"),
         pcie_gen_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_GEN"),

@@ -63,6 +63,15 @@ _BOOL_KEYS = {
     "hw_slowdown": tuple(
         f"{s}{sep}{p}hw_slowdown" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
     ),
+    "sw_thermal_slowdown": tuple(
+        f"{s}{sep}{p}sw_thermal_slowdown"
+        for s in (_ET, _CT)
+        for sep in "/."
+        for p in ("", f"{s[:-1]}_")
+    ),
+    "sw_power_cap": tuple(
+        f"{s}{sep}{p}sw_power_cap" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
+    ),
 }
 _INT_KEYS = {
     "remapped_rows_uncorrectable": (
@@ -119,6 +128,7 @@ _ACTIVE_MASK_KEYS = (f"{_ET}.active", f"{_CT}.active")
 # NVML clocks event reason bits (nvml.h: nvmlClocksEventReasonHwSlowdown 0x8,
 # nvmlClocksEventReasonHwThermalSlowdown 0x40).
 HW_SLOWDOWN_BIT, HW_THERMAL_SLOWDOWN_BIT = 0x8, 0x40
+SW_POWER_CAP_BIT, SW_THERMAL_SLOWDOWN_BIT = 0x4, 0x20
 
 
 def _first(fields: Fields, keys: tuple[str, ...]) -> tuple[str, str, int | None] | None:
@@ -189,6 +199,8 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
     if bits is not None:
         out.setdefault("hw_slowdown", bool(bits & HW_SLOWDOWN_BIT))
         out.setdefault("hw_thermal_slowdown", bool(bits & HW_THERMAL_SLOWDOWN_BIT))
+        out.setdefault("sw_thermal_slowdown", bool(bits & SW_THERMAL_SLOWDOWN_BIT))
+        out.setdefault("sw_power_cap", bool(bits & SW_POWER_CAP_BIT))
 
 
 def _field_errors(fields: Fields) -> tuple[tuple[str, str], ...]:

@@ -1,0 +1,157 @@
+"""The crawl: GPU-hours lost to slow steps, the degradations that explain them, and per-node
+performance scores that name the stragglers (DESIGN.md §4, the `slowdown` category).
+
+- `node_scores(job_events, start, end)` → per (job, node) with compute times: compute_s (median
+  of the `steps` events' `compute_s` in the window, seconds), score (interval by interval at the
+  same step, the job's fastest node's compute time / this node's — 1 = the fastest, 0.5 = twice
+  as slow — and the node's lowest in the window: a straggler for a few hours of a week is still
+  named) and
+  individual_score (the node's own best compute time / its worst), the relative and individual
+  performance scores of NVIDIA's nvidia-resiliency-ext straggler detection, per node. The
+  recording rules `gpuslo:job_node_performance:score` compute the relative one from
+  `gpuslo_job_step_compute_seconds`.
+- `degradation_causes(verdicts, degradations)` → node, uuid, start, end, reason: every interval
+  with a reason of `names.DEGRADATION_REASONS`, whether its verdict was fail (network devices
+  below expected, HW slowdown) or warn (the `degradations` frame: SW power capping, port error
+  rates, link flaps).
+- `attribute_slowdowns(slowdowns, causes, job_nodes)` → each slowdown
+  (`attribution.goodput_and_slowdowns`) with layer, reason and cause_node: a degradation active
+  on one of the job's nodes during the slowdown (the one overlapping it longest, then the earlier,
+  then the node name) makes it `node` with that reason and node; else `training`, reason
+  `slowdown` (the job's own: a data pipeline, a regression, or a straggler no check explains).
+- `crawl_table(attributed, slowdown_hours, scores)` → the report's rows.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.slo.frames import derive_faults
+
+SLOWDOWN_COLUMNS = {
+    "job": "string", "node": "string", "start": "datetime64[ns, UTC]",
+    "end": "datetime64[ns, UTC]", "from_step": "int64", "to_step": "int64",
+    "reference_s": "float64", "ratio": "float64", "gpus": "int64", "gpu_seconds": "float64",
+}
+SCORE_COLUMNS = ["job", "node", "compute_s", "intervals", "score", "individual_score"]
+
+
+def window_slowdowns(job: str, node: str, upto, before) -> list[dict]:
+    """Slowdown rows (SLOWDOWN_COLUMNS, times in Unix seconds) of one (job, node): the episodes
+    of `upto` (a `JobGoodput` at the window end) less what `before` (at the window start, or
+    None) already counted of the same episode (same start)."""
+    counted = {e.start_t: e.gpu_seconds for e in before.slowdowns} if before else {}
+    out = []
+    for e in upto.slowdowns:
+        seconds = e.gpu_seconds - counted.get(e.start_t, 0.0)
+        if seconds > 0:
+            out.append({"job": job, "node": node, "start": e.start_t, "end": e.end_t,
+                        "from_step": e.from_step, "to_step": e.to_step,
+                        "reference_s": e.reference_s, "ratio": e.ratio, "gpus": upto.gpus,
+                        "gpu_seconds": seconds})
+    return out
+
+
+def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+    """Per (job, node) that reported compute times in [start, end): columns SCORE_COLUMNS
+    (compute_s seconds, intervals int64, scores ratios 0–1), lowest score first (then lowest
+    individual score: a one-node job is its own fastest node, only its own best tells)."""
+    if "compute_s" not in job_events:
+        return pd.DataFrame(columns=SCORE_COLUMNS)
+    ev = job_events[(job_events["event"] == "steps") & job_events["compute_s"].notna()
+                    & (job_events["time"] >= start) & (job_events["time"] < end)]
+    ev = ev[ev["compute_s"] > 0]
+    if ev.empty:
+        return pd.DataFrame(columns=SCORE_COLUMNS)
+    ev = ev.astype({"compute_s": "float64"})
+    # Nodes of a gang log the same steps: compare them interval by interval at the same step;
+    # where no step is logged by two nodes (time-based windows), compare their medians.
+    at_step = ev.groupby(["job", "step"], observed=True)["compute_s"]
+    fastest = at_step.transform("min")
+    aligned = at_step.transform("size").groupby(ev["job"]).transform("max") > 1
+    median = ev.groupby(["job", "node"], observed=True)["compute_s"].transform("median")
+    fastest_median = median.groupby(ev["job"]).transform("min")
+    ev = ev.assign(score=(fastest / ev["compute_s"]).where(aligned, fastest_median / median))
+    grouped = ev.groupby(["job", "node"], observed=True)
+    out = grouped.agg(compute_s=("compute_s", "median"), best=("compute_s", "min"),
+                      worst=("compute_s", "max"), intervals=("compute_s", "size"),
+                      score=("score", "min")).reset_index()
+    out["individual_score"] = out["best"] / out["worst"]
+    order = ["score", "individual_score", "job", "node"]
+    out = out.sort_values(order, kind="stable").reset_index(drop=True)
+    return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
+
+
+def degradation_causes(verdicts: pd.DataFrame, degradations: pd.DataFrame) -> pd.DataFrame:
+    """Degradation intervals (node, uuid, start, end, reason) from fail/unknown verdicts with a
+    degradation reason and from the warn-level `degradations` frame."""
+    faults = derive_faults(verdicts)
+    faults = faults[faults["reason"].isin(names.DEGRADATION_REASONS)]
+    columns = ["node", "uuid", "start", "end", "reason"]
+    return pd.concat([faults[columns], degradations[columns]], ignore_index=True)
+
+
+def attribute_slowdowns(
+    slowdowns: pd.DataFrame, causes: pd.DataFrame, job_nodes: pd.DataFrame
+) -> pd.DataFrame:
+    """`slowdowns` plus layer, reason and cause_node (string) as the module docstring says."""
+    base = slowdowns.reset_index(drop=True).assign(key=lambda f: np.arange(len(f)))
+    cand = base[["key", "job", "start", "end"]].merge(job_nodes, on="job").merge(
+        causes.rename(columns={"start": "c_start", "end": "c_end", "node": "cause_node"}),
+        left_on="node", right_on="cause_node",
+    )
+    overlap = (cand[["end", "c_end"]].min(axis=1) - cand[["start", "c_start"]].max(axis=1))
+    cand = cand.assign(overlap=overlap)[overlap > pd.Timedelta(0)]
+    cand = cand.assign(rank=-cand["overlap"].dt.total_seconds())
+    best = cand.sort_values(["key", "rank", "c_start", "cause_node"], kind="stable")
+    best = best.drop_duplicates("key")[["key", "cause_node", "reason"]]
+    out = base.merge(best, on="key", how="left").drop(columns="key")
+    found = out["reason"].notna()
+    out["layer"] = np.where(found, names.LAYER_NODE, names.LAYER_TRAINING)
+    out["reason"] = out["reason"].fillna(names.CATEGORY_SLOWDOWN)
+    out["cause_node"] = out["cause_node"].fillna("")
+    return out.astype({"layer": "string", "reason": "string", "cause_node": "string"})
+
+
+def scaled_hours(attributed: pd.DataFrame, job_hours: pd.Series) -> pd.Series:
+    """GPU-hours per slowdown row, scaled so each job's rows sum to `job_hours[job]` (the
+    slowdown GPU-hours the fleet accounting kept for the job: capped by its allocated usable
+    time); a job with slowdown hours but no row keeps them unexplained (not listed)."""
+    seconds = attributed["gpu_seconds"].astype("float64")
+    per_job = seconds.groupby(attributed["job"]).transform("sum")
+    wanted = attributed["job"].map(job_hours).astype("float64").fillna(0.0)
+    return (seconds / per_job.replace(0, np.nan) * wanted).fillna(0.0)
+
+
+def slowdown_breakdown(attributed: pd.DataFrame, job_hours: pd.Series,
+                       by_layer: dict[str, float], by_reason: dict[str, float]) -> None:
+    """Add the slowdown GPU-hours to `by_layer`/`by_reason` (in place): each job's
+    `job_hours[job]` split over its slowdowns' layers and reasons (`attributed` with
+    capacity_gpu_hours from `scaled_hours`); hours of a job without slowdown rows go to
+    training/slowdown."""
+    explained = attributed.groupby(["layer", "reason"], observed=True)["capacity_gpu_hours"].sum()
+    for (layer, reason), value in explained.items():
+        by_layer[layer] += float(value)
+        by_reason[reason] = by_reason.get(reason, 0.0) + float(value)
+    rest = float(job_hours[~job_hours.index.isin(attributed["job"])].sum())
+    by_layer[names.LAYER_TRAINING] += rest
+    by_reason[names.CATEGORY_SLOWDOWN] = by_reason.get(names.CATEGORY_SLOWDOWN, 0.0) + rest
+
+
+def crawl_table(attributed: pd.DataFrame, scores: pd.DataFrame) -> pd.DataFrame:
+    """Per (job, layer, reason, cause_node): gpu_hours, slowdowns, ratio (the worst), and the
+    job's slowest node and its score ("" / NaN without compute times); most hours first."""
+    if attributed.empty:
+        return pd.DataFrame(columns=["job", "layer", "reason", "cause_node", "gpu_hours",
+                                     "slowdowns", "ratio", "slowest_node", "slowest_score"])
+    keys = ["job", "layer", "reason", "cause_node"]
+    table = attributed.groupby(keys, observed=True).agg(
+        gpu_hours=("gpu_hours", "sum"), slowdowns=("start", "nunique"), ratio=("ratio", "max")
+    ).reset_index()
+    slowest = scores.drop_duplicates("job").set_index("job")
+    table["slowest_node"] = table["job"].map(slowest["node"]).astype("string").fillna("")
+    table["slowest_score"] = table["job"].map(slowest["score"]).astype("float64")
+    return table.sort_values(["gpu_hours", "job"], ascending=[False, True],
+                             kind="stable").reset_index(drop=True)

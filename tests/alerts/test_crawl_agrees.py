@@ -1,0 +1,93 @@
+"""A simulated week with injected stragglers (gpuslo.slo.simulate.stragglers): the report's crawl
+section, the exporter counters and the crawl recording rules agree on slowdown GPU-hours.
+
+`gpuslo simulate --openmetrics` writes what the exporters would have exposed
+(`gpuslo_job_gpu_seconds_total{category="slowdown"}` from the same calculator); the test
+backfills it into a real Prometheus, evaluates the recording rule
+`gpuslo:job_slowdown_gpu_seconds:sum` (its own expression) at the last sample, sums the counters'
+last samples from the OpenMetrics text, and runs the SLO engine and the report over the same
+span. Counters are written in whole GPU-seconds, so the three agree to well within 1e-3 of the
+total.
+"""
+
+from __future__ import annotations
+
+import time
+
+import pandas as pd
+import pytest
+import requests
+
+from gpuslo import cli
+from gpuslo.alerts import crawl
+from gpuslo.slo.engine import compute_week
+from gpuslo.slo.frames import Frames
+from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.markdown import render_markdown
+from gpuslo.slo.simulate.files import read_simulation
+from gpuslo.slo_spec import SloSpec
+from tests.conftest import backfill, require_binary, running_prometheus
+
+pytestmark = pytest.mark.prometheus
+STEP_S, DAYS = 600, 7
+
+
+@pytest.fixture(scope="module")
+def week(tmp_path_factory):
+    binary, promtool = require_binary("prometheus"), require_binary("promtool")
+    root = tmp_path_factory.mktemp("crawl")
+    start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=DAYS + 1)
+    args = ["simulate", "--nodes", "6", "--days", str(DAYS), "--out", str(root / "sim"),
+            "--openmetrics", "--metrics-step", str(STEP_S),
+            "--start", start.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    assert cli.main(args) == 0
+    frames, start, end = read_simulation(root / "sim")
+    backfill(promtool, root / "sim" / "metrics.om", root / "data")
+    (root / "prometheus.yml").write_text("global: {}\n")
+    last = end - pd.Timedelta(seconds=STEP_S)  # the last sample of the OpenMetrics text
+    with running_prometheus(binary, root / "prometheus.yml", root / "data") as url:
+        yield url, frames, start, last, (root / "sim" / "metrics.om").read_text()
+
+
+def _rules_hours(url: str, at: pd.Timestamp) -> float:
+    expr = next(r["expr"] for r in crawl.recording_rules() if r["record"] == crawl.JOB_SLOWDOWN_SUM)
+    deadline = time.monotonic() + 20
+    while True:
+        answer = requests.get(f"{url}/api/v1/query", timeout=30,
+                              params={"query": f"sum({expr})", "time": at.timestamp()}).json()
+        result = answer.get("data", {}).get("result")
+        if result or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    assert result, answer
+    return float(result[0]["value"][1]) / 3600
+
+
+def _counter_hours(text: str, at: pd.Timestamp) -> float:
+    """The slowdown counters' last samples up to `at`, summed (lines `name{labels} value t`)."""
+    last: dict[str, float] = {}
+    for line in text.splitlines():
+        if line.startswith("gpuslo_job_gpu_seconds_total{") and 'category="slowdown"' in line:
+            series, value, stamp = line.rsplit(" ", 2)
+            if float(stamp) <= at.timestamp():
+                last[series] = float(value)
+    return sum(last.values()) / 3600
+
+
+def test_report_counters_and_rules_agree_on_slowdown_gpu_hours(week):
+    url, frames, start, last, text = week
+    result = compute_week(Frames(**frames), start, last, SloSpec())
+    doc = result.to_json_dict()
+    engine = doc["crawl"]["slowdown_gpu_hours"]
+    counters, rules = _counter_hours(text, last), _rules_hours(url, last)
+    assert engine > 10  # the stragglers cost real time: not a comparison of zeros
+    assert counters == pytest.approx(engine, rel=1e-3)
+    assert rules == pytest.approx(engine, rel=1e-3)
+    # the section shows the same figure, by job and cause, with the slowest nodes named
+    rows = doc["crawl"]["rows"]
+    assert sum(r["gpu_hours"] for r in rows) == pytest.approx(engine, rel=1e-6)
+    assert {r["layer"] for r in rows} == {"node", "training"}  # caused and uncaused stragglers
+    markdown = render_markdown(build_report(doc, None, None))
+    assert f"{engine:,.1f} GPU-hours lost to steps slower" in markdown
+    slowest = doc["crawl"]["slowest_nodes"][0]
+    assert min(slowest["score"], slowest["individual_score"]) < 0.95

@@ -1,0 +1,73 @@
+"""A straggler in a real (tiny) distributed training job: two "nodes" as two processes
+(tests/straggler_worker.py), a linear model trained on CPU with PyTorch's gloo all-reduce on
+loopback, so the ranks move in lock step. Node 1 is slowed on purpose: from step 41 it sleeps
+0.2 s inside its compute section. Each rank records its steps with the Recorder (`step_time_s`
+from its own clock, `compute_s` from its section timing, without the wait in the all-reduce).
+
+Expected, by hand: the gang's step time rises by 0.2 s on *both* nodes (node 0 waits in the
+all-reduce), so each node's journal holds 20 steps × 0.2 s × 1 GPU = 4 GPU-seconds of slowdown,
+the job 8; node 1 gets the lower performance score. No Lightning callback exists on this branch
+(the training-log issue may add one), so the loop is plain PyTorch.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from gpuslo.slo import crawl
+from gpuslo.slo.engine import compute_week
+from gpuslo.slo.sources.journals import load_journals
+from gpuslo.slo_spec import SloSpec
+
+pytest.importorskip("torch")  # .ci/run installs the CPU wheel
+WORKER = Path(__file__).resolve().parent / "straggler_worker.py"
+REPO = WORKER.parent.parent
+SLOW_STEPS, DELAY_S = 20, 0.2  # as in the worker
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def journals(tmp_path_factory):
+    root = tmp_path_factory.mktemp("straggler")
+    port = str(_free_port())
+    env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
+    workers = [subprocess.Popen([sys.executable, str(WORKER), str(rank), port, str(root)],
+                                env=env, stderr=subprocess.PIPE, text=True) for rank in range(2)]
+    errors = [worker.communicate(timeout=120)[1] for worker in workers]
+    assert [w.returncode for w in workers] == [0, 0], errors
+    return load_journals(root)
+
+
+def _span(frames):
+    times = frames.job_events["time"]
+    return times.min(), times.max() + pd.Timedelta(seconds=1)
+
+
+def test_the_slow_node_gets_the_lower_score(journals):
+    scores = crawl.node_scores(journals.job_events, *_span(journals))
+    by_node = dict(zip(scores["node"], scores["score"], strict=True))
+    # 0.2 s of sleep against compute of about a millisecond: node 1 scores far below node 0
+    # (whose own worst interval is only timing noise of the tiny model)
+    assert by_node["node-1"] < 0.1 < by_node["node-0"]
+    assert scores["node"].iloc[0] == "node-1"  # the slowest node is named first
+
+
+def test_slowdown_gpu_seconds_match_the_injected_delay_within_10_percent(journals):
+    result = compute_week(journals, *_span(journals), SloSpec())
+    injected = 2 * SLOW_STEPS * DELAY_S  # both nodes wait, 1 GPU each
+    measured = float(result.jobs.loc["tiny-llm", "slowdown"])
+    assert measured == pytest.approx(injected, rel=0.10)
+    (row,) = result.to_json_dict()["crawl"]["rows"]
+    assert row["job"] == "tiny-llm" and row["slowest_node"] == "node-1"
