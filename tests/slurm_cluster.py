@@ -57,10 +57,23 @@ class SlurmCluster:
     def show(self) -> str:
         return self.scontrol_run("show", "node", self.node)
 
+    def resume(self, timeout_s: float = 30.0) -> None:
+        """`scontrol update state=resume`, retried while slurmctld refuses the transition (a node
+        set DOWN under a running job stays COMPLETING until slurmd reports the job gone)."""
+
+        def resumed() -> bool:
+            try:
+                self.scontrol_run("update", f"nodename={self.node}", "state=resume")
+            except subprocess.CalledProcessError:
+                return False
+            return True
+
+        wait_for(resumed, timeout_s, step_s=0.5)
+
     def reset(self) -> None:
         """Back to IDLE with no reason (resume whatever drained it)."""
         if "DRAIN" in self.show() or "Reason=" in self.show():
-            self.scontrol_run("update", f"nodename={self.node}", "state=resume")
+            self.resume()
         wait_for(lambda: "State=IDLE " in self.show() and "Reason=" not in self.show(), 10)
 
 

@@ -112,7 +112,7 @@ def test_job_completion_log_gives_interruptions_by_layer(cluster, tmp_path):
     wait_for(lambda: "State=ALLOCATED" in cluster.show() or "State=MIXED" in cluster.show(), 20)
     cluster.scontrol_run("update", f"nodename={cluster.node}", "state=down", "reason=psu failed")
     wait_for(lambda: f"JobId={failing} " in _log(cluster), 20)
-    cluster.scontrol_run("update", f"nodename={cluster.node}", "state=resume")
+    cluster.resume()
     wait_for(lambda: "State=IDLE " in cluster.show(), 20)
     events = load_jobcomp(cluster.jobcomp)
     ends = events[events["event"] == "job_end"].set_index("job")
