@@ -24,7 +24,7 @@ import sys
 from gpuslo import names
 from gpuslo.errors import UsageError
 from gpuslo.goodput.logs import analyse_log, load_profiles
-from gpuslo.goodput.logs.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -22,7 +22,8 @@ from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.goodput.logs.assemble import assemble
 from gpuslo.goodput.logs.parse import parse_lines
 from gpuslo.goodput.logs.profiles import build_profiles, check_linear
-from gpuslo.goodput.logs.slowdown import Interval, detect_slowdowns
+from gpuslo.goodput.slowdown import Interval
+from gpuslo.goodput.slowdown import sustained_slowdowns as detect_slowdowns
 
 HERE = Path(__file__).resolve().parent
 SHARED = next((p / "shared" / "training_logs" for p in HERE.parents

@@ -19,7 +19,7 @@ from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.parse import LogParser
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
 from gpuslo.goodput.logs.read import ReadStats, read_lines
-from gpuslo.goodput.logs.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
 __all__ = ["LogGoodput", "analyse_log", "job_id_for", "load_profiles"]
 

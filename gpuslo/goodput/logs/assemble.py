@@ -32,11 +32,11 @@ from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
 from gpuslo.goodput.logs.parse import Obs, ParsedLog, number
 from gpuslo.goodput.logs.profiles import UNITS
-from gpuslo.goodput.logs.slowdown import (
+from gpuslo.goodput.slowdown import (
     DEFAULT_MIN_INTERVALS,
     DEFAULT_THRESHOLD,
     Interval,
-    detect_slowdowns,
+    sustained_slowdowns,
 )
 
 HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 × the step) is a hang
@@ -479,8 +479,9 @@ def assemble(
     """The facts and journal events of one parsed log (see the module docstring).
 
     `job`: a valid journal job id; `gpus`: GPUs the job used (GPU-seconds = seconds × gpus;
-    None: categories are left null); the slowdown parameters go to `detect_slowdowns`; a pause
-    of at least `hang_min_s` seconds (and 10 × the step time) between progress lines is a hang.
+    None: categories are left null); the slowdown parameters go to
+    `gpuslo.goodput.slowdown.sustained_slowdowns` (the rule the Recorder's journals follow too); a
+    pause of at least `hang_min_s` seconds (and 10 × the step time) between progress lines is a hang.
     Pure: no I/O, no clock."""
     items, info = _group(parsed, checkpoint_step)
     records = [x for x in items if isinstance(x, Record)]
@@ -675,7 +676,7 @@ def _document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
     times = facts["step_times"] or [r.step_s for r in records if r.step_s is not None]
     intervals, by_first = _intervals(records)
     slowdowns = []
-    for s in detect_slowdowns(intervals, threshold=threshold, min_intervals=min_intervals):
+    for s in sustained_slowdowns(intervals, threshold=threshold, min_intervals=min_intervals):
         rec = by_first.get(s.from_step)
         entry = {"from_step": s.from_step, "to_step": s.to_step, "ratio": round(s.ratio, 4),
                  "reference_s": round(s.reference_s, 6), "median_s": round(s.median_s, 6),
