@@ -481,8 +481,8 @@ def assemble(
     `job`: a valid journal job id; `gpus`: GPUs the job used (GPU-seconds = seconds × gpus;
     None: categories are left null); the slowdown parameters go to
     `gpuslo.goodput.slowdown.sustained_slowdowns` (the rule the Recorder's journals follow too); a
-    pause of at least `hang_min_s` seconds (and 10 × the step time) between progress lines is a hang.
-    Pure: no I/O, no clock."""
+    pause of at least `hang_min_s` seconds (and 10 × the step time) between progress lines is a
+    hang. Pure: no I/O, no clock."""
     items, info = _group(parsed, checkpoint_step)
     records = [x for x in items if isinstance(x, Record)]
     restarts_before = _restart_positions(items)
