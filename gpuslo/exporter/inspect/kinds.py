@@ -30,7 +30,7 @@ from gpuslo.exporter.evidence.fabric.tools import (
 )
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
-from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi
+from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
@@ -60,6 +60,7 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
     "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
     "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
+    "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
 

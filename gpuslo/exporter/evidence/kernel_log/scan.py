@@ -1,8 +1,9 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Every line a recogniser uses holds `NVRM`, `SXid` or `mlx5`; an `NVRM` line is kept only when
-it also holds one of `NVRM_WANTED` (the rest is driver chatter). Each Xid line brings the two
-lines after it (MMU fault continuations). Two ways to find the needles, same answer:
+Every line a recogniser uses holds `NVRM`, `SXid` or `mlx5`, and every such line is read: which
+NVRM lines matter is the driver-message catalogue's call (`gpuslo.exporter.policy`), not the
+prefilter's. Each Xid line brings the two lines after it (MMU fault continuations). Two ways to
+find the needles, same answer:
 - text (`str`): one compiled literal per needle (a fast first-character loop in `re`);
 - bytes from a file: numpy compares the buffer as little-endian 16-bit words at both
   alignments against the needles' first two bytes, checks the whole needle at the few hits and
@@ -20,23 +21,15 @@ from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 NEEDLES = ("NVRM", "SXid", "mlx5")
-NVRM_WANTED = (
-    "NVRM: Xid",
-    "NVRM: GPU",
-    "NVRM: The NVIDIA GPU",
-    "NVRM: loading NVIDIA",
-    "fallen off the bus",
-)
 CONTEXT_LINES = 2
-# The grep pattern the benchmark compares against, as Python: lines it matches are `matched`.
-GREP_PATTERN = re.compile(r"NVRM: (Xid|GPU)|SXid|fallen off the bus")
+# The grep pattern the benchmark compares against (`grep -E`), as Python: it selects every line
+# the scan reads (the candidate lines); lines it matches are counted in `matched`.
+GREP_PATTERN_TEXT = "|".join(NEEDLES)
+GREP_PATTERN = re.compile(GREP_PATTERN_TEXT)
 _PATTERNS = {
     kind: tuple(re.compile(re.escape(n.encode() if kind else n)) for n in NEEDLES)
     for kind in (False, True)
 }
-# A line is a candidate when this matches inside it (one C call per needle hit).
-_KEEP_TEXT = "|".join(re.escape(n) for n in (*NVRM_WANTED, *NEEDLES[1:]))
-_KEEP = {False: re.compile(_KEEP_TEXT), True: re.compile(_KEEP_TEXT.encode())}
 
 
 def _numpy():
@@ -103,13 +96,10 @@ def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
     """{line start: context lines after it} for every candidate line of the chunk."""
     starts: dict[int, int] = {}
     line_end = -1
-    keep = _KEEP[chunk.is_bytes]
     for position in chunk.positions():
         if position <= line_end:
             continue  # a second needle on a line already judged
         line_start, line_end = chunk.line_bounds(position)
-        if keep.search(chunk.buf, line_start, line_end) is None:
-            continue  # NVRM driver chatter
         context = CONTEXT_LINES if chunk.buf.find(chunk.xid, line_start, line_end) != -1 else 0
         starts[line_start] = max(starts.get(line_start, 0), context)
     return starts
