@@ -55,9 +55,10 @@ def looks_like_metrics(text: str) -> bool:
 
 def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for a dcgm-exporter page: `gpus_seen` (count of GPU UUIDs, MIG instances
-    folded) and `gpu_findings` per GPU. A page judges only what it shows: a field it lacks is no
-    finding here (the live `dcgm` check reports missing families as unknown). Raises ParseError
-    for text that is not exposition format."""
+    folded), one `gpus_seen` per GPU (index, UUID, PCI address in NVML's form, model: the
+    inventory) and `gpu_findings` per GPU. A page judges only what it shows: a field it lacks is
+    no finding here (the live `dcgm` check reports missing families as unknown). Raises
+    ParseError for text that is not exposition format."""
     page = parse_dcgm_page(text, source)
     if not page.gpus:
         return []
@@ -72,9 +73,27 @@ def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Fin
         )
     ]
     findings += missing_gpus(KIND, len(page.gpus), options.expect_gpus)
+    findings += [inventory_finding(gpu) for gpu in page.gpus.values()]
     for gpu in page.gpus.values():
         findings += gpu_findings(gpu, options.policy, options.gpu_family)
     return findings
+
+
+def inventory_finding(gpu) -> Finding:
+    """One page GPU as inventory (`gpus_seen`, count 1, with what the page's labels name)."""
+    uuid = gpu.uuid if gpu.uuid.upper().startswith("GPU-") else None
+    extra = {"model": gpu.model, "family": gpu.family} if gpu.model else {}
+    return Finding(
+        kind=KIND,
+        class_=names.CLASS_OK,
+        signal="gpus_seen",
+        count=1,
+        gpu=gpu.index or None,
+        uuid=uuid,
+        pci=gpu.pci_bus_id or None,
+        message=gpu.model or "GPU model not reported",
+        extra=extra,
+    )
 
 
 def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:

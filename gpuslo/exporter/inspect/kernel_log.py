@@ -13,7 +13,11 @@ from dataclasses import dataclass, field
 
 from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.exporter.evidence.kernel_log.read import kernel_records, parse_kernel_log
+from gpuslo.exporter.evidence.kernel_log.read import (
+    kernel_records,
+    scan_kernel_log_file,
+    scan_kernel_log_text,
+)
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -179,10 +183,26 @@ def port_findings(events: list[KernelEvent]) -> list[Finding]:
 def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """Findings for one kernel log (see the module docstring). Raises ParseError for binary
     data and ConfigError for a broken policy overlay."""
-    events = parse_kernel_log(text, source)
-    records = kernel_records(text)
-    if not records and not events:
+    scan = scan_kernel_log_text(text, source)
+    events = scan.finish()
+    if not events and not kernel_records(text):
         return []
+    return kernel_log_findings(events, scan.records, source, options)
+
+
+def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
+    """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
+    `scan_kernel_log_file`): the same findings `inspect_kernel_log` draws from its text. Raises
+    ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
+    scan = scan_kernel_log_file(path, require_kernel_log=True)
+    return kernel_log_findings(scan.finish(), scan.records, path, options)
+
+
+def kernel_log_findings(
+    events: list[KernelEvent], records: int, source: str, options: InspectOptions
+) -> list[Finding]:
+    """Findings for a kernel log's events (pure): the event, port and cited-cause findings in
+    line order, then `kernel_log_read` (class ok, count = lines read)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
     findings = event_findings(classified) + port_findings(events)
@@ -193,6 +213,6 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
         class_=names.CLASS_OK,
         signal="kernel_log_read",
         count=records,
-        message=f"{source}: {records} kernel-log records read, {len(classified)} GPU events",
+        message=f"{source}: {records} kernel-log lines read, {len(classified)} GPU events",
     )
     return [*findings, read]

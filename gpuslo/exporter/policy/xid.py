@@ -343,8 +343,13 @@ def read_yaml(text: str, source: str) -> Any:
 
 
 def _packaged_yaml(name: str) -> Any:
+    """A packaged data file, with libyaml's loader when present (a fifth of the time of the pure
+    Python one; the packaged files are known good, so its terser errors do not matter)."""
     text = resources.files("gpuslo").joinpath("data", name).read_text(encoding="utf-8")
-    return read_yaml(text, f"gpuslo/data/{name}")
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:
+        return read_yaml(text, f"gpuslo/data/{name}")
+    return yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
 
 
 @functools.cache
