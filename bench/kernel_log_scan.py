@@ -122,8 +122,8 @@ def cli_findings(path: Path) -> tuple[int, list[dict]]:
     )
     if done.returncode not in (0, 1):
         sys.exit(f"gpuslo inspect exited {done.returncode}: {done.stderr.strip()[-300:]}")
-    report = json.loads(done.stdout)
-    return done.returncode, [{k: v for k, v in f.items() if k != "file"} for f in report["findings"]]
+    findings = json.loads(done.stdout)["findings"]
+    return done.returncode, [{k: v for k, v in f.items() if k != "file"} for f in findings]
 
 
 def library_findings(path: Path) -> list[dict]:
