@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 _HEADER = re.compile(
@@ -112,25 +113,34 @@ def _link_line(link: Link, key: str, value: str) -> None:
         link.width_downgraded = width.group(2).lower() == "downgraded" if width.group(2) else None
 
 
-def _device_line(device: Device, line: str) -> None:
+def _device_line(device: Device, line: str, source: str, number: int) -> None:
     stripped = line.strip()
     key, _, value = stripped.partition(":")
     if key in ("LnkCap", "LnkSta"):
+        if not (_SPEED.search(value) or _WIDTH.search(value) or "unknown" in value.lower()):
+            detail = f"{key} without a speed or width: {value.strip()[:40]!r}"
+            raise ParseError(source, detail, number, key)
         device.link = device.link or Link()
         _link_line(device.link, key, value)
-    elif key == "UESta":
-        device.uncorrectable = _set_bits(value)
-    elif key == "CESta":
-        device.corrected = _set_bits(value)
+    elif key in ("UESta", "CESta"):
+        if not _BITS.search(value):
+            detail = f"{key} without status bits: {value.strip()[:40]!r}"
+            raise ParseError(source, detail, number, key)
+        bits = _set_bits(value)
+        if key == "UESta":
+            device.uncorrectable = bits
+        else:
+            device.corrected = bits
     elif key == "Bus" and (bus := _BUS.search(value)):
         device.secondary_bus = bus.group(1).lower()
     elif "Unknown header type 7f" in stripped:
         device.not_responding = True
 
 
-def parse_lspci(text: str) -> list[Device]:
-    """Every device of `lspci -v[v[v]]` text, in order (never raises: lines it does not know
-    are kept in `Device.lines` and otherwise ignored)."""
+def parse_lspci(text: str, source: str = "<lspci>") -> list[Device]:
+    """Every device of `lspci -v[v[v]]` text, in order; lines it does not know are kept in
+    `Device.lines` and otherwise ignored. Raises ParseError naming the line of a link or AER
+    status line it cannot read (a corrupted or cut-off capture)."""
     devices: list[Device] = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.rstrip()
@@ -152,7 +162,7 @@ def parse_lspci(text: str) -> list[Device]:
         if not devices:
             devices.append(Device(pci=None, line=number))
         devices[-1].lines.append(line)
-        _device_line(devices[-1], line)
+        _device_line(devices[-1], line, source, number)
     return devices
 
 

@@ -133,7 +133,7 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     if looks_like_link_errors(text):
         return link_error_findings(text, source)
     if looks_like_diag(text) and not dcgmi.looks_like_dcgmi(text):
-        return diag_findings("dcgmi", parse_diag(text, source))
+        return diag_findings("dcgmi", parse_diag(text, source), source)
     return dmon_health_findings(text, options, source)
 
 
@@ -252,10 +252,11 @@ def dmon_health_findings(text: str, options: InspectOptions, source: str) -> lis
                 class_=HEALTH_CLASS.get(health.lower(), names.CLASS_UNKNOWN),
                 signal="health_report",
                 reason=None if health.lower() in HEALTH_CLASS else "tool_error",
-                message=f"dcgmi health overall: {health}",
+                message=f"dcgmi health overall: {health}"
+                + ("" if health.lower() in HEALTH_CLASS else f" (not a DCGM word, in {source})"),
             )
         )
-        findings += health_findings("dcgmi", parse_health_incidents(text, source))
+        findings += health_findings("dcgmi", parse_health_incidents(text, source), source)
     return findings
 
 

@@ -14,4 +14,4 @@ __all__ = ["inspect_lspci", "looks_like_lspci"]
 def inspect_lspci(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `lspci -vv` output (whole, one device, or an excerpt of one). Empty
     when it shows no NVIDIA device and no headerless excerpt (nothing recognised)."""
-    return lspci_findings("lspci", parse_lspci(text))
+    return lspci_findings("lspci", parse_lspci(text, source), source)

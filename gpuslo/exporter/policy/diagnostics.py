@@ -48,8 +48,9 @@ def advised_action(texts: tuple[str, ...]) -> str:
     return next((action for word, action in ADVICE if word in joined), names.ACTION_RESET_GPU)
 
 
-def diag_findings(kind: str, results: list[DiagResult]) -> list[Finding]:
-    """One `diagnostic_result` finding per (test, GPU) result (see the module docstring)."""
+def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> list[Finding]:
+    """One `diagnostic_result` finding per (test, GPU) result (see the module docstring); an
+    unknown one names `source` and the line."""
     out = []
     for result in results:
         class_ = STATUS_CLASS.get(result.status.strip().lower(), names.CLASS_UNKNOWN)
@@ -58,6 +59,10 @@ def diag_findings(kind: str, results: list[DiagResult]) -> list[Finding]:
         where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
         test = result.test or "(test not shown)"
         detail = f": {' '.join(result.messages)}" if result.messages else ""
+        if class_ == names.CLASS_UNKNOWN:
+            where = f"{where}; status not a DCGM word, in {source}" + (
+                f":{result.line}" if result.line else ""
+            )
         out.append(
             Finding(
                 kind=kind,
@@ -75,8 +80,11 @@ def diag_findings(kind: str, results: list[DiagResult]) -> list[Finding]:
     return out
 
 
-def health_findings(kind: str, incidents: list[HealthIncident]) -> list[Finding]:
-    """One `health_report` finding per entity a `dcgmi health -c` report lists."""
+def health_findings(
+    kind: str, incidents: list[HealthIncident], source: str = ""
+) -> list[Finding]:
+    """One `health_report` finding per entity a `dcgmi health -c` report lists; an unknown one
+    names `source`."""
     out = []
     for incident in incidents:
         class_ = HEALTH_CLASS.get(incident.health.lower(), names.CLASS_UNKNOWN)
@@ -97,7 +105,8 @@ def health_findings(kind: str, incidents: list[HealthIncident]) -> list[Finding]
                 reason=reason.get(class_),
                 layer=None if class_ in reason else names.LAYER_NODE,
                 action=advised_action(messages) if class_ == names.CLASS_FATAL else None,
-                message=f"dcgmi health {incident.group} {incident.entity}: {incident.health}"
+                message=(f"{source}: " if class_ == names.CLASS_UNKNOWN else "")
+                + f"dcgmi health {incident.group} {incident.entity}: {incident.health}"
                 + (f" ({systems})" if systems else ""),
             )
         )

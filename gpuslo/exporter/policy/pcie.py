@@ -13,7 +13,10 @@ idle to save power):
   `pcie_aer_corrected`, warn;
 - an NVIDIA device whose config space reads as all ones (`rev ff`) has fallen off the bus (fatal);
 - only NVIDIA devices, the bridges above NVIDIA GPUs (AER) and an excerpt without its header are
-  judged: other devices' links are not this tool's business.
+  judged: other devices' links are not this tool's business;
+- fail closed: an NVIDIA GPU whose entry shows no link status (lspci run without root prints
+  `Capabilities: <access denied>`; a cut capture) is `pcie_link` unknown, and lines before the
+  first device header of a multi-device output (a capture cut at its start) are unknown.
 """
 
 from __future__ import annotations
@@ -33,11 +36,25 @@ def _model(device: Device) -> str:
     return text.split(" (rev")[0].replace("NVIDIA Corporation ", "").strip()
 
 
-def link_findings(kind: str, device: Device) -> list[Finding]:
+def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
     """`pcie_degraded` (warn) or `pcie_link` (ok) for a device's link (see the module rules)."""
     link = device.link
     if link is None or (link.width is None and link.speed is None):
-        return []
+        if not device.is_gpu:
+            return []
+        denied = any("<access denied>" in line for line in device.lines)
+        why = "lspci was not run as root (<access denied>)" if denied else "not in the capture"
+        return [
+            Finding(
+                kind=kind,
+                class_=names.CLASS_UNKNOWN,
+                signal="pcie_link",
+                reason="no_data",
+                pci=device.pci,
+                line=device.line,
+                message=f"{source}:{device.line}: GPU {device.pci}: link status not shown: {why}",
+            )
+        ]
     narrow = link.width_downgraded or (
         link.width is not None and link.width_cap is not None and link.width < link.width_cap
     )
@@ -105,11 +122,24 @@ def aer_findings(kind: str, device: Device, gpu: Device | None = None) -> list[F
     return out
 
 
-def lspci_findings(kind: str, devices: list[Device]) -> list[Finding]:
+def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[Finding]:
     """Every finding for one `lspci -vv` output (see the module rules), with one `gpus_seen`
-    inventory finding per NVIDIA GPU."""
+    inventory finding per NVIDIA GPU; unknown findings name `source` and the line."""
     bridges = {d.secondary_bus: d for d in devices if d.secondary_bus}
     out: list[Finding] = []
+    if len(devices) > 1 and devices[0].pci is None:
+        out.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_UNKNOWN,
+                signal="nothing_recognised",
+                reason="parse_error",
+                line=devices[0].line,
+                message=f"{source}: lines {devices[0].line}-{devices[1].line - 1} come before the "
+                "first device header: the capture is cut or corrupted",
+            )
+        )
+        devices = devices[1:]
     for device in devices:
         judged = device.is_nvidia or device.pci is None
         if not judged:
@@ -128,7 +158,7 @@ def lspci_findings(kind: str, devices: list[Device]) -> list[Finding]:
                 )
             )
             continue
-        out += link_findings(kind, device) + aer_findings(kind, device)
+        out += link_findings(kind, device, source) + aer_findings(kind, device)
         upstream = bridges.get(_bus(device.pci)) if device.is_gpu else None
         if upstream is not None and upstream is not device:
             out += aer_findings(kind, upstream, gpu=device)

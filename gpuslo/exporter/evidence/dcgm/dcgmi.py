@@ -84,7 +84,7 @@ def parse_health_incidents(text: str, source: str = "<dcgmi health>") -> list[He
     text), in report order; empty when it lists none. Raises ParseError for a broken JSON
     document."""
     document = load_json_document(text, source) if '"Overall Health"' in text else None
-    _, tree = tree_from_json(document) if document else parse_tree(text)
+    _, tree = tree_from_json(document) if document else parse_tree(text, source)
     out = []
     for group, node in tree.items():
         if group == "Overall Health":

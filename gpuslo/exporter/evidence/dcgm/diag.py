@@ -85,9 +85,10 @@ def _chunk(cell: str) -> str:
     return cell[1:-2] if cell.endswith("  ") else cell[1:].rstrip()
 
 
-def _rows(text: str) -> list[_Row]:
+def _rows(text: str, source: str) -> list[_Row]:
     """Table rows with continuation rows (empty key, not a result) joined into the row above
-    without a separator (cells are hard-wrapped mid-word), and the section of each row."""
+    without a separator (cells are hard-wrapped mid-word), and the section of each row. A row
+    cut off before its closing bar raises ParseError naming its line."""
     rows: list[_Row] = []
     section = ""
     for number, line in enumerate(text.splitlines(), 1):
@@ -95,6 +96,8 @@ def _rows(text: str) -> list[_Row]:
         if heading := _SECTION.match(stripped):
             section = heading.group(1).strip()
             continue
+        if stripped.startswith("|") and not stripped.endswith("|"):
+            raise ParseError(source, "table row cut off before its closing bar", number)
         match = _ROW.match(stripped)
         if not match:
             continue
@@ -124,7 +127,7 @@ def _attach(results: list[DiagResult], row: _Row, test: tuple[str, str] | None) 
     """Add an Info/Warning text to the results of `test` for the GPU it names (all of the
     test's results when it names none); a note with no such result becomes its own `Info`
     result, so it is never dropped."""
-    named = _GPU_IN_TEXT.search(row.value)
+    named = _GPU_IN_TEXT.search(row.key) or _GPU_IN_TEXT.search(row.value)  # `Warning: GPU1`
     gpu = named.group(1) if named else None
     hit = False
     for index, result in enumerate(results):
@@ -151,7 +154,7 @@ def parse_diag_text(text: str, source: str = "<dcgmi diag>") -> list[DiagResult]
     test row whose result is not a diag status."""
     results: list[DiagResult] = []
     test: tuple[str, str] | None = None
-    for row in _rows(text):
+    for row in _rows(text, source):
         key = row.key
         if row.section.lower() == "metadata" or key.lower() == "diagnostic":
             continue

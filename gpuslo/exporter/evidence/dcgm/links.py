@@ -69,6 +69,10 @@ def parse_link_status(text: str, source: str = "<dcgmi nvlink -s>") -> LinkStatu
             pending = None
     if pending:
         raise ParseError(source, f"{pending[0]} {pending[1]} has no link states (truncated)")
+    if status.gpus and not re.search(r"^NvSwitches:", text, re.M):
+        lines = text.count("\n") + 1
+        why = "truncated: the NvSwitches section dcgmi always prints is missing"
+        raise ParseError(source, why, lines)
     return status
 
 
@@ -82,10 +86,11 @@ class TreeNode:
     line: int = 0
 
 
-def parse_tree(text: str) -> tuple[list[str], dict[str, TreeNode]]:
+def parse_tree(text: str, source: str = "<dcgmi>") -> tuple[list[str], dict[str, TreeNode]]:
     """(header lines, top-level nodes) of a dcgmi boxed tree (`DcgmiOutputTree`): a row's level
     is given by the column of its `-> ` prefix (3 spaces per level), a row with an empty label
-    is an overflow line of the row above. Rows that are not tree rows are skipped."""
+    is an overflow line of the row above. Lines that are not tree rows are skipped; a row cut
+    off before its closing bar raises ParseError naming its line."""
     header: list[str] = []
     top: dict[str, TreeNode] = {}
     stack: list[TreeNode] = []
@@ -95,6 +100,8 @@ def parse_tree(text: str) -> tuple[list[str], dict[str, TreeNode]]:
         if stripped.startswith("+") and "=" in stripped:
             body = True
             continue
+        if stripped.startswith("|") and not stripped.endswith("|"):
+            raise ParseError(source, "table row cut off before its closing bar", number)
         row = _TREE_ROW.match(stripped)
         if not row:
             if not body and stripped.startswith("|") and stripped.endswith("|"):
@@ -164,15 +171,18 @@ class LinkErrors:
 
 def parse_link_errors(text: str, source: str = "<dcgmi nvlink -e>") -> LinkErrors:
     """Counters of a `dcgmi nvlink -e` report (text tree or JSON). Raises ParseError naming the
-    line of a counter that is not a whole number."""
+    line of a counter that is not a whole number, of a row that is not `Link N`, or the header
+    when it names no GPU."""
     document = load_json_document(text, source)
-    header, tree = tree_from_json(document) if document else parse_tree(text)
+    header, tree = tree_from_json(document) if document else parse_tree(text, source)
     gpu = next((h.split()[1] for h in header if re.fullmatch(r"GPU \d+", h)), None)
+    if gpu is None:
+        raise ParseError(source, "no `GPU N` in the report's header", 1, "header")
     counts: dict[int, dict[str, int]] = {}
     for name, node in tree.items():
         link = re.fullmatch(r"Link (\d+)", name)
         if not link:
-            continue
+            raise ParseError(source, f"{name[:30]!r} is not `Link N`", node.line or None, name)
         counters = counts.setdefault(int(link.group(1)), {})
         for counter, child in node.children.items():
             value = child.value.strip()
