@@ -184,8 +184,6 @@ SIGNALS: Final = {
     "initialisation, GSP or firmware boot failures, unsupported GPU, driver mismatch)",
     "unrecognised_driver_message": "an NVRM line that reads as an error but matches no catalogue "
     "entry: unknown until a driver reload or reboot (an overlay entry can classify it)",
-    "gpu_uninitialised": "an NVIDIA GPU on the PCI bus (sysfs) that the driver did not initialise "
-    "(no NVML handle, no UUID)",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
     "pcie_aer_corrected": "corrected PCIe AER errors on a GPU or its upstream port (lspci CESta)",
     "pcie_aer_uncorrectable": "uncorrectable PCIe AER errors on a GPU or its upstream port "
