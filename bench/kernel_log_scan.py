@@ -1,17 +1,19 @@
-"""Kernel-log scan throughput against grep, on the same generated file in the same run.
+"""Kernel-log scan throughput against grep, on the same generated file in the same run: the
+library scan and `gpuslo inspect` through the CLI.
 
 Generates a kernel log (default 1 GiB; `--size-mb` for less) in a temporary directory: ordinary
 kernel noise (the real H200 node's dmesg and the hung-task case 029 from shared/) with one real
 event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Then, with the file
 in the page cache, times
 
-  anchor: LC_ALL=C grep -E -c 'NVRM: (Xid|GPU)|SXid|fallen off the bus' FILE
-  ours:   gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)
-          (prefilter + full parser)
+  anchor:  LC_ALL=C grep -E -c 'NVRM|SXid|mlx5' FILE   (selects every line gpuslo reads)
+  library: gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)
+  cli:     python -m gpuslo inspect FILE --format json   (a new process: start-up included)
 
-and prints both throughputs (MB/s), their ratio (target >= 0.5), grep's matching lines against
-the lines our scan matched with the same pattern, and the events we found against the events
-implanted (each block parsed on its own). Exits 1 when a count differs.
+and prints the throughputs (MB/s) and their ratios to grep (target >= 0.5 for both), grep's
+matching lines against the lines our scan matched with the same pattern, the events we found
+against the events implanted (each block parsed on its own), and whether the CLI's findings are
+the library's (`inspect_kernel_log_file`). Exits 1 when a count or a finding differs.
 
 usage: python bench/kernel_log_scan.py [--size-mb N] [--dir DIR] [--keep] [--repeat N]
 """
@@ -19,6 +21,7 @@ usage: python bench/kernel_log_scan.py [--size-mb N] [--dir DIR] [--keep] [--rep
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 import shutil
@@ -29,10 +32,13 @@ import time
 from pathlib import Path
 
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
+from gpuslo.exporter.evidence.kernel_log.scan import GREP_PATTERN_TEXT
+from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log_file
+from gpuslo.exporter.inspect.options import InspectOptions
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-PATTERN = "NVRM: (Xid|GPU)|SXid|fallen off the bus"
-GPU_KINDS = ("xid", "sxid", "fallen_off_bus")
+PATTERN = GREP_PATTERN_TEXT  # NVRM|SXid|mlx5: the needles of the scan's prefilter
+EVENT_KINDS = ("xid", "sxid", "fallen_off_bus", "driver_message")
 EVENT_EVERY = 10_000
 
 
@@ -47,7 +53,7 @@ def noise_lines() -> list[str]:
         for line in path.read_text(errors="replace").splitlines():
             body = re.sub(r"^\[[^\]]*\]\s?", "", line)
             # Event lines are implanted separately; a driver load happens once per boot.
-            if body.strip() and not re.search(PATTERN + "|NVRM: loading", body):
+            if body.strip() and not re.search(PATTERN, body):
                 bodies.append(body)
     return [f"[{10_000 + i * 0.001:14.6f}] {bodies[i % len(bodies)]}" for i in range(EVENT_EVERY)]
 
@@ -68,7 +74,7 @@ def generate(path: Path, size_bytes: int) -> tuple[int, int]:
     noise = "\n".join(noise_lines()) + "\n"
     blocks = event_blocks()
     per_block = [
-        len([e for e in parse_kernel_log("\n".join(b)) if e.kind in GPU_KINDS]) for b in blocks
+        len([e for e in parse_kernel_log("\n".join(b)) if e.kind in EVENT_KINDS]) for b in blocks
     ]
     grep_lines = [sum(1 for line in b if re.search(PATTERN, line)) for b in blocks]
     events = matched = written = index = 0
@@ -106,6 +112,41 @@ def grep_count(path: Path) -> int:
     return int(done.stdout.strip() or 0)
 
 
+def cli_findings(path: Path) -> tuple[int, list[dict]]:
+    """(exit code, findings without their `file` key) of `gpuslo inspect FILE --format json`."""
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuslo", "inspect", str(path), "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode not in (0, 1):
+        sys.exit(f"gpuslo inspect exited {done.returncode}: {done.stderr.strip()[-300:]}")
+    findings = json.loads(done.stdout)["findings"]
+    return done.returncode, [{k: v for k, v in f.items() if k != "file"} for f in findings]
+
+
+def library_findings(path: Path) -> list[dict]:
+    """The library scan's findings for the same file, as the CLI prints them."""
+    findings = inspect_kernel_log_file(str(path), InspectOptions())
+    return json.loads(json.dumps([f.to_dict() for f in findings]))
+
+
+def best_of(repeat: int, path: Path) -> dict:
+    """Interleaved runs of grep, the library scan and the CLI, best of `repeat` for each (noisy
+    shared machines)."""
+    best = {"grep": float("inf"), "library": float("inf"), "cli": float("inf")}
+    out: dict = {}
+    for _ in range(repeat):
+        out["grep_lines"], seconds = timed(lambda: grep_count(path))
+        best["grep"] = min(best["grep"], seconds)
+        out["scan"], seconds = timed(lambda: scan_kernel_log_file(str(path)))
+        best["library"] = min(best["library"], seconds)
+        (out["cli_code"], out["cli"]), seconds = timed(lambda: cli_findings(path))
+        best["cli"] = min(best["cli"], seconds)
+    return {**out, "seconds": best}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size-mb", type=int, default=1024, help="log size in MiB (default 1024)")
@@ -118,27 +159,31 @@ def main() -> int:
     try:
         implanted, implanted_lines = generate(path, args.size_mb * 1024 * 1024)
         size_mb = path.stat().st_size / 1e6
-        grep_count(path)  # warm the page cache: both read from memory
-        grep_s = ours_s = float("inf")
-        for _ in range(args.repeat):  # interleaved, best of N for each (noisy shared machines)
-            (grep_lines, seconds) = timed(lambda: grep_count(path))
-            grep_s = min(grep_s, seconds)
-            (scan, seconds) = timed(lambda: scan_kernel_log_file(str(path)))
-            ours_s = min(ours_s, seconds)
-        events = len([e for e in scan.finish() if e.kind in GPU_KINDS])
+        grep_count(path)  # warm the page cache: all read from memory
+        run = best_of(args.repeat, path)
+        library = library_findings(path)
     finally:
         if not args.keep and args.dir is None:
             shutil.rmtree(workdir, ignore_errors=True)
+    scan, seconds = run["scan"], run["seconds"]
+    events = len([e for e in scan.finish() if e.kind in EVENT_KINDS])
     print(f"file: {size_mb:.0f} MB, {scan.records} lines, one event block per {EVENT_EVERY} lines")
-    print(f"best of {args.repeat} interleaved runs each")
-    print(f"grep -E (LC_ALL=C): {size_mb / grep_s:8.1f} MB/s  ({grep_s:.2f} s)")
-    print(f"gpuslo scan:        {size_mb / ours_s:8.1f} MB/s  ({ours_s:.2f} s)")
-    print(f"ratio gpuslo/grep:  {grep_s / ours_s:.2f}  (target >= 0.50)")
-    print(f"matching lines: grep {grep_lines}, gpuslo {scan.matched}, implanted {implanted_lines}")
+    print(f"best of {args.repeat} interleaved runs each; grep pattern {PATTERN!r}")
+    print(f"grep -E (LC_ALL=C):   {size_mb / seconds['grep']:8.1f} MB/s  ({seconds['grep']:.2f} s)")
+    for name in ("library", "cli"):
+        label = {"library": "gpuslo library scan:", "cli": "gpuslo inspect (CLI):"}[name]
+        rate, ratio = size_mb / seconds[name], seconds["grep"] / seconds[name]
+        print(f"{label:22}{rate:8.1f} MB/s  ({seconds[name]:.2f} s)  ratio {ratio:.2f}")
+    print("target: ratio >= 0.50 for both")
+    lines = (run["grep_lines"], scan.matched, implanted_lines)
+    print("matching lines: grep {}, gpuslo {}, implanted {}".format(*lines))
     print(f"events: gpuslo {events}, implanted {implanted} (multi-line events count once)")
-    same = grep_lines == scan.matched == implanted_lines and events == implanted
+    same_findings = run["cli"] == library
+    verb = "identical to" if same_findings else "DIFFER FROM"
+    print(f"CLI exit {run['cli_code']}; CLI findings {verb} the library scan's")
+    same = run["grep_lines"] == scan.matched == implanted_lines and events == implanted
     print("counts identical" if same else "COUNTS DIFFER")
-    return 0 if same else 1
+    return 0 if same and same_findings else 1
 
 
 if __name__ == "__main__":

@@ -105,6 +105,9 @@ REASON_LAYER: Final = {
     "network_link_flap": LAYER_NODE,
     "driver_mismatch": LAYER_NODE,
     "probe_failed": LAYER_NODE,
+    "gpu_init_failed": LAYER_NODE,
+    "pcie_aer_uncorrectable": LAYER_NODE,
+    "diagnostic_failed": LAYER_NODE,
     # scheduler & platform
     "cordoned": LAYER_PLATFORM,
     "drained": LAYER_PLATFORM,
@@ -122,6 +125,7 @@ REASON_LAYER: Final = {
     "parse_error": LAYER_OBSERVABILITY,
     "stale_data": LAYER_OBSERVABILITY,
     "no_data": LAYER_OBSERVABILITY,
+    "unrecognised_driver_message": LAYER_OBSERVABILITY,
 }
 REASONS: Final = tuple(REASON_LAYER)
 # The reasons that make a check `unknown` rather than `fail`.
@@ -132,6 +136,7 @@ UNKNOWN_REASONS: Final = (
     "parse_error",
     "stale_data",
     "no_data",
+    "unrecognised_driver_message",
 )
 
 # --- inspect finding signals (documented in the README) ----------------------------------------
@@ -175,6 +180,17 @@ SIGNALS: Final = {
     "nothing_recognised": "the evidence held nothing this parser recognises",
     "clocks_sw_thermal": "SW thermal slowdown: the driver lowers clocks to hold a temperature",
     "clocks_sw_power_cap": "SW power capping: the driver lowers clocks to stay within power",
+    "driver_message": "an NVRM driver message the driver-message catalogue classifies (GPU "
+    "initialisation, GSP or firmware boot failures, unsupported GPU, driver mismatch)",
+    "unrecognised_driver_message": "an NVRM line that reads as an error but matches no catalogue "
+    "entry: unknown until a driver reload or reboot (an overlay entry can classify it)",
+    "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
+    "pcie_aer_corrected": "corrected PCIe AER errors on a GPU or its upstream port (lspci CESta)",
+    "pcie_aer_uncorrectable": "uncorrectable PCIe AER errors on a GPU or its upstream port "
+    "(lspci UESta)",
+    "diagnostic_result": "a dcgmi diag test result for one GPU (Pass, Warn, Fail, Skip)",
+    "port_not_expected": "inventory: a port of a device outside the expected device set, "
+    "reported, not judged",
 }
 # Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job
 # on the node crawls. The SLO engine attributes a job's slowdown badput to the node layer (and the

@@ -78,6 +78,10 @@ def _what(finding: dict) -> str:
         )
     if "sxid" in finding:
         return f"SXid {finding['sxid']}"
+    if "message_id" in finding and finding["message_id"] != finding.get("signal"):
+        return f"{finding.get('signal', '')} ({finding['message_id']})"
+    if "test" in finding:
+        return f"{finding.get('signal', '')} ({finding['test']})"
     return finding.get("signal", "")
 
 

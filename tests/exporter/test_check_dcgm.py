@@ -103,7 +103,8 @@ def test_broken_state_file_is_a_parse_error_naming_it(server, tmp_path):
 
 def test_last_xid_and_memory_problems_fail_the_gpu(server, tmp_path):
     (result,) = run(server, "/metrics/xid79", tmp_path)
-    assert (result.status, result.reason, result.action) == ("fail", "xid_fatal", "reboot_node")
+    expected = ("fail", "fallen_off_bus", "reboot_node")  # Xid 79's reason, from its policy entry
+    assert (result.status, result.reason, result.action) == expected
     assert "79" in result.message
 
 

@@ -127,9 +127,10 @@ def test_windowed_xid_count_family_reports_its_xid_label():
 def test_last_xid_nonzero_is_classified_by_the_policy():
     text = (SYNTHETIC / "h200_xid79.synthetic.prom").read_text()
     findings = {f.xid or f.signal: f for f in dcgm.inspect_metrics(text, InspectOptions(), "x")}
+    # Xid 79's reason comes from its policy entry, as in the kernel log.
     assert (findings[79].class_, findings[79].reason, findings[79].uuid) == (
         "fatal",
-        "xid_fatal",
+        "fallen_off_bus",
         H200_UUID,
     )
     assert findings["row_remap_pending"].action == "drain_and_reset"

@@ -68,7 +68,12 @@ def test_aggregate_dbe_alone_is_history_not_a_problem():
 
 
 def test_row_remap_pending_asks_drain_and_reset():
+    # After correctable errors only (the H200's uncorrectable count is 0): reset at the next
+    # drain, usable until then; with an uncorrectable remapped row: fatal (test_row_remap.py).
     p = one(dataclasses.replace(HEALTHY_H200, remapped_rows_pending=True))
+    assert (p.signal, p.class_, p.action) == ("row_remap_pending", "warn", "drain_and_reset")
+    after_dbe = dict(remapped_rows_pending=True, remapped_rows_uncorrectable=1)
+    p = one(dataclasses.replace(HEALTHY_H200, **after_dbe))
     assert (p.signal, p.class_, p.action) == ("row_remap_pending", "fatal", "drain_and_reset")
 
 

@@ -17,7 +17,7 @@ from gpuslo.exporter.evidence.kernel_log.watch import (
     has_gpu_marker,
     watched_source,
 )
-from tests.conftest import FIXTURES, REPO
+from tests.conftest import FIXTURES, REPO, free_port
 
 XID_79 = (
     "[ 4242.123456] NVRM: Xid (PCI:0000:00:06): 79, pid=0, name=python, "
@@ -113,3 +113,101 @@ def test_fatal_xid_reaches_metrics_in_seconds_at_default_intervals(tmp_path):
     finally:
         process.terminate()
         process.wait(timeout=30)
+
+
+RM_INIT = "[ 4243.000000] NVRM: GPU 0000:00:06.0: RmInitAdapter failed! (0x24:0x72:1568)\n"
+RM_INIT_2 = "[ 4243.000300] NVRM: GPU 0000:00:06.0: rm_init_adapter failed, device minor number 0\n"
+
+
+def _samples(url: str, name: str) -> dict[str, str]:
+    """{labels: value} of one metric on /metrics ({} when the exporter does not answer)."""
+    try:
+        text = requests.get(url, timeout=2).text
+    except requests.RequestException:
+        return {}
+    return _parse(text, name)
+
+
+def _parse(text: str, name: str) -> dict[str, str]:
+    """{labels: value} of one metric in an exposition text."""
+    return {
+        line[len(name) : line.index("}") + 1]: line.split()[-1]
+        for line in text.splitlines()
+        if line.startswith(name + "{")
+    }
+
+
+def _pci_device(sysfs, address: str, device: str) -> None:
+    entry = sysfs / "bus" / "pci" / "devices" / address
+    entry.mkdir(parents=True)
+    for name, value in (("vendor", "0x10de"), ("device", device), ("class", "0x030200")):
+        (entry / name).write_text(value + "\n")
+
+
+def _environment() -> dict[str, str]:
+    replay = REPO / "gpuslo" / "data" / "nvml_replay"
+    fake = {"GPUSLO_NVML_PATH": str(replay), "GPUSLO_FAKE_NVML": str(replay / "h200x1.json")}
+    return {**os.environ, **fake}
+
+
+def _tree(tmp_path):
+    log = tmp_path / "kern.log"
+    shutil.copy(FIXTURES / "h200" / "dmesg.txt", log)
+    for sub in ("sys/class", "proc", "state"):
+        (tmp_path / sub).mkdir(parents=True)
+    return log, [
+        "--kernel-log", str(log),
+        "--path.sysfs", str(tmp_path / "sys"),
+        "--path.procfs", str(tmp_path / "proc"),
+        "--state-dir", str(tmp_path / "state"),
+    ]
+
+
+H200_IDS = '{gpu="0",uuid="GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5"}'
+
+
+def test_rminitadapter_failure_appended_to_the_log_reaches_metrics_in_seconds(tmp_path):
+    """The driver-message catalogue serves the live xid check: `RmInitAdapter failed` (no Xid
+    token) appended to the followed log makes the GPU unhealthy on /metrics in seconds."""
+    log, paths = _tree(tmp_path)
+    port = free_port()
+    listen = ["--listen", f"127.0.0.1:{port}", "--expect-gpus", "1"]
+    command = [sys.executable, "-m", "gpuslo", "exporter", *listen, *paths]
+    process = subprocess.Popen(command, env=_environment())
+    url = f"http://127.0.0.1:{port}/metrics"
+    try:
+        deadline = time.monotonic() + 60
+        while _samples(url, "gpuslo_gpu_usable").get(H200_IDS) != "1.0":
+            assert time.monotonic() < deadline, "exporter never reported the healthy GPU"
+            time.sleep(0.2)
+        time.sleep(1.0)  # the first cycle is done; the next xid run is 30 s away
+        with log.open("a") as handle:
+            handle.write(RM_INIT + RM_INIT_2)
+        appended = time.monotonic()
+        while _samples(url, "gpuslo_gpu_usable").get(H200_IDS) != "0.0":
+            assert time.monotonic() - appended < 10, "RmInitAdapter waited for the 30 s interval"
+            time.sleep(0.05)
+        problems = [p for p in _samples(url, "gpuslo_gpu_problem") if "GPU-4c1d" in p]
+        assert any('check="xid"' in p and 'reason="gpu_init_failed"' in p for p in problems)
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def test_a_gpu_only_the_pci_bus_shows_is_in_the_inventory_and_unusable(tmp_path):
+    """A GPU the driver could not initialise has no NVML handle and no UUID; sysfs still shows
+    it, so it gets gpuslo_gpu_info (keyed by its PCI address), a verdict and usable 0."""
+    _, paths = _tree(tmp_path)
+    _pci_device(tmp_path / "sys", "0000:00:06.0", "0x2335")  # the H200 NVML lists
+    _pci_device(tmp_path / "sys", "0000:0a:00.0", "0x2335")  # on the bus, never initialised
+    command = [sys.executable, "-m", "gpuslo", "exporter", "--once", *paths, "--expect-gpus", "2"]
+    done = subprocess.run(command, env=_environment(), capture_output=True, text=True, timeout=120)
+    usable = _parse(done.stdout, "gpuslo_gpu_usable")
+    bus_only = '{gpu="",uuid="pci:00000000:0A:00.0"}'
+    assert usable[bus_only] == "0.0" and usable[H200_IDS] == "0.0", done.stdout[-2000:]
+    info = _parse(done.stdout, "gpuslo_gpu_info")
+    assert any('pci_bus_id="00000000:0A:00.0"' in labels for labels in info)
+    verdicts = _parse(done.stdout, "gpuslo_gpu_verdict")
+    assert verdicts['{gpu="",uuid="pci:00000000:0A:00.0",verdict="unhealthy"}'] == "1.0"
+    problems = _parse(done.stdout, "gpuslo_gpu_problem")
+    assert any("pci:00000000:0A" in p and 'reason="gpu_init_failed"' in p for p in problems)

@@ -138,6 +138,9 @@ def test_xml_row_remap_pending():
     xml = change(
         h200("nvidia-smi-q.xml"), r"<remapped_row_pending>No<", "<remapped_row_pending>Yes<"
     )
+    # The H200 counts no uncorrectable remapped row: a pending remap is warn (test_row_remap.py).
+    assert signals(nvidia_smi.inspect_xml(xml, OPTIONS, "x"))["row_remap_pending"] == "warn"
+    xml = change(xml, r"<remapped_row_unc>0<", "<remapped_row_unc>1<")
     assert signals(nvidia_smi.inspect_xml(xml, OPTIONS, "x"))["row_remap_pending"] == "fatal"
 
 

@@ -14,7 +14,8 @@ from gpuslo.errors import DependencyMissing
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.xid import XidCheck, count_events
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
-from gpuslo.exporter.policy.xid import classify_events, load_policy
+from gpuslo.exporter.policy.classify import classify_events
+from gpuslo.exporter.policy.xid import load_policy
 
 XID79 = (
     "NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, GPU has fallen off the bus."

@@ -7,7 +7,8 @@ import pytest
 
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
-from gpuslo.exporter.policy.xid import classify_events, load_policy
+from gpuslo.exporter.policy.classify import classify_events
+from gpuslo.exporter.policy.xid import load_policy
 
 POLICY = load_policy()
 LOAD = "[   20.000000] NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.195.03"

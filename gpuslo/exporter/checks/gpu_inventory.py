@@ -11,6 +11,13 @@ on, so a GPU that falls off the bus later is caught. Fewer GPUs than expected â†
 a GPU NVML lists but cannot read â†’ `fail` `gpu_inaccessible`. Also hands the inventory, driver and
 CUDA versions to the snapshot (`CheckOutput.facts`).
 
+The PCI bus is read too (`evidence.pci.read_pci_gpus` under `--path.sysfs`): an NVIDIA GPU there
+that NVML does not list has no handle and no UUID (the driver could not initialise it:
+`RmInitAdapter failed`), yet it is there: it joins the inventory keyed by its PCI address (scope
+and `uuid` label `pci:<bus id>`) with a `fail` `gpu_init_failed` result, so it gets
+`gpuslo_gpu_info`, a verdict and `gpuslo_gpu_usable 0`. When neither NVML nor nvidia-smi answers
+but the bus shows GPUs, they are listed with the node `unknown` (dependency_missing/tool_error).
+
 It also holds what the per-GPU checks share (`NvmlCheck`, `gpu_result`): they read the same
 evidence and leave a GPU they cannot read to this check to fail.
 """
@@ -22,10 +29,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.errors import ParseError, ToolError
+from gpuslo.errors import DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvml import SOURCE, NvmlNode, read_gpus
+from gpuslo.exporter.evidence.pci import PciGpu, read_pci_gpus
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import read_json_state, write_json_atomic
@@ -35,8 +43,31 @@ STATE_FILE = "gpu_inventory.json"
 
 
 def gpu_scope(status: GpuStatus) -> str:
-    """Result scope of a GPU: its UUID, or `gpu<index>` when the source could not give one."""
-    return status.uuid or f"gpu{status.index}"
+    """Result scope of a GPU: its UUID, else `pci:<bus id>` (the key the kernel-log results of
+    that GPU carry too), else `gpu<index>`."""
+    if status.uuid:
+        return status.uuid
+    return f"pci:{status.pci_bus_id}" if status.pci_bus_id else f"gpu{status.index}"
+
+
+def bus_only_gpu(gpu: PciGpu) -> GpuInfo:
+    """The inventory entry of a GPU only the PCI bus shows (no index, no UUID)."""
+    model = f"NVIDIA {gpu.device_id}"
+    return GpuInfo("", f"pci:{gpu.pci_bus_id}", gpu.pci_bus_id, model, "unknown")
+
+
+def uninitialised_result(gpu: PciGpu) -> CheckResult:
+    """`fail` `gpu_init_failed` for a GPU on the bus that NVML does not list."""
+    return CheckResult(
+        check="gpu_inventory",
+        scope=f"pci:{gpu.pci_bus_id}",
+        status=names.STATUS_FAIL,
+        reason="gpu_init_failed",
+        action=names.ACTION_RESET_GPU,
+        message=f"NVIDIA GPU {gpu.device_id} at {gpu.pci_bus_id} is on the PCI bus (sysfs) but "
+        "not in NVML's inventory: the driver did not initialise it",
+        source="sysfs",
+    )
 
 
 def gpu_result(check: str, status: GpuStatus, state: str, message: str, **kw: Any) -> CheckResult:
@@ -190,8 +221,14 @@ class GpuInventoryCheck:
     dependencies = ("nvidia-ml-py (pynvml)", "libnvidia-ml.so.1", "NVIDIA driver")
 
     def run(self, context: CheckContext) -> CheckOutput:
-        """Read NVML; one node result for the count and one result per GPU."""
-        node = read_gpus(context.timeout_s * 0.8)
+        """Read NVML and the PCI bus; one node result for the count and one result per GPU."""
+        on_bus = read_pci_gpus(context.sysfs)
+        try:
+            node = read_gpus(context.timeout_s * 0.8)
+        except (DependencyMissing, ToolError) as error:
+            if not on_bus:
+                raise
+            return bus_only(on_bus, error)
         try:
             expected, origin = load_expected(context)
         except (ParseError, ToolError) as error:
@@ -219,18 +256,36 @@ class GpuInventoryCheck:
         gpus = tuple(
             GpuInfo(
                 g.index or "",
-                g.uuid or "",
+                gpu_scope(g),
                 g.pci_bus_id or "",
                 g.model or "",
                 g.family or "unknown",
                 g.mig_uuids or (),
             )
             for g in node.gpus
-            if g.accessible
         )
+        known = {g.pci_bus_id for g in node.gpus if g.pci_bus_id}
+        uninitialised = [gpu for gpu in on_bus if gpu.pci_bus_id not in known]
+        results += [uninitialised_result(gpu) for gpu in uninitialised]
+        gpus += tuple(bus_only_gpu(gpu) for gpu in uninitialised)
         facts = {
             "gpus": gpus,
             "driver_version": node.driver_version,
             "cuda_version": node.cuda_version,
         }
-        return CheckOutput([replace(r, source=node.source) for r in results], facts)
+        results = [r if r.source == "sysfs" else replace(r, source=node.source) for r in results]
+        return CheckOutput(results, facts)
+
+
+def bus_only(on_bus: list[PciGpu], error: Exception) -> CheckOutput:
+    """Neither NVML nor nvidia-smi answered, but the bus shows GPUs: list them, node unknown."""
+    reason = "dependency_missing" if isinstance(error, DependencyMissing) else "tool_error"
+    result = CheckResult(
+        check="gpu_inventory",
+        scope=NODE_SCOPE,
+        status=names.STATUS_UNKNOWN,
+        reason=reason,
+        message=f"{len(on_bus)} NVIDIA GPUs on the PCI bus, none readable: {error}"[:500],
+        source="sysfs",
+    )
+    return CheckOutput([result], {"gpus": tuple(bus_only_gpu(gpu) for gpu in on_bus)})

@@ -1,21 +1,23 @@
 """`network_links` check: InfiniBand ports and EFA devices against what the node should have.
 
 Evidence: sysfs (`gpuslo.exporter.evidence.fabric.sysfs.read_infiniband_sysfs` under
-`context.sysfs`).
-Rules:
+`context.sysfs`). Judgement: `gpuslo.exporter.policy.ports`, the same rules `gpuslo inspect`
+applies to ibstat/ibstatus output, so the same ports get the same verdict; this check maps the
+findings' classes to statuses (ok, warn, fail, unknown), one result per device (a finding that
+names none, such as a missing device, is `node`). In short:
 - InfiniBand/RoCE port (driver not `efa`): ok when Active with physical state LinkUp; `fail`
-  `network_port_down` (action check_cabling) otherwise; `unknown` `parse_error` when its state
+  `network_port_down` otherwise (action check_cabling, except physical state Disabled or a
+  physical link up waiting for the subnet manager: none); `unknown` `parse_error` when its state
   could not be read; `fail` `network_port_degraded` when Active below the configured rate
-  (`config["network"]["infiniband_rate_gbps"]`: collectives still run, at a fraction of the
-  bandwidth, so the job crawls instead of crashing — shared/MISSION.md).
+  (`config["network"]["infiniband_rate_gbps"]`), `warn` when below the other ports' rate;
 - InfiniBand devices fewer than `expect_network_devices["infiniband"]` → `fail`
-  `network_devices_missing`.
-- EFA: the driver reports every port ACTIVE, so the device count is compared against the
-  configured count (`expect_network_devices["efa"]`) or the count for `context.instance_type`
-  (`fabric_sysfs.EFA_DEVICES_BY_INSTANCE_TYPE`). Fewer → `fail` `network_devices_missing`; EFA
-  devices present but no expected count → `unknown` `no_data` (an unknown instance type is never
-  `ok`). A netdev with carrier 0 → `fail` `network_port_down` for that device.
-- No InfiniBand or EFA device and none expected → one explicit not-applicable result (a sysfs
+  `network_devices_missing`;
+- EFA: the device count against the configured count (`expect_network_devices["efa"]`) or the
+  count for `context.instance_type` (`fabric_sysfs.EFA_DEVICES_BY_INSTANCE_TYPE`); fewer → `fail`
+  `network_devices_missing`; EFA devices present but no expected count → `unknown` `no_data`
+  (an unknown instance type is never `ok`); a netdev with carrier 0 → `fail`
+  `network_port_down` for that device;
+- no InfiniBand or EFA device and none expected → one explicit not-applicable result (a sysfs
   with `class/` but no `class/infiniband`); a root that is not a sysfs (missing, no `class/`) →
   `unknown` `dependency_missing` naming it.
 """
@@ -36,9 +38,12 @@ from gpuslo.exporter.evidence.fabric.sysfs import (
     expected_efa_devices,
     read_infiniband_sysfs,
 )
-from gpuslo.verdict import NODE_SCOPE, CheckResult
+from gpuslo.exporter.policy.ports import efa_findings, evaluate_ports, status_of
+from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 CHECK = "network_links"
+KIND = "sysfs"
+SUMMARY_SIGNALS = ("ports_active",)  # inventory totals, not a result of their own
 
 
 @dataclass(frozen=True)
@@ -52,79 +57,36 @@ class LinkExpectation:
 
 
 def _result(scope: str, status: str, message: str, reason: str = "", **extra) -> CheckResult:
-    action = names.ACTION_CHECK_CABLING if status == names.STATUS_FAIL else names.ACTION_NONE
     return CheckResult(
-        check=CHECK,
-        scope=scope,
-        status=status,
-        reason=reason,
-        action=action,
-        message=message,
-        **extra,
+        check=CHECK, scope=scope, status=status, reason=reason, message=message, **extra
     )
 
 
-def evaluate_port(port: Port, rate_gbps: float | None) -> CheckResult:
-    """One InfiniBand/RoCE port → ok, fail (`network_port_down`, `network_port_degraded`) or
-    unknown (`parse_error`: state unreadable)."""
-    where = f"{port.device} port {port.port}"
-    if not port.state:
-        return _result(
-            port.device, names.STATUS_UNKNOWN, f"{where}: state unreadable", "parse_error"
-        )
-    if not port.usable:
-        return _result(
-            port.device,
-            names.STATUS_FAIL,
-            f"{where} {port.state}/{port.physical_state or '?'}",
-            "network_port_down",
-        )
-    if rate_gbps is not None and (port.rate_gbps is None or port.rate_gbps < rate_gbps):
-        return _result(
-            port.device,
-            names.STATUS_FAIL,
-            f"{where} active at {port.rate_gbps} Gb/s, expected {rate_gbps:g}",
-            "network_port_degraded",
-        )
+def result_of(finding: Finding) -> CheckResult:
+    """The check result for one port finding: its device's scope (else `node`), the status of
+    its class, its reason and action."""
+    status = status_of(finding)
+    reason = finding.reason or ""
+    if status in (names.STATUS_OK, names.STATUS_WARN) and reason not in names.REASON_LAYER:
+        reason = ""
     return _result(
-        port.device, names.STATUS_OK, f"{where} Active/LinkUp at {port.rate_gbps:g} Gb/s"
+        finding.device or NODE_SCOPE,
+        status,
+        finding.message or finding.signal or "",
+        reason,
+        action=finding.action or names.ACTION_NONE,
     )
 
 
-def _count(kind: str, seen: int, expected: int | None) -> CheckResult:
-    if expected is None:
-        return _result(
-            NODE_SCOPE,
-            names.STATUS_UNKNOWN,
-            f"{seen} {kind} device(s); expected count unknown (set it)",
-            "no_data",
-        )
-    if seen < expected:
-        return _result(
-            NODE_SCOPE,
-            names.STATUS_FAIL,
-            f"{seen} of {expected} {kind} devices present",
-            "network_devices_missing",
-        )
-    return _result(NODE_SCOPE, names.STATUS_OK, f"{seen} of {expected} {kind} devices present")
-
-
-def _efa_results(efa: Sequence[Port], expectation: LinkExpectation) -> list[CheckResult]:
-    expected = expected_efa_devices(expectation.instance_type, expectation.efa_devices)
-    if not efa and not expected:
-        return []
-    devices = sorted({port.device for port in efa})
-    results = [_count("EFA", len(devices), expected)]
-    for port in efa:
-        if port.carrier is False:
-            results.append(
-                _result(
-                    port.device,
-                    names.STATUS_FAIL,
-                    f"{port.device}: netdev {port.netdev} has no carrier",
-                    "network_port_down",
-                )
-            )
+def _infiniband_results(ports: Sequence[Port], expectation: LinkExpectation) -> list[CheckResult]:
+    expected = expectation.infiniband_devices
+    findings = evaluate_ports(KIND, ports, expected, rate_gbps=expectation.infiniband_rate_gbps)
+    results = [result_of(f) for f in findings if f.signal not in SUMMARY_SIGNALS]
+    devices = len({port.device for port in ports})
+    missing = any(f.signal == "network_devices_missing" for f in findings)
+    if expected is not None and (devices or expected) and not missing:
+        message = f"{devices} of {expected} InfiniBand devices present"
+        results.append(_result(NODE_SCOPE, names.STATUS_OK, message))
     return results
 
 
@@ -134,13 +96,9 @@ def evaluate_network_links(
     """Results for every port and device count (pure; `observed_at` is left 0 for the caller)."""
     efa = [port for port in ports if port.driver == EFA_DRIVER]
     infiniband = [port for port in ports if port.driver != EFA_DRIVER]
-    results = [evaluate_port(port, expectation.infiniband_rate_gbps) for port in infiniband]
-    ib_devices = len({port.device for port in infiniband})
-    if expectation.infiniband_devices is not None and (
-        ib_devices or expectation.infiniband_devices
-    ):
-        results.append(_count("InfiniBand", ib_devices, expectation.infiniband_devices))
-    results += _efa_results(efa, expectation)
+    results = _infiniband_results(infiniband, expectation)
+    expected_efa = expected_efa_devices(expectation.instance_type, expectation.efa_devices)
+    results += [result_of(f) for f in efa_findings(KIND, efa, expected_efa)]
     if not results:
         return [
             _result(

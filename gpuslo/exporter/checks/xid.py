@@ -11,12 +11,18 @@ counts and records lost, the active fatal problems per GPU, the driver-load time
 window) and recent warn events (escalation). A restart continues after the last sequence: it
 neither recounts nor loses an event. A new boot id starts over at sequence 0.
 
+Classification is `gpuslo.exporter.policy.classify` with the Xid policy and the driver-message
+catalogue, so an NVRM line such as `RmInitAdapter failed!` is judged here as in `inspect`.
+
 Results: one per GPU scope with events or an active problem (scope = GPU UUID from the
 `NVRM: GPU at PCI:` map, else `pci:<bus id>`; an NVSwitch's scope is its device name; an event
-with a redacted address is `node`): `fail` for a fatal class with reason `xid_fatal`,
-`fallen_off_bus`, `sxid_fatal` or `recovery_action` and the policy's action; `warn` for warn;
-`ok` otherwise; plus one `node` result saying what was read. A fatal problem read from /dev/kmsg
-stays until the next boot or until an Xid 154 on that GPU says the recovery action is None.
+with a redacted address, or a driver message naming no GPU, is `node`): `fail` for a fatal class
+with the policy's reason (`xid_fatal`, `fallen_off_bus`, `sxid_fatal`, `recovery_action`,
+`gpu_init_failed`, ...) and action; `unknown` (`unrecognised_driver_message`) for an NVRM line
+that reads as an error and matches no catalogue entry; `warn` for warn; `ok` otherwise; plus one
+`node` result saying what was read. A fatal problem read from /dev/kmsg stays until the next boot
+or until an event the policy marks `clears` (an Xid 154 back to None) on that GPU; an unknown one
+until a driver reload or the next boot.
 Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
 gone before the first read of a boot are reported as `warn`.
 
@@ -48,7 +54,8 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     parse_kernel_log,
     scan_kernel_log_file,
 )
-from gpuslo.exporter.policy.xid import Classified, classify_events, load_policy, reason_of
+from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
+from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
@@ -70,17 +77,17 @@ def scope_of(event: KernelEvent) -> str:
 
 def count_events(classified: list[Classified]) -> tuple[dict, dict]:
     """({(pci_bus_id, xid, class): count}, {(nvswitch, sxid, class): count}) of classified
-    events, label values as strings; a fallen-off-the-bus block without an Xid counts as Xid 79
-    (pure). A missing address is `unknown`."""
+    events, label values as strings (pure). A driver message counts as the Xid its catalogue
+    entry names (a fallen-off-the-bus block without an Xid as Xid 79), else not at all. A
+    missing address is `unknown`."""
     xids: Counter = Counter()
     sxids: Counter = Counter()
     for item in classified:
         event = item.event
         if event.kind == "sxid":
             sxids[(event.device or event.pci or UNKNOWN_PCI, str(event.code), item.class_)] += 1
-        else:
-            code = 79 if event.kind == "fallen_off_bus" else event.code
-            xids[(event.pci or UNKNOWN_PCI, str(code), item.class_)] += 1
+        elif item.xid is not None:
+            xids[(event.pci or UNKNOWN_PCI, str(item.xid), item.class_)] += 1
     return dict(xids), dict(sxids)
 
 
@@ -92,27 +99,47 @@ def _worst(items: list[Classified]) -> Classified:
 def fold_problem(problem: dict | None, item: Classified) -> dict | None:
     """A GPU's active problem after one more event, in time order (pure): the first fatal event
     gives the reason and message (the root cause), the most severe action of the fatal events
-    wins (an Xid 154 sets it), and an Xid 154 back to `None` clears the problem."""
-    if item.event.code == 154 and item.event.recovery == "None":
+    wins (an Xid 154 sets it), an event the policy marks `clears` (Xid 154 back to `None`)
+    clears the problem, and an unrecognised driver message makes an `unknown` problem unless a
+    fatal one is active. `problem["status"]` is `fail` or `unknown`."""
+    if item.clears:
         return None
-    if item.class_ != names.CLASS_FATAL:
+    if item.class_ not in (names.CLASS_FATAL, names.CLASS_UNKNOWN):
         return problem
-    if problem is None:
+    status = names.STATUS_FAIL if item.class_ == names.CLASS_FATAL else names.STATUS_UNKNOWN
+    current = problem.get("status", names.STATUS_FAIL) if problem else None
+    if problem is None or (current == names.STATUS_UNKNOWN and status == names.STATUS_FAIL):
         message = f"{_label(item)}: {item.event.message}"
-        return {"reason": reason_of(item), "action": item.action, "message": message[:160]}
+        return {
+            "reason": reason_of(item),
+            "action": item.action,
+            "message": message[:160],
+            "status": status,
+        }
+    if status == names.STATUS_UNKNOWN:
+        return problem
     action = max(problem["action"], item.action, key=names.ACTION_SEVERITY.__getitem__)
     return {**problem, "action": action}
 
 
 def evaluate_events(
-    classified: list[Classified], problems: dict[str, dict], source: str, now: float
+    classified: list[Classified],
+    problems: dict[str, dict],
+    source: str,
+    now: float,
+    reloaded: bool = False,
 ) -> tuple[list[CheckResult], dict[str, dict]]:
-    """Per-scope results for new events plus still-active fatal `problems` (pure).
+    """Per-scope results for new events plus still-active `problems` (pure).
 
-    `problems` maps scope → {reason, action, message}; returns the results and the updated
-    problems (`fold_problem` over the events in order).
+    `problems` maps scope → {reason, action, message, status}; `reloaded`: the new records hold
+    a driver reload, which ends the earlier `unknown` problems (unrecognised driver messages).
+    Returns the results and the updated problems (`fold_problem` over the events in order).
     """
-    problems = dict(problems)
+    problems = {
+        scope: problem
+        for scope, problem in problems.items()
+        if not (reloaded and problem.get("status") == names.STATUS_UNKNOWN)
+    }
     by_scope: dict[str, list[Classified]] = {}
     for item in classified:
         scope = scope_of(item.event)
@@ -134,7 +161,7 @@ def _result(
     common = {"check": NAME, "scope": scope, "source": source, "observed_at": now}
     if problem:
         return CheckResult(
-            status=names.STATUS_FAIL,
+            status=problem.get("status", names.STATUS_FAIL),
             reason=problem["reason"],
             action=problem["action"],
             message=problem["message"],
@@ -151,7 +178,12 @@ def _result(
 
 def _label(item: Classified) -> str:
     event = item.event
-    code = f"SXid {event.code}" if event.kind == "sxid" else f"Xid {event.code or 79}"
+    if event.kind == "sxid":
+        code = f"SXid {event.code}"
+    elif event.kind == "xid":
+        code = f"Xid {event.code}"
+    else:
+        code = f"driver message {item.entry}"
     return f"{code} ({item.class_})"
 
 
@@ -238,8 +270,9 @@ class XidCheck:
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
+        reloaded = any(event.kind == "driver_load" for event in events)
         results, problems = evaluate_events(
-            classified, cursor.problems, str(context.kmsg_path), now
+            classified, cursor.problems, str(context.kmsg_path), now, reloaded
         )
         first_read = cursor.sequence < 0
         updated = cursor.advance(read, events, count_events(classified), problems, policy)
@@ -274,7 +307,8 @@ def check_command_output(text: str, events: list[KernelEvent], source: str) -> i
     lines = text.split("\n")
     if not text.endswith("\n") and _GPU_MARKER.search(lines[-1]):
         last = len(lines)
-        if not any(event.line == last for event in events):
+        complete = ("xid", "sxid", "fallen_off_bus")
+        if not any(event.line == last and event.kind in complete for event in events):
             raise ParseError(source, "output ends in a cut-off kernel-log record", line=last)
     return kernel_records(text)
 

@@ -2,25 +2,38 @@
 
 The entries registered in `gpuslo.exporter.inspect.kinds.KINDS`: `looks_like_metrics` /
 `inspect_metrics` (dcgm-exporter `/metrics` pages), `looks_like_dcgmi` / `inspect_dcgmi`
-(`dcgmi dmon` and `dcgmi health`) and `looks_like_exporter_log` / `inspect_exporter_log`. Parsing
-is `gpuslo.exporter.evidence.dcgm` (page, dcgmi); one page GPU is judged by
-`gpuslo.exporter.policy.dcgm.gpu_findings`, shared with the live `dcgm` check.
+(`dcgmi dmon`, `dcgmi health -c`, `dcgmi diag`, `dcgmi nvlink -s` / `-e`, text or JSON) and
+`looks_like_exporter_log` / `inspect_exporter_log`. Parsing is `gpuslo.exporter.evidence.dcgm`
+(page, dcgmi, diag, links); one page GPU is judged by `gpuslo.exporter.policy.dcgm.gpu_findings`,
+shared with the live `dcgm` check, NVLink states and counters by the shared GPU rules
+(`policy.gpu.evaluate_gpu`), diag results and health incidents by `policy.diagnostics`.
 """
 
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.exporter.evidence.dcgm import dcgmi
 from gpuslo.exporter.evidence.dcgm.dcgmi import (
     HOST_ENGINE_GONE,
-    looks_like_dcgmi,
     looks_like_exporter_log,
     parse_dmon,
     parse_health,
+    parse_health_incidents,
+)
+from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.links import (
+    looks_like_link_errors,
+    looks_like_link_status,
+    parse_link_errors,
+    parse_link_status,
 )
 from gpuslo.exporter.evidence.dcgm.page import looks_like_dcgm_page, parse_dcgm_page
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings
-from gpuslo.exporter.policy.xid import xid_finding
+from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings
+from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.verdict import Finding
 
 __all__ = [
@@ -42,9 +55,10 @@ def looks_like_metrics(text: str) -> bool:
 
 def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for a dcgm-exporter page: `gpus_seen` (count of GPU UUIDs, MIG instances
-    folded) and `gpu_findings` per GPU. A page judges only what it shows: a field it lacks is no
-    finding here (the live `dcgm` check reports missing families as unknown). Raises ParseError
-    for text that is not exposition format."""
+    folded), one `gpus_seen` per GPU (index, UUID, PCI address in NVML's form, model: the
+    inventory) and `gpu_findings` per GPU. A page judges only what it shows: a field it lacks is
+    no finding here (the live `dcgm` check reports missing families as unknown). Raises
+    ParseError for text that is not exposition format."""
     page = parse_dcgm_page(text, source)
     if not page.gpus:
         return []
@@ -59,9 +73,27 @@ def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Fin
         )
     ]
     findings += missing_gpus(KIND, len(page.gpus), options.expect_gpus)
+    findings += [inventory_finding(gpu) for gpu in page.gpus.values()]
     for gpu in page.gpus.values():
         findings += gpu_findings(gpu, options.policy, options.gpu_family)
     return findings
+
+
+def inventory_finding(gpu) -> Finding:
+    """One page GPU as inventory (`gpus_seen`, count 1, with what the page's labels name)."""
+    uuid = gpu.uuid if gpu.uuid.upper().startswith("GPU-") else None
+    extra = {"model": gpu.model, "family": gpu.family} if gpu.model else {}
+    return Finding(
+        kind=KIND,
+        class_=names.CLASS_OK,
+        signal="gpus_seen",
+        count=1,
+        gpu=gpu.index or None,
+        uuid=uuid,
+        pci=gpu.pci_bus_id or None,
+        message=gpu.model or "GPU model not reported",
+        extra=extra,
+    )
 
 
 def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
@@ -82,9 +114,123 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
     ]
 
 
+def looks_like_dcgmi(text: str) -> bool:
+    """True for the outputs of `dcgmi dmon`, `health -c`, `diag` and `nvlink -s` / `-e`."""
+    return (
+        dcgmi.looks_like_dcgmi(text)
+        or looks_like_diag(text)
+        or looks_like_link_status(text)
+        or looks_like_link_errors(text)
+    )
+
+
 def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for `dcgmi dmon`/`dcgmi health` output: an Xid finding per GPU whose XIDER
-    is non-zero, `gpus_seen` from the dmon rows, and the `health_report` finding."""
+    """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`), NVLink
+    link states and error counters, and `dcgmi dmon` / `dcgmi health` findings
+    (`dmon_health_findings`)."""
+    if looks_like_link_status(text):
+        return link_status_findings(text, source)
+    if looks_like_link_errors(text):
+        return link_error_findings(text, source)
+    if looks_like_diag(text) and not dcgmi.looks_like_dcgmi(text):
+        return diag_findings("dcgmi", parse_diag(text, source), source)
+    return dmon_health_findings(text, options, source)
+
+
+def _finding(**kw) -> Finding:
+    return Finding(kind="dcgmi", **kw)
+
+
+def _problems(status: GpuStatus, line: int | None = None) -> list[Finding]:
+    """Findings for the problems `evaluate_gpu` finds in one GPU's NVLink evidence."""
+    return [
+        _finding(
+            class_=p.class_,
+            signal=p.signal,
+            reason=p.reason,
+            action=p.action,
+            message=p.message,
+            links=list(p.links) if p.links else None,
+            count=p.count,
+            gpu=status.index,
+            line=line,
+        )
+        for p in evaluate_gpu(status)
+    ]
+
+
+def _seen(count: int, message: str) -> Finding:
+    return _finding(class_=names.CLASS_OK, signal="gpus_seen", count=count, message=message)
+
+
+def link_status_findings(text: str, source: str) -> list[Finding]:
+    """`dcgmi nvlink -s`: per GPU, `nvlink_inactive` (fatal, with the links) for links Down or
+    Disabled (`evaluate_gpu`) and `nvlink_active` inventory for links Up; links Not Supported
+    are not links. NVSwitch links down are warn (a switch port may be unused by design)."""
+    status = parse_link_status(text, source)
+    findings = []
+    for gpu, states in status.gpus.items():
+        links = {n: state == "up" for n, state in states.items() if state != "not_supported"}
+        line = status.line.get(("gpuId", gpu))
+        findings += _problems(GpuStatus(index=gpu, nvlink_states=links), line)
+        up = sorted(n for n, active in links.items() if active)
+        if up:
+            findings.append(
+                _finding(
+                    class_=names.CLASS_OK,
+                    signal="nvlink_active",
+                    gpu=gpu,
+                    links=up,
+                    count=len(up),
+                    line=line,
+                    message=f"{len(up)} NVLink links up",
+                )
+            )
+    for switch, states in status.switches.items():
+        down = sorted(n for n, state in states.items() if state in ("down", "disabled"))
+        if down:
+            findings.append(
+                _finding(
+                    class_=names.CLASS_WARN,
+                    signal="nvlink_inactive",
+                    links=down,
+                    device=f"nvswitch {switch}",
+                    count=len(down),
+                    layer=names.LAYER_NODE,
+                    message=f"NVSwitch {switch}: {len(down)} links down or disabled",
+                )
+            )
+    if status.gpus:
+        findings.append(_seen(len(status.gpus), f"{len(status.gpus)} GPUs in dcgmi nvlink -s"))
+    return findings
+
+
+def link_error_findings(text: str, source: str) -> list[Finding]:
+    """`dcgmi nvlink -e`: `nvlink_errors` (warn, with the links) when a counter is non-zero
+    (`evaluate_gpu`), unknown for counters dcgmi could not read, and the GPU as inventory."""
+    report = parse_link_errors(text, source)
+    findings = _problems(GpuStatus(index=report.gpu, nvlink_error_counts=report.counts))
+    for link, counter in report.unreadable:
+        findings.append(
+            _finding(
+                class_=names.CLASS_UNKNOWN,
+                signal="nvlink_errors",
+                gpu=report.gpu,
+                links=[link],
+                reason="tool_error",
+                message=f"dcgmi could not read the {counter} count of link {link}",
+            )
+        )
+    if report.counts:
+        links = len(report.counts)
+        findings.append(_seen(1, f"GPU {report.gpu}: NVLink error counters of {links} links"))
+    return findings
+
+
+def dmon_health_findings(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`dcgmi dmon` / `dcgmi health` output: an Xid finding per GPU whose XIDER is non-zero,
+    `gpus_seen` from the dmon rows, the overall `health_report` finding and one per entity the
+    health report lists (`policy.diagnostics.health_findings`)."""
     findings = []
     rows = [row for row in parse_dmon(text) if row["entity"] == "GPU"]
     for row in rows:
@@ -97,31 +243,20 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
             )
     if rows:
         seen = len({row["id"] for row in rows})
-        findings.append(
-            Finding(kind="dcgmi", class_=names.CLASS_OK, signal="gpus_seen", count=seen)
-        )
-        if options.expect_gpus is not None and seen < options.expect_gpus:
-            findings.append(
-                Finding(
-                    kind="dcgmi",
-                    class_=names.CLASS_FATAL,
-                    signal="gpu_missing",
-                    reason="gpu_missing",
-                    action=names.ACTION_REBOOT_NODE,
-                    count=options.expect_gpus - seen,
-                    message=f"{seen} of {options.expect_gpus} expected GPUs seen",
-                )
-            )
+        findings.append(_seen(seen, f"{seen} GPUs in dcgmi dmon"))
+        findings += missing_gpus("dcgmi", seen, options.expect_gpus)
     health = parse_health(text, source)
     if health is not None:
         findings.append(
-            Finding(
-                kind="dcgmi",
+            _finding(
                 class_=HEALTH_CLASS.get(health.lower(), names.CLASS_UNKNOWN),
                 signal="health_report",
-                message=f"dcgmi health overall: {health}",
+                reason=None if health.lower() in HEALTH_CLASS else "tool_error",
+                message=f"dcgmi health overall: {health}"
+                + ("" if health.lower() in HEALTH_CLASS else f" (not a DCGM word, in {source})"),
             )
         )
+        findings += health_findings("dcgmi", parse_health_incidents(text, source), source)
     return findings
 
 

@@ -13,15 +13,20 @@ from dataclasses import dataclass, field
 
 from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.exporter.evidence.kernel_log.read import kernel_records, parse_kernel_log
+from gpuslo.exporter.evidence.kernel_log.read import (
+    kernel_records,
+    scan_kernel_log_file,
+    scan_kernel_log_text,
+)
 from gpuslo.exporter.inspect.options import InspectOptions
-from gpuslo.exporter.policy.xid import (
+from gpuslo.exporter.policy.classify import (
+    MESSAGE_KINDS,
     Classified,
-    XidPolicy,
     classify_events,
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
 KIND = "kernel-log"
@@ -38,16 +43,16 @@ class _Group:
 
 def _key(item: Classified) -> tuple:
     event = item.event
-    code_or_signal = event.code if event.kind in ("xid", "sxid") else event.kind
+    code_or_signal = event.code if event.kind in ("xid", "sxid") else item.entry
     where = event.device if event.kind == "sxid" else event.pci
     return (event.kind, code_or_signal, where, item.class_, event.caused_by)
 
 
 def _recovery_actions(classified: list[Classified]) -> dict[str | None, str]:
-    """The latest Xid 154 action per PCI address."""
+    """The latest recovery action an Xid names (Xid 154's text), per PCI address."""
     out: dict[str | None, str] = {}
     for item in classified:
-        if item.event.kind == "xid" and item.event.code == 154 and item.event.recovery:
+        if item.event.kind == "xid" and item.event.recovery:
             out[item.event.pci] = item.action
     return out
 
@@ -58,12 +63,13 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
     if item.class_ == names.CLASS_FATAL and event.pci in recovery:
         action = max(action, recovery[event.pci], key=names.ACTION_SEVERITY.__getitem__)
     reason = reason_of(item)
+    message = event.kind in MESSAGE_KINDS
     return Finding(
         kind=KIND,
         class_=item.class_,
         xid=event.code if event.kind == "xid" else None,
         sxid=event.code if event.kind == "sxid" else None,
-        signal="fallen_off_bus" if event.kind == "fallen_off_bus" else None,
+        signal=item.signal if message else None,
         pci=event.pci,
         uuid=event.uuid,
         device=event.device,
@@ -74,6 +80,7 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         caused_by=event.caused_by,
         message=event.message[:200],
         line=event.line,
+        extra={"message_id": item.entry} if message else {},
     )
 
 
@@ -91,22 +98,22 @@ def event_findings(classified: list[Classified]) -> list[Finding]:
 def cited_cause_findings(
     classified: list[Classified], policy: XidPolicy, family: str | None
 ) -> list[Finding]:
-    """A finding for each Xid that an Xid 45 names as its cause ("caused by previous Xid N")
-    when the log does not show that Xid on the same GPU: classed by the policy, or `unknown`
-    when its class depends on a severity token the log does not show (Xids 144-150)."""
+    """A finding for each Xid that another Xid names as its cause (Xid 45's "caused by previous
+    Xid N") when the log does not show that Xid on the same GPU: classed by the policy, or
+    `unknown` when its class depends on a severity token the log does not show (the policy's
+    `nvlink5` codes)."""
     seen = {(c.event.pci, c.event.code) for c in classified if c.event.kind == "xid"}
     cited: dict[tuple, list[KernelEvent]] = {}
     for item in classified:
         event = item.event
-        if event.code == 45 and event.caused_by and (event.pci, event.caused_by) not in seen:
+        if event.caused_by and (event.pci, event.caused_by) not in seen:
             cited.setdefault((event.pci, event.caused_by), []).append(event)
     findings = []
     for (pci, code), citing in cited.items():
-        probe = KernelEvent("xid", code=code, pci=pci)
-        rule = policy.rule_for(probe, family)
-        token_dependent = code in policy.data["nvlink5"]["codes"]
+        rule = policy.xid_rule(code, family)
+        token_dependent = policy.is_token_dependent(code)
         class_ = names.CLASS_UNKNOWN if token_dependent else rule.class_
-        reason = "no_data" if token_dependent else reason_of(Classified(probe, class_, rule.action))
+        reason = "no_data" if token_dependent else rule.reason
         findings.append(
             Finding(
                 kind=KIND,
@@ -176,10 +183,26 @@ def port_findings(events: list[KernelEvent]) -> list[Finding]:
 def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """Findings for one kernel log (see the module docstring). Raises ParseError for binary
     data and ConfigError for a broken policy overlay."""
-    events = parse_kernel_log(text, source)
-    records = kernel_records(text)
-    if not records and not events:
+    scan = scan_kernel_log_text(text, source)
+    events = scan.finish()
+    if not events and not kernel_records(text):
         return []
+    return kernel_log_findings(events, scan.records, source, options)
+
+
+def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
+    """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
+    `scan_kernel_log_file`): the same findings `inspect_kernel_log` draws from its text. Raises
+    ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
+    scan = scan_kernel_log_file(path, require_kernel_log=True)
+    return kernel_log_findings(scan.finish(), scan.records, path, options)
+
+
+def kernel_log_findings(
+    events: list[KernelEvent], records: int, source: str, options: InspectOptions
+) -> list[Finding]:
+    """Findings for a kernel log's events (pure): the event, port and cited-cause findings in
+    line order, then `kernel_log_read` (class ok, count = lines read)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
     findings = event_findings(classified) + port_findings(events)
@@ -190,6 +213,6 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
         class_=names.CLASS_OK,
         signal="kernel_log_read",
         count=records,
-        message=f"{source}: {records} kernel-log records read, {len(classified)} GPU events",
+        message=f"{source}: {records} kernel-log lines read, {len(classified)} GPU events",
     )
     return [*findings, read]

@@ -30,13 +30,15 @@ from gpuslo.exporter.evidence.fabric.tools import (
 )
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
-from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi
+from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
 
-# Read at most this many bytes of one evidence file; more is reported, not silently cut.
-MAX_INPUT_BYTES = 256 * 1024 * 1024
+# A file larger than this whose start is a kernel log and nothing else is streamed through the
+# kernel-log scan (`kernel_log.inspect_kernel_log_file`, any size) instead of being read whole.
+STREAM_BYTES = 8 * 1024 * 1024
+HEAD_BYTES = 64 * 1024
 
 
 Inspector = Callable[[str, InspectOptions, str], list[Finding]]
@@ -60,6 +62,7 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
     "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
     "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
+    "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
 
@@ -160,29 +163,61 @@ def inspect_text(
     return findings
 
 
-def read_evidence(path: str) -> str:
-    """Read one evidence file as text (undecodable bytes replaced). `-` reads standard input.
+def _open_error(path: str, error: OSError) -> InputError:
+    if isinstance(error, FileNotFoundError):
+        return InputError(path, "no such file")
+    if isinstance(error, PermissionError):
+        return InputError(path, "permission denied")
+    return InputError(path, error.strerror or str(error))
 
-    Raises InputError when the path is missing, a directory, unreadable or over
-    `MAX_INPUT_BYTES`.
-    """
+
+def read_evidence(path: str) -> str:
+    """Read one evidence file as text (undecodable bytes replaced), whatever its size. `-`
+    reads standard input. Raises InputError when the path is missing, a directory or
+    unreadable."""
     if path == "-":
-        return sys.stdin.buffer.read(MAX_INPUT_BYTES + 1).decode("utf-8", errors="replace")
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     file = Path(path)
     try:
         if file.is_dir():
             raise InputError(path, "is a directory, not an evidence file")
         with file.open("rb") as handle:
-            data = handle.read(MAX_INPUT_BYTES + 1)
-    except FileNotFoundError:
-        raise InputError(path, "no such file") from None
-    except PermissionError:
-        raise InputError(path, "permission denied") from None
+            data = handle.read()
     except OSError as error:
-        raise InputError(path, error.strerror or str(error)) from None
-    if len(data) > MAX_INPUT_BYTES:
-        raise InputError(path, f"larger than {MAX_INPUT_BYTES // (1024 * 1024)} MiB; split it")
+        raise _open_error(path, error) from None
     return data.decode("utf-8", errors="replace")
+
+
+def streams_as_kernel_log(path: str, kind: str | None) -> bool:
+    """True when `path` is read by streaming it through the kernel-log scan: a regular file over
+    `STREAM_BYTES` that is given as `--kind kernel-log`, or whose first `HEAD_BYTES` are a
+    kernel log and nothing else. (Such a file is not cut into parts: an output pasted into the
+    middle of a log that large is read as log lines.)"""
+    if path == "-" or kind not in (None, "kernel-log"):
+        return False
+    try:
+        file = Path(path)
+        if not file.is_file() or file.stat().st_size <= STREAM_BYTES:
+            return False
+        with file.open("rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except OSError as error:
+        raise _open_error(path, error) from None
+    if kind == "kernel-log":
+        return True
+    text = head[: head.rfind(b"\n") + 1 or len(head)].decode("utf-8", errors="replace")
+    return detect_kinds(text) == ("kernel-log",) and len(split_evidence(text, detect_kinds)) == 1
+
+
+def inspect_path(path: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:
+    """Findings for one evidence file: streamed through the kernel-log scan when it is a large
+    kernel log (`streams_as_kernel_log`), else read whole (`inspect_text`)."""
+    if not streams_as_kernel_log(path, kind):
+        return inspect_text(read_evidence(path), path, options, kind)
+    try:
+        return kernel_log.inspect_kernel_log_file(path, options)
+    except ParseError as error:
+        return [unknown_finding("kernel-log", str(error))]
 
 
 def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:
@@ -195,7 +230,7 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
         raise UsageError("- (standard input) is named more than once; it can be read only once")
     results, verdicts, all_findings = [], [], []
     for path in paths:
-        findings = inspect_text(read_evidence(path), path, options, kind)
+        findings = inspect_path(path, options, kind)
         verdict = verdict_from_findings(findings)
         verdicts.append(verdict)
         kinds = "+".join(dict.fromkeys(f.kind for f in findings))  # a mixed file names each kind

@@ -14,10 +14,11 @@ import re
 
 from gpuslo import names
 from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.nvidia_smi import proc
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv, parse_csv
+from gpuslo.exporter.evidence.nvidia_smi.listing import has_listing, list_shape, parse_gpu_list
 from gpuslo.exporter.evidence.nvidia_smi.nvlink import looks_like_nvlink, parse_nvlink
 from gpuslo.exporter.evidence.nvidia_smi.proc import (
-    looks_like_nvml_error,
     looks_like_proc_driver,
     parse_nvml_errors,
     parse_proc_driver,
@@ -30,6 +31,7 @@ from gpuslo.verdict import Finding
 
 __all__ = [
     "inspect_csv",
+    "inspect_gpu_list",
     "inspect_nvlink_errors",
     "inspect_nvlink_status",
     "inspect_nvml_error",
@@ -62,10 +64,13 @@ def looks_like_xml(text: str) -> bool:
 
 def looks_like_query(text: str) -> bool:
     """`nvidia-smi -q` text, whole or partial: the NVSMI LOG banner, a device-handle error, or
-    at least one field of a section only `-q` prints (ECC Errors, Remapped Rows, Fabric, ...)."""
+    at least one field of a section only `-q` prints (ECC Errors, Remapped Rows, Fabric, ...);
+    not `nvidia-smi -L`'s GPU list with such an error in it."""
     head = text[:65536]
     if "==NVSMI LOG==" in head:
         return True
+    if has_listing(head):
+        return False
     try:
         reading = parse_query(head, "<detect>")
     except ParseError:
@@ -164,9 +169,45 @@ def inspect_proc_driver(text: str, options, source: str) -> list[Finding]:
     return driver_finding(reading) + findings_from_reading("proc-driver", reading, expect)
 
 
+def _is_nvml_error_line(line: str) -> bool:
+    try:
+        return bool(parse_nvml_errors(line, "<detect>"))
+    except ParseError:
+        return False
+
+
+def looks_like_nvml_error(text: str) -> bool:
+    """What NVML itself prints: error messages (every line an NVML error, and not only
+    device-handle errors, which alone are `nvidia-smi -q`'s output for that GPU), or the GPU
+    list of `nvidia-smi -L` with or without error lines among its GPU lines."""
+    return list_shape(text, _is_nvml_error_line)[0] or proc.looks_like_nvml_error(text)
+
+
+def inspect_gpu_list(text: str, options, source: str, kind: str = "nvml-error") -> list[Finding]:
+    """Findings for `nvidia-smi -L`: `gpus_seen` per model, `gpu_inaccessible` for a GPU named in
+    a device-handle error, `gpu_missing` against `expect_gpus` (the GPUs listed plus the ones
+    that could not be opened are the GPUs present), and each other NVML error line. Raises
+    ParseError naming the line of a line that is none of these."""
+    reading = parse_gpu_list(text, source)
+    findings = findings_from_reading(kind, SmiReading(gpus=reading.gpus), options.expect_gpus)
+    for line, other in reading.errors:
+        try:
+            findings += _nvml_findings(kind, other, source, options, line - 1)
+        except ParseError as error:
+            raise ParseError(source, error.detail, line) from None
+    return findings
+
+
 def inspect_nvml_error(text: str, options, source: str) -> list[Finding]:
     """Findings for NVML error output. "Unable to determine the device handle" lines become
-    `gpu_inaccessible` with the GPU's PCI address."""
+    `gpu_inaccessible` with the GPU's PCI address; `nvidia-smi -L` lines around them are read as
+    `inspect_gpu_list` reads them."""
+    if list_shape(text, _is_nvml_error_line)[0]:
+        return inspect_gpu_list(text, options, source)
+    return _nvml_findings("nvml-error", text, source, options)
+
+
+def _nvml_findings(kind: str, text: str, source: str, options, offset: int = 0) -> list[Finding]:
     version = re.search(r"NVML library version:\s*(\S+)", text)
     extra = {"nvml_version": version.group(1)} if version else {}
     out = []
@@ -174,13 +215,13 @@ def inspect_nvml_error(text: str, options, source: str) -> list[Finding]:
         count = options.expect_gpus if error.signal == "gpu_missing" else None
         out.append(
             Finding(
-                kind="nvml-error",
+                kind=kind,
                 class_=error.class_,
                 signal=error.signal,
                 reason=error.reason,
                 action=error.action,
                 message=error.text[:200],
-                line=error.line,
+                line=error.line + offset,
                 count=count,
                 pci=error.pci,
                 extra=dict(extra),

@@ -4,8 +4,9 @@ the shared GPU rules; used by `inspect` and by the live `dcgm` check alike."""
 from __future__ import annotations
 
 from gpuslo.exporter.evidence.dcgm.page import DcgmGpu, gpu_status
+from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.gpu import evaluate_gpu
-from gpuslo.exporter.policy.xid import XidPolicy, xid_finding
+from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
 KIND = "dcgm-metrics"

@@ -9,10 +9,17 @@ Sources for the rules:
 - ECC: NVIDIA "GPU Memory Error Management" (https://docs.nvidia.com/deploy/a100-gpu-mem-error-mgmt/)
   — a volatile uncorrectable (DBE) error means the data in flight was lost; the GPU must be reset
   (or rows remapped) before it is trusted again.
-- Row remapping: same document, "Row Remapping": a pending remap takes effect at the next GPU reset
-  (drain, then reset); a remapping failure means the GPU needs service (RMA). Blackwell-era drivers
-  add "Channel Repair Pending" / "TPC Repair Pending" (a repair applied at the next reset, treated
-  like a pending remap) and "Unrepairable Memory" (treated like a remapping failure).
+- Row remapping: same document, "Row Remapping": a remap is pending until the next GPU reset; a
+  remapping failure means the GPU needs service (RMA, fatal). The document tells apart a remap
+  pending after correctable errors (the GPU stays usable and is reset at its next drain: warn)
+  from one pending after an uncorrectable error (the GPU must be reset before work: fatal).
+  The remapped-row counts are lifetime totals, so with any uncorrectable remapped row (or an
+  unreported count) which error the pending remap is for cannot be told: fatal (fail closed).
+  The same rule holds for every source that reports the counts (nvidia-smi text/XML/CSV, NVML
+  `nvmlDeviceGetRemappedRows`, DCGM `DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS`). Blackwell-era
+  drivers add "Channel Repair Pending" / "TPC Repair Pending" (a repair applied at the next
+  reset, treated like a pending remap after an uncorrectable error) and "Unrepairable Memory"
+  (treated like a remapping failure).
 - Recovery action: NVML `nvmlDeviceGetGpuRecoveryAction` / nvidia-smi `gpu_recovery_action`
   (NVML API reference, "GPU Recovery Action"): None, Reset, Reboot, Drain_P2P, Drain_and_Reset.
 - HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
@@ -124,12 +131,6 @@ _MEMORY_FLAGS = (
         "the driver reports unrepairable memory; the GPU needs service",
     ),
     (
-        "remapped_rows_pending",
-        "row_remap_pending",
-        names.ACTION_DRAIN_AND_RESET,
-        "a remapped row waits for a GPU reset to take effect",
-    ),
-    (
         "memory_repair_pending",
         "row_remap_pending",
         names.ACTION_DRAIN_AND_RESET,
@@ -160,7 +161,35 @@ def _memory_problems(s: GpuStatus) -> list[GpuProblem]:
     for flag, signal, action, message in _MEMORY_FLAGS:
         if getattr(s, flag):
             out.append(_problem(signal, names.CLASS_FATAL, signal, action, message))
-    return out
+    pending = _remap_pending(s)
+    return out + ([pending] if pending else [])
+
+
+def _remap_pending(s: GpuStatus) -> GpuProblem | None:
+    """A pending row remap: warn after correctable errors only, fatal when any uncorrectable
+    remapped row is counted or the count is not reported (see the module docstring)."""
+    if not s.remapped_rows_pending:
+        return None
+    uncorrectable = s.remapped_rows_uncorrectable
+    if uncorrectable == 0:
+        return _problem(
+            "row_remap_pending",
+            names.CLASS_WARN,
+            "row_remap_pending",
+            names.ACTION_DRAIN_AND_RESET,
+            "a row remap after correctable errors waits for the next reset (at the next drain)",
+        )
+    counted = "uncorrectable count not reported" if uncorrectable is None else (
+        f"{uncorrectable} rows remapped for uncorrectable errors"
+    )
+    return _problem(
+        "row_remap_pending",
+        names.CLASS_FATAL,
+        "row_remap_pending",
+        names.ACTION_DRAIN_AND_RESET,
+        f"a remapped row waits for a GPU reset to take effect ({counted})",
+        count=uncorrectable,
+    )
 
 
 def _thermal_problems(s: GpuStatus) -> list[GpuProblem]:

@@ -1,57 +1,145 @@
-"""Port judgement: the findings drawn from RDMA ports (InfiniBand, RoCE, EFA), one rule for the
-fabric tool outputs `inspect` reads (ibstat, ibstatus, ibdev2netdev, fi_info) and for sysfs,
-which the `network_links` check reads. A port is usable only when its state is Active and its
-physical state LinkUp (`Port.usable`).
+"""Port judgement: the findings drawn from RDMA ports (InfiniBand, RoCE, EFA), the one rule for
+the fabric tool outputs `inspect` reads (ibstat, ibstatus, ibdev2netdev, fi_info) and for sysfs,
+which the `network_links` check reads (the check maps the classes to statuses:
+`status_of`).
+
+Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shared/corpus cases
+006, 007, 008, 041, 055):
+- a port is usable only when its state is Active and its physical state LinkUp: `port_active`;
+- a port that is not: `port_down`, fatal, reason `network_port_down`. The action names the
+  likely cause: physical state `Disabled` is an administrative choice (enable the port), and a
+  physical link that is up (`LinkUp`, state Down/Init/Armed) waits for the subnet manager or its
+  partition/VF configuration: neither is a cable fault (action none); any other physical state
+  (`Polling`, `Sleep`, `LinkErrorRecovery`, ...) asks to check the cabling;
+- a port with no state shown is `device_unreadable` (unknown);
+- with an expected device set (names), a device outside it is inventory (`port_not_expected`,
+  ok), not judged; the expected devices still fail closed: one not shown is
+  `network_devices_missing` (fatal), one a tool could not read `device_unreadable` (unknown);
+- with an expected count, fewer devices are `network_devices_missing` (fatal);
+- an Active port below a configured rate is `port_degraded`, fatal (collectives crawl at a
+  fraction of the bandwidth, shared/MISSION.md); without a configured rate, one below the
+  fastest usable port of the same link layer is `port_degraded`, warn (a node may mix speeds);
+- EFA: the driver reports every port ACTIVE, so the device count against the expected count is
+  what counts (`efa_findings`): fewer is fatal, devices with no expected count unknown; a netdev
+  without carrier is `port_down`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from gpuslo import names
-from gpuslo.exporter.evidence.fabric.ports import Port
+from gpuslo.exporter.evidence.fabric.ports import PHYSICAL_LINK_UP, Port
 from gpuslo.verdict import Finding
 
-# ------------------------------------------------------------------------------------------------
-# evaluation shared by ibstat, ibstatus and sysfs
-# ------------------------------------------------------------------------------------------------
+PHYSICAL_DISABLED = "Disabled"
+STATUS_OF_CLASS = {
+    names.CLASS_OK: names.STATUS_OK,
+    names.CLASS_WARN: names.STATUS_WARN,
+    names.CLASS_FATAL: names.STATUS_FAIL,
+    names.CLASS_UNKNOWN: names.STATUS_UNKNOWN,
+}
 
 
-def port_finding(kind: str, port: Port) -> Finding:
-    """One finding per port: `port_active` (ok), `port_down` (fatal, check the cabling), or
-    `device_unreadable` (unknown) when the evidence shows the port without its state."""
-    where = f"{port.device} port {port.port}" if port.device else "port"
+def status_of(finding: Finding) -> str:
+    """The check status for a port finding's class (ok, warn, fail, unknown)."""
+    return STATUS_OF_CLASS.get(finding.class_, names.STATUS_OK)
+
+
+def _where(port: Port) -> str:
+    return f"{port.device} port {port.port}" if port.device else "port"
+
+
+def down_action(port: Port) -> str:
+    """The action for a port that is not usable (see the module rules)."""
+    physical = port.physical_state.lower()
+    if physical in (PHYSICAL_DISABLED.lower(), PHYSICAL_LINK_UP.lower()):
+        return names.ACTION_NONE
+    return names.ACTION_CHECK_CABLING
+
+
+def port_finding(kind: str, port: Port, rate_gbps: float | None = None) -> Finding:
+    """One finding per judged port: `port_active` (ok), `port_down` (fatal), `port_degraded`
+    (fatal, below the configured `rate_gbps`) or `device_unreadable` (unknown)."""
+    base = {"kind": kind, "device": port.device or None}
     if not port.state:
         return Finding(
-            kind=kind,
             class_=names.CLASS_UNKNOWN,
             signal="device_unreadable",
-            device=port.device or None,
             reason="parse_error",
-            message=f"{where}: no state shown",
+            message=f"{_where(port)}: no state shown",
+            **base,
         )
-    if port.usable:
-        rate = f" at {port.rate_gbps:g} Gb/s" if port.rate_gbps is not None else ""
+    states = {"state": port.state, "physical_state": port.physical_state or "unknown"}
+    if not port.usable:
+        why = {names.ACTION_NONE: " (not a cabling fault)"}.get(down_action(port), "")
         return Finding(
-            kind=kind,
-            class_=names.CLASS_OK,
-            signal="port_active",
-            device=port.device or None,
-            state=port.state,
-            physical_state=port.physical_state,
-            message=f"{where} {port.state}/{port.physical_state}{rate}",
+            class_=names.CLASS_FATAL,
+            signal="port_down",
+            reason="network_port_down",
+            action=down_action(port),
+            message=f"{_where(port)} is {port.state} (physical state "
+            f"{port.physical_state or '?'}){why}",
+            **states,
+            **base,
         )
+    if rate_gbps is not None and (port.rate_gbps is None or port.rate_gbps < rate_gbps):
+        return Finding(
+            class_=names.CLASS_FATAL,
+            signal="port_degraded",
+            reason="network_port_degraded",
+            action=names.ACTION_CHECK_CABLING,
+            message=f"{_where(port)} active at {port.rate_gbps} Gb/s, expected {rate_gbps:g}",
+            **states,
+            **base,
+        )
+    rate = f" at {port.rate_gbps:g} Gb/s" if port.rate_gbps is not None else ""
+    return Finding(
+        class_=names.CLASS_OK,
+        signal="port_active",
+        message=f"{_where(port)} {port.state}/{port.physical_state}{rate}",
+        **states,
+        **base,
+    )
+
+
+def not_expected_finding(kind: str, port: Port) -> Finding:
+    """`port_not_expected` (ok): a port of a device outside the expected set, as inventory."""
     return Finding(
         kind=kind,
-        class_=names.CLASS_FATAL,
-        signal="port_down",
+        class_=names.CLASS_OK,
+        signal="port_not_expected",
         device=port.device or None,
-        state=port.state or "unknown",
-        physical_state=port.physical_state or "unknown",
-        reason="network_port_down",
-        action=names.ACTION_CHECK_CABLING,
-        message=f"{where} is {port.state or '?'} (physical state {port.physical_state or '?'})",
+        state=port.state or None,
+        physical_state=port.physical_state or None,
+        message=f"{_where(port)} {port.state or '?'}/{port.physical_state or '?'}: not an "
+        "expected device, not judged",
     )
+
+
+def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
+    """`port_degraded` (warn) for an active port whose rate is below the fastest active port
+    of the same link layer in the same evidence."""
+    usable = [port for port in ports if port.usable and port.rate_gbps is not None]
+    fastest: dict[str, float] = {}
+    for port in usable:
+        fastest[port.link_layer] = max(fastest.get(port.link_layer, 0.0), port.rate_gbps)
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_WARN,
+            signal="port_degraded",
+            device=port.device,
+            state=port.state,
+            physical_state=port.physical_state,
+            reason="network_port_degraded",
+            action=names.ACTION_CHECK_CABLING,
+            message=f"{_where(port)} active at {port.rate_gbps:g} Gb/s, "
+            f"others at {fastest[port.link_layer]:g} Gb/s",
+        )
+        for port in usable
+        if port.rate_gbps < fastest[port.link_layer]
+    ]
 
 
 def expectation_findings(
@@ -60,12 +148,9 @@ def expectation_findings(
     expected: int | tuple[str, ...] | None,
     unreadable: Iterable[str] = (),
 ) -> list[Finding]:
-    """Compare the devices seen against the expected count or names.
-
-    A named device that a tool said it could not read is `device_unreadable` (unknown,
-    tool_error); one simply absent is `network_devices_missing` (fatal). A count short of the
-    expected count is `network_devices_missing` too.
-    """
+    """Compare the devices seen against the expected count or names: a named device a tool
+    said it could not read is `device_unreadable` (unknown, tool_error); one simply absent, or a
+    count short of the expected count, is `network_devices_missing` (fatal)."""
     seen_set, unreadable_set = set(seen), set(unreadable)
     out = [
         Finding(
@@ -86,8 +171,11 @@ def expectation_findings(
     return out
 
 
-def missing_finding(kind: str, expected: int, seen: int, device: str | None = None) -> Finding:
-    what = f"{device} not shown" if device else f"{seen} of {expected} expected devices seen"
+def missing_finding(
+    kind: str, expected: int, seen: int, device: str | None = None, what: str = "devices"
+) -> Finding:
+    """`network_devices_missing` (fatal, check the cabling)."""
+    text = f"{device} not shown" if device else f"{seen} of {expected} {what} present"
     return Finding(
         kind=kind,
         class_=names.CLASS_FATAL,
@@ -96,7 +184,7 @@ def missing_finding(kind: str, expected: int, seen: int, device: str | None = No
         count=seen,
         reason="network_devices_missing",
         action=names.ACTION_CHECK_CABLING,
-        message=what,
+        message=text,
     )
 
 
@@ -106,48 +194,68 @@ def evaluate_ports(
     expected: int | tuple[str, ...] | None,
     unreadable: Iterable[str] = (),
     devices: Iterable[str] = (),
+    rate_gbps: float | None = None,
 ) -> list[Finding]:
-    """Findings for a set of ports: one per port, the `ports_active` inventory (class ok, count of
-    usable ports) and the comparison against the expected devices (`expectation_findings`)."""
+    """Findings for a set of InfiniBand/RoCE ports (the module rules): one per port, the
+    `ports_active` inventory (class ok, count of usable judged ports) and the comparison
+    against the expected devices. `rate_gbps`: the configured rate (None: compare the ports
+    with one another)."""
     ports = list(ports)
-    findings = [port_finding(kind, port) for port in ports] + degraded_findings(kind, ports)
-    active = sum(port.usable for port in ports)
-    if ports:
+    named = expected if isinstance(expected, tuple) else None
+    judged = [p for p in ports if named is None or p.device in named]
+    findings = [not_expected_finding(kind, p) for p in ports if p not in judged]
+    findings += [port_finding(kind, port, rate_gbps) for port in judged]
+    if rate_gbps is None:
+        findings += degraded_findings(kind, judged)
+    if judged:
+        active = sum(port.usable for port in judged)
         findings.append(
             Finding(
                 kind=kind,
                 class_=names.CLASS_OK,
                 signal="ports_active",
                 count=active,
-                message=f"{active} of {len(ports)} ports active",
+                message=f"{active} of {len(judged)} ports active",
             )
         )
     seen = {port.device for port in ports} | set(devices)
-    findings += expectation_findings(kind, seen, expected, unreadable)
-    return findings
+    return findings + expectation_findings(kind, seen, expected, unreadable)
 
 
-def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
-    """`port_degraded` (class warn) for an active port whose rate is below the fastest active port
-    of the same link layer in the same evidence: collectives still run, at a fraction of the
-    bandwidth (shared/MISSION.md). Warn, not fatal: a node may mix link speeds on purpose."""
-    usable = [port for port in ports if port.usable and port.rate_gbps is not None]
-    fastest: dict[str, float] = {}
-    for port in usable:
-        fastest[port.link_layer] = max(fastest.get(port.link_layer, 0.0), port.rate_gbps)
-    return [
-        Finding(
-            kind=kind,
-            class_=names.CLASS_WARN,
-            signal="port_degraded",
-            device=port.device,
-            state=port.state,
-            physical_state=port.physical_state,
-            reason="network_port_degraded",
-            action=names.ACTION_CHECK_CABLING,
-            message=f"{port.device} port {port.port} active at {port.rate_gbps:g} Gb/s, "
-            f"others at {fastest[port.link_layer]:g} Gb/s",
-        )
-        for port in usable
-        if port.rate_gbps < fastest[port.link_layer]
-    ]
+def efa_findings(kind: str, ports: Sequence[Port], expected: int | None) -> list[Finding]:
+    """EFA devices against the expected count (the module rules): `network_devices_missing`
+    when fewer, `efa_devices` unknown (no_data) when devices are present but no count is
+    expected, ok otherwise; `port_down` for a device whose netdev has no carrier."""
+    devices = sorted({port.device for port in ports})
+    if not devices and not expected:
+        return []
+    if expected is not None and len(devices) < expected:
+        out = [missing_finding(kind, expected, len(devices), what="EFA devices")]
+    else:
+        blind = expected is None
+        out = [
+            Finding(
+                kind=kind,
+                class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
+                signal="efa_devices",
+                count=len(devices),
+                reason="no_data" if blind else None,
+                message=f"{len(devices)} EFA device(s); expected count unknown (set it)"
+                if blind
+                else f"{len(devices)} of {expected} EFA devices present",
+            )
+        ]
+    for port in ports:
+        if port.carrier is False:
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=names.CLASS_FATAL,
+                    signal="port_down",
+                    device=port.device,
+                    reason="network_port_down",
+                    action=names.ACTION_CHECK_CABLING,
+                    message=f"{port.device}: netdev {port.netdev} has no carrier",
+                )
+            )
+    return out

@@ -1,17 +1,21 @@
 """The Xid / SXid policy: which kernel-log events are fatal, per GPU family, as data.
 
 The packaged policy is `gpuslo/data/xid_policy.yaml` (derived from NVIDIA's Xid catalogue,
-https://docs.nvidia.com/deploy/xid-errors/; the file names its sources). An operator overlay
-(`--policy FILE`) merges over it: mappings merge key by key, lists and scalars replace.
+https://docs.nvidia.com/deploy/xid-errors/; the file names its sources), with the driver-message
+catalogue `gpuslo/data/driver_messages.yaml` under its key `driver_messages`
+(`gpuslo.exporter.policy.driver_messages`). An operator overlay (`--policy FILE`) merges over
+both: mappings merge key by key, lists and scalars replace.
 
-`load_policy` is the I/O edge; `XidPolicy.rule_for` and `classify_events` are pure. Rules:
+`load_policy` is the I/O edge; `XidPolicy.rule_for` is pure, and
+`gpuslo.exporter.policy.classify` applies it to a stream of kernel-log events. Rules:
 - a code not in the policy is `unknown_code` (fatal: fail closed);
-- Xids 144-150 take their class from the message's `Fatal`/`Nonfatal` token, SXids from
-  `Fatal`/`Non-fatal`; Xid 154 from the recovery action it names;
-- boot noise: codes a family emits on a healthy boot are class `noise` within `window_s` seconds
-  after the driver loads (they are still counted);
-- escalation: a `warn` code repeated `count` times within `window_s` seconds on one GPU becomes
-  `fatal` from the event that reaches the count.
+- Xids listed under `nvlink5` take their class from the message's `Fatal`/`Nonfatal` token,
+  SXids from `Fatal`/`Non-fatal`; an Xid naming a recovery action (Xid 154's text) from
+  `recovery_actions`;
+- NVRM messages that are not Xid lines (a fallen-off-the-bus block, RmInitAdapter failures, ...)
+  from the driver-message catalogue;
+- every rule carries its reason: a fatal entry's `reason` field, else `xid_fatal` (Xid) or
+  `sxid_fatal` (SXid); non-fatal classes carry none.
 
 Raises ConfigError (naming the file and the field) for an unreadable or invalid policy, including
 an unknown field or GPU family (a typo must not be silently ignored).
@@ -21,9 +25,8 @@ from __future__ import annotations
 
 import copy
 import functools
-from collections import defaultdict, deque
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
@@ -32,7 +35,8 @@ import yaml
 from gpuslo import names
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.verdict import Finding
+from gpuslo.exporter.policy import driver_messages
+from gpuslo.exporter.policy.driver_messages import Catalogue, catalogue_of, validate_catalogue
 
 PACKAGED = "xid_policy.yaml"
 # The fields a policy may have, by section: anything else is a typo that would silently change
@@ -46,6 +50,7 @@ TOP_KEYS = (
     "sxid",
     "boot_noise",
     "escalation",
+    "driver_messages",
 )
 SECTION_KEYS = {
     "xid": ("default", "families"),
@@ -53,7 +58,7 @@ SECTION_KEYS = {
     "sxid": ("tokens", "no_token", "codes"),
     "boot_noise": ("window_s", "families"),
 }
-RULE_KEYS = ("class", "action")
+RULE_KEYS = ("class", "action", "reason", "clears")
 ESCALATION_KEYS = ("codes", "count", "window_s", "action")
 NOISE_KEYS = ("xid", "sxid")
 FAMILIES = ("default", *names.GPU_FAMILIES)
@@ -61,10 +66,33 @@ FAMILIES = ("default", *names.GPU_FAMILIES)
 
 @dataclass(frozen=True)
 class Rule:
-    """Class (`names.EVENT_CLASSES`) and recovery action (`names.ACTIONS`) of one event."""
+    """Class (`names.EVENT_CLASSES`, or `unknown` for an unrecognised driver message), recovery
+    action (`names.ACTIONS`) and reason (`names.REASON_LAYER`; None for non-fatal classes except
+    `unknown`) of one event. `clears`: the event ends the GPU's active problem (Xid 154 back to
+    None). `signal` and `entry` name the driver-message catalogue entry and `part` the pattern
+    of it that matched; `xid` is the code the event is counted as (its own, or the catalogue's
+    equivalent Xid)."""
 
     class_: str
     action: str
+    reason: str | None = None
+    clears: bool = False
+    signal: str | None = None
+    entry: str | None = None
+    part: int = 0
+    xid: int | None = None
+
+
+def _rule(entry: Mapping[str, Any], default_reason: str, xid: int | None = None) -> Rule:
+    """A Rule from a policy entry: a fatal entry's reason is its `reason` or `default_reason`."""
+    fatal = entry["class"] == names.CLASS_FATAL
+    return Rule(
+        entry["class"],
+        entry["action"],
+        reason=(entry.get("reason") or default_reason) if fatal else None,
+        clears=bool(entry.get("clears")),
+        xid=xid,
+    )
 
 
 @dataclass(frozen=True)
@@ -84,29 +112,53 @@ class XidPolicy:
     data: Mapping[str, Any]
     source: str
 
+    @functools.cached_property
+    def catalogue(self) -> Catalogue:
+        """The driver-message catalogue, compiled once per policy."""
+        return catalogue_of(self.data["driver_messages"])
+
     def xid_rule(self, xid: int, family: str | None) -> Rule:
         """Rule of Xid `xid` for `family` (None: the `default` section only)."""
         section = self.data["xid"]
         family_rules = section.get("families", {}).get(family or "", {}) or {}
         entry = family_rules.get(xid) or section["default"].get(xid) or self.data["unknown_code"]
-        return Rule(entry["class"], entry["action"])
+        return _rule(entry, "xid_fatal", xid)
 
-    def rule_for(self, event: KernelEvent, family: str | None) -> Rule:
-        """The base rule of one event (before boot noise and escalation)."""
+    def is_token_dependent(self, xid: int) -> bool:
+        """True when Xid `xid` takes its class from a severity token in its message."""
+        return xid in self.data["nvlink5"]["codes"]
+
+    def message_rule(self, message: str, family: str | None) -> Rule | None:
+        """Rule of an NVRM message that is not an Xid or SXid line: the catalogue entry it
+        matches, `unknown` when it reads as an error and matches nothing, None for chatter."""
+        found = self.catalogue.classify(message, family)
+        if found is None:
+            return None
+        return Rule(
+            found.class_,
+            found.action,
+            reason=found.reason,
+            signal=found.signal,
+            entry=found.entry,
+            part=found.part,
+            xid=found.xid,
+        )
+
+    def rule_for(self, event: KernelEvent, family: str | None) -> Rule | None:
+        """The base rule of one event (before boot noise and escalation); None for an NVRM
+        message that is driver chatter."""
         if event.kind == "sxid":
             sxid = self.data["sxid"]
             entry = sxid["codes"].get(event.code) or sxid["tokens"].get(event.token or "")
-            entry = entry or sxid["no_token"]
-            return Rule(entry["class"], entry["action"])
-        if event.kind == "fallen_off_bus":
-            return self.xid_rule(79, family)
-        if event.code == 154 and event.recovery in self.data["recovery_actions"]:
+            return _rule(entry or sxid["no_token"], "sxid_fatal", event.code)
+        if event.kind in ("fallen_off_bus", "driver_message"):
+            return self.message_rule(event.message, family)
+        if event.recovery is not None and event.recovery in self.data["recovery_actions"]:
             entry = self.data["recovery_actions"][event.recovery]
-            return Rule(entry["class"], entry["action"])
+            return _rule(entry, "recovery_action", event.code)
         nvlink5 = self.data["nvlink5"]
         if event.code in nvlink5["codes"] and event.token in nvlink5["tokens"]:
-            entry = nvlink5["tokens"][event.token]
-            return Rule(entry["class"], entry["action"])
+            return _rule(nvlink5["tokens"][event.token], "xid_fatal", event.code)
         return self.xid_rule(event.code or 0, family)
 
     def is_boot_noise(self, kind: str, code: int, family: str | None) -> bool:
@@ -154,6 +206,12 @@ def _check_rule(entry: Any, where: str, source: str) -> None:
     if not isinstance(entry, dict):
         raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
     _check_keys(entry, RULE_KEYS, where, source)
+    if entry.get("reason") is not None and entry["reason"] not in names.REASON_LAYER:
+        raise ConfigError(
+            f"{source}: field {where}.reason: {entry['reason']!r} is not a reason of names.py"
+        )
+    if not isinstance(entry.get("clears", False), bool):
+        raise ConfigError(f"{source}: field {where}.clears: expected true or false")
     if entry.get("class") not in names.EVENT_CLASSES:
         raise ConfigError(
             f"{source}: field {where}.class: {entry.get('class')!r} is not one of "
@@ -177,7 +235,8 @@ def _check_codes(rules: Any, where: str, source: str) -> None:
 
 def _check_sections(data: dict, source: str) -> None:
     _check_keys(data, TOP_KEYS, "", source)
-    for key in ("unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise"):
+    keys = ("unknown_code", "xid", "nvlink5", "recovery_actions", "sxid", "boot_noise")
+    for key in (*keys, "driver_messages"):
         if not isinstance(data.get(key), dict):
             raise ConfigError(f"{source}: field {key!r}: missing or not a mapping")
     if not isinstance(data.get("escalation"), list):
@@ -212,6 +271,7 @@ def validate(data: Any, source: str) -> None:
     _check_boot_noise(data["boot_noise"], source)
     for index, rule in enumerate(data["escalation"]):
         _check_escalation(rule, f"escalation[{index}]", source)
+    validate_catalogue(data["driver_messages"], source)
 
 
 def _check_boot_noise(section: dict, source: str) -> None:
@@ -282,13 +342,23 @@ def read_yaml(text: str, source: str) -> Any:
         raise ConfigError(f"{where}: not valid YAML ({why})") from None
 
 
+def _packaged_yaml(name: str) -> Any:
+    """A packaged data file, with libyaml's loader when present (a fifth of the time of the pure
+    Python one; the packaged files are known good, so its terser errors do not matter)."""
+    text = resources.files("gpuslo").joinpath("data", name).read_text(encoding="utf-8")
+    loader = getattr(yaml, "CSafeLoader", None)
+    if loader is None:
+        return read_yaml(text, f"gpuslo/data/{name}")
+    return yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
+
+
 @functools.cache
 def packaged_policy() -> XidPolicy:
-    """The packaged policy, read and validated once per process (it is never mutated)."""
-    packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    return policy_from_mapping(
-        read_yaml(packaged, f"gpuslo/data/{PACKAGED}"), f"gpuslo/data/{PACKAGED}"
-    )
+    """The packaged policy with the packaged driver-message catalogue, read and validated once
+    per process (it is never mutated)."""
+    data = _packaged_yaml(PACKAGED)
+    data["driver_messages"] = _packaged_yaml(driver_messages.PACKAGED)
+    return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}")
 
 
 def load_policy(overlay_path: str | None = None) -> XidPolicy:
@@ -312,118 +382,3 @@ def load_policy(overlay_path: str | None = None) -> XidPolicy:
     return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay or {}, overlay_path)
 
 
-@dataclass(frozen=True)
-class Classified:
-    """A kernel event with the class and action the policy gives it."""
-
-    event: KernelEvent
-    class_: str
-    action: str
-
-
-def _boot_noise(
-    event: KernelEvent, load: tuple | None, policy: XidPolicy, family: str | None
-) -> bool:
-    if event.kind not in ("xid", "sxid") or event.code is None or event.timestamp is None:
-        return False
-    if not policy.is_boot_noise(event.kind, event.code, family):
-        return False
-    if load is not None and load[1] == event.clock_kind:
-        return 0 <= event.timestamp - load[0] <= policy.boot_noise_window_s
-    # No driver-load record on the same clock: kernel uptime bounds the time since the load.
-    return event.clock_kind == "uptime" and event.timestamp <= policy.boot_noise_window_s
-
-
-def classify_events(
-    events: Iterable[KernelEvent], policy: XidPolicy, family: str | None
-) -> list[Classified]:
-    """Classify Xid, SXid and fallen-off-the-bus events in order (pure).
-
-    Driver-load records set the boot-noise reference; port-state and driver-load records are
-    not returned. Escalation counts events per (PCI address, Xid) with timestamps in seconds.
-    """
-    out: list[Classified] = []
-    load: tuple[float, str] | None = None
-    recent: dict[tuple[str | None, int], deque[float]] = defaultdict(deque)
-    for event in events:
-        if event.kind == "driver_load":
-            if event.timestamp is not None:
-                load = (event.timestamp, event.clock_kind)
-            continue
-        if event.kind not in ("xid", "sxid", "fallen_off_bus"):
-            continue
-        rule = policy.rule_for(event, family)
-        if _boot_noise(event, load, policy, family):
-            rule = Rule(names.CLASS_NOISE, names.ACTION_NONE)
-        elif rule.class_ == names.CLASS_WARN and event.kind == "xid":
-            rule = _escalate(event, rule, policy, recent)
-        out.append(Classified(event, rule.class_, rule.action))
-    return out
-
-
-def recent_last(recent: dict) -> float | None:
-    """The latest timestamp seen by the escalation counter, None before any."""
-    return max((times[-1] for times in recent.values() if times), default=None)
-
-
-def _escalate(event: KernelEvent, rule: Rule, policy: XidPolicy, recent: dict) -> Rule:
-    for escalation in policy.escalations:
-        if event.code not in escalation.codes:
-            continue
-        # An event without a timestamp counts as inside the window (fail closed).
-        now = event.timestamp if event.timestamp is not None else (recent_last(recent) or 0.0)
-        times = recent[(event.pci, event.code)]
-        times.append(now)
-        while times and now - times[0] > escalation.window_s:
-            times.popleft()
-        if len(times) >= escalation.count:
-            return replace(rule, class_=names.CLASS_FATAL, action=escalation.action)
-        return rule
-    return rule
-
-
-def xid_finding(
-    kind: str,
-    xid: int,
-    policy: XidPolicy,
-    *,
-    gpu: str | None = None,
-    uuid: str | None = None,
-    pci: str | None = None,
-    family: str | None = None,
-) -> Finding:
-    """The finding for a last-Xid value from DCGM, classed by `policy` for the GPU `family` (a
-    name outside `names.GPU_FAMILIES` means the family's defaults). Fatal Xids carry reason
-    `xid_fatal` (pure)."""
-    family = family if family in names.GPU_FAMILIES else None
-    rule = policy.xid_rule(xid, family)
-    return Finding(
-        kind=kind,
-        class_=rule.class_,
-        xid=xid,
-        gpu=gpu,
-        uuid=uuid,
-        pci=pci,
-        action=rule.action,
-        reason="xid_fatal" if rule.class_ == names.CLASS_FATAL else None,
-        message=f"last Xid reported by DCGM is {xid}",
-    )
-
-
-def reason_of(classified: Classified) -> str | None:
-    """The bounded reason of a classified event: only fatal events carry one."""
-    event = classified.event
-    if classified.class_ != names.CLASS_FATAL:
-        return None
-    if event.kind == "fallen_off_bus" or event.code == 79 and event.kind == "xid":
-        return "fallen_off_bus"
-    if event.kind == "sxid":
-        return "sxid_fatal"
-    if event.code == 154:
-        return "recovery_action"
-    return "xid_fatal"
-
-
-def layer_of_class(class_: str) -> str:
-    """Layer of a non-fatal class: the job's own faults are `training`, the rest `node`."""
-    return names.LAYER_TRAINING if class_ == names.CLASS_APPLICATION else names.LAYER_NODE

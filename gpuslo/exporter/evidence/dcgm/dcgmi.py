@@ -4,9 +4,11 @@ boxed text) and dcgm-exporter log lines, parsed; `gpuslo.exporter.inspect.dcgm` 
 - `dcgmi dmon -e 230` prints `#Entity  XIDER` with one row per entity (`GPU 1   120`); XIDER is
   field 230 `DCGM_FI_DEV_XID_ERRORS`, the LAST Xid (0 = none), classified with the Xid policy.
 - `dcgmi health -c -j` prints `{"body": {"Overall Health": {"value": "Healthy"}, ...}}`; the
-  overall result is one finding (`health_report`). DCGM health watches can say Healthy while the
-  same node shows a fatal Xid (shared/corpus case 034): the Xid finding wins, since the verdict
-  takes the worst finding.
+  boxed text form is the same tree (`links.parse_tree`). Past the overall result each entity
+  with an incident is a node `GPU` > `<gpuId>` (its health) > `Errors` > `<system>` (`Memory
+  system`, `InfoROM system`, ...: its health, the messages as overflow lines), from DCGM's
+  `dcgmi/Health.cpp`. DCGM health watches can say Healthy while the same node shows a fatal Xid
+  (shared/corpus case 034): the Xid finding wins, since the verdict takes the worst finding.
 - dcgm-exporter logs `Host engine connection invalid/disconnected` (and similar) when
   nv-hostengine is gone; from then on the exporter serves nothing current: `source_stale`,
   layer observability, verdict unknown.
@@ -16,8 +18,10 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import dataclass
 
 from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.dcgm.links import load_json_document, parse_tree, tree_from_json
 
 # ------------------------------------------------------------------------------------------------
 # dcgmi dmon / dcgmi health
@@ -61,6 +65,38 @@ def parse_health(text: str, source: str = "<dcgmi health>") -> str | None:
         return str(value).strip().capitalize()
     match = _HEALTH_TEXT.search(text)
     return match.group(1).capitalize() if match else None
+
+
+@dataclass(frozen=True)
+class HealthIncident:
+    """One entity's incidents in a `dcgmi health -c` report: entity group (`GPU`, `NvSwitch`),
+    its DCGM id, its health (`Healthy`, `Warning`, `Failure`), and per system (`Memory system`)
+    its health and messages."""
+
+    group: str
+    entity: str
+    health: str
+    systems: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
+
+
+def parse_health_incidents(text: str, source: str = "<dcgmi health>") -> list[HealthIncident]:
+    """The entities a `dcgmi health -c` report lists under the overall result (JSON or boxed
+    text), in report order; empty when it lists none. Raises ParseError for a broken JSON
+    document."""
+    document = load_json_document(text, source) if '"Overall Health"' in text else None
+    _, tree = tree_from_json(document) if document else parse_tree(text, source)
+    out = []
+    for group, node in tree.items():
+        if group == "Overall Health":
+            continue
+        for entity, child in node.children.items():
+            errors = child.children.get("Errors")
+            systems = tuple(
+                (system, leaf.value.strip(), tuple(leaf.overflow))
+                for system, leaf in (errors.children.items() if errors else ())
+            )
+            out.append(HealthIncident(group, entity, child.value.strip(), systems))
+    return out
 
 
 def looks_like_dcgmi(text: str) -> bool:

@@ -22,8 +22,6 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from prometheus_client.parser import text_string_to_metric_families
-
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
@@ -40,8 +38,10 @@ CLOCKS_HW_SLOWDOWN, CLOCKS_HW_THERMAL = 0x8, 0x40
 CLOCKS_SW_POWER_CAP, CLOCKS_SW_THERMAL = 0x4, 0x20
 # NVML nvmlGpuRecoveryAction_t: NONE, GPU_RESET, NODE_REBOOT, DRAIN_P2P, DRAIN_AND_RESET.
 RECOVERY_ACTIONS = {0: "None", 1: "Reset", 2: "Reboot", 3: "Drain_P2P", 4: "Drain_and_Reset"}
-_UUID_LABELS = ("UUID", "uuid")
+_UUID_LABELS = ("UUID", "uuid", "Uuid")
 _HOST_LABELS = ("Hostname", "hostname")
+_PCI_LABELS = ("pci_bus_id", "PCI_BUS_ID", "pciBusID", "pci_bus")
+_MODEL_LABELS = ("modelName", "modelname", "model_name")
 
 
 def is_blank(value: float) -> bool:
@@ -104,6 +104,10 @@ def _clean(text: str) -> str:
 
 
 def _families(text: str, source: str) -> list:
+    # Imported here, not at the top: prometheus_client costs `gpuslo inspect` a fifth of its
+    # start-up, and most evidence is not a dcgm-exporter page.
+    from prometheus_client.parser import text_string_to_metric_families
+
     try:
         families = list(text_string_to_metric_families(_clean(text)))
     except (ValueError, KeyError, IndexError, TypeError) as error:
@@ -131,6 +135,8 @@ def _families(text: str, source: str) -> list:
 def _first_bad_line(text: str) -> int | None:
     """1-based number of the first sample line the exposition parser rejects on its own (only
     run after the whole page failed, so its cost is paid for broken pages alone)."""
+    from prometheus_client.parser import text_string_to_metric_families  # see _families
+
     for number, line in enumerate(text.splitlines(), start=1):
         comment = line.lstrip().startswith("#") and not re.match(r"\s*#\s*(?:TYPE|HELP)\b", line)
         if comment or line.strip() in ("", "...", "…"):
@@ -161,8 +167,9 @@ def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None
         return None  # not a GPU entity (NVSwitch, CPU, link): not ours to fold
     key = uuid or f"gpu:{index}"
     gpu = gpus.setdefault(key, DcgmGpu(uuid=key, index=index))
-    gpu.pci_bus_id = gpu.pci_bus_id or normalise_pci(labels.get("pci_bus_id")) or ""
-    gpu.model = gpu.model or labels.get("modelName", "")
+    pci = next((labels[key] for key in _PCI_LABELS if labels.get(key)), None)
+    gpu.pci_bus_id = gpu.pci_bus_id or normalise_pci(pci) or ""
+    gpu.model = gpu.model or next((labels[k] for k in _MODEL_LABELS if labels.get(k)), "")
     gpu.hostname = gpu.hostname or next((labels[k] for k in _HOST_LABELS if labels.get(k)), "")
     if labels.get("GPU_I_ID"):
         gpu.mig_instances.add(labels["GPU_I_ID"])

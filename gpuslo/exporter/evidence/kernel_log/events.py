@@ -6,13 +6,20 @@ applied. Grouping rules (each bounded to a few adjacent lines, so identical comp
 separate events):
 - Xid 13: ChID / SM Warp / SM Global / ESR lines of one exception report on one GPU and pid;
 - SXid: the Data / Fatal|Non-fatal / Severity lines of one code on one NVSwitch;
-- fallen off the bus: `The NVIDIA GPU <pci>` … `fallen off the bus` with no Xid, and the
-  `GPU <pci>: GPU has fallen off the bus` line that follows an Xid 79;
+- a `The NVIDIA GPU <pci>` block: the NVRM lines that continue its sentence (`(PCI ID: ...)
+  installed in this system has` / `fallen off the bus and ...`, or `... is not supported by the`
+  / `NVIDIA 470.xx driver release.`) are one `driver_message` event naming that GPU, a
+  `fallen_off_bus` event when the sentence says so;
+- the `GPU <pci>: GPU has fallen off the bus` line that follows an Xid 79 joins the Xid;
 - MMU fault continuation lines (`MMU Fault: ...`, `Fault is of type ...`) after an Xid line.
+Every other NVRM line is a `driver_message` event with the GPU it names (`GPU 0000:0a:00.0:`,
+`(PCI:...)`), or none; the driver-message catalogue (`gpuslo.exporter.policy`) decides which of
+them matter, so no NVRM line is dropped here.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from gpuslo.exporter.evidence.kernel_log.parse import (
@@ -35,6 +42,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 NEAR_LINES = 4  # lines of one multi-line event are at most this far apart
+_PCI_IN_LINE = re.compile(r"\(PCI:([0-9a-fA-F]{4,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?)\)")
 NVLINK5_CODES = range(144, 151)
 
 
@@ -50,8 +58,8 @@ class EventBuilder:
         self._xid13: dict[int, tuple[int, str]] = {}  # event index -> (rank, pid)
         self._sxid_parts: dict[int, set[str]] = {}
         self._last_sxid: dict[tuple[str | None, int], int] = {}
-        # (pci, line number, timestamp triple) of a `The NVIDIA GPU <pci>` line
-        self._pending_gpu: tuple[str | None, int, tuple] | None = None
+        # index of the open `The NVIDIA GPU <pci>` block event
+        self._block: int | None = None
 
     def _add(self, event: KernelEvent) -> int:
         self.events.append(event)
@@ -90,8 +98,16 @@ class EventBuilder:
                 )
             )
             return
-        if "NVRM: The NVIDIA GPU" in line or "fallen off the bus" in line:
+        if "NVRM: The NVIDIA GPU" in line:
+            self._block_start(number, line)
+            return
+        if "NVRM" in line and self._block_continues(number, line):
+            return
+        if "fallen off the bus" in line:
             self._fallen(number, line)
+            return
+        if "NVRM" in line or "SXid" in line:
+            self._driver_message(number, line)  # an SXid line the recogniser could not read too
             return
         if "mlx5" in line and "Link" in line:
             self._port(number, line)
@@ -179,20 +195,46 @@ class EventBuilder:
         self._last_sxid[(device, code)] = index
         return True
 
-    def _fallen(self, number: int, line: str) -> None:
+    def _block_start(self, number: int, line: str) -> None:
+        """`NVRM: The NVIDIA GPU <pci>`: opens a block that its continuation lines join."""
         the_gpu = _THE_GPU.search(line)
-        if the_gpu:
-            stamp = parse_timestamp(line[: the_gpu.start()])
-            self._pending_gpu = (normalise_pci(the_gpu.group(1)), number, stamp)
-        if "fallen off the bus" not in line:
-            return
+        start = line.index("NVRM: The NVIDIA GPU")
+        stamp, clock, sequence = parse_timestamp(line[:start])
+        text = line[start:].strip()
+        self._block = self._add(
+            KernelEvent(
+                "fallen_off_bus" if "fallen off the bus" in text else "driver_message",
+                pci=normalise_pci(the_gpu.group(1)) if the_gpu else None,
+                timestamp=stamp,
+                clock_kind=clock,
+                line=number,
+                message=text,
+                sequence=sequence,
+            )
+        )
+        self._last_on_pci[self.events[self._block].pci] = self._block
+
+    def _block_continues(self, number: int, line: str) -> bool:
+        """Join an NVRM line to the open block while its sentence goes on (no full stop yet),
+        within `NEAR_LINES`, when the line names no GPU of its own."""
+        index = self._block
+        if index is None:
+            return False
+        event = self.events[index]
+        if event.message.endswith(".") or not self._near(index, number) or _own_pci(line):
+            self._block = None
+            return False
+        text = line[line.index("NVRM") :].removeprefix("NVRM:").strip()
+        message = f"{event.message} {text}"
+        kind = "fallen_off_bus" if "fallen off the bus" in message else event.kind
+        self._extend(index, number, message=message, kind=kind)
+        return True
+
+    def _fallen(self, number: int, line: str) -> None:
         own = _GPU_FALLEN.search(line)
         start = max(line.find("NVRM"), 0)
-        pci, first = (normalise_pci(own.group(1)) if own else None), number
+        pci = normalise_pci(own.group(1)) if own else None
         stamp, clock, sequence = parse_timestamp(line[:start])
-        if pci is None and self._pending_gpu and number - self._pending_gpu[1] <= NEAR_LINES:
-            pci, first, (stamp, clock, sequence) = self._pending_gpu
-        self._pending_gpu = None
         last = self._last_on_pci.get(pci)
         if self._near(last, number) and self.events[last].code == 79 and pci is not None:
             self._extend(last, number)
@@ -202,12 +244,27 @@ class EventBuilder:
             pci=pci,
             timestamp=stamp,
             clock_kind=clock,
-            line=first,
-            lines=number - first + 1,
+            line=number,
             sequence=sequence,
             message=line[start:].strip(),
         )
         self._last_on_pci[pci] = self._add(event)
+
+    def _driver_message(self, number: int, line: str) -> None:
+        start = line.find("NVRM")
+        start = line.index("SXid") if start < 0 else start
+        stamp, clock, sequence = parse_timestamp(line[:start])
+        self._add(
+            KernelEvent(
+                "driver_message",
+                pci=_own_pci(line),
+                timestamp=stamp,
+                clock_kind=clock,
+                line=number,
+                message=line[start:].strip(),
+                sequence=sequence,
+            )
+        )
 
     def _port(self, number: int, line: str) -> None:
         match = _PORT.search(line)
@@ -239,6 +296,13 @@ class EventBuilder:
     def finish(self) -> list[KernelEvent]:
         """The events in line order, with UUIDs from the `GPU at PCI` map attached."""
         return with_uuids(self.events, self.uuids)
+
+
+def _own_pci(line: str) -> str | None:
+    """The GPU an NVRM line names (`NVRM: GPU 0000:0a:00.0:` or `(PCI:0000:01:00.0)`), NVML's
+    form; None when it names none (`GPU6 ...` is the driver's own instance number)."""
+    match = _GPU_FALLEN.search(line) or _PCI_IN_LINE.search(line)
+    return normalise_pci(match.group(1)) if match else None
 
 
 def _recovery(code: int, rest: str) -> str | None:

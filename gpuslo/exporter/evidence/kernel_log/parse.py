@@ -105,8 +105,13 @@ for _number, _spellings in enumerate(
         MONTHS[_name] = _number
 
 _KMSG = re.compile(r"^(\d+),(\d+),(\d+)(?:,[^;]*)?;")
-_UPTIME = re.compile(r"\[\s*(\d+\.\d+)\]")
+# `[  123.456789]`, and `dmesg -d`'s `[  123.456789 <    0.000123>]` (the delta is ignored).
+_UPTIME = re.compile(r"\[\s*(\d+\.\d+)(?:\s*<[^>\]]*>)?\]")
 _CTIME = re.compile(r"\[\w{3} (\w{3})\s+(\d{1,2}) (\d\d):(\d\d):(\d\d) (\d{4})\]")
+# `dmesg -H` / `-e` (`--time-format reltime`): `[Mar 6 21:34]` / `[Dec22 12:26]` when the minute
+# changes (wall clock to the minute, no year), else `[  +0.000123]`, the time since the previous
+# record, which the prefilter may not have read: no timestamp.
+_RELTIME = re.compile(r"\[(\w{3}) ?(\d{1,2}) (\d\d):(\d\d)\]")
 _ISO = re.compile(r"(\d{4})-(\d\d)-(\d\d)[T ](\d\d):(\d\d):(\d\d)(?:[.,](\d+))?(Z|[+-]\d\d:?\d\d)?")
 _SYSLOG = re.compile(r"(?:^|\s)(\S{2,6}?)\.?\s+(\d{1,2}) (\d\d):(\d\d):(\d\d)(?:\.(\d+))?\s")
 
@@ -122,8 +127,10 @@ def _zone_seconds(zone: str | None) -> int:
 def parse_timestamp(prefix: str) -> tuple[float | None, str, int | None]:
     """(seconds, clock kind, kmsg sequence) from the text before a line's event marker.
 
-    Kernel uptime (kmsg microseconds or `[  123.4]`) wins over a wall clock (ctime, ISO,
-    syslog with a localised month name); no timestamp gives (None, "", None). Only the first
+    Kernel uptime (kmsg microseconds or `[  123.4]`, `dmesg -d`'s delta ignored) wins over a
+    wall clock (`dmesg -H`/`-e` minutes, ctime, ISO as `--time-format iso` prints it, syslog
+    with a localised month name); no timestamp (or only `dmesg -H`'s `[  +0.000123]`, relative
+    to a record that may not have been read) gives (None, "", None). Only the first
     and last 256 characters of a long prefix are looked at (timestamps sit at either end).
     """
     if len(prefix) > 512:
@@ -134,6 +141,11 @@ def parse_timestamp(prefix: str) -> tuple[float | None, str, int | None]:
     uptime = _UPTIME.findall(prefix)
     if uptime:
         return float(uptime[-1]), "uptime", None
+    reltime = _RELTIME.search(prefix)
+    if reltime and reltime.group(1).lower() in MONTHS:
+        mon, day, hh, mm = reltime.groups()
+        stamp = (2000, MONTHS[mon.lower()], int(day), int(hh), int(mm), 0)
+        return float(calendar.timegm(stamp)), "wall", None
     ctime = _CTIME.search(prefix)
     if ctime and ctime.group(1).lower() in MONTHS:
         mon, day, hh, mm, ss, year = ctime.groups()

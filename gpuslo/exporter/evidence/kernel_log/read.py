@@ -14,10 +14,11 @@ lines before the full recognisers run.
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
+from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan, prepare
 
 __all__ = [
     "KernelEvent",
@@ -26,23 +27,31 @@ __all__ = [
     "looks_like_kernel_log",
     "parse_kernel_log",
     "scan_kernel_log_file",
+    "scan_kernel_log_text",
 ]
 
 CHUNK_BYTES = 1024 * 1024  # small enough that the prefilter's passes stay in the CPU cache
 HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from anything else
 
 
-def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEvent]:
-    """Every Xid, SXid, fallen-off-the-bus, mlx5 port-state and driver-load event in `text`, in
-    line order (multi-line events once). Raises ParseError when `text` is not text (NUL bytes
-    in more than a tenth of it), naming `source`."""
+def scan_kernel_log_text(text: str, source: str = "<kernel log>") -> KernelLogScan:
+    """`text` scanned as `scan_kernel_log_file` scans a file (`.records` counts its lines,
+    `.finish()` gives the events). Raises ParseError when `text` is not text (NUL bytes in more
+    than a tenth of it), naming `source`."""
     if not isinstance(text, str):
         raise ParseError(source, "kernel log must be text, not bytes")
     if text.count("\0") * 10 > len(text):
         raise ParseError(source, "binary data, not a kernel log")
     scan = KernelLogScan()
     scan.feed(text)
-    return scan.finish()
+    return scan
+
+
+def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEvent]:
+    """Every Xid, SXid, fallen-off-the-bus, driver-message, mlx5 port-state and driver-load
+    event in `text`, in line order (multi-line events once). Raises ParseError when `text` is
+    not text (NUL bytes in more than a tenth of it), naming `source`."""
+    return scan_kernel_log_text(text, source).finish()
 
 
 def scan_kernel_log_file(
@@ -79,20 +88,43 @@ def _read_head(handle) -> bytes:
     return bytes(head)
 
 
-def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) -> None:
-    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`."""
+def _fill(handle, buffer: bytearray, filled: int) -> tuple[bytearray, int, int]:
+    """Read into buffer[filled:] until it holds a whole line (or the input ends); returns
+    (buffer, possibly grown for a line longer than it, bytes held, end of the last whole
+    line: 0 when none)."""
     while True:
         if filled == len(buffer):  # one line longer than the buffer: grow it
-            buffer.extend(bytearray(len(buffer)))
-        read = handle.readinto(memoryview(buffer)[filled:])
-        if not read:
-            break
-        filled += read
+            buffer = buffer + bytearray(len(buffer))
+        with memoryview(buffer) as view:
+            read = handle.readinto(view[filled:])
+        filled += read or 0
         cut = buffer.rfind(b"\n", 0, filled) + 1
-        if cut:
-            scan.feed(buffer, cut)
-            buffer[: filled - cut] = buffer[cut:filled]
-            filled -= cut
+        if cut or not read:
+            return buffer, filled, cut
+
+
+def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) -> None:
+    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`. Two buffers
+    alternate: while one chunk is parsed, numpy finds the needles and newlines of the next in a
+    second thread (`scan.prepare`, which releases the GIL) and the file is read on."""
+    free: bytearray | None = bytearray(len(buffer))
+    pending = None  # (buffer, end of its whole lines, future of its prepare)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuslo-scan") as pool:
+        while True:
+            buffer, filled, cut = _fill(handle, buffer, filled)
+            if not cut:
+                break
+            future = pool.submit(prepare, buffer, cut)
+            if pending is not None:
+                scan.feed(pending[0], pending[1], pending[2].result())
+                free = pending[0]  # parsed: it may take the next chunk
+            if free is None or len(free) < len(buffer):
+                free = bytearray(len(buffer))
+            free[: filled - cut] = buffer[cut:filled]  # the partial last line starts the next
+            pending = (buffer, cut, future)
+            buffer, filled, free = free, filled - cut, None
+        if pending is not None:
+            scan.feed(pending[0], pending[1], pending[2].result())
     scan.feed(buffer, filled)
 
 
@@ -112,10 +144,14 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
         )
 
 
-# The prefixes of a kernel-log record: /dev/kmsg, uptime, ctime, `kern  :err   :`, syslog or
-# journal `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
+# The prefixes of a kernel-log record: /dev/kmsg, uptime (and `dmesg -d`'s `<delta>`), ctime
+# (`dmesg -T`), reltime (`dmesg -H` / `-e`: `[Mar 6 21:34]`, `[  +0.000123]`), delta alone
+# (`[<    0.000123>]`), ISO (`--time-format iso`), `kern  :err   :` (`-x`), syslog or journal
+# `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
 KERNEL_PREFIX_PATTERN = (
-    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+\]|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]"
+    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+(?:\s*<[^>\]]*>)?\]"
+    r"|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\[\w{3} ?\d{1,2} \d\d:\d\d\]|\[\s*\+\d+\.\d+\]"
+    r"|\[<\s*\d+\.\d+>\]|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:\d\d "
     r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)

@@ -1,8 +1,9 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Every line a recogniser uses holds `NVRM`, `SXid` or `mlx5`; an `NVRM` line is kept only when
-it also holds one of `NVRM_WANTED` (the rest is driver chatter). Each Xid line brings the two
-lines after it (MMU fault continuations). Two ways to find the needles, same answer:
+Every line a recogniser uses holds `NVRM`, `SXid` or `mlx5`, and every such line is read: which
+NVRM lines matter is the driver-message catalogue's call (`gpuslo.exporter.policy`), not the
+prefilter's. Each Xid line brings the two lines after it (MMU fault continuations). Two ways to
+find the needles, same answer:
 - text (`str`): one compiled literal per needle (a fast first-character loop in `re`);
 - bytes from a file: numpy compares the buffer as little-endian 16-bit words at both
   alignments against the needles' first two bytes, checks the whole needle at the few hits and
@@ -20,23 +21,15 @@ from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 NEEDLES = ("NVRM", "SXid", "mlx5")
-NVRM_WANTED = (
-    "NVRM: Xid",
-    "NVRM: GPU",
-    "NVRM: The NVIDIA GPU",
-    "NVRM: loading NVIDIA",
-    "fallen off the bus",
-)
 CONTEXT_LINES = 2
-# The grep pattern the benchmark compares against, as Python: lines it matches are `matched`.
-GREP_PATTERN = re.compile(r"NVRM: (Xid|GPU)|SXid|fallen off the bus")
+# The grep pattern the benchmark compares against (`grep -E`), as Python: it selects every line
+# the scan reads (the candidate lines); lines it matches are counted in `matched`.
+GREP_PATTERN_TEXT = "|".join(NEEDLES)
+GREP_PATTERN = re.compile(GREP_PATTERN_TEXT)
 _PATTERNS = {
     kind: tuple(re.compile(re.escape(n.encode() if kind else n)) for n in NEEDLES)
     for kind in (False, True)
 }
-# A line is a candidate when this matches inside it (one C call per needle hit).
-_KEEP_TEXT = "|".join(re.escape(n) for n in (*NVRM_WANTED, *NEEDLES[1:]))
-_KEEP = {False: re.compile(_KEEP_TEXT), True: re.compile(_KEEP_TEXT.encode())}
 
 
 def _numpy():
@@ -47,10 +40,34 @@ def _numpy():
     return numpy
 
 
-class _Chunk:
-    """buf[:limit] (str, bytes or bytearray) with the primitives the prefilter needs."""
+def prepare(buf, limit: int) -> list[int] | None:
+    """Offsets where a needle starts in bytes buf[:limit], sorted, by numpy (which releases the
+    GIL: `scan_kernel_log_file` runs it in a second thread for the next chunk while this one is
+    read and parsed); None without numpy. The buffer must not change until the chunk is fed."""
+    np = _numpy()
+    if np is None:
+        return None
+    view = memoryview(buf)[:limit]
+    # 16-bit words at both alignments against each needle's first two bytes (half the work of
+    # 32-bit words at four), then the whole needle checked at the few hits.
+    keys = [int.from_bytes(n[:2].encode(), "little") for n in NEEDLES]
+    hits = []
+    for alignment in range(2):
+        words = np.frombuffer(view, "<u2", count=(limit - alignment) // 2, offset=alignment)
+        mask = words == keys[0]
+        mask |= words == keys[1]
+        mask |= words == keys[2]
+        hits.append(np.flatnonzero(mask) * 2 + alignment)
+    needles = tuple(n.encode() for n in NEEDLES)
+    del words, mask, view  # no export of the buffer outlives the call
+    return [p for p in sorted(np.concatenate(hits).tolist()) if buf.startswith(needles, p)]
 
-    def __init__(self, buf, limit: int) -> None:
+
+class _Chunk:
+    """buf[:limit] (str, bytes or bytearray) with the primitives the prefilter needs; bytes
+    come `prepare`d (needles and newlines found by numpy) when numpy is there."""
+
+    def __init__(self, buf, limit: int, prepared: list[int] | None = None) -> None:
         self.buf, self.limit = buf, limit
         self.is_bytes = not isinstance(buf, str)
 
@@ -58,37 +75,22 @@ class _Chunk:
             return text.encode() if self.is_bytes else text
 
         self.newline, self.xid = cast("\n"), cast("Xid (")
-        numpy = _numpy() if self.is_bytes else None
+        self.found = prepare(buf, limit) if self.is_bytes and prepared is None else prepared
+        numpy = _numpy() if self.found is not None else None
         self.np = numpy
         self.array = numpy.frombuffer(memoryview(buf)[:limit], numpy.uint8) if numpy else None
 
     def positions(self) -> list[int]:
         """Offsets where a needle starts, sorted."""
-        if self.array is None:
-            found = (
-                m.start()
-                for p in _PATTERNS[self.is_bytes]
-                for m in p.finditer(self.buf, 0, self.limit)
-            )
-            return sorted(found)
-        # 16-bit words at both alignments against each needle's first two bytes (half the
-        # work of 32-bit words at four), then the whole needle checked at the few hits.
-        np, view = self.np, memoryview(self.buf)[: self.limit]
-        keys = [int.from_bytes(n[:2].encode(), "little") for n in NEEDLES]
-        hits = []
-        for alignment in range(2):
-            words = np.frombuffer(
-                view, "<u2", count=(self.limit - alignment) // 2, offset=alignment
-            )
-            mask = words == keys[0]
-            mask |= words == keys[1]
-            mask |= words == keys[2]
-            hits.append(np.flatnonzero(mask) * 2 + alignment)
-        needles = tuple(n.encode() for n in NEEDLES)
-        return [p for p in sorted(np.concatenate(hits).tolist()) if self.buf.startswith(needles, p)]
+        if self.found is not None:
+            return self.found
+        found = (
+            m.start() for p in _PATTERNS[self.is_bytes] for m in p.finditer(self.buf, 0, self.limit)
+        )
+        return sorted(found)
 
     def count_newlines(self, start: int, end: int) -> int:
-        """Newlines in buf[start:end]."""
+        """Newlines in buf[start:end] (numpy, GIL released, when there)."""
         if self.array is None:
             return self.buf.count(self.newline, start, end)
         return int(self.np.count_nonzero(self.array[start:end] == 10))
@@ -103,13 +105,10 @@ def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
     """{line start: context lines after it} for every candidate line of the chunk."""
     starts: dict[int, int] = {}
     line_end = -1
-    keep = _KEEP[chunk.is_bytes]
     for position in chunk.positions():
         if position <= line_end:
             continue  # a second needle on a line already judged
         line_start, line_end = chunk.line_bounds(position)
-        if keep.search(chunk.buf, line_start, line_end) is None:
-            continue  # NVRM driver chatter
         context = CONTEXT_LINES if chunk.buf.find(chunk.xid, line_start, line_end) != -1 else 0
         starts[line_start] = max(starts.get(line_start, 0), context)
     return starts
@@ -169,20 +168,22 @@ class KernelLogScan:
         self.records += number - self._next_line
         self._next_line = number
 
-    def feed(self, chunk: str | bytes | bytearray, limit: int | None = None) -> None:
+    def feed(
+        self, chunk: str | bytes | bytearray, limit: int | None = None, prepared=None
+    ) -> None:
         """Scan chunk[:limit] (default all of it), which ends at a line boundary or at the end
-        of the input."""
+        of the input; `prepared` is `prepare(chunk, limit)` when the caller computed it."""
         limit = len(chunk) if limit is None else limit
         if not limit:
             return
-        view = _Chunk(chunk, limit)
+        view = _Chunk(chunk, limit, prepared)
         for number, line in self._lines(view):
             text = line.decode("utf-8", errors="replace") if view.is_bytes else line
             text = text.rstrip("\r")
             if GREP_PATTERN.search(text):
                 self.matched += 1
             self.builder.feed(number, text)
-        view.array = None  # release the buffer export before the caller reuses the buffer
+        view.found = view.array = None  # release the buffer before the caller reuses it
 
     def finish(self) -> list[KernelEvent]:
         """The events of everything fed."""

@@ -1,0 +1,113 @@
+"""Judging DCGM's own verdicts (pure): `dcgmi diag` test results and `dcgmi health -c` incidents,
+one finding per (test, GPU) and per entity.
+
+Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostics"):
+- a diag `Fail` means the GPU did not pass a test meant to show it can run work: class fatal,
+  reason `diagnostic_failed`; the action is DCGM's own advice when the result text gives it
+  (`Reset GPU` → reset_gpu, `drain` → drain_and_reset, `reboot` → reboot_node), else reset_gpu;
+- `Warn` is recorded (warn); `Pass` is inventory (ok); `Skip` / `Not Run` and an Info note
+  are no evidence either way (noise); any other word is `unknown` (a future DCGM release must not
+  turn a node green by renaming a status);
+- a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
+  other word than `Healthy` unknown (`Internal error`).
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.exporter.evidence.dcgm.dcgmi import HealthIncident
+from gpuslo.exporter.evidence.dcgm.diag import DiagResult
+from gpuslo.verdict import Finding
+
+STATUS_CLASS = {
+    "pass": names.CLASS_OK,
+    "fail": names.CLASS_FATAL,
+    "warn": names.CLASS_WARN,
+    "warning": names.CLASS_WARN,
+    "skip": names.CLASS_NOISE,
+    "skipped": names.CLASS_NOISE,
+    "not run": names.CLASS_NOISE,
+    "info": names.CLASS_NOISE,
+}
+HEALTH_CLASS = {
+    "healthy": names.CLASS_OK,
+    "warning": names.CLASS_WARN,
+    "failure": names.CLASS_FATAL,
+}
+# DCGM's advice in a result text -> our action, most severe first.
+ADVICE = (
+    ("reboot", names.ACTION_REBOOT_NODE),
+    ("drain", names.ACTION_DRAIN_AND_RESET),
+    ("reset gpu", names.ACTION_RESET_GPU),
+)
+
+
+def advised_action(texts: tuple[str, ...]) -> str:
+    """Our action for DCGM's advice in `texts` (reset_gpu when it gives none)."""
+    joined = " ".join(texts).lower()
+    return next((action for word, action in ADVICE if word in joined), names.ACTION_RESET_GPU)
+
+
+def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> list[Finding]:
+    """One `diagnostic_result` finding per (test, GPU) result (see the module docstring); an
+    unknown one names `source` and the line."""
+    out = []
+    for result in results:
+        class_ = STATUS_CLASS.get(result.status.strip().lower(), names.CLASS_UNKNOWN)
+        fatal = class_ == names.CLASS_FATAL
+        reason = "diagnostic_failed" if fatal else "parse_error" if class_ == "unknown" else None
+        where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
+        test = result.test or "(test not shown)"
+        detail = f": {' '.join(result.messages)}" if result.messages else ""
+        if class_ == names.CLASS_UNKNOWN:
+            where = f"{where}; status not a DCGM word, in {source}" + (
+                f":{result.line}" if result.line else ""
+            )
+        out.append(
+            Finding(
+                kind=kind,
+                class_=class_,
+                signal="diagnostic_result",
+                gpu=result.gpu,
+                reason=reason,
+                layer=None if reason else names.LAYER_NODE,
+                action=advised_action(result.messages) if fatal else names.ACTION_NONE,
+                message=f"{test} {result.status} ({where}){detail}"[:300],
+                line=result.line,
+                extra={"test": test, "status": result.status},
+            )
+        )
+    return out
+
+
+def health_findings(
+    kind: str, incidents: list[HealthIncident], source: str = ""
+) -> list[Finding]:
+    """One `health_report` finding per entity a `dcgmi health -c` report lists; an unknown one
+    names `source`."""
+    out = []
+    for incident in incidents:
+        class_ = HEALTH_CLASS.get(incident.health.lower(), names.CLASS_UNKNOWN)
+        reason = {names.CLASS_FATAL: "diagnostic_failed", names.CLASS_UNKNOWN: "tool_error"}
+        systems = "; ".join(
+            f"{system} {health}" + (f": {' '.join(lines)}" if lines else "")
+            for system, health, lines in incident.systems
+        )
+        messages = tuple(line for _, _, lines in incident.systems for line in lines)
+        out.append(
+            Finding(
+                kind=kind,
+                class_=class_,
+                signal="health_report",
+                gpu=incident.entity if incident.group.upper() == "GPU" else None,
+                device=None if incident.group.upper() == "GPU" else f"{incident.group} "
+                f"{incident.entity}",
+                reason=reason.get(class_),
+                layer=None if class_ in reason else names.LAYER_NODE,
+                action=advised_action(messages) if class_ == names.CLASS_FATAL else None,
+                message=(f"{source}: " if class_ == names.CLASS_UNKNOWN else "")
+                + f"dcgmi health {incident.group} {incident.entity}: {incident.health}"
+                + (f" ({systems})" if systems else ""),
+            )
+        )
+    return out

@@ -1,0 +1,179 @@
+"""Judging PCIe evidence from `lspci -vv` (pure): link training against capability, and AER.
+
+Rules (sources: the PCI Express Base Specification's Link Status and AER registers as lspci
+prints them; NVIDIA's DCGM diagnostics, whose `pcie` test fails a link narrower than the GPU
+supports, DCGM_FR_PCIE_WIDTH; nvidia-smi(1), which notes that a GPU lowers its link generation at
+idle to save power):
+- a link narrower than its capability (`Width x1 (downgraded)`, or LnkSta width < LnkCap width)
+  is `pcie_degraded`, warn, check the cabling/slot (the same rule as `policy.gpu` for NVML and
+  nvidia-smi); a speed below capability alone is inventory (`pcie_link`, ok): an idle GPU runs
+  its link at a lower generation;
+- uncorrectable AER status bits set (`UESta ...+`) on a GPU or on the bridge port above it are
+  `pcie_aer_uncorrectable`, fatal (reset the GPU); corrected bits (`CESta ...+`) are
+  `pcie_aer_corrected`, warn;
+- an NVIDIA device whose config space reads as all ones (`rev ff`) has fallen off the bus (fatal);
+- only NVIDIA devices, the bridges above NVIDIA GPUs (AER) and an excerpt without its header are
+  judged: other devices' links are not this tool's business;
+- fail closed: an NVIDIA GPU whose entry shows no link status (lspci run without root prints
+  `Capabilities: <access denied>`; a cut capture) is `pcie_link` unknown, and lines before the
+  first device header of a multi-device output (a capture cut at its start) are unknown.
+"""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.exporter.evidence.families import family_of
+from gpuslo.exporter.evidence.lspci import Device
+from gpuslo.verdict import Finding
+
+
+def _bus(pci: str | None) -> str | None:
+    return pci.split(":")[1].lower() if pci else None
+
+
+def _model(device: Device) -> str:
+    text = device.description.split(": ", 1)[-1]
+    return text.split(" (rev")[0].replace("NVIDIA Corporation ", "").strip()
+
+
+def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
+    """`pcie_degraded` (warn) or `pcie_link` (ok) for a device's link (see the module rules)."""
+    link = device.link
+    if link is None or (link.width is None and link.speed is None):
+        if not device.is_gpu:
+            return []
+        denied = any("<access denied>" in line for line in device.lines)
+        why = "lspci was not run as root (<access denied>)" if denied else "not in the capture"
+        return [
+            Finding(
+                kind=kind,
+                class_=names.CLASS_UNKNOWN,
+                signal="pcie_link",
+                reason="no_data",
+                pci=device.pci,
+                line=device.line,
+                message=f"{source}:{device.line}: GPU {device.pci}: link status not shown: {why}",
+            )
+        ]
+    narrow = link.width_downgraded or (
+        link.width is not None and link.width_cap is not None and link.width < link.width_cap
+    )
+    slow = link.speed_downgraded or (
+        link.speed is not None and link.speed_cap is not None and link.speed < link.speed_cap
+    )
+    now = f"x{link.width or '?'} at {link.speed or '?'} GT/s"
+    cap = f"x{link.width_cap or '?'} at {link.speed_cap or '?'} GT/s"
+    base = {"kind": kind, "pci": device.pci, "line": device.line}
+    if narrow:
+        return [
+            Finding(
+                class_=names.CLASS_WARN,
+                signal="pcie_degraded",
+                reason="pcie_degraded",
+                action=names.ACTION_CHECK_CABLING,
+                message=f"PCIe link trained {now}, narrower than its capability ({cap})"
+                + (" and slower" if slow else ""),
+                **base,
+            )
+        ]
+    note = " (speed below capability: normal at idle)" if slow else ""
+    return [
+        Finding(
+            class_=names.CLASS_OK,
+            signal="pcie_link",
+            layer=names.LAYER_NODE,
+            message=f"PCIe link {now}, capability {cap}{note}",
+            **base,
+        )
+    ]
+
+
+def aer_findings(kind: str, device: Device, gpu: Device | None = None) -> list[Finding]:
+    """AER findings of `device` (the GPU itself, or `gpu`'s upstream bridge port)."""
+    where = f"upstream port {device.pci} of GPU {gpu.pci}" if gpu else "device"
+    pci = gpu.pci if gpu else device.pci
+    out = []
+    if device.uncorrectable:
+        out.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_FATAL,
+                signal="pcie_aer_uncorrectable",
+                reason="pcie_aer_uncorrectable",
+                action=names.ACTION_RESET_GPU,
+                pci=pci,
+                line=device.line,
+                message=f"uncorrectable PCIe errors on the {where}: "
+                f"{', '.join(device.uncorrectable)}",
+            )
+        )
+    if device.corrected:
+        out.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_WARN,
+                signal="pcie_aer_corrected",
+                layer=names.LAYER_NODE,
+                pci=pci,
+                line=device.line,
+                message=f"corrected PCIe errors on the {where}: {', '.join(device.corrected)}",
+            )
+        )
+    return out
+
+
+def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[Finding]:
+    """Every finding for one `lspci -vv` output (see the module rules), with one `gpus_seen`
+    inventory finding per NVIDIA GPU; unknown findings name `source` and the line."""
+    bridges = {d.secondary_bus: d for d in devices if d.secondary_bus}
+    out: list[Finding] = []
+    if len(devices) > 1 and devices[0].pci is None:
+        out.append(
+            Finding(
+                kind=kind,
+                class_=names.CLASS_UNKNOWN,
+                signal="nothing_recognised",
+                reason="parse_error",
+                line=devices[0].line,
+                message=f"{source}: lines {devices[0].line}-{devices[1].line - 1} come before the "
+                "first device header: the capture is cut or corrupted",
+            )
+        )
+        devices = devices[1:]
+    for device in devices:
+        judged = device.is_nvidia or device.pci is None
+        if not judged:
+            continue
+        if device.not_responding:
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=names.CLASS_FATAL,
+                    signal="fallen_off_bus",
+                    reason="fallen_off_bus",
+                    action=names.ACTION_REBOOT_NODE,
+                    pci=device.pci,
+                    line=device.line,
+                    message=f"{device.description[:120]}: config space reads all ones",
+                )
+            )
+            continue
+        out += link_findings(kind, device, source) + aer_findings(kind, device)
+        upstream = bridges.get(_bus(device.pci)) if device.is_gpu else None
+        if upstream is not None and upstream is not device:
+            out += aer_findings(kind, upstream, gpu=device)
+        if device.is_gpu:
+            model = _model(device)
+            out.append(
+                Finding(
+                    kind=kind,
+                    class_=names.CLASS_OK,
+                    signal="gpus_seen",
+                    count=1,
+                    pci=device.pci,
+                    line=device.line,
+                    message=model,
+                    extra={"model": model, "family": family_of(model)},
+                )
+            )
+    return out
