@@ -12,6 +12,8 @@ import pytest
 from gpuslo.cli import main
 from gpuslo.errors import UsageError
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
+from gpuslo.exporter.inspect.kinds import inspect_files
+from gpuslo.exporter.inspect.options import InspectOptions
 from tests.conftest import CORPUS
 
 CLI = [sys.executable, "-m", "gpuslo"]
@@ -100,3 +102,34 @@ def test_stdin_once_beside_a_file_is_read():
     report = json.loads(proc.stdout)
     assert [f["file"] for f in report["files"]] == [str(case), "-"]
     assert all(f["verdict"] == "unhealthy" for f in report["files"])
+
+
+# Regression (newcomer report): binary bytes pasted before or after real evidence were dropped
+# without a word and a fatal finding beside them could vanish, so the verdict read `healthy`.
+CASES_DIR = CORPUS / "cases"
+NOISE = bytes(range(256)) * 8  # every byte value: not UTF-8, control characters, NULs
+
+
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_binary_beside_any_corpus_case_is_never_healthy(tmp_path, where):
+    cases = sorted(CASES_DIR.glob("*.txt"))
+    if not cases:
+        pytest.skip(f"{CASES_DIR} is not there")
+    for case in cases:
+        data = case.read_bytes()
+        mangled = tmp_path / case.name
+        mangled.write_bytes(NOISE + b"\n" + data if where == "before" else data + b"\n" + NOISE)
+        report = inspect_files([str(mangled)], InspectOptions())
+        assert report["verdict"] != "healthy", case.name
+        read = [f for f in report["findings"] if f.get("signal") != "nothing_recognised"]
+        if read:  # something was read: the unread binary lines are named beside it
+            assert any("binary data" in f.get("message", "") for f in report["findings"]), case.name
+
+
+def test_a_prompt_before_a_dcgmi_dmon_table_keeps_its_xid(tmp_path):
+    (case,) = CASES_DIR.glob("034_*.txt") or pytest.skip("corpus not there")
+    pasted = tmp_path / "pasted.txt"
+    pasted.write_text("junk " + case.read_text())
+    report = inspect_files([str(pasted)], InspectOptions())
+    assert report["verdict"] == "unhealthy"
+    assert any(f.get("xid") == 120 for f in report["findings"])

@@ -15,6 +15,7 @@ finding (`nothing_recognised`, layer observability), never `healthy`.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -126,7 +127,44 @@ def _read(
     return findings
 
 
+# A line is binary when it holds a NUL, or when more than this share of its characters are
+# control characters or U+FFFD (bytes that were not UTF-8): random bytes, a core dump, a gzip.
+BINARY_SHARE = 0.3
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffd]")
+
+
+def binary_lines(text: str) -> list[int]:
+    """Numbers (1-based) of the lines of `text` that are binary data, not text (pure)."""
+    out = []
+    for number, line in enumerate(text.split("\n"), 1):
+        if line and ("\0" in line or len(_CONTROL.findall(line)) > BINARY_SHARE * len(line)):
+            out.append(number)
+    return out
+
+
+def binary_finding(numbers: Sequence[int], source: str) -> Finding:
+    """The `unknown` finding for binary lines beside the evidence: whatever they held was not
+    read, so the evidence around them cannot be called healthy (fail closed)."""
+    return unknown_finding(
+        "unknown",
+        f"{source}: {len(numbers)} line(s) of binary data between lines {numbers[0]} and "
+        f"{numbers[-1]}: not read, so the evidence is incomplete",
+    )
+
+
 def inspect_text(
+    text: str, source: str, options: InspectOptions, kind: str | None = None
+) -> list[Finding]:
+    """Findings for one piece of evidence (pure), see `read_text_evidence`; binary lines in it
+    (`binary_lines`) add one `unknown` finding naming them, whatever else was read."""
+    findings = read_text_evidence(text, source, options, kind)
+    binary = binary_lines(text) if text.strip() else []
+    if binary and not all(f.signal == "nothing_recognised" for f in findings):
+        findings.append(binary_finding(binary, source))
+    return findings
+
+
+def read_text_evidence(
     text: str, source: str, options: InspectOptions, kind: str | None = None
 ) -> list[Finding]:
     """Findings for one piece of evidence (pure). `kind` None means detect it: every kind whose

@@ -27,7 +27,7 @@ from gpuslo.exporter.evidence.dcgm.links import load_json_document, parse_tree, 
 # dcgmi dmon / dcgmi health
 # ------------------------------------------------------------------------------------------------
 
-_DMON_HEAD = re.compile(r"^#\s*Entity\s+(.+?)\s*$")
+_DMON_HEAD = re.compile(r"#[ \t]*Entity[ \t]+(\S.*)$")
 _DMON_ROW = re.compile(r"^(GPU(?:-I|-CI)?)\s+(\d+)\s+(.+?)\s*$")
 _HEALTH_TEXT = re.compile(r"Overall Health\W+(Healthy|Warning|Failure)\b", re.I)
 
@@ -39,7 +39,7 @@ def parse_dmon(text: str) -> list[dict[str, str]]:
     kept as printed (`N/A` included). Never raises."""
     rows, columns = [], []
     for line in text.splitlines():
-        if match := _DMON_HEAD.match(line):
+        if match := _DMON_HEAD.search(line[:4096]):  # after a prompt or pasted noise too
             columns = match.group(1).split()
         elif columns and (match := _DMON_ROW.match(line.strip())):
             values = match.group(3).split()
