@@ -4,6 +4,7 @@ from the port strings of corpus cases 006 and 041), and the `network_links` chec
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -200,3 +201,18 @@ def test_gpuslo_check_command_on_a_fixture_tree(tmp_path):
     report = json.loads(done.stdout)
     failed = [r for r in report["results"] if r["status"] == "fail"]
     assert [(r["scope"], r["reason"]) for r in failed] == [("mlx5_1", "network_port_down")]
+
+
+def test_a_binary_port_state_is_unreadable_not_down(tmp_path):
+    """Regression (newcomer report): random bytes in ports/1/state read as a port that is down,
+    with the bytes in the message; they are an unreadable state (unknown), as an empty file is."""
+    tree = tmp_path / "sys"
+    shutil.copytree(SYSFS / "infiniband-healthy", tree, symlinks=True)
+    (state,) = sorted(tree.glob("class/infiniband/*/ports/1/state"))[:1]
+    state.write_bytes(bytes(range(256))[::7])
+    ctx = CheckContext(sysfs=tree, state_dir=tmp_path / "state", clock=lambda: 1.0)
+    results = NetworkLinksCheck().run(ctx).results
+    device = state.parents[2].name
+    bad = by_scope(results)[device]
+    assert (bad.status, bad.reason) == ("unknown", "parse_error")
+    assert "\x00" not in bad.message and "\ufffd" not in bad.message

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 from pathlib import Path
 
 from gpuslo.errors import InputError
@@ -62,6 +63,16 @@ def _read(path: Path) -> str:
         return ""
     except OSError as error:
         raise InputError(str(path), error.strerror or str(error)) from None
+
+
+# A sysfs port state is `<number>: <WORD>` (`4: ACTIVE`, `5: LinkUp`, `7: Phy Test`).
+_STATE_TEXT = re.compile(r"(?:\d{1,2}:[ \t]*)?[A-Za-z][A-Za-z _-]{0,31}")
+
+
+def _state_text(text: str) -> str:
+    """`text` when it reads as a port state, else "" (binary or garbage: unreadable, which the
+    port judgement reports as unknown — never as a port that is down)."""
+    return text if _STATE_TEXT.fullmatch(text) else ""
 
 
 def _carrier(sysfs: Path, netdev: str) -> bool | None:
@@ -121,8 +132,10 @@ def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
                 Port(
                     device=device_dir.name,
                     port=int(port_dir.name),
-                    state=normalise_state(_read(port_dir / "state")),
-                    physical_state=normalise_physical_state(_read(port_dir / "phys_state")),
+                    state=normalise_state(_state_text(_read(port_dir / "state"))),
+                    physical_state=normalise_physical_state(
+                        _state_text(_read(port_dir / "phys_state"))
+                    ),
                     rate_gbps=parse_rate(_read(port_dir / "rate")),
                     link_layer=_read(port_dir / "link_layer"),
                     driver=driver,
