@@ -65,6 +65,11 @@ def run(args: argparse.Namespace) -> int:
     return 1 if any(d["status"] == names.STATUS_UNKNOWN for d in docs) else 0
 
 
+def _said(value: object, unit: str = "") -> str:
+    """A value for the text table; what the log does not say reads as such, never as `None`."""
+    return "not in the log" if value is None else f"{value}{unit}"
+
+
 def render_text(doc: dict) -> str:
     """A few lines per log for a person (the JSON has everything)."""
     lines = [f"{doc['file']}: {doc['framework'] or 'no known framework'} — {doc['status']}"]
@@ -75,11 +80,12 @@ def render_text(doc: dict) -> str:
         lines.append(f"  steps {steps['first']}..{steps['last']}{epoch}, median step "
                      f"{st['median']} s over {st['count']} interval(s), span {doc['span_s']} s")
     for s in doc["checkpoint_saves"]:
-        lines.append(f"  checkpoint save at step {s['step']}: {s['seconds']} s")
+        lines.append(f"  checkpoint save at step {_said(s['step'])}: {_said(s['seconds'], ' s')}")
     for r in doc["restarts"]:
-        lines.append(f"  restart from step {r['resumed_from_step']} (lost {r['lost_steps']})")
+        lines.append(f"  restart from step {_said(r['resumed_from_step'])} "
+                     f"(lost {_said(r['lost_steps'], ' steps')})")
     for i in doc["interruptions"]:
-        lines.append(f"  interruption after step {i['after_step']}: {i['cause']} "
+        lines.append(f"  interruption after step {_said(i['after_step'])}: {i['cause']} "
                      f"({i['layer']}), line {i['line']}")
     for s in doc["slowdowns"]:
         lines.append(f"  slowdown from step {s['from_step']}: x{s['ratio']}")
