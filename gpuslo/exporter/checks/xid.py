@@ -36,6 +36,7 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
 import time
@@ -64,6 +65,8 @@ COMMANDS = (
     ("dmesg",),
 )
 UNKNOWN_PCI = "unknown"
+# A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
+CUT_OFF_AFTER_S = 30.0
 
 
 def scope_of(event: KernelEvent) -> str:
@@ -242,7 +245,8 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            source, (events, records) = str(context.kernel_log), _scan_file(context.kernel_log)
+            source = str(context.kernel_log)
+            events, records = _scan_file(context.kernel_log, now)
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
@@ -335,15 +339,29 @@ def read_gpu_family(procfs: Path) -> str | None:
     return gpu_family_of(models)
 
 
-def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
-    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Raises
-    ParseError when its first 64 KiB are not a kernel log (empty, binary, any other text): a
-    file without Xids is healthy only when it is a kernel log; DependencyMissing when it cannot
-    be read."""
+def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
+    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
+    complete lines count: a last line without its newline waits for the next run (a writer may
+    be mid-line), unless it holds a GPU marker and the file has not changed for
+    `CUT_OFF_AFTER_S` — then the log ends in a cut-off record, a ParseError (never healthy).
+    Raises ParseError when its first 64 KiB are not a kernel log (empty, binary, any other
+    text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
+    it cannot be read."""
     try:
-        scan = scan_kernel_log_file(str(path), require_kernel_log=True)
+        scan = scan_kernel_log_file(str(path), require_kernel_log=True, complete_lines=True)
+        changed = os.stat(path).st_mtime
     except InputError as error:
         raise DependencyMissing(str(error)) from None
+    except OSError as error:
+        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
+    tail = scan.unterminated.decode("utf-8", errors="replace")
+    if _GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
+        line = scan.records + 1
+        raise ParseError(
+            str(path),
+            f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
+            line=line,
+        )
     return scan.finish(), scan.records
 
 
