@@ -83,3 +83,91 @@ def test_counter_carry_counts_a_source_restart_once(tmp_path: Path) -> None:
     assert totals == {("p", "63", "warn"): 7}
     totals = carry.apply("xid", {("p", "63", "warn"): 1, ("p", "63", "fatal"): 3})
     assert sum(totals.values()) == 9  # 2 more events on top of the 2 the source already had
+
+
+# --- kill -9 with partial lines and a policy change ----------------------------------------------
+def _start_exporter(tmp: Path, log: Path, policy: Path, port: int):
+    import subprocess
+    import sys
+
+    return subprocess.Popen(
+        [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{port}",
+         "--kernel-log", str(log), "--policy", str(policy), "--interval", "0.3",
+         "--state-dir", str(tmp / "state"), "--path.sysfs", str(tmp / "nosys"),
+         "--path.procfs", str(tmp / "proc")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def _xid_total(text: str) -> float:
+    from exporter.test_collector_node import samples
+
+    return sum(v for (name, _), v in samples(text).items() if name == "gpuslo_xid_events_total")
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def test_kill_9_with_partial_lines_and_a_policy_change_counts_each_written_event_once(
+    tmp_path: Path,
+) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    import requests
+
+    log = tmp_path / "kern.log"
+    log.write_text(HEAD)
+    policies = [tmp_path / "warn.yaml", tmp_path / "fatal.yaml"]
+    policies[0].write_text("xid:\n  default:\n    63: {class: warn, action: reset_gpu}\n")
+    policies[1].write_text("xid:\n  default:\n    63: {class: fatal, action: drain_and_reset}\n"
+                           "    13: {class: warn, action: restart_app}\n")  # fmt: skip
+    xid_13 = XID_63.replace("): 63, pid", "): 13, pid")
+    written, pending = 0, ""
+    for round_ in range(4):
+        port = _free_port()
+        child = _start_exporter(tmp_path, log, policies[round_ % 2], port)
+        try:
+            deadline = time.monotonic() + 60
+            with log.open("a") as handle:
+                handle.write(pending)  # the other half of the line cut at the last kill
+                handle.flush()
+                for n in range(5):
+                    line = XID_63 if n % 2 else xid_13
+                    handle.write(line[:CUT])
+                    handle.flush()
+                    time.sleep(0.05)
+                    handle.write(line[CUT:])
+                    handle.flush()
+                    written += 1
+                pending = XID_63[CUT:]
+                handle.write(XID_63[:CUT])  # killed with this line half written
+                written += 1
+            while True:
+                assert time.monotonic() < deadline, "the exporter never counted the events"
+                try:
+                    text = requests.get(f"http://127.0.0.1:{port}/metrics", timeout=2).text
+                    if _xid_total(text) >= written - 1:
+                        break
+                except requests.RequestException:
+                    pass
+                time.sleep(0.1)
+            assert _xid_total(text) == written - 1  # the half line is not counted
+        finally:
+            child.send_signal(signal.SIGKILL)
+            child.wait(10)
+    with log.open("a") as handle:
+        handle.write(pending)
+    done = subprocess.run(
+        [sys.executable, "-m", "gpuslo", "exporter", "--once", "--kernel-log", str(log),
+         "--policy", str(policies[0]), "--state-dir", str(tmp_path / "state"),
+         "--path.sysfs", str(tmp_path / "nosys"), "--path.procfs", str(tmp_path / "proc")],
+        capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert _xid_total(done.stdout) == written == 24
