@@ -62,13 +62,14 @@ def test_invalid_utf8_and_long_lines_are_skipped_not_fatal() -> None:
 
 _json = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=12,
 )
 _fields = st.sampled_from(["v", "t", "event", "job", "gpus", "node", "step", "first_step",
-                           "first_t", "count", "from_step", "layer", "status", "category"])  # fmt: skip
+                           "first_t", "count", "from_step", "layer", "status", "category"])
 _events = st.dictionaries(_fields, _json | st.sampled_from(["job_start", "steps", "restart",
-                          "job_end", "checkpoint", "phase_start", "node", 1]), max_size=8)  # fmt: skip
+                          "job_end", "checkpoint", "phase_start", "node", 1]), max_size=8)
 
 
 @settings(max_examples=300, deadline=None)
@@ -80,3 +81,28 @@ def test_fuzz_no_line_raises_and_sums_stay_finite(values: list, junk: bytes) -> 
     goodput = compute_goodput(events)
     assert all(math.isfinite(v) for v in goodput.gpu_seconds.values())
     assert all(isinstance(p, ParseError) for p in reader.problems)
+
+
+def test_report_journals_skips_hostile_journals_and_fifos(tmp_path) -> None:
+    """`report --journals`: a FIFO named *.jsonl is not opened (it would block forever), bad
+    lines and bytes are reported in the data-quality section, the rest counts."""
+    import os
+    import subprocess
+    import sys
+
+    from gpuslo.slo.sources.journals import load_journals
+
+    node = tmp_path / "j" / "node-1"
+    node.mkdir(parents=True)
+    (node / "job-a.jsonl").write_bytes(
+        START.encode() + b'{"v": 1, "t": 1100, "event": {}}\n\xff\xfe\n' + STEPS.encode()
+        + CHECKPOINT.encode())
+    os.mkfifo(node / "stuck.jsonl")
+    frames = load_journals(tmp_path / "j")
+    assert len(frames.job_events) == 3
+    assert "stuck.jsonl: not a regular file" in frames.cannot_fill["journal_problems"]
+    assert "job-a.jsonl:2" in frames.cannot_fill["journal_problems"]
+    done = subprocess.run([sys.executable, "-m", "gpuslo", "report", "--journals",
+                           str(tmp_path / "j"), "--out", str(tmp_path / "out"), "--format", "json"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr

@@ -19,7 +19,7 @@ from typing import Any
 
 from gpuslo.cli.slurm_check import node_name
 from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
-from gpuslo.errors import InputError, UsageError
+from gpuslo.errors import GpusloError, InputError, UsageError
 from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
 from gpuslo.exporter.job_logs import DEFAULT_SETTLE_S, JobLogTailer
@@ -60,7 +60,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="directory of job goodput journals (<job>.jsonl) to tail",
+        help="directory of job goodput journals (<job>.jsonl) to tail; it must exist "
+        "(a missing one is an error at start, exit 2)",
     )
     parser.add_argument(
         "--max-jobs",
@@ -160,7 +161,15 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     except OSError as error:
         runner.close()
         raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
-    tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
+    try:
+        tailer = (
+            JournalTailer(args.journal_dir, state_dir=context.state_dir)
+            if args.journal_dir
+            else None
+        )
+    except GpusloError:
+        runner.close()
+        raise
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
     platform = platform_sampler(args, runner.node)

@@ -1,16 +1,17 @@
 """The exporter behind `gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4).
 
-Checks run in a background thread (the runner runs each check when its interval is due, 30 s by
-default); journals are tailed on the same thread; the thread wakes every `JOURNAL_POLL_S` or at
-the shortest check interval, whichever is shorter. A scrape only reads the
-latest snapshot and job goodput through `collector.GpusloCollector` — it never runs a check.
+Checks run in a background thread (the runner runs each check when its interval is due, 30 s
+by default), which wakes every `JOURNAL_POLL_S` or at the shortest check interval, whichever is
+shorter; journals are tailed on a thread of their own every `JOURNAL_POLL_S`. A scrape only
+reads the latest snapshot and job goodput through `collector.GpusloCollector` — it never runs a check.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
 asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). TLS and client certificates use
 prometheus_client's `start_http_server(certfile=, keyfile=, client_cafile=,
 client_auth_required=)`. SIGTERM and SIGINT stop the loop, the HTTP server and the checks cleanly.
 Xid/SXid/records-lost counters are carried across restarts in `<state dir>/exporter_counters.json`
-(`state.CounterCarry`); job counters are recomputed from the journals at start. Every turn of
+(`state.CounterCarry`); job counters are recomputed from the journals at start and never
+exposed below their high-water marks (`<state dir>/journal_marks.json`). Every turn of
 the check loop touches `<state dir>/exporter.heartbeat` for the liveness probe.
 """
 
@@ -96,11 +97,19 @@ class Exporter:
         self.jobs: Jobs = []
         self.wake = threading.Event()  # set to run due checks now instead of after poll_s
         self.registry = CollectorRegistry(auto_describe=False)
-        extra = platform.samples if platform is not None else tuple
         self.registry.register(
-            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=extra,
+            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=self._extra,
                             allocations=self.allocations)
         )
+
+    def _extra(self) -> list[tuple[str, list[str], float]]:
+        """Samples besides the snapshot's: Slurm state, and the journal errors by reason (every
+        reason, zeros included, when journals are tailed)."""
+        samples = list(self._platform.samples()) if self._platform is not None else []
+        if self._tailer is not None:
+            errors = dict(self._tailer.errors)
+            samples += [("gpuslo_journal_errors_total", [r], n) for r, n in sorted(errors.items())]
+        return samples
 
     def inventory(self) -> tuple[GpuInfo, ...]:
         """The GPUs of the latest snapshot (() before the first cycle)."""
@@ -155,11 +164,22 @@ class Exporter:
         for source in self.allocation_sources:
             source.sample()
 
-    def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
-        """Until `stop` is set: run due checks and poll journals every `poll_s`. A failing cycle
-        is logged and retried; it never ends the loop (its checks' heartbeats go stale)."""
+    def journal_loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
+        """Until `stop` is set: poll the journals every `poll_s`, on its own thread, so reading
+        many or large journals never delays a check (a failing poll is logged and retried)."""
         while not stop.is_set():
-            for step in (self.run_checks, self.poll_journals, self.sample_platform):
+            try:
+                self.poll_journals()
+            except Exception:  # noqa: BLE001 - keep serving; the journal error counter shows it
+                log.exception("exporter journal poll failed")
+            stop.wait(poll_s)
+
+    def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
+        """Until `stop` is set: run due checks and sample the platform every `poll_s` (journals
+        are `journal_loop`'s). A failing cycle is logged and retried; it never ends the loop
+        (its checks' heartbeats go stale)."""
+        while not stop.is_set():
+            for step in (self.run_checks, self.sample_platform):
                 try:
                     step()
                 except Exception:  # noqa: BLE001 - keep serving; staleness makes it visible
@@ -220,12 +240,18 @@ def serve(
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
     server.socket.listen(LISTEN_BACKLOG)
     log.info("serving /metrics on %s:%d", host, port)
-    worker = threading.Thread(
-        target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks", daemon=True
-    )
-    worker.start()
+    workers = [
+        threading.Thread(target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks"),
+        threading.Thread(
+            target=exporter.journal_loop, args=(stop, JOURNAL_POLL_S), name="gpuslo-journals"
+        ),
+    ]
+    for worker in workers:
+        worker.daemon = True
+        worker.start()
     stop.wait()
     server.shutdown()
     server.server_close()
-    worker.join(timeout=30)
+    for worker in workers:
+        worker.join(timeout=30)
     return 0

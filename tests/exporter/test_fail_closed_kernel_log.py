@@ -95,7 +95,7 @@ def _start_exporter(tmp: Path, log: Path, policy: Path, port: int):
          "--kernel-log", str(log), "--policy", str(policy), "--interval", "0.3",
          "--state-dir", str(tmp / "state"), "--path.sysfs", str(tmp / "nosys"),
          "--path.procfs", str(tmp / "proc")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _xid_total(text: str) -> float:
@@ -127,7 +127,7 @@ def test_kill_9_with_partial_lines_and_a_policy_change_counts_each_written_event
     policies = [tmp_path / "warn.yaml", tmp_path / "fatal.yaml"]
     policies[0].write_text("xid:\n  default:\n    63: {class: warn, action: reset_gpu}\n")
     policies[1].write_text("xid:\n  default:\n    63: {class: fatal, action: drain_and_reset}\n"
-                           "    13: {class: warn, action: restart_app}\n")  # fmt: skip
+                           "    13: {class: warn, action: restart_app}\n")
     xid_13 = XID_63.replace("): 63, pid", "): 13, pid")
     written, pending = 0, ""
     for round_ in range(4):
@@ -168,6 +168,6 @@ def test_kill_9_with_partial_lines_and_a_policy_change_counts_each_written_event
         [sys.executable, "-m", "gpuslo", "exporter", "--once", "--kernel-log", str(log),
          "--policy", str(policies[0]), "--state-dir", str(tmp_path / "state"),
          "--path.sysfs", str(tmp_path / "nosys"), "--path.procfs", str(tmp_path / "proc")],
-        capture_output=True, text=True, timeout=120)  # fmt: skip
+        capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _xid_total(done.stdout) == written == 24
