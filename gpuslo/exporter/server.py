@@ -3,7 +3,8 @@
 Checks run in a background thread (the runner runs each check when its interval is due, 30 s
 by default), which wakes every `JOURNAL_POLL_S` or at the shortest check interval, whichever is
 shorter; journals are tailed on a thread of their own every `JOURNAL_POLL_S`. A scrape only
-reads the latest snapshot and job goodput through `collector.GpusloCollector` — it never runs a check.
+reads the latest snapshot and job goodput through `collector.GpusloCollector`; it never runs
+a check.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
 asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). TLS and client certificates use
