@@ -53,3 +53,8 @@ class DependencyMissing(GpusloError):
 
 class ToolError(GpusloError):
     """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""
+
+
+class RecorderError(GpusloError):
+    """The goodput Recorder cannot start: an invalid job id, a journal directory or journal that
+    cannot be created, opened or read. After construction the Recorder never raises for I/O."""
