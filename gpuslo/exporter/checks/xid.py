@@ -44,7 +44,7 @@ from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import DependencyMissing, InputError, ParseError
+from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
 from gpuslo.exporter.checks.xid_cursor import load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
@@ -65,6 +65,7 @@ COMMANDS = (
     ("dmesg",),
 )
 UNKNOWN_PCI = "unknown"
+COMMAND_BUDGET = 0.8  # share of the check's deadline journalctl and dmesg may use together
 # A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
 CUT_OFF_AFTER_S = 30.0
 
@@ -193,24 +194,34 @@ def _label(item: Classified) -> str:
 def read_command_text(context: CheckContext) -> tuple[str, str]:
     """(source, text) from the first of `COMMANDS` that runs and prints kernel records.
 
-    Raises DependencyMissing naming every command tried and why it gave nothing.
+    Raises DependencyMissing naming every command tried and why it gave nothing, or
+    DeadlineExceeded (`check_timeout`) when one of them ran past its deadline. The commands
+    share `COMMAND_BUDGET` of the check's deadline, so this deadline fires before the runner's.
     """
-    tried = []
+    budget = context.timeout_s * COMMAND_BUDGET
+    deadline = time.monotonic() + budget
+    tried, timed_out = [], False
     for command in COMMANDS:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            tried.append(f"{command[0]}: not run, the deadline of {budget:g} s was spent")
+            timed_out = True
+            continue
         try:
             done = subprocess.run(
                 command,
                 capture_output=True,
                 text=True,
                 errors="replace",
-                timeout=max(context.timeout_s / 2, 1.0),
+                timeout=left,
                 check=False,
             )
         except FileNotFoundError:
             tried.append(f"{command[0]}: not installed")
             continue
         except subprocess.TimeoutExpired:
-            tried.append(f"{command[0]}: timed out")
+            tried.append(f"{command[0]}: no answer within the deadline of {budget:g} s")
+            timed_out = True
             continue
         if (
             done.returncode != 0
@@ -221,9 +232,8 @@ def read_command_text(context: CheckContext) -> tuple[str, str]:
             tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
             continue
         return " ".join(command), done.stdout
-    raise DependencyMissing(
-        f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
-    )
+    message = f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
+    raise DeadlineExceeded(message) if timed_out else DependencyMissing(message)
 
 
 class XidCheck:
