@@ -67,7 +67,9 @@ log = logging.getLogger(__name__)
 HANDSHAKE_TIMEOUT_S = 5.0
 IDLE_TIMEOUT_S = 10.0
 DEFAULT_MAX_CONNECTIONS = 256
-LISTEN_BACKLOG = 128
+# A deep backlog (the kernel caps it at net.core.somaxconn): a burst of connects waits in it
+# instead of having SYNs dropped (prometheus_client's server keeps socketserver's 5).
+LISTEN_BACKLOG = 1024
 LOG_EVERY_S = 10.0  # connection-cap log lines at most this often
 TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
 CLIENT_AUTH = {
@@ -388,6 +390,7 @@ class MetricsServer:
             self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             self.socket.bind((host, port))
             self.socket.listen(LISTEN_BACKLOG)
+            self.socket.setblocking(False)
         except OSError:
             self.socket.close()
             raise
@@ -416,11 +419,13 @@ class MetricsServer:
             while not self._stop.is_set():
                 if not selector.select(timeout=0.5):
                     continue
-                try:
-                    sock, _ = self.socket.accept()
-                except OSError:
-                    continue
-                self._admit(sock)
+                while True:  # drain the backlog: a full one drops SYNs (1 s retransmits)
+                    try:
+                        sock, _ = self.socket.accept()
+                    except OSError:  # BlockingIOError: nothing more waiting
+                        break
+                    sock.setblocking(True)
+                    self._admit(sock)
 
     def _admit(self, sock: socket.socket) -> None:
         now = time.monotonic()
