@@ -5,12 +5,16 @@ one. Other modules (the xid check's kernel-log cursor) may reuse it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gpuslo.errors import ParseError
+from gpuslo.errors import DeadlineExceeded, ParseError
 from gpuslo.files import write_atomic
 
 
@@ -37,6 +41,35 @@ def read_json_state(path: str | os.PathLike[str], default: Any) -> Any:
         return json.loads(text)
     except ValueError as error:
         raise ParseError(str(target), f"state file is not valid JSON ({error})") from None
+
+
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], timeout_s: float) -> Iterator[None]:
+    """Hold an exclusive `fcntl.flock` on `<path>.lock` (created if missing) for the block, so
+    two processes sharing a state file (`gpuslo check` run by hand and the exporter, both
+    reading the kernel-log cursor) read, advance and save it one after the other.
+
+    Waits up to `timeout_s` seconds; raises DeadlineExceeded (`check_timeout`) naming the lock
+    when another process holds it that long, OSError when the lock file cannot be created. The
+    kernel drops the lock when its holder dies (kill -9 included)."""
+    lock_path = f"{os.fspath(path)}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise DeadlineExceeded(
+                        f"{lock_path}: held by another process past the deadline of "
+                        f"{timeout_s:g} s"
+                    ) from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def carry_counter(total: int, last_source: int, source: int) -> tuple[int, int]:

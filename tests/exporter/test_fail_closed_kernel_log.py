@@ -171,3 +171,33 @@ def test_kill_9_with_partial_lines_and_a_policy_change_counts_each_written_event
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert _xid_total(done.stdout) == written == 24
+
+
+def test_the_kmsg_cursor_is_locked_while_another_process_advances_it(tmp_path: Path) -> None:
+    """`gpuslo check` as root and the exporter share the cursor: one waits for the other."""
+    import fcntl
+    import threading
+    import time
+
+    from gpuslo.errors import DeadlineExceeded
+    from gpuslo.exporter.checks.xid_cursor import STATE_FILE
+
+    kmsg = tmp_path / "kmsg"
+    kmsg.write_text("6,1,1000,-;hello\n3,2,100000000,-;" + XID_63.split("] ", 1)[1])
+    (tmp_path / "state").mkdir()
+    context = CheckContext(kmsg_path=kmsg, state_dir=tmp_path / "state", procfs=tmp_path / "proc",
+                           timeout_s=1.0, clock=lambda: 1000.0)
+    with open(tmp_path / "state" / f"{STATE_FILE}.lock", "w") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)  # the other process, mid-read
+        started = time.monotonic()
+        try:
+            XidCheck().run(context)
+        except DeadlineExceeded as error:
+            assert "lock" in str(error) and "0.5 s" in str(error)
+        else:
+            raise AssertionError("read the cursor while another process held it")
+        assert time.monotonic() - started < 2
+        threading.Timer(0.2, lambda: fcntl.flock(held, fcntl.LOCK_UN)).start()
+        output = XidCheck().run(context)  # waits for the release, then reads
+    assert _xids(output) == {("00000000:18:00.0", "63", "warn"): 1}
+    assert _xids(XidCheck().run(context)) == {("00000000:18:00.0", "63", "warn"): 1}  # no recount

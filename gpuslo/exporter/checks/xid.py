@@ -46,7 +46,7 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
-from gpuslo.exporter.checks.xid_cursor import load_cursor, save_cursor
+from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
@@ -57,6 +57,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
 from gpuslo.exporter.policy.xid import load_policy
+from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
@@ -272,6 +273,13 @@ class XidCheck:
         )
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
+        """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
+        check` and the exporter share it, and must not both count the same records."""
+        Path(context.state_dir).mkdir(parents=True, exist_ok=True)
+        with locked(Path(context.state_dir) / STATE_FILE, context.timeout_s * 0.5):
+            return self._run_kmsg_locked(context, policy, now)
+
+    def _run_kmsg_locked(self, context: CheckContext, policy, now: float) -> CheckOutput:
         boot_id = read_boot_id(context.procfs)
         cursor = load_cursor(Path(context.state_dir), boot_id)
         try:
