@@ -11,8 +11,10 @@ the HTTP server and the checks cleanly; `--once` runs one cycle and prints the e
 from __future__ import annotations
 
 import argparse
+import faulthandler
 import logging
 import math
+import signal
 import socket
 import ssl
 import sys
@@ -272,6 +274,7 @@ def run(args: argparse.Namespace) -> int:
         poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
         watcher = start_watcher(exporter, runner, runner.context)
         try:
+            faulthandler.register(signal.SIGUSR1)  # SIGUSR1: every thread's stack on stderr
             logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                                 format="%(asctime)s %(levelname)s %(name)s: %(message)s")
             checks = ", ".join(sorted(runner.intervals))

@@ -268,7 +268,11 @@ def serve(
     for worker in workers:
         worker.daemon = True
         worker.start()
-    stop.wait()
+    # Wait with a timeout: the kernel may deliver the signal to another thread, and Python runs
+    # the handler only when the main thread next executes, which a bare wait() never does (the
+    # exporter then ignored SIGTERM until SIGKILL).
+    while not stop.wait(0.2):
+        pass
     log.info("stopping: signal received")
     server.shutdown()
     for worker in workers:

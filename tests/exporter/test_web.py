@@ -214,3 +214,47 @@ def test_web_config_errors_name_the_file_and_field(tmp_path: Path, text: str, fi
                            "--web.config.file", str(path), "--state-dir", str(tmp_path / "s")],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_the_exporter_stops_on_a_signal_with_idle_clients_connected(tmp_path: Path, certs: Path,
+                                                                    signum: int) -> None:
+    """prometheus_client's server did the TLS handshake in its accept loop: one idle client kept
+    `shutdown()` waiting, and the exporter ignored SIGTERM until SIGKILL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    child = subprocess.Popen(
+        [sys.executable, "-m", "gpuslo", "exporter", "--web.listen-address", f"127.0.0.1:{port}",
+         "--tls-cert", str(certs / "server.pem"), "--tls-key", str(certs / "server.key"),
+         "--state-dir", str(tmp_path / "state"), "--path.sysfs", str(tmp_path / "nosys")],
+        stderr=subprocess.PIPE, text=True)
+    idle = []
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                requests.get(f"https://127.0.0.1:{port}/-/ready", verify=str(certs / "ca.pem"),
+                             timeout=5)
+                break
+            except requests.RequestException:
+                assert time.monotonic() < deadline, "the exporter never answered"
+                time.sleep(0.2)
+        idle = _idle(port, 20)  # connected, never a TLS hello
+        started = time.monotonic()
+        child.send_signal(signum)
+        try:
+            child.wait(15)
+        except subprocess.TimeoutExpired:
+            child.send_signal(signal.SIGUSR1)  # faulthandler: every thread's stack on stderr
+            time.sleep(1)
+            child.kill()
+            raise AssertionError(child.communicate()[1][-6000:]) from None
+        assert child.returncode == 0
+        assert time.monotonic() - started < 10
+    finally:
+        for sock in idle:
+            sock.close()
+        if child.poll() is None:
+            child.kill()
+    assert "stopping: signal received" in child.stderr.read()
