@@ -222,10 +222,12 @@ class Runner:
 
     def _timeout(self, run: _Run) -> None:
         timeout = self.timeouts[run.check.name]
-        message = f"no answer within {timeout:g} s; killed"
+        message = f"no answer within the deadline of {timeout:g} s; killed"
         if not _kill(run.process):
             self._stuck[run.check.name] = run.process
-            message = f"no answer within {timeout:g} s; kill sent, process not yet gone"
+            message = (
+                f"no answer within the deadline of {timeout:g} s; kill sent, process not yet gone"
+            )
         self._finish(run, ("check_timeout", message), killed=True)
 
     def _finish(self, run: _Run, answer: tuple[str, Any], killed: bool = False) -> None:

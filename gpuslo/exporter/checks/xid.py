@@ -351,7 +351,7 @@ def read_gpu_family(procfs: Path) -> str | None:
             text = info.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        match = re.search(r"^Model:\s*(.+?)\s*$", text, re.MULTILINE)
+        match = re.search(r"^Model:[ \t]*(.*\S)", text, re.MULTILINE)
         if match:
             models.append(match.group(1))
     return gpu_family_of(models)

@@ -103,7 +103,7 @@ def parse_health_incidents(text: str, source: str = "<dcgmi health>") -> list[He
 def looks_like_dcgmi(text: str) -> bool:
     """True for `dcgmi dmon` tables or `dcgmi health` reports."""
     head = text[:200_000]
-    return bool(re.search(r"^#\s*Entity\s+\S", head, re.M) or "Overall Health" in head)
+    return bool(re.search(r"^#[ \t]*Entity[ \t]+\S", head, re.M) or "Overall Health" in head)
 
 
 # ------------------------------------------------------------------------------------------------

@@ -111,7 +111,7 @@ def looks_like_ibstat(text: str) -> bool:
     """True for `ibstat` output: a `CA '<name>'` header with port blocks or an ibpanic line, or
     the header-less fields of `ibstat <ca> <port>`."""
     head = text[:200_000]
-    has_ca = re.search(r"^CA '[^']+'\s*$", head, re.M) is not None
+    has_ca = re.search(r"^CA '[^']+'[ \t]*$", head, re.M) is not None
     if has_ca:
         return "Port " in head or "ibpanic:" in head
     bare = re.search(r"^State: \w+", head, re.M) and re.search(r"^Physical state: \w+", head, re.M)
@@ -186,7 +186,7 @@ def parse_fi_info(text: str) -> tuple[str, ...]:
 def looks_like_fi_info(text: str) -> bool:
     """True for `fi_info` output: provider/domain blocks or a `fi_getinfo: -61` error line."""
     head = text[:200_000]
-    blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^\s+domain: ", head, re.M)
+    blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^[ \t]+domain: ", head, re.M)
     return bool(blocks) or re.search(r"^fi_getinfo: -?\d+", head, re.M) is not None
 
 

@@ -162,11 +162,13 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
 # (`dmesg -T`), reltime (`dmesg -H` / `-e`: `[Mar 6 21:34]`, `[  +0.000123]`), delta alone
 # (`[<    0.000123>]`), ISO (`--time-format iso`), `kern  :err   :` (`-x`), syslog or journal
 # `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
+# Spaces and tabs only, never `\s`: under re.MULTILINE a `\s*` crosses newlines, and a file of
+# blank lines made every search quadratic (80,000 blank lines: 21 s in `inspect`).
 KERNEL_PREFIX_PATTERN = (
-    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+(?:\s*<[^>\]]*>)?\]"
-    r"|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\[\w{3} ?\d{1,2} \d\d:\d\d\]|\[\s*\+\d+\.\d+\]"
-    r"|\[<\s*\d+\.\d+>\]|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:\d\d "
-    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
+    r"\d+,\d+,\d+(?:,[^;]*)?;|[ \t]*\[[ \t]*\d+\.\d+(?:[ \t]*<[^>\]]*>)?\]"
+    r"|\[\w{3} \w{3}[ \t]+\d+ [\d:]+ \d{4}\]|\[\w{3} ?\d{1,2} \d\d:\d\d\]|\[[ \t]*\+\d+\.\d+\]"
+    r"|\[<[ \t]*\d+\.\d+>\]|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:\d\d "
+    r"|\w+[ \t]*:\w+[ \t]*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 
