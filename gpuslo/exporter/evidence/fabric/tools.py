@@ -161,7 +161,7 @@ def looks_like_ibstatus(text: str) -> bool:
 # fi_info -p efa
 # ------------------------------------------------------------------------------------------------
 
-_FI_KEY = re.compile(r"^\s*(provider|fabric|domain|type):\s*(\S.*?)\s*$")
+_FI_KEY = re.compile(r"^\s*+(provider|fabric|domain|type):\s*+(\S++(?:\s++\S++)*+)\s*$")
 _FI_ERROR = re.compile(r"^fi_getinfo: -?\d+")
 
 
