@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
 from gpuslo.exporter.node_config import parse_node_config
-from gpuslo.exporter.policy.xid import classify_events, packaged_policy, policy_from_mapping
+from gpuslo.exporter.policy.classify import classify_events
+from gpuslo.exporter.policy.xid import packaged_policy, policy_from_mapping
 from gpuslo.exporter.web import parse_web_config
 from gpuslo.slo_spec import load_spec, spec_from_mapping
 

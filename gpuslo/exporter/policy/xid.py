@@ -206,7 +206,8 @@ def _check_rule(entry: Any, where: str, source: str) -> None:
     if not isinstance(entry, dict):
         raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
     _check_keys(entry, RULE_KEYS, where, source)
-    if entry.get("reason") is not None and entry["reason"] not in names.REASON_LAYER:
+    reason = entry.get("reason")
+    if reason is not None and (not isinstance(reason, str) or reason not in names.REASON_LAYER):
         raise ConfigError(
             f"{source}: field {where}.reason: {entry['reason']!r} is not a reason of names.py"
         )
