@@ -11,14 +11,22 @@ connection per GET) for `--duration` seconds; each scraper scrapes once every `-
 to back with `--every 0` to find saturation (then latency is queueing: scrapers / throughput).
 Prints p50/p99 latency, errors and the server's RSS growth for both, and the exporter/bare ratios.
 Targets (issue 4): zero errors, p99 < 50 ms, RSS growth < 10 MB, p99 within 1.5x of the bare server.
-Both servers listen with a backlog of 128 (`server.LISTEN_BACKLOG`); `--bare-backlog 0` keeps
+Both servers listen with the exporter's backlog (`web.LISTEN_BACKLOG`); `--bare-backlog 0` keeps
 prometheus_client's default of 5 for the anchor, which drops SYNs under 50 concurrent connects.
+
+    python bench/exporter_load.py --idle 500
+
+measures issue 12's slow-client case instead: open 500 connections that send nothing (no request,
+no TLS hello), then time 20 scrapes, on the exporter's server and on prometheus_client's
+`start_http_server` (the anchor), plain and TLS. Target: every exporter scrape under 1 s.
 """
 
 from __future__ import annotations
 
 import argparse
 import http.client
+import socket
+import ssl
 import statistics
 import subprocess
 import sys
@@ -27,7 +35,7 @@ import threading
 import time
 from pathlib import Path
 
-from gpuslo.exporter.server import LISTEN_BACKLOG
+from gpuslo.exporter.web import LISTEN_BACKLOG, MetricsServer, WebConfig
 
 
 def _node(now: float):  # noqa: ANN202
@@ -76,9 +84,7 @@ def _node(now: float):  # noqa: ANN202
     )
 
 
-def serve_exporter(port: int) -> None:
-    from prometheus_client import start_http_server
-
+def serve_exporter(port: int, certs: str = "") -> None:
     from gpuslo.exporter.journals import JournalTailer
     from gpuslo.exporter.server import Exporter
     from gpuslo.exporter.state import CounterCarry
@@ -97,10 +103,12 @@ def serve_exporter(port: int) -> None:
     )
     stop = threading.Event()
     threading.Thread(target=exporter.loop, args=(stop, 1.0), daemon=True).start()
+    threading.Thread(target=exporter.journal_loop, args=(stop, 1.0), daemon=True).start()
     while exporter.snapshot is None or not exporter.jobs:
         time.sleep(0.05)
-    server, _ = start_http_server(port, addr="127.0.0.1", registry=exporter.registry)
-    server.socket.listen(LISTEN_BACKLOG)  # as `gpuslo exporter` does
+    config = WebConfig(cert_file=f"{certs}/server.pem", key_file=f"{certs}/server.key") if certs \
+        else None
+    MetricsServer(exporter.registry, "127.0.0.1", port, config).start()  # as `gpuslo exporter`
     series = sum(
         1 for line in exporter.exposition().decode().splitlines() if not line.startswith("#")
     )
@@ -108,14 +116,15 @@ def serve_exporter(port: int) -> None:
     stop.wait()
 
 
-def serve_bare(port: int, series: int, backlog: int) -> None:
+def serve_bare(port: int, series: int, backlog: int, certs: str = "") -> None:
     from prometheus_client import CollectorRegistry, Gauge, start_http_server
 
     registry = CollectorRegistry()
     gauge = Gauge("bare_series", "anchor", ["i"], registry=registry)
     for i in range(series):
         gauge.labels(str(i)).set(i)
-    server, _ = start_http_server(port, addr="127.0.0.1", registry=registry)
+    tls = {"certfile": f"{certs}/server.pem", "keyfile": f"{certs}/server.key"} if certs else {}
+    server, _ = start_http_server(port, addr="127.0.0.1", registry=registry, **tls)
     if backlog:
         server.socket.listen(backlog)
     print(f"ready {series}", flush=True)
@@ -223,6 +232,82 @@ def report(args: argparse.Namespace, exp: dict[str, float], bare: dict[str, floa
     )
 
 
+def port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def make_certs(directory: str) -> None:
+    """A self-signed server certificate for 127.0.0.1 (openssl)."""
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    f"{directory}/server.key", "-out", f"{directory}/server.pem", "-days", "1",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"],
+                   check=True, capture_output=True)
+
+
+def behind_idle(cmd: list[str], port_: int, idle: int, tls: bool, certs: str) -> dict:
+    """Start a server, open `idle` connections that send nothing, then time 20 scrapes (each
+    bounded at 10 s: a stalled server counts as a 10 s failure)."""
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+    socks: list[socket.socket] = []
+    try:
+        child.stdout.readline()
+        for _ in range(idle):
+            try:
+                socks.append(socket.create_connection(("127.0.0.1", port_), timeout=10))
+            except OSError:
+                break
+        context = ssl.create_default_context(cafile=f"{certs}/server.pem") if tls else None
+        times, failures = [], 0
+        for _ in range(20):
+            t0 = time.perf_counter()
+            try:
+                conn = (http.client.HTTPSConnection("127.0.0.1", port_, timeout=10,
+                                                    context=context) if tls
+                        else http.client.HTTPConnection("127.0.0.1", port_, timeout=10))
+                conn.request("GET", "/metrics")
+                ok = conn.getresponse().status == 200
+                conn.close()
+            except OSError:
+                ok = False
+            times.append(time.perf_counter() - t0)
+            failures += not ok
+    finally:
+        for sock in socks:
+            sock.close()
+        child.terminate()
+        child.wait()
+    return {"opened": len(socks), "failures": failures, "p50_s": statistics.median(times),
+            "max_s": max(times)}
+
+
+def idle_main(args: argparse.Namespace, me: list[str]) -> int:
+    """Scrape latency behind `--idle` idle connections: the exporter's server against
+    prometheus_client's start_http_server (the anchor), plain and TLS."""
+    certs = tempfile.mkdtemp(prefix="gpuslo-bench-certs-")
+    make_certs(certs)
+    print(f"{args.idle} idle connections, then 20 scrapes (10 s bound each)")
+    print(f"{'':14}{'opened':>8}{'failed':>8}{'p50 s':>9}{'max s':>9}")
+    results = {}
+    for tls in (False, True):
+        for name in ("exporter", "bare"):
+            p = port()
+            cmd = [*me, "--serve", name, "--port", str(p), "--series", "300"]
+            r = behind_idle(cmd + (["--certs", certs] if tls else []), p, args.idle, tls, certs)
+            label = f"{name} {'TLS' if tls else 'plain'}"
+            results[label] = r
+            print(f"{label:14}{r['opened']:8d}{r['failures']:8d}{r['p50_s']:9.3f}"
+                  f"{r['max_s']:9.3f}")
+    for kind in ("plain", "TLS"):
+        exp, bare = results[f"exporter {kind}"], results[f"bare {kind}"]
+        print(f"ratio {kind:5} max {exp['max_s'] / bare['max_s']:.3f}x (exporter / bare)")
+    met = all(r["failures"] == 0 and r["max_s"] < 1.0
+              for label, r in results.items() if label.startswith("exporter"))
+    print("target (every exporter scrape answered, each under 1 s):", "met" if met else "NOT met")
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration", type=float, default=30.0, help="seconds per server")
@@ -241,24 +326,28 @@ def main() -> int:
         default=LISTEN_BACKLOG,
         help="listen backlog of the bare server (0: prometheus_client's default, 5)",
     )
+    parser.add_argument(
+        "--idle",
+        type=int,
+        default=0,
+        metavar="N",
+        help="instead: open N idle connections (plain and TLS), then time 20 scrapes "
+        "(issue 12: N=500, every scrape under 1 s)",
+    )
+    parser.add_argument("--certs", default="", help=argparse.SUPPRESS)
     parser.add_argument("--serve", choices=("exporter", "bare"), help=argparse.SUPPRESS)
     parser.add_argument("--port", type=int, default=0, help=argparse.SUPPRESS)
     parser.add_argument("--series", type=int, default=0, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve == "exporter":
-        serve_exporter(args.port)
+        serve_exporter(args.port, args.certs)
         return 0
     if args.serve == "bare":
-        serve_bare(args.port, args.series, args.bare_backlog)
+        serve_bare(args.port, args.series, args.bare_backlog, args.certs)
         return 0
-    import socket
-
-    def port() -> int:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            return s.getsockname()[1]
-
     me = [sys.executable, __file__]
+    if args.idle:
+        return idle_main(args, me)
     p1 = port()
     exp = measure([*me, "--serve", "exporter", "--port", str(p1)], p1, args)
     p2 = port()

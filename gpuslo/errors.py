@@ -53,3 +53,14 @@ class DependencyMissing(GpusloError):
 
 class ToolError(GpusloError):
     """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""
+
+
+class DeadlineExceeded(ToolError):
+    """A source's own deadline expired (an HTTP read, a subprocess, an NVML child): the message
+    names the deadline in seconds. The runner reports it as `check_timeout`, as it does its own
+    deadline, never as `tool_error`."""
+
+
+class RecorderError(GpusloError):
+    """The goodput Recorder cannot start: an invalid job id, a journal directory or journal that
+    cannot be created, opened or read. After construction the Recorder never raises for I/O."""

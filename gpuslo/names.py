@@ -139,6 +139,18 @@ UNKNOWN_REASONS: Final = (
     "unrecognised_driver_message",
 )
 
+# Why a job journal could not be read (all of them, bounded), for gpuslo_journal_errors_total.
+JOURNAL_ERROR_REASONS: Final = (
+    "parse_error",  # a line that is not a valid v1 event (JSON, shape, bounds, UTF-8)
+    "line_too_long",  # a line over the journal's line limit, skipped unread
+    "not_regular_file",  # a FIFO, socket or device named *.jsonl: refused without opening
+    "bad_name",  # a file name that is not a valid job id
+    "unreadable",  # stat, open or read failed (permissions, I/O error)
+    "truncated",  # the journal shrank: counts kept, not re-read
+    "too_many_journals",  # more journals than the limit: only the most recent are read
+    "missing_dir",  # the journal directory disappeared
+)
+
 # --- inspect finding signals (documented in the README) ----------------------------------------
 # A finding names either a code (`xid`, `sxid`) or one of these signals.
 SIGNALS: Final = {
@@ -301,6 +313,11 @@ METRICS: Final = {
         "When the last step was seen (Unix seconds)",
     ),
     "gpuslo_job_interruptions_total": ("counter", ("job", "layer"), "Job interruptions by layer"),
+    "gpuslo_journal_errors_total": (
+        "counter",
+        ("reason",),
+        "Journal problems by reason: bad lines, files that are not journals, truncation, limits",
+    ),
     "gpuslo_slurm_node_state": (
         "gauge",
         ("state", "reason_layer", "reason"),

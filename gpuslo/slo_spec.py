@@ -323,7 +323,8 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
 
 
 def load_spec(path: str | Path | None) -> SloSpec:
-    """Load and validate a spec file; None gives the defaults. Raises ConfigError."""
+    """Load and validate a spec file; None gives the defaults. Raises ConfigError (also for an
+    empty file: a spec file named on purpose must say something)."""
     if path is None:
         return SloSpec()
     try:
@@ -340,4 +341,6 @@ def load_spec(path: str | Path | None) -> SloSpec:
         mark = getattr(error, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark else str(path)
         raise ConfigError(f"{where}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    if data is None:  # empty or only comments: a file given by mistake, not "the defaults"
+        raise ConfigError(f"{path}: empty SLO spec (no field set); leave --slo out for defaults")
     return spec_from_mapping(data, str(path))

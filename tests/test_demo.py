@@ -182,3 +182,57 @@ def test_demo_metrics_agree_with_exporter_run_by_hand(demo):
         and seconds["recovery"] == 600
         and seconds["productive"] == 2400
     )
+
+
+def _descendants(pid: int) -> set[int]:
+    """Every process below `pid` (from /proc/<pid>/task/*/children)."""
+    found, todo = set(), [pid]
+    while todo:
+        parent = todo.pop()
+        for task in Path(f"/proc/{parent}/task").glob("*/children"):
+            try:
+                kids = {int(k) for k in task.read_text().split()}
+            except OSError:
+                continue
+            todo += list(kids - found)
+            found |= kids
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"
+
+
+@pytest.mark.prometheus
+def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path, prometheus_binary):
+    """Issue 12: the demo left Prometheus and its exporters running after SIGTERM."""
+    import signal
+    import time
+
+    child = subprocess.Popen([sys.executable, "-m", "gpuslo", "demo", "--out", str(tmp_path / "d"),
+                              "--scrape-seconds", "60"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, text=True)
+    seen: set[int] = set()
+    deadline = time.monotonic() + 150
+    try:
+        while True:
+            seen |= _descendants(child.pid)
+            names = {Path(f"/proc/{p}/comm").read_text().strip() for p in seen if _alive(p)}
+            if "prometheus" in names:
+                break
+            assert child.poll() is None, "the demo ended before starting Prometheus"
+            assert time.monotonic() < deadline, "the demo never started Prometheus"
+            time.sleep(0.2)
+        seen |= _descendants(child.pid)
+        child.send_signal(signal.SIGTERM)
+        assert child.wait(30) == 128 + signal.SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+    time.sleep(0.5)
+    assert [p for p in seen if _alive(p)] == []
+    assert "stopped by SIGTERM" in child.stderr.read()

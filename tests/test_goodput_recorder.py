@@ -92,8 +92,6 @@ def test_truncated_line_from_a_crash_is_reported_and_appending_continues(tmp_pat
 
 
 def test_bad_arguments(tmp_path: Path) -> None:
-    with pytest.raises(ValueError):
-        Recorder(tmp_path, "../escape")
     rec = Recorder(tmp_path, "ok", node="n")
     with pytest.raises(ValueError), rec.phase("lunch"):
         pass
@@ -133,3 +131,89 @@ def test_opentelemetry_metrics_match_the_journal(tmp_path: Path) -> None:
     assert points[("gpuslo.job.gpu_seconds", (("category", "productive"), job))] == 100.0
     assert points[("gpuslo.job.interruptions", (job, ("layer", "node")))] == 1
     assert points[("gpuslo.job.step", (job,))] == 5
+
+
+# --- issue 12: the Recorder never raises into the training loop after construction ------------
+def _journal_goodput(path: Path):
+    events, _ = parse_journal(path.read_bytes(), str(path))
+    return compute_goodput(events)
+
+
+def test_construction_errors_are_one_type(tmp_path: Path) -> None:
+    from gpuslo.errors import RecorderError
+
+    (tmp_path / "a-file").write_text("")
+    with pytest.raises(RecorderError, match="cannot open"):
+        Recorder(tmp_path / "a-file" / "journals", "job")  # the directory cannot be created
+    with pytest.raises(RecorderError, match="job id"):
+        Recorder(tmp_path, "../escape")
+
+
+def test_a_deleted_journal_directory_is_recreated_with_the_whole_journal(tmp_path: Path) -> None:
+    import shutil
+
+    clock = Clock()
+    journals = tmp_path / "journals"
+    rec = Recorder(journals, "job", node="n", clock=clock, coalesce_steps=100)
+    rec.job_start(8)
+    for n in range(1, 1001):
+        clock.t += 1
+        rec.step(n)
+    shutil.rmtree(journals)  # an operator's cleanup mid-run
+    for n in range(1001, 2001):
+        clock.t += 1
+        rec.step(n)
+    rec.checkpoint(2000)
+    rec.job_end("completed")
+    assert _journal_goodput(journals / "job.jsonl").gpu_seconds == rec.goodput.gpu_seconds
+    assert rec.goodput.gpu_seconds["productive"] == 2000 * 8
+
+
+_FULL_DISK = """
+import resource, signal, sys
+from gpuslo.goodput import Recorder
+signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # writes past the limit fail with EFBIG instead
+t = [1_700_000_000.0]
+rec = Recorder(sys.argv[1], "job", node="n", clock=lambda: t[0])
+rec.job_start(8)
+soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+resource.setrlimit(resource.RLIMIT_FSIZE, (200, hard))  # the disk is full from here
+for n in range(1, 11):
+    t[0] += 60
+    rec.step(n)
+    rec.checkpoint(n)
+errors = rec.write_errors
+resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))  # space again
+t[0] += 60
+rec.job_end("completed")
+print(errors, rec.goodput.gpu_seconds["productive"])
+"""
+
+
+def test_a_disk_that_refuses_writes_is_counted_retried_and_never_raised(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _FULL_DISK, str(tmp_path)], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    errors, productive = done.stdout.split()
+    assert int(errors) > 0 and float(productive) == 660 * 8
+    assert "cannot write" in done.stderr and done.stderr.count("cannot write") == 1
+    path = tmp_path / "job.jsonl"
+    assert _journal_goodput(path).gpu_seconds["productive"] == 660 * 8
+
+
+def test_an_old_journal_with_invalid_utf8_is_skipped_not_fatal(tmp_path: Path) -> None:
+    clock = Clock()
+    with Recorder(tmp_path, "job", node="n", clock=clock) as rec:
+        rec.job_start(8)
+        clock.t += 60
+        rec.step(1)
+        rec.checkpoint(1)
+    with (tmp_path / "job.jsonl").open("ab") as handle:
+        handle.write(b'{"v":1,"t":1.7e9,"event":"steps","step":\xff\xfe}\n')
+    clock.t += 60
+    rec = Recorder(tmp_path, "job", node="n", clock=clock)  # was UnicodeDecodeError
+    assert rec.goodput.gpu_seconds["productive"] == 60 * 8
+    rec.close()

@@ -1,8 +1,15 @@
-"""`gpuslo demo`: the quick start, everything on bundled data (`gpuslo.demo.run`)."""
+"""`gpuslo demo`: the quick start, everything on bundled data (`gpuslo.demo.run`).
+
+SIGTERM and SIGINT end the demo cleanly: the signal unwinds the demo's `finally` blocks, which
+stop the exporters and Prometheus it started (and `subprocess.run` kills a running child), so
+nothing is left running; the exit status is 128 + the signal number.
+"""
 
 from __future__ import annotations
 
 import argparse
+import signal
+import sys
 from pathlib import Path
 
 from gpuslo.demo.run import run_demo
@@ -38,6 +45,30 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+class _Stopped(BaseException):
+    """Raised by the SIGTERM/SIGINT handler so every `finally` of the demo runs."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: object) -> None:
+    for other in (signal.SIGTERM, signal.SIGINT):  # a second signal must not cut the clean-up
+        signal.signal(other, signal.SIG_IGN)
+    raise _Stopped(signum)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run the demo; exit 0 when every step finished."""
-    return run_demo(Path(args.out), args.scrape_seconds, prometheus=not args.no_prometheus)
+    """Run the demo; exit 0 when every step finished, 128 + N when signal N stopped it."""
+    previous = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return run_demo(Path(args.out), args.scrape_seconds, prometheus=not args.no_prometheus)
+    except _Stopped as stopped:
+        name = signal.Signals(stopped.signum).name
+        print(f"gpuslo demo: stopped by {name}; its exporters and Prometheus are stopped",
+              file=sys.stderr)
+        return 128 + stopped.signum
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

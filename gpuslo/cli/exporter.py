@@ -1,16 +1,22 @@
 """`gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4): the flags, then
 `gpuslo.exporter.server`.
 
-Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
-asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). SIGTERM and SIGINT stop the loop,
+Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must
+be asked for by address (`--web.listen-address 0.0.0.0:9835` or `[::]:9835`; `--listen` is an
+alias). `--web.config.file` takes exporter-toolkit's web config (TLS, client certificates,
+basic auth with bcrypt hashes; `gpuslo.exporter.web`). SIGTERM and SIGINT stop the loop,
 the HTTP server and the checks cleanly; `--once` runs one cycle and prints the exposition.
 """
 
 from __future__ import annotations
 
 import argparse
+import faulthandler
+import logging
 import math
+import signal
 import socket
+import ssl
 import sys
 import time
 from collections.abc import Callable
@@ -19,7 +25,7 @@ from typing import Any
 
 from gpuslo.cli.slurm_check import node_name
 from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
-from gpuslo.errors import InputError, UsageError
+from gpuslo.errors import GpusloError, InputError, UsageError
 from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
 from gpuslo.exporter.job_logs import DEFAULT_SETTLE_S, JobLogTailer
@@ -37,16 +43,36 @@ from gpuslo.exporter.server import (
 from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
+from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, WebConfig, load_web_config
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the exporter's flags and every source flag of `gpuslo check`."""
     parser.add_argument(
+        "--web.listen-address",
         "--listen",
+        dest="listen",
         default=DEFAULT_LISTEN,
         metavar="ADDR:PORT",
         help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
-        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces)",
+        "only; 0.0.0.0:9835 or [::]:9835 for all interfaces); --listen is an alias",
+    )
+    parser.add_argument(
+        "--web.config.file",
+        dest="web_config",
+        type=Path,
+        metavar="FILE",
+        help="exporter-toolkit web config: tls_server_config (cert_file, key_file, "
+        "client_ca_file, client_auth_type, min_version) and basic_auth_users (bcrypt)",
+    )
+    parser.add_argument(
+        "--web.max-connections",
+        dest="max_connections",
+        type=int,
+        default=DEFAULT_MAX_CONNECTIONS,
+        metavar="N",
+        help=f"open connections at most; the oldest idle ones are closed to admit new ones "
+        f"(default {DEFAULT_MAX_CONNECTIONS})",
     )
     parser.add_argument(
         "--interval",
@@ -60,7 +86,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="directory of job goodput journals (<job>.jsonl) to tail",
+        help="directory of job goodput journals (<job>.jsonl) to tail; it must exist "
+        "(a missing one is an error at start, exit 2)",
     )
     parser.add_argument(
         "--max-jobs",
@@ -134,6 +161,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _validate(args: argparse.Namespace) -> None:
+    if args.web_config is not None and (args.tls_cert or args.tls_key or args.tls_client_ca):
+        raise UsageError("--web.config.file and --tls-* do not go together: put the TLS "
+                         "settings in the web config file")
+    if args.max_connections < 1:
+        raise UsageError("--web.max-connections must be 1 or more")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together")
     if args.tls_client_ca is not None and args.tls_cert is None:
@@ -160,7 +192,15 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     except OSError as error:
         runner.close()
         raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
-    tailer = JournalTailer(args.journal_dir) if args.journal_dir else None
+    try:
+        tailer = (
+            JournalTailer(args.journal_dir, state_dir=context.state_dir)
+            if args.journal_dir
+            else None
+        )
+    except GpusloError:
+        runner.close()
+        raise
     carry = CounterCarry(context.state_dir)
     heartbeat = Path(context.state_dir) / HEARTBEAT_FILE
     platform = platform_sampler(args, runner.node)
@@ -221,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
     """Serve until SIGTERM/SIGINT (exit 0), or with --once print one exposition (exit 0)."""
     _validate(args)
     host, port = parse_listen(args.listen)
+    web = web_config_from_args(args)
     exporter, runner = build_exporter(args)
     try:
         if args.once:
@@ -233,7 +274,13 @@ def run(args: argparse.Namespace) -> int:
         poll_s = min([JOURNAL_POLL_S, *runner.intervals.values()])
         watcher = start_watcher(exporter, runner, runner.context)
         try:
-            return serve(exporter, host, port, poll_s, _tls(args))
+            faulthandler.register(signal.SIGUSR1)  # SIGUSR1: every thread's stack on stderr
+            logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                                format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+            checks = ", ".join(sorted(runner.intervals))
+            journals = f", journals {args.journal_dir}" if args.journal_dir else ""
+            describe = f"; checks {checks}; state {runner.context.state_dir}{journals}"
+            return serve(exporter, host, port, poll_s, web, args.max_connections, describe)
         finally:
             if watcher is not None:
                 watcher.close()
@@ -241,11 +288,15 @@ def run(args: argparse.Namespace) -> int:
         runner.close()
 
 
-def _tls(args: argparse.Namespace) -> dict[str, Any] | None:
-    """prometheus_client's TLS arguments for the --tls-* flags, None for plain HTTP."""
+def web_config_from_args(args: argparse.Namespace) -> WebConfig | None:
+    """The web config of `--web.config.file`, or of the `--tls-*` flags (a client CA means
+    RequireAndVerifyClientCert), None for plain HTTP. ConfigError names a bad file or field."""
+    if args.web_config is not None:
+        return load_web_config(args.web_config)
     if not args.tls_cert:
         return None
-    tls: dict[str, Any] = {"certfile": str(args.tls_cert), "keyfile": str(args.tls_key)}
-    if args.tls_client_ca:
-        tls.update(client_cafile=str(args.tls_client_ca), client_auth_required=True)
-    return tls
+    ca = str(args.tls_client_ca) if args.tls_client_ca else None
+    config = WebConfig(cert_file=str(args.tls_cert), key_file=str(args.tls_key),
+                       client_ca_file=ca, client_auth=ssl.CERT_REQUIRED if ca else ssl.CERT_NONE)
+    config.ssl_context()  # a certificate that cannot be loaded stops the exporter at start
+    return config

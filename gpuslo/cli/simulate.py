@@ -4,20 +4,28 @@ benchmarks (`gpuslo.slo.simulate`).
     gpuslo simulate --nodes 125 --gpus-per-node 8 --days 7 --seed 1 --out sim/ [--start T]
                     [--openmetrics [--metrics-step 300]]
 
-Writes the files of `gpuslo.slo.simulate.files` into `--out` (each atomically). Flags out of
-range are one-line usage errors (exit 2) naming the flag; so is an unwritable `--out`.
+Writes the files of `gpuslo.slo.simulate.files` into a temporary directory beside `--out`, then
+renames it into place (`--out` holds the old simulation or the new one, never a mix: an
+interrupted run leaves only a `.gpuslo-simulate-*` directory behind). A non-empty `--out` that is
+not a simulation (no `simulation.json` from `gpuslo simulate`) is refused unless `--force`. Flags
+out of range are one-line usage errors (exit 2) naming the flag; so is an unwritable `--out`.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pandas as pd
 
 from gpuslo.errors import InputError, UsageError
 from gpuslo.slo.simulate import faults as sf
-from gpuslo.slo.simulate.files import write_simulation
+from gpuslo.slo.simulate.files import MANIFEST, write_simulation
 from gpuslo.slo.simulate.fleet import DEFAULT_START, simulate
 
 
@@ -40,6 +48,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--metrics-step", type=int, default=300,
                         help="seconds between OpenMetrics samples (30 or more; default 300)")
+    parser.add_argument("--force", action="store_true",
+                        help="replace a non-empty --out that is not a gpuslo simulation")
 
 
 def parse_start(text: str) -> pd.Timestamp:
@@ -95,16 +105,57 @@ def check_limits(args: argparse.Namespace) -> None:
         )
 
 
+def is_simulation(directory: Path) -> bool:
+    """True when `directory` holds a `gpuslo simulate` manifest."""
+    try:
+        manifest = json.loads((directory / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(manifest, dict) and manifest.get("generator") == "gpuslo simulate"
+
+
+def check_out(out: Path, force: bool) -> None:
+    """UsageError unless `out` is absent, empty, a simulation, or `force` is given."""
+    if out.exists() and not out.is_dir():
+        raise UsageError(f"--out {out}: exists and is not a directory")
+    if out.is_dir() and any(out.iterdir()) and not is_simulation(out) and not force:
+        raise UsageError(f"--out {out}: not empty and not a gpuslo simulation; "
+                         "use --force to replace it")
+
+
+def replace_directory(new: Path, out: Path) -> None:
+    """Put the finished directory `new` at `out` by renames (the old `out` is moved aside
+    first, then removed): `out` is the old tree or the new one, never a mix."""
+    old = None
+    if out.exists():
+        old = Path(tempfile.mkdtemp(prefix=".gpuslo-simulate-old-", dir=out.parent))
+        os.rename(out, old / "out")
+    os.rename(new, out)
+    if old is not None:
+        shutil.rmtree(old, ignore_errors=True)
+
+
 def run(args: argparse.Namespace) -> int:
-    """Run `gpuslo simulate`; prints one summary line. Raises UsageError for impossible sizes."""
+    """Run `gpuslo simulate`; prints one summary line. Raises UsageError for impossible sizes or
+    an `--out` that must not be replaced, InputError when it cannot be written."""
     check_limits(args)
+    out = Path(args.out)
+    check_out(out, args.force)
     fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
     sim = simulate(fleet, args.seed, parse_start(args.start))
+    staging = None
     try:
+        out.absolute().parent.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".gpuslo-simulate-{out.name}-",
+                                        dir=out.absolute().parent))
         written = write_simulation(
-            sim, Path(args.out), args.metrics_step if args.openmetrics else None
+            sim, staging, args.metrics_step if args.openmetrics else None
         )
+        replace_directory(staging, out)
     except OSError as error:
+        if staging is not None:
+            with contextlib.suppress(OSError):
+                shutil.rmtree(staging)
         raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
     print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "
           f"{sim.start.isoformat()}: wrote {len(written)} files to {args.out}")

@@ -87,7 +87,7 @@ def _failure_panels(spec: SloSpec) -> list[Spec]:
 
 
 def _error_panels(spec: SloSpec) -> list[Spec]:
-    """Check errors by reason and kernel-log records lost."""
+    """Check errors by reason, kernel-log records lost and journal errors by reason."""
     return [
         Spec(
             "timeseries",
@@ -113,6 +113,21 @@ def _error_panels(spec: SloSpec) -> list[Spec]:
                     f"sum by (instance) (increase(gpuslo_kernel_log_records_lost_total{{{SEL}}}"
                     "[$__rate_interval]))",
                     "{{instance}}",
+                ),
+            ),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Journal errors by reason",
+            "Job journals that could not be read: bad lines, files that are not journals, "
+            "truncation, limits (their goodput is missing or partial).",
+            COUNT,
+            (
+                Query(
+                    f"sum by (reason) (increase(gpuslo_journal_errors_total{{{SEL}}}"
+                    "[$__rate_interval]))",
+                    "{{reason}}",
                 ),
             ),
             8,

@@ -11,7 +11,8 @@ and environment, so it behaves as the parent would, and sends back its CheckResu
 a pipe.
 
 Mapping (never `ok`): no answer by the deadline → `unknown`/`check_timeout` (the child is
-killed); `DependencyMissing` → `dependency_missing`; `ToolError`, a crash, a non-zero exit or an
+killed), and so is a source's own deadline (`DeadlineExceeded`: an HTTP read, a subprocess, an
+NVML call); `DependencyMissing` → `dependency_missing`; `ToolError`, a crash, a non-zero exit or an
 exit without an answer → `tool_error`; `ParseError` → `parse_error`; a check still running from an
 earlier cycle (stuck in the kernel, unkillable) is not started again and reports `check_timeout`.
 A run ends within its deadline plus one second. Each run updates the check's `Heartbeat`.
@@ -34,7 +35,7 @@ from multiprocessing.connection import wait
 from typing import Any
 
 from gpuslo import names
-from gpuslo.errors import DependencyMissing, ParseError, ToolError
+from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.checks.base import FACT_KEYS, CheckContext, CheckOutput
 from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
@@ -69,6 +70,8 @@ def _child_main(payload: bytes, path: list[str], environ: dict[str, str], conn: 
         answer: tuple[str, Any] = ("ok", check.run(context))
     except DependencyMissing as error:
         answer = ("dependency_missing", str(error))
+    except DeadlineExceeded as error:  # a source's own deadline: a timeout like the runner's
+        answer = ("check_timeout", str(error))
     except ToolError as error:
         answer = ("tool_error", str(error))
     except ParseError as error:
@@ -219,10 +222,12 @@ class Runner:
 
     def _timeout(self, run: _Run) -> None:
         timeout = self.timeouts[run.check.name]
-        message = f"no answer within {timeout:g} s; killed"
+        message = f"no answer within the deadline of {timeout:g} s; killed"
         if not _kill(run.process):
             self._stuck[run.check.name] = run.process
-            message = f"no answer within {timeout:g} s; kill sent, process not yet gone"
+            message = (
+                f"no answer within the deadline of {timeout:g} s; kill sent, process not yet gone"
+            )
         self._finish(run, ("check_timeout", message), killed=True)
 
     def _finish(self, run: _Run, answer: tuple[str, Any], killed: bool = False) -> None:

@@ -1,16 +1,19 @@
 """The exporter behind `gpuslo exporter`: serve /metrics on a GPU node (DESIGN.md §4).
 
-Checks run in a background thread (the runner runs each check when its interval is due, 30 s by
-default); journals are tailed on the same thread; the thread wakes every `JOURNAL_POLL_S` or at
-the shortest check interval, whichever is shorter. A scrape only reads the
-latest snapshot and job goodput through `collector.GpusloCollector` — it never runs a check.
+Checks run in a background thread (the runner runs each check when its interval is due, 30 s
+by default), which wakes every `JOURNAL_POLL_S` or at the shortest check interval, whichever is
+shorter; journals are tailed on a thread of their own every `JOURNAL_POLL_S`. A scrape only
+reads the latest snapshot and job goodput through `collector.GpusloCollector`; it never runs
+a check.
 
-Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must be
-asked for by address (`--listen 0.0.0.0:9835` or `[::]:9835`). TLS and client certificates use
-prometheus_client's `start_http_server(certfile=, keyfile=, client_cafile=,
-client_auth_required=)`. SIGTERM and SIGINT stop the loop, the HTTP server and the checks cleanly.
+Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must
+be asked for by address (`--web.listen-address 0.0.0.0:9835` or `[::]:9835`). HTTP, TLS, basic
+auth and the connection limits are `gpuslo.exporter.web.MetricsServer`'s; the registry also
+holds prometheus_client's `process_*` metrics while serving. SIGTERM and SIGINT stop the loops,
+the HTTP server (every connection closed) and the checks cleanly.
 Xid/SXid/records-lost counters are carried across restarts in `<state dir>/exporter_counters.json`
-(`state.CounterCarry`); job counters are recomputed from the journals at start. Every turn of
+(`state.CounterCarry`); job counters are recomputed from the journals at start and never
+exposed below their high-water marks (`<state dir>/journal_marks.json`). Every turn of
 the check loop touches `<state dir>/exporter.heartbeat` for the liveness probe.
 """
 
@@ -26,8 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prometheus_client import CollectorRegistry, generate_latest, start_http_server
+from prometheus_client import CollectorRegistry, ProcessCollector, generate_latest
 
+from gpuslo import __version__
 from gpuslo.errors import UsageError
 from gpuslo.exporter.allocations import AllocationSource
 from gpuslo.exporter.collector import GpusloCollector, Jobs
@@ -37,14 +41,13 @@ from gpuslo.exporter.journals import JournalTailer
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
+from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, LISTEN_BACKLOG, MetricsServer, WebConfig
 
 log = logging.getLogger(__name__)
 DEFAULT_LISTEN = "127.0.0.1:9835"
 JOURNAL_POLL_S = 5.0
 DEFAULT_MAX_JOBS = 20
-# prometheus_client's server listens with socketserver's backlog of 5: with more concurrent
-# scrapers than that, connections wait for SYN retransmits (1 s, 3 s). Listen deeper.
-LISTEN_BACKLOG = 128
+__all__ = ["LISTEN_BACKLOG", "Exporter", "parse_listen", "serve", "start_watcher"]
 HEARTBEAT_FILE = "exporter.heartbeat"  # touched by every turn of the check loop
 
 
@@ -54,9 +57,11 @@ def parse_listen(text: str) -> tuple[str, int]:
     host, sep, port = text.rpartition(":")
     host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
     if not sep or not host:
-        raise UsageError(f"--listen {text!r}: give ADDR:PORT (0.0.0.0:PORT for all interfaces)")
+        raise UsageError(
+            f"--web.listen-address {text!r}: give ADDR:PORT (0.0.0.0:PORT for all interfaces)"
+        )
     if not port.isdigit() or int(port) > 65535:
-        raise UsageError(f"--listen {text!r}: port must be a number 0-65535")
+        raise UsageError(f"--web.listen-address {text!r}: port must be a number 0-65535")
     return host, int(port)
 
 
@@ -96,11 +101,19 @@ class Exporter:
         self.jobs: Jobs = []
         self.wake = threading.Event()  # set to run due checks now instead of after poll_s
         self.registry = CollectorRegistry(auto_describe=False)
-        extra = platform.samples if platform is not None else tuple
         self.registry.register(
-            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=extra,
+            GpusloCollector(lambda: self.snapshot, lambda: self.jobs, clock, extra=self._extra,
                             allocations=self.allocations)
         )
+
+    def _extra(self) -> list[tuple[str, list[str], float]]:
+        """Samples besides the snapshot's: Slurm state, and the journal errors by reason (every
+        reason, zeros included, when journals are tailed)."""
+        samples = list(self._platform.samples()) if self._platform is not None else []
+        if self._tailer is not None:
+            errors = dict(self._tailer.errors)
+            samples += [("gpuslo_journal_errors_total", [r], n) for r, n in sorted(errors.items())]
+        return samples
 
     def inventory(self) -> tuple[GpuInfo, ...]:
         """The GPUs of the latest snapshot (() before the first cycle)."""
@@ -155,11 +168,22 @@ class Exporter:
         for source in self.allocation_sources:
             source.sample()
 
-    def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
-        """Until `stop` is set: run due checks and poll journals every `poll_s`. A failing cycle
-        is logged and retried; it never ends the loop (its checks' heartbeats go stale)."""
+    def journal_loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
+        """Until `stop` is set: poll the journals every `poll_s`, on its own thread, so reading
+        many or large journals never delays a check (a failing poll is logged and retried)."""
         while not stop.is_set():
-            for step in (self.run_checks, self.poll_journals, self.sample_platform):
+            try:
+                self.poll_journals()
+            except Exception:  # noqa: BLE001 - keep serving; the journal error counter shows it
+                log.exception("exporter journal poll failed")
+            stop.wait(poll_s)
+
+    def loop(self, stop: threading.Event, poll_s: float = JOURNAL_POLL_S) -> None:
+        """Until `stop` is set: run due checks and sample the platform every `poll_s` (journals
+        are `journal_loop`'s). A failing cycle is logged and retried; it never ends the loop
+        (its checks' heartbeats go stale)."""
+        while not stop.is_set():
+            for step in (self.run_checks, self.sample_platform):
                 try:
                     step()
                 except Exception:  # noqa: BLE001 - keep serving; staleness makes it visible
@@ -204,28 +228,53 @@ def start_watcher(exporter: Exporter, runner: Any, context: Any) -> KernelLogWat
 
 
 def serve(
-    exporter: Exporter, host: str, port: int, poll_s: float, tls: dict[str, Any] | None = None
+    exporter: Exporter,
+    host: str,
+    port: int,
+    poll_s: float,
+    web: WebConfig | None = None,
+    max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    describe: str = "",
 ) -> int:
-    """Serve /metrics on `host:port` and run the check loop until SIGTERM or SIGINT; returns 0.
+    """Serve /metrics on `host:port` and run the check and journal loops until SIGTERM or
+    SIGINT; returns 0 once both stopped and every connection is closed.
 
-    `tls` holds prometheus_client's `start_http_server` TLS arguments (`certfile`, `keyfile`,
-    `client_cafile`, `client_auth_required`), None for plain HTTP. Raises UsageError when the
-    address cannot be listened on."""
+    `web` is the TLS and basic-auth configuration (`web.WebConfig`), None for plain HTTP;
+    `max_connections` caps open connections (`web.MetricsServer`); `describe` is added to the
+    start-up log line. Raises UsageError when the address cannot be listened on."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: (stop.set(), exporter.wake.set()))
+    ProcessCollector(registry=exporter.registry)
     try:
-        server, _ = start_http_server(port, addr=host, registry=exporter.registry, **(tls or {}))
+        server = MetricsServer(exporter.registry, host, port, web,
+                               ready=lambda: exporter.snapshot is not None,
+                               max_connections=max_connections)
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
-    server.socket.listen(LISTEN_BACKLOG)
-    log.info("serving /metrics on %s:%d", host, port)
-    worker = threading.Thread(
-        target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks", daemon=True
-    )
-    worker.start()
-    stop.wait()
+    scheme = "https" if web is not None and web.tls else "http"
+    users = len(web.users) if web is not None else 0
+    shown = f"[{host}]" if ":" in host else host
+    log.info("gpuslo exporter %s serving %s://%s:%d/metrics (basic auth: %s, at most %d "
+             "connections)%s", __version__, scheme, shown, server.address[1],
+             f"{users} users" if users else "off", max_connections, describe)
+    workers = [
+        threading.Thread(target=exporter.loop, args=(stop, poll_s), name="gpuslo-checks"),
+        threading.Thread(
+            target=exporter.journal_loop, args=(stop, JOURNAL_POLL_S), name="gpuslo-journals"
+        ),
+    ]
+    server.start()
+    for worker in workers:
+        worker.daemon = True
+        worker.start()
+    # Wait with a timeout: the kernel may deliver the signal to another thread, and Python runs
+    # the handler only when the main thread next executes, which a bare wait() never does (the
+    # exporter then ignored SIGTERM until SIGKILL).
+    while not stop.wait(0.2):
+        pass
+    log.info("stopping: signal received")
     server.shutdown()
-    server.server_close()
-    worker.join(timeout=30)
+    for worker in workers:
+        worker.join(timeout=30)
     return 0

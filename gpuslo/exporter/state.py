@@ -5,12 +5,16 @@ one. Other modules (the xid check's kernel-log cursor) may reuse it.
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
+import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from gpuslo.errors import ParseError
+from gpuslo.errors import DeadlineExceeded, ParseError
 from gpuslo.files import write_atomic
 
 
@@ -39,6 +43,35 @@ def read_json_state(path: str | os.PathLike[str], default: Any) -> Any:
         raise ParseError(str(target), f"state file is not valid JSON ({error})") from None
 
 
+@contextlib.contextmanager
+def locked(path: str | os.PathLike[str], timeout_s: float) -> Iterator[None]:
+    """Hold an exclusive `fcntl.flock` on `<path>.lock` (created if missing) for the block, so
+    two processes sharing a state file (`gpuslo check` run by hand and the exporter, both
+    reading the kernel-log cursor) read, advance and save it one after the other.
+
+    Waits up to `timeout_s` seconds; raises DeadlineExceeded (`check_timeout`) naming the lock
+    when another process holds it that long, OSError when the lock file cannot be created. The
+    kernel drops the lock when its holder dies (kill -9 included)."""
+    lock_path = f"{os.fspath(path)}.lock"
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | getattr(os, "O_CLOEXEC", 0), 0o644)
+    try:
+        deadline = time.monotonic() + timeout_s
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise DeadlineExceeded(
+                        f"{lock_path}: held by another process past the deadline of "
+                        f"{timeout_s:g} s"
+                    ) from None
+                time.sleep(0.02)
+        yield
+    finally:
+        os.close(fd)  # releases the lock
+
+
 def carry_counter(total: int, last_source: int, source: int) -> tuple[int, int]:
     """Fold one reading of a source counter into a total that never goes down.
 
@@ -47,6 +80,27 @@ def carry_counter(total: int, last_source: int, source: int) -> tuple[int, int]:
     """
     growth = source - last_source if source >= last_source else source
     return total + growth, source
+
+
+def fold_classes(last: dict[tuple, int], now: dict[tuple, int]) -> dict[tuple, int]:
+    """Growth per series of one event key whose series differ only by class (pure).
+
+    `last` and `now` map series keys to the source's cumulative count. The growth is that of
+    their sums (a sum below the last one means the source restarted: all of it is new, as in
+    `carry_counter`), given to the series whose own count grew, in key order, so the totals
+    grow by exactly the number of new events however the events were reclassified. Every key
+    of `last` and `now` is in the answer (0 where nothing grew).
+    """
+    growth, _ = carry_counter(0, sum(last.values()), sum(now.values()))
+    restarted = sum(now.values()) < sum(last.values())
+    out = dict.fromkeys(sorted({*last, *now}), 0)
+    for key in out:
+        share = now.get(key, 0) - (0 if restarted else last.get(key, 0))
+        give = min(max(share, 0), growth)
+        out[key], growth = give, growth - give
+    if growth:  # cannot happen (the shares add up to at least the growth); never lose it
+        out[max(now, key=now.__getitem__)] += growth
+    return out
 
 
 class CounterCarry:
@@ -73,10 +127,27 @@ class CounterCarry:
 
     def apply(self, kind: str, readings: dict[tuple[str, ...], int]) -> dict[tuple[str, ...], int]:
         """Fold the source's `readings` for `kind` (`xid`, `sxid`, `records_lost`) and return
-        the totals of every series of that kind ever seen (series never disappear)."""
+        the totals of every series of that kind ever seen (series never disappear).
+
+        The source is carried per event key *without its class* (the last label of an Xid or
+        SXid series): a restart under a changed policy or GPU family reads the same events with
+        new classes, and only the growth of their sum is new (`fold_classes`). The old class
+        keeps what it counted; new events count under the new class.
+        """
+        groups: dict[tuple[str, ...], dict[tuple[str, ...], int]] = {}
         for key, value in readings.items():
-            total, last = self._series.get((kind, tuple(key)), (0, 0))
-            self._series[(kind, tuple(key))] = carry_counter(total, last, int(value))
+            key = tuple(key)
+            groups.setdefault(key[:-1] if key else (), {})[key] = int(value)
+        for base, values in groups.items():
+            known = {
+                key: self._series[(k, key)]
+                for (k, key) in self._series
+                if k == kind and (key[:-1] if key else ()) == base
+            }
+            last = {key: pair[1] for key, pair in known.items()}
+            for key, growth in fold_classes(last, values).items():
+                total = known.get(key, (0, 0))[0]
+                self._series[(kind, key)] = (total + growth, values.get(key, 0))
         return {key: total for (k, key), (total, _) in self._series.items() if k == kind}
 
     def save(self) -> None:

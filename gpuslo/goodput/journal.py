@@ -35,6 +35,11 @@ from gpuslo.errors import ParseError
 
 SCHEMA_VERSION = 1
 JOB_ID_MAX = 128
+MAX_LINE_BYTES = 64 * 1024  # a v1 event is under 300 bytes; a longer line is refused unread
+# Numeric bounds checked at parse time, so no sum can overflow to +Inf or fail to convert:
+T_MIN, T_MAX = 0.0, 4_102_444_800.0  # Unix seconds: 1970-01-01 to 2100-01-01
+MAX_GPUS = 1_000_000  # GPUs one node gives one job (a real node has at most a few dozen)
+MAX_STEP = 2**63 - 1  # steps and counts fit an int64
 _JOB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:@+=-]*")
 PHASES = (
     "initialization",
@@ -104,41 +109,70 @@ def encode_line(event: dict[str, Any]) -> str:
     return json.dumps(event, sort_keys=True, separators=(",", ":")) + "\n"
 
 
+def _number(event: dict[str, Any], key: str, low: float, high: float, integer: bool) -> None:
+    value = event.get(key)
+    kinds = int if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, kinds):
+        raise ValueError(f"field {key!r} missing or not {'int' if integer else 'a number'}")
+    finite = isinstance(value, int) or math.isfinite(value)  # isfinite(10**400) overflows
+    if not (finite and low <= value <= high):
+        raise ValueError(f"field {key!r}: {_short(value)} is outside [{low:g}, {high:g}]")
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+_BOUNDS = {  # field: (low, high, integer)
+    "t": (T_MIN, T_MAX, False),
+    "first_t": (T_MIN, T_MAX, False),
+    "gpus": (1, MAX_GPUS, True),
+    "step": (-1, MAX_STEP, True),
+    "first_step": (-1, MAX_STEP, True),
+    "from_step": (-1, MAX_STEP, True),
+    "count": (0, MAX_STEP, True),
+}
+
+
 def check_event(event: Any) -> None:
     """Raise ValueError naming the field when `event` (a decoded JSON line) is not a valid v1
-    event."""
+    event: any other shape (an object where a string belongs, `"event": {}`) and any number out
+    of `_BOUNDS` (`t` 1970–2100, `gpus` 1–1,000,000, steps within int64) is refused, so the
+    calculator only ever sees finite sums."""
     if not isinstance(event, dict):
         raise ValueError("line is not a JSON object")
-    if event.get("v") != SCHEMA_VERSION:
-        raise ValueError(f"unknown schema version {event.get('v')!r} (field 'v'; known: 1)")
-    t = event.get("t")
-    if isinstance(t, bool) or not isinstance(t, int | float) or not math.isfinite(t):
-        raise ValueError("field 't' is not a finite number of Unix seconds")
+    if event.get("v") != SCHEMA_VERSION or isinstance(event.get("v"), bool):
+        raise ValueError(f"unknown schema version {_short(event.get('v'))} (field 'v'; known: 1)")
+    _number(event, "t", *_BOUNDS["t"])
     kind = event.get("event")
-    if kind not in _REQUIRED:
-        raise ValueError(f"field 'event': unknown event {kind!r}")
+    if not isinstance(kind, str) or kind not in _REQUIRED:
+        raise ValueError(f"field 'event': unknown event {_short(kind)}")
     for key, typ in _REQUIRED[kind].items():
         value = event.get(key)
         if isinstance(value, bool) or not isinstance(value, typ):
             raise ValueError(f"field {key!r} missing or not {typ.__name__}")
+    for key in FIELDS[kind]:
+        if key in _BOUNDS and (key in _REQUIRED[kind] or event.get(key) is not None):
+            _number(event, key, *_BOUNDS[key])
     if kind == "job_start":
         validate_job_id(event["job"])
-        if event["gpus"] < 1:
-            raise ValueError("field 'gpus' must be at least 1")
+        if not isinstance(event.get("node", ""), str):
+            raise ValueError("field 'node' is not a string")
     if kind.startswith("phase_") and event["category"] not in PHASES:
-        raise ValueError(f"field 'category': {event['category']!r} is not one of {PHASES}")
+        raise ValueError(f"field 'category': {_short(event['category'])} is not one of {PHASES}")
     if kind == "job_end" and event["status"] not in END_STATUSES:
-        raise ValueError(f"field 'status': {event['status']!r} is not one of {END_STATUSES}")
+        raise ValueError(f"field 'status': {_short(event['status'])} is not one of {END_STATUSES}")
     for key in ("step_time_s", "compute_s"):
         value = event.get(key)
         if value is not None and (
             isinstance(value, bool) or not isinstance(value, int | float)
-            or not math.isfinite(value) or value < 0
+            or not math.isfinite(value) or not 0 <= value <= T_MAX
         ):
             raise ValueError(f"field {key!r} must be a finite number of seconds, 0 or more")
     layer = event.get("layer")
-    if layer is not None and layer not in names.LAYERS:
-        raise ValueError(f"field 'layer': {layer!r} is not one of {names.LAYERS}")
+    if layer is not None and (not isinstance(layer, str) or layer not in names.LAYERS):
+        raise ValueError(f"field 'layer': {_short(layer)} is not one of {names.LAYERS}")
 
 
 class JournalReader:
@@ -162,14 +196,24 @@ class JournalReader:
             self._seen.add(kind)
             self.problems.append(ParseError(self.source, message, self.line_no, field_name))
 
-    def feed_line(self, line: str) -> dict[str, Any] | None:
-        """Validate one line (without its newline); return the event, or None when skipped."""
+    def feed_line(self, line: str | bytes) -> dict[str, Any] | None:
+        """Validate one line (without its newline; bytes must be UTF-8); return the event, or
+        None when skipped. Never raises: every problem is recorded in `problems`."""
         self.line_no += 1
+        if len(line) > MAX_LINE_BYTES:
+            self._problem("line_too_long", f"line longer than {MAX_LINE_BYTES} bytes; skipped")
+            return None
+        if isinstance(line, bytes | bytearray):
+            try:
+                line = bytes(line).decode("utf-8")
+            except UnicodeDecodeError:
+                self._problem("utf8", "line is not valid UTF-8; skipped")
+                return None
         if not line.strip():
             return None
         try:
             event = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             self._problem("json", "truncated or invalid JSON line; skipped")
             return None
         try:
@@ -198,14 +242,18 @@ class JournalReader:
         return event
 
 
-def parse_journal(text: str, source: str) -> tuple[list[dict[str, Any]], list[ParseError]]:
-    """Parse a whole journal text. Returns (valid events in file order, problems).
+def parse_journal(
+    text: str | bytes, source: str
+) -> tuple[list[dict[str, Any]], list[ParseError]]:
+    """Parse a whole journal (text, or bytes: a line that is not UTF-8 is a problem, skipped).
+    Returns (valid events in file order, problems); never raises for what the file holds.
 
     A last line without its newline is a truncated write (a crash mid-line): reported, skipped.
     """
     reader = JournalReader(source)
-    lines = text.split("\n")
-    tail = lines.pop()  # "" when the text ends with a newline
+    newline = b"\n" if isinstance(text, bytes | bytearray) else "\n"
+    lines = text.split(newline)
+    tail = lines.pop()  # empty when the text ends with a newline
     events = [e for e in map(reader.feed_line, lines) if e is not None]
     if tail:
         reader.line_no += 1

@@ -9,6 +9,14 @@ steps writes about 10 080 lines (≈1.1 MB, measured in tests/test_goodput_recor
 604 800. A crash loses at most the steps of the open coalescing window (their time is still
 accounted: it becomes wasted progress and recovery at the restart).
 
+Failing closed without failing the job: construction errors are one type, `RecorderError` (bad
+job id, a directory or journal that cannot be created or read; lines of an old journal that are
+not valid, not UTF-8 included, are skipped). After construction nothing the disk does raises into
+the training loop: a write or fsync that fails (ENOSPC, EIO) is counted in `write_errors`, logged
+once per streak, and the unwritten lines are retried at the next event; a journal (or its
+directory) deleted mid-run is recreated with every line written so far, so it stays whole.
+Arguments that are programming errors (an unknown phase or status) still raise ValueError.
+
 When the process has an OpenTelemetry MeterProvider (or one is passed in), the Recorder also
 records `gpuslo.job.gpu_seconds` (counter, unit s, attributes job and category),
 `gpuslo.job.interruptions` (counter, attributes job and layer) and `gpuslo.job.step` (gauge:
@@ -18,6 +26,7 @@ last committed step), computed by the same calculator from the events it writes.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -26,6 +35,8 @@ from typing import Any
 from opentelemetry import metrics
 
 from gpuslo import names
+from gpuslo.errors import RecorderError
+from gpuslo.files import write_atomic
 from gpuslo.goodput.calculator import GoodputState, JobGoodput
 from gpuslo.goodput.journal import (
     END_STATUSES,
@@ -37,7 +48,9 @@ from gpuslo.goodput.journal import (
     validate_job_id,
 )
 
-__all__ = ["Recorder"]
+__all__ = ["Recorder", "RecorderError"]
+log = logging.getLogger(__name__)
+MAX_UNWRITTEN = 100_000  # lines kept for a retry while the disk refuses them (about 10 MB)
 
 class Recorder:
     """Records one job's events on one node.
@@ -50,7 +63,7 @@ class Recorder:
         coalesce_steps, coalesce_s: write one `steps` line per this many steps or seconds.
         meter_provider: OpenTelemetry MeterProvider; default the process's global one (a no-op
             unless the application set one).
-    Raises OSError when the journal cannot be opened.
+    Raises RecorderError when the job id is invalid or the journal cannot be created or read.
     """
 
     def __init__(
@@ -64,20 +77,30 @@ class Recorder:
         coalesce_s: float = 60.0,
         meter_provider: metrics.MeterProvider | None = None,
     ) -> None:
-        self.job_id = validate_job_id(job_id)
+        try:
+            self.job_id = validate_job_id(job_id)
+        except ValueError as error:
+            raise RecorderError(f"job id {str(job_id)[:40]!r}: {error}") from None
         self.node = node if node is not None else os.uname().nodename
         self.path = journal_path(journal_dir, job_id)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
         self._clock = clock
         self._coalesce_steps, self._coalesce_s = coalesce_steps, coalesce_s
         self._pending: dict[str, Any] | None = None
         self._state = GoodputState()
-        if self.path.exists():  # a restarted process: continue the accounting of the journal
-            for event in parse_journal(self.path.read_text(encoding="utf-8"), str(self.path))[0]:
-                self._state.apply(event)
-        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
-        if self._file.tell() and not self.path.read_bytes().endswith(b"\n"):
-            self._file.write("\n")  # end a line a crash cut short, so the next event stays whole
+        self._lines: list[str] = []  # every line of the journal, to recreate a deleted one
+        self._unwritten: list[str] = []  # lines the disk refused, retried at the next event
+        self.write_errors = 0  # writes and fsyncs the disk refused (each retried)
+        self._failing = False  # logged once per streak of failures
+        self._closed = False
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            if self.path.exists():  # a restarted process: continue the accounting of the journal
+                for event in parse_journal(self.path.read_bytes(), str(self.path))[0]:
+                    self._state.apply(event)
+                    self._lines.append(encode_line(event))
+            self._file = self._open()
+        except OSError as error:
+            raise RecorderError(f"{self.path}: cannot open the journal ({error})") from None
         meter = (meter_provider or metrics.get_meter_provider()).get_meter("gpuslo.goodput")
         self._seconds = meter.create_counter(
             "gpuslo.job.gpu_seconds", unit="s", description="GPU-seconds by goodput category"
@@ -141,7 +164,7 @@ class Recorder:
     def checkpoint(self, step: int) -> None:
         """A checkpoint of `step` finished and is durable: commits progress (fsync)."""
         self._write("checkpoint", step=int(step))
-        os.fsync(self._file.fileno())
+        self._sync()
 
     def job_end(self, status: str = "completed", layer: str | None = None) -> None:
         """The job ends with `status` (one of `END_STATUSES`); fsyncs and closes the journal."""
@@ -153,11 +176,13 @@ class Recorder:
         self.close()
 
     def close(self) -> None:
-        """Write pending steps, fsync and close (idempotent)."""
-        if not self._file.closed:
-            self._flush_steps()
-            self._file.flush()
-            os.fsync(self._file.fileno())
+        """Write pending steps, fsync and close (idempotent; never raises for I/O)."""
+        if self._closed:
+            return
+        self._flush_steps()
+        self._sync()
+        self._closed = True
+        with contextlib.suppress(OSError):
             self._file.close()
 
     @property
@@ -180,9 +205,78 @@ class Recorder:
         self._emit({"v": SCHEMA_VERSION, "t": self._clock(), "event": kind, **fields})
 
     def _emit(self, event: dict[str, Any]) -> None:
-        self._file.write(encode_line(event))
-        self._file.flush()
+        line = encode_line(event)
+        self._lines.append(line)
+        self._unwritten.append(line)
         self._observe(event)
+        self._retry()
+
+    # -- the journal file: never raises after construction ----------------------------------
+    def _open(self) -> Any:
+        """Open the journal for appending; end a line a crash cut short."""
+        handle = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        if handle.tell():
+            with open(self.path, "rb") as existing:
+                existing.seek(-1, os.SEEK_END)
+                if existing.read(1) != b"\n":
+                    handle.write("\n")  # so the next event stays a whole line
+        return handle
+
+    def _needs_rewrite(self) -> bool:
+        """True after a failed write (the file is closed) or when the journal was deleted or
+        replaced under us: writes to an unlinked file would "succeed" and vanish."""
+        if isinstance(self._file, _Closed):
+            return True
+        try:
+            return os.stat(self.path).st_ino != os.fstat(self._file.fileno()).st_ino
+        except FileNotFoundError:
+            return True
+
+    def _rewrite(self) -> None:
+        """Write the whole journal again, atomically (directory recreated), and reopen it: after
+        a failed write or a deletion nothing is lost and no line is doubled."""
+        with contextlib.suppress(OSError):
+            self._file.close()
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(self.path, "".join(self._lines).encode())
+        self._file = open(self.path, "a", encoding="utf-8")  # noqa: SIM115 (closed in close())
+        self._unwritten, self._failing = [], False
+        log.warning("journal %s rewritten with its %d lines", self.path, len(self._lines))
+
+    def _retry(self) -> None:
+        """Write the unwritten lines; on OSError count it, log once and keep them for later."""
+        if self._closed:
+            return
+        try:
+            if self._needs_rewrite():
+                self._rewrite()
+            elif self._unwritten:
+                self._file.write("".join(self._unwritten))
+                self._file.flush()
+        except OSError as error:
+            self._failed(error)
+            return
+        self._unwritten = []
+
+    def _sync(self) -> None:
+        self._retry()
+        if self._unwritten or self._closed:
+            return
+        try:
+            os.fsync(self._file.fileno())
+        except OSError as error:
+            self._failed(error)
+
+    def _failed(self, error: OSError) -> None:
+        if not self._failing:
+            log.warning("journal %s: cannot write (%s); the job goes on and the journal is "
+                        "rewritten at the next event", self.path, error)
+        self._failing = True
+        self.write_errors += 1
+        del self._unwritten[:-MAX_UNWRITTEN]
+        with contextlib.suppress(OSError, ValueError):
+            self._file.close()
+        self._file = _Closed()
 
     def _observe(self, event: dict[str, Any]) -> None:
         before = dict(self._state.result.gpu_seconds), dict(self._state.result.interruptions)
@@ -202,3 +296,16 @@ class Recorder:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _Closed:
+    """Stands for a journal file that failed: every use raises OSError, so the next event
+    reopens it."""
+
+    closed = True
+
+    def fileno(self) -> int:
+        raise OSError("journal not open")
+
+    def close(self) -> None:
+        return None

@@ -127,7 +127,8 @@ def write_job(journal_dir: Path, job: str, start: float = NOW - 10_000) -> None:
 
 
 # What PlatformSampler adds on a Slurm node: drained by gpuslo.
-PLATFORM = [("gpuslo_slurm_node_state", ("drained", "node", "xid_fatal"), 1.0)]
+PLATFORM = [("gpuslo_slurm_node_state", ("drained", "node", "xid_fatal"), 1.0),
+            ("gpuslo_journal_errors_total", ("parse_error",), 0.0)]  # the Exporter: every reason
 # What the allocation sources add: one Slurm job and one pod on GPU 0 (the two sources feed one
 # list), the kubelet read fine, the job-mapping directory too.
 _UUID0 = "GPU-4c1d2e3f-0a1b-2c3d-4e5f-60718293a4b5"

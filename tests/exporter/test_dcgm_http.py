@@ -11,7 +11,7 @@ import pytest
 from conftest import CORPUS
 from fixtures.dcgm.loopback_server import dcgm_server
 
-from gpuslo.errors import DependencyMissing, ToolError
+from gpuslo.errors import DeadlineExceeded, DependencyMissing, ToolError
 from gpuslo.exporter.evidence.dcgm.http import read_dcgm_page
 from gpuslo.exporter.evidence.dcgm.page import parse_dcgm_page
 
@@ -42,13 +42,13 @@ def test_recorded_page_is_read_whole(server):
 @pytest.mark.parametrize(
     ("path", "error", "words"),
     [
-        ("/hang", ToolError, "within"),
-        ("/hang-body", ToolError, "transfer failed"),
+        ("/hang", DeadlineExceeded, "deadline of 1 s"),
+        ("/hang-body", DeadlineExceeded, "deadline of 1 s"),
         ("/500", ToolError, "HTTP 500"),
         ("/truncate", ToolError, "transfer failed"),
         ("/huge", ToolError, "byte cap"),
         ("/huge-stream", ToolError, "byte cap"),
-        ("/trickle", ToolError, "deadline"),
+        ("/trickle", DeadlineExceeded, "deadline of 1 s"),
     ],
 )
 def test_broken_answers_fail_closed_within_the_deadline(server, path, error, words):

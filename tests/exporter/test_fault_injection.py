@@ -102,7 +102,7 @@ SMI_PROGRAMS = {
 }
 SMI_EXPECTED = {
     "missing": ("unknown", "dependency_missing"),
-    "hang": ("unknown", "tool_error"),  # nvidia-smi's own deadline (0.8 x the check's) fires first
+    "hang": ("unknown", "check_timeout"),  # nvidia-smi's own deadline (0.8 x the check's) fires
     "crash": ("unknown", "tool_error"),
     "exit": ("unknown", "tool_error"),
     "garbage": ("unknown", "parse_error"),
@@ -126,6 +126,8 @@ def test_nvidia_smi_fallback(mode, tmp_path, monkeypatch):
     context = CheckContext(state_dir=tmp_path / "state", timeout_s=DEADLINE, expect_gpus=1)
     results = run_cycle(["gpu_inventory", "gpu_memory"], context)
     assert {(r.status, r.reason) for r in results} == {SMI_EXPECTED[mode]}, results
+    if mode == "hang":
+        assert all("deadline" in r.message for r in results), results
     if mode == "exit":  # the error nvidia-smi printed on stdout is in the message
         assert all("Unknown Error" in r.message for r in results)
     if mode == "slow":
@@ -202,9 +204,9 @@ def test_dcgm_exporter_source(mode, tmp_path, dcgm_server):
             "parse_error",
         }
         return
-    expected = {"missing": "dependency_missing", "hang": None, "garbage": "parse_error"}.get(
-        mode, "tool_error"
-    )
+    # a deadline that expires is check_timeout, whoever's it is (the HTTP read's here)
+    expected = {"missing": "dependency_missing", "hang": "check_timeout",
+                "garbage": "parse_error"}.get(mode, "tool_error")
     assert {r.status for r in results} == {"unknown"}
     reasons = {r.reason for r in results}
     assert reasons <= UNANSWERED and (expected is None or reasons == {expected}), reasons
@@ -257,6 +259,9 @@ def test_kernel_log_commands(mode, tmp_path, monkeypatch):
         return
     assert statuses == {"unknown"}, results
     assert {r.reason for r in results} <= UNANSWERED
+    if mode == "hang":  # journalctl's and dmesg's own deadlines expired
+        assert {r.reason for r in results} == {"check_timeout"}, results
+        assert all(" s" in r.message and "deadline" in r.message for r in results), results
 
 
 def test_the_matrix_covers_every_fault(tmp_path):

@@ -32,7 +32,7 @@ def run_one(behaviour: str, tmp_path, timeout: float = DEADLINE):
     [
         ("ok", "ok", "", "ok"),
         ("slow", "ok", "", "slow"),
-        ("hang", "unknown", "check_timeout", "no answer within 1 s"),
+        ("hang", "unknown", "check_timeout", "no answer within the deadline of 1 s"),
         ("tool-hang", "unknown", "check_timeout", "killed"),
         ("crash", "unknown", "tool_error", "SIGSEGV"),
         ("exit", "unknown", "tool_error", "exited with code 4"),

@@ -217,7 +217,9 @@ def test_state_is_written_atomically_and_unreadable_kmsg_falls_back(tmp_path, mo
     node = Node(tmp_path)
     node.log(1.0, XID79)
     node.run()
-    assert [p.name for p in node.state.iterdir()] == ["xid_kmsg_state.json"]
+    # no temporary file left behind; the lock file (state.locked) stays, empty
+    assert sorted(p.name for p in node.state.iterdir()) == ["xid_kmsg_state.json",
+                                                           "xid_kmsg_state.json.lock"]
     if os.geteuid() != 0:
         node.kmsg.chmod(0)
         monkeypatch.setenv("PATH", str(tmp_path / "nothing"))

@@ -242,6 +242,8 @@ def test_markdown_escapes_table_pipes_and_has_a_header():
     assert "\\| pipe" in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "alert(" in line]
     assert rows and all(line.count(" | ") == rows[0].count(" | ") for line in rows[:1])
+    # issue 12: Markdown passes raw HTML through, so text from the inputs is escaped there too
+    assert "<script>" not in text and "&lt;script&gt;alert" in text
 
 
 def test_plots_are_byte_stable_and_carry_no_date():

@@ -185,3 +185,47 @@ def test_manifest_names_the_span(tmp_path):
     manifest = json.loads((tmp_path / "simulation.json").read_text())
     assert manifest["start"] == "2026-01-05T00:00:00Z" and manifest["end"] == "2026-01-07T00:00:00Z"
     assert parse_start("2026-01-05") == pd.Timestamp("2026-01-05T00:00:00Z")
+
+
+# --- issue 12: an interrupted or mistaken simulate never leaves a mix --------------------------
+def _simulate(out, *extra):
+    import subprocess
+    import sys
+
+    return subprocess.run([sys.executable, "-m", "gpuslo", "simulate", "--nodes", "2", "--days",
+                           "1", "--out", str(out), *extra], capture_output=True, text=True,
+                          timeout=300)
+
+
+def test_a_non_empty_out_that_is_not_a_simulation_is_refused_without_force(tmp_path):
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "thesis.tex").write_text("years of work\n")
+    done = _simulate(out)
+    assert done.returncode == 2 and "--force" in done.stderr
+    assert (out / "thesis.tex").exists() and not (out / "simulation.json").exists()
+    assert _simulate(out, "--force").returncode == 0
+    assert not (out / "thesis.tex").exists() and (out / "simulation.json").exists()
+
+
+def test_a_simulation_is_replaced_whole_and_an_interrupted_one_leaves_the_old(tmp_path):
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "sim"
+    assert _simulate(out, "--seed", "1").returncode == 0
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+    manifest = (out / "simulation.json").read_text()
+    child = subprocess.Popen([sys.executable, "-m", "gpuslo", "simulate", "--nodes", "60",
+                              "--days", "7", "--seed", "2", "--out", str(out)])
+    time.sleep(2.5)  # mid-write
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+    if (out / "simulation.json").read_text() == manifest:  # killed before the rename: the old one
+        assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert all(p.name.startswith(".gpuslo-simulate") for p in tmp_path.iterdir() if p != out)
+    assert _simulate(out, "--seed", "3").returncode == 0  # a simulation is replaced without --force
+    assert '"seed": 3' in (out / "simulation.json").read_text()

@@ -36,6 +36,7 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 from __future__ import annotations
 
 import dataclasses
+import os
 import re
 import subprocess
 import time
@@ -43,9 +44,9 @@ from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import DependencyMissing, InputError, ParseError
+from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
-from gpuslo.exporter.checks.xid_cursor import load_cursor, save_cursor
+from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
@@ -56,6 +57,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
 from gpuslo.exporter.policy.xid import load_policy
+from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
@@ -64,6 +66,9 @@ COMMANDS = (
     ("dmesg",),
 )
 UNKNOWN_PCI = "unknown"
+COMMAND_BUDGET = 0.8  # share of the check's deadline journalctl and dmesg may use together
+# A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
+CUT_OFF_AFTER_S = 30.0
 
 
 def scope_of(event: KernelEvent) -> str:
@@ -190,24 +195,34 @@ def _label(item: Classified) -> str:
 def read_command_text(context: CheckContext) -> tuple[str, str]:
     """(source, text) from the first of `COMMANDS` that runs and prints kernel records.
 
-    Raises DependencyMissing naming every command tried and why it gave nothing.
+    Raises DependencyMissing naming every command tried and why it gave nothing, or
+    DeadlineExceeded (`check_timeout`) when one of them ran past its deadline. The commands
+    share `COMMAND_BUDGET` of the check's deadline, so this deadline fires before the runner's.
     """
-    tried = []
+    budget = context.timeout_s * COMMAND_BUDGET
+    deadline = time.monotonic() + budget
+    tried, timed_out = [], False
     for command in COMMANDS:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            tried.append(f"{command[0]}: not run, the deadline of {budget:g} s was spent")
+            timed_out = True
+            continue
         try:
             done = subprocess.run(
                 command,
                 capture_output=True,
                 text=True,
                 errors="replace",
-                timeout=max(context.timeout_s / 2, 1.0),
+                timeout=left,
                 check=False,
             )
         except FileNotFoundError:
             tried.append(f"{command[0]}: not installed")
             continue
         except subprocess.TimeoutExpired:
-            tried.append(f"{command[0]}: timed out")
+            tried.append(f"{command[0]}: no answer within the deadline of {budget:g} s")
+            timed_out = True
             continue
         if (
             done.returncode != 0
@@ -218,9 +233,8 @@ def read_command_text(context: CheckContext) -> tuple[str, str]:
             tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
             continue
         return " ".join(command), done.stdout
-    raise DependencyMissing(
-        f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
-    )
+    message = f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
+    raise DeadlineExceeded(message) if timed_out else DependencyMissing(message)
 
 
 class XidCheck:
@@ -242,7 +256,8 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            source, (events, records) = str(context.kernel_log), _scan_file(context.kernel_log)
+            source = str(context.kernel_log)
+            events, records = _scan_file(context.kernel_log, now)
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
@@ -258,6 +273,13 @@ class XidCheck:
         )
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
+        """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
+        check` and the exporter share it, and must not both count the same records."""
+        Path(context.state_dir).mkdir(parents=True, exist_ok=True)
+        with locked(Path(context.state_dir) / STATE_FILE, context.timeout_s * 0.5):
+            return self._run_kmsg_locked(context, policy, now)
+
+    def _run_kmsg_locked(self, context: CheckContext, policy, now: float) -> CheckOutput:
         boot_id = read_boot_id(context.procfs)
         cursor = load_cursor(Path(context.state_dir), boot_id)
         try:
@@ -329,21 +351,35 @@ def read_gpu_family(procfs: Path) -> str | None:
             text = info.read_text(encoding="utf-8", errors="replace")
         except OSError:
             continue
-        match = re.search(r"^Model:\s*(.+?)\s*$", text, re.MULTILINE)
+        match = re.search(r"^Model:[ \t]*(.*\S)", text, re.MULTILINE)
         if match:
             models.append(match.group(1))
     return gpu_family_of(models)
 
 
-def _scan_file(path: Path) -> tuple[list[KernelEvent], int]:
-    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Raises
-    ParseError when its first 64 KiB are not a kernel log (empty, binary, any other text): a
-    file without Xids is healthy only when it is a kernel log; DependencyMissing when it cannot
-    be read."""
+def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
+    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
+    complete lines count: a last line without its newline waits for the next run (a writer may
+    be mid-line), unless it holds a GPU marker and the file has not changed for
+    `CUT_OFF_AFTER_S` — then the log ends in a cut-off record, a ParseError (never healthy).
+    Raises ParseError when its first 64 KiB are not a kernel log (empty, binary, any other
+    text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
+    it cannot be read."""
     try:
-        scan = scan_kernel_log_file(str(path), require_kernel_log=True)
+        scan = scan_kernel_log_file(str(path), require_kernel_log=True, complete_lines=True)
+        changed = os.stat(path).st_mtime
     except InputError as error:
         raise DependencyMissing(str(error)) from None
+    except OSError as error:
+        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
+    tail = scan.unterminated.decode("utf-8", errors="replace")
+    if _GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
+        line = scan.records + 1
+        raise ParseError(
+            str(path),
+            f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
+            line=line,
+        )
     return scan.finish(), scan.records
 
 

@@ -170,6 +170,6 @@ def looks_like_lspci(text: str) -> bool:
     """`lspci -v` output: a device header followed by indented capability lines, or an excerpt
     with `LnkSta:`/`LnkCap:` or AER status lines."""
     head = text[:65536]
-    if re.search(r"^\s+(?:LnkSta|LnkCap|UESta|CESta):\s", head, re.M):
+    if re.search(r"^[ \t]+(?:LnkSta|LnkCap|UESta|CESta):\s", head, re.M):
         return True
-    return bool(re.search(r"^[0-9a-fA-F:]{5,13}\.[0-7] [^:\n]+: .+\n\s+\S", head, re.M))
+    return bool(re.search(r"^[0-9a-fA-F:]{5,13}\.[0-7] [^:\n]+: .+\n[ \t]+\S", head, re.M))

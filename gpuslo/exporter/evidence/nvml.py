@@ -32,7 +32,7 @@ import sys
 from dataclasses import dataclass, replace
 from typing import Any
 
-from gpuslo.errors import DependencyMissing, ParseError, ToolError
+from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.query import parse_xml
@@ -358,8 +358,9 @@ def node_from_smi(text: str, source: str) -> NvmlNode:
 
 
 def read_node_smi(timeout_s: float) -> NvmlNode:
-    """Run `nvidia-smi -q -x` (I/O). DependencyMissing when it is not installed; ToolError on a
-    timeout or a non-zero exit (nvidia-smi prints its error on stdout: quoted)."""
+    """Run `nvidia-smi -q -x` (I/O). DependencyMissing when it is not installed;
+    DeadlineExceeded past `timeout_s`; ToolError on a non-zero exit (nvidia-smi prints its
+    error on stdout: quoted)."""
     command = " ".join(SMI_COMMAND)
     try:
         done = subprocess.run(
@@ -373,7 +374,9 @@ def read_node_smi(timeout_s: float) -> NvmlNode:
     except FileNotFoundError:
         raise DependencyMissing("nvidia-smi is not installed") from None
     except subprocess.TimeoutExpired:
-        raise ToolError(f"{command}: no answer within {timeout_s:g} s") from None
+        raise DeadlineExceeded(
+            f"{command}: no answer within its deadline of {timeout_s:g} s"
+        ) from None
     if done.returncode != 0:
         said = (done.stdout.strip() or done.stderr.strip()).splitlines()[:1]
         raise ToolError(f"{command} exited {done.returncode}: {' '.join(said)[:200]}")

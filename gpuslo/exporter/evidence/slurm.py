@@ -25,7 +25,7 @@ from gpuslo.errors import GpusloError
 DEFAULT_SCONTROL = "scontrol"
 DEFAULT_TIMEOUT_S = 10.0
 # `Reason=<text> [<user>@<time>]`: Slurm appends who set the reason and when.
-_REASON_SUFFIX = re.compile(r"\s*\[([^\[\]@]*)@([^\[\]]*)\]\s*$")
+_REASON_SUFFIX = re.compile(r"\[([^\[\]@]*)@([^\[\]]*)\]\s*$")  # no leading \s*: quadratic
 _FIELD = re.compile(r"(?:^|\s)([A-Za-z][A-Za-z0-9_]*)=(\S*)")
 
 

@@ -206,7 +206,8 @@ def _check_rule(entry: Any, where: str, source: str) -> None:
     if not isinstance(entry, dict):
         raise ConfigError(f"{source}: field {where!r}: expected a mapping with class and action")
     _check_keys(entry, RULE_KEYS, where, source)
-    if entry.get("reason") is not None and entry["reason"] not in names.REASON_LAYER:
+    reason = entry.get("reason")
+    if reason is not None and (not isinstance(reason, str) or reason not in names.REASON_LAYER):
         raise ConfigError(
             f"{source}: field {where}.reason: {entry['reason']!r} is not a reason of names.py"
         )
@@ -244,10 +245,20 @@ def _check_sections(data: dict, source: str) -> None:
     for key, known in SECTION_KEYS.items():
         _check_keys(data[key], known, key, source)
     for key in ("xid", "boot_noise"):
-        families = data[key].get("families") or {}
+        families = data[key].get("families", {})
         if not isinstance(families, dict):
-            raise ConfigError(f"{source}: field {key}.families: expected a mapping of GPU family")
+            raise ConfigError(
+                f"{source}: field {key}.families: expected a mapping of GPU family ({{}} for none)"
+            )
         _check_keys(families, FAMILIES, f"{key}.families", source, "GPU family")
+    for key, field in (("nvlink5", "tokens"), ("sxid", "tokens"), ("sxid", "codes")):
+        if not isinstance(data[key].get(field, {}), dict):
+            raise ConfigError(f"{source}: field {key}.{field}: expected a mapping")
+    codes = data["nvlink5"].get("codes", [])
+    if not isinstance(codes, list) or not all(
+        isinstance(c, int) and not isinstance(c, bool) for c in codes
+    ):
+        raise ConfigError(f"{source}: field nvlink5.codes: expected a list of Xid codes")
 
 
 def validate(data: Any, source: str) -> None:

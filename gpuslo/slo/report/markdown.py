@@ -1,14 +1,20 @@
 """Markdown rendering of the weekly report (`gpuslo.slo.report.model.Report`): deterministic text
 with a generated-file header; table cells have `|` and newlines escaped so a label cannot break a
-row."""
+row, and every text that comes from the inputs has `&`, `<` and `>` written as HTML entities, so a
+trace holding `<script>` shows as text in any Markdown renderer instead of becoming HTML."""
 
 from __future__ import annotations
 
 from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, ratio
 
 
+def _safe(text: object) -> str:
+    """`text` with the characters that start raw HTML in Markdown written as entities."""
+    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
 def _cell(text: str) -> str:
-    return str(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return _safe(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
 
 
 def _table(table: Table) -> list[str]:
@@ -65,18 +71,18 @@ def headline(doc: dict) -> list[tuple[str, str]]:
 def render_markdown(report: Report) -> str:
     """The whole report as Markdown (str, ends with a newline)."""
     doc = report.document
-    out = [f"<!-- {GENERATED_BY} -->", "", f"# {title(doc)}", ""]
+    out = [f"<!-- {GENERATED_BY} -->", "", f"# {_safe(title(doc))}", ""]
     source = (doc.get("data_quality") or {}).get("source")
     if source:
         out += [f"Source: {_cell(source)}", ""]
-    out += [f"- {label}: {value}" for label, value in headline(doc)] + [""]
+    out += [f"- {label}: {_safe(value)}" for label, value in headline(doc)] + [""]
     for section in report.sections:
-        out += [f"## {section.title}", ""]
+        out += [f"## {_safe(section.title)}", ""]
         if section.missing:
             out += [f"Not available: {_cell(section.missing)}.", ""]
             continue
         for line in section.lines:
-            out += [line, ""]
+            out += [_safe(line), ""]
         for table in section.tables:
             out += [*_table(table), ""]
     return "\n".join(out).rstrip("\n") + "\n"

@@ -16,6 +16,8 @@ its `job_start` names the job and node (else the file's stem and parent director
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pandas as pd
@@ -24,6 +26,7 @@ from gpuslo.errors import InputError
 from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo.frames import Frames, empty, make_frame
 
+MAX_JOURNALS = 1_000_000  # journals one report reads at most (a clear error beyond)
 _COLUMNS = ("job", "node", "time", "event", "step", "category", "gpus", "status", "layer",
             "count", "step_time_s", "compute_s")
 
@@ -59,6 +62,25 @@ def allocations_from_events(job_events: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+def read_journal_bytes(path: Path) -> bytes | None:
+    """The bytes of the journal at `path`, or None when it is not a regular file (a FIFO named
+    `*.jsonl` is refused after `stat`, without being opened; the open is `O_NONBLOCK` anyway).
+    Raises InputError when it cannot be read."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            with os.fdopen(os.dup(fd), "rb") as handle:
+                return handle.read()
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise InputError(str(path), f"cannot read journal: {error}") from None
+
+
 def load_journals(directory: str | Path) -> Frames:
     """Read every journal under `directory`. Raises InputError when the directory cannot be read
     or holds no journal; bad lines are skipped and listed in cannot_fill["journal_problems"]."""
@@ -68,13 +90,15 @@ def load_journals(directory: str | Path) -> Frames:
     paths = sorted(root.rglob("*.jsonl"))
     if not paths:
         raise InputError(str(root), "no journals (*.jsonl) found")
+    if len(paths) > MAX_JOURNALS:
+        raise InputError(str(root), f"{len(paths)} journals, more than the limit of {MAX_JOURNALS}")
     rows, problems = [], []
     for path in paths:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise InputError(str(path), f"cannot read journal: {error}") from None
-        events, found = parse_journal(text, str(path))
+        data = read_journal_bytes(path)
+        if data is None:
+            problems.append(f"{path}: not a regular file; not opened")
+            continue
+        events, found = parse_journal(data, str(path))
         problems += [str(p) for p in found]
         rows += events_from_journal(events, path.stem, path.parent.name)
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)), str(root))

@@ -28,7 +28,8 @@ from gpuslo.exporter.evidence.dcgm.links import load_json_document, parse_tree, 
 # ------------------------------------------------------------------------------------------------
 
 _DMON_HEAD = re.compile(r"#[ \t]*Entity[ \t]+(\S.*)$")
-_DMON_ROW = re.compile(r"^(GPU(?:-I|-CI)?)\s+(\d+)\s+(.+?)\s*$")
+# The row's values greedy and split in code: `(.+?)\s*$` was quadratic on a long line.
+_DMON_ROW = re.compile(r"^(GPU(?:-I|-CI)?)\s++(\d+)\s++(.+)$")
 _HEALTH_TEXT = re.compile(r"Overall Health\W+(Healthy|Warning|Failure)\b", re.I)
 
 
@@ -52,7 +53,7 @@ def parse_dmon(text: str) -> list[dict[str, str]]:
 def parse_health(text: str, source: str = "<dcgmi health>") -> str | None:
     """`Healthy`, `Warning` or `Failure` from `dcgmi health -c` (JSON or text); None when the text
     holds no health report. Raises ParseError when a JSON report is broken or lacks the field."""
-    start = re.search(r"^\s*\{", text, re.M)
+    start = re.search(r"^[ \t]*+\{", text, re.M)  # `^\s*` crossed lines: quadratic
     if start and '"Overall Health"' in text[start.start() :]:
         try:
             report, _ = json.JSONDecoder().raw_decode(text[start.start() :].lstrip())
@@ -102,7 +103,7 @@ def parse_health_incidents(text: str, source: str = "<dcgmi health>") -> list[He
 def looks_like_dcgmi(text: str) -> bool:
     """True for `dcgmi dmon` tables or `dcgmi health` reports."""
     head = text[:200_000]
-    return bool(re.search(r"^#\s*Entity\s+\S", head, re.M) or "Overall Health" in head)
+    return bool(re.search(r"^#[ \t]*Entity[ \t]+\S", head, re.M) or "Overall Health" in head)
 
 
 # ------------------------------------------------------------------------------------------------

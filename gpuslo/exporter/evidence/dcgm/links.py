@@ -145,7 +145,7 @@ def tree_from_json(data: dict) -> tuple[list[str], dict[str, TreeNode]]:
 def load_json_document(text: str, source: str) -> dict | None:
     """The first JSON object in `text` (dcgmi prints a banner line before some), None when the
     text holds no `{`. Raises ParseError naming the line where a broken document starts."""
-    start = re.search(r"^\s*\{", text, re.M)
+    start = re.search(r"^[ \t]*+\{", text, re.M)  # not `^\s*`: across lines, quadratic
     if not start:
         return None
     try:
@@ -202,7 +202,7 @@ def looks_like_link_status(text: str) -> bool:
     """`dcgmi nvlink -s` output: its title, or `gpuId N:` headers over rows of state letters."""
     head = text[:65536]
     return "NvLink Link Status" in head or bool(
-        re.search(r"^\s*gpuId \d+:\s*\n\s*[UDX_](?: [UDX_])*\s*$", head, re.M)
+        re.search(r"^[ \t]*gpuId \d+:[ \t\r]*\n[ \t]*[UDX_](?: [UDX_])*[ \t]*$", head, re.M)
     )
 
 

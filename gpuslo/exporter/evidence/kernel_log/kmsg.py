@@ -150,13 +150,18 @@ def read_kmsg(path: Path | str, after_sequence: int = -1) -> KmsgRead:
     """Read every record with sequence > `after_sequence` available now at `path` (the
     /dev/kmsg device, or a file or FIFO holding its records), without blocking.
 
+    Only complete lines are parsed (a record whose newline has not arrived is read next time).
     `lost` counts sequence numbers skipped after `after_sequence` (on a new boot pass -1: a
     first record above 0 means the ring buffer already dropped the start of the boot).
     Raises InputError when `path` cannot be opened or read, ParseError for a line that is not
     a record.
     """
     chunks, overruns = _read_chunks(Path(path))
-    text = b"".join(chunks).decode("utf-8", errors="replace")
+    data = b"".join(chunks)
+    # The device gives whole records; a file or FIFO may end mid-record (its writer is
+    # mid-line): that part waits for the next read, which starts again after the last sequence.
+    data = data[: data.rfind(b"\n") + 1]
+    text = data.decode("utf-8", errors="replace")
     records = parse_kmsg_text(text, str(path))
     result = KmsgRead(last_sequence=after_sequence, overruns=overruns)
     for record in records:

@@ -64,7 +64,9 @@ class KernelEvent:
 
 # --- recognisers --------------------------------------------------------------------------------
 
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
+# The address is bounded (an NVML bus id is 16 characters): `[^)]*` rescanned the rest of a line
+# for every `NVRM: Xid (` in it, quadratic on a hostile line.
+_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)\n]{0,64})\):\s*(\d+)\s*,?\s?(.*)")
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(
     r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?"

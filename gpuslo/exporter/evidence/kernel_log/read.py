@@ -55,13 +55,21 @@ def parse_kernel_log(text: str, source: str = "<kernel log>") -> list[KernelEven
 
 
 def scan_kernel_log_file(
-    path: str, chunk_bytes: int = CHUNK_BYTES, *, require_kernel_log: bool = False
+    path: str,
+    chunk_bytes: int = CHUNK_BYTES,
+    *,
+    require_kernel_log: bool = False,
+    complete_lines: bool = False,
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
     the events. Raises InputError when the file cannot be read; with `require_kernel_log`,
     ParseError when its first `HEAD_BYTES` are not a kernel log (`check_kernel_log_head`). The
     file is read once, front to back (a FIFO works too).
+
+    With `complete_lines` (a log that is still being written) a last line without its newline
+    is not scanned: it is kept in `scan.unterminated` (bytes) and waits for the next read, so
+    the first half of `Xid ...: 63` is never taken for an Xid 6.
     """
     scan = KernelLogScan()
     try:
@@ -71,7 +79,7 @@ def scan_kernel_log_file(
                 check_kernel_log_head(head, path)
             buffer = bytearray(max(chunk_bytes, len(head)))
             buffer[: len(head)] = head
-            _scan_chunks(handle, buffer, len(head), scan)
+            _scan_chunks(handle, buffer, len(head), scan, complete_lines)
     except OSError as error:
         raise InputError(path, error.strerror or str(error)) from None
     return scan
@@ -103,8 +111,11 @@ def _fill(handle, buffer: bytearray, filled: int) -> tuple[bytearray, int, int]:
             return buffer, filled, cut
 
 
-def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) -> None:
-    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`. Two buffers
+def _scan_chunks(
+    handle, buffer: bytearray, filled: int, scan: KernelLogScan, complete_lines: bool = False
+) -> None:
+    """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`; the last line
+    without a newline too unless `complete_lines` (then it is `scan.unterminated`). Two buffers
     alternate: while one chunk is parsed, numpy finds the needles and newlines of the next in a
     second thread (`scan.prepare`, which releases the GIL) and the file is read on."""
     free: bytearray | None = bytearray(len(buffer))
@@ -125,7 +136,10 @@ def _scan_chunks(handle, buffer: bytearray, filled: int, scan: KernelLogScan) ->
             buffer, filled, free = free, filled - cut, None
         if pending is not None:
             scan.feed(pending[0], pending[1], pending[2].result())
-    scan.feed(buffer, filled)
+    if complete_lines:  # buffer[:filled] holds no newline: a line still being written
+        scan.unterminated = bytes(buffer[:filled])
+    else:
+        scan.feed(buffer, filled)
 
 
 def check_kernel_log_head(head: bytes, source: str) -> None:
@@ -148,11 +162,13 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
 # (`dmesg -T`), reltime (`dmesg -H` / `-e`: `[Mar 6 21:34]`, `[  +0.000123]`), delta alone
 # (`[<    0.000123>]`), ISO (`--time-format iso`), `kern  :err   :` (`-x`), syslog or journal
 # `kernel:`, a bare NVRM line. `inspect_parts` extends it to other system-log lines.
+# Spaces and tabs only, never `\s`: under re.MULTILINE a `\s*` crosses newlines, and a file of
+# blank lines made every search quadratic (80,000 blank lines: 21 s in `inspect`).
 KERNEL_PREFIX_PATTERN = (
-    r"\d+,\d+,\d+(?:,[^;]*)?;|\s*\[\s*\d+\.\d+(?:\s*<[^>\]]*>)?\]"
-    r"|\[\w{3} \w{3}\s+\d+ [\d:]+ \d{4}\]|\[\w{3} ?\d{1,2} \d\d:\d\d\]|\[\s*\+\d+\.\d+\]"
-    r"|\[<\s*\d+\.\d+>\]|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:\d\d "
-    r"|\w+\s*:\w+\s*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
+    r"\d+,\d+,\d+(?:,[^;]*)?;|[ \t]*\[[ \t]*\d+\.\d+(?:[ \t]*<[^>\]]*>)?\]"
+    r"|\[\w{3} \w{3}[ \t]+\d+ [\d:]+ \d{4}\]|\[\w{3} ?\d{1,2} \d\d:\d\d\]|\[[ \t]*\+\d+\.\d+\]"
+    r"|\[<[ \t]*\d+\.\d+>\]|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[,.]\d+[+-]\d\d:\d\d "
+    r"|\w+[ \t]*:\w+[ \t]*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 

@@ -144,12 +144,14 @@ def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]
 class KernelLogScan:
     """Streaming scan: `feed(chunk, limit)` whole-line chunks of str or bytes in order, then
     `finish()` for the events. Counts `records` (lines) and `matched` (lines `GREP_PATTERN`
-    matches, for the benchmark)."""
+    matches, for the benchmark); `unterminated` holds a last line a file reader left out
+    because its newline had not arrived (bytes, b"" when none)."""
 
     def __init__(self) -> None:
         self.builder = EventBuilder()
         self.records = 0
         self.matched = 0
+        self.unterminated = b""
         self._next_line = 1
         self._carried = 0  # context lines the previous chunk's last Xid still wants
 

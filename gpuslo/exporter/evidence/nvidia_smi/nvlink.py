@@ -18,9 +18,36 @@ from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import GpuReading, SmiReading, clean, to_number
 
-_GPU = re.compile(r"^GPU\s+(\d+):\s*(.*?)\s*(?:\(UUID:\s*([^)]*)\))?\s*$")
-_LINK = re.compile(r"^Link\s+(\d+)\s*:\s*(.*?)\s*$")
-_COUNTER = re.compile(r"^([A-Za-z][^:]*?)\s*:\s*(\S.*?)\s*$")
+# The GPU header: `GPU 0: NVIDIA H200 (UUID: GPU-...)`. The name and UUID are cut in code: a lazy
+# name before an optional UUID group took 78 s on one 4,000-character line.
+_GPU_HEAD = re.compile(r"^GPU\s++(\d+):(.*)$")
+_UUID_TAIL = re.compile(r"\(UUID:\s*+([^()]*)\)$")
+
+
+class _Header(tuple):
+    """(index, model, uuid) of a GPU header line, read like the match it replaces."""
+
+    def group(self, number: int) -> str | None:
+        return self[number - 1]
+
+
+def match_gpu_header(line: str) -> _Header | None:
+    """`GPU <n>: <model> [(UUID: <uuid>)]` → (index, model, uuid or None), else None (pure,
+    linear time)."""
+    head = _GPU_HEAD.match(line)
+    if head is None:
+        return None
+    rest = head.group(2).strip()
+    tail = _UUID_TAIL.search(rest, max(0, rest.rfind("(UUID:")))
+    if tail is None:
+        return _Header((head.group(1), rest, None))
+    return _Header((head.group(1), rest[: tail.start()].strip(), tail.group(1)))
+# Values as whitespace-separated words matched possessively: the same groups as `(.*?)\s*$`
+# in linear time (that lazy group retried the trailing run of spaces at every step).
+_LINK = re.compile(r"^Link\s++(\d+)\s*+:\s*+(\S*+(?:\s++\S++)*+)\s*$")
+_COUNTER = re.compile(
+    r"^([A-Za-z](?:[^:\s]|\s++(?=[^:\s]))*+)\s*+:\s*+(\S++(?:\s++\S++)*+)\s*$"
+)
 _UP = re.compile(r"^\d+(?:\.\d+)?\s*[GM]B/s$", re.IGNORECASE)
 _DOWN = frozenset({"<inactive>", "inactive", "down", "disabled", "<down>", "not active"})
 _ERROR_COUNTER = re.compile(r"error|replay|recovery|discard|overrun|malformed", re.IGNORECASE)
@@ -28,7 +55,7 @@ _ALL_INACTIVE = re.compile(r"all links are inactive", re.IGNORECASE)
 MAX_LINE_CHARS = 4096
 
 
-def _new_gpu(match: re.Match, number: int) -> dict:
+def _new_gpu(match: _Header, number: int) -> dict:
     uuid = clean(match.group(3))
     model = clean(match.group(2))
     return {
@@ -76,7 +103,7 @@ def _scan(text: str, source: str) -> list[dict]:
         line = raw.strip()
         if not line or len(line) > MAX_LINE_CHARS:
             continue
-        header = _GPU.match(line)
+        header = match_gpu_header(line)
         if header:
             gpus.append(_new_gpu(header, number))
             block_link = None
@@ -120,7 +147,7 @@ def parse_nvlink(text: str, source: str) -> SmiReading:
 def looks_like_nvlink(text: str) -> tuple[bool, bool]:
     """(looks like `nvlink -s`, looks like `nvlink -e`) from the first 64 KiB."""
     head = [line.strip() for line in text[:65536].splitlines()]
-    if not any(_GPU.match(line) for line in head if len(line) < MAX_LINE_CHARS):
+    if not any(match_gpu_header(line) for line in head if len(line) < MAX_LINE_CHARS):
         return False, False
     links = [_LINK.match(line) for line in head if line.startswith("Link ")]
     values = [m.group(2) for m in links if m]

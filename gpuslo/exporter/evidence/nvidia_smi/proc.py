@@ -29,7 +29,8 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
 )
 
 _NVRM = re.compile(r"^NVRM version:.*?Kernel Module\S*(?:\s+for\s+\S+)?\s+(\d+(?:\.\d+)+)")
-_INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z .]*?):\s*(.*?)\s*$")
+# The value as words matched possessively: `(.*?)\s*$`'s groups in linear time.
+_INFO_LINE = re.compile(r"^([A-Za-z][A-Za-z .]*?):\s*+(\S*+(?:\s++\S++)*+)\s*$")
 _INFO_KEYS = ("model", "gpu uuid", "bus location", "gpu excluded", "irq", "video bios")
 MAX_LINE_CHARS = 4096
 

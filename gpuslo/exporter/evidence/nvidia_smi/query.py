@@ -32,7 +32,8 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
 MAX_XML_CHARS = 64 * 1024 * 1024
 MAX_LINE_CHARS = 4096  # longer lines are not nvidia-smi -q fields
 _GPU_HEADER = re.compile(r"^GPU\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
-_KEY_VALUE = re.compile(r"^(\s*)([^:]*?[^\s:])\s+:\s*(.*)$")
+# Possessive whitespace keeps it linear (the lazy key backtracked over long runs of spaces).
+_KEY_VALUE = re.compile(r"^(\s*+)([^:]*?[^\s:])\s++:\s*+(.*)$")
 _NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
 # Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
 _SECTIONS = frozenset(
