@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuslo.cli.terminal import stages
 from gpuslo.errors import InputError, UsageError
 from gpuslo.slo.simulate import faults as sf
 from gpuslo.slo.simulate.files import write_simulation
@@ -99,13 +100,16 @@ def run(args: argparse.Namespace) -> int:
     """Run `gpuslo simulate`; prints one summary line. Raises UsageError for impossible sizes."""
     check_limits(args)
     fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
-    sim = simulate(fleet, args.seed, parse_start(args.start))
-    try:
-        written = write_simulation(
-            sim, Path(args.out), args.metrics_step if args.openmetrics else None
-        )
-    except OSError as error:
-        raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
+    with stages(("simulating the fleet", "writing files"), "gpuslo simulate") as stage:
+        stage("simulating the fleet")
+        sim = simulate(fleet, args.seed, parse_start(args.start))
+        stage("writing files")
+        try:
+            written = write_simulation(
+                sim, Path(args.out), args.metrics_step if args.openmetrics else None
+            )
+        except OSError as error:
+            raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
     print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "
           f"{sim.start.isoformat()}: wrote {len(written)} files to {args.out}")
     return 0
