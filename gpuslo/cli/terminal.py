@@ -19,8 +19,6 @@ import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 
-from tqdm import tqdm
-
 
 class Parser(argparse.ArgumentParser):
     """argparse.ArgumentParser with one-line usage errors (exit 2). `hint` names the help to
@@ -55,6 +53,8 @@ def number(lo: float, hi: float, unit: str) -> Callable[[str], float]:
 def stages(names: Sequence[str], what: str) -> Iterator[Callable[[str], None]]:
     """A progress bar over `names` (stderr, only on a terminal); yields `step(name)`, called as
     each named stage starts."""
+    from tqdm import tqdm  # third-party, imported here: every command pays for the CLI module
+
     bar = tqdm(
         total=len(names),
         desc=what,
