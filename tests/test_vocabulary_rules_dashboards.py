@@ -1,7 +1,8 @@
 """Rules and dashboards use only known names: metric names from names.METRICS, the recording
 rules gpuslo/alerts defines, kube-state-metrics' kube_node_spec_unschedulable, kube_node_info and
-kube_node_status_capacity, and `up`; label names from names.LABELS plus the target labels
-`instance` and `job` and kube-state-metrics' `resource`."""
+kube_node_status_capacity, `up` and Prometheus's `ALERTS` (with its alertname and alertstate);
+label names from names.LABELS plus the target labels `instance` and `job`, kube-state-metrics'
+`resource` and the `cluster` label a multi-cluster setup adds."""
 
 from __future__ import annotations
 
@@ -54,8 +55,14 @@ KEYWORDS = {
     "or",
     "unless",
 }
-EXTERNAL = {"kube_node_spec_unschedulable", "kube_node_info", "kube_node_status_capacity", "up"}
-TARGET_LABELS = {"instance", "job"}
+EXTERNAL = {
+    "kube_node_spec_unschedulable",
+    "kube_node_info",
+    "kube_node_status_capacity",
+    "up",
+    "ALERTS",
+}
+TARGET_LABELS = {"instance", "job", "cluster", "alertname", "alertstate"}
 EXTERNAL_LABELS = {"resource"}  # kube-state-metrics' kube_node_status_capacity{resource}
 GRAFANA = {"$__rate_interval": "5m", "$__range_s": "3600", "$__range": "1h"}
 
@@ -90,6 +97,11 @@ def dashboard_expressions(spec: SloSpec) -> list[str]:
     for board in boards:
         found += [t["expr"] for p in board["panels"] for t in p["targets"]]
         found += [v["query"] for v in board["templating"]["list"] if v["type"] == "query"]
+        found += [
+            a["target"]["expr"]
+            for a in board["annotations"]["list"]
+            if a["datasource"]["type"] == "prometheus"
+        ]
     return found
 
 

@@ -3,7 +3,8 @@
 Each subcommand lives in its own module with `configure(parser)` and `run(args) -> int`; only the
 module of the subcommand being run is imported, so `gpuslo inspect` does not pay for pandas.
 Library code raises `gpuslo.errors.GpusloError` subclasses; this module prints them as one line
-on stderr and exits with the error's `exit_code` (2). Exit 0/1 are the command's own answer.
+on stderr and exits with the error's `exit_code` (2); a usage error is one line too, ending in
+`see gpuslo COMMAND --help` (`gpuslo.cli.terminal`). Exit 0/1 are the command's own answer.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import sys
 from collections.abc import Sequence
 
 from gpuslo import __version__
+from gpuslo.cli.terminal import Parser
 from gpuslo.errors import GpusloError
 
 # name: (module, one-line help)
@@ -38,13 +40,17 @@ def _selected(argv: Sequence[str]) -> str | None:
 
 
 def build_parser(selected: str | None) -> argparse.ArgumentParser:
-    """The top-level parser; only `selected`'s module is imported to add its arguments."""
-    parser = argparse.ArgumentParser(
+    """The top-level parser; only `selected`'s module is imported to add its arguments. Usage
+    errors are one line (`terminal.Parser`); an argument the command does not know is reported
+    by this parser, so its hint names the command's help."""
+    parser = Parser(
         prog="gpuslo",
         description=(
             "Fail-closed GPU node checks, a Prometheus exporter and a GPU-hours SLO engine."
         ),
     )
+    parser.name = f"gpuslo {selected}" if selected else "gpuslo"
+    parser.hint = f"{parser.name} --help"
     parser.add_argument("--version", action="version", version=f"gpuslo {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():

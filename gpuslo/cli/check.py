@@ -76,14 +76,21 @@ def report(snapshot: NodeSnapshot) -> dict[str, Any]:
 
 
 def render_text(snapshot: NodeSnapshot) -> str:
-    """A short table: one line per check result, then the GPU and node verdicts."""
-    lines = [f"{'CHECK':14} {'SCOPE':18} {'STATUS':8} {'REASON':20} {'ACTION':16} MESSAGE"]
-    for r in snapshot.results:
-        scope = f"gpu{r.gpu}" if r.gpu else r.scope
-        lines.append(
-            f"{r.check:14} {scope[:18]:18} {r.status:8} {r.reason or '-':20} "
-            f"{r.action:16} {r.message[:90]}"
-        )
+    """A table, one line per check result, then the GPU and node verdicts. Nothing is cut:
+    columns widen to their longest cell and the message, last, is printed whole."""
+    header = ("CHECK", "SCOPE", "STATUS", "REASON", "ACTION")
+    rows = [
+        (r.check, f"gpu{r.gpu}" if r.gpu else r.scope, r.status, r.reason or "-", r.action)
+        + (r.message,)
+        for r in snapshot.results
+    ]
+    widths = [max(len(str(cells[i])) for cells in [header, *rows]) for i in range(len(header))]
+
+    def line(cells) -> str:
+        padded = "  ".join(f"{str(c):{w}}" for c, w in zip(cells, widths, strict=False))
+        return f"{padded}  {cells[5]}".rstrip() if len(cells) > 5 else padded.rstrip()
+
+    lines = [line((*header, "MESSAGE"))] + [line(cells) for cells in rows]
     for row in gpu_table(snapshot):
         lines.append(f"gpu {row['gpu']} {row['uuid']} {row['pci_bus_id']}: {row['verdict']}")
     lines.append(f"node {snapshot.node}: {node_verdict(snapshot.results)}")

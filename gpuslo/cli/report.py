@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from gpuslo.cli.terminal import number, stages
 from gpuslo.errors import InputError, UsageError
 from gpuslo.files import write_all_atomic
 from gpuslo.slo.report import inputs
@@ -26,6 +27,9 @@ from gpuslo.slo.report.build import build_report
 from gpuslo.slo.report.markdown import headline
 from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import load_spec
+
+MAX_PRICE = 1_000_000  # per GPU-hour, in the price's currency: far above any GPU's
+STAGES = ("loading the data", "computing", "rendering", "writing")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -47,8 +51,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gpus-per-node", type=int,
                         help="GPUs per node (inventory a trace lacks)")
     parser.add_argument("--slo", help="SLO spec YAML (default: built-in objectives)")
-    parser.add_argument("--price-per-gpu-hour", type=float,
-                        help="price of one GPU-hour, for the cost section")
+    parser.add_argument("--price-per-gpu-hour", type=number(0, MAX_PRICE, "per GPU-hour"),
+                        help=f"price of one GPU-hour, 0 to {MAX_PRICE:,}, for the cost section")
     parser.add_argument("--out", default="gpuslo-report",
                         help="output directory (default gpuslo-report)")
     parser.add_argument("--format", default="md,html,json",
@@ -70,17 +74,20 @@ def run(args: argparse.Namespace) -> int:
         journals=args.journals, prometheus=args.prometheus,
         nodes=args.nodes, gpus_per_node=args.gpus_per_node,
     )
-    frames = _training_log_frames(args) if args.training_log else inputs.load_frames(
-        sources, start, end)
-    current, previous = inputs.compute(frames, start, end, spec)
-    report = build_report(current, previous, price)
-    texts = inputs.render(report, chosen)
     out = Path(args.out)
-    try:  # all formats or none: a failed report.json leaves no new report.md behind
-        write_all_atomic({out / name: text.encode("utf-8") for name, text in texts.items()})
-    except OSError as error:
-        where = error.filename or str(out)
-        raise InputError(where, f"cannot write: {error.strerror or error}") from None
+    with stages(STAGES, "gpuslo report") as stage:  # progress on stderr, on a terminal only
+        stage(STAGES[0])
+        if args.training_log:
+            frames = _training_log_frames(args)
+        else:
+            frames = inputs.load_frames(sources, start, end)
+        stage(STAGES[1])
+        current, previous = inputs.compute(frames, start, end, spec)
+        stage(STAGES[2])
+        report = build_report(current, previous, price)
+        texts = inputs.render(report, chosen)
+        stage(STAGES[3])
+        _write(out, texts)
     print(f"gpuslo report: {current['start']} .. {current['end']} ({frames.source})")
     for label, value in headline(report.document):
         print(f"  {label}: {value}")
@@ -94,3 +101,13 @@ def _training_log_frames(args: argparse.Namespace):
         raise UsageError("--training-log is a source of its own: give it without "
                          "--data, --trace, --journals or --prometheus")
     return load_training_logs(args.training_log, args.gpus)
+
+
+def _write(out: Path, texts: dict[str, str]) -> None:
+    """All formats or none: a failed report.json leaves no new report.md behind. Raises
+    InputError naming what could not be written."""
+    try:
+        write_all_atomic({out / name: text.encode("utf-8") for name, text in texts.items()})
+    except OSError as error:
+        where = error.filename or str(out)
+        raise InputError(where, f"cannot write: {error.strerror or error}") from None

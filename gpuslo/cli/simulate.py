@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuslo.cli.terminal import stages
 from gpuslo.errors import InputError, UsageError
 from gpuslo.slo.simulate import faults as sf
 from gpuslo.slo.simulate.files import MANIFEST, write_simulation
@@ -142,21 +143,25 @@ def run(args: argparse.Namespace) -> int:
     out = Path(args.out)
     check_out(out, args.force)
     fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
-    sim = simulate(fleet, args.seed, parse_start(args.start))
-    staging = None
-    try:
-        out.absolute().parent.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".gpuslo-simulate-{out.name}-",
-                                        dir=out.absolute().parent))
-        written = write_simulation(
-            sim, staging, args.metrics_step if args.openmetrics else None
-        )
-        replace_directory(staging, out)
-    except OSError as error:
-        if staging is not None:
-            with contextlib.suppress(OSError):
-                shutil.rmtree(staging)
-        raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
+    with stages(("simulating the fleet", "writing files"), "gpuslo simulate") as stage:
+        stage("simulating the fleet")
+        sim = simulate(fleet, args.seed, parse_start(args.start))
+        stage("writing files")
+        staging = None
+        try:
+            out.absolute().parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(
+                tempfile.mkdtemp(prefix=f".gpuslo-simulate-{out.name}-", dir=out.absolute().parent)
+            )
+            written = write_simulation(
+                sim, staging, args.metrics_step if args.openmetrics else None
+            )
+            replace_directory(staging, out)
+        except OSError as error:
+            if staging is not None:
+                with contextlib.suppress(OSError):
+                    shutil.rmtree(staging)
+            raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
     print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "
           f"{sim.start.isoformat()}: wrote {len(written)} files to {args.out}")
     return 0

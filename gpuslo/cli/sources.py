@@ -8,10 +8,10 @@ URL, ...). Flags win over the `--config` file, which wins over the defaults.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 from typing import Any
 
+from gpuslo.cli.terminal import number
 from gpuslo.errors import UsageError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import load_checks
@@ -35,14 +35,9 @@ def _network(text: str) -> dict[str, int]:
     return out
 
 
-def _positive(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
-    if not math.isfinite(value) or value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
-    return value
+# A check's deadline: a millisecond at least, an hour at most (a check that needs longer is broken,
+# and the event loop cannot wait 1e12 s).
+MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 3600.0
 
 
 def add_source_arguments(parser: argparse.ArgumentParser) -> None:
@@ -83,9 +78,10 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
     add("--instance-type", metavar="TYPE", help="cloud instance type (expected EFA count)")
     add(
         "--check-timeout",
-        type=_positive,
+        type=number(MIN_TIMEOUT_S, MAX_TIMEOUT_S, "seconds"),
         metavar="SECONDS",
-        help=f"deadline of each check (default {DEFAULT_TIMEOUT_S:g})",
+        help=f"deadline of each check, {MIN_TIMEOUT_S:g} to {MAX_TIMEOUT_S:g} "
+        f"(default {DEFAULT_TIMEOUT_S:g})",
     )
     add(
         "--state-dir",

@@ -7,25 +7,33 @@ exporter's `job` label, kept by scraping with honor_labels)."""
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.dashboards.panels import GPU_HOURS, GPUS, RATIO, Query, Spec, dashboard, query_variable
+from gpuslo.dashboards.board import dashboard
+from gpuslo.dashboards.panels import GPU_HOURS, GPUS, RATIO, Query, Spec, query_variable, red_below
+from gpuslo.dashboards.scope import CLUSTER
 from gpuslo.slo_spec import SloSpec, format_number, sli_record
+
+JOB = f'job=~"$job", {CLUSTER}'
 
 
 def _goodput_panels(spec: SloSpec) -> list[Spec]:
     """Fleet goodput over the period and goodput per job."""
-    seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
-    productive = f'{seconds},category="{names.CATEGORY_PRODUCTIVE}"}}'
+    seconds = f"gpuslo_job_gpu_seconds_total{{{JOB}"
+    productive = f'{seconds}, category="{names.CATEGORY_PRODUCTIVE}"}}'
     return [
         Spec(
             "stat",
             f"Fleet goodput over {spec.period}",
-            "Productive over allocated GPU-time "
-            f"(objective {format_number(spec.objectives[names.SLO_JOB_GOODPUT])}).",
+            "Productive over allocated GPU-time; red below the objective "
+            f"{format_number(spec.objectives[names.SLO_JOB_GOODPUT])}.",
             RATIO,
-            (Query(sli_record(names.SLO_JOB_GOODPUT, spec.period), instant=True),),
+            (
+                Query(
+                    f"{sli_record(names.SLO_JOB_GOODPUT, spec.period)}{{{CLUSTER}}}", instant=True
+                ),
+            ),
             6,
             5,
-            good_from=spec.objectives[names.SLO_JOB_GOODPUT],
+            steps=red_below(spec.objectives[names.SLO_JOB_GOODPUT]),
         ),
         Spec(
             "timeseries",
@@ -47,7 +55,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
 
 def _category_panels(spec: SloSpec) -> list[Spec]:
     """GPUs busy and badput GPU-hours by goodput category."""
-    seconds = 'gpuslo_job_gpu_seconds_total{job=~"$job"'
+    seconds = f"gpuslo_job_gpu_seconds_total{{{JOB}"
     return [
         Spec(
             "timeseries",
@@ -64,7 +72,7 @@ def _category_panels(spec: SloSpec) -> list[Spec]:
             GPU_HOURS,
             (
                 Query(
-                    f'sum by (category) (increase({seconds},category!="productive"}}[$__range]))'
+                    f'sum by (category) (increase({seconds}, category!="productive"}}[$__range]))'
                     " / 3600",
                     "{{category}}",
                     instant=True,
@@ -82,7 +90,7 @@ def _progress_panels(spec: SloSpec) -> list[Spec]:
             "Step time",
             "Seconds per step over the last 6 h (recorded from progress timestamps and steps).",
             "s",
-            (Query('gpuslo:job_step_time:seconds{job=~"$job"}', "{{job}}"),),
+            (Query(f"gpuslo:job_step_time:seconds{{{JOB}}}", "{{job}}"),),
             8,
         ),
     ] + _stall_panels(spec)
@@ -100,8 +108,7 @@ def _stall_panels(spec: SloSpec) -> list[Spec]:
             "s",
             (
                 Query(
-                    "time() - max by (job) (gpuslo_job_last_progress_timestamp_seconds"
-                    '{job=~"$job"})',
+                    f"time() - max by (job) (gpuslo_job_last_progress_timestamp_seconds{{{JOB}}})",
                     "{{job}}",
                 ),
             ),
@@ -114,8 +121,7 @@ def _stall_panels(spec: SloSpec) -> list[Spec]:
             "short",
             (
                 Query(
-                    'sum by (layer) (increase(gpuslo_job_interruptions_total{job=~"$job"}'
-                    "[$__range]))",
+                    f"sum by (layer) (increase(gpuslo_job_interruptions_total{{{JOB}}}[$__range]))",
                     "{{layer}}",
                     instant=True,
                 ),
@@ -134,7 +140,7 @@ def _crawl_panels(spec: SloSpec) -> list[Spec]:
             "Share of each job's GPU-time lost to steps slower than its own reference over 30 min "
             f"(ratio 0–1); GpusloJobCrawling fires above {format_number(spec.crawl_alert_ratio)}.",
             RATIO,
-            (Query('gpuslo:job_slowdown:ratio_rate30m{job=~"$job"}', "{{job}}"),),
+            (Query(f"gpuslo:job_slowdown:ratio_rate30m{{{JOB}}}", "{{job}}"),),
             8,
         ),
         Spec(
@@ -143,7 +149,7 @@ def _crawl_panels(spec: SloSpec) -> list[Spec]:
             "Compute time per step of the job's fastest node / this node's (1 = the fastest); "
             f"GpusloStragglerNode fires below {format_number(spec.straggler_score)}.",
             RATIO,
-            (Query('gpuslo:job_node_performance:score{job=~"$job"}', "{{job}} {{instance}}"),),
+            (Query(f"gpuslo:job_node_performance:score{{{JOB}}}", "{{job}} {{instance}}"),),
             8,
         ),
         Spec(
@@ -152,7 +158,7 @@ def _crawl_panels(spec: SloSpec) -> list[Spec]:
             "Seconds each node's ranks compute per step (Recorder.step(n, compute_s=...)); "
             "empty for jobs that do not report section timings.",
             "s",
-            (Query('gpuslo_job_step_compute_seconds{job=~"$job"}', "{{job}} {{instance}}"),),
+            (Query(f"gpuslo_job_step_compute_seconds{{{JOB}}}", "{{job}} {{instance}}"),),
             8,
         ),
     ]
@@ -161,7 +167,7 @@ def _crawl_panels(spec: SloSpec) -> list[Spec]:
 def job_goodput(spec: SloSpec) -> dict:
     """Job goodput and badput, fleet-wide and per job (`$job`)."""
     specs = _goodput_panels(spec) + _progress_panels(spec) + _crawl_panels(spec)
-    variable = query_variable("job", "Job", "label_values(gpuslo_job_step, job)")
+    variable = query_variable("job", "Job", f"label_values(gpuslo_job_step{{{CLUSTER}}}, job)")
     return dashboard(
         "gpuslo-job-goodput",
         "gpuslo / Job goodput and badput",

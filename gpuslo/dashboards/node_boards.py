@@ -1,51 +1,81 @@
-"""Node and GPU drill-down dashboard: one node's verdict, GPUs, active problems, Xid/SXid events,
-network devices and check status, from the raw metrics of DESIGN.md §4; `$instance` selects
-exporters. `instance_variable` is shared with the check-liveness dashboard."""
+"""Node and GPU drill-down dashboard: the nodes picked in `$node` (gpuslo_node_info's node
+names): usable or not (red on No), verdict by name, GPUs, active problems, Xid/SXid events,
+network devices and check status, from the raw metrics of DESIGN.md §4."""
 
 from __future__ import annotations
 
+from gpuslo import names
+from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import (
     BOOL,
     COUNT,
     GPUS,
+    Columns,
     Query,
     Spec,
-    dashboard,
-    query_variable,
+    red_below,
+    value_mapping,
 )
+from gpuslo.dashboards.scope import CLUSTER, node_variable, per_node
 from gpuslo.slo_spec import SloSpec
 
-SEL = 'instance=~"$instance"'
+# Node verdict as a number a stat can colour: 0 healthy, 1 unknown, 2 unhealthy.
+VERDICT_CODE = {"healthy": 0, "unknown": 1, "unhealthy": 2}
+VERDICT_COLOUR = {"healthy": "green", "unknown": "orange", "unhealthy": "red"}
+STATUS_COLOUR = {"ok": "green", "warn": "yellow", "fail": "red", "unknown": "orange"}
 
 
-def instance_variable() -> object:
-    """The `$instance` variable: exporters that report gpuslo_node_info."""
-    return query_variable("instance", "Node", "label_values(gpuslo_node_info, instance)")
+def _verdict_expr() -> str:
+    """One series per node: VERDICT_CODE of the verdict whose stateset series is 1."""
+    verdict = f"gpuslo_node_verdict{{{CLUSTER}"
+    return per_node(
+        f'max by (cluster, instance) (2 * {verdict}, verdict="unhealthy"}} '
+        f'or {verdict}, verdict="unknown"}})'
+    )
 
 
 def _node_panels(spec: SloSpec) -> list[Spec]:
-    """Node usable, identity, GPU inventory, active problems."""
+    """Node usable, node verdict, identity."""
     return [
         Spec(
             "stat",
             "Node usable",
-            "1 iff every GPU is usable and node checks are healthy.",
+            "Yes iff every GPU is usable and node checks are healthy; No in red.",
             BOOL,
-            (Query(f"gpuslo_node_usable{{{SEL}}}", "{{instance}}", instant=True),),
+            (Query(per_node(f"gpuslo_node_usable{{{CLUSTER}}}"), "{{node}}", instant=True),),
             6,
             5,
+            steps=red_below(1),
+            mappings=(value_mapping({0: ("No", "red"), 1: ("Yes", "green")}),),
+        ),
+        Spec(
+            "stat",
+            "Node verdict",
+            "The node verdict by name: healthy (green), unknown (orange: a check could not "
+            "tell, never counted as healthy), unhealthy (red).",
+            "none",
+            (Query(_verdict_expr(), "{{node}}", instant=True),),
+            6,
+            5,
+            steps=(("green", None), ("orange", 1), ("red", 2)),
+            mappings=(
+                value_mapping({VERDICT_CODE[v]: (v, VERDICT_COLOUR[v]) for v in names.VERDICTS}),
+            ),
         ),
         Spec(
             "stat",
             "GPUs expected and seen",
             "GPUs the node should have (node config, --expect-gpus or the learned baseline; "
-            "exported even when none is readable) and GPUs it lists now.",
+            "exported even when none is readable) and GPUs it lists now; informational (the "
+            "gpu_inventory check fails on fewer).",
             GPUS,
             (
-                Query(f"gpuslo_gpu_expected{{{SEL}}}", "{{instance}} expected", instant=True),
                 Query(
-                    f"count by (instance) (gpuslo_gpu_info{{{SEL}}})",
-                    "{{instance}} seen",
+                    per_node(f"gpuslo_gpu_expected{{{CLUSTER}}}"), "{{node}} expected", instant=True
+                ),
+                Query(
+                    per_node(f"count by (cluster, instance) (gpuslo_gpu_info{{{CLUSTER}}})"),
+                    "{{node}} seen",
                     instant=True,
                 ),
             ),
@@ -58,19 +88,32 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             "Node name, driver and CUDA versions, gpuslo build.",
             "none",
             (
-                Query(f"gpuslo_node_info{{{SEL}}}", instant=True),
-                Query(f"gpuslo_build_info{{{SEL}}}", instant=True),
+                Query(
+                    per_node(
+                        f"gpuslo_build_info{{{CLUSTER}}} * on (cluster, instance) "
+                        f"group_left (driver_version, cuda_version) gpuslo_node_info{{{CLUSTER}}}"
+                    ),
+                    instant=True,
+                ),
             ),
-            12,
+            6,
             5,
+            columns=Columns(("node", "driver_version", "cuda_version", "version")),
         ),
+    ] + _inventory_panels(spec)
+
+
+def _inventory_panels(spec: SloSpec) -> list[Spec]:
+    """GPU inventory and active problems."""
+    return [
         Spec(
             "table",
             "GPUs",
             "GPUs in the inventory: index, UUID, PCI bus id, model, family.",
             "none",
-            (Query(f"gpuslo_gpu_info{{{SEL}}}", instant=True),),
+            (Query(per_node(f"gpuslo_gpu_info{{{CLUSTER}}}"), instant=True),),
             12,
+            columns=Columns(("node", "gpu", "uuid", "pci_bus_id", "model", "family")),
         ),
         Spec(
             "table",
@@ -78,8 +121,9 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             "Fail or unknown results per GPU with reason, layer "
             "and recovery action. Empty on a healthy fleet.",
             "none",
-            (Query(f"gpuslo_gpu_problem{{{SEL}}} == 1", instant=True),),
+            (Query(per_node(f"gpuslo_gpu_problem{{{CLUSTER}}} == 1"), instant=True),),
             12,
+            columns=Columns(("node", "gpu", "uuid", "check", "reason", "layer", "action")),
         ),
     ]
 
@@ -92,14 +136,19 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
             "GPU usable",
             "1 while the GPU verdict is healthy (the SLI).",
             BOOL,
-            (Query(f"gpuslo_gpu_usable{{{SEL}}}", "{{instance}} GPU {{gpu}}"),),
+            (Query(per_node(f"gpuslo_gpu_usable{{{CLUSTER}}}"), "{{node}} GPU {{gpu}}"),),
         ),
         Spec(
             "timeseries",
             "GPU verdicts",
             "GPUs per verdict (healthy, unhealthy, unknown).",
             GPUS,
-            (Query(f"sum by (verdict) (gpuslo_gpu_verdict{{{SEL}}})", "{{verdict}}"),),
+            (
+                Query(
+                    f"sum by (verdict) ({per_node(f'gpuslo_gpu_verdict{{{CLUSTER}}}')})",
+                    "{{verdict}}",
+                ),
+            ),
         ),
     ] + _event_panels(spec)
 
@@ -114,9 +163,11 @@ def _event_panels(spec: SloSpec) -> list[Spec]:
             COUNT,
             (
                 Query(
-                    f"sum by (instance, pci_bus_id, xid, class) (increase(gpuslo_xid_events_total"
-                    f"{{{SEL}}}[$__rate_interval]))",
-                    "{{pci_bus_id}} Xid {{xid}} {{class}}",
+                    per_node(
+                        "sum by (cluster, instance, pci_bus_id, xid, class) (increase("
+                        f"gpuslo_xid_events_total{{{CLUSTER}}}[$__rate_interval]))"
+                    ),
+                    "{{node}} {{pci_bus_id}} Xid {{xid}} {{class}}",
                 ),
             ),
             8,
@@ -128,9 +179,11 @@ def _event_panels(spec: SloSpec) -> list[Spec]:
             COUNT,
             (
                 Query(
-                    f"sum by (instance, nvswitch, sxid, class) (increase(gpuslo_sxid_events_total"
-                    f"{{{SEL}}}[$__rate_interval]))",
-                    "{{nvswitch}} SXid {{sxid}} {{class}}",
+                    per_node(
+                        "sum by (cluster, instance, nvswitch, sxid, class) (increase("
+                        f"gpuslo_sxid_events_total{{{CLUSTER}}}[$__rate_interval]))"
+                    ),
+                    "{{node}} NVSwitch {{nvswitch}} SXid {{sxid}} {{class}}",
                 ),
             ),
             8,
@@ -139,7 +192,7 @@ def _event_panels(spec: SloSpec) -> list[Spec]:
 
 
 def _device_panels(spec: SloSpec) -> list[Spec]:
-    """Network devices, check status, node verdict."""
+    """Network devices and check status."""
     return [
         Spec(
             "timeseries",
@@ -147,9 +200,12 @@ def _device_panels(spec: SloSpec) -> list[Spec]:
             "InfiniBand or EFA devices present against expected; fewer means collectives crawl.",
             COUNT,
             (
-                Query(f"gpuslo_network_devices{{{SEL}}}", "{{instance}} {{kind}} present"),
                 Query(
-                    f"gpuslo_network_devices_expected{{{SEL}}}", "{{instance}} {{kind}} expected"
+                    per_node(f"gpuslo_network_devices{{{CLUSTER}}}"), "{{node}} {{kind}} present"
+                ),
+                Query(
+                    per_node(f"gpuslo_network_devices_expected{{{CLUSTER}}}"),
+                    "{{node}} {{kind}} expected",
                 ),
             ),
             8,
@@ -157,20 +213,27 @@ def _device_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "table",
             "Check status",
-            "Current status of each check (ok, warn, fail, unknown).",
+            "Current status of each check: ok (green), warn (yellow), fail (red), unknown "
+            "(orange).",
             "none",
-            (Query(f"gpuslo_check_status{{{SEL}}} == 1", instant=True),),
-            12,
-        ),
-        Spec(
-            "stat",
-            "Node verdict",
-            "The node verdict stateset (the state that is 1).",
-            "none",
-            (Query(f"gpuslo_node_verdict{{{SEL}}} == 1", "{{verdict}}", instant=True),),
-            12,
+            (Query(per_node(f"gpuslo_check_status{{{CLUSTER}}} == 1"), instant=True),),
+            24,
+            columns=Columns(("node", "check", "status")),
+            overrides=(_status_colours(),),
         ),
     ]
+
+
+def _status_colours() -> dict:
+    """Override: the status column's text in its state's colour."""
+    mapping = value_mapping({status: (status, STATUS_COLOUR[status]) for status in names.STATUSES})
+    return {
+        "matcher": {"id": "byName", "options": "status"},
+        "properties": [
+            {"id": "mappings", "value": [mapping]},
+            {"id": "custom.cellOptions", "value": {"type": "color-text"}},
+        ],
+    }
 
 
 def _scheduler_panels(spec: SloSpec) -> list[Spec]:
@@ -182,16 +245,18 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             "The node's Slurm state (up, drained, down, maintenance, unknown) with the reason "
             "and its layer: gpuslo's own drains carry the check's reason; others are platform.",
             "none",
-            (Query(f"gpuslo_slurm_node_state{{{SEL}}} == 1", instant=True),),
+            (Query(per_node(f"gpuslo_slurm_node_state{{{CLUSTER}}} == 1"), instant=True),),
             12,
+            columns=Columns(("node", "state", "reason", "reason_layer")),
         ),
         Spec(
             "table",
             "GPU allocations",
             "Which job holds each GPU (Slurm: the HPC job-mapping directory; Kubernetes: pods).",
             "none",
-            (Query(f"gpuslo_gpu_allocation{{{SEL}}} == 1", instant=True),),
+            (Query(per_node(f"gpuslo_gpu_allocation{{{CLUSTER}}} == 1"), instant=True),),
             12,
+            columns=Columns(("node", "gpu", "uuid", "hpc_job", "namespace", "pod", "container")),
         ),
         Spec(
             "table",
@@ -200,20 +265,22 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             "(a hung or missing kubelet socket, an unreadable job-mapping directory: the "
             "allocations are then empty, never stale), or not_configured.",
             "none",
-            (Query(f"gpuslo_gpu_allocation_source{{{SEL}}} == 1", instant=True),),
+            (Query(per_node(f"gpuslo_gpu_allocation_source{{{CLUSTER}}} == 1"), instant=True),),
             12,
+            columns=Columns(("node", "source", "status", "reason")),
+            overrides=(_status_colours(),),
         ),
     ]
 
 
 def node_drilldown(spec: SloSpec) -> dict:
     """One node's verdict, GPUs, problems, Xid/SXid events, network devices and scheduler."""
-    specs = (_node_panels(spec) + _gpu_panels(spec) + _device_panels(spec)
-             + _scheduler_panels(spec))  # fmt: skip
+    specs = _node_panels(spec) + _gpu_panels(spec) + _device_panels(spec) + _scheduler_panels(spec)
     return dashboard(
         "gpuslo-node-drilldown",
         "gpuslo / Node and GPU drill-down",
         "One node's GPUs, problems and evidence.",
         specs,
-        [instance_variable()],
+        [node_variable()],
+        pick_node=True,
     )

@@ -11,15 +11,9 @@ interval; a GPU lost for two reasons counts under each (the report's accounting 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.dashboards.panels import (
-    BURN,
-    GPU_HOURS,
-    GPUS,
-    RATIO,
-    Query,
-    Spec,
-    dashboard,
-)
+from gpuslo.dashboards.board import dashboard
+from gpuslo.dashboards.panels import BURN, GPU_HOURS, GPUS, RATIO, Columns, Query, Spec, red_below
+from gpuslo.dashboards.scope import CLUSTER
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
 TITLES = {
@@ -27,41 +21,44 @@ TITLES = {
     names.SLO_CHECK_LIVENESS: "Check liveness",
     names.SLO_JOB_GOODPUT: "Job goodput",
 }
-LOST = "gpuslo:gpu_lost:count"
+LOST = f"gpuslo:gpu_lost:count{{{CLUSTER}}}"
 # The usable-GPU denominator: what the fleet should have, which blindness cannot shrink (a dead
 # exporter's GPUs stay in it as blind time until the node is retired).
-PROVISIONED = "gpuslo:gpu_provisioned:count"
-UNUSABLE = "gpuslo:gpu_unusable:count"
-BLIND = "gpuslo:gpu_blind:count"
-BLIND_RATIO = "gpuslo:gpu_blind:ratio"
-NODE_BLIND = "gpuslo:node_gpus_blind:count"
+PROVISIONED = f"gpuslo:gpu_provisioned:count{{{CLUSTER}}}"
+USABLE = f"gpuslo:gpu_usable:count{{{CLUSTER}}}"
+UNUSABLE = f"gpuslo:gpu_unusable:count{{{CLUSTER}}}"
+BLIND = f"gpuslo:gpu_blind:count{{{CLUSTER}}}"
+BLIND_RATIO = f"gpuslo:gpu_blind:ratio{{{CLUSTER}}}"
+NODE_BLIND = f"gpuslo:node_gpus_blind:count{{{CLUSTER}}}"
 # Share of the range's rule evaluations, times the range in hours (see the module docstring).
 PER_RANGE = f"/ scalar(count_over_time({PROVISIONED}[$__range])) * $__range_s / 3600"
 
 
+def sli(slo: str, window: str) -> str:
+    """The recorded SLI of `slo` over `window`, in the chosen clusters."""
+    return f"{sli_record(slo, window)}{{{CLUSTER}}}"
+
+
+def recorded(slo: str, what: str) -> str:
+    """A recorded per-SLO series (objective, error budget remaining), in the chosen clusters."""
+    return f"{slo_record(slo, what)}{{{CLUSTER}}}"
+
+
 def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
-    """One SLO's SLI over the period and its objective."""
+    """One SLO's SLI over the period against its objective (red below it)."""
     title, period = TITLES[slo], spec.period
     objective = spec.objectives[slo]
     return [
         Spec(
             "stat",
-            f"{title} over {period}",
-            f"Good ratio over the SLO period ({period}); objective {format_number(objective)}.",
+            f"{title} over {period} (objective {format_number(objective * 100)} %)",
+            f"Good ratio over the SLO period ({period}); red below the objective "
+            f"{format_number(objective)}.",
             RATIO,
-            (Query(sli_record(slo, period), instant=True),),
-            4,
+            (Query(sli(slo, period), instant=True),),
+            6,
             5,
-            good_from=objective,
-        ),
-        Spec(
-            "stat",
-            f"{title}: objective",
-            "The objective from the SLO spec (ratio 0–1).",
-            RATIO,
-            (Query(slo_record(slo, "objective"), instant=True),),
-            4,
-            5,
+            steps=red_below(objective),
         ),
     ] + _slo_specs_more(spec, slo)
 
@@ -71,19 +68,20 @@ def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
     title, period = TITLES[slo], spec.period
     budget = format_number(spec.error_budget(slo))
     burn = [
-        Query(f"(1 - {sli_record(slo, pair.long_window)}) / {budget}", pair.long_window)
+        Query(f"(1 - {sli(slo, pair.long_window)}) / {budget}", pair.long_window)
         for pair in spec.burn_rate_alerts()
     ]
     return [
         Spec(
             "stat",
             f"{title}: error budget remaining",
-            f"Share of the {period} error budget ({budget}) not yet spent; below 0 = overspent.",
+            f"Share of the {period} error budget ({budget}) not yet spent; red below 0 "
+            "(overspent).",
             RATIO,
-            (Query(slo_record(slo, "error_budget_remaining"), instant=True),),
-            4,
+            (Query(recorded(slo, "error_budget_remaining"), instant=True),),
+            6,
             5,
-            good_from=0,
+            steps=red_below(0),
         ),
         Spec(
             "timeseries",
@@ -113,9 +111,9 @@ def fleet_slo(spec: SloSpec) -> dict:
                 "data, which the SLI never counts as good.",
                 RATIO,
                 (
-                    Query(sli_record(slo, "1h"), "1h"),
-                    Query(sli_record(slo, "1d"), "1d"),
-                    Query(slo_record(slo, "objective"), "objective"),
+                    Query(sli(slo, "1h"), "1h"),
+                    Query(sli(slo, "1d"), "1d"),
+                    Query(recorded(slo, "objective"), "objective"),
                 ),
                 8,
                 8,
@@ -155,7 +153,7 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             "Provisioned GPUs",
             "GPUs the fleet should have, per node the largest of gpuslo_gpu_expected, the GPUs "
             "seen and kube-state-metrics' capacity, held while a node is silent (the usable-GPU "
-            "denominator).",
+            "denominator); informational.",
             GPUS,
             (Query(PROVISIONED, instant=True),),
             4,
@@ -164,9 +162,10 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "stat",
             "Usable GPUs",
-            "GPUs whose verdict is healthy now, on schedulable nodes.",
+            "GPUs whose verdict is healthy now, on schedulable nodes; informational (the ratio "
+            "is judged on the fleet SLO dashboard).",
             GPUS,
-            (Query("gpuslo:gpu_usable:count", instant=True),),
+            (Query(USABLE, instant=True),),
             4,
             5,
         ),
@@ -174,12 +173,13 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             "stat",
             "Blind GPUs",
             "Provisioned GPUs with no healthy or unhealthy verdict now (exporter down or gone, "
-            f"GPUs unreadable, verdict unknown); GpusloFleetBlind pages above {threshold} of "
-            "the provisioned GPUs.",
+            f"GPUs unreadable, verdict unknown); orange from 1, GpusloFleetBlind pages above "
+            f"{threshold} of the provisioned GPUs.",
             GPUS,
             (Query(BLIND, instant=True),),
             4,
             5,
+            steps=(("green", None), ("orange", 1)),
         ),
     ] + _lost_hours_panels(spec)
 
@@ -190,7 +190,8 @@ def _lost_hours_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "stat",
             "Lost GPU-hours in range",
-            "Inventory GPU-hours not usable in the range (unhealthy, unknown or no data).",
+            "Provisioned GPU-hours not usable in the range (unhealthy, unknown or no data); "
+            "informational.",
             GPU_HOURS,
             (Query(f"sum_over_time({UNUSABLE}[$__range]) {PER_RANGE}", instant=True),),
             12,
@@ -231,6 +232,7 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
             ),
             12,
             8,
+            columns=Columns(("layer", "reason"), "GPU-hours"),
         ),
         Spec(
             "timeseries",
@@ -267,6 +269,7 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
             "answers for every GPU); a node whose exporter died stays listed until retired.",
             GPUS,
             (Query(f"sort_desc({NODE_BLIND})", instant=True),),
+            columns=Columns(("node",), "blind GPUs"),
         ),
     ]
 

@@ -182,9 +182,12 @@ def scrape_nodes(
             answers[name] = body.get("data", {}).get("result", [])
             lines.append(_describe(name, answers[name]))
         (base / "queries.json").write_text(json.dumps(answers, indent=1, sort_keys=True))
+        # The demo stops Prometheus when it finishes, so its address is not printed as if it lived
+        # on; what it stored stays under base/data, and the summary says how to look at it.
         return ScrapeResult(
-            f"scraped both nodes for {seconds:.0f} s at {api} with the generated rules loaded "
-            f"(config and answers in {base}/)",
+            f"scraped both nodes for {seconds:.0f} s with the generated rules loaded, then stopped "
+            f"(config, data and answers in {base}/; to browse what it stored: prometheus "
+            f"--config.file={base}/prometheus.yml --storage.tsdb.path={base}/data)",
             lines,
         )
     finally:

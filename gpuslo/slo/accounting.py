@@ -195,7 +195,9 @@ def _allocation_intervals(allocations: pd.DataFrame, gpus: pd.DataFrame, to_tick
 
 
 def _midnights(start: pd.Timestamp, end: pd.Timestamp, tick: int) -> np.ndarray:
-    days = pd.date_range(start.ceil("D"), end, freq="D", inclusive="left")
+    """Ticks of the UTC midnights inside [start, end). In nanoseconds whatever the timestamps'
+    resolution: a window from a date (`--week`) is in microseconds, and `asi8` follows it."""
+    days = pd.date_range(start.ceil("D"), end, freq="D", inclusive="left").as_unit("ns")
     return (days.asi8 - start.value) // tick
 
 
@@ -324,7 +326,11 @@ class _Segments:
 
 def _segments(gpu, ps, pe, sets, days) -> _Segments:
     """Cut each GPU's provisioned [ps, pe) at every interval boundary and midnight."""
-    n = int(gpu.max()) + 1 if len(gpu) else 0
+    # every GPU index any interval names, provisioned in the window or not (a GPU retired before
+    # the window can still have verdicts in it: its lo = hi = 0 clips them away)
+    named = [int(gpu.max()) if len(gpu) else -1]
+    named += [int(iv.gpu.max()) for iv in sets if len(iv.gpu)]
+    n = max(named) + 1
     lo, hi = np.zeros(n, dtype=np.int64), np.zeros(n, dtype=np.int64)
     lo[gpu], hi[gpu] = ps, pe
     stride = int(max(pe.max() if len(pe) else 0, 0)) + 2

@@ -316,6 +316,7 @@ def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:
     end = pd.Timestamp(end if end is not None else span[1])
     start = start.tz_localize("UTC") if start.tzinfo is None else start.tz_convert("UTC")
     end = end.tz_localize("UTC") if end.tzinfo is None else end.tz_convert("UTC")
+    start, end = start.as_unit("ns"), end.as_unit("ns")  # one resolution for every cut
     if end <= start:
         raise InputError(frames.source or "frames", f"window end {end} is not after start {start}")
     return start, end

@@ -92,25 +92,75 @@ def burn_rates(segments: pd.DataFrame, end: pd.Timestamp, spec: SloSpec) -> list
             )
             rates.append(None if ratio is None else (1.0 - ratio) / budget)
         firing = all(rate is not None and rate > alert.factor for rate in rates)
-        rows.append({"severity": alert.severity, "long_window": alert.long_window,
-                     "short_window": alert.short_window, "factor": alert.factor,
-                     "long_burn_rate": rates[0], "short_burn_rate": rates[1], "firing": firing})
+        rows.append(
+            {
+                "severity": alert.severity,
+                "long_window": alert.long_window,
+                "short_window": alert.short_window,
+                "factor": alert.factor,
+                "long_burn_rate": rates[0],
+                "short_burn_rate": rates[1],
+                "firing": firing,
+            }
+        )
     return rows
 
 
+DAY_NS = 86_400 * 10**9
+
+
+def seconds_per_day(
+    start_ns: np.ndarray, end_ns: np.ndarray, day0_ns: int, days: int
+) -> np.ndarray:
+    """Seconds of the half-open intervals [start, end) (int64 ns) falling on each of `days` UTC
+    days from midnight `day0_ns`: a segment crossing midnights is split exactly, in
+    O(segments + days) (partial first and last days, a difference array for the whole days
+    between), so no segment has to be cut at midnights first."""
+    first = (start_ns - day0_ns) // DAY_NS
+    last = (end_ns - day0_ns) // DAY_NS  # the day holding `end` (a midnight end: the next day)
+    same = first == last
+    out = np.zeros(days + 1, dtype=np.float64)
+    out += np.bincount(first[same], (end_ns - start_ns)[same] / 1e9, minlength=days + 1)
+    cross = ~same
+    f, la = first[cross], last[cross]
+    out += np.bincount(f, (day0_ns + (f + 1) * DAY_NS - start_ns[cross]) / 1e9, minlength=days + 1)
+    out += np.bincount(la, (end_ns[cross] - (day0_ns + la * DAY_NS)) / 1e9, minlength=days + 1)
+    whole = (
+        np.bincount(f + 1, minlength=days + 2)[: days + 1]
+        - np.bincount(la, minlength=days + 2)[: days + 1]
+    )
+    out += np.cumsum(whole) * (DAY_NS / 1e9)
+    return out[:days]
+
+
 def per_day(segments: pd.DataFrame, spec: SloSpec) -> pd.DataFrame:
-    """Per UTC day: day (datetime64[ns, UTC]),
-    provisioned_gpu_hours, usable_gpu_hours, usable_ratio, objective, and lost_<layer> GPU-hours
-    of capacity (not usable time) for each of names.LAYERS — float64 columns. Exact when the
-    accounting cut its segments at midnights (it does up to 20 M GPU-days, e.g. 100,000 GPUs for
-    200 days); beyond that a segment counts on the day it starts."""
-    day = segments["start"].dt.floor("D")
-    hours = segments["seconds"] / 3600
-    usable = hours.where(segments["state"].isin(USABLE_STATES), 0.0)
-    frame = pd.DataFrame({"day": day, "provisioned_gpu_hours": hours, "usable_gpu_hours": usable})
+    """Per UTC day with provisioned time: day (datetime64[ns, UTC]), provisioned_gpu_hours,
+    usable_gpu_hours, usable_ratio, objective, and lost_<layer> GPU-hours of capacity (not
+    usable time) for each of names.LAYERS — float64 columns. Exact for any window and span: a
+    segment crossing midnights counts on each day by its hours there (`seconds_per_day`)."""
+    columns = ["day", "provisioned_gpu_hours", "usable_gpu_hours", "usable_ratio", "objective"]
+    columns += [f"lost_{layer}" for layer in names.LAYERS]
+    if not len(segments):
+        return pd.DataFrame({c: pd.Series(dtype="float64") for c in columns}).astype(
+            {"day": "datetime64[ns, UTC]"}
+        )
+    start = segments["start"].astype("datetime64[ns, UTC]").to_numpy("int64")
+    end = segments["end"].astype("datetime64[ns, UTC]").to_numpy("int64")
+    day0 = int(start.min() // DAY_NS * DAY_NS)
+    days = int((end.max() - day0 + DAY_NS - 1) // DAY_NS)
+
+    def hours(mask: np.ndarray) -> np.ndarray:
+        return seconds_per_day(start[mask], end[mask], day0, days) / 3600
+
+    frame = {
+        "day": pd.to_datetime(day0 + np.arange(days, dtype=np.int64) * DAY_NS, utc=True),
+        "provisioned_gpu_hours": hours(np.ones(len(start), dtype=bool)),
+        "usable_gpu_hours": hours(segments["state"].isin(USABLE_STATES).to_numpy()),
+    }
     for layer in names.LAYERS:
-        frame[f"lost_{layer}"] = hours.where(segments["layer"] == layer, 0.0)
-    daily = frame.groupby("day").sum().reset_index()
+        frame[f"lost_{layer}"] = hours((segments["layer"] == layer).to_numpy(dtype=bool))
+    daily = pd.DataFrame(frame)
+    daily = daily[daily["provisioned_gpu_hours"] > 0].reset_index(drop=True)
     daily.insert(3, "usable_ratio", daily["usable_gpu_hours"] / daily["provisioned_gpu_hours"])
     daily.insert(4, "objective", spec.objectives[names.SLO_USABLE_GPU])
     return daily

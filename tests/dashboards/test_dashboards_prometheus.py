@@ -30,12 +30,14 @@ SUBSTITUTE = {
     "$__rate_interval": "5m",
     "$__range_s": str(HOURS * 3600),
     "$__range": f"{HOURS}h",
-    "$instance": ".*",
+    "$cluster": ".*",
+    "$node": ".*",
     "$job": ".*",
 }
 NODES = ("n1:9400", "n2:9400")
 BAD_GPU = ("n2:9400", "1")  # Xid 79: fallen off the bus
 CHECKS = ("xid", "ecc")
+NEVER_ANSWERED = ("n1:9400", "gpu_probe")  # runs, but has never produced an answer: 0 exported
 # The exporter's committed fixture exposition, replayed as a third node: one GPU fallen off the bus
 # with two observability problems, a check 599 s stale, 31 of 32 EFA devices, a job.
 EXPORTER_FIXTURE = REPO / "tests" / "golden" / "exposition" / "fixture_node.prom"
@@ -50,13 +52,22 @@ def substitute(expr: str) -> str:
 
 
 def dashboard_targets() -> list[tuple[str, str, str]]:
-    """(dashboard uid, panel title, substituted expression) for every target."""
-    return [
+    """(dashboard uid, panel title or "annotation: name", substituted expression) for every
+    panel target and every Prometheus annotation."""
+    boards = [json.loads(text) for text in generate.build_files(SloSpec()).values()]
+    panels = [
         (board["uid"], panel["title"], substitute(target["expr"]))
-        for board in map(json.loads, generate.build_files(SloSpec()).values())
+        for board in boards
         for panel in board["panels"]
         for target in panel["targets"]
     ]
+    annotations = [
+        (board["uid"], f"annotation: {note['name']}", substitute(note["target"]["expr"]))
+        for board in boards
+        for note in board["annotations"]["list"]
+        if note["datasource"]["type"] == "prometheus"
+    ]
+    return panels + annotations
 
 
 class _Fixture:
@@ -162,6 +173,13 @@ def _node_rows() -> dict[str, list]:
                 add(
                     "gpuslo_check_errors_total", {**labels, "reason": reason}, lambda i, at: i // 30
                 )
+        if instance == NEVER_ANSWERED[0]:
+            labels = {**node, "check": NEVER_ANSWERED[1]}
+            for status in names.STATUSES:
+                add("gpuslo_check_status", {**labels, "status": status}, int(status == "unknown"))
+            add("gpuslo_check_last_run_timestamp_seconds", labels, lambda i, at: at)
+            add("gpuslo_check_last_success_timestamp_seconds", labels, 0)
+            add("gpuslo_check_interval_seconds", labels, 30)
         add(
             "gpuslo_xid_events_total",
             {**node, "pci_bus_id": "00000000:01:00.0", "xid": "79", "class": "fatal"},
@@ -333,3 +351,46 @@ def test_generated_rules_evaluate_without_errors_and_alert_on_the_bad_gpu(promet
     }
     assert stale == {("n3:9835", "thermal")}
     assert "GpusloJobStalled" not in {name for name, *_ in active}
+
+
+def _panel_expr(uid: str, title: str) -> str:
+    (expr,) = [e for u, t, e in dashboard_targets() if (u, t) == (uid, title)]
+    return expr
+
+
+def test_node_verdict_reads_as_a_state_per_node(prometheus):
+    found = {
+        s["metric"]["node"]: s["value"][1]
+        for s in _query(prometheus, _panel_expr("gpuslo-node-drilldown", "Node verdict"))
+    }
+    assert found == {"n1": "0", "n2": "2", "h200-fixture": "2"}  # healthy, unhealthy, unhealthy
+
+
+def test_a_check_that_never_answered_is_never_not_1970(prometheus):
+    last = {
+        (s["metric"]["node"], s["metric"]["check"]): float(s["value"][1])
+        for s in _query(prometheus, _panel_expr("gpuslo-check-liveness", "Last answer"))
+    }
+    assert last.pop(("n1", NEVER_ANSWERED[1])) == 0  # the panel maps 0 to "never"
+    assert last and all(value > 1e12 for value in last.values())  # Unix milliseconds
+    since = _query(prometheus, _panel_expr("gpuslo-check-liveness", "Time since last answer"))
+    assert since and NEVER_ANSWERED[1] not in {s["metric"]["check"] for s in since}
+
+
+def test_every_table_row_names_its_node_or_its_layer(prometheus):
+    tables = [
+        (board["uid"], panel)
+        for board in map(json.loads, generate.build_files(SloSpec()).values())
+        for panel in board["panels"]
+        if panel["type"] == "table"
+    ]
+    for uid, panel in tables:
+        rows = _query(prometheus, substitute(panel["targets"][0]["expr"]))
+        labels = panel["transformations"][0]["options"]["include"]["names"]
+        for row in rows:  # the first column (node, layer) names every row
+            assert labels[0] in row["metric"], (uid, panel["title"], row)
+        seen = set().union(*(row["metric"] for row in rows)) if rows else set(labels)
+        # every column is a row's label here, or a label of the metric contract (allocations:
+        # this fixture is Slurm, with hpc_job; the pod columns are Kubernetes')
+        unknown = set(labels) - {"Value"} - seen - set(names.LABELS)
+        assert not unknown, (uid, panel["title"], unknown)

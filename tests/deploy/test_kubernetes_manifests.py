@@ -1,8 +1,12 @@
 """Every manifest in deploy/kubernetes loads into the `kubernetes` client's models with no field
-lost on the way: a misspelt field name is dropped by the model and fails the round trip."""
+lost on the way: a misspelt field name is dropped by the model and fails the round trip; and
+kustomization.yaml lists every manifest, namespace first, so `kubectl apply -k` applies it all in
+one go (`kubectl apply -f` of the directory took configmap.yaml before namespace.yaml)."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,7 +16,8 @@ from tests.conftest import REPO
 
 kubernetes = pytest.importorskip("kubernetes")
 
-MANIFESTS = sorted((REPO / "deploy" / "kubernetes").glob("*.yaml"))
+KUSTOMIZATION = REPO / "deploy" / "kubernetes" / "kustomization.yaml"
+MANIFESTS = sorted(p for p in KUSTOMIZATION.parent.glob("*.yaml") if p != KUSTOMIZATION)
 # Custom resources of the Prometheus Operator (monitoring.coreos.com/v1) are not in the client's
 # models; their spec fields are checked against the CRD's documented fields instead.
 OPERATOR_SPEC_FIELDS = {
@@ -124,3 +129,32 @@ def test_node_config_in_the_config_map_is_valid():
         doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config"
     )
     parse_node_config(config_map["data"]["node.yaml"], "configmap.yaml")
+
+
+def test_kustomization_lists_every_manifest_namespace_first():
+    kustomization = yaml.safe_load(KUSTOMIZATION.read_text())
+    assert kustomization["apiVersion"] == "kustomize.config.k8s.io/v1beta1"
+    assert kustomization["kind"] == "Kustomization"
+    resources = kustomization["resources"]
+    assert sorted(resources) == sorted(p.name for p in MANIFESTS)
+    assert len(resources) == len(set(resources))
+    first = next(yaml.safe_load_all((KUSTOMIZATION.parent / resources[0]).read_text()))
+    assert first["kind"] == "Namespace"
+    assert "namespace" not in kustomization  # the NPD ConfigMap stays in kube-system
+
+
+def test_kubectl_kustomize_renders_the_namespace_before_what_lives_in_it():
+    kubectl = shutil.which("kubectl")
+    if not kubectl:
+        pytest.skip("kubectl not installed")
+    done = subprocess.run(
+        [kubectl, "kustomize", str(KUSTOMIZATION.parent)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    docs = [d for d in yaml.safe_load_all(done.stdout) if d]
+    kinds = [d["kind"] for d in docs]
+    assert kinds[0] == "Namespace"
+    assert sorted(kinds) == sorted(doc["kind"] for _, doc in _documents())

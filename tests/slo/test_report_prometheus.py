@@ -8,9 +8,11 @@ import json
 import pandas as pd
 import pytest
 from conftest import backfill, require_binary, running_prometheus
+from slo.test_report_days import check_days
 
 from gpuslo import names
 from gpuslo.cli import main
+from gpuslo.slo.report.inputs import Sources, load_frames, parse_week
 from gpuslo.slo.simulate import faults as sf
 from gpuslo.slo.simulate import fleet as sim_mod
 from gpuslo.slo.simulate.openmetrics import openmetrics_text, per_gpu
@@ -45,3 +47,18 @@ def test_report_from_prometheus_agrees_with_the_simulated_verdicts(backfilled, t
     assert expected < 0.99  # the fleet had faults, so the comparison means something
     assert doc["usable_ratio"] == pytest.approx(expected, abs=0.005)
     assert "Not available:" in (out / "report.md").read_text()  # goodput needs --journals
+
+
+@pytest.mark.parametrize(
+    "window",
+    [("2026-01-05T00:00:00Z", "2026-01-06T00:00:00Z"), ("2026-01-05T03:17:00Z",
+     "2026-01-05T20:41:00Z"), ("2026-W02", None)],
+)
+def test_prometheus_days_hold_the_gpus_present_times_their_hours(backfilled, window):
+    _, url = backfilled
+    first, second = window
+    if second is None:
+        start, end = parse_week(first)
+    else:
+        start, end = pd.Timestamp(first), pd.Timestamp(second)
+    check_days(load_frames(Sources(prometheus=url), start, end), start, end)

@@ -13,7 +13,7 @@ from gpuslo import names
 from gpuslo.cli import main
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.report.build import build_report
-from gpuslo.slo.report.markdown import headline, render_markdown
+from gpuslo.slo.report.markdown import GOODPUT_LABEL, headline, render_markdown
 from gpuslo.slo.sources import traces
 from gpuslo.slo_spec import SloSpec
 
@@ -180,7 +180,8 @@ def test_journals_alone_headline_the_journals_goodput(tmp_path):
     assert doc["goodput_ratio"] == pytest.approx(
         doc["job_productive_gpu_hours"] / doc["job_gpu_hours"], abs=1e-6
     )
-    assert figures["goodput ratio (productive / job GPU-hours)"] == f"{doc['goodput_ratio']:.4f}"
+    assert figures[GOODPUT_LABEL] == f"{doc['goodput_ratio']:.4f}"
+    # no capacity accounting: productive comes from the journals, and says so
     assert figures["productive GPU-hours (journals)"] == f"{doc['job_productive_gpu_hours']:,.1f}"
     assert float(figures["productive GPU-hours (journals)"].replace(",", "")) > 0
 
@@ -207,7 +208,11 @@ def test_the_interruption_rate_names_its_basis():
     report = build_report(_trace_doc(), None, None)
     line = next(s for s in report.sections if s.key == "interruptions").lines[0]
     assert "0 job interruptions" not in line
-    assert line.endswith("5 GPU fault starts instead: 4.1800 per 1000 provisioned GPU-days.")
+    # the count is in the rate's unit (GPU fault starts = GPUs hit), beside the faults
+    assert line.endswith(
+        "instead 0 faults hit 5 GPUs (GPU fault starts, the table's GPUs hit): 4.1800 GPU fault "
+        "starts per 1000 provisioned GPU-days."
+    )
     jobs = build_report(_trace_doc(interruptions=2, interruption_basis="jobs"), None, None)
     assert next(s for s in jobs.sections if s.key == "interruptions").lines[0] == (
         "2 job interruptions: 4.1800 per 1000 allocated GPU-days.")

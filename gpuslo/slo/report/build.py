@@ -20,6 +20,7 @@ Derived figures (documented here because they are computed here):
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.slo.report.figures import Figures, figures
 from gpuslo.slo.report.model import GENERATED_BY, Report
 from gpuslo.slo.report.sections import BUILDERS
 
@@ -85,7 +86,15 @@ def build_report(current: dict, previous: dict | None, price: float | None) -> R
     empty sections say why."""
     extra = derived(current, price)
     wow = week_over_week(current, previous)
+    model = Figures(**_rounded(figures(current, extra).to_dict()))
     document = {**current, "generated_by": GENERATED_BY,
-                "report": {**extra, "week_over_week": wow}}
-    sections = [builder(current, extra, wow) for builder in BUILDERS]
+                "report": {**extra, "figures": model.to_dict(), "week_over_week": wow}}
+    sections = [builder(current, extra, wow, model) for builder in BUILDERS]
     return Report(document, sections)
+
+
+def _rounded(value):
+    """`value` with floats rounded to 6 decimals, as the engine's JSON twin rounds them."""
+    if isinstance(value, dict):
+        return {key: _rounded(v) for key, v in value.items()}
+    return round(value, 6) + 0.0 if isinstance(value, float) else value

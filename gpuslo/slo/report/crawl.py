@@ -12,9 +12,10 @@ def _score(value) -> str:
     return "—" if value is None else ratio(value)
 
 
-def crawl(doc, extra, wow) -> Section:
+def crawl(doc, extra, wow, fig) -> Section:
     """Slowdown GPU-hours per job and cause (layer, reason, node), then the slowest nodes by
-    their performance score (compute time of the job's fastest node / theirs)."""
+    their performance score (compute time of the job's fastest node / theirs). `fig` (the
+    report's figures) is unused: the crawl's figures are the journals' own, named as such."""
     figures = doc.get("crawl") or {}
     if not doc.get("jobs"):
         reason = ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get("goodput")

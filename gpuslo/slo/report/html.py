@@ -11,13 +11,15 @@ from __future__ import annotations
 from html import escape
 
 from gpuslo import names
+from gpuslo.slo.report import figures as report_figures
 from gpuslo.slo.report import plots
 from gpuslo.slo.report.markdown import headline, title
 from gpuslo.slo.report.model import GENERATED_BY, Report, Section, Table
 
 _STYLE = ("body{font-family:sans-serif;max-width:60em;margin:1em auto;padding:0 1em;color:#222}"
           "table{border-collapse:collapse;margin:0.5em 0}td,th{border:1px solid #ccc;"
-          "padding:2px 8px;text-align:left}.missing{color:#a00}figure{margin:1em 0}")
+          "padding:2px 8px;text-align:left}.missing{color:#a00}figure{margin:1em 0}"
+          "figure svg{max-width:100%;height:auto}")
 
 
 def _table(table: Table) -> str:
@@ -41,15 +43,22 @@ def _section(section: Section, figures: dict[str, list[str]]) -> str:
 
 
 def figures(doc: dict) -> dict[str, list[str]]:
-    """Section key → SVG plots for that section (the report document's data only)."""
+    """Section key → SVG plots for that section, from the report's one model of its numbers
+    (`report.figures`) and the daily rows."""
+    fig = report_figures.of(doc)
     daily = doc.get("daily") or []
     objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
-    out = {"availability": [plots.usable_ratio_per_day(daily, objective)],
-           "causes": [plots.lost_by_layer_per_day(daily)]}
+    out = {
+        "availability": [
+            plots.usable_ratio_per_day(daily, objective),
+            plots.lost_by_layer_per_day(daily),
+        ],
+        "causes": [plots.lost_by_layer(fig.unusable_by_layer, fig.job_badput_by_layer)],
+    }
     if doc.get("jobs"):
-        out["goodput"] = [plots.badput_waterfall(
-            doc.get("allocated_gpu_hours") or 0.0, doc.get("badput_gpu_hours_by_category") or {},
-            doc.get("productive_gpu_hours") or 0.0)]
+        out["goodput"] = [
+            plots.badput_waterfall(fig.allocated, fig.badput_by_category, fig.productive)
+        ]
     return {key: [svg for svg in svgs if svg] for key, svgs in out.items()}
 
 

@@ -5,7 +5,8 @@ trace holding `<script>` shows as text in any Markdown renderer instead of becom
 
 from __future__ import annotations
 
-from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, ratio
+from gpuslo.slo.report import figures
+from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, mttr_text, ratio
 
 
 def _safe(text: object) -> str:
@@ -46,25 +47,34 @@ def coverage(doc: dict) -> str | None:
 
 
 def headline(doc: dict) -> list[tuple[str, str]]:
-    """The headline figures shown first, as (label, formatted value). Capacity (provisioned =
-    usable + unusable) and the jobs' own accounting (goodput_ratio = productive / job GPU-hours
-    of the journals) are labelled apart, so no two figures invite a sum that does not hold."""
+    """The headline figures shown first, as (label, formatted value), from the report's one
+    model (`figures`). Capacity (provisioned = usable + unusable) and the jobs' goodput ratio
+    are labelled apart, so no two figures invite a sum that does not hold."""
+    fig = figures.of(doc)
     covers = coverage(doc)
     return [
         *((("data covers", covers),) if covers else ()),
-        ("provisioned GPU-hours", hours(doc.get("provisioned_gpu_hours"))),
-        ("usable GPU-hours", hours(doc.get("usable_gpu_hours"))),
-        ("usable ratio", ratio(doc.get("usable_ratio"))),
-        (
-            "unusable GPU-hours by layer (provisioned − usable)",
-            _by_layer(doc.get("unusable_gpu_hours_by_layer")),
-        ),
-        ("productive GPU-hours (journals)", hours(doc.get("job_productive_gpu_hours"))),
-        ("goodput ratio (productive / job GPU-hours)", ratio(doc.get("goodput_ratio"))),
-        (
-            "job badput GPU-hours by layer (allocated usable time without progress)",
-            _by_layer(doc.get("job_badput_gpu_hours_by_layer")),
-        ),
+        ("provisioned GPU-hours", hours(fig.provisioned)),
+        ("usable GPU-hours", hours(fig.usable)),
+        ("usable ratio", ratio(fig.usable_ratio)),
+        ("unusable GPU-hours by layer (provisioned − usable)", _by_layer(fig.unusable_by_layer)),
+        *_job_headline(fig),
+        ("MTTR (mean fault duration)", mttr_text(fig)),
+    ]
+
+
+GOODPUT_LABEL = "goodput ratio (job_goodput SLI: productive / job GPU-time in the journals)"
+BADPUT_LABEL = "job badput GPU-hours by layer (allocated usable time without progress)"
+
+
+def _job_headline(fig: figures.Figures) -> list[tuple[str, str]]:
+    """Productive, goodput and badput; one 'no job data' line when the source has no jobs."""
+    if fig.not_allocated_label == figures.NOT_ALLOCATED:
+        return [("jobs", "no job data (so no productive GPU-hours, goodput or badput)")]
+    return [
+        (f"productive GPU-hours ({fig.productive_basis})", hours(fig.productive)),
+        (GOODPUT_LABEL, ratio(fig.goodput_ratio)),
+        (BADPUT_LABEL, _by_layer(fig.job_badput_by_layer)),
     ]
 
 

@@ -47,3 +47,15 @@ def hours(value: float | None) -> str:
 def ratio(value: float | None) -> str:
     """A ratio 0–1 with four decimals; '—' for None."""
     return "—" if value is None else f"{value:.4f}"
+
+
+def mttr_text(fig) -> str:
+    """The MTTR of `fig` (report.figures.Figures) with its per-layer figures beside it:
+    '0.4 h overall; node 4.4 h (60 faults), observability 0.2 h (117 faults)'."""
+    if fig.mttr_hours is None:
+        return "no fault ended in the window"
+    parts = [
+        f"{layer} {hours(v['mttr_hours'])} h ({v['faults']:,} faults)"
+        for layer, v in fig.mttr_by_layer.items()
+    ]
+    return f"{hours(fig.mttr_hours)} h overall; " + ", ".join(parts)

@@ -6,11 +6,15 @@ are escaped by matplotlib's SVG writer; the XML prolog and DOCTYPE are dropped s
 element can sit inside the HTML page.
 
 - `lost_by_layer_per_day(daily)` — stacked bars of unusable GPU-hours (provisioned, not usable)
-  per UTC day by layer; job badput is not in it (it is in the waterfall and the causes table);
+  per UTC day by layer (the daily rows hold capacity only, so job badput is not in it);
+- `lost_by_layer(unusable, badput)` — every lost GPU-hour by layer: unusable capacity and job
+  badput stacked, so the bars sum to the lost total of the causes table;
 - `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective;
 - `badput_waterfall(allocated, badput, productive)` — allocated GPU-hours stepping down through
   each badput category to productive.
-Each returns an SVG string, or None when the document has nothing to plot.
+Every value axis starts at 0 (a bar's height is its value), and every legend sits outside the
+axes, right of the data, so it never hides a bar. Each returns an SVG string, or None when the
+document has nothing to plot.
 """
 
 from __future__ import annotations
@@ -60,16 +64,52 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
             bottom = [b + v for b, v in zip(bottom, values, strict=True)]
         _day_ticks(ax, [b[0] for b in bins])
         ax.set_ylabel("unusable GPU-hours")
+        ax.set_ylim(bottom=0)
         unit = "day" if period == 1 else "7 days"
         ax.set_title(f"Unusable GPU-hours (provisioned, not usable) by layer per {unit} (UTC)")
-        ax.legend(loc="upper right", fontsize=8)
+        _legend_outside(ax)
+        fig.tight_layout()
+        return _svg(fig)
+
+
+def _value(ax, x: float, top: float, value: float) -> None:
+    """The bar's GPU-hours written just above it."""
+    ax.annotate(f"{value:,.0f}", (x, top), xytext=(0, 2), textcoords="offset points",
+                ha="center", va="bottom", fontsize=7)
+
+
+def _legend_outside(ax) -> None:
+    """The legend right of the axes, outside the data (tight_layout makes room for it)."""
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+
+
+def lost_by_layer(unusable: dict[str, float], badput: dict[str, float]) -> str | None:
+    """Horizontal stacked bars per layer: unusable capacity GPU-hours, then job badput GPU-hours;
+    each bar is the layer's lost GPU-hours."""
+    total = sum(unusable.values()) + sum(badput.values())
+    if not total:
+        return None
+    layers = list(names.LAYERS)
+    with plt.rc_context(_RC):
+        fig, ax = plt.subplots(figsize=(8, 2.6))
+        y = list(range(len(layers)))
+        first = [unusable.get(layer, 0.0) for layer in layers]
+        second = [badput.get(layer, 0.0) for layer in layers]
+        ax.barh(y, first, color="#7f7f7f", label="unusable capacity")
+        ax.barh(y, second, left=first, color="#9467bd", label="job badput")
+        ax.set_yticks(y, layers)
+        ax.invert_yaxis()
+        ax.set_xlim(left=0)
+        ax.set_xlabel("lost GPU-hours")
+        ax.set_title(f"Lost GPU-hours by layer: {total:,.1f} in total")
+        _legend_outside(ax)
         fig.tight_layout()
         return _svg(fig)
 
 
 def _day_ticks(ax, daily: list[dict]) -> None:
     labels = _days(daily)
-    every = max(1, len(labels) // 12)
+    every = max(1, -(-len(labels) // 8))  # at most 8 labels: rotated dates must not overlap
     ticks = list(range(0, len(labels), every))
     ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
 
@@ -90,11 +130,10 @@ def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | No
                 objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}"
             )
         _day_ticks(ax, daily)
-        low = min([p[1] for p in points] + ([objective] if objective is not None else []))
-        ax.set_ylim(max(0.0, low - (1 - low) * 0.5 - 0.001), 1.0005)
+        ax.set_ylim(0.0, 1.02)
         ax.set_ylabel("usable / provisioned")
         ax.set_title("Usable GPU ratio per day against the objective")
-        ax.legend(loc="lower left", fontsize=8)
+        _legend_outside(ax)
         fig.tight_layout()
         return _svg(fig)
 
@@ -107,18 +146,21 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
         fig, ax = plt.subplots(figsize=(8, 3.4))
         labels, level = ["allocated"], allocated
         ax.bar(0, allocated, color="#1f77b4")
+        _value(ax, 0, allocated, allocated)
         for i, (name, value) in enumerate(badput.items(), start=1):
             ax.bar(i, value, bottom=level - value, color="#9467bd")
+            _value(ax, i, level, value)  # a thin bar on a zero-based axis still reads
             labels.append(name)
             level -= value
         ax.bar(len(labels), productive, color="#2ca02c")
+        _value(ax, len(labels), productive, productive)
         labels.append("productive")
         ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        floor = max(0.0, productive - (allocated - productive) * 0.5)
-        ax.set_ylim(floor, allocated + (allocated - productive) * 0.1 + 1e-9)
+        ax.set_ylim(0, allocated * 1.05)
         ax.set_ylabel("GPU-hours")
         ax.set_title(
-            f"Badput waterfall: allocated to productive GPU-hours (axis from {floor:,.0f})"
+            f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
+            "GPU-hours"
         )
         fig.tight_layout()
         return _svg(fig)

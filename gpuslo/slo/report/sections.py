@@ -1,7 +1,9 @@
-"""One builder per weekly-report section: `builder(doc, extra, wow) -> Section`.
+"""One builder per weekly-report section: `builder(doc, extra, wow, fig) -> Section`.
 
 `doc` is the engine's JSON twin (`WeeklyResult.to_json_dict()`), `extra` the figures of
-`build.derived`, `wow` the week-over-week table (or None). Cells are formatted here, once, so
+`build.derived`, `wow` the week-over-week table (or None), `fig` the report's one model of its
+numbers (`gpuslo.slo.report.figures.Figures`): every quantity the header also shows is read
+from `fig`, so a section cannot print another value for it. Cells are formatted here, once, so
 Markdown and HTML show the same text. A section without data sets `missing` to the reason: the
 source's own `data_quality.cannot_fill[key]` when it gave one, else a sentence naming what is
 absent.
@@ -11,7 +13,8 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.slo.report.crawl import crawl
-from gpuslo.slo.report.model import TOP, Section, Table, hours, ratio
+from gpuslo.slo.report.figures import CAPACITY
+from gpuslo.slo.report.model import TOP, Section, Table, hours, mttr_text, ratio
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
 
@@ -24,21 +27,26 @@ def _share(part: float | None, whole: float | None) -> str:
     return ratio(part / whole) if part is not None and whole else "—"
 
 
-def capacity(doc, extra, wow) -> Section:
-    total = doc.get("provisioned_gpu_hours")
+def capacity(doc, extra, wow, fig) -> Section:
+    total = fig.provisioned
+    if not total and "capacity" in ((doc.get("data_quality") or {}).get("cannot_fill") or {}):
+        return Section("capacity", "Capacity accounting", missing=_cannot(doc, "capacity", ""))
     cats = doc.get("categories_gpu_hours") or {}
-    rows = tuple((name, hours(value), _share(value, total)) for name, value in cats.items())
+    label = {names.ACCOUNTING_IDLE: fig.not_allocated_label}
+    rows = tuple(
+        (label.get(name, name), hours(value), _share(value, total)) for name, value in cats.items()
+    )
     rows += (("total (provisioned)", hours(total), _share(total, total)),)
     lines = (
         f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
-        "GPU-hour has exactly one category; usable = productive + badput + idle, the rest is "
-        "unusable.",
+        f"GPU-hour has exactly one category; usable = productive + badput + "
+        f"{fig.not_allocated_label}, the rest is unusable.",
     )
     return Section("capacity", "Capacity accounting", lines,
                    (Table(("category", "GPU-hours", "share"), rows),))
 
 
-def availability(doc, extra, wow) -> Section:
+def availability(doc, extra, wow, fig) -> Section:
     objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
     usable = doc.get("usable_ratio")
     verdict = "—" if usable is None or objective is None else (
@@ -67,7 +75,7 @@ def _period_row(days: list[dict]) -> tuple[str, ...]:
     )
 
 
-def slos(doc, extra, wow) -> Section:
+def slos(doc, extra, wow, fig) -> Section:
     cannot = (doc.get("data_quality") or {}).get("cannot_fill") or {}
     rows, notes = (), ()
     for s in (doc.get("slos") or {}).values():
@@ -101,27 +109,34 @@ def slos(doc, extra, wow) -> Section:
         *notes), tables)
 
 
-def goodput(doc, extra, wow) -> Section:
+def goodput(doc, extra, wow, fig) -> Section:
     title = "Goodput, ETTR and badput"
-    allocated = doc.get("allocated_gpu_hours") or 0
     if not doc.get("jobs"):
         return Section("goodput", title, missing=_cannot(
             doc, "goodput", "the data has no job allocations or Recorder journals"))
     tables = (_job_table(doc["jobs"]),)
-    if not allocated:
+    if not fig.allocated:
         why = _cannot(doc, "capacity", "no allocated GPU-time in the fleet accounting")
         return Section("goodput", title, (
             f"Per-job goodput from the journals only; no fleet badput waterfall: {why}.",), tables)
-    badput = doc.get("badput_gpu_hours_by_category") or {}
+    allocated = fig.allocated
     rows = (("allocated", hours(allocated), ratio(1.0)),)
-    rows += tuple((f"− {k}", hours(v), _share(v, allocated)) for k, v in badput.items())
-    rows += (("= productive", hours(doc.get("productive_gpu_hours")),
-              _share(doc.get("productive_gpu_hours"), allocated)),)
+    rows += tuple(
+        (f"− {k}", hours(v), _share(v, allocated)) for k, v in fig.badput_by_category.items()
+    )
+    rows += (("= productive", hours(fig.productive), ratio(fig.productive_share_of_allocated)),)
     lines = (
-        f"Goodput ratio {ratio(doc.get('goodput_ratio'))} (productive / all GPU-hours the jobs' "
-        f"journals account for, recovery and wasted progress included: the job_goodput SLI "
-        f"Prometheus records); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall splits "
-        f"the allocated GPU-hours of the capacity accounting.",
+        f"Goodput ratio {ratio(fig.goodput_ratio)} (the job_goodput SLI: productive / all "
+        "GPU-time the jobs' journals record, recovery and wasted progress included, as "
+        f"Prometheus records it); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall "
+        f"splits the allocated GPU-hours of the {fig.productive_basis}: "
+        f"{ratio(fig.productive_share_of_allocated)} of them were productive"
+        + (
+            " (a capacity share, not the SLI: the journals also count GPU-time the capacity "
+            "accounting holds unusable)."
+            if fig.productive_basis == CAPACITY
+            else "."
+        ),
     )
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
@@ -134,9 +149,10 @@ def _job_table(jobs: list[dict]) -> Table:
     return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)
 
 
-def _rate_line(doc: dict) -> str:
+def _rate_line(doc: dict, fig) -> str:
     """The interruption rate with its basis spelled out: job interruptions per allocated GPU-day
-    when the data has jobs, GPU fault starts per provisioned GPU-day when it has none."""
+    when the data has jobs, faults (and the GPUs they hit, the rate's unit) per provisioned
+    GPU-day when it has none."""
     rate, basis = doc.get("interruptions_per_1000_gpu_days"), doc.get("interruption_basis")
     if basis == "jobs":
         return (
@@ -146,39 +162,45 @@ def _rate_line(doc: dict) -> str:
     if basis == "faults":
         why = _cannot(doc, "interruptions", "the data has no jobs")
         return (
-            f"No job interruptions can be counted ({why}); "
-            f"{doc.get('gpu_fault_starts', 0)} GPU fault starts instead: {ratio(rate)} per 1000 "
-            "provisioned GPU-days."
+            f"No job interruptions can be counted ({why}); instead {fig.faults:,} faults hit "
+            f"{doc.get('gpu_fault_starts', 0):,} GPUs (GPU fault starts, the table's GPUs hit): "
+            f"{ratio(rate)} GPU fault starts per 1000 provisioned GPU-days."
         )
     return "No provisioned or allocated GPU-time: no interruption rate."
 
 
-def interruptions(doc, extra, wow) -> Section:
-    lines = (_rate_line(doc),
-             f"MTTI {hours(extra['mtti_hours'])} h (job wall hours per interruption); "
-             f"MTTR {hours(extra['mttr_hours'])} h (mean fault duration).")
-    if extra["mtti_hours"] is None:
-        lines += ("MTTI needs jobs with interruptions: " + _cannot(
-            doc, "interruptions", "the data has no job interruptions") + ".",)
-    rows = tuple((r["reason"], r["layer"], str(r["faults"]), str(r["open"]),
-                  hours(r["mtbf_gpu_hours"]), hours(r["mttr_hours"]))
+def interruptions(doc, extra, wow, fig) -> Section:
+    if fig.mtti_hours is None:
+        mtti = "MTTI not available: " + _cannot(
+            doc, "interruptions", "the data has no job interruptions"
+        )
+    else:
+        mtti = f"MTTI {hours(fig.mtti_hours)} h (job wall hours per interruption)"
+    lines = (_rate_line(doc, fig), f"{mtti}.", f"MTTR {mttr_text(fig)}.")
+    rows = tuple((r["reason"], r["layer"], f"{r['faults']:,}", f"{r.get('gpu_faults', 0):,}",
+                  f"{r['open']:,}", hours(r["mtbf_gpu_hours"]), hours(r["mttr_hours"]))
                  for r in doc.get("reliability") or [])
-    tables = (
-        (Table(("reason", "layer", "faults", "still open", "MTBF GPU-h", "MTTR h"), rows),)
-        if rows
-        else ()
-    )
+    columns = ("reason", "layer", "faults", "GPUs hit", "still open", "MTBF GPU-h", "MTTR h")
+    tables = (Table(columns, rows),) if rows else ()
+    if fig.mttr_by_layer:
+        tables += (
+            Table(
+                ("layer", "faults ended", "MTTR h"),
+                tuple(
+                    (layer, f"{v['faults']:,}", hours(v["mttr_hours"]))
+                    for layer, v in fig.mttr_by_layer.items()
+                ),
+            ),
+        )
     return Section("interruptions", "Interruptions, MTTI and MTTR", lines, tables)
 
 
-def causes(doc, extra, wow) -> Section:
+def causes(doc, extra, wow, fig) -> Section:
     """Lost GPU-hours = unusable capacity (provisioned − usable) + job badput (usable, allocated
     time without progress), by layer; reasons are fault reasons and badput categories, each with
     the layer it is counted in (names.REASON_LAYER; badput not attributed to a fault: training)."""
-    by_layer = doc.get("lost_gpu_hours_by_layer") or {}
-    unusable = doc.get("unusable_gpu_hours_by_layer") or {}
-    badput = doc.get("job_badput_gpu_hours_by_layer") or {}
-    total = sum(by_layer.values())
+    by_layer, unusable, badput = fig.lost_by_layer, fig.unusable_by_layer, fig.job_badput_by_layer
+    total = fig.lost
     layer_rows = tuple((layer, hours(unusable.get(layer, 0.0)), hours(badput.get(layer, 0.0)),
                         hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
@@ -212,7 +234,7 @@ def causes(doc, extra, wow) -> Section:
     )
 
 
-def blast_radius(doc, extra, wow) -> Section:
+def blast_radius(doc, extra, wow, fig) -> Section:
     rows = sorted(
         doc.get("blast_radius") or [], key=lambda r: (-(r.get("job_lost_gpu_hours") or 0), r["job"])
     )
@@ -244,7 +266,7 @@ def blast_radius(doc, extra, wow) -> Section:
     )
 
 
-def lemon_nodes(doc, extra, wow) -> Section:
+def lemon_nodes(doc, extra, wow, fig) -> Section:
     rows = doc.get("lemon_nodes") or []
     if not rows:
         return Section(
@@ -258,7 +280,7 @@ def lemon_nodes(doc, extra, wow) -> Section:
         (Table(("node", "faults", "faulty hours", "reasons"), table),))
 
 
-def cost(doc, extra, wow) -> Section:
+def cost(doc, extra, wow, fig) -> Section:
     money = extra["cost"]
     if money is None:
         return Section(
@@ -272,14 +294,14 @@ def cost(doc, extra, wow) -> Section:
     price = money["price_per_gpu_hour"]
     rows = tuple((layer, f"{value:,.2f}") for layer, value in money["by_layer"].items())
     rows += (("total lost", f"{money['lost']:,.2f}"),)
-    idle = extra["idle_gpu_hours"]
+    idle = fig.not_allocated
     return Section("cost", "Cost of lost GPU-hours", (
-        f"At {price:,.2f} per GPU-hour; idle capacity ({hours(idle)} GPU-hours, "
-        f"{(idle or 0) * price:,.2f}) is not a fault and is not included.",),
+        f"At {price:,.2f} per GPU-hour; usable capacity {fig.not_allocated_label} "
+        f"({hours(idle)} GPU-hours, {idle * price:,.2f}) is not a fault and is not included.",),
         (Table(("layer", "cost"), rows),))
 
 
-def data_quality(doc, extra, wow) -> Section:
+def data_quality(doc, extra, wow, fig) -> Section:
     dq = doc.get("data_quality") or {}
     lines = (
         f"No data: {hours(dq.get('no_data_gpu_hours'))} GPU-hours; unknown verdicts: "
@@ -299,7 +321,7 @@ def data_quality(doc, extra, wow) -> Section:
     return Section("data_quality", "Data quality", lines, tables)
 
 
-def week_over_week(doc, extra, wow) -> Section:
+def week_over_week(doc, extra, wow, fig) -> Section:
     if wow is None:
         return Section("week_over_week", "Week over week", missing=(
             "the data does not cover the previous window of the same length"))

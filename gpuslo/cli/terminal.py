@@ -1,0 +1,80 @@
+"""What the command line shows a person: usage errors in one line, numeric flags with bounds, and
+progress for commands that take more than a couple of seconds.
+
+- `Parser`: argparse's parser whose `error` prints one line, `gpuslo report: error: argument
+  --format: ...; see gpuslo report --help`, and exits 2 (argparse prints the whole usage, 7 lines
+  for `gpuslo check`, before the error).
+- `number(lo, hi, unit)`: an argparse `type` for a finite float in [lo, hi]; NaN, infinities and
+  values out of range are usage errors naming the bounds (`--check-timeout 1e12` overflowed the
+  event loop's timeout; `--price-per-gpu-hour inf` broke the JSON).
+- `stages(names, what)`: a tqdm bar on stderr that advances through named stages; off when
+  stderr is not a terminal (pipes, CI, tests), so output stays clean where it is captured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse.ArgumentParser with one-line usage errors (exit 2). `hint` names the help to
+    read; subparsers inherit the class and get `<prog> --help`."""
+
+    hint: str | None = None
+    name: str | None = None  # the command a top-level parser reports for
+
+    def error(self, message: str):
+        hint = self.hint or f"{self.prog} --help"
+        self.exit(2, f"{self.name or self.prog}: error: {message}; see {hint}\n")
+
+
+def number(lo: float, hi: float, unit: str) -> Callable[[str], float]:
+    """An argparse type: a finite float in [lo, hi] (`unit` names it in the error)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number of {unit}, got {text!r}") from None
+        if not math.isfinite(value) or not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(
+                f"expected {lo:,.15g} to {hi:,.15g} {unit}, got {text!r}"
+            )
+        return value
+
+    return parse
+
+
+@contextlib.contextmanager
+def stages(names: Sequence[str], what: str) -> Iterator[Callable[[str], None]]:
+    """A progress bar over `names` (stderr, only on a terminal); yields `step(name)`, called as
+    each named stage starts."""
+    from tqdm import tqdm  # third-party, imported here: every command pays for the CLI module
+
+    bar = tqdm(
+        total=len(names),
+        desc=what,
+        unit="stage",
+        file=sys.stderr,
+        disable=not sys.stderr.isatty(),
+        leave=False,
+        bar_format="{desc}{n_fmt}/{total_fmt} {bar} {elapsed}",  # desc ends in ": "
+    )
+    started = [False]
+
+    def step(name: str) -> None:
+        if started[0]:
+            bar.update(1)
+        started[0] = True
+        bar.set_description(f"{what}: {name}")
+
+    try:
+        yield step
+        if not bar.disable:
+            bar.update(bar.total - bar.n)
+    finally:
+        bar.close()

@@ -1,0 +1,137 @@
+"""The report's one model of its numbers: every quantity the header, the tables, the plots and
+the JSON's `report.figures` show, computed once from the engine's JSON twin and `build.derived`.
+A quantity has one value and one name wherever it appears (tests/slo/test_report_consistency.py
+reads them back from each rendering).
+
+Two accountings meet here, and each quantity names the one it comes from:
+- the capacity accounting gives every provisioned GPU-hour one category, so allocated,
+  productive, each badput category, lost GPU-hours and their layers are capacity GPU-hours
+  (productive = the allocated usable time the jobs' journals call productive);
+- the job_goodput SLI is the journals' own ratio, productive over all the GPU-time they record
+  (`goodput_ratio`, what Prometheus's recording rules compute from the same counters). It is
+  the only figure called "goodput ratio"; the waterfall's last share is "productive share of
+  allocated", a capacity ratio, and says so.
+Without a capacity accounting (journals alone) productive and badput come from the journals.
+
+Units: GPU-hours and hours (float), ratios 0–1, counts (int); None where the data has none.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+from gpuslo import names
+
+NOT_ALLOCATED = "not allocated (no job data)"
+CAPACITY, JOURNALS = "capacity accounting", "journals"
+
+
+@dataclass(frozen=True)
+class Figures:
+    """See the module docstring. `*_by_layer` dicts have every names.LAYERS key;
+    `mttr_by_layer`: layer -> {"mttr_hours", "faults"} for layers with closed faults."""
+
+    provisioned: float
+    usable: float
+    usable_ratio: float | None
+    unusable_by_layer: dict[str, float]
+    allocated: float
+    not_allocated: float
+    not_allocated_label: str
+    productive: float
+    productive_basis: str
+    badput_by_category: dict[str, float]
+    productive_share_of_allocated: float | None
+    goodput_ratio: float | None
+    job_badput_by_layer: dict[str, float]
+    lost_by_layer: dict[str, float]
+    lost: float
+    faults: int
+    gpus_hit: int
+    mttr_hours: float | None
+    mttr_by_layer: dict[str, dict]
+    mtti_hours: float | None
+
+    def to_dict(self) -> dict:
+        """Plain dict of every field (the JSON's `report.figures`)."""
+        return asdict(self)
+
+
+def _layers(values: dict | None) -> dict[str, float]:
+    return {layer: float((values or {}).get(layer) or 0.0) for layer in names.LAYERS}
+
+
+def has_job_data(doc: dict) -> bool:
+    """True when the source has jobs (allocations or journals): idle then means usable and not
+    allocated to a job; without job data nothing can be called idle."""
+    cannot = (doc.get("data_quality") or {}).get("cannot_fill") or {}
+    return bool(doc.get("jobs")) or bool(doc.get("allocated_gpu_hours")) or "goodput" not in cannot
+
+
+def mttr_by_layer(reliability: list[dict]) -> dict[str, dict]:
+    """Mean fault duration per layer (hours), weighted by closed faults (faults − open), as the
+    headline MTTR is over all layers: a layer of short monitoring blips and a layer of
+    week-long hardware repairs each get their own figure."""
+    out = {}
+    for layer in names.LAYERS:
+        closed = [
+            (r["mttr_hours"], r["faults"] - r["open"])
+            for r in reliability
+            if r.get("layer") == layer
+            and r.get("mttr_hours") is not None
+            and r["faults"] > r["open"]
+        ]
+        count = sum(n for _, n in closed)
+        if count:
+            out[layer] = {"mttr_hours": sum(h * n for h, n in closed) / count, "faults": count}
+    return out
+
+
+def _job_side(doc: dict) -> tuple[float, float, dict[str, float], str]:
+    """(allocated, productive, badput by category, basis): the capacity accounting's, or the
+    journals' when there is no capacity accounting."""
+    if doc.get("provisioned_gpu_hours"):
+        split = doc.get("badput_gpu_hours_by_category") or {}
+        badput = {category: float(value or 0.0) for category, value in split.items()}
+        allocated = float(doc.get("allocated_gpu_hours") or 0.0)
+        return allocated, float(doc.get("productive_gpu_hours") or 0.0), badput, CAPACITY
+    jobs = doc.get("jobs") or []
+    badput = {c: sum(j.get(c) or 0.0 for j in jobs) / 3600 for c in names.BADPUT_CATEGORIES}
+    allocated = float(doc.get("job_gpu_hours") or 0.0)
+    return allocated, float(doc.get("job_productive_gpu_hours") or 0.0), badput, JOURNALS
+
+
+def figures(doc: dict, extra: dict) -> Figures:
+    """The report's figures from the engine's JSON twin `doc` and `build.derived`'s `extra`."""
+    allocated, productive, badput, basis = _job_side(doc)
+    reliability = doc.get("reliability") or []
+    lost_by_layer = _layers(doc.get("lost_gpu_hours_by_layer"))
+    return Figures(
+        provisioned=float(doc.get("provisioned_gpu_hours") or 0.0),
+        usable=float(doc.get("usable_gpu_hours") or 0.0),
+        usable_ratio=doc.get("usable_ratio"),
+        unusable_by_layer=_layers(doc.get("unusable_gpu_hours_by_layer")),
+        allocated=allocated,
+        not_allocated=float((doc.get("categories_gpu_hours") or {}).get("idle") or 0.0),
+        not_allocated_label=names.ACCOUNTING_IDLE if has_job_data(doc) else NOT_ALLOCATED,
+        productive=productive,
+        productive_basis=basis,
+        badput_by_category=badput,
+        productive_share_of_allocated=productive / allocated if allocated else None,
+        goodput_ratio=doc.get("goodput_ratio"),
+        job_badput_by_layer=_layers(doc.get("job_badput_gpu_hours_by_layer")),
+        lost_by_layer=lost_by_layer,
+        lost=sum(lost_by_layer.values()),
+        faults=sum(int(r.get("faults") or 0) for r in reliability),
+        gpus_hit=sum(int(r.get("gpu_faults") or 0) for r in reliability),
+        mttr_hours=extra.get("mttr_hours"),
+        mttr_by_layer=mttr_by_layer(reliability),
+        mtti_hours=extra.get("mtti_hours"),
+    )
+
+
+def of(doc: dict) -> Figures:
+    """The figures a built report document carries (`report.figures`), or, for an engine-only
+    document, those it implies without the derived MTTI/MTTR."""
+    stored = (doc.get("report") or {}).get("figures")
+    return Figures(**stored) if stored else figures(doc, {})
