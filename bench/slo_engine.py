@@ -1,11 +1,15 @@
 """The SLO engine's weekly computation at fleet scale, beside Prometheus as the anchor.
 
     python bench/slo_engine.py [--gpus 10000] [--large 100000] [--anchor-gpus 1000] [--skip-large]
-                               [--skip-anchor]
+                               [--skip-anchor] [--previous main]
 
 1. Engine: `gpuslo simulate`'s fleet (8 GPUs per node, 7 days, seed 1) → `compute_week` in a
    child process each for `--gpus` and `--large` GPUs; prints wall time of the computation and
-   the child's peak RSS (simulation included). Targets (issue 5): 10,000 GPUs < 10 s, < 2 GB.
+   the child's peak RSS (simulation included) and its RSS before the computation. The same
+   children run the previous implementation beside it (`--previous`, a git ref: its `gpuslo/`
+   is extracted with `git archive` and put first on PYTHONPATH), and the ratios are printed, with
+   a check that both give the same usable GPU-hours and goodput. Targets: 10,000 GPUs < 10 s,
+   < 2 GB (issue 5); 100,000 GPUs < 20 s, < 3 GB (issue 13).
 2. Anchor, same run: `--anchor-gpus` GPUs for the same week: `gpuslo_gpu_usable` every 30 s
    written as OpenMetrics (from the same simulated verdicts), backfilled with
    `promtool tsdb create-blocks-from openmetrics`, served by a Prometheus on loopback; the
@@ -24,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import shutil
 import socket
@@ -52,6 +57,7 @@ def _child(gpus: int, out: str) -> None:
         faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START)
     )
     t1 = time.perf_counter()
+    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     t2 = time.perf_counter()
     Path(out).write_text(
@@ -60,6 +66,8 @@ def _child(gpus: int, out: str) -> None:
                 "gpus": gpus,
                 "simulate_s": t1 - t0,
                 "engine_s": t2 - t1,
+                "rss_before_mb": before_mb,
+                "goodput_ratio": result.goodput_ratio,
                 "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                 "usable_gpu_hours": result.usable_gpu_hours,
                 "job_events": len(sim.frames["job_events"]),
@@ -69,11 +77,26 @@ def _child(gpus: int, out: str) -> None:
     )
 
 
-def engine_run(gpus: int) -> dict:
-    """Run `_child` in a fresh interpreter (clean peak RSS); returns its figures."""
+def engine_run(gpus: int, pythonpath: str | None = None) -> dict:
+    """Run `_child` in a fresh interpreter (clean peak RSS), with `pythonpath` first on the path
+    when given (the previous implementation); returns its figures."""
+    env = dict(os.environ, PYTHONPATH=pythonpath) if pythonpath else None
     with tempfile.NamedTemporaryFile(suffix=".json") as handle:
-        subprocess.run([sys.executable, __file__, "--child", str(gpus), handle.name], check=True)
+        subprocess.run(
+            [sys.executable, __file__, "--child", str(gpus), handle.name], check=True, env=env
+        )
         return json.loads(Path(handle.name).read_text())
+
+
+def previous_tree(ref: str) -> str:
+    """A temporary directory holding `gpuslo/` as of git `ref` (the anchor implementation)."""
+    root = tempfile.mkdtemp(prefix="gpuslo-previous-")
+    repo = Path(__file__).resolve().parent.parent
+    archive = subprocess.run(
+        ["git", "-C", str(repo), "archive", ref, "gpuslo"], check=True, capture_output=True
+    ).stdout
+    subprocess.run(["tar", "-x", "-C", root], input=archive, check=True)
+    return root
 
 
 def _usable_openmetrics(path: Path, gpus: int) -> tuple[float, object]:
@@ -204,27 +227,46 @@ def main() -> int:
     parser.add_argument("--anchor-gpus", type=int, default=1_000)
     parser.add_argument("--skip-large", action="store_true")
     parser.add_argument("--skip-anchor", action="store_true")
+    parser.add_argument(
+        "--previous",
+        default="main",
+        help="git ref of the implementation to measure beside (default main)",
+    )
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
         _child(int(args.child[0]), args.child[1])
         return 0
     sizes = [args.gpus] + ([] if args.skip_large else [args.large])
-    for gpus in sizes:
-        r = engine_run(gpus)
-        print(
-            f"engine {r['gpus']:>7} GPUs, 7 days: compute_week {r['engine_s']:.2f} s, "
-            f"peak RSS {r['peak_rss_mb']:.0f} MB (simulate {r['simulate_s']:.2f} s, "
-            f"{r['job_events']} job events, usable ratio {r['usable_ratio']:.4f})"
-        )
+    previous = previous_tree(args.previous)
+    try:
+        for gpus in sizes:
+            r, p = engine_run(gpus), engine_run(gpus, previous)
+            for label, x in (("this", r), (args.previous, p)):
+                print(
+                    f"engine {x['gpus']:>7} GPUs, 7 days ({label}): compute_week "
+                    f"{x['engine_s']:.2f} s, peak RSS {x['peak_rss_mb']:.0f} MB (before "
+                    f"compute_week {x['rss_before_mb']:.0f} MB; "
+                    f"simulate {x['simulate_s']:.2f} s, {x['job_events']} job events, usable ratio "
+                    f"{x['usable_ratio']:.6f}, goodput {x['goodput_ratio']:.6f})"
+                )
+            same = (
+                r["usable_gpu_hours"] == p["usable_gpu_hours"]
+                and r["goodput_ratio"] == p["goodput_ratio"]
+            )
+            print(
+                f"  ratio this / {args.previous}: time {r['engine_s'] / p['engine_s']:.2f}, "
+                f"peak RSS {r['peak_rss_mb'] / p['peak_rss_mb']:.2f}; same answers: {same}"
+            )
+    finally:
+        shutil.rmtree(previous, ignore_errors=True)
     if not args.skip_anchor:
         a = anchor_run(args.anchor_gpus)
         print(
-            f"anchor {a['gpus']:>7} GPUs, 7 days at {STEP_S} s: "
-            f"promtool backfill {a['backfill_s']:.1f} s; PromQL weekly usable GPU-hours "
-            f"{a['promql_s']:.3f} s (first {a['promql_first_s']:.3f} s) = "
-            f"{a['promql_usable_gpu_hours']:.2f}; engine {a['engine_s']:.3f} s = "
-            f"{a['engine_usable_gpu_hours']:.2f}"
+            f"anchor {a['gpus']:>7} GPUs, 7 days at {STEP_S} s: promtool backfill "
+            f"{a['backfill_s']:.1f} s; PromQL weekly usable GPU-hours {a['promql_s']:.3f} s "
+            f"(first {a['promql_first_s']:.3f} s) = {a['promql_usable_gpu_hours']:.2f}; engine "
+            f"{a['engine_s']:.3f} s = {a['engine_usable_gpu_hours']:.2f}"
         )
         print(
             f"ratio engine / PromQL time: {a['engine_s'] / a['promql_s']:.2f}; answers differ by "

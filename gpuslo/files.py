@@ -9,7 +9,9 @@ from __future__ import annotations
 import errno
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from gpuslo.errors import InputError
 
@@ -63,6 +65,25 @@ def write_all_atomic(files: dict[Path, bytes]) -> None:
 def write_atomic(path: str | os.PathLike[str], data: bytes) -> None:
     """Replace `path` with `data` atomically (parent created). Raises OSError."""
     write_all_atomic({Path(path): data})
+
+
+def write_stream_atomic(path: str | os.PathLike[str], produce: Callable[[BinaryIO], None]) -> None:
+    """Replace `path` atomically with what `produce(handle)` writes into a temp file beside it
+    (for outputs too large to hold in memory). Raises OSError; no new file is left behind then."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
+            produce(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    _fsync_directory(target.parent)
 
 
 def write_text_files(directory: Path, files: dict[str, str]) -> list[Path]:

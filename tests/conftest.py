@@ -22,16 +22,20 @@ FIXTURES = SHARED / "fixtures"
 DATASETS = SHARED / "datasets"
 
 
+PACKAGE = {"victoria-metrics": "victoria-metrics", "vmalert": "victoria-metrics"}
+
+
 def require_binary(name: str) -> str:
     """Path of `name` on PATH. Skips the test when missing on a developer machine, but fails
-    under CI (CI=true), where .ci/run installs Debian's prometheus package: a missing binary
-    there must not turn into a silent skip."""
+    under CI (CI=true), where .ci/run installs Debian's prometheus and victoria-metrics
+    packages: a missing binary there must not turn into a silent skip."""
     path = shutil.which(name)
     if path:
         return path
+    package = PACKAGE.get(name, "prometheus")
     if os.environ.get("CI") == "true":
-        pytest.fail(f"{name} is not installed; .ci/run must install Debian's prometheus package")
-    pytest.skip(f"{name} not installed (apt-get install prometheus)")
+        pytest.fail(f"{name} is not installed; .ci/run must install Debian's {package} package")
+    pytest.skip(f"{name} not installed (apt-get install {package})")
 
 
 def require_module(name: str, extra: str):
@@ -63,14 +67,97 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def backfill(promtool: str, openmetrics: Path, tsdb: Path) -> None:
+def backfill(promtool: str, openmetrics: Path, tsdb: Path, *flags: str) -> None:
     """Load an OpenMetrics file into a TSDB directory (`promtool tsdb create-blocks-from`)."""
     subprocess.run(
-        [promtool, "tsdb", "create-blocks-from", "openmetrics", str(openmetrics), str(tsdb)],
-        check=True,
-        capture_output=True,
-        timeout=600,
-    )
+        [promtool, "tsdb", "create-blocks-from", "openmetrics", *flags, str(openmetrics),
+         str(tsdb)], check=True, capture_output=True, timeout=600)
+
+
+def _wait_ready(process: subprocess.Popen, url: str, log: Path, ready_s: float) -> None:
+    deadline = time.monotonic() + ready_s
+    while True:
+        if process.poll() is not None:
+            pytest.fail(f"{process.args[0]} exited with {process.returncode}; see {log}")
+        try:
+            if requests.get(url, timeout=1).ok:
+                return
+        except requests.RequestException:
+            pass
+        if time.monotonic() > deadline:
+            pytest.fail(f"{process.args[0]} not ready within {ready_s:g} s; see {log}")
+        time.sleep(0.1)
+
+
+@contextlib.contextmanager
+def running_victoria_metrics(binary: str, data: Path, *flags: str,
+                             ready_s: float = 60) -> Iterator[str]:
+    """Debian's single-node VictoriaMetrics on a free loopback port storing into `data`; yields
+    its base URL once /health answers; its log is `<data>.log`. Queries are not cached, so what
+    a test imports is what the next query sees. Samples of one series with the same timestamp
+    are deduplicated (`-dedup.minScrapeInterval=1ms`): vmalert 1.79's replay writes the point on
+    each boundary of its query chunks twice, which `sum_over_time` would count twice."""
+    url = f"http://127.0.0.1:{free_port()}"
+    log_path = Path(f"{data}.log")
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            [binary, f"-storageDataPath={data}", f"-httpListenAddr={url.removeprefix('http://')}",
+             "-retentionPeriod=100y", "-search.disableCache", "-dedup.minScrapeInterval=1ms",
+             *flags],
+            stdout=log, stderr=subprocess.STDOUT)
+        try:
+            _wait_ready(process, f"{url}/health", log_path, ready_s)
+            yield url
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
+
+
+def import_openmetrics(url: str, openmetrics: Path, chunk_lines: int = 200_000) -> None:
+    """Load a `gpuslo simulate` OpenMetrics file into VictoriaMetrics
+    (`/api/v1/import/prometheus`, which reads timestamps in milliseconds), then flush it so
+    queries see it."""
+    def chunks():
+        batch = []
+        with open(openmetrics) as handle:
+            for line in handle:
+                if line.startswith("#"):
+                    continue
+                batch.append(line[:-1] + "000\n")
+                if len(batch) >= chunk_lines:
+                    yield "".join(batch).encode()
+                    batch = []
+        if batch:
+            yield "".join(batch).encode()
+
+    for body in chunks():
+        requests.post(f"{url}/api/v1/import/prometheus", data=body, timeout=600).raise_for_status()
+    requests.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()
+
+
+def vmalert_replay(binary: str, rules: Path, url: str, start, end) -> None:
+    """Evaluate `rules` over [start, end) with `vmalert` in replay mode, reading from and writing
+    the recorded series back to the VictoriaMetrics at `url`, then flush."""
+    done = subprocess.run(
+        [binary, f"-rule={rules}", f"-datasource.url={url}", f"-remoteWrite.url={url}",
+         f"-replay.timeFrom={start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+         f"-replay.timeTo={end.strftime('%Y-%m-%dT%H:%M:%SZ')}", "-replay.rulesDelay=2s",
+         "-replay.disableProgressBar", "-remoteWrite.flushInterval=100ms"],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    requests.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()
+
+
+def backfill_rules(promtool: str, url: str, rules: Path, tsdb: Path, start, end,
+                   interval: str = "1m") -> None:
+    """Evaluate `rules` over [start, end) against the Prometheus at `url` into new blocks in
+    `tsdb` (`promtool tsdb create-blocks-from rules`); restart that Prometheus to read them."""
+    done = subprocess.run(
+        [promtool, "tsdb", "create-blocks-from", "rules", f"--url={url}",
+         f"--start={int(start.timestamp())}", f"--end={int(end.timestamp())}",
+         f"--eval-interval={interval}", f"--output-dir={tsdb}", str(rules)],
+        capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
 
 
 @contextlib.contextmanager

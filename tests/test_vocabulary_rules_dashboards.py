@@ -54,6 +54,7 @@ KEYWORDS = {
     "and",
     "or",
     "unless",
+    "offset",
 }
 EXTERNAL = {
     "kube_node_spec_unschedulable",
@@ -82,6 +83,7 @@ def tokens(expr: str) -> tuple[set[str], set[str]]:
     expr = re.sub(r'"[^"]*"', "", expr)
     expr = re.sub(r"\{[^}]*\}|\[[^\]]*\]", "", expr)
     expr = re.sub(r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)", "", expr)
+    expr = re.sub(r"\boffset\s+\d+(?:ms|s|m|h|d|w|y)\b", "offset", expr)
     expr = re.sub(r"\b\d+(?:\.\d+)?(?:e[-+]?\d+)?\b", "", expr)
     return set(re.findall(r"[A-Za-z_:][\w:]*", expr)), labels
 

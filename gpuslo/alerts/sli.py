@@ -27,6 +27,19 @@ long window. The guards, each used below:
 - windowed SLIs are ratios of sums over the window (GPU-time weighted), not averages of ratios.
 - GPUs count once per (instance, uuid) and checks once per (instance, check), so a label that
   changes under them (a new driver's model string) cannot double the inventory for an hour.
+
+Every SLI has two levels, so a 28-day window reads one sparse recorded series instead of the raw
+samples of every GPU or job: per-evaluation counts (GPUs usable, GPUs in the inventory, checks
+fresh, job GPU-seconds by category), then `sum_over_time` of those over the window. The job
+GPU-seconds level records, at each evaluation of its group (every `GOODPUT_INTERVAL`, pinned in
+the group), the exact increase of `gpuslo_job_gpu_seconds_total` since the previous evaluation:
+each series minus its last value before (`last_over_time(...[COUNTER_HOLD] offset
+GOODPUT_INTERVAL)`), plus the whole value of a job seen for the first time (no value in the hold,
+nothing productive yet: the counters start at 0 with the job). The increases telescope, so their
+sum over a window is last − first of every counter, the amount the SLO engine computes from the
+journals — with no `rate()`/`increase()` extrapolation, which Prometheus does and VictoriaMetrics
+does not, so both give the same numbers. Limits: a node silent for longer than COUNTER_HOLD while
+its job progresses loses that stretch's increase; a missed evaluation loses its interval.
 """
 
 from __future__ import annotations
@@ -46,6 +59,9 @@ GPU_LOST_COUNT = "gpuslo:gpu_lost:count"
 CHECK_FRESH_COUNT = "gpuslo:check_fresh:count"
 CHECK_INVENTORY_COUNT = "gpuslo:check_inventory:count"
 JOB_STEP_TIME = "gpuslo:job_step_time:seconds"
+GOODPUT_INTERVAL = "1m"  # evaluation interval of the job GPU-seconds group (the offset below)
+COUNTER_HOLD = "1h"  # how far back a counter's previous value is looked for
+JOB_SECONDS_INCREASE = f"gpuslo:job_gpu_seconds:increase{GOODPUT_INTERVAL}"
 # Exporters (by `instance`) whose Kubernetes node is cordoned: gpuslo_node_info{node} joined with
 # kube-state-metrics' kube_node_spec_unschedulable{node}. Without kube-state-metrics this is
 # empty and every healthy GPU counts as schedulable.
@@ -98,6 +114,21 @@ def instant_rules(spec: SloSpec) -> list[dict]:
     ]
 
 
+def job_seconds_increase_expr() -> str:
+    """Job GPU-seconds by category gained since the previous evaluation, fleet-wide (see the
+    module docstring): one series per category."""
+    x = "gpuslo_job_gpu_seconds_total"
+    before = f"last_over_time({x}[{COUNTER_HOLD}] offset {GOODPUT_INTERVAL})"
+    first = (f"({x} unless {before})"
+             f' and on (instance, job) ({x}{{category="{names.CATEGORY_PRODUCTIVE}"}} == 0)')
+    return f"sum by (category) (\n  ({x} - {before})\nor\n  ({first})\n)"
+
+
+def goodput_rules() -> list[dict]:
+    """The first level of the job goodput SLI (evaluated every GOODPUT_INTERVAL)."""
+    return [{"record": JOB_SECONDS_INCREASE, "expr": job_seconds_increase_expr()}]
+
+
 def step_time_expr() -> str:
     """Seconds per step of each job: time between the first and last progress seen in the window
     over the steps done in it. Both sides `> 0`, so a job that made no progress in the window
@@ -121,10 +152,11 @@ def ratio_expr(slo: str, window: str) -> str:
     elif slo == names.SLO_CHECK_LIVENESS:
         good, total = CHECK_FRESH_COUNT, CHECK_INVENTORY_COUNT
     else:
-        seconds = "gpuslo_job_gpu_seconds_total"
+        seconds = JOB_SECONDS_INCREASE
+        productive = f'{seconds}{{category="{names.CATEGORY_PRODUCTIVE}"}}'
         return (
-            f'clamp_max((sum(rate({seconds}{{category="{names.CATEGORY_PRODUCTIVE}"}}[{window}]))'
-            f" or vector(0)) / (sum(rate({seconds}[{window}])) > 0), 1)"
+            f"clamp_max((sum(sum_over_time({productive}[{window}])) or vector(0))"
+            f" / (sum(sum_over_time({seconds}[{window}])) > 0), 1)"
         )
     return (
         f"clamp_max((sum_over_time({good}[{window}]) or vector(0))"
@@ -150,7 +182,10 @@ def slo_rules(spec: SloSpec, slo: str) -> list[dict]:
 
 def recording_groups(spec: SloSpec) -> list[dict]:
     """Rule groups of recording rules: counts first, then one group per SLO."""
-    groups = [{"name": "gpuslo-sli-counts", "rules": instant_rules(spec)}]
+    groups = [
+        {"name": "gpuslo-sli-counts", "rules": instant_rules(spec)},
+        {"name": "gpuslo-job-gpu-seconds", "interval": GOODPUT_INTERVAL, "rules": goodput_rules()},
+    ]
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
     groups.append(crawl.recording_group())

@@ -13,7 +13,7 @@ import re
 
 from gpuslo import names
 from gpuslo.alerts import rules as alert_rules
-from gpuslo.alerts.sli import JOB_STEP_TIME
+from gpuslo.alerts.sli import GOODPUT_INTERVAL, JOB_SECONDS_INCREASE, JOB_STEP_TIME, ratio_expr
 from gpuslo.slo_spec import SloSpec, format_number, sli_record
 
 RULE_FILES = ("gpuslo-slo.rules.yml", "gpuslo-alerts.rules.yml")
@@ -153,7 +153,41 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         {"interval": "1m", "input_series": inputs, "promql_expr_test": promql},
         relabel_case(),
         cordon_case(),
+        goodput_case(),
     ]
+
+
+def goodput_case() -> dict:
+    """Job GPU-seconds, two levels, evaluated every minute. Job a (running before the test)
+    gains 60 productive and 20 recovery GPU-seconds a minute; its node is silent for minutes
+    20–38 and comes back with what it gained meanwhile. Job b is first seen at minute 29 with 120
+    initialization GPU-seconds (nothing productive yet: counted whole) and gains 60 a minute.
+    The hour before 65m30s holds the evaluations at minutes 6..65 (no sample on the window's
+    edge, so closed and half-open windows agree); their increases sum to last − first:
+    productive 3960 − 900 = 3060, recovery 1320 − 300 = 1020, initialization 120 + 36 × 60 =
+    2280; goodput 3060 / 6360."""
+    a = {"instance": NODE["instance"], "job": "train-a"}
+    b = {"instance": "n2:9400", "job": "train-b"}
+    gap = "_x19"
+    inputs = [
+        series("gpuslo_job_gpu_seconds_total", {**a, "category": "productive"},
+               f"600+60x19 {gap} 2400+60x30"),
+        series("gpuslo_job_gpu_seconds_total", {**a, "category": "recovery"},
+               f"200+20x19 {gap} 800+20x30"),
+        series("gpuslo_job_gpu_seconds_total", {**b, "category": "initialization"},
+               "_x29 120+60x40"),
+        series("gpuslo_job_gpu_seconds_total", {**b, "category": "productive"}, "_x29 0x40"),
+    ]
+    sums = [{"labels": series("", {"category": c}, "")["series"], "value": v}
+            for c, v in (("initialization", 2280), ("productive", 3060), ("recovery", 1020))]
+    ratio = [{"labels": "{}", "value": 3060 / 6360}]
+    promql = [
+        {"expr": f"sum_over_time({JOB_SECONDS_INCREASE}[1h])", "eval_time": "65m30s",
+         "exp_samples": sums},
+        {"expr": ratio_expr(names.SLO_JOB_GOODPUT, "1h"), "eval_time": "65m30s",
+         "exp_samples": ratio},
+    ]
+    return {"interval": "1m", "input_series": inputs, "promql_expr_test": promql}
 
 
 def cordon_case() -> dict:
@@ -215,4 +249,7 @@ def relabel_case() -> dict:
 def slo_test_file(spec: SloSpec) -> dict:
     """The burn-rate and recording-rule test document."""
     tests = boundary_cases(spec) + end_to_end_cases(spec) + recording_cases(spec)
-    return {"rule_files": list(RULE_FILES), "evaluation_interval": "5m", "tests": tests}
+    # every minute: the job GPU-seconds group is pinned to GOODPUT_INTERVAL, and promtool
+    # evaluates every group at the file's interval
+    return {"rule_files": list(RULE_FILES), "evaluation_interval": GOODPUT_INTERVAL,
+            "tests": tests}

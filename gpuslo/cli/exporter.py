@@ -44,6 +44,7 @@ from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
 from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, WebConfig, load_web_config
+from gpuslo.goodput.journal import FINISHED_HOLD_S
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -95,6 +96,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_MAX_JOBS,
         metavar="N",
         help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})",
+    )
+    parser.add_argument(
+        "--job-expiry",
+        type=float,
+        default=FINISHED_HOLD_S,
+        metavar="SECONDS",
+        help="stop exposing a job this long after it completed or was cancelled (default "
+        f"{FINISHED_HOLD_S:g}; a failed job may restart and stays until --max-jobs)",
     )
     parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
     parser.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
@@ -181,6 +190,8 @@ def _validate(args: argparse.Namespace) -> None:
         raise UsageError("--job-log-gpus must be 1 or more")
     if not (math.isfinite(args.job_log_settle) and args.job_log_settle >= 0):
         raise UsageError("--job-log-settle must be 0 or more seconds")
+    if not (math.isfinite(args.job_expiry) and args.job_expiry >= 0):
+        raise UsageError("--job-expiry must be 0 or more seconds")
 
 
 def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
@@ -208,7 +219,8 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
     job_logs = job_log_tailer(args, context.state_dir, built)
     exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
-                        platform=platform, allocation_sources=sources, job_logs=job_logs)
+                        platform=platform, allocation_sources=sources, job_logs=job_logs,
+                        job_hold_s=args.job_expiry)
     built.append(exporter)
     return exporter, runner
 

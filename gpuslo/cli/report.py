@@ -2,7 +2,9 @@
 
     gpuslo report [--week 2026-W48 | --start T --end T]
                   (--data DIR | --trace FILE --trace-format stepfun|titan | --journals DIR
-                   | --prometheus URL [--journals DIR] | --training-log LOG|DIR --gpus N)
+                   | --prometheus URL [--journals DIR] [--max-samples-per-query N]
+                     [--timeout SECONDS] [--step SECONDS]
+                   | --training-log LOG|DIR --gpus N)
                   [--nodes N --gpus-per-node G] [--slo FILE] [--price-per-gpu-hour X]
                   [--out DIR] [--format md,html,json]
 
@@ -17,6 +19,7 @@ as one line, exit 2; no output file is written then.
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 from gpuslo.cli.terminal import number, stages
@@ -25,6 +28,7 @@ from gpuslo.files import write_all_atomic
 from gpuslo.slo.report import inputs
 from gpuslo.slo.report.build import build_report
 from gpuslo.slo.report.markdown import headline
+from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import load_spec
 
@@ -43,10 +47,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--trace", help="a fault-interval trace file")
     source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
     source.add_argument("--journals", help="a directory of Recorder journals")
-    source.add_argument("--prometheus", help="Prometheus-compatible query API base URL")
+    source.add_argument("--prometheus", help="Prometheus-compatible query API base URL "
+                        "(Prometheus, Thanos Query, Mimir, VictoriaMetrics)")
     source.add_argument("--training-log", action="append", metavar="LOG|DIR",
                         help="training log(s) a job printed (repeatable; a directory of logs)")
     parser.add_argument("--gpus", type=int, help="GPUs the --training-log job used")
+    api = parser.add_argument_group("--prometheus queries")
+    api.add_argument("--max-samples-per-query", type=_positive_int, default=DEFAULT_MAX_SAMPLES,
+                     metavar="N", help="samples one query may load (series x steps); queries "
+                     f"are split to stay under it (default {DEFAULT_MAX_SAMPLES:,}, a fifth of "
+                     "Prometheus' --query.max-samples default)")
+    api.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT_S,
+                     metavar="SECONDS", help="timeout of one HTTP request, retried on timeouts "
+                     f"and 5xx with backoff (default {DEFAULT_TIMEOUT_S:g})")
+    api.add_argument("--step", type=_positive_int, metavar="SECONDS",
+                     help="sample spacing (default: measured from the data)")
     parser.add_argument("--nodes", type=int, help="nodes in the fleet (inventory a trace lacks)")
     parser.add_argument("--gpus-per-node", type=int,
                         help="GPUs per node (inventory a trace lacks)")
@@ -57,6 +72,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="output directory (default gpuslo-report)")
     parser.add_argument("--format", default="md,html,json",
                         help="comma-separated: md, html, json")
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected 1 or more, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected seconds, got {text!r}") from None
+    if not math.isfinite(value) or value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a finite number of seconds > 0, got {text!r}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
@@ -73,6 +108,7 @@ def run(args: argparse.Namespace) -> int:
         data=args.data, trace=args.trace, trace_format=args.trace_format,
         journals=args.journals, prometheus=args.prometheus,
         nodes=args.nodes, gpus_per_node=args.gpus_per_node,
+        max_samples=args.max_samples_per_query, timeout_s=args.timeout, step_s=args.step,
     )
     out = Path(args.out)
     with stages(STAGES, "gpuslo report") as stage:  # progress on stderr, on a terminal only

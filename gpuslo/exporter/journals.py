@@ -33,7 +33,13 @@ from gpuslo import names
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import GoodputState, JobGoodput
-from gpuslo.goodput.journal import MAX_LINE_BYTES, JournalReader, validate_job_id
+from gpuslo.goodput.journal import (
+    FINISHED_HOLD_S,
+    FINISHED_STATUSES,
+    MAX_LINE_BYTES,
+    JournalReader,
+    validate_job_id,
+)
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 16 * 1024 * 1024  # bytes read from a journal at once (memory bound per read)
@@ -254,14 +260,27 @@ class JournalTailer:
         except OSError as error:
             self._problem("unreadable", str(self._marks_path), f"cannot save marks ({error})")
 
-    def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
+    def jobs(self, max_jobs: int, now: float | None = None,
+             hold_s: float = FINISHED_HOLD_S) -> list[tuple[str, JobGoodput]]:
         """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first
         (ties by job id), so the job label stays bounded. Only journals read to their end are
-        exposed, each counter at least its persisted high-water mark."""
+        exposed, each counter at least its persisted high-water mark; with `now` (Unix
+        seconds), jobs that finished more than `hold_s` before are left out (`unexpired`)."""
         started = [
             (job, _raised(t.state.result, self._marks.get(job)))
             for job, t in self._tails.items()
             if t.caught_up and t.state.result.status
         ]
+        if now is not None:
+            started = unexpired(started, now, hold_s)
         started.sort(key=lambda item: (-item[1].last_event_t, item[0]))
         return started[:max_jobs]
+
+
+def unexpired(jobs, now: float, hold_s: float = FINISHED_HOLD_S) -> list[tuple[str, JobGoodput]]:
+    """The (job id, goodput) pairs of `jobs` still to expose at `now` (Unix seconds): a job that
+    finished (completed or cancelled: it will not restart) more than `hold_s` before its last
+    event leaves; its counters, exposed from 0 at its start, had `hold_s` of scrapes to show
+    their last value. A failed job may still restart, so only --max-jobs bounds it."""
+    return [(job, g) for job, g in jobs
+            if not (g.status in FINISHED_STATUSES and g.last_event_t < now - hold_s)]

@@ -37,11 +37,12 @@ from gpuslo.exporter.allocations import AllocationSource
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
 from gpuslo.exporter.job_logs import JobLogTailer
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.journals import JournalTailer, unexpired
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
 from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, LISTEN_BACKLOG, MetricsServer, WebConfig
+from gpuslo.goodput.journal import FINISHED_HOLD_S
 
 log = logging.getLogger(__name__)
 DEFAULT_LISTEN = "127.0.0.1:9835"
@@ -77,6 +78,7 @@ class Exporter:
         allocation_sources: the GPU allocation sources (kubelet, HPC job mapping); each is
             sampled every turn of the loop and reads the inventory through `inventory()`.
         job_logs: follows job logs (`--job-log`), or None; its jobs join the journals' jobs.
+        job_hold_s: how long a finished job stays exposed after its last event.
     """
 
     def __init__(
@@ -90,13 +92,14 @@ class Exporter:
         platform: PlatformSampler | None = None,
         allocation_sources: list[AllocationSource] | None = None,
         job_logs: JobLogTailer | None = None,
+        job_hold_s: float = FINISHED_HOLD_S,
     ) -> None:
         self._job_logs = job_logs
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._platform = platform
         self.allocation_sources = list(allocation_sources or [])
         self._heartbeat = heartbeat
-        self._max_jobs = max_jobs
+        self._max_jobs, self._job_hold_s, self._clock = max_jobs, job_hold_s, clock
         self.snapshot: NodeSnapshot | None = None
         self.jobs: Jobs = []
         self.wake = threading.Event()  # set to run due checks now instead of after poll_s
@@ -151,7 +154,8 @@ class Exporter:
                 tailer.poll()
                 jobs.update(tailer.jobs(self._max_jobs))
         if self._tailer is not None or self._job_logs is not None:
-            newest = sorted(jobs.items(), key=lambda item: (-item[1].last_event_t, item[0]))
+            fresh = unexpired(jobs.items(), self._clock(), self._job_hold_s)
+            newest = sorted(fresh, key=lambda item: (-item[1].last_event_t, item[0]))
             self.jobs = copy.deepcopy(newest[: self._max_jobs])
 
     def gpus_of_container(self, namespace: str, pod: str, container: str) -> int | None:

@@ -49,6 +49,10 @@ PHASES = (
     "checkpoint_restore",
 )
 END_STATUSES = ("completed", "failed", "cancelled")
+# A job that ended with one of these will not restart: the exporter drops its series
+# FINISHED_HOLD_S after its last event (a failed job may restart, so it stays until --max-jobs).
+FINISHED_STATUSES = ("completed", "cancelled")
+FINISHED_HOLD_S = 3600
 _REQUIRED = {
     "job_start": {"job": str, "gpus": int},
     "phase_start": {"category": str},

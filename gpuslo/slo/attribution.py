@@ -1,9 +1,9 @@
 """Job goodput, ETTR and the attribution of job interruptions to faults (DESIGN.md §5).
 
-- `job_goodput(job_events, start, end)` → one row per (job, node) with GPU-seconds per category
-  in the window, from the one calculator `gpuslo.goodput.calculator.compute_goodput` (never
-  re-implemented here): window amount = compute_goodput(until=end) −
-  compute_goodput(until=start), the same `increase()` a Prometheus counter gives.
+- `job_goodput(job_events, start, end)` / `goodput_and_slowdowns` (from
+  `gpuslo.slo.journal_goodput`) → one row per (job, node) with GPU-seconds per category in the
+  window, from the one calculator (never re-implemented here): window amount = total at `end` −
+  total at `start`, the same increase the exporter's counters show.
 - `job_summary(per_node, job_events, start, end)` → per job: GPUs, wall seconds, productive and
   badput GPU-seconds, goodput ratio and ETTR.
 - `find_interruptions(job_events, start, end)` → one row per job interruption.
@@ -24,107 +24,24 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.goodput import journal
-from gpuslo.goodput.calculator import compute_goodput
-from gpuslo.goodput.slowdown import SlowdownRule
-from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
+from gpuslo.goodput.calculator import EVENTS, STATUSES
+from gpuslo.slo.events import EventIndex, index_events
+from gpuslo.slo.journal_goodput import counted_goodput, goodput_and_slowdowns, job_goodput
+
+__all__ = ["attribute", "counted_goodput", "find_interruptions", "fleet_job_split",
+           "goodput_and_slowdowns", "job_goodput", "job_nodes", "job_summary", "lost_breakdown"]
 
 BEFORE = pd.Timedelta(minutes=10)
 AFTER = pd.Timedelta(minutes=5)
 # Interruptions of one job reported by several nodes within this span are one interruption.
 SAME_INTERRUPTION = pd.Timedelta(minutes=5)
 _CATEGORIES = list(names.JOB_CATEGORIES)
-
-
-def _columns(ev: pd.DataFrame) -> dict[str, list]:
-    """The job_events columns as Python lists (times in Unix seconds, <NA> → None)."""
-    cols = {
-        k: ev[k].to_numpy(dtype=object).tolist()
-        for k in ("event", "job", "node", "category", "status", "layer")
-    }
-    cols["t"] = (ev["time"].to_numpy("int64") / 1e9).tolist()
-    for key in ("step", "gpus", "count", "step_time_s", "compute_s"):
-        if key in ev:
-            cols[key] = ev[key].to_numpy(dtype=object, na_value=None).tolist()
-        else:
-            cols[key] = [None] * len(ev)
-    return cols
-
-
-def _event_dicts(cols: dict[str, list], a: int, b: int) -> list[dict]:
-    """Rows a..b-1 as journal events (`gpuslo.goodput.journal.event`, schema v1), built per
-    journal to bound memory."""
-    out = []
-    for i in range(a, b):
-        kind, step, gpus = cols["event"][i], cols["step"][i], cols["gpus"][i]
-        out.append(journal.event(
-            kind, cols["t"][i], job=cols["job"][i], node=cols["node"][i],
-            gpus=None if gpus is None else int(gpus),
-            step=None if step is None else int(step),
-            from_step=None if step is None else int(step),
-            category=cols["category"][i], status=cols["status"][i], layer=cols["layer"][i],
-            count=_int(cols["count"][i]), step_time_s=_float(cols["step_time_s"][i]),
-            compute_s=_float(cols["compute_s"][i]),
-        ))
-    return out
-
-
-def _int(value) -> int | None:
-    return None if value is None else int(value)
-
-
-def _float(value) -> float | None:
-    return None if value is None else float(value)
-
-
-def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
-                rule: SlowdownRule | None = None) -> pd.DataFrame:
-    """Per (job, node): GPU-seconds in [start, end) for every `names.JOB_CATEGORIES` (float64
-    columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame.
-    One Python pass per event (the calculator is a fold), none per GPU or sample."""
-    return goodput_and_slowdowns(job_events, start, end, rule)[0]
-
-
-def goodput_and_slowdowns(
-    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
-    rule: SlowdownRule | None = None,
-) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(`job_goodput`'s frame, slowdowns): one row per sustained slowdown of a (job, node) with
-    GPU-seconds in the window — columns `SLOWDOWN_COLUMNS`: start/end of the slowdown (UTC),
-    from_step/to_step, reference_s (seconds), ratio (mean step time / reference), gpus and
-    gpu_seconds (what it put into `slowdown` within [start, end)), as `crawl.window_slowdowns`.
-    `rule` is the SLO spec's sustained-slowdown rule (`SloSpec.slowdown_rule()`; default its
-    defaults)."""
-    ordered = job_events.sort_values(["job", "node", "time"], kind="stable").reset_index(drop=True)
-    cols = _columns(ordered)
-    key = (ordered["job"].astype(str) + "\0" + ordered["node"].astype(str)).to_numpy(dtype=object)
-    bounds = np.flatnonzero(np.r_[True, key[1:] != key[:-1], True]) if len(key) else np.array([0])
-    first_t = ordered["time"].to_numpy("int64")
-    rows, slow = [], []
-    for a, b in zip(bounds[:-1], bounds[1:], strict=True):
-        group = _event_dicts(cols, a, b)
-        upto = compute_goodput(group, until=end.value / 1e9, rule=rule)
-        before = (
-            compute_goodput(group, until=start.value / 1e9, rule=rule)
-            if first_t[a] <= start.value else None
-        )
-        row = {
-            c: upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0) for c in _CATEGORIES
-        }
-        rows.append({"job": cols["job"][a], "node": cols["node"][a], "gpus": upto.gpus,
-                     "status": upto.status, **row})
-        slow += window_slowdowns(cols["job"][a], cols["node"][a], upto, before)
-    columns = ["job", "node", "gpus", "status", *_CATEGORIES]
-    frame = pd.DataFrame(rows, columns=columns)
-    frame = frame.astype({"job": "string", "node": "string", "status": "string", "gpus": "int64"})
-    slowdowns = pd.DataFrame(slow, columns=list(SLOWDOWN_COLUMNS))
-    for col in ("start", "end"):
-        slowdowns[col] = pd.to_datetime(slowdowns[col], unit="s", utc=True)
-    return frame, slowdowns.astype(SLOWDOWN_COLUMNS)
+_JOB_END, _COMPLETED = EVENTS.index("job_end"), STATUSES.index("completed")
 
 
 def job_summary(
-    per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
+    per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+    index: EventIndex | None = None,
 ) -> pd.DataFrame:
     """Per job (index job): gpus, wall_seconds (first event to last event, or to `end` while
     running; clipped to the window), one GPU-seconds column per category, allocated_gpu_seconds
@@ -134,10 +51,7 @@ def job_summary(
         return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, "allocated_gpu_seconds",
                                      "goodput_ratio", "ettr"])
     jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES]].sum()
-    times = job_events.groupby("job", observed=True)["time"].agg(["min", "max"])
-    finished = (
-        job_events[job_events["event"] == "job_end"].groupby("job", observed=True)["time"].max()
-    )
+    times, finished = _job_times(index if index is not None else index_events(job_events))
     last = times["max"].where(
         times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end
     )
@@ -160,58 +74,65 @@ def job_summary(
     return jobs
 
 
+def _job_times(idx: EventIndex) -> tuple[pd.DataFrame, pd.Series]:
+    """(first and last event time per job: columns min, max; the last job_end time per job)."""
+    if not len(idx):
+        stamp = pd.Series([], dtype="datetime64[ns, UTC]")
+        return pd.DataFrame({"min": stamp, "max": stamp}), stamp
+    rows = np.flatnonzero(np.r_[True, idx.job[1:] != idx.job[:-1]])
+    names_ = pd.Index(idx.jobs[idx.job[rows]], name="job")
+    stamp = lambda ns: pd.to_datetime(ns, utc=True)  # noqa: E731
+    times = pd.DataFrame({"min": stamp(np.minimum.reduceat(idx.t_ns, rows)),
+                          "max": stamp(np.maximum.reduceat(idx.t_ns, rows))}, index=names_)
+    ended = np.maximum.reduceat(np.where(idx.event == _JOB_END, idx.t_ns, np.iinfo(np.int64).min),
+                                rows)
+    has = ended > np.iinfo(np.int64).min
+    return times, pd.Series(stamp(ended[has]), index=names_[has])
+
+
 def find_interruptions(
-    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
+    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+    index: EventIndex | None = None,
 ) -> pd.DataFrame:
     """One row per job interruption in [start, end): job (string), time (datetime64[ns, UTC]),
     declared_layer (string, "" when the job did not say). An interruption is a `job_end` with a
     status other than completed, or a `restart`/second `job_start` on a node whose previous event
     was not such a `job_end` (the journal just stopped: interrupted at its last event), as in
     `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are merged."""
-    ev = job_events.sort_values(["job", "node", "time"], kind="stable").reset_index(drop=True)
-    job, node = ev["job"].to_numpy(dtype=object), ev["node"].to_numpy(dtype=object)
-    event, status = ev["event"].to_numpy(dtype=object), ev["status"].to_numpy(dtype=object)
-    same = np.zeros(len(ev), dtype=bool)
-    same[1:] = (job[1:] == job[:-1]) & (node[1:] == node[:-1])
-    failed_end = (event == "job_end") & (status != "completed")
-    prev_end = np.zeros(len(ev), dtype=bool)
-    prev_end[1:] = event[:-1] == "job_end"
-    restart = same & np.isin(event, ["restart", "job_start"]) & ~prev_end
-    prev_time = ev["time"].shift()
-    found = pd.concat(
-        [
-            pd.DataFrame(
-                {
-                    "job": ev["job"][failed_end],
-                    "time": ev["time"][failed_end],
-                    "declared_layer": ev["layer"][failed_end],
-                }
-            ),
-            pd.DataFrame(
-                {
-                    "job": ev["job"][restart],
-                    "time": prev_time[restart],
-                    "declared_layer": ev["layer"][restart],
-                }
-            ),
-        ],
-        ignore_index=True,
-    )
-    found = found[((found["time"] >= start) & (found["time"] < end)).to_numpy(dtype=bool)]
-    found = found.sort_values(["job", "time"], kind="stable").reset_index(drop=True)
-    fjob = found["job"].to_numpy(dtype=object)
-    gap = found["time"].diff().to_numpy()
-    new = np.ones(len(found), dtype=bool)
-    new[1:] = (fjob[1:] != fjob[:-1]) | (gap[1:] > SAME_INTERRUPTION.to_timedelta64())
-    first = found[new]
-    return first.astype({"job": "string", "declared_layer": "string"}).reset_index(drop=True)
+    idx = index if index is not None else index_events(job_events)
+    event = idx.event
+    same = np.zeros(len(idx), dtype=bool)
+    same[1:] = idx.group[1:] == idx.group[:-1]
+    failed_end = (event == _JOB_END) & (idx.status != _COMPLETED)
+    prev_end = np.zeros(len(idx), dtype=bool)
+    prev_end[1:] = event[:-1] == _JOB_END
+    restart = same & (event <= 1) & ~prev_end  # restart or job_start (EVENTS codes 0, 1)
+    prev_time = np.r_[0, idx.t_ns[:-1]]
+    job = np.r_[idx.job[failed_end], idx.job[restart]]
+    t = np.r_[idx.t_ns[failed_end], prev_time[restart]]
+    layer = np.r_[idx.layer[failed_end], idx.layer[restart]]
+    keep = (t >= start.value) & (t < end.value)
+    job, t, layer = job[keep], t[keep], layer[keep]
+    order = np.lexsort((t, job))  # jobs' codes follow their sorted names
+    job, t, layer = job[order], t[order], layer[order]
+    new = np.ones(len(t), dtype=bool)
+    new[1:] = (job[1:] != job[:-1]) | (np.diff(t) > SAME_INTERRUPTION.value)
+    layers = np.array([*names.LAYERS, ""], dtype=object)
+    return pd.DataFrame({
+        "job": pd.array(idx.jobs[job[new]], dtype="string"),
+        "time": pd.to_datetime(t[new], utc=True),
+        "declared_layer": pd.array(layers[layer[new]], dtype="string"),
+    })
 
 
-def job_nodes(job_events: pd.DataFrame, allocations: pd.DataFrame) -> pd.DataFrame:
+def job_nodes(job_events: pd.DataFrame, allocations: pd.DataFrame,
+              index: EventIndex | None = None) -> pd.DataFrame:
     """Distinct (job, node) pairs from journals and allocations (string columns)."""
-    pairs = pd.concat(
-        [job_events[["job", "node"]], allocations[["job", "node"]]], ignore_index=True
-    )
+    idx = index if index is not None else index_events(job_events)
+    journals = pd.DataFrame({"job": pd.array(idx.jobs[idx.job[idx.first]], dtype="string"),
+                             "node": pd.array(idx.nodes[idx.node[idx.first]], dtype="string")})
+    pairs = pd.concat([journals, allocations[["job", "node"]].drop_duplicates()],
+                      ignore_index=True)
     return pairs[pairs["node"] != ""].drop_duplicates().reset_index(drop=True)
 
 

@@ -39,6 +39,7 @@ from gpuslo.errors import InputError
 from gpuslo.slo import attribution, crawl, objectives, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
+from gpuslo.slo.events import index_events
 from gpuslo.slo.frames import Frames, derive_faults
 from gpuslo.slo_spec import SloSpec
 
@@ -102,6 +103,16 @@ class WeeklyResult:
         return self.job_productive_gpu_hours / self.job_gpu_hours if self.job_gpu_hours else None
 
     @property
+    def job_gpu_hours_by_category(self) -> dict[str, float]:
+        """The jobs' own GPU-hours by category (every names.JOB_CATEGORIES key), summed over
+        jobs from the calculator: what the exporters' gpuslo_job_gpu_seconds_total counters
+        increase by over the window, and the definition of goodput_ratio. Unlike
+        badput_gpu_hours_by_category it includes job time on GPUs that were not usable."""
+        if not len(self.jobs):
+            return dict.fromkeys(names.JOB_CATEGORIES, 0.0)
+        return {c: float(self.jobs[c].sum()) / 3600 for c in names.JOB_CATEGORIES}
+
+    @property
     def unusable_gpu_hours_by_layer(self) -> dict[str, float]:
         """Provisioned GPU-hours that were not usable, by layer (every names.LAYERS key); sums to
         provisioned − usable. The rest of `lost_gpu_hours_by_layer` is job badput."""
@@ -158,6 +169,7 @@ class WeeklyResult:
                     for layer, value in self.lost_gpu_hours_by_layer.items()
                 },
                 "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
+                "job_gpu_hours_by_category": self.job_gpu_hours_by_category,
                 "interruptions": len(self.interruptions),
                 "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,
                 "interruption_basis": self.interruption_basis,
@@ -182,13 +194,16 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     acc = account(
         frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end
     )
+    events = index_events(frames.job_events)
     per_node, slowdowns = attribution.goodput_and_slowdowns(
-        frames.job_events, start, end, spec.slowdown_rule()
+        frames.job_events, start, end, spec.slowdown_rule(), events
     )
-    jobs = attribution.job_summary(per_node, frames.job_events, start, end)
+    if per_node.empty and len(frames.job_gpu_seconds):
+        per_node = attribution.counted_goodput(frames.job_gpu_seconds)
+    jobs = attribution.job_summary(per_node, frames.job_events, start, end, events)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
-    nodes = attribution.job_nodes(frames.job_events, frames.allocations)
-    found = attribution.find_interruptions(frames.job_events, start, end)
+    nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
+    found = attribution.find_interruptions(frames.job_events, start, end, events)
     attributed = attribution.attribute(found, faults, nodes)
     split = fleet_job_split(acc, jobs)
     by_layer, by_reason = lost_breakdown(acc, split, attributed)
@@ -365,6 +380,7 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, st
         "jobs_without_journal": sorted(split.jobs_without_journal),
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
+        "recorded_slis": frames.recorded,
         "covered": covered(frames, start, end),
         "source": frames.source,
         "tick_ns": acc.tick_ns,

@@ -27,6 +27,9 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
   both explain a job's slowdown (`gpuslo.slo.crawl`).
 - `faults` (derived by `derive_faults`) — non-healthy GPU intervals: node, uuid, start, end,
   reason, layer.
+- `job_gpu_seconds` — job goodput already summed for the window (the Prometheus source reads it
+  from the exporters' counters): job, node, category (names.JOB_CATEGORIES), gpu_seconds
+  (float64). The engine uses it when there are no job_events.
 
 `make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
 (numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
@@ -92,6 +95,7 @@ FRAMES: dict[str, dict[str, str]] = {
         "reason": TEXT,
         "layer": TEXT,
     },
+    "job_gpu_seconds": {"job": TEXT, "node": TEXT, "category": TEXT, "gpu_seconds": SECONDS},
 }
 SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
 # Columns that may not be empty/NaT, per frame.
@@ -103,6 +107,7 @@ _REQUIRED = {
     "job_events": ("job", "time", "event"),
     "degradations": ("node", "start", "end", "reason"),
     "faults": ("node", "start", "end", "reason", "layer"),
+    "job_gpu_seconds": ("job", "category", "gpu_seconds"),
 }
 # Columns whose non-empty values must come from a closed set.
 _ALLOWED = {
@@ -115,6 +120,7 @@ _ALLOWED = {
     ("faults", "layer"): names.LAYERS,
     ("job_events", "layer"): ("", *names.LAYERS),
     ("degradations", "reason"): names.DEGRADATION_REASONS,
+    ("job_gpu_seconds", "category"): names.JOB_CATEGORIES,
 }
 _INTERVALS = {
     "inventory": ("provisioned_start", "provisioned_end"),
@@ -259,7 +265,9 @@ class Frames:
 
     Frames as documented above (build each with `make_frame`); `cannot_fill` lists the report
     sections this source has no data for, each with why (e.g. `{"goodput": "the StepFun trace
-    has no jobs"}`); `source` names where the data came from, for the report's header.
+    has no jobs"}`); `recorded` the SLIs a rules engine recorded for the window (the Prometheus
+    source's cross-check, `{}` otherwise); `source` names where the data came from, for the
+    report's header.
     """
 
     inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
@@ -268,7 +276,9 @@ class Frames:
     allocations: pd.DataFrame = field(default_factory=lambda: empty("allocations"))
     job_events: pd.DataFrame = field(default_factory=lambda: empty("job_events"))
     degradations: pd.DataFrame = field(default_factory=lambda: empty("degradations"))
+    job_gpu_seconds: pd.DataFrame = field(default_factory=lambda: empty("job_gpu_seconds"))
     cannot_fill: dict[str, str] = field(default_factory=dict)
+    recorded: dict = field(default_factory=dict)
     source: str = ""
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:

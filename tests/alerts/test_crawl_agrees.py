@@ -3,9 +3,9 @@ section, the exporter counters and the crawl recording rules agree on slowdown G
 
 `gpuslo simulate --openmetrics` writes what the exporters would have exposed
 (`gpuslo_job_gpu_seconds_total{category="slowdown"}` from the same calculator); the test
-backfills it into a real Prometheus, evaluates the recording rule
-`gpuslo:job_slowdown_gpu_seconds:sum` (its own expression) at the last sample, sums the counters'
-last samples from the OpenMetrics text, and runs the SLO engine and the report over the same
+backfills it into a real Prometheus, evaluates the job GPU-seconds recording rules (the first
+level's own expression every minute, summed over the span), sums the counters' last samples
+from the OpenMetrics text, and runs the SLO engine and the report over the same
 span. Counters are written in whole GPU-seconds, so the three agree to well within 1e-3 of the
 total.
 """
@@ -19,7 +19,7 @@ import pytest
 import requests
 
 from gpuslo import cli
-from gpuslo.alerts import crawl
+from gpuslo.alerts import sli
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
 from gpuslo.slo.report.build import build_report
@@ -49,18 +49,25 @@ def week(tmp_path_factory):
         yield url, frames, start, last, (root / "sim" / "metrics.om").read_text()
 
 
-def _rules_hours(url: str, at: pd.Timestamp) -> float:
-    expr = next(r["expr"] for r in crawl.recording_rules() if r["record"] == crawl.JOB_SLOWDOWN_SUM)
+def _rules_hours(url: str, start: pd.Timestamp, at: pd.Timestamp) -> float:
+    """Slowdown GPU-hours from the job GPU-seconds rules: their first level (the per-evaluation
+    increase by category, its own expression) every minute over the span, summed — what
+    `sum_over_time(gpuslo:job_gpu_seconds:increase1m[...])` reads once recorded. (The crawl's
+    `gpuslo:job_slowdown_gpu_seconds:sum` sums the counters exposed now: a job that finished
+    more than --job-expiry ago has left it.)"""
+    span = int((at - start).total_seconds())
+    query = f"sum_over_time(({sli.job_seconds_increase_expr()})[{span}s:{sli.GOODPUT_INTERVAL}])"
     deadline = time.monotonic() + 20
     while True:
-        answer = requests.get(f"{url}/api/v1/query", timeout=30,
-                              params={"query": f"sum({expr})", "time": at.timestamp()}).json()
+        answer = requests.get(f"{url}/api/v1/query", timeout=60,
+                              params={"query": query, "time": at.timestamp()}).json()
         result = answer.get("data", {}).get("result")
         if result or time.monotonic() > deadline:
             break
         time.sleep(0.5)
     assert result, answer
-    return float(result[0]["value"][1]) / 3600
+    by = {s["metric"]["category"]: float(s["value"][1]) for s in result}
+    return by["slowdown"] / 3600
 
 
 def _counter_hours(text: str, at: pd.Timestamp) -> float:
@@ -79,7 +86,7 @@ def test_report_counters_and_rules_agree_on_slowdown_gpu_hours(week):
     result = compute_week(Frames(**frames), start, last, SloSpec())
     doc = result.to_json_dict()
     engine = doc["crawl"]["slowdown_gpu_hours"]
-    counters, rules = _counter_hours(text, last), _rules_hours(url, last)
+    counters, rules = _counter_hours(text, last), _rules_hours(url, start, last)
     assert engine > 10  # the stragglers cost real time: not a comparison of zeros
     assert counters == pytest.approx(engine, rel=1e-3)
     assert rules == pytest.approx(engine, rel=1e-3)

@@ -35,12 +35,11 @@ STEP_S, DAYS = 1800, 4
 
 
 def _node_openmetrics(frames: dict, start: pd.Timestamp, end: pd.Timestamp) -> str:
-    """What kube-state-metrics says per node at every step: its GPU capacity
-    (kube_node_status_capacity{resource="nvidia_com_gpu"}) and kube_node_spec_unschedulable (1
-    while any schedulability interval [start, end) covers the sample time). The exporters'
-    series (the simulator's) have gaps where a node gave no data; these do not."""
+    """What kube-state-metrics says per node at every step about its GPU capacity
+    (kube_node_status_capacity{resource="nvidia_com_gpu"}; the simulator writes
+    kube_node_spec_unschedulable itself). The exporters' series (the simulator's) have gaps
+    where a node gave no data; these do not."""
     times = pd.date_range(start, end, freq=f"{STEP_S}s", inclusive="left")
-    sched = frames["schedulability"]
     gpus = frames["inventory"].groupby("node")["uuid"].count()
     lines = ["# TYPE kube_node_status_capacity gauge"]
     nodes = sorted(frames["inventory"]["node"].unique())
@@ -50,15 +49,6 @@ def _node_openmetrics(frames: dict, start: pd.Timestamp, end: pd.Timestamp) -> s
             f"kube_node_status_capacity{{{labels}}} {gpus[node]} {int(t.timestamp())}"
             for t in times
         ]
-    lines.append("# TYPE kube_node_spec_unschedulable gauge")
-    for node in nodes:
-        mine = sched[sched["node"] == node]
-        for t in times:
-            cordoned = bool(((mine["start"] <= t) & (t < mine["end"])).any())
-            lines.append(
-                f'kube_node_spec_unschedulable{{node="{node}"}} {int(cordoned)} '
-                f"{int(t.timestamp())}"
-            )
     return "\n".join(lines) + "\n# EOF\n"
 
 

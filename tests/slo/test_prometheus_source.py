@@ -1,119 +1,164 @@
-"""The Prometheus source against a real Prometheus over backfilled simulated data: the usable
-ratio from PromQL and from the engine agree within 0.1 % for the same window."""
+"""The Prometheus source: query planning under a sample budget, retries, and a real Prometheus
+over backfilled simulated data — with a sample limit far below the data, and with the
+`gpuslo_gpu_problem` family missing (reasons then come from the check heartbeats)."""
 
 from __future__ import annotations
 
+import http.server
+import json
+import threading
+
 import pandas as pd
 import pytest
-import requests
 from conftest import backfill, free_port, require_binary, running_prometheus
 
 from gpuslo.errors import InputError
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
-from gpuslo.slo.simulate import faults, openmetrics
+from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
+from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources.prometheus import load_prometheus, samples_to_intervals
+from gpuslo.slo.sources.query_api import MAX_POINTS, QueryApi, plan
 from gpuslo.slo_spec import SloSpec
 
 START = pd.Timestamp("2026-11-23", tz="UTC")
-STEP_S = 30
+STEP_S = 60
 
 
 def test_samples_merge_into_intervals():
-    t = [START + pd.Timedelta(seconds=s) for s in (0, 30, 60, 120, 150)]
+    t = [START + pd.Timedelta(seconds=s) for s in (0, 60, 120, 240, 300)]
     samples = pd.DataFrame({"uuid": ["a", "a", "a", "a", "b"], "time": t})
     out = samples_to_intervals(samples, ["uuid"], STEP_S)
-    # a: 0–90 s and 120–150 s; b: 150–180 s (each sample stands for one step)
+    # a: 0–180 s and 240–300 s; b: 300–360 s (each sample stands for one step)
     assert [
         (r.uuid, (r.start - START).seconds, (r.end - START).seconds) for r in out.itertuples()
-    ] == [("a", 0, 90), ("a", 120, 150), ("b", 150, 180)]
+    ] == [("a", 0, 180), ("a", 240, 300), ("b", 300, 360)]
+
+
+@pytest.mark.parametrize("instances, per_instance, budget", [
+    (1250, 8, 10_000_000),  # 10k GPUs, a week at 300 s: shards by instance, no time split
+    (12_500, 8, 10_000_000),  # 100k GPUs
+    (3, 512, 1_000_000),  # huge nodes: one instance alone is too big, split by time
+])
+def test_plan_keeps_every_piece_under_the_budget_and_covers_every_step(
+        instances, per_instance, budget):
+    names_ = [f"node-{i:05d}" for i in range(instances)]
+    end = START + pd.Timedelta(days=7)
+    pieces = plan(names_, per_instance, 2, START, end, 300, budget)
+    steps = {}
+    for p in pieces:
+        n = int((p.end - p.start).total_seconds() // 300) + 1
+        assert len(p.instances) * per_instance * 2 * n <= budget and n <= MAX_POINTS
+        for i in p.instances:
+            steps[i] = steps.get(i, 0) + n
+    assert steps == dict.fromkeys(names_, 2016)
+    if instances == 1250:
+        assert {len(p.instances) for p in pieces} >= {310} and len(pieces) == 5
+
+
+def test_a_5xx_is_retried_and_a_refused_query_is_not(monkeypatch):
+    """503 twice then success: one answer after three requests; a 422 (the server refused the
+    query) is an InputError naming it at once."""
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            seen.append(self.path)
+            self.rfile.read(int(self.headers["Content-Length"]))
+            refused = "refused" in self.path or len(seen) > 3
+            code = 422 if refused else (503 if len(seen) < 3 else 200)
+            body = {"status": "error", "errorType": "execution", "error": "too many samples"} \
+                if code != 200 else {"status": "success", "data": {"resultType": "vector",
+                                                                   "result": []}}
+            self.send_response(code)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(json.dumps(body).encode())
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        api = QueryApi(f"http://127.0.0.1:{server.server_port}", retries=3)
+        assert api.instant("up", START) == [] and len(seen) == 3
+        with pytest.raises(InputError, match="too many samples"):
+            api.instant("up", START)
+        assert len(seen) == 4
+    finally:
+        server.shutdown()
 
 
 def test_unreachable_api_is_an_input_error():
     port = free_port()
     with pytest.raises(InputError, match="failed"):
-        load_prometheus(f"http://127.0.0.1:{port}", START, START + pd.Timedelta(hours=1))
+        load_prometheus(f"http://127.0.0.1:{port}", START, START + pd.Timedelta(hours=1),
+                        retries=0)
 
 
 @pytest.fixture(scope="module")
 def backfilled(tmp_path_factory):
-    """A simulated fleet (3 nodes × 4 GPUs, 1 day, faults at 300 per 1000 GPU-days so the day has
-    unhealthy, unknown and no-data time; seed 8) backfilled into a Prometheus on loopback."""
+    """Two simulated days (4 nodes × 4 GPUs, faults at 400 per 1000 GPU-days; seed 22 has
+    unhealthy, unknown (three reasons) and no-data time and drains) at 60 s, backfilled twice
+    into Prometheus: as simulated, and without the gpuslo_gpu_problem family. Both servers
+    refuse any query that loads more than 20,000 samples — the data holds millions."""
     promtool, prometheus = require_binary("promtool"), require_binary("prometheus")
     root = tmp_path_factory.mktemp("prom")
-    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=1, interruptions_per_1000_gpu_days=300)
-    sim = simulate(fleet, seed=8, start=START)
-    text = openmetrics.openmetrics_text(sim, STEP_S)
-    (root / "fleet.om").write_text(text.removesuffix("# EOF\n") + _problem_family(sim) + "# EOF\n")
-    backfill(promtool, root / "fleet.om", root / "data")
+    fleet = faults.Fleet(nodes=4, gpus_per_node=4, days=2, interruptions_per_1000_gpu_days=400)
+    sim = simulate(fleet, seed=22, start=START)
+    with open(root / "fleet.om", "w") as handle:
+        write_openmetrics(sim, STEP_S, handle.write)
+    text = (root / "fleet.om").read_text()
+    kept = [line for line in text.splitlines(keepends=True) if "gpuslo_gpu_problem" not in line]
+    (root / "bare.om").write_text("".join(kept))
     (root / "prometheus.yml").write_text("global: {}\n")
-    with running_prometheus(
-        prometheus,
-        root / "prometheus.yml",
-        root / "data",
-        "--storage.tsdb.retention.time=100y",
-        "--query.lookback-delta=40s",
-    ) as url:
-        yield sim, url
+    flags = ("--storage.tsdb.retention.time=100y", "--query.max-samples=20000")
+    urls = {}
+    with __import__("contextlib").ExitStack() as stack:
+        for name in ("fleet", "bare"):
+            backfill(promtool, root / f"{name}.om", root / name, "--max-block-duration=24h")
+            urls[name] = stack.enter_context(
+                running_prometheus(prometheus, root / "prometheus.yml", root / name, *flags))
+        yield sim, urls
 
 
-def _problem_family(sim) -> str:
-    """`gpuslo_gpu_problem` samples (value 1) for every non-healthy verdict interval, as the
-    exporter would expose them — the simulator's text leaves this family out."""
-    inv = sim.frames["inventory"]
-    rows = openmetrics.per_gpu(sim.frames["verdicts"], inv)
-    rows = rows[rows["verdict"] != "healthy"].merge(inv[["uuid", "gpu"]], on="uuid")
-    lines = []
-    for r in rows.sort_values(["node", "uuid", "reason", "start"]).itertuples():
-        first = -(-int((r.start - START).total_seconds()) // STEP_S) * STEP_S
-        stop = int((r.end - START).total_seconds())
-        labels = (
-            f'instance="{r.node}",gpu="{r.gpu}",uuid="{r.uuid}",check="sim",reason="{r.reason}",'
-            f'layer="{r.layer}",action="{r.action}"'
-        )
-        lines += [
-            f"gpuslo_gpu_problem{{{labels}}} 1 {int(START.timestamp()) + t}\n"
-            for t in range(first, stop, STEP_S)
-        ]
-    return "# TYPE gpuslo_gpu_problem gauge\n" + "".join(lines)
+def test_engine_on_prometheus_agrees_with_the_engine_on_the_simulation(backfilled):
+    sim, urls = backfilled
+    frames = load_prometheus(urls["fleet"], sim.start, sim.end, progress=False,
+                             max_samples=15_000)
+    assert frames.source.endswith("(step 60 s)")  # measured from the data
+    got = compute_week(frames, sim.start, sim.end, SloSpec())
+    want = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
+    assert got.gpus == want.gpus == 16
+    assert want.lost_gpu_hours_by_layer["node"] > 1 and want.data_quality["no_data_gpu_hours"] > 0
+    assert want.categories["unschedulable"] > 1
+    assert got.usable_gpu_hours == pytest.approx(want.usable_gpu_hours, rel=2e-3)
+    assert got.categories["unschedulable"] == pytest.approx(want.categories["unschedulable"],
+                                                            rel=0.02)
+    # each interval edge moves to the 60 s grid: at most 60 s per edge per GPU
+    got_blind, want_blind = (w.data_quality["blind_gpu_hours_by_reason"] for w in (got, want))
+    assert set(got_blind) == set(want_blind)
+    for reason, hours in want_blind.items():
+        assert got_blind[reason] == pytest.approx(hours, rel=0.05, abs=0.1), reason
+    assert "problem_reasons" not in got.data_quality["cannot_fill"]
+    assert got.goodput_ratio == pytest.approx(want.goodput_ratio, abs=1e-3)
 
 
-def _promql_usable_ratio(url: str, end: pd.Timestamp, span_s: int) -> float:
-    # usable samples over the samples every GPU in the inventory should have had (no-data
-    # stretches count as not usable, as in the engine)
-    query = (f"sum(sum_over_time(gpuslo_gpu_usable[{span_s}s])) / "
-             f"(count(last_over_time(gpuslo_gpu_info[{span_s}s])) * {span_s // STEP_S})")
-    body = requests.get(
-        f"{url}/api/v1/query", params={"query": query, "time": (end.value / 1e9) - 1}, timeout=30
-    ).json()
-    return float(body["data"]["result"][0]["value"][1])
-
-
-def test_engine_agrees_with_promql(backfilled):
-    sim, url = backfilled
-    span_s = int((sim.end - sim.start).total_seconds())
-    promql = _promql_usable_ratio(url, sim.end, span_s)
-    frames = load_prometheus(url, sim.start, sim.end, step_s=STEP_S, progress=False)
-    from_prometheus = compute_week(frames, sim.start, sim.end, SloSpec())
-    direct = compute_week(
-        Frames(inventory=sim.frames["inventory"], verdicts=sim.frames["verdicts"]),
-        sim.start,
-        sim.end,
-        SloSpec(),
-    )
-    assert from_prometheus.gpus == direct.gpus == 12
-    assert (
-        direct.lost_gpu_hours_by_layer["node"] > 1 and direct.data_quality["no_data_gpu_hours"] > 0
-    )
-    assert from_prometheus.usable_ratio == pytest.approx(promql, rel=1e-3)
-    assert direct.usable_ratio == pytest.approx(promql, rel=1e-3)
-    # reasons travel through gpuslo_gpu_problem: lost hours by reason agree to sampling error
-    # (each interval edge is rounded to the 30 s grid: at most 30 s per edge per GPU)
-    direct_reasons, prom_reasons = (
-        direct.lost_gpu_hours_by_reason,
-        from_prometheus.lost_gpu_hours_by_reason,
-    )
-    assert set(prom_reasons) == set(direct_reasons)
-    for reason, hours in direct_reasons.items():
-        assert prom_reasons[reason] == pytest.approx(hours, rel=0.02, abs=0.1), reason
+def test_without_problem_series_unknown_time_keeps_its_reasons(backfilled):
+    """No gpuslo_gpu_problem at all (an exporter that does not expose it): check timeouts and
+    missing dependencies still read as such from the check error counters, a stopped check as
+    stale_data; unhealthy time falls back to probe_failed; the data quality says so."""
+    sim, urls = backfilled
+    frames = load_prometheus(urls["bare"], sim.start, sim.end, progress=False,
+                             max_samples=15_000)
+    got = compute_week(frames, sim.start, sim.end, SloSpec())
+    want = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
+    got_blind, want_blind = (w.data_quality["blind_gpu_hours_by_reason"] for w in (got, want))
+    unknown = {"check_timeout", "dependency_missing", "stale_data"} & set(want_blind)
+    assert len(unknown) >= 2
+    for reason in unknown:
+        assert got_blind.get(reason, 0.0) == pytest.approx(want_blind[reason], rel=0.05,
+                                                           abs=0.1), reason
+    assert "no gpuslo_gpu_problem" in got.data_quality["cannot_fill"]["problem_reasons"]

@@ -30,6 +30,7 @@ from gpuslo.slo.report.model import Report
 from gpuslo.slo.simulate.files import read_simulation
 from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo.sources.prometheus import load_prometheus
+from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo.sources.traces import load_trace
 from gpuslo.slo_spec import SloSpec
 
@@ -90,7 +91,8 @@ def formats(text: str) -> list[str]:
 @dataclasses.dataclass(frozen=True)
 class Sources:
     """Where the report's data comes from (the `gpuslo report` source flags); None = not given.
-    `nodes`, `gpus_per_node`: the inventory a trace lacks."""
+    `nodes`, `gpus_per_node`: the inventory a trace lacks; `max_samples`, `timeout_s`, `step_s`:
+    how the Prometheus source queries."""
 
     data: str | None = None
     trace: str | None = None
@@ -99,6 +101,9 @@ class Sources:
     prometheus: str | None = None
     nodes: int | None = None
     gpus_per_node: int | None = None
+    max_samples: int = DEFAULT_MAX_SAMPLES
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    step_s: int | None = None
 
 
 def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp | None) -> Frames:
@@ -126,11 +131,13 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         return journals
     if start is None:
         raise UsageError("--prometheus needs a window: --week or --start/--end")
-    frames = load_prometheus(sources.prometheus, start, end)
+    frames = load_prometheus(sources.prometheus, start, end, step_s=sources.step_s,
+                             timeout_s=sources.timeout_s, max_samples=sources.max_samples)
     if journals is None:
         return frames
     return dataclasses.replace(
         frames, job_events=journals.job_events, allocations=journals.allocations,
+        job_gpu_seconds=journals.job_gpu_seconds,
         cannot_fill={k: v for k, v in frames.cannot_fill.items() if k != "goodput"},
         source=f"{frames.source} + journals {sources.journals}")
 

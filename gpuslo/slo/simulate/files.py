@@ -12,7 +12,7 @@ Written into the output directory:
 - `journals/<node>/<job>.jsonl` — job journals (`gpuslo.goodput.journal`, schema v1), the lines
   `gpuslo.goodput.Recorder` writes for the same events with its clock at each event's time.
 - `metrics.om` (when asked) — OpenMetrics text for `promtool tsdb create-blocks-from
-  openmetrics` (see `gpuslo.slo.simulate.openmetrics`).
+  openmetrics` (see `gpuslo.slo.simulate.openmetrics`), streamed to disk in bounded memory.
 """
 
 from __future__ import annotations
@@ -26,11 +26,11 @@ import numpy as np
 import pandas as pd
 
 from gpuslo.errors import InputError, ParseError
-from gpuslo.files import write_atomic
+from gpuslo.files import write_atomic, write_stream_atomic
 from gpuslo.goodput import journal
 from gpuslo.slo import frames as fr
 from gpuslo.slo.simulate.fleet import Simulation
-from gpuslo.slo.simulate.openmetrics import openmetrics_text
+from gpuslo.slo.simulate.openmetrics import write_openmetrics
 
 FRAME_NAMES = (
     "inventory", "verdicts", "schedulability", "allocations", "job_events", "degradations"
@@ -67,7 +67,8 @@ def write_simulation(sim: Simulation, out: Path, metrics_step: int | None) -> li
         write_atomic(written[-1], journal_text(events).encode())
     if metrics_step is not None:
         written.append(out / "metrics.om")
-        write_atomic(written[-1], openmetrics_text(sim, metrics_step).encode())
+        write_stream_atomic(written[-1], lambda handle: write_openmetrics(
+            sim, metrics_step, lambda text: handle.write(text.encode())))
     manifest = {
         "generator": "gpuslo simulate", "nodes": sim.fleet.nodes,
         "gpus_per_node": sim.fleet.gpus_per_node, "days": sim.fleet.days, "seed": sim.seed,

@@ -1,188 +1,247 @@
-"""OpenMetrics text of a simulated fleet, for `promtool tsdb create-blocks-from openmetrics`.
+"""OpenMetrics text of a simulated fleet, streamed, for `promtool tsdb create-blocks-from
+openmetrics` and VictoriaMetrics' `/api/v1/import/prometheus`.
 
-The series are what the exporter (DESIGN.md §4) would have exposed, sampled every `step` seconds
-(30 s or coarser) over the simulated span, with the target label Prometheus would have added on
-scrape: `instance` = the node name. Families (names from `gpuslo.names.METRICS`):
+The series are what the exporters (DESIGN.md §4) and kube-state-metrics would have exposed,
+sampled every `step` seconds (30 s or coarser), with the target label Prometheus adds on scrape:
+`instance` = the node name (kube-state-metrics' own series carry `instance="kube-state-metrics"`
+and the Kubernetes `node` label). Families, in this order:
 
-- `gpuslo_node_info` (gauge, 1) with node, driver_version, cuda_version and
-  `gpuslo_gpu_expected` (gauge, the node's GPU count) while the node's exporter answers (any of
-  its GPUs has data);
-- `gpuslo_gpu_info` (gauge, 1) with gpu, uuid, pci_bus_id, model, family while the GPU has data;
-- `gpuslo_gpu_usable` (gauge) 1 iff the GPU's verdict is healthy, 0 when unhealthy or unknown;
-- `gpuslo_gpu_verdict` (gauge stateset) healthy/unhealthy/unknown, exactly one is 1;
-- `gpuslo_job_gpu_seconds_total` (counter) by job and category, from the pure goodput
-  calculator (`gpuslo.goodput.calculator.GoodputState`) over each job's journal events.
+- per GPU: `gpuslo_gpu_info`, `gpuslo_gpu_usable`, `gpuslo_gpu_verdict` (stateset) and
+  `gpuslo_gpu_problem` (1 per active problem: the check, reason, layer and action of the
+  simulated fault or unknown stretch, only while it lasts) — this module;
+- per node: `gpuslo_build_info`, `gpuslo_node_info`, `gpuslo_gpu_expected` (the node's GPU
+  count), `gpuslo_node_usable`, `gpuslo_node_verdict`,
+  `gpuslo_kernel_log_records_lost_total`, `gpuslo_network_devices(_expected)`, the check
+  heartbeats `gpuslo_check_*` (`gpuslo.slo.simulate.heartbeats`) and
+  `kube_node_spec_unschedulable` (1 while the node is drained, cordoned, in maintenance or
+  validation);
+- per job and node: `gpuslo_job_gpu_seconds_total` by category (every category from 0, as the
+  exporter initialises them), `gpuslo_job_step`, `gpuslo_job_last_progress_timestamp_seconds`
+  and `gpuslo_job_interruptions_total` by layer, from the calculator's batch form over the
+  journal events (`gpuslo.slo.simulate.counters`), while the exporter would expose the job.
 
-No-data stretches have no samples at all (the exporter was not scraped: not even
-`gpuslo_gpu_info`), so a query sees a gap, never a healthy GPU, and a denominator built from
-what answered would shrink (the rules' provisioned inventory must not). Schedulability is not an
-exporter metric and is not written. A sample at time t shows the state at t (intervals are
+No-data stretches have no exporter samples at all (the exporter was not scraped), so a query
+sees a gap, never a healthy GPU. A sample at time t shows the state at t (intervals are
 half-open). The text ends with `# EOF`.
+
+Memory is bounded whatever the fleet: `write_openmetrics` writes family by family, and within a
+family block by block of nodes, each block's sample grid at most `CELLS` cells; it can write a
+slice of the span (`first_s`, `end_s`), e.g. one file per day for a backfill.
 """
 
 from __future__ import annotations
 
+import io
+from collections.abc import Callable, Iterator
+
 import numpy as np
 import pandas as pd
 
-from gpuslo import names
-from gpuslo.goodput.calculator import GoodputState
-from gpuslo.slo.simulate.fleet import Simulation, journal_events
+from gpuslo import __version__, names
+from gpuslo.slo.simulate import counters, heartbeats
+from gpuslo.slo.simulate.fleet import Simulation
+from gpuslo.slo.simulate.sampling import (
+    CODES,
+    Block,
+    Fleet,
+    labels,
+    lines,
+    make_grid,
+    per_gpu,
+    state_matrix,
+)
 
-_CODES = {names.VERDICT_HEALTHY: 1, names.VERDICT_UNHEALTHY: 2, names.VERDICT_UNKNOWN: 3}
+__all__ = ["openmetrics_text", "per_gpu", "state_matrix", "write_openmetrics"]
+KUBE_STATE_METRICS = "kube-state-metrics"
+DRIVER_VERSION, CUDA_VERSION, NETWORK_DEVICES = "570.124.06", "12.8", 8
 
-
-def per_gpu(verdicts: pd.DataFrame, inventory: pd.DataFrame) -> pd.DataFrame:
-    """Verdict rows with node-wide rows (uuid "") expanded to every GPU of the node."""
-    wide = verdicts[verdicts["uuid"] == ""].drop(columns=["uuid"])
-    expanded = wide.merge(inventory[["node", "uuid"]], on="node", how="inner")
-    return pd.concat(
-        [verdicts[verdicts["uuid"] != ""], expanded[verdicts.columns]], ignore_index=True
-    )
-
-
-def state_matrix(verdicts: pd.DataFrame, uuids: pd.Index, start: pd.Timestamp,
-                 times_s: np.ndarray) -> np.ndarray:
-    """Verdict code per GPU (rows, in `uuids` order) and sample time (columns, seconds from
-    `start`): 0 no data, 1 healthy, 2 unhealthy, 3 unknown. Expects per-GPU disjoint intervals
-    (as `gpuslo simulate` writes them). Vectorised with one searchsorted over (gpu, time) keys."""
-    gpu = uuids.get_indexer(verdicts["uuid"]).astype(np.int64)
-    begin = ((verdicts["start"] - start).dt.total_seconds()).to_numpy(np.int64)
-    finish = ((verdicts["end"] - start).dt.total_seconds()).to_numpy(np.int64)
-    code = verdicts["verdict"].map(_CODES).to_numpy(np.int8)
-    big = int(times_s.max(initial=0)) + int(finish.max(initial=0)) + 1
-    order = np.lexsort((begin, gpu))
-    keys = gpu[order] * big + begin[order]
-    cells = (np.arange(len(uuids), dtype=np.int64)[:, None] * big + times_s[None, :]).ravel()
-    pos = np.searchsorted(keys, cells, side="right") - 1
-    safe = np.clip(pos, 0, max(len(keys) - 1, 0))
-    cell_gpu = np.repeat(np.arange(len(uuids)), len(times_s))
-    ok = (
-        (pos >= 0)
-        & (gpu[order][safe] == cell_gpu)
-        & (finish[order][safe] > np.tile(times_s, len(uuids)))
-    )
-    out = np.where(ok, code[order][safe] if len(keys) else 0, 0)
-    return out.reshape(len(uuids), len(times_s)).astype(np.int8)
+# --- GPU families ------------------------------------------------------------------------------
 
 
-def _series(prefix: str, values: np.ndarray, stamps: np.ndarray, present: np.ndarray) -> str:
-    """Lines `prefix value timestamp` for the present samples (C-speed join, no per-sample loop)."""
-    suffixes = np.char.add(np.char.add(" ", values.astype(str)), stamps)[present]
-    return prefix.join(["", *suffixes.tolist()])
+def _gpu_rows(block: Block) -> Iterator[tuple[int, object, int]]:
+    """(row in the block's code matrix, inventory row, node index in the block) per GPU."""
+    node_of = {node: n for n, node in enumerate(block.nodes)}
+    for i, row in enumerate(block.inventory.itertuples(index=False)):
+        yield i, row, node_of[row.node]
 
 
-def _labels(**labels: str) -> str:
-    inner = ",".join(f'{key}="{value}"' for key, value in labels.items())
-    return "{" + inner + "}"
+def pci_bus_id(gpu: str) -> str:
+    """The simulated GPU's PCI bus id, NVML's form."""
+    return f"00000000:{(int(gpu) * 16 + 24) % 256:02X}:00.0"
 
 
-def _gpu_families(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> list[str]:
-    inventory = sim.frames["inventory"]
-    uuids = pd.Index(inventory["uuid"].astype(str))
-    codes = state_matrix(per_gpu(sim.frames["verdicts"], inventory), uuids, sim.start, times_s)
-    info, usable, verdict = [], [], []
-    for i, row in enumerate(inventory.itertuples(index=False)):
-        ids = {"instance": row.node, "gpu": row.gpu, "uuid": row.uuid}
-        bus = f"00000000:{(int(row.gpu) * 16 + 24) % 256:02X}:00.0"
-        present = codes[i] > 0
-        info.append(
-            _series(
-                "gpuslo_gpu_info"
-                + _labels(**ids, pci_bus_id=bus, model=row.model, family=row.family),
-                np.ones(len(times_s), int),
-                stamps,
-                present,
-            )
-        )
-        usable.append(
-            _series(
-                "gpuslo_gpu_usable" + _labels(**ids), (codes[i] == 1).astype(int), stamps, present
-            )
-        )
-        for state, code in _CODES.items():
-            verdict.append(_series("gpuslo_gpu_verdict" + _labels(**ids, verdict=state),
-                                   (codes[i] == code).astype(int), stamps, present))
-    return [
-        *_node_families(inventory, codes, stamps),
-        _family("gpuslo_gpu_info", "gauge", info),
-        _family("gpuslo_gpu_usable", "gauge", usable),
-        _family("gpuslo_gpu_verdict", "gauge", verdict),
-    ]
+def gpu_info(fleet: Fleet, block: Block) -> str:
+    out = []
+    one = np.full(len(fleet.grid.times_s), "1", dtype=object)
+    for _, row, n in _gpu_rows(block):
+        prefix = "gpuslo_gpu_info" + labels(instance=row.node, gpu=row.gpu, uuid=row.uuid,
+                                            pci_bus_id=pci_bus_id(row.gpu), model=row.model,
+                                            family=row.family)
+        out.append(lines(prefix, one, fleet.grid, block.present[n]))
+    return "".join(out)
 
 
-def _node_families(inventory: pd.DataFrame, codes: np.ndarray, stamps: np.ndarray) -> list[str]:
-    """gpuslo_node_info and gpuslo_gpu_expected per node, present while any of its GPUs (rows
-    of `codes`, in inventory order) has data."""
-    info, expected = [], []
-    nodes = inventory["node"].astype(str).to_numpy()
-    for node in sorted(set(nodes)):
-        mine = nodes == node
-        present = (codes[mine] > 0).any(axis=0)
-        labels = _labels(instance=node, node=node, driver_version="570.124.06", cuda_version="12.8")
-        ones = np.ones(len(stamps), int)
-        info.append(_series("gpuslo_node_info" + labels, ones, stamps, present))
-        count = np.full(len(stamps), int(mine.sum()))
-        name = "gpuslo_gpu_expected" + _labels(instance=node)
-        expected.append(_series(name, count, stamps, present))
-    return [
-        _family("gpuslo_node_info", "gauge", info),
-        _family("gpuslo_gpu_expected", "gauge", expected),
-    ]
+def gpu_usable(fleet: Fleet, block: Block) -> str:
+    out = []
+    for i, row, _ in _gpu_rows(block):
+        prefix = "gpuslo_gpu_usable" + labels(instance=row.node, gpu=row.gpu, uuid=row.uuid)
+        out.append(lines(prefix, (block.codes[i] == 1).astype(np.int8), fleet.grid,
+                         block.codes[i] > 0))
+    return "".join(out)
 
 
-def _family(name: str, kind: str, body: list[str]) -> str:
+def gpu_verdict(fleet: Fleet, block: Block) -> str:
+    out = []
+    for i, row, _ in _gpu_rows(block):
+        for state, code in CODES.items():
+            prefix = "gpuslo_gpu_verdict" + labels(instance=row.node, gpu=row.gpu, uuid=row.uuid,
+                                                   verdict=state)
+            out.append(lines(prefix, (block.codes[i] == code).astype(np.int8), fleet.grid,
+                             block.codes[i] > 0))
+    return "".join(out)
+
+
+def gpu_problem(fleet: Fleet, block: Block) -> str:
+    """One series per (GPU, check, reason, layer, action), 1 while a non-healthy interval with
+    those labels lasts; the check is the one that reports the reason (heartbeats.REASON_CHECK)."""
+    bad = block.bad
+    if bad.empty:
+        return ""
+    i0, i1 = fleet.offsets(bad["start"], bad["end"])
+    gpu_of = dict(zip(block.inventory["uuid"], block.inventory["gpu"], strict=True))
+    width = len(fleet.grid.times_s)
+    series: dict[tuple, np.ndarray] = {}
+    for row, a, b in zip(bad.itertuples(index=False), i0, i1, strict=True):
+        if b <= a:
+            continue
+        key = (row.node, gpu_of[row.uuid], row.uuid, heartbeats.check_of(row.reason),
+               row.reason, row.layer or names.REASON_LAYER[row.reason], row.action)
+        mask = series.setdefault(key, np.zeros(width, dtype=bool))
+        mask[a:b] = True
+    one = np.full(width, "1", dtype=object)
+    out = []
+    for (node, gpu, uuid, check, reason, layer, action), mask in sorted(series.items()):
+        prefix = "gpuslo_gpu_problem" + labels(instance=node, gpu=gpu, uuid=uuid, check=check,
+                                               reason=reason, layer=layer, action=action)
+        out.append(lines(prefix, one, fleet.grid, mask))
+    return "".join(out)
+
+
+# --- node families -----------------------------------------------------------------------------
+
+
+def _constant(name: str, value: str, **extra: str) -> Callable[[Fleet, Block], str]:
+    def family(fleet: Fleet, block: Block) -> str:
+        values = np.full(len(fleet.grid.times_s), value, dtype=object)
+        return "".join(lines(name + labels(instance=node, **extra), values, fleet.grid,
+                             block.present[n]) for n, node in enumerate(block.nodes))
+    return family
+
+
+def node_info(fleet: Fleet, block: Block) -> str:
+    one = np.full(len(fleet.grid.times_s), "1", dtype=object)
+    return "".join(
+        lines("gpuslo_node_info" + labels(instance=node, node=node, driver_version=DRIVER_VERSION,
+                                          cuda_version=CUDA_VERSION), one, fleet.grid,
+              block.present[n]) for n, node in enumerate(block.nodes))
+
+
+def gpu_expected(fleet: Fleet, block: Block) -> str:
+    """The GPUs each node should have (its inventory), while its exporter answers."""
+    count = block.inventory.groupby("node", sort=False).size()
+    width = len(fleet.grid.times_s)
+    return "".join(lines("gpuslo_gpu_expected" + labels(instance=node),
+                         np.full(width, str(int(count.get(node, 0))), dtype=object), fleet.grid,
+                         block.present[n]) for n, node in enumerate(block.nodes))
+
+
+def _node_codes(block: Block) -> np.ndarray:
+    """Node verdict code per node and sample: any GPU unhealthy → 2, else any unknown → 3,
+    else 1 (healthy), 0 without data."""
+    node_of = pd.Index(block.nodes).get_indexer(block.inventory["node"])
+    worst = np.zeros(block.present.shape, dtype=np.int8)
+    rank = np.array([0, 1, 3, 2], dtype=np.int8)[block.codes]  # healthy < unknown < unhealthy
+    np.maximum.at(worst, node_of, rank)
+    return np.array([0, 1, 3, 2], dtype=np.int8)[worst]
+
+
+def node_usable(fleet: Fleet, block: Block) -> str:
+    codes = _node_codes(block)
+    return "".join(lines("gpuslo_node_usable" + labels(instance=node),
+                         (codes[n] == 1).astype(np.int8), fleet.grid, block.present[n])
+                   for n, node in enumerate(block.nodes))
+
+
+def node_verdict(fleet: Fleet, block: Block) -> str:
+    codes = _node_codes(block)
+    return "".join(
+        lines("gpuslo_node_verdict" + labels(instance=node, verdict=state),
+              (codes[n] == code).astype(np.int8), fleet.grid, block.present[n])
+        for n, node in enumerate(block.nodes) for state, code in CODES.items())
+
+
+def node_unschedulable(fleet: Fleet, block: Block) -> str:
+    """kube-state-metrics' `kube_node_spec_unschedulable`: present at every sample (it is scraped
+    apart from the exporters), 1 while a schedulability interval covers the node."""
+    width = len(fleet.grid.times_s)
+    flags = np.zeros((len(block.nodes), width), dtype=np.int8)
+    sched = block.schedulability
+    i0, i1 = fleet.offsets(sched["start"], sched["end"])
+    for n, a, b in zip(sched["n"].to_numpy() - block.first, i0, i1, strict=True):
+        flags[n, a:b] = 1
+    always = np.ones(width, dtype=bool)
+    return "".join(lines("kube_node_spec_unschedulable" + labels(
+        instance=KUBE_STATE_METRICS, node=node), flags[n], fleet.grid, always)
+        for n, node in enumerate(block.nodes))
+
+
+Family = tuple[str, str, Callable[[Fleet, Block], str]]
+FAMILIES: tuple[Family, ...] = (
+    ("gpuslo_build_info", "gauge", _constant("gpuslo_build_info", "1", version=__version__)),
+    ("gpuslo_node_info", "gauge", node_info),
+    ("gpuslo_gpu_expected", "gauge", gpu_expected),
+    ("gpuslo_gpu_info", "gauge", gpu_info),
+    ("gpuslo_gpu_usable", "gauge", gpu_usable),
+    ("gpuslo_gpu_verdict", "gauge", gpu_verdict),
+    ("gpuslo_gpu_problem", "gauge", gpu_problem),
+    ("gpuslo_node_usable", "gauge", node_usable),
+    ("gpuslo_node_verdict", "gauge", node_verdict),
+    ("gpuslo_kernel_log_records_lost_total", "counter",
+     _constant("gpuslo_kernel_log_records_lost_total", "0")),
+    ("gpuslo_network_devices", "gauge",
+     _constant("gpuslo_network_devices", str(NETWORK_DEVICES), kind="infiniband")),
+    ("gpuslo_network_devices_expected", "gauge",
+     _constant("gpuslo_network_devices_expected", str(NETWORK_DEVICES), kind="infiniband")),
+    *heartbeats.FAMILIES,
+    ("kube_node_spec_unschedulable", "gauge", node_unschedulable),
+)
+KSM_HELP = {"kube_node_spec_unschedulable": "Whether a node can schedule new pods."}
+
+
+def _header(name: str, kind: str) -> str:
     family = name.removesuffix("_total") if kind == "counter" else name
-    head = f"# TYPE {family} {kind}\n# HELP {family} {names.METRICS[name][2]}\n"
-    return head + "".join(body)
+    text = names.METRICS[name][2] if name in names.METRICS else KSM_HELP[name]
+    return f"# TYPE {family} {kind}\n# HELP {family} {text}\n"
 
 
-def _job_family(sim: Simulation, times_s: np.ndarray, stamps: np.ndarray) -> str:
-    body = []
-    events = sim.frames["job_events"]
-    for (job, node), group in events.groupby(["job", "node"], sort=True):
-        frame = pd.DataFrame(
-            {
-                "t": ((group["time"] - sim.start).dt.total_seconds()).astype(np.int64),
-                "event": group["event"],
-                "job": job,
-                "node": node,
-                "gpus": group["gpus"],
-                "step": group["step"],
-                "category": group["category"],
-                "status": group["status"],
-                "layer": group["layer"],
-                "count": group["count"],
-                "step_time_s": group["step_time_s"],
-                "compute_s": group["compute_s"],
-            }
-        )
-        state, at, totals = GoodputState(), [], []
-        for event in journal_events(frame):
-            state.apply(event)
-            at.append(event["t"])
-            totals.append([state.result.gpu_seconds[c] for c in names.JOB_CATEGORIES])
-        index = np.searchsorted(np.array(at), times_s, side="right") - 1
-        present = index >= 0
-        table = np.array(totals)[np.clip(index, 0, None)]
-        for c, category in enumerate(names.JOB_CATEGORIES):
-            if table[-1, c] > 0:
-                prefix = "gpuslo_job_gpu_seconds_total" + _labels(
-                    instance=node, job=job, category=category
-                )
-                body.append(
-                    _series(prefix, np.round(table[:, c]).astype(np.int64), stamps, present)
-                )
-    return _family("gpuslo_job_gpu_seconds_total", "counter", body)
+def write_openmetrics(sim: Simulation, step: int, write: Callable[[str], object],
+                      first_s: int = 0, end_s: int | None = None) -> None:
+    """Stream the OpenMetrics exposition of `sim` (a gpuslo.slo.simulate.fleet.Simulation)
+    through `write` (called with text chunks): one sample per series every `step` seconds from
+    the simulation start, those in [first_s, end_s) seconds from it; ends with `# EOF`.
+    Deterministic: families in FAMILIES order, series by node, GPU and label; timestamps whole
+    Unix seconds. Memory: one block of nodes at a time (module docstring)."""
+    grid = make_grid(sim, step, first_s, end_s)
+    fleet = Fleet(sim, grid)
+    for name, kind, family in (*FAMILIES, *counters.families(counters.JobTable(sim, grid))):
+        write(_header(name, kind))
+        for block in fleet.blocks():
+            write(family(fleet, block))
+    write("# EOF\n")
 
 
 def openmetrics_text(sim: Simulation, step: int) -> str:
-    """The whole OpenMetrics exposition (str) of `sim` (a gpuslo.slo.simulate.fleet.Simulation),
-    one sample per series every `step` seconds from the simulation start; ends with `# EOF`.
-    Deterministic: series sorted by node, GPU and label; timestamps whole Unix seconds."""
-    span = int((sim.end - sim.start).total_seconds())
-    times_s = np.arange(0, span, step, dtype=np.int64)
-    stamps = np.char.add(" ", (times_s + int(sim.start.timestamp())).astype(str))
-    stamps = np.char.add(stamps, "\n")
-    parts = [*_gpu_families(sim, times_s, stamps), _job_family(sim, times_s, stamps)]
-    return "".join(parts) + "# EOF\n"
+    """The whole exposition as one string (small fleets and tests; `write_openmetrics` streams)."""
+    out = io.StringIO()
+    write_openmetrics(sim, step, out.write)
+    return out.getvalue()

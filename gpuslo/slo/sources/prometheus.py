@@ -1,369 +1,199 @@
-"""SLO frames from a Prometheus-compatible HTTP API (Prometheus, Thanos Query, Mimir: the same
-`/api/v1/query` and `/api/v1/query_range`), fetching only what is sparse.
+"""SLO frames from a Prometheus-compatible HTTP API (Prometheus, Thanos Query, Mimir,
+VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.sources.query_api`).
 
-`load_prometheus(url, start, end, step_s=60, session=None, progress=None) -> Frames` asks for:
+`load_prometheus(url, start, end, ...) -> Frames` reads, for [start, end):
 
-- inventory — what should exist, never only what answered (DESIGN.md §6): the GPUs seen,
-  `last_over_time(gpuslo_gpu_info[<window>])` at `end` (labels gpu, uuid, model, family; the
-  node is `gpuslo_node_info`'s `node` label for the same `instance`, else the instance), and
-  per node the provisioned count, the largest over the window of the recorded
-  `gpuslo:node_gpus_provisioned:max` (the rules' inventory, which holds nodes that went silent
-  before the window), kube-state-metrics' `kube_node_status_capacity{resource="nvidia_com_gpu"}`,
-  the exporter's `gpuslo_gpu_expected` and the GPUs seen. GPUs provisioned but never seen get
-  one placeholder row each (uuid `unseen:<node>:<n>`); they have no verdicts, so their time is
-  `no_data` (observability) — or `unhealthy`/`gpu_missing` (node) while the node's
-  gpu_inventory check says `fail`. A vanished node's time is observability loss, not absent;
-- coverage, as the moments a series appears and disappears (never the dense samples):
-  `gpuslo_gpu_usable unless gpuslo_gpu_usable offset <step>` and the reverse, plus the series
-  present at `start`. A GPU is provisioned from the first time its node answered in the window
-  (`gpuslo_node_info`, or its own `gpuslo_gpu_info`), from `start` for a node only the rules
-  or kube-state-metrics know; time it reports nothing is `no_data`;
-- Slurm node states, `gpuslo_slurm_node_state{state!="up"} == 1`, as schedulability (other
-  people's drains, maintenance) and node-wide verdicts (gpuslo's own drains), through
-  `gpuslo.slo.sources.slurm.node_state_frames`;
-- non-healthy time only: `gpuslo_gpu_verdict{verdict!="healthy"} == 1` and, for reasons,
-  `gpuslo_gpu_problem == 1`. Each returned sample at t stands for [t, t + step); consecutive
-  samples of one series merge into an interval. Healthy time is the covered rest.
+- the GPUs: label sets of `gpuslo_gpu_info` and `gpuslo_node_info` from `/api/v1/series` (the
+  index, no samples), sharded by `instance` — and what should exist, never only what answered
+  (DESIGN.md §6): per node the provisioned count (`gpuslo.slo.sources.provisioned`: the recorded
+  `gpuslo:node_gpus_provisioned:max`, kube-state-metrics' GPU capacity, the exporters'
+  `gpuslo_gpu_expected`), with one placeholder row per GPU provisioned but never listed (its time
+  is `no_data`, or `unhealthy`/`gpu_missing` while its node's gpu_inventory check says `fail`).
+  `provisioned(gpus, coverage, start, end)` decides when each is provisioned (one pure
+  function: from the first time its node or the GPU answered in the window, else the start);
+- the step: the spacing of the raw samples of one GPU (`--step` overrides it), so each sample
+  at t stands for [t, t + step);
+- coverage: when each GPU's `gpuslo_gpu_usable` has a sample, as begin and end edges
+  (`count_over_time` over one step, so the server's lookback delta plays no part);
+- non-healthy time only: `gpuslo_gpu_verdict{verdict!="healthy"}` and `gpuslo_gpu_problem` at 1
+  (reason, layer, action); unknown time without a problem series takes its reason from the check
+  error counters that grew then (`gpuslo_check_errors_total{reason}`), else `stale_data` (the
+  check stopped), and the data quality says how much;
+- schedulability: `kube_node_spec_unschedulable` at 1 (kube-state-metrics) for the GPU nodes,
+  as `cordoned` platform time (without it the data quality says so), and Slurm node states
+  (`gpuslo_slurm_node_state{state!="up"}`, `gpuslo.slo.sources.slurm.node_state_frames`: other
+  people's drains as schedulability, gpuslo's own as node-wide verdicts);
+- job goodput: each `gpuslo_job_gpu_seconds_total` series' last value in the window minus its
+  last value in the day before (a job first seen in the window counts whole) — the increase of
+  the counter, no extrapolation; per job and node;
+- the recorded SLIs where the rules recorded them (usable GPU ratio, job goodput by category
+  from `gpuslo:job_gpu_seconds:increase1m`), for the data quality's cross-check.
 
-A live Prometheus marks a vanished target's series stale at once; backfilled blocks carry no
-staleness markers, so there a gap shows only after the lookback delta (`--query.lookback-delta`,
-5 m by default) — run such a Prometheus with a lookback just above the scrape interval.
-
-Ranges are fetched in chunks of at most `CHUNK_STEPS` steps (the API caps points per series at
-11,000) with a tqdm progress bar (`progress=True`; default: only on a terminal). Errors: HTTP
-failures, timeouts and API errors raise InputError naming the URL and the query. Job goodput is
-not read here (`cannot_fill`): the journals carry it.
+Healthy time is the covered rest. The GPUs and when they are provisioned are read here; the
+sparse reads live in `gpuslo.slo.sources.sparse`. Range queries are split so that
+series × steps × terms stays under `max_samples`; every query is retried on 5xx and timeouts.
+Errors: InputError naming the URL and the query.
 """
 
 from __future__ import annotations
 
-import sys
-
 import numpy as np
 import pandas as pd
 import requests
-from tqdm import tqdm
 
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
-from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX, provisioned_counts, with_unseen
-from gpuslo.slo.sources.slurm import node_state_frames
-
-CHUNK_STEPS = 10_000
-TIMEOUT_S = 60.0
-_REASON_RANK = {reason: rank for rank, reason in enumerate(names.REASONS)}
-
-
-class PromClient:
-    """Minimal Prometheus HTTP API client over `requests` (timeout per call; API errors raised)."""
-
-    def __init__(
-        self, url: str, session: requests.Session | None = None, timeout_s: float = TIMEOUT_S
-    ) -> None:
-        self.url = url.rstrip("/")
-        self.session = session or requests.Session()
-        self.timeout_s = timeout_s
-
-    def _get(self, path: str, params: dict) -> list[dict]:
-        try:
-            response = self.session.get(f"{self.url}{path}", params=params, timeout=self.timeout_s)
-            body = response.json()
-        except requests.RequestException as error:
-            raise InputError(self.url, f"query {params['query']!r} failed: {error}") from None
-        except ValueError:
-            raise InputError(
-                self.url, f"query {params['query']!r}: HTTP {response.status_code}, not JSON"
-            ) from None
-        if body.get("status") != "success":
-            raise InputError(
-                self.url,
-                f"query {params['query']!r}: {body.get('errorType', 'error')}: "
-                f"{body.get('error', body)}",
-            )
-        return body["data"]["result"]
-
-    def instant(self, query: str, at: pd.Timestamp) -> list[dict]:
-        """`/api/v1/query` at `at`: [{"metric": {...}, "value": [t, "v"]}, ...]."""
-        return self._get("/api/v1/query", {"query": query, "time": at.value / 1e9})
-
-    def range(
-        self,
-        query: str,
-        start: pd.Timestamp,
-        end: pd.Timestamp,
-        step_s: int,
-        progress: bool | None = None,
-    ) -> pd.DataFrame:
-        """`/api/v1/query_range` in chunks; a tidy frame: one row per sample with the series'
-        labels as string columns and `time` (datetime64[ns, UTC]), `value` (float64)."""
-        edges = list(pd.date_range(start, end, freq=pd.Timedelta(seconds=step_s * CHUNK_STEPS))) + [
-            end
-        ]
-        chunks = [(a, b) for a, b in zip(edges[:-1], edges[1:], strict=True) if b > a]
-        show = sys.stderr.isatty() if progress is None else progress
-        rows = []
-        for a, b in tqdm(
-            chunks,
-            desc=query[:40],
-            unit="chunk",
-            disable=not show or len(chunks) < 2,
-            file=sys.stderr,
-        ):
-            last = b - pd.Timedelta(seconds=step_s)  # `end` itself belongs to the next chunk
-            if last < a:
-                continue
-            params = {
-                "query": query,
-                "start": a.value / 1e9,
-                "end": last.value / 1e9,
-                "step": step_s,
-            }
-            for series in self._get("/api/v1/query_range", params):
-                times = np.array([float(t) for t, _ in series["values"]])
-                values = np.array([float(v) for _, v in series["values"]])
-                rows.append(pd.DataFrame({**series["metric"], "time": times, "value": values}))
-        if not rows:
-            return pd.DataFrame(
-                {
-                    "time": pd.Series([], dtype="datetime64[ns, UTC]"),
-                    "value": pd.Series([], dtype="float64"),
-                }
-            )
-        frame = pd.concat(rows, ignore_index=True)
-        frame["time"] = pd.to_datetime(
-            np.rint(frame["time"] * 1000).astype("int64"), unit="ms", utc=True
-        )
-        return frame
-
-
-def samples_to_intervals(samples: pd.DataFrame, keys: list[str], step_s: int) -> pd.DataFrame:
-    """Merge samples (each standing for [t, t + step)) into intervals per `keys`: columns keys +
-    start, end. Consecutive means exactly one step apart. Pure."""
-    if samples.empty:
-        return pd.DataFrame(columns=[*keys, "start", "end"])
-    s = samples.sort_values([*keys, "time"], kind="stable").reset_index(drop=True)
-    step = pd.Timedelta(seconds=step_s)
-    same = (s[keys] == s[keys].shift()).all(axis=1)
-    new = ~same | (s["time"] - s["time"].shift() != step)
-    run = new.cumsum()
-    out = s.groupby(run).agg(
-        **{k: (k, "first") for k in keys}, start=("time", "first"), end=("time", "last")
-    )
-    out["end"] = out["end"] + step
-    return out.reset_index(drop=True)
-
-
-def _label(frame: pd.DataFrame, name: str) -> pd.Series:
-    return (
-        frame[name].fillna("").astype(str)
-        if name in frame.columns
-        else pd.Series("", index=frame.index)
-    )
-
-
-INVENTORY_FAILS = (
-    'max by (instance) (gpuslo_check_status{check="gpu_inventory",status="fail"}) == 1'
+from gpuslo.slo.sources.provisioned import provisioned_counts, with_unseen
+from gpuslo.slo.sources.query_api import (
+    DEFAULT_MAX_SAMPLES,
+    DEFAULT_RETRIES,
+    DEFAULT_TIMEOUT_S,
+    QueryApi,
+    alternation,
+)
+from gpuslo.slo.sources.sparse import (
+    Reader,
+    read_coverage,
+    read_job_seconds,
+    read_missing,
+    read_non_healthy,
+    read_recorded,
+    read_schedulability,
+    read_slurm,
+    samples_to_intervals,
+    window_ms,
 )
 
-
-def _inventory(client: PromClient, start, end, window: str) -> tuple[pd.DataFrame, dict[str, str]]:
-    node_of = {s["metric"].get("instance", ""): s["metric"].get("node", "")
-               for s in client.instant(f"last_over_time(gpuslo_node_info[{window}])", end)}
-    rows = [
-        {
-            "instance": m.get("instance", ""),
-            "uuid": m.get("uuid", ""),
-            "gpu": m.get("gpu", ""),
-            "model": m.get("model", ""),
-            "family": m.get("family", ""),
-        }
-        for m in (
-            s["metric"] for s in client.instant(f"last_over_time(gpuslo_gpu_info[{window}])", end)
-        )
-    ]
-    inv = pd.DataFrame(rows, columns=["instance", "uuid", "gpu", "model", "family"])
-    inv["node"] = inv["instance"].map(lambda i: node_of.get(i) or i)
-    return inv, node_of
+__all__ = ["load_prometheus", "provisioned", "read_gpus", "samples_to_intervals"]
+SERIES_PER_CALL = 2_000  # label sets per /api/v1/series call (VictoriaMetrics -search.maxSeries)
 
 
-def _missing(
-    client: PromClient, inv: pd.DataFrame, node_of: dict, start, end, step_s, progress
-) -> pd.DataFrame:
-    """Verdict rows `unhealthy`/`gpu_missing` for the placeholder GPUs of nodes whose
-    gpu_inventory check says `fail` (sparse: only those samples are fetched)."""
-    unseen = inv[inv["uuid"].str.startswith(f"{UNSEEN_PREFIX}:")]
-    if unseen.empty:
-        return pd.DataFrame()
-    fails = client.range(INVENTORY_FAILS, start, end, step_s, progress)
-    if fails.empty:
-        return pd.DataFrame()
-    fails = fails.assign(node=_label(fails, "instance").map(lambda i: node_of.get(i) or i))
-    spans = samples_to_intervals(fails[["node", "time"]], ["node"], step_s)
-    rows = spans.merge(unseen[["node", "uuid"]], on="node", how="inner")
-    return rows.assign(
-        verdict=names.VERDICT_UNHEALTHY, reason="gpu_missing", layer=names.LAYER_NODE,
-        action=names.ACTION_REBOOT_NODE,
-    )
+# --- the GPUs and which are provisioned ---------------------------------------------------------
 
 
-def _coverage(client: PromClient, metric: str, start, end, step_s: int, progress) -> pd.DataFrame:
-    """Presence intervals (instance, uuid, start, end) of `metric`, from sparse edges."""
-    step = f"{step_s}s"
-    present = [dict(s["metric"]) for s in client.instant(metric, start)]
-    begins = client.range(f"{metric} unless {metric} offset {step}", start, end, step_s, progress)
-    stops = client.range(f"({metric} offset {step}) unless {metric}", start, end, step_s, progress)
-    edges = (
-        pd.concat(
-            [
-                pd.DataFrame(
-                    {
-                        "instance": [p.get("instance", "") for p in present],
-                        "uuid": [p.get("uuid", "") for p in present],
-                        "time": start,
-                        "edge": 1,
-                    }
-                ),
-                pd.DataFrame(
-                    {
-                        "instance": _label(begins, "instance"),
-                        "uuid": _label(begins, "uuid"),
-                        "time": begins["time"],
-                        "edge": 1,
-                    }
-                ),
-                pd.DataFrame(
-                    {
-                        "instance": _label(stops, "instance"),
-                        "uuid": _label(stops, "uuid"),
-                        "time": stops["time"],
-                        "edge": -1,
-                    }
-                ),
-            ],
-            ignore_index=True,
-        )
-        .sort_values(["instance", "uuid", "time", "edge"], kind="stable")
-        .reset_index(drop=True)
-    )
-    edges = edges.drop_duplicates(["instance", "uuid", "time", "edge"])  # present at start twice
-    opens, closes = edges[edges["edge"] == 1].reset_index(drop=True), edges[edges["edge"] == -1]
-    opens["n"] = opens.groupby(["instance", "uuid"]).cumcount()
-    closes = closes.assign(n=closes.groupby(["instance", "uuid"]).cumcount())
-    spans = opens.merge(
-        closes[["instance", "uuid", "n", "time"]],
-        on=["instance", "uuid", "n"],
-        how="left",
-        suffixes=("", "_end"),
-    )
-    return pd.DataFrame(
-        {
-            "instance": spans["instance"],
-            "uuid": spans["uuid"],
-            "start": spans["time"],
-            "end": spans["time_end"].fillna(end),
-        }
-    )
+def read_gpus(api: QueryApi, start: pd.Timestamp,
+              end: pd.Timestamp) -> tuple[pd.DataFrame, dict[str, str]]:
+    """(one row per (instance, uuid) seen in [start, end): instance, node (gpuslo_node_info's
+    `node`, else the instance), uuid, gpu, model, family; instance → node of every exporter that
+    answered) — from the series index only."""
+    instances = sorted(set(api.label_values("instance", "gpuslo_gpu_info", start, end))
+                       | set(api.label_values("instance", "gpuslo_node_info", start, end)))
+    rows, nodes, shard, a = [], {}, 1, 0
+    while a < len(instances):
+        group = instances[a: a + shard]
+        matcher = f'{{instance=~"{alternation(group)}"}}'
+        found = api.series(f"gpuslo_gpu_info{matcher}", start, end)
+        rows += found
+        nodes.update({s.get("instance", ""): s.get("node", "")
+                      for s in api.series(f"gpuslo_node_info{matcher}", start, end)})
+        a += len(group)
+        shard = max(1, SERIES_PER_CALL * len(group) // max(len(found), 1))
+    gpus = _gpu_rows(rows)
+    gpus.insert(1, "node", gpus["instance"].map(lambda i: nodes.get(i) or i))
+    return gpus, {i: n or i for i, n in nodes.items()}
 
 
-def _non_healthy(client: PromClient, start, end, step_s: int, progress) -> pd.DataFrame:
-    verdicts = client.range(
-        'gpuslo_gpu_verdict{verdict!="healthy"} == 1', start, end, step_s, progress
-    )
-    if verdicts.empty:
-        return pd.DataFrame(
-            columns=["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"]
-        )
-    problems = client.range("gpuslo_gpu_problem == 1", start, end, step_s, progress)
-    v = pd.DataFrame({k: _label(verdicts, k) for k in ("instance", "uuid", "verdict")}).assign(
-        time=verdicts["time"]
-    )
-    p = pd.DataFrame(
-        {k: _label(problems, k) for k in ("instance", "uuid", "reason", "layer", "action")}
-    )
-    p = p.assign(time=problems["time"] if len(problems) else pd.Series(dtype="datetime64[ns, UTC]"))
-    p = p[p["reason"].isin(names.REASONS)].assign(rank=lambda f: f["reason"].map(_REASON_RANK))
-    p = p.sort_values("rank", kind="stable").drop_duplicates(["instance", "uuid", "time"])
-    joined = v.merge(p.drop(columns="rank"), on=["instance", "uuid", "time"], how="left").fillna("")
-    return samples_to_intervals(
-        joined, ["instance", "uuid", "verdict", "reason", "layer", "action"], step_s
-    )
+def _gpu_rows(rows: list[dict]) -> pd.DataFrame:
+    columns = ["instance", "uuid", "gpu", "model", "family"]
+    gpus = pd.DataFrame([{k: s.get(k, "") for k in columns} for s in rows], columns=columns)
+    return gpus.drop_duplicates(["instance", "uuid"], keep="last").reset_index(drop=True)
 
 
-def _slurm(client: PromClient, start, end, step_s: int, progress, node_of: dict[str, str]):
-    """Slurm node states (gpuslo_slurm_node_state, not up) as (verdicts, schedulability)."""
-    raw = client.range('gpuslo_slurm_node_state{state!="up"} == 1', start, end, step_s, progress)
-    labels = ("instance", "state", "reason_layer", "reason")
-    samples = pd.DataFrame({k: _label(raw, k) for k in labels})
-    samples["node"] = samples["instance"].map(lambda i: node_of.get(i, i))
-    samples = samples.assign(time=raw["time"])
-    keys = ["node", "state", "reason_layer", "reason"]
-    return node_state_frames(samples_to_intervals(samples, keys, step_s))
+def provisioned(gpus: pd.DataFrame, coverage: pd.DataFrame, start: pd.Timestamp,
+                end: pd.Timestamp) -> pd.DataFrame:
+    """The inventory frame's rows (node, uuid, gpu, model, family, provisioned_start,
+    provisioned_end) for `gpus` (every GPU seen in the window plus the placeholders of
+    `provisioned.with_unseen`; columns instance, node, uuid, ...) and the coverage of the GPUs
+    seen: each is provisioned from the first time it or any GPU of its node answered, the window
+    start for a node that never answered, to the end of the window asked for (the API answered
+    for all of it: a fleet blind throughout is a window of no_data). Pure; the one place that
+    decides which GPUs count as provisioned."""
+    if coverage.empty:  # nothing answered in the window: every GPU from its start
+        return gpus.assign(provisioned_start=start, provisioned_end=end).drop(columns="instance")
+    coverage = coverage.assign(start=pd.to_datetime(coverage["start"], utc=True))
+    node_of = dict(zip(gpus["instance"], gpus["node"], strict=True))
+    first_gpu = coverage.groupby(["instance", "uuid"])["start"].min()
+    first_node = coverage.assign(node=coverage["instance"].map(node_of)).groupby("node")["start"]
+    key = pd.MultiIndex.from_frame(gpus[["instance", "uuid"]])
+    gpu = pd.to_datetime(first_gpu.reindex(key).to_numpy(), utc=True)
+    node = pd.to_datetime(gpus["node"].map(first_node.min()).to_numpy(), utc=True)
+    earliest = np.where(gpu.isna(), node.asi8, np.where(node.isna(), gpu.asi8,
+                                                        np.minimum(gpu.asi8, node.asi8)))
+    since = pd.Series(pd.to_datetime(earliest, utc=True), index=gpus.index)
+    since[gpu.isna() & node.isna()] = pd.NaT
+    return gpus.assign(provisioned_start=since.fillna(start).clip(lower=start),
+                       provisioned_end=end).drop(columns="instance")
 
 
-def _first_seen(
-    client: PromClient, inv: pd.DataFrame, node_of: dict, start, end, step_s, progress
-) -> pd.Series:
-    """Per inventory row, when it is provisioned from: the first moment its node answered in the
-    window (gpuslo_node_info) or the GPU itself was listed, whichever is earlier; `start` for a
-    node that never answered (known from the rules or kube-state-metrics only)."""
-    info = _coverage(client, "gpuslo_gpu_info", start, end, step_s, progress)
-    nodes = _coverage(client, "gpuslo_node_info", start, end, step_s, progress)
-    node_first = nodes.assign(node=nodes["instance"].map(lambda i: node_of.get(i) or i))
-    node_first = node_first.groupby("node")["start"].min().to_dict()
-    gpu_first = info.groupby("uuid")["start"].min().to_dict()
-    first = pd.DataFrame({
-        "gpu": pd.to_datetime(inv["uuid"].map(gpu_first), utc=True),
-        "node": pd.to_datetime(inv["node"].map(node_first), utc=True),
-    }).min(axis=1)
-    return first.fillna(start)
+def detect_step(api: QueryApi, selector: str, start: pd.Timestamp, end: pd.Timestamp) -> int:
+    """Seconds between the raw samples of `selector` (one series: a GPU's gpuslo_gpu_usable,
+    else a node's gpuslo_node_info; the median spacing in an hour of data), at the window's
+    end, middle or start; 60 when none is found."""
+    span = end - start
+    look = min(span, pd.Timedelta(hours=1))
+    window = window_ms(look.total_seconds() + 0.001)
+    for at in (end, start + span / 2, start + look):
+        found = api.instant(f"{selector}[{window}]", at - pd.Timedelta(milliseconds=1))
+        for series in found:
+            times = np.array([float(t) for t, _ in series.get("values", [])])
+            if len(times) > 2:
+                return max(1, int(round(float(np.median(np.diff(times))))))
+    return 60
 
 
 def load_prometheus(
     url: str,
     start: pd.Timestamp,
     end: pd.Timestamp,
-    step_s: int = 60,
+    step_s: int | None = None,
     session: requests.Session | None = None,
     progress: bool | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+    max_samples: int = DEFAULT_MAX_SAMPLES,
+    retries: int = DEFAULT_RETRIES,
+    api: QueryApi | None = None,
 ) -> Frames:
-    """Frames for [start, end) from the API at `url` (see the module docstring). Raises
-    InputError."""
-    client = PromClient(url, session)
-    window = f"{int((end - start).total_seconds())}s"
-    seen, node_of = _inventory(client, start, end, window)
-    inv = with_unseen(seen, provisioned_counts(client, end, window, node_of))
-    if inv.empty:
-        raise InputError(
-            url,
-            f"nothing provisioned between {start} and {end}: no gpuslo_gpu_info, "
-            "gpuslo_gpu_expected, kube_node_status_capacity or gpuslo:node_gpus_provisioned:max",
-        )
-    inv["provisioned_start"] = _first_seen(client, inv, node_of, start, end, step_s, progress)
-    # Provisioned to the end of the window asked for: the API answered for all of it, so a
-    # fleet that was blind throughout is a window of no_data, not "no data in the window".
-    inv["provisioned_end"] = end
-    # instance -> node for every exporter that answered (gpuslo_node_info, else the instance)
-    node_name = {i: n or i for i, n in node_of.items()}
-    node_name |= {i: n for i, n in zip(inv["instance"], inv["node"], strict=True) if i}
-    usable = _coverage(client, "gpuslo_gpu_usable", start, end, step_s, progress)
-    bad = _non_healthy(client, start, end, step_s, progress)
+    """Frames for [start, end) from the API at `url` (see the module docstring): inventory,
+    verdicts, schedulability and `job_gpu_seconds`; `recorded` holds the rules' SLIs and
+    `cannot_fill` what could not be read. Raises InputError."""
+    api = api or QueryApi(url, session, timeout_s, retries, max_samples, progress)
+    seen, node_of = read_gpus(api, start, end)
+    window = window_ms((end - start).total_seconds())
+    inventory = with_unseen(seen, provisioned_counts(api, end - pd.Timedelta(milliseconds=1),
+                                                     window, node_of))
+    if inventory.empty:
+        raise InputError(url, f"nothing provisioned between {start} and {end}: no "
+                              "gpuslo_gpu_info, gpuslo_gpu_expected, kube_node_status_capacity or "
+                              "gpuslo:node_gpus_provisioned:max")
+    node_of |= dict(zip(seen["instance"], seen["node"], strict=True))
+    probe = (f'gpuslo_gpu_usable{{instance="{seen["instance"].iloc[0]}"}}' if len(seen) else
+             f'gpuslo_node_info{{instance="{min(node_of)}"}}' if node_of else "gpuslo_node_info")
+    step = step_s or detect_step(api, probe, start, end)
+    reader = Reader(api, seen, node_of, start, end, step)
+    coverage = read_coverage(reader)
+    inventory = provisioned(inventory, coverage, start, end)
+    bad, quality = read_non_healthy(reader)
+    sched, note = read_schedulability(reader, sorted(inventory["node"].unique()))
+    quality.update(note)
+    slurm_verdicts, slurm_sched = read_slurm(reader)
     verdicts = pd.concat(
-        [usable.assign(verdict=names.VERDICT_HEALTHY, reason="", layer="", action=""), bad],
-        ignore_index=True,
-    )
-    verdicts["node"] = verdicts["instance"].map(lambda i: node_name.get(i, i))
-    missing = _missing(client, inv, node_of, start, end, step_s, progress)
-    slurm_verdicts, schedulability = _slurm(client, start, end, step_s, progress, node_name)
-    verdicts = pd.concat(
-        [verdicts.drop(columns="instance"), missing, slurm_verdicts], ignore_index=True
-    )
+        [coverage.assign(verdict=names.VERDICT_HEALTHY, reason="", layer="", action=""), bad],
+        ignore_index=True)
+    verdicts["node"] = verdicts["instance"].map(lambda i: node_of.get(i, i))
+    verdicts = pd.concat([verdicts.drop(columns="instance"), read_missing(reader, inventory),
+                          slurm_verdicts], ignore_index=True)
+    jobs = read_job_seconds(reader)
+    if jobs.empty:
+        quality["goodput"] = ("no gpuslo_job_gpu_seconds_total series in the window; job "
+                              "goodput comes from --journals")
     return Frames(
-        inventory=make_frame("inventory", inv.drop(columns="instance"), url),
+        inventory=make_frame("inventory", inventory, url),
         verdicts=make_frame("verdicts", verdicts, url),
-        schedulability=schedulability,
-        cannot_fill={
-            "goodput": "the Prometheus source reads GPU verdicts; job goodput comes from --journals"
-        },
-        source=url,
+        schedulability=make_frame("schedulability", pd.concat([sched, slurm_sched],
+                                                              ignore_index=True), url),
+        job_gpu_seconds=make_frame("job_gpu_seconds", jobs, url),
+        cannot_fill=quality,
+        recorded=read_recorded(api, start, end),
+        source=f"{url} (step {step} s)",
     )

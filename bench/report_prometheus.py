@@ -1,0 +1,242 @@
+"""`gpuslo report --prometheus` at fleet scale on a stock Prometheus and a stock VictoriaMetrics,
+beside the pandas engine on the same simulation, in one run.
+
+    python bench/report_prometheus.py [--gpus 10000] [--step 300] [--days 7]
+                                      [--engines prometheus,victoriametrics] [--work DIR]
+
+1. `gpuslo simulate`'s fleet (8 GPUs per node, seed 1, ending at midnight two days ago) is
+   written as OpenMetrics, one file per day (`write_openmetrics` streams it in bounded memory),
+   every `--step` seconds; the pandas engine computes the week from the simulation's own frames
+   (the anchor: usable GPU-hours and goodput, and its time).
+2. Prometheus with its default limits (`--query.max-samples` 5e7, 2 min query timeout; only the
+   retention is raised so the backfilled week stays): backfill timed apart
+   (`promtool tsdb create-blocks-from openmetrics --max-block-duration=24h`, then the rules'
+   first level with `promtool tsdb create-blocks-from rules`, Prometheus restarted over the
+   blocks); then the report (`load_prometheus` + `compute_week`) is timed with the server's
+   peak RSS during it (VmHWM of a freshly started server) and the bytes it received.
+3. VictoriaMetrics with its default limits (plus `-dedup.minScrapeInterval=1ms`, which drops
+   the duplicate points vmalert 1.79's replay writes on its chunk boundaries): import
+   (`/api/v1/import/prometheus`) and `vmalert` replay timed apart, then the same report.
+4. A projection to 100,000 GPUs: the report's time, bytes and server RSS scaled linearly with the
+   GPU count (every query is sharded by instance, so work grows with the series).
+
+Targets (issue 13): both engines succeed with default limits; at 10k GPUs the report < 60 s and
+< 4 GB server RSS; usable GPU-hours and goodput within 1e-4 of pandas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+import requests
+import yaml
+
+from gpuslo.alerts import sli
+from gpuslo.slo.engine import compute_week
+from gpuslo.slo.frames import Frames
+from gpuslo.slo.simulate import faults
+from gpuslo.slo.simulate.fleet import simulate
+from gpuslo.slo.simulate.openmetrics import write_openmetrics
+from gpuslo.slo.sources.prometheus import load_prometheus
+from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo_spec import SloSpec
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(url: str, process: subprocess.Popen, limit_s: float = 600) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{process.args[0]} exited with {process.returncode}")
+        try:
+            if requests.get(url, timeout=2).ok:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} not ready in {limit_s} s")
+
+
+def _hwm_mb(pid: int) -> float:
+    """Peak resident set size (VmHWM) of a process, MB."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _timed(run) -> tuple[float, object]:
+    t0 = time.perf_counter()
+    out = run()
+    return time.perf_counter() - t0, out
+
+
+def write_days(sim, step: int, root: Path) -> list[Path]:
+    days = int((sim.end - sim.start).total_seconds() // 86400)
+    files = []
+    for day in range(days):
+        path = root / f"day-{day}.om"
+        with open(path, "w", buffering=1 << 22) as handle:
+            write_openmetrics(sim, step, handle.write, day * 86400, (day + 1) * 86400)
+        files.append(path)
+    return files
+
+
+def report(url: str, sim, pid: int) -> dict:
+    api = QueryApi(url, progress=False)
+    seconds, week = _timed(lambda: compute_week(
+        load_prometheus(url, sim.start, sim.end, api=api), sim.start, sim.end, SloSpec()))
+    recorded = week.data_quality["recorded_slis"]
+    return {"report_s": seconds, "server_peak_rss_mb": _hwm_mb(pid), "bytes": api.bytes_received,
+            "requests": api.requests, "usable_gpu_hours": week.usable_gpu_hours,
+            "goodput_ratio": week.goodput_ratio, "recorded_goodput": recorded.get("goodput_ratio"),
+            "recorded_usable_ratio": recorded.get("usable_ratio"),
+            "usable_ratio": week.usable_ratio}
+
+
+def run_prometheus(sim, files: list[Path], rules: Path, work: Path) -> dict:
+    data, config = work / "prometheus", work / "prometheus.yml"
+    config.write_text("global: {}\n")
+    t_backfill, _ = _timed(lambda: [subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
+         "--max-block-duration=24h", str(f), str(data)], check=True, capture_output=True)
+        for f in files])
+
+    def server():
+        port = _port()
+        process = subprocess.Popen(
+            ["prometheus", f"--config.file={config}", f"--storage.tsdb.path={data}",
+             f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        url = f"http://127.0.0.1:{port}"
+        _wait(f"{url}/-/ready", process)
+        return url, process
+
+    url, process = server()
+    t_rules, _ = _timed(lambda: subprocess.run(
+        ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", "-q",
+         f"--start={int(sim.start.timestamp())}", f"--end={int(sim.end.timestamp())}",
+         f"--output-dir={data}", str(rules)], check=True, capture_output=True))
+    process.terminate()
+    process.wait()
+    url, process = server()
+    try:
+        return {"backfill_s": t_backfill, "rules_backfill_s": t_rules,
+                **report(url, sim, process.pid)}
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path) -> dict:
+    port = _port()
+    url = f"http://127.0.0.1:{port}"
+    process = subprocess.Popen(
+        ["victoria-metrics", f"-storageDataPath={work / 'vm'}", f"-httpListenAddr=127.0.0.1:{port}",
+         "-retentionPeriod=100y", "-dedup.minScrapeInterval=1ms"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _wait(f"{url}/health", process)
+
+        def load():
+            for path in files:
+                with open(path) as handle:
+                    batch = []
+                    for line in handle:
+                        if not line.startswith("#"):
+                            batch.append(line[:-1] + "000\n")
+                        if len(batch) >= 500_000:
+                            requests.post(f"{url}/api/v1/import/prometheus",
+                                          data="".join(batch).encode()).raise_for_status()
+                            batch = []
+                    if batch:
+                        requests.post(f"{url}/api/v1/import/prometheus",
+                                      data="".join(batch).encode()).raise_for_status()
+            requests.get(f"{url}/internal/force_flush").raise_for_status()
+
+        t_import, _ = _timed(load)
+        t_rules, _ = _timed(lambda: subprocess.run(
+            ["vmalert", f"-rule={rules}", f"-datasource.url={url}", f"-remoteWrite.url={url}",
+             f"-replay.timeFrom={sim.start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+             f"-replay.timeTo={sim.end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+             "-replay.disableProgressBar", "-replay.rulesDelay=5s"],
+            check=True, capture_output=True))
+        requests.get(f"{url}/internal/force_flush").raise_for_status()
+        time.sleep(2)
+        hwm_before = _hwm_mb(process.pid)
+        out = {"backfill_s": t_import, "rules_backfill_s": t_rules, **report(url, sim, process.pid)}
+        out["server_rss_before_report_mb"] = hwm_before
+        return out
+    finally:
+        process.terminate()
+        process.wait()
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gpus", type=int, default=10_000)
+    parser.add_argument("--step", type=int, default=300)
+    parser.add_argument("--days", type=int, default=7)
+    parser.add_argument("--engines", default="prometheus,victoriametrics")
+    parser.add_argument("--work", help="work directory (default: a temporary one, removed)")
+    args = parser.parse_args()
+    work = Path(args.work or tempfile.mkdtemp(prefix="gpuslo-bench-report-"))
+    work.mkdir(parents=True, exist_ok=True)
+    try:
+        start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=args.days + 2)
+        sim = simulate(faults.Fleet(nodes=args.gpus // 8, gpus_per_node=8, days=args.days),
+                       seed=1, start=start)
+        t_engine, anchor = _timed(lambda: compute_week(Frames(**sim.frames), sim.start, sim.end,
+                                                       SloSpec()))
+        t_write, files = _timed(lambda: write_days(sim, args.step, work))
+        size = sum(f.stat().st_size for f in files)
+        print(f"{args.gpus} GPUs, {args.days} days, samples every {args.step} s: OpenMetrics "
+              f"{size / 1e9:.2f} GB written in {t_write:.0f} s; pandas engine {t_engine:.2f} s: "
+              f"usable {anchor.usable_gpu_hours:.2f} GPU-h, goodput {anchor.goodput_ratio:.6f}")
+        rules = work / "level1.rules.yml"
+        rules.write_text(yaml.safe_dump({"groups": sli.recording_groups(SloSpec())[:2]},
+                                        sort_keys=False))
+        results = {}
+        for engine in args.engines.split(","):
+            run = run_prometheus if engine == "prometheus" else run_victoria_metrics
+            try:
+                results[engine] = r = run(sim, files, rules, work)
+            except (subprocess.CalledProcessError, SystemExit, Exception) as error:  # noqa: BLE001
+                print(f"{engine}: FAILED: {error}")
+                continue
+            scale = 100_000 / args.gpus
+            print(f"{engine}: backfill {r['backfill_s']:.0f} s, rules backfill "
+                  f"{r['rules_backfill_s']:.0f} s; report {r['report_s']:.1f} s, "
+                  f"{r['requests']} requests, {r['bytes'] / 1e6:.1f} MB received, server peak RSS "
+                  f"{r['server_peak_rss_mb']:.0f} MB")
+            print(f"  usable {r['usable_gpu_hours']:.2f} GPU-h (relative to pandas "
+                  f"{r['usable_gpu_hours'] / anchor.usable_gpu_hours - 1:+.2e}), goodput "
+                  f"{r['goodput_ratio']:.6f} ({r['goodput_ratio'] - anchor.goodput_ratio:+.2e}); "
+                  f"recorded rules: goodput {r['recorded_goodput']}, usable ratio "
+                  f"{r['recorded_usable_ratio']} (report {r['usable_ratio']:.6f})")
+            print(f"  projected to 100,000 GPUs (linear): report {r['report_s'] * scale:.0f} s, "
+                  f"{r['bytes'] * scale / 1e6:.0f} MB, server RSS "
+                  f"{r['server_peak_rss_mb'] * scale / 1e3:.1f} GB")
+        print(json.dumps(results, indent=1, default=str))
+        return 0 if len(results) == len(args.engines.split(",")) else 1
+    finally:
+        if not args.work:
+            shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

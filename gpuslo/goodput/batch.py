@@ -1,0 +1,310 @@
+"""The goodput calculator's batch form (re-exported by `gpuslo.goodput.calculator`): the rules
+of `gpuslo.goodput.calculator.GoodputState`, vectorised with numpy over many journals at once,
+for the SLO engine and the simulator. `goodput_increments` gives what each event adds to its
+journal's categories; `batch_table` the running totals after every event (what the fold gives
+after each event; a property test holds them equal on random journals). Pure; no Python loop per
+event.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.goodput.journal import END_STATUSES, PHASES
+
+_NONE = -1  # phase code for "no phase": running time is progress
+
+
+@dataclass(frozen=True)
+class GoodputTable:
+    """Running goodput after every event of `goodput_table`'s input (row i = after event i).
+
+    gpu_seconds: category (every `names.JOB_CATEGORIES`) → float64 array, cumulative GPU-seconds
+    of the row's (job, node) journal; gpus, committed_step: int64 arrays; last_progress_t:
+    float64 (Unix seconds, 0.0 before the first step); interruptions: layer (every
+    `names.LAYERS`) → int64 cumulative counts; status: object array (`running`, a job_end status,
+    or "" before job_start) — what `compute_goodput(events[:i + 1])` gives."""
+
+    gpu_seconds: dict[str, np.ndarray]
+    gpus: np.ndarray
+    status: np.ndarray
+    committed_step: np.ndarray
+    last_progress_t: np.ndarray
+    interruptions: dict[str, np.ndarray]
+
+
+def _last(mask: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Per row, the index of the last row at or before it in its group where `mask` holds
+    (-1 when none): a forward fill by running maximum."""
+    index = np.maximum.accumulate(np.where(mask, np.arange(len(mask)), -1))
+    return np.where(index >= first, index, -1)
+
+
+def _before(values: np.ndarray, start: np.ndarray, fill) -> np.ndarray:
+    """values shifted one row down within each group; `fill` on a group's first row."""
+    out = np.empty_like(values)
+    out[1:] = values[:-1]
+    out[start] = fill
+    return out
+
+
+def _group_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Running sums restarting at each group (`first`: each row's group start)."""
+    total = np.cumsum(values)
+    starts = np.flatnonzero(np.r_[True, first[1:] != first[:-1]]) if len(first) else first
+    base = total[starts] - values[starts]
+    return total - np.repeat(base, np.diff(np.r_[starts, len(values)]))
+
+
+def _take(values: np.ndarray, index: np.ndarray, fill) -> np.ndarray:
+    return np.where(index >= 0, values[np.maximum(index, 0)], fill)
+
+
+STATUSES = ("", "running", *END_STATUSES)  # status codes: index in this tuple
+EVENTS = ("job_start", "restart", "job_end", "phase_start", "phase_end", "steps", "checkpoint")
+
+
+def codes_of(values: np.ndarray, vocabulary: tuple[str, ...]) -> np.ndarray:
+    """Index of each value in `vocabulary` (-1 for anything else), by hashing each distinct
+    value once (pandas.factorize) instead of comparing strings row by row. Integer input is
+    taken as codes already."""
+    values = np.asarray(values)
+    if values.dtype.kind in "iu":
+        return values.astype(np.int64)
+    found, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+    lookup = np.array([vocabulary.index(u) if u in vocabulary else -1 for u in uniques] + [-1],
+                      dtype=np.int64)
+    return lookup[found]
+
+
+@dataclass(frozen=True)
+class GoodputIncrements:
+    """What each event of `goodput_increments`' input adds: gpu_seconds (category → float64 per
+    row, the GPU-seconds the row's event adds to its journal's category), gpus and status after
+    the row (as GoodputTable). A window's amount is the sum over its rows; running totals are
+    the sums per journal up to each row (`goodput_table`)."""
+
+    gpu_seconds: dict[str, np.ndarray]
+    gpus: np.ndarray
+    status: np.ndarray
+    state: dict
+
+
+def goodput_increments(
+    group: np.ndarray,
+    t: np.ndarray,
+    event: np.ndarray,
+    category: np.ndarray,
+    gpus: np.ndarray,
+    status: np.ndarray,
+    step: np.ndarray | None = None,
+    count: np.ndarray | None = None,
+    step_time_s: np.ndarray | None = None,
+    threshold: float | None = None,
+) -> GoodputIncrements:
+    """The GPU-seconds each event adds to its journal's categories, by the rules of
+    `GoodputState`, for many journals at once.
+
+    Arrays of one length n, one row per valid event: group (int64, equal for one job on one
+    node, each group's rows contiguous and in time order), t (Unix seconds, float64), event,
+    category and status (str or object, "" when absent, or their codes in EVENTS, PHASES and
+    STATUSES), gpus (float64, NaN when absent). Pure; O(n) numpy, no Python loop per event.
+
+    Slowdown is a fold (`gpuslo.goodput.slowdown`: a reference learned from the job's own
+    steady intervals), not computed here: `slowdown` is 0. With `threshold` (the slowdown rule's)
+    and the steps events' step, count and step_time_s (float64, NaN when absent; a restart's
+    from_step goes in `step`), `state["may_slow"]` says per group (by group id) whether any of
+    its measured intervals is slower than `threshold` × its fastest one — the only journals where
+    the rule could find a slowdown (the reference is a median of steady intervals, never below
+    the fastest), which the caller then folds with `GoodputState`; for every other journal these
+    increments are exactly the fold's."""
+    n = len(t)
+    t = np.asarray(t, dtype=np.float64)
+    kind = codes_of(event, EVENTS)
+    is_first = np.ones(n, dtype=bool)
+    is_first[1:] = group[1:] != group[:-1]
+    first = np.maximum.accumulate(np.where(is_first, np.arange(n), 0))
+    start_rows = np.flatnonzero(is_first)
+    starts, ends = kind <= 1, kind == 2
+    last_start, last_end = _last(starts, first), _last(ends, first)
+    running = (last_start >= 0) & (last_start > last_end)
+    was_running = _before(running, start_rows, False)
+    effective_end = ends & was_running
+    last_effective = _last(effective_end, first)
+    status = np.maximum(codes_of(status, STATUSES), 0)
+    after = np.where(running, 1, np.where(last_start >= 0, _take(status, last_effective, 0), 0))
+    before = _before(after, start_rows, 0)
+    completed, cancelled = STATUSES.index("completed"), STATUSES.index("cancelled")
+    fresh = (kind == 0) & np.isin(before, [0, completed, cancelled])
+    restart = starts & ~fresh
+    gpus = np.asarray(gpus, dtype=np.float64)
+    gpus_after = _take(np.nan_to_num(gpus), _last(starts & ~np.isnan(gpus), first), 0.0)
+    gpus_before = _before(gpus_after, start_rows, 0.0)
+    # the phase after each row: a run starts outside any phase; phase events count while running
+    code = codes_of(category, PHASES)
+    marker = starts | (((kind == 3) | (kind == 4)) & was_running)
+    phase_of = np.where(kind == 3, code, _NONE)
+    phase_before = _before(_take(phase_of, _last(marker, first), _NONE), start_rows, _NONE)
+    # time between events: to the phase, else uncommitted progress
+    dt = t - _before(t, start_rows, 0.0)
+    seconds = np.where(~starts & was_running, dt * gpus_before, 0.0)
+    out = {name: np.where(phase_before == c, seconds, 0.0) for c, name in enumerate(PHASES)}
+    progress = np.cumsum(np.where(phase_before == _NONE, seconds, 0.0))
+    commit = was_running & ((kind == 6) | (ends & (status == completed)))
+    flush = commit | restart
+    previous_flush = _before(_last(flush, first), start_rows, -1)
+    group_base = np.where(first > 0, progress[np.maximum(first - 1, 0)], 0.0)
+    pool = progress - _take(progress, previous_flush, group_base)
+    out[names.CATEGORY_PRODUCTIVE] = np.where(commit, pool, 0.0)
+    out["wasted_progress"] = np.where(restart, pool, 0.0)
+    # recovery: from the interruption (the last event when the journal just stopped, else the
+    # job_end that failed) to the restart
+    interrupted = np.where(was_running, _before(t, start_rows, 0.0), _take(t, last_effective, 0.0))
+    recovers = restart & (was_running | ~np.isin(before, [0, completed]))
+    out["recovery"] = np.where(recovers, (t - interrupted) * gpus_before, 0.0)
+    out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
+    out["other"] = np.zeros(n)
+    state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
+             "restart": restart, "failed": effective_end & (status != completed)}
+    if threshold is not None:
+        measure = _StepTimes(first, start_rows, kind, was_running, starts, restart, gpus_before,
+                             progress, step, count)
+        state["may_slow"] = measure.may_slow(group, step_time_s, threshold)
+    return GoodputIncrements({c: out[c] for c in names.JOB_CATEGORIES},
+                             gpus_after.astype(np.int64), np.array(STATUSES, dtype=object)[after],
+                             state)
+
+
+@dataclass(frozen=True)
+class _StepTimes:
+    """The mean step time of each measured interval, as `GoodputState._steps` computes it: the
+    event's step_time_s, else the progress GPU-seconds since the last steps event (or the run's
+    start) / gpus / steps, where steps is the event's count, else step − the last step."""
+
+    first: np.ndarray
+    start_rows: np.ndarray
+    kind: np.ndarray
+    was_running: np.ndarray
+    starts: np.ndarray
+    restart: np.ndarray
+    gpus_before: np.ndarray
+    progress: np.ndarray  # global running sum of progress GPU-seconds
+    step: np.ndarray | None
+    count: np.ndarray | None
+
+    def may_slow(self, group: np.ndarray, step_time_s, threshold: float) -> np.ndarray:
+        n = len(group)
+        nan = np.full(n, np.nan)
+        step = nan if self.step is None else np.asarray(self.step, dtype=np.float64)
+        count = nan if self.count is None else np.asarray(self.count, dtype=np.float64)
+        given = nan if step_time_s is None else np.asarray(step_time_s, dtype=np.float64)
+        first, rows = self.first, self.start_rows
+        steps = (self.kind == 5) & self.was_running
+        base = np.where(first > 0, self.progress[np.maximum(first - 1, 0)], 0.0)
+        mark = _before(_last(steps | self.starts, first), rows, -1)
+        interval = self.progress - _take(self.progress, mark, base)
+        commits = (self.restart & ~np.isnan(step)) | ((self.kind == 6) & self.was_running)
+        committed = _before(_take(np.nan_to_num(step, nan=-1.0), _last(commits, first), -1.0),
+                            rows, -1.0)
+        setter = np.where(steps | ~np.isnan(step), step, committed)
+        last_step = _before(_take(setter, _last(steps | self.restart, first), -1.0), rows, -1.0)
+        counted = np.where(np.nan_to_num(count) != 0, count,
+                           np.where(last_step >= 0, step - last_step, 0.0))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            derived = np.where((counted > 0) & (self.gpus_before > 0),
+                               interval / self.gpus_before / counted, np.nan)
+        step_s = np.where(np.isnan(given), derived, given)
+        measured = steps & ~np.isnan(step_s) & (counted >= 1) & (step_s >= 0)
+        # An interval can be slow only above threshold × the reference, and the reference (a
+        # median of steady intervals, learned afresh per configuration) is never below the
+        # fastest earlier measured interval of the journal: below that bound it is steady.
+        fastest = _before(_running_min(np.where(measured, step_s, np.inf), first), rows, np.inf)
+        candidate = measured & (step_s > threshold * fastest * (1 - 1e-9))
+        # A lone slow interval is held aside until the run ends (a completion releases it before
+        # committing) or a steady one releases it: the fold's categories differ only if a
+        # checkpoint commits progress while it is held, or a second slow interval follows (a
+        # slowdown may be confirmed).
+        commit = self.was_running & (self.kind == 6)
+        stop = measured | commit | self.starts
+        after = _next(stop, first, rows)
+        unsafe = candidate & (after >= 0) & (candidate[np.maximum(after, 0)]
+                                             | commit[np.maximum(after, 0)])
+        groups = int(group[-1]) + 1 if n else 0
+        out = np.zeros(groups, dtype=bool)
+        out[group[unsafe]] = True
+        return out
+
+
+def _running_min(values: np.ndarray, first: np.ndarray) -> np.ndarray:
+    """Running minimum restarting at each group (`first`: each row's group start), vectorised:
+    each later group is shifted below every earlier one, so one running minimum serves all."""
+    if not len(values):
+        return values.copy()
+    finite = np.isfinite(values)
+    top = float(values[finite].max()) + 1.0 if finite.any() else 1.0
+    group = np.cumsum(np.r_[True, first[1:] != first[:-1]]) - 1
+    shift = group * (top + 1.0)
+    low = np.minimum.accumulate(np.where(finite, values, top) - shift) + shift
+    return np.where(low >= top, np.inf, low)
+
+
+def _next(mask: np.ndarray, first: np.ndarray, start_rows: np.ndarray) -> np.ndarray:
+    """Per row, the index of the next row after it in its group where `mask` holds (-1 when
+    none): a backward fill by running minimum."""
+    n = len(mask)
+    index = np.where(mask, np.arange(n), n)
+    nxt = np.minimum.accumulate(index[::-1])[::-1]
+    following = np.r_[nxt[1:], n]
+    ends = np.r_[start_rows[1:], n]  # each group's end, per row
+    group_end = ends[np.searchsorted(start_rows, np.arange(n), side="right") - 1]
+    return np.where(following < group_end, following, -1)
+
+
+def batch_table(
+    group: np.ndarray,
+    t: np.ndarray,
+    event: np.ndarray,
+    category: np.ndarray,
+    gpus: np.ndarray,
+    status: np.ndarray,
+    step: np.ndarray | None = None,
+    layer: np.ndarray | None = None,
+) -> GoodputTable:
+    """The running goodput of many journals at once, by the rules of `GoodputState` without
+    slowdown (`gpuslo.goodput.calculator.goodput_table` folds the journals that may have one):
+    the per-journal running sums of `goodput_increments` (same arguments), plus step (float64, NaN
+    when absent; a restart's from_step goes in it) and layer (as category) for the committed
+    step, the last progress time and the interruptions by layer. Pure; O(n) numpy."""
+    n = len(t)
+    step = np.full(n, np.nan) if step is None else np.asarray(step, dtype=np.float64)
+    layer = np.full(n, "", dtype=object) if layer is None else layer
+    inc = goodput_increments(group, t, event, category, gpus, status)
+    first, kind = inc.state["first"], inc.state["kind"]
+    was_running, restart = inc.state["was_running"], inc.state["restart"]
+    totals = {c: _group_cumsum(v, first) for c, v in inc.gpu_seconds.items()}
+    # committed step (a checkpoint commits its step, a restart resumes from its from_step) and
+    # the last progress time (a steps event)
+    commits = (restart & ~np.isnan(step)) | ((kind == 6) & was_running)
+    committed = _take(np.nan_to_num(step, nan=-1.0), _last(commits, first), -1.0)
+    last_progress = _take(np.asarray(t, dtype=np.float64), _last((kind == 5) & was_running,
+                                                                 first), 0.0)
+    return GoodputTable(
+        totals, inc.gpus, inc.status, committed.astype(np.int64), last_progress,
+        _interruptions(first, inc.state["failed"], restart & was_running,
+                       codes_of(layer, names.LAYERS)))
+
+
+def _interruptions(first, failed, stopped, layer) -> dict[str, np.ndarray]:
+    """Interruptions by layer after each row: a job_end that is not `completed` counts under its
+    layer (else training); a restart while running (the journal just stopped) under its layer
+    (else observability). `layer` holds codes into names.LAYERS (-1: none given)."""
+    training = names.LAYERS.index(names.LAYER_TRAINING)
+    blind = names.LAYERS.index(names.LAYER_OBSERVABILITY)
+    own = np.where(failed, np.where(layer >= 0, layer, training),
+                   np.where(stopped, np.where(layer >= 0, layer, blind), -1))
+    return {name: _group_cumsum((own == c).astype(np.int64), first)
+            for c, name in enumerate(names.LAYERS)}

@@ -1,0 +1,156 @@
+"""Job goodput per (job, node) over a report window from journal events, and the slowdowns in
+it — the calculator's batch form where it applies, its fold where a slowdown may be found.
+
+`goodput_and_slowdowns(job_events, start, end, rule, index)`: the batch form
+(`gpuslo.goodput.calculator.goodput_increments`) gives what every event adds; a window's amount
+is the sum over its events in (start, end] — the total after the last event at or before `end`
+minus the total after the last one at or before `start`, the increase of the exporter's counters
+over the window. Journals whose measured step times could hold a sustained slowdown (the batch
+form flags them: `state["may_slow"]`) are folded with `compute_goodput` instead, event by event,
+which also lists their slowdowns (`gpuslo.slo.crawl.window_slowdowns`). Vectorised for every
+other journal: no Python loop per event there.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.goodput import journal
+from gpuslo.goodput.calculator import compute_goodput, goodput_increments
+from gpuslo.goodput.slowdown import SlowdownRule
+from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
+from gpuslo.slo.events import EventIndex, index_events
+
+_CATEGORIES = list(names.JOB_CATEGORIES)
+_TYPES = {"job": "string", "node": "string", "status": "string", "gpus": "int64"}
+COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES]
+
+
+def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+                rule: SlowdownRule | None = None, index: EventIndex | None = None) -> pd.DataFrame:
+    """Per (job, node): GPU-seconds in [start, end) for every `names.JOB_CATEGORIES` (float64
+    columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame."""
+    return goodput_and_slowdowns(job_events, start, end, rule, index)[0]
+
+
+def goodput_and_slowdowns(
+    job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+    rule: SlowdownRule | None = None, index: EventIndex | None = None,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(`job_goodput`'s frame, slowdowns): one row per sustained slowdown of a (job, node) with
+    GPU-seconds in the window — columns `SLOWDOWN_COLUMNS`: start/end of the slowdown (UTC),
+    from_step/to_step, reference_s (seconds), ratio (mean step time / reference), gpus and
+    gpu_seconds (what it put into `slowdown` within [start, end)), as `crawl.window_slowdowns`.
+    `rule` is the SLO spec's sustained-slowdown rule (`SloSpec.slowdown_rule()`; default its
+    defaults); `index` is `index_events(job_events)` when the caller has it."""
+    rule = rule or SlowdownRule()
+    idx = index if index is not None else index_events(job_events)
+    if not len(idx):
+        return pd.DataFrame(columns=COLUMNS).astype(_TYPES), _slowdown_frame([])
+    inc = goodput_increments(idx.group, idx.t_ns / 1e9, idx.event, idx.category, idx.gpus,
+                             idx.status, idx.step, idx.count, idx.step_time_s, rule.threshold)
+    first = idx.first
+    inside = (idx.t_ns > start.value) & (idx.t_ns <= end.value)
+    upto = _last_at(first, idx.t_ns <= end.value)
+    frame = pd.DataFrame({
+        "job": idx.jobs[idx.job[first]], "node": idx.nodes[idx.node[first]],
+        "gpus": np.where(upto >= 0, inc.gpus[np.maximum(upto, 0)], 0),
+        "status": np.where(upto >= 0, inc.status[np.maximum(upto, 0)], ""),
+    })
+    for c in _CATEGORIES:
+        frame[c] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0), first)
+    slow = _fold(job_events, idx, np.flatnonzero(inc.state["may_slow"]), frame, rule, start, end)
+    return frame[COLUMNS].astype(_TYPES), _slowdown_frame(slow)
+
+
+def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
+          rule: SlowdownRule, start, end) -> list[dict]:
+    """Fold the journals of `groups` with the calculator, writing their rows of `frame`; their
+    slowdowns in the window. Their events are gathered once, then folded slice by slice."""
+    if not len(groups):
+        return []
+    bounds = np.r_[idx.first, len(idx)]
+    sizes = bounds[groups + 1] - bounds[groups]
+    rows = np.concatenate([np.arange(bounds[g], bounds[g + 1]) for g in groups])
+    cols = _columns(job_events.iloc[idx.order[rows]])
+    offsets = np.r_[0, np.cumsum(sizes)]
+    amounts, state, slow = [], [], []
+    for g, a, b in zip(groups, offsets[:-1], offsets[1:], strict=True):
+        events = _event_dicts(cols, a, b)
+        upto = compute_goodput(events, until=end.value / 1e9, rule=rule)
+        before = (compute_goodput(events, until=start.value / 1e9, rule=rule)
+                  if idx.t_ns[bounds[g]] <= start.value else None)
+        amounts.append([upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0)
+                        for c in _CATEGORIES])
+        state.append((upto.gpus, upto.status))
+        slow += window_slowdowns(frame.at[g, "job"], frame.at[g, "node"], upto, before)
+    frame.loc[groups, _CATEGORIES] = np.array(amounts)
+    frame.loc[groups, "gpus"] = [gpus for gpus, _ in state]
+    frame.loc[groups, "status"] = [status for _, status in state]
+    return slow
+
+
+def _slowdown_frame(slow: list[dict]) -> pd.DataFrame:
+    slowdowns = pd.DataFrame(slow, columns=list(SLOWDOWN_COLUMNS))
+    for col in ("start", "end"):
+        slowdowns[col] = pd.to_datetime(slowdowns[col], unit="s", utc=True)
+    return slowdowns.astype(SLOWDOWN_COLUMNS)
+
+
+def counted_goodput(job_gpu_seconds: pd.DataFrame) -> pd.DataFrame:
+    """`job_goodput`'s frame from window amounts already summed (the `job_gpu_seconds` frame the
+    Prometheus source reads from the exporters' counters): gpus 0 and status "" (unknown)."""
+    wide = job_gpu_seconds.pivot_table(index=["job", "node"], columns="category",
+                                       values="gpu_seconds", aggfunc="sum", observed=True)
+    wide = wide.reindex(columns=_CATEGORIES).fillna(0.0).reset_index()
+    return wide.assign(gpus=0, status="")[COLUMNS].astype(_TYPES)
+
+
+def _last_at(first: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """Per group (starting at rows `first`), the last row where `mask` holds, given that it
+    holds on a prefix of each group (times in order); -1 when it holds on none."""
+    count = np.add.reduceat(mask.astype(np.int64), first)
+    return np.where(count > 0, first + count - 1, -1)
+
+
+def _columns(ev: pd.DataFrame) -> dict[str, list]:
+    """The job_events columns as Python lists (times in Unix seconds, <NA> → None)."""
+    cols = {
+        k: ev[k].to_numpy(dtype=object).tolist()
+        for k in ("event", "job", "node", "category", "status", "layer")
+    }
+    cols["t"] = (ev["time"].to_numpy("int64") / 1e9).tolist()
+    for key in ("step", "gpus", "count", "step_time_s", "compute_s"):
+        if key in ev:
+            cols[key] = ev[key].to_numpy(dtype=object, na_value=None).tolist()
+        else:
+            cols[key] = [None] * len(ev)
+    return cols
+
+
+def _event_dicts(cols: dict[str, list], a: int, b: int) -> list[dict]:
+    """Rows a..b-1 as journal events (`gpuslo.goodput.journal.event`, schema v1), built per
+    journal to bound memory."""
+    out = []
+    for i in range(a, b):
+        kind, step, gpus = cols["event"][i], cols["step"][i], cols["gpus"][i]
+        out.append(journal.event(
+            kind, cols["t"][i], job=cols["job"][i], node=cols["node"][i],
+            gpus=None if gpus is None else int(gpus),
+            step=None if step is None else int(step),
+            from_step=None if step is None else int(step),
+            category=cols["category"][i], status=cols["status"][i], layer=cols["layer"][i],
+            count=_int(cols["count"][i]), step_time_s=_float(cols["step_time_s"][i]),
+            compute_s=_float(cols["compute_s"][i]),
+        ))
+    return out
+
+
+def _int(value) -> int | None:
+    return None if value is None else int(value)
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)

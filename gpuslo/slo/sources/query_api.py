@@ -1,0 +1,216 @@
+"""A client of the Prometheus HTTP query API that keeps every request under a sample budget.
+
+Prometheus, Thanos Query, Mimir and VictoriaMetrics serve the same `/api/v1/query`,
+`/api/v1/query_range`, `/api/v1/series` and `/api/v1/label/<name>/values`; this client uses
+only those, by POST (a shard's matcher can be long; label values by GET, the only method Prometheus
+serves there). Each server bounds what one query may load:
+Prometheus `--query.max-samples` (5e7 by default), Mimir `-querier.max-samples`, Thanos the
+same flag on its queriers, VictoriaMetrics `-search.maxSamplesPerQuery` (1e9) and
+`-search.maxUniqueTimeseries`; a range query also holds at most 11,000 points per series. A range
+query over a selector materialises every series at every step (series × steps × terms samples at
+once), so `QueryApi.sharded_range` splits it by series — shards of `instance` values — and, only
+when one instance alone is too large, by time, so that series × steps × terms ≤ `max_samples`.
+
+Requests time out after `timeout_s`; connection errors, read timeouts and HTTP 500/502/503/504
+are retried `retries` times with exponential backoff (urllib3 `Retry`); other errors (422: the
+query was refused, 400: bad query) are not. A tqdm progress bar goes to stderr when it is a
+terminal (`progress`). Errors raise InputError naming the URL and the query. `bytes_received`
+counts the response bytes (for the benchmarks).
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import requests
+from requests.adapters import HTTPAdapter
+from tqdm import tqdm
+from urllib3.util.retry import Retry
+
+from gpuslo.errors import InputError
+
+DEFAULT_MAX_SAMPLES = 10_000_000  # a fifth of Prometheus' default --query.max-samples
+DEFAULT_TIMEOUT_S = 120.0
+DEFAULT_RETRIES = 3
+MAX_POINTS = 11_000  # Prometheus: points per series in one range query
+
+
+def _session(retries: int) -> requests.Session:
+    retry = Retry(total=retries, connect=retries, read=retries, status=retries,
+                  backoff_factor=0.5, status_forcelist=(500, 502, 503, 504),
+                  allowed_methods=None, raise_on_status=False)
+    session = requests.Session()
+    session.mount("http://", HTTPAdapter(max_retries=retry))
+    session.mount("https://", HTTPAdapter(max_retries=retry))
+    return session
+
+
+def alternation(values: list[str]) -> str:
+    """A PromQL regex string literal body matching exactly `values` (RE2, anchored by PromQL)."""
+    return "|".join(re.escape(v).replace("\\", "\\\\") for v in values)
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One request of a split range query: the instances of its shard and its time range."""
+
+    instances: tuple[str, ...]
+    start: pd.Timestamp
+    end: pd.Timestamp  # last step (inclusive)
+
+
+def plan(instances: list[str], per_instance: int, terms: int, start: pd.Timestamp,
+         end: pd.Timestamp, step_s: int, max_samples: int) -> list[Piece]:
+    """Pieces covering the steps start, start + step, ... < end for every instance, each at most
+    `max_samples` (series × steps × terms) and MAX_POINTS steps. Pure."""
+    steps = max(int(np.ceil((end - start).total_seconds() / step_s)), 1)
+    cost = max(per_instance * terms, 1)
+    chunk = max(1, min(MAX_POINTS, steps, max_samples // cost))
+    shard = max(1, max_samples // (cost * chunk))
+    pieces = []
+    for a in range(0, len(instances), shard):
+        group = tuple(instances[a: a + shard])
+        for first in range(0, steps, chunk):
+            last = min(first + chunk, steps) - 1
+            pieces.append(Piece(group, start + pd.Timedelta(seconds=first * step_s),
+                                start + pd.Timedelta(seconds=last * step_s)))
+    return pieces
+
+
+class QueryApi:
+    """The query API at `url` (see the module docstring for limits, retries and errors)."""
+
+    def __init__(self, url: str, session: requests.Session | None = None,
+                 timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES,
+                 max_samples: int = DEFAULT_MAX_SAMPLES, progress: bool | None = None,
+                 workers: int = 2) -> None:
+        self.url = url.rstrip("/")
+        self.session = session or _session(retries)
+        self.timeout_s, self.max_samples, self.workers = timeout_s, max_samples, workers
+        self.progress = sys.stderr.isatty() if progress is None else progress
+        self.bytes_received = 0
+        self.requests = 0
+
+    def _post(self, path: str, params: dict, what: str, method: str = "POST") -> object:
+        try:
+            if method == "POST":
+                response = self.session.post(f"{self.url}{path}", data=params,
+                                             timeout=self.timeout_s)
+            else:
+                response = self.session.get(f"{self.url}{path}", params=params,
+                                            timeout=self.timeout_s)
+            self.bytes_received += len(response.content)
+            self.requests += 1
+        except requests.RequestException as error:
+            raise InputError(self.url, f"{what} failed: {error}") from None
+        try:
+            body = response.json()
+        except ValueError:
+            raise InputError(self.url, f"{what}: HTTP {response.status_code}, not JSON") from None
+        if body.get("status") != "success":
+            raise InputError(self.url, f"{what}: {body.get('errorType', 'error')}: "
+                                       f"{body.get('error', body)}")
+        return body["data"]
+
+    def instant(self, query: str, at: pd.Timestamp) -> list[dict]:
+        """`/api/v1/query` at `at`: [{"metric": {...}, "value": [t, "v"]}, ...] (or "values" for
+        a range selector)."""
+        return self._post("/api/v1/query", {"query": query, "time": _unix(at)},
+                          f"query {query!r}")["result"]
+
+    def label_values(self, label: str, match: str, start: pd.Timestamp,
+                     end: pd.Timestamp) -> list[str]:
+        """Values of `label` on the series matching `match` in [start, end] (index only)."""
+        data = self._post(f"/api/v1/label/{label}/values",  # GET only in Prometheus
+                          {"match[]": match, "start": _unix(start), "end": _unix(end)},
+                          f"label values of {label} for {match!r}", method="GET")
+        return sorted(data)
+
+    def series(self, match: str, start: pd.Timestamp, end: pd.Timestamp) -> list[dict]:
+        """Label sets of the series matching `match` in [start, end] (index only)."""
+        return self._post("/api/v1/series",
+                          {"match[]": match, "start": _unix(start), "end": _unix(end)},
+                          f"series {match!r}")
+
+    def range(self, query: str, start: pd.Timestamp, last: pd.Timestamp,
+              step_s: int) -> pd.DataFrame:
+        """One `/api/v1/query_range` from `start` to `last` inclusive: a tidy frame, one row per
+        point, the series' labels as columns, `time` (datetime64[ns, UTC]), `value` (float64)."""
+        data = self._post("/api/v1/query_range", {"query": query, "start": _unix(start),
+                                                  "end": _unix(last), "step": step_s},
+                          f"query {query!r}")
+        return tidy(data["result"], "values")
+
+    def sharded_range(self, query, instances: list[str], per_instance: int, terms: int,
+                      start: pd.Timestamp, end: pd.Timestamp, step_s: int,
+                      desc: str, label: str = "instance") -> pd.DataFrame:
+        """`query(matcher)` (a function of the matcher text, e.g. `instance=~"a|b"`, on
+        `label`) over the steps in [start, end), split by `plan`; the pieces' points
+        concatenated (see `range`)."""
+        pieces = plan(instances, per_instance, terms, start, end, step_s, self.max_samples)
+
+        def run(piece: Piece) -> pd.DataFrame:
+            matcher = f'{label}=~"{alternation(list(piece.instances))}"'
+            return self.range(query(matcher), piece.start, piece.end, step_s)
+
+        return concat(self._map(run, pieces, desc))
+
+    def sharded_instant(self, query, instances: list[str], per_instance: int, points: int,
+                        at: pd.Timestamp, desc: str) -> pd.DataFrame:
+        """`query(matcher)` at `at`, sharded so each shard loads ≤ max_samples
+        (per_instance × points samples per instance); results as `tidy`."""
+        shard = max(1, self.max_samples // max(per_instance * points, 1))
+        groups = [instances[a: a + shard] for a in range(0, len(instances), shard)]
+
+        def run(group: list[str]) -> pd.DataFrame:
+            matcher = f'instance=~"{alternation(group)}"'
+            return tidy(self.instant(query(matcher), at), "value")
+
+        return concat(self._map(run, groups, desc))
+
+    def _map(self, run, items: list, desc: str) -> list:
+        bar = tqdm(total=len(items), desc=desc, unit="query", file=sys.stderr,
+                   disable=not self.progress or len(items) < 2)
+        out = []
+        with ThreadPoolExecutor(max_workers=max(self.workers, 1)) as pool:
+            for result in pool.map(run, items):
+                out.append(result)
+                bar.update()
+        bar.close()
+        return out
+
+
+def _unix(stamp: pd.Timestamp) -> str:
+    return f"{stamp.value / 1e9:.3f}"
+
+
+def tidy(result: list[dict], key: str) -> pd.DataFrame:
+    """API `result` as one row per point: label columns, `time`, `value` (see QueryApi.range);
+    `key` is "values" (matrix) or "value" (vector)."""
+    frames = []
+    for series in result:
+        points = series[key] if key == "values" else [series[key]]
+        if not points:
+            continue
+        times, values = zip(*points, strict=True)
+        frames.append(pd.DataFrame({**series["metric"], "time": np.asarray(times, dtype=float),
+                                    "value": np.asarray(values, dtype=float)}))
+    return concat(frames)
+
+
+def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
+    """Points frames as one (times as datetime64[ns, UTC], to the millisecond)."""
+    frames = [f for f in frames if len(f)]
+    if not frames:
+        return pd.DataFrame({"time": pd.Series([], dtype="datetime64[ns, UTC]"),
+                             "value": pd.Series([], dtype="float64")})
+    out = pd.concat(frames, ignore_index=True)
+    if not isinstance(out["time"].dtype, pd.DatetimeTZDtype):
+        out["time"] = pd.to_datetime(np.rint(out["time"] * 1000).astype("int64"), unit="ms",
+                                     utc=True)
+    return out
