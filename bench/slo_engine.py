@@ -17,11 +17,17 @@
    is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
    Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
 
-Measured 2026-11-30 on the 2-core CI-sized machine (other work running alongside):
-  10,000 GPUs: compute_week 2.6–6.6 s, peak RSS 642 MB (simulation included; 775,890 job events)
-  100,000 GPUs: compute_week 30.3 s, peak RSS 5.1 GB (simulation included; 7.6 M job events)
-  1,000 GPUs anchor: promtool backfill 573 s (2.2 GB OpenMetrics); PromQL 1.10 s vs engine 0.107 s
-  (ratio 0.10); weekly usable GPU-hours 167,681.32 vs 167,681.07 (1.5e-6 relative).
+Measured 2026-12-01 on the 2-core CI-sized machine with other sessions' work beside it (load
+average 12-20), this implementation beside `main` in the same run (simulation with issue 15's
+stragglers: 1.03 M job events at 10k GPUs, 10.2 M at 100k; answers identical):
+  10,000 GPUs: compute_week 3.12 s vs 6.70 s (ratio 0.47), peak RSS 721 vs 546 MB
+  100,000 GPUs: compute_week 73.1 s vs 110.7 s (ratio 0.66), peak RSS 6.8 vs 5.0 GB
+  (3.6 GB of it the simulation, before compute_week). Journals whose step times could hold a
+  sustained slowdown are still folded event by event (the slowdown rule is a fold): the 100k
+  target of < 20 s and < 3 GB is not met.
+Earlier (2026-11-30): 1,000 GPUs anchor: promtool backfill 573 s (2.2 GB OpenMetrics); PromQL
+  1.10 s vs engine 0.107 s (ratio 0.10); weekly usable GPU-hours 167,681.32 vs 167,681.07
+  (1.5e-6 relative).
 """
 
 from __future__ import annotations
