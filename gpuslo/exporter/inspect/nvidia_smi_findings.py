@@ -25,21 +25,7 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     class unknown when a health field is unreadable, warn otherwise — a transient power `ERR!`
     is not actionable)."""
     where = identity(reading.status)
-    out = [
-        Finding(
-            kind=kind,
-            class_=p.class_,
-            signal=p.signal,
-            reason=p.reason,
-            action=p.action,
-            message=p.message,
-            links=list(p.links) if p.links else None,
-            count=p.count,
-            line=reading.line,
-            **where,
-        )
-        for p in evaluate_gpu(reading.status)
-    ]
+    out = [p.finding(kind, line=reading.line, **where) for p in evaluate_gpu(reading.status)]
     if reading.status.accessible is False or not reading.field_errors:
         return out
     health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})

@@ -23,18 +23,5 @@ def gpu_findings(
     codes = sorted({gpu.last_xid or 0, *gpu.xid_active} - {0})
     family = family or gpu.family
     findings = [xid_finding(kind, code, policy, family=family, **where) for code in codes]
-    for problem in evaluate_gpu(gpu_status(gpu)):
-        findings.append(
-            Finding(
-                kind=kind,
-                class_=problem.class_,
-                signal=problem.signal,
-                reason=problem.reason,
-                action=problem.action,
-                message=problem.message,
-                count=problem.count,
-                links=list(problem.links) if problem.links else None,
-                **where,
-            )
-        )
+    findings += [problem.finding(kind, **where) for problem in evaluate_gpu(gpu_status(gpu))]
     return findings

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.verdict import Finding
 
 FABRIC_STATE_OK = "completed"
 FABRIC_STATUS_OK = "success"
@@ -86,6 +87,21 @@ class GpuProblem:
     message: str
     links: tuple[int, ...] | None = None
     count: int | None = None
+
+    def finding(self, kind: str, **where: object) -> Finding:
+        """This problem as an `inspect` finding of `kind`, placed by `where` (gpu, uuid, pci,
+        line): the one conversion every GPU source's findings use."""
+        return Finding(
+            kind=kind,
+            class_=self.class_,
+            signal=self.signal,
+            reason=self.reason,
+            action=self.action,
+            message=self.message,
+            count=self.count,
+            links=list(self.links) if self.links else None,
+            **where,
+        )
 
     def __post_init__(self) -> None:
         if self.signal not in names.SIGNALS:
