@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import shutil
 import socket
 import subprocess
@@ -117,16 +118,26 @@ def report(url: str, sim, pid: int) -> dict:
             "requests": api.requests, "usable_gpu_hours": week.usable_gpu_hours,
             "goodput_ratio": week.goodput_ratio, "recorded_goodput": recorded.get("goodput_ratio"),
             "recorded_usable_ratio": recorded.get("usable_ratio"),
-            "usable_ratio": week.usable_ratio}
+            "usable_ratio": week.usable_ratio, "by_query": by_query(api.timings)}
 
 
-def run_prometheus(sim, files: list[Path], rules: Path, work: Path) -> dict:
+def by_query(timings: list[tuple[str, float, int]]) -> dict[str, list]:
+    """Request seconds (summed over the requests, which run 2 at a time) and bytes per query
+    shape (the shard's instance alternation elided), slowest first."""
+    out: dict[str, list] = {}
+    for what, seconds, size in timings:
+        key = re.sub(r'=~"[^"]*"', '=~"…"', re.sub(r"[?]", "", what))[:150]
+        total = out.setdefault(key, [0, 0.0, 0])
+        total[0], total[1], total[2] = total[0] + 1, total[1] + seconds, total[2] + size
+    return dict(sorted(out.items(), key=lambda kv: -kv[1][1]))
+
+
+def run_prometheus(sim, files: list[Path], rules: Path, work: Path,
+                   loaded: dict | None) -> dict:
+    """Backfill (unless `loaded` holds the backfill times of an earlier run over `work`), then
+    the report on a freshly started server."""
     data, config = work / "prometheus", work / "prometheus.yml"
     config.write_text("global: {}\n")
-    t_backfill, _ = _timed(lambda: [subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
-         "--max-block-duration=24h", str(f), str(data)], check=True, capture_output=True)
-        for f in files])
 
     def server():
         port = _port()
@@ -138,23 +149,30 @@ def run_prometheus(sim, files: list[Path], rules: Path, work: Path) -> dict:
         _wait(f"{url}/-/ready", process)
         return url, process
 
-    url, process = server()
-    t_rules, _ = _timed(lambda: subprocess.run(
-        ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", "-q",
-         f"--start={int(sim.start.timestamp())}", f"--end={int(sim.end.timestamp())}",
-         f"--output-dir={data}", str(rules)], check=True, capture_output=True))
-    process.terminate()
-    process.wait()
+    if loaded is None:
+        t_backfill, _ = _timed(lambda: [subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
+             "--max-block-duration=24h", str(f), str(data)], check=True, capture_output=True)
+            for f in files])
+        url, process = server()
+        t_rules, _ = _timed(lambda: subprocess.run(
+            ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", "-q",
+             f"--start={int(sim.start.timestamp())}", f"--end={int(sim.end.timestamp())}",
+             f"--output-dir={data}", str(rules)], check=True, capture_output=True))
+        process.terminate()
+        process.wait()
+        loaded = {"backfill_s": t_backfill, "rules_backfill_s": t_rules}
     url, process = server()
     try:
-        return {"backfill_s": t_backfill, "rules_backfill_s": t_rules,
-                **report(url, sim, process.pid)}
+        return {**loaded, **report(url, sim, process.pid)}
     finally:
         process.terminate()
         process.wait()
 
 
-def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path) -> dict:
+def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path,
+                         loaded: dict | None) -> dict:
+    """Import and replay the rules (unless `loaded`, as for Prometheus), then the report."""
     port = _port()
     url = f"http://127.0.0.1:{port}"
     process = subprocess.Popen(
@@ -180,17 +198,20 @@ def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path) -> dic
                                       data="".join(batch).encode()).raise_for_status()
             requests.get(f"{url}/internal/force_flush").raise_for_status()
 
-        t_import, _ = _timed(load)
-        t_rules, _ = _timed(lambda: subprocess.run(
-            ["vmalert", f"-rule={rules}", f"-datasource.url={url}", f"-remoteWrite.url={url}",
-             f"-replay.timeFrom={sim.start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-             f"-replay.timeTo={sim.end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-             "-replay.disableProgressBar", "-replay.rulesDelay=5s"],
-            check=True, capture_output=True))
-        requests.get(f"{url}/internal/force_flush").raise_for_status()
-        time.sleep(2)
+        if loaded is None:
+            t_import, _ = _timed(load)
+            t_rules, _ = _timed(lambda: subprocess.run(
+                ["vmalert", f"-rule={rules}", f"-datasource.url={url}",
+                 f"-remoteWrite.url={url}",
+                 f"-replay.timeFrom={sim.start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                 f"-replay.timeTo={sim.end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                 "-replay.disableProgressBar", "-replay.rulesDelay=5s"],
+                check=True, capture_output=True))
+            requests.get(f"{url}/internal/force_flush").raise_for_status()
+            time.sleep(2)
+            loaded = {"backfill_s": t_import, "rules_backfill_s": t_rules}
         hwm_before = _hwm_mb(process.pid)
-        out = {"backfill_s": t_import, "rules_backfill_s": t_rules, **report(url, sim, process.pid)}
+        out = {**loaded, **report(url, sim, process.pid)}
         out["server_rss_before_report_mb"] = hwm_before
         return out
     finally:
@@ -204,50 +225,72 @@ def main() -> int:
     parser.add_argument("--step", type=int, default=300)
     parser.add_argument("--days", type=int, default=7)
     parser.add_argument("--engines", default="prometheus,victoriametrics")
-    parser.add_argument("--work", help="work directory (default: a temporary one, removed)")
+    parser.add_argument("--work", help="work directory, kept: a second run with the same "
+                                       "--gpus/--step/--days reuses its backfilled servers and "
+                                       "times only the report (default: a temporary one, removed)")
     args = parser.parse_args()
     work = Path(args.work or tempfile.mkdtemp(prefix="gpuslo-bench-report-"))
     work.mkdir(parents=True, exist_ok=True)
+    meta_path = work / "loaded.json"
+    shape = {"gpus": args.gpus, "step": args.step, "days": args.days}
+    meta = json.loads(meta_path.read_text()) if meta_path.exists() else {}
+    if meta and meta.get("shape") != shape:
+        raise SystemExit(f"{work} holds {meta.get('shape')}, not {shape}: use another --work")
     try:
-        start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=args.days + 2)
+        start = (pd.Timestamp(meta["start"]) if meta else
+                 pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=args.days + 2))
         sim = simulate(faults.Fleet(nodes=args.gpus // 8, gpus_per_node=8, days=args.days),
                        seed=1, start=start)
         t_engine, anchor = _timed(lambda: compute_week(Frames(**sim.frames), sim.start, sim.end,
                                                        SloSpec()))
-        t_write, files = _timed(lambda: write_days(sim, args.step, work))
-        size = sum(f.stat().st_size for f in files)
-        print(f"{args.gpus} GPUs, {args.days} days, samples every {args.step} s: OpenMetrics "
-              f"{size / 1e9:.2f} GB written in {t_write:.0f} s; pandas engine {t_engine:.2f} s: "
-              f"usable {anchor.usable_gpu_hours:.2f} GPU-h, goodput {anchor.goodput_ratio:.6f}")
+        engines = args.engines.split(",")
+        files = sorted(work.glob("day-*.om"))
+        if any(e not in meta.get("engines", {}) for e in engines):
+            t_write, files = _timed(lambda: write_days(sim, args.step, work))
+            size = sum(f.stat().st_size for f in files)
+            print(f"OpenMetrics {size / 1e9:.2f} GB written in {t_write:.0f} s")
+        print(f"{args.gpus} GPUs, {args.days} days, samples every {args.step} s; pandas engine "
+              f"{t_engine:.2f} s: usable {anchor.usable_gpu_hours:.2f} GPU-h, goodput "
+              f"{anchor.goodput_ratio:.6f}")
         rules = work / "level1.rules.yml"
         rules.write_text(yaml.safe_dump({"groups": sli.recording_groups(SloSpec())[:2]},
                                         sort_keys=False))
+        meta = {"shape": shape, "start": str(start), "engines": meta.get("engines", {})}
         results = {}
-        for engine in args.engines.split(","):
+        for engine in engines:
             run = run_prometheus if engine == "prometheus" else run_victoria_metrics
             try:
-                results[engine] = r = run(sim, files, rules, work)
+                results[engine] = r = run(sim, files, rules, work, meta["engines"].get(engine))
             except (subprocess.CalledProcessError, SystemExit, Exception) as error:  # noqa: BLE001
                 print(f"{engine}: FAILED: {error}")
                 continue
-            scale = 100_000 / args.gpus
-            print(f"{engine}: backfill {r['backfill_s']:.0f} s, rules backfill "
-                  f"{r['rules_backfill_s']:.0f} s; report {r['report_s']:.1f} s, "
-                  f"{r['requests']} requests, {r['bytes'] / 1e6:.1f} MB received, server peak RSS "
-                  f"{r['server_peak_rss_mb']:.0f} MB")
-            print(f"  usable {r['usable_gpu_hours']:.2f} GPU-h (relative to pandas "
-                  f"{r['usable_gpu_hours'] / anchor.usable_gpu_hours - 1:+.2e}), goodput "
-                  f"{r['goodput_ratio']:.6f} ({r['goodput_ratio'] - anchor.goodput_ratio:+.2e}); "
-                  f"recorded rules: goodput {r['recorded_goodput']}, usable ratio "
-                  f"{r['recorded_usable_ratio']} (report {r['usable_ratio']:.6f})")
-            print(f"  projected to 100,000 GPUs (linear): report {r['report_s'] * scale:.0f} s, "
-                  f"{r['bytes'] * scale / 1e6:.0f} MB, server RSS "
-                  f"{r['server_peak_rss_mb'] * scale / 1e3:.1f} GB")
+            meta["engines"][engine] = {k: r[k] for k in ("backfill_s", "rules_backfill_s")}
+            meta_path.write_text(json.dumps(meta, indent=1))
+            _print(engine, r, anchor, 100_000 / args.gpus)
+        for path in files:  # loaded: the servers hold the data now
+            path.unlink(missing_ok=True)
         print(json.dumps(results, indent=1, default=str))
-        return 0 if len(results) == len(args.engines.split(",")) else 1
+        return 0 if len(results) == len(engines) else 1
     finally:
         if not args.work:
             shutil.rmtree(work, ignore_errors=True)
+
+
+def _print(engine: str, r: dict, anchor, scale: float) -> None:
+    print(f"{engine}: backfill {r['backfill_s']:.0f} s, rules backfill "
+          f"{r['rules_backfill_s']:.0f} s; report {r['report_s']:.1f} s, "
+          f"{r['requests']} requests, {r['bytes'] / 1e6:.1f} MB received, server peak RSS "
+          f"{r['server_peak_rss_mb']:.0f} MB")
+    print(f"  usable {r['usable_gpu_hours']:.2f} GPU-h (relative to pandas "
+          f"{r['usable_gpu_hours'] / anchor.usable_gpu_hours - 1:+.2e}), goodput "
+          f"{r['goodput_ratio']:.6f} ({r['goodput_ratio'] - anchor.goodput_ratio:+.2e}); "
+          f"recorded rules: goodput {r['recorded_goodput']}, usable ratio "
+          f"{r['recorded_usable_ratio']} (report {r['usable_ratio']:.6f})")
+    print(f"  projected to 100,000 GPUs (linear): report {r['report_s'] * scale:.0f} s, "
+          f"{r['bytes'] * scale / 1e6:.0f} MB, server RSS "
+          f"{r['server_peak_rss_mb'] * scale / 1e3:.1f} GB")
+    for query, (count, seconds, size) in list(r["by_query"].items())[:8]:
+        print(f"    {seconds:7.1f} s {count:4d} requests {size / 1e6:7.1f} MB  {query}")
 
 
 if __name__ == "__main__":

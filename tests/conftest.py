@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import requests
 
@@ -197,3 +198,16 @@ def running_prometheus(
         finally:
             process.terminate()
             process.wait(timeout=30)
+
+
+def assert_same_frames(a, b) -> None:
+    """Two `gpuslo.slo.frames.Frames` hold the same rows (in any order) in every frame the
+    SLO engine reads, and say the same about what they could not fill."""
+    for frame in ("inventory", "verdicts", "schedulability", "job_gpu_seconds", "allocations",
+                  "degradations"):
+        x, y = getattr(a, frame), getattr(b, frame)
+        keys = sorted(x.columns)
+        assert sorted(y.columns) == keys, frame
+        x, y = (f[keys].sort_values(keys).reset_index(drop=True) for f in (x, y))
+        pd.testing.assert_frame_equal(x, y, check_dtype=False, obj=frame)
+    assert a.cannot_fill == b.cannot_fill

@@ -10,7 +10,13 @@ import threading
 
 import pandas as pd
 import pytest
-from conftest import backfill, free_port, require_binary, running_prometheus
+from conftest import (
+    assert_same_frames,
+    backfill,
+    free_port,
+    require_binary,
+    running_prometheus,
+)
 
 from gpuslo.errors import InputError
 from gpuslo.slo.engine import compute_week
@@ -20,6 +26,7 @@ from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources.prometheus import load_prometheus, samples_to_intervals
 from gpuslo.slo.sources.query_api import MAX_POINTS, QueryApi, plan
+from gpuslo.slo.sources.sparse import MAX_BUCKETS, Reader, buckets
 from gpuslo.slo_spec import SloSpec
 
 START = pd.Timestamp("2026-11-23", tz="UTC")
@@ -162,3 +169,41 @@ def test_without_problem_series_unknown_time_keeps_its_reasons(backfilled):
         assert got_blind.get(reason, 0.0) == pytest.approx(want_blind[reason], rel=0.05,
                                                            abs=0.1), reason
     assert "no gpuslo_gpu_problem" in got.data_quality["cannot_fill"]["problem_reasons"]
+
+
+@pytest.mark.parametrize("hours,step_s,bucket_s", [(168, 300, 21600), (48, 60, 21600),
+                                                    (1, 60, 21600), (24 * 90, 30, 3600),
+                                                    (7, 3600, 21600)])
+def test_buckets_cover_the_window_in_whole_steps(hours, step_s, bucket_s):
+    end = START + pd.Timedelta(hours=hours)
+    spans = buckets(START, end, step_s, bucket_s)
+    assert spans[0][0] == START and spans[-1][1] == end and len(spans) <= MAX_BUCKETS
+    for (a, b), (c, _) in zip(spans, spans[1:], strict=False):
+        assert b == c and (b - a).total_seconds() % step_s == 0
+
+
+@pytest.mark.parametrize("name", ["fleet", "bare"])
+def test_locating_first_reads_the_same_frames_as_reading_every_gpu(backfilled, name):
+    """The located reads (a few instances and buckets) give exactly the frames of reading
+    every GPU at every step — gaps, verdicts, reasons (from the problems or, bare, from the
+    check error counters), cordons."""
+    sim, urls = backfilled
+    assert_same_frames(*(load_prometheus(urls[name], sim.start, sim.end, progress=False,
+                                         max_samples=15_000, locate=flag)
+                         for flag in (True, False)))
+
+
+def test_locating_skips_the_cells_with_nothing_to_read(backfilled):
+    """On two simulated days of 4 nodes, the non-healthy verdicts sit in a minority of the
+    (instance, 6 h bucket) cells: only those are read per step."""
+    sim, urls = backfilled
+    api = QueryApi(urls["fleet"], progress=False, max_samples=15_000)
+    seen = api.label_values("instance", "gpuslo_gpu_usable", sim.start, sim.end)
+    gpus = pd.DataFrame({"instance": seen})
+    reader = Reader(api, gpus, {i: i for i in seen}, sim.start, sim.end, STEP_S)
+    selector = 'gpuslo_gpu_verdict{verdict!="healthy",%s}'
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
+        "locate")
+    read = sum(len(c.instances) for c in cells)
+    assert 0 < read < len(seen) * len(buckets(sim.start, sim.end, STEP_S)) / 2

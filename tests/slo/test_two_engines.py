@@ -19,6 +19,7 @@ import pytest
 import requests
 import yaml
 from conftest import (
+    assert_same_frames,
     backfill,
     backfill_rules,
     import_openmetrics,
@@ -121,6 +122,15 @@ def test_report_agrees_with_the_engine_cordons_and_reasons_included(reports, sim
     assert len(node) >= 2
     for reason, hours in node.items():
         assert unusable(result)[reason] == pytest.approx(hours, rel=0.02), (name, reason)
+
+
+def test_locating_first_reads_what_reading_every_gpu_reads(reports, simulated):
+    """Located reads (instant queries per 6 h bucket, then per step only where something is)
+    give the same frames as reading every GPU at every step, on both engines."""
+    sim, _, _ = simulated
+    name, url, frames, _ = reports
+    assert_same_frames(frames, load_prometheus(url, sim.start, sim.end, progress=False,
+                                               max_samples=200_000, locate=False))
 
 
 def test_report_goodput_from_the_counters_agrees_with_the_engine(reports, simulated):

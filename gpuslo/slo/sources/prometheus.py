@@ -30,7 +30,9 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
   from `gpuslo:job_gpu_seconds:increase1m`), for the data quality's cross-check.
 
 Healthy time is the covered rest. The GPUs and when they are provisioned are read here; the
-sparse reads live in `gpuslo.slo.sources.sparse`. Range queries are split so that
+sparse reads live in `gpuslo.slo.sources.sparse`, each located first (an instant query per
+bucket of the window names the instances with anything to read) and then read per step only
+there. Range queries are split so that
 series × steps × terms stays under `max_samples`; every query is retried on 5xx and timeouts.
 Errors: InputError naming the URL and the query.
 """
@@ -153,10 +155,13 @@ def load_prometheus(
     max_samples: int = DEFAULT_MAX_SAMPLES,
     retries: int = DEFAULT_RETRIES,
     api: QueryApi | None = None,
+    locate: bool = True,
 ) -> Frames:
     """Frames for [start, end) from the API at `url` (see the module docstring): inventory,
     verdicts, schedulability and `job_gpu_seconds`; `recorded` holds the rules' SLIs and
-    `cannot_fill` what could not be read. Raises InputError."""
+    `cannot_fill` what could not be read. `locate=False` reads every GPU at every step instead
+    of locating the cells first (`gpuslo.slo.sources.sparse`: the same frames, slower). Raises
+    InputError."""
     api = api or QueryApi(url, session, timeout_s, retries, max_samples, progress)
     seen, node_of = read_gpus(api, start, end)
     window = window_ms((end - start).total_seconds())
@@ -170,7 +175,7 @@ def load_prometheus(
     probe = (f'gpuslo_gpu_usable{{instance="{seen["instance"].iloc[0]}"}}' if len(seen) else
              f'gpuslo_node_info{{instance="{min(node_of)}"}}' if node_of else "gpuslo_node_info")
     step = step_s or detect_step(api, probe, start, end)
-    reader = Reader(api, seen, node_of, start, end, step)
+    reader = Reader(api, seen, node_of, start, end, step, locate)
     coverage = read_coverage(reader)
     inventory = provisioned(inventory, coverage, start, end)
     bad, quality = read_non_healthy(reader)

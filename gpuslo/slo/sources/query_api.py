@@ -15,13 +15,15 @@ Requests time out after `timeout_s`; connection errors, read timeouts and HTTP 5
 are retried `retries` times with exponential backoff (urllib3 `Retry`); other errors (422: the
 query was refused, 400: bad query) are not. A tqdm progress bar goes to stderr when it is a
 terminal (`progress`). Errors raise InputError naming the URL and the query. `bytes_received`
-counts the response bytes (for the benchmarks).
+counts the response bytes and `timings` holds (what, seconds, bytes) per request (for the
+benchmarks).
 """
 
 from __future__ import annotations
 
 import re
 import sys
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -95,8 +97,10 @@ class QueryApi:
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.bytes_received = 0
         self.requests = 0
+        self.timings: list[tuple[str, float, int]] = []
 
     def _post(self, path: str, params: dict, what: str, method: str = "POST") -> object:
+        began = time.perf_counter()
         try:
             if method == "POST":
                 response = self.session.post(f"{self.url}{path}", data=params,
@@ -106,6 +110,7 @@ class QueryApi:
                                             timeout=self.timeout_s)
             self.bytes_received += len(response.content)
             self.requests += 1
+            self.timings.append((what, time.perf_counter() - began, len(response.content)))
         except requests.RequestException as error:
             raise InputError(self.url, f"{what} failed: {error}") from None
         try:
@@ -152,7 +157,19 @@ class QueryApi:
         """`query(matcher)` (a function of the matcher text, e.g. `instance=~"a|b"`, on
         `label`) over the steps in [start, end), split by `plan`; the pieces' points
         concatenated (see `range`)."""
-        pieces = plan(instances, per_instance, terms, start, end, step_s, self.max_samples)
+        return self.sharded_ranges(query, [(tuple(instances), start, end)], per_instance, terms,
+                                   step_s, desc, label)
+
+    def sharded_ranges(self, query, cells: list[tuple[tuple[str, ...], pd.Timestamp,
+                                                      pd.Timestamp]],
+                       per_instance: int, terms: int, step_s: int, desc: str,
+                       label: str = "instance") -> pd.DataFrame:
+        """`sharded_range` over several cells at once — (instances, start, end) each, the steps
+        in [start, end) of those instances — every cell split by `plan` and all the pieces run
+        in one pool; the points concatenated."""
+        pieces = [piece for instances, start, end in cells
+                  for piece in plan(list(instances), per_instance, terms, start, end, step_s,
+                                    self.max_samples)]
 
         def run(piece: Piece) -> pd.DataFrame:
             matcher = f'{label}=~"{alternation(list(piece.instances))}"'
@@ -161,17 +178,27 @@ class QueryApi:
         return concat(self._map(run, pieces, desc))
 
     def sharded_instant(self, query, instances: list[str], per_instance: int, points: int,
-                        at: pd.Timestamp, desc: str) -> pd.DataFrame:
+                        at: pd.Timestamp, desc: str, label: str = "instance") -> pd.DataFrame:
         """`query(matcher)` at `at`, sharded so each shard loads ≤ max_samples
         (per_instance × points samples per instance); results as `tidy`."""
+        return self.sharded_instants(lambda m, _at: query(m), instances, per_instance, points,
+                                     [at], desc, label)
+
+    def sharded_instants(self, query, instances: list[str], per_instance: int, points: int,
+                         times: list[pd.Timestamp], desc: str,
+                         label: str = "instance") -> pd.DataFrame:
+        """`query(matcher, at)` at each of `times`, sharded as `sharded_instant`, all requests
+        in one pool; results as `tidy` (each point's `time` is its evaluation time)."""
         shard = max(1, self.max_samples // max(per_instance * points, 1))
-        groups = [instances[a: a + shard] for a in range(0, len(instances), shard)]
+        items = [(instances[a: a + shard], at) for at in times
+                 for a in range(0, len(instances), shard)]
 
-        def run(group: list[str]) -> pd.DataFrame:
-            matcher = f'instance=~"{alternation(group)}"'
-            return tidy(self.instant(query(matcher), at), "value")
+        def run(item: tuple[list[str], pd.Timestamp]) -> pd.DataFrame:
+            group, at = item
+            matcher = f'{label}=~"{alternation(group)}"'
+            return tidy(self.instant(query(matcher, at), at), "value")
 
-        return concat(self._map(run, groups, desc))
+        return concat(self._map(run, items, desc))
 
     def _map(self, run, items: list, desc: str) -> list:
         bar = tqdm(total=len(items), desc=desc, unit="query", file=sys.stderr,

@@ -6,9 +6,20 @@ missing GPUs, Slurm node states, the job counters' increases and the recorded SL
 Every per-step read uses a window of one step just under the step (`_ms`), so a sample at t
 stands for [t, t + step) on closed (Prometheus 2) and half-open (VictoriaMetrics, Prometheus 3)
 ranges alike, whatever the server's lookback delta.
+
+Locate, then read: a range query costs the server series × steps whatever it returns (each step
+is evaluated for every series it selects), while what these reads look for — gaps, non-healthy
+verdicts, cordons — covers a few per cent of the GPU-time. So each read first locates its cells:
+the window is cut into buckets (`BUCKET_S`, a whole number of steps) and one instant query per
+bucket (`max_over_time`/`count_over_time` over the bucket: each raw sample read once, nothing
+evaluated per step) names the instances with anything to read there; the per-step range query
+then runs only over those instances and buckets. `Reader(..., locate=False)` reads every
+instance over the whole window instead (the same frames, at the full cost: the tests compare).
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 import pandas as pd
 
@@ -20,6 +31,12 @@ from gpuslo.slo.sources.slurm import node_state_frames
 START_HOLD = "1d"  # how far before the window a job counter's value is looked for
 _REASON_RANK = {reason: rank for rank, reason in enumerate(names.REASONS)}
 INCREASE = "gpuslo:job_gpu_seconds:increase1m"  # gpuslo.alerts.sli.JOB_SECONDS_INCREASE
+BUCKET_S = 6 * 3600  # the locating instant queries' bucket: 28 per week
+MAX_BUCKETS = 200  # longer windows take longer buckets
+# An instant query evaluated at the time of a series' first sample misses that sample on
+# VictoriaMetrics 1.79 (a range query over more than one point sees it): instant queries are
+# evaluated this much after the step they stand for, with the same window length.
+AFTER = pd.Timedelta(milliseconds=1)
 
 
 def window_ms(seconds: float) -> str:
@@ -54,21 +71,89 @@ def _label(frame: pd.DataFrame, name: str) -> pd.Series:
 # --- coverage, verdicts, reasons, schedulability ------------------------------------------------
 
 
+@dataclass(frozen=True)
+class Cell:
+    """Where a read looks: the `label` values (instances, or nodes) and the steps in [start,
+    end)."""
+
+    instances: tuple[str, ...]
+    start: pd.Timestamp
+    end: pd.Timestamp
+
+
+def buckets(start: pd.Timestamp, end: pd.Timestamp, step_s: int,
+            bucket_s: int = BUCKET_S) -> list[tuple[pd.Timestamp, pd.Timestamp]]:
+    """[start, end) cut into buckets of a whole number of steps (at least one, at most
+    MAX_BUCKETS buckets; the last may be shorter), each (first step, end). Pure."""
+    steps = max(int(-(-(end - start).total_seconds() // step_s)), 1)
+    per = max(1, bucket_s // step_s, -(-steps // MAX_BUCKETS))
+    return [(start + pd.Timedelta(seconds=a * step_s),
+             min(end, start + pd.Timedelta(seconds=min(a + per, steps) * step_s)))
+            for a in range(0, steps, per)]
+
+
 class Reader:
-    """What every per-GPU query shares: the API, the instances, the step and the window."""
+    """What every per-GPU query shares: the API, the instances, the step and the window; and
+    the locate-then-read of the module docstring."""
 
     def __init__(self, api: QueryApi, gpus: pd.DataFrame, node_of: dict[str, str], start, end,
-                 step_s: int) -> None:
+                 step_s: int, locate: bool = True) -> None:
         self.api, self.start, self.end, self.step = api, start, end, step_s
         self.instances = sorted(gpus["instance"].unique())
-        self.per_instance = int(gpus.groupby("instance").size().max()) if len(gpus) else 1
+        self.gpus_of = gpus.groupby("instance").size().to_dict() if len(gpus) else {}
+        self.per_instance = int(max(self.gpus_of.values())) if self.gpus_of else 1
         self.node_of = node_of
+        self.locate_cells = locate
 
     def range(self, query, terms: int, desc: str, instances=None, per_instance=None,
               label: str = "instance") -> pd.DataFrame:
         return self.api.sharded_range(query, self.instances if instances is None else instances,
                                       per_instance or self.per_instance, terms, self.start,
                                       self.end, self.step, desc, label)
+
+    def locate(self, probe, desc: str, instances=None, per_instance=None,
+               label: str = "instance", expect: dict[str, int] | None = None) -> list[Cell]:
+        """The cells with something to read: per bucket, the `label` values of the series
+        `probe(matcher, window, steps)` returns (an instant query over the bucket's samples,
+        evaluated AFTER its last step: `window` covers the samples its steps read; `steps` is
+        their number) — or,
+        with `expect` (label value → count), those whose value is below their count or that
+        returned nothing. Every value over the whole window when locating is off."""
+        values = list(self.instances if instances is None else instances)
+        if not values:
+            return []
+        if not self.locate_cells:
+            return [Cell(tuple(values), self.start, self.end)]
+        spans = buckets(self.start, self.end, self.step)
+        after = pd.Timedelta(seconds=self.step) - AFTER
+        steps = {last - after: int(round((last - first).total_seconds() / self.step))
+                 for first, last in spans}
+        found = self.api.sharded_instants(
+            lambda m, at: probe(m, window_ms((steps[at]) * self.step), steps[at]), values,
+            per_instance or self.per_instance, max(steps.values()), list(steps), desc, label)
+        cells = []
+        for first, last in spans:
+            hits = found[found["time"] == last - after] if len(found) else found
+            named = _label(hits, label)
+            if expect is None:
+                active = set(named)
+            else:
+                counts = dict(zip(named, hits["value"], strict=True))
+                active = {v for v in values if counts.get(v, 0) < expect.get(v, 1)}
+            if active:
+                cells.append(Cell(tuple(sorted(active)), first, last))
+        return cells
+
+    def read(self, query, terms: int, desc: str, cells: list[Cell], per_instance=None,
+             label: str = "instance", overlap: bool = False) -> pd.DataFrame:
+        """`query(matcher)` at every step of `cells` (sharded under the sample budget), the
+        points concatenated as `QueryApi.range`; `overlap` reads one step past each cell (an
+        edge on a cell's first step after a skipped bucket is seen from the cell before)."""
+        step = pd.Timedelta(seconds=self.step)
+        spans = [(c.instances, c.start, min(self.end, c.end + step) if overlap else c.end)
+                 for c in cells]
+        return self.api.sharded_ranges(query, spans, per_instance or self.per_instance, terms,
+                                       self.step, desc, label)
 
 
 def read_coverage(reader: Reader) -> pd.DataFrame:
@@ -77,9 +162,15 @@ def read_coverage(reader: Reader) -> pd.DataFrame:
     now = lambda m: f"count_over_time(gpuslo_gpu_usable{{{m}}}[{w}])"  # noqa: E731
     before = lambda m: f"count_over_time(gpuslo_gpu_usable{{{m}}}[{w}] offset {step})"  # noqa: E731
     at_start = reader.api.sharded_instant(now, reader.instances, reader.per_instance, 2,
-                                          reader.start, "coverage at start")
-    begins = reader.range(lambda m: f"{now(m)} unless {before(m)}", 2, "coverage begins")
-    ends = reader.range(lambda m: f"{before(m)} unless {now(m)}", 2, "coverage ends")
+                                          reader.start + AFTER, "coverage at start")
+    cells = reader.locate(
+        lambda m, window, steps: ("count by (instance) (count_over_time("
+                                  f"gpuslo_gpu_usable{{{m}}}[{window}]) == {steps})"),
+        "coverage gaps", expect=reader.gpus_of)
+    begins = reader.read(lambda m: f"{now(m)} unless {before(m)}", 2, "coverage begins", cells,
+                         overlap=True)
+    ends = reader.read(lambda m: f"{before(m)} unless {now(m)}", 2, "coverage ends", cells,
+                       overlap=True)
     at_start = at_start.assign(time=reader.start)
     edges = pd.concat([
         pd.DataFrame({"instance": _label(f, "instance"), "uuid": _label(f, "uuid"),
@@ -102,14 +193,17 @@ def read_non_healthy(reader: Reader) -> tuple[pd.DataFrame, dict[str, str]]:
     """Non-healthy verdict intervals (instance, uuid, verdict, reason, layer, action, start,
     end) and what the data quality should say about their reasons."""
     w = window_ms(reader.step)
-    verdicts = reader.range(
-        lambda m: f'last_over_time(gpuslo_gpu_verdict{{verdict!="healthy",{m}}}[{w}]) == 1',
-        2, "non-healthy verdicts")
+    selector = 'gpuslo_gpu_verdict{verdict!="healthy",%s}'
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
+        "locate non-healthy verdicts", per_instance=reader.per_instance * 2)
+    verdicts = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 2,
+                           "non-healthy verdicts", cells)
     columns = ["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"]
     if verdicts.empty:
         return pd.DataFrame(columns=columns), {}
-    problems = reader.range(lambda m: f"last_over_time(gpuslo_gpu_problem{{{m}}}[{w}]) == 1",
-                            2, "problems")
+    problems = reader.read(lambda m: f"last_over_time(gpuslo_gpu_problem{{{m}}}[{w}]) == 1",
+                           2, "problems", cells)
     v = pd.DataFrame({k: _label(verdicts, k) for k in ("instance", "uuid", "verdict")})
     v["time"] = verdicts["time"]
     p = pd.DataFrame({k: _label(problems, k) for k in ("instance", "uuid", "reason", "layer",
@@ -119,25 +213,33 @@ def read_non_healthy(reader: Reader) -> tuple[pd.DataFrame, dict[str, str]]:
     p = p.sort_values("rank", kind="stable").drop_duplicates(["instance", "uuid", "time"])
     joined = v.merge(p.drop(columns="rank"), on=["instance", "uuid", "time"], how="left")
     joined[["reason", "layer", "action"]] = joined[["reason", "layer", "action"]].fillna("")
-    joined, quality = _fallback_reasons(reader, joined)
+    joined, quality = _fallback_reasons(reader, joined, cells)
     return samples_to_intervals(joined, columns[:-2], reader.step), quality
 
 
-def _fallback_reasons(reader: Reader, joined: pd.DataFrame) -> tuple[pd.DataFrame, dict]:
+def _fallback_reasons(reader: Reader, joined: pd.DataFrame,
+                      cells: list[Cell]) -> tuple[pd.DataFrame, dict]:
     """Unknown samples without a gpuslo_gpu_problem: the reason of a check error counter that
-    grew on the instance within the step, else `stale_data`."""
+    grew on the instance within the step, else `stale_data` (read in the cells of `cells` that
+    hold such samples)."""
     bare = (joined["verdict"] == names.VERDICT_UNKNOWN) & (joined["reason"] == "")
     if not bare.any():
         return joined, {}
-    instances = sorted(joined.loc[bare, "instance"].unique())
+    needed = joined.loc[bare, ["instance", "time"]]
+    bare_cells = []
+    for cell in cells:
+        inside = needed[(needed["time"] >= cell.start) & (needed["time"] < cell.end)]
+        if len(inside):
+            bare_cells.append(Cell(tuple(sorted(inside["instance"].unique())), cell.start,
+                                   cell.end))
     w, step = window_ms(reader.step), f"{reader.step}s"
     errors = "gpuslo_check_errors_total{%s}"
-    grew = reader.range(
+    grew = reader.read(
         lambda m: (f"max by (instance, reason) ((last_over_time({errors % m}[{w}])"
                    f" - last_over_time({errors % m}[1h] offset {step})) > 0"
                    f" or (last_over_time({errors % m}[{w}])"
                    f" unless last_over_time({errors % m}[1h] offset {step})))"),
-        3, "check errors", instances=instances, per_instance=reader.per_instance * 2)
+        3, "check errors", bare_cells, per_instance=reader.per_instance * 2)
     found = pd.DataFrame({"instance": _label(grew, "instance"), "time": grew["time"],
                           "fallback": _label(grew, "reason")})
     found = found[found["fallback"].isin(names.REASONS)].drop_duplicates(["instance", "time"])
@@ -163,9 +265,12 @@ def read_schedulability(reader: Reader, nodes: list[str]) -> tuple[pd.DataFrame,
             "schedulability": "no kube_node_spec_unschedulable series for the GPU nodes in the "
                               "window (kube-state-metrics not scraped?): every healthy GPU "
                               "counts as schedulable"}
-    w = window_ms(reader.step)
-    flags = reader.range(lambda m: f"last_over_time(kube_node_spec_unschedulable{{{m}}}[{w}]) == 1",
-                         1, "schedulability", instances=mine, per_instance=1, label="node")
+    w, selector = window_ms(reader.step), "kube_node_spec_unschedulable{%s}"
+    cells = reader.locate(
+        lambda m, window, _: f"max by (node) (max_over_time({selector % m}[{window}])) == 1",
+        "locate cordons", instances=mine, per_instance=1, label="node")
+    flags = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 1,
+                        "schedulability", cells, per_instance=1, label="node")
     frame = pd.DataFrame({"node": _label(flags, "node"), "time": flags["time"]})
     spans = samples_to_intervals(frame.drop_duplicates(), ["node"], reader.step)
     spans = spans.assign(state="cordoned", reason="kube_node_spec_unschedulable")
@@ -183,10 +288,13 @@ def read_missing(reader: Reader, inventory: pd.DataFrame) -> pd.DataFrame:
     if unseen.empty or not instances:
         return pd.DataFrame()
     w = window_ms(reader.step)
-    fails = reader.range(
-        lambda m: ("max by (instance) (last_over_time(gpuslo_check_status{check=\"gpu_inventory\""
-                   f',status="fail",{m}}}[{w}])) == 1'),
-        1, "gpu_inventory fails", instances=instances, per_instance=1)
+    selector = 'gpuslo_check_status{check="gpu_inventory",status="fail",%s}'
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
+        "locate gpu_inventory fails", instances=instances, per_instance=1)
+    fails = reader.read(
+        lambda m: f"max by (instance) (last_over_time({selector % m}[{w}])) == 1",
+        1, "gpu_inventory fails", cells, per_instance=1)
     if fails.empty:
         return pd.DataFrame()
     fails = fails.assign(node=_label(fails, "instance").map(lambda i: reader.node_of.get(i) or i))
@@ -202,10 +310,12 @@ def read_slurm(reader: Reader) -> tuple[pd.DataFrame, pd.DataFrame]:
                                         reader.end)
     if not instances:
         return node_state_frames(pd.DataFrame())
-    w = window_ms(reader.step)
-    raw = reader.range(
-        lambda m: f'last_over_time(gpuslo_slurm_node_state{{state!="up",{m}}}[{w}]) == 1',
-        1, "slurm node states", instances=instances, per_instance=8)
+    w, selector = window_ms(reader.step), 'gpuslo_slurm_node_state{state!="up",%s}'
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
+        "locate slurm node states", instances=instances, per_instance=8)
+    raw = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 1,
+                      "slurm node states", cells, per_instance=8)
     labels = ("instance", "state", "reason_layer", "reason")
     samples = pd.DataFrame({k: _label(raw, k) for k in labels})
     samples["node"] = samples["instance"].map(lambda i: reader.node_of.get(i, i))
