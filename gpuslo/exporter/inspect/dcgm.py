@@ -33,7 +33,7 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings
 from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings
-from gpuslo.exporter.policy.gpu import evaluate_gpu
+from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
 __all__ = [
@@ -97,21 +97,10 @@ def inventory_finding(gpu) -> Finding:
 
 
 def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
-    """A fatal `gpu_missing` finding (count = GPUs missing, as the nvidia-smi findings count
-    them) when fewer GPUs are seen than `--expect-gpus`."""
-    if expected is None or seen >= expected:
-        return []
-    return [
-        Finding(
-            kind=kind,
-            class_=names.CLASS_FATAL,
-            signal="gpu_missing",
-            reason="gpu_missing",
-            action=names.ACTION_REBOOT_NODE,
-            count=expected - seen,
-            message=f"{seen} of {expected} expected GPUs seen",
-        )
-    ]
+    """A fatal `gpu_missing` finding (count = GPUs missing, `policy.gpu.gpus_missing`) when
+    fewer GPUs are seen than `--expect-gpus`."""
+    problem = gpus_missing(seen, expected)
+    return [problem.finding(kind)] if problem else []
 
 
 def looks_like_dcgmi(text: str) -> bool:

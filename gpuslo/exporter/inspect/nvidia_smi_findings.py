@@ -10,7 +10,7 @@ from collections import Counter
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import HEALTH_FIELDS, GpuReading, SmiReading
-from gpuslo.exporter.policy.gpu import evaluate_gpu
+from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
 
@@ -86,24 +86,8 @@ def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Fin
     """
     seen = max(len(reading.gpus), reading.attached_gpus or 0)
     out = not_shown(kind, reading, expect_gpus)
-    if expect_gpus is not None and seen < expect_gpus:
-        count, message = expect_gpus - seen, f"{seen} of {expect_gpus} expected GPUs seen"
-    elif reading.no_devices and seen == 0:
-        count, message = None, "No devices were found"
-    else:
-        return out
-    return [
-        Finding(
-            kind=kind,
-            class_=names.CLASS_FATAL,
-            signal="gpu_missing",
-            reason="gpu_missing",
-            action=names.ACTION_REBOOT_NODE,
-            count=count,
-            message=message,
-        ),
-        *out,
-    ]
+    problem = gpus_missing(seen, expect_gpus, reading.no_devices)
+    return [problem.finding(kind), *out] if problem else out
 
 
 def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:

@@ -112,6 +112,21 @@ class GpuProblem:
             raise ValueError(f"action {self.action!r} not in names.ACTIONS")
 
 
+def gpus_missing(seen: int, expected: int | None,
+                 no_devices: bool = False) -> GpuProblem | None:
+    """The fatal `gpu_missing` problem of a node (action reboot_node: a GPU off the bus does not
+    come back otherwise) when fewer than `expected` GPUs are seen (count = GPUs missing), or when
+    the tool said "No devices were found" and none is seen (count unknown); else None."""
+    if expected is not None and seen < expected:
+        count, message = expected - seen, f"{seen} of {expected} expected GPUs seen"
+    elif no_devices and seen == 0:
+        count, message = None, "No devices were found"
+    else:
+        return None
+    return GpuProblem(signal="gpu_missing", class_=names.CLASS_FATAL, reason="gpu_missing",
+                      action=names.ACTION_REBOOT_NODE, message=message, count=count)
+
+
 def recovery_action_of(text: str | None) -> str | None:
     """Our action (`names.ACTIONS`) for NVIDIA's recovery action text, None when not reported.
 
