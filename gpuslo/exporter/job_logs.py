@@ -14,6 +14,13 @@ allocations: the GPUs the container holds), else `default_gpus` (`--job-log-gpus
 count is unknown is read but not exposed until it is known; the first count seen is kept (a
 container's GPUs do not change while it lives).
 
+Container restarts. The kubelet starts `<n+1>.log` when the container restarts: before the first
+line of a file with a higher restart count than any read so far for the job, the tailer puts
+`restart_line(n+1, time)` (dated by the new file's first line), which the common profile reads
+as a (re)start — so the progress since the last checkpoint is `wasted_progress` and the gap until
+the new container runs `recovery`, with the cause the old log printed, else `unknown`
+(observability). The restart count seen is in the cursor, so a restarted exporter adds it once.
+
 Restart-safe, exactly once. Per job the state dir holds `job_logs/<job>.lines`, the decoded
 lines so far (append-only: `<CRI time or ->` TAB `<line>`), and `job_logs/<job>.cursor.json`,
 written atomically after the lines are appended and synced: per file (by inode, so a rotation
@@ -75,6 +82,12 @@ def job_of(path: str | os.PathLike[str]) -> tuple[str, PodLogIdentity | None]:
     return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job)[:128], identity
 
 
+def restart_line(count: int, ts: float | None) -> Line:
+    """The line that stands for the container's restart number `count` (its `<count>.log`
+    began at `ts`), as the profiles' common `init` rule reads it. Pure."""
+    return (ts, f"gpuslo: container restarted (restart count {count})")
+
+
 def decode(raw: str, joiner: CriJoiner) -> list[Line]:
     """The physical lines one raw log line gives: a CRI record (partials joined per stream in
     `joiner`; nothing until the `F`) or a plain line. Pure apart from `joiner`."""
@@ -127,6 +140,7 @@ class _Job:
     files: dict[str, dict[str, Any]] = field(default_factory=dict)  # inode -> {name, offset}
     joiner: CriJoiner = field(default_factory=CriJoiner)
     gpus: int | None = None
+    restarts: int | None = None  # highest restart count (<n>.log) read, None before any line
     spool_bytes: int = 0
     result: JobGoodput | None = None
     dirty: bool = True
@@ -183,6 +197,7 @@ class JobLogTailer:
             tail.files = {str(k): dict(v) for k, v in cursor["files"].items()}
             tail.joiner = CriJoiner({k: list(v) for k, v in cursor["pending"].items()})
             tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
+            tail.restarts = cursor.get("restarts")
         except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
             log.warning("job log state of %s unusable (%s): reading its logs from the start",
                         job, error)
@@ -234,6 +249,7 @@ class JobLogTailer:
         lines: list[Line] = []
         seen: dict[str, dict[str, Any]] = {}
         behind = False  # a file not read to its end: later files wait (lines stay in order)
+        restarts = tail.restarts
         for path in paths:
             if behind:
                 seen.update({k: v for k, v in tail.files.items() if v["name"] == path.name})
@@ -256,11 +272,27 @@ class JobLogTailer:
                                 f"{READ_CHUNK} bytes skipped")
                 end = len(data)
                 data = b""
-            for raw in data[:end].decode("utf-8", errors="replace").split("\n")[:-1]:
-                lines += decode(raw, tail.joiner)
+            text = data[:end].decode("utf-8", errors="replace")
+            decoded = [line for raw in text.split("\n")[:-1] for line in decode(raw, tail.joiner)]
+            marker, restarts = self._restarted(tail, restarts, path.name, decoded)
+            lines += marker + decoded
             seen[key] = {"name": path.name, "offset": entry["offset"] + end}
         if lines or seen != tail.files:
+            tail.restarts = restarts
             self._commit(tail, lines, seen)
+
+    @staticmethod
+    def _restarted(tail: _Job, before: int | None, name: str,
+                   decoded: list[Line]) -> tuple[list[Line], int | None]:
+        """([restart_line] when `decoded` are the first lines of a container's new restart
+        count — its `<n>.log` with n above `before`, the highest read so far — else [], and the
+        highest count read with these lines)."""
+        count = file_order(name)[0]
+        if tail.identity is None or not decoded or count >= 1 << 30:
+            return [], before
+        if before is None or count <= before:
+            return [], count if before is None else before
+        return [restart_line(count, decoded[0][0])], count
 
     def _commit(self, tail: _Job, lines: list[Line], files: dict[str, dict[str, Any]]) -> None:
         """Append `lines` to the job's .lines (synced), then write its cursor atomically, then
@@ -287,7 +319,7 @@ class JobLogTailer:
         write_json_atomic(self._paths(tail.job)[1], {
             "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
             "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
-            "identity": identity})  # fmt: skip
+            "identity": identity, "restarts": tail.restarts})  # fmt: skip
 
     def _learn_gpus(self, tail: _Job) -> bool:
         """Ask for the job's GPU count while it is unknown; True when it was just learned."""

@@ -49,7 +49,9 @@ class Accounting:
 
     - `segments`: one row per painted segment — gpu (int64 index into `gpus`), node (string),
       start/end (datetime64[ns, UTC]), seconds (float64), state (string, STATES), reason, layer
-      (string, "" when usable), job (string, "" unless allocated).
+      (string, "" when usable), job (string, "" unless allocated), held_by (string: the job
+      whose allocation covers the segment whatever its state, "" when none — so a job is
+      charged the unusable time of the GPUs it held, `gpuslo.slo.job_losses`).
     - `gpus`: the inventory rows that were provisioned in the window, index = gpu.
     - `by_state`: GPU-seconds per state (Series indexed by STATES, all present).
     - `by_layer_reason`: GPU-seconds not usable per (layer, reason) (DataFrame: layer, reason,
@@ -111,8 +113,8 @@ def account(
     alloc_iv = _allocation_intervals(allocations, gpus, to_ticks)
     days = _midnights(start, end, tick)
     seg = _segments(prov["gpu"].to_numpy(), prov_s, prov_e, [verdict_iv, sched_iv, alloc_iv], days)
-    state, code = _paint(seg, verdict_iv, sched_iv, alloc_iv)
-    return _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, tick)
+    state, code, held = _paint(seg, verdict_iv, sched_iv, alloc_iv)
+    return _summarise(seg, (state, code, held), gpus, verdict_iv, sched_iv, alloc_iv, start, tick)
 
 
 def _provisioned(inventory: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp):
@@ -201,8 +203,9 @@ def _midnights(start: pd.Timestamp, end: pd.Timestamp, tick: int) -> np.ndarray:
     return (days.asi8 - start.value) // tick
 
 
-def _paint(seg: _Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndarray, np.ndarray]:
-    """State code per segment and the index of the interval that decided it (-1 for none)."""
+def _paint(seg: _Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndarray, ...]:
+    """State code per segment, the index of the interval that decided it (-1 for none) and the
+    index of the allocation covering it whatever the state (-1 for none)."""
     v = _winner(seg, verdict_iv)
     s = _winner(seg, sched_iv)
     a = _winner(seg, alloc_iv)
@@ -219,10 +222,11 @@ def _paint(seg: _Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndarray, 
         s,
         np.where(state == _STATE_CODE["allocated"], a, v),
     )
-    return state, np.where(state == _STATE_CODE[names.ACCOUNTING_NO_DATA], -1, code)
+    return state, np.where(state == _STATE_CODE[names.ACCOUNTING_NO_DATA], -1, code), a
 
 
-def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, tick) -> Accounting:
+def _summarise(seg, painted, gpus, verdict_iv, sched_iv, alloc_iv, start, tick) -> Accounting:
+    state, code, held = painted
     state_name = np.asarray(STATES, dtype=object)[state]
     reason = np.full(len(state), "", dtype=object)
     layer = np.full(len(state), "", dtype=object)
@@ -236,6 +240,7 @@ def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, ti
     reason[pick], layer[pick] = "no_data", names.LAYER_OBSERVABILITY
     pick = state == _STATE_CODE["allocated"]
     job[pick] = alloc_iv.labels["job"].to_numpy(dtype=object)[code[pick]]
+    held_by = _take(alloc_iv.labels["job"], held)
     ticks = seg.end - seg.start
     seconds = ticks * (tick / 1e9)
     segments = pd.DataFrame(
@@ -249,6 +254,7 @@ def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, ti
             "reason": reason,
             "layer": layer,
             "job": job,
+            "held_by": held_by,
         }
     ).astype(
         {
@@ -257,6 +263,7 @@ def _summarise(seg, state, code, gpus, verdict_iv, sched_iv, alloc_iv, start, ti
             "reason": "string",
             "layer": "string",
             "job": "string",
+            "held_by": "string",
         }
     )
     state_ticks = {name: int(ticks[state == c].sum()) for name, c in _STATE_CODE.items()}

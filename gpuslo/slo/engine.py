@@ -36,7 +36,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.slo import attribution, crawl, objectives, reliability
+from gpuslo.slo import attribution, crawl, job_losses, objectives, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
 from gpuslo.slo.events import index_events
@@ -50,7 +50,9 @@ class WeeklyResult:
     jobs (attribution.job_summary), interruptions (attribution.attribute), reliability
     (reliability.mtbf_mttr), lemon_nodes, blast_radius, daily (per_day), crawl (every slowdown
     in the window, `crawl.attribute_slowdowns` plus gpu_hours), node_scores
-    (`crawl.node_scores`)."""
+    (`crawl.node_scores`), job_losses (`job_losses.job_losses`: per job, kind unusable|badput,
+    layer, reason and node, the GPU-hours it lost) and jobs_hit (`job_losses.jobs_hit`: per
+    job, held and lost GPU-hours with its main layer and reason, most hit first)."""
 
     start: pd.Timestamp
     end: pd.Timestamp
@@ -84,6 +86,10 @@ class WeeklyResult:
     node_scores: pd.DataFrame
     slowdown_rule: dict
     accounting: Accounting = field(repr=False)
+    job_losses: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=job_losses.COLUMNS))
+    jobs_hit: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
+        columns=job_losses.HIT_COLUMNS))
 
     @property
     def usable_ratio(self) -> float | None:
@@ -182,6 +188,8 @@ class WeeklyResult:
                 "blast_radius": self.blast_radius.to_dict("records"),
                 "daily": self.daily.to_dict("records"),
                 "crawl": self.crawl_dict(),
+                "jobs_hit": self.jobs_hit.to_dict("records"),
+                "job_losses": self.job_losses.drop(columns="ticks").to_dict("records"),
                 "data_quality": self.data_quality,
             }
         )
@@ -216,6 +224,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         frames, slowdowns, nodes, split, (start, end), hours(1), (by_layer, by_reason)
     )
     by_reason = {k: v for k, v in sorted(by_reason.items()) if v}
+    losses = job_losses.job_losses(acc, split, attributed, crawl_rows)
 
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
@@ -261,6 +270,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         node_scores=scores,
         slowdown_rule=dataclasses.asdict(spec.slowdown_rule()),
         accounting=acc,
+        job_losses=losses,
+        jobs_hit=job_losses.jobs_hit(losses, acc),
     )
 
 

@@ -31,7 +31,14 @@ from gpuslo.exporter.evidence.cri_log import (
     parse_cri_line,
     pod_log_identity,
 )
-from gpuslo.exporter.job_logs import JobLogTailer, decode, file_order, job_of, recompute
+from gpuslo.exporter.job_logs import (
+    JobLogTailer,
+    decode,
+    file_order,
+    job_of,
+    recompute,
+    restart_line,
+)
 from gpuslo.goodput.logs.read import physical_lines
 
 CASES = SHARED / "training_logs" / "cases"
@@ -106,12 +113,115 @@ def write(path: Path, lines: list[str], tail: str = "") -> None:
 
 
 def expected_lines(folder: Path) -> list:
+    """A container's decoded lines in reading order, with `restart_line(n)` before the first
+    line of each restart count n (`<n>.log`) above the first one read."""
     joiner = CriJoiner()
-    out = []
+    out: list = []
+    seen = None
     for path in sorted(folder.iterdir(), key=lambda p: file_order(p.name)):
-        for raw in path.read_text(encoding="utf-8").splitlines():
-            out += decode(raw, joiner)
+        count = file_order(path.name)[0]
+        lines = [line for raw in path.read_text(encoding="utf-8").splitlines()
+                 for line in decode(raw, joiner)]
+        if lines and seen is not None and count > seen:
+            out.append(restart_line(count, lines[0][0]))
+        if lines:
+            seen = count if seen is None else max(seen, count)
+        out += lines
     return out
+
+
+# --- a container restart: the kubelet's <n+1>.log --------------------------------------------
+T08 = next(CASES.glob("T08_*.log")).read_text().splitlines()  # nanoGPT, checkpoint at 3000
+T08_START = 1679477430.0  # 2023-03-22T09:30:30Z
+
+
+def _printed(line: str) -> float:
+    found = re.search(r"(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d)", line)
+    return float(calendar.timegm(time.strptime(found.group(1), "%Y-%m-%d %H:%M:%S")))
+
+
+def _shifted(lines: list[str], seconds: float) -> list[str]:
+    """`lines` with every printed time `seconds` later (the restarted container's run)."""
+    out = []
+    for line in lines:
+        found = re.search(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d", line)
+        if found:
+            stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(_printed(line) + seconds))
+            line = line.replace(found.group(0), stamp)
+        out.append(line)
+    return out
+
+
+def _iteration(step: int) -> int:
+    return next(k for k, line in enumerate(T08) if f"iter {step}:" in line)
+
+
+def restarted_container(folder: Path, cut: int, resume: int) -> tuple[float, float]:
+    """0.log: T08 up to `iter {cut}` (the container is killed mid-training: no error line);
+    1.log: the restarted container, 900 s later, from `iter {resume}` on. Returns (time of the
+    last step 0.log prints, time of 1.log's first line)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    zero = T08[: _iteration(cut) + 1]
+    one = _shifted(T08[_iteration(resume):], 900)
+    write(folder / "0.log", cri_lines("\n".join(zero), T08_START))
+    write(folder / "1.log", cri_lines("\n".join(one), T08_START + 900))
+    return _printed(zero[-1]), _printed(one[0])
+
+
+def test_a_new_restart_count_file_is_a_restart_with_wasted_progress_and_recovery(tmp_path):
+    # 0.log ends at step 3050, after the checkpoint of step 3000 (its save line is dated 10 s
+    # after the printed 09:32:42 eval line: 09:32:52); 1.log resumes from it 900 s later.
+    folder = tmp_path / "pods" / POD / "trainer"
+    last, first = restarted_container(folder, 3050, 3000)
+    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "state",
+                          default_gpus=8)
+    tailer.poll()
+    got = dict(tailer.jobs(5))[JOB]
+    saved = calendar.timegm(time.strptime("2023-03-22 09:32:52", "%Y-%m-%d %H:%M:%S"))
+    # steps 3001–3050 were not committed: lost; the restart gap: recovery
+    assert got.gpu_seconds["wasted_progress"] == pytest.approx(8 * (last - saved))
+    assert got.gpu_seconds["recovery"] == pytest.approx(8 * (first - last))
+    assert got.interruptions["observability"] == 1  # the old log printed no cause
+    assert got.gpu_seconds == recompute(expected_lines(folder), JOB, 8).gpu_seconds
+
+
+def test_a_restart_that_loses_no_step_is_recovery_not_a_slowdown(tmp_path):
+    # killed right after step 3000 was saved, resumed at 3010: without the restart the 900 s gap
+    # would read as one slow interval
+    folder = tmp_path / "pods" / POD / "trainer"
+    last, first = restarted_container(folder, 3000, 3010)
+    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "state",
+                          default_gpus=8)
+    tailer.poll()
+    got = dict(tailer.jobs(5))[JOB]
+    assert got.gpu_seconds["slowdown"] == 0 and got.gpu_seconds["wasted_progress"] == 0
+    assert got.gpu_seconds["recovery"] > 0 and got.interruptions["observability"] == 1
+    lines = [(None, text) for _, text in expected_lines(folder)]
+    without = recompute([line for line in lines if "container restarted" not in line[1]],
+                        JOB, 8)
+    assert without.gpu_seconds["slowdown"] > 0  # what the log alone would have said
+
+
+def test_a_restart_is_counted_once_across_exporter_restarts(tmp_path):
+    folder = tmp_path / "pods" / POD / "trainer"
+    folder.mkdir(parents=True)
+    zero = T08[: _iteration(3050) + 1]
+    write(folder / "0.log", cri_lines("\n".join(zero), T08_START))
+    pattern = str(tmp_path / "pods" / "*" / "*" / "*.log")
+    first = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
+    first.poll()
+    write(folder / "1.log", cri_lines("\n".join(_shifted(T08[_iteration(3000):], 900)),
+                                      T08_START + 900))
+    first.poll()
+    spool = tmp_path / "state" / "job_logs" / f"{JOB}.lines"
+    for _ in range(2):  # a restarted exporter replays its state: the restart is not added again
+        again = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
+        again.poll()
+        again.poll()
+        assert spool.read_text().count("container restarted") == 1
+        assert dict(again.jobs(5))[JOB].gpu_seconds == recompute(
+            expected_lines(folder), JOB, 8).gpu_seconds
+        assert dict(again.jobs(5))[JOB].interruptions["observability"] == 1
 
 
 def test_lines_after_the_last_cursor_are_read_again_not_twice(tmp_path: Path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.slo.report.crawl import crawl
 from gpuslo.slo.report.figures import CAPACITY
+from gpuslo.slo.report.jobs_hit import jobs_hit
 from gpuslo.slo.report.model import TOP, Section, Table, hours, mttr_text, ratio
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
@@ -357,5 +358,5 @@ def week_over_week(doc, extra, wow, fig) -> Section:
     )
 
 
-BUILDERS = (capacity, availability, slos, goodput, crawl, interruptions, causes, blast_radius,
-            lemon_nodes, cost, data_quality, week_over_week)
+BUILDERS = (capacity, availability, slos, goodput, crawl, interruptions, causes, jobs_hit,
+            blast_radius, lemon_nodes, cost, data_quality, week_over_week)
