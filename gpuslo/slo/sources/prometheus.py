@@ -23,6 +23,8 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
   as `cordoned` platform time (without it the data quality says so), and Slurm node states
   (`gpuslo_slurm_node_state{state!="up"}`, `gpuslo.slo.sources.slurm.node_state_frames`: other
   people's drains as schedulability, gpuslo's own as node-wide verdicts);
+- allocations: `gpuslo_gpu_allocation` at 1 (which workload held each GPU: job
+  `<namespace>/<pod>` or the `hpc_job`), for the per-job attribution (`gpuslo.slo.job_losses`);
 - job goodput: each `gpuslo_job_gpu_seconds_total` series' last value in the window minus its
   last value in the day before (a job first seen in the window counts whole) — the increase of
   the counter, no extrapolation; per job and node;
@@ -56,6 +58,7 @@ from gpuslo.slo.sources.query_api import (
 )
 from gpuslo.slo.sources.sparse import (
     Reader,
+    read_allocations,
     read_coverage,
     read_job_seconds,
     read_missing,
@@ -158,10 +161,10 @@ def load_prometheus(
     locate: bool = True,
 ) -> Frames:
     """Frames for [start, end) from the API at `url` (see the module docstring): inventory,
-    verdicts, schedulability and `job_gpu_seconds`; `recorded` holds the rules' SLIs and
-    `cannot_fill` what could not be read. `locate=False` reads every GPU at every step instead
-    of locating the cells first (`gpuslo.slo.sources.sparse`: the same frames, slower). Raises
-    InputError."""
+    verdicts, schedulability, allocations and `job_gpu_seconds`; `recorded` holds the rules'
+    SLIs and `cannot_fill` what could not be read. `locate=False` reads every GPU at every step
+    instead of locating the cells first (`gpuslo.slo.sources.sparse`: the same frames, slower).
+    Raises InputError."""
     api = api or QueryApi(url, session, timeout_s, retries, max_samples, progress)
     seen, node_of = read_gpus(api, start, end)
     window = window_ms((end - start).total_seconds())
@@ -189,6 +192,11 @@ def load_prometheus(
     verdicts = pd.concat([verdicts.drop(columns="instance"), read_missing(reader, inventory),
                           slurm_verdicts], ignore_index=True)
     jobs = read_job_seconds(reader)
+    allocations = read_allocations(reader)
+    if allocations.empty:
+        quality["allocations"] = ("no gpuslo_gpu_allocation series in the window (exporters "
+                                  "without --pod-resources-kubelet-socket or "
+                                  "--hpc-job-mapping-dir): no job held a GPU")
     if jobs.empty:
         quality["goodput"] = ("no gpuslo_job_gpu_seconds_total series in the window; job "
                               "goodput comes from --journals")
@@ -197,6 +205,7 @@ def load_prometheus(
         verdicts=make_frame("verdicts", verdicts, url),
         schedulability=make_frame("schedulability", pd.concat([sched, slurm_sched],
                                                               ignore_index=True), url),
+        allocations=make_frame("allocations", allocations, url),
         job_gpu_seconds=make_frame("job_gpu_seconds", jobs, url),
         cannot_fill=quality,
         recorded=read_recorded(api, start, end),

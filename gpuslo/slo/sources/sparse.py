@@ -1,7 +1,8 @@
 """The sparse reads of the Prometheus source (`gpuslo.slo.sources.prometheus`), each a query
 split under the sample budget by `gpuslo.slo.sources.query_api`: coverage edges, non-healthy
 verdicts with their problem reasons (and the check-error fallback), kube-state-metrics cordons,
-missing GPUs, Slurm node states, the job counters' increases and the recorded SLIs.
+missing GPUs, Slurm node states, the GPUs' workload allocations, the job counters' increases and
+the recorded SLIs.
 
 Every per-step read uses a window of one step just under the step (`_ms`), so a sample at t
 stands for [t, t + step) on closed (Prometheus 2) and half-open (VictoriaMetrics, Prometheus 3)
@@ -278,6 +279,29 @@ def read_schedulability(reader: Reader, nodes: list[str]) -> tuple[pd.DataFrame,
     note = ({"schedulability": f"{missing} GPU node(s) have no kube_node_spec_unschedulable "
                                "series: counted as schedulable"} if missing else {})
     return spans, note
+
+
+def read_allocations(reader: Reader) -> pd.DataFrame:
+    """Allocation intervals (job, node, uuid, start, end) from the exporters'
+    `gpuslo_gpu_allocation` info series, only its samples at 1 (sparse): the job is
+    `<namespace>/<pod>` for a Kubernetes workload (kubelet pod-resources), else the `hpc_job`
+    (the HPC job-mapping dir). Several workloads on one GPU at one step (time-slicing: the
+    exporter maps every replica to the physical GPU) → the first job name holds it, so a GPU
+    has one holder at a time, as the accounting requires."""
+    w = window_ms(reader.step)
+    found = reader.range(lambda m: f"last_over_time(gpuslo_gpu_allocation{{{m}}}[{w}]) == 1",
+                         2, "allocations")
+    if found.empty:
+        return pd.DataFrame(columns=["job", "node", "uuid", "start", "end"])
+    pod = _label(found, "pod")
+    job = (_label(found, "namespace") + "/" + pod).where(pod != "", _label(found, "hpc_job"))
+    frame = pd.DataFrame({"job": job, "node": _label(found, "instance").map(
+        lambda i: reader.node_of.get(i) or i), "uuid": _label(found, "uuid"),
+        "time": found["time"]})
+    frame = frame[(frame["job"] != "") & (frame["uuid"] != "")]
+    frame = frame.sort_values(["node", "uuid", "time", "job"], kind="stable")
+    frame = frame.drop_duplicates(["node", "uuid", "time"])
+    return samples_to_intervals(frame, ["job", "node", "uuid"], reader.step)
 
 
 def read_missing(reader: Reader, inventory: pd.DataFrame) -> pd.DataFrame:
