@@ -1,8 +1,8 @@
 """The Prometheus source reads which workload held each GPU (`gpuslo_gpu_allocation`, only its
 samples at 1, under the sample budget) into the allocations frame, so `report --prometheus`
 lists the jobs most hit: a real Prometheus over a backfilled simulated day whose exposition
-gets the allocation info series the exporters publish (job = the hpc_job, and a Kubernetes pod
-`ml/<job>` sharing one GPU with it by time-slicing)."""
+gets the allocation info series the exporters publish (job = the hpc_job, and a Kubernetes pod's
+container `ai:shared:c` sharing one GPU with a Slurm job by time-slicing)."""
 
 from __future__ import annotations
 
@@ -27,8 +27,9 @@ STEP_S = 60
 
 def allocation_family(allocations: pd.DataFrame, inventory: pd.DataFrame) -> str:
     """`gpuslo_gpu_allocation{instance, gpu, uuid, namespace, pod, container, hpc_job} 1` every
-    step while a row of `allocations` holds the GPU (Slurm jobs: hpc_job = the job), plus a
-    time-sliced pod `ml/shared` on the first allocated GPU, at 0 (not held) half the time."""
+    step while a row of `allocations` holds the GPU (Slurm jobs: hpc_job = the job), plus the
+    container `ai:shared:c` time-sliced on the first allocated GPU for the second half of that
+    allocation (at 0, not held, in the first half)."""
     gpu_of = dict(zip(inventory["uuid"], inventory["gpu"], strict=True))
     out = ["# TYPE gpuslo_gpu_allocation gauge\n"]
 
@@ -45,7 +46,7 @@ def allocation_family(allocations: pd.DataFrame, inventory: pd.DataFrame) -> str
     times = np.arange(int(first.start.timestamp()) // STEP_S * STEP_S + STEP_S,
                       int(first.end.timestamp()), STEP_S)
     labels = (f'instance="{first.node}",gpu="{gpu_of[first.uuid]}",uuid="{first.uuid}",'
-              'namespace="ml",pod="zz-shared",container="c",hpc_job=""')
+              'namespace="ai",pod="shared",container="c",hpc_job=""')
     series(labels, times[: len(times) // 2], "0")
     series(labels, times[len(times) // 2:])
     return "".join(out)
@@ -74,13 +75,20 @@ def test_allocations_from_prometheus_give_the_jobs_most_hit(served):
     frames = load_prometheus(url, sim.start, sim.end, progress=False, max_samples=15_000)
     assert "allocations" not in frames.cannot_fill
     alloc = frames.allocations
-    assert set(alloc["job"]) == set(sim.frames["allocations"]["job"])  # the pod at 1 loses
-    assert "ml/zz-shared" not in set(alloc["job"])  # ... its GPU to the first job name
+    pod = "ai:shared:c"  # two holders at one step: the first job name ("ai:…" < "job-…") holds
+    assert set(alloc["job"]) == set(sim.frames["allocations"]["job"]) | {pod}
     got = compute_week(frames, sim.start, sim.end, SloSpec())
+    first = sim.frames["allocations"].iloc[0]
+    shared = compute_week(Frames(**{**sim.frames, "allocations": alloc[alloc["job"] == pod]}),
+                          sim.start, sim.end, SloSpec()).jobs_hit.set_index("job")
+    half = (first.end - first.start).total_seconds() / 3600 / 2
+    assert shared.loc[pod, "held_gpu_hours"] == pytest.approx(half, abs=0.1)
     want = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     hit = got.jobs_hit.set_index("job")
     expected = want.jobs_hit.set_index("job")
-    assert set(hit.index) == set(expected.index) and len(hit)
+    expected.loc[first.job, "held_gpu_hours"] -= shared.loc[pod, "held_gpu_hours"]
+    expected.loc[first.job, "unusable_gpu_hours"] -= shared.loc[pod, "unusable_gpu_hours"]
+    assert set(hit.index) == set(expected.index) | {pod} and len(hit)
     assert (expected["unusable_gpu_hours"] > 0).any()
     for job, row in expected.iterrows():
         # allocation edges move to the 60 s grid: at most a step per edge per GPU

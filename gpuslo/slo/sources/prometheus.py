@@ -24,7 +24,8 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
   (`gpuslo_slurm_node_state{state!="up"}`, `gpuslo.slo.sources.slurm.node_state_frames`: other
   people's drains as schedulability, gpuslo's own as node-wide verdicts);
 - allocations: `gpuslo_gpu_allocation` at 1 (which workload held each GPU: job
-  `<namespace>/<pod>` or the `hpc_job`), for the per-job attribution (`gpuslo.slo.job_losses`);
+  `<namespace>:<pod>:<container>`, as `--job-log` names it, or the `hpc_job`), for the
+  per-job attribution (`gpuslo.slo.job_losses`);
 - job goodput: each `gpuslo_job_gpu_seconds_total` series' last value in the window minus its
   last value in the day before (a job first seen in the window counts whole) — the increase of
   the counter, no extrapolation; per job and node;

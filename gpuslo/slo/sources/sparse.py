@@ -284,17 +284,20 @@ def read_schedulability(reader: Reader, nodes: list[str]) -> tuple[pd.DataFrame,
 def read_allocations(reader: Reader) -> pd.DataFrame:
     """Allocation intervals (job, node, uuid, start, end) from the exporters'
     `gpuslo_gpu_allocation` info series, only its samples at 1 (sparse): the job is
-    `<namespace>/<pod>` for a Kubernetes workload (kubelet pod-resources), else the `hpc_job`
-    (the HPC job-mapping dir). Several workloads on one GPU at one step (time-slicing: the
-    exporter maps every replica to the physical GPU) → the first job name holds it, so a GPU
-    has one holder at a time, as the accounting requires."""
+    `<namespace>:<pod>:<container>` for a Kubernetes workload (kubelet pod-resources) — the id
+    the exporter's `--job-log` gives the container's goodput counters, so the two join —, else
+    the `hpc_job` (the HPC job-mapping dir). Several workloads on one GPU at one step
+    (time-slicing: the exporter maps every replica to the physical GPU) → the first job name
+    holds it, so a GPU has one holder at a time, as the accounting requires."""
     w = window_ms(reader.step)
     found = reader.range(lambda m: f"last_over_time(gpuslo_gpu_allocation{{{m}}}[{w}]) == 1",
                          2, "allocations")
     if found.empty:
         return pd.DataFrame(columns=["job", "node", "uuid", "start", "end"])
     pod = _label(found, "pod")
-    job = (_label(found, "namespace") + "/" + pod).where(pod != "", _label(found, "hpc_job"))
+    container = _label(found, "namespace") + ":" + pod + ":" + _label(found, "container")
+    container = container.str.replace(r"[^A-Za-z0-9._:@+=-]", "_", regex=True).str[:128]
+    job = container.where(pod != "", _label(found, "hpc_job"))
     frame = pd.DataFrame({"job": job, "node": _label(found, "instance").map(
         lambda i: reader.node_of.get(i) or i), "uuid": _label(found, "uuid"),
         "time": found["time"]})
