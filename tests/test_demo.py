@@ -34,6 +34,7 @@ def test_demo_prints_verdicts_and_headlines(demo):
     assert "h200-healthy    healthy" in stdout, stdout
     assert "blackwell-dbe   unhealthy" in stdout
     assert "wasted progress" in stdout and "lost GPU-h by layer: node" in stdout
+    assert "job most hit: job-" in stdout  # the simulated week's per-job attribution
     assert (out / "nodes" / "blackwell-dbe" / "journals" / "demo-pretrain.jsonl").exists()
     exposition = (out / "nodes" / "blackwell-dbe" / "metrics.prom").read_text()
     assert 'node="blackwell-dbe"' in exposition, "gpuslo_node_info names the fixture node"
@@ -136,6 +137,11 @@ def test_demo_reports_are_well_formed(demo):
         assert parser.stack == []
         report = json.loads((out / name / "report.json").read_text())
         assert report["provisioned_gpu_hours"] > 0
+    simulated = json.loads((out / "report-simulated" / "report.json").read_text())
+    most = simulated["jobs_hit"][0]
+    assert most["lost_gpu_hours"] > 0 and most["held_gpu_hours"] >= most["lost_gpu_hours"]
+    assert f"| {most['job']} |" in (out / "report-simulated" / "report.md").read_text()
+    assert "## Jobs most hit" in (out / "report-simulated" / "report.md").read_text()
 
 
 def test_demo_stepfun_report_equals_the_command_run_by_hand(demo, tmp_path):

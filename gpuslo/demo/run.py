@@ -249,6 +249,11 @@ def print_summary(
                 for layer in ("node", "platform", "training", "observability")
             )
         )
+        hit = (report.get("jobs_hit") or [None])[0]
+        if hit and hit["lost_gpu_hours"]:
+            print(f"  job most hit: {hit['job']} lost {_hours(hit['lost_gpu_hours'])} of the "
+                  f"{_hours(hit['held_gpu_hours'])} GPU-h it held, most to {hit['layer']} / "
+                  f"{hit['reason']} (section \"Jobs most hit\")")
     print(f"\nReports: {out}/report-stepfun/report.html, {out}/report-simulated/report.html")
 
 
