@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from slo.test_accounting import fleets
 
 from gpuslo import names
 from gpuslo.slo import frames
@@ -144,3 +147,12 @@ def test_json_twin_lists_the_jobs_hit():
     assert hit["job"] == "j1" and hit["layer"] == "node" and hit["reason"] == "fallen_off_bus"
     assert hit["held_gpu_hours"] == 80.0 and hit["unusable_gpu_hours"] == 10.0
     assert {r["kind"] for r in doc["job_losses"]} == {"unusable", "badput"}
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(fleets(), st.integers(0, 20), st.integers(21, 60))
+def test_job_losses_reconcile_on_random_fleets(fleet, start_h, end_h):
+    result = compute_week(fleet, at(start_h), at(end_h), SloSpec())
+    _reconciles(result)
+    held = result.jobs_hit.set_index("job")
+    assert (held["lost_gpu_hours"] <= held["held_gpu_hours"] + 1e-9).all()
