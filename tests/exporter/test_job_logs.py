@@ -210,10 +210,14 @@ def test_a_restart_is_counted_once_across_exporter_restarts(tmp_path):
     pattern = str(tmp_path / "pods" / "*" / "*" / "*.log")
     first = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
     first.poll()
+    cursor = tmp_path / "state" / "job_logs" / f"{JOB}.cursor.json"
+    before = cursor.read_bytes()
     write(folder / "1.log", cri_lines("\n".join(_shifted(T08[_iteration(3000):], 900)),
                                       T08_START + 900))
     first.poll()
     spool = tmp_path / "state" / "job_logs" / f"{JOB}.lines"
+    assert spool.read_text().count("container restarted") == 1
+    cursor.write_bytes(before)  # killed after the restart's lines were appended, before the cursor
     for _ in range(2):  # a restarted exporter replays its state: the restart is not added again
         again = JobLogTailer([pattern], tmp_path / "state", default_gpus=8)
         again.poll()
@@ -337,6 +341,9 @@ def test_exporter_killed_and_restarted_counts_every_line_once(tmp_path: Path):
         assert job_metrics(port) == want
         lines = (tmp_path / "state" / "job_logs" / f"{JOB}.lines").read_text().splitlines()
         assert len(lines) == len(expected_lines(folder))
+        # 1.log appeared while the exporter was down: one container restart, counted once
+        assert sum("gpuslo: container restarted (restart count 1)" in line
+                   for line in lines) == 1
     finally:
         exporter.kill()
         exporter.wait(10)
