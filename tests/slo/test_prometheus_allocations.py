@@ -15,6 +15,8 @@ from conftest import backfill, require_binary, running_prometheus
 
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
+from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo.simulate.openmetrics import openmetrics_text
@@ -97,6 +99,9 @@ def test_allocations_from_prometheus_give_the_jobs_most_hit(served):
             row["unusable_gpu_hours"], rel=0.05, abs=0.2), job
     doc = got.to_json_dict()
     assert doc["jobs_hit"] and doc["jobs_hit"][0]["lost_gpu_hours"] > 0
+    text = render_markdown(build_report(doc, None, None))  # what `report --prometheus` writes
+    section = text.split("## Jobs most hit")[1].split("\n## ")[0]
+    assert f"| {doc['jobs_hit'][0]['job']} |" in section
 
 
 def test_a_prometheus_without_allocations_says_so(served):
