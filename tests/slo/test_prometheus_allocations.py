@@ -111,3 +111,12 @@ def test_a_prometheus_without_allocations_says_so(served):
     frames = load_prometheus(url, sim.start, first - pd.Timedelta(minutes=2), progress=False)
     assert frames.allocations.empty
     assert "no gpuslo_gpu_allocation" in frames.cannot_fill["allocations"]
+
+
+def test_located_allocations_equal_reading_every_gpu(served):
+    sim, url = served
+    located, everything = (load_prometheus(url, sim.start, sim.end, progress=False,
+                                           max_samples=15_000, locate=flag).allocations
+                           for flag in (True, False))
+    pd.testing.assert_frame_equal(located, everything)
+    assert len(located)

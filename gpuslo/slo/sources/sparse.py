@@ -283,15 +283,19 @@ def read_schedulability(reader: Reader, nodes: list[str]) -> tuple[pd.DataFrame,
 
 def read_allocations(reader: Reader) -> pd.DataFrame:
     """Allocation intervals (job, node, uuid, start, end) from the exporters'
-    `gpuslo_gpu_allocation` info series, only its samples at 1 (sparse): the job is
+    `gpuslo_gpu_allocation` info series, only its samples at 1, read where located (instances
+    without allocations in a bucket are skipped): the job is
     `<namespace>:<pod>:<container>` for a Kubernetes workload (kubelet pod-resources) — the id
     the exporter's `--job-log` gives the container's goodput counters, so the two join —, else
     the `hpc_job` (the HPC job-mapping dir). Several workloads on one GPU at one step
     (time-slicing: the exporter maps every replica to the physical GPU) → the first job name
     holds it, so a GPU has one holder at a time, as the accounting requires."""
-    w = window_ms(reader.step)
-    found = reader.range(lambda m: f"last_over_time(gpuslo_gpu_allocation{{{m}}}[{w}]) == 1",
-                         2, "allocations")
+    w, selector = window_ms(reader.step), "gpuslo_gpu_allocation{%s}"
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
+        "locate allocations", per_instance=reader.per_instance * 2)
+    found = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 1, "allocations",
+                        cells, per_instance=reader.per_instance * 2)
     if found.empty:
         return pd.DataFrame(columns=["job", "node", "uuid", "start", "end"])
     pod = _label(found, "pod")
