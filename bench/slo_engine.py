@@ -63,24 +63,63 @@ def _child(gpus: int, out: str) -> None:
         faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START)
     )
     t1 = time.perf_counter()
-    before_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    before = resource.getrusage(resource.RUSAGE_SELF)
     result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     t2 = time.perf_counter()
+    after = resource.getrusage(resource.RUSAGE_SELF)
     Path(out).write_text(
         json.dumps(
             {
                 "gpus": gpus,
                 "simulate_s": t1 - t0,
                 "engine_s": t2 - t1,
-                "rss_before_mb": before_mb,
+                "engine_cpu_s": after.ru_utime + after.ru_stime - before.ru_utime
+                - before.ru_stime,
+                "rss_before_mb": before.ru_maxrss / 1024,
                 "goodput_ratio": result.goodput_ratio,
-                "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                "peak_rss_mb": after.ru_maxrss / 1024,
                 "usable_gpu_hours": result.usable_gpu_hours,
                 "job_events": len(sim.frames["job_events"]),
                 "usable_ratio": result.usable_ratio,
+                "answers": _answers(result),
             }
         )
     )
+
+
+def _answers(result) -> dict:  # noqa: ANN001
+    """The figures compared with the previous implementation: every capacity category (ticks),
+    badput and job GPU-hours by category, lost GPU-hours by layer, the crawl's slowdown
+    GPU-hours, the number of jobs, interruptions and slowdowns, usable GPU-hours and goodput."""
+    crawl = result.crawl_dict()
+    return {
+        **{f"ticks.{k}": v for k, v in result.category_ticks.items()},
+        **{f"badput.{k}": v for k, v in result.badput_gpu_hours_by_category.items()},
+        **{f"job.{k}": v for k, v in result.job_gpu_hours_by_category.items()},
+        **{f"lost.{k}": v for k, v in result.lost_gpu_hours_by_layer.items()},
+        "crawl.slowdown_gpu_hours": crawl["slowdown_gpu_hours"],
+        "crawl.rows": len(result.crawl),
+        "jobs": len(result.jobs),
+        "interruptions": len(result.interruptions),
+        "usable_gpu_hours": result.usable_gpu_hours,
+        "goodput_ratio": result.goodput_ratio,
+    }
+
+
+def compare(this: dict, previous: dict) -> tuple[bool, float]:
+    """(same answers, largest relative difference): integers equal, floats within 1e-9
+    relative (the batch forms add in another order than the fold)."""
+    worst = 0.0
+    if this.keys() != previous.keys():
+        return False, float("inf")
+    for key, a in this.items():
+        b = previous[key]
+        if isinstance(a, int) and isinstance(b, int):
+            if a != b:
+                return False, float("inf")
+        elif a != b:
+            worst = max(worst, abs(a - b) / max(abs(a), abs(b)))
+    return worst <= 1e-9, worst
 
 
 def engine_run(gpus: int, pythonpath: str | None = None) -> dict:
@@ -248,21 +287,25 @@ def main() -> int:
     try:
         for gpus in sizes:
             r, p = engine_run(gpus), engine_run(gpus, previous)
+            print(f"load average before: {os.getloadavg()[0]:.1f}")
             for label, x in (("this", r), (args.previous, p)):
+                own = x["peak_rss_mb"] - x["rss_before_mb"]
                 print(
                     f"engine {x['gpus']:>7} GPUs, 7 days ({label}): compute_week "
-                    f"{x['engine_s']:.2f} s, peak RSS {x['peak_rss_mb']:.0f} MB (before "
-                    f"compute_week {x['rss_before_mb']:.0f} MB; "
-                    f"simulate {x['simulate_s']:.2f} s, {x['job_events']} job events, usable ratio "
-                    f"{x['usable_ratio']:.6f}, goodput {x['goodput_ratio']:.6f})"
+                    f"{x['engine_s']:.2f} s (CPU {x['engine_cpu_s']:.2f} s), peak RSS "
+                    f"{x['peak_rss_mb']:.0f} MB, before compute_week {x['rss_before_mb']:.0f} "
+                    f"MB, compute_week's own (peak - before) {own:.0f} MB; simulate "
+                    f"{x['simulate_s']:.2f} s, {x['job_events']} job events, usable ratio "
+                    f"{x['usable_ratio']:.6f}, goodput {x['goodput_ratio']:.6f}"
                 )
-            same = (
-                r["usable_gpu_hours"] == p["usable_gpu_hours"]
-                and r["goodput_ratio"] == p["goodput_ratio"]
-            )
+            same, worst = compare(r["answers"], p["answers"])
+            own = (r["peak_rss_mb"] - r["rss_before_mb"]) / (p["peak_rss_mb"] - p["rss_before_mb"])
             print(
-                f"  ratio this / {args.previous}: time {r['engine_s'] / p['engine_s']:.2f}, "
-                f"peak RSS {r['peak_rss_mb'] / p['peak_rss_mb']:.2f}; same answers: {same}"
+                f"  ratio this / {args.previous}: time {r['engine_s'] / p['engine_s']:.2f} "
+                f"(CPU {r['engine_cpu_s'] / p['engine_cpu_s']:.2f}), peak RSS "
+                f"{r['peak_rss_mb'] / p['peak_rss_mb']:.2f}, own memory {own:.2f}; same answers "
+                f"({len(r['answers'])} figures): {same} (largest relative difference "
+                f"{worst:.1e}); load average after: {os.getloadavg()[0]:.1f}"
             )
     finally:
         shutil.rmtree(previous, ignore_errors=True)

@@ -40,8 +40,9 @@ class GoodputTable:
 def _last(mask: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Per row, the index of the last row at or before it in its group where `mask` holds
     (-1 when none): a forward fill by running maximum."""
-    index = np.maximum.accumulate(np.where(mask, np.arange(len(mask)), -1))
-    return np.where(index >= first, index, -1)
+    index = np.maximum.accumulate(np.where(mask, _rows(len(mask)), -1))
+    index[index < first] = -1
+    return index
 
 
 def _before(values: np.ndarray, start: np.ndarray, fill) -> np.ndarray:
@@ -60,6 +61,11 @@ def _group_cumsum(values: np.ndarray, first: np.ndarray) -> np.ndarray:
     return total - np.repeat(base, np.diff(np.r_[starts, len(values)]))
 
 
+def _rows(n: int) -> np.ndarray:
+    """0..n-1 as the smallest integer type that holds them (row indices take most memory)."""
+    return np.arange(n, dtype=np.int32 if n < 2**31 else np.int64)
+
+
 def _take(values: np.ndarray, index: np.ndarray, fill) -> np.ndarray:
     return np.where(index >= 0, values[np.maximum(index, 0)], fill)
 
@@ -74,7 +80,7 @@ def codes_of(values: np.ndarray, vocabulary: tuple[str, ...]) -> np.ndarray:
     taken as codes already."""
     values = np.asarray(values)
     if values.dtype.kind in "iu":
-        return values.astype(np.int64)
+        return values
     found, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
     lookup = np.array([vocabulary.index(u) if u in vocabulary else -1 for u in uniques] + [-1],
                       dtype=np.int64)
@@ -127,17 +133,19 @@ def goodput_increments(
     kind = codes_of(event, EVENTS)
     is_first = np.ones(n, dtype=bool)
     is_first[1:] = group[1:] != group[:-1]
-    first = np.maximum.accumulate(np.where(is_first, np.arange(n), 0))
+    first = np.maximum.accumulate(np.where(is_first, _rows(n), 0))
     start_rows = np.flatnonzero(is_first)
     starts, ends = kind <= 1, kind == 2
     last_start, last_end = _last(starts, first), _last(ends, first)
     running = (last_start >= 0) & (last_start > last_end)
+    del last_end
     was_running = _before(running, start_rows, False)
     effective_end = ends & was_running
     last_effective = _last(effective_end, first)
     status = np.maximum(codes_of(status, STATUSES), 0)
     after = np.where(running, 1, np.where(last_start >= 0, _take(status, last_effective, 0), 0))
     before = _before(after, start_rows, 0)
+    del running
     completed, cancelled = STATUSES.index("completed"), STATUSES.index("cancelled")
     fresh = (kind == 0) & np.isin(before, [0, completed, cancelled])
     restart = starts & ~fresh
@@ -149,16 +157,21 @@ def goodput_increments(
     marker = starts | (((kind == 3) | (kind == 4)) & was_running)
     phase_of = np.where(kind == 3, code, _NONE)
     phase_before = _before(_take(phase_of, _last(marker, first), _NONE), start_rows, _NONE)
+    del code, marker, phase_of
     # time between events: to the phase, else uncommitted progress
     dt = t - _before(t, start_rows, 0.0)
     seconds = np.where(~starts & was_running, dt * gpus_before, 0.0)
+    del dt
     out = {name: np.where(phase_before == c, seconds, 0.0) for c, name in enumerate(PHASES)}
-    progress = np.cumsum(np.where(phase_before == _NONE, seconds, 0.0))
+    advance = np.where(phase_before == _NONE, seconds, 0.0)
+    del seconds, phase_before
+    progress = np.cumsum(advance)
     commit = was_running & ((kind == 6) | (ends & (status == completed)))
     flush = commit | restart
     previous_flush = _before(_last(flush, first), start_rows, -1)
     group_base = np.where(first > 0, progress[np.maximum(first - 1, 0)], 0.0)
     pool = progress - _take(progress, previous_flush, group_base)
+    del previous_flush, group_base, flush
     out[names.CATEGORY_PRODUCTIVE] = np.where(commit, pool, 0.0)
     out["wasted_progress"] = np.where(restart, pool, 0.0)
     # recovery: from the interruption (the last event when the journal just stopped, else the
@@ -169,11 +182,14 @@ def goodput_increments(
     out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
     out["other"] = np.zeros(n)
     state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
-             "restart": restart, "failed": effective_end & (status != completed)}
+             "restart": restart, "failed": effective_end & (status != completed),
+             "fresh": fresh, "commit": commit, "gpus_before": gpus_before,
+             "gpus_after": gpus_after, "advance": advance,
+             "completed_end": was_running & ends & (status == completed)}
     if threshold is not None:
         measure = _StepTimes(first, start_rows, kind, was_running, starts, restart, gpus_before,
                              progress, step, count)
-        state["may_slow"] = measure.may_slow(group, step_time_s, threshold)
+        state["may_slow"] = measure.may_slow(group, step_time_s, threshold, state)
     return GoodputIncrements({c: out[c] for c in names.JOB_CATEGORIES},
                              gpus_after.astype(np.int64), np.array(STATUSES, dtype=object)[after],
                              state)
@@ -196,7 +212,11 @@ class _StepTimes:
     step: np.ndarray | None
     count: np.ndarray | None
 
-    def may_slow(self, group: np.ndarray, step_time_s, threshold: float) -> np.ndarray:
+    def may_slow(self, group: np.ndarray, step_time_s, threshold: float,
+                 state: dict) -> np.ndarray:
+        """Per group id, whether the fold could find a slowdown (see goodput_increments);
+        stores each row's measured interval in `state` (step_s, counted, measured, interval,
+        mark: the row that started it, last_step: the step before the row)."""
         n = len(group)
         nan = np.full(n, np.nan)
         step = nan if self.step is None else np.asarray(self.step, dtype=np.float64)
@@ -219,6 +239,8 @@ class _StepTimes:
                                interval / self.gpus_before / counted, np.nan)
         step_s = np.where(np.isnan(given), derived, given)
         measured = steps & ~np.isnan(step_s) & (counted >= 1) & (step_s >= 0)
+        state.update(step_s=step_s, counted=counted, measured=measured, interval=interval,
+                     mark=mark, last_step=last_step, steps=steps)
         # An interval can be slow only above threshold × the reference, and the reference (a
         # median of steady intervals, learned afresh per configuration) is never below the
         # fastest earlier measured interval of the journal: below that bound it is steady.

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput import journal
@@ -60,11 +61,12 @@ from gpuslo.goodput.batch import (
 )
 from gpuslo.goodput.journal import END_STATUSES, PHASES
 from gpuslo.goodput.slowdown import SlowdownRule, SlowdownTracker
+from gpuslo.goodput.slowdown_batch import SlowdownIncrements, slowdown_increments
 
 __all__ = [
     "END_STATUSES", "EVENTS", "PHASES", "STATUSES", "GoodputIncrements", "GoodputState",
     "GoodputTable", "JobGoodput", "SlowdownEpisode", "codes_of", "compute_goodput",
-    "goodput_increments", "goodput_table",
+    "goodput_increments", "goodput_table", "SlowdownIncrements", "slowdown_increments",
 ]
 
 
@@ -315,8 +317,13 @@ def goodput_table(
               for a in (step, count, step_time_s, compute_s)]
     inc = goodput_increments(group, t, event, category, gpus, status, arrays[0], arrays[1],
                              arrays[2], rule.threshold)
-    slow = np.flatnonzero(inc.state["may_slow"])
-    rows = np.flatnonzero(np.isin(group, slow))
+    sub = slowdown_increments(group, t, event, category, gpus, status, arrays[0], arrays[1],
+                              arrays[2], rule, inc.state)
+    batch = sub.exact[sub.group]
+    for c, values in sub.gpu_seconds.items():
+        table.gpu_seconds[c][sub.rows[batch]] = _group_running_sum(values[batch],
+                                                                   sub.group[batch])
+    rows = np.flatnonzero(~sub.exact[group])
     text = [np.asarray(a, dtype=object) for a in (event, category, status,
                                                   np.full(n, "", dtype=object)
                                                   if layer is None else layer)]
@@ -329,6 +336,11 @@ def goodput_table(
         for c in names.JOB_CATEGORIES:
             table.gpu_seconds[c][i] = state.result.gpu_seconds[c]
     return table
+
+
+def _group_running_sum(values: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """Running sums per group id (rows of one id contiguous), summed in order from 0."""
+    return pd.Series(values).groupby(ids).cumsum().to_numpy()
 
 
 def _event(i: int, t, text, gpus, arrays) -> dict[str, Any]:

@@ -21,7 +21,7 @@ from gpuslo.goodput.calculator import EVENTS, PHASES, STATUSES, codes_of
 class EventIndex:
     """job_events rows in (job, node, time) order. Per ordered row: job and node (codes into
     the sorted `jobs`/`nodes` object arrays), group (one per job and node, from 0), t_ns (int64
-    ns since the epoch), event, status, category, layer (codes into calculator.EVENTS,
+    ns since the epoch), event, status, category, layer (int8 codes into calculator.EVENTS,
     STATUSES, PHASES and names.LAYERS; -1 when absent), gpus, step, count and step_time_s
     (float64, NaN when absent). `first`: the first row of each group; `order`: each ordered
     row's position in job_events."""
@@ -53,12 +53,18 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
     node, nodes = pd.factorize(job_events["node"], sort=True)
     stamps = job_events["time"].to_numpy("int64")
     order = np.lexsort((stamps, node, job))
-    job, node = job[order].astype(np.int64), node[order].astype(np.int64)
-    key = job * (len(nodes) + 1) + node
+    job, node = job[order].astype(np.int32), node[order].astype(np.int32)
+    key = job.astype(np.int64) * (len(nodes) + 1) + node
     new = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, dtype=bool)
+    del key
 
     def coded(column: str, vocabulary: tuple[str, ...]) -> np.ndarray:
-        return codes_of(job_events[column].to_numpy(dtype=object), vocabulary)[order]
+        # factorise the column itself (no copy to Python strings), then look each distinct
+        # value up once, as codes_of does
+        found, uniques = pd.factorize(job_events[column], use_na_sentinel=True)
+        lookup = np.array([codes_of(np.array([u], dtype=object), vocabulary)[0]
+                           for u in uniques] + [-1], dtype=np.int8)
+        return lookup[found[order]]
 
     def number(column: str) -> np.ndarray:
         if column not in job_events:
@@ -67,7 +73,7 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
 
     return EventIndex(
         job=job, node=node, jobs=np.asarray(jobs, dtype=object),
-        nodes=np.asarray(nodes, dtype=object), group=np.cumsum(new) - 1,
+        nodes=np.asarray(nodes, dtype=object), group=np.cumsum(new, dtype=np.int32) - 1,
         first=np.flatnonzero(new), t_ns=stamps[order], event=coded("event", EVENTS),
         status=coded("status", STATUSES), category=coded("category", PHASES),
         layer=coded("layer", names.LAYERS),

@@ -18,7 +18,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput import journal
-from gpuslo.goodput.calculator import compute_goodput, goodput_increments
+from gpuslo.goodput.calculator import compute_goodput, goodput_increments, slowdown_increments
 from gpuslo.goodput.slowdown import SlowdownRule
 from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
 from gpuslo.slo.events import EventIndex, index_events
@@ -49,8 +49,9 @@ def goodput_and_slowdowns(
     idx = index if index is not None else index_events(job_events)
     if not len(idx):
         return pd.DataFrame(columns=COLUMNS).astype(_TYPES), _slowdown_frame([])
-    inc = goodput_increments(idx.group, idx.t_ns / 1e9, idx.event, idx.category, idx.gpus,
-                             idx.status, idx.step, idx.count, idx.step_time_s, rule.threshold)
+    t_s = idx.t_ns / 1e9
+    inc = goodput_increments(idx.group, t_s, idx.event, idx.category, idx.gpus, idx.status,
+                             idx.step, idx.count, idx.step_time_s, rule.threshold)
     first = idx.first
     inside = (idx.t_ns > start.value) & (idx.t_ns <= end.value)
     upto = _last_at(first, idx.t_ns <= end.value)
@@ -61,7 +62,25 @@ def goodput_and_slowdowns(
     })
     for c in _CATEGORIES:
         frame[c] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0), first)
-    slow = _fold(job_events, idx, np.flatnonzero(inc.state["may_slow"]), frame, rule, start, end)
+    state = inc.state
+    del inc  # the categories are summed; the rule needs only the state
+    sub = slowdown_increments(idx.group, t_s, idx.event, idx.category, idx.gpus, idx.status,
+                              idx.step, idx.count, idx.step_time_s, rule, state)
+    del state
+    if len(sub.rows):
+        begins = np.flatnonzero(np.r_[True, sub.group[1:] != sub.group[:-1]])
+        chosen = sub.group[begins]
+        batch = sub.exact[chosen]
+        for c, values in sub.gpu_seconds.items():
+            amounts = np.add.reduceat(np.where(inside[sub.rows], values, 0.0), begins)
+            frame.loc[chosen[batch], c] = amounts[batch]
+    slow = []
+    for row in sub.episode_rows(start.value / 1e9, end.value / 1e9):
+        g = row["group"]
+        slow.append({"job": frame.at[g, "job"], "node": frame.at[g, "node"], **row,
+                     "gpus": frame.at[g, "gpus"]})
+    slow += _fold(job_events, idx, np.flatnonzero(~sub.exact), frame, rule, start, end)
+    slow.sort(key=lambda row: row.pop("group"))  # per journal, in the order the fold lists
     return frame[COLUMNS].astype(_TYPES), _slowdown_frame(slow)
 
 
@@ -85,7 +104,8 @@ def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
         amounts.append([upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0)
                         for c in _CATEGORIES])
         state.append((upto.gpus, upto.status))
-        slow += window_slowdowns(frame.at[g, "job"], frame.at[g, "node"], upto, before)
+        slow += [row | {"group": g} for row in
+                 window_slowdowns(frame.at[g, "job"], frame.at[g, "node"], upto, before)]
     frame.loc[groups, _CATEGORIES] = np.array(amounts)
     frame.loc[groups, "gpus"] = [gpus for gpus, _ in state]
     frame.loc[groups, "status"] = [status for _, status in state]
