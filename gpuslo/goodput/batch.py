@@ -40,7 +40,9 @@ class GoodputTable:
 def _last(mask: np.ndarray, first: np.ndarray) -> np.ndarray:
     """Per row, the index of the last row at or before it in its group where `mask` holds
     (-1 when none): a forward fill by running maximum."""
-    index = np.maximum.accumulate(np.where(mask, _rows(len(mask)), -1))
+    index = _rows(len(mask))
+    index[~mask] = -1
+    np.maximum.accumulate(index, out=index)
     index[index < first] = -1
     return index
 
@@ -67,7 +69,14 @@ def _rows(n: int) -> np.ndarray:
 
 
 def _take(values: np.ndarray, index: np.ndarray, fill) -> np.ndarray:
-    return np.where(index >= 0, values[np.maximum(index, 0)], fill)
+    """values[index], `fill` (a value, or an array like index) where index is -1 (one gather,
+    filled in place)."""
+    if not len(values):
+        return np.broadcast_to(np.asarray(fill, dtype=values.dtype), index.shape).copy()
+    out = values.take(index)
+    missing = index < 0
+    out[missing] = fill[missing] if np.ndim(fill) else fill
+    return out
 
 
 STATUSES = ("", "running", *END_STATUSES)  # status codes: index in this tuple
