@@ -135,8 +135,8 @@ def goodput_increments(
     from_step goes in `step`), `state["may_slow"]` says per group (by group id) whether any of
     its measured intervals is slower than `threshold` × its fastest one — the only journals where
     the rule could find a slowdown (the reference is a median of steady intervals, never below
-    the fastest), which the caller then folds with `GoodputState`; for every other journal these
-    increments are exactly the fold's."""
+    the fastest), which the caller then runs through `gpuslo.goodput.slowdown_batch` (or folds
+    with `GoodputState`); for every other journal these increments are exactly the fold's."""
     n = len(t)
     t = np.asarray(t, dtype=np.float64)
     kind = codes_of(event, EVENTS)

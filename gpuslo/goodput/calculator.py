@@ -30,11 +30,13 @@ step 100 (t=6000), restart 600 s later from step 80 → productive 4800 s, waste
 recovery 600 s, per GPU.
 
 Two forms of the same rules: `GoodputState` folds one journal event by event (the exporter tails
-journals with it); the batch form (`gpuslo.goodput.batch`) computes what every event of many
-journals adds, with numpy, for every journal where no slowdown can be found (its measured step
-times within the rule's threshold of each other) — `goodput_table` gives the running totals of
-any journals by that, folding only the others. The SLO engine and the simulator use them; a
-property test holds them equal to the fold on random journals.
+journals with it); the batch form computes what every event of many journals adds, with numpy:
+`gpuslo.goodput.batch` for every rule but the slowdown split, and
+`gpuslo.goodput.slowdown_batch` for that split on the journals whose step times could hold a
+slowdown (`slowdown_increments`). `goodput_table` gives the running totals of any journals by
+them, folding only the few journals the batch form hands back (see `slowdown_batch`). The SLO
+engine and the simulator use them; property tests hold them equal to the fold on random
+journals.
 
 Pure: no clock, no I/O, no OpenTelemetry. `PHASES` and `END_STATUSES` are the journal's.
 """

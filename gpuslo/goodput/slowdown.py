@@ -24,6 +24,8 @@ Two ways in, one rule: `sustained_slowdowns(intervals, ...)` for a whole series 
 of `gpuslo goodput` should call it rather than keep its own copy), and `SlowdownTracker`, the
 same rule as a fold over intervals as they arrive, which the calculator uses so the split is
 decided when a step's time is recorded, before a checkpoint commits it (counters never go down).
+`gpuslo.goodput.slowdown_batch` is the tracker's batch form over many journals at once (the SLO
+engine's); tests/test_goodput_slowdown_batch.py holds it equal to the tracker's fold.
 The defaults match the training-log issue's first detector (threshold 1.03, two intervals, three
 reference intervals, a window of 50).
 """

@@ -6,9 +6,10 @@ it — the calculator's batch form where it applies, its fold where a slowdown m
 is the sum over its events in (start, end] — the total after the last event at or before `end`
 minus the total after the last one at or before `start`, the increase of the exporter's counters
 over the window. Journals whose measured step times could hold a sustained slowdown (the batch
-form flags them: `state["may_slow"]`) are folded with `compute_goodput` instead, event by event,
-which also lists their slowdowns (`gpuslo.slo.crawl.window_slowdowns`). Vectorised for every
-other journal: no Python loop per event there.
+form flags them: `state["may_slow"]`) go through the slowdown rule's batch form
+(`gpuslo.goodput.calculator.slowdown_increments`), which also lists their slowdowns; the few it
+hands back (see `gpuslo.goodput.slowdown_batch`) are folded with `compute_goodput`, event by
+event (`gpuslo.slo.crawl.window_slowdowns`). No Python loop per event otherwise.
 """
 
 from __future__ import annotations
