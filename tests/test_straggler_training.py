@@ -1,13 +1,19 @@
-"""A straggler in a real (tiny) distributed training job: two "nodes" as two processes
-(tests/straggler_worker.py), a linear model trained on CPU with PyTorch's gloo all-reduce on
-loopback, so the ranks move in lock step. Node 1 is slowed on purpose: from step 41 it sleeps
-0.2 s inside its compute section. Each rank records its steps with the Recorder (`step_time_s`
-from its own clock, `compute_s` from its section timing, without the wait in the all-reduce).
+"""A straggler in a real (tiny) distributed training job: two "nodes" as two processes, a
+linear model trained on CPU with PyTorch's gloo all-reduce on loopback, so the ranks move in lock
+step. Node 1 is slowed on purpose: from step 41 it sleeps 0.2 s inside its compute section. The
+job runs twice, each test on both:
+
+- `recorder` (tests/straggler_worker.py): a plain PyTorch loop; each rank records its steps
+  with the Recorder (`step_time_s` from its own clock, `compute_s` from its section timing,
+  without the wait in the all-reduce);
+- `lightning` (tests/lightning_straggler_worker.py): PyTorch Lightning's `ddp` strategy over
+  `num_nodes=2`, the sleep inside `training_step`, and nothing but `GoodputCallback` writing the
+  journals: its per-rank section timing gives `compute_s`, the step time comes from the
+  progress time.
 
 Expected, by hand: the gang's step time rises by 0.2 s on *both* nodes (node 0 waits in the
 all-reduce), so each node's journal holds 20 steps × 0.2 s × 1 GPU = 4 GPU-seconds of slowdown,
-the job 8; node 1 gets the lower performance score. No Lightning callback exists on this branch
-(the training-log issue may add one), so the loop is plain PyTorch.
+the job 8; node 1 gets the lower performance score.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from conftest import require_module
 
 from gpuslo.slo import crawl
 from gpuslo.slo.engine import compute_week
@@ -27,8 +34,10 @@ from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo_spec import SloSpec
 
 pytest.importorskip("torch")  # .ci/run installs the CPU wheel
-WORKER = Path(__file__).resolve().parent / "straggler_worker.py"
-REPO = WORKER.parent.parent
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parent
+WORKERS = {"recorder": HERE / "straggler_worker.py",
+           "lightning": HERE / "lightning_straggler_worker.py"}
 SLOW_STEPS, DELAY_S = 20, 0.2  # as in the worker
 
 
@@ -38,12 +47,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture(scope="module")
-def journals(tmp_path_factory):
-    root = tmp_path_factory.mktemp("straggler")
+@pytest.fixture(scope="module", params=sorted(WORKERS))
+def journals(request, tmp_path_factory):
+    if request.param == "lightning":
+        require_module("lightning.pytorch", "lightning")
+    root = tmp_path_factory.mktemp(f"straggler-{request.param}")
     port = str(_free_port())
     env = {**os.environ, "PYTHONPATH": str(REPO), "OMP_NUM_THREADS": "1"}
-    workers = [subprocess.Popen([sys.executable, str(WORKER), str(rank), port, str(root)],
+    worker = WORKERS[request.param]
+    workers = [subprocess.Popen([sys.executable, str(worker), str(rank), port, str(root)],
                                 env=env, stderr=subprocess.PIPE, text=True) for rank in range(2)]
     errors = [worker.communicate(timeout=120)[1] for worker in workers]
     assert [w.returncode for w in workers] == [0, 0], errors

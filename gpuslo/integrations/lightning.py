@@ -13,11 +13,23 @@ A process killed outright writes nothing more: its next run's restart says so. O
 of each node writes (GPUs: `trainer.num_devices`, or `gpus=`); on nodes other than the one
 that writes the file, progress is committed when Lightning builds the checkpoint. Lightning ≥ 2.0
 (`lightning.pytorch`); `pip install gpuslo[lightning]`.
+
+Each step's compute time (`compute_s`, the exporter's `gpuslo_job_step_compute_seconds`, which
+the rules turn into per-node straggler scores) is the writing rank's own section timing: its
+forward (`training_step`, from `on_train_batch_start` to `on_before_backward`) plus its
+optimizer update (`on_before_optimizer_step` to `on_train_batch_end`). The backward is left out
+because DDP and FSDP overlap the gradient all-reduce with it: a fast rank's backward includes
+waiting for the slowest rank, which would make every node of the gang look as slow as the
+straggler. It is local rank 0's timing only (the rank that writes), so a straggling GPU on
+another local rank of the node shows in the job's step time (the slowdown), not in the node's
+score. A batch without `on_before_backward` (manual optimization without `manual_backward`) is
+timed whole.
 """
 
 from __future__ import annotations
 
 import os
+import time
 from typing import Any
 
 from lightning.pytorch import Callback
@@ -64,18 +76,27 @@ class GoodputCallback(Callback):
         journal_dir: directory of journals (the exporter's `--journal-dir`).
         job_id: the job's id, the same in every restart.
         gpus: GPUs this node gives the job (default `trainer.num_devices`).
+        node: the node's name in the journal (default the host name).
+        coalesce_steps, coalesce_s: one journal `steps` line per this many steps or seconds
+            (the Recorder's defaults, 1000 and 60 s; each line is one logged interval of the
+            slowdown rule).
     """
 
     def __init__(self, journal_dir: str | os.PathLike[str], job_id: str,
-                 gpus: int | None = None) -> None:
+                 gpus: int | None = None, node: str | None = None,
+                 coalesce_steps: int = 1000, coalesce_s: float = 60.0) -> None:
         self.journal_dir, self.job_id, self.gpus = journal_dir, job_id, gpus
+        self._recorder_options = {"node": node, "coalesce_steps": coalesce_steps,
+                                  "coalesce_s": coalesce_s}
         self.session: GoodputSession | None = None
+        self._section: float | None = None  # perf_counter when the open compute section began
+        self._compute: float | None = None  # compute seconds of this batch so far (None: unseen)
 
     def setup(self, trainer: Any, pl_module: Any, stage: str) -> None:
         if stage != "fit" or trainer.local_rank != 0 or self.session is not None:
             return
         self.session = GoodputSession(self.journal_dir, self.job_id,
-                                      self.gpus or trainer.num_devices)
+                                      self.gpus or trainer.num_devices, **self._recorder_options)
         self.session.begin()
         strategy = trainer.strategy
         if not isinstance(strategy.checkpoint_io, _TimedCheckpointIO):
@@ -85,10 +106,28 @@ class GoodputCallback(Callback):
         if self.session is not None:
             self.session.train_start()
 
+    def on_train_batch_start(self, trainer: Any, pl_module: Any, batch: Any,
+                             batch_idx: int) -> None:
+        self._compute, self._section = 0.0, time.perf_counter()
+
+    def _close_section(self) -> None:
+        if self._section is not None and self._compute is not None:
+            self._compute += time.perf_counter() - self._section
+        self._section = None
+
+    def on_before_backward(self, trainer: Any, pl_module: Any, loss: Any) -> None:
+        self._close_section()  # the forward ends; the backward waits in collectives
+
+    def on_before_optimizer_step(self, trainer: Any, pl_module: Any, optimizer: Any) -> None:
+        self._close_section()
+        self._section = time.perf_counter()
+
     def on_train_batch_end(self, trainer: Any, pl_module: Any, outputs: Any, batch: Any,
                            batch_idx: int) -> None:
+        self._close_section()
         if self.session is not None:
-            self.session.step(trainer.global_step)
+            self.session.step(trainer.global_step, compute_s=self._compute)
+        self._compute = None
 
     def on_save_checkpoint(self, trainer: Any, pl_module: Any,
                            checkpoint: dict[str, Any]) -> None:

@@ -5,7 +5,7 @@
 `fresh_start()` or `resumed(step, restore_started, restore_ended)` once it is known whether a
 checkpoint was loaded (a resumed run writes `restart` at the set-up time, initialization until the
 load began and `checkpoint_restore` for the load: events are written with the times they
-happened), `train_start()` (initialization closes), `step(n)`, `save_started()` /
+happened), `train_start()` (initialization closes), `step(n, compute_s)`, `save_started()` /
 `save_ended(step)` around a checkpoint write (progress up to `step` becomes committed), and
 `end(status)`. A process that dies writes nothing more; the next run's `resumed` is then a
 restart after an interruption the calculator dates at the last event (DESIGN.md §5).
@@ -32,13 +32,14 @@ class GoodputSession:
         job_id: the job's id, the same in every restart (validate_job_id rules).
         gpus: GPUs this node gives the job.
         clock: Unix seconds (injected for tests).
+        recorder_options: passed to the `Recorder` (`node`, `coalesce_steps`, `coalesce_s`).
     """
 
     def __init__(self, journal_dir: str | os.PathLike[str], job_id: str, gpus: int,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, **recorder_options: Any) -> None:
         self._clock, self._at = clock, None
         self.gpus = int(gpus)
-        self.recorder = Recorder(journal_dir, job_id, clock=self._time)
+        self.recorder = Recorder(journal_dir, job_id, clock=self._time, **recorder_options)
         status = self.recorder.goodput.status
         self.interrupted_before = status not in ("", "completed", "cancelled")
         self._phase: Any = None
@@ -101,9 +102,10 @@ class GoodputSession:
         self.fresh_start()
         self._close()
 
-    def step(self, n: int) -> None:
-        """Step `n` finished now."""
-        self.recorder.step(n)
+    def step(self, n: int, compute_s: float | None = None) -> None:
+        """Step `n` finished now; `compute_s`: this rank's compute seconds in it (section
+        timings, without waiting in collectives), None when not measured."""
+        self.recorder.step(n, compute_s=compute_s)
 
     def save_started(self, at: float | None = None) -> None:
         """A checkpoint write begins (now, or at `at`)."""
