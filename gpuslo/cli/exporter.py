@@ -45,6 +45,8 @@ from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
 from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, WebConfig, load_web_config
 from gpuslo.goodput.journal import FINISHED_HOLD_S
+from gpuslo.goodput.slowdown import SlowdownRule
+from gpuslo.slo_spec import load_spec
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -166,6 +168,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"count job-log events once they are this old (default {DEFAULT_SETTLE_S:g}: a later "
         "line can still change what the last ones meant)",
     )
+    parser.add_argument(
+        "--slo",
+        type=Path,
+        default=None,
+        metavar="FILE",
+        help="SLO spec YAML, the file `gpuslo rules` and `gpuslo report` take: its "
+        "slowdown_threshold, slowdown_min_intervals and slowdown_reference_intervals decide "
+        "which job time the counters split off as `slowdown` (default: the built-in rule)",
+    )
     add_source_arguments(parser)
 
 
@@ -195,7 +206,9 @@ def _validate(args: argparse.Namespace) -> None:
 
 
 def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
-    """The Exporter for `args` and its Runner (which the caller closes)."""
+    """The Exporter for `args` and its Runner (which the caller closes). Raises ConfigError for
+    a bad --slo spec (before anything starts)."""
+    rule = load_spec(getattr(args, "slo", None)).slowdown_rule()
     runner = runner_from_args(args, interval_s=args.interval)
     context = runner.context
     try:
@@ -205,7 +218,7 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
         raise InputError(str(context.state_dir), f"state dir not writable ({error})") from None
     try:
         tailer = (
-            JournalTailer(args.journal_dir, state_dir=context.state_dir)
+            JournalTailer(args.journal_dir, state_dir=context.state_dir, rule=rule)
             if args.journal_dir
             else None
         )
@@ -217,7 +230,7 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     platform = platform_sampler(args, runner.node)
     built: list[Exporter] = []
     sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
-    job_logs = job_log_tailer(args, context.state_dir, built)
+    job_logs = job_log_tailer(args, context.state_dir, built, rule)
     exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
                         platform=platform, allocation_sources=sources, job_logs=job_logs,
                         job_hold_s=args.job_expiry)
@@ -225,10 +238,11 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     return exporter, runner
 
 
-def job_log_tailer(args: argparse.Namespace, state_dir: Path,
-                   built: list[Exporter]) -> JobLogTailer | None:
+def job_log_tailer(args: argparse.Namespace, state_dir: Path, built: list[Exporter],
+                   rule: SlowdownRule | None = None) -> JobLogTailer | None:
     """The JobLogTailer for --job-log (and the config's `job_log`), None when none is given;
-    a container's GPU count comes from the exporter's allocations (`built[0]` once made)."""
+    a container's GPU count comes from the exporter's allocations (`built[0]` once made);
+    `rule` is the --slo spec's slowdown rule."""
     patterns = list(args.job_log or [])
     configured = node_config(args).job_log
     if configured and configured not in patterns:
@@ -242,7 +256,7 @@ def job_log_tailer(args: argparse.Namespace, state_dir: Path,
         return built[0].gpus_of_container(identity.namespace, identity.pod, identity.container)
 
     return JobLogTailer(patterns, state_dir, gpus_for, args.job_log_gpus,
-                        clock=time.time, settle_s=args.job_log_settle)
+                        clock=time.time, settle_s=args.job_log_settle, rule=rule)
 
 
 def allocation_sources(args: argparse.Namespace,

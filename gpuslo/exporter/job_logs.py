@@ -62,6 +62,7 @@ from gpuslo.goodput.logs.assemble import assemble
 from gpuslo.goodput.logs.parse import LogParser, ParsedLog
 from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.read import physical_lines
+from gpuslo.goodput.slowdown import SlowdownRule
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 8 * 1024 * 1024  # bytes read from one file per poll at most
@@ -101,25 +102,26 @@ def decode(raw: str, joiner: CriJoiner) -> list[Line]:
 
 
 def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
-               until: float | None = None) -> JobGoodput | None:
+               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
     """The job's goodput from what its log said so far (events after `until` not counted), None
-    when the log holds no progress yet (nothing to expose: never a made-up goodput). Pure."""
+    when the log holds no progress yet (nothing to expose: never a made-up goodput); `rule` is
+    the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
     result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
     if result.document["status"] != "ok":
         return None
-    goodput = compute_goodput(result.events, until=until)
+    goodput = compute_goodput(result.events, until=until, rule=rule)
     goodput.job = job
     return goodput
 
 
 def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
-              until: float | None = None) -> JobGoodput | None:
+              until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
     """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal)."""
     profiles = profiles or load_profiles()
     parser = LogParser(profiles)
     for ts, text in lines:
         parser.feed(text, ts)
-    return goodput_of(parser.parsed(), job, gpus, profiles, until)
+    return goodput_of(parser.parsed(), job, gpus, profiles, until, rule)
 
 
 def file_order(name: str) -> tuple[int, int, str]:
@@ -156,17 +158,18 @@ class JobLogTailer:
         default_gpus: GPU count for jobs `gpus_for` does not know, None to wait for it.
         profiles: the training-log profiles (default: the packaged ones).
         clock: Unix seconds (settling); settle_s: seconds events wait before they count.
+        rule: the sustained-slowdown rule (the SLO spec's; default its defaults).
     """
 
     def __init__(self, patterns: Iterable[str], state_dir: str | os.PathLike[str],
                  gpus_for: GpusFor = lambda identity: None, default_gpus: int | None = None,
                  profiles: Profiles | None = None, clock: Callable[[], float] | None = None,
-                 settle_s: float = DEFAULT_SETTLE_S) -> None:
+                 settle_s: float = DEFAULT_SETTLE_S, rule: SlowdownRule | None = None) -> None:
         self.patterns = list(patterns)
         self.dir = Path(state_dir) / STATE_DIR
         self.gpus_for, self.default_gpus, self.settle_s = gpus_for, default_gpus, settle_s
         self.profiles = profiles or load_profiles()
-        self.clock = clock
+        self.clock, self.rule = clock, rule
         self._jobs: dict[str, _Job] = {}
         self._warned: set[str] = set()
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -340,7 +343,8 @@ class JobLogTailer:
         until = None if self.clock is None else self.clock() - self.settle_s
         settling = until is not None and parsed.last_ts is not None and parsed.last_ts > until
         if tail.dirty or settling or tail.result is None:
-            tail.result = goodput_of(parsed, tail.job, tail.gpus, self.profiles, until)
+            tail.result = goodput_of(parsed, tail.job, tail.gpus, self.profiles, until,
+                                     self.rule)
             tail.dirty = False
 
     def _warn_once(self, key: str, message: str) -> None:

@@ -40,6 +40,7 @@ from gpuslo.goodput.journal import (
     JournalReader,
     validate_job_id,
 )
+from gpuslo.goodput.slowdown import SlowdownRule
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 16 * 1024 * 1024  # bytes read from a journal at once (memory bound per read)
@@ -91,6 +92,8 @@ class JournalTailer:
         state_dir: where the high-water marks persist (None: in memory only).
         max_journals: journals followed at most (the most recently modified first).
         chunk_bytes: bytes read at once (tests make it small).
+        rule: the sustained-slowdown rule that splits `slowdown` from progress (the SLO spec's,
+            `SloSpec.slowdown_rule()`; default its defaults).
     """
 
     def __init__(
@@ -101,12 +104,14 @@ class JournalTailer:
         state_dir: str | os.PathLike[str] | None = None,
         max_journals: int = DEFAULT_MAX_JOURNALS,
         chunk_bytes: int = READ_CHUNK,
+        rule: SlowdownRule | None = None,
     ) -> None:
         self.journal_dir = Path(journal_dir)
         if not self.journal_dir.is_dir():
             raise InputError(str(self.journal_dir), "journal directory does not exist")
         self._report = report
         self._max_journals, self._chunk = max_journals, chunk_bytes
+        self._rule = rule or SlowdownRule()
         self._tails: dict[str, _Tail] = {}
         self._reported: set[tuple[str, str]] = set()
         self.errors: dict[str, int] = dict.fromkeys(names.JOURNAL_ERROR_REASONS, 0)
@@ -208,7 +213,8 @@ class JournalTailer:
         tail = self._tails.get(job)
         if tail is None or tail.inode != st.st_ino:  # new, or replaced: read from its start
             self._mark(job)
-            tail = self._tails[job] = _Tail(st.st_ino, JournalReader(str(path)))
+            tail = self._tails[job] = _Tail(st.st_ino, JournalReader(str(path)),
+                                              GoodputState(self._rule))
         elif st.st_size < tail.offset:
             self._problem(
                 "truncated",

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from gpuslo.slo_spec import SloSpec, load_spec
 from tests.conftest import REPO
 
 kubernetes = pytest.importorskip("kubernetes")
@@ -129,6 +130,17 @@ def test_node_config_in_the_config_map_is_valid():
         doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config"
     )
     parse_node_config(config_map["data"]["node.yaml"], "configmap.yaml")
+
+
+def test_slo_spec_in_the_config_map_is_valid_and_the_exporter_reads_it(tmp_path):
+    config_map = next(
+        doc for _, doc in _documents() if doc["metadata"]["name"] == "gpuslo-node-config"
+    )
+    (tmp_path / "slo.yaml").write_text(config_map["data"]["slo.yaml"])
+    assert load_spec(tmp_path / "slo.yaml").slowdown_rule() == SloSpec().slowdown_rule()
+    daemonset = next(doc for _, doc in _documents() if doc["kind"] == "DaemonSet")
+    args = daemonset["spec"]["template"]["spec"]["containers"][0]["args"]
+    assert "--slo=/etc/gpuslo/slo.yaml" in args
 
 
 def test_kustomization_lists_every_manifest_namespace_first():
