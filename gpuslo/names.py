@@ -350,6 +350,14 @@ METRICS: Final = {
         "This node's compute time per step for the job (seconds, mean over the last logged "
         "interval); rules turn it into per-node performance scores",
     ),
+    "gpuslo_node_degradation": (
+        "gauge",
+        ("gpu", "uuid", "device", "check", "reason"),
+        "1 per active warn-level degradation on the node (a DEGRADATION_REASONS reason: SW power "
+        "or thermal capping, port error rates, link flaps), on a GPU (gpu, uuid), a network "
+        "device (device) or the whole node (all empty); usable, so not in gpuslo_gpu_problem. "
+        "The report attributes a job's slowdown to the node layer while one is active",
+    ),
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
 

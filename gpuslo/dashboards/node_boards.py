@@ -1,6 +1,6 @@
 """Node and GPU drill-down dashboard: the nodes picked in `$node` (gpuslo_node_info's node
-names): usable or not (red on No), verdict by name, GPUs, active problems, Xid/SXid events,
-network devices and check status, from the raw metrics of DESIGN.md §4."""
+names): usable or not (red on No), verdict by name, GPUs, active problems and degradations,
+Xid/SXid events, network devices and check status, from the raw metrics of DESIGN.md §4."""
 
 from __future__ import annotations
 
@@ -124,6 +124,17 @@ def _inventory_panels(spec: SloSpec) -> list[Spec]:
             (Query(per_node(f"gpuslo_gpu_problem{{{CLUSTER}}} == 1"), instant=True),),
             12,
             columns=Columns(("node", "gpu", "uuid", "check", "reason", "layer", "action")),
+        ),
+        Spec(
+            "table",
+            "Active degradations",
+            "Warn-level signals that keep the node usable but slow it (SW power or thermal "
+            "capping, port error rates, link flaps) on a GPU, a network device or the node: "
+            "the causes of a job's crawl. Empty while none is active.",
+            "none",
+            (Query(per_node(f"gpuslo_node_degradation{{{CLUSTER}}} == 1"), instant=True),),
+            24,
+            columns=Columns(("node", "gpu", "uuid", "device", "check", "reason")),
         ),
     ]
 

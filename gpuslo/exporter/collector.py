@@ -139,7 +139,26 @@ def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
     )
     fam.add("gpuslo_node_usable", [], usable)
     fam.stateset("gpuslo_node_verdict", [], names.VERDICTS, node)
+    add_degradations(fam, results, snapshot.gpus)
     add_checks(fam, snapshot, statuses)
+
+
+def add_degradations(fam: Families, results: list[CheckResult], gpus: Iterable[Any]) -> None:
+    """`gpuslo_node_degradation`: one series per fresh warn result with a degradation reason
+    (names.DEGRADATION_REASONS), labelled by its scope: a GPU of the inventory (gpu, uuid), a
+    device (device), or the node (all empty). Fail ones are problems (gpuslo_gpu_problem)."""
+    index = {g.uuid: g.index for g in gpus}
+    found = set()
+    for r in results:
+        if r.status != names.STATUS_WARN or r.reason not in names.DEGRADATION_REASONS:
+            continue
+        if r.scope in index:
+            scope = (index[r.scope], r.scope, "")
+        else:
+            scope = ("", "", "" if r.scope == NODE_SCOPE else r.scope)
+        found.add((*scope, r.check, r.reason))
+    for labels in sorted(found):
+        fam.add("gpuslo_node_degradation", labels, 1)
 
 
 def add_checks(fam: Families, snapshot: NodeSnapshot, statuses: dict[str, str]) -> None:

@@ -47,7 +47,8 @@ def fixture_gpus() -> tuple[GpuInfo, ...]:
 
 def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
     """One cycle on the fixture node: GPU 0 has a fatal Xid 79, dcgm-exporter is not reachable,
-    the thermal check last ran 10 minutes ago (stale at 3 × 30 s)."""
+    the thermal check last ran 10 minutes ago (stale at 3 × 30 s), and mlx5_0's port error
+    counters are rising (a warn-level degradation: usable, exported as gpuslo_node_degradation)."""
     gpu = fixture_gpus()[0]
 
     def res(
@@ -74,12 +75,14 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
         res("xid", gpu.uuid, "fail", "fallen_off_bus", "reboot_node"),
         res("dcgm", "node", "unknown", "dependency_missing"),
         res("thermal", gpu.uuid, "ok", at=now - 600),
+        res("port_errors", "mlx5_0", "warn", "network_port_errors", "check_cabling"),
     )
     beats = (
         Heartbeat("gpu_inventory", 30.0, now - 1, now - 1, 0.25, 20),
         Heartbeat("xid", 30.0, now - 1, now - 1, 0.25, 20),
         Heartbeat("dcgm", 30.0, now - 1, now - 600, 0.25, 20, {"dependency_missing": 3}),
         Heartbeat("thermal", 30.0, now - 600, now - 600, 0.25, 1),
+        Heartbeat("port_errors", 30.0, now - 1, now - 1, 0.25, 20),
     )
     pci = gpu.pci_bus_id
     return NodeSnapshot(
@@ -336,3 +339,28 @@ def test_a_kernel_log_event_by_bus_id_reaches_its_gpu() -> None:
     assert (
         s[("gpuslo_gpu_verdict", (("gpu", "0"), ("uuid", gpu.uuid), ("verdict", "unhealthy")))] == 1
     )
+
+
+def test_degradations_are_exported_by_scope_while_fresh_and_warn() -> None:
+    """A GPU's SW power capping (gpu, uuid), the node's link flap (all empty) and a device's
+    port errors (device) are series at 1; a fail with a degradation reason is a problem
+    instead, a stale warn is unknown, and a warn without a degradation reason is not one."""
+    snap = fixture_snapshot()
+    gpu = snap.gpus[0]
+    extra = (
+        CheckResult("thermal", gpu.uuid, "warn", "clocks_sw_power_cap", observed_at=NOW - 1),
+        CheckResult("port_errors", "node", "warn", "network_link_flap", observed_at=NOW - 1),
+        CheckResult("port_errors", "mlx5_1", "fail", "network_port_errors", observed_at=NOW - 1),
+        CheckResult("port_errors", "mlx5_2", "warn", "network_port_errors",
+                    observed_at=NOW - 600),
+        CheckResult("pcie", gpu.uuid, "warn", "pcie_aer_uncorrectable", observed_at=NOW - 1),
+    )
+    snap = NodeSnapshot(**{**snap.__dict__, "results": snap.results + extra,
+                           "heartbeats": snap.heartbeats})
+    registry = CollectorRegistry()
+    registry.register(GpusloCollector(lambda: snap, list, lambda: NOW))
+    found = sorted(tuple(dict(k)[label] for label in ("gpu", "uuid", "device", "reason"))
+                   for (name, k), _ in samples(generate_latest(registry).decode()).items()
+                   if name == "gpuslo_node_degradation")
+    assert found == [("", "", "", "network_link_flap"), ("", "", "mlx5_0", "network_port_errors"),
+                     (gpu.index, gpu.uuid, "", "clocks_sw_power_cap")]
