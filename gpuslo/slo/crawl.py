@@ -19,6 +19,8 @@ performance scores that name the stragglers (DESIGN.md §4, the `slowdown` categ
   on one of the job's nodes during the slowdown (the one overlapping it longest, then the earlier,
   then the node name) makes it `node` with that reason and node; else `training`, reason
   `slowdown` (the job's own: a data pipeline, a regression, or a straggler no check explains).
+- `counted_slowdowns(slowdowns)` → the `slowdowns` frame (episodes the Prometheus source read
+  from the counters) in SLOWDOWN_COLUMNS, where the journals' episodes are not available.
 - `crawl_table(attributed, slowdown_hours, scores)` → the report's rows.
 """
 
@@ -52,6 +54,16 @@ def window_slowdowns(job: str, node: str, upto, before) -> list[dict]:
                         "reference_s": e.reference_s, "ratio": e.ratio, "gpus": upto.gpus,
                         "gpu_seconds": seconds})
     return out
+
+
+def counted_slowdowns(slowdowns: pd.DataFrame) -> pd.DataFrame:
+    """The `slowdowns` frame (job, node, start, end, gpu_seconds) as SLOWDOWN_COLUMNS rows: what
+    a counter cannot say — the steps, reference, ratio and GPUs — is -1, NaN or 0."""
+    return pd.DataFrame({
+        "job": slowdowns["job"], "node": slowdowns["node"], "start": slowdowns["start"],
+        "end": slowdowns["end"], "from_step": -1, "to_step": -1, "reference_s": np.nan,
+        "ratio": np.nan, "gpus": 0, "gpu_seconds": slowdowns["gpu_seconds"],
+    }).astype(SLOWDOWN_COLUMNS).reset_index(drop=True)
 
 
 def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:

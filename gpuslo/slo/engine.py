@@ -283,6 +283,10 @@ def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,
     the job's allocated usable time —, node scores); adds the capacity slowdown GPU-hours to the
     lost-by-layer and lost-by-reason dicts of `lost` in place."""
     causes = crawl.degradation_causes(frames.verdicts, frames.degradations)
+    if slowdowns.empty and len(frames.slowdowns):  # no journals: the counters' episodes
+        slowdowns = crawl.counted_slowdowns(frames.slowdowns)
+        nodes = pd.concat([nodes, frames.job_gpu_seconds[["job", "node"]]],
+                          ignore_index=True).drop_duplicates()
     attributed = crawl.attribute_slowdowns(slowdowns, causes, nodes)
     job_hours = split.job_ticks[names.CATEGORY_SLOWDOWN] * hours_per_tick
     attributed["gpu_hours"] = attributed["gpu_seconds"] / 3600

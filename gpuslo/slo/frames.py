@@ -30,6 +30,9 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
 - `job_gpu_seconds` — job goodput already summed for the window (the Prometheus source reads it
   from the exporters' counters): job, node, category (names.JOB_CATEGORIES), gpu_seconds
   (float64). The engine uses it when there are no job_events.
+- `slowdowns` — sustained-slowdown episodes where no job_events give them (the Prometheus source
+  reads them from the steps over which the `slowdown` counter grew): job, node, start, end,
+  gpu_seconds. The engine matches them with the degradations of the job's nodes.
 
 `make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
 (numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
@@ -96,6 +99,7 @@ FRAMES: dict[str, dict[str, str]] = {
         "layer": TEXT,
     },
     "job_gpu_seconds": {"job": TEXT, "node": TEXT, "category": TEXT, "gpu_seconds": SECONDS},
+    "slowdowns": {"job": TEXT, "node": TEXT, "start": TIME, "end": TIME, "gpu_seconds": SECONDS},
 }
 SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
 # Columns that may not be empty/NaT, per frame.
@@ -108,6 +112,7 @@ _REQUIRED = {
     "degradations": ("node", "start", "end", "reason"),
     "faults": ("node", "start", "end", "reason", "layer"),
     "job_gpu_seconds": ("job", "category", "gpu_seconds"),
+    "slowdowns": ("job", "node", "start", "end", "gpu_seconds"),
 }
 # Columns whose non-empty values must come from a closed set.
 _ALLOWED = {
@@ -129,6 +134,7 @@ _INTERVALS = {
     "allocations": ("start", "end"),
     "degradations": ("start", "end"),
     "faults": ("start", "end"),
+    "slowdowns": ("start", "end"),
 }
 
 
@@ -277,6 +283,7 @@ class Frames:
     job_events: pd.DataFrame = field(default_factory=lambda: empty("job_events"))
     degradations: pd.DataFrame = field(default_factory=lambda: empty("degradations"))
     job_gpu_seconds: pd.DataFrame = field(default_factory=lambda: empty("job_gpu_seconds"))
+    slowdowns: pd.DataFrame = field(default_factory=lambda: empty("slowdowns"))
     cannot_fill: dict[str, str] = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)
     source: str = ""

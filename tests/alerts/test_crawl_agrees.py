@@ -12,6 +12,7 @@ total.
 
 from __future__ import annotations
 
+import json
 import time
 
 import pandas as pd
@@ -21,10 +22,13 @@ import requests
 from gpuslo import cli
 from gpuslo.alerts import sli
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.frames import Frames
+from gpuslo.slo.frames import Frames, make_frame
 from gpuslo.slo.report.build import build_report
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate.files import read_simulation
+from gpuslo.slo.sources.prometheus import load_prometheus, read_gpus
+from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.sparse import Reader, read_degradations, read_slowdowns
 from gpuslo.slo_spec import SloSpec
 from tests.conftest import backfill, require_binary, running_prometheus
 
@@ -98,3 +102,54 @@ def test_report_counters_and_rules_agree_on_slowdown_gpu_hours(week):
     assert f"{engine:,.1f} GPU-hours lost to steps slower" in markdown
     slowest = doc["crawl"]["slowest_nodes"][0]
     assert min(slowest["score"], slowest["individual_score"]) < 0.95
+
+
+def _causes(doc: dict) -> dict[tuple[str, str, str, str], float]:
+    """Crawl GPU-hours per (job, layer, reason, cause node) of a report's JSON."""
+    out: dict[tuple[str, str, str, str], float] = {}
+    for r in doc["crawl"]["rows"]:
+        key = (r["job"], r["layer"], r["reason"], r["cause_node"])
+        out[key] = out.get(key, 0.0) + r["gpu_hours"]
+    return out
+
+
+def test_report_from_prometheus_attributes_the_crawl_as_the_engine_does(week, tmp_path):
+    """`report --prometheus` reads the injected degradations (gpuslo_node_degradation) and the
+    slowdown counters' episodes from the same backfill: every job's slowdown goes to the same
+    layer, reason and node as the engine's from the simulation's own frames, with the same
+    GPU-hours (the counters hold whole GPU-seconds, sampled every STEP_S)."""
+    url, frames, start, last, _ = week
+    engine = _causes(compute_week(Frames(**frames), start, last, SloSpec()).to_json_dict())
+    assert {layer for _, layer, _, _ in engine} == {"node", "training"}
+    out = tmp_path / "report"
+    window = [start.strftime("%Y-%m-%dT%H:%M:%SZ"), last.strftime("%Y-%m-%dT%H:%M:%SZ")]
+    assert cli.main(["report", "--prometheus", url, "--start", window[0], "--end", window[1],
+                     "--out", str(out), "--format", "json,md"]) == 0
+    doc = json.loads((out / "report.json").read_text())
+    prometheus = _causes(doc)
+    assert sorted(prometheus) == sorted(engine)
+    for key, hours in engine.items():
+        assert prometheus[key] == pytest.approx(hours, rel=1e-3), key
+    node = sum(h for (_, layer, _, _), h in engine.items() if layer == "node")
+    assert doc["crawl"]["by_layer"]["node"] == pytest.approx(node, rel=1e-3)
+    assert "—" in (out / "report.md").read_text()  # a counter cannot say a slowdown's ratio
+
+
+def test_the_crawl_reads_stay_the_same_when_split_under_a_small_sample_budget(week):
+    """Degradations and slowdown episodes are sharded like the other sparse reads: with a budget
+    of 200 samples per query (many small pieces, split by instance and by time) the frames are
+    those of one query each, and the degradations are the simulation's, to the step."""
+    url, frames, start, last, _ = week
+    whole = load_prometheus(url, start, last)
+    api = QueryApi(url, max_samples=200)
+    reader = Reader(api, *read_gpus(api, start, last), start, last, STEP_S)
+    for name, read in (("degradations", read_degradations), ("slowdowns", read_slowdowns)):
+        assert len(getattr(whole, name)), name
+        pd.testing.assert_frame_equal(make_frame(name, read(reader)), getattr(whole, name))
+    injected = frames["degradations"].sort_values(["node", "start"]).reset_index(drop=True)
+    read = whole.degradations.sort_values(["node", "start"]).reset_index(drop=True)
+    assert list(read["node"]) == list(injected["node"])
+    assert list(read["reason"]) == list(injected["reason"])
+    step = pd.Timedelta(seconds=STEP_S)
+    assert ((read["start"] - injected["start"]).abs() < step).all()
+    assert ((read["end"] - injected["end"]).abs() <= step).all()

@@ -38,6 +38,7 @@ EXPORTER_FAMILIES = {
     "gpuslo_build_info", "gpuslo_node_info", "gpuslo_gpu_expected", "gpuslo_gpu_info",
     "gpuslo_gpu_usable",
     "gpuslo_gpu_verdict", "gpuslo_gpu_problem", "gpuslo_node_usable", "gpuslo_node_verdict",
+    "gpuslo_node_degradation",
     "gpuslo_kernel_log_records_lost", "gpuslo_network_devices", "gpuslo_network_devices_expected",
     "gpuslo_check_status", "gpuslo_check_last_run_timestamp_seconds",
     "gpuslo_check_last_success_timestamp_seconds", "gpuslo_check_interval_seconds",
@@ -152,3 +153,33 @@ def test_counters_equal_the_fold_of_each_journal_at_every_sample():
         for value, stamp in series[:: max(len(series) // 7, 1)]:
             fold = compute_goodput(journal, until=stamp - START.timestamp())
             assert value == round(fold.gpu_seconds[labels["category"]]), (labels, stamp)
+
+
+def test_injected_degradations_are_series_at_1_while_they_last():
+    """The simulator's degraded links and capped clocks (its `degradations` frame) are
+    `gpuslo_node_degradation` samples at exactly the grid times inside each row, node-wide,
+    labelled with the check that reports the reason."""
+    step = 600
+    sim = sim_mod.simulate(sf.Fleet(6, 8, 7.0), 7, START)
+    rows = sim.frames["degradations"]
+    assert len(rows)  # the week has caused stragglers: not a comparison of nothing
+    wanted = ("gpuslo_node_degradation", "gpuslo_node_usable")
+    text = "".join(line for line in openmetrics_text(sim, step).splitlines(keepends=True)
+                   if line.startswith(wanted) or line.startswith(tuple(
+                       f"# {kind} {name}" for name in wanted for kind in ("TYPE", "HELP"))))
+    families = {f.name: f for f in text_string_to_metric_families(text + "# EOF\n")}
+    got = {(s.labels["instance"], s.labels["reason"], s.labels["check"], int(float(s.timestamp)))
+           for s in families["gpuslo_node_degradation"].samples}
+    assert {s.value for s in families["gpuslo_node_degradation"].samples} == {1}
+    assert all(s.labels["uuid"] == s.labels["gpu"] == s.labels["device"] == ""
+               for s in families["gpuslo_node_degradation"].samples)
+    present = {(s.labels["instance"], int(float(s.timestamp)))
+               for s in families["gpuslo_node_usable"].samples}
+    base, span = int(START.timestamp()), int((sim.end - sim.start).total_seconds())
+    check = {"network_port_errors": "port_errors", "network_link_flap": "port_errors",
+             "clocks_sw_power_cap": "thermal"}
+    expected = {(r.node, r.reason, check[r.reason], base + t)
+                for r in rows.itertuples() for t in range(0, span, step)
+                if r.start <= START + pd.Timedelta(seconds=t) < r.end
+                and (r.node, base + t) in present}
+    assert got == expected

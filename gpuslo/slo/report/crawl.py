@@ -37,7 +37,7 @@ def crawl(doc, extra, wow, fig) -> Section:
                   "allocated time that was not usable (unknown or unhealthy GPUs).",)
     rows = tuple(
         (r["job"], r["layer"], r["reason"], r["cause_node"] or "—", hours(r["gpu_hours"]),
-         str(r["slowdowns"]), f"{r['ratio']:.3f}×",
+         str(r["slowdowns"]), "—" if r["ratio"] is None else f"{r['ratio']:.3f}×",
          f"{r['slowest_node']} ({_score(r['slowest_score'])})" if r["slowest_node"] else "—")
         for r in (figures.get("rows") or [])[:TOP]
     )

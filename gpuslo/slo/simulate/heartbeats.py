@@ -39,6 +39,9 @@ REASON_CHECK = {
     "network_port_degraded": "network_links", "probe_failed": "dcgm",
     "check_timeout": "dcgm", "dependency_missing": "network_links", "tool_error": "dcgm",
     "parse_error": "dcgm", "stale_data": "xid",
+    # warn-level degradations (gpuslo_node_degradation's check label)
+    "clocks_sw_thermal": "thermal", "clocks_sw_power_cap": "thermal",
+    "network_port_errors": "port_errors", "network_link_flap": "port_errors",
 }
 OK, FAIL, ERROR, STALE = 0, 1, 2, 3
 

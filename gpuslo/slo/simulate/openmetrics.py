@@ -10,7 +10,8 @@ and the Kubernetes `node` label). Families, in this order:
   `gpuslo_gpu_problem` (1 per active problem: the check, reason, layer and action of the
   simulated fault or unknown stretch, only while it lasts) — this module;
 - per node: `gpuslo_build_info`, `gpuslo_node_info`, `gpuslo_gpu_expected` (the node's GPU
-  count), `gpuslo_node_usable`, `gpuslo_node_verdict`,
+  count), `gpuslo_node_usable`, `gpuslo_node_verdict`, `gpuslo_node_degradation` (1 while a
+  row of the `degradations` frame — an injected degraded link or capped clock — lasts),
   `gpuslo_kernel_log_records_lost_total`, `gpuslo_network_devices(_expected)`, the check
   heartbeats `gpuslo_check_*` (`gpuslo.slo.simulate.heartbeats`) and
   `kube_node_spec_unschedulable` (1 while the node is drained, cordoned, in maintenance or
@@ -195,6 +196,32 @@ def node_unschedulable(fleet: Fleet, block: Block) -> str:
         for n, node in enumerate(block.nodes))
 
 
+def node_degradation(fleet: Fleet, block: Block) -> str:
+    """`gpuslo_node_degradation`: one series per (node, GPU, check, reason) of the simulation's
+    `degradations` frame, 1 while a row lasts and the node's exporter answers; a node-wide row
+    (uuid "") has gpu, uuid and device empty, as the exporter's node-scoped result would."""
+    frame = fleet.sim.frames.get("degradations")
+    rows = frame[frame["node"].isin(block.nodes)] if frame is not None else None
+    if rows is None or rows.empty:
+        return ""
+    i0, i1 = fleet.offsets(rows["start"], rows["end"])
+    gpu_of = dict(zip(block.inventory["uuid"], block.inventory["gpu"], strict=True))
+    node_of = {node: n for n, node in enumerate(block.nodes)}
+    width = len(fleet.grid.times_s)
+    series: dict[tuple, np.ndarray] = {}
+    for row, a, b in zip(rows.itertuples(index=False), i0, i1, strict=True):
+        if b > a:
+            key = (row.node, gpu_of.get(row.uuid, ""), row.uuid, heartbeats.check_of(row.reason),
+                   row.reason)
+            series.setdefault(key, np.zeros(width, dtype=bool))[a:b] = True
+    one = np.full(width, "1", dtype=object)
+    return "".join(
+        lines("gpuslo_node_degradation" + labels(instance=node, gpu=gpu, uuid=uuid, device="",
+                                                 check=check, reason=reason),
+              one, fleet.grid, mask & block.present[node_of[node]])
+        for (node, gpu, uuid, check, reason), mask in sorted(series.items()))
+
+
 Family = tuple[str, str, Callable[[Fleet, Block], str]]
 FAMILIES: tuple[Family, ...] = (
     ("gpuslo_build_info", "gauge", _constant("gpuslo_build_info", "1", version=__version__)),
@@ -206,6 +233,7 @@ FAMILIES: tuple[Family, ...] = (
     ("gpuslo_gpu_problem", "gauge", gpu_problem),
     ("gpuslo_node_usable", "gauge", node_usable),
     ("gpuslo_node_verdict", "gauge", node_verdict),
+    ("gpuslo_node_degradation", "gauge", node_degradation),
     ("gpuslo_kernel_log_records_lost_total", "counter",
      _constant("gpuslo_kernel_log_records_lost_total", "0")),
     ("gpuslo_network_devices", "gauge",

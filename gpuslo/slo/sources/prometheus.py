@@ -29,6 +29,10 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
 - job goodput: each `gpuslo_job_gpu_seconds_total` series' last value in the window minus its
   last value in the day before (a job first seen in the window counts whole) — the increase of
   the counter, no extrapolation; per job and node;
+- the crawl: warn-level degradations (`gpuslo_node_degradation` at 1) and the slowdown episodes
+  (the steps over which `gpuslo_job_gpu_seconds_total{category="slowdown"}` grew), so a job's
+  slowdown is attributed to the node layer when a degradation was active on one of its nodes,
+  as the engine does with journals;
 - the recorded SLIs where the rules recorded them (usable GPU ratio, job goodput by category
   from `gpuslo:job_gpu_seconds:increase1m`), for the data quality's cross-check.
 
@@ -61,11 +65,13 @@ from gpuslo.slo.sources.sparse import (
     Reader,
     read_allocations,
     read_coverage,
+    read_degradations,
     read_job_seconds,
     read_missing,
     read_non_healthy,
     read_recorded,
     read_schedulability,
+    read_slowdowns,
     read_slurm,
     samples_to_intervals,
     window_ms,
@@ -162,10 +168,10 @@ def load_prometheus(
     locate: bool = True,
 ) -> Frames:
     """Frames for [start, end) from the API at `url` (see the module docstring): inventory,
-    verdicts, schedulability, allocations and `job_gpu_seconds`; `recorded` holds the rules'
-    SLIs and `cannot_fill` what could not be read. `locate=False` reads every GPU at every step
-    instead of locating the cells first (`gpuslo.slo.sources.sparse`: the same frames, slower).
-    Raises InputError."""
+    verdicts, schedulability, allocations, `job_gpu_seconds`, degradations and slowdowns;
+    `recorded` holds the rules' SLIs and `cannot_fill` what could not be read. `locate=False`
+    reads every GPU at every step instead of locating the cells first
+    (`gpuslo.slo.sources.sparse`: the same frames, slower). Raises InputError."""
     api = api or QueryApi(url, session, timeout_s, retries, max_samples, progress)
     seen, node_of = read_gpus(api, start, end)
     window = window_ms((end - start).total_seconds())
@@ -208,6 +214,8 @@ def load_prometheus(
                                                               ignore_index=True), url),
         allocations=make_frame("allocations", allocations, url),
         job_gpu_seconds=make_frame("job_gpu_seconds", jobs, url),
+        degradations=make_frame("degradations", read_degradations(reader), url),
+        slowdowns=make_frame("slowdowns", read_slowdowns(reader) if len(jobs) else None, url),
         cannot_fill=quality,
         recorded=read_recorded(api, start, end),
         source=f"{url} (step {step} s)",

@@ -1,8 +1,8 @@
 """The sparse reads of the Prometheus source (`gpuslo.slo.sources.prometheus`), each a query
 split under the sample budget by `gpuslo.slo.sources.query_api`: coverage edges, non-healthy
 verdicts with their problem reasons (and the check-error fallback), kube-state-metrics cordons,
-missing GPUs, Slurm node states, the GPUs' workload allocations, the job counters' increases and
-the recorded SLIs.
+missing GPUs, Slurm node states, the GPUs' workload allocations, warn-level degradations, the job
+counters' increases (over the window, and step by step for `slowdown`) and the recorded SLIs.
 
 Every per-step read uses a window of one step just under the step (`_ms`), so a sample at t
 stands for [t, t + step) on closed (Prometheus 2) and half-open (VictoriaMetrics, Prometheus 3)
@@ -46,18 +46,21 @@ def window_ms(seconds: float) -> str:
     return f"{int(round(seconds * 1000)) - 1}ms"
 
 
-def samples_to_intervals(samples: pd.DataFrame, keys: list[str], step_s: int) -> pd.DataFrame:
+def samples_to_intervals(samples: pd.DataFrame, keys: list[str], step_s: int,
+                         total: str | None = None) -> pd.DataFrame:
     """Merge samples (each standing for [t, t + step)) into intervals per `keys`: columns keys +
-    start, end. Consecutive means exactly one step apart. Pure."""
+    start, end (+ `total`, the sum of that column over the interval's samples). Consecutive
+    means exactly one step apart. Pure."""
     if samples.empty:
-        return pd.DataFrame(columns=[*keys, "start", "end"])
+        return pd.DataFrame(columns=[*keys, "start", "end", *([total] if total else [])])
     s = samples.sort_values([*keys, "time"], kind="stable").reset_index(drop=True)
     step = pd.Timedelta(seconds=step_s)
     same = (s[keys] == s[keys].shift()).all(axis=1)
     new = ~same | (s["time"] - s["time"].shift() != step)
     run = new.cumsum()
+    sums = {total: (total, "sum")} if total else {}
     out = s.groupby(run).agg(
-        **{k: (k, "first") for k in keys}, start=("time", "first"), end=("time", "last")
+        **{k: (k, "first") for k in keys}, start=("time", "first"), end=("time", "last"), **sums
     )
     out["end"] = out["end"] + step
     return out.reset_index(drop=True)
@@ -353,6 +356,75 @@ def read_slurm(reader: Reader) -> tuple[pd.DataFrame, pd.DataFrame]:
     samples = samples.assign(time=raw["time"])
     keys = ["node", "state", "reason_layer", "reason"]
     return node_state_frames(samples_to_intervals(samples, keys, reader.step))
+
+
+def _per_instance(api: QueryApi, metric: str, start, end) -> tuple[list[str], int]:
+    """(instances with `metric` in [start, end), the most series one of them has): from the
+    series index, no samples, for the sample budget of a sparse read of `metric`."""
+    found = api.series(metric, start, end)
+    counts = pd.Series([s.get("instance", "") for s in found], dtype=object).value_counts()
+    return sorted(counts.index), int(counts.max()) if len(counts) else 1
+
+
+def read_degradations(reader: Reader) -> pd.DataFrame:
+    """Warn-level degradation intervals (node, uuid, start, end, reason) of the `degradations`
+    frame: `gpuslo_node_degradation` at 1 (reasons outside names.DEGRADATION_REASONS dropped),
+    node-wide (uuid "") unless the series names a GPU."""
+    columns = ["node", "uuid", "start", "end", "reason"]
+    metric = "gpuslo_node_degradation"
+    instances, per_instance = _per_instance(reader.api, metric, reader.start, reader.end)
+    if not instances:
+        return pd.DataFrame(columns=columns)
+    w = window_ms(reader.step)
+    cells = reader.locate(
+        lambda m, window, _: f"max by (instance) (max_over_time({metric}{{{m}}}[{window}])) == 1",
+        "locate degradations", instances=instances, per_instance=per_instance)
+    raw = reader.read(lambda m: f"last_over_time({metric}{{{m}}}[{w}]) == 1", 1,
+                      "degradations", cells, per_instance=per_instance)
+    samples = pd.DataFrame({k: _label(raw, k) for k in ("instance", "uuid", "reason")})
+    samples = samples.assign(node=samples["instance"].map(lambda i: reader.node_of.get(i) or i),
+                             time=raw["time"] if len(raw) else pd.Series(dtype=object))
+    samples = samples[samples["reason"].isin(names.DEGRADATION_REASONS)]
+    spans = samples_to_intervals(samples[["node", "uuid", "reason", "time"]].drop_duplicates(),
+                                 ["node", "uuid", "reason"], reader.step)
+    return spans[columns]
+
+
+def read_slowdowns(reader: Reader) -> pd.DataFrame:
+    """Slowdown episodes of the `slowdowns` frame (job, node, start, end, gpu_seconds): the
+    steps over which a job's `gpuslo_job_gpu_seconds_total{category="slowdown"}` grew on an
+    instance, consecutive steps merged; an increase seen at t stands for (t − step, t]. What the
+    journals' episodes would say, to the step (the counter moves when the calculator confirms a
+    slow interval), so the engine can match them with the degradations of the job's nodes."""
+    columns = ["job", "node", "start", "end", "gpu_seconds"]
+    slow = f'category="{names.CATEGORY_SLOWDOWN}"'
+    x = f"gpuslo_job_gpu_seconds_total{{{slow},%s}}"
+    instances, per_instance = _per_instance(reader.api, f"gpuslo_job_gpu_seconds_total{{{slow}}}",
+                                            reader.start, reader.end)
+    if not instances:
+        return pd.DataFrame(columns=columns)
+    w, step = window_ms(reader.step), f"{reader.step}s"
+
+    def grew_in(m: str, steps: int) -> str:  # the bucket's samples and the one before it
+        span = window_ms((steps + 1) * reader.step)
+        return (f"max by (instance) (max_over_time({x % m}[{span}])"
+                f" - min_over_time({x % m}[{span}])) > 0")
+
+    cells = reader.locate(lambda m, _, steps: grew_in(m, steps), "locate slowdowns",
+                          instances=instances, per_instance=per_instance)
+    grew = reader.read(
+        lambda m: (f"(last_over_time({x % m}[{w}]) - last_over_time({x % m}[{w}] offset {step}))"
+                   " > 0"),
+        2, "slowdown counters", cells, per_instance=per_instance)
+    if grew.empty:
+        return pd.DataFrame(columns=columns)
+    samples = pd.DataFrame({k: _label(grew, k) for k in ("instance", "job")})
+    samples = samples.assign(
+        node=samples["instance"].map(lambda i: reader.node_of.get(i) or i),
+        time=grew["time"] - pd.Timedelta(seconds=reader.step), gpu_seconds=grew["value"])
+    spans = samples_to_intervals(samples[["job", "node", "time", "gpu_seconds"]],
+                                 ["job", "node"], reader.step, total="gpu_seconds")
+    return spans[columns]
 
 
 # --- job goodput and the recorded SLIs ---------------------------------------------------------
