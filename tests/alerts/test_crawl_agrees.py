@@ -136,16 +136,19 @@ def test_report_from_prometheus_attributes_the_crawl_as_the_engine_does(week, tm
 
 
 def test_the_crawl_reads_stay_the_same_when_split_under_a_small_sample_budget(week):
-    """Degradations and slowdown episodes are sharded like the other sparse reads: with a budget
-    of 200 samples per query (many small pieces, split by instance and by time) the frames are
-    those of one query each, and the degradations are the simulation's, to the step."""
+    """Degradations and slowdown episodes are located and sharded like the other sparse reads:
+    with a budget of 200 samples per query (many small pieces, split by instance and by time),
+    located or not, the frames are those of the default read, and the degradations are the
+    simulation's, to the step."""
     url, frames, start, last, _ = week
     whole = load_prometheus(url, start, last)
     api = QueryApi(url, max_samples=200)
-    reader = Reader(api, *read_gpus(api, start, last), start, last, STEP_S)
-    for name, read in (("degradations", read_degradations), ("slowdowns", read_slowdowns)):
-        assert len(getattr(whole, name)), name
-        pd.testing.assert_frame_equal(make_frame(name, read(reader)), getattr(whole, name))
+    gpus = read_gpus(api, start, last)
+    for locate in (True, False):  # located cells, or every instance at every step
+        reader = Reader(api, *gpus, start, last, STEP_S, locate)
+        for name, read in (("degradations", read_degradations), ("slowdowns", read_slowdowns)):
+            assert len(getattr(whole, name)), name
+            pd.testing.assert_frame_equal(make_frame(name, read(reader)), getattr(whole, name))
     injected = frames["degradations"].sort_values(["node", "start"]).reset_index(drop=True)
     read = whole.degradations.sort_values(["node", "start"]).reset_index(drop=True)
     assert list(read["node"]) == list(injected["node"])
