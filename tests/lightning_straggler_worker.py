@@ -17,8 +17,8 @@ import torch
 
 from gpuslo.integrations.lightning import GoodputCallback
 
-STEADY_STEPS, SLOW_STEPS, DELAY_S = 40, 20, 0.2  # as in tests/straggler_worker.py
-COALESCE = 5  # steps per journal line (one logged interval of the slowdown rule)
+STEADY_STEPS, SLOW_STEPS, DELAY_S = 100, 20, 0.5  # as in tests/test_straggler_training.py
+COALESCE = 10  # steps per journal line (one logged interval of the slowdown rule)
 BATCH = 4
 
 
