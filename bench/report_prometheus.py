@@ -155,12 +155,14 @@ def run_prometheus(sim, files: list[Path], rules: Path, work: Path,
              "--max-block-duration=24h", str(f), str(data)], check=True, capture_output=True)
             for f in files])
         url, process = server()
-        t_rules, _ = _timed(lambda: subprocess.run(
-            ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", "-q",
-             f"--start={int(sim.start.timestamp())}", f"--end={int(sim.end.timestamp())}",
-             f"--output-dir={data}", str(rules)], check=True, capture_output=True))
-        process.terminate()
-        process.wait()
+        try:
+            t_rules, _ = _timed(lambda: subprocess.run(
+                ["promtool", "tsdb", "create-blocks-from", "rules", f"--url={url}", "-q",
+                 f"--start={int(sim.start.timestamp())}", f"--end={int(sim.end.timestamp())}",
+                 f"--output-dir={data}", str(rules)], check=True, capture_output=True))
+        finally:
+            process.terminate()
+            process.wait()
         loaded = {"backfill_s": t_backfill, "rules_backfill_s": t_rules}
     url, process = server()
     try:
@@ -277,8 +279,10 @@ def main() -> int:
 
 
 def _print(engine: str, r: dict, anchor, scale: float) -> None:
-    print(f"{engine}: backfill {r['backfill_s']:.0f} s, rules backfill "
-          f"{r['rules_backfill_s']:.0f} s; report {r['report_s']:.1f} s, "
+    rules = r["rules_backfill_s"]
+    rules = f"{rules:.0f} s" if rules is not None else "not completed"
+    print(f"{engine}: backfill {r['backfill_s']:.0f} s, rules backfill {rules}; "
+          f"report {r['report_s']:.1f} s, "
           f"{r['requests']} requests, {r['bytes'] / 1e6:.1f} MB received, server peak RSS "
           f"{r['server_peak_rss_mb']:.0f} MB")
     print(f"  usable {r['usable_gpu_hours']:.2f} GPU-h (relative to pandas "

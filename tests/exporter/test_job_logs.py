@@ -168,15 +168,20 @@ def restarted_container(folder: Path, cut: int, resume: int) -> tuple[float, flo
     return _printed(zero[-1]), _printed(one[0])
 
 
+def _tailed_once(tmp_path):
+    """The job's counters after one poll of a fresh tailer over tmp_path/pods."""
+    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "state",
+                          default_gpus=8)
+    tailer.poll()
+    return dict(tailer.jobs(5))[JOB]
+
+
 def test_a_new_restart_count_file_is_a_restart_with_wasted_progress_and_recovery(tmp_path):
     # 0.log ends at step 3050, after the checkpoint of step 3000 (its save line is dated 10 s
     # after the printed 09:32:42 eval line: 09:32:52); 1.log resumes from it 900 s later.
     folder = tmp_path / "pods" / POD / "trainer"
     last, first = restarted_container(folder, 3050, 3000)
-    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "state",
-                          default_gpus=8)
-    tailer.poll()
-    got = dict(tailer.jobs(5))[JOB]
+    got = _tailed_once(tmp_path)
     saved = calendar.timegm(time.strptime("2023-03-22 09:32:52", "%Y-%m-%d %H:%M:%S"))
     # steps 3001–3050 were not committed: lost; the restart gap: recovery
     assert got.gpu_seconds["wasted_progress"] == pytest.approx(8 * (last - saved))
@@ -190,10 +195,7 @@ def test_a_restart_that_loses_no_step_is_recovery_not_a_slowdown(tmp_path):
     # would read as one slow interval
     folder = tmp_path / "pods" / POD / "trainer"
     last, first = restarted_container(folder, 3000, 3010)
-    tailer = JobLogTailer([str(tmp_path / "pods" / "*" / "*" / "*.log")], tmp_path / "state",
-                          default_gpus=8)
-    tailer.poll()
-    got = dict(tailer.jobs(5))[JOB]
+    got = _tailed_once(tmp_path)
     assert got.gpu_seconds["slowdown"] == 0 and got.gpu_seconds["wasted_progress"] == 0
     assert got.gpu_seconds["recovery"] > 0 and got.interruptions["observability"] == 1
     lines = [(None, text) for _, text in expected_lines(folder)]
