@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 
+import pandas as pd
 import pytest
 import requests
 import yaml
@@ -268,7 +269,22 @@ def prometheus(tmp_path_factory) -> str:
     config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(root / "*.rules.yml")]}
     (root / "prometheus.yml").write_text(yaml.safe_dump(config))
     with running_prometheus(binary, root / "prometheus.yml", data) as url:
+        _wait_for_rule_evaluations(url, 3)
         yield url
+
+
+def _wait_for_rule_evaluations(url: str, rounds: int, limit_s: float = 60) -> None:
+    """Wait until every rule group has been evaluated `rounds` times (groups run each second:
+    a rule reading another group's recorded series needs the rounds before it), so each test
+    sees the rules' output whichever runs first."""
+    started, deadline = time.time(), time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        groups = requests.get(f"{url}/api/v1/rules", timeout=10).json()["data"]["groups"]
+        times = [pd.Timestamp(g["lastEvaluation"]).timestamp() for g in groups]
+        if groups and min(times) > started + rounds:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the rule groups were not evaluated {rounds} times in {limit_s} s")
 
 
 def _query(url: str, expr: str) -> list:
