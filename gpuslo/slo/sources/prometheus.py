@@ -60,6 +60,7 @@ from gpuslo.slo.sources.query_api import (
     DEFAULT_TIMEOUT_S,
     QueryApi,
     alternation,
+    groups,
 )
 from gpuslo.slo.sources.sparse import (
     Reader,
@@ -93,7 +94,7 @@ def read_gpus(api: QueryApi, start: pd.Timestamp,
                        | set(api.label_values("instance", "gpuslo_node_info", start, end)))
     rows, nodes, shard, a = [], {}, 1, 0
     while a < len(instances):
-        group = instances[a: a + shard]
+        group = groups(instances[a:], shard)[0]
         matcher = f'{{instance=~"{alternation(group)}"}}'
         found = api.series(f"gpuslo_gpu_info{matcher}", start, end)
         rows += found

@@ -40,6 +40,9 @@ DEFAULT_MAX_SAMPLES = 10_000_000  # a fifth of Prometheus' default --query.max-s
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 3
 MAX_POINTS = 11_000  # Prometheus: points per series in one range query
+# Bytes of one shard's `label=~"..."` alternation: VictoriaMetrics refuses a query longer than
+# -search.maxQueryLen (16,384 bytes by default) and some queries repeat the matcher 4 times.
+MAX_MATCHER_BYTES = 3_000
 
 
 def _session(retries: int) -> requests.Session:
@@ -57,6 +60,24 @@ def alternation(values: list[str]) -> str:
     return "|".join(re.escape(v).replace("\\", "\\\\") for v in values)
 
 
+def groups(values: list[str], most: int, max_bytes: int = MAX_MATCHER_BYTES) -> list[list[str]]:
+    """`values` in order, cut into groups of at most `most` values whose `alternation` stays
+    within `max_bytes` (a single longer value makes a group of its own). Pure."""
+    out: list[list[str]] = []
+    group: list[str] = []
+    size = 0
+    for value in values:
+        length = len(alternation([value])) + 1
+        if group and (len(group) >= most or size + length > max_bytes):
+            out.append(group)
+            group, size = [], 0
+        group.append(value)
+        size += length
+    if group:
+        out.append(group)
+    return out
+
+
 @dataclass(frozen=True)
 class Piece:
     """One request of a split range query: the instances of its shard and its time range."""
@@ -69,14 +90,15 @@ class Piece:
 def plan(instances: list[str], per_instance: int, terms: int, start: pd.Timestamp,
          end: pd.Timestamp, step_s: int, max_samples: int) -> list[Piece]:
     """Pieces covering the steps start, start + step, ... < end for every instance, each at most
-    `max_samples` (series × steps × terms) and MAX_POINTS steps. Pure."""
+    `max_samples` (series × steps × terms) and MAX_POINTS steps, each shard's matcher within
+    MAX_MATCHER_BYTES (`groups`). Pure."""
     steps = max(int(np.ceil((end - start).total_seconds() / step_s)), 1)
     cost = max(per_instance * terms, 1)
     chunk = max(1, min(MAX_POINTS, steps, max_samples // cost))
     shard = max(1, max_samples // (cost * chunk))
     pieces = []
-    for a in range(0, len(instances), shard):
-        group = tuple(instances[a: a + shard])
+    for members in groups(instances, shard):
+        group = tuple(members)
         for first in range(0, steps, chunk):
             last = min(first + chunk, steps) - 1
             pieces.append(Piece(group, start + pd.Timedelta(seconds=first * step_s),
@@ -190,8 +212,7 @@ class QueryApi:
         """`query(matcher, at)` at each of `times`, sharded as `sharded_instant`, all requests
         in one pool; results as `tidy` (each point's `time` is its evaluation time)."""
         shard = max(1, self.max_samples // max(per_instance * points, 1))
-        items = [(instances[a: a + shard], at) for at in times
-                 for a in range(0, len(instances), shard)]
+        items = [(group, at) for at in times for group in groups(instances, shard)]
 
         def run(item: tuple[list[str], pd.Timestamp]) -> pd.DataFrame:
             group, at = item
