@@ -23,17 +23,26 @@ beside the pandas engine on the same simulation, in one run.
 Targets (issue 13): both engines succeed with default limits; at 10k GPUs the report < 60 s and
 < 4 GB server RSS; usable GPU-hours and goodput within 1e-4 of pandas.
 
-Measured 2026-12-01 on the 2-core, 24 GB machine, with other sessions' work running beside it
-(load average 12-20): 10,000 GPUs, 7 days at 300 s (the full resolution: it backfills here),
-34.9 GB of OpenMetrics written in 688 s; pandas 2.42 s, 1,672,483.46 usable GPU-h, goodput
-0.893796.
-  Prometheus 2.42, default limits: promtool backfill 1,713 s, rules backfill 1,453 s; report
-  104.9 s, 67 requests, 13.2 MB, server peak RSS 1,653 MB; usable −1.20e-5, goodput −2.06e-5
-  against pandas; recorded goodput 0.893776 (= the report's).
-  VictoriaMetrics 1.79, default limits: import 370 s, vmalert replay 64 s; report 20.5 s,
-  67 requests, 12.0 MB, server peak RSS 880 MB; the same usable GPU-hours and goodput.
-  Linear projection to 100,000 GPUs: Prometheus 1,049 s and 16.5 GB; VictoriaMetrics 205 s and
-  8.8 GB.
+Measured 2026-12-02 01:15 UTC on the 2-core, 23 GB machine with nothing else running (load
+average 0.4 at the start): 10,000 GPUs, 7 days at 300 s (the full resolution), 37.4 GB of
+OpenMetrics written in 368 s (with other sessions' work beside it, as were the backfills);
+pandas 1.65 s, 1,672,483.46 usable GPU-h, goodput 0.883401. Reads located first (an instant query
+per 6 h bucket, then per step only where something is: `gpuslo.slo.sources.sparse`), shards
+bounded by the sample budget and by 3,000 matcher bytes.
+  Prometheus 2.42, default limits: promtool backfill 847 s; the rules backfill was stopped after
+  65 min (Prometheus was compacting the 396 M backfilled samples beside it; 1,453 s in the
+  earlier run), so the recorded SLIs there are the partial rule output; report 36.0 s,
+  931 requests, 17.5 MB, server peak RSS 167 MB; usable −1.20e-5, goodput −2.31e-5 against
+  pandas.
+  VictoriaMetrics 1.79, default limits: import 404 s, vmalert replay 128 s; report 39.0 s,
+  931 requests, 17.5 MB, server peak RSS 273 MB; the same usable GPU-hours and goodput; recorded
+  goodput 0.883378 (= the report's).
+  Linear projection to 100,000 GPUs: Prometheus 360 s and 1.7 GB; VictoriaMetrics 390 s and
+  2.7 GB.
+Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
+1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
+request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and
+375 → 81 MB).
 """
 
 from __future__ import annotations
