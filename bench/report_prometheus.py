@@ -30,8 +30,9 @@ pandas 1.65 s, 1,672,483.46 usable GPU-h, goodput 0.883401. Reads located first 
 per 6 h bucket, then per step only where something is: `gpuslo.slo.sources.sparse`), shards
 bounded by the sample budget and by 3,000 matcher bytes.
   Prometheus 2.42, default limits: promtool backfill 847 s; the rules backfill was stopped after
-  65 min (Prometheus was compacting the 396 M backfilled samples beside it; 1,453 s in the
-  earlier run), so the recorded SLIs there are the partial rule output; report 36.0 s,
+  65 min (1,453 s in the earlier run; the server compacted the 396 M backfilled samples
+  meanwhile, the cause was not isolated), so the recorded SLIs there are the partial rule
+  output; report 36.0 s,
   931 requests, 17.5 MB, server peak RSS 167 MB; usable −1.20e-5, goodput −2.31e-5 against
   pandas.
   VictoriaMetrics 1.79, default limits: import 404 s, vmalert replay 128 s; report 39.0 s,
