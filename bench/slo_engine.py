@@ -21,6 +21,13 @@
    is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
    Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
 
+Measured 2026-12-02 01:21 UTC on main 0c4d5e8 (with issue 14's per-job losses), same command,
+on the same machine with nothing else running (load average 0.4-0.9); same answers (47 figures):
+  10,000 GPUs: compute_week 1.71 s vs 3.46 s (ratio 0.49); own memory 187 vs 325 MB.
+  100,000 GPUs: compute_week 26.57 s vs 44.64 s (ratio 0.60); peak RSS 5.4 vs 6.8 GB, own memory
+  1.86 vs 3.20 GB (before compute_week 3.6 GB). Target < 20 s not met. A 30,000-GPU profile:
+  goodput_increments 37 % (of which may_slow 22 %), index_events 15 %, accounting 11 %,
+  the crawl 9 %, the slowdown batch form 9 %.
 Measured 2026-12-02 00:15 UTC, `python bench/slo_engine.py --skip-anchor --previous c903a66`, on
 the 2-core, 23 GB machine shared with three other sessions (load average 5.9 at the start, 5.4
 at the end: Prometheus, promtool and pytest beside it), with the slowdown rule in batch form
