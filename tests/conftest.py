@@ -16,6 +16,8 @@ import pandas as pd
 import pytest
 import requests
 
+from gpuslo.cli import main
+
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 CORPUS = SHARED / "corpus"
@@ -182,18 +184,7 @@ def running_prometheus(
             stderr=log,
         )
         try:
-            deadline = time.monotonic() + ready_s
-            while True:
-                if process.poll() is not None:
-                    pytest.fail(f"prometheus exited with {process.returncode}; see {tsdb}.log")
-                try:
-                    if requests.get(f"{url}/-/ready", timeout=1).ok:
-                        break
-                except requests.RequestException:
-                    pass
-                if time.monotonic() > deadline:
-                    pytest.fail(f"prometheus not ready within {ready_s:g} s; see {tsdb}.log")
-                time.sleep(0.1)
+            _wait_ready(process, f"{url}/-/ready", Path(f"{tsdb}.log"), ready_s)
             yield url
         finally:
             process.terminate()
@@ -211,3 +202,12 @@ def assert_same_frames(a, b) -> None:
         x, y = (f[keys].sort_values(keys).reset_index(drop=True) for f in (x, y))
         pd.testing.assert_frame_equal(x, y, check_dtype=False, obj=frame)
     assert a.cannot_fill == b.cannot_fill
+
+
+def simulate_demo_week(out: Path) -> Path:
+    """`gpuslo simulate` of the demo's week (125 nodes × 8 GPUs, 7 days, seed 1, as
+    gpuslo/demo/run.py) into `out`; returns `out`."""
+    args = ["simulate", "--nodes", "125", "--gpus-per-node", "8", "--days", "7", "--seed", "1",
+            "--out", str(out)]
+    assert main(args) == 0
+    return out

@@ -14,7 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import DATASETS, REPO
+from conftest import DATASETS, REPO, simulate_demo_week
 
 from gpuslo.cli import main
 
@@ -88,24 +88,7 @@ def screenshot(chromium: str, report: Path, width: int, height: int, name: str) 
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory) -> dict[str, Path]:
     work = tmp_path_factory.mktemp("browser")
-    assert (
-        main(
-            [
-                "simulate",
-                "--nodes",
-                "125",
-                "--gpus-per-node",
-                "8",
-                "--days",
-                "7",
-                "--seed",
-                "1",
-                "--out",
-                str(work / "sim"),
-            ]
-        )
-        == 0
-    )
+    simulate_demo_week(work / "sim")
     assert (
         main(
             [

@@ -10,7 +10,7 @@ import json
 import re
 
 import pytest
-from conftest import DATASETS
+from conftest import DATASETS, simulate_demo_week
 
 from gpuslo import names
 from gpuslo.cli import main
@@ -32,25 +32,7 @@ def _report(out, *args) -> dict:
 @pytest.fixture(scope="module")
 def simulated(tmp_path_factory) -> dict:
     work = tmp_path_factory.mktemp("week")
-    # the demo's simulated week (gpuslo/demo/run.py)
-    assert (
-        main(
-            [
-                "simulate",
-                "--nodes",
-                "125",
-                "--gpus-per-node",
-                "8",
-                "--days",
-                "7",
-                "--seed",
-                "1",
-                "--out",
-                str(work / "sim"),
-            ]
-        )
-        == 0
-    )
+    simulate_demo_week(work / "sim")
     return _report(work / "report", "--data", str(work / "sim"), "--week", "2026-W48")
 
 

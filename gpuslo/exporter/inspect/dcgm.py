@@ -132,20 +132,7 @@ def _finding(**kw) -> Finding:
 
 def _problems(status: GpuStatus, line: int | None = None) -> list[Finding]:
     """Findings for the problems `evaluate_gpu` finds in one GPU's NVLink evidence."""
-    return [
-        _finding(
-            class_=p.class_,
-            signal=p.signal,
-            reason=p.reason,
-            action=p.action,
-            message=p.message,
-            links=list(p.links) if p.links else None,
-            count=p.count,
-            gpu=status.index,
-            line=line,
-        )
-        for p in evaluate_gpu(status)
-    ]
+    return [p.finding("dcgmi", gpu=status.index, line=line) for p in evaluate_gpu(status)]
 
 
 def _seen(count: int, message: str) -> Finding:

@@ -8,7 +8,7 @@ Prometheus `--query.max-samples` (5e7 by default), Mimir `-querier.max-samples`,
 same flag on its queriers, VictoriaMetrics `-search.maxSamplesPerQuery` (1e9) and
 `-search.maxUniqueTimeseries`; a range query also holds at most 11,000 points per series. A range
 query over a selector materialises every series at every step (series × steps × terms samples at
-once), so `QueryApi.sharded_range` splits it by series — shards of `instance` values — and, only
+once), so `QueryApi.sharded_ranges` splits it by series — shards of `instance` values — and, only
 when one instance alone is too large, by time, so that series × steps × terms ≤ `max_samples`.
 
 Requests time out after `timeout_s`; connection errors, read timeouts and HTTP 500/502/503/504
@@ -173,22 +173,14 @@ class QueryApi:
                           f"query {query!r}")
         return tidy(data["result"], "values")
 
-    def sharded_range(self, query, instances: list[str], per_instance: int, terms: int,
-                      start: pd.Timestamp, end: pd.Timestamp, step_s: int,
-                      desc: str, label: str = "instance") -> pd.DataFrame:
-        """`query(matcher)` (a function of the matcher text, e.g. `instance=~"a|b"`, on
-        `label`) over the steps in [start, end), split by `plan`; the pieces' points
-        concatenated (see `range`)."""
-        return self.sharded_ranges(query, [(tuple(instances), start, end)], per_instance, terms,
-                                   step_s, desc, label)
-
     def sharded_ranges(self, query, cells: list[tuple[tuple[str, ...], pd.Timestamp,
                                                       pd.Timestamp]],
                        per_instance: int, terms: int, step_s: int, desc: str,
                        label: str = "instance") -> pd.DataFrame:
-        """`sharded_range` over several cells at once — (instances, start, end) each, the steps
-        in [start, end) of those instances — every cell split by `plan` and all the pieces run
-        in one pool; the points concatenated."""
+        """`query(matcher)` (a function of the matcher text, e.g. `instance=~"a|b"`, on
+        `label`) over several cells at once — (instances, start, end) each, the steps in
+        [start, end) of those instances — every cell split by `plan` and all the pieces run in
+        one pool; the points concatenated (see `range`)."""
         pieces = [piece for instances, start, end in cells
                   for piece in plan(list(instances), per_instance, terms, start, end, step_s,
                                     self.max_samples)]

@@ -109,12 +109,6 @@ class Reader:
         self.node_of = node_of
         self.locate_cells = locate
 
-    def range(self, query, terms: int, desc: str, instances=None, per_instance=None,
-              label: str = "instance") -> pd.DataFrame:
-        return self.api.sharded_range(query, self.instances if instances is None else instances,
-                                      per_instance or self.per_instance, terms, self.start,
-                                      self.end, self.step, desc, label)
-
     def locate(self, probe, desc: str, instances=None, per_instance=None,
                label: str = "instance", expect: dict[str, int] | None = None) -> list[Cell]:
         """The cells with something to read: per bucket, the `label` values of the series
