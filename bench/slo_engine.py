@@ -53,6 +53,7 @@ Earlier (2026-11-30): 1,000 GPUs anchor: promtool backfill 573 s (2.2 GB OpenMet
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import resource
@@ -83,23 +84,29 @@ def _child(gpus: int, out: str) -> None:
         faults.Fleet(nodes=gpus // 8, gpus_per_node=8, days=7), seed=1, start=pd.Timestamp(START)
     )
     t1 = time.perf_counter()
+    frames, start, end = Frames(**sim.frames), sim.start, sim.end
+    del sim  # what is left of the simulation is its input frames
+    gc.collect()
+    memory = _Memory()
     before = resource.getrusage(resource.RUSAGE_SELF)
-    result = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
     t2 = time.perf_counter()
+    result = compute_week(frames, start, end, SloSpec())
+    t3 = time.perf_counter()
     after = resource.getrusage(resource.RUSAGE_SELF)
     Path(out).write_text(
         json.dumps(
             {
                 "gpus": gpus,
                 "simulate_s": t1 - t0,
-                "engine_s": t2 - t1,
+                "engine_s": t3 - t2,
                 "engine_cpu_s": after.ru_utime + after.ru_stime - before.ru_utime
                 - before.ru_stime,
-                "rss_before_mb": before.ru_maxrss / 1024,
+                "rss_before_mb": memory.before_mb,
                 "goodput_ratio": result.goodput_ratio,
-                "peak_rss_mb": after.ru_maxrss / 1024,
+                "peak_rss_mb": memory.peak_mb(),
+                "simulate_peak_rss_mb": memory.simulate_peak_mb,
                 "usable_gpu_hours": result.usable_gpu_hours,
-                "job_events": len(sim.frames["job_events"]),
+                "job_events": len(frames.job_events),
                 "usable_ratio": result.usable_ratio,
                 "answers": _answers(result),
             }
@@ -107,10 +114,41 @@ def _child(gpus: int, out: str) -> None:
     )
 
 
+class _Memory:
+    """RSS around compute_week: before_mb (the input frames, live, after a collection) and
+    peak_mb() (the highest RSS since, input included), from /proc/self/status — the peak is
+    reset first (`clear_refs` 5, Linux >= 4.0), so the simulation's own peak does not count.
+    Where that is refused, getrusage's peak since the process started is all there is."""
+
+    def __init__(self) -> None:
+        self.simulate_peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        self.before_mb = self._status("VmRSS") or self.simulate_peak_mb
+        try:
+            Path("/proc/self/clear_refs").write_text("5")
+            self.reset = True
+        except OSError:
+            self.reset = False
+
+    def peak_mb(self) -> float:
+        high = self._status("VmHWM") if self.reset else None
+        return high or resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+    @staticmethod
+    def _status(field: str) -> float | None:
+        try:
+            for line in Path("/proc/self/status").read_text().splitlines():
+                if line.startswith(field + ":"):
+                    return int(line.split()[1]) / 1024  # kB
+        except OSError:
+            return None
+        return None
+
+
 def _answers(result) -> dict:  # noqa: ANN001
     """The figures compared with the previous implementation: every capacity category (ticks),
     badput and job GPU-hours by category, lost GPU-hours by layer, the crawl's slowdown
-    GPU-hours, the number of jobs, interruptions and slowdowns, usable GPU-hours and goodput."""
+    GPU-hours, the number of jobs, interruptions, slowdowns and scored (job, node) pairs, the
+    sums of their scores and median compute times, usable GPU-hours and goodput."""
     crawl = result.crawl_dict()
     return {
         **{f"ticks.{k}": v for k, v in result.category_ticks.items()},
@@ -119,6 +157,9 @@ def _answers(result) -> dict:  # noqa: ANN001
         **{f"lost.{k}": v for k, v in result.lost_gpu_hours_by_layer.items()},
         "crawl.slowdown_gpu_hours": crawl["slowdown_gpu_hours"],
         "crawl.rows": len(result.crawl),
+        "node_scores.rows": len(result.node_scores),
+        "node_scores.score_sum": float(result.node_scores["score"].sum()),
+        "node_scores.compute_s_sum": float(result.node_scores["compute_s"].sum()),
         "jobs": len(result.jobs),
         "interruptions": len(result.interruptions),
         "usable_gpu_hours": result.usable_gpu_hours,
@@ -128,14 +169,15 @@ def _answers(result) -> dict:  # noqa: ANN001
 
 def compare(this: dict, previous: dict) -> tuple[bool, float, str]:
     """(same answers, largest relative difference, its figure): counts (jobs, interruptions,
-    slowdown rows) equal, every other figure within 1e-9 relative — the batch forms add in
-    another order than the fold, and a capacity category in ticks is the floor of such a sum."""
+    slowdown rows, node score rows) equal, every other figure within 1e-9 relative — the batch
+    forms add in another order than the fold, and a capacity category in ticks is the floor of
+    such a sum."""
     worst, where = 0.0, ""
     if this.keys() != previous.keys():
         return False, float("inf"), "the figures' names"
     for key, a in this.items():
         b = previous[key]
-        if key in ("jobs", "interruptions", "crawl.rows"):
+        if key in ("jobs", "interruptions", "crawl.rows", "node_scores.rows"):
             if a != b:
                 return False, float("inf"), key
         elif a != b:

@@ -352,10 +352,23 @@ def _segments(gpu, ps, pe, sets, days) -> _Segments:
         inside = (t2 > lo[g2]) & (t2 < hi[g2])
         parts_g.append(g2[inside])
         parts_t.append(t2[inside])
-    keys = np.unique(np.concatenate(parts_g) * stride + np.concatenate(parts_t))
+    keys = _sorted_unique(np.concatenate(parts_g) * stride + np.concatenate(parts_t))
     g, t = keys // stride, keys % stride
     same = g[:-1] == g[1:]
     return _Segments(g[:-1][same], t[:-1][same], t[1:][same], keys[:-1][same], stride, lo, hi)
+
+
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values in ascending order, as np.unique gives them: sorted, then every value
+    equal to its predecessor dropped. numpy 2.4's np.unique hashes instead, which on millions of
+    mostly distinct int64 keys is ~100x slower than sorting them (7.5 s against 0.05 s for 6 M)."""
+    values = np.sort(values)
+    if not len(values):
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
 
 
 def _clip(iv: _Intervals, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

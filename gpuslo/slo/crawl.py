@@ -30,6 +30,8 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.goodput.calculator import EVENTS
+from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.frames import derive_faults
 
 SLOWDOWN_COLUMNS = {
@@ -66,33 +68,43 @@ def counted_slowdowns(slowdowns: pd.DataFrame) -> pd.DataFrame:
     }).astype(SLOWDOWN_COLUMNS).reset_index(drop=True)
 
 
-def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> pd.DataFrame:
+def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
+                index: EventIndex | None = None) -> pd.DataFrame:
     """Per (job, node) that reported compute times in [start, end): columns SCORE_COLUMNS
     (compute_s seconds, intervals int64, scores ratios 0–1), lowest score first (then lowest
-    individual score: a one-node job is its own fastest node, only its own best tells)."""
-    if "compute_s" not in job_events:
+    individual score: a one-node job is its own fastest node, only its own best tells).
+    `index` is `index_events(job_events)` when the caller has it: the events are grouped by its
+    integer codes, not by their names."""
+    if "compute_s" not in job_events or job_events.empty:
         return pd.DataFrame(columns=SCORE_COLUMNS)
-    ev = job_events[(job_events["event"] == "steps") & job_events["compute_s"].notna()
-                    & (job_events["time"] >= start) & (job_events["time"] < end)]
-    ev = ev[ev["compute_s"] > 0]
-    if ev.empty:
+    idx = index if index is not None else index_events(job_events)
+    rows = np.flatnonzero((idx.event == EVENTS.index("steps")) & (idx.t_ns >= start.value)
+                          & (idx.t_ns < end.value))
+    compute_s = job_events["compute_s"].array[idx.order[rows]].to_numpy(
+        dtype="float64", na_value=np.nan)
+    kept = compute_s > 0  # NaN (not reported) is not
+    rows = rows[kept]
+    if not len(rows):
         return pd.DataFrame(columns=SCORE_COLUMNS)
-    ev = ev.astype({"compute_s": "float64"})
+    ev = pd.DataFrame({"job": idx.job[rows], "node": idx.node[rows], "step": idx.step[rows],
+                       "compute_s": compute_s[kept]})
     # Nodes of a gang log the same steps: compare them interval by interval at the same step;
     # where no step is logged by two nodes (time-based windows), compare their medians.
-    at_step = ev.groupby(["job", "step"], observed=True)["compute_s"]
+    at_step = ev.groupby(["job", "step"])["compute_s"]
     fastest = at_step.transform("min")
     aligned = at_step.transform("size").groupby(ev["job"]).transform("max") > 1
-    median = ev.groupby(["job", "node"], observed=True)["compute_s"].transform("median")
+    median = ev.groupby(["job", "node"])["compute_s"].transform("median")
     fastest_median = median.groupby(ev["job"]).transform("min")
     ev = ev.assign(score=(fastest / ev["compute_s"]).where(aligned, fastest_median / median))
-    grouped = ev.groupby(["job", "node"], observed=True)
+    grouped = ev.groupby(["job", "node"])
     out = grouped.agg(compute_s=("compute_s", "median"), best=("compute_s", "min"),
                       worst=("compute_s", "max"), intervals=("compute_s", "size"),
                       score=("score", "min")).reset_index()
     out["individual_score"] = out["best"] / out["worst"]
+    # job and node codes sort as their names do (index_events numbers them in sorted order)
     order = ["score", "individual_score", "job", "node"]
     out = out.sort_values(order, kind="stable").reset_index(drop=True)
+    out["job"], out["node"] = idx.jobs[out["job"]], idx.nodes[out["node"]]
     return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
 
 

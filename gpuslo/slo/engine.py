@@ -39,7 +39,7 @@ from gpuslo.errors import InputError
 from gpuslo.slo import attribution, crawl, job_losses, objectives, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
-from gpuslo.slo.events import index_events
+from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.frames import Frames, derive_faults
 from gpuslo.slo_spec import SloSpec
 
@@ -221,7 +221,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         return ticks * acc.tick_ns / 3.6e12
 
     crawl_rows, scores = _crawl(
-        frames, slowdowns, nodes, split, (start, end), hours(1), (by_layer, by_reason)
+        frames, slowdowns, nodes, split, (start, end), hours(1), (by_layer, by_reason), events
     )
     by_reason = {k: v for k, v in sorted(by_reason.items()) if v}
     losses = job_losses.job_losses(acc, split, attributed, crawl_rows)
@@ -277,7 +277,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
 
 def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,
            window: tuple[pd.Timestamp, pd.Timestamp], hours_per_tick: float,
-           lost: tuple[dict, dict]) -> tuple[pd.DataFrame, pd.DataFrame]:
+           lost: tuple[dict, dict], events: EventIndex) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(slowdowns attributed, with gpu_hours from the journals — what the counters say — and
     capacity_gpu_hours — the share of the capacity accounting's slowdown category, capped by
     the job's allocated usable time —, node scores); adds the capacity slowdown GPU-hours to the
@@ -292,7 +292,7 @@ def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,
     attributed["gpu_hours"] = attributed["gpu_seconds"] / 3600
     attributed["capacity_gpu_hours"] = crawl.scaled_hours(attributed, job_hours)
     crawl.slowdown_breakdown(attributed, job_hours, *lost)
-    return attributed, crawl.node_scores(frames.job_events, *window)
+    return attributed, crawl.node_scores(frames.job_events, *window, events)
 
 
 def _interruption_rate(

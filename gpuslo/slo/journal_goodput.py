@@ -14,6 +14,8 @@ event (`gpuslo.slo.crawl.window_slowdowns`). No Python loop per event otherwise.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
@@ -27,6 +29,7 @@ from gpuslo.slo.events import EventIndex, index_events
 _CATEGORIES = list(names.JOB_CATEGORIES)
 _TYPES = {"job": "string", "node": "string", "status": "string", "gpus": "int64"}
 COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES]
+BATCH_EVENTS = 1 << 20  # rows per batch of whole journals (`batches`)
 
 
 def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
@@ -39,50 +42,103 @@ def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
 def goodput_and_slowdowns(
     job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
     rule: SlowdownRule | None = None, index: EventIndex | None = None,
+    batch_events: int = BATCH_EVENTS,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """(`job_goodput`'s frame, slowdowns): one row per sustained slowdown of a (job, node) with
     GPU-seconds in the window — columns `SLOWDOWN_COLUMNS`: start/end of the slowdown (UTC),
     from_step/to_step, reference_s (seconds), ratio (mean step time / reference), gpus and
     gpu_seconds (what it put into `slowdown` within [start, end)), as `crawl.window_slowdowns`.
     `rule` is the SLO spec's sustained-slowdown rule (`SloSpec.slowdown_rule()`; default its
-    defaults); `index` is `index_events(job_events)` when the caller has it."""
+    defaults); `index` is `index_events(job_events)` when the caller has it; the journals are
+    computed `batch_events` rows at a time (whole journals, see `batches`)."""
     rule = rule or SlowdownRule()
     idx = index if index is not None else index_events(job_events)
     if not len(idx):
         return pd.DataFrame(columns=COLUMNS).astype(_TYPES), _slowdown_frame([])
-    t_s = idx.t_ns / 1e9
-    inc = goodput_increments(idx.group, t_s, idx.event, idx.category, idx.gpus, idx.status,
-                             idx.step, idx.count, idx.step_time_s, rule.threshold)
     first = idx.first
-    inside = (idx.t_ns > start.value) & (idx.t_ns <= end.value)
     upto = _last_at(first, idx.t_ns <= end.value)
-    frame = pd.DataFrame({
-        "job": idx.jobs[idx.job[first]], "node": idx.nodes[idx.node[first]],
-        "gpus": np.where(upto >= 0, inc.gpus[np.maximum(upto, 0)], 0),
-        "status": np.where(upto >= 0, inc.status[np.maximum(upto, 0)], ""),
-    })
-    for c in _CATEGORIES:
-        frame[c] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0), first)
-    state = inc.state
-    del inc  # the categories are summed; the rule needs only the state
-    sub = slowdown_increments(idx.group, t_s, idx.event, idx.category, idx.gpus, idx.status,
-                              idx.step, idx.count, idx.step_time_s, rule, state)
-    del state
-    if len(sub.rows):
-        begins = np.flatnonzero(np.r_[True, sub.group[1:] != sub.group[:-1]])
-        chosen = sub.group[begins]
-        batch = sub.exact[chosen]
-        for c, values in sub.gpu_seconds.items():
-            amounts = np.add.reduceat(np.where(inside[sub.rows], values, 0.0), begins)
-            frame.loc[chosen[batch], c] = amounts[batch]
-    slow = []
-    for row in sub.episode_rows(start.value / 1e9, end.value / 1e9):
+    gpus = np.zeros(len(first), dtype=np.int64)
+    status = np.full(len(first), "", dtype=object)
+    amounts = {c: np.zeros(len(first)) for c in _CATEGORIES}
+    slow, folded = [], []
+    for g0, g1 in batches(first, len(idx), batch_events):
+        a, b = first[g0], (first[g1] if g1 < len(first) else len(idx))
+        part = _Batch(idx, a, b, g0)
+        inside = (idx.t_ns[a:b] > start.value) & (idx.t_ns[a:b] <= end.value)
+        inc = part.increments(rule)
+        last = upto[g0:g1]
+        gpus[g0:g1] = np.where(last >= 0, inc.gpus[np.maximum(last - a, 0)], 0)
+        status[g0:g1] = np.where(last >= 0, inc.status[np.maximum(last - a, 0)], "")
+        starts = first[g0:g1] - a
+        for c in _CATEGORIES:
+            amounts[c][g0:g1] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0), starts)
+        state = inc.state
+        del inc  # the categories are summed; the rule needs only the state
+        sub = part.slowdowns(rule, state)
+        del state
+        if len(sub.rows):
+            begins = np.flatnonzero(np.r_[True, sub.group[1:] != sub.group[:-1]])
+            chosen = sub.group[begins]
+            exact = sub.exact[chosen]
+            for c, values in sub.gpu_seconds.items():
+                window = np.add.reduceat(np.where(inside[sub.rows], values, 0.0), begins)
+                amounts[c][g0 + chosen[exact]] = window[exact]
+        slow += [row | {"group": row["group"] + g0}
+                 for row in sub.episode_rows(start.value / 1e9, end.value / 1e9)]
+        folded.append(g0 + np.flatnonzero(~sub.exact))
+    frame = pd.DataFrame({"job": idx.jobs[idx.job[first]], "node": idx.nodes[idx.node[first]],
+                          "gpus": gpus, "status": status, **amounts})
+    for row in slow:
         g = row["group"]
-        slow.append({"job": frame.at[g, "job"], "node": frame.at[g, "node"], **row,
-                     "gpus": frame.at[g, "gpus"]})
-    slow += _fold(job_events, idx, np.flatnonzero(~sub.exact), frame, rule, start, end)
+        row.update(job=frame.at[g, "job"], node=frame.at[g, "node"], gpus=frame.at[g, "gpus"])
+    slow += _fold(job_events, idx, np.concatenate(folded), frame, rule, start, end)
     slow.sort(key=lambda row: row.pop("group"))  # per journal, in the order the fold lists
     return frame[COLUMNS].astype(_TYPES), _slowdown_frame(slow)
+
+
+
+def batches(first: np.ndarray, n: int, size: int = BATCH_EVENTS) -> list[tuple[int, int]]:
+    """Groups [g0, g1) cut into batches of about `size` rows of whole groups (`first`: each
+    group's first row; n rows in all): a group larger than `size` is a batch by itself.
+
+    The batch forms hold one full-length temporary per rule they apply, so the engine applies
+    them to one batch at a time: at 10 M events a full-length float64 temporary is 80 MB,
+    which the allocator maps fresh from the kernel (and the kernel zeroes) every time, while a
+    batch's 8 MB ones are reused; the answer is the same, every rule being per journal."""
+    out, g0 = [], 0
+    while g0 < len(first):
+        if first[g0] + size >= n:
+            g1 = len(first)
+        else:  # the last group that starts within `size` rows ends the batch before it
+            g1 = max(int(np.searchsorted(first, first[g0] + size, side="right")) - 1, g0 + 1)
+        out.append((g0, g1))
+        g0 = g1
+    return out
+
+
+@dataclass(frozen=True)
+class _Batch:
+    """Rows [a, b) of an EventIndex — whole groups, the first of them g0 — as the batch forms'
+    arguments (group ids from 0)."""
+
+    idx: EventIndex
+    a: int
+    b: int
+    g0: int
+
+    def _arguments(self) -> tuple:
+        idx, a, b = self.idx, self.a, self.b
+        return (idx.group[a:b] - self.g0, idx.t_ns[a:b] / 1e9, idx.event[a:b],
+                idx.category[a:b], idx.gpus[a:b], idx.status[a:b], idx.step[a:b],
+                idx.count[a:b], idx.step_time_s[a:b])
+
+    def increments(self, rule: SlowdownRule):
+        """`goodput_increments` of the batch, with the rule's threshold (so `may_slow`)."""
+        return goodput_increments(*self._arguments(), rule.threshold)
+
+    def slowdowns(self, rule: SlowdownRule, state: dict):
+        """`slowdown_increments` of the batch (rows and groups from the batch's start)."""
+        return slowdown_increments(*self._arguments(), rule, state)
 
 
 def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
