@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput.calculator import EVENTS
-from gpuslo.slo.events import EventIndex, index_events
+from gpuslo.slo.events import EventIndex, batches, index_events
 from gpuslo.slo.frames import derive_faults
 
 SLOWDOWN_COLUMNS = {
@@ -74,20 +74,40 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     (compute_s seconds, intervals int64, scores ratios 0–1), lowest score first (then lowest
     individual score: a one-node job is its own fastest node, only its own best tells).
     `index` is `index_events(job_events)` when the caller has it: the events are grouped by its
-    integer codes, not by their names."""
+    integer codes, not by their names, a batch of whole jobs at a time (every score compares
+    the nodes of one job)."""
     if "compute_s" not in job_events or job_events.empty:
         return pd.DataFrame(columns=SCORE_COLUMNS)
     idx = index if index is not None else index_events(job_events)
-    rows = np.flatnonzero((idx.event == EVENTS.index("steps")) & (idx.t_ns >= start.value)
-                          & (idx.t_ns < end.value))
-    compute_s = job_events["compute_s"].array[idx.order[rows]].to_numpy(
-        dtype="float64", na_value=np.nan)
-    kept = compute_s > 0  # NaN (not reported) is not
-    rows = rows[kept]
-    if not len(rows):
+    compute = job_events["compute_s"].array
+    job_first = np.flatnonzero(np.r_[True, idx.job[1:] != idx.job[:-1]])
+    parts = []
+    for j0, j1 in batches(job_first, len(idx)):
+        a, b = job_first[j0], (job_first[j1] if j1 < len(job_first) else len(idx))
+        rows = a + np.flatnonzero((idx.event[a:b] == _STEPS) & (idx.t_ns[a:b] >= start.value)
+                                  & (idx.t_ns[a:b] < end.value))
+        compute_s = compute[idx.order[rows]].to_numpy(dtype="float64", na_value=np.nan)
+        kept = compute_s > 0  # NaN (not reported) is not
+        if kept.any():
+            parts.append(_scores(idx.job[rows[kept]], idx.node[rows[kept]],
+                                 idx.step[rows[kept]], compute_s[kept]))
+    if not parts:
         return pd.DataFrame(columns=SCORE_COLUMNS)
-    ev = pd.DataFrame({"job": idx.job[rows], "node": idx.node[rows], "step": idx.step[rows],
-                       "compute_s": compute_s[kept]})
+    out = pd.concat(parts, ignore_index=True)
+    # job and node codes sort as their names do (index_events numbers them in sorted order)
+    order = ["score", "individual_score", "job", "node"]
+    out = out.sort_values(order, kind="stable").reset_index(drop=True)
+    out["job"], out["node"] = idx.jobs[out["job"]], idx.nodes[out["node"]]
+    return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
+
+
+_STEPS = EVENTS.index("steps")
+
+
+def _scores(job: np.ndarray, node: np.ndarray, step: np.ndarray,
+            compute_s: np.ndarray) -> pd.DataFrame:
+    """node_scores' columns per (job, node code) from the steps events of whole jobs."""
+    ev = pd.DataFrame({"job": job, "node": node, "step": step, "compute_s": compute_s})
     # Nodes of a gang log the same steps: compare them interval by interval at the same step;
     # where no step is logged by two nodes (time-based windows), compare their medians.
     at_step = ev.groupby(["job", "step"])["compute_s"]
@@ -96,16 +116,12 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     median = ev.groupby(["job", "node"])["compute_s"].transform("median")
     fastest_median = median.groupby(ev["job"]).transform("min")
     ev = ev.assign(score=(fastest / ev["compute_s"]).where(aligned, fastest_median / median))
-    grouped = ev.groupby(["job", "node"])
-    out = grouped.agg(compute_s=("compute_s", "median"), best=("compute_s", "min"),
-                      worst=("compute_s", "max"), intervals=("compute_s", "size"),
-                      score=("score", "min")).reset_index()
+    out = ev.groupby(["job", "node"]).agg(
+        compute_s=("compute_s", "median"), best=("compute_s", "min"),
+        worst=("compute_s", "max"), intervals=("compute_s", "size"),
+        score=("score", "min")).reset_index()
     out["individual_score"] = out["best"] / out["worst"]
-    # job and node codes sort as their names do (index_events numbers them in sorted order)
-    order = ["score", "individual_score", "job", "node"]
-    out = out.sort_values(order, kind="stable").reset_index(drop=True)
-    out["job"], out["node"] = idx.jobs[out["job"]], idx.nodes[out["node"]]
-    return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
+    return out
 
 
 def degradation_causes(verdicts: pd.DataFrame, degradations: pd.DataFrame) -> pd.DataFrame:

@@ -24,12 +24,11 @@ from gpuslo.goodput import journal
 from gpuslo.goodput.calculator import compute_goodput, goodput_increments, slowdown_increments
 from gpuslo.goodput.slowdown import SlowdownRule
 from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
-from gpuslo.slo.events import EventIndex, index_events
+from gpuslo.slo.events import BATCH_EVENTS, EventIndex, batches, index_events
 
 _CATEGORIES = list(names.JOB_CATEGORIES)
 _TYPES = {"job": "string", "node": "string", "status": "string", "gpus": "int64"}
 COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES]
-BATCH_EVENTS = 1 << 20  # rows per batch of whole journals (`batches`)
 
 
 def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
@@ -50,7 +49,7 @@ def goodput_and_slowdowns(
     gpu_seconds (what it put into `slowdown` within [start, end)), as `crawl.window_slowdowns`.
     `rule` is the SLO spec's sustained-slowdown rule (`SloSpec.slowdown_rule()`; default its
     defaults); `index` is `index_events(job_events)` when the caller has it; the journals are
-    computed `batch_events` rows at a time (whole journals, see `batches`)."""
+    computed `batch_events` rows at a time (whole journals, see `gpuslo.slo.events.batches`)."""
     rule = rule or SlowdownRule()
     idx = index if index is not None else index_events(job_events)
     if not len(idx):
@@ -95,25 +94,6 @@ def goodput_and_slowdowns(
     slow.sort(key=lambda row: row.pop("group"))  # per journal, in the order the fold lists
     return frame[COLUMNS].astype(_TYPES), _slowdown_frame(slow)
 
-
-
-def batches(first: np.ndarray, n: int, size: int = BATCH_EVENTS) -> list[tuple[int, int]]:
-    """Groups [g0, g1) cut into batches of about `size` rows of whole groups (`first`: each
-    group's first row; n rows in all): a group larger than `size` is a batch by itself.
-
-    The batch forms hold one full-length temporary per rule they apply, so the engine applies
-    them to one batch at a time: at 10 M events a full-length float64 temporary is 80 MB,
-    which the allocator maps fresh from the kernel (and the kernel zeroes) every time, while a
-    batch's 8 MB ones are reused; the answer is the same, every rule being per journal."""
-    out, g0 = [], 0
-    while g0 < len(first):
-        if first[g0] + size >= n:
-            g1 = len(first)
-        else:  # the last group that starts within `size` rows ends the batch before it
-            g1 = max(int(np.searchsorted(first, first[g0] + size, side="right")) - 1, g0 + 1)
-        out.append((g0, g1))
-        g0 = g1
-    return out
 
 
 @dataclass(frozen=True)

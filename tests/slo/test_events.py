@@ -1,5 +1,6 @@
 """`index_events`: the job_events frame in (job, node, time) order as integer arrays, whether the
-rows arrive in that order (journals read file by file: nothing is sorted) or shuffled."""
+rows arrive in that order (journals read file by file: nothing is sorted) or shuffled; and
+`batches`, which cuts its rows between journals."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.goodput.calculator import EVENTS, PHASES, STATUSES
 from gpuslo.slo import frames
-from gpuslo.slo.events import index_events
+from gpuslo.slo.events import batches, index_events
 
 T0 = pd.Timestamp("2026-11-23", tz="UTC")
 
@@ -72,3 +73,14 @@ def test_status_layer_and_category_are_coded_on_the_rows_that_carry_them():
 def test_an_empty_frame_gives_an_empty_index():
     idx = index_events(frames.empty("job_events"))
     assert len(idx) == 0 and len(idx.first) == 0
+
+
+def test_batches_cover_every_journal_once_and_keep_a_large_one_whole():
+    first = np.array([0, 3, 4, 20, 21, 22])  # group 2 has 16 rows; 25 rows in all
+    for size in (1, 2, 5, 16, 100):
+        cuts = batches(first, 25, size)
+        assert [g for g0, g1 in cuts for g in range(g0, g1)] == list(range(6))
+        rows = np.diff(np.r_[first, 25])
+        assert all(rows[g0:g1].sum() <= size or g1 - g0 == 1 for g0, g1 in cuts)
+    assert batches(first, 25, 100) == [(0, 6)]
+    assert batches(np.zeros(0, dtype=np.int64), 0) == []

@@ -1,17 +1,17 @@
-"""The engine's journal goodput (`gpuslo.slo.journal_goodput`) computed batch by batch gives what
-it gives in one pass: every rule is per journal, so cutting the rows between journals changes
+"""The engine's journal goodput (`gpuslo.slo.journal_goodput`) and node scores
+(`gpuslo.slo.crawl.node_scores`) computed batch by batch give what they give in one pass: every
+rule is per journal (scores: per job), so cutting the rows between journals (jobs) changes
 nothing — checked on a simulated fleet with stragglers, a window that starts mid-week, and one
 journal the batch form leaves to the fold."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
 
 from gpuslo.goodput.slowdown import SlowdownRule
-from gpuslo.slo import frames, journal_goodput
-from gpuslo.slo.events import index_events
+from gpuslo.slo import crawl, frames, journal_goodput
+from gpuslo.slo.events import batches, index_events
 from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
 
@@ -40,17 +40,6 @@ def week():
     return events, START + pd.Timedelta(days=2), sim.end
 
 
-def test_batches_cover_every_journal_once_and_keep_a_large_one_whole():
-    first = np.array([0, 3, 4, 20, 21, 22])  # group 2 has 16 rows; 25 rows in all
-    for size in (1, 2, 5, 16, 100):
-        cuts = journal_goodput.batches(first, 25, size)
-        assert [g for g0, g1 in cuts for g in range(g0, g1)] == list(range(6))
-        rows = np.diff(np.r_[first, 25])
-        assert all(rows[g0:g1].sum() <= size or g1 - g0 == 1 for g0, g1 in cuts)
-    assert journal_goodput.batches(first, 25, 100) == [(0, 6)]
-    assert journal_goodput.batches(np.zeros(0, dtype=np.int64), 0) == []
-
-
 def test_batch_by_batch_equals_one_pass(week, monkeypatch):
     events, start, end = week
     index = index_events(events)
@@ -70,3 +59,15 @@ def test_batch_by_batch_equals_one_pass(week, monkeypatch):
             events, start, end, SlowdownRule(), index, batch_events=size)
         pd.testing.assert_frame_equal(per_node, whole, rtol=1e-12)
         pd.testing.assert_frame_equal(slow, whole_slow, rtol=1e-12)
+
+
+def test_node_scores_batch_by_batch_equal_one_pass(week, monkeypatch):
+    events, _, end = week
+    index = index_events(events)
+    start = START  # the whole week: five jobs report compute times
+    whole = crawl.node_scores(events, start, end, index)
+    assert whole["job"].nunique() >= 3 and whole["score"].min() < 1.0
+    monkeypatch.setattr(crawl, "batches", lambda first, n: batches(first, n, 50))
+    pd.testing.assert_frame_equal(crawl.node_scores(events, start, end, index), whole)
+    monkeypatch.setattr(crawl, "batches", lambda first, n: batches(first, n, 1))
+    pd.testing.assert_frame_equal(crawl.node_scores(events, start, end, index), whole)
