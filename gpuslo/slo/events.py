@@ -25,9 +25,9 @@ class EventIndex:
     into the sorted `jobs`/`nodes` object arrays), group (int32, one per job and node, from 0),
     t_ns (int64 ns since the epoch), event, status, category, layer (int8 codes into
     calculator.EVENTS, STATUSES, PHASES and names.LAYERS; -1 when absent, see index_events),
-    gpus, step, count and step_time_s (float64, NaN when absent). `first`: the first row of
-    each group (int64); `order`: each ordered row's position in job_events (int32 below 2**31
-    rows)."""
+    gpus, step, count (float32 when every value is below 2**24, so exact, else float64) and
+    step_time_s (float64), NaN when absent. `first`: the first row of each group (int64);
+    `order`: each ordered row's position in job_events (int32 below 2**31 rows)."""
 
     job: np.ndarray
     node: np.ndarray
@@ -92,10 +92,18 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
         out[rows] = lookup[found]
         return out
 
-    def number(column: str) -> np.ndarray:
+    def number(column: str, whole: bool = False) -> np.ndarray:
         if column not in job_events:
-            return np.full(n, np.nan)
-        return arranged(job_events[column].to_numpy(dtype="float64", na_value=np.nan))
+            return np.full(n, np.nan, dtype=np.float32 if whole else np.float64)
+        values = job_events[column].array
+        if whole:  # counts: float32 holds every integer up to 2**24 exactly
+            data = values.to_numpy(dtype="float64", na_value=0.0)
+            if len(data) and max(data.max(), -data.min()) < 2**24:
+                out = data.astype(np.float32)
+                del data
+                out[values.isna()] = np.nan
+                return arranged(out)
+        return arranged(values.to_numpy(dtype="float64", na_value=np.nan))
 
     event = coded("event", EVENTS)
     kinds = {name: EVENTS.index(name) for name in ("job_end", "restart", "phase_start",
@@ -109,7 +117,7 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
         category=coded("category", PHASES, np.flatnonzero(
             (event == kinds["phase_start"]) | (event == kinds["phase_end"]))),
         layer=coded("layer", names.LAYERS, np.flatnonzero(ends | (event == kinds["restart"]))),
-        gpus=number("gpus"), step=number("step"), count=number("count"),
+        gpus=number("gpus", True), step=number("step", True), count=number("count", True),
         step_time_s=number("step_time_s"), order=order)
 
 

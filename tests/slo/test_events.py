@@ -70,6 +70,17 @@ def test_status_layer_and_category_are_coded_on_the_rows_that_carry_them():
     assert (idx.layer[~(ends | restarts)] == -1).all()
 
 
+def test_counts_are_exact_whatever_their_size():
+    idx = index_events(_events())
+    assert idx.step.dtype == np.float32 and idx.gpus.dtype == np.float32
+    assert np.isnan(idx.step[np.array(EVENTS, dtype=object)[idx.event] == "job_start"]).all()
+    big = _events()
+    big.loc[big["event"] == "steps", "step"] = 2**40 + 1  # not a float32
+    idx = index_events(big)
+    assert idx.step.dtype == np.float64
+    assert set(idx.step[~np.isnan(idx.step)]) == {0.0, float(2**40 + 1)}
+
+
 def test_an_empty_frame_gives_an_empty_index():
     idx = index_events(frames.empty("job_events"))
     assert len(idx) == 0 and len(idx.first) == 0
