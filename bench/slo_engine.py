@@ -5,15 +5,17 @@
 
 1. Engine: `gpuslo simulate`'s fleet (8 GPUs per node, 7 days, seed 1) → `compute_week` in a
    child process each for `--gpus` and `--large` GPUs; prints wall and CPU time (user + system)
-   of the computation, the child's peak RSS, its RSS before the computation (the simulated
-   input: 3.6 GB at 100k GPUs, more than the 3 GB target by itself) and the difference, the
-   engine's own memory. The same children run the previous implementation beside it
-   (`--previous`, a git ref: its `gpuslo/` is extracted with `git archive` and put first on
-   PYTHONPATH), and the ratios are printed, with a check that both give the same 47 figures
-   (capacity ticks, badput, job and lost GPU-hours by category/layer, the crawl's slowdown,
-   counts of jobs, interruptions and slowdowns, usable GPU-hours, goodput: counts equal, the
-   rest within 1e-9 relative). Targets: 10,000 GPUs < 10 s, < 2 GB (issue 5); 100,000 GPUs
-   < 20 s, < 3 GB (issue 13).
+   of the computation and its memory: the RSS before it (the input frames, live, once the rest
+   of the simulation is freed: 2.0 GB at 100k GPUs), the peak RSS while it runs (input
+   included: the simulation's own peak is reset first, /proc/self/clear_refs, and printed
+   apart) and their difference, the engine's own memory. The same children run the previous
+   implementation beside it (`--previous`, a git ref: its `gpuslo/` is extracted with
+   `git archive` and put first on PYTHONPATH), and the ratios are printed, with a check that
+   both give the same 50 figures (capacity ticks, badput, job and lost GPU-hours by
+   category/layer, the crawl's slowdown, counts of jobs, interruptions, slowdowns and scored
+   nodes, the sums of the node scores and compute times, usable GPU-hours, goodput: counts
+   equal, the rest within 1e-9 relative). Targets: 10,000 GPUs < 10 s, < 2 GB (issue 5);
+   100,000 GPUs < 20 s, < 3 GB (issue 13).
 2. Anchor, same run: `--anchor-gpus` GPUs for the same week: `gpuslo_gpu_usable` every 30 s
    written as OpenMetrics (from the same simulated verdicts), backfilled with
    `promtool tsdb create-blocks-from openmetrics`, served by a Prometheus on loopback; the
@@ -359,7 +361,9 @@ def main() -> int:
                     f"{x['engine_s']:.2f} s (CPU {x['engine_cpu_s']:.2f} s), peak RSS "
                     f"{x['peak_rss_mb']:.0f} MB, before compute_week {x['rss_before_mb']:.0f} "
                     f"MB, compute_week's own (peak - before) {own:.0f} MB; simulate "
-                    f"{x['simulate_s']:.2f} s, {x['job_events']} job events, usable ratio "
+                    f"{x['simulate_s']:.2f} s (its peak RSS "
+                    f"{x.get('simulate_peak_rss_mb', float('nan')):.0f} MB), "
+                    f"{x['job_events']} job events, usable ratio "
                     f"{x['usable_ratio']:.6f}, goodput {x['goodput_ratio']:.6f}"
                 )
             same, worst, where = compare(r["answers"], p["answers"])

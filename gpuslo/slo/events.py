@@ -62,63 +62,63 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
     node, nodes = _sorted_codes(job_events["node"])
     stamps = job_events["time"].to_numpy("int64")
     n = len(stamps)
-    in_order = None  # the rows' order when they are not in (job, node, time) order already
+    moved = None  # the rows' order when they are not in (job, node, time) order already
     if _steps_back(job, node, stamps):
-        in_order = np.lexsort((stamps, node, job)).astype(_row_type(n))
-        job, node, stamps = job[in_order], node[in_order], stamps[in_order]
-    order = np.arange(n, dtype=_row_type(n)) if in_order is None else in_order
+        moved = np.lexsort((stamps, node, job)).astype(_row_type(n))
+        job, node, stamps = job[moved], node[moved], stamps[moved]
+    order = np.arange(n, dtype=_row_type(n)) if moved is None else moved
     new = np.ones(n, dtype=bool)  # a row that starts a (job, node) group
     if n:
         np.not_equal(job[1:], job[:-1], out=new[1:])
         new[1:] |= node[1:] != node[:-1]
+    event = _arranged(_codes(job_events["event"].array, EVENTS), moved)
 
-    def arranged(values: np.ndarray) -> np.ndarray:
-        return values if in_order is None else values[in_order]
-
-    def coded(column: str, vocabulary: tuple[str, ...], rows: np.ndarray | None = None):
-        # factorise the column itself (no copy to Python strings), then look each distinct
-        # value up once, as codes_of does; `rows`: only those ordered rows, -1 elsewhere
-        values = job_events[column].array
-        if rows is None:
-            found, uniques = pd.factorize(values, use_na_sentinel=True)
-            found = arranged(found)
-        else:
-            found, uniques = pd.factorize(values[order[rows]], use_na_sentinel=True)
-        lookup = np.array([codes_of(np.array([u], dtype=object), vocabulary)[0]
-                           for u in uniques] + [-1], dtype=np.int8)
-        if rows is None:
-            return lookup[found]
+    def coded(column: str, vocabulary: tuple[str, ...], *kinds: str) -> np.ndarray:
+        rows = np.flatnonzero(np.isin(event, [EVENTS.index(k) for k in kinds]))
         out = np.full(n, -1, dtype=np.int8)
-        out[rows] = lookup[found]
+        out[rows] = _codes(job_events[column].array[order[rows]], vocabulary)
         return out
 
-    def number(column: str, whole: bool = False) -> np.ndarray:
+    def number(column: str, whole: bool = True) -> np.ndarray:
         if column not in job_events:
             return np.full(n, np.nan, dtype=np.float32 if whole else np.float64)
-        values = job_events[column].array
-        if whole:  # counts: float32 holds every integer up to 2**24 exactly
-            data = values.to_numpy(dtype="float64", na_value=0.0)
-            if len(data) and max(data.max(), -data.min()) < 2**24:
-                out = data.astype(np.float32)
-                del data
-                out[values.isna()] = np.nan
-                return arranged(out)
-        return arranged(values.to_numpy(dtype="float64", na_value=np.nan))
+        return _arranged(_numbers(job_events[column].array, whole), moved)
 
-    event = coded("event", EVENTS)
-    kinds = {name: EVENTS.index(name) for name in ("job_end", "restart", "phase_start",
-                                                      "phase_end")}
-    ends = event == kinds["job_end"]
     return EventIndex(
         job=job.astype(np.int32, copy=False), node=node.astype(np.int32, copy=False),
-        jobs=jobs, nodes=nodes,
-        group=np.cumsum(new, dtype=np.int32) - 1, first=np.flatnonzero(new), t_ns=stamps,
-        event=event, status=coded("status", STATUSES, np.flatnonzero(ends)),
-        category=coded("category", PHASES, np.flatnonzero(
-            (event == kinds["phase_start"]) | (event == kinds["phase_end"]))),
-        layer=coded("layer", names.LAYERS, np.flatnonzero(ends | (event == kinds["restart"]))),
-        gpus=number("gpus", True), step=number("step", True), count=number("count", True),
-        step_time_s=number("step_time_s"), order=order)
+        jobs=jobs, nodes=nodes, group=np.cumsum(new, dtype=np.int32) - 1,
+        first=np.flatnonzero(new), t_ns=stamps, event=event,
+        status=coded("status", STATUSES, "job_end"),
+        category=coded("category", PHASES, "phase_start", "phase_end"),
+        layer=coded("layer", names.LAYERS, "job_end", "restart"),
+        gpus=number("gpus"), step=number("step"), count=number("count"),
+        step_time_s=number("step_time_s", whole=False), order=order)
+
+
+def _arranged(values: np.ndarray, moved: np.ndarray | None) -> np.ndarray:
+    return values if moved is None else values[moved]
+
+
+def _codes(values, vocabulary: tuple[str, ...]) -> np.ndarray:
+    """int8 index of each value in `vocabulary`, -1 for anything else: the column factorised
+    itself (no copy to Python strings), each distinct value looked up once, as codes_of does."""
+    found, uniques = pd.factorize(values, use_na_sentinel=True)
+    lookup = np.array([codes_of(np.array([u], dtype=object), vocabulary)[0]
+                       for u in uniques] + [-1], dtype=np.int8)
+    return lookup[found]
+
+
+def _numbers(values, whole: bool) -> np.ndarray:
+    """A nullable numeric column as floats, NaN where absent: float32 for whole numbers that
+    are all below 2**24 (float32 holds every such integer exactly), else float64."""
+    if whole:
+        data = values.to_numpy(dtype="float64", na_value=0.0)
+        if len(data) and max(data.max(), -data.min()) < 2**24:
+            out = data.astype(np.float32)
+            del data
+            out[values.isna()] = np.nan
+            return out
+    return values.to_numpy(dtype="float64", na_value=np.nan)
 
 
 def _row_type(n: int) -> type:

@@ -9,7 +9,9 @@ over the window. Journals whose measured step times could hold a sustained slowd
 form flags them: `state["may_slow"]`) go through the slowdown rule's batch form
 (`gpuslo.goodput.calculator.slowdown_increments`), which also lists their slowdowns; the few it
 hands back (see `gpuslo.goodput.slowdown_batch`) are folded with `compute_goodput`, event by
-event (`gpuslo.slo.crawl.window_slowdowns`). No Python loop per event otherwise.
+event (`gpuslo.slo.crawl.window_slowdowns`). No Python loop per event otherwise; the batch
+forms run on one batch of whole journals at a time (`gpuslo.slo.events.batches`), which bounds
+their temporaries whatever the fleet's size.
 """
 
 from __future__ import annotations
@@ -54,57 +56,39 @@ def goodput_and_slowdowns(
     idx = index if index is not None else index_events(job_events)
     if not len(idx):
         return pd.DataFrame(columns=COLUMNS).astype(_TYPES), _slowdown_frame([])
-    first = idx.first
-    upto = _last_at(first, idx.t_ns <= end.value)
-    gpus = np.zeros(len(first), dtype=np.int64)
-    status = np.full(len(first), "", dtype=object)
-    amounts = {c: np.zeros(len(first)) for c in _CATEGORIES}
-    slow, folded = [], []
-    for g0, g1 in batches(first, len(idx), batch_events):
-        a, b = first[g0], (first[g1] if g1 < len(first) else len(idx))
-        part = _Batch(idx, a, b, g0)
-        inside = (idx.t_ns[a:b] > start.value) & (idx.t_ns[a:b] <= end.value)
-        inc = part.increments(rule)
-        last = upto[g0:g1]
-        gpus[g0:g1] = np.where(last >= 0, inc.gpus[np.maximum(last - a, 0)], 0)
-        status[g0:g1] = np.where(last >= 0, inc.status[np.maximum(last - a, 0)], "")
-        starts = first[g0:g1] - a
-        for c in _CATEGORIES:
-            amounts[c][g0:g1] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0), starts)
-        state = inc.state
-        del inc  # the categories are summed; the rule needs only the state
-        sub = part.slowdowns(rule, state)
-        del state
-        if len(sub.rows):
-            begins = np.flatnonzero(np.r_[True, sub.group[1:] != sub.group[:-1]])
-            chosen = sub.group[begins]
-            exact = sub.exact[chosen]
-            for c, values in sub.gpu_seconds.items():
-                window = np.add.reduceat(np.where(inside[sub.rows], values, 0.0), begins)
-                amounts[c][g0 + chosen[exact]] = window[exact]
-        slow += [row | {"group": row["group"] + g0}
-                 for row in sub.episode_rows(start.value / 1e9, end.value / 1e9)]
-        folded.append(g0 + np.flatnonzero(~sub.exact))
-    frame = pd.DataFrame({"job": idx.jobs[idx.job[first]], "node": idx.nodes[idx.node[first]],
-                          "gpus": gpus, "status": status, **amounts})
+    totals = _Totals.zeros(len(idx.first))
+    upto = _last_at(idx.first, idx.t_ns <= end.value)
+    for g0, g1 in batches(idx.first, len(idx), batch_events):
+        totals.add(_Batch(idx, g0, g1), rule, (start.value, end.value), upto)
+    frame = pd.DataFrame({"job": idx.jobs[idx.job[idx.first]],
+                          "node": idx.nodes[idx.node[idx.first]], "gpus": totals.gpus,
+                          "status": totals.status, **totals.amounts})
+    slow = totals.slow
     for row in slow:
         g = row["group"]
         row.update(job=frame.at[g, "job"], node=frame.at[g, "node"], gpus=frame.at[g, "gpus"])
-    slow += _fold(job_events, idx, np.concatenate(folded), frame, rule, start, end)
+    slow += _fold(job_events, idx, np.concatenate(totals.folded), frame, rule, start, end)
     slow.sort(key=lambda row: row.pop("group"))  # per journal, in the order the fold lists
     return frame[COLUMNS].astype(_TYPES), _slowdown_frame(slow)
 
 
-
 @dataclass(frozen=True)
 class _Batch:
-    """Rows [a, b) of an EventIndex — whole groups, the first of them g0 — as the batch forms'
-    arguments (group ids from 0)."""
+    """The groups [g0, g1) of an EventIndex — rows [a, b) — as the batch forms' arguments
+    (group ids from 0)."""
 
     idx: EventIndex
-    a: int
-    b: int
     g0: int
+    g1: int
+
+    @property
+    def a(self) -> int:
+        return int(self.idx.first[self.g0])
+
+    @property
+    def b(self) -> int:
+        first = self.idx.first
+        return int(first[self.g1]) if self.g1 < len(first) else len(self.idx)
 
     def _arguments(self) -> tuple:
         idx, a, b = self.idx, self.a, self.b
@@ -119,6 +103,54 @@ class _Batch:
     def slowdowns(self, rule: SlowdownRule, state: dict):
         """`slowdown_increments` of the batch (rows and groups from the batch's start)."""
         return slowdown_increments(*self._arguments(), rule, state)
+
+
+@dataclass
+class _Totals:
+    """Per group of the index: gpus and status at the window's end, GPU-seconds per category in
+    the window; the slowdowns listed (dicts with their group) and the groups left to the fold
+    (arrays of group ids), batch by batch."""
+
+    gpus: np.ndarray
+    status: np.ndarray
+    amounts: dict[str, np.ndarray]
+    slow: list
+    folded: list
+
+    @classmethod
+    def zeros(cls, groups: int) -> _Totals:
+        return cls(np.zeros(groups, dtype=np.int64), np.full(groups, "", dtype=object),
+                   {c: np.zeros(groups) for c in _CATEGORIES}, [], [])
+
+    def add(self, part: _Batch, rule: SlowdownRule, window_ns: tuple[int, int],
+            upto: np.ndarray) -> None:
+        """Apply the calculator's batch forms to one batch; `upto`: per group, its last row at
+        or before the window's end (-1: none)."""
+        g0, g1, a, b = part.g0, part.g1, part.a, part.b
+        t_ns = part.idx.t_ns[a:b]
+        inside = (t_ns > window_ns[0]) & (t_ns <= window_ns[1])
+        inc = part.increments(rule)
+        last = upto[g0:g1]
+        self.gpus[g0:g1] = np.where(last >= 0, inc.gpus[np.maximum(last - a, 0)], 0)
+        self.status[g0:g1] = np.where(last >= 0, inc.status[np.maximum(last - a, 0)], "")
+        starts = part.idx.first[g0:g1] - a
+        for c in _CATEGORIES:
+            self.amounts[c][g0:g1] = np.add.reduceat(np.where(inside, inc.gpu_seconds[c], 0.0),
+                                                     starts)
+        state = inc.state
+        del inc  # the categories are summed; the rule needs only the state
+        sub = part.slowdowns(rule, state)
+        del state
+        if len(sub.rows):  # the rule's categories where it is exact
+            begins = np.flatnonzero(np.r_[True, sub.group[1:] != sub.group[:-1]])
+            chosen = sub.group[begins]
+            exact = sub.exact[chosen]
+            for c, values in sub.gpu_seconds.items():
+                window = np.add.reduceat(np.where(inside[sub.rows], values, 0.0), begins)
+                self.amounts[c][g0 + chosen[exact]] = window[exact]
+        self.slow += [row | {"group": row["group"] + g0}
+                      for row in sub.episode_rows(window_ns[0] / 1e9, window_ns[1] / 1e9)]
+        self.folded.append(g0 + np.flatnonzero(~sub.exact))
 
 
 def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
