@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -9,7 +10,7 @@ from hypothesis import strategies as st
 
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError
-from gpuslo.slo import frames
+from gpuslo.slo import frames, sweep
 from gpuslo.slo.accounting import STATES, account
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo_spec import SloSpec
@@ -214,3 +215,10 @@ def test_categories_sum_to_provisioned_exactly(fleet, start_h, end_h):
     assert sum(result.lost_gpu_hours_by_layer.values()) == pytest.approx(
         sum(result.lost_gpu_hours_by_reason.values())
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.integers(-(2**62), 2**62), max_size=60))
+def test_segment_keys_are_deduplicated_as_np_unique_would(values):
+    keys = np.array(values, dtype=np.int64)
+    assert np.array_equal(sweep._sorted_unique(keys), np.unique(keys))
