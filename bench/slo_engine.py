@@ -23,8 +23,28 @@
    is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
    Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
 
-Measured 2026-12-02 01:21 UTC on main 0c4d5e8 (with issue 14's per-job losses), same command,
-on the same machine with nothing else running (load average 0.4-0.9); same answers (47 figures):
+Measured 2026-12-02, `python bench/slo_engine.py --skip-anchor --previous 646f26e` (646f26e: main
+before the batch-by-batch engine), on the 2-core, 23 GB machine, nothing else of ours running;
+the host's speed varied by 2x during the session (the simulation itself took 14.7 s in one run
+and 33-44 s in the others), so both runs are given; same answers in each (50 figures, largest
+relative difference 7.0e-14):
+  02:13 UTC, 4b66c70 (simulate 14.7 s): 100,000 GPUs (10.2 M job events): compute_week 8.25 s
+  vs 21.75 s (ratio 0.38); peak RSS during it 2,795 vs 5,407 MB (input 2,025 MB; own memory
+  769 vs 3,371 MB). 10,000 GPUs: 0.82 vs 1.30 s; peak 385 vs 583 MB.
+  02:46 UTC, 227a828 (simulate 33-44 s): 100,000 GPUs: 17.99 s vs 34.08 s (ratio 0.53); peak
+  RSS during it 2,684 vs 5,400 MB (input 2,036 MB; own memory 647 vs 3,374 MB). 10,000 GPUs:
+  1.17 vs 3.30 s (ratio 0.35); peak 363 vs 585 MB, own 33 vs 258 MB.
+  Both 100k targets met (< 20 s, < 3 GB with the input), the time with little margin on the
+  slow host. What changed: the journals' batch forms run on 2^18-row batches of whole journals
+  (`gpuslo.slo.events.batches`) — at 10 M events every full-length float64 temporary is 80 MB,
+  which glibc maps fresh (and the kernel zeroes) each time: 11 of 25 s were system time —; the
+  EventIndex neither sorts nor gathers rows already in (job, node, time) order and codes status,
+  layer and category only on the rows that carry them; node scores group integer codes a batch
+  of jobs at a time; the accounting's segment keys are deduplicated by sorting (numpy 2.4's
+  hashing np.unique took 1.3 s of the accounting's 2.8 s).
+Earlier, 2026-12-02 01:21 UTC on main 0c4d5e8 (with issue 14's per-job losses), same command with
+--previous c903a66, peak RSS then the process's whole peak (the simulation's included), same
+answers (47 figures):
   10,000 GPUs: compute_week 1.71 s vs 3.46 s (ratio 0.49); own memory 187 vs 325 MB.
   100,000 GPUs: compute_week 26.57 s vs 44.64 s (ratio 0.60); peak RSS 5.4 vs 6.8 GB, own memory
   1.86 vs 3.20 GB (before compute_week 3.6 GB). Target < 20 s not met. A 30,000-GPU profile:
