@@ -40,6 +40,7 @@ SLOWDOWN_COLUMNS = {
     "reference_s": "float64", "ratio": "float64", "gpus": "int64", "gpu_seconds": "float64",
 }
 SCORE_COLUMNS = ["job", "node", "compute_s", "intervals", "score", "individual_score"]
+_STEPS = EVENTS.index("steps")
 
 
 def window_slowdowns(job: str, node: str, upto, before) -> list[dict]:
@@ -99,9 +100,6 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
     out = out.sort_values(order, kind="stable").reset_index(drop=True)
     out["job"], out["node"] = idx.jobs[out["job"]], idx.nodes[out["node"]]
     return out[SCORE_COLUMNS].astype({"job": "string", "node": "string", "intervals": "int64"})
-
-
-_STEPS = EVENTS.index("steps")
 
 
 def _scores(job: np.ndarray, node: np.ndarray, step: np.ndarray,
