@@ -83,16 +83,19 @@ STATUSES = ("", "running", *END_STATUSES)  # status codes: index in this tuple
 EVENTS = ("job_start", "restart", "job_end", "phase_start", "phase_end", "steps", "checkpoint")
 
 
-def codes_of(values: np.ndarray, vocabulary: tuple[str, ...]) -> np.ndarray:
-    """Index of each value in `vocabulary` (-1 for anything else), by hashing each distinct
-    value once (pandas.factorize) instead of comparing strings row by row. Integer input is
-    taken as codes already."""
-    values = np.asarray(values)
-    if values.dtype.kind in "iu":
-        return values
-    found, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+def codes_of(values, vocabulary: tuple[str, ...]) -> np.ndarray:
+    """Index of each value in `vocabulary` (int8, -1 for anything else), by hashing each
+    distinct value once (pandas.factorize) instead of comparing strings row by row. A pandas
+    array (a frame's `string` column) is factorised as it is, without a copy to an object
+    array. Integer input is taken as codes already."""
+    kind = getattr(getattr(values, "dtype", None), "kind", "")
+    if kind in ("i", "u"):
+        return np.asarray(values)
+    if not isinstance(values, pd.api.extensions.ExtensionArray):
+        values = np.asarray(values).astype(object)
+    found, uniques = pd.factorize(values, use_na_sentinel=True)
     lookup = np.array([vocabulary.index(u) if u in vocabulary else -1 for u in uniques] + [-1],
-                      dtype=np.int64)
+                      dtype=np.int8)
     return lookup[found]
 
 

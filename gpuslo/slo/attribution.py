@@ -79,7 +79,7 @@ def _job_times(idx: EventIndex) -> tuple[pd.DataFrame, pd.Series]:
     if not len(idx):
         stamp = pd.Series([], dtype="datetime64[ns, UTC]")
         return pd.DataFrame({"min": stamp, "max": stamp}), stamp
-    rows = np.flatnonzero(np.r_[True, idx.job[1:] != idx.job[:-1]])
+    rows = idx.job_starts()
     names_ = pd.Index(idx.jobs[idx.job[rows]], name="job")
     stamp = lambda ns: pd.to_datetime(ns, utc=True)  # noqa: E731
     times = pd.DataFrame({"min": stamp(np.minimum.reduceat(idx.t_ns, rows)),

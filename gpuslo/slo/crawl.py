@@ -31,7 +31,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput.calculator import EVENTS
-from gpuslo.slo.events import EventIndex, batches, index_events
+from gpuslo.slo.events import EventIndex, batch_rows, batches, index_events
 from gpuslo.slo.frames import derive_faults
 
 SLOWDOWN_COLUMNS = {
@@ -81,10 +81,10 @@ def node_scores(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp
         return pd.DataFrame(columns=SCORE_COLUMNS)
     idx = index if index is not None else index_events(job_events)
     compute = job_events["compute_s"].array
-    job_first = np.flatnonzero(np.r_[True, idx.job[1:] != idx.job[:-1]])
+    job_first = idx.job_starts()
     parts = []
     for j0, j1 in batches(job_first, len(idx)):
-        a, b = job_first[j0], (job_first[j1] if j1 < len(job_first) else len(idx))
+        a, b = batch_rows(job_first, len(idx), j0, j1)
         rows = a + np.flatnonzero((idx.event[a:b] == _STEPS) & (idx.t_ns[a:b] >= start.value)
                                   & (idx.t_ns[a:b] < end.value))
         compute_s = compute[idx.order[rows]].to_numpy(dtype="float64", na_value=np.nan)

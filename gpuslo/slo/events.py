@@ -49,6 +49,12 @@ class EventIndex:
     def __len__(self) -> int:
         return len(self.t_ns)
 
+    def job_starts(self) -> np.ndarray:
+        """The first row of each job (int64; a job's journals are consecutive rows)."""
+        if not len(self):
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(np.r_[True, self.job[1:] != self.job[:-1]])
+
 
 def index_events(job_events: pd.DataFrame) -> EventIndex:
     """The EventIndex of a job_events frame (gpuslo.slo.frames). Pure.
@@ -71,12 +77,12 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
     if n:
         np.not_equal(job[1:], job[:-1], out=new[1:])
         new[1:] |= node[1:] != node[:-1]
-    event = _arranged(_codes(job_events["event"].array, EVENTS), moved)
+    event = _arranged(codes_of(job_events["event"].array, EVENTS), moved)
 
     def coded(column: str, vocabulary: tuple[str, ...], *kinds: str) -> np.ndarray:
         rows = np.flatnonzero(np.isin(event, [EVENTS.index(k) for k in kinds]))
         out = np.full(n, -1, dtype=np.int8)
-        out[rows] = _codes(job_events[column].array[order[rows]], vocabulary)
+        out[rows] = codes_of(job_events[column].array[order[rows]], vocabulary)
         return out
 
     def number(column: str, whole: bool = True) -> np.ndarray:
@@ -97,15 +103,6 @@ def index_events(job_events: pd.DataFrame) -> EventIndex:
 
 def _arranged(values: np.ndarray, moved: np.ndarray | None) -> np.ndarray:
     return values if moved is None else values[moved]
-
-
-def _codes(values, vocabulary: tuple[str, ...]) -> np.ndarray:
-    """int8 index of each value in `vocabulary`, -1 for anything else: the column factorised
-    itself (no copy to Python strings), each distinct value looked up once, as codes_of does."""
-    found, uniques = pd.factorize(values, use_na_sentinel=True)
-    lookup = np.array([codes_of(np.array([u], dtype=object), vocabulary)[0]
-                       for u in uniques] + [-1], dtype=np.int8)
-    return lookup[found]
 
 
 def _numbers(values, whole: bool) -> np.ndarray:
@@ -167,3 +164,8 @@ def batches(first: np.ndarray, n: int, size: int = BATCH_EVENTS) -> list[tuple[i
         out.append((g0, g1))
         g0 = g1
     return out
+
+
+def batch_rows(first: np.ndarray, n: int, g0: int, g1: int) -> tuple[int, int]:
+    """The rows [a, b) of the groups [g0, g1) (`first`: each group's first row; n rows)."""
+    return int(first[g0]), (int(first[g1]) if g1 < len(first) else n)

@@ -26,7 +26,7 @@ from gpuslo.goodput import journal
 from gpuslo.goodput.calculator import compute_goodput, goodput_increments, slowdown_increments
 from gpuslo.goodput.slowdown import SlowdownRule
 from gpuslo.slo.crawl import SLOWDOWN_COLUMNS, window_slowdowns
-from gpuslo.slo.events import BATCH_EVENTS, EventIndex, batches, index_events
+from gpuslo.slo.events import BATCH_EVENTS, EventIndex, batch_rows, batches, index_events
 
 _CATEGORIES = list(names.JOB_CATEGORIES)
 _TYPES = {"job": "string", "node": "string", "status": "string", "gpus": "int64"}
@@ -74,7 +74,7 @@ def goodput_and_slowdowns(
 
 @dataclass(frozen=True)
 class _Batch:
-    """The groups [g0, g1) of an EventIndex — rows [a, b) — as the batch forms' arguments
+    """The groups [g0, g1) of an EventIndex — its `rows` [a, b) — as the batch forms' arguments
     (group ids from 0)."""
 
     idx: EventIndex
@@ -82,16 +82,11 @@ class _Batch:
     g1: int
 
     @property
-    def a(self) -> int:
-        return int(self.idx.first[self.g0])
-
-    @property
-    def b(self) -> int:
-        first = self.idx.first
-        return int(first[self.g1]) if self.g1 < len(first) else len(self.idx)
+    def rows(self) -> tuple[int, int]:
+        return batch_rows(self.idx.first, len(self.idx), self.g0, self.g1)
 
     def _arguments(self) -> tuple:
-        idx, a, b = self.idx, self.a, self.b
+        idx, (a, b) = self.idx, self.rows
         return (idx.group[a:b] - self.g0, idx.t_ns[a:b] / 1e9, idx.event[a:b],
                 idx.category[a:b], idx.gpus[a:b], idx.status[a:b], idx.step[a:b],
                 idx.count[a:b], idx.step_time_s[a:b])
@@ -126,7 +121,7 @@ class _Totals:
             upto: np.ndarray) -> None:
         """Apply the calculator's batch forms to one batch; `upto`: per group, its last row at
         or before the window's end (-1: none)."""
-        g0, g1, a, b = part.g0, part.g1, part.a, part.b
+        (g0, g1), (a, b) = (part.g0, part.g1), part.rows
         t_ns = part.idx.t_ns[a:b]
         inside = (t_ns > window_ns[0]) & (t_ns <= window_ns[1])
         inc = part.increments(rule)
