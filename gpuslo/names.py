@@ -22,6 +22,17 @@ LAYER_PLATFORM: Final = "platform"
 LAYER_TRAINING: Final = "training"
 LAYER_OBSERVABILITY: Final = "observability"
 LAYERS: Final = (LAYER_NODE, LAYER_PLATFORM, LAYER_TRAINING, LAYER_OBSERVABILITY)
+# The workload's own layer: the training loop for a training job, the serving engine (crash, OOM,
+# bad model, model loading) for a serving replica. Its label value stays `training` so every
+# existing series, rule and report keeps its meaning; `LAYER_TITLES` gives the words a report
+# shows for it.
+LAYER_WORKLOAD: Final = LAYER_TRAINING
+LAYER_TITLES: Final = {
+    LAYER_NODE: "node & hardware",
+    LAYER_PLATFORM: "scheduler & platform",
+    LAYER_TRAINING: "workload (training loop or serving engine)",
+    LAYER_OBSERVABILITY: "observability (blind)",
+}
 
 # --- status of one check result ----------------------------------------------------------------
 STATUS_OK: Final = "ok"
@@ -116,8 +127,15 @@ REASON_LAYER: Final = {
     "slurm_drain": LAYER_PLATFORM,  # drained in Slurm by someone other than gpuslo
     "slurm_down": LAYER_PLATFORM,  # DOWN in Slurm without a gpuslo reason
     "slurm_maintenance": LAYER_PLATFORM,  # in a Slurm maintenance reservation
-    # training loop
+    # serving replicas: the platform moved them (DESIGN.md §5 "Serving replicas")
+    "replica_evicted": LAYER_PLATFORM,  # evicted or preempted by the scheduler
+    "replica_drained": LAYER_PLATFORM,  # drained for a rollout, scale-down or node drain
+    "replica_pending": LAYER_PLATFORM,  # waiting to be scheduled while holding its GPUs
+    # workload: the training loop or the serving engine itself
     "job_failure": LAYER_TRAINING,
+    "engine_crash": LAYER_TRAINING,  # the serving engine exited or failed its probes, no fault
+    "engine_oom": LAYER_TRAINING,  # the serving engine ran out of (GPU or host) memory
+    "model_load_failed": LAYER_TRAINING,  # bad model, weights or configuration
     # observability: the checks themselves could not tell
     "check_timeout": LAYER_OBSERVABILITY,
     "dependency_missing": LAYER_OBSERVABILITY,
@@ -234,6 +252,17 @@ BADPUT_CATEGORIES: Final = (
     "other",  # allocated time no other category explains (the remainder bucket)
 )
 JOB_CATEGORIES: Final = (CATEGORY_PRODUCTIVE, *BADPUT_CATEGORIES)
+# Serving replicas (DESIGN.md §5): a replica's allocated GPU-time falls into exactly one of these.
+# `serving` = ready with requests; `idle_capacity` = ready, no request in the interval (neither
+# loss nor serving, shown apart); `model_loading` = start until ready (weights, compile, warm-up);
+# `not_ready` = crash loops, failed probes, restarts; `draining` = finishing requests before
+# stopping; `other` = allocated time no source describes (observability).
+SERVING_CATEGORIES: Final = (
+    "serving", "idle_capacity", "model_loading", "not_ready", "draining", "other",
+)
+SERVING_LOST: Final = ("model_loading", "not_ready", "draining", "other")
+# Replica states as the sources give them (kube-state-metrics readiness, engine log markers).
+REPLICA_STATES: Final = ("loading", "ready", "not_ready", "draining")
 # Fleet accounting categories, in the order DESIGN.md §6 assigns them.
 ACCOUNTING_NO_DATA: Final = "no_data"
 ACCOUNTING_UNKNOWN: Final = "unknown"

@@ -33,6 +33,12 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
 - `slowdowns` — sustained-slowdown episodes where no job_events give them (the Prometheus source
   reads them from the steps over which the `slowdown` counter grew): job, node, start, end,
   gpu_seconds. The engine matches them with the degradations of the job's nodes.
+- `replicas` — serving replicas (pods or Slurm jobs running vLLM, SGLang, TGI, Triton...) and
+  the GPUs they held: replica, node, gpus (count), start, end (the allocation).
+- `replica_states` — readiness intervals of a replica: replica, start, end, state
+  (names.REPLICA_STATES: loading, ready, not_ready, draining), reason (names.REASONS or "": what
+  the source said — replica_evicted, engine_oom...; "" lets `gpuslo.slo.serving` attribute it).
+- `replica_idle` — intervals a replica was ready but had no request: replica, start, end.
 
 `make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
 (numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
@@ -100,6 +106,10 @@ FRAMES: dict[str, dict[str, str]] = {
     },
     "job_gpu_seconds": {"job": TEXT, "node": TEXT, "category": TEXT, "gpu_seconds": SECONDS},
     "slowdowns": {"job": TEXT, "node": TEXT, "start": TIME, "end": TIME, "gpu_seconds": SECONDS},
+    "replicas": {"replica": TEXT, "node": TEXT, "gpus": COUNT, "start": TIME, "end": TIME},
+    "replica_states": {"replica": TEXT, "start": TIME, "end": TIME, "state": TEXT,
+                       "reason": TEXT},
+    "replica_idle": {"replica": TEXT, "start": TIME, "end": TIME},
 }
 SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
 # Columns that may not be empty/NaT, per frame.
@@ -113,6 +123,9 @@ _REQUIRED = {
     "faults": ("node", "start", "end", "reason", "layer"),
     "job_gpu_seconds": ("job", "category", "gpu_seconds"),
     "slowdowns": ("job", "node", "start", "end", "gpu_seconds"),
+    "replicas": ("replica", "node", "gpus", "start", "end"),
+    "replica_states": ("replica", "start", "end", "state"),
+    "replica_idle": ("replica", "start", "end"),
 }
 # Columns whose non-empty values must come from a closed set.
 _ALLOWED = {
@@ -126,6 +139,8 @@ _ALLOWED = {
     ("job_events", "layer"): ("", *names.LAYERS),
     ("degradations", "reason"): names.DEGRADATION_REASONS,
     ("job_gpu_seconds", "category"): names.JOB_CATEGORIES,
+    ("replica_states", "state"): names.REPLICA_STATES,
+    ("replica_states", "reason"): ("", *names.REASONS),
 }
 _INTERVALS = {
     "inventory": ("provisioned_start", "provisioned_end"),
@@ -135,6 +150,9 @@ _INTERVALS = {
     "degradations": ("start", "end"),
     "faults": ("start", "end"),
     "slowdowns": ("start", "end"),
+    "replicas": ("start", "end"),
+    "replica_states": ("start", "end"),
+    "replica_idle": ("start", "end"),
 }
 
 
