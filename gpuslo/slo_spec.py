@@ -22,6 +22,8 @@ A YAML file with built-in defaults; every field is optional:
     slowdown_reference_intervals: 3  # warm-up intervals whose median seeds the reference
     crawl_alert_ratio: 0.03   # GpusloJobCrawling: share of a job's GPU-time lost to slowdown (30m)
     straggler_score: 0.9      # GpusloStragglerNode: node performance score below this (15m)
+    serving:                  # inference replicas' latency objectives (gpuslo.serving_spec);
+      ttft_seconds: 0.5       # absent: no serving rules
 
 The slowdown fields set the rule of `gpuslo.goodput.slowdown` (`SloSpec.slowdown_rule()`) for
 the SLO engine; the exporter's counters use its defaults, so change them in both or neither.
@@ -47,6 +49,7 @@ from gpuslo.goodput.slowdown import (
     DEFAULT_THRESHOLD,
     SlowdownRule,
 )
+from gpuslo.serving_spec import ServingObjectives, serving_from_mapping
 
 # SLO -> the metric part of its recording rules (`gpuslo:<metric>:ratio_rate1h`), shared by the
 # rules, the dashboards and the report so the three name the same series.
@@ -119,6 +122,7 @@ class SloSpec:
     slowdown_reference_intervals: int = DEFAULT_REFERENCE_INTERVALS
     crawl_alert_ratio: float = 0.03
     straggler_score: float = 0.9
+    serving: ServingObjectives | None = None
 
     def slowdown_rule(self) -> SlowdownRule:
         """The sustained-slowdown rule these fields set (`gpuslo.goodput.slowdown`)."""
@@ -181,6 +185,7 @@ KNOWN_FIELDS = (
         "slowdown_reference_intervals",
         "crawl_alert_ratio",
         "straggler_score",
+        "serving",
     ),
 )
 # A Kubernetes node name (a DNS subdomain, RFC 1123) or a host name: what `node` labels hold.
@@ -300,6 +305,7 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         raise ConfigError(f"{source}: the spec must be a mapping, got {type(data).__name__}")
     problems = _field_problems(data, source)
     objectives = _objectives(data, source, problems)
+    serving = serving_from_mapping(data.get("serving"), source, problems)
     if problems:
         raise ConfigError("; ".join(problems))
     week, price = data.get("week"), data.get("price_per_gpu_hour")
@@ -319,6 +325,7 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         ),
         crawl_alert_ratio=float(data.get("crawl_alert_ratio", 0.03)),
         straggler_score=float(data.get("straggler_score", 0.9)),
+        serving=serving,
     )
 
 
