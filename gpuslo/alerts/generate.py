@@ -15,7 +15,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo.alerts import inventory_tests, render, rules, scrape, sli, tests_direct, tests_gen
+from gpuslo.alerts import (
+    inventory_tests,
+    render,
+    rules,
+    scrape,
+    serving,
+    serving_tests,
+    sli,
+    tests_direct,
+    tests_gen,
+)
 from gpuslo.slo_spec import SloSpec, format_number
 
 REGENERATE = "gpuslo rules --out deploy/prometheus"
@@ -40,7 +50,8 @@ def build_files(spec: SloSpec) -> dict[str, str]:
     )
     recording = {"groups": sli.recording_groups(spec)}
     alerting = {"groups": rules.alert_groups(spec)}
-    return {
+    rule_files = list(tests_gen.RULE_FILES) + ([serving.RULE_FILE] if spec.serving else [])
+    files = {
         tests_gen.RULE_FILES[0]: render.dump_yaml(
             recording, render.header(REGENERATE, "recording rules", summary)
         ),
@@ -59,10 +70,16 @@ def build_files(spec: SloSpec) -> dict[str, str]:
             render.header(REGENERATE, "promtool tests", summary),
         ),
         "prometheus.yml": render.dump_yaml(
-            scrape.prometheus_config(spec, list(tests_gen.RULE_FILES)),
+            scrape.prometheus_config(spec, rule_files),
             render.header(REGENERATE, "example Prometheus configuration", summary),
         ),
     }
+    if spec.serving:  # only a spec with a `serving` section: the default files stay unchanged
+        files[serving.RULE_FILE] = render.dump_yaml(
+            {"groups": serving.groups(spec)}, render.header(REGENERATE, "serving rules", summary))
+        files[serving.TEST_FILE] = render.dump_yaml(
+            serving_tests.test_file(spec), render.header(REGENERATE, "promtool tests", summary))
+    return files
 
 
 def generate_rules(spec: SloSpec, out_dir: str | Path) -> list[Path]:
