@@ -85,7 +85,7 @@ def _node(now: float):  # noqa: ANN202
 
 
 def serve_exporter(port: int, certs: str = "") -> None:
-    from gpuslo.exporter.journals import JournalTailer
+    from gpuslo.exporter.jobs.journals import JournalTailer
     from gpuslo.exporter.server import Exporter
     from gpuslo.exporter.state import CounterCarry
     from gpuslo.goodput import Recorder

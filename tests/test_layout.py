@@ -5,9 +5,10 @@ tests/test_circular_imports.py:
 1. tiers: foundation -> wings (exporter, slo, dashboards, alerts, integrations) -> composition
    (cli, demo); a module imports only from its own tier or a lower one; wings never import
    one another;
-2. inside the exporter: evidence (and the shared state/snapshot records) -> policy ->
-   {checks | inspect} -> runner, collector, server and the rest; checks and inspect never
-   import each other; evidence imports nothing from policy, checks or inspect;
+2. inside the exporter, every module in a named stage: evidence (and the shared state/snapshot
+   records, liveness) -> policy -> {checks | inspect | jobs} -> the node side assembled
+   (runner, collector, web, slurm, node_config, npd) -> server; checks, inspect and jobs never
+   import one another; a module of an earlier stage never imports a later one;
 3. no import of our own modules inside a function, a class or an `if` (a cycle dodged that way
    is still a cycle), and no `importlib.import_module` of our own modules, except the CLI's
    table of subcommands, the checks registry (a check whose module cannot be imported must still
@@ -27,9 +28,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent / "gpuslo"
 WINGS = ("exporter", "slo", "dashboards", "alerts", "integrations")
 COMPOSITION = ("cli", "demo", "__main__")
-# exporter stage by first path part below gpuslo/exporter/ (modules directly in it: by name)
-EXPORTER_STAGES = {"evidence": 0, "state": 0, "snapshot": 0, "policy": 1, "checks": 2, "inspect": 2}
-LATE_STAGE = 3
+# exporter stage by first path part below gpuslo/exporter/ (modules directly in it: by name);
+# a module named nowhere here fails test_every_exporter_module_has_a_stage
+EXPORTER_STAGES = {
+    "evidence": 0, "state": 0, "snapshot": 0, "liveness": 0,
+    "policy": 1,
+    "checks": 2, "inspect": 2, "jobs": 2,
+    "runner": 3, "collector": 3, "web": 3, "slurm": 3, "node_config": 3, "npd": 3,
+    "server": 4,
+}
+APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports another
 IMPORTLIB_ALLOWED = {"gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.goodput"}
 LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__
 PREFIX_ALLOWED = {ROOT / "exporter" / "checks"}
@@ -139,7 +147,7 @@ def exporter_stage(module: str) -> int | None:
     parts = module.split(".")
     if parts[:2] != ["gpuslo", "exporter"] or len(parts) < 3:
         return None
-    return EXPORTER_STAGES.get(parts[2], LATE_STAGE)
+    return EXPORTER_STAGES.get(parts[2])
 
 
 def test_every_module_parses_and_the_graph_is_not_empty():
@@ -157,7 +165,14 @@ def test_tiers_point_down_and_wings_do_not_import_each_other():
     assert not wrong, "\n".join(wrong)
 
 
-def test_exporter_stages_point_down_and_checks_never_meet_inspect():
+def test_every_exporter_module_has_a_stage():
+    """No unordered bucket: a new module or folder under gpuslo/exporter/ is given a stage."""
+    exporter = [m for m in MODULES if m.startswith("gpuslo.exporter.")]
+    assert len(exporter) > 50
+    assert not [m for m in exporter if exporter_stage(m) is None]
+
+
+def test_exporter_stages_point_down_and_the_siblings_stay_apart():
     wrong = []
     for module, targets in GRAPH.items():
         stage = exporter_stage(module)
@@ -168,8 +183,8 @@ def test_exporter_stages_point_down_and_checks_never_meet_inspect():
             if other > stage:
                 wrong.append(f"{module} (stage {stage}) imports {target} (stage {other})")
             kinds = {module.split(".")[2], target.split(".")[2]}
-            if kinds == {"checks", "inspect"}:
-                wrong.append(f"{module} imports {target}: checks and inspect stay apart")
+            if len(kinds) == 2 and kinds <= set(APART):
+                wrong.append(f"{module} imports {target}: {', '.join(APART)} stay apart")
     assert not wrong, "\n".join(wrong)
 
 
@@ -220,5 +235,8 @@ def test_the_checker_sees_a_planted_violation(tmp_path):
     assert exporter_stage("gpuslo.exporter.evidence.pci") < exporter_stage(
         "gpuslo.exporter.policy.xid"
     )
+    jobs, checks = "gpuslo.exporter.jobs.hpc", "gpuslo.exporter.checks.xid"
+    assert exporter_stage(jobs) == exporter_stage(checks) and jobs.split(".")[2] in APART
+    assert exporter_stage("gpuslo.exporter.newcomer") is None
     tree = ast.parse("def f():\n    from gpuslo.exporter import runner\n")
     assert not _top_level_imports(tree)

@@ -26,10 +26,12 @@ from typing import Any
 from gpuslo.cli.slurm_check import node_name
 from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
 from gpuslo.errors import GpusloError, InputError, UsageError
-from gpuslo.exporter.allocations import AllocationSource, KubeletAllocations
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
-from gpuslo.exporter.job_logs import DEFAULT_SETTLE_S, JobLogTailer
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.allocations import KubeletAllocations
+from gpuslo.exporter.jobs.contract import AllocationSource
+from gpuslo.exporter.jobs.hpc import HpcJobAllocations
+from gpuslo.exporter.jobs.journals import JournalTailer
+from gpuslo.exporter.jobs.logs import DEFAULT_SETTLE_S, JobLogTailer
 from gpuslo.exporter.server import (
     DEFAULT_LISTEN,
     DEFAULT_MAX_JOBS,
@@ -40,7 +42,7 @@ from gpuslo.exporter.server import (
     serve,
     start_watcher,
 )
-from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
 from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, WebConfig, load_web_config

@@ -33,11 +33,11 @@ from prometheus_client import CollectorRegistry, ProcessCollector, generate_late
 
 from gpuslo import __version__
 from gpuslo.errors import UsageError
-from gpuslo.exporter.allocations import AllocationSource
 from gpuslo.exporter.collector import GpusloCollector, Jobs
 from gpuslo.exporter.evidence.kernel_log.watch import KernelLogWatcher, watched_source
-from gpuslo.exporter.job_logs import JobLogTailer
-from gpuslo.exporter.journals import JournalTailer, unexpired
+from gpuslo.exporter.jobs.contract import AllocationSource
+from gpuslo.exporter.jobs.journals import JournalTailer, unexpired
+from gpuslo.exporter.jobs.logs import JobLogTailer
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
 from gpuslo.exporter.state import CounterCarry

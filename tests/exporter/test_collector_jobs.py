@@ -1,7 +1,7 @@
 """Job families: a finished job keeps its counters but cannot stall."""
 
 from gpuslo.exporter.collector import build_families
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.goodput import journal
 from gpuslo.goodput.calculator import JobGoodput
 

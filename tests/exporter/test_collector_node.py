@@ -23,7 +23,7 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpuslo import names
 from gpuslo.exporter.collector import GpusloCollector, build_families
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.exporter.snapshot import (
     AllocationSourceState,
     GpuAllocation,

@@ -22,11 +22,12 @@ from exporter.test_collector_node import PLATFORM, fixture_snapshot, samples, wr
 from prometheus_client import start_http_server
 
 from gpuslo import names
-from gpuslo.exporter.allocations import KubeletAllocations
 from gpuslo.exporter.evidence.kubelet.pod_resources import PodDevice
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.allocations import KubeletAllocations
+from gpuslo.exporter.jobs.hpc import HpcJobAllocations
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.exporter.server import Exporter
-from gpuslo.exporter.slurm.state import HpcJobAllocations, PlatformSampler
+from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus

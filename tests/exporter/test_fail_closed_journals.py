@@ -16,7 +16,7 @@ from exporter.test_collector_node import samples
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.exporter.server import Exporter
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.goodput import compute_goodput, parse_journal

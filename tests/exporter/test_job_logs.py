@@ -31,7 +31,7 @@ from gpuslo.exporter.evidence.cri_log import (
     parse_cri_line,
     pod_log_identity,
 )
-from gpuslo.exporter.job_logs import (
+from gpuslo.exporter.jobs.logs import (
     JobLogTailer,
     decode,
     file_order,

@@ -24,7 +24,6 @@ import grpc
 import pytest
 from conftest import REPO
 
-from gpuslo.exporter.allocations import KubeletAllocations, gpu_of, pod_allocations
 from gpuslo.exporter.evidence.kubelet import api_pb2, api_pb2_grpc
 from gpuslo.exporter.evidence.kubelet.pod_resources import (
     KubeletUnavailable,
@@ -32,6 +31,7 @@ from gpuslo.exporter.evidence.kubelet.pod_resources import (
     read_pod_resources,
 )
 from gpuslo.exporter.evidence.nvml import read_node
+from gpuslo.exporter.jobs.allocations import KubeletAllocations, gpu_of, pod_allocations
 from gpuslo.exporter.snapshot import GpuAllocation, GpuInfo
 
 KUBELET = REPO / "gpuslo" / "exporter" / "evidence" / "kubelet"

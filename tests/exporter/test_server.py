@@ -19,7 +19,7 @@ from exporter.test_collector_node import fixture_snapshot, samples, write_job
 
 from gpuslo import names
 from gpuslo.errors import ParseError, UsageError
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.exporter.server import Exporter, parse_listen
 from gpuslo.exporter.state import CounterCarry, carry_counter, read_json_state, write_json_atomic
 from gpuslo.goodput import compute_goodput, parse_journal

@@ -22,13 +22,10 @@ from gpuslo.exporter.evidence.slurm import (
     read_node,
     split_state,
 )
+from gpuslo.exporter.jobs.hpc import HpcJobAllocations, hpc_job_allocations
 from gpuslo.exporter.slurm.config import parse_slurm_config
 from gpuslo.exporter.slurm.drain import DRAIN, NOTHING, RESUME, decide, own_reason_word, reason_line
-from gpuslo.exporter.slurm.state import (
-    HpcJobAllocations,
-    hpc_job_allocations,
-    node_state_labels,
-)
+from gpuslo.exporter.slurm.state import node_state_labels
 from gpuslo.exporter.snapshot import GpuAllocation, GpuInfo
 from gpuslo.slo.sources.slurm import parse_jobcomp
 

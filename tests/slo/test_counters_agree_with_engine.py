@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from gpuslo import cli, names
-from gpuslo.exporter.journals import JournalTailer
+from gpuslo.exporter.jobs.journals import JournalTailer
 from gpuslo.slo import attribution
 from gpuslo.slo.simulate.files import read_simulation
 

@@ -1,5 +1,5 @@
-"""The exporter's platform samples: this node's Slurm state and reason, and the GPUs Slurm jobs
-hold (dcgm-exporter's HPC job-mapping directory, an allocation source: `HpcJobAllocations`).
+"""The exporter's platform sample: this node's Slurm state and reason. (The GPUs Slurm jobs hold
+are an allocation source of the job side: `gpuslo.exporter.jobs.hpc.HpcJobAllocations`.)
 
 slurmctld keeps no state history without slurmdbd, so the exporter samples its own node's state
 (`evidence.slurm.read_node`) every cycle and exports it as kube-state-metrics exports cordons;
@@ -18,12 +18,7 @@ Prometheus keeps the history and the SLO engine reads it as schedulability
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from pathlib import Path
-
 from gpuslo import names
-from gpuslo.errors import InputError
-from gpuslo.exporter.evidence.hpc_jobs import read_hpc_job_mapping
 from gpuslo.exporter.evidence.slurm import (
     DEFAULT_SCONTROL,
     Run,
@@ -33,7 +28,6 @@ from gpuslo.exporter.evidence.slurm import (
     run_command,
 )
 from gpuslo.exporter.slurm.drain import own_reason_word
-from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo
 
 Sample = tuple[str, tuple[str, ...], float]  # (metric name, label values in METRICS order, value)
 SAMPLE_TIMEOUT_S = 5.0
@@ -52,62 +46,8 @@ def node_state_labels(node: SlurmNode) -> tuple[str, str, str]:
     return names.SLURM_STATE_UP, "", ""
 
 
-def hpc_job_allocations(mapping: dict[str, list[str]],
-                        gpus: Iterable[GpuInfo]) -> list[GpuAllocation]:
-    """One `GpuAllocation` per (GPU index, job) of `mapping` (index → job ids), the uuid from the
-    inventory `gpus` ("" when it does not know the index). Pure."""
-    uuids = {g.index: g.uuid for g in gpus}
-    order = sorted(mapping, key=lambda gpu: (len(gpu), gpu))
-    return [GpuAllocation(gpu, uuids.get(gpu, ""), hpc_job=job)
-            for gpu in order for job in mapping[gpu]]
-
-
-class HpcJobAllocations:
-    """`gpuslo_gpu_allocation{hpc_job}` from dcgm-exporter's HPC job-mapping directory, an
-    allocation source (`gpuslo.exporter.allocations.AllocationSource`).
-
-    Args:
-        directory: the mapping directory (`--hpc-job-mapping-dir`), None when not configured.
-        gpus: returns the latest GPU inventory (index → uuid).
-    """
-
-    source = "hpc_job_mapping"
-
-    def __init__(self, directory: str | Path | None,
-                 gpus: Callable[[], Iterable[GpuInfo]] = tuple) -> None:
-        self.directory, self.gpus = directory, gpus
-        self._allocations: list[GpuAllocation] = []
-        self._state = AllocationSourceState(self.source, "not_configured",
-                                            message="no --hpc-job-mapping-dir")
-
-    def sample(self) -> None:
-        """Read the directory now; a directory that cannot be listed is state unknown
-        (tool_error) with no allocation. A missing directory is no job on any GPU (the prolog
-        creates it with the first job)."""
-        if self.directory is None:
-            return
-        try:
-            mapping = read_hpc_job_mapping(self.directory)
-        except InputError as error:
-            self._allocations = []
-            self._state = AllocationSourceState(self.source, names.STATUS_UNKNOWN,
-                                                "tool_error", str(error))
-            return
-        self._allocations = hpc_job_allocations(mapping, tuple(self.gpus()))
-        self._state = AllocationSourceState(self.source, names.STATUS_OK)
-
-    def allocations(self) -> list[GpuAllocation]:
-        """The allocations of the last `sample()`."""
-        return list(self._allocations)
-
-    def state(self) -> AllocationSourceState:
-        """How the last `sample()` went."""
-        return self._state
-
-
 class PlatformSampler:
-    """Samples this node's Slurm state; `samples()` returns the latest, without I/O. (The HPC
-    job mapping is an allocation source of its own: `HpcJobAllocations`.)
+    """Samples this node's Slurm state; `samples()` returns the latest, without I/O.
 
     Args:
         node: Slurm NodeName to sample, or None not to sample Slurm.

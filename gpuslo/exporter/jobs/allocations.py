@@ -1,11 +1,5 @@
-"""Which workload holds which GPU: allocation sources feeding one list of `GpuAllocation`
-records, exported as `gpuslo_gpu_allocation` (one series per physical GPU and workload) with each
-source's state as `gpuslo_gpu_allocation_source` (collector.add_allocations).
-
-Sources: the kubelet's pod-resources API (`KubeletAllocations`, here) and Slurm's HPC
-job-mapping directory (`gpuslo.exporter.slurm.state.HpcJobAllocations`). Each has `source` (a
-`names.ALLOCATION_SOURCES` word), `sample()` (the I/O, in the exporter's loop; never raises for
-the source's own failure), `allocations()` and `state()` (the latest, no I/O).
+"""GPU allocations from the kubelet's pod-resources API (`KubeletAllocations`), one implementation
+of the allocation contract (`jobs.contract.AllocationSource`; the other is `jobs.hpc`).
 
 Device ids → physical GPU (`gpu_of`, pure), as NVIDIA's k8s-device-plugin writes them:
 | id | GPU |
@@ -26,7 +20,6 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Iterable
-from typing import Protocol
 
 from gpuslo import names
 from gpuslo.exporter.evidence.kubelet.pod_resources import (
@@ -35,22 +28,11 @@ from gpuslo.exporter.evidence.kubelet.pod_resources import (
     PodDevice,
     read_pod_resources,
 )
-from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo
+from gpuslo.exporter.jobs.contract import AllocationSource
+from gpuslo.exporter.snapshot import GpuAllocation, GpuInfo
 
 log = logging.getLogger(__name__)
 ReadPods = Callable[[str, float], list[PodDevice]]
-
-
-class AllocationSource(Protocol):
-    """What the exporter needs of an allocation source (see the module docstring)."""
-
-    source: str
-
-    def sample(self) -> None: ...
-
-    def allocations(self) -> list[GpuAllocation]: ...
-
-    def state(self) -> AllocationSourceState: ...
 
 
 def gpu_of(device_id: str, gpus: Iterable[GpuInfo]) -> GpuInfo | None:
@@ -90,7 +72,7 @@ def unknown_devices(devices: Iterable[PodDevice], gpus: Iterable[GpuInfo]) -> li
     return sorted({d.device_id for d in devices if gpu_of(d.device_id, inventory) is None})
 
 
-class KubeletAllocations:
+class KubeletAllocations(AllocationSource):
     """`gpuslo_gpu_allocation{namespace, pod, container}` from the kubelet pod-resources API.
 
     Args:
@@ -107,11 +89,9 @@ class KubeletAllocations:
                  gpus: Callable[[], Iterable[GpuInfo]] = tuple,
                  timeout_s: float = DEFAULT_TIMEOUT_S,
                  read: ReadPods = read_pod_resources) -> None:
+        super().__init__("no --pod-resources-kubelet-socket")
         self.socket_path = None if socket_path is None else os.fspath(socket_path)
         self.gpus, self.timeout_s, self._read = gpus, timeout_s, read
-        self._allocations: list[GpuAllocation] = []
-        self._state = AllocationSourceState(
-            self.source, "not_configured", message="no --pod-resources-kubelet-socket")
         self._unknown: set[str] = set()
 
     def sample(self) -> None:
@@ -124,9 +104,7 @@ class KubeletAllocations:
         except KubeletUnavailable as error:
             if self._state.status != names.STATUS_UNKNOWN or self._state.reason != error.reason:
                 log.warning("kubelet pod-resources: %s", error)
-            self._allocations = []
-            self._state = AllocationSourceState(self.source, names.STATUS_UNKNOWN,
-                                                error.reason, str(error))
+            self._fail(error.reason, str(error))
             return
         inventory = tuple(self.gpus())
         unknown = set(unknown_devices(devices, inventory))
@@ -134,13 +112,4 @@ class KubeletAllocations:
             log.warning("kubelet pod-resources: device %s is no GPU of this node's inventory",
                         device_id)
         self._unknown = unknown
-        self._allocations = pod_allocations(devices, inventory)
-        self._state = AllocationSourceState(self.source, names.STATUS_OK)
-
-    def allocations(self) -> list[GpuAllocation]:
-        """The allocations of the last successful `sample()` ([] after a failed one)."""
-        return list(self._allocations)
-
-    def state(self) -> AllocationSourceState:
-        """How the last `sample()` went."""
-        return self._state
+        self._keep(pod_allocations(devices, inventory))
