@@ -3,7 +3,7 @@
 Read from the source with `ast` (nothing is imported), in the manner of pip-tools'
 tests/test_circular_imports.py:
 1. tiers: foundation -> wings (exporter, slo, dashboards, alerts, integrations) -> composition
-   (cli, demo); a module imports only from its own tier or a lower one; wings never import
+   (cli, demo, deploy); a module imports only from its own tier or a lower one; wings never import
    one another;
 2. inside the exporter, every module in a named stage: evidence (and the shared state/snapshot
    records, liveness) -> policy -> {checks | inspect | jobs} -> the node side assembled
@@ -27,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent / "gpuslo"
 WINGS = ("exporter", "slo", "dashboards", "alerts", "integrations")
-COMPOSITION = ("cli", "demo", "__main__")
+COMPOSITION = ("cli", "demo", "deploy", "__main__")
 # exporter stage by first path part below gpuslo/exporter/ (modules directly in it: by name);
 # a module named nowhere here fails test_every_exporter_module_has_a_stage
 EXPORTER_STAGES = {
@@ -240,3 +240,10 @@ def test_the_checker_sees_a_planted_violation(tmp_path):
     assert exporter_stage("gpuslo.exporter.newcomer") is None
     tree = ast.parse("def f():\n    from gpuslo.exporter import runner\n")
     assert not _top_level_imports(tree)
+
+
+def test_the_wheel_ships_no_development_script():
+    """gpuslo/data/ is package data: the only code there is the NVML replay the demo and the
+    checks import at run time; generators of checkout files live in tools/."""
+    code = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "data").rglob("*.py"))
+    assert code == ["data/nvml_replay/pynvml.py"]

@@ -1,13 +1,14 @@
 """The README's reference tables are generated from gpuslo.names and its quick start is the
 two commands .ci/run relies on."""
 
-from gpuslo import reference
 from tests.conftest import REPO
+from tools import readme_reference
 
 
 def test_reference_tables_match_the_vocabulary():
     text = (REPO / "README.md").read_text(encoding="utf-8")
-    assert reference.render_readme(text) == text, "regenerate with: python -m gpuslo.reference"
+    regenerate = "regenerate with: python -m tools.readme_reference"
+    assert readme_reference.render_readme(text) == text, regenerate
 
 
 def test_quick_start_is_two_commands_and_ci_runs_the_second():

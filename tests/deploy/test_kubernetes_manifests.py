@@ -115,11 +115,11 @@ def test_prometheus_rule_wraps_the_generated_rules():
 
 
 def test_generated_manifests_have_not_drifted():
-    from gpuslo.deploy_kubernetes import render
+    from gpuslo.deploy.kubernetes import render
 
     for path, text in render(REPO / "deploy").items():
         assert path.read_text(encoding="utf-8") == text, (
-            f"{path} drifted: python -m gpuslo.deploy_kubernetes deploy"
+            f"{path} drifted: python -m gpuslo.deploy.kubernetes deploy"
         )
 
 

@@ -1,13 +1,19 @@
 """Reference tables for the README, generated from `gpuslo.names` so the documentation cannot drift
-from the vocabulary (tests/test_readme.py compares the README's marked blocks with these)."""
+from the vocabulary (tests/test_readme.py compares the README's marked blocks with these).
+
+A development script, not part of the package: `python -m tools.readme_reference` (from the
+checkout) rewrites the README's marked blocks in place.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuslo import names
 
-METRICS_BEGIN = "<!-- metric-reference:begin (generated: python -m gpuslo.reference) -->"
+METRICS_BEGIN = "<!-- metric-reference:begin (generated: python -m tools.readme_reference) -->"
 METRICS_END = "<!-- metric-reference:end -->"
-SIGNALS_BEGIN = "<!-- signal-reference:begin (generated: python -m gpuslo.reference) -->"
+SIGNALS_BEGIN = "<!-- signal-reference:begin (generated: python -m tools.readme_reference) -->"
 SIGNALS_END = "<!-- signal-reference:end -->"
 
 
@@ -42,7 +48,5 @@ def render_readme(text: str) -> str:
 
 
 if __name__ == "__main__":  # regenerate README.md in place
-    from pathlib import Path
-
     readme = Path(__file__).resolve().parent.parent / "README.md"
     readme.write_text(render_readme(readme.read_text(encoding="utf-8")), encoding="utf-8")
