@@ -9,7 +9,9 @@
                   [--out DIR] [--format md,html,json]
 
 Without a window (`--week`, `--start/--end`, or `week` in the SLO spec) the report covers the
-whole span of its data (see `gpuslo.slo.report.inputs`). Writes `report.md`, `report.html` and
+whole span of its data. The flags become one `ReportRequest` for the report pipeline
+(`gpuslo.slo.report.pipeline.build_report`, every artefact in one call); this module only
+builds the request, writes the files and prints the headline. Writes `report.md`, `report.html` and
 `report.json` into `--out` (default `gpuslo-report/`), all or none (each to a temp file first,
 renamed only when every format was written), and prints the headline numbers. Errors (missing
 or malformed input, a window with no data) are typed `gpuslo.errors` errors that the CLI prints
@@ -23,17 +25,16 @@ import math
 from pathlib import Path
 
 from gpuslo.cli.terminal import number, stages
-from gpuslo.errors import InputError, UsageError
+from gpuslo.errors import InputError
 from gpuslo.files import write_all_atomic
-from gpuslo.slo.report import inputs
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report import pipeline
+from gpuslo.slo.report.inputs import Sources
 from gpuslo.slo.report.markdown import headline
 from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
-from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import load_spec
 
 MAX_PRICE = 1_000_000  # per GPU-hour, in the price's currency: far above any GPU's
-STAGES = ("loading the data", "computing", "rendering", "writing")
+STAGES = (*pipeline.STAGES, "writing")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -94,49 +95,33 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run `gpuslo report`: compute, render, write atomically, print the headline. Returns 0."""
-    spec = load_spec(args.slo)
-    chosen = inputs.formats(args.format)
-    price = args.price_per_gpu_hour
-    if price is None:
-        price = spec.price_per_gpu_hour
-    if price is not None and price < 0:
-        raise UsageError(f"--price-per-gpu-hour must be 0 or more, got {price}")
-    start, end = inputs.window(args.week, args.start, args.end, spec.week)
-    sources = inputs.Sources(
+def request(args: argparse.Namespace) -> pipeline.ReportRequest:
+    """The pipeline's request from the parsed flags (reads the `--slo` spec)."""
+    sources = Sources(
         data=args.data, trace=args.trace, trace_format=args.trace_format,
         journals=args.journals, prometheus=args.prometheus,
         nodes=args.nodes, gpus_per_node=args.gpus_per_node,
         max_samples=args.max_samples_per_query, timeout_s=args.timeout, step_s=args.step,
+        training_logs=tuple(args.training_log or ()), gpus=args.gpus,
     )
+    return pipeline.ReportRequest(
+        sources, load_spec(args.slo), week=args.week, start=args.start, end=args.end,
+        formats=args.format, price_per_gpu_hour=args.price_per_gpu_hour)
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run `gpuslo report`: build, write atomically, print the headline. Returns 0."""
+    wanted = request(args)
     out = Path(args.out)
     with stages(STAGES, "gpuslo report") as stage:  # progress on stderr, on a terminal only
-        stage(STAGES[0])
-        if args.training_log:
-            frames = _training_log_frames(args)
-        else:
-            frames = inputs.load_frames(sources, start, end)
-        stage(STAGES[1])
-        current, previous = inputs.compute(frames, start, end, spec)
-        stage(STAGES[2])
-        report = build_report(current, previous, price)
-        texts = inputs.render(report, chosen)
-        stage(STAGES[3])
-        _write(out, texts)
-    print(f"gpuslo report: {current['start']} .. {current['end']} ({frames.source})")
-    for label, value in headline(report.document):
+        result = pipeline.build_report(wanted, progress=stage)
+        stage(STAGES[-1])
+        _write(out, result.files)
+    print(f"gpuslo report: {result.start} .. {result.end} ({result.source})")
+    for label, value in headline(result.report.document):
         print(f"  {label}: {value}")
-    print(f"  wrote: {', '.join(str(out / name) for name in texts)}")
+    print(f"  wrote: {', '.join(str(out / name) for name in result.files)}")
     return 0
-
-
-def _training_log_frames(args: argparse.Namespace):
-    """`--training-log LOG|DIR --gpus N`: the logs as the journal frames the report reads."""
-    if args.data or args.trace or args.journals or args.prometheus:
-        raise UsageError("--training-log is a source of its own: give it without "
-                         "--data, --trace, --journals or --prometheus")
-    return load_training_logs(args.training_log, args.gpus)
 
 
 def _write(out: Path, texts: dict[str, str]) -> None:

@@ -147,6 +147,22 @@ class WeeklyResult:
             "rule": self.slowdown_rule,
         }
 
+    def fleet_figures(self) -> dict:
+        """The fleet's reliability figures the report shows beside the JSON twin (same rounding):
+        fleet_ettr (`reliability.fleet_ettr`), mtti_hours (`reliability.mtti_hours`), mttr_hours
+        and mttr_by_layer (`reliability.mean_repair`), lost_gpu_hours (every layer: unusable
+        capacity plus job badput), each from its table's rows as the JSON twin writes them.
+        Computed once, here; the report never recomputes them."""
+        mttr, by_layer = reliability.mean_repair(self.reliability)
+        lost = self.lost_gpu_hours_by_layer.values()
+        return _plain({
+            "fleet_ettr": reliability.fleet_ettr(self.jobs),
+            "mtti_hours": reliability.mtti_hours(self.jobs, len(self.interruptions)),
+            "mttr_hours": mttr,
+            "mttr_by_layer": by_layer,
+            "lost_gpu_hours": sum(reliability.as_reported(value) for value in lost),
+        })
+
     def to_json_dict(self) -> dict:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,

@@ -28,6 +28,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from gpuslo import names
+
 LEMON_MIN_FAULTS = 3
 
 
@@ -130,3 +132,52 @@ def blast_radius(attributed: pd.DataFrame, jobs: pd.DataFrame, faults: pd.DataFr
     hit["fault_gpu_hours"] = duration * hit["gpus"]
     hit["blast_radius"] = hit["job_lost_gpu_hours"] / hit["fault_gpu_hours"].replace(0, np.nan)
     return hit.drop_duplicates(["job", "time"])[columns].reset_index(drop=True)
+
+
+
+def as_reported(value) -> float:
+    """`value` as the JSON twin writes it (6 decimals; NaN → 0), so a figure summed from a
+    table's rows equals what a reader re-adding the report's rows gets."""
+    value = float(value)
+    return round(value, 6) if np.isfinite(value) else 0.0
+
+
+def fleet_ettr(jobs: pd.DataFrame) -> float | None:
+    """Fleet ETTR (effective training time ratio) = Σ productive GPU-seconds / Σ (GPUs × wall
+    seconds) over the jobs (`attribution.job_summary` rows): Kokolis et al., arXiv:2410.21680,
+    define ETTR per job as productive time / wall time; this weights each job by its GPUs. None
+    without job wall time."""
+    rows = zip(jobs["wall_seconds"], jobs["gpus"], jobs[names.CATEGORY_PRODUCTIVE], strict=True)
+    wall = productive = 0.0
+    for seconds, gpus, good in rows:
+        wall += as_reported(seconds) * as_reported(gpus)
+        productive += as_reported(good)
+    return productive / wall if wall else None
+
+
+def mtti_hours(jobs: pd.DataFrame, interruptions: int) -> float | None:
+    """Mean time to interruption (hours) = Σ job wall hours / job interruptions in the window;
+    None without jobs or interruptions."""
+    if not len(jobs) or not interruptions:
+        return None
+    return sum(as_reported(seconds) for seconds in jobs["wall_seconds"]) / 3600 / interruptions
+
+
+def mean_repair(table: pd.DataFrame) -> tuple[float | None, dict[str, dict]]:
+    """(MTTR in hours over every reason, {layer: {"mttr_hours", "faults"}}) from `mtbf_mttr`'s
+    table: the mean duration of the faults that ended in the window, each reason's MTTR weighted
+    by its closed faults (faults − open). Per layer, so a layer of short monitoring blips and a
+    layer of week-long hardware repairs each get their own figure; a layer without closed
+    faults is left out. (None, {}) when no fault closed."""
+    closed = [(as_reported(hours), int(faults - still), str(layer))
+              for hours, faults, still, layer in zip(
+                  table["mttr_hours"], table["faults"], table["open"], table["layer"], strict=True)
+              if pd.notna(hours) and faults > still]
+    by_layer = {}
+    for layer in names.LAYERS:
+        mine = [(hours, count) for hours, count, of in closed if of == layer]
+        if mine:
+            count = sum(n for _, n in mine)
+            by_layer[layer] = {"mttr_hours": sum(h * n for h, n in mine) / count, "faults": count}
+    weight = sum(n for _, n, _ in closed)
+    return (sum(h * n for h, n, _ in closed) / weight if weight else None), by_layer

@@ -23,7 +23,7 @@ from gpuslo import cli
 from gpuslo.alerts import sli
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames, make_frame
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.build import report_of
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate.files import read_simulation
 from gpuslo.slo.sources.prometheus import load_prometheus, read_gpus
@@ -98,7 +98,7 @@ def test_report_counters_and_rules_agree_on_slowdown_gpu_hours(week):
     rows = doc["crawl"]["rows"]
     assert sum(r["gpu_hours"] for r in rows) == pytest.approx(engine, rel=1e-6)
     assert {r["layer"] for r in rows} == {"node", "training"}  # caused and uncaused stragglers
-    markdown = render_markdown(build_report(doc, None, None))
+    markdown = render_markdown(report_of(doc, None, None))
     assert f"{engine:,.1f} GPU-hours lost to steps slower" in markdown
     slowest = doc["crawl"]["slowest_nodes"][0]
     assert min(slowest["score"], slowest["individual_score"]) < 0.95

@@ -16,7 +16,7 @@ import pytest
 from gpuslo import names
 from gpuslo.slo import frames
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.build import report_of
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo_spec import SloSpec
 
@@ -129,7 +129,7 @@ def test_the_report_section_names_the_job_the_cause_and_the_slowest_node():
     sw_power = [{"node": "n1", "uuid": "GPU-n1-3", "start": at(4.5), "end": at(6),
                  "reason": "clocks_sw_power_cap"}]
     doc = compute_week(_fleet(degradations=sw_power), at(0), at(10), SloSpec()).to_json_dict()
-    text = render_markdown(build_report(doc, None, None))
+    text = render_markdown(report_of(doc, None, None))
     section = text[text.index("The crawl"):]
     section = section[: section.index("\n## ", 5)]
     assert "10.7 GPU-hours lost to steps slower" in section

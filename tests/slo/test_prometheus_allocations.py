@@ -15,7 +15,7 @@ from conftest import backfill, require_binary, running_prometheus
 
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.build import report_of
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
@@ -99,7 +99,7 @@ def test_allocations_from_prometheus_give_the_jobs_most_hit(served):
             row["unusable_gpu_hours"], rel=0.05, abs=0.2), job
     doc = got.to_json_dict()
     assert doc["jobs_hit"] and doc["jobs_hit"][0]["lost_gpu_hours"] > 0
-    text = render_markdown(build_report(doc, None, None))  # what `report --prometheus` writes
+    text = render_markdown(report_of(doc, None, None))  # what `report --prometheus` writes
     section = text.split("## Jobs most hit")[1].split("\n## ")[0]
     assert f"| {doc['jobs_hit'][0]['job']} |" in section
 

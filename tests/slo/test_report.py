@@ -7,12 +7,14 @@ import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
 
+import pandas as pd
 import pytest
 
 from gpuslo import names
 from gpuslo.cli import main
+from gpuslo.slo import reliability
 from gpuslo.slo.report import plots
-from gpuslo.slo.report.build import build_report, derived, week_over_week
+from gpuslo.slo.report.build import derived, report_of, week_over_week
 from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.inputs import parse_week
 from gpuslo.slo.report.markdown import render_markdown
@@ -159,16 +161,37 @@ def _doc(**over) -> dict:
     return doc
 
 
-def test_derived_figures_by_hand():
-    extra = derived(_doc(), price=2.0)
-    assert extra["fleet_ettr"] == pytest.approx(1080000 / (2 * 8 * 72000))  # 0.9375
-    assert extra["mtti_hours"] == pytest.approx(40 / 2)  # 2 jobs × 20 wall hours / 2 interruptions
-    assert extra["mttr_hours"] == pytest.approx((2.0 * 3 + 5.0 * 1) / 4)  # open faults left out
-    assert extra["lost_gpu_hours"] == 40.0
+def _fleet(doc: dict) -> dict:
+    """What `WeeklyResult.fleet_figures()` gives for `doc`'s tables (the engine's functions)."""
+    jobs, table = pd.DataFrame(doc["jobs"]), pd.DataFrame(doc["reliability"])
+    mttr, by_layer = reliability.mean_repair(table)
+    return {"fleet_ettr": reliability.fleet_ettr(jobs),
+            "mtti_hours": reliability.mtti_hours(jobs, doc["interruptions"]),
+            "mttr_hours": mttr, "mttr_by_layer": by_layer,
+            "lost_gpu_hours": sum(doc["lost_gpu_hours_by_layer"].values())}
+
+
+def test_the_engine_derives_the_fleet_figures_by_hand():
+    fleet = _fleet(_doc())
+    assert fleet["fleet_ettr"] == pytest.approx(1080000 / (2 * 8 * 72000))  # 0.9375
+    assert fleet["mtti_hours"] == pytest.approx(40 / 2)  # 2 jobs × 20 wall hours / 2 interruptions
+    assert fleet["mttr_hours"] == pytest.approx((2.0 * 3 + 5.0 * 1) / 4)  # open faults left out
+    assert fleet["mttr_by_layer"] == {"node": {"mttr_hours": pytest.approx(11 / 4), "faults": 4}}
+    empty = pd.DataFrame(columns=["layer", "faults", "open", "mttr_hours"])
+    assert reliability.mean_repair(empty) == (None, {})
+    assert reliability.fleet_ettr(pd.DataFrame(_doc()["jobs"]).iloc[:0]) is None
+
+
+def test_the_report_shows_the_engine_figures_and_prices_the_loss():
+    extra = derived(_doc(), _fleet(_doc()), price=2.0)
+    assert extra["fleet_ettr"] == pytest.approx(0.9375) and extra["lost_gpu_hours"] == 40.0
+    assert "mttr_by_layer" not in extra  # it goes to the Figures model, not the report block
     assert extra["cost"] == {"price_per_gpu_hour": 2.0, "lost": 80.0,
                              "by_layer": {"node": 24.0, "observability": 16.0, "platform": 16.0,
                                           "training": 24.0}}
-    assert derived(_doc(), price=None)["cost"] is None
+    assert derived(_doc(), _fleet(_doc()), price=None)["cost"] is None
+    # no engine figures: the report says none, it never computes its own
+    assert derived(_doc(), None, price=None)["fleet_ettr"] is None
 
 
 def test_week_over_week_changes():
@@ -183,7 +206,7 @@ def test_sections_without_data_say_why():
     doc = _doc(jobs=[], allocated_gpu_hours=0.0, blast_radius=[], interruptions=0,
                data_quality={**_doc()["data_quality"],
                              "cannot_fill": {"goodput": "the StepFun trace has no jobs"}})
-    report = build_report(doc, None, None)
+    report = report_of(doc, None, None)
     missing = {s.key: s.missing for s in report.sections if s.missing}
     assert missing["goodput"] == "the StepFun trace has no jobs"
     assert "price per GPU-hour" in missing["cost"]
@@ -194,7 +217,7 @@ def test_sections_without_data_say_why():
 
 
 def test_json_document_has_the_issue_keys_and_the_report_extras():
-    document = build_report(_doc(), None, 1.0).document
+    document = report_of(_doc(), None, 1.0, _fleet(_doc())).document
     for key in ("start", "end", "provisioned_gpu_hours", "usable_gpu_hours", "usable_ratio",
                 "productive_gpu_hours", "goodput_ratio", "lost_gpu_hours_by_layer",
                 "lost_gpu_hours_by_reason", "interruptions_per_1000_gpu_days", "slos",
@@ -224,7 +247,7 @@ class _Strict(HTMLParser):
 
 
 def test_html_escapes_every_label_and_is_well_formed():
-    page = render_html(build_report(_doc(), _doc(), 2.0))
+    page = render_html(report_of(_doc(), _doc(), 2.0))
     assert "<script>" not in page and "&lt;script&gt;" in page
     parser = _Strict()
     parser.feed(page)
@@ -237,7 +260,7 @@ def test_html_escapes_every_label_and_is_well_formed():
 
 
 def test_markdown_escapes_table_pipes_and_has_a_header():
-    text = render_markdown(build_report(_doc(), None, None))
+    text = render_markdown(report_of(_doc(), None, None))
     assert text.startswith("<!-- gpuslo report (generated file; do not edit) -->")
     assert "\\| pipe" in text
     rows = [line for line in text.splitlines() if line.startswith("| ") and "alert(" in line]
@@ -282,7 +305,7 @@ def test_bad_input_is_one_line_exit_2_and_writes_nothing(tmp_path, capsys, args,
 def test_an_slo_the_source_cannot_measure_is_not_shown_as_met():
     doc = _doc(data_quality={**_doc()["data_quality"],
                              "cannot_fill": {names.SLO_USABLE_GPU: "no heartbeats in a trace"}})
-    section = next(s for s in build_report(doc, None, None).sections if s.key == "slos")
+    section = next(s for s in report_of(doc, None, None).sections if s.key == "slos")
     assert section.tables[0].rows[0] == (names.SLO_USABLE_GPU, "0.9800", "—", "—", "—", "—")
     assert any("no heartbeats in a trace" in line for line in section.lines)
 
@@ -290,7 +313,7 @@ def test_an_slo_the_source_cannot_measure_is_not_shown_as_met():
 def test_long_spans_list_availability_per_7_days():
     day = _doc()["daily"][0]
     daily = [{**day, "day": f"2026-01-{i + 1:02d}T00:00:00Z"} for i in range(31)] * 3
-    section = next(s for s in build_report(_doc(daily=daily), None, None).sections
+    section = next(s for s in report_of(_doc(daily=daily), None, None).sections
                    if s.key == "availability")
     table = section.tables[0]
     assert table.columns[0] == "7 days from" and len(table.rows) == 14  # ceil(93 / 7)

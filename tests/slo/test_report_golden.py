@@ -20,6 +20,13 @@ import pytest
 from conftest import REPO
 
 from gpuslo.cli import main
+from gpuslo.slo.engine import compute_week
+from gpuslo.slo.frames import Frames
+from gpuslo.slo.report.build import FLEET_FIGURES
+from gpuslo.slo.report.inputs import Sources, parse_week
+from gpuslo.slo.report.pipeline import STAGES, ReportRequest, build_report
+from gpuslo.slo.simulate.files import read_simulation
+from gpuslo.slo_spec import load_spec
 
 GOLDEN = REPO / "tests" / "golden" / "report"
 FILES = ("report.md", "report.html", "report.json")
@@ -75,3 +82,27 @@ def test_a_week_without_data_is_one_line_and_writes_nothing(generated, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "no data in 2027-03-08T00:00:00Z" in err[0]
     assert not out.exists()
+
+
+def test_the_pipeline_is_one_call_giving_every_artefact_the_cli_writes(generated):
+    """`build_report(request)` alone gives the files `gpuslo report` wrote, byte for byte, and
+    the report's fleet figures are the engine's (`WeeklyResult.fleet_figures`)."""
+    work = generated.parent
+    cwd = os.getcwd()
+    os.chdir(work)
+    try:
+        request = ReportRequest(Sources(data="sim"), load_spec(None), week="2026-W49",
+                                price_per_gpu_hour=2.5)
+        seen = []
+        result = build_report(request, progress=seen.append)
+        frames, _, _ = read_simulation("sim")
+        start, end = parse_week("2026-W49")
+        engine = compute_week(Frames(**frames), start, end, load_spec(None)).fleet_figures()
+    finally:
+        os.chdir(cwd)
+    assert seen == list(STAGES)
+    assert {name: text.encode() for name, text in result.files.items()} == {
+        name: (generated / name).read_bytes() for name in FILES}
+    block = result.report.document["report"]
+    assert {key: block[key] for key in FLEET_FIGURES} == {k: engine[k] for k in FLEET_FIGURES}
+    assert block["figures"]["mttr_by_layer"] == engine["mttr_by_layer"]

@@ -12,7 +12,7 @@ from conftest import DATASETS
 from gpuslo import names
 from gpuslo.cli import main
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.build import report_of
 from gpuslo.slo.report.markdown import GOODPUT_LABEL, headline, render_markdown
 from gpuslo.slo.sources import traces
 from gpuslo.slo_spec import SloSpec
@@ -205,7 +205,7 @@ def _trace_doc(**over) -> dict:
 
 def test_the_interruption_rate_names_its_basis():
     # "0 job interruptions; 4.18 per 1000 GPU-days" contradicted itself on a trace.
-    report = build_report(_trace_doc(), None, None)
+    report = report_of(_trace_doc(), None, None)
     line = next(s for s in report.sections if s.key == "interruptions").lines[0]
     assert "0 job interruptions" not in line
     # the count is in the rate's unit (GPU fault starts = GPUs hit), beside the faults
@@ -213,7 +213,7 @@ def test_the_interruption_rate_names_its_basis():
         "instead 0 faults hit 5 GPUs (GPU fault starts, the table's GPUs hit): 4.1800 GPU fault "
         "starts per 1000 provisioned GPU-days."
     )
-    jobs = build_report(_trace_doc(interruptions=2, interruption_basis="jobs"), None, None)
+    jobs = report_of(_trace_doc(interruptions=2, interruption_basis="jobs"), None, None)
     assert next(s for s in jobs.sections if s.key == "interruptions").lines[0] == (
         "2 job interruptions: 4.1800 per 1000 allocated GPU-days.")
 
@@ -223,7 +223,7 @@ def test_badput_reasons_use_the_layer_vocabulary():
         "lost_gpu_hours_by_layer": {"training": 3.0},
         "lost_gpu_hours_by_reason": {"checkpoint_save": 3.0},
     }
-    section = next(s for s in build_report(doc, None, None).sections if s.key == "causes")
+    section = next(s for s in report_of(doc, None, None).sections if s.key == "causes")
     assert section.tables[1].rows == (("checkpoint_save", names.LAYER_TRAINING, "3.0", "1.0000"),)
 
 
@@ -233,7 +233,7 @@ def test_burn_factors_print_like_the_burn_rates():
             {"severity": "page", "long_window": "1h", "short_window": "5m", "factor": 13.44,
              "long_burn_rate": 0.0, "short_burn_rate": 0.0, "firing": False}]
     section = next(
-        s for s in build_report({"burn_rates": rows}, None, None).sections if s.key == "slos"
+        s for s in report_of({"burn_rates": rows}, None, None).sections if s.key == "slos"
     )
     assert [row[2] for row in section.tables[1].rows] == ["0.9333", "13.4400"]
 
@@ -250,4 +250,4 @@ def test_a_failed_format_leaves_no_other_format_behind(tmp_path, capsys):
 
 
 def test_markdown_never_cites_a_file_outside_the_repo():
-    assert "DESIGN.md" not in render_markdown(build_report({"gpus": 1, "nodes": 1}, None, None))
+    assert "DESIGN.md" not in render_markdown(report_of({"gpus": 1, "nodes": 1}, None, None))

@@ -1,5 +1,5 @@
 """The report's one model of its numbers: every quantity the header, the tables, the plots and
-the JSON's `report.figures` show, computed once from the engine's JSON twin and `build.derived`.
+the JSON's `report.figures` show, computed once from the engine's JSON twin and fleet figures.
 A quantity has one value and one name wherever it appears (tests/slo/test_report_consistency.py
 reads them back from each rendering).
 
@@ -68,25 +68,6 @@ def has_job_data(doc: dict) -> bool:
     return bool(doc.get("jobs")) or bool(doc.get("allocated_gpu_hours")) or "goodput" not in cannot
 
 
-def mttr_by_layer(reliability: list[dict]) -> dict[str, dict]:
-    """Mean fault duration per layer (hours), weighted by closed faults (faults − open), as the
-    headline MTTR is over all layers: a layer of short monitoring blips and a layer of
-    week-long hardware repairs each get their own figure."""
-    out = {}
-    for layer in names.LAYERS:
-        closed = [
-            (r["mttr_hours"], r["faults"] - r["open"])
-            for r in reliability
-            if r.get("layer") == layer
-            and r.get("mttr_hours") is not None
-            and r["faults"] > r["open"]
-        ]
-        count = sum(n for _, n in closed)
-        if count:
-            out[layer] = {"mttr_hours": sum(h * n for h, n in closed) / count, "faults": count}
-    return out
-
-
 def _job_side(doc: dict) -> tuple[float, float, dict[str, float], str]:
     """(allocated, productive, badput by category, basis): the capacity accounting's, or the
     journals' when there is no capacity accounting."""
@@ -101,8 +82,9 @@ def _job_side(doc: dict) -> tuple[float, float, dict[str, float], str]:
     return allocated, float(doc.get("job_productive_gpu_hours") or 0.0), badput, JOURNALS
 
 
-def figures(doc: dict, extra: dict) -> Figures:
-    """The report's figures from the engine's JSON twin `doc` and `build.derived`'s `extra`."""
+def figures(doc: dict, extra: dict, mttr_by_layer: dict[str, dict]) -> Figures:
+    """The report's figures from the engine's JSON twin `doc`, `build.derived`'s `extra` and the
+    engine's MTTR per layer (`WeeklyResult.fleet_figures()["mttr_by_layer"]`)."""
     allocated, productive, badput, basis = _job_side(doc)
     reliability = doc.get("reliability") or []
     lost_by_layer = _layers(doc.get("lost_gpu_hours_by_layer"))
@@ -125,13 +107,13 @@ def figures(doc: dict, extra: dict) -> Figures:
         faults=sum(int(r.get("faults") or 0) for r in reliability),
         gpus_hit=sum(int(r.get("gpu_faults") or 0) for r in reliability),
         mttr_hours=extra.get("mttr_hours"),
-        mttr_by_layer=mttr_by_layer(reliability),
+        mttr_by_layer=mttr_by_layer,
         mtti_hours=extra.get("mtti_hours"),
     )
 
 
 def of(doc: dict) -> Figures:
     """The figures a built report document carries (`report.figures`), or, for an engine-only
-    document, those it implies without the derived MTTI/MTTR."""
+    document, those it implies without the engine's fleet figures (MTTI, MTTR)."""
     stored = (doc.get("report") or {}).get("figures")
-    return Figures(**stored) if stored else figures(doc, {})
+    return Figures(**stored) if stored else figures(doc, {}, {})

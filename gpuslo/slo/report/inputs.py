@@ -1,5 +1,6 @@
-"""What `gpuslo report` reads and writes, as plain functions: the window, the formats, the
-source's `Frames`, this window's and the previous window's results, and the rendered files.
+"""The steps of the report pipeline (`gpuslo.slo.report.pipeline.build_report` calls them in
+order), as plain functions: the window, the formats, the source's `Frames`, this window's and
+the previous window's results, and the rendered files.
 
 Without a window (a week, start/end, or `week` in the SLO spec) the report covers the whole
 span of its data. The previous window of the same length is computed too when the data covers
@@ -9,7 +10,8 @@ typed `gpuslo.errors` errors naming the flag or file; the CLI prints them as one
 Sources (each returns a `gpuslo.slo.frames.Frames`): a `gpuslo simulate` directory
 (`gpuslo.slo.simulate.files.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
 Recorder journals (`gpuslo.slo.sources.journals`), a Prometheus API
-(`gpuslo.slo.sources.prometheus`), or Prometheus for verdicts with journals for job goodput.
+(`gpuslo.slo.sources.prometheus`), Prometheus for verdicts with journals for job goodput, or the
+logs a training job printed (`gpuslo.slo.sources.training_logs`, a source of its own).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import re
 import pandas as pd
 
 from gpuslo.errors import InputError, UsageError
-from gpuslo.slo.engine import compute_week
+from gpuslo.slo.engine import WeeklyResult, compute_week
 from gpuslo.slo.frames import Frames
 from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.markdown import render_markdown
@@ -32,6 +34,7 @@ from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo.sources.prometheus import load_prometheus
 from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo.sources.traces import load_trace
+from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import SloSpec
 
 FORMATS = ("md", "html", "json")
@@ -92,7 +95,8 @@ def formats(text: str) -> list[str]:
 class Sources:
     """Where the report's data comes from (the `gpuslo report` source flags); None = not given.
     `nodes`, `gpus_per_node`: the inventory a trace lacks; `max_samples`, `timeout_s`, `step_s`:
-    how the Prometheus source queries."""
+    how the Prometheus source queries; `training_logs` (files or directories) with `gpus`: the
+    logs one job printed and the GPUs it used."""
 
     data: str | None = None
     trace: str | None = None
@@ -104,12 +108,20 @@ class Sources:
     max_samples: int = DEFAULT_MAX_SAMPLES
     timeout_s: float = DEFAULT_TIMEOUT_S
     step_s: int | None = None
+    training_logs: tuple[str, ...] = ()
+    gpus: int | None = None
 
 
 def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp | None) -> Frames:
-    """The source's `Frames`: exactly one of data, trace, journals, prometheus, or prometheus
-    with journals (verdicts from Prometheus, job goodput from the journals). Raises UsageError
-    for any other combination, the sources' InputError/ParseError for unreadable input."""
+    """The source's `Frames`: exactly one of data, trace, journals, prometheus, prometheus
+    with journals (verdicts from Prometheus, job goodput from the journals), or training logs.
+    Raises UsageError for any other combination, the sources' InputError/ParseError for
+    unreadable input."""
+    if sources.training_logs:
+        if sources.data or sources.trace or sources.journals or sources.prometheus:
+            raise UsageError("--training-log is a source of its own: give it without "
+                             "--data, --trace, --journals or --prometheus")
+        return load_training_logs(list(sources.training_logs), sources.gpus)
     flags = ("data", "trace", "journals", "prometheus")
     given = [flag for flag in flags if getattr(sources, flag)]
     if len(given) != 1 and sorted(given) != ["journals", "prometheus"]:
@@ -142,8 +154,9 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         source=f"{frames.source} + journals {sources.journals}")
 
 
-def compute(frames: Frames, start, end, spec: SloSpec) -> tuple[dict, dict | None]:
-    """(this window's JSON twin, the previous window's or None). Raises InputError when the data
+def compute(frames: Frames, start, end,
+            spec: SloSpec) -> tuple[WeeklyResult, WeeklyResult | None]:
+    """(this window's result, the previous window's or None). Raises InputError when the data
     holds no time at all or none inside the window."""
     source = frames.source or "input"
     span = frames.span()
@@ -152,10 +165,10 @@ def compute(frames: Frames, start, end, spec: SloSpec) -> tuple[dict, dict | Non
     if start is not None and (end <= span[0] or start >= span[1]):
         raise InputError(source, f"no data in {_iso(start)} .. {_iso(end)}; the data covers "
                                  f"{_iso(span[0])} .. {_iso(span[1])}")
-    current = compute_week(frames, start, end, spec).to_json_dict()
+    current = compute_week(frames, start, end, spec)
     previous = None
     if start is not None and span[0] <= start - (end - start):
-        previous = compute_week(frames, start - (end - start), start, spec).to_json_dict()
+        previous = compute_week(frames, start - (end - start), start, spec)
     return current, previous
 
 

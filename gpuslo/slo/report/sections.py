@@ -1,12 +1,12 @@
 """One builder per weekly-report section: `builder(doc, extra, wow, fig) -> Section`.
 
-`doc` is the engine's JSON twin (`WeeklyResult.to_json_dict()`), `extra` the figures of
-`build.derived`, `wow` the week-over-week table (or None), `fig` the report's one model of its
-numbers (`gpuslo.slo.report.figures.Figures`): every quantity the header also shows is read
-from `fig`, so a section cannot print another value for it. Cells are formatted here, once, so
-Markdown and HTML show the same text. A section without data sets `missing` to the reason: the
-source's own `data_quality.cannot_fill[key]` when it gave one, else a sentence naming what is
-absent.
+`doc` is the engine's JSON twin (`WeeklyResult.to_json_dict()`), `extra` the report block
+(`build.derived`: the engine's fleet figures and the cost), `wow` the week-over-week table (or
+None), `fig` the report's one model of its numbers (`gpuslo.slo.report.figures.Figures`): every
+quantity the header also shows is read from `fig`, so a section cannot print another value for
+it. Cells are formatted here, once, so Markdown and HTML show the same text. A section without
+data sets `missing` to the reason: the source's own `data_quality.cannot_fill[key]` when it gave
+one, else a sentence naming what is absent.
 """
 
 from __future__ import annotations
