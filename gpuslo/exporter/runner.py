@@ -36,7 +36,15 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolError
-from gpuslo.exporter.checks.base import FACT_KEYS, CheckContext, CheckOutput
+from gpuslo.exporter.checks.base import (
+    FACT_TYPES,
+    CheckContext,
+    CheckOutput,
+    Facts,
+    InventoryFacts,
+    KernelLogFacts,
+    NetworkFacts,
+)
 from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult, stale_as_unknown
@@ -146,7 +154,7 @@ class Runner:
         self.node = node or socket.gethostname()
         self.heartbeats = {c.name: Heartbeat(c.name, self.intervals[c.name]) for c in self.checks}
         self.results: dict[str, list[CheckResult]] = {}
-        self.facts: dict[str, Any] = {}
+        self.facts: dict[type, Facts] = {}  # the latest facts of each kind
         self._stuck: dict[str, Any] = {}  # check name -> a killed child not yet reaped
         self._next_due: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -268,17 +276,14 @@ class Runner:
             results += [
                 stale_as_unknown(r, now, interval) for r in self.results.get(check.name, [])
             ]
-        facts = {key: self.facts[key] for key in FACT_KEYS if key in self.facts}
-        if "gpus" in facts:
-            facts["gpus"] = tuple(facts["gpus"])
-        return NodeSnapshot(
+        snapshot = NodeSnapshot(
             node=self.node,
             results=tuple(results),
             heartbeats=tuple(self.heartbeats[c.name] for c in self.checks),
             taken_at=now,
             gpus_expected=self._expected_gpus(),
-            **facts,
         )
+        return with_facts(snapshot, *self.facts.values())
 
     def _expected_gpus(self) -> int | None:
         """The configured or learned expected GPU count; None when unknown or its state file is
@@ -306,12 +311,46 @@ def _unknown(check: str, reason: str, message: str) -> CheckResult:
     )
 
 
-def _results_of(name: str, kind: str, value: Any, facts: dict[str, Any]) -> list[CheckResult]:
+def with_facts(snapshot: NodeSnapshot, *facts: Facts) -> NodeSnapshot:
+    """`snapshot` with the checks' facts, read by attribute (a driver or CUDA version nobody has
+    read yet is ""). Pure."""
+    for fact in facts:
+        if isinstance(fact, InventoryFacts):
+            snapshot = dataclasses.replace(
+                snapshot, gpus=tuple(fact.gpus), driver_version=fact.driver_version or "",
+                cuda_version=fact.cuda_version or "")
+        elif isinstance(fact, KernelLogFacts):
+            snapshot = dataclasses.replace(
+                snapshot, xid_events=fact.xid_events, sxid_events=fact.sxid_events,
+                kernel_log_records_lost=fact.kernel_log_records_lost)
+        elif isinstance(fact, NetworkFacts):
+            snapshot = dataclasses.replace(
+                snapshot, network_devices=fact.network_devices,
+                network_devices_expected=fact.network_devices_expected)
+    return snapshot
+
+
+def _keep_facts(facts: dict[type, Facts], new: Facts) -> None:
+    """Keep `new` as the latest of its kind; an InventoryFacts without versions keeps the last
+    known ones (as a GPU inventory read from the bus alone cannot tell them)."""
+    old = facts.get(type(new))
+    if isinstance(new, InventoryFacts) and isinstance(old, InventoryFacts):
+        new = dataclasses.replace(
+            new, driver_version=old.driver_version if new.driver_version is None
+            else new.driver_version,
+            cuda_version=old.cuda_version if new.cuda_version is None else new.cuda_version)
+    facts[type(new)] = new
+
+
+def _results_of(name: str, kind: str, value: Any, facts: dict[type, Facts]) -> list[CheckResult]:
     """Turn a child's answer into results; anything malformed is `tool_error`, never ok."""
     if kind != "ok":
         return [_unknown(name, kind, str(value))]
     if isinstance(value, CheckOutput):
-        facts.update({k: v for k, v in value.facts.items() if k in FACT_KEYS})
+        if not isinstance(value.facts, FACT_TYPES):
+            kind_of = type(value.facts).__name__
+            return [_unknown(name, "tool_error", f"check returned facts of {kind_of}")]
+        _keep_facts(facts, value.facts)
         value = value.results
     if not isinstance(value, list | tuple) or not all(isinstance(r, CheckResult) for r in value):
         return [_unknown(name, "tool_error", f"check returned {type(value).__name__}, not results")]

@@ -73,12 +73,12 @@ def test_restart_neither_recounts_nor_loses(tmp_path):
     results, facts = node.run()
     assert results[UUID].status == "fail" and results[UUID].reason == "fallen_off_bus"
     assert results[UUID].action == "reboot_node"
-    assert facts["xid_events"] == {("00000000:91:00.0", "79", "fatal"): 1}
+    assert facts.xid_events == {("00000000:91:00.0", "79", "fatal"): 1}
     node.log(901.0, XID109)
     results, facts = node.run()
     assert results[UUID].status == "fail"  # still failed after the restart
     assert results["pci:00000000:CB:00.0"].status == "warn"
-    assert facts["xid_events"] == {
+    assert facts.xid_events == {
         ("00000000:91:00.0", "79", "fatal"): 1,
         ("00000000:CB:00.0", "109", "warn"): 1,
     }
@@ -86,7 +86,7 @@ def test_restart_neither_recounts_nor_loses(tmp_path):
     results, _ = node.run()  # the GPU at PCI line came in an earlier run: same scope
     assert set(results) == {UUID, "node"}
     results, facts = node.run()  # nothing new
-    assert facts["xid_events"][("00000000:91:00.0", "79", "fatal")] == 1
+    assert facts.xid_events[("00000000:91:00.0", "79", "fatal")] == 1
     assert "pci:00000000:CB:00.0" not in results
     assert results["node"].status == "ok"
 
@@ -99,7 +99,7 @@ def test_new_boot_starts_over(tmp_path):
     node.log(3.0, "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.195.03")
     results, facts = node.run()
     assert set(results) == {"node"} and results["node"].status == "ok"
-    assert facts["xid_events"] == {} and facts["kernel_log_records_lost"] == 0
+    assert facts.xid_events == {} and facts.kernel_log_records_lost == 0
 
 
 def test_recovery_action_none_clears_the_problem(tmp_path):
@@ -151,7 +151,7 @@ def test_overrun_between_reads_is_unknown_and_counted(tmp_path):
     node.log(2.0, "after an overrun", skip=40)
     results, facts = node.run()
     assert results["node"].status == "unknown" and results["node"].reason == "no_data"
-    assert facts["kernel_log_records_lost"] == 40
+    assert facts.kernel_log_records_lost == 40
 
 
 def test_escalation_spans_runs(tmp_path):
@@ -171,7 +171,7 @@ def test_kernel_log_file_is_read_whole(tmp_path):
     # The root cause (the first fatal Xid, 48) names the reason; Xid 154 sets the action.
     assert (gpu.status, gpu.reason, gpu.action) == ("fail", "xid_fatal", "drain_and_reset")
     assert gpu.message.startswith("Xid 48 (fatal): ")
-    assert output.facts["xid_events"][("00000000:55:00.0", "48", "fatal")] == 2
+    assert output.facts.xid_events[("00000000:55:00.0", "48", "fatal")] == 2
 
 
 def fake_tools(bin_dir: Path, journalctl: str | None, dmesg: str | None) -> None:

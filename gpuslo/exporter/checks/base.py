@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from gpuslo import names
+from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.verdict import CheckResult
 
 DEFAULT_INTERVAL_S = 30.0
@@ -86,25 +87,47 @@ class Check(Protocol):
         ...
 
 
-FACT_KEYS = (
-    "gpus",
-    "driver_version",
-    "cuda_version",
-    "xid_events",
-    "sxid_events",
-    "kernel_log_records_lost",
-    "network_devices",
-    "network_devices_expected",
-)
+@dataclass(frozen=True)
+class InventoryFacts:
+    """What `gpu_inventory` tells the snapshot: `gpus` (the inventory, every GPU NVML or the bus
+    shows), `driver_version` and `cuda_version` as the driver reports them (None: not read this
+    run, e.g. only the PCI bus answered; the last known value stays)."""
+
+    gpus: tuple[GpuInfo, ...]
+    driver_version: str | None
+    cuda_version: str | None
+
+
+@dataclass(frozen=True)
+class KernelLogFacts:
+    """What `xid` tells the snapshot: cumulative Xid counts by (pci_bus_id, xid, class), SXid
+    counts by (nvswitch, sxid, class), and /dev/kmsg records overwritten before being read."""
+
+    xid_events: dict[tuple[str, str, str], int]
+    sxid_events: dict[tuple[str, str, str], int]
+    kernel_log_records_lost: int
+
+
+@dataclass(frozen=True)
+class NetworkFacts:
+    """What `network_links` tells the snapshot: devices present and expected by kind
+    (`infiniband`, `efa`; an expected count nobody knows is left out)."""
+
+    network_devices: dict[str, int]
+    network_devices_expected: dict[str, int]
+
+
+# A check's facts, read by `runner.Runner.snapshot` attribute by attribute: every field is the
+# `NodeSnapshot` attribute of the same name and type (tests/exporter/test_check_facts.py).
+Facts = InventoryFacts | KernelLogFacts | NetworkFacts
+FACT_TYPES = (InventoryFacts, KernelLogFacts, NetworkFacts)
 
 
 @dataclass(frozen=True)
 class CheckOutput:
-    """What a check may return instead of a bare list: its results plus facts for the snapshot.
-
-    `facts` keys are `FACT_KEYS`, with the types of the `NodeSnapshot` attribute of the same name
-    (e.g. `gpus`: tuple of GpuInfo; `xid_events`: cumulative counts by (pci_bus_id, xid, class)).
-    """
+    """What a check may return instead of a bare list: its results plus its facts for the
+    snapshot (one of `FACT_TYPES`, every field given: a dataclass without defaults, so a fact
+    a check forgets fails where the check builds it, not silently in the snapshot)."""
 
     results: list[CheckResult]
-    facts: dict[str, Any] = field(default_factory=dict)
+    facts: Facts

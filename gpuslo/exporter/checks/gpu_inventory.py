@@ -9,7 +9,7 @@ was readable is persisted in `<state_dir>/gpu_inventory.json` (atomic write) and
 on, so a GPU that falls off the bus later is caught. Fewer GPUs than expected → `fail`
 `gpu_missing` (reboot the node: a GPU off the bus does not come back otherwise); more → `warn`;
 a GPU NVML lists but cannot read → `fail` `gpu_inaccessible`. Also hands the inventory, driver and
-CUDA versions to the snapshot (`CheckOutput.facts`).
+CUDA versions to the snapshot (`CheckOutput.facts`, an `InventoryFacts`).
 
 The PCI bus is read too (`evidence.pci.read_pci_gpus` under `--path.sysfs`): an NVIDIA GPU there
 that NVML does not list has no handle and no UUID (the driver could not initialise it:
@@ -30,7 +30,12 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, ParseError, ToolError
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.checks.base import (
+    DEFAULT_INTERVAL_S,
+    CheckContext,
+    CheckOutput,
+    InventoryFacts,
+)
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvml import SOURCE, NvmlNode, read_gpus
 from gpuslo.exporter.evidence.pci import PciGpu, read_pci_gpus
@@ -268,11 +273,7 @@ class GpuInventoryCheck:
         uninitialised = [gpu for gpu in on_bus if gpu.pci_bus_id not in known]
         results += [uninitialised_result(gpu) for gpu in uninitialised]
         gpus += tuple(bus_only_gpu(gpu) for gpu in uninitialised)
-        facts = {
-            "gpus": gpus,
-            "driver_version": node.driver_version,
-            "cuda_version": node.cuda_version,
-        }
+        facts = InventoryFacts(gpus, node.driver_version, node.cuda_version)
         results = [r if r.source == "sysfs" else replace(r, source=node.source) for r in results]
         return CheckOutput(results, facts)
 
@@ -288,4 +289,5 @@ def bus_only(on_bus: list[PciGpu], error: Exception) -> CheckOutput:
         message=f"{len(on_bus)} NVIDIA GPUs on the PCI bus, none readable: {error}"[:500],
         source="sysfs",
     )
-    return CheckOutput([result], {"gpus": tuple(bus_only_gpu(gpu) for gpu in on_bus)})
+    return CheckOutput([result], InventoryFacts(tuple(bus_only_gpu(gpu) for gpu in on_bus),
+                                                driver_version=None, cuda_version=None))

@@ -30,7 +30,12 @@ from dataclasses import dataclass, field, replace
 
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, InputError, ToolError
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.checks.base import (
+    DEFAULT_INTERVAL_S,
+    CheckContext,
+    CheckOutput,
+    NetworkFacts,
+)
 from gpuslo.exporter.evidence.fabric.ports import Port
 from gpuslo.exporter.evidence.fabric.sysfs import (
     EFA_DRIVER,
@@ -155,19 +160,19 @@ class NetworkLinksCheck:
         return CheckOutput(results, device_counts(ports, expectation))
 
 
-def device_counts(ports: Sequence[Port], expectation: LinkExpectation) -> dict[str, dict[str, int]]:
-    """`{"network_devices": {kind: present}, "network_devices_expected": {kind: expected}}` with
-    kinds `infiniband` and `efa`; an expected count that is not known is left out."""
+def device_counts(ports: Sequence[Port], expectation: LinkExpectation) -> NetworkFacts:
+    """Devices present and expected by kind (`infiniband`, `efa`); an expected count that is not
+    known is left out."""
     efa = {port.device for port in ports if port.driver == EFA_DRIVER}
     infiniband = {port.device for port in ports if port.driver != EFA_DRIVER}
     expected = {
         "infiniband": expectation.infiniband_devices,
         "efa": expected_efa_devices(expectation.instance_type, expectation.efa_devices),
     }
-    return {
-        "network_devices": {"efa": len(efa), "infiniband": len(infiniband)},
-        "network_devices_expected": {k: v for k, v in expected.items() if v is not None},
-    }
+    return NetworkFacts(
+        network_devices={"efa": len(efa), "infiniband": len(infiniband)},
+        network_devices_expected={k: v for k, v in expected.items() if v is not None},
+    )
 
 
 def _stamp(result: CheckResult, source: str, now: float, duration: float) -> CheckResult:

@@ -26,7 +26,7 @@ until a driver reload or the next boot.
 Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
 gone before the first read of a boot are reported as `warn`.
 
-Counters for the runner: `run` returns `gpuslo.exporter.runner.CheckOutput` whose `facts` hold
+Counters for the runner: `run` returns a `CheckOutput` whose `facts` (`base.KernelLogFacts`) hold
 `xid_events` {(pci_bus_id, xid, class): count}, `sxid_events` {(nvswitch, sxid, class): count}
 (cumulative within a boot for /dev/kmsg; totals of the source otherwise; `count_events` is the
 pure function) and `kernel_log_records_lost` (int); the exporter folds them into counters that
@@ -45,7 +45,12 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
-from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
+from gpuslo.exporter.checks.base import (
+    DEFAULT_INTERVAL_S,
+    CheckContext,
+    CheckOutput,
+    KernelLogFacts,
+)
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
@@ -268,9 +273,7 @@ class XidCheck:
         results, _ = evaluate_events(classified, {}, source, now)
         xids, sxids = count_events(classified)
         results.append(_node_result(source, records, len(classified), 0, False, now))
-        return CheckOutput(
-            results, {"xid_events": xids, "sxid_events": sxids, "kernel_log_records_lost": 0}
-        )
+        return CheckOutput(results, KernelLogFacts(xids, sxids, kernel_log_records_lost=0))
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
@@ -310,12 +313,7 @@ class XidCheck:
             )
         )
         return CheckOutput(
-            results,
-            {
-                "xid_events": updated.xid_events,
-                "sxid_events": updated.sxid_events,
-                "kernel_log_records_lost": updated.lost,
-            },
+            results, KernelLogFacts(updated.xid_events, updated.sxid_events, updated.lost)
         )
 
 
