@@ -11,7 +11,7 @@ connection per GET) for `--duration` seconds; each scraper scrapes once every `-
 to back with `--every 0` to find saturation (then latency is queueing: scrapers / throughput).
 Prints p50/p99 latency, errors and the server's RSS growth for both, and the exporter/bare ratios.
 Targets (issue 4): zero errors, p99 < 50 ms, RSS growth < 10 MB, p99 within 1.5x of the bare server.
-Both servers listen with the exporter's backlog (`web.LISTEN_BACKLOG`); `--bare-backlog 0` keeps
+Both servers listen with the exporter's backlog (`LISTEN_BACKLOG`); `--bare-backlog 0` keeps
 prometheus_client's default of 5 for the anchor, which drops SYNs under 50 concurrent connects.
 
     python bench/exporter_load.py --idle 500
@@ -35,7 +35,8 @@ import threading
 import time
 from pathlib import Path
 
-from gpuslo.exporter.web import LISTEN_BACKLOG, MetricsServer, WebConfig
+from gpuslo.exporter.web.config import WebConfig
+from gpuslo.exporter.web.server import LISTEN_BACKLOG, MetricsServer
 
 
 def _node(now: float):  # noqa: ANN202

@@ -19,7 +19,7 @@ from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
 from gpuslo.exporter.node_config import parse_node_config
 from gpuslo.exporter.policy.classify import classify_events
 from gpuslo.exporter.policy.xid import packaged_policy, policy_from_mapping
-from gpuslo.exporter.web import parse_web_config
+from gpuslo.exporter.web.config import parse_web_config
 from gpuslo.slo_spec import load_spec, spec_from_mapping
 
 EVENTS = parse_kernel_log((CORPUS / "cases" / "026_xid48-xid171-xid63-xid154-drain-and-reset-"

@@ -45,141 +45,115 @@ from gpuslo.exporter.server import (
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import GpuInfo
 from gpuslo.exporter.state import CounterCarry
-from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, WebConfig, load_web_config
+from gpuslo.exporter.web.admission import DEFAULT_MAX_CONNECTIONS
+from gpuslo.exporter.web.config import WebConfig, load_web_config
 from gpuslo.goodput.journal import FINISHED_HOLD_S
 from gpuslo.goodput.slowdown import SlowdownRule
 from gpuslo.slo_spec import load_spec
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the exporter's flags and every source flag of `gpuslo check`."""
-    parser.add_argument(
-        "--web.listen-address",
-        "--listen",
-        dest="listen",
-        default=DEFAULT_LISTEN,
+    """Add the exporter's flags, in named groups (httpie's cli/definition.py), and every source
+    flag of `gpuslo check`."""
+    _web_flags(parser.add_argument_group("web (where and how /metrics is served)"))
+    _check_flags(parser.add_argument_group("checks"))
+    _job_flags(parser.add_argument_group("jobs (GPU allocations and job goodput)"))
+    _slurm_flags(parser.add_argument_group("Slurm"))
+    add_source_arguments(parser.add_argument_group("sources and expectations (as `gpuslo check`)"))
+
+
+def _web_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--web.listen-address", "--listen", dest="listen", default=DEFAULT_LISTEN,
         metavar="ADDR:PORT",
         help=f"address to serve /metrics on (default {DEFAULT_LISTEN}, loopback "
         "only; 0.0.0.0:9835 or [::]:9835 for all interfaces); --listen is an alias",
     )
-    parser.add_argument(
-        "--web.config.file",
-        dest="web_config",
-        type=Path,
-        metavar="FILE",
+    group.add_argument(
+        "--web.config.file", dest="web_config", type=Path, metavar="FILE",
         help="exporter-toolkit web config: tls_server_config (cert_file, key_file, "
         "client_ca_file, client_auth_type, min_version) and basic_auth_users (bcrypt)",
     )
-    parser.add_argument(
-        "--web.max-connections",
-        dest="max_connections",
-        type=int,
-        default=DEFAULT_MAX_CONNECTIONS,
-        metavar="N",
+    group.add_argument(
+        "--web.max-connections", dest="max_connections", type=int,
+        default=DEFAULT_MAX_CONNECTIONS, metavar="N",
         help=f"open connections at most; the oldest idle ones are closed to admit new ones "
         f"(default {DEFAULT_MAX_CONNECTIONS})",
     )
-    parser.add_argument(
-        "--interval",
-        type=float,
-        default=None,
-        metavar="SECONDS",
+    group.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
+    group.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
+    group.add_argument("--tls-client-ca", type=Path, metavar="FILE",
+                       help="require client certificates signed by this CA")
+
+
+def _check_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--interval", type=float, default=None, metavar="SECONDS",
         help="check interval for every check (default: each check's own, 30 s)",
     )
-    parser.add_argument(
-        "--journal-dir",
-        type=Path,
-        default=None,
-        metavar="DIR",
-        help="directory of job goodput journals (<job>.jsonl) to tail; it must exist "
-        "(a missing one is an error at start, exit 2)",
-    )
-    parser.add_argument(
-        "--max-jobs",
-        type=int,
-        default=DEFAULT_MAX_JOBS,
-        metavar="N",
-        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})",
-    )
-    parser.add_argument(
-        "--job-expiry",
-        type=float,
-        default=FINISHED_HOLD_S,
-        metavar="SECONDS",
-        help="stop exposing a job this long after it completed or was cancelled (default "
-        f"{FINISHED_HOLD_S:g}; a failed job may restart and stays until --max-jobs)",
-    )
-    parser.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
-    parser.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
-    parser.add_argument(
-        "--tls-client-ca",
-        type=Path,
-        metavar="FILE",
-        help="require client certificates signed by this CA",
-    )
-    parser.add_argument(
+    group.add_argument(
         "--once", action="store_true", help="run one cycle, print the exposition to stdout and exit"
     )
-    parser.add_argument(
-        "--slurm",
-        action="store_true",
-        help="export this node's Slurm state and reason (gpuslo_slurm_node_state)",
-    )
-    parser.add_argument(
-        "--scontrol",
-        default="scontrol",
-        metavar="PATH",
-        help="scontrol binary for --slurm (default: on PATH)",
-    )
-    parser.add_argument(
-        "--hpc-job-mapping-dir",
-        type=Path,
-        metavar="DIR",
-        help="dcgm-exporter HPC job-mapping dir (one file per GPU index listing "
-        "job ids), exported as gpuslo_gpu_allocation{hpc_job}",
-    )
-    parser.add_argument(
-        "--pod-resources-kubelet-socket",
-        type=Path,
-        metavar="SOCKET",
+
+
+def _job_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--pod-resources-kubelet-socket", type=Path, metavar="SOCKET",
         help="kubelet pod-resources gRPC socket (Kubernetes: usually "
         f"{DEFAULT_SOCKET}), exported as gpuslo_gpu_allocation{{namespace, pod, container}}",
     )
-    parser.add_argument(
-        "--job-log",
-        action="append",
-        default=None,
-        metavar="GLOB",
+    group.add_argument(
+        "--hpc-job-mapping-dir", type=Path, metavar="DIR",
+        help="dcgm-exporter HPC job-mapping dir (one file per GPU index listing "
+        "job ids), exported as gpuslo_gpu_allocation{hpc_job}",
+    )
+    group.add_argument(
+        "--journal-dir", type=Path, default=None, metavar="DIR",
+        help="directory of job goodput journals (<job>.jsonl) to tail; it must exist "
+        "(a missing one is an error at start, exit 2)",
+    )
+    group.add_argument(
+        "--job-log", action="append", default=None, metavar="GLOB",
         help="job logs to read training progress from (repeatable), e.g. "
         "'/var/log/pods/*/*/*.log' (CRI container logs: the job is namespace:pod:container) "
         "or '/shared/slurm-*.out' (the job is the file name); exported as gpuslo_job_*",
     )
-    parser.add_argument(
-        "--job-log-gpus",
-        type=int,
-        default=None,
-        metavar="N",
+    group.add_argument(
+        "--job-log-gpus", type=int, default=None, metavar="N",
         help="GPUs of a job-log job the kubelet allocations do not name (default: such a job is "
         "read but not exposed)",
     )
-    parser.add_argument(
-        "--job-log-settle",
-        type=float,
-        default=DEFAULT_SETTLE_S,
-        metavar="SECONDS",
+    group.add_argument(
+        "--job-log-settle", type=float, default=DEFAULT_SETTLE_S, metavar="SECONDS",
         help=f"count job-log events once they are this old (default {DEFAULT_SETTLE_S:g}: a later "
         "line can still change what the last ones meant)",
     )
-    parser.add_argument(
-        "--slo",
-        type=Path,
-        default=None,
-        metavar="FILE",
+    group.add_argument(
+        "--max-jobs", type=int, default=DEFAULT_MAX_JOBS, metavar="N",
+        help=f"expose at most N jobs, most recent first (default {DEFAULT_MAX_JOBS})",
+    )
+    group.add_argument(
+        "--job-expiry", type=float, default=FINISHED_HOLD_S, metavar="SECONDS",
+        help="stop exposing a job this long after it completed or was cancelled (default "
+        f"{FINISHED_HOLD_S:g}; a failed job may restart and stays until --max-jobs)",
+    )
+    group.add_argument(
+        "--slo", type=Path, default=None, metavar="FILE",
         help="SLO spec YAML, the file `gpuslo rules` and `gpuslo report` take: its "
         "slowdown_threshold, slowdown_min_intervals and slowdown_reference_intervals decide "
         "which job time the counters split off as `slowdown` (default: the built-in rule)",
     )
-    add_source_arguments(parser)
+
+
+def _slurm_flags(group: argparse._ArgumentGroup) -> None:
+    group.add_argument(
+        "--slurm", action="store_true",
+        help="export this node's Slurm state and reason (gpuslo_slurm_node_state)",
+    )
+    group.add_argument(
+        "--scontrol", default="scontrol", metavar="PATH",
+        help="scontrol binary for --slurm (default: on PATH)",
+    )
 
 
 def _validate(args: argparse.Namespace) -> None:

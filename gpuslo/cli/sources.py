@@ -40,7 +40,7 @@ def _network(text: str) -> dict[str, int]:
 MIN_TIMEOUT_S, MAX_TIMEOUT_S = 0.001, 3600.0
 
 
-def add_source_arguments(parser: argparse.ArgumentParser) -> None:
+def add_source_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """The evidence and expectation flags shared by `gpuslo check` and `gpuslo exporter`."""
     add = parser.add_argument
     add("--config", metavar="FILE", help="node config YAML (see gpuslo/exporter/node_config.py)")

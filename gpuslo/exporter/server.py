@@ -8,7 +8,7 @@ a check.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must
 be asked for by address (`--web.listen-address 0.0.0.0:9835` or `[::]:9835`). HTTP, TLS, basic
-auth and the connection limits are `gpuslo.exporter.web.MetricsServer`'s; the registry also
+auth and the connection limits are `gpuslo.exporter.web.server.MetricsServer`'s; the registry also
 holds prometheus_client's `process_*` metrics while serving. SIGTERM and SIGINT stop the loops,
 the HTTP server (every connection closed) and the checks cleanly.
 Xid/SXid/records-lost counters are carried across restarts in `<state dir>/exporter_counters.json`
@@ -41,7 +41,9 @@ from gpuslo.exporter.jobs.logs import JobLogTailer
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.snapshot import AllocationSourceState, GpuAllocation, GpuInfo, NodeSnapshot
 from gpuslo.exporter.state import CounterCarry
-from gpuslo.exporter.web import DEFAULT_MAX_CONNECTIONS, LISTEN_BACKLOG, MetricsServer, WebConfig
+from gpuslo.exporter.web.admission import DEFAULT_MAX_CONNECTIONS
+from gpuslo.exporter.web.config import WebConfig
+from gpuslo.exporter.web.server import LISTEN_BACKLOG, MetricsServer
 from gpuslo.goodput.journal import FINISHED_HOLD_S
 
 log = logging.getLogger(__name__)
@@ -243,8 +245,8 @@ def serve(
     """Serve /metrics on `host:port` and run the check and journal loops until SIGTERM or
     SIGINT; returns 0 once both stopped and every connection is closed.
 
-    `web` is the TLS and basic-auth configuration (`web.WebConfig`), None for plain HTTP;
-    `max_connections` caps open connections (`web.MetricsServer`); `describe` is added to the
+    `web` is the TLS and basic-auth configuration (`web.config.WebConfig`), None for plain HTTP;
+    `max_connections` caps open connections (`web.server.MetricsServer`); `describe` is added to the
     start-up log line. Raises UsageError when the address cannot be listened on."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):

@@ -21,7 +21,9 @@ from exporter.test_server import make_certs
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.server import Exporter
 from gpuslo.exporter.snapshot import NodeSnapshot
-from gpuslo.exporter.web import MetricsServer, WebConfig, load_web_config
+from gpuslo.exporter.web.admission import Connection, make_room
+from gpuslo.exporter.web.config import WebConfig, load_web_config
+from gpuslo.exporter.web.server import MetricsServer
 
 needs_openssl = pytest.mark.skipif(not shutil.which("openssl"), reason="openssl not installed")
 
@@ -258,3 +260,14 @@ def test_the_exporter_stops_on_a_signal_with_idle_clients_connected(tmp_path: Pa
         if child.poll() is None:
             child.kill()
     assert "stopping: signal received" in child.stderr.read()
+
+
+def test_make_room_evicts_the_oldest_idle_and_refuses_when_all_are_busy():
+    """The cap's choice, by hand: cap 3, open: busy(t=1), idle(t=5), handshake(t=2)."""
+    busy, idle, shaking = (Connection(None, 0, 1, "busy"), Connection(None, 0, 5, "idle"),
+                           Connection(None, 0, 2, "handshake"))
+    assert make_room([busy, idle, shaking], 3) == ([shaking], False)  # oldest idle goes
+    assert make_room([busy, idle], 3) == ([], False)  # room left
+    assert make_room([busy, busy, busy], 3) == ([], True)  # all busy: the new one is refused
+    gone = Connection(None, 0, 0, "evicted")
+    assert make_room([busy, idle, gone], 3) == ([], False)  # an evicted one no longer counts
