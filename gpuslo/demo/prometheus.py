@@ -131,25 +131,7 @@ def scrape_nodes(
         ports = {}
         for name, flags, env in nodes:
             ports[name] = free_port()
-            log = open(base / f"exporter-{name}.log", "w")  # noqa: SIM115 (closed with the process)
-            processes.append(
-                subprocess.Popen(
-                    [
-                        sys.executable,
-                        "-m",
-                        "gpuslo",
-                        "exporter",
-                        "--listen",
-                        f"127.0.0.1:{ports[name]}",
-                        "--interval",
-                        "5",
-                        *flags,
-                    ],
-                    env=env,
-                    stdout=log,
-                    stderr=subprocess.STDOUT,
-                )
-            )
+            processes.append(_start_exporter(base, name, ports[name], flags, env))
         for name, port in ports.items():
             if not _wait_http(f"http://127.0.0.1:{port}/metrics", 30):
                 return ScrapeResult(
@@ -157,31 +139,14 @@ def scrape_nodes(
                 )
         (base / "prometheus.yml").write_text(_config(ports, out / "rules"))
         prometheus_port = free_port()
-        log = open(base / "prometheus.log", "w")  # noqa: SIM115
-        processes.append(
-            subprocess.Popen(
-                [
-                    binary,
-                    f"--config.file={base / 'prometheus.yml'}",
-                    f"--storage.tsdb.path={base / 'data'}",
-                    f"--web.listen-address=127.0.0.1:{prometheus_port}",
-                ],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        )
+        processes.append(_start_prometheus(binary, base, prometheus_port))
         api = f"http://127.0.0.1:{prometheus_port}"
         if not _wait_http(f"{api}/-/ready", 30):
             return ScrapeResult(f"failed: Prometheus did not start (see {base}/prometheus.log)")
         began = time.monotonic()
         _wait_for_samples(api, len(ports), started=began, seconds=seconds)
         seconds = time.monotonic() - began
-        answers, lines = {}, []
-        for name, query in QUERIES.items():
-            body = requests.get(f"{api}/api/v1/query", params={"query": query}, timeout=10).json()
-            answers[name] = body.get("data", {}).get("result", [])
-            lines.append(_describe(name, answers[name]))
-        (base / "queries.json").write_text(json.dumps(answers, indent=1, sort_keys=True))
+        lines = _query(api, base)
         # The demo stops Prometheus when it finishes, so its address is not printed as if it lived
         # on; what it stored stays under base/data, and the summary says how to look at it.
         return ScrapeResult(
@@ -191,10 +156,43 @@ def scrape_nodes(
             lines,
         )
     finally:
-        for process in reversed(processes):
-            process.terminate()
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
+        _stop(processes)
+
+
+def _start_exporter(base: Path, name: str, port: int, flags: list[str],
+                    env: dict) -> subprocess.Popen:
+    """One node's `gpuslo exporter` on loopback `port`, its output in base/exporter-<name>.log."""
+    log = open(base / f"exporter-{name}.log", "w")  # noqa: SIM115 (closed with the process)
+    command = [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{port}",
+               "--interval", "5", *flags]
+    return subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _start_prometheus(binary: str, base: Path, port: int) -> subprocess.Popen:
+    """Prometheus on loopback `port` with base/prometheus.yml, its TSDB under base/data."""
+    log = open(base / "prometheus.log", "w")  # noqa: SIM115 (closed with the process)
+    command = [binary, f"--config.file={base / 'prometheus.yml'}",
+               f"--storage.tsdb.path={base / 'data'}", f"--web.listen-address=127.0.0.1:{port}"]
+    return subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+
+
+def _query(api: str, base: Path) -> list[str]:
+    """Run every demo query; write the answers to base/queries.json and return one line each."""
+    answers, lines = {}, []
+    for name, query in QUERIES.items():
+        body = requests.get(f"{api}/api/v1/query", params={"query": query}, timeout=10).json()
+        answers[name] = body.get("data", {}).get("result", [])
+        lines.append(_describe(name, answers[name]))
+    (base / "queries.json").write_text(json.dumps(answers, indent=1, sort_keys=True))
+    return lines
+
+
+def _stop(processes: list[subprocess.Popen]) -> None:
+    """Terminate the processes (last started first), killing any still there after 10 s."""
+    for process in reversed(processes):
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -143,6 +143,52 @@ def goodput_increments(
     n = len(t)
     t = np.asarray(t, dtype=np.float64)
     kind = codes_of(event, EVENTS)
+    run = _run_rows(group, kind, status, gpus)
+    first, start_rows, starts, ends = run["first"], run["start_rows"], run["starts"], run["ends"]
+    was_running, restart, status = run["was_running"], run["restart"], run["status"]
+    gpus_before, completed = run["gpus_before"], STATUSES.index("completed")
+    out, advance = _phase_seconds(t, kind, category, run)
+    progress = np.cumsum(advance)
+    commit = was_running & ((kind == 6) | (ends & (status == completed)))
+    flush = commit | restart
+    previous_flush = _before(_last(flush, first), start_rows, -1)
+    group_base = np.where(first > 0, progress[np.maximum(first - 1, 0)], 0.0)
+    pool = progress - _take(progress, previous_flush, group_base)
+    del previous_flush, group_base, flush
+    out[names.CATEGORY_PRODUCTIVE] = np.where(commit, pool, 0.0)
+    out["wasted_progress"] = np.where(restart, pool, 0.0)
+    # recovery: from the interruption (the last event when the journal just stopped, else the
+    # job_end that failed) to the restart
+    interrupted = np.where(was_running, _before(t, start_rows, 0.0),
+                           _take(t, run["last_effective"], 0.0))
+    recovers = restart & (was_running | ~np.isin(run["before"], [0, completed]))
+    out["recovery"] = np.where(recovers, (t - interrupted) * gpus_before, 0.0)
+    out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
+    out["other"] = np.zeros(n)
+    state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
+             "restart": restart, "failed": run["effective_end"] & (status != completed),
+             "fresh": run["fresh"], "commit": commit, "gpus_before": gpus_before,
+             "gpus_after": run["gpus_after"], "advance": advance,
+             "completed_end": was_running & ends & (status == completed)}
+    if threshold is not None:
+        measure = _StepTimes(first, start_rows, kind, was_running, starts, restart, gpus_before,
+                             progress, step, count)
+        state["may_slow"] = measure.may_slow(group, step_time_s, threshold, state)
+    return GoodputIncrements({c: out[c] for c in names.JOB_CATEGORIES},
+                             run["gpus_after"].astype(np.int64),
+                             np.array(STATUSES, dtype=object)[run["after"]], state)
+
+
+def _run_rows(group: np.ndarray, kind: np.ndarray, status: np.ndarray,
+              gpus: np.ndarray) -> dict[str, np.ndarray]:
+    """Where each row's journal stands (`goodput_increments`' first stage, arrays of n rows):
+    first (the row index of its group's first row), start_rows (each group's first row),
+    starts/ends (job_start or restart / job_end rows), was_running (a run was going before the
+    row), effective_end (a job_end ending a run) and last_effective (the last such row so far,
+    -1 none), status (codes), after/before (the status code after the row / before it), fresh
+    (a job_start after nothing, a completion or a cancel) and restart (any other start),
+    gpus_after/gpus_before (the GPUs of the run after the row / before it)."""
+    n = len(kind)
     is_first = np.ones(n, dtype=bool)
     is_first[1:] = group[1:] != group[:-1]
     first = np.maximum.accumulate(np.where(is_first, _rows(n), 0))
@@ -160,51 +206,32 @@ def goodput_increments(
     del running
     completed, cancelled = STATUSES.index("completed"), STATUSES.index("cancelled")
     fresh = (kind == 0) & np.isin(before, [0, completed, cancelled])
-    restart = starts & ~fresh
     gpus = np.asarray(gpus, dtype=np.float64)
     gpus_after = _take(np.nan_to_num(gpus), _last(starts & ~np.isnan(gpus), first), 0.0)
-    gpus_before = _before(gpus_after, start_rows, 0.0)
-    # the phase after each row: a run starts outside any phase; phase events count while running
+    return {"first": first, "start_rows": start_rows, "starts": starts, "ends": ends,
+            "was_running": was_running, "effective_end": effective_end,
+            "last_effective": last_effective, "status": status, "after": after,
+            "before": before, "fresh": fresh, "restart": starts & ~fresh,
+            "gpus_after": gpus_after, "gpus_before": _before(gpus_after, start_rows, 0.0)}
+
+
+def _phase_seconds(t: np.ndarray, kind: np.ndarray, category: np.ndarray,
+                   run: dict[str, np.ndarray]) -> tuple[dict[str, np.ndarray], np.ndarray]:
+    """({phase: GPU-seconds each row adds to it}, GPU-seconds of uncommitted progress each row
+    adds): the time since the previous row × the run's GPUs goes to the phase the run was in (a
+    run starts outside any phase; phase events count while running), else to progress."""
+    first, start_rows, starts = run["first"], run["start_rows"], run["starts"]
+    was_running = run["was_running"]
     code = codes_of(category, PHASES)
     marker = starts | (((kind == 3) | (kind == 4)) & was_running)
     phase_of = np.where(kind == 3, code, _NONE)
     phase_before = _before(_take(phase_of, _last(marker, first), _NONE), start_rows, _NONE)
     del code, marker, phase_of
-    # time between events: to the phase, else uncommitted progress
     dt = t - _before(t, start_rows, 0.0)
-    seconds = np.where(~starts & was_running, dt * gpus_before, 0.0)
+    seconds = np.where(~starts & was_running, dt * run["gpus_before"], 0.0)
     del dt
     out = {name: np.where(phase_before == c, seconds, 0.0) for c, name in enumerate(PHASES)}
-    advance = np.where(phase_before == _NONE, seconds, 0.0)
-    del seconds, phase_before
-    progress = np.cumsum(advance)
-    commit = was_running & ((kind == 6) | (ends & (status == completed)))
-    flush = commit | restart
-    previous_flush = _before(_last(flush, first), start_rows, -1)
-    group_base = np.where(first > 0, progress[np.maximum(first - 1, 0)], 0.0)
-    pool = progress - _take(progress, previous_flush, group_base)
-    del previous_flush, group_base, flush
-    out[names.CATEGORY_PRODUCTIVE] = np.where(commit, pool, 0.0)
-    out["wasted_progress"] = np.where(restart, pool, 0.0)
-    # recovery: from the interruption (the last event when the journal just stopped, else the
-    # job_end that failed) to the restart
-    interrupted = np.where(was_running, _before(t, start_rows, 0.0), _take(t, last_effective, 0.0))
-    recovers = restart & (was_running | ~np.isin(before, [0, completed]))
-    out["recovery"] = np.where(recovers, (t - interrupted) * gpus_before, 0.0)
-    out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
-    out["other"] = np.zeros(n)
-    state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
-             "restart": restart, "failed": effective_end & (status != completed),
-             "fresh": fresh, "commit": commit, "gpus_before": gpus_before,
-             "gpus_after": gpus_after, "advance": advance,
-             "completed_end": was_running & ends & (status == completed)}
-    if threshold is not None:
-        measure = _StepTimes(first, start_rows, kind, was_running, starts, restart, gpus_before,
-                             progress, step, count)
-        state["may_slow"] = measure.may_slow(group, step_time_s, threshold, state)
-    return GoodputIncrements({c: out[c] for c in names.JOB_CATEGORIES},
-                             gpus_after.astype(np.int64), np.array(STATUSES, dtype=object)[after],
-                             state)
+    return out, np.where(phase_before == _NONE, seconds, 0.0)
 
 
 @dataclass(frozen=True)

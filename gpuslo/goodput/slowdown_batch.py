@@ -166,7 +166,31 @@ def slowdown_increments(
     slow_row[measured_rows[slow]] = True
     reference = np.full(n, np.nan)
     reference[measured_rows] = ref
-    # runs of slow intervals, ended by a steady interval, a restart or a completion
+    runs = _slow_runs(s, is_first, measured, slow_row, step_s, reference, interval, rule)
+    del interval
+    new_run, kind_of, wanted = runs["new_run"], runs["kind_of"], runs["wanted"]
+    x = np.maximum(wanted, 0.0)
+    productive, wasted = _release_and_pools(s, is_first, runs, slow_row, x, group, bad)
+    slowdown = np.where(kind_of == _SLOW, x, 0.0)
+    confirm = kind_of == _CONFIRMED
+    slowdown[confirm] = _running(x, new_run)[confirm]
+    episodes = _episodes(group, new_run, slow_row, measured, s["steps"], kind_of, reference,
+                         bad)
+    return SlowdownIncrements(
+        rows, {names.CATEGORY_PRODUCTIVE: productive, "wasted_progress": wasted,
+               names.CATEGORY_SLOWDOWN: slowdown}, ~bad, episodes, group, t, step,
+        s["counted"], step_s, mark, s["last_step"], confirm)
+
+
+def _slow_runs(s: dict, is_first: np.ndarray, measured: np.ndarray, slow_row: np.ndarray,
+               step_s: np.ndarray, reference: np.ndarray, interval: np.ndarray,
+               rule: SlowdownRule) -> dict:
+    """Runs of slow intervals, ended by a steady interval, a restart or a completion (arrays of
+    the rows `slowdown_increments` kept): ender (rows ending a run), new_run, run (run id per
+    row), length (slow intervals per run), kind_of (_HELD before the rule's min_intervals,
+    _CONFIRMED at it, _SLOW after) and wanted (the GPU-seconds each slow interval would move
+    to slowdown: (step time − reference) × steps × GPUs, at most the interval's progress)."""
+    n = len(is_first)
     ender = (measured & ~slow_row) | s["restart"] | s["completed_end"]
     new_run = is_first | ender
     run = np.cumsum(new_run, dtype=np.int32)
@@ -182,15 +206,23 @@ def slowdown_increments(
     wanted[slow_row] = np.minimum(
         (step_s[slow_row] - reference[slow_row]) * s["counted"][slow_row]
         * s["gpus_before"][slow_row], interval[slow_row])
-    del interval
-    x = np.maximum(wanted, 0.0)
-    # an unconfirmed run's ender gives its held seconds back: to the uncommitted progress
-    # those after the last flush (no checkpoint passed them: its rows in the ender's flush
-    # segment — a restart or completion releases before it flushes and closes that segment),
-    # to productive the others
+    return {"ender": ender, "new_run": new_run, "run": run, "length": length,
+            "minimum": minimum, "kind_of": kind_of, "wanted": wanted}
+
+
+def _release_and_pools(s: dict, is_first: np.ndarray, runs: dict, slow_row: np.ndarray,
+                       x: np.ndarray, group: np.ndarray,
+                       bad: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(productive, wasted_progress) GPU-seconds per row once slowdown is split off. An
+    unconfirmed run's ender gives its held seconds back: to the uncommitted progress those
+    after the last flush (no checkpoint passed them: its rows in the ender's flush segment — a
+    restart or completion releases before it flushes and closes that segment), to productive
+    the others. Marks in `bad` (per group) a journal where the fold's cap by the uncommitted
+    progress would bind, which these arrays do not model."""
+    run, length, minimum = runs["run"], runs["length"], runs["minimum"]
     new_pool = is_first | _shift(s["commit"] | s["restart"])
     after_flush = np.cumsum(new_pool, dtype=np.int32)
-    ender_rows = np.flatnonzero(ender & ~is_first)
+    ender_rows = np.flatnonzero(runs["ender"] & ~is_first)
     ended = run[ender_rows] - 1  # the run each ender closes (the run before its own)
     releasing = (length[ended] > 0) & (length[ended] < minimum)
     ender_rows, ended = ender_rows[releasing], ended[releasing]
@@ -199,29 +231,19 @@ def slowdown_increments(
     held_key[ended] = after_flush[ender_rows]
     mine = slow_row & (held_key[run] == after_flush)
     since = np.bincount(run[mine], weights=x[mine], minlength=len(length))
-    del after_flush, held_key, mine, run
+    del after_flush, held_key, mine
     contrib = s["advance"] - x
     contrib[ender_rows] += since[ended]
     pool = _segment_totals(contrib, new_pool)
     # the fold caps each extra by the uncommitted progress too: check that it does not bind
     uncommitted = _running(contrib, new_pool)[slow_row] + x[slow_row]
     del contrib
-    need = wanted[slow_row]
+    need = runs["wanted"][slow_row]
     binds = (need > 0) & (uncommitted < need - 1e-9 * np.maximum(need, 1.0))
     bad[group[slow_row][binds]] = True
     productive = np.where(s["commit"], pool, 0.0)
     productive[ender_rows] += run_total[ended] - since[ended]
-    wasted = np.where(s["restart"], pool, 0.0)
-    del pool
-    slowdown = np.where(kind_of == _SLOW, x, 0.0)
-    confirm = kind_of == _CONFIRMED
-    slowdown[confirm] = _running(x, new_run)[confirm]
-    episodes = _episodes(group, new_run, slow_row, measured, s["steps"], kind_of, reference,
-                         bad)
-    return SlowdownIncrements(
-        rows, {names.CATEGORY_PRODUCTIVE: productive, "wasted_progress": wasted,
-               names.CATEGORY_SLOWDOWN: slowdown}, ~bad, episodes, group, t, step,
-        s["counted"], step_s, mark, s["last_step"], confirm)
+    return productive, np.where(s["restart"], pool, 0.0)
 
 
 def _episodes(group, new_run, slow_row, measured, steps, kind_of, reference,

@@ -3,6 +3,7 @@ well-formed HTML, deterministic plots, and the CLI's one-line errors."""
 
 from __future__ import annotations
 
+import copy
 import json
 import xml.etree.ElementTree as ET
 from html.parser import HTMLParser
@@ -22,143 +23,145 @@ from gpuslo.slo.report.markdown import render_markdown
 EVIL = '<script>alert("x")</script> & | pipe'
 
 
+# A WeeklyResult-shaped dict for 16 GPUs over one day (384 GPU-hours).
+_DOC = {
+    "start": "2026-11-23T00:00:00Z",
+    "end": "2026-11-24T00:00:00Z",
+    "gpus": 16,
+    "nodes": 2,
+    "provisioned_gpu_hours": 384.0,
+    "usable_gpu_hours": 360.0,
+    "usable_ratio": 0.9375,
+    "productive_gpu_hours": 300.0,
+    "allocated_gpu_hours": 320.0,
+    "goodput_ratio": 0.9375,
+    "categories_gpu_hours": {
+        "no_data": 4.0,
+        "unknown": 4.0,
+        "unhealthy_node": 8.0,
+        "unschedulable": 8.0,
+        "idle": 40.0,
+        "productive": 300.0,
+        "checkpoint_save": 12.0,
+        "wasted_progress": 4.0,
+        "recovery": 4.0,
+    },
+    "lost_gpu_hours_by_layer": {
+        "node": 12.0,
+        "platform": 8.0,
+        "training": 12.0,
+        "observability": 8.0,
+    },
+    "lost_gpu_hours_by_reason": {
+        "xid_fatal": 12.0,
+        "drained": 8.0,
+        "checkpoint_save": 12.0,
+        "no_data": 4.0,
+        "stale_data": 4.0,
+    },
+    "badput_gpu_hours_by_category": {
+        "checkpoint_save": 12.0,
+        "wasted_progress": 4.0,
+        "recovery": 4.0,
+    },
+    "interruptions": 2,
+    "interruptions_per_1000_gpu_days": 150.0,
+    "interruption_basis": "jobs",
+    "slos": {
+        names.SLO_USABLE_GPU: {
+            "name": names.SLO_USABLE_GPU,
+            "objective": 0.98,
+            "sli": 0.9375,
+            "good": 1.0,
+            "total": 1.0,
+            "compliant": False,
+            "error_budget_remaining": -0.5,
+            "burn_rate": 3.125,
+        }
+    },
+    "burn_rates": [],
+    # job A: 8 GPUs × 20 h wall, 150 GPU-h productive; job B: 8 GPUs × 20 h, 150 productive
+    "jobs": [
+        {
+            "job": EVIL,
+            "gpus": 8,
+            "wall_seconds": 72000.0,
+            "productive": 540000.0,
+            "allocated_gpu_seconds": 576000.0,
+            "goodput_ratio": 0.9375,
+            "ettr": 0.9375,
+        },
+        {
+            "job": "job-b",
+            "gpus": 8,
+            "wall_seconds": 72000.0,
+            "productive": 540000.0,
+            "allocated_gpu_seconds": 576000.0,
+            "goodput_ratio": 0.9375,
+            "ettr": 0.9375,
+        },
+    ],
+    # 3 faults of 2 h ended, 1 still open; 1 fault of 5 h ended
+    "reliability": [
+        {
+            "reason": "xid_fatal",
+            "layer": "node",
+            "faults": 4,
+            "open": 1,
+            "mtbf_gpu_hours": 96.0,
+            "mttr_hours": 2.0,
+        },
+        {
+            "reason": EVIL,
+            "layer": "node",
+            "faults": 1,
+            "open": 0,
+            "mtbf_gpu_hours": 384.0,
+            "mttr_hours": 5.0,
+        },
+    ],
+    "lemon_nodes": [{"node": EVIL, "faults": 4, "faulty_hours": 6.0, "reasons": "xid_fatal"}],
+    "blast_radius": [
+        {
+            "job": "job-b",
+            "time": "2026-11-23T05:00:00Z",
+            "fault_node": "n1",
+            "fault_uuid": "GPU-1",
+            "reason": "xid_fatal",
+            "layer": "node",
+            "job_lost_gpu_hours": 8.0,
+            "fault_gpu_hours": 2.0,
+            "blast_radius": 4.0,
+        }
+    ],
+    "daily": [
+        {
+            "day": "2026-11-23T00:00:00Z",
+            "provisioned_gpu_hours": 384.0,
+            "usable_gpu_hours": 360.0,
+            "usable_ratio": 0.9375,
+            "objective": 0.98,
+            "lost_node": 8.0,
+            "lost_platform": 8.0,
+            "lost_training": 0.0,
+            "lost_observability": 8.0,
+        }
+    ],
+    "data_quality": {
+        "no_data_gpu_hours": 4.0,
+        "unknown_gpu_hours": 4.0,
+        "blind_ratio": 8 / 384,
+        "blind_gpu_hours_by_reason": {"no_data": 4.0, "stale_data": 4.0},
+        "jobs_without_journal": [],
+        "cannot_fill": {},
+        "source": EVIL,
+    },
+}
+
+
 def _doc(**over) -> dict:
-    """A WeeklyResult-shaped dict for 16 GPUs over one day (384 GPU-hours)."""
-    doc = {
-        "start": "2026-11-23T00:00:00Z",
-        "end": "2026-11-24T00:00:00Z",
-        "gpus": 16,
-        "nodes": 2,
-        "provisioned_gpu_hours": 384.0,
-        "usable_gpu_hours": 360.0,
-        "usable_ratio": 0.9375,
-        "productive_gpu_hours": 300.0,
-        "allocated_gpu_hours": 320.0,
-        "goodput_ratio": 0.9375,
-        "categories_gpu_hours": {
-            "no_data": 4.0,
-            "unknown": 4.0,
-            "unhealthy_node": 8.0,
-            "unschedulable": 8.0,
-            "idle": 40.0,
-            "productive": 300.0,
-            "checkpoint_save": 12.0,
-            "wasted_progress": 4.0,
-            "recovery": 4.0,
-        },
-        "lost_gpu_hours_by_layer": {
-            "node": 12.0,
-            "platform": 8.0,
-            "training": 12.0,
-            "observability": 8.0,
-        },
-        "lost_gpu_hours_by_reason": {
-            "xid_fatal": 12.0,
-            "drained": 8.0,
-            "checkpoint_save": 12.0,
-            "no_data": 4.0,
-            "stale_data": 4.0,
-        },
-        "badput_gpu_hours_by_category": {
-            "checkpoint_save": 12.0,
-            "wasted_progress": 4.0,
-            "recovery": 4.0,
-        },
-        "interruptions": 2,
-        "interruptions_per_1000_gpu_days": 150.0,
-        "interruption_basis": "jobs",
-        "slos": {
-            names.SLO_USABLE_GPU: {
-                "name": names.SLO_USABLE_GPU,
-                "objective": 0.98,
-                "sli": 0.9375,
-                "good": 1.0,
-                "total": 1.0,
-                "compliant": False,
-                "error_budget_remaining": -0.5,
-                "burn_rate": 3.125,
-            }
-        },
-        "burn_rates": [],
-        # job A: 8 GPUs × 20 h wall, 150 GPU-h productive; job B: 8 GPUs × 20 h, 150 productive
-        "jobs": [
-            {
-                "job": EVIL,
-                "gpus": 8,
-                "wall_seconds": 72000.0,
-                "productive": 540000.0,
-                "allocated_gpu_seconds": 576000.0,
-                "goodput_ratio": 0.9375,
-                "ettr": 0.9375,
-            },
-            {
-                "job": "job-b",
-                "gpus": 8,
-                "wall_seconds": 72000.0,
-                "productive": 540000.0,
-                "allocated_gpu_seconds": 576000.0,
-                "goodput_ratio": 0.9375,
-                "ettr": 0.9375,
-            },
-        ],
-        # 3 faults of 2 h ended, 1 still open; 1 fault of 5 h ended
-        "reliability": [
-            {
-                "reason": "xid_fatal",
-                "layer": "node",
-                "faults": 4,
-                "open": 1,
-                "mtbf_gpu_hours": 96.0,
-                "mttr_hours": 2.0,
-            },
-            {
-                "reason": EVIL,
-                "layer": "node",
-                "faults": 1,
-                "open": 0,
-                "mtbf_gpu_hours": 384.0,
-                "mttr_hours": 5.0,
-            },
-        ],
-        "lemon_nodes": [{"node": EVIL, "faults": 4, "faulty_hours": 6.0, "reasons": "xid_fatal"}],
-        "blast_radius": [
-            {
-                "job": "job-b",
-                "time": "2026-11-23T05:00:00Z",
-                "fault_node": "n1",
-                "fault_uuid": "GPU-1",
-                "reason": "xid_fatal",
-                "layer": "node",
-                "job_lost_gpu_hours": 8.0,
-                "fault_gpu_hours": 2.0,
-                "blast_radius": 4.0,
-            }
-        ],
-        "daily": [
-            {
-                "day": "2026-11-23T00:00:00Z",
-                "provisioned_gpu_hours": 384.0,
-                "usable_gpu_hours": 360.0,
-                "usable_ratio": 0.9375,
-                "objective": 0.98,
-                "lost_node": 8.0,
-                "lost_platform": 8.0,
-                "lost_training": 0.0,
-                "lost_observability": 8.0,
-            }
-        ],
-        "data_quality": {
-            "no_data_gpu_hours": 4.0,
-            "unknown_gpu_hours": 4.0,
-            "blind_ratio": 8 / 384,
-            "blind_gpu_hours_by_reason": {"no_data": 4.0, "stale_data": 4.0},
-            "jobs_without_journal": [],
-            "cannot_fill": {},
-            "source": EVIL,
-        },
-    }
-    doc.update(over)
-    return doc
+    """A fresh copy of `_DOC` with `over` replacing its top-level keys."""
+    return {**copy.deepcopy(_DOC), **over}
 
 
 def _fleet(doc: dict) -> dict:
