@@ -390,6 +390,11 @@ METRICS: Final = {
 }
 LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
 
+# Why the active probe did not judge a GPU's speed (gpuslo_gpu_probe_speed_not_judged_total):
+# another process on it, no CUDA context to be had beside it (exclusive-process GPU in use), or
+# NVML reporting neither its processes nor its utilisation.
+PROBE_NOT_JUDGED: Final = ("busy", "no_context", "activity_unknown")
+
 # Sources of gpuslo_gpu_allocation and their states (gpuslo_gpu_allocation_source).
 ALLOCATION_SOURCES: Final = ("kubelet", "hpc_job_mapping")
 ALLOCATION_SOURCE_STATUSES: Final = (STATUS_OK, STATUS_UNKNOWN, "not_configured")

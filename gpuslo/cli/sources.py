@@ -16,6 +16,7 @@ from gpuslo.errors import UsageError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import load_checks
 from gpuslo.exporter.node_config import NodeConfig, load_node_config
+from gpuslo.exporter.policy.speeds import load_speed_policy
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.runner import Runner
 from gpuslo.exporter.state import SYSTEM_STATE_DIR, default_state_dir
@@ -120,10 +121,12 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
         raise UsageError(f"--expect-gpus must be 1 or more, got {expect_gpus}")
     policy_path = _pick(get("policy"), config.policy)
     load_policy(policy_path)
+    load_speed_policy(config.probe_speeds)  # a bad overlay is one error at start
     kernel_log = _pick(get("kernel_log"), config.kernel_log)
     extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks,
              "degradation_status": config.degradation_status,
-             "port_error_threshold": config.port_error_threshold}
+             "port_error_threshold": config.port_error_threshold,
+             "probe_speeds": config.probe_speeds}
     return CheckContext(
         sysfs=Path(get("path_sysfs") or "/sys"),
         procfs=Path(get("path_procfs") or "/proc"),

@@ -16,7 +16,8 @@ pod_resources_kubelet_socket: /var/lib/kubelet/pod-resources/kubelet.sock  # exp
 job_log: /var/log/pods/*/*/*.log  # exporter: container logs to read training progress from
 checks:                           # per check overrides
   xid: {interval_s: 10, timeout_s: 5}
-  gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}
+  gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}   # also min_tflops, base_s, per_gpu_s
+probe_speeds: /etc/gpuslo/probe-speeds.yaml  # overlay of gpuslo/data/probe_speeds.yaml
 degradation_status:               # a degradation signal is warn (usable) unless made fail here
   clocks_sw_power_cap: fail       # keys: names.DEGRADATION_REASONS of the warn-level signals
 port_error_threshold: 10          # port errors per run interval that count (default: any, 1)
@@ -39,10 +40,10 @@ from gpuslo.exporter.policy.xid import read_yaml
 
 NETWORK_KINDS = ("infiniband", "efa")
 _TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir",
-              "pod_resources_kubelet_socket", "job_log")
+              "pod_resources_kubelet_socket", "job_log", "probe_speeds")
 _COUNT_KEYS = ("expect_gpus", "expect_nvlinks")  # 0 would mean "nothing to check": not a count
 _SECONDS_KEYS = ("check_timeout_s", "interval_s")
-_CHECK_KEYS = ("interval_s", "timeout_s", "min_d2d_tbps", "min_tflops")
+_CHECK_KEYS = ("interval_s", "timeout_s", "min_d2d_tbps", "min_tflops", "base_s", "per_gpu_s")
 
 
 @dataclass(frozen=True)
@@ -63,6 +64,7 @@ class NodeConfig:
     checks: dict[str, dict[str, float]] = field(default_factory=dict)
     pod_resources_kubelet_socket: str | None = None
     job_log: str | None = None
+    probe_speeds: str | None = None
     degradation_status: dict[str, str] = field(default_factory=dict)
     port_error_threshold: int | None = None
 

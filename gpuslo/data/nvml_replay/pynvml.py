@@ -10,7 +10,18 @@ gpuslo/exporter/nvml_source.py); the runner's child processes inherit the variab
   `ok` (default), `missing` (no library), `hang` (nvmlInit blocks forever), `crash` (the process
   aborts, as a segfaulting driver call would), `exit` (prints an error on stdout and exits 3),
   `error` (every device call answers NVML_ERROR_UNKNOWN), `garbage` (values of the wrong type),
-  `partial` (only the first half of the devices answer), `slow` (nvmlInit takes 0.3 s).
+  `partial` (only the first half of the devices answer), `slow` (nvmlInit takes 0.3 s);
+  and how busy the GPUs are, for the active probe: `busy` (every GPU lists one compute process,
+  `BUSY_PROCESS`, at 97 % utilisation: a training job), `busy_after` (the same process appears
+  only from the second time a GPU's processes are read: a job that starts while the probe
+  measures), `exclusive` (`busy` on GPUs in EXCLUSIVE_PROCESS compute mode: no second context).
+  `GPUSLO_FAKE_NVML_BUSY=0,3` limits the busy modes to those GPU indices (default: all).
+
+A GPU's optional `processes` (a list of `{"pid", "usedGpuMemory"}`) answers
+`nvmlDeviceGetComputeRunningProcesses`; without it an idle GPU lists none (the recorded H200 was
+idle: 0 % utilisation, 645 MB used by the driver) — the NVML probe did not record the call.
+From a process's second read of a GPU's processes on, that process is listed too (the probe
+reads before and after measuring, and holds a CUDA context after).
 
 A GPU's optional `mig_devices` (a list of MIG UUIDs, `null` for an empty slot) answers the MIG
 calls. A recorded value `"ERR:NVMLError_NotSupported:..."` or `"RET3"` raises NOT_SUPPORTED; other
@@ -28,6 +39,11 @@ from types import SimpleNamespace
 _MODE = os.environ.get("GPUSLO_FAKE_NVML_MODE", "ok")
 _PATH = os.environ.get("GPUSLO_FAKE_NVML", str(Path(__file__).with_name("h200x8.json")))
 _NODE = None
+_BUSY = os.environ.get("GPUSLO_FAKE_NVML_BUSY", "")
+# A PyTorch Lightning job holding ~70 GiB, as on the H200 of issue 26 (pid is made up).
+BUSY_PROCESS = {"pid": 424242, "usedGpuMemory": 75161927680}
+BUSY_UTILIZATION = 97
+_PROCESS_READS: dict = {}
 
 
 class NVMLError(Exception):
@@ -147,9 +163,43 @@ for _name in (
     "nvmlDeviceGetMaxPcieLinkGeneration",
     "nvmlDeviceGetCurrPcieLinkWidth",
     "nvmlDeviceGetMaxPcieLinkWidth",
-    "nvmlDeviceGetUtilizationRates",
 ):
     globals()[_name] = _recorded(_name)
+
+
+def _busy(handle, reads=2):
+    """True when the mode makes this GPU busy at its `reads`-th process read."""
+    if _MODE not in ("busy", "busy_after", "exclusive"):
+        return False
+    if _BUSY and str(handle) not in _BUSY.split(","):
+        return False
+    return _MODE != "busy_after" or reads > 1
+
+
+def nvmlDeviceGetComputeRunningProcesses(handle):
+    """The recorded `processes`, the busy modes' job, and from this process's second read of the
+    GPU on, this process itself: the active probe reads before and after measuring, and after
+    measuring it holds a CUDA context there, as NVML would show."""
+    _PROCESS_READS[handle] = reads = _PROCESS_READS.get(handle, 0) + 1
+    listed = list(_gpu(handle).get("processes", []))
+    if _busy(handle, reads):
+        listed.append(BUSY_PROCESS)
+    if reads > 1:
+        listed.append({"pid": os.getpid(), "usedGpuMemory": 1610612736})
+    return [SimpleNamespace(**process) for process in listed]
+
+
+def nvmlDeviceGetUtilizationRates(handle):
+    rates = _recorded("nvmlDeviceGetUtilizationRates")(handle)
+    if _MODE in ("busy", "exclusive") and _busy(handle, 1):
+        return SimpleNamespace(gpu=BUSY_UTILIZATION, memory=40)
+    return rates
+
+
+def nvmlDeviceGetComputeMode(handle):
+    if _MODE == "exclusive" and _busy(handle, 1):
+        return 3  # NVML_COMPUTEMODE_EXCLUSIVE_PROCESS
+    return _value(_gpu(handle).get("nvmlDeviceGetComputeMode", "RET3"))
 
 _ECC = {
     (0, 0): "ecc_corr_vol",

@@ -1,126 +1,112 @@
-"""`gpu_probe` (opt-in, `--active`): a short workload that must compute correctly and at expected
-speed on every GPU — a GPU that answers status queries can still fail under load.
+"""`gpu_probe` (opt-in, `--active`): a short workload that must compute correctly and, on an idle
+GPU, at the speed its SKU should reach — a GPU that answers status queries can still fail under
+load. It never judges speed on a GPU another process uses (issue 26).
 
-Evidence: the GPU itself, through PyTorch, in the runner's child (CuPy, which the issue also
-allows, is not supported yet). Per GPU (CUDA ordinals in PCI bus order,
-`CUDA_DEVICE_ORDER=PCI_BUS_ID`, the order NVML numbers GPUs in):
-1. matrix product: a 512×512 float32 product checked against a float64 reference on the CPU
-   (max relative error ≤ `MAX_RELATIVE_ERROR`), then bf16 8192×8192 products timed (TFLOPS);
-2. memory pattern: 1 GiB written with 0x55555555, 0x2AAAAAAA, 0x0F0F0F0F and read back;
-3. device-to-device copy bandwidth of that 1 GiB (TB/s, read + write bytes).
-Wrong results → `fail` `probe_failed` (drain and reset); TFLOPS or bandwidth below
-`SPEED_RATIO` × expected → `fail` `probe_failed` too (the job would crawl). Expected figures come
-from the node config (`checks.gpu_probe.min_tflops`, `min_d2d_tbps`) or `EXPECTED` below, measured
-by shared/fixtures/h200-extra/active-check.py on a healthy H200 (779 bf16 TFLOPS, 4.13 TB/s);
-with neither, speed is reported but not judged. Not requested → `ok`, `applicable=False`.
-Requested but no PyTorch or no CUDA GPU → `DependencyMissing` (`unknown`).
+Evidence: NVML's view of who uses each GPU (`evidence.gpu_activity`), read before and after the
+measurement, and the measurement itself (`evidence.probe`: PyTorch on the GPU, or the probe
+replay when `GPUSLO_PROBE_REPLAY` names a file). Every GPU is measured at once, under the probe's
+own deadline (`evidence.probe.parallel.probe_deadline_s`: grows with the GPU count, at most 0.8
+of the check's deadline), so an 8-GPU node answers inside the check's deadline and a GPU that
+hangs is `unknown` alone. Judging is `policy.probe` with the per-SKU speed table
+`policy.speeds` (packaged gpuslo/data/probe_speeds.yaml; overlay: node config `probe_speeds`),
+and the node config's `checks.gpu_probe.min_tflops` / `min_d2d_tbps` over both.
+
+Results: one per GPU (see `policy.probe`); not requested → one `ok` with `applicable=False`.
+Requested but no NVML, no PyTorch or no CUDA GPU → `DependencyMissing` (`unknown`). Facts:
+`probe_not_judged` {GPU UUID: why} for the GPUs whose speed was not judged this run
+(`names.PROBE_NOT_JUDGED`), which the exporter counts.
 """
 
 from __future__ import annotations
 
 import os
-import time
-from dataclasses import dataclass
+from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import DependencyMissing
-from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.base import CheckContext, CheckOutput
+from gpuslo.exporter.evidence.gpu_activity import GpuActivity, read_activity
+from gpuslo.exporter.evidence.nvml import load_nvml
+from gpuslo.exporter.evidence.probe import replay_path
+from gpuslo.exporter.evidence.probe.parallel import (
+    BASE_S,
+    PER_GPU_S,
+    measure_all,
+    probe_deadline_s,
+)
+from gpuslo.exporter.evidence.probe.replay import ReplayBackend
+from gpuslo.exporter.evidence.probe.torch_probe import TorchBackend
+from gpuslo.exporter.policy.probe import Busy, busy_after, busy_before, judge_probe, probe_pids
+from gpuslo.exporter.policy.speeds import SpeedPolicy, SpeedThresholds, load_speed_policy
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
-MAX_RELATIVE_ERROR = 1e-3
-SPEED_RATIO = 0.7
-PATTERNS = (0x55555555, 0x2AAAAAAA, 0x0F0F0F0F)
-PATTERN_BYTES = 1 << 30
-EXPECTED = {"NVIDIA H200": {"min_tflops": 779.0 * SPEED_RATIO, "min_d2d_tbps": 4.13 * SPEED_RATIO}}
+NAME = "gpu_probe"
 
 
-@dataclass(frozen=True)
-class ProbeMeasurement:
-    """One GPU's probe: `uuid` ("GPU-…"), `model`, the float32 product's max relative error
-    (ratio), whether every memory pattern read back, bf16 TFLOPS and copy bandwidth (TB/s)."""
-
-    index: str
-    uuid: str
-    model: str
-    max_relative_error: float
-    pattern_ok: bool
-    bf16_tflops: float
-    d2d_tbps: float
+def load_backend() -> Any:
+    """The probe replay when `GPUSLO_PROBE_REPLAY` names a file, else PyTorch."""
+    path = replay_path()
+    return ReplayBackend(path) if path else TorchBackend()
 
 
-def judge_probe(m: ProbeMeasurement, expected: dict[str, float]) -> CheckResult:
-    """The result for one measurement against `expected` (`min_tflops`, `min_d2d_tbps`); pure."""
-    figures = f"bf16 {m.bf16_tflops:.0f} TFLOPS, copy {m.d2d_tbps:.2f} TB/s"
-    wrong = []
-    if not m.max_relative_error <= MAX_RELATIVE_ERROR:
-        wrong.append(f"matrix product off by {m.max_relative_error:.2g} (relative)")
-    if not m.pattern_ok:
-        wrong.append("memory pattern did not read back")
-    if m.bf16_tflops < expected.get("min_tflops", 0.0):
-        wrong.append(f"bf16 {m.bf16_tflops:.0f} TFLOPS below {expected['min_tflops']:.0f}")
-    if m.d2d_tbps < expected.get("min_d2d_tbps", 0.0):
-        wrong.append(f"copy {m.d2d_tbps:.2f} TB/s below {expected['min_d2d_tbps']:.2f}")
-    common = {"check": "gpu_probe", "scope": m.uuid, "gpu": m.index, "source": "active probe"}
-    if wrong:
-        return CheckResult(
-            **common,
-            status=names.STATUS_FAIL,
-            reason="probe_failed",
-            action=names.ACTION_DRAIN_AND_RESET,
-            message="; ".join(wrong),
-        )
-    judged = "" if expected else " (no expected speed configured)"
-    return CheckResult(**common, status=names.STATUS_OK, message=f"correct; {figures}{judged}")
+def thresholds(
+    policy: SpeedPolicy, model: str, settings: dict[str, float]
+) -> SpeedThresholds | None:
+    """The SKU table's thresholds for `model`, with the node config's `min_tflops` /
+    `min_d2d_tbps` over them (pure)."""
+    table = policy.thresholds_for(model)
+    if "min_tflops" not in settings and "min_d2d_tbps" not in settings:
+        return table
+    return SpeedThresholds(
+        "node config",
+        settings.get("min_tflops", table.min_bf16_tflops if table else 0.0),
+        settings.get("min_d2d_tbps", table.min_copy_tbps if table else 0.0),
+        "configured",
+    )
 
 
-def _torch_measure(torch, index: int) -> ProbeMeasurement:  # pragma: no cover - needs a GPU
-    device = torch.device("cuda", index)
-    props = torch.cuda.get_device_properties(device)
-    a, b = torch.randn(512, 512, dtype=torch.float64), torch.randn(512, 512, dtype=torch.float64)
-    reference = a @ b
-    product = (a.float().to(device) @ b.float().to(device)).double().cpu()
-    error = float(((product - reference).abs().max() / reference.abs().max()).item())
-    x = torch.randn(8192, 8192, device=device, dtype=torch.bfloat16)
-    for _ in range(3):
-        _ = x @ x
-    torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    for _ in range(10):
-        _ = x @ x
-    torch.cuda.synchronize(device)
-    tflops = 2 * 8192**3 * 10 / (time.perf_counter() - start) / 1e12
-    memory = torch.empty(PATTERN_BYTES // 4, dtype=torch.int32, device=device)
-    ok = all(bool((memory.fill_(p) == p).all().item()) for p in PATTERNS)
-    copy = torch.empty_like(memory)
-    torch.cuda.synchronize(device)
-    start = time.perf_counter()
-    for _ in range(10):
-        copy.copy_(memory)
-    torch.cuda.synchronize(device)
-    tbps = 2 * PATTERN_BYTES * 10 / (time.perf_counter() - start) / 1e12
-    uuid = f"GPU-{props.uuid}" if not str(props.uuid).startswith("GPU-") else str(props.uuid)
-    return ProbeMeasurement(str(index), uuid, props.name, error, ok, tflops, tbps)
+def _merge(first: Busy, second: Busy) -> Busy:
+    return first if first.why else second
 
 
-def _load_torch():
-    os.environ.setdefault("CUDA_DEVICE_ORDER", "PCI_BUS_ID")
-    try:
-        import torch
-    except ImportError:
-        raise DependencyMissing("gpu_probe needs PyTorch with CUDA; it is not installed") from None
-    if not torch.cuda.is_available():
-        raise DependencyMissing("PyTorch sees no CUDA GPU (driver or GPU absent)")
-    return torch
+def probe_node(
+    before: list[GpuActivity],
+    read_after: Any,
+    backend: Any,
+    policy: SpeedPolicy,
+    settings: dict[str, float],
+    check_timeout_s: float,
+    own_pid: int,
+) -> CheckOutput:
+    """Measure every GPU of `before` at once and judge each (`read_after()` re-reads NVML)."""
+    busy = {g.index: busy_before(g, policy.busy_utilization, own_pid) for g in before}
+    plan = [(g, not busy[g.index].why) for g in before if not busy[g.index].skip]
+    deadline = probe_deadline_s(
+        len(before), check_timeout_s, settings.get("base_s", BASE_S),
+        settings.get("per_gpu_s", PER_GPU_S),
+    )
+    outcomes = measure_all(backend.measure, plan, deadline)
+    after = {g.index: g for g in read_after()}
+    own = probe_pids({g.index: g for g in before}, after, [g.index for g, _ in plan], own_pid)
+    results, not_judged = [], {}
+    for gpu in before:
+        why = _merge(busy[gpu.index], busy_after(gpu, after.get(gpu.index), own))
+        outcome = outcomes.get(gpu.index)
+        limits = thresholds(policy, gpu.model, settings)
+        results.append(judge_probe(gpu, outcome, why, limits, deadline))
+        if why.why or (outcome is not None and outcome.no_context):
+            not_judged[gpu.uuid] = why.why or names.PROBE_NOT_JUDGED[1]
+    return CheckOutput(results, {"probe_not_judged": not_judged})
 
 
 class GpuProbeCheck:
     """The active probe (see the module docstring)."""
 
-    name = "gpu_probe"
+    name = NAME
     interval_s = 3600.0  # a workload: hourly in the exporter, or on demand with `gpuslo check`
-    dependencies = ("PyTorch with CUDA", "NVIDIA driver", "a CUDA GPU")
+    dependencies = ("NVML", "PyTorch with CUDA (or the probe replay)", "a CUDA GPU")
 
-    def run(self, context: CheckContext) -> list[CheckResult]:
+    def run(self, context: CheckContext) -> list[CheckResult] | CheckOutput:
         """Probe every GPU; not applicable unless `context.active`."""
         if not context.active:
             return [
@@ -132,11 +118,15 @@ class GpuProbeCheck:
                     message="active probe not requested (--active)",
                 )
             ]
-        torch = _load_torch()
+        nvml = load_nvml()
+        before = read_activity(nvml)
+        if not before:
+            raise DependencyMissing("NVML lists no GPU the probe can name")
+        policy = load_speed_policy(context.config.get("probe_speeds"))
+        backend = load_backend()
+        backend.prepare(before)
         settings = context.config.get("checks", {}).get(self.name, {})
-        results = []
-        for index in range(torch.cuda.device_count()):
-            measured = _torch_measure(torch, index)
-            expected = {k: v for k, v in settings.items() if k in ("min_tflops", "min_d2d_tbps")}
-            results.append(judge_probe(measured, expected or EXPECTED.get(measured.model, {})))
-        return results
+        return probe_node(
+            before, lambda: read_activity(nvml), backend, policy, settings, context.timeout_s,
+            os.getpid(),
+        )
