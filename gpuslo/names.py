@@ -45,7 +45,12 @@ STATUSES: Final = (STATUS_OK, STATUS_WARN, STATUS_FAIL, STATUS_UNKNOWN)
 VERDICT_HEALTHY: Final = "healthy"
 VERDICT_UNHEALTHY: Final = "unhealthy"
 VERDICT_UNKNOWN: Final = "unknown"
-VERDICTS: Final = (VERDICT_HEALTHY, VERDICT_UNHEALTHY, VERDICT_UNKNOWN)
+# A GPU whose fault has cleared, not usable until the return-to-service gate validates it; its
+# time is the platform's (reason `validation`).
+VERDICT_VALIDATING: Final = "validating"
+VERDICTS: Final = (VERDICT_HEALTHY, VERDICT_UNHEALTHY, VERDICT_UNKNOWN, VERDICT_VALIDATING)
+# The reason of the gate's validating result (the verdict reads it as `validating`).
+REASON_VALIDATION: Final = "validation"
 
 # --- class of a kernel-log event or an inspect finding -----------------------------------------
 CLASS_FATAL: Final = "fatal"  # GPU, link or port unusable until repaired
@@ -119,11 +124,12 @@ REASON_LAYER: Final = {
     "gpu_init_failed": LAYER_NODE,
     "pcie_aer_uncorrectable": LAYER_NODE,
     "diagnostic_failed": LAYER_NODE,
+    "validation_failed": LAYER_NODE,  # the return-to-service gate did not pass: the GPU's fault
     # scheduler & platform
     "cordoned": LAYER_PLATFORM,
     "drained": LAYER_PLATFORM,
     "maintenance": LAYER_PLATFORM,
-    "validation": LAYER_PLATFORM,
+    "validation": LAYER_PLATFORM,  # validating: fault cleared, the gate not passed yet
     "slurm_drain": LAYER_PLATFORM,  # drained in Slurm by someone other than gpuslo
     "slurm_down": LAYER_PLATFORM,  # DOWN in Slurm without a gpuslo reason
     "slurm_maintenance": LAYER_PLATFORM,  # in a Slurm maintenance reservation

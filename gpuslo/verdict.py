@@ -2,9 +2,12 @@
 
 Rules (shared/DESIGN.md §2):
 - a GPU or node is `healthy` only when every required check is `ok` or `warn` and fresh;
-- any `fail` makes it `unhealthy`;
+- any `fail` makes it `unhealthy`, except the return-to-service gate's own `fail` with reason
+  `validation` (`names.REASON_VALIDATION`: a fault cleared, the GPU not yet validated);
 - otherwise any `unknown` result, or a result older than 3 × its check's interval, makes it
-  `unknown`; no results at all is `unknown` too. Unknown is never healthy.
+  `unknown`; no results at all is `unknown` too. Unknown is never healthy;
+- otherwise a `validation` result makes it `validating` (not usable, platform time).
+Worst first: unhealthy, unknown, validating, healthy.
 """
 
 from __future__ import annotations
@@ -90,32 +93,48 @@ def stale_as_unknown(result: CheckResult, now: float, interval_s: float) -> Chec
     )
 
 
-def combine(statuses: Iterable[str]) -> str:
+def combine(statuses: Iterable[str], validating: bool = False) -> str:
     """Fold check statuses into a verdict: any fail → unhealthy; else any unknown, or none at all,
-    → unknown; else healthy."""
+    → unknown; else `validating` when `validating`, else healthy."""
     seen = set(statuses)
     if names.STATUS_FAIL in seen:
         return names.VERDICT_UNHEALTHY
     if not seen or names.STATUS_UNKNOWN in seen:
         return names.VERDICT_UNKNOWN
-    return names.VERDICT_HEALTHY
+    return names.VERDICT_VALIDATING if validating else names.VERDICT_HEALTHY
+
+
+def is_validating(result: CheckResult) -> bool:
+    """True for the return-to-service gate's result of a GPU being validated."""
+    return result.status == names.STATUS_FAIL and result.reason == names.REASON_VALIDATION
+
+
+def verdict_of(results: Iterable[CheckResult]) -> str:
+    """The verdict over `results` (the module's rules); none at all → unknown."""
+    results = list(results)
+    gate = any(is_validating(r) for r in results)
+    statuses = [r.status for r in results if not is_validating(r)]
+    if gate and not statuses:
+        statuses = [names.STATUS_OK]
+    return combine(statuses, validating=gate)
 
 
 def gpu_verdicts(results: Iterable[CheckResult], gpu_scopes: Iterable[str]) -> dict[str, str]:
     """Verdict per GPU scope: the GPU's own results plus every node-scoped result (a node problem
     affects every GPU on it). A GPU with no result at all is `unknown`."""
     results = list(results)
-    node_statuses = [r.status for r in results if r.scope == NODE_SCOPE]
+    node_results = [r for r in results if r.scope == NODE_SCOPE]
     out = {}
     for scope in gpu_scopes:
-        own = [r.status for r in results if r.scope == scope]
-        out[scope] = combine(own + node_statuses) if own or node_statuses else names.VERDICT_UNKNOWN
+        own = [r for r in results if r.scope == scope]
+        out[scope] = verdict_of(own + node_results) if own or node_results else (
+            names.VERDICT_UNKNOWN)
     return out
 
 
 def node_verdict(results: Iterable[CheckResult]) -> str:
     """Verdict of the node over every result, whatever its scope."""
-    return combine(r.status for r in results)
+    return verdict_of(results)
 
 
 def problems(results: Iterable[CheckResult]) -> list[CheckResult]:
@@ -215,9 +234,12 @@ def verdict_from_findings(findings: Iterable[Finding]) -> str:
 
 
 def worst_verdict(verdicts: Iterable[str]) -> str:
-    """The worst of several verdicts (unhealthy > unknown > healthy); none → unknown."""
+    """The worst of several verdicts (unhealthy > unknown > validating > healthy); none →
+    unknown."""
     seen = set(verdicts)
-    for verdict in (names.VERDICT_UNHEALTHY, names.VERDICT_UNKNOWN, names.VERDICT_HEALTHY):
+    order = (names.VERDICT_UNHEALTHY, names.VERDICT_UNKNOWN, names.VERDICT_VALIDATING,
+             names.VERDICT_HEALTHY)
+    for verdict in order:
         if verdict in seen:
             return verdict
     return names.VERDICT_UNKNOWN
