@@ -401,6 +401,13 @@ LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for lab
 # NVML reporting neither its processes nor its utilisation.
 PROBE_NOT_JUDGED: Final = ("busy", "no_context", "activity_unknown")
 
+# The return-to-service gate (gpuslo_gpu_validation_*): what a held GPU waits for, the validators
+# a node may have and their states, and how a gate ends.
+VALIDATION_STATES: Final = ("held", "validating", "failed")
+VALIDATORS: Final = ("probe", "dcgm_diag")
+VALIDATOR_STATES: Final = ("available", "unavailable", "not_configured")
+GATE_OUTCOMES: Final = ("passed", "held_down", "failed")
+
 # Sources of gpuslo_gpu_allocation and their states (gpuslo_gpu_allocation_source).
 ALLOCATION_SOURCES: Final = ("kubelet", "hpc_job_mapping")
 ALLOCATION_SOURCE_STATUSES: Final = (STATUS_OK, STATUS_UNKNOWN, "not_configured")

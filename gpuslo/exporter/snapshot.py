@@ -95,6 +95,7 @@ class NodeSnapshot:
             learned at the first healthy run), None when nobody knows yet. Known even when no
             GPU is readable: it is the fleet's provisioned denominator.
         taken_at: when the snapshot was built (Unix seconds).
+        validation: the return-to-service gate (None: not run, as in a bare runner cycle).
     """
 
     node: str
@@ -110,3 +111,39 @@ class NodeSnapshot:
     network_devices_expected: dict[str, int] = field(default_factory=dict)
     gpus_expected: int | None = None
     taken_at: float = 0.0
+    validation: ValidationState | None = None
+
+
+@dataclass(frozen=True)
+class GpuValidation:
+    """One GPU the return-to-service gate holds (`gpuslo.exporter.policy.return_to_service`):
+    `state` held, validating or failed; validation `tries` spent; `since` when the state began
+    (Unix s); `hold_down` when no validator is available and clean cycles are counted instead."""
+
+    uuid: str
+    gpu: str
+    state: str
+    tries: int = 0
+    since: float = 0.0
+    hold_down: bool = False
+
+
+@dataclass(frozen=True)
+class ValidationState:
+    """The gate on this node, for the `gpuslo_gpu_validation_*` series.
+
+    Attributes:
+        gpus: the GPUs it holds (none: every GPU is past the gate).
+        gates_total: gates ended per (GPU UUID, outcome: passed, held_down, failed), cumulative
+            (kept in the state dir).
+        validators: per validator of `names.VALIDATORS`: available, unavailable or
+            not_configured (`names.VALIDATOR_STATES`).
+        gate_unavailable: no validator available: cleared GPUs are held down instead.
+        hold_down_cycles: the clean cycles a hold-down lasts.
+    """
+
+    gpus: tuple[GpuValidation, ...] = ()
+    gates_total: dict[tuple[str, str], int] = field(default_factory=dict)
+    validators: dict[str, str] = field(default_factory=dict)
+    gate_unavailable: bool = False
+    hold_down_cycles: int = 0

@@ -11,7 +11,8 @@ hangs is `unknown` alone. Judging is `policy.probe` with the per-SKU speed table
 `policy.speeds` (packaged gpuslo/data/probe_speeds.yaml; overlay: node config `probe_speeds`),
 and the node config's `checks.gpu_probe.min_tflops` / `min_d2d_tbps` over both.
 
-Results: one per GPU (see `policy.probe`); not requested → one `ok` with `applicable=False`.
+Results: one per GPU (see `policy.probe`), only those of `config["probe_gpus"]` (UUIDs) when the
+return-to-service gate runs it as a validator; not requested → one `ok` with `applicable=False`.
 Requested but no NVML, no PyTorch or no CUDA GPU → `DependencyMissing` (`unknown`). Facts:
 `probe_not_judged` {GPU UUID: why} for the GPUs whose speed was not judged this run
 (`names.PROBE_NOT_JUDGED`), which the exporter counts.
@@ -119,7 +120,8 @@ class GpuProbeCheck:
                 )
             ]
         nvml = load_nvml()
-        before = read_activity(nvml)
+        only = context.config.get("probe_gpus")  # the return-to-service gate's GPUs (UUIDs)
+        before = [g for g in read_activity(nvml) if only is None or g.uuid in only]
         if not before:
             raise DependencyMissing("NVML lists no GPU the probe can name")
         policy = load_speed_policy(context.config.get("probe_speeds"))

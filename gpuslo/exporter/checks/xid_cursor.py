@@ -16,10 +16,11 @@ from gpuslo.exporter.evidence.kernel_log.kmsg import KmsgRead
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.policy.xid import XidPolicy
-from gpuslo.exporter.state import read_json_state, write_json_atomic
+from gpuslo.exporter.state import locked, read_json_state, write_json_atomic
 
 STATE_FILE = "xid_kmsg_state.json"
 VERSION = 1
+FORGET_LOCK_S = 5.0
 
 
 @dataclass(frozen=True)
@@ -166,3 +167,20 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
 def save_cursor(state_dir: Path, cursor: KmsgCursor) -> None:
     """Write the cursor atomically (raises OSError when the state directory is not writable)."""
     write_json_atomic(Path(state_dir) / STATE_FILE, _to_json(cursor))
+
+
+def forget_problems(state_dir: Path, boot_id: str) -> list[str]:
+    """Drop every active kernel-log problem from this boot's cursor, under its lock, and return
+    the scopes dropped: an administrator resumed the node gpuslo had drained, vouching for the
+    repair (the return-to-service gate then validates the GPUs; a new event raises a problem
+    again). No cursor for this boot: []. Raises what `load_cursor` and `save_cursor` raise,
+    DeadlineExceeded when the lock is held too long."""
+    path = Path(state_dir) / STATE_FILE
+    if not path.exists():
+        return []
+    with locked(path, FORGET_LOCK_S):
+        cursor = load_cursor(Path(state_dir), boot_id)
+        dropped = sorted(cursor.problems)
+        if dropped:
+            save_cursor(Path(state_dir), replace(cursor, problems={}))
+    return dropped

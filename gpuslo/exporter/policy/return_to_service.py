@@ -35,7 +35,7 @@ from gpuslo.verdict import NODE_SCOPE, CheckResult
 PACKAGED = "return_to_service.yaml"
 CHECK = "validation"
 CLEAR_EVENTS = ("check_ok", "reboot", "driver_reload", "admin_resume")
-VALIDATORS = ("probe", "dcgm_diag")
+VALIDATORS = names.VALIDATORS
 HELD, VALIDATING, FAILED = "held", "validating", "failed"
 PASS, FAIL, INCONCLUSIVE, UNAVAILABLE = "pass", "fail", "inconclusive", "unavailable"
 EVENT_WORDS = {"check_ok": "no longer reported", "reboot": "reboot", "driver_reload":
