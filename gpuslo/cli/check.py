@@ -16,8 +16,9 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.cli.slurm_check import add_slurm_arguments, run_slurm
-from gpuslo.cli.sources import add_source_arguments, runner_from_args
+from gpuslo.cli.sources import add_source_arguments, gate_from_args, runner_from_args
 from gpuslo.exporter.checks.registry import CHECKS
+from gpuslo.exporter.collector import gpu_scoped
 from gpuslo.exporter.npd import run_plugin
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.verdict import gpu_verdicts, node_verdict
@@ -56,7 +57,8 @@ def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:
                 "pci_bus_id": "",
                 "model": "",
             }
-    verdicts = gpu_verdicts(snapshot.results, list(rows))
+    # a kernel-log result named by bus id (no `GPU at PCI` line in the log) is its GPU's
+    verdicts = gpu_verdicts(gpu_scoped(list(snapshot.results), snapshot.gpus), list(rows))
     ordered = sorted(rows.values(), key=lambda row: (int(row["gpu"] or 0), row["uuid"]))
     return [{**row, "verdict": verdicts[row["uuid"]]} for row in ordered]
 
@@ -112,8 +114,13 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _cycle(args: argparse.Namespace) -> NodeSnapshot:
+    """One cycle of the checks, then the return-to-service gate: stepped (and validating) when
+    every check ran, read-only when `--check` chose some (`exporter.gate`)."""
     runner = runner_from_args(args)
     try:
-        return runner.cycle(force=True)
+        snapshot = runner.cycle(force=True)
     finally:
         runner.close()
+    gate = gate_from_args(args, runner.context)
+    chosen = getattr(args, "check", None)
+    return gate.view(snapshot, set(chosen)) if chosen else gate.apply(snapshot)

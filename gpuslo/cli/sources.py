@@ -15,7 +15,9 @@ from gpuslo.cli.terminal import number
 from gpuslo.errors import UsageError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import load_checks
+from gpuslo.exporter.gate import ReturnToService, gate_for
 from gpuslo.exporter.node_config import NodeConfig, load_node_config
+from gpuslo.exporter.policy.return_to_service import load_gate_policy
 from gpuslo.exporter.policy.speeds import load_speed_policy
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.runner import Runner
@@ -122,6 +124,7 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
     policy_path = _pick(get("policy"), config.policy)
     load_policy(policy_path)
     load_speed_policy(config.probe_speeds)  # a bad overlay is one error at start
+    load_gate_policy(config.validation or None)
     kernel_log = _pick(get("kernel_log"), config.kernel_log)
     extra = {"expect_nvlinks": config.expect_nvlinks, "checks": config.checks,
              "degradation_status": config.degradation_status,
@@ -143,6 +146,12 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
         policy_path=policy_path,
         config={k: v for k, v in extra.items() if v},
     )
+
+
+def gate_from_args(args: argparse.Namespace, context: CheckContext) -> ReturnToService:
+    """The return-to-service gate for the flags' node (its config's `validation:` over the
+    packaged policy; ConfigError for a bad field)."""
+    return gate_for(context, _config(args).validation or None)
 
 
 def runner_from_args(

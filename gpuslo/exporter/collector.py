@@ -141,6 +141,32 @@ def add_node(fam: Families, snapshot: NodeSnapshot | None, now: float) -> None:
     fam.stateset("gpuslo_node_verdict", [], names.VERDICTS, node)
     add_degradations(fam, results, snapshot.gpus)
     add_checks(fam, snapshot, statuses)
+    add_validation(fam, snapshot)
+
+
+def add_validation(fam: Families, snapshot: NodeSnapshot) -> None:
+    """The return-to-service gate's families (none when the gate did not run): a state stateset
+    per GPU of the inventory, tries and since for the GPUs it holds, gates ended, validators,
+    gate_unavailable and the hold-down length."""
+    view = snapshot.validation
+    if view is None:
+        return
+    held = {g.uuid: g for g in view.gpus}
+    index = {g.uuid: g.index for g in snapshot.gpus}
+    for gpu in sorted(snapshot.gpus, key=lambda g: (len(g.index), g.index, g.uuid)):
+        state = held[gpu.uuid].state if gpu.uuid in held else ""
+        fam.stateset("gpuslo_gpu_validation_state", [gpu.index, gpu.uuid],
+                     names.VALIDATION_STATES, state)
+    for g in sorted(view.gpus, key=lambda g: (len(g.gpu), g.gpu, g.uuid)):
+        fam.add("gpuslo_gpu_validation_tries", [g.gpu, g.uuid], g.tries)
+        fam.add("gpuslo_gpu_validation_since_timestamp_seconds", [g.gpu, g.uuid], g.since)
+    for (uuid, outcome), count in sorted(view.gates_total.items()):
+        fam.add("gpuslo_gpu_validation_gates_total", [index.get(uuid, ""), uuid, outcome], count)
+    for validator, state in sorted(view.validators.items()):
+        fam.stateset("gpuslo_gpu_validation_validator", [validator], names.VALIDATOR_STATES,
+                     state)
+    fam.add("gpuslo_gpu_validation_gate_unavailable", [], view.gate_unavailable)
+    fam.add("gpuslo_gpu_validation_hold_down_cycles", [], view.hold_down_cycles)
 
 
 def add_degradations(fam: Families, results: list[CheckResult], gpus: Iterable[Any]) -> None:

@@ -79,7 +79,7 @@ def _gate(raw: dict) -> GpuGate:
                    for c, r, a, m, t, k in raw["faults"])
     return GpuGate(str(raw["phase"]), faults, float(raw["since"]), int(raw["tries"]),
                    int(raw["clean_cycles"]), str(raw["cleared_by"]), str(raw["last"]),
-                   _marks(raw["failed_marks"]))
+                   _marks(raw["failed_marks"]), str(raw["gpu"]))
 
 
 def load_gate_file(path: Path) -> GateFile:
@@ -104,7 +104,7 @@ def _gate_json(gate: GpuGate) -> dict[str, Any]:
     return {
         "phase": gate.phase, "since": gate.since, "tries": gate.tries,
         "clean_cycles": gate.clean_cycles, "cleared_by": gate.cleared_by, "last": gate.last,
-        "failed_marks": marks(gate.failed_marks),
+        "failed_marks": marks(gate.failed_marks), "gpu": gate.gpu,
         "faults": [[f.check, f.reason, f.action, f.message, f.since, marks(f.marks)]
                    for f in gate.faults],
     }
@@ -247,14 +247,14 @@ class ReturnToService:
             gate = rts.step_faults(state.gpus.get(uuid), reported.get(uuid, []), answered,
                                    marks, now, self.policy)
             if gate is not None:
-                gates[uuid] = gate
+                gates[uuid] = dataclasses.replace(gate, gpu=uuids.get(uuid) or gate.gpu)
         states = validator_states(self.policy)
         totals = self._validate(gates, uuids, states, marks, now, state.totals)
         state = dataclasses.replace(state, gpus=gates, totals=totals)
         save_gate_file(self.path, state)
         results = rts.gate_results(gates, reported, uuids, self.policy, now)
         view = ValidationState(
-            gpus=tuple(GpuValidation(u, uuids.get(u, ""), g.phase, g.tries, g.since,
+            gpus=tuple(GpuValidation(u, g.gpu, g.phase, g.tries, g.since,
                                      g.clean_cycles > 0) for u, g in sorted(gates.items())),
             gates_total=dict(totals.counts),
             validators=states,
@@ -282,6 +282,25 @@ class ReturnToService:
             if step.ended:
                 totals = totals.add(uuid, step.ended)
         return totals
+
+    def view(self, snapshot: NodeSnapshot, checks: set[str]) -> NodeSnapshot:
+        """Read-only, for a run restricted to some `checks` (`gpuslo check --check xid`, one
+        node-problem-detector rule): the saved gates of the GPUs holding a fault of one of them,
+        as results, without stepping or validating (a partial run cannot tell that every fault
+        cleared). So a check's NPD condition holds while the gate holds its fault."""
+        try:
+            state = load_gate_file(self.path)
+        except (ParseError, OSError) as error:
+            unknown = CheckResult(check=rts.CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
+                                  reason="parse_error", message=str(error)[:300],
+                                  source="return-to-service gate")
+            return dataclasses.replace(snapshot, results=(*snapshot.results, unknown))
+        gates = {u: g for u, g in state.gpus.items() if {f.check for f in g.faults} & checks}
+        index = {**_result_gpus(snapshot), **{g.uuid: g.index for g in snapshot.gpus}}
+        seen = {u: [r for r in snapshot.results if r.scope == u and r.status == "fail"]
+                for u in gates}
+        results = rts.gate_results(gates, seen, index, self.policy, self.clock())
+        return dataclasses.replace(snapshot, results=(*snapshot.results, *results))
 
     def note_slurm(self, drained_by_gpuslo: bool | None, resumed_by_someone: bool) -> bool:
         """Record what Slurm shows before a cycle: `resumed_by_someone` (gpuslo's drain is gone

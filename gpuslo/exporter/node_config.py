@@ -18,6 +18,7 @@ checks:                           # per check overrides
   xid: {interval_s: 10, timeout_s: 5}
   gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}   # also min_tflops, base_s, per_gpu_s
 probe_speeds: /etc/gpuslo/probe-speeds.yaml  # overlay of gpuslo/data/probe_speeds.yaml
+validation: {validators: [probe], max_tries: 3}  # overlay of gpuslo/data/return_to_service.yaml
 degradation_status:               # a degradation signal is warn (usable) unless made fail here
   clocks_sw_power_cap: fail       # keys: names.DEGRADATION_REASONS of the warn-level signals
 port_error_threshold: 10          # port errors per run interval that count (default: any, 1)
@@ -65,6 +66,7 @@ class NodeConfig:
     pod_resources_kubelet_socket: str | None = None
     job_log: str | None = None
     probe_speeds: str | None = None
+    validation: dict[str, Any] = field(default_factory=dict)
     degradation_status: dict[str, str] = field(default_factory=dict)
     port_error_threshold: int | None = None
 
@@ -158,6 +160,8 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
         elif key == "degradation_status":
             values[key] = _degradation_status(value, problems)
             continue
+        elif key == "validation":  # checked field by field by load_gate_policy
+            ok, message = isinstance(value, dict), "expected a mapping (return_to_service.yaml)"
         elif key == "port_error_threshold":
             ok, message = _positive_count(value), "expected a whole number ≥ 1"
         else:

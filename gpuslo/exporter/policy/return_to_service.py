@@ -86,8 +86,9 @@ class Fault:
 class GpuGate:
     """One GPU's gate: `phase` (held, validating, failed), the faults it holds, when the phase
     began (`since`, Unix s), validation tries and clean hold-down cycles so far, what cleared it
-    (`cleared_by`), the last validator or hold-down words (`last`), and the `Marks` at the
-    failure (a failed gate re-opens when one of its clearing events is seen after them)."""
+    (`cleared_by`), the last validator or hold-down words (`last`), the `Marks` at the
+    failure (a failed gate re-opens when one of its clearing events is seen after them), and
+    the GPU's index when known (for a run that did not read the inventory)."""
 
     phase: str
     faults: tuple[Fault, ...] = ()
@@ -97,6 +98,7 @@ class GpuGate:
     cleared_by: str = ""
     last: str = ""
     failed_marks: Marks = Marks()
+    gpu: str = ""
 
 
 @dataclass(frozen=True)
@@ -320,7 +322,7 @@ def gate_results(gates: dict[str, GpuGate], reported: dict[str, list], index: di
     per validating or failed GPU (pure). `index` maps UUID → GPU index."""
     out = []
     for uuid, gate in sorted(gates.items()):
-        common = {"check": CHECK, "scope": uuid, "gpu": index.get(uuid, ""),
+        common = {"check": CHECK, "scope": uuid, "gpu": index.get(uuid) or gate.gpu,
                   "source": "return-to-service gate", "observed_at": now}
         if gate.phase == HELD:
             active = {(r.check, r.reason) for r in reported.get(uuid, [])}
