@@ -295,7 +295,7 @@ METRICS: Final = {
     "gpuslo_gpu_verdict": (
         "gauge",
         ("gpu", "uuid", "verdict"),
-        "GPU verdict stateset: exactly one of healthy/unhealthy/unknown is 1",
+        "GPU verdict stateset: exactly one of healthy/unhealthy/unknown/validating is 1",
     ),
     "gpuslo_gpu_problem": (
         "gauge",

@@ -22,8 +22,9 @@ Per node (label `node`, the Kubernetes node name the exporter reports in gpuslo_
   shrinks the denominator; silence never does.
 - `gpuslo:node_gpus_unseen:count` — provisioned GPUs the exporter does not list now (all of them
   when the exporter is down or gone).
-- `gpuslo:node_gpus_blind:count` — provisioned GPUs without a healthy or unhealthy verdict now:
-  unseen, or `unknown` (observability loss). `GpusloFleetBlind` pages on the fleet's share.
+- `gpuslo:node_gpus_blind:count` — provisioned GPUs without a healthy, unhealthy or validating
+  verdict now: unseen, or `unknown` (observability loss; a validating GPU is seen, its time the
+  platform's). `GpusloFleetBlind` pages on the fleet's share.
 
 Hook for Slurm: a per-node GRES GPU count (`sinfo -N -O NodeList,Gres` as a metric, issue 16)
 joins `PROVISIONED_SOURCES` as one more `max by (node) (...)` entry; nothing else changes.
@@ -106,7 +107,8 @@ def per_node_rules(spec: SloSpec) -> list[dict]:
     Order matters: a rule reads the rules above it from this evaluation and its own (and the
     rules below it) from the previous one."""
     answered = (
-        'count by (instance, uuid) (gpuslo_gpu_verdict{verdict=~"healthy|unhealthy"} == 1)'
+        'count by (instance, uuid) '
+        '(gpuslo_gpu_verdict{verdict=~"healthy|unhealthy|validating"} == 1)'
     )
     return [
         {

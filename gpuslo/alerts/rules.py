@@ -177,11 +177,13 @@ def fleet_blind_alert(spec: SloSpec) -> dict:
 
 def gpu_unhealthy_rules() -> list[dict]:
     """GpusloGpuUnhealthy, one rule per recovery action so each carries a one-line runbook.
-    Labels reason, layer and action come from gpuslo_gpu_problem itself."""
+    Labels reason, layer and action come from gpuslo_gpu_problem itself. A GPU being validated
+    (reason `validation`: its fault cleared, the return-to-service gate running) is no alert:
+    a failed gate is (reason `validation_failed`, action drain_and_reset)."""
     return [
         _alert(
             "GpusloGpuUnhealthy",
-            f'gpuslo_gpu_problem{{action="{action}"}} == 1',
+            f'gpuslo_gpu_problem{{action="{action}", reason!="{names.REASON_VALIDATION}"}} == 1',
             "ticket",
             "GPU {{ $labels.gpu }} ({{ $labels.uuid }}) on {{ $labels.instance }}: "
             "{{ $labels.reason }} ({{ $labels.layer }} layer), action {{ $labels.action }}.",

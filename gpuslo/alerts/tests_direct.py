@@ -92,10 +92,16 @@ def fleet_blind_cases(spec: SloSpec) -> list[dict]:
 
 
 def gpu_cases() -> list[dict]:
-    """GpusloGpuUnhealthy per action: an active problem fires; a resolved one does not."""
+    """GpusloGpuUnhealthy per action: an active problem fires; a resolved one does not; a GPU
+    being validated does not."""
     tests = []
     for rule in alert_rules.gpu_unhealthy_rules():
         action = rule["expr"].split('"')[1]
+        if action == names.ACTION_NONE:
+            validating = {**GPU1, "check": "validation", "reason": names.REASON_VALIDATION,
+                          "layer": names.LAYER_PLATFORM, "action": action}
+            tests.append(case([series("gpuslo_gpu_problem", validating, "1x20")], rule["alert"],
+                              "10m", []))
         reason = "xid_fatal" if action != "none" else "thermal_slowdown"
         labels = {
             **GPU1,

@@ -19,9 +19,11 @@ from gpuslo.dashboards.panels import (
 from gpuslo.dashboards.scope import CLUSTER, node_variable, per_node
 from gpuslo.slo_spec import SloSpec
 
-# Node verdict as a number a stat can colour: 0 healthy, 1 unknown, 2 unhealthy.
-VERDICT_CODE = {"healthy": 0, "unknown": 1, "unhealthy": 2}
-VERDICT_COLOUR = {"healthy": "green", "unknown": "orange", "unhealthy": "red"}
+# Node verdict as a number a stat can colour: 0 healthy, 1 validating (a cleared fault, the
+# return-to-service gate not passed yet), 2 unknown, 3 unhealthy.
+VERDICT_CODE = {"healthy": 0, "validating": 1, "unknown": 2, "unhealthy": 3}
+VERDICT_COLOUR = {"healthy": "green", "validating": "blue", "unknown": "orange",
+                  "unhealthy": "red"}
 STATUS_COLOUR = {"ok": "green", "warn": "yellow", "fail": "red", "unknown": "orange"}
 
 
@@ -29,8 +31,8 @@ def _verdict_expr() -> str:
     """One series per node: VERDICT_CODE of the verdict whose stateset series is 1."""
     verdict = f"gpuslo_node_verdict{{{CLUSTER}"
     return per_node(
-        f'max by (cluster, instance) (2 * {verdict}, verdict="unhealthy"}} '
-        f'or {verdict}, verdict="unknown"}})'
+        f'max by (cluster, instance) (3 * {verdict}, verdict="unhealthy"}} '
+        f'or 2 * {verdict}, verdict="unknown"}} or {verdict}, verdict="validating"}})'
     )
 
 
@@ -51,13 +53,14 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "stat",
             "Node verdict",
-            "The node verdict by name: healthy (green), unknown (orange: a check could not "
-            "tell, never counted as healthy), unhealthy (red).",
+            "The node verdict by name: healthy (green), validating (blue: a GPU's fault "
+            "cleared, the return-to-service gate has not passed yet), unknown (orange: a check "
+            "could not tell, never counted as healthy), unhealthy (red).",
             "none",
             (Query(_verdict_expr(), "{{node}}", instant=True),),
             6,
             5,
-            steps=(("green", None), ("orange", 1), ("red", 2)),
+            steps=(("green", None), ("blue", 1), ("orange", 2), ("red", 3)),
             mappings=(
                 value_mapping({VERDICT_CODE[v]: (v, VERDICT_COLOUR[v]) for v in names.VERDICTS}),
             ),
@@ -152,7 +155,7 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "timeseries",
             "GPU verdicts",
-            "GPUs per verdict (healthy, unhealthy, unknown).",
+            "GPUs per verdict (healthy, validating, unhealthy, unknown).",
             GPUS,
             (
                 Query(
@@ -161,7 +164,71 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
                 ),
             ),
         ),
-    ] + _event_panels(spec)
+        Spec(
+            "timeseries",
+            "Return-to-service gate",
+            "GPUs the return-to-service gate holds, by state: held (a fault not cleared yet), "
+            "validating (cleared, validators not passed: not usable, platform time), failed "
+            "(no pass within the tries: unhealthy, validation_failed); and 1 while no validator "
+            "is available on the node (gate unavailable: a hold-down of clean cycles instead).",
+            GPUS,
+            (
+                Query(
+                    "sum by (state) "
+                    f"({per_node(f'gpuslo_gpu_validation_state{{{CLUSTER}}}')})",
+                    "{{state}}",
+                ),
+                Query(
+                    "max by (node) "
+                    f"({per_node(f'gpuslo_gpu_validation_gate_unavailable{{{CLUSTER}}}')})",
+                    "{{node}} gate unavailable",
+                ),
+            ),
+        ),
+    ] + _gate_panels() + _event_panels(spec)
+
+
+def _gate_panels() -> list[Spec]:
+    """The return-to-service gate's tries, gates ended and validators, and the active probe's
+    runs that did not judge speed (busy GPUs)."""
+    series = lambda name: per_node(f"{name}{{{CLUSTER}}}")  # noqa: E731
+    return [
+        Spec(
+            "timeseries",
+            "Validation tries and time in the gate",
+            "Per GPU the gate holds: validation tries spent in its current gate, the clean "
+            "cycles a hold-down lasts (when no validator is available), and the seconds since "
+            "it entered its gate state.",
+            COUNT,
+            (
+                Query(series("gpuslo_gpu_validation_tries"), "{{node}} GPU {{gpu}} tries"),
+                Query(series("gpuslo_gpu_validation_hold_down_cycles"),
+                      "{{node}} hold-down cycles"),
+                Query(f"time() - {series('gpuslo_gpu_validation_since_timestamp_seconds')}",
+                      "{{node}} GPU {{gpu}} seconds in state"),
+            ),
+        ),
+        Spec(
+            "timeseries",
+            "Gates ended, validators, probe speed not judged",
+            "Gates ended over the range by outcome (passed, held_down: no validator, failed); "
+            "the node's validators by state (probe, dcgm_diag: available, unavailable, "
+            "not_configured); active-probe runs that did not judge speed, by why (busy: another "
+            "process on the GPU; no_context; activity_unknown).",
+            COUNT,
+            (
+                Query(per_node("sum by (cluster, instance, outcome) (increase("
+                               f"gpuslo_gpu_validation_gates_total{{{CLUSTER}}}[$__range]))"),
+                      "{{node}} gates {{outcome}}"),
+                Query(f"{series('gpuslo_gpu_validation_validator')} == 1",
+                      "{{node}} {{validator}} {{state}}"),
+                Query(per_node("sum by (cluster, instance, why) (increase("
+                               f"gpuslo_gpu_probe_speed_not_judged_total{{{CLUSTER}}}"
+                               "[$__range]))"),
+                      "{{node}} probe speed not judged: {{why}}"),
+            ),
+        ),
+    ]
 
 
 def _event_panels(spec: SloSpec) -> list[Spec]:

@@ -134,7 +134,8 @@ def _blind_share(spec: SloSpec) -> Spec:
     return Spec(
         "timeseries",
         "Blind share of provisioned GPUs",
-        "Provisioned GPUs with no healthy or unhealthy verdict over all provisioned GPUs (ratio "
+        "Provisioned GPUs with no healthy, unhealthy or validating verdict over all provisioned "
+        "GPUs (ratio "
         f"0–1); GpusloFleetBlind pages above {threshold}. Blind time counts against the usable "
         "GPU SLI as observability loss.",
         RATIO,

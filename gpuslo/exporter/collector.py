@@ -210,6 +210,9 @@ def add_events(fam: Families, snapshot: NodeSnapshot | None) -> None:
     for key, count in sorted(snapshot.sxid_events.items()):
         fam.add("gpuslo_sxid_events_total", key, count)
     fam.add("gpuslo_kernel_log_records_lost_total", [], snapshot.kernel_log_records_lost)
+    index = {g.uuid: g.index for g in snapshot.gpus}
+    for (uuid, why), count in sorted(snapshot.probe_speed_not_judged.items()):
+        fam.add("gpuslo_gpu_probe_speed_not_judged_total", [index.get(uuid, ""), uuid, why], count)
     for kind, count in sorted(snapshot.network_devices.items()):
         fam.add("gpuslo_network_devices", [kind], count)
     for kind, count in sorted(snapshot.network_devices_expected.items()):

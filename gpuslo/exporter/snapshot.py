@@ -95,6 +95,8 @@ class NodeSnapshot:
             learned at the first healthy run), None when nobody knows yet. Known even when no
             GPU is readable: it is the fleet's provisioned denominator.
         taken_at: when the snapshot was built (Unix seconds).
+        probe_speed_not_judged: cumulative active-probe runs that did not judge a GPU's speed,
+            by (GPU UUID, why: `names.PROBE_NOT_JUDGED`).
         validation: the return-to-service gate (None: not run, as in a bare runner cycle).
     """
 
@@ -111,6 +113,7 @@ class NodeSnapshot:
     network_devices_expected: dict[str, int] = field(default_factory=dict)
     gpus_expected: int | None = None
     taken_at: float = 0.0
+    probe_speed_not_judged: dict[tuple[str, str], int] = field(default_factory=dict)
     validation: ValidationState | None = None
 
 

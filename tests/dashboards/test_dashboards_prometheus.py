@@ -384,7 +384,8 @@ def test_node_verdict_reads_as_a_state_per_node(prometheus):
         s["metric"]["node"]: s["value"][1]
         for s in _query(prometheus, _panel_expr("gpuslo-node-drilldown", "Node verdict"))
     }
-    assert found == {"n1": "0", "n2": "2", "h200-fixture": "2"}  # healthy, unhealthy, unhealthy
+    # healthy, unhealthy, unhealthy (codes: 0 healthy, 1 validating, 2 unknown, 3 unhealthy)
+    assert found == {"n1": "0", "n2": "3", "h200-fixture": "3"}
 
 
 def test_a_check_that_never_answered_is_never_not_1970(prometheus):

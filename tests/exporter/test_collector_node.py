@@ -28,8 +28,10 @@ from gpuslo.exporter.snapshot import (
     AllocationSourceState,
     GpuAllocation,
     GpuInfo,
+    GpuValidation,
     Heartbeat,
     NodeSnapshot,
+    ValidationState,
 )
 from gpuslo.goodput import Recorder
 from gpuslo.verdict import CheckResult
@@ -104,6 +106,16 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
         network_devices_expected={"efa": 32},
         gpus_expected=1,
         taken_at=now - 1,
+        probe_speed_not_judged={(gpu.uuid, "busy"): 4},
+        # the return-to-service gate holds GPU 0 for its Xid 79; it passed two gates before and
+        # failed one; this node has the probe but no DCGM
+        validation=ValidationState(
+            gpus=(GpuValidation(gpu.uuid, gpu.index, "held", 0, now - 600),),
+            gates_total={(gpu.uuid, "passed"): 2, (gpu.uuid, "failed"): 1},
+            validators={"probe": "available", "dcgm_diag": "unavailable"},
+            gate_unavailable=False,
+            hold_down_cycles=3,
+        ),
     )
 
 
