@@ -10,6 +10,7 @@ The source flags are `gpuslo.cli.sources`, shared with `gpuslo exporter`.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from typing import Any
@@ -20,8 +21,9 @@ from gpuslo.cli.sources import add_source_arguments, gate_from_args, runner_from
 from gpuslo.exporter.checks.registry import CHECKS
 from gpuslo.exporter.collector import gpu_scoped
 from gpuslo.exporter.npd import run_plugin
+from gpuslo.exporter.policy.return_to_service import CHECK as GATE
 from gpuslo.exporter.snapshot import NodeSnapshot
-from gpuslo.verdict import gpu_verdicts, node_verdict
+from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_verdicts, node_verdict
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -35,9 +37,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--check",
         action="append",
-        choices=list(CHECKS),
+        choices=[*CHECKS, GATE],
         metavar="NAME",
-        help=f"run only this check (repeatable): {', '.join(CHECKS)}",
+        help=f"run only this check (repeatable): {', '.join(CHECKS)}; `{GATE}` runs every "
+        "check and answers for the return-to-service gate alone (its node-problem-detector rule)",
     )
     add_source_arguments(parser)
     add_slurm_arguments(parser)
@@ -115,12 +118,32 @@ def run(args: argparse.Namespace) -> int:
 
 def _cycle(args: argparse.Namespace) -> NodeSnapshot:
     """One cycle of the checks, then the return-to-service gate: stepped (and validating) when
-    every check ran, read-only when `--check` chose some (`exporter.gate`)."""
+    every check ran, read-only when `--check` chose some (`exporter.gate`); `--check
+    validation` runs every check and keeps the gate's results alone."""
+    chosen = getattr(args, "check", None) or []
+    gate_only = GATE in chosen
+    if gate_only:
+        args = argparse.Namespace(**{**vars(args), "check": None})
     runner = runner_from_args(args)
     try:
         snapshot = runner.cycle(force=True)
     finally:
         runner.close()
     gate = gate_from_args(args, runner.context)
-    chosen = getattr(args, "check", None)
-    return gate.view(snapshot, set(chosen)) if chosen else gate.apply(snapshot)
+    if chosen and not gate_only:
+        return gate.view(snapshot, set(chosen))
+    snapshot = gate.apply(snapshot)
+    return gate_answer(snapshot) if gate_only else snapshot
+
+
+def gate_answer(snapshot: NodeSnapshot) -> NodeSnapshot:
+    """The snapshot with the gate's results alone, and the faults that hold its held GPUs (the
+    checks' own fail results on them); one `ok` saying so when it holds no GPU."""
+    held = {g.uuid for g in snapshot.validation.gpus} if snapshot.validation else set()
+    scoped = gpu_scoped(list(snapshot.results), snapshot.gpus)
+    own = tuple(r for r in scoped if r.check == GATE or (r.scope in held and r.status == "fail"))
+    if not own:
+        own = (CheckResult(check=GATE, scope=NODE_SCOPE, status=names.STATUS_OK,
+                           message="the return-to-service gate holds no GPU",
+                           source="return-to-service gate"),)
+    return dataclasses.replace(snapshot, results=own)

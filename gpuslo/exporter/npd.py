@@ -7,7 +7,10 @@ Because "Unknown" would keep a stale OK, gpuslo exits 1 on anything it cannot vo
 unknown verdict, its own error, a missing dependency (shared/DESIGN.md §8).
 
 `monitor_config()` builds the config with one condition and one rule per check (30 s interval),
-deterministically; regenerate the committed file with
+plus the return-to-service gate's (`GpusloValidationProblem`: `gpuslo check --check validation`
+runs every check, steps the gate and runs its validators, so its rule has `GATE_TIMEOUT`; the
+per-check rules read the gate without stepping it, so each check's condition holds while the
+gate holds a GPU for that check's fault), deterministically; regenerate the committed file with
 
     python -m gpuslo.exporter.npd deploy/node-problem-detector/gpuslo-monitor.json
 """
@@ -33,6 +36,8 @@ EXIT_OK, EXIT_PROBLEM = 0, 1
 INTERVAL = "30s"
 PLUGIN_TIMEOUT = "25s"  # NPD kills the plugin after this; gpuslo ends within --check-timeout + 1 s
 CHECK_TIMEOUT_S = 20
+GATE = "validation"
+GATE_TIMEOUT = "90s"  # every check, then the active probe on the validating GPUs
 GPUSLO_PATH = "/usr/local/bin/gpuslo"
 
 
@@ -81,15 +86,16 @@ def _camel(name: str) -> str:
 
 def monitor_config(check_names: list[str] | None = None) -> dict[str, Any]:
     """The custom-plugin-monitor config: a condition and a rule per check, 30 s interval."""
-    chosen = check_names or default_names(active=False)
+    chosen = check_names or [*default_names(active=False), GATE]
     conditions, rules = [], []
     for name in chosen:
         condition = f"Gpuslo{_camel(name)}Problem"
+        what = CHECKS.get(name, "return-to-service gate: GPUs held, validating or failed")
         conditions.append(
             {
                 "type": condition,
                 "reason": f"Gpuslo{_camel(name)}IsOk",
-                "message": f"gpuslo {name}: {CHECKS[name]}",
+                "message": f"gpuslo {name}: {what}",
             }
         )
         rules.append(
@@ -98,7 +104,7 @@ def monitor_config(check_names: list[str] | None = None) -> dict[str, Any]:
                 "condition": condition,
                 "reason": f"Gpuslo{_camel(name)}Failed",
                 "path": GPUSLO_PATH,
-                "timeout": PLUGIN_TIMEOUT,
+                "timeout": GATE_TIMEOUT if name == GATE else PLUGIN_TIMEOUT,
                 "args": [
                     "check",
                     "--format",

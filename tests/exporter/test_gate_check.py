@@ -113,3 +113,22 @@ def test_a_restricted_run_shows_the_gate_without_stepping_it(tmp_path, monkeypat
     assert code == 1 and state.read_text() == before
     if format_ == "npd":
         assert out.startswith("validation gpu0 fail fallen_off_bus: xid fallen_off_bus not report")
+
+
+def test_the_gate_rule_of_npd_answers_for_the_gate_alone(tmp_path, monkeypatch, capsys):
+    """`check --check validation --format npd`: every check runs, the gate steps and validates,
+    and the answer is the gate's: NonOK while a GPU is held or validating, OK once past it."""
+    node = Node(tmp_path, monkeypatch)
+    node.boot("boot-1", HEALTHY_LOG + XID79)
+    args = ["check", "--format", "npd", "--check", "validation", "--state-dir",
+            str(tmp_path / "state"), "--kernel-log", str(tmp_path / "kern.log"),
+            "--path.procfs", str(tmp_path / "proc"), "--config", str(tmp_path / "node.yaml")]
+    assert main(args) == 1
+    assert capsys.readouterr().out.startswith("xid fail fallen_off_bus: Xid 79 (fatal)")
+    node.boot("boot-2")
+    node.probe(300.0)
+    assert main(args) == 1
+    assert capsys.readouterr().out.startswith("validation gpu0 fail validation: validating:")
+    node.probe(779.0)
+    assert main(args) == 0
+    assert capsys.readouterr().out == "ok: validation\n"

@@ -36,10 +36,14 @@ def test_config_has_a_condition_and_rule_per_check_every_30s():
     config = json.loads(render_monitor_config())
     assert config["pluginConfig"]["invoke_interval"] == "30s"
     assert config["pluginConfig"]["max_output_length"] == MAX_MESSAGE_BYTES
-    assert [r["args"][4] for r in config["rules"]] == default_names(active=False)
+    # one rule per check, and the return-to-service gate's, which runs every check and the
+    # probe on the validating GPUs: a longer timeout than the others
+    assert [r["args"][4] for r in config["rules"]] == [*default_names(active=False), "validation"]
     assert {c["type"] for c in config["conditions"]} == {r["condition"] for r in config["rules"]}
     for rule in config["rules"]:
         assert rule["args"][:3] == ["check", "--format", "npd"]
+    assert {r["timeout"] for r in config["rules"][:-1]} == {"25s"}
+    assert config["rules"][-1]["timeout"] == "90s"
 
 
 @given(st.text(max_size=400))
