@@ -3,7 +3,11 @@
 Prints one line and exits 0 when the node is healthy (`gpuslo: ok`), else 1 with
 `gpuslo: <check> <reason> <gpu/device>`. With `--drain` it also drains the node with that line
 as the Slurm reason, and resumes it when healthy again only when the reason on it is gpuslo's
-own (`gpuslo.exporter.slurm.drain.decide`). Fails closed: the whole cycle runs under gpuslo's own
+own (`gpuslo.exporter.slurm.drain.decide`) — so after a fault only once the return-to-service
+gate has validated the GPUs (`gpuslo.exporter.gate`: while it runs the line is
+`gpuslo: validation validation gpu<N>`, and a failed gate drains with `validation_failed`); the
+gate learns from the node's Slurm state whether gpuslo's drain is on, and counts an admin's
+resume of it as a clearing event. Fails closed: the whole cycle runs under gpuslo's own
 deadline (`--deadline`, default 30 s, well under slurmd's 60 s kill), and overrunning it answers
 `gpuslo: gpuslo check_timeout node`; a library error answers `gpuslo: gpuslo <reason> node`
 (dependency_missing, tool_error) — and drains with it. Options come from flags, then from the
@@ -23,8 +27,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from gpuslo.cli.sources import context_from_args, gate_from_args
 from gpuslo.errors import DependencyMissing, GpusloError
-from gpuslo.exporter.evidence.slurm import SlurmUnavailable, read_node, run_command
+from gpuslo.exporter.evidence.slurm import SlurmNode, SlurmUnavailable, read_node, run_command
 from gpuslo.exporter.slurm.config import (
     DEFAULT_DEADLINE_S,
     DEFAULT_SCONTROL_TIMEOUT_S,
@@ -32,7 +37,17 @@ from gpuslo.exporter.slurm.config import (
     SlurmConfig,
     load_slurm_config,
 )
-from gpuslo.exporter.slurm.drain import EXIT_PROBLEM, NOTHING, answer, apply, decide, reason_line
+from gpuslo.exporter.slurm.drain import (
+    DRAIN,
+    EXIT_PROBLEM,
+    NOTHING,
+    RESUME,
+    answer,
+    apply,
+    decide,
+    is_own,
+    reason_line,
+)
 from gpuslo.exporter.snapshot import NodeSnapshot
 
 
@@ -102,10 +117,11 @@ def run_slurm(args: argparse.Namespace, cycle: Callable[[argparse.Namespace], No
     path = args.slurm_config or os.environ.get(ENV_VAR)
     args = merge_config(args, load_slurm_config(path) if path else SlurmConfig())
     deadline = args.deadline if args.deadline and args.deadline > 0 else DEFAULT_DEADLINE_S
+    before = _note_resume(args) if args.drain else None
     code, line, timed_out = cycle_within(lambda: cycle(args), deadline)
     print(line, flush=True)
     if args.drain:
-        code = _drain(args, code, line)
+        code = _drain(args, code, line, before)
     if timed_out:
         sys.stderr.flush()
         kill_descendants(os.getpid())
@@ -135,7 +151,30 @@ def kill_descendants(pid: int, proc: Path = Path("/proc")) -> int:
     return len(found)
 
 
-def _drain(args: argparse.Namespace, code: int, line: str) -> int:
+def _gate(args: argparse.Namespace) -> Any:
+    """The node's return-to-service gate (its state file holds whether gpuslo's drain is on)."""
+    return gate_from_args(args, context_from_args(args))
+
+
+def _note_resume(args: argparse.Namespace) -> SlurmNode | None:
+    """Before the cycle: a node gpuslo had drained that is neither drained nor down now was
+    resumed by someone else, an admin resume the gate counts (`ReturnToService.note_slurm`).
+    Returns the node as read (None when scontrol or the gate state cannot be read: nothing is
+    counted; the drain step reports scontrol's failure)."""
+    try:
+        node = read_node(node_name(args), args.scontrol or "scontrol", run_command,
+                         args.scontrol_timeout)
+        if _gate(args).note_slurm(None, resumed_by_someone=not (node.drained or node.down)):
+            print(f"gpuslo check: {node.name} was resumed by someone else: an admin resume",
+                  file=sys.stderr)
+    except (SlurmUnavailable, GpusloError, OSError):
+        return None
+    return node
+
+
+def _drain(args: argparse.Namespace, code: int, line: str, before: SlurmNode | None) -> int:
+    """Drain or resume by `decide`, and tell the gate whether gpuslo's drain is on now: gpuslo
+    resumes its own drain only once the verdict is healthy, i.e. after the gate passed."""
     scontrol, timeout = args.scontrol or "scontrol", args.scontrol_timeout
     node = node_name(args)
     try:
@@ -146,6 +185,9 @@ def _drain(args: argparse.Namespace, code: int, line: str) -> int:
         print(f"gpuslo check: cannot {'resume' if code == 0 else 'drain'} {node}: {error}",
               file=sys.stderr)
         return code
+    own = {DRAIN: True, RESUME: False}.get(decision.action, state.drained and is_own(state.reason))
+    with contextlib.suppress(GpusloError, OSError):  # the gate reports its own state problems
+        _gate(args).note_slurm(own, resumed_by_someone=False)
     if decision.action != NOTHING:
         print(f"gpuslo check: {decision.action} {node}: {decision.why}", file=sys.stderr)
     return code
