@@ -386,51 +386,30 @@ METRICS: Final = {
         "interval); rules turn it into per-node performance scores",
     ),
     "gpuslo_gpu_validation_state": (
-        "gauge",
-        ("gpu", "uuid", "state"),
-        "Return-to-service gate stateset per GPU of the inventory: held (a fault not cleared), "
-        "validating (cleared, validators not passed: verdict validating) or failed (the gate "
-        "did not pass: unhealthy, reason validation_failed); all 0 when the GPU is past the gate",
+        "gauge", ("gpu", "uuid", "state"),
+        "Return-to-service gate stateset per GPU: held (a fault not cleared), validating (cleared,"
+        " not validated: verdict validating) or failed (validation_failed); all 0 past the gate",
     ),
     "gpuslo_gpu_validation_tries": (
-        "gauge",
-        ("gpu", "uuid"),
-        "Validation tries spent in the GPU's current gate (GPUs the gate holds)",
-    ),
+        "gauge", ("gpu", "uuid"), "Validation tries spent in the current gate (held GPUs)"),
     "gpuslo_gpu_validation_since_timestamp_seconds": (
-        "gauge",
-        ("gpu", "uuid"),
-        "When the GPU entered its current gate state (Unix seconds; GPUs the gate holds)",
-    ),
+        "gauge", ("gpu", "uuid"), "When the GPU entered its gate state (Unix s; held GPUs)"),
     "gpuslo_gpu_validation_gates_total": (
-        "counter",
-        ("gpu", "uuid", "outcome"),
-        "Gates ended per GPU: passed (validators passed), held_down (no validator: clean "
-        "cycles), failed (no pass within the tries)",
+        "counter", ("gpu", "uuid", "outcome"),
+        "Gates ended per GPU: passed, held_down (no validator: clean cycles) or failed",
     ),
     "gpuslo_gpu_validation_validator": (
-        "gauge",
-        ("validator", "state"),
-        "Validators of the gate stateset: probe or dcgm_diag, available, unavailable (tool "
-        "missing) or not_configured",
+        "gauge", ("validator", "state"),
+        "Gate validators stateset: probe, dcgm_diag; available, unavailable, not_configured",
     ),
     "gpuslo_gpu_validation_gate_unavailable": (
-        "gauge",
-        (),
-        "1 when no validator is available on the node: cleared GPUs are held down for "
-        "gpuslo_gpu_validation_hold_down_cycles clean check cycles instead",
-    ),
+        "gauge", (), "1 when no validator is available: cleared GPUs are held down instead"),
     "gpuslo_gpu_validation_hold_down_cycles": (
-        "gauge",
-        (),
-        "Clean check cycles a GPU is held down when no validator is available",
-    ),
+        "gauge", (), "Clean check cycles of a hold-down (no validator available)"),
     "gpuslo_gpu_probe_speed_not_judged_total": (
-        "counter",
-        ("gpu", "uuid", "why"),
-        "Active-probe runs that did not judge the GPU's speed: busy (another process on it: "
-        "busy: speed not judged), no_context (an exclusive-process GPU in use), "
-        "activity_unknown (NVML reports neither its processes nor its utilisation)",
+        "counter", ("gpu", "uuid", "why"),
+        "Active-probe runs that did not judge the GPU's speed (busy: speed not judged), by why: "
+        "busy, no_context (exclusive-process GPU in use), activity_unknown",
     ),
     "gpuslo_node_degradation": (
         "gauge",

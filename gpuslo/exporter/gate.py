@@ -164,6 +164,7 @@ class Validators:
 
     def __init__(self, context: CheckContext, policy: GatePolicy) -> None:
         self.context, self.policy = context, policy
+        self.probe_counts: dict[tuple[str, str], int] = {}  # the probe's cumulative facts
 
     def run(self, gpus: dict[str, str], states: dict[str, str]) -> dict[str, list]:
         """{UUID: [ValidatorOutcome]} for `gpus` ({index: UUID}), one outcome per configured
@@ -183,6 +184,7 @@ class Validators:
                 runner.close()
             for r in snapshot.results:
                 results.setdefault(r.check, []).append(r)
+            self.probe_counts = dict(snapshot.probe_speed_not_judged or self.probe_counts)
         out = {}
         for uuid in gpus.values():
             out[uuid] = [
@@ -261,8 +263,11 @@ class ReturnToService:
             gate_unavailable="available" not in states.values(),
             hold_down_cycles=self.policy.hold_down_cycles,
         )
+        counts = dict(snapshot.probe_speed_not_judged)  # both cumulative from one state file
+        for key, n in getattr(self.validators, "probe_counts", {}).items():
+            counts[key] = max(n, counts.get(key, 0))
         return dataclasses.replace(snapshot, results=(*snapshot.results, *results),
-                                   validation=view)
+                                   validation=view, probe_speed_not_judged=counts)
 
     def _validate(self, gates: dict[str, GpuGate], uuids: dict[str, str],
                   states: dict[str, str], marks: Marks, now: float,

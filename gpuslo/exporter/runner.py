@@ -44,6 +44,7 @@ from gpuslo.exporter.checks.base import (
     InventoryFacts,
     KernelLogFacts,
     NetworkFacts,
+    ProbeFacts,
 )
 from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
@@ -327,6 +328,9 @@ def with_facts(snapshot: NodeSnapshot, *facts: Facts) -> NodeSnapshot:
             snapshot = dataclasses.replace(
                 snapshot, network_devices=fact.network_devices,
                 network_devices_expected=fact.network_devices_expected)
+        elif isinstance(fact, ProbeFacts):
+            snapshot = dataclasses.replace(
+                snapshot, probe_speed_not_judged=fact.probe_speed_not_judged)
     return snapshot
 
 

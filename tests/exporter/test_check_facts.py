@@ -14,6 +14,7 @@ from gpuslo.exporter.checks.base import (
     InventoryFacts,
     KernelLogFacts,
     NetworkFacts,
+    ProbeFacts,
 )
 from gpuslo.exporter.runner import _keep_facts, _results_of, with_facts
 from gpuslo.exporter.snapshot import GpuInfo, NodeSnapshot
@@ -24,6 +25,7 @@ EVERY = (
     InventoryFacts((GPU,), driver_version="580.159.04", cuda_version="13.0"),
     KernelLogFacts({("00000000:00:06.0", "79", "fatal"): 2}, {("sw0", "22013", "benign"): 1}, 7),
     NetworkFacts({"efa": 31, "infiniband": 0}, {"efa": 32}),
+    ProbeFacts({("GPU-a", "busy"): 3}),
 )
 
 

@@ -71,6 +71,17 @@ def test_busy_gpus_are_never_failed_on_speed(tmp_path, monkeypatch):
         assert "64 MiB memory pattern" in result.message  # the small allocation
 
 
+def test_speed_not_judged_is_counted_across_runs(tmp_path, monkeypatch):
+    """Two probe runs beside a job on GPUs 2 and 5: 2 each, kept in the state dir (the
+    exporter's gpuslo_gpu_probe_speed_not_judged_total); the idle GPUs are not counted."""
+    for _ in range(2):
+        snapshot, _ = probe(tmp_path, monkeypatch, "busy", GPUSLO_FAKE_NVML_BUSY="2,5")
+    uuid = {r.gpu: r.scope for r in snapshot.results}
+    assert snapshot.probe_speed_not_judged == {(uuid["2"], "busy"): 2, (uuid["5"], "busy"): 2}
+    saved = json.loads((tmp_path / "state" / "probe_not_judged.json").read_text())
+    assert saved == sorted([[uuid["2"], "busy", 2], [uuid["5"], "busy", 2]])
+
+
 def test_job_starting_during_the_probe_makes_speed_not_judged(tmp_path, monkeypatch):
     snapshot, _ = probe(tmp_path, monkeypatch, "busy_after", GPUSLO_PROBE_REPLAY_MODE="loaded",
                         GPUSLO_FAKE_NVML_BUSY="2")

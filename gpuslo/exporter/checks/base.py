@@ -117,10 +117,18 @@ class NetworkFacts:
     network_devices_expected: dict[str, int]
 
 
+@dataclass(frozen=True)
+class ProbeFacts:
+    """What `gpu_probe` tells the snapshot: the probe runs that did not judge a GPU's speed,
+    cumulative (kept in the state dir), by (GPU UUID, why: `names.PROBE_NOT_JUDGED`)."""
+
+    probe_speed_not_judged: dict[tuple[str, str], int]
+
+
 # A check's facts, read by `runner.Runner.snapshot` attribute by attribute: every field is the
 # `NodeSnapshot` attribute of the same name and type (tests/exporter/test_check_facts.py).
-Facts = InventoryFacts | KernelLogFacts | NetworkFacts
-FACT_TYPES = (InventoryFacts, KernelLogFacts, NetworkFacts)
+Facts = InventoryFacts | KernelLogFacts | NetworkFacts | ProbeFacts
+FACT_TYPES = (InventoryFacts, KernelLogFacts, NetworkFacts, ProbeFacts)
 
 
 @dataclass(frozen=True)

@@ -13,19 +13,21 @@ and the node config's `checks.gpu_probe.min_tflops` / `min_d2d_tbps` over both.
 
 Results: one per GPU (see `policy.probe`), only those of `config["probe_gpus"]` (UUIDs) when the
 return-to-service gate runs it as a validator; not requested → one `ok` with `applicable=False`.
-Requested but no NVML, no PyTorch or no CUDA GPU → `DependencyMissing` (`unknown`). Facts:
-`probe_not_judged` {GPU UUID: why} for the GPUs whose speed was not judged this run
-(`names.PROBE_NOT_JUDGED`), which the exporter counts.
+Requested but no NVML, no PyTorch or no CUDA GPU → `DependencyMissing` (`unknown`). Facts
+(`ProbeFacts`): the runs that did not judge a GPU's speed, by (UUID, why), cumulative in
+`probe_not_judged.json` in the state dir (atomic, locked: `gpuslo check` and the exporter share
+it), for `gpuslo_gpu_probe_speed_not_judged_total`.
 """
 
 from __future__ import annotations
 
 import os
+from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.errors import DependencyMissing
-from gpuslo.exporter.checks.base import CheckContext, CheckOutput
+from gpuslo.errors import DependencyMissing, ParseError
+from gpuslo.exporter.checks.base import CheckContext, CheckOutput, ProbeFacts
 from gpuslo.exporter.evidence.gpu_activity import GpuActivity, read_activity
 from gpuslo.exporter.evidence.nvml import load_nvml
 from gpuslo.exporter.evidence.probe import replay_path
@@ -39,9 +41,11 @@ from gpuslo.exporter.evidence.probe.replay import ReplayBackend
 from gpuslo.exporter.evidence.probe.torch_probe import TorchBackend
 from gpuslo.exporter.policy.probe import Busy, busy_after, busy_before, judge_probe, probe_pids
 from gpuslo.exporter.policy.speeds import SpeedPolicy, SpeedThresholds, load_speed_policy
+from gpuslo.exporter.state import locked, read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "gpu_probe"
+COUNTS_FILE = "probe_not_judged.json"
 
 
 def load_backend() -> Any:
@@ -89,15 +93,16 @@ def probe_node(
     outcomes = measure_all(backend.measure, plan, deadline)
     after = {g.index: g for g in read_after()}
     own = probe_pids({g.index: g for g in before}, after, [g.index for g, _ in plan], own_pid)
-    results, not_judged = [], {}
+    results: list[CheckResult] = []
+    not_judged: dict[tuple[str, str], int] = {}
     for gpu in before:
         why = _merge(busy[gpu.index], busy_after(gpu, after.get(gpu.index), own))
         outcome = outcomes.get(gpu.index)
         limits = thresholds(policy, gpu.model, settings)
         results.append(judge_probe(gpu, outcome, why, limits, deadline))
         if why.why or (outcome is not None and outcome.no_context):
-            not_judged[gpu.uuid] = why.why or names.PROBE_NOT_JUDGED[1]
-    return CheckOutput(results, {"probe_not_judged": not_judged})
+            not_judged[(gpu.uuid, why.why or names.PROBE_NOT_JUDGED[1])] = 1
+    return CheckOutput(results, ProbeFacts(not_judged))
 
 
 class GpuProbeCheck:
@@ -128,7 +133,27 @@ class GpuProbeCheck:
         backend = load_backend()
         backend.prepare(before)
         settings = context.config.get("checks", {}).get(self.name, {})
-        return probe_node(
+        output = probe_node(
             before, lambda: read_activity(nvml), backend, policy, settings, context.timeout_s,
             os.getpid(),
         )
+        totals = count_not_judged(Path(context.state_dir), output.facts.probe_speed_not_judged)
+        return CheckOutput(output.results, ProbeFacts(totals))
+
+
+def count_not_judged(state_dir: Path, runs: dict[tuple[str, str], int]) -> dict:
+    """Add this run's not-judged GPUs to the cumulative counts in the state dir and return them
+    (I/O). A broken file is a ParseError (`unknown`), never reset."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / COUNTS_FILE
+    with locked(path, 5.0):
+        raw = read_json_state(path, [])
+        try:
+            counts = {(str(u), str(w)): int(n) for u, w, n in raw}
+        except (TypeError, ValueError) as error:
+            raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None
+        for key, n in runs.items():
+            counts[key] = counts.get(key, 0) + n
+        if runs:
+            write_json_atomic(path, sorted([*key, n] for key, n in counts.items()))
+    return counts
