@@ -24,7 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo.cli.slurm_check import node_name
-from gpuslo.cli.sources import add_source_arguments, node_config, runner_from_args
+from gpuslo.cli.sources import (
+    add_source_arguments,
+    gate_from_args,
+    node_config,
+    runner_from_args,
+)
 from gpuslo.errors import GpusloError, InputError, UsageError
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
 from gpuslo.exporter.jobs.allocations import KubeletAllocations
@@ -207,7 +212,9 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     built: list[Exporter] = []
     sources = allocation_sources(args, lambda: built[0].inventory() if built else ())
     job_logs = job_log_tailer(args, context.state_dir, built, rule)
-    exporter = Exporter(runner.cycle, tailer, carry, max_jobs=args.max_jobs, heartbeat=heartbeat,
+    gate = gate_from_args(args, context, background=not args.once)
+    exporter = Exporter(lambda: gate.apply(runner.cycle()), tailer, carry, max_jobs=args.max_jobs,
+                        heartbeat=heartbeat,
                         platform=platform, allocation_sources=sources, job_logs=job_logs,
                         job_hold_s=args.job_expiry)
     built.append(exporter)

@@ -148,10 +148,12 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
     )
 
 
-def gate_from_args(args: argparse.Namespace, context: CheckContext) -> ReturnToService:
+def gate_from_args(args: argparse.Namespace, context: CheckContext,
+                   background: bool = False) -> ReturnToService:
     """The return-to-service gate for the flags' node (its config's `validation:` over the
-    packaged policy; ConfigError for a bad field)."""
-    return gate_for(context, _config(args).validation or None)
+    packaged policy; ConfigError for a bad field); `background`: validators on their own thread
+    (the serving exporter)."""
+    return gate_for(context, _config(args).validation or None, background)
 
 
 def runner_from_args(

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import importlib.util
 import shutil
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -195,6 +196,45 @@ class Validators:
         return out
 
 
+class BackgroundValidators:
+    """Validators on a thread of their own, for the exporter: a `dcgmi diag -r 2` takes minutes
+    and must not hold up the check cycles (their results would go stale). `run` starts a try
+    when none is running and answers {} meanwhile; the next call after it finished answers its
+    outcomes (for the GPUs still asked about)."""
+
+    def __init__(self, inner: Validators) -> None:
+        self.inner = inner
+        self._thread: threading.Thread | None = None
+        self._done: dict[str, list] | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def probe_counts(self) -> dict[tuple[str, str], int]:
+        """The probe's cumulative counts of the last finished try."""
+        return self.inner.probe_counts
+
+    def run(self, gpus: dict[str, str], states: dict[str, str]) -> dict[str, list]:
+        """The outcomes of the last finished try ({} while one runs; see the class)."""
+        with self._lock:
+            if self._done is not None:
+                done, self._done = self._done, None
+                return {u: o for u, o in done.items() if u in gpus.values()}
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._work, args=(dict(gpus), states),
+                                                name="gpuslo-validators", daemon=True)
+                self._thread.start()
+            return {}
+
+    def _work(self, gpus: dict[str, str], states: dict[str, str]) -> None:
+        try:
+            outcomes = self.inner.run(gpus, states)
+        except Exception as error:  # noqa: BLE001 - a try that broke is inconclusive, not lost
+            outcomes = {u: [ValidatorOutcome("validators", rts.INCONCLUSIVE, str(error)[:200])]
+                        for u in gpus.values()}
+        with self._lock:
+            self._done = outcomes
+
+
 # --- the gate ---------------------------------------------------------------------------------
 
 
@@ -278,6 +318,8 @@ class ReturnToService:
             return totals
         outcomes = self.validators.run(due, states)
         for uuid in due.values():
+            if uuid not in outcomes:  # a try still running in the background: no step now
+                continue
             step = rts.step_validation(gates[uuid], outcomes.get(uuid, []), marks, now,
                                        self.policy)
             if step.gate is None:
@@ -331,7 +373,12 @@ def _result_gpus(snapshot: NodeSnapshot) -> dict[str, str]:
     return {r.scope: r.gpu for r in snapshot.results if r.gpu and r.scope.startswith("GPU-")}
 
 
-def gate_for(context: CheckContext, overlay: dict[str, Any] | None = None) -> ReturnToService:
-    """The gate for a node: the packaged policy with the node config's `validation:` over it."""
-    return ReturnToService(context, rts.load_gate_policy(overlay))
+def gate_for(context: CheckContext, overlay: dict[str, Any] | None = None,
+             background: bool = False) -> ReturnToService:
+    """The gate for a node: the packaged policy with the node config's `validation:` over it;
+    `background` runs the validators on a thread of their own (the serving exporter)."""
+    policy = rts.load_gate_policy(overlay)
+    validators = Validators(context, policy)
+    return ReturnToService(context, policy,
+                           BackgroundValidators(validators) if background else validators)
 
