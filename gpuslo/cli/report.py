@@ -59,8 +59,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
                      f"are split to stay under it (default {DEFAULT_MAX_SAMPLES:,}, a fifth of "
                      "Prometheus' --query.max-samples default)")
     api.add_argument("--timeout", type=_positive_float, default=DEFAULT_TIMEOUT_S,
-                     metavar="SECONDS", help="timeout of one HTTP request, retried on timeouts "
-                     f"and 5xx with backoff (default {DEFAULT_TIMEOUT_S:g})")
+                     metavar="SECONDS", help="wall-clock deadline of one HTTP request, its "
+                     "retries on connection errors and 5xx (with backoff) included "
+                     f"(default {DEFAULT_TIMEOUT_S:g})")
     api.add_argument("--step", type=_positive_int, metavar="SECONDS",
                      help="sample spacing (default: measured from the data)")
     parser.add_argument("--nodes", type=int, help="nodes in the fleet (inventory a trace lacks)")

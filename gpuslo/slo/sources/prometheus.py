@@ -147,7 +147,8 @@ def detect_step(api: QueryApi, selector: str, start: pd.Timestamp, end: pd.Times
     look = min(span, pd.Timedelta(hours=1))
     window = window_ms(look.total_seconds() + 0.001)
     for at in (end, start + span / 2, start + look):
-        found = api.instant(f"{selector}[{window}]", at - pd.Timedelta(milliseconds=1))
+        found = api.instant(f"{selector}[{window}]", at - pd.Timedelta(milliseconds=1),
+                            kind="matrix")
         for series in found:
             times = np.array([float(t) for t, _ in series.get("values", [])])
             if len(times) > 2:

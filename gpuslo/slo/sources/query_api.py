@@ -11,10 +11,14 @@ query over a selector materialises every series at every step (series × steps �
 once), so `QueryApi.sharded_ranges` splits it by series — shards of `instance` values — and, only
 when one instance alone is too large, by time, so that series × steps × terms ≤ `max_samples`.
 
-Requests time out after `timeout_s`; connection errors, read timeouts and HTTP 500/502/503/504
-are retried `retries` times with exponential backoff (urllib3 `Retry`); other errors (422: the
-query was refused, 400: bad query) are not. A tqdm progress bar goes to stderr when it is a
-terminal (`progress`). Errors raise InputError naming the URL and the query. `bytes_received`
+Each request ends within `timeout_s` seconds of wall clock, retries included, and its answer
+is refused past `max_bytes` (`gpuslo.slo.sources.api_http`: a server that trickles bytes cannot
+hold the report); connection errors, read errors and HTTP 500/502/503/504 are retried `retries`
+times with exponential backoff inside that deadline; other errors (422: the query was refused,
+400: bad query) are not. Every answer's shape is checked before it is read (a JSON list, a
+missing `data`, an odd `result` entry, a value that is not a number). A tqdm progress bar goes
+to stderr when it is a terminal (`progress`). Errors raise InputError naming the URL and the
+query (and, for a malformed answer, the first place that is wrong). `bytes_received`
 counts the response bytes and `timings` holds (what, seconds, bytes) per request (for the
 benchmarks).
 """
@@ -30,11 +34,19 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 import requests
-from requests.adapters import HTTPAdapter
 from tqdm import tqdm
-from urllib3.util.retry import Retry
 
 from gpuslo.errors import InputError
+from gpuslo.slo.sources.api_http import (
+    DEFAULT_MAX_BYTES,
+    AnswerError,
+    check_result,
+    check_series,
+    check_strings,
+    deadline_session,
+    fetch,
+    parse_answer,
+)
 
 DEFAULT_MAX_SAMPLES = 10_000_000  # a fifth of Prometheus' default --query.max-samples
 DEFAULT_TIMEOUT_S = 120.0
@@ -43,16 +55,6 @@ MAX_POINTS = 11_000  # Prometheus: points per series in one range query
 # Bytes of one shard's `label=~"..."` alternation: VictoriaMetrics refuses a query longer than
 # -search.maxQueryLen (16,384 bytes by default) and some queries repeat the matcher 4 times.
 MAX_MATCHER_BYTES = 3_000
-
-
-def _session(retries: int) -> requests.Session:
-    retry = Retry(total=retries, connect=retries, read=retries, status=retries,
-                  backoff_factor=0.5, status_forcelist=(500, 502, 503, 504),
-                  allowed_methods=None, raise_on_status=False)
-    session = requests.Session()
-    session.mount("http://", HTTPAdapter(max_retries=retry))
-    session.mount("https://", HTTPAdapter(max_retries=retry))
-    return session
 
 
 def alternation(values: list[str]) -> str:
@@ -112,66 +114,57 @@ class QueryApi:
     def __init__(self, url: str, session: requests.Session | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES,
                  max_samples: int = DEFAULT_MAX_SAMPLES, progress: bool | None = None,
-                 workers: int = 2) -> None:
+                 workers: int = 2, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
         self.url = url.rstrip("/")
-        self.session = session or _session(retries)
+        self.session = session or deadline_session(retries)
         self.timeout_s, self.max_samples, self.workers = timeout_s, max_samples, workers
+        self.max_bytes = max_bytes
         self.progress = sys.stderr.isatty() if progress is None else progress
         self.bytes_received = 0
         self.requests = 0
         self.timings: list[tuple[str, float, int]] = []
 
-    def _post(self, path: str, params: dict, what: str, method: str = "POST") -> object:
-        began = time.perf_counter()
+    def _post(self, path: str, params: dict, what: str, check, method: str = "POST"):
+        """`check(data)` of the answer to one request (see the module docstring)."""
+        began, url = time.perf_counter(), f"{self.url}{path}"
+        status, body = fetch(self.session, method, url, params, self.timeout_s, self.max_bytes,
+                             what)
+        self.bytes_received += len(body)
+        self.requests += 1
+        self.timings.append((what, time.perf_counter() - began, len(body)))
         try:
-            if method == "POST":
-                response = self.session.post(f"{self.url}{path}", data=params,
-                                             timeout=self.timeout_s)
-            else:
-                response = self.session.get(f"{self.url}{path}", params=params,
-                                            timeout=self.timeout_s)
-            self.bytes_received += len(response.content)
-            self.requests += 1
-            self.timings.append((what, time.perf_counter() - began, len(response.content)))
-        except requests.RequestException as error:
-            raise InputError(self.url, f"{what} failed: {error}") from None
-        try:
-            body = response.json()
-        except ValueError:
-            raise InputError(self.url, f"{what}: HTTP {response.status_code}, not JSON") from None
-        if body.get("status") != "success":
-            raise InputError(self.url, f"{what}: {body.get('errorType', 'error')}: "
-                                       f"{body.get('error', body)}")
-        return body["data"]
+            return check(parse_answer(status, body))
+        except AnswerError as error:
+            raise InputError(url, f"{what}: {error}") from None
 
-    def instant(self, query: str, at: pd.Timestamp) -> list[dict]:
-        """`/api/v1/query` at `at`: [{"metric": {...}, "value": [t, "v"]}, ...] (or "values" for
-        a range selector)."""
+    def instant(self, query: str, at: pd.Timestamp, kind: str = "vector") -> list[dict]:
+        """`/api/v1/query` at `at`: [{"metric": {...}, "value": [t, "v"]}, ...] (`kind`
+        "matrix" for a range selector: "values" [[t, "v"], ...])."""
         return self._post("/api/v1/query", {"query": query, "time": _unix(at)},
-                          f"query {query!r}")["result"]
+                          f"query {query!r}", lambda data: check_result(data, kind))
 
     def label_values(self, label: str, match: str, start: pd.Timestamp,
                      end: pd.Timestamp) -> list[str]:
         """Values of `label` on the series matching `match` in [start, end] (index only)."""
         data = self._post(f"/api/v1/label/{label}/values",  # GET only in Prometheus
                           {"match[]": match, "start": _unix(start), "end": _unix(end)},
-                          f"label values of {label} for {match!r}", method="GET")
+                          f"label values of {label} for {match!r}", check_strings, method="GET")
         return sorted(data)
 
     def series(self, match: str, start: pd.Timestamp, end: pd.Timestamp) -> list[dict]:
         """Label sets of the series matching `match` in [start, end] (index only)."""
         return self._post("/api/v1/series",
                           {"match[]": match, "start": _unix(start), "end": _unix(end)},
-                          f"series {match!r}")
+                          f"series {match!r}", check_series)
 
     def range(self, query: str, start: pd.Timestamp, last: pd.Timestamp,
               step_s: int) -> pd.DataFrame:
         """One `/api/v1/query_range` from `start` to `last` inclusive: a tidy frame, one row per
         point, the series' labels as columns, `time` (datetime64[ns, UTC]), `value` (float64)."""
-        data = self._post("/api/v1/query_range", {"query": query, "start": _unix(start),
-                                                  "end": _unix(last), "step": step_s},
-                          f"query {query!r}")
-        return tidy(data["result"], "values")
+        result = self._post("/api/v1/query_range", {"query": query, "start": _unix(start),
+                                                    "end": _unix(last), "step": step_s},
+                            f"query {query!r}", lambda data: check_result(data, "matrix"))
+        return tidy(result, "values")
 
     def sharded_ranges(self, query, cells: list[tuple[tuple[str, ...], pd.Timestamp,
                                                       pd.Timestamp]],
