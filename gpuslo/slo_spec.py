@@ -39,9 +39,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import yaml
-
 from gpuslo import names
+from gpuslo.config_file import load_yaml
 from gpuslo.errors import ConfigError
 from gpuslo.goodput.slowdown import (
     DEFAULT_MIN_INTERVALS,
@@ -330,24 +329,12 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
 
 
 def load_spec(path: str | Path | None) -> SloSpec:
-    """Load and validate a spec file; None gives the defaults. Raises ConfigError (also for an
+    """Load and validate a spec file (`gpuslo.config_file`: a regular file under the size cap,
+    nesting checked before parsing); None gives the defaults. Raises ConfigError (also for an
     empty file: a spec file named on purpose must say something)."""
     if path is None:
         return SloSpec()
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise ConfigError(f"{path}: cannot read SLO spec: {error.strerror or error}") from None
-    except UnicodeDecodeError as error:
-        raise ConfigError(
-            f"{path}: not a YAML SLO spec: not UTF-8 text (byte {error.start})"
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark else str(path)
-        raise ConfigError(f"{where}: not valid YAML: {getattr(error, 'problem', error)}") from None
+    data = load_yaml(path, "SLO spec")
     if data is None:  # empty or only comments: a file given by mistake, not "the defaults"
         raise ConfigError(f"{path}: empty SLO spec (no field set); leave --slo out for defaults")
     return spec_from_mapping(data, str(path))

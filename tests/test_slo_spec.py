@@ -129,7 +129,7 @@ def test_a_period_shorter_than_a_week_is_refused_naming_the_burn_window(period):
 def test_a_binary_spec_is_a_config_error_naming_the_file(tmp_path):
     path = tmp_path / "g.bin"
     path.write_bytes(bytes(range(256)) * 20)
-    with pytest.raises(ConfigError, match=r"g\.bin: not a YAML SLO spec: not UTF-8 text"):
+    with pytest.raises(ConfigError, match=r"g\.bin:2: not UTF-8 text \(SLO spec"):
         load_spec(path)
 
 
@@ -142,7 +142,7 @@ def test_every_command_reports_a_binary_spec_in_one_line(tmp_path, capsys, comma
     extra = ["--data", str(tmp_path)] if command == "report" else []
     assert main([command, "--slo", str(path), "--out", str(tmp_path / "x"), *extra]) == 2
     err = capsys.readouterr().err.strip().splitlines()
-    assert len(err) == 1 and "g.bin: not a YAML SLO spec" in err[0]
+    assert len(err) == 1 and "g.bin:1: not UTF-8 text (SLO spec" in err[0]
 
 
 def test_fleet_fields_have_defaults_and_are_validated():

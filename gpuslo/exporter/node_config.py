@@ -35,9 +35,9 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.errors import ConfigError, InputError
+from gpuslo.config_file import parse_yaml, read_config_text
+from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.registry import CHECKS
-from gpuslo.exporter.policy.xid import read_yaml
 
 NETWORK_KINDS = ("infiniband", "efa")
 _TEXT_KEYS = ("node", "instance_type", "dcgm_url", "kernel_log", "policy", "state_dir",
@@ -177,7 +177,7 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 def parse_node_config(text: str, source: str) -> NodeConfig:
     """Validate a node config's YAML text; `ConfigError` names `source` and every bad field (a
     YAML error on one line with its line number)."""
-    data = read_yaml(text, source)
+    data = parse_yaml(text, source)
     if data is None:
         return NodeConfig()
     if not isinstance(data, dict):
@@ -190,13 +190,6 @@ def parse_node_config(text: str, source: str) -> NodeConfig:
 
 
 def load_node_config(path: str | Path) -> NodeConfig:
-    """Read and validate a node config file; `InputError` when it cannot be read, `ConfigError`
-    when it is not UTF-8 text (a binary file) or not a valid config."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as error:
-        raise InputError(str(path), error.strerror or str(error)) from None
-    except UnicodeDecodeError as error:
-        line = error.object.count(b"\n", 0, error.start) + 1
-        raise ConfigError(f"{path}:{line}: not UTF-8 text (a binary file?)") from None
-    return parse_node_config(text, str(path))
+    """Read and validate a node config file (`gpuslo.config_file`); `ConfigError` when it cannot
+    be read, is not a regular file, is too large, is not UTF-8 text or is not a valid config."""
+    return parse_node_config(read_config_text(path, "node config"), str(path))

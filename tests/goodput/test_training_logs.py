@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gpuslo import names
-from gpuslo.errors import ConfigError, GpusloError, InputError, UsageError
+from gpuslo.errors import ConfigError, GpusloError, UsageError
 from gpuslo.goodput import Recorder, compute_goodput, parse_journal
 from gpuslo.goodput.journal import JournalReader
 from gpuslo.goodput.logs import analyse_log, load_profiles
@@ -231,7 +231,7 @@ def test_overlay_is_merged_and_checked(tmp_path: Path) -> None:
                                                    "layer": "gpu", "regex": "boom"}]}))
     with pytest.raises(ConfigError, match=r"common\[0\].layer"):
         load_profiles(str(overlay))
-    with pytest.raises(InputError):
+    with pytest.raises(ConfigError, match="missing.yaml: cannot read log-profile overlay"):
         load_profiles(str(tmp_path / "missing.yaml"))
     with pytest.raises(ConfigError, match="unknown top-level"):
         build_profiles({"framworks": {}}, "x.yaml")

@@ -33,6 +33,7 @@ from typing import Any
 import yaml
 
 from gpuslo import names
+from gpuslo.config_file import load_yaml, parse_yaml
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.policy import driver_messages
@@ -334,32 +335,13 @@ def policy_from_mapping(
     return XidPolicy(merged, f"{source} + {overlay_source}")
 
 
-def read_yaml(text: str, source: str) -> Any:
-    """`text` as YAML (pure). Raises ConfigError on one line: `source:line: not valid YAML (why)`
-    (also for characters YAML refuses, such as NUL)."""
-    try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-        line = mark.line + 1 if mark else None
-        if isinstance(error, yaml.reader.ReaderError):
-            line = text.count("\n", 0, error.position) + 1
-        why = (
-            getattr(error, "problem", None)
-            or getattr(error, "reason", None)
-            or type(error).__name__
-        )
-        where = source if line is None else f"{source}:{line}"
-        raise ConfigError(f"{where}: not valid YAML ({why})") from None
-
-
 def _packaged_yaml(name: str) -> Any:
     """A packaged data file, with libyaml's loader when present (a fifth of the time of the pure
     Python one; the packaged files are known good, so its terser errors do not matter)."""
     text = resources.files("gpuslo").joinpath("data", name).read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:
-        return read_yaml(text, f"gpuslo/data/{name}")
+        return parse_yaml(text, f"gpuslo/data/{name}")
     return yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
 
 
@@ -375,21 +357,13 @@ def packaged_policy() -> XidPolicy:
 def load_policy(overlay_path: str | None = None) -> XidPolicy:
     """The packaged policy, with the operator overlay at `overlay_path` merged over it.
 
-    Raises ConfigError when the overlay is missing, unreadable, not YAML or has an invalid field.
+    Raises ConfigError when the overlay is missing, unreadable, not a regular file, too large or
+    too deep, not YAML (`gpuslo.config_file`) or has an invalid field.
     """
     if overlay_path is None:
         return packaged_policy()
     data = packaged_policy().data
-    try:
-        with open(overlay_path, encoding="utf-8") as handle:
-            text = handle.read()
-    except OSError as error:
-        raise ConfigError(
-            f"{overlay_path}: cannot read policy ({error.strerror or error})"
-        ) from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{overlay_path}: not UTF-8 text") from None
-    overlay = read_yaml(text, overlay_path)
+    overlay = load_yaml(overlay_path, "policy")
     return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay or {}, overlay_path)
 
 

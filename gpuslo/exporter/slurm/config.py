@@ -15,7 +15,7 @@ check_timeout_s: 10
 state_dir: /var/lib/gpuslo
 ```
 `parse_slurm_config(text, source)` is pure and raises one ConfigError naming every bad field;
-`load_slurm_config(path)` reads the file (InputError when it cannot).
+`load_slurm_config(path)` reads the file (`gpuslo.config_file`; ConfigError when it cannot).
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuslo.errors import ConfigError, InputError
+from gpuslo.config_file import parse_yaml, read_config_text
+from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.registry import CHECKS
-from gpuslo.exporter.policy.xid import read_yaml
 
 ENV_VAR = "GPUSLO_SLURM_CONFIG"
 DEFAULT_PATH = "/etc/gpuslo/slurm-health.yaml"
@@ -79,7 +79,7 @@ def _field(key: str, value: Any, problems: list[str]) -> Any:
 
 def parse_slurm_config(text: str, source: str) -> SlurmConfig:
     """Validate the YAML text; ConfigError names `source` and every bad field."""
-    data = read_yaml(text, source)
+    data = parse_yaml(text, source)
     if data is None:
         return SlurmConfig()
     if not isinstance(data, dict):
@@ -92,9 +92,6 @@ def parse_slurm_config(text: str, source: str) -> SlurmConfig:
 
 
 def load_slurm_config(path: str | Path) -> SlurmConfig:
-    """Read and validate the file at `path`; InputError when it cannot be read."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(str(path), getattr(error, "strerror", None) or str(error)) from None
-    return parse_slurm_config(text, str(path))
+    """Read and validate the file at `path` (`gpuslo.config_file`); ConfigError when it cannot
+    be read or is not a valid config."""
+    return parse_slurm_config(read_config_text(path, "Slurm health-check config"), str(path))

@@ -3,8 +3,8 @@
 `load_profiles(overlay_path=None) -> Profiles` reads the packaged YAML (and the overlay, merged on
 top), validates every field and compiles every regex. `build_profiles(document, source)` is the
 pure part (a decoded YAML mapping in, `Profiles` out). Errors: `ConfigError` naming the file and
-the field (`frameworks.megatron.rules[3].regex: ...`); `InputError` when the overlay cannot be
-read.
+the field (`frameworks.megatron.rules[3].regex: ...`), also when the overlay cannot be read
+(`gpuslo.config_file`: a regular file under the size cap, nesting checked before parsing).
 
 Linear time: every regex is parsed with Python's own regex parser and rejected when a repeated
 group holds another repeat (`(a+)+`, `(\\w{0,9}\\.){0,8}`) or when it uses a back-reference; every
@@ -23,7 +23,8 @@ from typing import Any
 import yaml
 
 from gpuslo import names
-from gpuslo.errors import ConfigError, InputError
+from gpuslo.config_file import load_yaml
+from gpuslo.errors import ConfigError
 
 try:  # Python 3.11+: the regex parser lives in re._parser
     from re import _parser as _sre_parse  # type: ignore[attr-defined]
@@ -292,20 +293,12 @@ def merge(base: dict[str, Any], overlay: Any, source: str) -> dict[str, Any]:
 def load_profiles(overlay_path: str | None = None) -> Profiles:
     """The packaged profiles, with the overlay file at `overlay_path` merged on top.
 
-    Raises InputError when the overlay cannot be read, ConfigError (file and field named) when
-    it, or the merged result, is invalid."""
+    Raises ConfigError (file and field named) when the overlay cannot be read
+    (`gpuslo.config_file`), or when it or the merged result is invalid."""
     packaged = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
     base = yaml.safe_load(packaged)
     if overlay_path is None:
         return build_profiles(base, f"gpuslo/data/{PACKAGED}")
-    try:
-        with open(overlay_path, encoding="utf-8") as handle:
-            text = handle.read()
-    except (OSError, UnicodeDecodeError) as error:
-        raise InputError(overlay_path, f"cannot read the profiles overlay: {error}") from None
-    try:
-        overlay = yaml.safe_load(text)
-    except yaml.YAMLError as error:
-        raise ConfigError(f"{overlay_path}: not valid YAML: {error}") from None
+    overlay = load_yaml(overlay_path, "log-profile overlay")
     profiles = build_profiles(merge(base, overlay, overlay_path), overlay_path)
     return Profiles(**{**profiles.__dict__, "sources": (f"gpuslo/data/{PACKAGED}", overlay_path)})

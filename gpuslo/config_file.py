@@ -1,0 +1,144 @@
+"""The one way gpuslo reads a file an option names (node config, Xid policy overlay, SLO spec,
+log-profile overlay, Slurm health-check config, web config, and the TLS files handed to `ssl`).
+
+An operator's typo or an attacker's file must not hang, crash or stall a command:
+
+- regular files only: the file is opened non-blocking (a FIFO opens at once instead of waiting
+  for a writer) and `fstat`ed; a FIFO, a directory, a device (`/dev/zero` never ends) or a socket
+  is refused by kind;
+- a size cap (`MAX_CONFIG_BYTES`, 1 MiB): PyYAML's pure-Python loader took > 25 s on a 10 MB
+  file, libyaml's about 1 s per MB on this 2-core machine under load; the largest file gpuslo
+  ships (the log profiles) is 21 kB;
+- the nesting depth checked BEFORE anything recursive sees the text: PyYAML's composer and
+  constructor recurse once per level (a RecursionError), and its C loader recurses on the C
+  stack (a segmentation fault, exit 139) — the depth is measured on libyaml's or PyYAML's event
+  stream, which is iterative, and refused past `MAX_DEPTH`;
+- no aliases (`*name`): a config is data a person wrote; with aliases a 1 kB file expands to a
+  billion nodes for whatever walks it, or refers to itself;
+- not UTF-8, not YAML: the line of the first bad byte or token.
+
+Every failure is one `ConfigError` line naming the file (and line), which the CLI prints and
+exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
+`load_yaml(path, what)` is both; `regular_file(path, what)` checks a file another library
+will open (TLS certificates).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from gpuslo.errors import ConfigError
+
+MAX_CONFIG_BYTES = 1024 * 1024
+MAX_DEPTH = 32  # the deepest shipped file (log profiles) nests 6 levels
+_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
+
+
+def _kind(mode: int) -> str:
+    return next((name for test, name in _KINDS if test(mode)), "not a regular file")
+
+
+def read_config_bytes(path: str | os.PathLike[str], what: str,
+                      max_bytes: int = MAX_CONFIG_BYTES) -> bytes:
+    """The bytes of the regular file at `path` (`what` names it in errors: "SLO spec", ...).
+    Raises ConfigError: missing or unreadable, not a regular file, over `max_bytes`."""
+    source = str(path)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    except OSError as error:
+        raise ConfigError(f"{source}: cannot read {what} ({error.strerror or error})") from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ConfigError(f"{source}: cannot read {what}: {_kind(mode)}, not a regular file")
+        chunks, size = [], 0
+        while chunk := os.read(fd, min(1 << 20, max_bytes + 1 - size)):
+            chunks.append(chunk)
+            size += len(chunk)
+            if size > max_bytes:
+                raise ConfigError(f"{source}: {what} larger than {max_bytes:,} bytes; refused")
+        return b"".join(chunks)
+    except OSError as error:
+        if error.errno == errno.EISDIR:
+            raise ConfigError(f"{source}: cannot read {what}: a directory") from None
+        raise ConfigError(f"{source}: cannot read {what} ({error.strerror or error})") from None
+    finally:
+        os.close(fd)
+
+
+def read_config_text(path: str | os.PathLike[str], what: str,
+                     max_bytes: int = MAX_CONFIG_BYTES) -> str:
+    """`read_config_bytes` as UTF-8 text. Raises ConfigError (also naming the line of the first
+    byte that is not UTF-8)."""
+    data = read_config_bytes(path, what, max_bytes)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text ({what}, byte {error.start}: a "
+                          "binary file?)") from None
+
+
+def regular_file(path: str | os.PathLike[str], what: str) -> Path:
+    """`path`, checked to be a readable regular file under the size cap before another library
+    (ssl) opens it. Raises ConfigError."""
+    read_config_bytes(path, what)
+    return Path(path)
+
+
+def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
+    """`text` as YAML (pure; safe types only). Raises ConfigError on one line,
+    `source:line: ...`: not YAML, nested deeper than `max_depth`, or holding an alias."""
+    _check_events(text, source, max_depth)
+    try:
+        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (C or Python)
+    except yaml.YAMLError as error:
+        raise _yaml_error(error, text, source) from None
+    except RecursionError:  # not expected after the depth check; kept fail-closed
+        raise ConfigError(f"{source}: nested too deeply") from None
+
+
+def load_yaml(path: str | os.PathLike[str], what: str) -> Any:
+    """The YAML file at `path` (see the module docstring). Raises ConfigError."""
+    return parse_yaml(read_config_text(path, what), str(path))
+
+
+def _check_events(text: str, source: str, max_depth: int) -> None:
+    depth = 0
+    try:
+        for event in yaml.parse(text, Loader=_LOADER):
+            if isinstance(event, yaml.CollectionStartEvent):
+                depth += 1
+                if depth > max_depth:
+                    raise ConfigError(f"{_where(source, event)}: nested deeper than {max_depth} "
+                                      "levels; refused")
+            elif isinstance(event, yaml.CollectionEndEvent):
+                depth -= 1
+            elif isinstance(event, yaml.AliasEvent):
+                raise ConfigError(f"{_where(source, event)}: YAML alias *{event.anchor} is not "
+                                  "accepted in a config file (write the value out)")
+    except yaml.YAMLError as error:
+        raise _yaml_error(error, text, source) from None
+
+
+def _where(source: str, event: yaml.Event) -> str:
+    mark = getattr(event, "start_mark", None)
+    return source if mark is None else f"{source}:{mark.line + 1}"
+
+
+def _yaml_error(error: yaml.YAMLError, text: str, source: str) -> ConfigError:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    line = mark.line + 1 if mark else None
+    if isinstance(error, yaml.reader.ReaderError):
+        line = text.count("\n", 0, error.position) + 1
+    why = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
+    where = source if line is None else f"{source}:{line}"
+    return ConfigError(f"{where}: not valid YAML ({' '.join(str(why).split())})")
