@@ -287,3 +287,27 @@ def test_software_clocks_event_reasons_are_warnings_with_their_reason():
     findings = dcgm.inspect_metrics(page, InspectOptions(), "x")
     capped = [f for f in findings if f.signal == "clocks_sw_power_cap"]
     assert [(f.class_, f.reason) for f in capped] == [("warn", "clocks_sw_power_cap")]
+
+
+INTEGER_FIELDS = ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+                  "DCGM_FI_DEV_PCIE_LINK_GEN", "DCGM_FI_DEV_CLOCKS_EVENT_REASONS",
+                  "DCGM_FI_DEV_GPU_RECOVERY_ACTION", "DCGM_FI_DEV_ROW_REMAP_PENDING")
+
+
+@pytest.mark.parametrize("value", ["1.9e308", "-1.9e308", "1e400", "NaN", "+Inf", "-Inf"])
+def test_a_sample_that_is_not_a_finite_number_is_no_data_never_a_crash(value, tmp_path, capsys):
+    """Issue 25 #7: a sample beyond ±1.8e308 parses as infinity; int() of it (or of NaN) made
+    `gpuslo inspect` a traceback. Such a sample is no data, like DCGM's blank sentinels."""
+    from gpuslo.cli import main
+
+    uuid = "GPU-9a63752e-af8d-fe52-7f0d-968bca6d52e3"
+    text = "".join(f'# TYPE {f} gauge\n{f}{{gpu="0",UUID="{uuid}",modelName="NVIDIA A30"}} '
+                   f"{value}\n" for f in INTEGER_FIELDS)
+    gpu = dcgm_page.parse_dcgm_page(text).gpus[uuid]
+    assert not gpu.values and gpu.blank == set(INTEGER_FIELDS)
+    status = dcgm_page.gpu_status(gpu)
+    assert status.ecc_dbe_volatile is None and status.pcie_gen_current is None
+    page = tmp_path / "dcgm.prom"
+    page.write_text(text)
+    assert main(["inspect", str(page)]) == 0
+    assert "Traceback" not in capsys.readouterr().err

@@ -19,6 +19,7 @@ Facts this module relies on (shared/corpus/dcgm-exporter/SOURCES.md):
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 
@@ -45,8 +46,10 @@ _MODEL_LABELS = ("modelName", "modelname", "model_name")
 
 
 def is_blank(value: float) -> bool:
-    """True when `value` is a DCGM blank / not-found / not-supported / not-permissioned sentinel."""
-    if value >= INT64_BLANK:
+    """True when `value` is a DCGM blank / not-found / not-supported / not-permissioned sentinel,
+    or not a finite number (NaN, ±Inf, or a sample beyond ±1.8e308, which parses as infinity):
+    no data, never a count (int() of it raised in `inspect`)."""
+    if not math.isfinite(value) or value >= INT64_BLANK:
         return True
     return INT32_BLANK <= value <= INT32_MAX or FP64_BLANK <= value <= FP64_BLANK + 3
 
