@@ -321,3 +321,25 @@ def test_long_spans_list_availability_per_7_days():
     table = section.tables[0]
     assert table.columns[0] == "7 days from" and len(table.rows) == 14  # ceil(93 / 7)
     assert table.rows[0][1:] == ("2,688.0", "2,520.0", "0.9375")  # 7 × 384, 7 × 360
+
+
+LINKS = ["[click](javascript:alert(1))", "![x](javascript:alert(2))", "<javascript:alert(3)>",
+         "\\[esc](javascript:alert(4))", "[ref]\n\n[ref]: javascript:alert(5)",
+         "[data](data:text/html;base64,PHNjcmlwdD4=)", "[[nested](vbscript:x)](y)"]
+
+
+@pytest.mark.parametrize("evil", LINKS)
+def test_markdown_from_hostile_trace_data_forms_no_link(evil):
+    """Issue 25 #10: a job, reason, node or source holding Markdown link syntax with a
+    `javascript:` (or any) target stays text: rendered by a CommonMark renderer that does not
+    filter targets itself, the report has no link and no image, and the text is still there."""
+    from markdown_it import MarkdownIt
+
+    doc = json.loads(json.dumps(_doc()).replace(json.dumps(EVIL)[1:-1], json.dumps(evil)[1:-1]))
+    text = render_markdown(build_report(doc, None, None))
+    renderer = MarkdownIt("commonmark").enable("table")
+    renderer.validateLink = lambda url: True  # a renderer that trusts every target
+    page = renderer.render(text)
+    assert "<a " not in page and "<img" not in page, page
+    assert "javascript:alert" not in page or "href" not in page
+    assert evil.split("(")[0].split("\n")[0].lstrip("\\!<[") in page

@@ -1,7 +1,10 @@
 """Markdown rendering of the weekly report (`gpuslo.slo.report.model.Report`): deterministic text
 with a generated-file header; table cells have `|` and newlines escaped so a label cannot break a
 row, and every text that comes from the inputs has `&`, `<` and `>` written as HTML entities, so a
-trace holding `<script>` shows as text in any Markdown renderer instead of becoming HTML."""
+trace holding `<script>` shows as text in any Markdown renderer instead of becoming HTML; the
+backslash and the brackets are backslash-escaped, so no link or image can form: a job named
+`[x](javascript:alert(1))` in a trace is text, never a clickable link (CommonMark 0.31:
+backslash escapes, links, images; an autolink `<javascript:...>` is closed by the `<` entity)."""
 
 from __future__ import annotations
 
@@ -10,12 +13,14 @@ from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, mttr_tex
 
 
 def _safe(text: object) -> str:
-    """`text` with the characters that start raw HTML in Markdown written as entities."""
-    return str(text).replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    """`text` with the characters that start raw HTML in Markdown written as entities and those
+    that open a link or image (and the backslash itself) escaped."""
+    escaped = str(text).replace("\\", "\\\\").replace("[", "\\[").replace("]", "\\]")
+    return escaped.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _cell(text: str) -> str:
-    return _safe(text).replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return _safe(text).replace("|", "\\|").replace("\n", " ")
 
 
 def _table(table: Table) -> list[str]:
