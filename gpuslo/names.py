@@ -212,6 +212,10 @@ SIGNALS: Final = {
     "efa_devices": "inventory: EFA devices (fi_info rdm domains)",
     "source_stale": "the evidence source stopped updating (host engine gone, frozen counters)",
     "kernel_log_read": "inventory: kernel-log records read",
+    "incomplete_last_line": (
+        "a captured kernel log's last line has no newline and holds a GPU marker: cut off, so "
+        "not read as an event (unknown, never healthy)"
+    ),
     "health_report": "dcgmi health overall result",
     "nothing_recognised": "the evidence held nothing this parser recognises",
     "clocks_sw_thermal": "SW thermal slowdown: the driver lowers clocks to hold a temperature",

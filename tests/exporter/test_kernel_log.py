@@ -204,9 +204,9 @@ def test_xid45_links_to_the_previous_xid_on_the_same_gpu_and_uuid_map_applies():
 def test_port_down_at_the_end_is_fatal_and_a_recovered_port_is_not():
     down = "Feb 14 05:03:41 node-01 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link DOWN"
     up = "Feb 14 05:03:42 node-01 kernel: mlx5_core 0000:ab:00.0 mlx5_5: Port: 1 Link ACTIVE"
-    still_down = [f.to_dict() for f in inspect_text(up + "\n" + down, "x", InspectOptions())]
+    still_down = [f.to_dict() for f in inspect_text(f"{up}\n{down}\n", "x", InspectOptions())]
     assert any(f.get("signal") == "port_down" and f["class"] == "fatal" for f in still_down)
-    recovered = inspect_text(down + "\n" + up, "x", InspectOptions())
+    recovered = inspect_text(f"{down}\n{up}\n", "x", InspectOptions())
     assert verdict_from_findings(recovered) == "healthy"
     assert any(f.signal == "port_down" and f.class_ == "warn" for f in recovered)
 

@@ -133,3 +133,33 @@ def test_a_prompt_before_a_dcgmi_dmon_table_keeps_its_xid(tmp_path):
     report = inspect_files([str(pasted)], InspectOptions())
     assert report["verdict"] == "unhealthy"
     assert any(f.get("xid") == 120 for f in report["findings"])
+
+
+@pytest.mark.parametrize("via", ["file", "stdin", "large file"])
+def test_an_unterminated_last_line_is_not_read_as_an_event(via, tmp_path, capsys, monkeypatch):
+    """Issue 25 #11: `...: 63` cut after its 6 is not an Xid 6. Like the live check, inspect reads
+    complete lines only; the cut-off line holding a GPU marker makes the verdict unknown (never
+    healthy, never a fatal Xid that is not there), and the inventory finding says the last line
+    was incomplete."""
+    import io
+    import json
+
+    from gpuslo.cli import main
+
+    whole = "[  100.000000] NVRM: Xid (PCI:0000:3b:00): 13, pid=1, Graphics Exception\n"
+    cut = "[  200.000000] NVRM: Xid (PCI:0000:3b:00): 6"
+    filler = "[    0.000000] Linux version 6.8.0 (buildd@lcy02) #1 SMP\n" * (
+        160_000 if via == "large file" else 0)  # past STREAM_BYTES: the streamed scan
+    path = tmp_path / "kern.log"
+    path.write_text(filler + whole + cut)
+    if via == "stdin":
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+    code = main(["inspect", "-" if via == "stdin" else str(path), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    findings = report["findings"] if isinstance(report, dict) else report
+    assert code == 1 and not any(f.get("xid") == 6 for f in findings), findings
+    (cut_off,) = [f for f in findings if f.get("signal") == "incomplete_last_line"]
+    assert cut_off["class"] == "unknown" and cut_off["reason"] == "parse_error"
+    (read,) = [f for f in findings if f.get("signal") == "kernel_log_read"]
+    assert "is incomplete (no newline), not read" in read["message"]
+    assert any(f.get("xid") == 13 for f in findings)

@@ -187,7 +187,7 @@ GSP = [
 
 
 def test_gsp_and_firmware_boot_failures_are_fatal_and_one_attempt_is_one_event():
-    findings, verdict, dicts = findings_of("\n".join(GSP))
+    findings, verdict, dicts = findings_of("\n".join(GSP) + "\n")
     ids = {(d["message_id"], d.get("pci"), d["events"]) for d in dicts if "message_id" in d}
     assert ("rm_init_adapter_failed", "00000000:A1:00.0", 1) in ids
     assert {"gsp_init_failed", "firmware_boot_failed"} <= {i[0] for i in ids}
@@ -196,18 +196,18 @@ def test_gsp_and_firmware_boot_failures_are_fatal_and_one_attempt_is_one_event()
 
 def test_an_unrecognised_error_line_is_unknown_until_a_driver_reload_and_an_overlay_classifies_it():
     line = "[  900.0] NVRM: GPU 0000:0a:00.0: kgrmgrFoo_GH100: failed to frobnicate the widget"
-    findings, verdict, _ = findings_of(line)
+    findings, verdict, _ = findings_of(line + "\n")
     (finding,) = [f for f in findings if f.signal == "unrecognised_driver_message"]
     expected = ("unknown", "unrecognised_driver_message", "00000000:0A:00.0", 1)
     assert (finding.class_, finding.reason, finding.pci, finding.line) == expected
     assert verdict == "unknown" and "frobnicate" in finding.message
     reload = "[  950.0] NVRM: loading NVIDIA UNIX x86_64 Kernel Module  580.159.04"
-    assert findings_of(line + "\n" + reload)[1] == "healthy"
+    assert findings_of(line + "\n" + reload + "\n")[1] == "healthy"
     base = load_policy()
     entry = {"patterns": ["frobnicate"], "class": "noise", "action": "none", "source": "runbook"}
     overlay = {"driver_messages": {"messages": {"widget": entry}}}
     policy = policy_from_mapping(dict(base.data), "packaged", overlay, "site.yaml")
-    classified = inspect_text(line, "x", InspectOptions(policy=policy))
+    classified = inspect_text(line + "\n", "x", InspectOptions(policy=policy))
     assert verdict_from_findings(classified) == "healthy"
 
 

@@ -56,6 +56,7 @@ from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
 from gpuslo.exporter.evidence.kernel_log.read import (
+    GPU_MARKER,
     kernel_records,
     parse_kernel_log,
     scan_kernel_log_file,
@@ -317,15 +318,12 @@ class XidCheck:
         )
 
 
-_GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
-
-
 def check_command_output(text: str, events: list[KernelEvent], source: str) -> int:
     """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a
     cut-off GPU record (a command killed mid-write prints half an Xid line: that is not a healthy
     log)."""
     lines = text.split("\n")
-    if not text.endswith("\n") and _GPU_MARKER.search(lines[-1]):
+    if not text.endswith("\n") and GPU_MARKER.search(lines[-1]):
         last = len(lines)
         complete = ("xid", "sxid", "fallen_off_bus")
         if not any(event.line == last and event.kind in complete for event in events):
@@ -371,7 +369,7 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
     except OSError as error:
         raise DependencyMissing(f"{path}: {error.strerror or error}") from None
     tail = scan.unterminated.decode("utf-8", errors="replace")
-    if _GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
+    if GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
         line = scan.records + 1
         raise ParseError(
             str(path),

@@ -5,6 +5,11 @@ the occurrences; keys as shared/corpus/expected.yaml uses them. Xid 154 sets the
 fatal findings on its GPU. A kernel log always yields one `kernel_log_read` inventory finding
 (class ok, count = records), so a log with no GPU event is healthy, not unknown; text with no
 kernel-log record at all yields nothing (inspect turns that into `nothing_recognised`).
+
+A last line without its newline is not read as an event (the first half of `Xid ...: 63` is
+not an Xid 6; the live check waits for the newline instead): `kernel_log_read` says the last
+line was incomplete, and when it holds a GPU marker an `incomplete_last_line` finding is
+`unknown` (reason parse_error), so the verdict is never healthy on a record that was cut off.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from dataclasses import dataclass, field
 from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.read import (
+    GPU_MARKER,
     kernel_records,
     scan_kernel_log_file,
     scan_kernel_log_text,
@@ -183,36 +189,45 @@ def port_findings(events: list[KernelEvent]) -> list[Finding]:
 def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """Findings for one kernel log (see the module docstring). Raises ParseError for binary
     data and ConfigError for a broken policy overlay."""
-    scan = scan_kernel_log_text(text, source)
+    whole, _, tail = text.rpartition("\n") if not text.endswith("\n") else (text, "", "")
+    whole = f"{whole}\n" if tail and whole else whole
+    scan = scan_kernel_log_text(whole, source)
     events = scan.finish()
     if not events and not kernel_records(text):
         return []
-    return kernel_log_findings(events, scan.records, source, options)
+    return kernel_log_findings(events, scan.records, source, options, tail)
 
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
     `scan_kernel_log_file`): the same findings `inspect_kernel_log` draws from its text. Raises
     ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True)
-    return kernel_log_findings(scan.finish(), scan.records, path, options)
+    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True)
+    tail = scan.unterminated.decode("utf-8", errors="replace")
+    return kernel_log_findings(scan.finish(), scan.records, path, options, tail)
 
 
 def kernel_log_findings(
-    events: list[KernelEvent], records: int, source: str, options: InspectOptions
+    events: list[KernelEvent], records: int, source: str, options: InspectOptions,
+    unterminated: str = "",
 ) -> list[Finding]:
     """Findings for a kernel log's events (pure): the event, port and cited-cause findings in
-    line order, then `kernel_log_read` (class ok, count = lines read)."""
+    line order, then `kernel_log_read` (class ok, count = lines read); `unterminated` is a last
+    line without its newline, not read (see the module docstring)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
     findings = event_findings(classified) + port_findings(events)
     findings += cited_cause_findings(classified, policy, options.gpu_family)
     findings.sort(key=lambda f: f.line or 0)
-    read = Finding(
-        kind=KIND,
-        class_=names.CLASS_OK,
-        signal="kernel_log_read",
-        count=records,
-        message=f"{source}: {records} kernel-log lines read, {len(classified)} GPU events",
-    )
+    message = f"{source}: {records} kernel-log lines read, {len(classified)} GPU events"
+    if unterminated:
+        message += f"; the last line (line {records + 1}) is incomplete (no newline), not read"
+    if GPU_MARKER.search(unterminated):
+        findings.append(Finding(
+            kind=KIND, class_=names.CLASS_UNKNOWN, signal="incomplete_last_line",
+            reason="parse_error", line=records + 1,
+            message=f"{source}: the last line has no newline (cut off?) and may be a GPU event; "
+                    f"not read: {unterminated[:160]}"))
+    read = Finding(kind=KIND, class_=names.CLASS_OK, signal="kernel_log_read", count=records,
+                   message=message)
     return [*findings, read]

@@ -21,6 +21,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan, prepare
 
 __all__ = [
+    "GPU_MARKER",
     "KernelEvent",
     "KernelLogScan",
     "check_kernel_log_head",
@@ -30,6 +31,9 @@ __all__ = [
     "scan_kernel_log_text",
 ]
 
+# A line that may be (part of) a GPU event: a cut-off last line holding one is never read as
+# healthy (the check waits for its newline; inspect says it was incomplete).
+GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
 CHUNK_BYTES = 1024 * 1024  # small enough that the prefilter's passes stay in the CPU cache
 HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from anything else
 
