@@ -185,17 +185,22 @@ class JournalReader:
     Every problem kind (invalid JSON or truncated line, unknown schema version, bad job id, bad
     field, event out of order, step going backwards) is reported once, with the source and the
     first line it occurred on, as a `ParseError`; the offending line is skipped and the rest read.
+    `skipped` counts every skipped line by its `gpuslo_journal_errors_total` reason
+    (`line_too_long`, else `parse_error`): ten bad lines are ten, whatever their kinds.
     """
 
     def __init__(self, source: str) -> None:
         self.source = source
         self.line_no = 0
         self.problems: list[ParseError] = []
+        self.skipped: dict[str, int] = {"parse_error": 0, "line_too_long": 0}
         self._seen: set[str] = set()
         self._last_t = -math.inf
         self._last_step: int | None = None
 
     def _problem(self, kind: str, message: str, field_name: str | None = None) -> None:
+        """One skipped line: counted always, reported once per kind."""
+        self.skipped["line_too_long" if kind == "line_too_long" else "parse_error"] += 1
         if kind not in self._seen:
             self._seen.add(kind)
             self.problems.append(ParseError(self.source, message, self.line_no, field_name))

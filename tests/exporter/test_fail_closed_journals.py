@@ -67,6 +67,27 @@ def test_a_malformed_line_is_counted_and_later_lines_still_count(tmp_path: Path)
     assert tailer.errors["parse_error"] == 1
 
 
+def test_every_bad_line_counts_once_across_polls_whatever_its_kind(tmp_path: Path) -> None:
+    """Issue 25 #12: ten bad lines (four kinds) were one error; each is counted, across polls
+    and with an over-long line among them, and each kind is still reported only once."""
+    path = tmp_path / "j.jsonl"
+    write_journal(path, 1)
+    bad = ["not json", '{"v": 1, "t": 1000100, "event": {}}', "{", '{"v": 9}', "[]"]
+    problems: list = []
+    tailer = JournalTailer(tmp_path, problems.append)
+    with path.open("a") as handle:
+        handle.write("\n".join(bad) + "\n")
+    tailer.poll()
+    assert tailer.errors["parse_error"] == 5
+    with path.open("a") as handle:
+        handle.write("\n".join(bad) + "\n" + "x" * (2 << 20) + "\n")
+    tailer.poll()
+    tailer.poll()  # nothing new: nothing counted twice
+    assert tailer.errors["parse_error"] == 10 and tailer.errors["line_too_long"] == 1
+    assert len(problems) == len({p.detail for p in problems}) < 10
+    assert productive(tailer) == {"j": 60 * 8}
+
+
 def test_a_truncated_journal_is_reported_not_re_read(tmp_path: Path) -> None:
     path = tmp_path / "j.jsonl"
     write_journal(path, 10)

@@ -14,8 +14,9 @@ A journal is `<journal_dir>/<job_id>.jsonl`. Fail closed, never stalled, never g
   reported and followed from its new end, never re-read from the start; a journal replaced by
   another file (new inode) is read from its start and can only raise the marks.
 - At most `max_journals` journals are followed (the most recently modified); more is reported.
-- Every problem is logged once per journal and source, and counted by reason
-  (`names.JOURNAL_ERROR_REASONS`) for `gpuslo_journal_errors_total`.
+- Every problem is logged once per journal and kind, and counted by reason
+  (`names.JOURNAL_ERROR_REASONS`) for `gpuslo_journal_errors_total`: a bad line counts once per
+  line (ten bad lines are ten), a file or directory problem once per file.
 The exporter polls on its own thread (`server.Exporter.journal_loop`), never on the check thread.
 """
 
@@ -57,16 +58,12 @@ class _Tail:
     partial: bytes = b""
     skipping: bool = False  # inside a line longer than MAX_LINE_BYTES: drop until its newline
     reported: int = 0
+    counted: dict[str, int] = field(default_factory=dict)  # reader.skipped already counted
     caught_up: bool = False  # read to the end once: its sums are whole
 
 
 def _warn(problem: ParseError) -> None:
     log.warning("journal problem: %s", problem)
-
-
-def reason_of(problem: ParseError) -> str:
-    """The `gpuslo_journal_errors_total` reason of a journal line problem (pure)."""
-    return "line_too_long" if problem.detail.startswith("line longer") else "parse_error"
 
 
 def _raised(value: JobGoodput, mark: dict | None) -> JobGoodput:
@@ -204,8 +201,10 @@ class JournalTailer:
             tail.caught_up = True
         finally:
             os.close(fd)
+        for reason, lines in tail.reader.skipped.items():
+            self.errors[reason] += lines - tail.counted.get(reason, 0)
+        tail.counted = dict(tail.reader.skipped)
         for problem in tail.reader.problems[tail.reported :]:
-            self.errors[reason_of(problem)] += 1
             self._report(problem)
         tail.reported = len(tail.reader.problems)
 
