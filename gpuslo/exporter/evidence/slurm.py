@@ -5,7 +5,9 @@
 to the plain text of `scontrol show node NAME` when the installed scontrol rejects `--json`
 (Debian 12 ships Slurm 22.05, whose scontrol has no `--json`). `parse_node_json` and
 `parse_node_text` are pure. Every command goes through `run`, injected so tests can replace it,
-and each call has a timeout: `scontrol` blocks for as long as slurmctld does not answer.
+and each call has a timeout: `scontrol` blocks for as long as slurmctld does not answer. The
+command runs in a session (process group) of its own, killed whole at the deadline, so a hung
+scontrol (or a wrapper script around it) leaves no child running.
 
 Errors are `SlurmUnavailable` with a bounded `reason` from names.REASONS: `dependency_missing`
 (no scontrol binary), `check_timeout` (it did not answer in time), `tool_error` (it failed, or does
@@ -14,8 +16,11 @@ not know the node), `parse_error` (output of an unexpected shape).
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
+import signal
 import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -81,18 +86,42 @@ class SlurmNode:
 
 def run_command(argv: Sequence[str], timeout_s: float) -> Completed:
     """Run `argv` with a deadline (seconds); never a shell. Raises SlurmUnavailable
-    (dependency_missing when the binary is absent, check_timeout past the deadline)."""
+    (dependency_missing when the binary is absent, check_timeout past the deadline: its whole
+    process group is killed then)."""
     try:
-        done = subprocess.run(list(argv), capture_output=True, text=True, timeout=timeout_s,
-                              check=False, stdin=subprocess.DEVNULL)
+        process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError:
         raise SlurmUnavailable("dependency_missing", f"{argv[0]}: not found") from None
     except PermissionError as error:
         raise SlurmUnavailable("dependency_missing", f"{argv[0]}: {error}") from None
+    try:
+        stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:
+        kill_group(process)
         message = f"{argv[0]}: no answer in {timeout_s:g} s"
         raise SlurmUnavailable("check_timeout", message) from None
-    return Completed(done.returncode, done.stdout, done.stderr)
+    finally:
+        if process.poll() is None:  # interrupted otherwise (KeyboardInterrupt): no orphan
+            kill_group(process)
+    return Completed(process.returncode, decode(stdout), decode(stderr))
+
+
+def kill_group(process: subprocess.Popen) -> None:
+    """SIGKILL the process group `process` leads (it was started with `start_new_session`),
+    reap it and close its pipes; what already exited is skipped."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for pipe in (process.stdout, process.stderr):
+        if pipe is not None:
+            pipe.close()
+
+
+def decode(data: bytes) -> str:
+    """scontrol's output as text: UTF-8, any other byte replaced (a Latin-1 reason an admin's
+    tool wrote, `L\\xfcfter defekt`, reads as `L\\ufffdfter defekt`, never a crash). Pure."""
+    return data.decode("utf-8", errors="replace")
 
 
 def split_state(text: str) -> tuple[str, tuple[str, ...]]:
