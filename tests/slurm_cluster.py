@@ -51,7 +51,7 @@ class SlurmCluster:
 
     def scontrol_run(self, *args: str) -> str:
         done = subprocess.run([self.scontrol, *args], env=self.env, capture_output=True,
-                              text=True, timeout=15, check=True)  # fmt: skip
+                              text=True, errors="replace", timeout=15, check=True)  # fmt: skip
         return done.stdout
 
     def show(self) -> str:

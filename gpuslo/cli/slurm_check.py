@@ -10,7 +10,11 @@ gate learns from the node's Slurm state whether gpuslo's drain is on, and counts
 resume of it as a clearing event. Fails closed: the whole cycle runs under gpuslo's own
 deadline (`--deadline`, default 30 s, well under slurmd's 60 s kill), and overrunning it answers
 `gpuslo: gpuslo check_timeout node`; a library error answers `gpuslo: gpuslo <reason> node`
-(dependency_missing, tool_error) — and drains with it. Options come from flags, then from the
+(dependency_missing, tool_error) — and drains with it. The drain path fails closed too: when
+scontrol answers something gpuslo cannot use (a reason it cannot parse, an error status) or the
+path raises anything else, the answer becomes `gpuslo: gpuslo tool_error node` and the node is
+drained with it; only a missing or silent scontrol (nothing can be drained then) leaves the
+answer as it was, with one line on stderr. Options come from flags, then from the
 file `--slurm-config` or $GPUSLO_SLURM_CONFIG names (slurmd passes no arguments), then defaults.
 """
 
@@ -42,6 +46,7 @@ from gpuslo.exporter.slurm.drain import (
     EXIT_PROBLEM,
     NOTHING,
     RESUME,
+    Decision,
     answer,
     apply,
     decide,
@@ -119,9 +124,9 @@ def run_slurm(args: argparse.Namespace, cycle: Callable[[argparse.Namespace], No
     deadline = args.deadline if args.deadline and args.deadline > 0 else DEFAULT_DEADLINE_S
     before = _note_resume(args) if args.drain else None
     code, line, timed_out = cycle_within(lambda: cycle(args), deadline)
-    print(line, flush=True)
     if args.drain:
-        code = _drain(args, code, line, before)
+        code, line = _drain(args, code, line, before)
+    print(line, flush=True)
     if timed_out:
         sys.stderr.flush()
         kill_descendants(os.getpid())
@@ -167,14 +172,17 @@ def _note_resume(args: argparse.Namespace) -> SlurmNode | None:
         if _gate(args).note_slurm(None, resumed_by_someone=not (node.drained or node.down)):
             print(f"gpuslo check: {node.name} was resumed by someone else: an admin resume",
                   file=sys.stderr)
-    except (SlurmUnavailable, GpusloError, OSError):
+    except Exception:  # noqa: BLE001 - nothing counted; the drain step fails closed on its own
         return None
     return node
 
 
-def _drain(args: argparse.Namespace, code: int, line: str, before: SlurmNode | None) -> int:
+def _drain(args: argparse.Namespace, code: int, line: str,
+           before: SlurmNode | None) -> tuple[int, str]:
     """Drain or resume by `decide`, and tell the gate whether gpuslo's drain is on now: gpuslo
-    resumes its own drain only once the verdict is healthy, i.e. after the gate passed."""
+    resumes its own drain only once the verdict is healthy, i.e. after the gate passed. Returns
+    the answer to give: `gpuslo: gpuslo tool_error node` when the drain path failed (module
+    docstring)."""
     scontrol, timeout = args.scontrol or "scontrol", args.scontrol_timeout
     node = node_name(args)
     try:
@@ -182,12 +190,31 @@ def _drain(args: argparse.Namespace, code: int, line: str, before: SlurmNode | N
         decision = decide(state, code, line)
         apply(decision, node, scontrol, run_command, timeout)
     except SlurmUnavailable as error:
-        print(f"gpuslo check: cannot {'resume' if code == 0 else 'drain'} {node}: {error}",
-              file=sys.stderr)
-        return code
+        if error.reason in ("dependency_missing", "check_timeout"):
+            print(f"gpuslo check: cannot {'resume' if code == 0 else 'drain'} {node}: {error}",
+                  file=sys.stderr)
+            return code, line
+        return _drain_on_error(args, node, f"{error.reason}: {error}")
+    except Exception as error:  # noqa: BLE001 - fail closed: never a traceback, always drained
+        return _drain_on_error(args, node, f"{type(error).__name__}: {error}")
     own = {DRAIN: True, RESUME: False}.get(decision.action, state.drained and is_own(state.reason))
     with contextlib.suppress(GpusloError, OSError):  # the gate reports its own state problems
         _gate(args).note_slurm(own, resumed_by_someone=False)
     if decision.action != NOTHING:
         print(f"gpuslo check: {decision.action} {node}: {decision.why}", file=sys.stderr)
-    return code
+    return code, line
+
+
+def _drain_on_error(args: argparse.Namespace, node: str, why: str) -> tuple[int, str]:
+    line = reason_line("gpuslo", "tool_error", "node")
+    said = " ".join(why.split())[:300]
+    try:
+        apply(Decision(DRAIN, line), node, args.scontrol or "scontrol", run_command,
+              args.scontrol_timeout)
+        print(f"gpuslo check: drain {node}: the drain path failed ({said})", file=sys.stderr)
+        with contextlib.suppress(Exception):  # gpuslo's own drain is on now
+            _gate(args).note_slurm(True, resumed_by_someone=False)
+    except Exception as error:  # noqa: BLE001 - the answer is still given
+        print(f"gpuslo check: cannot drain {node} after the drain path failed ({said}): "
+              f"{' '.join(str(error).split())[:200]}", file=sys.stderr)
+    return EXIT_PROBLEM, line

@@ -104,3 +104,41 @@ def test_scontrol_missing_is_reported_and_the_answer_still_printed(cluster, tmp_
                           str(tmp_path / "no-scontrol"))
     assert (code, out) == (1, OWN_REASON + "\n")
     assert "Reason=" not in cluster.show()
+
+
+def test_an_undecodable_reason_never_crashes_the_health_check(cluster, tmp_path, capsys):
+    """Issue 25 #2: an admin's tool drained the node with a Latin-1 reason (`Lüfter defekt`);
+    scontrol prints those bytes as they are. The HealthCheckProgram raised UnicodeDecodeError;
+    now it reads the reason (U+FFFD for the byte), leaves the administrator's drain alone and
+    answers with the fatal Xid, with no traceback."""
+    subprocess.run([cluster.scontrol, "update", f"nodename={cluster.node}", "state=drain",
+                    b"reason=L\xfcfter defekt"], env=cluster.env, check=True, timeout=15)
+    bad = tmp_path / "bad.log"
+    bad.write_text(XID79)
+    code = main(["check", "--format", "slurm", "--drain", "--check", "xid", "--kernel-log",
+                 str(bad), "--state-dir", str(tmp_path / "s"), "--node", cluster.node])
+    out, err = capsys.readouterr()
+    assert (code, out, err) == (1, OWN_REASON + "\n", "")
+    shown = subprocess.run([cluster.scontrol, "show", "node", cluster.node], env=cluster.env,
+                           capture_output=True, timeout=15).stdout
+    assert b"Reason=L\xfcfter defekt" in shown and b"DRAIN" in shown
+
+
+def test_a_drain_path_that_fails_drains_with_tool_error(cluster, tmp_path, capsys):
+    """Issue 25 #2: any error in the drain path (here scontrol shows a node document gpuslo
+    cannot parse) drains the node with gpuslo's tool_error reason, one line on stderr, even on
+    a healthy node: gpuslo could not tell what the drain would have overwritten."""
+    wrapper = tmp_path / "scontrol"
+    wrapper.write_text(f'#!/bin/sh\ncase " $* " in *" show "*) echo "{{garbled"; exit 0;; esac\n'
+                       f'exec {cluster.scontrol} "$@"\n')
+    wrapper.chmod(0o755)
+    good = tmp_path / "good.log"
+    good.write_text(HEALTHY)
+    code = main(["check", "--format", "slurm", "--drain", "--check", "xid", "--kernel-log",
+                 str(good), "--state-dir", str(tmp_path / "s"), "--node", cluster.node,
+                 "--scontrol", str(wrapper)])
+    out, err = capsys.readouterr()
+    assert (code, out) == (1, "gpuslo: gpuslo tool_error node\n")
+    assert "Traceback" not in err and "the drain path failed (parse_error" in err
+    shown = cluster.show()
+    assert "DRAIN" in state_of(shown) and reason_of(shown) == "gpuslo: gpuslo tool_error node"
