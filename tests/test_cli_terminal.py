@@ -115,3 +115,32 @@ def test_progress_draws_on_a_terminal_and_stays_off_in_a_pipe(tmp_path):
     drawn = _on_a_terminal([*argv[:-1], str(tmp_path / "sim2")], tmp_path)
     assert "gpuslo simulate: simulating the fleet: 0/2" in drawn
     assert "gpuslo simulate: writing files: 1/2" in drawn
+
+
+DIRECTORY_FLAGS = {
+    "demo": ["demo", "--no-prometheus", "--out", "{}"],
+    "check": ["check", "--check", "xid", "--state-dir", "{}"],
+    "exporter": ["exporter", "--once", "--state-dir", "{}"],
+    "report": ["report", "--training-log", str(REPO / "tests" / "goodput" / "data"
+                                               / "torchtitan_crash_restart.log"),
+               "--gpus", "8", "--out", "{}"],
+    "rules": ["rules", "--out", "{}"],
+    "dashboards": ["dashboards", "--out", "{}"],
+}
+
+
+@pytest.mark.parametrize("command", sorted(DIRECTORY_FLAGS))
+@pytest.mark.parametrize("below", [False, True])
+def test_a_file_where_a_directory_goes_is_a_usage_error(command, below, tmp_path, capsys):
+    """Issue 25 (a newcomer's run): `demo --out FILE` was a traceback, `check --state-dir FILE`
+    a FileExistsError per check, `report --out FILE` "File exists" after the whole run."""
+    afile = tmp_path / "afile"
+    afile.write_text("keep me\n")
+    target = afile / "sub" if below else afile
+    argv = [a.format(target) for a in DIRECTORY_FLAGS[command]]
+    code = main(argv)
+    err = capsys.readouterr().err
+    flag = argv[-2]
+    assert code == 2 and err.count("\n") == 1, err
+    assert err.startswith(f"gpuslo {command}: error: {flag} {target}: not a directory"), err
+    assert afile.read_text() == "keep me\n"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 
+from gpuslo.cli.terminal import directory
 from gpuslo.dashboards.generate import generate_dashboards
 from gpuslo.slo_spec import load_spec
 
@@ -17,6 +18,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the files; prints one line per file. Raises ConfigError/InputError."""
-    for path in generate_dashboards(load_spec(args.slo), args.out):
+    for path in generate_dashboards(load_spec(args.slo), directory(args.out, "--out")):
         print(path)
     return 0

@@ -10,8 +10,8 @@ from __future__ import annotations
 import argparse
 import signal
 import sys
-from pathlib import Path
 
+from gpuslo.cli.terminal import directory
 from gpuslo.demo.run import run_demo
 
 
@@ -61,9 +61,10 @@ def _stop(signum: int, _frame: object) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the demo; exit 0 when every step finished, 128 + N when signal N stopped it."""
+    out = directory(args.out, "--out")
     previous = {s: signal.signal(s, _stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
-        return run_demo(Path(args.out), args.scrape_seconds, prometheus=not args.no_prometheus)
+        return run_demo(out, args.scrape_seconds, prometheus=not args.no_prometheus)
     except _Stopped as stopped:
         name = signal.Signals(stopped.signum).name
         print(f"gpuslo demo: stopped by {name}; its exporters and Prometheus are stopped",

@@ -24,7 +24,7 @@ import argparse
 import math
 from pathlib import Path
 
-from gpuslo.cli.terminal import number, stages
+from gpuslo.cli.terminal import directory, number, stages
 from gpuslo.errors import InputError
 from gpuslo.files import write_all_atomic
 from gpuslo.slo.report import pipeline
@@ -113,7 +113,7 @@ def request(args: argparse.Namespace) -> pipeline.ReportRequest:
 def run(args: argparse.Namespace) -> int:
     """Run `gpuslo report`: build, write atomically, print the headline. Returns 0."""
     wanted = request(args)
-    out = Path(args.out)
+    out = directory(args.out, "--out")
     with stages(STAGES, "gpuslo report") as stage:  # progress on stderr, on a terminal only
         result = pipeline.build_report(wanted, progress=stage)
         stage(STAGES[-1])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 
 from gpuslo.alerts.generate import generate_rules
+from gpuslo.cli.terminal import directory
 from gpuslo.slo_spec import load_spec
 
 
@@ -17,6 +18,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Write the files; prints one line per file. Raises ConfigError/InputError."""
-    for path in generate_rules(load_spec(args.slo), args.out):
+    for path in generate_rules(load_spec(args.slo), directory(args.out, "--out")):
         print(path)
     return 0

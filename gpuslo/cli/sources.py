@@ -11,7 +11,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from gpuslo.cli.terminal import number
+from gpuslo.cli.terminal import directory, number
 from gpuslo.errors import UsageError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.registry import load_checks
@@ -140,7 +140,8 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
             get("expect_network_devices"), config.expect_network_devices or None, {}
         ),
         instance_type=_pick(get("instance_type"), config.instance_type, ""),
-        state_dir=Path(_pick(get("state_dir"), config.state_dir) or default_state_dir()),
+        state_dir=directory(_pick(get("state_dir"), config.state_dir) or default_state_dir(),
+                            "--state-dir"),
         timeout_s=float(_pick(get("check_timeout"), config.check_timeout_s, DEFAULT_TIMEOUT_S)),
         active=bool(get("active")),
         policy_path=policy_path,

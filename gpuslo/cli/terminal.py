@@ -7,6 +7,10 @@ progress for commands that take more than a couple of seconds.
 - `number(lo, hi, unit)`: an argparse `type` for a finite float in [lo, hi]; NaN, infinities and
   values out of range are usage errors naming the bounds (`--check-timeout 1e12` overflowed the
   event loop's timeout; `--price-per-gpu-hour inf` broke the JSON).
+- `directory(path, flag)`: a flag that names a directory to write into (`--out`,
+  `--state-dir`) is a usage error, `--out FILE: not a directory`, when a file (or a FIFO, ...)
+  stands there or above it, before any work starts (it was a NotADirectoryError traceback, a
+  FileExistsError per check, or "File exists" after the whole computation).
 - `stages(names, what)`: a tqdm bar on stderr that advances through named stages; off when
   stderr is not a terminal (pipes, CI, tests), so output stays clean where it is captured.
 """
@@ -16,8 +20,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import math
+import os
 import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+from gpuslo.errors import UsageError
 
 
 class Parser(argparse.ArgumentParser):
@@ -47,6 +55,20 @@ def number(lo: float, hi: float, unit: str) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def directory(path: str | os.PathLike[str], flag: str) -> Path:
+    """`path` as the directory a flag names; UsageError `FLAG PATH: not a directory` when
+    something else stands at `path` or at its nearest existing ancestor (a missing directory is
+    fine: its writer creates it)."""
+    target = Path(path)
+    probe = target
+    while not os.path.lexists(probe) and probe.parent != probe:
+        probe = probe.parent
+    if os.path.lexists(probe) and not probe.is_dir():
+        where = "" if probe == target else f" ({probe} is not a directory)"
+        raise UsageError(f"{flag} {target}: not a directory{where}")
+    return target
 
 
 @contextlib.contextmanager
