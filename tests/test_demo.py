@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import os
 import subprocess
 import sys
 from html.parser import HTMLParser
@@ -213,6 +214,23 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _comm(pid: int) -> str | None:
+    """The command name of a running `pid`; None once it exited (it may exit between any two
+    reads: reading /proc/<pid>/comm after `_alive` said yes made this test flaky)."""
+    try:
+        name = Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return None
+    return name if _alive(pid) else None
+
+
+def test_the_name_of_a_process_that_exited_is_none_not_an_error():
+    """Issue 25: the SIGTERM test read /proc/<pid>/comm of a child that had just exited."""
+    done = subprocess.Popen(["sleep", "0"])
+    done.wait()
+    assert _comm(done.pid) is None and _comm(os.getpid()) is not None
+
+
 @pytest.mark.prometheus
 def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path, prometheus_binary):
     """Issue 12: the demo left Prometheus and its exporters running after SIGTERM."""
@@ -227,7 +245,7 @@ def test_sigterm_stops_the_demo_and_everything_it_started(tmp_path, prometheus_b
     try:
         while True:
             seen |= _descendants(child.pid)
-            names = {Path(f"/proc/{p}/comm").read_text().strip() for p in seen if _alive(p)}
+            names = {_comm(p) for p in seen}
             if "prometheus" in names:
                 break
             assert child.poll() is None, "the demo ended before starting Prometheus"
