@@ -4,8 +4,8 @@ valid for its consumer, and its StepFun report equals the same command run by ha
 from __future__ import annotations
 
 import json
-import shutil
 import os
+import shutil
 import subprocess
 import sys
 from html.parser import HTMLParser
