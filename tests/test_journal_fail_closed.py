@@ -106,3 +106,16 @@ def test_report_journals_skips_hostile_journals_and_fifos(tmp_path) -> None:
                            str(tmp_path / "j"), "--out", str(tmp_path / "out"), "--format", "json"],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
+
+
+def test_a_folder_whose_only_line_is_malformed_names_the_bad_line(tmp_path, capsys) -> None:
+    """Issue 25 (a newcomer's run): `report --journals` on a folder whose one journal holds one
+    malformed line said "no timestamps"; it names the file and line that was skipped."""
+    from gpuslo.cli import main
+
+    (tmp_path / "j").mkdir()
+    (tmp_path / "j" / "job1.jsonl").write_text('{"v": 1, "t": "x", "event": "job_start"}\n')
+    code = main(["report", "--journals", str(tmp_path / "j"), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1, err
+    assert f"no valid journal event; {tmp_path / 'j' / 'job1.jsonl'}:1: field 't'" in err

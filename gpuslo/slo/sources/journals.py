@@ -82,8 +82,10 @@ def read_journal_bytes(path: Path) -> bytes | None:
 
 
 def load_journals(directory: str | Path) -> Frames:
-    """Read every journal under `directory`. Raises InputError when the directory cannot be read
-    or holds no journal; bad lines are skipped and listed in cannot_fill["journal_problems"]."""
+    """Read every journal under `directory`. Raises InputError when the directory cannot be read,
+    holds no journal, or no valid event at all (the message names the first bad file and line:
+    a folder whose only line is malformed said "no timestamps"); bad lines are skipped and
+    listed in cannot_fill["journal_problems"]."""
     root = Path(directory)
     if not root.is_dir():
         raise InputError(str(root), "not a directory of journals")
@@ -101,6 +103,9 @@ def load_journals(directory: str | Path) -> Frames:
         events, found = parse_journal(data, str(path))
         problems += [str(p) for p in found]
         rows += events_from_journal(events, path.stem, path.parent.name)
+    if not rows and problems:
+        more = f" (and {len(problems) - 1} more problems)" if len(problems) > 1 else ""
+        raise InputError(str(root), f"no valid journal event; {problems[0]}{more}")
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)), str(root))
     cannot_fill = {
         "capacity": "journals alone carry no GPU inventory or verdicts; add --prometheus or --data"
