@@ -15,11 +15,14 @@ killed), and so is a source's own deadline (`DeadlineExceeded`: an HTTP read, a 
 NVML call); `DependencyMissing` → `dependency_missing`; `ToolError`, a crash, a non-zero exit or an
 exit without an answer → `tool_error`; `ParseError` → `parse_error`; a check still running from an
 earlier cycle (stuck in the kernel, unkillable) is not started again and reports `check_timeout`.
-A run ends within its deadline plus one second. Each run updates the check's `Heartbeat`.
+A run ends within its deadline plus one second. Each run updates the check's `Heartbeat`. A
+child whose runner is gone (the exporter was killed with SIGKILL) says so in one line on stderr
+and exits, instead of a BrokenPipeError traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import multiprocessing
 import os
@@ -74,6 +77,7 @@ def _child_main(payload: bytes, path: list[str], environ: dict[str, str], conn: 
     sys.path[:] = path
     os.environ.clear()
     os.environ.update(environ)
+    check: Any = None
     try:
         check, context = pickle.loads(payload)
         answer: tuple[str, Any] = ("ok", check.run(context))
@@ -88,10 +92,25 @@ def _child_main(payload: bytes, path: list[str], environ: dict[str, str], conn: 
     except BaseException as error:  # noqa: BLE001 - any failure of a check is reported, not raised
         answer = ("tool_error", f"{type(error).__name__}: {error}")
     try:
+        _send(conn, answer)
+    except OSError as error:  # BrokenPipeError: the runner is gone; nobody is left to tell
+        name = getattr(check, "name", "?")
+        sys.stderr.write(f"gpuslo: check {name} (pid {os.getpid()}): its runner is gone "
+                         f"({type(error).__name__}); answer dropped\n")
+    finally:
+        with contextlib.suppress(OSError):
+            conn.close()
+
+
+def _send(conn: Any, answer: tuple[str, Any]) -> None:
+    """Send `answer`, or a tool_error saying why it could not be pickled. Raises OSError when
+    the pipe is gone."""
+    try:
         conn.send(answer)
+    except OSError:
+        raise
     except Exception as error:  # noqa: BLE001 - an answer that cannot be pickled
         conn.send(("tool_error", f"answer could not be sent: {error}"))
-    conn.close()
 
 
 @dataclass

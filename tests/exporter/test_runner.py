@@ -170,3 +170,43 @@ def test_registry_finds_every_listed_check():
     checks = load_checks(active=True)
     assert [c.name for c in checks] == list(CHECKS)
     assert not [c.name for c in checks if isinstance(c, UnavailableCheck)]
+
+
+ORPHANING = """
+import os, signal, sys, threading, time
+sys.path[:0] = {path!r}
+from exporter.test_runner_checks import Behaving
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.runner import Runner
+from multiprocessing import forkserver
+runner = Runner([Behaving(f"c{{i}}", "slow") for i in range(4)],
+                CheckContext(state_dir={state!r}, timeout_s=10.0))
+threading.Thread(target=runner.cycle, daemon=True).start()
+def children(pid):
+    try:
+        tasks = os.listdir(f"/proc/{{pid}}/task")
+        return sum(len(open(f"/proc/{{pid}}/task/{{n}}/children").read().split()) for n in tasks)
+    except OSError:
+        return 0
+for _ in range(100):  # every child sleeping its 5 s: now the runner dies as kill -9 kills it
+    time.sleep(0.05)
+    server = getattr(forkserver._forkserver, "_forkserver_pid", None)
+    if server and children(server) == 4:
+        break
+os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+def test_children_of_a_killed_runner_say_one_line_each_not_a_traceback(tmp_path):
+    """Issue 25: each kill -9 of the exporter left ~80 lines of BrokenPipeError tracebacks
+    from its orphaned check children in the log."""
+    import sys
+    from pathlib import Path
+
+    tests = str(Path(__file__).resolve().parent.parent)
+    script = ORPHANING.format(path=[tests, *sys.path], state=str(tmp_path))
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=60)  # stderr ends when the last orphan has closed it
+    lines = done.stderr.splitlines()
+    assert done.returncode == -9 and "Traceback" not in done.stderr, done.stderr
+    assert 1 <= len(lines) <= 4 and all("its runner is gone" in line for line in lines), lines
