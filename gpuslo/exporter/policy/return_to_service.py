@@ -28,8 +28,8 @@ from importlib import resources
 from typing import Any
 
 from gpuslo import names
+from gpuslo.config_file import parse_yaml
 from gpuslo.errors import ConfigError
-from gpuslo.exporter.policy.xid import read_yaml
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 PACKAGED = "return_to_service.yaml"
@@ -190,7 +190,7 @@ def merge(packaged: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _packaged() -> dict[str, Any]:
     text = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    return read_yaml(text, f"gpuslo/data/{PACKAGED}")
+    return parse_yaml(text, f"gpuslo/data/{PACKAGED}")
 
 
 def load_gate_policy(overlay: dict[str, Any] | None = None, source: str = "node config") -> (

@@ -19,11 +19,10 @@ import functools
 import re
 from dataclasses import dataclass
 from importlib import resources
-from pathlib import Path
 from typing import Any
 
+from gpuslo.config_file import load_yaml, parse_yaml
 from gpuslo.errors import ConfigError
-from gpuslo.exporter.policy.xid import read_yaml
 
 PACKAGED = "probe_speeds.yaml"
 TOP_KEYS = ("version", "fail_below", "busy", "skus")
@@ -182,20 +181,16 @@ def merge(packaged: dict[str, Any], overlay: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _packaged() -> dict[str, Any]:
     text = resources.files("gpuslo").joinpath("data", PACKAGED).read_text(encoding="utf-8")
-    return read_yaml(text, f"gpuslo/data/{PACKAGED}")
+    return parse_yaml(text, f"gpuslo/data/{PACKAGED}")
 
 
 def load_speed_policy(overlay_path: str | None = None) -> SpeedPolicy:
-    """The packaged table with the overlay file at `overlay_path` merged over it (I/O).
-    ConfigError when the overlay cannot be read or a field is invalid."""
+    """The packaged table with the overlay file at `overlay_path` merged over it (I/O,
+    `gpuslo.config_file`). ConfigError when the overlay cannot be read or a field is invalid."""
     data = _packaged()
     source = f"gpuslo/data/{PACKAGED}"
     if overlay_path is not None:
-        try:
-            text = Path(overlay_path).read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as error:
-            raise ConfigError(f"{overlay_path}: cannot read probe speeds ({error})") from None
-        overlay = read_yaml(text, overlay_path) or {}
+        overlay = load_yaml(overlay_path, "probe speeds") or {}
         if not isinstance(overlay, dict):
             raise ConfigError(f"{overlay_path}: expected a mapping of fields at the top level")
         data, source = merge(data, overlay), overlay_path
