@@ -233,10 +233,10 @@ def _substitute(expr: str, cluster: str) -> str:
 
 def _checks(expr: str, figure) -> list[dict]:
     """promtool checks that `expr` gives `figure`: one series per row (`count by` the row's
-        labels is 1) holding the row's value (`sum by` them); a scalar figure is one series, whatever
-        labels it carries. Values are compared on a grid of 2^-20 (about 1e-6), computed alike by
-    PromQL's round() and here, so the order of float operations cannot matter; NaN equals nothing,
-    so a NaN fails."""
+    labels is 1) holding the row's value (`sum by` them); a scalar figure is one series,
+    whatever labels it carries. Values are compared on a grid of 2^-20 (about 1e-6), computed
+    alike by PromQL's round() and here, so the order of float operations cannot matter; NaN
+    equals nothing, so a NaN fails."""
     rows = figure if isinstance(figure, list) else [({}, figure)]
     keys = sorted({key for labels, _ in rows for key in labels})
     by = f"by ({', '.join(keys)}) " if keys else ""
