@@ -336,7 +336,7 @@ def test_markdown_from_hostile_trace_data_forms_no_link(evil):
     from markdown_it import MarkdownIt
 
     doc = json.loads(json.dumps(_doc()).replace(json.dumps(EVIL)[1:-1], json.dumps(evil)[1:-1]))
-    text = render_markdown(build_report(doc, None, None))
+    text = render_markdown(report_of(doc, None, None))
     renderer = MarkdownIt("commonmark").enable("table")
     renderer.validateLink = lambda url: True  # a renderer that trusts every target
     page = renderer.render(text)
