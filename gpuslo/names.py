@@ -152,6 +152,18 @@ REASON_LAYER: Final = {
     "unrecognised_driver_message": LAYER_OBSERVABILITY,
 }
 REASONS: Final = tuple(REASON_LAYER)
+# Why an interruption a training log names goes to the observability layer (the log reader's
+# profiles, gpuslo/data/log_profiles.yaml, put it there): what the log says points at no culprit.
+# Shown beside the layer wherever a person reads it (`gpuslo goodput`).
+OBSERVABILITY_WHY: Final = {
+    "nccl_timeout": "an NCCL watchdog timeout says a collective hung, not which rank, GPU or "
+    "link held it up, so the time is blind until a node fault explains it",
+    "nccl_error": "an NCCL error says a peer failed or went away, not which GPU, link or "
+    "process, so the time is blind until a node fault explains it",
+}
+OBSERVABILITY_WHY_DEFAULT: Final = (
+    "the log names no culprit, so the time is blind until a node fault explains it"
+)
 # The reasons that make a check `unknown` rather than `fail`.
 UNKNOWN_REASONS: Final = (
     "check_timeout",

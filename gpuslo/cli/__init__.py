@@ -23,7 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "exporter": ("gpuslo.cli.exporter", "serve /metrics on a GPU node (checks every 30 s)"),
     "check": ("gpuslo.cli.check", "run the node checks once (text, JSON or NPD plugin)"),
     "inspect": ("gpuslo.cli.inspect", "triage captured evidence and print findings and a verdict"),
-    "report": ("gpuslo.cli.report", "weekly goodput / usable-GPU-hours report"),
+    "report": ("gpuslo.cli.report", "goodput / usable-GPU-hours report (a week or any window)"),
     "goodput": ("gpuslo.cli.goodput", "goodput facts from the training logs jobs already print"),
     "rules": ("gpuslo.cli.rules", "write Prometheus recording and alert rules and their tests"),
     "dashboards": ("gpuslo.cli.dashboards", "write Grafana dashboards"),

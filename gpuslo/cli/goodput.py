@@ -6,9 +6,11 @@
 One JSON object per LOG (a single LOG prints the object itself, several a list). Keys are always
 present, null when the log does not say: framework, steps{first,last,...},
 step_time_s{median,...}, checkpoint_saves[{step,seconds}], restarts[{resumed_from_step,
-lost_steps}], interruptions[{after_step,cause,layer,line}], slowdowns[{from_step,ratio,...}],
-hangs[{after_step,seconds}], span_s, and `goodput` (GPU-seconds per category, from the same
-calculator as the Recorder's journals) when --gpus is given.
+lost_steps}], interruptions[{after_step,cause,layer,line,why}] (`why`: why a cause is put
+on the observability layer, names.OBSERVABILITY_WHY; null on the others),
+slowdowns[{from_step,ratio,...}], hangs[{after_step,seconds}], span_s, and `goodput`
+(GPU-seconds per category, from the same calculator as the Recorder's journals) when --gpus is
+given.
 
 Exit status: 0 every log was read, 1 some log had nothing to read (status `unknown`: binary,
 no progress line, no known framework), 2 usage or input error (one line on stderr naming the
@@ -56,6 +58,9 @@ def run(args: argparse.Namespace) -> int:
                         slowdown_threshold=args.slowdown_threshold,
                         slowdown_min_intervals=args.slowdown_intervals).document
             for path in args.logs]
+    for doc in docs:
+        for interruption in doc["interruptions"]:
+            interruption["why"] = _why(interruption)
     if args.format == "json":
         out = docs[0] if len(docs) == 1 else docs
         print(json.dumps(out, indent=2, sort_keys=True, allow_nan=False))
@@ -63,6 +68,14 @@ def run(args: argparse.Namespace) -> int:
         for doc in docs:
             sys.stdout.write(render_text(doc))
     return 1 if any(d["status"] == names.STATUS_UNKNOWN for d in docs) else 0
+
+
+def _why(interruption: dict) -> str | None:
+    """Why an interruption is on the observability layer (names.OBSERVABILITY_WHY); None on the
+    other layers, where the cause names its culprit."""
+    if interruption.get("layer") != names.LAYER_OBSERVABILITY:
+        return None
+    return names.OBSERVABILITY_WHY.get(interruption.get("cause"), names.OBSERVABILITY_WHY_DEFAULT)
 
 
 def _said(value: object, unit: str = "") -> str:
@@ -75,27 +88,31 @@ def render_text(doc: dict) -> str:
     lines = [f"{doc['file']}: {doc['framework'] or 'no known framework'} — {doc['status']}"]
     steps, st = doc["steps"], doc["step_time_s"]
     if steps["first"] is not None:
-        epoch = f" (epochs {steps['epoch_first']}..{steps['epoch_last']})" \
-            if steps["epoch_first"] is not None else ""
-        lines.append(f"  steps {steps['first']}..{steps['last']}{epoch}, median step "
-                     f"{st['median']} s over {st['count']} interval(s), span {doc['span_s']} s")
+        epoch = (f" (epochs {steps['epoch_first']}..{_said(steps['epoch_last'])})"
+                 if steps["epoch_first"] is not None else "")
+        lines.append(f"  steps {steps['first']}..{_said(steps['last'])}{epoch}, median step "
+                     f"{_said(st['median'], ' s')} over {st['count']} interval(s), span "
+                     f"{_said(doc['span_s'], ' s')}")
     for s in doc["checkpoint_saves"]:
         lines.append(f"  checkpoint save at step {_said(s['step'])}: {_said(s['seconds'], ' s')}")
     for r in doc["restarts"]:
         lines.append(f"  restart from step {_said(r['resumed_from_step'])} "
                      f"(lost {_said(r['lost_steps'], ' steps')})")
     for i in doc["interruptions"]:
+        layer = f"{i['layer']}: {i['why']}" if i.get("why") else i["layer"]
         lines.append(f"  interruption after step {_said(i['after_step'])}: {i['cause']} "
-                     f"({i['layer']}), line {i['line']}")
+                     f"({layer}), line {i['line']}")
     for s in doc["slowdowns"]:
-        lines.append(f"  slowdown from step {s['from_step']}: x{s['ratio']}")
+        lines.append(f"  slowdown from step {_said(s['from_step'])}: x{_said(s['ratio'])}")
     for h in doc["hangs"]:
-        lines.append(f"  hang after step {h['after_step']}: {h['seconds']} s ({h['cause']})")
+        lines.append(f"  hang after step {_said(h['after_step'])}: {_said(h['seconds'], ' s')} "
+                     f"({h['cause']})")
     if doc["goodput"]:
         g = doc["goodput"]
         parts = ", ".join(f"{k} {v}" for k, v in g["gpu_seconds"].items() if v)
+        verdict = g["goodput"] if g["goodput"] is not None else "unknown"
         lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {parts or 'none committed'}; "
-                     f"uncommitted {g['uncommitted_gpu_s']}; goodput {g['goodput']}")
+                     f"uncommitted {g['uncommitted_gpu_s']}; goodput {verdict}")
     for note in doc["not_read"] + doc["notes"]:
         lines.append(f"  note: {note}")
     return "\n".join(lines) + "\n"

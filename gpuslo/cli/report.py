@@ -1,4 +1,4 @@
-"""`gpuslo report`: the weekly goodput / usable-GPU-hours report.
+"""`gpuslo report`: the goodput / usable-GPU-hours report over a week or any window.
 
     gpuslo report [--week 2026-W48 | --start T --end T]
                   (--data DIR | --trace FILE --trace-format stepfun|titan | --journals DIR
@@ -30,6 +30,7 @@ from gpuslo.files import write_all_atomic
 from gpuslo.slo.report import pipeline
 from gpuslo.slo.report.inputs import Sources
 from gpuslo.slo.report.markdown import headline
+from gpuslo.slo.report.model import window_text
 from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo_spec import load_spec
 
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         result = pipeline.build_report(wanted, progress=stage)
         stage(STAGES[-1])
         _write(out, result.files)
-    print(f"gpuslo report: {result.start} .. {result.end} ({result.source})")
+    print(f"gpuslo report: {window_text(result.report.document)} ({result.source})")
     for label, value in headline(result.report.document):
         print(f"  {label}: {value}")
     print(f"  wrote: {', '.join(str(out / name) for name in result.files)}")

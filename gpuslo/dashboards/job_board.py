@@ -7,10 +7,11 @@ exporter's `job` label, kept by scraping with honor_labels)."""
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.dashboards import fleet
 from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import GPU_HOURS, GPUS, RATIO, Query, Spec, query_variable, red_below
 from gpuslo.dashboards.scope import CLUSTER
-from gpuslo.slo_spec import SloSpec, format_number, sli_record
+from gpuslo.slo_spec import SloSpec, format_number
 
 JOB = f'job=~"$job", {CLUSTER}'
 
@@ -26,11 +27,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
             "Productive over allocated GPU-time; red below the objective "
             f"{format_number(spec.objectives[names.SLO_JOB_GOODPUT])}.",
             RATIO,
-            (
-                Query(
-                    f"{sli_record(names.SLO_JOB_GOODPUT, spec.period)}{{{CLUSTER}}}", instant=True
-                ),
-            ),
+            (Query(fleet.sli(names.SLO_JOB_GOODPUT, spec.period), instant=True),),
             6,
             5,
             steps=red_below(spec.objectives[names.SLO_JOB_GOODPUT]),

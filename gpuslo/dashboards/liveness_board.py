@@ -7,6 +7,7 @@ something that grows when a check goes quiet."""
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.dashboards import fleet
 from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import (
     COUNT,
@@ -48,7 +49,7 @@ def _liveness_stats(spec: SloSpec) -> list[Spec]:
             "Checks with a fresh heartbeat over checks (ratio 0–1); red below the objective "
             f"{format_number(objective)}.",
             RATIO,
-            (Query(f"gpuslo:check_liveness:ratio_rate5m{{{CLUSTER}}}", instant=True),),
+            (Query(fleet.sli(names.SLO_CHECK_LIVENESS, "5m"), instant=True),),
             12,
             4,
             steps=red_below(objective),

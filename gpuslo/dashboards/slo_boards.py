@@ -2,19 +2,21 @@
 reason (job goodput lives in job_board.py).
 
 They read the recording rules of gpuslo/alerts (names from `slo_spec.sli_record` and the
-`gpuslo:*:count` series) and the raw metrics of DESIGN.md §4. GPU-hours over the dashboard range
-are `sum_over_time(count[$__range]) / count_over_time(inventory[$__range]) × $__range_s / 3600`:
-the share of rule evaluations times the range, so the figure does not depend on the evaluation
+`gpuslo:*:count` series) and the raw metrics of DESIGN.md §4. Every fleet figure is one series
+for the clusters picked in `$cluster`, however many (`gpuslo.dashboards.fleet`): counts add up,
+ratios are GPU-time weighted across clusters, GPU-hours over the range are each cluster's share
+of its rule evaluations times the range, so the figure does not depend on the evaluation
 interval; a GPU lost for two reasons counts under each (the report's accounting gives one).
 """
 
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.dashboards import fleet
 from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import BURN, GPU_HOURS, GPUS, RATIO, Columns, Query, Spec, red_below
 from gpuslo.dashboards.scope import CLUSTER
-from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
+from gpuslo.slo_spec import SloSpec, format_number
 
 TITLES = {
     names.SLO_USABLE_GPU: "Usable GPU ratio",
@@ -24,24 +26,17 @@ TITLES = {
 LOST = f"gpuslo:gpu_lost:count{{{CLUSTER}}}"
 # The usable-GPU denominator: what the fleet should have, which blindness cannot shrink (a dead
 # exporter's GPUs stay in it as blind time until the node is retired).
-PROVISIONED = f"gpuslo:gpu_provisioned:count{{{CLUSTER}}}"
-USABLE = f"gpuslo:gpu_usable:count{{{CLUSTER}}}"
+PROVISIONED = fleet.PROVISIONED
+USABLE = fleet.USABLE
 UNUSABLE = f"gpuslo:gpu_unusable:count{{{CLUSTER}}}"
 BLIND = f"gpuslo:gpu_blind:count{{{CLUSTER}}}"
-BLIND_RATIO = f"gpuslo:gpu_blind:ratio{{{CLUSTER}}}"
 NODE_BLIND = f"gpuslo:node_gpus_blind:count{{{CLUSTER}}}"
-# Share of the range's rule evaluations, times the range in hours (see the module docstring).
-PER_RANGE = f"/ scalar(count_over_time({PROVISIONED}[$__range])) * $__range_s / 3600"
 
 
-def sli(slo: str, window: str) -> str:
-    """The recorded SLI of `slo` over `window`, in the chosen clusters."""
-    return f"{sli_record(slo, window)}{{{CLUSTER}}}"
-
-
-def recorded(slo: str, what: str) -> str:
-    """A recorded per-SLO series (objective, error budget remaining), in the chosen clusters."""
-    return f"{slo_record(slo, what)}{{{CLUSTER}}}"
+def budget_remaining(spec: SloSpec, slo: str) -> str:
+    """Share of the period's error budget not yet spent by the chosen clusters together."""
+    budget = format_number(spec.error_budget(slo))
+    return f"1 - (1 - {fleet.sli(slo, spec.period)}) / {budget}"
 
 
 def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
@@ -55,7 +50,7 @@ def _slo_specs(spec: SloSpec, slo: str) -> list[Spec]:
             f"Good ratio over the SLO period ({period}); red below the objective "
             f"{format_number(objective)}.",
             RATIO,
-            (Query(sli(slo, period), instant=True),),
+            (Query(fleet.sli(slo, period), instant=True),),
             6,
             5,
             steps=red_below(objective),
@@ -68,7 +63,7 @@ def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
     title, period = TITLES[slo], spec.period
     budget = format_number(spec.error_budget(slo))
     burn = [
-        Query(f"(1 - {sli(slo, pair.long_window)}) / {budget}", pair.long_window)
+        Query(f"(1 - {fleet.sli(slo, pair.long_window)}) / {budget}", pair.long_window)
         for pair in spec.burn_rate_alerts()
     ]
     return [
@@ -78,7 +73,7 @@ def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
             f"Share of the {period} error budget ({budget}) not yet spent; red below 0 "
             "(overspent).",
             RATIO,
-            (Query(recorded(slo, "error_budget_remaining"), instant=True),),
+            (Query(budget_remaining(spec, slo), instant=True),),
             6,
             5,
             steps=red_below(0),
@@ -111,9 +106,9 @@ def fleet_slo(spec: SloSpec) -> dict:
                 "data, which the SLI never counts as good.",
                 RATIO,
                 (
-                    Query(sli(slo, "1h"), "1h"),
-                    Query(sli(slo, "1d"), "1d"),
-                    Query(recorded(slo, "objective"), "objective"),
+                    Query(fleet.sli(slo, "1h"), "1h"),
+                    Query(fleet.sli(slo, "1d"), "1d"),
+                    Query(fleet.objective(slo), "objective"),
                 ),
                 8,
                 8,
@@ -139,7 +134,10 @@ def _blind_share(spec: SloSpec) -> Spec:
         f"0–1); GpusloFleetBlind pages above {threshold}. Blind time counts against the usable "
         "GPU SLI as observability loss.",
         RATIO,
-        (Query(BLIND_RATIO, "blind"), Query(f"vector({threshold})", "page threshold")),
+        (
+            Query(fleet.ratio(BLIND, PROVISIONED), "blind"),
+            Query(f"vector({threshold})", "page threshold"),
+        ),
         8,
         8,
     )
@@ -156,7 +154,7 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             "seen and kube-state-metrics' capacity, held while a node is silent (the usable-GPU "
             "denominator); informational.",
             GPUS,
-            (Query(PROVISIONED, instant=True),),
+            (Query(fleet.total(PROVISIONED), instant=True),),
             4,
             5,
         ),
@@ -166,7 +164,7 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             "GPUs whose verdict is healthy now, on schedulable nodes; informational (the ratio "
             "is judged on the fleet SLO dashboard).",
             GPUS,
-            (Query(USABLE, instant=True),),
+            (Query(fleet.total(USABLE), instant=True),),
             4,
             5,
         ),
@@ -177,7 +175,7 @@ def _lost_total_panels(spec: SloSpec) -> list[Spec]:
             f"GPUs unreadable, verdict unknown); orange from 1, GpusloFleetBlind pages above "
             f"{threshold} of the provisioned GPUs.",
             GPUS,
-            (Query(BLIND, instant=True),),
+            (Query(fleet.total(BLIND), instant=True),),
             4,
             5,
             steps=(("green", None), ("orange", 1)),
@@ -194,7 +192,7 @@ def _lost_hours_panels(spec: SloSpec) -> list[Spec]:
             "Provisioned GPU-hours not usable in the range (unhealthy, unknown or no data); "
             "informational.",
             GPU_HOURS,
-            (Query(f"sum_over_time({UNUSABLE}[$__range]) {PER_RANGE}", instant=True),),
+            (Query(fleet.hours_in_range(UNUSABLE), instant=True),),
             12,
             5,
         ),
@@ -204,13 +202,7 @@ def _lost_hours_panels(spec: SloSpec) -> list[Spec]:
             "GPU-hours with an active problem (by the layer that owns its reason) or healthy on "
             "a cordoned node (platform). Empty on a healthy fleet.",
             GPU_HOURS,
-            (
-                Query(
-                    f"sum by (layer) (sum_over_time({LOST}[$__range])) {PER_RANGE}",
-                    "{{layer}}",
-                    instant=True,
-                ),
-            ),
+            (Query(fleet.hours_in_range(LOST, ("layer",)), "{{layer}}", instant=True),),
             12,
             8,
         ),
@@ -225,12 +217,7 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
             "Lost GPU-hours by layer and reason",
             "GPU-hours by layer and reason over the range. Empty on a healthy fleet.",
             GPU_HOURS,
-            (
-                Query(
-                    f"sum by (layer, reason) (sum_over_time({LOST}[$__range])) {PER_RANGE}",
-                    instant=True,
-                ),
-            ),
+            (Query(fleet.hours_in_range(LOST, ("layer", "reason")), instant=True),),
             12,
             8,
             columns=Columns(("layer", "reason"), "GPU-hours"),
@@ -258,9 +245,9 @@ def _lost_breakdown_panels(spec: SloSpec) -> list[Spec]:
             "against the provisioned GPUs.",
             GPUS,
             (
-                Query(UNUSABLE, "unusable"),
-                Query(BLIND, "blind"),
-                Query(PROVISIONED, "provisioned"),
+                Query(fleet.total(UNUSABLE), "unusable"),
+                Query(fleet.total(BLIND), "blind"),
+                Query(fleet.total(PROVISIONED), "provisioned"),
             ),
         ),
         Spec(

@@ -8,7 +8,7 @@
    and that restarts from its last checkpoint.
 3. Prometheus rules and Grafana dashboards from the default SLO spec; Prometheus (Debian's package,
    when installed) on loopback with those rules, scraping both exporters for a short while.
-4. The weekly report for the real StepFun fault trace and for a simulated 1,000-GPU week.
+4. The report for the real StepFun fault trace (349 days) and for a simulated 1,000-GPU week.
 
 Every step runs the same commands a user would (`python -m gpuslo ...`); the demo prints where
 everything is, the node verdicts and the headline numbers. NVML is replayed by the fake `pynvml`
@@ -30,6 +30,7 @@ from pathlib import Path
 from gpuslo.demo import job as demo_job
 from gpuslo.demo import prometheus as demo_prometheus
 from gpuslo.errors import GpusloError, InputError, UsageError
+from gpuslo.slo.report.model import window_name, window_text
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 DEMO = DATA / "demo"
@@ -164,7 +165,7 @@ def _headline(path: Path) -> dict:
 
 
 def run_reports(out: Path) -> dict[str, dict]:
-    """The weekly report for the StepFun trace and for a simulated 1,000-GPU week."""
+    """The report for the StepFun trace (349 days) and for a simulated 1,000-GPU week."""
     stepfun = out / "report-stepfun"
     _gpuslo(
         [
@@ -234,7 +235,8 @@ def print_summary(
     print("\nGenerated: rules/ (Prometheus rules + promtool tests), dashboards/ (Grafana JSON)")
     for title, report in reports.items():
         lost = report.get("lost_gpu_hours_by_layer", {})
-        print(f"\nWeekly report, {title}: {report['start']} .. {report['end']}")
+        name = window_name(report)
+        print(f"\n{name[0].upper()}{name[1:]}, {title}: {window_text(report)}")
         print(
             f"  provisioned {_hours(report['provisioned_gpu_hours'])} GPU-h, "
             f"usable {_hours(report['usable_gpu_hours'])} GPU-h "
@@ -291,7 +293,7 @@ def run_demo(out: Path, scrape_seconds: float = 12.0, prometheus: bool = True) -
         seconds=scrape_seconds,
         enabled=prometheus,
     )
-    print("  weekly reports ...", flush=True)
+    print("  reports (the StepFun year, a simulated week) ...", flush=True)
     reports = run_reports(out)
     print_summary(out, verdicts, scrape, reports, job)
     print(f"\nfinished in {time.monotonic() - started:.0f} s")

@@ -36,7 +36,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.slo import attribution, crawl, job_losses, objectives, reliability
+from gpuslo.slo import attribution, crawl, job_losses, objectives, recorded_check, reliability
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
@@ -167,11 +167,17 @@ class WeeklyResult:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
         lost_gpu_hours_by_layer, lost_gpu_hours_by_reason, interruptions_per_1000_gpu_days, slos,
-        data_quality) plus the rest. Floats rounded to 6 decimals, NaN → None, times ISO 8601."""
+        data_quality) plus the rest, and `window` (`window_of`). Floats rounded to 6 decimals,
+        NaN → None, times ISO 8601; start, end and the covered span None when undated."""
+        window = window_of(self.start, self.end, self.data_quality)
+        quality = self.data_quality
+        if not window["dated"]:
+            quality = {**quality, "covered": {**quality["covered"], "start": None, "end": None}}
         return _plain(
             {
-                "start": self.start,
-                "end": self.end,
+                "start": self.start if window["dated"] else None,
+                "end": self.end if window["dated"] else None,
+                "window": window,
                 "gpus": self.gpus,
                 "nodes": self.nodes,
                 "provisioned_gpu_hours": self.provisioned_gpu_hours,
@@ -206,9 +212,18 @@ class WeeklyResult:
                 "crawl": self.crawl_dict(),
                 "jobs_hit": self.jobs_hit.to_dict("records"),
                 "job_losses": self.job_losses.drop(columns="ticks").to_dict("records"),
-                "data_quality": self.data_quality,
+                "data_quality": quality,
             }
         )
+
+
+def window_of(start: pd.Timestamp, end: pd.Timestamp, data_quality: dict) -> dict:
+    """{"dated", "hours", "why"}: the window's length in hours, and whether its times are
+    calendar dates; a source without dates (training logs that carry none: their times count
+    from the log's start) says why in `cannot_fill["dates"]`, and then the window has a length
+    but no date."""
+    why = (data_quality.get("cannot_fill") or {}).get("dates")
+    return {"dated": why is None, "hours": (end - start).total_seconds() / 3600, "why": why}
 
 
 def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp | None,
@@ -395,6 +410,7 @@ def covered(frames: Frames, start: pd.Timestamp, end: pd.Timestamp) -> dict:
 def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, start, end) -> dict:
     observability = acc.by_layer_reason[acc.by_layer_reason["layer"] == names.LAYER_OBSERVABILITY]
     provisioned = acc.provisioned_seconds
+    window = covered(frames, start, end)
     return {
         "no_data_gpu_hours": acc.by_state[names.ACCOUNTING_NO_DATA] / 3600,
         "unknown_gpu_hours": acc.by_state[names.ACCOUNTING_UNKNOWN] / 3600,
@@ -412,7 +428,10 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, st
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
         "recorded_slis": frames.recorded,
-        "covered": covered(frames, start, end),
+        "recorded_check": recorded_check.compare(
+            frames.recorded, acc.usable_seconds / provisioned if provisioned else None, window
+        ),
+        "covered": window,
         "source": frames.source,
         "tick_ns": acc.tick_ns,
     }

@@ -143,3 +143,54 @@ def test_plots_render_and_nothing_overflows(chromium, reports, name):
         assert not page["wide"], (width, page["wide"])
     shot = screenshot(chromium, report, WIDTHS[0], page["height"], f"report-{name}.png")
     assert shot.exists()
+
+
+# Where the plotted things land on screen, by the ids plots.py gives them (issue 27, item 4):
+# the usable-ratio axes, its daily line and objective; the badput axes and each badput step.
+GEOMETRY = """<script>
+const box = id => { const e = document.getElementById(id);
+  if (!e) return null; const b = e.getBoundingClientRect();
+  return {top: b.top, bottom: b.bottom, height: b.height}; };
+const steps = [...document.querySelectorAll('[id^="badput-step-"]')]
+  .map(e => ({id: e.id, height: e.getBoundingClientRect().height}));
+document.body.setAttribute("data-geometry", JSON.stringify({
+  ratioAxes: box("usable-ratio-axes"), ratioLine: box("usable-ratio-line"),
+  objective: box("usable-ratio-objective"), badputAxes: box("badput-axes"),
+  badputTotal: box("badput-total"), steps,
+  ranges: Object.fromEntries([...document.querySelectorAll("svg[data-plot]")]
+    .map(s => [s.dataset.plot, s.dataset.yRange]))}));
+</script>
+"""
+
+
+def geometry(chromium: str, report: Path) -> dict:
+    """Screen boxes (px) of the plotted things GEOMETRY names, and each plot's y range."""
+    page = report.with_name(report.stem + ".geometry.html")
+    page.write_text(report.read_text().replace("</body></html>", GEOMETRY + "</body></html>"))
+    dom = _browse(chromium, page, WIDTHS[0], "--dump-dom")
+    found = re.search(r'data-geometry="([^"]*)"', dom)
+    assert found, dom[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_plot_axes_show_the_story(chromium, reports):
+    """The simulated week's usable ratio is 0.994–0.997 a day against the 0.98 objective, and
+    its 9,336 badput GPU-hours are 5.9 % of 157,747 allocated: on a fixed 0–1 ratio axis the
+    days and the objective lie on one line, and on a 0-based allocated axis every badput step
+    is a sliver. Rendered in Chromium, the daily line must spread over a tenth of its axes,
+    stand a quarter of the axes above the objective, and the largest badput step must fill a
+    third of the badput axes (the whole badput, 80 %)."""
+    seen = geometry(chromium, reports["simulated-week"])
+    axes, line, objective = seen["ratioAxes"], seen["ratioLine"], seen["objective"]
+    assert axes and line and objective, seen
+    assert line["height"] >= 0.1 * axes["height"], seen
+    assert objective["top"] - line["bottom"] >= 0.25 * axes["height"], seen
+    assert axes["top"] <= objective["top"] <= axes["bottom"], seen
+    low, high = (float(v) for v in seen["ranges"]["usable-ratio"].split())
+    assert 0.9 < low < 0.98 < high <= 1.0, seen["ranges"]
+    badput, total = seen["badputAxes"], seen["badputTotal"]
+    assert badput and total and seen["steps"], seen
+    assert max(s["height"] for s in seen["steps"]) >= badput["height"] / 3, seen
+    assert total["height"] >= 0.8 * badput["height"], seen
+    low, high = (float(v) for v in seen["ranges"]["badput-waterfall"].split())
+    assert low == 0 and 9335 < high < 157_747 / 4, seen["ranges"]

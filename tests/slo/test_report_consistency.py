@@ -119,6 +119,8 @@ def test_the_simulated_week_has_one_productive_figure(simulated):
         f"{fig.allocated:,.1f} allocated to {fig.productive:,.1f} productive"
         in (simulated["_html"])
     )
+    lost = sum(fig.badput_by_category.values())
+    assert f"own scale: {lost:,.1f} GPU-hours of badput" in simulated["_html"]
     assert f"Goodput ratio {ratio(fig.goodput_ratio)}" in simulated["_md"]
     assert "goodput ratio" not in simulated["_md"].split("badput waterfall", 1)[1].lower()
 

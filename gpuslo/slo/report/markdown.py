@@ -9,7 +9,18 @@ backslash escapes, links, images; an autolink `<javascript:...>` is closed by th
 from __future__ import annotations
 
 from gpuslo.slo.report import figures
-from gpuslo.slo.report.model import GENERATED_BY, Report, Table, hours, mttr_text, ratio
+from gpuslo.slo.report.model import (
+    GENERATED_BY,
+    Report,
+    Table,
+    hours,
+    mttr_text,
+    ratio,
+    rules_check,
+    rules_check_text,
+    window_name,
+    window_text,
+)
 
 
 def _safe(text: object) -> str:
@@ -31,8 +42,11 @@ def _table(table: Table) -> list[str]:
 
 
 def title(doc: dict) -> str:
-    """Report title naming the window (ISO 8601 UTC)."""
-    return f"GPU fleet report {doc.get('start')} to {doc.get('end')}"
+    """Report title naming the window by its length and its dates (ISO 8601 UTC), or saying it
+    has none: 'GPU fleet weekly report <start> to <end>', 'GPU fleet report over 349 days …',
+    'GPU fleet report over 0.2 hours, undated (relative to the log's start)'."""
+    sep = ", " if (doc.get("window") or {}).get("dated") is False else " "
+    return f"GPU fleet {window_name(doc)}{sep}{window_text(doc)}"
 
 
 def _by_layer(values: dict | None) -> str:
@@ -57,8 +71,11 @@ def headline(doc: dict) -> list[tuple[str, str]]:
     are labelled apart, so no two figures invite a sum that does not hold."""
     fig = figures.of(doc)
     covers = coverage(doc)
+    check = rules_check(doc)
+    differs = check is not None and not check["agree"]
     return [
         *((("data covers", covers),) if covers else ()),
+        *((("recording rules' usable ratio", rules_check_text(check)),) if differs else ()),
         ("provisioned GPU-hours", hours(fig.provisioned)),
         ("usable GPU-hours", hours(fig.usable)),
         ("usable ratio", ratio(fig.usable_ratio)),

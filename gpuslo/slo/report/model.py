@@ -6,6 +6,7 @@ rendered by `gpuslo.slo.report.markdown` and `gpuslo.slo.report.html`.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 
 GENERATED_BY = "gpuslo report (generated file; do not edit)"
 TOP = 10
@@ -59,3 +60,57 @@ def mttr_text(fig) -> str:
         for layer, v in fig.mttr_by_layer.items()
     ]
     return f"{hours(fig.mttr_hours)} h overall; " + ", ".join(parts)
+
+
+def rules_check(doc: dict) -> dict | None:
+    """The usable ratio of the recording rules against this report's, from the engine's
+    `data_quality.recorded_check` (`gpuslo.slo.recorded_check`); None without recorded SLIs."""
+    return ((doc.get("data_quality") or {}).get("recorded_check") or {}).get("usable_ratio")
+
+
+def rules_check_text(check: dict) -> str:
+    """'0.7000 over the same window, this report 0.7000: they agree (within 0.001)', or the
+    difference and why."""
+    both = f"{ratio(check['recorded'])}, this report {ratio(check['report'])}"
+    if check["agree"]:
+        return f"{both} over the same window: they agree (within 0.001)"
+    return f"{both} (difference {check['difference']:+.4f}): {check['why']}"
+
+
+WEEKLY_DAYS = (6.5, 7.5)  # a window this long (days) is a week; DAILY_DAYS a day
+DAILY_DAYS = (0.95, 1.05)
+
+
+def window_hours(doc: dict) -> float | None:
+    """The window's length in hours: the engine's `window.hours`, else end − start."""
+    hours = (doc.get("window") or {}).get("hours")
+    if hours is None and doc.get("start") and doc.get("end"):
+        span = _stamp(doc["end"]) - _stamp(doc["start"])
+        hours = span.total_seconds() / 3600
+    return hours
+
+
+def _stamp(text: str) -> datetime:
+    return datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def window_name(doc: dict) -> str:
+    """'weekly report' for a window of about a week, 'daily report' for about a day, else
+    'report over N days' (or hours, below a day and a half)."""
+    hours = window_hours(doc)
+    if hours is None:
+        return "report"
+    days = hours / 24
+    if WEEKLY_DAYS[0] <= days <= WEEKLY_DAYS[1]:
+        return "weekly report"
+    if DAILY_DAYS[0] <= days <= DAILY_DAYS[1]:
+        return "daily report"
+    return f"report over {days:,.0f} days" if days >= 1.5 else f"report over {hours:,.1f} hours"
+
+
+def window_text(doc: dict) -> str:
+    """'<start> to <end>' (ISO 8601 UTC), or, for a source without dates, 'undated (relative
+    to the log's start)'."""
+    if (doc.get("window") or {}).get("dated") is False:
+        return "undated (relative to the log's start)"
+    return f"{doc.get('start')} to {doc.get('end')}"

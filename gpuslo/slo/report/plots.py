@@ -9,12 +9,16 @@ element can sit inside the HTML page.
   per UTC day by layer (the daily rows hold capacity only, so job badput is not in it);
 - `lost_by_layer(unusable, badput)` — every lost GPU-hour by layer: unusable capacity and job
   badput stacked, so the bars sum to the lost total of the causes table;
-- `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective;
-- `badput_waterfall(allocated, badput, productive)` — allocated GPU-hours stepping down through
-  each badput category to productive.
-Every value axis starts at 0 (a bar's height is its value), and every legend sits outside the
+- `usable_ratio_per_day(daily, objective)` — the usable ratio per day against the objective, on
+  an axis around the days and the objective (a line, whose height is not its value; the title
+  gives the range);
+- `badput_waterfall(allocated, badput, productive)` — allocated against productive GPU-hours, and
+  the badput between them stepping up by category on its own scale.
+Every bar axis starts at 0 (a bar's height is its value), and every legend sits outside the
 axes, right of the data, so it never hides a bar. Each returns an SVG string, or None when the
-document has nothing to plot.
+document has nothing to plot. The `<svg>` carries `data-plot` and `data-y-range` (its value axis)
+and the plotted things have ids (`usable-ratio-line`, `badput-step-<category>`, …), which
+tests/slo/test_report_browser.py measures in Chromium.
 """
 
 from __future__ import annotations
@@ -25,21 +29,29 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.ticker  # noqa: E402
 
 from gpuslo import names  # noqa: E402
 
 _RC = {"svg.hashsalt": "gpuslo", "svg.fonttype": "none", "font.size": 9, "figure.dpi": 100}
 MAX_BARS = 62
+_THOUSANDS = matplotlib.ticker.StrMethodFormatter("{x:,.0f}")
 COLORS = {names.LAYER_NODE: "#d62728", names.LAYER_PLATFORM: "#ff7f0e",
           names.LAYER_TRAINING: "#9467bd", names.LAYER_OBSERVABILITY: "#7f7f7f"}
 
 
-def _svg(fig) -> str:
+def _svg(fig, plot: str = "", y_range: tuple[float, float] | None = None) -> str:
+    """The figure as an `<svg>` element; `plot` names it (`data-plot`) and `y_range` gives its
+    value axis limits (`data-y-range="low high"`), so a browser test can read them."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches=None)
     plt.close(fig)
     text = buffer.getvalue()
-    return text[text.index("<svg"):].strip() + "\n"
+    text = text[text.index("<svg"):].strip() + "\n"
+    if plot:
+        span = f' data-y-range="{y_range[0]:.6g} {y_range[1]:.6g}"' if y_range else ""
+        text = text.replace("<svg ", f'<svg data-plot="{plot}"{span} ', 1)
+    return text
 
 
 def _days(daily: list[dict]) -> list[str]:
@@ -114,53 +126,98 @@ def _day_ticks(ax, daily: list[dict]) -> None:
     ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
 
 
+def ratio_axis(values: list[float], objective: float | None) -> tuple[float, float]:
+    """Value-axis limits for daily ratios: the days and the objective with a quarter of their
+    spread (at least 0.001) free on each side, within 0–1, so a 0.994–0.997 week stands apart
+    from a 0.98 objective instead of sharing one line at the top of a 0–1 axis."""
+    marks = [*values, *([objective] if objective is not None else [])]
+    low, high = min(marks), max(marks)
+    pad = max(high - low, 0.001) / 4
+    return max(0.0, low - pad), min(1.0, high + pad)
+
+
 def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | None:
-    """Line: usable ratio per day, with the objective as a dashed line."""
+    """Line: usable ratio per day against the objective (dashed, the band below it shaded), on
+    an axis around the days and the objective (`ratio_axis`; a line's height is not its value,
+    and the title gives the axis range so nobody reads it from 0)."""
     points = [
         (i, d["usable_ratio"]) for i, d in enumerate(daily) if d.get("usable_ratio") is not None
     ]
     if not points:
         return None
+    low, high = ratio_axis([p[1] for p in points], objective)
     with plt.rc_context(_RC):
         fig, ax = plt.subplots(figsize=(8, 3.2))
+        ax.patch.set_gid("usable-ratio-axes")
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                color="#1f77b4", label="usable ratio")
+                color="#1f77b4", label="usable ratio", gid="usable-ratio-line", clip_on=False)
         if objective is not None:
+            ax.axhspan(low, objective, color="#d62728", alpha=0.08, label="below objective")
             ax.axhline(
-                objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}"
+                objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}",
+                gid="usable-ratio-objective",
             )
         _day_ticks(ax, daily)
-        ax.set_ylim(0.0, 1.02)
+        ax.set_ylim(low, high)
+        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter(_decimals(low, high)))
         ax.set_ylabel("usable / provisioned")
-        ax.set_title("Usable GPU ratio per day against the objective")
+        ax.set_title(
+            f"Usable GPU ratio per day against the objective (axis {low:.4f}–{high:.4f})"
+        )
         _legend_outside(ax)
         fig.tight_layout()
-        return _svg(fig)
+        return _svg(fig, "usable-ratio", (low, high))
+
+
+def _decimals(low: float, high: float) -> str:
+    """A tick format with enough decimals to tell the ticks of `low`–`high` apart."""
+    span = high - low
+    return "%.2f" if span >= 0.2 else "%.3f" if span >= 0.02 else "%.4f"
 
 
 def badput_waterfall(allocated: float, badput: dict[str, float], productive: float) -> str | None:
-    """Waterfall: allocated → minus each badput category → productive (GPU-hours)."""
+    """Two panels, each on its own scale (GPU-hours, from 0): allocated against productive, and
+    the badput between them as a waterfall, each category a step up from the one before to the
+    whole badput, so a 5 % badput is not a sliver on top of a 0-to-allocated axis."""
     if not allocated:
         return None
+    lost = sum(badput.values())
     with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(8, 3.4))
-        labels, level = ["allocated"], allocated
-        ax.bar(0, allocated, color="#1f77b4")
-        _value(ax, 0, allocated, allocated)
-        for i, (name, value) in enumerate(badput.items(), start=1):
-            ax.bar(i, value, bottom=level - value, color="#9467bd")
-            _value(ax, i, level, value)  # a thin bar on a zero-based axis still reads
+        fig, (left, right) = plt.subplots(
+            1, 2, figsize=(8, 3.6), gridspec_kw={"width_ratios": (1, 3.2)}
+        )
+        _allocated_bars(left, allocated, productive)
+        right.patch.set_gid("badput-axes")
+        labels, level = [], 0.0
+        for i, (name, value) in enumerate(badput.items()):
+            right.bar(i, value, bottom=level, color="#9467bd", gid=f"badput-step-{name}")
+            _value(right, i, level + value, value)
             labels.append(name)
-            level -= value
-        ax.bar(len(labels), productive, color="#2ca02c")
-        _value(ax, len(labels), productive, productive)
-        labels.append("productive")
-        ax.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        ax.set_ylim(0, allocated * 1.05)
-        ax.set_ylabel("GPU-hours")
-        ax.set_title(
+            level += value
+        right.bar(len(labels), lost, color="#5e3c99", gid="badput-total")
+        _value(right, len(labels), lost, lost)
+        labels.append("badput")
+        right.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
+        right.set_ylim(0, (lost or 1.0) * 1.12)
+        right.set_ylabel("badput GPU-hours")
+        right.yaxis.set_major_formatter(_THOUSANDS)
+        share = f" ({lost / allocated:.1%} of allocated)" if allocated else ""
+        right.set_title(f"by category, own scale: {lost:,.1f} GPU-hours of badput{share}")
+        fig.suptitle(
             f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
             "GPU-hours"
         )
         fig.tight_layout()
-        return _svg(fig)
+        return _svg(fig, "badput-waterfall", right.get_ylim())
+
+
+def _allocated_bars(ax, allocated: float, productive: float) -> None:
+    """Allocated and productive GPU-hours side by side, from 0."""
+    ax.bar(0, allocated, color="#1f77b4")
+    _value(ax, 0, allocated, allocated)
+    ax.bar(1, productive, color="#2ca02c")
+    _value(ax, 1, productive, productive)
+    ax.set_xticks((0, 1), ("allocated", "productive"), rotation=30, ha="right")
+    ax.set_ylim(0, allocated * 1.12)
+    ax.set_ylabel("GPU-hours")
+    ax.yaxis.set_major_formatter(_THOUSANDS)

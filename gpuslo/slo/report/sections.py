@@ -15,7 +15,17 @@ from gpuslo import names
 from gpuslo.slo.report.crawl import crawl
 from gpuslo.slo.report.figures import CAPACITY
 from gpuslo.slo.report.jobs_hit import jobs_hit
-from gpuslo.slo.report.model import TOP, Section, Table, hours, mttr_text, ratio
+from gpuslo.slo.report.model import (
+    TOP,
+    Section,
+    Table,
+    hours,
+    mttr_text,
+    ratio,
+    rules_check,
+    rules_check_text,
+    window_name,
+)
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
 
@@ -48,13 +58,22 @@ def capacity(doc, extra, wow, fig) -> Section:
 
 
 def availability(doc, extra, wow, fig) -> Section:
+    if not fig.provisioned and "capacity" in ((doc.get("data_quality") or {}).get("cannot_fill")
+                                              or {}):
+        return Section("availability", "Availability", missing=_cannot(doc, "capacity", ""))
     objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
     usable = doc.get("usable_ratio")
-    verdict = "—" if usable is None or objective is None else (
-        "meets" if usable >= objective else "misses")
-    lines = (f"Usable ratio {ratio(usable)} against the objective {ratio(objective)}: {verdict} "
-             f"the objective ({hours(doc.get('usable_gpu_hours'))} usable of "
-             f"{hours(doc.get('provisioned_gpu_hours'))} provisioned GPU-hours).",)
+    of = (f"{hours(doc.get('usable_gpu_hours'))} usable of "
+          f"{hours(doc.get('provisioned_gpu_hours'))} provisioned GPU-hours")
+    if usable is None:
+        line = f"No usable ratio: no provisioned GPU-hours in the window ({of})."
+    elif objective is None:
+        line = f"Usable ratio {ratio(usable)} ({of}); no objective set."
+    else:
+        verdict = "meets" if usable >= objective else "misses"
+        line = (f"Usable ratio {ratio(usable)} against the objective {ratio(objective)}: "
+                f"{verdict} the objective ({of}).")
+    lines = (line,)
     daily = doc.get("daily") or []
     period = 1 if len(daily) <= MAX_ROWS else 7
     rows = tuple(_period_row(daily[i:i + period]) for i in range(0, len(daily), period))
@@ -310,6 +329,9 @@ def data_quality(doc, extra, wow, fig) -> Section:
         f"blind ratio {ratio(dq.get('blind_ratio'))}. "
         "Blind time counts as lost (observability), never as usable.",
     )
+    check = rules_check(doc)
+    if check:
+        lines += (f"The recording rules' usable ratio: {rules_check_text(check)}.",)
     if dq.get("jobs_without_journal"):
         lines += (f"Jobs without a journal: {', '.join(dq['jobs_without_journal'][:TOP])}.",)
     rows = tuple(
@@ -323,8 +345,10 @@ def data_quality(doc, extra, wow, fig) -> Section:
 
 
 def week_over_week(doc, extra, wow, fig) -> Section:
+    title = ("Week over week" if window_name(doc) == "weekly report"
+             else "Against the previous window of the same length")
     if wow is None:
-        return Section("week_over_week", "Week over week", missing=(
+        return Section("week_over_week", title, missing=(
             "the data does not cover the previous window of the same length"))
     fmt = {"usable_ratio": ratio, "goodput_ratio": ratio, "interruptions_per_1000_gpu_days": ratio}
     rows = tuple(
@@ -352,7 +376,7 @@ def week_over_week(doc, extra, wow, fig) -> Section:
     )
     return Section(
         "week_over_week",
-        "Week over week",
+        title,
         (),
         (Table(("figure", "this window", "previous", "change"), rows),),
     )

@@ -53,6 +53,7 @@ import requests
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.listed import first_listed
 from gpuslo.slo.sources.provisioned import provisioned_counts, with_unseen
 from gpuslo.slo.sources.query_api import (
     DEFAULT_MAX_SAMPLES,
@@ -62,6 +63,7 @@ from gpuslo.slo.sources.query_api import (
     alternation,
     groups,
 )
+from gpuslo.slo.sources.recorded import read_recorded
 from gpuslo.slo.sources.sparse import (
     Reader,
     read_allocations,
@@ -70,7 +72,6 @@ from gpuslo.slo.sources.sparse import (
     read_job_seconds,
     read_missing,
     read_non_healthy,
-    read_recorded,
     read_schedulability,
     read_slowdowns,
     read_slurm,
@@ -114,29 +115,39 @@ def _gpu_rows(rows: list[dict]) -> pd.DataFrame:
 
 
 def provisioned(gpus: pd.DataFrame, coverage: pd.DataFrame, start: pd.Timestamp,
-                end: pd.Timestamp) -> pd.DataFrame:
+                end: pd.Timestamp, listed: pd.Series | None = None) -> pd.DataFrame:
     """The inventory frame's rows (node, uuid, gpu, model, family, provisioned_start,
     provisioned_end) for `gpus` (every GPU seen in the window plus the placeholders of
-    `provisioned.with_unseen`; columns instance, node, uuid, ...) and the coverage of the GPUs
-    seen: each is provisioned from the first time it or any GPU of its node answered, the window
-    start for a node that never answered, to the end of the window asked for (the API answered
-    for all of it: a fleet blind throughout is a window of no_data). Pure; the one place that
-    decides which GPUs count as provisioned."""
-    if coverage.empty:  # nothing answered in the window: every GPU from its start
-        return gpus.assign(provisioned_start=start, provisioned_end=end).drop(columns="instance")
-    coverage = coverage.assign(start=pd.to_datetime(coverage["start"], utc=True))
+    `provisioned.with_unseen`; columns instance, node, uuid, ...), the coverage of the GPUs
+    seen and `listed` (node → the first time in the window the inventory listed it,
+    `listed.first_listed`): each is provisioned from the earliest of the first time it or any
+    GPU of its node answered and the first time the inventory listed its node — a node that
+    joins mid-window is not charged as no data before it existed, unless the inventory expected
+    it — else from the window start; to the end of the window asked for (the API answered for
+    all of it: a fleet blind throughout is a window of no_data). Times at any resolution. Pure;
+    the one place that decides which GPUs count as provisioned."""
     node_of = dict(zip(gpus["instance"], gpus["node"], strict=True))
-    first_gpu = coverage.groupby(["instance", "uuid"])["start"].min()
-    first_node = coverage.assign(node=coverage["instance"].map(node_of)).groupby("node")["start"]
+    seen = pd.DataFrame({"instance": coverage.get("instance", pd.Series(dtype=object)),
+                         "uuid": coverage.get("uuid", pd.Series(dtype=object)),
+                         "start": _utc_ns(coverage.get("start", pd.Series(dtype=object)))})
+    first_gpu = seen.groupby(["instance", "uuid"])["start"].min()
+    first_node = seen.assign(node=seen["instance"].map(node_of)).groupby("node")["start"].min()
+    if listed is not None and len(listed):
+        first_node = pd.concat([first_node, _utc_ns(listed)]).groupby(level=0).min()
     key = pd.MultiIndex.from_frame(gpus[["instance", "uuid"]])
-    gpu = pd.to_datetime(first_gpu.reindex(key).to_numpy(), utc=True)
-    node = pd.to_datetime(gpus["node"].map(first_node.min()).to_numpy(), utc=True)
-    earliest = np.where(gpu.isna(), node.asi8, np.where(node.isna(), gpu.asi8,
-                                                        np.minimum(gpu.asi8, node.asi8)))
-    since = pd.Series(pd.to_datetime(earliest, utc=True), index=gpus.index)
-    since[gpu.isna() & node.isna()] = pd.NaT
+    gpu = _utc_ns(pd.Series(first_gpu.reindex(key).to_numpy(), index=gpus.index))
+    node = _utc_ns(gpus["node"].map(first_node))
+    since = pd.concat([gpu, node], axis=1).min(axis=1)
     return gpus.assign(provisioned_start=since.fillna(start).clip(lower=start),
                        provisioned_end=end).drop(columns="instance")
+
+
+def _utc_ns(times: pd.Series) -> pd.Series:
+    """`times` (any resolution, aware, naive = UTC, or empty/NaT) as datetime64[ns, UTC]."""
+    times = pd.to_datetime(times, utc=True)
+    if not isinstance(times.dtype, pd.DatetimeTZDtype):
+        times = times.dt.tz_localize("UTC")
+    return times.astype("datetime64[ns, UTC]")
 
 
 def detect_step(api: QueryApi, selector: str, start: pd.Timestamp, end: pd.Timestamp) -> int:
@@ -189,7 +200,7 @@ def load_prometheus(
     step = step_s or detect_step(api, probe, start, end)
     reader = Reader(api, seen, node_of, start, end, step, locate)
     coverage = read_coverage(reader)
-    inventory = provisioned(inventory, coverage, start, end)
+    inventory = provisioned(inventory, coverage, start, end, first_listed(reader))
     bad, quality = read_non_healthy(reader)
     sched, note = read_schedulability(reader, sorted(inventory["node"].unique()))
     quality.update(note)
@@ -219,6 +230,6 @@ def load_prometheus(
         degradations=make_frame("degradations", read_degradations(reader), url),
         slowdowns=make_frame("slowdowns", read_slowdowns(reader) if len(jobs) else None, url),
         cannot_fill=quality,
-        recorded=read_recorded(api, start, end),
+        recorded=read_recorded(api, start, end, step),
         source=f"{url} (step {step} s)",
     )

@@ -24,6 +24,13 @@ PROVISIONED_QUERIES = (
     ("max by (instance) (max_over_time(gpuslo_gpu_expected[{w}]))", "instance"),
 )
 UNSEEN_PREFIX = "unseen"
+# The same inventory series as (metric, its own matcher, the label naming the node), for
+# `gpuslo.slo.sources.listed.first_listed`: when each node was first listed in the window.
+INVENTORY_SERIES = (
+    ("gpuslo:node_gpus_provisioned:max", "", "node"),
+    ("kube_node_status_capacity", 'resource="nvidia_com_gpu"', "node"),
+    ("gpuslo_gpu_expected", "", "instance"),
+)
 
 
 def provisioned_counts(client, end: pd.Timestamp, window: str, node_of: dict) -> pd.Series:

@@ -2,7 +2,8 @@
 split under the sample budget by `gpuslo.slo.sources.query_api`: coverage edges, non-healthy
 verdicts with their problem reasons (and the check-error fallback), kube-state-metrics cordons,
 missing GPUs, Slurm node states, the GPUs' workload allocations, warn-level degradations, the job
-counters' increases (over the window, and step by step for `slowdown`) and the recorded SLIs.
+counters' increases (over the window, and step by step for `slowdown`); the recorded SLIs are
+read by `gpuslo.slo.sources.recorded`.
 
 Every per-step read uses a window of one step just under the step (`_ms`), so a sample at t
 stands for [t, t + step) on closed (Prometheus 2) and half-open (VictoriaMetrics, Prometheus 3)
@@ -26,7 +27,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
-from gpuslo.slo.sources.query_api import QueryApi, tidy
+from gpuslo.slo.sources.query_api import QueryApi
 from gpuslo.slo.sources.slurm import node_state_frames
 
 START_HOLD = "1d"  # how far before the window a job counter's value is looked for
@@ -448,23 +449,3 @@ def read_job_seconds(reader: Reader) -> pd.DataFrame:
     return pd.DataFrame({"job": both["job"], "node": both["instance"].map(
         lambda i: reader.node_of.get(i, i)), "category": both["category"],
         "gpu_seconds": both["v"] - both["v0"].fillna(0.0)})
-
-
-def read_recorded(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp) -> dict:
-    """The SLIs the recording rules hold for the window (empty when the rules did not run):
-    usable_ratio from the per-evaluation GPU counts, job GPU-seconds by category from
-    gpuslo:job_gpu_seconds:increase1m and their goodput ratio."""
-    span, at = window_ms((end - start).total_seconds()), end - pd.Timedelta(milliseconds=1)
-    out: dict = {}
-    usable = api.instant(f"sum_over_time(gpuslo:gpu_usable:count[{span}])"
-                         f" / sum_over_time(gpuslo:gpu_provisioned:count[{span}])", at)
-    if usable:
-        out["usable_ratio"] = float(usable[0]["value"][1])
-    by = tidy(api.instant(f"sum by (category) (sum_over_time({INCREASE}[{span}]))", at), "value")
-    if len(by):
-        seconds = dict(zip(_label(by, "category"), by["value"], strict=True))
-        total = sum(seconds.values())
-        out["job_gpu_hours_by_category"] = {k: v / 3600 for k, v in sorted(seconds.items())}
-        productive = seconds.get(names.CATEGORY_PRODUCTIVE, 0.0)
-        out["goodput_ratio"] = productive / total if total else None
-    return out

@@ -8,7 +8,10 @@ file name) on one node (`log`); `gpus` is the GPUs it used.
 `load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them
 (`*.log`, `*.txt`, `*.out` under it). Raises InputError when a path cannot be read or holds no
 log, UsageError for gpus below 1. Logs that tell nothing (binary, no progress line) are listed in
-`cannot_fill["training_logs"]`, never given a made-up goodput.
+`cannot_fill["training_logs"]`, never given a made-up goodput. Logs whose lines carry no dates
+(every time before DATED_FROM: they count from the log's first line) set `cannot_fill["dates"]`,
+so the report gives a window length and no calendar date; beside dated logs they are left out
+(listed under `training_logs`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,10 @@ from gpuslo.slo.frames import Frames, make_frame
 from gpuslo.slo.sources.journals import _COLUMNS, allocations_from_events, events_from_journal
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
+# No training log predates this (CUDA is from 2007): a log whose times all fall before it carries
+# no dates, and its times count from its first line (`goodput.logs` places it at 0).
+DATED_FROM = pd.Timestamp("2000-01-01", tz="UTC").timestamp()
+UNDATED = "the training logs carry no dates: their times count from the first line"
 
 
 def log_files(paths: list[str]) -> list[Path]:
@@ -47,16 +54,25 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     if gpus is None or gpus < 1:
         raise UsageError("--training-log needs --gpus N (the GPUs the job used, 1 or more)")
     profiles = load_profiles(profiles_path)
-    rows, unread = [], []
+    dated, undated, unread = [], [], []
     for path in log_files(paths):
         result = analyse_log(path, profiles, gpus=gpus)
         if result.document["status"] != "ok":
             unread.append(f"{path}: {'; '.join(result.document['not_read'])}")
             continue
-        rows += events_from_journal(result.events, result.events[0]["job"], "log")
+        rows = events_from_journal(result.events, result.events[0]["job"], "log")
+        (dated if max(e["t"] for e in result.events) >= DATED_FROM else undated).append(
+            (path, rows))
+    if dated and undated:  # an undated log has no place on the dated logs' calendar
+        unread += [f"{path}: no dates in it, so no place beside the dated logs"
+                   for path, _ in undated]
+        undated = []
+    rows = [row for _, found in dated + undated for row in found]
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)),
                             ", ".join(paths))
     cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
+    if undated:
+        cannot_fill["dates"] = UNDATED
     if unread:
         cannot_fill["training_logs"] = "; ".join(unread[:20])
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),

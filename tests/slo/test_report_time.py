@@ -1,0 +1,80 @@
+"""Time in the report (issue 27, item 3): a log without dates has no calendar window (never
+1970-01-01); a report is "weekly" only over about a week and is named by its window's length
+otherwise; without capacity data the availability line says why instead of printing
+"against the objective 0.9800: — the objective"."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pandas as pd
+import pytest
+from conftest import DATASETS, SHARED
+
+from gpuslo.cli import main
+from gpuslo.slo.report.model import window_name
+
+# Megatron-LLM iterations with their time per iteration and no clock or date on any line.
+UNDATED = SHARED / "training_logs" / "cases" / "T07_megatron-llm-steady-state-127s-iterations.log"
+
+
+@pytest.fixture(scope="module")
+def undated(tmp_path_factory) -> dict:
+    """The report of a training log whose lines carry no date or clock: its iterations' own
+    times add up to 638.77 s (0.18 h), counted from the log's first line."""
+    out = tmp_path_factory.mktemp("undated")
+    assert not re.search(r"(19|20)\d\d[-/]|\d:\d\d", UNDATED.read_text())
+    assert main(["report", "--training-log", str(UNDATED), "--gpus", "8", "--out", str(out)]) == 0
+    return {name: (out / name).read_text() for name in ("report.md", "report.html",
+                                                         "report.json")}
+
+
+def test_a_log_without_dates_has_no_calendar_window(undated, capsys, tmp_path):
+    for name, text in undated.items():
+        assert "1970" not in text, name
+    assert main(["report", "--training-log", str(UNDATED), "--gpus", "8", "--out",
+                 str(tmp_path)]) == 0
+    printed = capsys.readouterr().out
+    assert "1970" not in printed and "undated" in printed.split("\n")[0]
+    doc = json.loads(undated["report.json"])
+    assert doc["start"] is None and doc["end"] is None
+    assert doc["window"] == {
+        "dated": False,
+        "hours": pytest.approx(638.7679 / 3600, abs=1e-6),
+        "why": "the training logs carry no dates: their times count from the first line",
+    }
+    title = undated["report.md"].split("\n")[2]
+    assert title == "# GPU fleet report over 0.2 hours, undated (relative to the log's start)"
+
+
+def test_without_capacity_data_availability_says_why_not_a_dash(undated):
+    md = undated["report.md"]
+    assert "against the objective 0.9800: —" not in md and "— the objective" not in md
+    section = md.split("## Availability", 1)[1].split("## ", 1)[0]
+    assert "Not available: training logs carry no GPU inventory or verdicts." in section
+
+
+@pytest.mark.parametrize("start, end, name", [
+    ("2026-11-23", "2026-11-30", "weekly report"),
+    ("2026-11-23", "2026-11-30T12:00", "weekly report"),
+    ("2026-11-23", "2026-11-24", "daily report"),
+    ("2026-11-23", "2026-11-25", "report over 2 days"),
+    ("2024-03-30", "2025-03-14", "report over 349 days"),
+    ("2026-11-23", "2026-11-23T06:00", "report over 6.0 hours"),
+    ("2026-11-01", "2026-12-01", "report over 30 days"),
+])
+def test_the_report_is_named_by_its_window(start, end, name):
+    doc = {"start": pd.Timestamp(start, tz="UTC").isoformat(),
+           "end": pd.Timestamp(end, tz="UTC").isoformat(), "window": {"dated": True}}
+    assert window_name(doc) == name
+
+
+def test_the_stepfun_year_is_not_a_weekly_report(tmp_path, capsys):
+    stepfun = DATASETS / "stepfun_infinitehbd" / "fault_trace.json"
+    assert main(["report", "--trace", str(stepfun), "--trace-format", "stepfun", "--out",
+                 str(tmp_path), "--format", "md"]) == 0
+    title = (tmp_path / "report.md").read_text().split("\n")[2]
+    assert title == ("# GPU fleet report over 349 days 2024-03-30T00:00:00Z to "
+                     "2025-03-14T00:00:00Z")
+    assert "weekly" not in capsys.readouterr().out.lower()
