@@ -17,6 +17,9 @@ A YAML file with built-in defaults; every field is optional:
                               # their GPUs in the provisioned denominator once nothing reports
                               # them (a node that left kube-state-metrics retires by itself);
                               # every other silent node stays in it as observability loss
+    retired_clusters: [old-dc]  # clusters taken out on purpose: the global rules stop holding
+                              # their GPUs once their Prometheus stops sending (every other
+                              # silent cluster stays in the fleet's denominator, blind)
     slowdown_threshold: 1.03  # a logged interval is slow above this × the job's reference step time
     slowdown_min_intervals: 2 # consecutive slow intervals that make a slowdown (1 = every spike)
     slowdown_reference_intervals: 3  # warm-up intervals whose median seeds the reference
@@ -116,6 +119,7 @@ class SloSpec:
     exporter_job: str = "gpuslo"
     fleet_blind_threshold: float = 0.05
     retired_nodes: tuple[str, ...] = ()
+    retired_clusters: tuple[str, ...] = ()
     slowdown_threshold: float = DEFAULT_THRESHOLD
     slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS
     slowdown_reference_intervals: int = DEFAULT_REFERENCE_INTERVALS
@@ -178,6 +182,7 @@ KNOWN_FIELDS = (
     "exporter_job",
     "fleet_blind_threshold",
     "retired_nodes",
+    "retired_clusters",
     *(
         "slowdown_threshold",
         "slowdown_min_intervals",
@@ -267,7 +272,23 @@ def _fleet_problems(data: dict, source: str) -> list[str]:
                 f"{source}: field 'retired_nodes[{position}]' must be a node name such as "
                 f"gpu-17.example.com, got {node!r}"
             )
-    return problems
+    return problems + _cluster_problems(data, source)
+
+
+def _cluster_problems(data: dict, source: str) -> list[str]:
+    """One message per bad `retired_clusters` entry (names as `node` names: the external
+    label value of a cluster's Prometheus)."""
+    retired = data.get("retired_clusters")
+    if retired is None:
+        return []
+    if not isinstance(retired, list):
+        return [f"{source}: field 'retired_clusters' must be a list of cluster names"]
+    return [
+        f"{source}: field 'retired_clusters[{position}]' must be a cluster name such as "
+        f"eu-west-1, got {name!r}"
+        for position, name in enumerate(retired)
+        if not isinstance(name, str) or not NODE_NAME.fullmatch(name)
+    ]
 
 
 def _crawl_problems(data: dict, source: str) -> list[str]:
@@ -317,6 +338,7 @@ def spec_from_mapping(data: dict, source: str = "<spec>") -> SloSpec:
         exporter_job=data.get("exporter_job", "gpuslo"),
         fleet_blind_threshold=float(data.get("fleet_blind_threshold", 0.05)),
         retired_nodes=tuple(sorted(set(data.get("retired_nodes") or []))),
+        retired_clusters=tuple(sorted(set(data.get("retired_clusters") or []))),
         slowdown_threshold=float(data.get("slowdown_threshold", DEFAULT_THRESHOLD)),
         slowdown_min_intervals=data.get("slowdown_min_intervals", DEFAULT_MIN_INTERVALS),
         slowdown_reference_intervals=data.get(
