@@ -203,6 +203,19 @@ def test_locating_first_reads_the_same_frames_as_reading_every_gpu(backfilled, n
                          for flag in (True, False)))
 
 
+def test_locating_holds_for_a_window_off_the_millisecond(backfilled):
+    """A window whose edges are not whole milliseconds (a start computed from a float) still
+    finds its non-healthy cells: the answers carry whole-millisecond times."""
+    sim, urls = backfilled
+    start = sim.start + pd.Timedelta(hours=6, nanoseconds=980_000_019)
+    end = start + pd.Timedelta(hours=12)
+    located, everything = (load_prometheus(urls["fleet"], start, end, progress=False,
+                                           max_samples=15_000, locate=flag)
+                           for flag in (True, False))
+    assert (everything.verdicts["verdict"] != "healthy").any()
+    assert_same_frames(located, everything)
+
+
 def test_locating_skips_the_cells_with_nothing_to_read(backfilled):
     """On two simulated days of 4 nodes, the non-healthy verdicts sit in a minority of the
     (instance, 6 h bucket) cells: only those are read per step."""

@@ -132,7 +132,8 @@ class Reader:
             per_instance or self.per_instance, max(steps.values()), list(steps), desc, label)
         cells = []
         for first, last in spans:
-            hits = found[found["time"] == last - after] if len(found) else found
+            # the answers' times are whole milliseconds (the API's), whatever the window's
+            hits = found[found["time"] == (last - after).round("ms")] if len(found) else found
             named = _label(hits, label)
             if expect is None:
                 active = set(named)
