@@ -291,7 +291,8 @@ class Frames:
     sections this source has no data for, each with why (e.g. `{"goodput": "the StepFun trace
     has no jobs"}`); `recorded` the SLIs a rules engine recorded for the window (the Prometheus
     source's cross-check, `{}` otherwise); `source` names where the data came from, for the
-    report's header.
+    report's header. `clusters` holds each cluster's own frames when the source is a global
+    store (`gpuslo.slo.sources.clusters`: the frames above are then their union), else `{}`.
     """
 
     inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
@@ -305,6 +306,7 @@ class Frames:
     cannot_fill: dict[str, str] = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)
     source: str = ""
+    clusters: dict[str, Frames] = field(default_factory=dict)
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""

@@ -18,6 +18,7 @@ GPU-hour; idle capacity is shown apart, it is not a fault.
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.slo.report.clusters import clusters_section
 from gpuslo.slo.report.figures import Figures, figures
 from gpuslo.slo.report.model import GENERATED_BY, Report
 from gpuslo.slo.report.sections import BUILDERS
@@ -81,6 +82,8 @@ def report_of(current: dict, previous: dict | None, price: float | None,
     document = {**current, "generated_by": GENERATED_BY,
                 "report": {**extra, "figures": model.to_dict(), "week_over_week": wow}}
     sections = [builder(current, extra, wow, model) for builder in BUILDERS]
+    if current.get("clusters"):  # a global store: the per-cluster table after the capacity
+        sections.insert(1, clusters_section(current))
     return Report(document, sections)
 
 

@@ -10,8 +10,10 @@ typed `gpuslo.errors` errors naming the flag or file; the CLI prints them as one
 Sources (each returns a `gpuslo.slo.frames.Frames`): a `gpuslo simulate` directory
 (`gpuslo.slo.simulate.files.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
 Recorder journals (`gpuslo.slo.sources.journals`), a Prometheus API
-(`gpuslo.slo.sources.prometheus`), Prometheus for verdicts with journals for job goodput, or the
-logs a training job printed (`gpuslo.slo.sources.training_logs`, a source of its own).
+(`gpuslo.slo.sources.prometheus`; a global store holding several clusters, told apart by their
+`cluster` label, gives the fleet and each cluster's frames: `gpuslo.slo.sources.clusters`, and
+`per_cluster` their rows), Prometheus for verdicts with journals for job goodput, or the logs a
+training job printed (`gpuslo.slo.sources.training_logs`, a source of its own).
 """
 
 from __future__ import annotations
@@ -26,13 +28,15 @@ import pandas as pd
 from gpuslo.errors import InputError, UsageError
 from gpuslo.slo.engine import WeeklyResult, compute_week
 from gpuslo.slo.frames import Frames
+from gpuslo.slo.report.clusters import cluster_rows
 from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.report.model import Report
 from gpuslo.slo.simulate.files import read_simulation
+from gpuslo.slo.sources.clusters import load_global, read_clusters
 from gpuslo.slo.sources.journals import load_journals
 from gpuslo.slo.sources.prometheus import load_prometheus
-from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S, QueryApi
 from gpuslo.slo.sources.traces import load_trace
 from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import SloSpec
@@ -143,8 +147,7 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         return journals
     if start is None:
         raise UsageError("--prometheus needs a window: --week or --start/--end")
-    frames = load_prometheus(sources.prometheus, start, end, step_s=sources.step_s,
-                             timeout_s=sources.timeout_s, max_samples=sources.max_samples)
+    frames = _load_api(sources, start, end)
     if journals is None:
         return frames
     return dataclasses.replace(
@@ -152,6 +155,27 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         job_gpu_seconds=journals.job_gpu_seconds,
         cannot_fill={k: v for k, v in frames.cannot_fill.items() if k != "goodput"},
         source=f"{frames.source} + journals {sources.journals}")
+
+
+def _load_api(sources: Sources, start: pd.Timestamp, end: pd.Timestamp) -> Frames:
+    """The Prometheus-compatible API's frames: one cluster's Prometheus as always, or, when the
+    series carry `cluster` (a global store), the fleet's with each cluster's beside them
+    (`gpuslo.slo.sources.clusters`)."""
+    options = {"step_s": sources.step_s, "timeout_s": sources.timeout_s,
+               "max_samples": sources.max_samples}
+    api = QueryApi(sources.prometheus, timeout_s=sources.timeout_s,
+                   max_samples=sources.max_samples)
+    clusters = read_clusters(api, start, end)
+    if clusters:
+        return load_global(sources.prometheus, start, end, clusters, **options)
+    return load_prometheus(sources.prometheus, start, end, **options)
+
+
+def per_cluster(frames: Frames, start, end, spec: SloSpec) -> list[dict]:
+    """The report's per-cluster rows (`gpuslo.slo.report.clusters.cluster_rows`) of a global
+    store's frames: the engine on each cluster's frames alone; [] for any other source."""
+    return cluster_rows({name: compute_week(f, start, end, spec).to_json_dict()
+                         for name, f in frames.clusters.items()})
 
 
 def compute(frames: Frames, start, end,

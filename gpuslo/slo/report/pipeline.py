@@ -70,6 +70,8 @@ def build_report(request: ReportRequest,
     current, previous = inputs.compute(frames, start, end, request.spec)
     progress(STAGES[2])
     document = current.to_json_dict()
+    if frames.clusters:  # a global store: one row per cluster beside the fleet's figures
+        document["clusters"] = inputs.per_cluster(frames, start, end, request.spec)
     report = report_of(document, previous.to_json_dict() if previous else None, price,
                        current.fleet_figures())
     files = inputs.render(report, chosen)

@@ -20,7 +20,8 @@ missing `data`, an odd `result` entry, a value that is not a number). A tqdm pro
 to stderr when it is a terminal (`progress`). Errors raise InputError naming the URL and the
 query (and, for a malformed answer, the first place that is wrong). `bytes_received`
 counts the response bytes and `timings` holds (what, seconds, bytes) per request (for the
-benchmarks).
+benchmarks). `scope` (label → value, e.g. `{"cluster": "a"}`) confines every query and series
+match to one cluster of a global store (`gpuslo.slo.sources.scope`).
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from gpuslo.slo.sources.api_http import (
     fetch,
     parse_answer,
 )
+from gpuslo.slo.sources.scope import scoped
 
 DEFAULT_MAX_SAMPLES = 10_000_000  # a fifth of Prometheus' default --query.max-samples
 DEFAULT_TIMEOUT_S = 120.0
@@ -114,8 +116,10 @@ class QueryApi:
     def __init__(self, url: str, session: requests.Session | None = None,
                  timeout_s: float = DEFAULT_TIMEOUT_S, retries: int = DEFAULT_RETRIES,
                  max_samples: int = DEFAULT_MAX_SAMPLES, progress: bool | None = None,
-                 workers: int = 2, max_bytes: int = DEFAULT_MAX_BYTES) -> None:
+                 workers: int = 2, max_bytes: int = DEFAULT_MAX_BYTES,
+                 scope: dict[str, str] | None = None) -> None:
         self.url = url.rstrip("/")
+        self.scope = dict(scope or {})
         self.session = session or deadline_session(retries)
         self.timeout_s, self.max_samples, self.workers = timeout_s, max_samples, workers
         self.max_bytes = max_bytes
@@ -126,6 +130,9 @@ class QueryApi:
 
     def _post(self, path: str, params: dict, what: str, check, method: str = "POST"):
         """`check(data)` of the answer to one request (see the module docstring)."""
+        if self.scope:
+            params = {key: scoped(value, self.scope) if key in ("query", "match[]") else value
+                      for key, value in params.items()}
         began, url = time.perf_counter(), f"{self.url}{path}"
         status, body = fetch(self.session, method, url, params, self.timeout_s, self.max_bytes,
                              what)

@@ -1,0 +1,171 @@
+"""Many clusters, one SLO, on real parts (issue 28): two real Prometheus servers on loopback,
+each scraping its own simulated cluster (`gpuslo simulate`'s fleet served live, one simulated
+minute per wall second: tests/multi_cluster.py) with `external_labels: {cluster: a|b}` and the
+per-cluster rules of `gpuslo rules --split per-cluster`, both remote-writing to one real
+VictoriaMetrics; vmalert evaluates the global rules (`--split global`) against it and writes
+them back (replay mode over the window, after the live run).
+
+Cluster a: 3 nodes × 4 GPUs, cluster b: 2 nodes × 8 GPUs, both with the same node names
+(node-0000, ...) and faults, drains and unknown stretches at 10,000 interruptions per 1000
+GPU-days, so the two usable ratios differ and change during the window.
+
+Checked: the fleet's usable ratio vmalert records (`gpuslo_fleet:gpu_usable:ratio_rate5m`)
+equals the GPU-weighted mean of the two clusters' usable ratios over the same evaluations, each
+read from its own Prometheus, within 1e-4; and `gpuslo report --prometheus` on
+VictoriaMetrics gives, in its per-cluster table, exactly what it gives on each Prometheus
+alone, and fleet figures that are their sums.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import time
+
+import pandas as pd
+import pytest
+import requests
+import yaml
+from conftest import require_binary, running_prometheus, running_victoria_metrics
+from multi_cluster import ServedCluster, replay
+
+from gpuslo.alerts import global_rules, split
+from gpuslo.cli import main
+from gpuslo.slo.simulate import faults
+from gpuslo.slo.simulate.fleet import simulate
+from gpuslo.slo_spec import SloSpec
+
+pytestmark = pytest.mark.prometheus
+CLUSTERS = {"a": (faults.Fleet(3, 4, 0.05, 10_000), 14),
+            "b": (faults.Fleet(2, 8, 0.05, 10_000), 8)}
+GPUS = {"a": 12, "b": 16}
+HOLD_S, LIVE_S, WINDOW_S = 3, 24, 16  # first step held, wall seconds of the run, window
+SIM_START = pd.Timestamp("2026-01-05", tz="UTC")
+REPLAYED = ("gpuslo-global-counts", "gpuslo-global-slo-usable_gpu")
+
+
+def _prometheus_config(cluster: str, target: str, remote: str) -> dict:
+    return {
+        "global": {"scrape_interval": "1s", "evaluation_interval": "1s",
+                   "external_labels": {"cluster": cluster}},
+        "rule_files": [split.CLUSTER_RULES],
+        "scrape_configs": [{"job_name": "gpuslo", "honor_labels": True,
+                            "static_configs": [{"targets": [target]}]}],
+        "remote_write": [{"url": f"{remote}/api/v1/write",
+                          "queue_config": {"batch_send_deadline": "500ms"}}],
+    }
+
+
+def _query(url: str, query: str, at: float) -> list[dict]:
+    body = requests.post(f"{url}/api/v1/query", data={"query": query, "time": f"{at:.3f}"},
+                         timeout=30).json()
+    assert body["status"] == "success", body
+    return body["data"]["result"]
+
+
+def _phases_ms(url: str, at: float) -> list[int]:
+    """Milliseconds past the second of the scrapes and of the rule evaluations of the
+    Prometheus at `url`."""
+    out = []
+    for query in ('timestamp(gpuslo_gpu_usable{gpu="0"})', "timestamp(gpuslo:gpu_usable:count)"):
+        found = _query(url, query, at)
+        out.append(int(round(float(found[0]["value"][1]) * 1000)) % 1000)
+    return out
+
+
+def _window(urls: dict[str, str], now: float) -> tuple[float, float]:
+    """[start, end) of WINDOW_S seconds ending a second before `now`, its edges as far (in ms
+    past the second) from both Prometheus' scrape and rule times as they can be, so closed and
+    half-open ranges read the same samples."""
+    phases = sorted(p for url in urls.values() for p in _phases_ms(url, now))
+    gaps = [((phases[(i + 1) % len(phases)] - p) % 1000 or 1000, p) for i, p in
+            enumerate(phases)]
+    gap, after = max(gaps)
+    end_ms = (int(now) - 1) * 1000 + (after + gap // 2) % 1000
+    return (end_ms - WINDOW_S * 1000) / 1000, end_ms / 1000
+
+
+@pytest.fixture(scope="module")
+def fleet(tmp_path_factory):
+    """(Prometheus URL per cluster, VictoriaMetrics URL, [start, end) of the window)."""
+    binaries = {name: require_binary(name) for name in
+                ("prometheus", "victoria-metrics", "vmalert")}
+    work = tmp_path_factory.mktemp("clusters")
+    for name, text in split.build_split_files(SloSpec(), split.PARTS).items():
+        (work / name).write_text(text)
+    groups = yaml.safe_load((work / split.GLOBAL_RULES).read_text())["groups"]
+    served = {name: ServedCluster(simulate(fleet, seed, SIM_START), 60, hold_s=HOLD_S).start()
+              for name, (fleet, seed) in CLUSTERS.items()}
+    with contextlib.ExitStack() as stack:
+        vm = stack.enter_context(running_victoria_metrics(
+            binaries["victoria-metrics"], work / "vm", "-search.latencyOffset=0s"))
+        urls = {}
+        for name, cluster in served.items():
+            (work / f"{name}.yml").write_text(yaml.safe_dump(
+                _prometheus_config(name, cluster.target, vm)))
+            urls[name] = stack.enter_context(running_prometheus(
+                binaries["prometheus"], work / f"{name}.yml", work / name))
+            stack.callback(cluster.stop)
+        for cluster in served.values():
+            cluster.run()
+        time.sleep(LIVE_S)
+        start, end = _window(urls, time.time())
+        time.sleep(3)  # remote write sends within its 500 ms batch deadline
+        requests.get(f"{vm}/internal/force_flush", timeout=30).raise_for_status()
+        replay(binaries["vmalert"], [g for g in groups if g["name"] in REPLAYED], vm, start,
+               end + 1, work)
+        yield urls, vm, start, end
+
+
+def test_fleet_usable_ratio_is_the_gpu_weighted_mean_of_the_clusters(fleet):
+    urls, vm, start, end = fleet
+    at = int(end)  # vmalert's last evaluation in the window, on a whole second
+    fleet_sli = global_rules.level_sli(global_rules.FLEET, "usable_gpu", "5m")
+    got = _query(vm, fleet_sli, at)
+    assert len(got) == 1, got
+    evaluations = _query(vm, f"count_over_time({global_rules.FLEET_PROVISIONED}[5m])", at)
+    first = at - int(float(evaluations[0]["value"][1])) + 1  # the replay's first evaluation
+    assert first <= start + 1
+    ratios, provisioned = {}, {}
+    for name, url in urls.items():
+        # the cluster's own samples that vmalert's evaluations first..at read: (first - 1 s, at]
+        span = f"{(at - first) * 1000 + 999}ms"
+        usable = _query(url, f"sum_over_time(gpuslo:gpu_usable:count[{span}])", at)
+        total = _query(url, f"sum_over_time(gpuslo:gpu_provisioned:count[{span}])", at)
+        count = _query(url, f"count_over_time(gpuslo:gpu_provisioned:count[{span}])", at)
+        assert float(count[0]["value"][1]) == at - first + 1, name  # one per second, none missed
+        provisioned[name] = float(total[0]["value"][1]) / float(count[0]["value"][1])
+        ratios[name] = float(usable[0]["value"][1]) / float(total[0]["value"][1])
+    assert provisioned == GPUS
+    assert abs(ratios["a"] - ratios["b"]) > 0.01 and max(ratios.values()) < 1
+    weighted = sum(GPUS[c] * ratios[c] for c in GPUS) / sum(GPUS.values())
+    assert float(got[0]["value"][1]) == pytest.approx(weighted, abs=1e-4)
+    by_cluster = _query(vm, global_rules.PROVISIONED, at)
+    assert {s["metric"]["cluster"]: float(s["value"][1]) for s in by_cluster} == GPUS
+
+
+def _report(url: str, start: float, end: float, out) -> dict:
+    iso = lambda t: pd.Timestamp(round(t * 1000), unit="ms", tz="UTC").isoformat()  # noqa: E731
+    assert main(["report", "--prometheus", url, "--start", iso(start), "--end", iso(end),
+                 "--out", str(out), "--format", "json,md"]) == 0
+    return json.loads((out / "report.json").read_text())
+
+
+def test_report_on_the_global_store_matches_each_prometheus_alone(fleet, tmp_path):
+    urls, vm, start, end = fleet
+    alone = {name: _report(url, start, end, tmp_path / name) for name, url in urls.items()}
+    both = _report(vm, start, end, tmp_path / "global")
+    rows = {row["cluster"]: row for row in both["clusters"]}
+    assert sorted(rows) == ["a", "b"]
+    for name, doc in alone.items():
+        assert "clusters" not in doc
+        for key in ("gpus", "nodes", "provisioned_gpu_hours", "usable_gpu_hours", "usable_ratio",
+                    "unusable_gpu_hours_by_layer", "goodput_ratio", "job_gpu_hours"):
+            assert rows[name][key] == doc[key], (name, key)
+        assert rows[name]["blind_ratio"] == doc["data_quality"]["blind_ratio"], name
+    assert both["gpus"] == 28 and both["nodes"] == 5
+    assert both["provisioned_gpu_hours"] == pytest.approx(
+        sum(d["provisioned_gpu_hours"] for d in alone.values()), abs=1e-5)
+    assert both["usable_gpu_hours"] == pytest.approx(
+        sum(d["usable_gpu_hours"] for d in alone.values()), abs=1e-5)
+    assert "## Clusters" in (tmp_path / "global" / "report.md").read_text()
