@@ -12,7 +12,7 @@ import re
 import pytest
 
 from gpuslo import names
-from gpuslo.alerts import rules, sli
+from gpuslo.alerts import global_rules, rules, sli
 from gpuslo.dashboards import generate as dashboards
 from gpuslo.slo_spec import SloSpec
 
@@ -93,6 +93,12 @@ def rule_expressions(spec: SloSpec) -> list[str]:
     return [rule["expr"] for group in groups for rule in group["rules"]]
 
 
+def global_rule_expressions(spec: SloSpec) -> list[str]:
+    """The global rules of `gpuslo rules --split global` (gpuslo.alerts.global_rules)."""
+    groups = global_rules.recording_groups(spec) + global_rules.alert_groups(spec)
+    return [rule["expr"] for group in groups for rule in group["rules"]]
+
+
 def dashboard_expressions(spec: SloSpec) -> list[str]:
     boards = map(json.loads, dashboards.build_files(spec).values())
     found = []
@@ -107,10 +113,12 @@ def dashboard_expressions(spec: SloSpec) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("source", [rule_expressions, dashboard_expressions])
+@pytest.mark.parametrize("source", [rule_expressions, global_rule_expressions,
+                                    dashboard_expressions])
 def test_only_known_metric_and_label_names(source):
     spec = SloSpec()
-    allowed = set(names.METRICS) | sli.recorded_names(spec) | EXTERNAL | FUNCTIONS | KEYWORDS
+    recorded = sli.recorded_names(spec) | global_rules.recorded_names(spec)
+    allowed = set(names.METRICS) | recorded | EXTERNAL | FUNCTIONS | KEYWORDS
     label_names = set(names.LABELS) | TARGET_LABELS | EXTERNAL_LABELS
     for expr in source(spec):
         identifiers, labels = tokens(expr)
