@@ -9,7 +9,7 @@ import pytest
 
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames, make_frame
-from gpuslo.slo.report.build import build_report
+from gpuslo.slo.report.build import report_of
 from gpuslo.slo.report.clusters import cluster_rows
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate import faults
@@ -90,14 +90,14 @@ def test_the_fleet_is_the_union_of_the_clusters_whatever_their_node_names(cluste
 def test_the_report_gets_a_clusters_section_only_with_clusters(clusters):
     fleet = union(clusters, "global")
     doc = compute_week(fleet, START, END, SloSpec()).to_json_dict()
-    plain = render_markdown(build_report(doc, None, None))
+    plain = render_markdown(report_of(doc, None, None, None))
     assert "## Clusters" not in plain
     results = {n: compute_week(f, START, END, SloSpec()).to_json_dict()
                for n, f in clusters.items()}
     doc["clusters"] = cluster_rows(results)
     assert [row["cluster"] for row in doc["clusters"]] == ["a", "b"]
     assert doc["clusters"][0]["usable_ratio"] == results["a"]["usable_ratio"]
-    text = render_markdown(build_report(doc, None, None))
+    text = render_markdown(report_of(doc, None, None, None))
     section = text.split("## Clusters", 1)[1].split("\n## ", 1)[0]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
     assert [row.split(" | ")[0] for row in rows] == ["| cluster", "| a", "| b", "| fleet"]

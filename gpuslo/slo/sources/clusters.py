@@ -17,14 +17,15 @@ that leaves out.
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import pandas as pd
 
 from gpuslo.slo.frames import FRAMES, Frames, make_frame
 from gpuslo.slo.sources.prometheus import load_prometheus
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
-from gpuslo.slo.sources.query_api import QueryApi, tidy
-from gpuslo.slo.sources.sparse import read_recorded, window_ms
+from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.recorded import read_recorded
 
 LABEL = "cluster"
 FLEET_USABLE = "gpuslo_fleet:gpu_usable:count"  # gpuslo.alerts.global_rules
@@ -77,17 +78,13 @@ def union(per_cluster: dict[str, Frames], source: str) -> Frames:
                   source=source)
 
 
-def read_fleet_recorded(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp) -> dict:
-    """The fleet's recorded SLIs for the window: job goodput from the clusters' recorded
-    increases (they add up), the usable ratio from the global rules' fleet counts when a global
-    ruler recorded them (`gpuslo rules --split global`)."""
-    out = {k: v for k, v in read_recorded(api, start, end).items() if k != "usable_ratio"}
-    span, at = window_ms((end - start).total_seconds()), end - pd.Timedelta(milliseconds=1)
-    usable = tidy(api.instant(f"sum_over_time({FLEET_USABLE}[{span}])"
-                              f" / sum_over_time({FLEET_PROVISIONED}[{span}])", at), "value")
-    if len(usable) == 1:
-        out["usable_ratio"] = float(usable["value"].iloc[0])
-    return out
+def read_fleet_recorded(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp,
+                        step_s: int) -> dict:
+    """The fleet's recorded SLIs for the window (`gpuslo.slo.sources.recorded`): the usable
+    ratio from the global rules' fleet counts when a global ruler recorded them
+    (`gpuslo rules --split global`), job goodput from the clusters' recorded increases (they add
+    up)."""
+    return read_recorded(api, start, end, step_s, counts=(FLEET_USABLE, FLEET_PROVISIONED))
 
 
 def unlabelled_note(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp) -> dict[str, str]:
@@ -112,11 +109,13 @@ def load_global(url: str, start: pd.Timestamp, end: pd.Timestamp, clusters: list
                                                               **client), **options)
         for cluster in clusters
     }
-    steps = sorted({frames.source.rsplit("(step ", 1)[-1].rstrip(")") for frames in
-                    per_cluster.values()})
-    source = f"{url} (global store, clusters {', '.join(clusters)}; step {', '.join(steps)})"
+    # each cluster's step, as load_prometheus names it in its source: "<url> (step 60 s)"
+    steps = sorted({int(found.group(1)) for frames in per_cluster.values()
+                    if (found := re.search(r"\(step (\d+) s\)$", frames.source))})
+    source = (f"{url} (global store, clusters {', '.join(clusters)}; step "
+              f"{', '.join(f'{s} s' for s in steps)})")
     fleet = union(per_cluster, source)
     api = QueryApi(url, **client)
     fleet.cannot_fill.update(unlabelled_note(api, start, end))
-    return dataclasses.replace(fleet, recorded=read_fleet_recorded(api, start, end),
-                               clusters=per_cluster)
+    recorded = read_fleet_recorded(api, start, end, min(steps, default=60))
+    return dataclasses.replace(fleet, recorded=recorded, clusters=per_cluster)
