@@ -50,8 +50,7 @@ HEAVY: dict[str, tuple[str, ...]] = {
     "pandas": ("gpuslo.slo.", "gpuslo.goodput.batch", "gpuslo.goodput.calculator",
                "gpuslo.goodput.slowdown_batch", "gpuslo.cli.simulate"),
     "numpy": ("gpuslo.slo.", "gpuslo.goodput.batch", "gpuslo.goodput.calculator",
-              "gpuslo.goodput.slowdown_batch",
-              "gpuslo.exporter.evidence.kernel_log.scan"),  # the prefilter, imported when it runs
+              "gpuslo.goodput.slowdown_batch"),
     "matplotlib": ("gpuslo.slo.report.plots",),
     "grafanalib": ("gpuslo.dashboards.",),
     "opentelemetry": ("gpuslo.goodput.recorder",),
