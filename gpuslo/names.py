@@ -489,15 +489,6 @@ GPU_FAMILIES: Final = (
     "blackwell",
 )
 
-# --- Evidence kinds `gpuslo inspect` reads (`--kind`), in detection order -------------------------
-# The registry is `gpuslo.exporter.inspect.kinds.KINDS`; this static list lets `inspect --help`
-# offer the choices without importing every inspector, and a test keeps the two equal.
-INSPECT_KINDS: Final = (
-    "nvml-error", "dcgm-exporter-log", "dcgm-metrics", "dcgmi", "nvidia-smi-xml", "nvidia-smi-q",
-    "nvidia-smi-table", "nvlink-status", "nvlink-errors", "smi-csv", "proc-driver", "ibstat",
-    "ibstatus", "fi-info", "ibdev2netdev", "lspci", "kernel-log",
-)
-
 
 def layer_of(reason: str) -> str:
     """Return the layer that owns `reason`.

@@ -11,7 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from gpuslo import names
+from gpuslo.exporter.inspect.kind_names import INSPECT_KINDS
 from gpuslo.exporter.inspect.kinds import KINDS
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -49,7 +49,8 @@ def test_inspect_help_imports_the_parser_only():
     ours = sorted(m for m in modules if m.startswith("gpuslo"))
     assert ours == [
         "gpuslo", "gpuslo.cli", "gpuslo.cli.inspect_args", "gpuslo.cli.terminal",
-        "gpuslo.errors", "gpuslo.names",
+        "gpuslo.errors", "gpuslo.exporter", "gpuslo.exporter.inspect",
+        "gpuslo.exporter.inspect.kind_names", "gpuslo.names",
     ]
     assert "yaml" not in modules and "importlib.metadata" not in modules
 
@@ -72,9 +73,10 @@ def test_check_help_imports_no_heavy_library():
     code, modules = imported("check", "--help")
     assert code == 0
     assert "gpuslo.cli.check" in modules  # its arguments name the checks
-    assert not heavy(modules)
+    assert not heavy(modules) and "gpuslo.goodput.calculator" not in modules
 
 
 def test_the_static_kind_list_is_the_registry():
-    """`--kind` choices (names.INSPECT_KINDS) are exactly the inspectors, in detection order."""
-    assert tuple(KINDS) == names.INSPECT_KINDS
+    """`--kind` choices (kind_names.INSPECT_KINDS) are exactly the inspectors, in detection
+    order."""
+    assert tuple(KINDS) == INSPECT_KINDS

@@ -34,7 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 # command: the module holding its `configure` when that is not the command's module, so that
 # `--help` and a usage error import the parser only (`gpuslo inspect`'s module imports every
-# inspector and the Xid policy's YAML; its arguments need the kind names, `names.INSPECT_KINDS`)
+# inspector and the Xid policy's YAML; its arguments need the kind names, `inspect.kind_names`)
 ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
 
 

@@ -1,12 +1,13 @@
 """`gpuslo inspect`'s arguments, apart from the work (`gpuslo.cli.inspect`): `gpuslo inspect
 --help` and a usage error import this module, `names` and argparse only; the `--kind` choices are
-the static `names.INSPECT_KINDS`, not the inspectors' registry."""
+the static `kind_names.INSPECT_KINDS`, not the inspectors' registry."""
 
 from __future__ import annotations
 
 import argparse
 
 from gpuslo import names
+from gpuslo.exporter.inspect.kind_names import INSPECT_KINDS
 
 
 def _network_devices(value: str) -> int | tuple[str, ...]:
@@ -22,7 +23,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Add `gpuslo inspect`'s arguments."""
     parser.add_argument("files", nargs="+", metavar="FILE", help="evidence files (- for stdin)")
     parser.add_argument(
-        "--kind", choices=sorted(names.INSPECT_KINDS), help="evidence kind (detected if omitted)"
+        "--kind", choices=sorted(INSPECT_KINDS), help="evidence kind (detected if omitted)"
     )
     parser.add_argument(
         "--gpu-family", choices=names.GPU_FAMILIES, help="GPU family for the Xid policy"
