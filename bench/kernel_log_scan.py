@@ -1,21 +1,34 @@
-"""Kernel-log scan throughput against grep, on the same generated file in the same run: the
-library scan and `gpuslo inspect` through the CLI.
+"""Kernel-log scan throughput against grep, on the same generated files in the same run: the
+library scan and `gpuslo inspect` through the CLI, at 200 MiB and 1 GiB (`--size-mb`, repeatable).
 
-Generates a kernel log (default 1 GiB; `--size-mb` for less) in a temporary directory: ordinary
+Generates each kernel log in a temporary directory: ordinary
 kernel noise (the real H200 node's dmesg and the hung-task case 029 from shared/) with one real
 event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Then, with the file
 in the page cache, times
 
-  anchor:  LC_ALL=C grep -E -c 'NVRM|SXid|mlx5' FILE   (selects every line gpuslo reads)
+  anchor:  LC_ALL=C grep -E -c 'NVRM|SXid|mlx5' FILE   (the prefilter's anchors,
+           `anchors.grep_pattern()`: selects every line gpuslo reads)
   library: gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)
   cli:     python -m gpuslo inspect FILE --format json   (a new process: start-up included)
 
-and prints the throughputs (MB/s) and their ratios to grep (target >= 0.5 for both), grep's
+and prints the throughputs (MB/s) and their ratios to grep (grep's seconds / ours: >= 1.0 is
+faster than grep; the goal of issue 30 for the CLI), grep's
 matching lines against the lines our scan matched with the same pattern, the events we found
 against the events implanted (each block parsed on its own), and whether the CLI's findings are
 the library's (`inspect_kernel_log_file`). Exits 1 when a count or a finding differs.
 
-usage: python bench/kernel_log_scan.py [--size-mb N] [--dir DIR] [--keep] [--repeat N]
+Measured on the shared 2-core development machine (load average 11-17: eight sessions at work).
+Before issue 30's scan change (numpy word compares in a second thread), `--size-mb 200
+--repeat 2`: grep 0.52 s, library 1.34 s (ratio 0.39), CLI 3.17 s (0.16). After (`find` over
+4 MiB blocks, no numpy), `python bench/kernel_log_scan.py --repeat 2` (both sizes, one run):
+  200 MiB (210 MB): grep 0.56 s; library 2.15 s (0.26); CLI 3.09 s (0.18); 548 events, 732 lines
+  1 GiB (1074 MB):  grep 3.63 s; library 16.13 s (0.22); CLI 26.01 s (0.14); 2795 events
+An interleaved A/B of the library scan alone (same 200 MiB file, best of 5, load 13-22): numpy
+1.46 s, find 1.66 s: the two are within the noise of this machine; the goal (CLI >= 1.0x grep)
+is not met here. The CLI's extra time over the library is start-up (importing every inspector
+for detection, ~1.3 s at load 11 by cProfile) and the findings.
+
+usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """
 
 from __future__ import annotations
@@ -31,13 +44,13 @@ import tempfile
 import time
 from pathlib import Path
 
+from gpuslo.exporter.evidence.kernel_log.anchors import grep_pattern
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
-from gpuslo.exporter.evidence.kernel_log.scan import GREP_PATTERN_TEXT
 from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log_file
 from gpuslo.exporter.inspect.options import InspectOptions
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-PATTERN = GREP_PATTERN_TEXT  # NVRM|SXid|mlx5: the needles of the scan's prefilter
+PATTERN = grep_pattern()  # NVRM|SXid|mlx5: the anchors of the scan's prefilter
 EVENT_KINDS = ("xid", "sxid", "fallen_off_bus", "driver_message")
 EVENT_EVERY = 10_000
 
@@ -147,34 +160,24 @@ def best_of(repeat: int, path: Path) -> dict:
     return {**out, "seconds": best}
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--size-mb", type=int, default=1024, help="log size in MiB (default 1024)")
-    parser.add_argument("--dir", help="where to write the log (default: a temporary directory)")
-    parser.add_argument("--keep", action="store_true", help="keep the generated log")
-    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (best counts)")
-    args = parser.parse_args()
-    workdir = Path(args.dir or tempfile.mkdtemp(prefix="gpuslo-bench-"))
-    path = workdir / "kern.log"
-    try:
-        implanted, implanted_lines = generate(path, args.size_mb * 1024 * 1024)
-        size_mb = path.stat().st_size / 1e6
-        grep_count(path)  # warm the page cache: all read from memory
-        run = best_of(args.repeat, path)
-        library = library_findings(path)
-    finally:
-        if not args.keep and args.dir is None:
-            shutil.rmtree(workdir, ignore_errors=True)
+def measure(path: Path, size_mb_asked: int, repeat: int) -> bool:
+    """Generate `path` at `size_mb_asked` MiB, time grep, the library and the CLI on it, print
+    the figures; True when the counts and the findings agree."""
+    implanted, implanted_lines = generate(path, size_mb_asked * 1024 * 1024)
+    size_mb = path.stat().st_size / 1e6
+    grep_count(path)  # warm the page cache: all read from memory
+    run = best_of(repeat, path)
+    library = library_findings(path)
     scan, seconds = run["scan"], run["seconds"]
     events = len([e for e in scan.finish() if e.kind in EVENT_KINDS])
     print(f"file: {size_mb:.0f} MB, {scan.records} lines, one event block per {EVENT_EVERY} lines")
-    print(f"best of {args.repeat} interleaved runs each; grep pattern {PATTERN!r}")
+    print(f"best of {repeat} interleaved runs each; load average {os.getloadavg()[0]:.1f}")
     print(f"grep -E (LC_ALL=C):   {size_mb / seconds['grep']:8.1f} MB/s  ({seconds['grep']:.2f} s)")
     for name in ("library", "cli"):
         label = {"library": "gpuslo library scan:", "cli": "gpuslo inspect (CLI):"}[name]
         rate, ratio = size_mb / seconds[name], seconds["grep"] / seconds[name]
         print(f"{label:22}{rate:8.1f} MB/s  ({seconds[name]:.2f} s)  ratio {ratio:.2f}")
-    print("target: ratio >= 0.50 for both")
+    print("goal: CLI ratio >= 1.0 (as fast as grep)")
     lines = (run["grep_lines"], scan.matched, implanted_lines)
     print("matching lines: grep {}, gpuslo {}, implanted {}".format(*lines))
     print(f"events: gpuslo {events}, implanted {implanted} (multi-line events count once)")
@@ -183,7 +186,31 @@ def main() -> int:
     print(f"CLI exit {run['cli_code']}; CLI findings {verb} the library scan's")
     same = run["grep_lines"] == scan.matched == implanted_lines and events == implanted
     print("counts identical" if same else "COUNTS DIFFER")
-    return 0 if same and same_findings else 1
+    return same and same_findings
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--size-mb", type=int, action="append", help="log size in MiB (default: 200 and 1024)"
+    )
+    parser.add_argument("--dir", help="where to write the logs (default: a temporary directory)")
+    parser.add_argument("--keep", action="store_true", help="keep the generated logs")
+    parser.add_argument("--repeat", type=int, default=3, help="timed runs of each (best counts)")
+    args = parser.parse_args()
+    workdir = Path(args.dir or tempfile.mkdtemp(prefix="gpuslo-bench-"))
+    print(f"grep pattern {PATTERN!r}, {os.cpu_count()} CPUs")
+    ok = True
+    try:
+        for size in args.size_mb or (200, 1024):
+            path = workdir / f"kern-{size}.log"
+            ok = measure(path, size, args.repeat) and ok
+            if not args.keep:
+                path.unlink()
+    finally:
+        if not args.keep and args.dir is None:
+            shutil.rmtree(workdir, ignore_errors=True)
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

@@ -119,6 +119,16 @@ def verdict_of(results: Iterable[CheckResult]) -> str:
     return combine(statuses, validating=gate)
 
 
+def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckResult]:
+    """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) moved to the GPU of
+    the inventory at that bus id (every source writes NVML's form, `evidence.pci`), so the GPU's
+    verdict sees them; others unchanged."""
+    by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in gpus}
+    return [
+        dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r for r in results
+    ]
+
+
 def gpu_verdicts(results: Iterable[CheckResult], gpu_scopes: Iterable[str]) -> dict[str, str]:
     """Verdict per GPU scope: the GPU's own results plus every node-scoped result (a node problem
     affects every GPU on it). A GPU with no result at all is `unknown`."""

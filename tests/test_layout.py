@@ -16,7 +16,11 @@ tests/test_circular_imports.py:
    OpenTelemetry, is loaded only when asked for);
 4. no import cycle;
 5. no folder where three or more sibling modules share a name prefix that stands in for a
-   package (checks/ is named after the checks).
+   package (checks/ is named after the checks);
+6. heavy third-party libraries (`HEAVY`: pandas, numpy, matplotlib, grafanalib, OpenTelemetry,
+   grpc, requests) are imported only at the edges that use them, so a command that does not need
+   them never loads them (issue 30; tests/test_startup.py holds the import sets of `inspect`
+   and `check`).
 """
 
 from __future__ import annotations
@@ -41,6 +45,19 @@ APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports anoth
 IMPORTLIB_ALLOWED = {"gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.goodput"}
 LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__
 PREFIX_ALLOWED = {ROOT / "exporter" / "checks"}
+# library -> the modules (a name, or a package ending in ".") that may import it, at any level
+HEAVY: dict[str, tuple[str, ...]] = {
+    "pandas": ("gpuslo.slo.", "gpuslo.goodput.batch", "gpuslo.goodput.calculator",
+               "gpuslo.goodput.slowdown_batch", "gpuslo.cli.simulate"),
+    "numpy": ("gpuslo.slo.", "gpuslo.goodput.batch", "gpuslo.goodput.calculator",
+              "gpuslo.goodput.slowdown_batch"),
+    "matplotlib": ("gpuslo.slo.report.plots",),
+    "grafanalib": ("gpuslo.dashboards.",),
+    "opentelemetry": ("gpuslo.goodput.recorder",),
+    "grpc": ("gpuslo.exporter.evidence.kubelet.",),
+    "requests": ("gpuslo.demo.prometheus", "gpuslo.exporter.evidence.dcgm.http",
+                 "gpuslo.slo.sources."),
+}
 
 
 def modules() -> dict[str, Path]:
@@ -229,6 +246,33 @@ def test_no_prefix_standing_in_for_a_package():
     assert not crowded, "\n".join(crowded)
 
 
+def heavy_imports(module: str, tree: ast.AST) -> list[str]:
+    """`module:line imports LIB` for every import of a `HEAVY` library `module` may not import."""
+    wrong = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            libs = [alias.name.split(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            libs = [node.module.split(".")[0]]
+        else:
+            continue
+        for lib in libs:
+            allowed = HEAVY.get(lib)
+            if allowed is not None and not any(
+                module == edge or (edge.endswith(".") and module.startswith(edge))
+                for edge in allowed
+            ):
+                wrong.append(f"{module}:{node.lineno} imports {lib}")
+    return wrong
+
+
+def test_heavy_libraries_only_at_their_edges():
+    wrong = []
+    for module, path in MODULES.items():
+        wrong += heavy_imports(module, ast.parse(path.read_text(encoding="utf-8"), str(path)))
+    assert not wrong, "\n".join(wrong)
+
+
 def test_the_checker_sees_a_planted_violation(tmp_path):
     """The rules above can fail: a wing importing a wing is caught by the same functions."""
     assert wing("gpuslo.slo.engine") == "slo" and tier("gpuslo.cli.check") == 2
@@ -240,6 +284,11 @@ def test_the_checker_sees_a_planted_violation(tmp_path):
     assert exporter_stage("gpuslo.exporter.newcomer") is None
     tree = ast.parse("def f():\n    from gpuslo.exporter import runner\n")
     assert not _top_level_imports(tree)
+    planted = ast.parse("def f():\n    import pandas as pd\n")
+    assert heavy_imports("gpuslo.exporter.runner", planted) == [
+        "gpuslo.exporter.runner:2 imports pandas"
+    ]
+    assert not heavy_imports("gpuslo.slo.engine", planted)
 
 
 def test_the_wheel_ships_no_development_script():

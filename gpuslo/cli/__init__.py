@@ -1,7 +1,9 @@
 """The `gpuslo` command line: the one place that turns errors into messages and exit codes.
 
 Each subcommand lives in its own module with `configure(parser)` and `run(args) -> int`; only the
-module of the subcommand being run is imported, so `gpuslo inspect` does not pay for pandas.
+module of the subcommand being run is imported, so `gpuslo inspect` does not pay for pandas, and
+a command may keep its arguments in a module of their own (`ARGUMENTS`), imported alone for
+`--help`; tests/test_startup.py holds the import sets.
 Library code raises `gpuslo.errors.GpusloError` subclasses; this module prints them as one line
 on stderr and exits with the error's `exit_code` (2); a usage error is one line too, ending in
 `see gpuslo COMMAND --help` (`gpuslo.cli.terminal`). Exit 0/1 are the command's own answer.
@@ -14,7 +16,7 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-from gpuslo import __version__
+import gpuslo
 from gpuslo.cli.terminal import Parser
 from gpuslo.errors import GpusloError
 
@@ -30,6 +32,18 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "simulate": ("gpuslo.cli.simulate", "write a synthetic fleet (demo and benchmarks)"),
     "demo": ("gpuslo.cli.demo", "the quick start: everything above on bundled data"),
 }
+# command: the module holding its `configure` when that is not the command's module, so that
+# `--help` and a usage error import the parser only (`gpuslo inspect`'s module imports every
+# inspector and the Xid policy's YAML; its arguments need the kind names, `inspect.kind_names`)
+ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
+
+
+class _Version(argparse.Action):
+    """`--version`, looked up only when asked for (`gpuslo.__version__` reads the installed
+    package's metadata, a tenth of a second every command would otherwise pay)."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.exit(message=f"gpuslo {gpuslo.__version__}\n")
 
 
 def _selected(argv: Sequence[str]) -> str | None:
@@ -51,12 +65,12 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     )
     parser.name = f"gpuslo {selected}" if selected else "gpuslo"
     parser.hint = f"{parser.name} --help"
-    parser.add_argument("--version", action="version", version=f"gpuslo {__version__}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, (module, help_text) in COMMANDS.items():
         command_parser = sub.add_parser(name, help=help_text, description=help_text)
         if name == selected:
-            importlib.import_module(module).configure(command_parser)
+            importlib.import_module(ARGUMENTS.get(name, module)).configure(command_parser)
     return parser
 
 

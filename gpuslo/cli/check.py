@@ -19,11 +19,10 @@ from gpuslo import names
 from gpuslo.cli.slurm_check import add_slurm_arguments, run_slurm
 from gpuslo.cli.sources import add_source_arguments, gate_from_args, runner_from_args
 from gpuslo.exporter.checks.registry import CHECKS
-from gpuslo.exporter.collector import gpu_scoped
 from gpuslo.exporter.npd import run_plugin
 from gpuslo.exporter.policy.return_to_service import CHECK as GATE
 from gpuslo.exporter.snapshot import NodeSnapshot
-from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_verdicts, node_verdict
+from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_scoped, gpu_verdicts, node_verdict
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

@@ -1,4 +1,5 @@
-"""`gpuslo inspect`: triage captured evidence and print findings and a verdict.
+"""`gpuslo inspect`: triage captured evidence and print findings and a verdict. Its arguments are
+`gpuslo.cli.inspect_args` (imported alone for `--help`).
 
 Exit 0 when healthy, 1 when unhealthy or unknown; usage and input errors raise (exit 2).
 """
@@ -11,42 +12,9 @@ import json
 from gpuslo import names
 from gpuslo.errors import UsageError
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
-from gpuslo.exporter.inspect.kinds import KINDS, inspect_files
+from gpuslo.exporter.inspect.kinds import inspect_files
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.xid import load_policy
-
-
-def _network_devices(value: str) -> int | tuple[str, ...]:
-    if value.isdigit():
-        return int(value)
-    devices = tuple(part.strip() for part in value.split(",") if part.strip())
-    if not devices:
-        raise argparse.ArgumentTypeError("give a count or device names separated by commas")
-    return devices
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Add `gpuslo inspect`'s arguments."""
-    parser.add_argument("files", nargs="+", metavar="FILE", help="evidence files (- for stdin)")
-    parser.add_argument("--kind", choices=sorted(KINDS), help="evidence kind (detected if omitted)")
-    parser.add_argument(
-        "--gpu-family", choices=names.GPU_FAMILIES, help="GPU family for the Xid policy"
-    )
-    parser.add_argument("--expect-gpus", type=int, metavar="N", help="GPUs the node should have")
-    parser.add_argument(
-        "--expect-network-devices",
-        type=_network_devices,
-        metavar="N|NAME,...",
-        help="InfiniBand/EFA devices expected: a count or names",
-    )
-    parser.add_argument("--expect-efa-devices", type=int, metavar="N", help="EFA devices expected")
-    parser.add_argument(
-        "--csv-columns",
-        metavar="NAME,...",
-        help="columns of headerless nvidia-smi --query-gpu output",
-    )
-    parser.add_argument("--policy", metavar="FILE", help="operator Xid policy overlay (YAML)")
-    parser.add_argument("--format", choices=("text", "json"), default="text")
 
 
 def options_from_args(args: argparse.Namespace) -> InspectOptions:

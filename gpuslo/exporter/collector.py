@@ -11,7 +11,6 @@ No snapshot yet (the first cycle has not finished) exposes the node as `unknown`
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
@@ -25,6 +24,7 @@ from gpuslo.verdict import (
     STALE_INTERVALS,
     CheckResult,
     combine,
+    gpu_scoped,
     gpu_verdicts,
     node_verdict,
     stale_as_unknown,
@@ -61,16 +61,6 @@ def fresh_results(snapshot: NodeSnapshot, now: float) -> list[CheckResult]:
     """The snapshot's results with those older than 3 × their check's interval made `unknown`."""
     intervals = {beat.check: beat.interval_s for beat in snapshot.heartbeats}
     return [stale_as_unknown(r, now, intervals.get(r.check, 30.0)) for r in snapshot.results]
-
-
-def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckResult]:
-    """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) moved to the GPU of
-    the inventory at that bus id (every source writes NVML's form, `evidence.pci`), so the GPU's
-    verdict sees them; others unchanged."""
-    by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in gpus}
-    return [
-        dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r for r in results
-    ]
 
 
 def check_statuses(

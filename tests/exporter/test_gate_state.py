@@ -11,11 +11,10 @@ from conftest import REPO
 
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.dcgm_diag import DcgmDiagCheck
-from gpuslo.exporter.collector import gpu_scoped
 from gpuslo.exporter.gate import STATE_FILE, ReturnToService, load_gate_file, outcome_of
 from gpuslo.exporter.policy.return_to_service import ValidatorOutcome, load_gate_policy
 from gpuslo.exporter.snapshot import GpuInfo, NodeSnapshot
-from gpuslo.verdict import CheckResult, gpu_verdicts
+from gpuslo.verdict import CheckResult, gpu_scoped, gpu_verdicts
 
 GPUS = (GpuInfo("0", "GPU-0", "00000000:00:06.0", "NVIDIA H200", "hopper"),
         GpuInfo("1", "GPU-1", "00000000:00:07.0", "NVIDIA H200", "hopper"))

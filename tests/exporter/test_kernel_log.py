@@ -236,14 +236,16 @@ CORPUS_LINES = [line for _, lines in BLOCKS for line in lines]
 @given(
     st.lists(
         st.one_of(
-            st.sampled_from(CORPUS_LINES), st.text(max_size=60).map(lambda t: t.replace("\r", ""))
+            st.sampled_from(CORPUS_LINES),
+            # no NUL: a text of NULs is binary, refused by the text parser (its own test)
+            st.text(max_size=60).map(lambda t: t.replace("\r", "").replace("\0", "")),
         ),
         max_size=40,
     ),
     st.integers(min_value=1, max_value=400),
 )
 def test_file_scan_finds_what_the_text_parser_finds(tmp_path_factory, lines, chunk_bytes):
-    """The bytes prefilter (numpy words) and the text prefilter (re literals) agree."""
+    """The file scan (bytes blocks of any size) and the text scan agree."""
     text = "\n".join(lines)
     path = tmp_path_factory.mktemp("scan") / "kern.log"
     path.write_bytes(text.encode("utf-8", errors="surrogatepass"))

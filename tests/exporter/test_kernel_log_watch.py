@@ -12,6 +12,7 @@ import time
 
 import requests
 
+from gpuslo.exporter.evidence.kernel_log import watch
 from gpuslo.exporter.evidence.kernel_log.watch import (
     KernelLogWatcher,
     has_gpu_marker,
@@ -47,6 +48,59 @@ def test_file_watcher_fires_on_appended_gpu_records_only(tmp_path):
         with log.open("a") as handle:
             handle.write(XID_79)
         assert fired.wait(3)
+    finally:
+        watcher.close()
+
+
+def _follow(log, poll_s: float):
+    fired = threading.Event()
+    return fired, KernelLogWatcher(log, fired.set, is_kmsg=False, poll_s=poll_s).start()
+
+
+def test_file_watcher_is_woken_by_inotify_not_its_poll(tmp_path):
+    """With a 60 s poll, only inotify can wake the watcher: the Xid is seen all the same."""
+    log = tmp_path / "kern.log"
+    log.write_text("[ 1.0] boot\n")
+    fired, watcher = _follow(log, poll_s=60)
+    try:
+        assert watcher.ready.wait(20) and watcher.notified
+        with log.open("a") as handle:
+            handle.write(XID_79)
+        assert fired.wait(20)
+    finally:
+        watcher.stop.set()  # close() would wait out the 60 s poll: the thread is a daemon
+
+
+def test_file_watcher_follows_a_rotated_log_from_its_start(tmp_path):
+    """Renamed away (the path missing a moment), a new file at the path: its Xid is seen, and
+    the new file is watched by inotify again."""
+    log = tmp_path / "kern.log"
+    log.write_text("[ 1.0] boot\n")
+    fired, watcher = _follow(log, poll_s=0.05)
+    try:
+        assert watcher.ready.wait(20)
+        log.rename(tmp_path / "kern.log.1")
+        time.sleep(0.2)
+        log.write_text("[ 3.0] new file\n" + XID_79)
+        assert fired.wait(20)
+        fired.clear()
+        with log.open("a") as handle:
+            handle.write(XID_79)
+        assert fired.wait(20) and watcher.notified
+    finally:
+        watcher.close()
+
+
+def test_file_watcher_polls_where_inotify_is_not_there(tmp_path, monkeypatch):
+    monkeypatch.setattr(watch, "open_inotify", lambda path: None)
+    log = tmp_path / "kern.log"
+    log.write_text("[ 1.0] boot\n")
+    fired, watcher = _follow(log, poll_s=0.05)
+    try:
+        assert watcher.ready.wait(20)
+        with log.open("a") as handle:
+            handle.write(XID_79)
+        assert fired.wait(20) and not watcher.notified
     finally:
         watcher.close()
 

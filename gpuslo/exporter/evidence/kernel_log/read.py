@@ -6,19 +6,18 @@ Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and groupin
 `gpuslo.exporter.inspect.kernel_log`.
 I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
 its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass).
-A cheap prefilter (`scan.KernelLogScan`: the needles
-`NVRM`, `SXid`, `mlx5` found by compiled literals or numpy word compares) picks the candidate
-lines before the full recognisers run.
+A cheap prefilter (`scan.KernelLogScan`: the anchors of
+`anchors.ANCHORS`, `NVRM`, `SXid`, `mlx5`, found by `bytes.find` over 4 MiB blocks) picks the
+candidate lines before the full recognisers run.
 """
 
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan, prepare
+from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 __all__ = [
     "GPU_MARKER",
@@ -34,7 +33,9 @@ __all__ = [
 # A line that may be (part of) a GPU event: a cut-off last line holding one is never read as
 # healthy (the check waits for its newline; inspect says it was incomplete).
 GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
-CHUNK_BYTES = 1024 * 1024  # small enough that the prefilter's passes stay in the CPU cache
+# Blocks large enough that a Python step per block is nothing, small enough to stay in the
+# CPU's last-level cache across the prefilter's passes (one per anchor, one for newlines).
+CHUNK_BYTES = 4 * 1024 * 1024
 HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from anything else
 
 
@@ -119,27 +120,15 @@ def _scan_chunks(
     handle, buffer: bytearray, filled: int, scan: KernelLogScan, complete_lines: bool = False
 ) -> None:
     """Feed `scan` whole lines: buffer[:filled] first, then the rest of `handle`; the last line
-    without a newline too unless `complete_lines` (then it is `scan.unterminated`). Two buffers
-    alternate: while one chunk is parsed, numpy finds the needles and newlines of the next in a
-    second thread (`scan.prepare`, which releases the GIL) and the file is read on."""
-    free: bytearray | None = bytearray(len(buffer))
-    pending = None  # (buffer, end of its whole lines, future of its prepare)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpuslo-scan") as pool:
-        while True:
-            buffer, filled, cut = _fill(handle, buffer, filled)
-            if not cut:
-                break
-            future = pool.submit(prepare, buffer, cut)
-            if pending is not None:
-                scan.feed(pending[0], pending[1], pending[2].result())
-                free = pending[0]  # parsed: it may take the next chunk
-            if free is None or len(free) < len(buffer):
-                free = bytearray(len(buffer))
-            free[: filled - cut] = buffer[cut:filled]  # the partial last line starts the next
-            pending = (buffer, cut, future)
-            buffer, filled, free = free, filled - cut, None
-        if pending is not None:
-            scan.feed(pending[0], pending[1], pending[2].result())
+    without a newline too unless `complete_lines` (then it is `scan.unterminated`). One buffer,
+    reused: the partial last line of a block moves to its front for the next."""
+    while True:
+        buffer, filled, cut = _fill(handle, buffer, filled)
+        if not cut:
+            break
+        scan.feed(buffer, cut)
+        buffer[: filled - cut] = buffer[cut:filled]
+        filled -= cut
     if complete_lines:  # buffer[:filled] holds no newline: a line still being written
         scan.unterminated = bytes(buffer[:filled])
     else:

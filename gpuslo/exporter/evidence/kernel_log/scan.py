@@ -1,104 +1,68 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Every line a recogniser uses holds `NVRM`, `SXid` or `mlx5`, and every such line is read: which
-NVRM lines matter is the driver-message catalogue's call (`gpuslo.exporter.policy`), not the
-prefilter's. Each Xid line brings the two lines after it (MMU fault continuations). Two ways to
-find the needles, same answer:
-- text (`str`): one compiled literal per needle (a fast first-character loop in `re`);
-- bytes from a file: numpy compares the buffer as little-endian 16-bit words at both
-  alignments against the needles' first two bytes, checks the whole needle at the few hits and
-  counts newlines vectorised (a few times faster than the `re` path; numpy comes with pandas).
-  Without numpy the `re` path serves bytes too.
-Line numbers are exact: newlines are counted once over each chunk.
+Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, the one place the set
+is defined and extended); which NVRM lines matter is the driver-message catalogue's call
+(`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it (MMU
+fault continuations). The anchors are found with `find` over the whole block (bytes from a file,
+or str): CPython's fast search, one pass per anchor, a Python step only per hit; newlines are
+counted once over each block with `count`, so line numbers are exact. No third-party library:
+`gpuslo inspect` on a log loads neither numpy nor pandas (tests/test_startup.py).
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 
+from gpuslo.exporter.evidence.kernel_log.anchors import (
+    ANCHORS,
+    CONTEXT_ANCHOR,
+    CONTEXT_LINES,
+    check_anchors,
+    grep_pattern,
+)
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
-NEEDLES = ("NVRM", "SXid", "mlx5")
-CONTEXT_LINES = 2
-# The grep pattern the benchmark compares against (`grep -E`), as Python: it selects every line
-# the scan reads (the candidate lines); lines it matches are counted in `matched`.
-GREP_PATTERN_TEXT = "|".join(NEEDLES)
-GREP_PATTERN = re.compile(GREP_PATTERN_TEXT)
-_PATTERNS = {
-    kind: tuple(re.compile(re.escape(n.encode() if kind else n)) for n in NEEDLES)
-    for kind in (False, True)
-}
-
-
-def _numpy():
-    try:
-        import numpy
-    except ImportError:  # pragma: no cover - numpy comes with pandas
-        return None
-    return numpy
-
-
-def prepare(buf, limit: int) -> list[int] | None:
-    """Offsets where a needle starts in bytes buf[:limit], sorted, by numpy (which releases the
-    GIL: `scan_kernel_log_file` runs it in a second thread for the next chunk while this one is
-    read and parsed); None without numpy. The buffer must not change until the chunk is fed."""
-    np = _numpy()
-    if np is None:
-        return None
-    view = memoryview(buf)[:limit]
-    # 16-bit words at both alignments against each needle's first two bytes (half the work of
-    # 32-bit words at four), then the whole needle checked at the few hits.
-    keys = [int.from_bytes(n[:2].encode(), "little") for n in NEEDLES]
-    hits = []
-    for alignment in range(2):
-        words = np.frombuffer(view, "<u2", count=(limit - alignment) // 2, offset=alignment)
-        mask = words == keys[0]
-        mask |= words == keys[1]
-        mask |= words == keys[2]
-        hits.append(np.flatnonzero(mask) * 2 + alignment)
-    needles = tuple(n.encode() for n in NEEDLES)
-    del words, mask, view  # no export of the buffer outlives the call
-    return [p for p in sorted(np.concatenate(hits).tolist()) if buf.startswith(needles, p)]
+# The grep pattern the benchmark compares against (`grep -E`): it selects every candidate line.
+GREP_PATTERN_TEXT = grep_pattern(ANCHORS)
 
 
 class _Chunk:
-    """buf[:limit] (str, bytes or bytearray) with the primitives the prefilter needs; bytes
-    come `prepare`d (needles and newlines found by numpy) when numpy is there."""
+    """buf[:limit] (str, bytes or bytearray) with the primitives the prefilter needs."""
 
-    def __init__(self, buf, limit: int, prepared: list[int] | None = None) -> None:
+    def __init__(self, buf, limit: int, anchors: Sequence[str]) -> None:
         self.buf, self.limit = buf, limit
         self.is_bytes = not isinstance(buf, str)
 
         def cast(text: str):
             return text.encode() if self.is_bytes else text
 
-        self.newline, self.xid = cast("\n"), cast("Xid (")
-        self.found = prepare(buf, limit) if self.is_bytes and prepared is None else prepared
-        numpy = _numpy() if self.found is not None else None
-        self.np = numpy
-        self.array = numpy.frombuffer(memoryview(buf)[:limit], numpy.uint8) if numpy else None
+        self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
+        self.anchors = tuple(cast(anchor) for anchor in anchors)
 
     def positions(self) -> list[int]:
-        """Offsets where a needle starts, sorted."""
-        if self.found is not None:
-            return self.found
-        found = (
-            m.start() for p in _PATTERNS[self.is_bytes] for m in p.finditer(self.buf, 0, self.limit)
-        )
-        return sorted(found)
+        """Offsets where an anchor starts, sorted: one `find` pass per anchor."""
+        found: list[int] = []
+        buf, limit = self.buf, self.limit
+        for anchor in self.anchors:
+            position = buf.find(anchor, 0, limit)
+            while position != -1:
+                found.append(position)
+                position = buf.find(anchor, position + 1, limit)
+        return sorted(found) if len(self.anchors) > 1 else found
 
     def count_newlines(self, start: int, end: int) -> int:
-        """Newlines in buf[start:end] (numpy, GIL released, when there)."""
-        if self.array is None:
-            return self.buf.count(self.newline, start, end)
-        return int(self.np.count_nonzero(self.array[start:end] == 10))
+        """Newlines in buf[start:end]."""
+        return self.buf.count(self.newline, start, end)
 
     def line_bounds(self, position: int) -> tuple[int, int]:
         """(start, end) of the line holding `position`; end excludes the newline."""
         end = self.buf.find(self.newline, position, self.limit)
         return self.buf.rfind(self.newline, 0, position) + 1, self.limit if end == -1 else end
+
+    def holds_anchor(self, line) -> bool:
+        """True when `line` (a slice of buf) holds an anchor."""
+        return any(anchor in line for anchor in self.anchors)
 
 
 def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
@@ -143,11 +107,13 @@ def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]
 
 class KernelLogScan:
     """Streaming scan: `feed(chunk, limit)` whole-line chunks of str or bytes in order, then
-    `finish()` for the events. Counts `records` (lines) and `matched` (lines `GREP_PATTERN`
-    matches, for the benchmark); `unterminated` holds a last line a file reader left out
-    because its newline had not arrived (bytes, b"" when none)."""
+    `finish()` for the events. `anchors` are the prefilter's (default `anchors.ANCHORS`). Counts
+    `records` (lines) and `matched` (lines holding an anchor: `grep -E -c` of `grep_pattern`,
+    for the benchmark); `unterminated` holds a last line a file reader left out because its
+    newline had not arrived (bytes, b"" when none)."""
 
-    def __init__(self) -> None:
+    def __init__(self, anchors: Sequence[str] = ANCHORS) -> None:
+        self.anchors = check_anchors(anchors)
         self.builder = EventBuilder()
         self.records = 0
         self.matched = 0
@@ -170,22 +136,18 @@ class KernelLogScan:
         self.records += number - self._next_line
         self._next_line = number
 
-    def feed(
-        self, chunk: str | bytes | bytearray, limit: int | None = None, prepared=None
-    ) -> None:
+    def feed(self, chunk: str | bytes | bytearray, limit: int | None = None) -> None:
         """Scan chunk[:limit] (default all of it), which ends at a line boundary or at the end
-        of the input; `prepared` is `prepare(chunk, limit)` when the caller computed it."""
+        of the input."""
         limit = len(chunk) if limit is None else limit
         if not limit:
             return
-        view = _Chunk(chunk, limit, prepared)
+        view = _Chunk(chunk, limit, self.anchors)
         for number, line in self._lines(view):
-            text = line.decode("utf-8", errors="replace") if view.is_bytes else line
-            text = text.rstrip("\r")
-            if GREP_PATTERN.search(text):
+            if view.holds_anchor(line):
                 self.matched += 1
-            self.builder.feed(number, text)
-        view.found = view.array = None  # release the buffer before the caller reuses it
+            text = line.decode("utf-8", errors="replace") if view.is_bytes else line
+            self.builder.feed(number, text.rstrip("\r"))
 
     def finish(self) -> list[KernelEvent]:
         """The events of everything fed."""

@@ -8,8 +8,10 @@ as on every run, and still runs at its interval when the watcher sees nothing or
 the watcher logs why and stops; nothing else changes). Sources:
 - `/dev/kmsg`: opened non-blocking, positioned at the end, woken by poll(2); a ring-buffer
   overrun (EPIPE) also wakes the check, which reports the lost records.
-- a kernel-log file (`--kernel-log`): its size is polled every `poll_s`; appended bytes are
-  scanned; a file that shrinks (rotated, truncated) is followed from its start.
+- a kernel-log file (`--kernel-log`): woken by inotify (`inotify.open_inotify`) when the file
+  changes, and in any case every `poll_s` (where inotify is not there, that polling is all);
+  appended bytes are scanned; a file that shrinks (truncated) or is replaced (rotated: another
+  inode at the path, watched anew) is followed from its start.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ import select
 import threading
 from collections.abc import Callable
 from pathlib import Path
+
+from gpuslo.exporter.evidence.kernel_log.inotify import FileNotify, open_inotify
 
 log = logging.getLogger(__name__)
 GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch")
@@ -53,6 +57,8 @@ class KernelLogWatcher:
             poll_s,
         )
         self.stop = threading.Event()
+        self.notified = False  # following a file by inotify (else by polling)
+        self.ready = threading.Event()  # set once a file's starting position is taken
         self.thread = threading.Thread(
             target=self._run, name="gpuslo-kernel-log-watch", daemon=True
         )
@@ -108,19 +114,50 @@ class KernelLogWatcher:
             found = found or has_gpu_marker(record)
 
     def _follow_file(self) -> None:
-        position = self.path.stat().st_size
-        while not self.stop.wait(self.poll_s):
-            size = self.path.stat().st_size
-            if size < position:
-                position = 0
-            if size == position:
-                continue
-            with self.path.open("rb") as handle:
-                handle.seek(position)
-                data = handle.read(size - position)
-            position += len(data)
-            if has_gpu_marker(data):
-                self.on_marker()
+        stat = self.path.stat()
+        position, inode = stat.st_size, stat.st_ino
+        notify = open_inotify(self.path)
+        self.notified = notify is not None
+        self.ready.set()
+        try:
+            while not self.stop.is_set():
+                self.notified = notify is not None
+                if notify is None:
+                    self.stop.wait(self.poll_s)
+                else:
+                    notify.wait(self.poll_s)
+                try:
+                    stat = self.path.stat()
+                except FileNotFoundError:  # rotated away, the new file not there yet: poll
+                    notify, inode = _rewatch(notify, None), None
+                    continue
+                if stat.st_ino != inode:  # rotated: a new file at the path, read from its start
+                    position, inode = 0, stat.st_ino
+                    notify = _rewatch(notify, self.path)
+                position = self._read_new(position, stat.st_size)
+        finally:
+            if notify is not None:
+                notify.close()
+
+    def _read_new(self, position: int, size: int) -> int:
+        """Scan bytes [position, size) of the file (from 0 when it shrank); the new position."""
+        if size < position:
+            position = 0
+        if size == position:
+            return position
+        with self.path.open("rb") as handle:
+            handle.seek(position)
+            data = handle.read(size - position)
+        if has_gpu_marker(data):
+            self.on_marker()
+        return position + len(data)
+
+
+def _rewatch(notify: FileNotify | None, path: Path | None) -> FileNotify | None:
+    """Close `notify`; a new one on `path` (None: none, the caller polls)."""
+    if notify is not None:
+        notify.close()
+    return None if path is None else open_inotify(path)
 
 
 def watched_source(kernel_log: Path | None, kmsg_path: Path) -> tuple[Path, bool] | None:

@@ -1,0 +1,82 @@
+"""What each command imports at start-up (issue 30): `gpuslo inspect --help`, `gpuslo inspect FILE`
+and `gpuslo check --help` load neither the report's nor the dashboards' libraries, and `--help`
+loads no inspector. Read from `sys.modules` in a fresh interpreter after the command ran; no
+timing is asserted (bench/cli_startup.py times it).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from gpuslo.exporter.inspect.kind_names import INSPECT_KINDS
+from gpuslo.exporter.inspect.kinds import KINDS
+
+DATA = Path(__file__).resolve().parent / "data"
+# Libraries only the report, the simulator, the dashboards, the Recorder or the kubelet source use
+# (tests/test_layout.py's HEAVY holds where each may be imported).
+HEAVY = ("pandas", "numpy", "matplotlib", "grafanalib", "opentelemetry", "grpc", "requests")
+_CHILD = """
+import json, sys
+from gpuslo.cli import main
+try:
+    code = main(sys.argv[1:])
+except SystemExit as stop:
+    code = stop.code
+print(json.dumps({"code": code, "modules": sorted(sys.modules)}), file=sys.stderr)
+"""
+
+
+def imported(*argv: str) -> tuple[int, set[str]]:
+    """(exit code, names in sys.modules) after `gpuslo ARGV` in a new interpreter."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHILD, *argv], capture_output=True, text=True, check=False
+    )
+    report = json.loads(done.stderr.strip().splitlines()[-1])
+    return report["code"], set(report["modules"])
+
+
+def heavy(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_inspect_help_imports_the_parser_only():
+    code, modules = imported("inspect", "--help")
+    assert code == 0
+    assert not heavy(modules)
+    ours = sorted(m for m in modules if m.startswith("gpuslo"))
+    assert ours == [
+        "gpuslo", "gpuslo.cli", "gpuslo.cli.inspect_args", "gpuslo.cli.terminal",
+        "gpuslo.errors", "gpuslo.exporter", "gpuslo.exporter.inspect",
+        "gpuslo.exporter.inspect.kind_names", "gpuslo.names",
+    ]
+    assert "yaml" not in modules and "importlib.metadata" not in modules
+
+
+def test_inspect_of_a_kernel_log_imports_no_heavy_library():
+    log = DATA / "corpus/dev/cases/118_xid120-gsp-task-exception-riscv-register-dump.txt"
+    code, modules = imported("inspect", str(log))
+    assert code == 1  # the Xid is read: the work was done, not skipped
+    assert "gpuslo.exporter.inspect.kinds" in modules
+    assert not heavy(modules)
+
+
+def test_a_usage_error_imports_no_inspector():
+    code, modules = imported("inspect", "--kind", "no-such-kind", "x")
+    assert code == 2
+    assert "gpuslo.exporter.inspect.kinds" not in modules and not heavy(modules)
+
+
+def test_check_help_imports_no_heavy_library():
+    code, modules = imported("check", "--help")
+    assert code == 0
+    assert "gpuslo.cli.check" in modules  # its arguments name the checks
+    assert not heavy(modules) and "gpuslo.goodput.calculator" not in modules
+
+
+def test_the_static_kind_list_is_the_registry():
+    """`--kind` choices (kind_names.INSPECT_KINDS) are exactly the inspectors, in detection
+    order."""
+    assert tuple(KINDS) == INSPECT_KINDS
