@@ -108,6 +108,21 @@ REASON_LAYER: Final = {
     "gpu_init_failed": LAYER_NODE,
     "pcie_aer_uncorrectable": LAYER_NODE,
     "diagnostic_failed": LAYER_NODE,
+    # a line naming a device with a fatal-class word (fallen off, uncorrectable, fatal, reset
+    # required) that no reader recognises: fails closed (issue 24's device-and-severity fallback)
+    "unrecognised_fatal_message": LAYER_NODE,
+    # NVML clocks event reasons (nvml.h nvmlClocksEventReason*), for `clock_event` findings: the
+    # hardware ones hold the GPU below its clocks whatever the workload does (node) ...
+    "hw_slowdown": LAYER_NODE,
+    "hw_thermal": LAYER_NODE,
+    "hw_power_brake": LAYER_NODE,
+    # ... the others are the workload's own (or its settings), never a node fault by themselves
+    "sw_power_cap": LAYER_TRAINING,
+    "sw_thermal": LAYER_TRAINING,
+    "idle": LAYER_TRAINING,
+    "sync_boost": LAYER_TRAINING,
+    "app_clocks": LAYER_TRAINING,
+    "display_clocks": LAYER_TRAINING,
     # scheduler & platform
     "cordoned": LAYER_PLATFORM,
     "drained": LAYER_PLATFORM,
@@ -126,6 +141,8 @@ REASON_LAYER: Final = {
     "stale_data": LAYER_OBSERVABILITY,
     "no_data": LAYER_OBSERVABILITY,
     "unrecognised_driver_message": LAYER_OBSERVABILITY,
+    # a line naming a device with an error word that no reader recognises (inspect: unknown)
+    "unrecognised_message": LAYER_OBSERVABILITY,
 }
 REASONS: Final = tuple(REASON_LAYER)
 # The reasons that make a check `unknown` rather than `fail`.
@@ -137,6 +154,7 @@ UNKNOWN_REASONS: Final = (
     "stale_data",
     "no_data",
     "unrecognised_driver_message",
+    "unrecognised_message",
 )
 
 # Why a job journal could not be read (all of them, bounded), for gpuslo_journal_errors_total.
@@ -203,6 +221,28 @@ SIGNALS: Final = {
     "diagnostic_result": "a dcgmi diag test result for one GPU (Pass, Warn, Fail, Skip)",
     "port_not_expected": "inventory: a port of a device outside the expected device set, "
     "reported, not judged",
+    "fabric_manager_not_applicable": "nvidia-fabricmanager found no NVSwitch to manage "
+    "(NV_WARN_NOTHING_TO_DO on a node without NVSwitch): not a fault",
+    "fabric_manager_failed": "the nvidia-fabricmanager service failed to start or stopped on a "
+    "node that may need it: NVLink fabric not configured",
+    "fabric_manager_running": "inventory: nvidia-fabricmanager started and configured the fabric",
+    "fabric_manager_error": "an nvidia-fabricmanager log message its catalogue classifies "
+    "(NVLink training, multicast team, topology), or an ERROR line it does not know",
+    "dcgm_health": "a DCGM health-watch result (warning or failure) for one GPU and health system "
+    "(nv-hostengine log)",
+    "hostengine_module_error": "a DCGM host-engine module error (repeated): the host engine's own "
+    "trouble, not a GPU fault",
+    "source_unavailable": "the monitoring source itself failed (the host engine did not start, "
+    "its log shows it exiting)",
+    "clock_event": "an NVML clocks event reason that is active (reason: hw_slowdown, hw_thermal, "
+    "hw_power_brake: not usable at speed; sw_power_cap, sw_thermal, idle, sync_boost, "
+    "app_clocks: the workload's own)",
+    "unrecognised_message": "a line naming a device (PCI address, GPU, NVSwitch, mlx5/efa/ib "
+    "device) with an error word that no reader recognises: unknown for that device (fatal when "
+    "it says fallen off, uncorrectable, fatal or reset required)",
+    "log_read": "inventory: records of a daemon's log read (nvidia-fabricmanager, nv-hostengine)",
+    "unrecognised_output": "a whole file that looks like a known tool's output in a shape no "
+    "parser knows",
 }
 # Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job
 # on the node crawls. The SLO engine attributes a job's slowdown badput to the node layer (and the

@@ -32,6 +32,11 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
+from gpuslo.exporter.inspect.fabricmanager import (
+    inspect_fabricmanager_log,
+    looks_like_fabricmanager_log,
+)
+from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
@@ -64,6 +69,8 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
     "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
     "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
+    "fabricmanager-log": (looks_like_fabricmanager_log, inspect_fabricmanager_log),
+    "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
 
