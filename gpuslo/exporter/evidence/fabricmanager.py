@@ -12,6 +12,7 @@ NVIDIA/gpu-operator#610, bottlerocket-kernel-kit#142, data-infra/cube-studio#29)
     11月 15 14:15:47 host nv-fabricmanager[4177]: request to query NVSwitch device ...
     Sep 18 03:19:01 host nvidia-fabricmanager-start.sh[4753]: Detected Pre-NVL5 system
     11月 15 14:15:47 host systemd[1]: nvidia-fabricmanager.service: Control process exited, ...
+    ✔ NVSwitch not detected, skipping fabric manager check        (a health tool's verdict line)
 
 The time stamp's month is the locale's abbreviation (`evidence.kernel_log.parse.MONTHS`); a year
 is printed in the log's own stamp, not in a journal prefix. A line that is none of these shapes
@@ -42,6 +43,13 @@ _UNIT_LINE = re.compile(
 _SYSTEMD_LINE = re.compile(
     r"^.{0,120}?\bsystemd\[\d{1,10}\]: ?"
     r"(nvidia-fabricmanager\.service: .*|.{0,60}\b[Ff]abric ?[Mm]anager\b.*)$"
+)
+# A health tool's one-line verdict about the service (leptonai/gpud's fabric-manager component:
+# `✔ fabric manager found and active`, `NVSwitch not detected, skipping fabric manager check`).
+_STATUS_LINE = re.compile(
+    r"^\W{0,4}(?:.{0,40}\b)?(?:fabric ?manager|NVSwitch(?:es)?)\b.{0,60}?"
+    r"\b(?:active|inactive|running|not running|detected|not detected|not found|failed)\b",
+    re.IGNORECASE,
 )
 _SWITCH_ERROR = re.compile(
     r"detected NVSwitch (fatal|non-fatal|nonfatal) error (\d{1,6})"
@@ -129,6 +137,8 @@ def _record(number: int, line: str) -> FmRecord | None:
         )
     if unit:
         return FmRecord(number, 1, "", unit, None, None, rest.strip())
+    if _STATUS_LINE.match(line):
+        return FmRecord(number, 1, "", "status", None, None, line.strip())
     return None
 
 
@@ -181,5 +191,7 @@ def looks_like_fabricmanager_log(text: str) -> bool:
     systemd about its service."""
     for line in text[:65536].splitlines()[:LOOK_LINES]:
         if _FILE_LINE.match(line.strip()) or _UNIT_LINE.match(line) or _SYSTEMD_LINE.match(line):
+            return True
+        if _STATUS_LINE.match(line) and "fabric" in line.lower():
             return True
     return False

@@ -3,7 +3,7 @@
 Shapes (DCGM's `common/DcgmLogging` plog formatter; real excerpts NVIDIA/DCGM#270, #210,
 NVIDIA/dcgm-exporter#328, #144):
 
-    2025-01-23 22:23:53.671 DEBUG [46345:46359] Thread handle ... running [/builds/.../x.cpp:300] [f]
+    2025-01-23 22:23:53.671 DEBUG [46345:46359] Thread ... running [/builds/.../x.cpp:300] [f]
     2024-05-21 14:34:39.463 ERROR [3218460:3218461] GetLatestSample returned No data ... [..] [..]
     ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: '...GPU 2...
 

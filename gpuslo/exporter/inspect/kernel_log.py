@@ -45,7 +45,7 @@ def _key(item: Classified) -> tuple:
     event = item.event
     code_or_signal = event.code if event.kind in ("xid", "sxid") else item.entry
     where = event.device if event.kind == "sxid" else event.pci
-    return (event.kind, code_or_signal, where, item.class_, event.caused_by)
+    return (event.kind, code_or_signal, where, item.class_, event.caused_by, event.gpu_instance)
 
 
 def _recovery_actions(classified: list[Classified]) -> dict[str | None, str]:
@@ -80,7 +80,10 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         caused_by=event.caused_by,
         message=event.message[:200],
         line=event.line,
-        extra={"message_id": item.entry} if message else {},
+        extra={
+            **({"message_id": item.entry} if message else {}),
+            **({"gpu_instance": event.gpu_instance} if event.gpu_instance is not None else {}),
+        },
     )
 
 

@@ -43,11 +43,12 @@ Sources for the rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
-from gpuslo.verdict import Finding
+from gpuslo.exporter.policy.clocks import clock_problems
+from gpuslo.exporter.policy.gpu_problem import GpuProblem
+
+__all__ = ["GpuProblem", "evaluate_gpu", "gpus_missing", "recovery_action_of"]
 
 FABRIC_STATE_OK = "completed"
 FABRIC_STATUS_OK = "success"
@@ -67,49 +68,6 @@ RECOVERY_ACTIONS = {
     "drain_and_reset": names.ACTION_DRAIN_AND_RESET,
     "drain and reset": names.ACTION_DRAIN_AND_RESET,
 }
-
-
-@dataclass(frozen=True)
-class GpuProblem:
-    """One problem `evaluate_gpu` found on one GPU.
-
-    Attributes:
-        signal: key of `names.SIGNALS`; reason: key of `names.REASON_LAYER`;
-        class_: `names.CLASS_FATAL` or `names.CLASS_WARN`; action: one of `names.ACTIONS`;
-        message: one human line; links: NVLink link numbers concerned (sorted), else None;
-        count: the count behind the problem (errors, rows) where there is one.
-    """
-
-    signal: str
-    class_: str
-    reason: str
-    action: str
-    message: str
-    links: tuple[int, ...] | None = None
-    count: int | None = None
-
-    def finding(self, kind: str, **where: object) -> Finding:
-        """This problem as an `inspect` finding of `kind`, placed by `where` (gpu, uuid, pci,
-        line): the one conversion every GPU source's findings use."""
-        return Finding(
-            kind=kind,
-            class_=self.class_,
-            signal=self.signal,
-            reason=self.reason,
-            action=self.action,
-            message=self.message,
-            count=self.count,
-            links=list(self.links) if self.links else None,
-            **where,
-        )
-
-    def __post_init__(self) -> None:
-        if self.signal not in names.SIGNALS:
-            raise ValueError(f"signal {self.signal!r} not in names.SIGNALS")
-        if self.reason not in names.REASON_LAYER:
-            raise ValueError(f"reason {self.reason!r} not in names.REASON_LAYER")
-        if self.action not in names.ACTIONS:
-            raise ValueError(f"action {self.action!r} not in names.ACTIONS")
 
 
 def gpus_missing(seen: int, expected: int | None,
@@ -377,6 +335,7 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
         *_memory_problems(status),
         *_recovery_problems(status),
         *_thermal_problems(status),
+        *clock_problems(status),
         *_link_problems(status),
         *_nvlink_error_problems(status),
         *_fabric_problems(status),

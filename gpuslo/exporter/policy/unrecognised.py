@@ -140,7 +140,8 @@ def unrecognised_results(
     for scope, members in sorted(by_scope.items()):
         fatal = [m for m in members if m.fatal]
         first = (fatal or members)[0]
-        common = {"check": check, "scope": scope or NODE_SCOPE, "source": source, "observed_at": now}
+        common = {"check": check, "scope": scope or NODE_SCOPE, "source": source,
+                  "observed_at": now}
         message = f"{len(members)} unrecognised line(s); {_message(first)}"[:300]
         if fatal:
             out.append(CheckResult(status=names.STATUS_FAIL, reason="unrecognised_fatal_message",

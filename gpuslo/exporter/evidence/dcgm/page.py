@@ -23,6 +23,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.clock_events import reasons_of_mask
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.pci import normalise_pci
@@ -260,6 +261,7 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
         hw_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_SLOWDOWN),
         sw_thermal_slowdown=None if reasons is None else bool(reasons & CLOCKS_SW_THERMAL),
         sw_power_cap=None if reasons is None else bool(reasons & CLOCKS_SW_POWER_CAP),
+        clock_events=None if reasons is None else reasons_of_mask(reasons),
         temperature_c=gpu.values.get("DCGM_FI_DEV_GPU_TEMP"),
         slowdown_temperature_c=gpu.values.get("DCGM_FI_DEV_SLOWDOWN_TEMP"),
         pcie_gen_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_GEN"),

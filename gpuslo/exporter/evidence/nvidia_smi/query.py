@@ -34,6 +34,8 @@ MAX_LINE_CHARS = 4096  # longer lines are not nvidia-smi -q fields
 _GPU_HEADER = re.compile(r"^GPU\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 # Possessive whitespace keeps it linear (the lazy key backtracked over long runs of spaces).
 _KEY_VALUE = re.compile(r"^(\s*+)([^:]*?[^\s:])\s++:\s*+(.*)$")
+# A shell prompt and the command pasted above the output (`$ nvidia-smi -q | grep ...`).
+_PROMPT = re.compile(r"^\S{0,60}[$#%>] {1,4}\S")
 _NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
 # Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
 _SECTIONS = frozenset(
@@ -98,7 +100,7 @@ def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.expandtabs(8).rstrip()
         stripped = line.strip()
-        if not stripped or len(line) > MAX_LINE_CHARS:
+        if not stripped or len(line) > MAX_LINE_CHARS or _PROMPT.match(line):
             continue
         if stripped.startswith("=====") or _GPU_HEADER.match(stripped):
             header = _GPU_HEADER.match(stripped)
