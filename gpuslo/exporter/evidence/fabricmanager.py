@@ -195,3 +195,9 @@ def looks_like_fabricmanager_log(text: str) -> bool:
         if _STATUS_LINE.match(line) and "fabric" in line.lower():
             return True
     return False
+
+
+def claims_line(line: str) -> bool:
+    """True when `line` is a fabric-manager record this reader reads (file, journal, systemd or
+    a health tool's verdict line about the service)."""
+    return _record(0, line[:65536]) is not None

@@ -140,3 +140,8 @@ def looks_like_hostengine_log(text: str) -> bool:
     lines = [line for line in text[:65536].splitlines()[:LOOK_LINES] if line.strip()]
     hits = sum(_LINE.match(line) is not None for line in lines)
     return hits > 0 and hits * 2 >= len(lines)
+
+
+def claims_line(line: str) -> bool:
+    """True when `line` is a host-engine record (`LEVEL [pid:tid] ...`)."""
+    return _LINE.match(line[:65536]) is not None

@@ -23,7 +23,7 @@ def inspect_fabricmanager_log(text: str, options: InspectOptions, source: str) -
     """Findings for a fabric-manager log file or journal (see `policy.fabricmanager`); empty
     when the text holds no fabric-manager record."""
     log = parse_fabricmanager_log(text, source)
-    findings = fabricmanager_findings(log, packaged_fm_policy(), KIND)
+    findings = fabricmanager_findings(log, packaged_fm_policy(), KIND, other_lines=False)
     if log.records:
         findings.append(
             Finding(kind=KIND, class_="ok", signal="log_read", count=len(log.records),

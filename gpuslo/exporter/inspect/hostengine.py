@@ -20,7 +20,7 @@ def inspect_hostengine_log(text: str, options: InspectOptions, source: str) -> l
     inventory finding so a clean log reads healthy, not unknown; empty when the text holds no
     host-engine record."""
     log = parse_hostengine_log(text, source)
-    findings = hostengine_findings(log, packaged_hostengine_policy(), KIND)
+    findings = hostengine_findings(log, packaged_hostengine_policy(), KIND, other_lines=False)
     if log.records:
         findings.append(
             Finding(kind=KIND, class_="ok", signal="log_read", count=len(log.records),

@@ -32,6 +32,7 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
+from gpuslo.exporter.inspect.fallback import log_file_lines, log_lines, unread_text
 from gpuslo.exporter.inspect.fabricmanager import (
     inspect_fabricmanager_log,
     looks_like_fabricmanager_log,
@@ -73,6 +74,11 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
+
+
+# Kinds that are logs: lines their readers do not claim go to the device-and-severity fallback
+# (`inspect.fallback`), once per text whatever log readers share it.
+LOG_KINDS = ("kernel-log", "fabricmanager-log", "hostengine-log", "dcgm-exporter-log")
 
 
 def detect_kind(text: str) -> str | None:
@@ -131,7 +137,15 @@ def _read(
         if not found and position == 0:
             found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
         findings += [_in_file(finding, numbers) for finding in found]
+    if kinds and all(kind in LOG_KINDS for kind in kinds):
+        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds[0])]
     return findings
+
+
+def _nothing_read(text: str, source: str, where: str) -> list[Finding]:
+    """Text no parser recognises: `nothing_recognised` (unknown), what the fallback makes of it
+    (`inspect.fallback.unread_text`: the tool it looks like, the devices its error lines name)."""
+    return [unknown_finding("unknown", f"{source}: {where}"), *unread_text(text, source)]
 
 
 # A line is binary when it holds a NUL, or when more than this share of its characters are
@@ -189,22 +203,18 @@ def read_text_evidence(
     if len(parts) == 1:
         kinds = detect_kinds(text)
         if not kinds:
-            return [unknown_finding("unknown", f"{source}: no parser recognises this evidence")]
+            return _nothing_read(text, source, "no parser recognises this evidence")
         return _read(kinds, text, source, options)
     findings: list[Finding] = []
     for part in parts:
         if part.kinds:
             findings += _read(part.kinds, part.text, source, options, part.numbers)
         else:
-            findings.append(
-                unknown_finding(
-                    "unknown",
-                    (
-                        f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} "
-                        f"({len(part.lines)} lines): no parser recognises this part of the evidence"
-                    ),
-                )
+            where = (
+                f"lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): no "
+                "parser recognises this part of the evidence"
             )
+            findings += [_in_file(f, part.numbers) for f in _nothing_read(part.text, source, where)]
     return findings
 
 
@@ -260,9 +270,10 @@ def inspect_path(path: str, options: InspectOptions, kind: str | None = None) ->
     if not streams_as_kernel_log(path, kind):
         return inspect_text(read_evidence(path), path, options, kind)
     try:
-        return kernel_log.inspect_kernel_log_file(path, options)
+        findings = kernel_log.inspect_kernel_log_file(path, options)
     except ParseError as error:
         return [unknown_finding("kernel-log", str(error))]
+    return findings + log_file_lines(path, "kernel-log")
 
 
 def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:

@@ -209,9 +209,13 @@ def _not_applicable(records: list[FmRecord], policy: FmPolicy) -> FmRecord | Non
     return None
 
 
-def fabricmanager_findings(log: FmLog, policy: FmPolicy, kind: str = KIND) -> list[Finding]:
+def fabricmanager_findings(
+    log: FmLog, policy: FmPolicy, kind: str = KIND, other_lines: bool = True
+) -> list[Finding]:
     """Every finding the log shows (see the module docstring), in line order. Empty when the log
-    holds no fabric-manager record (the caller reports that as nothing recognised)."""
+    holds no fabric-manager record (the caller reports that as nothing recognised). With
+    `other_lines` False the lines that are no record are left to the caller's fallback (`inspect`
+    runs it once over a text several readers share)."""
     records = list(log.records)
     if not records:
         return []
@@ -231,7 +235,9 @@ def fabricmanager_findings(log: FmLog, policy: FmPolicy, kind: str = KIND) -> li
         elif entry is None:
             others += [(record.line + i, text) for i, text in enumerate(record.message.split("\n"))]
     findings += sxid_findings(errors, policy, kind)
-    findings += unrecognised_findings(kind, judge_lines([*others, *log.other]))
+    findings += unrecognised_findings(
+        kind, judge_lines([*others, *(log.other if other_lines else ())])
+    )
     if absent is not None:
         entry = policy.message(absent.message[:4096])
         findings.append(_message_finding(absent, entry, False, kind))

@@ -127,13 +127,14 @@ def _own_finding(name: str, entry: Mapping[str, Any], lines: list[int], text: st
 
 
 def hostengine_findings(
-    log: HostEngineLog, policy: HostEnginePolicy, kind: str = KIND
+    log: HostEngineLog, policy: HostEnginePolicy, kind: str = KIND, other_lines: bool = True
 ) -> list[Finding]:
     """Every finding the log shows (see the module docstring), in line order; empty when the log
-    holds no host-engine record (the caller reports that as nothing recognised)."""
+    holds no host-engine record (the caller reports that as nothing recognised). With
+    `other_lines` False the lines that are no record are left to the caller's fallback."""
     if not log.records:
         return []
-    reports, others = [], list(log.other)
+    reports, others = [], list(log.other) if other_lines else []
     own: dict[str, tuple[Mapping[str, Any], list[int], str]] = {}
     for record in log.records:
         report = health_report(record)

@@ -173,6 +173,13 @@ KERNEL_PREFIX_PATTERN = (
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 
 
+# The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
+# driver-message catalogue, an Xid continuation or fallen-off-the-bus line joins its event, an
+# mlx5 `Link STATE` line is a port state. Other lines are left to the device-and-severity
+# fallback (`gpuslo.exporter.policy.unrecognised`).
+CLAIMED_LINE = re.compile(r"NVRM|SXid|Xid \(|fallen off the bus|mlx5_core.{0,120}\bLink [A-Za-z]")
+
+
 def looks_like_kernel_log(text: str) -> bool:
     """True when some of the first lines carry a kernel-log prefix (kmsg record, uptime,
     ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker."""
