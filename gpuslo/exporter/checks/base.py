@@ -46,6 +46,9 @@ class CheckContext:
         active: run the active GPU probe (`--active`).
         policy_path: operator Xid policy overlay, None for the packaged policy.
         gpu_family: GPU family override, None to detect.
+        fabricmanager_log: an nvidia-fabricmanager log configured explicitly (None: the
+            default path, `checks.fabricmanager.DEFAULT_LOG`, read when present).
+        hostengine_log: a DCGM nv-hostengine log configured explicitly (None: the default).
         config: the rest of the node config file, as parsed.
         clock: returns the current Unix time (seconds); injected for tests.
     """
@@ -65,6 +68,8 @@ class CheckContext:
     gpu_family: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     clock: Callable[[], float] | None = None
+    fabricmanager_log: Path | None = None
+    hostengine_log: Path | None = None
 
 
 def degradation_status(context: CheckContext, reason: str) -> str:

@@ -2,7 +2,8 @@
 knows, never dropped (the rules are `gpuslo.exporter.policy.unrecognised`).
 
 - `log_lines`: for a log read by the kernel-log, fabric-manager or host-engine reader, the lines
-  none of those readers claims (`CLAIMS`) that name a device and read as an error;
+  none of those readers claims (`evidence.log_lines.claimed`) that name a device and read as an
+  error;
 - `unread_text`: for a file (or a part of one) no parser recognises, an `unrecognised_output`
   finding naming the tool it looks like (when it looks like one), plus one finding per device
   its error lines name — a fatal-class word makes it fatal, so a fallen-off-the-bus line in an
@@ -13,26 +14,17 @@ knows, never dropped (the rules are `gpuslo.exporter.policy.unrecognised`).
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
 
 from gpuslo import names
-from gpuslo.errors import InputError
-from gpuslo.exporter.evidence import fabricmanager, hostengine
-from gpuslo.exporter.evidence.kernel_log.read import CLAIMED_LINE
+from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.policy.unrecognised import (
-    Unrecognised,
     error_lines,
+    error_lines_in_file,
     judge_lines,
     unrecognised_findings,
 )
 from gpuslo.verdict import Finding
 
-CHUNK_BYTES = 1024 * 1024
-CLAIMS: tuple[Callable[[str], bool], ...] = (
-    lambda line: CLAIMED_LINE.search(line) is not None,
-    fabricmanager.claims_line,
-    hostengine.claims_line,
-)
 # Markers of known tools' outputs (first match names the tool), for text no parser recognises.
 TOOLS = (
     ("nvidia-smi", re.compile(r"NVIDIA-SMI|nvidia-smi|NVSMI|Driver Version|Attached GPUs")),
@@ -46,46 +38,15 @@ TOOLS = (
 )
 
 
-def _claimed(line: str) -> bool:
-    return any(claim(line) for claim in CLAIMS)
-
-
-def log_unrecognised(text: str) -> list[Unrecognised]:
-    """The unclaimed device error lines of a log's text (see the module docstring)."""
-    return judge_lines(
-        (number, line) for number, line in error_lines(text) if not _claimed(line)
-    )
-
-
 def log_lines(text: str, kind: str) -> list[Finding]:
-    """`unrecognised_message` findings for the unclaimed device error lines of a log."""
-    return unrecognised_findings(kind, log_unrecognised(text))
+    """`unrecognised_message` findings for the device error lines of a log no reader claims."""
+    return unrecognised_findings(kind, judge_lines(error_lines(text, claimed)))
 
 
 def log_file_lines(path: str, kind: str) -> list[Finding]:
-    """`log_lines` for a file of any size, read in chunks of whole lines. Raises InputError when
-    it cannot be read."""
-    found: list[Unrecognised] = []
-    offset, tail = 0, ""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            while chunk := handle.read(CHUNK_BYTES):
-                text = tail + chunk
-                cut = text.rfind("\n") + 1
-                text, tail = text[:cut], text[cut:]
-                found += [
-                    Unrecognised(item.line + offset, item.text, item.device, item.fatal)
-                    for item in log_unrecognised(text)
-                ]
-                offset += text.count("\n")
-    except OSError as error:
-        raise InputError(path, error.strerror or str(error)) from None
-    if tail:
-        found += [
-            Unrecognised(item.line + offset, item.text, item.device, item.fatal)
-            for item in log_unrecognised(tail)
-        ]
-    return unrecognised_findings(kind, found)
+    """`log_lines` for a file of any size, read in chunks. Raises InputError when it cannot be
+    read."""
+    return unrecognised_findings(kind, judge_lines(error_lines_in_file(path, claimed)))
 
 
 def looks_like_tool(text: str) -> str | None:

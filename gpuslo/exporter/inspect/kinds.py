@@ -32,11 +32,11 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
-from gpuslo.exporter.inspect.fallback import log_file_lines, log_lines, unread_text
 from gpuslo.exporter.inspect.fabricmanager import (
     inspect_fabricmanager_log,
     looks_like_fabricmanager_log,
 )
+from gpuslo.exporter.inspect.fallback import log_file_lines, log_lines, unread_text
 from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence

@@ -27,6 +27,7 @@ from dataclasses import dataclass
 
 from gpuslo import names
 from gpuslo.exporter.evidence.devices import DeviceRef, device_of
+from gpuslo.exporter.evidence.log_lines import Skip, matching_lines, matching_lines_in_file
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 ERROR_WORDS = re.compile(
@@ -77,23 +78,16 @@ def judge_lines(lines: Iterable[tuple[int, str]]) -> list[Unrecognised]:
     return [item for number, line in lines if (item := judge_line(number, line)) is not None]
 
 
-def error_lines(text: str, skip: re.Pattern | None = None) -> Iterator[tuple[int, str]]:
-    """(number, line) of the lines of `text` holding an error word, found by one regular-
-    expression pass over the whole text (a large log is not split line by line); a line `skip`
-    matches (what a reader claims) is left out."""
-    number, position, last = 1, 0, -1
-    for match in ERROR_WORDS.finditer(text):
-        start = text.rfind("\n", 0, match.start()) + 1
-        if start <= last:
-            continue  # this line was already taken
-        number += text.count("\n", position, start)
-        position = start
-        end = text.find("\n", match.end())
-        end = len(text) if end < 0 else end
-        last = start
-        line = text[start:end]
-        if skip is None or not skip.search(line):
-            yield number, line
+def error_lines(text: str, skip: Skip | None = None) -> Iterator[tuple[int, str]]:
+    """(number, line) of the lines of `text` holding an error word (`ERROR_WORDS`), those `skip`
+    accepts left out (`evidence.log_lines.claimed`: what a reader claims)."""
+    return matching_lines(text, ERROR_WORDS, skip)
+
+
+def error_lines_in_file(path: str, skip: Skip | None = None) -> Iterator[tuple[int, str]]:
+    """`error_lines` over a file of any size (`evidence.log_lines.matching_lines_in_file`);
+    raises InputError when it cannot be read."""
+    return matching_lines_in_file(path, ERROR_WORDS, skip)
 
 
 def _message(item: Unrecognised) -> str:
