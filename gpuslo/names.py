@@ -339,6 +339,14 @@ METRICS: Final = {
         (),
         "Kernel-log records overwritten before the exporter read them (/dev/kmsg overruns)",
     ),
+    "gpuslo_unrecognised_messages_total": (
+        "counter",
+        ("source",),
+        "Log lines naming a device with an error word that no reader or catalogue recognises "
+        "(source: xid for the kernel log, fabricmanager, hostengine); each is a warn result "
+        "naming the line (fail with a fatal-class word). A rising count means a catalogue "
+        "entry is missing",
+    ),
     "gpuslo_network_devices": ("gauge", ("kind",), "InfiniBand or EFA devices present"),
     "gpuslo_network_devices_expected": ("gauge", ("kind",), "InfiniBand or EFA devices expected"),
     "gpuslo_job_gpu_seconds_total": (

@@ -56,6 +56,18 @@ def add_source_arguments(parser: argparse.ArgumentParser) -> None:
         help="read this kernel-log file instead of /dev/kmsg, journalctl -k or dmesg",
     )
     add(
+        "--fabricmanager-log",
+        metavar="PATH",
+        help="nvidia-fabricmanager log (default /var/log/fabricmanager.log when present; set, "
+        "an unreadable one is unknown)",
+    )
+    add(
+        "--hostengine-log",
+        metavar="PATH",
+        help="DCGM nv-hostengine log (default /var/log/nv-hostengine.log when present; set, an "
+        "unreadable one is unknown)",
+    )
+    add(
         "--dcgm-url",
         metavar="URL",
         help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)",
@@ -139,7 +151,13 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
         active=bool(get("active")),
         policy_path=policy_path,
         config={k: v for k, v in extra.items() if v},
+        fabricmanager_log=_path(get("fabricmanager_log")),
+        hostengine_log=_path(get("hostengine_log")),
     )
+
+
+def _path(text: str | None) -> Path | None:
+    return Path(text) if text else None
 
 
 def runner_from_args(

@@ -311,7 +311,11 @@ def _results_of(name: str, kind: str, value: Any, facts: dict[str, Any]) -> list
     if kind != "ok":
         return [_unknown(name, kind, str(value))]
     if isinstance(value, CheckOutput):
-        facts.update({k: v for k, v in value.facts.items() if k in FACT_KEYS})
+        for key, fact in value.facts.items():
+            if key == "unrecognised_messages":  # several checks report their own sources
+                facts.setdefault(key, {}).update(fact)
+            elif key in FACT_KEYS:
+                facts[key] = fact
         value = value.results
     if not isinstance(value, list | tuple) or not all(isinstance(r, CheckResult) for r in value):
         return [_unknown(name, "tool_error", f"check returned {type(value).__name__}, not results")]

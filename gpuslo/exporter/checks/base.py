@@ -100,6 +100,7 @@ FACT_KEYS = (
     "kernel_log_records_lost",
     "network_devices",
     "network_devices_expected",
+    "unrecognised_messages",
 )
 
 
@@ -108,7 +109,9 @@ class CheckOutput:
     """What a check may return instead of a bare list: its results plus facts for the snapshot.
 
     `facts` keys are `FACT_KEYS`, with the types of the `NodeSnapshot` attribute of the same name
-    (e.g. `gpus`: tuple of GpuInfo; `xid_events`: cumulative counts by (pci_bus_id, xid, class)).
+    (e.g. `gpus`: tuple of GpuInfo; `xid_events`: cumulative counts by (pci_bus_id, xid, class);
+    `unrecognised_messages`: {source: lines the device-and-severity fallback read}, merged across
+    the checks that report it).
     """
 
     results: list[CheckResult]
