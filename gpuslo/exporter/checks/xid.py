@@ -19,10 +19,14 @@ Results: one per GPU scope with events or an active problem (scope = GPU UUID fr
 with a redacted address, or a driver message naming no GPU, is `node`): `fail` for a fatal class
 with the policy's reason (`xid_fatal`, `fallen_off_bus`, `sxid_fatal`, `recovery_action`,
 `gpu_init_failed`, ...) and action; `unknown` (`unrecognised_driver_message`) for an NVRM line
-that reads as an error and matches no catalogue entry; `warn` for warn; `ok` otherwise; plus one
+that reads as an error and matches no catalogue entry (`inspect`'s reading; here a `warn`, see
+below); `warn` for warn; `ok` otherwise; plus one
 `node` result saying what was read. A fatal problem read from /dev/kmsg stays until the next boot
 or until an event the policy marks `clears` (an Xid 154 back to None) on that GPU; an unknown one
 until a driver reload or the next boot.
+Lines no reader claims and NVRM lines no catalogue entry knows go to the device-and-severity
+fallback (`checks.xid_fallback`): `warn` naming the line (fail with a fatal-class word), counted
+in the fact `unrecognised_messages` {"xid": lines}.
 Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
 gone before the first read of a boot are reported as `warn`.
 
@@ -45,6 +49,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
+from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext, CheckOutput
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
@@ -258,18 +263,24 @@ class XidCheck:
         if context.kernel_log is not None:
             source = str(context.kernel_log)
             events, records = _scan_file(context.kernel_log, now)
+            unclaimed = _unclaimed_in_file(source)
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
             records = check_command_output(text, events, source)
+            unclaimed = fallback.unclaimed_in_text(text)
         if records == 0:
             raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
-        classified = classify_events(events, policy, context.gpu_family)
+        classified = fallback.live_classes(classify_events(events, policy, context.gpu_family))
         results, _ = evaluate_events(classified, {}, source, now)
+        results = fallback.merged(results, unclaimed, source, now)
         xids, sxids = count_events(classified)
         results.append(_node_result(source, records, len(classified), 0, False, now))
+        unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
         return CheckOutput(
-            results, {"xid_events": xids, "sxid_events": sxids, "kernel_log_records_lost": 0}
+            results,
+            {"xid_events": xids, "sxid_events": sxids, "kernel_log_records_lost": 0,
+             "unrecognised_messages": unrecognised},
         )
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
@@ -292,12 +303,19 @@ class XidCheck:
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
+        classified = fallback.live_classes(classified)
         reloaded = any(event.kind == "driver_load" for event in events)
+        unclaimed = fallback.unclaimed_in_text(text)
+        problems = fallback.fatal_problems(cursor.problems, unclaimed)
         results, problems = evaluate_events(
-            classified, cursor.problems, str(context.kmsg_path), now, reloaded
+            classified, problems, str(context.kmsg_path), now, reloaded
         )
+        results = fallback.merged(results, unclaimed, str(context.kmsg_path), now)
         first_read = cursor.sequence < 0
-        updated = cursor.advance(read, events, count_events(classified), problems, policy)
+        unread = fallback.unrecognised_lines(classified, unclaimed)
+        updated = cursor.advance(
+            read, events, count_events(classified), problems, policy, unrecognised=unread
+        )
         save_cursor(Path(context.state_dir), updated)
         results.append(
             _node_result(
@@ -315,6 +333,7 @@ class XidCheck:
                 "xid_events": updated.xid_events,
                 "sxid_events": updated.sxid_events,
                 "kernel_log_records_lost": updated.lost,
+                "unrecognised_messages": {NAME: updated.unrecognised},
             },
         )
 
@@ -381,6 +400,15 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
             line=line,
         )
     return scan.finish(), scan.records
+
+
+def _unclaimed_in_file(path: str) -> list:
+    """The fallback's lines of a kernel-log file (`xid_fallback`); DependencyMissing when the
+    file cannot be read."""
+    try:
+        return fallback.unclaimed_in_file(path)
+    except InputError as error:
+        raise DependencyMissing(str(error)) from None
 
 
 def _node_result(
