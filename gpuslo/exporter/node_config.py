@@ -17,8 +17,8 @@ job_log: /var/log/pods/*/*/*.log  # exporter: container logs to read training pr
 checks:                           # per check overrides
   xid: {interval_s: 10, timeout_s: 5}
   gpu_probe: {timeout_s: 60, min_d2d_tbps: 3.3}
-degradation_status:               # a degradation signal is warn (usable) unless made fail here
-  clocks_sw_power_cap: fail       # keys: names.DEGRADATION_REASONS of the warn-level signals
+degradation_status:               # a degradation signal is warn (usable) unless made fail here;
+  clocks_sw_power_cap: fail       # SW power cap/thermal count only when named here (warn|fail)
 port_error_threshold: 10          # port errors per run interval that count (default: any, 1)
 ```
 `load_node_config(path)` reads it (I/O); `parse_node_config(text, source)` validates it (pure) and

@@ -53,7 +53,8 @@ def active_reasons(status: GpuStatus) -> tuple[str, ...]:
 
 
 def clock_problems(status: GpuStatus) -> list[GpuProblem]:
-    """A fatal `clock_event` problem per active hardware reason (see the module docstring)."""
+    """A fatal `clock_event` problem per active hardware reason (see the module docstring),
+    but HW thermal slowdown, which `policy.gpu`'s thermal rule reports as `thermal_slowdown`."""
     return [
         GpuProblem(
             signal="clock_event",
@@ -63,25 +64,32 @@ def clock_problems(status: GpuStatus) -> list[GpuProblem]:
             message=f"{MEANING[reason]}: not usable at speed",
         )
         for reason in active_reasons(status)
-        if reason in HARDWARE
+        if reason in HARDWARE and reason != "hw_thermal"
     ]
 
 
 def workload_clock_findings(kind: str, status: GpuStatus, **where: object) -> list[Finding]:
-    """A `clock_event` finding per active reason that is the workload's own: warn for SW power
-    cap and SW thermal (layer training), ok for the others."""
+    """The `clock_event` findings `clock_problems` does not give: HW thermal slowdown (fatal,
+    beside the thermal rule's `thermal_slowdown`), and each reason that is the workload's own —
+    warn for SW power cap and SW thermal (layer training), ok for the others."""
     out = []
     for reason in active_reasons(status):
-        if reason in HARDWARE or reason not in MEANING:
+        if reason not in MEANING or (reason in HARDWARE and reason != "hw_thermal"):
             continue
-        warn = reason in SOFTWARE_WARN
+        class_ = names.CLASS_OK
+        if reason == "hw_thermal":
+            class_, why = names.CLASS_FATAL, "not usable at speed"
+        else:
+            why = "the workload's own, not a node fault"
+            class_ = names.CLASS_WARN if reason in SOFTWARE_WARN else names.CLASS_OK
         out.append(
             Finding(
                 kind=kind,
-                class_=names.CLASS_WARN if warn else names.CLASS_OK,
+                class_=class_,
                 signal="clock_event",
                 reason=reason,
-                message=f"{MEANING[reason]} (the workload's own, not a node fault)",
+                action=names.ACTION_CONTACT_SUPPORT if class_ == names.CLASS_FATAL else None,
+                message=f"{MEANING[reason]} ({why})",
                 **where,
             )
         )

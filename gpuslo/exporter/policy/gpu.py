@@ -30,7 +30,9 @@ Sources for the rules:
 - SW thermal slowdown and SW power capping (clocks event reasons 0x20 and 0x04) are warn with
   their own reasons (`clocks_sw_thermal`, `clocks_sw_power_cap`): usable, but they explain a crawl.
 - PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
-  generation below max alone is normal; a width below max is a degraded link (warn).
+  generation below max alone is normal — a degradation only while the GPU is busy (utilisation
+  at or above `LOAD_RATIO`, as the live `pcie` check judges it); a width below max is a degraded
+  link (warn).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
   breaks NVLink peer traffic (fatal, with the link numbers).
 - NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
@@ -50,6 +52,7 @@ from gpuslo.exporter.policy.gpu_problem import GpuProblem
 
 __all__ = ["GpuProblem", "evaluate_gpu", "gpus_missing", "recovery_action_of"]
 
+LOAD_RATIO = 0.5  # utilisation (0-1) above which a PCIe link should run at its top generation
 FABRIC_STATE_OK = "completed"
 FABRIC_STATUS_OK = "success"
 # NVML's GPU recovery actions, lower-cased, mapped to our action vocabulary (NVML API reference,
@@ -244,6 +247,17 @@ def _link_problems(s: GpuStatus) -> list[GpuProblem]:
                 "pcie_degraded",
                 names.ACTION_CHECK_CABLING,
                 f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
+            )
+        )
+    gens, busy = (s.pcie_gen_current, s.pcie_gen_max), s.utilization_gpu
+    if None not in gens and 0 < gens[0] < gens[1] and busy is not None and busy >= LOAD_RATIO:
+        out.append(
+            _problem(
+                "pcie_degraded",
+                names.CLASS_WARN,
+                "pcie_degraded",
+                names.ACTION_CHECK_CABLING,
+                f"PCIe generation {gens[0]} below its maximum {gens[1]} at {busy:.0%} utilisation",
             )
         )
     down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)

@@ -53,7 +53,7 @@ class IbstatReport:
     unreadable: tuple[str, ...]
 
 
-def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
+def _port_from_fields(device: str, number: int, fields: dict[str, str], model: str = "") -> Port:
     return Port(
         device=device,
         port=number,
@@ -61,6 +61,8 @@ def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
         physical_state=normalise_physical_state(fields.get("physical_state", "")),
         rate_gbps=parse_rate(fields.get("rate", "")),
         link_layer=fields.get("link_layer", ""),
+        model=model,
+        rate_text=fields.get("rate", ""),
     )
 
 
@@ -75,17 +77,20 @@ def parse_ibstat(text: str) -> IbstatReport:
     ports: list[Port] = []
     devices: list[str] = []
     unreadable: list[str] = []
-    device, number, fields = "", 0, {}
+    device, number, fields, model = "", 0, {}, ""
 
     def flush() -> None:
         if device and number:
-            ports.append(_port_from_fields(device, number, fields))
+            ports.append(_port_from_fields(device, number, fields, model))
 
     for line in text.splitlines():
         if match := _CA.match(line):
             flush()
-            device, number, fields = match.group(1), 0, {}
+            device, number, fields, model = match.group(1), 0, {}, ""
             devices.append(device)
+        elif device and not number and (match := _FIELD.match(line)):
+            if match.group(1) == "CA type":
+                model = match.group(2).strip()
         elif match := _IB_PANIC.match(line):
             unreadable.append(match.group(1) or "")
         elif device and (match := _PORT.match(line)):

@@ -118,6 +118,7 @@ _INT_KEYS = {
 }
 _FLOAT_KEYS = {
     "temperature_c": ("temperature/gpu_current_temp", "temperature/gpu_temp", "temperature.gpu"),
+    "utilization_percent": ("utilization/gpu", "utilization/gpu_util", "utilization.gpu"),
     "slowdown_temperature_c": (
         "temperature/gpu_slowdown_temp",
         "temperature/gpu_temp_slow_threshold",
@@ -204,6 +205,8 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
     mask = _first(fields, _ACTIVE_MASK_KEYS)
     bits = to_int(mask[1], source, mask[2], mask[0]) if mask else None
     out["clock_events"] = _clock_events(fields, bits, source)
+    percent = out.pop("utilization_percent", None)
+    out["utilization_gpu"] = None if percent is None else percent / 100
     for name, suffix in _LINK_SUFFIXES:  # an excerpt cut below its `PCI / GPU Link Info` header
         if out.get(name) is None:
             found = next(((k, *v) for k, v in fields.items() if k.endswith(suffix)), None)
