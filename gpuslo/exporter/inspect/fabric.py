@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.exporter.evidence.fabric.tools import (
+    fi_info_errors,
     looks_like_fi_info,
     parse_fi_info,
     parse_ibdev2netdev,
@@ -32,10 +33,13 @@ def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Fi
 
 def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
-    count, or when devices are seen and none is expected) and `network_devices_missing`."""
+    count, or when devices are seen and none is expected) and `network_devices_missing`. Output
+    that is only a negative libfabric code (`fi_getinfo: -61 (No data available)`: no provider
+    found) is 0 devices: fatal when devices are expected, unknown otherwise."""
     if not looks_like_fi_info(text):
         return []  # not fi_info output at all (wrong --kind): nothing recognised, never "0 EFA"
     devices = parse_fi_info(text)
+    errors = fi_info_errors(text)
     expected = options.expect_efa_devices
     if expected is None and isinstance(options.expect_network_devices, int):
         expected = options.expect_network_devices
@@ -46,7 +50,8 @@ def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Fin
         signal="efa_devices",
         count=len(devices),
         reason="no_data" if blind else None,
-        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}",
+        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}"
+        + (f" (fi_getinfo answered {', '.join(errors)}: no EFA provider)" if errors else ""),
     )
     if expected is not None and len(devices) < expected:
         return [finding, missing_finding("fi-info", expected, len(devices))]

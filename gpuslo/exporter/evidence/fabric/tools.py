@@ -167,7 +167,13 @@ def looks_like_ibstatus(text: str) -> bool:
 # ------------------------------------------------------------------------------------------------
 
 _FI_KEY = re.compile(r"^\s*+(provider|fabric|domain|type):\s*+(\S++(?:\s++\S++)*+)\s*$")
-_FI_ERROR = re.compile(r"^fi_getinfo: -?\d+")
+# libfabric's answer when no provider matches: `fi_getinfo: -61 (No data available)` (-FI_ENODATA),
+# also indented under a prompt, or another negative code (`-38 (ENOSYS)`, `-2`).
+FI_ERROR = re.compile(
+    r"^[ \t]*fi_getinfo(?:\(\))?:?[ \t]*(?:failed:?[ \t]*)?(-\d{1,5})"
+    r"(?:[ \t]*\(([^)\n]{0,80})\))?",
+    re.M,
+)
 
 
 def parse_fi_info(text: str) -> tuple[str, ...]:
@@ -192,7 +198,15 @@ def looks_like_fi_info(text: str) -> bool:
     """True for `fi_info` output: provider/domain blocks or a `fi_getinfo: -61` error line."""
     head = text[:200_000]
     blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^[ \t]+domain: ", head, re.M)
-    return bool(blocks) or re.search(r"^fi_getinfo: -?\d+", head, re.M) is not None
+    return bool(blocks) or FI_ERROR.search(head) is not None
+
+
+def fi_info_errors(text: str) -> list[str]:
+    """The libfabric error codes `fi_info` printed instead of providers (`-61 (No data
+    available)`), in order."""
+    return [
+        f"{code} ({why})" if why else code for code, why in FI_ERROR.findall(text[:200_000])
+    ]
 
 
 # ------------------------------------------------------------------------------------------------
