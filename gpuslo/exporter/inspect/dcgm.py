@@ -21,6 +21,7 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health_incidents,
 )
 from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
     looks_like_link_errors,
     looks_like_link_status,
@@ -32,7 +33,7 @@ from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings
-from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings
+from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings, mention_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
@@ -232,7 +233,12 @@ def dmon_health_findings(text: str, options: InspectOptions, source: str) -> lis
                 + ("" if health.lower() in HEALTH_CLASS else f" (not a DCGM word, in {source})"),
             )
         )
-        findings += health_findings("dcgmi", parse_health_incidents(text, source), source)
+        incidents = parse_health_incidents(text, source)
+        findings += health_findings("dcgmi", incidents, source)
+        findings += mention_findings("dcgmi", health_mentions(text), incidents, health)
+        for gpu, links in sorted(links_down(text).items()):
+            status = GpuStatus(index=gpu, nvlink_states=dict.fromkeys(links, False))
+            findings += _problems(status)
     return findings
 
 
