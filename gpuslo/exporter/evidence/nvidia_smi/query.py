@@ -75,9 +75,11 @@ def _known(block: _Block) -> bool:
 def _merge(blocks: list[_Block]) -> list[_Block]:
     """Merge blocks of the same PCI address; an anonymous block joins the only named GPU."""
     named: dict[str, _Block] = {}
-    anonymous = []
+    anonymous, errors = [], []
     for block in blocks:
-        if block.pci is None:
+        if block.pci is None and block.error:
+            errors.append(block)  # a handle error naming its GPU by index: that GPU, not this
+        elif block.pci is None:
             anonymous.append(block)
         elif block.pci in named:
             named[block.pci].fields.update(block.fields)
@@ -89,7 +91,7 @@ def _merge(blocks: list[_Block]) -> list[_Block]:
         for block in anonymous:
             only.fields = {**block.fields, **only.fields}
         anonymous = []
-    return [*named.values(), *anonymous]
+    return [*named.values(), *anonymous, *errors]
 
 
 def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
@@ -136,8 +138,10 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
     for block in blocks:
         index = str(named.index(block)) if block.pci and len(named) == attached else None
         if block.error and not block.fields:
+            handle = DEVICE_HANDLE_ERROR.search(block.error)
+            named = handle.group(1) if handle and handle.group(1).isdigit() else None
             status = GpuStatus(
-                index=index, pci_bus_id=block.pci, accessible=False, error=block.error
+                index=index or named, pci_bus_id=block.pci, accessible=False, error=block.error
             )
             out.append(GpuReading(status=status, line=block.line))
             continue
