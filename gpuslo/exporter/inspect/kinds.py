@@ -37,6 +37,7 @@ from gpuslo.exporter.inspect.fabricmanager import (
     looks_like_fabricmanager_log,
 )
 from gpuslo.exporter.inspect.fallback import log_file_lines, log_lines, unread_text
+from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
 from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
@@ -55,6 +56,7 @@ Detector = Callable[[str], bool]
 # kernel log is last because its detector is the loosest.
 KINDS: dict[str, tuple[Detector, Inspector]] = {
     "nvml-error": (nvidia_smi.looks_like_nvml_error, nvidia_smi.inspect_nvml_error),
+    "health-event": (looks_like_health_event, inspect_health_event),
     "dcgm-exporter-log": (dcgm.looks_like_exporter_log, dcgm.inspect_exporter_log),
     "dcgm-metrics": (dcgm.looks_like_metrics, dcgm.inspect_metrics),
     "dcgmi": (dcgm.looks_like_dcgmi, dcgm.inspect_dcgmi),
