@@ -192,6 +192,8 @@ def _label(item: Classified) -> str:
         code = f"SXid {event.code}"
     elif event.kind == "xid":
         code = f"Xid {event.code}"
+    elif item.entry == fallback.UNRECOGNISED:
+        code = f"unrecognised line {event.line}: {event.message[:100]}"  # the line itself
     else:
         code = f"driver message {item.entry}"
     return f"{code} ({item.class_})"
