@@ -57,7 +57,7 @@ def test_non_fatal_sxid_is_warn_and_fatal_sxid_fails_with_its_port():
     (fatal,) = [f for f in findings if f.sxid == 20034]
     assert (fatal.class_, fatal.reason, fatal.extra["port"]) == ("fatal", "sxid_fatal", 33)
     (multicast,) = [f for f in findings if f.signal == "fabric_manager_error"]
-    assert multicast.class_ == "warn"  # one job's NVLS team, the fabric serves the others
+    assert (multicast.class_, multicast.reason) == ("fatal", "fabric_unhealthy")  # NVLS broken
     assert verdict == "unhealthy"
 
 
