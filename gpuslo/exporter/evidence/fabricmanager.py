@@ -32,7 +32,12 @@ from gpuslo.exporter.evidence.kernel_log.parse import MONTHS
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 _STAMP = r"\[(\S{1,12}) {1,2}(\d{1,2}) (\d{4}) (\d\d):(\d\d):(\d\d)\]"
-_FILE_LINE = re.compile(_STAMP + r" \[([A-Za-z]{1,10})\] \[tid (\d{1,12})\] ?(.*)$")
+# The stamp may be missing (a record quoted without it: `[ERROR] [tid 12727] detected ...`).
+_FILE_LINE = re.compile(
+    r"(?:" + _STAMP + r" )?\[(INFO|WARNING|WARN|ERROR|FATAL|CRITICAL|DEBUG|NOTICE)\] "
+    r"\[tid (\d{1,12})\] ?(.*)$",
+    re.IGNORECASE,
+)
 # `<syslog or journal prefix> <unit>[pid]: <rest>` for the fabric manager's own processes.
 _UNIT_LINE = re.compile(
     r"^.{0,120}?\b(nv-fabricmanager|nvidia-fabricmanager[\w.-]{0,40}|fabricmanager|nvlsm)"
@@ -113,6 +118,8 @@ class FmLog:
 
 
 def _stamp(groups: tuple[str, ...]) -> float | None:
+    if groups[0] is None:
+        return None
     month = MONTHS.get(groups[0].lower().rstrip("."))
     if month is None:
         return None
