@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.exporter.evidence.fabric.ibv_devinfo import parse_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     fi_info_errors,
     looks_like_fi_info,
@@ -14,7 +15,12 @@ from gpuslo.exporter.evidence.fabric.tools import (
     parse_ibstatus,
 )
 from gpuslo.exporter.inspect.options import InspectOptions
-from gpuslo.exporter.policy.ports import evaluate_ports, expectation_findings, missing_finding
+from gpuslo.exporter.policy.ports import (
+    efa_findings,
+    evaluate_ports,
+    expectation_findings,
+    missing_finding,
+)
 from gpuslo.verdict import Finding
 
 
@@ -76,3 +82,17 @@ def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> lis
         )
     seen = {port.device for port in ports}
     return findings + expectation_findings("ibdev2netdev", seen, options.expect_network_devices)
+
+
+def inspect_ibv_devinfo(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibv_devinfo [-v]`: EFA devices against the expected EFA count
+    (`efa_findings`), the other RDMA ports by the port rules (`evaluate_ports`)."""
+    ports = parse_ibv_devinfo(text)
+    efa = [port for port in ports if port.driver == "efa"]
+    others = [port for port in ports if port.driver != "efa"]
+    findings = []
+    if efa or options.expect_efa_devices:
+        findings += efa_findings("ibv-devinfo", efa, options.expect_efa_devices)
+    if others:
+        findings += evaluate_ports("ibv-devinfo", others, options.expect_network_devices)
+    return findings

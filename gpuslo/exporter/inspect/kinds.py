@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError, UsageError
+from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_fi_info,
     looks_like_ibdev2netdev,
@@ -71,6 +72,7 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
     "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
     "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
+    "ibv-devinfo": (looks_like_ibv_devinfo, fabric.inspect_ibv_devinfo),
     "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
     "fabricmanager-log": (looks_like_fabricmanager_log, inspect_fabricmanager_log),
     "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
