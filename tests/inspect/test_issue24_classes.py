@@ -201,6 +201,8 @@ def test_mig_suffix_keeps_its_gpu_and_94_95_differ_in_scope_and_action():
     assert by[(94, None)].class_ == "contained"
     whole = by[(95, None)]
     assert (whole.class_, whole.action) == ("fatal", "reset_gpu")
+    scopes = (contained.extra["scope"], by[(94, None)].extra["scope"], whole.extra["scope"])
+    assert scopes == ("gpu_instance", "process", "gpu")
     assert verdict == "unhealthy"
 
 

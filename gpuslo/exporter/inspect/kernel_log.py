@@ -83,8 +83,20 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         extra={
             **({"message_id": item.entry} if message else {}),
             **({"gpu_instance": event.gpu_instance} if event.gpu_instance is not None else {}),
+            **_blast(item),
         },
     )
+
+
+def _blast(item: Classified) -> dict[str, str]:
+    """What an Xid's error reaches (NVIDIA, "GPU memory error management": a contained error, Xid
+    94, loses one process's or one MIG instance's work — restart it; an uncontained one, Xid 95,
+    and every fatal Xid, takes the whole GPU until it is reset)."""
+    if item.event.kind != "xid":
+        return {}
+    if item.class_ == names.CLASS_CONTAINED:
+        return {"scope": "gpu_instance" if item.event.gpu_instance is not None else "process"}
+    return {"scope": "gpu"} if item.class_ == names.CLASS_FATAL else {}
 
 
 def event_findings(classified: list[Classified]) -> list[Finding]:
