@@ -149,3 +149,25 @@ def test_live_unclaimed_device_error_line_warns(tmp_path):
     results, facts = xid_run(tmp_path, read("nvrm-280-not-supported.txt"))
     assert results["pci:00000000:01:00.0"].status == "fail"  # the block: GPU not supported
     assert facts["unrecognised_messages"]["xid"] >= 1
+
+
+def test_a_kernel_log_file_is_read_once_with_its_fallback_lines(tmp_path):
+    # the scan keeps the error lines in the same pass (a FIFO cannot be read twice), across
+    # chunk boundaries, with file line numbers
+    from gpuslo.exporter.evidence.kernel_log.read import scan_kernel_log_file
+    from gpuslo.exporter.policy.unrecognised import ERROR_WORDS
+
+    lines = read("nvrm-280-not-supported.txt").splitlines() * 40
+    path = tmp_path / "big.log"
+    path.write_text("\n".join(lines) + "\n")
+    scan = scan_kernel_log_file(str(path), chunk_bytes=512, extra=ERROR_WORDS)
+    probes = [n for n, line in scan.extra_lines if "probe of 0000:01:00.0 failed" in line]
+    assert probes == [8 + 10 * k for k in range(40)]
+    from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log_file
+
+    for findings in (
+        inspect_kernel_log_file(str(path), InspectOptions()),  # the streamed path (any size)
+        inspect_path(str(path), InspectOptions(), "kernel-log"),  # the text path
+    ):
+        (probe,) = [f for f in findings if f.signal == "unrecognised_message"]
+        assert (probe.events, probe.pci, probe.line) == (40, "00000000:01:00.0", 8)

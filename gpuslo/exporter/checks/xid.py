@@ -61,6 +61,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
+from gpuslo.exporter.policy.unrecognised import ERROR_WORDS
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
@@ -264,8 +265,7 @@ class XidCheck:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
             source = str(context.kernel_log)
-            events, records = _scan_file(context.kernel_log, now)
-            unclaimed = _unclaimed_in_file(source)
+            events, records, unclaimed = _scan_file(context.kernel_log, now)
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
@@ -378,7 +378,7 @@ def read_gpu_family(procfs: Path) -> str | None:
     return gpu_family_of(models)
 
 
-def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
+def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int, list]:
     """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
     complete lines count: a last line without its newline waits for the next run (a writer may
     be mid-line), unless it holds a GPU marker and the file has not changed for
@@ -387,7 +387,9 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
     text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
     it cannot be read."""
     try:
-        scan = scan_kernel_log_file(str(path), require_kernel_log=True, complete_lines=True)
+        scan = scan_kernel_log_file(
+            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS
+        )
         changed = os.stat(path).st_mtime
     except InputError as error:
         raise DependencyMissing(str(error)) from None
@@ -401,16 +403,7 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
             f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
             line=line,
         )
-    return scan.finish(), scan.records
-
-
-def _unclaimed_in_file(path: str) -> list:
-    """The fallback's lines of a kernel-log file (`xid_fallback`); DependencyMissing when the
-    file cannot be read."""
-    try:
-        return fallback.unclaimed_in_file(path)
-    except InputError as error:
-        raise DependencyMissing(str(error)) from None
+    return scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines)
 
 
 def _node_result(

@@ -22,7 +22,6 @@ from gpuslo.exporter.policy.log_results import results_from_findings
 from gpuslo.exporter.policy.unrecognised import (
     Unrecognised,
     error_lines,
-    error_lines_in_file,
     judge_lines,
     unrecognised_findings,
 )
@@ -48,10 +47,10 @@ def unclaimed_in_text(text: str) -> list[Unrecognised]:
     return judge_lines(error_lines(text, claimed))
 
 
-def unclaimed_in_file(path: str) -> list[Unrecognised]:
-    """The unclaimed device error lines of a kernel-log file of any size (InputError when it
-    cannot be read)."""
-    return judge_lines(error_lines_in_file(path, claimed))
+def unclaimed(lines: list[tuple[int, str]]) -> list[Unrecognised]:
+    """The unclaimed device error lines among (number, line) pairs a scan kept
+    (`KernelLogScan.extra_lines` with `ERROR_WORDS`: the file is read once)."""
+    return judge_lines((number, line) for number, line in lines if not claimed(line))
 
 
 def unrecognised_lines(classified: list[Classified], items: list[Unrecognised]) -> int:

@@ -1,6 +1,7 @@
 """Lines of a log for the device-and-severity fallback: which lines a reader claims, and the
-lines a pattern finds in a text or a file of any size (evidence; the pattern and the judging
-are `gpuslo.exporter.policy.unrecognised`'s).
+lines a pattern finds in a text (evidence; the pattern and the judging are
+`gpuslo.exporter.policy.unrecognised`'s). A kernel-log file is not read twice for it: its scan
+keeps the pattern's lines in the same pass (`kernel_log.scan.KernelLogScan.extra_lines`).
 
 A line is claimed when the kernel-log reader (`kernel_log.read.CLAIMED_LINE`), the fabric-manager
 reader or the host-engine reader reads it: the fallback then leaves it to that reader, so one
@@ -13,11 +14,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator
 
-from gpuslo.errors import InputError
 from gpuslo.exporter.evidence import fabricmanager, hostengine
 from gpuslo.exporter.evidence.kernel_log.read import CLAIMED_LINE
 
-CHUNK_CHARS = 1024 * 1024
 Skip = Callable[[str], bool]
 
 
@@ -47,23 +46,3 @@ def matching_lines(
         line = text[start : len(text) if end < 0 else end]
         if skip is None or not skip(line):
             yield number, line
-
-
-def matching_lines_in_file(
-    path: str, pattern: re.Pattern, skip: Skip | None = None
-) -> Iterator[tuple[int, str]]:
-    """`matching_lines` over a file of any size, read in chunks of whole lines (bytes that are
-    not UTF-8 replaced). Raises InputError naming the file when it cannot be read."""
-    first, tail = 1, ""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            while chunk := handle.read(CHUNK_CHARS):
-                text = tail + chunk
-                cut = text.rfind("\n") + 1
-                text, tail = text[:cut], text[cut:]
-                yield from matching_lines(text, pattern, skip, first)
-                first += text.count("\n")
-    except OSError as error:
-        raise InputError(path, error.strerror or str(error)) from None
-    if tail:
-        yield from matching_lines(tail, pattern, skip, first)

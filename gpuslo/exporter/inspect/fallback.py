@@ -8,7 +8,6 @@ knows, never dropped (the rules are `gpuslo.exporter.policy.unrecognised`).
   finding naming the tool it looks like (when it looks like one), plus one finding per device
   its error lines name — a fatal-class word makes it fatal, so a fallen-off-the-bus line in an
   unknown shape still fails closed;
-- `log_file_lines`: `log_lines` for a kernel-log file of any size, read in chunks.
 """
 
 from __future__ import annotations
@@ -19,7 +18,6 @@ from gpuslo import names
 from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.policy.unrecognised import (
     error_lines,
-    error_lines_in_file,
     judge_lines,
     unrecognised_findings,
 )
@@ -41,12 +39,6 @@ TOOLS = (
 def log_lines(text: str, kind: str) -> list[Finding]:
     """`unrecognised_message` findings for the device error lines of a log no reader claims."""
     return unrecognised_findings(kind, judge_lines(error_lines(text, claimed)))
-
-
-def log_file_lines(path: str, kind: str) -> list[Finding]:
-    """`log_lines` for a file of any size, read in chunks. Raises InputError when it cannot be
-    read."""
-    return unrecognised_findings(kind, judge_lines(error_lines_in_file(path, claimed)))
 
 
 def looks_like_tool(text: str) -> str | None:

@@ -18,6 +18,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
     scan_kernel_log_text,
 )
+from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -26,6 +27,7 @@ from gpuslo.exporter.policy.classify import (
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.unrecognised import ERROR_WORDS, judge_lines, unrecognised_findings
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
@@ -207,10 +209,13 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
-    `scan_kernel_log_file`): the same findings `inspect_kernel_log` draws from its text. Raises
+    `scan_kernel_log_file`, read once): the same findings `inspect_kernel_log` draws from its text,
+    with the device-and-severity fallback's from the same pass. Raises
     ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True)
-    return kernel_log_findings(scan.finish(), scan.records, path, options)
+    scan = scan_kernel_log_file(path, require_kernel_log=True, extra=ERROR_WORDS)
+    findings = kernel_log_findings(scan.finish(), scan.records, path, options)
+    lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
+    return findings + unrecognised_findings(KIND, judge_lines(lines))
 
 
 def kernel_log_findings(

@@ -37,7 +37,7 @@ from gpuslo.exporter.inspect.fabricmanager import (
     inspect_fabricmanager_log,
     looks_like_fabricmanager_log,
 )
-from gpuslo.exporter.inspect.fallback import log_file_lines, log_lines, unread_text
+from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
 from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
@@ -277,7 +277,7 @@ def inspect_path(path: str, options: InspectOptions, kind: str | None = None) ->
         findings = kernel_log.inspect_kernel_log_file(path, options)
     except ParseError as error:
         return [unknown_finding("kernel-log", str(error))]
-    return findings + log_file_lines(path, "kernel-log")
+    return findings
 
 
 def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:

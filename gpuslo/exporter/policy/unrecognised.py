@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 from gpuslo import names
 from gpuslo.exporter.evidence.devices import DeviceRef, device_of
-from gpuslo.exporter.evidence.log_lines import Skip, matching_lines, matching_lines_in_file
+from gpuslo.exporter.evidence.log_lines import Skip, matching_lines
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 ERROR_WORDS = re.compile(
@@ -82,12 +82,6 @@ def error_lines(text: str, skip: Skip | None = None) -> Iterator[tuple[int, str]
     """(number, line) of the lines of `text` holding an error word (`ERROR_WORDS`), those `skip`
     accepts left out (`evidence.log_lines.claimed`: what a reader claims)."""
     return matching_lines(text, ERROR_WORDS, skip)
-
-
-def error_lines_in_file(path: str, skip: Skip | None = None) -> Iterator[tuple[int, str]]:
-    """`error_lines` over a file of any size (`evidence.log_lines.matching_lines_in_file`);
-    raises InputError when it cannot be read."""
-    return matching_lines_in_file(path, ERROR_WORDS, skip)
 
 
 def _message(item: Unrecognised) -> str:

@@ -60,6 +60,7 @@ def scan_kernel_log_file(
     *,
     require_kernel_log: bool = False,
     complete_lines: bool = False,
+    extra: re.Pattern | None = None,
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
@@ -70,8 +71,10 @@ def scan_kernel_log_file(
     With `complete_lines` (a log that is still being written) a last line without its newline
     is not scanned: it is kept in `scan.unterminated` (bytes) and waits for the next read, so
     the first half of `Xid ...: 63` is never taken for an Xid 6.
+
+    `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`).
     """
-    scan = KernelLogScan()
+    scan = KernelLogScan(extra)
     try:
         with open(path, "rb", buffering=0) as handle:
             head = _read_head(handle) if require_kernel_log else b""

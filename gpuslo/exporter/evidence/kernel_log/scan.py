@@ -145,9 +145,16 @@ class KernelLogScan:
     """Streaming scan: `feed(chunk, limit)` whole-line chunks of str or bytes in order, then
     `finish()` for the events. Counts `records` (lines) and `matched` (lines `GREP_PATTERN`
     matches, for the benchmark); `unterminated` holds a last line a file reader left out
-    because its newline had not arrived (bytes, b"" when none)."""
+    because its newline had not arrived (bytes, b"" when none). With `extra` (a pattern, ASCII),
+    the lines it finds are kept too, in the same single pass (`extra_lines`: (number, line)):
+    the device-and-severity fallback reads a log (a FIFO too) once."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: re.Pattern | None = None) -> None:
+        self.extra = extra
+        self.extra_bytes = re.compile(extra.pattern.encode(), extra.flags & ~re.UNICODE) if (
+            extra is not None
+        ) else None
+        self.extra_lines: list[tuple[int, str]] = []
         self.builder = EventBuilder()
         self.records = 0
         self.matched = 0
@@ -179,6 +186,8 @@ class KernelLogScan:
         if not limit:
             return
         view = _Chunk(chunk, limit, prepared)
+        if self.extra is not None:
+            self._extra(view, self._next_line)
         for number, line in self._lines(view):
             text = line.decode("utf-8", errors="replace") if view.is_bytes else line
             text = text.rstrip("\r")
@@ -186,6 +195,20 @@ class KernelLogScan:
                 self.matched += 1
             self.builder.feed(number, text)
         view.found = view.array = None  # release the buffer before the caller reuses it
+
+    def _extra(self, chunk: _Chunk, first: int) -> None:
+        """Keep the lines of `chunk` (starting at line `first`) that `extra` finds."""
+        pattern = self.extra_bytes if chunk.is_bytes else self.extra
+        number, position, last = first, 0, -1
+        for match in pattern.finditer(chunk.buf, 0, chunk.limit):
+            start, end = chunk.line_bounds(match.start())
+            if start <= last:
+                continue
+            number += chunk.count_newlines(position, start)
+            position = last = start
+            line = chunk.buf[start:end]
+            text = line.decode("utf-8", errors="replace") if chunk.is_bytes else line
+            self.extra_lines.append((number, text.rstrip("\r")))
 
     def finish(self) -> list[KernelEvent]:
         """The events of everything fed."""
