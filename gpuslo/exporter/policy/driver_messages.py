@@ -26,7 +26,7 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import ConfigError
-from gpuslo.exporter.policy.unrecognised import is_fatal_text
+from gpuslo.exporter.policy.severity_words import is_fatal_text
 
 PACKAGED = "driver_messages.yaml"
 CATALOGUE_KEYS = ("version", "unreadable_records", "error_words", "messages")

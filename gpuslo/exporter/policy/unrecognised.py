@@ -28,6 +28,9 @@ from dataclasses import dataclass
 from gpuslo import names
 from gpuslo.exporter.evidence.devices import DeviceRef, device_of
 from gpuslo.exporter.evidence.log_lines import Skip, matching_lines
+from gpuslo.exporter.policy.severity_words import FATAL_WORDS, NOT_FATAL, is_fatal_text
+
+__all__ = ["FATAL_WORDS", "NOT_FATAL", "ERROR_WORDS", "is_fatal_text", "judge_line", "judge_lines"]
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 ERROR_WORDS = re.compile(
@@ -36,12 +39,6 @@ ERROR_WORDS = re.compile(
     r"reset required|panic)\b",
     re.IGNORECASE,
 )
-FATAL_WORDS = re.compile(
-    r"\b(?:fallen off|uncorrectable|unrecoverable|fatal|reset required|requires? (?:a )?reset|"
-    r"needs? (?:to be )?reset|must be reset)\b",
-    re.IGNORECASE,
-)
-NOT_FATAL = re.compile(r"\bnon-?\s?fatal\b|\bnot fatal\b", re.IGNORECASE)
 MAX_LINE = 4096  # characters of a line looked at (a hostile line stays linear and short)
 
 
@@ -54,11 +51,6 @@ class Unrecognised:
     text: str
     device: DeviceRef
     fatal: bool
-
-
-def is_fatal_text(text: str) -> bool:
-    """True when `text` carries a fatal-class word and does not say it is non-fatal."""
-    return FATAL_WORDS.search(text) is not None and NOT_FATAL.search(text) is None
 
 
 def judge_line(number: int, line: str) -> Unrecognised | None:
