@@ -125,6 +125,21 @@ REASON_LAYER: Final = {
     "pcie_aer_uncorrectable": LAYER_NODE,
     "diagnostic_failed": LAYER_NODE,
     "validation_failed": LAYER_NODE,  # the return-to-service gate did not pass: the GPU's fault
+    # a line naming a device with a fatal-class word (fallen off, uncorrectable, fatal, reset
+    # required) that no reader recognises: fails closed (issue 24's device-and-severity fallback)
+    "unrecognised_fatal_message": LAYER_NODE,
+    # NVML clocks event reasons (nvml.h nvmlClocksEventReason*), for `clock_event` findings: the
+    # hardware ones hold the GPU below its clocks whatever the workload does (node) ...
+    "hw_slowdown": LAYER_NODE,
+    "hw_thermal": LAYER_NODE,
+    "hw_power_brake": LAYER_NODE,
+    # ... the others are the workload's own (or its settings), never a node fault by themselves
+    "sw_power_cap": LAYER_TRAINING,
+    "sw_thermal": LAYER_TRAINING,
+    "idle": LAYER_TRAINING,
+    "sync_boost": LAYER_TRAINING,
+    "app_clocks": LAYER_TRAINING,
+    "display_clocks": LAYER_TRAINING,
     # scheduler & platform
     "cordoned": LAYER_PLATFORM,
     "drained": LAYER_PLATFORM,
@@ -150,6 +165,8 @@ REASON_LAYER: Final = {
     "stale_data": LAYER_OBSERVABILITY,
     "no_data": LAYER_OBSERVABILITY,
     "unrecognised_driver_message": LAYER_OBSERVABILITY,
+    # a line naming a device with an error word that no reader recognises (inspect: unknown)
+    "unrecognised_message": LAYER_OBSERVABILITY,
 }
 REASONS: Final = tuple(REASON_LAYER)
 # Why an interruption a training log names goes to the observability layer (the log reader's
@@ -173,6 +190,7 @@ UNKNOWN_REASONS: Final = (
     "stale_data",
     "no_data",
     "unrecognised_driver_message",
+    "unrecognised_message",
 )
 
 # Why a job journal could not be read (all of them, bounded), for gpuslo_journal_errors_total.
@@ -243,6 +261,28 @@ SIGNALS: Final = {
     "diagnostic_result": "a dcgmi diag test result for one GPU (Pass, Warn, Fail, Skip)",
     "port_not_expected": "inventory: a port of a device outside the expected device set, "
     "reported, not judged",
+    "fabric_manager_not_applicable": "nvidia-fabricmanager found no NVSwitch to manage "
+    "(NV_WARN_NOTHING_TO_DO on a node without NVSwitch): not a fault",
+    "fabric_manager_failed": "the nvidia-fabricmanager service failed to start or stopped on a "
+    "node that may need it: NVLink fabric not configured",
+    "fabric_manager_running": "inventory: nvidia-fabricmanager started and configured the fabric",
+    "fabric_manager_error": "an nvidia-fabricmanager log message its catalogue classifies "
+    "(NVLink training, multicast team, topology), or an ERROR line it does not know",
+    "dcgm_health": "a DCGM health-watch result (warning or failure) for one GPU and health system "
+    "(nv-hostengine log)",
+    "hostengine_module_error": "a DCGM host-engine module error (repeated): the host engine's own "
+    "trouble, not a GPU fault",
+    "source_unavailable": "the monitoring source itself failed (the host engine did not start, "
+    "its log shows it exiting)",
+    "clock_event": "an NVML clocks event reason that is active (reason: hw_slowdown, hw_thermal, "
+    "hw_power_brake: not usable at speed; sw_power_cap, sw_thermal, idle, sync_boost, "
+    "app_clocks: the workload's own)",
+    "unrecognised_message": "a line naming a device (PCI address, GPU, NVSwitch, mlx5/efa/ib "
+    "device) with an error word that no reader recognises: unknown for that device (fatal when "
+    "it says fallen off, uncorrectable, fatal or reset required)",
+    "log_read": "inventory: records of a daemon's log read (nvidia-fabricmanager, nv-hostengine)",
+    "unrecognised_output": "a whole file that looks like a known tool's output in a shape no "
+    "parser knows",
 }
 # Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job
 # on the node crawls. The SLO engine attributes a job's slowdown badput to the node layer (and the
@@ -293,150 +333,7 @@ ACCOUNTING_UNSCHEDULABLE: Final = "unschedulable"
 ACCOUNTING_IDLE: Final = "idle"
 
 # --- metric and label names (DESIGN.md §4) ------------------------------------------------------
-METRIC_PREFIX: Final = "gpuslo_"
-METRICS: Final = {
-    # name: (type, labels, help)
-    "gpuslo_build_info": ("gauge", ("version",), "gpuslo build; always 1"),
-    "gpuslo_node_info": (
-        "gauge",
-        ("node", "driver_version", "cuda_version"),
-        "Node identity and driver; always 1",
-    ),
-    "gpuslo_gpu_info": (
-        "gauge",
-        ("gpu", "uuid", "pci_bus_id", "model", "family"),
-        "One series per GPU in the inventory; always 1",
-    ),
-    "gpuslo_gpu_usable": ("gauge", ("gpu", "uuid"), "1 iff the GPU verdict is healthy (the SLI)"),
-    "gpuslo_gpu_verdict": (
-        "gauge",
-        ("gpu", "uuid", "verdict"),
-        "GPU verdict stateset: exactly one of healthy/unhealthy/unknown/validating is 1",
-    ),
-    "gpuslo_gpu_problem": (
-        "gauge",
-        ("gpu", "uuid", "check", "reason", "layer", "action"),
-        "1 per active fail or unknown result on the GPU",
-    ),
-    "gpuslo_node_usable": ("gauge", (), "1 iff every GPU is usable and node checks are healthy"),
-    "gpuslo_node_verdict": ("gauge", ("verdict",), "Node verdict stateset"),
-    "gpuslo_check_status": ("gauge", ("check", "status"), "Check status stateset"),
-    "gpuslo_check_last_run_timestamp_seconds": (
-        "gauge",
-        ("check",),
-        "End of the last run of the check, whatever its outcome (Unix seconds)",
-    ),
-    "gpuslo_check_last_success_timestamp_seconds": (
-        "gauge",
-        ("check",),
-        "End of the last run that produced an answer: ok, warn or fail (Unix seconds)",
-    ),
-    "gpuslo_check_interval_seconds": ("gauge", ("check",), "Configured check interval (seconds)"),
-    "gpuslo_check_duration_seconds": ("gauge", ("check",), "Duration of the last run (seconds)"),
-    "gpuslo_check_runs_total": ("counter", ("check",), "Check runs"),
-    "gpuslo_check_errors_total": (
-        "counter",
-        ("check", "reason"),
-        "Check runs that could not answer: timeouts, missing dependencies, tool and parse errors",
-    ),
-    "gpuslo_xid_events_total": (
-        "counter",
-        ("pci_bus_id", "xid", "class"),
-        "Kernel-log Xid events; a multi-line event counts once",
-    ),
-    "gpuslo_sxid_events_total": ("counter", ("nvswitch", "sxid", "class"), "NVSwitch SXid events"),
-    "gpuslo_kernel_log_records_lost_total": (
-        "counter",
-        (),
-        "Kernel-log records overwritten before the exporter read them (/dev/kmsg overruns)",
-    ),
-    "gpuslo_network_devices": ("gauge", ("kind",), "InfiniBand or EFA devices present"),
-    "gpuslo_network_devices_expected": ("gauge", ("kind",), "InfiniBand or EFA devices expected"),
-    "gpuslo_job_gpu_seconds_total": (
-        "counter",
-        ("job", "category"),
-        "GPU-seconds on this node by goodput category (productive or a badput category)",
-    ),
-    "gpuslo_job_step": ("gauge", ("job",), "Last committed training step"),
-    "gpuslo_job_last_progress_timestamp_seconds": (
-        "gauge",
-        ("job",),
-        "When the last step was seen (Unix seconds)",
-    ),
-    "gpuslo_job_interruptions_total": ("counter", ("job", "layer"), "Job interruptions by layer"),
-    "gpuslo_journal_errors_total": (
-        "counter",
-        ("reason",),
-        "Journal problems by reason: bad lines, files that are not journals, truncation, limits",
-    ),
-    "gpuslo_slurm_node_state": (
-        "gauge",
-        ("state", "reason_layer", "reason"),
-        "This node's Slurm state (one series at 1): state up, drained, down, maintenance or "
-        "unknown; reason a names.REASONS word (gpuslo's own drain reason, else slurm_drain, "
-        "slurm_down, slurm_maintenance) and its layer",
-    ),
-    "gpuslo_gpu_allocation": (
-        "gauge",
-        ("gpu", "uuid", "namespace", "pod", "container", "hpc_job"),
-        "1 per GPU in use by a workload (HPC job-mapping dir: hpc_job; kubelet: pod labels); "
-        "join on it, never copy its labels onto other series",
-    ),
-    "gpuslo_gpu_expected": (
-        "gauge",
-        (),
-        "GPUs this node should have (node config, --expect-gpus, learned baseline); exported"
-        " even when no GPU is readable",
-    ),
-    "gpuslo_gpu_allocation_source": (
-        "gauge",
-        ("source", "status", "reason"),
-        "How the last read of each allocation source went (one series per source at 1): status "
-        "ok, unknown (reason check_timeout, dependency_missing, tool_error, parse_error) or "
-        "not_configured; gpuslo_gpu_allocation is empty, never stale, while a source is unknown",
-    ),
-    "gpuslo_job_step_compute_seconds": (
-        "gauge",
-        ("job",),
-        "This node's compute time per step for the job (seconds, mean over the last logged "
-        "interval); rules turn it into per-node performance scores",
-    ),
-    "gpuslo_gpu_validation_state": (
-        "gauge", ("gpu", "uuid", "state"),
-        "Return-to-service gate stateset per GPU: held (a fault not cleared), validating (cleared,"
-        " not validated: verdict validating) or failed (validation_failed); all 0 past the gate",
-    ),
-    "gpuslo_gpu_validation_tries": (
-        "gauge", ("gpu", "uuid"), "Validation tries spent in the current gate (held GPUs)"),
-    "gpuslo_gpu_validation_since_timestamp_seconds": (
-        "gauge", ("gpu", "uuid"), "When the GPU entered its gate state (Unix s; held GPUs)"),
-    "gpuslo_gpu_validation_gates_total": (
-        "counter", ("gpu", "uuid", "outcome"),
-        "Gates ended per GPU: passed, held_down (no validator: clean cycles) or failed",
-    ),
-    "gpuslo_gpu_validation_validator": (
-        "gauge", ("validator", "state"),
-        "Gate validators stateset: probe, dcgm_diag; available, unavailable, not_configured",
-    ),
-    "gpuslo_gpu_validation_gate_unavailable": (
-        "gauge", (), "1 when no validator is available: cleared GPUs are held down instead"),
-    "gpuslo_gpu_validation_hold_down_cycles": (
-        "gauge", (), "Clean check cycles of a hold-down (no validator available)"),
-    "gpuslo_gpu_probe_speed_not_judged_total": (
-        "counter", ("gpu", "uuid", "why"),
-        "Active-probe runs that did not judge the GPU's speed (busy: speed not judged), by why: "
-        "busy, no_context (exclusive-process GPU in use), activity_unknown",
-    ),
-    "gpuslo_node_degradation": (
-        "gauge",
-        ("gpu", "uuid", "device", "check", "reason"),
-        "1 per active warn-level degradation on the node (a DEGRADATION_REASONS reason: SW power "
-        "or thermal capping, port error rates, link flaps), on a GPU (gpu, uuid), a network "
-        "device (device) or the whole node (all empty); usable, so not in gpuslo_gpu_problem. "
-        "The report attributes a job's slowdown to the node layer while one is active",
-    ),
-}
-LABELS: Final = tuple(sorted({label for _, labels, _ in METRICS.values() for label in labels}))
+from gpuslo.metric_names import LABELS, METRIC_PREFIX, METRICS  # noqa: E402, F401 - re-exported
 
 # Why the active probe did not judge a GPU's speed (gpuslo_gpu_probe_speed_not_judged_total):
 # another process on it, no CUDA context to be had beside it (exclusive-process GPU in use), or

@@ -120,10 +120,13 @@ def verdict_of(results: Iterable[CheckResult]) -> str:
 
 
 def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckResult]:
-    """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) moved to the GPU of
-    the inventory at that bus id (every source writes NVML's form, `evidence.pci`), so the GPU's
-    verdict sees them; others unchanged."""
+    """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) or `gpu:<index>` (a
+    daemon's log naming `GPU 2`) moved to the GPU of the inventory at that bus id or index (every
+    source writes NVML's form, `evidence.pci`), so the GPU's verdict sees them; others
+    unchanged."""
+    gpus = list(gpus)
     by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in gpus}
+    by_pci.update({f"gpu:{g.index}": g.uuid for g in gpus if g.index})  # a log naming `GPU 2`
     return [
         dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r for r in results
     ]

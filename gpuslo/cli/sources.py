@@ -59,6 +59,18 @@ def add_source_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGro
         help="read this kernel-log file instead of /dev/kmsg, journalctl -k or dmesg",
     )
     add(
+        "--fabricmanager-log",
+        metavar="PATH",
+        help="nvidia-fabricmanager log (default /var/log/fabricmanager.log when present; set, "
+        "an unreadable one is unknown)",
+    )
+    add(
+        "--hostengine-log",
+        metavar="PATH",
+        help="DCGM nv-hostengine log (default /var/log/nv-hostengine.log when present; set, an "
+        "unreadable one is unknown)",
+    )
+    add(
         "--dcgm-url",
         metavar="URL",
         help="dcgm-exporter metrics URL (http://127.0.0.1:9400/metrics)",
@@ -146,6 +158,8 @@ def context_from_args(args: argparse.Namespace, config: NodeConfig | None = None
         active=bool(get("active")),
         policy_path=policy_path,
         config={k: v for k, v in extra.items() if v},
+        fabricmanager_log=_path(get("fabricmanager_log")),
+        hostengine_log=_path(get("hostengine_log")),
     )
 
 
@@ -155,6 +169,8 @@ def gate_from_args(args: argparse.Namespace, context: CheckContext,
     packaged policy; ConfigError for a bad field); `background`: validators on their own thread
     (the serving exporter)."""
     return gate_for(context, _config(args).validation or None, background)
+def _path(text: str | None) -> Path | None:
+    return Path(text) if text else None
 
 
 def runner_from_args(

@@ -180,6 +180,26 @@ def _error_panels(spec: SloSpec) -> list[Spec]:
         ),
         Spec(
             "timeseries",
+            "Unrecognised log lines by source",
+            "Log lines naming a device with an error word that no reader or catalogue knows "
+            "(kernel log, fabric manager, host engine): each is a warn naming the line; a rising "
+            "count means a catalogue entry is missing.",
+            COUNT,
+            (
+                Query(
+                    "sum by (source) ("
+                    + per_node(
+                        "sum by (cluster, instance, source) (increase("
+                        f"gpuslo_unrecognised_messages_total{{{CLUSTER}}}[$__rate_interval]))"
+                    )
+                    + ")",
+                    "{{source}}",
+                ),
+            ),
+            8,
+        ),
+        Spec(
+            "timeseries",
             "Journal errors by reason",
             "Job journals that could not be read: bad lines, files that are not journals, "
             "truncation, limits (their goodput is missing or partial).",

@@ -203,6 +203,8 @@ def add_events(fam: Families, snapshot: NodeSnapshot | None) -> None:
     index = {g.uuid: g.index for g in snapshot.gpus}
     for (uuid, why), count in sorted(snapshot.probe_speed_not_judged.items()):
         fam.add("gpuslo_gpu_probe_speed_not_judged_total", [index.get(uuid, ""), uuid, why], count)
+    for source, count in sorted(snapshot.unrecognised_messages.items()):
+        fam.add("gpuslo_unrecognised_messages_total", [source], count)
     for kind, count in sorted(snapshot.network_devices.items()):
         fam.add("gpuslo_network_devices", [kind], count)
     for kind, count in sorted(snapshot.network_devices_expected.items()):

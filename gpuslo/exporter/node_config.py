@@ -20,7 +20,7 @@ checks:                           # per check overrides
 probe_speeds: /etc/gpuslo/probe-speeds.yaml  # overlay of gpuslo/data/probe_speeds.yaml
 validation: {validators: [probe], max_tries: 3}  # overlay of gpuslo/data/return_to_service.yaml
 degradation_status:               # a degradation signal is warn (usable) unless made fail here
-  clocks_sw_power_cap: fail       # keys: names.DEGRADATION_REASONS of the warn-level signals
+  clocks_sw_power_cap: fail       # SW power cap/thermal count only when named here (warn|fail)
 port_error_threshold: 10          # port errors per run interval that count (default: any, 1)
 ```
 `load_node_config(path)` reads it (I/O); `parse_node_config(text, source)` validates it (pure) and

@@ -48,6 +48,7 @@ from gpuslo.exporter.checks.base import (
     KernelLogFacts,
     NetworkFacts,
     ProbeFacts,
+    UnrecognisedFacts,
 )
 from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
@@ -358,13 +359,16 @@ def with_facts(snapshot: NodeSnapshot, *facts: Facts) -> NodeSnapshot:
 
 def _keep_facts(facts: dict[type, Facts], new: Facts) -> None:
     """Keep `new` as the latest of its kind; an InventoryFacts without versions keeps the last
-    known ones (as a GPU inventory read from the bus alone cannot tell them)."""
+    known ones (as a GPU inventory read from the bus alone cannot tell them); UnrecognisedFacts
+    of several checks (each its own sources) are merged."""
     old = facts.get(type(new))
     if isinstance(new, InventoryFacts) and isinstance(old, InventoryFacts):
         new = dataclasses.replace(
             new, driver_version=old.driver_version if new.driver_version is None
             else new.driver_version,
             cuda_version=old.cuda_version if new.cuda_version is None else new.cuda_version)
+    if isinstance(new, UnrecognisedFacts) and isinstance(old, UnrecognisedFacts):
+        new = UnrecognisedFacts({**old.unrecognised_messages, **new.unrecognised_messages})
     facts[type(new)] = new
 
 
@@ -373,10 +377,12 @@ def _results_of(name: str, kind: str, value: Any, facts: dict[type, Facts]) -> l
     if kind != "ok":
         return [_unknown(name, kind, str(value))]
     if isinstance(value, CheckOutput):
-        if not isinstance(value.facts, FACT_TYPES):
-            kind_of = type(value.facts).__name__
-            return [_unknown(name, "tool_error", f"check returned facts of {kind_of}")]
-        _keep_facts(facts, value.facts)
+        given = value.facts if isinstance(value.facts, tuple) else (value.facts,)
+        wrong = [type(f).__name__ for f in given if not isinstance(f, FACT_TYPES)]
+        if wrong or not given:
+            return [_unknown(name, "tool_error", f"check returned facts of {wrong or 'nothing'}")]
+        for fact in given:
+            _keep_facts(facts, fact)
         value = value.results
     if not isinstance(value, list | tuple) or not all(isinstance(r, CheckResult) for r in value):
         return [_unknown(name, "tool_error", f"check returned {type(value).__name__}, not results")]

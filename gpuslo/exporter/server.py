@@ -138,12 +138,19 @@ class Exporter:
             xid = self._carry.apply("xid", snapshot.xid_events)
             sxid = self._carry.apply("sxid", snapshot.sxid_events)
             lost = self._carry.apply("records_lost", {(): snapshot.kernel_log_records_lost})
+            unread = self._carry.apply(  # the source's count under one class-like last label
+                "unrecognised", {(s, "line"): n for s, n in snapshot.unrecognised_messages.items()}
+            )
             try:
                 self._carry.save()
             except OSError:  # keep serving; the counters are still right in memory
                 log.exception("cannot save %s", self._carry.path)
             snapshot = _replace(
-                snapshot, xid_events=xid, sxid_events=sxid, kernel_log_records_lost=lost.get((), 0)
+                snapshot,
+                xid_events=xid,
+                sxid_events=sxid,
+                kernel_log_records_lost=lost.get((), 0),
+                unrecognised_messages={key[0]: n for key, n in unread.items()},
             )
         self.snapshot = snapshot
 

@@ -90,6 +90,8 @@ class NodeSnapshot:
         xid_events: cumulative Xid event counts by (pci_bus_id, xid, class).
         sxid_events: cumulative SXid event counts by (nvswitch, sxid, class).
         kernel_log_records_lost: cumulative /dev/kmsg records overwritten before being read.
+        unrecognised_messages: lines the device-and-severity fallback read, by source
+            (`xid`, `fabricmanager`, `hostengine`).
         network_devices, network_devices_expected: by kind (`infiniband`, `efa`).
         gpus_expected: GPUs the node should have (node config, --expect-gpus, or the count
             learned at the first healthy run), None when nobody knows yet. Known even when no
@@ -109,6 +111,7 @@ class NodeSnapshot:
     xid_events: dict[tuple[str, str, str], int] = field(default_factory=dict)
     sxid_events: dict[tuple[str, str, str], int] = field(default_factory=dict)
     kernel_log_records_lost: int = 0
+    unrecognised_messages: dict[str, int] = field(default_factory=dict)
     network_devices: dict[str, int] = field(default_factory=dict)
     network_devices_expected: dict[str, int] = field(default_factory=dict)
     gpus_expected: int | None = None

@@ -193,6 +193,7 @@ def _node_rows() -> dict[str, list]:
             lambda i, at: i // 90,
         )
         add("gpuslo_kernel_log_records_lost_total", node, lambda i, at: i // 45)
+        add("gpuslo_unrecognised_messages_total", {**node, "source": "xid"}, lambda i, at: i // 50)
         for metric, value in (
             ("gpuslo_network_devices", 4),
             ("gpuslo_network_devices_expected", 4),

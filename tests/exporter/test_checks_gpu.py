@@ -290,24 +290,40 @@ def test_one_failing_call_makes_the_gpu_unreadable_not_ok(tmp_path, monkeypatch)
     assert memory["3"].status == "ok"
 
 
-def test_sw_power_cap_and_sw_thermal_slowdown_are_usable_warnings_with_their_reason(
+def test_sw_power_cap_and_sw_thermal_are_the_workloads_own_unless_the_node_config_opts_in(
     tmp_path, monkeypatch
 ):
+    # Issue 24 (NVML clocks event reasons): SW power cap under full load is normal, so by itself
+    # it is no degradation (ok); a node config naming it in degradation_status opts in.
     node = copy.deepcopy(NODE)
     node["gpus"][1]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x04  # SW power cap
     node["gpus"][2]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x20  # SW thermal slowdown
     node["gpus"][3]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x01  # GPU idle: nothing
     snapshot = run_checks(tmp_path, monkeypatch, node, names=["thermal"])
     thermal = by_gpu(snapshot, "thermal")
-    assert (thermal["1"].status, thermal["1"].reason) == ("warn", "clocks_sw_power_cap")
-    assert (thermal["2"].status, thermal["2"].reason) == ("warn", "clocks_sw_thermal")
-    assert "SW power capping active" in thermal["1"].message
+    assert (thermal["1"].status, thermal["1"].reason) == ("ok", "")
+    assert "SW power capping active: the workload's own" in thermal["1"].message
+    assert (thermal["2"].status, thermal["2"].reason) == ("ok", "")
     assert thermal["3"].status == "ok"
-    assert node_verdict(snapshot.results) == "healthy"  # warn is usable
-    strict = {"degradation_status": {"clocks_sw_power_cap": "fail"}}
+    assert node_verdict(snapshot.results) == "healthy"
+    strict = {"degradation_status": {"clocks_sw_power_cap": "fail", "clocks_sw_thermal": "warn"}}
     snapshot = run_checks(tmp_path, monkeypatch, node, names=["thermal"], config=strict)
-    assert by_gpu(snapshot, "thermal")["1"].status == "fail"
-    assert by_gpu(snapshot, "thermal")["2"].status == "warn"
+    thermal = by_gpu(snapshot, "thermal")
+    assert (thermal["1"].status, thermal["1"].reason) == ("fail", "clocks_sw_power_cap")
+    assert (thermal["2"].status, thermal["2"].reason) == ("warn", "clocks_sw_thermal")
+
+
+def test_hw_slowdown_and_hw_power_brake_fail_the_thermal_check(tmp_path, monkeypatch):
+    # NVML: HW slowdown 0x08 and HW power brake 0x80 (the V100 at 382 MHz of dev case 128).
+    node = copy.deepcopy(NODE)
+    node["gpus"][1]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x08
+    node["gpus"][2]["nvmlDeviceGetCurrentClocksEventReasons"] = 0x88
+    snapshot = run_checks(tmp_path, monkeypatch, node, names=["thermal"])
+    thermal = by_gpu(snapshot, "thermal")
+    assert (thermal["1"].status, thermal["1"].reason) == ("fail", "hw_slowdown")
+    assert thermal["2"].status == "fail"
+    assert thermal["2"].reason in ("hw_slowdown", "hw_power_brake")
+    assert thermal["0"].status == "ok"
 
 
 def test_node_config_degradation_status_and_port_error_threshold():

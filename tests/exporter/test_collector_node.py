@@ -102,6 +102,7 @@ def fixture_snapshot(now: float = NOW) -> NodeSnapshot:
         },
         sxid_events={("0", "22013", "warn"): 2},
         kernel_log_records_lost=0,
+        unrecognised_messages={"xid": 0},
         network_devices={"efa": 31},
         network_devices_expected={"efa": 32},
         gpus_expected=1,

@@ -16,7 +16,7 @@ from gpuslo.exporter.evidence.kernel_log.read import scan_kernel_log_file, scan_
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 HERE = Path(__file__).resolve().parent
-SHARED = HERE.parent.parent.parent.parent / "shared" / "corpus" / "cases"
+SHARED = HERE.parent.parent.parent / "shared" / "corpus" / "cases"  # beside the checkout
 DEV = HERE.parent / "data" / "corpus" / "dev" / "cases"
 CASES = sorted(p for folder in (SHARED, DEV) if folder.is_dir() for p in folder.glob("*.txt"))
 

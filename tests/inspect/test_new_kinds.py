@@ -101,8 +101,10 @@ def test_health_incidents_text_and_json():
     assert (incident.group, incident.entity, incident.health) == ("GPU", "3", "Warning")
     assert incident.systems[0][0] == "InfoROM system" and "InfoROM" in incident.systems[0][2][0]
     findings, verdict, _ = findings_of(read("dcgmi-health-c-failure.json"))
-    (gpu,) = [f for f in findings if f.gpu == "1"]
+    (gpu,) = [f for f in findings if f.gpu == "1" and f.signal == "health_report"]
     assert (gpu.class_, gpu.reason, gpu.action) == ("fatal", "diagnostic_failed", "drain_and_reset")
+    # the incident's own text names GPU 1 and its system: one dcgm_health finding for it too
+    assert {f.gpu for f in findings if f.signal == "dcgm_health"} <= {"1"}
     assert verdict == "unhealthy"
 
 

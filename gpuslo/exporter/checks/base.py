@@ -47,6 +47,9 @@ class CheckContext:
         active: run the active GPU probe (`--active`).
         policy_path: operator Xid policy overlay, None for the packaged policy.
         gpu_family: GPU family override, None to detect.
+        fabricmanager_log: an nvidia-fabricmanager log configured explicitly (None: the
+            default path, `checks.fabricmanager.DEFAULT_LOG`, read when present).
+        hostengine_log: a DCGM nv-hostengine log configured explicitly (None: the default).
         config: the rest of the node config file, as parsed.
         clock: returns the current Unix time (seconds); injected for tests.
     """
@@ -66,6 +69,8 @@ class CheckContext:
     gpu_family: str | None = None
     config: dict[str, Any] = field(default_factory=dict)
     clock: Callable[[], float] | None = None
+    fabricmanager_log: Path | None = None
+    hostengine_log: Path | None = None
 
 
 def degradation_status(context: CheckContext, reason: str) -> str:
@@ -125,17 +130,27 @@ class ProbeFacts:
     probe_speed_not_judged: dict[tuple[str, str], int]
 
 
+@dataclass(frozen=True)
+class UnrecognisedFacts:
+    """What a check with a device-and-severity fallback tells the snapshot: lines of its source
+    the fallback read (no reader claimed them), cumulative, by source (`xid`, `fabricmanager`,
+    `hostengine`); the runner merges the sources of every check into one mapping."""
+
+    unrecognised_messages: dict[str, int]
+
+
 # A check's facts, read by `runner.Runner.snapshot` attribute by attribute: every field is the
 # `NodeSnapshot` attribute of the same name and type (tests/exporter/test_check_facts.py).
-Facts = InventoryFacts | KernelLogFacts | NetworkFacts | ProbeFacts
-FACT_TYPES = (InventoryFacts, KernelLogFacts, NetworkFacts, ProbeFacts)
+Facts = InventoryFacts | KernelLogFacts | NetworkFacts | ProbeFacts | UnrecognisedFacts
+FACT_TYPES = (InventoryFacts, KernelLogFacts, NetworkFacts, ProbeFacts, UnrecognisedFacts)
 
 
 @dataclass(frozen=True)
 class CheckOutput:
     """What a check may return instead of a bare list: its results plus its facts for the
-    snapshot (one of `FACT_TYPES`, every field given: a dataclass without defaults, so a fact
-    a check forgets fails where the check builds it, not silently in the snapshot)."""
+    snapshot (one of `FACT_TYPES`, or a tuple of them, every field given: a dataclass without
+    defaults, so a fact a check forgets fails where the check builds it, not silently in the
+    snapshot)."""
 
     results: list[CheckResult]
-    facts: Facts
+    facts: Facts | tuple[Facts, ...]

@@ -27,6 +27,10 @@ CHECKS: dict[str, str] = {
     "thermal": "hardware thermal slowdown, temperature at the slowdown threshold (NVML)",
     "nvlink": "NVLink link state and error counters, NVLink fabric state (NVML)",
     "pcie": "PCIe link width and generation against their maximum (NVML)",
+    "fabricmanager": (
+        "nvidia-fabricmanager log: NVSwitch SXids, the service's state (n/a without NVSwitch)"
+    ),
+    "hostengine": "DCGM nv-hostengine log: health-watch warnings and failures per GPU",
     "network_links": "InfiniBand ports and EFA devices against the expected count (sysfs)",
     "port_errors": "InfiniBand/RoCE and EFA port error counters, link flaps (sysfs)",
     "gpu_probe": (

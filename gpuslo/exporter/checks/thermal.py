@@ -6,11 +6,16 @@ HW_THERMAL_SLOWDOWN 0x40, HW_SLOWDOWN 0x08), `nvmlDeviceGetTemperature` and
 NVIDIA driver. Rule (nvidia-smi(1) "Clocks Event Reasons"; `gpu_health` classes it fatal): the
 hardware halves clocks, so a synchronous job runs at the slowest GPU's pace → `fail`
 `thermal_slowdown`; a temperature at or above the slowdown threshold is `warn` `thermal_slowdown`
-(the shared rule: the hardware has not slowed down yet); other hardware slowdown (power brake) is
-`warn`. The software clocks event reasons SW thermal slowdown (0x20) and SW power capping (0x04)
-slow the GPU without harming it: `warn` `clocks_sw_thermal` / `clocks_sw_power_cap` (usable,
-recorded, so a job's crawl can be traced to it), `fail` when the node config's
-`degradation_status` says so. Neither clocks reasons nor temperature → `unknown`.
+(the shared rule: the hardware has not slowed down yet). Neither clocks reasons nor temperature
+→ `unknown`.
+
+Issue 24 (`policy.clocks`, NVML's semantics): HW slowdown (0x08) and HW power brake slowdown
+(0x80) hold the GPU below its clocks whatever runs on it → `fail` (`clock_event`, reason
+`hw_slowdown` / `hw_power_brake`), like HW thermal slowdown; SW power capping and SW thermal
+slowdown are the workload's own (a GPU at its power limit under full load is normal) → `ok` with
+a note, and only a node config that names them in `degradation_status` makes them `warn` or
+`fail` with their degradation reason (so a job's slowdown is not sent to the node layer by them
+alone).
 """
 
 from __future__ import annotations
@@ -31,7 +36,7 @@ class ThermalCheck(NvmlCheck):
 
     def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
         """Fail on HW thermal slowdown, warn at the slowdown threshold (module docstring)."""
-        problem = judge_problems(self.name, status, ("thermal_slowdown",))
+        problem = judge_problems(self.name, status, ("thermal_slowdown", "clock_event"))
         if problem is not None:
             return problem
         temp, limit = status.temperature_c, status.slowdown_temperature_c
@@ -54,6 +59,9 @@ class ThermalCheck(NvmlCheck):
             (status.sw_thermal_slowdown, "clocks_sw_thermal", "SW thermal slowdown"),
             (status.sw_power_cap, "clocks_sw_power_cap", "SW power capping"),
         ):
+            if active and reason not in (context.config.get("degradation_status") or {}):
+                return gpu_result(self.name, status, names.STATUS_OK, f"{what} active: the "
+                                  f"workload's own (policy.clocks); {message}")
             if active:
                 state = degradation_status(context, reason)
                 return gpu_result(self.name, status, state, f"{what} active: clocks lowered by "

@@ -19,10 +19,14 @@ Results: one per GPU scope with events or an active problem (scope = GPU UUID fr
 with a redacted address, or a driver message naming no GPU, is `node`): `fail` for a fatal class
 with the policy's reason (`xid_fatal`, `fallen_off_bus`, `sxid_fatal`, `recovery_action`,
 `gpu_init_failed`, ...) and action; `unknown` (`unrecognised_driver_message`) for an NVRM line
-that reads as an error and matches no catalogue entry; `warn` for warn; `ok` otherwise; plus one
+that reads as an error and matches no catalogue entry (`inspect`'s reading; here a `warn`, see
+below); `warn` for warn; `ok` otherwise; plus one
 `node` result saying what was read. A fatal problem read from /dev/kmsg stays until the next boot
 or until an event the policy marks `clears` (an Xid 154 back to None) on that GPU; an unknown one
 until a driver reload or the next boot.
+Lines no reader claims and NVRM lines no catalogue entry knows go to the device-and-severity
+fallback (`checks.xid_fallback`): `warn` naming the line (fail with a fatal-class word), counted
+in the fact `unrecognised_messages` {"xid": lines}.
 Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
 gone before the first read of a boot are reported as `warn`.
 
@@ -45,11 +49,13 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
+from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import (
     DEFAULT_INTERVAL_S,
     CheckContext,
     CheckOutput,
     KernelLogFacts,
+    UnrecognisedFacts,
 )
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.evidence.families import family_of
@@ -62,6 +68,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
+from gpuslo.exporter.policy.unrecognised import ERROR_WORDS
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
@@ -193,6 +200,8 @@ def _label(item: Classified) -> str:
         code = f"SXid {event.code}"
     elif event.kind == "xid":
         code = f"Xid {event.code}"
+    elif item.entry == fallback.UNRECOGNISED:
+        code = f"unrecognised line {event.line}: {event.message[:100]}"  # the line itself
     else:
         code = f"driver message {item.entry}"
     return f"{code} ({item.class_})"
@@ -263,18 +272,22 @@ class XidCheck:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
             source = str(context.kernel_log)
-            events, records = _scan_file(context.kernel_log, now)
+            events, records, unclaimed = _scan_file(context.kernel_log, now)
         else:
             source, text = read_command_text(context)
             events = parse_kernel_log(text, source)
             records = check_command_output(text, events, source)
+            unclaimed = fallback.unclaimed_in_text(text)
         if records == 0:
             raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
-        classified = classify_events(events, policy, context.gpu_family)
+        classified = fallback.live_classes(classify_events(events, policy, context.gpu_family))
         results, _ = evaluate_events(classified, {}, source, now)
+        results = fallback.merged(results, unclaimed, source, now)
         xids, sxids = count_events(classified)
         results.append(_node_result(source, records, len(classified), 0, False, now))
-        return CheckOutput(results, KernelLogFacts(xids, sxids, kernel_log_records_lost=0))
+        unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
+        facts = KernelLogFacts(xids, sxids, kernel_log_records_lost=0)
+        return CheckOutput(results, (facts, UnrecognisedFacts(unrecognised)))
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
@@ -296,12 +309,19 @@ class XidCheck:
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
+        classified = fallback.live_classes(classified)
         reloaded = any(event.kind == "driver_load" for event in events)
+        unclaimed = fallback.unclaimed_in_text(text)
+        problems = fallback.fatal_problems(cursor.problems, unclaimed)
         results, problems = evaluate_events(
-            classified, cursor.problems, str(context.kmsg_path), now, reloaded
+            classified, problems, str(context.kmsg_path), now, reloaded
         )
+        results = fallback.merged(results, unclaimed, str(context.kmsg_path), now)
         first_read = cursor.sequence < 0
-        updated = cursor.advance(read, events, count_events(classified), problems, policy)
+        unread = fallback.unrecognised_lines(classified, unclaimed)
+        updated = cursor.advance(
+            read, events, count_events(classified), problems, policy, unrecognised=unread
+        )
         save_cursor(Path(context.state_dir), updated)
         results.append(
             _node_result(
@@ -314,7 +334,9 @@ class XidCheck:
             )
         )
         return CheckOutput(
-            results, KernelLogFacts(updated.xid_events, updated.sxid_events, updated.lost)
+            results,
+            (KernelLogFacts(updated.xid_events, updated.sxid_events, updated.lost),
+             UnrecognisedFacts({NAME: updated.unrecognised})),
         )
 
 
@@ -353,7 +375,7 @@ def read_gpu_family(procfs: Path) -> str | None:
     return gpu_family_of(models)
 
 
-def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
+def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int, list]:
     """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
     complete lines count: a last line without its newline waits for the next run (a writer may
     be mid-line), unless it holds a GPU marker and the file has not changed for
@@ -362,7 +384,9 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
     text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
     it cannot be read."""
     try:
-        scan = scan_kernel_log_file(str(path), require_kernel_log=True, complete_lines=True)
+        scan = scan_kernel_log_file(
+            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS
+        )
         changed = os.stat(path).st_mtime
     except InputError as error:
         raise DependencyMissing(str(error)) from None
@@ -376,7 +400,7 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int]:
             f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
             line=line,
         )
-    return scan.finish(), scan.records
+    return scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines)
 
 
 def _node_result(

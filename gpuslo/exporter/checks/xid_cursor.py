@@ -38,6 +38,7 @@ class KmsgCursor:
         recent: (pci, xid, uptime seconds) of recent events of escalation codes.
         uuids: PCI address → GPU UUID from `NVRM: GPU at PCI:` lines seen this boot (keeps a
             GPU's scope stable when a later run does not repeat the line).
+        unrecognised: lines the device-and-severity fallback read this boot (cumulative).
     """
 
     boot_id: str
@@ -49,6 +50,7 @@ class KmsgCursor:
     driver_load: float | None = None
     recent: tuple[tuple[str | None, int, float], ...] = ()
     uuids: dict[str, str] = field(default_factory=dict)
+    unrecognised: int = 0
 
     def history_events(self) -> list[KernelEvent]:
         """Synthetic events (line 0) that replay the driver load and the recent escalation
@@ -71,6 +73,7 @@ class KmsgCursor:
         counts: tuple[dict, dict],
         problems: dict[str, dict],
         policy: XidPolicy,
+        unrecognised: int = 0,
     ) -> KmsgCursor:
         """The cursor after one read: new sequence, lost and counts added, problems replaced."""
         xids, sxids = dict(self.xid_events), dict(self.sxid_events)
@@ -89,6 +92,7 @@ class KmsgCursor:
             driver_load=loads[-1] if loads else self.driver_load,
             recent=_recent(self.recent, events, policy),
             uuids={**self.uuids, **{e.pci: e.uuid for e in events if e.pci and e.uuid}},
+            unrecognised=self.unrecognised + unrecognised,
         )
 
 
@@ -118,6 +122,7 @@ def _to_json(cursor: KmsgCursor) -> dict:
         "sxid_events": sorted([*key, n] for key, n in cursor.sxid_events.items()),
         "recent": [list(item) for item in cursor.recent],
         "uuids": cursor.uuids,
+        "unrecognised": cursor.unrecognised,
     }
 
 
@@ -159,6 +164,7 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
             driver_load=None if raw["driver_load"] is None else float(raw["driver_load"]),
             recent=tuple((_pci(p), int(x), float(t)) for p, x, t in raw["recent"]),
             uuids={_pci(k): str(v) for k, v in raw.get("uuids", {}).items()},
+            unrecognised=int(raw.get("unrecognised", 0)),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None

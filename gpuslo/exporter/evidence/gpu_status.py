@@ -40,6 +40,10 @@ class GpuStatus:
             "Limited Capacity"; NVML nvmlGpuFabricInfo_v3 health summary).
         memory_repair_pending: Blackwell-era "Channel Repair Pending" or "TPC Repair Pending".
         unrepairable_memory: Blackwell-era "Unrepairable Memory".
+        utilization_gpu: GPU utilisation as a ratio (0-1, nvidia-smi `Utilization / Gpu`), None
+            when not reported.
+        clock_events: the NVML clocks event reasons that are active (`evidence.clock_events`
+            names: hw_slowdown, sw_power_cap, idle, ...), () when none is, None when not reported.
         mig_uuids: UUIDs (`MIG-…`) of the MIG devices on this GPU, () when MIG is off or none is
             created (NVML nvmlDeviceGetMigDeviceHandleByIndex), None when not reported.
     """
@@ -78,3 +82,5 @@ class GpuStatus:
     memory_repair_pending: bool | None = None
     unrepairable_memory: bool | None = None
     mig_uuids: tuple[str, ...] | None = None
+    clock_events: tuple[str, ...] | None = None
+    utilization_gpu: float | None = None

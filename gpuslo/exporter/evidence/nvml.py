@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolError
+from gpuslo.exporter.evidence.clock_events import reasons_of_mask
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.query import parse_xml
@@ -193,6 +194,7 @@ def _thermal_and_pcie(gpu: _Gpu) -> dict[str, Any]:
         if reasons is None
         else bool(reasons & CLOCKS_EVENT_SW_THERMAL_SLOWDOWN),
         "sw_power_cap": None if reasons is None else bool(reasons & CLOCKS_EVENT_SW_POWER_CAP),
+        "clock_events": None if reasons is None else reasons_of_mask(reasons),
         "temperature_c": gpu.count("nvmlDeviceGetTemperature", TEMPERATURE_GPU),
         "slowdown_temperature_c": gpu.count(
             "nvmlDeviceGetTemperatureThreshold", TEMPERATURE_THRESHOLD_SLOWDOWN

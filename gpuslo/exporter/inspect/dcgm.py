@@ -21,18 +21,20 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health_incidents,
 )
 from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
     looks_like_link_errors,
     looks_like_link_status,
     parse_link_errors,
     parse_link_status,
 )
+from gpuslo.exporter.evidence.dcgm.modules import looks_like_modules, parse_modules
 from gpuslo.exporter.evidence.dcgm.page import looks_like_dcgm_page, parse_dcgm_page
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings
-from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings
+from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings, mention_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
@@ -107,6 +109,7 @@ def looks_like_dcgmi(text: str) -> bool:
     """True for the outputs of `dcgmi dmon`, `health -c`, `diag` and `nvlink -s` / `-e`."""
     return (
         dcgmi.looks_like_dcgmi(text)
+        or looks_like_modules(text)
         or looks_like_diag(text)
         or looks_like_link_status(text)
         or looks_like_link_errors(text)
@@ -117,6 +120,8 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`), NVLink
     link states and error counters, and `dcgmi dmon` / `dcgmi health` findings
     (`dmon_health_findings`)."""
+    if looks_like_modules(text):
+        return module_findings(text)
     if looks_like_link_status(text):
         return link_status_findings(text, source)
     if looks_like_link_errors(text):
@@ -137,6 +142,36 @@ def _problems(status: GpuStatus, line: int | None = None) -> list[Finding]:
 
 def _seen(count: int, message: str) -> Finding:
     return _finding(class_=names.CLASS_OK, signal="gpus_seen", count=count, message=message)
+
+
+# Module states that are the host engine's trouble (a module DCGM could not load, or was told not
+# to): recorded, never a GPU fault. `Not loaded` is DCGM's lazy loading: nothing.
+MODULE_TROUBLE = ("failed to load", "denylisted")
+
+
+def module_findings(text: str) -> list[Finding]:
+    """`dcgmi modules -l`: a `hostengine_module_error` (warn, layer observability) per module that
+    failed to load or is denylisted, and the modules as inventory (`log_read`, count)."""
+    rows = parse_modules(text)
+    findings = [
+        _finding(
+            class_=names.CLASS_WARN,
+            signal="hostengine_module_error",
+            layer=names.LAYER_OBSERVABILITY,
+            line=line,
+            message=f"DCGM module {module_id} ({name}): {state}",
+        )
+        for module_id, name, state, line in rows
+        if state.strip().lower() in MODULE_TROUBLE
+    ]
+    if rows:
+        loaded = sum(state.strip().lower() == "loaded" for _, _, state, _ in rows)
+        findings.append(
+            _finding(class_=names.CLASS_OK, signal="log_read", count=len(rows),
+                     message=f"{len(rows)} DCGM modules listed, {loaded} loaded (the others load "
+                     "when first used)")
+        )
+    return findings
 
 
 def link_status_findings(text: str, source: str) -> list[Finding]:
@@ -232,7 +267,12 @@ def dmon_health_findings(text: str, options: InspectOptions, source: str) -> lis
                 + ("" if health.lower() in HEALTH_CLASS else f" (not a DCGM word, in {source})"),
             )
         )
-        findings += health_findings("dcgmi", parse_health_incidents(text, source), source)
+        incidents = parse_health_incidents(text, source)
+        findings += health_findings("dcgmi", incidents, source)
+        findings += mention_findings("dcgmi", health_mentions(text), incidents, health)
+        for gpu, links in sorted(links_down(text).items()):
+            status = GpuStatus(index=gpu, nvlink_states=dict.fromkeys(links, False))
+            findings += _problems(status)
     return findings
 
 

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.exporter.evidence.fabric.ibv_devinfo import parse_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
+    fi_info_errors,
     looks_like_fi_info,
     parse_fi_info,
     parse_ibdev2netdev,
@@ -13,7 +15,12 @@ from gpuslo.exporter.evidence.fabric.tools import (
     parse_ibstatus,
 )
 from gpuslo.exporter.inspect.options import InspectOptions
-from gpuslo.exporter.policy.ports import evaluate_ports, expectation_findings, missing_finding
+from gpuslo.exporter.policy.ports import (
+    efa_findings,
+    evaluate_ports,
+    expectation_findings,
+    missing_finding,
+)
 from gpuslo.verdict import Finding
 
 
@@ -32,10 +39,13 @@ def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Fi
 
 def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
-    count, or when devices are seen and none is expected) and `network_devices_missing`."""
+    count, or when devices are seen and none is expected) and `network_devices_missing`. Output
+    that is only a negative libfabric code (`fi_getinfo: -61 (No data available)`: no provider
+    found) is 0 devices: fatal when devices are expected, unknown otherwise."""
     if not looks_like_fi_info(text):
         return []  # not fi_info output at all (wrong --kind): nothing recognised, never "0 EFA"
     devices = parse_fi_info(text)
+    errors = fi_info_errors(text)
     expected = options.expect_efa_devices
     if expected is None and isinstance(options.expect_network_devices, int):
         expected = options.expect_network_devices
@@ -46,7 +56,8 @@ def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Fin
         signal="efa_devices",
         count=len(devices),
         reason="no_data" if blind else None,
-        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}",
+        message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}"
+        + (f" (fi_getinfo answered {', '.join(errors)}: no EFA provider)" if errors else ""),
     )
     if expected is not None and len(devices) < expected:
         return [finding, missing_finding("fi-info", expected, len(devices))]
@@ -71,3 +82,17 @@ def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> lis
         )
     seen = {port.device for port in ports}
     return findings + expectation_findings("ibdev2netdev", seen, options.expect_network_devices)
+
+
+def inspect_ibv_devinfo(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for `ibv_devinfo [-v]`: EFA devices against the expected EFA count
+    (`efa_findings`), the other RDMA ports by the port rules (`evaluate_ports`)."""
+    ports = parse_ibv_devinfo(text)
+    efa = [port for port in ports if port.driver == "efa"]
+    others = [port for port in ports if port.driver != "efa"]
+    findings = []
+    if efa or options.expect_efa_devices:
+        findings += efa_findings("ibv-devinfo", efa, options.expect_efa_devices)
+    if others:
+        findings += evaluate_ports("ibv-devinfo", others, options.expect_network_devices)
+    return findings

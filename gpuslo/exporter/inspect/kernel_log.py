@@ -24,6 +24,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
     scan_kernel_log_text,
 )
+from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -32,6 +33,7 @@ from gpuslo.exporter.policy.classify import (
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.unrecognised import ERROR_WORDS, judge_lines, unrecognised_findings
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
@@ -51,7 +53,7 @@ def _key(item: Classified) -> tuple:
     event = item.event
     code_or_signal = event.code if event.kind in ("xid", "sxid") else item.entry
     where = event.device if event.kind == "sxid" else event.pci
-    return (event.kind, code_or_signal, where, item.class_, event.caused_by)
+    return (event.kind, code_or_signal, where, item.class_, event.caused_by, event.gpu_instance)
 
 
 def _recovery_actions(classified: list[Classified]) -> dict[str | None, str]:
@@ -86,8 +88,23 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         caused_by=event.caused_by,
         message=event.message[:200],
         line=event.line,
-        extra={"message_id": item.entry} if message else {},
+        extra={
+            **({"message_id": item.entry} if message else {}),
+            **({"gpu_instance": event.gpu_instance} if event.gpu_instance is not None else {}),
+            **_blast(item),
+        },
     )
+
+
+def _blast(item: Classified) -> dict[str, str]:
+    """What an Xid's error reaches (NVIDIA, "GPU memory error management": a contained error, Xid
+    94, loses one process's or one MIG instance's work — restart it; an uncontained one, Xid 95,
+    and every fatal Xid, takes the whole GPU until it is reset)."""
+    if item.event.kind != "xid":
+        return {}
+    if item.class_ == names.CLASS_CONTAINED:
+        return {"scope": "gpu_instance" if item.event.gpu_instance is not None else "process"}
+    return {"scope": "gpu"} if item.class_ == names.CLASS_FATAL else {}
 
 
 def event_findings(classified: list[Classified]) -> list[Finding]:
@@ -200,11 +217,15 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
-    `scan_kernel_log_file`): the same findings `inspect_kernel_log` draws from its text. Raises
+    `scan_kernel_log_file`, read once): the same findings `inspect_kernel_log` draws from its text,
+    with the device-and-severity fallback's from the same pass. Raises
     ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True)
+    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True,
+                                extra=ERROR_WORDS)
     tail = scan.unterminated.decode("utf-8", errors="replace")
-    return kernel_log_findings(scan.finish(), scan.records, path, options, tail)
+    findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
+    lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
+    return findings + unrecognised_findings(KIND, judge_lines(lines))
 
 
 def kernel_log_findings(

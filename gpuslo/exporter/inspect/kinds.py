@@ -23,6 +23,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError, UsageError
+from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_fi_info,
     looks_like_ibdev2netdev,
@@ -32,6 +33,13 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
+from gpuslo.exporter.inspect.fabricmanager import (
+    inspect_fabricmanager_log,
+    looks_like_fabricmanager_log,
+)
+from gpuslo.exporter.inspect.fallback import log_lines, unread_text
+from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
+from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
@@ -49,6 +57,7 @@ Detector = Callable[[str], bool]
 # kernel log is last because its detector is the loosest.
 KINDS: dict[str, tuple[Detector, Inspector]] = {
     "nvml-error": (nvidia_smi.looks_like_nvml_error, nvidia_smi.inspect_nvml_error),
+    "health-event": (looks_like_health_event, inspect_health_event),
     "dcgm-exporter-log": (dcgm.looks_like_exporter_log, dcgm.inspect_exporter_log),
     "dcgm-metrics": (dcgm.looks_like_metrics, dcgm.inspect_metrics),
     "dcgmi": (dcgm.looks_like_dcgmi, dcgm.inspect_dcgmi),
@@ -63,9 +72,17 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
     "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
     "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
+    "ibv-devinfo": (looks_like_ibv_devinfo, fabric.inspect_ibv_devinfo),
     "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
+    "fabricmanager-log": (looks_like_fabricmanager_log, inspect_fabricmanager_log),
+    "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
+
+
+# Kinds that are logs: lines their readers do not claim go to the device-and-severity fallback
+# (`inspect.fallback`), once per text whatever log readers share it.
+LOG_KINDS = ("kernel-log", "fabricmanager-log", "hostengine-log", "dcgm-exporter-log")
 
 
 def detect_kind(text: str) -> str | None:
@@ -124,7 +141,15 @@ def _read(
         if not found and position == 0:
             found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
         findings += [_in_file(finding, numbers) for finding in found]
+    if kinds and all(kind in LOG_KINDS for kind in kinds):
+        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds[0])]
     return findings
+
+
+def _nothing_read(text: str, source: str, where: str) -> list[Finding]:
+    """Text no parser recognises: `nothing_recognised` (unknown), what the fallback makes of it
+    (`inspect.fallback.unread_text`: the tool it looks like, the devices its error lines name)."""
+    return [unknown_finding("unknown", f"{source}: {where}"), *unread_text(text, source)]
 
 
 # A line is binary when it holds a NUL, or when more than this share of its characters are
@@ -182,22 +207,18 @@ def read_text_evidence(
     if len(parts) == 1:
         kinds = detect_kinds(text)
         if not kinds:
-            return [unknown_finding("unknown", f"{source}: no parser recognises this evidence")]
+            return _nothing_read(text, source, "no parser recognises this evidence")
         return _read(kinds, text, source, options)
     findings: list[Finding] = []
     for part in parts:
         if part.kinds:
             findings += _read(part.kinds, part.text, source, options, part.numbers)
         else:
-            findings.append(
-                unknown_finding(
-                    "unknown",
-                    (
-                        f"{source}: lines {part.numbers[0]}-{part.numbers[-1]} "
-                        f"({len(part.lines)} lines): no parser recognises this part of the evidence"
-                    ),
-                )
+            where = (
+                f"lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): no "
+                "parser recognises this part of the evidence"
             )
+            findings += [_in_file(f, part.numbers) for f in _nothing_read(part.text, source, where)]
     return findings
 
 
@@ -253,9 +274,10 @@ def inspect_path(path: str, options: InspectOptions, kind: str | None = None) ->
     if not streams_as_kernel_log(path, kind):
         return inspect_text(read_evidence(path), path, options, kind)
     try:
-        return kernel_log.inspect_kernel_log_file(path, options)
+        findings = kernel_log.inspect_kernel_log_file(path, options)
     except ParseError as error:
         return [unknown_finding("kernel-log", str(error))]
+    return findings
 
 
 def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | None = None) -> dict:

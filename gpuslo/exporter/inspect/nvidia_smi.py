@@ -224,6 +224,7 @@ def _nvml_findings(kind: str, text: str, source: str, options, offset: int = 0) 
                 line=error.line + offset,
                 count=count,
                 pci=error.pci,
+                gpu=error.gpu,
                 extra=dict(extra),
             )
         )

@@ -10,6 +10,7 @@ from collections import Counter
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import HEALTH_FIELDS, GpuReading, SmiReading
+from gpuslo.exporter.policy.clocks import workload_clock_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
@@ -26,6 +27,7 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     is not actionable)."""
     where = identity(reading.status)
     out = [p.finding(kind, line=reading.line, **where) for p in evaluate_gpu(reading.status)]
+    out += workload_clock_findings(kind, reading.status, line=reading.line, **where)
     if reading.status.accessible is False or not reading.field_errors:
         return out
     health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})

@@ -17,6 +17,8 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm.dcgmi import HealthIncident
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult
+from gpuslo.exporter.evidence.dcgm.health_text import HealthMention
+from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
 from gpuslo.verdict import Finding
 
 STATUS_CLASS = {
@@ -111,3 +113,35 @@ def health_findings(
             )
         )
     return out
+
+
+def mention_findings(
+    kind: str, mentions: list[HealthMention], incidents: list[HealthIncident], overall: str
+) -> list[Finding]:
+    """One `dcgm_health` finding per (GPU, system) the report's lines name (`evidence.dcgm.
+    health_text`), so an NVLink failure's text reaches its GPU even when the report's tree did
+    not survive: class from that GPU's incident health when the tree shows it, else from the
+    overall result (Failure fatal, Warning warn; Healthy: not an incident, nothing); the reason
+    is the health system's (`policy.hostengine`)."""
+    by_gpu = {i.entity: i.health for i in incidents if i.group.upper() == "GPU"}
+    systems = packaged_hostengine_policy()
+    out: dict[tuple[str, str], Finding] = {}
+    for mention in mentions:
+        health = by_gpu.get(mention.gpu, overall).strip().lower()
+        class_ = HEALTH_CLASS.get(health)
+        if class_ in (None, names.CLASS_OK) or (mention.gpu, mention.system) in out:
+            continue
+        fatal = class_ == names.CLASS_FATAL
+        out[(mention.gpu, mention.system)] = Finding(
+            kind=kind,
+            class_=class_,
+            signal="dcgm_health",
+            gpu=mention.gpu,
+            reason=systems.system(mention.system)[1] if fatal else None,
+            layer=None if fatal else names.LAYER_NODE,
+            action=advised_action((mention.text,)) if fatal else names.ACTION_NONE,
+            line=mention.line,
+            message=f"dcgmi health {health}: {mention.text}"[:300],
+            extra={"system": mention.system},
+        )
+    return list(out.values())

@@ -12,7 +12,9 @@ Rules:
 - an Xid or SXid record the parser could not read (`unreadable_records`) is `unknown`, reason
   `parse_error`;
 - a message no entry matches that reads as an error (`error_words`) is `unknown`, reason
-  `unrecognised_driver_message` (fail closed, as for an unknown Xid); any other is driver chatter.
+  `unrecognised_driver_message` (fail closed, as for an unknown Xid) — `fatal`, reason
+  `unrecognised_fatal_message`, when it carries a fatal-class word (fallen off, uncorrectable,
+  fatal, reset required: `policy.unrecognised.is_fatal_text`); any other is driver chatter.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import ConfigError
+from gpuslo.exporter.policy.severity_words import is_fatal_text
 
 PACKAGED = "driver_messages.yaml"
 CATALOGUE_KEYS = ("version", "unreadable_records", "error_words", "messages")
@@ -82,8 +85,13 @@ class Catalogue:
             unknown = names.CLASS_UNKNOWN
             return MessageRule("unreadable_record", 0, unknown, "none", "parse_error", UNRECOGNISED)
         rule = self.match(message, family)
-        if rule is not None or not self.looks_like_error(message):
+        if rule is not None:
             return rule
+        if is_fatal_text(message):
+            return MessageRule(UNRECOGNISED, 0, names.CLASS_FATAL, names.ACTION_DRAIN_AND_RESET,
+                               "unrecognised_fatal_message", UNRECOGNISED)
+        if not self.looks_like_error(message):
+            return None
         return MessageRule(
             UNRECOGNISED, 0, names.CLASS_UNKNOWN, names.ACTION_NONE, UNRECOGNISED, UNRECOGNISED
         )

@@ -30,7 +30,9 @@ Sources for the rules:
 - SW thermal slowdown and SW power capping (clocks event reasons 0x20 and 0x04) are warn with
   their own reasons (`clocks_sw_thermal`, `clocks_sw_power_cap`): usable, but they explain a crawl.
 - PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
-  generation below max alone is normal; a width below max is a degraded link (warn).
+  generation below max alone is normal — a degradation only while the GPU is busy (utilisation
+  at or above `LOAD_RATIO`, as the live `pcie` check judges it); a width below max is a degraded
+  link (warn).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
   breaks NVLink peer traffic (fatal, with the link numbers).
 - NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
@@ -43,12 +45,14 @@ Sources for the rules:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
-from gpuslo.verdict import Finding
+from gpuslo.exporter.policy.clocks import clock_problems
+from gpuslo.exporter.policy.gpu_problem import GpuProblem
 
+__all__ = ["GpuProblem", "evaluate_gpu", "gpus_missing", "recovery_action_of"]
+
+LOAD_RATIO = 0.5  # utilisation (0-1) above which a PCIe link should run at its top generation
 FABRIC_STATE_OK = "completed"
 FABRIC_STATUS_OK = "success"
 # NVML's GPU recovery actions, lower-cased, mapped to our action vocabulary (NVML API reference,
@@ -67,49 +71,6 @@ RECOVERY_ACTIONS = {
     "drain_and_reset": names.ACTION_DRAIN_AND_RESET,
     "drain and reset": names.ACTION_DRAIN_AND_RESET,
 }
-
-
-@dataclass(frozen=True)
-class GpuProblem:
-    """One problem `evaluate_gpu` found on one GPU.
-
-    Attributes:
-        signal: key of `names.SIGNALS`; reason: key of `names.REASON_LAYER`;
-        class_: `names.CLASS_FATAL` or `names.CLASS_WARN`; action: one of `names.ACTIONS`;
-        message: one human line; links: NVLink link numbers concerned (sorted), else None;
-        count: the count behind the problem (errors, rows) where there is one.
-    """
-
-    signal: str
-    class_: str
-    reason: str
-    action: str
-    message: str
-    links: tuple[int, ...] | None = None
-    count: int | None = None
-
-    def finding(self, kind: str, **where: object) -> Finding:
-        """This problem as an `inspect` finding of `kind`, placed by `where` (gpu, uuid, pci,
-        line): the one conversion every GPU source's findings use."""
-        return Finding(
-            kind=kind,
-            class_=self.class_,
-            signal=self.signal,
-            reason=self.reason,
-            action=self.action,
-            message=self.message,
-            count=self.count,
-            links=list(self.links) if self.links else None,
-            **where,
-        )
-
-    def __post_init__(self) -> None:
-        if self.signal not in names.SIGNALS:
-            raise ValueError(f"signal {self.signal!r} not in names.SIGNALS")
-        if self.reason not in names.REASON_LAYER:
-            raise ValueError(f"reason {self.reason!r} not in names.REASON_LAYER")
-        if self.action not in names.ACTIONS:
-            raise ValueError(f"action {self.action!r} not in names.ACTIONS")
 
 
 def gpus_missing(seen: int, expected: int | None,
@@ -288,6 +249,17 @@ def _link_problems(s: GpuStatus) -> list[GpuProblem]:
                 f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
             )
         )
+    gens, busy = (s.pcie_gen_current, s.pcie_gen_max), s.utilization_gpu
+    if None not in gens and 0 < gens[0] < gens[1] and busy is not None and busy >= LOAD_RATIO:
+        out.append(
+            _problem(
+                "pcie_degraded",
+                names.CLASS_WARN,
+                "pcie_degraded",
+                names.ACTION_CHECK_CABLING,
+                f"PCIe generation {gens[0]} below its maximum {gens[1]} at {busy:.0%} utilisation",
+            )
+        )
     down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)
     if down:
         out.append(
@@ -377,6 +349,7 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
         *_memory_problems(status),
         *_recovery_problems(status),
         *_thermal_problems(status),
+        *clock_problems(status),
         *_link_problems(status),
         *_nvlink_error_problems(status),
         *_fabric_problems(status),

@@ -6,8 +6,10 @@ supports, DCGM_FR_PCIE_WIDTH; nvidia-smi(1), which notes that a GPU lowers its l
 idle to save power):
 - a link narrower than its capability (`Width x1 (downgraded)`, or LnkSta width < LnkCap width)
   is `pcie_degraded`, warn, check the cabling/slot (the same rule as `policy.gpu` for NVML and
-  nvidia-smi); a speed below capability alone is inventory (`pcie_link`, ok): an idle GPU runs
-  its link at a lower generation;
+  nvidia-smi); a speed below capability with the width held is a degradation only when the GPU
+  is busy, which lspci cannot show: lspci's own `(downgraded)` mark on the speed makes it
+  `pcie_degraded` warn with that caveat, an unmarked LnkSta below LnkCap is a noted observation
+  (`pcie_link`, ok): an idle GPU runs its link at a lower generation by design;
 - uncorrectable AER status bits set (`UESta ...+`) on a GPU or on the bridge port above it are
   `pcie_aer_uncorrectable`, fatal (reset the GPU); corrected bits (`CESta ...+`) are
   `pcie_aer_corrected`, warn;
@@ -73,6 +75,18 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
                 action=names.ACTION_CHECK_CABLING,
                 message=f"PCIe link trained {now}, narrower than its capability ({cap})"
                 + (" and slower" if slow else ""),
+                **base,
+            )
+        ]
+    if slow and link.speed_downgraded:
+        return [
+            Finding(
+                class_=names.CLASS_WARN,
+                signal="pcie_degraded",
+                reason="pcie_degraded",
+                action=names.ACTION_NONE,
+                message=f"PCIe link trained {now}, slower than its capability ({cap}), marked "
+                "downgraded by lspci: a degradation if the GPU was busy (normal at idle)",
                 **base,
             )
         ]

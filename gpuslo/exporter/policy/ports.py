@@ -18,7 +18,10 @@ Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shar
 - with an expected count, fewer devices are `network_devices_missing` (fatal);
 - an Active port below a configured rate is `port_degraded`, fatal (collectives crawl at a
   fraction of the bandwidth, shared/MISSION.md); without a configured rate, one below the
-  fastest usable port of the same link layer is `port_degraded`, warn (a node may mix speeds);
+  fastest usable port of the same link layer *and the same capability* (`Port.speed_class`: the
+  same adapter model, else the same lane speed, else the same adapter) is `port_degraded`, warn:
+  a port is judged against what its own adapter can do, never against a faster model on the
+  same node (a node may mix ConnectX-6 HDR and ConnectX-7 NDR adapters);
 - EFA: the driver reports every port ACTIVE, so the device count against the expected count is
   what counts (`efa_findings`): fewer is fatal, devices with no expected count unknown; a netdev
   without carrier is `port_down`.
@@ -119,11 +122,12 @@ def not_expected_finding(kind: str, port: Port) -> Finding:
 
 def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
     """`port_degraded` (warn) for an active port whose rate is below the fastest active port
-    of the same link layer in the same evidence."""
+    of the same link layer and capability (`Port.speed_class`) in the same evidence."""
     usable = [port for port in ports if port.usable and port.rate_gbps is not None]
-    fastest: dict[str, float] = {}
+    fastest: dict[tuple[str, str], float] = {}
     for port in usable:
-        fastest[port.link_layer] = max(fastest.get(port.link_layer, 0.0), port.rate_gbps)
+        key = (port.link_layer, port.speed_class)
+        fastest[key] = max(fastest.get(key, 0.0), port.rate_gbps)
     return [
         Finding(
             kind=kind,
@@ -134,11 +138,11 @@ def degraded_findings(kind: str, ports: Iterable[Port]) -> list[Finding]:
             physical_state=port.physical_state,
             reason="network_port_degraded",
             action=names.ACTION_CHECK_CABLING,
-            message=f"{_where(port)} active at {port.rate_gbps:g} Gb/s, "
-            f"others at {fastest[port.link_layer]:g} Gb/s",
+            message=f"{_where(port)} active at {port.rate_gbps:g} Gb/s, others of its "
+            f"{port.speed_class} at {fastest[(port.link_layer, port.speed_class)]:g} Gb/s",
         )
         for port in usable
-        if port.rate_gbps < fastest[port.link_layer]
+        if port.rate_gbps < fastest[(port.link_layer, port.speed_class)]
     ]
 
 

@@ -5,7 +5,8 @@ Facts this module relies on (shared/corpus/dcgm-exporter/SOURCES.md):
   `Hostname` (before dcgm-exporter d5e5f51) or `hostname`, `pci_bus_id` (absent on old
   versions), `gpu` (the index), `modelName`. Old-namespace names are lower case (`dcgm_fi_...`);
   names are upper-cased here.
-- MIG: one series per GPU instance (`GPU_I_ID`, `GPU_I_PROFILE`) under the parent GPU's UUID;
+- MIG: one series per GPU instance (`GPU_I_ID`, `GPU_I_PROFILE`) under the parent GPU's UUID
+  (a series carrying the MIG device's own `MIG-` UUID folds under its GPU by the `gpu` index);
   they fold into one record per UUID, taking the largest value of each field (the worst: a
   non-zero Xid on any instance, the highest temperature, the largest error count).
 - DCGM blank sentinels (dcgm_fields.h): int64 values >= 0x7ffffffffffffff0, int32 values
@@ -24,6 +25,7 @@ import re
 from dataclasses import dataclass, field
 
 from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.clock_events import reasons_of_mask
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.pci import normalise_pci
@@ -166,6 +168,8 @@ def _decimal(text: str) -> bool:
 def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None:
     uuid = next((labels[key] for key in _UUID_LABELS if labels.get(key)), "")
     index = labels.get("gpu", "")
+    if uuid.upper().startswith("MIG-") and index:
+        uuid = ""  # a MIG device's own UUID: the instance folds under its GPU, by index
     if not uuid and not index:
         return None  # not a GPU entity (NVSwitch, CPU, link): not ours to fold
     key = uuid or f"gpu:{index}"
@@ -192,6 +196,31 @@ def _add(gpu: DcgmGpu, name: str, labels: dict[str, str], value: float) -> None:
     gpu.values[name] = max(value, gpu.values.get(name, value))
 
 
+def _fold_index_keys(gpus: dict[str, DcgmGpu]) -> dict[str, DcgmGpu]:
+    """Records keyed `gpu:<index>` (series without a GPU UUID: MIG instances labelled with their
+    own `MIG-` UUID) folded into the one UUID record of the same index and host, so one physical
+    GPU counts once; kept as they are when no such record exists."""
+    by_index: dict[tuple[str, str], list[DcgmGpu]] = {}
+    for gpu in gpus.values():
+        if not gpu.uuid.startswith("gpu:"):
+            by_index.setdefault((gpu.index, gpu.hostname), []).append(gpu)
+    out = {}
+    for key, gpu in gpus.items():
+        owners = by_index.get((gpu.index, gpu.hostname), []) if key.startswith("gpu:") else []
+        if len(owners) != 1:
+            out[key] = gpu
+            continue
+        owner = owners[0]
+        for name, value in gpu.values.items():
+            owner.values[name] = max(value, owner.values.get(name, value))
+        owner.blank |= {name for name in gpu.blank if name not in owner.values}
+        owner.mig_instances |= gpu.mig_instances
+        owner.xid_active |= gpu.xid_active
+        owner.pci_bus_id = owner.pci_bus_id or gpu.pci_bus_id
+        owner.model = owner.model or gpu.model
+    return out
+
+
 def parse_dcgm_page(text: str, source: str = "<dcgm-exporter>") -> DcgmPage:
     """Parse a dcgm-exporter page into per-GPU records keyed by UUID.
 
@@ -211,7 +240,8 @@ def parse_dcgm_page(text: str, source: str = "<dcgm-exporter>") -> DcgmPage:
             if gpu is not None:
                 _add(gpu, name, sample.labels, float(sample.value))
     ordered = sorted(
-        gpus.values(), key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid)
+        _fold_index_keys(gpus).values(),
+        key=lambda g: (int(g.index) if _decimal(g.index) else 1 << 30, g.uuid),
     )
     return DcgmPage(gpus={gpu.uuid: gpu for gpu in ordered}, families=frozenset(seen))
 
@@ -263,6 +293,7 @@ def gpu_status(gpu: DcgmGpu) -> GpuStatus:
         hw_slowdown=None if reasons is None else bool(reasons & CLOCKS_HW_SLOWDOWN),
         sw_thermal_slowdown=None if reasons is None else bool(reasons & CLOCKS_SW_THERMAL),
         sw_power_cap=None if reasons is None else bool(reasons & CLOCKS_SW_POWER_CAP),
+        clock_events=None if reasons is None else reasons_of_mask(reasons),
         temperature_c=gpu.values.get("DCGM_FI_DEV_GPU_TEMP"),
         slowdown_temperature_c=gpu.values.get("DCGM_FI_DEV_SLOWDOWN_TEMP"),
         pcie_gen_current=_int(gpu, "DCGM_FI_DEV_PCIE_LINK_GEN"),

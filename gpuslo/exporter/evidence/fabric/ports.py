@@ -37,6 +37,8 @@ class Port:
         driver: kernel driver (`mlx5_core`, `efa`), "" when unknown.
         netdev: the network interface bound to the port, "" when unknown.
         carrier: netdev carrier (True up, False down), None when unknown.
+        model: the adapter model (ibstat `CA type`, sysfs `hca_type`: `MT4129`), "" when unknown.
+        rate_text: the rate as printed (`100 Gb/sec (4X EDR)`), "" when not shown.
     """
 
     device: str
@@ -48,6 +50,18 @@ class Port:
     driver: str = ""
     netdev: str = ""
     carrier: bool | None = None
+    model: str = ""
+    rate_text: str = ""
+
+    @property
+    def speed_class(self) -> str:
+        """What bounds this port's rate, to compare it with ports of the same capability only:
+        its adapter model when known, else the lane speed the rate names (`EDR`, `HDR`, `NDR`:
+        `100 Gb/sec (4X EDR)`), else its own device (the ports of one adapter)."""
+        if self.model:
+            return f"model {self.model}"
+        lane = re.search(r"\(\s*\d+X\s+([A-Z]{2,4})\s*\)", self.rate_text)
+        return f"speed {lane.group(1)}" if lane else f"device {self.device}"
 
     @property
     def usable(self) -> bool:

@@ -136,7 +136,9 @@ def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
                     physical_state=normalise_physical_state(
                         _state_text(_read(port_dir / "phys_state"))
                     ),
-                    rate_gbps=parse_rate(_read(port_dir / "rate")),
+                    rate_gbps=parse_rate(rate := _read(port_dir / "rate")),
+                    rate_text=rate,
+                    model=_read(device_dir / "hca_type"),
                     link_layer=_read(port_dir / "link_layer"),
                     driver=driver,
                     netdev=netdev,

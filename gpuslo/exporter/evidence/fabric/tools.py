@@ -53,7 +53,7 @@ class IbstatReport:
     unreadable: tuple[str, ...]
 
 
-def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
+def _port_from_fields(device: str, number: int, fields: dict[str, str], model: str = "") -> Port:
     return Port(
         device=device,
         port=number,
@@ -61,6 +61,8 @@ def _port_from_fields(device: str, number: int, fields: dict[str, str]) -> Port:
         physical_state=normalise_physical_state(fields.get("physical_state", "")),
         rate_gbps=parse_rate(fields.get("rate", "")),
         link_layer=fields.get("link_layer", ""),
+        model=model,
+        rate_text=fields.get("rate", ""),
     )
 
 
@@ -75,17 +77,20 @@ def parse_ibstat(text: str) -> IbstatReport:
     ports: list[Port] = []
     devices: list[str] = []
     unreadable: list[str] = []
-    device, number, fields = "", 0, {}
+    device, number, fields, model = "", 0, {}, ""
 
     def flush() -> None:
         if device and number:
-            ports.append(_port_from_fields(device, number, fields))
+            ports.append(_port_from_fields(device, number, fields, model))
 
     for line in text.splitlines():
         if match := _CA.match(line):
             flush()
-            device, number, fields = match.group(1), 0, {}
+            device, number, fields, model = match.group(1), 0, {}, ""
             devices.append(device)
+        elif device and not number and (match := _FIELD.match(line)):
+            if match.group(1) == "CA type":
+                model = match.group(2).strip()
         elif match := _IB_PANIC.match(line):
             unreadable.append(match.group(1) or "")
         elif device and (match := _PORT.match(line)):
@@ -162,7 +167,13 @@ def looks_like_ibstatus(text: str) -> bool:
 # ------------------------------------------------------------------------------------------------
 
 _FI_KEY = re.compile(r"^\s*+(provider|fabric|domain|type):\s*+(\S++(?:\s++\S++)*+)\s*$")
-_FI_ERROR = re.compile(r"^fi_getinfo: -?\d+")
+# libfabric's answer when no provider matches: `fi_getinfo: -61 (No data available)` (-FI_ENODATA),
+# also indented under a prompt, or another negative code (`-38 (ENOSYS)`, `-2`).
+FI_ERROR = re.compile(
+    r"^[ \t]*fi_getinfo(?:\(\))?:?[ \t]*(?:failed:?[ \t]*)?(-\d{1,5})"
+    r"(?:[ \t]*\(([^)\n]{0,80})\))?",
+    re.M,
+)
 
 
 def parse_fi_info(text: str) -> tuple[str, ...]:
@@ -187,7 +198,15 @@ def looks_like_fi_info(text: str) -> bool:
     """True for `fi_info` output: provider/domain blocks or a `fi_getinfo: -61` error line."""
     head = text[:200_000]
     blocks = re.search(r"^provider: \S+", head, re.M) and re.search(r"^[ \t]+domain: ", head, re.M)
-    return bool(blocks) or re.search(r"^fi_getinfo: -?\d+", head, re.M) is not None
+    return bool(blocks) or FI_ERROR.search(head) is not None
+
+
+def fi_info_errors(text: str) -> list[str]:
+    """The libfabric error codes `fi_info` printed instead of providers (`-61 (No data
+    available)`), in order."""
+    return [
+        f"{code} ({why})" if why else code for code, why in FI_ERROR.findall(text[:200_000])
+    ]
 
 
 # ------------------------------------------------------------------------------------------------

@@ -33,6 +33,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
     _SXID,
     _THE_GPU,
     _XID,
+    MIG_SUFFIX,
     KernelEvent,
     parse_timestamp,
     sxid_part,
@@ -118,7 +119,10 @@ class EventBuilder:
         match = _XID.search(line)
         if not match:
             return False
-        pci, code, rest = normalise_pci(match.group(1)), int(match.group(2)), match.group(3)
+        address, instance = match.group(1), None
+        if (mig := MIG_SUFFIX.match(address.strip())) is not None:
+            address, instance = mig.group(1), int(mig.group(2))
+        pci, code, rest = normalise_pci(address), int(match.group(2)), match.group(3)
         stamp, clock, sequence = parse_timestamp(line[: match.start()])
         pid = _PID.search(rest)
         pid_text = pid.group(1) if pid else ""
@@ -137,6 +141,7 @@ class EventBuilder:
             caused_by=self._cause(code, pci, rest),
             recovery=_recovery(code, rest),
             token=_nvlink_token(code, rest),
+            gpu_instance=instance,
         )
         index = self._add(event)
         self._last_on_pci[pci] = index

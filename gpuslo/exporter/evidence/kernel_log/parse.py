@@ -43,6 +43,8 @@ class KernelEvent:
         recovery: for Xid 154, the action text inside the last parentheses (`Drain and Reset`).
         state: for port_state, the link state as printed (`ACTIVE`, `INIT`, `DOWN`, `up`).
         sequence: /dev/kmsg sequence number when the line is a kmsg record, else None.
+        gpu_instance: the MIG GPU instance an Xid names (`PCI:0000:01:00 GPU-I:05` -> 5), None
+            when the Xid is for the whole GPU.
     """
 
     kind: str
@@ -60,6 +62,7 @@ class KernelEvent:
     recovery: str | None = None
     state: str | None = None
     sequence: int | None = None
+    gpu_instance: int | None = None
 
 
 # --- recognisers --------------------------------------------------------------------------------
@@ -79,6 +82,8 @@ _GPU_FALLEN = re.compile(
 _PORT = re.compile(
     r"mlx5_core\s+(\S+?):?\s+(\S+?):\s+(?:Port:?\s*(\d+)\s+)?Link\s+([A-Za-z_]+)", re.IGNORECASE
 )
+# The MIG suffix of an Xid's address: `0000:01:00 GPU-I:05` (GPU instance 5 of that GPU).
+MIG_SUFFIX = re.compile(r"^(\S+)\s+GPU-I:\s?(\d{1,3})\b")
 _CAUSED = re.compile(r"caused by previous Xid (\d+)")
 _RECOVERY = re.compile(r"to 0x[0-9a-fA-F]+ \(([^)]*)\)")
 _NVLINK_TOKEN = re.compile(r"\b(Fatal|Nonfatal|Non-fatal)\b")

@@ -65,6 +65,7 @@ def scan_kernel_log_file(
     *,
     require_kernel_log: bool = False,
     complete_lines: bool = False,
+    extra: re.Pattern | None = None,
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
@@ -75,8 +76,10 @@ def scan_kernel_log_file(
     With `complete_lines` (a log that is still being written) a last line without its newline
     is not scanned: it is kept in `scan.unterminated` (bytes) and waits for the next read, so
     the first half of `Xid ...: 63` is never taken for an Xid 6.
+
+    `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`).
     """
-    scan = KernelLogScan()
+    scan = KernelLogScan(extra=extra)
     try:
         with open(path, "rb", buffering=0) as handle:
             head = _read_head(handle) if require_kernel_log else b""
@@ -164,6 +167,13 @@ KERNEL_PREFIX_PATTERN = (
     r"|\w+[ \t]*:\w+[ \t]*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
+
+
+# The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
+# driver-message catalogue, an Xid continuation or fallen-off-the-bus line joins its event, an
+# mlx5 `Link STATE` line is a port state. Other lines are left to the device-and-severity
+# fallback (`gpuslo.exporter.policy.unrecognised`).
+CLAIMED_LINE = re.compile(r"NVRM|SXid|Xid \(|fallen off the bus|mlx5_core.{0,120}\bLink [A-Za-z]")
 
 
 def looks_like_kernel_log(text: str) -> bool:

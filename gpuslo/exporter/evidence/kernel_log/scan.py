@@ -11,6 +11,7 @@ counted once over each block with `count`, so line numbers are exact. No third-p
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 
 from gpuslo.exporter.evidence.kernel_log.anchors import (
@@ -110,10 +111,17 @@ class KernelLogScan:
     `finish()` for the events. `anchors` are the prefilter's (default `anchors.ANCHORS`). Counts
     `records` (lines) and `matched` (lines holding an anchor: `grep -E -c` of `grep_pattern`,
     for the benchmark); `unterminated` holds a last line a file reader left out because its
-    newline had not arrived (bytes, b"" when none)."""
+    newline had not arrived (bytes, b"" when none). With `extra` (a pattern, ASCII), the lines it
+    finds are kept too, whatever the anchors, in the same single pass (`extra_lines`: (number,
+    line)): the device-and-severity fallback reads a log (a FIFO too) once."""
 
-    def __init__(self, anchors: Sequence[str] = ANCHORS) -> None:
+    def __init__(self, anchors: Sequence[str] = ANCHORS, extra: re.Pattern | None = None) -> None:
         self.anchors = check_anchors(anchors)
+        self.extra = extra
+        self.extra_bytes = re.compile(extra.pattern.encode(), extra.flags & ~re.UNICODE) if (
+            extra is not None
+        ) else None
+        self.extra_lines: list[tuple[int, str]] = []
         self.builder = EventBuilder()
         self.records = 0
         self.matched = 0
@@ -143,11 +151,27 @@ class KernelLogScan:
         if not limit:
             return
         view = _Chunk(chunk, limit, self.anchors)
+        if self.extra is not None:
+            self._extra(view, self._next_line)
         for number, line in self._lines(view):
             if view.holds_anchor(line):
                 self.matched += 1
             text = line.decode("utf-8", errors="replace") if view.is_bytes else line
             self.builder.feed(number, text.rstrip("\r"))
+
+    def _extra(self, chunk: _Chunk, first: int) -> None:
+        """Keep the lines of `chunk` (starting at line `first`) that `extra` finds."""
+        pattern = self.extra_bytes if chunk.is_bytes else self.extra
+        number, position, last = first, 0, -1
+        for match in pattern.finditer(chunk.buf, 0, chunk.limit):
+            start, end = chunk.line_bounds(match.start())
+            if start <= last:
+                continue
+            number += chunk.count_newlines(position, start)
+            position = last = start
+            line = chunk.buf[start:end]
+            text = line.decode("utf-8", errors="replace") if chunk.is_bytes else line
+            self.extra_lines.append((number, text.rstrip("\r")))
 
     def finish(self) -> list[KernelEvent]:
         """The events of everything fed."""

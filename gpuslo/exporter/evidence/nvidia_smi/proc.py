@@ -46,8 +46,11 @@ class NvmlError:
     reason: str
     action: str
     pci: str | None = None
+    gpu: str | None = None
 
 
+# A device-handle error that names the GPU by its index (`... for GPU 2: Unknown Error`).
+_HANDLE_INDEX = re.compile(r"device handle for (?:GPU|gpu) ?#?(\d{1,3})\s*:")
 # (pattern, signal, class, reason, action), first match wins.
 NVML_ERRORS = (
     (
@@ -101,7 +104,11 @@ def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
             if len(line) < MAX_LINE_CHARS and re.search(pattern, line, re.IGNORECASE):
                 handle = DEVICE_HANDLE_ERROR.search(line)
                 pci = pci_bus_id(handle.group(1)) if handle else None
-                out.append(NvmlError(number, line, signal, klass, reason, action, pci))
+                index = _HANDLE_INDEX.search(line) if pci is None else None
+                if signal == "gpu_inaccessible" and re.search(r"\breboot", line, re.IGNORECASE):
+                    action = names.ACTION_REBOOT_NODE  # "GPU is lost. Reboot the system ..."
+                gpu = index.group(1) if index else None
+                out.append(NvmlError(number, line, signal, klass, reason, action, pci, gpu))
                 break
         else:
             raise ParseError(source, f"not an NVML error message: {line[:60]!r}", number)

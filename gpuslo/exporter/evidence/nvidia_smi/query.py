@@ -34,6 +34,8 @@ MAX_LINE_CHARS = 4096  # longer lines are not nvidia-smi -q fields
 _GPU_HEADER = re.compile(r"^GPU\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])$")
 # Possessive whitespace keeps it linear (the lazy key backtracked over long runs of spaces).
 _KEY_VALUE = re.compile(r"^(\s*+)([^:]*?[^\s:])\s++:\s*+(.*)$")
+# A shell prompt and the command pasted above the output (`$ nvidia-smi -q | grep ...`).
+_PROMPT = re.compile(r"^\S{0,60}[$#%>] {1,4}\S")
 _NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
 # Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
 _SECTIONS = frozenset(
@@ -73,9 +75,11 @@ def _known(block: _Block) -> bool:
 def _merge(blocks: list[_Block]) -> list[_Block]:
     """Merge blocks of the same PCI address; an anonymous block joins the only named GPU."""
     named: dict[str, _Block] = {}
-    anonymous = []
+    anonymous, errors = [], []
     for block in blocks:
-        if block.pci is None:
+        if block.pci is None and block.error:
+            errors.append(block)  # a handle error naming its GPU by index: that GPU, not this
+        elif block.pci is None:
             anonymous.append(block)
         elif block.pci in named:
             named[block.pci].fields.update(block.fields)
@@ -87,7 +91,7 @@ def _merge(blocks: list[_Block]) -> list[_Block]:
         for block in anonymous:
             only.fields = {**block.fields, **only.fields}
         anonymous = []
-    return [*named.values(), *anonymous]
+    return [*named.values(), *anonymous, *errors]
 
 
 def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
@@ -98,7 +102,7 @@ def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.expandtabs(8).rstrip()
         stripped = line.strip()
-        if not stripped or len(line) > MAX_LINE_CHARS:
+        if not stripped or len(line) > MAX_LINE_CHARS or _PROMPT.match(line):
             continue
         if stripped.startswith("=====") or _GPU_HEADER.match(stripped):
             header = _GPU_HEADER.match(stripped)
@@ -134,8 +138,11 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
     for block in blocks:
         index = str(named.index(block)) if block.pci and len(named) == attached else None
         if block.error and not block.fields:
+            handle = DEVICE_HANDLE_ERROR.search(block.error)
+            digits = handle.group(1) if handle else ""
+            failed_index = digits if digits and digits.isdigit() else None
             status = GpuStatus(
-                index=index, pci_bus_id=block.pci, accessible=False, error=block.error
+                index=index or failed_index, pci_bus_id=block.pci, accessible=False, error=block.error
             )
             out.append(GpuReading(status=status, line=block.line))
             continue

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpuslo.exporter.evidence.clock_events import reason_of_key, reasons_of_mask
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import (
@@ -117,6 +118,7 @@ _INT_KEYS = {
 }
 _FLOAT_KEYS = {
     "temperature_c": ("temperature/gpu_current_temp", "temperature/gpu_temp", "temperature.gpu"),
+    "utilization_percent": ("utilization/gpu", "utilization/gpu_util", "utilization.gpu"),
     "slowdown_temperature_c": (
         "temperature/gpu_slowdown_temp",
         "temperature/gpu_temp_slow_threshold",
@@ -124,6 +126,12 @@ _FLOAT_KEYS = {
 }
 _PCI_KEYS = ("pci/bus_id", "pci/pci_bus_id", "pci.bus_id", "gpu_bus_id")
 _REPAIR_KEYS = ("ecc_errors/channel_repair_pending", "ecc_errors/tpc_repair_pending")
+_LINK_SUFFIXES = (
+    ("pcie_width_current", "link_width/current"),
+    ("pcie_width_max", "link_width/max"),
+    ("pcie_gen_current", "pcie_generation/current"),
+    ("pcie_gen_max", "pcie_generation/max"),
+)
 _ACTIVE_MASK_KEYS = (f"{_ET}.active", f"{_CT}.active")
 # NVML clocks event reason bits (nvml.h: nvmlClocksEventReasonHwSlowdown 0x8,
 # nvmlClocksEventReasonHwThermalSlowdown 0x40).
@@ -196,11 +204,34 @@ def _derived(fields: Fields, out: dict, source: str) -> None:
         out["memory_repair_pending"] = any(repairs)
     mask = _first(fields, _ACTIVE_MASK_KEYS)
     bits = to_int(mask[1], source, mask[2], mask[0]) if mask else None
+    out["clock_events"] = _clock_events(fields, bits, source)
+    percent = out.pop("utilization_percent", None)
+    out["utilization_gpu"] = None if percent is None else percent / 100
+    for name, suffix in _LINK_SUFFIXES:  # an excerpt cut below its `PCI / GPU Link Info` header
+        if out.get(name) is None:
+            found = next(((k, *v) for k, v in fields.items() if k.endswith(suffix)), None)
+            out[name] = to_int(found[1], source, found[2], found[0]) if found else None
     if bits is not None:
         out.setdefault("hw_slowdown", bool(bits & HW_SLOWDOWN_BIT))
         out.setdefault("hw_thermal_slowdown", bool(bits & HW_THERMAL_SLOWDOWN_BIT))
         out.setdefault("sw_thermal_slowdown", bool(bits & SW_THERMAL_SLOWDOWN_BIT))
         out.setdefault("sw_power_cap", bool(bits & SW_POWER_CAP_BIT))
+
+
+def _clock_events(fields: Fields, bits: int | None, source: str) -> tuple[str, ...] | None:
+    """The active clocks event reasons: from the bit mask when printed, else from the per-reason
+    fields (`Active` / `Not Active`); None when the output shows neither."""
+    if bits is not None:
+        return reasons_of_mask(bits)
+    seen, active = False, []
+    for key, (value, line) in fields.items():
+        reason = reason_of_key(key)
+        if reason is None:
+            continue
+        seen = True
+        if to_bool(value, source, line, key) and reason not in active:
+            active.append(reason)
+    return tuple(active) if seen else None
 
 
 def _field_errors(fields: Fields) -> tuple[tuple[str, str], ...]:

@@ -37,9 +37,10 @@ _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:[a-z%()/.!]*)?$", re.IGNORECASE)
 _TRUE = frozenset({"yes", "true", "active", "enabled", "on"})
 _FALSE = frozenset({"no", "false", "not active", "disabled", "off", "inactive"})
 # Lines nvidia-smi prints instead of data (nvidia-smi(1), NVML error strings).
+# The GPU is named by its PCI address, or by its index (`for GPU 2: Unknown Error`): group 1.
 DEVICE_HANDLE_ERROR = re.compile(
     r"Unable to determine the device handle for (?:GPU|gpu)\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:"
-    r"[0-9A-Fa-f]{1,2}(?:\.[0-7])?):?\s*(.*)$"
+    r"[0-9A-Fa-f]{1,2}(?:\.[0-7])?|\d{1,3}(?=\s*:)):?\s*(.*)$"
 )
 NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.IGNORECASE)
 

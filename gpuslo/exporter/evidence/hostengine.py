@@ -1,0 +1,147 @@
+"""DCGM host-engine logs (`/var/log/nv-hostengine.log`), parsed (evidence, no judging).
+
+Shapes (DCGM's `common/DcgmLogging` plog formatter; real excerpts NVIDIA/DCGM#270, #210,
+NVIDIA/dcgm-exporter#328, #144):
+
+    2025-01-23 22:23:53.671 DEBUG [46345:46359] Thread ... running [/builds/.../x.cpp:300] [f]
+    2024-05-21 14:34:39.463 ERROR [3218460:3218461] GetLatestSample returned No data ... [..] [..]
+    ERROR [1514002:1514004] [[Health]] Detected a WARNING in health system Thermal: '...GPU 2...
+
+i.e. an optional `YYYY-MM-DD hh:mm:ss.mmm` stamp, the level, `[pid:tid]`, the message, and the
+source location and function in trailing brackets (dropped here). A module tag (`[[Health]]`,
+`[[NvSwitch]]`) may open the message. A line of none of these shapes continues the record
+before it (a message with a newline) until a blank line.
+
+`health_report` reads the health watch's report out of a record's message:
+`Detected a WARNING|FAILURE in health system <System>: '<text>'`, with the GPU the text names.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass
+
+from gpuslo.errors import ParseError
+
+LEVELS = ("VERBOSE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL", "NONE")
+_LINE = re.compile(
+    r"^(?:(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d{1,9})?\s+)?"
+    r"(VERBOSE|DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL)\s+\[(\d{1,10}):(\d{1,10})\]\s?(.*)$"
+)
+_LOCATION = re.compile(r"(?:\s\[[^\[\]]{1,300}:\d{1,7}\])?(?:\s\[[^\[\]]{1,200}\])?\s*$")
+_MODULE = re.compile(r"^\[\[(\w{1,40})\]\]\s?")
+_HEALTH = re.compile(
+    r"Detected an? (WARNING|WARN|FAILURE|FAIL|ERROR) in health system ([A-Za-z][\w -]{0,30}?)"
+    r"\s*:\s*'?(.*)",
+    re.IGNORECASE,
+)
+_GPU = re.compile(r"\b(?:GPU|gpuId|GPU ID|gpu)\s?#?(\d{1,3})\b(?![-:.]\d)")
+LOOK_LINES = 400
+
+
+@dataclass(frozen=True)
+class HeRecord:
+    """One host-engine log record: 1-based first `line`, physical `lines`, `level` upper-cased,
+    `timestamp` (Unix seconds, None without a stamp), `module` (`Health`, `NvSwitch`, "" when
+    untagged) and `message` without the source location (continuations joined by newlines)."""
+
+    line: int
+    lines: int
+    level: str
+    timestamp: float | None
+    module: str
+    message: str
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """A health-watch result in the log: `severity` as printed (WARNING, FAILURE), the health
+    `system` as printed (`Thermal`, `NVLink`, `PCIe`), the GPU index the text names (None when it
+    names none), the text, and the record's line."""
+
+    severity: str
+    system: str
+    gpu: str | None
+    text: str
+    line: int
+
+
+@dataclass(frozen=True)
+class HostEngineLog:
+    """Records, and the lines before the first record that are none (kept for the fallback)."""
+
+    records: tuple[HeRecord, ...]
+    other: tuple[tuple[int, str], ...]
+
+
+def _record(number: int, line: str) -> HeRecord | None:
+    match = _LINE.match(line)
+    if match is None:
+        return None
+    groups = match.groups()
+    stamp = None
+    if groups[0] is not None:
+        try:
+            stamp = float(calendar.timegm(tuple(int(g) for g in groups[:6])))
+        except (ValueError, OverflowError):
+            stamp = None
+    message = _LOCATION.sub("", groups[9])
+    module = ""
+    if (tag := _MODULE.match(message)) is not None:
+        module, message = tag.group(1), message[tag.end():]
+    return HeRecord(number, 1, groups[6], stamp, module, message.strip())
+
+
+def parse_hostengine_log(text: str, source: str = "<nv-hostengine log>") -> HostEngineLog:
+    """Every record of `text` (see the module docstring). Raises ParseError only for binary
+    data (NUL bytes)."""
+    if "\0" in text[:65536]:
+        raise ParseError(source, "binary data, not a host-engine log")
+    records: list[HeRecord] = []
+    other: list[tuple[int, str]] = []
+    open_record = False
+    for number, raw in enumerate(text.splitlines(), 1):
+        line = raw.rstrip("\r")[:65536]
+        record = _record(number, line)
+        if record is not None:
+            records.append(record)
+            open_record = True
+        elif not line.strip():
+            open_record = False
+        elif open_record:
+            last = records[-1]
+            records[-1] = HeRecord(last.line, number - last.line + 1, last.level, last.timestamp,
+                                   last.module, f"{last.message}\n{line.strip()}"[:65536])
+        else:
+            other.append((number, line))
+    return HostEngineLog(tuple(records), tuple(other))
+
+
+def health_report(record: HeRecord) -> HealthReport | None:
+    """The health-watch result a record carries, None when it carries none."""
+    match = _HEALTH.search(record.message[:4096])
+    if match is None:
+        return None
+    severity, system, text = match.groups()
+    gpu = _GPU.search(text)
+    return HealthReport(
+        severity=severity.upper(),
+        system=system.strip(),
+        gpu=str(int(gpu.group(1))) if gpu else None,
+        text=text.strip().rstrip("'"),
+        line=record.line,
+    )
+
+
+def looks_like_hostengine_log(text: str) -> bool:
+    """True when at least half of the first non-blank lines (and at least one) are host-engine
+    records (`LEVEL [pid:tid]`, with or without the stamp)."""
+    lines = [line for line in text[:65536].splitlines()[:LOOK_LINES] if line.strip()]
+    hits = sum(_LINE.match(line) is not None for line in lines)
+    return hits > 0 and hits * 2 >= len(lines)
+
+
+def claims_line(line: str) -> bool:
+    """True when `line` is a host-engine record (`LEVEL [pid:tid] ...`)."""
+    return _LINE.match(line[:65536]) is not None
