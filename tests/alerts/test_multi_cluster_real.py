@@ -13,7 +13,8 @@ Checked: the fleet's usable ratio vmalert records (`gpuslo_fleet:gpu_usable:rati
 equals the GPU-weighted mean (12 and 16 GPUs) of the two clusters' usable ratios at the same
 evaluations, each read from its own Prometheus, within 1e-4; and `gpuslo report --prometheus` on
 VictoriaMetrics gives, in its per-cluster table, exactly what it gives on each Prometheus
-alone, and fleet figures that are their sums.
+alone, and fleet figures that are their sums; the fleet SLO dashboard's cluster panels on
+VictoriaMetrics give each cluster what they give on its own Prometheus.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from multi_cluster import ServedCluster, replay
 
 from gpuslo.alerts import global_rules, split
 from gpuslo.cli import main
+from gpuslo.dashboards import generate as dashboards
 from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo_spec import SloSpec
@@ -177,3 +179,25 @@ def test_report_on_the_global_store_matches_each_prometheus_alone(fleet, tmp_pat
     assert both["usable_gpu_hours"] == pytest.approx(
         sum(d["usable_gpu_hours"] for d in alone.values()), abs=1e-5)
     assert "## Clusters" in (tmp_path / "global" / "report.md").read_text()
+
+
+def test_cluster_panels_on_the_global_store_match_each_prometheus_alone(fleet):
+    """The fleet SLO dashboard's cluster panels, on VictoriaMetrics, give each cluster what the
+    same expression gives on that cluster's own Prometheus (where no series has `cluster`)."""
+    urls, vm, start, end = fleet
+    panels = {panel["title"]: panel["targets"][0]["expr"] for panel in json.loads(
+        dashboards.build_files(SloSpec())["gpuslo-fleet-slo.json"])["panels"]}
+    for title in ("Usable GPU ratio by cluster in range", "Provisioned GPUs by cluster",
+                  "Lost GPU-hours in range by cluster"):
+        expr = panels[title]
+        for variable, value in (("$__range_s", str(WINDOW_S)), ("$__range", f"{WINDOW_S}s"),
+                                ("$cluster", ".*")):
+            expr = expr.replace(variable, value)
+        both = {s["metric"]["cluster"]: float(s["value"][1]) for s in _query(vm, expr, end)}
+        assert sorted(both) == ["a", "b"], title
+        for name, url in urls.items():
+            alone = _query(url, expr, end)
+            assert len(alone) == 1 and "cluster" not in alone[0]["metric"], title
+            assert both[name] == pytest.approx(float(alone[0]["value"][1]), abs=1e-9), (
+                title, name)
+    assert not _query(vm, panels["Clusters silent (global rules)"].replace("$cluster", ".*"), end)
