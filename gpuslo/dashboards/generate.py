@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grafanalib._gen import DashboardEncoder
 
-from gpuslo.dashboards import job_board, liveness_board, node_boards, slo_boards
+from gpuslo.dashboards import clusters, job_board, liveness_board, node_boards, slo_boards
 from gpuslo.files import write_text_files
 from gpuslo.slo_spec import SloSpec
 
@@ -34,6 +34,7 @@ EMPTY_ON_HEALTHY_FLEET = frozenset(
         "Lost GPUs by layer",
         "Lost GPUs by reason",
         "Active problems",
+        clusters.SILENT_TITLE,
     }
 )
 

@@ -12,7 +12,7 @@ interval; a GPU lost for two reasons counts under each (the report's accounting 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.dashboards import fleet
+from gpuslo.dashboards import clusters, fleet
 from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import BURN, GPU_HOURS, GPUS, RATIO, Columns, Query, Spec, red_below
 from gpuslo.dashboards.scope import CLUSTER
@@ -95,7 +95,8 @@ def _slo_specs_more(spec: SloSpec, slo: str) -> list[Spec]:
 
 
 def fleet_slo(spec: SloSpec) -> dict:
-    """Fleet SLOs and error budget: one row per SLO, then the SLIs against their objectives."""
+    """Fleet SLOs and error budget: one row per SLO, then the SLIs against their objectives,
+    then the clusters side by side (`gpuslo.dashboards.clusters`)."""
     specs = [s for slo in names.SLOS for s in _slo_specs(spec, slo)]
     for slo in names.SLOS:
         specs.append(
@@ -115,6 +116,7 @@ def fleet_slo(spec: SloSpec) -> dict:
             )
         )
     specs.append(_blind_share(spec))
+    specs += clusters.cluster_specs(spec)  # one bar or line per cluster
     return dashboard(
         "gpuslo-fleet-slo",
         "gpuslo / Fleet SLOs and error budget",

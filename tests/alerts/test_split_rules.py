@@ -13,6 +13,7 @@ import yaml
 
 from gpuslo import cli
 from gpuslo.alerts import generate, global_rules, rules, sli, split
+from gpuslo.errors import ConfigError
 from gpuslo.slo_spec import SloSpec, spec_from_mapping
 from tests.conftest import REPO, require_binary
 
@@ -81,7 +82,10 @@ def test_global_tests_catch_an_average_of_ratios(tmp_path):
     expr_line = text.index("expr:", start)
     end = text.index("\n", expr_line)
     path.write_text(text[:expr_line] + f"expr: {wrong}" + text[end:])
-    tested = _run("promtool", directory, "test", "rules", "gpuslo-global_test.yml")
+    tests = yaml.safe_load((directory / "gpuslo-global_test.yml").read_text())
+    tests["tests"] = tests["tests"][:1]  # the two clusters answering: where the ratio is checked
+    (directory / "answering_test.yml").write_text(yaml.safe_dump(tests))
+    tested = _run("promtool", directory, "test", "rules", "answering_test.yml")
     assert tested.returncode != 0 and name in tested.stdout + tested.stderr
 
 
@@ -119,3 +123,12 @@ def test_cli_split_writes_the_parts_and_rejects_an_unknown_one(tmp_path, capsys)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "regional" in err and "--split" in err
     assert not (tmp_path / "bad").exists()
+
+
+def test_retired_clusters_are_validated_and_every_problem_named():
+    assert spec_from_mapping({"retired_clusters": ["b", "a", "b"]}).retired_clusters == ("a", "b")
+    with pytest.raises(ConfigError) as error:
+        spec_from_mapping({"retired_clusters": ["ok", "bad name", 3]}, "slo.yml")
+    assert "retired_clusters[1]" in str(error.value) and "retired_clusters[2]" in str(error.value)
+    with pytest.raises(ConfigError, match="must be a list"):
+        spec_from_mapping({"retired_clusters": "a"})

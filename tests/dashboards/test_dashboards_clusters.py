@@ -80,6 +80,8 @@ def _inputs() -> list[dict]:
         add("gpuslo:gpu_blind:count", blind)
         add("gpuslo:gpu_blind:ratio", blind / prov)
         add("gpuslo:gpu_lost:count", lost, layer=layer, reason=reason)
+        if name == "b":  # the global rules' view: b's Prometheus has gone silent
+            add("gpuslo_cluster:gpu_silent:count", prov)
         add("gpuslo:check_fresh:count", fresh)
         add("gpuslo:check_inventory:count", checks)
         for node, count in nodes.items():
@@ -163,6 +165,7 @@ def _fleet(usable, provisioned, fresh, checks, productive, allocated, lost, blin
             ({**cluster, "node": node}, gpus) for cluster, node, gpus in nodes
         ],
     }
+    figures.update(_per_cluster(lost))
     for title, (burn_rate, remaining) in burn.items():
         figures[("gpuslo-fleet-slo", f"{title}: error budget remaining", "")] = remaining
         for window in ("1h", "6h", "1d", "3d"):
@@ -174,6 +177,27 @@ def _fleet(usable, provisioned, fresh, checks, productive, allocated, lost, blin
                 "Job goodput": goodput,
             }[title]
     return figures
+
+
+# Per cluster (the cluster panels): usable, provisioned, lost GPUs; b's Prometheus silent.
+PER_CLUSTER = {"a": (6, 8, 2), "b": (15, 16, 1)}
+
+
+def _per_cluster(lost) -> dict:
+    """The cluster panels' figures: one row per cluster of the selection (the clusters whose
+    lost reasons are in `lost`: a has node/fallen_off_bus, b observability/no_data)."""
+    picked = sorted({"node": "a", "observability": "b"}[layer] for layer, _, _ in lost)
+    board = "gpuslo-fleet-slo"
+    ratio = [({"cluster": c}, PER_CLUSTER[c][0] / PER_CLUSTER[c][1]) for c in picked]
+    return {
+        (board, "Usable GPU ratio by cluster in range", "{{cluster}}"): ratio,
+        (board, "Usable GPU ratio by cluster (1 h)", "{{cluster}}"): ratio,
+        (board, "Provisioned GPUs by cluster", "{{cluster}}"): [
+            ({"cluster": c}, PER_CLUSTER[c][1]) for c in picked],
+        (board, "Lost GPU-hours in range by cluster", "{{cluster}}"): [
+            ({"cluster": c}, PER_CLUSTER[c][2] * RANGE_H) for c in picked],
+        (board, "Clusters silent (global rules)", "{{cluster}}"): [({"cluster": "b"}, 16)],
+    }
 
 
 B_NODES = [(B, "b-gpu-1", 1), (B, "b-gpu-2", 0)]
