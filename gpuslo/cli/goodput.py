@@ -25,8 +25,9 @@ import sys
 
 from gpuslo import names
 from gpuslo.errors import UsageError
+from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.logs import analyse_log, load_profiles
-from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -54,9 +55,10 @@ def run(args: argparse.Namespace) -> int:
     if args.framework is not None and args.framework not in profiles.frameworks:
         raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
                          f"{', '.join(profiles.frameworks)}")
-    docs = [analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
-                        slowdown_threshold=args.slowdown_threshold,
-                        slowdown_min_intervals=args.slowdown_intervals).document
+    rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
+    docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
+                                   slowdown_threshold=args.slowdown_threshold,
+                                   slowdown_min_intervals=args.slowdown_intervals), rule)
             for path in args.logs]
     for doc in docs:
         for interruption in doc["interruptions"]:
@@ -68,6 +70,22 @@ def run(args: argparse.Namespace) -> int:
         for doc in docs:
             sys.stdout.write(render_text(doc))
     return 1 if any(d["status"] == names.STATUS_UNKNOWN for d in docs) else 0
+
+
+def _one_model(analysis, rule: SlowdownRule) -> dict:
+    """The log's document with its goodput and its slowdowns from one calculator run
+    (`calculator.summary` of its journal events, under the flags' slowdown rule), so the
+    slowdowns listed are those filed under `slowdown`, as `gpuslo report --training-log` files
+    them. Without --gpus (no goodput) the reader's own slowdowns stay."""
+    doc = analysis.document
+    if doc["goodput"] is None or not analysis.events:
+        return doc
+    facts = summary(compute_goodput(analysis.events, rule=rule))
+    doc["slowdowns"] = facts.pop("slowdowns")
+    if doc["goodput"].get("status") == names.STATUS_UNKNOWN:  # fail closed: no commit proven
+        facts["goodput"] = None
+    doc["goodput"].update(facts)
+    return doc
 
 
 def _why(interruption: dict) -> str | None:

@@ -271,8 +271,9 @@ class _StepTimes:
                             rows, -1.0)
         setter = np.where(steps | ~np.isnan(step), step, committed)
         last_step = _before(_take(setter, _last(steps | self.restart, first), -1.0), rows, -1.0)
-        counted = np.where(np.nan_to_num(count) != 0, count,
-                           np.where(last_step >= 0, step - last_step, 0.0))
+        counted = np.where(np.nan_to_num(count) != 0, count,  # the fold's rule (calculator)
+                           np.where(last_step >= 0, step - last_step,
+                                    np.where(np.isnan(given), 0.0, 1.0)))
         with np.errstate(divide="ignore", invalid="ignore"):
             derived = np.where((counted > 0) & (self.gpus_before > 0),
                                interval / self.gpus_before / counted, np.nan)

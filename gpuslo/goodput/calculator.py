@@ -12,8 +12,9 @@ Accounting rules (GPU-seconds on this node = seconds × `gpus`):
   the job reported itself, else `observability` (the journal stopped; the cause was not seen — the
   SLO engine re-attributes by correlating with verdicts).
 - `slowdown`: each `steps` event is one logged interval with a mean step time (its `step_time_s`,
-  else its progress seconds / its steps); `gpuslo.goodput.slowdown` decides whether it is slower
-  than the job's own reference, and the extra seconds of a *sustained* slowdown
+  else its progress seconds / its steps; the first after a start counts only when it states its
+  step time, since the step before it is unknown); `gpuslo.goodput.slowdown` decides whether it
+  is slower than the job's own reference, and the extra seconds of a *sustained* slowdown
   (Σ (step time − reference) × steps, × `gpus`) leave the progress for `slowdown` the moment the
   run is confirmed — before any checkpoint commits them. The extra seconds of a run not yet
   confirmed are held aside: a checkpoint does not commit them; they become slowdown when the run
@@ -209,8 +210,11 @@ class GoodputState:
     def _steps(self, t: float, event: dict[str, Any]) -> None:
         """One logged interval: measure its step time and split off slowdown seconds."""
         r = self.result
-        count = event.get("count") or (event["step"] - r.last_step if r.last_step >= 0 else 0)
         step_s = event.get("step_time_s")
+        # Steps since the last known step; the first interval after a start has no step before
+        # it, but when the event states its step time it is one measured interval all the same.
+        count = event.get("count") or (event["step"] - r.last_step if r.last_step >= 0
+                                       else int(step_s is not None))
         if step_s is None and count > 0 and r.gpus:
             step_s = self._interval_gpu_s / r.gpus / count
         seen = self._tracker.observe(step_s, count)
@@ -282,6 +286,30 @@ class GoodputState:
         r.committed_step = r.last_step = from_step
         self._interrupted_at = None
         self._run_from(t)
+
+
+def summary(result: JobGoodput) -> dict[str, Any]:
+    """The goodput facts of one calculator run for a person or a JSON document: `gpu_seconds`
+    (every category, rounded to ms), `uncommitted_gpu_s`, `accounted_gpu_s` (their sum),
+    `goodput` (productive / accounted; None when nothing is accounted), `interruptions` (by
+    layer, non-zero only), `slowdown_gpu_s` and `slowdowns` — every slowdown episode it filed
+    ({from_step, to_step, ratio, reference_s, steps, gpu_seconds}), which add up to the
+    `slowdown` category: what is listed is what is filed. Pure."""
+    seconds = {k: round(v, 3) for k, v in result.gpu_seconds.items()}
+    accounted = sum(seconds.values()) + result.uncommitted_gpu_s
+    slowdowns = [{"from_step": e.from_step, "to_step": e.to_step, "ratio": round(e.ratio, 4),
+                  "reference_s": round(e.reference_s, 6), "steps": e.steps,
+                  "gpu_seconds": round(e.gpu_seconds, 3)} for e in result.slowdowns]
+    return {
+        "gpu_seconds": seconds,
+        "uncommitted_gpu_s": round(result.uncommitted_gpu_s, 3),
+        "accounted_gpu_s": round(accounted, 3),
+        "goodput": round(seconds[names.CATEGORY_PRODUCTIVE] / accounted, 6)
+        if accounted > 0 else None,
+        "interruptions": {k: v for k, v in result.interruptions.items() if v},
+        "slowdown_gpu_s": round(sum(e.gpu_seconds for e in result.slowdowns), 3),
+        "slowdowns": slowdowns,
+    }
 
 
 def compute_goodput(

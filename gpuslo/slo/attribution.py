@@ -216,6 +216,19 @@ def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
     return FleetSplit({c: int(job_ticks[c].sum()) for c in _CATEGORIES}, job_ticks, missing)
 
 
+def journal_split(jobs: pd.DataFrame, tick_ns: int) -> FleetSplit:
+    """The job side when there is no capacity accounting (journals or training logs alone):
+    each job's GPU-time by category as its journals record it (`jobs`: job_summary, seconds),
+    in ticks of `tick_ns`, so `lost_breakdown`, the crawl and the job losses read it as they
+    read `fleet_job_split`'s capacity split — one model of the job side, whatever the source."""
+    columns = {c: (jobs[c] if c in jobs else pd.Series(0.0, index=jobs.index)).fillna(0.0)
+               for c in _CATEGORIES}
+    job_ticks = pd.DataFrame(
+        {c: np.floor(v.to_numpy(dtype=np.float64) * 1e9 / tick_ns).astype(np.int64)
+         for c, v in columns.items()}, index=jobs.index)[_CATEGORIES]
+    return FleetSplit({c: int(job_ticks[c].sum()) for c in _CATEGORIES}, job_ticks, [])
+
+
 def lost_breakdown(
     acc, split: FleetSplit, attributed: pd.DataFrame
 ) -> tuple[dict[str, float], dict[str, float]]:

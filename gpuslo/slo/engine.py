@@ -24,6 +24,12 @@ reasons (`names.REASONS`) plus badput categories, and sums to the same total.
 Lost = unusable + job badput, split in the JSON twin as `unusable_gpu_hours_by_layer` (capacity
 that was not usable: it sums to provisioned − usable, as do the daily `lost_<layer>` columns)
 and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not turn into progress).
+
+The job side (allocated, productive and badput GPU-hours, job badput by layer) has one model
+whatever the source, named by `job_basis`: the capacity accounting's split of allocated usable
+time (`CAPACITY_BASIS`), or, with no capacity data (journals or training logs alone), the
+journals' own GPU-time per category (`JOURNALS_BASIS`, `attribution.journal_split`), attributed
+to layers by the same rules. The capacity categories stay capacity only (zero without it).
 """
 
 from __future__ import annotations
@@ -38,10 +44,12 @@ from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo import attribution, crawl, job_losses, objectives, recorded_check, reliability
 from gpuslo.slo.accounting import Accounting, account
-from gpuslo.slo.attribution import fleet_job_split, lost_breakdown
+from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.frames import Frames, derive_faults
 from gpuslo.slo_spec import SloSpec
+
+CAPACITY_BASIS, JOURNALS_BASIS = "capacity accounting", "journals"
 
 
 @dataclass
@@ -90,6 +98,7 @@ class WeeklyResult:
         columns=job_losses.COLUMNS))
     jobs_hit: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=job_losses.HIT_COLUMNS))
+    job_basis: str = CAPACITY_BASIS
 
     @property
     def usable_ratio(self) -> float | None:
@@ -185,6 +194,7 @@ class WeeklyResult:
                 "usable_ratio": self.usable_ratio,
                 "productive_gpu_hours": self.productive_gpu_hours,
                 "allocated_gpu_hours": self.allocated_gpu_hours,
+                "job_basis": self.job_basis,
                 "goodput_ratio": self.goodput_ratio,
                 "job_gpu_hours": self.job_gpu_hours,
                 "job_productive_gpu_hours": self.job_productive_gpu_hours,
@@ -245,21 +255,24 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     found = attribution.find_interruptions(frames.job_events, start, end, events)
     attributed = attribution.attribute(found, faults, nodes)
     split = fleet_job_split(acc, jobs)
-    by_layer, by_reason = lost_breakdown(acc, split, attributed)
+    # The job side: the capacity accounting's split, or the journals' own without one.
+    side = split if acc.provisioned_ticks else journal_split(jobs, acc.tick_ns)
+    by_layer, by_reason = lost_breakdown(acc, side, attributed)
     categories_ticks = {**_capacity_ticks(acc), **split.fleet_ticks}
 
     def hours(ticks: int) -> float:
         return ticks * acc.tick_ns / 3.6e12
 
     crawl_rows, scores = _crawl(
-        frames, slowdowns, nodes, split, (start, end), hours(1), (by_layer, by_reason), events
+        frames, slowdowns, nodes, side, (start, end), hours(1), (by_layer, by_reason), events
     )
     by_reason = {k: v for k, v in sorted(by_reason.items()) if v}
-    losses = job_losses.job_losses(acc, split, attributed, crawl_rows)
+    losses = job_losses.job_losses(acc, side, attributed, crawl_rows)
 
     provisioned_h = hours(acc.provisioned_ticks)
-    productive_h = hours(split.fleet_ticks[names.CATEGORY_PRODUCTIVE])
-    allocated_h = hours(acc.state_ticks["allocated"])
+    productive_h = hours(side.fleet_ticks[names.CATEGORY_PRODUCTIVE])
+    allocated_h = (hours(acc.state_ticks["allocated"]) if acc.provisioned_ticks
+                   else hours(sum(side.fleet_ticks.values())))
     rate, basis, gpu_faults = _interruption_rate(
         frames, faults, len(attributed), allocated_h, provisioned_h, start, end
     )
@@ -279,8 +292,9 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         lost_gpu_hours_by_layer=by_layer,
         lost_gpu_hours_by_reason=by_reason,
         badput_gpu_hours_by_category={
-            c: hours(split.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES
+            c: hours(side.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES
         },
+        job_basis=CAPACITY_BASIS if acc.provisioned_ticks else JOURNALS_BASIS,
         productive_gpu_hours=productive_h,
         allocated_gpu_hours=allocated_h,
         job_gpu_hours=job_h,

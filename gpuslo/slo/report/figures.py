@@ -69,17 +69,14 @@ def has_job_data(doc: dict) -> bool:
 
 
 def _job_side(doc: dict) -> tuple[float, float, dict[str, float], str]:
-    """(allocated, productive, badput by category, basis): the capacity accounting's, or the
-    journals' when there is no capacity accounting."""
-    if doc.get("provisioned_gpu_hours"):
-        split = doc.get("badput_gpu_hours_by_category") or {}
-        badput = {category: float(value or 0.0) for category, value in split.items()}
-        allocated = float(doc.get("allocated_gpu_hours") or 0.0)
-        return allocated, float(doc.get("productive_gpu_hours") or 0.0), badput, CAPACITY
-    jobs = doc.get("jobs") or []
-    badput = {c: sum(j.get(c) or 0.0 for j in jobs) / 3600 for c in names.BADPUT_CATEGORIES}
-    allocated = float(doc.get("job_gpu_hours") or 0.0)
-    return allocated, float(doc.get("job_productive_gpu_hours") or 0.0), badput, JOURNALS
+    """(allocated, productive, badput by category, basis): the engine's job side as its JSON
+    twin gives it (`job_basis`: the capacity accounting's, or the journals' without one), so
+    the model and the top-level keys are one figure each."""
+    split = doc.get("badput_gpu_hours_by_category") or {}
+    badput = {category: float(value or 0.0) for category, value in split.items()}
+    basis = doc.get("job_basis") or (CAPACITY if doc.get("provisioned_gpu_hours") else JOURNALS)
+    allocated = float(doc.get("allocated_gpu_hours") or 0.0)
+    return allocated, float(doc.get("productive_gpu_hours") or 0.0), badput, basis
 
 
 def figures(doc: dict, extra: dict, mttr_by_layer: dict[str, dict]) -> Figures:
