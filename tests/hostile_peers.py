@@ -108,7 +108,14 @@ class Tricklers:
         self.opened = self.closed = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._open: set[socket.socket] = set()
         self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(count)]
+        self._tls = None
+        if tls:  # one client context for all: loading CA bundles per connect costs the GIL
+            import ssl
+
+            self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            self._tls.check_hostname, self._tls.verify_mode = False, ssl.CERT_NONE
 
     def __enter__(self) -> Tricklers:
         for thread in self._threads:
@@ -117,18 +124,34 @@ class Tricklers:
 
     def __exit__(self, *exc) -> None:
         self._stop.set()
+        with self._lock:
+            for sock in self._open:  # wake every thread blocked in a send or a handshake
+                with contextlib.suppress(OSError):
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        ends = time.monotonic() + 10
         for thread in self._threads:
-            thread.join(timeout=5)
+            thread.join(timeout=max(0.0, ends - time.monotonic()))
 
     def _connect(self) -> socket.socket:
         sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
-        if self.tls:
-            import ssl
-
-            context = ssl.create_default_context()
-            context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
-            sock = context.wrap_socket(sock)
+        with self._lock:
+            self._open.add(sock)
+        if self._tls is not None:
+            try:
+                tls = self._tls.wrap_socket(sock)
+            except OSError:
+                self._forget(sock)
+                sock.close()
+                raise
+            self._forget(sock)
+            with self._lock:
+                self._open.add(tls)
+            return tls
         return sock
+
+    def _forget(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
 
     def _run(self) -> None:
         ends = time.monotonic() + self.max_s
@@ -150,6 +173,7 @@ class Tricklers:
                 with self._lock:
                     self.closed += 1
             finally:
+                self._forget(sock)
                 with contextlib.suppress(OSError):
                     sock.close()
             self._stop.wait(self.reconnect_s)
