@@ -120,7 +120,8 @@ def trickle(kind: str, clients: int, scrapes: int, work: Path,
     urllib3.disable_warnings()
     server = subprocess.Popen([sys.executable, "-c", SERVER, _web_config(kind, work)],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-                              env={**os.environ, "PYTHONPATH": str(server_repo)})
+                              env={**os.environ, "PYTHONPATH": str(server_repo)},
+                              cwd=server_repo)  # `-c` puts the working directory first
     try:
         port = int(server.stdout.readline())
         scheme = "http" if kind == "plain" else "https"
