@@ -92,3 +92,88 @@ def _read_request(sock: socket.socket) -> bool:
             return False
         body += chunk
     return True
+
+
+class Tricklers:
+    """`count` clients that each connect to 127.0.0.1:`port` (TLS when `tls`, no client
+    certificate, no password), send a request line and then one header line every `every_s`
+    seconds, never finishing the head; when the server closes one it reconnects after
+    `reconnect_s`. Each thread stops on `stop()` or after `max_s` seconds. `opened` counts
+    connections made, `closed` those the server ended."""
+
+    def __init__(self, port: int, count: int, every_s: float = 2.0, tls: bool = False,
+                 reconnect_s: float = 0.2, max_s: float = 60.0) -> None:
+        self.port, self.every_s, self.tls, self.reconnect_s = port, every_s, tls, reconnect_s
+        self.max_s = max_s
+        self.opened = self.closed = 0
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._open: set[socket.socket] = set()
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(count)]
+        self._tls = None
+        if tls:  # one client context for all: loading CA bundles per connect costs the GIL
+            import ssl
+
+            self._tls = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+            self._tls.check_hostname, self._tls.verify_mode = False, ssl.CERT_NONE
+
+    def __enter__(self) -> Tricklers:
+        for thread in self._threads:
+            thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        with self._lock:
+            for sock in self._open:  # wake every thread blocked in a send or a handshake
+                with contextlib.suppress(OSError):
+                    socket.socket.shutdown(sock, socket.SHUT_RDWR)
+        ends = time.monotonic() + 10
+        for thread in self._threads:
+            thread.join(timeout=max(0.0, ends - time.monotonic()))
+
+    def _connect(self) -> socket.socket:
+        sock = socket.create_connection(("127.0.0.1", self.port), timeout=10)
+        with self._lock:
+            self._open.add(sock)
+        if self._tls is not None:
+            try:
+                tls = self._tls.wrap_socket(sock)
+            except OSError:
+                self._forget(sock)
+                sock.close()
+                raise
+            self._forget(sock)
+            with self._lock:
+                self._open.add(tls)
+            return tls
+        return sock
+
+    def _forget(self, sock: socket.socket) -> None:
+        with self._lock:
+            self._open.discard(sock)
+
+    def _run(self) -> None:
+        ends = time.monotonic() + self.max_s
+        while not self._stop.is_set() and time.monotonic() < ends:
+            try:
+                sock = self._connect()
+            except OSError:
+                self._stop.wait(self.reconnect_s)
+                continue
+            with self._lock:
+                self.opened += 1
+            try:
+                sock.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")
+                n = 0
+                while not self._stop.wait(self.every_s) and time.monotonic() < ends:
+                    n += 1
+                    sock.sendall(f"X-Trickle-{n}: {'a' * 8}\r\n".encode())
+            except OSError:
+                with self._lock:
+                    self.closed += 1
+            finally:
+                self._forget(sock)
+                with contextlib.suppress(OSError):
+                    sock.close()
+            self._stop.wait(self.reconnect_s)

@@ -64,6 +64,7 @@ def options(tmp: Path) -> dict[str, list[str]]:
         "exporter --config": [*exporter, "--config", "FILE"],
         "exporter --policy": [*exporter, "--policy", "FILE"],
         "exporter --slo": [*exporter, "--slo", "FILE"],
+        "exporter --web.config.file": [*exporter, "--web.config.file", "FILE"],
         "inspect --policy": ["inspect", str(KERNEL_LOG), "--policy", "FILE"],
         "report --slo": ["report", "--training-log", str(TRAINING_LOG), "--gpus", "8", "--slo",
                          "FILE", "--out", str(tmp / "report")],
@@ -104,3 +105,17 @@ def test_the_reader_keeps_good_files_whole(tmp_path):
     full = tmp_path / "full.yaml"
     full.write_text("#" * (MAX_CONFIG_BYTES - 8) + "\na: 1\n")
     assert load_yaml(full, "test") == {"a": 1}
+
+
+def test_tls_files_a_web_config_names_are_regular_files(tmp_path, capsys):
+    """`ssl` would wait for ever on a FIFO named as cert_file in the web config."""
+    fifo = tmp_path / "cert.pem"
+    os.mkfifo(fifo)
+    web = tmp_path / "web.yml"
+    web.write_text(f"tls_server_config:\n  cert_file: {fifo}\n  key_file: {fifo}\n")
+    began = time.monotonic()
+    code = main(["exporter", "--once", "--kernel-log", str(KERNEL_LOG), "--state-dir",
+                 str(tmp_path / "s"), "--web.config.file", str(web)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.count("\n") == 1 and time.monotonic() - began < 5, err
+    assert f"{fifo}: cannot read TLS file: a FIFO, not a regular file" in err

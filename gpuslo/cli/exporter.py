@@ -82,8 +82,14 @@ def _web_flags(group: argparse._ArgumentGroup) -> None:
     group.add_argument(
         "--web.max-connections", dest="max_connections", type=int,
         default=DEFAULT_MAX_CONNECTIONS, metavar="N",
-        help=f"open connections at most; the oldest idle ones are closed to admit new ones "
-        f"(default {DEFAULT_MAX_CONNECTIONS})",
+        help="open connections at most; the oldest ones still sending a request head, then "
+        f"idle, then in the TLS handshake are closed to admit new ones (default "
+        f"{DEFAULT_MAX_CONNECTIONS})",
+    )
+    group.add_argument(
+        "--web.max-connections-per-client", dest="max_per_client", type=int, metavar="N",
+        help="open connections one client address holds at most (default: no cap; Prometheus "
+        "replicas behind one NAT share an address)",
     )
     group.add_argument("--tls-cert", type=Path, metavar="FILE", help="serve HTTPS with this cert")
     group.add_argument("--tls-key", type=Path, metavar="FILE", help="private key of --tls-cert")
@@ -167,6 +173,8 @@ def _validate(args: argparse.Namespace) -> None:
                          "settings in the web config file")
     if args.max_connections < 1:
         raise UsageError("--web.max-connections must be 1 or more")
+    if args.max_per_client is not None and args.max_per_client < 1:
+        raise UsageError("--web.max-connections-per-client must be 1 or more")
     if (args.tls_cert is None) != (args.tls_key is None):
         raise UsageError("--tls-cert and --tls-key go together")
     if args.tls_client_ca is not None and args.tls_cert is None:
@@ -289,7 +297,8 @@ def run(args: argparse.Namespace) -> int:
             checks = ", ".join(sorted(runner.intervals))
             journals = f", journals {args.journal_dir}" if args.journal_dir else ""
             describe = f"; checks {checks}; state {runner.context.state_dir}{journals}"
-            return serve(exporter, host, port, poll_s, web, args.max_connections, describe)
+            return serve(exporter, host, port, poll_s, web, args.max_connections, describe,
+                         max_per_client=args.max_per_client)
         finally:
             if watcher is not None:
                 watcher.close()

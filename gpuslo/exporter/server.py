@@ -248,13 +248,15 @@ def serve(
     web: WebConfig | None = None,
     max_connections: int = DEFAULT_MAX_CONNECTIONS,
     describe: str = "",
+    max_per_client: int | None = None,
 ) -> int:
     """Serve /metrics on `host:port` and run the check and journal loops until SIGTERM or
     SIGINT; returns 0 once both stopped and every connection is closed.
 
     `web` is the TLS and basic-auth configuration (`web.config.WebConfig`), None for plain HTTP;
-    `max_connections` caps open connections (`web.server.MetricsServer`); `describe` is added to the
-    start-up log line. Raises UsageError when the address cannot be listened on."""
+    `max_connections` caps open connections and `max_per_client` those of one client address
+    (`web.server.MetricsServer`); `describe` is added to the start-up log line. Raises
+    UsageError when the address cannot be listened on."""
     stop = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         signal.signal(signum, lambda *_: (stop.set(), exporter.wake.set()))
@@ -262,7 +264,7 @@ def serve(
     try:
         server = MetricsServer(exporter.registry, host, port, web,
                                ready=lambda: exporter.snapshot is not None,
-                               max_connections=max_connections)
+                               max_connections=max_connections, max_per_client=max_per_client)
     except OSError as error:
         raise UsageError(f"cannot listen on {host}:{port}: {error}") from None
     scheme = "https" if web is not None and web.tls else "http"

@@ -190,3 +190,20 @@ def test_journal_reading_never_delays_the_check_loop(tmp_path: Path) -> None:
     time.sleep(2)
     stop.set()
     assert len(cycles) >= 10, f"only {len(cycles)} check cycles in 2 s"
+
+
+def test_a_newline_in_a_journal_name_cannot_forge_a_log_line(tmp_path: Path, caplog) -> None:
+    """Issue 25 #9: the exporter logged journal names as they are, so a name holding a newline
+    wrote a second, forged line into its log. Names are logged as their repr."""
+    forged = "x\n2026-12-04 00:00:00 INFO gpuslo: all GPUs healthy"
+    (tmp_path / f"{forged}.jsonl").write_text("{}\n")
+    write_journal(tmp_path / "bad-line.jsonl", 1)
+    with (tmp_path / "bad-line.jsonl").open("a") as handle:
+        handle.write("not json\n")
+    tailer = JournalTailer(tmp_path)
+    with caplog.at_level("WARNING", logger="gpuslo.exporter.jobs.journals"):
+        tailer.poll()
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2 and all("\n" not in m for m in messages), messages
+    assert any(repr(str(tmp_path / forged) + ".jsonl") in m for m in messages), messages
+    assert tailer.errors["bad_name"] == 1 and tailer.errors["parse_error"] == 1

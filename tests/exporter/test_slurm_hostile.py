@@ -54,3 +54,16 @@ def test_bytes_that_are_not_utf8_are_replaced_never_a_crash(tmp_path):
                                        f'exit 1;; esac\ncat {tmp_path / "show.txt"}\n')
     node = read_node("n", scontrol, run_command, 5.0)
     assert node.drained and node.reason == "L\ufffdfter defekt" and node.reason_user == "admin"
+
+
+def test_the_platform_sample_stays_unknown_whatever_reading_slurm_raises():
+    """Issue 25 #2: any error reading Slurm leaves the series, unknown, never a crash."""
+    from gpuslo.exporter.slurm.state import PlatformSampler
+
+    def run(argv, timeout_s):
+        raise RuntimeError("scontrol wrapper\nexploded")
+
+    sampler = PlatformSampler("n", run=run)
+    assert sampler.sample() == [("gpuslo_slurm_node_state",
+                                 ("unknown", "observability", "tool_error"), 1.0)]
+    assert sampler.samples() == sampler.sample()

@@ -142,3 +142,19 @@ def test_a_drain_path_that_fails_drains_with_tool_error(cluster, tmp_path, capsy
     assert "Traceback" not in err and "the drain path failed (parse_error" in err
     shown = cluster.show()
     assert "DRAIN" in state_of(shown) and reason_of(shown) == "gpuslo: gpuslo tool_error node"
+
+
+def test_exporter_once_keeps_its_slurm_series_with_an_undecodable_reason(cluster, tmp_path):
+    """Issue 25 #2: `exporter --once --slurm` exited 1 with no output (and the server logged a
+    traceback every cycle, its Slurm series gone) when the node's reason was Latin-1."""
+    subprocess.run([cluster.scontrol, "update", f"nodename={cluster.node}", "state=drain",
+                    b"reason=L\xfcfter defekt"], env=cluster.env, check=True, timeout=15)
+    good = tmp_path / "good.log"
+    good.write_text(HEALTHY)
+    done = subprocess.run([sys.executable, "-m", "gpuslo", "exporter", "--once", "--slurm",
+                           "--node", cluster.node, "--scontrol", cluster.scontrol,
+                           "--kernel-log", str(good), "--state-dir", str(tmp_path / "s")],
+                          env=cluster.env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
+    assert ('gpuslo_slurm_node_state{reason="slurm_drain",reason_layer="platform",'
+            'state="drained"} 1.0') in done.stdout

@@ -63,7 +63,10 @@ class _Tail:
 
 
 def _warn(problem: ParseError) -> None:
-    log.warning("journal problem: %s", problem)
+    """Log `problem` on one line, the file name as its repr: a newline in a journal's name
+    forged a line of the exporter's log."""
+    rest = " ".join(str(problem)[len(problem.source):].split())
+    log.warning("journal problem: %r%s", problem.source, rest)
 
 
 def _raised(value: JobGoodput, mark: dict | None) -> JobGoodput:

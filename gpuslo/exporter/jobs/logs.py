@@ -202,8 +202,8 @@ class JobLogTailer:
             tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
             tail.restarts = cursor.get("restarts")
         except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
-            log.warning("job log state of %s unusable (%s): reading its logs from the start",
-                        job, error)
+            log.warning("job log state of %r unusable (%s): reading its logs from the start",
+                        job, " ".join(str(error).split()))
             self._forget(job)
             return
         self._jobs[job] = tail
@@ -226,7 +226,7 @@ class JobLogTailer:
                 job, identity = job_of(name)
                 groups.setdefault(job, (identity, []))[1].append(Path(name))
         for job in [j for j in self._jobs if j not in groups]:
-            log.info("job log %s: its files are gone; dropping the job", job)
+            log.info("job log %r: its files are gone; dropping the job", job)
             self._forget(job)
         for job, (identity, paths) in sorted(groups.items()):
             tail = self._jobs.get(job) or self._jobs.setdefault(job, self._new(job, identity))
@@ -234,7 +234,7 @@ class JobLogTailer:
             try:
                 self._read_job(tail, self._files_of(identity, paths))
             except OSError as error:
-                self._warn_once(job, f"job log {job}: cannot read ({error})")
+                self._warn_once(job, f"job log {job!r}: cannot read ({error})")
             self._update(tail)
 
     def _files_of(self, identity: PodLogIdentity | None, paths: list[Path]) -> list[Path]:
@@ -271,7 +271,7 @@ class JobLogTailer:
             end = data.rfind(b"\n") + 1  # a line still being written waits for its newline
             behind = len(data) == READ_CHUNK
             if end == 0 and behind:  # one line longer than READ_CHUNK: skipped, said so
-                self._warn_once(f"{tail.job}:long", f"job log {path}: a line over "
+                self._warn_once(f"{tail.job}:long", f"job log {str(path)!r}: a line over "
                                 f"{READ_CHUNK} bytes skipped")
                 end = len(data)
                 data = b""
@@ -336,7 +336,7 @@ class JobLogTailer:
             tail.dirty = True
             self._write_cursor(tail)  # the first count seen is kept, across restarts too
         if tail.gpus is None:
-            self._warn_once(tail.job, f"job log {tail.job}: GPU count unknown (no allocation, "
+            self._warn_once(tail.job, f"job log {tail.job!r}: GPU count unknown (no allocation, "
                                       "no --job-log-gpus): read, not exposed")
             return
         parsed = tail.parser.parsed()
@@ -350,7 +350,7 @@ class JobLogTailer:
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
-            log.warning("%s", message)
+            log.warning("%s", " ".join(message.split()))  # one line, whatever it quotes
 
     def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
         """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first

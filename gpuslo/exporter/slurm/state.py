@@ -14,9 +14,15 @@ Prometheus keeps the history and the SLO engine reads it as schedulability
 | MAINT (maintenance reservation) | maintenance | platform | slurm_maintenance |
 | IDLE/ALLOCATED/MIXED/... | up | "" | "" |
 | scontrol failed | unknown | observability | check_timeout, dependency_missing, ... |
+| anything else raised while reading it | unknown | observability | tool_error |
+
+Sampling never raises: the series stays, `unknown` with its reason, so `exporter --once
+--slurm` and every cycle of the server keep their Slurm series whatever scontrol printed.
 """
 
 from __future__ import annotations
+
+import logging
 
 from gpuslo import names
 from gpuslo.exporter.evidence.slurm import (
@@ -29,6 +35,7 @@ from gpuslo.exporter.evidence.slurm import (
 )
 from gpuslo.exporter.slurm.drain import own_reason_word
 
+log = logging.getLogger(__name__)
 Sample = tuple[str, tuple[str, ...], float]  # (metric name, label values in METRICS order, value)
 SAMPLE_TIMEOUT_S = 5.0
 
@@ -59,10 +66,12 @@ class PlatformSampler:
         self.node = node
         self.scontrol, self.run, self.timeout_s = scontrol, run, timeout_s
         self._latest: list[Sample] = []
+        self._last_error = ""
 
     def sample(self) -> list[Sample]:
-        """Read Slurm now; keep and return the samples. Never raises for a Slurm failure (it
-        becomes state unknown with the reason)."""
+        """Read Slurm now; keep and return the samples. Never raises: a Slurm failure becomes
+        state unknown with its reason, anything else unknown with tool_error (logged once per
+        distinct error, on one line)."""
         out: list[Sample] = []
         if self.node:
             try:
@@ -70,6 +79,12 @@ class PlatformSampler:
                                                      self.timeout_s))  # fmt: skip
             except SlurmUnavailable as error:
                 labels = ("unknown", names.LAYER_OBSERVABILITY, error.reason)
+            except Exception as error:  # noqa: BLE001 - fail closed: the series stays, unknown
+                labels = ("unknown", names.LAYER_OBSERVABILITY, "tool_error")
+                said = " ".join(f"{type(error).__name__}: {error}".split())[:300]
+                if said != self._last_error:
+                    log.warning("slurm state of %r unreadable: %s", self.node, said)
+                self._last_error = said
             out.append(("gpuslo_slurm_node_state", labels, 1.0))
         self._latest = out
         return out

@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from gpuslo.config_file import load_yaml, regular_file
 from gpuslo.errors import ConfigError
 
 TLS_VERSIONS = {"TLS12": ssl.TLSVersion.TLSv1_2, "TLS13": ssl.TLSVersion.TLSv1_3}
@@ -68,7 +67,12 @@ class WebConfig:
         return self.cert_file is not None
 
     def ssl_context(self) -> ssl.SSLContext:
-        """The server's SSLContext; raises ConfigError naming a file that cannot be loaded."""
+        """The server's SSLContext; raises ConfigError naming a file that cannot be loaded (each
+        checked first to be a regular file under the size cap: `ssl` would wait for ever on a
+        FIFO)."""
+        for name in (self.cert_file, self.key_file, self.client_ca_file):
+            if name:
+                regular_file(name, "TLS file")
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.minimum_version = self.min_version
         if self.max_version is not None:
@@ -171,16 +175,11 @@ def _headers(value: Any, source: str) -> dict[str, str]:
 
 
 def load_web_config(path: str | os.PathLike[str]) -> WebConfig:
-    """Read and check a web config file; ConfigError naming the file (and field) when it cannot
-    be read, is not YAML, or has an invalid or unsupported field; its TLS files are loaded once
-    here so a bad certificate stops the exporter at start."""
+    """Read (`gpuslo.config_file`) and check a web config file; ConfigError naming the file (and
+    field) when it cannot be read, is not YAML, or has an invalid or unsupported field; its TLS
+    files are loaded once here so a bad certificate stops the exporter at start."""
     source = str(path)
-    try:
-        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    except OSError as error:
-        raise ConfigError(f"{source}: cannot read ({error.strerror or error})") from None
-    except (yaml.YAMLError, UnicodeDecodeError) as error:
-        raise ConfigError(f"{source}: not valid YAML ({str(error).splitlines()[0]})") from None
+    raw = load_yaml(path, "web config")
     config = parse_web_config(raw, source, Path(path).parent)
     if config.tls:
         try:

@@ -1,7 +1,12 @@
 """The exporter's HTTP paths, one keep-alive connection per handler: `/metrics` (the exposition,
 by prometheus_client's WSGI app: content negotiation, gzip, `name[]`), `/` (a landing page),
 `/-/healthy` (200 while the process serves), `/-/ready` (200 once the first check cycle is done,
-else 503); anything else is 404. With basic-auth users every path needs a user and password.
+else 503); anything else is 404. `HEAD` is answered like `GET` without the body (RFC 9110
+§9.3.2). With basic-auth users every path needs a user and password.
+
+A connection is `idle` until the first byte of a request arrives, `head` while its request line
+and headers are read (the server closes it `HEAD_TIMEOUT_S` after that first byte, and may
+close it at the connection cap), and `busy` only once the head is whole and it is answered.
 """
 
 from __future__ import annotations
@@ -50,14 +55,28 @@ class Handler(BaseHTTPRequestHandler):
 
     def handle_one_request(self) -> None:
         self.web.mark(self.connection_record, "idle")
+        try:
+            first = self.rfile.peek(1)  # waits for the request's first byte (idle timeout)
+        except (TimeoutError, OSError):
+            first = b""
+        if not first:
+            self.close_connection = True
+            return
+        self.web.mark(self.connection_record, "head")
         super().handle_one_request()
 
     def parse_request(self) -> bool:
+        whole = super().parse_request()  # reads the headers: still `head`
         self.web.mark(self.connection_record, "busy")
-        return super().parse_request()
+        return whole
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - the base's name
         log.debug("%s %s", self.address_string(), format % args)
+
+    def do_HEAD(self) -> None:  # noqa: N802 - http.server's name
+        """GET's status and headers, no body (a HEAD /metrics was 501)."""
+        self._head_only = True
+        self.do_GET()
 
     def do_GET(self) -> None:  # noqa: N802 - http.server's name
         if not self.web.auth.allows(self.headers.get("Authorization")):
@@ -106,4 +125,6 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        if not getattr(self, "_head_only", False):
+            self.wfile.write(body)
+        self._head_only = False

@@ -6,12 +6,17 @@ connection cap (a few hundred idle connections exhaust the file descriptors). Th
 prometheus_client for the exposition (`make_wsgi_app`: content negotiation, gzip, `name[]`) and
 owns the connections:
 - the accept thread only accepts; each connection gets its own thread, which does the TLS
-  handshake with a deadline (`HANDSHAKE_TIMEOUT_S`, 5 s) and then serves HTTP/1.1 keep-alive
-  requests, closing the connection after `IDLE_TIMEOUT_S` (10 s) without a request;
-- at most `max_connections` (default 256) are open; at the cap the oldest idle connections
-  (waiting for a request or still in the handshake) are closed to admit new ones, so scrapes
-  are still served, and a log line says so; when every connection is busy the new one is
-  refused (closed at once).
+  handshake and then serves HTTP/1.1 keep-alive requests, closing the connection after
+  `IDLE_TIMEOUT_S` (10 s) without a request;
+- total deadlines, not per-read timeouts: a reaper thread closes a connection whose TLS
+  handshake is not done `HANDSHAKE_TIMEOUT_S` (5 s) after it opened, or whose request head is
+  not read `HEAD_TIMEOUT_S` (5 s) after its first byte (a client trickling a header line every
+  few seconds held its connection, and 256 of them every scrape, for ever);
+- at most `max_connections` (default 256) are open; at the cap the oldest connections not
+  being answered (in the handshake, waiting for a request, or still sending its head) are
+  closed to admit new ones, so scrapes are still served, and a log line says so; when every
+  connection is busy the new one is refused (closed at once); `max_per_client` caps what one
+  client address holds (off by default: Prometheus servers behind one NAT share an address).
 Paths: `/metrics` (the exposition), `/` (a small landing page), `/-/healthy` (200 while the
 process serves), `/-/ready` (200 once the first check cycle is done, else 503); anything else is
 404. With `basic_auth_users` every path needs a user and password (bcrypt hashes).
@@ -38,10 +43,12 @@ from prometheus_client import make_wsgi_app
 from gpuslo.exporter.web.admission import (
     DEFAULT_MAX_CONNECTIONS,
     HANDSHAKE_TIMEOUT_S,
+    HEAD_TIMEOUT_S,
     IDLE_TIMEOUT_S,
     Authenticator,
     Connection,
     make_room,
+    overdue,
 )
 from gpuslo.exporter.web.config import WebConfig
 from gpuslo.exporter.web.handlers import Handler
@@ -51,6 +58,7 @@ log = logging.getLogger(__name__)
 # instead of having SYNs dropped (prometheus_client's server keeps socketserver's 5).
 LISTEN_BACKLOG = 1024
 LOG_EVERY_S = 10.0  # connection-cap log lines at most this often
+REAP_EVERY_S = 0.25  # how often the deadlines are checked
 
 
 class MetricsServer:
@@ -59,7 +67,9 @@ class MetricsServer:
     Args:
         registry: the prometheus_client registry to expose on /metrics.
         ready: returns True once the exporter has data (for /-/ready).
-        max_connections: open connections at most (the oldest idle ones make room).
+        max_connections: open connections at most (the oldest waiting ones make room).
+        max_per_client: open connections one client address holds at most (None: no cap).
+        head_timeout_s: seconds from a request's first byte to the end of its head.
     Raises OSError when the address cannot be listened on, ConfigError for unloadable TLS files.
     """
 
@@ -74,13 +84,16 @@ class MetricsServer:
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
         idle_timeout_s: float = IDLE_TIMEOUT_S,
         handshake_timeout_s: float = HANDSHAKE_TIMEOUT_S,
+        head_timeout_s: float = HEAD_TIMEOUT_S,
+        max_per_client: int | None = None,
     ) -> None:
         self.config = config or WebConfig()
         self.app = make_wsgi_app(registry)
         self.auth = Authenticator(self.config.users)
         self.ready = ready
         self.max_connections = max_connections
-        self.handshake_timeout_s = handshake_timeout_s
+        self.handshake_timeout_s, self.head_timeout_s = handshake_timeout_s, head_timeout_s
+        self.max_per_client = max_per_client
         self._ssl = self.config.ssl_context() if self.config.tls else None
         self._handler = type("Handler", (Handler,), {"web": self, "timeout": idle_timeout_s})
         self._connections: dict[int, Connection] = {}
@@ -100,16 +113,25 @@ class MetricsServer:
         self.address = self.socket.getsockname()[:2]
         self._thread = threading.Thread(target=self._accept_loop, name="gpuslo-http-accept",
                                         daemon=True)
+        self._reaper = threading.Thread(target=self._reap_loop, name="gpuslo-http-deadlines",
+                                        daemon=True)
 
     def start(self) -> MetricsServer:
         """Start accepting; returns self."""
         self._thread.start()
+        self._reaper.start()
         return self
 
     def mark(self, connection: Connection, state: str) -> None:
-        """Record what a connection is doing (its handler calls this)."""
+        """Record what a connection is doing (its handler calls this); an evicted connection
+        stays evicted."""
         with self._lock:
-            connection.state, connection.last_active = state, time.monotonic()
+            if connection.state == "evicted":
+                return
+            now = time.monotonic()
+            connection.state, connection.last_active = state, now
+            if state == "head":
+                connection.head_since = now
 
     def open_connections(self) -> int:
         """Connections open now."""
@@ -130,11 +152,31 @@ class MetricsServer:
                     sock.setblocking(True)
                     self._admit(sock)
 
+    def _reap_loop(self) -> None:
+        """Close every connection past its handshake or request-head deadline (`overdue`)."""
+        while not self._stop.wait(REAP_EVERY_S):
+            now = time.monotonic()
+            with self._lock:
+                late = [c for c in self._connections.values()
+                        if overdue(c, now, self.handshake_timeout_s, self.head_timeout_s)]
+                for connection in late:
+                    connection.state = "evicted"
+            for connection in late:
+                _shut(connection.sock)
+            if late:
+                log.debug("closed %d connections past their handshake or head deadline",
+                          len(late))
+
     def _admit(self, sock: socket.socket) -> None:
         now = time.monotonic()
-        record = Connection(sock, now, now)
+        try:
+            client = str(sock.getpeername()[0])
+        except OSError:
+            client = ""
+        record = Connection(sock, now, now, client=client)
         with self._lock:
-            evict, refused = make_room(self._connections.values(), self.max_connections)
+            evict, refused = make_room(self._connections.values(), self.max_connections, client,
+                                       self.max_per_client)
             for connection in evict:
                 connection.state = "evicted"
             if not refused:
@@ -155,9 +197,9 @@ class MetricsServer:
         self._pressure[1] += int(refused)
         if not any(self._pressure) or now - self._last_log < LOG_EVERY_S:
             return
-        log.warning("connection cap of %d reached: closed %d oldest idle connections and "
-                    "refused %d (all busy) to serve new ones", self.max_connections,
-                    *self._pressure)
+        log.warning("connection cap of %d reached: closed %d oldest waiting connections (in "
+                    "the handshake, idle or still sending a request head) and refused %d (all "
+                    "busy) to serve new ones", self.max_connections, *self._pressure)
         self._pressure, self._last_log = [0, 0], now
 
     def _serve(self, record: Connection) -> None:
