@@ -143,7 +143,8 @@ def _verdict_intervals(verdicts: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> 
     joined = _gpu_index(verdicts, gpus)
     verdict = joined["verdict"].astype(str)
     default = verdict.map(
-        {names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"}
+        {names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed",
+         names.VERDICT_VALIDATING: names.REASON_VALIDATION}
     )
     reason = joined["reason"].astype(str).mask(joined["reason"] == "", default).fillna("")
     layer = joined["layer"].astype(str).mask(joined["layer"] == "", reason.map(names.REASON_LAYER))
@@ -151,7 +152,8 @@ def _verdict_intervals(verdicts: pd.DataFrame, gpus: pd.DataFrame, to_ticks) -> 
     rank = {
         v: i
         for i, v in enumerate(
-            (names.VERDICT_UNKNOWN, names.VERDICT_UNHEALTHY, names.VERDICT_HEALTHY)
+            (names.VERDICT_UNKNOWN, names.VERDICT_UNHEALTHY, names.VERDICT_VALIDATING,
+             names.VERDICT_HEALTHY)
         )
     }
     reason_rank = {r: i for i, r in enumerate(("", *names.REASONS))}
@@ -217,7 +219,10 @@ def _paint(seg: sweep.Segments, verdict_iv, sched_iv, alloc_iv) -> tuple[np.ndar
     healthy = verdict == names.VERDICT_HEALTHY
     state[healthy & (a >= 0)] = _STATE_CODE["allocated"]
     state[healthy & (s >= 0)] = _STATE_CODE[names.ACCOUNTING_UNSCHEDULABLE]
-    state[verdict == names.VERDICT_UNHEALTHY] = _STATE_CODE[names.ACCOUNTING_UNHEALTHY]
+    # validating (a cleared fault, the return-to-service gate not passed) is not usable like
+    # unhealthy; its reason `validation` puts the time in the platform layer
+    not_usable = (verdict == names.VERDICT_UNHEALTHY) | (verdict == names.VERDICT_VALIDATING)
+    state[not_usable] = _STATE_CODE[names.ACCOUNTING_UNHEALTHY]
     state[verdict == names.VERDICT_UNKNOWN] = _STATE_CODE[names.ACCOUNTING_UNKNOWN]
     state[v < 0] = _STATE_CODE[names.ACCOUNTING_NO_DATA]
     code = np.where(

@@ -99,6 +99,7 @@ class WeeklyResult:
     jobs_hit: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=job_losses.HIT_COLUMNS))
     job_basis: str = CAPACITY_BASIS
+    return_to_service: dict = field(default_factory=dict)  # reliability.return_to_service
 
     @property
     def usable_ratio(self) -> float | None:
@@ -223,6 +224,7 @@ class WeeklyResult:
                 "jobs_hit": self.jobs_hit.to_dict("records"),
                 "job_losses": self.job_losses.drop(columns="ticks").to_dict("records"),
                 "data_quality": quality,
+                "return_to_service": self.return_to_service,
             }
         )
 
@@ -317,6 +319,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         accounting=acc,
         job_losses=losses,
         jobs_hit=job_losses.jobs_hit(losses, acc),
+        return_to_service=reliability.return_to_service(frames.verdicts, acc.by_layer_reason,
+                                                        start, end),
     )
 
 

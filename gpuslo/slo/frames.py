@@ -266,11 +266,13 @@ def close_open_ends(
 
 
 def derive_faults(verdicts: pd.DataFrame) -> pd.DataFrame:
-    """The `faults` frame: every non-healthy verdict interval (unhealthy or unknown), with its
-    reason and layer. An unknown interval with no reason gets `stale_data` (observability), an
-    unhealthy one `probe_failed` (node) — fail closed, never dropped; an empty layer comes from
-    the reason. Columns as FRAMES["faults"]; sorted by node, uuid, start."""
-    bad = verdicts[verdicts["verdict"] != names.VERDICT_HEALTHY]
+    """The `faults` frame: every unhealthy or unknown verdict interval, with its reason and
+    layer. An unknown interval with no reason gets `stale_data` (observability), an unhealthy
+    one `probe_failed` (node) — fail closed, never dropped; an empty layer comes from the reason.
+    A validating interval is no fault: it is the return to service of the fault before it (its
+    time is lost to the platform in the accounting; `reliability.return_to_service` counts it).
+    Columns as FRAMES["faults"]; sorted by node, uuid, start."""
+    bad = verdicts[~verdicts["verdict"].isin([names.VERDICT_HEALTHY, names.VERDICT_VALIDATING])]
     default = bad["verdict"].map(
         {names.VERDICT_UNKNOWN: "stale_data", names.VERDICT_UNHEALTHY: "probe_failed"}
     )

@@ -181,3 +181,32 @@ def mean_repair(table: pd.DataFrame) -> tuple[float | None, dict[str, dict]]:
             by_layer[layer] = {"mttr_hours": sum(h * n for h, n in mine) / count, "faults": count}
     weight = sum(n for _, n, _ in closed)
     return (sum(h * n for h, n, _ in closed) / weight if weight else None), by_layer
+
+
+def return_to_service(verdicts: pd.DataFrame, by_layer_reason: pd.DataFrame,
+                      start: pd.Timestamp, end: pd.Timestamp) -> dict[str, float | int]:
+    """The return-to-service gate over [start, end): GPU-hours validating (platform layer,
+    reason `validation`) and unhealthy after a failed gate (node layer, `validation_failed`),
+    from the accounting's unusable seconds by (layer, reason) — an unknown blink inside a
+    validation is observability time, not validation; and how many validations and gate failures
+    began in the window. Per GPU, in time order over its unhealthy and validating intervals
+    (healthy and unknown ones left out: an unknown blink inside a validation is no new one), a
+    validation begins where a validating interval follows something else, a gate failure where
+    a `validation_failed` interval does. Pure."""
+    rows = verdicts[verdicts["verdict"].isin([names.VERDICT_UNHEALTHY, names.VERDICT_VALIDATING])]
+    rows = rows.sort_values(["node", "uuid", "start"], kind="stable")
+    kind = rows["verdict"].astype(str).where(rows["verdict"] == names.VERDICT_VALIDATING,
+                                             rows["reason"].astype(str))
+    gpu = rows["node"].astype(str) + "\0" + rows["uuid"].astype(str)
+    begins = (kind != kind.shift()) | (gpu != gpu.shift())
+    inside = (rows["start"] >= start) & (rows["start"] < end) & begins
+    def hours(layer: str, reason: str) -> float:
+        own = (by_layer_reason["layer"] == layer) & (by_layer_reason["reason"] == reason)
+        return float(by_layer_reason.loc[own, "seconds"].sum()) / 3600
+
+    return {
+        "validating_gpu_hours": hours(names.LAYER_PLATFORM, names.REASON_VALIDATION),
+        "failed_gate_gpu_hours": hours(names.LAYER_NODE, "validation_failed"),
+        "validations": int((inside & (kind == names.VERDICT_VALIDATING)).sum()),
+        "gates_failed": int((inside & (kind == "validation_failed")).sum()),
+    }

@@ -1,7 +1,7 @@
-"""The return-to-service gate through a running exporter's /metrics (a child `gpuslo exporter`,
-checks every second, on the replayed H200 with the probe replay): fault → cleared → validating →
+"""The return-to-service gate through a running exporter's /metrics (a child `gpuslo exporter`
+on the replayed H200 with the probe replay): fault → cleared → validating →
 the probe passes → healthy, and a gate that fails; validators run on their own thread, so the
-checks keep their rhythm meanwhile."""
+checks keep their rhythm meanwhile. Checks every 2 s (results stale after 6 s)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ class Exporter:
                "GPUSLO_PROBE_REPLAY": str(root / "probe.json")}
         self.child = subprocess.Popen(
             [sys.executable, "-m", "gpuslo", "exporter", "--listen", f"127.0.0.1:{self.port}",
-             "--interval", "1", "--kernel-log", str(root / "kern.log"), "--path.procfs",
+             "--interval", "2", "--kernel-log", str(root / "kern.log"), "--path.procfs",
              str(root / "proc"), "--state-dir", str(root / "state"), "--config",
              str(root / "node.yaml")],
             env=env, stdout=subprocess.DEVNULL, stderr=open(root / "exporter.log", "wb"))  # noqa: SIM115

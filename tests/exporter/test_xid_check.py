@@ -280,3 +280,24 @@ def test_a_per_family_overlay_applies_to_the_check(tmp_path):
     )
     results = XidCheck().run(context).results
     assert any(r.status == "fail" and r.action == "drain_and_reset" for r in results), results
+
+
+def test_a_driver_reload_ends_a_fatal_problem_and_a_later_fatal_counts_again(tmp_path):
+    """Issue 26: a fatal Xid is cleared by a reboot, a driver reload or a GPU reset (the gate
+    then validates the GPU); the events before the reload are still counted."""
+    node = Node(tmp_path)
+    node.log(5.0, "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.195.03")
+    node.log(900.0, MAP)
+    node.log(900.1, XID79)
+    results, _ = node.run()
+    assert results[UUID].status == "fail"
+    node.log(950.0, "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.195.03")
+    results, facts = node.run()
+    assert UUID not in results or results[UUID].status != "fail"
+    assert facts.xid_events == {("00000000:91:00.0", "79", "fatal"): 1}
+    node.log(990.0, XID79)  # and in one read: the reload, then a new Xid 79
+    node.log(991.0, "NVRM: loading NVIDIA UNIX Open Kernel Module for x86_64  570.195.03")
+    node.log(992.0, XID79)
+    results, facts = node.run()
+    assert results[UUID].status == "fail"
+    assert facts.xid_events == {("00000000:91:00.0", "79", "fatal"): 3}

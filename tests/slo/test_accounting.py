@@ -165,6 +165,7 @@ def fleets(draw):
             "healthy": "",
             "unknown": "stale_data",
             "unhealthy": draw(st.sampled_from(["xid_fatal", "nvlink_down", "drained"])),
+            "validating": draw(st.sampled_from(["", "validation"])),
         }[verdict]
         verdicts.append(
             {"node": node, "uuid": uuid, "start": s, "end": e, "verdict": verdict, "reason": reason}

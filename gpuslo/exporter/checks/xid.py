@@ -20,10 +20,11 @@ with a redacted address, or a driver message naming no GPU, is `node`): `fail` f
 with the policy's reason (`xid_fatal`, `fallen_off_bus`, `sxid_fatal`, `recovery_action`,
 `gpu_init_failed`, ...) and action; `unknown` (`unrecognised_driver_message`) for an NVRM line
 that reads as an error and matches no catalogue entry (`inspect`'s reading; here a `warn`, see
-below); `warn` for warn; `ok` otherwise; plus one
-`node` result saying what was read. A fatal problem read from /dev/kmsg stays until the next boot
-or until an event the policy marks `clears` (an Xid 154 back to None) on that GPU; an unknown one
-until a driver reload or the next boot.
+below); `warn` for warn; `ok` otherwise; plus one `node` result saying what was read. A fatal or
+unknown problem stays until the next boot, a driver reload (`NVRM: loading NVIDIA` after it: every
+GPU re-initialised), or, for a fatal one, an event the policy marks `clears` (an Xid 154 back to
+None) on that GPU; then the return-to-service gate (`gpuslo.exporter.gate`) validates the GPU
+before it counts.
 Lines no reader claims and NVRM lines no catalogue entry knows go to the device-and-severity
 fallback (`checks.xid_fallback`): `warn` naming the line (fail with a fatal-class word), counted
 in the fact `unrecognised_messages` {"xid": lines}.
@@ -145,23 +146,25 @@ def evaluate_events(
     problems: dict[str, dict],
     source: str,
     now: float,
-    reloaded: bool = False,
+    reload_line: int | None = None,
 ) -> tuple[list[CheckResult], dict[str, dict]]:
     """Per-scope results for new events plus still-active `problems` (pure).
 
-    `problems` maps scope → {reason, action, message, status}; `reloaded`: the new records hold
-    a driver reload, which ends the earlier `unknown` problems (unrecognised driver messages).
+    `problems` maps scope → {reason, action, message, status}; `reload_line`: the line of the
+    last NVIDIA driver load (`NVRM: loading NVIDIA`) among the new records, None when there is
+    none. A driver reload re-initialises every GPU, so it ends the problems raised before it,
+    fatal ones included (the return-to-service gate then validates the GPUs, policy
+    `driver_reload`); the events before it are still reported and counted.
     Returns the results and the updated problems (`fold_problem` over the events in order).
     """
-    problems = {
-        scope: problem
-        for scope, problem in problems.items()
-        if not (reloaded and problem.get("status") == names.STATUS_UNKNOWN)
-    }
+    if reload_line is not None:
+        problems = {}
     by_scope: dict[str, list[Classified]] = {}
     for item in classified:
         scope = scope_of(item.event)
         by_scope.setdefault(scope, []).append(item)
+        if reload_line is not None and item.event.line < reload_line:
+            continue  # before the reload: recorded, no longer a problem
         problem = fold_problem(problems.get(scope), item)
         if problem is None:
             problems.pop(scope, None)
@@ -171,6 +174,11 @@ def evaluate_events(
     for scope in sorted(set(by_scope) | set(problems)):
         results.append(_result(scope, by_scope.get(scope, []), problems.get(scope), source, now))
     return results, problems
+
+
+def last_reload(events: list[KernelEvent]) -> int | None:
+    """The line of the last NVIDIA driver load among `events` (None: none). Pure."""
+    return max((e.line for e in events if e.kind == "driver_load"), default=None)
 
 
 def _result(
@@ -281,7 +289,7 @@ class XidCheck:
         if records == 0:
             raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
         classified = fallback.live_classes(classify_events(events, policy, context.gpu_family))
-        results, _ = evaluate_events(classified, {}, source, now)
+        results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
         results = fallback.merged(results, unclaimed, source, now)
         xids, sxids = count_events(classified)
         results.append(_node_result(source, records, len(classified), 0, False, now))
@@ -310,11 +318,10 @@ class XidCheck:
         classified = classify_events(history + events, policy, context.gpu_family)
         classified = [c for c in classified if c.event.line > 0]  # drop the replayed history
         classified = fallback.live_classes(classified)
-        reloaded = any(event.kind == "driver_load" for event in events)
         unclaimed = fallback.unclaimed_in_text(text)
         problems = fallback.fatal_problems(cursor.problems, unclaimed)
         results, problems = evaluate_events(
-            classified, problems, str(context.kmsg_path), now, reloaded
+            classified, problems, str(context.kmsg_path), now, last_reload(events)
         )
         results = fallback.merged(results, unclaimed, str(context.kmsg_path), now)
         first_read = cursor.sequence < 0

@@ -189,6 +189,19 @@ def _rate_line(doc: dict, fig) -> str:
     return "No provisioned or allocated GPU-time: no interruption rate."
 
 
+def _return_to_service(gate: dict) -> tuple[str, ...]:
+    """One line on the return-to-service gate when a GPU went through it (none otherwise):
+    validations and their GPU-hours (platform), failed gates and theirs (node)."""
+    if not gate.get("validations") and not gate.get("gates_failed"):
+        return ()
+    return (
+        f"Return to service: {gate['validations']:,} GPU validations after a cleared fault "
+        f"({hours(gate['validating_gpu_hours'])} GPU-hours validating, lost to the platform "
+        f"layer); {gate['gates_failed']:,} failed gates ({hours(gate['failed_gate_gpu_hours'])} "
+        "GPU-hours unhealthy after them, node layer).",
+    )
+
+
 def interruptions(doc, extra, wow, fig) -> Section:
     if fig.mtti_hours is None:
         mtti = "MTTI not available: " + _cannot(
@@ -196,7 +209,8 @@ def interruptions(doc, extra, wow, fig) -> Section:
         )
     else:
         mtti = f"MTTI {hours(fig.mtti_hours)} h (job wall hours per interruption)"
-    lines = (_rate_line(doc, fig), f"{mtti}.", f"MTTR {mttr_text(fig)}.")
+    lines = (_rate_line(doc, fig), f"{mtti}.", f"MTTR {mttr_text(fig)}.",
+             *_return_to_service(doc.get("return_to_service") or {}))
     rows = tuple((r["reason"], r["layer"], f"{r['faults']:,}", f"{r.get('gpu_faults', 0):,}",
                   f"{r['open']:,}", hours(r["mtbf_gpu_hours"]), hours(r["mttr_hours"]))
                  for r in doc.get("reliability") or [])

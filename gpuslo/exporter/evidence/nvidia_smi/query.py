@@ -142,7 +142,8 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
             digits = handle.group(1) if handle else ""
             failed_index = digits if digits and digits.isdigit() else None
             status = GpuStatus(
-                index=index or failed_index, pci_bus_id=block.pci, accessible=False, error=block.error
+                index=index or failed_index, pci_bus_id=block.pci, accessible=False,
+                error=block.error,
             )
             out.append(GpuReading(status=status, line=block.line))
             continue
