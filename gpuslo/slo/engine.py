@@ -308,9 +308,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         gpu_fault_starts=gpu_faults,
         jobs=jobs,
         interruptions=attributed,
-        reliability=reliability.mtbf_mttr(faults, frames.inventory, provisioned_h, start, end),
-        lemon_nodes=reliability.lemon_nodes(faults, start, end),
-        blast_radius=reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
+        **_reliability_fields(frames, faults, attributed, jobs, acc, provisioned_h, (start, end)),
         daily=objectives.per_day(acc.segments, spec),
         data_quality=_data_quality(acc, frames, jobs, split, start, end),
         crawl=crawl_rows,
@@ -319,9 +317,21 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         accounting=acc,
         job_losses=losses,
         jobs_hit=job_losses.jobs_hit(losses, acc),
-        return_to_service=reliability.return_to_service(frames.verdicts, acc.by_layer_reason,
-                                                        start, end),
     )
+
+
+def _reliability_fields(frames: Frames, faults: pd.DataFrame, attributed: pd.DataFrame,
+                        jobs: pd.DataFrame, acc, provisioned_h: float, window: tuple) -> dict:
+    """WeeklyResult's reliability figures: MTBF/MTTR, lemon nodes, blast radius and the
+    return-to-service gate's validations over the window."""
+    start, end = window
+    return {
+        "reliability": reliability.mtbf_mttr(faults, frames.inventory, provisioned_h, start, end),
+        "lemon_nodes": reliability.lemon_nodes(faults, start, end),
+        "blast_radius": reliability.blast_radius(attributed, jobs, faults, frames.inventory, end),
+        "return_to_service": reliability.return_to_service(frames.verdicts, acc.by_layer_reason,
+                                                           start, end),
+    }
 
 
 def _crawl(frames: Frames, slowdowns: pd.DataFrame, nodes: pd.DataFrame, split,

@@ -156,7 +156,7 @@ def test_live_check_counts_unrecognised_lines_as_warn(tmp_path):
         "[Feb 27 2025 15:11:00] [INFO] [tid 1] GPU 3 link training error on port 7\n"
     )
     output = run_check(tmp_path, text)
-    assert output.facts["unrecognised_messages"] == {"fabricmanager": 1}
+    assert output.facts.unrecognised_messages == {"fabricmanager": 1}
     assert any(r.status == "warn" and r.scope == "gpu:3" for r in output.results)
     assert node_verdict(output.results) == "healthy"
 

@@ -23,7 +23,7 @@ def _context(tmp: Path, log: Path, **extra) -> CheckContext:
 
 
 def _xids(output) -> dict:
-    return output.facts.xid_events
+    return output.facts[0].xid_events
 
 
 def test_trailing_partial_line_of_a_followed_file_waits_for_its_newline(tmp_path: Path) -> None:

@@ -122,7 +122,7 @@ def xid_run(tmp_path: Path, text: str):
         kernel_log=log, procfs=tmp_path, state_dir=tmp_path / "state", clock=lambda: 1e9
     )
     output = XidCheck().run(context)
-    return {r.scope: r for r in output.results}, output.facts
+    return {r.scope: r for r in output.results}, output.facts[1]
 
 
 def test_live_unrecognised_driver_chatter_warns_and_is_counted(tmp_path):
@@ -132,7 +132,7 @@ def test_live_unrecognised_driver_chatter_warns_and_is_counted(tmp_path):
     results, facts = xid_run(tmp_path, line)
     assert results["pci:00000000:0A:00.0"].status == "warn"
     assert "frobnicate" in results["pci:00000000:0A:00.0"].message
-    assert facts["unrecognised_messages"] == {"xid": 1}
+    assert facts.unrecognised_messages == {"xid": 1}
     assert node_verdict(results.values()) == "healthy"
 
 
@@ -140,7 +140,7 @@ def test_live_fatal_class_words_still_fail(tmp_path):
     results, facts = xid_run(tmp_path, read("aer-fatal-syslog.txt"))
     root_port = results["pci:00000000:00:01.0"]
     assert (root_port.status, root_port.reason) == ("fail", "unrecognised_fatal_message")
-    assert facts["unrecognised_messages"] == {"xid": 2}
+    assert facts.unrecognised_messages == {"xid": 2}
     results, _ = xid_run(tmp_path, read("nvrm-kgspbootgsprm-wpr2.txt"))
     assert results["pci:00000000:A1:00.0"].status == "fail"  # catalogued: RmInitAdapter failed
 
@@ -148,7 +148,7 @@ def test_live_fatal_class_words_still_fail(tmp_path):
 def test_live_unclaimed_device_error_line_warns(tmp_path):
     results, facts = xid_run(tmp_path, read("nvrm-280-not-supported.txt"))
     assert results["pci:00000000:01:00.0"].status == "fail"  # the block: GPU not supported
-    assert facts["unrecognised_messages"]["xid"] >= 1
+    assert facts.unrecognised_messages["xid"] >= 1
 
 
 def test_a_kernel_log_file_is_read_once_with_its_fallback_lines(tmp_path):

@@ -59,7 +59,7 @@ class Node:
             **extra,
         )
         output = XidCheck().run(context)  # a new object each time: an exporter restart
-        return {r.scope: r for r in output.results}, output.facts
+        return {r.scope: r for r in output.results}, output.facts[0]
 
 
 UUID = "GPU-b6c3b2be-c55b-d076-fa0e-d464e4c7e08b"
@@ -171,7 +171,7 @@ def test_kernel_log_file_is_read_whole(tmp_path):
     # The root cause (the first fatal Xid, 48) names the reason; Xid 154 sets the action.
     assert (gpu.status, gpu.reason, gpu.action) == ("fail", "xid_fatal", "drain_and_reset")
     assert gpu.message.startswith("Xid 48 (fatal): ")
-    assert output.facts.xid_events[("00000000:55:00.0", "48", "fatal")] == 2
+    assert output.facts[0].xid_events[("00000000:55:00.0", "48", "fatal")] == 2
 
 
 def fake_tools(bin_dir: Path, journalctl: str | None, dmesg: str | None) -> None:
