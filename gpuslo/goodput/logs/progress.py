@@ -119,13 +119,13 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
                                                                   if r.prog.bar),
             "duplicates": 0}
     kept: list[Record] = []
+    carry = 0.0  # line_s of the duplicates since the last kept record: part of the next step
     for rec in records:
         if kept and rec.glob == kept[-1].glob:
             info["duplicates"] += 1
-            kept[-1].carry += rec.prog.line_s or 0.0
+            carry += rec.prog.line_s or 0.0
             continue
-        if kept and kept[-1].carry:
-            rec.carry, kept[-1].carry = kept[-1].carry, 0.0
+        rec.carry, carry = carry, 0.0
         kept.append(rec)
     _runs(kept)
     _step_times(kept)
@@ -258,13 +258,19 @@ def _estimate(records: list[Record], i: int) -> int:
 
 
 def _warm(records: list[Record]) -> None:
-    """Mark each run's first record when it is not a full step (see the module docstring)."""
+    """Mark each run's first record when it is not a full step (see the module docstring):
+    only a run that starts at its beginning (the counter at most one log interval in, or a
+    restart) has a warm-up; an excerpt that starts mid-run does not."""
     runs: dict[int, list[Record]] = {}
     for rec in records:
         runs.setdefault(rec.run, []).append(rec)
-    for recs in runs.values():
+    for run, recs in runs.items():
         times = [r.step_s for r in recs[1:] if r.step_s]
-        if not times or recs[0].step_s is None:
+        first = recs[0]
+        if not times or first.step_s is None:
+            continue
+        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
+        if run == 0 and first.printed > max(1, interval):
             continue
         typical = median(times)
-        recs[0].warm = not (typical / 2 <= recs[0].step_s <= typical * 2)
+        first.warm = not (typical / 2 <= first.step_s <= typical * 2)

@@ -55,7 +55,8 @@ COMPONENT_WORDS = {"eta", "remaining", "left", "data", "reader", "dataloader", "
                    "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
                    "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
                    "allreduce", "microstep", "inner", "validation", "test", "rollout", "gen",
-                   "generation", "ref", "update_actor", "reward"}
+                   "generation", "ref", "update_actor", "reward", "grad", "sample", "sampling",
+                   "learn", "apply", "policy", "env", "h2d", "d2h", "prefetch"}
 CUMULATIVE_WORDS = {"elapsed", "wall", "since", "train_time", "runtime", "walltime", "total"}
 PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step_time",
                   "iter_time", "batch_time", "batch_cost", "timing", "time/step", "sec/step",
@@ -77,6 +78,7 @@ _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
          "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
+HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
 ROLES = ("step", "total", "epoch", "elapsed", "remaining", "step_s", "window_s", "smoothed_s",
          "line_s", "rate_ips", "rate_spi", "metric")
 
@@ -195,6 +197,8 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
         return _duration_role(f, 1.0)
     if f.kind != "num":
         return Role("metric")
+    if f.unit == "%":
+        return Role("metric", why="a percentage")
     rate = _rate(f)
     if rate:
         return rate
@@ -202,7 +206,7 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
     if scale is not None:
         return _duration_role(f, scale)
     ws = words(f.key)
-    if ws and ws[-1] in EPOCH_WORDS:
+    if ws and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total", "max", "n"}:
         return Role("epoch" if f.integer else "metric", why=f"named {f.key}")
     return Role("metric")
 
@@ -271,8 +275,13 @@ def _line_times(reading: Reading) -> None:
     has_rate = any(r.role in ("rate_ips", "rate_spi") for r in roles.values())
     step_words = set(words(fields[reading.step].key)) if reading.step is not None else set()
     counters = {w for f in fields if f.integer and f.index != reading.step for w in words(f.key)}
+    named = [i for i, r in roles.items() if r.role == "step_s"
+             and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
     for i, role in list(roles.items()):
         if role.role != "step_s":
+            continue
+        if named and i not in named:
+            roles[i] = Role("metric", role.scale, "another duration than the one named per step")
             continue
         ws = set(words(fields[i].key))
         if not fields[i].key and has_rate:
@@ -327,7 +336,8 @@ def _decide(reading: Reading) -> None:
         return
     head = _head(tpl.text, reading.step)
     words_before = set(words(head))
-    if NOT_PROGRESS_HEAD.search(head):
+    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key
+    if NOT_PROGRESS_HEAD.search(said):
         reading.why = f"an evaluation, data or download line ({head.strip()[:40]!r})"
     elif reading.epoch is None and words_before and words_before <= EPOCH_WORDS | {"train"} \
             and reading.bar:
