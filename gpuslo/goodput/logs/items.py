@@ -46,6 +46,7 @@ class Save:
     ended: bool = False
     after: Record | None = None
     hint: int | None = None
+    lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
 
@@ -91,9 +92,13 @@ class Mark:
     t1: float = 0.0
 
 
+MAX_STEP = 10**15  # a step number beyond this is a misread
+
+
 def _int(value: Any) -> int | None:
     found = number(str(value)) if value is not None else None
-    return int(found) if found is not None and found == int(found) else None
+    ok = found is not None and abs(found) <= MAX_STEP and found == int(found)
+    return int(found) if ok else None  # type: ignore[arg-type]
 
 
 def path_step(path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
@@ -152,6 +157,7 @@ class _Grouper:
                 target.seconds = seconds
             return
         save = self._which_save(o, phase, step)
+        save.lines += 1
         if phase == "start":
             save.start_ts = save.start_ts if save.start_ts is not None else o.ts
         elif phase == "part" and o.ts is not None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
-from gpuslo.goodput.logs.roles import Reading, read_template, window_or_step, words
+from gpuslo.goodput.logs.roles import Reading, Role, read_template, window_or_step, words
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
@@ -93,6 +93,16 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
     return chosen
 
 
+def _epochs_as_steps(marker: Reading) -> Matcher:
+    """A log with epoch lines but no step lines (nnU-Net's `epoch:  3`, an epoch summary):
+    the epoch is the step."""
+    reading = Reading(marker.template, dict(marker.roles), epoch=None, progress=True,
+                      why="epoch lines and no step lines: the epoch is the step")
+    reading.step = marker.epoch
+    reading.roles[marker.epoch] = Role("step", why="the epoch counts the progress")  # type: ignore[index]
+    return compile_reading(reading, "epochs")
+
+
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
     templates: list[Template] = group(records)
@@ -110,6 +120,10 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     for name in chosen:
         for reading in families[name]:
             out.progress.append(compile_reading(reading, name))
+    if not chosen and out.markers:
+        marker = max(out.markers, key=lambda m: m.reading.template.count)
+        out.markers.remove(marker)
+        out.progress.append(_epochs_as_steps(marker.reading))
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:
         for reading in families[name]:

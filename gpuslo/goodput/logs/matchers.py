@@ -27,6 +27,8 @@ _DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
 _GAP = r"(?:[\s█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]|\[[=>.\s-]{0,300}\])*"
 _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
 _COUNTS = ("step", "total", "epoch")
+MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread
+MAX_VALUE = 1e12  # a step, epoch or duration beyond this is not one (`1E0213` is a glued stamp)
 _TIMES = ("elapsed", "step_s", "window_s", "smoothed_s", "line_s", "rate_ips", "rate_spi")
 
 
@@ -84,7 +86,7 @@ class Matcher:
             if raw is None:
                 continue
             value = _value(raw, kind)
-            if value is None:
+            if value is None or abs(value) > MAX_VALUE:
                 continue
             if role in _COUNTS:
                 if value != int(value):
@@ -96,10 +98,11 @@ class Matcher:
                 else:
                     prog.epoch = int(value)
             elif role == "rate_ips":
-                prog.rate_s = 1.0 / value if value > 0 else None
+                prog.rate_s = 1.0 / value if value > 1.0 / MAX_SECONDS else None
             elif role == "rate_spi":
-                prog.rate_s = value * scale if value > 0 else None
-            elif getattr(prog, role) is None and (value > 0 or role == "elapsed"):
+                prog.rate_s = value * scale if 0 < value * scale <= MAX_SECONDS else None
+            elif getattr(prog, role) is None and (value > 0 or role == "elapsed") and (
+                    value * scale <= MAX_SECONDS):
                 setattr(prog, role, value * scale)
         self.hits += 1
         return prog

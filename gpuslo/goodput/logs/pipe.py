@@ -27,8 +27,9 @@ from gpuslo.goodput.logs.stamps import Clock
 
 MAX_JOIN = 8  # physical lines one wrapped record may span
 MAX_BLOCK = 400  # key-value lines one block may hold
-_KV = re.compile(r"^\s*\|?\s*(?P<k>[A-Za-z_][\w/.@()\- ]{0,60}?)\s*(?:[:=]|\s\|)\s*"
-                 r"(?P<v>[^\s|,]{1,80})\s*\|?\s*$")
+_KV = re.compile(r"^\s*(?:\|\s*)?(?P<k>[A-Za-z_][\w/.@()\- ]{0,60}?)\s*(?:[:=]|\s\|)\s*"
+                 r"(?P<v>[^\s|,]{1,80})\s*(?:\|\s*)?$")
+MAX_KV_LINE = 300  # characters of a line that holds one key and its value
 _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
                       r"|^\s*[A-Za-z_][\w/.-]{0,60}:\s*$")
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
@@ -125,7 +126,7 @@ class RecordPipe:
 
     def _record(self, line: int, text: str, ts: float | None, rank: str | None,
                 own_stamp: bool) -> list[Rec]:
-        if not own_stamp:
+        if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
             if kv is not None and len(self._block) < MAX_BLOCK:
                 key = kv.group("k").strip()
@@ -135,11 +136,14 @@ class RecordPipe:
                 self._keys.add(key)
                 self._block.append(f"{key}: {kv.group('v')}")
                 return out
-            if self._block and text.strip() and not _RULE.match(text) and _SECTION.match(text):
+            if self._block and text.strip() and not _RULE.match(text) and _SECTION.match(text) \
+                    and len(text) <= MAX_KV_LINE:
                 return []
         out = self._flush_block()
         if text.strip() and not _RULE.match(text):
             out.append(Rec(line, text, ts, rank))
+        elif own_stamp:  # an empty message still dates the log
+            out.append(Rec(line, "", ts, rank))
         return out
 
     def _flush_block(self) -> list[Rec]:

@@ -162,6 +162,8 @@ class LogReader:
             self._last_ts = ts
             self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
             self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        if not rec.text:
+            return
         self._seq += 1
         text = rec.text
         found = self.wording.match(text)
@@ -199,6 +201,8 @@ class LogReader:
         assert self.learnt is not None
         hand = self.wording.step_rule(rec.text) if self.wording.steps else None
         if hand is not None:
+            if hand[2] is not None:
+                self._hits[hand[2]] += 1
             return _from_rule(hand[0], hand[1], rec, self._seq, ts)
         for matcher in self.learnt.progress:
             prog = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
@@ -290,7 +294,7 @@ def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | No
     from gpuslo.goodput.logs.tokens import clock_seconds, number
 
     step = number(d.get("step", ""))
-    if step is None:
+    if step is None or abs(step) > 1e15:
         return None
     prog = Prog(rec.line, seq, ts, rec.rank)
     prog.printed, prog.family = int(step), f"rule:{rule.where}"

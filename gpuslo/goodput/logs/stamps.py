@@ -29,6 +29,7 @@ from datetime import datetime
 
 from dateutil import parser as dateutil_parser
 
+MIN_YEAR, MAX_YEAR = 1971, 2099  # the journal's clock range; other years are misreads
 REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
 BACK_TOLERANCE_S = 60.0  # ranks interleave their lines; a minute back is still one clock
 MAX_BACK_STEPS = 3
@@ -209,7 +210,7 @@ class Clock:
                 year = self.year or REFERENCE_YEAR
             else:
                 self.year = year
-            if not (1 <= month <= 12 and 1 <= day <= 31):
+            if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
                 return None
             midnight = float(calendar.timegm((year, month, day, 0, 0, 0)))
         except (KeyError, ValueError, OverflowError, TypeError):

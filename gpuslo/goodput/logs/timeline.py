@@ -86,11 +86,11 @@ def _save(line: Timeline, save: Save) -> None:
         start = line.anchor(save.start_ts)
         end = save.end_ts if save.end_ts is not None else (
             start + save.seconds if save.seconds is not None else (save.part_ts or start))
-    elif save.end_ts is not None:
+    elif save.end_ts is not None and (save.seconds is not None or save.lines < 2):
         end = line.anchor(save.end_ts)
         start = end - save.seconds if save.seconds is not None else (save.part_ts or end)
-    elif save.part_ts is not None:
-        end = save.part_ts
+    elif save.part_ts is not None or save.end_ts is not None:  # lines of one save, no start
+        end = max(t for t in (save.part_ts, save.end_ts) if t is not None)
         start = end - save.seconds if save.seconds is not None else (
             save.prev_ts if save.prev_ts is not None else end)
         start = line.anchor(start)

@@ -232,8 +232,8 @@ class Walk:
             self.j.emit(save.t1, "checkpoint", step=int(step))
             self.j.committed = int(step)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
-            round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.part_ts
-                                            is not None) and save.t1 > save.t0 else None)
+            round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
+            and save.t1 > save.t0 else None)
         self.saves.append({"step": step, "seconds": seconds, "line": save.line})
 
     def _restore(self, k: int, item: Restore) -> None:
