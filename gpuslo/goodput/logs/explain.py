@@ -27,7 +27,8 @@ MAX_LISTED = 40
 
 def readable(template: str) -> str:
     """A template with its placeholders written out."""
-    return template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
+    return (template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
+            .replace("\x04", "<bar>"))
 
 
 def _fields(reading: Reading) -> dict[str, str]:

@@ -48,7 +48,7 @@ def family_of(reading: Reading) -> str:
 def _position(text: str, index: int) -> int:
     count = 0
     for pos, ch in enumerate(text):
-        if ch in "\x01\x02\x03":
+        if ch in "\x01\x02\x03":  # values; \x04 (a bar's glyphs) is not one
             if count == index:
                 return pos
             count += 1

@@ -17,14 +17,15 @@ import re
 from dataclasses import dataclass
 
 from gpuslo.goodput.logs.roles import Reading, Role
-from gpuslo.goodput.logs.tokens import DATE, DUR, NUM, clock_seconds, number, parts_seconds
+from gpuslo.goodput.logs.tokens import BAR, DATE, DUR, NUM, clock_seconds, number, parts_seconds
 
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGT]?|nan|NaN|inf"
 _DUR = (r"(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?"
         r"|\d{1,4}(?:d|h|m|min) ?\d{1,4}(?:\.\d+)?(?:h|m|min|s|ms)(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?"
         r"(?: \d{1,4}ms)?")
 _DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
-_GAP = r"(?:[\s█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]|\[[=>.\s-]{0,300}\])*"
+_GAP = r"\s*"
+_BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"
 _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
 _COUNTS = ("step", "total", "epoch")
 MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread
@@ -40,7 +41,8 @@ class Prog:
     seconds per iteration from a rate; `family` the progress family, `bar` a progress bar."""
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
-                 "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher")
+                 "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
+                 "found")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None) -> None:
         self.line, self.seq, self.ts, self.rank = line, seq, ts, rank
@@ -56,6 +58,14 @@ class Prog:
         self.elapsed: float | None = None
         self.rate_s: float | None = None
         self.matcher: Matcher | None = None
+        self.found: re.Match[str] | None = None  # a fast match not yet read (`complete`)
+
+    def complete(self) -> Prog:
+        """Read the fields of a fast match (done once, when the record is used)."""
+        if self.found is not None and self.matcher is not None:
+            found, self.found = self.found, None
+            self.matcher.fill(self, found)
+        return self
 
 
 @dataclass
@@ -70,6 +80,11 @@ class Matcher:
     epoch_marker: bool
     reading: Reading
     hits: int = 0
+    _fast: re.Pattern[str] | None = None
+    step_group: str | None = None  # the regex group of the step counter
+
+    def __post_init__(self) -> None:
+        self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
 
     def read(self, text: str, line: int, seq: int, ts: float | None,
              rank: str | None) -> Prog | None:
@@ -81,11 +96,14 @@ class Matcher:
             return None
         prog = Prog(line, seq, ts, rank)
         prog.family, prog.bar, prog.matcher = self.family, self.bar, self
+        self.fill(prog, found)
+        return prog
+
+    def fill(self, prog: Prog, found: re.Match[str]) -> None:
+        """Set `prog`'s counts and times from a match of this template."""
         for group, role, scale, kind in self.fields:
             raw = found.group(group)
-            if raw is None:
-                continue
-            value = _value(raw, kind)
+            value = _value(raw, kind) if raw is not None else None
             if value is None or abs(value) > MAX_VALUE:
                 continue
             if role in _COUNTS:
@@ -105,7 +123,24 @@ class Matcher:
                     value * scale <= MAX_SECONDS):
                 setattr(prog, role, value * scale)
         self.hits += 1
-        return prog
+
+    def fast(self) -> re.Pattern[str]:
+        """The template as a regex on a whole physical line: anything (a launcher prefix, a
+        stamp, a logger's name) in a `_pre` group, then the template."""
+        if self._fast is None:
+            self._fast = re.compile(r"(?P<_pre>[^\n]{0,200}?)" + self.regex.pattern[1:])
+        return self._fast
+
+    def step_of(self, found: re.Match[str]) -> int | None:
+        """The step a fast match prints (the rest is read later, `fill`)."""
+        if self.step_group is None:
+            return None
+        raw = found.group(self.step_group)
+        if raw.isdigit():
+            return int(raw)
+        value = _value(raw, NUM)
+        return int(value) if value is not None and value == int(value) and abs(
+            value) <= MAX_VALUE else None
 
 
 def _value(raw: str, kind: str) -> float | None:
@@ -118,7 +153,7 @@ def _value(raw: str, kind: str) -> float | None:
 
 
 def _anchor(text: str) -> str:
-    pieces = [p for p in re.split(r"[\x01\x02\x03\s]+", text) if len(p) >= 2]
+    pieces = [p for p in re.split(r"[\x01\x02\x03\x04\s]+", text) if len(p) >= 2]
     words = [p for p in pieces if re.search(r"[A-Za-z]{2}", p)]
     return max(words or pieces or [""], key=len)
 
@@ -144,6 +179,8 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
             index += 1
         elif ch == " ":
             pieces.append(_GAP)
+        elif ch == BAR:
+            pieces.append(_BAR)
         else:
             pieces.append(re.escape(ch))
     regex = re.compile("".join(pieces))

@@ -47,17 +47,21 @@ class Rec:
     rank: str | None
 
 
-def wrap_width(lengths: list[int]) -> int | None:
+def wrap_width(lines: list[str]) -> int | None:
     """The terminal width records were cut at: the longest length at least 3 lines share when
-    it is at least 60 and at least half of the lines within 10 % of it have exactly it."""
-    if not lengths:
-        return None
-    counts = Counter(n for n in lengths if n >= 60)
+    it is at least 60, at least half of the lines within 10 % of it have exactly it, and most
+    lines of that length are followed by a line that does not open like them (the rest of the
+    record, not the next one)."""
+    counts = Counter(len(n) for n in lines if len(n) >= 60)
     if not counts:
         return None
     width = max(counts)
     near = sum(c for n, c in counts.items() if n >= 0.9 * width)
-    return width if counts[width] >= 3 and counts[width] >= 0.5 * near else None
+    if counts[width] < 3 or counts[width] < 0.5 * near:
+        return None
+    cut = [(a, b) for a, b in zip(lines, lines[1:], strict=False) if len(a) == width]
+    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a))
+    return width if continued >= 0.5 * len(cut) else None
 
 
 def _first(text: str) -> str:
@@ -108,6 +112,10 @@ class RecordPipe:
                 continue
             out += self._record(number, text, ts, rank, own)
         return out
+
+    def idle(self) -> bool:
+        """True when no record is being joined (a line may then be read on its own)."""
+        return self._pending is None and not self._block
 
     def flush(self) -> list[Rec]:
         """The records still being joined at the end of the input."""

@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuslo.goodput.logs.fast import FastPath, thin
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
@@ -39,6 +40,7 @@ UNREAD_EVERY = 16
 RELEARN_AFTER = 24
 MAX_UNREAD_KINDS = 512
 MAX_EXAMPLES = 64
+MAX_PROGRESS = 200_000  # progress records kept; beyond, every other one is merged (`fast.thin`)
 
 
 @dataclass
@@ -109,6 +111,7 @@ class LogReader:
         self._unread: dict[str, list[Any]] = {}
         self._unread_seen = 0
         self.other_progress = 0
+        self.fast: FastPath | None = None
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -122,15 +125,37 @@ class LogReader:
             if len(self._buffer) >= SAMPLE_LINES or self._buffered >= SAMPLE_BYTES:
                 self._learn()
             return
+        if self.fast is not None and ts is None and self.pipe.idle() and self.fast.line(
+                self, line):
+            return
         for rec in self.pipe.push(self.lines, line, ts):
             self._record(rec)
+
+    def dated(self, ts: float | None) -> float | None:
+        """Note a record's stamp; returns the stamp of the record before it."""
+        prev_ts = self._last_ts
+        if ts is not None:
+            self._last_ts = ts
+            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+            self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        return prev_ts
+
+    def add_progress(self, prog: Prog, rank: str | None) -> None:
+        """Keep a progress record unless another rank than the first one printed it."""
+        owned, owner = self._owner
+        if not owned:
+            self._owner = (True, rank)
+        elif rank != owner:
+            return  # another rank's copy of the same progress: read once
+        self.progress.append(prog)
+        if len(self.progress) >= MAX_PROGRESS:
+            self.progress = thin(self.progress)
 
     def _learn(self) -> None:
         """Learn from the buffered head, then read it (see the module docstring)."""
         buffered, self._buffer = self._buffer, []
         self.norm.shapes = self._stamp_shapes(buffered)
-        lengths = [len(c) for _, line, _ in buffered if (c := self.norm.clean(line))]
-        wrap = wrap_width(lengths)
+        wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(), wrap)
         sample: list[SampleRecord] = []
         for number, line, ts in buffered:
@@ -139,6 +164,8 @@ class LogReader:
         sample += [SampleRecord(r.line, r.text, r.ts, r.rank) for r in scratch.flush()]
         self.learnt = learn(sample, self.profiles.pins)
         self.pipe = RecordPipe(self.norm, self.clock, wrap)
+        if wrap is None and not self.wording.steps and self.learnt.progress:
+            self.fast = FastPath(self.learnt.progress, self.norm, self.wording, self.clock)
         for number, line, ts in buffered:
             for rec in self.pipe.push(number, line, ts):
                 self._record(rec)
@@ -157,45 +184,37 @@ class LogReader:
         ts = rec.ts
         if ts is None and ("datetime:" in rec.text or "CANCELLED AT" in rec.text):
             ts = self._inline_ts(rec.text, rec.line)
-        prev_ts = self._last_ts
-        if ts is not None:
-            self._last_ts = ts
-            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
-            self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        prev_ts = self.dated(ts)
         if not rec.text:
             return
         self._seq += 1
         text = rec.text
-        found = self.wording.match(text)
+        progress = self._progress(rec, ts)
+        found = self.wording.match(text, progress == "progress")
         for rule, groups, fw in found:
             self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
                                    fw, self._seq))
             if fw is not None:
                 self._hits[fw] += 1
-        read = self._progress(rec, ts) or bool(found)
-        if read:
+        if progress or found:
             self.matched += 1
         elif any(ch.isdigit() for ch in text):
             self._note_unread(rec, ts)
 
-    def _progress(self, rec: Rec, ts: float | None) -> bool:
+    def _progress(self, rec: Rec, ts: float | None) -> str:
+        """`progress`, `marker` (an epoch marker) or '' (neither) for one record."""
         assert self.learnt is not None
         for marker in self.learnt.markers:
             prog = marker.read(rec.text, rec.line, self._seq, ts, rec.rank)
             if prog is not None and prog.epoch is not None:
                 self.events.append(Obs("epoch", rec.line, ts, None, {"epoch": str(prog.epoch)},
                                        None, rec.text[:300], None, self._seq))
-                return True
+                return "marker"
         prog = self._read_progress(rec, ts)
         if prog is None:
-            return False
-        owned, owner = self._owner
-        if not owned:
-            self._owner = (True, rec.rank)
-        elif rec.rank != owner:
-            return True  # another rank's copy of the same progress: read once
-        self.progress.append(prog)
-        return True
+            return ""
+        self.add_progress(prog, rec.rank)
+        return "progress"
 
     def _read_progress(self, rec: Rec, ts: float | None) -> Prog | None:
         assert self.learnt is not None
@@ -276,6 +295,8 @@ class LogReader:
                 pending.lines = number - 1
                 pending.feed(line, ts)
             return pending.finish()
+        for prog in self.progress:
+            prog.complete()
         chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
         events = [o for o in self.events if o.framework is None or o.framework == chosen]
         return ParsedLog(

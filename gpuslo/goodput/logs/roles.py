@@ -355,7 +355,7 @@ def _head(text: str, index: int) -> str:
     """The template's text before its `index`-th value."""
     count = 0
     for pos, ch in enumerate(text):
-        if ch in "\x01\x02\x03":
+        if ch in "\x01\x02\x03":  # values; \x04 (a bar's glyphs) is not one
             if count == index:
                 return text[:pos]
             count += 1

@@ -11,6 +11,7 @@ same order, which is what makes them one template.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from statistics import median
 
@@ -18,6 +19,8 @@ from gpuslo.goodput.logs.tokens import Value, template, values
 
 MAX_TEMPLATES = 4000  # distinct templates kept from one sample; the rest are counted only
 MAX_VALUES = 2000  # values per field kept for role inference
+MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
+_DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +98,7 @@ class Template:
 def group(records: list[SampleRecord]) -> list[Template]:
     """The templates of `records` (see the module docstring)."""
     by_text: dict[str, Template] = {}
+    by_digits: dict[str, tuple[Template, int]] = {}
     previous: tuple[str, str | None] | None = None
     for record in records:
         if not record.text.strip():
@@ -102,6 +106,12 @@ def group(records: list[SampleRecord]) -> list[Template]:
         if previous == (record.text, record.ts and round(record.ts)):
             continue
         previous = (record.text, record.ts and round(record.ts))
+        digits = _DIGITS.sub("0", record.text)
+        known = by_digits.get(digits)
+        if known is not None and known[1] >= MAX_READ_PER_SHAPE:  # enough values seen
+            known[0].lines.append(record.line)
+            known[0].stamps.append(record.ts)
+            continue
         found = values(record.text)
         shape = template(record.text, found)
         tpl = by_text.get(shape)
@@ -112,4 +122,5 @@ def group(records: list[SampleRecord]) -> list[Template]:
                       for i, v in enumerate(found)]
             tpl = by_text[shape] = Template(shape, record.text, fields)
         tpl.add(record, found)
+        by_digits[digits] = (tpl, (known[1] if known else 0) + 1)
     return list(by_text.values())

@@ -9,8 +9,9 @@ right after it (`ms`, `it/s`, `s/it`, `GiB`) and the key printed before it (`ela
 iteration (ms)`, `'loss'`, `step`) - the name the role inference reads.
 
 `template(text, found) -> str` is the record with every value replaced by a placeholder
-(`\\x01` number, `\\x02` duration, `\\x03` date), progress-bar glyphs removed and runs of spaces
-folded, so that the lines one `print` statement writes share one template.
+(`\\x01` number, `\\x02` duration, `\\x03` date), progress-bar glyphs (`█▏`, `━`,
+`[====>...]`) one `\\x04` and runs of spaces folded, so that the lines one `print` statement
+writes share one template.
 
 Why our own masker and not drain3 (evaluated 2025-12 on the shared corpus and the H200 logs,
 drain3 0.9.11 from PyPI): drain3 splits on whitespace and masks whole tokens, so `[00:57<1:22:40,`
@@ -27,7 +28,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-NUM, DUR, DATE = "\x01", "\x02", "\x03"
+NUM, DUR, DATE, BAR = "\x01", "\x02", "\x03", "\x04"
 PLACEHOLDERS = NUM + DUR + DATE
 _SUFFIX = {"k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12}
 _NUMBER = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?"
@@ -153,5 +154,5 @@ def template(text: str, found: list[Value] | None = None) -> str:
         pieces.append(mark + (v.unit if v.kind == "num" else ""))
         last = v.end
     pieces.append(text[last:])
-    shape = _GLYPHS.sub(" ", "".join(pieces))
+    shape = _GLYPHS.sub(" " + BAR + " ", "".join(pieces))
     return _SPACES.sub(" ", shape).strip()

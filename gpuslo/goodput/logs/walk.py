@@ -176,12 +176,13 @@ class Walk:
 
     def _send(self) -> None:
         """Write the `steps` event of the records since the last one (bars print a line per
-        step: their records are sent together, with their median step time)."""
+        step and whole seconds: their records are sent together, with their median step
+        time; a line log's record is sent alone and its interval measured)."""
         rec, self.unsent = self.unsent, None
         if rec is None:
             return
         fields: dict[str, Any] = {"step": rec.glob}
-        if self.window:
+        if self.window and rec.prog.bar:  # a line log's interval is measured by the calculator
             fields["step_time_s"] = round(median(self.window), 9)
         self.window = []
         self.j.emit(rec.t1, "steps", **fields)
