@@ -34,8 +34,9 @@ _MEGATRON = (" iteration {step:8d}/ 115311 | consumed samples: {samples:12d} | c
              "| number of skipped iterations:   0 | number of nan iterations:   0 | samples per "
              "second: 19.474 | TFLOPs: 149.10 |\n")
 _TQDM = "Epoch 0:  42%|████▏     | {step}/{total} [{m:02d}:{s:02d}<00:25, 75.{r:02d}it/s]\r"
-_TITAN = ("[rank0]:[titan] 2025-06-16 {h:02d}:{m:02d}:{s:02d},{ms:03d} - root - INFO - step: {step:5d}"
-          "  loss:  6.1384  memory: 49.66GiB(52.28%)  tps: 5,856  tflops: 339.16  mfu: 34.29%\n")
+_TITAN = ("[rank0]:[titan] 2025-06-16 {h:02d}:{m:02d}:{s:02d},{ms:03d} - root - INFO - step: "
+          "{step:5d}  loss:  6.1384  memory: 49.66GiB(52.28%)  tps: 5,856  tflops: 339.16  "
+          "mfu: 34.29%\n")
 
 
 def _megatron(handle, size: int) -> None:

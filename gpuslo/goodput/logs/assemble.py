@@ -114,6 +114,10 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     slowdowns = find_slowdowns(records, slowdown_threshold, slowdown_min_intervals)
     goodput = goodput_of(journal.events, gpus, slowdowns, journal.commits) \
         if records and gpus else None
+    if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
+        goodput.update(status="unknown", goodput=None, reason=(
+            "the clock goes back again and again and the lines give no step time: how long "
+            "the steps took cannot be known"))
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
                    gpus, goodput)
     return LogGoodput(doc, journal.events)

@@ -109,6 +109,8 @@ class FastPath:
 
 
 def _mergeable(a: Prog, b: Prog) -> bool:
+    """b follows a directly (nothing printed between), same template and rank, step rising: a
+    record between two such records may be merged into the next (a run's first never is)."""
     return (b.seq == a.seq + 1 and a.matcher is b.matcher and b.printed > a.printed
             and a.rank == b.rank)
 
@@ -120,8 +122,7 @@ def thin(progress: list[Prog]) -> list[Prog]:
     while i < len(progress):
         a = progress[i]
         b = progress[i + 1] if i + 1 < len(progress) else None
-        if b is not None and _mergeable(a, b) and (not out or out[-1].seq != a.seq - 1
-                                                  or out[-1].printed > a.printed):
+        if b is not None and out and _mergeable(out[-1], a) and _mergeable(a, b):
             a.complete()
             b.complete()
             if a.window_s is not None and b.window_s is not None:

@@ -40,8 +40,8 @@ _VALUE = re.compile(
     rf"|(?P<num>(?<![\w.]){_NUMBER}|(?<![\w.])(?:nan|NaN|inf)(?!\w))"
     r"(?P<sfx>[kKMGT](?![A-Za-z]))?(?P<unit>[A-Za-z%µ]{1,8}(?:/[A-Za-z]{1,6})?)?"
 )
-_GLYPHS = re.compile(r"[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]+|\[[=>.\s-]{3,}\]"
-                     r"|\[[=>.\s-]{0,200}>[=>.\s-]{0,200}\]")
+_GLYPHS = re.compile(r"(?<=\|)[█▉▊▋▌▍▎▏ ]{1,400}(?=\|)|[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]+"
+                     r"|\[[=>.\s-]{3,}\]|\[[=>.\s-]{0,200}>[=>.\s-]{0,200}\]")
 _SPACES = re.compile(r"\s+")
 _KEY = re.compile(r"([A-Za-z_][\w/@.()' -]{0,60}?)\s*[:=]?\s*['\"]?\s*$")
 _DUR_PART = re.compile(r"(\d+(?:\.\d+)?)\s?(days?|d|h|min|ms|m|s)")

@@ -7,7 +7,8 @@ Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `rest
 Commit evidence. A save line commits its step. A restore of step M proves a commit at M: the
 walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
 save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
-starts mid-way at step M + 1 is a resumed run: M was committed too. The end of training
+starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log
+that opens with such a bar is a restart, but its commit is not proven). The end of training
 (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
 
@@ -159,7 +160,6 @@ class Walk:
         elif last is None and rec.resumed is not None and not self.restarts:
             self.restarts.append({"resumed_from_step": rec.resumed, "lost_steps": None,
                                   "line": rec.line, "_restore": None})
-            self.j.emit(rec.t0, "checkpoint", step=rec.resumed)
         if self.restarted:
             self._send()
         self.j.close_phase(rec.t0)
