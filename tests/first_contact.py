@@ -68,7 +68,8 @@ def training_log_cases(half: str) -> list[tuple[dict, Path]]:
 
 
 def read_training_log(gpuslo: str, log: Path) -> dict:
-    done = subprocess.run([gpuslo, "goodput", str(log), "--format", "json"], capture_output=True,
+    done = subprocess.run([gpuslo, "goodput", str(log), "--format", "json", "--gpus", "1"],
+                          capture_output=True,
                           text=True, timeout=180)
     try:
         return json.loads(done.stdout)

@@ -1,6 +1,7 @@
 """`gpuslo goodput`: goodput facts from the training logs jobs already print.
 
     gpuslo goodput LOG... [--framework NAME] [--gpus N] [--profiles FILE]
+                   [--checkpoint-dir DIR|GLOB] [--explain]
                    [--slowdown-threshold R] [--slowdown-intervals N] [--format text|json]
 
 One JSON object per LOG (a single LOG prints the object itself, several a list). Keys are always
@@ -10,7 +11,12 @@ lost_steps}], interruptions[{after_step,cause,layer,line,why}] (`why`: why a cau
 on the observability layer, names.OBSERVABILITY_WHY; null on the others),
 slowdowns[{from_step,ratio,...}], hangs[{after_step,seconds}], span_s, and `goodput`
 (GPU-seconds per category, from the same calculator as the Recorder's journals) when --gpus is
-given.
+given; without any commit evidence (no save or restore line, no checkpoint file) its `goodput`
+is null with status `unknown` and a reason, never 0.0. `--checkpoint-dir` reads the steps
+committed from checkpoint file names (`checkpoint-500`, `epoch=0-step=2532.ckpt`) when the log
+prints no save line. `--explain` adds what was read and why: the templates read as progress
+(with the role of each field), epoch markers, counters not read as steps, event templates and
+recurring templates left unread.
 
 Exit status: 0 every log was read, 1 some log had nothing to read (status `unknown`: binary,
 no progress line, no known framework), 2 usage or input error (one line on stderr naming the
@@ -36,6 +42,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--framework", help="profile name (default: detected from the log)")
     parser.add_argument("--gpus", type=int, help="GPUs the job used: gives GPU-seconds")
     parser.add_argument("--profiles", help="operator overlay YAML merged on the packaged profiles")
+    parser.add_argument("--checkpoint-dir", metavar="DIR|GLOB",
+                        help="checkpoint files whose names give the committed steps")
+    parser.add_argument("--explain", action="store_true",
+                        help="say which templates were read as progress or events and why")
     parser.add_argument("--slowdown-threshold", type=float, default=DEFAULT_THRESHOLD,
                         help=f"step time / reference above which an interval is slow "
                              f"(default {DEFAULT_THRESHOLD})")
@@ -58,7 +68,9 @@ def run(args: argparse.Namespace) -> int:
     rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
     docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
                                    slowdown_threshold=args.slowdown_threshold,
-                                   slowdown_min_intervals=args.slowdown_intervals), rule)
+                                   slowdown_min_intervals=args.slowdown_intervals,
+                                   checkpoint_dir=args.checkpoint_dir, with_explain=args.explain),
+                       rule)
             for path in args.logs]
     for doc in docs:
         for interruption in doc["interruptions"]:
@@ -131,6 +143,27 @@ def render_text(doc: dict) -> str:
         verdict = g["goodput"] if g["goodput"] is not None else "unknown"
         lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {parts or 'none committed'}; "
                      f"uncommitted {g['uncommitted_gpu_s']}; goodput {verdict}")
+        if g.get("reason"):
+            lines.append(f"  goodput: {g['reason']}")
     for note in doc["not_read"] + doc["notes"]:
         lines.append(f"  note: {note}")
+    if doc.get("explain"):
+        lines += _explain_lines(doc["explain"])
     return "\n".join(lines) + "\n"
+
+
+def _explain_lines(ex: dict) -> list[str]:
+    """The `--explain` section for a person."""
+    out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}"]
+    for title, key in (("progress", "progress"), ("epoch marker", "epoch_markers")):
+        for e in ex[key]:
+            out.append(f"    {title} ({e['records']}x, line {e['first_line']}): {e['template']}")
+            out += [f"      {name}: {role}" for name, role in e["fields"].items()
+                    if not role.startswith("metric")]
+    for e in ex["not_progress"]:
+        out.append(f"    not progress ({e['records']}x): {e['template']} - {e['why']}")
+    for e in ex["events"]:
+        out.append(f"    event {'/'.join(e['kinds'])} ({e['records']}x): {e['template']}")
+    for e in ex["unread"]:
+        out.append(f"    unread ({e['records']}x, line {e['first_line']}): {e['template']}")
+    return out

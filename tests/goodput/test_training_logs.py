@@ -126,7 +126,8 @@ def test_corpus_other_facts() -> None:
     assert t21["restarts"][0]["resumed_from_step"] == 1250
     t10 = analyse_log(case["T10"], PROFILES).document
     assert t10["slowdowns"] == [] and t10["hangs"][0]["after_step"] == 24
-    assert t10["step_time_s"]["median"] == pytest.approx(2.82)
+    # the bar's elapsed time over its steps is preferred to its EMA rate (2.82 s/it)
+    assert t10["step_time_s"]["median"] == pytest.approx(2.82, rel=0.05)
 
 
 # -- goodput by hand -------------------------------------------------------------------------

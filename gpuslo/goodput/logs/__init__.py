@@ -1,9 +1,12 @@
 """Goodput from the logs training jobs already print (DESIGN.md §5, issue 14).
 
-Layout: `profiles` (the packaged YAML of regexes per framework, with an operator overlay),
-`read` (the I/O edge: streamed lines, binary refused), `parse` (lines → observations),
-`assemble` (observations → facts and Recorder journal events, goodput from the one calculator),
-`slowdown` (sustained slowdowns against the job's own steady state).
+The reader learns each log's shape from the log itself (issue 23); profiles only refine it.
+Stages, in order: `read` (the I/O edge: streamed lines, binary refused, checkpoint files),
+`reader` (learn on the head, then per line: `pipe` → `normalise` → `wording` events and the
+`matchers` of `learn`ed progress templates; `tokens`, `stamps`, `templates`, `roles` are the
+learner's parts), `assemble` (`progress` → `items` → `timeline` → `walk` → `document`, goodput
+from the one calculator), `explain` (what was read and why, for `--explain`), `profiles` (the
+packaged wording families and framework refinements, with an operator overlay).
 
 `analyse_log(path, ...)` is the one call that does all of it for a file.
 """
@@ -15,10 +18,11 @@ import re
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.goodput.logs.assemble import LogGoodput, assemble
-from gpuslo.goodput.logs.parse import LogParser
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
+from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
-from gpuslo.goodput.logs.read import ReadStats, read_lines
+from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_lines
+from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
 __all__ = ["LogGoodput", "analyse_log", "job_id_for", "load_profiles"]
@@ -43,22 +47,30 @@ def analyse_log(
     job: str | None = None,
     slowdown_threshold: float = DEFAULT_THRESHOLD,
     slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS,
+    checkpoint_dir: str | None = None,
+    with_explain: bool = False,
 ) -> LogGoodput:
     """Read the log at `path` and return its facts and journal events.
 
-    Raises InputError when the file cannot be read, UsageError for an unknown `framework`.
-    A binary file, or a log with no progress, gives a document with status `unknown` (what was
-    read and what was not is in `read` and `not_read`), never a made-up goodput."""
+    `checkpoint_dir`: a directory or glob of checkpoint files whose names give the steps
+    committed (`--checkpoint-dir`); `with_explain` adds the `explain` section. Raises
+    InputError when the file (or the checkpoint directory) cannot be read, UsageError for an
+    unknown `framework`. A binary file, or a log with no progress, gives a document with status
+    `unknown` (what was read and what was not is in `read` and `not_read`), never a made-up
+    goodput."""
     profiles = profiles or load_profiles()
-    parser = LogParser(profiles, framework)
+    reader = LogReader(profiles, framework)
     stats = ReadStats()
     for line in read_lines(path, stats):
-        parser.feed(line)
-    parsed = parser.finish()
+        reader.feed(line)
+    parsed = reader.finish()
+    commits = None
+    if checkpoint_dir is not None:
+        commits = commits_from_files(checkpoint_files(checkpoint_dir), profiles.checkpoint_step)
     result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,
-                      slowdown_min_intervals=slowdown_min_intervals)
+                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits)
     doc = {"file": str(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:
@@ -66,4 +78,6 @@ def analyse_log(
         doc["not_read"] = ["the file is binary (control bytes in its first 64 KiB): not read"]
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
+    if with_explain:
+        doc["explain"] = explain(parsed, reader.wording)
     return LogGoodput(doc, result.events)

@@ -42,7 +42,9 @@ _RULE_KEYS = {"kind", "regex", "contains", "fields", "phase", "cause", "layer", 
               "record_end", "step_time_is", "warmup_first", "per_epoch", "same_total", "unit",
               "step_from"}  # fmt: skip
 _TOP_KEYS = {"version", "prefixes", "splits", "timestamps", "inline_timestamps", "checkpoint_step",
-             "common", "frameworks"}  # fmt: skip
+             "common", "frameworks", "roles"}  # fmt: skip
+PIN_ROLES = ("step", "total", "epoch", "elapsed", "remaining", "step_s", "window_s", "smoothed_s",
+             "line_s", "rate_ips", "rate_spi", "metric")
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class Profiles:
     common: tuple[Rule, ...]
     frameworks: dict[str, Framework] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
+    pins: dict[str, str] = field(default_factory=dict)  # field name → role (overlay `roles`)
 
 
 def check_linear(pattern: str, where: str) -> None:
@@ -251,6 +254,10 @@ def _build(document: Any, source: str) -> Profiles:
                                      _rules(raw["rules"], f"{where}.rules"))
     for key in ("prefixes", "splits", "timestamps", "inline_timestamps", "checkpoint_step"):
         _regex_list(document.get(key), key)  # validate before compiling below
+    pins = document.get("roles") or {}
+    if not isinstance(pins, dict) or not all(
+            isinstance(k, str) and v in PIN_ROLES for k, v in pins.items()):
+        raise ConfigError(f"roles: must map a field name to one of {', '.join(PIN_ROLES)}")
     return Profiles(
         prefixes=_regex_list(document.get("prefixes"), "prefixes"),
         splits=_regex_list(document.get("splits"), "splits"),
@@ -260,6 +267,7 @@ def _build(document: Any, source: str) -> Profiles:
         common=_rules(document.get("common") or [], "common"),
         frameworks=frameworks,
         sources=(source,),
+        pins=dict(pins),
     )
 
 
@@ -277,6 +285,10 @@ def merge(base: dict[str, Any], overlay: Any, source: str) -> dict[str, Any]:
             if not isinstance(value, list):
                 raise ConfigError(f"{source}: {key}: must be a list")
             merged[key] = list(value) + list(merged.get(key) or [])
+        elif key == "roles":
+            if not isinstance(value, dict):
+                raise ConfigError(f"{source}: roles: must be a mapping of field name to role")
+            merged["roles"] = {**(merged.get("roles") or {}), **value}
         elif key == "frameworks":
             if not isinstance(value, dict):
                 raise ConfigError(f"{source}: frameworks: must be a mapping")

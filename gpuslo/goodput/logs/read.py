@@ -101,3 +101,25 @@ def _text(raw: bytes, stats: ReadStats) -> str:
         raw = raw[:MAX_LINE_BYTES]
         stats.long_lines += 1
     return raw.decode("utf-8", errors="replace")
+
+
+def checkpoint_files(spec: str) -> list[tuple[str, float]]:
+    """(name, modification time) of the checkpoint files `spec` names: a directory (its
+    entries, one level, directories included: `checkpoint-500/`) or a glob pattern.
+
+    Raises InputError when `spec` matches nothing readable."""
+    import glob as globbing
+
+    if os.path.isdir(spec):
+        paths = [os.path.join(spec, name) for name in sorted(os.listdir(spec))]
+    else:
+        paths = sorted(globbing.glob(spec))
+    out = []
+    for found in paths:
+        try:
+            out.append((os.path.basename(found.rstrip("/")), os.stat(found).st_mtime))
+        except OSError:
+            continue
+    if not out:
+        raise InputError(spec, "--checkpoint-dir: no checkpoint file or directory found")
+    return out

@@ -1,0 +1,181 @@
+"""The `gpuslo goodput` JSON document of one log (pure), from its records, facts and journal.
+
+Keys (always present, null when the log does not say): framework, framework_detected, status
+(`ok`, or `unknown` when no progress was read), read{lines, matched_lines, progress_lines,
+duplicates}, not_read[], steps{first, last, total_planned, epoch_first, epoch_last,
+global_first, global_last}, step_time_s{median, min, max, count}, checkpoint_saves[{step,
+seconds, line}], restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step,
+cause, layer, line, text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step,
+seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
+
+`goodput` (with `--gpus`): GPU-seconds per category from the one calculator, `uncommitted_gpu_s`,
+`goodput` = productive / accounted. Fail closed: when nothing in the log (or the checkpoint
+directory) proves a commit - no save line, no restore, no checkpoint file - `goodput` is
+`{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
+as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
+given. `steps.first/last` are job-wide steps (per-epoch counters made global, see `progress`).
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from gpuslo import names
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.logs.progress import ELAPSED_MIN_S, Record
+from gpuslo.goodput.logs.reader import ParsedLog
+from gpuslo.goodput.logs.timeline import Timeline
+from gpuslo.goodput.slowdown import Interval, sustained_slowdowns
+
+
+def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str, Any]],
+               commits: int) -> dict[str, Any]:
+    """The `goodput` object (see the module docstring); `commits`: checkpoint events written."""
+    result = compute_goodput(events)
+    seconds = {k: round(v, 3) for k, v in result.gpu_seconds.items()}
+    accounted = sum(seconds.values()) + result.uncommitted_gpu_s
+    out = {
+        "gpus": gpus,
+        "status": "ok",
+        "gpu_seconds": seconds,
+        "uncommitted_gpu_s": round(result.uncommitted_gpu_s, 3),
+        "slowdown_gpu_s": round(sum(s["extra_s"] for s in slowdowns) * gpus, 3),
+        "accounted_gpu_s": round(accounted, 3),
+        "goodput": round(seconds[names.CATEGORY_PRODUCTIVE] / accounted, 6)
+        if accounted > 0 else None,
+        "interruptions": {k: v for k, v in result.interruptions.items() if v},
+    }
+    if not commits:
+        out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
+            "no commit evidence: the log has no checkpoint save or restore line (and no "
+            "checkpoint files were given), so which progress was committed cannot be known"))
+    elif result.uncommitted_gpu_s > 0:
+        out["reason"] = ("progress after the last proven commit is uncommitted: the end of "
+                         "training is not taken as a commit")
+    return out
+
+
+def intervals(records: list[Record]) -> tuple[list[Interval], dict[int, Record]]:
+    """The logged intervals slowdown detection reads: one per progress line, except progress
+    bars (a redraw per step, elapsed in whole seconds), merged until they span ELAPSED_MIN_S."""
+    out: list[Interval] = []
+    by_first: dict[int, Record] = {}
+    anchor: Record | None = None
+    for rec in records:
+        if rec.warm:
+            anchor = None
+            continue
+        elapsed = rec.prog.elapsed if rec.prog.bar else None
+        if elapsed is not None and rec.source in ("elapsed", "rate", "smoothed_s"):
+            if anchor is None or rec.delta is None or anchor.prog.elapsed is None or (
+                    elapsed < anchor.prog.elapsed):
+                anchor = rec
+                continue
+            if elapsed - anchor.prog.elapsed < ELAPSED_MIN_S or rec.glob <= anchor.glob:
+                continue
+            first = anchor.glob + 1
+            out.append(Interval(first, rec.glob,
+                                (elapsed - anchor.prog.elapsed) / (rec.glob - anchor.glob)))
+            by_first[first] = rec
+            anchor = rec
+            continue
+        if rec.step_s is None:
+            continue
+        first = rec.glob - (rec.delta or 1) + 1
+        out.append(Interval(first, rec.glob, rec.step_s))
+        by_first[first] = rec
+    return out, by_first
+
+
+def find_slowdowns(records: list[Record], threshold: float, min_intervals: int
+                   ) -> list[dict[str, Any]]:
+    """Sustained slowdowns against the job's own steady state (`slowdown.sustained_slowdowns`)."""
+    found, by_first = intervals(records)
+    out = []
+    for s in sustained_slowdowns(found, threshold=threshold, min_intervals=min_intervals):
+        out.append({"from_step": s.from_step, "to_step": s.to_step, "ratio": round(s.ratio, 4),
+                    "reference_s": round(s.reference_s, 6), "median_s": round(s.median_s, 6),
+                    "intervals": s.intervals, "extra_s": round(s.extra_s, 3)})
+        rec = by_first.get(s.from_step)
+        if rec is not None and rec.glob != rec.printed:
+            out[-1]["epoch"] = rec.epoch
+    return out
+
+
+def span(parsed: ParsedLog, timeline: Timeline) -> tuple[float | None, str | None]:
+    """Seconds from the first to the last line the log dates: by its stamps, or by the clock
+    rebuilt from step and elapsed times when that covers more."""
+    stamped = None
+    if parsed.first_ts is not None and parsed.last_ts is not None and not parsed.clock_unreliable:
+        stamped = (parsed.last_ts - parsed.first_ts) or None
+    built = None
+    if timeline.placed:
+        built = max(x.t1 for x in timeline.placed) - min(x.t1 for x in timeline.placed)
+        first = timeline.placed[0]
+        if isinstance(first, Record) and first.ts is None and stamped is None:
+            built += first.t1 - first.t0  # the first progress line's own interval
+    if stamped is not None and (built is None or stamped >= built - 1e-6):
+        return (round(stamped, 3), "timestamps") if stamped > 0 else (None, None)
+    if built:
+        return round(built, 3), "step_times"
+    return None, None
+
+
+def _stats(times: list[float]) -> dict[str, Any]:
+    return {"median": round(median(times), 6) if times else None,
+            "min": round(min(times), 6) if times else None,
+            "max": round(max(times), 6) if times else None, "count": len(times)}
+
+
+def _not_read(parsed: ParsedLog, records: list[Record]) -> list[str]:
+    out = []
+    if not records:
+        out.append("no progress lines: no step, step time or goodput can be given")
+    if parsed.unreadable:
+        out.append(f"{parsed.unreadable} line(s) of binary noise skipped")
+    if parsed.truncated:
+        out.append(f"{parsed.truncated} line(s) longer than the record limit were cut")
+    return out
+
+
+def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
+             info: dict[str, Any], notes: list[str], span_s: tuple[float | None, str | None],
+             slowdowns: list[dict[str, Any]], gpus: int | None,
+             goodput: dict[str, Any] | None) -> dict[str, Any]:
+    """The document (see the module docstring)."""
+    times = facts["step_times"] or [r.step_s for r in records if r.step_s is not None]
+    first, last = (records[0], records[-1]) if records else (None, None)
+    if info.get("other_bars"):
+        notes.append(f"{info['other_bars']} progress bar line(s) with another total "
+                     "(evaluation or data bars) were not read as training steps")
+    return {
+        "framework": parsed.framework,
+        "framework_detected": parsed.detected if parsed.framework else None,
+        "status": "ok" if records else names.STATUS_UNKNOWN,
+        "read": {"lines": parsed.lines, "matched_lines": parsed.matched,
+                 "progress_lines": len(records), "duplicates": info.get("duplicates", 0)},
+        "not_read": _not_read(parsed, records),
+        "steps": {
+            "first": first.glob if first else None,
+            "last": last.glob if last else None,
+            "total_planned": last.total if last else None,
+            "epoch_first": first.epoch if first else None,
+            "epoch_last": last.epoch if last else None,
+            "printed_first": first.printed if first else None,
+            "printed_last": last.printed if last else None,
+            "global_first": first.glob if first else None,
+            "global_last": last.glob if last else None,
+        },
+        "step_time_s": _stats(times),
+        "checkpoint_saves": facts["saves"],
+        "restarts": facts["restarts"],
+        "interruptions": facts["interruptions"],
+        "slowdowns": slowdowns,
+        "hangs": facts["hangs"],
+        "span_s": span_s[0],
+        "span_from": span_s[1],
+        "gpus": gpus,
+        "goodput": goodput,
+        "notes": notes,
+    }

@@ -1,0 +1,87 @@
+"""What the reader made of a log, for `gpuslo goodput --explain` (pure).
+
+`explain(parsed, wording) -> dict`:
+- `stamps`: the stamp layouts learnt (`9999-99-99 99:99:99,999`, `glog/c10 ...`);
+- `progress`: the templates read as training progress, with their family, record count in
+  the sample, an example line and the role of every field (`iteration: step`, `elapsed time per
+  iteration (ms): step_s (named as a time per step)`);
+- `epoch_markers`: templates that set the epoch of the lines after them;
+- `not_progress`: templates with a counter that were not read as steps, and why (evaluation
+  bars, another loop's counter, event lines);
+- `events`: the sample's templates that event rules read, with the kinds;
+- `unread`: templates that recur (3 or more records) with numbers and that nothing read - the
+  shapes an overlay (`--profiles`, `roles:` pins or rules) could teach.
+Template text shows numbers as `<n>`, durations as `<d>` and dates as `<date>`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuslo.goodput.logs.reader import ParsedLog
+from gpuslo.goodput.logs.roles import Reading
+from gpuslo.goodput.logs.wording import Wording
+
+MAX_LISTED = 40
+
+
+def readable(template: str) -> str:
+    """A template with its placeholders written out."""
+    return (template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
+            .replace("\x04", "<bar>"))
+
+
+def _fields(reading: Reading) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for f in reading.template.fields:
+        role = reading.roles.get(f.index)
+        if role is None:
+            continue
+        name = f.key or f"#{f.index}"
+        if name in out:
+            name = f"{name} #{f.index}"
+        out[name] = f"{role.role} ({role.why})" if role.why else role.role
+    return out
+
+
+def _entry(reading: Reading) -> dict[str, Any]:
+    tpl = reading.template
+    return {"template": readable(tpl.text)[:300], "records": tpl.count,
+            "first_line": tpl.lines[0] if tpl.lines else None, "example": tpl.example[:300],
+            "why": reading.why}
+
+
+def explain(parsed: ParsedLog, wording: Wording) -> dict[str, Any]:
+    """The explanation of one read log (see the module docstring)."""
+    learnt = parsed.learnt
+    out: dict[str, Any] = {"stamps": parsed.stamp_layouts, "progress": [], "epoch_markers": [],
+                           "not_progress": [], "events": [], "unread": []}
+    if learnt is None:
+        return out
+    families = {m.reading.template.text: m.family for m in learnt.progress}
+    for reading in learnt.readings:
+        tpl = reading.template
+        if tpl.text in families:
+            out["progress"].append({**_entry(reading), "family": families[tpl.text],
+                                    "fields": _fields(reading)})
+        elif reading.epoch_marker:
+            out["epoch_markers"].append({**_entry(reading), "fields": _fields(reading)})
+        elif reading.step is not None:
+            out["not_progress"].append(_entry(reading))
+        else:
+            kinds = sorted({rule.kind for rule, _, _ in wording.match(tpl.example)})
+            if kinds:
+                out["events"].append({"template": readable(tpl.text)[:300],
+                                      "records": tpl.count, "kinds": kinds})
+            elif tpl.count >= 3 and tpl.fields:
+                out["unread"].append({"template": readable(tpl.text)[:300],
+                                      "records": tpl.count, "first_line": tpl.lines[0],
+                                      "example": tpl.example[:300]})
+    seen = {u["template"] for u in out["unread"]}
+    for shape, (count, line, example) in parsed.unread.items():
+        if readable(shape)[:300] not in seen:
+            out["unread"].append({"template": readable(shape)[:300], "records": count,
+                                  "first_line": line, "example": example})
+    for key in ("not_progress", "events", "unread"):
+        out[key] = sorted(out[key], key=lambda e: -e["records"])[:MAX_LISTED]
+    return out

@@ -1,0 +1,134 @@
+"""The per-line fast path of the reader, and the bound on the progress records it keeps (pure).
+
+After learning, most lines of a big log are progress lines of one template. `FastPath.line`
+reads such a line whole: a literal prefilter (`anchor in line`), one regex `match` of the
+template behind whatever prefix the line has (a rank, a stamp, a logger's name: `_pre`), the
+step read at once and the other fields when the record is used (`Prog.complete`). The prefix is
+read by the `Normaliser` once per shape (digits masked), then only its stamp is matched. A line
+the fast path is not sure of - a message glued to it, a word an event rule looks for, colour
+codes, a prefix that is not one - goes the whole way (`RecordPipe`, wording, matchers); so does
+every other line.
+
+`thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
+bound, every other record of a stretch of consecutive records (same run, same template, step
+rising, nothing printed between them) is merged into the next one (its window and line times
+added), so the records left describe the same steps and times, more coarsely.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpuslo.goodput.logs.matchers import Matcher, Prog
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.stamps import Clock, StampShape
+from gpuslo.goodput.logs.wording import Wording
+
+_DIGITS = str.maketrans("0123456789", "0000000000")
+_BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
+_RESIDUE = " \t-|:>[]"
+MAX_SHAPES = 256
+
+
+class FastPath:
+    """See the module docstring."""
+
+    def __init__(self, matchers: list[Matcher], norm: Normaliser, wording: Wording,
+                 clock: Clock) -> None:
+        self.matchers = [(m.anchor, m.fast(), m) for m in matchers]
+        self.norm, self.clock = norm, clock
+        self.glue = re.compile("|".join([p.pattern for p in norm.profiles.splits] + [_BAR_END]))
+        words = sorted({r.contains for r, _ in wording.rules if len(r.contains) >= 4
+                        and r.kind not in ("detect", "hint", "train_start")})
+        self.words = re.compile("|".join(re.escape(w) for w in words) + "|\x1b|[\x00-\x08]")
+        self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
+
+    def line(self, reader: Any, line: str) -> bool:  # a reader.LogReader (it imports this)
+        """Read `line` when it is a plain progress line (True), else leave it (False)."""
+        for anchor, regex, matcher in self.matchers:
+            if anchor and anchor not in line:
+                continue
+            found = regex.match(line)
+            if found is None:
+                continue
+            if self._unsure(line, found.end("_pre"), found.end()):
+                return False
+            pre = found.group("_pre")
+            ts, rank = None, None
+            if pre:
+                known = self._prefix(pre, reader.lines)
+                if known is None:
+                    return False
+                ts, rank = known
+            step = matcher.step_of(found)
+            if step is None:
+                return False
+            reader.dated(ts)
+            reader._seq += 1
+            reader.matched += 1
+            prog = Prog(reader.lines, reader._seq, ts, rank)
+            prog.printed, prog.family, prog.bar = step, matcher.family, matcher.bar
+            prog.matcher, prog.found = matcher, found
+            reader.add_progress(prog, rank)
+            return True
+        return False
+
+    def _unsure(self, line: str, start: int, end: int) -> bool:
+        """True when more than the progress record may be on the line: a message glued after
+        it, a word an event rule looks for, colour codes or control bytes (looked for outside
+        the template's match: inside it there are only the template's words and numbers)."""
+        if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
+            return True
+        return bool(self.words.search(line, 0, start) or self.words.search(line, end))
+
+    def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
+        """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
+        shape = pre.translate(_DIGITS)
+        known = self.prefixes.get(shape)
+        if known is None:
+            text, rank, _ = self.norm.strip(pre)
+            rest, groups = self.norm.stamp(text)
+            stamp = next((s for s in self.norm.shapes if s.regex.search(text)), None) \
+                if groups else None
+            known = (not rest.strip(_RESIDUE), rank, stamp)
+            if len(self.prefixes) < MAX_SHAPES:
+                self.prefixes[shape] = known
+        ok, rank, stamp = known
+        if not ok:
+            return None
+        if stamp is None:
+            return None, rank
+        found = stamp.regex.search(pre)
+        if found is None:
+            return None
+        return self.clock.seconds(found.groupdict(), number), rank
+
+
+def _mergeable(a: Prog, b: Prog) -> bool:
+    """b follows a directly (nothing printed between), same template and rank, step rising: a
+    record between two such records may be merged into the next (a run's first never is)."""
+    return (b.seq == a.seq + 1 and a.matcher is b.matcher and b.printed > a.printed
+            and a.rank == b.rank)
+
+
+def thin(progress: list[Prog]) -> list[Prog]:
+    """Half the records, merged pairwise where nothing separates them (module docstring)."""
+    out: list[Prog] = []
+    i = 0
+    while i < len(progress):
+        a = progress[i]
+        b = progress[i + 1] if i + 1 < len(progress) else None
+        if b is not None and out and _mergeable(out[-1], a) and _mergeable(a, b):
+            a.complete()
+            b.complete()
+            if a.window_s is not None and b.window_s is not None:
+                b.window_s += a.window_s
+            if a.line_s is not None and b.line_s is not None:
+                b.line_s += a.line_s
+            out.append(b)
+            i += 2
+            continue
+        out.append(a)
+        i += 1
+    return out

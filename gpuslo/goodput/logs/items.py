@@ -1,0 +1,268 @@
+"""Event observations → the items of a log's story: saves, restores, stops and marks (pure).
+
+`group_events(observations, records, checkpoint_step) -> list[item]` merges the events with the
+progress records in log order and groups the lines of one event:
+
+- one `Save` per checkpoint save, from its start, part, end and duration lines; the same save
+  printed by several processes or handlers (`Saving checkpoint at step 9485` by every host, a
+  line doubled by two logging handlers) is one save: a start with the step of an open save, no
+  progress between, joins it;
+- one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
+- one `Interruption` per stop, from every error line that tells it (the highest priority cause
+  wins); progress after it without a restart retracts it (the walk decides);
+- a `Mark` for init, train_start, restart (launcher), alive and end lines.
+
+The step a save names: the step on its line, else its checkpoint path's (`checkpoint-500`,
+`step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`,
+`Epoch 00097: … saving model`: epoch × steps per epoch), else, in a log whose counter restarts
+each epoch, the end of the current epoch when the next progress line is in a later one (YOLOX's
+`Save weights to …`), else the last step printed. A restore's step: on its line, else its path.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.reader import Obs
+from gpuslo.goodput.logs.tokens import number
+
+
+@dataclass
+class Save:
+    """One checkpoint save, from its start/part/end/duration lines."""
+
+    line: int
+    step: int | None
+    seq: int = 0
+    epoch: int | None = None
+    seconds: float | None = None
+    start_ts: float | None = None
+    end_ts: float | None = None
+    part_ts: float | None = None
+    prev_ts: float | None = None
+    ended: bool = False
+    after: Record | None = None
+    hint: int | None = None
+    lines: int = 0
+    t0: float = 0.0
+    t1: float = 0.0
+
+
+@dataclass
+class Restore:
+    """One checkpoint load (`step` None when the log does not name it)."""
+
+    line: int
+    step: int | None
+    path: str = ""
+    start_ts: float | None = None
+    end_ts: float | None = None
+    seconds: float | None = None
+    ended: bool = False
+    t0: float = 0.0
+    t1: float = 0.0
+
+
+@dataclass
+class Interruption:
+    """One stop of the job, from every error line that tells it."""
+
+    line: int
+    cause: str
+    layer: str
+    priority: int
+    text: str
+    ts: float | None
+    hang: bool = False
+    ran_for_s: float | None = None
+    t0: float = 0.0
+    t1: float = 0.0
+
+
+@dataclass
+class Mark:
+    """A line that only marks a moment: init, train_start, restart (launcher), alive, end."""
+
+    kind: str
+    obs: Obs
+    t0: float = 0.0
+    t1: float = 0.0
+
+
+MAX_STEP = 10**15  # a step number beyond this is a misread
+
+
+def _int(value: Any) -> int | None:
+    found = number(str(value)) if value is not None else None
+    ok = found is not None and abs(found) <= MAX_STEP and found == int(found)
+    return int(found) if ok else None  # type: ignore[arg-type]
+
+
+def path_step(path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
+    """The step a checkpoint path names (`checkpoint-500`, `epoch=0-step=2532.ckpt`), else None."""
+    for pattern in patterns:
+        found = pattern.search(path)
+        if found:
+            return _int(found.group("step"))
+    return None
+
+
+class _Grouper:
+    """The state of `group_events` (see the module docstring)."""
+
+    def __init__(self, patterns: tuple[re.Pattern[str], ...]) -> None:
+        self.patterns = patterns
+        self.items: list[Any] = []
+        self.last: Record | None = None
+        self.hint: int | None = None
+        self.save: Save | None = None
+        self.last_save: Save | None = None
+        self.restore: Restore | None = None
+        self.intr: Interruption | None = None
+        self.saves: list[Save] = []
+
+    def record(self, rec: Record) -> None:
+        self.items.append(rec)
+        self.last, self.hint = rec, None
+        self.save = self.restore = self.intr = None
+
+    def event(self, o: Obs) -> None:
+        if o.kind == "hint":
+            self.hint = _int(o.data.get("step"))
+        elif o.kind == "save":
+            self._save(o)
+        elif o.kind == "restore":
+            self._restore(o)
+        elif o.kind == "interruption":
+            self._interruption(o)
+        elif o.kind != "epoch":
+            if o.kind in ("init", "restart", "end"):
+                self.intr = self.save = None
+            self.items.append(Mark(o.kind, o))
+
+    def _save(self, o: Obs) -> None:
+        d, phase = o.data, o.rule.phase if o.rule else ""
+        step = _int(d.get("step"))
+        if step is None and d.get("path"):
+            step = path_step(d["path"], self.patterns)
+        seconds = number(d.get("seconds", "")) if d.get("seconds") else None
+        if seconds is None and d.get("ms"):
+            seconds = (number(d["ms"]) or 0.0) / 1000.0
+        if phase == "duration":
+            target = self.save or self.last_save
+            if target is not None and target.seconds is None:
+                target.seconds = seconds
+            return
+        save = self._which_save(o, phase, step)
+        save.lines += 1
+        if phase == "start":
+            save.start_ts = save.start_ts if save.start_ts is not None else o.ts
+        elif phase == "part" and o.ts is not None:
+            save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
+        elif phase == "end":
+            save.end_ts, save.ended = o.ts, True
+        save.seconds = seconds if seconds is not None else save.seconds
+        save.step = step if step is not None else save.step
+        save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
+
+    def _which_save(self, o: Obs, phase: str, step: int | None) -> Save:
+        """The save this line belongs to: the open one (no progress since) when the step
+        agrees, the last unfinished one for an end line, else a new one."""
+        current = self.save
+        agrees = current is not None and (step is None or current.step in (None, step))
+        if current is not None and agrees and (
+                not current.ended or (step is not None and current.step == step)
+                or phase != "start"):
+            return current
+        if phase != "start" and self.last_save is not None and not self.last_save.ended:
+            self.save = self.last_save
+            return self.last_save
+        save = Save(o.line, step, o.seq, prev_ts=o.prev_ts, after=self.last, hint=self.hint)
+        self.items.append(save)
+        self.saves.append(save)
+        self.save = self.last_save = save
+        return save
+
+    def _restore(self, o: Obs) -> None:
+        d, phase = o.data, o.rule.phase if o.rule else ""
+        step = _int(d.get("step"))
+        if step is None and d.get("path"):
+            step = path_step(d["path"], self.patterns)
+        current = self.restore
+        if current is None or (current.ended and phase == "start") or (
+                current.ended and step is not None and current.step not in (None, step)):
+            current = self.restore = Restore(o.line, step, d.get("path", ""))
+            self.items.append(current)
+        current.step = step if step is not None else current.step
+        if phase == "start":
+            current.start_ts = current.start_ts if current.start_ts is not None else o.ts
+        else:
+            current.end_ts = current.end_ts if current.ended else o.ts
+            current.ended = True
+        if d.get("seconds"):
+            current.seconds = number(d["seconds"])
+        self.save = None
+
+    def _interruption(self, o: Obs) -> None:
+        rule = o.rule
+        assert rule is not None
+        ran_for = number(o.data.get("ran_for_ms", "")) if o.data.get("ran_for_ms") else None
+        ran_for_s = ran_for / 1000.0 if ran_for is not None else None
+        intr = self.intr
+        if intr is not None:
+            if rule.priority > intr.priority:
+                intr.cause, intr.layer, intr.priority = rule.cause, rule.layer, rule.priority
+                intr.line, intr.text = o.line, o.text
+            intr.hang = intr.hang or rule.hang
+            if ran_for_s is not None:
+                intr.ran_for_s = max(intr.ran_for_s or 0.0, ran_for_s)
+            intr.ts = intr.ts if intr.ts is not None else o.ts
+            return
+        self.intr = Interruption(o.line, rule.cause, rule.layer, rule.priority, o.text, o.ts,
+                                 rule.hang, ran_for_s)
+        self.items.append(self.intr)
+        self.save = None
+
+
+def group_events(observations: list[Obs], records: list[Record],
+                 patterns: tuple[re.Pattern[str], ...]) -> list[Any]:
+    """The log's items in order (see the module docstring)."""
+    grouper = _Grouper(patterns)
+    k = 0
+    for rec in records:
+        while k < len(observations) and observations[k].seq < rec.prog.seq:
+            grouper.event(observations[k])
+            k += 1
+        grouper.record(rec)
+    for o in observations[k:]:
+        grouper.event(o)
+    _save_steps(grouper.items, grouper.saves, grouper)
+    return grouper.items
+
+
+def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
+    """Resolve the step of each save that its lines did not name (module docstring)."""
+    records = [x for x in items if isinstance(x, Record)]
+    totals = [r.total for r in records if r.total]
+    per_epoch = totals and any(r.glob != r.printed or r.epoch is not None for r in records)
+    base = 0 if any(r.epoch == 0 for r in records) else 1
+    for save in saves:
+        if save.step is not None:
+            continue
+        total = totals[-1] if totals else None
+        if save.epoch is not None and total:
+            save.step = (save.epoch + (1 - base)) * total
+            continue
+        if save.hint is not None:
+            save.step = save.hint
+            continue
+        before = save.after
+        after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
+        if before is not None and per_epoch and before.total and before.epoch is not None and (
+                after is None or after.epoch is None or after.epoch > before.epoch):
+            save.step = (before.epoch + (1 - base)) * before.total
+        elif before is not None:
+            save.step = before.glob

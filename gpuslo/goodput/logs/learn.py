@@ -1,0 +1,132 @@
+"""Learning a log's shape from a sample of its records (pure): which templates are progress.
+
+`learn(records, pins) -> Learnt`: the sample's templates (`templates.group`), each read by
+`roles.read_template`; the progress templates fall into families (the same counter named the
+same way: `iter` after `epoch`, a bar's `n/N`), and one family is the job's training progress:
+the one with the most records (then the one that gives times, then the first). Another family
+joins it when it is a bar like it and none of its records falls between the first and the
+last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
+`Training: | | n/?` bar); a family whose records fall inside the main one's span is another
+loop's (evaluation, an epoch bar, an inner loop) and is not read as steps. Epoch markers
+(`Epoch 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter
+that does not print it (Keras).
+
+What was read and why, and the recurring templates left unread, are kept for `--explain`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gpuslo.goodput.logs.matchers import Matcher, compile_reading
+from gpuslo.goodput.logs.roles import Reading, Role, read_template, window_or_step, words
+from gpuslo.goodput.logs.templates import SampleRecord, Template, group
+
+RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
+
+
+@dataclass
+class Learnt:
+    """Matchers of the training progress and the epoch markers, and every template's reading
+    (for `--explain`)."""
+
+    progress: list[Matcher] = field(default_factory=list)
+    markers: list[Matcher] = field(default_factory=list)
+    readings: list[Reading] = field(default_factory=list)
+    other_families: list[str] = field(default_factory=list)
+
+
+def family_of(reading: Reading) -> str:
+    """A progress family's name: bar or line, the counter's name, the two words before it."""
+    tpl = reading.template
+    head = tpl.text[:_position(tpl.text, reading.step or 0)]
+    before = [w for w in words(head) if not w.isdigit()][-2:]
+    name = tpl.fields[reading.step or 0].key.lower() or "n/N"
+    return f"{'bar' if reading.bar else 'line'}:{name}:{' '.join(before)}"
+
+
+def _position(text: str, index: int) -> int:
+    count = 0
+    for pos, ch in enumerate(text):
+        if ch in "\x01\x02\x03":  # values; \x04 (a bar's glyphs) is not one
+            if count == index:
+                return pos
+            count += 1
+    return len(text)
+
+
+def _reference(reading: Reading) -> list[float | None]:
+    """Seconds at each record of the template: its stamps, else its elapsed field."""
+    tpl = reading.template
+    if sum(t is not None for t in tpl.stamps) >= 2:
+        return list(tpl.stamps)
+    for i, role in reading.roles.items():
+        if role.role == "elapsed":
+            return [n * role.scale if n is not None else None for n in tpl.fields[i].numbers]
+    return []
+
+
+def _choose(families: dict[str, list[Reading]]) -> list[str]:
+    """The families read as training progress (see the module docstring)."""
+    def span(name: str) -> tuple[int, int]:
+        lines = [n for r in families[name] for n in r.template.lines]
+        return min(lines), max(lines)
+
+    def score(name: str) -> tuple[int, int, int]:
+        readings = families[name]
+        timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
+                               "smoothed_s", "line_s") for x in readings for r in x.roles.values())
+        stamped = any(t is not None for x in readings for t in x.template.stamps)
+        return (sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
+
+    if not families:
+        return []
+    main = max(families, key=score)
+    chosen = [main]
+    first, last = span(main)
+    for name in sorted(families, key=lambda n: span(n)[0]):
+        if name == main or families[name][0].bar != families[main][0].bar:
+            continue
+        lines = [n for r in families[name] for n in r.template.lines]
+        if families[main][0].bar and not any(first < n < last for n in lines):
+            chosen.append(name)
+    return chosen
+
+
+def _epochs_as_steps(marker: Reading) -> Matcher:
+    """A log with epoch lines but no step lines (nnU-Net's `epoch:  3`, an epoch summary):
+    the epoch is the step."""
+    reading = Reading(marker.template, dict(marker.roles), epoch=None, progress=True,
+                      why="epoch lines and no step lines: the epoch is the step")
+    reading.step = marker.epoch
+    reading.roles[marker.epoch] = Role("step", why="the epoch counts the progress")  # type: ignore[index]
+    return compile_reading(reading, "epochs")
+
+
+def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
+    """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
+    templates: list[Template] = group(records)
+    out = Learnt()
+    families: dict[str, list[Reading]] = {}
+    for tpl in templates:
+        reading = read_template(tpl, pins)
+        out.readings.append(reading)
+        if reading.progress:
+            window_or_step(reading, _reference(reading))
+            families.setdefault(family_of(reading), []).append(reading)
+        elif reading.epoch_marker:
+            out.markers.append(compile_reading(reading, "epoch"))
+    chosen = _choose(families)
+    for name in chosen:
+        for reading in families[name]:
+            out.progress.append(compile_reading(reading, name))
+    if not chosen and out.markers:
+        marker = max(out.markers, key=lambda m: m.reading.template.count)
+        out.markers.remove(marker)
+        out.progress.append(_epochs_as_steps(marker.reading))
+    out.other_families = [n for n in families if n not in chosen]
+    for name in out.other_families:
+        for reading in families[name]:
+            reading.progress = False
+            reading.why = f"another loop's counter ({name}), not the training steps"
+    return out

@@ -1,0 +1,189 @@
+"""A learnt template compiled into one regex, and the progress records it reads (pure).
+
+`compile_reading(reading, family) -> Matcher`: the template becomes an anchored regex (literal
+text escaped, each run of spaces or bar glyphs a gap that also takes `█▏`, `━`, `[=====>...]`,
+numbers and durations as the masker found them), cut after the last field that has a role, so a
+line with more trailing fields, or one cut short after them, still matches. A literal word of
+the template is the prefilter: a record without it is never given to the regex. Per record the
+work is the prefilter, one `match`, and a float or int per field with a role.
+
+`Matcher.read(text, line, seq, ts, rank) -> Prog | None`: the progress record of a line (a
+`Prog`: step, total, epoch and the times its fields give, in seconds), or None.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gpuslo.goodput.logs.roles import Reading, Role
+from gpuslo.goodput.logs.tokens import BAR, DATE, DUR, NUM, clock_seconds, number, parts_seconds
+
+_NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGT]?|nan|NaN|inf"
+_DUR = (r"(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?"
+        r"|\d{1,4}(?:d|h|m|min) ?\d{1,4}(?:\.\d+)?(?:h|m|min|s|ms)(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?"
+        r"(?: \d{1,4}ms)?")
+_DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
+_GAP = r"\s*"
+_BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"
+_PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
+_COUNTS = ("step", "total", "epoch")
+MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread
+MAX_VALUE = 1e12  # a step, epoch or duration beyond this is not one (`1E0213` is a glued stamp)
+_TIMES = ("elapsed", "step_s", "window_s", "smoothed_s", "line_s", "rate_ips", "rate_spi")
+
+
+class Prog:
+    """One progress record. `printed` the step as printed, `total` its N, `epoch` the epoch
+    printed on the line; times in seconds (None when the line does not give them): `step_s`
+    per step, `window_s` for the steps since the previous record, `smoothed_s` an average per
+    step, `line_s` this line's part of a step, `elapsed` since the bar or run began, `rate_s`
+    seconds per iteration from a rate; `family` the progress family, `bar` a progress bar."""
+
+    __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
+                 "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
+                 "found")
+
+    def __init__(self, line: int, seq: int, ts: float | None, rank: str | None) -> None:
+        self.line, self.seq, self.ts, self.rank = line, seq, ts, rank
+        self.printed: int = 0
+        self.total: int | None = None
+        self.epoch: int | None = None
+        self.family = ""
+        self.bar = False
+        self.step_s: float | None = None
+        self.window_s: float | None = None
+        self.smoothed_s: float | None = None
+        self.line_s: float | None = None
+        self.elapsed: float | None = None
+        self.rate_s: float | None = None
+        self.matcher: Matcher | None = None
+        self.found: re.Match[str] | None = None  # a fast match not yet read (`complete`)
+
+    def complete(self) -> Prog:
+        """Read the fields of a fast match (done once, when the record is used)."""
+        if self.found is not None and self.matcher is not None:
+            found, self.found = self.found, None
+            self.matcher.fill(self, found)
+        return self
+
+
+@dataclass
+class Matcher:
+    """A compiled progress or epoch-marker template (see the module docstring)."""
+
+    regex: re.Pattern[str]
+    anchor: str
+    fields: list[tuple[str, str, float, str]]  # (group, role, scale, kind)
+    family: str
+    bar: bool
+    epoch_marker: bool
+    reading: Reading
+    hits: int = 0
+    _fast: re.Pattern[str] | None = None
+    step_group: str | None = None  # the regex group of the step counter
+
+    def __post_init__(self) -> None:
+        self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
+
+    def read(self, text: str, line: int, seq: int, ts: float | None,
+             rank: str | None) -> Prog | None:
+        """The progress record of `text`, None when the template does not match it."""
+        if self.anchor and self.anchor not in text:
+            return None
+        found = self.regex.match(text)
+        if found is None:
+            return None
+        prog = Prog(line, seq, ts, rank)
+        prog.family, prog.bar, prog.matcher = self.family, self.bar, self
+        self.fill(prog, found)
+        return prog
+
+    def fill(self, prog: Prog, found: re.Match[str]) -> None:
+        """Set `prog`'s counts and times from a match of this template."""
+        for group, role, scale, kind in self.fields:
+            raw = found.group(group)
+            value = _value(raw, kind) if raw is not None else None
+            if value is None or abs(value) > MAX_VALUE:
+                continue
+            if role in _COUNTS:
+                if value != int(value):
+                    continue
+                if role == "step":
+                    prog.printed = int(value)
+                elif role == "total":
+                    prog.total = int(value)
+                else:
+                    prog.epoch = int(value)
+            elif role == "rate_ips":
+                prog.rate_s = 1.0 / value if value > 1.0 / MAX_SECONDS else None
+            elif role == "rate_spi":
+                prog.rate_s = value * scale if 0 < value * scale <= MAX_SECONDS else None
+            elif getattr(prog, role) is None and (value > 0 or role == "elapsed") and (
+                    value * scale <= MAX_SECONDS):
+                setattr(prog, role, value * scale)
+        self.hits += 1
+
+    def fast(self) -> re.Pattern[str]:
+        """The template as a regex on a whole physical line: anything (a launcher prefix, a
+        stamp, a logger's name) in a `_pre` group, then the template."""
+        if self._fast is None:
+            self._fast = re.compile(r"(?P<_pre>[^\n]{0,200}?)" + self.regex.pattern[1:])
+        return self._fast
+
+    def step_of(self, found: re.Match[str]) -> int | None:
+        """The step a fast match prints (the rest is read later, `fill`)."""
+        if self.step_group is None:
+            return None
+        raw = found.group(self.step_group)
+        if raw.isdigit():
+            return int(raw)
+        value = _value(raw, NUM)
+        return int(value) if value is not None and value == int(value) and abs(
+            value) <= MAX_VALUE else None
+
+
+def _value(raw: str, kind: str) -> float | None:
+    if kind == NUM:
+        suffix = raw[-1] if raw[-1] in "kKMGT" else ""
+        return number(raw[:-1] if suffix else raw, suffix)
+    if ":" in raw:
+        return clock_seconds(raw)
+    return parts_seconds(raw)
+
+
+def _anchor(text: str) -> str:
+    pieces = [p for p in re.split(r"[\x01\x02\x03\x04\s]+", text) if len(p) >= 2]
+    words = [p for p in pieces if re.search(r"[A-Za-z]{2}", p)]
+    return max(words or pieces or [""], key=len)
+
+
+def compile_reading(reading: Reading, family: str) -> Matcher:
+    """The matcher of a progress (or epoch-marker) template (see the module docstring)."""
+    text = reading.template.text
+    used = {i: r for i, r in reading.roles.items()
+            if i is not None and r.role in _COUNTS + _TIMES}  # a role learnt on no field: none
+    last = max(used) if used else -1
+    pieces, fields, index, cut = ["^", _GAP], [], 0, len(text)
+    for pos, ch in enumerate(text):
+        if index > last and (ch in _PATTERN or ch == " "):  # after the last field: its unit only
+            cut = pos
+            break
+        if ch in _PATTERN:
+            role: Role | None = used.get(index)
+            if role is not None:
+                group = f"g{index}"
+                pieces.append(f"(?P<{group}>{_PATTERN[ch]})")
+                fields.append((group, role.role, role.scale, ch))
+            else:
+                pieces.append(f"(?:{_PATTERN[ch]})")
+            index += 1
+        elif ch == " ":
+            pieces.append(_GAP)
+        elif ch == BAR:
+            pieces.append(_BAR)
+        else:
+            pieces.append(re.escape(ch))
+    regex = re.compile("".join(pieces))
+    return Matcher(regex, _anchor(text[:cut]), fields, family, reading.bar,
+                   reading.epoch_marker, reading)

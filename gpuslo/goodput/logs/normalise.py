@@ -1,0 +1,119 @@
+"""Physical log lines → records: capture artefacts removed, launcher prefixes read, stamps found.
+
+Pure. `Normaliser(profiles)` does, per physical line:
+
+1. `clean`: ANSI colour codes removed, other control bytes dropped (a line that is mostly control
+   bytes is binary noise: None).
+2. `split`: messages glued to a progress bar drawn without a newline are cut apart: before each
+   profile `splits` pattern, and after a bar's closing `it/s]`/`s/it]` when text follows.
+3. `strip`: launcher and reporter prefixes removed, repeatedly: the profile `prefixes` (torch
+   `[rank3]:`, `[default0]:`, a log viewer's `[1745] `), srun `--label` (`0: `), mpirun
+   (`[1,0]<stdout>:`), Ray (`(RayTrainWorker pid=123, ip=10.0.0.1) `), pdsh/DeepSpeed hostnames
+   (`node-01: `) and a viewer's line number before a stamp (`671 2021-07-21 ...`). The rank,
+   process or host a prefix names is returned, so the reader counts a line printed by many
+   ranks once.
+4. `stamp`: the record's own stamp, by the learnt layouts (`stamps.learn_shapes`), removed with
+   the separators that follow it; the match groups go to the `Clock`.
+
+Joining terminal-wrapped records (a record cut at the terminal width, or after a dangling
+`key:`) is the reader's: it needs the lines around.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.goodput.logs.profiles import MAX_RECORD, Profiles
+from gpuslo.goodput.logs.stamps import HEAD, StampShape
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[A-Za-z]|\x1b\][^\x07]{0,200}\x07")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_BAR_END = re.compile(r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)")
+_LAUNCHERS = (
+    re.compile(r"^(?P<rank>\d{1,5}): "),                                  # srun --label
+    re.compile(r"^\[(?P<rank>\d{1,5}),\d{1,5}\]<std(?:out|err)>: ?"),     # mpirun / horovodrun
+    re.compile(r"^\((?P<rank>[\w.]{1,80} pid=\d{1,10}(?:, ip=[\d.:a-f]{3,45})?)\) ?"),  # Ray
+    re.compile(r"^(?P<rank>(?=[\w.-]{0,62}\d)(?=[\w.-]{0,62}[-.])[A-Za-z][\w.-]{1,62}): "),  # host
+)
+_LINE_NUMBER = re.compile(r"^\d{1,9}[ \t]+(?=\[?\d{2,4}[-/])")
+_AFTER_STAMP = re.compile(r"^[\]\s:,|>-]{0,6}")
+
+
+class Normaliser:
+    """Cleans, splits and strips physical lines (see the module docstring). `shapes` are the
+    stamp layouts learnt for this log (set by the reader after learning)."""
+
+    def __init__(self, profiles: Profiles) -> None:
+        self.profiles = profiles
+        self.shapes: list[StampShape] = []
+        self.truncated = 0
+
+    def clean(self, line: str) -> str | None:
+        """`line` without colour codes and control bytes; None for binary noise."""
+        if len(line) > MAX_RECORD:
+            line = line[:MAX_RECORD]
+            self.truncated += 1
+        if "\x1b" in line:
+            line = _ANSI.sub("", line)
+        if _CONTROL.search(line):
+            cleaned = _CONTROL.sub("", line)
+            if len(cleaned) < 0.7 * len(line):
+                return None
+            line = cleaned
+        return line
+
+    def split(self, line: str) -> list[str]:
+        """The messages of one physical line (usually just the line)."""
+        cuts = {0}
+        for pattern in self.profiles.splits:
+            cuts.update(m.start() for m in pattern.finditer(line, 1) if m.start() > 0)
+        if "/" in line:
+            cuts.update(m.end() for m in _BAR_END.finditer(line))
+        if len(cuts) == 1:
+            return [line]
+        points = sorted(cuts) + [len(line)]
+        return [line[a:b] for a, b in zip(points, points[1:], strict=False) if line[a:b].strip()]
+
+    def strip(self, text: str) -> tuple[str, str | None, bool]:
+        """(text without prefixes, the rank/process/host they name or None, whether any)."""
+        rank, had = None, False
+        for _ in range(6):
+            found = None
+            for pattern in self.profiles.prefixes + _LAUNCHERS:
+                found = pattern.match(text)
+                if found and found.end() > 0:
+                    break
+                found = None
+            if found is None:
+                number = _LINE_NUMBER.match(text)
+                if number is None:
+                    break
+                text, had = text[number.end():], True
+                continue
+            rank = found.groupdict().get("rank") or rank
+            text, had = text[found.end():], True
+        return text, rank, had
+
+    def stamp(self, text: str) -> tuple[str, dict[str, str | None] | None]:
+        """(text without its stamp, the stamp's groups) or (text, None)."""
+        if not self.shapes or not text:
+            return text, None
+        head = text[:HEAD]
+        for shape in self.shapes:
+            found = shape.regex.search(head)
+            if found is None:
+                continue
+            if not shape.anywhere and found.start() > 1 and not _level_only(head[:found.start()]):
+                continue
+            rest = text[found.end():]
+            after = _AFTER_STAMP.match(rest)
+            rest = rest[after.end():] if after else rest
+            before = text[:found.start()].rstrip(" [")
+            return (f"{before} {rest}" if before else rest), found.groupdict()
+        return text, None
+
+
+def _level_only(before: str) -> bool:
+    """True when only a level word or bracket precedes a stamp (`INFO 09-15 14:42:21`)."""
+    return re.fullmatch(r"\s*\[?(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL|[IWEF])\]?\s*",
+                        before) is not None

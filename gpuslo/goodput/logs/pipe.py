@@ -1,0 +1,162 @@
+"""Physical lines → logical records, in order (pure, stateful per log): the reader's first stage.
+
+`RecordPipe(normaliser, clock, wrap_width)`: `push(line_no, line, transport_ts)` returns the
+records the line completes, `flush()` the last ones. Each `Rec` is one logical record: its first
+physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; else the
+transport's time, a CRI container-log time), and the rank/host a prefix named.
+
+Joins, the capture artefacts that cut one record into several lines:
+- terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
+  the sample share, see `wrap_width`) continues on the next line unless that line opens a new
+  record (it has a prefix or a stamp);
+- a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
+- metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
+  (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
+  one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
+  of line; section lines without a value (`| rollout/ | |`, `info:`) are skipped inside it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.stamps import Clock
+
+MAX_JOIN = 8  # physical lines one wrapped record may span
+MAX_BLOCK = 400  # key-value lines one block may hold
+_KV = re.compile(r"^\s*(?:\|\s*)?(?P<k>[A-Za-z_][\w/.@()\- ]{0,60}?)\s*(?:[:=]|\s\|)\s*"
+                 r"(?P<v>[^\s|,]{1,80})\s*(?:\|\s*)?$")
+MAX_KV_LINE = 300  # characters of a line that holds one key and its value
+_SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
+                      r"|^\s*[A-Za-z_][\w/.-]{0,60}:\s*$")
+_RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
+_DANGLING = re.compile(r"[:=]\s*$")
+_VALUE_START = re.compile(r"^[-+]?\d")
+
+
+@dataclass(frozen=True, slots=True)
+class Rec:
+    """One logical record (see the module docstring)."""
+
+    line: int
+    text: str
+    ts: float | None
+    rank: str | None
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The terminal width records were cut at: the longest length at least 3 lines share when
+    it is at least 60, at least half of the lines within 10 % of it have exactly it, and most
+    lines of that length are followed by a line that does not open like them (the rest of the
+    record, not the next one)."""
+    counts = Counter(len(n) for n in lines if len(n) >= 60)
+    if not counts:
+        return None
+    width = max(counts)
+    near = sum(c for n, c in counts.items() if n >= 0.9 * width)
+    if counts[width] < 3 or counts[width] < 0.5 * near:
+        return None
+    cut = [(a, b) for a, b in zip(lines, lines[1:], strict=False) if len(a) == width]
+    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a))
+    return width if continued >= 0.5 * len(cut) else None
+
+
+def _first(text: str) -> str:
+    """A record's first word: a line opening with the same word opens a new record."""
+    parts = text.split(None, 1)
+    return parts[0] if parts else ""
+
+
+class RecordPipe:
+    """The join stage (see the module docstring)."""
+
+    def __init__(self, normaliser: Normaliser, clock: Clock, wrap: int | None = None) -> None:
+        self.norm, self.clock, self.wrap = normaliser, clock, wrap
+        self._pending: list[str] | None = None
+        self._meta: tuple[int, float | None, str | None] = (0, None, None)
+        self._block: list[str] = []
+        self._keys: set[str] = set()
+        self._block_meta: tuple[int, float | None, str | None] = (0, None, None)
+        self.unreadable = 0
+
+    def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
+        """The records that physical line `number` completes."""
+        cleaned = self.norm.clean(line)
+        if cleaned is None:
+            self.unreadable += 1
+            return []
+        out: list[Rec] = []
+        wrapped = self.wrap is not None and len(cleaned) == self.wrap
+        for piece in self.norm.split(cleaned):
+            text, rank, had_prefix = self.norm.strip(piece)
+            text, groups = self.norm.stamp(text)
+            ts = self.clock.seconds(groups, number) if groups else None
+            own = ts is not None
+            if ts is None:
+                ts = transport_ts
+            if self._pending is not None:
+                dangling = _DANGLING.search(self._pending[-1]) is not None
+                if not had_prefix and not own and len(self._pending) < MAX_JOIN and (
+                        text.strip()) and _first(text) != _first(self._pending[0]) and (
+                        not dangling or _VALUE_START.match(text)):
+                    self._pending.append(text)
+                    if not wrapped and not _DANGLING.search(text):
+                        out += self._flush_pending()
+                    continue
+                out += self._flush_pending()
+            if (wrapped or _DANGLING.search(text)) and text.strip():
+                self._pending, self._meta = [text], (number, ts, rank)
+                continue
+            out += self._record(number, text, ts, rank, own)
+        return out
+
+    def idle(self) -> bool:
+        """True when no record is being joined (a line may then be read on its own)."""
+        return self._pending is None and not self._block
+
+    def flush(self) -> list[Rec]:
+        """The records still being joined at the end of the input."""
+        return self._flush_pending() + self._flush_block()
+
+    def _flush_pending(self) -> list[Rec]:
+        parts, self._pending = self._pending, None
+        if not parts:
+            return []
+        line, ts, rank = self._meta
+        joined = parts[0]
+        for part in parts[1:]:
+            sep = " " if _DANGLING.search(joined) and _VALUE_START.match(part) else ""
+            joined += sep + part
+        return self._record(line, joined, ts, rank, False)
+
+    def _record(self, line: int, text: str, ts: float | None, rank: str | None,
+                own_stamp: bool) -> list[Rec]:
+        if not own_stamp and len(text) <= MAX_KV_LINE:
+            kv = _KV.match(text)
+            if kv is not None and len(self._block) < MAX_BLOCK:
+                key = kv.group("k").strip()
+                out = self._flush_block() if key in self._keys else []
+                if not self._block:
+                    self._block_meta, self._keys = (line, ts, rank), set()
+                self._keys.add(key)
+                self._block.append(f"{key}: {kv.group('v')}")
+                return out
+            if self._block and text.strip() and not _RULE.match(text) and _SECTION.match(text) \
+                    and len(text) <= MAX_KV_LINE:
+                return []
+        out = self._flush_block()
+        if text.strip() and not _RULE.match(text):
+            out.append(Rec(line, text, ts, rank))
+        elif own_stamp:  # an empty message still dates the log
+            out.append(Rec(line, "", ts, rank))
+        return out
+
+    def _flush_block(self) -> list[Rec]:
+        block, self._block = self._block, []
+        if not block:
+            return []
+        line, ts, rank = self._block_meta
+        return [Rec(line, ", ".join(block), ts, rank)]

@@ -1,0 +1,276 @@
+"""Progress records → steps on one job-wide counter, each with its step time (pure).
+
+`build_records(progress, epochs) -> (records, info)`:
+
+1. Other loops: within one bar family, records whose total is not the family's usual total are
+   another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
+2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
+   (`Epoch 96/100` above a Keras bar). Epochs count from 0 when the log ever prints epoch 0,
+   else from 1; the job-wide step is (epoch - first epoch) × N + n (`Epoch [12][500/643]` →
+   7573; Lightning's `Epoch 0: … 1429/3376` → 1429).
+3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
+   two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
+   part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
+4. Step time, from whichever the line gives, in this order of preference: a per-step duration
+   printed on the line (`elapsed time per iteration`, `time:`, `iter_time`, `sec/step`), or a
+   window duration divided by the steps of the window (MMF's `time:` per 100 updates); the
+   stamps' difference over the steps between records, when it spans at least
+   `MIN_SPAN_RESOLUTIONS` times the stamps' resolution; the difference of a cumulative elapsed
+   time (`train_time:`), or for a progress bar its elapsed time over the steps since the bar
+   began, over at least `ELAPSED_MIN_S` (a bar's clock has whole seconds); an average printed
+   on the line (`step_avg`); a rate (`it/s`, `s/it`; an EMA); finally coarse stamp or elapsed
+   differences. A bar that starts mid-way (step n at `00:00`) counts from n - 1, and its rate,
+   when it counts from 0 (n / elapsed), is scaled to the steps it really ran.
+5. Warm-up: the first record of a run whose step time is more than twice or less than half the
+   run's median is not a full step (compilation, a partial first window) and is kept out of the
+   step-time statistics.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from statistics import median
+
+from gpuslo.goodput.logs.matchers import Prog
+
+ELAPSED_MIN_S = 20.0
+RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
+MIN_SPAN_RESOLUTIONS = 20
+MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
+MID_WAY_MIN_STEP = 10
+
+
+class Record:
+    """One step of the job-wide counter: `prog` the line, `glob` the job-wide step, `printed`
+    the step as printed, `delta` steps since the previous record of the run (None for a
+    run's first), `step_s` seconds per step (None when unknown) and `source` what gave it,
+    `dur` seconds the record's steps took, `warm` not a full step, `bar_start` the step a bar
+    counts from, `resumed` the step a bar that started mid-way resumed from, `t0`/`t1` its
+    interval on the log's clock (set by the timeline)."""
+
+    __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
+                 "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run")
+
+    def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
+        self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
+        self.total = prog.total
+        self.delta: int | None = None
+        self.step_s: float | None = None
+        self.source = ""
+        self.dur: float | None = None
+        self.warm = False
+        self.bar_start: int | None = None
+        self.resumed: int | None = None
+        self.carry = 0.0
+        self.t0 = self.t1 = 0.0
+        self.run = 0
+
+    @property
+    def line(self) -> int:
+        """The record's physical line."""
+        return self.prog.line
+
+    @property
+    def ts(self) -> float | None:
+        """The record's own stamp (Unix seconds), None when it has none."""
+        return self.prog.ts
+
+
+def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
+    counts: dict[str, Counter[int]] = {}
+    for p in progress:
+        if p.bar and p.total is not None:
+            counts.setdefault(p.family, Counter())[p.total] += 1
+    return {f: c.most_common(1)[0][0] for f, c in counts.items()}
+
+
+def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record]:
+    """Records with their job-wide steps (stages 1-2 of the module docstring)."""
+    usual = _usual_totals(progress)
+    markers = sorted(epochs)
+    seen = [e for _, e in markers] + [p.epoch for p in progress if p.epoch is not None]
+    base = 0 if 0 in seen else 1
+    out: list[Record] = []
+    k, context = 0, None
+    for p in progress:
+        while k < len(markers) and markers[k][0] < p.seq:
+            context, k = markers[k][1], k + 1
+        if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total):
+            continue
+        reading = p.matcher.reading if p.matcher is not None else None
+        epoch = p.epoch if p.epoch is not None else None
+        per_epoch = bool(reading and reading.per_epoch)
+        if epoch is None and context is not None and p.total is not None and (
+                reading is None or reading.epoch is None):
+            epoch, per_epoch = context, True
+        glob = p.printed
+        if per_epoch and epoch is not None and p.total:
+            glob = max(epoch - base, 0) * p.total + p.printed
+        out.append(Record(p, glob, epoch))
+    return out
+
+
+def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
+                  ) -> tuple[list[Record], dict[str, int]]:
+    """The records of a log (see the module docstring). `epochs`: (seq, epoch) of the epoch
+    markers. Returns the records and counts (`other_bars`, `duplicates`)."""
+    records = _globals(progress, epochs)
+    info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
+                                                                  if r.prog.bar),
+            "duplicates": 0}
+    kept: list[Record] = []
+    carry = 0.0  # line_s of the duplicates since the last kept record: part of the next step
+    for rec in records:
+        if kept and rec.glob == kept[-1].glob:
+            info["duplicates"] += 1
+            carry += rec.prog.line_s or 0.0
+            continue
+        rec.carry, carry = carry, 0.0
+        kept.append(rec)
+    _runs(kept)
+    _step_times(kept)
+    _warm(kept)
+    return kept, info
+
+
+def _runs(records: list[Record]) -> None:
+    """Number the runs (a counter that goes back starts one) and find where bars begin."""
+    run, start, last_elapsed = 0, None, None
+    for i, rec in enumerate(records):
+        prev = records[i - 1] if i else None
+        new_run = prev is not None and rec.glob < prev.glob
+        run += new_run
+        rec.run = run
+        elapsed = rec.prog.elapsed if rec.prog.bar else None
+        jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
+            rec.glob - prev.glob >= MID_WAY_MIN_STEP)
+        if elapsed is not None and (new_run or start is None or last_elapsed is None
+                                    or elapsed < last_elapsed or prev is None or jumped
+                                    or prev.prog.family != rec.prog.family):
+            start = _bar_start(rec)
+        if elapsed is not None:
+            rec.bar_start = start
+            last_elapsed = elapsed
+        if prev is not None and not new_run and rec.glob > prev.glob:
+            rec.delta = rec.glob - prev.glob
+
+
+def _bar_start(rec: Record) -> int:
+    elapsed = rec.prog.elapsed or 0.0
+    if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP:
+        rec.resumed = rec.glob - 1
+        return rec.glob - 1
+    return rec.glob - rec.printed if rec.glob >= rec.printed else 0
+
+
+def _stamp_resolution(records: list[Record]) -> float:
+    stamps = [r.ts for r in records if r.ts is not None]
+    return 1.0 if stamps and all(t == int(t) for t in stamps) else 0.001
+
+
+def _step_times(records: list[Record]) -> None:
+    """Each record's step time, in the order of preference of the module docstring."""
+    resolution = _stamp_resolution(records)
+    for i, rec in enumerate(records):
+        prev = records[i - 1] if i and rec.delta else None
+        rec.step_s, rec.source = _preferred(rec, prev, resolution)
+    runs = _bar_run_means(records)
+    for i, rec in enumerate(records):
+        step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
+        if rec.source in ("rate", "") and rec.prog.bar and step_s is not None:
+            rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
+        if step_s is not None:                            # is not settled; the run's mean is
+            rec.dur = step_s * (rec.delta or _estimate(records, i))
+
+
+def _bar_run_means(records: list[Record]) -> dict[tuple[int, int | None], float]:
+    """Seconds per step of each bar run over its whole length (last elapsed / steps since the
+    bar began): bars print whole seconds, so each step is placed on the clock by this mean."""
+    last: dict[tuple[int, int | None], Record] = {}
+    for rec in records:
+        if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
+            last[(rec.run, rec.bar_start)] = rec
+    return {key: rec.prog.elapsed / (rec.glob - rec.bar_start)  # type: ignore[operator]
+            for key, rec in last.items()
+            if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
+            and rec.glob > (rec.bar_start or 0)}
+
+
+def _preferred(rec: Record, prev: Record | None, resolution: float) -> tuple[float | None, str]:
+    p, delta = rec.prog, rec.delta
+    if p.step_s is not None:
+        return p.step_s, "step_s"
+    if p.window_s is not None and delta:
+        return p.window_s / delta, "window_s"
+    if p.line_s is not None:
+        return (p.line_s + rec.carry) / (delta or 1), "line_s"
+    wall = _wall(rec, prev)
+    if wall is not None and delta and wall >= MIN_SPAN_RESOLUTIONS * resolution:
+        return wall / delta, "stamps"
+    elapsed = _elapsed(rec, prev)
+    if elapsed is not None:
+        return elapsed, "elapsed"
+    if p.smoothed_s is not None:
+        return p.smoothed_s, "smoothed_s"
+    if p.rate_s is not None:
+        return _rate(rec), "rate"
+    if wall is not None and delta and wall > 0:
+        return wall / delta, "stamps_coarse"
+    return None, ""
+
+
+def _wall(rec: Record, prev: Record | None) -> float | None:
+    if prev is None or rec.ts is None or prev.ts is None or rec.ts <= prev.ts:
+        return None
+    return rec.ts - prev.ts
+
+
+def _elapsed(rec: Record, prev: Record | None) -> float | None:
+    """Seconds per step from a cumulative elapsed time (see the module docstring)."""
+    p = rec.prog
+    if p.elapsed is None:
+        return None
+    if p.bar and rec.bar_start is not None and rec.glob > rec.bar_start:
+        return p.elapsed / (rec.glob - rec.bar_start) if p.elapsed >= ELAPSED_MIN_S else None
+    if prev is None or prev.prog.elapsed is None or not rec.delta:
+        return None
+    gained = p.elapsed - prev.prog.elapsed
+    return gained / rec.delta if gained > 0 else None
+
+
+def _rate(rec: Record) -> float | None:
+    """The rate's seconds per step; a mid-way bar's rate that counts from 0 is rescaled."""
+    p = rec.prog
+    if p.rate_s is None:
+        return None
+    if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
+        if not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S:
+            return None  # a resumed bar's first redraws: its rate is not yet a rate
+        if abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:  # counted from 0
+            return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
+    return p.rate_s
+
+
+def _estimate(records: list[Record], i: int) -> int:
+    """Steps a run's first record stands for: the next record's delta, else 1."""
+    nxt = records[i + 1] if i + 1 < len(records) else None
+    return nxt.delta if nxt is not None and nxt.delta else 1
+
+
+def _warm(records: list[Record]) -> None:
+    """Mark each run's first record when it is not a full step (see the module docstring):
+    only a run that starts at its beginning (the counter at most one log interval in, or a
+    restart) has a warm-up; an excerpt that starts mid-run does not."""
+    runs: dict[int, list[Record]] = {}
+    for rec in records:
+        runs.setdefault(rec.run, []).append(rec)
+    for run, recs in runs.items():
+        times = [r.step_s for r in recs[1:] if r.step_s]
+        first = recs[0]
+        if not times or first.step_s is None:
+            continue
+        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
+        if run == 0 and first.printed > max(1, interval):
+            continue
+        typical = median(times)
+        first.warm = not (typical / 2 <= first.step_s <= typical * 2)

@@ -1,0 +1,345 @@
+"""The training-log reader: learn a log's shape on its head, then read every line fast (pure).
+
+`LogReader(profiles, framework=None)`: `feed(line, ts=None)` one physical line at a time,
+`parsed()` what the lines so far say (for a log still being written), `finish()` at the end.
+Both return a `ParsedLog`: the event observations (`Obs`), the progress records (`Prog`) and
+what was learnt.
+
+Stages. The first `SAMPLE_LINES` lines (or `SAMPLE_BYTES`) are kept and learnt from: their stamp
+layouts (`stamps.learn_shapes`, dateutil on the sample only), the terminal wrap width
+(`pipe.wrap_width`), then the records' templates and field roles (`learn.learn`), compiled into
+matchers. Then the sample and every later line go through `pipe.RecordPipe` (prefixes, stamps,
+joins) and, per record, the event wording (`wording.Wording`: a prefilter, then rules) and the
+progress matchers (a literal prefilter, then one regex). A record printed by another rank than
+the first that printed progress is not read as progress (ranks once). Records that nothing read
+are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times
+in that sample is learnt again with its examples, so a shape that first appears late (a resumed
+run's other bar) is read from then on, and a recurring shape still unread is reported.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuslo.goodput.logs.fast import FastPath, thin
+from gpuslo.goodput.logs.learn import Learnt, learn
+from gpuslo.goodput.logs.matchers import Matcher, Prog
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
+from gpuslo.goodput.logs.profiles import Profiles, Rule
+from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
+from gpuslo.goodput.logs.templates import SampleRecord
+from gpuslo.goodput.logs import tokens
+from gpuslo.goodput.logs.tokens import template
+from gpuslo.goodput.logs.wording import Wording
+
+SAMPLE_LINES = 5000
+SAMPLE_BYTES = 2 << 20
+UNREAD_EVERY = 16
+RELEARN_AFTER = 24
+MAX_UNREAD_KINDS = 512
+MAX_EXAMPLES = 64
+MAX_PROGRESS = 200_000  # progress records kept; beyond, every other one is merged (`fast.thin`)
+
+
+@dataclass
+class Obs:
+    """One event a record told: kind (a rule kind, or `epoch` from an epoch marker), line, ts
+    (the record's stamp, Unix seconds, or None), prev_ts (the last stamp before it), data (the
+    rule's named groups), rule (None for epoch markers), text (cut to 300 characters),
+    framework (None for the common families), seq (position in the log)."""
+
+    kind: str
+    line: int
+    ts: float | None
+    prev_ts: float | None
+    data: dict[str, str]
+    rule: Rule | None
+    text: str
+    framework: str | None = None
+    seq: int = 0
+
+
+@dataclass
+class ParsedLog:
+    """What the reader returns: framework (the profile whose refinements matched most, None),
+    detected (not given), observations (events, in order), progress (records, in order), line
+    counts, the stamps' first and last Unix seconds, clock steps back, what was learnt and the
+    recurring templates nothing read (template → (count, first line, example))."""
+
+    framework: str | None
+    detected: bool
+    observations: list[Obs]
+    progress: list[Prog] = field(default_factory=list)
+    lines: int = 0
+    matched: int = 0
+    unreadable: int = 0
+    truncated: int = 0
+    first_ts: float | None = None
+    last_ts: float | None = None
+    clock_back: list[tuple[int, float]] = field(default_factory=list)
+    clock_unreliable: bool = False
+    learnt: Learnt | None = None
+    stamp_layouts: list[str] = field(default_factory=list)
+    unread: dict[str, tuple[int, int, str]] = field(default_factory=dict)
+    other_progress: int = 0
+    candidates: dict[str, int] = field(default_factory=dict)
+
+
+class LogReader:
+    """Streaming reader of one training log (see the module docstring)."""
+
+    def __init__(self, profiles: Profiles, framework: str | None = None) -> None:
+        self.profiles, self.forced = profiles, framework
+        self.wording = Wording(profiles, framework)
+        self.norm = Normaliser(profiles)
+        self.clock = Clock()
+        self.pipe = RecordPipe(self.norm, self.clock)
+        self.learnt: Learnt | None = None
+        self._buffer: list[tuple[int, str, float | None]] = []
+        self._buffered = 0
+        self.lines = self.matched = 0
+        self._seq = 0
+        self._last_ts: float | None = None
+        self.first_ts: float | None = None
+        self.max_ts: float | None = None
+        self.events: list[Obs] = []
+        self.progress: list[Prog] = []
+        self._owner: tuple[bool, str | None] = (False, None)
+        self._hits: Counter[str] = Counter()
+        self._unread: dict[str, list[Any]] = {}
+        self._unread_seen = 0
+        self.other_progress = 0
+        self.fast: FastPath | None = None
+
+    # -- input ---------------------------------------------------------------------------------
+    def feed(self, line: str, ts: float | None = None) -> None:
+        """One physical line (newline removed; any length and characters). `ts` is the time the
+        transport recorded (a CRI container-log time, Unix seconds), used when the line carries
+        no stamp of its own."""
+        self.lines += 1
+        if self.learnt is None:
+            self._buffer.append((self.lines, line, ts))
+            self._buffered += len(line)
+            if len(self._buffer) >= SAMPLE_LINES or self._buffered >= SAMPLE_BYTES:
+                self._learn()
+            return
+        if self.fast is not None and ts is None and self.pipe.idle() and self.fast.line(
+                self, line):
+            return
+        for rec in self.pipe.push(self.lines, line, ts):
+            self._record(rec)
+
+    def dated(self, ts: float | None) -> float | None:
+        """Note a record's stamp; returns the stamp of the record before it."""
+        prev_ts = self._last_ts
+        if ts is not None:
+            self._last_ts = ts
+            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+            self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+        return prev_ts
+
+    def add_progress(self, prog: Prog, rank: str | None) -> None:
+        """Keep a progress record unless another rank than the first one printed it."""
+        owned, owner = self._owner
+        if not owned:
+            self._owner = (True, rank)
+        elif rank != owner:
+            return  # another rank's copy of the same progress: read once
+        self.progress.append(prog)
+        if len(self.progress) >= MAX_PROGRESS:
+            self.progress = thin(self.progress)
+
+    def _learn(self) -> None:
+        """Learn from the buffered head, then read it (see the module docstring)."""
+        buffered, self._buffer = self._buffer, []
+        self.norm.shapes = self._stamp_shapes(buffered)
+        wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
+        scratch = RecordPipe(self.norm, Clock(), wrap)
+        sample: list[SampleRecord] = []
+        for number, line, ts in buffered:
+            sample += [SampleRecord(r.line, r.text, r.ts, r.rank)
+                       for r in scratch.push(number, line, ts)]
+        sample += [SampleRecord(r.line, r.text, r.ts, r.rank) for r in scratch.flush()]
+        self.learnt = learn(sample, self.profiles.pins)
+        self.pipe = RecordPipe(self.norm, self.clock, wrap)
+        if wrap is None and not self.wording.steps and self.learnt.progress:
+            self.fast = FastPath(self.learnt.progress, self.norm, self.wording, self.clock)
+        for number, line, ts in buffered:
+            for rec in self.pipe.push(number, line, ts):
+                self._record(rec)
+
+    def _stamp_shapes(self, buffered: list[tuple[int, str, float | None]]) -> list[StampShape]:
+        texts = []
+        for _, line, _ in buffered:
+            cleaned = self.norm.clean(line)
+            if cleaned:
+                texts += [self.norm.strip(piece)[0] for piece in self.norm.split(cleaned)]
+        overlay = [StampShape(p, "overlay", True) for p in self.profiles.timestamps]
+        return overlay + learn_shapes(texts)
+
+    # -- one logical record -------------------------------------------------------------------
+    def _record(self, rec: Rec) -> None:
+        ts = rec.ts
+        if ts is None and ("datetime:" in rec.text or "CANCELLED AT" in rec.text):
+            ts = self._inline_ts(rec.text, rec.line)
+        prev_ts = self.dated(ts)
+        if not rec.text:
+            return
+        self._seq += 1
+        text = rec.text
+        progress = self._progress(rec, ts)
+        found = self.wording.match(text, progress == "progress")
+        for rule, groups, fw in found:
+            self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
+                                   fw, self._seq))
+            if fw is not None:
+                self._hits[fw] += 1
+        if progress or found:
+            self.matched += 1
+        elif any(ch.isdigit() for ch in text):
+            self._note_unread(rec, ts)
+
+    def _progress(self, rec: Rec, ts: float | None) -> str:
+        """`progress`, `marker` (an epoch marker) or '' (neither) for one record."""
+        assert self.learnt is not None
+        for marker in self.learnt.markers:
+            prog = marker.read(rec.text, rec.line, self._seq, ts, rec.rank)
+            if prog is not None and prog.epoch is not None:
+                self.events.append(Obs("epoch", rec.line, ts, None, {"epoch": str(prog.epoch)},
+                                       None, rec.text[:300], None, self._seq))
+                return "marker"
+        prog = self._read_progress(rec, ts)
+        if prog is None:
+            return ""
+        self.add_progress(prog, rec.rank)
+        return "progress"
+
+    def _read_progress(self, rec: Rec, ts: float | None) -> Prog | None:
+        assert self.learnt is not None
+        hand = self.wording.step_rule(rec.text) if self.wording.steps else None
+        if hand is not None:
+            if hand[2] is not None:
+                self._hits[hand[2]] += 1
+            return _from_rule(hand[0], hand[1], rec, self._seq, ts)
+        for matcher in self.learnt.progress:
+            prog = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
+            if prog is not None:
+                return prog
+        return None
+
+    def _inline_ts(self, text: str, line: int) -> float | None:
+        for pattern in self.profiles.inline_timestamps:
+            found = pattern.search(text)
+            if found:
+                return self.clock.seconds(found.groupdict(), line)
+        return None
+
+    # -- re-learning shapes that first appear late ---------------------------------------------
+    def _note_unread(self, rec: Rec, ts: float | None) -> None:
+        self._unread_seen += 1
+        if self._unread_seen % UNREAD_EVERY and self._unread_seen > 4 * UNREAD_EVERY:
+            return
+        shape = template(rec.text)
+        entry = self._unread.get(shape)
+        if entry is None:
+            if len(self._unread) >= MAX_UNREAD_KINDS:
+                return
+            entry = self._unread[shape] = [0, rec.line, rec.text, []]
+        entry[0] += 1
+        if len(entry[3]) < MAX_EXAMPLES:
+            entry[3].append((rec, ts, self._seq))
+        if entry[0] == RELEARN_AFTER:
+            self._relearn(entry[3])
+
+    def _relearn(self, examples: list[tuple[Rec, float | None, int]]) -> None:
+        """Learn the examples of a recurring unread template; a new progress template of a
+        family already read, or a bar (a resumed run's), is read from now on, and the
+        examples kept are read as progress too."""
+        assert self.learnt is not None
+        fresh = learn([SampleRecord(r.line, r.text, ts, r.rank) for r, ts, _ in examples],
+                      self.profiles.pins)
+        known = {m.family for m in self.learnt.progress}
+        added = []
+        for matcher in fresh.progress:
+            if not known or matcher.family in known or matcher.bar:
+                matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
+                added.append(matcher)
+        self.learnt.progress += added
+        self.learnt.markers += fresh.markers
+        self.learnt.readings += fresh.readings
+        for rec, ts, seq in examples:
+            for matcher in added:
+                prog = matcher.read(rec.text, rec.line, seq, ts, rec.rank)
+                if prog is not None:
+                    self.progress.append(prog)
+                    break
+        if added:
+            self.progress.sort(key=lambda p: p.seq)
+
+    # -- output --------------------------------------------------------------------------------
+    def finish(self) -> ParsedLog:
+        """End of input: learn from what was buffered if the log was short, flush the joins."""
+        if self.learnt is None:
+            self._learn()
+        for rec in self.pipe.flush():
+            self._record(rec)
+        return self.parsed()
+
+    def parsed(self) -> ParsedLog:
+        """What the lines so far say (a record still being joined is left out)."""
+        if self.learnt is None:  # a log still being written, shorter than the sample so far
+            pending = LogReader(self.profiles, self.forced)
+            for number, line, ts in self._buffer:
+                pending.lines = number - 1
+                pending.feed(line, ts)
+            return pending.finish()
+        for prog in self.progress:
+            prog.complete()
+        chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
+        events = [o for o in self.events if o.framework is None or o.framework == chosen]
+        return ParsedLog(
+            framework=chosen, detected=self.forced is None, observations=events,
+            progress=list(self.progress), lines=self.lines, matched=self.matched,
+            unreadable=self.pipe.unreadable, truncated=self.norm.truncated,
+            first_ts=self.first_ts, last_ts=self.max_ts, clock_back=list(self.clock.back_steps),
+            clock_unreliable=self.clock.unreliable, learnt=self.learnt,
+            stamp_layouts=[s.label for s in self.norm.shapes],
+            unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
+            candidates=dict(self._hits))
+
+
+def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None) -> Prog | None:
+    """A progress record from a hand-written step rule's groups (an overlay's)."""
+    step = tokens.number(d.get("step", ""))
+    if step is None or abs(step) > 1e15:
+        return None
+    prog = Prog(rec.line, seq, ts, rec.rank)
+    prog.printed, prog.family = int(step), f"rule:{rule.where}"
+    total, epoch = tokens.number(d.get("total", "")), tokens.number(d.get("epoch", ""))
+    prog.total = int(total) if total is not None else None
+    prog.epoch = int(epoch) if epoch is not None else None
+    value = tokens.number(d.get("step_time", ""))
+    if value:
+        prog.step_s = value * (1e-3 if (d.get("unit") or rule.unit) == "ms" else 1.0)
+    rate, ups = tokens.number(d.get("rate", "")), tokens.number(d.get("ups", ""))
+    if rate:
+        prog.rate_s = rate if d.get("rate_unit") == "s/it" else 1.0 / rate
+    elif ups:
+        prog.rate_s = 1.0 / ups
+    if d.get("elapsed"):
+        prog.elapsed, prog.bar = tokens.clock_seconds(d["elapsed"]), True
+    return prog
+
+
+def parse_lines(lines: Any, profiles: Profiles, framework: str | None = None) -> ParsedLog:
+    """Read every line of `lines` (strings without newlines); see `LogReader`."""
+    reader = LogReader(profiles, framework)
+    for line in lines:
+        reader.feed(line)
+    return reader.finish()
+
+
+__all__ = ["LogReader", "Matcher", "Obs", "ParsedLog", "parse_lines"]

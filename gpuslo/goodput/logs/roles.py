@@ -1,0 +1,387 @@
+"""Roles of a template's numeric fields, from their names and from how they behave (pure).
+
+`read_template(template, pins) -> Reading` gives each field of a template one role:
+
+- `step` the step counter: an integer named like a step (`step`, `iter`, `iteration`,
+  `global_step`, `num_updates`, `update`, `batch`, `progress`; `Step 1 |`, `step:0/6200`,
+  `global step 1:`), or the `n` of an `n/N` pair in a progress bar (`| 1429/3376 [`, `[ 22/290`,
+  `(1/19994)`, `[1480/1504]`), that does not go down within the template (a reset is allowed,
+  a restart or a new epoch). A name of a global counter (`global_step`, `num_updates`) beats a
+  per-epoch `n/N`; `step` beats `iter` (an optimizer step spans several micro-batch iters).
+- `total` the `N` of that pair; `epoch` an integer named epoch (`Epoch 0:`, `epoch: 1/300`,
+  `Epoch [12]`); the step counter is per epoch when an epoch is printed beside an `n/N` or
+  `iter`/`batch` counter that is not global.
+- `elapsed` cumulative time (a bar's `[00:18<`, `0:00:39 •`, `02:50 <`; `train_time:74701ms`,
+  `time_since_start`, `wall=`, `'elapsed_time': '1h 54m 53s'` when it rises), `remaining`
+  (after `<`/`•`, `eta`): not read.
+- `step_s` a per-step duration (`elapsed time per iteration (ms)`, `time 1099.34ms`,
+  `iter_time: 0.771s`, `train_step_timing in s`, `57.126 sec/step`, `batch_cost`), `window_s`
+  a duration of the whole logging window (MMF's `time: 02m 16s 175ms` per 100 updates: seen
+  against the stamps), `smoothed_s` an average (`step_avg`, `avg_...`), `line_s` the time of
+  a smaller unit than the step (`iter time` when the counter is `step`: summed per step).
+- `rate_ips`/`rate_spi` iterations per second or seconds per iteration (`75.75it/s`,
+  `2.88s/it`, `It/sec 1.133`, `ups`, `batches_per_second`); rates of samples, tokens or images
+  are throughput, not step time.
+- everything else (`loss`, `lr`, `grad norm`, memory, `TFLOPs`, `consumed samples`) is
+  `metric`: not progress.
+
+Units come from the value (`ms`, `s`), the text after it, or the name (`(ms)`, `_ms`, `in s`),
+with `K/M/G` suffixes already applied; a duration without any unit is in seconds.
+`pins` (the profile overlay's `roles`) force a role on the fields whose name they give.
+A template is progress when it has a step counter and is not an evaluation, data or download
+bar (its words before the counter say so) and not an epoch bar (`Epoch: 13/13` alone).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+from gpuslo.goodput.logs.templates import Field, Template
+
+STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
+              "updates", "progress", "batch", "globalstep"}
+GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "optimizer step")
+NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
+            "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
+            "accumulation", "warmup", "total", "consumed", "eval", "val", "timesteps", "this",
+            "episodes", "env", "since", "restore", "sampled", "trained", "valid", "test"}
+EPOCH_WORDS = {"epoch", "epochs", "ep"}
+TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
+              "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
+COMPONENT_WORDS = {"eta", "remaining", "left", "data", "reader", "dataloader", "loader", "fwd",
+                   "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
+                   "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
+                   "allreduce", "microstep", "inner", "validation", "test", "rollout", "gen",
+                   "generation", "ref", "update_actor", "reward", "grad", "sample", "sampling",
+                   "learn", "apply", "policy", "env", "h2d", "d2h", "prefetch"}
+CUMULATIVE_WORDS = {"elapsed", "wall", "since", "train_time", "runtime", "walltime", "total"}
+PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step_time",
+                  "iter_time", "batch_time", "batch_cost", "timing", "time/step", "sec/step",
+                  "s/step", "steptime", "iter time", "step time", "this_iter", "time_this")
+LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", "batch"}
+SMOOTH_WORDS = {"avg", "mean", "average", "ema", "running", "smoothed"}
+NOT_PROGRESS_HEAD = re.compile(
+    r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
+    r"|prediction|predicting|map|download|downloading|generating|tokeniz\w*|loading|load|shards?"
+    r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
+    r"|inference|sampling|sample|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
+    r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
+    r"|from|load\w*|predict\w*)\b")
+THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
+                        r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
+_IPS = re.compile(r"(?i)^(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?|updates?)/s(?:ec)?\b"
+                  r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec")
+_SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
+_PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_sec|per_second|per second|/second")
+_UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
+         "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
+HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
+ROLES = ("step", "total", "epoch", "elapsed", "remaining", "step_s", "window_s", "smoothed_s",
+         "line_s", "rate_ips", "rate_spi", "metric")
+
+
+@dataclass(frozen=True)
+class Role:
+    """A field's role; `scale` turns its number into seconds (durations) or 1."""
+
+    role: str
+    scale: float = 1.0
+    why: str = ""
+
+
+@dataclass
+class Reading:
+    """What a template was read as. `roles` by value index; `step`, `total`, `epoch` the indexes
+    of those fields (None when absent); `per_epoch` the step counter restarts every epoch;
+    `bar` the template is a progress bar (elapsed time since it began); `progress` whether its
+    records are training progress, `why` the reason in words."""
+
+    template: Template
+    roles: dict[int, Role] = field(default_factory=dict)
+    step: int | None = None
+    total: int | None = None
+    epoch: int | None = None
+    per_epoch: bool = False
+    bar: bool = False
+    progress: bool = False
+    epoch_marker: bool = False
+    why: str = ""
+
+
+def words(key: str) -> list[str]:
+    """A field name as lower-case words (`elapsed_time_per_iteration_ms` → elapsed, time, ...)."""
+    return [w for w in re.split(r"[^a-z0-9µ]+", key.lower()) if w]
+
+
+def _time_scale(f: Field) -> float | None:
+    """Seconds per unit of a duration field, None when the field is not a duration."""
+    if f.kind == "dur":
+        return 1.0
+    unit = f.unit.lower()
+    if unit in _UNIT:
+        return _UNIT[unit]
+    after = f.after.strip().split(" ")[0].strip(",)|]").lower() if f.after.strip() else ""
+    if after in _UNIT and not f.unit:
+        return _UNIT[after]
+    if f.unit or _PER_SECOND.search(f.key):
+        return None
+    ws = words(f.key)
+    if not set(ws) & TIME_WORDS:
+        return None
+    for w in reversed(ws):
+        if w in _UNIT:
+            return _UNIT[w]
+    return 1.0
+
+
+def _rate(f: Field) -> Role | None:
+    """A `rate_ips`/`rate_spi` role for a rate of iterations (`ms/step` scaled to seconds),
+    None otherwise (throughput of samples or tokens is None)."""
+    after = f.after.strip()
+    for text in (f.unit, after.split(" ")[0].rstrip(",)]") if after else "", f.key):
+        if not text:
+            continue
+        if THROUGHPUT.search(text):
+            return None
+        if _SPI.search(text):
+            scale = 1e-3 if text.lower().startswith("ms") else 1.0
+            return Role("rate_spi", scale, f"seconds per iteration ({text})")
+        if _IPS.search(text) or (text is f.key and words(text)[-1:] == ["ups"]):
+            return Role("rate_ips", 1.0, f"iterations per second ({text})")
+    return None
+
+
+def _is_step_name(key: str) -> bool:
+    low, ws = key.lower(), words(key)
+    if any(g in low for g in GLOBAL_WORDS):
+        return True
+    return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
+
+
+def _duration_role(f: Field, scale: float) -> Role:
+    """step_s, smoothed_s, elapsed, remaining or metric for a duration field (cues first)."""
+    low, ws = f.key.lower(), set(words(f.key))
+    if ws & {"eta", "remaining", "left"}:
+        return Role("remaining", scale, "named as time left")
+    if any(h in low for h in PER_STEP_HINTS) or ws & {"batch"} and ws & {"cost", "time"}:
+        kind = "smoothed_s" if ws & SMOOTH_WORDS and "batch" not in ws else "step_s"
+        return Role(kind, scale, f"named as a time per step ({f.key})")
+    if ws & COMPONENT_WORDS:
+        return Role("metric", scale, f"a part of the step ({f.key})")
+    if ws & SMOOTH_WORDS:
+        return Role("smoothed_s", scale, f"an average ({f.key})")
+    values = f.known()
+    cumulative = len(values) >= 2 and f.rising() >= 0.8 and not f.constant() and (
+        (f.stride() or 0) * 3 < max(values))
+    if ws & CUMULATIVE_WORDS and (len(values) < 2 or cumulative or (
+            f.rising() == 1.0 and not f.constant())):
+        return Role("elapsed", scale, f"cumulative time ({f.key})")
+    if cumulative and len(values) >= 3:
+        return Role("elapsed", scale, "rises line after line: cumulative time")
+    return Role("step_s", scale, f"a duration ({f.key or 'unnamed'})")
+
+
+def _cue_role(f: Field, fields: list[Field]) -> Role:
+    prev = fields[f.index - 1] if f.index else None
+    if prev is not None and prev.after.strip().startswith("/") and f.kind == "num":
+        return Role("total" if f.integer else "metric", why="the N of n/N")
+    if f.kind == "dur":
+        before = prev.after.strip() if prev is not None else ""
+        if before.startswith(("<", "•")):
+            return Role("remaining", why="after < or •: time left")
+        if f.after.lstrip().startswith(("<", "•")):
+            return Role("elapsed", why="before < or •: a bar's elapsed time")
+        return _duration_role(f, 1.0)
+    if f.kind != "num":
+        return Role("metric")
+    if f.unit == "%":
+        return Role("metric", why="a percentage")
+    rate = _rate(f)
+    if rate:
+        return rate
+    scale = _time_scale(f)
+    if scale is not None:
+        return _duration_role(f, scale)
+    ws = words(f.key)
+    if ws and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total", "max", "n"}:
+        return Role("epoch" if f.integer else "metric", why=f"named {f.key}")
+    return Role("metric")
+
+
+def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool) -> int:
+    """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
+    2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
+    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch"):
+        return 0
+    if roles[f.index].role == "epoch":
+        return 0
+    seen = f.known()
+    pair = f.after.lstrip().startswith("/")
+    done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
+    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done) or (
+            f.rising() < 0.6):
+        return 0
+    if _is_step_name(f.key):
+        low = f.key.lower()
+        if any(g in low for g in GLOBAL_WORDS):
+            return 5
+        return 4 if words(f.key)[-1] in ("step", "steps") else 3
+    if f.key and not pair:
+        return 0
+    if pair or f.unit == "it" or f.after.startswith("/?"):
+        epoch_here = any(r.role == "epoch" for r in roles.values())
+        return 2 if bar or epoch_here else 1
+    return 0
+
+
+def _is_bar(fields: list[Field], roles: dict[int, Role]) -> bool:
+    """A progress bar: elapsed `[00:18<`/`0:00:39 •`, a `42%|` or an `it/s` glued to a number."""
+    return any(r.role == "elapsed" and fields[i].kind == "dur" and fields[i].after.lstrip()
+               .startswith(("<", "•")) for i, r in roles.items()) or any(
+        f.unit == "%" and f.after.lstrip().startswith("|") for f in fields) or any(
+        r.role in ("rate_ips", "rate_spi") and fields[i].unit for i, r in roles.items())
+
+
+def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
+    """The roles of `tpl`'s fields and whether it is progress (see the module docstring)."""
+    reading = Reading(tpl)
+    fields = tpl.fields
+    roles = {f.index: _cue_role(f, fields) for f in fields}
+    for f in fields:
+        pinned = (pins or {}).get(f.key)
+        if pinned:
+            roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
+    reading.roles, reading.bar = roles, _is_bar(fields, roles)
+    scores = [(_step_score(f, fields, roles, reading.bar), -f.index) for f in fields]
+    pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
+    if pinned_step:
+        reading.step = pinned_step[0]
+    elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
+        reading.step = -max(scores)[1]
+    _place_counter(reading)
+    _line_times(reading)
+    _decide(reading)
+    return reading
+
+
+def _line_times(reading: Reading) -> None:
+    """Unnamed durations beside a rate are not step times (Keras `3s 134ms/step`: the epoch's
+    time); a duration named after another counter than the step (`iter time` beside
+    `step`) times one line's iteration, summed per step (`line_s`)."""
+    fields, roles = reading.template.fields, reading.roles
+    has_rate = any(r.role in ("rate_ips", "rate_spi") for r in roles.values())
+    step_words = set(words(fields[reading.step].key)) if reading.step is not None else set()
+    counters = {w for f in fields if f.integer and f.index != reading.step for w in words(f.key)}
+    named = [i for i, r in roles.items() if r.role == "step_s"
+             and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
+    for i, role in list(roles.items()):
+        if role.role != "step_s":
+            continue
+        if named and i not in named:
+            roles[i] = Role("metric", role.scale, "another duration than the one named per step")
+            continue
+        ws = set(words(fields[i].key))
+        if not fields[i].key and has_rate:
+            roles[i] = Role("metric", role.scale, "a duration beside a rate: not a step time")
+        elif ws & LINE_WORDS & counters and not ws & step_words:
+            roles[i] = Role("line_s", role.scale, f"the time of one {sorted(ws & LINE_WORDS)[0]}"
+                            ", summed per step")
+
+
+def _place_counter(reading: Reading) -> None:
+    """Set step/total/epoch roles and per_epoch around the chosen step field."""
+    fields, roles = reading.template.fields, reading.roles
+    epochs = [i for i, r in roles.items() if r.role == "epoch"]
+    reading.epoch = epochs[0] if epochs else None
+    if reading.step is None:
+        return
+    step = fields[reading.step]
+    roles[step.index] = Role("step", why=roles[step.index].why or f"counter ({step.key or 'n/N'})")
+    for i, r in list(roles.items()):
+        if r.role == "total" and i != step.index + 1:
+            roles[i] = Role("metric", why="the N of another pair")
+    if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
+        reading.total = step.index + 1
+    if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
+        return
+    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None)
+
+
+def _per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:
+    """True when the counter restarts each epoch: seen reset while the epoch rose, else assumed
+    for an `n/N` or `iter`/`batch` counter printed beside the epoch."""
+    pairs = list(zip(epoch.numbers, step.numbers, strict=False))
+    for (e0, s0), (e1, s1) in zip(pairs, pairs[1:], strict=False):
+        if None in (e0, s0, e1, s1) or e1 == e0:
+            continue
+        return bool(e1 > e0 and s1 <= s0)  # type: ignore[operator]
+    name = words(step.key)[-1:] if step.key else []
+    return has_total or name in (["iter"], ["iteration"], ["batch"], ["it"])
+
+
+def _decide(reading: Reading) -> None:
+    """progress / epoch_marker and why, from the chosen counter and the template's words."""
+    tpl, roles = reading.template, reading.roles
+    if reading.step is None:
+        if reading.epoch is not None and all(
+                r.role in ("epoch", "total", "metric") for r in roles.values()) and (
+                len([r for r in roles.values() if r.role != "metric"]) <= 2):
+            reading.epoch_marker = True
+            reading.why = "an epoch marker: sets the epoch of the lines after it"
+        else:
+            reading.why = "no step counter"
+        return
+    head = _head(tpl.text, reading.step)
+    words_before = set(words(head))
+    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key
+    if NOT_PROGRESS_HEAD.search(said):
+        reading.why = f"an evaluation, data or download line ({head.strip()[:40]!r})"
+    elif reading.epoch is None and words_before and words_before <= EPOCH_WORDS | {"train"} \
+            and reading.bar:
+        reading.epoch_marker = True
+        reading.why = "an epoch bar: its counter is the epoch"
+    elif any(THROUGHPUT.search(f.unit + " " + f.after[:12]) for f in tpl.fields) and not any(
+            r.role in ("rate_ips", "rate_spi") for r in roles.values()) and reading.bar:
+        reading.why = "a bar of samples, tasks or bytes, not of steps"
+    else:
+        reading.progress = True
+        reading.why = f"progress: step from {tpl.fields[reading.step].key or 'n/N'}"
+
+
+def _head(text: str, index: int) -> str:
+    """The template's text before its `index`-th value."""
+    count = 0
+    for pos, ch in enumerate(text):
+        if ch in "\x01\x02\x03":  # values; \x04 (a bar's glyphs) is not one
+            if count == index:
+                return text[:pos]
+            count += 1
+    return text
+
+
+def window_or_step(reading: Reading, reference: list[float | None]) -> None:
+    """Re-read `step_s` fields as `window_s` when they match the time between records (from
+    stamps or an elapsed field: `reference`, seconds per record, None where unknown) better
+    than that time divided by the steps between them (MMF's `time:` per 100 updates)."""
+    if reading.step is None:
+        return
+    steps = reading.template.fields[reading.step].numbers
+    for i, role in list(reading.roles.items()):
+        if role.role != "step_s":
+            continue
+        f = reading.template.fields[i]
+        per_step, per_window = [], []
+        for k in range(1, min(len(steps), len(f.numbers), len(reference))):
+            s0, s1, t0, t1, d = steps[k - 1], steps[k], reference[k - 1], reference[k], f.numbers[k]
+            if None in (s0, s1, t0, t1, d) or s1 <= s0 or t1 <= t0 or d <= 0:  # type: ignore
+                continue
+            wall = t1 - t0  # type: ignore[operator]
+            delta = s1 - s0  # type: ignore[operator]
+            per_step.append(abs(math.log(d * role.scale * delta / wall)))
+            per_window.append(abs(math.log(d * role.scale / wall)))
+        if per_step and median(per_window) + 0.1 < median(per_step):
+            reading.roles[i] = Role("window_s", role.scale, "matches the time between lines: a "
+                                    "duration of the whole logging window")

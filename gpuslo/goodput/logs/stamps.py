@@ -1,0 +1,236 @@
+"""Wall-clock stamps of log records: shapes learnt on the sample, a clock that carries the date.
+
+`learn_shapes(texts) -> list[StampShape]` looks at the head of each sample record for a date and
+time in any common layout (`2024-04-06 02:59:36`, `10/17/2025 16:31:56`, `[05/10 04:48:34]`,
+`24-02-24T13:38:44`, `Dec  4 16:38:00`, `[05:19:47.352788]`, `INFO 09-15 14:42:21`) and has
+python-dateutil (a well-kept general parser) read one example of each layout, to learn which
+digits are the year, month and day and whether the day comes first. Each layout becomes one
+compiled regex with named groups, so per record the work is one `search` on the head and
+integer arithmetic, never a general date parser. glog/c10 stamps (`I0811 21:54:55.531340`,
+`[E602 11:17:52.185]`: level letter, month not zero-padded, no year) are a known layout that
+dateutil cannot read.
+
+`Clock.seconds(groups)` turns a match into Unix seconds (UTC as printed: logs do not say their
+zone). A stamp without a year takes the year of the last full stamp (else `REFERENCE_YEAR`); a
+time of day alone takes the last full date and rolls over at midnight. The clock never goes
+back silently: a stamp more than `BACK_TOLERANCE_S` before the latest one is a clock step back
+(a pasted older run, an NTP or time-zone change); it is noted with its line, and the clock keeps
+counting from the latest time (every later stamp is shifted by the step), so a day back cannot
+halve the span. After `MAX_BACK_STEPS` such steps the stamps are declared unreliable
+(`Clock.unreliable`) and the reader times the log from its step times instead.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from dateutil import parser as dateutil_parser
+
+MIN_YEAR, MAX_YEAR = 1971, 2099  # the journal's clock range; other years are misreads
+REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
+BACK_TOLERANCE_S = 60.0  # ranks interleave their lines; a minute back is still one clock
+MAX_BACK_STEPS = 3
+_MONTHS = {m: i for i, m in enumerate(
+    ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+_TIME = r"(?P<H>\d{1,2}):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+_DATE_CANDIDATE = re.compile(
+    r"(?P<date>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}[-/]\d{1,2}"
+    r"|(?:[A-Z][a-z]{2},? )?[A-Z][a-z]{2,8}\.? {1,2}\d{1,2}(?:,? \d{4})?"
+    r"|\d{1,2} [A-Z][a-z]{2,8} \d{4})"
+    r"(?:[ T_]|, )\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?")
+_TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
+_GLOG = re.compile(r"^\[?[IWEF](?P<md>\d{3,4}) " + _TIME
+                   + r"(?: +\d{1,20})?(?: [\w./-]{1,120}:\d{1,6}\])? ?")
+HEAD = 72  # characters of a record searched for its stamp
+
+
+@dataclass(frozen=True)
+class StampShape:
+    """One stamp layout: `regex` searched in a record's first HEAD characters (named groups
+    Y or y, m or b, d, md, H, M, S, f); `label` says the layout (`YYYY-MM-DD HH:MM:SS`);
+    `anywhere` False when the stamp must open the record (layouts without a full date)."""
+
+    regex: re.Pattern[str]
+    label: str
+    anywhere: bool
+
+
+GLOG = StampShape(_GLOG, "glog/c10 LMMDD HH:MM:SS (no year)", False)
+TIME_OF_DAY = StampShape(re.compile(r"^\[?" + _TIME + r"\]?:? ?"), "HH:MM:SS (time of day)",
+                         False)
+
+
+def _layout(span: str) -> str:
+    return re.sub(r"\d", "9", re.sub(r"[A-Za-z]{3,9}", "A", span))
+
+
+_ORDERS = {3: (("Y", "m", "d"), ("m", "d", "Y"), ("d", "m", "Y")), 2: (("m", "d"), ("d", "m"))}
+
+
+def _names(runs: list[str], stamp: datetime) -> list[str] | None:
+    """Which run of a date is the year (`Y`, or `y` when two digits), month (`m`, `b` for a
+    name) and day: the first usual order whose values are the ones dateutil read."""
+    if any(r.isalpha() for r in runs):  # `Dec  4`, `4 Dec 2023`, `Mon Dec  4`
+        return ["b" if r.isalpha() and r.lower()[:3] in _MONTHS else "" if r.isalpha()
+                else "Y" if len(r) == 4 else "d" for r in runs]
+    want = {"Y": stamp.year, "m": stamp.month, "d": stamp.day}
+    for order in _ORDERS.get(len(runs), ()):
+        if all(int(r) == want[n] or (n == "Y" and len(r) == 2 and int(r) == want[n] % 100)
+               for r, n in zip(runs, order, strict=True)):
+            return ["y" if n == "Y" and len(r) == 2 else n
+                    for r, n in zip(runs, order, strict=True)]
+    return None
+
+
+def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
+    """Read `span` with dateutil and compile its layout into a StampShape (None: not a date)."""
+    try:
+        stamp = dateutil_parser.parse(span.replace("_", " "), dayfirst=dayfirst,
+                                      default=datetime(REFERENCE_YEAR, 1, 1))
+    except (ValueError, OverflowError):
+        return None
+    time_at = re.search(r"(?:[ T_]|, )\d{1,2}:\d\d:\d\d", span)
+    if time_at is None:
+        return None
+    date_part = span[:time_at.start()]
+    runs = re.findall(r"\d+|[A-Za-z]{3,9}", date_part)
+    names = _names(runs, stamp)
+    if names is None or "d" not in names or not ({"m", "b"} & set(names)):
+        return None
+    pieces, pos = [], 0
+    for name, run in zip(names, re.finditer(r"\d+|[A-Za-z]{3,9}", date_part), strict=True):
+        pieces.append(re.escape(date_part[pos:run.start()]))
+        body = r"[A-Za-z]{3,9}" if run.group().isalpha() else r"\d{1,4}"
+        pieces.append(f"(?P<{name}>{body})" if name else body)
+        pos = run.end()
+    pieces.append(re.escape(date_part[pos:]))
+    sep = re.match(r"[ T_]|, ", time_at.group(0)).group(0)
+    regex = "".join(pieces) + ("[ T_]" if sep in (" ", "T", "_") else re.escape(sep)) + _TIME
+    return StampShape(re.compile(regex), _layout(span), bool({"Y", "y"} & set(names)))
+
+
+def _candidate(text: str) -> str | None:
+    head = text[:HEAD]
+    found = _DATE_CANDIDATE.search(head)
+    if found is None:
+        return None
+    before = head[:found.start()]
+    if re.search(r"\d", before) and not re.fullmatch(r"\[?[\w|.:\-]{0,60}\]? ?", before):
+        return None
+    return found.group(0)
+
+
+def learn_shapes(texts: list[str]) -> list[StampShape]:
+    """The stamp layouts of a sample of records (see the module docstring), most used first."""
+    seen: dict[str, list[str]] = {}
+    glog = time_only = 0
+    for text in texts:
+        if _GLOG.match(text):
+            glog += 1
+            continue
+        span = _candidate(text)
+        if span is None:
+            if _TIME_ONLY.match(text):
+                time_only += 1
+            continue
+        seen.setdefault(_layout(span), []).append(span)
+    shapes: list[tuple[int, StampShape]] = []
+    for spans in seen.values():
+        dayfirst = _dayfirst(spans)
+        shape = _shape_for(spans[0], dayfirst)
+        if shape is not None:
+            shapes.append((len(spans), shape))
+    shapes.sort(key=lambda x: -x[0])
+    out = [s for _, s in shapes]
+    if glog:
+        out.append(GLOG)
+    if time_only:
+        out.append(TIME_OF_DAY)
+    return out
+
+
+def _dayfirst(spans: list[str]) -> bool:
+    """True when a `NN/NN/YYYY` layout has a first field above 12 in some line (day first)."""
+    for span in spans[:200]:
+        found = re.match(r"(\d{1,2})[-/.](\d{1,2})[-/.]\d{2,4}", span)
+        if found and int(found.group(1)) > 12:
+            return True
+    return False
+
+
+@dataclass
+class Clock:
+    """Stamp matches → Unix seconds, carrying year and date forward and never going back (see
+    the module docstring). `back_steps`: (line, seconds) of every step back."""
+
+    year: int | None = None
+    day_start: float | None = None
+    last: float | None = None
+    offset: float = 0.0
+    back_steps: list[tuple[int, float]] = field(default_factory=list)
+
+    @property
+    def unreliable(self) -> bool:
+        """True after MAX_BACK_STEPS steps back: the stamps do not order the log."""
+        return len(self.back_steps) >= MAX_BACK_STEPS
+
+    def seconds(self, g: dict[str, str | None], line: int = 0) -> float | None:
+        """Unix seconds of a stamp's named groups; None when they are not a valid date."""
+        raw = self._raw(g)
+        if raw is None:
+            return None
+        value = raw + self.offset
+        if self.last is not None and value < self.last - BACK_TOLERANCE_S:
+            self.back_steps.append((line, round(self.last - value, 3)))
+            self.offset += self.last - value
+            value = self.last
+        self.last = value if self.last is None else max(self.last, value)
+        return value
+
+    def _raw(self, g: dict[str, str | None]) -> float | None:
+        try:
+            hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
+            frac = float("0." + g["f"]) if g.get("f") else 0.0
+            if hour > 23 or minute > 59 or sec > 60:
+                return None
+            tod = hour * 3600 + minute * 60 + sec + frac
+            year = _year(g)
+            if g.get("md"):
+                md = g["md"] or ""
+                month, day = int(md[:-2]), int(md[-2:])
+            elif g.get("d"):
+                month = _MONTHS.get((g.get("b") or "").lower()[:3]) or int(g.get("m") or 0)
+                day = int(g["d"] or 0)
+            else:
+                return self._time_of_day(tod)
+            if year is None:
+                year = self.year or REFERENCE_YEAR
+            else:
+                self.year = year
+            if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
+                return None
+            midnight = float(calendar.timegm((year, month, day, 0, 0, 0)))
+        except (KeyError, ValueError, OverflowError, TypeError):
+            return None
+        self.day_start = midnight
+        return midnight + tod
+
+    def _time_of_day(self, tod: float) -> float:
+        if self.day_start is None:
+            self.day_start = float(calendar.timegm((REFERENCE_YEAR, 1, 1, 0, 0, 0)))
+        value = self.day_start + tod
+        if self.last is not None and value + self.offset < self.last - 43200:  # past midnight
+            self.day_start += 86400.0
+            value += 86400.0
+        return value
+
+
+def _year(g: dict[str, str | None]) -> int | None:
+    if g.get("Y"):
+        return int(g["Y"] or 0)
+    if g.get("y"):
+        return 2000 + int(g["y"] or 0)
+    return None

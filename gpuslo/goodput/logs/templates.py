@@ -1,0 +1,126 @@
+"""Sample records grouped by template, with what each numeric field did across the group (pure).
+
+`group(records) -> list[Template]`: records (`SampleRecord`: line, text, stamp, rank) that share a
+template (`tokens.template`) form one `Template`, in order of first appearance. Consecutive
+identical texts (a line printed by two handlers or ranks) are kept once. Each value position
+becomes a `Field` holding its key, unit, the text after it and its numbers across the group, so
+role inference (`roles`) can ask whether it rises by a steady stride, resets, or stays put.
+A template's values are by position: the records of one template print the same fields in the
+same order, which is what makes them one template.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from statistics import median
+
+from gpuslo.goodput.logs.tokens import Value, template, values
+
+MAX_TEMPLATES = 4000  # distinct templates kept from one sample; the rest are counted only
+MAX_VALUES = 2000  # values per field kept for role inference
+MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
+_DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
+
+
+@dataclass(frozen=True, slots=True)
+class SampleRecord:
+    """One record of the learning sample: physical line, text (prefixes and stamp removed),
+    stamp (Unix seconds or None), the rank/host its prefix named."""
+
+    line: int
+    text: str
+    ts: float | None
+    rank: str | None
+
+
+@dataclass
+class Field:
+    """One value position of a template across its records."""
+
+    index: int
+    kind: str
+    key: str
+    unit: str
+    after: str
+    numbers: list[float | None] = field(default_factory=list)
+    integer: bool = True
+
+    def known(self) -> list[float]:
+        """The numbers this field printed, `nan` left out."""
+        return [n for n in self.numbers if n is not None]
+
+    def rising(self) -> float:
+        """Share of consecutive pairs that do not go down (1.0 when fewer than two values)."""
+        seen = self.known()
+        pairs = list(zip(seen, seen[1:], strict=False))
+        return sum(b >= a for a, b in pairs) / len(pairs) if pairs else 1.0
+
+    def constant(self) -> bool:
+        """True when every printed number is the same."""
+        return len(set(self.known())) <= 1
+
+    def stride(self) -> float | None:
+        """Median positive difference between consecutive values, None when none rose."""
+        seen = self.known()
+        ups = [b - a for a, b in zip(seen, seen[1:], strict=False) if b > a]
+        return median(ups) if ups else None
+
+
+@dataclass
+class Template:
+    """Records sharing one template: `text` the template, `example` its first record,
+    `lines`/`stamps` per record, `fields` per value position."""
+
+    text: str
+    example: str
+    fields: list[Field]
+    lines: list[int] = field(default_factory=list)
+    stamps: list[float | None] = field(default_factory=list)
+    ranks: set[str | None] = field(default_factory=set)
+
+    @property
+    def count(self) -> int:
+        """Records of this template in the sample."""
+        return len(self.lines)
+
+    def add(self, record: SampleRecord, found: list[Value]) -> None:
+        """Add one record's values (same template, so same positions)."""
+        self.lines.append(record.line)
+        self.stamps.append(record.ts)
+        self.ranks.add(record.rank)
+        for f, v in zip(self.fields, found, strict=False):
+            if len(f.numbers) < MAX_VALUES:
+                f.numbers.append(v.number)
+            f.integer = f.integer and (v.integer or v.number is None)
+
+
+def group(records: list[SampleRecord]) -> list[Template]:
+    """The templates of `records` (see the module docstring)."""
+    by_text: dict[str, Template] = {}
+    by_digits: dict[str, tuple[Template, int]] = {}
+    previous: tuple[str, str | None] | None = None
+    for record in records:
+        if not record.text.strip():
+            continue
+        if previous == (record.text, record.ts and round(record.ts)):
+            continue
+        previous = (record.text, record.ts and round(record.ts))
+        digits = _DIGITS.sub("0", record.text)
+        known = by_digits.get(digits)
+        if known is not None and known[1] >= MAX_READ_PER_SHAPE:  # enough values seen
+            known[0].lines.append(record.line)
+            known[0].stamps.append(record.ts)
+            continue
+        found = values(record.text)
+        shape = template(record.text, found)
+        tpl = by_text.get(shape)
+        if tpl is None:
+            if len(by_text) >= MAX_TEMPLATES:
+                continue
+            fields = [Field(i, v.kind, v.key, v.unit, v.after, [], v.kind == "num")
+                      for i, v in enumerate(found)]
+            tpl = by_text[shape] = Template(shape, record.text, fields)
+        tpl.add(record, found)
+        by_digits[digits] = (tpl, (known[1] if known else 0) + 1)
+    return list(by_text.values())

@@ -1,0 +1,138 @@
+"""Every item of a log on one clock (pure): `place(items) -> Timeline` sets each item's t0/t1.
+
+Stamps win: a progress record ends at its stamp and began its steps' duration before. A log
+without stamps (Megatron iteration lines) advances by its own step times; a progress bar or a
+cumulative timer by its elapsed time. Items before the first stamp are moved so that they end
+where it begins (the gap between them is not in the log: assumed zero, and `rebased` says so).
+The clock never goes back: an item stamped before the clock is placed at the clock.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save
+from gpuslo.goodput.logs.progress import Record
+
+
+class Timeline:
+    """The clock being built: `clock` the latest time placed (None before the first item),
+    `relative` True while no stamp has been seen (times count from 0), `placed` the items in
+    order, `rebased` whether relative items were moved onto the first stamp."""
+
+    def __init__(self) -> None:
+        self.clock: float | None = None
+        self.relative = False
+        self.placed: list[Any] = []
+        self.rebased = False
+
+    def anchor(self, absolute: float) -> float:
+        """Place an absolute time; returns the time to use (never before the clock)."""
+        if self.clock is None:
+            self.clock = absolute
+        elif self.relative:
+            shift = absolute - self.clock
+            for item in self.placed:
+                item.t0 += shift
+                item.t1 += shift
+            self.clock, self.relative, self.rebased = absolute, False, True
+        return max(absolute, self.clock)
+
+    def now(self) -> float:
+        """The clock (0.0 and relative when nothing was placed yet)."""
+        if self.clock is None:
+            self.clock, self.relative = 0.0, True
+        return self.clock
+
+    def put(self, item: Any, t0: float, t1: float) -> None:
+        """Give `item` the interval [t0, max(t0, t1)] and move the clock to its end."""
+        item.t0, item.t1 = t0, max(t0, t1)
+        self.clock = max(self.now(), item.t1)
+        self.placed.append(item)
+
+
+class _Elapsed:
+    """Where a cumulative timer's zero is on the clock."""
+
+    def __init__(self) -> None:
+        self.origin: float | None = None
+        self.last: float | None = None
+
+
+def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
+    ts, elapsed = rec.ts, rec.prog.elapsed
+    if ts is not None:  # the interval ends at its stamp, begins dur before
+        begin = ts - (rec.dur or 0.0)
+        if line.clock is None or line.relative:
+            line.anchor(begin)
+        t1 = max(ts, line.now())
+        line.put(rec, min(max(line.now(), begin), t1), t1)
+    elif elapsed is not None:
+        if timer.origin is None or timer.last is None or elapsed < timer.last:
+            timer.origin = line.now() if line.clock is not None else 0.0
+        timer.last = elapsed
+        start = line.now() if line.placed else timer.origin
+        t1 = timer.origin + elapsed
+        if rec.prog.bar and rec.dur is not None and rec.delta:  # whole seconds: by step time
+            t1 = min(max(start + rec.dur, t1 - 1.0), t1 + 1.0)
+        line.put(rec, start, max(t1, line.now()))
+    else:
+        start = line.now()
+        line.put(rec, start, start + (rec.dur or 0.0))
+
+
+def _save(line: Timeline, save: Save) -> None:
+    if save.start_ts is not None:
+        start = line.anchor(save.start_ts)
+        end = save.end_ts if save.end_ts is not None else (
+            start + save.seconds if save.seconds is not None else (save.part_ts or start))
+    elif save.end_ts is not None and (save.seconds is not None or save.lines < 2):
+        end = line.anchor(save.end_ts)
+        start = end - save.seconds if save.seconds is not None else (save.part_ts or end)
+    elif save.part_ts is not None or save.end_ts is not None:  # lines of one save, no start
+        end = max(t for t in (save.part_ts, save.end_ts) if t is not None)
+        start = end - save.seconds if save.seconds is not None else (
+            save.prev_ts if save.prev_ts is not None else end)
+        start = line.anchor(start)
+        end = max(end, start)
+    else:
+        start = line.now()
+        end = start + (save.seconds or 0.0)
+    if line.placed and not line.relative:
+        start = max(start, line.placed[-1].t1)
+    line.put(save, start, max(end, start))
+
+
+def _other(line: Timeline, item: Any) -> None:
+    if isinstance(item, Restore):
+        ts = item.start_ts if item.start_ts is not None else item.end_ts
+        start = line.anchor(ts) if ts is not None else line.now()
+        end = item.end_ts if item.end_ts is not None and item.end_ts >= start else (
+            start + (item.seconds or 0.0))
+        line.put(item, start, end)
+    elif isinstance(item, Interruption):
+        if item.ts is not None:
+            fired = line.anchor(item.ts)
+            start = max(line.now() if line.placed else fired,
+                        fired - (item.ran_for_s or 0.0)) if item.hang else fired
+            line.put(item, min(start, fired), fired)
+        else:
+            start = line.now()
+            line.put(item, start, start + (item.ran_for_s or 0.0) if item.hang else start)
+    elif isinstance(item, Mark):
+        ts = item.obs.ts
+        t = line.anchor(ts) if ts is not None else line.now()
+        line.put(item, t, t)
+
+
+def place(items: list[Any]) -> Timeline:
+    """Put every item on one clock (see the module docstring)."""
+    line, timer = Timeline(), _Elapsed()
+    for item in items:
+        if isinstance(item, Record):
+            _record(line, item, timer)
+        elif isinstance(item, Save):
+            _save(line, item)
+        else:
+            _other(line, item)
+    return line

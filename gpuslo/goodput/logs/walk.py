@@ -1,0 +1,334 @@
+"""The items of a log, in order → Recorder journal events and the facts of `gpuslo goodput`.
+
+`walk(items, journal, notes, hang_min_s) -> facts` (pure). The journal events are the
+Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `restart`,
+`job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
+
+Commit evidence. A save line commits its step. A restore of step M proves a commit at M: the
+walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
+save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
+starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log
+that opens with such a bar is a restart, but its commit is not proven). The end of training
+(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
+uncommitted (the document says so).
+
+Restarts. A restore after progress, an init line after progress or after a stop, a launcher's
+restart line after a stop, and a step counter that goes back are each one restart (a restore
+with its init lines is one); the progress after the last commit is wasted (the calculator's
+rule). An error line followed by more progress without a restart was not a stop and is not
+counted. Hangs: a watchdog's line, or a pause between progress lines (or until a scheduler's
+pulse) of at least `hang_min_s` and 10 × the step time.
+"""
+
+from __future__ import annotations
+
+from statistics import median
+from typing import Any
+
+from gpuslo import names
+from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save
+from gpuslo.goodput.logs.progress import Record
+
+_CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
+COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
+SAVE_PAUSE_MIN_S = 1.0
+
+
+class Journal:
+    """The journal being written: events, the open phase, the state (new | running |
+    interrupted | completed) and the last committed step."""
+
+    def __init__(self, job: str, gpus: int) -> None:
+        self.job, self.gpus = job, gpus
+        self.events: list[dict[str, Any]] = []
+        self.phase: str | None = None
+        self.state = "new"
+        self.last_t = 0.0
+        self.committed = -1
+        self.commits = 0
+
+    def emit(self, t: float, kind: str, **fields: Any) -> None:
+        """Append one event (never before the last one)."""
+        t = max(t, self.last_t)
+        self.last_t = t
+        event = {"v": SCHEMA_VERSION, "t": round(t, 6), "event": kind, **fields}
+        check_event(event)
+        self.events.append(event)
+        self.commits += kind == "checkpoint"
+
+    def start(self, t: float) -> None:
+        """`job_start` before the first item."""
+        if self.state == "new":
+            self.emit(t, "job_start", job=self.job, node="log", gpus=self.gpus)
+            self.state = "running"
+
+    def open_phase(self, t: float, category: str) -> None:
+        """Open a phase (closing another one)."""
+        if self.state != "running" or self.phase == category:
+            return
+        self.close_phase(t)
+        self.emit(t, "phase_start", category=category)
+        self.phase = category
+
+    def close_phase(self, t: float) -> None:
+        """Close the open phase, if any."""
+        if self.phase is not None:
+            self.emit(t, "phase_end", category=self.phase)
+            self.phase = None
+
+
+def proven_commits(items: list[Any]) -> dict[int, int]:
+    """Run → the step a later restore (or a bar resumed mid-way) proves that run committed:
+    for each restore, the run of the records before it."""
+    out: dict[int, int] = {}
+    run: int | None = None
+    for item in items:
+        if isinstance(item, Record):
+            if item.resumed is not None and run is not None and item.run != run:
+                out.setdefault(run, item.resumed)
+            run = item.run
+        elif isinstance(item, Restore) and item.step is not None and run is not None:
+            out[run] = item.step
+    return out
+
+
+class Walk:
+    """The state of one walk (see the module docstring)."""
+
+    def __init__(self, items: list[Any], j: Journal, notes: list[str], hang_min_s: float):
+        self.items, self.j, self.notes, self.hang_min_s = items, j, notes, hang_min_s
+        self.commits = proven_commits(items)
+        self.saves: list[dict[str, Any]] = []
+        self.restarts: list[dict[str, Any]] = []
+        self.interruptions: list[dict[str, Any]] = []
+        self.hangs: list[dict[str, Any]] = []
+        self.step_times: list[float] = []
+        self.retracted = 0
+        self.last: Record | None = None
+        self.open: tuple[Interruption, dict[str, Any]] | None = None
+        self.progressed = False  # progress since the last (re)start
+        self.restarted = False  # a restart since the last progress line
+        self.completed = False
+        self.window: list[float] = []  # step times of the records since the last steps event
+        self.unsent: Record | None = None
+        self.pending_pause: tuple[int, float] | None = None
+
+    def run(self) -> dict[str, Any]:
+        """Walk every item; returns the facts."""
+        for k, item in enumerate(self.items):
+            self.j.start(item.t0)
+            if not isinstance(item, Record):
+                self._send()
+            if isinstance(item, Record):
+                self._record(k, item)
+            elif isinstance(item, Save):
+                self._save(item)
+            elif isinstance(item, Restore):
+                self._restore(k, item)
+            elif isinstance(item, Interruption):
+                self._interruption(item)
+            elif isinstance(item, Mark):
+                self._mark(k, item)
+        self._send()
+        if self.open is not None:
+            self._end_interrupted(self.open[0])
+        if self.retracted:
+            self.notes.append(f"{self.retracted} error report(s) were followed by more progress "
+                              "without a restart: not counted as interruptions")
+        for r in self.restarts:
+            r.pop("_restore", None)
+        return {"saves": self.saves, "restarts": self.restarts, "hangs": self.hangs,
+                "interruptions": self.interruptions, "step_times": self.step_times}
+
+    # -- progress ------------------------------------------------------------------------------
+    def _record(self, k: int, rec: Record) -> None:
+        if self.open is not None:  # progress went on: that error did not stop the job
+            self.interruptions.remove(self.open[1])
+            self.retracted += 1
+            self.open = None
+        last = self.last
+        if last is not None and rec.glob < last.glob and not self.restarted:
+            self.notes.append(f"line {rec.line}: step {rec.glob} after {last.glob} with no "
+                              "restart line: read as a restart")
+            self.interruptions.append({"after_step": last.glob, "cause": "unknown",
+                                       "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
+                                       "text": None})
+            self._restart(k, rec.t0, rec.line, rec.resumed)
+        elif self.j.state == "interrupted":
+            self._restart(k, rec.t0, rec.line, rec.resumed)
+        elif last is None and rec.resumed is not None and not self.restarts:
+            self.restarts.append({"resumed_from_step": rec.resumed, "lost_steps": None,
+                                  "line": rec.line, "_restore": None})
+        if self.restarted:
+            self._send()
+        self.j.close_phase(rec.t0)
+        self._pause(rec)
+        self._save_pause(rec)
+        if rec.step_s is not None and not rec.warm:
+            self.step_times.append(rec.step_s)
+            self.window.append(rec.step_s)
+        self.unsent = rec
+        self._proven_commit(rec)
+        if self.unsent is not None and (rec.t1 - self.j.last_t >= COALESCE_S or not rec.prog.bar):
+            self._send()
+        self.last, self.progressed, self.restarted = rec, True, False
+
+    def _send(self) -> None:
+        """Write the `steps` event of the records since the last one (bars print a line per
+        step and whole seconds: their records are sent together, with their median step
+        time; a line log's record is sent alone and its interval measured)."""
+        rec, self.unsent = self.unsent, None
+        if rec is None:
+            return
+        fields: dict[str, Any] = {"step": rec.glob}
+        if self.window and rec.prog.bar:  # a line log's interval is measured by the calculator
+            fields["step_time_s"] = round(median(self.window), 9)
+        self.window = []
+        self.j.emit(rec.t1, "steps", **fields)
+
+    def _save_pause(self, rec: Record) -> None:
+        """The pause right after a proven commit is its save (Lightning saves silently)."""
+        pending, self.pending_pause = self.pending_pause, None
+        if pending is None or not rec.delta or rec.step_s is None or rec.glob <= pending[0]:
+            return
+        pause = rec.t1 - rec.t0 - rec.delta * rec.step_s
+        if pause >= max(SAVE_PAUSE_MIN_S, 10 * rec.delta * rec.step_s):
+            self._send()
+            self.j.open_phase(pending[1], "checkpoint_save")
+            self.j.close_phase(pending[1] + pause)
+
+    def _proven_commit(self, rec: Record) -> None:
+        """Write the checkpoint a later restore proves, when this record passes its step."""
+        step = self.commits.get(rec.run)
+        if step is None or self.j.committed >= step or rec.glob < step:
+            return
+        before = self.last.glob if self.last is not None and self.last.run == rec.run else None
+        share = 1.0 if before is None or rec.glob == before else (step - before) / (
+            rec.glob - before)
+        t = rec.t0 + max(0.0, min(1.0, share)) * (rec.t1 - rec.t0)
+        self._send() if rec.glob == step else self.j.emit(t, "steps", step=step)
+        self.j.emit(t, "checkpoint", step=step)
+        self.j.committed = step
+        self.pending_pause = (step, t)
+
+    def _pause(self, rec: Record) -> None:
+        """A long pause between two progress lines is a hang."""
+        if self.last is None or not rec.delta or rec.step_s is None or not self.step_times:
+            return
+        reference = median(self.step_times[-50:])
+        pause = rec.t1 - rec.t0 - reference * rec.delta
+        if pause >= self.hang_min_s and pause >= 10 * reference * rec.delta:
+            self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
+                               "cause": "no_progress", "line": rec.line})
+
+    # -- events --------------------------------------------------------------------------------
+    def _save(self, save: Save) -> None:
+        if self.j.state != "running":
+            return
+        self.j.open_phase(save.t0, "checkpoint_save")
+        self.j.close_phase(save.t1)
+        step = save.step if save.step is not None else (self.last.glob if self.last else None)
+        if step is not None:
+            self.j.emit(save.t1, "checkpoint", step=int(step))
+            self.j.committed = int(step)
+        seconds = round(save.seconds, 6) if save.seconds is not None else (
+            round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
+            and save.t1 > save.t0 else None)
+        self.saves.append({"step": step, "seconds": seconds, "line": save.line})
+
+    def _restore(self, k: int, item: Restore) -> None:
+        if self.open is not None or self.j.state in ("interrupted", "completed") or (
+                self.progressed and self.last is not None) or self.completed:
+            self._restart(k, item.t0, item.line)
+        elif not self.restarts or self.restarts[-1].get("_restore") is not item:
+            self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
+                                  "line": item.line, "_restore": item})
+        self.j.open_phase(item.t0, "checkpoint_restore")
+        self.j.close_phase(item.t1)
+        if item.step is not None and self.j.committed < item.step:
+            self.j.emit(item.t1, "checkpoint", step=item.step)
+            self.j.committed = item.step
+
+    def _interruption(self, item: Interruption) -> None:
+        after = self.last.glob if self.last is not None else None
+        entry = {"after_step": after, "cause": item.cause, "layer": item.layer,
+                 "line": item.line, "text": item.text}
+        self.interruptions.append(entry)
+        if not self.completed:
+            self.open = (item, entry)
+        if item.hang:
+            self.hangs.append({"after_step": after, "cause": item.cause, "line": item.line,
+                               "seconds": round(item.ran_for_s, 3)
+                               if item.ran_for_s is not None else None})
+
+    def _mark(self, k: int, item: Mark) -> None:
+        kind, line = item.kind, item.obs.line
+        if kind == "init":
+            if self.open is not None or self.j.state in ("interrupted", "completed"):
+                self._restart(k, item.t0, line)
+            elif self.progressed:
+                self.interruptions.append({
+                    "after_step": self.last.glob if self.last else None, "cause": "unknown",
+                    "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
+                self._restart(k, item.t0, line)
+            self.j.open_phase(item.t0, "initialization")
+        elif kind == "train_start":
+            self.j.close_phase(item.t0)
+        elif kind == "restart" and self.open is not None:
+            self._restart(k, item.t0, line)
+        elif kind == "end" and self.j.state == "running":
+            self.j.close_phase(item.t0)
+            self.completed = True
+        elif kind == "alive" and self.last is not None:
+            self._alive(item)
+
+    def _alive(self, item: Mark) -> None:
+        assert self.last is not None
+        pause = item.t1 - self.last.t1
+        if pause < self.hang_min_s or self.open is not None:
+            return
+        entry = next((h for h in self.hangs if h["cause"] == "no_progress"
+                      and h["after_step"] == self.last.glob), None)
+        if entry is None:
+            self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
+                               "cause": "no_progress", "line": item.obs.line})
+        else:
+            entry["seconds"] = round(pause, 3)
+
+    # -- restarts ------------------------------------------------------------------------------
+    def _upcoming_restore(self, k: int) -> Restore | None:
+        for later in self.items[k + 1:k + 400]:
+            if isinstance(later, Restore):
+                return later
+            if isinstance(later, Record):
+                return None
+        return None
+
+    def _restart(self, k: int, t: float, line: int, resumed: int | None = None) -> None:
+        self.restarted, self.completed = True, False
+        if self.open is not None:
+            self._end_interrupted(self.open[0])
+        item = self.items[k]
+        restore = item if isinstance(item, Restore) else self._upcoming_restore(k)
+        from_step = restore.step if restore is not None and restore.step is not None else resumed
+        self.j.close_phase(t)
+        self.j.emit(t, "restart", from_step=int(from_step if from_step is not None
+                                                else max(self.j.committed, 0)))
+        self.j.state = "running"
+        if from_step is not None:
+            self.j.committed = int(from_step)
+        lost = (self.last.glob - from_step) if self.last is not None and from_step is not None \
+            else None
+        self.restarts.append({"resumed_from_step": from_step, "lost_steps": lost, "line": line,
+                              "_restore": restore})
+        self.open, self.progressed = None, False
+
+    def _end_interrupted(self, intr: Interruption) -> None:
+        self.open = None
+        if self.j.state != "running":
+            return
+        self.j.close_phase(intr.t0)
+        status = "cancelled" if intr.cause in _CANCELLED else "failed"
+        self.j.emit(intr.t0, "job_end", status=status, layer=intr.layer)
+        self.j.state = "interrupted"

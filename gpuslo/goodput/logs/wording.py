@@ -1,0 +1,96 @@
+"""Events by wording family (pure): the profile rules run on a record behind one prefilter.
+
+`Wording(profiles, framework)`: `match(text) -> list[(rule, groups, framework)]`, every event
+rule that matches a record: the common families (checkpoint save and restore, failures, hangs,
+starts and ends) and the rules of every framework (refinements). A rule with a `contains`
+substring runs only on records holding it; the others run only on records that hold a word
+that starts like one of `TRIGGER_STARTS` (case-insensitive), so a plain message costs a
+few set lookups.
+Of the interruption rules that match one record, only the highest priority is kept (an ECC
+error beats the Python exception it raised).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.errors import UsageError
+from gpuslo.goodput.logs.profiles import Profiles, Rule
+
+_WORD = re.compile(r"[a-z_]{2,}")
+# Words (by their start) that the rules without a `contains` substring need: a record with none
+# of them is not given to those rules. Checked on the record's lower-cased words, a set lookup
+# per word: a big case-insensitive alternation costs over a millisecond on a long line.
+TRIGGER_STARTS = (
+    "sav", "checkpoint", "ckpt", "restor", "resum", "load", "reload", "weight", "snapshot",
+    "continu", "watchdog", "timeout", "timed", "nccl", "heartbeat", "deadlock", "barrier",
+    "rendezvous", "socket", "store", "broadcast", "all_reduce", "allreduce", "all_gather",
+    "allgather", "diststoreerror", "error", "exception", "traceback", "xid", "fallen", "ecc",
+    "nvlink", "cancelled", "preempt", "kill", "sig", "signal", "segmentation", "fault",
+    "dumped", "fatal", "exit", "died", "dead", "lost", "unreachable", "unhealthy", "crash",
+    "disconnect", "oom", "memory", "resource_exhausted", "cuda", "cublas", "cudnn", "illegal",
+    "assert", "completion", "ibv", "retry", "infiniband", "pulse", "initializ", "world",
+    "running", "start", "training", "complet", "finish", "done", "max_steps", "max_epochs",
+    "train_runtime", "after", "attempts", "gpuslo", "exiting", "devices", "capable", "went",
+    "valid", "tokens", "train", "detect", "wrote", "written", "writing", "stor", "dump",
+    "persist", "terminated", "bus", "core", "worker", "node", "actor", "replica", "executor",
+    "slice", "host", "tpu", "ray", "gpu", "raise", "abort", "skip", "interrupt",
+)
+_STARTS = {n: {w for w in TRIGGER_STARTS if len(w) == n} for n in range(2, 13)}
+_SHORTEST = min(len(w) for w in TRIGGER_STARTS)
+
+
+def triggered(text: str) -> bool:
+    """True when a word of `text` starts with one of TRIGGER_STARTS (case-insensitive)."""
+    for word in set(_WORD.findall(text.lower())):
+        for n in range(_SHORTEST, min(len(word), 12) + 1):
+            if word[:n] in _STARTS[n]:
+                return True
+    return False
+
+
+class Wording:
+    """The event rules of a profile set (see the module docstring). Raises UsageError when
+    `framework` is not a profile name."""
+
+    def __init__(self, profiles: Profiles, framework: str | None = None) -> None:
+        if framework is not None and framework not in profiles.frameworks:
+            known = ", ".join(profiles.frameworks)
+            raise UsageError(f"--framework: unknown framework {framework!r}; known: {known}")
+        chosen = [profiles.frameworks[framework]] if framework else list(
+            profiles.frameworks.values())
+        self.rules: list[tuple[Rule, str | None]] = [(r, None) for r in profiles.common]
+        self.rules += [(r, fw.name) for fw in chosen for r in fw.rules]
+        self.steps = [(r, fw) for r, fw in self.rules if r.kind == "step"]
+        self.rules = [(r, fw) for r, fw in self.rules if r.kind != "step"]
+
+    def match(self, text: str, progress: bool = False
+              ) -> list[tuple[Rule, dict[str, str], str | None]]:
+        """Every event rule matching `text` (one interruption at most). A record read as
+        progress is given only to the rules with a `contains` substring (a message glued to a
+        bar is cut off it before: `Normaliser.split`)."""
+        hit = not progress and triggered(text)
+        out: list[tuple[Rule, dict[str, str], str | None]] = []
+        best: tuple[Rule, dict[str, str], str | None] | None = None
+        for rule, fw in self.rules:
+            if not rule.contains and not hit:
+                continue
+            groups = rule.match(text)
+            if groups is None:
+                continue
+            if rule.kind == "interruption":
+                if best is None or rule.priority > best[0].priority:
+                    best = (rule, groups, fw)
+            else:
+                out.append((rule, groups, fw))
+        if best is not None:
+            out.append(best)
+        return out
+
+    def step_rule(self, text: str) -> tuple[Rule, dict[str, str], str | None] | None:
+        """The first hand-written step rule (an overlay's) matching `text`, else None."""
+        for rule, fw in self.steps:
+            groups = rule.match(text)
+            if groups is not None:
+                return rule, groups, fw
+        return None
