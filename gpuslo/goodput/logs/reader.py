@@ -23,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.goodput.logs.fast import FastPath, thin
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
@@ -31,7 +32,6 @@ from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
 from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
-from gpuslo.goodput.logs import tokens
 from gpuslo.goodput.logs.tokens import template
 from gpuslo.goodput.logs.wording import Wording
 
