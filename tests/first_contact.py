@@ -51,7 +51,8 @@ def shared_training_log_rules():
 
 def knowable_problems(facts: dict, output: dict) -> list[str]:
     said = str(facts.get("goodput_knowable", "")).strip().lower()
-    goodput = output.get("goodput")
+    block = output.get("goodput")  # with --gpus: {status, goodput (the ratio or null), reason, ...}
+    goodput = block.get("goodput") if isinstance(block, dict) else block
     if said.startswith("false") and goodput is not None:
         return [f"goodput {goodput!r} given where the lines show no commit evidence"]
     if said.startswith("true") and goodput is None:
