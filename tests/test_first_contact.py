@@ -40,8 +40,10 @@ KNOWN_MISSES = {
 
 @pytest.mark.parametrize("kind,half", sorted(KNOWN_MISSES))
 def test_first_contact_misses_are_the_recorded_ones(kind, half):
-    if kind == "training_logs":
-        failures = training_log_failures(half)
-    else:
-        failures = corpus_failures(half)[0]
+    read = training_log_failures if kind == "training_logs" else _corpus_failures
+    failures = read(half)
     assert set(failures) == KNOWN_MISSES[(kind, half)], failures
+
+
+def _corpus_failures(half: str) -> dict[str, str]:
+    return corpus_failures(half)[0]
