@@ -50,7 +50,7 @@ def test_inspect_help_imports_the_parser_only():
     assert ours == [
         "gpuslo", "gpuslo.cli", "gpuslo.cli.inspect_args", "gpuslo.cli.terminal",
         "gpuslo.errors", "gpuslo.exporter", "gpuslo.exporter.inspect",
-        "gpuslo.exporter.inspect.kind_names", "gpuslo.names",
+        "gpuslo.exporter.inspect.kind_names", "gpuslo.metric_names", "gpuslo.names",
     ]
     assert "yaml" not in modules and "importlib.metadata" not in modules
 

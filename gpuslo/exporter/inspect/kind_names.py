@@ -8,7 +8,8 @@ and tests/test_startup.py keeps the two equal.
 from __future__ import annotations
 
 INSPECT_KINDS: tuple[str, ...] = (
-    "nvml-error", "dcgm-exporter-log", "dcgm-metrics", "dcgmi", "nvidia-smi-xml", "nvidia-smi-q",
-    "nvidia-smi-table", "nvlink-status", "nvlink-errors", "smi-csv", "proc-driver", "ibstat",
-    "ibstatus", "fi-info", "ibdev2netdev", "lspci", "kernel-log",
+    "nvml-error", "health-event", "dcgm-exporter-log", "dcgm-metrics", "dcgmi", "nvidia-smi-xml",
+    "nvidia-smi-q", "nvidia-smi-table", "nvlink-status", "nvlink-errors", "smi-csv", "proc-driver",
+    "ibstat", "ibstatus", "fi-info", "ibdev2netdev", "ibv-devinfo", "lspci", "fabricmanager-log",
+    "hostengine-log", "kernel-log",
 )
