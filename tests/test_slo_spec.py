@@ -17,7 +17,6 @@ from gpuslo.slo_spec import (
     format_number,
     load_spec,
     sli_record,
-    slo_record,
     spec_from_mapping,
 )
 
@@ -109,8 +108,9 @@ def test_objective_and_period_move_rules_dashboards_and_report_together():
     assert "gpuslo:gpu_usable:ratio_rate1h < 0.28 " in rules["gpuslo-alerts.rules.yml"]
     # Dashboards: the same period series and budget.
     fleet = boards["gpuslo-fleet-slo.json"]
-    assert sli_record(names.SLO_USABLE_GPU, "30d") in fleet and "Usable GPU ratio over 30d" in fleet
-    assert slo_record(names.SLO_USABLE_GPU, "error_budget_remaining") in fleet
+    # (the fleet board sums the recorded counts over the period window, right for any set of
+    # clusters, rather than reading one cluster's recorded ratio)
+    assert "[30d]" in fleet and "[28d]" not in fleet and "Usable GPU ratio over 30d" in fleet
     assert "/ 0.05" in fleet and "/ 0.02" not in fleet.split("Check liveness")[0]
     # Report: a week at 0.96 usable meets 0.95 but not 0.98.
     week_s = 7 * 86400
