@@ -42,7 +42,10 @@ pytestmark = pytest.mark.prometheus
 CLUSTERS = {"a": (faults.Fleet(3, 4, 0.05, 10_000), 14),
             "b": (faults.Fleet(2, 8, 0.05, 10_000), 9)}
 GPUS = {"a": 12, "b": 16}
-HOLD_S, LIVE_S, WINDOW_S = 3, 24, 16  # first step held, wall seconds of the run, window
+# The recorded counts start about 7 s into the run here (the held first step, the first scrape
+# and rule evaluation), later on a loaded host: the run is twice the window, and the window is
+# the latest stretch both stores hold in full (_complete_through).
+HOLD_S, LIVE_S, WINDOW_S = 3, 32, 16  # first step held, wall seconds of the run, window
 SIM_START = pd.Timestamp("2026-01-05", tz="UTC")
 REPLAYED = ("gpuslo-global-counts", "gpuslo-global-slo-usable_gpu")
 
@@ -84,6 +87,28 @@ def _phases_ms(url: str, at: float) -> list[int]:
     return out
 
 
+def _complete_through(urls: dict[str, str], first: int, last: int) -> int:
+    """The latest second `b` in [first, last] such that every Prometheus has both recorded
+    counts at each second from `b - WINDOW_S - 1` to `b`. A loaded host can miss a 1 s scrape
+    or rule evaluation (a gap, or a late first sample, in one store); a window over such a
+    gap would compare a store's lookup across it with the other's, which is not what is
+    checked here. Fails with the seconds each store has when no stretch is long enough."""
+    seconds = None
+    for url in urls.values():
+        for metric in ("gpu_usable", "gpu_provisioned"):
+            body = requests.post(f"{url}/api/v1/query_range", timeout=30, data={
+                "query": f"gpuslo:{metric}:count", "start": first, "end": last,
+                "step": 1}).json()
+            found = body["data"]["result"] if body.get("status") == "success" else []
+            have = {int(float(t)) for series in found for t, _ in series["values"]}
+            seconds = have if seconds is None else seconds & have
+    for b in range(last, first + WINDOW_S, -1):
+        if all(s in seconds for s in range(b - WINDOW_S - 1, b + 1)):
+            return b
+    pytest.fail(f"no {WINDOW_S + 2} s stretch in [{first}, {last}] where both stores have "
+                f"every second: {sorted(seconds)}")
+
+
 def _window(urls: dict[str, str], now: float) -> tuple[float, float]:
     """[start, end) of WINDOW_S seconds ending a second before `now`, its edges as far (in ms
     past the second) from both Prometheus' scrape and rule times as they can be, so closed and
@@ -120,7 +145,8 @@ def fleet(tmp_path_factory):
         for cluster in served.values():
             cluster.run()
         time.sleep(LIVE_S)
-        start, end = _window(urls, time.time())
+        now = time.time()
+        start, end = _window(urls, _complete_through(urls, int(now) - LIVE_S, int(now) - 1) + 1)
         time.sleep(3)  # remote write sends within its 500 ms batch deadline
         requests.get(f"{vm}/internal/force_flush", timeout=30).raise_for_status()
         replay(binaries["vmalert"], [g for g in groups if g["name"] in REPLAYED], vm, start,
