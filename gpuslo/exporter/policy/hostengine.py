@@ -12,7 +12,12 @@ Rules:
 - a host-engine failure (`source_unavailable`): unknown, layer observability — the GPUs were not
   read, never healthy;
 - module errors (`hostengine_module_error`, repeated ones counted in `events`): warn, layer
-  observability — the host engine's trouble, not a GPU fault;
+  observability — the host engine's trouble, not a GPU fault. Besides the catalogued ones (a
+  module that failed to load), a record at level ERROR or worse from a module (tagged
+  `[[NvSwitch]]`, `[[SysMon]]`, not `[[Health]]`) is one, one finding per module and message
+  (numbers aside) — unless it carries a fatal-class word (then the fallback judges it);
+- a console or `systemctl status` record no entry claims that carries a failure word
+  (`policy.daemon_log.is_trouble`): `source_unavailable`, unknown (`unrecognised_message`);
 - every other record (any level: the host engine logs ERROR-level chatter such as "No data is
   available" on healthy nodes) goes to the device-and-severity fallback.
 """
@@ -26,8 +31,20 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuslo import names
+from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
-from gpuslo.exporter.policy.unrecognised import judge_lines, unrecognised_findings
+from gpuslo.exporter.policy.daemon_log import (
+    ERROR_LEVELS,
+    WRAPPER_UNITS,
+    MessageCatalogue,
+    catalogue_text,
+    error_finding,
+    fallback_findings,
+    first_line,
+    is_trouble,
+    record_lines,
+)
+from gpuslo.exporter.policy.unrecognised import is_fatal_text
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
@@ -41,7 +58,7 @@ class HostEnginePolicy:
 
     severities: Mapping[str, str]
     systems: Mapping[str, tuple[str, str]]  # spelling -> (system key, reason)
-    messages: tuple[tuple[str, tuple[re.Pattern, ...], Mapping[str, Any]], ...]
+    catalogue: MessageCatalogue
 
     def system(self, printed: str) -> tuple[str, str]:
         """(system key, reason) of a system as printed; an unknown system keeps its name
@@ -51,10 +68,7 @@ class HostEnginePolicy:
 
     def message(self, text: str) -> tuple[str, Mapping[str, Any]] | None:
         """(entry name, entry) of the first message entry whose pattern occurs in `text`."""
-        for name, patterns, entry in self.messages:
-            if any(p.search(text) for p in patterns):
-                return name, entry
-        return None
+        return self.catalogue.match(text)
 
 
 def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
@@ -64,11 +78,8 @@ def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
         for key, entry in data["systems"].items()
         for spelling in entry["names"]
     }
-    messages = tuple(
-        (name, tuple(re.compile(p, re.IGNORECASE) for p in entry["patterns"]), entry)
-        for name, entry in data["messages"].items()
-    )
-    return HostEnginePolicy(dict(data["severities"]), systems, messages)
+    catalogue = MessageCatalogue.from_mapping(data["messages"])
+    return HostEnginePolicy(dict(data["severities"]), systems, catalogue)
 
 
 @functools.cache
@@ -126,6 +137,22 @@ def _own_finding(name: str, entry: Mapping[str, Any], lines: list[int], text: st
     )
 
 
+# A module's own error: the numbers in it (ids, counts, addresses) do not make another message.
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+MODULE_ENTRY = {"class": names.CLASS_WARN, "signal": "hostengine_module_error"}
+
+
+def module_error_key(record: LogRecord) -> str | None:
+    """`module:<module>:<message, numbers masked>` when the record is a module's own error (level
+    ERROR or worse, a module tag other than Health, no fatal-class word), else None."""
+    text = first_line(record)
+    if record.level not in ERROR_LEVELS or not record.module or record.module == "Health":
+        return None
+    if is_fatal_text(text):
+        return None
+    return f"module:{record.module}:{_NUMBERS.sub('N', text)[:200]}"
+
+
 def hostengine_findings(
     log: HostEngineLog, policy: HostEnginePolicy, kind: str = KIND, other_lines: bool = True
 ) -> list[Finding]:
@@ -134,22 +161,27 @@ def hostengine_findings(
     `other_lines` False the lines that are no record are left to the caller's fallback."""
     if not log.records:
         return []
-    reports, others = [], list(log.other) if other_lines else []
+    reports, others, findings = [], [], []
     own: dict[str, tuple[Mapping[str, Any], list[int], str]] = {}
     for record in log.records:
         report = health_report(record)
         if report is not None:
             reports.append(report)
             continue
-        first = record.message.split("\n", 1)[0]
-        matched = policy.message(first[:4096])
+        first = first_line(record)
+        matched = policy.message(catalogue_text(record) if record.unit in WRAPPER_UNITS
+                                 else first[:4096])
+        if matched is None and (key := module_error_key(record)) is not None:
+            matched = key, MODULE_ENTRY
         if matched is not None:
             name, entry = matched
             own.setdefault(name, (entry, [], first))[1].append(record.line)
-            continue
-        others += [(record.line + i, t) for i, t in enumerate(record.message.split("\n"))]
-    findings = health_findings(reports, policy, kind)
+        elif is_trouble(record) and record.unit in WRAPPER_UNITS:
+            findings.append(error_finding(record, kind, "source_unavailable"))
+        else:
+            others += record_lines(record)
+    findings += health_findings(reports, policy, kind)
     findings += [_own_finding(n, e, lines, text, kind) for n, (e, lines, text) in own.items()]
-    findings += unrecognised_findings(kind, judge_lines(others))
+    findings += fallback_findings(kind, others, log, other_lines)
     findings.sort(key=lambda f: f.line or 0)
     return findings
