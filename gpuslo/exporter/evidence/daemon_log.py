@@ -85,7 +85,7 @@ class LogSource:
     (case-sensitive), the `names` naming it in a console line (any case) and, of those, the
     `own_names` that name it alone (default: all of them; `NVSwitch` alone is no fabric-manager
     output). `quorum`: detected when at least half the first lines are records, else when any
-    is."""
+    is. `log_type`: the `DaemonLog` (sub)class `parse` returns."""
 
     what: str
     own: Own
@@ -95,6 +95,7 @@ class LogSource:
     names: str
     own_names: str = ""
     quorum: bool = False
+    log_type: type[DaemonLog] = DaemonLog
 
     def __post_init__(self) -> None:
         patterns = {
@@ -130,9 +131,9 @@ class LogSource:
         """True when `line` starts a record of this log."""
         return self.record(0, line[:MAX_LINE]) is not None
 
-    def parse(self, text: str, source: str) -> tuple[list[LogRecord], list[tuple[int, str]]]:
-        """(records, lines that are no record) of `text`. Raises ParseError only for text that
-        is not text (NUL bytes)."""
+    def parse(self, text: str, source: str) -> DaemonLog:
+        """The records of `text` and the lines that are no record. Raises ParseError only for
+        text that is not text (NUL bytes)."""
         if "\0" in text[:MAX_LINE]:
             raise ParseError(source, f"binary data, not a {self.what} log")
         records: list[LogRecord] = []
@@ -150,15 +151,16 @@ class LogSource:
                 records[-1] = _continued(records[-1], number, line.strip())
             else:
                 other.append((number, line))
-        return records, other
+        return self.log_type(tuple(records), tuple(other))
 
     def looks_like(self, text: str) -> bool:
         """True when the first lines hold a record of this log (see `quorum`; a `systemctl
         status` block counts with its property lines); a console line counts only when it names
         the daemon by one of its `own_names`."""
         lines = [line for line in text[:MAX_LINE].splitlines()[:LOOK_LINES] if line.strip()]
-        records, _ = self.parse("\n".join(lines), "<head>") if "\0" not in text[:MAX_LINE] else (
-            [], [])
+        if "\0" in text[:MAX_LINE]:
+            return False
+        records = self.parse("\n".join(lines), "<head>").records
         hits = sum(self._counts(record) for record in records)
         return hits > 0 and (not self.quorum or hits * 2 >= len(lines))
 

@@ -104,14 +104,14 @@ SOURCE = LogSource(
     prose=r"[Ff]abric ?[Mm]anager",
     names=r"fabric[ -]?manager|NVSwitch(?:es)?",
     own_names=r"fabric",
+    log_type=FmLog,
 )
 
 
 def parse_fabricmanager_log(text: str, source: str = "<fabricmanager log>") -> FmLog:
     """Every record of `text` (see the module docstring) and the lines that are none. Raises
     ParseError only for text that is not text (NUL bytes)."""
-    records, other = SOURCE.parse(text, source)
-    return FmLog(tuple(records), tuple(other))
+    return SOURCE.parse(text, source)  # an FmLog
 
 
 def switch_error(record: LogRecord) -> SwitchError | None:

@@ -91,8 +91,7 @@ SOURCE = LogSource(
 def parse_hostengine_log(text: str, source: str = "<nv-hostengine log>") -> DaemonLog:
     """Every record of `text` (see the module docstring). Raises ParseError only for binary
     data (NUL bytes)."""
-    records, other = SOURCE.parse(text, source)
-    return DaemonLog(tuple(records), tuple(other))
+    return SOURCE.parse(text, source)
 
 
 def health_report(record: HeRecord) -> HealthReport | None:

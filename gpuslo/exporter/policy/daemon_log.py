@@ -9,13 +9,16 @@ claims, and the device-and-severity fallback over the rest.
   (`error_finding`): unknown (reason `unrecognised_message`), fatal with a fatal-class word.
 - Every other record's lines, and the lines that are no record, go to the device-and-severity
   fallback (`policy.unrecognised`) by `fallback_findings`.
+`sort_records` is the walk over the records both policies make: what the daemon's own extractor
+reads (an SXid report, a health-watch result), what its catalogue claims, its errors no entry
+claims, and the rest for the fallback.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpuslo import names
@@ -114,3 +117,35 @@ def fallback_findings(
     log that are no record (`inspect` runs the fallback once over a text several readers
     share, so it passes False)."""
     return unrecognised_findings(kind, judge_lines([*lines, *(log.other if other_lines else ())]))
+
+
+@dataclass
+class SortedRecords:
+    """A log's records by what reads them (see `sort_records`), each list in line order."""
+
+    extracted: list[Any] = field(default_factory=list)
+    matched: list[tuple[LogRecord, Any]] = field(default_factory=list)
+    trouble: list[LogRecord] = field(default_factory=list)
+    others: list[tuple[int, str]] = field(default_factory=list)
+
+
+def sort_records(
+    records: Iterable[LogRecord],
+    extract: Callable[[LogRecord], Any],
+    match: Callable[[LogRecord], Any],
+    trouble: Callable[[LogRecord], bool] = is_trouble,
+) -> SortedRecords:
+    """Each record goes to the first that takes it: `extract` (not None: what it read), `match`
+    (not None: the catalogue entry claiming it), `trouble` (the daemon's error no entry claims),
+    else its lines to the fallback."""
+    out = SortedRecords()
+    for record in records:
+        if (found := extract(record)) is not None:
+            out.extracted.append(found)
+        elif (entry := match(record)) is not None:
+            out.matched.append((record, entry))
+        elif trouble(record):
+            out.trouble.append(record)
+        else:
+            out.others += record_lines(record)
+    return out

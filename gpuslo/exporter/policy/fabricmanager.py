@@ -29,15 +29,7 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.exporter.evidence.fabricmanager import FmLog, FmRecord, SwitchError, switch_error
-from gpuslo.exporter.policy.daemon_log import (
-    MessageCatalogue,
-    catalogue_text,
-    error_finding,
-    fallback_findings,
-    first_line,
-    is_trouble,
-    record_lines,
-)
+from gpuslo.exporter.policy import daemon_log as shared
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
@@ -80,7 +72,7 @@ class FmPolicy:
     codes: Mapping[int, SxidRule]
     tokens: Mapping[str, SxidRule]
     no_token: SxidRule
-    catalogue: MessageCatalogue
+    catalogue: shared.MessageCatalogue
     messages: Mapping[str, MessageEntry]
 
     def sxid_rule(self, code: int, token: str | None) -> SxidRule:
@@ -119,7 +111,7 @@ def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
         )
         for name, entry in data["messages"].items()
     }
-    catalogue = MessageCatalogue.from_mapping(data["messages"])
+    catalogue = shared.MessageCatalogue.from_mapping(data["messages"])
     return FmPolicy(codes, tokens, no_token, catalogue, messages)
 
 
@@ -178,14 +170,14 @@ def _message_finding(record: FmRecord, entry: MessageEntry, applies: bool, kind:
         reason=(entry.reason or "fabric_unhealthy") if fatal else None,
         layer=None if fatal else names.LAYER_NODE,
         line=record.line,
-        message=first_line(record)[:300],
+        message=shared.first_line(record)[:300],
         extra={"message_id": entry.name},
     )
 
 
 def _not_applicable(records: list[FmRecord], policy: FmPolicy) -> FmRecord | None:
     for record in records:
-        entry = policy.message(catalogue_text(record))
+        entry = policy.message(shared.catalogue_text(record))
         if entry is not None and not entry.applies:
             return record
     return None
@@ -202,24 +194,19 @@ def fabricmanager_findings(
     if not records:
         return []
     absent = _not_applicable(records, policy)
-    errors, findings, others = [], [], []
-    for record in records:
-        error = switch_error(record)
-        if error is not None:
-            errors.append(error)
-            continue
-        entry = policy.message(catalogue_text(record))
-        if entry is not None and entry.applies:
-            if absent is None or entry.signal != "fabric_manager_failed":
-                findings.append(_message_finding(record, entry, absent is None, kind))
-        elif entry is None and is_trouble(record):
-            findings.append(error_finding(record, kind, "fabric_manager_error"))
-        elif entry is None:
-            others += record_lines(record)
-    findings += sxid_findings(errors, policy, kind)
-    findings += fallback_findings(kind, others, log, other_lines)
+    walk = shared.sort_records(
+        records, switch_error, lambda record: policy.message(shared.catalogue_text(record))
+    )
+    findings = [
+        _message_finding(record, entry, absent is None, kind)
+        for record, entry in walk.matched
+        if entry.applies and (absent is None or entry.signal != "fabric_manager_failed")
+    ]
+    findings += [shared.error_finding(r, kind, "fabric_manager_error") for r in walk.trouble]
+    findings += sxid_findings(walk.extracted, policy, kind)
+    findings += shared.fallback_findings(kind, walk.others, log, other_lines)
     if absent is not None:
-        entry = policy.message(catalogue_text(absent))
+        entry = policy.message(shared.catalogue_text(absent))
         findings.append(_message_finding(absent, entry, False, kind))
     findings = [replace(f, kind=kind) for f in findings]
     findings.sort(key=lambda f: f.line or 0)

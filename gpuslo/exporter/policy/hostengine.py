@@ -33,17 +33,7 @@ from typing import Any
 from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
-from gpuslo.exporter.policy.daemon_log import (
-    ERROR_LEVELS,
-    WRAPPER_UNITS,
-    MessageCatalogue,
-    catalogue_text,
-    error_finding,
-    fallback_findings,
-    first_line,
-    is_trouble,
-    record_lines,
-)
+from gpuslo.exporter.policy import daemon_log as shared
 from gpuslo.exporter.policy.unrecognised import is_fatal_text
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
@@ -58,7 +48,7 @@ class HostEnginePolicy:
 
     severities: Mapping[str, str]
     systems: Mapping[str, tuple[str, str]]  # spelling -> (system key, reason)
-    catalogue: MessageCatalogue
+    catalogue: shared.MessageCatalogue
 
     def system(self, printed: str) -> tuple[str, str]:
         """(system key, reason) of a system as printed; an unknown system keeps its name
@@ -78,7 +68,7 @@ def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
         for key, entry in data["systems"].items()
         for spelling in entry["names"]
     }
-    catalogue = MessageCatalogue.from_mapping(data["messages"])
+    catalogue = shared.MessageCatalogue.from_mapping(data["messages"])
     return HostEnginePolicy(dict(data["severities"]), systems, catalogue)
 
 
@@ -145,12 +135,27 @@ MODULE_ENTRY = {"class": names.CLASS_WARN, "signal": "hostengine_module_error"}
 def module_error_key(record: LogRecord) -> str | None:
     """`module:<module>:<message, numbers masked>` when the record is a module's own error (level
     ERROR or worse, a module tag other than Health, no fatal-class word), else None."""
-    text = first_line(record)
-    if record.level not in ERROR_LEVELS or not record.module or record.module == "Health":
+    text = shared.first_line(record)
+    if record.level not in shared.ERROR_LEVELS or not record.module or record.module == "Health":
         return None
     if is_fatal_text(text):
         return None
     return f"module:{record.module}:{_NUMBERS.sub('N', text)[:200]}"
+
+
+def _own_message(record: LogRecord, policy: HostEnginePolicy) -> tuple[str, Any] | None:
+    """(name, entry) of the host engine's own trouble a record reports: a catalogued message
+    (tried on its first line: a status block's state), else a module's own error."""
+    matched = policy.message(shared.first_line(record)[:4096])
+    if matched is None and (key := module_error_key(record)) is not None:
+        matched = key, MODULE_ENTRY
+    return matched
+
+
+def _wrapper_trouble(record: LogRecord) -> bool:
+    """A console or status record with a failure word (ERROR-level records are not: the host
+    engine logs ERROR-level chatter on healthy nodes)."""
+    return record.unit in shared.WRAPPER_UNITS and shared.is_trouble(record)
 
 
 def hostengine_findings(
@@ -161,27 +166,15 @@ def hostengine_findings(
     `other_lines` False the lines that are no record are left to the caller's fallback."""
     if not log.records:
         return []
-    reports, others, findings = [], [], []
+    walk = shared.sort_records(
+        log.records, health_report, lambda record: _own_message(record, policy), _wrapper_trouble
+    )
     own: dict[str, tuple[Mapping[str, Any], list[int], str]] = {}
-    for record in log.records:
-        report = health_report(record)
-        if report is not None:
-            reports.append(report)
-            continue
-        first = first_line(record)
-        matched = policy.message(catalogue_text(record) if record.unit in WRAPPER_UNITS
-                                 else first[:4096])
-        if matched is None and (key := module_error_key(record)) is not None:
-            matched = key, MODULE_ENTRY
-        if matched is not None:
-            name, entry = matched
-            own.setdefault(name, (entry, [], first))[1].append(record.line)
-        elif is_trouble(record) and record.unit in WRAPPER_UNITS:
-            findings.append(error_finding(record, kind, "source_unavailable"))
-        else:
-            others += record_lines(record)
-    findings += health_findings(reports, policy, kind)
+    for record, (name, entry) in walk.matched:
+        own.setdefault(name, (entry, [], shared.first_line(record)))[1].append(record.line)
+    findings = health_findings(walk.extracted, policy, kind)
     findings += [_own_finding(n, e, lines, text, kind) for n, (e, lines, text) in own.items()]
-    findings += fallback_findings(kind, others, log, other_lines)
+    findings += [shared.error_finding(r, kind, "source_unavailable") for r in walk.trouble]
+    findings += shared.fallback_findings(kind, walk.others, log, other_lines)
     findings.sort(key=lambda f: f.line or 0)
     return findings
