@@ -20,6 +20,7 @@ import pytest
 from gpuslo.exporter.checks import fabricmanager as fm_check
 from gpuslo.exporter.checks import hostengine as he_check
 from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.evidence.fabricmanager import claims_line
 from gpuslo.exporter.inspect.kinds import detect_kinds, inspect_text
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import node_verdict, verdict_from_findings
@@ -125,6 +126,11 @@ def test_a_crash_loop_on_a_node_without_nvswitch_is_not_a_fault():
     assert "fabric_manager_not_applicable" in signals(findings) and verdict == "healthy"
 
 
+def test_a_kernel_line_about_an_nvswitch_is_not_claimed_as_fabric_manager_console():
+    assert not claims_line("[   12.5] nvidia-nvswitch: failed to initialize NVSwitch 0, 0x1f")
+    assert claims_line("fabric manager is not running")
+
+
 def test_an_uncatalogued_console_failure_is_never_healthy():
     findings, verdict = inspect("fabric manager crashed while loading the topology file\n")
     (error,) = signals(findings)["fabric_manager_error"]
@@ -148,6 +154,18 @@ def test_a_repeated_module_error_is_the_host_engines_trouble():
     findings, verdict = inspect(PROFILING)  # varied: another module, numbers differ per line
     (module,) = signals(findings)["hostengine_module_error"]
     assert (module.events, verdict) == (3, "healthy")
+
+
+def test_a_module_error_naming_a_device_is_never_read_healthy():
+    line = PROFILING.splitlines()[0].replace(
+        "GetLatestSample for fieldId 1001 returned -37", "NvSwitch 3 link 12 failed training"
+    )
+    findings, verdict = inspect(line)
+    assert "hostengine_module_error" not in signals(findings)
+    (device,) = signals(findings)["unrecognised_message"]
+    assert (device.device, verdict) == ("nvidia-nvswitch3", "unknown")
+    findings, verdict = inspect(line.replace("failed training", "fatal error, reset required"))
+    assert verdict == "unhealthy"
 
 
 def test_module_lines_below_error_and_health_reports_are_no_module_error():

@@ -128,8 +128,11 @@ class LogSource:
         return None
 
     def claims_line(self, line: str) -> bool:
-        """True when `line` starts a record of this log."""
-        return self.record(0, line[:MAX_LINE]) is not None
+        """True when `line` starts a record of this log (a console line: one naming the daemon
+        by one of its `own_names`, so a kernel line about an NVSwitch stays the kernel reader's
+        and the fallback's)."""
+        record = self.record(0, line[:MAX_LINE])
+        return record is not None and bool(self._counts(record))
 
     def parse(self, text: str, source: str) -> DaemonLog:
         """The records of `text` and the lines that are no record. Raises ParseError only for

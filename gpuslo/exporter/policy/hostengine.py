@@ -15,7 +15,8 @@ Rules:
   observability — the host engine's trouble, not a GPU fault. Besides the catalogued ones (a
   module that failed to load), a record at level ERROR or worse from a module (tagged
   `[[NvSwitch]]`, `[[SysMon]]`, not `[[Health]]`) is one, one finding per module and message
-  (numbers aside) — unless it carries a fatal-class word (then the fallback judges it);
+  (numbers aside) — unless it carries a fatal-class word or names a device with an error word
+  (then the fallback judges it: unknown for that device, fatal with a fatal-class word);
 - a console or `systemctl status` record no entry claims that carries a failure word
   (`policy.daemon_log.is_trouble`): `source_unavailable`, unknown (`unrecognised_message`);
 - every other record (any level: the host engine logs ERROR-level chatter such as "No data is
@@ -34,7 +35,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
 from gpuslo.exporter.policy import daemon_log as shared
-from gpuslo.exporter.policy.unrecognised import is_fatal_text
+from gpuslo.exporter.policy.unrecognised import is_fatal_text, judge_line
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
@@ -138,8 +139,8 @@ def module_error_key(record: LogRecord) -> str | None:
     text = shared.first_line(record)
     if record.level not in shared.ERROR_LEVELS or not record.module or record.module == "Health":
         return None
-    if is_fatal_text(text):
-        return None
+    if is_fatal_text(text) or judge_line(record.line, text) is not None:
+        return None  # a fatal word, or a device named with an error word: the fallback's
     return f"module:{record.module}:{_NUMBERS.sub('N', text)[:200]}"
 
 
