@@ -124,7 +124,7 @@ def _own_finding(name: str, entry: Mapping[str, Any], lines: list[int], text: st
         events=len(lines),
         line=lines[0],
         message=f"{len(lines)} x {text}"[:300],
-        extra={"message_id": name},
+        extra={"message_id": entry.get("message_id", name)},
     )
 
 
@@ -149,7 +149,7 @@ def _own_message(record: LogRecord, policy: HostEnginePolicy) -> tuple[str, Any]
     (tried on its first line: a status block's state), else a module's own error."""
     matched = policy.message(shared.first_line(record)[:4096])
     if matched is None and (key := module_error_key(record)) is not None:
-        matched = key, MODULE_ENTRY
+        matched = key, {**MODULE_ENTRY, "message_id": f"module:{record.module}"}
     return matched
 
 
