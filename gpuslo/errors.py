@@ -55,6 +55,16 @@ class ToolError(GpusloError):
     """A tool or library answered, but with an error (non-zero exit, HTTP error, NVML error)."""
 
 
+class SourceUnavailable(GpusloError):
+    """A source that could not tell (the kubelet's pod-resources API, scontrol): `reason` is a
+    `names.REASONS` word (dependency_missing, check_timeout, tool_error, parse_error; layer
+    observability)."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
 class DeadlineExceeded(ToolError):
     """A source's own deadline expired (an HTTP read, a subprocess, an NVML child): the message
     names the deadline in seconds. The runner reports it as `check_timeout`, as it does its own

@@ -43,7 +43,7 @@ FM_ERRORS = (
     "request to {word} NVSwitch port {code} on {pci} failed",
 )
 # Host-engine failures (DCGM's health-watch line of dev case 108 with FAILURE, and the host
-# engine failing to start, NVIDIA/DCGM#34).
+# engine failing to start, NVIDIA/DCGM#34), in the log file, the journal or bare on stderr.
 HE_FAILURES = (
     "[[Health]] Detected a FAILURE in health system {system}: 'GPU {gpu} {word} failure.",
     "Failed to start DCGM Server: -7",
@@ -109,7 +109,13 @@ def he_line(draw) -> str:
         system=draw(st.sampled_from(SYSTEMS)), gpu=draw(st.integers(0, 15)), word=draw(words)
     )
     stamp = draw(st.sampled_from(("", "2025-01-23 22:23:53.671 ")))
-    return f"{stamp}ERROR [1514002:1514004] {body}"
+    prefix = draw(st.sampled_from((
+        f"{stamp}ERROR [1514002:1514004] ",  # the log file
+        f"Oct 02 11:04:51 node-01 nv-hostengine[3121]: {stamp}ERROR [3121:3122] ",  # journal
+        "Oct 02 11:04:51 node-01 nv-hostengine[3121]: ",  # the journal of its stderr
+        "",  # its stderr (NVIDIA/DCGM#34)
+    )))
+    return f"{prefix}{body}"
 
 
 def verdict_of(lines: list[str]) -> str:

@@ -92,6 +92,12 @@ def _worst(scope: str, index: str, results: list[CheckResult]) -> CheckResult:
     return replace(worst, message="; ".join(dict.fromkeys(messages)))
 
 
+def _no_data(message: str) -> CheckResult:
+    """A node result `unknown` / `no_data`: the page does not show what the check needs."""
+    return CheckResult(check=CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
+                       reason="no_data", message=message)
+
+
 def evaluate_page(
     page: DcgmPage,
     previous: DcgmState,
@@ -108,25 +114,9 @@ def evaluate_page(
     results = []
     missing = (set(required) | previous.families) - page.families
     if missing:
-        results.append(
-            CheckResult(
-                check=CHECK,
-                scope=NODE_SCOPE,
-                status=names.STATUS_UNKNOWN,
-                reason="no_data",
-                message=f"missing from the page: {', '.join(sorted(missing))}",
-            )
-        )
+        results.append(_no_data(f"missing from the page: {', '.join(sorted(missing))}"))
     if not page.gpus:
-        results.append(
-            CheckResult(
-                check=CHECK,
-                scope=NODE_SCOPE,
-                status=names.STATUS_UNKNOWN,
-                reason="no_data",
-                message="the page lists no GPU",
-            )
-        )
+        results.append(_no_data("the page lists no GPU"))
     marks = track_energy(previous.energy, page, now)
     stale = stale_gpus(marks, page, now, stale_after_s)
     for uuid, gpu in page.gpus.items():

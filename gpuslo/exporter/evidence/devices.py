@@ -30,7 +30,7 @@ _PCI = re.compile(
 )
 _UUID = re.compile(r"\b((?:GPU|MIG)-[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                    r"[0-9a-fA-F]{12})\b")
-_NVSWITCH = re.compile(r"\b(?:nvidia-nvswitch(\d{1,3})|NV[Ss]witch ?#?(\d{1,3}))\b")
+_NVSWITCH = re.compile(r"\b(?:nvidia-nvswitch(\d{1,3})|N[Vv][Ss]witch ?#?(\d{1,3}))\b")
 _NIC = re.compile(
     r"\b(mlx5_\d{1,3}|efa_?\d{1,3}|ibp?\d{1,3}(?:s\d{1,3})?(?:f\d)?|rdmap\d{1,3}s\d{1,3})\b"
 )

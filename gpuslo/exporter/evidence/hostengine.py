@@ -9,8 +9,10 @@ NVIDIA/dcgm-exporter#328, #144):
 
 i.e. an optional `YYYY-MM-DD hh:mm:ss.mmm` stamp, the level, `[pid:tid]`, the message, and the
 source location and function in trailing brackets (dropped here). A module tag (`[[Health]]`,
-`[[NvSwitch]]`) may open the message. A line of none of these shapes continues the record
-before it (a message with a newline) until a blank line.
+`[[NvSwitch]]`) may open the message. Journal lines of `nv-hostengine`, systemd lines and
+`systemctl status` blocks of `nvidia-dcgm.service`, console lines (`Failed to start DCGM
+Server: -7`, nv-hostengine's stderr) and continuation lines are read by the shared daemon-log
+reader, `evidence.daemon_log`.
 
 `health_report` reads the health watch's report out of a record's message:
 `Detected a WARNING|FAILURE in health system <System>: '<text>'`, with the GPU the text names.
@@ -22,7 +24,7 @@ import calendar
 import re
 from dataclasses import dataclass
 
-from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.daemon_log import DaemonLog, LogRecord, LogSource
 
 LEVELS = ("VERBOSE", "DEBUG", "INFO", "WARN", "WARNING", "ERROR", "CRITICAL", "FATAL", "NONE")
 _LINE = re.compile(
@@ -37,21 +39,10 @@ _HEALTH = re.compile(
     re.IGNORECASE,
 )
 _GPU = re.compile(r"\b(?:GPU|gpuId|GPU ID|gpu)\s?#?(\d{1,3})\b(?![-:.]\d)")
-LOOK_LINES = 400
 
 
-@dataclass(frozen=True)
-class HeRecord:
-    """One host-engine log record: 1-based first `line`, physical `lines`, `level` upper-cased,
-    `timestamp` (Unix seconds, None without a stamp), `module` (`Health`, `NvSwitch`, "" when
-    untagged) and `message` without the source location (continuations joined by newlines)."""
-
-    line: int
-    lines: int
-    level: str
-    timestamp: float | None
-    module: str
-    message: str
+HeRecord = LogRecord  # one host-engine record (`evidence.daemon_log.LogRecord`)
+HostEngineLog = DaemonLog
 
 
 @dataclass(frozen=True)
@@ -67,16 +58,9 @@ class HealthReport:
     line: int
 
 
-@dataclass(frozen=True)
-class HostEngineLog:
-    """Records, and the lines before the first record that are none (kept for the fallback)."""
-
-    records: tuple[HeRecord, ...]
-    other: tuple[tuple[int, str], ...]
-
-
-def _record(number: int, line: str) -> HeRecord | None:
-    match = _LINE.match(line)
+def _own(number: int, text: str, unit: str) -> LogRecord | None:
+    """A record in the host engine's own `[stamp] LEVEL [pid:tid] message` format, else None."""
+    match = _LINE.match(text)
     if match is None:
         return None
     groups = match.groups()
@@ -90,32 +74,24 @@ def _record(number: int, line: str) -> HeRecord | None:
     module = ""
     if (tag := _MODULE.match(message)) is not None:
         module, message = tag.group(1), message[tag.end():]
-    return HeRecord(number, 1, groups[6], stamp, module, message.strip())
+    return LogRecord(number, 1, groups[6], unit, stamp, message.strip(), module=module)
 
 
-def parse_hostengine_log(text: str, source: str = "<nv-hostengine log>") -> HostEngineLog:
+SOURCE = LogSource(
+    what="host-engine",
+    own=_own,
+    processes=r"nv-hostengine",
+    services=r"nvidia-dcgm|dcgm|nv-hostengine",
+    prose=r"DCGM|nv-hostengine",
+    names=r"nv-hostengine|DCGM (?:Server|host ?engine)|host ?engine",
+    quorum=True,
+)
+
+
+def parse_hostengine_log(text: str, source: str = "<nv-hostengine log>") -> DaemonLog:
     """Every record of `text` (see the module docstring). Raises ParseError only for binary
     data (NUL bytes)."""
-    if "\0" in text[:65536]:
-        raise ParseError(source, "binary data, not a host-engine log")
-    records: list[HeRecord] = []
-    other: list[tuple[int, str]] = []
-    open_record = False
-    for number, raw in enumerate(text.splitlines(), 1):
-        line = raw.rstrip("\r")[:65536]
-        record = _record(number, line)
-        if record is not None:
-            records.append(record)
-            open_record = True
-        elif not line.strip():
-            open_record = False
-        elif open_record:
-            last = records[-1]
-            records[-1] = HeRecord(last.line, number - last.line + 1, last.level, last.timestamp,
-                                   last.module, f"{last.message}\n{line.strip()}"[:65536])
-        else:
-            other.append((number, line))
-    return HostEngineLog(tuple(records), tuple(other))
+    return SOURCE.parse(text, source)
 
 
 def health_report(record: HeRecord) -> HealthReport | None:
@@ -136,12 +112,11 @@ def health_report(record: HeRecord) -> HealthReport | None:
 
 def looks_like_hostengine_log(text: str) -> bool:
     """True when at least half of the first non-blank lines (and at least one) are host-engine
-    records (`LEVEL [pid:tid]`, with or without the stamp)."""
-    lines = [line for line in text[:65536].splitlines()[:LOOK_LINES] if line.strip()]
-    hits = sum(_LINE.match(line) is not None for line in lines)
-    return hits > 0 and hits * 2 >= len(lines)
+    records (`LEVEL [pid:tid]` with or without the stamp, its journal, systemd or console
+    lines)."""
+    return SOURCE.looks_like(text)
 
 
 def claims_line(line: str) -> bool:
-    """True when `line` is a host-engine record (`LEVEL [pid:tid] ...`)."""
-    return _LINE.match(line[:65536]) is not None
+    """True when `line` is a host-engine record."""
+    return SOURCE.claims_line(line)

@@ -25,7 +25,7 @@ import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gpuslo.errors import GpusloError
+from gpuslo.errors import SourceUnavailable
 
 DEFAULT_SCONTROL = "scontrol"
 DEFAULT_TIMEOUT_S = 10.0
@@ -46,13 +46,9 @@ class Completed:
 Run = Callable[[Sequence[str], float], Completed]
 
 
-class SlurmUnavailable(GpusloError):
+class SlurmUnavailable(SourceUnavailable):
     """scontrol could not tell: `reason` is one of dependency_missing, check_timeout, tool_error,
     parse_error (names.REASONS, layer observability)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health_incidents,
 )
 from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.discovery import looks_like_discovery, parse_discovery
 from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
     looks_like_link_errors,
@@ -106,9 +107,11 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
 
 
 def looks_like_dcgmi(text: str) -> bool:
-    """True for the outputs of `dcgmi dmon`, `health -c`, `diag` and `nvlink -s` / `-e`."""
+    """True for the outputs of `dcgmi dmon`, `health -c`, `diag`, `nvlink -s` / `-e`,
+    `modules -l` and `discovery -l`."""
     return (
         dcgmi.looks_like_dcgmi(text)
+        or looks_like_discovery(text)
         or looks_like_modules(text)
         or looks_like_diag(text)
         or looks_like_link_status(text)
@@ -122,6 +125,8 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     (`dmon_health_findings`)."""
     if looks_like_modules(text):
         return module_findings(text)
+    if looks_like_discovery(text) and not dcgmi.looks_like_dcgmi(text):
+        return discovery_findings(text, options)
     if looks_like_link_status(text):
         return link_status_findings(text, source)
     if looks_like_link_errors(text):
@@ -170,6 +175,27 @@ def module_findings(text: str) -> list[Finding]:
             _finding(class_=names.CLASS_OK, signal="log_read", count=len(rows),
                      message=f"{len(rows)} DCGM modules listed, {loaded} loaded (the others load "
                      "when first used)")
+        )
+    return findings
+
+
+def discovery_findings(text: str, options: InspectOptions) -> list[Finding]:
+    """`dcgmi discovery -l`: `gpus_seen` (the count DCGM announced, else the rows), one
+    inventory finding per GPU row, `gpu_missing` against `--expect-gpus`. A listing is inventory:
+    zero NVSwitches is what a PCIe node has, and a name DCGM could not read (`<<<NULL>>>`) is a
+    model not reported, not a fault."""
+    listing = parse_discovery(text)
+    seen = listing.gpus_found if listing.gpus_found is not None else len(listing.gpus)
+    switches = listing.switches_found if listing.switches_found is not None else len(
+        listing.switches)
+    findings = [_seen(seen, f"dcgmi discovery: {seen} GPUs, {switches} NvSwitches found")]
+    findings += missing_gpus("dcgmi", seen, options.expect_gpus)
+    for gpu in listing.gpus:
+        extra = {"model": gpu.name} if gpu.name else {}
+        findings.append(
+            _finding(class_=names.CLASS_OK, signal="gpus_seen", count=1, gpu=gpu.gpu,
+                     uuid=gpu.uuid, pci=gpu.pci, line=gpu.line,
+                     message=gpu.name or "GPU model not reported", extra=extra)
         )
     return findings
 

@@ -33,13 +33,14 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
-from gpuslo.exporter.inspect.fabricmanager import (
+from gpuslo.exporter.inspect.daemon_logs import (
     inspect_fabricmanager_log,
+    inspect_hostengine_log,
     looks_like_fabricmanager_log,
+    looks_like_hostengine_log,
 )
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
-from gpuslo.exporter.inspect.hostengine import inspect_hostengine_log, looks_like_hostengine_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict

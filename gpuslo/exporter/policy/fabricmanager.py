@@ -10,9 +10,10 @@ Rules, per record in line order:
   `events` counting repeats; the class is the worse of FM's token and the catalogue section;
 - a catalogued message: its class, action, signal (`fabric_manager_failed`,
   `fabric_manager_running`, `fabric_manager_not_applicable`, `fabric_manager_error`);
-- a record at level ERROR, FATAL or CRITICAL no entry claims: `fabric_manager_error`, class
-  unknown (reason `unrecognised_message`), fatal when it carries a fatal-class word — an FM
-  error is never read healthy;
+- a record no entry claims that is FM's error (level ERROR, FATAL or CRITICAL, or a console or
+  `systemctl status` record with a failure word: `policy.daemon_log.is_trouble`):
+  `fabric_manager_error`, class unknown (reason `unrecognised_message`), fatal when it carries a
+  fatal-class word — an FM error is never read healthy;
 - any other record: the device-and-severity fallback (`policy.unrecognised`).
 When the log shows the node has no NVSwitch (`applies: false`: NV_WARN_NOTHING_TO_DO), the
 service's failure to start is expected and is not a fault: the log yields one
@@ -22,25 +23,18 @@ service's failure to start is expected and is not a fault: the log yields one
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuslo import names
 from gpuslo.exporter.evidence.fabricmanager import FmLog, FmRecord, SwitchError, switch_error
-from gpuslo.exporter.policy.unrecognised import (
-    is_fatal_text,
-    judge_line,
-    judge_lines,
-    unrecognised_findings,
-)
+from gpuslo.exporter.policy import daemon_log as shared
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "fabric_manager.yaml"
 KIND = "fabricmanager-log"
-ERROR_LEVELS = ("ERROR", "FATAL", "CRITICAL", "CRIT", "ERR")
 CLASS_RANK = {
     names.CLASS_NOISE: 0,
     names.CLASS_OK: 0,
@@ -64,7 +58,6 @@ class MessageEntry:
     """One catalogued fabric-manager message (see the data file)."""
 
     name: str
-    patterns: tuple[re.Pattern, ...]
     class_: str
     action: str
     signal: str
@@ -79,7 +72,8 @@ class FmPolicy:
     codes: Mapping[int, SxidRule]
     tokens: Mapping[str, SxidRule]
     no_token: SxidRule
-    messages: tuple[MessageEntry, ...]
+    catalogue: shared.MessageCatalogue
+    messages: Mapping[str, MessageEntry]
 
     def sxid_rule(self, code: int, token: str | None) -> SxidRule:
         """The worse of the token's rule and the code's catalogue rule (see the module doc)."""
@@ -93,10 +87,8 @@ class FmPolicy:
 
     def message(self, text: str) -> MessageEntry | None:
         """The first catalogued message one of whose patterns occurs in `text`."""
-        for entry in self.messages:
-            if any(p.search(text) for p in entry.patterns):
-                return entry
-        return None
+        hit = self.catalogue.match(text)
+        return self.messages[hit[0]] if hit else None
 
 
 def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
@@ -108,10 +100,9 @@ def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
             codes[int(code)] = SxidRule(entry["class"], entry["action"], section)
     tokens = {k: SxidRule(v["class"], v["action"], "token") for k, v in sxid["tokens"].items()}
     no_token = SxidRule(sxid["no_token"]["class"], sxid["no_token"]["action"], "no_token")
-    messages = tuple(
-        MessageEntry(
+    messages = {
+        str(name): MessageEntry(
             name=str(name),
-            patterns=tuple(re.compile(p, re.IGNORECASE) for p in entry["patterns"]),
             class_=entry["class"],
             action=entry["action"],
             signal=entry["signal"],
@@ -119,8 +110,9 @@ def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
             applies=entry.get("applies", True),
         )
         for name, entry in data["messages"].items()
-    )
-    return FmPolicy(codes, tokens, no_token, messages)
+    }
+    catalogue = shared.MessageCatalogue.from_mapping(data["messages"])
+    return FmPolicy(codes, tokens, no_token, catalogue, messages)
 
 
 @functools.cache
@@ -178,32 +170,14 @@ def _message_finding(record: FmRecord, entry: MessageEntry, applies: bool, kind:
         reason=(entry.reason or "fabric_unhealthy") if fatal else None,
         layer=None if fatal else names.LAYER_NODE,
         line=record.line,
-        message=record.message.split("\n", 1)[0][:300],
+        message=shared.first_line(record)[:300],
         extra={"message_id": entry.name},
-    )
-
-
-def _error_finding(record: FmRecord, kind: str) -> Finding:
-    """An ERROR-level record no entry claims: unknown, or fatal with a fatal-class word."""
-    text = record.message.split("\n", 1)[0]
-    fatal = is_fatal_text(text)
-    device = judge_line(record.line, text)
-    where = device.device.finding_keys() if device else {}
-    return Finding(
-        kind=kind,
-        class_=names.CLASS_FATAL if fatal else names.CLASS_UNKNOWN,
-        signal="fabric_manager_error",
-        reason="unrecognised_fatal_message" if fatal else "unrecognised_message",
-        action=names.ACTION_DRAIN_AND_RESET if fatal else names.ACTION_NONE,
-        line=record.line,
-        message=f"[{record.level}] {text}"[:300],
-        **where,
     )
 
 
 def _not_applicable(records: list[FmRecord], policy: FmPolicy) -> FmRecord | None:
     for record in records:
-        entry = policy.message(record.message[:4096])
+        entry = policy.message(shared.catalogue_text(record))
         if entry is not None and not entry.applies:
             return record
     return None
@@ -220,26 +194,19 @@ def fabricmanager_findings(
     if not records:
         return []
     absent = _not_applicable(records, policy)
-    errors, findings, others = [], [], []
-    for record in records:
-        error = switch_error(record)
-        if error is not None:
-            errors.append(error)
-            continue
-        entry = policy.message(record.message[:4096])
-        if entry is not None and entry.applies:
-            if absent is None or entry.signal != "fabric_manager_failed":
-                findings.append(_message_finding(record, entry, absent is None, kind))
-        elif entry is None and record.level in ERROR_LEVELS:
-            findings.append(_error_finding(record, kind))
-        elif entry is None:
-            others += [(record.line + i, text) for i, text in enumerate(record.message.split("\n"))]
-    findings += sxid_findings(errors, policy, kind)
-    findings += unrecognised_findings(
-        kind, judge_lines([*others, *(log.other if other_lines else ())])
+    walk = shared.sort_records(
+        records, switch_error, lambda record: policy.message(shared.catalogue_text(record))
     )
+    findings = [
+        _message_finding(record, entry, absent is None, kind)
+        for record, entry in walk.matched
+        if entry.applies and (absent is None or entry.signal != "fabric_manager_failed")
+    ]
+    findings += [shared.error_finding(r, kind, "fabric_manager_error") for r in walk.trouble]
+    findings += sxid_findings(walk.extracted, policy, kind)
+    findings += shared.fallback_findings(kind, walk.others, log, other_lines)
     if absent is not None:
-        entry = policy.message(absent.message[:4096])
+        entry = policy.message(shared.catalogue_text(absent))
         findings.append(_message_finding(absent, entry, False, kind))
     findings = [replace(f, kind=kind) for f in findings]
     findings.sort(key=lambda f: f.line or 0)

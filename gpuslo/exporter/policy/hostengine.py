@@ -12,7 +12,13 @@ Rules:
 - a host-engine failure (`source_unavailable`): unknown, layer observability — the GPUs were not
   read, never healthy;
 - module errors (`hostengine_module_error`, repeated ones counted in `events`): warn, layer
-  observability — the host engine's trouble, not a GPU fault;
+  observability — the host engine's trouble, not a GPU fault. Besides the catalogued ones (a
+  module that failed to load), a record at level ERROR or worse from a module (tagged
+  `[[NvSwitch]]`, `[[SysMon]]`, not `[[Health]]`) is one, one finding per module and message
+  (numbers aside) — unless it carries a fatal-class word or names a device with an error word
+  (then the fallback judges it: unknown for that device, fatal with a fatal-class word);
+- a console or `systemctl status` record no entry claims that carries a failure word
+  (`policy.daemon_log.is_trouble`): `source_unavailable`, unknown (`unrecognised_message`);
 - every other record (any level: the host engine logs ERROR-level chatter such as "No data is
   available" on healthy nodes) goes to the device-and-severity fallback.
 """
@@ -26,8 +32,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuslo import names
+from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
-from gpuslo.exporter.policy.unrecognised import judge_lines, unrecognised_findings
+from gpuslo.exporter.policy import daemon_log as shared
+from gpuslo.exporter.policy.unrecognised import is_fatal_text, judge_line
 from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
@@ -41,7 +49,7 @@ class HostEnginePolicy:
 
     severities: Mapping[str, str]
     systems: Mapping[str, tuple[str, str]]  # spelling -> (system key, reason)
-    messages: tuple[tuple[str, tuple[re.Pattern, ...], Mapping[str, Any]], ...]
+    catalogue: shared.MessageCatalogue
 
     def system(self, printed: str) -> tuple[str, str]:
         """(system key, reason) of a system as printed; an unknown system keeps its name
@@ -51,10 +59,7 @@ class HostEnginePolicy:
 
     def message(self, text: str) -> tuple[str, Mapping[str, Any]] | None:
         """(entry name, entry) of the first message entry whose pattern occurs in `text`."""
-        for name, patterns, entry in self.messages:
-            if any(p.search(text) for p in patterns):
-                return name, entry
-        return None
+        return self.catalogue.match(text)
 
 
 def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
@@ -64,11 +69,8 @@ def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
         for key, entry in data["systems"].items()
         for spelling in entry["names"]
     }
-    messages = tuple(
-        (name, tuple(re.compile(p, re.IGNORECASE) for p in entry["patterns"]), entry)
-        for name, entry in data["messages"].items()
-    )
-    return HostEnginePolicy(dict(data["severities"]), systems, messages)
+    catalogue = shared.MessageCatalogue.from_mapping(data["messages"])
+    return HostEnginePolicy(dict(data["severities"]), systems, catalogue)
 
 
 @functools.cache
@@ -122,8 +124,39 @@ def _own_finding(name: str, entry: Mapping[str, Any], lines: list[int], text: st
         events=len(lines),
         line=lines[0],
         message=f"{len(lines)} x {text}"[:300],
-        extra={"message_id": name},
+        extra={"message_id": entry.get("message_id", name)},
     )
+
+
+# A module's own error: the numbers in it (ids, counts, addresses) do not make another message.
+_NUMBERS = re.compile(r"0x[0-9a-fA-F]+|\d+")
+MODULE_ENTRY = {"class": names.CLASS_WARN, "signal": "hostengine_module_error"}
+
+
+def module_error_key(record: LogRecord) -> str | None:
+    """`module:<module>:<message, numbers masked>` when the record is a module's own error (level
+    ERROR or worse, a module tag other than Health, no fatal-class word), else None."""
+    text = shared.first_line(record)
+    if record.level not in shared.ERROR_LEVELS or not record.module or record.module == "Health":
+        return None
+    if is_fatal_text(text) or judge_line(record.line, text) is not None:
+        return None  # a fatal word, or a device named with an error word: the fallback's
+    return f"module:{record.module}:{_NUMBERS.sub('N', text)[:200]}"
+
+
+def _own_message(record: LogRecord, policy: HostEnginePolicy) -> tuple[str, Any] | None:
+    """(name, entry) of the host engine's own trouble a record reports: a catalogued message
+    (tried on its first line: a status block's state), else a module's own error."""
+    matched = policy.message(shared.first_line(record)[:4096])
+    if matched is None and (key := module_error_key(record)) is not None:
+        matched = key, {**MODULE_ENTRY, "message_id": f"module:{record.module}"}
+    return matched
+
+
+def _wrapper_trouble(record: LogRecord) -> bool:
+    """A console or status record with a failure word (ERROR-level records are not: the host
+    engine logs ERROR-level chatter on healthy nodes)."""
+    return record.unit in shared.WRAPPER_UNITS and shared.is_trouble(record)
 
 
 def hostengine_findings(
@@ -134,22 +167,15 @@ def hostengine_findings(
     `other_lines` False the lines that are no record are left to the caller's fallback."""
     if not log.records:
         return []
-    reports, others = [], list(log.other) if other_lines else []
+    walk = shared.sort_records(
+        log.records, health_report, lambda record: _own_message(record, policy), _wrapper_trouble
+    )
     own: dict[str, tuple[Mapping[str, Any], list[int], str]] = {}
-    for record in log.records:
-        report = health_report(record)
-        if report is not None:
-            reports.append(report)
-            continue
-        first = record.message.split("\n", 1)[0]
-        matched = policy.message(first[:4096])
-        if matched is not None:
-            name, entry = matched
-            own.setdefault(name, (entry, [], first))[1].append(record.line)
-            continue
-        others += [(record.line + i, t) for i, t in enumerate(record.message.split("\n"))]
-    findings = health_findings(reports, policy, kind)
+    for record, (name, entry) in walk.matched:
+        own.setdefault(name, (entry, [], shared.first_line(record)))[1].append(record.line)
+    findings = health_findings(walk.extracted, policy, kind)
     findings += [_own_finding(n, e, lines, text, kind) for n, (e, lines, text) in own.items()]
-    findings += unrecognised_findings(kind, judge_lines(others))
+    findings += [shared.error_finding(r, kind, "source_unavailable") for r in walk.trouble]
+    findings += shared.fallback_findings(kind, walk.others, log, other_lines)
     findings.sort(key=lambda f: f.line or 0)
     return findings

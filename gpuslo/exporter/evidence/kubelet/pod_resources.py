@@ -26,7 +26,7 @@ from typing import Any
 
 import grpc
 
-from gpuslo.errors import GpusloError
+from gpuslo.errors import SourceUnavailable
 from gpuslo.exporter.evidence.kubelet import api_pb2, api_pb2_grpc
 
 DEFAULT_SOCKET = "/var/lib/kubelet/pod-resources/kubelet.sock"
@@ -35,13 +35,9 @@ RESOURCE_PREFIXES = ("nvidia.com/gpu", "nvidia.com/mig-")
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024  # the kubelet's own limit for this API
 
 
-class KubeletUnavailable(GpusloError):
+class KubeletUnavailable(SourceUnavailable):
     """The pod-resources API could not tell: `reason` is dependency_missing, check_timeout or
     tool_error (names.REASONS, layer observability)."""
-
-    def __init__(self, reason: str, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
 
 
 @dataclass(frozen=True)

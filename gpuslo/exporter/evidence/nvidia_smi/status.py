@@ -35,6 +35,17 @@ _TEXT_KEYS = {
     "fabric_health": ("fabric/health/summary", "fabric.health.summary"),
 }
 _CT, _ET = "clocks_throttle_reasons", "clocks_event_reasons"
+
+
+def _clock_reason_keys(reason: str) -> tuple[str, ...]:
+    """The keys of one clocks event reason in every form: the old (`clocks_throttle_reasons`)
+    and new (`clocks_event_reasons`) section names, `/` (text, XML) or `.` (CSV), with or without
+    the section's singular as a prefix (`clocks_event_reason_sw_power_cap`)."""
+    return tuple(
+        f"{s}{sep}{p}{reason}" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
+    )
+
+
 _BOOL_KEYS = {
     "remapped_rows_pending": (
         "remapped_rows/pending",
@@ -55,24 +66,10 @@ _BOOL_KEYS = {
         "retired_pages.pending",
     ),
     "unrepairable_memory": ("ecc_errors/unrepairable_memory",),
-    "hw_thermal_slowdown": tuple(
-        f"{s}{sep}{p}hw_thermal_slowdown"
-        for s in (_ET, _CT)
-        for sep in "/."
-        for p in ("", f"{s[:-1]}_")
-    ),
-    "hw_slowdown": tuple(
-        f"{s}{sep}{p}hw_slowdown" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
-    ),
-    "sw_thermal_slowdown": tuple(
-        f"{s}{sep}{p}sw_thermal_slowdown"
-        for s in (_ET, _CT)
-        for sep in "/."
-        for p in ("", f"{s[:-1]}_")
-    ),
-    "sw_power_cap": tuple(
-        f"{s}{sep}{p}sw_power_cap" for s in (_ET, _CT) for sep in "/." for p in ("", f"{s[:-1]}_")
-    ),
+    **{
+        reason: _clock_reason_keys(reason)
+        for reason in ("hw_thermal_slowdown", "hw_slowdown", "sw_thermal_slowdown", "sw_power_cap")
+    },
 }
 _INT_KEYS = {
     "remapped_rows_uncorrectable": (
