@@ -57,9 +57,10 @@ class SlurmCluster:
     def show(self) -> str:
         return self.scontrol_run("show", "node", self.node)
 
-    def resume(self, timeout_s: float = 30.0) -> None:
+    def resume(self, timeout_s: float = 120.0) -> None:
         """`scontrol update state=resume`, retried while slurmctld refuses the transition (a node
-        set DOWN under a running job stays COMPLETING until slurmd reports the job gone)."""
+        set DOWN under a running job stays COMPLETING until slurmd reports the job gone: over 30 s
+        on a loaded host, seen in a full run at load 15; the bound only ends a hang)."""
 
         def resumed() -> bool:
             try:

@@ -107,13 +107,13 @@ def test_job_completion_log_gives_interruptions_by_layer(cluster, tmp_path):
         return out.strip().split(";")[0]
 
     done = submit("--wrap", "true")
-    wait_for(lambda: f"JobId={done} " in _log(cluster), 20)
+    wait_for(lambda: f"JobId={done} " in _log(cluster), 60)
     failing = submit("--no-requeue", "--wrap", "sleep 60")
-    wait_for(lambda: "State=ALLOCATED" in cluster.show() or "State=MIXED" in cluster.show(), 20)
+    wait_for(lambda: "State=ALLOCATED" in cluster.show() or "State=MIXED" in cluster.show(), 60)
     cluster.scontrol_run("update", f"nodename={cluster.node}", "state=down", "reason=psu failed")
-    wait_for(lambda: f"JobId={failing} " in _log(cluster), 20)
+    wait_for(lambda: f"JobId={failing} " in _log(cluster), 60)
     cluster.resume()
-    wait_for(lambda: "State=IDLE " in cluster.show(), 20)
+    wait_for(lambda: "State=IDLE " in cluster.show(), 60)
     events = load_jobcomp(cluster.jobcomp)
     ends = events[events["event"] == "job_end"].set_index("job")
     assert (ends.loc[done, "status"], ends.loc[done, "layer"]) == ("completed", "")
