@@ -129,6 +129,7 @@ def cli_findings(path: Path) -> tuple[int, list[dict]]:
     """(exit code, findings without their `file` key) of `gpuslo inspect FILE --format json`."""
     done = subprocess.run(
         [sys.executable, "-m", "gpuslo", "inspect", str(path), "--format", "json"],
+        cwd=path.parent,  # not the checkout: `-m` puts the working directory first on the path
         capture_output=True,
         text=True,
         check=False,

@@ -95,7 +95,7 @@ def cli_run(data: Path) -> tuple[float, float, float]:
         t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-c", code, "gpuslo", "report", "--data",
                                str(data), "--out", out], capture_output=True, text=True,
-                              check=False)
+                              check=False, cwd=out)  # `-c` puts the working directory first
         wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:
