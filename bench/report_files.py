@@ -18,15 +18,18 @@ to the anchor printed with the load average before and after. Goal (issue 30): e
 other sessions' load, so CPU time (user + system, this process or the child) is printed beside
 them and is the figure to compare.
 
-Measured 2026-12-05 07:27-07:29 UTC, `python bench/report_files.py --data DIR --repeat 2` on a
-10,000-GPU week (1,034,541 job events), load average 11-14 (eight sessions at work), best of 2:
-  before (2a28710^, PYTHONPATH at its gpuslo/): engine 1.67 s CPU; build_report 4.59 s CPU
-  (ratio 2.76; loading 2.43 s, computing 1.44 s, rendering 0.72 s); `gpuslo report --data` in
-  a new process 5.43 s CPU (ratio 3.26), peak RSS 633 MB.
+Measured 2026-12-05 07:51-07:57 UTC, `python bench/report_files.py --data DIR --repeat 2` on a
+10,000-GPU week (1,034,541 job events), load average 6.5-8.3 (seven other sessions at work),
+best of 2, before and after back to back (the CLI child runs outside the checkout, so
+PYTHONPATH picks the tree):
+  before (2a28710^, PYTHONPATH at its gpuslo/): engine 1.62 s CPU; build_report 4.68 s CPU
+  (ratio 2.88; loading 2.41 s, computing 1.53 s, rendering 0.74 s); `gpuslo report --data` in
+  a new process 6.43 s CPU (ratio 3.96; wall 15.0 s against the engine's 4.2 s), peak RSS
+  625 MB.
   after (2a28710, the simulate CSV.gz read with typed C-parser columns and each distinct time
-  converted once): engine 1.69 s CPU; build_report 3.63 s CPU (ratio 2.14; loading 1.05 s,
-  computing 1.78 s, rendering 0.71 s); the new process 4.97 s CPU (ratio 2.93), peak RSS
-  539 MB.
+  converted once): engine 1.65 s CPU; build_report 3.57 s CPU (ratio 2.16; loading 1.10 s,
+  computing 1.69 s, rendering 0.74 s); the new process 4.97 s CPU (ratio 3.01; wall 10.9 s
+  against 3.6 s), peak RSS 539 MB.
   Left: the goal (<= 1.5x) is not met. What is not the engine now: the C parser over 70 MB of
   CSV text (~0.5 s of the loading; a binary format beside the CSV.gz would be the next step),
   matplotlib's four SVG plots (~0.5 s; the HTML golden pins their bytes, so tight_layout and
