@@ -62,6 +62,13 @@ def test_a_bad_file_is_refused_by_the_fast_reader_and_named_by_the_general_one(
     assert str(fast.value) == str(slow.value) and fast.value.line is not None
 
 
+def test_a_count_past_float_precision_takes_the_general_path(sim, tmp_path):
+    path = tmp_path / "job_events.csv.gz"
+    path.write_bytes((sim / "job_events.csv.gz").read_bytes())
+    _rewrite(path, lambda t: t.replace(",steps,", ",steps,9007199254740993", 1))
+    assert read_frame_fast("job_events", path) is None
+
+
 def test_a_value_outside_its_set_is_named_by_validate_on_both_paths(sim, tmp_path):
     copy = tmp_path / "sim"
     copy.mkdir()

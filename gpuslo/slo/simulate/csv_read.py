@@ -59,6 +59,8 @@ def read_frame_fast(name: str, path: Path) -> pd.DataFrame | None:
 def _typed(values: pd.Series, kind: str) -> pd.Series | None:
     """One column in its frame dtype, or None when a value would not convert."""
     if kind == fr.COUNT:
+        if (values.abs() >= 2**53).any():  # float64 would round it; the general path does not
+            return None
         try:
             return values.astype("Int64")
         except (TypeError, ValueError):
