@@ -28,6 +28,20 @@ An interleaved A/B of the library scan alone (same 200 MiB file, best of 5, load
 is not met here. The CLI's extra time over the library is start-up (importing every inspector
 for detection, ~1.3 s at load 11 by cProfile) and the findings.
 
+2026-12-05 07:52-07:58 UTC, `--size-mb 200 --repeat 2`, load average 7.2-7.4, before (98d6a34^,
+PYTHONPATH at its gpuslo/) and after (98d6a34: the device-and-severity fallback's lines found
+through `ERROR_LITERALS` with `find` over the lowered block, ERROR_WORDS run on those lines only),
+back to back (the CLI child now runs outside the checkout, so PYTHONPATH picks the tree; before,
+`-m` put the checkout first and both runs measured it):
+  before: grep 0.40 s; library 1.53 s (0.26); CLI 30.89 s (0.01)
+  after:  grep 0.22 s; library 1.61 s (0.14); CLI 11.39 s (0.02); same findings, 548 events
+  In process, inspect_kernel_log_file CPU 10.6-11.6 s -> 3.8 s (the scan without the fallback
+  0.6 s). Left: the CLI is far from grep. The fallback is still 14 `find` passes (one per
+  literal) over the lowered text plus ~110,000 candidate lines ("time", "fault" in "default")
+  through ERROR_WORDS; the anchors are 3 passes and a newline count. CPython has no
+  multi-needle search (grep's Aho-Corasick/memchr); a C extension, or fewer, rarer literals
+  with the word-boundary check done before the line is cut, is the next step.
+
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """
 
@@ -129,6 +143,7 @@ def cli_findings(path: Path) -> tuple[int, list[dict]]:
     """(exit code, findings without their `file` key) of `gpuslo inspect FILE --format json`."""
     done = subprocess.run(
         [sys.executable, "-m", "gpuslo", "inspect", str(path), "--format", "json"],
+        cwd=path.parent,  # not the checkout: `-m` puts the working directory first on the path
         capture_output=True,
         text=True,
         check=False,

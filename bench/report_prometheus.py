@@ -40,6 +40,23 @@ bounded by the sample budget and by 3,000 matcher bytes.
   goodput 0.883378 (= the report's).
   Linear projection to 100,000 GPUs: Prometheus 360 s and 1.7 GB; VictoriaMetrics 390 s and
   2.7 GB.
+Measured 2026-12-05 07:30-07:35 UTC (issue 30), `--gpus 1000 --engines victoriametrics --work
+DIR`, load average 5-9 (seven other sessions): OpenMetrics 3.76 GB in 53 s, import 112 s,
+vmalert replay 86 s; pandas 0.71 s. VictoriaMetrics report 19.4 s (client CPU 6.4 s, the rest
+waiting on the server), 342 requests, 1.9 MB; usable +1.21e-5, goodput -9.9e-6 against pandas.
+Request seconds by shape (two at a time): locating non-healthy verdicts (`max_over_time` of
+`gpuslo_gpu_verdict{verdict!="healthy"}` per 6 h bucket: three series per GPU, every raw
+sample of the week read once) 6.4 s; locating coverage gaps (`count_over_time` of
+`gpuslo_gpu_usable`, one series per GPU) 1.9 s; the per-step reads where located 0.1-0.7 s each.
+  Left (goal <= 10 s at 10k, growth 1k -> 10k <= 3x, not measured at 10k here: the backfill
+  alone is ~15 min of promtool and over an hour of rules on this host): the locating queries read
+  every GPU's raw samples, so they grow with the fleet. The recorded series do not yet say where
+  to look: `gpuslo:gpu_lost:count` is fleet-wide (by layer, reason) and the per-node series
+  (`gpuslo:node_gpus_blind:count`) count blind GPUs only. A per-instance recorded count of
+  non-healthy GPUs over a window at least the rule interval (`max_over_time` of the raw
+  verdicts, so no sample between two evaluations is missed) would let the locate read ~1 series
+  per node instead of 3 per GPU, falling back to the raw locate for buckets where the rules did
+  not run (their evaluation count short) — the same cells, so the same frames.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and

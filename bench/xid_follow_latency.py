@@ -22,6 +22,16 @@ instrumented, one wake-up's cycle took 420-810 ms, ~0.3 s of it importing the xi
 child. With the xid check in the forkserver's preload, two back-to-back runs at load 11.5:
   before: p50 349 ms, p99 1027 ms;  after: p50 221 ms, p99 859 ms (another run: 106 / 345 ms).
 
+2026-12-05 07:58 UTC, load average 5.6, `python bench/xid_follow_latency.py` (20 injections
+each), after 98d6a34 (the xid check's fallback scan of the log through literals: the real H200
+dmesg's `_scan_file` 4.0 ms -> 0.9 ms, in process, 20 runs):
+  exporter write -> /metrics     p50 96.0 ms, p99 251.8 ms (goal p99 < 100 ms: missed)
+  follower alone, inotify        p50 0.2 ms, p99 1.3 ms
+  follower alone, 0.2 s polling  p50 116.2 ms, p99 194.3 ms
+  Left: what remains after the wake is the runner's isolation — a forkserver child per check
+  run (the check and context pickled, sys.path and the environment sent), then the snapshot
+  and the collector — on two loaded cores; the scan itself is ~1 ms.
+
 usage: python bench/xid_follow_latency.py [--injections N]
 """
 

@@ -69,7 +69,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
-from gpuslo.exporter.policy.unrecognised import ERROR_WORDS
+from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
@@ -392,7 +392,8 @@ def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int, list]:
     it cannot be read."""
     try:
         scan = scan_kernel_log_file(
-            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS
+            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS,
+            extra_literals=ERROR_LITERALS,
         )
         changed = os.stat(path).st_mtime
     except InputError as error:

@@ -30,7 +30,8 @@ from gpuslo.exporter.evidence.devices import DeviceRef, device_of
 from gpuslo.exporter.evidence.log_lines import Skip, matching_lines
 from gpuslo.exporter.policy.severity_words import FATAL_WORDS, NOT_FATAL, is_fatal_text
 
-__all__ = ["FATAL_WORDS", "NOT_FATAL", "ERROR_WORDS", "is_fatal_text", "judge_line", "judge_lines"]
+__all__ = ["FATAL_WORDS", "NOT_FATAL", "ERROR_WORDS", "ERROR_LITERALS", "is_fatal_text",
+           "judge_line", "judge_lines"]
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 ERROR_WORDS = re.compile(
@@ -39,6 +40,11 @@ ERROR_WORDS = re.compile(
     r"reset required|panic)\b",
     re.IGNORECASE,
 )
+# Every ERROR_WORDS match holds one of these (ASCII case ignored): the kernel-log file scan finds
+# them with `find` and runs ERROR_WORDS on those lines only (`KernelLogScan(extra_literals=...)`;
+# tests/exporter/test_unrecognised_literals.py holds the two together).
+ERROR_LITERALS = ("error", "fail", "fault", "time", "uncorrect", "fatal", "fallen off", "lost",
+                  "hang", "hung", "not responding", "unrecoverable", "reset required", "panic")
 MAX_LINE = 4096  # characters of a line looked at (a hostile line stays linear and short)
 
 

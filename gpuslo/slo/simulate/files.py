@@ -29,6 +29,7 @@ from gpuslo.errors import InputError, ParseError
 from gpuslo.files import write_atomic, write_stream_atomic
 from gpuslo.goodput import journal
 from gpuslo.slo import frames as fr
+from gpuslo.slo.simulate.csv_read import read_frame_fast
 from gpuslo.slo.simulate.fleet import Simulation
 from gpuslo.slo.simulate.openmetrics import write_openmetrics
 
@@ -125,6 +126,9 @@ def read_simulation(
     for name in FRAME_NAMES:
         path = root / f"{name}.csv.gz"
         try:
+            frames[name] = read_frame_fast(name, path)
+            if frames[name] is not None:
+                continue
             raw = pd.read_csv(path, dtype=str, keep_default_na=False, compression="gzip")
         except FileNotFoundError:
             if name in OPTIONAL_FRAMES:
@@ -139,8 +143,9 @@ def read_simulation(
 
 
 def _events_raw(raw: pd.DataFrame) -> pd.DataFrame:
+    """Empty numbers as None; `make_frame` converts them and names a bad cell's row."""
     out = raw.copy()
     for col in ("step", "gpus", "count", "step_time_s", "compute_s"):
         if col in out:
-            out[col] = pd.to_numeric(out[col].replace("", None))
+            out[col] = out[col].replace("", None)
     return out

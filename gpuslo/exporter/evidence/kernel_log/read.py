@@ -66,6 +66,7 @@ def scan_kernel_log_file(
     require_kernel_log: bool = False,
     complete_lines: bool = False,
     extra: re.Pattern | None = None,
+    extra_literals: tuple[str, ...] = (),
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
@@ -77,9 +78,10 @@ def scan_kernel_log_file(
     is not scanned: it is kept in `scan.unterminated` (bytes) and waits for the next read, so
     the first half of `Xid ...: 63` is never taken for an Xid 6.
 
-    `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`).
+    `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`), found
+    through `extra_literals` when given (see `KernelLogScan`).
     """
-    scan = KernelLogScan(extra=extra)
+    scan = KernelLogScan(extra=extra, extra_literals=extra_literals)
     try:
         with open(path, "rb", buffering=0) as handle:
             head = _read_head(handle) if require_kernel_log else b""

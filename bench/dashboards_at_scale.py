@@ -1,0 +1,212 @@
+"""Every generated dashboard panel's query over 7 days on the fleet backfill of
+bench/report_prometheus.py, with the server's default limits; a table of the timings.
+
+    python bench/report_prometheus.py --gpus 10000 --engines victoriametrics --work DIR
+    python bench/dashboards_at_scale.py --work DIR [--engine victoriametrics|prometheus]
+                                        [--repeat 5] [--step 600]
+
+1. The server over DIR's backfill (VictoriaMetrics: `vmalert` replays the recording groups the
+   report bench did not — every group of `gpuslo.alerts.sli.recording_groups` after its first
+   two — once, marked in DIR/loaded.json; Prometheus: the data directory as the report bench
+   left it, only the first two groups recorded).
+2. Every panel target and Prometheus annotation of `gpuslo dashboards` (`build_files`), Grafana's
+   variables substituted as Grafana would for the last 7 days of the backfill at `--step`
+   (`$__range` 7d, `$__rate_interval` max(step + scrape, 4 x scrape), `$cluster`/`$node`/`$job`
+   `.*`), run `--repeat` times as a range query (an instant query for `instant` targets) ending
+   at the backfill's end.
+3. A table, slowest first: dashboard, panel, p95 and median seconds, series returned, whether
+   the query reads raw exporter series (`gpuslo_...`) or only recorded ones (`gpuslo:...`), and
+   `SLOW` for p95 >= 1 s (the goal of issue 30: every panel < 1 s p95, default limits).
+The anchor is the server itself: the same query shapes run by Grafana; no second tool.
+
+Measured 2026-12-05 07:36-07:45 UTC, `python bench/dashboards_at_scale.py --work DIR` on the
+1,000-GPU backfill (`bench/report_prometheus.py --gpus 1000 --engines victoriametrics`: 7 days
+at 300 s, 3.76 GB of OpenMetrics; the 10,000-GPU one takes 847 s of promtool and over an hour of
+rule backfill, out of reach on this 2-core host beside seven other sessions), VictoriaMetrics
+1.79, default limits, `vmalert` replay of the other recording groups 175 s; load average 7.1
+before, 10.2 after: 105 queries x 5; 5 at p95 >= 1 s, slowest 2.04 s:
+  2.038 s  check-liveness / Heartbeat age per check and node  (raw, 1,125 series)
+  1.721 s  node-drilldown / GPU verdicts                       (raw, sums every GPU's verdict)
+  1.684 s  node-drilldown / GPU usable                         (raw, 1,000 series)
+  1.276 s  check-liveness / Time since last answer            (raw, 1,125 series)
+  1.231 s  check-liveness / Check duration                    (raw, 1,125 series)
+  every panel reading recorded series (`gpuslo:...`): <= 0.13 s p95; the next raw ones 0.49 s
+  (Network devices) and below.
+  Left: the five are per-node panels whose `$node` variable defaults to All (`.*`), so their
+  default view draws every node's series; they grow with the fleet (~10x at 10,000 GPUs). No
+  recorded series holds what they show (per check and node ages, per GPU usable); the fix is a
+  single-node default for `$node` or `topk` fleet views, with the dashboard goldens regenerated.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import requests
+import yaml
+
+from gpuslo.alerts import sli
+from gpuslo.dashboards import generate
+from gpuslo.slo_spec import SloSpec
+
+GOAL_S = 1.0
+
+
+def _port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _wait(url: str, process: subprocess.Popen, limit_s: float = 600) -> None:
+    deadline = time.monotonic() + limit_s
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"{process.args[0]} exited with {process.returncode}")
+        try:
+            if requests.get(url, timeout=2).ok:
+                return
+        except requests.RequestException:
+            pass
+        time.sleep(0.5)
+    raise SystemExit(f"{url} not ready in {limit_s} s")
+
+
+def targets(step_s: int, scrape_s: int) -> list[dict]:
+    """Every panel target and Prometheus annotation with Grafana's variables substituted."""
+    rate = max(step_s + scrape_s, 4 * scrape_s)
+    values = {"$__rate_interval": f"{rate}s", "$__range_s": str(7 * 86400), "$__range": "7d",
+              "$__interval": f"{step_s}s", "$cluster": ".*", "$node": ".*", "$job": ".*"}
+
+    def sub(expr: str) -> str:
+        for variable, value in values.items():
+            expr = expr.replace(variable, value)
+        return expr
+
+    out = []
+    for text in generate.build_files(SloSpec()).values():
+        board = json.loads(text)
+        for panel in board["panels"]:
+            for target in panel.get("targets", []):
+                out.append({"board": board["uid"], "panel": panel["title"],
+                            "expr": sub(target["expr"]), "instant": bool(target.get("instant"))})
+        for note in board["annotations"]["list"]:
+            if note["datasource"]["type"] == "prometheus":
+                out.append({"board": board["uid"], "panel": f"annotation: {note['name']}",
+                            "expr": sub(note["target"]["expr"]), "instant": False})
+    return out
+
+
+def run_query(url: str, target: dict, start: float, end: float, step_s: int) -> tuple[float, int]:
+    """(seconds, series returned) of one query; raises SystemExit on an error answer."""
+    params = {"query": target["expr"]}
+    if target["instant"]:
+        path, params["time"] = "query", end
+    else:
+        path = "query_range"
+        params.update(start=start, end=end, step=step_s)
+    t0 = time.perf_counter()
+    answer = requests.post(f"{url}/api/v1/{path}", data=params, timeout=300)
+    seconds = time.perf_counter() - t0
+    body = answer.json()
+    if body.get("status") != "success":
+        return seconds, -1
+    return seconds, len(body["data"]["result"])
+
+
+def replay_rest(url: str, work: Path, start: pd.Timestamp, end: pd.Timestamp) -> float:
+    """vmalert replays the recording groups after the first two over [start, end); seconds."""
+    rules = work / "rest.rules.yml"
+    rules.write_text(yaml.safe_dump({"groups": sli.recording_groups(SloSpec())[2:]},
+                                    sort_keys=False))
+    t0 = time.perf_counter()
+    subprocess.run(["vmalert", f"-rule={rules}", f"-datasource.url={url}",
+                    f"-remoteWrite.url={url}",
+                    f"-replay.timeFrom={start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                    f"-replay.timeTo={end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                    "-replay.disableProgressBar", "-replay.rulesDelay=5s"],
+                   check=True, capture_output=True)
+    requests.get(f"{url}/internal/force_flush").raise_for_status()
+    time.sleep(2)
+    return time.perf_counter() - t0
+
+
+def server(engine: str, work: Path) -> tuple[str, subprocess.Popen]:
+    port = _port()
+    url = f"http://127.0.0.1:{port}"
+    if engine == "victoriametrics":
+        argv = ["victoria-metrics", f"-storageDataPath={work / 'vm'}",
+                f"-httpListenAddr=127.0.0.1:{port}", "-retentionPeriod=100y",
+                "-dedup.minScrapeInterval=1ms"]
+        ready = f"{url}/health"
+    else:
+        argv = ["prometheus", f"--config.file={work / 'prometheus.yml'}",
+                f"--storage.tsdb.path={work / 'prometheus'}",
+                f"--web.listen-address=127.0.0.1:{port}", "--storage.tsdb.retention.time=100y"]
+        ready = f"{url}/-/ready"
+    process = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _wait(ready, process)
+    return url, process
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--work", required=True, help="bench/report_prometheus.py's --work")
+    parser.add_argument("--engine", default="victoriametrics",
+                        choices=("victoriametrics", "prometheus"))
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--step", type=int, default=600, help="range step, s (7 d / ~1000 px)")
+    args = parser.parse_args()
+    work = Path(args.work)
+    meta = json.loads((work / "loaded.json").read_text())
+    shape = meta["shape"]
+    start = pd.Timestamp(meta["start"])
+    end = start + pd.Timedelta(days=shape["days"])
+    url, process = server(args.engine, work)
+    try:
+        if args.engine == "victoriametrics" and not meta.get("dashboards_rules"):
+            seconds = replay_rest(url, work, start, end)
+            meta["dashboards_rules"] = {"replay_s": seconds}
+            (work / "loaded.json").write_text(json.dumps(meta, indent=1))
+            print(f"vmalert replayed the other recording groups in {seconds:.0f} s")
+        found = targets(args.step, shape["step"])
+        first, last = (end - pd.Timedelta(days=7)).timestamp(), end.timestamp() - 1
+        print(f"load average before: {os.getloadavg()}; {shape['gpus']} GPUs, "
+              f"{len(found)} queries x {args.repeat}, {args.engine}, step {args.step} s")
+        rows = []
+        for target in found:
+            times, series = [], 0
+            for _ in range(args.repeat):
+                seconds, series = run_query(url, target, first, last, args.step)
+                times.append(seconds)
+            times.sort()
+            p95 = times[min(len(times) - 1, int(round(0.95 * (len(times) - 1))))]
+            raw = bool(re.search(r"\bgpuslo_[a-z_]+", target["expr"]))
+            rows.append((p95, times[len(times) // 2], series, raw, target))
+        rows.sort(key=lambda r: -r[0])
+        print(f"{'p95 s':>7} {'median':>7} {'series':>6} reads  dashboard / panel")
+        for p95, median, series, raw, target in rows:
+            flag = " SLOW" if p95 >= GOAL_S else ""
+            answer = "error" if series < 0 else str(series)
+            print(f"{p95:7.3f} {median:7.3f} {answer:>6} {'raw ' if raw else 'rec '}  "
+                  f"{target['board']} / {target['panel']}{flag}")
+        slow = sum(r[0] >= GOAL_S for r in rows)
+        print(f"{slow} of {len(rows)} queries at p95 >= {GOAL_S} s; slowest "
+              f"{rows[0][0]:.3f} s; load average after: {os.getloadavg()}")
+        return 0 if not slow else 1
+    finally:
+        process.terminate()
+        process.wait()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
