@@ -47,6 +47,7 @@ from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.frames import Frames, derive_faults
+from gpuslo.slo.serving_week import serving_week
 from gpuslo.slo_spec import SloSpec
 
 CAPACITY_BASIS, JOURNALS_BASIS = "capacity accounting", "journals"
@@ -100,6 +101,7 @@ class WeeklyResult:
         columns=job_losses.HIT_COLUMNS))
     job_basis: str = CAPACITY_BASIS
     return_to_service: dict = field(default_factory=dict)  # reliability.return_to_service
+    serving: dict = field(default_factory=dict)  # serving_week.serving_week; {} without replicas
 
     @property
     def usable_ratio(self) -> float | None:
@@ -225,6 +227,7 @@ class WeeklyResult:
                 "job_losses": self.job_losses.drop(columns="ticks").to_dict("records"),
                 "data_quality": quality,
                 "return_to_service": self.return_to_service,
+                **({"serving": self.serving} if self.serving else {}),
             }
         )
 
@@ -242,9 +245,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
                  spec: SloSpec) -> WeeklyResult:
     """Compute every figure for [start, end). Raises InputError when there is no time span."""
     start, end = _window(frames, start, end)
-    acc = account(
-        frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end
-    )
+    acc = account(frames.inventory, frames.verdicts, frames.schedulability, frames.allocations,
+                  start, end)
     events = index_events(frames.job_events)
     per_node, slowdowns = attribution.goodput_and_slowdowns(
         frames.job_events, start, end, spec.slowdown_rule(), events
@@ -317,6 +319,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         accounting=acc,
         job_losses=losses,
         jobs_hit=job_losses.jobs_hit(losses, acc),
+        serving=serving_week(frames, start, end, spec),
     )
 
 
