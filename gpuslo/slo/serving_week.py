@@ -28,17 +28,40 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.serving_spec import ServingObjectives
+from gpuslo.slo.attribution import FleetSplit
 from gpuslo.slo.frames import Frames, derive_faults
 from gpuslo.slo.serving import ServingAccount, serving_account
 from gpuslo.slo_spec import SloSpec
 
 TOP = 10
+SERVING_CATEGORY = "serving_replicas"  # the capacity category of replicas' allocated time
 SLIS = {"ttft": ("ttft_seconds", "ttft_target", "requests whose first token came within"),
         "itl": ("itl_seconds", "itl_target", "output tokens (after the first) within")}
 OTHER_WHY = ("allocated replica time that no readiness source (kube-state-metrics, the engine's "
              "own markers) describes")
 GOODPUT_WHY = ("DistServe goodput (requests meeting both objectives at once) needs per-request "
                "data; the engines' histograms give each objective apart")
+
+
+def split_off(split: FleetSplit, replicas: pd.DataFrame) -> FleetSplit:
+    """The job side without the serving replicas: a replica's allocation is no training job (no
+    journal: the split gave its time to `other`), so its allocated usable ticks move to the
+    capacity category SERVING_CATEGORY (broken down by `serving_week`) and it leaves the jobs
+    without a journal. `split` itself when no allocation is a replica's."""
+    mine = split.job_ticks.index.isin(replicas["replica"].astype(str).unique())
+    if not mine.any():
+        return split
+    kept = split.job_ticks[~mine]
+    ticks = {category: int(kept[category].sum()) for category in split.job_ticks.columns}
+    ticks[SERVING_CATEGORY] = int(split.job_ticks[mine].to_numpy().sum())
+    moved = set(split.job_ticks.index[mine])
+    return FleetSplit(ticks, kept, [j for j in split.jobs_without_journal if j not in moved])
+
+
+def training_only(rows: pd.DataFrame, replicas: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (any frame with a `job` column) without the serving replicas' rows."""
+    return rows[~rows["job"].isin(replicas["replica"].astype(str).unique())].reset_index(
+        drop=True)
 
 
 def serving_week(frames: Frames, start: pd.Timestamp, end: pd.Timestamp, spec: SloSpec) -> dict:

@@ -72,6 +72,17 @@ def test_serving_block_sums_and_section_in_every_format(generated):
         block["lost_gpu_hours"], abs=1e-3)
     assert cats["idle_capacity"] > 0 and block["lost_gpu_hours_by_layer"]["node"] > 0
     assert block["data_quality"]["other_gpu_hours"] == cats["other"]
+    # replicas are no training job: their usable allocated time is one capacity category, the
+    # rest of their allocation was unusable (faults under them, drains of their node)
+    capacity = doc["categories_gpu_hours"]
+    assert 0 < capacity["serving_replicas"] <= block["allocated_gpu_hours"]
+    replicas = {r["replica"] for r in block["replicas_most_hit"]}
+    assert not replicas & {j["job"] for j in doc["jobs_hit"]}
+    assert all(j["job"].startswith("job-") for j in doc["jobs_hit"])
+    assert doc["data_quality"]["jobs_without_journal"] == []
+    badput = sum(doc["badput_gpu_hours_by_category"].values())
+    assert doc["allocated_gpu_hours"] == pytest.approx(
+        doc["productive_gpu_hours"] + badput, abs=1e-3)  # the waterfall closes
     md = (generated / "report.md").read_text()
     assert "## Inference serving" in md and md.index("## Inference serving") > md.index(
         "## Jobs most hit")

@@ -171,15 +171,16 @@ def test_report_serving_reader_on_the_recorded_series(replayed):
     frames, quality = read_serving(QueryApi(url), start, end, 1, {})
     assert quality == {}
     replicas = frames["replicas"].set_index("replica")
-    assert replicas.loc["serve/sglang-0", ["gpus", "engine"]].tolist() == [2, "sglang"]
-    assert replicas.loc["serve/vllm-0", ["gpus", "engine"]].tolist() == [1, "vllm"]
+    assert replicas.loc["serve:sglang-0:sglang", ["gpus", "engine"]].tolist() == [2, "sglang"]
+    assert replicas.loc["serve:vllm-0:vllm", ["gpus", "engine"]].tolist() == [1, "vllm"]
     states = frames["replica_states"].groupby("replica")["state"].agg(set)
-    assert states["serve/sglang-0"] == {"ready"} and states["serve/vllm-0"] == {"loading"}
-    assert set(frames["replica_idle"]["replica"]) == {"serve/sglang-0"}
+    assert states["serve:sglang-0:sglang"] == {"ready"}
+    assert states["serve:vllm-0:vllm"] == {"loading"}
+    assert set(frames["replica_idle"]["replica"]) == {"serve:sglang-0:sglang"}
     latency = frames["replica_latency"]
     ttft = latency[latency["sli"] == "ttft"].groupby("replica")[["good", "total"]].sum()
     assert set(latency["le"]) == {10.0}
-    share = ttft.loc["serve/sglang-0", "good"] / ttft.loc["serve/sglang-0", "total"]
+    share = ttft.loc["serve:sglang-0:sglang", "good"] / ttft.loc["serve:sglang-0:sglang", "total"]
     assert share == pytest.approx(20 / 58, rel=1e-6)
 
 

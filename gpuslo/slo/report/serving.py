@@ -85,7 +85,9 @@ def serving_section(doc: dict) -> Section | None:
         f"(ready, no request: neither serving nor lost), "
         f"{hours(block.get('lost_gpu_hours'))} lost.",
         f"Lost serving GPU-hours by layer: {layers} (the workload layer, `training`, is the "
-        "serving engine itself for a replica).",
+        "serving engine itself for a replica). In the capacity accounting the replicas' "
+        "usable allocated time is one category, serving_replicas: they are no training job, so "
+        "neither the goodput figures nor the jobs most hit count them.",
         f"Latency goodput from the engines' own histograms, exact at bucket bounds, never "
         f"interpolated. {quality.get('goodput_why', '')}: unknown.",
         f"Other: {hours(quality.get('other_gpu_hours'))} GPU-hours of "

@@ -7,8 +7,10 @@ and kube-state-metrics — no engine metric is re-derived here.
 for [t, t + step):
 
 - replicas: `gpuslo:serving_replica_gpus:allocated` (GPUs of a pod that holds GPUs and runs an
-  engine), per (namespace, pod) → replica `<namespace>/<pod>`, its node from the instance of its
-  `gpuslo_gpu_allocation` series (`node_of`), engine from the metric family it publishes;
+  engine), per (namespace, pod) → replica named as its allocation's job,
+  `<namespace>:<pod>:<container>` (so the engine keeps it out of the training jobs), its node
+  from the instance of its `gpuslo_gpu_allocation` series (`node_of`), engine from the metric
+  family it publishes;
 - states: `kube_pod_status_ready{condition="true"}` at 1 → `ready`, at 0 → `loading` before the
   pod's first ready sample, `not_ready` after it; `kube_pod_deletion_timestamp` present →
   `draining`; no readiness sample → no state (the accounting's `other`, observability);
@@ -66,12 +68,32 @@ def read_serving(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp, step_s: 
     quality = {} if len(ready) else {
         "serving_states": "no kube_pod_status_ready series for the serving pods: their time is "
                           "`other` (kube-state-metrics is not scraped)"}
-    return {
+    frames = {
         "replicas": replicas,
         "replica_states": _states(ready, deleting, step_s),
         "replica_idle": _intervals(idle, step_s),
         "replica_latency": _latency(api, start, end, step_s),
-    }, quality
+    }
+    named = _job_names(api, start, end)
+    return {name: frame.assign(replica=frame["replica"].map(lambda r: named.get(r, r)))
+            for name, frame in frames.items()}, quality
+
+
+def _job_names(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp) -> dict[str, str]:
+    """`<namespace>/<pod>` → the pod's job name in the allocations frame,
+    `<namespace>:<pod>:<container>` (`sparse.read_allocations`: the first container holding
+    GPUs), so a replica and its allocation are one workload."""
+    span = f"{int((end - start).total_seconds())}s"
+    found = tidy(api.instant(f"group by (namespace, pod, container) (last_over_time("
+                             f"gpuslo_gpu_allocation[{span}]))",
+                             end - pd.Timedelta(milliseconds=1)), "value")
+    if found.empty:
+        return {}
+    job = (_label(found, "namespace") + ":" + _label(found, "pod") + ":"
+           + _label(found, "container")).str.replace(r"[^A-Za-z0-9._:@+=-]", "_",
+                                                     regex=True).str[:128]
+    keys = _label(found, "namespace") + "/" + _label(found, "pod")
+    return dict(sorted(zip(keys, job, strict=True), reverse=True))
 
 
 def _intervals(samples: pd.DataFrame, step_s: int, keys=("replica",)) -> pd.DataFrame:
