@@ -42,8 +42,10 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
 - `replica_idle` — intervals a replica was ready but had no request: replica, start, end.
 - `replica_latency` — an engine's latency histogram over an interval: replica, start, end, sli
   (`ttft`: one observation per request, its time to first token; `itl`: one per output token
-  after the first, its inter-token gap), le (a bucket bound, seconds), good (observations ≤ le
-  in the interval), total (all observations in the interval; the `+Inf` bucket / `_count`).
+  after the first, its inter-token gap), le (a bucket bound, seconds; empty when the source has
+  only the total: no bucket at the recorded objective), good (observations ≤ le in the
+  interval; 0 without le), total (all observations in the interval; the `+Inf` bucket /
+  `_count`).
 
 `make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
 (numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
@@ -134,7 +136,7 @@ _REQUIRED = {
     "replicas": ("replica", "node", "gpus", "start", "end"),
     "replica_states": ("replica", "start", "end", "state"),
     "replica_idle": ("replica", "start", "end"),
-    "replica_latency": ("replica", "start", "end", "sli", "le", "good", "total"),
+    "replica_latency": ("replica", "start", "end", "sli", "good", "total"),
 }
 # Columns whose non-empty values must come from a closed set.
 _ALLOWED = {

@@ -9,7 +9,9 @@ own histograms): per objective of the spec's `serving` section (the defaults of
 `gpuslo.serving_spec.ServingObjectives` when it has none), good = observations in the bucket
 whose bound is the objective, total = all observations, per replica and fleet; an interval
 counts in the window it starts in. A replica whose histogram has no bucket at the objective is
-unknown for it (never interpolated), and so is a replica whose engine publishes no histogram.
+unknown on its own (never interpolated) and its observations count as not met in the fleet's
+share, as in the serving rules' fleet ratio; a replica whose engine publishes no histogram has
+no observation at all.
 DistServe goodput (both objectives met by one request) needs request-level data: unknown here.
 
 Keys: replicas, gpus (the most held at one time), allocated_gpu_hours, categories_gpu_hours,
@@ -112,7 +114,10 @@ def _peak_gpus(live: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp) -> in
 
 def _latency(rows: pd.DataFrame, live: pd.DataFrame, objectives: ServingObjectives,
              start: pd.Timestamp, end: pd.Timestamp) -> tuple[dict, pd.DataFrame]:
-    """(fleet latency dict per sli, per-replica attainment frame: index replica, columns sli)."""
+    """(fleet latency dict per sli, per-replica attainment frame: index replica, columns sli).
+    As the serving rules' fleet ratio: good at the objective over every replica's total, so a
+    replica without the bucket counts its observations as not met (fail closed; it is unknown
+    on its own); no replica with the bucket → unknown."""
     rows = rows[(rows["start"] >= start) & (rows["start"] < end)
                 & rows["replica"].isin(live["replica"])]
     out, per = {}, {}
@@ -121,16 +126,17 @@ def _latency(rows: pd.DataFrame, live: pd.DataFrame, objectives: ServingObjectiv
         mine = rows[rows["sli"] == sli]
         at = mine[np.isclose(mine["le"].astype(float), objective, rtol=1e-9, atol=0.0)]
         good = at.groupby("replica", observed=True)["good"].sum().astype(float)
-        total = at.groupby("replica", observed=True)["total"].sum().astype(float)
-        per[sli] = (good / total.where(total > 0)).clip(upper=1.0)
+        known = at.groupby("replica", observed=True)["total"].sum().astype(float)
+        whole = mine.drop_duplicates(["replica", "start", "end"])["total"].astype(float).sum()
+        per[sli] = (good / known.where(known > 0)).clip(upper=1.0)
         unknown = sorted(set(mine["replica"]) - set(at["replica"]))
-        fleet_total = float(total.sum())
+        fleet = float(whole) if len(at) and whole > 0 else 0.0
         out[sli] = {
             "objective_seconds": objective, "target": getattr(objectives, target_field),
-            "what": what, "good": float(good.sum()), "total": fleet_total,
-            "attainment": min(float(good.sum()) / fleet_total, 1.0) if fleet_total else None,
-            "replicas_known": int(len(total)), "replicas_unknown": len(unknown),
-            "why": None if fleet_total else (
+            "what": what, "good": float(good.sum()), "total": float(whole),
+            "attainment": min(float(good.sum()) / fleet, 1.0) if fleet else None,
+            "replicas_known": int(len(known)), "replicas_unknown": len(unknown),
+            "why": None if fleet else (
                 "the objective is not a bucket bound of any histogram" if len(mine)
                 else "no replica published this histogram in the window"),
         }

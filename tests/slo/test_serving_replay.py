@@ -32,6 +32,7 @@ import requests
 from conftest import REPO, require_binary, running_prometheus
 
 from gpuslo.alerts import generate, serving
+from gpuslo.cli import main
 from gpuslo.dashboards import generate as dashboards
 from gpuslo.slo.latency import page_attainment
 from gpuslo.slo.sources.query_api import QueryApi
@@ -51,7 +52,11 @@ kube_pod_status_ready{namespace="serve",pod="vllm-0",condition="false"} 1
 EXPORTER = "# TYPE gpuslo_gpu_allocation gauge\n" + "".join(
     f'gpuslo_gpu_allocation{{gpu="{i}",uuid="GPU-{i}",namespace="serve",pod="{pod}",'
     f'container="{pod.split("-")[0]}",hpc_job=""}} 1\n'
-    for i, pod in enumerate(("sglang-0", "sglang-0", "vllm-0")))
+    for i, pod in enumerate(("sglang-0", "sglang-0", "vllm-0"))) + "".join(
+    f'gpuslo_gpu_info{{gpu="{i}",uuid="GPU-{i}",pci_bus_id="00000000:0{i}:00.0",'
+    f'model="NVIDIA H200",family="hopper"}} 1\ngpuslo_gpu_usable{{gpu="{i}",uuid="GPU-{i}"}} 1\n'
+    f'gpuslo_gpu_verdict{{gpu="{i}",uuid="GPU-{i}",verdict="healthy"}} 1\n' for i in range(3)
+) + 'gpuslo_node_info{node="serve-node",driver_version="570.86.15",cuda_version="12.8"} 1\n'
 
 
 def page(*names: str) -> str:
@@ -179,7 +184,9 @@ def test_report_serving_reader_on_the_recorded_series(replayed):
     assert set(frames["replica_idle"]["replica"]) == {"serve:sglang-0:sglang"}
     latency = frames["replica_latency"]
     ttft = latency[latency["sli"] == "ttft"].groupby("replica")[["good", "total"]].sum()
-    assert set(latency["le"]) == {10.0}
+    known = latency.set_index("replica")["le"]
+    assert set(known[["serve:sglang-0:sglang"]]) == {10.0}
+    assert known[["serve:vllm-0:vllm"]].isna().all()  # a total, no bucket at 10 s
     share = ttft.loc["serve:sglang-0:sglang", "good"] / ttft.loc["serve:sglang-0:sglang", "total"]
     assert share == pytest.approx(20 / 58, rel=1e-6)
 
@@ -204,3 +211,28 @@ def test_every_serving_dashboard_panel_returns_data_on_the_replay(replayed):
             seen[panel["title"]] = seen.get(panel["title"], 0) + len(found["data"]["result"])
     empty = {title for title, count in seen.items() if not count}
     assert empty == NO_REAL_PAGE, empty
+
+
+@pytest.mark.prometheus
+def test_report_prometheus_has_the_serving_section(replayed, tmp_path):
+    """`gpuslo report --prometheus` end to end on the replay: the serving block and section,
+    the replicas kept out of the training jobs."""
+    url, start = replayed
+    end = pd.Timestamp.now(tz="UTC").floor("s")
+    spec = tmp_path / "slo.yml"
+    spec.write_text("serving: {ttft_seconds: 10, itl_seconds: 0.1}\n")
+    out = tmp_path / "report"
+    assert main(["report", "--prometheus", url, "--start", start.isoformat(), "--end",
+                 end.isoformat(), "--step", "1", "--slo", str(spec), "--out", str(out),
+                 "--format", "json,md"]) == 0
+    doc = json.loads((out / "report.json").read_text())
+    block = doc["serving"]
+    assert block["replicas"] == 2 and block["gpus"] == 3
+    # as the rules' fleet ratio: vllm-0's requests (no 10 s bucket) count as not met
+    assert block["latency"]["ttft"]["attainment"] == pytest.approx(20 / 61, rel=0.05)
+    assert block["latency"]["ttft"]["replicas_unknown"] == 1
+    assert block["latency"]["itl"]["attainment"] is None
+    cats = block["categories_gpu_hours"]
+    assert cats["idle_capacity"] > 0 and cats["model_loading"] > 0  # sglang idle, vllm loading
+    assert doc["categories_gpu_hours"]["serving_replicas"] > 0 and not doc["jobs_hit"]
+    assert "## Inference serving" in (out / "report.md").read_text()

@@ -106,7 +106,6 @@ def slot_timeline(slot: tuple, faults: pd.DataFrame, span: int, rng: np.random.G
         when = max(when, t)
         _ready(states, name, t, min(when, span), rng)
         if when >= span:
-            replicas.append((name, node, size, engine, born, span, first))
             break
         if kind in ("rollout", "maintenance"):
             t = _state(states, name, when, when + int(rng.integers(60, 300)), "draining", "",
@@ -116,6 +115,8 @@ def slot_timeline(slot: tuple, faults: pd.DataFrame, span: int, rng: np.random.G
         else:
             t = _state(states, name, when, max(back, when + 60), "not_ready", reason, span)
         pending = [p for p in pending if p[0] >= t or p[1] == "rollout"]
+    if born is not None:  # the pod still holds its GPUs at the end (serving or not ready)
+        replicas.append((f"{engine}-{index:02d}-{gen}", node, size, engine, born, span, first))
     return replicas, states
 
 

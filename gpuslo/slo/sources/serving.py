@@ -17,7 +17,8 @@ for [t, t + step):
 - idle: `gpuslo:serving_replica_gpus:idle` present (ready, no request running or waiting);
 - latency: `gpuslo:serving_{ttft,itl}_{good,total}:rate5m` × step summed per replica and UTC
   hour (a Riemann sum of the recorded rates), at the bound the rules recorded
-  (`gpuslo:serving_objective_seconds{sli}`).
+  (`gpuslo:serving_objective_seconds{sli}`); a replica with a total but no good series (no
+  bucket at the objective) gets its total with an empty `le`.
 
 Without the recorded allocated series (a training-only fleet, or no serving rules) there is no
 replica and no note; `quality` says when the replicas have no kube-state-metrics readiness. Range
@@ -154,16 +155,18 @@ def _latency(api: QueryApi, start, end, step_s) -> pd.DataFrame:
         for kind in ("good", "total"):
             found = _range(api, f"gpuslo:serving_{sli}_{kind}:rate5m", start, end, step_s)
             if found.empty:
-                break
+                continue
             found = found.assign(hour=found["time"].dt.floor("h"), n=found["value"] * step_s)
             counts[kind] = found.groupby(["replica", "hour"])["n"].sum()
-        if len(counts) < 2:
+        if "total" not in counts:
             continue
-        both = pd.DataFrame(counts).dropna().reset_index()
-        parts.append(pd.DataFrame({
+        both = pd.DataFrame(counts).dropna(subset=["total"]).reset_index()
+        good = both["good"] if "good" in both else pd.Series(float("nan"), index=both.index)
+        parts.append(pd.DataFrame({  # no good series: no bucket at the objective, total only
             "replica": both["replica"], "start": both["hour"].clip(lower=start),
             "end": (both["hour"] + pd.Timedelta(hours=1)).clip(upper=end), "sli": sli,
-            "le": float(le), "good": both["good"], "total": both["total"]}))
+            "le": good.notna().map({True: float(le), False: float("nan")}).astype(float),
+            "good": good.fillna(0.0), "total": both["total"]}))
     if not parts:
         return pd.DataFrame(columns=["replica", "start", "end", "sli", "le", "good", "total"])
     return pd.concat(parts, ignore_index=True)
