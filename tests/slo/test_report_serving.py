@@ -27,6 +27,7 @@ from gpuslo.cli import main
 from gpuslo.slo.engine import compute_week
 from gpuslo.slo.frames import Frames, make_frame
 from gpuslo.slo.report.build import report_of
+from gpuslo.slo.sources.clusters import prefixed
 from gpuslo.slo_spec import SloSpec, spec_from_mapping
 from tests.slo.test_serving import at, timeline
 
@@ -172,3 +173,15 @@ def test_window_clips_replicas_outside_it():
     none = compute_week(Frames(inventory=frames.inventory, verdicts=frames.verdicts),
                         at(0), at(120), SloSpec()).to_json_dict()
     assert "serving" not in none
+
+
+def test_a_global_stores_clusters_prefix_replicas_as_their_jobs():
+    """In a global store's union a replica keeps matching its allocation's job name."""
+    frames = _issue_frames()
+    frames.allocations = make_frame("allocations", [
+        {"job": "vllm-0", "node": "n1", "uuid": "GPU-n1-0", "start": at(0), "end": at(120)}])
+    out = prefixed(frames, "east")
+    assert set(out["replicas"]["replica"]) == {"east/vllm-0", "east/tgi-0"}
+    assert set(out["replica_states"]["replica"]) == {"east/vllm-0", "east/tgi-0"}
+    assert set(out["allocations"]["job"]) == {"east/vllm-0"}
+    assert set(out["replicas"]["node"]) == {"east/n1", "east/n2"}
