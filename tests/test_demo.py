@@ -36,6 +36,9 @@ def test_demo_prints_verdicts_and_headlines(demo):
     assert "blackwell-dbe   unhealthy" in stdout
     assert "wasted progress" in stdout and "lost GPU-h by layer: node" in stdout
     assert "job most hit: job-" in stdout  # the simulated week's per-job attribution
+    # one serving replica shown: the simulated week's replica most hit (issue 29)
+    assert "inference serving: " in stdout and "replica most hit: " in stdout, stdout
+    assert "## Inference serving" in (out / "report-simulated" / "report.md").read_text()
     assert (out / "nodes" / "blackwell-dbe" / "journals" / "demo-pretrain.jsonl").exists()
     exposition = (out / "nodes" / "blackwell-dbe" / "metrics.prom").read_text()
     assert 'node="blackwell-dbe"' in exposition, "gpuslo_node_info names the fixture node"

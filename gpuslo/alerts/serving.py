@@ -64,7 +64,9 @@ def _names(sli: str, window: str) -> tuple[str, str, str, str]:
 
 def recording_rules(spec: SloSpec) -> list[dict]:
     """Per SLI and window: good and total per replica, the replica's and the fleet's ratio; then
-    capacity (GPUs of ready replicas, of all replicas, of idle ready replicas) and mean latency."""
+    capacity (GPUs of ready replicas, of all replicas, of idle ready replicas), the objectives
+    themselves (`gpuslo:serving_objective_seconds{sli}`, so a reader of the recorded good counts
+    knows their bound: `gpuslo.slo.sources.serving`) and mean latency."""
     serving = spec.serving
     rules = []
     for sli, (sources, seconds, _, _) in SLIS.items():
@@ -87,6 +89,9 @@ def recording_rules(spec: SloSpec) -> list[dict]:
          "expr": f"({gpus}) and on ({BY}) ({ready})"},
         {"record": "gpuslo:serving_replica_gpus:idle",
          "expr": f"gpuslo:serving_replica_gpus:ready and on ({BY}) ({idle})"},
+        *({"record": "gpuslo:serving_objective_seconds", "labels": {"sli": sli},
+           "expr": f"vector({format_number(getattr(serving, field))})"}
+          for sli, field in (("ttft", "ttft_seconds"), ("itl", "itl_seconds"))),
         {"record": "gpuslo:serving_request_latency_seconds:mean5m",
          "expr": _on_gpus(f"sum by ({BY}) (rate(nv_inference_request_duration_us[5m])) / 1e6"
                           f" / (sum by ({BY}) (rate(nv_inference_request_success[5m])) > 0)")},

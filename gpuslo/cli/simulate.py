@@ -2,7 +2,7 @@
 benchmarks (`gpuslo.slo.simulate`).
 
     gpuslo simulate --nodes 125 --gpus-per-node 8 --days 7 --seed 1 --out sim/ [--start T]
-                    [--openmetrics [--metrics-step 300]]
+                    [--serving-nodes N] [--openmetrics [--metrics-step 300]]
 
 Writes the files of `gpuslo.slo.simulate.files` into a temporary directory beside `--out`, then
 renames it into place (`--out` holds the old simulation or the new one, never a mix: an
@@ -42,6 +42,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fault-rate", type=float, default=sf.LLAMA3_INTERRUPTIONS_PER_1000_GPU_DAYS,
         help="unexpected interruptions per 1000 GPU-days (default: Llama 3 405B, 0.47)",
+    )
+    parser.add_argument(
+        "--serving-nodes", type=int, default=0,
+        help="run inference serving replicas on the last N nodes instead of training jobs "
+             "(default 0)",
     )
     parser.add_argument(
         "--openmetrics", action="store_true",
@@ -84,6 +89,9 @@ def check_limits(args: argparse.Namespace) -> None:
         )
     if not 0 < args.days <= MAX_DAYS:  # also rejects NaN
         raise UsageError(f"--days must be above 0 and at most {MAX_DAYS}, got {args.days:g}")
+    if not 0 <= args.serving_nodes <= args.nodes:
+        raise UsageError(f"--serving-nodes must be 0..--nodes ({args.nodes}), "
+                         f"got {args.serving_nodes}")
     if args.seed < 0:
         raise UsageError(f"--seed must be 0 or more, got {args.seed}")
     if not 0 <= args.fault_rate <= MAX_FAULT_RATE:  # also rejects NaN
@@ -143,7 +151,8 @@ def run(args: argparse.Namespace) -> int:
     check_limits(args)
     out = Path(args.out)
     check_out(out, args.force)
-    fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate)
+    fleet = sf.Fleet(args.nodes, args.gpus_per_node, args.days, args.fault_rate,
+                     args.serving_nodes)
     with stages(("simulating the fleet", "writing files"), "gpuslo simulate") as stage:
         stage("simulating the fleet")
         sim = simulate(fleet, args.seed, parse_start(args.start))

@@ -13,7 +13,14 @@ from pathlib import Path
 
 from grafanalib._gen import DashboardEncoder
 
-from gpuslo.dashboards import clusters, job_board, liveness_board, node_boards, slo_boards
+from gpuslo.dashboards import (
+    clusters,
+    job_board,
+    liveness_board,
+    node_boards,
+    serving_board,
+    slo_boards,
+)
 from gpuslo.files import write_text_files
 from gpuslo.slo_spec import SloSpec
 
@@ -40,8 +47,11 @@ EMPTY_ON_HEALTHY_FLEET = frozenset(
 
 
 def build_dashboards(spec: SloSpec) -> dict[str, dict]:
-    """uid -> dashboard JSON data (dicts and grafanalib objects). Pure."""
+    """uid -> dashboard JSON data (dicts and grafanalib objects). Pure. The serving board only
+    for a spec with a `serving` section (the rules it reads exist only then)."""
     boards = [board(spec) for board in BOARDS]
+    if spec.serving:
+        boards.append(serving_board.serving(spec))
     return {board["uid"]: board for board in boards}
 
 

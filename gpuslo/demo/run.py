@@ -8,7 +8,9 @@
    and that restarts from its last checkpoint.
 3. Prometheus rules and Grafana dashboards from the default SLO spec; Prometheus (Debian's package,
    when installed) on loopback with those rules, scraping both exporters for a short while.
-4. The report for the real StepFun fault trace (349 days) and for a simulated 1,000-GPU week.
+4. The report for the real StepFun fault trace (349 days) and for a simulated 1,000-GPU week,
+   12 of whose nodes run inference replicas (the report's "Inference serving" section; the
+   summary prints the replica most hit).
 
 Every step runs the same commands a user would (`python -m gpuslo ...`); the demo prints where
 everything is, the node verdicts and the headline numbers. NVML is replayed by the fake `pynvml`
@@ -36,6 +38,7 @@ DATA = Path(__file__).resolve().parent.parent / "data"
 DEMO = DATA / "demo"
 NVML_REPLAY = DATA / "nvml_replay"
 SIMULATED_NODES, SIMULATED_GPUS_PER_NODE = 125, 8  # a 1,000-GPU fleet
+SERVING_NODES = 12  # of them run inference replicas (vLLM, SGLang, TGI, Triton), not training
 
 
 @dataclass(frozen=True)
@@ -192,6 +195,8 @@ def run_reports(out: Path) -> dict[str, dict]:
             "7",
             "--seed",
             "1",
+            "--serving-nodes",
+            str(SERVING_NODES),
             "--out",
             str(simulated),
         ]
@@ -256,7 +261,30 @@ def print_summary(
             print(f"  job most hit: {hit['job']} lost {_hours(hit['lost_gpu_hours'])} of the "
                   f"{_hours(hit['held_gpu_hours'])} GPU-h it held, most to {hit['layer']} / "
                   f"{hit['reason']} (section \"Jobs most hit\")")
+        if report.get("serving"):
+            print_serving(report["serving"])
     print(f"\nReports: {out}/report-stepfun/report.html, {out}/report-simulated/report.html")
+
+
+def print_serving(block: dict) -> None:
+    """The simulated week's inference replicas (the report's "Inference serving" section, from
+    its JSON twin): capacity, latency attainment, and the one replica most hit."""
+    cats, lost = block["categories_gpu_hours"], block["lost_gpu_hours_by_layer"]
+    print(f"  inference serving: {block['replicas']:,} replicas on up to {block['gpus']:,} GPUs: "
+          f"{_hours(cats['serving'])} GPU-h serving, {_hours(cats['idle_capacity'])} idle "
+          f"capacity, {_hours(block['lost_gpu_hours'])} lost ("
+          + ", ".join(f"{layer} {_hours(lost.get(layer))}"
+                      for layer in ("node", "platform", "training", "observability")) + ")")
+    latency = block["latency"]
+    print("  latency: " + "; ".join(
+        f"{fig['what']} {fig['objective_seconds']:g} s: {_ratio(fig['attainment'])} "
+        f"(target {fig['target']:g})" for fig in latency.values()))
+    hit = (block.get("replicas_most_hit") or [None])[0]
+    if hit:
+        print(f"  replica most hit: {hit['replica']} ({hit['engine']}, {hit['gpus']} GPUs on "
+              f"{hit['node']}) lost {_hours(hit['lost_gpu_hours'])} of the "
+              f"{_hours(hit['allocated_gpu_hours'])} GPU-h it held, most to {hit['layer']} / "
+              f"{hit['reason']} (section \"Inference serving\")")
 
 
 def run_demo(out: Path, scrape_seconds: float = 12.0, prometheus: bool = True) -> int:

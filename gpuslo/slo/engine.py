@@ -15,6 +15,8 @@ category, idle — they sum to `provisioned_gpu_hours` exactly (in integer ticks
 `category_ticks`). A job's allocated usable time is split by its journal's goodput
 (`gpuslo.goodput.compute_goodput`), filling categories in `names.JOB_CATEGORIES` order up to the
 allocated time; what the journal does not explain (or a job without a journal) is `other`.
+Serving replicas' allocated usable time is `serving_replicas` (`serving_week.split_off`; present
+only with replicas), broken down in `serving`; replicas are no job in the job figures.
 
 Lost GPU-hours by layer: observability = no_data + unknown (+ unhealthy with an observability
 reason); node/platform = unhealthy time by its layer, platform also unschedulable time;
@@ -42,7 +44,15 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.errors import InputError
-from gpuslo.slo import attribution, crawl, job_losses, objectives, recorded_check, reliability
+from gpuslo.slo import (
+    attribution,
+    crawl,
+    job_losses,
+    objectives,
+    recorded_check,
+    reliability,
+    serving_week,
+)
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
@@ -100,6 +110,7 @@ class WeeklyResult:
         columns=job_losses.HIT_COLUMNS))
     job_basis: str = CAPACITY_BASIS
     return_to_service: dict = field(default_factory=dict)  # reliability.return_to_service
+    serving: dict = field(default_factory=dict)  # serving_week.serving_week; {} without replicas
 
     @property
     def usable_ratio(self) -> float | None:
@@ -225,6 +236,7 @@ class WeeklyResult:
                 "job_losses": self.job_losses.drop(columns="ticks").to_dict("records"),
                 "data_quality": quality,
                 "return_to_service": self.return_to_service,
+                **({"serving": self.serving} if self.serving else {}),
             }
         )
 
@@ -242,13 +254,11 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
                  spec: SloSpec) -> WeeklyResult:
     """Compute every figure for [start, end). Raises InputError when there is no time span."""
     start, end = _window(frames, start, end)
-    acc = account(
-        frames.inventory, frames.verdicts, frames.schedulability, frames.allocations, start, end
-    )
+    acc = account(frames.inventory, frames.verdicts, frames.schedulability, frames.allocations,
+                  start, end)
     events = index_events(frames.job_events)
-    per_node, slowdowns = attribution.goodput_and_slowdowns(
-        frames.job_events, start, end, spec.slowdown_rule(), events
-    )
+    per_node, slowdowns = attribution.goodput_and_slowdowns(frames.job_events, start, end,
+                                                            spec.slowdown_rule(), events)
     if per_node.empty and len(frames.job_gpu_seconds):
         per_node = attribution.counted_goodput(frames.job_gpu_seconds)
     jobs = attribution.job_summary(per_node, frames.job_events, start, end, events)
@@ -256,7 +266,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
     found = attribution.find_interruptions(frames.job_events, start, end, events)
     attributed = attribution.attribute(found, faults, nodes)
-    split = fleet_job_split(acc, jobs)
+    split = serving_week.split_off(fleet_job_split(acc, jobs), frames.replicas)
     # The job side: the capacity accounting's split, or the journals' own without one.
     side = split if acc.provisioned_ticks else journal_split(jobs, acc.tick_ns)
     by_layer, by_reason = lost_breakdown(acc, side, attributed)
@@ -265,15 +275,16 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     def hours(ticks: int) -> float:
         return ticks * acc.tick_ns / 3.6e12
 
-    crawl_rows, scores = _crawl(
-        frames, slowdowns, nodes, side, (start, end), hours(1), (by_layer, by_reason), events
-    )
+    crawl_rows, scores = _crawl(frames, slowdowns, nodes, side, (start, end), hours(1),
+                                (by_layer, by_reason), events)
     by_reason = {k: v for k, v in sorted(by_reason.items()) if v}
-    losses = job_losses.job_losses(acc, side, attributed, crawl_rows)
+    losses = serving_week.training_only(job_losses.job_losses(acc, side, attributed, crawl_rows),
+                                        frames.replicas)
 
     provisioned_h = hours(acc.provisioned_ticks)
     productive_h = hours(side.fleet_ticks[names.CATEGORY_PRODUCTIVE])
-    allocated_h = (hours(acc.state_ticks["allocated"]) if acc.provisioned_ticks
+    allocated_h = (hours(acc.state_ticks["allocated"] - split.fleet_ticks.get(
+        serving_week.SERVING_CATEGORY, 0)) if acc.provisioned_ticks
                    else hours(sum(side.fleet_ticks.values())))
     rate, basis, gpu_faults = _interruption_rate(
         frames, faults, len(attributed), allocated_h, provisioned_h, start, end
@@ -316,7 +327,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         slowdown_rule=dataclasses.asdict(spec.slowdown_rule()),
         accounting=acc,
         job_losses=losses,
-        jobs_hit=job_losses.jobs_hit(losses, acc),
+        jobs_hit=serving_week.training_only(job_losses.jobs_hit(losses, acc), frames.replicas),
+        serving=serving_week.serving_week(frames, start, end, spec),
     )
 
 

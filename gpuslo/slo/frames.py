@@ -34,11 +34,18 @@ Frames (`FRAMES[name]` gives the columns and their kinds):
   reads them from the steps over which the `slowdown` counter grew): job, node, start, end,
   gpu_seconds. The engine matches them with the degradations of the job's nodes.
 - `replicas` — serving replicas (pods or Slurm jobs running vLLM, SGLang, TGI, Triton...) and
-  the GPUs they held: replica, node, gpus (count), start, end (the allocation).
+  the GPUs they held: replica, node, gpus (count), start, end (the allocation), engine (vllm,
+  sglang, tgi, triton, or "" when unknown).
 - `replica_states` — readiness intervals of a replica: replica, start, end, state
   (names.REPLICA_STATES: loading, ready, not_ready, draining), reason (names.REASONS or "": what
   the source said — replica_evicted, engine_oom...; "" lets `gpuslo.slo.serving` attribute it).
 - `replica_idle` — intervals a replica was ready but had no request: replica, start, end.
+- `replica_latency` — an engine's latency histogram over an interval: replica, start, end, sli
+  (`ttft`: one observation per request, its time to first token; `itl`: one per output token
+  after the first, its inter-token gap), le (a bucket bound, seconds; empty when the source has
+  only the total: no bucket at the recorded objective), good (observations ≤ le in the
+  interval; 0 without le), total (all observations in the interval; the `+Inf` bucket /
+  `_count`).
 
 `make_frame(name, data, source)` builds a frame from records or a DataFrame, coerces dtypes
 (numbers in time columns are Unix seconds), fills absent optional columns ("" / NaT / <NA>) and
@@ -106,10 +113,13 @@ FRAMES: dict[str, dict[str, str]] = {
     },
     "job_gpu_seconds": {"job": TEXT, "node": TEXT, "category": TEXT, "gpu_seconds": SECONDS},
     "slowdowns": {"job": TEXT, "node": TEXT, "start": TIME, "end": TIME, "gpu_seconds": SECONDS},
-    "replicas": {"replica": TEXT, "node": TEXT, "gpus": COUNT, "start": TIME, "end": TIME},
+    "replicas": {"replica": TEXT, "node": TEXT, "gpus": COUNT, "start": TIME, "end": TIME,
+                 "engine": TEXT},
     "replica_states": {"replica": TEXT, "start": TIME, "end": TIME, "state": TEXT,
                        "reason": TEXT},
     "replica_idle": {"replica": TEXT, "start": TIME, "end": TIME},
+    "replica_latency": {"replica": TEXT, "start": TIME, "end": TIME, "sli": TEXT, "le": SECONDS,
+                        "good": SECONDS, "total": SECONDS},
 }
 SCHEDULABILITY_STATES = ("cordoned", "drained", "maintenance", "validation")
 # Columns that may not be empty/NaT, per frame.
@@ -126,6 +136,7 @@ _REQUIRED = {
     "replicas": ("replica", "node", "gpus", "start", "end"),
     "replica_states": ("replica", "start", "end", "state"),
     "replica_idle": ("replica", "start", "end"),
+    "replica_latency": ("replica", "start", "end", "sli", "good", "total"),
 }
 # Columns whose non-empty values must come from a closed set.
 _ALLOWED = {
@@ -141,6 +152,7 @@ _ALLOWED = {
     ("job_gpu_seconds", "category"): names.JOB_CATEGORIES,
     ("replica_states", "state"): names.REPLICA_STATES,
     ("replica_states", "reason"): ("", *names.REASONS),
+    ("replica_latency", "sli"): ("ttft", "itl"),
 }
 _INTERVALS = {
     "inventory": ("provisioned_start", "provisioned_end"),
@@ -153,6 +165,7 @@ _INTERVALS = {
     "replicas": ("start", "end"),
     "replica_states": ("start", "end"),
     "replica_idle": ("start", "end"),
+    "replica_latency": ("start", "end"),
 }
 
 
@@ -305,6 +318,10 @@ class Frames:
     degradations: pd.DataFrame = field(default_factory=lambda: empty("degradations"))
     job_gpu_seconds: pd.DataFrame = field(default_factory=lambda: empty("job_gpu_seconds"))
     slowdowns: pd.DataFrame = field(default_factory=lambda: empty("slowdowns"))
+    replicas: pd.DataFrame = field(default_factory=lambda: empty("replicas"))
+    replica_states: pd.DataFrame = field(default_factory=lambda: empty("replica_states"))
+    replica_idle: pd.DataFrame = field(default_factory=lambda: empty("replica_idle"))
+    replica_latency: pd.DataFrame = field(default_factory=lambda: empty("replica_latency"))
     cannot_fill: dict[str, str] = field(default_factory=dict)
     recorded: dict = field(default_factory=dict)
     source: str = ""

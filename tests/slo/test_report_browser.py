@@ -194,3 +194,43 @@ def test_plot_axes_show_the_story(chromium, reports):
     assert total["height"] >= 0.8 * badput["height"], seen
     low, high = (float(v) for v in seen["ranges"]["badput-waterfall"].split())
     assert low == 0 and 9335 < high < 157_747 / 4, seen["ranges"]
+
+
+# The "Inference serving" section (issue 29) on a fleet with a serving node: its four tables are
+# laid out inside the window, and the screenshot shows it.
+SERVING = """<script>
+const width = document.documentElement.clientWidth;
+const section = document.getElementById("serving");
+const box = section ? section.getBoundingClientRect() : null;
+const tables = section ? [...section.querySelectorAll("table")].map(t => {
+  const b = t.getBoundingClientRect();
+  return {width: b.width, height: b.height, right: b.right, rows: t.rows.length}; }) : [];
+document.body.setAttribute("data-serving", JSON.stringify({width,
+  section: box && {top: box.top, height: box.height, right: box.right},
+  heading: section ? section.querySelector("h2").textContent : null, tables}));
+</script>
+"""
+
+
+def test_serving_section_renders_inside_the_page(chromium, tmp_path):
+    assert main(["simulate", "--nodes", "4", "--gpus-per-node", "8", "--days", "14", "--seed",
+                 "5", "--fault-rate", "40", "--serving-nodes", "1",
+                 "--out", str(tmp_path / "sim")]) == 0
+    assert main(["report", "--data", str(tmp_path / "sim"), "--week", "2026-W49", "--out",
+                 str(tmp_path / "report"), "--format", "html"]) == 0
+    report = tmp_path / "report" / "report.html"
+    for width in WIDTHS:
+        page = report.with_name(f"serving-{width}.html")
+        page.write_text(report.read_text().replace("</body></html>", SERVING + "</body></html>"))
+        dom = _browse(chromium, page, width, "--dump-dom")
+        found = re.search(r'data-serving="([^"]*)"', dom)
+        assert found, dom[-2000:]
+        seen = json.loads(html.unescape(found.group(1)))
+        assert seen["heading"] == "Inference serving" and seen["section"], seen
+        assert seen["section"]["height"] > 400 and seen["section"]["right"] <= seen["width"]
+        assert len(seen["tables"]) == 4, seen
+        for table in seen["tables"]:
+            assert table["height"] > 40 and table["rows"] >= 3, table
+            assert table["right"] <= seen["width"] + 0.5, (width, table)
+    height = measure(chromium, report, WIDTHS[0])["height"]
+    assert screenshot(chromium, report, WIDTHS[0], height, "report-serving.png").exists()

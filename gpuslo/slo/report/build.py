@@ -22,6 +22,7 @@ from gpuslo.slo.report.clusters import clusters_section
 from gpuslo.slo.report.figures import Figures, figures
 from gpuslo.slo.report.model import GENERATED_BY, Report
 from gpuslo.slo.report.sections import BUILDERS
+from gpuslo.slo.report.serving import serving_section, with_serving_quality
 
 
 def _get(doc: dict, *path, default=None):
@@ -84,6 +85,11 @@ def report_of(current: dict, previous: dict | None, price: float | None,
     sections = [builder(current, extra, wow, model) for builder in BUILDERS]
     if current.get("clusters"):  # a global store: the per-cluster table after the capacity
         sections.insert(1, clusters_section(current))
+    served = serving_section(current)
+    if served is not None:  # serving replicas: after the jobs most hit
+        keys = [section.key for section in sections]
+        sections.insert(keys.index("jobs_hit") + 1 if "jobs_hit" in keys else len(keys), served)
+        sections = with_serving_quality(sections, current)
     return Report(document, sections)
 
 

@@ -76,6 +76,7 @@ class Fleet:
     gpus_per_node: int
     days: float
     interruptions_per_1000_gpu_days: float = LLAMA3_INTERRUPTIONS_PER_1000_GPU_DAYS
+    serving_nodes: int = 0  # the last nodes run serving replicas, not training jobs
 
     @property
     def span_s(self) -> int:

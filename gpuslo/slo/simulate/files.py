@@ -8,6 +8,9 @@ Written into the output directory:
   columns; timestamps as ISO 8601 UTC text; gzip with a zero mtime so the bytes depend only on
   the seed). Always CSV.gz, so no Parquet engine is needed; `read_simulation(dir)` loads them
   back through `frames.make_frame`.
+- `replicas.csv.gz`, `replica_states.csv.gz`, `replica_idle.csv.gz`, `replica_latency.csv.gz`
+  — serving replicas (only with `--serving-nodes`; `gpuslo.slo.simulate.serving`); their GPUs
+  are also in `allocations.csv.gz` (job = the replica), as `gpuslo_gpu_allocation` lists them.
 - `simulation.json` — the parameters and the covered span (start, end).
 - `journals/<node>/<job>.jsonl` — job journals (`gpuslo.goodput.journal`, schema v1), the lines
   `gpuslo.goodput.Recorder` writes for the same events with its clock at each event's time.
@@ -37,6 +40,8 @@ FRAME_NAMES = (
     "inventory", "verdicts", "schedulability", "allocations", "job_events", "degradations"
 )
 OPTIONAL_FRAMES = ("degradations",)  # written since the crawl; older directories lack it
+# Written only with --serving-nodes (gpuslo.slo.simulate.serving); absent means no replica.
+SERVING_FRAMES = ("replicas", "replica_states", "replica_idle", "replica_latency")
 MANIFEST = "simulation.json"
 
 
@@ -60,7 +65,7 @@ def write_simulation(sim: Simulation, out: Path, metrics_step: int | None) -> li
     """Write `sim` into `out` (metrics.om too when `metrics_step`, seconds, is given); returns
     the paths written. Raises OSError, ValueError for a job id unfit for a file name."""
     written = []
-    for name in FRAME_NAMES:
+    for name in FRAME_NAMES + tuple(n for n in SERVING_FRAMES if n in sim.frames):
         written.append(out / f"{name}.csv.gz")
         write_atomic(written[-1], frame_csv_gz(sim.frames[name]))
     for (job, node), events in sim.journals.items():
@@ -77,6 +82,8 @@ def write_simulation(sim: Simulation, out: Path, metrics_step: int | None) -> li
         "start": sim.start.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "end": sim.end.strftime("%Y-%m-%dT%H:%M:%SZ"),
     }
+    if sim.fleet.serving_nodes:
+        manifest["serving_nodes"] = sim.fleet.serving_nodes
     written.append(out / MANIFEST)
     write_atomic(written[-1], (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode())
     return written
@@ -123,7 +130,7 @@ def read_simulation(
     except (OSError, ValueError, KeyError, TypeError) as error:
         raise ParseError(str(root / MANIFEST), f"unreadable manifest: {error}") from None
     frames = {}
-    for name in FRAME_NAMES:
+    for name in FRAME_NAMES + SERVING_FRAMES:
         path = root / f"{name}.csv.gz"
         try:
             frames[name] = read_frame_fast(name, path)
@@ -131,7 +138,7 @@ def read_simulation(
                 continue
             raw = pd.read_csv(path, dtype=str, keep_default_na=False, compression="gzip")
         except FileNotFoundError:
-            if name in OPTIONAL_FRAMES:
+            if name in OPTIONAL_FRAMES + SERVING_FRAMES:
                 frames[name] = fr.empty(name)
                 continue
             raise InputError(str(path), "missing") from None

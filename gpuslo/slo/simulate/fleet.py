@@ -26,6 +26,7 @@ from gpuslo.slo import frames as fr
 from gpuslo.slo.simulate import faults as sf
 from gpuslo.slo.simulate import jobs as sj
 from gpuslo.slo.simulate import stragglers as ss
+from gpuslo.slo.simulate.serving import serving_frames, simulate_serving
 
 DEFAULT_START = "2026-11-23T00:00:00Z"
 JOURNAL_JOBS = 4
@@ -57,7 +58,8 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
     sched = sf.disjoint(sf.draw_schedulability(fleet, faults, rng), "node", span)
     inventory = _inventory(fleet, node_names, rng, start)
     uuids = inventory["uuid"].to_numpy()
-    jobs = sj.place_jobs(fleet.nodes, fleet.gpus_per_node, span, rng)
+    training_nodes = fleet.nodes - fleet.serving_nodes
+    jobs = sj.place_jobs(training_nodes, fleet.gpus_per_node, span, rng) if training_nodes else []
     stragglers = ss.draw_stragglers(jobs, seed)
     events = _job_events(jobs, fleet, faults, node_names, rng, stragglers)
     degraded = ss.degradation_rows(jobs, stragglers)
@@ -79,9 +81,10 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
         "allocations": fr.make_frame(
             "allocations",
             alloc.assign(
-                node=node_names[alloc["node"].to_numpy()],
+                node=node_names[alloc["node"].to_numpy(dtype=np.int64)],
                 uuid=uuids[
-                    alloc["node"].to_numpy() * fleet.gpus_per_node + alloc["gpu"].to_numpy()
+                    alloc["node"].to_numpy(dtype=np.int64) * fleet.gpus_per_node
+                    + alloc["gpu"].to_numpy(dtype=np.int64)
                 ],
                 start=_ts(start, alloc["start"]),
                 end=_ts(start, alloc["end"]),
@@ -93,6 +96,12 @@ def simulate(fleet: sf.Fleet, seed: int, start: pd.Timestamp) -> Simulation:
             start=_ts(start, degraded["start"]), end=_ts(start, degraded["end"]),
         )),
     }
+    if fleet.serving_nodes:
+        frames.update(serving_frames(
+            simulate_serving(range(training_nodes, fleet.nodes), fleet.gpus_per_node, faults,
+                             span, seed), node_names, uuids, fleet.gpus_per_node, start))
+        frames["allocations"] = fr.make_frame("allocations", pd.concat(
+            [frames["allocations"], frames.pop("replica_allocations")], ignore_index=True))
     sample = {j.name for j in jobs[:JOURNAL_JOBS]}
     journals = {
         (job, node): [{**e, "t": e["t"] + base} for e in journal_events(group)]
@@ -163,7 +172,8 @@ def _job_events(jobs, fleet, faults, node_names, rng, stragglers) -> pd.DataFram
             rows.loc[slow, "compute_s"] = (rows.loc[slow, "compute_s"] * straggler.ratio).round(6)
             rows = rows.drop(columns="slow")
         parts.append(rows)
-    events = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=["t", "event"])
+    events = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(
+        {"t": pd.Series([], dtype=np.int64), "event": [], "job": [], "node": []})
     for col in ("step", "from_step", "gpus", "count", "step_time_s", "compute_s"):
         if col not in events:
             events[col] = np.nan

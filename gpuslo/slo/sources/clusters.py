@@ -8,10 +8,10 @@ Prometheus, read exactly as before. `load_global(url, start, end, clusters, ...)
 cluster on its own — `gpuslo.slo.sources.prometheus.load_prometheus` with every query scoped to
 `cluster="<name>"` (`gpuslo.slo.sources.scope`), so a cluster's frames are those its own
 Prometheus gives — and returns their union as the fleet's frames, with each cluster's frames in
-`Frames.clusters`. In the union, node and job names become `<cluster>/<name>` (two clusters may
-both have a `gpu-001` or a `train` job), as do the placeholder uuids of provisioned GPUs never
-seen. Series without a `cluster` label are not read; the data quality says how many exporters
-that leaves out.
+`Frames.clusters`. In the union, node, job and serving replica names become `<cluster>/<name>`
+(two clusters may both have a `gpu-001` or a `train` job), as do the placeholder uuids of
+provisioned GPUs never seen. Series without a `cluster` label are not read; the data quality
+says how many exporters that leaves out.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def prefixed(frames: Frames, cluster: str) -> dict[str, pd.DataFrame]:
         if frame is None:
             continue
         frame = frame.copy()
-        for column in ("node", "job"):
+        for column in ("node", "job", "replica"):  # a replica is named as its allocation's job
             if column in frame.columns:
                 frame[column] = (cluster + "/" + frame[column].astype(str)).astype("string")
         if "uuid" in frame.columns:

@@ -33,6 +33,8 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
   (the steps over which `gpuslo_job_gpu_seconds_total{category="slowdown"}` grew), so a job's
   slowdown is attributed to the node layer when a degradation was active on one of its nodes,
   as the engine does with journals;
+- serving replicas, their readiness, idle time and latency counts, from the serving rules'
+  recorded series and kube-state-metrics (`gpuslo.slo.sources.serving`);
 - the recorded SLIs where the rules recorded them (usable GPU ratio, job goodput by category
   from `gpuslo:job_gpu_seconds:increase1m`), for the data quality's cross-check.
 
@@ -64,6 +66,7 @@ from gpuslo.slo.sources.query_api import (
     groups,
 )
 from gpuslo.slo.sources.recorded import read_recorded
+from gpuslo.slo.sources.serving import read_serving
 from gpuslo.slo.sources.sparse import (
     Reader,
     read_allocations,
@@ -220,7 +223,10 @@ def load_prometheus(
     if jobs.empty:
         quality["goodput"] = ("no gpuslo_job_gpu_seconds_total series in the window; job "
                               "goodput comes from --journals")
+    serving, note = read_serving(api, start, end, step, node_of)
+    quality.update(note)
     return Frames(
+        **{name: make_frame(name, rows, url) for name, rows in serving.items()},
         inventory=make_frame("inventory", inventory, url),
         verdicts=make_frame("verdicts", verdicts, url),
         schedulability=make_frame("schedulability", pd.concat([sched, slurm_sched],
