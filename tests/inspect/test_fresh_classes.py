@@ -1,0 +1,104 @@
+"""One test per class of evidence the fresh first-contact batch (tests/data/corpus/fresh, scored
+35/45 on 2026-12-05) found misread: the real excerpt (the case file itself), a hand-varied
+variant that is not the case's text, and a negative that must raise no false alarm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.verdict import verdict_from_findings
+
+CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh" / "cases"
+
+
+def case(number: int) -> str:
+    (path,) = CASES.glob(f"{number}_*")
+    return path.read_text()
+
+
+def inspect(text: str, **options):
+    findings = inspect_text(text, "f", InspectOptions(**options))
+    return findings, verdict_from_findings(findings)
+
+
+def fatal(findings, **fields):
+    return [
+        f for f in findings
+        if f.class_ == "fatal" and all(getattr(f, k) == v for k, v in fields.items())
+    ]
+
+
+# --- a dcgmi diag table's Fail / Error rows, in any run level and fragment ----------------------
+
+DIAG_HEAD = """\
++---------------------------+------------------------------------------------+
+| Diagnostic                | Result                                         |
++===========================+================================================+
+"""
+
+
+def test_diag_fail_all_with_per_gpu_warnings_is_a_failure():
+    findings, verdict = inspect(case(226))  # -r 3: GPU Memory `Fail - All`, cuInit warnings
+    assert verdict == "unhealthy"
+    (fail,) = fatal(findings, signal="diagnostic_result")
+    assert fail.reason == "fabric_unhealthy"  # CUDA's "system not yet initialized"
+    varied = DIAG_HEAD + (
+        "+-----  Hardware  ----------+------------------------------------------------+\n"
+        "| Targeted Stress           | Fail - All                                     |\n"
+        "| Warning                   | GPU 2 Error using CUDA API cuCtxCreate Reset G  |\n"
+        "|                           | PU.                                            |\n"
+        "| Warning                   | GPU 5 Error using CUDA API cuCtxCreate Reset G  |\n"
+        "|                           | PU.                                            |\n"
+    )
+    findings, verdict = inspect(varied)
+    assert verdict == "unhealthy"
+    (fail,) = fatal(findings)
+    assert fail.reason == "diagnostic_failed" and "GPU 5" in fail.message
+
+
+def test_diag_fragment_cut_mid_row_keeps_its_fail():
+    findings, verdict = inspect(case(238))  # `Pass - GPUs: 1, ...` / `Fail - GPU: 0`, cut
+    assert verdict == "unhealthy"
+    assert fatal(findings, gpu="0") and not fatal(findings, gpu="1")
+    varied = (
+        "| Memory Bandwidth          | Pass - GPUs: 0, 1, 3                           |\n"
+        "|                           | Fail - GPUs: 2                                 |\n"
+        "| Warning                   | GPU 2 Memory bandwidth 1200 GB/s below the exp  |\n"
+        "|                           | ected 1500"
+    )
+    findings, verdict = inspect(varied)
+    assert verdict == "unhealthy" and fatal(findings, gpu="2") and not fatal(findings, gpu="0")
+
+
+def test_diag_error_row_is_fatal_with_a_fault_word_else_unknown():
+    findings, verdict = inspect(case(239))  # Deployment `Error  GPU 3 has uncorrectable ...`
+    assert verdict == "unhealthy" and fatal(findings, gpu="3")
+    varied = DIAG_HEAD + (
+        "|-----  Deployment  --------+------------------------------------------------|\n"
+        "| Denylist                  | Pass                                           |\n"
+        "| Error                     | GPU 1 is running with uncorrectable ECC errors  |\n"
+        "|                           |  pending a reset                               |\n"
+    )
+    findings, verdict = inspect(varied)
+    assert verdict == "unhealthy" and fatal(findings, gpu="1")
+    config = DIAG_HEAD + (
+        "|-----  Deployment  --------+------------------------------------------------|\n"
+        "| Error                     | The environment variable CUDA_VISIBLE_DEVICES  |\n"
+        "|                           | is set; unset it to run diagnostics            |\n"
+    )
+    findings, verdict = inspect(config)  # DCGM did not run: no health shown, no fault either
+    assert verdict == "unknown" and not fatal(findings)
+
+
+def test_diag_all_pass_with_info_notes_stays_healthy():
+    clean = DIAG_HEAD + (
+        "|-----  Deployment  --------+------------------------------------------------|\n"
+        "| Persistence Mode          | Pass                                           |\n"
+        "| Info                      | Persistence mode for GPU 0 is disabled.        |\n"
+        "+-----  Hardware  ----------+------------------------------------------------+\n"
+        "| GPU Memory                | Pass - GPUs: 0, 1                              |\n"
+    )
+    findings, verdict = inspect(clean)
+    assert verdict == "healthy" and not fatal(findings)
