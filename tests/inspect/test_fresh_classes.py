@@ -102,3 +102,69 @@ def test_diag_all_pass_with_info_notes_stays_healthy():
     )
     findings, verdict = inspect(clean)
     assert verdict == "healthy" and not fatal(findings)
+
+
+# --- a reader's mark after a value (`Pending : Yes   <===`), ECC mode shown unknown -----------
+
+REMAP_BLOCK = """\
+GPU 00000000:3B:00.0
+    ECC Mode
+        Current                           : Unknown Error
+        Pending                           : Unknown Error
+    Remapped Rows
+        Correctable Error                 : 0
+        Uncorrectable Error               : {unc}
+        Pending                           : {pending}
+        Remapping Failure Occurred        : No
+"""
+
+
+def test_row_remap_pending_with_a_mark_and_ecc_mode_unknown():
+    findings, verdict = inspect(case(224))
+    assert verdict == "unhealthy"
+    (pending,) = fatal(findings, signal="row_remap_pending")
+    assert pending.pci == "00000000:52:00.0"
+    assert not [f for f in findings if f.signal in ("row_remap_failure", "gpu_missing")]
+    varied = REMAP_BLOCK.format(unc=2, pending="Yes   <-- after the Xid 48")
+    findings, verdict = inspect(varied)
+    assert verdict == "unhealthy" and fatal(findings, signal="row_remap_pending")
+
+
+def test_no_remap_pending_with_a_mark_raises_no_alarm():
+    findings, verdict = inspect(REMAP_BLOCK.format(unc=0, pending="No    <==="))
+    assert verdict == "healthy" and not fatal(findings)
+    assert not [f for f in findings if f.signal == "row_remap_pending"]
+
+
+# --- a shell prompt and its command pasted above the output -------------------------------------
+
+
+def test_prompt_above_a_dcgm_exporter_page_and_a_csv_with_units():
+    findings, verdict = inspect(case(220))  # `L40S sh-5.1# curl ... | grep`, idle GPUs, pods
+    assert verdict == "healthy"
+    assert [f.count for f in findings if f.signal == "gpus_seen" and f.gpu is None] == [3]
+    findings, verdict = inspect(case(235))  # `# nvidia-smi --query-gpu ...`, `[MiB]` units
+    assert verdict == "healthy"
+    assert [f.count for f in findings if f.signal == "gpus_seen"] == [2]
+    varied = (
+        "[root@node-01 ~]# nvidia-smi --query-gpu=index,name,temperature.gpu,utilization.gpu,"
+        "memory.used --format=csv\n"
+        "index, name, temperature.gpu, utilization.gpu [%], memory.used [MiB]\n"
+        "0, NVIDIA H100 80GB HBM3, 31, 0 %, 0 MiB\n"
+        "1, NVIDIA H100 80GB HBM3, 33, 0 %, 0 MiB\n"
+    )
+    findings, verdict = inspect(varied)
+    assert verdict == "healthy"
+    assert [f.count for f in findings if f.signal == "gpus_seen" and f.gpu is None] == [2]
+
+
+def test_prompt_above_a_page_showing_a_fault_still_reads_the_fault():
+    page = (
+        "ubuntu@gpu-7:~$ curl -s localhost:9400/metrics | grep XID\n"
+        'DCGM_FI_DEV_XID_ERRORS{gpu="0",UUID="GPU-1",pci_bus_id="00000000:17:00.0",'
+        'modelName="NVIDIA A100-SXM4-80GB"} 79\n'
+    )
+    findings, verdict = inspect(page)
+    assert verdict == "unhealthy" and fatal(findings, xid=79)
+    findings, verdict = inspect("$ nvidia-smi -q\nthis is not what nvidia-smi prints\n")
+    assert verdict == "unknown"
