@@ -168,3 +168,41 @@ def test_prompt_above_a_page_showing_a_fault_still_reads_the_fault():
     assert verdict == "unhealthy" and fatal(findings, xid=79)
     findings, verdict = inspect("$ nvidia-smi -q\nthis is not what nvidia-smi prints\n")
     assert verdict == "unknown"
+
+
+# --- lspci listings (no -v): PCI domains other than 0000, NVSwitch bridges ---------------------
+
+LISTING = """\
+0000:17:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+0000:3d:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+0001:17:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev a1)
+0001:3d:00.0 3D controller [0302]: NVIDIA Corporation GH100 [H100 SXM5 80GB] [10de:2330] (rev {rev})
+0002:05:00.0 Bridge [0680]: NVIDIA Corporation Device [10de:22a3] (rev a1)
+0002:06:00.0 Bridge [0680]: NVIDIA Corporation Device [10de:22a3] (rev a1)
+0003:00:00.0 Ethernet controller [0200]: Mellanox Technologies MT2910 [ConnectX-7] [15b3:1021]
+"""
+
+
+def test_lspci_listing_with_pci_domains_counts_gpus_and_switches():
+    findings, verdict = inspect(case(230), expect_gpus=8)
+    assert verdict == "healthy"
+    (total,) = [f for f in findings if f.signal == "gpus_seen" and f.pci is None]
+    assert total.count == 8 and "6 NVSwitches" in total.message
+    assert len({f.pci for f in findings if f.signal == "gpus_seen" and f.pci}) == 8
+    findings, verdict = inspect(LISTING.format(rev="a1"), expect_gpus=4)
+    assert verdict == "healthy"
+    seen = {f.pci for f in findings if f.signal == "gpus_seen" and f.pci}
+    assert {"00000000:17:00.0", "00000001:17:00.0"} <= seen and len(seen) == 4  # domains kept
+
+
+def test_lspci_listing_missing_or_fallen_gpu_is_a_fault():
+    findings, verdict = inspect(LISTING.format(rev="a1"), expect_gpus=8)
+    assert verdict == "unhealthy" and fatal(findings, signal="gpu_missing", count=4)
+    findings, verdict = inspect(LISTING.format(rev="ff"), expect_gpus=4)
+    assert verdict == "unhealthy" and fatal(findings, signal="fallen_off_bus")
+
+
+def test_lspci_listing_without_nvidia_is_not_read_as_lspci():
+    text = "0000:00:00.0 Host bridge [0600]: Intel Corporation Device [8086:09a2] (rev 04)\n"
+    findings, verdict = inspect(text)
+    assert verdict == "unknown" and not [f for f in findings if f.kind == "lspci"]
