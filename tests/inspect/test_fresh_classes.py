@@ -206,3 +206,31 @@ def test_lspci_listing_without_nvidia_is_not_read_as_lspci():
     text = "0000:00:00.0 Host bridge [0600]: Intel Corporation Device [8086:09a2] (rev 04)\n"
     findings, verdict = inspect(text)
     assert verdict == "unknown" and not [f for f in findings if f.kind == "lspci"]
+
+
+# --- a launcher's tag on every line (mpirun --tag-output, srun --label) -------------------------
+
+
+def test_rank_tagged_fi_info_is_read_per_rank():
+    findings, verdict = inspect(case(222), expect_efa_devices=1)  # two workers, one EFA each
+    assert verdict == "healthy"
+    assert [f.count for f in findings if f.signal == "efa_devices"] == [1, 1]
+    varied = (
+        "0: provider: efa\n"
+        "0:     fabric: efa\n"
+        "0:     domain: rdmap16s27-rdm\n"
+        "0:     version: 120.0\n"
+        "0:     type: FI_EP_RDM\n"
+        "0:     protocol: FI_PROTO_EFA\n"
+        "1: fi_getinfo: -61\n"
+    )
+    findings, verdict = inspect(varied, expect_efa_devices=1)  # srun --label: task 1 sees none
+    assert verdict == "unhealthy"
+    (missing,) = fatal(findings, signal="network_devices_missing")
+    assert missing.message.startswith("rank 1:")
+
+
+def test_untagged_output_with_a_colon_is_not_taken_for_launcher_output():
+    text = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5e0a2a3b-2c1d-4f7e-9a0b-1c2d3e4f5a6b)\n"
+    findings, verdict = inspect(text, expect_gpus=1)
+    assert verdict == "healthy" and not any(f.message.startswith("rank") for f in findings)

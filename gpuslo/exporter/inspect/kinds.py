@@ -43,6 +43,7 @@ from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence, without_prompt
+from gpuslo.exporter.inspect.tagged import untag
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
 
 # A file larger than this whose start is a kernel log and nothing else is streamed through the
@@ -222,6 +223,12 @@ def read_text_evidence(
     """
     if not text.strip():
         return [unknown_finding(kind or "unknown", f"{source}: empty input", reason="no_data")]
+    if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each
+        return [
+            replace(finding, message=f"{rank}: {finding.message}")
+            for rank, part in ranks.items()
+            for finding in read_text_evidence(part, source, options, kind)
+        ]
     if kind is not None:
         return _read_past_prompt((kind,), text, source, options, given=True) or []
     parts = split_evidence(text, detect_kinds)
