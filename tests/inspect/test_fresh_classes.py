@@ -234,3 +234,47 @@ def test_untagged_output_with_a_colon_is_not_taken_for_launcher_output():
     text = "GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5e0a2a3b-2c1d-4f7e-9a0b-1c2d3e4f5a6b)\n"
     findings, verdict = inspect(text, expect_gpus=1)
     assert verdict == "healthy" and not any(f.message.startswith("rank") for f in findings)
+
+
+# --- a fabric-manager start script that prints usage / "Unknown option": FM never started ----
+
+
+def test_fm_start_script_usage_is_a_failed_start():
+    findings, verdict = inspect(case(217))
+    assert verdict == "unhealthy"
+    assert fatal(findings, signal="fabric_manager_failed")
+    assert not [f for f in findings if f.signal in (
+        "fabric_manager_running", "fabric_manager_not_applicable")]
+    varied = (
+        "Dec 03 10:02:11 node-01 systemd[1]: Starting NVIDIA fabric manager service...\n"
+        "Dec 03 10:02:11 node-01 nvidia-fabricmanager-start.sh[2210]: unrecognized option "
+        "'--config=/etc/fm.cfg'\n"
+    )
+    findings, verdict = inspect(varied)
+    assert verdict == "unhealthy" and fatal(findings, signal="fabric_manager_failed")
+
+
+def test_fm_live_check_reads_the_usage_text_as_inspect_does():
+    from gpuslo.exporter.evidence.fabricmanager import parse_fabricmanager_log
+    from gpuslo.exporter.policy.fabricmanager import fabricmanager_findings, packaged_fm_policy
+
+    log = parse_fabricmanager_log(case(217))
+    live = fabricmanager_findings(log, packaged_fm_policy(), other_lines=True)
+    assert [f.signal for f in live if f.class_ == "fatal"] == ["fabric_manager_failed"]
+
+
+def test_fm_clean_start_and_no_nvswitch_usage_raise_no_alarm():
+    clean = (
+        "Starting NVIDIA fabric manager daemon for NVLink5+...\n"
+        "[Dec 03 2026 10:02:12] [INFO] [tid 2211] Successfully configured all the available "
+        "NVSwitches to route GPU NVLink traffic.\n"
+    )
+    findings, verdict = inspect(clean)
+    assert verdict == "healthy" and not fatal(findings)
+    no_switch = (
+        "Dec 03 10:02:11 node-01 nvidia-fabricmanager-start.sh[2210]: Detected Pre-NVL5 system\n"
+        "Dec 03 10:02:11 node-01 nv-fabricmanager[2212]: NV_WARN_NOTHING_TO_DO\n"
+        "Usage: /usr/bin/nvidia-fabricmanager-start.sh [script options]\n"
+    )
+    findings, verdict = inspect(no_switch)
+    assert not fatal(findings) and verdict != "unhealthy"
