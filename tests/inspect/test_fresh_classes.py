@@ -278,3 +278,21 @@ def test_fm_clean_start_and_no_nvswitch_usage_raise_no_alarm():
     )
     findings, verdict = inspect(no_switch)
     assert not fatal(findings) and verdict != "unhealthy"
+
+
+def test_live_diag_validator_judges_the_same_rows_as_inspect():
+    from gpuslo.exporter.checks.dcgm_diag import judge_gpu
+    from gpuslo.exporter.evidence.dcgm.diag import parse_diag
+
+    results = parse_diag(case(239))
+    assert judge_gpu("3", "GPU-3", results, "dcgmi").status == "fail"
+    results = parse_diag(case(226))
+    gpu0 = judge_gpu("0", "GPU-0", results, "dcgmi")
+    assert (gpu0.status, gpu0.reason) == ("fail", "fabric_unhealthy")
+    config = parse_diag(DIAG_HEAD + (
+        "|-----  Deployment  --------+------------------------------------------------|\n"
+        "| Error                     | The environment variable CUDA_VISIBLE_DEVICES  |\n"
+        "|                           | is set                                         |\n"
+    ))
+    judged = judge_gpu("0", "GPU-0", config, "dcgmi")
+    assert (judged.status, judged.reason) == ("unknown", "tool_error")

@@ -64,8 +64,9 @@ def advised_action(texts: tuple[str, ...]) -> str:
 FABRIC_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady", re.I)
 
 
-def _judge(result: DiagResult) -> tuple[str, str | None]:
-    """(class, reason) of one result (see the module docstring)."""
+def judge_result(result: DiagResult) -> tuple[str, str | None]:
+    """(class, reason) of one result (see the module docstring); the live `dcgm_diag`
+    validator judges by it too."""
     status = result.status.strip().lower()
     if status == "error":
         if is_fatal_text(" ".join(result.messages)):
@@ -83,7 +84,7 @@ def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> lis
     unknown one names `source` and the line."""
     out = []
     for result in results:
-        class_, reason = _judge(result)
+        class_, reason = judge_result(result)
         fatal = class_ == names.CLASS_FATAL
         where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
         test = result.test or result.category or "(test not shown)"
