@@ -4,10 +4,19 @@ variant that is not the case's text, and a negative that must raise no false ala
 
 from __future__ import annotations
 
+import contextlib
+import time
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.dcgm.diag import parse_diag
 from gpuslo.exporter.inspect.kinds import inspect_text
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.split import without_prompt
+from gpuslo.exporter.inspect.tagged import untag
 from gpuslo.verdict import verdict_from_findings
 
 CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh" / "cases"
@@ -282,7 +291,6 @@ def test_fm_clean_start_and_no_nvswitch_usage_raise_no_alarm():
 
 def test_live_diag_validator_judges_the_same_rows_as_inspect():
     from gpuslo.exporter.checks.dcgm_diag import judge_gpu
-    from gpuslo.exporter.evidence.dcgm.diag import parse_diag
 
     results = parse_diag(case(239))
     assert judge_gpu("3", "GPU-3", results, "dcgmi").status == "fail"
@@ -296,3 +304,33 @@ def test_live_diag_validator_judges_the_same_rows_as_inspect():
     ))
     judged = judge_gpu("0", "GPU-0", config, "dcgmi")
     assert (judged.status, judged.reason) == ("unknown", "tool_error")
+
+
+# --- the new readers never raise and stay fast ----------------------------------------------------
+
+LINE = st.text(alphabet=st.characters(codec="utf-8", exclude_characters="\r"), max_size=80)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(LINE, st.sampled_from([
+    "[1,0]<stdout>:provider: efa", "0: GPU 0: x", "$ nvidia-smi", "L40S sh-5.1# curl x",
+    "|                           | ts.", "| Error | GPU 1 has uncorrectable",
+    "| GPU Memory | Fail - GPUs: 0",
+])), max_size=12))
+def test_untag_prompt_and_diag_rows_never_raise_anything_but_parse_error(lines):
+    text = "\n".join(lines)
+    ranks = untag(text)
+    assert ranks is None or all(len(t.split("\n")) == len(lines) for t in ranks.values())
+    bare = without_prompt(text)
+    assert bare is None or len(bare.split("\n")) == len(text.split("\n"))
+    with contextlib.suppress(ParseError):
+        parse_diag(text)
+
+
+def test_a_pathological_line_is_read_quickly():
+    line = "sh-5.1 " * 150_000 + "# " + "[1,0]<stdout>:" * 10
+    start = time.perf_counter()
+    untag(line + "\n" + line)
+    without_prompt(line)
+    inspect(line[:1_000_000])
+    assert time.perf_counter() - start < 5
