@@ -4,10 +4,12 @@
 Evidence: DCGM's own diagnostic (NVIDIA DCGM user guide, "DCGM Diagnostics": level 2, "medium",
 takes about two minutes and exercises memory, PCIe and the SMs), run with a deadline of 0.9 of
 the check's, parsed with the dcgmi diag reader (`evidence.dcgm.diag`, DCGM 3.x and 4.x JSON and
-text). Judged per GPU with the diag classes of `policy.diagnostics`: a test `Fail` naming the GPU
-(or all GPUs) → `fail` `diagnostic_failed` with DCGM's advice as the action; a status word DCGM
-does not use → `unknown` `parse_error`; otherwise `ok` (Warn recorded in the message). A GPU the
-output does not mention at all is `unknown` `parse_error`: nothing tested is not a pass.
+text). Judged per GPU by `policy.diagnostics.judge_result`, as `inspect` judges a diag: a test
+`Fail` naming the GPU (or all GPUs), or an `Error` with a fault word → `fail` (`diagnostic_failed`,
+or `fabric_unhealthy` when CUDA says the system is not yet initialised) with DCGM's advice as the
+action; an `Error` without one → `unknown` `tool_error` (the test did not run); a status word
+DCGM does not use → `unknown` `parse_error`; otherwise `ok` (Warn recorded in the message). A
+GPU the output does not mention at all is `unknown` `parse_error`: nothing tested is not a pass.
 
 Context: `config["validate_gpus"]` the GPUs to test as {NVML index: UUID} (DCGM gpuIds are NVML
 indices), `config["dcgm_diag_level"]` (default 2). No `dcgmi` → DependencyMissing (the gate
@@ -22,7 +24,7 @@ from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ToolError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult, looks_like_diag, parse_diag
-from gpuslo.exporter.policy.diagnostics import STATUS_CLASS, advised_action
+from gpuslo.exporter.policy.diagnostics import advised_action, judge_result
 from gpuslo.verdict import CheckResult
 
 NAME = "dcgm_diag"
@@ -36,19 +38,22 @@ def judge_gpu(index: str, uuid: str, results: list[DiagResult], source: str) -> 
     if not own:
         return CheckResult(**common, status=names.STATUS_UNKNOWN, reason="parse_error",
                            message=f"dcgmi diag reported nothing about GPU {index}")
-    classes = [(r, STATUS_CLASS.get(r.status.strip().lower(), names.CLASS_UNKNOWN)) for r in own]
-    failed = [r for r, c in classes if c == names.CLASS_FATAL]
+    judged = [(r, *judge_result(r)) for r in own]
+    failed = [(r, reason) for r, c, reason in judged if c == names.CLASS_FATAL]
     if failed:
-        texts = tuple(m for r in failed for m in r.messages)
-        words = "; ".join(f"{r.test or 'a test'} Fail" for r in failed)
+        texts = tuple(m for r, _ in failed for m in r.messages)
+        words = "; ".join(f"{r.test or 'a test'} {r.status}" for r, _ in failed)
         detail = f": {' '.join(texts)}" if texts else ""
-        return CheckResult(**common, status=names.STATUS_FAIL, reason="diagnostic_failed",
+        return CheckResult(**common, status=names.STATUS_FAIL, reason=failed[0][1],
                            action=advised_action(texts), message=f"{words}{detail}"[:300])
-    odd = [r for r, c in classes if c == names.CLASS_UNKNOWN]
+    odd = [(r, reason) for r, c, reason in judged if c == names.CLASS_UNKNOWN]
     if odd:
-        return CheckResult(**common, status=names.STATUS_UNKNOWN, reason="parse_error",
-                           message=f"{odd[0].test}: status {odd[0].status!r} is not a DCGM word")
-    warned = [r.test for r, c in classes if c == names.CLASS_WARN]
+        r, reason = odd[0]
+        said = "could not run" if reason == "tool_error" else "is not a DCGM word"
+        return CheckResult(**common, status=names.STATUS_UNKNOWN, reason=reason,
+                           message=f"{r.test}: status {r.status!r} {said}: "
+                           f"{' '.join(r.messages)}"[:300])
+    warned = [r.test for r, c, _ in judged if c == names.CLASS_WARN]
     note = f" (Warn: {', '.join(warned)})" if warned else ""
     return CheckResult(**common, status=names.STATUS_OK,
                        message=f"{len(own)} diag results, no Fail{note}")

@@ -86,6 +86,12 @@ class Device:
         return any(mark in text for mark in NVIDIA)
 
     @property
+    def is_nvswitch(self) -> bool:
+        """True for an NVIDIA bridge (class 0680): how an NVSwitch shows on the PCI bus."""
+        text = self.description.lower()
+        return self.is_nvidia and (self.class_code == "0680" or text.startswith("bridge"))
+
+    @property
     def is_gpu(self) -> bool:
         """True for an NVIDIA display/3D controller."""
         text = self.description.lower()
@@ -166,10 +172,22 @@ def parse_lspci(text: str, source: str = "<lspci>") -> list[Device]:
     return devices
 
 
+def is_listing(devices: list[Device]) -> bool:
+    """True for `lspci` / `lspci -nn` / `-D` output (one header line per device and nothing
+    under it): an inventory, which shows no link or AER status by design."""
+    return bool(devices) and all(d.pci is not None and not d.lines for d in devices)
+
+
 def looks_like_lspci(text: str) -> bool:
     """`lspci -v` output: a device header followed by indented capability lines, or an excerpt
-    with `LnkSta:`/`LnkCap:` or AER status lines."""
+    with `LnkSta:`/`LnkCap:` or AER status lines; or an `lspci [-nn]` listing: every line a
+    device header, one of them NVIDIA's (any PCI domain: `0001:00:00.0`)."""
     head = text[:65536]
     if re.search(r"^[ \t]+(?:LnkSta|LnkCap|UESta|CESta):\s", head, re.M):
         return True
-    return bool(re.search(r"^[0-9a-fA-F:]{5,13}\.[0-7] [^:\n]+: .+\n[ \t]+\S", head, re.M))
+    if re.search(r"^[0-9a-fA-F:]{5,13}\.[0-7] [^:\n]+: .+\n[ \t]+\S", head, re.M):
+        return True
+    lines = [line for line in head.splitlines()[:400] if line.strip()]
+    return bool(lines) and all(_HEADER.match(line) for line in lines) and any(
+        mark in line.lower() for line in lines for mark in NVIDIA
+    )

@@ -42,7 +42,8 @@ from gpuslo.exporter.inspect.daemon_logs import (
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
 from gpuslo.exporter.inspect.options import InspectOptions
-from gpuslo.exporter.inspect.split import split_evidence
+from gpuslo.exporter.inspect.split import split_evidence, without_prompt
+from gpuslo.exporter.inspect.tagged import untag
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
 
 # A file larger than this whose start is a kernel log and nothing else is streamed through the
@@ -147,6 +148,26 @@ def _read(
     return findings
 
 
+def _read_past_prompt(
+    kinds: Sequence[str],
+    text: str,
+    source: str,
+    options: InspectOptions,
+    given: bool = False,
+) -> list[Finding] | None:
+    """`_read` of `text` by `kinds` (None when there are none); when that reads nothing and the
+    text opens with a shell prompt and its command (`without_prompt`), the output below the
+    prompt, read by `kinds` when `given` (`--kind`), else by the kinds that accept it."""
+    found = _read(kinds, text, source, options) if kinds else None
+    if found is not None and not any(f.signal == "nothing_recognised" for f in found):
+        return found
+    bare = without_prompt(text)
+    if bare is None:
+        return found
+    bare_kinds = tuple(kinds) if given else detect_kinds(bare)
+    return _read(bare_kinds, bare, source, options) if bare_kinds else found
+
+
 def _nothing_read(text: str, source: str, where: str) -> list[Finding]:
     """Text no parser recognises: `nothing_recognised` (unknown), what the fallback makes of it
     (`inspect.fallback.unread_text`: the tool it looks like, the devices its error lines name)."""
@@ -202,14 +223,20 @@ def read_text_evidence(
     """
     if not text.strip():
         return [unknown_finding(kind or "unknown", f"{source}: empty input", reason="no_data")]
+    if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each
+        return [
+            replace(finding, message=f"{rank}: {finding.message}")
+            for rank, part in ranks.items()
+            for finding in read_text_evidence(part, source, options, kind)
+        ]
     if kind is not None:
-        return _read((kind,), text, source, options)
+        return _read_past_prompt((kind,), text, source, options, given=True) or []
     parts = split_evidence(text, detect_kinds)
     if len(parts) == 1:
-        kinds = detect_kinds(text)
-        if not kinds:
+        found = _read_past_prompt(detect_kinds(text), text, source, options)
+        if found is None:
             return _nothing_read(text, source, "no parser recognises this evidence")
-        return _read(kinds, text, source, options)
+        return found
     findings: list[Finding] = []
     for part in parts:
         if part.kinds:

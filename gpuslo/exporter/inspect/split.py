@@ -52,6 +52,9 @@ RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
 CLOSING = re.compile(r"^</[^>\s]+>\s*$")
 # A shell prompt and the command it ran, pasted above the output.
 PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
+# A prompt line in a wider sense, for `without_prompt`: up to three words before the prompt
+# character (`L40S sh-5.1# curl ...`, `[root@node-01 ~]# dcgmi diag`, `# nvidia-smi --query-gpu`).
+PROMPT_LINE = re.compile(r"^\s*(?:[^\s$#%>]{1,64}(?: [^\s$#%>]{1,64}){0,2})?[$#%>] {1,4}[\w./~\[-]")
 # Paragraphs beyond this are not detected one by one: the run stays one part.
 MAX_PARAGRAPHS = 2000
 # A paragraph longer than this, or cut points beyond this many, are not tried (`cut_paragraph`).
@@ -229,3 +232,14 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
     if sum(bool(part.kinds) for part in parts) < 2:
         return [Part((), lines, range(1, len(lines) + 1))]
     return parts
+
+
+def without_prompt(text: str) -> str | None:
+    """`text` with its first non-blank line blanked when that line reads as a shell prompt and
+    the command it ran (`PROMPT_LINE`), so the output below it reads as the tool's own (line
+    numbers kept); None when the first line is no prompt."""
+    lines = text.split("\n")
+    first = next((n for n, line in enumerate(lines) if line.strip()), None)
+    if first is None or len(lines[first]) > 4096 or not PROMPT_LINE.match(lines[first]):
+        return None
+    return "\n".join([*lines[:first], "", *lines[first + 1 :]])

@@ -8,17 +8,28 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
 - `Warn` is recorded (warn); `Pass` is inventory (ok); `Skip` / `Not Run` and an Info note
   are no evidence either way (noise); any other word is `unknown` (a future DCGM release must not
   turn a node green by renaming a status);
+- an `Error` row (DCGM could not run a test: its deployment checks refused the GPU, a plugin
+  failed) is fatal when its text carries a fatal-class word (`GPU 3 has uncorrectable memory
+  errors and row remappings are pending`: DCGM refuses a GPU that needs a reset), else unknown
+  (reason `tool_error`: the diagnostic did not run, which shows neither health nor fault);
+- a `Fail` whose text is CUDA's `system not yet initialized` (cudaErrorSystemNotReady) is the
+  fabric not being ready, not a failed test of the GPU (Fabric Manager user guide: on NVSwitch
+  systems CUDA cannot initialise until Fabric Manager has configured the fabric): still fatal, with
+  reason `fabric_unhealthy`;
 - a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
   other word than `Healthy` unknown (`Internal error`).
 """
 
 from __future__ import annotations
 
+import re
+
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm.dcgmi import HealthIncident
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult
 from gpuslo.exporter.evidence.dcgm.health_text import HealthMention
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
+from gpuslo.exporter.policy.severity_words import is_fatal_text
 from gpuslo.verdict import Finding
 
 STATUS_CLASS = {
@@ -50,18 +61,35 @@ def advised_action(texts: tuple[str, ...]) -> str:
     return next((action for word, action in ADVICE if word in joined), names.ACTION_RESET_GPU)
 
 
+FABRIC_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady", re.I)
+
+
+def judge_result(result: DiagResult) -> tuple[str, str | None]:
+    """(class, reason) of one result (see the module docstring); the live `dcgm_diag`
+    validator judges by it too."""
+    status = result.status.strip().lower()
+    if status == "error":
+        if is_fatal_text(" ".join(result.messages)):
+            return names.CLASS_FATAL, "diagnostic_failed"
+        return names.CLASS_UNKNOWN, "tool_error"
+    class_ = STATUS_CLASS.get(status, names.CLASS_UNKNOWN)
+    if class_ == names.CLASS_FATAL:
+        texts = " ".join(result.messages)
+        return class_, "fabric_unhealthy" if FABRIC_NOT_READY.search(texts) else "diagnostic_failed"
+    return class_, "parse_error" if class_ == names.CLASS_UNKNOWN else None
+
+
 def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> list[Finding]:
     """One `diagnostic_result` finding per (test, GPU) result (see the module docstring); an
     unknown one names `source` and the line."""
     out = []
     for result in results:
-        class_ = STATUS_CLASS.get(result.status.strip().lower(), names.CLASS_UNKNOWN)
+        class_, reason = judge_result(result)
         fatal = class_ == names.CLASS_FATAL
-        reason = "diagnostic_failed" if fatal else "parse_error" if class_ == "unknown" else None
         where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
-        test = result.test or "(test not shown)"
+        test = result.test or result.category or "(test not shown)"
         detail = f": {' '.join(result.messages)}" if result.messages else ""
-        if class_ == names.CLASS_UNKNOWN:
+        if reason == "parse_error":
             where = f"{where}; status not a DCGM word, in {source}" + (
                 f":{result.line}" if result.line else ""
             )

@@ -14,7 +14,8 @@ Rules, per record in line order:
   `systemctl status` record with a failure word: `policy.daemon_log.is_trouble`):
   `fabric_manager_error`, class unknown (reason `unrecognised_message`), fatal when it carries a
   fatal-class word — an FM error is never read healthy;
-- any other record: the device-and-severity fallback (`policy.unrecognised`).
+- any other record: the device-and-severity fallback (`policy.unrecognised`); a line that is no
+  record is tried on the entries marked `any_line` (the start script's usage text) first;
 When the log shows the node has no NVSwitch (`applies: false`: NV_WARN_NOTHING_TO_DO), the
 service's failure to start is expected and is not a fault: the log yields one
 `fabric_manager_not_applicable` finding and no `fabric_manager_failed` one.
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from gpuslo import names
+from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.fabricmanager import FmLog, FmRecord, SwitchError, switch_error
 from gpuslo.exporter.policy import daemon_log as shared
 from gpuslo.exporter.policy.xid import _packaged_yaml
@@ -63,6 +65,7 @@ class MessageEntry:
     signal: str
     reason: str | None
     applies: bool
+    any_line: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,7 @@ def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
             signal=entry["signal"],
             reason=entry.get("reason"),
             applies=entry.get("applies", True),
+            any_line=entry.get("any_line", False),
         )
         for name, entry in data["messages"].items()
     }
@@ -183,6 +187,22 @@ def _not_applicable(records: list[FmRecord], policy: FmPolicy) -> FmRecord | Non
     return None
 
 
+def _loose_findings(log: FmLog, policy: FmPolicy, applies: bool, kind: str) -> list[Finding]:
+    """One finding per `any_line` catalogue entry one of the lines that are no record matches
+    (the start script's own lines carry no FM prefix); a failure is not one where FM does not
+    apply (no NVSwitch)."""
+    out: dict[str, Finding] = {}
+    for number, text in log.other:
+        entry = policy.message(text[:4096].strip())
+        if entry is None or not entry.any_line or entry.name in out:
+            continue
+        if entry.signal == "fabric_manager_failed" and not applies:
+            continue
+        record = LogRecord(number, 1, "", "console", None, text.strip())
+        out[entry.name] = _message_finding(record, entry, applies, kind)
+    return list(out.values())
+
+
 def fabricmanager_findings(
     log: FmLog, policy: FmPolicy, kind: str = KIND, other_lines: bool = True
 ) -> list[Finding]:
@@ -204,6 +224,7 @@ def fabricmanager_findings(
     ]
     findings += [shared.error_finding(r, kind, "fabric_manager_error") for r in walk.trouble]
     findings += sxid_findings(walk.extracted, policy, kind)
+    findings += _loose_findings(log, policy, absent is None, kind)
     findings += shared.fallback_findings(kind, walk.others, log, other_lines)
     if absent is not None:
         entry = policy.message(shared.catalogue_text(absent))

@@ -14,6 +14,8 @@ idle to save power):
   `pcie_aer_uncorrectable`, fatal (reset the GPU); corrected bits (`CESta ...+`) are
   `pcie_aer_corrected`, warn;
 - an NVIDIA device whose config space reads as all ones (`rev ff`) has fallen off the bus (fatal);
+- an `lspci [-nn]` listing (no detail under any header) is inventory: GPUs and NVSwitches seen,
+  no link judged (it shows none);
 - only NVIDIA devices, the bridges above NVIDIA GPUs (AER) and an excerpt without its header are
   judged: other devices' links are not this tool's business;
 - fail closed: an NVIDIA GPU whose entry shows no link status (lspci run without root prints
@@ -23,19 +25,23 @@ idle to save power):
 
 from __future__ import annotations
 
+import re
+
 from gpuslo import names
 from gpuslo.exporter.evidence.families import family_of
-from gpuslo.exporter.evidence.lspci import Device
+from gpuslo.exporter.evidence.lspci import Device, is_listing
 from gpuslo.verdict import Finding
 
 
 def _bus(pci: str | None) -> str | None:
-    return pci.split(":")[1].lower() if pci else None
+    """`domain:bus` of an address (PCI domains other than 0000 are distinct buses)."""
+    return pci.rsplit(":", 1)[0].lower() if pci else None
 
 
 def _model(device: Device) -> str:
     text = device.description.split(": ", 1)[-1]
-    return text.split(" (rev")[0].replace("NVIDIA Corporation ", "").strip()
+    text = text.split(" (rev")[0].replace("NVIDIA Corporation ", "")
+    return re.sub(r"\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$", "", text).strip()  # -nn ids
 
 
 def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
@@ -139,7 +145,9 @@ def aer_findings(kind: str, device: Device, gpu: Device | None = None) -> list[F
 def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[Finding]:
     """Every finding for one `lspci -vv` output (see the module rules), with one `gpus_seen`
     inventory finding per NVIDIA GPU; unknown findings name `source` and the line."""
-    bridges = {d.secondary_bus: d for d in devices if d.secondary_bus}
+    bridges = {f"{(d.pci or '00000000').split(':')[0]}:{d.secondary_bus}".lower(): d
+               for d in devices if d.secondary_bus}
+    listing = is_listing(devices)
     out: list[Finding] = []
     if len(devices) > 1 and devices[0].pci is None:
         out.append(
@@ -172,7 +180,8 @@ def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[F
                 )
             )
             continue
-        out += link_findings(kind, device, source) + aer_findings(kind, device)
+        if not listing:  # a listing shows no link or AER status by design
+            out += link_findings(kind, device, source) + aer_findings(kind, device)
         upstream = bridges.get(_bus(device.pci)) if device.is_gpu else None
         if upstream is not None and upstream is not device:
             out += aer_findings(kind, upstream, gpu=device)

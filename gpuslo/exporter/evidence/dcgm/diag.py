@@ -38,11 +38,15 @@ from gpuslo.exporter.evidence.dcgm.links import load_json_document
 _SECTION = re.compile(r"^[|+]-{3,}\s+(\w[\w ]*?)\s+-+\+-*[|+]\s*$")
 _ROW = re.compile(r"^\|(.*?)\|(.*)\|\s*$")
 _WORDS = r"Pass|Fail|Warn|Warning|Skip|Skipped|Not Run"
-_STATUS_3X = re.compile(rf"^({_WORDS})(?: - (All|GPU: ?([\d, ]+)))?$", re.IGNORECASE)
+_STATUS_3X = re.compile(rf"^({_WORDS})(?: - (All|GPUs?: ?([\d, ]+)))?$", re.IGNORECASE)
 _STATUS_4X = re.compile(rf"^GPU ?(\d+): ({_WORDS})\b", re.IGNORECASE)
 _GPU_IN_TEXT = re.compile(r"\bGPU ?(\d+)\b")
 NOTE_ROWS = ("info", "warning")
 NOTE_STATUS = "Info"
+# A row keyed `Error` (DCGM's deployment checks, a plugin that could not run): a result of its own
+# for the GPU its text names (all GPUs when none), status `Error`, judged by policy.diagnostics.
+ERROR_ROW = "error"
+ERROR_STATUS = "Error"
 JSON_ROOTS = ("DCGM GPU Diagnostic", "DCGM Diagnostic")
 
 
@@ -88,16 +92,21 @@ def _chunk(cell: str) -> str:
 def _rows(text: str, source: str) -> list[_Row]:
     """Table rows with continuation rows (empty key, not a result) joined into the row above
     without a separator (cells are hard-wrapped mid-word), and the section of each row. A row
-    cut off before its closing bar raises ParseError naming its line."""
+    cut off before its closing bar raises ParseError naming its line, unless it is the last
+    line of the text (an excerpt cut there: read as far as it goes)."""
     rows: list[_Row] = []
     section = ""
-    for number, line in enumerate(text.splitlines(), 1):
+    lines = text.splitlines()
+    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if heading := _SECTION.match(stripped):
             section = heading.group(1).strip()
             continue
         if stripped.startswith("|") and not stripped.endswith("|"):
-            raise ParseError(source, "table row cut off before its closing bar", number)
+            if number != last or stripped.count("|") < 2:
+                raise ParseError(source, "table row cut off before its closing bar", number)
+            stripped += "|"
         match = _ROW.match(stripped)
         if not match:
             continue
@@ -131,7 +140,8 @@ def _attach(results: list[DiagResult], row: _Row, test: tuple[str, str] | None) 
     gpu = named.group(1) if named else None
     hit = False
     for index, result in enumerate(results):
-        if test and (result.category, result.test) == test and gpu in (None, result.gpu):
+        same_gpu = gpu is None or result.gpu in (None, gpu)  # `Fail - All` holds every GPU's
+        if test and (result.category, result.test) == test and same_gpu:
             results[index] = replace(result, messages=(*result.messages, row.value))
             hit = True
     if not hit:
@@ -139,9 +149,19 @@ def _attach(results: list[DiagResult], row: _Row, test: tuple[str, str] | None) 
         results.append(DiagResult(category, name, gpu, NOTE_STATUS, (row.value,), row.line))
 
 
+def _error_result(row: _Row, test: tuple[str, str] | None) -> DiagResult:
+    """An `Error` row as a result of its own: the GPU its text names (all GPUs when none), in
+    the test above it, else in its section (the deployment checks print no test row)."""
+    named = _GPU_IN_TEXT.search(row.value)
+    category, name = test if test and test[0] == row.section else (row.section, "")
+    gpu = named.group(1) if named else None
+    return DiagResult(category, name, gpu, ERROR_STATUS, (row.value,), row.line)
+
+
 def _per_gpu_only(results: list[DiagResult]) -> list[DiagResult]:
     """A 4.x test prints its summary (gpu None) and then one line per GPU: keep the GPUs'."""
-    with_gpus = {(r.category, r.test) for r in results if r.gpu is not None}
+    with_gpus = {(r.category, r.test) for r in results if r.gpu is not None
+                 and r.status not in (NOTE_STATUS, ERROR_STATUS)}
     return [
         r
         for r in results
@@ -163,6 +183,9 @@ def parse_diag_text(text: str, source: str = "<dcgmi diag>") -> list[DiagResult]
             continue
         if key.lower().split(":")[0] in NOTE_ROWS:
             _attach(results, row, test)
+            continue
+        if key.lower() == ERROR_ROW:
+            results.append(_error_result(row, test))
             continue
         test = (row.section, key)
         found = _results_of(row, test)

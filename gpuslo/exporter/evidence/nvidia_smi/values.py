@@ -131,12 +131,17 @@ def to_int(value: str | None, source: str, line: int | None, name: str) -> int |
     return None if number is None else int(number)
 
 
+# A reader's mark pasted after a value to point at it (`Pending : Yes   <===`, `<--`, `# !`).
+_ANNOTATION = re.compile(r"\s+(?:<[=-]+|[=-]+>|#|\*+|!+|\u2190|\(!+\)).*$")
+
+
 def to_bool(value: str | None, source: str, line: int | None, name: str) -> bool | None:
-    """Yes/No, Active/Not Active, Enabled/Disabled as a bool; None when not reported."""
+    """Yes/No, Active/Not Active, Enabled/Disabled as a bool; None when not reported. A mark a
+    reader pasted after the value (`Yes   <===`) is not part of it."""
     value = clean(value)
     if value is None or is_error(value):
         return None
-    lowered = value.lower()
+    lowered = _ANNOTATION.sub("", value).lower()
     if lowered in _TRUE:
         return True
     if lowered in _FALSE:
