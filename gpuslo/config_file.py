@@ -15,7 +15,8 @@ An operator's typo or an attacker's file must not hang, crash or stall a command
   stream, which is iterative, and refused past `MAX_DEPTH`;
 - no aliases (`*name`): a config is data a person wrote; with aliases a 1 kB file expands to a
   billion nodes for whatever walks it, or refers to itself;
-- not UTF-8, not YAML: the line of the first bad byte or token.
+- not UTF-8, not YAML: the line of the first bad byte or token;
+- empty (or only comments): a file named on purpose must set something (`empty_file`).
 
 Every failure is one `ConfigError` line naming the file (and line), which the CLI prints and
 exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
@@ -107,8 +108,20 @@ def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
 
 
 def load_yaml(path: str | os.PathLike[str], what: str) -> Any:
-    """The YAML file at `path` (see the module docstring). Raises ConfigError."""
-    return parse_yaml(read_config_text(path, what), str(path))
+    """The YAML file at `path` (see the module docstring), never None: a file that sets nothing
+    is `empty_file`'s error. Raises ConfigError."""
+    data = parse_yaml(read_config_text(path, what), str(path))
+    if data is None:
+        raise empty_file(str(path), what)
+    return data
+
+
+def empty_file(source: str, what: str) -> ConfigError:
+    """The error for a file an option names on purpose that sets nothing (empty, only comments,
+    `null`): never read as "the defaults", which leaving the option out gives (a config
+    management template rendered empty would otherwise turn `drain: true` off unseen)."""
+    return ConfigError(f"{source}: empty {what} (no field set); leave the option out for the "
+                       "defaults")
 
 
 def _check_events(text: str, source: str, max_depth: int) -> None:
