@@ -20,8 +20,9 @@ Scenarios and their targets (the issue's "Done when"):
   (FIFO, directory, device, 10 MB, 100k-deep flow, deep block, alias bomb, NUL, binary), and a
   fuzz set of the packaged policy and a spec with bytes mutated at random (seeded): exit 0 or
   2, one line, never a traceback.
-- training_clock: issue 25 #5's reproducer (owned by the training-log issue, reported here, not
-  judged): a log whose clock goes back one day half-way.
+- training_clock: issue 25 #5's reproducers (fixed by the training-log issue): a log whose
+  clock goes back one day half-way accounts 98-100 % of its GPU-seconds with a note; one whose
+  stamps run backwards does too, or says its goodput is unknown with a reason.
 
 Prints one line per scenario with its figures; exits 1 when a target is missed or anything
 raised (a traceback counts once per case).
@@ -314,31 +315,51 @@ def config(work: Path, fuzz: int) -> tuple[bool, str]:
     return not failed and not raised, figures
 
 
-# --- training clock (issue 25 #5, owned by the training-log issue) -------------------------------
+# --- training clock (issue 25 #5, fixed by the training-log issue) ------------------------------
+
+
+def _clock_log(path: Path, stamp) -> None:
+    """A torchtitan log of 200 steps, step N stamped `stamp(N)` (a datetime)."""
+    start = stamp(0)
+    lines = [f"{start:%Y-%m-%d %H:%M:%S},000 - root - INFO - Starting job: clock"]
+    lines += [f"{stamp(step):%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {step:2d}  loss:  "
+              "1.0000  memory: 1.00GiB(1.00%)  tps: 1,000  tflops: 1.0  mfu: 1.00%"
+              for step in range(1, 201)]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def training_clock(work: Path) -> tuple[bool, str]:
-    """A torchtitan log, 200 steps of 10 s on 8 GPUs (2,000 s: 16,000 GPU-s), whose clock goes
-    back one day at step 100: what `gpuslo goodput` says (reported, not judged here)."""
+    """Issue 25 #5's reproducers: a torchtitan log of 200 steps of 10 s on 8 GPUs (16,000 GPU-s;
+    15,920 from the first step's stamp to the last) whose clock goes back one day at step 100
+    (before: half the GPU-seconds, status ok), and one whose stamps run backwards (before: 3.6
+    GPU-s for a 2,000 s run). Target: the day-back log accounts 98-100 % of 16,000 GPU-s with a
+    note naming the line; the reversed one accounts that too or says its goodput is unknown
+    with a reason — never a made-up figure."""
     import datetime as dt
 
     start = dt.datetime(2025, 1, 1)
-    lines = [f"{start:%Y-%m-%d %H:%M:%S},000 - root - INFO - Starting job: clock"]
-    for step in range(1, 201):
-        t = start + dt.timedelta(seconds=10 * step) - dt.timedelta(days=step > 100)
-        lines.append(f"{t:%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {step:2d}  loss:  1.0000"
-                     "  memory: 1.00GiB(1.00%)  tps: 1,000  tflops: 1.0  mfu: 1.00%")
-    log = work / "clock.log"
-    log.write_text("\n".join(lines) + "\n")
-    code, out, err = run_cli(["goodput", str(log), "--gpus", "8", "--format", "json"])
-    try:
-        said = json.loads(out)
-        seconds = said.get("goodput", {}) or {}
-        total = sum(v for v in (seconds.get("gpu_seconds") or {}).values())
-        text = f"exit {code}, status {said.get('status')!r}, {total:,.0f} GPU-s accounted"
-    except (ValueError, AttributeError, TypeError):
-        text = f"exit {code}: {' '.join((err or out).split())[:200]}"
-    return True, f"{text} (true: 16,000 GPU-s; owned by the training-log issue, not judged)"
+    cases = {"day back": lambda n: start + dt.timedelta(seconds=10 * n, days=-(n > 100)),
+             "reversed": lambda n: start + dt.timedelta(seconds=10 * (201 - n) if n else 0)}
+    texts, ok = [], True
+    for name, stamp in cases.items():
+        log = work / f"clock-{name.replace(' ', '-')}.log"
+        _clock_log(log, stamp)
+        code, out, err = run_cli(["goodput", str(log), "--gpus", "8", "--format", "json"])
+        try:
+            said = json.loads(out)
+            block = said["goodput"]
+            accounted, status = float(block["accounted_gpu_s"]), block["status"]
+            noted = any("clock goes back" in note for note in said["notes"])
+        except (ValueError, KeyError, TypeError):
+            texts.append(f"{name}: exit {code}: {' '.join((err or out).split())[:200]}")
+            ok = False
+            continue
+        right = 0.98 * 16_000 <= accounted <= 16_000
+        ok &= code in (0, 1) and noted and (right or (name == "reversed" and status == "unknown"
+                                                      and bool(block.get("reason"))))
+        texts.append(f"{name}: exit {code}, {accounted:,.0f} GPU-s accounted, goodput "
+                     f"{status}, clock noted {'yes' if noted else 'NO'}")
+    return ok, "; ".join(texts) + " (true: 16,000 GPU-s)"
 
 
 SCENARIOS = ("trickle", "slurm", "prometheus", "config", "training_clock")
