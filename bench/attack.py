@@ -1,6 +1,6 @@
 """Issue 25's attack on gpuslo, rerunnable by anyone: loopback only, every loop bounded.
 
-    python bench/attack.py [--only trickle,slurm,prometheus,config,training_clock]
+    python bench/attack.py [--only trickle,slurm,prometheus,config,bad_files,training_clock]
                            [--clients 300] [--scrapes 10]
 
 Scenarios and their targets (the issue's "Done when"):
@@ -17,9 +17,13 @@ Scenarios and their targets (the issue's "Done when"):
   tests/slo/test_prometheus_hostile.py (exit 2, one line), and a fuzz set of answers mutated at
   random (seeded): an InputError or an answer, never anything else.
 - config: every option that names a config file x every bad file of tests/test_config_file.py
-  (FIFO, directory, device, 10 MB, 100k-deep flow, deep block, alias bomb, NUL, binary), and a
+  (FIFO, directory, device, 10 MB, 100k-deep flow, deep block, alias bomb, NUL, binary, empty,
+  only comments), and a
   fuzz set of the packaged policy and a spec with bytes mutated at random (seeded): exit 0 or
   2, one line, never a traceback.
+- bad_files: every other file option a command needs (tests/test_bad_files.py: inputs, TLS
+  files, output directories) x a directory, an empty, a binary, a Latin-1 and a missing path:
+  one line naming the path, exit 2.
 - training_clock: issue 25 #5's reproducers (fixed by the training-log issue): a log whose
   clock goes back one day half-way accounts 98-100 % of its GPU-seconds with a note; one whose
   stamps run backwards does too, or says its goodput is unknown with a reason.
@@ -315,6 +319,35 @@ def config(work: Path, fuzz: int) -> tuple[bool, str]:
     return not failed and not raised, figures
 
 
+def bad_files(work: Path) -> tuple[bool, str]:
+    """Issue 25 #3: every file option of tests/test_bad_files.py a command needs, and every
+    output directory, x a directory, an empty, a binary, a Latin-1 and a missing path."""
+    from test_bad_files import ERRORS, KINDS, OUTPUTS, bad_input
+
+    cert, key = work / "c.pem", work / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    runs = [(argv, kind) for argv in ERRORS.values() for kind in KINDS]
+    runs += [(argv, kind) for argv, valid, slow in OUTPUTS.values() for kind in KINDS
+             if kind not in valid + slow]
+    failed = []
+    for n, (template, kind) in enumerate(runs):
+        root = work / f"bad-{n}"
+        root.mkdir()
+        path = bad_input(root, kind)
+        names = {"FILE": str(path), "OUT": str(root / "out"), "CERT": str(cert), "KEY": str(key)}
+        argv = [names.get(a, a) for a in template]
+        argv += ["--state-dir", str(root / "s")] if argv[0] in ("check", "exporter") \
+            and "--state-dir" not in argv else []
+        code, _, err = run_cli(argv)
+        if not (one_line_error(code, err) and str(path) in err):
+            failed.append(f"{argv[0]} {template[template.index('FILE') - 1]} {kind}")
+    said = f"; failed: {', '.join(failed[:8])}" if failed else ""
+    return not failed, (f"{len(runs) - len(failed)}/{len(runs)} (option x kind) one-line exit "
+                        f"2 naming the path{said}")
+
+
 # --- training clock (issue 25 #5, fixed by the training-log issue) ------------------------------
 
 
@@ -362,7 +395,7 @@ def training_clock(work: Path) -> tuple[bool, str]:
     return ok, "; ".join(texts) + " (true: 16,000 GPU-s)"
 
 
-SCENARIOS = ("trickle", "slurm", "prometheus", "config", "training_clock")
+SCENARIOS = ("trickle", "slurm", "prometheus", "config", "bad_files", "training_clock")
 
 
 def main_(argv: list[str] | None = None) -> int:
@@ -386,7 +419,7 @@ def main_(argv: list[str] | None = None) -> int:
                      for kind in ("plain", "tls", "auth")]
         runs += [(name, fn) for name, fn in (
             ("slurm", lambda: slurm(work)), ("prometheus", lambda: prometheus(work, args.fuzz)),
-            ("config", lambda: config(work, args.fuzz)),
+            ("config", lambda: config(work, args.fuzz)), ("bad_files", lambda: bad_files(work)),
             ("training_clock", lambda: training_clock(work))) if name in chosen]
         for name, fn in runs:
             started = time.monotonic()
