@@ -220,15 +220,17 @@ def test_the_exporter_fails_closed_on_every_bad_source_at_once(tmp_path):
          "--hostengine-log", str(bad["empty"]), "--path.sysfs", str(bad["latin1"]),
          "--expect-network-devices", "2", "--slurm", "--node", "n", "--scontrol",
          str(bad["binary"]), "--job-log", str(bad["directory"]),
-         "--pod-resources-kubelet-socket", str(bad["empty"])],
+         "--pod-resources-kubelet-socket", str(bad["empty"]),
+         "--hpc-job-mapping-dir", str(bad["latin1"])],  # missing: no job yet, by design
         capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     for check in ("xid", "fabricmanager", "hostengine", "network_links", "port_errors"):
         assert f'gpuslo_check_status{{check="{check}",status="unknown"}} 1.0' in done.stdout
     assert ('gpuslo_slurm_node_state{reason="dependency_missing",reason_layer="observability",'
             'state="unknown"} 1.0') in done.stdout
-    assert ('gpuslo_gpu_allocation_source{reason="tool_error",source="kubelet",'
-            'status="unknown"} 1.0') in done.stdout
+    for source in ("hpc_job_mapping", "kubelet"):
+        assert (f'gpuslo_gpu_allocation_source{{reason="tool_error",source="{source}",'
+                'status="unknown"} 1.0') in done.stdout
     logged = done.stderr.strip().splitlines()
     assert len(logged) == 2 and str(bad["directory"]) in logged[0] and str(bad["empty"]) in \
         logged[1], logged
