@@ -69,8 +69,10 @@ ERRORS = {
                                  "--tls-client-ca", "FILE"],
     "inspect --policy": ["inspect", str(KERNEL_LOG), "--policy", "FILE"],
     "report --data": ["report", "--data", "FILE", "--out", "OUT"],
-    "report --trace": ["report", "--trace", "FILE", "--trace-format", "stepfun", "--nodes", "2",
-                       "--gpus-per-node", "8", "--out", "OUT"],
+    "report --trace stepfun": ["report", "--trace", "FILE", "--trace-format", "stepfun",
+                               "--nodes", "2", "--gpus-per-node", "8", "--out", "OUT"],
+    "report --trace titan": ["report", "--trace", "FILE", "--trace-format", "titan", "--out",
+                             "OUT"],  # an empty file was pandas' EmptyDataError, a traceback
     "report --journals": ["report", "--journals", "FILE", "--out", "OUT"],
     "report --training-log": ["report", "--training-log", "FILE", "--gpus", "8", "--out", "OUT"],
     "report --slo": ["report", "--training-log", str(TRAINING_LOG), "--gpus", "8", "--slo",

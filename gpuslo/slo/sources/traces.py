@@ -279,6 +279,8 @@ def load_trace(
         raise InputError(source, f"cannot read: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
         raise ParseError(source, f"not JSON: {error.msg}", line=error.lineno) from None
+    except pd.errors.EmptyDataError:  # a ValueError, not a ParserError
+        raise ParseError(source, "not CSV: empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         kind = "JSON" if fmt == "stepfun" else "CSV"
         raise ParseError(source, f"not {kind}: {error}") from None
