@@ -17,6 +17,7 @@ command line. Never a traceback, and never silence:
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -236,3 +237,27 @@ def test_the_exporter_fails_closed_on_every_bad_source_at_once(tmp_path):
     logged = done.stderr.strip().splitlines()
     assert len(logged) == 2 and str(bad["directory"]) in logged[0] and str(bad["empty"]) in \
         logged[1], logged
+
+
+@pytest.mark.timeout(60)  # before the fix it waited for ever on the FIFO
+def test_a_fifo_nobody_writes_or_a_device_given_as_data_never_waits(tmp_path, capsys):
+    """Evidence, training logs and traces may be pipes (`inspect <(journalctl -k)`), so a FIFO
+    is read, but one nobody writes is empty at once (it waited for ever), and a device
+    (`/dev/zero` never ends: inspect read it into memory for ever) is one line, exit 2."""
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    trace = ["report", "--trace", "FILE", "--trace-format", "stepfun", "--nodes", "1",
+             "--gpus-per-node", "8", "--out", str(tmp_path / "out")]
+    for template, fifo_code in ((["inspect", "FILE"], 1), (["goodput", "FILE"], 1), (trace, 2)):
+        code, out, err = _run(capsys, [str(fifo) if a == "FILE" else a for a in template])
+        assert code == fifo_code and (str(fifo) in out + err), (template, code, out, err)
+        code, _, err = _run(capsys, ["/dev/zero" if a == "FILE" else a for a in template])
+        assert _one_line_naming(code, err, Path("/dev/zero")) and "a device" in err, err
+    read, write = os.pipe()  # a pipe with its data: read as ever
+    os.write(write, (CORPUS / "cases" / "001_fallen-off-bus-no-xid-multiline.txt").read_bytes())
+    os.close(write)
+    try:
+        code, out, _ = _run(capsys, ["inspect", f"/dev/fd/{read}"])
+    finally:
+        os.close(read)
+    assert code == 1 and "unhealthy" in out, out
