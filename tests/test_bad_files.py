@@ -127,8 +127,7 @@ def _run(capsys, argv: list[str]) -> tuple[int, str, str]:
 
 
 def _one_line_naming(code: int, err: str, path: Path) -> bool:
-    lines = err.strip().splitlines()
-    return code == 2 and len(lines) == 1 and str(path) in lines[0]
+    return code == 2 and err.count("\n") == 1 and err.endswith("\n") and str(path) in err
 
 
 @pytest.fixture(scope="module")
