@@ -228,6 +228,9 @@ def test_the_exporter_fails_closed_on_every_bad_source_at_once(tmp_path):
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     for check in ("xid", "fabricmanager", "hostengine", "network_links", "port_errors"):
         assert f'gpuslo_check_status{{check="{check}",status="unknown"}} 1.0' in done.stdout
+        errors = [float(line.rsplit(" ", 1)[1]) for line in done.stdout.splitlines()
+                  if line.startswith(f'gpuslo_check_errors_total{{check="{check}",')]
+        assert sum(errors) == 1.0, (check, errors)  # one cycle, one error: none lost or doubled
     assert ('gpuslo_slurm_node_state{reason="dependency_missing",reason_layer="observability",'
             'state="unknown"} 1.0') in done.stdout
     for source in ("hpc_job_mapping", "kubelet"):
