@@ -1,6 +1,6 @@
 """Issue 25's attack on gpuslo, rerunnable by anyone: loopback only, every loop bounded.
 
-    python bench/attack.py [--only trickle,slurm,prometheus,config,training_clock]
+    python bench/attack.py [--only trickle,slurm,prometheus,config,bad_files,training_clock]
                            [--clients 300] [--scrapes 10]
 
 Scenarios and their targets (the issue's "Done when"):
@@ -17,14 +17,40 @@ Scenarios and their targets (the issue's "Done when"):
   tests/slo/test_prometheus_hostile.py (exit 2, one line), and a fuzz set of answers mutated at
   random (seeded): an InputError or an answer, never anything else.
 - config: every option that names a config file x every bad file of tests/test_config_file.py
-  (FIFO, directory, device, 10 MB, 100k-deep flow, deep block, alias bomb, NUL, binary), and a
-  fuzz set of the packaged policy and a spec with bytes mutated at random (seeded): exit 0 or
-  2, one line, never a traceback.
-- training_clock: issue 25 #5's reproducer (owned by the training-log issue, reported here, not
-  judged): a log whose clock goes back one day half-way.
+  (FIFO, directory, device, 10 MB, 100k-deep flow, deep block, alias bomb, NUL, binary, empty,
+  only comments), and a fuzz set of the packaged policy and a spec with bytes mutated at random
+  (seeded): exit 0 or 2, one line, never a traceback.
+- bad_files: every other file option a command needs (tests/test_bad_files.py: inputs, TLS
+  files, output directories) x a directory, an empty, a binary, a Latin-1 and a missing path:
+  one line naming the path, exit 2.
+- training_clock: issue 25 #5's reproducers (fixed by the training-log issue): a log whose
+  clock goes back one day half-way accounts 98-100 % of its GPU-seconds with a note; one whose
+  stamps run backwards does too, or says its goodput is unknown with a reason.
 
 Prints one line per scenario with its figures; exits 1 when a target is missed or anything
 raised (a traceback counts once per case).
+
+Figures, 2026-12-05 07:58 UTC, commit a39dfc0, `PYTHONPATH=. python bench/attack.py` (all
+scenarios, defaults), on the shared 2-core machine at load average 4.6 (1 min; 6.5 over 5 min),
+107 s in all, every target met:
+- trickle, 300 clients: 10/10 scrapes within 3 s in plain HTTP (median 0.01 s, slowest
+  0.01 s), TLS (0.12 s, 0.35 s) and basic auth (0.18 s, 0.57 s); the tricklers opened 646
+  connections, the server closed 346 of them (heads past their deadline, or the oldest at the
+  cap of 256).
+- slurm: the Latin-1 reason read and the admin's drain left, the garbled answer drained with
+  tool_error, the hung scontrol's child killed, `exporter --once --slurm` kept its series;
+  0 tracebacks.
+- prometheus: trickling in the status line, headers and body each ended in one line, exit 2,
+  the slowest after 2.0 s for --timeout 2 (target < 12 s); 16/16 malformed answers one line,
+  exit 2; 0/40 fuzzed answers raised anything but InputError.
+- config: 168/168 (12 options x 14 bad files) one line naming the file, exit 2, slowest
+  0.45 s; 0/80 fuzzed files raised or said more than one line.
+- bad_files: 130/130 (option x kind) one line naming the path, exit 2.
+- training_clock: day back 15,920 GPU-s accounted (of 16,000; the first step's stamp to the
+  last) with the clock noted, goodput unknown (no commit evidence); reversed: goodput unknown
+  with a reason (the stamps are not used, the lines give no step time), clock noted.
+A run at load 10.0 (07:55) gave the same figures but for bad_files 129/130: a binary Titan
+trace printed pandas' message and a blank line (fixed in the CLI, a39dfc0).
 """
 
 from __future__ import annotations
@@ -314,34 +340,83 @@ def config(work: Path, fuzz: int) -> tuple[bool, str]:
     return not failed and not raised, figures
 
 
-# --- training clock (issue 25 #5, owned by the training-log issue) -------------------------------
+def bad_files(work: Path) -> tuple[bool, str]:
+    """Issue 25 #3: every file option of tests/test_bad_files.py a command needs, and every
+    output directory, x a directory, an empty, a binary, a Latin-1 and a missing path."""
+    from test_bad_files import ERRORS, KINDS, OUTPUTS, bad_input
+
+    cert, key = work / "c.pem", work / "k.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
+                   check=True, capture_output=True, timeout=60)
+    runs = [(argv, kind) for argv in ERRORS.values() for kind in KINDS]
+    runs += [(argv, kind) for argv, valid, slow in OUTPUTS.values() for kind in KINDS
+             if kind not in valid + slow]
+    failed = []
+    for n, (template, kind) in enumerate(runs):
+        root = work / f"bad-{n}"
+        root.mkdir()
+        path = bad_input(root, kind)
+        names = {"FILE": str(path), "OUT": str(root / "out"), "CERT": str(cert), "KEY": str(key)}
+        argv = [names.get(a, a) for a in template]
+        argv += ["--state-dir", str(root / "s")] if argv[0] in ("check", "exporter") \
+            and "--state-dir" not in argv else []
+        code, _, err = run_cli(argv)
+        if not (one_line_error(code, err) and str(path) in err):
+            failed.append(f"{argv[0]} {template[template.index('FILE') - 1]} {kind}")
+    said = f"; failed: {', '.join(failed[:8])}" if failed else ""
+    return not failed, (f"{len(runs) - len(failed)}/{len(runs)} (option x kind) one-line exit "
+                        f"2 naming the path{said}")
+
+
+# --- training clock (issue 25 #5, fixed by the training-log issue) ------------------------------
+
+
+def _clock_log(path: Path, stamp) -> None:
+    """A torchtitan log of 200 steps, step N stamped `stamp(N)` (a datetime)."""
+    start = stamp(0)
+    lines = [f"{start:%Y-%m-%d %H:%M:%S},000 - root - INFO - Starting job: clock"]
+    lines += [f"{stamp(step):%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {step:2d}  loss:  "
+              "1.0000  memory: 1.00GiB(1.00%)  tps: 1,000  tflops: 1.0  mfu: 1.00%"
+              for step in range(1, 201)]
+    path.write_text("\n".join(lines) + "\n")
 
 
 def training_clock(work: Path) -> tuple[bool, str]:
-    """A torchtitan log, 200 steps of 10 s on 8 GPUs (2,000 s: 16,000 GPU-s), whose clock goes
-    back one day at step 100: what `gpuslo goodput` says (reported, not judged here)."""
+    """Issue 25 #5's reproducers: a torchtitan log of 200 steps of 10 s on 8 GPUs (16,000 GPU-s;
+    15,920 from the first step's stamp to the last) whose clock goes back one day at step 100
+    (before: half the GPU-seconds, status ok), and one whose stamps run backwards (before: 3.6
+    GPU-s for a 2,000 s run). Target: the day-back log accounts 98-100 % of 16,000 GPU-s with a
+    note naming the line; the reversed one accounts that too or says its goodput is unknown
+    with a reason — never a made-up figure."""
     import datetime as dt
 
     start = dt.datetime(2025, 1, 1)
-    lines = [f"{start:%Y-%m-%d %H:%M:%S},000 - root - INFO - Starting job: clock"]
-    for step in range(1, 201):
-        t = start + dt.timedelta(seconds=10 * step) - dt.timedelta(days=step > 100)
-        lines.append(f"{t:%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {step:2d}  loss:  1.0000"
-                     "  memory: 1.00GiB(1.00%)  tps: 1,000  tflops: 1.0  mfu: 1.00%")
-    log = work / "clock.log"
-    log.write_text("\n".join(lines) + "\n")
-    code, out, err = run_cli(["goodput", str(log), "--gpus", "8", "--format", "json"])
-    try:
-        said = json.loads(out)
-        seconds = said.get("goodput", {}) or {}
-        total = sum(v for v in (seconds.get("gpu_seconds") or {}).values())
-        text = f"exit {code}, status {said.get('status')!r}, {total:,.0f} GPU-s accounted"
-    except (ValueError, AttributeError, TypeError):
-        text = f"exit {code}: {' '.join((err or out).split())[:200]}"
-    return True, f"{text} (true: 16,000 GPU-s; owned by the training-log issue, not judged)"
+    cases = {"day back": lambda n: start + dt.timedelta(seconds=10 * n, days=-(n > 100)),
+             "reversed": lambda n: start + dt.timedelta(seconds=10 * (201 - n) if n else 0)}
+    texts, ok = [], True
+    for name, stamp in cases.items():
+        log = work / f"clock-{name.replace(' ', '-')}.log"
+        _clock_log(log, stamp)
+        code, out, err = run_cli(["goodput", str(log), "--gpus", "8", "--format", "json"])
+        try:
+            said = json.loads(out)
+            block = said["goodput"]
+            accounted, status = float(block["accounted_gpu_s"]), block["status"]
+            noted = any("clock goes back" in note for note in said["notes"])
+        except (ValueError, KeyError, TypeError):
+            texts.append(f"{name}: exit {code}: {' '.join((err or out).split())[:200]}")
+            ok = False
+            continue
+        right = 0.98 * 16_000 <= accounted <= 16_000
+        ok &= code in (0, 1) and noted and (right or (name == "reversed" and status == "unknown"
+                                                      and bool(block.get("reason"))))
+        texts.append(f"{name}: exit {code}, {accounted:,.0f} GPU-s accounted, goodput "
+                     f"{status}, clock noted {'yes' if noted else 'NO'}")
+    return ok, "; ".join(texts) + " (true: 16,000 GPU-s)"
 
 
-SCENARIOS = ("trickle", "slurm", "prometheus", "config", "training_clock")
+SCENARIOS = ("trickle", "slurm", "prometheus", "config", "bad_files", "training_clock")
 
 
 def main_(argv: list[str] | None = None) -> int:
@@ -365,7 +440,7 @@ def main_(argv: list[str] | None = None) -> int:
                      for kind in ("plain", "tls", "auth")]
         runs += [(name, fn) for name, fn in (
             ("slurm", lambda: slurm(work)), ("prometheus", lambda: prometheus(work, args.fuzz)),
-            ("config", lambda: config(work, args.fuzz)),
+            ("config", lambda: config(work, args.fuzz)), ("bad_files", lambda: bad_files(work)),
             ("training_clock", lambda: training_clock(work))) if name in chosen]
         for name, fn in runs:
             started = time.monotonic()

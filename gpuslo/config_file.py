@@ -15,12 +15,14 @@ An operator's typo or an attacker's file must not hang, crash or stall a command
   stream, which is iterative, and refused past `MAX_DEPTH`;
 - no aliases (`*name`): a config is data a person wrote; with aliases a 1 kB file expands to a
   billion nodes for whatever walks it, or refers to itself;
-- not UTF-8, not YAML: the line of the first bad byte or token.
+- not UTF-8, not YAML: the line of the first bad byte or token;
+- empty (or only comments): a file named on purpose must set something (`empty_file`).
 
 Every failure is one `ConfigError` line naming the file (and line), which the CLI prints and
 exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
 `load_yaml(path, what)` is both; `regular_file(path, what)` checks a file another library
-will open (TLS certificates).
+will open (TLS certificates). `open_data_file(path)` opens a data file (evidence, a log, a
+trace: any size, a pipe allowed) without waiting on a FIFO nobody writes or reading a device.
 """
 
 from __future__ import annotations
@@ -29,11 +31,11 @@ import errno
 import os
 import stat
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import yaml
 
-from gpuslo.errors import ConfigError
+from gpuslo.errors import ConfigError, InputError
 
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DEPTH = 32  # the deepest shipped file (log profiles) nests 6 levels
@@ -94,6 +96,27 @@ def regular_file(path: str | os.PathLike[str], what: str) -> Path:
     return Path(path)
 
 
+def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
+    """`path` opened for reading in binary, for a data file an option names (evidence, a
+    training log, a trace), which may be large or a pipe (`<(journalctl -k)`), so neither the
+    size cap nor the regular-file rule applies. Opened non-blocking, then blocking again: a
+    FIFO nobody writes reads as empty instead of waiting for ever, a pipe with a writer streams.
+    Raises InputError for a device or socket (`/dev/zero` never ends) and OSError as `open`
+    does (IsADirectoryError for a directory)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, "Is a directory", str(path))
+        if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode)):
+            raise InputError(str(path), f"{_kind(mode)}, not a file")
+        os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     """`text` as YAML (pure; safe types only). Raises ConfigError on one line,
     `source:line: ...`: not YAML, nested deeper than `max_depth`, or holding an alias."""
@@ -107,8 +130,20 @@ def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
 
 
 def load_yaml(path: str | os.PathLike[str], what: str) -> Any:
-    """The YAML file at `path` (see the module docstring). Raises ConfigError."""
-    return parse_yaml(read_config_text(path, what), str(path))
+    """The YAML file at `path` (see the module docstring), never None: a file that sets nothing
+    is `empty_file`'s error. Raises ConfigError."""
+    data = parse_yaml(read_config_text(path, what), str(path))
+    if data is None:
+        raise empty_file(str(path), what)
+    return data
+
+
+def empty_file(source: str, what: str) -> ConfigError:
+    """The error for a file an option names on purpose that sets nothing (empty, only comments,
+    `null`): never read as "the defaults", which leaving the option out gives (a config
+    management template rendered empty would otherwise turn `drain: true` off unseen)."""
+    return ConfigError(f"{source}: empty {what} (no field set); leave the option out for the "
+                       "defaults")
 
 
 def _check_events(text: str, source: str, max_depth: int) -> None:

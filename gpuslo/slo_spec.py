@@ -356,7 +356,5 @@ def load_spec(path: str | Path | None) -> SloSpec:
     empty file: a spec file named on purpose must say something)."""
     if path is None:
         return SloSpec()
-    data = load_yaml(path, "SLO spec")
-    if data is None:  # empty or only comments: a file given by mistake, not "the defaults"
-        raise ConfigError(f"{path}: empty SLO spec (no field set); leave --slo out for defaults")
+    data = load_yaml(path, "SLO spec")  # never None: an empty file is an error there
     return spec_from_mapping(data, str(path))

@@ -1,8 +1,9 @@
 """One config reader for every file option (issue 25 #6, #8): a FIFO, a directory, a device,
 a file over the size cap, YAML nested past the limit (a RecursionError in PyYAML's Python
-loader, a segmentation fault in its C loader), an alias bomb, binary bytes or a NUL are each one
-line naming the file, exit 2, in well under a second of reading — for every option that names
-a config file, through the real command line."""
+loader, a segmentation fault in its C loader), an alias bomb, binary bytes, a NUL or a file
+that sets nothing (empty, only comments) are each one line naming the file, exit 2, in well
+under a second of reading — for every option that names a config file, through the real
+command line. tests/test_bad_files.py holds every other file option of every command."""
 
 from __future__ import annotations
 
@@ -40,6 +41,8 @@ def bad_files(root: Path) -> dict[str, tuple[Path, str]]:
         "alias bomb": ("a: &a [1, 1]\nb: &b [*a, *a]\nc: [*b, *b]\n", "YAML alias *a"),
         "self alias": ("a: &a [*a]\n", "YAML alias *a"),
         "NUL": ("a: 1\nb: \x00\n", ":2: not valid YAML"),
+        "empty": ("", "(no field set)"),  # never "the defaults": leaving the option out is
+        "only comments": ("# drain: true\n", "(no field set)"),
     }
     for name, (text, says) in texts.items():
         path = root / f"{name.replace(' ', '_')}.yaml"

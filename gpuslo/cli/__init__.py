@@ -87,7 +87,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(module.run(args))
     except GpusloError as error:
-        print(f"gpuslo {args.command}: error: {error}", file=sys.stderr)
+        # one line, whatever a library put in the message (pandas ends some with a newline)
+        said = " ".join(part.strip() for part in str(error).splitlines() if part.strip())
+        print(f"gpuslo {args.command}: error: {said}", file=sys.stderr)
         return error.exit_code
     except KeyboardInterrupt:
         return 130

@@ -30,6 +30,7 @@ from gpuslo.cli.sources import (
     node_config,
     runner_from_args,
 )
+from gpuslo.config_file import regular_file
 from gpuslo.errors import GpusloError, InputError, UsageError
 from gpuslo.exporter.evidence.kubelet.pod_resources import DEFAULT_SOCKET
 from gpuslo.exporter.jobs.allocations import KubeletAllocations
@@ -180,8 +181,8 @@ def _validate(args: argparse.Namespace) -> None:
     if args.tls_client_ca is not None and args.tls_cert is None:
         raise UsageError("--tls-client-ca needs --tls-cert and --tls-key")
     for path in (args.tls_cert, args.tls_key, args.tls_client_ca):
-        if path is not None and not path.is_file():
-            raise InputError(str(path), "no such file")
+        if path is not None:
+            regular_file(path, "TLS file")  # ConfigError: missing, a directory, a FIFO, ...
     if args.interval is not None and not (math.isfinite(args.interval) and args.interval > 0):
         raise UsageError("--interval must be a positive number of seconds")
     if args.max_jobs < 0:

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.config_file import parse_yaml, read_config_text
+from gpuslo.config_file import empty_file, parse_yaml, read_config_text
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.registry import CHECKS
 
@@ -176,10 +176,10 @@ def _validate(data: dict[str, Any], problems: list[str]) -> dict[str, Any]:
 
 def parse_node_config(text: str, source: str) -> NodeConfig:
     """Validate a node config's YAML text; `ConfigError` names `source` and every bad field (a
-    YAML error on one line with its line number)."""
+    YAML error on one line with its line number; a text that sets nothing is an error too)."""
     data = parse_yaml(text, source)
     if data is None:
-        return NodeConfig()
+        raise empty_file(source, "node config")
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of fields at the top level")
     problems: list[str] = []

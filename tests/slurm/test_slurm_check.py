@@ -106,13 +106,16 @@ def test_scontrol_missing_is_reported_and_the_answer_still_printed(cluster, tmp_
     assert "Reason=" not in cluster.show()
 
 
-def test_an_undecodable_reason_never_crashes_the_health_check(cluster, tmp_path, capsys):
+@pytest.mark.parametrize("reason", [b"L\xfcfter defekt", b"fan \xff\xfe\x80 cut \xe2\x82"],
+                         ids=["latin1", "invalid-utf8"])
+def test_an_undecodable_reason_never_crashes_the_health_check(cluster, tmp_path, capsys,
+                                                               reason):
     """Issue 25 #2: an admin's tool drained the node with a Latin-1 reason (`Lüfter defekt`);
     scontrol prints those bytes as they are. The HealthCheckProgram raised UnicodeDecodeError;
     now it reads the reason (U+FFFD for the byte), leaves the administrator's drain alone and
     answers with the fatal Xid, with no traceback."""
     subprocess.run([cluster.scontrol, "update", f"nodename={cluster.node}", "state=drain",
-                    b"reason=L\xfcfter defekt"], env=cluster.env, check=True, timeout=15)
+                    b"reason=" + reason], env=cluster.env, check=True, timeout=15)
     bad = tmp_path / "bad.log"
     bad.write_text(XID79)
     code = main(["check", "--format", "slurm", "--drain", "--check", "xid", "--kernel-log",
@@ -121,7 +124,7 @@ def test_an_undecodable_reason_never_crashes_the_health_check(cluster, tmp_path,
     assert (code, out, err) == (1, OWN_REASON + "\n", "")
     shown = subprocess.run([cluster.scontrol, "show", "node", cluster.node], env=cluster.env,
                            capture_output=True, timeout=15).stdout
-    assert b"Reason=L\xfcfter defekt" in shown and b"DRAIN" in shown
+    assert b"Reason=" + reason in shown and b"DRAIN" in shown
 
 
 def test_a_drain_path_that_fails_drains_with_tool_error(cluster, tmp_path, capsys):
@@ -144,17 +147,29 @@ def test_a_drain_path_that_fails_drains_with_tool_error(cluster, tmp_path, capsy
     assert "DRAIN" in state_of(shown) and reason_of(shown) == "gpuslo: gpuslo tool_error node"
 
 
-def test_exporter_once_keeps_its_slurm_series_with_an_undecodable_reason(cluster, tmp_path):
+@pytest.mark.parametrize("reason", [b"L\xfcfter defekt", b"fan \xff\xfe\x80 cut \xe2\x82"],
+                         ids=["latin1", "invalid-utf8"])
+def test_exporter_once_keeps_its_slurm_series_with_an_undecodable_reason(cluster, tmp_path,
+                                                                         reason):
     """Issue 25 #2: `exporter --once --slurm` exited 1 with no output (and the server logged a
-    traceback every cycle, its Slurm series gone) when the node's reason was Latin-1."""
+    traceback every cycle, its Slurm series gone) when the node's reason was Latin-1. Also
+    bytes no encoding decodes (a lone continuation byte, a cut multi-byte character), on a node
+    with a fatal Xid: exit 0, nothing on stderr, the node drained by its administrator in
+    exactly one series at 1, and the Xid's fail beside it."""
     subprocess.run([cluster.scontrol, "update", f"nodename={cluster.node}", "state=drain",
-                    b"reason=L\xfcfter defekt"], env=cluster.env, check=True, timeout=15)
-    good = tmp_path / "good.log"
-    good.write_text(HEALTHY)
+                    b"reason=" + reason], env=cluster.env, check=True, timeout=15)
+    shown = subprocess.run([cluster.scontrol, "show", "node", cluster.node], env=cluster.env,
+                           capture_output=True, timeout=15).stdout
+    assert b"Reason=" + reason in shown  # slurmctld keeps the bytes as they are
+    bad = tmp_path / "bad.log"
+    bad.write_text(XID79)
     done = subprocess.run([sys.executable, "-m", "gpuslo", "exporter", "--once", "--slurm",
                            "--node", cluster.node, "--scontrol", cluster.scontrol,
-                           "--kernel-log", str(good), "--state-dir", str(tmp_path / "s")],
+                           "--kernel-log", str(bad), "--state-dir", str(tmp_path / "s")],
                           env=cluster.env, capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
-    assert ('gpuslo_slurm_node_state{reason="slurm_drain",reason_layer="platform",'
-            'state="drained"} 1.0') in done.stdout
+    assert (done.returncode, done.stderr) == (0, ""), done.stderr
+    states = [line for line in done.stdout.splitlines()
+              if line.startswith("gpuslo_slurm_node_state{") and line.endswith(" 1.0")]
+    assert states == ['gpuslo_slurm_node_state{reason="slurm_drain",reason_layer="platform",'
+                      'state="drained"} 1.0']
+    assert 'gpuslo_check_status{check="xid",status="fail"} 1.0' in done.stdout

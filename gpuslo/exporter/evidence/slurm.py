@@ -82,15 +82,19 @@ class SlurmNode:
 
 def run_command(argv: Sequence[str], timeout_s: float) -> Completed:
     """Run `argv` with a deadline (seconds); never a shell. Raises SlurmUnavailable
-    (dependency_missing when the binary is absent, check_timeout past the deadline: its whole
-    process group is killed then)."""
+    (dependency_missing when the binary is absent, not executable or no program the kernel can
+    run, check_timeout past the deadline: its whole process group is killed then)."""
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=True)
     except FileNotFoundError:
         raise SlurmUnavailable("dependency_missing", f"{argv[0]}: not found") from None
-    except PermissionError as error:
-        raise SlurmUnavailable("dependency_missing", f"{argv[0]}: {error}") from None
+    except PermissionError:
+        raise SlurmUnavailable("dependency_missing", f"{argv[0]}: cannot run (permission "
+                               "denied: not an executable file)") from None
+    except OSError as error:  # ENOEXEC: a file that is no program (empty, binary, text)
+        raise SlurmUnavailable("dependency_missing", f"{argv[0]}: cannot run "
+                               f"({error.strerror or error})") from None
     try:
         stdout, stderr = process.communicate(timeout=timeout_s)
     except subprocess.TimeoutExpired:

@@ -22,6 +22,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.config_file import open_data_file
 from gpuslo.errors import InputError, ParseError, UsageError
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
@@ -268,7 +269,7 @@ def read_evidence(path: str) -> str:
     try:
         if file.is_dir():
             raise InputError(path, "is a directory, not an evidence file")
-        with file.open("rb") as handle:
+        with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise _open_error(path, error) from None

@@ -108,7 +108,8 @@ class JournalTailer:
     ) -> None:
         self.journal_dir = Path(journal_dir)
         if not self.journal_dir.is_dir():
-            raise InputError(str(self.journal_dir), "journal directory does not exist")
+            what = "not a directory" if self.journal_dir.exists() else "does not exist"
+            raise InputError(str(self.journal_dir), f"journal directory {what}")
         self._report = report
         self._max_journals, self._chunk = max_journals, chunk_bytes
         self._rule = rule or SlowdownRule()

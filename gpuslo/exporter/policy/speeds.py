@@ -190,7 +190,7 @@ def load_speed_policy(overlay_path: str | None = None) -> SpeedPolicy:
     data = _packaged()
     source = f"gpuslo/data/{PACKAGED}"
     if overlay_path is not None:
-        overlay = load_yaml(overlay_path, "probe speeds") or {}
+        overlay = load_yaml(overlay_path, "probe speeds")
         if not isinstance(overlay, dict):
             raise ConfigError(f"{overlay_path}: expected a mapping of fields at the top level")
         data, source = merge(data, overlay), overlay_path

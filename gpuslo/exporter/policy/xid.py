@@ -364,6 +364,6 @@ def load_policy(overlay_path: str | None = None) -> XidPolicy:
         return packaged_policy()
     data = packaged_policy().data
     overlay = load_yaml(overlay_path, "policy")
-    return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay or {}, overlay_path)
+    return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}", overlay, overlay_path)
 
 

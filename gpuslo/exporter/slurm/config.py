@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from gpuslo.config_file import parse_yaml, read_config_text
+from gpuslo.config_file import empty_file, parse_yaml, read_config_text
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.registry import CHECKS
 
@@ -78,10 +78,11 @@ def _field(key: str, value: Any, problems: list[str]) -> Any:
 
 
 def parse_slurm_config(text: str, source: str) -> SlurmConfig:
-    """Validate the YAML text; ConfigError names `source` and every bad field."""
+    """Validate the YAML text; ConfigError names `source` and every bad field (a text that sets
+    nothing is an error: `gpuslo.config_file.empty_file`)."""
     data = parse_yaml(text, source)
-    if data is None:
-        return SlurmConfig()
+    if data is None:  # an empty file must not turn `drain: true` off unseen
+        raise empty_file(source, "Slurm health-check config")
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: expected a mapping of fields at the top level")
     problems: list[str] = []

@@ -67,9 +67,9 @@ class WebConfig:
         return self.cert_file is not None
 
     def ssl_context(self) -> ssl.SSLContext:
-        """The server's SSLContext; raises ConfigError naming a file that cannot be loaded (each
-        checked first to be a regular file under the size cap: `ssl` would wait for ever on a
-        FIFO)."""
+        """The server's SSLContext; raises ConfigError naming the file that cannot be loaded
+        (each checked first to be a regular file under the size cap: `ssl` would wait for ever
+        on a FIFO): the certificate, then the key against it, then the client CA."""
         for name in (self.cert_file, self.key_file, self.client_ca_file):
             if name:
                 regular_file(name, "TLS file")
@@ -77,14 +77,31 @@ class WebConfig:
         context.minimum_version = self.min_version
         if self.max_version is not None:
             context.maximum_version = self.max_version
-        try:
-            context.load_cert_chain(self.cert_file, self.key_file)
-            if self.client_ca_file:
-                context.load_verify_locations(self.client_ca_file)
-        except (OSError, ssl.SSLError) as error:
-            raise ConfigError(f"TLS certificate, key or CA cannot be loaded: {error}") from None
+        # the certificate alone first: load_cert_chain's error does not say which file failed
+        _load_pem(self.cert_file, "certificate (PEM)",
+                  lambda: ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER).load_verify_locations(
+                      self.cert_file))
+        _load_pem(self.key_file, f"private key (PEM) of {self.cert_file}",
+                  lambda: context.load_cert_chain(self.cert_file, self.key_file))
+        if self.client_ca_file:
+            _load_pem(self.client_ca_file, "client CA (PEM)",
+                      lambda: context.load_verify_locations(self.client_ca_file))
         context.verify_mode = self.client_auth
         return context
+
+
+def _load_pem(name: str, what: str, load) -> None:
+    """Run `load` (an `ssl` call reading `name`); ConfigError naming `name` and `what` it
+    should hold when `ssl` refuses it, with OpenSSL's reason (e.g. NO_CERTIFICATE_OR_CRL_FOUND,
+    KEY_VALUES_MISMATCH)."""
+    try:
+        load()
+    except (OSError, ssl.SSLError) as error:
+        if isinstance(error, ssl.SSLError):
+            reason = error.reason or "OpenSSL cannot parse it"
+        else:
+            reason = error.strerror or str(error)
+        raise ConfigError(f"{name}: cannot load TLS {what}: {reason}") from None
 
 
 def _field_error(source: str, name: str, message: str) -> ConfigError:

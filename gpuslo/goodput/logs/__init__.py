@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
@@ -54,10 +55,10 @@ def analyse_log(
 
     `checkpoint_dir`: a directory or glob of checkpoint files whose names give the steps
     committed (`--checkpoint-dir`); `with_explain` adds the `explain` section. Raises
-    InputError when the file (or the checkpoint directory) cannot be read, UsageError for an
-    unknown `framework`. A binary file, or a log with no progress, gives a document with status
-    `unknown` (what was read and what was not is in `read` and `not_read`), never a made-up
-    goodput."""
+    InputError when the file (or the checkpoint directory) cannot be read or no checkpoint
+    name in it gives a step, UsageError for an unknown `framework`. A binary file, or a log
+    with no progress, gives a document with status `unknown` (what was read and what was not
+    is in `read` and `not_read`), never a made-up goodput."""
     profiles = profiles or load_profiles()
     reader = LogReader(profiles, framework)
     stats = ReadStats()
@@ -66,7 +67,11 @@ def analyse_log(
     parsed = reader.finish()
     commits = None
     if checkpoint_dir is not None:
-        commits = commits_from_files(checkpoint_files(checkpoint_dir), profiles.checkpoint_step)
+        files = checkpoint_files(checkpoint_dir)
+        commits = commits_from_files(files, profiles.checkpoint_step)
+        if not commits:  # given on purpose: never silently read as "no checkpoint"
+            raise InputError(checkpoint_dir, f"--checkpoint-dir: no name among its {len(files)} "
+                             f"entries gives a step (e.g. {files[0][0]!r})")
     result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,

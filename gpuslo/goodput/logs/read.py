@@ -13,6 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from gpuslo.config_file import open_data_file
 from gpuslo.errors import InputError
 
 CHUNK = 1 << 20
@@ -44,7 +45,7 @@ def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
     Raises InputError when the file cannot be opened or is a directory. A binary file sets
     `stats.binary` and yields nothing."""
     try:
-        handle = open(path, "rb")  # noqa: SIM115 (closed in the finally below)
+        handle = open_data_file(path)  # closed in the finally below; never waits on a FIFO
     except IsADirectoryError:
         raise InputError(str(path), "is a directory, not a log file") from None
     except OSError as error:

@@ -121,7 +121,7 @@ def read_simulation(
     the file, row and column) when a frame is malformed."""
     root = Path(directory)
     if not root.is_dir():
-        raise InputError(str(root), "no such directory")
+        raise InputError(str(root), "not a directory" if root.exists() else "no such directory")
     try:
         manifest = json.loads((root / MANIFEST).read_text(encoding="utf-8"))
         start, end = pd.Timestamp(manifest["start"]), pd.Timestamp(manifest["end"])

@@ -34,6 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuslo.config_file import open_data_file
 from gpuslo.errors import InputError, ParseError
 from gpuslo.slo.frames import Frames, make_frame
 
@@ -263,7 +264,7 @@ def load_trace(
         raise InputError(source, f"unknown trace format {fmt!r} (known: stepfun, titan)")
     try:
         if fmt == "stepfun":
-            with open(path, encoding="utf-8") as handle:
+            with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
                 records = json.load(handle)
             if not isinstance(records, list):
                 raise ParseError(source, "expected a JSON list of fault events")
@@ -272,13 +273,15 @@ def load_trace(
             raise InputError(
                 source, "the Titan trace lists its own slots; drop --nodes/--gpus-per-node"
             )
-        return parse_titan(
-            pd.read_csv(path, dtype={"SN": str, "location": str, "event": str}), source
-        )
+        with open_data_file(path) as handle:
+            table = pd.read_csv(handle, dtype={"SN": str, "location": str, "event": str})
+        return parse_titan(table, source)
     except OSError as error:
         raise InputError(source, f"cannot read: {error.strerror or error}") from None
     except json.JSONDecodeError as error:
         raise ParseError(source, f"not JSON: {error.msg}", line=error.lineno) from None
+    except pd.errors.EmptyDataError:  # a ValueError, not a ParserError
+        raise ParseError(source, "not CSV: empty (no header line)") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as error:
         kind = "JSON" if fmt == "stepfun" else "CSV"
         raise ParseError(source, f"not {kind}: {error}") from None

@@ -42,8 +42,10 @@ def log_files(paths: list[str]) -> list[Path]:
             if not logs:
                 raise InputError(str(path), f"no training logs ({', '.join(LOG_SUFFIXES)}) found")
             found += logs
-        elif path.is_file():
+        elif path.is_file() or path.is_fifo():  # a pipe: `<(kubectl logs ...)`
             found.append(path)
+        elif path.exists():  # a device never ends
+            raise InputError(str(path), "not a log file or directory (a device or socket)")
         else:
             raise InputError(str(path), "no such log file or directory")
     return found
