@@ -35,6 +35,8 @@ _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
 _DANGLING = re.compile(r"[:=]\s*$")
 _VALUE_START = re.compile(r"^[-+]?\d")
+_TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,8 +53,11 @@ def wrap_width(lines: list[str]) -> int | None:
     """The terminal width records were cut at: the longest length at least 3 lines share when
     it is at least 60, at least half of the lines within 10 % of it have exactly it, and most
     lines of that length are followed by a line that does not open like them (the rest of the
-    record, not the next one)."""
-    counts = Counter(len(n) for n in lines if len(n) >= 60)
+    record, not the next one; `38/89` opens like `39/89`). A tqdm bar (`22%|███   |`) is left
+    out: tqdm pads itself to the terminal's width, so bars of one width are whole lines
+    (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50` lines), and aligned
+    table rows (YOLOv5's results rows) open alike."""
+    counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n))
     if not counts:
         return None
     width = max(counts)
@@ -67,7 +72,7 @@ def wrap_width(lines: list[str]) -> int | None:
 def _first(text: str) -> str:
     """A record's first word: a line opening with the same word opens a new record."""
     parts = text.split(None, 1)
-    return parts[0] if parts else ""
+    return _DIGITS.sub("0", parts[0]) if parts else ""
 
 
 class RecordPipe:

@@ -39,6 +39,7 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+from gpuslo.goodput.logs.bars import after_glyphs, elapsed_after_total, has_glyphs, is_bar
 from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
@@ -67,7 +68,7 @@ NOT_PROGRESS_HEAD = re.compile(
     r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
     r"|prediction|predicting|map|download|downloading|generating|tokeniz\w*|loading|load|shards?"
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
-    r"|inference|sampling|sample|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
+    r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
     r"|from|load\w*|predict\w*)\b")
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
@@ -214,7 +215,8 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
 def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool) -> int:
     """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
     2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
-    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch"):
+    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch") or (
+            f.unit == "%"):
         return 0
     if roles[f.index].role == "epoch":
         return 0
@@ -232,17 +234,11 @@ def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool
     if f.key and not pair:
         return 0
     if pair or f.unit == "it" or f.after.startswith("/?"):
+        if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
+            return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
         epoch_here = any(r.role == "epoch" for r in roles.values())
         return 2 if bar or epoch_here else 1
     return 0
-
-
-def _is_bar(fields: list[Field], roles: dict[int, Role]) -> bool:
-    """A progress bar: elapsed `[00:18<`/`0:00:39 •`, a `42%|` or an `it/s` glued to a number."""
-    return any(r.role == "elapsed" and fields[i].kind == "dur" and fields[i].after.lstrip()
-               .startswith(("<", "•")) for i, r in roles.items()) or any(
-        f.unit == "%" and f.after.lstrip().startswith("|") for f in fields) or any(
-        r.role in ("rate_ips", "rate_spi") and fields[i].unit for i, r in roles.items())
 
 
 def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
@@ -254,7 +250,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         pinned = (pins or {}).get(f.key)
         if pinned:
             roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
-    reading.roles, reading.bar = roles, _is_bar(fields, roles)
+    reading.roles, reading.bar = roles, is_bar(fields, roles)
     scores = [(_step_score(f, fields, roles, reading.bar), -f.index) for f in fields]
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
@@ -305,6 +301,9 @@ def _place_counter(reading: Reading) -> None:
             roles[i] = Role("metric", why="the N of another pair")
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
+    elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
+    if elapsed is not None and roles[elapsed].role == "step_s":
+        roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
     reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None)
