@@ -128,3 +128,89 @@ def test_a_save_before_the_first_progress_ends_the_epoch_before() -> None:
     doc = read(lines)
     assert [s["step"] for s in doc["checkpoint_saves"]] == [4000, 5000]
     assert steps(doc) == (5000, 6000)
+
+
+# -- one progress line printed by every rank, without a rank prefix ----------------------------
+def test_copies_of_one_progress_line_from_every_rank_are_one_step() -> None:
+    # hand-varied MMEngine-style lines: four ranks print iteration 20 within 50 ms, their own
+    # `time` a little apart; the constant counter is still the counter, read once
+    lines = [f"2024/05/01 10:00:01.{10 + 12 * r:03d} - mmengine - INFO - Iter(train) "
+             f"[  20/1000]  lr: 1.0e-04  eta: 0:30:00  time: {t}  data_time: 0.0100  "
+             f"loss: 0.9000" for r, t in enumerate(("1.2520", "1.2490", "1.2510", "1.2500"))]
+    doc = read(lines)
+    assert steps(doc) == (20, 20) and doc["read"]["progress_lines"] == 1
+    assert doc["step_time_s"]["median"] == pytest.approx(1.25, rel=0.01)
+
+
+def test_a_constant_number_over_lines_far_apart_is_not_a_counter() -> None:
+    # negative: `iter: 20` printed unchanged a minute apart, between other lines, is no counter
+    lines = []
+    for m in range(4):
+        lines += [f"2024-05-01 10:0{m}:00,000 - probe - INFO - warmup iter: 20 of 20 done, "
+                  f"lat: 0.{m + 1}", f"2024-05-01 10:0{m}:30,000 - probe - INFO - idle"]
+    assert steps(read(lines)) == (None, None)
+
+
+# -- timing lines beside progress lines ----------------------------------------------------------
+def test_a_rate_on_its_own_line_times_the_progress_line_beside_it() -> None:
+    # hand-varied Informer/Autoformer exp_main lines (the Time-Series-Library family): the
+    # `speed` line under each `iters` line
+    lines = []
+    for k, speed in enumerate(("0.1210", "0.1190", "0.1200", "0.1205")):
+        lines += [f"\titers: {100 * (k + 1)}, epoch: 3 | loss: 0.{41 - k}07213",
+                  f"\tspeed: {speed}s/iter; left time: {900 - 12 * k:.4f}s"]
+    doc = read(lines)
+    assert steps(doc) == (100, 400)
+    assert doc["step_time_s"]["median"] == pytest.approx(0.12025, rel=0.01)
+
+
+def test_steps_per_second_lines_time_tensorflow_steps() -> None:
+    # hand-varied TF2 Estimator/Keras-CTL lines: `global_step/sec` between `step = N` lines
+    lines = ["INFO:tensorflow:loss = 2.31, step = 0",
+             "INFO:tensorflow:global_step/sec: 4.0",
+             "INFO:tensorflow:loss = 1.97, step = 200",
+             "INFO:tensorflow:global_step/sec: 5.0",
+             "INFO:tensorflow:loss = 1.52, step = 400"]
+    doc = read(lines)
+    assert steps(doc) == (0, 400)
+    assert doc["step_time_s"]["median"] == pytest.approx(0.225, rel=0.01)
+
+
+def test_an_evaluation_rate_line_does_not_time_training() -> None:
+    # negative: the rate belongs to an evaluation (its words say so): no step time
+    lines = []
+    for k in range(4):
+        lines += [f"iters: {100 * (k + 1)}, epoch: 1 | loss: 0.5",
+                  f"eval speed: 2{k}.5 it/s"]
+    assert read(lines)["step_time_s"]["median"] is None
+
+
+# -- save wording: the step after the word, a kill in another locale ----------------------------
+@pytest.mark.parametrize(("line", "step"), [
+    # hand-varied mmcv IterBasedRunner and TF Estimator/Saver wordings
+    ("2021-03-01 10:00:00,000 - mmdet - INFO - Saving checkpoint at 8000 iters", 8000),
+    ("INFO:tensorflow:Saving checkpoints for 12000 into /tmp/run/model.ckpt.", 12000),
+    ("I0301 10:00:00.000 140 basic_session_run_hooks.py:606] Saving checkpoints for 500 into "
+     "gs://bucket/model/model.ckpt.", 500),
+])
+def test_save_wordings_that_put_the_step_before_its_unit(line: str, step: int) -> None:
+    lines = [f"Iter [{n}/40000]\tlr: 1.0e-02, time: 0.400, loss: 0.5" for n in (50, 100, 150)]
+    doc = read(lines + [line])
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [step]
+
+
+def test_a_save_count_is_not_the_step() -> None:
+    # negative: "saving 3 checkpoints" counts files; "at 90 epochs" is an epoch, not a step
+    lines = [f"Iter [{n}/40000]\tlr: 1.0e-02, time: 0.400, loss: 0.5" for n in (50, 100, 150)]
+    doc = read(lines + ["Saving checkpoint at 3 epochs to ./work/epoch_3.pth"])
+    assert [s["step"] for s in doc["checkpoint_saves"]] != [3]
+
+
+def test_killed_in_the_zh_cn_locale_is_a_signal() -> None:
+    # the shell's job-control message in zh_CN bash, glued to a bar and alone on its line
+    bar = "[>>>>>>>>>>>>>> ] 120/500, 10.0 task/s, elapsed: 12s, ETA: 38s"
+    lines = [f"Iter [{n}/40000]\tlr: 1.0e-02, time: 0.400, loss: 0.5" for n in (50, 100, 150)]
+    for tail in (bar + "已杀死", "已杀死"):
+        doc = read(lines + [tail])
+        assert [i["cause"] for i in doc["interruptions"]] == ["signal"]
+    assert read(lines + ["进程已杀死的日志已清理, 继续训练"])["interruptions"] == []

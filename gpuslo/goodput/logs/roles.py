@@ -73,7 +73,8 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|from|load\w*|predict\w*)\b")
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
-_IPS = re.compile(r"(?i)^(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?|updates?)/s(?:ec)?\b"
+_IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
+                  r"|updates?)/s(?:ec)?\b"
                   r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec")
 _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_sec|per_second|per second|/second")
@@ -212,7 +213,8 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
     return Role("metric")
 
 
-def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool) -> int:
+def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool,
+                burst: bool = False) -> int:
     """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
     2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
     if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch") or (
@@ -223,7 +225,7 @@ def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool
     seen = f.known()
     pair = f.after.lstrip().startswith("/")
     done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
-    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done) or (
+    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
             f.rising() < 0.6):
         return 0
     if _is_step_name(f.key):
@@ -251,7 +253,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         if pinned:
             roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
     reading.roles, reading.bar = roles, is_bar(fields, roles)
-    scores = [(_step_score(f, fields, roles, reading.bar), -f.index) for f in fields]
+    burst = tpl.copies()
+    scores = [(_step_score(f, fields, roles, reading.bar, burst), -f.index) for f in fields]
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
         reading.step = pinned_step[0]
