@@ -214,3 +214,39 @@ def test_killed_in_the_zh_cn_locale_is_a_signal() -> None:
         doc = read(lines + [tail])
         assert [i["cause"] for i in doc["interruptions"]] == ["signal"]
     assert read(lines + ["进程已杀死的日志已清理, 继续训练"])["interruptions"] == []
+
+
+# -- epoch summaries with a time, when there are no step lines ---------------------------------
+def _summaries(word: str = "Epoch") -> list[str]:
+    # hand-varied Informer/PatchTST-style epoch lines (another layout than any case): one line
+    # per epoch with the epoch's cost, a save line after each improvement
+    lines = []
+    for e, cost in ((41, "63.10"), (42, "62.85"), (43, "63.40"), (44, "62.95")):
+        lines += [f"{word} {e} of 100 || train_loss = 0.{90 - e} || epoch cost time: {cost}s",
+                  f"Validation loss decreased (0.{60 - e} --> 0.{59 - e}).  Saving model ..."]
+    return lines
+
+
+def test_epoch_summaries_with_times_are_the_steps() -> None:
+    doc = read(_summaries())
+    assert steps(doc) == (41, 44)
+    assert doc["step_time_s"]["median"] == pytest.approx(63.025, rel=0.01)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [41, 42, 43, 44]
+
+
+def test_validation_epoch_summaries_are_not_steps() -> None:
+    # negative: the same lines written by an evaluation loop are not training progress
+    assert steps(read(_summaries("Validation epoch"))) == (None, None)
+
+
+def test_a_line_opening_with_a_capital_is_not_the_rest_of_a_wrapped_one() -> None:
+    # the epoch lines share one width by chance; the save line under each is its own record
+    lines = [f"Epoch: {e}/90 | Train Loss: 0.4{e % 10}12 | Vali Loss: 0.3{e % 10}55 | "
+             f"Cost: 12.{e % 10}0s" for e in range(20, 24)]
+    mixed = [x for e in lines for x in (e, "Validation loss decreased.  Saving model ...")]
+    assert wrap_width(mixed) is None
+    # negative: a record a terminal really cut (Megatron, the rest opens mid-phrase) is joined
+    cut = [f" iteration {n:8d}/  250000 | consumed samples: {n * 1024:12d} | elapsed time per "
+           f"iteration (ms): 1269.3 | learning" for n in range(182, 186)]
+    wrapped = [x for c in cut for x in (c, " rate: 1.365E-05 | lm loss: 2.382640E+00 |")]
+    assert wrap_width(wrapped) == len(cut[0])

@@ -50,13 +50,14 @@ class Rec:
 
 
 def wrap_width(lines: list[str]) -> int | None:
-    """The terminal width records were cut at: the longest length at least 3 lines share when
-    it is at least 60, at least half of the lines within 10 % of it have exactly it, and most
-    lines of that length are followed by a line that does not open like them (the rest of the
-    record, not the next one; `38/89` opens like `39/89`). A tqdm bar (`22%|███   |`) is left
-    out: tqdm pads itself to the terminal's width, so bars of one width are whole lines
-    (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50` lines), and aligned
-    table rows (YOLOv5's results rows) open alike."""
+    """The terminal width records were cut at: the longest length at least 3 lines share
+    when it is at least 60, at least half of the lines within 10 % of it have exactly it, and
+    most lines of that length are followed by a line that does not open like them (the rest of
+    the record, not the next one; `38/89` opens like `39/89`, and a capitalised word at the
+    start of a line opens a record: `Validation loss decreased …` under an epoch line). A tqdm
+    bar (`22%|███ |`) is left out: tqdm pads itself to the terminal's width, so bars of one
+    width are whole lines (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50`
+    lines), and aligned table rows (YOLOv5's results rows) open alike."""
     counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n))
     if not counts:
         return None
@@ -65,7 +66,8 @@ def wrap_width(lines: list[str]) -> int | None:
     if counts[width] < 3 or counts[width] < 0.5 * near:
         return None
     cut = [(a, b) for a, b in zip(lines, lines[1:], strict=False) if len(a) == width]
-    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a))
+    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a)
+                    and not b[:1].isupper())
     return width if continued >= 0.5 * len(cut) else None
 
 

@@ -10,11 +10,11 @@ layouts (`stamps.learn_shapes`, dateutil on the sample only), the terminal wrap 
 (`pipe.wrap_width`), then the records' templates and field roles (`learn.learn`), compiled into
 matchers. Then the sample and every later line go through `pipe.RecordPipe` (prefixes, stamps,
 joins) and, per record, the event wording (`wording.Wording`: a prefilter, then rules) and the
-progress matchers (a literal prefilter, then one regex); a timing line (a rate with no counter, `learn`)
-gives its time to the progress record beside it. A record printed by another rank than
+progress matchers (a literal prefilter, then one regex); a timing line (a rate with no counter,
+`learn`) gives its time to the progress record beside it. A record printed by another rank than
 the first that printed progress is not read as progress (ranks once). Records that nothing read
-are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times
-in that sample is learnt again with its examples, so a shape that first appears late (a resumed
+are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times in
+that sample is learnt again with its examples, so a shape that first appears late (a resumed
 run's other bar) is read from then on, and a recurring shape still unread is reported.
 """
 
