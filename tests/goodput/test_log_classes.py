@@ -11,8 +11,10 @@ import pytest
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
-from gpuslo.goodput.logs.pipe import wrap_width
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import RecordPipe, wrap_width
 from gpuslo.goodput.logs.reader import parse_lines
+from gpuslo.goodput.logs.stamps import Clock
 
 PROFILES = load_profiles()
 
@@ -250,3 +252,40 @@ def test_a_line_opening_with_a_capital_is_not_the_rest_of_a_wrapped_one() -> Non
            f"iteration (ms): 1269.3 | learning" for n in range(182, 186)]
     wrapped = [x for c in cut for x in (c, " rate: 1.365E-05 | lm loss: 2.382640E+00 |")]
     assert wrap_width(wrapped) == len(cut[0])
+
+
+# -- counters named with a glued count, tables under a header ------------------------------------
+def test_a_glued_count_name_is_a_counter() -> None:
+    # hand-varied OpenAI-baselines logger rows (`niter`, as Stable-Baselines 2's `nupdates`)
+    lines = [f"| niter | {n} |\n| fps | 512 |\n| policy_loss | -0.01 |" for n in (10, 20, 30)]
+    doc = read([x for block in lines for x in block.split("\n") + [" -----------------"]])
+    assert steps(doc) == (10, 30)
+
+
+def test_a_glued_rollout_length_is_not_a_counter() -> None:
+    # negative: baselines' `nsteps` is the rollout length, a setting printed once
+    lines = ["| nsteps | 128 |", "| fps | 512 |", "| policy_loss | -0.01 |"]
+    assert steps(read(lines)) == (None, None)
+
+
+def test_a_table_under_its_header_reads_by_column_name() -> None:
+    # hand-varied: a space-aligned scores table (rllab/garage style) with a cumulative time
+    lines = ["Iteration    TotalEnvSteps    Time    AverageReturn    StdReturn"]
+    for k, (n, t) in enumerate(((1, 60.0), (2, 121.5), (3, 181.0), (4, 242.0))):
+        lines.append(f"{n:>9}    {n * 4000:>13}    {t:>4}    {-100 + 10 * k:>13}    "
+                     f"{12.5:>9}")
+    doc = read(lines)
+    assert steps(doc) == (1, 4)
+    assert doc["step_time_s"]["median"] == pytest.approx(60.5, rel=0.02)
+
+
+def test_rows_that_do_not_fit_the_header_are_left_alone() -> None:
+    # negative: YOLOv5's column header over a bar row (cells that are not numbers), and rows
+    # of another width than the header: no column names are given
+    lines = ["      Epoch    GPU_mem   box_loss  Instances       Size",
+             "        1/9      3.1G    0.04521         80        640: 100%|██████████| 20/20 00:41",
+             "      12      0.5      7"]
+    assert steps(read(lines)) == (20, 20)
+    pipe = RecordPipe(Normaliser(PROFILES), Clock())
+    texts = [r.text for n, line in enumerate(lines) for r in pipe.push(n + 1, line)]
+    assert len(texts) == 3 and not any("Epoch:" in t or "Size:" in t for t in texts)

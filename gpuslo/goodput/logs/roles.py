@@ -44,6 +44,10 @@ from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
               "updates", "progress", "batch", "globalstep"}
+# a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
+# not `nsteps` (baselines' rollout length, a setting)
+_GLUED_COUNT = {"n" + w: w for w in ("update", "updates", "iter", "iters", "iteration",
+                                     "iterations")}
 GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "optimizer step")
 NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
             "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
@@ -157,7 +161,7 @@ def _rate(f: Field) -> Role | None:
 
 
 def _is_step_name(key: str) -> bool:
-    low, ws = key.lower(), words(key)
+    low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
     if any(g in low for g in GLOBAL_WORDS):
         return True
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
