@@ -40,6 +40,7 @@ _VALUE_START = re.compile(r"^[-+]?\d")
 _CELL = re.compile(r"^\[?\s*[-+]?(?:\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|NaN|inf)\s*\]?"
                    r"[A-Za-z%]{0,3}$")
 _NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}$")
+_HEADER_START = re.compile(r"\s*[A-Za-z_][\w./@():%-]{0,40}(?:\t|\s{2,})\s*[A-Za-z_]")
 _TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
 _DIGITS = re.compile(r"\d+")
 
@@ -184,6 +185,8 @@ class RecordPipe:
             cells = _cells(text, sep)
             if len(cells) == len(names) and all(_CELL.match(c) for c in cells):
                 return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True))
+        if not _HEADER_START.match(text):
+            return text
         sep = "\t" if "\t" in text else "  "
         names = _cells(text, sep)
         if len(names) >= 3 and all(_NAME.match(n) for n in names):
