@@ -289,3 +289,11 @@ def test_rows_that_do_not_fit_the_header_are_left_alone() -> None:
     pipe = RecordPipe(Normaliser(PROFILES), Clock())
     texts = [r.text for n, line in enumerate(lines) for r in pipe.push(n + 1, line)]
     assert len(texts) == 3 and not any("Epoch:" in t or "Size:" in t for t in texts)
+
+
+def test_a_log_that_opens_at_epoch_one_batch_zero_counts_epochs_from_one() -> None:
+    # negative of the 0-based rule: PyTorch's MNIST example (pytorch/examples mnist/main.py
+    # format, hand-varied numbers) counts batches from 0 and epochs from 1
+    lines = [f"Train Epoch: {e} [{n}/60000 ({n * 100 // 60000}%)]\tLoss: 0.{30 - e}1234"
+             for e in (1, 2) for n in (0, 20000, 40000)]
+    assert steps(read(lines)) == (0, 100000)

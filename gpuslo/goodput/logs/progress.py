@@ -90,9 +90,13 @@ def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
     """The first epoch's number: 0 when the log prints epoch 0, or when a per-epoch counter of
     a log line (not a bar: tqdm draws `0/N` before any step) prints 0 beside its epoch
     (PaddleDetection's `Epoch: [5] [  0/756]`: a loop that counts batches from 0 counts epochs
-    from 0 too); else 1."""
+    from 0 too), unless the log opens at epoch 1, batch 0 (`Train Epoch: 1 [0/60000 (0%)]`,
+    PyTorch's MNIST example: its first epoch is 1); else 1."""
     if 0 in marker_epochs or any(p.epoch == 0 for p in progress):
         return 0
+    first = next((p for p in progress if p.epoch is not None), None)
+    if first is not None and (first.epoch, first.printed) == (1, 0):
+        return 1  # the log opens at epoch 1's first batch (PyTorch's MNIST example)
     return 0 if any(p.printed == 0 and p.epoch is not None and p.total and not p.bar
                     for p in progress) else 1
 
