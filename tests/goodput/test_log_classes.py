@@ -297,3 +297,15 @@ def test_a_log_that_opens_at_epoch_one_batch_zero_counts_epochs_from_one() -> No
     lines = [f"Train Epoch: {e} [{n}/60000 ({n * 100 // 60000}%)]\tLoss: 0.{30 - e}1234"
              for e in (1, 2) for n in (0, 20000, 40000)]
     assert steps(read(lines)) == (0, 100000)
+
+
+def test_explain_lists_a_timing_line_with_its_role() -> None:
+    from gpuslo.goodput.logs.explain import explain
+    from gpuslo.goodput.logs.wording import Wording
+
+    lines = []
+    for k in range(4):
+        lines += [f"\titers: {100 * (k + 1)}, epoch: 1 | loss: 0.5", f"\tspeed: 0.12{k}s/iter"]
+    parsed = parse_lines(lines, PROFILES)
+    timing = [p for p in explain(parsed, Wording(PROFILES))["progress"] if p["family"] == "timing"]
+    assert timing and timing[0]["fields"]["speed"].startswith("rate_spi")
