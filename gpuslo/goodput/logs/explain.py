@@ -4,7 +4,8 @@
 - `stamps`: the stamp layouts learnt (`9999-99-99 99:99:99,999`, `glog/c10 ...`);
 - `progress`: the templates read as training progress, with their family, record count in
   the sample, an example line and the role of every field (`iteration: step`, `elapsed time per
-  iteration (ms): step_s (named as a time per step)`);
+  iteration (ms): step_s (named as a time per step)`); timing lines (a rate with no counter,
+  timing the record beside them) are listed there too, family `timing`;
 - `epoch_markers`: templates that set the epoch of the lines after them;
 - `not_progress`: templates with a counter that were not read as steps, and why (evaluation
   bars, another loop's counter, event lines);
@@ -58,7 +59,7 @@ def explain(parsed: ParsedLog, wording: Wording) -> dict[str, Any]:
                            "not_progress": [], "events": [], "unread": []}
     if learnt is None:
         return out
-    families = {m.reading.template.text: m.family for m in learnt.progress}
+    families = {m.reading.template.text: m.family for m in learnt.progress + learnt.timing}
     for reading in learnt.readings:
         tpl = reading.template
         if tpl.text in families:

@@ -13,10 +13,12 @@ progress records in log order and groups the lines of one event:
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.
 
 The step a save names: the step on its line, else its checkpoint path's (`checkpoint-500`,
-`step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`,
-`Epoch 00097: … saving model`: epoch × steps per epoch), else, in a log whose counter restarts
-each epoch, the end of the current epoch when the next progress line is in a later one (YOLOX's
-`Save weights to …`), else the last step printed. A restore's step: on its line, else its path.
+`step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`, `Epoch
+00097: … saving model`: epoch × steps per epoch), else, in a log whose counter restarts each epoch,
+the end of the current epoch when the next progress line is in a later one (YOLOX's `Save weights to
+…`), else the last step printed; a save before the first progress line of such a log, or of a log
+whose epochs are its steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then
+`Going into epoch 17`). A restore's step: on its line, else its path.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.progress import Record, epoch_base
 from gpuslo.goodput.logs.reader import Obs
 from gpuslo.goodput.logs.tokens import number
 
@@ -248,7 +250,7 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
     records = [x for x in items if isinstance(x, Record)]
     totals = [r.total for r in records if r.total]
     per_epoch = totals and any(r.glob != r.printed or r.epoch is not None for r in records)
-    base = 0 if any(r.epoch == 0 for r in records) else 1
+    base = 0 if any(r.epoch == 0 for r in records) else epoch_base([r.prog for r in records], [])
     for save in saves:
         if save.step is not None:
             continue
@@ -266,3 +268,7 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (before.epoch + (1 - base)) * before.total
         elif before is not None:
             save.step = before.glob
+        elif per_epoch and after is not None and after.total and after.epoch is not None:
+            save.step = (after.epoch - base) * after.total  # the end of the epoch before
+        elif after is not None and after.prog.family == "epochs":
+            save.step = after.glob - 1  # epochs are the steps: the epoch before

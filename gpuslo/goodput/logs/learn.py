@@ -7,9 +7,14 @@ the one with the most records (then the one that gives times, then the first). A
 joins it when it is a bar like it and none of its records falls between the first and the
 last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
 `Training: | | n/?` bar); a family whose records fall inside the main one's span is another
-loop's (evaluation, an epoch bar, an inner loop) and is not read as steps. Epoch markers
-(`Epoch 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter
-that does not print it (Keras).
+loop's (evaluation, an epoch bar, an inner loop) and is not read as steps. Epoch markers (`Epoch
+96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
+print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
+a time) are the steps. Timing lines are compiled when the progress lines give no rate of their own
+(a rate is the reader's last choice of step time, `progress`): a recurring template with a rate of
+iterations and no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
+300, epoch: 1 | loss: …`; TensorFlow's `global_step/sec: 0.8039` beside `loss = …, step = 100`); the
+reader gives each one's time to the progress record next to it (`reader.LogReader`).
 
 What was read and why, and the recurring templates left unread, are kept for `--explain`.
 """
@@ -19,9 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
-from gpuslo.goodput.logs.roles import Reading, Role, read_template, window_or_step, words
+from gpuslo.goodput.logs.roles import (
+    NOT_PROGRESS_HEAD,
+    Reading,
+    Role,
+    read_template,
+    window_or_step,
+    words,
+)
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 
+_RATES = ("rate_ips", "rate_spi")
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
 
 
@@ -34,6 +47,7 @@ class Learnt:
     markers: list[Matcher] = field(default_factory=list)
     readings: list[Reading] = field(default_factory=list)
     other_families: list[str] = field(default_factory=list)
+    timing: list[Matcher] = field(default_factory=list)
 
 
 def family_of(reading: Reading) -> str:
@@ -103,6 +117,33 @@ def _epochs_as_steps(marker: Reading) -> Matcher:
     return compile_reading(reading, "epochs")
 
 
+def _epoch_summary(reading: Reading) -> bool:
+    """An epoch summary with times: no step counter, a named epoch, a duration, recurring
+    (`Epoch: 118/200 | Train loss: … | Val loss: … | Time:  27.276s`); not an evaluation's."""
+    tpl = reading.template
+    if reading.step is not None or reading.epoch is None or reading.epoch_marker or (
+            tpl.count < RECURRING):
+        return False
+    if not any(r.role in ("step_s", "elapsed") for r in reading.roles.values()):
+        return False
+    head = tpl.text[:_position(tpl.text, reading.epoch)]
+    return not NOT_PROGRESS_HEAD.search(head + " " + tpl.fields[reading.epoch].key)
+
+
+def _timing(reading: Reading) -> bool:
+    """A timing line: no counter, recurring, a rate of iterations, not an evaluation's."""
+    if reading.step is not None or reading.epoch_marker or reading.template.count < 2:
+        return False
+    rates = [i for i, r in reading.roles.items() if r.role in _RATES]
+    if not rates:
+        return False
+    head = reading.template.text[:_position(reading.template.text, rates[0])]
+    if NOT_PROGRESS_HEAD.search(head + " " + reading.template.fields[rates[0]].key):
+        return False
+    reading.why = "a timing line: its rate is the time of the progress record beside it"
+    return True
+
+
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
     templates: list[Template] = group(records)
@@ -120,10 +161,15 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     for name in chosen:
         for reading in families[name]:
             out.progress.append(compile_reading(reading, name))
-    if not chosen and out.markers:
-        marker = max(out.markers, key=lambda m: m.reading.template.count)
-        out.markers.remove(marker)
-        out.progress.append(_epochs_as_steps(marker.reading))
+    summaries = [r for r in out.readings if _epoch_summary(r)]
+    if not chosen and (out.markers or summaries):
+        best = max([m.reading for m in out.markers] + summaries,
+                   key=lambda r: (r.template.count, not r.epoch_marker))
+        out.markers = [m for m in out.markers if m.reading is not best]
+        out.progress.append(_epochs_as_steps(best))
+    if out.progress and not any(r.role in _RATES for m in out.progress
+                                for r in m.reading.roles.values()):
+        out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:
         for reading in families[name]:

@@ -10,6 +10,8 @@ Joins, the capture artefacts that cut one record into several lines:
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
+- tables: a line of three or more names separated by tabs or runs of spaces is a header; each
+  later line of as many numbers, separated the same way, is the record `name: value, …`;
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
   (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
   one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
@@ -35,6 +37,12 @@ _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
 _DANGLING = re.compile(r"[:=]\s*$")
 _VALUE_START = re.compile(r"^[-+]?\d")
+_CELL = re.compile(r"^\[?\s*[-+]?(?:\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|NaN|inf)\s*\]?"
+                   r"[A-Za-z%]{0,3}$")
+_NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}$")
+_HEADER_START = re.compile(r"\s*[A-Za-z_][\w./@():%-]{0,40}(?:\t|\s{2,})\s*[A-Za-z_]")
+_TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
+_DIGITS = re.compile(r"\d+")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,11 +56,15 @@ class Rec:
 
 
 def wrap_width(lines: list[str]) -> int | None:
-    """The terminal width records were cut at: the longest length at least 3 lines share when
-    it is at least 60, at least half of the lines within 10 % of it have exactly it, and most
-    lines of that length are followed by a line that does not open like them (the rest of the
-    record, not the next one)."""
-    counts = Counter(len(n) for n in lines if len(n) >= 60)
+    """The terminal width records were cut at: the longest length at least 3 lines share
+    when it is at least 60, at least half of the lines within 10 % of it have exactly it, and
+    most lines of that length are followed by a line that does not open like them (the rest of
+    the record, not the next one; `38/89` opens like `39/89`, and a capitalised word at the
+    start of a line opens a record: `Validation loss decreased …` under an epoch line). A tqdm
+    bar (`22%|███ |`) is left out: tqdm pads itself to the terminal's width, so bars of one
+    width are whole lines (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50`
+    lines), and aligned table rows (YOLOv5's results rows) open alike."""
+    counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n))
     if not counts:
         return None
     width = max(counts)
@@ -60,14 +72,21 @@ def wrap_width(lines: list[str]) -> int | None:
     if counts[width] < 3 or counts[width] < 0.5 * near:
         return None
     cut = [(a, b) for a, b in zip(lines, lines[1:], strict=False) if len(a) == width]
-    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a))
+    continued = sum(1 for a, b in cut if b.strip() and _first(b) != _first(a)
+                    and not b[:1].isupper())
     return width if continued >= 0.5 * len(cut) else None
+
+
+def _cells(text: str, sep: str) -> list[str]:
+    """The cells of a table line: split at tabs, or at runs of two or more spaces."""
+    parts = text.strip().split("\t") if sep == "\t" else re.split(r"\s{2,}", text.strip())
+    return [p.strip() for p in parts]
 
 
 def _first(text: str) -> str:
     """A record's first word: a line opening with the same word opens a new record."""
     parts = text.split(None, 1)
-    return parts[0] if parts else ""
+    return _DIGITS.sub("0", parts[0]) if parts else ""
 
 
 class RecordPipe:
@@ -81,6 +100,7 @@ class RecordPipe:
         self._keys: set[str] = set()
         self._block_meta: tuple[int, float | None, str | None] = (0, None, None)
         self.unreadable = 0
+        self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -134,6 +154,9 @@ class RecordPipe:
 
     def _record(self, line: int, text: str, ts: float | None, rank: str | None,
                 own_stamp: bool) -> list[Rec]:
+        if self.header is not None or len(text) <= MAX_KV_LINE and (
+                "\t" in text or "  " in text):
+            text = self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
             if kv is not None and len(self._block) < MAX_BLOCK:
@@ -153,6 +176,22 @@ class RecordPipe:
         elif own_stamp:  # an empty message still dates the log
             out.append(Rec(line, "", ts, rank))
         return out
+
+    def _row(self, text: str) -> str:
+        """A table's row as `name: value, …` under the header that names its columns (ChainerRL's
+        tab-separated scores.txt, `steps\telapsed\tmean`); a header line is remembered."""
+        if self.header is not None and text.count(self.header[0]) >= len(self.header[1]) - 1:
+            sep, names = self.header
+            cells = _cells(text, sep)
+            if len(cells) == len(names) and all(_CELL.match(c) for c in cells):
+                return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True))
+        if not _HEADER_START.match(text):
+            return text
+        sep = "\t" if "\t" in text else "  "
+        names = _cells(text, sep)
+        if len(names) >= 3 and all(_NAME.match(n) for n in names):
+            self.header = (sep, names)
+        return text
 
     def _flush_block(self) -> list[Rec]:
         block, self._block = self._block, []

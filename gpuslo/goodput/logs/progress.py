@@ -5,9 +5,11 @@
 1. Other loops: within one bar family, records whose total is not the family's usual total are
    another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
 2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
-   (`Epoch 96/100` above a Keras bar). Epochs count from 0 when the log ever prints epoch 0,
-   else from 1; the job-wide step is (epoch - first epoch) × N + n (`Epoch [12][500/643]` →
-   7573; Lightning's `Epoch 0: … 1429/3376` → 1429).
+   (`Epoch 96/100` above a Keras bar) unless it kept rising where the marker's epoch changed
+   (a job-wide bar under epoch lines). Epochs count from 0 when the log ever prints epoch 0
+   or a per-epoch line counter prints 0 (`epoch_base`), else from 1; the job-wide step is
+   (epoch - first epoch) × N + n (`Epoch [12][500/643]` → 7573; Lightning's `Epoch 0: …
+   1429/3376` → 1429).
 3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
    two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
@@ -84,12 +86,44 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     return {f: c.most_common(1)[0][0] for f, c in counts.items()}
 
 
+def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
+    """The first epoch's number: 0 when the log prints epoch 0, or when a per-epoch counter of
+    a log line (not a bar: tqdm draws `0/N` before any step) prints 0 beside its epoch
+    (PaddleDetection's `Epoch: [5] [  0/756]`: a loop that counts batches from 0 counts epochs
+    from 0 too), unless the log opens at epoch 1, batch 0 (`Train Epoch: 1 [0/60000 (0%)]`,
+    PyTorch's MNIST example: its first epoch is 1); else 1."""
+    if 0 in marker_epochs or any(p.epoch == 0 for p in progress):
+        return 0
+    first = next((p for p in progress if p.epoch is not None), None)
+    if first is not None and (first.epoch, first.printed) == (1, 0):
+        return 1  # the log opens at epoch 1's first batch (PyTorch's MNIST example)
+    return 0 if any(p.printed == 0 and p.epoch is not None and p.total and not p.bar
+                    for p in progress) else 1
+
+
+def _run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
+    """Families whose counter kept rising where an epoch marker changed the epoch (kohya's one
+    `steps: 176/800` bar under `epoch 11/50` lines): a job-wide counter, not a per-epoch one."""
+    running: set[str] = set()
+    last: dict[tuple[str, int | None], tuple[int | None, int]] = {}
+    k, context = 0, None
+    for p in progress:
+        while k < len(markers) and markers[k][0] < p.seq:
+            context, k = markers[k][1], k + 1
+        before = last.get((p.family, p.total))  # a bar of another total: another loop's
+        if before is not None and before[0] is not None and context != before[0] and (
+                p.printed > before[1]):
+            running.add(p.family)
+        last[(p.family, p.total)] = (context, p.printed)
+    return running
+
+
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record]:
     """Records with their job-wide steps (stages 1-2 of the module docstring)."""
     usual = _usual_totals(progress)
     markers = sorted(epochs)
-    seen = [e for _, e in markers] + [p.epoch for p in progress if p.epoch is not None]
-    base = 0 if 0 in seen else 1
+    running = _run_across_markers(progress, markers)
+    base = epoch_base(progress, [e for _, e in markers])
     out: list[Record] = []
     k, context = 0, None
     for p in progress:
@@ -101,7 +135,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record
         epoch = p.epoch if p.epoch is not None else None
         per_epoch = bool(reading and reading.per_epoch)
         if epoch is None and context is not None and p.total is not None and (
-                reading is None or reading.epoch is None):
+                reading is None or reading.epoch is None) and p.family not in running:
             epoch, per_epoch = context, True
         glob = p.printed
         if per_epoch and epoch is not None and p.total:

@@ -10,10 +10,11 @@ layouts (`stamps.learn_shapes`, dateutil on the sample only), the terminal wrap 
 (`pipe.wrap_width`), then the records' templates and field roles (`learn.learn`), compiled into
 matchers. Then the sample and every later line go through `pipe.RecordPipe` (prefixes, stamps,
 joins) and, per record, the event wording (`wording.Wording`: a prefilter, then rules) and the
-progress matchers (a literal prefilter, then one regex). A record printed by another rank than
+progress matchers (a literal prefilter, then one regex); a timing line (a rate with no counter,
+`learn`) gives its time to the progress record beside it. A record printed by another rank than
 the first that printed progress is not read as progress (ranks once). Records that nothing read
-are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times
-in that sample is learnt again with its examples, so a shape that first appears late (a resumed
+are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times in
+that sample is learnt again with its examples, so a shape that first appears late (a resumed
 run's other bar) is read from then on, and a recurring shape still unread is reported.
 """
 
@@ -113,6 +114,8 @@ class LogReader:
         self._unread_seen = 0
         self.other_progress = 0
         self.fast: FastPath | None = None
+        self._timed = -1  # seq of the last progress record a timing line gave its time to
+        self._pending_rate: float | None = None  # a timing line's time with no record yet
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -149,6 +152,8 @@ class LogReader:
         elif rank != owner:
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
+        if self._pending_rate is not None:
+            prog.rate_s, self._pending_rate, self._timed = self._pending_rate, None, prog.seq
         if len(self.progress) >= MAX_PROGRESS:
             self.progress = thin(self.progress)
 
@@ -213,7 +218,7 @@ class LogReader:
                 return "marker"
         prog = self._read_progress(rec, ts)
         if prog is None:
-            return ""
+            return "progress" if self._timing(rec, ts) else ""
         self.add_progress(prog, rec.rank)
         return "progress"
 
@@ -229,6 +234,22 @@ class LogReader:
             if prog is not None:
                 return prog
         return None
+
+    def _timing(self, rec: Rec, ts: float | None) -> bool:
+        """A timing line (`learn`): its time goes to the progress record above it when that
+        has none yet, else to the next one."""
+        assert self.learnt is not None
+        for matcher in self.learnt.timing:
+            found = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
+            if found is None or found.rate_s is None:
+                continue
+            last = self.progress[-1] if self.progress else None
+            if last is not None and self._timed != last.seq:
+                last.rate_s, self._timed = found.rate_s, last.seq
+            else:
+                self._pending_rate = found.rate_s
+            return True
+        return False
 
     def _inline_ts(self, text: str, line: int) -> float | None:
         for pattern in self.profiles.inline_timestamps:

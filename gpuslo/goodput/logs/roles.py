@@ -39,10 +39,15 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
+from gpuslo.goodput.logs.bars import after_glyphs, elapsed_after_total, has_glyphs, is_bar
 from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
               "updates", "progress", "batch", "globalstep"}
+# a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
+# not `nsteps` (baselines' rollout length, a setting)
+_GLUED_COUNT = {"n" + w: w for w in ("update", "updates", "iter", "iters", "iteration",
+                                     "iterations")}
 GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "optimizer step")
 NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
             "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
@@ -67,12 +72,13 @@ NOT_PROGRESS_HEAD = re.compile(
     r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
     r"|prediction|predicting|map|download|downloading|generating|tokeniz\w*|loading|load|shards?"
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
-    r"|inference|sampling|sample|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
+    r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
     r"|from|load\w*|predict\w*)\b")
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
-_IPS = re.compile(r"(?i)^(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?|updates?)/s(?:ec)?\b"
+_IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
+                  r"|updates?)/s(?:ec)?\b"
                   r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec")
 _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_sec|per_second|per second|/second")
@@ -155,7 +161,7 @@ def _rate(f: Field) -> Role | None:
 
 
 def _is_step_name(key: str) -> bool:
-    low, ws = key.lower(), words(key)
+    low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
     if any(g in low for g in GLOBAL_WORDS):
         return True
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
@@ -211,17 +217,19 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
     return Role("metric")
 
 
-def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool) -> int:
+def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool,
+                burst: bool = False) -> int:
     """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
     2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
-    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch"):
+    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch") or (
+            f.unit == "%"):
         return 0
     if roles[f.index].role == "epoch":
         return 0
     seen = f.known()
     pair = f.after.lstrip().startswith("/")
     done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
-    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done) or (
+    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
             f.rising() < 0.6):
         return 0
     if _is_step_name(f.key):
@@ -232,17 +240,11 @@ def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool
     if f.key and not pair:
         return 0
     if pair or f.unit == "it" or f.after.startswith("/?"):
+        if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
+            return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
         epoch_here = any(r.role == "epoch" for r in roles.values())
         return 2 if bar or epoch_here else 1
     return 0
-
-
-def _is_bar(fields: list[Field], roles: dict[int, Role]) -> bool:
-    """A progress bar: elapsed `[00:18<`/`0:00:39 •`, a `42%|` or an `it/s` glued to a number."""
-    return any(r.role == "elapsed" and fields[i].kind == "dur" and fields[i].after.lstrip()
-               .startswith(("<", "•")) for i, r in roles.items()) or any(
-        f.unit == "%" and f.after.lstrip().startswith("|") for f in fields) or any(
-        r.role in ("rate_ips", "rate_spi") and fields[i].unit for i, r in roles.items())
 
 
 def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
@@ -254,8 +256,9 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         pinned = (pins or {}).get(f.key)
         if pinned:
             roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
-    reading.roles, reading.bar = roles, _is_bar(fields, roles)
-    scores = [(_step_score(f, fields, roles, reading.bar), -f.index) for f in fields]
+    reading.roles, reading.bar = roles, is_bar(fields, roles)
+    burst = tpl.copies()
+    scores = [(_step_score(f, fields, roles, reading.bar, burst), -f.index) for f in fields]
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
         reading.step = pinned_step[0]
@@ -305,6 +308,9 @@ def _place_counter(reading: Reading) -> None:
             roles[i] = Role("metric", why="the N of another pair")
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
+    elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
+    if elapsed is not None and roles[elapsed].role == "step_s":
+        roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
     reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None)

@@ -19,6 +19,7 @@ from gpuslo.goodput.logs.tokens import Value, template, values
 
 MAX_TEMPLATES = 4000  # distinct templates kept from one sample; the rest are counted only
 MAX_VALUES = 2000  # values per field kept for role inference
+BURST_S = 1.0  # records of one template stamped within this are copies of one record
 MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
 _DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
 
@@ -83,6 +84,15 @@ class Template:
     def count(self) -> int:
         """Records of this template in the sample."""
         return len(self.lines)
+
+    def copies(self) -> bool:
+        """True when the records are one burst of copies: consecutive lines stamped within
+        `BURST_S` (every rank printing the same progress line without a rank prefix, its
+        timings a little apart: scepter's `iter: [10/500]` four times in 90 ms). A counter
+        constant over such records still counts; one constant over lines far apart does not."""
+        stamps = [t for t in self.stamps if t is not None]
+        return self.count >= 2 and self.lines[-1] - self.lines[0] == self.count - 1 and (
+            len(stamps) == self.count and max(stamps) - min(stamps) <= BURST_S)
 
     def add(self, record: SampleRecord, found: list[Value]) -> None:
         """Add one record's values (same template, so same positions)."""

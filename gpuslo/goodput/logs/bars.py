@@ -1,0 +1,51 @@
+"""What a progress bar's fields are, from the bar's own layout (pure; `roles` asks).
+
+tqdm draws `{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {rate}]`; a custom
+`bar_format` keeps the `%|bar|` and the `n/N` after it and may drop the rest (YOLOv5 v7:
+`0/1 22.4G ... 199 640: 100%|██████████| 1849/1849 13:15`, no `<` and no rate). So:
+
+- `is_bar(fields, roles)`: a bar has an elapsed time before `<`/`•`, a `42%|`, or a rate glued
+  to its number (`75.75it/s`);
+- `after_glyphs(fields, index)`: the `n` of the `n/N` right after a `%|...|` run is the bar's
+  own counter; another `n/N` on the line (YOLOv5's epoch `0/1` in its first column) is not;
+- `elapsed_after_total(fields, step, total)`: a duration printed right after the bar's `N`
+  with no name is its elapsed time (`1849/1849 13:15`), not a step time.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuslo.goodput.logs.templates import Field
+
+
+def _percent_bar(f: Field) -> bool:
+    return f.unit == "%" and f.after.lstrip().startswith("|")
+
+
+def is_bar(fields: list[Field], roles: dict[int, Any]) -> bool:
+    """A progress bar (see the module docstring); `roles` by field index (`.role` read)."""
+    return any(r.role == "elapsed" and fields[i].kind == "dur" and fields[i].after.lstrip()
+               .startswith(("<", "•")) for i, r in roles.items()) or any(
+        _percent_bar(f) for f in fields) or any(
+        r.role in ("rate_ips", "rate_spi") and fields[i].unit for i, r in roles.items())
+
+
+def has_glyphs(fields: list[Field]) -> bool:
+    """True when the line draws a `%|...|` bar."""
+    return any(_percent_bar(f) for f in fields)
+
+
+def after_glyphs(fields: list[Field], index: int) -> bool:
+    """True when field `index` is the first number after a `%|...|` run (the bar's `n`)."""
+    return index > 0 and _percent_bar(fields[index - 1])
+
+
+def elapsed_after_total(fields: list[Field], total: int | None) -> int | None:
+    """The index of an unnamed duration printed right after the bar's `N`, else None."""
+    if total is None or total + 1 >= len(fields):
+        return None
+    nxt = fields[total + 1]
+    if nxt.kind != "dur" or nxt.key or fields[total].after.strip() != "":
+        return None
+    return nxt.index
