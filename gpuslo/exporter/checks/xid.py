@@ -1,7 +1,9 @@
 """`xid`: Xid / SXid / fallen-off-the-bus events from the kernel log, classified by the Xid policy.
 
 Evidence, first that answers: `context.kernel_log` (a file, when set: read whole every run, in
-one pass; a file whose first 64 KiB are not a kernel log is `unknown`/`parse_error`);
+one pass, `checks.xid_file`; a file whose first 64 KiB are not a kernel log is
+`unknown`/`parse_error`; the output's `resume` says where the scan stopped, so the exporter judges
+appended records in process, `gpuslo.exporter.xid_fast`);
 `/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`.
 None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_missing`).
 
@@ -41,7 +43,6 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
 import subprocess
 import time
@@ -59,6 +60,7 @@ from gpuslo.exporter.checks.base import (
     UnrecognisedFacts,
 )
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
+from gpuslo.exporter.checks.xid_file import scan_file
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
@@ -66,10 +68,8 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     GPU_MARKER,
     kernel_records,
     parse_kernel_log,
-    scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
-from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
@@ -81,8 +81,6 @@ COMMANDS = (
 )
 UNKNOWN_PCI = "unknown"
 COMMAND_BUDGET = 0.8  # share of the check's deadline journalctl and dmesg may use together
-# A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
-CUT_OFF_AFTER_S = 30.0
 
 
 def scope_of(event: KernelEvent) -> str:
@@ -260,6 +258,37 @@ def read_command_text(context: CheckContext) -> tuple[str, str]:
     raise DeadlineExceeded(message) if timed_out else DependencyMissing(message)
 
 
+def judge(
+    events: list[KernelEvent],
+    records: int,
+    unclaimed: list,
+    source: str,
+    policy,
+    family: str | None,
+    now: float,
+) -> CheckOutput:
+    """Results and facts of a whole read of a kernel log (a file, journalctl or dmesg): its
+    `events`, `records` (lines) and `unclaimed` fallback lines, judged with `policy` for GPU
+    `family` (pure). Raises ParseError when it holds no record."""
+    if records == 0:
+        raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
+    classified = fallback.live_classes(classify_events(events, policy, family))
+    results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
+    results = fallback.merged(results, unclaimed, source, now)
+    xids, sxids = count_events(classified)
+    results.append(_node_result(source, records, len(classified), 0, False, now))
+    unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
+    facts = KernelLogFacts(xids, sxids, kernel_log_records_lost=0)
+    return CheckOutput(results, (facts, UnrecognisedFacts(unrecognised)))
+
+
+def judge_scan(scan, source: str, policy, family: str | None, now: float) -> CheckOutput:
+    """`judge` of a kernel-log file's scan (`xid_file`): the whole-file run and the exporter's
+    resumed scan of the same bytes give the same answer."""
+    return judge(scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines), source,
+                 policy, family, now)
+
+
 class XidCheck:
     """The `xid` check (see the module docstring)."""
 
@@ -279,23 +308,15 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            source = str(context.kernel_log)
-            events, records, unclaimed = _scan_file(context.kernel_log, now)
-        else:
-            source, text = read_command_text(context)
-            events = parse_kernel_log(text, source)
-            records = check_command_output(text, events, source)
-            unclaimed = fallback.unclaimed_in_text(text)
-        if records == 0:
-            raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
-        classified = fallback.live_classes(classify_events(events, policy, context.gpu_family))
-        results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
-        results = fallback.merged(results, unclaimed, source, now)
-        xids, sxids = count_events(classified)
-        results.append(_node_result(source, records, len(classified), 0, False, now))
-        unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
-        facts = KernelLogFacts(xids, sxids, kernel_log_records_lost=0)
-        return CheckOutput(results, (facts, UnrecognisedFacts(unrecognised)))
+            scan, resume = scan_file(context.kernel_log, now)
+            output = judge_scan(scan, str(context.kernel_log), policy, context.gpu_family, now)
+            resume = resume and dataclasses.replace(resume, family=context.gpu_family)
+            return dataclasses.replace(output, resume=resume)
+        source, text = read_command_text(context)
+        events = parse_kernel_log(text, source)
+        records = check_command_output(text, events, source)
+        unclaimed = fallback.unclaimed_in_text(text)
+        return judge(events, records, unclaimed, source, policy, context.gpu_family, now)
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
@@ -382,35 +403,6 @@ def read_gpu_family(procfs: Path) -> str | None:
     return gpu_family_of(models)
 
 
-def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int, list]:
-    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
-    complete lines count: a last line without its newline waits for the next run (a writer may
-    be mid-line), unless it holds a GPU marker and the file has not changed for
-    `CUT_OFF_AFTER_S` — then the log ends in a cut-off record, a ParseError (never healthy).
-    Raises ParseError when its first 64 KiB are not a kernel log (empty, binary, any other
-    text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
-    it cannot be read."""
-    try:
-        scan = scan_kernel_log_file(
-            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS,
-            extra_literals=ERROR_LITERALS,
-        )
-        changed = os.stat(path).st_mtime
-    except InputError as error:
-        raise DependencyMissing(str(error)) from None
-    except OSError as error:
-        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
-    tail = scan.unterminated.decode("utf-8", errors="replace")
-    if GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
-        line = scan.records + 1
-        raise ParseError(
-            str(path),
-            f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
-            line=line,
-        )
-    return scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines)
-
-
 def _node_result(
     source: str, records: int, events: int, lost: int, overrun: bool, now: float
 ) -> CheckResult:
@@ -434,6 +426,8 @@ __all__ = [
     "count_events",
     "evaluate_events",
     "fold_problem",
+    "judge",
+    "judge_scan",
     "read_command_text",
     "scope_of",
 ]
