@@ -179,6 +179,8 @@ class Runner:
         self.heartbeats = {c.name: Heartbeat(c.name, self.intervals[c.name]) for c in self.checks}
         self.results: dict[str, list[CheckResult]] = {}
         self.facts: dict[type, Facts] = {}  # the latest facts of each kind
+        self.resume: dict[str, Any] = {}  # check name -> its latest answer's CheckOutput.resume
+        self._record_lock = threading.Lock()  # results, facts and resume change together
         self._stuck: dict[str, Any] = {}  # check name -> a killed child not yet reaped
         self._next_due: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -272,9 +274,14 @@ class Runner:
         ended = self.clock()
         duration = max(0.0, ended - started)
         kind, value = answer
-        results = _results_of(check.name, kind, value, self.facts)
-        results = [dataclasses.replace(r, observed_at=ended, duration_s=duration) for r in results]
-        self.results[check.name] = results
+        with self._record_lock:
+            results = _results_of(check.name, kind, value, self.facts)
+            results = [
+                dataclasses.replace(r, observed_at=ended, duration_s=duration) for r in results
+            ]
+            self.results[check.name] = results
+            resume = value.resume if kind == "ok" and isinstance(value, CheckOutput) else None
+            self.resume[check.name] = resume if _answered(results) else None
         beat = self.heartbeats[check.name]
         errors = dict(beat.errors_total)
         failed_reasons = {r.reason for r in results if r.status == names.STATUS_UNKNOWN}
@@ -289,6 +296,20 @@ class Runner:
             runs_total=beat.runs_total + 1,
             errors_total=errors,
         )
+
+    def replace_results(
+        self, name: str, resume: Any, results: list[CheckResult], facts: tuple[Facts, ...]
+    ) -> bool:
+        """Take `results` and `facts` as check `name`'s latest, judged in process from its
+        `resume` (the exporter's fast path); False, changing nothing, when an answer of the
+        check came since and replaced that resume (a timeout or error included: fail closed)."""
+        with self._record_lock:
+            if resume is None or self.resume.get(name) is not resume:
+                return False
+            self.results[name] = list(results)
+            for fact in facts:
+                _keep_facts(self.facts, fact)
+            return True
 
     def snapshot(self) -> NodeSnapshot:
         """The latest results (older than 3 intervals → stale unknown), heartbeats, facts and
@@ -322,6 +343,11 @@ class Runner:
         for process in self._stuck.values():
             _kill(process)
         self._stuck.clear()
+
+
+def _answered(results: list[CheckResult]) -> bool:
+    """True when no result is `unknown` (a run whose state a caller may go on from)."""
+    return all(r.status in ANSWERED for r in results)
 
 
 def _unknown(check: str, reason: str, message: str) -> CheckResult:
