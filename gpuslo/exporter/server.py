@@ -158,11 +158,13 @@ class Exporter:
             snapshot = self.fast.refresh(self._raw)
             if snapshot is None:
                 return False
-            self._swap(snapshot)
+            self._swap(snapshot, save=False)  # an fsync is ~10 ms: the loop saves within poll_s
             return True
 
-    def _swap(self, snapshot: NodeSnapshot) -> None:
-        """Publish `snapshot` with the kernel-log counters carried (under `_publish`)."""
+    def _swap(self, snapshot: NodeSnapshot, save: bool = True) -> None:
+        """Publish `snapshot` with the kernel-log counters carried (under `_publish`), saved
+        unless not `save`. Saving later is safe: the xid source's readings are totals, so a
+        restart from the last saved (total, reading) pair adds the same growth once."""
         self._raw = snapshot
         if self._carry is not None:
             xid = self._carry.apply("xid", snapshot.xid_events)
@@ -172,7 +174,8 @@ class Exporter:
                 "unrecognised", {(s, "line"): n for s, n in snapshot.unrecognised_messages.items()}
             )
             try:
-                self._carry.save()
+                if save:
+                    self._carry.save()
             except OSError:  # keep serving; the counters are still right in memory
                 log.exception("cannot save %s", self._carry.path)
             snapshot = _replace(

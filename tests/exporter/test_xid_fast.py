@@ -253,3 +253,15 @@ def test_the_resume_crosses_the_runners_child_process(tmp_path):
         assert sum(exporter.snapshot.xid_events.values()) == 1
     finally:
         runner.close()
+
+
+def test_a_restart_before_the_counters_are_saved_counts_the_xid_once(rig):
+    """The fast path leaves the save to the loop; a kill before it loses and doubles nothing,
+    as the file's total is read again from the last saved (total, reading) pair."""
+    before = rig.total()
+    with rig.log.open("a") as handle:
+        handle.write(XID_79)
+    assert rig.exporter.publish_xid() and rig.total() == before + 1
+    restarted = Rig(rig.tmp, rig.log)  # the carry as saved by the last cycle
+    restarted.answer(restarted.run())
+    assert restarted.total() == before + 1
