@@ -4,7 +4,9 @@ Checks run in a background thread (the runner runs each check when its interval 
 by default), which wakes every `JOURNAL_POLL_S` or at the shortest check interval, whichever is
 shorter; journals are tailed on a thread of their own every `JOURNAL_POLL_S`. A scrape only
 reads the latest snapshot and job goodput through `collector.GpusloCollector`; it never runs
-a check.
+a check. A GPU record appended to a followed `--kernel-log` file is judged in process by the
+watcher's thread and published at once (`xid_fast`); the loop and the watcher publish under one
+lock.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must
 be asked for by address (`--web.listen-address 0.0.0.0:9835` or `[::]:9835`). HTTP, TLS, basic
