@@ -31,11 +31,11 @@ from collections.abc import Callable
 from typing import Any
 
 from gpuslo.errors import GpusloError
+from gpuslo.exporter.answers import with_facts
 from gpuslo.exporter.checks.base import CheckOutput, KernelLogFacts
 from gpuslo.exporter.checks.xid import NAME, judge_scan
 from gpuslo.exporter.checks.xid_file import FileResume, resume_scan
 from gpuslo.exporter.policy.xid import XidPolicy, load_policy
-from gpuslo.exporter.runner import with_facts
 from gpuslo.exporter.snapshot import NodeSnapshot
 
 

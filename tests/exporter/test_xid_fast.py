@@ -265,3 +265,17 @@ def test_a_restart_before_the_counters_are_saved_counts_the_xid_once(rig):
     restarted = Rig(rig.tmp, rig.log)  # the carry as saved by the last cycle
     restarted.answer(restarted.run())
     assert restarted.total() == before + 1
+
+
+def test_the_runner_keeps_a_resume_only_with_the_checks_own_answer(tmp_path):
+    log = tmp_path / "kern.log"
+    log.write_text("[    1.000000] Linux version 6.8.0\n")
+    rig = Rig(tmp_path, log)
+    good = rig.run()
+    rig.runner._record(rig.check, NOW, ("ok", good))
+    assert rig.runner.resume["xid"] is good.resume
+    malformed = dataclasses.replace(good, results=[dataclasses.replace(r, check="other")
+                                                   for r in good.results])
+    rig.runner._record(rig.check, NOW, ("ok", malformed))  # the runner's tool_error instead
+    assert rig.runner.resume["xid"] is None
+    assert not rig.runner.replace_results("xid", good.resume, good.results, good.facts)
