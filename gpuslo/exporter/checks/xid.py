@@ -4,7 +4,8 @@ Evidence, first that answers: `context.kernel_log` (a file, when set: read whole
 one pass, `checks.xid_file`; a file whose first 64 KiB are not a kernel log is
 `unknown`/`parse_error`; the output's `resume` says where the scan stopped, so the exporter judges
 appended records in process, `gpuslo.exporter.xid_fast`);
-`/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`.
+`/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`
+(both `checks.xid_commands`).
 None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_missing`).
 
 The /dev/kmsg cursor (`xid_kmsg_state.json` in `context.state_dir`, written atomically) holds the
@@ -44,13 +45,12 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
+from gpuslo.errors import DependencyMissing, InputError, ParseError
 from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import (
     DEFAULT_INTERVAL_S,
@@ -59,14 +59,13 @@ from gpuslo.exporter.checks.base import (
     KernelLogFacts,
     UnrecognisedFacts,
 )
+from gpuslo.exporter.checks.xid_commands import check_command_output, read_command_text
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
 from gpuslo.exporter.checks.xid_file import scan_file
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
 from gpuslo.exporter.evidence.kernel_log.read import (
-    GPU_MARKER,
-    kernel_records,
     parse_kernel_log,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
@@ -75,12 +74,7 @@ from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
-COMMANDS = (
-    ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"),
-    ("dmesg",),
-)
 UNKNOWN_PCI = "unknown"
-COMMAND_BUDGET = 0.8  # share of the check's deadline journalctl and dmesg may use together
 
 
 def scope_of(event: KernelEvent) -> str:
@@ -213,51 +207,6 @@ def _label(item: Classified) -> str:
     return f"{code} ({item.class_})"
 
 
-def read_command_text(context: CheckContext) -> tuple[str, str]:
-    """(source, text) from the first of `COMMANDS` that runs and prints kernel records.
-
-    Raises DependencyMissing naming every command tried and why it gave nothing, or
-    DeadlineExceeded (`check_timeout`) when one of them ran past its deadline. The commands
-    share `COMMAND_BUDGET` of the check's deadline, so this deadline fires before the runner's.
-    """
-    budget = context.timeout_s * COMMAND_BUDGET
-    deadline = time.monotonic() + budget
-    tried, timed_out = [], False
-    for command in COMMANDS:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            tried.append(f"{command[0]}: not run, the deadline of {budget:g} s was spent")
-            timed_out = True
-            continue
-        try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=left,
-                check=False,
-            )
-        except FileNotFoundError:
-            tried.append(f"{command[0]}: not installed")
-            continue
-        except subprocess.TimeoutExpired:
-            tried.append(f"{command[0]}: no answer within the deadline of {budget:g} s")
-            timed_out = True
-            continue
-        if (
-            done.returncode != 0
-            or not done.stdout.strip()
-            or "-- No entries --" in done.stdout[:200]
-        ):
-            detail = (done.stderr or done.stdout).strip().splitlines()[:1]
-            tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
-            continue
-        return " ".join(command), done.stdout
-    message = f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
-    raise DeadlineExceeded(message) if timed_out else DependencyMissing(message)
-
-
 def judge(
     events: list[KernelEvent],
     records: int,
@@ -366,19 +315,6 @@ class XidCheck:
             (KernelLogFacts(updated.xid_events, updated.sxid_events, updated.lost),
              UnrecognisedFacts({NAME: updated.unrecognised})),
         )
-
-
-def check_command_output(text: str, events: list[KernelEvent], source: str) -> int:
-    """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a
-    cut-off GPU record (a command killed mid-write prints half an Xid line: that is not a healthy
-    log)."""
-    lines = text.split("\n")
-    if not text.endswith("\n") and GPU_MARKER.search(lines[-1]):
-        last = len(lines)
-        complete = ("xid", "sxid", "fallen_off_bus")
-        if not any(event.line == last and event.kind in complete for event in events):
-            raise ParseError(source, "output ends in a cut-off kernel-log record", line=last)
-    return kernel_records(text)
 
 
 def gpu_family_of(models: list[str]) -> str | None:
