@@ -19,7 +19,8 @@ How it stays the xid check's answer:
 - Anything the fast path cannot do exactly — no answer to resume yet, a run that timed out or
   failed (the runner then drops its resume: `Runner.replace_results` refuses), another file at
   the path, a truncated file, a head that is no longer a kernel log, more than
-  `xid_file.MAX_RESUME_BYTES` new — it declines, and the caller makes the xid check due as
+  `xid_file.MAX_RESUME_BYTES` new, no run for 3 intervals (the loop is stuck: the fast path
+  must not keep the xid results fresh) — it declines, and the caller makes the xid check due as
   before: the isolated run judges it, fail closed.
 """
 
@@ -37,6 +38,8 @@ from gpuslo.exporter.checks.xid import NAME, judge_scan
 from gpuslo.exporter.checks.xid_file import FileResume, resume_scan
 from gpuslo.exporter.policy.xid import XidPolicy, load_policy
 from gpuslo.exporter.snapshot import NodeSnapshot
+
+STALE_RUNS = 3  # as `verdict.stale_as_unknown`: no run for 3 intervals, no fast path either
 
 
 class FastXid:
@@ -70,6 +73,8 @@ class FastXid:
             return None
         started = time.monotonic()
         now = self.clock()
+        if now - self.runner.heartbeats[NAME].last_run > STALE_RUNS * self.runner.intervals[NAME]:
+            return None  # the whole-file run has stopped answering: its results go stale
         resumed = resume_scan(resume, now)
         if resumed is None:
             return None

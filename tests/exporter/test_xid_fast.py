@@ -279,3 +279,12 @@ def test_the_runner_keeps_a_resume_only_with_the_checks_own_answer(tmp_path):
     rig.runner._record(rig.check, NOW, ("ok", malformed))  # the runner's tool_error instead
     assert rig.runner.resume["xid"] is None
     assert not rig.runner.replace_results("xid", good.resume, good.results, good.facts)
+
+
+def test_no_fast_path_once_the_whole_file_run_has_stopped(rig):
+    """A stuck loop leaves the xid results to go stale; the fast path does not refresh them."""
+    beat = rig.runner.heartbeats["xid"]
+    rig.runner.heartbeats["xid"] = dataclasses.replace(beat, last_run=NOW - 3 * 30.0 - 1)
+    with rig.log.open("a") as handle:
+        handle.write(XID_79)
+    assert not rig.exporter.publish_xid()
