@@ -288,3 +288,23 @@ def test_no_fast_path_once_the_whole_file_run_has_stopped(rig):
     with rig.log.open("a") as handle:
         handle.write(XID_79)
     assert not rig.exporter.publish_xid()
+
+
+def test_a_line_cut_mid_write_is_resumed_whole(tmp_path):
+    """The run stops before a last line without its newline; the fast path reads it whole (an
+    Xid 63, never the Xid 6 of its first half), as the next whole-file run does."""
+    log = tmp_path / "kern.log"
+    head = "[    1.000000] Linux version 6.8.0\n"
+    xid_63 = "[  100.000000] NVRM: Xid (PCI:0000:18:00): 63, pid=1, name=python, Row Remapper\n"
+    cut = xid_63.index("): 6") + len("): 6")
+    log.write_text(head + xid_63[:cut])
+    resume = XidCheck().run(context(tmp_path, log)).resume
+    assert resume.offset == len(head)
+    assert resume_scan(resume, NOW)[1] == len(head)  # still mid-line: nothing new to judge
+    with log.open("a") as handle:
+        handle.write(xid_63[cut:])
+    scan, offset = resume_scan(resume, NOW)
+    output = judge_scan(scan, str(log), load_policy(None), resume.family, NOW)
+    expected = XidCheck().run(context(tmp_path, log))
+    assert output.facts == expected.facts and offset == log.stat().st_size
+    assert output.facts[0].xid_events == {("00000000:18:00.0", "63", "warn"): 1}
