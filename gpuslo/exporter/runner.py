@@ -39,20 +39,11 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolError
-from gpuslo.exporter.checks.base import (
-    FACT_TYPES,
-    CheckContext,
-    CheckOutput,
-    Facts,
-    InventoryFacts,
-    KernelLogFacts,
-    NetworkFacts,
-    ProbeFacts,
-    UnrecognisedFacts,
-)
+from gpuslo.exporter.answers import keep_facts, results_of, with_facts
+from gpuslo.exporter.checks.base import CheckContext, CheckOutput, Facts
 from gpuslo.exporter.checks.gpu_inventory import load_expected
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
-from gpuslo.verdict import NODE_SCOPE, CheckResult, stale_as_unknown
+from gpuslo.verdict import CheckResult, stale_as_unknown
 
 KILL_GRACE_S = 0.5  # how long to wait for a killed child to be reaped
 ANSWERED = (names.STATUS_OK, names.STATUS_WARN, names.STATUS_FAIL)
@@ -179,6 +170,8 @@ class Runner:
         self.heartbeats = {c.name: Heartbeat(c.name, self.intervals[c.name]) for c in self.checks}
         self.results: dict[str, list[CheckResult]] = {}
         self.facts: dict[type, Facts] = {}  # the latest facts of each kind
+        self.resume: dict[str, Any] = {}  # check name -> its latest answer's CheckOutput.resume
+        self._record_lock = threading.Lock()  # results, facts and resume change together
         self._stuck: dict[str, Any] = {}  # check name -> a killed child not yet reaped
         self._next_due: dict[str, float] = {}
         self._lock = threading.Lock()
@@ -272,9 +265,17 @@ class Runner:
         ended = self.clock()
         duration = max(0.0, ended - started)
         kind, value = answer
-        results = _results_of(check.name, kind, value, self.facts)
-        results = [dataclasses.replace(r, observed_at=ended, duration_s=duration) for r in results]
-        self.results[check.name] = results
+        with self._record_lock:
+            results = results_of(check.name, kind, value, self.facts)
+            # a resume only with the check's own results (not the runner's unknown for a
+            # malformed answer): a run that failed is never gone on from
+            own = kind == "ok" and isinstance(value, CheckOutput) and (
+                isinstance(value.results, list | tuple) and results == list(value.results))
+            self.resume[check.name] = value.resume if own else None
+            results = [
+                dataclasses.replace(r, observed_at=ended, duration_s=duration) for r in results
+            ]
+            self.results[check.name] = results
         beat = self.heartbeats[check.name]
         errors = dict(beat.errors_total)
         failed_reasons = {r.reason for r in results if r.status == names.STATUS_UNKNOWN}
@@ -289,6 +290,20 @@ class Runner:
             runs_total=beat.runs_total + 1,
             errors_total=errors,
         )
+
+    def replace_results(
+        self, name: str, resume: Any, results: list[CheckResult], facts: tuple[Facts, ...]
+    ) -> bool:
+        """Take `results` and `facts` as check `name`'s latest, judged in process from its
+        `resume` (the exporter's fast path); False, changing nothing, when an answer of the
+        check came since and replaced that resume (a timeout or error included: fail closed)."""
+        with self._record_lock:
+            if resume is None or self.resume.get(name) is not resume:
+                return False
+            self.results[name] = list(results)
+            for fact in facts:
+                keep_facts(self.facts, fact)
+            return True
 
     def snapshot(self) -> NodeSnapshot:
         """The latest results (older than 3 intervals → stale unknown), heartbeats, facts and
@@ -322,73 +337,3 @@ class Runner:
         for process in self._stuck.values():
             _kill(process)
         self._stuck.clear()
-
-
-def _unknown(check: str, reason: str, message: str) -> CheckResult:
-    return CheckResult(
-        check=check,
-        scope=NODE_SCOPE,
-        status=names.STATUS_UNKNOWN,
-        reason=reason,
-        message=message[:500],
-        source="runner",
-    )
-
-
-def with_facts(snapshot: NodeSnapshot, *facts: Facts) -> NodeSnapshot:
-    """`snapshot` with the checks' facts, read by attribute (a driver or CUDA version nobody has
-    read yet is ""). Pure."""
-    for fact in facts:
-        if isinstance(fact, InventoryFacts):
-            snapshot = dataclasses.replace(
-                snapshot, gpus=tuple(fact.gpus), driver_version=fact.driver_version or "",
-                cuda_version=fact.cuda_version or "")
-        elif isinstance(fact, KernelLogFacts):
-            snapshot = dataclasses.replace(
-                snapshot, xid_events=fact.xid_events, sxid_events=fact.sxid_events,
-                kernel_log_records_lost=fact.kernel_log_records_lost)
-        elif isinstance(fact, NetworkFacts):
-            snapshot = dataclasses.replace(
-                snapshot, network_devices=fact.network_devices,
-                network_devices_expected=fact.network_devices_expected)
-        elif isinstance(fact, ProbeFacts):
-            snapshot = dataclasses.replace(
-                snapshot, probe_speed_not_judged=fact.probe_speed_not_judged)
-    return snapshot
-
-
-def _keep_facts(facts: dict[type, Facts], new: Facts) -> None:
-    """Keep `new` as the latest of its kind; an InventoryFacts without versions keeps the last
-    known ones (as a GPU inventory read from the bus alone cannot tell them); UnrecognisedFacts
-    of several checks (each its own sources) are merged."""
-    old = facts.get(type(new))
-    if isinstance(new, InventoryFacts) and isinstance(old, InventoryFacts):
-        new = dataclasses.replace(
-            new, driver_version=old.driver_version if new.driver_version is None
-            else new.driver_version,
-            cuda_version=old.cuda_version if new.cuda_version is None else new.cuda_version)
-    if isinstance(new, UnrecognisedFacts) and isinstance(old, UnrecognisedFacts):
-        new = UnrecognisedFacts({**old.unrecognised_messages, **new.unrecognised_messages})
-    facts[type(new)] = new
-
-
-def _results_of(name: str, kind: str, value: Any, facts: dict[type, Facts]) -> list[CheckResult]:
-    """Turn a child's answer into results; anything malformed is `tool_error`, never ok."""
-    if kind != "ok":
-        return [_unknown(name, kind, str(value))]
-    if isinstance(value, CheckOutput):
-        given = value.facts if isinstance(value.facts, tuple) else (value.facts,)
-        wrong = [type(f).__name__ for f in given if not isinstance(f, FACT_TYPES)]
-        if wrong or not given:
-            return [_unknown(name, "tool_error", f"check returned facts of {wrong or 'nothing'}")]
-        for fact in given:
-            _keep_facts(facts, fact)
-        value = value.results
-    if not isinstance(value, list | tuple) or not all(isinstance(r, CheckResult) for r in value):
-        return [_unknown(name, "tool_error", f"check returned {type(value).__name__}, not results")]
-    if not value:
-        return [_unknown(name, "no_data", "check returned no result")]
-    wrong = sorted({r.check for r in value if r.check != name})
-    if wrong:
-        return [_unknown(name, "tool_error", f"check returned results named {wrong}")]
-    return list(value)

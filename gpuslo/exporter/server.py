@@ -4,7 +4,9 @@ Checks run in a background thread (the runner runs each check when its interval 
 by default), which wakes every `JOURNAL_POLL_S` or at the shortest check interval, whichever is
 shorter; journals are tailed on a thread of their own every `JOURNAL_POLL_S`. A scrape only
 reads the latest snapshot and job goodput through `collector.GpusloCollector`; it never runs
-a check.
+a check. A GPU record appended to a followed `--kernel-log` file is judged in process by the
+watcher's thread and published at once (`xid_fast`); the loop and the watcher publish under one
+lock.
 
 Listening: default `127.0.0.1:9835` (loopback only; 9835 is gpuslo's port). All interfaces must
 be asked for by address (`--web.listen-address 0.0.0.0:9835` or `[::]:9835`). HTTP, TLS, basic
@@ -44,6 +46,7 @@ from gpuslo.exporter.state import CounterCarry
 from gpuslo.exporter.web.admission import DEFAULT_MAX_CONNECTIONS
 from gpuslo.exporter.web.config import WebConfig
 from gpuslo.exporter.web.server import LISTEN_BACKLOG, MetricsServer
+from gpuslo.exporter.xid_fast import FastXid
 from gpuslo.goodput.journal import FINISHED_HOLD_S
 
 log = logging.getLogger(__name__)
@@ -103,6 +106,9 @@ class Exporter:
         self._heartbeat = heartbeat
         self._max_jobs, self._job_hold_s, self._clock = max_jobs, job_hold_s, clock
         self.snapshot: NodeSnapshot | None = None
+        self._raw: NodeSnapshot | None = None  # the latest snapshot before the counter carry
+        self._publish = threading.Lock()  # the loop and the kernel-log watcher both publish
+        self.fast: FastXid | None = None  # judges a followed kernel-log file in process
         self.jobs: Jobs = []
         self.wake = threading.Event()  # set to run due checks now instead of after poll_s
         self.registry = CollectorRegistry(auto_describe=False)
@@ -132,8 +138,36 @@ class Exporter:
         return found, [source.state() for source in self.allocation_sources]
 
     def run_checks(self) -> None:
-        """One check cycle; the snapshot is swapped whole, with carried counters."""
+        """One check cycle; the snapshot is swapped whole, with carried counters (and, with
+        the fast path, the xid check's answer brought up to the end of the followed file)."""
         snapshot = self._cycle()
+        with self._publish:
+            again = False
+            if self.fast is not None:
+                snapshot, again = self.fast.after_cycle(snapshot)
+            self._swap(snapshot)
+        if again:
+            self.fast.runner.make_due("xid")
+            self.wake.set()
+
+    def publish_xid(self) -> bool:
+        """Judge the followed kernel-log file in process and publish the xid check's answer at
+        once (the watcher's hook, `xid_fast`); False when the fast path declines (the caller
+        then makes the xid check due)."""
+        with self._publish:
+            if self.fast is None or self._raw is None:
+                return False
+            snapshot = self.fast.refresh(self._raw)
+            if snapshot is None:
+                return False
+            self._swap(snapshot, save=False)  # an fsync is ~10 ms: the loop saves within poll_s
+            return True
+
+    def _swap(self, snapshot: NodeSnapshot, save: bool = True) -> None:
+        """Publish `snapshot` with the kernel-log counters carried (under `_publish`), saved
+        unless not `save`. Saving later is safe: the xid source's readings are totals, so a
+        restart from the last saved (total, reading) pair adds the same growth once."""
+        self._raw = snapshot
         if self._carry is not None:
             xid = self._carry.apply("xid", snapshot.xid_events)
             sxid = self._carry.apply("sxid", snapshot.sxid_events)
@@ -142,7 +176,8 @@ class Exporter:
                 "unrecognised", {(s, "line"): n for s, n in snapshot.unrecognised_messages.items()}
             )
             try:
-                self._carry.save()
+                if save:
+                    self._carry.save()
             except OSError:  # keep serving; the counters are still right in memory
                 log.exception("cannot save %s", self._carry.path)
             snapshot = _replace(
@@ -226,14 +261,19 @@ def _replace(snapshot: NodeSnapshot, **changes: Any) -> NodeSnapshot:
 
 
 def start_watcher(exporter: Exporter, runner: Any, context: Any) -> KernelLogWatcher | None:
-    """Follow what the xid check reads, so a new GPU record makes the xid check due at once
-    (detection in about a second instead of at its 30 s interval). None when there is no xid
-    check or nothing to follow."""
+    """Follow what the xid check reads. A new GPU record in a followed file is judged in process
+    at once (`xid_fast`, tens of milliseconds); from /dev/kmsg, or when the fast path declines,
+    it makes the xid check due at once (about a second instead of its 30 s interval). None when
+    there is no xid check or nothing to follow."""
     source = watched_source(context.kernel_log, Path(context.kmsg_path))
     if source is None or "xid" not in runner.intervals:
         return None
+    if not source[1]:
+        exporter.fast = FastXid(runner, context.policy_path)
 
     def on_marker() -> None:
+        if exporter.publish_xid():
+            return
         runner.make_due("xid")
         exporter.wake.set()
 

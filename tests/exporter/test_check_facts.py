@@ -8,6 +8,7 @@ import typing
 
 import pytest
 
+from gpuslo.exporter.answers import keep_facts, results_of, with_facts
 from gpuslo.exporter.checks.base import (
     FACT_TYPES,
     CheckOutput,
@@ -16,7 +17,6 @@ from gpuslo.exporter.checks.base import (
     NetworkFacts,
     ProbeFacts,
 )
-from gpuslo.exporter.runner import _keep_facts, _results_of, with_facts
 from gpuslo.exporter.snapshot import GpuInfo, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
@@ -61,8 +61,8 @@ def test_the_snapshot_reads_every_fact():
 
 def test_an_inventory_read_from_the_bus_alone_keeps_the_last_versions():
     kept: dict = {}
-    _keep_facts(kept, EVERY[0])
-    _keep_facts(kept, InventoryFacts((), driver_version=None, cuda_version=None))
+    keep_facts(kept, EVERY[0])
+    keep_facts(kept, InventoryFacts((), driver_version=None, cuda_version=None))
     snapshot = with_facts(NodeSnapshot("n1"), *kept.values())
     assert (snapshot.gpus, snapshot.driver_version, snapshot.cuda_version) == (
         (), "580.159.04", "13.0")
@@ -73,7 +73,7 @@ def test_an_inventory_read_from_the_bus_alone_keeps_the_last_versions():
 def test_facts_of_another_kind_are_a_tool_error_not_a_silent_default():
     ok = CheckResult(check="xid", scope=NODE_SCOPE, status="ok")
     kept: dict = {}
-    results = _results_of("xid", "ok", CheckOutput([ok], {"xid_events": {}}), kept)
+    results = results_of("xid", "ok", CheckOutput([ok], {"xid_events": {}}), kept)
     assert [(r.status, r.reason) for r in results] == [("unknown", "tool_error")] and not kept
-    assert _results_of("xid", "ok", CheckOutput([ok], EVERY[1]), kept) == [ok]
+    assert results_of("xid", "ok", CheckOutput([ok], EVERY[1]), kept) == [ok]
     assert kept == {KernelLogFacts: EVERY[1]}

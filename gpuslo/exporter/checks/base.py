@@ -150,7 +150,9 @@ class CheckOutput:
     """What a check may return instead of a bare list: its results plus its facts for the
     snapshot (one of `FACT_TYPES`, or a tuple of them, every field given: a dataclass without
     defaults, so a fact a check forgets fails where the check builds it, not silently in the
-    snapshot)."""
+    snapshot). `resume`: state a caller in the same process may go on from without another run
+    (the xid check's `xid_file.FileResume`; the runner keeps the latest, `Runner.resume`)."""
 
     results: list[CheckResult]
     facts: Facts | tuple[Facts, ...]
+    resume: Any = None

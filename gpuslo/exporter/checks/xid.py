@@ -1,8 +1,11 @@
 """`xid`: Xid / SXid / fallen-off-the-bus events from the kernel log, classified by the Xid policy.
 
 Evidence, first that answers: `context.kernel_log` (a file, when set: read whole every run, in
-one pass; a file whose first 64 KiB are not a kernel log is `unknown`/`parse_error`);
-`/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`.
+one pass, `checks.xid_file`; a file whose first 64 KiB are not a kernel log is
+`unknown`/`parse_error`; the output's `resume` says where the scan stopped, so the exporter judges
+appended records in process, `gpuslo.exporter.xid_fast`);
+`/dev/kmsg` (`context.kmsg_path`) from a cursor; `journalctl -k -b -o short-monotonic`; `dmesg`
+(both `checks.xid_commands`).
 None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_missing`).
 
 The /dev/kmsg cursor (`xid_kmsg_state.json` in `context.state_dir`, written atomically) holds the
@@ -41,15 +44,13 @@ never go down (`gpuslo.exporter.state.CounterCarry`).
 from __future__ import annotations
 
 import dataclasses
-import os
 import re
-import subprocess
 import time
 from collections import Counter
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.errors import DeadlineExceeded, DependencyMissing, InputError, ParseError
+from gpuslo.errors import DependencyMissing, InputError, ParseError
 from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import (
     DEFAULT_INTERVAL_S,
@@ -58,31 +59,22 @@ from gpuslo.exporter.checks.base import (
     KernelLogFacts,
     UnrecognisedFacts,
 )
+from gpuslo.exporter.checks.xid_commands import check_command_output, read_command_text
 from gpuslo.exporter.checks.xid_cursor import STATE_FILE, load_cursor, save_cursor
+from gpuslo.exporter.checks.xid_file import scan_file
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
 from gpuslo.exporter.evidence.kernel_log.read import (
-    GPU_MARKER,
-    kernel_records,
     parse_kernel_log,
-    scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
-from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 NAME = "xid"
-COMMANDS = (
-    ("journalctl", "-k", "-b", "--no-pager", "-o", "short-monotonic"),
-    ("dmesg",),
-)
 UNKNOWN_PCI = "unknown"
-COMMAND_BUDGET = 0.8  # share of the check's deadline journalctl and dmesg may use together
-# A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
-CUT_OFF_AFTER_S = 30.0
 
 
 def scope_of(event: KernelEvent) -> str:
@@ -215,49 +207,35 @@ def _label(item: Classified) -> str:
     return f"{code} ({item.class_})"
 
 
-def read_command_text(context: CheckContext) -> tuple[str, str]:
-    """(source, text) from the first of `COMMANDS` that runs and prints kernel records.
+def judge(
+    events: list[KernelEvent],
+    records: int,
+    unclaimed: list,
+    source: str,
+    policy,
+    family: str | None,
+    now: float,
+) -> CheckOutput:
+    """Results and facts of a whole read of a kernel log (a file, journalctl or dmesg): its
+    `events`, `records` (lines) and `unclaimed` fallback lines, judged with `policy` for GPU
+    `family` (pure). Raises ParseError when it holds no record."""
+    if records == 0:
+        raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
+    classified = fallback.live_classes(classify_events(events, policy, family))
+    results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
+    results = fallback.merged(results, unclaimed, source, now)
+    xids, sxids = count_events(classified)
+    results.append(_node_result(source, records, len(classified), 0, False, now))
+    unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
+    facts = KernelLogFacts(xids, sxids, kernel_log_records_lost=0)
+    return CheckOutput(results, (facts, UnrecognisedFacts(unrecognised)))
 
-    Raises DependencyMissing naming every command tried and why it gave nothing, or
-    DeadlineExceeded (`check_timeout`) when one of them ran past its deadline. The commands
-    share `COMMAND_BUDGET` of the check's deadline, so this deadline fires before the runner's.
-    """
-    budget = context.timeout_s * COMMAND_BUDGET
-    deadline = time.monotonic() + budget
-    tried, timed_out = [], False
-    for command in COMMANDS:
-        left = deadline - time.monotonic()
-        if left <= 0:
-            tried.append(f"{command[0]}: not run, the deadline of {budget:g} s was spent")
-            timed_out = True
-            continue
-        try:
-            done = subprocess.run(
-                command,
-                capture_output=True,
-                text=True,
-                errors="replace",
-                timeout=left,
-                check=False,
-            )
-        except FileNotFoundError:
-            tried.append(f"{command[0]}: not installed")
-            continue
-        except subprocess.TimeoutExpired:
-            tried.append(f"{command[0]}: no answer within the deadline of {budget:g} s")
-            timed_out = True
-            continue
-        if (
-            done.returncode != 0
-            or not done.stdout.strip()
-            or "-- No entries --" in done.stdout[:200]
-        ):
-            detail = (done.stderr or done.stdout).strip().splitlines()[:1]
-            tried.append(f"{command[0]}: exit {done.returncode} {' '.join(detail)}".strip())
-            continue
-        return " ".join(command), done.stdout
-    message = f"no kernel log readable: {context.kmsg_path}: unreadable; " + "; ".join(tried)
-    raise DeadlineExceeded(message) if timed_out else DependencyMissing(message)
+
+def judge_scan(scan, source: str, policy, family: str | None, now: float) -> CheckOutput:
+    """`judge` of a kernel-log file's scan (`xid_file`): the whole-file run and the exporter's
+    resumed scan of the same bytes give the same answer."""
+    return judge(scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines), source,
+                 policy, family, now)
 
 
 class XidCheck:
@@ -279,23 +257,15 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            source = str(context.kernel_log)
-            events, records, unclaimed = _scan_file(context.kernel_log, now)
-        else:
-            source, text = read_command_text(context)
-            events = parse_kernel_log(text, source)
-            records = check_command_output(text, events, source)
-            unclaimed = fallback.unclaimed_in_text(text)
-        if records == 0:
-            raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
-        classified = fallback.live_classes(classify_events(events, policy, context.gpu_family))
-        results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
-        results = fallback.merged(results, unclaimed, source, now)
-        xids, sxids = count_events(classified)
-        results.append(_node_result(source, records, len(classified), 0, False, now))
-        unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
-        facts = KernelLogFacts(xids, sxids, kernel_log_records_lost=0)
-        return CheckOutput(results, (facts, UnrecognisedFacts(unrecognised)))
+            scan, resume = scan_file(context.kernel_log, now)
+            output = judge_scan(scan, str(context.kernel_log), policy, context.gpu_family, now)
+            resume = resume and dataclasses.replace(resume, family=context.gpu_family)
+            return dataclasses.replace(output, resume=resume)
+        source, text = read_command_text(context)
+        events = parse_kernel_log(text, source)
+        records = check_command_output(text, events, source)
+        unclaimed = fallback.unclaimed_in_text(text)
+        return judge(events, records, unclaimed, source, policy, context.gpu_family, now)
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo
@@ -347,19 +317,6 @@ class XidCheck:
         )
 
 
-def check_command_output(text: str, events: list[KernelEvent], source: str) -> int:
-    """Records in journalctl/dmesg output (pure). Raises ParseError when the output ends in a
-    cut-off GPU record (a command killed mid-write prints half an Xid line: that is not a healthy
-    log)."""
-    lines = text.split("\n")
-    if not text.endswith("\n") and GPU_MARKER.search(lines[-1]):
-        last = len(lines)
-        complete = ("xid", "sxid", "fallen_off_bus")
-        if not any(event.line == last and event.kind in complete for event in events):
-            raise ParseError(source, "output ends in a cut-off kernel-log record", line=last)
-    return kernel_records(text)
-
-
 def gpu_family_of(models: list[str]) -> str | None:
     """The node's GPU family from its GPUs' model names (pure): the family when every GPU has the
     same known one, else None (the policy's default section applies)."""
@@ -380,35 +337,6 @@ def read_gpu_family(procfs: Path) -> str | None:
         if match:
             models.append(match.group(1))
     return gpu_family_of(models)
-
-
-def _scan_file(path: Path, now: float) -> tuple[list[KernelEvent], int, list]:
-    """(events, lines) of a kernel-log file, scanned in chunks in one pass (any size). Only
-    complete lines count: a last line without its newline waits for the next run (a writer may
-    be mid-line), unless it holds a GPU marker and the file has not changed for
-    `CUT_OFF_AFTER_S` — then the log ends in a cut-off record, a ParseError (never healthy).
-    Raises ParseError when its first 64 KiB are not a kernel log (empty, binary, any other
-    text): a file without Xids is healthy only when it is a kernel log; DependencyMissing when
-    it cannot be read."""
-    try:
-        scan = scan_kernel_log_file(
-            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS,
-            extra_literals=ERROR_LITERALS,
-        )
-        changed = os.stat(path).st_mtime
-    except InputError as error:
-        raise DependencyMissing(str(error)) from None
-    except OSError as error:
-        raise DependencyMissing(f"{path}: {error.strerror or error}") from None
-    tail = scan.unterminated.decode("utf-8", errors="replace")
-    if GPU_MARKER.search(tail) and now - changed > CUT_OFF_AFTER_S:
-        line = scan.records + 1
-        raise ParseError(
-            str(path),
-            f"ends in a cut-off kernel-log record (no newline for {now - changed:.0f} s)",
-            line=line,
-        )
-    return scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines)
 
 
 def _node_result(
@@ -434,6 +362,8 @@ __all__ = [
     "count_events",
     "evaluate_events",
     "fold_problem",
+    "judge",
+    "judge_scan",
     "read_command_text",
     "scope_of",
 ]

@@ -109,8 +109,9 @@ def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]
 class KernelLogScan:
     """Streaming scan: `feed(chunk, limit)` whole-line chunks of str or bytes in order, then
     `finish()` for the events. `anchors` are the prefilter's (default `anchors.ANCHORS`). Counts
-    `records` (lines) and `matched` (lines holding an anchor: `grep -E -c` of `grep_pattern`,
-    for the benchmark); `unterminated` holds a last line a file reader left out because its
+    `records` (lines), `matched` (lines holding an anchor: `grep -E -c` of `grep_pattern`,
+    for the benchmark) and `fed` (bytes fed: a copy fed the bytes after them goes on as one
+    scan of the whole); `unterminated` holds a last line a file reader left out because its
     newline had not arrived (bytes, b"" when none). With `extra` (a pattern, ASCII), the lines it
     finds are kept too, whatever the anchors, in the same single pass (`extra_lines`: (number,
     line)): the device-and-severity fallback reads a log (a FIFO too) once. `extra_literals`
@@ -131,6 +132,7 @@ class KernelLogScan:
         self.builder = EventBuilder()
         self.records = 0
         self.matched = 0
+        self.fed = 0  # bytes (characters, for str) fed: where a resumed scan goes on
         self.unterminated = b""
         self._next_line = 1
         self._carried = 0  # context lines the previous chunk's last Xid still wants
@@ -156,6 +158,7 @@ class KernelLogScan:
         limit = len(chunk) if limit is None else limit
         if not limit:
             return
+        self.fed += limit
         view = _Chunk(chunk, limit, self.anchors)
         if self.extra is not None:
             self._extra(view, self._next_line)

@@ -2,10 +2,12 @@
 at the next 30 s check.
 
 The watcher is only an accelerator: it never judges anything itself. When a new kernel-log record
-holds a GPU marker (`NVRM`, `SXid`, `nvidia-nvswitch`) it calls `on_marker()`, and the exporter
-makes the `xid` check due at once; the `xid` check still reads, classifies and persists its cursor
-as on every run, and still runs at its interval when the watcher sees nothing or cannot run (then
-the watcher logs why and stops; nothing else changes). Sources:
+holds a GPU marker (`NVRM`, `SXid`, `nvidia-nvswitch`) it calls `on_marker()`: for a file the
+exporter judges the appended records in process from where the xid run stopped
+(`gpuslo.exporter.xid_fast`), otherwise (or when that declines) it makes the `xid` check due at
+once; the `xid` check still reads, classifies and persists its cursor as on every run, and still
+runs at its interval when the watcher sees nothing or cannot run (then the watcher logs why and
+stops; nothing else changes). Sources:
 - `/dev/kmsg`: opened non-blocking, positioned at the end, woken by poll(2); a ring-buffer
   overrun (EPIPE) also wakes the check, which reports the lost records.
 - a kernel-log file (`--kernel-log`): woken by inotify (`inotify.open_inotify`) when the file
