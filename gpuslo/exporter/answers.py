@@ -56,6 +56,9 @@ def with_facts(snapshot: NodeSnapshot, *facts: Facts) -> NodeSnapshot:
         elif isinstance(fact, ProbeFacts):
             snapshot = dataclasses.replace(
                 snapshot, probe_speed_not_judged=fact.probe_speed_not_judged)
+        elif isinstance(fact, UnrecognisedFacts):
+            snapshot = dataclasses.replace(
+                snapshot, unrecognised_messages=dict(fact.unrecognised_messages))
     return snapshot
 
 

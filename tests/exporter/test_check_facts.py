@@ -16,6 +16,7 @@ from gpuslo.exporter.checks.base import (
     KernelLogFacts,
     NetworkFacts,
     ProbeFacts,
+    UnrecognisedFacts,
 )
 from gpuslo.exporter.snapshot import GpuInfo, NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult
@@ -26,6 +27,7 @@ EVERY = (
     KernelLogFacts({("00000000:00:06.0", "79", "fatal"): 2}, {("sw0", "22013", "benign"): 1}, 7),
     NetworkFacts({"efa": 31, "infiniband": 0}, {"efa": 32}),
     ProbeFacts({("GPU-a", "busy"): 3}),
+    UnrecognisedFacts({"xid": 2, "fabricmanager": 1}),
 )
 
 
@@ -52,6 +54,9 @@ def test_a_fact_a_check_forgets_fails_where_the_check_builds_it():
 
 
 def test_the_snapshot_reads_every_fact():
+    # one of every kind: a kind left out here was once never carried (UnrecognisedFacts, so
+    # gpuslo_unrecognised_messages_total never left the checks)
+    assert {type(facts) for facts in EVERY} == set(FACT_TYPES)
     snapshot = with_facts(NodeSnapshot("n1"), *EVERY)
     for facts in EVERY:
         for field in dataclasses.fields(facts):

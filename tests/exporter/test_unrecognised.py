@@ -171,3 +171,18 @@ def test_a_kernel_log_file_is_read_once_with_its_fallback_lines(tmp_path):
     ):
         (probe,) = [f for f in findings if f.signal == "unrecognised_message"]
         assert (probe.events, probe.pci, probe.line) == (40, "00000000:01:00.0", 8)
+
+
+def test_the_exporter_publishes_what_the_fallback_read(tmp_path, capsys):
+    """`gpuslo exporter --once`: the xid check's fallback count reaches /metrics (the runner once
+    dropped UnrecognisedFacts on the way to the snapshot, so the series never left the checks)."""
+    from gpuslo.cli import main
+
+    log = tmp_path / "kern.log"
+    log.write_text("[  900.0] NVRM: GPU 0000:0a:00.0: kgrmgrFoo_GH100: failed to frobnicate the "
+                   "widget\n")
+    code = main(["exporter", "--once", "--kernel-log", str(log), "--state-dir",
+                 str(tmp_path / "state"), "--path.sysfs", str(tmp_path / "nosys")])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert 'gpuslo_unrecognised_messages_total{source="xid"} 1.0' in out.splitlines()
