@@ -28,6 +28,7 @@ from gpuslo.goodput.logs.wording import Wording
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
 _RESIDUE = " \t-|:>[]"
+_CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes
 MAX_SHAPES = 256
 
 
@@ -37,11 +38,14 @@ class FastPath:
     def __init__(self, matchers: list[Matcher], norm: Normaliser, wording: Wording,
                  clock: Clock) -> None:
         self.matchers = [(m.anchor, m.fast(), m) for m in matchers]
+        self.needles = {id(m): [lit for lit in m.literals if lit != m.anchor] for m in matchers}
         self.norm, self.clock = norm, clock
         self.glue = re.compile("|".join([p.pattern for p in norm.profiles.splits] + [_BAR_END]))
         words = sorted({r.contains for r, _ in wording.rules if len(r.contains) >= 4
                         and r.kind not in ("detect", "hint", "train_start")})
-        self.words = re.compile("|".join(re.escape(w) for w in words) + "|\x1b|[\x00-\x08]")
+        # literals only, so that the regex engine skips to their first characters (a class
+        # among them would make it try every alternative at every position: 3x slower)
+        self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
 
     def line(self, reader: Any, line: str) -> bool:  # a reader.LogReader (it imports this)
@@ -49,6 +53,8 @@ class FastPath:
         for anchor, regex, matcher in self.matchers:
             if anchor and anchor not in line:
                 continue
+            if any(lit not in line for lit in self.needles[id(matcher)]):
+                continue  # a literal of the template is missing: the regex cannot match
             found = regex.match(line)
             if found is None:
                 continue
@@ -80,7 +86,8 @@ class FastPath:
         the template's match: inside it there are only the template's words and numbers)."""
         if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
             return True
-        return bool(self.words.search(line, 0, start) or self.words.search(line, end))
+        return bool(self.words.search(line, 0, start) or self.words.search(line, end)
+                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end))
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
@@ -112,6 +119,14 @@ def _mergeable(a: Prog, b: Prog) -> bool:
             and a.rank == b.rank)
 
 
+def _additive(prog: Prog) -> bool:
+    """Whether a merged record's times add to the next one's (a window or a line's part of a
+    step); a record still unread whose template has neither need not be read to be merged."""
+    if prog.found is None or prog.matcher is None:
+        return True
+    return any(role in ("window_s", "line_s") for _, role, _, _ in prog.matcher.fields)
+
+
 def thin(progress: list[Prog]) -> list[Prog]:
     """Half the records, merged pairwise where nothing separates them (module docstring)."""
     out: list[Prog] = []
@@ -120,12 +135,13 @@ def thin(progress: list[Prog]) -> list[Prog]:
         a = progress[i]
         b = progress[i + 1] if i + 1 < len(progress) else None
         if b is not None and out and _mergeable(out[-1], a) and _mergeable(a, b):
-            a.complete()
-            b.complete()
-            if a.window_s is not None and b.window_s is not None:
-                b.window_s += a.window_s
-            if a.line_s is not None and b.line_s is not None:
-                b.line_s += a.line_s
+            if _additive(a):  # a's own times add to b's; other fields are b's own
+                a.complete()
+                b.complete()
+                if a.window_s is not None and b.window_s is not None:
+                    b.window_s += a.window_s
+                if a.line_s is not None and b.line_s is not None:
+                    b.line_s += a.line_s
             out.append(b)
             i += 2
             continue

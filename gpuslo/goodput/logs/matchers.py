@@ -82,6 +82,7 @@ class Matcher:
     hits: int = 0
     _fast: re.Pattern[str] | None = None
     step_group: str | None = None  # the regex group of the step counter
+    literals: tuple[str, ...] = ()  # the template's literal runs: a match holds every one
 
     def __post_init__(self) -> None:
         self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
@@ -165,10 +166,15 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
             if i is not None and r.role in _COUNTS + _TIMES}  # a role learnt on no field: none
     last = max(used) if used else -1
     pieces, fields, index, cut = ["^", _GAP], [], 0, len(text)
+    literals, run = [], ""
     for pos, ch in enumerate(text):
         if index > last and (ch in _PATTERN or ch == " "):  # after the last field: its unit only
             cut = pos
             break
+        if ch in _PATTERN or ch in (" ", BAR):
+            literals, run = literals + [run] if run else literals, ""
+        else:
+            run += ch
         if ch in _PATTERN:
             role: Role | None = used.get(index)
             if role is not None:
@@ -185,5 +191,7 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
         else:
             pieces.append(re.escape(ch))
     regex = re.compile("".join(pieces))
+    literals += [run] if run else []
     return Matcher(regex, _anchor(text[:cut]), fields, family, reading.bar,
-                   reading.epoch_marker, reading)
+                   reading.epoch_marker, reading,
+                   literals=tuple(sorted({lit for lit in literals if len(lit) >= 2}, key=len)))
