@@ -48,8 +48,10 @@ class FastPath:
         self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
 
-    def line(self, reader: Any, line: str) -> bool:  # a reader.LogReader (it imports this)
-        """Read `line` when it is a plain progress line (True), else leave it (False)."""
+    def line(self, reader: Any, line: str, transport: float | None = None) -> bool:
+        """Read `line` when it is a plain progress line (True), else leave it (False);
+        `transport` dates a line whose prefix has no stamp (a container log's CRI time), as
+        `RecordPipe.push` does. `reader` is the reader.LogReader (it imports this module)."""
         for anchor, regex, matcher in self.matchers:
             if anchor and anchor not in line:
                 continue
@@ -67,6 +69,8 @@ class FastPath:
                 if known is None:
                     return False
                 ts, rank = known
+            if ts is None:
+                ts = transport
             step = matcher.step_of(found)
             if step is None:
                 return False

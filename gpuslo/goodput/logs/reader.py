@@ -126,8 +126,7 @@ class LogReader:
             if len(self._buffer) >= SAMPLE_LINES or self._buffered >= SAMPLE_BYTES:
                 self._learn()
             return
-        if self.fast is not None and ts is None and self.pipe.idle() and self.fast.line(
-                self, line):
+        if self.fast is not None and self.pipe.idle() and self.fast.line(self, line, ts):
             return
         for rec in self.pipe.push(self.lines, line, ts):
             self._record(rec)
