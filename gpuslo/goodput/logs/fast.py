@@ -117,9 +117,11 @@ class FastPath:
 
 
 def _mergeable(a: Prog, b: Prog) -> bool:
-    """b follows a directly (nothing printed between), same template and rank, step rising: a
-    record between two such records may be merged into the next (a run's first never is)."""
-    return (b.seq == a.seq + 1 and a.matcher is b.matcher and b.printed > a.printed
+    """b follows a directly (nothing printed between a and the first record merged into b),
+    same template and rank, step not going back (a bar redraws a step): a record between two
+    such records may be merged into the next (a run's first never is, the counter rises into
+    it)."""
+    return (b.since == a.seq + 1 and a.matcher is b.matcher and b.printed >= a.printed
             and a.rank == b.rank)
 
 
@@ -146,6 +148,7 @@ def thin(progress: list[Prog]) -> list[Prog]:
                     b.window_s += a.window_s
                 if a.line_s is not None and b.line_s is not None:
                     b.line_s += a.line_s
+            b.since = a.since
             out.append(b)
             i += 2
             continue

@@ -42,10 +42,11 @@ class Prog:
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
-                 "found")
+                 "found", "since")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None) -> None:
         self.line, self.seq, self.ts, self.rank = line, seq, ts, rank
+        self.since = seq  # the first record this one stands for (`fast.thin` merges records)
         self.printed: int = 0
         self.total: int | None = None
         self.epoch: int | None = None

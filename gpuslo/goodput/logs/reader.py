@@ -113,6 +113,7 @@ class LogReader:
         self._unread_seen = 0
         self.other_progress = 0
         self.fast: FastPath | None = None
+        self._bound = MAX_PROGRESS
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -148,8 +149,11 @@ class LogReader:
         elif rank != owner:
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
-        if len(self.progress) >= MAX_PROGRESS:
+        if len(self.progress) >= self._bound:
             self.progress = thin(self.progress)
+            # records that cannot be merged (an event between every two) raise the bound, so
+            # that thinning stays amortised O(1) a record instead of once per record
+            self._bound = max(MAX_PROGRESS, 2 * len(self.progress))
 
     def _learn(self) -> None:
         """Learn from the buffered head, then read it (see the module docstring)."""
