@@ -10,9 +10,10 @@ codes, a prefix that is not one - goes the whole way (`RecordPipe`, wording, mat
 every other line.
 
 `thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
-bound, every other record of a stretch of consecutive records (same run, same template, step
-rising, nothing printed between them) is merged into the next one (its window and line times
-added), so the records left describe the same steps and times, more coarsely.
+bound, every other record of a stretch of consecutive records (same run, same progress family,
+step not going back, nothing printed between them) is merged into the next one (its window and
+line times added), so the records left describe the same steps and times, more coarsely; a
+merged record can be merged again, so each thinning halves the records.
 """
 
 from __future__ import annotations
@@ -118,10 +119,11 @@ class FastPath:
 
 def _mergeable(a: Prog, b: Prog) -> bool:
     """b follows a directly (nothing printed between a and the first record merged into b),
-    same template and rank, step not going back (a bar redraws a step): a record between two
+    same progress family (one counter: Megatron's iteration line is two templates, with and
+    without a field) and rank, step not going back (a bar redraws a step): a record between two
     such records may be merged into the next (a run's first never is, the counter rises into
     it)."""
-    return (b.since == a.seq + 1 and a.matcher is b.matcher and b.printed >= a.printed
+    return (b.since == a.seq + 1 and a.family == b.family and b.printed >= a.printed
             and a.rank == b.rank)
 
 
