@@ -21,7 +21,30 @@ machine disturbs least), the ratio of gpuslo's time to grep's, peak RSS, and the
 (steps, median step time, status), one JSON line per shape and size. Run it at two sizes to see
 that memory does not grow with the file (`--mib 256 --mib 1024`).
 
-Figures: see the end of this docstring (filled in by the commit that measured them).
+Figures, this machine (2 cores shared by 8 sessions), 2026-12-05, `uptime` load average 1.0-2.3
+during the runs (0.05 after), `python bench/training_log_read.py --mib 64 --mib 256` then
+`--mib 1024 --shape h200` and `--shape megatron` (megatron 1024 after the family merge of
+thinning; megatron 64/256 before it):
+  shape     MiB   MB/s wall  MB/s CPU  peak RSS MiB  grep -c MB/s  gpuslo/grep  steps read
+  h200       64      3.4       3.8        237          267          79x      0..854,289
+  h200      256      4.3       4.3        249          233          55x      0..3,354,345
+  h200     1024      4.5       4.5        238          211          47x      0..13,219,261
+  megatron   64      5.6       5.5        267         4605         824x      1..202,746
+  megatron  256      5.5       5.5        808 (*)     5043         911x      1..810,983
+  megatron 1024      9.2       9.2        291         4750         517x      1..3,243,933
+  titan      64      4.6       4.6        231         2177         472x      10..4,422,360
+  titan     256      5.1       5.1        242         1996         395x      10..17,617,420
+(`wc -l`: 4,500-7,200 MB/s.) Median step times read right at every size (h200 0.0136 s,
+megatron 5.53-5.72 s, titan 1.4 s). Memory is bounded: peak RSS is the same at 64 MiB and 1 GiB
+(the reader keeps at most 200,000 progress records and merges pairs beyond). (*) Before thinning
+merged records of one progress family across templates, A14's two iteration templates alternate
+and could not be merged; the bound rose and RSS grew with the file; at 1 GiB after the fix: 291.
+Before this round's fixes a 32 MiB h200 log did not finish in 4 CPU minutes (thinning ran once
+per record past the bound) and the bar's first template failed its regex on every redraw.
+The goal of issue 23 (>= 20 MB/s on 1 GiB) is NOT met: 4.5-9.2 MB/s. What remains is per-line
+Python (about 10-15 us a line: the fast path's prefilter, one regex, the event-word search
+outside the match, a `Prog`); reaching 20 MB/s on 70-byte bar redraws needs matching blocks
+of lines at once (one `finditer` of the learnt template over a chunk, records kept by stride).
 """
 
 from __future__ import annotations
