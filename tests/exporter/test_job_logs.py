@@ -85,8 +85,19 @@ def test_partials_join_per_stream_and_redraws_split():
     lines = ["2024-01-01T00:00:00Z stdout P iteration   ", "2024-01-01T00:00:01Z stderr F warn",
              "2024-01-01T00:00:02Z stdout F 10/ 100 |", "plain line\r redrawn"]
     decoded = [out for raw in lines for out in decode(raw, joiner)]
-    assert decoded == [(T0 + 1, "warn"), (T0, "iteration   10/ 100 |"), (None, "plain line"),
+    # a joined line is dated by the piece it ends in: it was printed when its end was written
+    assert decoded == [(T0 + 1, "warn"), (T0 + 2, "iteration   10/ 100 |"), (None, "plain line"),
                        (None, " redrawn")]
+    # a bar redrawn with \r and no newline: one message in 16 KiB pieces; each redraw takes the
+    # time of the piece its last character came in
+    bar = "".join(f" {n}%|█| {n}/100\r" for n in range(100))
+    pieces = [bar[k:k + 500] for k in range(0, len(bar), 500)]
+    raw = [f"2024-01-01T00:00:0{k}Z stdout {'P' if k < len(pieces) - 1 else 'F'} {p}"
+           for k, p in enumerate(pieces)]
+    got = [out for line in raw for out in decode(line, joiner)]
+    assert [text for _, text in got] == physical_lines(bar)
+    ends = [bar.index(f" {n}/100\r") + len(f" {n}/100") for n in range(100)]
+    assert [t for t, _ in got] == [T0 + min(end // 500, len(pieces) - 1) for end in ends]
     assert physical_lines(" 10%|█| 1/10\r 20%|██| 2/10\r") == [" 10%|█| 1/10", " 20%|██| 2/10"]
 
 

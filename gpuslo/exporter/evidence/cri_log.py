@@ -64,25 +64,33 @@ def parse_cri_line(line: str) -> CriRecord | None:
 @dataclass
 class CriJoiner:
     """Joins `P` records with the `F` that ends them, per stream (stdout and stderr interleave).
-    `feed(record)` returns the completed (time of the first piece, message) or None; `pending`
-    holds the unfinished pieces per stream ({stream: [time, text]}) so a cursor can keep them."""
+    `feed(record)` returns the completed (pieces, message) or None: `pieces` the [end, time]
+    of each record joined (the message's characters before `end` had been written at `time`),
+    so a progress bar redrawn with `\\r` inside one long message dates each redraw by the piece
+    that ended it. `pending` holds the unfinished pieces per stream ({stream: [time, text,
+    pieces]}) so a cursor can keep them; an entry without its pieces (an older cursor) is read
+    as one piece."""
 
     pending: dict[str, list] = field(default_factory=dict)
 
-    def feed(self, record: CriRecord) -> tuple[float, str] | None:
-        """Add one record; the full message when `record` ends it."""
+    def feed(self, record: CriRecord) -> tuple[list[list], str] | None:
+        """Add one record; the full message and its pieces when `record` ends it."""
         piece = self.pending.get(record.stream)
         if piece is None:
             if not record.partial:
-                return record.t, record.message
-            self.pending[record.stream] = [record.t, record.message[:MAX_JOINED]]
+                return [[len(record.message), record.t]], record.message
+            text = record.message[:MAX_JOINED]
+            self.pending[record.stream] = [record.t, text, [[len(text), record.t]]]
             return None
+        if len(piece) < 3:
+            piece.append([[len(piece[1]), piece[0]]])
         if len(piece[1]) < MAX_JOINED:
             piece[1] = (piece[1] + record.message)[:MAX_JOINED]
+            piece[2].append([len(piece[1]), record.t])
         if record.partial:
             return None
         del self.pending[record.stream]
-        return piece[0], piece[1]
+        return piece[2], piece[1]
 
 
 @dataclass(frozen=True)

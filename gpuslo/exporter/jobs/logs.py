@@ -1,13 +1,19 @@
 """Tailing job logs for the exporter (`--job-log GLOB`): the lines training jobs already print
-become the same job metrics as the Recorder's journals (`gpuslo_job_*`), through the training-log
-profiles (`gpuslo.goodput.logs`) and the one calculator.
+become the same job metrics as the Recorder's journals (`gpuslo_job_*`), read by the same reader
+as `gpuslo goodput` (`gpuslo.goodput.logs.reader.LogReader`: it learns the log's templates and
+field roles on the head of the stream, learns again when an unread shape recurs, then reads each
+line with a prefilter and the compiled matchers; `assemble` and the one calculator), fed line by
+line as the files grow, so a container log gives the facts `gpuslo goodput` gives for the same
+lines in a file (`facts(job)`).
 
 Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
 CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
 that directory are one job, read in order: restart n before n+1, a rotated `<n>.log.<date>`
 before the live `<n>.log`. Any other file is a job named after the file (`job_id_for`), its
 lines plain text or CRI records, whichever each line is. A message's own timestamp wins; the CRI
-time is used for lines that carry none (Megatron iteration lines), so every event is dated.
+time is used for lines that carry none (Megatron iteration lines), so every event is dated. A
+message the runtime split into `P` pieces is joined, and each of its physical lines (a tqdm bar
+redrawn with `\r` inside one message) takes the time of the piece it ends in.
 
 GPUs. GPU-seconds need the job's GPU count: `gpus_for(identity)` (the exporter asks the kubelet
 allocations: the GPUs the container holds), else `default_gpus` (`--job-log-gpus`). A job whose
@@ -43,6 +49,7 @@ import glob
 import logging
 import os
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,10 +65,10 @@ from gpuslo.exporter.evidence.cri_log import (
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.logs import job_id_for, load_profiles
-from gpuslo.goodput.logs.assemble import assemble
-from gpuslo.goodput.logs.parse import LogParser, ParsedLog
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.read import physical_lines
+from gpuslo.goodput.logs.reader import LogReader, ParsedLog
 from gpuslo.goodput.slowdown import SlowdownRule
 
 log = logging.getLogger(__name__)
@@ -69,6 +76,7 @@ READ_CHUNK = 8 * 1024 * 1024  # bytes read from one file per poll at most
 DEFAULT_SETTLE_S = 120.0
 STATE_DIR = "job_logs"
 CURSOR_VERSION = 1
+_BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
 _ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
 Line = tuple[float | None, str]  # (CRI time or None, physical line)
 GpusFor = Callable[[PodLogIdentity | None], int | None]
@@ -91,22 +99,42 @@ def restart_line(count: int, ts: float | None) -> Line:
 
 def decode(raw: str, joiner: CriJoiner) -> list[Line]:
     """The physical lines one raw log line gives: a CRI record (partials joined per stream in
-    `joiner`; nothing until the `F`) or a plain line. Pure apart from `joiner`."""
+    `joiner`; nothing until the `F`) or a plain line. Each line of a joined message is dated by
+    the record its last character came in (`timed_lines`). Pure apart from `joiner`."""
     record = parse_cri_line(raw)
     if record is None:
         return [(None, text) for text in physical_lines(raw)]
     done = joiner.feed(record)
     if done is None:
         return []
-    return [(done[0], text) for text in physical_lines(done[1])]
+    return timed_lines(*done)
 
 
-def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
-               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
-    """The job's goodput from what its log said so far (events after `until` not counted), None
+def timed_lines(pieces: list[list], message: str) -> list[Line]:
+    """The physical lines of a message joined from CRI records (`physical_lines`), each dated
+    by the piece ([end, time]) it ends in: a bar redrawn with `\\r` thousands of times inside
+    one message (tqdm without a terminal) gets the times the runtime saw, not one. Pure."""
+    texts = physical_lines(message)
+    if len(pieces) == 1 or not texts:
+        return [(pieces[0][1], text) for text in texts]
+    ends = [found.start() for found in _BREAK.finditer(message)] + [len(message)]
+    cuts = [end for end, _ in pieces]
+    last = len(pieces) - 1
+    return [(pieces[min(bisect_left(cuts, max(end, 1)), last)][1], text)
+            for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
+
+
+def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles) -> LogGoodput:
+    """The facts (the `gpuslo goodput` document) and journal events of what the log said so
+    far: `assemble`, as `analyse_log` does for a file. Pure."""
+    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
+
+
+def goodput_from(result: LogGoodput, job: str, until: float | None = None,
+                 rule: SlowdownRule | None = None) -> JobGoodput | None:
+    """The job's goodput from `read_log`'s result (events after `until` not counted), None
     when the log holds no progress yet (nothing to expose: never a made-up goodput); `rule` is
     the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
-    result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
     if result.document["status"] != "ok":
         return None
     goodput = compute_goodput(result.events, until=until, rule=rule)
@@ -114,14 +142,20 @@ def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
     return goodput
 
 
+def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
+               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
+    """`goodput_from(read_log(...))`. Pure."""
+    return goodput_from(read_log(parsed, job, gpus, profiles), job, until, rule)
+
+
 def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
     """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal)."""
     profiles = profiles or load_profiles()
-    parser = LogParser(profiles)
+    reader = LogReader(profiles)
     for ts, text in lines:
-        parser.feed(text, ts)
-    return goodput_of(parser.parsed(), job, gpus, profiles, until, rule)
+        reader.feed(text, ts)
+    return goodput_of(reader.parsed(), job, gpus, profiles, until, rule)
 
 
 def file_order(name: str) -> tuple[int, int, str]:
@@ -134,17 +168,19 @@ def file_order(name: str) -> tuple[int, int, str]:
 
 @dataclass
 class _Job:
-    """One job's tail: its files by inode, its decoded lines and its parser."""
+    """One job's tail: its files by inode, its decoded lines, its reader and what it read
+    (`facts`: the `gpuslo goodput` document of the lines so far, once the GPU count is known)."""
 
     job: str
     identity: PodLogIdentity | None
-    parser: LogParser
+    parser: LogReader
     files: dict[str, dict[str, Any]] = field(default_factory=dict)  # inode -> {name, offset}
     joiner: CriJoiner = field(default_factory=CriJoiner)
     gpus: int | None = None
     restarts: int | None = None  # highest restart count (<n>.log) read, None before any line
     spool_bytes: int = 0
     result: JobGoodput | None = None
+    facts: dict[str, Any] | None = None
     dirty: bool = True
 
 
@@ -209,7 +245,7 @@ class JobLogTailer:
         self._jobs[job] = tail
 
     def _new(self, job: str, identity: PodLogIdentity | None) -> _Job:
-        return _Job(job, identity, LogParser(self.profiles))
+        return _Job(job, identity, LogReader(self.profiles))
 
     def _forget(self, job: str) -> None:
         self._jobs.pop(job, None)
@@ -343,14 +379,21 @@ class JobLogTailer:
         until = None if self.clock is None else self.clock() - self.settle_s
         settling = until is not None and parsed.last_ts is not None and parsed.last_ts > until
         if tail.dirty or settling or tail.result is None:
-            tail.result = goodput_of(parsed, tail.job, tail.gpus, self.profiles, until,
-                                     self.rule)
+            read = read_log(parsed, tail.job, tail.gpus, self.profiles)
+            tail.facts = read.document
+            tail.result = goodput_from(read, tail.job, until, self.rule)
             tail.dirty = False
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
             self._warned.add(key)
             log.warning("%s", " ".join(message.split()))  # one line, whatever it quotes
+
+    def facts(self, job: str) -> dict[str, Any] | None:
+        """What `gpuslo goodput` would say of the job's lines so far (its JSON document), None
+        before its GPU count is known or for an unknown job."""
+        tail = self._jobs.get(job)
+        return None if tail is None else tail.facts
 
     def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
         """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first

@@ -10,9 +10,10 @@ codes, a prefix that is not one - goes the whole way (`RecordPipe`, wording, mat
 every other line.
 
 `thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
-bound, every other record of a stretch of consecutive records (same run, same template, step
-rising, nothing printed between them) is merged into the next one (its window and line times
-added), so the records left describe the same steps and times, more coarsely.
+bound, every other record of a stretch of consecutive records (same run, same progress family,
+step not going back, nothing printed between them) is merged into the next one (its window and
+line times added), so the records left describe the same steps and times, more coarsely; a
+merged record can be merged again, so each thinning halves the records.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from gpuslo.goodput.logs.wording import Wording
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
 _RESIDUE = " \t-|:>[]"
+_CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes
 MAX_SHAPES = 256
 
 
@@ -37,18 +39,25 @@ class FastPath:
     def __init__(self, matchers: list[Matcher], norm: Normaliser, wording: Wording,
                  clock: Clock) -> None:
         self.matchers = [(m.anchor, m.fast(), m) for m in matchers]
+        self.needles = {id(m): [lit for lit in m.literals if lit != m.anchor] for m in matchers}
         self.norm, self.clock = norm, clock
         self.glue = re.compile("|".join([p.pattern for p in norm.profiles.splits] + [_BAR_END]))
         words = sorted({r.contains for r, _ in wording.rules if len(r.contains) >= 4
                         and r.kind not in ("detect", "hint", "train_start")})
-        self.words = re.compile("|".join(re.escape(w) for w in words) + "|\x1b|[\x00-\x08]")
+        # literals only, so that the regex engine skips to their first characters (a class
+        # among them would make it try every alternative at every position: 3x slower)
+        self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
 
-    def line(self, reader: Any, line: str) -> bool:  # a reader.LogReader (it imports this)
-        """Read `line` when it is a plain progress line (True), else leave it (False)."""
+    def line(self, reader: Any, line: str, transport: float | None = None) -> bool:
+        """Read `line` when it is a plain progress line (True), else leave it (False);
+        `transport` dates a line whose prefix has no stamp (a container log's CRI time), as
+        `RecordPipe.push` does. `reader` is the reader.LogReader (it imports this module)."""
         for anchor, regex, matcher in self.matchers:
             if anchor and anchor not in line:
                 continue
+            if any(lit not in line for lit in self.needles[id(matcher)]):
+                continue  # a literal of the template is missing: the regex cannot match
             found = regex.match(line)
             if found is None:
                 continue
@@ -61,6 +70,8 @@ class FastPath:
                 if known is None:
                     return False
                 ts, rank = known
+            if ts is None:
+                ts = transport
             step = matcher.step_of(found)
             if step is None:
                 return False
@@ -80,7 +91,8 @@ class FastPath:
         the template's match: inside it there are only the template's words and numbers)."""
         if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
             return True
-        return bool(self.words.search(line, 0, start) or self.words.search(line, end))
+        return bool(self.words.search(line, 0, start) or self.words.search(line, end)
+                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end))
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
@@ -106,10 +118,21 @@ class FastPath:
 
 
 def _mergeable(a: Prog, b: Prog) -> bool:
-    """b follows a directly (nothing printed between), same template and rank, step rising: a
-    record between two such records may be merged into the next (a run's first never is)."""
-    return (b.seq == a.seq + 1 and a.matcher is b.matcher and b.printed > a.printed
+    """b follows a directly (nothing printed between a and the first record merged into b),
+    same progress family (one counter: Megatron's iteration line is two templates, with and
+    without a field) and rank, step not going back (a bar redraws a step): a record between two
+    such records may be merged into the next (a run's first never is, the counter rises into
+    it)."""
+    return (b.since == a.seq + 1 and a.family == b.family and b.printed >= a.printed
             and a.rank == b.rank)
+
+
+def _additive(prog: Prog) -> bool:
+    """Whether a merged record's times add to the next one's (a window or a line's part of a
+    step); a record still unread whose template has neither need not be read to be merged."""
+    if prog.found is None or prog.matcher is None:
+        return True
+    return any(role in ("window_s", "line_s") for _, role, _, _ in prog.matcher.fields)
 
 
 def thin(progress: list[Prog]) -> list[Prog]:
@@ -120,12 +143,14 @@ def thin(progress: list[Prog]) -> list[Prog]:
         a = progress[i]
         b = progress[i + 1] if i + 1 < len(progress) else None
         if b is not None and out and _mergeable(out[-1], a) and _mergeable(a, b):
-            a.complete()
-            b.complete()
-            if a.window_s is not None and b.window_s is not None:
-                b.window_s += a.window_s
-            if a.line_s is not None and b.line_s is not None:
-                b.line_s += a.line_s
+            if _additive(a):  # a's own times add to b's; other fields are b's own
+                a.complete()
+                b.complete()
+                if a.window_s is not None and b.window_s is not None:
+                    b.window_s += a.window_s
+                if a.line_s is not None and b.line_s is not None:
+                    b.line_s += a.line_s
+            b.since = a.since
             out.append(b)
             i += 2
             continue

@@ -42,10 +42,11 @@ class Prog:
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
-                 "found")
+                 "found", "since")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None) -> None:
         self.line, self.seq, self.ts, self.rank = line, seq, ts, rank
+        self.since = seq  # the first record this one stands for (`fast.thin` merges records)
         self.printed: int = 0
         self.total: int | None = None
         self.epoch: int | None = None
@@ -82,6 +83,7 @@ class Matcher:
     hits: int = 0
     _fast: re.Pattern[str] | None = None
     step_group: str | None = None  # the regex group of the step counter
+    literals: tuple[str, ...] = ()  # the template's literal runs: a match holds every one
 
     def __post_init__(self) -> None:
         self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
@@ -165,10 +167,15 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
             if i is not None and r.role in _COUNTS + _TIMES}  # a role learnt on no field: none
     last = max(used) if used else -1
     pieces, fields, index, cut = ["^", _GAP], [], 0, len(text)
+    literals, run = [], ""
     for pos, ch in enumerate(text):
         if index > last and (ch in _PATTERN or ch == " "):  # after the last field: its unit only
             cut = pos
             break
+        if ch in _PATTERN or ch in (" ", BAR):
+            literals, run = literals + [run] if run else literals, ""
+        else:
+            run += ch
         if ch in _PATTERN:
             role: Role | None = used.get(index)
             if role is not None:
@@ -185,5 +192,7 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
         else:
             pieces.append(re.escape(ch))
     regex = re.compile("".join(pieces))
+    literals += [run] if run else []
     return Matcher(regex, _anchor(text[:cut]), fields, family, reading.bar,
-                   reading.epoch_marker, reading)
+                   reading.epoch_marker, reading,
+                   literals=tuple(sorted({lit for lit in literals if len(lit) >= 2}, key=len)))

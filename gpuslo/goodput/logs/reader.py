@@ -116,6 +116,7 @@ class LogReader:
         self.fast: FastPath | None = None
         self._timed = -1  # seq of the last progress record a timing line gave its time to
         self._pending_rate: float | None = None  # a timing line's time with no record yet
+        self._bound = MAX_PROGRESS
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -129,8 +130,7 @@ class LogReader:
             if len(self._buffer) >= SAMPLE_LINES or self._buffered >= SAMPLE_BYTES:
                 self._learn()
             return
-        if self.fast is not None and ts is None and self.pipe.idle() and self.fast.line(
-                self, line):
+        if self.fast is not None and self.pipe.idle() and self.fast.line(self, line, ts):
             return
         for rec in self.pipe.push(self.lines, line, ts):
             self._record(rec)
@@ -154,8 +154,11 @@ class LogReader:
         self.progress.append(prog)
         if self._pending_rate is not None:
             prog.rate_s, self._pending_rate, self._timed = self._pending_rate, None, prog.seq
-        if len(self.progress) >= MAX_PROGRESS:
+        if len(self.progress) >= self._bound:
             self.progress = thin(self.progress)
+            # records that cannot be merged (an event between every two) raise the bound, so
+            # that thinning stays amortised O(1) a record instead of once per record
+            self._bound = max(MAX_PROGRESS, 2 * len(self.progress))
 
     def _learn(self) -> None:
         """Learn from the buffered head, then read it (see the module docstring)."""
