@@ -24,15 +24,15 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
 
 The document says `unknown`, with the reason, when the log cannot tell: no stamp (no time at
 all), no serving marker, or no ready marker nor crash (the log ends while loading: whether the
-engine became ready after it is not in the log; the loading time is still counted). A marker line without a stamp of its own takes the stamp of the
-record before it (said in `notes`).
+engine became ready after it is not in the log; the loading time is still counted). A marker
+line without a stamp of its own takes the stamp of the record before it (said in `notes`).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pandas as pd
 
@@ -215,7 +215,7 @@ def _ts(seconds: float | None) -> pd.Timestamp:
 def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, timezone.utc).isoformat().replace("+00:00", "Z")
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
 
 
 def _round(value: float) -> float:
