@@ -21,6 +21,7 @@ import json
 
 from gpuslo import names
 from gpuslo.errors import UsageError
+from gpuslo.slo.serving_logs import load_wording, serving_log
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +34,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Print the log's timeline document; 0, or 1 when its status is `unknown`."""
-    from gpuslo.slo.serving_log import serving_log
-    from gpuslo.slo.serving_log_read import load_wording
-
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
     wording = load_wording(args.markers)

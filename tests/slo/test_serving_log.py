@@ -15,7 +15,7 @@ import pytest
 import yaml
 
 from gpuslo.cli import main
-from gpuslo.slo.serving_log import serving_log
+from gpuslo.slo.serving_logs import serving_log
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "serving"
 VARIANTS = DATA / "variants"

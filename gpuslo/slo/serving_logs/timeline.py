@@ -1,6 +1,6 @@
 """A serving replica's timeline from its engine log, where only logs exist (issue 29, item 3).
 
-`serving_log(path, gpus=None) -> dict` reads the log's markers (`serving_log_read`), turns them
+`serving_log(path, gpus=None) -> dict` reads the log's markers (`markers`), turns them
 into the replica's state intervals (`replica_states`, `replica_idle` frames of
 `gpuslo.slo.frames`) with `states_from_markers`, and accounts them with
 `gpuslo.slo.serving.serving_account`, so each second of the log's span gets one category of
@@ -41,7 +41,13 @@ from gpuslo.goodput.logs import job_id_for
 from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
 from gpuslo.slo.frames import empty, make_frame
 from gpuslo.slo.serving import serving_account
-from gpuslo.slo.serving_log_read import Marker, MarkerLog, MarkerWording, load_wording, read_markers
+from gpuslo.slo.serving_logs.markers import (
+    Marker,
+    MarkerLog,
+    MarkerWording,
+    load_wording,
+    read_markers,
+)
 
 _NODE = "log"
 
