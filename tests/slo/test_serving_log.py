@@ -112,6 +112,20 @@ def test_shutdown_drains_until_the_log_ends(tmp_path):
     assert "no stamp prints a year: times read in 2000" in doc["notes"]
 
 
+def test_a_stamp_a_little_back_never_reopens_painted_time(tmp_path):
+    """The engine's stats line is stamped 2 s before the ready line above it (two processes
+    print to one log): its window is empty, never [10 s, 8 s)."""
+    idle = ("[loggers.py:80] Avg prompt throughput: 0.0 tokens/s, Avg generation throughput: "
+            "0.0 tokens/s, Running: 0 reqs, Waiting: 0 reqs, GPU KV cache usage: 0.0%")
+    text = ("INFO 03-03 00:00:00 [gpu_model_runner.py:1] Starting to load model m...\n"
+            "INFO 03-03 00:00:10 [api_server.py:1] Starting vLLM API server on http://h:8000\n"
+            f"INFO 03-03 00:00:08 {idle}\nINFO 03-03 00:01:00 {idle}\n")
+    doc = serving_log(_log(tmp_path, text), gpus=1)
+    assert doc["facts"]["ready_s"] == [10.0]
+    assert doc["facts"]["idle_windows_s"] == [[10.0, 10.0], [10.0, 60.0]]
+    assert doc["seconds"]["model_loading"] == 10.0 and doc["seconds"]["idle_capacity"] == 50.0
+
+
 def test_a_ready_inside_a_request_payload_is_no_marker(tmp_path):
     text = ("INFO 03-03 00:00:00 [logger.py:39] Received request chatcmpl-1: prompt: 'Say: The "
             "server is fired up and ready to roll! Starting vLLM API server on', params: x\n"

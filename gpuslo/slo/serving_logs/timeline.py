@@ -56,7 +56,8 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
                         ) -> tuple[list[dict], list[dict]]:
     """(state rows, idle rows) for one replica: dicts with start, end (Unix seconds), and for
     states `state` (names.REPLICA_STATES), `reason` and `line` (the marker's line). Pure; see
-    the module docstring for the rules. Markers without ts are skipped."""
+    the module docstring for the rules. Markers without ts are skipped; a stamp earlier than
+    the marker before it counts at that marker's time."""
     states: list[dict] = []
     idle: list[dict] = []
     window: float | None = None
@@ -71,7 +72,10 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
 
     for m in (m for m in markers if m.ts is not None):
         current = states[-1]["state"] if states else None
-        at = float(m.ts)  # type: ignore[arg-type]
+        # ranks interleave their lines: a stamp up to stamps.BACK_TOLERANCE_S before the one
+        # above it is the same clock; it never reopens time already painted
+        at = max(float(m.ts), states[-1]["start"] if states else first_ts,  # type: ignore[arg-type]
+                 window if window is not None else first_ts)
         if m.kind == "loading":
             enter("loading", first_ts if current is None else at, m.line)
         elif m.kind == "ready":
