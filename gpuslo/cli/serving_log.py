@@ -7,7 +7,8 @@ ready, crash, shutdown and periodic throughput lines (vLLM, SGLang, TGI, Triton;
 families in gpuslo/data/serving_log_markers.yaml, or --markers FILE) and prints one JSON object:
 the replica's timeline in the serving categories (serving, idle_capacity, model_loading,
 not_ready, draining, other) with reason and layer, wall seconds per category, and with --gpus
-the GPU-hours per category and the lost GPU-hours by layer. `status` is `unknown`, with
+the GPU-hours per category and the lost GPU-hours by layer; `unread` lists the recurring lines
+neither the training-log reader nor a serving family reads. `status` is `unknown`, with
 `reason`, when the log cannot tell (no stamp, no serving marker, never seen ready).
 
 Exit status: 0 the log was read, 1 its status is `unknown`, 2 usage or input error (one line

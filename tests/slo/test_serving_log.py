@@ -137,11 +137,19 @@ def test_a_ready_inside_a_request_payload_is_no_marker(tmp_path):
     assert doc["reason"].startswith("no serving marker")
 
 
-def test_a_training_loss_line_is_no_serving_marker(tmp_path):
-    text = ("2025-03-03 00:00:00 | INFO | step 100 | loss: 2.3512 | lr: 3.0e-4 | ready\n"
-            "2025-03-03 00:00:05 | INFO | step 110 | loss: 2.3391 | tokens/s: 51234\n")
+def test_training_loss_lines_are_no_serving_marker_and_are_named(tmp_path):
+    """A `ready` after a loss is no ready marker; the training-log reader sees the steps."""
+    text = "".join(f"2025-03-03 00:00:{5 * i:02d} | INFO | step {100 + 10 * i} | loss: "
+                   f"{2.35 - 0.01 * i:.4f} | lr: 3.0e-4 | data ready\n" for i in range(8))
     doc = serving_log(_log(tmp_path, text))
     assert doc["status"] == "unknown" and doc["timeline"] == [] and doc["gpu_hours"] is None
+    assert any("training progress record" in note for note in doc["notes"]), doc["notes"]
+
+
+def test_recurring_lines_no_family_reads_are_reported():
+    doc = serving_log(DATA / "logs" / "vllm_busy_llmscaler_issue391.log")
+    assert [(u["records"], u["first_line"]) for u in doc["unread"]] == [(4, 2)]
+    assert "GET /metrics" in doc["unread"][0]["example"]  # the stats lines are read: not listed
 
 
 def test_markers_without_any_stamp_cannot_be_timed(tmp_path):

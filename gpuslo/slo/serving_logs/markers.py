@@ -9,8 +9,12 @@ the wording families in `gpuslo/data/serving_log_markers.yaml` (`MarkerWording`)
 `loading`, `crash` (with a reason of names.REASONS), `shutdown`, and `throughput` lines (requests
 running and waiting over the window since the line before).
 
-`read_markers(path, wording) -> MarkerLog` is the only I/O; `MarkerWording.classify(text)` is
-pure.
+`read_markers(path, wording) -> MarkerLog` and `recurring_unread(path, wording)` are the only
+I/O; `MarkerWording.classify(text)` is pure. `recurring_unread` asks the training-log reader's
+public entry point (`analyse_log`, what `gpuslo goodput` calls) for the log's recurring
+templates it left unread and keeps those no serving family reads either (STYLE.md 13: an unread
+recurring shape is reported, never silently dropped), and for the progress records it read (a
+training log given by mistake).
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any
 import yaml
 
 from gpuslo.errors import ConfigError
+from gpuslo.goodput.logs import analyse_log
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe
 from gpuslo.goodput.logs.profiles import load_profiles
@@ -199,3 +204,16 @@ def _take(out: MarkerLog, rec: Rec, last_ts: float | None, wording: MarkerWordin
     out.markers.append(Marker(kind, rec.line, ts, rec.ts is None and ts is not None, engine,
                               reason, running, waiting, busy, rec.text[:200]))
     return last_ts
+
+
+def recurring_unread(path: str | os.PathLike[str], wording: MarkerWording
+                     ) -> tuple[list[dict], int]:
+    """(templates, progress records): the recurring templates of the log at `path` that neither
+    the training-log reader nor a serving family reads — dicts template, records, first_line,
+    example (cut to 200) — and how many progress (training step) records the reader found."""
+    doc = analyse_log(path, with_explain=True).document
+    unread = [{"template": u["template"], "records": u["records"],
+               "first_line": u["first_line"], "example": u["example"][:200]}
+              for u in doc["explain"]["unread"] if wording.classify(u["example"]) is None]
+    progress = sum(p["records"] for p in doc["explain"]["progress"])
+    return unread, progress

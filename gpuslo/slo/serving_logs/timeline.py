@@ -47,6 +47,7 @@ from gpuslo.slo.serving_logs.markers import (
     MarkerWording,
     load_wording,
     read_markers,
+    recurring_unread,
 )
 
 _NODE = "log"
@@ -111,9 +112,15 @@ def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
     """The replica timeline document of the log at `path` (keys in `_document`). `gpus`: the
     replica's GPU count, for GPU-hours (None: seconds only). Raises InputError when the file
     cannot be read."""
-    log = read_markers(path, wording or load_wording())
+    wording = wording or load_wording()
+    log = read_markers(path, wording)
     replica = job_id_for(path)
     doc = _skeleton(str(path), replica, log, gpus)
+    if not log.binary:
+        doc["unread"], progress = recurring_unread(path, wording)
+        if progress:
+            doc["notes"].append(f"{progress} training progress record(s): a training log? "
+                                "(gpuslo goodput reads those)")
     reason = _unknown_reason(log)
     if reason is not None:
         doc["status"], doc["reason"] = names.STATUS_UNKNOWN, reason
@@ -150,7 +157,7 @@ def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict
                  "seconds": _round(log.last_ts - log.first_ts)
                  if log.first_ts is not None and log.last_ts is not None else None},
         "timeline": [], "seconds": None, "gpu_hours": None, "lost_gpu_hours_by_layer": None,
-        "facts": None, "notes": notes,
+        "facts": None, "unread": [], "notes": notes,
     }
 
 
