@@ -102,6 +102,21 @@ def test_a_throughput_window_is_idle_only_with_nothing_running_waiting_or_proces
     assert doc["facts"]["idle_windows_s"] == ([[0.0, 600.0]] if idle else [])
 
 
+def test_a_container_log_is_timed_by_its_own_stamps(tmp_path):
+    """CRI lines (`/var/log/pods/...`): the runtime's stamp, with its year, times the record;
+    the stream tag does not hide an anchored marker."""
+    cri = "2025-04-06T07:{}Z stdout F {}\n"
+    text = (cri.format("55:21.108632509", "INFO 04-06 00:55:21 [llm_engine.py:447] init engine "
+                       "(profile, create kv cache, warmup model) took 71.33 seconds")
+            + cri.format("56:00.000000000", "INFO:     Application startup complete.")
+            + cri.format("57:00.000000000", "INFO:     Shutting down"))
+    doc = serving_log(_log(tmp_path, text))
+    loading = 60 - 21.108632509  # 07:55:21.108632509 .. 07:56:00, to the microsecond
+    assert doc["facts"]["ready_s"] == [pytest.approx(loading, abs=1e-6)]
+    assert doc["facts"]["draining_s"] == [pytest.approx(loading + 60, abs=1e-6)]
+    assert doc["seconds"]["model_loading"] == doc["facts"]["ready_s"][0] and doc["notes"] == []
+
+
 def test_shutdown_drains_until_the_log_ends(tmp_path):
     text = ("I0303 00:00:00.000000 1 http_server.cc:4623] Started HTTPService at 0.0.0.0:8000\n"
             "I0303 00:58:00.000000 1 server.cc:305] Waiting for in-flight requests to complete.\n"

@@ -39,8 +39,12 @@ from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
 MARKERS_FILE = "serving_log_markers.yaml"
 MARKER_KINDS = ("ready", "loading", "crash", "shutdown")
 SAMPLE_LINES = 2000  # head lines the stamp layouts are learnt on
-_LOCATION = re.compile(r"^\s*(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\s+)?"
-                       r"(?:\[[\w./-]{1,120}:\d{1,6}\]\s*|[\w./-]{1,120}\.(?:py|cc|rs):\d{1,6}\]\s*)")
+# what opens a message before its words: a CRI stream tag (`stdout F `, when the container
+# log's own stamp was read as the record's; the stamp layout may leave its zone letter `Z`), a
+# level word and a `[file.py:123]` location
+_LOCATION = re.compile(r"^\s*(?:Z\s+)?(?:(?:stdout|stderr) [FP] )?"
+                       r"(?:(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\s+)?"
+                       r"(?:\[[\w./-]{1,120}:\d{1,6}\]\s*|[\w./-]{1,120}\.(?:py|cc|rs):\d{1,6}\]\s*)?")
 
 
 @dataclass(frozen=True)
@@ -92,7 +96,8 @@ class MarkerWording:
         """(kind, engine, reason, named groups) of the first rule matching the message of
         `text` (a record without stamp or launcher prefix) within `max_offset` characters;
         None for no rule, or for a request payload."""
-        body = text[_LOCATION.match(text).end():] if _LOCATION.match(text) else text
+        found = _LOCATION.match(text)
+        body = text[found.end():] if found else text
         if any(p.search(body) for p in self.payload):
             return None
         for rule in self.rules:

@@ -209,19 +209,23 @@ def _merged(segments: pd.DataFrame, start: pd.Timestamp, gpus: int) -> list[dict
 
 
 def _facts(log: MarkerLog, states: list[dict], idle: list[dict]) -> dict:
-    """Hand-checkable facts: offsets in seconds from the log's first stamp."""
-    t0 = log.first_ts or 0.0
-    loading = [s for s in states if s["state"] == "loading"]
+    """Hand-checkable facts: offsets in seconds from the log's first stamp, in whole
+    microseconds like the timeline."""
+    t0 = round((log.first_ts or 0.0) * 1e6)
+
+    def off(ts: float) -> float:
+        return _round((round(ts * 1e6) - t0) / 1e6)
+
     return {
-        "loading_began_s": [_round(s["start"] - t0) for s in loading],
-        "ready_s": [_round(s["start"] - t0) for s in states if s["state"] == "ready"],
-        "crashes": [{"at_s": _round(s["start"] - t0), "reason": s["reason"], "line": s["line"]}
+        "loading_began_s": [off(s["start"]) for s in states if s["state"] == "loading"],
+        "ready_s": [off(s["start"]) for s in states if s["state"] == "ready"],
+        "crashes": [{"at_s": off(s["start"]), "reason": s["reason"], "line": s["line"]}
                     for s in states if s["state"] == "not_ready"],
-        "draining_s": [_round(s["start"] - t0) for s in states if s["state"] == "draining"],
-        "throughput": [{"at_s": _round(m.ts - t0), "running": m.running, "waiting": m.waiting,
+        "draining_s": [off(s["start"]) for s in states if s["state"] == "draining"],
+        "throughput": [{"at_s": off(m.ts), "running": m.running, "waiting": m.waiting,
                         "busy": m.busy} for m in log.markers
                        if m.kind == "throughput" and m.ts is not None],
-        "idle_windows_s": [[_round(i["start"] - t0), _round(i["end"] - t0)] for i in idle],
+        "idle_windows_s": [[off(i["start"]), off(i["end"])] for i in idle],
     }
 
 
