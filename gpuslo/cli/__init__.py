@@ -27,6 +27,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "inspect": ("gpuslo.cli.inspect", "triage captured evidence and print findings and a verdict"),
     "report": ("gpuslo.cli.report", "goodput / usable-GPU-hours report (a week or any window)"),
     "goodput": ("gpuslo.cli.goodput", "goodput facts from the training logs jobs already print"),
+    "serving-log": ("gpuslo.cli.serving_log",
+                    "a serving replica's timeline from its engine log (vLLM, SGLang, TGI, Triton)"),
     "rules": ("gpuslo.cli.rules", "write Prometheus recording and alert rules and their tests"),
     "dashboards": ("gpuslo.cli.dashboards", "write Grafana dashboards"),
     "simulate": ("gpuslo.cli.simulate", "write a synthetic fleet (demo and benchmarks)"),

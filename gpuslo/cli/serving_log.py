@@ -1,0 +1,43 @@
+"""`gpuslo serving-log`: a serving replica's timeline from its engine log (issue 29, item 3).
+
+    gpuslo serving-log LOG [--gpus N] [--markers FILE]
+
+For a replica that only has logs (no scraped engine metrics): reads the engine's start-up,
+ready, crash, shutdown and periodic throughput lines (vLLM, SGLang, TGI, Triton; wording
+families in gpuslo/data/serving_log_markers.yaml, or --markers FILE) and prints one JSON object:
+the replica's timeline in the serving categories (serving, idle_capacity, model_loading,
+not_ready, draining, other) with reason and layer, wall seconds per category, and with --gpus
+the GPU-hours per category and the lost GPU-hours by layer; `unread` lists the recurring lines
+neither the training-log reader nor a serving family reads. `status` is `unknown`, with
+`reason`, when the log cannot tell (no stamp, no serving marker, never seen ready).
+
+Exit status: 0 the log was read, 1 its status is `unknown`, 2 usage or input error (one line
+on stderr naming the file).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from gpuslo import names
+from gpuslo.errors import UsageError
+from gpuslo.slo.serving_logs import load_wording, serving_log
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Arguments of `gpuslo serving-log`."""
+    parser.add_argument("log", metavar="LOG", help="a serving engine's log file")
+    parser.add_argument("--gpus", type=int, help="GPUs the replica held: gives GPU-hours")
+    parser.add_argument("--markers", metavar="FILE",
+                        help="wording families YAML replacing the packaged ones")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the log's timeline document; 0, or 1 when its status is `unknown`."""
+    if args.gpus is not None and args.gpus < 1:
+        raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
+    wording = load_wording(args.markers)
+    doc = serving_log(args.log, gpus=args.gpus, wording=wording)
+    print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False))
+    return 1 if doc["status"] == names.STATUS_UNKNOWN else 0

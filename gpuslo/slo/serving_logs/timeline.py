@@ -1,0 +1,244 @@
+"""A serving replica's timeline from its engine log, where only logs exist (issue 29, item 3).
+
+`serving_log(path, gpus=None) -> dict` reads the log's markers (`markers`), turns them
+into the replica's state intervals (`replica_states`, `replica_idle` frames of
+`gpuslo.slo.frames`) with `states_from_markers`, and accounts them with
+`gpuslo.slo.serving.serving_account`, so each second of the log's span gets one category of
+names.SERVING_CATEGORIES and lost time its layer, exactly as the metrics side does.
+
+Rules (times are the markers' stamps; the replica's window is the log's first to last stamp):
+
+- a `loading` marker starts `loading` (at the log's first stamp when it is the first marker: the
+  lines before it are the same start-up);
+- a `ready` marker starts `ready`; when it is the first marker, the time before it is `loading`
+  (a log that prints a ready marker printed its start-up before it);
+- a `throughput` line means ready: the first one, with no marker before, makes the replica ready
+  from the log's first stamp. Its window is the time since the previous throughput line (or the
+  ready marker, or the first stamp); the window is `idle_capacity` when the line says 0 running
+  and 0 waiting and no token processed (vLLM prints `Running: 0 reqs` also for a window whose
+  requests finished in it, with non-zero throughput: that window served);
+- a `crash` marker starts `not_ready` with its reason (engine_oom, engine_crash); a later
+  `loading` is the restart (serving.py gives the reload the crash's cause);
+- a `shutdown` marker starts `draining`, unless the replica is already not_ready;
+- time before the first marker has no state: `other` (observability, no_data).
+
+The document says `unknown`, with the reason, when the log cannot tell: no stamp (no time at
+all), no serving marker, or no ready marker nor crash (the log ends while loading: whether the
+engine became ready after it is not in the log; the loading time is still counted). A marker
+line without a stamp of its own takes the stamp of the record before it (said in `notes`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections import Counter
+from datetime import UTC, datetime
+
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.goodput.logs import job_id_for
+from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
+from gpuslo.slo.frames import empty, make_frame
+from gpuslo.slo.serving import serving_account
+from gpuslo.slo.serving_logs.markers import (
+    Marker,
+    MarkerLog,
+    MarkerWording,
+    load_wording,
+    read_markers,
+    recurring_unread,
+)
+
+_NODE = "log"
+
+
+def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
+                        ) -> tuple[list[dict], list[dict]]:
+    """(state rows, idle rows) for one replica: dicts with start, end (Unix seconds), and for
+    states `state` (names.REPLICA_STATES), `reason` and `line` (the marker's line). Pure; see
+    the module docstring for the rules. Markers without ts are skipped; a stamp earlier than
+    the marker before it counts at that marker's time."""
+    states: list[dict] = []
+    idle: list[dict] = []
+    window: float | None = None
+
+    def enter(state: str, at: float, line: int, reason: str = "") -> None:
+        if states and states[-1]["state"] == state:
+            return
+        if states:
+            states[-1]["end"] = at
+        states.append({"state": state, "start": at, "end": last_ts, "reason": reason,
+                       "line": line})
+
+    for m in (m for m in markers if m.ts is not None):
+        current = states[-1]["state"] if states else None
+        # ranks interleave their lines: a stamp up to stamps.BACK_TOLERANCE_S before the one
+        # above it is the same clock; it never reopens time already painted
+        at = max(float(m.ts), states[-1]["start"] if states else first_ts,  # type: ignore[arg-type]
+                 window if window is not None else first_ts)
+        if m.kind == "loading":
+            enter("loading", first_ts if current is None else at, m.line)
+        elif m.kind == "ready":
+            if current is None and at > first_ts:
+                enter("loading", first_ts, m.line)
+            enter("ready", at, m.line)
+            window = at
+        elif m.kind == "throughput":
+            if current != "ready":
+                enter("ready", first_ts if current is None else at, m.line)
+                window = first_ts if current is None else at
+            if window is not None and m.running == 0 and m.waiting == 0 and m.busy is not True:
+                idle.append({"start": window, "end": at})
+            window = at
+        elif m.kind == "crash":
+            _crash(states, enter, m, at)
+        elif m.kind == "shutdown" and current != "not_ready":
+            enter("draining", at, m.line)
+    return states, idle
+
+
+def _crash(states: list[dict], enter, m: Marker, at: float) -> None:
+    """Enter not_ready; an OOM line after a generic crash line of the same instant names it."""
+    if states and states[-1]["state"] == "not_ready":
+        if m.reason == "engine_oom" and states[-1]["start"] == at:
+            states[-1]["reason"] = m.reason
+        return
+    enter("not_ready", at, m.line, m.reason)
+
+
+def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
+                wording: MarkerWording | None = None) -> dict:
+    """The replica timeline document of the log at `path` (keys in `_document`). `gpus`: the
+    replica's GPU count, for GPU-hours (None: seconds only). Raises InputError when the file
+    cannot be read."""
+    wording = wording or load_wording()
+    log = read_markers(path, wording)
+    replica = job_id_for(path)
+    doc = _skeleton(str(path), replica, log, gpus)
+    if not log.binary:
+        doc["unread"], progress = recurring_unread(path, wording)
+        if progress:
+            doc["notes"].append(f"{progress} training progress record(s): a training log? "
+                                "(gpuslo goodput reads those)")
+    reason = _unknown_reason(log)
+    if reason is not None:
+        doc["status"], doc["reason"] = names.STATUS_UNKNOWN, reason
+        return doc
+    assert log.first_ts is not None and log.last_ts is not None
+    states, idle = states_from_markers(log.markers, log.first_ts, log.last_ts)
+    _account(doc, replica, log, states, idle, gpus or 1, gpus is not None)
+    doc["facts"] = _facts(log, states, idle)
+    if not any(s["state"] in ("ready", "not_ready") for s in states):
+        doc["status"] = names.STATUS_UNKNOWN
+        doc["reason"] = ("no ready marker or throughput line: the log never shows the engine "
+                         "ready, and whether it became ready after its last line is not in it")
+    return doc
+
+
+def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict:
+    counts = Counter(m.kind for m in log.markers)
+    engines = Counter(m.engine for m in log.markers if m.engine)
+    notes = [f"line {m.line}: {m.kind} marker without its own stamp, timed by the record before"
+             for m in log.markers if m.carried]
+    if log.first_ts is not None and not log.year_known:
+        notes.append(f"no stamp prints a year: times read in {REFERENCE_YEAR}")
+    if log.long_lines:
+        notes.append(f"{log.long_lines} line(s) over 64 KiB: only their start read")
+    return {
+        "file": path, "replica": replica,
+        "engine": engines.most_common(1)[0][0] if engines else None,
+        "status": "ok", "reason": None, "gpus": gpus,
+        "read": {"lines": log.lines, "records": log.records, "stamped": log.stamped,
+                 "stamp_layouts": log.stamp_layouts, "binary": log.binary},
+        "markers": {k: counts.get(k, 0) for k in ("loading", "ready", "throughput", "crash",
+                                                   "shutdown")},
+        "span": {"start": _iso(log.first_ts), "end": _iso(log.last_ts),
+                 "seconds": _round(log.last_ts - log.first_ts)
+                 if log.first_ts is not None and log.last_ts is not None else None},
+        "timeline": [], "seconds": None, "gpu_hours": None, "lost_gpu_hours_by_layer": None,
+        "facts": None, "unread": [], "notes": notes,
+    }
+
+
+def _unknown_reason(log: MarkerLog) -> str | None:
+    if log.binary:
+        return "the file is binary (control bytes in its first 64 KiB): not read"
+    if not log.markers:
+        return "no serving marker (loading, ready, throughput, crash or shutdown line)"
+    if log.first_ts is None or all(m.ts is None for m in log.markers):
+        return "no stamp on any marker: the log cannot say when anything happened"
+    return None
+
+
+def _account(doc: dict, replica: str, log: MarkerLog, states: list[dict], idle: list[dict],
+             gpus: int, with_hours: bool) -> None:
+    """Fill timeline, seconds (wall seconds per category), gpu_hours and lost layers."""
+    start, end = _ts(log.first_ts), _ts(log.last_ts)
+    replicas = make_frame("replicas", [{"replica": replica, "node": _NODE, "gpus": gpus,
+                                        "start": start, "end": end, "engine": doc["engine"] or ""}])
+    st = make_frame("replica_states", [{"replica": replica, "start": _ts(s["start"]),
+                                        "end": _ts(s["end"]), "state": s["state"],
+                                        "reason": s["reason"]} for s in states]
+                    or None)
+    idle_frame = make_frame("replica_idle", [{"replica": replica, "start": _ts(i["start"]),
+                                              "end": _ts(i["end"])} for i in idle] or None)
+    acc = serving_account(replicas, st, idle_frame, empty("faults"), start, end)
+    doc["timeline"] = _merged(acc.segments, start, gpus)
+    per = acc.fleet_hours()
+    doc["seconds"] = {c: _round(h * 3600 / gpus) for c, h in per.items()}
+    if with_hours:
+        doc["gpu_hours"] = {c: _round(h) for c, h in per.items()}
+        doc["lost_gpu_hours_by_layer"] = {k: _round(v) for k, v in acc.lost_by_layer().items()}
+
+
+def _merged(segments: pd.DataFrame, start: pd.Timestamp, gpus: int) -> list[dict]:
+    """Consecutive segments of one (category, reason, layer) as one timeline entry."""
+    out: list[dict] = []
+    for row in segments.sort_values("start").itertuples(index=False):
+        key = (str(row.category), str(row.reason), str(row.layer))
+        if out and out[-1]["_key"] == key and out[-1]["_end"] == row.start:
+            out[-1]["_end"] = row.end
+            continue
+        out.append({"_key": key, "_start": row.start, "_end": row.end})
+    return [{"category": e["_key"][0], "reason": e["_key"][1] or None,
+             "layer": e["_key"][2] or None, "start": _iso(e["_start"].value / 1e9),
+             "end": _iso(e["_end"].value / 1e9),
+             "offset_s": _round((e["_start"] - start).total_seconds()),
+             "seconds": _round((e["_end"] - e["_start"]).total_seconds())} for e in out]
+
+
+def _facts(log: MarkerLog, states: list[dict], idle: list[dict]) -> dict:
+    """Hand-checkable facts: offsets in seconds from the log's first stamp, in whole
+    microseconds like the timeline."""
+    t0 = round((log.first_ts or 0.0) * 1e6)
+
+    def off(ts: float) -> float:
+        return _round((round(ts * 1e6) - t0) / 1e6)
+
+    return {
+        "loading_began_s": [off(s["start"]) for s in states if s["state"] == "loading"],
+        "ready_s": [off(s["start"]) for s in states if s["state"] == "ready"],
+        "crashes": [{"at_s": off(s["start"]), "reason": s["reason"], "line": s["line"]}
+                    for s in states if s["state"] == "not_ready"],
+        "draining_s": [off(s["start"]) for s in states if s["state"] == "draining"],
+        "throughput": [{"at_s": off(m.ts), "running": m.running, "waiting": m.waiting,
+                        "busy": m.busy} for m in log.markers
+                       if m.kind == "throughput" and m.ts is not None],
+        "idle_windows_s": [[off(i["start"]), off(i["end"])] for i in idle],
+    }
+
+
+def _ts(seconds: float | None) -> pd.Timestamp:
+    return pd.Timestamp(round((seconds or 0.0) * 1e6), unit="us", tz="UTC")
+
+
+def _iso(seconds: float | None) -> str | None:
+    if seconds is None:
+        return None
+    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+
+
+def _round(value: float) -> float:
+    """Six decimals (microseconds, the finest stamp logs print): no float noise in JSON."""
+    return round(float(value), 6) + 0.0
