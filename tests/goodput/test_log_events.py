@@ -144,3 +144,11 @@ def test_a_stop_glued_to_the_save_line_came_after_the_save() -> None:
         "[>>>>>>>>>      ] 12/50, 4.0 task/s, elapsed: 3s, ETA: 9s Killed"]))
     assert [i["cause"] for i in doc["interruptions"]] == ["signal"]
     assert doc["goodput"]["goodput"] is not None
+
+
+def test_commits_without_a_clock_say_why_goodput_is_unknown() -> None:
+    # hand-varied darkflow-like lines: saves proven, but no stamp, duration or rate anywhere
+    lines = [f"it {n} | loss {2.5 - n / 100:.3f}" for n in range(40, 52)]
+    doc = read(lines[:6] + ["Checkpoint at step 45"] + lines[6:])
+    assert doc["goodput"]["status"] == "unknown"
+    assert doc["goodput"]["reason"].startswith("no clock")
