@@ -14,7 +14,8 @@ directory) proves a commit - no save line, no restore, no checkpoint file - `goo
 `{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
 as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
 given. A log whose steps have no time at all (no stamps, durations or rates) is `unknown` too,
-reason `no clock`. `steps.first/last` are job-wide steps (per-epoch counters made global, see `progress`).
+reason `no clock`. `steps.first/last` are job-wide steps (per-epoch counters made global, see
+`progress`).
 """
 
 from __future__ import annotations
