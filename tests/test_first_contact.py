@@ -18,6 +18,36 @@ from tests.first_contact import corpus_failures, training_log_failures
 KNOWN_MISSES = {
     ("training_logs", "dev"): {"B25"},
     ("training_logs", "holdout"): set(),
+    # 13/38 at first contact (tests/data/first_contact/training_logs_fresh_2026-12-05.txt).
+    # Events read right since (tlevents-r4): Caffe snapshots, bare "Checkpoint at step N",
+    # "loading checkpoint: <path>", lower-case fairseq, a save cut short by a stop. C10 (a save
+    # only implied by nnU-Net's code), C28 and C36 (commits but no clock) stay on events.
+    ("training_logs", "fresh"): {
+        "C01",
+        "C02",
+        "C03",
+        "C04",
+        "C05",
+        "C06",
+        "C07",
+        "C10",
+        "C14",
+        "C15",
+        "C16",
+        "C17",
+        "C18",
+        "C19",
+        "C21",
+        "C22",
+        "C23",
+        "C26",
+        "C28",
+        "C31",
+        "C33",
+        "C34",
+        "C35",
+        "C36",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config

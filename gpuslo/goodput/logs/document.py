@@ -13,7 +13,9 @@ seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
 directory) proves a commit - no save line, no restore, no checkpoint file - `goodput` is
 `{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
 as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
-given. `steps.first/last` are job-wide steps (per-epoch counters made global, see `progress`).
+given. A log whose steps have no time at all (no stamps, durations or rates) is `unknown` too,
+reason `no clock`. `steps.first/last` are job-wide steps (per-epoch counters made global, see
+`progress`).
 """
 
 from __future__ import annotations
@@ -48,8 +50,13 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
     }
     if not commits:
         out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
-            "no commit evidence: the log has no checkpoint save or restore line (and no "
-            "checkpoint files were given), so which progress was committed cannot be known"))
+            "no commit evidence: the log has no checkpoint save or restore line (a save "
+            "begun and cut short by a stop commits nothing; no checkpoint files were given), "
+            "so which progress was committed cannot be known"))
+    elif accounted <= 0:
+        out.update(status=names.STATUS_UNKNOWN, reason=(
+            "no clock: the log gives no time for its steps (no timestamps, durations or "
+            "rates), so GPU-seconds cannot be apportioned although commits are proven"))
     elif result.uncommitted_gpu_s > 0:
         out["reason"] = ("progress after the last proven commit is uncommitted: the end of "
                          "training is not taken as a commit")

@@ -4,9 +4,11 @@
 Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `restart`,
 `job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
 
-Commit evidence. A save line commits its step. A restore of step M proves a commit at M: the
-walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
-save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
+Commit evidence. A save line commits its step, unless the save has no end line and a stop
+follows it before any progress (begun, not finished: a save cut short commits nothing). A
+restore of step M proves a commit at M: the walk writes a `checkpoint` of M when the run
+before the restore passed M (Lightning prints no save line; its `Restored all states from
+…step=2532.ckpt` is the only evidence). A bar that
 starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log
 that opens with such a bar is a restart, but its commit is not proven). The end of training
 (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
@@ -123,7 +125,7 @@ class Walk:
             if isinstance(item, Record):
                 self._record(k, item)
             elif isinstance(item, Save):
-                self._save(item)
+                self._save(item, self._cut_short(k, item))
             elif isinstance(item, Restore):
                 self._restore(k, item)
             elif isinstance(item, Interruption):
@@ -223,13 +225,27 @@ class Walk:
                                "cause": "no_progress", "line": rec.line})
 
     # -- events --------------------------------------------------------------------------------
-    def _save(self, save: Save) -> None:
+    def _cut_short(self, k: int, save: Save) -> bool:
+        """True when a save with no end line is followed, before any progress, by a stop on a
+        later line: the save was begun, not finished, and commits nothing. A stop glued to
+        the save's own line came after more output of the job (mmcv's evaluation bar drawn
+        after the save, then the shell's `Killed`)."""
+        if save.ended:
+            return False
+        for item in self.items[k + 1:]:
+            if isinstance(item, Interruption):
+                return item.line != save.line
+            if not isinstance(item, Save):
+                return False
+        return False
+
+    def _save(self, save: Save, cut_short: bool = False) -> None:
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
-        if step is not None:
+        if step is not None and not cut_short:
             self.j.emit(save.t1, "checkpoint", step=int(step))
             self.j.committed = int(step)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
