@@ -192,8 +192,9 @@ def _duration_role(f: Field, scale: float) -> Role:
 
 def _cue_role(f: Field, fields: list[Field]) -> Role:
     prev = fields[f.index - 1] if f.index else None
-    if prev is not None and prev.after.strip().startswith("/") and f.kind == "num":
-        return Role("total" if f.integer else "metric", why="the N of n/N")
+    if prev is not None and f.kind == "num" and (prev.after.strip().startswith("/") or (
+            prev.after.strip() == "of" and prev.integer and f.integer)):
+        return Role("total" if f.integer else "metric", why="the N of n/N")  # or `n of N`
     if f.kind == "dur":
         before = prev.after.strip() if prev is not None else ""
         if before.startswith(("<", "•")):
@@ -313,7 +314,19 @@ def _place_counter(reading: Reading) -> None:
         roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
-    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None)
+    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None) or (
+        _below_epochs(fields, reading.epoch, reading.total))
+
+
+def _below_epochs(fields: list[Field], epoch: int, total: int | None) -> bool:
+    """The counter's N is below the epoch's own N (`Epoch 35/50 iter 5/9`): a job-wide counter
+    counts at least one step per epoch, so this one restarts every epoch."""
+    if total is None or epoch + 1 >= len(fields) or fields[epoch + 1].index == total:
+        return False
+    if not fields[epoch].after.strip().startswith(("/", "of")):
+        return False
+    big_n, small_n = fields[epoch + 1].known(), fields[total].known()
+    return bool(big_n and small_n) and max(small_n) < min(big_n)
 
 
 def _per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:

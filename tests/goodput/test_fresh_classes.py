@@ -1,0 +1,56 @@
+"""Classes of progress reading the fresh first-contact batch of issue 23 showed missing, each
+read on hand-varied lines that are not a fresh case's own, with a negative beside it: a similar
+line that must not be read that way (a loss, an lr, a validation counter is not progress)."""
+
+from __future__ import annotations
+
+from tests.goodput.test_log_classes import read, steps
+
+
+# -- a bracketed epoch whose word carries a qualifier: `Epoch(train) [e][n/N]` -----------------
+def test_a_qualified_epoch_word_still_names_the_bracketed_epoch() -> None:
+    # hand-varied (MMEngine-style, another loop length): epoch 5 to 6 of a 300-iteration epoch
+    lines = [f"01/02 10:{m:02d}:00 - mmengine - INFO - Epoch(train) [{e}][{n:>3}/300]  "
+             f"lr: 2.0000e-02  time: 0.5000  loss: {1.5 - m / 100:.4f}"
+             for m, (e, n) in enumerate([(5, 100), (5, 200), (5, 300), (6, 100), (6, 200)])]
+    doc = read(lines)
+    assert steps(doc) == (4 * 300 + 100, 5 * 300 + 200)
+
+
+def test_a_qualified_validation_counter_is_not_training_progress() -> None:
+    lines = [f"01/02 10:0{m}:00 - mmengine - INFO - Epoch(train) [5][{n}/300]  loss: 1.{m}"
+             for m, n in enumerate([100, 200, 300])]
+    lines += [f"01/02 10:0{3 + m}:00 - mmengine - INFO - Epoch(val) [5][{n}/50]  time: 0.2"
+              for m, n in enumerate([10, 20])]
+    assert steps(read(lines)) == (4 * 300 + 100, 4 * 300 + 300)
+
+
+# -- an epoch with its own total beside a per-epoch counter: `Epoch 7/20 iter 3/12` -------------
+def test_a_counter_whose_total_is_below_the_epochs_total_restarts_each_epoch() -> None:
+    # hand-varied: logged every 25 iterations of 12-iteration epochs, so no reset is ever seen
+    # inside one template; 12 < 20 epochs means the counter cannot be job-wide
+    pairs = [(7, 3), (9, 4), (11, 5), (13, 6)]
+    lines = [f"trainer: Epoch {e}/20 iter {n}/12 | loss: {0.9 - e / 100:.3f} | lr: 1.0e-04"
+             for e, n in pairs]
+    assert steps(read(lines)) == (6 * 12 + 3, 12 * 12 + 6)  # no epoch 0 printed: from 1
+
+
+def test_a_job_wide_counter_beside_an_epoch_total_stays_job_wide() -> None:
+    # negative: the counter's total (4000) is above the epochs' (20) and it keeps rising
+    lines = [f"trainer: Epoch {e}/20 step {n}/4000 | loss: 0.5 | lr: 1.0e-04"
+             for e, n in [(1, 150), (2, 350), (3, 550)]]
+    assert steps(read(lines)) == (150, 550)
+
+
+# -- `n of N` is a counter and its total ------------------------------------------------------
+def test_n_of_n_beside_an_epoch_is_a_per_epoch_counter() -> None:
+    # hand-varied (TF1 session-trainer style): epoch 3 of 10, step 250 of 500
+    lines = [f"2021-01-01 00:0{i}:00.000000: epoch 3 of 10, step {n} of 500, loss = 0.{i + 3}"
+             f" (120.0 examples/sec; 0.5 sec/batch)" for i, n in enumerate([250, 260, 270])]
+    assert steps(read(lines)) == (2 * 500 + 250, 2 * 500 + 270)
+
+
+def test_a_loss_of_a_number_is_not_a_total() -> None:
+    # negative: `loss 2 of 3 heads` style wording with no counter keeps no epoch arithmetic
+    lines = [f"step {n}, loss 2 of 3 heads = 0.{n}" for n in (10, 20, 30)]
+    assert steps(read(lines)) == (10, 30)
