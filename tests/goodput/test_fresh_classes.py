@@ -54,3 +54,29 @@ def test_a_loss_of_a_number_is_not_a_total() -> None:
     # negative: `loss 2 of 3 heads` style wording with no counter keeps no epoch arithmetic
     lines = [f"step {n}, loss 2 of 3 heads = 0.{n}" for n in (10, 20, 30)]
     assert steps(read(lines)) == (10, 30)
+
+
+# -- a counter printed first on the line, cut off by `:` or `|` --------------------------------
+def test_an_unnamed_counter_that_opens_the_record_is_the_step() -> None:
+    # hand-varied: a bare trainer printing `step | loss | lr | time`, one record every 5 steps
+    lines = [f"{n} | loss {4.0 - n / 100:.4f} | lr 1.000000e-04 | {2500 + n % 3}.50ms"
+             for n in range(100, 160, 5)]
+    doc = read(lines)
+    assert steps(doc) == (100, 155)
+    assert doc["step_time_s"]["median"] is not None
+
+
+def test_a_colon_counter_with_its_names_after_the_values_is_the_step() -> None:
+    # hand-varied darknet-style: names follow their values (`avg loss`, `seconds`)
+    lines = [f" {n}: {3.0 - n / 1e4:.6f}, {2.5:.6f} avg loss, 0.001000 rate, "
+             f"{1.2 + (n % 2) / 100:.6f} seconds, {n * 64} images" for n in range(5000, 5004)]
+    doc = read(lines)
+    assert steps(doc) == (5000, 5003)
+
+
+def test_a_leading_number_that_does_not_rise_or_has_no_names_is_not_the_step() -> None:
+    # negatives: a rank prefix repeated on every line, and a bare row of numbers
+    ranked = [f"0: loss 0.{n} | lr 1e-04" for n in range(3, 9)]
+    assert steps(read(ranked)) == (None, None)
+    bare = [f"{n}: {n * 0.5:.2f}, {n * 0.25:.2f}" for n in (9, 4, 7, 2)]
+    assert steps(read(bare)) == (None, None)
