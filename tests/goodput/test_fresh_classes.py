@@ -80,3 +80,19 @@ def test_a_leading_number_that_does_not_rise_or_has_no_names_is_not_the_step() -
     assert steps(read(ranked)) == (None, None)
     bare = [f"{n}: {n * 0.5:.2f}, {n * 0.25:.2f}" for n in (9, 4, 7, 2)]
     assert steps(read(bare)) == (None, None)
+
+
+# -- a detection-metric validation bar is not training progress -------------------------------
+def _bar(head: str, n: int, total: int, secs: int, rate: str) -> str:
+    filled = "█" * (10 * n // total)
+    return (f"{head}{100 * n // total:3d}%|{filled:<10}| {n}/{total} "
+            f"[00:{secs:02d}<00:30, {rate}]")
+
+
+def test_a_detection_metrics_bar_is_validation() -> None:
+    # hand-varied (YOLO-style): the mAP header bar after the training bar is validation
+    lines = [_bar("      1/50      6.1G      2.5: ", n, 200, n // 4, "4.00it/s")
+             for n in (100, 200)]
+    lines.append(_bar("        Class     Images  Instances      P      R      mAP50: ",
+                      12, 80, 2, "6.00it/s"))
+    assert steps(read(lines)) == (100, 200)

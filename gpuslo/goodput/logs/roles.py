@@ -70,7 +70,7 @@ LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", 
 SMOOTH_WORDS = {"avg", "mean", "average", "ema", "running", "smoothed"}
 NOT_PROGRESS_HEAD = re.compile(
     r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
-    r"|prediction|predicting|map|download|downloading|generating|tokeniz\w*|loading|load|shards?"
+    r"|prediction|predicting|map\d*|download|downloading|generating|tokeniz\w*|loading|load|shards?"
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
