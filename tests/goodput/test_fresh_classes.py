@@ -96,3 +96,32 @@ def test_a_detection_metrics_bar_is_validation() -> None:
     lines.append(_bar("        Class     Images  Instances      P      R      mAP50: ",
                       12, 80, 2, "6.00it/s"))
     assert steps(read(lines)) == (100, 200)
+
+
+# -- a per-epoch counter that prints no N: the reset where the epoch rises is a new epoch ------
+def test_an_untotalled_per_epoch_counter_goes_on_across_the_epoch() -> None:
+    # hand-varied (a `Epoch e, batch n,` trainer logging every 10 batches, 40 per epoch)
+    lines = [f"2024-03-01 10:{i:02d}:00,000 INFO Epoch {e}, batch {n}, loss[loss=0.{i + 1}], "
+             f"lr: 1.0e-03" for i, (e, n) in enumerate([(2, 0), (2, 10), (2, 20), (2, 30),
+                                                          (3, 0), (3, 10)])]
+    doc = read(lines)
+    assert steps(doc) == (0, 50)  # 30 + the stride of 10, then 10 more
+    assert not doc["restarts"]
+
+
+def test_a_marker_shaped_prefix_does_not_hide_the_step_line() -> None:
+    # hand-varied (MXNet-style): `Epoch[7]` summaries share the step lines' opening
+    lines = []
+    for e in (7, 8):
+        lines += [f"2019-01-01 10:{e}{b // 100}:{b % 60:02d},000 INFO Epoch[{e}] Batch [{b}]"
+                  f"\tSpeed: 500.00 samples/sec\taccuracy=0.9" for b in (100, 200, 300)]
+        lines.append(f"2019-01-01 10:{e}9:00,000 INFO Epoch[{e}] Train-accuracy=0.9")
+    doc = read(lines)
+    assert steps(doc)[0] == 100 and not doc["restarts"]
+
+
+def test_a_counter_that_falls_with_no_epoch_change_is_still_a_restart() -> None:
+    # negative: the same counter going back inside one epoch is not a new epoch
+    lines = [f"2024-03-01 10:{i:02d}:00,000 INFO Epoch 2, batch {n}, loss[loss=0.5], lr: 1e-03"
+             for i, n in enumerate([0, 10, 20, 30, 10, 20])]
+    assert read(lines)["restarts"]
