@@ -18,6 +18,30 @@ from tests.first_contact import corpus_failures, training_log_failures
 KNOWN_MISSES = {
     ("training_logs", "dev"): {"B25"},
     ("training_logs", "holdout"): set(),
+    # 13/38 at first contact; C03, C06, C07, C16, C19, C22, C26, C31, C33, C35 read right since
+    # their step classes were built (a qualified `Epoch(train) [e][n/N]`, `n of N`, a counter
+    # whose N is below the epochs', a counter printed first, a per-epoch counter with no N, a
+    # marker-shaped step line, an mAP validation bar). Of the steps / step-time misses left:
+    # C21's bare `0/500 ?it/s` opening draw is a step 0 as T21's `0/1250` is (shared, first 0);
+    # C14, C18, C23 rest on facts the collector marked uncertain; C15's 0.55 s comes from
+    # spend_time deltas where the line prints iter_time 0.6 s; C17, C34, C01 are step time.
+    ("training_logs", "fresh"): {
+        "C01",
+        "C02",
+        "C04",
+        "C05",
+        "C10",
+        "C12",
+        "C14",
+        "C15",
+        "C17",
+        "C18",
+        "C21",
+        "C23",
+        "C28",
+        "C34",
+        "C36",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config
