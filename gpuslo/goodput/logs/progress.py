@@ -118,12 +118,39 @@ def _run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) ->
     return running
 
 
+class _Untotalled:
+    """Job-wide steps of a per-epoch counter that prints no N (icefall's `Epoch 1, batch 0`,
+    MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last
+    counter of the epoch before plus the counter's usual stride (the most common rise within an
+    epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate."""
+
+    def __init__(self, progress: list[Prog]) -> None:
+        rises: dict[str, Counter] = {}
+        last: dict[str, Prog] = {}
+        for p in progress:
+            q = last.get(p.family)
+            if q is not None and q.epoch == p.epoch and p.printed > q.printed:
+                rises.setdefault(p.family, Counter())[p.printed - q.printed] += 1
+            last[p.family] = p
+        self.stride = {f: c.most_common(1)[0][0] for f, c in rises.items()}
+        self.state: dict[str, tuple[int, int, int]] = {}  # family: epoch, last printed, offset
+
+    def glob(self, p: Prog, epoch: int) -> int:
+        was = self.state.get(p.family)
+        offset = 0 if was is None else was[2]
+        if was is not None and epoch > was[0]:
+            offset += was[1] + self.stride.get(p.family, 1)
+        self.state[p.family] = (epoch, p.printed, offset)
+        return offset + p.printed
+
+
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record]:
     """Records with their job-wide steps (stages 1-2 of the module docstring)."""
     usual = _usual_totals(progress)
     markers = sorted(epochs)
     running = _run_across_markers(progress, markers)
     base = epoch_base(progress, [e for _, e in markers])
+    untotalled = _Untotalled(progress)
     out: list[Record] = []
     k, context = 0, None
     for p in progress:
@@ -140,6 +167,8 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record
         glob = p.printed
         if per_epoch and epoch is not None and p.total:
             glob = max(epoch - base, 0) * p.total + p.printed
+        elif per_epoch and epoch is not None:
+            glob = untotalled.glob(p, epoch)
         out.append(Record(p, glob, epoch))
     return out
 

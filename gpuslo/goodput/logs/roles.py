@@ -70,7 +70,7 @@ LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", 
 SMOOTH_WORDS = {"avg", "mean", "average", "ema", "running", "smoothed"}
 NOT_PROGRESS_HEAD = re.compile(
     r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
-    r"|prediction|predicting|map|download|downloading|generating|tokeniz\w*|loading|load|shards?"
+    r"|prediction|predicting|map\d*|download|downloading|generating|tokeniz\w*|loading|load|shards?"
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
@@ -192,8 +192,9 @@ def _duration_role(f: Field, scale: float) -> Role:
 
 def _cue_role(f: Field, fields: list[Field]) -> Role:
     prev = fields[f.index - 1] if f.index else None
-    if prev is not None and prev.after.strip().startswith("/") and f.kind == "num":
-        return Role("total" if f.integer else "metric", why="the N of n/N")
+    if prev is not None and f.kind == "num" and (prev.after.strip().startswith("/") or (
+            prev.after.strip() == "of" and prev.integer and f.integer)):
+        return Role("total" if f.integer else "metric", why="the N of n/N")  # or `n of N`
     if f.kind == "dur":
         before = prev.after.strip() if prev is not None else ""
         if before.startswith(("<", "•")):
@@ -217,8 +218,21 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
     return Role("metric")
 
 
+def _unnamed(step: Field) -> str:
+    return "n/N" if step.after.lstrip().startswith("/") else "printed first"
+
+
+def _leading(f: Field, fields: list[Field], lead: bool) -> bool:
+    """An unnamed integer that opens the record and is cut off from the rest by `:` or `|`,
+    with named values after it (darknet's ` 69: 145.7, 212.6 avg, …`, `40 | loss 6.68 | …`):
+    the step counter printed first."""
+    sep = f.after.strip()[:1]
+    named = any(g.key or g.after.strip()[:1].isalpha() for g in fields[1:])
+    return lead and f.index == 0 and sep in (":", "|") and named
+
+
 def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool,
-                burst: bool = False) -> int:
+                burst: bool = False, lead: bool = False) -> int:
     """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
     2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
     if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch") or (
@@ -239,6 +253,8 @@ def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if f.key and not pair:
         return 0
+    if _leading(f, fields, lead):
+        return 2
     if pair or f.unit == "it" or f.after.startswith("/?"):
         if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
             return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
@@ -258,7 +274,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
             roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
     reading.roles, reading.bar = roles, is_bar(fields, roles)
     burst = tpl.copies()
-    scores = [(_step_score(f, fields, roles, reading.bar, burst), -f.index) for f in fields]
+    lead = tpl.text.lstrip()[:1] == "\x01"
+    scores = [(_step_score(f, fields, roles, reading.bar, burst, lead), -f.index) for f in fields]
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
         reading.step = pinned_step[0]
@@ -302,7 +319,8 @@ def _place_counter(reading: Reading) -> None:
     if reading.step is None:
         return
     step = fields[reading.step]
-    roles[step.index] = Role("step", why=roles[step.index].why or f"counter ({step.key or 'n/N'})")
+    name = step.key or _unnamed(step)
+    roles[step.index] = Role("step", why=roles[step.index].why or f"counter ({name})")
     for i, r in list(roles.items()):
         if r.role == "total" and i != step.index + 1:
             roles[i] = Role("metric", why="the N of another pair")
@@ -313,7 +331,19 @@ def _place_counter(reading: Reading) -> None:
         roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
-    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None)
+    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None) or (
+        _below_epochs(fields, reading.epoch, reading.total))
+
+
+def _below_epochs(fields: list[Field], epoch: int, total: int | None) -> bool:
+    """The counter's N is below the epoch's own N (`Epoch 35/50 iter 5/9`): a job-wide counter
+    counts at least one step per epoch, so this one restarts every epoch."""
+    if total is None or epoch + 1 >= len(fields) or fields[epoch + 1].index == total:
+        return False
+    if not fields[epoch].after.strip().startswith(("/", "of")):
+        return False
+    big_n, small_n = fields[epoch + 1].known(), fields[total].known()
+    return bool(big_n and small_n) and max(small_n) < min(big_n)
 
 
 def _per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:

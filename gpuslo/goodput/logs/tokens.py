@@ -103,12 +103,15 @@ def parts_seconds(text: str) -> float:
     return sum(float(n) * _DUR_SECONDS[u] for n, u in _DUR_PART.findall(text))
 
 
+_QUALIFIER = re.compile(r"(?<=[A-Za-z])\([A-Za-z]+\)$")
+
+
 def _key(prefix: str) -> str:
     """The name printed before a value: the last words of `prefix` up to a separator, without
     the `:`/`=` and quotes that join it to the value; '' when an opening bracket comes last."""
     tail = _GLYPHS.sub(" ", prefix).rstrip(" \t'\":=-")
     if tail[-1:] in ("[", "("):  # `Epoch [12]`, `Epoch: [1]`: the word before the bracket
-        tail = tail[:-1].rstrip(" \t'\":=")
+        tail = _QUALIFIER.sub("", tail[:-1].rstrip(" \t'\":="))  # `Epoch(train)  [3]`
         if not tail[-1:].isalpha():
             return ""
     if not tail or tail[-1] in "([{<|/•":
