@@ -62,14 +62,34 @@ class SlurmCluster:
         set DOWN under a running job stays COMPLETING until slurmd reports the job gone: over 30 s
         on a loaded host, seen in a full run at load 15; the bound only ends a hang)."""
 
+        refused = []
+
         def resumed() -> bool:
             try:
                 self.scontrol_run("update", f"nodename={self.node}", "state=resume")
-            except subprocess.CalledProcessError:
+            except subprocess.CalledProcessError as error:
+                refused[:] = [str(error.stderr or error.stdout or error).strip()]
                 return False
             return True
 
-        wait_for(resumed, timeout_s, step_s=0.5)
+        try:
+            wait_for(resumed, timeout_s, step_s=0.5)
+        except AssertionError as error:
+            raise AssertionError(f"{error}; scontrol said {refused}\n{self.diagnosis()}") from None
+
+    def diagnosis(self) -> str:
+        """The node as slurmctld shows it and the tails of both daemons' logs (for a failure
+        message: seen only in a loaded full run so far, never alone)."""
+        parts = []
+        try:
+            parts.append(self.show())
+        except subprocess.SubprocessError as error:
+            parts.append(f"scontrol show node: {error}")
+        for name in ("slurmctld.log", "slurmd.log"):
+            path = self.root / name
+            lines = path.read_text(errors="replace").splitlines()[-15:] if path.exists() else []
+            parts.append(f"--- {name}\n" + "\n".join(lines))
+        return "\n".join(parts)
 
     def reset(self) -> None:
         """Back to IDLE with no reason (resume whatever drained it)."""
