@@ -1,0 +1,86 @@
+"""One test per class of evidence the second fresh first-contact batch (tests/data/corpus/fresh2,
+scored 24/30 on 2026-12-05) found misread: the real excerpt (the case file itself), a hand-varied
+variant that is not the case's text, and a negative that must raise no false alarm."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.verdict import verdict_from_findings
+
+CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh2" / "cases"
+
+
+def case(number: int) -> str:
+    (path,) = CASES.glob(f"{number}_*")
+    return path.read_text()
+
+
+def inspect(text: str, **options):
+    findings = inspect_text(text, "f", InspectOptions(**options))
+    return findings, verdict_from_findings(findings)
+
+
+def signals(findings) -> set[str]:
+    return {f.signal for f in findings}
+
+
+# --- (a) dcgm-exporter's own death: source_unavailable; benign start-up notes stay healthy ---
+
+def test_exporter_fatal_and_abort_are_source_unavailable():
+    for number in (306, 307):
+        findings, verdict = inspect(case(number))
+        assert "source_unavailable" in signals(findings), number
+        assert verdict == "unknown"
+        assert not [f for f in findings if f.class_ == "fatal"]
+
+
+EXPORTER_PANIC = """\
+time="2024-03-02T10:00:01Z" level=info msg="Starting dcgm-exporter"
+time="2024-03-02T10:00:02Z" level=info msg="DCGM successfully initialized!"
+panic: runtime error: invalid memory address or nil pointer dereference
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x8a1b2c]
+
+goroutine 1 [running]:
+main.main()
+"""
+
+EXPORTER_PANIC_LEVEL = """\
+time="2024-03-02T10:00:01Z" level=info msg="Starting dcgm-exporter"
+time="2024-03-02T10:00:05Z" level=panic msg="Failed to start webserver: bind: address in use"
+"""
+
+
+def test_exporter_panic_variants_are_source_unavailable():
+    for text in (EXPORTER_PANIC, EXPORTER_PANIC_LEVEL):
+        findings, verdict = inspect(text)
+        assert "source_unavailable" in signals(findings)
+        assert verdict == "unknown"
+
+
+def test_exporter_clean_start_with_no_switches_is_healthy():
+    findings, verdict = inspect(case(329))
+    assert verdict == "healthy"
+    assert "source_unavailable" not in signals(findings)
+    variant = """\
+time="2024-05-01T08:00:00Z" level=info msg="Starting dcgm-exporter"
+time="2024-05-01T08:00:01Z" level=info msg="DCGM successfully initialized!"
+time="2024-05-01T08:00:01Z" level=warning msg="no switches to monitor"
+time="2024-05-01T08:00:02Z" level=info msg="Starting webserver"
+"""
+    findings, verdict = inspect(variant)
+    assert verdict == "healthy"
+    assert signals(findings) == {"log_read"}
+
+
+def test_exporter_error_line_is_not_a_clean_start():
+    text = """\
+time="2024-05-01T08:00:00Z" level=info msg="Starting dcgm-exporter"
+time="2024-05-01T08:00:01Z" level=info msg="DCGM successfully initialized!"
+time="2024-05-01T08:00:09Z" level=error msg="Failed to collect metrics; err: timeout"
+"""
+    findings, verdict = inspect(text)
+    assert verdict == "unknown"
+    assert "source_unavailable" not in signals(findings)
