@@ -84,3 +84,35 @@ time="2024-05-01T08:00:09Z" level=error msg="Failed to collect metrics; err: tim
     findings, verdict = inspect(text)
     assert verdict == "unknown"
     assert "source_unavailable" not in signals(findings)
+
+
+# --- (b) an NVSwitch SXid in fabric manager's `on NodeId N` form keeps its PCI and port ---
+
+def _sxids(findings, code):
+    return [f for f in findings if f.sxid == code]
+
+
+def test_fm_sxid_on_node_id_reads_pci_and_port():
+    findings, verdict = inspect(case(311))
+    (sxid,) = _sxids(findings, 22013)
+    assert (sxid.pci, sxid.extra.get("port")) == ("00000000:08:00.0", 60)
+    assert sxid.class_ != "fatal"
+    assert verdict == "healthy"
+    variant = (
+        "[Mar 04 2026 10:11:12] [ERROR] [tid 4242] detected NVSwitch fatal error 12028 on "
+        "NodeId 2 on NVSwitch pci bus id 00000000:c5:00.0 physical id 7 port 11\n"
+    )
+    findings, _ = inspect(variant)
+    (sxid,) = _sxids(findings, 12028)
+    assert (sxid.pci, sxid.extra.get("port")) == ("00000000:C5:00.0", 11)
+
+
+def test_fm_sxid_without_location_raises_no_false_port():
+    text = (
+        "[Mar 04 2026 10:11:12] [ERROR] [tid 4242] detected NVSwitch non-fatal error 12028 "
+        "on NodeId 0\n"
+    )
+    findings, _ = inspect(text)
+    (sxid,) = _sxids(findings, 12028)
+    assert sxid.pci is None and "port" not in (sxid.extra or {})
+    assert sxid.class_ != "fatal"
