@@ -116,3 +116,41 @@ def test_fm_sxid_without_location_raises_no_false_port():
     (sxid,) = _sxids(findings, 12028)
     assert sxid.pci is None and "port" not in (sxid.extra or {})
     assert sxid.class_ != "fatal"
+
+
+# --- (c) an IB port down on a multi-port adapter with another port active, nothing expected ---
+
+def _port_downs(findings):
+    return [f for f in findings if f.signal == "port_down"]
+
+
+def test_spare_port_of_dual_port_hca_is_not_fatal():
+    findings, verdict = inspect(case(322))
+    assert verdict == "healthy"
+    assert [f.class_ for f in _port_downs(findings)] == ["warn"]
+    variant = """\
+CA 'mlx5_2'
+\tCA type: MT4123
+\tNumber of ports: 2
+\tPort 1:
+\t\tState: Down
+\t\tPhysical state: Polling
+\t\tRate: 10
+\t\tLink layer: InfiniBand
+\tPort 2:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 200
+\t\tLink layer: InfiniBand
+"""
+    findings, verdict = inspect(variant)
+    assert verdict == "healthy"
+    assert [f.class_ for f in _port_downs(findings)] == ["warn"]
+
+
+def test_down_port_stays_fatal_when_no_sibling_is_active_or_devices_expected():
+    both_down = case(322).replace("PORT_ACTIVE (4)", "PORT_DOWN (1)")
+    findings, verdict = inspect(both_down)
+    assert verdict == "unhealthy"
+    findings, verdict = inspect(case(322), expect_network_devices=1)
+    assert verdict == "unhealthy"
