@@ -280,7 +280,8 @@ SIGNALS: Final = {
     "unrecognised_message": "a line naming a device (PCI address, GPU, NVSwitch, mlx5/efa/ib "
     "device) with an error word that no reader recognises: unknown for that device (fatal when "
     "it says fallen off, uncorrectable, fatal or reset required)",
-    "log_read": "inventory: records of a daemon's log read (nvidia-fabricmanager, nv-hostengine)",
+    "log_read": "inventory: records of a daemon's log read (nvidia-fabricmanager, nv-hostengine, "
+    "dcgm-exporter)",
     "unrecognised_output": "a whole file that looks like a known tool's output in a shape no "
     "parser knows",
 }

@@ -42,7 +42,7 @@ _FILE_LINE = re.compile(
 )
 _SWITCH_ERROR = re.compile(
     r"detected NVSwitch (fatal|non-fatal|nonfatal) error (\d{1,6})"
-    r"(?: on fid (\d{1,6}))?(?: on NVSwitch pci bus id ([0-9a-fA-F:.]{7,20}))?"
+    r"(?: on (?:fid|NodeId) (\d{1,6}))?(?: on NVSwitch pci bus id ([0-9a-fA-F:.]{7,20}))?"
     r"(?: physical id (\d{1,4}))?(?: port (\d{1,4}))?",
     re.IGNORECASE,
 )

@@ -3,8 +3,9 @@
 The entries registered in `gpuslo.exporter.inspect.kinds.KINDS`: `looks_like_metrics` /
 `inspect_metrics` (dcgm-exporter `/metrics` pages), `looks_like_dcgmi` / `inspect_dcgmi`
 (`dcgmi dmon`, `dcgmi health -c`, `dcgmi diag`, `dcgmi nvlink -s` / `-e`, text or JSON) and
-`looks_like_exporter_log` / `inspect_exporter_log`. Parsing is `gpuslo.exporter.evidence.dcgm`
-(page, dcgmi, diag, links); one page GPU is judged by `gpuslo.exporter.policy.dcgm.gpu_findings`,
+`looks_like_exporter_log` / `inspect_exporter_log` (`exporter_log`). Parsing is
+`gpuslo.exporter.evidence.dcgm` (page, dcgmi, diag, links); one page GPU is judged by
+`gpuslo.exporter.policy.dcgm.gpu_findings`,
 shared with the live `dcgm` check, NVLink states and counters by the shared GPU rules
 (`policy.gpu.evaluate_gpu`), diag results and health incidents by `policy.diagnostics`.
 """
@@ -14,7 +15,6 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm import dcgmi
 from gpuslo.exporter.evidence.dcgm.dcgmi import (
-    HOST_ENGINE_GONE,
     looks_like_exporter_log,
     parse_dmon,
     parse_health,
@@ -32,6 +32,7 @@ from gpuslo.exporter.evidence.dcgm.links import (
 from gpuslo.exporter.evidence.dcgm.modules import looks_like_modules, parse_modules
 from gpuslo.exporter.evidence.dcgm.page import looks_like_dcgm_page, parse_dcgm_page
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings
@@ -300,29 +301,6 @@ def dmon_health_findings(text: str, options: InspectOptions, source: str) -> lis
             status = GpuStatus(index=gpu, nvlink_states=dict.fromkeys(links, False))
             findings += _problems(status)
     return findings
-
-
-def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for dcgm-exporter logs: one `source_stale` finding (unknown, layer
-    observability, `events` = lines) when the log shows the host engine gone. A log that shows
-    no such line gives no finding (a log alone cannot show the GPUs healthy)."""
-    hits = [
-        n for n, line in enumerate(text.splitlines(), 1) if HOST_ENGINE_GONE.search(line[:4096])
-    ]
-    if not hits:
-        return []
-    return [
-        Finding(
-            kind="dcgm-exporter-log",
-            class_=names.CLASS_UNKNOWN,
-            signal="source_stale",
-            reason="stale_data",
-            layer=names.LAYER_OBSERVABILITY,
-            events=len(hits),
-            line=hits[0],
-            message="dcgm-exporter lost its DCGM host engine: its metrics are stale or absent",
-        )
-    ]
 
 
 HEALTH_CLASS = {

@@ -30,6 +30,7 @@ Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shar
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
 from gpuslo import names
 from gpuslo.exporter.evidence.fabric.ports import PHYSICAL_LINK_UP, Port
@@ -209,6 +210,8 @@ def evaluate_ports(
     judged = [p for p in ports if named is None or p.device in named]
     findings = [not_expected_finding(kind, p) for p in ports if p not in judged]
     findings += [port_finding(kind, port, rate_gbps) for port in judged]
+    if expected is None:
+        findings = spare_ports(findings, judged)
     if rate_gbps is None:
         findings += degraded_findings(kind, judged)
     if judged:
@@ -224,6 +227,28 @@ def evaluate_ports(
         )
     seen = {port.device for port in ports} | set(devices)
     return findings + expectation_findings(kind, seen, expected, unreadable)
+
+
+def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]:
+    """With no expected devices given, a `port_down` on a multi-port adapter whose other port is
+    active is an uncabled spare port (a dual-port HCA often has one cable; an unconnected port
+    reads Down / Polling, NVIDIA/Mellanox `ibstat`/`ibv_devinfo` docs), not a lost path: warn,
+    no action. A single-port device, or one with no port active, keeps the fatal."""
+    usable = {p.device for p in ports if p.usable}
+    count: dict[str, int] = {}
+    for port in ports:
+        count[port.device] = count.get(port.device, 0) + 1
+    return [
+        replace(
+            f, class_=names.CLASS_WARN, action=None, reason=None,
+            message=f"{f.message}; another port of {f.device} is active and no devices are "
+            "expected: a spare port (set --expect-network-devices to judge it)",
+        )
+        if f.signal == "port_down" and f.class_ == names.CLASS_FATAL and f.device in usable
+        and count.get(f.device or "", 0) > 1
+        else f
+        for f in findings
+    ]
 
 
 def efa_findings(kind: str, ports: Sequence[Port], expected: int | None) -> list[Finding]:

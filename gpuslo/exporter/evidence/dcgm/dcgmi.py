@@ -115,6 +115,7 @@ _LOG_LINE = re.compile(
     r'^\s*(?:(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=|\{"time":"[^"]+","level":")',
     re.I,
 )
+_EXPORTER_START = re.compile(r"Starting dcgm-exporter|DCGM successfully initialized", re.I)
 # Messages that mean nv-hostengine (DCGM) is gone or unreachable, so the page is frozen or empty.
 HOST_ENGINE_GONE = re.compile(
     r"host engine connection invalid|connection to the host engine|"
@@ -126,6 +127,12 @@ HOST_ENGINE_GONE = re.compile(
 
 
 def looks_like_exporter_log(text: str) -> bool:
-    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON)."""
+    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON):
+    half the first 50 lines, or any one of them naming the exporter's start (`Starting
+    dcgm-exporter`, `DCGM successfully initialized`) — a short log pasted under a `kubectl get
+    pods` table or above the Go trace of the exporter's own crash."""
     lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
-    return bool(lines) and sum(bool(_LOG_LINE.match(line)) for line in lines) * 2 >= len(lines)
+    logged = [line for line in lines if _LOG_LINE.match(line)]
+    if any(_EXPORTER_START.search(line) for line in logged):
+        return True
+    return bool(lines) and len(logged) * 2 >= len(lines)

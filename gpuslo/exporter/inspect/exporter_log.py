@@ -1,0 +1,103 @@
+"""dcgm-exporter's own log for `gpuslo inspect` (kind `dcgm-exporter-log`).
+
+The exporter is the observability path, not a GPU: what its log can show is whether that path
+works. Three outcomes, from the exporter's documented start-up sequence (`Starting dcgm-exporter`,
+`DCGM successfully initialized!`, entity initialisation, `Starting webserver`) and Go/logrus
+process-exit conventions (`level=fatal` exits the process; a Go `panic:`, a runtime
+`fatal error:` or a signal trace such as `SIGABRT: abort` kill it):
+
+- the host engine gone (`HOST_ENGINE_GONE`): `source_stale` — the page is frozen or empty;
+- the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception):
+  `source_unavailable` — no metrics are exported at all; unknown, layer observability, never
+  fatal (the GPUs were not judged);
+- a clean start (`DCGM successfully initialized!`, no error-level line other than benign
+  start-up notes such as `no switches to monitor` on a node without NVSwitch): one `log_read`
+  inventory finding, ok.
+
+Anything else gives no finding, which `inspect` reads as unknown (a log alone proves little).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo import names
+from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE
+from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.verdict import Finding
+
+__all__ = ["inspect_exporter_log"]
+
+KIND = "dcgm-exporter-log"
+
+# The exporter process dying: logrus fatal/panic (exit), slog JSON/text FATAL, a Go panic or
+# runtime fatal error, a Go signal trace (cgo abort, segfault), an uncaught C++ exception.
+PROCESS_DEATH = re.compile(
+    r"\blevel=\"?(?:fatal|panic)\b|\"level\":\"(?:fatal|panic)\"|"
+    r"^\s*panic: |^\s*fatal error: |^\s*SIG(?:ABRT|SEGV|BUS|ILL|FPE): |"
+    r"terminate called after throwing",
+    re.I,
+)
+STARTED = re.compile(r"DCGM successfully initiali[sz]ed", re.I)
+ERROR_LEVEL = re.compile(
+    r"\blevel=\"?(?:error|err|warn|warning)\b|\"level\":\"(?:error|warn)", re.I
+)
+# Start-up notes the exporter logs when a node lacks a device family or a profiling module: not a
+# loss of the metrics it does export.
+BENIGN = re.compile(
+    r"no switches to monitor|not collecting (?:switch|link|cpu|nvswitch|nvlink)|"
+    r"falling back to|skipping line|doesn't have sufficient privileges|"
+    r"DCP (?:metrics )?(?:not|are not) (?:loaded|supported|enabled)|"
+    r"not collecting DCP",
+    re.I,
+)
+
+
+def _lines(text: str, pattern: re.Pattern) -> list[int]:
+    return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line[:4096])]
+
+
+def _unknown(signal: str, reason: str, hits: list[int], message: str) -> Finding:
+    return Finding(
+        kind=KIND,
+        class_=names.CLASS_UNKNOWN,
+        signal=signal,
+        reason=reason,
+        layer=names.LAYER_OBSERVABILITY,
+        events=len(hits),
+        line=hits[0],
+        message=message,
+    )
+
+
+def _clean_start(text: str) -> bool:
+    if not _lines(text, STARTED):
+        return False
+    lines = text.splitlines()
+    return all(BENIGN.search(lines[n - 1]) for n in _lines(text, ERROR_LEVEL))
+
+
+def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
+    """`inspect` entry for dcgm-exporter logs (see the module docstring): `source_stale` and/or
+    `source_unavailable` (unknown, observability, `events` = lines, `line` = the first), else one
+    ok `log_read` for a clean start, else nothing."""
+    findings = []
+    gone = _lines(text, HOST_ENGINE_GONE)
+    if gone:
+        findings.append(_unknown(
+            "source_stale", "stale_data", gone,
+            "dcgm-exporter lost its DCGM host engine: its metrics are stale or absent",
+        ))
+    dead = _lines(text, PROCESS_DEATH)
+    if dead:
+        findings.append(_unknown(
+            "source_unavailable", "tool_error", dead,
+            "dcgm-exporter exited (fatal error, panic or abort): no GPU metrics are exported",
+        ))
+    if findings or not _clean_start(text):
+        return findings
+    records = sum(1 for line in text.splitlines() if line.strip())
+    return [Finding(
+        kind=KIND, class_=names.CLASS_OK, signal="log_read", count=records,
+        message="dcgm-exporter started: DCGM initialised, no error reported",
+    )]
