@@ -189,3 +189,18 @@ def test_a_counter_reset_by_a_restore_loses_no_negative_steps() -> None:
                + run + [f"Epoch 1.10 / 5, i = {n} / 900, loss = 3.0" for n in (41, 42)])
     assert [r["resumed_from_step"] for r in doc["restarts"]] == [40, 40]
     assert all(r["lost_steps"] is None or r["lost_steps"] >= 0 for r in doc["restarts"])
+
+
+# -- Keras ModelCheckpoint: "Epoch 0000N: …, saving model to <file>" (a progress-shaped record) --
+def test_keras_model_checkpoint_lines_are_saves_per_epoch() -> None:
+    # hand-varied: val_acc monitor, an h5 file in a folder, one epoch that did not improve
+    lines = ["Epoch 00001: val_acc improved from -inf to 0.61230, saving model to out/best.h5",
+             "Epoch 00002: val_acc did not improve from 0.61230",
+             "Epoch 00003: saving model to out/weights.03.h5"]
+    assert len(read(lines)["checkpoint_saves"]) == 2
+
+
+def test_saving_model_to_outside_a_keras_epoch_line_is_not_this_rule() -> None:
+    # negative: a sentence that mentions the phrase mid-line is left to the general rules
+    doc = read(["Epoch 3/10 - loss 0.4 - the callback will be saving model to disk later"])
+    assert doc["checkpoint_saves"] == []
