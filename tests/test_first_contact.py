@@ -46,14 +46,19 @@ KNOWN_MISSES = {
     },
     # 10/30 at first contact (2026-12-05, d2ab9b0; tests/data/first_contact/
     # training_logs_fresh2_2026-12-05.txt): a second batch after the fresh fixes, read as badly
-    # as the first (13/38): the reader still learns lines it was shown, not the kinds.
+    # as the first (13/38): the reader still learns lines it was shown, not the kinds. D11 reads
+    # right since restores named by their checkpoint file right after the verb were built
+    # ("Initializing/Loading from <file>", "found at path <file>, pursuing"); D09, D23 (restarts
+    # now right) and D13 (4 saves now) stay as C28/C36 do: commits but no clock. D12, D29 (a
+    # restore, no progress line at all) and D20 (a save after epoch summaries, no progress line)
+    # have no steps to apportion; D04's two saves at step 5000 name their files on continuation
+    # lines, so they join as one (and it has no clock either).
     ("training_logs", "fresh2"): {
         "D01",
         "D04",
         "D05",
         "D06",
         "D09",
-        "D11",
         "D12",
         "D13",
         "D14",

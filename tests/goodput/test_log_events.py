@@ -152,3 +152,55 @@ def test_commits_without_a_clock_say_why_goodput_is_unknown() -> None:
     doc = read(lines[:6] + ["Checkpoint at step 45"] + lines[6:])
     assert doc["goodput"]["status"] == "unknown"
     assert doc["goodput"]["reason"].startswith("no clock")
+
+
+# -- restores named by the checkpoint file right after the verb; the printed counter may reset ---
+@pytest.mark.parametrize(("line", "step"), [
+    # hand-varied torch-rnn -init_from (a TAB after the verb)
+    ("Initializing from \tckpts/run3/checkpoint_4500.t7", 4500),
+    # hand-varied fvcore Checkpointer
+    ("[11/02 08:00:01 fvcore.common.checkpoint]: [Checkpointer] Loading from "
+     "runs/r2/model_0019999.pth ...", 19999),
+    # hand-varied pytorch_GAN_zoo "found at path …, pursuing the training"
+    ("Model found at path ckpt/faces/faces_s2_i12000.pt, pursuing the training", 12000),
+])
+def test_a_restore_named_by_its_checkpoint_file(line: str, step: int) -> None:
+    stamps = [f"[11/02 08:0{n}:00 d2.utils.events]:  eta: 1:00:00  iter: {n * 20 + 19}  "
+              f"total_loss: 0.4  time: 1.5000  data_time: 0.1" for n in range(1, 4)]
+    doc = read([line] + stamps)
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [step]
+    # the printed counter restarted below the checkpoint's step: still one restart, a commit
+    assert doc["goodput"]["goodput"] is not None
+
+
+@pytest.mark.parametrize("line", [
+    "Initializing from pretrained/imagenet_resnet50.pth",          # a fine-tune's weights
+    "Loading from cache dir /data/cache ...",                       # no checkpoint file
+    "Model found at path ckpt/faces/faces_s2_i12000.pt",            # no resume said
+])
+def test_from_a_file_words_that_are_not_a_restore(line: str) -> None:
+    assert read([line])["restarts"] == []
+
+
+def test_a_counter_reset_by_a_restore_loses_no_negative_steps() -> None:
+    # hand-varied torch-rnn: two runs from the same checkpoint, the first resets its counter
+    run = ["Initializing from \tcv/checkpoint_40.t7"]
+    doc = read(run + [f"Epoch 1.00 / 5, i = {n} / 900, loss = 3.0" for n in (1, 2)]
+               + run + [f"Epoch 1.10 / 5, i = {n} / 900, loss = 3.0" for n in (41, 42)])
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [40, 40]
+    assert all(r["lost_steps"] is None or r["lost_steps"] >= 0 for r in doc["restarts"])
+
+
+# -- Keras ModelCheckpoint: "Epoch 0000N: …, saving model to <file>" (a progress-shaped record) --
+def test_keras_model_checkpoint_lines_are_saves_per_epoch() -> None:
+    # hand-varied: val_acc monitor, an h5 file in a folder, one epoch that did not improve
+    lines = ["Epoch 00001: val_acc improved from -inf to 0.61230, saving model to out/best.h5",
+             "Epoch 00002: val_acc did not improve from 0.61230",
+             "Epoch 00003: saving model to out/weights.03.h5"]
+    assert len(read(lines)["checkpoint_saves"]) == 2
+
+
+def test_saving_model_to_outside_a_keras_epoch_line_is_not_this_rule() -> None:
+    # negative: a sentence that mentions the phrase mid-line is left to the general rules
+    doc = read(["Epoch 3/10 - loss 0.4 - the callback will be saving model to disk later"])
+    assert doc["checkpoint_saves"] == []

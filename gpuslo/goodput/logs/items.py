@@ -158,7 +158,7 @@ class _Grouper:
             if target is not None and target.seconds is None:
                 target.seconds = seconds
             return
-        save = self._which_save(o, phase, step)
+        save = self._which_save(o, phase, step, _int(d.get("epoch")))
         save.lines += 1
         if phase == "start":
             save.start_ts = save.start_ts if save.start_ts is not None else o.ts
@@ -170,11 +170,13 @@ class _Grouper:
         save.step = step if step is not None else save.step
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
 
-    def _which_save(self, o: Obs, phase: str, step: int | None) -> Save:
+    def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
+                    ) -> Save:
         """The save this line belongs to: the open one (no progress since) when the step
-        agrees, the last unfinished one for an end line, else a new one."""
+        and the epoch agree, the last unfinished one for an end line, else a new one."""
         current = self.save
-        agrees = current is not None and (step is None or current.step in (None, step))
+        agrees = current is not None and (step is None or current.step in (None, step)) and (
+            epoch is None or current.epoch in (None, epoch))
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start"):

@@ -336,6 +336,8 @@ class Walk:
             self.j.committed = int(from_step)
         lost = (self.last.glob - from_step) if self.last is not None and from_step is not None \
             else None
+        if lost is not None and lost < 0:
+            lost = None  # the run before printed a counter reset by its own restore: not comparable
         self.restarts.append({"resumed_from_step": from_step, "lost_steps": lost, "line": line,
                               "_restore": restore})
         self.open, self.progressed = None, False
