@@ -255,6 +255,8 @@ SIGNALS: Final = {
     "unrecognised_driver_message": "an NVRM line that reads as an error but matches no catalogue "
     "entry: unknown until a driver reload or reboot (an overlay entry can classify it)",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
+    "pcie_bar_unassigned": "a GPU memory region (BAR) lspci shows unassigned: the driver cannot "
+    "map the GPU (BIOS resource assignment)",
     "pcie_aer_corrected": "corrected PCIe AER errors on a GPU or its upstream port (lspci CESta)",
     "pcie_aer_uncorrectable": "uncorrectable PCIe AER errors on a GPU or its upstream port "
     "(lspci UESta)",

@@ -11,7 +11,10 @@ Format (pciutils `lspci(8)`, `ls-caps.c`; shared/corpus case 054):
             CESta:  RxErr- BadTLP- BadDLLP- Rollover- Timeout- AdvNonFatalErr+
 
 pciutils 3.6 and later mark a LnkSta value below LnkCap with `(downgraded)` (and `(ok)`);
-older ones print the values only, so both are compared. A bit followed by `+` is set. A device
+older ones print the values only, so both are compared. A bit followed by `+` is set. A memory
+region the firmware and kernel gave no address prints `Region 1: Memory at <unassigned>`
+(pciutils `show_bases`); an unassigned I/O port region or expansion ROM is common and harmless and
+is not collected. A device
 whose config space reads as all ones (`(rev ff)`, `!!! Unknown header type 7f`) no longer
 answers on the bus. An excerpt may start inside a device (no header line): its lines are one
 device with no address.
@@ -33,6 +36,7 @@ _SPEED = re.compile(r"Speed\s+([\d.]+)GT/s(?:\s*\((ok|downgraded)\))?", re.IGNOR
 _WIDTH = re.compile(r"Width\s+x(\d+)(?:\s*\((ok|downgraded)\))?", re.IGNORECASE)
 _BUS = re.compile(r"\bsecondary=([0-9a-fA-F]{2})\b")
 _BITS = re.compile(r"([A-Za-z][\w]*)([+-])")
+_UNASSIGNED_MEMORY = re.compile(r"^Region (\d+): Memory at <unassigned>")
 NVIDIA = ("nvidia", "10de:")
 # PCI class codes of a GPU: display controllers (VGA 0300, 3D 0302, other 0380).
 GPU_CLASSES = ("vga compatible controller", "3d controller", "display controller")
@@ -65,6 +69,7 @@ class Device:
         uncorrectable, corrected: AER status bits set (`UESta`, `CESta` names with `+`),
             None when the AER capability is not shown.
         not_responding: config space read as all ones (`(rev ff)`, unknown header type 7f).
+        unassigned_memory: the memory regions (BAR numbers) printed `Memory at <unassigned>`.
         line: 1-based line of the device's first line.
     """
 
@@ -76,6 +81,7 @@ class Device:
     uncorrectable: list[str] | None = None
     corrected: list[str] | None = None
     not_responding: bool = False
+    unassigned_memory: list[str] = field(default_factory=list)
     line: int = 1
     lines: list[str] = field(default_factory=list)
 
@@ -137,6 +143,8 @@ def _device_line(device: Device, line: str, source: str, number: int) -> None:
             device.uncorrectable = bits
         else:
             device.corrected = bits
+    elif region := _UNASSIGNED_MEMORY.match(stripped):
+        device.unassigned_memory.append(region.group(1))
     elif key == "Bus" and (bus := _BUS.search(value)):
         device.secondary_bus = bus.group(1).lower()
     elif "Unknown header type 7f" in stripped:

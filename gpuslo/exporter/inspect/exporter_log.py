@@ -4,10 +4,14 @@ The exporter is the observability path, not a GPU: what its log can show is whet
 works. Three outcomes, from the exporter's documented start-up sequence (`Starting dcgm-exporter`,
 `DCGM successfully initialized!`, entity initialisation, `Starting webserver`) and Go/logrus
 process-exit conventions (`level=fatal` exits the process; a Go `panic:`, a runtime
-`fatal error:` or a signal trace such as `SIGABRT: abort` kill it):
+`fatal error:` or a signal trace such as `SIGABRT: abort` kill it; a line that is only
+`exit status N`, N > 0, is Go's `exec.ExitError` text, printed when the process the container
+runs exits non-zero, as dcgm-exporter 4.x does with no message of its own: NVIDIA/dcgm-exporter#612,
+fresh3 case 419, a CrashLoopBackOff):
 
 - the host engine gone (`HOST_ENGINE_GONE`): `source_stale` — the page is frozen or empty;
-- the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception):
+- the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception,
+  a bare non-zero `exit status`):
   `source_unavailable` — no metrics are exported at all; unknown, layer observability, never
   fatal (the GPUs were not judged);
 - a clean start (`DCGM successfully initialized!`, no error-level line other than benign
@@ -35,7 +39,8 @@ KIND = "dcgm-exporter-log"
 PROCESS_DEATH = re.compile(
     r"\blevel=\"?(?:fatal|panic)\b|\"level\":\"(?:fatal|panic)\"|"
     r"^\s*panic: |^\s*fatal error: |^\s*SIG(?:ABRT|SEGV|BUS|ILL|FPE): |"
-    r"terminate called after throwing",
+    r"terminate called after throwing|"
+    r"^\s*(?:\[pod/[^\]]*\]\s*)?exit status [1-9]\d*\s*$",
     re.I,
 )
 STARTED = re.compile(r"DCGM successfully initiali[sz]ed", re.I)
@@ -92,7 +97,8 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
     if dead:
         findings.append(_unknown(
             "source_unavailable", "tool_error", dead,
-            "dcgm-exporter exited (fatal error, panic or abort): no GPU metrics are exported",
+            "dcgm-exporter exited (fatal error, panic, abort or non-zero exit status): no GPU "
+            "metrics are exported",
         ))
     if findings or not _clean_start(text):
         return findings

@@ -16,20 +16,28 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
   fabric not being ready, not a failed test of the GPU (Fabric Manager user guide: on NVSwitch
   systems CUDA cannot initialise until Fabric Manager has configured the fabric): still fatal, with
   reason `fabric_unhealthy`;
+- a `Fail` of a deployment check that tests the node's set-up (persistence mode, CUDA
+  environment variables, a denylisted driver, device-file permissions: the checks whose DCGM error
+  code has severity CONFIG, `gpuslo/data/dcgm_errors.yaml` `deployment_checks`) is a configuration
+  matter, not a GPU fault, and DCGM ran no test of the GPUs: class unknown, reason `tool_error`,
+  action none (fresh3 case 405: persistence mode disabled, DCGM 3.1);
 - a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
   other word than `Healthy` unknown (`Internal error`).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm.dcgmi import HealthIncident
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult
 from gpuslo.exporter.evidence.dcgm.health_text import HealthMention
+from gpuslo.exporter.policy.health_event import PACKAGED, packaged_error_table
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
 from gpuslo.exporter.policy.severity_words import is_fatal_text
+from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
 STATUS_CLASS = {
@@ -61,6 +69,18 @@ def advised_action(texts: tuple[str, ...]) -> str:
     return next((action for word, action in ADVICE if word in joined), names.ACTION_RESET_GPU)
 
 
+@functools.cache
+def config_checks() -> frozenset[str]:
+    """The deployment checks (lower-case test names) whose failure is a set-up matter: those whose
+    DCGM error code has severity CONFIG (`gpuslo/data/dcgm_errors.yaml`)."""
+    table = packaged_error_table()
+    checks = _packaged_yaml(PACKAGED).get("deployment_checks", {})
+    return frozenset(
+        test for test, code in checks.items()
+        if getattr(table.get(f"DCGM_FR_{code}"), "severity", "") == "CONFIG"
+    )
+
+
 FABRIC_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady", re.I)
 
 
@@ -73,6 +93,8 @@ def judge_result(result: DiagResult) -> tuple[str, str | None]:
             return names.CLASS_FATAL, "diagnostic_failed"
         return names.CLASS_UNKNOWN, "tool_error"
     class_ = STATUS_CLASS.get(status, names.CLASS_UNKNOWN)
+    if class_ == names.CLASS_FATAL and result.test.strip().lower() in config_checks():
+        return names.CLASS_UNKNOWN, "tool_error"
     if class_ == names.CLASS_FATAL:
         texts = " ".join(result.messages)
         return class_, "fabric_unhealthy" if FABRIC_NOT_READY.search(texts) else "diagnostic_failed"

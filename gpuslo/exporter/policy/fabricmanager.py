@@ -24,6 +24,7 @@ service's failure to start is expected and is not a fault: the log yields one
 from __future__ import annotations
 
 import functools
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -161,6 +162,21 @@ def sxid_findings(errors: list[SwitchError], policy: FmPolicy, kind: str = KIND)
     return out
 
 
+# A catalogued record that reports something that happened (a fault, a warning) is one event;
+# its continuation lines (`key : value` detail of an NVL error record) belong to it.
+EVENT_CLASSES = (names.CLASS_FATAL, names.CLASS_WARN)
+# The detail a GPU NVL error record carries on its continuation lines, kept in the message: the
+# record names its GPU by fabric GUID and port only (no PCI address).
+_DETAIL_KEYS = re.compile(r"^\s*(gpuGuid|portNum|errorCode|portDownReasonCode)\s*:\s*(\S+)", re.M)
+
+
+def _record_text(record: FmRecord) -> str:
+    """The record's first line, with the GPU/port detail of its continuation lines."""
+    detail = " ".join(f"{k}={v}" for k, v in _DETAIL_KEYS.findall(record.message))
+    head = shared.first_line(record).rstrip(" :")
+    return f"{head}: {detail}" if detail else shared.first_line(record)
+
+
 def _message_finding(record: FmRecord, entry: MessageEntry, applies: bool, kind: str) -> Finding:
     class_ = entry.class_
     if entry.signal == "fabric_manager_failed" and not applies:
@@ -174,7 +190,8 @@ def _message_finding(record: FmRecord, entry: MessageEntry, applies: bool, kind:
         reason=(entry.reason or "fabric_unhealthy") if fatal else None,
         layer=None if fatal else names.LAYER_NODE,
         line=record.line,
-        message=shared.first_line(record)[:300],
+        events=1 if class_ in EVENT_CLASSES else None,
+        message=_record_text(record)[:300],
         extra={"message_id": entry.name},
     )
 

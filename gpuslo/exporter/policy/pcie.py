@@ -13,6 +13,13 @@ idle to save power):
 - uncorrectable AER status bits set (`UESta ...+`) on a GPU or on the bridge port above it are
   `pcie_aer_uncorrectable`, fatal (reset the GPU); corrected bits (`CESta ...+`) are
   `pcie_aer_corrected`, warn;
+- a GPU memory region (BAR) that lspci prints `Memory at <unassigned>` has no address: the
+  firmware or kernel could not fit it (above-4G decoding off, a bridge window too small), and the
+  NVIDIA driver cannot map the GPU (NVIDIA Linux driver README, Common Problems: "the PCI I/O
+  region assigned to your NVIDIA device is invalid", BIOS resource assignment, the same condition
+  as `driver_messages.yaml` `pci_resources_invalid`): `pcie_bar_unassigned`, fatal, reason
+  `gpu_init_failed`, reboot after fixing the firmware settings (fresh3 case 410). An unassigned
+  I/O port region or expansion ROM is not judged (GPUs need neither);
 - an NVIDIA device whose config space reads as all ones (`rev ff`) has fallen off the bus (fatal);
 - an `lspci [-nn]` listing (no detail under any header) is inventory: GPUs and NVSwitches seen,
   no link judged (it shows none);
@@ -108,6 +115,26 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
     ]
 
 
+def bar_findings(kind: str, device: Device) -> list[Finding]:
+    """`pcie_bar_unassigned` (fatal) for a GPU with memory regions left unassigned."""
+    if not (device.is_gpu and device.unassigned_memory):
+        return []
+    regions = ", ".join(device.unassigned_memory)
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_FATAL,
+            signal="pcie_bar_unassigned",
+            reason="gpu_init_failed",
+            action=names.ACTION_REBOOT_NODE,
+            pci=device.pci,
+            line=device.line,
+            message=f"memory region(s) {regions} unassigned: the driver cannot map the GPU "
+            "(BIOS resource assignment: above-4G decoding, bridge windows)",
+        )
+    ]
+
+
 def aer_findings(kind: str, device: Device, gpu: Device | None = None) -> list[Finding]:
     """AER findings of `device` (the GPU itself, or `gpu`'s upstream bridge port)."""
     where = f"upstream port {device.pci} of GPU {gpu.pci}" if gpu else "device"
@@ -182,6 +209,7 @@ def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[F
             continue
         if not listing:  # a listing shows no link or AER status by design
             out += link_findings(kind, device, source) + aer_findings(kind, device)
+            out += bar_findings(kind, device)
         upstream = bridges.get(_bus(device.pci)) if device.is_gpu else None
         if upstream is not None and upstream is not device:
             out += aer_findings(kind, upstream, gpu=device)

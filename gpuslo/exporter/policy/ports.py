@@ -230,22 +230,40 @@ def evaluate_ports(
 
 
 def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]:
-    """With no expected devices given, a `port_down` on a multi-port adapter whose other port is
-    active is an uncabled spare port (a dual-port HCA often has one cable; an unconnected port
-    reads Down / Polling, NVIDIA/Mellanox `ibstat`/`ibv_devinfo` docs), not a lost path: warn,
-    no action. A single-port device, or one with no port active, keeps the fatal."""
+    """With no expected devices given, two kinds of `port_down` are an unused spare, not a lost
+    path (warn, no action; set --expect-network-devices to judge them):
+    - a port of a multi-port adapter whose other port is active (a dual-port HCA often has one
+      cable; an unconnected port reads Down / Polling, NVIDIA/Mellanox `ibstat`/`ibv_devinfo`
+      docs);
+    - a port whose physical state is `Disabled` while another port of the node is active. The
+      mlx5 driver shows each port of a ConnectX-4 or later as a device of its own (mlx5_0,
+      mlx5_1, ...), so the first rule never sees the sibling; `Disabled` is the state of a port
+      that is switched off or, for a RoCE port, has no link, and [MLNX] only Active ports carry
+      traffic: a node whose jobs run over its active ports does not lose a path (fresh3 case
+      427; compare fresh2 case 322).
+    A down port on a node with no port active, or one that is Polling / LinkUp on a one-port
+    device (a link that tries to train or waits for the subnet manager), keeps the fatal."""
     usable = {p.device for p in ports if p.usable}
     count: dict[str, int] = {}
     for port in ports:
         count[port.device] = count.get(port.device, 0) + 1
+
+    def spare(f: Finding) -> str:
+        if f.signal != "port_down" or f.class_ != names.CLASS_FATAL or not usable:
+            return ""
+        if f.device in usable and count.get(f.device or "", 0) > 1:
+            return f"another port of {f.device} is active"
+        if (f.physical_state or "").lower() == PHYSICAL_DISABLED.lower():
+            return "the port is disabled while other ports are active"
+        return ""
+
     return [
         replace(
             f, class_=names.CLASS_WARN, action=None, reason=None,
-            message=f"{f.message}; another port of {f.device} is active and no devices are "
-            "expected: a spare port (set --expect-network-devices to judge it)",
+            message=f"{f.message}; {spare(f)} and no devices are expected: a spare port "
+            "(set --expect-network-devices to judge it)",
         )
-        if f.signal == "port_down" and f.class_ == names.CLASS_FATAL and f.device in usable
-        and count.get(f.device or "", 0) > 1
+        if spare(f)
         else f
         for f in findings
     ]
