@@ -1,0 +1,82 @@
+"""Step-counter classes the second fresh batch (fresh2) showed missing, each read on hand-varied
+lines that are not a case's own, with a negative beside it: a similar line that must not be
+read that way."""
+
+from __future__ import annotations
+
+from tests.goodput.test_log_classes import read, steps
+
+
+def _printed(doc: dict) -> tuple[int | None, int | None]:
+    return doc["steps"]["printed_first"], doc["steps"]["printed_last"]
+
+
+# -- a range counter `[a-b]`: the batches since the last report, the step is the upper end ------
+def test_a_bracketed_range_counter_is_read_at_its_upper_end() -> None:
+    # hand-varied (MXNet Speedometer style, another epoch, stride 20, other metric names)
+    lines = [f"INFO:root:Epoch[3] Batch [{n - 20}-{n}]\tSpeed: {410.5 + n / 100:.2f} samples/sec"
+             f"\tAccuracy={0.7 + n / 10000:.4f}\tcross-entropy={2.1 - n / 10000:.4f}"
+             for n in (220, 240, 260)]
+    assert _printed(read(lines)) == (220, 260)
+
+
+def test_a_counter_followed_by_a_spaced_dash_is_not_a_range() -> None:
+    # negative: ` - ` separates a value from the next field; the counter itself is the step
+    lines = [f"Epoch 2 Batch {n} - acc {0.9 + n / 10000:.4f}" for n in (40, 60, 80)]
+    assert _printed(read(lines)) == (40, 80)
+
+
+# -- a global counter logged as a whole float beats a bar's n/N ---------------------------------
+def _lightning_bar(n: int, glob: str) -> str:
+    return (f"Epoch 1: {n * 100 // 300:3d}%|{'█' * (n // 30)}| {n}/300 [01:{n // 10:02d}<02:00,"
+            f"  2.50it/s, loss=0.12, v_num=3, global_step={glob}]")
+
+
+def test_a_whole_float_global_step_is_the_step() -> None:
+    # hand-varied: the bar counts batches of epoch 1 from 1, global_step is the 0-based step
+    lines = [_lightning_bar(n, f"{299 + n}.0") for n in (100, 200, 290)]
+    assert steps(read(lines)) == (399, 589)
+
+
+def test_a_global_step_in_exponent_form_is_rounded_not_a_count() -> None:
+    # negative: tqdm's three significant figures (`4.5e+2`) are not a counter; the bar's n is
+    lines = [_lightning_bar(n, f"{(299 + n) / 100:.2g}e+2") for n in (100, 200, 290)]
+    assert _printed(read(lines)) == (100, 290)
+
+
+# -- a named counter repeated by ranks on consecutive lines, beside a bar's n/N ------------------
+def _rank_bars(step: int) -> list[str]:
+    return [f"Training Epoch: 1/2, step {step}/30 completed (loss: 0.{k}12): 100%|{'█' * 40}| "
+            f"30/30 [01:00<00:00,  2.00s/it]" for k in range(3)]
+
+
+def test_a_named_step_repeated_by_ranks_beats_the_bars_n() -> None:
+    # hand-varied: three ranks print the finished epoch bar; `step 29/30` is 0-based
+    assert _printed(read(_rank_bars(29))) == (29, 29)
+
+
+def test_a_constant_named_step_on_lines_far_apart_is_not_a_counter() -> None:
+    # negative: the same constant `step` on lines far apart in time is a setting, not a count
+    lines = [f"2024-01-01 10:{m:02d}:00 INFO {line}"
+             for m, line in zip((0, 10, 20), _rank_bars(29), strict=True)]
+    assert _printed(read(lines)) == (30, 30)
+
+
+# -- Marian's abbreviated update counter `Up.` --------------------------------------------------
+def test_marians_up_counter_is_the_step_and_dates_its_save() -> None:
+    # hand-varied: another epoch, disp-freq 500, another model path
+    lines = [f"[2020-03-0{i + 1} 10:00:00] Ep. 2 : Up. {n} : Sen. {n * 431:,} : Cost 3.{i}1 : "
+             f"Time 120.5{i}s : 12000.0 words/s : L.r. 3.0000e-04"
+             for i, n in enumerate((4000, 4500, 5000))]
+    lines.append("[2020-03-04 10:00:01] Saving model weights and runtime parameters to "
+                 "/data/run/model.npz")
+    doc = read(lines)
+    assert steps(doc) == (4000, 5000)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [5000]
+
+
+def test_a_validators_up_line_is_not_progress() -> None:
+    # negative: Marian's `[valid]` lines repeat the update; they are evaluation, not steps
+    lines = [f"[2020-03-0{i + 1} 10:00:00] [valid] Ep. 2 : Up. {n} : perplexity : 4{i}.1 : "
+             "new best" for i, n in enumerate((4000, 4500, 5000))]
+    assert steps(read(lines)) == (None, None)
