@@ -80,3 +80,42 @@ def test_a_validators_up_line_is_not_progress() -> None:
     lines = [f"[2020-03-0{i + 1} 10:00:00] [valid] Ep. 2 : Up. {n} : perplexity : 4{i}.1 : "
              "new best" for i, n in enumerate((4000, 4500, 5000))]
     assert steps(read(lines)) == (None, None)
+
+
+# -- a line that prints the step again between two saves: the loop went on, two saves ----------
+def _two_saves_at(step: int, repeat: str, path: str) -> list[str]:
+    return [f"Step {step} is a validation step; computing metrics on validation set",
+            f"acc: 0.91{step % 7}, loss: 0.2{step % 5}",
+            "Accuracy on validation set improved. Saving best-val checkpoint.",
+            "Saving checkpoint at:", f"/scratch/exp7/checkpoints/best-{path}",
+            repeat, "Saving checkpoint at:", f"/scratch/exp7/checkpoints/{path}"]
+
+
+def test_a_repeated_step_line_between_two_saves_parts_them() -> None:
+    # hand-varied (vak-style loop, other steps and files): best model, then the periodic save
+    lines = []
+    for step in (1500, 1750):
+        lines += [f"Step {step} is a checkpoint step.", "Saving checkpoint at:",
+                  "/scratch/exp7/checkpoints/ckpt.pt"]
+    lines += _two_saves_at(2000, "Step 2000 is a checkpoint step.", "ckpt.pt")
+    doc = read(lines)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [1500, 1750, 2000, 2000]
+
+
+def test_save_lines_with_no_step_line_between_stay_one_save() -> None:
+    # negative: the best-model words and the path of the same save, no step printed between
+    lines = []
+    for step in (1500, 1750):
+        lines += [f"Step {step} is a checkpoint step.", "Saving checkpoint at:",
+                  "/scratch/exp7/checkpoints/ckpt.pt"]
+    lines += _two_saves_at(2000, "Checkpoint directory is ready.", "ckpt.pt")
+    doc = read(lines)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [1500, 1750, 2000]
+
+
+def test_a_save_naming_its_step_printed_by_two_handlers_stays_one_save() -> None:
+    # negative: two logging handlers print the step line and the save (its step named) twice
+    lines = [f"step {n} | loss 0.{n % 9}" for n in (100, 200)]
+    lines += ["step 300 | loss 0.3", "Saving checkpoint at step 300"] * 2
+    doc = read(lines)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [300]
