@@ -119,3 +119,29 @@ def test_a_save_naming_its_step_printed_by_two_handlers_stays_one_save() -> None
     lines += ["step 300 | loss 0.3", "Saving checkpoint at step 300"] * 2
     doc = read(lines)
     assert [s["step"] for s in doc["checkpoint_saves"]] == [300]
+
+
+# -- epoch summaries that give a time are the steps of a log with no step line, from two on -----
+def _epochs(epochs: tuple[int, ...]) -> list[str]:
+    out = []
+    for e in epochs:
+        out += [f"2022-05-0{e}T09:{e}{k}:00Z INFO     Epoch {e} {loop}: Loaded the first "
+                f"minibatch of data in 0.{e}{k} sec." for k, loop in enumerate(("training",
+                                                                              "validation"))]
+        out += [f"2022-05-0{e}T09:{e}{2 + k}:00Z INFO     Epoch {e} {loop} took {20.5 + e - k:.2f}"
+                f"sec, of which waiting for data took 0.{e}1 sec total."
+                for k, loop in enumerate(("training", "validation"))]
+    return out + ["2022-05-05T09:00:00Z INFO     Saving latest checkpoint..."]
+
+
+def test_two_timed_epoch_summaries_are_the_steps_and_date_the_save() -> None:
+    # hand-varied (InnerEye-style runner, other epochs and times): the epoch lines of both loops
+    # share the summary's `Epoch <n>` opening; the training summaries are the steps
+    doc = read(_epochs((3, 4)))
+    assert steps(doc) == (3, 4)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [4]
+
+
+def test_one_timed_epoch_summary_is_not_a_count() -> None:
+    # negative: a single training summary (then the save) is no count of steps
+    assert steps(read(_epochs((3,)))) == (None, None)
