@@ -27,10 +27,10 @@ KNOWN_MISSES = {
     # but no clock: unknown, "no clock"); C21's bare `0/500 ?it/s` opening draw is a step 0 as
     # T21's `0/1250` is (shared, first 0); C14, C18, C23 rest on facts the collector marked
     # uncertain; C15's 0.55 s comes from spend_time deltas where the line prints iter_time 0.6 s;
-    # C17, C34, C01 are step time.
+    # C17, C34, C01 are step time. C02 reads right since Marian's abbreviated `Up.` counter is a
+    # step (it dates the save of update 10000).
     ("training_logs", "fresh"): {
         "C01",
-        "C02",
         "C04",
         "C05",
         "C10",
@@ -50,9 +50,14 @@ KNOWN_MISSES = {
     # right since restores named by their checkpoint file right after the verb were built
     # ("Initializing/Loading from <file>", "found at path <file>, pursuing"); D09, D23 (restarts
     # now right) and D13 (4 saves now) stay as C28/C36 do: commits but no clock. D12, D29 (a
-    # restore, no progress line at all) and D20 (a save after epoch summaries, no progress line)
-    # have no steps to apportion; D04's two saves at step 5000 name their files on continuation
-    # lines, so they join as one (and it has no clock either).
+    # restore, no progress line at all; one restart each, right) have no steps to apportion.
+    # D20 reads right since two timed epoch summaries (`Epoch 1 training took 6.60sec`) are
+    # the steps of a log with no step line; D18 since a global counter logged as a whole float
+    # (`global_step=208.0`) beats a bar's n/N. D04's 8 saves are read (a step line printed
+    # again between two saves parts them), but it has no clock either; D26's `Batch [a-b]`
+    # reads at its upper end, but its one save comes before any step line. D15, D16 (now its
+    # named `step 49/50`) and D27 want the in-epoch counter of one epoch where B03, C16 and C33
+    # want the job-wide count (progress.py's docstring): left as it is.
     ("training_logs", "fresh2"): {
         "D01",
         "D04",
@@ -65,8 +70,6 @@ KNOWN_MISSES = {
         "D15",
         "D16",
         "D17",
-        "D18",
-        "D20",
         "D22",
         "D23",
         "D25",

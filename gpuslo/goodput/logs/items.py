@@ -6,7 +6,9 @@ progress records in log order and groups the lines of one event:
 - one `Save` per checkpoint save, from its start, part, end and duration lines; the same save
   printed by several processes or handlers (`Saving checkpoint at step 9485` by every host, a
   line doubled by two logging handlers) is one save: a start with the step of an open save, no
-  progress between, joins it;
+  progress between, joins it; a line that printed the same step again between them (dropped as
+  a duplicate record) is progress between when neither save line names its step (vak's
+  `Step 5000 is a checkpoint step` after its validation step's best-model save);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
@@ -125,11 +127,19 @@ class _Grouper:
         self.restore: Restore | None = None
         self.intr: Interruption | None = None
         self.saves: list[Save] = []
+        self.again: list[int] = []  # seqs of the lines that repeated the last step
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
-        self.last, self.hint = rec, None
+        self.last, self.hint, self.again = rec, None, rec.again
         self.save = self.restore = self.intr = None
+
+    def _repeated_since(self, save: Save, o: Obs, step: int | None) -> bool:
+        """A line printed the current step again between `save` and this start line that names
+        no step (vak's `Step 5000 is a validation step` → save of the best model → `Step 5000 is
+        a checkpoint step` → the periodic save): the loop went on, so this is another save."""
+        return step is None and save.step is None and any(
+            save.seq < seq < o.seq for seq in self.again)
 
     def event(self, o: Obs) -> None:
         if o.kind == "hint":
@@ -179,7 +189,8 @@ class _Grouper:
             epoch is None or current.epoch in (None, epoch))
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
-                or phase != "start"):
+                or phase != "start") and not (
+                phase == "start" and self._repeated_since(current, o, step)):
             return current
         if phase != "start" and self.last_save is not None and not self.last_save.ended:
             self.save = self.last_save

@@ -118,11 +118,13 @@ def _epochs_as_steps(marker: Reading) -> Matcher:
 
 
 def _epoch_summary(reading: Reading) -> bool:
-    """An epoch summary with times: no step counter, a named epoch, a duration, recurring
-    (`Epoch: 118/200 | Train loss: … | Val loss: … | Time:  27.276s`); not an evaluation's."""
+    """An epoch summary with times: no step counter, a named epoch, a duration, printed at least
+    twice (`Epoch: 118/200 | Train loss: … | Val loss: … | Time:  27.276s`; InnerEye's `Epoch 1
+    training took 6.60sec, …`: two epochs make a count); not an evaluation's. Read as the
+    steps only when the log has no step line (`learn`)."""
     tpl = reading.template
     if reading.step is not None or reading.epoch is None or reading.epoch_marker or (
-            tpl.count < RECURRING):
+            tpl.count < 2):
         return False
     if not any(r.role in ("step_s", "elapsed") for r in reading.roles.values()):
         return False

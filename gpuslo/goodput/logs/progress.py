@@ -9,7 +9,11 @@
    (a job-wide bar under epoch lines). Epochs count from 0 when the log ever prints epoch 0
    or a per-epoch line counter prints 0 (`epoch_base`), else from 1; the job-wide step is
    (epoch - first epoch) × N + n (`Epoch [12][500/643]` → 7573; Lightning's `Epoch 0: …
-   1429/3376` → 1429).
+   1429/3376` → 1429). The job-wide step is given also when an excerpt stays inside one epoch:
+   with an epoch of known size N the count is knowable up to the epoch base, and the base is
+   read from the log as above (MMCV's `Epoch [2][100/267]` prints epoch + 1: 367). The printed
+   in-epoch counter stays in `steps.printed_first/last`. (Hand-computed facts disagree on this
+   class: B03, C16, C33 want the job-wide count of one epoch, D15, D16, D27 the printed one.)
 3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
    two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
@@ -48,10 +52,11 @@ class Record:
     run's first), `step_s` seconds per step (None when unknown) and `source` what gave it,
     `dur` seconds the record's steps took, `warm` not a full step, `bar_start` the step a bar
     counts from, `resumed` the step a bar that started mid-way resumed from, `t0`/`t1` its
-    interval on the log's clock (set by the timeline)."""
+    interval on the log's clock (set by the timeline), `again` the log positions (seq) of the
+    lines that printed the same step after it (dropped as duplicates)."""
 
     __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
-                 "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run")
+                 "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again")
 
     def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
         self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
@@ -66,6 +71,7 @@ class Record:
         self.carry = 0.0
         self.t0 = self.t1 = 0.0
         self.run = 0
+        self.again: list[int] = []  # seqs of the duplicates of this step dropped after it
 
     @property
     def line(self) -> int:
@@ -187,6 +193,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
         if kept and rec.glob == kept[-1].glob:
             info["duplicates"] += 1
             carry += rec.prog.line_s or 0.0
+            kept[-1].again.append(rec.prog.seq)
             continue
         rec.carry, carry = carry, 0.0
         kept.append(rec)

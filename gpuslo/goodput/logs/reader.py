@@ -217,8 +217,10 @@ class LogReader:
             prog = marker.read(rec.text, rec.line, self._seq, ts, rec.rank)
             if prog is not None and prog.epoch is not None:
                 step = self._read_progress(rec, ts)  # a marker's shape opening a step line
-                if step is not None and step.family != "epochs":  # (MXNet's `Epoch[101]`
-                    # before `Batch [250]`): a step, unless the epoch is itself the step
+                if step is not None and (step.family != "epochs" or step.step_s is not None
+                                         or step.elapsed is not None):  # (MXNet's `Epoch[101]`
+                    # before `Batch [250]`; an epoch summary read as the steps, its time with
+                    # it): a step, unless a marker's epoch is itself the step
                     self.add_progress(step, rec.rank)
                     return "progress"
                 self.events.append(Obs("epoch", rec.line, ts, None, {"epoch": str(prog.epoch)},

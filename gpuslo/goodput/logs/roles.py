@@ -7,7 +7,9 @@
   `global step 1:`), or the `n` of an `n/N` pair in a progress bar (`| 1429/3376 [`, `[ 22/290`,
   `(1/19994)`, `[1480/1504]`), that does not go down within the template (a reset is allowed,
   a restart or a new epoch). A name of a global counter (`global_step`, `num_updates`) beats a
-  per-epoch `n/N`; `step` beats `iter` (an optimizer step spans several micro-batch iters).
+  per-epoch `n/N`, also when logged as a whole float (`global_step=208.0`, not tqdm's rounded
+  `3.2e+4`); `step` beats `iter` (an optimizer step spans several micro-batch iters); Marian's
+  `Up.` is its update counter; a range `Batch [a-b]` (MXNet) is read at its upper end.
 - `total` the `N` of that pair; `epoch` an integer named epoch (`Epoch 0:`, `epoch: 1/300`,
   `Epoch [12]`); the step counter is per epoch when an epoch is printed beside an `n/N` or
   `iter`/`batch` counter that is not global.
@@ -44,6 +46,8 @@ from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
               "updates", "progress", "batch", "globalstep"}
+# the update counter abbreviated with its dot (Marian's `Ep. 1 : Up. 10000 : Sen. …`), only so
+_ABBREVIATED = re.compile(r"^up\.$")
 # a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
 # not `nsteps` (baselines' rollout length, a setting)
 _GLUED_COUNT = {"n" + w: w for w in ("update", "updates", "iter", "iters", "iteration",
@@ -162,7 +166,7 @@ def _rate(f: Field) -> Role | None:
 
 def _is_step_name(key: str) -> bool:
     low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
-    if any(g in low for g in GLOBAL_WORDS):
+    if any(g in low for g in GLOBAL_WORDS) or _ABBREVIATED.search(low):
         return True
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
@@ -231,12 +235,22 @@ def _leading(f: Field, fields: list[Field], lead: bool) -> bool:
     return lead and f.index == 0 and sep in (":", "|") and named
 
 
+def _whole_global(f: Field) -> bool:
+    """A global counter logged as a float (Lightning's `global_step=208.0`: `self.log` turns
+    every logged value into a float tensor): named global, every value whole, none in exponent
+    form (NeMo's bar `global_step=3.2e+4` beside `32040/500150`: tqdm's `format_num` keeps three
+    significant figures when that is shorter, so the value is rounded, not a count)."""
+    seen = f.known()
+    return bool(seen) and not f.rounded and all(n == int(n) for n in seen) and any(
+        g in f.key.lower() for g in GLOBAL_WORDS)
+
+
 def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool,
                 burst: bool = False, lead: bool = False) -> int:
     """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
     2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
-    if not f.integer or f.kind != "num" or roles[f.index].role not in ("metric", "epoch") or (
-            f.unit == "%"):
+    if not (f.integer or _whole_global(f)) or f.kind != "num" or (
+            roles[f.index].role not in ("metric", "epoch")) or f.unit == "%":
         return 0
     if roles[f.index].role == "epoch":
         return 0
@@ -280,11 +294,28 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     if pinned_step:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
-        reading.step = -max(scores)[1]
+        reading.step = _range_end(fields, -max(scores)[1])
     _place_counter(reading)
     _line_times(reading)
     _decide(reading)
     return reading
+
+
+def _range_end(fields: list[Field], step: int) -> int:
+    """A counter printed as a range `[a-b]` of the batches since the last report (MXNet's
+    Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`): the step is the
+    upper end, an unnamed integer right after `-` closed by `]` that is above the lower end on
+    every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the counter."""
+    f = fields[step]
+    if f.after != "-" or step + 1 >= len(fields):
+        return step
+    end = fields[step + 1]
+    if end.key or not end.integer or end.kind != "num" or not end.after.startswith("]"):
+        return step
+    pairs = list(zip(f.numbers, end.numbers, strict=False))
+    if pairs and all(a is not None and b is not None and b > a for a, b in pairs):
+        return step + 1
+    return step
 
 
 def _line_times(reading: Reading) -> None:

@@ -21,6 +21,7 @@ MAX_TEMPLATES = 4000  # distinct templates kept from one sample; the rest are co
 MAX_VALUES = 2000  # values per field kept for role inference
 BURST_S = 1.0  # records of one template stamped within this are copies of one record
 MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
+_EXPONENT = re.compile(r"[-+]?[\d.,]+[eE][-+]?\d")
 _DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
 
 
@@ -46,6 +47,7 @@ class Field:
     after: str
     numbers: list[float | None] = field(default_factory=list)
     integer: bool = True
+    rounded: bool = False  # printed in exponent form (`3.2e+4`: tqdm's 3 significant figures)
 
     def known(self) -> list[float]:
         """The numbers this field printed, `nan` left out."""
@@ -88,11 +90,13 @@ class Template:
     def copies(self) -> bool:
         """True when the records are one burst of copies: consecutive lines stamped within
         `BURST_S` (every rank printing the same progress line without a rank prefix, its
-        timings a little apart: scepter's `iter: [10/500]` four times in 90 ms). A counter
-        constant over such records still counts; one constant over lines far apart does not."""
+        timings a little apart: scepter's `iter: [10/500]` four times in 90 ms), or with no
+        stamp at all (llama-recipes' finished `step 49/50` bar from four FSDP ranks on four
+        consecutive lines). A counter constant over such records still counts; one constant
+        over lines far apart does not."""
         stamps = [t for t in self.stamps if t is not None]
         return self.count >= 2 and self.lines[-1] - self.lines[0] == self.count - 1 and (
-            len(stamps) == self.count and max(stamps) - min(stamps) <= BURST_S)
+            not stamps or len(stamps) == self.count and max(stamps) - min(stamps) <= BURST_S)
 
     def add(self, record: SampleRecord, found: list[Value]) -> None:
         """Add one record's values (same template, so same positions)."""
@@ -103,6 +107,7 @@ class Template:
             if len(f.numbers) < MAX_VALUES:
                 f.numbers.append(v.number)
             f.integer = f.integer and (v.integer or v.number is None)
+            f.rounded = f.rounded or v.kind == "num" and bool(_EXPONENT.match(v.text))
 
 
 def group(records: list[SampleRecord]) -> list[Template]:
