@@ -48,9 +48,10 @@ KNOWN_MISSES = {
     # training_logs_fresh2_2026-12-05.txt): a second batch after the fresh fixes, read as badly
     # as the first (13/38): the reader still learns lines it was shown, not the kinds. D11 reads
     # right since restores named by their checkpoint file right after the verb were built
-    # ("Initializing/Loading from <file>", "found at path <file>, pursuing"); D09, D23 (restarts
-    # now right) and D13 (4 saves now) stay as C28/C36 do: commits but no clock. D12, D29 (a
-    # restore, no progress line at all) and D20 (a save after epoch summaries, no progress line)
+    # ("Initializing/Loading from <file>", "found at path <file>, pursuing"); D22 since a date
+    # joined to its time by a colon (`2017-09-26:07:44:49`, MXNet's datefmt) is a stamp; D09,
+    # D23 (restarts now right) and D13 (4 saves now) stay as C28/C36 do: commits but no clock.
+    # D12, D29 (a restore, no progress line at all) and D20 (a save after epoch summaries, no progress line)
     # have no steps to apportion; D04's two saves at step 5000 name their files on continuation
     # lines, so they join as one (and it has no clock either).
     ("training_logs", "fresh2"): {
@@ -67,7 +68,6 @@ KNOWN_MISSES = {
         "D17",
         "D18",
         "D20",
-        "D22",
         "D23",
         "D25",
         "D26",
