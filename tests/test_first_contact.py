@@ -52,8 +52,8 @@ KNOWN_MISSES = {
     # joined to its time by a colon (`2017-09-26:07:44:49`, MXNet's datefmt) is a stamp; D09,
     # D23 (restarts now right) and D13 (4 saves now) stay as C28/C36 do: commits but no clock.
     # D12, D29 (a restore, no progress line at all) and D20 (a save after epoch summaries, no
-    # progress line) have no steps to apportion; D04's two saves at step 5000 name their files on continuation
-    # lines, so they join as one (and it has no clock either).
+    # progress line) have no steps to apportion; D04's two saves at step 5000 name their files
+    # on continuation lines, so they join as one (and it has no clock either).
     ("training_logs", "fresh2"): {
         "D01",
         "D04",
