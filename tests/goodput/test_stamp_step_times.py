@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from gpuslo.goodput.logs import windows
 from gpuslo.goodput.logs.stamps import learn_shapes
 from tests.goodput.test_log_classes import read, steps
 
@@ -142,3 +143,23 @@ def test_an_evaluation_record_of_a_step_ends_its_clock() -> None:
         lines.append(f'{{"eval_loss": 0.3{step // 100}, "eval_runtime": 300.0, '
                      f'"global_step/max_steps": "{step}/4000", "elapsed_time": "{_hms(elapsed)}"}}')
     assert _median(read(lines)) == pytest.approx(10.0)
+
+
+# -- a clock that ticks more slowly than the records come --------------------------------------
+def test_stamps_repeated_in_batches_are_measured_over_their_tick() -> None:
+    # hand-varied (a log shipper that dates lines by their arrival, flushing every 2 s with a
+    # millisecond stamp; 0.1 s a step, one line a step): 20 lines share each stamp, so one
+    # record's jump from the last batch reads 2 s over a step or two
+    lines = []
+    for n in range(1, 1200):
+        flush = 7.431 + 2.0 * ((n - 1) // 20 + 1)
+        lines.append(f"2025-06-01T10:{int(flush) // 60:02d}:{flush % 60:06.3f} step {n} "
+                     f"loss 0.{n % 7}")
+    assert _median(read(lines)) == pytest.approx(0.1, rel=0.06)
+    assert windows.resolution([7.431 + 2.0 * (k // 20) for k in range(100)]) == 2.0
+
+
+def test_distinct_millisecond_stamps_keep_their_resolution() -> None:
+    # negative: stamps that never repeat keep a millisecond resolution, whole ones a second
+    assert windows.resolution([10.0 + 0.137 * k for k in range(50)]) == 0.001
+    assert windows.resolution([10.0 + 6 * k for k in range(50)]) == 1.0
