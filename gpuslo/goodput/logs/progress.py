@@ -19,17 +19,17 @@
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
 4. Step time, from whichever the line gives, in this order of preference: a per-step duration
    printed on the line (`elapsed time per iteration`, `time:`, `iter_time`, `sec/step`), or a
-   window duration divided by the steps of the window (MMF's `time:` per 100 updates); the
-   stamps' difference over the steps between records, when it spans at least
-   `MIN_SPAN_RESOLUTIONS` times the stamps' resolution; the difference of a cumulative elapsed
-   time (`train_time:`), or for a progress bar its elapsed time over the steps since the bar
-   began, over at least `ELAPSED_MIN_S` (a bar's clock has whole seconds); an average printed
-   on the line (`step_avg`); a rate (`it/s`, `s/it`; an EMA); finally coarse stamp or elapsed
-   differences. A bar that starts mid-way (step n at `00:00`) counts from n - 1, and its rate,
-   when it counts from 0 (n / elapsed), is scaled to the steps it really ran.
+   window duration divided by the steps of the window (MMF's `time:` per 100 updates); else
+   the clock between records (`windows`: stamp deltas, then a cumulative elapsed time's deltas,
+   over a span of at least 20 × their resolution within one stretch of records with no other
+   work between; for a bar with no such span, its elapsed time over the steps since it began);
+   an average printed on the line (`step_avg`); a rate (`it/s`, `s/it`; an EMA); finally
+   coarse stamp differences. A bar that starts mid-way (step n at `00:00`) counts from n - 1,
+   and its rate, when it counts from 0 (n / elapsed), is scaled to the steps it really ran.
 5. Warm-up: the first record of a run whose step time is more than twice or less than half the
    run's median is not a full step (compilation, a partial first window) and is kept out of the
-   step-time statistics.
+   step-time statistics (`warm`), as is a step time measured over a window that held other
+   work (`windows`; a duration printed for the step itself stays).
 """
 
 from __future__ import annotations
@@ -38,10 +38,13 @@ from collections import Counter
 from statistics import median
 
 from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.windows import mark_mixed, spans
 
 ELAPSED_MIN_S = 20.0
 RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
-MIN_SPAN_RESOLUTIONS = 20
+# step times measured over the window since the previous record: not a step's where the window
+# held other work (a step's own printed duration is its own, whatever was printed between)
+_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse")
 MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
 MID_WAY_MIN_STEP = 10
 
@@ -53,10 +56,12 @@ class Record:
     `dur` seconds the record's steps took, `warm` not a full step, `bar_start` the step a bar
     counts from, `resumed` the step a bar that started mid-way resumed from, `t0`/`t1` its
     interval on the log's clock (set by the timeline), `again` the log positions (seq) of the
-    lines that printed the same step after it (dropped as duplicates)."""
+    lines that printed the same step after it (dropped as duplicates), `tail` the step's last
+    line of another template (its own line when none)."""
 
     __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
-                 "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again")
+                 "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again",
+                 "tail")
 
     def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
         self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
@@ -72,6 +77,7 @@ class Record:
         self.t0 = self.t1 = 0.0
         self.run = 0
         self.again: list[int] = []  # seqs of the duplicates of this step dropped after it
+        self.tail = prog
 
     @property
     def line(self) -> int:
@@ -194,6 +200,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
             info["duplicates"] += 1
             carry += rec.prog.line_s or 0.0
             kept[-1].again.append(rec.prog.seq)
+            _of_another_kind(kept[-1], rec.prog)
             continue
         rec.carry, carry = carry, 0.0
         kept.append(rec)
@@ -201,6 +208,15 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
     _step_times(kept)
     _warm(kept)
     return kept, info
+
+
+def _of_another_kind(kept: Record, dup: Prog) -> None:
+    """A line of another template printing the kept record's step is a later stage of that step
+    (an evaluation record after the training record of its step, ms-swift's JSON lines): the
+    step's clock ends at it (`tail`), so the next window does not hold that work. The same
+    template again (ranks, two handlers) is a copy: the first stands."""
+    if dup.matcher is not kept.prog.matcher:
+        kept.tail = dup
 
 
 def _runs(records: list[Record]) -> None:
@@ -233,17 +249,16 @@ def _bar_start(rec: Record) -> int:
     return rec.glob - rec.printed if rec.glob >= rec.printed else 0
 
 
-def _stamp_resolution(records: list[Record]) -> float:
-    stamps = [r.ts for r in records if r.ts is not None]
-    return 1.0 if stamps and all(t == int(t) for t in stamps) else 0.001
-
-
 def _step_times(records: list[Record]) -> None:
     """Each record's step time, in the order of preference of the module docstring."""
-    resolution = _stamp_resolution(records)
+    mixed = mark_mixed(records)
+    walls = spans(records, mixed, "ts", bar=False)
+    timers = spans(records, mixed, "elapsed", bar=True)
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
-        rec.step_s, rec.source = _preferred(rec, prev, resolution)
+        rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i])
+        rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
+            rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
     runs = _bar_run_means(records)
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
@@ -266,7 +281,8 @@ def _bar_run_means(records: list[Record]) -> dict[tuple[int, int | None], float]
             and rec.glob > (rec.bar_start or 0)}
 
 
-def _preferred(rec: Record, prev: Record | None, resolution: float) -> tuple[float | None, str]:
+def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
+               timer: tuple[float, int] | None) -> tuple[float | None, str]:
     p, delta = rec.prog, rec.delta
     if p.step_s is not None:
         return p.step_s, "step_s"
@@ -274,38 +290,28 @@ def _preferred(rec: Record, prev: Record | None, resolution: float) -> tuple[flo
         return p.window_s / delta, "window_s"
     if p.line_s is not None:
         return (p.line_s + rec.carry) / (delta or 1), "line_s"
-    wall = _wall(rec, prev)
-    if wall is not None and delta and wall >= MIN_SPAN_RESOLUTIONS * resolution:
-        return wall / delta, "stamps"
-    elapsed = _elapsed(rec, prev)
+    if wall is not None:
+        return wall[0] / wall[1], "stamps"
+    elapsed = timer[0] / timer[1] if timer is not None else _bar_elapsed(rec)
     if elapsed is not None:
         return elapsed, "elapsed"
     if p.smoothed_s is not None:
         return p.smoothed_s, "smoothed_s"
     if p.rate_s is not None:
         return _rate(rec), "rate"
-    if wall is not None and delta and wall > 0:
-        return wall / delta, "stamps_coarse"
+    if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
+        return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
     return None, ""
 
 
-def _wall(rec: Record, prev: Record | None) -> float | None:
-    if prev is None or rec.ts is None or prev.ts is None or rec.ts <= prev.ts:
-        return None
-    return rec.ts - prev.ts
-
-
-def _elapsed(rec: Record, prev: Record | None) -> float | None:
-    """Seconds per step from a cumulative elapsed time (see the module docstring)."""
+def _bar_elapsed(rec: Record) -> float | None:
+    """A bar's elapsed time over the steps since it began, over at least ELAPSED_MIN_S (its
+    clock prints whole seconds), where no stretch of the bar spans that long."""
     p = rec.prog
-    if p.elapsed is None:
-        return None
-    if p.bar and rec.bar_start is not None and rec.glob > rec.bar_start:
-        return p.elapsed / (rec.glob - rec.bar_start) if p.elapsed >= ELAPSED_MIN_S else None
-    if prev is None or prev.prog.elapsed is None or not rec.delta:
-        return None
-    gained = p.elapsed - prev.prog.elapsed
-    return gained / rec.delta if gained > 0 else None
+    if p.bar and p.elapsed is not None and rec.bar_start is not None and (
+            rec.glob > rec.bar_start) and p.elapsed >= ELAPSED_MIN_S:
+        return p.elapsed / (rec.glob - rec.bar_start)
+    return None
 
 
 def _rate(rec: Record) -> float | None:
@@ -335,7 +341,7 @@ def _warm(records: list[Record]) -> None:
     for rec in records:
         runs.setdefault(rec.run, []).append(rec)
     for run, recs in runs.items():
-        times = [r.step_s for r in recs[1:] if r.step_s]
+        times = [r.step_s for r in recs[1:] if r.step_s and not r.warm]
         first = recs[0]
         if not times or first.step_s is None:
             continue

@@ -1,0 +1,105 @@
+"""Step time from the clock between progress records, where a line prints no per-step duration
+(pure): wall-clock stamp deltas, or the deltas of a cumulative elapsed time (a bar's `[6:56:13<`,
+`spend_time: 03m:04s`, `train_time:`), over the steps between the records.
+
+Order of preference (`progress._preferred` applies it per record): a duration the line prints
+(per step, per window, per line: read by the roles) first; then the stamps' difference over
+a long enough span; then a cumulative elapsed time's difference over a long enough span (for a
+bar with no such span, its elapsed time over the steps since the bar began); then an average or
+a rate the line prints; last, the stamps' difference over a span too short for their
+resolution (`stamps_coarse`).
+
+Window rule. A span is measured between two progress records of one *stretch*: consecutive
+records of one run (no restart between; for a bar, one bar: its elapsed never goes back) with no
+other work between them. Other work shows as more records between two progress records than the
+run usually has (`mixed`): an evaluation, a save, an epoch summary and the next epoch's banner,
+a test block (Caffe's `Iteration 7000, Testing net` before the 7000 loss line). The usual gap is
+the most common one of the run (the smallest of equally common ones); a record whose window held
+more is kept on the clock but out of the step-time statistics (its time is not a step's).
+A step printed again by a line of another template (an evaluation record of the same step) ends
+at that line (`Record.tail`): the next window starts there and holds no evaluation.
+Step time = (v_i - v_j) / (step_i - step_j) with v the stamp (or the elapsed time) and j the
+latest record of the stretch at least `MIN_SPAN_RESOLUTIONS` × the values' resolution before i
+(whole-second stamps: 20 s, so 5 or 6 s between lines printed every 10 steps is not read as
+0.5 or 0.6 s a step; millisecond stamps: 20 ms, the previous record). fairseq's `train_inner`
+every 100 updates gives 46 s / 100 between its own lines, not across the validation, save and
+epoch summary at the epoch's end.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any
+
+from gpuslo.goodput.logs.matchers import Prog
+
+MIN_SPAN_RESOLUTIONS = 20
+FINE_RESOLUTION_S = 0.001
+
+
+def resolution(values: list[float]) -> float:
+    """1 s when every value is whole (stamps or elapsed times printed in seconds), else 1 ms;
+    coarser where most consecutive values repeat (a clock that ticks more slowly than the
+    records come, lines dated by their arrival in batches): the median tick between them."""
+    fine = 1.0 if values and all(v == int(v) for v in values) else FINE_RESOLUTION_S
+    ticks = [b - a for a, b in zip(values, values[1:], strict=False) if b > a]
+    repeats = sum(1 for a, b in zip(values, values[1:], strict=False) if b == a)
+    if ticks and repeats > len(ticks):
+        return max(fine, sorted(ticks)[len(ticks) // 2])
+    return fine
+
+
+def mark_mixed(records: list[Any]) -> list[bool]:
+    """Per record, True when its window (since the previous record of its run) held more
+    records than the run's usual gap: other work between two steps (see the module docstring).
+    A run with one window, or whose windows are all alike, has none."""
+    gaps: dict[int, Counter[int]] = {}
+    for i, rec in enumerate(records):
+        if i and rec.delta:
+            gaps.setdefault(rec.run, Counter())[_gap(records[i - 1], rec)] += 1
+    usual = {run: min(g for g, n in c.items() if n == max(c.values())) for run, c in gaps.items()}
+    return [bool(i and rec.delta and _gap(records[i - 1], rec) > usual[rec.run])
+            for i, rec in enumerate(records)]
+
+
+def _gap(prev: Any, rec: Any) -> int:
+    return rec.prog.since - prev.tail.seq
+
+
+def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
+          ) -> list[tuple[float, int] | None]:
+    """Per record, (seconds, steps) from the latest record of its stretch at least the minimum
+    span before it (see the module docstring), None when there is none. `records`: progress
+    `Record`s; `value`: "ts" (the record's stamp) or "elapsed" (its cumulative elapsed time);
+    `bar`: a bar's elapsed time (a stretch is also one bar: same bar start, elapsed never going
+    back), read only between captures that far apart (a bar copied into a log every 120 steps):
+    a bar redrawn every step is read by its mean since it began (`progress._bar_elapsed`)."""
+    vals = [_value(r.prog, value) for r in records]
+    ends = [_value(r.tail, value) for r in records]  # where each step's clock ends
+    known = [v for v in vals if v is not None]
+    min_span = MIN_SPAN_RESOLUTIONS * resolution(known)
+    out: list[tuple[float, int] | None] = [None] * len(records)
+    k = 0
+    for i, rec in enumerate(records):
+        v, before = vals[i], ends[i - 1] if i else None
+        barred = bar and rec.prog.bar
+        if v is None or before is None or not rec.delta or v < before or (
+                barred and records[i - 1].bar_start != rec.bar_start):
+            k = i  # a new stretch (a run's or a bar's first record, a clock gone back)
+            continue
+        if mixed[i]:  # its own window, other work and all: its time on the clock, not a step's
+            out[i] = (v - before, rec.delta) if v - before >= min_span else None
+            k = i
+            continue
+        if barred:
+            k = i - 1
+        while k + 1 < i and v - ends[k + 1] >= min_span:  # type: ignore[operator]
+            k += 1
+        base = ends[k]
+        if base is not None and v - base >= min_span and rec.glob > records[k].glob:
+            out[i] = (v - base, rec.glob - records[k].glob)
+    return out
+
+
+def _value(prog: Prog, value: str) -> float | None:
+    return prog.ts if value == "ts" else prog.elapsed
