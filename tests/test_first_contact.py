@@ -53,10 +53,10 @@ KNOWN_MISSES = {
     # restore, no progress line at all) and D20 (a save after epoch summaries, no progress line)
     # have no steps to apportion; D04's two saves at step 5000 name their files on continuation
     # lines, so they join as one (and it has no clock either). D01, D17 read right since step
-    # times named in other wordings are read (camelCase `AvgTime`, open_clip's `Batch (t)`).
+    # times named in other wordings are read (camelCase `AvgTime`, open_clip's `Batch (t)`);
+    # D05 since a first time within the run's own jitter is not a warm-up.
     ("training_logs", "fresh2"): {
         "D04",
-        "D05",
         "D06",
         "D09",
         "D12",

@@ -59,3 +59,23 @@ def test_durations_printed_with_their_share_are_not_the_step_time() -> None:
     lines = [f"step: {500 + k}|Generate time=2.{k}0s (70.00%) |Training time=1.{k}0s (30.00%)"
              for k in range(4)]
     assert median_s(read(lines)) is None
+
+
+# -- warm-up: a first time within the run's own jitter is a step like the others ----------------
+def test_a_first_time_within_the_runs_jitter_is_kept() -> None:
+    # hand-varied (a toy run logging every 20 iterations, millisecond times that scatter 3x):
+    # the first 0.012 is below twice the slowest later one (0.009): not a warm-up
+    times = [0.012, 0.004, 0.009, 0.003, 0.006, 0.005]
+    lines = [f"05/03 09:12:07 - mmengine - INFO - Epoch(train) [1][{20 * (k + 1)}/200]  "
+             f"lr: 1.000e-03  time: {t:.3f}  data_time: 0.001  loss: 0.{k + 3}"
+             for k, t in enumerate(times)]
+    assert median_s(read(lines)) == 0.0055  # median of all six
+
+
+def test_a_first_time_far_beyond_the_run_is_warm_up() -> None:
+    # negative: a compilation-heavy first window (4.8 s) against 0.30-0.34 s afterwards
+    times = [4.8, 0.31, 0.33, 0.30, 0.34, 0.32]
+    lines = [f"05/03 09:12:07 - mmengine - INFO - Epoch(train) [1][{20 * (k + 1)}/200]  "
+             f"lr: 1.000e-03  time: {t:.3f}  data_time: 0.001  loss: 0.{k + 3}"
+             for k, t in enumerate(times)]
+    assert median_s(read(lines)) == 0.32  # the five after it
