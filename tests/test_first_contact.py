@@ -25,8 +25,9 @@ KNOWN_MISSES = {
     # counter printed first, a per-epoch counter with no N, a marker-shaped step line, an mAP
     # validation bar). Left: C10 (a save only implied by nnU-Net's code), C28 and C36 (commits
     # but no clock: unknown, "no clock"); C21's bare `0/500 ?it/s` opening draw is a step 0 as
-    # T21's `0/1250` is (shared, first 0); C14, C18, C23 rest on facts the collector marked
-    # uncertain; C15's 0.55 s comes from spend_time deltas where the line prints iter_time 0.6 s;
+    # T21's `0/1250` is (shared, first 0); C14, C23 rest on facts the collector marked
+    # uncertain; C18 reads right since a bar whose rate outruns its elapsed began mid-way;
+    # C15's 0.55 s comes from spend_time deltas where the line prints iter_time 0.6 s;
     # C17, C01 are step time; C34 reads right since a `latency` is one step's duration and the
     # parts printed with their share `(n%)` are not the step.
     ("training_logs", "fresh"): {
@@ -38,7 +39,6 @@ KNOWN_MISSES = {
         "C14",
         "C15",
         "C17",
-        "C18",
         "C21",
         "C23",
         "C28",
@@ -54,10 +54,12 @@ KNOWN_MISSES = {
     # have no steps to apportion; D04's two saves at step 5000 name their files on continuation
     # lines, so they join as one (and it has no clock either). D01, D17 read right since step
     # times named in other wordings are read (camelCase `AvgTime`, open_clip's `Batch (t)`);
-    # D05 since a first time within the run's own jitter is not a warm-up.
+    # D05 since a first time within the run's own jitter is not a warm-up; D06 since a Keras
+    # bar's elapsed over its steps beats its rounded `1s/step`; D25 since rate lines of steps
+    # with no counter give the step time (TPUEstimator's `global_step/sec`). D14's step time
+    # reads right (a bar begun mid-way); its save at 416 does not (its path has a space).
     ("training_logs", "fresh2"): {
         "D04",
-        "D06",
         "D09",
         "D12",
         "D13",
@@ -68,7 +70,6 @@ KNOWN_MISSES = {
         "D20",
         "D22",
         "D23",
-        "D25",
         "D26",
         "D27",
         "D29",

@@ -79,3 +79,75 @@ def test_a_first_time_far_beyond_the_run_is_warm_up() -> None:
              f"lr: 1.000e-03  time: {t:.3f}  data_time: 0.001  loss: 0.{k + 3}"
              for k, t in enumerate(times)]
     assert median_s(read(lines)) == 0.32  # the five after it
+
+
+# -- Keras's epoch-end bar: `n/N [====] - 142s 1s/step`: precise over rounded -------------------
+def _keras(epochs: range, steps: int, secs: list[int], per_step: str) -> list[str]:
+    lines: list[str] = []
+    for e, s in zip(epochs, secs, strict=True):
+        lines += [f"Epoch {e}/40", f"{steps}/{steps} [==============================] - {s}s "
+                  f"{per_step}/step - loss: 0.{e}1 - accuracy: 0.8{e % 10}"]
+    return lines
+
+
+def test_a_keras_bars_elapsed_over_its_steps_beats_a_whole_second_per_step() -> None:
+    # hand-varied: 250 steps in 477-481 s print `2s/step` (rounded): elapsed / steps, median 1.916
+    doc = read(_keras(range(11, 15), 250, [478, 481, 477, 480], "2s"))
+    assert doc["step_time_s"]["median"] == 1.916
+
+
+def test_a_keras_bars_milliseconds_per_step_beat_its_whole_seconds() -> None:
+    # negative: `- 6s 243ms/step` over 25 steps: 6 s / 25 = 0.24 is rounded to 8 %; 243 ms is not
+    doc = read(_keras(range(11, 15), 25, [6, 6, 6, 6], "243ms"))
+    assert doc["step_time_s"]["median"] == 0.243
+
+
+# -- a tqdm bar first seen mid-way (`initial=` a resumed step): its rate is the step time --------
+def _tqdm(n: int, total: int, elapsed: str, rate: str) -> str:
+    return (f"Steps:  {100 * n // total}%|█████▌     | {n}/{total} [{elapsed}<12:00, {rate}, "
+            f"loss=0.112, lr=5e-05]")
+
+
+def test_a_bar_whose_rate_outruns_its_elapsed_began_mid_way() -> None:
+    # hand-varied: 3000 steps at 4.10 s/it would take 3.4 h; 20:30 elapsed is 300 steps since
+    # the bar was resumed at 2700
+    doc = read([_tqdm(3000, 5000, "20:30", "4.10s/it")])
+    assert abs(doc["step_time_s"]["median"] - 4.1) < 0.02
+
+
+def test_a_bar_whose_rate_agrees_with_its_elapsed_counts_from_zero() -> None:
+    # negative: 3000 steps in 41:40 at 0.86 s/it (EMA; the mean is 0.833): elapsed / n
+    doc = read([_tqdm(3000, 5000, "41:40", "0.86s/it")])
+    assert abs(doc["step_time_s"]["median"] - 2500 / 3000) < 0.001
+
+
+def test_a_bars_final_draw_with_a_slow_last_rate_still_counts_from_zero() -> None:
+    # negative: at n = N tqdm's EMA holds the loop's end (2000 steps in 16:40, 1.9 s/it)
+    doc = read([_tqdm(2000, 2000, "16:40", "1.90s/it")])
+    assert abs(doc["step_time_s"]["median"] - 0.5) < 0.001
+
+
+# -- rate lines of steps and no counter (TPUEstimator's `global_step/sec`) ----------------------
+def test_rate_lines_of_steps_with_no_counter_give_the_step_time() -> None:
+    # hand-varied (Estimator-style, another model): each value printed by two handlers
+    lines = []
+    for rate in (2.41, 2.52, 2.47, 2.50, 2.44):
+        lines += [f"INFO:tensorflow:global_step/sec: {rate}",
+                  f"I0704 10:00:01.123456 1404 basic_session_run_hooks.py:702] global_step/sec: "
+                  f"{rate}", f"INFO:tensorflow:examples/sec: {rate * 32:.2f}"]
+    doc = read(lines)
+    assert doc["steps"]["last"] is None
+    assert abs(doc["step_time_s"]["median"] - 1 / 2.47) < 1e-4
+    assert doc["step_time_s"]["count"] == 5  # twice-printed values once
+
+
+def test_rate_lines_of_examples_are_not_a_step_time() -> None:
+    # negative: throughput alone (`examples/sec`) says nothing of a step
+    lines = [f"INFO:tensorflow:examples/sec: {r}" for r in (80.1, 79.4, 81.0, 80.6)]
+    assert read(lines)["step_time_s"]["median"] is None
+
+
+def test_a_bars_final_draw_far_beyond_its_elapsed_began_mid_way() -> None:
+    # hand-varied: a resumed bar closing at 4000/4000 after 25:00 at 7.5 s/it (200 steps)
+    doc = read([_tqdm(4000, 4000, "25:00", "7.50s/it")])
+    assert abs(doc["step_time_s"]["median"] - 7.5) < 0.01

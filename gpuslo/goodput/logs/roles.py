@@ -347,8 +347,9 @@ def _place_counter(reading: Reading) -> None:
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
     elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
-    if elapsed is not None and roles[elapsed].role == "step_s":
-        roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
+    if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
+        roles[elapsed] = Role("elapsed", roles[elapsed].scale,
+                              "unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
     reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None) or (
