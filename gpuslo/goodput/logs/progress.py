@@ -273,16 +273,21 @@ def _rounding(value: float) -> float | None:
     return None
 
 
-def _finer_rate(rec: Record) -> bool:
+def _finer_rate(rec: Record, means: dict[int, bool]) -> bool:
     """True when a bar's printed seconds per step is its mean (a bar with no time left: not
     tqdm's `[elapsed<remaining, rate]`, whose rate is an EMA) and finer than its elapsed whole
     seconds over its steps (Keras's `- 3s 134ms/step`: 134 ms is the bar's time / steps to
-    0.4 %, 3 s to 17 %; not `- 142s 1s/step`)."""
+    0.4 %, 3 s to 17 %; not `- 142s 1s/step`). `means`: whether a matcher's rate is a mean,
+    by the matcher's id (asked once per template, not per record)."""
     p = rec.prog
-    if p.matcher is None or any(r.role == "remaining" for r in p.matcher.reading.roles.values()):
+    if p.rate_s is None or not p.elapsed or p.matcher is None:
         return False
-    rounding = _rounding(p.rate_s) if p.rate_s is not None else None
-    return bool(rounding is not None and p.elapsed and rounding < 0.5 / p.elapsed)
+    mean = means.get(id(p.matcher))
+    if mean is None:
+        roles = p.matcher.reading.roles.values()
+        mean = means[id(p.matcher)] = not any(r.role == "remaining" for r in roles)
+    rounding = _rounding(p.rate_s) if mean else None
+    return rounding is not None and rounding < 0.5 / p.elapsed
 
 
 def _stamp_resolution(records: list[Record]) -> float:
@@ -293,14 +298,15 @@ def _stamp_resolution(records: list[Record]) -> float:
 def _step_times(records: list[Record]) -> None:
     """Each record's step time, in the order of preference of the module docstring."""
     resolution = _stamp_resolution(records)
+    means: dict[int, bool] = {}
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
-        rec.step_s, rec.source = _preferred(rec, prev, resolution)
+        rec.step_s, rec.source = _preferred(rec, prev, resolution, means)
     runs = _bar_run_means(records)
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
         if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
-                not _finer_rate(rec)):
+                not _finer_rate(rec, means)):
             rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
         if step_s is not None:                            # is not settled; the run's mean is
             rec.dur = step_s * (rec.delta or _estimate(records, i))
@@ -319,7 +325,8 @@ def _bar_run_means(records: list[Record]) -> dict[tuple[int, int | None], float]
             and rec.glob > (rec.bar_start or 0)}
 
 
-def _preferred(rec: Record, prev: Record | None, resolution: float) -> tuple[float | None, str]:
+def _preferred(rec: Record, prev: Record | None, resolution: float, means: dict[int, bool]
+               ) -> tuple[float | None, str]:
     p, delta = rec.prog, rec.delta
     if p.step_s is not None:
         return p.step_s, "step_s"
@@ -331,7 +338,7 @@ def _preferred(rec: Record, prev: Record | None, resolution: float) -> tuple[flo
     if wall is not None and delta and wall >= MIN_SPAN_RESOLUTIONS * resolution:
         return wall / delta, "stamps"
     elapsed = _elapsed(rec, prev)
-    if elapsed is not None and not _finer_rate(rec):
+    if elapsed is not None and not _finer_rate(rec, means):
         return elapsed, "elapsed"
     if p.smoothed_s is not None:
         return p.smoothed_s, "smoothed_s"
