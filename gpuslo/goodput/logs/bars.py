@@ -9,14 +9,21 @@ tqdm draws `{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {ra
 - `after_glyphs(fields, index)`: the `n` of the `n/N` right after a `%|...|` run is the bar's
   own counter; another `n/N` on the line (YOLOv5's epoch `0/1` in its first column) is not;
 - `elapsed_after_total(fields, step, total)`: a duration printed right after the bar's `N`
-  with no name is its elapsed time (`1849/1849 13:15`), not a step time.
+  with no name is its elapsed time (`1849/1849 13:15`; Keras's `100/100 [====] - 142s 1s/step`,
+  the epoch's seconds beside a rounded per-step figure), not a step time.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpuslo.goodput.logs.templates import Field
+
+# between a bar's N and its elapsed time: nothing (`1849/1849 13:15`), or Keras's glyphs and
+# dash (`100/100 [====] - 142s 1s/step`: tf.keras Progbar prints ` - %.0fs` since the bar began)
+_KERAS_GAP = re.compile(r"(?:\[[=>.\x04 ]*\]\s*-)?")
+_SECONDS = ("s", "sec")
 
 
 def _percent_bar(f: Field) -> bool:
@@ -42,10 +49,12 @@ def after_glyphs(fields: list[Field], index: int) -> bool:
 
 
 def elapsed_after_total(fields: list[Field], total: int | None) -> int | None:
-    """The index of an unnamed duration printed right after the bar's `N`, else None."""
+    """The index of an unnamed duration printed right after the bar's `N` (or after Keras's
+    glyphs `[====] - `), else None."""
     if total is None or total + 1 >= len(fields):
         return None
     nxt = fields[total + 1]
-    if nxt.kind != "dur" or nxt.key or fields[total].after.strip() != "":
+    timed = nxt.kind == "dur" or nxt.unit in _SECONDS
+    if not timed or nxt.key or not _KERAS_GAP.fullmatch(fields[total].after.strip()):
         return None
     return nxt.index

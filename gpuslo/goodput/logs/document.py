@@ -137,7 +137,10 @@ def _stats(times: list[float]) -> dict[str, Any]:
 
 def _not_read(parsed: ParsedLog, records: list[Record]) -> list[str]:
     out = []
-    if not records:
+    if not records and parsed.rates:
+        out.append("no progress lines: no step or goodput can be given; the step time is "
+                   f"from {len(parsed.rates)} rate line(s) of steps")
+    elif not records:
         out.append("no progress lines: no step, step time or goodput can be given")
     if parsed.unreadable:
         out.append(f"{parsed.unreadable} line(s) of binary noise skipped")
@@ -151,7 +154,8 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
              slowdowns: list[dict[str, Any]], gpus: int | None,
              goodput: dict[str, Any] | None) -> dict[str, Any]:
     """The document (see the module docstring)."""
-    times = facts["step_times"] or [r.step_s for r in records if r.step_s is not None]
+    times = facts["step_times"] or [r.step_s for r in records if r.step_s is not None] or (
+        [] if records else parsed.rates)  # a log of rates of steps and no counter
     first, last = (records[0], records[-1]) if records else (None, None)
     if info.get("other_bars"):
         notes.append(f"{info['other_bars']} progress bar line(s) with another total "

@@ -169,8 +169,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
                    key=lambda r: (r.template.count, not r.epoch_marker))
         out.markers = [m for m in out.markers if m.reading is not best]
         out.progress.append(_epochs_as_steps(best))
-    if out.progress and not any(r.role in _RATES for m in out.progress
-                                for r in m.reading.roles.values()):
+    if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:

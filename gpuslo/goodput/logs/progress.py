@@ -17,25 +17,40 @@
 3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
    two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
-4. Step time, from whichever the line gives, in this order of preference: a per-step duration
-   printed on the line (`elapsed time per iteration`, `time:`, `iter_time`, `sec/step`), or a
-   window duration divided by the steps of the window (MMF's `time:` per 100 updates); else
-   the clock between records (`windows`: stamp deltas, then a cumulative elapsed time's deltas,
-   over a span of at least 20 × their resolution within one stretch of records with no other
-   work between; for a bar with no such span, its elapsed time over the steps since it began);
-   an average printed on the line (`step_avg`); a rate (`it/s`, `s/it`; an EMA); finally
-   coarse stamp differences. A bar that starts mid-way (step n at `00:00`) counts from n - 1,
-   and its rate, when it counts from 0 (n / elapsed), is scaled to the steps it really ran.
-5. Warm-up: the first record of a run whose step time is more than twice or less than half the
-   run's median is not a full step (compilation, a partial first window) and is kept out of the
-   step-time statistics (`warm`), as is a step time measured over a window that held other
-   work (`windows`; a duration printed for the step itself stays).
+4. Step time, from whichever the line gives, in this order of preference:
+   a. a per-step duration printed on the line, named in any wording (`elapsed time per
+      iteration`, `time:`, `iter_time`, `sec/step`, `batch_cost`, open_clip's `Batch (t)`,
+      DeepSpeed-Chat's `E2E latency`; `roles` says which names), or a window duration divided
+      by the steps of the window (MMF's `time:` per 100 updates): the line's own measure;
+   b. the clock between records (`windows`): stamp deltas, then a cumulative elapsed time's
+      deltas, over a span of at least 20 × their resolution within one stretch of records with
+      no other work between;
+   c. for a bar with no such span, its elapsed time over the steps since it began, over at
+      least `ELAPSED_MIN_S` (a bar's clock has whole seconds) - unless the bar prints its mean
+      seconds per step more precisely (precise over rounded: Keras's `- 3s 134ms/step` is read
+      0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA, is never preferred this way);
+   d. an average printed on the line (`step_avg`, `AvgTime`);
+   e. a rate (`it/s`, `s/it`; tqdm's an EMA);
+   f. finally coarse stamp differences.
+   Where a bar began: a bar that starts mid-way (step n at `00:00`) counts from n - 1, and its
+   rate, when it counts from 0 (n / elapsed), is scaled to the steps it really ran; a bar first
+   seen mid-way whose n × seconds per step is over `MID_WAY_RATE_RATIO` × its elapsed
+   (`FINAL_RATE_RATIO` at its final n = N) began at a resumed step (tqdm's `initial=`): it ran
+   elapsed / rate steps, so its per-step time is its rate, not elapsed / n. A per-epoch bar
+   drawn anew (its n back at or below the last one's) begins again (Keras's `100/100` each
+   epoch).
+5. Warm-up: the first record of a run whose step time is more than twice the slowest or less
+   than half the fastest of the run's other records is not a full step (compilation, a partial
+   first window) and is kept out of the step-time statistics (`warm`), as is a step time
+   measured over a window that held other work (`windows`; a duration printed for the step
+   itself stays). A first time within the run's own jitter is a step like the others
+   (MMEngine's `time: 0.010` then 0.002-0.008 on a toy run; open_clip's first
+   `Batch (t): 18.240` before 0.45-0.56 is start-up).
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from statistics import median
 
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
@@ -47,6 +62,8 @@ RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elap
 _SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse")
 MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
 MID_WAY_MIN_STEP = 10
+MID_WAY_RATE_RATIO = 1.5  # a bar's n × s/it over this × its elapsed: it began mid-way
+FINAL_RATE_RATIO = 5.0  # the same at a bar's final draw (n = N), whose rate holds the loop's end
 
 
 class Record:
@@ -230,8 +247,9 @@ def _runs(records: list[Record]) -> None:
         elapsed = rec.prog.elapsed if rec.prog.bar else None
         jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
             rec.glob - prev.glob >= MID_WAY_MIN_STEP)
+        reset = prev is not None and rec.printed <= prev.printed  # a per-epoch bar drawn anew
         if elapsed is not None and (new_run or start is None or last_elapsed is None
-                                    or elapsed < last_elapsed or prev is None or jumped
+                                    or elapsed < last_elapsed or prev is None or jumped or reset
                                     or prev.prog.family != rec.prog.family):
             start = _bar_start(rec)
         if elapsed is not None:
@@ -246,7 +264,55 @@ def _bar_start(rec: Record) -> int:
     if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP:
         rec.resumed = rec.glob - 1
         return rec.glob - 1
+    ran = _ran_by_rate(rec)
+    if ran is not None:
+        return rec.glob - ran
     return rec.glob - rec.printed if rec.glob >= rec.printed else 0
+
+
+def _ran_by_rate(rec: Record) -> int | None:
+    """Steps a bar first seen mid-way has really run, from its rate, when its `n` × seconds per
+    step exceeds `MID_WAY_RATE_RATIO` × its elapsed time: the bar began at a resumed step
+    (tqdm's `initial=`, accelerate/diffusers scripts), so its elapsed covers only elapsed / rate
+    steps; None otherwise (a bar that counts from 0, or whose clock is too short to say). A
+    bar's final draw at n = N needs `FINAL_RATE_RATIO`: its EMA rate holds the loop's end
+    (OpenRLHF's `128/128 [23:32<00:00, 26.11s/it]` for 11.03 s steps, 2.4 ×)."""
+    p = rec.prog
+    if p.rate_s is None or not p.elapsed or p.elapsed < ELAPSED_MIN_S:
+        return None
+    final = rec.total is not None and rec.printed >= rec.total
+    ran = round(p.elapsed / p.rate_s)
+    ratio = FINAL_RATE_RATIO if final else MID_WAY_RATE_RATIO
+    if ran < 1 or rec.printed * p.rate_s <= ratio * p.elapsed:
+        return None
+    return min(ran, rec.glob)
+
+
+def _rounding(value: float) -> float | None:
+    """Relative rounding of a printed figure: half its last decimal over the value (`1` → 0.5,
+    0.134 from `134ms` → 0.0037); None when it has more than 4 decimals (a reciprocal of
+    `it/s`: its printed digits are not known)."""
+    for decimals in range(5):
+        if value > 0 and abs(round(value, decimals) - value) <= 1e-9 * max(1.0, value):
+            return 0.5 * 10 ** -decimals / value
+    return None
+
+
+def _finer_rate(rec: Record, means: dict[int, bool]) -> bool:
+    """True when a bar's printed seconds per step is its mean (a bar with no time left: not
+    tqdm's `[elapsed<remaining, rate]`, whose rate is an EMA) and finer than its elapsed whole
+    seconds over its steps (Keras's `- 3s 134ms/step`: 134 ms is the bar's time / steps to
+    0.4 %, 3 s to 17 %; not `- 142s 1s/step`). `means`: whether a matcher's rate is a mean,
+    by the matcher's id (asked once per template, not per record)."""
+    p = rec.prog
+    if p.rate_s is None or not p.elapsed or p.matcher is None:
+        return False
+    mean = means.get(id(p.matcher))
+    if mean is None:
+        roles = p.matcher.reading.roles.values()
+        mean = means[id(p.matcher)] = not any(r.role == "remaining" for r in roles)
+    rounding = _rounding(p.rate_s) if mean else None
+    return rounding is not None and rounding < 0.5 / p.elapsed
 
 
 def _step_times(records: list[Record]) -> None:
@@ -254,15 +320,17 @@ def _step_times(records: list[Record]) -> None:
     mixed = mark_mixed(records)
     walls = spans(records, mixed, "ts", bar=False)
     timers = spans(records, mixed, "elapsed", bar=True)
+    means: dict[int, bool] = {}
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
-        rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i])
+        rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
         rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
             rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
     runs = _bar_run_means(records)
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
-        if rec.source in ("rate", "") and rec.prog.bar and step_s is not None:
+        if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
+                not _finer_rate(rec, means)):
             rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
         if step_s is not None:                            # is not settled; the run's mean is
             rec.dur = step_s * (rec.delta or _estimate(records, i))
@@ -282,7 +350,8 @@ def _bar_run_means(records: list[Record]) -> dict[tuple[int, int | None], float]
 
 
 def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
-               timer: tuple[float, int] | None) -> tuple[float | None, str]:
+               timer: tuple[float, int] | None, means: dict[int, bool]
+               ) -> tuple[float | None, str]:
     p, delta = rec.prog, rec.delta
     if p.step_s is not None:
         return p.step_s, "step_s"
@@ -293,7 +362,7 @@ def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
     if wall is not None:
         return wall[0] / wall[1], "stamps"
     elapsed = timer[0] / timer[1] if timer is not None else _bar_elapsed(rec)
-    if elapsed is not None:
+    if elapsed is not None and not _finer_rate(rec, means):
         return elapsed, "elapsed"
     if p.smoothed_s is not None:
         return p.smoothed_s, "smoothed_s"
@@ -322,7 +391,8 @@ def _rate(rec: Record) -> float | None:
     if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
         if not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S:
             return None  # a resumed bar's first redraws: its rate is not yet a rate
-        if abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:  # counted from 0
+        counted = rec.printed > rec.glob - rec.bar_start  # its n counts steps it did not run
+        if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:
             return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
     return p.rate_s
 
@@ -348,5 +418,4 @@ def _warm(records: list[Record]) -> None:
         interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
         if run == 0 and first.printed > max(1, interval):
             continue
-        typical = median(times)
-        first.warm = not (typical / 2 <= first.step_s <= typical * 2)
+        first.warm = not (min(times) / 2 <= first.step_s <= max(times) * 2)

@@ -68,7 +68,10 @@ class ParsedLog:
     """What the reader returns: framework (the profile whose refinements matched most, None),
     detected (not given), observations (events, in order), progress (records, in order), line
     counts, the stamps' first and last Unix seconds, clock steps back, what was learnt and the
-    recurring templates nothing read (template → (count, first line, example))."""
+    recurring templates nothing read (template → (count, first line, example)); `rates` the
+    seconds per step of timing lines read before any progress record (TPUEstimator's
+    `global_step/sec: 0.908986`, a log that prints no step counter), each value once where two
+    handlers print it twice in a row."""
 
     framework: str | None
     detected: bool
@@ -87,6 +90,7 @@ class ParsedLog:
     unread: dict[str, tuple[int, int, str]] = field(default_factory=dict)
     other_progress: int = 0
     candidates: dict[str, int] = field(default_factory=dict)
+    rates: list[float] = field(default_factory=list)
 
 
 class LogReader:
@@ -116,6 +120,7 @@ class LogReader:
         self.fast: FastPath | None = None
         self._timed = -1  # seq of the last progress record a timing line gave its time to
         self._pending_rate: float | None = None  # a timing line's time with no record yet
+        self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self._bound = MAX_PROGRESS
 
     # -- input ---------------------------------------------------------------------------------
@@ -254,6 +259,8 @@ class LogReader:
             if found is None or found.rate_s is None:
                 continue
             last = self.progress[-1] if self.progress else None
+            if last is None and (not self.rates or self.rates[-1] != found.rate_s):
+                self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once
             if last is not None and self._timed != last.seq:
                 last.rate_s, self._timed = found.rate_s, last.seq
             else:
@@ -339,7 +346,7 @@ class LogReader:
             clock_unreliable=self.clock.unreliable, learnt=self.learnt,
             stamp_layouts=[s.label for s in self.norm.shapes],
             unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
-            candidates=dict(self._hits))
+            candidates=dict(self._hits), rates=list(self.rates))
 
 
 def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None) -> Prog | None:

@@ -19,8 +19,11 @@
 - `step_s` a per-step duration (`elapsed time per iteration (ms)`, `time 1099.34ms`,
   `iter_time: 0.771s`, `train_step_timing in s`, `57.126 sec/step`, `batch_cost`), `window_s`
   a duration of the whole logging window (MMF's `time: 02m 16s 175ms` per 100 updates: seen
-  against the stamps), `smoothed_s` an average (`step_avg`, `avg_...`), `line_s` the time of
-  a smaller unit than the step (`iter time` when the counter is `step`: summed per step).
+  against the stamps), `smoothed_s` an average (`step_avg`, `avg_...`, `AvgTime`), `line_s` the
+  time of a smaller unit than the step (`iter time` when the counter is `step`: summed per step).
+  Names are read as words: camelCase split (`AvgTime`), `(t)` is time (open_clip's `Batch (t)`);
+  a `latency` is one event's duration, never a running total (DeepSpeed-Chat's `E2E latency`),
+  and a duration followed by its share `(75.13%)` is a part of a whole, not the step.
 - `rate_ips`/`rate_spi` iterations per second or seconds per iteration (`75.75it/s`,
   `2.88s/it`, `It/sec 1.133`, `ups`, `batches_per_second`); rates of samples, tokens or images
   are throughput, not step time.
@@ -85,9 +88,12 @@ _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|
                   r"|updates?)/s(?:ec)?\b"
                   r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec")
 _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
-_PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_sec|per_second|per second|/second")
+_PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_?sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
          "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# a duration of one event, never a running total (DeepSpeed-Chat's `E2E latency=2.12s` per step)
+PER_EVENT_WORDS = {"latency"}
 HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
 ROLES = ("step", "total", "epoch", "elapsed", "remaining", "step_s", "window_s", "smoothed_s",
          "line_s", "rate_ips", "rate_spi", "metric")
@@ -122,7 +128,10 @@ class Reading:
 
 
 def words(key: str) -> list[str]:
-    """A field name as lower-case words (`elapsed_time_per_iteration_ms` → elapsed, time, ...)."""
+    """A field name as lower-case words (`elapsed_time_per_iteration_ms` → elapsed, time, ...;
+    camelCase split: UCTransNet's `AvgTime` → avg, time); a `(t)` after a name is its time
+    (open_clip's `Data (t)`, `Batch (t)`: seconds per data load and per batch)."""
+    key = _CAMEL.sub(" ", key.replace("(t)", " time"))
     return [w for w in re.split(r"[^a-z0-9µ]+", key.lower()) if w]
 
 
@@ -186,6 +195,8 @@ def _duration_role(f: Field, scale: float) -> Role:
     values = f.known()
     cumulative = len(values) >= 2 and f.rising() >= 0.8 and not f.constant() and (
         (f.stride() or 0) * 3 < max(values))
+    if ws & PER_EVENT_WORDS:
+        return Role("step_s", scale, f"the duration of one event ({f.key})")
     if ws & CUMULATIVE_WORDS and (len(values) < 2 or cumulative or (
             f.rising() == 1.0 and not f.constant())):
         return Role("elapsed", scale, f"cumulative time ({f.key})")
@@ -329,7 +340,9 @@ def _line_times(reading: Reading) -> None:
     named = [i for i, r in roles.items() if r.role == "step_s"
              and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
     for i, role in list(roles.items()):
-        if role.role != "step_s":
+        if role.role in ("step_s", "elapsed", "smoothed_s") and _share(fields, i):
+            roles[i] = Role("metric", role.scale, "a part of a whole: its share (n%) follows it")
+        if roles[i].role != "step_s":
             continue
         if named and i not in named:
             roles[i] = Role("metric", role.scale, "another duration than the one named per step")
@@ -340,6 +353,13 @@ def _line_times(reading: Reading) -> None:
         elif ws & LINE_WORDS & counters and not ws & step_words:
             roles[i] = Role("line_s", role.scale, f"the time of one {sorted(ws & LINE_WORDS)[0]}"
                             ", summed per step")
+
+
+def _share(fields: list[Field], i: int) -> bool:
+    """A duration followed by its share in parentheses (DeepSpeed-Chat's `Generate time=1.59s
+    (75.13%)`, a part of the `E2E latency` printed before it): a part, not the step."""
+    nxt = fields[i + 1] if i + 1 < len(fields) else None
+    return nxt is not None and nxt.unit == "%" and fields[i].after.strip().startswith("(")
 
 
 def _place_counter(reading: Reading) -> None:
@@ -358,8 +378,9 @@ def _place_counter(reading: Reading) -> None:
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
     elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
-    if elapsed is not None and roles[elapsed].role == "step_s":
-        roles[elapsed] = Role("elapsed", why="unnamed, right after a bar's n/N: its elapsed time")
+    if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
+        roles[elapsed] = Role("elapsed", roles[elapsed].scale,
+                              "unnamed, right after a bar's n/N: its elapsed time")
     if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
         return
     reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None) or (
