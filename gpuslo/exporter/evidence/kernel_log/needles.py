@@ -100,11 +100,7 @@ class Needles:
             return anchors, []
         if not self.extra_literals:
             return anchors, [m.start() for m in self.extra.finditer(block, 0, limit)]
-        lowered = bytes(block[:limit]).lower()
-        match = self.extra.match
-        hits = [hit for hit in _find_all(lowered, limit, self.extra_literals)
-                if match(block, hit, limit) is not None]
-        return anchors, hits
+        return anchors, _literal_hits(block, limit, self.extra, self.extra_literals)
 
     def _vectorscan(self, block, limit: int) -> tuple[list[int], list[int]]:
         """One Vectorscan pass: a hit is a match's last byte (`to - 1`), in its line."""
@@ -129,3 +125,25 @@ def _find_all(block, limit: int, needles: Sequence[bytes]) -> list[int]:
             found.append(position)
             position = block.find(needle, position + 1, limit)
     return sorted(found) if len(needles) > 1 else found
+
+
+def _literal_hits(
+    block, limit: int, extra: re.Pattern[bytes], literals: Sequence[bytes]
+) -> list[int]:
+    """The offsets in block[:limit] where one of `literals` (lower case) starts, ASCII case
+    ignored, and `extra` matches from there, sorted: one `find` pass per literal over a lowered
+    copy; after a hit the rest of its line is skipped (a line of nothing but error words costs
+    one `match` per literal, not one per word)."""
+    lowered = bytes(block[:limit]).lower()
+    match = extra.match
+    hits: list[int] = []
+    for literal in literals:
+        position = lowered.find(literal)
+        while position != -1:
+            if match(block, position, limit) is None:
+                position = lowered.find(literal, position + 1)
+                continue
+            hits.append(position)
+            end = lowered.find(b"\n", position)
+            position = -1 if end == -1 else lowered.find(literal, end + 1)
+    return sorted(hits)
