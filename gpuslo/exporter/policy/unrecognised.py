@@ -40,8 +40,9 @@ ERROR_WORDS = re.compile(
     r"reset required|panic)\b",
     re.IGNORECASE,
 )
-# Every ERROR_WORDS match holds one of these (ASCII case ignored): the kernel-log file scan finds
-# them with `find` and runs ERROR_WORDS on those lines only (`KernelLogScan(extra_literals=...)`;
+# Every ERROR_WORDS match starts with one of these (ASCII case ignored): without Vectorscan the
+# kernel-log file scan finds them with `find` and tries ERROR_WORDS from each hit only
+# (`KernelLogScan(extra_literals=...)`, `needles.Needles`;
 # tests/exporter/test_unrecognised_literals.py holds the two together).
 ERROR_LITERALS = ("error", "fail", "fault", "time", "uncorrect", "fatal", "fallen off", "lost",
                   "hang", "hung", "not responding", "unrecoverable", "reset required", "panic")

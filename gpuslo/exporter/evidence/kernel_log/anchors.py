@@ -7,9 +7,10 @@ line holding one is read. A reader or fallback that judges other lines (a device
 `efa`, an error word) extends the set here, or passes its own to
 `KernelLogScan(anchors=...)`; a line holding none of the anchors is never seen by any reader.
 
-Cost (bench/kernel_log_scan.py): each anchor is one `bytes.find` pass over every block, as is the
-newline count, so the scan is about (len(anchors) + 1) memory passes; a long list of words is
-better matched by a reader on the candidate lines than by more anchors.
+Cost (bench/kernel_log_scan.py): with Vectorscan (`needles.Needles`) all anchors are one pass over
+every block, as is the newline count; without it each anchor is one `bytes.find` pass, so the scan
+is about (len(anchors) + 1) memory passes: a long list of words is better matched by a reader on
+the candidate lines than by more anchors.
 
 `CONTEXT_ANCHOR`: a line holding it (an Xid line) brings the `CONTEXT_LINES` lines after it,
 which hold no anchor (`MMU Fault: ...`, `Fault is of type ...` continuations).

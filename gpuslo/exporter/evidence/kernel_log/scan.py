@@ -3,16 +3,17 @@
 Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, the one place the set
 is defined and extended); which NVRM lines matter is the driver-message catalogue's call
 (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it (MMU
-fault continuations). The anchors are found with `find` over the whole block (bytes from a file,
-or str): CPython's fast search, one pass per anchor, a Python step only per hit; newlines are
-counted once over each block with `count`, so line numbers are exact. No third-party library:
-`gpuslo inspect` on a log loads neither numpy nor pandas (tests/test_startup.py).
+fault continuations). Bytes blocks (a file) are searched by `needles.Needles`: every anchor and
+the fallback's pattern in one Vectorscan pass when the `hyperscan` package is installed, else one
+`find` pass per literal; str by `find`. A Python step runs only per hit and per line found;
+newlines are counted once over each block with `count`, so line numbers are exact. `gpuslo
+inspect` on a log loads neither numpy nor pandas (tests/test_startup.py).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
@@ -22,6 +23,7 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     grep_pattern,
 )
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
+from gpuslo.exporter.evidence.kernel_log.needles import Needles
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 # The grep pattern the benchmark compares against (`grep -E`): it selects every candidate line.
@@ -42,7 +44,8 @@ class _Chunk:
         self.anchors = tuple(cast(anchor) for anchor in anchors)
 
     def positions(self) -> list[int]:
-        """Offsets where an anchor starts, sorted: one `find` pass per anchor."""
+        """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
+        chunks are searched by `needles.Needles`)."""
         found: list[int] = []
         buf, limit = self.buf, self.limit
         for anchor in self.anchors:
@@ -66,11 +69,12 @@ class _Chunk:
         return any(anchor in line for anchor in self.anchors)
 
 
-def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
-    """{line start: context lines after it} for every candidate line of the chunk."""
+def _candidate_starts(chunk: _Chunk, hits: list[int]) -> dict[int, int]:
+    """{line start: context lines after it} for every line holding an anchor hit (`hits`:
+    sorted offsets inside anchors)."""
     starts: dict[int, int] = {}
     line_end = -1
-    for position in chunk.positions():
+    for position in hits:
         if position <= line_end:
             continue  # a second needle on a line already judged
         line_start, line_end = chunk.line_bounds(position)
@@ -79,12 +83,12 @@ def _candidate_starts(chunk: _Chunk) -> dict[int, int]:
     return starts
 
 
-def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]:
+def _spans(chunk: _Chunk, hits: list[int], carried: int = 0) -> tuple[list[tuple[int, int]], int]:
     """Sorted, merged (start, end) spans of candidate lines and their context lines, and how many
     context lines run past the chunk's end (the next chunk's first lines). `carried` is that
     count from the previous chunk."""
     spans: list[tuple[int, int]] = []
-    starts = _candidate_starts(chunk)
+    starts = _candidate_starts(chunk, hits)
     if carried:
         starts[0] = max(starts.get(0, -1), carried - 1)
     leftover = 0
@@ -106,28 +110,59 @@ def _spans(chunk: _Chunk, carried: int = 0) -> tuple[list[tuple[int, int]], int]
     return spans, leftover
 
 
+def _line_starts(chunk: _Chunk, hits: list[int]) -> list[int]:
+    """The starts of the lines holding `hits` (sorted offsets), once each, in order."""
+    starts: list[int] = []
+    line_end = -1
+    for position in hits:
+        if position > line_end:
+            line_start, line_end = chunk.line_bounds(position)
+            starts.append(line_start)
+    return starts
+
+
+def _numbers(chunk: _Chunk, first: int, starts: list[int]) -> tuple[dict[int, int], int]:
+    """({line start: its line number} for the sorted `starts`, the number of the line after the
+    chunk), the chunk's first line being number `first`: each newline counted once (`count`)."""
+    numbers: dict[int, int] = {}
+    position, number = 0, first
+    for start in starts:
+        number += chunk.count_newlines(position, start)
+        position = start
+        numbers[start] = number
+    number += chunk.count_newlines(position, chunk.limit)
+    if chunk.buf[chunk.limit - 1 : chunk.limit] != chunk.newline:
+        number += 1  # a last line without its newline
+    return numbers, number
+
+
 class KernelLogScan:
     """Streaming scan: `feed(chunk, limit)` whole-line chunks of str or bytes in order, then
     `finish()` for the events. `anchors` are the prefilter's (default `anchors.ANCHORS`). Counts
     `records` (lines), `matched` (lines holding an anchor: `grep -E -c` of `grep_pattern`,
     for the benchmark) and `fed` (bytes fed: a copy fed the bytes after them goes on as one
     scan of the whole); `unterminated` holds a last line a file reader left out because its
-    newline had not arrived (bytes, b"" when none). With `extra` (a pattern, ASCII), the lines it
-    finds are kept too, whatever the anchors, in the same single pass (`extra_lines`: (number,
-    line)): the device-and-severity fallback reads a log (a FIFO too) once. `extra_literals`
-    (ASCII) are strings one of which every line `extra` finds holds, ASCII case ignored: on bytes
-    the lines holding one are found with `find` over the lowered block and `extra` runs on those
-    lines only (a case-insensitive alternation behind `\b`, run over every byte, went at 7 MB/s:
-    bench/kernel_log_scan.py)."""
+    newline had not arrived (bytes, b"" when none). With `extra` (a pattern, ASCII, matching
+    within one line), the lines it finds are kept too, whatever the anchors, in the same single
+    pass (`extra_lines`: (number, line)): the device-and-severity fallback reads a log (a FIFO
+    too) once. `extra_literals` (ASCII) are strings one of which every match of `extra` starts
+    with, ASCII case ignored: the pure search looks for them first (`needles.Needles`).
+
+    Bytes chunks are searched by `needles.Needles` (Vectorscan when installed, one pass for every
+    anchor and `extra`; else `find` per literal; `vectorscan=False` forces the latter), str chunks
+    by `find` and `extra.finditer`; either way only the lines found are cut and decoded, and
+    newlines are counted once per chunk for the line numbers."""
 
     def __init__(self, anchors: Sequence[str] = ANCHORS, extra: re.Pattern | None = None,
-                 extra_literals: Sequence[str] = ()) -> None:
+                 extra_literals: Sequence[str] = (), *, vectorscan: bool = True) -> None:
         self.anchors = check_anchors(anchors)
         self.extra = extra
-        self.extra_literals = tuple(literal.lower().encode("ascii") for literal in extra_literals)
         self.extra_bytes = re.compile(extra.pattern.encode(), extra.flags & ~re.UNICODE) if (
             extra is not None
         ) else None
+        literals = tuple(literal.encode("ascii") for literal in extra_literals)
+        self.needles = Needles(tuple(a.encode() for a in self.anchors), self.extra_bytes, literals,
+                               use_vectorscan=vectorscan)
         self.extra_lines: list[tuple[int, str]] = []
         self.builder = EventBuilder()
         self.records = 0
@@ -137,20 +172,14 @@ class KernelLogScan:
         self._next_line = 1
         self._carried = 0  # context lines the previous chunk's last Xid still wants
 
-    def _lines(self, chunk: _Chunk) -> Iterator[tuple[int, object]]:
-        position, number = 0, self._next_line
-        spans, self._carried = _spans(chunk, self._carried)
-        for start, end in spans:
-            number += chunk.count_newlines(position, start)
-            for offset, line in enumerate(chunk.buf[start:end].split(chunk.newline)):
-                yield number + offset, line
-            number += chunk.count_newlines(start, end)
-            position = end
-        number += chunk.count_newlines(position, chunk.limit)
-        if chunk.buf[chunk.limit - 1 : chunk.limit] != chunk.newline:
-            number += 1  # a last line without its newline
-        self.records += number - self._next_line
-        self._next_line = number
+    def _hits(self, chunk: _Chunk) -> tuple[list[int], list[int]]:
+        """(anchor hits, extra hits) of the chunk: sorted offsets inside the lines found."""
+        if chunk.is_bytes:
+            return self.needles.search(chunk.buf, chunk.limit)
+        extra = [] if self.extra is None else [
+            m.start() for m in self.extra.finditer(chunk.buf, 0, chunk.limit)
+        ]
+        return chunk.positions(), extra
 
     def feed(self, chunk: str | bytes | bytearray, limit: int | None = None) -> None:
         """Scan chunk[:limit] (default all of it), which ends at a line boundary or at the end
@@ -160,52 +189,31 @@ class KernelLogScan:
             return
         self.fed += limit
         view = _Chunk(chunk, limit, self.anchors)
-        if self.extra is not None:
-            self._extra(view, self._next_line)
-        for number, line in self._lines(view):
-            if view.holds_anchor(line):
-                self.matched += 1
-            text = line.decode("utf-8", errors="replace") if view.is_bytes else line
-            self.builder.feed(number, text.rstrip("\r"))
+        anchor_hits, extra_hits = self._hits(view)
+        spans, self._carried = _spans(view, anchor_hits, self._carried)
+        extra_starts = _line_starts(view, extra_hits)
+        starts = sorted({start for start, _ in spans}.union(extra_starts))
+        numbers, next_line = _numbers(view, self._next_line, starts)
+        self._keep_extra(view, extra_starts, numbers)
+        for start, end in spans:
+            for offset, line in enumerate(view.buf[start:end].split(view.newline)):
+                if view.holds_anchor(line):
+                    self.matched += 1
+                text = line.decode("utf-8", errors="replace") if view.is_bytes else line
+                self.builder.feed(numbers[start] + offset, text.rstrip("\r"))
+        self.records += next_line - self._next_line
+        self._next_line = next_line
 
-    def _extra(self, chunk: _Chunk, first: int) -> None:
-        """Keep the lines of `chunk` (starting at line `first`) that `extra` finds."""
-        if chunk.is_bytes and self.extra_literals:
-            self._extra_by_literals(chunk, first)
-            return
+    def _keep_extra(self, chunk: _Chunk, starts: list[int], numbers: dict[int, int]) -> None:
+        """Keep the lines at `starts` where `extra` matches, with their numbers."""
         pattern = self.extra_bytes if chunk.is_bytes else self.extra
-        number, position, last = first, 0, -1
-        for match in pattern.finditer(chunk.buf, 0, chunk.limit):
-            start, end = chunk.line_bounds(match.start())
-            if start <= last:
-                continue
-            number += chunk.count_newlines(position, start)
-            position = last = start
+        for start in starts:
+            end = chunk.line_bounds(start)[1]
+            if pattern.search(chunk.buf, start, end) is None:
+                continue  # a literal or a hit whose line holds no match
             line = chunk.buf[start:end]
-            text = line.decode("utf-8", errors="replace") if chunk.is_bytes else line
-            self.extra_lines.append((number, text.rstrip("\r")))
-
-    def _extra_by_literals(self, chunk: _Chunk, first: int) -> None:
-        """`_extra` on bytes: the lines holding an extra literal (ASCII case ignored), then
-        `extra` on each of them; the same lines, in order."""
-        lowered = bytes(chunk.buf[: chunk.limit]).lower()
-        starts: set[int] = set()
-        for literal in self.extra_literals:
-            position = lowered.find(literal)
-            while position != -1:
-                start, end = chunk.line_bounds(position)
-                starts.add(start)
-                position = lowered.find(literal, end + 1)
-        number, position = first, 0
-        for start in sorted(starts):
-            end = lowered.find(b"\n", start)
-            end = chunk.limit if end == -1 else end
-            if self.extra_bytes.search(chunk.buf, start, end) is None:
-                continue
-            number += chunk.count_newlines(position, start)
-            position = start
-            text = bytes(chunk.buf[start:end]).decode("utf-8", errors="replace")
-            self.extra_lines.append((number, text.rstrip("\r")))
+            text = bytes(line).decode("utf-8", errors="replace") if chunk.is_bytes else line
+            self.extra_lines.append((numbers[start], text.rstrip("\r")))
 
     def finish(self) -> list[KernelEvent]:
         """The events of everything fed."""
