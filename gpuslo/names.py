@@ -216,7 +216,8 @@ SIGNALS: Final = {
     "gpus_seen": "inventory: GPUs present in the evidence",
     "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
-    "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read",
+    "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read (NVML's "
+    "Driver/library version mismatch, the kernel's NVRM API mismatch)",
     "nvml_error": "NVML answered with an error",
     "ecc_uncorrectable": "uncorrectable (DBE) ECC errors counted",
     "ecc_correctable": "correctable (SBE) ECC errors counted",
@@ -251,7 +252,7 @@ SIGNALS: Final = {
     "clocks_sw_thermal": "SW thermal slowdown: the driver lowers clocks to hold a temperature",
     "clocks_sw_power_cap": "SW power capping: the driver lowers clocks to stay within power",
     "driver_message": "an NVRM driver message the driver-message catalogue classifies (GPU "
-    "initialisation, GSP or firmware boot failures, unsupported GPU, driver mismatch)",
+    "initialisation, GSP or firmware boot failures, unsupported GPU)",
     "unrecognised_driver_message": "an NVRM line that reads as an error but matches no catalogue "
     "entry: unknown until a driver reload or reboot (an overlay entry can classify it)",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
@@ -275,7 +276,9 @@ SIGNALS: Final = {
     "hostengine_module_error": "a DCGM host-engine module error (repeated): the host engine's own "
     "trouble, not a GPU fault",
     "source_unavailable": "the monitoring source itself failed (the host engine did not start, "
-    "its log shows it exiting)",
+    "its log shows it exiting, the tool reported its own fatal error)",
+    "device_plugin_unhealthy": "the Kubernetes NVIDIA device plugin marked a GPU unhealthy (an Xid "
+    "it treats as critical): no pod gets it until the plugin restarts",
     "clock_event": "an NVML clocks event reason that is active (reason: hw_slowdown, hw_thermal, "
     "hw_power_brake: not usable at speed; sw_power_cap, sw_thermal, idle, sync_boost, "
     "app_clocks: the workload's own)",

@@ -110,6 +110,19 @@ KNOWN_MISSES = {
     ("corpus", "fresh3"): {
         "429_dmesg-kernel-prefix-after-stamp-sxid-22013-nonfatal-four-links-triplets.txt",
     },
+    # 21/32 at first contact (2026-12-06, 0dba1ce; tests/data/first_contact/
+    # corpus_fresh4_2026-12-05.txt). Read right since: the driver/library mismatch in every
+    # framing is one signal, driver_mismatch (the kernel's NVRM "API mismatch" was classified but
+    # as a driver_message; NVML's "Driver/library version mismatch" was missed under a command
+    # pasted without its prompt and in a transcript whose next command no parser reads: a text
+    # nothing reads whole is now read command by command); a tool that itself failed is
+    # source_unavailable (ibstatus's own "Fatal error:", nv-hostengine's console messages under
+    # the shell-script dcgm-exporter); the Kubernetes device plugin's XidCriticalError is the Xid
+    # (new kind device-plugin-log; the withdrawn GPU is device_plugin_unhealthy, unknown); Slurm's
+    # "gres/gpu count reported lower than configured (R < C)" is gpu_missing (new kind
+    # slurm-node); `nvidia-smi -L` under a bare command line (MIG lines were already folded); a
+    # headerless `--query-gpu` CSV takes its columns from the pasted command. Nothing left.
+    ("corpus", "fresh4"): set(),
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },

@@ -151,22 +151,60 @@ def split_reason(text: str) -> tuple[str, str]:
     return text[: match.start()].strip(), match.group(1).strip()
 
 
+def _node(block: str) -> SlurmNode | None:
+    """The node of one `NodeName=` block, None when it has no name or no State."""
+    fields = dict(_FIELD.findall(block))
+    if "NodeName" not in fields or "State" not in fields:
+        return None
+    state, flags = split_state(fields["State"])
+    reason, user = "", ""
+    where = re.search(r"(?:^|\s)Reason=(.*)$", block, re.MULTILINE)
+    if where and where.group(1).strip() not in ("", "(null)", "None"):
+        reason, user = split_reason(where.group(1))
+    return SlurmNode(fields["NodeName"], state, flags, reason, user)
+
+
 def parse_node_text(text: str, node: str, source: str = "scontrol show node") -> SlurmNode:
     """Parse the plain text of `scontrol show node NAME` (one or more nodes, multi-line or `-o`
     one-line form). Raises SlurmUnavailable(parse_error) when `node` is not in it."""
     for block in re.split(r"\n(?=NodeName=)", text.strip()):
-        fields = dict(_FIELD.findall(block))
-        if fields.get("NodeName") != node:
+        if dict(_FIELD.findall(block)).get("NodeName") != node:
             continue
-        if "State" not in fields:
+        found = _node(block)
+        if found is None:
             raise SlurmUnavailable("parse_error", f"{source}: node {node} has no State")
-        state, flags = split_state(fields["State"])
-        reason, user = "", ""
-        where = re.search(r"(?:^|\s)Reason=(.*)$", block, re.MULTILINE)
-        if where and where.group(1).strip() not in ("", "(null)", "None"):
-            reason, user = split_reason(where.group(1))
-        return SlurmNode(node, state, flags, reason, user)
+        return found
     raise SlurmUnavailable("parse_error", f"{source}: no NodeName={node} in the output")
+
+
+def parse_nodes_text(text: str) -> list[SlurmNode]:
+    """Every node of `scontrol show node` plain text (multi-line or `-o`), in order; a block
+    without a name or a State is skipped. Pure."""
+    blocks = re.split(r"\n(?=[ \t]*NodeName=)", text.strip())
+    return [node for block in blocks if (node := _node(block)) is not None]
+
+
+# slurmctld's reason when a registering slurmd reports fewer of a GRES than slurm.conf configures
+# (Slurm src/common/gres.c, `_node_config_validate`: "%s count reported lower than configured
+# (%lu < %lu)", "count too low" in older releases); the node is drained (INVALID_REG).
+GRES_SHORTFALL = re.compile(
+    r"\bgres/([A-Za-z0-9_-]{1,64})(?::[^\s(]{1,64})? count "
+    r"(?:reported lower than configured|too low) \((\d{1,9}) < (\d{1,9})\)"
+)
+
+
+def gres_shortfall(text: str) -> tuple[str, int, int] | None:
+    """(GRES name, count reported, count configured) of Slurm's shortfall reason
+    (`GRES_SHORTFALL`) in `text`, None when it holds none. Pure."""
+    match = GRES_SHORTFALL.search(text[:4096])
+    return (match.group(1), int(match.group(2)), int(match.group(3))) if match else None
+
+
+def looks_like_scontrol_node(text: str) -> bool:
+    """`scontrol show node` text: a `NodeName=` line and the `CPUAlloc=` field it always prints
+    (slurm.conf's `NodeName=` lines have no CPUAlloc)."""
+    head = text[:200_000]
+    return bool(re.search(r"^[ \t]*NodeName=\S", head, re.M) and re.search(r"\sCPUAlloc=", head))
 
 
 def parse_node_json(text: str, node: str, source: str = "scontrol --json show node") -> SlurmNode:

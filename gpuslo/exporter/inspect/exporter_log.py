@@ -11,7 +11,9 @@ fresh3 case 419, a CrashLoopBackOff):
 
 - the host engine gone (`HOST_ENGINE_GONE`): `source_stale` — the page is frozen or empty;
 - the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception,
-  a bare non-zero `exit status`):
+  a bare non-zero `exit status`), or its host engine not starting (nv-hostengine's own console
+  messages, `HOST_ENGINE_FAILED`; the shell-script exporter of gpu-monitoring-tools prints them
+  between its own echo lines):
   `source_unavailable` — no metrics are exported at all; unknown, layer observability, never
   fatal (the GPUs were not judged);
 - a clean start (`DCGM successfully initialized!`, no error-level line other than benign
@@ -41,6 +43,18 @@ PROCESS_DEATH = re.compile(
     r"^\s*panic: |^\s*fatal error: |^\s*SIG(?:ABRT|SEGV|BUS|ILL|FPE): |"
     r"terminate called after throwing|"
     r"^\s*(?:\[pod/[^\]]*\]\s*)?exit status [1-9]\d*\s*$",
+    re.I,
+)
+# nv-hostengine's own console messages that it did not start or is not running (DCGM
+# nv-hostengine main: the daemon's parent waited in vain for its child's start-up signal, the
+# server or its pid file failed, `--term` found no engine), and the shell-script exporter's own
+# stop (`Stopping NVIDIA host engine...`: its `dcgmi dmon` pipeline ended, nothing is collected).
+HOST_ENGINE_FAILED = re.compile(
+    r"Got error -?\d+ while waiting for SIGUSR1 from child process|"
+    r"Err: Failed to start DCGM Server|Host engine failed to write to pid file|"
+    r"Unable to terminate host engine, it may not be running|"
+    r"nv-hostengine failed to parse command line|"
+    r"^\s*Stopping NVIDIA host engine\.\.\.\s*$|Could not stop NVIDIA host engine",
     re.I,
 )
 STARTED = re.compile(r"DCGM successfully initiali[sz]ed", re.I)
@@ -99,6 +113,13 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
             "source_unavailable", "tool_error", dead,
             "dcgm-exporter exited (fatal error, panic, abort or non-zero exit status): no GPU "
             "metrics are exported",
+        ))
+    failed = _lines(text, HOST_ENGINE_FAILED)
+    if failed:
+        findings.append(_unknown(
+            "source_unavailable", "tool_error", failed,
+            "nv-hostengine did not start or is not running, or the exporter stopped collecting: "
+            "no GPU metrics are exported",
         ))
     if findings or not _clean_start(text):
         return findings

@@ -8,6 +8,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import parse_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     fi_info_errors,
+    ibstatus_failures,
     looks_like_fi_info,
     parse_fi_info,
     parse_ibdev2netdev,
@@ -33,8 +34,26 @@ def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Find
 
 
 def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for `ibstatus` output."""
-    return evaluate_ports("ibstatus", parse_ibstatus(text), options.expect_network_devices)
+    """`inspect` entry for `ibstatus` output. A device the script's own fatal error names
+    (`ibstatus_failures`) is `device_unreadable`; when no port at all was read, the tool itself
+    failed: `source_unavailable` (unknown, layer observability; the ports were not judged), and
+    expected devices are missing."""
+    ports, failed = parse_ibstatus(text), ibstatus_failures(text)
+    named = [name for name in failed if name]
+    if ports or not failed:
+        return evaluate_ports("ibstatus", ports, options.expect_network_devices, named)
+    failure = Finding(
+        kind="ibstatus",
+        class_=names.CLASS_UNKNOWN,
+        signal="source_unavailable",
+        reason="tool_error",
+        layer=names.LAYER_OBSERVABILITY,
+        events=len(failed),
+        message="ibstatus failed: no InfiniBand device in /sys/class/infiniband"
+        + (f" ({', '.join(named)})" if named else "")
+        + ": no port was read",
+    )
+    return [failure, *expectation_findings("ibstatus", (), options.expect_network_devices, named)]
 
 
 def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:

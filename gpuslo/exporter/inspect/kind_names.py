@@ -11,5 +11,5 @@ INSPECT_KINDS: tuple[str, ...] = (
     "nvml-error", "health-event", "dcgm-exporter-log", "dcgm-metrics", "dcgmi", "nvidia-smi-xml",
     "nvidia-smi-q", "nvidia-smi-table", "nvlink-status", "nvlink-errors", "smi-csv", "proc-driver",
     "ibstat", "ibstatus", "fi-info", "ibdev2netdev", "ibv-devinfo", "lspci", "fabricmanager-log",
-    "hostengine-log", "kernel-log",
+    "hostengine-log", "device-plugin-log", "slurm-node", "kernel-log",
 )

@@ -33,7 +33,7 @@ from gpuslo.exporter.evidence.fabric.tools import (
 )
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.pci import normalise_pci
-from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie
+from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie, schedulers
 from gpuslo.exporter.inspect.daemon_logs import (
     inspect_fabricmanager_log,
     inspect_hostengine_log,
@@ -79,6 +79,10 @@ KINDS: dict[str, tuple[Detector, Inspector]] = {
     "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
     "fabricmanager-log": (looks_like_fabricmanager_log, inspect_fabricmanager_log),
     "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
+    "device-plugin-log": (
+        schedulers.looks_like_device_plugin_log, schedulers.inspect_device_plugin_log
+    ),
+    "slurm-node": (schedulers.looks_like_slurm_node, schedulers.inspect_slurm_node),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
 
@@ -155,18 +159,20 @@ def _read_past_prompt(
     source: str,
     options: InspectOptions,
     given: bool = False,
+    numbers: Sequence[int] | None = None,
 ) -> list[Finding] | None:
     """`_read` of `text` by `kinds` (None when there are none); when that reads nothing and the
     text opens with a shell prompt and its command (`without_prompt`), the output below the
-    prompt, read by `kinds` when `given` (`--kind`), else by the kinds that accept it."""
-    found = _read(kinds, text, source, options) if kinds else None
+    prompt, read by `kinds` when `given` (`--kind`, or the kinds of a part of a file), else by
+    the kinds that accept it. `numbers`: as `_read`'s."""
+    found = _read(kinds, text, source, options, numbers) if kinds else None
     if found is not None and not any(f.signal == "nothing_recognised" for f in found):
         return found
     bare = without_prompt(text)
     if bare is None:
         return found
     bare_kinds = tuple(kinds) if given else detect_kinds(bare)
-    return _read(bare_kinds, bare, source, options) if bare_kinds else found
+    return _read(bare_kinds, bare, source, options, numbers) if bare_kinds else found
 
 
 def _nothing_read(text: str, source: str, where: str) -> list[Finding]:
@@ -240,8 +246,10 @@ def read_text_evidence(
         return found
     findings: list[Finding] = []
     for part in parts:
-        if part.kinds:
-            findings += _read(part.kinds, part.text, source, options, part.numbers)
+        if part.kinds:  # a part may open with the prompt that ran it (`split.parts_of_run`)
+            findings += _read_past_prompt(
+                part.kinds, part.text, source, options, given=True, numbers=part.numbers
+            ) or []
         else:
             where = (
                 f"lines {part.numbers[0]}-{part.numbers[-1]} ({len(part.lines)} lines): no "

@@ -52,6 +52,20 @@ RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
 CLOSING = re.compile(r"^</[^>\s]+>\s*$")
 # A shell prompt and the command it ran, pasted above the output.
 PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
+# A prompt that cannot be a comment or a quote, where a shell transcript starts a new command
+# (`transcript`): `$ cmd`, `user@host:~$ cmd`, `root@host:/# cmd`, `[root@node ~]# cmd`.
+COMMAND_PROMPT = re.compile(
+    r"^\s*(?:\$|[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,256}[$#]|\[[^\]\s]{1,64}@[^\]]{1,256}\][$#])"
+    r"\s+\S"
+)
+# A command pasted without its prompt: a tool `inspect` reads, alone on the line with its
+# options (`nvidia-smi -L`, `nvidia-smi `, `ibstat mlx5_0`). No such tool's output opens with
+# its own name (`nvidia-smi: command not found` is the shell's, and has the colon).
+BARE_COMMAND = re.compile(
+    r"^\s*(?:sudo\s+)?(?:[\w./-]{0,256}/)?(?:nvidia-smi|dcgmi|nv-hostengine|ibstat|ibstatus"
+    r"|ibv_devinfo|ibdev2netdev|fi_info|lspci|dmesg|journalctl)(?:[ \t]+[^\s:][^\s]{0,256}){0,32}"
+    r"[ \t]*$"
+)
 # A prompt line in a wider sense, for `without_prompt`: up to three words before the prompt
 # character (`L40S sh-5.1# curl ...`, `[root@node-01 ~]# dcgmi diag`, `# nvidia-smi --query-gpu`).
 PROMPT_LINE = re.compile(r"^\s*(?:[^\s$#%>]{1,64}(?: [^\s$#%>]{1,64}){0,2})?[$#%>] {1,4}[\w./~\[-]")
@@ -88,9 +102,12 @@ class Part:
 Detect = Callable[[str], tuple[str, ...]]
 
 
-def runs(lines: Sequence[str]) -> tuple[list[int], list[list[list[int]]]]:
+def runs(
+    lines: Sequence[str], transcript: bool = False
+) -> tuple[list[int], list[list[list[int]]]]:
     """(indexes of the system-log lines, the runs of other lines between log lines, each cut
-    into paragraphs at blank lines, at `STARTS` and after `CLOSING`)."""
+    into paragraphs at blank lines, at `STARTS` and after `CLOSING`; with `transcript`, a
+    `COMMAND_PROMPT` line is a paragraph of its own: each command's output is a paragraph)."""
     log: list[int] = []
     out: list[list[list[int]]] = []
     in_run = gap = False
@@ -99,12 +116,13 @@ def runs(lines: Sequence[str]) -> tuple[list[int], list[list[list[int]]]]:
             log.append(index)
             in_run = False
         elif line.strip():
+            prompt = transcript and len(line) <= 4096 and COMMAND_PROMPT.match(line) is not None
             if not in_run:
                 out.append([])
-            if not in_run or gap or STARTS.match(line):
+            if not in_run or gap or prompt or STARTS.match(line):
                 out[-1].append([])
             out[-1][-1].append(index)
-            in_run, gap = True, CLOSING.match(line) is not None
+            in_run, gap = True, prompt or CLOSING.match(line) is not None
         else:
             gap = True
     return log, out
@@ -216,30 +234,48 @@ def _is_prompt(part: Part) -> bool:
     return len(part.lines) == 1 and PROMPT.match(part.lines[0]) is not None
 
 
-def split_evidence(text: str, detect: Detect) -> list[Part]:
-    """The parts of `text`, in file order (see the module docstring); `detect(text)` gives the
-    kinds that accept a text. A text with fewer than two recognised parts gives one part, the
-    whole text, with no kinds: the caller reads it as one piece of evidence."""
-    lines = text.splitlines()
-    if not FOREIGN.search(text):  # a log and nothing else: no line-by-line walk
-        return [Part((), lines, range(1, len(lines) + 1))]
-    log, other = runs(lines)
+def _parts(lines: Sequence[str], detect: Detect, transcript: bool) -> list[Part]:
+    log, other = runs(lines, transcript)
     cut = sum(len(paragraph) for run in other for paragraph in run) <= MAX_CUT_TOTAL
     parts = [part for run in other for part in parts_of_run(lines, run, detect, cut)]
     if log:
         parts.append(_part(lines, log, detect))
         parts.sort(key=lambda part: part.numbers[0])
-    if sum(bool(part.kinds) for part in parts) < 2:
-        return [Part((), lines, range(1, len(lines) + 1))]
     return parts
+
+
+def split_evidence(text: str, detect: Detect) -> list[Part]:
+    """The parts of `text`, in file order (see the module docstring); `detect(text)` gives the
+    kinds that accept a text. A text with fewer than two recognised parts gives one part, the
+    whole text, with no kinds: the caller reads it as one piece of evidence. Unless no kind
+    accepts the whole text: then it is read as a shell transcript (`runs(transcript=True)`: each
+    prompt starts a command's output, `$ nvidia-smi` then `$ squeue`), and when some part of it
+    is recognised, its parts are read, the others named as unrecognised."""
+    lines = text.splitlines()
+    whole = [Part((), lines, range(1, len(lines) + 1))]
+    if not FOREIGN.search(text):  # a log and nothing else: no line-by-line walk
+        return whole
+    parts = _parts(lines, detect, transcript=False)
+    recognised = sum(bool(part.kinds) for part in parts)
+    if recognised >= 2:
+        return parts
+    if recognised == 0 and not any(COMMAND_PROMPT.match(line[:4096]) for line in lines):
+        return whole
+    if detect(text):
+        return whole
+    parts = _parts(lines, detect, transcript=True)
+    return parts if len(parts) > 1 and any(part.kinds for part in parts) else whole
 
 
 def without_prompt(text: str) -> str | None:
     """`text` with its first non-blank line blanked when that line reads as a shell prompt and
-    the command it ran (`PROMPT_LINE`), so the output below it reads as the tool's own (line
+    the command it ran (`PROMPT_LINE`) or as a command pasted without its prompt
+    (`BARE_COMMAND`), so the output below it reads as the tool's own (line
     numbers kept); None when the first line is no prompt."""
     lines = text.split("\n")
     first = next((n for n, line in enumerate(lines) if line.strip()), None)
-    if first is None or len(lines[first]) > 4096 or not PROMPT_LINE.match(lines[first]):
+    if first is None or len(lines[first]) > 4096:
+        return None
+    if not (PROMPT_LINE.match(lines[first]) or BARE_COMMAND.match(lines[first])):
         return None
     return "\n".join([*lines[:first], "", *lines[first + 1 :]])

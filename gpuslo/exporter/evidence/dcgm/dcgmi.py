@@ -116,6 +116,13 @@ _LOG_LINE = re.compile(
     re.I,
 )
 _EXPORTER_START = re.compile(r"Starting dcgm-exporter|DCGM successfully initialized", re.I)
+# The echo lines of the shell-script dcgm-exporter (NVIDIA/gpu-monitoring-tools, before the Go
+# exporter, 1.x): it starts nv-hostengine, then pipes `dcgmi dmon` into a .prom file.
+SCRIPT_EXPORTER_LINE = re.compile(
+    r"^\s*(?:Starting NVIDIA host engine\.\.\.|Collecting metrics at \S+ every \d+ms\.\.\."
+    r"|Stopping NVIDIA host engine\.\.\.)\s*$",
+    re.M,
+)
 # Messages that mean nv-hostengine (DCGM) is gone or unreachable, so the page is frozen or empty.
 HOST_ENGINE_GONE = re.compile(
     r"host engine connection invalid|connection to the host engine|"
@@ -130,8 +137,11 @@ def looks_like_exporter_log(text: str) -> bool:
     """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON):
     half the first 50 lines, or any one of them naming the exporter's start (`Starting
     dcgm-exporter`, `DCGM successfully initialized`) — a short log pasted under a `kubectl get
-    pods` table or above the Go trace of the exporter's own crash."""
+    pods` table or above the Go trace of the exporter's own crash; or any one of them an echo
+    line of the shell-script exporter (`SCRIPT_EXPORTER_LINE`)."""
     lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
+    if any(SCRIPT_EXPORTER_LINE.match(line) for line in lines):
+        return True
     logged = [line for line in lines if _LOG_LINE.match(line)]
     if any(_EXPORTER_START.search(line) for line in logged):
         return True

@@ -155,10 +155,31 @@ def parse_ibstatus(text: str) -> list[Port]:
     return ports
 
 
+# ibstatus's own failure: rdma-core infiniband-diags/scripts/ibstatus, `fatal()` (`echo "Fatal
+# error: " $*`), "device 'X': sys files not found (/sys/class/infiniband/X/ports)" (X `*`: the
+# glob matched no device) or "No devices" (no /sys/class/infiniband): the kernel has no such
+# InfiniBand device registered, so the tool read nothing of it.
+IBSTATUS_FATAL = re.compile(
+    r"^Fatal error:[ \t]+(?:device '([^'\n]{0,256})': sys files not found\b[^\n]{0,1024}"
+    r"|No devices[ \t]*)$",
+    re.M,
+)
+
+
+def ibstatus_failures(text: str) -> list[str]:
+    """The devices `ibstatus` said it could not read (`IBSTATUS_FATAL`), in order: the device
+    name, or "" when the line names none (`*`, "No devices")."""
+    return [
+        "" if name in ("", "*") else name for name in IBSTATUS_FATAL.findall(text[:200_000])
+    ]
+
+
 def looks_like_ibstatus(text: str) -> bool:
-    """True for `ibstatus` output."""
+    """True for `ibstatus` output, or its own fatal error (`IBSTATUS_FATAL`)."""
+    head = text[:200_000]
     return (
-        re.search(r"^Infiniband device '[^']+' port \d+ status:", text[:200_000], re.M) is not None
+        re.search(r"^Infiniband device '[^']+' port \d+ status:", head, re.M) is not None
+        or IBSTATUS_FATAL.search(head) is not None
     )
 
 

@@ -142,6 +142,13 @@ _ROW_START = re.compile(
     r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
 )
 MAX_CELL_CHARS = 4096
+# The command pasted above its output (with or without a prompt): `$ nvidia-smi
+# --query-gpu=name,memory.total --format=csv,noheader`. Its `--query-gpu` list names the columns
+# of headerless output, in order (nvidia-smi(1): the output has one column per name).
+QUERY_COMMAND = re.compile(
+    r"(?:^|[\s$#%>])(?:[\w./-]{0,256}/)?nvidia-smi\s[^\n]{0,1024}?--query-gpu[= ]\s*"
+    r"([A-Za-z0-9_.,]+)"
+)
 
 
 def column_name(cell: str) -> str:
@@ -198,15 +205,35 @@ def _special(line: str, number: int, state: dict) -> bool:
     return False
 
 
+def query_columns(text: str) -> tuple[int, list[str]] | None:
+    """(line number, column names) of the `nvidia-smi --query-gpu=...` command when it is the
+    first non-blank line of `text` (`QUERY_COMMAND`); None otherwise."""
+    for number, line in enumerate(text[:65536].splitlines()[:64], 1):
+        if not line.strip():
+            continue
+        match = QUERY_COMMAND.search(line[:MAX_CELL_CHARS])
+        if match is None:
+            return None
+        names = [column_name(name) for name in match.group(1).split(",") if name]
+        return (number, names) if names else None
+    return None
+
+
 def parse_csv(text: str, source: str, columns: Sequence[str] | None = None) -> SmiReading:
-    """Parse `--query-gpu` CSV. `columns` names the columns of headerless output; a header row,
-    when present, wins. Raises ParseError (with the line) for headerless output without
-    `columns`, a row whose field count differs from the header, or a malformed known value."""
+    """Parse `--query-gpu` CSV. `columns` names the columns of headerless output, else the
+    `--query-gpu` list of the command pasted above it (`query_columns`); a header row, when
+    present, wins. Raises ParseError (with the line) for headerless output without column
+    names, a row whose field count differs from the header, or a malformed known value."""
     state: dict = {"gpus": [], "errors": [], "no_devices": False}
     names = [column_name(c) for c in columns] if columns else None
+    command = query_columns(text)
+    if command is not None and names is None:
+        names = command[1]
     header_seen = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
+        if command is not None and number == command[0]:
+            continue
         if not line or _special(line, number, state):
             continue
         cells = _cells(line, source, number)
@@ -233,8 +260,13 @@ def parse_csv(text: str, source: str, columns: Sequence[str] | None = None) -> S
 
 def looks_like_csv(text: str) -> bool:
     """A `--query-gpu` header naming a known column, or headerless rows that all have the same
-    number (at least 2) of fields and start with an index, a GPU UUID or a PCI address."""
+    number (at least 2) of fields and start with an index, a GPU UUID or a PCI address, or
+    below the `nvidia-smi --query-gpu=...` command (`query_columns`), rows with one field per
+    name it queries."""
     lines = [line for line in text[:65536].splitlines()[:64] if line.strip()]
+    command = query_columns(text)
+    if command is not None:
+        return _rows_fit(lines[1:], len(command[1]))
     if not lines or len(lines[0]) > MAX_CELL_CHARS:
         return False
     try:
@@ -245,3 +277,14 @@ def looks_like_csv(text: str) -> bool:
     rows = [line for line in lines if not _ERROR_WORDS.search(line)]
     widths = {line.count(",") for line in rows}
     return bool(rows) and len(widths) == 1 and all(_ROW_START.match(line) for line in rows)
+
+
+def _rows_fit(lines: Sequence[str], width: int) -> bool:
+    """At least one line, and every line that is no error line a header or a CSV row of `width`
+    fields."""
+    rows = [line for line in lines if not _ERROR_WORDS.search(line)]
+    try:
+        cells = [next(csv.reader([row[:MAX_CELL_CHARS]], skipinitialspace=True)) for row in rows]
+    except (csv.Error, StopIteration):
+        return False
+    return bool(rows) and all(is_header(row) or len(row) == width for row in cells)
