@@ -27,7 +27,8 @@ Units come from the value (`ms`, `s`), the text after it, or the name (`(ms)`, `
 with `K/M/G` suffixes already applied; a duration without any unit is in seconds.
 `pins` (the profile overlay's `roles`) force a role on the fields whose name they give.
 A template is progress when it has a step counter and is not an evaluation, data or download
-bar (its words before the counter say so) and not an epoch bar (`Epoch: 13/13` alone).
+bar (its words before the counter say so; TPUEstimator's infeed/outfeed threads' `Outfeed
+finished for iteration (1, 11675)` move data) and not an epoch bar (`Epoch: 13/13` alone).
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
-    r"|from|load\w*|predict\w*)\b")
+    r"|from|load\w*|predict\w*|infeed|outfeed)\b")
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
 _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
@@ -118,7 +119,9 @@ class Reading:
 
 
 def _time_scale(f: Field) -> float | None:
-    """Seconds per unit of a duration field, None when the field is not a duration."""
+    """Seconds per unit of a duration field, None when the field is not a duration. A `Cost`
+    named alone, with no unit, is PaddlePaddle's loss (`Pass 0, Batch 100, Cost 2.26`: the v2
+    trainer's `event.cost`), a time only when qualified (`batch_cost`, `reader_cost`)."""
     if f.kind == "dur":
         return 1.0
     unit = f.unit.lower()
@@ -130,7 +133,7 @@ def _time_scale(f: Field) -> float | None:
     if f.unit or _PER_SECOND.search(f.key):
         return None
     ws = words(f.key)
-    if not set(ws) & TIME_WORDS:
+    if not set(ws) & TIME_WORDS or ws == ["cost"]:
         return None
     for w in reversed(ws):
         if w in _UNIT:
