@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuslo.goodput.logs.counters import is_global
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.roles import (
     NOT_PROGRESS_HEAD,
@@ -150,11 +151,14 @@ def _epoch_summary(reading: Reading) -> bool:
 
 
 def _timing(reading: Reading) -> bool:
-    """A timing line: no counter, recurring, a rate of iterations, not an evaluation's."""
-    if reading.step is not None or reading.epoch_marker or reading.template.count < 2:
+    """A timing line: no counter, recurring (or once where the rate names the global step:
+    TPUEstimator's `global_step/sec: 3.37388`, its StepCounterHook's), a rate of iterations,
+    not an evaluation's."""
+    if reading.step is not None or reading.epoch_marker:
         return False
     rates = [i for i, r in reading.roles.items() if r.role in _RATES]
-    if not rates:
+    if not rates or reading.template.count < 2 and not is_global(
+            reading.template.fields[rates[0]].key):
         return False
     head = reading.template.text[:_position(reading.template.text, rates[0])]
     if NOT_PROGRESS_HEAD.search(head + " " + reading.template.fields[rates[0]].key):

@@ -231,6 +231,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = range_end(fields, -max(scores)[1])
     _place_counter(reading)
     _line_times(reading)
+    _since_report(reading)
     _decide(reading)
     return reading
 
@@ -259,6 +260,20 @@ def _line_times(reading: Reading) -> None:
         elif ws & LINE_WORDS & counters and not ws & step_words:
             roles[i] = Role("line_s", role.scale, f"the time of one {sorted(ws & LINE_WORDS)[0]}"
                             ", summed per step")
+
+
+def _since_report(reading: Reading) -> None:
+    """An unnamed duration in parentheses right after the step counter is the time since the
+    previous report (TensorFlow's LoggingTensorHook, `loss = 4.26, step = 100 (124.394 sec)`:
+    `(%.3f sec)` over its `every_n_iter` steps): a window, not one step's time."""
+    if reading.step is None or reading.step + 1 >= len(reading.template.fields):
+        return
+    step, nxt = reading.template.fields[reading.step], reading.template.fields[reading.step + 1]
+    role = reading.roles[nxt.index]
+    if role.role == "step_s" and not nxt.key and step.after.strip() == "(" and (
+            nxt.after.strip().endswith(")")):
+        reading.roles[nxt.index] = Role("window_s", role.scale, "in parentheses after the step:"
+                                        " the time since the previous report")
 
 
 def _share(fields: list[Field], i: int) -> bool:
