@@ -99,8 +99,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
     `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
     notes = _clock_notes(parsed)
-    epochs = [(o.seq, int(o.data["epoch"])) for o in parsed.observations if o.kind == "epoch"]
-    records, info = build_records(parsed.progress, epochs)
+    records, info = build_records(parsed.progress, _markers(parsed))
     items = group_events(parsed.observations, records, checkpoint_step)
     if file_commits:
         items = _with_files(items, file_commits, parsed.first_ts is not None)
@@ -121,3 +120,13 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
                    gpus, goodput)
     return LogGoodput(doc, journal.events)
+
+
+def _markers(parsed: ParsedLog) -> list[tuple[int, int]]:
+    """(seq, epoch) of the epoch markers printed by a process that prints steps too: a marker
+    under another rank prefix than every step line's, or none where they all have one, is
+    another process's (cosmos-rl's `[Controller] Epoch 150 finished.` counts the prompt data's
+    epochs, while the policy prints `[rank0]:… Step: 826/4725`)."""
+    ranks = {p.rank for p in parsed.progress}
+    return [(o.seq, int(o.data["epoch"])) for o in parsed.observations if o.kind == "epoch"
+            and (not ranks or o.data.get("rank") in ranks)]

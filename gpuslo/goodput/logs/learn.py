@@ -6,8 +6,10 @@ same way: `iter` after `epoch`, a bar's `n/N`), and one family is the job's trai
 the one with the most records (then the one that gives times, then the first). Another family
 joins it when it is a bar like it and none of its records falls between the first and the
 last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
-`Training: | | n/?` bar); a family whose records fall inside the main one's span is another
-loop's (evaluation, an epoch bar, an inner loop) and is not read as steps. Epoch markers (`Epoch
+`Training: | | n/?` bar), and so does a bar beside a line family of the same N, outside its span
+(zipnerf's `1/25000:loss=…` record, then the tqdm bar `49/25000` of the same loop); a family
+whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
+inner loop) and is not read as steps. Epoch markers (`Epoch
 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
 print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
 a time) are the steps. Timing lines are compiled when the progress lines give no rate of their own
@@ -23,6 +25,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuslo.goodput.logs.counters import is_global
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.roles import (
     NOT_PROGRESS_HEAD,
@@ -99,12 +102,27 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
     chosen = [main]
     first, last = span(main)
     for name in sorted(families, key=lambda n: span(n)[0]):
-        if name == main or families[name][0].bar != families[main][0].bar:
+        if name == main:
             continue
         lines = [n for r in families[name] for n in r.template.lines]
-        if families[main][0].bar and not any(first < n < last for n in lines):
+        if any(first < n < last for n in lines):
+            continue
+        both_bars = families[name][0].bar and families[main][0].bar
+        if both_bars or _same_total(families[name], families[main]):
             chosen.append(name)
     return chosen
+
+
+def _totals(readings: list[Reading]) -> set[float]:
+    return {n for r in readings if r.total is not None
+            for n in r.template.fields[r.total].known()}
+
+
+def _same_total(one: list[Reading], other: list[Reading]) -> bool:
+    """Two families that print the same N, one a line and one a bar, count one loop (zipnerf's
+    `1/25000:loss=…` record, then its tqdm bar `49/25000 [00:47<6:30:51, 1.06it/s]`)."""
+    totals = _totals(one)
+    return one[0].bar != other[0].bar and bool(totals) and totals == _totals(other)
 
 
 def _epochs_as_steps(marker: Reading) -> Matcher:
@@ -133,11 +151,14 @@ def _epoch_summary(reading: Reading) -> bool:
 
 
 def _timing(reading: Reading) -> bool:
-    """A timing line: no counter, recurring, a rate of iterations, not an evaluation's."""
-    if reading.step is not None or reading.epoch_marker or reading.template.count < 2:
+    """A timing line: no counter, recurring (or once where the rate names the global step:
+    TPUEstimator's `global_step/sec: 3.37388`, its StepCounterHook's), a rate of iterations,
+    not an evaluation's."""
+    if reading.step is not None or reading.epoch_marker:
         return False
     rates = [i for i, r in reading.roles.items() if r.role in _RATES]
-    if not rates:
+    if not rates or reading.template.count < 2 and not is_global(
+            reading.template.fields[rates[0]].key):
         return False
     head = reading.template.text[:_position(reading.template.text, rates[0])]
     if NOT_PROGRESS_HEAD.search(head + " " + reading.template.fields[rates[0]].key):

@@ -228,8 +228,9 @@ class LogReader:
                     # it): a step, unless a marker's epoch is itself the step
                     self.add_progress(step, rec.rank)
                     return "progress"
-                self.events.append(Obs("epoch", rec.line, ts, None, {"epoch": str(prog.epoch)},
-                                       None, rec.text[:300], None, self._seq))
+                said = {"epoch": str(prog.epoch)} | ({"rank": rec.rank} if rec.rank else {})
+                self.events.append(Obs("epoch", rec.line, ts, None, said, None, rec.text[:300],
+                                       None, self._seq))
                 return "marker"
         prog = self._read_progress(rec, ts)
         if prog is None:

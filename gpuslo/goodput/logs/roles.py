@@ -2,17 +2,10 @@
 
 `read_template(template, pins) -> Reading` gives each field of a template one role:
 
-- `step` the step counter: an integer named like a step (`step`, `iter`, `iteration`,
-  `global_step`, `num_updates`, `update`, `batch`, `progress`; `Step 1 |`, `step:0/6200`,
-  `global step 1:`), or the `n` of an `n/N` pair in a progress bar (`| 1429/3376 [`, `[ 22/290`,
-  `(1/19994)`, `[1480/1504]`), that does not go down within the template (a reset is allowed,
-  a restart or a new epoch). A name of a global counter (`global_step`, `num_updates`) beats a
-  per-epoch `n/N`, also when logged as a whole float (`global_step=208.0`, not tqdm's rounded
-  `3.2e+4`); `step` beats `iter` (an optimizer step spans several micro-batch iters); Marian's
-  `Up.` is its update counter; a range `Batch [a-b]` (MXNet) is read at its upper end.
-- `total` the `N` of that pair; `epoch` an integer named epoch (`Epoch 0:`, `epoch: 1/300`,
-  `Epoch [12]`); the step counter is per epoch when an epoch is printed beside an `n/N` or
-  `iter`/`batch` counter that is not global.
+- `step` the step counter, `total` the `N` of its `n/N`, `epoch` an integer named as an epoch:
+  which shapes count the steps is `counters`' (`global_step` over `step` over `iter`, a bar's
+  `n/N`, a counter printed first or in brackets, `NNN updates`); the step counter is per epoch
+  when an epoch is printed beside an `n/N` or `iter`/`batch` counter that is not global.
 - `elapsed` cumulative time (a bar's `[00:18<`, `0:00:39 •`, `02:50 <`; `train_time:74701ms`,
   `time_since_start`, `wall=`, `'elapsed_time': '1h 54m 53s'` when it rises), `remaining`
   (after `<`/`•`, `eta`): not read.
@@ -34,7 +27,8 @@ Units come from the value (`ms`, `s`), the text after it, or the name (`(ms)`, `
 with `K/M/G` suffixes already applied; a duration without any unit is in seconds.
 `pins` (the profile overlay's `roles`) force a role on the fields whose name they give.
 A template is progress when it has a step counter and is not an evaluation, data or download
-bar (its words before the counter say so) and not an epoch bar (`Epoch: 13/13` alone).
+bar (its words before the counter say so; TPUEstimator's infeed/outfeed threads' `Outfeed
+finished for iteration (1, 11675)` move data) and not an epoch bar (`Epoch: 13/13` alone).
 """
 
 from __future__ import annotations
@@ -44,23 +38,21 @@ import re
 from dataclasses import dataclass, field
 from statistics import median
 
-from gpuslo.goodput.logs.bars import after_glyphs, elapsed_after_total, has_glyphs, is_bar
+from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
+from gpuslo.goodput.logs.counters import (
+    EPOCH_WORDS,
+    below_epochs,
+    is_epoch_name,
+    is_global,
+    opening,
+    per_epoch,
+    range_end,
+    step_score,
+    unnamed,
+    words,
+)
 from gpuslo.goodput.logs.templates import Field, Template
 
-STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
-              "updates", "progress", "batch", "globalstep"}
-# the update counter abbreviated with its dot (Marian's `Ep. 1 : Up. 10000 : Sen. …`), only so
-_ABBREVIATED = re.compile(r"^up\.$")
-# a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
-# not `nsteps` (baselines' rollout length, a setting)
-_GLUED_COUNT = {"n" + w: w for w in ("update", "updates", "iter", "iters", "iteration",
-                                     "iterations")}
-GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "optimizer step")
-NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
-            "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
-            "accumulation", "warmup", "total", "consumed", "eval", "val", "timesteps", "this",
-            "episodes", "env", "since", "restore", "sampled", "trained", "valid", "test"}
-EPOCH_WORDS = {"epoch", "epochs", "ep"}
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
               "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
 COMPONENT_WORDS = {"eta", "remaining", "left", "data", "reader", "dataloader", "loader", "fwd",
@@ -81,7 +73,7 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
-    r"|from|load\w*|predict\w*)\b")
+    r"|from|load\w*|predict\w*|infeed|outfeed)\b")
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
 _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
@@ -91,7 +83,6 @@ _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_?sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
          "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
-_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # a duration of one event, never a running total (DeepSpeed-Chat's `E2E latency=2.12s` per step)
 PER_EVENT_WORDS = {"latency"}
 HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
@@ -127,16 +118,10 @@ class Reading:
     why: str = ""
 
 
-def words(key: str) -> list[str]:
-    """A field name as lower-case words (`elapsed_time_per_iteration_ms` → elapsed, time, ...;
-    camelCase split: UCTransNet's `AvgTime` → avg, time); a `(t)` after a name is its time
-    (open_clip's `Data (t)`, `Batch (t)`: seconds per data load and per batch)."""
-    key = _CAMEL.sub(" ", key.replace("(t)", " time"))
-    return [w for w in re.split(r"[^a-z0-9µ]+", key.lower()) if w]
-
-
 def _time_scale(f: Field) -> float | None:
-    """Seconds per unit of a duration field, None when the field is not a duration."""
+    """Seconds per unit of a duration field, None when the field is not a duration. A `Cost`
+    named alone, with no unit, is PaddlePaddle's loss (`Pass 0, Batch 100, Cost 2.26`: the v2
+    trainer's `event.cost`), a time only when qualified (`batch_cost`, `reader_cost`)."""
     if f.kind == "dur":
         return 1.0
     unit = f.unit.lower()
@@ -148,7 +133,7 @@ def _time_scale(f: Field) -> float | None:
     if f.unit or _PER_SECOND.search(f.key):
         return None
     ws = words(f.key)
-    if not set(ws) & TIME_WORDS:
+    if not set(ws) & TIME_WORDS or ws == ["cost"]:
         return None
     for w in reversed(ws):
         if w in _UNIT:
@@ -171,13 +156,6 @@ def _rate(f: Field) -> Role | None:
         if _IPS.search(text) or (text is f.key and words(text)[-1:] == ["ups"]):
             return Role("rate_ips", 1.0, f"iterations per second ({text})")
     return None
-
-
-def _is_step_name(key: str) -> bool:
-    low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
-    if any(g in low for g in GLOBAL_WORDS) or _ABBREVIATED.search(low):
-        return True
-    return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 
 def _duration_role(f: Field, scale: float) -> Role:
@@ -227,65 +205,9 @@ def _cue_role(f: Field, fields: list[Field]) -> Role:
     scale = _time_scale(f)
     if scale is not None:
         return _duration_role(f, scale)
-    ws = words(f.key)
-    if ws and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total", "max", "n"}:
+    if is_epoch_name(f.key):
         return Role("epoch" if f.integer else "metric", why=f"named {f.key}")
     return Role("metric")
-
-
-def _unnamed(step: Field) -> str:
-    return "n/N" if step.after.lstrip().startswith("/") else "printed first"
-
-
-def _leading(f: Field, fields: list[Field], lead: bool) -> bool:
-    """An unnamed integer that opens the record and is cut off from the rest by `:` or `|`,
-    with named values after it (darknet's ` 69: 145.7, 212.6 avg, …`, `40 | loss 6.68 | …`):
-    the step counter printed first."""
-    sep = f.after.strip()[:1]
-    named = any(g.key or g.after.strip()[:1].isalpha() for g in fields[1:])
-    return lead and f.index == 0 and sep in (":", "|") and named
-
-
-def _whole_global(f: Field) -> bool:
-    """A global counter logged as a float (Lightning's `global_step=208.0`: `self.log` turns
-    every logged value into a float tensor): named global, every value whole, none in exponent
-    form (NeMo's bar `global_step=3.2e+4` beside `32040/500150`: tqdm's `format_num` keeps three
-    significant figures when that is shorter, so the value is rounded, not a count)."""
-    seen = f.known()
-    return bool(seen) and not f.rounded and all(n == int(n) for n in seen) and any(
-        g in f.key.lower() for g in GLOBAL_WORDS)
-
-
-def _step_score(f: Field, fields: list[Field], roles: dict[int, Role], bar: bool,
-                burst: bool = False, lead: bool = False) -> int:
-    """How much `f` looks like the step counter: 5 global name, 4 `step`, 3 iter/update/batch,
-    2 a bar's n/N or n/?, 1 another n/N; 0 not a counter."""
-    if not (f.integer or _whole_global(f)) or f.kind != "num" or (
-            roles[f.index].role not in ("metric", "epoch")) or f.unit == "%":
-        return 0
-    if roles[f.index].role == "epoch":
-        return 0
-    seen = f.known()
-    pair = f.after.lstrip().startswith("/")
-    done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
-    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
-            f.rising() < 0.6):
-        return 0
-    if _is_step_name(f.key):
-        low = f.key.lower()
-        if any(g in low for g in GLOBAL_WORDS):
-            return 5
-        return 4 if words(f.key)[-1] in ("step", "steps") else 3
-    if f.key and not pair:
-        return 0
-    if _leading(f, fields, lead):
-        return 2
-    if pair or f.unit == "it" or f.after.startswith("/?"):
-        if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
-            return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
-        epoch_here = any(r.role == "epoch" for r in roles.values())
-        return 2 if bar or epoch_here else 1
-    return 0
 
 
 def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
@@ -299,34 +221,19 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
             roles[f.index] = Role(pinned, _time_scale(f) or 1.0, "pinned by the overlay")
     reading.roles, reading.bar = roles, is_bar(fields, roles)
     burst = tpl.copies()
-    lead = tpl.text.lstrip()[:1] == "\x01"
-    scores = [(_step_score(f, fields, roles, reading.bar, burst, lead), -f.index) for f in fields]
+    names = {i: r.role for i, r in roles.items()}
+    lead = opening(tpl.text)
+    scores = [(step_score(f, fields, names, reading.bar, burst, lead), -f.index) for f in fields]
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
-        reading.step = _range_end(fields, -max(scores)[1])
+        reading.step = range_end(fields, -max(scores)[1])
     _place_counter(reading)
     _line_times(reading)
+    _since_report(reading)
     _decide(reading)
     return reading
-
-
-def _range_end(fields: list[Field], step: int) -> int:
-    """A counter printed as a range `[a-b]` of the batches since the last report (MXNet's
-    Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`): the step is the
-    upper end, an unnamed integer right after `-` closed by `]` that is above the lower end on
-    every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the counter."""
-    f = fields[step]
-    if f.after != "-" or step + 1 >= len(fields):
-        return step
-    end = fields[step + 1]
-    if end.key or not end.integer or end.kind != "num" or not end.after.startswith("]"):
-        return step
-    pairs = list(zip(f.numbers, end.numbers, strict=False))
-    if pairs and all(a is not None and b is not None and b > a for a, b in pairs):
-        return step + 1
-    return step
 
 
 def _line_times(reading: Reading) -> None:
@@ -355,6 +262,20 @@ def _line_times(reading: Reading) -> None:
                             ", summed per step")
 
 
+def _since_report(reading: Reading) -> None:
+    """An unnamed duration in parentheses right after the step counter is the time since the
+    previous report (TensorFlow's LoggingTensorHook, `loss = 4.26, step = 100 (124.394 sec)`:
+    `(%.3f sec)` over its `every_n_iter` steps): a window, not one step's time."""
+    if reading.step is None or reading.step + 1 >= len(reading.template.fields):
+        return
+    step, nxt = reading.template.fields[reading.step], reading.template.fields[reading.step + 1]
+    role = reading.roles[nxt.index]
+    if role.role == "step_s" and not nxt.key and step.after.strip() == "(" and (
+            nxt.after.strip().endswith(")")):
+        reading.roles[nxt.index] = Role("window_s", role.scale, "in parentheses after the step:"
+                                        " the time since the previous report")
+
+
 def _share(fields: list[Field], i: int) -> bool:
     """A duration followed by its share in parentheses (DeepSpeed-Chat's `Generate time=1.59s
     (75.13%)`, a part of the `E2E latency` printed before it): a part, not the step."""
@@ -370,7 +291,7 @@ def _place_counter(reading: Reading) -> None:
     if reading.step is None:
         return
     step = fields[reading.step]
-    name = step.key or _unnamed(step)
+    name = step.key or unnamed(step)
     roles[step.index] = Role("step", why=roles[step.index].why or f"counter ({name})")
     for i, r in list(roles.items()):
         if r.role == "total" and i != step.index + 1:
@@ -381,33 +302,10 @@ def _place_counter(reading: Reading) -> None:
     if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
         roles[elapsed] = Role("elapsed", roles[elapsed].scale,
                               "unnamed, right after a bar's n/N: its elapsed time")
-    if reading.epoch is None or any(g in step.key.lower() for g in GLOBAL_WORDS):
+    if reading.epoch is None or is_global(step.key):
         return
-    reading.per_epoch = _per_epoch(fields[reading.epoch], step, reading.total is not None) or (
-        _below_epochs(fields, reading.epoch, reading.total))
-
-
-def _below_epochs(fields: list[Field], epoch: int, total: int | None) -> bool:
-    """The counter's N is below the epoch's own N (`Epoch 35/50 iter 5/9`): a job-wide counter
-    counts at least one step per epoch, so this one restarts every epoch."""
-    if total is None or epoch + 1 >= len(fields) or fields[epoch + 1].index == total:
-        return False
-    if not fields[epoch].after.strip().startswith(("/", "of")):
-        return False
-    big_n, small_n = fields[epoch + 1].known(), fields[total].known()
-    return bool(big_n and small_n) and max(small_n) < min(big_n)
-
-
-def _per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:
-    """True when the counter restarts each epoch: seen reset while the epoch rose, else assumed
-    for an `n/N` or `iter`/`batch` counter printed beside the epoch."""
-    pairs = list(zip(epoch.numbers, step.numbers, strict=False))
-    for (e0, s0), (e1, s1) in zip(pairs, pairs[1:], strict=False):
-        if None in (e0, s0, e1, s1) or e1 == e0:
-            continue
-        return bool(e1 > e0 and s1 <= s0)  # type: ignore[operator]
-    name = words(step.key)[-1:] if step.key else []
-    return has_total or name in (["iter"], ["iteration"], ["batch"], ["it"])
+    reading.per_epoch = per_epoch(fields[reading.epoch], step, reading.total is not None) or (
+        below_epochs(fields, reading.epoch, reading.total))
 
 
 def _decide(reading: Reading) -> None:

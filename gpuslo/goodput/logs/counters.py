@@ -1,0 +1,201 @@
+"""Shapes of a step counter: which numeric field of a template counts the steps (pure).
+
+`step_score(f, fields, roles, bar, burst, lead) -> int` says how much the field `f` of a template
+looks like its step counter (0: not one); `roles.read_template` takes the best. A counter is an
+integer that does not go down within the template (a reset is allowed: a restart or a new epoch)
+and is, best first:
+
+- 5 named as a global counter (`global_step`, `num_updates`, `optimizer step`), also when logged
+  as a whole float (`global_step=208.0`, not tqdm's rounded `3.2e+4`);
+- 4 named `step` (`Step 1 |`, `step:0/6200`, `global step 1:`): `step` beats `iter` (an optimizer
+  step spans several micro-batch iters);
+- 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
+  baselines' glued `nupdates`);
+- 2 the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch, or a counter printed first:
+  an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
+  by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
+  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
+- 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
+  0045063 updates | words/s …`: `NNN updates`, `NNN steps`), chosen only when it recurs (a
+  one-off `training for 1000 steps` is a setting).
+
+A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
+an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
+trainer's `event.pass_id`, one pass over the data). The counter is per epoch (`per_epoch`) when
+seen reset while the epoch rose, else assumed for an `n/N` or `iter`/`batch` counter beside the
+epoch, or one whose N is below the epoch's own N (`below_epochs`).
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs
+from gpuslo.goodput.logs.templates import Field
+
+STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
+              "updates", "progress", "batch", "globalstep"}
+# the update counter abbreviated with its dot (Marian's `Ep. 1 : Up. 10000 : Sen. …`), only so
+_ABBREVIATED = re.compile(r"^up\.$")
+# a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
+# not `nsteps` (baselines' rollout length, a setting)
+_GLUED_COUNT = {"n" + w: w for w in ("update", "updates", "iter", "iters", "iteration",
+                                     "iterations")}
+GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "optimizer step")
+NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
+            "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
+            "accumulation", "warmup", "total", "consumed", "eval", "val", "timesteps", "this",
+            "episodes", "env", "since", "restore", "sampled", "trained", "valid", "test"}
+EPOCH_WORDS = {"epoch", "epochs", "ep"}
+# PaddlePaddle's pass: `Pass 0, Batch 100, Cost 2.26` (v2 trainer's EndIteration event),
+# `Pass 3, Batch 0, Cost ...` (fluid book examples): an epoch, named alone
+_PASS = ("pass",)
+# the noun after an unnamed count (`0045063 updates |`): its plural says it counts them
+_COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
+_CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+_OPENING_BRACKET = re.compile(r"^\[\s*\x01")
+
+
+def words(key: str) -> list[str]:
+    """A field name as lower-case words (`elapsed_time_per_iteration_ms` → elapsed, time, ...;
+    camelCase split: UCTransNet's `AvgTime` → avg, time); a `(t)` after a name is its time
+    (open_clip's `Data (t)`, `Batch (t)`: seconds per data load and per batch)."""
+    key = _CAMEL.sub(" ", key.replace("(t)", " time"))
+    return [w for w in re.split(r"[^a-z0-9µ]+", key.lower()) if w]
+
+
+def is_epoch_name(key: str) -> bool:
+    """`Epoch`, `train epoch`, `ep`, PaddlePaddle's `Pass`; not `num_epochs`, `max epoch`."""
+    ws = words(key)
+    if tuple(ws) == _PASS:
+        return True
+    return bool(ws) and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total",
+                                                                 "max", "n"}
+
+
+def is_step_name(key: str) -> bool:
+    """A name of a step counter (see the module docstring)."""
+    low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
+    if any(g in low for g in GLOBAL_WORDS) or _ABBREVIATED.search(low):
+        return True
+    return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
+
+
+def is_global(key: str) -> bool:
+    """Named as a job-wide counter (`global_step`, `num_updates`)."""
+    low = key.lower()
+    return any(g in low for g in GLOBAL_WORDS)
+
+
+def unnamed(step: Field) -> str:
+    """How an unnamed counter was found, in words."""
+    if not step.key and _COUNTED.match(step.after):
+        return step.after.split()[0]
+    return "n/N" if step.after.lstrip().startswith("/") else "printed first"
+
+
+def _leading(f: Field, fields: list[Field], opening: str) -> bool:
+    """An unnamed integer (or the `n` of an `n/N`) that opens the record, cut off from the rest
+    by `:` or `|` (`opening` "lead": the template starts with it) or closed by `]` (`opening`
+    "bracket": the template starts `[`), with named values after it (darknet's ` 69: 145.7,
+    212.6 avg, …`, `40 | loss 6.68 | …`, zipnerf's `1/25000:loss=0.059,…`, clu's `[1500]
+    steps_per_second=1.77, …`): the step counter printed first."""
+    if f.index or not opening:
+        return False
+    last = f
+    if f.after.strip() == "/" and len(fields) > 1 and fields[1].kind == "num" and (
+            fields[1].integer and not fields[1].key):
+        last = fields[1]  # `1/25000:` - the pair ends at its N
+    sep = last.after.strip()[:1]
+    if sep not in ((":", "|") if opening == "lead" else ("]",)):
+        return False
+    return any(g.key or g.after.strip()[:1].isalpha() for g in fields[last.index + 1:])
+
+
+def opening(text: str) -> str:
+    """How a template opens: "lead" with a value, "bracket" with `[` and a value, else ''."""
+    text = text.lstrip()
+    if text[:1] == "\x01":
+        return "lead"
+    return "bracket" if _OPENING_BRACKET.match(text) else ""
+
+
+def whole_global(f: Field) -> bool:
+    """A global counter logged as a float (Lightning's `global_step=208.0`: `self.log` turns
+    every logged value into a float tensor): named global, every value whole, none in exponent
+    form (NeMo's bar `global_step=3.2e+4` beside `32040/500150`: tqdm's `format_num` keeps three
+    significant figures when that is shorter, so the value is rounded, not a count)."""
+    seen = f.known()
+    return bool(seen) and not f.rounded and all(n == int(n) for n in seen) and is_global(f.key)
+
+
+def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
+               burst: bool = False, lead: str = "") -> int:
+    """How much `f` looks like the step counter (module docstring); `roles` the role names by
+    field index so far, `burst` the records are copies of one (a constant counter still
+    counts), `lead` how the template opens (`opening`)."""
+    if not (f.integer or whole_global(f)) or f.kind != "num" or (
+            roles[f.index] != "metric") or f.unit == "%":
+        return 0
+    seen = f.known()
+    pair = f.after.lstrip().startswith("/")
+    done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
+    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
+            f.rising() < 0.6):
+        return 0
+    if is_step_name(f.key):
+        if is_global(f.key):
+            return 5
+        return 4 if words(f.key)[-1] in ("step", "steps") else 3
+    if f.key and not pair:
+        return 0
+    if not f.key and not f.unit and _COUNTED.match(f.after):
+        return 1
+    if _leading(f, fields, lead):
+        return 2
+    if pair or f.unit == "it" or f.after.startswith("/?"):
+        if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
+            return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
+        epoch_here = "epoch" in roles.values()
+        return 2 if bar or epoch_here else 1
+    return 0
+
+
+def range_end(fields: list[Field], step: int) -> int:
+    """A counter printed as a range `[a-b]` of the batches since the last report (MXNet's
+    Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`): the step is the
+    upper end, an unnamed integer right after `-` closed by `]` that is above the lower end on
+    every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the counter."""
+    f = fields[step]
+    if f.after != "-" or step + 1 >= len(fields):
+        return step
+    end = fields[step + 1]
+    if end.key or not end.integer or end.kind != "num" or not end.after.startswith("]"):
+        return step
+    pairs = list(zip(f.numbers, end.numbers, strict=False))
+    if pairs and all(a is not None and b is not None and b > a for a, b in pairs):
+        return step + 1
+    return step
+
+
+def below_epochs(fields: list[Field], epoch: int, total: int | None) -> bool:
+    """The counter's N is below the epoch's own N (`Epoch 35/50 iter 5/9`): a job-wide counter
+    counts at least one step per epoch, so this one restarts every epoch."""
+    if total is None or epoch + 1 >= len(fields) or fields[epoch + 1].index == total:
+        return False
+    if not fields[epoch].after.strip().startswith(("/", "of")):
+        return False
+    big_n, small_n = fields[epoch + 1].known(), fields[total].known()
+    return bool(big_n and small_n) and max(small_n) < min(big_n)
+
+
+def per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:
+    """True when the counter restarts each epoch: seen reset while the epoch rose, else assumed
+    for an `n/N` or `iter`/`batch` counter printed beside the epoch."""
+    pairs = list(zip(epoch.numbers, step.numbers, strict=False))
+    for (e0, s0), (e1, s1) in zip(pairs, pairs[1:], strict=False):
+        if None in (e0, s0, e1, s1) or e1 == e0:
+            continue
+        return bool(e1 > e0 and s1 <= s0)  # type: ignore[operator]
+    name = words(step.key)[-1:] if step.key else []
+    return has_total or name in (["iter"], ["iteration"], ["batch"], ["it"])
