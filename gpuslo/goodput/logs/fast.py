@@ -6,9 +6,9 @@ template behind whatever prefix the line has (a rank, a stamp, a logger's name: 
 step read at once and the other fields when the record is used (`Prog.complete`). The prefix is
 read by the `Normaliser` once per shape (digits masked), then only its stamp is matched (or,
 where the log learnt one, the Unix time that ends the line: `unixtime`). A line the fast path
-is not sure of - a message glued to it, a word an event rule looks for, colour codes, a prefix
-that is not one - goes the whole way (`RecordPipe`, wording, matchers); so does every other
-line.
+is not sure of - a message glued to it, a word an event rule looks for (or that a save
+finished, `wording.SAVED`), colour codes, a prefix that is not one - goes the whole way
+(`RecordPipe`, wording, matchers); so does every other line.
 
 `thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
 bound, every other record of a stretch of consecutive records (same run, same progress family,
@@ -26,7 +26,7 @@ from gpuslo.goodput.logs import unixtime
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
-from gpuslo.goodput.logs.wording import Wording
+from gpuslo.goodput.logs.wording import SAVED, Wording
 
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
@@ -98,7 +98,8 @@ class FastPath:
         if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
             return True
         return bool(self.words.search(line, 0, start) or self.words.search(line, end)
-                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end))
+                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end)
+                    or SAVED.search(line, end))  # a step line that is a save's (`wording`)
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
