@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
+from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.roles import (
     NOT_PROGRESS_HEAD,
     Reading,
@@ -161,7 +162,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             out.markers.append(compile_reading(reading, "epoch"))
     chosen = _choose(families)
     for name in chosen:
-        for reading in families[name]:
+        for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))
     summaries = [r for r in out.readings if _epoch_summary(r)]
     if not chosen and (out.markers or summaries):
