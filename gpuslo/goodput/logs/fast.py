@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuslo.goodput.logs import unixtime
+import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.goodput.logs import unixtime
+import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.profiles import MAX_RECORD, Profiles
 from gpuslo.goodput.logs.stamps import HEAD, StampShape
 

@@ -32,7 +32,7 @@ from datetime import datetime
 
 from dateutil import parser as dateutil_parser
 
-from gpuslo.goodput.logs import unixtime
+import gpuslo.goodput.logs.unixtime as unixtime
 
 MIN_YEAR, MAX_YEAR = 1971, 2099  # the journal's clock range; other years are misreads
 REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
