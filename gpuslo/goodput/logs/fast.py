@@ -26,7 +26,7 @@ import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
-from gpuslo.goodput.logs.wording import SAVED, Wording
+from gpuslo.goodput.logs.wording import Wording, says_saved
 
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
@@ -99,7 +99,7 @@ class FastPath:
             return True
         return bool(self.words.search(line, 0, start) or self.words.search(line, end)
                     or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end)
-                    or SAVED.search(line, end))  # a step line that is a save's (`wording`)
+                    or says_saved(line, end))  # a step line that is a save's (`wording`)
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
