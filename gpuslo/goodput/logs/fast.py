@@ -4,10 +4,11 @@ After learning, most lines of a big log are progress lines of one template. `Fas
 reads such a line whole: a literal prefilter (`anchor in line`), one regex `match` of the
 template behind whatever prefix the line has (a rank, a stamp, a logger's name: `_pre`), the
 step read at once and the other fields when the record is used (`Prog.complete`). The prefix is
-read by the `Normaliser` once per shape (digits masked), then only its stamp is matched. A line
-the fast path is not sure of - a message glued to it, a word an event rule looks for, colour
-codes, a prefix that is not one - goes the whole way (`RecordPipe`, wording, matchers); so does
-every other line.
+read by the `Normaliser` once per shape (digits masked), then only its stamp is matched (or,
+where the log learnt one, the Unix time that ends the line: `unixtime`). A line the fast path
+is not sure of - a message glued to it, a word an event rule looks for (or that a save
+finished, `wording.SAVED`), colour codes, a prefix that is not one - goes the whole way
+(`RecordPipe`, wording, matchers); so does every other line.
 
 `thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
 bound, every other record of a stretch of consecutive records (same run, same progress family,
@@ -21,10 +22,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
-from gpuslo.goodput.logs.wording import Wording
+from gpuslo.goodput.logs.wording import Wording, says_saved
 
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
@@ -48,6 +50,7 @@ class FastPath:
         # among them would make it try every alternative at every position: 3x slower)
         self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
+        self.tail = any(s.tail for s in norm.shapes)
 
     def line(self, reader: Any, line: str, transport: float | None = None) -> bool:
         """Read `line` when it is a plain progress line (True), else leave it (False);
@@ -70,6 +73,9 @@ class FastPath:
                 if known is None:
                     return False
                 ts, rank = known
+            if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
+                at_end = unixtime.search(line)
+                ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
             if ts is None:
                 ts = transport
             step = matcher.step_of(found)
@@ -92,7 +98,8 @@ class FastPath:
         if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
             return True
         return bool(self.words.search(line, 0, start) or self.words.search(line, end)
-                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end))
+                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end)
+                    or says_saved(line, end))  # a step line that is a save's (`wording`)
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
@@ -101,8 +108,8 @@ class FastPath:
         if known is None:
             text, rank, _ = self.norm.strip(pre)
             rest, groups = self.norm.stamp(text)
-            stamp = next((s for s in self.norm.shapes if s.regex.search(text)), None) \
-                if groups else None
+            stamp = next((s for s in self.norm.shapes if not s.tail and s.regex.search(text)),
+                         None) if groups else None
             known = (not rest.strip(_RESIDUE), rank, stamp)
             if len(self.prefixes) < MAX_SHAPES:
                 self.prefixes[shape] = known

@@ -25,8 +25,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
+from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.roles import (
     NOT_PROGRESS_HEAD,
     Reading,
@@ -182,7 +184,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             out.markers.append(compile_reading(reading, "epoch"))
     chosen = _choose(families)
     for name in chosen:
-        for reading in families[name]:
+        for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))
     summaries = [r for r in out.readings if _epoch_summary(r)]
     if not chosen and (out.markers or summaries):
@@ -192,6 +194,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         out.progress.append(_epochs_as_steps(best))
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
+    out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:
         for reading in families[name]:

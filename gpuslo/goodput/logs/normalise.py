@@ -13,7 +13,8 @@ Pure. `Normaliser(profiles)` does, per physical line:
    process or host a prefix names is returned, so the reader counts a line printed by many
    ranks once.
 4. `stamp`: the record's own stamp, by the learnt layouts (`stamps.learn_shapes`), removed with
-   the separators that follow it; the match groups go to the `Clock`.
+   the separators that follow it (a Unix time that ends the record, with those before it); the
+   match groups go to the `Clock`.
 
 Joining terminal-wrapped records (a record cut at the terminal width, or after a dangling
 `key:`) is the reader's: it needs the lines around.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import re
 
+import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.profiles import MAX_RECORD, Profiles
 from gpuslo.goodput.logs.stamps import HEAD, StampShape
 
@@ -100,6 +102,11 @@ class Normaliser:
             return text, None
         head = text[:HEAD]
         for shape in self.shapes:
+            if shape.tail:  # a Unix time that ends the record (`unixtime`)
+                at_end = unixtime.search(text)
+                if at_end is not None:
+                    return text[:at_end.start()].rstrip(), at_end.groupdict()
+                continue
             found = shape.regex.search(head)
             if found is None:
                 continue

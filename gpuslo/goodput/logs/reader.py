@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gpuslo.goodput.logs.tokens as tokens
+from gpuslo.goodput.logs.bartime import fits
 from gpuslo.goodput.logs.fast import FastPath, thin
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
@@ -253,13 +254,13 @@ class LogReader:
 
     def _timing(self, rec: Rec, ts: float | None) -> bool:
         """A timing line (`learn`): its time goes to the progress record above it when that
-        has none yet, else to the next one."""
+        has none yet, else to the next one; a bar only to the record at its step (`bartime`)."""
         assert self.learnt is not None
         for matcher in self.learnt.timing:
             found = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
-            if found is None or found.rate_s is None:
-                continue
             last = self.progress[-1] if self.progress else None
+            if found is None or found.rate_s is None or not fits(found, last):
+                continue
             if last is None and (not self.rates or self.rates[-1] != found.rate_s):
                 self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once
             if last is not None and self._timed != last.seq:

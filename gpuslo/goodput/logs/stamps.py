@@ -10,6 +10,8 @@ compiled regex with named groups, so per record the work is one `search` on the 
 integer arithmetic, never a general date parser. glog/c10 stamps (`I0811 21:54:55.531340`,
 `[E602 11:17:52.185]`: level letter, month not zero-padded, no year) are a known layout that
 dateutil cannot read.
+A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.654
+1605777750.5480015`) is a layout too, looked for at a record's end after those at its head.
 
 `Clock.seconds(groups)` turns a match into Unix seconds (UTC as printed: logs do not say their
 zone). A stamp without a year takes the year of the last full stamp (else `REFERENCE_YEAR`); a
@@ -29,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from dateutil import parser as dateutil_parser
+
+import gpuslo.goodput.logs.unixtime as unixtime
 
 MIN_YEAR, MAX_YEAR = 1971, 2099  # the journal's clock range; other years are misreads
 REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
@@ -53,16 +57,20 @@ HEAD = 72  # characters of a record searched for its stamp
 class StampShape:
     """One stamp layout: `regex` searched in a record's first HEAD characters (named groups
     Y or y, m or b, d, md, H, M, S, f); `label` says the layout (`YYYY-MM-DD HH:MM:SS`);
-    `anywhere` False when the stamp must open the record (layouts without a full date)."""
+    `anywhere` False when the stamp must open the record (layouts without a full date); `tail`
+    True for a Unix time that ends the record (`unixtime`: searched at its end, groups unix,
+    unix_f)."""
 
     regex: re.Pattern[str]
     label: str
     anywhere: bool
+    tail: bool = False
 
 
 GLOG = StampShape(_GLOG, "glog/c10 LMMDD HH:MM:SS (no year)", False)
 TIME_OF_DAY = StampShape(re.compile(r"^\[?" + _TIME + r"\]?:? ?"), "HH:MM:SS (time of day)",
                          False)
+UNIX_TAIL = StampShape(unixtime.TAIL, unixtime.LABEL, True, tail=True)
 
 
 def _layout(span: str) -> str:
@@ -152,6 +160,8 @@ def learn_shapes(texts: list[str]) -> list[StampShape]:
         out.append(GLOG)
     if time_only:
         out.append(TIME_OF_DAY)
+    if unixtime.recurs(texts):
+        out.append(UNIX_TAIL)
     return out
 
 
@@ -194,6 +204,10 @@ class Clock:
         return value
 
     def _raw(self, g: dict[str, str | None]) -> float | None:
+        unix = unixtime.seconds(g)
+        if unix is not None:
+            self.day_start = unix - unix % 86400.0
+            return unix
         try:
             hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
             frac = float("0." + g["f"]) if g.get("f") else 0.0

@@ -7,7 +7,10 @@ substring runs only on records holding it; the others run only on records that h
 that starts like one of `TRIGGER_STARTS` (case-insensitive), so a plain message costs a
 few set lookups.
 Of the interruption rules that match one record, only the highest priority is kept (an ECC
-error beats the Python exception it raised).
+error beats the Python exception it raised). A record read as progress is given only to the rules
+with a `contains` substring, and, when it says a save finished (`SAVED`: mlx-lm's `Iter 50: Saved
+adapter weights to …/0000050_adapters.safetensors.`, a step line that is the save's own record),
+to the rules of a finished save (`save`, phase `end`): the step it prints is the step saved.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ TRIGGER_STARTS = (
     "persist", "terminated", "bus", "core", "worker", "node", "actor", "replica", "executor",
     "slice", "host", "tpu", "ray", "gpu", "raise", "abort", "skip", "interrupt",
 )
+# the words of a finished save, looked for on a progress record (and by `fast`, after a match)
+SAVED = re.compile(r"(?i)\b(?:saved|wrote|written)\b")
 _STARTS = {n: {w for w in TRIGGER_STARTS if len(w) == n} for n in range(2, 13)}
 _SHORTEST = min(len(w) for w in TRIGGER_STARTS)
 
@@ -68,12 +73,14 @@ class Wording:
               ) -> list[tuple[Rule, dict[str, str], str | None]]:
         """Every event rule matching `text` (one interruption at most). A record read as
         progress is given only to the rules with a `contains` substring (a message glued to a
-        bar is cut off it before: `Normaliser.split`)."""
+        bar is cut off it before: `Normaliser.split`), and to a finished save's rules when it
+        says so (see the module docstring)."""
         hit = not progress and triggered(text)
+        saved = progress and says_saved(text)
         out: list[tuple[Rule, dict[str, str], str | None]] = []
         best: tuple[Rule, dict[str, str], str | None] | None = None
         for rule, fw in self.rules:
-            if not rule.contains and not hit:
+            if not rule.contains and not hit and not (saved and _finished_save(rule)):
                 continue
             groups = rule.match(text)
             if groups is None:
@@ -94,3 +101,17 @@ class Wording:
             if groups is not None:
                 return rule, groups, fw
         return None
+
+
+def _finished_save(rule: Rule) -> bool:
+    return rule.kind == "save" and rule.phase == "end"
+
+
+def says_saved(text: str, start: int = 0) -> bool:
+    """True when `text` from `start` has a word of a finished save (`SAVED`); substrings first,
+    so that a line without one costs about a microsecond (the fast path asks every line)."""
+    tail = text[start:] if start else text
+    if not ("aved" in tail or "AVED" in tail or "rote" in tail or "ROTE" in tail
+            or "ritten" in tail or "RITTEN" in tail):
+        return False
+    return SAVED.search(tail) is not None

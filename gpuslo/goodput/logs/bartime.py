@@ -1,0 +1,54 @@
+"""A progress bar printed at a record's step times that record (pure).
+
+Trainers that log a dict or JSON record every few steps also draw a bar of the same steps, and
+a log captures the bar where a message ends its line: PaddleNLP's Trainer prints `{'loss':
+0.1252, 'learning_rate': 4e-05, 'global_step': 200, 'epoch': 2.67}` and then ` 33%|████▋ |
+200/600 [01:11<01:58,  3.37it/s][2022-03-25 16:41:50,060] [    INFO] - ***** Running
+Evaluation *****`. The records are the training progress (they are many, the bar is seen
+once) and give no time; the bar's rate is the time of that step. A bar's counter counts its
+own loop, so it times a record only where its `n` is the step of the record just before it
+(200 after `'global_step': 200`): an evaluation bar (`25/25`) or an epoch's bar at another count
+times nothing.
+
+`bar_timers(families, chosen) -> list[Matcher]` the bars of the families not read as progress
+that give a rate, when the progress families are lines that give no time of their own
+(`learn`); `fits(found, last)` whether a timing record may give its time to the progress
+record `last` (`reader.LogReader`): a timing line with no counter always does (`learn`), a bar
+only at `last`'s step and when `last` has no time of its own.
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs.matchers import Matcher, Prog, compile_reading
+from gpuslo.goodput.logs.roles import Reading
+
+_RATES = ("rate_ips", "rate_spi")
+_TIMES = ("step_s", "window_s", "smoothed_s", "line_s", "elapsed") + _RATES
+FAMILY = "timing:bar"
+
+
+def bar_timers(families: dict[str, list[Reading]], chosen: list[str]) -> list[Matcher]:
+    """The bars that may time the progress records (see the module docstring)."""
+    progress = [r for name in chosen for r in families[name]]
+    if not progress or any(r.bar for r in progress) or any(
+            role.role in _TIMES for r in progress for role in r.roles.values()):
+        return []
+    out = []
+    for name, readings in families.items():
+        for reading in readings if name not in chosen else []:
+            if reading.bar and reading.step is not None and any(
+                    role.role in _RATES for role in reading.roles.values()):
+                out.append(compile_reading(reading, FAMILY))
+    return out
+
+
+def fits(found: Prog, last: Prog | None) -> bool:
+    """Whether the timing record `found` may time the progress record `last` (None: no record
+    yet): see the module docstring."""
+    if found.family != FAMILY:
+        return True
+    if last is None or found.printed != last.printed:
+        return False
+    last.complete()
+    return all(getattr(last, name) is None for name in
+               ("step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s"))
