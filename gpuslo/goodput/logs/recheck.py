@@ -14,7 +14,9 @@ again where a role changed:
 - a number of seconds that rises, but by less than `MIN_CLOCK_S` per counted step and by under
   `NEAR_CONSTANT` of its value is no clock (a cumulative time grows by the steps' own time): it
   is the per-step time, smoothed (Detectron's median-filtered `"time": "0.239996"`, then
-  0.240001, … every 20 iterations);
+  0.240001, … every 20 iterations); on a line with no counter, one that stays within
+  `NEAR_CONSTANT` of one value over three lines or more is each line's own duration (Keras's
+  verbose=2 epoch line ` - 498s - loss: …`, 498 s, 498 s, 499 s, …);
 - of two cumulative clocks on a line, the one named for training (fairseq's `train_wall`
   beside `wall`, which holds validation and saves too) is the steps' clock; the other is not
   read.
@@ -100,23 +102,26 @@ def _per_unit_time(reading: Reading) -> bool:
 
 
 def _barely_rising(reading: Reading) -> bool:
-    """A rising time that is no clock: the per-step time, smoothed (see the module docstring)."""
-    if reading.step is None:
-        return False
-    steps = reading.template.fields[reading.step].known()
+    """A rising time that is no clock: the per-step time, smoothed, or on a line with no counter
+    each line's own duration (see the module docstring)."""
+    steps = reading.template.fields[reading.step].known() if reading.step is not None else []
     counted = steps[-1] - steps[0] if len(steps) >= 2 else 0
     changed = False
     for i, role in list(reading.roles.items()):
         f = reading.template.fields[i]
-        if role.role != "elapsed" or set(words(f.key)) & CUMULATIVE_WORDS or counted <= 0 or (
+        if role.role != "elapsed" or set(words(f.key)) & CUMULATIVE_WORDS or (
                 f.kind != "num"):  # a clock printed as one (`23:32`) is one, even standing still
             continue
         values = f.known()
-        if len(values) < 2 or min(values) <= 0:
+        if len(values) < 2 or min(values) <= 0 or (
+                max(values) - min(values) >= NEAR_CONSTANT * max(values)):
             continue
         rise = (values[-1] - values[0]) * role.scale
-        spread = max(values) - min(values)
-        if 0 < rise / counted < MIN_CLOCK_S and spread < NEAR_CONSTANT * max(values):
+        if reading.step is None and len(values) >= LEAD_MIN_RECORDS:
+            reading.roles[i] = Role("step_s", role.scale, "stays near one value on lines with "
+                                    "no counter: each line's own duration")
+            changed = True
+        elif counted > 0 and 0 < rise / counted < MIN_CLOCK_S:
             reading.roles[i] = Role("smoothed_s", role.scale, f"rises by under {MIN_CLOCK_S} s a "
                                     "step and stays near one value: a smoothed step time")
             changed = True
