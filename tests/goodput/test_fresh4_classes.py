@@ -162,6 +162,16 @@ def test_a_named_step_time_in_a_block_is_the_time_of_its_step() -> None:
     assert median_s(doc) == 0.812
 
 
+def test_a_near_constant_time_on_lines_with_no_counter_is_each_lines_own() -> None:
+    # Keras verbose=2 (fresh C28's shape): the epoch's ` - 312s - loss` under each epoch line;
+    # the epochs are the steps, each 312 or 313 s, not a clock standing still
+    lines = []
+    for e, took in zip(range(20, 26), (312, 312, 313, 312, 312, 313), strict=True):
+        lines += [f"Epoch {e}/500", f" - {took}s - loss: 1.{e} - val_loss: 1.{e + 3}"]
+    doc = read(lines)
+    assert median_s(doc) == 312.0 and doc["step_time_s"]["count"] == 6
+
+
 def test_an_epoch_time_on_its_own_line_is_not_a_step_time() -> None:
     # negative: the epoch's duration set apart is not the time of the step printed above it
     lines = []

@@ -26,6 +26,7 @@ import re
 
 MAX_NAME = 40
 SOURCE_MARKER = re.compile(r"\s{2,}[\w.-]+\.py:\d+\s*$")  # rich's `show_path` column
+MARKER_TAIL = 160  # characters at a line's end searched for it (linear on any line length)
 _COLUMN = re.compile(r"\S+(?: \S+)*")  # words parted by single spaces
 _RULE = re.compile(r"^[\s\-=_─━]+$")
 _WORD_QUALIFIER = re.compile(r"\(([A-Za-z]+)\)")
@@ -34,6 +35,16 @@ _NUMBER_START = re.compile(r"^[-+]?\d")
 _PART = r"\d+(?:\.\d+)? ?(?:h|min|ms|m|s)"
 _PARTS = re.compile(rf"^{_PART}(?:,? {_PART})+$")
 _PART_SECONDS = {"h": 3600.0, "min": 60.0, "m": 60.0, "s": 1.0, "ms": 1e-3}
+
+
+def source_marked(text: str) -> bool:
+    """True when `text` ends in rich's source marker (`  latfacto.py:566`)."""
+    return SOURCE_MARKER.search(text[-MARKER_TAIL:]) is not None
+
+
+def _strip_source(text: str) -> str:
+    head, tail = text[:-MARKER_TAIL], text[-MARKER_TAIL:]
+    return head + SOURCE_MARKER.sub("", tail)
 
 
 def _columns(text: str) -> list[tuple[int, str]]:
@@ -56,7 +67,7 @@ class AlignedTable:
     def name(self, text: str) -> str | None:
         """`text` as `name: cell, …` when it is a row under the header; None otherwise (a
         header is remembered, any other line but a rule forgets it)."""
-        core = SOURCE_MARKER.sub("", text).rstrip()
+        core = _strip_source(text).rstrip()
         if _RULE.match(core) and core.strip():
             return None
         header = self._header(core)

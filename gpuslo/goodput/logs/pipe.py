@@ -25,7 +25,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
-from gpuslo.goodput.logs.columns import SOURCE_MARKER, AlignedTable
+from gpuslo.goodput.logs.columns import AlignedTable, source_marked
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock
 
@@ -68,7 +68,7 @@ def wrap_width(lines: list[str]) -> int | None:
     lines), and aligned table rows (YOLOv5's results rows) open alike; so is a line that ends in
     rich's source marker (`latfacto.py:566`: rich pads each record to the console's width)."""
     counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n)
-                     and not SOURCE_MARKER.search(n))
+                     and not source_marked(n))
     if not counts:
         return None
     width = max(counts)
