@@ -16,7 +16,11 @@ a time) are the steps. Timing lines are compiled when the progress lines give no
 (a rate is the reader's last choice of step time, `progress`): a recurring template with a rate of
 iterations and no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
 300, epoch: 1 | loss: …`; TensorFlow's `global_step/sec: 0.8039` beside `loss = …, step = 100`); the
-reader gives each one's time to the progress record next to it (`reader.LogReader`).
+reader gives each one's time to the progress record next to it (`reader.LogReader`); so are
+durations printed on lines of their own where the progress lines give no time at all (`aside`).
+Each template's reading gets a second look (`recheck`: a right-aligned counter printed first,
+Keras's time per counted unit, a time that barely rises, the training clock of two), and the
+rows of a model-summary table are left out of the sample (`summary`): their counts are no steps.
 
 What was read and why, and the recurring templates left unread, are kept for `--explain`.
 """
@@ -25,10 +29,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
+from gpuslo.goodput.logs.recheck import recheck
 from gpuslo.goodput.logs.roles import (
     NOT_PROGRESS_HEAD,
     Reading,
@@ -37,6 +43,7 @@ from gpuslo.goodput.logs.roles import (
     window_or_step,
     words,
 )
+from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 
 _RATES = ("rate_ips", "rate_spi")
@@ -171,11 +178,12 @@ def _timing(reading: Reading) -> bool:
 
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
-    templates: list[Template] = group(records)
+    tables = in_tables([r.text for r in records])  # a model summary's rows are no steps
+    templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     out = Learnt()
     families: dict[str, list[Reading]] = {}
     for tpl in templates:
-        reading = read_template(tpl, pins)
+        reading = recheck(read_template(tpl, pins))
         out.readings.append(reading)
         if reading.progress:
             window_or_step(reading, _reference(reading))
@@ -195,6 +203,8 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
+    if untimed(out.progress):  # durations on lines of their own (`aside`)
+        out.timing += [compile_reading(r, "timing") for r in out.readings if set_apart(r)]
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:
         for reading in families[name]:

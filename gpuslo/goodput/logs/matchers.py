@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuslo.goodput.logs.eta import eta_rate
 from gpuslo.goodput.logs.roles import Reading, Role
 from gpuslo.goodput.logs.tokens import BAR, DATE, DUR, NUM, clock_seconds, number, parts_seconds
 
@@ -30,7 +31,8 @@ _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
 _COUNTS = ("step", "total", "epoch")
 MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread
 MAX_VALUE = 1e12  # a step, epoch or duration beyond this is not one (`1E0213` is a glued stamp)
-_TIMES = ("elapsed", "step_s", "window_s", "smoothed_s", "line_s", "rate_ips", "rate_spi")
+_TIMES = ("elapsed", "step_s", "window_s", "smoothed_s", "line_s", "rate_ips", "rate_spi",
+          "remaining")  # the time left: a drawn bar's pace where it gives no rate (`eta`)
 
 
 class Prog:
@@ -84,9 +86,11 @@ class Matcher:
     _fast: re.Pattern[str] | None = None
     step_group: str | None = None  # the regex group of the step counter
     literals: tuple[str, ...] = ()  # the template's literal runs: a match holds every one
+    drawn: bool = False  # the template draws a bar's glyphs (`[====>....]`, `█▏`)
 
     def __post_init__(self) -> None:
         self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
+        self.drawn = BAR in self.reading.template.text
 
     def read(self, text: str, line: int, seq: int, ts: float | None,
              rank: str | None) -> Prog | None:
@@ -103,10 +107,14 @@ class Matcher:
 
     def fill(self, prog: Prog, found: re.Match[str]) -> None:
         """Set `prog`'s counts and times from a match of this template."""
+        left = None
         for group, role, scale, kind in self.fields:
             raw = found.group(group)
             value = _value(raw, kind) if raw is not None else None
             if value is None or abs(value) > MAX_VALUE:
+                continue
+            if role == "remaining":
+                left = value * scale
                 continue
             if role in _COUNTS:
                 if value != int(value):
@@ -124,6 +132,7 @@ class Matcher:
             elif getattr(prog, role) is None and (value > 0 or role == "elapsed") and (
                     value * scale <= MAX_SECONDS):
                 setattr(prog, role, value * scale)
+        eta_rate(prog, left, self.drawn)
         self.hits += 1
 
     def fast(self) -> re.Pattern[str]:

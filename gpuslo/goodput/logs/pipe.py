@@ -11,7 +11,8 @@ Joins, the capture artefacts that cut one record into several lines:
   record (it has a prefix or a stamp);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
 - tables: a line of three or more names separated by tabs or runs of spaces is a header; each
-  later line of as many numbers, separated the same way, is the record `name: value, …`;
+  later line of as many numbers, separated the same way, is the record `name: value, …`; names
+  of several words, cells cut by the columns' positions (rich's tables): `columns`;
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
   (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
   one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
@@ -24,6 +25,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from gpuslo.goodput.logs.columns import AlignedTable, source_marked
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock
 
@@ -63,8 +65,10 @@ def wrap_width(lines: list[str]) -> int | None:
     start of a line opens a record: `Validation loss decreased …` under an epoch line). A tqdm
     bar (`22%|███ |`) is left out: tqdm pads itself to the terminal's width, so bars of one
     width are whole lines (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50`
-    lines), and aligned table rows (YOLOv5's results rows) open alike."""
-    counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n))
+    lines), and aligned table rows (YOLOv5's results rows) open alike; so is a line that ends in
+    rich's source marker (`latfacto.py:566`: rich pads each record to the console's width)."""
+    counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n)
+                     and not source_marked(n))
     if not counts:
         return None
     width = max(counts)
@@ -101,6 +105,7 @@ class RecordPipe:
         self._block_meta: tuple[int, float | None, str | None] = (0, None, None)
         self.unreadable = 0
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
+        self.aligned = AlignedTable()  # a table whose names are words, cells by position
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -156,7 +161,7 @@ class RecordPipe:
                 own_stamp: bool) -> list[Rec]:
         if self.header is not None or len(text) <= MAX_KV_LINE and (
                 "\t" in text or "  " in text):
-            text = self._row(text)
+            text = self.aligned.name(text) or self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
             if kv is not None and len(self._block) < MAX_BLOCK:

@@ -261,13 +261,24 @@ def _runs(records: list[Record]) -> None:
 
 def _bar_start(rec: Record) -> int:
     elapsed = rec.prog.elapsed or 0.0
-    if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP:
+    if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP and not _quick(rec):
         rec.resumed = rec.glob - 1
         return rec.glob - 1
     ran = _ran_by_rate(rec)
     if ran is not None:
         return rec.glob - ran
     return rec.glob - rec.printed if rec.glob >= rec.printed else 0
+
+
+def _quick(rec: Record) -> bool:
+    """True when the bar's n steps at its mean rate (a bar with no time left: Keras's, not
+    tqdm's EMA) fit in its elapsed whole seconds: it ran from 0 in under a second (Keras's
+    `405/405 [====] - 0s 829us/sample`), it did not resume."""
+    p = rec.prog
+    if p.rate_s is None or p.matcher is None or any(
+            r.role == "remaining" for r in p.matcher.reading.roles.values()):
+        return False
+    return rec.printed * p.rate_s <= (p.elapsed or 0.0) + MID_WAY_ELAPSED_S
 
 
 def _ran_by_rate(rec: Record) -> int | None:
@@ -389,7 +400,7 @@ def _rate(rec: Record) -> float | None:
     if p.rate_s is None:
         return None
     if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
-        if not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S:
+        if (not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S) and not _quick(rec):
             return None  # a resumed bar's first redraws: its rate is not yet a rate
         counted = rec.printed > rec.glob - rec.bar_start  # its n counts steps it did not run
         if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:

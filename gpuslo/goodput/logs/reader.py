@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+import gpuslo.goodput.logs.aside as aside
 import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.goodput.logs.bartime import fits
 from gpuslo.goodput.logs.fast import FastPath, thin
@@ -120,7 +121,7 @@ class LogReader:
         self.other_progress = 0
         self.fast: FastPath | None = None
         self._timed = -1  # seq of the last progress record a timing line gave its time to
-        self._pending_rate: float | None = None  # a timing line's time with no record yet
+        self._pending: Prog | None = None  # a timing line's times with no record yet
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self._bound = MAX_PROGRESS
 
@@ -158,8 +159,9 @@ class LogReader:
         elif rank != owner:
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
-        if self._pending_rate is not None:
-            prog.rate_s, self._pending_rate, self._timed = self._pending_rate, None, prog.seq
+        if self._pending is not None:
+            aside.give(self._pending, prog)
+            self._pending, self._timed = None, prog.seq
         if len(self.progress) >= self._bound:
             self.progress = thin(self.progress)
             # records that cannot be merged (an event between every two) raise the bound, so
@@ -259,14 +261,16 @@ class LogReader:
         for matcher in self.learnt.timing:
             found = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
             last = self.progress[-1] if self.progress else None
-            if found is None or found.rate_s is None or not fits(found, last):
+            if found is None or not aside.times(found) or not fits(found, last):
                 continue
-            if last is None and (not self.rates or self.rates[-1] != found.rate_s):
+            if last is None and found.rate_s is not None and (
+                    not self.rates or self.rates[-1] != found.rate_s):
                 self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once
             if last is not None and self._timed != last.seq:
-                last.rate_s, self._timed = found.rate_s, last.seq
+                aside.give(found, last)
+                self._timed = last.seq
             else:
-                self._pending_rate = found.rate_s
+                self._pending = found
             return True
         return False
 
