@@ -74,8 +74,9 @@ def tokens(expr: str) -> tuple[set[str], set[str]]:
         expr = expr.replace(variable, value)
     labels = set(re.findall(r"([A-Za-z_]\w*)\s*(?:=~|!~|!=|=)\s*\"", expr))
     # Grafana's label_values(metric, label) template query.
-    labels |= set(re.findall(r"label_values\([^,]+,\s*(\w+)\)", expr))
-    expr = re.sub(r"label_values\(([^,]+),\s*\w+\)", r"\1", expr)
+    selector = r"((?:[^,{]|\{[^}]*\})+)"  # a series selector, commas inside its braces
+    labels |= {m[1] for m in re.findall(r"label_values\(" + selector + r",\s*(\w+)\)", expr)}
+    expr = re.sub(r"label_values\(" + selector + r",\s*\w+\)", r"\1", expr)
     for clause in re.findall(
         r"\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)", expr
     ):
