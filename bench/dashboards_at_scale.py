@@ -35,6 +35,19 @@ none at p95 >= 1 s:
   off by default there); slowest panel 0.060 s (job-goodput / GPUs busy by category, recorded);
   check-liveness panels <= 0.045 s (9 series, one per check); node-drilldown panels <= 0.017 s
   (one node's series).
+Measured 2026-12-06 02:03-02:16 UTC on the 10,000-GPU backfill (`--gpus 10000`: 37.4 GB of
+OpenMetrics in 660 s, import 809 s, rules backfill 153 s), the same server and limits, replay
+279 s; load average 2.0 before and after (a quieter host). 116 queries x 5; none at p95 >= 1 s:
+  before (the generator at 4686180 on the same data, `--repeat 3`, load 1.1 → 2.6): 7 of 105 at
+  p95 >= 1 s, slowest 3.84 s (Heartbeat age per check and node, 11,250 series), Check duration
+  3.27 s, Time since last answer 3.06 s, node-drilldown / GPU usable 2.63 s (10,000 series),
+  GPU verdicts 2.22 s, check-liveness / Check runs 1.11 s, job-goodput / Goodput per job 1.10 s:
+  about 2x-5x the 1,000-GPU figures, growing with the fleet.
+  after: slowest 0.237 s, the fleet boards' Node verdict changes annotation (686 series, off by
+  default there); slowest panel 0.154 s (job-goodput / Compute time per step by node, raw, 1,018
+  series), then Node performance score 0.123 s (recorded, 1,018 series) and Goodput per job
+  0.112 s (222 jobs); check-liveness panels <= 0.013 s, node-drilldown panels <= 0.017 s: flat
+  from 1,000 to 10,000 GPUs, except the per-node crawl panels and that annotation.
   The liveness board draws one line per check from `gpuslo.alerts.liveness`'s recorded series,
   the job board one per job from `gpuslo.alerts.job_series`'s, and the drill-down reads one
   node's raw series through `instance=~"$exporter"`. Still raw and per node across the fleet:
