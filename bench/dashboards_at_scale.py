@@ -11,31 +11,49 @@ bench/report_prometheus.py, with the server's default limits; a table of the tim
    left it, only the first two groups recorded).
 2. Every panel target and Prometheus annotation of `gpuslo dashboards` (`build_files`), Grafana's
    variables substituted as Grafana would for the last 7 days of the backfill at `--step`
-   (`$__range` 7d, `$__rate_interval` max(step + scrape, 4 x scrape), `$cluster`/`$node`/`$job`
-   `.*`), run `--repeat` times as a range query (an instant query for `instant` targets) ending
-   at the backfill's end.
+   (`$__range` 7d, `$__rate_interval` max(step + scrape, 4 x scrape), `$cluster`/`$job` `.*`,
+   the drill-down's single-select `$node` the first node gpuslo_node_info names and its hidden
+   `$exporter` that node's instances, as Grafana picks them), run `--repeat` times as a range
+   query (an instant query for `instant` targets) ending at the backfill's end.
 3. A table, slowest first: dashboard, panel, p95 and median seconds, series returned, whether
    the query reads raw exporter series (`gpuslo_...`) or only recorded ones (`gpuslo:...`), and
    `SLOW` for p95 >= 1 s (the goal of issue 30: every panel < 1 s p95, default limits).
 The anchor is the server itself: the same query shapes run by Grafana; no second tool.
 
-Measured 2026-12-05 07:36-07:45 UTC, `python bench/dashboards_at_scale.py --work DIR` on the
-1,000-GPU backfill (`bench/report_prometheus.py --gpus 1000 --engines victoriametrics`: 7 days
-at 300 s, 3.76 GB of OpenMetrics; the 10,000-GPU one takes 847 s of promtool and over an hour of
-rule backfill, out of reach on this 2-core host beside seven other sessions), VictoriaMetrics
-1.79, default limits, `vmalert` replay of the other recording groups 175 s; load average 7.1
-before, 10.2 after: 105 queries x 5; 5 at p95 >= 1 s, slowest 2.04 s:
-  2.038 s  check-liveness / Heartbeat age per check and node  (raw, 1,125 series)
-  1.721 s  node-drilldown / GPU verdicts                       (raw, sums every GPU's verdict)
-  1.684 s  node-drilldown / GPU usable                         (raw, 1,000 series)
-  1.276 s  check-liveness / Time since last answer            (raw, 1,125 series)
-  1.231 s  check-liveness / Check duration                    (raw, 1,125 series)
-  every panel reading recorded series (`gpuslo:...`): <= 0.13 s p95; the next raw ones 0.49 s
-  (Network devices) and below.
-  Left: the five are per-node panels whose `$node` variable defaults to All (`.*`), so their
-  default view draws every node's series; they grow with the fleet (~10x at 10,000 GPUs). No
-  recorded series holds what they show (per check and node ages, per GPU usable); the fix is a
-  single-node default for `$node` or `topk` fleet views, with the dashboard goldens regenerated.
+Measured 2026-12-06 01:42-01:47 UTC, `python bench/dashboards_at_scale.py --work DIR` on the
+1,000-GPU backfill (`bench/report_prometheus.py --gpus 1000 --engines victoriametrics`, 7 days at
+300 s), VictoriaMetrics 1.79, default limits, `vmalert` replay of the other recording groups
+(with the per-check liveness and per-job groups) 246 s; 2-core host shared with other sessions
+and the 10,000-GPU backfill being written: load average 5.8 before, 6.2 after. 116 queries x 5;
+none at p95 >= 1 s:
+  before (the same backfill and replay, the generator at 4686180, 01:27-01:31 UTC, load 6.8 →
+  7.2): 2 of 105 at p95 >= 1 s, slowest 1.70 s (check-liveness / Heartbeat age per check and
+  node, raw, 1,125 series), then Check duration 1.58 s and Time since last answer 0.82 s (the
+  same 1,125 series), node-drilldown / GPU usable 0.59 s (1,000 series) and GPU verdicts 0.45 s
+  (every GPU's verdict summed): per-node panels over `$node` = All.
+  after: slowest 0.100 s, the fleet boards' "Node verdict changes" annotation (raw, 69 series;
+  off by default there); slowest panel 0.060 s (job-goodput / GPUs busy by category, recorded);
+  check-liveness panels <= 0.045 s (9 series, one per check); node-drilldown panels <= 0.017 s
+  (one node's series).
+Measured 2026-12-06 02:03-02:16 UTC on the 10,000-GPU backfill (`--gpus 10000`: 37.4 GB of
+OpenMetrics in 660 s, import 809 s, rules backfill 153 s), the same server and limits, replay
+279 s; load average 2.0 before and after (a quieter host). 116 queries x 5; none at p95 >= 1 s:
+  before (the generator at 4686180 on the same data, `--repeat 3`, load 1.1 → 2.6): 7 of 105 at
+  p95 >= 1 s, slowest 3.84 s (Heartbeat age per check and node, 11,250 series), Check duration
+  3.27 s, Time since last answer 3.06 s, node-drilldown / GPU usable 2.63 s (10,000 series),
+  GPU verdicts 2.22 s, check-liveness / Check runs 1.11 s, job-goodput / Goodput per job 1.10 s:
+  about 2x-5x the 1,000-GPU figures, growing with the fleet.
+  after: slowest 0.237 s, the fleet boards' Node verdict changes annotation (686 series, off by
+  default there); slowest panel 0.154 s (job-goodput / Compute time per step by node, raw, 1,018
+  series), then Node performance score 0.123 s (recorded, 1,018 series) and Goodput per job
+  0.112 s (222 jobs); check-liveness panels <= 0.013 s, node-drilldown panels <= 0.017 s: flat
+  from 1,000 to 10,000 GPUs, except the per-node crawl panels and that annotation.
+  The liveness board draws one line per check from `gpuslo.alerts.liveness`'s recorded series,
+  the job board one per job from `gpuslo.alerts.job_series`'s, and the drill-down reads one
+  node's raw series through `instance=~"$exporter"`. Still raw and per node across the fleet:
+  job-goodput / Compute time per step by node (86 series, 0.020 s; the crawl's per-node view,
+  narrowed by `$job`) and the Node verdict changes annotation of the fleet boards (enabled only
+  on the drill-down, where it reads one node).
 """
 
 from __future__ import annotations
@@ -81,11 +99,27 @@ def _wait(url: str, process: subprocess.Popen, limit_s: float = 600) -> None:
     raise SystemExit(f"{url} not ready in {limit_s} s")
 
 
-def targets(step_s: int, scrape_s: int) -> list[dict]:
+def pick_node(url: str, at: float) -> tuple[str, str]:
+    """(node, exporter): the first node name gpuslo_node_info gives at `at`, as Grafana's
+    single-select `$node` picks it, and its `instance` values as Grafana writes the hidden
+    `$exporter`'s All (an alternation, regex metacharacters escaped)."""
+    answer = requests.post(f"{url}/api/v1/query", timeout=60, data={
+        "query": "max by (node, instance) (gpuslo_node_info)", "time": at}).json()
+    found = sorted((s["metric"]["node"], s["metric"]["instance"])
+                   for s in answer["data"]["result"])
+    if not found:
+        raise SystemExit("no gpuslo_node_info at the backfill's end")
+    node = found[0][0]
+    escape = lambda v: re.sub(r"([\\.+*?()|\[\]{}^$])", r"\\\\\1", v)  # noqa: E731
+    return node, "|".join(escape(instance) for name, instance in found if name == node)
+
+
+def targets(step_s: int, scrape_s: int, node: str = ".*", exporter: str = ".*") -> list[dict]:
     """Every panel target and Prometheus annotation with Grafana's variables substituted."""
     rate = max(step_s + scrape_s, 4 * scrape_s)
     values = {"$__rate_interval": f"{rate}s", "$__range_s": str(7 * 86400), "$__range": "7d",
-              "$__interval": f"{step_s}s", "$cluster": ".*", "$node": ".*", "$job": ".*"}
+              "$__interval": f"{step_s}s", "$cluster": ".*", "$node": node,
+              "$exporter": exporter, "$job": ".*"}
 
     def sub(expr: str) -> str:
         for variable, value in values.items():
@@ -178,8 +212,10 @@ def main() -> int:
             meta["dashboards_rules"] = {"replay_s": seconds}
             (work / "loaded.json").write_text(json.dumps(meta, indent=1))
             print(f"vmalert replayed the other recording groups in {seconds:.0f} s")
-        found = targets(args.step, shape["step"])
         first, last = (end - pd.Timedelta(days=7)).timestamp(), end.timestamp() - 1
+        node, exporter = pick_node(url, last)
+        found = targets(args.step, shape["step"], node, exporter)
+        print(f"$node {node}, $exporter {exporter}")
         print(f"load average before: {os.getloadavg()}; {shape['gpus']} GPUs, "
               f"{len(found)} queries x {args.repeat}, {args.engine}, step {args.step} s")
         rows = []

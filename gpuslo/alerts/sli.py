@@ -45,7 +45,7 @@ its job progresses loses that stretch's increase; a missed evaluation loses its 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.alerts import crawl, inventory
+from gpuslo.alerts import crawl, inventory, job_series, liveness
 from gpuslo.alerts.inventory import GPU_PROVISIONED_COUNT
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
@@ -181,7 +181,9 @@ def slo_rules(spec: SloSpec, slo: str) -> list[dict]:
 
 
 def recording_groups(spec: SloSpec) -> list[dict]:
-    """Rule groups of recording rules: counts first, then one group per SLO."""
+    """Rule groups of recording rules: counts first, then one group per SLO, the crawl's, the
+    per-check liveness and the per-job series groups (`gpuslo.alerts.liveness`,
+    `gpuslo.alerts.job_series`: what the check-liveness and job goodput dashboards read)."""
     groups = [
         {"name": "gpuslo-sli-counts", "rules": instant_rules(spec)},
         {"name": "gpuslo-job-gpu-seconds", "interval": GOODPUT_INTERVAL, "rules": goodput_rules()},
@@ -189,6 +191,8 @@ def recording_groups(spec: SloSpec) -> list[dict]:
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
     groups.append(crawl.recording_group())
+    groups.append(liveness.recording_group(INVENTORY_HOLD))
+    groups.append(job_series.recording_group())
     return groups
 
 

@@ -176,12 +176,9 @@ def variable(raw: dict) -> dict:
     keep = ("allValue", "datasource", "hide", "includeAll", "label", "multi", "name")
     out = _without_none({key: raw.get(key) for key in keep})
     current = raw["current"]
+    if current["value"] is not None:  # none: Grafana picks the first value on load
+        out["current"] = {key: current[key] for key in ("selected", "text", "value")}
     out.update(
-        current={
-            "selected": current["selected"],
-            "text": current["text"],
-            "value": current["value"],
-        },
         options=[],
         query=raw["query"],
         refresh=raw["refresh"],

@@ -2,7 +2,9 @@
 busy by goodput category, badput GPU-hours by category (ML Goodput Measurement's taxonomy), step
 time, time since last progress, interruptions by layer, and the crawl (slowdown share per job,
 node performance scores, compute time per step by node). `$job` selects training jobs (the
-exporter's `job` label, kept by scraping with honor_labels)."""
+exporter's `job` label, kept by scraping with honor_labels). Every panel but the per-node compute
+time reads per-job recorded series (`gpuslo.alerts.job_series`, the crawl's), so it costs the
+same on any fleet size (issue 30)."""
 
 from __future__ import annotations
 
@@ -16,10 +18,19 @@ from gpuslo.slo_spec import SloSpec, format_number
 JOB = f'job=~"$job", {CLUSTER}'
 
 
+# Per job and category: GPU-seconds per second (gpuslo.alerts.job_series), averaged over the
+# panel's interval so no rule evaluation between two points is skipped.
+RATE = "gpuslo:job_gpu_seconds:rate5m"
+
+
+def _busy(extra: str = "", window: str = "$__rate_interval") -> str:
+    """GPUs busy (GPU-seconds per second) per job and category, averaged over `window`."""
+    return f"avg_over_time({RATE}{{{JOB}{extra}}}[{window}])"
+
+
 def _goodput_panels(spec: SloSpec) -> list[Spec]:
     """Fleet goodput over the period and goodput per job."""
-    seconds = f"gpuslo_job_gpu_seconds_total{{{JOB}"
-    productive = f'{seconds}, category="{names.CATEGORY_PRODUCTIVE}"}}'
+    productive = _busy(f', category="{names.CATEGORY_PRODUCTIVE}"')
     return [
         Spec(
             "stat",
@@ -39,9 +50,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
             RATIO,
             (
                 Query(
-                    f"sum by (job) (rate({productive}[$__rate_interval])) / (sum by (job) "
-                    f"(rate({seconds}}}[$__rate_interval])) > 0)",
-                    "{{job}}",
+                    f"sum by (job) ({productive}) / (sum by (job) ({_busy()}) > 0)", "{{job}}"
                 ),
             ),
             18,
@@ -52,7 +61,7 @@ def _goodput_panels(spec: SloSpec) -> list[Spec]:
 
 def _category_panels(spec: SloSpec) -> list[Spec]:
     """GPUs busy and badput GPU-hours by goodput category."""
-    seconds = f"gpuslo_job_gpu_seconds_total{{{JOB}"
+    badput = _busy(f', category!="{names.CATEGORY_PRODUCTIVE}"', "$__range")
     return [
         Spec(
             "timeseries",
@@ -60,17 +69,18 @@ def _category_panels(spec: SloSpec) -> list[Spec]:
             "GPU-seconds per second by goodput category "
             "(productive or a badput category): GPUs spent on each.",
             GPUS,
-            (Query(f"sum by (category) (rate({seconds}}}[$__rate_interval]))", "{{category}}"),),
+            (Query(f"sum by (category) ({_busy()})", "{{category}}"),),
         ),
         Spec(
             "bargauge",
             "Badput GPU-hours by category",
-            "GPU-hours in the range in each badput category (ML Goodput Measurement's taxonomy).",
+            "GPU-hours in the range in each badput category (ML Goodput Measurement's "
+            "taxonomy): GPUs busy in it, averaged over the range, times its length "
+            "(approximate; the report's figures are exact).",
             GPU_HOURS,
             (
                 Query(
-                    f'sum by (category) (increase({seconds}, category!="productive"}}[$__range]))'
-                    " / 3600",
+                    f"sum by (category) ({badput}) * $__range_s / 3600",
                     "{{category}}",
                     instant=True,
                 ),
@@ -105,7 +115,8 @@ def _stall_panels(spec: SloSpec) -> list[Spec]:
             "s",
             (
                 Query(
-                    f"time() - max by (job) (gpuslo_job_last_progress_timestamp_seconds{{{JOB}}})",
+                    "time() - max by (job) "
+                    f"(gpuslo:job_last_progress_timestamp_seconds:max{{{JOB}}})",
                     "{{job}}",
                 ),
             ),
@@ -114,11 +125,13 @@ def _stall_panels(spec: SloSpec) -> list[Spec]:
         Spec(
             "bargauge",
             "Interruptions by layer",
-            "Job interruptions in the range by the layer they are attributed to.",
+            "Job interruptions in the range by the layer they are attributed to: their rate "
+            "averaged over the range times its length (approximate).",
             "short",
             (
                 Query(
-                    f"sum by (layer) (increase(gpuslo_job_interruptions_total{{{JOB}}}[$__range]))",
+                    "sum by (layer) (avg_over_time(gpuslo:job_interruptions:rate5m"
+                    f"{{{JOB}}}[$__range])) * $__range_s",
                     "{{layer}}",
                     instant=True,
                 ),

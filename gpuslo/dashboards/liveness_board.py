@@ -1,31 +1,25 @@
-"""Check-liveness dashboard ("who watches the checks"): exporters down, the liveness SLI,
-heartbeat age per check and node, when each check last answered ("never" for a check that never
-did: the exporter exports 0), dependency failures, check errors, kernel-log records lost, check
-runs and durations. A check that stops silently gives false confidence, so every panel here reads
-something that grows when a check goes quiet."""
+"""Check-liveness dashboard ("who watches the checks"): exporters down, the liveness SLI, and one
+line per check, never one per node: stale checks, checks that never answered, the oldest
+heartbeat and answer, dependency failures, errors, runs and the slowest duration; kernel-log
+records lost, unrecognised log lines and journal errors fleet-wide. A check that stops silently
+gives false confidence, so every panel here reads something that grows when a check goes quiet.
+
+Every panel reads the recorded series of `gpuslo.alerts.liveness` (a few series per check), so
+the board costs the same on 10 or 10,000 nodes (issue 30); which node a check went quiet on is the
+node drill-down's (`node_checks`), or the GpusloCheckHeartbeatStale alert's labels. Rates are
+averaged over `$__rate_interval`, so no rule evaluation between two points is skipped."""
 
 from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.dashboards import fleet
 from gpuslo.dashboards.board import dashboard
-from gpuslo.dashboards.panels import (
-    COUNT,
-    RATIO,
-    SECONDS,
-    SINCE,
-    Columns,
-    Query,
-    Spec,
-    red_below,
-    red_from,
-    value_mapping,
-)
-from gpuslo.dashboards.scope import CLUSTER, node_variable, per_node
+from gpuslo.dashboards.node_checks import STALE_INTERVALS
+from gpuslo.dashboards.panels import COUNT, RATIO, SECONDS, Query, Spec, red_below, red_from
+from gpuslo.dashboards.scope import CLUSTER
 from gpuslo.slo_spec import SloSpec, format_number
 
-STALE_INTERVALS = 3  # DESIGN.md §7: a heartbeat older than 3 × the interval is stale
-NEVER = value_mapping({0: ("never", "red")})
+PER_MINUTE = "cpm"  # counts per minute
 
 
 def _liveness_stats(spec: SloSpec) -> list[Spec]:
@@ -57,209 +51,163 @@ def _liveness_stats(spec: SloSpec) -> list[Spec]:
     ]
 
 
-def _heartbeat_panels(spec: SloSpec) -> list[Spec]:
-    """Heartbeat age in intervals, when each check last answered, heartbeat age over time."""
-    ran = f"gpuslo_check_last_run_timestamp_seconds{{{CLUSTER}}}"
-    answered = f"gpuslo_check_last_success_timestamp_seconds{{{CLUSTER}}}"
-    interval = f"gpuslo_check_interval_seconds{{{CLUSTER}}}"
-    stale = (("green", None), ("orange", STALE_INTERVALS - 1), ("red", STALE_INTERVALS))
+def _recorded(name: str, extra: str = "") -> str:
+    """A recorded series of `gpuslo.alerts.liveness` in the chosen clusters."""
+    return f"{name}{{{CLUSTER}{extra}}}"
+
+
+def _per_minute(name: str, by: str, extra: str = "") -> str:
+    """A recorded per-second rate as a count per minute, summed by `by`, averaged over
+    `$__rate_interval`."""
+    return f"60 * sum by ({by}) (avg_over_time({_recorded(name, extra)}[$__rate_interval]))"
+
+
+def _stale_panels() -> list[Spec]:
+    """Stale checks and checks that never answered (stats and lines per check)."""
+    stale = _recorded("gpuslo:check_stale:count")
+    never = _recorded("gpuslo:check_never_answered:count")
     return [
         Spec(
-            "table",
-            "Heartbeat age in intervals",
-            "Seconds since each check last ran divided by its interval; orange from "
-            f"{STALE_INTERVALS - 1}, red from {STALE_INTERVALS} (stale: "
-            "GpusloCheckHeartbeatStale).",
-            "suffix: intervals",
-            (Query(per_node(f"(time() - {ran}) / {interval}"), instant=True),),
+            "stat",
+            "Stale checks",
+            f"Checks (one per node and check) that have not run for {STALE_INTERVALS} intervals, "
+            "or whose exporter went silent in the last hour; red from 1 "
+            "(GpusloCheckHeartbeatStale names the nodes).",
+            COUNT,
+            (Query(f"sum({stale})", instant=True),),
             12,
-            8,
-            steps=stale,
-            columns=Columns(("node", "check"), "age (intervals)"),
-            overrides=(_coloured_cells("age (intervals)"),),
+            4,
+            steps=red_from(1),
         ),
         Spec(
-            "table",
-            "Last answer",
-            "When each check last produced an answer (ok, warn or fail); never, in red, for a "
-            "check that has not answered since the exporter started.",
-            SINCE,
-            (Query(per_node(f"{answered} * 1000"), instant=True),),
+            "stat",
+            "Checks that never answered",
+            "Checks (one per node and check) that have run but never produced an answer since "
+            "their exporter started; red from 1 (the node drill-down's Last answer: never).",
+            COUNT,
+            (Query(f"sum({never})", instant=True),),
             12,
-            8,
-            mappings=(NEVER,),
-            columns=Columns(("node", "check"), "last answer"),
-            overrides=(_coloured_cells("last answer"),),
+            4,
+            steps=red_from(1),
         ),
         Spec(
             "timeseries",
-            "Heartbeat age per check and node",
-            "Seconds since each check last ran, whatever its outcome.",
-            SECONDS,
-            (Query(per_node(f"time() - {ran}"), "{{node}} {{check}}"),),
+            "Stale checks per check",
+            f"Per check: nodes where it has not run for {STALE_INTERVALS} intervals or whose "
+            "exporter went silent in the last hour; 0 while all are fresh.",
+            COUNT,
+            (Query(f"sum by (check) ({stale})", "{{check}}"),),
+        ),
+        Spec(
+            "timeseries",
+            "Checks that never answered per check",
+            "Per check: nodes where it runs but has never produced an answer (ok, warn or fail) "
+            "since the exporter started.",
+            COUNT,
+            (Query(f"sum by (check) ({never})", "{{check}}"),),
         ),
     ]
 
 
-def _coloured_cells(field: str) -> dict:
-    """Override: colour the text of `field`'s cells by its thresholds and mappings."""
-    return {
-        "matcher": {"id": "byName", "options": field},
-        "properties": [{"id": "custom.cellOptions", "value": {"type": "color-text"}}],
-    }
-
-
-def _failure_panels(spec: SloSpec) -> list[Spec]:
-    """Time since each check last answered, and dependency failures."""
-    answered = f"gpuslo_check_last_success_timestamp_seconds{{{CLUSTER}}}"
+def _age_panels() -> list[Spec]:
+    """The oldest heartbeat and answer per check, and the slowest duration."""
     return [
         Spec(
             "timeseries",
-            "Time since last answer",
-            "Seconds since each check last produced an answer (ok, warn or fail); grows while "
-            "it times out or misses a dependency. A check that never answered is not drawn "
-            "(its time is 0): the Last answer table shows it as never.",
+            "Oldest heartbeat per check",
+            "Per check, over every node: the most intervals since it last ran, whatever its "
+            f"outcome; stale from {STALE_INTERVALS}.",
+            "suffix: intervals",
+            (Query(f"max by (check) ({_recorded('gpuslo:check_heartbeat_age_intervals:max')})",
+                   "{{check}}"),),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Oldest answer per check",
+            "Per check, over the nodes where it ever answered: the most seconds since it last "
+            "produced an answer (ok, warn or fail); grows while it times out or misses a "
+            "dependency somewhere.",
             SECONDS,
-            (Query(per_node(f"time() - ({answered} > 0)"), "{{node}} {{check}}"),),
+            (Query(f"max by (check) ({_recorded('gpuslo:check_answer_age_seconds:max')})",
+                   "{{check}}"),),
+            8,
+        ),
+        Spec(
+            "timeseries",
+            "Slowest check duration",
+            "Per check, over every node: the duration of the slowest last run.",
+            SECONDS,
+            (Query(f"max by (check) ({_recorded('gpuslo:check_duration_seconds:max')})",
+                   "{{check}}"),),
+            8,
+        ),
+    ]
+
+
+def _error_panels() -> list[Spec]:
+    """Runs, dependency failures and errors per check; records and lines lost fleet-wide."""
+    errors = "gpuslo:check_errors:rate5m"
+    return [
+        Spec(
+            "timeseries",
+            "Check runs",
+            "Check runs per minute per check, over every node.",
+            PER_MINUTE,
+            (Query(_per_minute("gpuslo:check_runs:rate5m", "check"), "{{check}}"),),
         ),
         Spec(
             "timeseries",
             "Dependency failures",
-            "Check runs that failed because a binary or library is missing, per node and check.",
-            COUNT,
-            (
-                Query(
-                    per_node(
-                        "sum by (cluster, instance, check) (increase(gpuslo_check_errors_total{"
-                        f'{CLUSTER}, reason="dependency_missing"}}[$__rate_interval]))'
-                    ),
-                    "{{node}} {{check}}",
-                ),
-            ),
-            8,
+            "Check runs per minute that failed because a binary or library is missing, per "
+            "check.",
+            PER_MINUTE,
+            (Query(_per_minute(errors, "check", ', reason="dependency_missing"'), "{{check}}"),),
         ),
-    ] + _error_panels(spec)
-
-
-def _error_panels(spec: SloSpec) -> list[Spec]:
-    """Check errors by reason, kernel-log records lost and journal errors by reason."""
-    return [
         Spec(
             "timeseries",
             "Check errors by reason",
-            "Runs that could not answer: timeouts, missing dependencies, tool and parse errors.",
-            COUNT,
-            (
-                Query(
-                    "sum by (reason) ("
-                    + per_node(
-                        "sum by (cluster, instance, reason) (increase(gpuslo_check_errors_total"
-                        f"{{{CLUSTER}}}[$__rate_interval]))"
-                    )
-                    + ")",
-                    "{{reason}}",
-                ),
-            ),
-            8,
-        ),
-        Spec(
-            "timeseries",
-            "Kernel-log records lost",
-            "Kernel-log records overwritten before the exporter read them (/dev/kmsg overruns).",
-            COUNT,
-            (
-                Query(
-                    per_node(
-                        "sum by (cluster, instance) (increase("
-                        f"gpuslo_kernel_log_records_lost_total{{{CLUSTER}}}[$__rate_interval]))"
-                    ),
-                    "{{node}}",
-                ),
-            ),
+            "Runs per minute that could not answer: timeouts, missing dependencies, tool and "
+            "parse errors.",
+            PER_MINUTE,
+            (Query(_per_minute(errors, "reason"), "{{reason}}"),),
             8,
         ),
         Spec(
             "timeseries",
             "Unrecognised log lines by source",
-            "Log lines naming a device with an error word that no reader or catalogue knows "
-            "(kernel log, fabric manager, host engine): each is a warn naming the line; a rising "
-            "count means a catalogue entry is missing.",
-            COUNT,
-            (
-                Query(
-                    "sum by (source) ("
-                    + per_node(
-                        "sum by (cluster, instance, source) (increase("
-                        f"gpuslo_unrecognised_messages_total{{{CLUSTER}}}[$__rate_interval]))"
-                    )
-                    + ")",
-                    "{{source}}",
-                ),
-            ),
+            "Log lines per minute naming a device with an error word that no reader or "
+            "catalogue knows (kernel log, fabric manager, host engine): each is a warn naming "
+            "the line; a rising count means a catalogue entry is missing.",
+            PER_MINUTE,
+            (Query(_per_minute("gpuslo:unrecognised_messages:rate5m", "source"), "{{source}}"),),
             8,
         ),
         Spec(
             "timeseries",
-            "Journal errors by reason",
-            "Job journals that could not be read: bad lines, files that are not journals, "
-            "truncation, limits (their goodput is missing or partial).",
-            COUNT,
+            "Kernel-log records lost and journal errors",
+            "Per minute, fleet-wide: kernel-log records overwritten before the exporter read "
+            "them (/dev/kmsg overruns), and job journals that could not be read by reason (bad "
+            "lines, not journals, truncation, limits: their goodput is missing or partial).",
+            PER_MINUTE,
             (
-                Query(
-                    "sum by (reason) ("
-                    + per_node(
-                        "sum by (cluster, instance, reason) (increase(gpuslo_journal_errors_total"
-                        f"{{{CLUSTER}}}[$__rate_interval]))"
-                    )
-                    + ")",
-                    "{{reason}}",
-                ),
+                Query(_per_minute("gpuslo:kernel_log_records_lost:rate5m", "cluster"),
+                      "kernel-log records lost {{cluster}}"),
+                Query(_per_minute("gpuslo:journal_errors:rate5m", "reason"),
+                      "journal errors: {{reason}}"),
             ),
             8,
-        ),
-    ]
-
-
-def _run_panels(spec: SloSpec) -> list[Spec]:
-    """Check runs and durations."""
-    return [
-        Spec(
-            "timeseries",
-            "Check runs",
-            "Check runs per second per check.",
-            "ops",
-            (
-                Query(
-                    "sum by (check) ("
-                    + per_node(
-                        "sum by (cluster, instance, check) (rate(gpuslo_check_runs_total"
-                        f"{{{CLUSTER}}}[$__rate_interval]))"
-                    )
-                    + ")",
-                    "{{check}}",
-                ),
-            ),
-        ),
-        Spec(
-            "timeseries",
-            "Check duration",
-            "Duration of the last run of each check.",
-            SECONDS,
-            (Query(per_node(f"gpuslo_check_duration_seconds{{{CLUSTER}}}"), "{{node}} {{check}}"),),
         ),
     ]
 
 
 def check_liveness(spec: SloSpec) -> dict:
-    """Heartbeat age per check and node, dependency failures, kernel-log records lost, exporters."""
-    specs = (
-        _liveness_stats(spec) + _heartbeat_panels(spec) + _failure_panels(spec) + _run_panels(spec)
-    )
+    """Exporters down, the liveness SLI and every check's liveness, one line per check."""
+    specs = _liveness_stats(spec) + _stale_panels() + _age_panels() + _error_panels()
     return dashboard(
         "gpuslo-check-liveness",
         "gpuslo / Check liveness: who watches the checks",
-        "A check that stops silently is worse than none.",
+        "A check that stops silently is worse than none. One line per check, from recorded "
+        "series; the node drill-down shows one node's checks.",
         specs,
-        [node_variable()],
-        pick_node=True,
     )

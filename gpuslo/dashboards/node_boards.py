@@ -1,10 +1,14 @@
-"""Node and GPU drill-down dashboard: the nodes picked in `$node` (gpuslo_node_info's node
+"""Node and GPU drill-down dashboard: the node picked in `$node` (one of gpuslo_node_info's node
 names): usable or not (red on No), verdict by name, GPUs, active problems and degradations,
-Xid/SXid events, network devices and check status, from the raw metrics of DESIGN.md §4."""
+Xid/SXid events, network devices, check status and its checks' liveness (`node_checks`), from
+the raw metrics of DESIGN.md §4. Every selector is `scope.NODE` (`instance=~"$exporter"`): the
+node's own series, so a panel costs the same on any fleet size (issue 30)."""
 
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.dashboards import node_checks
+from gpuslo.dashboards import scope as node_scope
 from gpuslo.dashboards.board import dashboard
 from gpuslo.dashboards.panels import (
     BOOL,
@@ -16,7 +20,7 @@ from gpuslo.dashboards.panels import (
     red_below,
     value_mapping,
 )
-from gpuslo.dashboards.scope import CLUSTER, node_variable, per_node
+from gpuslo.dashboards.scope import NODE, per_node
 from gpuslo.slo_spec import SloSpec
 
 # Node verdict as a number a stat can colour: 0 healthy, 1 validating (a cleared fault, the
@@ -29,7 +33,7 @@ STATUS_COLOUR = {"ok": "green", "warn": "yellow", "fail": "red", "unknown": "ora
 
 def _verdict_expr() -> str:
     """One series per node: VERDICT_CODE of the verdict whose stateset series is 1."""
-    verdict = f"gpuslo_node_verdict{{{CLUSTER}"
+    verdict = f"gpuslo_node_verdict{{{NODE}"
     return per_node(
         f'max by (cluster, instance) (3 * {verdict}, verdict="unhealthy"}} '
         f'or 2 * {verdict}, verdict="unknown"}} or {verdict}, verdict="validating"}})'
@@ -44,7 +48,7 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             "Node usable",
             "Yes iff every GPU is usable and node checks are healthy; No in red.",
             BOOL,
-            (Query(per_node(f"gpuslo_node_usable{{{CLUSTER}}}"), "{{node}}", instant=True),),
+            (Query(per_node(f"gpuslo_node_usable{{{NODE}}}"), "{{node}}", instant=True),),
             6,
             5,
             steps=red_below(1),
@@ -74,10 +78,10 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             GPUS,
             (
                 Query(
-                    per_node(f"gpuslo_gpu_expected{{{CLUSTER}}}"), "{{node}} expected", instant=True
+                    per_node(f"gpuslo_gpu_expected{{{NODE}}}"), "{{node}} expected", instant=True
                 ),
                 Query(
-                    per_node(f"count by (cluster, instance) (gpuslo_gpu_info{{{CLUSTER}}})"),
+                    per_node(f"count by (cluster, instance) (gpuslo_gpu_info{{{NODE}}})"),
                     "{{node}} seen",
                     instant=True,
                 ),
@@ -93,8 +97,8 @@ def _node_panels(spec: SloSpec) -> list[Spec]:
             (
                 Query(
                     per_node(
-                        f"gpuslo_build_info{{{CLUSTER}}} * on (cluster, instance) "
-                        f"group_left (driver_version, cuda_version) gpuslo_node_info{{{CLUSTER}}}"
+                        f"gpuslo_build_info{{{NODE}}} * on (cluster, instance) "
+                        f"group_left (driver_version, cuda_version) gpuslo_node_info{{{NODE}}}"
                     ),
                     instant=True,
                 ),
@@ -114,7 +118,7 @@ def _inventory_panels(spec: SloSpec) -> list[Spec]:
             "GPUs",
             "GPUs in the inventory: index, UUID, PCI bus id, model, family.",
             "none",
-            (Query(per_node(f"gpuslo_gpu_info{{{CLUSTER}}}"), instant=True),),
+            (Query(per_node(f"gpuslo_gpu_info{{{NODE}}}"), instant=True),),
             12,
             columns=Columns(("node", "gpu", "uuid", "pci_bus_id", "model", "family")),
         ),
@@ -124,7 +128,7 @@ def _inventory_panels(spec: SloSpec) -> list[Spec]:
             "Fail or unknown results per GPU with reason, layer "
             "and recovery action. Empty on a healthy fleet.",
             "none",
-            (Query(per_node(f"gpuslo_gpu_problem{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_gpu_problem{{{NODE}}} == 1"), instant=True),),
             12,
             columns=Columns(("node", "gpu", "uuid", "check", "reason", "layer", "action")),
         ),
@@ -135,7 +139,7 @@ def _inventory_panels(spec: SloSpec) -> list[Spec]:
             "capping, port error rates, link flaps) on a GPU, a network device or the node: "
             "the causes of a job's crawl. Empty while none is active.",
             "none",
-            (Query(per_node(f"gpuslo_node_degradation{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_node_degradation{{{NODE}}} == 1"), instant=True),),
             24,
             columns=Columns(("node", "gpu", "uuid", "device", "check", "reason")),
         ),
@@ -150,7 +154,7 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
             "GPU usable",
             "1 while the GPU verdict is healthy (the SLI).",
             BOOL,
-            (Query(per_node(f"gpuslo_gpu_usable{{{CLUSTER}}}"), "{{node}} GPU {{gpu}}"),),
+            (Query(per_node(f"gpuslo_gpu_usable{{{NODE}}}"), "{{node}} GPU {{gpu}}"),),
         ),
         Spec(
             "timeseries",
@@ -159,7 +163,7 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
             GPUS,
             (
                 Query(
-                    f"sum by (verdict) ({per_node(f'gpuslo_gpu_verdict{{{CLUSTER}}}')})",
+                    f"sum by (verdict) ({per_node(f'gpuslo_gpu_verdict{{{NODE}}}')})",
                     "{{verdict}}",
                 ),
             ),
@@ -175,12 +179,12 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
             (
                 Query(
                     "sum by (state) "
-                    f"({per_node(f'gpuslo_gpu_validation_state{{{CLUSTER}}}')})",
+                    f"({per_node(f'gpuslo_gpu_validation_state{{{NODE}}}')})",
                     "{{state}}",
                 ),
                 Query(
                     "max by (node) "
-                    f"({per_node(f'gpuslo_gpu_validation_gate_unavailable{{{CLUSTER}}}')})",
+                    f"({per_node(f'gpuslo_gpu_validation_gate_unavailable{{{NODE}}}')})",
                     "{{node}} gate unavailable",
                 ),
             ),
@@ -191,7 +195,7 @@ def _gpu_panels(spec: SloSpec) -> list[Spec]:
 def _gate_panels() -> list[Spec]:
     """The return-to-service gate's tries, gates ended and validators, and the active probe's
     runs that did not judge speed (busy GPUs)."""
-    series = lambda name: per_node(f"{name}{{{CLUSTER}}}")  # noqa: E731
+    series = lambda name: per_node(f"{name}{{{NODE}}}")  # noqa: E731
     return [
         Spec(
             "timeseries",
@@ -218,12 +222,12 @@ def _gate_panels() -> list[Spec]:
             COUNT,
             (
                 Query(per_node("sum by (cluster, instance, outcome) (increase("
-                               f"gpuslo_gpu_validation_gates_total{{{CLUSTER}}}[$__range]))"),
+                               f"gpuslo_gpu_validation_gates_total{{{NODE}}}[$__range]))"),
                       "{{node}} gates {{outcome}}"),
                 Query(f"{series('gpuslo_gpu_validation_validator')} == 1",
                       "{{node}} {{validator}} {{state}}"),
                 Query(per_node("sum by (cluster, instance, why) (increase("
-                               f"gpuslo_gpu_probe_speed_not_judged_total{{{CLUSTER}}}"
+                               f"gpuslo_gpu_probe_speed_not_judged_total{{{NODE}}}"
                                "[$__range]))"),
                       "{{node}} probe speed not judged: {{why}}"),
             ),
@@ -243,7 +247,7 @@ def _event_panels(spec: SloSpec) -> list[Spec]:
                 Query(
                     per_node(
                         "sum by (cluster, instance, pci_bus_id, xid, class) (increase("
-                        f"gpuslo_xid_events_total{{{CLUSTER}}}[$__rate_interval]))"
+                        f"gpuslo_xid_events_total{{{NODE}}}[$__rate_interval]))"
                     ),
                     "{{node}} {{pci_bus_id}} Xid {{xid}} {{class}}",
                 ),
@@ -259,7 +263,7 @@ def _event_panels(spec: SloSpec) -> list[Spec]:
                 Query(
                     per_node(
                         "sum by (cluster, instance, nvswitch, sxid, class) (increase("
-                        f"gpuslo_sxid_events_total{{{CLUSTER}}}[$__rate_interval]))"
+                        f"gpuslo_sxid_events_total{{{NODE}}}[$__rate_interval]))"
                     ),
                     "{{node}} NVSwitch {{nvswitch}} SXid {{sxid}} {{class}}",
                 ),
@@ -279,10 +283,10 @@ def _device_panels(spec: SloSpec) -> list[Spec]:
             COUNT,
             (
                 Query(
-                    per_node(f"gpuslo_network_devices{{{CLUSTER}}}"), "{{node}} {{kind}} present"
+                    per_node(f"gpuslo_network_devices{{{NODE}}}"), "{{node}} {{kind}} present"
                 ),
                 Query(
-                    per_node(f"gpuslo_network_devices_expected{{{CLUSTER}}}"),
+                    per_node(f"gpuslo_network_devices_expected{{{NODE}}}"),
                     "{{node}} {{kind}} expected",
                 ),
             ),
@@ -294,7 +298,7 @@ def _device_panels(spec: SloSpec) -> list[Spec]:
             "Current status of each check: ok (green), warn (yellow), fail (red), unknown "
             "(orange).",
             "none",
-            (Query(per_node(f"gpuslo_check_status{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_check_status{{{NODE}}} == 1"), instant=True),),
             24,
             columns=Columns(("node", "check", "status")),
             overrides=(_status_colours(),),
@@ -323,7 +327,7 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             "The node's Slurm state (up, drained, down, maintenance, unknown) with the reason "
             "and its layer: gpuslo's own drains carry the check's reason; others are platform.",
             "none",
-            (Query(per_node(f"gpuslo_slurm_node_state{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_slurm_node_state{{{NODE}}} == 1"), instant=True),),
             12,
             columns=Columns(("node", "state", "reason", "reason_layer")),
         ),
@@ -332,7 +336,7 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             "GPU allocations",
             "Which job holds each GPU (Slurm: the HPC job-mapping directory; Kubernetes: pods).",
             "none",
-            (Query(per_node(f"gpuslo_gpu_allocation{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_gpu_allocation{{{NODE}}} == 1"), instant=True),),
             12,
             columns=Columns(("node", "gpu", "uuid", "hpc_job", "namespace", "pod", "container")),
         ),
@@ -343,7 +347,7 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
             "(a hung or missing kubelet socket, an unreadable job-mapping directory: the "
             "allocations are then empty, never stale), or not_configured.",
             "none",
-            (Query(per_node(f"gpuslo_gpu_allocation_source{{{CLUSTER}}} == 1"), instant=True),),
+            (Query(per_node(f"gpuslo_gpu_allocation_source{{{NODE}}} == 1"), instant=True),),
             12,
             columns=Columns(("node", "source", "status", "reason")),
             overrides=(_status_colours(),),
@@ -352,13 +356,15 @@ def _scheduler_panels(spec: SloSpec) -> list[Spec]:
 
 
 def node_drilldown(spec: SloSpec) -> dict:
-    """One node's verdict, GPUs, problems, Xid/SXid events, network devices and scheduler."""
-    specs = _node_panels(spec) + _gpu_panels(spec) + _device_panels(spec) + _scheduler_panels(spec)
+    """One node's verdict, GPUs, problems, Xid/SXid events, network devices, checks and
+    scheduler."""
+    specs = (_node_panels(spec) + _gpu_panels(spec) + _device_panels(spec)
+             + node_checks.check_panels() + _scheduler_panels(spec))
     return dashboard(
         "gpuslo-node-drilldown",
         "gpuslo / Node and GPU drill-down",
-        "One node's GPUs, problems and evidence.",
+        "One node's GPUs, problems, checks and evidence.",
         specs,
-        [node_variable()],
+        node_scope.node_variables(),
         pick_node=True,
     )

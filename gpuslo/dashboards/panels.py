@@ -103,19 +103,27 @@ def datasource_variable() -> core.Template:
     )
 
 
-def query_variable(name: str, label: str, query: str) -> core.Template:
-    """A multi-value `label_values(...)` variable with an All option matching `.*` (which also
-    matches a series without the label, so `cluster` works on a Prometheus without one)."""
+def query_variable(
+    name: str, label: str, query: str, pick_one: bool = False, hidden: bool = False
+) -> core.Template:
+    """A `label_values(...)` variable, refreshed when the time range changes (nodes come and go).
+    By default multi-value with an All option matching `.*` (which also matches a series without
+    the label, so `cluster` works on a Prometheus without one); `pick_one`: single-select, no
+    All (Grafana picks the first value); `hidden`: not shown, All by default, and All is the
+    alternation of the values Grafana found (not `.*`), so it selects exactly those series."""
+    if pick_one:
+        choice = {"includeAll": False, "multi": False}
+    else:
+        choice = {"includeAll": True, "multi": True, "default": "$__all",
+                  "allValue": None if hidden else ".*"}
     return core.Template(
         name=name,
         label=label,
         query=query,
         dataSource=DATASOURCE,
-        includeAll=True,
-        multi=True,
-        allValue=".*",
-        default="$__all",
-        refresh=2,  # on time-range change: nodes come and go
+        refresh=2,
+        hide=core.HIDE_VARIABLE if hidden else core.SHOW,
+        **choice,
     )
 
 

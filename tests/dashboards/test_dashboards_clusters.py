@@ -16,8 +16,10 @@ The fleet, per evaluation of each cluster's rules:
     checkpoint_save 50 (the job group runs every minute in both clusters).
 
 Selections: one cluster `b`, several `(a|b)` (Grafana's multi-value regex) and All `.*`.
-Per-node, per-job and per-check panels keep `cluster` in their join and are listed by node or
-job; `test_every_panel_is_checked_here_or_per_entity` makes a new fleet panel join this table.
+The check-liveness board's per-check lines fold the clusters' per-check series (counts and rates
+summed, ages the largest). Per-node and per-job panels keep `cluster` in their join and are
+listed by node or job; `test_every_panel_is_checked_here_or_per_entity` makes a new fleet panel
+join this table.
 """
 
 from __future__ import annotations
@@ -104,6 +106,9 @@ def _inputs() -> list[dict]:
         ):
             budget = 1 - objectives[slo]
             add(f"gpuslo:{slo}:error_budget_remaining", 1 - (1 - ratio) / budget)
+        for record, rows_of in CHECKS[name].items():
+            for labels, value in rows_of:
+                add(record, value, **labels)
         for category, seconds in jobs[name].items():
             # The job group runs every minute in every cluster: dense in both.
             rows.append(
@@ -200,6 +205,84 @@ def _per_cluster(lost) -> dict:
     }
 
 
+# The per-check liveness series of each cluster (gpuslo.alerts.liveness): stale 1 of a's 20
+# checks and 2 of b's 80 (as fresh/all above); rates per second, drawn per minute.
+CHECKS = {
+    "a": {
+        "gpuslo:check_stale:count": [({"check": "xid"}, 1), ({"check": "ecc"}, 0)],
+        "gpuslo:check_never_answered:count": [({"check": "gpu_probe"}, 1)],
+        "gpuslo:check_heartbeat_age_intervals:max": [({"check": "xid"}, 20), ({"check": "ecc"}, 1)],
+        "gpuslo:check_answer_age_seconds:max": [({"check": "xid"}, 600)],
+        "gpuslo:check_duration_seconds:max": [({"check": "xid"}, 2)],
+        "gpuslo:check_runs:rate5m": [({"check": "xid"}, 0.5)],
+        "gpuslo:check_errors:rate5m": [({"check": "xid", "reason": "dependency_missing"}, 0.1)],
+        "gpuslo:unrecognised_messages:rate5m": [({"source": "xid"}, 0.5)],
+        "gpuslo:kernel_log_records_lost:rate5m": [({}, 0.5)],
+        "gpuslo:journal_errors:rate5m": [({"reason": "bad_line"}, 0.25)],
+    },
+    "b": {
+        "gpuslo:check_stale:count": [({"check": "xid"}, 1), ({"check": "ecc"}, 1)],
+        "gpuslo:check_never_answered:count": [({"check": "gpu_probe"}, 0)],
+        "gpuslo:check_heartbeat_age_intervals:max": [({"check": "xid"}, 5), ({"check": "ecc"}, 4)],
+        "gpuslo:check_answer_age_seconds:max": [({"check": "xid"}, 100)],
+        "gpuslo:check_duration_seconds:max": [({"check": "xid"}, 3)],
+        "gpuslo:check_runs:rate5m": [({"check": "xid"}, 1.5)],
+        "gpuslo:check_errors:rate5m": [({"check": "xid", "reason": "dependency_missing"}, 0.05),
+                                       ({"check": "ecc", "reason": "check_timeout"}, 0.2)],
+        "gpuslo:unrecognised_messages:rate5m": [({"source": "xid"}, 0.25)],
+        "gpuslo:kernel_log_records_lost:rate5m": [({}, 0.25)],
+        "gpuslo:journal_errors:rate5m": [({"reason": "bad_line"}, 0.5)],
+    },
+}
+
+
+def _across(clusters: list[str], record: str, by: str, fold, scale: float = 1, **where) -> list:
+    """`record`'s rows of `clusters` (those matching `where`) folded by the label `by`."""
+    out: dict = {}
+    for cluster in clusters:
+        for labels, value in CHECKS[cluster][record]:
+            if all(labels.get(k) == v for k, v in where.items()):
+                key = {**labels, "cluster": cluster}[by]
+                out[key] = fold(out[key], value) if key in out else value
+    return [({by: key}, scale * value) for key, value in sorted(out.items())]
+
+
+def _liveness(clusters: list[str]) -> dict:
+    """The check-liveness board's figures for the selected clusters: counts summed, ages and
+    durations the largest, rates summed and drawn per minute."""
+    board, add = "gpuslo-check-liveness", lambda x, y: x + y
+    total = lambda record: sum(v for c in clusters for _, v in CHECKS[c][record])  # noqa: E731
+    per_minute = {"scale": 60, "fold": add}
+    return {
+        (board, "Stale checks", ""): total("gpuslo:check_stale:count"),
+        (board, "Checks that never answered", ""): total("gpuslo:check_never_answered:count"),
+        (board, "Stale checks per check", "{{check}}"):
+            _across(clusters, "gpuslo:check_stale:count", "check", add),
+        (board, "Checks that never answered per check", "{{check}}"):
+            _across(clusters, "gpuslo:check_never_answered:count", "check", add),
+        (board, "Oldest heartbeat per check", "{{check}}"):
+            _across(clusters, "gpuslo:check_heartbeat_age_intervals:max", "check", max),
+        (board, "Oldest answer per check", "{{check}}"):
+            _across(clusters, "gpuslo:check_answer_age_seconds:max", "check", max),
+        (board, "Slowest check duration", "{{check}}"):
+            _across(clusters, "gpuslo:check_duration_seconds:max", "check", max),
+        (board, "Check runs", "{{check}}"):
+            _across(clusters, "gpuslo:check_runs:rate5m", "check", **per_minute),
+        (board, "Dependency failures", "{{check}}"):
+            _across(clusters, "gpuslo:check_errors:rate5m", "check", **per_minute,
+                    reason="dependency_missing"),
+        (board, "Check errors by reason", "{{reason}}"):
+            _across(clusters, "gpuslo:check_errors:rate5m", "reason", **per_minute),
+        (board, "Unrecognised log lines by source", "{{source}}"):
+            _across(clusters, "gpuslo:unrecognised_messages:rate5m", "source", **per_minute),
+        (board, "Kernel-log records lost and journal errors", "kernel-log records lost "
+         "{{cluster}}"):
+            _across(clusters, "gpuslo:kernel_log_records_lost:rate5m", "cluster", **per_minute),
+        (board, "Kernel-log records lost and journal errors", "journal errors: {{reason}}"):
+            _across(clusters, "gpuslo:journal_errors:rate5m", "reason", **per_minute),
+    }
+
+
 B_NODES = [(B, "b-gpu-1", 1), (B, "b-gpu-2", 0)]
 EXPECTED = {
     # One cluster: b alone.
@@ -223,6 +306,8 @@ EXPECTED = {
         for selection in (SEVERAL, ALL)
     },
 }
+for _selection, _clusters in ((ONE, ["b"]), (SEVERAL, ["a", "b"]), (ALL, ["a", "b"])):
+    EXPECTED[_selection].update(_liveness(_clusters))
 
 
 def _legend(target: dict) -> str:

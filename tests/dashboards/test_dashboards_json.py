@@ -221,7 +221,36 @@ def test_node_and_cluster_variables_not_instance(boards):
     picked = {
         uid for uid, b in boards.items() if "node" in {v["name"] for v in b["templating"]["list"]}
     }
-    assert picked == {"gpuslo-check-liveness.json", "gpuslo-node-drilldown.json"}
+    assert picked == {"gpuslo-node-drilldown.json"}
+
+
+def test_the_drill_down_reads_one_nodes_series_not_a_regex_over_all(boards):
+    """`$node` is single-select; the hidden `$exporter` (its instances, All = their alternation,
+    not `.*`) selects every raw series, so a panel reads one node's series (issue 30)."""
+    board = boards["gpuslo-node-drilldown.json"]
+    variables = {v["name"]: v for v in board["templating"]["list"]}
+    assert not variables["node"]["multi"] and not variables["node"]["includeAll"]
+    exporter = variables["exporter"]
+    assert exporter["hide"] == 2 and exporter["includeAll"] and "allValue" not in exporter
+    assert exporter["query"].endswith(", instance)") and '"$node"' in exporter["query"]
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            selectors = re.findall(r"\b(gpuslo_\w+)\{([^}]*)\}", target["expr"])
+            for name, matchers in selectors:
+                if name != "gpuslo_node_info":
+                    assert 'instance=~"$exporter"' in matchers, (panel["title"], name)
+
+
+def test_check_liveness_draws_checks_from_recorded_series_only(boards):
+    """One line per check, never per node: every expression reads `gpuslo:` recorded series (or
+    `up`), so the board costs the same on any fleet size (issue 30)."""
+    board = boards["gpuslo-check-liveness.json"]
+    for panel in board["panels"]:
+        for target in panel["targets"]:
+            assert not re.search(r"\bgpuslo_\w+", target["expr"]), panel["title"]
+            assert "instance" not in target["expr"] and "node" not in target["expr"]
+    titles = {panel["title"] for panel in board["panels"]}
+    assert {"Stale checks", "Oldest heartbeat per check", "Slowest check duration"} <= titles
 
 
 def test_annotations_for_alerts_and_verdict_changes(boards):

@@ -34,6 +34,7 @@ SUBSTITUTE = {
     "$__range": f"{HOURS}h",
     "$cluster": ".*",
     "$node": ".*",
+    "$exporter": ".*",
     "$job": ".*",
 }
 NODES = ("n1:9400", "n2:9400")
@@ -392,11 +393,11 @@ def test_node_verdict_reads_as_a_state_per_node(prometheus):
 def test_a_check_that_never_answered_is_never_not_1970(prometheus):
     last = {
         (s["metric"]["node"], s["metric"]["check"]): float(s["value"][1])
-        for s in _query(prometheus, _panel_expr("gpuslo-check-liveness", "Last answer"))
+        for s in _query(prometheus, _panel_expr("gpuslo-node-drilldown", "Last answer"))
     }
     assert last.pop(("n1", NEVER_ANSWERED[1])) == 0  # the panel maps 0 to "never"
     assert last and all(value > 1e12 for value in last.values())  # Unix milliseconds
-    since = _query(prometheus, _panel_expr("gpuslo-check-liveness", "Time since last answer"))
+    since = _query(prometheus, _panel_expr("gpuslo-node-drilldown", "Time since last answer"))
     assert since and NEVER_ANSWERED[1] not in {s["metric"]["check"] for s in since}
 
 
