@@ -109,11 +109,12 @@ def test_a_per_epoch_counter_from_zero_means_epochs_from_zero() -> None:
 
 
 def test_a_per_epoch_counter_from_one_keeps_epochs_from_one() -> None:
-    # negative (mmdet 2.x style, hand-varied): `Epoch [3][50/500]`, no `[0/…]`: epoch 3 is
-    # the third, step 2 × 500 + 50
-    lines = [f"2022-01-01 00:0{k}:00,000 - mmdet - INFO - Epoch [3][{i}/500]\tlr: 2.0e-02, "
-             f"time: 0.5, loss: 1.0" for k, i in enumerate((50, 100, 150))]
-    assert steps(read(lines)) == (1050, 1150)
+    # negative (mmdet 2.x style, hand-varied): `Epoch [3][350/500]` into epoch 4, no `[0/…]`:
+    # epoch 3 is the third, step 2 × 500 + 350 (the records cross an epoch: job-wide)
+    lines = [f"2022-01-01 00:0{k}:00,000 - mmdet - INFO - Epoch [{e}][{i}/500]\tlr: 2.0e-02, "
+             f"time: 0.5, loss: 1.0" for k, (e, i) in enumerate(
+                 ((3, 350), (3, 400), (3, 450), (3, 500), (4, 50), (4, 100)))]
+    assert steps(read(lines)) == (1350, 1600)
 
 
 def test_a_save_before_the_first_progress_ends_the_epoch_before() -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuslo.goodput.logs.document import document, find_slowdowns, goodput_of, span
+from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
@@ -99,7 +100,8 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
     `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
     notes = _clock_notes(parsed)
-    records, info = build_records(parsed.progress, _markers(parsed))
+    records, info = build_records(parsed.progress, _markers(parsed),
+                                  named_steps(parsed.observations))
     items = group_events(parsed.observations, records, checkpoint_step)
     if file_commits:
         items = _with_files(items, file_commits, parsed.first_ts is not None)

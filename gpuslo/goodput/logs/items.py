@@ -29,7 +29,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from gpuslo.goodput.logs.progress import Record, epoch_base
+from gpuslo.goodput.logs.epochs import epoch_base
+from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.reader import Obs
 from gpuslo.goodput.logs.tokens import number
 

@@ -1,19 +1,21 @@
-"""Progress records → steps on one job-wide counter, each with its step time (pure).
+"""Progress records → steps on one counter (job-wide where the log shows it), each with its step
+time (pure).
 
-`build_records(progress, epochs) -> (records, info)`:
+`build_records(progress, epochs, named) -> (records, info)`:
 
 1. Other loops: within one bar family, records whose total is not the family's usual total are
    another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
 2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
    (`Epoch 96/100` above a Keras bar) unless it kept rising where the marker's epoch changed
-   (a job-wide bar under epoch lines). Epochs count from 0 when the log ever prints epoch 0
-   or a per-epoch line counter prints 0 (`epoch_base`), else from 1; the job-wide step is
-   (epoch - first epoch) × N + n (`Epoch [12][500/643]` → 7573; Lightning's `Epoch 0: …
-   1429/3376` → 1429). The job-wide step is given also when an excerpt stays inside one epoch:
-   with an epoch of known size N the count is knowable up to the epoch base, and the base is
-   read from the log as above (MMCV's `Epoch [2][100/267]` prints epoch + 1: 367). The printed
-   in-epoch counter stays in `steps.printed_first/last`. (Hand-computed facts disagree on this
-   class: B03, C16, C33 want the job-wide count of one epoch, D15, D16, D27 the printed one.)
+   (a job-wide bar under epoch lines). Where its records span two or more epochs, or a save or
+   restore line names a step on the job-wide scale (above N, or beside its epoch: MMEngine's
+   `resumed epoch: 81, iter: 6966`), the step is the job-wide (epoch - first epoch) × N + n
+   (`Epoch [12][500/643]` → 7573), the first epoch read from the log (`epochs.epoch_base`).
+   Within ONE epoch otherwise, the step is the counter as printed (MMCV's `Epoch [2][100/267]`
+   → 100): the job-wide count would rest on a guessed epoch base (torchvision counts epochs
+   from 0, PaddleClas from 1), a whole epoch off in fresh4 F02 and fresh3 E13 (issue 23, the
+   lead's decision; `epochs.printed_scale`). B03 and C33's collectors chose the job-wide count.
+   The printed in-epoch counter stays in `steps.printed_first/last` either way.
 3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
    two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
@@ -52,6 +54,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
@@ -115,72 +118,16 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     return {f: c.most_common(1)[0][0] for f, c in counts.items()}
 
 
-def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
-    """The first epoch's number: 0 when the log prints epoch 0, or when a per-epoch counter of
-    a log line (not a bar: tqdm draws `0/N` before any step) prints 0 beside its epoch
-    (PaddleDetection's `Epoch: [5] [  0/756]`: a loop that counts batches from 0 counts epochs
-    from 0 too), unless the log opens at epoch 1, batch 0 (`Train Epoch: 1 [0/60000 (0%)]`,
-    PyTorch's MNIST example: its first epoch is 1); else 1."""
-    if 0 in marker_epochs or any(p.epoch == 0 for p in progress):
-        return 0
-    first = next((p for p in progress if p.epoch is not None), None)
-    if first is not None and (first.epoch, first.printed) == (1, 0):
-        return 1  # the log opens at epoch 1's first batch (PyTorch's MNIST example)
-    return 0 if any(p.printed == 0 and p.epoch is not None and p.total and not p.bar
-                    for p in progress) else 1
-
-
-def _run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
-    """Families whose counter kept rising where an epoch marker changed the epoch (kohya's one
-    `steps: 176/800` bar under `epoch 11/50` lines): a job-wide counter, not a per-epoch one."""
-    running: set[str] = set()
-    last: dict[tuple[str, int | None], tuple[int | None, int]] = {}
-    k, context = 0, None
-    for p in progress:
-        while k < len(markers) and markers[k][0] < p.seq:
-            context, k = markers[k][1], k + 1
-        before = last.get((p.family, p.total))  # a bar of another total: another loop's
-        if before is not None and before[0] is not None and context != before[0] and (
-                p.printed > before[1]):
-            running.add(p.family)
-        last[(p.family, p.total)] = (context, p.printed)
-    return running
-
-
-class _Untotalled:
-    """Job-wide steps of a per-epoch counter that prints no N (icefall's `Epoch 1, batch 0`,
-    MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last
-    counter of the epoch before plus the counter's usual stride (the most common rise within an
-    epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate."""
-
-    def __init__(self, progress: list[Prog]) -> None:
-        rises: dict[str, Counter] = {}
-        last: dict[str, Prog] = {}
-        for p in progress:
-            q = last.get(p.family)
-            if q is not None and q.epoch == p.epoch and p.printed > q.printed:
-                rises.setdefault(p.family, Counter())[p.printed - q.printed] += 1
-            last[p.family] = p
-        self.stride = {f: c.most_common(1)[0][0] for f, c in rises.items()}
-        self.state: dict[str, tuple[int, int, int]] = {}  # family: epoch, last printed, offset
-
-    def glob(self, p: Prog, epoch: int) -> int:
-        was = self.state.get(p.family)
-        offset = 0 if was is None else was[2]
-        if was is not None and epoch > was[0]:
-            offset += was[1] + self.stride.get(p.family, 1)
-        self.state[p.family] = (epoch, p.printed, offset)
-        return offset + p.printed
-
-
-def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record]:
+def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
+             named: list[tuple[int, bool]]) -> list[Record]:
     """Records with their job-wide steps (stages 1-2 of the module docstring)."""
     usual = _usual_totals(progress)
     markers = sorted(epochs)
-    running = _run_across_markers(progress, markers)
+    running = run_across_markers(progress, markers)
     base = epoch_base(progress, [e for _, e in markers])
-    untotalled = _Untotalled(progress)
+    untotalled = Untotalled(progress)
     out: list[Record] = []
+    built: list[Record] = []  # records whose job-wide count was built from their epoch
     k, context = 0, None
     for p in progress:
         while k < len(markers) and markers[k][0] < p.seq:
@@ -194,19 +141,25 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]]) -> list[Record
                 reading is None or reading.epoch is None) and p.family not in running:
             epoch, per_epoch = context, True
         glob = p.printed
-        if per_epoch and epoch is not None and p.total:
-            glob = max(epoch - base, 0) * p.total + p.printed
-        elif per_epoch and epoch is not None:
-            glob = untotalled.glob(p, epoch)
+        if per_epoch and epoch is not None:
+            glob = max(epoch - base, 0) * p.total + p.printed if p.total else (
+                untotalled.glob(p, epoch))
         out.append(Record(p, glob, epoch))
+        if per_epoch and epoch is not None:
+            built.append(out[-1])
+    if printed_scale([(r.epoch or 0, r.total) for r in built], named):
+        for rec in built:
+            rec.glob = rec.printed
     return out
 
 
-def build_records(progress: list[Prog], epochs: list[tuple[int, int]]
+def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
+                  named: list[tuple[int, bool]] | None = None
                   ) -> tuple[list[Record], dict[str, int]]:
     """The records of a log (see the module docstring). `epochs`: (seq, epoch) of the epoch
-    markers. Returns the records and counts (`other_bars`, `duplicates`)."""
-    records = _globals(progress, epochs)
+    markers; `named`: the steps save/restore lines name (`epochs.named_steps`). Returns the
+    records and counts (`other_bars`, `duplicates`)."""
+    records = _globals(progress, epochs, named or [])
     info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
                                                                   if r.prog.bar),
             "duplicates": 0}

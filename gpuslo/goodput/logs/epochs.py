@@ -1,0 +1,114 @@
+"""Epochs of a per-epoch step counter: the first epoch's number, counters that run across epoch
+markers, counters with no N, and when the job-wide count of a per-epoch counter is built (pure).
+
+The job-wide step of a per-epoch counter `Epoch [e][n/N]` is (e - first epoch) × N + n; its
+first epoch (`epoch_base`) is read from the log, and where the log does not show it, guessed
+(torchvision's references count epochs from 0, PaddleClas and MMCV from 1). `printed_scale`
+says when that count is not built (issue 23, the lead's decision): when every per-epoch record
+lies in ONE epoch, the count is the counter as printed, because the job-wide count rests on the
+guessed base (fresh4 F02 and fresh3 E13: the job-wide guess is a whole epoch off). The job-wide
+count is built only where the log needs or proves it:
+
+- the records cross an epoch boundary (the counter resets while the epoch rises): the printed
+  counter goes back each epoch, so it cannot be the step;
+- a save or restore line names a step on the job-wide scale (`named_steps`): a step above the
+  counter's N, or a step named beside its epoch (MMEngine's `resumed epoch: 81, iter: 6966`,
+  fresh C16: 81 × 86 = 6966), so the progress must line up with it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+
+from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.tokens import number
+
+_NAMING = ("save", "restore")
+
+
+def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
+    """The first epoch's number: 0 when the log prints epoch 0, or when a per-epoch counter of
+    a log line (not a bar: tqdm draws `0/N` before any step) prints 0 beside its epoch
+    (PaddleDetection's `Epoch: [5] [  0/756]`: a loop that counts batches from 0 counts epochs
+    from 0 too), unless the log opens at epoch 1, batch 0 (`Train Epoch: 1 [0/60000 (0%)]`,
+    PyTorch's MNIST example: its first epoch is 1); else 1."""
+    if 0 in marker_epochs or any(p.epoch == 0 for p in progress):
+        return 0
+    first = next((p for p in progress if p.epoch is not None), None)
+    if first is not None and (first.epoch, first.printed) == (1, 0):
+        return 1  # the log opens at epoch 1's first batch (PyTorch's MNIST example)
+    return 0 if any(p.printed == 0 and p.epoch is not None and p.total and not p.bar
+                    for p in progress) else 1
+
+
+def run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
+    """Families whose counter kept rising where an epoch marker changed the epoch (kohya's one
+    `steps: 176/800` bar under `epoch 11/50` lines): a job-wide counter, not a per-epoch one."""
+    running: set[str] = set()
+    last: dict[tuple[str, int | None], tuple[int | None, int]] = {}
+    k, context = 0, None
+    for p in progress:
+        while k < len(markers) and markers[k][0] < p.seq:
+            context, k = markers[k][1], k + 1
+        before = last.get((p.family, p.total))  # a bar of another total: another loop's
+        if before is not None and before[0] is not None and context != before[0] and (
+                p.printed > before[1]):
+            running.add(p.family)
+        last[(p.family, p.total)] = (context, p.printed)
+    return running
+
+
+class Untotalled:
+    """Job-wide steps of a per-epoch counter that prints no N (icefall's `Epoch 1, batch 0`,
+    MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last
+    counter of the epoch before plus the counter's usual stride (the most common rise within an
+    epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate."""
+
+    def __init__(self, progress: list[Prog]) -> None:
+        rises: dict[str, Counter] = {}
+        last: dict[str, Prog] = {}
+        for p in progress:
+            q = last.get(p.family)
+            if q is not None and q.epoch == p.epoch and p.printed > q.printed:
+                rises.setdefault(p.family, Counter())[p.printed - q.printed] += 1
+            last[p.family] = p
+        self.stride = {f: c.most_common(1)[0][0] for f, c in rises.items()}
+        self.state: dict[str, tuple[int, int, int]] = {}  # family: epoch, last printed, offset
+
+    def glob(self, p: Prog, epoch: int) -> int:
+        was = self.state.get(p.family)
+        offset = 0 if was is None else was[2]
+        if was is not None and epoch > was[0]:
+            offset += was[1] + self.stride.get(p.family, 1)
+        self.state[p.family] = (epoch, p.printed, offset)
+        return offset + p.printed
+
+
+def _int(value: str | None) -> int | None:
+    found = number(value) if value else None
+    return int(found) if found is not None and found == int(found) else None
+
+
+def named_steps(observations: Iterable) -> list[tuple[int, bool]]:
+    """(step, named beside an epoch) of each save or restore line that names its step on the
+    line (`observations`: the reader's `Obs`, with `kind` and `data`); a step read only from a
+    checkpoint path is left out (its scale is the file name's)."""
+    out = []
+    for o in observations:
+        step = _int(o.data.get("step")) if o.kind in _NAMING else None
+        if step is not None:
+            out.append((step, _int(o.data.get("epoch")) is not None))
+    return out
+
+
+def printed_scale(per_epoch: list[tuple[int, int | None]], named: list[tuple[int, bool]]
+                  ) -> bool:
+    """True when a per-epoch counter's records keep the count as printed (module docstring):
+    `per_epoch` (epoch, N or None) of each record whose job-wide count was built, `named`
+    from `named_steps`. False when there are none, when they span two or more epochs, or when
+    a save/restore names a step above the counter's N or beside an epoch."""
+    if not per_epoch or len({e for e, _ in per_epoch}) > 1:
+        return False
+    top = max((n for _, n in per_epoch if n), default=None)
+    return not any(with_epoch or (top is not None and step > top) for step, with_epoch in named)
