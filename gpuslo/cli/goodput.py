@@ -33,6 +33,7 @@ from gpuslo import names
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
 
@@ -96,6 +97,8 @@ def _one_model(analysis, rule: SlowdownRule) -> dict:
     doc["slowdowns"] = facts.pop("slowdowns")
     if doc["goodput"].get("status") == names.STATUS_UNKNOWN:  # fail closed: no commit proven
         facts["goodput"] = None
+    if doc["goodput"].get("goodput_basis") == BASIS_STEPS:  # no clock: the events hold no time
+        return doc
     doc["goodput"].update(facts)
     return doc
 
@@ -137,7 +140,13 @@ def render_text(doc: dict) -> str:
     for h in doc["hangs"]:
         lines.append(f"  hang after step {_said(h['after_step'])}: {_said(h['seconds'], ' s')} "
                      f"({h['cause']})")
-    if doc["goodput"]:
+    if doc["goodput"] and doc["goodput"].get("goodput_basis") == BASIS_STEPS:
+        g, n = doc["goodput"], doc["goodput"]["steps"]
+        lines.append(f"  goodput by steps: productive {n['productive']}, wasted {n['wasted']}, "
+                     f"uncommitted {n['uncommitted']} of {n['accounted']} steps; goodput "
+                     f"{g['goodput']}; GPU-seconds ({g['gpus']} GPUs) not in the log")
+        lines.append(f"  goodput: {g['reason']}")
+    elif doc["goodput"]:
         g = doc["goodput"]
         parts = ", ".join(f"{k} {v}" for k, v in g["gpu_seconds"].items() if v)
         verdict = g["goodput"] if g["goodput"] is not None else "unknown"

@@ -146,11 +146,13 @@ def test_a_stop_glued_to_the_save_line_came_after_the_save() -> None:
     assert doc["goodput"]["goodput"] is not None
 
 
-def test_commits_without_a_clock_say_why_goodput_is_unknown() -> None:
-    # hand-varied darkflow-like lines: saves proven, but no stamp, duration or rate anywhere
+def test_commits_without_a_clock_give_goodput_by_steps_and_say_why() -> None:
+    # hand-varied darkflow-like lines: saves proven, but no stamp, duration or rate anywhere:
+    # goodput by steps (stepbasis.py; tests/goodput/test_step_goodput.py), GPU-seconds unknown
     lines = [f"it {n} | loss {2.5 - n / 100:.3f}" for n in range(40, 52)]
     doc = read(lines[:6] + ["Checkpoint at step 45"] + lines[6:])
-    assert doc["goodput"]["status"] == "unknown"
+    assert doc["goodput"]["goodput_basis"] == "steps"
+    assert doc["goodput"]["goodput"] == 0.5  # 40..45 committed of 40..51
     assert doc["goodput"]["reason"].startswith("no clock")
 
 

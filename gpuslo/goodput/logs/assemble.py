@@ -8,6 +8,9 @@
 3. `timeline.place`: every item on one clock (stamps, else step and elapsed times);
 4. `walk.Walk`: the Recorder's journal events, restarts, interruptions and hangs; the one
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
+   a log with commits and steps but no clock at all gets goodput by steps instead
+   (`stepbasis.step_goodput`: the same walk and calculator on a clock of one unit per step),
+   its GPU-seconds unknown;
 5. `document.document`: the JSON, with notes for what the log cannot tell.
 
 A clock that steps back is noted per step (the stamps are shifted so that time keeps going,
@@ -26,6 +29,7 @@ from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
+from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import place
 from gpuslo.goodput.logs.walk import Journal, Walk
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
@@ -119,6 +123,9 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         goodput.update(status="unknown", goodput=None, reason=(
             "the clock goes back again and again and the lines give no step time: how long "
             "the steps took cannot be known"))
+    elif goodput is not None and journal.commits and goodput["accounted_gpu_s"] <= 0:
+        # no clock at all (not one dropped for going back: that log's order is in doubt too)
+        goodput.update(step_goodput(items, job, hang_min_s) or {})
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
                    gpus, goodput)
     return LogGoodput(doc, journal.events)

@@ -13,9 +13,11 @@ seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
 directory) proves a commit - no save line, no restore, no checkpoint file - `goodput` is
 `{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
 as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
-given. A log whose steps have no time at all (no stamps, durations or rates) is `unknown` too,
-reason `no clock`. `steps.first/last` are job-wide steps (per-epoch counters made global, see
-`progress`).
+given. A log whose steps have no time at all (no stamps, durations or rates) but proves a
+commit gets goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a
+`steps` object {productive, wasted, uncommitted, accounted}, every GPU-second figure null, and
+the reason says so; with no progress line it has no goodput. `steps.first/last` are job-wide
+steps (per-epoch counters made global, see `progress`).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from gpuslo import names
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.logs.progress import ELAPSED_MIN_S, Record
 from gpuslo.goodput.logs.reader import ParsedLog
+from gpuslo.goodput.logs.stepbasis import BASIS_GPU_SECONDS
 from gpuslo.goodput.logs.timeline import Timeline
 from gpuslo.goodput.slowdown import Interval, sustained_slowdowns
 
@@ -40,6 +43,7 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
     out = {
         "gpus": gpus,
         "status": "ok",
+        "goodput_basis": BASIS_GPU_SECONDS,
         "gpu_seconds": seconds,
         "uncommitted_gpu_s": round(result.uncommitted_gpu_s, 3),
         "slowdown_gpu_s": round(sum(s["extra_s"] for s in slowdowns) * gpus, 3),
