@@ -14,6 +14,8 @@ from `gpuslo:job_gpu_seconds:increase1m` and the journals.
 
 from __future__ import annotations
 
+from gpuslo.alerts.promtool_case import recorded_case
+
 GROUP = "gpuslo-job-series"
 RATE_WINDOW = "5m"
 JOB_SECONDS_RATE = f"gpuslo:job_gpu_seconds:rate{RATE_WINDOW}"
@@ -49,22 +51,11 @@ def job_series_case() -> dict:
         ("gpuslo_job_last_progress_timestamp_seconds", a2, "60+60x20"),
         ("gpuslo_job_interruptions_total", {**a2, "layer": "node"}, "0+6x20"),
     ]
-    inputs = [{"series": _series(name, labels), "values": values} for name, labels, values in rows]
     checks = [
         (JOB_SECONDS_RATE, [({"category": "checkpoint_save", "job": "train-a"}, 0.1),
                             ({"category": "productive", "job": "train-a"}, 2)]),
         (JOB_LAST_PROGRESS, [({"job": "train-a"}, 660)]),
         (JOB_INTERRUPTIONS_RATE, [({"job": "train-a", "layer": "node"}, 0.1)]),
     ]
-    promql = [
-        {"expr": record, "eval_time": "10m",
-         "exp_samples": [{"labels": _series(record, labels), "value": value}
-                         for labels, value in samples]}
-        for record, samples in checks
-    ]
-    return {"interval": "1m", "input_series": inputs, "promql_expr_test": promql}
+    return recorded_case(rows, checks)
 
-
-def _series(name: str, labels: dict[str, str]) -> str:
-    inner = ",".join(f'{key}="{labels[key]}"' for key in sorted(labels))
-    return f"{name}{{{inner}}}"

@@ -28,6 +28,8 @@ over `$__rate_interval`, so no evaluation between two points is skipped.
 
 from __future__ import annotations
 
+from gpuslo.alerts.promtool_case import recorded_case
+
 GROUP = "gpuslo-check-liveness"
 STALE_INTERVALS = 3  # DESIGN.md §7: a heartbeat older than 3 × the interval is stale
 RATE_WINDOW = "5m"
@@ -108,7 +110,6 @@ def liveness_case() -> dict:
         ("gpuslo_check_runs_total", {**n1, "check": "xid"}, "0+6x20"),
         ("gpuslo_check_runs_total", {**n2, "check": "xid"}, "5x20"),
     ]
-    inputs = [{"series": _series(name, labels), "values": values} for name, labels, values in rows]
     checks = [
         (CHECK_STALE, [({"check": "gpu_probe"}, 0), ({"check": "xid"}, 1)]),
         (CHECK_NEVER_ANSWERED, [({"check": "gpu_probe"}, 1), ({"check": "xid"}, 0)]),
@@ -117,15 +118,5 @@ def liveness_case() -> dict:
         (DURATION, [({"check": "xid"}, 2)]),
         (RUNS, [({"check": "xid"}, 0.1)]),
     ]
-    promql = [
-        {"expr": record, "eval_time": "10m",
-         "exp_samples": [{"labels": _series(record, labels), "value": value}
-                         for labels, value in samples]}
-        for record, samples in checks
-    ]
-    return {"interval": "1m", "input_series": inputs, "promql_expr_test": promql}
+    return recorded_case(rows, checks)
 
-
-def _series(name: str, labels: dict[str, str]) -> str:
-    inner = ",".join(f'{key}="{labels[key]}"' for key in sorted(labels))
-    return f"{name}{{{inner}}}"

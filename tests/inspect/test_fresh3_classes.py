@@ -4,31 +4,11 @@ variant that is not the case's text, and a negative that must not be read the sa
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from gpuslo.exporter.inspect.kinds import inspect_text
-from gpuslo.exporter.inspect.options import InspectOptions
-from gpuslo.verdict import verdict_from_findings
-
-CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh3" / "cases"
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
 
 
 def case(number: int) -> str:
-    (path,) = CASES.glob(f"{number}_*")
-    return path.read_text()
-
-
-def inspect(text: str, kind: str | None = None, **options):
-    findings = inspect_text(text, "f", InspectOptions(**options), kind)
-    return findings, verdict_from_findings(findings)
-
-
-def of(findings, signal: str) -> list:
-    return [f for f in findings if f.signal == signal]
-
-
-def fatal(findings) -> list:
-    return [f for f in findings if f.class_ == "fatal"]
+    return corpus_case("fresh3", number)
 
 
 # --- (a) dcgmi diag: a deployment check of the node's set-up failing is not a GPU fault ---

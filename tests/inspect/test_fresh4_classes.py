@@ -5,34 +5,15 @@ way."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from gpuslo.exporter.evidence.slurm import gres_shortfall, parse_nodes_text
-from gpuslo.exporter.inspect.kinds import inspect_text
-from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import without_prompt
-from gpuslo.verdict import verdict_from_findings
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
 
-CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh4" / "cases"
 UUID = "GPU-1b2c3d4e-0001-4e5f-8a9b-00000000a001"
 
 
 def case(number: int) -> str:
-    (path,) = CASES.glob(f"{number}_*")
-    return path.read_text()
-
-
-def inspect(text: str, kind: str | None = None, **options):
-    findings = inspect_text(text, "f", InspectOptions(**options), kind)
-    return findings, verdict_from_findings(findings)
-
-
-def of(findings, signal: str) -> list:
-    return [f for f in findings if f.signal == signal]
-
-
-def fatal(findings) -> list:
-    return [f for f in findings if f.class_ == "fatal"]
+    return corpus_case("fresh4", number)
 
 
 # --- (a) driver/library mismatch in every framing: one signal, driver_mismatch ---
