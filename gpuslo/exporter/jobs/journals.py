@@ -9,10 +9,11 @@ A journal is `<journal_dir>/<job_id>.jsonl`. Fail closed, never stalled, never g
   over `MAX_LINE_BYTES` is skipped without being held in memory.
 - A journal is read to its end in `READ_CHUNK` pieces before its job is exposed, so a restart
   never exposes the partial sums of a long journal.
-- Counters never go down: the exposed values are high-water marks persisted in
-  `<state dir>/journal_marks.json` (atomic writes). A journal that shrinks (truncated) is
-  reported and followed from its new end, never re-read from the start; a journal replaced by
-  another file (new inode) is read from its start and can only raise the marks.
+- Counters never go down: the exposed values are high-water marks (`marks`, which says what a
+  held dip means) persisted in `<state dir>/journal_marks.json` (atomic writes). A journal that
+  shrinks (truncated) is reported and followed from its new end, never re-read from the start;
+  a journal replaced by another file (new inode) is read from its start and can only raise the
+  marks.
 - At most `max_journals` journals are followed (the most recently modified); more is reported.
 - Every problem is logged once per journal and kind, and counted by reason
   (`names.JOURNAL_ERROR_REASONS`) for `gpuslo_journal_errors_total`: a bad line counts once per
@@ -32,6 +33,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.jobs.marks import marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import GoodputState, JobGoodput
 from gpuslo.goodput.journal import (
@@ -67,19 +69,6 @@ def _warn(problem: ParseError) -> None:
     forged a line of the exporter's log."""
     rest = " ".join(str(problem)[len(problem.source):].split())
     log.warning("journal problem: %r%s", problem.source, rest)
-
-
-def _raised(value: JobGoodput, mark: dict | None) -> JobGoodput:
-    """`value` with every counter at least its high-water `mark` (pure)."""
-    if not mark:
-        return value
-    out = copy.deepcopy(value)
-    for key in ("gpu_seconds", "interruptions"):
-        counters = getattr(out, key)
-        for name, high in mark.get(key, {}).items():
-            if name in counters and high > counters[name]:
-                counters[name] = high
-    return out
 
 
 class JournalTailer:
@@ -252,11 +241,7 @@ class JournalTailer:
         tail = self._tails.get(job)
         if tail is None or not tail.caught_up:
             return
-        value = _raised(tail.state.result, self._marks.get(job))
-        self._marks[job] = {
-            "gpu_seconds": dict(value.gpu_seconds),
-            "interruptions": dict(value.interruptions),
-        }
+        self._marks[job] = marks_of(tail.state.result, self._marks.get(job))
 
     def _save_marks(self) -> None:
         for job in self._tails:
@@ -276,7 +261,7 @@ class JournalTailer:
         exposed, each counter at least its persisted high-water mark; with `now` (Unix
         seconds), jobs that finished more than `hold_s` before are left out (`unexpired`)."""
         started = [
-            (job, _raised(t.state.result, self._marks.get(job)))
+            (job, raised(t.state.result, self._marks.get(job)))
             for job, t in self._tails.items()
             if t.caught_up and t.state.result.status
         ]

@@ -40,6 +40,14 @@ directory is gone (pod deleted) is dropped with its state.
 Settling. A log is read to its end, but events younger than `settle_s` (wall clock) are not
 counted yet: a line that comes later can still change what the last ones meant (progress after
 an error line retracts the interruption), and exposed counters must not go down.
+
+Counters never go down. Each update recomputes the job from all its lines, and a recomputation
+can still book seconds it counted in one category to another for a while (a re-attribution of
+the same seconds: a replay of an mmdet log across an epoch boundary showed `productive` go
+210.73 -> 168.93 -> 210.73). What is published is held at each series' high-water mark
+(`marks.raised`, as the journals do): a dip is not published, the series holds until the
+recomputed value passes its mark, and the sum over categories may exceed the GPU-seconds held by
+the seconds of a held dip (see `marks`). The marks are in the cursor, so a restart keeps them.
 """
 
 from __future__ import annotations
@@ -62,6 +70,7 @@ from gpuslo.exporter.evidence.cri_log import (
     parse_cri_line,
     pod_log_identity,
 )
+from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.logs import job_id_for, load_profiles
@@ -182,6 +191,7 @@ class _Job:
     result: JobGoodput | None = None
     facts: dict[str, Any] | None = None
     dirty: bool = True
+    marks: Marks = field(default_factory=dict)  # high-water of each published counter
 
 
 class JobLogTailer:
@@ -237,6 +247,7 @@ class JobLogTailer:
             tail.joiner = CriJoiner({k: list(v) for k, v in cursor["pending"].items()})
             tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
             tail.restarts = cursor.get("restarts")
+            tail.marks = loaded(cursor.get("marks"))
         except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
             log.warning("job log state of %r unusable (%s): reading its logs from the start",
                         job, " ".join(str(error).split()))
@@ -358,7 +369,7 @@ class JobLogTailer:
         write_json_atomic(self._paths(tail.job)[1], {
             "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
             "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
-            "identity": identity, "restarts": tail.restarts})  # fmt: skip
+            "identity": identity, "restarts": tail.restarts, "marks": tail.marks})  # fmt: skip
 
     def _learn_gpus(self, tail: _Job) -> bool:
         """Ask for the job's GPU count while it is unknown; True when it was just learned."""
@@ -381,8 +392,20 @@ class JobLogTailer:
         if tail.dirty or settling or tail.result is None:
             read = read_log(parsed, tail.job, tail.gpus, self.profiles)
             tail.facts = read.document
-            tail.result = goodput_from(read, tail.job, until, self.rule)
+            tail.result = self._held(tail, goodput_from(read, tail.job, until, self.rule))
             tail.dirty = False
+
+    def _held(self, tail: _Job, result: JobGoodput | None) -> JobGoodput | None:
+        """`result` with each counter at least its published high-water mark (a recomputed
+        dip is held, `marks`); the marks rise with it and are saved in the cursor."""
+        if result is None:
+            return None
+        result = raised(result, tail.marks)
+        marks = marks_of(result)
+        if marks != tail.marks:
+            tail.marks = marks
+            self._write_cursor(tail)
+        return result
 
     def _warn_once(self, key: str, message: str) -> None:
         if key not in self._warned:
