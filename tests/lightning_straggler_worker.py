@@ -58,6 +58,11 @@ def train(rank: int, port: int, root: str) -> None:
                          enable_checkpointing=False, enable_progress_bar=False,
                          enable_model_summary=False, callbacks=[callback])
     trainer.fit(Tiny(slow=rank == 1))
+    # Tear the gloo group down before exit, as the plain worker does: left to the interpreter's
+    # teardown a gloo thread can abort the process (SIGABRT, "terminate called without an active
+    # exception": one rank, once, in a loaded full run).
+    if torch.distributed.is_initialized():
+        torch.distributed.destroy_process_group()
 
 
 if __name__ == "__main__":

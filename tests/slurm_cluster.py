@@ -10,6 +10,7 @@ The node is named after `hostname -s` (slurmd finds its NodeName that way) with 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import socket
@@ -69,7 +70,9 @@ class SlurmCluster:
                 self.scontrol_run("update", f"nodename={self.node}", "state=resume")
             except subprocess.CalledProcessError as error:
                 refused[:] = [str(error.stderr or error.stdout or error).strip()]
-                return False
+                # slurmd re-registered first and slurmctld returned the node to service itself
+                # (IDLE -> RESUME is then refused for ever: seen in a loaded full run)
+                return _in_service(self.show())
             return True
 
         try:
@@ -185,3 +188,12 @@ def cluster(slurm: SlurmCluster, monkeypatch) -> SlurmCluster:
     slurm.reset()
     monkeypatch.setenv("SLURM_CONF", str(slurm.conf))
     return slurm
+
+
+def _in_service(show: str) -> bool:
+    """Whether `scontrol show node` says the node takes work: IDLE, ALLOCATED or MIXED with no
+    DOWN, DRAIN or FAIL flag."""
+    found = re.search(r"\bState=(\S+)", show)
+    flags = set(found.group(1).split("+")) if found else set()
+    return bool(flags & {"IDLE", "ALLOCATED", "MIXED"}) and not flags & {
+        "DOWN", "DRAIN", "DRAINED", "DRAINING", "FAIL", "FAILING"}

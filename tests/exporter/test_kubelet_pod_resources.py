@@ -182,7 +182,10 @@ def test_a_hung_kubelet_is_check_timeout_within_the_deadline(tmp_path: Path):
 def test_a_socket_nobody_listens_on_is_tool_error(tmp_path: Path):
     path = tmp_path / "dead.sock"
     server = serve(path, Lister())
-    server.stop(0)  # the kubelet went away; a stale file may remain
+    # the kubelet went away; a stale file may remain. Wait for the stop to finish: gRPC may
+    # unlink its socket after stop() returns, which raced the check below in a loaded full run
+    # (the file gone by the read: dependency_missing).
+    server.stop(0).wait(10)
     if not path.exists():
         path.write_text("")  # a stale non-socket file in its place
     with pytest.raises(KubeletUnavailable) as caught:
