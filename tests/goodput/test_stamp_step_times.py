@@ -163,3 +163,29 @@ def test_distinct_millisecond_stamps_keep_their_resolution() -> None:
     # negative: stamps that never repeat keep a millisecond resolution, whole ones a second
     assert windows.resolution([10.0 + 0.137 * k for k in range(50)]) == 0.001
     assert windows.resolution([10.0 + 6 * k for k in range(50)]) == 1.0
+
+
+# -- a clock that never advances is not the run's clock (assemble._frozen_clock) --------------
+def _frozen_log(stamps: list[str]) -> list[str]:
+    lines = []
+    for i, stamp in enumerate(stamps, 1):
+        lines.append(f"[{stamp}] step {i}/300 loss 0.{i % 10}5 step_time 0.500s")
+        if i % 100 == 0:
+            lines.append(f"Saved checkpoint at step {i}")
+    return lines
+
+
+def test_stamps_that_never_advance_are_not_the_clock() -> None:
+    # found by a newcomer: every line stamped `[2026-01-01 00:00:00]` (a cached or fixed time)
+    # while each prints step_time 0.5 s; placed by the stamps all but one step took no time
+    # and goodput read 1.0 over 0.5 GPU-s. The step times time the log instead.
+    doc = read(_frozen_log(["2026-01-01 00:00:00"] * 300), gpus=8)
+    assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(300 * 0.5 * 8)
+    assert any("not the run's clock" in note for note in doc["notes"])
+
+
+def test_stamps_that_advance_stay_the_clock() -> None:
+    stamps = [f"2026-01-01 00:{i // 2 // 60:02d}:{i // 2 % 60:02d}" for i in range(300)]
+    doc = read(_frozen_log(stamps), gpus=8)
+    assert not any("not the run's clock" in note for note in doc["notes"])
+    assert doc["span_s"] == pytest.approx(149, abs=1.5)

@@ -106,6 +106,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     notes = _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
+    notes += _frozen_clock(parsed, records)
     items = group_events(parsed.observations, records, checkpoint_step)
     if file_commits:
         items = _with_files(items, file_commits, parsed.first_ts is not None)
@@ -129,6 +130,29 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
                    gpus, goodput)
     return LogGoodput(doc, journal.events)
+
+
+# A clock whose stamps span less than this share of the time the records' own step times add
+# up to, over at least FROZEN_MIN_S, is not the run's clock (a logger printing a fixed or cached
+# time: every line `[2026-01-01 00:00:00]`); placed by it, all but one step would take no time.
+FROZEN_SHARE, FROZEN_MIN_S = 0.1, 60.0
+
+
+def _frozen_clock(parsed: ParsedLog, records: list) -> list[str]:
+    """Drop stamps that do not advance while the steps' printed times do (see FROZEN_SHARE): the
+    log is then timed by its step times, as a log without stamps is. Returns the note."""
+    stamps = [r.ts for r in records if r.ts is not None]
+    timed = sum(r.dur for r in records if r.dur)
+    if len(stamps) < 2 or timed < FROZEN_MIN_S or max(stamps) - min(stamps) >= FROZEN_SHARE * timed:
+        return []
+    for obs in parsed.observations:
+        obs.ts = obs.prev_ts = None
+    for prog in parsed.progress:
+        prog.ts = None
+    parsed.clock_unreliable = True
+    return [f"the stamps span {max(stamps) - min(stamps):g} s while the lines' step times add up "
+            f"to {timed:g} s: they are not the run's clock and are not used; the log is timed "
+            "by its step times"]
 
 
 def _markers(parsed: ParsedLog) -> list[tuple[int, int]]:
