@@ -84,10 +84,7 @@ def _clock_notes(parsed: ParsedLog) -> list[str]:
     if parsed.clock_unreliable:
         notes.append(f"the clock went back {len(parsed.clock_back)} times: the stamps do not "
                      "order the log and are not used; the log is timed by its step times")
-        for obs in parsed.observations:
-            obs.ts = obs.prev_ts = None
-        for prog in parsed.progress:
-            prog.ts = None
+        _drop_stamps(parsed)
     return notes
 
 
@@ -138,6 +135,14 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
 FROZEN_SHARE, FROZEN_MIN_S = 0.1, 60.0
 
 
+def _drop_stamps(parsed: ParsedLog) -> None:
+    """Forget every stamp of the log (a clock not to be trusted): it is timed by its step times."""
+    for obs in parsed.observations:
+        obs.ts = obs.prev_ts = None
+    for prog in parsed.progress:
+        prog.ts = None
+
+
 def _frozen_clock(parsed: ParsedLog, records: list) -> list[str]:
     """Drop stamps that do not advance while the steps' printed times do (see FROZEN_SHARE): the
     log is then timed by its step times, as a log without stamps is. Returns the note."""
@@ -145,10 +150,7 @@ def _frozen_clock(parsed: ParsedLog, records: list) -> list[str]:
     timed = sum(r.dur for r in records if r.dur)
     if len(stamps) < 2 or timed < FROZEN_MIN_S or max(stamps) - min(stamps) >= FROZEN_SHARE * timed:
         return []
-    for obs in parsed.observations:
-        obs.ts = obs.prev_ts = None
-    for prog in parsed.progress:
-        prog.ts = None
+    _drop_stamps(parsed)
     parsed.clock_unreliable = True
     return [f"the stamps span {max(stamps) - min(stamps):g} s while the lines' step times add up "
             f"to {timed:g} s: they are not the run's clock and are not used; the log is timed "
