@@ -50,10 +50,17 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
 
 def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> list[Finding]:
     """One `gpus_seen` finding (class ok) per (model, family) among the readable GPUs, with
-    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`."""
+    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`. A node
+    of more than one model (a V100 beside two GTX 1080 Ti) also gets one `gpus_seen` with the
+    total first: the node's GPU count is what an expected count is compared with."""
     readable = [g.status for g in gpus if g.status.accessible is not False]
     groups = Counter((s.model or "unknown", s.family or "unknown") for s in readable)
     out = []
+    if len(groups) > 1:
+        total = len(readable)
+        extra = {"driver_version": driver} if driver else {}
+        out.append(Finding(kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=total,
+                           message=f"{total} GPUs of {len(groups)} models", extra=extra))
     for (model, family), count in sorted(groups.items()):
         members = [
             s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)
