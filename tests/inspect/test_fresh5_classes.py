@@ -107,6 +107,18 @@ def test_a_table_of_two_models_gives_the_node_total():
     assert [f.count for f in of(findings, "gpu_missing")] == [1] and verdict == "unhealthy"
 
 
+def test_a_gpu_row_cut_before_its_ecc_cell_is_counted_with_its_health_unread():
+    text = case(624).split("| 23%   24C")[0]
+    text = text[: text.rindex("00000000:DB") + 13] + "\n[... cut ...]\n"
+    findings, verdict = inspect(text, expect_gpus=3)
+    assert of(findings, "gpus_seen")[0].count == 3 and not of(findings, "gpu_missing")
+    (unread,) = of(findings, "gpu_error")
+    assert (unread.gpu, unread.class_, verdict) == ("2", "unknown", "unknown")
+    processes = case(630).replace("/root/tools/memhog                     2194MiB |", "/root/t", 1)
+    findings, verdict = inspect(processes)  # a process row cut is no GPU row
+    assert [f.count for f in of(findings, "gpus_seen")] == [1] and verdict == "healthy"
+
+
 def test_a_table_of_one_model_has_no_separate_total():
     text = case(624).replace("GeForce GTX 108...", "Tesla V100-PCIE...")
     findings, _ = inspect(text)

@@ -12,6 +12,10 @@ count: the volatile uncorrectable counts move to the "MIG devices" table, one ro
 `| GPU  GI  CI  MIG | memory | SM  Unc | CE ENC DEC OFA JPG |` (`Unc` = "Vol Unc ECC"). MIG devices
 are instances of their GPU, never GPUs: they are not counted, their `Unc` counts are summed into
 their GPU's `ecc_dbe_volatile`, and an `ERR!` there is that GPU's ECC read error.
+
+A paste cut inside the table: a GPU whose rows are there is read as they show it (a missing
+second row leaves temperature unknown); a GPU row cut before its ECC cell counts the GPU, with
+its health unread (unknown, never healthy).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
 )
 
 _MODES = ("On", "Off", "N/A", "ERR!", "TCC", "WDDM")
+_CUT_ROW = re.compile(r"\|\s{1,6}(\d{1,3})\s{2,}\S")  # `|   2  GeForce GTX 108...  Off  | 0000`
 _ECC_MODES = ("On", "Off")  # the ECC cell of a MIG-enabled GPU: the mode, counts per MIG device
 _BUS = re.compile(r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7]|ERR!")
 _VERSION = re.compile(r"Driver Version:\s*(\S+)(?:.*CUDA Version:\s*(\S+))?")
@@ -137,6 +142,27 @@ def _with_mig_ecc(reading: GpuReading, counts: list[tuple[str, int]], source: st
     return replace(reading, status=replace(status, ecc_dbe_volatile=sum(known)))
 
 
+def _in_gpu_rows(line: str, before: bool) -> bool:
+    """Whether the lines from `line` on are the GPU rows: from the GPU header (`Persistence-M`)
+    to the "MIG devices" or "Processes" table."""
+    if "Persistence-M" in line:
+        return True
+    return before and not ("MIG devices" in line or "Processes:" in line)
+
+
+def _cut_row(line: str, number: int) -> GpuReading | None:
+    """A GPU's first row cut before its closing `|` (a paste cut mid-line: `|   2  GeForce GTX
+    108...  Off  | 00000000:DB:0`): the GPU is there and counted, but its ECC cell was not read,
+    so its health is unknown (`ecc_dbe_volatile` unread). None for any other line."""
+    text = line.rstrip()
+    match = _CUT_ROW.match(text)
+    if match is None or text.endswith("|"):
+        return None
+    bus = _BUS.search(text)
+    status = GpuStatus(index=match.group(1), pci_bus_id=pci_bus_id(bus.group(0)) if bus else None)
+    return GpuReading(status=status, field_errors=(("ecc_dbe_volatile", "row cut"),), line=number)
+
+
 def parse_table(text: str, source: str) -> SmiReading:
     """Parse the default nvidia-smi table. Raises ParseError (with the line) when a GPU row's
     ECC or temperature field has an unexpected shape."""
@@ -144,6 +170,7 @@ def parse_table(text: str, source: str) -> SmiReading:
     gpus, errors, no_devices = [], [], False
     mig: dict[str, list[tuple[str, int]]] = {}  # GPU index -> (Vol Unc ECC cell, line)
     driver = cuda = None
+    in_gpus = False
     for position, line in enumerate(lines):
         number = position + 1
         if len(line) > MAX_LINE_CHARS:
@@ -159,11 +186,14 @@ def parse_table(text: str, source: str) -> SmiReading:
             gpus.append(GpuReading(status=status, line=number))
             continue
         no_devices = no_devices or bool(NO_DEVICES.match(line.strip("| ")))
+        in_gpus = _in_gpu_rows(line, in_gpus)
         row = match_row(line)
         if row:
             following = lines[position + 1] if position + 1 < len(lines) else ""
             detail = _detail_fields(following[:MAX_LINE_CHARS].rstrip())
             gpus.append(_reading(row, detail, number, source))
+        elif in_gpus and (cut := _cut_row(line, number)):
+            gpus.append(cut)
         device = match_mig_row(line)
         if device:
             mig.setdefault(device[0], []).append((device[1], number))
