@@ -172,6 +172,15 @@ KNOWN_MISSES = {
     # slurm-node); `nvidia-smi -L` under a bare command line (MIG lines were already folded); a
     # headerless `--query-gpu` CSV takes its columns from the pasted command. Nothing left.
     ("corpus", "fresh4"): set(),
+    # 27/32 at first contact (2026-12-06, ab56305; tests/data/first_contact/
+    # corpus_fresh5_2026-12-06.txt). Read right since (tests/inspect/test_fresh5_classes.py): a
+    # MIG-enabled GPU in the default table is one GPU whose ECC cell shows the mode (`On`), its
+    # MIG devices' Vol Unc ECC counts summed into it (615, 630); a dcgm-exporter page of MIG
+    # instances cut with a bracketed ellipsis `[... ...]` is read for the series it shows (611);
+    # a table of more than one model gives the node total beside the per-model counts (624); a
+    # wide `--query-gpu` header (6 KB, ~200 columns) is CSV, and its clocks_event_reasons_counters
+    # are history while the active mask is now (618). Nothing left.
+    ("corpus", "fresh5"): set(),
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },

@@ -16,6 +16,12 @@ Reasons" before r535): `Idle`, `Applications Clocks Setting`, `SW Power Cap`, `H
 (with `HW Thermal Slowdown` and `HW Power Brake Slowdown` indented under it), `Sync Boost`, `SW
 Thermal Slowdown`, `Display Clock Setting`; the XML and CSV spell them `clocks_event_reason_…` /
 `clocks_event_reasons.…`.
+
+Only the mask and the per-reason Active/Not Active fields say what holds the clocks now (NVML
+nvmlDeviceGetCurrentClocksEventReasons: "current clocks event reasons"). The
+`clocks_event_reasons_counters.*` columns (`nvidia-smi --help-query-gpu`, r550+: time in µs each
+reason has held the clocks, accumulated since the driver loaded; NVML's violation-time counters)
+are history, not a current reason: `reason_of_key` names no reason for them.
 """
 
 from __future__ import annotations

@@ -9,7 +9,12 @@ from collections import Counter
 
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
-from gpuslo.exporter.evidence.nvidia_smi.values import HEALTH_FIELDS, GpuReading, SmiReading
+from gpuslo.exporter.evidence.nvidia_smi.values import (
+    HEALTH_FIELDS,
+    GpuReading,
+    SmiReading,
+    is_error,
+)
 from gpuslo.exporter.policy.clocks import workload_clock_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
@@ -34,13 +39,15 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     other = sorted({n for n, _ in reading.field_errors if n not in HEALTH_FIELDS})
     for fields, klass in ((health, names.CLASS_UNKNOWN), (other, names.CLASS_WARN)):
         if fields:
+            values = sorted({v for n, v in reading.field_errors if n in fields})
+            why = "driver could not read" if any(map(is_error, values)) else ", ".join(values)
             out.append(
                 Finding(
                     kind=kind,
                     class_=klass,
                     signal="gpu_error",
                     reason="tool_error" if klass == names.CLASS_UNKNOWN else None,
-                    message=f"driver could not read: {', '.join(fields)}",
+                    message=f"{why}: {', '.join(fields)}",
                     line=reading.line,
                     **where,
                 )
@@ -50,10 +57,17 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
 
 def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> list[Finding]:
     """One `gpus_seen` finding (class ok) per (model, family) among the readable GPUs, with
-    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`."""
+    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`. A node
+    of more than one model (a V100 beside two GTX 1080 Ti) also gets one `gpus_seen` with the
+    total first: the node's GPU count is what an expected count is compared with."""
     readable = [g.status for g in gpus if g.status.accessible is not False]
     groups = Counter((s.model or "unknown", s.family or "unknown") for s in readable)
     out = []
+    if len(groups) > 1:
+        total = len(readable)
+        extra = {"driver_version": driver} if driver else {}
+        out.append(Finding(kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=total,
+                           message=f"{total} GPUs, more than one model", extra=extra))
     for (model, family), count in sorted(groups.items()):
         members = [
             s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)

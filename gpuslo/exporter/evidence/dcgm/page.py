@@ -102,9 +102,19 @@ class DcgmPage:
     families: frozenset[str]
 
 
+# A line that is only an elision mark: `...`, `…`, or the editorial bracketed ellipsis
+# (`[...]`, `[… 40 more series …]`) with which a page pasted into an issue is cut.
+_ELISION = re.compile(r"(?:\.\.\.|…)?|\[\s*(?:\.\.\.|…)[^\]]*\]")
+
+
+def _is_elision(line: str) -> bool:
+    return len(line) < 512 and _ELISION.fullmatch(line.strip()) is not None
+
+
 def _clean(text: str) -> str:
-    """Drop excerpt markers (`...`) and blank lines that hand-made captures carry."""
-    lines = [line for line in text.splitlines() if line.strip() not in ("...", "…", "")]
+    """Drop elision marks (`_ELISION`) and blank lines that hand-made captures carry: the page
+    is read for the series it shows."""
+    lines = [line for line in text.splitlines() if not _is_elision(line)]
     return "\n".join(lines) + "\n"
 
 
@@ -144,7 +154,7 @@ def _first_bad_line(text: str) -> int | None:
 
     for number, line in enumerate(text.splitlines(), start=1):
         comment = line.lstrip().startswith("#") and not re.match(r"\s*#\s*(?:TYPE|HELP)\b", line)
-        if comment or line.strip() in ("", "...", "…"):
+        if comment or _is_elision(line):
             continue
         try:
             list(text_string_to_metric_families(line + "\n"))

@@ -142,6 +142,9 @@ _ROW_START = re.compile(
     r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
 )
 MAX_CELL_CHARS = 4096
+# A row of the wide `--query-gpu` captures (nvidia_gpu_exporter asks for ~200 columns: a 6 KB
+# header) is longer than one cell may be; a line past this is no CSV row.
+MAX_LINE_CHARS = MAX_CELL_CHARS * 64
 # The command pasted above its output (with or without a prompt): `$ nvidia-smi
 # --query-gpu=name,memory.total --format=csv,noheader`. Its `--query-gpu` list names the columns
 # of headerless output, in order (nvidia-smi(1): the output has one column per name).
@@ -184,7 +187,7 @@ def check_columns(columns: Sequence[str]) -> tuple[str, ...]:
 
 
 def _cells(line: str, source: str, number: int) -> list[str]:
-    if len(line) > MAX_CELL_CHARS * 64:
+    if len(line) > MAX_LINE_CHARS:
         raise ParseError(source, f"line of {len(line)} characters is not a CSV row", number)
     try:
         return [cell.strip() for cell in next(csv.reader([line], skipinitialspace=True))]
@@ -267,7 +270,7 @@ def looks_like_csv(text: str) -> bool:
     command = query_columns(text)
     if command is not None:
         return _rows_fit(lines[1:], len(command[1]))
-    if not lines or len(lines[0]) > MAX_CELL_CHARS:
+    if not lines or len(lines[0]) > MAX_LINE_CHARS:
         return False
     try:
         if is_header(next(csv.reader([lines[0]], skipinitialspace=True))):
@@ -284,7 +287,7 @@ def _rows_fit(lines: Sequence[str], width: int) -> bool:
     fields."""
     rows = [line for line in lines if not _ERROR_WORDS.search(line)]
     try:
-        cells = [next(csv.reader([row[:MAX_CELL_CHARS]], skipinitialspace=True)) for row in rows]
+        cells = [next(csv.reader([row[:MAX_LINE_CHARS]], skipinitialspace=True)) for row in rows]
     except (csv.Error, StopIteration):
         return False
     return bool(rows) and all(is_header(row) or len(row) == width for row in cells)
