@@ -33,6 +33,7 @@ from gpuslo import names
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.reader import UNREAD_EVERY
 from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
@@ -161,9 +162,28 @@ def render_text(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sample_lines(ex: dict) -> list[str]:
+    """Say when the explanation's record counts rest on a sample, and how large: shapes are
+    learnt from the log's head (`reader.SAMPLE_LINES`), unread records counted one in
+    `reader.UNREAD_EVERY` after the first few."""
+    sample = ex.get("sample")
+    if not sample:
+        return []
+    out = []
+    if not sample["whole"]:
+        out.append(f"    sampled: shapes learnt from the first {sample['lines']:,} of "
+                   f"{sample['of_lines']:,} lines; the progress, marker and event counts "
+                   "below are counts in them")
+    if sample["unread_counted"] < sample["unread_seen"]:
+        out.append(f"    sampled: unread counts are over {sample['unread_counted']:,} of the "
+                   f"{sample['unread_seen']:,} records nothing read "
+                   f"(the first {4 * UNREAD_EVERY}, then 1 in {UNREAD_EVERY})")
+    return out
+
+
 def _explain_lines(ex: dict) -> list[str]:
     """The `--explain` section for a person."""
-    out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}"]
+    out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}", *_sample_lines(ex)]
     for title, key in (("progress", "progress"), ("epoch marker", "epoch_markers")):
         for e in ex[key]:
             out.append(f"    {title} ({e['records']}x, line {e['first_line']}): {e['template']}")
