@@ -22,7 +22,10 @@ Every failure is one `ConfigError` line naming the file (and line), which the CL
 exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
 `load_yaml(path, what)` is both; `regular_file(path, what)` checks a file another library
 will open (TLS certificates). `open_data_file(path)` opens a data file (evidence, a log, a
-trace: any size, a pipe allowed) without waiting on a FIFO nobody writes or reading a device.
+trace: any size, a pipe allowed) without waiting on a FIFO nobody writes or reading a device;
+`unreadable_data(path, error)` is the one InputError for a data file that cannot be opened or
+read, and `EMPTY_DATA`/`BINARY_DATA` the words for one read with nothing in it, so `gpuslo
+goodput` and `gpuslo inspect` say the same thing about the same file.
 """
 
 from __future__ import annotations
@@ -115,6 +118,26 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+# A data file read with nothing to judge by: the command's answer is `unknown` naming the file
+# (exit 1, tests/test_bad_files.py), in the same words from every command that judges one.
+EMPTY_DATA = "empty file: nothing to read"
+BINARY_DATA = "binary file (control bytes, not text): not read"
+
+
+def unreadable_data(path: str | os.PathLike[str], error: OSError) -> InputError:
+    """The InputError for a data file `open_data_file` could not open or read (the CLI prints
+    it as one line and exits 2), the same words from every command: `FILE: cannot read: no
+    such file`, `... permission denied`, `FILE: is a directory, not a file`, or `FILE: cannot
+    read: <strerror>`."""
+    if isinstance(error, IsADirectoryError):
+        return InputError(str(path), "is a directory, not a file")
+    if isinstance(error, FileNotFoundError):
+        return InputError(str(path), "cannot read: no such file")
+    if isinstance(error, PermissionError):
+        return InputError(str(path), "cannot read: permission denied")
+    return InputError(str(path), f"cannot read: {error.strerror or error}")
 
 
 def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:

@@ -27,6 +27,7 @@ import pytest
 from conftest import CORPUS
 
 from gpuslo.cli import main
+from gpuslo.config_file import BINARY_DATA, EMPTY_DATA
 
 KINDS = ("directory", "empty", "binary", "latin1", "missing")
 KERNEL_LOG = CORPUS / "cases" / "002_xid45-secondary-to-xid149-xid145.txt"
@@ -265,3 +266,35 @@ def test_a_fifo_nobody_writes_or_a_device_given_as_data_never_waits(tmp_path, ca
     finally:
         os.close(read)
     assert code == 1 and "unhealthy" in out, out
+
+
+def _deny(path, *_, **__):
+    raise PermissionError(13, "Permission denied", str(path))
+
+
+@pytest.mark.parametrize("kind", [*KINDS, "unreadable"])
+def test_goodput_and_inspect_say_the_same_of_the_same_bad_file(kind, tmp_path, capsys,
+                                                               monkeypatch):
+    """A newcomer's report: `gpuslo goodput` said `cannot read: No such file or directory`,
+    `gpuslo inspect` `no such file`; a binary file was `the file is binary` to one and `no
+    parser recognises this evidence` to the other. One helper now words both
+    (`config_file.unreadable_data`, `EMPTY_DATA`, `BINARY_DATA`): a file that cannot be read is
+    the same one line naming it (exit 2); one read with nothing in it the same reason (exit 1)."""
+    if kind == "unreadable":  # root reads a mode-000 file: refuse the open instead
+        path = bad_input(tmp_path, "latin1")
+        monkeypatch.setattr("gpuslo.goodput.logs.read.open_data_file", _deny)
+        monkeypatch.setattr("gpuslo.exporter.inspect.kinds.open_data_file", _deny)
+    else:
+        path = bad_input(tmp_path, kind)
+    said = {}
+    for command in ("goodput", "inspect"):
+        code, out, err = _run(capsys, [command, str(path)])
+        said[command] = (code, err.removeprefix(f"gpuslo {command}: error: "), out)
+    (g_code, g_err, g_out), (i_code, i_err, i_out) = said["goodput"], said["inspect"]
+    assert g_code == i_code, said
+    if kind in ("missing", "directory", "unreadable"):
+        assert _one_line_naming(g_code, g_err, path) and g_err == i_err, said
+        assert ("permission denied" in g_err) == (kind == "unreadable"), said
+    elif kind in ("empty", "binary"):
+        reason = {"empty": EMPTY_DATA, "binary": BINARY_DATA}[kind]
+        assert g_code == 1 and reason in g_out and f"{path}: {reason}" in i_out, said

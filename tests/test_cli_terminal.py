@@ -64,6 +64,18 @@ def test_numeric_flags_are_bounded_with_one_line_errors(argv, flag, capsys):
     assert flag in err and "expected" in err and "Traceback" not in err
 
 
+def test_version_is_printed_on_stdout_and_exits_0(capsys):
+    """Issue (a newcomer's `gpuslo --version | cut ...` got nothing): argparse's own `version`
+    action prints on stdout since Python 3.4; ours printed on stderr."""
+    import gpuslo
+
+    with pytest.raises(SystemExit) as stop:
+        main(["--version"])
+    captured = capsys.readouterr()
+    assert stop.value.code in (0, None)
+    assert captured.out == f"gpuslo {gpuslo.__version__}\n" and captured.err == ""
+
+
 def test_check_text_cuts_no_message_and_no_uuid():
     uuid = "GPU-55555555-0000-1111-2222-333333333333"
     message = (

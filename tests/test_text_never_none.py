@@ -53,3 +53,30 @@ def test_report_text_never_prints_none(half, tmp_path, capsys):
                        ("html", (tmp_path / "report.html").read_text())):
         assert not NONE.search(text), (name, NONE.search(text) and text[
             max(0, NONE.search(text).start() - 300):NONE.search(text).end() + 50])
+
+
+def test_goodput_text_names_what_the_log_did_not_print():
+    """Issue (a newcomer): "checkpoint save at step 300: not in the log" left them asking what
+    was not - the save is in the log, its duration is not. Each missing figure is named."""
+    from gpuslo.cli.goodput import render_text
+
+    doc = {
+        "file": "t.log", "framework": "generic", "status": "ok",
+        "steps": {"first": 1, "last": None, "epoch_first": 0, "epoch_last": None},
+        "step_time_s": {"median": None, "count": 0}, "span_s": None,
+        "checkpoint_saves": [{"step": 300, "seconds": None}, {"step": None, "seconds": 4.5}],
+        "restarts": [{"resumed_from_step": None, "lost_steps": None}],
+        "interruptions": [{"after_step": None, "cause": "oom", "layer": "job", "line": 7}],
+        "slowdowns": [{"from_step": None, "ratio": None}],
+        "hangs": [{"after_step": None, "seconds": None, "cause": "no_progress"}],
+        "goodput": None, "not_read": [], "notes": [],
+    }
+    text = render_text(doc)
+    assert "not in the log" not in text and not NONE.search(text), text
+    for said in ("checkpoint save at step 300: its duration not printed",
+                 "checkpoint save (its step not printed): 4.5 s",
+                 "restart (its step not printed) (lost an unknown number of steps)",
+                 "interruption (before any printed step): oom (job), line 7",
+                 "hang (before any printed step): duration unknown (no_progress)",
+                 "steps 1..? (last step not printed) (epochs 0..? (last epoch not printed))"):
+        assert said in text, text

@@ -14,6 +14,7 @@ import re
 from gpuslo import names
 from gpuslo.alerts import job_series, liveness
 from gpuslo.alerts import rules as alert_rules
+from gpuslo.alerts.promtool_case import series
 from gpuslo.alerts.sli import GOODPUT_INTERVAL, JOB_SECONDS_INCREASE, JOB_STEP_TIME, ratio_expr
 from gpuslo.slo_spec import SloSpec, format_number, sli_record
 
@@ -26,12 +27,6 @@ NODE_INFO = {**NODE, "node": "n1", "driver_version": "570.124.06", "cuda_version
 BOUNDARY_STEP = (
     alert_rules.MIN_THRESHOLD
 )  # how far past the factor the "just above" case burns (as a good ratio)
-
-
-def series(name: str, labels: dict[str, str], values: str) -> dict:
-    """One promtool input series (labels sorted)."""
-    inner = ",".join(f'{key}="{labels[key]}"' for key in sorted(labels))
-    return {"series": f"{name}{{{inner}}}" if inner else name, "values": values}
 
 
 def _render(template: str, labels: dict[str, str]) -> str:

@@ -42,10 +42,13 @@ ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
 
 class _Version(argparse.Action):
     """`--version`, looked up only when asked for (`gpuslo.__version__` reads the installed
-    package's metadata, a tenth of a second every command would otherwise pay)."""
+    package's metadata, a tenth of a second every command would otherwise pay). Printed on
+    stdout, exit 0, as argparse's own `version` action does since Python 3.4 (bpo-18920), so
+    `gpuslo --version | ...` captures it."""
 
     def __call__(self, parser, namespace, values, option_string=None):
-        parser.exit(message=f"gpuslo {gpuslo.__version__}\n")
+        print(f"gpuslo {gpuslo.__version__}", file=sys.stdout, flush=True)
+        parser.exit()
 
 
 def _selected(argv: Sequence[str]) -> str | None:

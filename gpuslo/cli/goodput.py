@@ -33,6 +33,7 @@ from gpuslo import names
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.reader import UNREAD_EVERY
 from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
@@ -111,9 +112,43 @@ def _why(interruption: dict) -> str | None:
     return names.OBSERVABILITY_WHY.get(interruption.get("cause"), names.OBSERVABILITY_WHY_DEFAULT)
 
 
-def _said(value: object, unit: str = "") -> str:
-    """A value for the text table; what the log does not say reads as such, never as `None`."""
-    return "not in the log" if value is None else f"{value}{unit}"
+def _said(value: object, unit: str = "", missing: str = "unknown") -> str:
+    """A value for the text table; what the log does not say reads as `missing`, a phrase
+    naming what is missing (`its duration not printed`), never as `None`, nor as a bare "not
+    in the log" that leaves the reader asking what is not."""
+    return missing if value is None else f"{value}{unit}"
+
+
+def _step(what: str, step: object, missing: str) -> str:
+    """`WHAT STEP` (`checkpoint save at step 300`), or `WHAT'S HEAD (MISSING)` when the log
+    printed no step for it (`checkpoint save (its step not printed)`)."""
+    if step is not None:
+        return f"{what} {step}"
+    return f"{what.rsplit(' ', 2)[0]} ({missing})"
+
+
+def _event_lines(doc: dict) -> list[str]:
+    """One line per checkpoint save, restart, interruption, slowdown and hang; a figure the log
+    did not give is named as such (`its step not printed`, `its duration not printed`)."""
+    lines = []
+    for s in doc["checkpoint_saves"]:
+        lines.append(f"  {_step('checkpoint save at step', s['step'], 'its step not printed')}: "
+                     f"{_said(s['seconds'], ' s', 'its duration not printed')}")
+    for r in doc["restarts"]:
+        head = _step("restart from step", r["resumed_from_step"], "its step not printed")
+        lost = _said(r["lost_steps"], " steps", "an unknown number of steps")
+        lines.append(f"  {head} (lost {lost})")
+    for i in doc["interruptions"]:
+        head = _step("interruption after step", i["after_step"], "before any printed step")
+        layer = f"{i['layer']}: {i['why']}" if i.get("why") else i["layer"]
+        lines.append(f"  {head}: {i['cause']} ({layer}), line {i['line']}")
+    for s in doc["slowdowns"]:
+        head = _step("slowdown from step", s["from_step"], "its step not printed")
+        lines.append(f"  {head}: x{_said(s['ratio'], '', '? (ratio unknown)')}")
+    for h in doc["hangs"]:
+        head = _step("hang after step", h["after_step"], "before any printed step")
+        lines.append(f"  {head}: {_said(h['seconds'], ' s', 'duration unknown')} ({h['cause']})")
+    return lines
 
 
 def render_text(doc: dict) -> str:
@@ -121,30 +156,19 @@ def render_text(doc: dict) -> str:
     lines = [f"{doc['file']}: {doc['framework'] or 'no known framework'} — {doc['status']}"]
     steps, st = doc["steps"], doc["step_time_s"]
     if steps["first"] is not None:
-        epoch = (f" (epochs {steps['epoch_first']}..{_said(steps['epoch_last'])})"
+        epoch = (f" (epochs {steps['epoch_first']}.."
+                 f"{_said(steps['epoch_last'], '', '? (last epoch not printed)')})"
                  if steps["epoch_first"] is not None else "")
-        lines.append(f"  steps {steps['first']}..{_said(steps['last'])}{epoch}, median step "
+        last = _said(steps["last"], "", "? (last step not printed)")
+        lines.append(f"  steps {steps['first']}..{last}{epoch}, median step "
                      f"{_said(st['median'], ' s')} over {st['count']} interval(s), span "
                      f"{_said(doc['span_s'], ' s')}")
-    for s in doc["checkpoint_saves"]:
-        lines.append(f"  checkpoint save at step {_said(s['step'])}: {_said(s['seconds'], ' s')}")
-    for r in doc["restarts"]:
-        lines.append(f"  restart from step {_said(r['resumed_from_step'])} "
-                     f"(lost {_said(r['lost_steps'], ' steps')})")
-    for i in doc["interruptions"]:
-        layer = f"{i['layer']}: {i['why']}" if i.get("why") else i["layer"]
-        lines.append(f"  interruption after step {_said(i['after_step'])}: {i['cause']} "
-                     f"({layer}), line {i['line']}")
-    for s in doc["slowdowns"]:
-        lines.append(f"  slowdown from step {_said(s['from_step'])}: x{_said(s['ratio'])}")
-    for h in doc["hangs"]:
-        lines.append(f"  hang after step {_said(h['after_step'])}: {_said(h['seconds'], ' s')} "
-                     f"({h['cause']})")
+    lines += _event_lines(doc)
     if doc["goodput"] and doc["goodput"].get("goodput_basis") == BASIS_STEPS:
         g, n = doc["goodput"], doc["goodput"]["steps"]
         lines.append(f"  goodput by steps: productive {n['productive']}, wasted {n['wasted']}, "
                      f"uncommitted {n['uncommitted']} of {n['accounted']} steps; goodput "
-                     f"{g['goodput']}; GPU-seconds ({g['gpus']} GPUs) not in the log")
+                     f"{g['goodput']}; GPU-seconds ({g['gpus']} GPUs) unknown (no clock)")
         lines.append(f"  goodput: {g['reason']}")
     elif doc["goodput"]:
         g = doc["goodput"]
@@ -161,9 +185,28 @@ def render_text(doc: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _sample_lines(ex: dict) -> list[str]:
+    """Say when the explanation's record counts rest on a sample, and how large: shapes are
+    learnt from the log's head (`reader.SAMPLE_LINES`), unread records counted one in
+    `reader.UNREAD_EVERY` after the first few."""
+    sample = ex.get("sample")
+    if not sample:
+        return []
+    out = []
+    if not sample["whole"]:
+        out.append(f"    sampled: shapes learnt from the first {sample['lines']:,} of "
+                   f"{sample['of_lines']:,} lines; the progress, marker and event counts "
+                   "below are counts in them")
+    if sample["unread_counted"] < sample["unread_seen"]:
+        out.append(f"    sampled: unread counts are over {sample['unread_counted']:,} of the "
+                   f"{sample['unread_seen']:,} records nothing read "
+                   f"(the first {4 * UNREAD_EVERY}, then 1 in {UNREAD_EVERY})")
+    return out
+
+
 def _explain_lines(ex: dict) -> list[str]:
     """The `--explain` section for a person."""
-    out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}"]
+    out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}", *_sample_lines(ex)]
     for title, key in (("progress", "progress"), ("epoch marker", "epoch_markers")):
         for e in ex[key]:
             out.append(f"    {title} ({e['records']}x, line {e['first_line']}): {e['template']}")

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
+import sys
+import textwrap
 
 from gpuslo import names
 from gpuslo.errors import UsageError
@@ -62,9 +65,11 @@ def _where(finding: dict) -> str:
     return " ".join(str(part) for part in parts)
 
 
-def render_text(report: dict) -> str:
+def render_text(report: dict, width: int | None = None) -> str:
     """A short table a person reads in five seconds: the verdict, then one row per finding,
-    problems first."""
+    problems first. The message, last, is never cut (it is the line that justifies the
+    verdict): whole on one line, or, given the terminal's `width` in columns, wrapped under its
+    own column (at least `_MIN_MESSAGE` columns wide)."""
     order = {
         c: i
         for i, c in enumerate(
@@ -83,11 +88,11 @@ def render_text(report: dict) -> str:
                 _where(f),
                 str(count),
                 f.get("action", ""),
-                message[:80],
+                message,
             )
         )
     widths = [
-        max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS))
+        max(len(str(r[i])) for r in [_TEXT_COLUMNS, *rows]) for i in range(len(_TEXT_COLUMNS) - 1)
     ]
     lines = [
         f"verdict: {report['verdict']}  ({len(report['files'])} file(s), {len(rows)} finding(s))"
@@ -101,13 +106,23 @@ def render_text(report: dict) -> str:
             where = " ".join(str(gpu[k]) for k in ("pci", "uuid") if k in gpu)
             lines.append(f"  GPU {gpu.get('gpu', '?')}: {model} ({family}) {where}")
     lines.append("")
+    indent = sum(widths) + 2 * len(widths)
     for row in [_TEXT_COLUMNS, *rows]:
-        lines.append(
-            "  ".join(
-                str(cell).ljust(width) for cell, width in zip(row, widths, strict=True)
-            ).rstrip()
-        )
+        head = "".join(str(cell).ljust(w) + "  " for cell, w in zip(row, widths, strict=False))
+        lines += _wrapped(head, str(row[-1]), indent, width)
     return "\n".join(lines)
+
+
+_MIN_MESSAGE = 40
+
+
+def _wrapped(head: str, message: str, indent: int, width: int | None) -> list[str]:
+    """One table row: `head` (the padded cells) then the message, whole or wrapped to `width`
+    with its continuation lines under the message column."""
+    if width is None or not message or len(head) + len(message) <= width:
+        return [(head + message).rstrip()]
+    parts = textwrap.wrap(message, max(width - indent, _MIN_MESSAGE), break_on_hyphens=False)
+    return [(head + parts[0]).rstrip()] + [" " * indent + part for part in parts[1:]]
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,5 +132,6 @@ def run(args: argparse.Namespace) -> int:
     if args.format == "json":
         print(json.dumps(report, indent=2, sort_keys=True))
     else:
-        print(render_text(report))
+        width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+        print(render_text(report, width))
     return 0 if report["verdict"] == names.VERDICT_HEALTHY else 1

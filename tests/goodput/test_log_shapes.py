@@ -274,6 +274,29 @@ def test_explain_says_what_was_read_and_what_was_not(tmp_path: Path) -> None:
     assert any("custom gauge" in u["template"] for u in ex["unread"])
 
 
+def test_explain_says_when_its_counts_rest_on_a_sample(tmp_path: Path, capsys) -> None:
+    """Issue (a newcomer's `--explain` on a long log): the counts were the first 5,000 lines'
+    with nothing saying so. A log longer than the sample says how many lines of how many; one
+    shorter says nothing about sampling."""
+    from gpuslo.cli import main
+    from gpuslo.goodput.logs.reader import SAMPLE_LINES
+
+    path = tmp_path / "train.log"
+    total = SAMPLE_LINES + 1000
+    path.write_text("".join(f"step {n} loss 2.5 time 0.5s\n" for n in range(1, total + 1)))
+    assert main(["goodput", str(path), "--explain"]) == 0
+    text = capsys.readouterr().out
+    assert f"sampled: shapes learnt from the first {SAMPLE_LINES:,} of {total:,} lines" in text
+    assert main(["goodput", str(path), "--explain", "--format", "json"]) == 0
+    sample = json.loads(capsys.readouterr().out)["explain"]["sample"]
+    assert sample["lines"] == SAMPLE_LINES and sample["of_lines"] == total
+    assert sample["whole"] is False
+    short = tmp_path / "short.log"
+    short.write_text("".join(f"step {n} loss 2.5 time 0.5s\n" for n in range(1, 50)))
+    assert main(["goodput", str(short), "--explain"]) == 0
+    assert "sampled:" not in capsys.readouterr().out
+
+
 def test_a_pinned_role_is_used(tmp_path: Path) -> None:
     overlay = tmp_path / "mine.yaml"
     overlay.write_text(yaml.safe_dump({"roles": {"lat": "step_s"}}))

@@ -102,4 +102,4 @@ def test_the_cli_keeps_and_says_goodput_by_steps() -> None:
     doc.setdefault("interruptions", [])
     text = render_text(doc)
     assert "goodput by steps: productive 10, wasted 0, uncommitted 4 of 14 steps" in text
-    assert "GPU-seconds (2 GPUs) not in the log" in text and "None" not in text
+    assert "GPU-seconds (2 GPUs) unknown (no clock)" in text and "None" not in text

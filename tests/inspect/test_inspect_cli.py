@@ -160,3 +160,24 @@ def test_policy_overlay_that_is_broken_is_a_usage_error(tmp_path):
         timeout=60,
     )
     assert proc.returncode == 2 and str(overlay) in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_text_never_cuts_the_message_that_justifies_a_verdict():
+    """Issue (a newcomer): the table cut messages at 80 characters, losing the line that says
+    why. Piped, each message is whole on its row; on a terminal it wraps under its column."""
+    from gpuslo.cli.inspect import render_text
+
+    message = ("dcgmi health GPU 1: Failure (Memory system Failure: A volatile double-bit ECC "
+               "error was detected on GPU 1. Drain the GPU and reset it.)")
+    finding = {"class": "fatal", "kind": "dcgmi", "signal": "health_report", "gpu": "1",
+               "action": "drain_and_reset", "message": message}
+    report = {"verdict": "unhealthy", "files": ["x"], "findings": [finding]}
+    header, row = render_text(report).splitlines()[-2:]
+    assert row.endswith(message) and header.index("message") == row.index(message)
+    lines = render_text(report, 100).splitlines()
+    wrapped = lines[lines.index(header) + 1:]
+    column = header.index("message")
+    assert len(wrapped) > 1
+    assert all(len(line) <= 100 for line in wrapped)
+    assert all(line[:column].strip() == "" for line in wrapped[1:])
+    assert " ".join(line[column:] for line in wrapped) == message

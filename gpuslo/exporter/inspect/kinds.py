@@ -22,8 +22,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.config_file import open_data_file
-from gpuslo.errors import InputError, ParseError, UsageError
+from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, open_data_file, unreadable_data
+from gpuslo.errors import ParseError, UsageError
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_fi_info,
@@ -215,7 +215,16 @@ def inspect_text(
     binary = binary_lines(text) if text.strip() else []
     if binary and not all(f.signal == "nothing_recognised" for f in findings):
         findings.append(binary_finding(binary, source))
+    elif binary and _binary_head(text):  # nothing read, and no text to read: say so plainly
+        return [unknown_finding(kind or "unknown", f"{source}: {BINARY_DATA}")]
     return findings
+
+
+def _binary_head(text: str) -> bool:
+    """True when more than a tenth of the first 64 KiB are control characters or bytes that
+    were not UTF-8: the file is not text (the training-log reader's `looks_binary` rule)."""
+    head = text[:65536]
+    return len(_CONTROL.findall(head)) > 0.10 * len(head)
 
 
 def read_text_evidence(
@@ -229,7 +238,7 @@ def read_text_evidence(
     naming its lines; a `ParseError` from a parser becomes an unknown finding naming the line.
     """
     if not text.strip():
-        return [unknown_finding(kind or "unknown", f"{source}: empty input", reason="no_data")]
+        return [unknown_finding(kind or "unknown", f"{source}: {EMPTY_DATA}", reason="no_data")]
     if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each
         return [
             replace(finding, message=f"{rank}: {finding.message}")
@@ -259,14 +268,6 @@ def read_text_evidence(
     return findings
 
 
-def _open_error(path: str, error: OSError) -> InputError:
-    if isinstance(error, FileNotFoundError):
-        return InputError(path, "no such file")
-    if isinstance(error, PermissionError):
-        return InputError(path, "permission denied")
-    return InputError(path, error.strerror or str(error))
-
-
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (undecodable bytes replaced), whatever its size. `-`
     reads standard input. Raises InputError when the path is missing, a directory or
@@ -275,12 +276,10 @@ def read_evidence(path: str) -> str:
         return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     file = Path(path)
     try:
-        if file.is_dir():
-            raise InputError(path, "is a directory, not an evidence file")
         with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
-        raise _open_error(path, error) from None
+        raise unreadable_data(path, error) from None
     return data.decode("utf-8", errors="replace")
 
 
@@ -298,7 +297,7 @@ def streams_as_kernel_log(path: str, kind: str | None) -> bool:
         with file.open("rb") as handle:
             head = handle.read(HEAD_BYTES)
     except OSError as error:
-        raise _open_error(path, error) from None
+        raise unreadable_data(path, error) from None
     if kind == "kernel-log":
         return True
     text = head[: head.rfind(b"\n") + 1 or len(head)].decode("utf-8", errors="replace")

@@ -18,6 +18,7 @@ import re
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.config_file import BINARY_DATA, EMPTY_DATA
 from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
@@ -80,7 +81,9 @@ def analyse_log(
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:
         doc["status"] = names.STATUS_UNKNOWN
-        doc["not_read"] = ["the file is binary (control bytes in its first 64 KiB): not read"]
+        doc["not_read"] = [BINARY_DATA]
+    elif stats.bytes == 0:
+        doc["not_read"].insert(0, EMPTY_DATA)
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
     if with_explain:

@@ -12,6 +12,10 @@
 - `events`: the sample's templates that event rules read, with the kinds;
 - `unread`: templates that recur (3 or more records) with numbers and that nothing read - the
   shapes an overlay (`--profiles`, `roles:` pins or rules) could teach.
+- `sample`: what the record counts rest on: `lines` the head lines learnt from (the first
+  `reader.SAMPLE_LINES`, or `SAMPLE_BYTES`) of `of_lines`, `whole` when that is the whole log;
+  `unread_counted` of `unread_seen` records nothing read (every one of the first 64, then one
+  in `reader.UNREAD_EVERY`). The record counts above are the sample's, not the log's.
 Template text shows numbers as `<n>`, durations as `<d>` and dates as `<date>`.
 """
 
@@ -52,11 +56,19 @@ def _entry(reading: Reading) -> dict[str, Any]:
             "why": reading.why}
 
 
+def sample(parsed: ParsedLog) -> dict[str, Any]:
+    """What the explanation's record counts rest on (see the module docstring)."""
+    return {"lines": parsed.sampled, "of_lines": parsed.lines,
+            "whole": parsed.sampled >= parsed.lines,
+            "unread_counted": parsed.unread_counted, "unread_seen": parsed.unread_seen}
+
+
 def explain(parsed: ParsedLog, wording: Wording) -> dict[str, Any]:
     """The explanation of one read log (see the module docstring)."""
     learnt = parsed.learnt
     out: dict[str, Any] = {"stamps": parsed.stamp_layouts, "progress": [], "epoch_markers": [],
-                           "not_progress": [], "events": [], "unread": []}
+                           "not_progress": [], "events": [], "unread": [],
+                           "sample": sample(parsed)}
     if learnt is None:
         return out
     families = {m.reading.template.text: m.family for m in learnt.progress + learnt.timing}

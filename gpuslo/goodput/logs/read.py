@@ -13,7 +13,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gpuslo.config_file import open_data_file
+from gpuslo.config_file import open_data_file, unreadable_data
 from gpuslo.errors import InputError
 
 CHUNK = 1 << 20
@@ -46,10 +46,8 @@ def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
     `stats.binary` and yields nothing."""
     try:
         handle = open_data_file(path)  # closed in the finally below; never waits on a FIFO
-    except IsADirectoryError:
-        raise InputError(str(path), "is a directory, not a log file") from None
     except OSError as error:
-        raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+        raise unreadable_data(path, error) from None
     try:
         buffer = b""
         skipping = False
@@ -58,7 +56,7 @@ def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
             try:
                 chunk = handle.read(CHUNK)
             except OSError as error:
-                raise InputError(str(path), f"cannot read: {error.strerror or error}") from None
+                raise unreadable_data(path, error) from None
             if first:
                 first = False
                 if looks_binary(chunk[:65536]):

@@ -73,7 +73,9 @@ class ParsedLog:
     recurring templates nothing read (template → (count, first line, example)); `rates` the
     seconds per step of timing lines read before any progress record (TPUEstimator's
     `global_step/sec: 0.908986`, a log that prints no step counter), each value once where two
-    handlers print it twice in a row."""
+    handlers print it twice in a row. `sampled`: the head lines the shapes were learnt from
+    (`SAMPLE_LINES` or `SAMPLE_BYTES`, the whole log when shorter); `unread_seen` records with
+    digits nothing read, `unread_counted` those of them counted in `unread` (`_note_unread`)."""
 
     framework: str | None
     detected: bool
@@ -93,6 +95,9 @@ class ParsedLog:
     other_progress: int = 0
     candidates: dict[str, int] = field(default_factory=dict)
     rates: list[float] = field(default_factory=list)
+    sampled: int = 0
+    unread_seen: int = 0
+    unread_counted: int = 0
 
 
 class LogReader:
@@ -117,7 +122,8 @@ class LogReader:
         self._owner: tuple[bool, str | None] = (False, None)
         self._hits: Counter[str] = Counter()
         self._unread: dict[str, list[Any]] = {}
-        self._unread_seen = 0
+        self._unread_seen = self._unread_counted = 0
+        self._sampled = 0
         self.other_progress = 0
         self.fast: FastPath | None = None
         self._timed = -1  # seq of the last progress record a timing line gave its time to
@@ -171,6 +177,7 @@ class LogReader:
     def _learn(self) -> None:
         """Learn from the buffered head, then read it (see the module docstring)."""
         buffered, self._buffer = self._buffer, []
+        self._sampled = len(buffered)
         self.norm.shapes = self._stamp_shapes(buffered)
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(), wrap)
@@ -293,6 +300,7 @@ class LogReader:
                 return
             entry = self._unread[shape] = [0, rec.line, rec.text, []]
         entry[0] += 1
+        self._unread_counted += 1
         if len(entry[3]) < MAX_EXAMPLES:
             entry[3].append((rec, ts, self._seq))
         if entry[0] == RELEARN_AFTER:
@@ -352,7 +360,8 @@ class LogReader:
             clock_unreliable=self.clock.unreliable, learnt=self.learnt,
             stamp_layouts=[s.label for s in self.norm.shapes],
             unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
-            candidates=dict(self._hits), rates=list(self.rates))
+            candidates=dict(self._hits), rates=list(self.rates), sampled=self._sampled,
+            unread_seen=self._unread_seen, unread_counted=self._unread_counted)
 
 
 def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None) -> Prog | None:
