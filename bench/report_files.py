@@ -89,11 +89,14 @@ def pipeline_run(data: Path) -> tuple[float, float, dict[str, float]]:
 
 
 def cli_run(data: Path) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MB) of `gpuslo report --data` in a new process."""
+    """(wall seconds, CPU seconds, peak RSS MB) of `gpuslo report --data` in a new process. The
+    peak is the child's VmHWM (Linux): its `ru_maxrss` starts from this process's peak, as a
+    vfork()ed child inherits it at exec."""
     with tempfile.TemporaryDirectory() as out:
-        code = ("import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
+        code = ("import re, runpy, sys; sys.argv = sys.argv[1:]\n"
                 "try:\n    runpy.run_module('gpuslo', run_name='__main__')\n"
-                "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+                "finally:\n    status = open('/proc/self/status').read()\n"
+                "    print('RSS', re.search(r'VmHWM:\\s+(\\d+)', status).group(1),"
                 " file=sys.stderr)")
         t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-c", code, "gpuslo", "report", "--data",
