@@ -4,36 +4,50 @@ data, in one run.
     python bench/report_files.py [--gpus 10000] [--data DIR] [--repeat 3] [--skip-cli]
 
 1. `gpuslo simulate`'s fleet (8 GPUs per node, 7 days, seed 1) written once with
-   `write_simulation` (or `--data`, a directory it wrote before, reused).
+   `write_simulation` (the CSV.gz files and their `.columns.npz` copies,
+   `gpuslo.slo.simulate.columns`), or `--data`, a directory it wrote before, reused (one written
+   before the columnar copies existed is read from its CSV.gz text: the slower path).
 2. Anchor: `compute_week` on that directory's frames, already in memory (read once, untimed):
    the engine alone on the same data.
 3. gpuslo, in process: `build_report` (the pipeline `gpuslo report --data DIR` runs: read the
-   CSV.gz files, the engine, the JSON document, Markdown and HTML with its plots), with the time
+   frames, the engine, the JSON document, Markdown and HTML with its plots), with the time
    of each stage.
 4. gpuslo, as a user runs it: `python -m gpuslo report --data DIR --out TMP` in a new process
-   (imports and writing included), its wall time and peak RSS.
+   (imports and writing included), its wall time, CPU time and peak RSS (its VmHWM).
 Runs alternate (anchor, pipeline, CLI) `--repeat` times; the best of each is kept and the ratios
 to the anchor printed with the load average before and after. Goal (issue 30): end to end
 <= 1.5x the engine alone, <= 1 GB. Wall times on the shared 2-core machine swing 2x with the
 other sessions' load, so CPU time (user + system, this process or the child) is printed beside
 them and is the figure to compare.
 
-Measured 2026-12-05 07:51-07:57 UTC, `python bench/report_files.py --data DIR --repeat 2` on a
-10,000-GPU week (1,034,541 job events), load average 6.5-8.3 (seven other sessions at work),
-best of 2, before and after back to back (the CLI child runs outside the checkout, so
-PYTHONPATH picks the tree):
-  before (2a28710^, PYTHONPATH at its gpuslo/): engine 1.62 s CPU; build_report 4.68 s CPU
-  (ratio 2.88; loading 2.41 s, computing 1.53 s, rendering 0.74 s); `gpuslo report --data` in
-  a new process 6.43 s CPU (ratio 3.96; wall 15.0 s against the engine's 4.2 s), peak RSS
-  625 MB.
-  after (2a28710, the simulate CSV.gz read with typed C-parser columns and each distinct time
-  converted once): engine 1.65 s CPU; build_report 3.57 s CPU (ratio 2.16; loading 1.10 s,
-  computing 1.69 s, rendering 0.74 s); the new process 4.97 s CPU (ratio 3.01; wall 10.9 s
-  against 3.6 s), peak RSS 539 MB.
-  Left: the goal (<= 1.5x) is not met. What is not the engine now: the C parser over 70 MB of
-  CSV text (~0.5 s of the loading; a binary format beside the CSV.gz would be the next step),
-  matplotlib's four SVG plots (~0.5 s; the HTML golden pins their bytes, so tight_layout and
-  the text layout stay) and, in a new process, ~1 s of imports (pandas, matplotlib).
+Measured 2026-12-05 07:51-07:57 UTC (round 7), 10,000-GPU week (1,034,541 job events), load
+average 6.5-8.3: engine 1.65 s CPU; build_report 3.57 s CPU (ratio 2.16; loading 1.10 s,
+computing 1.69 s, rendering 0.74 s); the new process 4.97 s CPU (ratio 3.01), peak RSS 539 MB
+(that figure was the parent's: a vfork()ed child's ru_maxrss starts at its parent's peak).
+
+Measured 2026-12-06 04:33-04:37 UTC (round 8), `python bench/report_files.py --data DIR
+--repeat 2`, DIR the same 10,000-GPU week written by this tree's `write_simulation` (with the
+columnar copies), load average 9.6-14.3 (other sessions' tests), best of 2, back to back (the
+CLI child runs outside the checkout, so PYTHONPATH picks the tree):
+  before (74129fa, PYTHONPATH at an export of its gpuslo/: it reads the CSV.gz): engine
+  1.77 s CPU; build_report 3.58 s CPU (ratio 2.02; loading 1.08 s, computing 1.80 s,
+  rendering 0.61 s); `gpuslo report --data` in a new process 5.14 s CPU (ratio 2.90; wall
+  16.3 s against the engine's 5.8 s), peak RSS 405 MB.
+  after (this tree: the `.columns.npz` read instead of the CSV text, the CSV fast path's text
+  parsed as categoricals, gc.freeze() after the CLI's imports, no importlib.metadata at
+  start-up, plots on a bare Figure): engine 1.68 s CPU; build_report 2.62 s CPU (ratio 1.56;
+  loading 0.23 s, computing 1.76 s, rendering 0.57 s); the new process 3.88 s CPU (ratio 2.31;
+  wall 10.2 s against 4.1 s), peak RSS 367 MB. The same tree on a directory without the
+  columnar copies (CSV.gz text): build_report 3.63 s CPU (ratio 2.04; loading 1.22 s), the new
+  process 4.69 s CPU (ratio 2.63).
+  Left: the goal is met in process only at the edge (1.5-1.6 with the load's noise) and not in
+  a new process. What is not the engine now: matplotlib's four SVG plots (~0.4 s: the SVG
+  draw ~0.2 s, tight_layout ~0.12 s, building the axes ~0.08 s; the HTML golden pins their
+  bytes, so the text layout stays), the JSON document and pages (~0.1 s), making the text
+  columns pandas `string` (~0.1 s of the 0.23 s load: a Python object per cell), and in a new
+  process ~1.2 s of imports (pandas ~0.4 s, matplotlib ~0.4 s, gpuslo's own modules with
+  requests, YAML and the training-log reader ~0.4 s, which `gpuslo report --data` does not use
+  but `gpuslo.slo.report.inputs` imports with every source).
 """
 
 from __future__ import annotations
@@ -89,11 +103,14 @@ def pipeline_run(data: Path) -> tuple[float, float, dict[str, float]]:
 
 
 def cli_run(data: Path) -> tuple[float, float, float]:
-    """(wall seconds, CPU seconds, peak RSS MB) of `gpuslo report --data` in a new process."""
+    """(wall seconds, CPU seconds, peak RSS MB) of `gpuslo report --data` in a new process. The
+    peak is the child's VmHWM (Linux): its `ru_maxrss` starts from this process's peak, as a
+    vfork()ed child inherits it at exec."""
     with tempfile.TemporaryDirectory() as out:
-        code = ("import resource, runpy, sys; sys.argv = sys.argv[1:]\n"
+        code = ("import re, runpy, sys; sys.argv = sys.argv[1:]\n"
                 "try:\n    runpy.run_module('gpuslo', run_name='__main__')\n"
-                "finally:\n    print('RSS', resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,"
+                "finally:\n    status = open('/proc/self/status').read()\n"
+                "    print('RSS', re.search(r'VmHWM:\\s+(\\d+)', status).group(1),"
                 " file=sys.stderr)")
         t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-c", code, "gpuslo", "report", "--data",

@@ -12,6 +12,7 @@ on stderr and exits with the error's `exit_code` (2); a usage error is one line 
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import sys
 from collections.abc import Sequence
@@ -79,8 +80,12 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run the CLI; returns the exit code."""
+def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int:
+    """Run the CLI; returns the exit code. `freeze_imports` (the console script's process, not
+    a caller's): once the command's modules are imported, `gc.freeze()` moves their objects,
+    which live as long as the process, out of the collector's reach, so each full collection
+    stops walking pandas' and matplotlib's ~10^5 import-time objects (`gpuslo report` at 10,000
+    GPUs: ~0.3 s less CPU, bench/report_files.py)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     selected = _selected(argv)
     parser = build_parser(selected)
@@ -89,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     module = importlib.import_module(COMMANDS[args.command][0])
+    if freeze_imports:
+        gc.freeze()
     try:
         return int(module.run(args))
     except GpusloError as error:
@@ -104,7 +111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry_point() -> None:
     """Console-script entry point."""
-    sys.exit(main())
+    sys.exit(main(freeze_imports=True))
 
 
 if __name__ == "__main__":

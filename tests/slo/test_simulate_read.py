@@ -1,6 +1,8 @@
-"""Reading a `gpuslo simulate` directory: the fast reader (`gpuslo.slo.simulate.csv_read`) gives
-the frames of the general path (`frames.make_frame` over text) value for value and dtype for
-dtype, and a file it cannot vouch for takes the general path, whose error names the row."""
+"""Reading a `gpuslo simulate` directory: the columnar copy beside each CSV.gz
+(`gpuslo.slo.simulate.columns`) and the fast reader (`gpuslo.slo.simulate.csv_read`) give the
+frames of the general path (`frames.make_frame` over text) value for value and dtype for dtype;
+a copy not made from the CSV.gz beside it, or unreadable, is passed over for the CSV.gz, and a
+file the fast reader cannot vouch for takes the general path, whose error names the row."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import pytest
 
 from gpuslo.cli import main
 from gpuslo.errors import ParseError
-from gpuslo.slo.simulate import files
+from gpuslo.slo.simulate import columns, files
 from gpuslo.slo.simulate.csv_read import read_frame_fast
 
 
@@ -24,18 +26,63 @@ def sim(tmp_path_factory):
     return out
 
 
-def _general(directory):
-    with mock.patch.object(files, "read_frame_fast", lambda name, path: None):
+def _csv(directory):
+    with mock.patch.object(files, "_read_columns", lambda name, path: None):
         return files.read_simulation(directory)
 
 
-def test_fast_reader_gives_the_general_paths_frames(sim):
-    fast, start, end = files.read_simulation(sim)
+def _general(directory):
+    with mock.patch.object(files, "read_frame_fast", lambda name, path: None), \
+            mock.patch.object(files, "_read_columns", lambda name, path: None):
+        return files.read_simulation(directory)
+
+
+def _assert_same(one, other):
+    assert one.keys() == other.keys()
+    for name in one:
+        pd.testing.assert_frame_equal(one[name], other[name], check_exact=True)
+
+
+@pytest.mark.parametrize("read", [files.read_simulation, _csv])
+def test_columns_and_fast_reader_give_the_general_paths_frames(sim, read):
+    fast, start, end = read(sim)
     slow, start2, end2 = _general(sim)
-    assert (start, end) == (start2, end2) and fast.keys() == slow.keys()
-    for name in fast:
-        pd.testing.assert_frame_equal(fast[name], slow[name], check_exact=True)
+    assert (start, end) == (start2, end2)
+    _assert_same(fast, slow)
     assert len(fast["job_events"]) > 0 and fast["job_events"]["step"].notna().any()
+
+
+def test_every_csv_has_its_columns_and_they_are_read(sim):
+    for path in sim.glob("*.csv.gz"):
+        name = path.name.removesuffix(".csv.gz")
+        assert files._read_columns(name, path) is not None, name
+
+
+@pytest.mark.parametrize("damage", [lambda b: b[:len(b) // 2], lambda b: b"PK" + b[2:][::-1],
+                                    lambda b: b""])
+def test_an_unreadable_columns_file_is_passed_over_for_the_csv(sim, tmp_path, damage):
+    copy = _copy(sim, tmp_path)
+    path = copy / f"job_events{columns.SUFFIX}"
+    path.write_bytes(damage(path.read_bytes()))
+    assert files._read_columns("job_events", copy / "job_events.csv.gz") is None
+    _assert_same(files.read_simulation(copy)[0], _general(sim)[0])
+
+
+def test_columns_made_from_other_bytes_are_passed_over(sim, tmp_path):
+    copy = _copy(sim, tmp_path)
+    _rewrite(copy / "verdicts.csv.gz", lambda t: t.replace(",healthy,", ",unhealthy,", 1))
+    assert files._read_columns("verdicts", copy / "verdicts.csv.gz") is None
+    frames = files.read_simulation(copy)[0]
+    _assert_same(frames, _general(copy)[0])
+    assert not frames["verdicts"].equals(files.read_simulation(sim)[0]["verdicts"])
+
+
+def _copy(sim, tmp_path):
+    copy = tmp_path / "sim"
+    copy.mkdir()
+    for path in sim.glob("*.*"):
+        (copy / path.name).write_bytes(path.read_bytes())
+    return copy
 
 
 def _rewrite(path, edit):

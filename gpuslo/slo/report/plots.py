@@ -26,12 +26,11 @@ from __future__ import annotations
 import io
 
 import matplotlib
+import matplotlib.ticker
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import matplotlib.ticker  # noqa: E402
-
-from gpuslo import names  # noqa: E402
+from gpuslo import names
 
 _RC = {"svg.hashsalt": "gpuslo", "svg.fonttype": "none", "font.size": 9, "figure.dpi": 100}
 MAX_BARS = 62
@@ -45,13 +44,21 @@ def _svg(fig, plot: str = "", y_range: tuple[float, float] | None = None) -> str
     value axis limits (`data-y-range="low high"`), so a browser test can read them."""
     buffer = io.StringIO()
     fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches=None)
-    plt.close(fig)
     text = buffer.getvalue()
     text = text[text.index("<svg"):].strip() + "\n"
     if plot:
         span = f' data-y-range="{y_range[0]:.6g} {y_range[1]:.6g}"' if y_range else ""
         text = text.replace("<svg ", f'<svg data-plot="{plot}"{span} ', 1)
     return text
+
+
+def _figure(size: tuple[float, float]) -> Figure:
+    """A figure drawn by Agg (tight_layout measures its text there, as pyplot's Agg figures did,
+    so the SVG bytes are the same) and saved as SVG; no pyplot: no global figure registry to
+    open and close figures in, and no backend to select at import."""
+    fig = Figure(figsize=size)
+    FigureCanvasAgg(fig)
+    return fig
 
 
 def _days(daily: list[dict]) -> list[str]:
@@ -66,8 +73,9 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
         return None
     period = 1 if len(daily) <= MAX_BARS else 7
     bins = [daily[i:i + period] for i in range(0, len(daily), period)]
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(8, 3.2))
+    with matplotlib.rc_context(_RC):
+        fig = _figure((8, 3.2))
+        ax = fig.subplots()
         x = list(range(len(bins)))
         bottom = [0.0] * len(bins)
         for layer in names.LAYERS:
@@ -102,8 +110,9 @@ def lost_by_layer(unusable: dict[str, float], badput: dict[str, float]) -> str |
     if not total:
         return None
     layers = list(names.LAYERS)
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(8, 2.6))
+    with matplotlib.rc_context(_RC):
+        fig = _figure((8, 2.6))
+        ax = fig.subplots()
         y = list(range(len(layers)))
         first = [unusable.get(layer, 0.0) for layer in layers]
         second = [badput.get(layer, 0.0) for layer in layers]
@@ -146,8 +155,9 @@ def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | No
     if not points:
         return None
     low, high = ratio_axis([p[1] for p in points], objective)
-    with plt.rc_context(_RC):
-        fig, ax = plt.subplots(figsize=(8, 3.2))
+    with matplotlib.rc_context(_RC):
+        fig = _figure((8, 3.2))
+        ax = fig.subplots()
         ax.patch.set_gid("usable-ratio-axes")
         ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
                 color="#1f77b4", label="usable ratio", gid="usable-ratio-line", clip_on=False)
@@ -182,10 +192,9 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
     if not allocated:
         return None
     lost = sum(badput.values())
-    with plt.rc_context(_RC):
-        fig, (left, right) = plt.subplots(
-            1, 2, figsize=(8, 3.6), gridspec_kw={"width_ratios": (1, 3.2)}
-        )
+    with matplotlib.rc_context(_RC):
+        fig = _figure((8, 3.6))
+        left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": (1, 3.2)})
         _allocated_bars(left, allocated, productive)
         right.patch.set_gid("badput-axes")
         labels, level = [], 0.0

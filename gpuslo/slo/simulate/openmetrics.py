@@ -38,7 +38,8 @@ from collections.abc import Callable, Iterator
 import numpy as np
 import pandas as pd
 
-from gpuslo import __version__, names
+import gpuslo
+from gpuslo import names
 from gpuslo.slo.simulate import counters, heartbeats
 from gpuslo.slo.simulate.fleet import Simulation
 from gpuslo.slo.simulate.sampling import (
@@ -139,6 +140,12 @@ def _constant(name: str, value: str, **extra: str) -> Callable[[Fleet, Block], s
     return family
 
 
+def build_info(fleet: Fleet, block: Block) -> str:
+    """`gpuslo_build_info{version}`: the version looked up when written, not at import (its
+    importlib.metadata costs `gpuslo report`, which imports this module, ~0.1 s at start-up)."""
+    return _constant("gpuslo_build_info", "1", version=gpuslo.__version__)(fleet, block)
+
+
 def node_info(fleet: Fleet, block: Block) -> str:
     one = np.full(len(fleet.grid.times_s), "1", dtype=object)
     return "".join(
@@ -224,7 +231,7 @@ def node_degradation(fleet: Fleet, block: Block) -> str:
 
 Family = tuple[str, str, Callable[[Fleet, Block], str]]
 FAMILIES: tuple[Family, ...] = (
-    ("gpuslo_build_info", "gauge", _constant("gpuslo_build_info", "1", version=__version__)),
+    ("gpuslo_build_info", "gauge", build_info),
     ("gpuslo_node_info", "gauge", node_info),
     ("gpuslo_gpu_expected", "gauge", gpu_expected),
     ("gpuslo_gpu_info", "gauge", gpu_info),
