@@ -213,6 +213,10 @@ class QueryApi:
 
         return concat(self._map(run, items, desc))
 
+    def each(self, run, items: list, desc: str) -> list:
+        """`run(item)` for every item, `workers` requests at a time, the results in order."""
+        return self._map(run, items, desc)
+
     def _map(self, run, items: list, desc: str) -> list:
         bar = tqdm(total=len(items), desc=desc, unit="query", file=sys.stderr,
                    disable=not self.progress or len(items) < 2)

@@ -15,7 +15,10 @@ verdicts, cordons — covers a few per cent of the GPU-time. So each read first 
 the window is cut into buckets (`BUCKET_S`, a whole number of steps) and one instant query per
 bucket (`max_over_time`/`count_over_time` over the bucket: each raw sample read once, nothing
 evaluated per step) names the instances with anything to read there; the per-step range query
-then runs only over those instances and buckets. `Reader(..., locate=False)` reads every
+then runs only over those instances and buckets. The two reads every GPU has — coverage gaps
+and non-healthy verdicts — locate from the recording rules' per-instance locate series where
+the rules ran (`Reader.recorded`, filled by `gpuslo.slo.sources.located`), so only the buckets
+the rules did not cover read the raw samples. `Reader(..., locate=False)` reads every
 instance over the whole window instead (the same frames, at the full cost: the tests compare).
 """
 
@@ -109,21 +112,36 @@ class Reader:
         self.per_instance = int(max(self.gpus_of.values())) if self.gpus_of else 1
         self.node_of = node_of
         self.locate_cells = locate
+        # read name → (cells located from the recording rules' locate series, the buckets left
+        # to locate from the raw samples): `gpuslo.slo.sources.located.recorded_cells`
+        self.recorded: dict[str, tuple[list[Cell], list[tuple[pd.Timestamp, pd.Timestamp]]]] = {}
 
     def locate(self, probe, desc: str, instances=None, per_instance=None,
-               label: str = "instance", expect: dict[str, int] | None = None) -> list[Cell]:
+               label: str = "instance", expect: dict[str, int] | None = None,
+               recorded: str | None = None) -> list[Cell]:
         """The cells with something to read: per bucket, the `label` values of the series
         `probe(matcher, window, steps)` returns (an instant query over the bucket's samples,
         evaluated AFTER its last step: `window` covers the samples its steps read; `steps` is
         their number) — or,
         with `expect` (label value → count), those whose value is below their count or that
-        returned nothing. Every value over the whole window when locating is off."""
+        returned nothing. Every value over the whole window when locating is off. With
+        `recorded` (a key of `self.recorded`), the buckets the recording rules covered take the
+        cells located from their series and only the others are probed."""
         values = list(self.instances if instances is None else instances)
         if not values:
             return []
         if not self.locate_cells:
             return [Cell(tuple(values), self.start, self.end)]
-        spans = buckets(self.start, self.end, self.step)
+        known, spans = self.recorded.get(recorded, ([], None)) if recorded else ([], None)
+        raw = self._probe(probe, desc, values, per_instance, label, expect,
+                          buckets(self.start, self.end, self.step) if spans is None else spans)
+        return sorted([*known, *raw], key=lambda cell: cell.start)
+
+    def _probe(self, probe, desc: str, values: list[str], per_instance, label: str,
+               expect: dict[str, int] | None, spans: list) -> list[Cell]:
+        """`locate` from the raw samples over the buckets `spans`."""
+        if not spans:
+            return []
         after = pd.Timedelta(seconds=self.step) - AFTER
         steps = {last - after: int(round((last - first).total_seconds() / self.step))
                  for first, last in spans}
@@ -166,7 +184,7 @@ def read_coverage(reader: Reader) -> pd.DataFrame:
     cells = reader.locate(
         lambda m, window, steps: ("count by (instance) (count_over_time("
                                   f"gpuslo_gpu_usable{{{m}}}[{window}]) == {steps})"),
-        "coverage gaps", expect=reader.gpus_of)
+        "coverage gaps", expect=reader.gpus_of, recorded="coverage")
     begins = reader.read(lambda m: f"{now(m)} unless {before(m)}", 2, "coverage begins", cells,
                          overlap=True)
     ends = reader.read(lambda m: f"{before(m)} unless {now(m)}", 2, "coverage ends", cells,
@@ -196,7 +214,8 @@ def read_non_healthy(reader: Reader) -> tuple[pd.DataFrame, dict[str, str]]:
     selector = 'gpuslo_gpu_verdict{verdict!="healthy",%s}'
     cells = reader.locate(
         lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
-        "locate non-healthy verdicts", per_instance=reader.per_instance * 2)
+        "locate non-healthy verdicts", per_instance=reader.per_instance * 2,
+        recorded="non_healthy")
     verdicts = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 2,
                            "non-healthy verdicts", cells)
     columns = ["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"]
