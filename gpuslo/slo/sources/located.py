@@ -39,7 +39,6 @@ from gpuslo import names
 from gpuslo.slo.sources.query_api import alternation, groups, tidy
 from gpuslo.slo.sources.sparse import Cell, Reader, _label, buckets
 
-MS = pd.Timedelta(milliseconds=1)
 INTERVAL_MS = names.LOCATE_INTERVAL_S * 1000
 OFFSET_MS = names.LOCATE_OFFSET_S * 1000
 
