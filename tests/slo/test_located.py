@@ -28,7 +28,7 @@ from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources import located, prometheus
 from gpuslo.slo.sources.query_api import QueryApi
-from gpuslo.slo.sources.sparse import BUCKET_S, Reader, buckets
+from gpuslo.slo.sources.sparse import BUCKET_S, Reader, _runs, buckets
 
 STEP_S = 300
 T0 = pd.Timestamp("2026-01-05", tz="UTC")
@@ -63,6 +63,16 @@ def test_every_bucket_the_evaluations_tile_is_planned_and_no_other():
     # evaluations closer than the interval (two phases: a restart) are not a tiling
     done, left = located.plan(spans, STEP_S, np.union1d(whole, whole[::7] + 1000))
     assert left == spans
+
+
+def test_buckets_back_to_back_share_one_query():
+    spans = buckets(T0, T0 + pd.Timedelta(days=1, hours=1), STEP_S)  # the last one an hour
+    assert [len(run) for run in _runs(spans)] == [4, 1]
+    assert [len(run) for run in _runs(spans[:1] + spans[2:])] == [1, 2, 1]
+    whole = _evaluations(T0 - pd.Timedelta(hours=1), T0 + pd.Timedelta(days=1, hours=2), 1234)
+    done, left = located.plan(spans, STEP_S, whole)
+    assert not left and located.runs(done, 1000) == [[0, 1, 2, 3], [4]]
+    assert located.runs(done, 3) == [[0, 1, 2], [3], [4]]
 
 
 def test_the_locate_rules_tile_time_and_count_per_instance():
@@ -124,9 +134,10 @@ def test_recorded_cells_are_the_raw_ones_and_unreplayed_buckets_fall_back(server
         reader.recorded = recorded
         reader.api.timings.clear()
         both = _by_bucket(reader.locate(**probe, recorded=read))
-        # the raw probe ran once per bucket left, and for no other
-        assert len([t for t in reader.api.timings if "max_over_time(gpuslo_gpu_verdict" in t[0]
-                    or "count_over_time(gpuslo_gpu_usable" in t[0]]) == len(left), read
+        # the raw probe ran over the buckets left only: back to back, one range query
+        raw = [t for t in reader.api.timings if "max_over_time(gpuslo_gpu_verdict" in t[0]
+               or "count_over_time(gpuslo_gpu_usable" in t[0]]
+        assert len(raw) == 1, read
         assert any(bare.values()), read  # the days hold something to locate
         for first, last in spans:
             got, want = both.get(first, set()), bare.get(first, set())

@@ -36,7 +36,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.slo.sources.query_api import alternation, groups, tidy
+from gpuslo.slo.sources.query_api import MAX_POINTS, alternation, groups, tidy
 from gpuslo.slo.sources.sparse import Cell, Reader, _label, buckets
 
 INTERVAL_MS = names.LOCATE_INTERVAL_S * 1000
@@ -94,26 +94,49 @@ def evaluations(reader: Reader) -> np.ndarray | None:
     return np.unique(np.asarray(times, dtype=np.int64)) if times else None
 
 
-def _query(reader: Reader, tiles: list[Tiles], query, desc: str) -> list[pd.DataFrame]:
-    """`query(matcher, window, tile)` at each bucket's `at`: one frame per bucket, unsharded while
-    every instance's recorded samples fit the sample budget (a matcher-less query, its answer
-    kept to the reader's instances), else sharded by instance."""
-    api, values = reader.api, reader.instances
-    most = max(tile.count for tile in tiles) * 2
-    shards = ([None] if len(values) * most <= api.max_samples
-              else groups(values, max(1, api.max_samples // most)))
-    items = [(i, shard) for i in range(len(tiles)) for shard in shards]
+def runs(tiles: list[Tiles], most: int) -> list[list[int]]:
+    """`tiles`' indices cut into runs one range query can answer: the same window and count,
+    evaluated a bucket apart (whole seconds), at most `most` buckets a run. Pure."""
+    out: list[list[int]] = []
+    for i, tile in enumerate(tiles):
+        if out and len(out[-1]) < most:
+            before = tiles[out[-1][-1]]
+            gap = tile.at - before.at
+            if ((tile.window_ms, tile.count) == (before.window_ms, before.count)
+                    and gap == tile.first - before.first and gap.total_seconds() % 1 == 0
+                    and (len(out[-1]) < 2 or gap == before.at - tiles[out[-1][-2]].at)):
+                out[-1].append(i)
+                continue
+        out.append([i])
+    return out
 
-    def run(item) -> tuple[int, pd.DataFrame]:
-        i, shard = item
+
+def _query(reader: Reader, tiles: list[Tiles], query, desc: str) -> list[pd.DataFrame]:
+    """`query(matcher, window, tile)` at each bucket's `at`: one frame per bucket. Buckets a
+    bucket apart with the same window share one range query (`runs`); unsharded while every
+    instance's recorded samples fit the sample budget (a matcher-less query, its answer kept to
+    the reader's instances), else sharded by instance."""
+    api, values = reader.api, reader.instances
+    per_bucket = max(tile.count for tile in tiles) * 2  # samples per instance and bucket
+    shards = ([None] if len(values) * per_bucket <= api.max_samples
+              else groups(values, max(1, api.max_samples // per_bucket)))
+    most = max(1, api.max_samples // (per_bucket * max(len(shard or values) for shard in shards)))
+    items = [(run, shard) for run in runs(tiles, min(most, MAX_POINTS)) for shard in shards]
+
+    def run(item) -> tuple[list[int], pd.DataFrame]:
+        indices, shard = item
         matcher = "" if shard is None else f'instance=~"{alternation(shard)}"'
-        tile = tiles[i]
-        return i, tidy(api.instant(query(matcher, f"{tile.window_ms}ms", tile), tile.at),
-                       "value")
+        first, last = tiles[indices[0]], tiles[indices[-1]]
+        text = query(matcher, f"{first.window_ms}ms", first)
+        if len(indices) == 1:
+            return indices, tidy(api.instant(text, first.at), "value").assign(time=first.at)
+        step = int((tiles[indices[1]].at - first.at).total_seconds())
+        return indices, api.range(text, first.at, last.at, step)
 
     frames: list[list[pd.DataFrame]] = [[] for _ in tiles]
-    for i, frame in api.each(run, items, desc):
-        frames[i].append(frame)
+    for indices, frame in api.each(run, items, desc):
+        for i in indices:
+            frames[i].append(frame[frame["time"] == tiles[i].at] if len(frame) else frame)
     out = []
     for parts in frames:
         both = pd.concat([f for f in parts if len(f)] or [pd.DataFrame()], ignore_index=True)

@@ -14,7 +14,8 @@ is evaluated for every series it selects), while what these reads look for — g
 verdicts, cordons — covers a few per cent of the GPU-time. So each read first locates its cells:
 the window is cut into buckets (`BUCKET_S`, a whole number of steps) and one instant query per
 bucket (`max_over_time`/`count_over_time` over the bucket: each raw sample read once, nothing
-evaluated per step) names the instances with anything to read there; the per-step range query
+evaluated per step; buckets of one length back to back asked as one range query whose step is
+the bucket) names the instances with anything to read there; the per-step range query
 then runs only over those instances and buckets. The two reads every GPU has — coverage gaps
 and non-healthy verdicts — locate from the recording rules' per-instance locate series where
 the rules ran (`Reader.recorded`, filled by `gpuslo.slo.sources.located`), so only the buckets
@@ -30,7 +31,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
-from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.query_api import QueryApi, concat
 from gpuslo.slo.sources.slurm import node_state_frames
 
 START_HOLD = "1d"  # how far before the window a job counter's value is looked for
@@ -100,6 +101,18 @@ def buckets(start: pd.Timestamp, end: pd.Timestamp, step_s: int,
             for a in range(0, steps, per)]
 
 
+def _runs(spans: list[tuple[pd.Timestamp, pd.Timestamp]]) -> list[list[tuple]]:
+    """`spans` (buckets, in order) cut into runs of buckets of one length, each starting where
+    the one before ends (their probes a bucket apart: one range query). Pure."""
+    out: list[list[tuple]] = []
+    for first, last in spans:
+        if out and out[-1][-1][1] == first and last - first == out[-1][-1][1] - out[-1][-1][0]:
+            out[-1].append((first, last))
+        else:
+            out.append([(first, last)])
+    return out
+
+
 class Reader:
     """What every per-GPU query shares: the API, the instances, the step and the window; and
     the locate-then-read of the module docstring."""
@@ -143,11 +156,19 @@ class Reader:
         if not spans:
             return []
         after = pd.Timedelta(seconds=self.step) - AFTER
-        steps = {last - after: int(round((last - first).total_seconds() / self.step))
-                 for first, last in spans}
-        found = self.api.sharded_instants(
-            lambda m, at: probe(m, window_ms((steps[at]) * self.step), steps[at]), values,
-            per_instance or self.per_instance, max(steps.values()), list(steps), desc, label)
+        per_instance = per_instance or self.per_instance
+        found = []
+        for run in _runs(spans):  # buckets of one length back to back: one range query
+            n = int(round((run[0][1] - run[0][0]).total_seconds() / self.step))
+            text = lambda m, n=n: probe(m, window_ms(n * self.step), n)  # noqa: E731
+            if len(run) == 1:
+                found.append(self.api.sharded_instant(text, values, per_instance, n,
+                                                      run[0][1] - after, desc, label))
+            else:
+                found.append(self.api.sharded_ranges(
+                    text, [(tuple(values), run[0][1] - after, run[-1][1] - after + AFTER)],
+                    per_instance, n, n * self.step, desc, label))
+        found = concat(found)
         cells = []
         for first, last in spans:
             # the answers' times are whole milliseconds (the API's), whatever the window's
