@@ -48,7 +48,7 @@ Request seconds by shape (two at a time): locating non-healthy verdicts (`max_ov
 `gpuslo_gpu_verdict{verdict!="healthy"}` per 6 h bucket: three series per GPU, every raw
 sample of the week read once) 6.4 s; locating coverage gaps (`count_over_time` of
 `gpuslo_gpu_usable`, one series per GPU) 1.9 s; the per-step reads where located 0.1-0.7 s each.
-  Left (goal <= 10 s at 10k, growth 1k -> 10k <= 3x, not measured at 10k here: the backfill
+  Left then (goal <= 10 s at 10k, growth 1k -> 10k <= 3x, not measured at 10k here: the backfill
   alone is ~15 min of promtool and over an hour of rules on this host): the locating queries read
   every GPU's raw samples, so they grow with the fleet. The recorded series do not yet say where
   to look: `gpuslo:gpu_lost:count` is fleet-wide (by layer, reason) and the per-node series
@@ -57,6 +57,30 @@ sample of the week read once) 6.4 s; locating coverage gaps (`count_over_time` o
   verdicts, so no sample between two evaluations is missed) would let the locate read ~1 series
   per node instead of 3 per GPU, falling back to the raw locate for buckets where the rules did
   not run (their evaluation count short) — the same cells, so the same frames.
+Measured 2026-12-06 04:51-04:55 UTC (issue 30, the locate group), load average 8.6-10.1 (other
+sessions beside it), VictoriaMetrics 1.79 default limits, each report twice, main's code (74129fa)
+and this one alternately on the same import: `--gpus 1000 --engines victoriametrics --work DIR`
+on the 2026-12-05 import above, the `gpuslo-locate` group replayed onto it by vmalert in 19 s (the
+bench now replays the groups a reused DIR lacks); `--gpus 200` loaded afresh (this code).
+  1,000 GPUs: main 7.2 s and 10.0 s, 343 requests (locating 3.9-4.1 request-s) → 3.8 s and
+  1.9 s, 182 requests (locating 0.1-0.2 request-s); 1.87 → 1.86 MB.
+  200 GPUs: main 2.8 s and 3.0 s, 224 requests → 1.1 s and 0.9 s, 92 requests.
+  The same usable GPU-hours (167,310.00; 33,480.00) and goodput (0.941125; 0.972198) from both.
+  Growth 200 → 1,000 GPUs (5x): main ~3x, this code ~2-4x on the noisy host (1.0 s → 1.9-3.8 s).
+  The three changes, in the order made (an earlier pair at load 15-17: main 18.4 s and 18.6 s,
+  the locate group alone 17.9 s and 19.1 s: request seconds 12 → 9-11, but the client's CPU,
+  then 5.3 s, hid it): coverage gaps and non-healthy verdicts located from the recorded
+  per-instance series (`gpuslo.slo.sources.located`: ~1 series per node, the buckets the rules
+  did not tile fall back to the raw samples); `QueryApi.tidy` builds one frame from columns
+  instead of a frame per series (5.3 → 2.5 s of client CPU); buckets back to back are asked as
+  one range query (stepped by the bucket) instead of an instant query each.
+  Left: not measured at 10k here (the backfill alone is ~15 min of promtool and over an hour of
+  rules on this host). The simulated data starts where the report window starts, so the first
+  bucket's coverage tile before the first sample is short and that bucket's coverage is read for
+  every GPU (`located` says why; a live window has data before it): a fleet-proportional part of
+  the coverage-edge reads (0.5 request-s in all at 1k). The per-step reads (verdicts,
+  problems, coverage edges, slowdowns, cordons) still run a request per bucket and grow with the
+  faults, hence with the fleet.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and
