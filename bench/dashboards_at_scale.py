@@ -7,8 +7,8 @@ bench/report_prometheus.py, with the server's default limits; a table of the tim
 
 1. The server over DIR's backfill (VictoriaMetrics: `vmalert` replays the recording groups the
    report bench did not — every group of `gpuslo.alerts.sli.recording_groups` after its first
-   two — once, marked in DIR/loaded.json; Prometheus: the data directory as the report bench
-   left it, only the first two groups recorded).
+   level (`first_level_groups`) — once, marked in DIR/loaded.json; Prometheus: the data
+   directory as the report bench left it, only the first level recorded).
 2. Every panel target and Prometheus annotation of `gpuslo dashboards` (`build_files`), Grafana's
    variables substituted as Grafana would for the last 7 days of the backfill at `--step`
    (`$__range` 7d, `$__rate_interval` max(step + scrape, 4 x scrape), `$cluster`/`$job` `.*`,
@@ -158,9 +158,10 @@ def run_query(url: str, target: dict, start: float, end: float, step_s: int) -> 
 
 
 def replay_rest(url: str, work: Path, start: pd.Timestamp, end: pd.Timestamp) -> float:
-    """vmalert replays the recording groups after the first two over [start, end); seconds."""
+    """vmalert replays the recording groups after the first level over [start, end); seconds."""
     rules = work / "rest.rules.yml"
-    rules.write_text(yaml.safe_dump({"groups": sli.recording_groups(SloSpec())[2:]},
+    rules.write_text(yaml.safe_dump({"groups": sli.recording_groups(SloSpec())[
+        len(sli.first_level_groups(SloSpec())):]},
                                     sort_keys=False))
     t0 = time.perf_counter()
     subprocess.run(["vmalert", f"-rule={rules}", f"-datasource.url={url}",

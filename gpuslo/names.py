@@ -361,6 +361,19 @@ ALLOCATION_SOURCE_STATUSES: Final = (STATUS_OK, STATUS_UNKNOWN, "not_configured"
 SLURM_STATE_UP: Final = "up"
 SLURM_STATES: Final = (SLURM_STATE_UP, "drained", "down", "maintenance", "unknown")
 
+# The locate rule group (`gpuslo.alerts.locate` writes it, `gpuslo.slo.sources.located` reads it):
+# evaluated every LOCATE_INTERVAL_S, each evaluation at t covering the raw samples of the tile
+# (t - LOCATE_OFFSET_S - LOCATE_INTERVAL_S, t - LOCATE_OFFSET_S], so consecutive evaluations tile
+# time; the offset leaves late samples (a scrape appended after its timestamp, VictoriaMetrics'
+# -search.latencyOffset of 30 s) time to arrive. Per instance: whether any GPU had a non-healthy
+# verdict in the tile, and how many gpuslo_gpu_usable samples it has there; one fleet series per
+# evaluation says the group ran.
+LOCATE_INTERVAL_S: Final = 300
+LOCATE_OFFSET_S: Final = 60
+LOCATE_EVALUATIONS: Final = "gpuslo:locate_evaluations:count"
+LOCATE_NOT_HEALTHY: Final = "gpuslo:instance_gpu_not_healthy:max5m"
+LOCATE_USABLE_SAMPLES: Final = "gpuslo:instance_gpu_usable_samples:count5m"
+
 # --- SLOs and burn-rate alerting (SRE Workbook, "Alerting on SLOs") ----------------------------
 SLO_USABLE_GPU: Final = "usable_gpu"
 SLO_CHECK_LIVENESS: Final = "check_liveness"

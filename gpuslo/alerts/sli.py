@@ -45,7 +45,7 @@ its job progresses loses that stretch's increase; a missed evaluation loses its 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.alerts import crawl, inventory, job_series, liveness
+from gpuslo.alerts import crawl, inventory, job_series, liveness, locate
 from gpuslo.alerts.inventory import GPU_PROVISIONED_COUNT
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
@@ -181,19 +181,28 @@ def slo_rules(spec: SloSpec, slo: str) -> list[dict]:
 
 
 def recording_groups(spec: SloSpec) -> list[dict]:
-    """Rule groups of recording rules: counts first, then one group per SLO, the crawl's, the
+    """Rule groups of recording rules: the first level (`first_level_groups`: counts, job
+    GPU-seconds, the report's locate series), then one group per SLO, the crawl's, the
     per-check liveness and the per-job series groups (`gpuslo.alerts.liveness`,
     `gpuslo.alerts.job_series`: what the check-liveness and job goodput dashboards read)."""
-    groups = [
-        {"name": "gpuslo-sli-counts", "rules": instant_rules(spec)},
-        {"name": "gpuslo-job-gpu-seconds", "interval": GOODPUT_INTERVAL, "rules": goodput_rules()},
-    ]
+    groups = first_level_groups(spec)
     for slo in names.SLOS:
         groups.append({"name": f"gpuslo-slo-{slo}", "rules": slo_rules(spec, slo)})
     groups.append(crawl.recording_group())
     groups.append(liveness.recording_group(INVENTORY_HOLD))
     groups.append(job_series.recording_group())
     return groups
+
+
+def first_level_groups(spec: SloSpec) -> list[dict]:
+    """The groups that read only raw series (what `promtool tsdb create-blocks-from rules`,
+    which cannot chain rules, backfills in one pass): per-evaluation counts, the job
+    GPU-seconds increases and the locate series (`gpuslo.alerts.locate`)."""
+    return [
+        {"name": "gpuslo-sli-counts", "rules": instant_rules(spec)},
+        {"name": "gpuslo-job-gpu-seconds", "interval": GOODPUT_INTERVAL, "rules": goodput_rules()},
+        locate.recording_group(),
+    ]
 
 
 def recorded_names(spec: SloSpec) -> set[str]:

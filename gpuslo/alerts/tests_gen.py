@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from gpuslo import names
-from gpuslo.alerts import job_series, liveness
+from gpuslo.alerts import job_series, liveness, locate
 from gpuslo.alerts import rules as alert_rules
 from gpuslo.alerts.promtool_case import series
 from gpuslo.alerts.sli import GOODPUT_INTERVAL, JOB_SECONDS_INCREASE, JOB_STEP_TIME, ratio_expr
@@ -152,6 +152,7 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         goodput_case(),
         liveness.liveness_case(),
         job_series.job_series_case(),
+        locate.locate_case(),
     ]
 
 

@@ -7,6 +7,7 @@ Prometheus serves the whole module."""
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 
@@ -21,7 +22,6 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from gpuslo import names
 from gpuslo.alerts import generate as rules_generate
-from gpuslo.alerts import sli
 from gpuslo.dashboards import generate
 from gpuslo.slo_spec import SloSpec
 from tests.conftest import REPO, backfill, require_binary, running_prometheus
@@ -263,11 +263,12 @@ def prometheus(tmp_path_factory) -> str:
     data = root / "data"
     backfill(promtool, root / "fixture.om", data)
     for name, text in rules_generate.build_files(SloSpec()).items():
-        # The job GPU-seconds group is pinned to 1 m (its increases are per minute); here every
-        # group runs each second, so its first evaluation does not wait up to a minute (what it
-        # records is then a per-second share of its minute: this test asks for data, not values).
-        pinned = f"interval: {sli.GOODPUT_INTERVAL}"
-        (root / name).write_text(text.replace(pinned, "interval: 1s"))
+        # The job GPU-seconds group is pinned to 1 m (its increases are per minute), the locate
+        # group to 5 m; here every group runs each second, so a first evaluation does not wait
+        # minutes (what they record is then a per-second share: this test asks for data, not
+        # values).
+        (root / name).write_text(re.sub(r"^(\s*)interval: \S+$", r"\1interval: 1s", text,
+                                        flags=re.MULTILINE))
     config = {"global": {"evaluation_interval": "1s"}, "rule_files": [str(root / "*.rules.yml")]}
     (root / "prometheus.yml").write_text(yaml.safe_dump(config))
     with running_prometheus(binary, root / "prometheus.yml", data) as url:

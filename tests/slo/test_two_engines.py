@@ -54,7 +54,7 @@ def simulated(tmp_path_factory):
     sim = simulate(fleet, seed=3, start=start)
     with open(root / "week.om", "w") as handle:
         write_openmetrics(sim, STEP_S, handle.write)
-    rules = {"groups": sli.recording_groups(SloSpec())[:2]}  # the first level: counts
+    rules = {"groups": sli.first_level_groups(SloSpec())}  # the first level: counts, locate
     (root / "level1.rules.yml").write_text(yaml.safe_dump(rules, sort_keys=False))
     return sim, root, compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec())
 

@@ -40,8 +40,9 @@ VictoriaMetrics), every request under the server's sample limits (`gpuslo.slo.so
 
 Healthy time is the covered rest. The GPUs and when they are provisioned are read here; the
 sparse reads live in `gpuslo.slo.sources.sparse`, each located first (an instant query per
-bucket of the window names the instances with anything to read) and then read per step only
-there. Range queries are split so that
+bucket of the window names the instances with anything to read; coverage gaps and non-healthy
+verdicts from the recording rules' per-instance locate series where they ran,
+`gpuslo.slo.sources.located`) and then read per step only there. Range queries are split so that
 series × steps × terms stays under `max_samples`; every query is retried on 5xx and timeouts.
 Errors: InputError naming the URL and the query.
 """
@@ -56,6 +57,7 @@ from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
 from gpuslo.slo.sources.listed import first_listed
+from gpuslo.slo.sources.located import recorded_cells
 from gpuslo.slo.sources.provisioned import provisioned_counts, with_unseen
 from gpuslo.slo.sources.query_api import (
     DEFAULT_MAX_SAMPLES,
@@ -202,6 +204,8 @@ def load_prometheus(
              f'gpuslo_node_info{{instance="{min(node_of)}"}}' if node_of else "gpuslo_node_info")
     step = step_s or detect_step(api, probe, start, end)
     reader = Reader(api, seen, node_of, start, end, step, locate)
+    if locate:
+        reader.recorded = recorded_cells(reader)
     coverage = read_coverage(reader)
     inventory = provisioned(inventory, coverage, start, end, first_listed(reader))
     bad, quality = read_non_healthy(reader)

@@ -213,6 +213,10 @@ class QueryApi:
 
         return concat(self._map(run, items, desc))
 
+    def each(self, run, items: list, desc: str) -> list:
+        """`run(item)` for every item, `workers` requests at a time, the results in order."""
+        return self._map(run, items, desc)
+
     def _map(self, run, items: list, desc: str) -> list:
         bar = tqdm(total=len(items), desc=desc, unit="query", file=sys.stderr,
                    disable=not self.progress or len(items) < 2)
@@ -231,16 +235,22 @@ def _unix(stamp: pd.Timestamp) -> str:
 
 def tidy(result: list[dict], key: str) -> pd.DataFrame:
     """API `result` as one row per point: label columns, `time`, `value` (see QueryApi.range);
-    `key` is "values" (matrix) or "value" (vector)."""
-    frames = []
-    for series in result:
-        points = series[key] if key == "values" else [series[key]]
-        if not points:
-            continue
-        times, values = zip(*points, strict=True)
-        frames.append(pd.DataFrame({**series["metric"], "time": np.asarray(times, dtype=float),
-                                    "value": np.asarray(values, dtype=float)}))
-    return concat(frames)
+    `key` is "values" (matrix) or "value" (vector). One frame built from columns, not one per
+    series (a vector of a thousand series is a thousand rows, not a thousand frames to join);
+    a label a series lacks is NaN."""
+    kept = [(series["metric"], series[key] if key == "values" else [series[key]])
+            for series in result]
+    kept = [(metric, points) for metric, points in kept if points]
+    if not kept:
+        return concat([])
+    sizes = np.fromiter((len(points) for _, points in kept), dtype=np.int64, count=len(kept))
+    names = list(dict.fromkeys(name for metric, _ in kept for name in metric))
+    columns = {name: np.repeat(np.array([metric.get(name, np.nan) for metric, _ in kept],
+                                        dtype=object), sizes) for name in names}
+    flat = [point for _, points in kept for point in points]
+    columns["time"] = np.fromiter((float(t) for t, _ in flat), dtype=float, count=len(flat))
+    columns["value"] = np.fromiter((float(v) for _, v in flat), dtype=float, count=len(flat))
+    return concat([pd.DataFrame(columns)])
 
 
 def concat(frames: list[pd.DataFrame]) -> pd.DataFrame:

@@ -14,8 +14,12 @@ is evaluated for every series it selects), while what these reads look for — g
 verdicts, cordons — covers a few per cent of the GPU-time. So each read first locates its cells:
 the window is cut into buckets (`BUCKET_S`, a whole number of steps) and one instant query per
 bucket (`max_over_time`/`count_over_time` over the bucket: each raw sample read once, nothing
-evaluated per step) names the instances with anything to read there; the per-step range query
-then runs only over those instances and buckets. `Reader(..., locate=False)` reads every
+evaluated per step; buckets of one length back to back asked as one range query whose step is
+the bucket) names the instances with anything to read there; the per-step range query
+then runs only over those instances and buckets. The two reads every GPU has — coverage gaps
+and non-healthy verdicts — locate from the recording rules' per-instance locate series where
+the rules ran (`Reader.recorded`, filled by `gpuslo.slo.sources.located`), so only the buckets
+the rules did not cover read the raw samples. `Reader(..., locate=False)` reads every
 instance over the whole window instead (the same frames, at the full cost: the tests compare).
 """
 
@@ -27,7 +31,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
-from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.query_api import QueryApi, concat
 from gpuslo.slo.sources.slurm import node_state_frames
 
 START_HOLD = "1d"  # how far before the window a job counter's value is looked for
@@ -97,6 +101,18 @@ def buckets(start: pd.Timestamp, end: pd.Timestamp, step_s: int,
             for a in range(0, steps, per)]
 
 
+def _runs(spans: list[tuple[pd.Timestamp, pd.Timestamp]]) -> list[list[tuple]]:
+    """`spans` (buckets, in order) cut into runs of buckets of one length, each starting where
+    the one before ends (their probes a bucket apart: one range query). Pure."""
+    out: list[list[tuple]] = []
+    for first, last in spans:
+        if out and out[-1][-1][1] == first and last - first == out[-1][-1][1] - out[-1][-1][0]:
+            out[-1].append((first, last))
+        else:
+            out.append([(first, last)])
+    return out
+
+
 class Reader:
     """What every per-GPU query shares: the API, the instances, the step and the window; and
     the locate-then-read of the module docstring."""
@@ -109,27 +125,50 @@ class Reader:
         self.per_instance = int(max(self.gpus_of.values())) if self.gpus_of else 1
         self.node_of = node_of
         self.locate_cells = locate
+        # read name → (cells located from the recording rules' locate series, the buckets left
+        # to locate from the raw samples): `gpuslo.slo.sources.located.recorded_cells`
+        self.recorded: dict[str, tuple[list[Cell], list[tuple[pd.Timestamp, pd.Timestamp]]]] = {}
 
     def locate(self, probe, desc: str, instances=None, per_instance=None,
-               label: str = "instance", expect: dict[str, int] | None = None) -> list[Cell]:
+               label: str = "instance", expect: dict[str, int] | None = None,
+               recorded: str | None = None) -> list[Cell]:
         """The cells with something to read: per bucket, the `label` values of the series
         `probe(matcher, window, steps)` returns (an instant query over the bucket's samples,
         evaluated AFTER its last step: `window` covers the samples its steps read; `steps` is
         their number) — or,
         with `expect` (label value → count), those whose value is below their count or that
-        returned nothing. Every value over the whole window when locating is off."""
+        returned nothing. Every value over the whole window when locating is off. With
+        `recorded` (a key of `self.recorded`), the buckets the recording rules covered take the
+        cells located from their series and only the others are probed."""
         values = list(self.instances if instances is None else instances)
         if not values:
             return []
         if not self.locate_cells:
             return [Cell(tuple(values), self.start, self.end)]
-        spans = buckets(self.start, self.end, self.step)
+        known, spans = self.recorded.get(recorded, ([], None)) if recorded else ([], None)
+        raw = self._probe(probe, desc, values, per_instance, label, expect,
+                          buckets(self.start, self.end, self.step) if spans is None else spans)
+        return sorted([*known, *raw], key=lambda cell: cell.start)
+
+    def _probe(self, probe, desc: str, values: list[str], per_instance, label: str,
+               expect: dict[str, int] | None, spans: list) -> list[Cell]:
+        """`locate` from the raw samples over the buckets `spans`."""
+        if not spans:
+            return []
         after = pd.Timedelta(seconds=self.step) - AFTER
-        steps = {last - after: int(round((last - first).total_seconds() / self.step))
-                 for first, last in spans}
-        found = self.api.sharded_instants(
-            lambda m, at: probe(m, window_ms((steps[at]) * self.step), steps[at]), values,
-            per_instance or self.per_instance, max(steps.values()), list(steps), desc, label)
+        per_instance = per_instance or self.per_instance
+        found = []
+        for run in _runs(spans):  # buckets of one length back to back: one range query
+            n = int(round((run[0][1] - run[0][0]).total_seconds() / self.step))
+            text = lambda m, n=n: probe(m, window_ms(n * self.step), n)  # noqa: E731
+            if len(run) == 1:
+                found.append(self.api.sharded_instant(text, values, per_instance, n,
+                                                      run[0][1] - after, desc, label))
+            else:
+                found.append(self.api.sharded_ranges(
+                    text, [(tuple(values), run[0][1] - after, run[-1][1] - after + AFTER)],
+                    per_instance, n, n * self.step, desc, label))
+        found = concat(found)
         cells = []
         for first, last in spans:
             # the answers' times are whole milliseconds (the API's), whatever the window's
@@ -166,7 +205,7 @@ def read_coverage(reader: Reader) -> pd.DataFrame:
     cells = reader.locate(
         lambda m, window, steps: ("count by (instance) (count_over_time("
                                   f"gpuslo_gpu_usable{{{m}}}[{window}]) == {steps})"),
-        "coverage gaps", expect=reader.gpus_of)
+        "coverage gaps", expect=reader.gpus_of, recorded="coverage")
     begins = reader.read(lambda m: f"{now(m)} unless {before(m)}", 2, "coverage begins", cells,
                          overlap=True)
     ends = reader.read(lambda m: f"{before(m)} unless {now(m)}", 2, "coverage ends", cells,
@@ -196,7 +235,8 @@ def read_non_healthy(reader: Reader) -> tuple[pd.DataFrame, dict[str, str]]:
     selector = 'gpuslo_gpu_verdict{verdict!="healthy",%s}'
     cells = reader.locate(
         lambda m, window, _: f"max by (instance) (max_over_time({selector % m}[{window}])) == 1",
-        "locate non-healthy verdicts", per_instance=reader.per_instance * 2)
+        "locate non-healthy verdicts", per_instance=reader.per_instance * 2,
+        recorded="non_healthy")
     verdicts = reader.read(lambda m: f"last_over_time({selector % m}[{w}]) == 1", 2,
                            "non-healthy verdicts", cells)
     columns = ["instance", "uuid", "verdict", "reason", "layer", "action", "start", "end"]
