@@ -70,6 +70,46 @@ load average 5.4-6.5 on the 2-core machine (other sessions at work), best of 2:
   imports only the detectors), and the newline count, which could run beside Vectorscan's pass
   (it releases the GIL) on an idle machine; CPython has no faster line count than `count`.
 
+2026-12-06 04:28-04:35 UTC, the start-up (round 8). Quiet-machine figures this morning (load
+0.7, `--size-mb 200 --repeat 2`): grep 0.16 s; anchor scan 0.17 s (0.91); library 0.28 s
+(0.57); CLI 0.46 s (0.34). No quiet machine since (load 10-18: other sessions at work), so the
+bench now prints each run's CPU seconds too, and the figures below compare those: before is
+74129fa (PYTHONPATH at its gpuslo/), after this branch, run interleaved, the same bench.
+  `python bench/kernel_log_scan.py --size-mb 200 --repeat 3` (210 MB), twice each, load 15-18:
+  before: grep 0.65-0.75 s (CPU 0.17 s); scan CPU 0.20 s (0.82-0.84); library CPU 0.31-0.33 s
+    (0.51-0.53); CLI 2.84-4.15 s, CPU 0.55-0.57 s (CPU ratio 0.29-0.30)
+  after:  grep 1.06-1.15 s (CPU 0.16 s); scan CPU 0.20 s (0.81-0.83); library CPU 0.32 s
+    (0.51-0.52); CLI 3.78-4.53 s, CPU 0.52-0.55 s (CPU ratio 0.30-0.31)
+  `--size-mb 1024 --repeat 2` (1074 MB, 15,253,897 lines), load 11-17: after: grep CPU 0.85 s,
+    library 1.65 s, CLI 1.72 s (CPU ratio 0.49; wall 7.44 s against grep's 5.92 s); before:
+    grep 0.82 s, library 1.51 s, CLI 1.71 s (0.48; wall 4.90 s, grep 2.41 s). 2795 events,
+    3727 lines, the CLI's findings the library's, every run, before and after.
+  Start-up, CPU, best of 6 (same load): `import gpuslo.cli.inspect` 0.122 -> 0.099 s;
+  `gpuslo inspect` of corpus case 118 (a small kernel log) 0.19 -> 0.16 s. What changed: the
+  detectors apart from their inspectors (`inspect.detectors`), each inspector imported when its
+  kind first reads (`kinds._Inspector`: a kernel log loads no dcgm, nvidia-smi, fabric, PCIe,
+  scheduler or daemon-log inspector nor their policies); one detection per text in
+  `read_text_evidence`; the packaged policy read by path, not through importlib.resources.
+  The CLI's CPU over the library's is now ~0.2 s: the interpreter and site (~0.05 s), imports
+  (~0.1 s: the detectors' parsers, their ~250 regular expressions compiled at import, yaml for
+  the policy), detection of the 64 KiB head (~0.023 s: every detector must decline it before the
+  file streams), the policy (0.005 s) and the Vectorscan database (0.01 s).
+  Tried on the scan and not kept: blocks of 256 KiB / 1 MiB / 4 MiB, in-process CPU of the
+  library's file scan best of 3: 0.301-0.304 / 0.304-0.312 / 0.325-0.337 s (1 MiB kept); the
+  newline count beside Vectorscan's pass in a second thread (64 MiB, 1 MiB blocks): CPU
+  0.164-0.179 s against 0.156-0.163 s serial and no wall gain at load 3-5, since
+  python-hyperscan calls back into Python, under the GIL, on every match (~30 per block) and so
+  waits for the count to let the GIL go; a SWAR count over `int.from_bytes` (7x slower than
+  `count`); mmap (neither mmap nor memoryview has `count`: the block would be copied for the
+  count anyway, and the read it saves is 0.03 s CPU per 210 MB).
+  Left: the goal (CLI >= 1.0x grep) is not met, nor within reach this way on 200 MiB: the scan's
+  floor is Vectorscan's pass (0.135 s CPU per 210 MB) plus the exact newline count the line
+  numbers and `kernel_log_read` need (0.10 s, `count`, holding the GIL) plus the reads (0.03 s),
+  against grep's 0.14-0.16 s for the whole run, before any start-up. Nearer it would take a line
+  count in C that releases the GIL (an extension, or Vectorscan reporting lines), fewer
+  import-time regular expressions in the detectors' parsers, or detection of a large file's head
+  without every detector.
+
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """
 

@@ -3,7 +3,9 @@
 Every kind `inspect` reads is registered in `KINDS` below: a detector
 (`looks_like(text) -> bool`, pure) and an inspector (`inspect(text, options, source) ->
 list[Finding]`, pure). This module reads the files (the only I/O), detects the kind when `--kind`
-is not given, and folds the findings of every file into one verdict (the worst).
+is not given, and folds the findings of every file into one verdict (the worst). The detectors
+(parsers only: `inspect.detectors` and the evidence modules) are imported with this module, an
+inspector (with its policy) when its kind first reads (`_Inspector`).
 
 One file may hold several kinds (an on-call engineer pastes dmesg and `nvidia-smi -q` together):
 `split.split_evidence` cuts it into parts; every kind whose detector accepts a part reads
