@@ -53,8 +53,6 @@ __all__ = [
 KIND = "dcgm-metrics"
 
 
-
-
 def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for a dcgm-exporter page: `gpus_seen` (count of GPU UUIDs, MIG instances
     folded), one `gpus_seen` per GPU (index, UUID, PCI address in NVML's form, model: the
@@ -103,8 +101,6 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
     fewer GPUs are seen than `--expect-gpus`."""
     problem = gpus_missing(seen, expected)
     return [problem.finding(kind)] if problem else []
-
-
 
 
 def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Finding]:

@@ -1,5 +1,6 @@
 """nvidia-smi, NVML and /proc/driver/nvidia findings for `gpuslo inspect`: the detectors and
-inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS`.
+inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS` (the detectors that combine parsers
+live in `inspect.detectors`, so that detection loads no inspector; they are re-exported here).
 
 The parsers live in `gpuslo.exporter.evidence.nvidia_smi`: `query` (`-q` text and `-q -x` XML),
 `csv_output` (`--query-gpu`), `table` (the default table), `nvlink` (`nvlink -s`/`-e`) and `proc`
@@ -62,14 +63,6 @@ __all__ = [
     "parse_table",
     "parse_xml",
 ]
-
-
-
-
-
-
-
-
 
 
 def _inspect(kind: str, reading: SmiReading, options) -> list[Finding]:
@@ -151,10 +144,6 @@ def inspect_proc_driver(text: str, options, source: str) -> list[Finding]:
     reading = parse_proc_driver(text, source)
     expect = options.expect_gpus if reading.gpus else None  # the version file lists no GPUs
     return driver_finding(reading) + findings_from_reading("proc-driver", reading, expect)
-
-
-
-
 
 
 def inspect_gpu_list(text: str, options, source: str, kind: str = "nvml-error") -> list[Finding]:

@@ -81,8 +81,6 @@ def inspect_device_plugin_log(text: str, options: InspectOptions, source: str) -
     return findings
 
 
-
-
 def _shortfall(reason: str, line: int | None, node: str | None) -> list[Finding]:
     found = gres_shortfall(reason)
     if found is None or found[0] != "gpu":
