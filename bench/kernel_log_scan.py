@@ -84,7 +84,16 @@ bench now prints each run's CPU seconds too, and the figures below compare those
     library 1.65 s, CLI 1.72 s (CPU ratio 0.49; wall 7.44 s against grep's 5.92 s); before:
     grep 0.82 s, library 1.51 s, CLI 1.71 s (0.48; wall 4.90 s, grep 2.41 s). 2795 events,
     3727 lines, the CLI's findings the library's, every run, before and after.
-  Start-up, CPU, best of 6 (same load): `import gpuslo.cli.inspect` 0.122 -> 0.099 s;
+  Again at 04:59-05:00 UTC, load 4.6-4.9 (wall close to CPU: grep 0.16 s as this morning), twice
+  each, interleaved, `--size-mb 200 --repeat 3`:
+  before: grep 0.16-0.23 s; scan 0.18-0.26 s (0.86-0.90); library 0.29-0.41 s (0.54-0.56);
+    CLI 0.51-0.70 s (0.31-0.32), CPU 0.47 s
+  after:  grep 0.16 s; scan 0.17-0.18 s (0.87-0.92); library 0.28 s (0.57); CLI 0.45-0.49 s
+    (0.32-0.35), CPU 0.44-0.45 s
+  `--size-mb 1024 --repeat 2`: after: grep 0.98 s; scan 1.08 s (0.91); library 2.06 s (0.48);
+    CLI 2.26 s (0.43), CPU 1.58 s against grep's 0.80 s; before: grep 1.47 s; scan 1.39 s;
+    library 2.51 s; CLI 2.72 s (0.54), CPU 1.66 s against 0.81 s. The same counts and findings.
+  Start-up, CPU, best of 6 (load 13-16): `import gpuslo.cli.inspect` 0.122 -> 0.099 s;
   `gpuslo inspect` of corpus case 118 (a small kernel log) 0.19 -> 0.16 s. What changed: the
   detectors apart from their inspectors (`inspect.detectors`), each inspector imported when its
   kind first reads (`kinds._Inspector`: a kernel log loads no dcgm, nvidia-smi, fabric, PCIe,
