@@ -109,8 +109,9 @@ bench now prints each run's CPU seconds too, and the figures below compare those
   0.164-0.179 s against 0.156-0.163 s serial and no wall gain at load 3-5, since
   python-hyperscan calls back into Python, under the GIL, on every match (~30 per block) and so
   waits for the count to let the GIL go; a SWAR count over `int.from_bytes` (7x slower than
-  `count`); mmap (neither mmap nor memoryview has `count`: the block would be copied for the
-  count anyway, and the read it saves is 0.03 s CPU per 210 MB).
+  `count`: 0.060 s against 0.0086 s per 16 MiB). Not tried: mmap (neither mmap nor memoryview
+  has `count`, so the block would be copied for the count anyway; the read it would save is
+  0.03 s CPU per 210 MB).
   Left: the goal (CLI >= 1.0x grep) is not met, nor within reach this way on 200 MiB: the scan's
   floor is Vectorscan's pass (0.135 s CPU per 210 MB) plus the exact newline count the line
   numbers and `kernel_log_read` need (0.10 s, `count`, holding the GIL) plus the reads (0.03 s),
