@@ -12,8 +12,10 @@ tests/test_circular_imports.py:
 3. no import of our own modules inside a function, a class or an `if` (a cycle dodged that way
    is still a cycle), and no `importlib.import_module` of our own modules, except the CLI's
    table of subcommands, the checks registry (a check whose module cannot be imported must still
-   report `unknown`) and `gpuslo.goodput`'s PEP 562 `__getattr__` (the Recorder, and with it
-   OpenTelemetry, is loaded only when asked for);
+   report `unknown`), `inspect.kinds`' inspectors (detection needs the detectors only; the
+   inspector of a kind is imported when it reads: tests/test_startup.py resolves every one) and
+   `gpuslo.goodput`'s PEP 562 `__getattr__` (the Recorder, and with it OpenTelemetry, is loaded
+   only when asked for);
 4. no import cycle;
 5. no folder where three or more sibling modules share a name prefix that stands in for a
    package (checks/ is named after the checks);
@@ -43,7 +45,10 @@ EXPORTER_STAGES = {
     "server": 4,
 }
 APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports another
-IMPORTLIB_ALLOWED = {"gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.goodput"}
+IMPORTLIB_ALLOWED = {
+    "gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.exporter.inspect.kinds",
+    "gpuslo.goodput",
+}
 LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__
 PREFIX_ALLOWED = {ROOT / "exporter" / "checks"}
 # library -> the modules (a name, or a package ending in ".") that may import it, at any level

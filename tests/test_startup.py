@@ -6,6 +6,7 @@ timing is asserted (bench/cli_startup.py times it).
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -61,6 +62,18 @@ def test_inspect_of_a_kernel_log_imports_no_heavy_library():
     assert code == 1  # the Xid is read: the work was done, not skipped
     assert "gpuslo.exporter.inspect.kinds" in modules
     assert not heavy(modules)
+    # Detection imports the detectors (parsers) only; no other kind's inspector or policy loads.
+    others = ("dcgm", "nvidia_smi", "nvidia_smi_findings", "fabric", "pcie", "schedulers",
+              "daemon_logs", "health_event", "exporter_log")
+    assert not {f"gpuslo.exporter.inspect.{name}" for name in others} & modules
+    assert not {"gpuslo.exporter.policy.dcgm", "gpuslo.exporter.policy.gpu"} & modules
+
+
+def test_an_inspector_is_imported_when_its_kind_is_read():
+    log = DATA / "corpus/dev/cases/118_xid120-gsp-task-exception-riscv-register-dump.txt"
+    code, modules = imported("inspect", "--kind", "nvidia-smi-q", str(log))
+    assert code == 1  # not -q text: unknown
+    assert "gpuslo.exporter.inspect.nvidia_smi" in modules
 
 
 def test_a_usage_error_imports_no_inspector():
@@ -80,3 +93,12 @@ def test_the_static_kind_list_is_the_registry():
     """`--kind` choices (kind_names.INSPECT_KINDS) are exactly the inspectors, in detection
     order."""
     assert tuple(KINDS) == INSPECT_KINDS
+
+
+def test_every_lazy_inspector_resolves():
+    """The inspectors `KINDS` imports when they first read (`kinds._Inspector`) exist: a module
+    or a name misspelt there would fail only on that kind's evidence."""
+    for kind, (_, inspector) in KINDS.items():
+        module = getattr(inspector, "module", None)
+        if module is not None:
+            assert callable(getattr(importlib.import_module(module), inspector.name)), kind

@@ -30,8 +30,9 @@ from gpuslo.exporter.evidence.dcgm.links import (
     parse_link_status,
 )
 from gpuslo.exporter.evidence.dcgm.modules import looks_like_modules, parse_modules
-from gpuslo.exporter.evidence.dcgm.page import looks_like_dcgm_page, parse_dcgm_page
+from gpuslo.exporter.evidence.dcgm.page import parse_dcgm_page
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.inspect.detectors import looks_like_dcgmi, looks_like_metrics
 from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
@@ -50,11 +51,6 @@ __all__ = [
 ]
 
 KIND = "dcgm-metrics"
-
-
-def looks_like_metrics(text: str) -> bool:
-    """True for a dcgm-exporter page (exposition lines of `DCGM_FI_*` fields)."""
-    return looks_like_dcgm_page(text)
 
 
 def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Finding]:
@@ -105,19 +101,6 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
     fewer GPUs are seen than `--expect-gpus`."""
     problem = gpus_missing(seen, expected)
     return [problem.finding(kind)] if problem else []
-
-
-def looks_like_dcgmi(text: str) -> bool:
-    """True for the outputs of `dcgmi dmon`, `health -c`, `diag`, `nvlink -s` / `-e`,
-    `modules -l` and `discovery -l`."""
-    return (
-        dcgmi.looks_like_dcgmi(text)
-        or looks_like_discovery(text)
-        or looks_like_modules(text)
-        or looks_like_diag(text)
-        or looks_like_link_status(text)
-        or looks_like_link_errors(text)
-    )
 
 
 def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Finding]:

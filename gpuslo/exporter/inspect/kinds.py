@@ -3,7 +3,9 @@
 Every kind `inspect` reads is registered in `KINDS` below: a detector
 (`looks_like(text) -> bool`, pure) and an inspector (`inspect(text, options, source) ->
 list[Finding]`, pure). This module reads the files (the only I/O), detects the kind when `--kind`
-is not given, and folds the findings of every file into one verdict (the worst).
+is not given, and folds the findings of every file into one verdict (the worst). The detectors
+(parsers only: `inspect.detectors` and the evidence modules) are imported with this module, an
+inspector (with its policy) when its kind first reads (`_Inspector`).
 
 One file may hold several kinds (an on-call engineer pastes dmesg and `nvidia-smi -q` together):
 `split.split_evidence` cuts it into parts; every kind whose detector accepts a part reads
@@ -15,6 +17,7 @@ finding (`nothing_recognised`, layer observability), never `healthy`.
 
 from __future__ import annotations
 
+import importlib
 import re
 import sys
 from collections.abc import Callable, Sequence
@@ -24,6 +27,8 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, open_data_file, unreadable_data
 from gpuslo.errors import ParseError, UsageError
+from gpuslo.exporter.evidence.dcgm.dcgmi import looks_like_exporter_log
+from gpuslo.exporter.evidence.device_plugin import looks_like_device_plugin_log
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_fi_info,
@@ -31,17 +36,17 @@ from gpuslo.exporter.evidence.fabric.tools import (
     looks_like_ibstat,
     looks_like_ibstatus,
 )
+from gpuslo.exporter.evidence.fabricmanager import looks_like_fabricmanager_log
+from gpuslo.exporter.evidence.health_event import looks_like_health_event
+from gpuslo.exporter.evidence.hostengine import looks_like_hostengine_log
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
+from gpuslo.exporter.evidence.lspci import looks_like_lspci
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv
+from gpuslo.exporter.evidence.nvidia_smi.proc import looks_like_proc_driver
+from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table
 from gpuslo.exporter.evidence.pci import normalise_pci
-from gpuslo.exporter.inspect import dcgm, fabric, kernel_log, nvidia_smi, pcie, schedulers
-from gpuslo.exporter.inspect.daemon_logs import (
-    inspect_fabricmanager_log,
-    inspect_hostengine_log,
-    looks_like_fabricmanager_log,
-    looks_like_hostengine_log,
-)
+from gpuslo.exporter.inspect import detectors, kernel_log
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
-from gpuslo.exporter.inspect.health_event import inspect_health_event, looks_like_health_event
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence, without_prompt
 from gpuslo.exporter.inspect.tagged import untag
@@ -56,33 +61,62 @@ HEAD_BYTES = 64 * 1024
 Inspector = Callable[[str, InspectOptions, str], list[Finding]]
 Detector = Callable[[str], bool]
 
+
+
+class _Inspector:
+    """The inspector `name` of the module `module`, imported when first called: detection runs
+    every detector on every file, but only the kinds detected need their inspector, its policy
+    and its findings (issue 30: `gpuslo inspect` on a kernel log imports no other inspector)."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = module, name
+
+    def __call__(self, text: str, options: InspectOptions, source: str) -> list[Finding]:
+        inspector = getattr(importlib.import_module(self.module), self.name)
+        return inspector(text, options, source)
+
+    def __repr__(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+def _lazy(module: str, name: str) -> Inspector:
+    return _Inspector(f"gpuslo.exporter.inspect.{module}", name)
+
+
 # kind -> (detector, inspector). Detection tries kinds in this order, most specific first; the
-# kernel log is last because its detector is the loosest.
+# kernel log is last because its detector is the loosest. Detectors are imported here (they
+# import parsers only: `inspect.detectors`), inspectors when they first run (`_Inspector`).
 KINDS: dict[str, tuple[Detector, Inspector]] = {
-    "nvml-error": (nvidia_smi.looks_like_nvml_error, nvidia_smi.inspect_nvml_error),
-    "health-event": (looks_like_health_event, inspect_health_event),
-    "dcgm-exporter-log": (dcgm.looks_like_exporter_log, dcgm.inspect_exporter_log),
-    "dcgm-metrics": (dcgm.looks_like_metrics, dcgm.inspect_metrics),
-    "dcgmi": (dcgm.looks_like_dcgmi, dcgm.inspect_dcgmi),
-    "nvidia-smi-xml": (nvidia_smi.looks_like_xml, nvidia_smi.inspect_xml),
-    "nvidia-smi-q": (nvidia_smi.looks_like_query, nvidia_smi.inspect_query),
-    "nvidia-smi-table": (nvidia_smi.looks_like_table, nvidia_smi.inspect_table),
-    "nvlink-status": (nvidia_smi.looks_like_nvlink_status, nvidia_smi.inspect_nvlink_status),
-    "nvlink-errors": (nvidia_smi.looks_like_nvlink_errors, nvidia_smi.inspect_nvlink_errors),
-    "smi-csv": (nvidia_smi.looks_like_csv, nvidia_smi.inspect_csv),
-    "proc-driver": (nvidia_smi.looks_like_proc_driver, nvidia_smi.inspect_proc_driver),
-    "ibstat": (looks_like_ibstat, fabric.inspect_ibstat),
-    "ibstatus": (looks_like_ibstatus, fabric.inspect_ibstatus),
-    "fi-info": (looks_like_fi_info, fabric.inspect_fi_info),
-    "ibdev2netdev": (looks_like_ibdev2netdev, fabric.inspect_ibdev2netdev),
-    "ibv-devinfo": (looks_like_ibv_devinfo, fabric.inspect_ibv_devinfo),
-    "lspci": (pcie.looks_like_lspci, pcie.inspect_lspci),
-    "fabricmanager-log": (looks_like_fabricmanager_log, inspect_fabricmanager_log),
-    "hostengine-log": (looks_like_hostengine_log, inspect_hostengine_log),
-    "device-plugin-log": (
-        schedulers.looks_like_device_plugin_log, schedulers.inspect_device_plugin_log
+    "nvml-error": (detectors.looks_like_nvml_error, _lazy("nvidia_smi", "inspect_nvml_error")),
+    "health-event": (looks_like_health_event, _lazy("health_event", "inspect_health_event")),
+    "dcgm-exporter-log": (looks_like_exporter_log, _lazy("dcgm", "inspect_exporter_log")),
+    "dcgm-metrics": (detectors.looks_like_metrics, _lazy("dcgm", "inspect_metrics")),
+    "dcgmi": (detectors.looks_like_dcgmi, _lazy("dcgm", "inspect_dcgmi")),
+    "nvidia-smi-xml": (detectors.looks_like_xml, _lazy("nvidia_smi", "inspect_xml")),
+    "nvidia-smi-q": (detectors.looks_like_query, _lazy("nvidia_smi", "inspect_query")),
+    "nvidia-smi-table": (looks_like_table, _lazy("nvidia_smi", "inspect_table")),
+    "nvlink-status": (
+        detectors.looks_like_nvlink_status, _lazy("nvidia_smi", "inspect_nvlink_status")
     ),
-    "slurm-node": (schedulers.looks_like_slurm_node, schedulers.inspect_slurm_node),
+    "nvlink-errors": (
+        detectors.looks_like_nvlink_errors, _lazy("nvidia_smi", "inspect_nvlink_errors")
+    ),
+    "smi-csv": (looks_like_csv, _lazy("nvidia_smi", "inspect_csv")),
+    "proc-driver": (looks_like_proc_driver, _lazy("nvidia_smi", "inspect_proc_driver")),
+    "ibstat": (looks_like_ibstat, _lazy("fabric", "inspect_ibstat")),
+    "ibstatus": (looks_like_ibstatus, _lazy("fabric", "inspect_ibstatus")),
+    "fi-info": (looks_like_fi_info, _lazy("fabric", "inspect_fi_info")),
+    "ibdev2netdev": (looks_like_ibdev2netdev, _lazy("fabric", "inspect_ibdev2netdev")),
+    "ibv-devinfo": (looks_like_ibv_devinfo, _lazy("fabric", "inspect_ibv_devinfo")),
+    "lspci": (looks_like_lspci, _lazy("pcie", "inspect_lspci")),
+    "fabricmanager-log": (
+        looks_like_fabricmanager_log, _lazy("daemon_logs", "inspect_fabricmanager_log")
+    ),
+    "hostengine-log": (looks_like_hostengine_log, _lazy("daemon_logs", "inspect_hostengine_log")),
+    "device-plugin-log": (
+        looks_like_device_plugin_log, _lazy("schedulers", "inspect_device_plugin_log")
+    ),
+    "slurm-node": (detectors.looks_like_slurm_node, _lazy("schedulers", "inspect_slurm_node")),
     "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
 }
 
@@ -101,6 +135,20 @@ def detect_kind(text: str) -> str | None:
 def detect_kinds(text: str) -> tuple[str, ...]:
     """Every kind in `KINDS` whose detector accepts `text`, in `KINDS` order."""
     return tuple(kind for kind in KINDS if KINDS[kind][0](text))
+
+
+def remembered(detect: Callable[[str], tuple[str, ...]]) -> Callable[[str], tuple[str, ...]]:
+    """`detect` (pure) keeping its answer per text, for one file: `split_evidence` asks again
+    about the whole text its caller has just detected (a kernel log's 64 KiB head: ~20 ms of
+    detectors each time)."""
+    seen: dict[str, tuple[str, ...]] = {}
+
+    def detect_once(text: str) -> tuple[str, ...]:
+        if text not in seen:
+            seen[text] = detect(text)
+        return seen[text]
+
+    return detect_once
 
 
 def unknown_finding(kind: str, message: str, reason: str = "parse_error") -> Finding:
@@ -247,9 +295,10 @@ def read_text_evidence(
         ]
     if kind is not None:
         return _read_past_prompt((kind,), text, source, options, given=True) or []
-    parts = split_evidence(text, detect_kinds)
+    detect = remembered(detect_kinds)
+    parts = split_evidence(text, detect)
     if len(parts) == 1:
-        found = _read_past_prompt(detect_kinds(text), text, source, options)
+        found = _read_past_prompt(detect(text), text, source, options)
         if found is None:
             return _nothing_read(text, source, "no parser recognises this evidence")
         return found
@@ -301,7 +350,8 @@ def streams_as_kernel_log(path: str, kind: str | None) -> bool:
     if kind == "kernel-log":
         return True
     text = head[: head.rfind(b"\n") + 1 or len(head)].decode("utf-8", errors="replace")
-    return detect_kinds(text) == ("kernel-log",) and len(split_evidence(text, detect_kinds)) == 1
+    detect = remembered(detect_kinds)
+    return detect(text) == ("kernel-log",) and len(split_evidence(text, detect)) == 1
 
 
 def inspect_path(path: str, options: InspectOptions, kind: str | None = None) -> list[Finding]:

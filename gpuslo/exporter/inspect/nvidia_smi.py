@@ -1,5 +1,6 @@
 """nvidia-smi, NVML and /proc/driver/nvidia findings for `gpuslo inspect`: the detectors and
-inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS`.
+inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS` (the detectors that combine parsers
+live in `inspect.detectors`, so that detection loads no inspector; they are re-exported here).
 
 The parsers live in `gpuslo.exporter.evidence.nvidia_smi`: `query` (`-q` text and `-q -x` XML),
 `csv_output` (`--query-gpu`), `table` (the default table), `nvlink` (`nvlink -s`/`-e`) and `proc`
@@ -14,10 +15,9 @@ import re
 
 from gpuslo import names
 from gpuslo.errors import ParseError
-from gpuslo.exporter.evidence.nvidia_smi import proc
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv, parse_csv
-from gpuslo.exporter.evidence.nvidia_smi.listing import has_listing, list_shape, parse_gpu_list
-from gpuslo.exporter.evidence.nvidia_smi.nvlink import looks_like_nvlink, parse_nvlink
+from gpuslo.exporter.evidence.nvidia_smi.listing import list_shape, parse_gpu_list
+from gpuslo.exporter.evidence.nvidia_smi.nvlink import parse_nvlink
 from gpuslo.exporter.evidence.nvidia_smi.proc import (
     looks_like_proc_driver,
     parse_nvml_errors,
@@ -26,6 +26,14 @@ from gpuslo.exporter.evidence.nvidia_smi.proc import (
 from gpuslo.exporter.evidence.nvidia_smi.query import parse_query, parse_xml
 from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table, parse_table
 from gpuslo.exporter.evidence.nvidia_smi.values import SmiReading
+from gpuslo.exporter.inspect.detectors import (
+    is_nvml_error_line,
+    looks_like_nvlink_errors,
+    looks_like_nvlink_status,
+    looks_like_nvml_error,
+    looks_like_query,
+    looks_like_xml,
+)
 from gpuslo.exporter.inspect.nvidia_smi_findings import findings_from_reading, identity
 from gpuslo.verdict import Finding
 
@@ -55,37 +63,6 @@ __all__ = [
     "parse_table",
     "parse_xml",
 ]
-
-
-def looks_like_xml(text: str) -> bool:
-    """An `nvidia-smi -q -x` document: `<nvidia_smi_log>` near the start."""
-    return "<nvidia_smi_log" in text[:4096]
-
-
-def looks_like_query(text: str) -> bool:
-    """`nvidia-smi -q` text, whole or partial: the NVSMI LOG banner, a device-handle error, or
-    at least one field of a section only `-q` prints (ECC Errors, Remapped Rows, Fabric, ...);
-    not `nvidia-smi -L`'s GPU list with such an error in it."""
-    head = text[:65536]
-    if "==NVSMI LOG==" in head:
-        return True
-    if has_listing(head):
-        return False
-    try:
-        reading = parse_query(head, "<detect>")
-    except ParseError:
-        return True  # a known -q field with a bad value: -q text; its inspector names the line
-    return bool(reading.gpus)
-
-
-def looks_like_nvlink_status(text: str) -> bool:
-    """`nvidia-smi nvlink -s`: GPU headers and `Link N: <speed>` / `<inactive>` lines."""
-    return looks_like_nvlink(text)[0]
-
-
-def looks_like_nvlink_errors(text: str) -> bool:
-    """`nvidia-smi nvlink -e`: GPU headers and per-link error counters."""
-    return looks_like_nvlink(text)[1]
 
 
 def _inspect(kind: str, reading: SmiReading, options) -> list[Finding]:
@@ -169,20 +146,6 @@ def inspect_proc_driver(text: str, options, source: str) -> list[Finding]:
     return driver_finding(reading) + findings_from_reading("proc-driver", reading, expect)
 
 
-def _is_nvml_error_line(line: str) -> bool:
-    try:
-        return bool(parse_nvml_errors(line, "<detect>"))
-    except ParseError:
-        return False
-
-
-def looks_like_nvml_error(text: str) -> bool:
-    """What NVML itself prints: error messages (every line an NVML error, and not only
-    device-handle errors, which alone are `nvidia-smi -q`'s output for that GPU), or the GPU
-    list of `nvidia-smi -L` with or without error lines among its GPU lines."""
-    return list_shape(text, _is_nvml_error_line)[0] or proc.looks_like_nvml_error(text)
-
-
 def inspect_gpu_list(text: str, options, source: str, kind: str = "nvml-error") -> list[Finding]:
     """Findings for `nvidia-smi -L`: `gpus_seen` per model, `gpu_inaccessible` for a GPU named in
     a device-handle error, `gpu_missing` against `expect_gpus` (the GPUs listed plus the ones
@@ -202,7 +165,7 @@ def inspect_nvml_error(text: str, options, source: str) -> list[Finding]:
     """Findings for NVML error output. "Unable to determine the device handle" lines become
     `gpu_inaccessible` with the GPU's PCI address; `nvidia-smi -L` lines around them are read as
     `inspect_gpu_list` reads them."""
-    if list_shape(text, _is_nvml_error_line)[0]:
+    if list_shape(text, is_nvml_error_line)[0]:
         return inspect_gpu_list(text, options, source)
     return _nvml_findings("nvml-error", text, source, options)
 

@@ -24,11 +24,11 @@ from gpuslo.exporter.evidence.device_plugin import (
     parse_device_plugin_log,
 )
 from gpuslo.exporter.evidence.slurm import (
-    GRES_SHORTFALL,
     gres_shortfall,
     looks_like_scontrol_node,
     parse_nodes_text,
 )
+from gpuslo.exporter.inspect.detectors import looks_like_slurm_node
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.gpu import gpus_missing
@@ -79,14 +79,6 @@ def inspect_device_plugin_log(text: str, options: InspectOptions, source: str) -
             "it until the plugin restarts",
         ))
     return findings
-
-
-def looks_like_slurm_node(text: str) -> bool:
-    """`scontrol show node` text, or any text holding Slurm's GRES shortfall reason for GPUs
-    (`sinfo -R`, a slurmctld log)."""
-    if looks_like_scontrol_node(text):
-        return True
-    return any(match.group(1) == "gpu" for match in GRES_SHORTFALL.finditer(text[:200_000]))
 
 
 def _shortfall(reason: str, line: int | None, node: str | None) -> list[Finding]:

@@ -27,7 +27,7 @@ import copy
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -40,6 +40,9 @@ from gpuslo.exporter.policy import driver_messages
 from gpuslo.exporter.policy.driver_messages import Catalogue, catalogue_of, validate_catalogue
 
 PACKAGED = "xid_policy.yaml"
+# gpuslo/data/: package data, a directory beside the modules (a path, not importlib.resources,
+# whose import, zipfile and tempfile with it, took ~10 ms of every `gpuslo inspect`: issue 30).
+DATA = Path(__file__).resolve().parent.parent.parent / "data"
 # The fields a policy may have, by section: anything else is a typo that would silently change
 # nothing, so it is a ConfigError naming the field.
 TOP_KEYS = (
@@ -338,7 +341,7 @@ def policy_from_mapping(
 def _packaged_yaml(name: str) -> Any:
     """A packaged data file, with libyaml's loader when present (a fifth of the time of the pure
     Python one; the packaged files are known good, so its terser errors do not matter)."""
-    text = resources.files("gpuslo").joinpath("data", name).read_text(encoding="utf-8")
+    text = (DATA / name).read_text(encoding="utf-8")
     loader = getattr(yaml, "CSafeLoader", None)
     if loader is None:
         return parse_yaml(text, f"gpuslo/data/{name}")
