@@ -50,3 +50,55 @@ def test_a_first_start_and_a_requeue_option_are_no_restart() -> None:
                              text="Starting with JobEnvironment(job_id=9, hostname=n1)"),
              "slurm_requeue: True, requeue on timeout enabled"]
     assert read(lines)["restarts"] == []
+
+
+# -- a line's own seconds per step beats other durations on it (a size along time, an elapsed) --
+def test_seconds_per_step_printed_on_the_line_is_the_step_time() -> None:
+    # RETURNN's PyTorch engine: `max_size:time` is a batch's longest sequence, `elapsed` the
+    # sub-epoch's running time
+    lines = [f"ep 7 train, step {n}00, ce 0.{n}, num_seqs 31, max_size:time {280000 + 640 * (n % 4)}, "
+             f"mem_usage:cuda:0 61.2GB, 0.7{n % 10} sec/step, elapsed 0:{n + 10}:{15 * (n % 4)}, "
+             f"exp. remaining 0:04:10, complete {50 + n}.1%" for n in range(11, 17)]
+    assert 0.7 <= median_s(read(lines)) < 0.8
+
+
+def test_a_time_field_without_a_rate_per_step_stays_the_step_time() -> None:
+    # negative: the same line with no `sec/step`: its one duration is the step's
+    lines = [f"ep 7 train, step {n}, ce 0.{n}, num_seqs 31, time 0.6{n % 3}" for n in range(11, 17)]
+    assert 0.6 <= median_s(read(lines)) < 0.7
+
+
+# -- a duration that, times the rate of steps, is the counter's advance is the window's time ----
+def test_a_duration_covering_the_steps_since_the_last_row_is_a_window() -> None:
+    # keras-rl's TrainEpisodeLogger: one row per episode, the counter cumulative env steps
+    rows, total = [], 12000
+    for episode, length in enumerate((305, 210, 260, 188), start=40):
+        total += length
+        rows.append(f"{total:>6}/50000: episode: {episode}, duration: {length / 160:.3f}s, "
+                    f"episode steps: {length}, steps per second: 160, episode reward: {length}.000,"
+                    f" mean reward: 1.000 [1.000, 1.000], loss: 3.{episode}, mean_q: 41.5")
+    assert abs(median_s(read(rows)) - 1 / 160) < 1e-4
+
+
+def test_a_step_duration_beside_its_rate_stays_a_step_time() -> None:
+    # negative: a step's own duration beside its rate (duration × rate is one step)
+    rows = [f"step {n * 50}/5000: duration: 0.{500 + n}s, steps per second: 1.9{n}, loss: 2.{n}"
+            for n in range(1, 6)]
+    assert 0.5 <= median_s(read(rows)) < 0.51
+
+
+# -- a counter named as a step is the training steps though the line prints a throughput -------
+def test_a_step_counter_with_an_images_per_second_profile_is_progress() -> None:
+    # LightlyTrain's train step lines, a profiling block with `img/s` at the end
+    lines = [f"[2026-04-01 13:02:{n:02d},052][INFO] Train Step {n * 10}/200 | Epoch 1 | "
+             f"train_loss: 28.{n} | lr: 0.00005 | Profiling [ GPU Util 52.3% | GPU Max Mem  "
+             f"9760.3 MB | Step Time 0.2{n}s | Data Time 0.03s |  121 img/s ]" for n in range(1, 5)]
+    doc = read(lines)
+    assert steps(doc) == (10, 40)
+    assert 0.2 < median_s(doc) < 0.25
+
+
+def test_a_bar_of_images_is_still_not_steps() -> None:
+    # negative: a counter not named as a step, on a bar of images per second
+    lines = [f"Preprocessing {n * 64}/2048 [00:0{n}<00:31, 121 img/s]" for n in range(1, 6)]
+    assert steps(read(lines)) == (None, None)
