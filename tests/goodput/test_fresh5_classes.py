@@ -102,3 +102,26 @@ def test_a_bar_of_images_is_still_not_steps() -> None:
     # negative: a counter not named as a step, on a bar of images per second
     lines = [f"Preprocessing {n * 64}/2048 [00:0{n}<00:31, 121 img/s]" for n in range(1, 6)]
     assert steps(read(lines)) == (None, None)
+
+
+# -- rich's RichHandler leaves a repeated time out and pads its column: the stamp above dates it --
+def rich_lines(pad: str) -> list[str]:
+    lines = []
+    for n, (minute, second) in enumerate(((40, 3), (40, 17), (40, 30), (40, 44)), start=1):
+        lines.append(f"[03/02/24 09:{minute}:{second:02d}] INFO     fold - fold - INFO: train.py:88 main")
+        lines.append(f"{pad}INFO     fold - fold - INFO: Training, Epoch: 0, Step: {n}, "
+                     f"Global_Step: {n}, Loss: fape=1.{n} lddt=3.9")
+    return lines
+
+
+def test_a_line_under_a_blank_stamp_column_has_the_stamp_above() -> None:
+    doc = read(rich_lines(" " * 20))
+    assert steps(doc) == (1, 4)
+    assert 13.0 <= median_s(doc) <= 14.0
+
+
+def test_a_line_indented_otherwise_is_not_dated_by_the_stamp_above() -> None:
+    # negative: an indent that is not the stamp column's width (a message's own indent)
+    doc = read(rich_lines(" " * 4))
+    assert steps(doc) == (1, 4)
+    assert median_s(doc) is None

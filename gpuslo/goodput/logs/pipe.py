@@ -2,8 +2,10 @@
 
 `RecordPipe(normaliser, clock, wrap_width)`: `push(line_no, line, transport_ts)` returns the
 records the line completes, `flush()` the last ones. Each `Rec` is one logical record: its first
-physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; else the
-transport's time, a CRI container-log time), and the rank/host a prefix named.
+physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; for a
+line that opens with the blank column of the stamp above it, that stamp (rich's repeated times
+left out, `_blank_column`); else the transport's time, a CRI container-log time), and the
+rank/host a prefix named.
 
 Joins, the capture artefacts that cut one record into several lines:
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
@@ -93,6 +95,19 @@ def _first(text: str) -> str:
     return _DIGITS.sub("0", parts[0]) if parts else ""
 
 
+STAMP_COLUMN_MIN = 8  # characters a left-out stamp's blank column spans at least
+
+
+def _blank_column(piece: str, width: int) -> bool:
+    """`piece` opens with exactly the blanks of the stamp column of the last stamped line: rich's
+    `RichHandler` prints a time only when it changed (`omit_repeated_times`) and pads its column
+    otherwise, so the line belongs to that stamp (colossalai's `[01/15/23 18:11:55] INFO ...`,
+    then 20 spaces and `INFO ... Training, Epoch: 0, Step: 1`). A continuation indented
+    further (rich's wrapped message) does not."""
+    return width >= STAMP_COLUMN_MIN and piece[:width].isspace() and (
+        len(piece) > width and not piece[width].isspace())
+
+
 class RecordPipe:
     """The join stage (see the module docstring)."""
 
@@ -106,6 +121,7 @@ class RecordPipe:
         self.unreadable = 0
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
+        self._column: tuple[int, float | None] = (0, None)  # the last stamp's width and time
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -120,6 +136,10 @@ class RecordPipe:
             text, groups = self.norm.stamp(text)
             ts = self.clock.seconds(groups, number) if groups else None
             own = ts is not None
+            if own:
+                self._column = (len(piece) - len(text.lstrip()), ts)
+            elif _blank_column(piece, self._column[0]):
+                ts = self._column[1]  # the stamp a logger left out because it had not changed
             if ts is None:
                 ts = transport_ts
             if self._pending is not None:
@@ -137,6 +157,15 @@ class RecordPipe:
                 continue
             out += self._record(number, text, ts, rank, own)
         return out
+
+    def stamp_column(self, line: str, ts: float | None) -> tuple[bool, float | None]:
+        """For the fast path, which reads a line without this pipe: (whether `line` opens with
+        the blank stamp column, which only this pipe dates), and a stamp `ts` the fast path
+        read, kept as the column's time."""
+        if ts is not None:
+            self._column = (self._column[0], ts)
+            return False, ts
+        return _blank_column(line, self._column[0]), None
 
     def idle(self) -> bool:
         """True when no record is being joined (a line may then be read on its own)."""
