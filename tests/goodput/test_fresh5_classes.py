@@ -56,8 +56,9 @@ def test_a_first_start_and_a_requeue_option_are_no_restart() -> None:
 def test_seconds_per_step_printed_on_the_line_is_the_step_time() -> None:
     # RETURNN's PyTorch engine: `max_size:time` is a batch's longest sequence, `elapsed` the
     # sub-epoch's running time
-    lines = [f"ep 7 train, step {n}00, ce 0.{n}, num_seqs 31, max_size:time {280000 + 640 * (n % 4)}, "
-             f"mem_usage:cuda:0 61.2GB, 0.7{n % 10} sec/step, elapsed 0:{n + 10}:{15 * (n % 4)}, "
+    lines = [f"ep 7 train, step {n}00, ce 0.{n}, num_seqs 31, "
+             f"max_size:time {280000 + 640 * (n % 4)}, mem_usage:cuda:0 61.2GB, "
+             f"0.7{n % 10} sec/step, elapsed 0:{n + 10}:{15 * (n % 4)}, "
              f"exp. remaining 0:04:10, complete {50 + n}.1%" for n in range(11, 17)]
     assert 0.7 <= median_s(read(lines)) < 0.8
 
@@ -108,7 +109,8 @@ def test_a_bar_of_images_is_still_not_steps() -> None:
 def rich_lines(pad: str) -> list[str]:
     lines = []
     for n, (minute, second) in enumerate(((40, 3), (40, 17), (40, 30), (40, 44)), start=1):
-        lines.append(f"[03/02/24 09:{minute}:{second:02d}] INFO     fold - fold - INFO: train.py:88 main")
+        lines.append(f"[03/02/24 09:{minute}:{second:02d}] INFO     fold - fold - INFO: "
+                     "train.py:88 main")
         lines.append(f"{pad}INFO     fold - fold - INFO: Training, Epoch: 0, Step: {n}, "
                      f"Global_Step: {n}, Loss: fape=1.{n} lddt=3.9")
     return lines
@@ -125,3 +127,25 @@ def test_a_line_indented_otherwise_is_not_dated_by_the_stamp_above() -> None:
     doc = read(rich_lines(" " * 4))
     assert steps(doc) == (1, 4)
     assert median_s(doc) is None
+
+
+# -- a table bordered by bars, names of several words in its header -----------------------------
+RULE = "+--------------+--------------+--------------+"
+
+
+def test_rows_of_a_bordered_table_under_its_header_are_progress() -> None:
+    # turicreate's progress table: a row every few seconds, so iterations are skipped
+    rows = [(1, 4.1, 1.21), (2, 4.3, 2.03), (3, 4.2, 2.84), (4, 4.4, 3.66), (8, 4.0, 6.95)]
+    lines = [RULE, "| Iteration    | Loss         | Elapsed Time |", RULE]
+    lines += [f"| {n:<12} | {loss:<12} | {t:.2f}s{'':<7} |" for n, loss, t in rows] + [RULE]
+    doc = read(lines)
+    assert steps(doc) == (1, 8)
+    assert 0.8 <= median_s(doc) <= 0.83
+
+
+def test_a_bordered_table_of_words_is_not_progress() -> None:
+    # negative: a bordered table whose rows are words (a model summary)
+    lines = [RULE, "| Layer        | Type         | Params       |", RULE,
+             "| encoder      | Conv2d       | 1.2 M        |",
+             "| head         | Linear       | 3 K          |", RULE]
+    assert steps(read(lines)) == (None, None)

@@ -243,8 +243,8 @@ def _line_times(reading: Reading) -> None:
     """Unnamed durations beside a rate are not step times (Keras `3s 134ms/step`: the epoch's
     time); beside a duration named per step, or a line's (not a bar's) seconds per step
     (RETURNN's `0.855 sec/step` after `max_size:time 291200` and `elapsed 0:16:59`), another
-    duration is no step time; a duration named after another counter than the step (`iter time` beside
-    `step`) times one line's iteration, summed per step (`line_s`)."""
+    duration is no step time; a duration named after another counter than the step (`iter
+    time` beside `step`) times one line's iteration, summed per step (`line_s`)."""
     fields, roles = reading.template.fields, reading.roles
     has_rate = any(r.role in ("rate_ips", "rate_spi") for r in roles.values())
     step_words = set(words(fields[reading.step].key)) if reading.step is not None else set()
