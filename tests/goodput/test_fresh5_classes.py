@@ -149,3 +149,25 @@ def test_a_bordered_table_of_words_is_not_progress() -> None:
              "| encoder      | Conv2d       | 1.2 M        |",
              "| head         | Linear       | 3 K          |", RULE]
     assert steps(read(lines)) == (None, None)
+
+
+# -- darknet's iteration line opens with its counter and a colon, like an srun label -------------
+REGION = ("Region Avg IOU: 0.0{n}4084, Class: 1.000000, Obj: 0.61, No Obj: 0.49, "
+          "Avg Recall: 0.0,  count: 6{n}")
+
+
+def test_a_darknet_iteration_line_is_not_an_srun_label() -> None:
+    lines = [REGION.format(n=n) for n in range(4)]
+    lines += ["7: 301.114, 295.8377 avg, 0.000100 rate, 912.5 seconds, 448 images",
+              "Loaded: 0.000051 seconds"] + [REGION.format(n=n) for n in range(4, 8)]
+    doc = read(lines)
+    assert steps(doc) == (7, 7)
+    assert median_s(doc) == 912.5
+
+
+def test_srun_labels_are_still_taken_off() -> None:
+    # negative: srun --label prefixes before a step line are the task's rank, not a counter
+    lines = [f"{rank}: step {n * 10} | loss 2.{n} | time 0.5{n}s" for n in range(1, 5)
+             for rank in (0, 1)]
+    doc = read(lines)
+    assert steps(doc) == (10, 40)
