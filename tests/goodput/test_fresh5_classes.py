@@ -171,3 +171,40 @@ def test_srun_labels_are_still_taken_off() -> None:
              for rank in (0, 1)]
     doc = read(lines)
     assert steps(doc) == (10, 40)
+
+
+# -- tensorpack: its stamp, its spelled epoch time, an epoch's time over its steps ---------------
+def tensorpack_lines(epochs: range) -> list[str]:
+    def stamp(t: int) -> str:
+        return f"[0912 10:{t // 60:02d}:{t % 60:02d}"
+
+    lines, t = [], 0
+    for e in epochs:
+        lines.append(f"{stamp(t)} @base.py:275] Start Epoch {e} ...")
+        t += 220 + e
+        lines.append(f"{stamp(t)} @base.py:285] Epoch {e} (global_step {e * 500}) "
+                     f"finished, time:3 minutes 4{e} seconds.")
+        lines.append(f"{stamp(t + 1)} @monitor.py:474] QueueInput/queue_size: 49.8{e}")
+        t += 1
+    return lines
+
+
+def test_a_tensorpack_epoch_time_is_a_window_over_the_epoch_steps() -> None:
+    doc = read(tensorpack_lines(range(2, 6)))
+    assert steps(doc) == (1000, 2500)
+    assert 0.44 <= median_s(doc) <= 0.45  # 3 min 4x s over 500 steps
+    assert doc["span_from"] == "timestamps"
+
+
+def test_one_tensorpack_epoch_line_gives_no_step_time() -> None:
+    # negative: one epoch's time, and no other line to say how many steps it held; the stamp's
+    # time of day is not a duration either
+    doc = read(tensorpack_lines(range(4, 5)))
+    assert steps(doc) == (2000, 2000)
+    assert median_s(doc) is None
+
+
+def test_a_step_line_saying_done_keeps_its_step_time() -> None:
+    # negative: "done" on a step line that is not the end of an epoch
+    lines = [f"Epoch 3, step {n * 100}/5000 ({n * 2}% done), time 0.5{n % 3}s" for n in range(1, 6)]
+    assert 0.5 <= median_s(read(lines)) < 0.6

@@ -234,6 +234,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     _place_counter(reading)
     _line_times(reading)
     _window_by_rate(reading)
+    _epoch_window(reading)
     _since_report(reading)
     _decide(reading)
     return reading
@@ -295,6 +296,24 @@ def _window_by_rate(reading: Reading) -> None:
         if per_step and median(per_window) + 0.1 < median(per_step):
             roles[i] = Role("window_s", role.scale, "times the rate of steps, the counter's "
                             "advance: a duration of the whole logging window")
+
+
+_EPOCH_END = re.compile(r"(?i)\bepoch\b[^,;|]{0,40}\b(?:finished|completed|ended|done)\b"
+                        r"|\bend of epoch\b")
+
+
+def _epoch_window(reading: Reading) -> None:
+    """A duration on a line that says an epoch ended (tensorpack's `Epoch 4 (global_step 2000)
+    finished, time:3 minutes 43 seconds.`) is the epoch's time, not one step's: a window over
+    the steps since the line before (none on the first line: its step time is not known)."""
+    if reading.step is None or reading.epoch is None:
+        return
+    if not _EPOCH_END.search(reading.template.text):
+        return
+    for i, role in list(reading.roles.items()):
+        key = reading.template.fields[i].key.lower()
+        if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS):
+            reading.roles[i] = Role("window_s", role.scale, "the time of the epoch that ended")
 
 
 def _since_report(reading: Reading) -> None:
