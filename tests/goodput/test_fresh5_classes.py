@@ -208,3 +208,23 @@ def test_a_step_line_saying_done_keeps_its_step_time() -> None:
     # negative: "done" on a step line that is not the end of an epoch
     lines = [f"Epoch 3, step {n * 100}/5000 ({n * 2}% done), time 0.5{n % 3}s" for n in range(1, 6)]
     assert 0.5 <= median_s(read(lines)) < 0.6
+
+
+# -- a line that opens with a bracketed counter and says what it does there ----------------------
+def test_evaluation_and_save_lines_after_a_bracketed_counter_are_not_the_steps() -> None:
+    # 3DGS-style: evaluation and save messages name the iteration; the tqdm bar is the training
+    lines = []
+    for k, it in enumerate((3000, 4500, 6000, 7500), start=1):
+        lines.append(f"Training progress:  {k * 5}%|#{k}        | {it}/30000 "
+                     f"[0{k}:05<04:30, 50.1{k}it/s, Loss=0.0{k}]")
+        lines += ["", f"[ITER {it}] Evaluating test: L1 0.03{k} PSNR 18.{k} [05/03 11:2{k}:07]"]
+    lines += ["", "[ITER 7500] Saving Checkpoint [05/03 11:24:09]"]
+    doc = read(lines)
+    assert steps(doc) == (3000, 7500)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [7500]
+
+
+def test_a_bracketed_counter_followed_by_metrics_is_still_the_steps() -> None:
+    # negative: `[ITER n]` then the step's own numbers
+    lines = [f"[ITER {n * 100}] loss 0.0{n} lr 0.001 time 0.2{n % 3}s" for n in range(1, 6)]
+    assert steps(read(lines)) == (100, 500)

@@ -376,7 +376,8 @@ def _decide(reading: Reading) -> None:
         return
     head = _head(tpl.text, reading.step)
     words_before = set(words(head))
-    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key
+    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key + " " + _verb(
+        tpl.fields[reading.step].after)
     if NOT_PROGRESS_HEAD.search(said):
         reading.why = f"an evaluation, data or download line ({head.strip()[:40]!r})"
     elif reading.epoch is None and words_before and words_before <= EPOCH_WORDS | {"train"} \
@@ -390,6 +391,12 @@ def _decide(reading: Reading) -> None:
     else:
         reading.progress = True
         reading.why = f"progress: step from {tpl.fields[reading.step].key or 'n/N'}"
+
+
+def _verb(after: str) -> str:
+    """The word that opens a line after its bracketed counter (3DGS's `[ITER 7000] Evaluating
+    test: …`, `[ITER 7000] Saving Checkpoint`): what the line does at that step."""
+    return (after[1:].split() or [""])[0] if after.startswith("]") else ""
 
 
 def _head(text: str, index: int) -> str:
