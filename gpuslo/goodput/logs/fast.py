@@ -73,6 +73,9 @@ class FastPath:
                 if known is None:
                     return False
                 ts, rank = known
+            blank, _ = reader.pipe.stamp_column(line, ts)
+            if blank:
+                return False  # dated by the stamp above it: the pipe's (`pipe._blank_column`)
             if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
                 at_end = unixtime.search(line)
                 ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None

@@ -23,7 +23,9 @@ from gpuslo.goodput.logs.tokens import BAR, DATE, DUR, NUM, clock_seconds, numbe
 _NUM = r"[-+]?(?:\d{1,3}(?:,\d{3})+(?![\d.])|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?[kKMGT]?|nan|NaN|inf"
 _DUR = (r"(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?"
         r"|\d{1,4}(?:d|h|m|min) ?\d{1,4}(?:\.\d+)?(?:h|m|min|s|ms)(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?"
-        r"(?: \d{1,4}ms)?")
+        r"(?: \d{1,4}ms)?"
+        r"|\d{1,4} (?:days?|hours?|minutes?)"
+        r"(?: \d{1,4}(?:\.\d+)? (?:hours?|minutes?|seconds?)){1,3}")
 _DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
 _GAP = r"\s*"
 _BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"

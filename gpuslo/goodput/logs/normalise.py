@@ -32,7 +32,8 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[A-Za-z]|\x1b\][^\x07]{0,200}\x07")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BAR_END = re.compile(r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)")
 _LAUNCHERS = (
-    re.compile(r"^(?P<rank>\d{1,5}): "),                                  # srun --label
+    # srun --label; not darknet's iteration line (`4: 285.326599, 289.835968 avg, …`)
+    re.compile(r"^(?P<rank>\d{1,5}): (?!\d{1,9}\.\d{1,9}, )"),
     re.compile(r"^\[(?P<rank>\d{1,5}),\d{1,5}\]<std(?:out|err)>: ?"),     # mpirun / horovodrun
     re.compile(r"^\((?P<rank>[\w.]{1,80} pid=\d{1,10}(?:, ip=[\d.:a-f]{3,45})?)\) ?"),  # Ray
     re.compile(r"^(?P<rank>(?=[\w.-]{0,62}\d)(?=[\w.-]{0,62}[-.])[A-Za-z][\w.-]{1,62}): "),  # host

@@ -2,17 +2,20 @@
 
 `RecordPipe(normaliser, clock, wrap_width)`: `push(line_no, line, transport_ts)` returns the
 records the line completes, `flush()` the last ones. Each `Rec` is one logical record: its first
-physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; else the
-transport's time, a CRI container-log time), and the rank/host a prefix named.
+physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; for a
+line that opens with the blank column of the stamp above it, that stamp (rich's repeated times
+left out, `_blank_column`); else the transport's time, a CRI container-log time), and the
+rank/host a prefix named.
 
 Joins, the capture artefacts that cut one record into several lines:
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
-- tables: a line of three or more names separated by tabs or runs of spaces is a header; each
-  later line of as many numbers, separated the same way, is the record `name: value, …`; names
-  of several words, cells cut by the columns' positions (rich's tables): `columns`;
+- tables: a line of three or more names separated by tabs or runs of spaces (or between `|`
+  borders, names of a few words) is a header; each later line of as many numbers, separated
+  the same way, is the record `name: value, …`; names of several words, cells cut by the
+  columns' positions (rich's tables): `columns`;
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
   (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
   one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
@@ -43,6 +46,10 @@ _CELL = re.compile(r"^\[?\s*[-+]?(?:\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|NaN|
                    r"[A-Za-z%]{0,3}$")
 _NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}$")
 _HEADER_START = re.compile(r"\s*[A-Za-z_][\w./@():%-]{0,40}(?:\t|\s{2,})\s*[A-Za-z_]")
+# a bordered table (turicreate's progress table, `| Iteration    | Loss    | Elapsed Time |`
+# between `+----+` rules): names of a few words between bars
+_BORDERED = re.compile(r"^\s*\|(?:[^|\n]{1,60}\|){3,12}\s*$")
+_SPACED_NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}(?: [\w./@():%-]{1,40}){0,3}$")
 _TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
 _DIGITS = re.compile(r"\d+")
 
@@ -82,7 +89,10 @@ def wrap_width(lines: list[str]) -> int | None:
 
 
 def _cells(text: str, sep: str) -> list[str]:
-    """The cells of a table line: split at tabs, or at runs of two or more spaces."""
+    """The cells of a table line: split at tabs, at runs of two or more spaces, or at the bars
+    of a bordered row (`| 6            | 5.62333      | 5.84s        |`)."""
+    if sep == "|":
+        return [p.strip() for p in text.strip().strip("|").split("|")]
     parts = text.strip().split("\t") if sep == "\t" else re.split(r"\s{2,}", text.strip())
     return [p.strip() for p in parts]
 
@@ -91,6 +101,19 @@ def _first(text: str) -> str:
     """A record's first word: a line opening with the same word opens a new record."""
     parts = text.split(None, 1)
     return _DIGITS.sub("0", parts[0]) if parts else ""
+
+
+STAMP_COLUMN_MIN = 8  # characters a left-out stamp's blank column spans at least
+
+
+def _blank_column(piece: str, width: int) -> bool:
+    """`piece` opens with exactly the blanks of the stamp column of the last stamped line: rich's
+    `RichHandler` prints a time only when it changed (`omit_repeated_times`) and pads its column
+    otherwise, so the line belongs to that stamp (colossalai's `[01/15/23 18:11:55] INFO ...`,
+    then 20 spaces and `INFO ... Training, Epoch: 0, Step: 1`). A continuation indented
+    further (rich's wrapped message) does not."""
+    return width >= STAMP_COLUMN_MIN and piece[:width].isspace() and (
+        len(piece) > width and not piece[width].isspace())
 
 
 class RecordPipe:
@@ -106,6 +129,7 @@ class RecordPipe:
         self.unreadable = 0
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
+        self._column: tuple[int, float | None] = (0, None)  # the last stamp's width and time
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -120,6 +144,10 @@ class RecordPipe:
             text, groups = self.norm.stamp(text)
             ts = self.clock.seconds(groups, number) if groups else None
             own = ts is not None
+            if own:
+                self._column = (len(piece) - len(text.lstrip()), ts)
+            elif _blank_column(piece, self._column[0]):
+                ts = self._column[1]  # the stamp a logger left out because it had not changed
             if ts is None:
                 ts = transport_ts
             if self._pending is not None:
@@ -137,6 +165,15 @@ class RecordPipe:
                 continue
             out += self._record(number, text, ts, rank, own)
         return out
+
+    def stamp_column(self, line: str, ts: float | None) -> tuple[bool, float | None]:
+        """For the fast path, which reads a line without this pipe: (whether `line` opens with
+        the blank stamp column, which only this pipe dates), and a stamp `ts` the fast path
+        read, kept as the column's time."""
+        if ts is not None:
+            self._column = (self._column[0], ts)
+            return False, ts
+        return _blank_column(line, self._column[0]), None
 
     def idle(self) -> bool:
         """True when no record is being joined (a line may then be read on its own)."""
@@ -160,7 +197,7 @@ class RecordPipe:
     def _record(self, line: int, text: str, ts: float | None, rank: str | None,
                 own_stamp: bool) -> list[Rec]:
         if self.header is not None or len(text) <= MAX_KV_LINE and (
-                "\t" in text or "  " in text):
+                "\t" in text or "  " in text or text.lstrip().startswith("|")):
             text = self.aligned.name(text) or self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
@@ -184,12 +221,18 @@ class RecordPipe:
 
     def _row(self, text: str) -> str:
         """A table's row as `name: value, …` under the header that names its columns (ChainerRL's
-        tab-separated scores.txt, `steps\telapsed\tmean`); a header line is remembered."""
+        tab-separated scores.txt, `steps\telapsed\tmean`; a table bordered by
+        `|`, `_BORDERED`); a header line is remembered."""
         if self.header is not None and text.count(self.header[0]) >= len(self.header[1]) - 1:
             sep, names = self.header
             cells = _cells(text, sep)
             if len(cells) == len(names) and all(_CELL.match(c) for c in cells):
                 return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True))
+        if _BORDERED.match(text):
+            names = _cells(text, "|")
+            if len(names) >= 3 and all(_SPACED_NAME.match(n) for n in names):
+                self.header = ("|", names)
+            return text
         if not _HEADER_START.match(text):
             return text
         sep = "\t" if "\t" in text else "  "

@@ -44,6 +44,7 @@ from gpuslo.goodput.logs.counters import (
     below_epochs,
     is_epoch_name,
     is_global,
+    is_step_name,
     opening,
     per_epoch,
     range_end,
@@ -78,7 +79,8 @@ THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
 _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
                   r"|updates?)/s(?:ec)?\b"
-                  r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec")
+                  r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec"
+                  r"|^(?:it|iters?|iterations?|steps?|batch(?:es)?|updates?) per second$")
 _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_?sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
@@ -231,6 +233,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = range_end(fields, -max(scores)[1])
     _place_counter(reading)
     _line_times(reading)
+    _window_by_rate(reading)
+    _epoch_window(reading)
     _since_report(reading)
     _decide(reading)
     return reading
@@ -238,14 +242,18 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
 
 def _line_times(reading: Reading) -> None:
     """Unnamed durations beside a rate are not step times (Keras `3s 134ms/step`: the epoch's
-    time); a duration named after another counter than the step (`iter time` beside
-    `step`) times one line's iteration, summed per step (`line_s`)."""
+    time); beside a duration named per step, or a line's (not a bar's) seconds per step
+    (RETURNN's `0.855 sec/step` after `max_size:time 291200` and `elapsed 0:16:59`), another
+    duration is no step time; a duration named after another counter than the step (`iter
+    time` beside `step`) times one line's iteration, summed per step (`line_s`)."""
     fields, roles = reading.template.fields, reading.roles
     has_rate = any(r.role in ("rate_ips", "rate_spi") for r in roles.values())
     step_words = set(words(fields[reading.step].key)) if reading.step is not None else set()
     counters = {w for f in fields if f.integer and f.index != reading.step for w in words(f.key)}
     named = [i for i, r in roles.items() if r.role == "step_s"
              and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
+    if not reading.bar:  # a line's own `0.855 sec/step` names the step time as well
+        named += [i for i, r in roles.items() if r.role == "rate_spi"]
     for i, role in list(roles.items()):
         if role.role in ("step_s", "elapsed", "smoothed_s") and _share(fields, i):
             roles[i] = Role("metric", role.scale, "a part of a whole: its share (n%) follows it")
@@ -260,6 +268,52 @@ def _line_times(reading: Reading) -> None:
         elif ws & LINE_WORDS & counters and not ws & step_words:
             roles[i] = Role("line_s", role.scale, f"the time of one {sorted(ws & LINE_WORDS)[0]}"
                             ", summed per step")
+
+
+def _window_by_rate(reading: Reading) -> None:
+    """A duration that, times the line's rate of steps, is the counter's advance since the line
+    before is the window's time, not one step's (keras-rl's episode rows: `39943/50000: …,
+    duration: 2.289s, episode steps: 446, steps per second: 195`: 2.289 s × 195 = 446 steps)."""
+    if reading.step is None:
+        return
+    fields, roles = reading.template.fields, reading.roles
+    rates = [i for i, r in roles.items() if r.role in ("rate_ips", "rate_spi")]
+    steps = fields[reading.step].numbers
+    for i, role in list(roles.items()):
+        if role.role != "step_s" or not rates:
+            continue
+        rate = rates[0]
+        per_step, per_window = [], []
+        for k in range(1, min(len(steps), len(fields[i].numbers), len(fields[rate].numbers))):
+            s0, s1, d, r = steps[k - 1], steps[k], fields[i].numbers[k], fields[rate].numbers[k]
+            if None in (s0, s1, d, r) or s1 <= s0 + 1 or d <= 0 or r <= 0:  # type: ignore
+                continue
+            ips = r / roles[rate].scale if roles[rate].role == "rate_ips" else 1 / (
+                r * roles[rate].scale)  # type: ignore[operator]
+            covered = d * role.scale * ips  # type: ignore[operator]
+            per_step.append(abs(math.log(covered)))
+            per_window.append(abs(math.log(covered / (s1 - s0))))  # type: ignore[operator]
+        if per_step and median(per_window) + 0.1 < median(per_step):
+            roles[i] = Role("window_s", role.scale, "times the rate of steps, the counter's "
+                            "advance: a duration of the whole logging window")
+
+
+_EPOCH_END = re.compile(r"(?i)\bepoch\b[^,;|]{0,40}\b(?:finished|completed|ended|done)\b"
+                        r"|\bend of epoch\b")
+
+
+def _epoch_window(reading: Reading) -> None:
+    """A duration on a line that says an epoch ended (tensorpack's `Epoch 4 (global_step 2000)
+    finished, time:3 minutes 43 seconds.`) is the epoch's time, not one step's: a window over
+    the steps since the line before (none on the first line: its step time is not known)."""
+    if reading.step is None or reading.epoch is None:
+        return
+    if not _EPOCH_END.search(reading.template.text):
+        return
+    for i, role in list(reading.roles.items()):
+        key = reading.template.fields[i].key.lower()
+        if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS):
+            reading.roles[i] = Role("window_s", role.scale, "the time of the epoch that ended")
 
 
 def _since_report(reading: Reading) -> None:
@@ -322,7 +376,8 @@ def _decide(reading: Reading) -> None:
         return
     head = _head(tpl.text, reading.step)
     words_before = set(words(head))
-    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key
+    said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key + " " + _verb(
+        tpl.fields[reading.step].after)
     if NOT_PROGRESS_HEAD.search(said):
         reading.why = f"an evaluation, data or download line ({head.strip()[:40]!r})"
     elif reading.epoch is None and words_before and words_before <= EPOCH_WORDS | {"train"} \
@@ -330,11 +385,18 @@ def _decide(reading: Reading) -> None:
         reading.epoch_marker = True
         reading.why = "an epoch bar: its counter is the epoch"
     elif any(THROUGHPUT.search(f.unit + " " + f.after[:12]) for f in tpl.fields) and not any(
-            r.role in ("rate_ips", "rate_spi") for r in roles.values()) and reading.bar:
+            r.role in ("rate_ips", "rate_spi") for r in roles.values()) and reading.bar and (
+            not is_step_name(tpl.fields[reading.step].key)):
         reading.why = "a bar of samples, tasks or bytes, not of steps"
     else:
         reading.progress = True
         reading.why = f"progress: step from {tpl.fields[reading.step].key or 'n/N'}"
+
+
+def _verb(after: str) -> str:
+    """The word that opens a line after its bracketed counter (3DGS's `[ITER 7000] Evaluating
+    test: …`, `[ITER 7000] Saving Checkpoint`): what the line does at that step."""
+    return (after[1:].split() or [""])[0] if after.startswith("]") else ""
 
 
 def _head(text: str, index: int) -> str:

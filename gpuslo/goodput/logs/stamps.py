@@ -8,8 +8,9 @@ python-dateutil (a well-kept general parser) read one example of each layout, to
 digits are the year, month and day and whether the day comes first. Each layout becomes one
 compiled regex with named groups, so per record the work is one `search` on the head and
 integer arithmetic, never a general date parser. glog/c10 stamps (`I0811 21:54:55.531340`,
-`[E602 11:17:52.185]`: level letter, month not zero-padded, no year) are a known layout that
-dateutil cannot read.
+`[E602 11:17:52.185]`: level letter, month not zero-padded, no year) and tensorpack's
+(`[0807 19:57:18 @base.py:285]`: month and day, no year, the source file) are known layouts
+that dateutil cannot read.
 A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.654
 1605777750.5480015`) is a layout too, looked for at a record's end after those at its head.
 
@@ -50,6 +51,8 @@ _SEP = r"[ T_]|, |(?<=\d{4}-\d\d-\d\d):"  # MXNet/Sockeye's datefmt `%Y-%m-%d:%H
 _TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
 _GLOG = re.compile(r"^\[?[IWEF](?P<md>\d{3,4}) " + _TIME
                    + r"(?: +\d{1,20})?(?: [\w./-]{1,120}:\d{1,6}\])? ?")
+# tensorpack's logger: `[0807 19:57:18 @base.py:285]` (datefmt `%m%d %H:%M:%S`, the source after @)
+_TENSORPACK = re.compile(r"^\[(?P<md>\d{4}) " + _TIME + r" @[\w./-]{1,120}:\d{1,6}\] ?")
 HEAD = 72  # characters of a record searched for its stamp
 
 
@@ -68,6 +71,7 @@ class StampShape:
 
 
 GLOG = StampShape(_GLOG, "glog/c10 LMMDD HH:MM:SS (no year)", False)
+TENSORPACK = StampShape(_TENSORPACK, "tensorpack [MMDD HH:MM:SS @file:line] (no year)", False)
 TIME_OF_DAY = StampShape(re.compile(r"^\[?" + _TIME + r"\]?:? ?"), "HH:MM:SS (time of day)",
                          False)
 UNIX_TAIL = StampShape(unixtime.TAIL, unixtime.LABEL, True, tail=True)
@@ -137,10 +141,13 @@ def _candidate(text: str) -> str | None:
 def learn_shapes(texts: list[str]) -> list[StampShape]:
     """The stamp layouts of a sample of records (see the module docstring), most used first."""
     seen: dict[str, list[str]] = {}
-    glog = time_only = 0
+    glog = time_only = tensorpack = 0
     for text in texts:
         if _GLOG.match(text):
             glog += 1
+            continue
+        if _TENSORPACK.match(text):
+            tensorpack += 1
             continue
         span = _candidate(text)
         if span is None:
@@ -158,6 +165,8 @@ def learn_shapes(texts: list[str]) -> list[StampShape]:
     out = [s for _, s in shapes]
     if glog:
         out.append(GLOG)
+    if tensorpack:
+        out.append(TENSORPACK)
     if time_only:
         out.append(TIME_OF_DAY)
     if unixtime.recurs(texts):

@@ -3,7 +3,8 @@
 `values(text) -> list[Value]` finds every value a record prints, left to right: numbers (signs,
 decimals, exponents, `5,856` thousands separators, `11.5K`/`85.8G` suffixes, `nan`), clock
 durations (`00:18`, `4:42:54`, `1-07:27:33`, `13 days, 20:46:14`), compound durations (`1h 54m
-53s`, `02m 16s 175ms`) and dates (`2024-04-06 02:59:36`, masked but not given roles). Each
+53s`, `02m 16s 175ms`, tensorpack's spelled `3 minutes 43 seconds`) and dates (`2024-04-06
+02:59:36`, masked but not given roles). Each
 `Value` carries its text span, its kind, its number (seconds for durations), a unit written
 right after it (`ms`, `it/s`, `s/it`, `GiB`) and the key printed before it (`elapsed time per
 iteration (ms)`, `'loss'`, `step`) - the name the role inference reads.
@@ -36,7 +37,9 @@ _VALUE = re.compile(
     r"(?P<date>\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?)"
     r"|(?P<hms>(?<![\w.:])(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?(?![\w:]))"
     r"|(?P<dhms>(?<![\w.])\d{1,4}(?:d|h|m|min) ?\d{1,4}(?:\.\d+)?(?:h|m|min|s|ms)"
-    r"(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?(?: \d{1,4}ms)?(?![\w/]))"
+    r"(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?(?: \d{1,4}ms)?(?![\w/])"
+    r"|(?<![\w.])\d{1,4} (?:days?|hours?|minutes?)"
+    r"(?: \d{1,4}(?:\.\d+)? (?:hours?|minutes?|seconds?)){1,3}(?!\w))"
     rf"|(?P<num>(?<![\w.]){_NUMBER}|(?<![\w.])(?:nan|NaN|inf)(?!\w))"
     r"(?P<sfx>[kKMGT](?![A-Za-z]))?(?P<unit>[A-Za-z%µ]{1,8}(?:/[A-Za-z]{1,6})?)?"
 )

@@ -14,12 +14,14 @@ that opens with such a bar is a restart, but its commit is not proven). The end 
 (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
 
-Restarts. A restore after progress, an init line after progress or after a stop, a launcher's
-restart line after a stop, and a step counter that goes back are each one restart (a restore
-with its init lines is one); the progress after the last commit is wasted (the calculator's
-rule). An error line followed by more progress without a restart was not a stop and is not
-counted. Hangs: a watchdog's line, or a pause between progress lines (or until a scheduler's
-pulse) of at least `hang_min_s` and 10 × the step time.
+Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
+scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
+or alone: the line is the evidence of the stop, and the lines of one restart count once), and a
+step counter that goes back are each one restart (a restore with its init lines is one); the
+progress after the last commit is wasted (the calculator's rule). An error line followed by more
+progress without a restart was not a stop and is not counted. Hangs: a watchdog's line, or a
+pause between progress lines (or until a scheduler's pulse) of at least `hang_min_s` and 10 ×
+the step time.
 """
 
 from __future__ import annotations
@@ -291,7 +293,11 @@ class Walk:
             self.j.open_phase(item.t0, "initialization")
         elif kind == "train_start":
             self.j.close_phase(item.t0)
-        elif kind == "restart" and self.open is not None:
+        elif kind == "restart" and (self.open is not None or not self.restarted):
+            if self.open is None:  # the launcher's own line is the evidence that the run stopped
+                self.interruptions.append({
+                    "after_step": self.last.glob if self.last else None, "cause": "unknown",
+                    "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
             self._restart(k, item.t0, line)
         elif kind == "end" and self.j.state == "running":
             self.j.close_phase(item.t0)
