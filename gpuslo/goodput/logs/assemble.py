@@ -126,7 +126,23 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         goodput.update(step_goodput(items, job, hang_min_s) or {})
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
                    gpus, goodput)
+    _first_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
+
+
+def _first_from_save(steps: dict[str, Any], items: list[Any]) -> None:
+    """A save that prints its step before the first progress line, below that line's step, is
+    the first step the log shows (fairseq's `saved checkpoint … (epoch 17 @ 3842 updates)`,
+    then the summary of epoch 18 at `num_updates 4068`): `steps.first` and `global_first`
+    become it. A save whose step only its path names (`…/checkpoint-416`: a file name, not
+    the run's counter) or was inferred, and any restore, change nothing."""
+    for item in items:
+        if isinstance(item, Record):
+            return
+        if isinstance(item, Save) and item.named and item.step is not None and (
+                steps["first"] is not None and item.step < steps["first"]):
+            steps["first"] = steps["global_first"] = item.step
+            return
 
 
 # A clock whose stamps span less than this share of the time the records' own step times add

@@ -20,7 +20,10 @@ The step a save names: the step on its line, else its checkpoint path's (`checkp
 the end of the current epoch when the next progress line is in a later one (YOLOX's `Save weights to
 …`), else the last step printed; a save before the first progress line of such a log, or of a log
 whose epochs are its steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then
-`Going into epoch 17`). A restore's step: on its line, else its path.
+`Going into epoch 17`); in any other log it is the step before that line's (InsightFace's `Saved
+checkpoint to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state the printed
+steps began from). A restore's step: on its line, else its path. A path cut by a space or a quote
+(`…/W Output\\checkpoint-416`) is read piece by piece (`line_path_step`).
 """
 
 from __future__ import annotations
@@ -51,6 +54,7 @@ class Save:
     ended: bool = False
     after: Record | None = None
     hint: int | None = None
+    named: bool = False  # a line of the save prints its step (not only its path names it)
     lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
@@ -115,6 +119,23 @@ def path_step(path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
     return None
 
 
+_PIECES = re.compile(r"""[\s'"`]+""")
+
+
+def line_path_step(text: str, path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
+    """The step a checkpoint path names where a space or a quote cut it (`Saved state to
+    C:/LORA/W Output\\checkpoint-416`: the path read stops at `W`): each piece of the record from
+    the path on that holds a path separator, its edge punctuation stripped; else None."""
+    at = text.find(path) if path else -1
+    if at < 0:
+        return None
+    for piece in _PIECES.split(text[at:]):
+        piece = piece.strip("()[]{},;:")
+        if ("/" in piece or "\\" in piece) and (step := path_step(piece, patterns)) is not None:
+            return step
+    return None
+
+
 class _Grouper:
     """The state of `group_events` (see the module docstring)."""
 
@@ -161,6 +182,7 @@ class _Grouper:
         step = _int(d.get("step"))
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)
+            step = line_path_step(o.text, d["path"], self.patterns) if step is None else step
         seconds = number(d.get("seconds", "")) if d.get("seconds") else None
         if seconds is None and d.get("ms"):
             seconds = (number(d["ms"]) or 0.0) / 1000.0
@@ -179,6 +201,7 @@ class _Grouper:
             save.end_ts, save.ended = o.ts, True
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
+        save.named = save.named or _int(d.get("step")) is not None
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
 
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
@@ -207,6 +230,7 @@ class _Grouper:
         step = _int(d.get("step"))
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)
+            step = line_path_step(o.text, d["path"], self.patterns) if step is None else step
         current = self.restore
         if current is None or (current.ended and phase == "start") or (
                 current.ended and step is not None and current.step not in (None, step)):
@@ -284,5 +308,5 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = before.glob
         elif per_epoch and after is not None and after.total and after.epoch is not None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
-        elif after is not None and after.prog.family == "epochs":
-            save.step = after.glob - 1  # epochs are the steps: the epoch before
+        elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
+            save.step = after.glob - 1  # the state the first printed steps began from

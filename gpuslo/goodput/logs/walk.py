@@ -39,6 +39,13 @@ COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of th
 SAVE_PAUSE_MIN_S = 1.0
 
 
+def _stamped_both(save: Save) -> bool:
+    """A save whose start and end lines both carry a stamp is measured by them, 0 s when they
+    are the same (accelerate's `Saving current state` and its parts all at 15:49:55: under the
+    stamps' resolution), where a save with one stamp has no length to give."""
+    return save.start_ts is not None and save.end_ts is not None
+
+
 class Journal:
     """The journal being written: events, the open phase, the state (new | running |
     interrupted | completed) and the last committed step."""
@@ -252,7 +259,7 @@ class Walk:
             self.j.committed = int(step)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
-            and save.t1 > save.t0 else None)
+            and (save.t1 > save.t0 or _stamped_both(save)) else None)
         self.saves.append({"step": step, "seconds": seconds, "line": save.line})
 
     def _restore(self, k: int, item: Restore) -> None:
