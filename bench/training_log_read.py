@@ -19,7 +19,9 @@ Then, with the file in the page cache, times the anchors `LC_ALL=C grep -c <word
 that child alone. Prints MB/s by the wall clock and by the child's CPU time (the figure a loaded
 machine disturbs least), the ratio of gpuslo's time to grep's, peak RSS, and the facts read
 (steps, median step time, status), one JSON line per shape and size. Run it at two sizes to see
-that memory does not grow with the file (`--mib 256 --mib 1024`).
+that memory does not grow with the file (`--mib 256 --mib 1024`). The child imports gpuslo from
+the working directory first (`python -m` puts it on sys.path before PYTHONPATH): to time another
+checkout, run the bench from that checkout's root.
 
 Figures, this machine (2 cores shared by 8 sessions), 2026-12-05, `uptime` load average 1.0-2.3
 during the runs (0.05 after), `python bench/training_log_read.py --mib 64 --mib 256` then
@@ -41,10 +43,33 @@ merged records of one progress family across templates, A14's two iteration temp
 and could not be merged; the bound rose and RSS grew with the file; at 1 GiB after the fix: 291.
 Before this round's fixes a 32 MiB h200 log did not finish in 4 CPU minutes (thinning ran once
 per record past the bound) and the bar's first template failed its regex on every redraw.
-The goal of issue 23 (>= 20 MB/s on 1 GiB) is NOT met: 4.5-9.2 MB/s. What remains is per-line
-Python (about 10-15 us a line: the fast path's prefilter, one regex, the event-word search
-outside the match, a `Prog`); reaching 20 MB/s on 70-byte bar redraws needs matching blocks
-of lines at once (one `finditer` of the learnt template over a chunk, records kept by stride).
+
+Round 8, 2026-12-06: reading by blocks (`read.read_blocks`, `fast.FastPath.block`): one
+Vectorscan pass a 1 MiB block finds the lines that may hold an event word or a control byte
+(`blockscan`), and the other lines skip the four searches for them that each progress line
+made (the alternation of ~25 event words, tried at every position of a 400-byte line, cost more
+than the template's own match); a day's midnight remembered (`stamps.Clock`); additivity asked
+once a template per thinning pass. Documents unchanged (JSON of every case of the six halves
+compared, and these logs). Before (main 74129fa) and after, interleaved shape by shape, each
+run from its own checkout, `python bench/training_log_read.py --mib 64 --shape S --keep DIR`,
+load average 5.4-6.4 (other sessions; wall times are theirs as much as ours, CPU figures hold):
+  shape     MiB   MB/s CPU before -> after   CPU s before -> after   steps read (same)
+  h200       64        3.4 -> 3.8              19.45 -> 17.57          0..854,289
+  megatron   64        7.0 -> 9.2               9.57 -> 7.33           1..202,746
+  titan      64        4.8 -> 5.4              14.09 -> 12.41          10..4,422,360
+Per line after learning (`LogReader.feed` vs `feed_block` on the same lines, best of 3, load
+~10): megatron 23.9 -> 12.2 us, titan 15.9 -> 10.3 us, h200 7.0 -> 7.0 us (its 70-byte bar
+lines held no event word search worth saving). Where a 64 MiB run's CPU goes after (h200,
+`analyse_log` split, load ~15, so slow): start-up 0.5 s, head and learning 0.7 s, the per-line fast path and
+thinning 12 s (854,313 lines), reading the 154,263 kept records 0.7 s, assembling them
+(`progress`, `timeline`, `walk`) 3.9 s; megatron: per line 2.7 s (202,747 lines), assembling
+3.2 s.
+The goal of issue 23 (>= 20 MB/s on 1 GiB) is NOT met: 3.8-9.2 MB/s by CPU. What remains is
+per-line Python on short lines (about 7 us a bar redraw: the loop, one regex `match`, the
+step, a `Prog` and `add_progress`; 20 MB/s on 70-byte lines needs ~3.5 us a line all in), and
+assembling up to 200,000 kept records (3-4 s, the same on 1 GiB); reaching the goal needs
+matching blocks of lines at once (one `finditer` of the learnt template over a chunk, records
+kept by stride, which changes which records thinning keeps) and a cheaper assembly.
 """
 
 from __future__ import annotations

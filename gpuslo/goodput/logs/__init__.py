@@ -23,7 +23,7 @@ from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
-from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_lines
+from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_blocks
 from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
@@ -63,8 +63,8 @@ def analyse_log(
     profiles = profiles or load_profiles()
     reader = LogReader(profiles, framework)
     stats = ReadStats()
-    for line in read_lines(path, stats):
-        reader.feed(line)
+    for block in read_blocks(path, stats):
+        reader.feed_block(block)
     parsed = reader.finish()
     commits = None
     if checkpoint_dir is not None:

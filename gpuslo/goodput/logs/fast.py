@@ -10,6 +10,11 @@ is not sure of - a message glued to it, a word an event rule looks for (or that 
 finished, `wording.SAVED`), colour codes, a prefix that is not one - goes the whole way
 (`RecordPipe`, wording, matchers); so does every other line.
 
+`FastPath.block(reader, lines)` reads a block of lines (`read.read_blocks`: one chunk) the same
+way, line by line, after one prefilter over the whole block (`BlockScan`) has found the lines
+that may hold an event word or a control byte; the other lines skip those two searches, the
+most costly part of a line (a regex alternation of some 25 words, run at every position).
+
 `thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
 bound, every other record of a stretch of consecutive records (same run, same progress family,
 step not going back, nothing printed between them) is merged into the next one (its window and
@@ -23,6 +28,7 @@ import re
 from typing import Any
 
 import gpuslo.goodput.logs.unixtime as unixtime
+from gpuslo.goodput.logs.blockscan import BlockScan
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
@@ -31,7 +37,8 @@ from gpuslo.goodput.logs.wording import Wording, says_saved
 _DIGITS = str.maketrans("0123456789", "0000000000")
 _BAR_END = r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)"
 _RESIDUE = " \t-|:>[]"
-_CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes
+_CONTROL_BYTES = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x1b"
+_CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes (_CONTROL_BYTES)
 MAX_SHAPES = 256
 
 
@@ -40,8 +47,8 @@ class FastPath:
 
     def __init__(self, matchers: list[Matcher], norm: Normaliser, wording: Wording,
                  clock: Clock) -> None:
-        self.matchers = [(m.anchor, m.fast(), m) for m in matchers]
-        self.needles = {id(m): [lit for lit in m.literals if lit != m.anchor] for m in matchers}
+        self.matchers = [(m.anchor, tuple(lit for lit in m.literals if lit != m.anchor),
+                          m.fast(), m) for m in matchers]
         self.norm, self.clock = norm, clock
         self.glue = re.compile("|".join([p.pattern for p in norm.profiles.splits] + [_BAR_END]))
         words = sorted({r.contains for r, _ in wording.rules if len(r.contains) >= 4
@@ -49,22 +56,38 @@ class FastPath:
         # literals only, so that the regex engine skips to their first characters (a class
         # among them would make it try every alternative at every position: 3x slower)
         self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
+        self.scan = BlockScan(tuple(words), _CONTROL_BYTES)
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
         self.tail = any(s.tail for s in norm.shapes)
 
-    def line(self, reader: Any, line: str, transport: float | None = None) -> bool:
+    def block(self, reader: Any, lines: list[str]) -> None:
+        """Feed `lines` (one block, no transport times) to `reader` as `reader.feed` would,
+        the event words and control bytes looked for once over the block (`BlockScan`)."""
+        marked = self.scan.lines(lines)
+        pipe, line_of = reader.pipe, self.line
+        for index, line in enumerate(lines):
+            reader.lines += 1
+            if pipe.idle() and line_of(reader, line, None, marked is not None
+                                       and index not in marked):
+                continue
+            for rec in pipe.push(reader.lines, line, None):
+                reader._record(rec)
+
+    def line(self, reader: Any, line: str, transport: float | None = None,
+             clean: bool = False) -> bool:
         """Read `line` when it is a plain progress line (True), else leave it (False);
         `transport` dates a line whose prefix has no stamp (a container log's CRI time), as
-        `RecordPipe.push` does. `reader` is the reader.LogReader (it imports this module)."""
-        for anchor, regex, matcher in self.matchers:
+        `RecordPipe.push` does; `clean`: a block's prefilter found no event word and no
+        control byte on the line. `reader` is the reader.LogReader (it imports this module)."""
+        for anchor, needles, regex, matcher in self.matchers:
             if anchor and anchor not in line:
                 continue
-            if any(lit not in line for lit in self.needles[id(matcher)]):
+            if needles and not all(map(line.__contains__, needles)):
                 continue  # a literal of the template is missing: the regex cannot match
             found = regex.match(line)
             if found is None:
                 continue
-            if self._unsure(line, found.end("_pre"), found.end()):
+            if self._unsure(line, found.end("_pre"), found.end(), clean):
                 return False
             pre = found.group("_pre")
             ts, rank = None, None
@@ -94,15 +117,17 @@ class FastPath:
             return True
         return False
 
-    def _unsure(self, line: str, start: int, end: int) -> bool:
+    def _unsure(self, line: str, start: int, end: int, clean: bool = False) -> bool:
         """True when more than the progress record may be on the line: a message glued after
         it, a word an event rule looks for, colour codes or control bytes (looked for outside
-        the template's match: inside it there are only the template's words and numbers)."""
+        the template's match: inside it there are only the template's words and numbers;
+        not at all on a `clean` line, which has none anywhere)."""
         if end < len(line) and "[" in line[end:] and self.glue.search(line, end):
             return True
-        return bool(self.words.search(line, 0, start) or self.words.search(line, end)
-                    or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end)
-                    or says_saved(line, end))  # a step line that is a save's (`wording`)
+        if not clean and (self.words.search(line, 0, start) or self.words.search(line, end)
+                          or _CONTROL.search(line, 0, start) or _CONTROL.search(line, end)):
+            return True
+        return says_saved(line, end)  # a step line that is a save's (`wording`)
 
     def _prefix(self, pre: str, number: int) -> tuple[float | None, str | None] | None:
         """(stamp, rank) of a line's prefix, None when it is not only a prefix and a stamp."""
@@ -137,23 +162,29 @@ def _mergeable(a: Prog, b: Prog) -> bool:
             and a.rank == b.rank)
 
 
-def _additive(prog: Prog) -> bool:
+def _additive(prog: Prog, known: dict[int, bool]) -> bool:
     """Whether a merged record's times add to the next one's (a window or a line's part of a
-    step); a record still unread whose template has neither need not be read to be merged."""
+    step); a record still unread whose template has neither need not be read to be merged.
+    `known`: the answer per template (by id) in this pass, as a template's fields are fixed."""
     if prog.found is None or prog.matcher is None:
         return True
-    return any(role in ("window_s", "line_s") for _, role, _, _ in prog.matcher.fields)
+    additive = known.get(id(prog.matcher))
+    if additive is None:
+        additive = known[id(prog.matcher)] = any(
+            role in ("window_s", "line_s") for _, role, _, _ in prog.matcher.fields)
+    return additive
 
 
 def thin(progress: list[Prog]) -> list[Prog]:
     """Half the records, merged pairwise where nothing separates them (module docstring)."""
     out: list[Prog] = []
+    known: dict[int, bool] = {}
     i = 0
     while i < len(progress):
         a = progress[i]
         b = progress[i + 1] if i + 1 < len(progress) else None
         if b is not None and out and _mergeable(out[-1], a) and _mergeable(a, b):
-            if _additive(a):  # a's own times add to b's; other fields are b's own
+            if _additive(a, known):  # a's own times add to b's; other fields are b's own
                 a.complete()
                 b.complete()
                 if a.window_s is not None and b.window_s is not None:

@@ -158,6 +158,8 @@ class Matcher:
 
 def _value(raw: str, kind: str) -> float | None:
     if kind == NUM:
+        if len(raw) <= 15 and raw.isdigit() and raw.isascii():
+            return float(raw)  # a plain count, as `number` reads it (no comma, suffix or inf)
         suffix = raw[-1] if raw[-1] in "kKMGT" else ""
         return number(raw[:-1] if suffix else raw, suffix)
     if ":" in raw:

@@ -148,6 +148,15 @@ class LogReader:
         for rec in self.pipe.push(self.lines, line, ts):
             self._record(rec)
 
+    def feed_block(self, lines: list[str]) -> None:
+        """`feed` each of `lines` (one block of `read.read_blocks`), with no transport time;
+        once learnt, the fast path reads the block (`fast.FastPath.block`)."""
+        for index, line in enumerate(lines):
+            if self.fast is not None:
+                self.fast.block(self, lines[index:] if index else lines)
+                return
+            self.feed(line)
+
     def dated(self, ts: float | None) -> float | None:
         """Note a record's stamp; returns the stamp of the record before it."""
         prev_ts = self._last_ts

@@ -193,6 +193,8 @@ class Clock:
     last: float | None = None
     offset: float = 0.0
     back_steps: list[tuple[int, float]] = field(default_factory=list)
+    _midnights: dict[tuple[int, int, int], float] = field(default_factory=dict, repr=False,
+                                                          compare=False)
 
     @property
     def unreliable(self) -> bool:
@@ -238,11 +240,22 @@ class Clock:
                 self.year = year
             if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
                 return None
-            midnight = float(calendar.timegm((year, month, day, 0, 0, 0)))
+            midnight = self._midnight(year, month, day)
         except (KeyError, ValueError, OverflowError, TypeError):
             return None
         self.day_start = midnight
         return midnight + tod
+
+    def _midnight(self, year: int, month: int, day: int) -> float:
+        """Unix seconds of a day's midnight (UTC), remembered: a log's lines share few days."""
+        key = (year, month, day)
+        midnight = self._midnights.get(key)
+        if midnight is None:
+            midnight = float(calendar.timegm((year, month, day, 0, 0, 0)))
+            if len(self._midnights) >= 4096:
+                self._midnights.clear()
+            self._midnights[key] = midnight
+        return midnight
 
     def _time_of_day(self, tod: float) -> float:
         if self.day_start is None:
