@@ -56,8 +56,8 @@ from gpuslo.goodput.logs.templates import Field, Template
 
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
               "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
-COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "dataloader", "loader", "fwd",
-                   "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
+COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "dataloader", "loader",
+                   "fwd", "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
                    "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
                    "allreduce", "microstep", "inner", "validation", "test", "rollout", "gen",
                    "generation", "ref", "update_actor", "reward", "grad", "sample", "sampling",
@@ -395,6 +395,11 @@ def _outer_pair(reading: Reading) -> None:
     reading.epoch, reading.per_epoch = i, True
 
 
+# a logger's source location names code, not what the line does: InternLM's `%(filename)s:
+# %(lineno)s in %(funcName)s -- ` (`train.py:317 in record_current_batch_training_metrics -- `)
+_LOCATION = re.compile(r"[\w./-]+\.py:\x01(?:\s+in\s+[\w.<>]+)?(?:\s+--)?")
+
+
 def _decide(reading: Reading) -> None:
     """progress / epoch_marker and why, from the chosen counter and the template's words."""
     tpl, roles = reading.template, reading.roles
@@ -407,7 +412,7 @@ def _decide(reading: Reading) -> None:
         else:
             reading.why = "no step counter"
         return
-    head = _head(tpl.text, reading.step)
+    head = _LOCATION.sub(" ", _head(tpl.text, reading.step))
     words_before = set(words(head))
     said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key + " " + _verb(
         tpl.fields[reading.step].after)
