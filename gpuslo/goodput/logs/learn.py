@@ -143,8 +143,13 @@ def _steps(readings: list[Reading]) -> set[float]:
 def _same_steps(one: list[Reading], other: list[Reading]) -> bool:
     """A bar outside a line family's span that draws a step the lines print counts the same
     loop (InstructLab's `Epoch 0:  99%|…| 77/78 [03:57<00:02,  2.89s/it]` after every rank's
-    `Epoch: 0, Step: 77, Rank: 4, loss = …`): a bar and lines, sharing a step."""
-    return one[0].bar != other[0].bar and bool(_steps(one) & _steps(other))
+    `Epoch: 0, Step: 77, Rank: 4, loss = …`, and `76/78` before them): a bar and lines that
+    share a step, where the bar also draws steps the lines do not print. A bar only at the
+    lines' steps adds none: it times them (`bartime`)."""
+    if one[0].bar == other[0].bar:
+        return False
+    bar, lines = (_steps(one), _steps(other)) if one[0].bar else (_steps(other), _steps(one))
+    return bool(bar & lines) and not bar <= lines
 
 
 def _epochs_as_steps(marker: Reading) -> Matcher:
