@@ -10,6 +10,11 @@ own loop, so it times a record only where its `n` is the step of the record just
 (200 after `'global_step': 200`): an evaluation bar (`25/25`) or an epoch's bar at another count
 times nothing.
 
+The same holds for a line of another family that prints the step just recorded with a duration
+of that step: NVIDIA DeepLearningExamples' BERT TF2 loop logs `Step: 23 Lr 8.0872e-06 Loss scale
+32768`, then `Train Step: 23/90  / loss = 11.3046875 / time = 0.134 sec` (its own step time,
+where the stamps between records also hold the checkpoint written every step).
+
 `bar_timers(families, chosen) -> list[Matcher]` the bars of the families not read as progress
 that give a rate, when the progress families are lines that give no time of their own
 (`learn`); `fits(found, last)` whether a timing record may give its time to the progress
@@ -36,8 +41,9 @@ def bar_timers(families: dict[str, list[Reading]], chosen: list[str]) -> list[Ma
     out = []
     for name, readings in families.items():
         for reading in readings if name not in chosen else []:
-            if reading.bar and reading.step is not None and any(
-                    role.role in _RATES for role in reading.roles.values()):
+            kinds = _RATES if reading.bar else _RATES + ("step_s",)
+            if reading.step is not None and any(
+                    role.role in kinds for role in reading.roles.values()):
                 out.append(compile_reading(reading, FAMILY))
     return out
 

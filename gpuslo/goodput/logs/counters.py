@@ -45,7 +45,10 @@ GLOBAL_WORDS = ("global_step", "global step", "num_updates", "globalstep", "opti
 NOT_STEP = {"skipped", "nan", "zeros", "number", "size", "samples", "tokens", "seqs", "per",
             "time", "timing", "ms", "sec", "avg", "mean", "loss", "lr", "max", "min",
             "accumulation", "warmup", "total", "consumed", "eval", "val", "timesteps", "this",
-            "episodes", "env", "since", "restore", "sampled", "trained", "valid", "test"}
+            "episodes", "env", "since", "restore", "sampled", "trained", "valid", "test",
+            "actor", "actors", "evaluator", "environment"}
+# `actor`/`evaluator` steps count environment frames, not updates (Acme's `counting.Counter`:
+# `Actor Steps = 825 | … | Learner Steps = 2`; the learner's steps are the training steps)
 EPOCH_WORDS = {"epoch", "epochs", "ep"}
 # PaddlePaddle's pass: `Pass 0, Batch 100, Cost 2.26` (v2 trainer's EndIteration event),
 # `Pass 3, Batch 0, Cost ...` (fluid book examples): an epoch, named alone

@@ -117,7 +117,8 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
         if any(first < n < last for n in lines):
             continue
         both_bars = families[name][0].bar and families[main][0].bar
-        if both_bars or _same_total(families[name], families[main]):
+        if both_bars or _same_total(families[name], families[main]) or _same_steps(
+                families[name], families[main]):
             chosen.append(name)
     return chosen
 
@@ -132,6 +133,23 @@ def _same_total(one: list[Reading], other: list[Reading]) -> bool:
     `1/25000:loss=…` record, then its tqdm bar `49/25000 [00:47<6:30:51, 1.06it/s]`)."""
     totals = _totals(one)
     return one[0].bar != other[0].bar and bool(totals) and totals == _totals(other)
+
+
+def _steps(readings: list[Reading]) -> set[float]:
+    return {n for r in readings if r.step is not None
+            for n in r.template.fields[r.step].known()}
+
+
+def _same_steps(one: list[Reading], other: list[Reading]) -> bool:
+    """A bar outside a line family's span that draws a step the lines print counts the same
+    loop (InstructLab's `Epoch 0:  99%|…| 77/78 [03:57<00:02,  2.89s/it]` after every rank's
+    `Epoch: 0, Step: 77, Rank: 4, loss = …`, and `76/78` before them): a bar and lines that
+    share a step, where the bar also draws steps the lines do not print. A bar only at the
+    lines' steps adds none: it times them (`bartime`)."""
+    if one[0].bar == other[0].bar:
+        return False
+    bar, lines = (_steps(one), _steps(other)) if one[0].bar else (_steps(other), _steps(one))
+    return bool(bar & lines) and not bar <= lines
 
 
 def _epochs_as_steps(marker: Reading) -> Matcher:

@@ -56,8 +56,8 @@ from gpuslo.goodput.logs.templates import Field, Template
 
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
               "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
-COMPONENT_WORDS = {"eta", "remaining", "left", "data", "reader", "dataloader", "loader", "fwd",
-                   "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
+COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "dataloader", "loader",
+                   "fwd", "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
                    "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
                    "allreduce", "microstep", "inner", "validation", "test", "rollout", "gen",
                    "generation", "ref", "update_actor", "reward", "grad", "sample", "sampling",
@@ -163,7 +163,7 @@ def _rate(f: Field) -> Role | None:
 def _duration_role(f: Field, scale: float) -> Role:
     """step_s, smoothed_s, elapsed, remaining or metric for a duration field (cues first)."""
     low, ws = f.key.lower(), set(words(f.key))
-    if ws & {"eta", "remaining", "left"}:
+    if ws & {"eta", "remaining", "remain", "left"}:
         return Role("remaining", scale, "named as time left")
     if any(h in low for h in PER_STEP_HINTS) or ws & {"batch"} and ws & {"cost", "time"}:
         kind = "smoothed_s" if ws & SMOOTH_WORDS and "batch" not in ws else "step_s"
@@ -185,9 +185,17 @@ def _duration_role(f: Field, scale: float) -> Role:
     return Role("step_s", scale, f"a duration ({f.key or 'unnamed'})")
 
 
+def _slash(after: str) -> bool:
+    """The text between two numbers makes them `n/N`: a `/` with nothing named after it. A `/`
+    that opens the next named value is a separator (DeepLearningExamples' BERT TF2 `Train Step:
+    23/90  / loss = 11.3 / time = 0.134 sec`: loss and time are no N)."""
+    rest = after.strip()
+    return rest.startswith("/") and not any(ch.isalpha() for ch in rest[1:])
+
+
 def _cue_role(f: Field, fields: list[Field]) -> Role:
     prev = fields[f.index - 1] if f.index else None
-    if prev is not None and f.kind == "num" and (prev.after.strip().startswith("/") or (
+    if prev is not None and f.kind == "num" and (_slash(prev.after) or (
             prev.after.strip() == "of" and prev.integer and f.integer)):
         return Role("total" if f.integer else "metric", why="the N of n/N")  # or `n of N`
     if f.kind == "dur":
@@ -352,6 +360,7 @@ def _place_counter(reading: Reading) -> None:
             roles[i] = Role("metric", why="the N of another pair")
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
+    _outer_pair(reading)
     elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
     if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
         roles[elapsed] = Role("elapsed", roles[elapsed].scale,
@@ -360,6 +369,35 @@ def _place_counter(reading: Reading) -> None:
         return
     reading.per_epoch = per_epoch(fields[reading.epoch], step, reading.total is not None) or (
         below_epochs(fields, reading.epoch, reading.total))
+
+
+def _outer_pair(reading: Reading) -> None:
+    """An unnamed `[e/E]` glued right before the step's `[n/N]` (`[e/E][n/N]`, no epoch named)
+    is the epoch of E and the step counts within it: PyTorch's DCGAN example prints
+    `[%d/%d][%d/%d]` (epoch, niter, i, len(dataloader)), Pointcept's InformationWriter
+    `Train: [{epoch}/{max_epoch}][{iter}/{max_iter}]` (a `Train:` before it names the loop, not
+    the counter). It holds where the outer n never falls
+    while the inner one moves."""
+    fields, roles = reading.template.fields, reading.roles
+    if reading.epoch is not None or reading.total is None or reading.step is None:
+        return
+    i = reading.step - 2
+    if i < 0 or not set(words(fields[i].key)) <= {"train", "training"} or (
+            not fields[i].integer or not fields[i].after.startswith("/")):
+        return
+    if fields[i + 1].after.strip() != "][" or not fields[i + 1].integer:
+        return
+    outer = [n for n in fields[i].numbers if n is not None]
+    if any(b < a for a, b in zip(outer, outer[1:], strict=False)) or min(outer, default=0) < 0:
+        return
+    roles[i] = Role("epoch", why="the outer n/N of [e/E][n/N]: the epoch")
+    roles[i + 1] = Role("metric", why="the number of epochs")
+    reading.epoch, reading.per_epoch = i, True
+
+
+# a logger's source location names code, not what the line does: InternLM's `%(filename)s:
+# %(lineno)s in %(funcName)s -- ` (`train.py:317 in record_current_batch_training_metrics -- `)
+_LOCATION = re.compile(r"[\w./-]+\.py:\x01(?:\s+in\s+[\w.<>]+)?(?:\s+--)?")
 
 
 def _decide(reading: Reading) -> None:
@@ -374,7 +412,7 @@ def _decide(reading: Reading) -> None:
         else:
             reading.why = "no step counter"
         return
-    head = _head(tpl.text, reading.step)
+    head = _LOCATION.sub(" ", _head(tpl.text, reading.step))
     words_before = set(words(head))
     said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key + " " + _verb(
         tpl.fields[reading.step].after)
