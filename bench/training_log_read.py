@@ -60,8 +60,8 @@ load average 5.4-6.4 (other sessions; wall times are theirs as much as ours, CPU
 Per line after learning (`LogReader.feed` vs `feed_block` on the same lines, best of 3, load
 ~10): megatron 23.9 -> 12.2 us, titan 15.9 -> 10.3 us, h200 7.0 -> 7.0 us (its 70-byte bar
 lines held no event word search worth saving). Where a 64 MiB run's CPU goes after (h200,
-`analyse_log` split, load ~15, so slow): start-up 0.5 s, head and learning 0.7 s, the per-line fast path and
-thinning 12 s (854,313 lines), reading the 154,263 kept records 0.7 s, assembling them
+`analyse_log` split, load ~15, so slow): start-up 0.5 s, head and learning 0.7 s, the per-line
+fast path and thinning 12 s (854,313 lines), reading the 154,263 kept records 0.7 s, assembling them
 (`progress`, `timeline`, `walk`) 3.9 s; megatron: per line 2.7 s (202,747 lines), assembling
 3.2 s.
 The goal of issue 23 (>= 20 MB/s on 1 GiB) is NOT met: 3.8-9.2 MB/s by CPU. What remains is
