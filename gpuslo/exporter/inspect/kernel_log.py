@@ -14,7 +14,7 @@ line was incomplete, and when it holds a GPU marker an `incomplete_last_line` fi
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
@@ -217,7 +217,22 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
     events = scan.finish()
     if not events and not kernel_records(text):
         return []
-    return kernel_log_findings(events, scan.records, source, options, tail)
+    return settled_read(kernel_log_findings(events, scan.records, source, options, tail))
+
+
+def settled_read(findings: list[Finding]) -> list[Finding]:
+    """`findings` with the `kernel_log_read` inventory class `unknown` (no reason: the read
+    itself worked) when another finding of the log is fatal or unknown: an
+    inventory never reads `ok` over lines that say the GPU or driver failed (fresh6 703: "No
+    NVIDIA graphics adapter found!"; 708: "Reset required"). Pure; the verdict is unchanged
+    (a fatal or unknown finding already decides it)."""
+    bad = any(f.class_ in (names.CLASS_FATAL, names.CLASS_UNKNOWN) for f in findings
+              if f.signal != "kernel_log_read")
+    if not bad:
+        return findings
+    return [replace(f, class_=names.CLASS_UNKNOWN, message=f"{f.message}; not an all-clear: "
+                    "the lines report faults") if f.signal == "kernel_log_read" else f
+            for f in findings]
 
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
@@ -230,7 +245,7 @@ def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
-    return findings + unrecognised_findings(KIND, judge_lines(lines))
+    return settled_read(findings + unrecognised_findings(KIND, judge_lines(lines)))
 
 
 def kernel_log_findings(

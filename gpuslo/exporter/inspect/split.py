@@ -52,19 +52,24 @@ RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
 CLOSING = re.compile(r"^</[^>\s]+>\s*$")
 # A shell prompt and the command it ran, pasted above the output.
 PROMPT = re.compile(r"^\s*\S*[$#%>]\s+\S+")
+# The tools `inspect` reads, as a command names them (with an optional path).
+TOOLS = (r"(?:[\w./-]{0,256}/)?(?:nvidia-smi|dcgmi|nv-hostengine|ibstat|ibstatus|ibv_devinfo"
+         r"|ibdev2netdev|fi_info|lspci|dmesg|journalctl)")
 # A prompt that cannot be a comment or a quote, where a shell transcript starts a new command
-# (`transcript`): `$ cmd`, `user@host:~$ cmd`, `root@host:/# cmd`, `[root@node ~]# cmd`.
+# (`transcript`): `$ cmd`, `user@host:~$ cmd`, `root@host:/# cmd`, `[root@node ~]# cmd`, and a
+# bare root prompt `# ` when the command is a tool `inspect` reads or `cat` of a file under
+# /proc/driver or /sys (`# nvidia-smi`, `# cat /proc/driver/nvidia/version`): a comment does not
+# start with a command line.
 COMMAND_PROMPT = re.compile(
-    r"^\s*(?:\$|[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,256}[$#]|\[[^\]\s]{1,64}@[^\]]{1,256}\][$#])"
+    r"^\s*(?:\$|[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,256}[$#]|\[[^\]\s]{1,64}@[^\]]{1,256}\][$#]"
+    r"|#(?=[ \t]+(?:sudo\s+)?(?:" + TOOLS + r"(?:[ \t]|$)|cat\s+/(?:proc|sys)/)))"
     r"\s+\S"
 )
 # A command pasted without its prompt: a tool `inspect` reads, alone on the line with its
 # options (`nvidia-smi -L`, `nvidia-smi `, `ibstat mlx5_0`). No such tool's output opens with
 # its own name (`nvidia-smi: command not found` is the shell's, and has the colon).
 BARE_COMMAND = re.compile(
-    r"^\s*(?:sudo\s+)?(?:[\w./-]{0,256}/)?(?:nvidia-smi|dcgmi|nv-hostengine|ibstat|ibstatus"
-    r"|ibv_devinfo|ibdev2netdev|fi_info|lspci|dmesg|journalctl)(?:[ \t]+[^\s:][^\s]{0,256}){0,32}"
-    r"[ \t]*$"
+    r"^\s*(?:sudo\s+)?" + TOOLS + r"(?:[ \t]+[^\s:][^\s]{0,256}){0,32}[ \t]*$"
 )
 # A prompt line in a wider sense, for `without_prompt`: up to three words before the prompt
 # character (`L40S sh-5.1# curl ...`, `[root@node-01 ~]# dcgmi diag`, `# nvidia-smi --query-gpu`).

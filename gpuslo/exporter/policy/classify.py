@@ -9,7 +9,9 @@ fallen-off-the-bus and driver-message event its class, action and reason
   `fatal` from the event that reaches the count;
 - one message over several lines: a driver message matching another pattern of the catalogue
   entry the previous message on the same GPU matched, a few lines on, joins that event
-  (`RmInitAdapter failed!` then `rm_init_adapter failed` is one failed attempt);
+  (`RmInitAdapter failed!` then `rm_init_adapter failed` is one failed attempt) when both read
+  the same class: a fatal line (`Reset required` after an unrecognised `Check failed`) is an
+  event of its own, never folded into an unknown one;
 - a driver reload (`NVRM: loading NVIDIA ...`) ends what an unrecognised driver message left
   `unknown`: such a message before a reload is recorded as `warn`.
 """
@@ -96,7 +98,8 @@ class _Stream:
             index, parts = last
             earlier = self.out[index].event
             near = event.line - (earlier.line + earlier.lines - 1) <= NEAR_LINES
-            if near and part not in parts and rule.class_ != names.CLASS_UNKNOWN:
+            same = self.out[index].class_ == rule.class_  # a fatal line never hides in an unknown
+            if near and same and part not in parts and rule.class_ != names.CLASS_UNKNOWN:
                 parts.add(part)
                 grown = replace(earlier, lines=earlier.lines + event.lines)
                 self.out[index] = replace(self.out[index], event=grown)

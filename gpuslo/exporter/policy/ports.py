@@ -202,7 +202,8 @@ def evaluate_ports(
     rate_gbps: float | None = None,
 ) -> list[Finding]:
     """Findings for a set of InfiniBand/RoCE ports (the module rules): one per port, the
-    `ports_active` inventory (class ok, count of usable judged ports) and the comparison
+    `ports_active` inventory (class ok, count of usable judged ports; left out when no port is
+    usable: [MLNX] only an Active port carries traffic, fresh6 709/728) and the comparison
     against the expected devices. `rate_gbps`: the configured rate (None: compare the ports
     with one another)."""
     ports = list(ports)
@@ -214,8 +215,8 @@ def evaluate_ports(
         findings = spare_ports(findings, judged)
     if rate_gbps is None:
         findings += degraded_findings(kind, judged)
-    if judged:
-        active = sum(port.usable for port in judged)
+    active = sum(port.usable for port in judged)
+    if active:  # "0 of N active" is no inventory to read ok: the port findings say it
         findings.append(
             Finding(
                 kind=kind,

@@ -138,6 +138,9 @@ OTHER_COLUMNS = frozenset(
     }
 )
 _ERROR_WORDS = re.compile(r"error|failed|unable|not found|no devices|insufficient", re.IGNORECASE)
+# A bracketed cell is a field nvidia-smi could not read for that query (`[Unknown Error]`,
+# `[Not Supported]`, `[Insufficient Permissions]`; nvidia-smi(1)): the row is still a GPU's.
+_BRACKETED = re.compile(r"\[[^\]\n]{0,64}\]")
 _ROW_START = re.compile(
     r"^\s*(\d+|GPU-[0-9a-fA-F-]+|[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.[0-7])\s*,"
 )
@@ -147,9 +150,12 @@ MAX_CELL_CHARS = 4096
 MAX_LINE_CHARS = MAX_CELL_CHARS * 64
 # The command pasted above its output (with or without a prompt): `$ nvidia-smi
 # --query-gpu=name,memory.total --format=csv,noheader`. Its `--query-gpu` list names the columns
-# of headerless output, in order (nvidia-smi(1): the output has one column per name).
+# of headerless output, in order (nvidia-smi(1): the output has one column per name). On Windows
+# the program is `nvidia-smi.exe` (NVIDIA's Windows driver installs it under ...\NVSMI\ or
+# System32), typed with or without its path and extension.
 QUERY_COMMAND = re.compile(
-    r"(?:^|[\s$#%>])(?:[\w./-]{0,256}/)?nvidia-smi\s[^\n]{0,1024}?--query-gpu[= ]\s*"
+    r"(?:^|[\s$#%>])(?:[\w./\\:-]{0,256}[/\\])?nvidia-smi(?:\.exe)?\s[^\n]{0,1024}?"
+    r"--query-gpu[= ]\s*"
     r"([A-Za-z0-9_.,]+)"
 )
 
@@ -184,6 +190,12 @@ def check_columns(columns: Sequence[str]) -> tuple[str, ...]:
     if twice:
         raise UsageError(f"--csv-columns: column {', '.join(repr(n) for n in twice)} given twice")
     return tuple(names)
+
+
+def is_error_line(line: str) -> bool:
+    """True when `line` is a message nvidia-smi printed instead of a row: an error word outside
+    the bracketed cells (`_BRACKETED`)."""
+    return _ERROR_WORDS.search(_BRACKETED.sub("", line[:MAX_LINE_CHARS])) is not None
 
 
 def _cells(line: str, source: str, number: int) -> list[str]:
@@ -277,7 +289,7 @@ def looks_like_csv(text: str) -> bool:
             return True
     except csv.Error:
         return False
-    rows = [line for line in lines if not _ERROR_WORDS.search(line)]
+    rows = [line for line in lines if not is_error_line(line)]
     widths = {line.count(",") for line in rows}
     return bool(rows) and len(widths) == 1 and all(_ROW_START.match(line) for line in rows)
 
@@ -285,7 +297,7 @@ def looks_like_csv(text: str) -> bool:
 def _rows_fit(lines: Sequence[str], width: int) -> bool:
     """At least one line, and every line that is no error line a header or a CSV row of `width`
     fields."""
-    rows = [line for line in lines if not _ERROR_WORDS.search(line)]
+    rows = [line for line in lines if not is_error_line(line)]
     try:
         cells = [next(csv.reader([row[:MAX_LINE_CHARS]], skipinitialspace=True)) for row in rows]
     except (csv.Error, StopIteration):
