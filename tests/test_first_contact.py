@@ -125,8 +125,8 @@ KNOWN_MISSES = {
     # columns.py); F02, F04, F14: an in-epoch counter within one epoch is read as printed
     # (epochs.py). F16 reads right since a save naming its step before the first progress line
     # is the first step seen (`epoch 17 @ 3842 updates` before the summary at 4068; assemble.py).
-    # Left: F12's step is only in a file name (`G_277000.pth`) and an unlabelled list element,
-    # VITS's `at iteration 23084` is its epoch, and its facts count the G_ and D_ files of one
+    # Left: F12's step is only in an unlabelled list element (its save reads 277000 from
+    # `G_277000.pth` since fresh6: VITS's `at iteration 23084` is its epoch), and its facts count the G_ and D_ files of one
     # save as two saves where D14's count a save's component files as one.
     ("training_logs", "fresh4"): {
         "F12",
@@ -154,6 +154,32 @@ KNOWN_MISSES = {
         "G17",
         "G19",
         "G20",
+    },
+    # 16/30 at first contact (2026-12-06, 9cf06dd; tests/data/first_contact/
+    # training_logs_fresh6_2026-12-06.txt). Read right since (tests/goodput/
+    # test_fresh6_events.py): failures in more framings are interruptions (glog's fatal `Check
+    # failed:`, TensorFlow's `ShutdownHook: lame workers found`, the shell's `Killed` in markdown
+    # emphasis and as bash's job-status report glued to a bar); a save followed by an error, not
+    # a hang, failed and is not listed (Caffe's snapshot then the fatal check of its write); the
+    # AWD-LSTM family's `Saving Normal!` and tensorflow/nmt's `# Save eval, global step N` are
+    # saves; the VITS family's G_/D_<step>.pth names the step its `at iteration <epoch>` does
+    # not, and its `Loaded checkpoint '<file>' (iteration N)` is a restore (H02, H08, H12, H15,
+    # H16). This list is the event branch's (tl6fix-r8); the step branch's is merged beside it.
+    # Left: H05's restart shows only as the epoch-2 row printed twice (a repeated epoch number
+    # is also a train and a validation row, or two loggers; the resume is in the PR text, not
+    # the lines) and its 1400 iterations are in the bar; H24's save step 14170 follows once its
+    # `[14/170][50/1090]` counter reads job-wide; H25's step 0 is an unlabelled list element (as
+    # F12's); H09, H13, H19, H22, H23, H28: step counters and step times.
+    ("training_logs", "fresh6"): {
+        "H05",
+        "H09",
+        "H13",
+        "H19",
+        "H22",
+        "H23",
+        "H24",
+        "H25",
+        "H28",
     },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
