@@ -126,8 +126,9 @@ KNOWN_MISSES = {
     # (epochs.py). F16 reads right since a save naming its step before the first progress line
     # is the first step seen (`epoch 17 @ 3842 updates` before the summary at 4068; assemble.py).
     # Left: F12's step is only in an unlabelled list element (its save reads 277000 from
-    # `G_277000.pth` since fresh6: VITS's `at iteration 23084` is its epoch), and its facts count the G_ and D_ files of one
-    # save as two saves where D14's count a save's component files as one.
+    # `G_277000.pth` since fresh6: VITS's `at iteration 23084` is its epoch), and its facts
+    # count the G_ and D_ files of one save as two saves where D14's count a save's component
+    # files as one.
     ("training_logs", "fresh4"): {
         "F12",
     },
