@@ -125,9 +125,10 @@ KNOWN_MISSES = {
     # columns.py); F02, F04, F14: an in-epoch counter within one epoch is read as printed
     # (epochs.py). F16 reads right since a save naming its step before the first progress line
     # is the first step seen (`epoch 17 @ 3842 updates` before the summary at 4068; assemble.py).
-    # Left: F12's step is only in a file name (`G_277000.pth`) and an unlabelled list element,
-    # VITS's `at iteration 23084` is its epoch, and its facts count the G_ and D_ files of one
-    # save as two saves where D14's count a save's component files as one.
+    # Left: F12's step is only in an unlabelled list element (its save reads 277000 from
+    # `G_277000.pth` since fresh6: VITS's `at iteration 23084` is its epoch), and its facts
+    # count the G_ and D_ files of one save as two saves where D14's count a save's component
+    # files as one.
     ("training_logs", "fresh4"): {
         "F12",
     },
@@ -156,33 +157,35 @@ KNOWN_MISSES = {
         "G20",
     },
     # 16/30 at first contact (2026-12-06, ce35eb4; tests/data/first_contact/
-    # training_logs_fresh6_2026-12-06.txt). Step classes read right since (branch tl6steps-r8):
-    # a logger's source location (`train.py:317 in record_current_batch_… --`) is not what the
-    # line does (H09); actor/evaluator steps are environment frames, the learner's the training
-    # steps (H19, Acme); a `/` before a named value is a separator, not n/N, and a same-step
-    # line of another family times the record (H22: `time = 0.134 sec`, not the 4.79 s between
-    # stamps that hold a save every step); a field named `Remain` is time left (H24's 4017 s);
-    # `[e/E][n/N]` reads the outer pair as the epoch (H24, Pointcept); a bar outside a line
-    # family's span that draws a step the lines print is the same loop (H23's 76). Left, step
-    # side: H24's steps are the in-epoch count as printed (50..350), the job-wide count of one
-    # epoch (see B03 above); H23's step time is the tqdm bar's run mean (237 s / 77 = 3.08 s,
-    # progress.py's rule for tqdm bars, whose EMA rate the facts take: 2.915 s); H13's is the
-    # trainer's own `time/step=1.016501` (a named per-step time comes first) where the facts
-    # take the bar's 1.08 s/it; H28's window 90 -> 100 starts at step 90's validation line (a
-    # later stage of the step ends its clock, windows.py `tail`), 0.0501 s, where the facts
-    # keep the validation in (0.0541 s); H05's Chainer ProgressBar block (`1400 iter, 2 epoch
-    # / 3 epochs`, `45.962 iters/sec`) is printed once with an unnamed counter, below the
-    # evidence a step line needs, and the table's repeated epoch rows stay the progress (its
-    # restart evidence). Event misses (H02, H08, H12, H13, H15, H16, H25, H05's restart) are
-    # branch tl6fix-r8's.
+    # training_logs_fresh6_2026-12-06.txt). Read right since, steps (tests/goodput/
+    # test_fresh6_steps.py): a logger's source location (`train.py:317 in record_current_batch_…
+    # --`) is not what the line does (H09); actor/evaluator steps are environment frames, the
+    # learner's the training steps (H19, Acme); a `/` before a named value is a separator, not
+    # n/N, and a same-step line of another family times the record (H22: `time = 0.134 sec`,
+    # not the 4.79 s between stamps that hold a save every step); a field named `Remain` is time
+    # left (H24's 4017 s); `[e/E][n/N]` reads the outer pair as the epoch (H24, Pointcept); a bar
+    # outside a line family's span that draws a step the lines print is the same loop (H23's 76).
+    # Events (tests/goodput/test_fresh6_events.py): failures in more framings are interruptions
+    # (glog's fatal `Check failed:`, TensorFlow's `ShutdownHook: lame workers found`, the shell's
+    # `Killed` in markdown emphasis and as bash's job-status report glued to a bar); a save
+    # followed by an error, not a hang, failed and is not listed (Caffe's snapshot then the
+    # fatal check of its write); the AWD-LSTM family's `Saving Normal!` and tensorflow/nmt's
+    # `# Save eval, global step N` are saves; the VITS family's G_/D_<step>.pth names the step
+    # its `at iteration <epoch>` does not, and its `Loaded checkpoint '<file>' (iteration N)` is
+    # a restore (H02, H08, H12, H15, H16). Left: H24's steps are the in-epoch count as printed
+    # (50..350), the job-wide count of one epoch (see B03 above); H23's step time is the tqdm
+    # bar's run mean (237 s / 77 = 3.08 s, progress.py's rule for tqdm bars) where the facts
+    # take its EMA rate (2.915 s); H13's is the trainer's own `time/step=1.016501` (a named
+    # per-step time comes first) where the facts take the bar's 1.08 s/it; H28's window
+    # 90 -> 100 starts at step 90's validation line (a later stage of the step ends its clock,
+    # windows.py `tail`), 0.0501 s, where the facts keep the validation in (0.0541 s); H05's
+    # restart shows only as the epoch-2 row printed twice (a repeated epoch number is also a
+    # train and a validation row, or two loggers; the resume is in the PR text, not the lines)
+    # and its 1400 iterations are in a Chainer ProgressBar block printed once with an unnamed
+    # counter; H25's step 0 is an unlabelled list element (as F12's).
     ("training_logs", "fresh6"): {
-        "H02",
         "H05",
-        "H08",
-        "H12",
         "H13",
-        "H15",
-        "H16",
         "H23",
         "H24",
         "H25",

@@ -234,27 +234,34 @@ class Walk:
                                "cause": "no_progress", "line": rec.line})
 
     # -- events --------------------------------------------------------------------------------
-    def _cut_short(self, k: int, save: Save) -> bool:
-        """True when a save with no end line is followed, before any progress, by a stop on a
-        later line: the save was begun, not finished, and commits nothing. A stop glued to
+    def _cut_short(self, k: int, save: Save) -> Interruption | None:
+        """The stop that follows a save with no end line before any progress, on a later line
+        (the save was begun, not finished, and commits nothing), else None. A stop glued to
         the save's own line came after more output of the job (mmcv's evaluation bar drawn
         after the save, then the shell's `Killed`)."""
         if save.ended:
-            return False
+            return None
         for item in self.items[k + 1:]:
             if isinstance(item, Interruption):
-                return item.line != save.line
+                return item if item.line != save.line else None
             if not isinstance(item, Save):
-                return False
-        return False
+                return None
+        return None
 
-    def _save(self, save: Save, cut_short: bool = False) -> None:
+    def _save(self, save: Save, stop: Interruption | None = None) -> None:
+        """A save that a stop follows commits nothing; when the stop is an error, not a hang
+        (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
+        traceback out of torch.save), the save failed and is not listed either."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
-        if step is not None and not cut_short:
+        if stop is not None and not stop.hang:
+            self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "
+                              "not counted as a checkpoint save")
+            return
+        if step is not None and stop is None:
             self.j.emit(save.t1, "checkpoint", step=int(step))
             self.j.committed = int(step)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
