@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global
+from gpuslo.goodput.logs.durations import window_or_step
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.recheck import recheck
@@ -40,7 +41,6 @@ from gpuslo.goodput.logs.roles import (
     Reading,
     Role,
     read_template,
-    window_or_step,
     words,
 )
 from gpuslo.goodput.logs.summary import in_tables

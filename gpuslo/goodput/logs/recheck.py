@@ -27,12 +27,12 @@ from __future__ import annotations
 import re
 
 from gpuslo.goodput.logs.bars import is_bar
+from gpuslo.goodput.logs.durations import line_times
 from gpuslo.goodput.logs.roles import (
     CUMULATIVE_WORDS,
     Reading,
     Role,
     _decide,
-    _line_times,
     _place_counter,
     words,
 )
@@ -61,7 +61,7 @@ def _settle(reading: Reading) -> None:
     reading.bar = is_bar(fields, reading.roles)
     reading.progress = reading.epoch_marker = False
     _place_counter(reading)
-    _line_times(reading)
+    line_times(reading)
     _decide(reading)
 
 

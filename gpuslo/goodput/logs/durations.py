@@ -1,0 +1,148 @@
+"""Which of a template's durations time one step (pure): passes over a `Reading` that re-read
+a `step_s` field as something else when the line says so.
+
+- `line_times`: an unnamed duration beside a rate, a duration beside one named per step, a part
+  printed with its share, or the time of a smaller unit than the step (`line_s`);
+- `window_by_rate`, `epoch_window`, `since_report`, `window_or_step`: the duration of the whole
+  logging window (`window_s`), seen from the line's rate of steps, an epoch-end line, TensorFlow's
+  `(124.394 sec)` after the step, or the time between records.
+
+Each docstring names the real line that showed the class.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from statistics import median
+
+from gpuslo.goodput.logs.counters import words
+from gpuslo.goodput.logs.reading import Reading, Role
+from gpuslo.goodput.logs.templates import Field
+
+PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step_time",
+                  "iter_time", "batch_time", "batch_cost", "timing", "time/step", "sec/step",
+                  "s/step", "steptime", "iter time", "step time", "this_iter", "time_this")
+LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", "batch"}
+
+
+def line_times(reading: Reading) -> None:
+    """Unnamed durations beside a rate are not step times (Keras `3s 134ms/step`: the epoch's
+    time); beside a duration named per step, or a line's (not a bar's) seconds per step
+    (RETURNN's `0.855 sec/step` after `max_size:time 291200` and `elapsed 0:16:59`), another
+    duration is no step time; a duration named after another counter than the step (`iter
+    time` beside `step`) times one line's iteration, summed per step (`line_s`)."""
+    fields, roles = reading.template.fields, reading.roles
+    has_rate = any(r.role in ("rate_ips", "rate_spi") for r in roles.values())
+    step_words = set(words(fields[reading.step].key)) if reading.step is not None else set()
+    counters = {w for f in fields if f.integer and f.index != reading.step for w in words(f.key)}
+    named = [i for i, r in roles.items() if r.role == "step_s"
+             and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
+    if not reading.bar:  # a line's own `0.855 sec/step` names the step time as well
+        named += [i for i, r in roles.items() if r.role == "rate_spi"]
+    for i, role in list(roles.items()):
+        if role.role in ("step_s", "elapsed", "smoothed_s") and _share(fields, i):
+            roles[i] = Role("metric", role.scale, "a part of a whole: its share (n%) follows it")
+        if roles[i].role != "step_s":
+            continue
+        if named and i not in named:
+            roles[i] = Role("metric", role.scale, "another duration than the one named per step")
+            continue
+        ws = set(words(fields[i].key))
+        if not fields[i].key and has_rate:
+            roles[i] = Role("metric", role.scale, "a duration beside a rate: not a step time")
+        elif ws & LINE_WORDS & counters and not ws & step_words:
+            roles[i] = Role("line_s", role.scale, f"the time of one {sorted(ws & LINE_WORDS)[0]}"
+                            ", summed per step")
+
+
+def window_by_rate(reading: Reading) -> None:
+    """A duration that, times the line's rate of steps, is the counter's advance since the line
+    before is the window's time, not one step's (keras-rl's episode rows: `39943/50000: …,
+    duration: 2.289s, episode steps: 446, steps per second: 195`: 2.289 s × 195 = 446 steps)."""
+    if reading.step is None:
+        return
+    fields, roles = reading.template.fields, reading.roles
+    rates = [i for i, r in roles.items() if r.role in ("rate_ips", "rate_spi")]
+    steps = fields[reading.step].numbers
+    for i, role in list(roles.items()):
+        if role.role != "step_s" or not rates:
+            continue
+        rate = rates[0]
+        per_step, per_window = [], []
+        for k in range(1, min(len(steps), len(fields[i].numbers), len(fields[rate].numbers))):
+            s0, s1, d, r = steps[k - 1], steps[k], fields[i].numbers[k], fields[rate].numbers[k]
+            if None in (s0, s1, d, r) or s1 <= s0 + 1 or d <= 0 or r <= 0:  # type: ignore
+                continue
+            ips = r / roles[rate].scale if roles[rate].role == "rate_ips" else 1 / (
+                r * roles[rate].scale)  # type: ignore[operator]
+            covered = d * role.scale * ips  # type: ignore[operator]
+            per_step.append(abs(math.log(covered)))
+            per_window.append(abs(math.log(covered / (s1 - s0))))  # type: ignore[operator]
+        if per_step and median(per_window) + 0.1 < median(per_step):
+            roles[i] = Role("window_s", role.scale, "times the rate of steps, the counter's "
+                            "advance: a duration of the whole logging window")
+
+
+_EPOCH_END = re.compile(r"(?i)\bepoch\b[^,;|]{0,40}\b(?:finished|completed|ended|done)\b"
+                        r"|\bend of epoch\b")
+
+
+def epoch_window(reading: Reading) -> None:
+    """A duration on a line that says an epoch ended (tensorpack's `Epoch 4 (global_step 2000)
+    finished, time:3 minutes 43 seconds.`) is the epoch's time, not one step's: a window over
+    the steps since the line before (none on the first line: its step time is not known)."""
+    if reading.step is None or reading.epoch is None:
+        return
+    if not _EPOCH_END.search(reading.template.text):
+        return
+    for i, role in list(reading.roles.items()):
+        key = reading.template.fields[i].key.lower()
+        if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS):
+            reading.roles[i] = Role("window_s", role.scale, "the time of the epoch that ended")
+
+
+def since_report(reading: Reading) -> None:
+    """An unnamed duration in parentheses right after the step counter is the time since the
+    previous report (TensorFlow's LoggingTensorHook, `loss = 4.26, step = 100 (124.394 sec)`:
+    `(%.3f sec)` over its `every_n_iter` steps): a window, not one step's time."""
+    if reading.step is None or reading.step + 1 >= len(reading.template.fields):
+        return
+    step, nxt = reading.template.fields[reading.step], reading.template.fields[reading.step + 1]
+    role = reading.roles[nxt.index]
+    if role.role == "step_s" and not nxt.key and step.after.strip() == "(" and (
+            nxt.after.strip().endswith(")")):
+        reading.roles[nxt.index] = Role("window_s", role.scale, "in parentheses after the step:"
+                                        " the time since the previous report")
+
+
+def _share(fields: list[Field], i: int) -> bool:
+    """A duration followed by its share in parentheses (DeepSpeed-Chat's `Generate time=1.59s
+    (75.13%)`, a part of the `E2E latency` printed before it): a part, not the step."""
+    nxt = fields[i + 1] if i + 1 < len(fields) else None
+    return nxt is not None and nxt.unit == "%" and fields[i].after.strip().startswith("(")
+
+
+def window_or_step(reading: Reading, reference: list[float | None]) -> None:
+    """Re-read `step_s` fields as `window_s` when they match the time between records (from
+    stamps or an elapsed field: `reference`, seconds per record, None where unknown) better
+    than that time divided by the steps between them (MMF's `time:` per 100 updates)."""
+    if reading.step is None:
+        return
+    steps = reading.template.fields[reading.step].numbers
+    for i, role in list(reading.roles.items()):
+        if role.role != "step_s":
+            continue
+        f = reading.template.fields[i]
+        per_step, per_window = [], []
+        for k in range(1, min(len(steps), len(f.numbers), len(reference))):
+            s0, s1, t0, t1, d = steps[k - 1], steps[k], reference[k - 1], reference[k], f.numbers[k]
+            if None in (s0, s1, t0, t1, d) or s1 <= s0 or t1 <= t0 or d <= 0:  # type: ignore
+                continue
+            wall = t1 - t0  # type: ignore[operator]
+            delta = s1 - s0  # type: ignore[operator]
+            per_step.append(abs(math.log(d * role.scale * delta / wall)))
+            per_window.append(abs(math.log(d * role.scale / wall)))
+        if per_step and median(per_window) + 0.1 < median(per_step):
+            reading.roles[i] = Role("window_s", role.scale, "matches the time between lines: a "
+                                    "duration of the whole logging window")
