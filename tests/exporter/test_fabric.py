@@ -115,14 +115,15 @@ def test_ibstatus_polling_port_is_down():
         "Infiniband device 'mlx5_3' port 1 status:\n\tstate:\t\t 1: DOWN\n"
         "\tphys state:\t 2: Polling\n\trate:\t\t 10 Gb/sec (4X SDR)\n"
     )
-    (finding, summary) = fabric.inspect_ibstatus(text, InspectOptions(), "x")
+    # no port is active, so no "ports active" inventory: the down port is the whole answer
+    # (fresh6 709/728: an inventory of 0 active ports read as an ok finding)
+    (finding,) = fabric.inspect_ibstatus(text, InspectOptions(), "x")
     assert (finding.signal, finding.state, finding.physical_state, finding.class_) == (
         "port_down",
         "Down",
         "Polling",
         "fatal",
     )
-    assert summary.count == 0
 
 
 def test_fi_info_counts_rdm_domains_of_the_efa_provider_only():
