@@ -56,7 +56,11 @@ def test_a_usage_error_is_one_line_with_a_help_pointer(argv, command, capsys):
         (["report", "--data", "x", "--price-per-gpu-hour", value], "--price-per-gpu-hour")
         for value in ("1e308", "inf", "nan", "-1")
     ]
-    + [(["check", "--check", "pcie", "--check-timeout", "1e12"], "--check-timeout")],
+    + [(["check", "--check", "pcie", "--check-timeout", "1e12"], "--check-timeout")]
+    # --gpus past the journal's bound was a ValueError traceback, exit 1 (a newcomer, round 8)
+    + [([command, *where, "--gpus", value], "--gpus")
+       for command, where in (("goodput", ["x.log"]), ("report", ["--training-log", "x.log"]))
+       for value in ("2000000", "0", "eight")],
 )
 def test_numeric_flags_are_bounded_with_one_line_errors(argv, flag, capsys):
     code, err = _run(argv, capsys)

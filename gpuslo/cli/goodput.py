@@ -30,8 +30,10 @@ import json
 import sys
 
 from gpuslo import names
+from gpuslo.cli.terminal import whole
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
+from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.goodput.logs.reader import UNREAD_EVERY
 from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
@@ -42,7 +44,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo goodput`."""
     parser.add_argument("logs", nargs="+", metavar="LOG", help="training log file(s)")
     parser.add_argument("--framework", help="profile name (default: detected from the log)")
-    parser.add_argument("--gpus", type=int, help="GPUs the job used: gives GPU-seconds")
+    parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
+                        help="GPUs the job used: gives GPU-seconds")
     parser.add_argument("--profiles", help="operator overlay YAML merged on the packaged profiles")
     parser.add_argument("--checkpoint-dir", metavar="DIR|GLOB",
                         help="checkpoint files whose names give the committed steps")
@@ -59,8 +62,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read every LOG and print its facts; returns 0, or 1 when some log had nothing to read."""
-    if args.gpus is not None and args.gpus < 1:
-        raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
     if not args.slowdown_threshold > 1.0 or args.slowdown_intervals < 1:
         raise UsageError("--slowdown-threshold must be above 1 and --slowdown-intervals >= 1")
     profiles = load_profiles(args.profiles)

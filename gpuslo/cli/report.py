@@ -24,9 +24,10 @@ import argparse
 import math
 from pathlib import Path
 
-from gpuslo.cli.terminal import directory, number, stages
+from gpuslo.cli.terminal import directory, number, stages, whole
 from gpuslo.errors import InputError
 from gpuslo.files import write_all_atomic
+from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.slo.report import pipeline
 from gpuslo.slo.report.inputs import Sources
 from gpuslo.slo.report.markdown import headline
@@ -53,7 +54,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         "(Prometheus, Thanos Query, Mimir, VictoriaMetrics)")
     source.add_argument("--training-log", action="append", metavar="LOG|DIR",
                         help="training log(s) a job printed (repeatable; a directory of logs)")
-    parser.add_argument("--gpus", type=int, help="GPUs the --training-log job used")
+    parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
+                        help="GPUs the --training-log job used")
     api = parser.add_argument_group("--prometheus queries")
     api.add_argument("--max-samples-per-query", type=_positive_int, default=DEFAULT_MAX_SAMPLES,
                      metavar="N", help="samples one query may load (series x steps); queries "

@@ -57,6 +57,23 @@ def number(lo: float, hi: float, unit: str) -> Callable[[str], float]:
     return parse
 
 
+def whole(lo: int, hi: int, unit: str) -> Callable[[str], int]:
+    """An argparse type: a whole number in [lo, hi] (`unit` names it in the error), so a value
+    a later stage would refuse is a one-line usage error (exit 2) here, not a traceback there."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(
+                f"expected a whole number of {unit}, got {text!r}") from None
+        if not lo <= value <= hi:
+            raise argparse.ArgumentTypeError(f"expected {lo:,} to {hi:,} {unit}, got {text!r}")
+        return value
+
+    return parse
+
+
 def directory(path: str | os.PathLike[str], flag: str) -> Path:
     """`path` as the directory a flag names; UsageError `FLAG PATH: not a directory` when
     something else stands at `path` or at its nearest existing ancestor (a missing directory is
