@@ -240,6 +240,9 @@ SIGNALS: Final = {
     "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
     "device_unreadable": "a network device that could not be read",
     "network_devices_missing": "fewer network devices than expected",
+    "expectation_unchecked": (
+        "an expectation given (--expect-gpus, --expect-network-devices) no evidence could check"
+    ),
     "efa_devices": "inventory: EFA devices (fi_info rdm domains)",
     "source_stale": "the evidence source stopped updating (host engine gone, frozen counters)",
     "kernel_log_read": "inventory: kernel-log records read",

@@ -46,6 +46,7 @@ from gpuslo.exporter.evidence.nvidia_smi.proc import looks_like_proc_driver
 from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table
 from gpuslo.exporter.evidence.pci import normalise_pci
 from gpuslo.exporter.inspect import detectors, kernel_log
+from gpuslo.exporter.inspect.expectations import unchecked
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import split_evidence, without_prompt
@@ -374,15 +375,19 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
     """
     if list(paths).count("-") > 1:
         raise UsageError("- (standard input) is named more than once; it can be read only once")
-    results, verdicts, all_findings = [], [], []
+    results, verdicts, all_findings, seen = [], [], [], []
     for path in paths:
         findings = inspect_path(path, options, kind)
+        seen += findings
         verdict = verdict_from_findings(findings)
         verdicts.append(verdict)
         kinds = "+".join(dict.fromkeys(f.kind for f in findings))  # a mixed file names each kind
         results.append({"file": path, "kind": kinds, "verdict": verdict})
         for finding in findings:
             all_findings.append({**finding.to_dict(), "file": path})
+    for finding in unchecked(seen, options):  # an expectation no file could check: unknown
+        verdicts.append(names.VERDICT_UNKNOWN)
+        all_findings.append({**finding.to_dict(), "file": ", ".join(paths)})
     return {
         "verdict": worst_verdict(verdicts),
         "files": results,

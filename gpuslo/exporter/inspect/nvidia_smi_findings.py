@@ -33,6 +33,11 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     where = identity(reading.status)
     out = [p.finding(kind, line=reading.line, **where) for p in evaluate_gpu(reading.status)]
     out += workload_clock_findings(kind, reading.status, line=reading.line, **where)
+    if not reading.health_shown and reading.status.accessible is not False:
+        out.append(Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="gpu_error",
+                           reason="no_data", line=reading.line, **where,
+                           message="the output shows no health section for this GPU (ECC, "
+                           "row remapping, clocks, temperature): cut short, health not read"))
     if reading.status.accessible is False or not reading.field_errors:
         return out
     health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})

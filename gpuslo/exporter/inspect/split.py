@@ -246,7 +246,29 @@ def _parts(lines: Sequence[str], detect: Detect, transcript: bool) -> list[Part]
     if log:
         parts.append(_part(lines, log, detect))
         parts.sort(key=lambda part: part.numbers[0])
-    return parts
+    return _prompts_to_output(lines, parts)
+
+
+def _prompts_to_output(lines: Sequence[str], parts: list[Part]) -> list[Part]:
+    """`parts` with each unrecognised prompt line (`$ dmesg`) joined to the recognised part
+    whose first line is the next non-blank line: the prompt of the command whose output that
+    is. This covers a prompt above system-log lines, which are one part of their own (`runs`)
+    and so never meet the prompt inside `parts_of_run`."""
+    out: list[Part] = []
+    for part in parts:
+        prompt = out[-1] if out and not out[-1].kinds and _is_prompt(out[-1]) else None
+        if prompt is not None and part.kinds and _next_line(lines, prompt) == part.numbers[0]:
+            out[-1] = prompt.join(part, part.kinds)
+        else:
+            out.append(part)
+    return out
+
+
+def _next_line(lines: Sequence[str], part: Part) -> int | None:
+    """The 1-based number of the first non-blank line after `part`'s last line."""
+    return next(
+        (n + 1 for n in range(part.numbers[-1], len(lines)) if lines[n].strip()), None
+    )
 
 
 def split_evidence(text: str, detect: Detect) -> list[Part]:

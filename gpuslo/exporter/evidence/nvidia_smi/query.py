@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import re
 import xml.etree.ElementTree as ET  # noqa: N817 - the conventional alias
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
@@ -147,8 +147,16 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
             )
             out.append(GpuReading(status=status, line=block.line))
             continue
-        out.append(reading_from_fields(block.fields, source, block.pci, index, block.line))
+        reading = reading_from_fields(block.fields, source, block.pci, index, block.line)
+        out.append(replace(reading, health_shown=_shows_health(block)))
     return out
+
+
+def _shows_health(block: _Block) -> bool:
+    """Whether a text block shows any value inside a section (`ECC Errors/...`, `Clocks Event
+    Reasons/...`, `Temperature/...`) or the recovery action: a block of identity fields alone
+    (name, UUID, serial, minor number) is an output cut short, whose health was not read."""
+    return any("/" in key or key == "gpu_recovery_action" for key in block.fields)
 
 
 def parse_query(text: str, source: str) -> SmiReading:

@@ -67,12 +67,15 @@ class GpuReading:
         field_errors: (field, value) pairs the driver could not read (`ERR!`, `Unknown Error`).
         line: 1-based line where the GPU's block starts, None when unknown.
         architecture: "Product Architecture" as reported, None when absent.
+        health_shown: False when the block shows no section's value and no recovery action
+            (a `-q` output cut right after the GPU header): its health was not read.
     """
 
     status: GpuStatus
     field_errors: tuple[tuple[str, str], ...] = ()
     line: int | None = None
     architecture: str | None = None
+    health_shown: bool = True
 
 
 @dataclass(frozen=True)
