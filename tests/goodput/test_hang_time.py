@@ -1,13 +1,17 @@
-"""A hang between two progress lines is not productive time (newcomer's stall log, round 8):
-the time beyond the step time that the log explains as a hang is booked `other`, even when the
-line after the hang prints the whole pause as its step time. Hand-written Megatron-style lines;
-the negative is the same log without the pause."""
+"""Time a log explains as other than steps is not productive (a newcomer's round-8 files):
+a hang between two progress lines (even when the next line prints the whole pause as its step
+time), stamps that jump past the printed step times, checkpoint file times outside the log, a
+byte-order mark hiding the start-up line, Megatron's (min, max) save timer, a load with no time
+of its own inside a restart's start-up. Hand-written lines in the frameworks' shapes; each class
+has a negative beside it."""
 
 from __future__ import annotations
 
 import calendar
 import os
 from pathlib import Path
+
+import pytest
 
 from gpuslo.goodput.logs import analyse_log
 from tests.goodput.test_log_classes import PROFILES, read
@@ -135,3 +139,73 @@ def test_negative_a_mark_inside_a_later_line_is_left_alone() -> None:
     lines[1] = "\ufeff" + lines[1]
     doc = read(lines, gpus=8)
     assert doc["goodput"]["gpu_seconds"].get("initialization", 0.0) > 0
+
+
+# -- Megatron's (min, max) timer block gives the save's duration (round 8, meg_save.log) -------
+def _saved(timer: str) -> list[str]:
+    lines = ["[2026-12-01 10:00:00] using world size: 8"]
+    t = 150
+    for step in range(10, 110, 10):
+        lines.append(f" [2026-12-01 10:{t // 60:02d}:{t % 60:02d}] iteration {step:>8}/    1000 "
+                     "| elapsed time per iteration (ms): 3000.0 | lm loss: 5.1E+00 |")
+        t += 30
+        if step == 50:
+            lines += [f"saving checkpoint at iteration {step:>7} to /ckpt",
+                      f"  successfully saved checkpoint from iteration {step:>7} to /ckpt",
+                      "(min, max) time across ranks (ms):",
+                      f"    {timer} ................................: (59990.12, 60000.45)"]
+            t += 60
+    lines += ["saving checkpoint at iteration     100 to /ckpt",
+              "  successfully saved checkpoint from iteration     100 to /ckpt"]
+    return lines
+
+
+def test_megatrons_min_max_save_timer_is_the_saves_duration() -> None:
+    doc = read(_saved("save-checkpoint"), gpus=8)
+    assert doc["checkpoint_saves"][0]["seconds"] == pytest.approx(60.0, abs=0.01)
+    assert doc["goodput"]["gpu_seconds"]["checkpoint_save"] >= 60 * 8 * 0.99
+
+
+def test_negative_another_timer_of_the_block_is_no_save_duration() -> None:
+    doc = read(_saved("forward-backward"), gpus=8)
+    assert doc["checkpoint_saves"][0]["seconds"] is None
+    assert doc["goodput"]["gpu_seconds"].get("checkpoint_save", 0.0) == 0.0
+
+
+# -- a restore with no time of its own inside a start-up is not progress (megatron_restart.log) --
+def _restarted(with_load: bool) -> list[str]:
+    def it(t: int, step: int) -> str:
+        return (f" [2026-12-01 10:{t // 60:02d}:{t % 60:02d}] iteration {step:>8}/    1000 | "
+                "elapsed time per iteration (ms): 3000.0 | lm loss: 5.1E+00 |")
+    lines = ["[2026-12-01 10:00:00] using world size: 8"]
+    lines += [it(120 + 30 * k, s) for k, s in enumerate(range(10, 60, 10))]
+    lines += ["saving checkpoint at iteration      50 to /ckpt",
+              "  successfully saved checkpoint from iteration      50 to /ckpt",
+              it(300, 60), "[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective "
+              "operation timeout: WorkNCCL(SeqNum=1, OpType=ALLREDUCE) ran for 600123 "
+              "milliseconds before timing out.",
+              "[2026-12-01 10:20:00] using world size: 8"]
+    if with_load:
+        lines += [" loading checkpoint from /ckpt at iteration 50",
+                  "  successfully loaded checkpoint from /ckpt [ t 0/8, p 0/1 ] at iteration 50"]
+    lines += [f" [2026-12-01 10:{23 + k // 2:02d}:{30 * (k % 2):02d}] iteration {s:>8}/    1000 "
+              "| elapsed time per iteration (ms): 3000.0 | lm loss: 5.1E+00 |"
+              for k, s in enumerate(range(60, 110, 10))]
+    return lines + ["saving checkpoint at iteration     100 to /ckpt",
+                    "  successfully saved checkpoint from iteration     100 to /ckpt"]
+
+
+def test_a_load_without_its_own_time_leaves_the_start_up_unproductive() -> None:
+    with_load, without = read(_restarted(True), gpus=8), read(_restarted(False), gpus=8)
+    assert with_load["restarts"] and with_load["restarts"][0]["resumed_from_step"] == 50
+    assert with_load["goodput"]["gpu_seconds"]["productive"] == pytest.approx(
+        without["goodput"]["gpu_seconds"]["productive"], abs=1.0)
+
+
+def test_negative_a_stamped_load_keeps_its_own_restore_phase() -> None:
+    lines = _restarted(True)
+    k = next(i for i, x in enumerate(lines) if "successfully loaded" in x)
+    lines[k - 1] = "[2026-12-01 10:21:00]" + lines[k - 1]
+    lines[k] = "[2026-12-01 10:22:00]" + lines[k]
+    doc = read(lines, gpus=8)
+    assert doc["goodput"]["gpu_seconds"].get("checkpoint_restore", 0.0) > 0

@@ -299,8 +299,11 @@ class Walk:
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
                                   "line": item.line, "_restore": item})
-        self.j.open_phase(item.t0, "checkpoint_restore")
-        self.j.close_phase(item.t1)
+        if item.t1 > item.t0 or self.j.phase is None:
+            self.j.open_phase(item.t0, "checkpoint_restore")
+            self.j.close_phase(item.t1)
+        # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
+        # start-up's phase open to the next progress line: the load is not progress either
         if item.step is not None and self.j.committed < item.step:
             self.j.emit(item.t1, "checkpoint", step=item.step)
             self.j.committed = item.step
