@@ -164,7 +164,7 @@ def goodput_increments(
     recovers = restart & (was_running | ~np.isin(run["before"], [0, completed]))
     out["recovery"] = np.where(recovers, (t - interrupted) * gpus_before, 0.0)
     out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
-    out["other"] = np.zeros(n)
+    out.setdefault("other", np.zeros(n))  # a phase `other` (a hang a log shows) fills it
     state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
              "restart": restart, "failed": run["effective_end"] & (status != completed),
              "fresh": run["fresh"], "commit": commit, "gpus_before": gpus_before,

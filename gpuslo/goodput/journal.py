@@ -6,7 +6,8 @@ A job journal is JSON lines, one event per line, every line `{"v": 1, "t": <Unix
 - `job_start`  `job` (validated id), `node`, `gpus` (GPUs this node gives the job)
 - `phase_start` / `phase_end`  `category` (one of `PHASES`, the `names.BADPUT_CATEGORIES` the
   job spends on itself: initialization, training_prep, data_loading, checkpoint_save,
-  checkpoint_restore)
+  checkpoint_restore; and `other`, time the job's log shows it spent on none of them nor on
+  progress: a hang between two progress lines, read from a training log)
 - `steps`  coalesced progress: `step` (last step, finished at `t`), `first_step`, `first_t`,
   `count`, and optionally `step_time_s` (mean seconds per step over these steps, as the job
   measured them; without it the calculator derives it from the progress time) and `compute_s`
@@ -47,6 +48,7 @@ PHASES = (
     "data_loading",
     "checkpoint_save",
     "checkpoint_restore",
+    "other",
 )
 END_STATUSES = ("completed", "failed", "cancelled")
 # A job that ended with one of these will not restart: the exporter drops its series

@@ -137,6 +137,8 @@ class LogReader:
         transport recorded (a CRI container-log time, Unix seconds), used when the line carries
         no stamp of its own."""
         self.lines += 1
+        if self.lines == 1 and line.startswith("\ufeff"):
+            line = line[1:]  # a UTF-8 byte-order mark (Windows editors, PowerShell's Out-File)
         if self.learnt is None:
             self._buffer.append((self.lines, line, ts))
             self._buffered += len(line)

@@ -232,6 +232,29 @@ class Walk:
         if pause >= self.hang_min_s and pause >= 10 * reference * rec.delta:
             self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
                                "cause": "no_progress", "line": rec.line})
+            # time beyond the step time that the log explains as a hang is not progress, even
+            # when the next line prints the whole pause as its step time (Megatron's elapsed
+            # time per iteration): it is booked `other`, first in the interval
+            self._send()
+            self.j.open_phase(rec.t0, "other")
+            self.j.close_phase(rec.t0 + pause)
+        self._jump(rec, reference)
+
+    def _jump(self, rec: Record, reference: float) -> None:
+        """Time between the journal's last event and a record's start that the record's own
+        step time does not cover (the stamps jump forward while the printed step times stay):
+        the clock jumped or the job stalled without a word; either way it is not progress.
+        Over `hang_min_s` and 10 × the step time it is booked `other`, and noted."""
+        start = max(self.j.last_t, self.last.t1) if self.last is not None else self.j.last_t
+        gap = rec.t0 - start
+        if gap < self.hang_min_s or gap < 10 * reference * max(rec.delta or 1, 1):
+            return
+        self._send()
+        self.j.open_phase(start, "other")
+        self.j.close_phase(rec.t0)
+        self.notes.append(f"line {rec.line}: the stamps jump {gap:g} s forward while the steps' "
+                          "printed times do not (a clock jump, or a silent stall): booked as "
+                          "other, not as progress")
 
     # -- events --------------------------------------------------------------------------------
     def _cut_short(self, k: int, save: Save) -> Interruption | None:
@@ -276,8 +299,11 @@ class Walk:
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
                                   "line": item.line, "_restore": item})
-        self.j.open_phase(item.t0, "checkpoint_restore")
-        self.j.close_phase(item.t1)
+        if item.t1 > item.t0 or self.j.phase is None:
+            self.j.open_phase(item.t0, "checkpoint_restore")
+            self.j.close_phase(item.t1)
+        # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
+        # start-up's phase open to the next progress line: the load is not progress either
         if item.step is not None and self.j.committed < item.step:
             self.j.emit(item.t1, "checkpoint", step=item.step)
             self.j.committed = item.step
