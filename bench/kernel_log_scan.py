@@ -138,10 +138,10 @@ import time
 from pathlib import Path
 
 from gpuslo.exporter.evidence.kernel_log.anchors import grep_pattern
-from gpuslo.exporter.evidence.kernel_log.needles import vectorscan_available
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
 from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log_file
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.needles import vectorscan_available
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
 PATTERN = grep_pattern()  # NVRM|SXid|mlx5: the anchors of the scan's prefilter

@@ -1,4 +1,4 @@
-"""The two engines of the kernel-log prefilter (`evidence.kernel_log.needles`) read the same lines:
+"""The two engines of the kernel-log prefilter (`gpuslo.needles`) read the same lines:
 Vectorscan's one pass (the `hyperscan` package, where installed) and the pure `find` passes give,
 on every corpus case and on lines built to trip them, the same events, line numbers, candidate
 counts and fallback lines. Corpora read: shared/corpus/cases and tests/data/corpus/dev/cases."""
@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from gpuslo.exporter.evidence.kernel_log.needles import Needles, vectorscan_available
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
+from gpuslo.needles import Needles, vectorscan_available
 
 HERE = Path(__file__).resolve().parent
 SHARED = HERE.parent.parent.parent / "shared" / "corpus" / "cases"

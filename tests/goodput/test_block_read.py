@@ -6,10 +6,10 @@ from __future__ import annotations
 import pytest
 
 from gpuslo.goodput.logs import analyse_log, load_profiles
-from gpuslo.goodput.logs import blockscan as blockscan_module
 from gpuslo.goodput.logs.blockscan import BlockScan
 from gpuslo.goodput.logs.read import ReadStats, read_blocks, read_lines
 from gpuslo.goodput.logs.reader import LogReader
+from gpuslo.needles import vectorscan_available
 
 WORDS = ("Saving model checkpoint", "Traceback (most recent call last)", "é checkpoint", "saved")
 LINES = ["step 1 loss 2.0", "step 2 loss 1.9 Saving model checkpoint", "plain \x1b[31mred",
@@ -29,7 +29,7 @@ def test_block_scan_marks_every_line_holding_a_word_or_a_control_byte(vectorscan
 
 
 def test_both_engines_mark_the_same_lines():
-    if not blockscan_module.hyperscan:
+    if not vectorscan_available():
         pytest.skip("Vectorscan (the hyperscan package) is not installed")
     fast = BlockScan(WORDS, "\x1b")
     assert fast.engine == "vectorscan"

@@ -23,8 +23,8 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     grep_pattern,
 )
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
-from gpuslo.exporter.evidence.kernel_log.needles import Needles
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+from gpuslo.needles import Needles
 
 # The grep pattern the benchmark compares against (`grep -E`): it selects every candidate line.
 GREP_PATTERN_TEXT = grep_pattern(ANCHORS)

@@ -1,4 +1,5 @@
-"""Multi-needle search over a bytes block: where the kernel-log prefilter's needles are (pure).
+"""Multi-needle search over a bytes block (pure): the kernel-log prefilter's and the training-log
+block scan's (`goodput/logs/blockscan.py`) one search.
 
 `Needles(anchors, extra, extra_literals).search(block, limit) -> (anchor_hits, extra_hits)`:
 offsets inside block[:limit], each list sorted, each offset inside the line it points at.
