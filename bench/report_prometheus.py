@@ -212,23 +212,34 @@ def run_prometheus(sim, files: list[Path], rules: Path, work: Path,
             process.wait()
         return seconds
 
-    if loaded is None:
-        t_backfill, _ = _timed(lambda: [subprocess.run(
-            ["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
-             "--max-block-duration=24h", str(f), str(data)], check=True, capture_output=True)
-            for f in files])
-        loaded = {"backfill_s": t_backfill, "rules_backfill_s": backfill_rules(rules),
-                  "rule_groups": _group_names(rules)}
-    missing = _missing_groups(rules, loaded)
-    if missing:
-        loaded = {**loaded, "rules_added_s": backfill_rules(missing),
-                  "rule_groups": _group_names(rules)}
+    def backfill_series() -> None:
+        for f in files:
+            subprocess.run(["promtool", "tsdb", "create-blocks-from", "openmetrics", "-q",
+                            "--max-block-duration=24h", str(f), str(data)],
+                           check=True, capture_output=True)
+
+    loaded = _load_once(rules, loaded, backfill_series, backfill_rules)
     url, process = server()
     try:
         return {**loaded, **report(url, sim, process.pid)}
     finally:
         process.terminate()
         process.wait()
+
+
+def _load_once(rules: Path, loaded: dict | None, load_series, load_rules) -> dict:
+    """The load timings of one server's data: `load_series()` then `load_rules(rules)` when
+    `loaded` (an earlier run's record over the same work directory) is None, then
+    `load_rules` on the groups that record lacks. `load_rules(path)` returns its seconds."""
+    if loaded is None:
+        t_series, _ = _timed(load_series)
+        loaded = {"backfill_s": t_series, "rules_backfill_s": load_rules(rules),
+                  "rule_groups": _group_names(rules)}
+    missing = _missing_groups(rules, loaded)
+    if missing:
+        loaded = {**loaded, "rules_added_s": load_rules(missing),
+                  "rule_groups": _group_names(rules)}
+    return loaded
 
 
 def _group_names(rules: Path) -> list[str]:
@@ -288,14 +299,7 @@ def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path,
             time.sleep(2)
             return seconds
 
-        if loaded is None:
-            t_import, _ = _timed(load)
-            loaded = {"backfill_s": t_import, "rules_backfill_s": replay(rules),
-                      "rule_groups": _group_names(rules)}
-        missing = _missing_groups(rules, loaded)
-        if missing:
-            loaded = {**loaded, "rules_added_s": replay(missing),
-                      "rule_groups": _group_names(rules)}
+        loaded = _load_once(rules, loaded, load, replay)
         hwm_before = _hwm_mb(process.pid)
         out = {**loaded, **report(url, sim, process.pid)}
         out["server_rss_before_report_mb"] = hwm_before
