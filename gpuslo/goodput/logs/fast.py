@@ -28,8 +28,8 @@ import re
 from typing import Any
 
 import gpuslo.goodput.logs.unixtime as unixtime
-from gpuslo.goodput.logs.blockscan import BlockScan
-from gpuslo.goodput.logs.matchers import Matcher, Prog
+from gpuslo.goodput.logs.blockscan import BlockScan, encode
+from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
 from gpuslo.goodput.logs.wording import Wording, says_saved
@@ -40,6 +40,8 @@ _RESIDUE = " \t-|:>[]"
 _CONTROL_BYTES = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x1b"
 _CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes (_CONTROL_BYTES)
 MAX_SHAPES = 256
+MAX_MASKED = 4096  # digit-masked line shapes whose match is remembered (`FastPath._known`)
+_MASK = bytes.maketrans(b"0123456789", b"0000000000")
 
 
 class FastPath:
@@ -59,19 +61,64 @@ class FastPath:
         self.scan = BlockScan(tuple(words), _CONTROL_BYTES)
         self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
         self.tail = any(s.tail for s in norm.shapes)
+        self.maskable = all(m.maskable for m in matchers)
+        self.shapes: dict[bytes, tuple[Matcher, dict[str, tuple[int, int]]] | tuple[()]] = {}
 
     def block(self, reader: Any, lines: list[str]) -> None:
         """Feed `lines` (one block, no transport times) to `reader` as `reader.feed` would,
-        the event words and control bytes looked for once over the block (`BlockScan`)."""
-        marked = self.scan.lines(lines)
-        pipe, line_of = reader.pipe, self.line
+        the event words and control bytes looked for once over the block (`BlockScan`) and
+        each line's template match taken from the last line of its digit-masked shape
+        (`_known`) where the templates allow it."""
+        data = encode(lines)
+        marked = self.scan.lines(lines, data)
+        shapes = data.translate(_MASK).split(b"\n") if self.maskable else None
+        if shapes is not None and len(shapes) != len(lines):
+            shapes = None  # a line holding a newline (not one of `read_blocks`)
+        pipe = reader.pipe
+        idle = pipe.idle()  # only a push changes it: the fast path reads without the pipe
         for index, line in enumerate(lines):
             reader.lines += 1
-            if pipe.idle() and line_of(reader, line, None, marked is not None
-                                       and index not in marked):
-                continue
+            if idle:
+                clean = marked is not None and index not in marked
+                if shapes is None:
+                    if self.line(reader, line, None, clean):
+                        continue
+                else:
+                    known = self._known(shapes[index], line)
+                    if known is not None and self._read(reader, line, *known, None, clean):
+                        continue
             for rec in pipe.push(reader.lines, line, None):
                 reader._record(rec)
+            idle = pipe.idle()
+
+    def _known(self, shape: bytes, line: str) -> tuple[Matcher, Any] | None:
+        """The first template whose prefilter passes and whose regex matches `line`, and its
+        match (`matchers.Found` when a line of the same shape was matched before), as `line`
+        finds them; None when none matches. Exact: with `maskable` templates the prefilter's
+        words and the regexes see the shape only (`matchers.Matcher.maskable`)."""
+        known = self.shapes.get(shape)
+        if known is None:
+            for anchor, needles, regex, matcher in self.matchers:
+                found = self._match(line, anchor, needles, regex)
+                if found is not None:
+                    known = (matcher, spans_of(found))
+                    break
+            else:
+                found, known = None, ()
+            if len(self.shapes) >= MAX_MASKED:
+                self.shapes.clear()
+            self.shapes[shape] = known
+            return (known[0], found) if known else None
+        return (known[0], Found(line, known[1])) if known else None
+
+    @staticmethod
+    def _match(line: str, anchor: str, needles: tuple[str, ...],
+               regex: re.Pattern[str]) -> re.Match[str] | None:
+        if anchor and anchor not in line:
+            return None
+        if needles and not all(map(line.__contains__, needles)):
+            return None  # a literal of the template is missing: the regex cannot match
+        return regex.match(line)
 
     def line(self, reader: Any, line: str, transport: float | None = None,
              clean: bool = False) -> bool:
@@ -80,42 +127,42 @@ class FastPath:
         `RecordPipe.push` does; `clean`: a block's prefilter found no event word and no
         control byte on the line. `reader` is the reader.LogReader (it imports this module)."""
         for anchor, needles, regex, matcher in self.matchers:
-            if anchor and anchor not in line:
-                continue
-            if needles and not all(map(line.__contains__, needles)):
-                continue  # a literal of the template is missing: the regex cannot match
-            found = regex.match(line)
-            if found is None:
-                continue
-            if self._unsure(line, found.end("_pre"), found.end(), clean):
-                return False
-            pre = found.group("_pre")
-            ts, rank = None, None
-            if pre:
-                known = self._prefix(pre, reader.lines)
-                if known is None:
-                    return False
-                ts, rank = known
-            blank, _ = reader.pipe.stamp_column(line, ts)
-            if blank:
-                return False  # dated by the stamp above it: the pipe's (`pipe._blank_column`)
-            if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
-                at_end = unixtime.search(line)
-                ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
-            if ts is None:
-                ts = transport
-            step = matcher.step_of(found)
-            if step is None:
-                return False
-            reader.dated(ts)
-            reader._seq += 1
-            reader.matched += 1
-            prog = Prog(reader.lines, reader._seq, ts, rank)
-            prog.printed, prog.family, prog.bar = step, matcher.family, matcher.bar
-            prog.matcher, prog.found = matcher, found
-            reader.add_progress(prog, rank)
-            return True
+            found = self._match(line, anchor, needles, regex)
+            if found is not None:
+                return self._read(reader, line, matcher, found, transport, clean)
         return False
+
+    def _read(self, reader: Any, line: str, matcher: Matcher, found: Any,
+              transport: float | None, clean: bool) -> bool:
+        """`line`'s progress record from the first template that matched it (`line`)."""
+        if self._unsure(line, found.end("_pre"), found.end(), clean):
+            return False
+        pre = found.group("_pre")
+        ts, rank = None, None
+        if pre:
+            known = self._prefix(pre, reader.lines)
+            if known is None:
+                return False
+            ts, rank = known
+        blank, _ = reader.pipe.stamp_column(line, ts)
+        if blank:
+            return False  # dated by the stamp above it: the pipe's (`pipe._blank_column`)
+        if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
+            at_end = unixtime.search(line)
+            ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
+        if ts is None:
+            ts = transport
+        step = matcher.step_of(found)
+        if step is None:
+            return False
+        reader.dated(ts)
+        reader._seq += 1
+        reader.matched += 1
+        prog = Prog(reader.lines, reader._seq, ts, rank)
+        prog.printed, prog.family, prog.bar = step, matcher.family, matcher.bar
+        prog.matcher, prog.found = matcher, found
+        reader.add_progress(prog, rank)
+        return True
 
     def _unsure(self, line: str, start: int, end: int, clean: bool = False) -> bool:
         """True when more than the progress record may be on the line: a message glued after
