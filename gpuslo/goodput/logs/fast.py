@@ -33,7 +33,7 @@ from typing import Any
 
 import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.blockscan import BlockScan, encode
-from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of
+from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
 from gpuslo.goodput.logs.wording import SAVED_HINTS, Wording, says_saved
@@ -44,8 +44,9 @@ _RESIDUE = " \t-|:>[]"
 _CONTROL_BYTES = "\x00\x01\x02\x03\x04\x05\x06\x07\x08\x1b"
 _CONTROL = re.compile("[\x00-\x08\x1b]")  # colour codes and control bytes (_CONTROL_BYTES)
 MAX_SHAPES = 256
-# a template's match on a line: (matcher, match, prefix end, match end, masked prefix or None)
-Hit = tuple[Matcher, Any, int, int, str | None]
+# a template's match on a line: (matcher, match, prefix end, match end, masked prefix or None,
+# the step's text or None)
+Hit = tuple[Matcher, Any, int, int, str | None, str | None]
 MAX_MASKED = 4096  # digit-masked line shapes whose match is remembered (`FastPath._known`)
 _MASK = bytes.maketrans(b"0123456789", b"0000000000")
 
@@ -107,18 +108,22 @@ class FastPath:
             if hit is None:
                 self.shapes[shape] = ()
                 return None
-            matcher, found, pre_end, end, _ = hit
+            matcher, found, pre_end, end, _, raw = hit
             masked = line[:pre_end].translate(_DIGITS)
-            self.shapes[shape] = (matcher, spans_of(found), pre_end, end, masked)
-            return matcher, found, pre_end, end, masked
+            spans = spans_of(found)
+            step = spans[matcher.step_group] if matcher.step_group else None
+            self.shapes[shape] = (matcher, spans, pre_end, end, masked, step)
+            return matcher, found, pre_end, end, masked, raw
         if not known:
             return None
-        matcher, spans, pre_end, end, masked = known
-        return matcher, Found(line, spans), pre_end, end, masked
+        matcher, spans, pre_end, end, masked, step = known
+        return (matcher, Found(line, spans), pre_end, end, masked,
+                line[step[0]:step[1]] if step else None)
 
     def _hit(self, line: str) -> Hit | None:
         """The first template whose literals are all on `line` and whose regex matches it:
-        (matcher, match, where the prefix ends, where the match ends, None)."""
+        (matcher, match, where the prefix ends, where the match ends, None, the step's text
+        or None)."""
         for anchor, needles, regex, matcher in self.matchers:
             if anchor and anchor not in line:
                 continue
@@ -126,7 +131,8 @@ class FastPath:
                 continue  # a literal of the template is missing: the regex cannot match
             found = regex.match(line)
             if found is not None:
-                return matcher, found, found.end("_pre"), found.end(), None
+                step = found.group(matcher.step_group) if matcher.step_group else None
+                return matcher, found, found.end("_pre"), found.end(), None, step
         return None
 
     def line(self, reader: Any, line: str, transport: float | None = None,
@@ -142,7 +148,7 @@ class FastPath:
     def _read(self, reader: Any, line: str, hit: Hit, transport: float | None,
               clean: bool) -> bool:
         """`line`'s progress record from the first template that matched it (`_hit`)."""
-        matcher, found, pre_end, end, masked = hit
+        matcher, found, pre_end, end, masked, raw_step = hit
         if self._unsure(line, pre_end, end, clean):
             return False
         ts, rank = None, None
@@ -159,7 +165,7 @@ class FastPath:
             ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
         if ts is None:
             ts = transport
-        step = matcher.step_of(found)
+        step = step_value(raw_step) if raw_step is not None else None  # (`Matcher.step_of`)
         if step is None:
             return False
         if ts is not None:  # (an undated record changes nothing the reader dates)

@@ -178,12 +178,16 @@ class Matcher:
         """The step a fast match prints (the rest is read later, `fill`)."""
         if self.step_group is None:
             return None
-        raw = found.group(self.step_group)
-        if raw.isdigit():
-            return int(raw)
-        value = _value(raw, NUM)
-        return int(value) if value is not None and value == int(value) and abs(
-            value) <= MAX_VALUE else None
+        return step_value(found.group(self.step_group))
+
+
+def step_value(raw: str) -> int | None:
+    """The step of a step group's text (`Matcher.step_of`)."""
+    if raw.isdigit():
+        return int(raw)
+    value = _value(raw, NUM)
+    return int(value) if value is not None and value == int(value) and abs(
+        value) <= MAX_VALUE else None
 
 
 def _value(raw: str, kind: str) -> float | None:
