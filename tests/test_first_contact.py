@@ -191,6 +191,23 @@ KNOWN_MISSES = {
         "H25",
         "H28",
     },
+    # 8/14 at first contact (2026-12-06, 3bb9660; tests/data/first_contact/
+    # training_logs_fresh7_2026-12-06.txt), facts written before the first run (SOURCES_j.md).
+    # Misses: step time from a bar's closing rate over environment steps where the training step
+    # is the gradient step (J05), from a cumulative training-time field (J06 `time:2.0s` over
+    # num_updates), from cumulative `N seconds elapsed, finished K iteration` (J09); a save begun
+    # and never finished counted, a restore shown only as `Restoring dataset iterator` missed
+    # (J10); a trainer's step print glued after a tqdm bar, `Saving..` proven by the next run's
+    # `Loaded checkpoint ..._step_00900.pth` (J12); a bare printed checkpoint path as the save
+    # line (J13).
+    ("training_logs", "fresh7"): {
+        "J05",
+        "J06",
+        "J09",
+        "J10",
+        "J12",
+        "J13",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config
