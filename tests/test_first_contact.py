@@ -258,6 +258,13 @@ KNOWN_MISSES = {
     # (`[Unknown Error]`) is an unreadable field, not an error line (714); a bare root prompt
     # `# ` before a tool or `cat /proc/...` starts a command in a transcript (722). Nothing left.
     ("corpus", "fresh6"): set(),
+    # 20/21 at first contact (2026-12-06, 3bc6787; tests/data/first_contact/
+    # corpus_fresh7_2026-12-06.txt), the miss a false alarm: a whole HGX H100 boot log
+    # (`dmesg --decode`, no Xid, no NVRM error) reads unhealthy with a fatal finding.
+    ("corpus", "fresh7"): {
+        "919_dmesg-decode-iso-hgx-h100-boot-550-90-07-four-nvswitch-probes-bar-assign-failures-"
+        "eth-ports-link-down-benign.txt",
+    },
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },
