@@ -8,11 +8,12 @@ it (week-over-week section). Errors (missing or malformed input, a window with n
 typed `gpuslo.errors` errors naming the flag or file; the CLI prints them as one line, exit 2.
 
 Sources (each returns a `gpuslo.slo.frames.Frames`): a `gpuslo simulate` directory
-(`gpuslo.slo.simulate.files.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
+(`gpuslo.slo.simulate.reading.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
 Recorder journals (`gpuslo.slo.sources.journals`), a Prometheus API
-(`gpuslo.slo.sources.prometheus`; a global store holding several clusters, told apart by their
-`cluster` label, gives the fleet and each cluster's frames: `gpuslo.slo.sources.clusters`, and
-`per_cluster` their rows), Prometheus for verdicts with journals for job goodput, or the logs a
+(`gpuslo.slo.sources.clusters.load_api`: one cluster's Prometheus,
+`gpuslo.slo.sources.prometheus`, or a global store holding several clusters, told apart by
+their `cluster` label, which gives the fleet and each cluster's frames, and `per_cluster` their
+rows), Prometheus for verdicts with journals for job goodput, or the logs a
 training job printed (`gpuslo.slo.sources.training_logs`, a source of its own). Each source's
 loader is imported when that source is read (`LAZY_LOADERS`), and the HTML renderer (with
 matplotlib) when HTML is asked for (`RENDERERS`): a report from files loads no HTTP client,
