@@ -32,7 +32,7 @@ from gpuslo.slo.report import pipeline
 from gpuslo.slo.report.inputs import Sources
 from gpuslo.slo.report.markdown import headline
 from gpuslo.slo.report.model import window_text
-from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from gpuslo.slo.sources.limits import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo_spec import load_spec
 
 MAX_PRICE = 1_000_000  # per GPU-hour, in the price's currency: far above any GPU's
