@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.config_file import BINARY_DATA, EMPTY_DATA
+from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
@@ -31,7 +31,10 @@ __all__ = ["LogGoodput", "analyse_log", "job_id_for", "load_profiles"]
 
 
 def job_id_for(path: str | os.PathLike[str]) -> str:
-    """A valid journal job id from a log's file name (`train-1234.log` → `train-1234`)."""
+    """A valid journal job id from a log's file name (`train-1234.log` → `train-1234`;
+    standard input, `-`, is `stdin`)."""
+    if str(path) == STDIN:
+        return "stdin"
     stem = Path(path).name
     for suffix in (".log", ".txt", ".out", ".err"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
@@ -52,7 +55,7 @@ def analyse_log(
     checkpoint_dir: str | None = None,
     with_explain: bool = False,
 ) -> LogGoodput:
-    """Read the log at `path` and return its facts and journal events.
+    """Read the log at `path` (`-`: standard input) and return its facts and journal events.
 
     `checkpoint_dir`: a directory or glob of checkpoint files whose names give the steps
     committed (`--checkpoint-dir`); `with_explain` adds the `explain` section. Raises
@@ -77,7 +80,7 @@ def analyse_log(
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,
                       slowdown_min_intervals=slowdown_min_intervals, file_commits=commits)
-    doc = {"file": str(path), **result.document}
+    doc = {"file": data_name(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:
         doc["status"] = names.STATUS_UNKNOWN

@@ -1,7 +1,8 @@
 """Reading a training log from disk (the I/O edge): streamed, bounded memory, binary refused.
 
-`read_lines(path, stats)` yields the log's physical lines as text: split on `\\n` and `\\r` (a
-progress bar redrawn with carriage returns gives one line per redraw), decoded as UTF-8 with
+`read_lines(path, stats)` yields the physical lines of the log at `path` (`-`: standard input)
+as text: split on `\\n` and `\\r` (a progress bar redrawn with carriage returns gives one line
+per redraw), decoded as UTF-8 with
 undecodable bytes replaced, each line at most `MAX_LINE_BYTES` (the rest of a longer line is
 skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log or a 1 GB line needs
 no more memory than one chunk and one line.

@@ -34,7 +34,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuslo.config_file import open_data_file
+from gpuslo.config_file import data_name, open_data_file
 from gpuslo.errors import InputError, ParseError
 from gpuslo.slo.frames import Frames, make_frame
 
@@ -256,10 +256,10 @@ def _trace_frames(
 def load_trace(
     path: str | Path, fmt: str, nodes: int | None = None, gpus_per_node: int | None = None
 ) -> Frames:
-    """Read a trace file (`fmt`: "stepfun" or "titan"). Raises InputError (unreadable file,
-    unknown format, Titan with --nodes/--gpus-per-node: its inventory is the slots it lists),
-    ParseError (bad content)."""
-    source = str(path)
+    """Read a trace file (`-`: standard input; `fmt`: "stepfun" or "titan"). Raises InputError
+    (unreadable file, unknown format, Titan with --nodes/--gpus-per-node: its inventory is the
+    slots it lists), ParseError (bad content)."""
+    source = data_name(path)
     if fmt not in ("stepfun", "titan"):
         raise InputError(source, f"unknown trace format {fmt!r} (known: stepfun, titan)")
     try:
