@@ -61,3 +61,30 @@ def test_the_reader_yields_the_same_lines_from_a_path_or_a_dash(tmp_path):
     path.write_bytes(b"a\nb\r\nc")
     assert list(read_lines(path, ReadStats())) == ["a", "b", "c"]
     assert analyse_log(path).document["file"] == str(Path(path))
+
+
+def _with_long_line(tmp_path, size: int) -> Path:
+    """T07 (five Megatron iterations) with one line of `size` bytes after its third line."""
+    lines = T07.read_text().splitlines(keepends=True)
+    path = tmp_path / f"long-{size}.log"
+    path.write_text("".join(lines[:3]) + "x" * size + "\n" + "".join(lines[3:]))
+    return path
+
+
+def test_a_huge_line_is_one_line_cut_once_and_counted_once(tmp_path, monkeypatch):
+    """A newcomer's 50 MB line was reported as two lines over 64 KiB and four over the record
+    limit: the reader counted a line that outgrew a chunk twice, and the normaliser counted a
+    cut every time it cleaned the line (stamp layouts, wrap width, learning sample, the read)."""
+    monkeypatch.setattr("gpuslo.goodput.logs.read.CHUNK", 1 << 16)  # the line spans chunks
+    plain = analyse_log(T07).document
+    for size in (100_000, 3_000_000):
+        doc = analyse_log(_with_long_line(tmp_path, size)).document
+        assert doc["read"]["lines"] == plain["read"]["lines"] + 1, size
+        assert doc["read"]["progress_lines"] == plain["read"]["progress_lines"], size
+        assert doc["not_read"] == ["1 line(s) longer than the record limit were cut",
+                                   "1 line(s) over 64 KiB: only their start read"], size
+        assert doc["steps"] == plain["steps"]
+    stats = ReadStats()
+    lines = list(read_lines(_with_long_line(tmp_path, 3_000_000), stats))
+    assert stats.long_lines == 1 and len(lines) == plain["read"]["lines"] + 1
+    assert lines[3] == "x" * (64 * 1024) and lines[4] == T07.read_text().splitlines()[3]

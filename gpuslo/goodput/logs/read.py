@@ -84,9 +84,8 @@ def read_blocks(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[list
                 parts = parts[1:]
             block = [_text(part, stats) for part in parts]
             if len(buffer) > MAX_LINE_BYTES:
-                if not skipping:
+                if not skipping:  # its start, cut and counted once (`_text`); the rest skipped
                     block.append(_text(buffer, stats))
-                    stats.long_lines += 1
                 skipping, buffer = True, b""
             if block:
                 yield block

@@ -366,7 +366,7 @@ class LogReader:
         return ParsedLog(
             framework=chosen, detected=self.forced is None, observations=events,
             progress=list(self.progress), lines=self.lines, matched=self.matched,
-            unreadable=self.pipe.unreadable, truncated=self.norm.truncated,
+            unreadable=self.pipe.unreadable, truncated=self.pipe.truncated,
             first_ts=self.first_ts, last_ts=self.max_ts, clock_back=list(self.clock.back_steps),
             clock_unreliable=self.clock.unreliable, learnt=self.learnt,
             stamp_layouts=[s.label for s in self.norm.shapes],
