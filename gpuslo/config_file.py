@@ -31,6 +31,7 @@ goodput` and `gpuslo inspect` say the same thing about the same file.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import stat
@@ -131,6 +132,26 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+# byte-order marks of the encodings a text log is written in besides UTF-8 (PowerShell 5's
+# `Tee-Object`, `Out-File` and `>` write UTF-16 LE with its BOM); UTF-32 first: its LE mark
+# begins with UTF-16 LE's
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """`utf-16` or `utf-32` when `head` opens with that byte-order mark (Python's codec of that
+    name reads the mark and the byte order from it), else None (read as UTF-8). A UTF-32 LE
+    mark followed by text is told from UTF-16 LE's by its two NUL bytes."""
+    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
+
+
+def decode_data(data: bytes) -> str:
+    """A whole data file's bytes as text: by its byte-order mark (`bom_encoding`), else UTF-8;
+    undecodable bytes replaced."""
+    return data.decode(bom_encoding(data) or "utf-8", errors="replace")
 
 
 # A data file read with nothing to judge by: the command's answer is `unknown` naming the file

@@ -3,6 +3,7 @@ UTF-16 log with its byte-order mark, and lines far longer than MAX_LINE_BYTES.""
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import subprocess
@@ -11,6 +12,7 @@ from pathlib import Path
 
 from conftest import REPO, SHARED
 
+from gpuslo.config_file import BINARY_DATA
 from gpuslo.goodput.logs import analyse_log
 from gpuslo.goodput.logs.read import ReadStats, read_lines
 
@@ -88,3 +90,45 @@ def test_a_huge_line_is_one_line_cut_once_and_counted_once(tmp_path, monkeypatch
     lines = list(read_lines(_with_long_line(tmp_path, 3_000_000), stats))
     assert stats.long_lines == 1 and len(lines) == plain["read"]["lines"] + 1
     assert lines[3] == "x" * (64 * 1024) and lines[4] == T07.read_text().splitlines()[3]
+
+
+def test_a_utf16_log_with_its_bom_reads_as_the_utf8_one(tmp_path):
+    """Windows PowerShell 5's `Tee-Object` (and `>`) write UTF-16 LE with a byte-order mark and
+    CRLF: it was read as a binary file (every other byte NUL)."""
+    text = T07.read_text()
+    plain = analyse_log(T07).document
+    for name, data in (("le", codecs.BOM_UTF16_LE + text.replace("\n", "\r\n")
+                        .encode("utf-16-le")),
+                       ("be", codecs.BOM_UTF16_BE + text.encode("utf-16-be")),
+                       ("32", text.encode("utf-32"))):
+        path = tmp_path / f"{name}.log"
+        path.write_bytes(data)
+        stats = ReadStats()
+        assert list(read_lines(path, stats)) == text.splitlines(), name
+        assert stats.encoding in ("utf-16", "utf-32") and stats.bytes == len(data)
+        doc = analyse_log(path).document
+        assert doc["status"] == "ok" and doc["steps"] == plain["steps"], name
+        assert doc["step_time_s"] == plain["step_time_s"], name
+
+
+def test_control_bytes_after_a_bom_are_still_a_binary_file(tmp_path):
+    """The bad-file contract (tests/test_bad_files.py: binary is `unknown`, exit 1) holds when
+    a binary file happens to open with a UTF-16 mark."""
+    path = tmp_path / "bom.bin"
+    path.write_bytes(codecs.BOM_UTF16_LE + bytes(range(32)) * 2 * 64)
+    stats = ReadStats()
+    assert list(read_lines(path, stats)) == [] and stats.binary
+    doc = analyse_log(path).document
+    assert doc["status"] == "unknown" and doc["not_read"] == [BINARY_DATA]
+
+
+def test_inspect_reads_a_utf16_kernel_log(tmp_path):
+    case = SHARED / "corpus" / "cases" / "002_xid45-secondary-to-xid149-xid145.txt"
+    path = tmp_path / "dmesg-utf16.txt"
+    path.write_bytes(case.read_text().encode("utf-16"))
+    said = {}
+    for file in (case, path):
+        done = _gpuslo(["inspect", "--format", "json", str(file)], None)
+        said[file] = [{k: v for k, v in f.items() if k != "file" and k != "message"}
+                      for f in json.loads(done.stdout)["findings"]]
+    assert said[case] == said[path] and len(said[case]) > 1
