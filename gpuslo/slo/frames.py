@@ -308,6 +308,8 @@ class Frames:
     source's cross-check, `{}` otherwise); `source` names where the data came from, for the
     report's header. `clusters` holds each cluster's own frames when the source is a global
     store (`gpuslo.slo.sources.clusters`: the frames above are then their union), else `{}`.
+    `jobs_from` is what the job events were read from, in the report's words (`journals`, or
+    `training logs` for `--training-log`): the job figures' basis without a capacity accounting.
     """
 
     inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
@@ -326,6 +328,7 @@ class Frames:
     recorded: dict = field(default_factory=dict)
     source: str = ""
     clusters: dict[str, Frames] = field(default_factory=dict)
+    jobs_from: str = "journals"
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""
