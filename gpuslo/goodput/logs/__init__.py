@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import time
 from pathlib import Path
 
 from gpuslo import names
@@ -43,6 +45,22 @@ def job_id_for(path: str | os.PathLike[str]) -> str:
     return cleaned or "log"
 
 
+def last_written(path: str | os.PathLike[str]) -> tuple[float, str]:
+    """(Unix seconds, in words) when the log at `path` was last written, the reference for the
+    year of stamps that print none: its modification time for a regular file, now for
+    standard input, a pipe or a path that cannot be read (the read then says why)."""
+    if str(path) != STDIN:
+        try:
+            found = os.stat(path)
+        except OSError:
+            found = None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            when = time.strftime("%Y-%m-%d", time.gmtime(found.st_mtime))
+            return found.st_mtime, f"the file's last change ({when})"
+    now = time.time()
+    return now, f"the time it was read ({time.strftime('%Y-%m-%d', time.gmtime(now))})"
+
+
 def analyse_log(
     path: str | os.PathLike[str],
     profiles: Profiles | None = None,
@@ -64,7 +82,8 @@ def analyse_log(
     with no progress, gives a document with status `unknown` (what was read and what was not
     is in `read` and `not_read`), never a made-up goodput."""
     profiles = profiles or load_profiles()
-    reader = LogReader(profiles, framework)
+    reference, said = last_written(path)
+    reader = LogReader(profiles, framework, reference)
     stats = ReadStats()
     for block in read_blocks(path, stats):
         reader.feed_block(block)
@@ -89,6 +108,9 @@ def analyse_log(
         doc["not_read"].insert(0, EMPTY_DATA)
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
+    if parsed.year_assumed is not None and parsed.first_ts is not None:
+        doc["notes"].append(f"the stamps print no year: {parsed.year_assumed} assumed, the "
+                            f"latest year the first stamp fits before {said}")
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)
     return LogGoodput(doc, result.events)

@@ -142,7 +142,10 @@ def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict
     notes = [f"line {m.line}: {m.kind} marker without its own stamp, timed by the record before"
              for m in log.markers if m.carried]
     if log.first_ts is not None and not log.year_known:
-        notes.append(f"no stamp prints a year: times read in {REFERENCE_YEAR}")
+        notes.append(f"no stamp prints a year: times read in {REFERENCE_YEAR}"
+                     if log.year_assumed is None else
+                     f"no stamp prints a year: {log.year_assumed} assumed, the latest year the "
+                     f"first stamp fits before {log.said}")
     if log.long_lines:
         notes.append(f"{log.long_lines} line(s) over 64 KiB: only their start read")
     return {
