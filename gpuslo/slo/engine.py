@@ -57,7 +57,7 @@ from gpuslo.slo import (
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
-from gpuslo.slo.frames import Frames, derive_faults
+from gpuslo.slo.frames import Frames, derive_faults, iso_utc
 from gpuslo.slo_spec import SloSpec
 
 CAPACITY_BASIS, JOURNALS_BASIS = "capacity accounting", "journals"
@@ -487,7 +487,7 @@ def _plain(value):
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, pd.Timestamp):
-        return None if pd.isna(value) else value.isoformat().replace("+00:00", "Z")
+        return None if pd.isna(value) else iso_utc(value)
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, bool | np.bool_):

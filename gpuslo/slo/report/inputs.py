@@ -28,7 +28,7 @@ import pandas as pd
 from gpuslo.errors import InputError, UsageError
 from gpuslo.slo.engine import TRAINING_LOGS_BASIS as TRAINING_LOGS
 from gpuslo.slo.engine import WeeklyResult, compute_week
-from gpuslo.slo.frames import Frames
+from gpuslo.slo.frames import Frames, iso_utc
 from gpuslo.slo.report.clusters import cluster_rows
 from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.markdown import render_markdown
@@ -202,7 +202,7 @@ def compute(frames: Frames, start, end,
 
 
 def _iso(stamp: pd.Timestamp) -> str:
-    return stamp.isoformat().replace("+00:00", "Z")
+    return iso_utc(stamp)
 
 
 def render(report: Report, chosen: list[str]) -> dict[str, str]:

@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import UTC, datetime
 
 import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput.logs import job_id_for
 from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
-from gpuslo.slo.frames import empty, make_frame
+from gpuslo.slo.frames import empty, iso_utc, make_frame
 from gpuslo.slo.serving import serving_account
 from gpuslo.slo.serving_logs.markers import (
     Marker,
@@ -239,7 +238,7 @@ def _ts(seconds: float | None) -> pd.Timestamp:
 def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+    return iso_utc(seconds)
 
 
 def _round(value: float) -> float:
