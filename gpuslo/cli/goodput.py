@@ -31,6 +31,7 @@ import sys
 
 from gpuslo import names
 from gpuslo.cli.terminal import whole
+from gpuslo.config_file import STDIN
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.journal import MAX_GPUS
@@ -42,7 +43,8 @@ from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, Sl
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo goodput`."""
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="training log file(s)")
+    parser.add_argument("logs", nargs="+", metavar="LOG",
+                        help="training log file(s); - reads standard input")
     parser.add_argument("--framework", help="profile name (default: detected from the log)")
     parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
                         help="GPUs the job used: gives GPU-seconds")
@@ -68,6 +70,8 @@ def run(args: argparse.Namespace) -> int:
     if args.framework is not None and args.framework not in profiles.frameworks:
         raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
                          f"{', '.join(profiles.frameworks)}")
+    if args.logs.count(STDIN) > 1:
+        raise UsageError("- (standard input) is named more than once; it can be read only once")
     rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
     docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
                                    slowdown_threshold=args.slowdown_threshold,

@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     window.add_argument("--end", help="window end, ISO 8601 (exclusive)")
     source = parser.add_argument_group("source (exactly one)")
     source.add_argument("--data", help="a `gpuslo simulate` output directory")
-    source.add_argument("--trace", help="a fault-interval trace file")
+    source.add_argument("--trace", help="a fault-interval trace file (- for stdin)")
     source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
     source.add_argument("--journals", help="a directory of Recorder journals")
     source.add_argument("--prometheus", help="Prometheus-compatible query API base URL "

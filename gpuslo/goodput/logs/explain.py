@@ -25,15 +25,10 @@ from typing import Any
 
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.roles import Reading
+from gpuslo.goodput.logs.templates import readable
 from gpuslo.goodput.logs.wording import Wording
 
 MAX_LISTED = 40
-
-
-def readable(template: str) -> str:
-    """A template with its placeholders written out."""
-    return (template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
-            .replace("\x04", "<bar>"))
 
 
 def _fields(reading: Reading) -> dict[str, str]:
