@@ -222,7 +222,9 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
     if untimed(out.progress):  # durations on lines of their own (`aside`)
-        out.timing += [compile_reading(r, "timing") for r in out.readings if set_apart(r)]
+        epochs = any(m.family == "epochs" for m in out.progress)
+        out.timing += [compile_reading(r, "timing") for r in out.readings
+                       if set_apart(r, epochs)]
     out.other_families = [n for n in families if n not in chosen]
     for name in out.other_families:
         for reading in families[name]:

@@ -1,0 +1,70 @@
+"""Time accounting of a training log against the time the log shows (a newcomer's round-10
+report on the shared logs): every epoch or step the log shows is accounted, never more than
+its span, and the GPU count scales GPU-seconds only. The real logs of ../shared/training_logs;
+each class has a negative beside it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuslo.goodput.logs import analyse_log
+from tests.goodput.test_log_classes import PROFILES, read
+
+HERE = Path(__file__).resolve().parent
+SHARED = next((p / "shared" / "training_logs" / "cases" for p in HERE.parents
+               if (p / "shared" / "training_logs" / "cases").is_dir()), None)
+needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/training_logs is not here")
+
+
+def _case(name: str) -> Path:
+    assert SHARED is not None
+    return next(SHARED.glob(f"{name}_*"))
+
+
+def _accounted(doc: dict) -> float:
+    return doc["goodput"]["accounted_gpu_s"] / doc["goodput"]["gpus"]
+
+
+# -- epochs as the steps, each timed by an epoch-duration line (nnU-Net, T17) ----------------
+@needs_shared
+def test_every_epoch_of_an_epoch_log_is_accounted_its_saves_as_saves() -> None:
+    doc = analyse_log(_case("T17"), PROFILES, gpus=8).document
+    # three epochs of 661.8 + 634.1 + 632.0 s (the last two each hold a save): the whole span
+    assert doc["span_s"] == pytest.approx(1927.917)
+    assert _accounted(doc) == pytest.approx(1927.917, abs=0.5)
+    # by the stamps of the save lines (2.59 s and 0.33 s; the lines print 2.62 and 0.37)
+    assert doc["goodput"]["gpu_seconds"]["checkpoint_save"] == pytest.approx(2.92 * 8, rel=0.01)
+    assert doc["step_time_s"]["median"] == pytest.approx(634.078703)
+
+
+def _stamp(t: float) -> str:
+    return f"2020-12-21 {19 + int(t) // 3600:02d}:{int(t) // 60 % 60:02d}:{t % 60:09.6f}"
+
+
+def _epochs(took: str) -> list[str]:
+    """nnU-Net's shape: a stamped blank line, an unstamped `epoch:  N`, stamped metric lines, a
+    10 s save, then the epoch's duration, save included (`took` names it, or something else)."""
+    lines, t = [], 0.0
+    for epoch in range(4):
+        lines += [f"{_stamp(t)}: ", f"epoch:  {epoch}",
+                  f"{_stamp(t + 50)}: train loss : 1.{epoch}",
+                  f"{_stamp(t + 100)}: saving checkpoint...",
+                  f"{_stamp(t + 110)}: done, saving took 10.00 seconds",
+                  f"{_stamp(t + 110.5)}: {took} 110.5 s"]
+        t += 110.5
+    return lines
+
+
+def test_an_epoch_duration_line_times_the_epoch_before_it() -> None:
+    doc = read(_epochs("This epoch took"), gpus=1)
+    assert doc["step_time_s"]["median"] == pytest.approx(110.5)
+    assert doc["span_s"] == pytest.approx(4 * 110.5)
+    assert _accounted(doc) == pytest.approx(4 * 110.5, abs=0.6)  # every epoch, no more
+    assert doc["goodput"]["gpu_seconds"]["checkpoint_save"] == pytest.approx(40.0, abs=0.01)
+
+
+def test_negative_a_duration_not_named_for_the_epoch_is_not_set_apart_as_its_time() -> None:
+    doc = read(_epochs("validation took"), gpus=1)
+    assert doc["step_time_s"]["median"] is None
