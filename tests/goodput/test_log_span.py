@@ -68,3 +68,50 @@ def test_an_epoch_duration_line_times_the_epoch_before_it() -> None:
 def test_negative_a_duration_not_named_for_the_epoch_is_not_set_apart_as_its_time() -> None:
     doc = read(_epochs("validation took"), gpus=1)
     assert doc["step_time_s"]["median"] is None
+
+
+# -- never more than the span; the GPU count scales GPU-seconds only (llama2-accessory, T15) ---
+@needs_shared
+def test_the_first_lines_steps_before_the_first_stamp_are_not_accounted() -> None:
+    doc = analyse_log(_case("T15"), PROFILES, gpus=8).document
+    # its first line (05:19:47) prints 10 steps of 4.39 s: they began before the log does
+    assert doc["span_s"] == pytest.approx(456.46)
+    assert _accounted(doc) == pytest.approx(456.46, abs=0.01)
+    assert any("43.916 s the lines place outside the log's span" in n for n in doc["notes"])
+
+
+@needs_shared
+@pytest.mark.parametrize("name", ["T01", "T02", "T03", "T07", "T11", "T15", "T17", "T20"])
+def test_the_gpu_count_scales_gpu_seconds_and_nothing_else(name: str) -> None:
+    one, eight = (analyse_log(_case(name), PROFILES, gpus=g).document for g in (1, 8))
+    bare = analyse_log(_case(name), PROFILES).document
+    same = [(s["from_step"], s["to_step"], s["ratio"], s["extra_s"]) for s in bare["slowdowns"]]
+    for doc in (one, eight):
+        assert [(s["from_step"], s["to_step"], s["ratio"], s["extra_s"])
+                for s in doc["slowdowns"]] == same
+    for category, seconds in one["goodput"]["gpu_seconds"].items():
+        assert eight["goodput"]["gpu_seconds"][category] == pytest.approx(8 * seconds, abs=0.01)
+    assert _accounted(eight) <= eight["span_s"] + 1e-3
+
+
+def _steady(started: bool) -> list[str]:
+    """Stamped lines every 30 s of 10 steps of 3 s each, with or without a start-up line."""
+    lines = ["[2026-12-01 10:00:00] using world size: 8"] if started else []
+    for k, step in enumerate(range(10, 110, 10)):
+        t = 60 + 30 * k
+        lines.append(f" [2026-12-01 10:{t // 60:02d}:{t % 60:02d}] iteration {step:>8}/    1000 "
+                     "| elapsed time per iteration (ms): 3000.0 | lm loss: 5.1E+00 |")
+    return lines + ["saving checkpoint at iteration     100 to /ckpt",
+                    "  successfully saved checkpoint from iteration     100 to /ckpt"]
+
+
+def test_steps_begun_before_the_first_stamp_are_cut_to_the_span() -> None:
+    doc = read(_steady(False), gpus=2)  # the first line's 30 s began before the log does
+    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(9 * 30)
+    assert any("30 s the lines place outside the log's span" in n for n in doc["notes"])
+
+
+def test_negative_steps_inside_the_span_are_all_accounted_and_nothing_noted() -> None:
+    doc = read(_steady(True), gpus=2)
+    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(60 + 9 * 30)
+    assert not any("outside the log's span" in n for n in doc["notes"])

@@ -188,12 +188,15 @@ class Walk:
     def _send(self) -> None:
         """Write the `steps` event of the records since the last one (bars print a line per
         step and whole seconds: their records are sent together, with their median step
-        time; a line log's record is sent alone and its interval measured)."""
+        time; a line log's record is sent alone, with the step time it gives). The step time
+        is stated, not left to the calculator to measure between events, so the slowdowns
+        filed are those of the log's own intervals whatever the clock placed around them (a
+        save's end and the next line's stamp)."""
         rec, self.unsent = self.unsent, None
         if rec is None:
             return
         fields: dict[str, Any] = {"step": rec.glob}
-        if self.window and rec.prog.bar:  # a line log's interval is measured by the calculator
+        if self.window:
             fields["step_time_s"] = round(median(self.window), 9)
         self.window = []
         self.j.emit(rec.t1, "steps", **fields)
