@@ -115,3 +115,44 @@ def test_negative_steps_inside_the_span_are_all_accounted_and_nothing_noted() ->
     doc = read(_steady(True), gpus=2)
     assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(60 + 9 * 30)
     assert not any("outside the log's span" in n for n in doc["notes"])
+
+
+# -- a hang the log shows is `other`, and the window is the whole log (T02, T11) ---------------
+@needs_shared
+def test_a_hang_under_scheduler_pulses_is_booked_other_over_the_whole_log() -> None:
+    doc = analyse_log(_case("T02"), PROFILES, gpus=8).document
+    assert doc["hangs"][0]["seconds"] == 7207
+    assert doc["goodput"]["gpu_seconds"]["other"] == pytest.approx(7207 * 8)
+    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(7207)
+
+
+@needs_shared
+def test_a_watchdogs_wait_is_booked_other_before_the_job_ends() -> None:
+    result = analyse_log(_case("T11"), PROFILES, gpus=8)
+    doc = result.document
+    assert doc["goodput"]["gpu_seconds"]["other"] == pytest.approx(25625.613 * 8, rel=1e-4)
+    assert _accounted(doc) == pytest.approx(doc["span_s"], abs=0.01)
+    assert result.events[-1]["event"] == "job_end"
+    assert result.events[-1]["t"] - result.events[0]["t"] == pytest.approx(doc["span_s"], abs=0.01)
+
+
+def _pulsed(every_s: int) -> list[str]:
+    """Megatron lines with no stamp of their own, then three scheduler pulses `every_s` apart."""
+    lines = [f"[default7]: iteration {s:>8}/  115311 | elapsed time per iteration (s): 111.00 | "
+             "lm loss: 2.1E+00 |" for s in range(44997, 45001)]
+    for k in range(3):
+        t = 3 * 3600 + k * every_s
+        lines.append(f"[2022-05-01 {t // 3600:02d}:{t // 60 % 60:02d}:{t % 60:02d}] PULSE: "
+                     "tr11-176B-ml is running for 1-07:27:33 since 2022-04-29T20:28:38 (1528763 "
+                     "on 'gpu_p5' partition (node-[01-34,36-49])")
+    return lines
+
+
+def test_pulses_long_after_the_last_step_are_a_hang_booked_other() -> None:
+    doc = read(_pulsed(3600), gpus=1)
+    assert doc["goodput"]["gpu_seconds"]["other"] == pytest.approx(7200)
+
+
+def test_negative_pulses_soon_after_the_last_step_are_no_hang() -> None:
+    doc = read(_pulsed(200), gpus=1)
+    assert doc["hangs"] == [] and doc["goodput"]["gpu_seconds"]["other"] == 0.0

@@ -21,7 +21,8 @@ step counter that goes back are each one restart (a restore with its init lines 
 progress after the last commit is wasted (the calculator's rule). An error line followed by more
 progress without a restart was not a stop and is not counted. Hangs: a watchdog's line, or a
 pause between progress lines (or until a scheduler's pulse) of at least `hang_min_s` and 10 ×
-the step time.
+the step time. The time a hang holds (last progress → the watchdog's line, its `ran for`, or the
+pulse) is booked `other`: the job held its GPUs and made no progress.
 """
 
 from __future__ import annotations
@@ -322,6 +323,7 @@ class Walk:
             self.hangs.append({"after_step": after, "cause": item.cause, "line": item.line,
                                "seconds": round(item.ran_for_s, 3)
                                if item.ran_for_s is not None else None})
+            self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
@@ -360,6 +362,18 @@ class Walk:
                                "cause": "no_progress", "line": item.obs.line})
         else:
             entry["seconds"] = round(pause, 3)
+        self._stalled(self.last.t1, item.t1)  # running, printing no step: not progress
+
+    def _stalled(self, t0: float, t1: float) -> None:
+        """Book a hang the log shows (last progress → a watchdog's line, or a scheduler's pulse
+        long after it) as `other`, from the journal's last event on: the job held its GPUs
+        and made no progress (T02's eval hang under hourly PULSE lines, T11's 7 h before the
+        NCCL watchdog fired)."""
+        if self.j.state != "running" or t1 <= max(t0, self.j.last_t):
+            return
+        self._send()
+        self.j.open_phase(max(t0, self.j.last_t), "other")
+        self.j.close_phase(t1)
 
     # -- restarts ------------------------------------------------------------------------------
     def _upcoming_restore(self, k: int) -> Restore | None:
