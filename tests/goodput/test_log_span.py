@@ -5,10 +5,12 @@ each class has a negative beside it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
+import gpuslo.goodput.logs.reader as reader
 from gpuslo.goodput.logs import analyse_log
 from tests.goodput.test_log_classes import PROFILES, read
 
@@ -156,3 +158,55 @@ def test_pulses_long_after_the_last_step_are_a_hang_booked_other() -> None:
 def test_negative_pulses_soon_after_the_last_step_are_no_hang() -> None:
     doc = read(_pulsed(200), gpus=1)
     assert doc["hangs"] == [] and doc["goodput"]["gpu_seconds"]["other"] == 0.0
+
+
+# -- a long steady log timed by whole-second stamps shows no slowdown (T20's line, 500k steps) --
+def _fairseq(path: Path, steps: int, step_s: float, slower_from: int = 0) -> Path:
+    """`steps` updates of fairseq's real `train_inner` line (T20's third line), one a line,
+    each `step_s` seconds (× 1.1 from `slower_from` on), stamped to the whole second."""
+    assert SHARED is not None
+    head, _, line = _case("T20").read_text().splitlines()[:3]
+    start = time.mktime(time.strptime(line[:19], "%Y-%m-%d %H:%M:%S"))
+    for old, new in ((" 2 / 39 ", " {n} / {total} "), ("num_updates=2,", "num_updates={n},"),
+                     ("ups=2.24,", "ups={ups:.2f},"), (", wall=6", ", wall={wall}")):
+        assert old in line
+        line = line.replace(old, new)
+    t = start
+    with path.open("w") as out:
+        out.write(head + "\n")
+        for n in range(1, steps + 1):
+            seconds = step_s * (1.1 if slower_from and n >= slower_from else 1.0)
+            t += seconds
+            out.write(time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(int(t)))
+                      + line[19:].format(n=n, total=steps, ups=1 / seconds,
+                                         wall=int(t - start) + 6) + "\n")
+    return path
+
+
+@needs_shared
+def test_half_a_million_steady_steps_stamped_to_the_second_are_no_slowdown(
+        tmp_path: Path) -> None:
+    doc = analyse_log(_fairseq(tmp_path / "long.log", 500_000, 0.45), PROFILES, gpus=8).document
+    assert doc["steps"]["last"] == 500_000
+    assert doc["slowdowns"] == [] and doc["goodput"]["gpu_seconds"]["slowdown"] == 0.0
+
+
+@needs_shared
+@pytest.mark.parametrize("step_s", [0.1, 0.23, 0.7, 6.1])
+def test_steady_steps_thinned_to_coarse_windows_are_no_slowdown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, step_s: float) -> None:
+    """The same log shape past the reader's bound on records (`reader.MAX_PROGRESS`, lowered
+    here to 2,000 of 8,000 lines): merged records span 8 or 16 steps in 3 to 7 whole seconds."""
+    monkeypatch.setattr(reader, "MAX_PROGRESS", 2000)
+    doc = analyse_log(_fairseq(tmp_path / "s.log", 8000, step_s), PROFILES, gpus=8).document
+    assert doc["slowdowns"] == []
+
+
+@needs_shared
+def test_negative_a_ten_percent_slowdown_in_the_same_log_is_found(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(reader, "MAX_PROGRESS", 2000)
+    doc = analyse_log(_fairseq(tmp_path / "s.log", 8000, 0.45, slower_from=5000), PROFILES,
+                      gpus=8).document
+    (slow,) = doc["slowdowns"]
+    assert abs(slow["from_step"] - 5000) <= 250 and slow["ratio"] == pytest.approx(1.1, abs=0.01)
