@@ -210,3 +210,38 @@ def test_negative_a_ten_percent_slowdown_in_the_same_log_is_found(
                       gpus=8).document
     (slow,) = doc["slowdowns"]
     assert abs(slow["from_step"] - 5000) <= 250 and slow["ratio"] == pytest.approx(1.1, abs=0.01)
+
+
+# -- two logs in one file: both runs accounted, or the one left out said (cat T20 T07) ---------
+def _joined(tmp_path: Path, *names: str) -> Path:
+    path = tmp_path / "joined.log"
+    path.write_text("".join(_case(n).read_text() for n in names))
+    return path
+
+
+@needs_shared
+@pytest.mark.parametrize(("order", "where"), [(("T20", "T07"), "an earlier run"),
+                                              (("T07", "T20"), "a later run")])
+def test_a_run_of_another_shape_in_the_same_file_is_said_to_be_left_out(
+        tmp_path: Path, order: tuple[str, str], where: str) -> None:
+    doc = analyse_log(_joined(tmp_path, *order), PROFILES, gpus=8, with_explain=True).document
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (182, 186)  # T07's, the longer
+    (note,) = [n for n in doc["notes"] if "in the same file" in n]
+    assert where in note and "train_inner" in note and "not accounted" in note
+    (left,) = doc["explain"]["not_progress"]
+    assert "train_inner" in left["template"] and "another run's or job's steps" in left["why"]
+
+
+@needs_shared
+def test_two_copies_of_one_log_are_two_runs_both_accounted(tmp_path: Path) -> None:
+    doc = analyse_log(_joined(tmp_path, "T07", "T07"), PROFILES, gpus=8).document
+    assert len(doc["restarts"]) == 1 and doc["step_time_s"]["count"] == 10
+    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(2 * 638.768, abs=0.01)
+    assert not any("in the same file" in n for n in doc["notes"])
+
+
+def test_negative_the_same_loops_line_written_otherwise_is_no_other_run() -> None:
+    """lit-gpt prints `stEp` on its first three lines, then `step` (holdout A19)."""
+    log = next((HERE.parent / "data" / "training_logs" / "holdout" / "cases").glob("A19_*"))
+    doc = analyse_log(log, PROFILES, gpus=1).document
+    assert not any("in the same file" in n for n in doc["notes"])

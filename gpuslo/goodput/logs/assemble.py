@@ -97,6 +97,17 @@ def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> l
     return items
 
 
+def _apart_notes(parsed: ParsedLog) -> list[str]:
+    """A progress family wholly before or after the steps read (`learn.Apart`): another run
+    or job in the same file (`cat run1.log run2.log`) is said to be left out, never dropped
+    silently."""
+    apart = parsed.learnt.apart if parsed.learnt is not None else []
+    return [f"lines {a.first}-{a.last}: {a.records} progress line(s) of another shape "
+            f"({a.example!r}) {'before' if a.before else 'after'} the steps read were not "
+            f"read: {'an earlier' if a.before else 'a later'} run or job in the same file? "
+            "Its steps and time are not accounted; read it on its own" for a in apart]
+
+
 def _clock_notes(parsed: ParsedLog) -> list[str]:
     notes = [f"line {line}: the clock goes back {back:g} s (an older run pasted, a clock or "
              "time-zone change): later stamps are shifted so time keeps going"
@@ -120,7 +131,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     None: no goodput object); the slowdown parameters go to `sustained_slowdowns`; a pause of
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
     `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
-    notes = _clock_notes(parsed)
+    notes = _apart_notes(parsed) + _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
