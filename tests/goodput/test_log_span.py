@@ -41,6 +41,16 @@ def test_every_epoch_of_an_epoch_log_is_accounted_its_saves_as_saves() -> None:
     assert doc["step_time_s"]["median"] == pytest.approx(634.078703)
 
 
+@needs_shared
+def test_explain_says_the_epoch_lines_are_the_steps_and_the_epoch_time_times_them() -> None:
+    doc = analyse_log(_case("T17"), PROFILES, with_explain=True).document
+    read = {p["template"]: p for p in doc["explain"]["progress"]}
+    assert read["epoch: <n>"]["why"] == "epoch lines and no step lines: the epoch is the step"
+    assert read["epoch: <n>"]["fields"] == {"epoch": "step (the epoch counts the progress)"}
+    assert read["This epoch took <n> s"]["family"] == "timing"
+    assert all("epoch took" not in u["template"] for u in doc["explain"]["unread"])
+
+
 def _stamp(t: float) -> str:
     return f"2020-12-21 {19 + int(t) // 3600:02d}:{int(t) // 60 % 60:02d}:{t % 60:09.6f}"
 
