@@ -92,15 +92,15 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_model(analysis, rule: SlowdownRule) -> dict:
-    """The log's document with its goodput and its slowdowns from one calculator run
-    (`calculator.summary` of its journal events, under the flags' slowdown rule), so the
-    slowdowns listed are those filed under `slowdown`, as `gpuslo report --training-log` files
-    them. Without --gpus (no goodput) the reader's own slowdowns stay."""
+    """The log's document with its goodput from one calculator run (`calculator.summary` of
+    its journal events, under the flags' slowdown rule), as `gpuslo report --training-log`
+    files them. Its slowdowns are the same run's already (`assemble`, with or without --gpus:
+    the GPU count scales GPU-seconds only)."""
     doc = analysis.document
     if doc["goodput"] is None or not analysis.events:
         return doc
     facts = summary(compute_goodput(analysis.events, rule=rule))
-    doc["slowdowns"] = facts.pop("slowdowns")
+    del facts["slowdowns"]
     if doc["goodput"].get("status") == names.STATUS_UNKNOWN:  # fail closed: no commit proven
         facts["goodput"] = None
     if doc["goodput"].get("goodput_basis") == BASIS_STEPS:  # no clock: the events hold no time

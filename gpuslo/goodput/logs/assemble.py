@@ -10,7 +10,10 @@
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
    a log with commits and steps but no clock at all gets goodput by steps instead
    (`stepbasis.step_goodput`: the same walk and calculator on a clock of one unit per step),
-   its GPU-seconds unknown;
+   its GPU-seconds unknown. The journal is kept inside the log's span (`_within_span`: a
+   first line's steps that began before the first stamp are not accounted, so no more time
+   is accounted than the log shows), and the slowdowns listed are the ones that calculator
+   run files (`document.filed_slowdowns`), with or without a GPU count;
 5. `document.document`: the JSON, with notes for what the log cannot tell.
 
 A clock that steps back is noted per step (the stamps are shifted so that time keeps going,
@@ -24,15 +27,16 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuslo.goodput.logs.document import document, find_slowdowns, goodput_of, span
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import step_goodput
-from gpuslo.goodput.logs.timeline import place
+from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Journal, Walk
-from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
 HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 × the step) is a hang
 
@@ -93,6 +97,17 @@ def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> l
     return items
 
 
+def _apart_notes(parsed: ParsedLog) -> list[str]:
+    """A progress family wholly before or after the steps read (`learn.Apart`): another run
+    or job in the same file (`cat run1.log run2.log`) is said to be left out, never dropped
+    silently."""
+    apart = parsed.learnt.apart if parsed.learnt is not None else []
+    return [f"lines {a.first}-{a.last}: {a.records} progress line(s) of another shape "
+            f"({a.example!r}) {'before' if a.before else 'after'} the steps read were not "
+            f"read: {'an earlier' if a.before else 'a later'} run or job in the same file? "
+            "Its steps and time are not accounted; read it on its own" for a in apart]
+
+
 def _clock_notes(parsed: ParsedLog) -> list[str]:
     notes = [f"line {line}: the clock goes back {back:g} s (an older run pasted, a clock or "
              "time-zone change): later stamps are shifted so time keeps going"
@@ -116,7 +131,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     None: no goodput object); the slowdown parameters go to `sustained_slowdowns`; a pause of
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
     `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
-    notes = _clock_notes(parsed)
+    notes = _apart_notes(parsed) + _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
@@ -135,9 +150,16 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                      "(the log does not say the time between them)")
     journal = Journal(job, gpus or 1)
     facts = Walk(items, journal, notes, hang_min_s).run()
-    slowdowns = find_slowdowns(records, slowdown_threshold, slowdown_min_intervals)
-    goodput = goodput_of(journal.events, gpus, slowdowns, journal.commits) \
-        if records and gpus else None
+    span_s = span(parsed, timeline)
+    cut = _within_span(journal.events, _window(parsed, timeline, span_s))
+    if cut >= 1.0:
+        notes.append(f"{cut:g} s the lines place outside the log's span (a first line's steps "
+                     "before the first stamp, a save's printed seconds after the last) are not "
+                     "accounted: the log does not show them")
+    result = compute_goodput(journal.events,
+                             rule=SlowdownRule(slowdown_threshold, slowdown_min_intervals))
+    slowdowns = filed_slowdowns(result, gpus)
+    goodput = goodput_of(result, gpus, journal.commits) if records and gpus else None
     if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
         goodput.update(status="unknown", goodput=None, reason=(
             "the clock goes back again and again and the lines give no step time: how long "
@@ -145,10 +167,35 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     elif goodput is not None and journal.commits and goodput["accounted_gpu_s"] <= 0:
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
         goodput.update(step_goodput(items, job, hang_min_s) or {})
-    doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
-                   gpus, goodput)
+    doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus, goodput)
     _first_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
+
+
+def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, str | None]
+            ) -> tuple[float, float] | None:
+    """The log's span on the timeline's clock: its first to its last stamp, or the steps'
+    times that cover more (`document.span`); None when it has none."""
+    seconds, source = span_s
+    if seconds is None:
+        return None
+    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None:
+        return parsed.first_ts, parsed.last_ts
+    end = max(x.t1 for x in timeline.placed)
+    return end - seconds, end
+
+
+def _within_span(events: list[dict[str, Any]], window: tuple[float, float] | None) -> float:
+    """Move the journal's events into the log's span, so no more time is accounted than the log
+    shows (T15's first line at 05:19:47 prints 10 steps of 4.39 s, which began before it);
+    returns the seconds cut off. Events stay in order."""
+    if window is None or not events:
+        return 0.0
+    lo, hi = window
+    cut = max(0.0, lo - events[0]["t"]) + max(0.0, events[-1]["t"] - hi)
+    for event in events:
+        event["t"] = round(min(max(event["t"], lo), hi), 6)
+    return cut
 
 
 def _first_from_save(steps: dict[str, Any], items: list[Any]) -> None:

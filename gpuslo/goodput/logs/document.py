@@ -26,31 +26,30 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
-from gpuslo.goodput.calculator import compute_goodput
-from gpuslo.goodput.logs.progress import ELAPSED_MIN_S, Record
+from gpuslo.goodput.calculator import JobGoodput, summary
+from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import BASIS_GPU_SECONDS
 from gpuslo.goodput.logs.timeline import Timeline
-from gpuslo.goodput.slowdown import Interval, sustained_slowdowns
 
 
-def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str, Any]],
-               commits: int) -> dict[str, Any]:
-    """The `goodput` object (see the module docstring); `commits`: checkpoint events written."""
-    result = compute_goodput(events)
-    seconds = {k: round(v, 3) for k, v in result.gpu_seconds.items()}
+def goodput_of(result: JobGoodput, gpus: int, commits: int) -> dict[str, Any]:
+    """The `goodput` object (see the module docstring) of the calculator's `result` for the
+    log's journal; `commits`: checkpoint events written."""
+    facts = summary(result)
+    seconds = facts["gpu_seconds"]
     accounted = sum(seconds.values()) + result.uncommitted_gpu_s
     out = {
         "gpus": gpus,
         "status": "ok",
         "goodput_basis": BASIS_GPU_SECONDS,
         "gpu_seconds": seconds,
-        "uncommitted_gpu_s": round(result.uncommitted_gpu_s, 3),
-        "slowdown_gpu_s": round(sum(s["extra_s"] for s in slowdowns) * gpus, 3),
+        "uncommitted_gpu_s": facts["uncommitted_gpu_s"],
+        "slowdown_gpu_s": facts["slowdown_gpu_s"],
         "accounted_gpu_s": round(accounted, 3),
         "goodput": round(seconds[names.CATEGORY_PRODUCTIVE] / accounted, 6)
         if accounted > 0 else None,
-        "interruptions": {k: v for k, v in result.interruptions.items() if v},
+        "interruptions": facts["interruptions"],
     }
     if not commits:
         out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
@@ -67,51 +66,15 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
     return out
 
 
-def intervals(records: list[Record]) -> tuple[list[Interval], dict[int, Record]]:
-    """The logged intervals slowdown detection reads: one per progress line, except progress
-    bars (a redraw per step, elapsed in whole seconds), merged until they span ELAPSED_MIN_S."""
-    out: list[Interval] = []
-    by_first: dict[int, Record] = {}
-    anchor: Record | None = None
-    for rec in records:
-        if rec.warm:
-            anchor = None
-            continue
-        elapsed = rec.prog.elapsed if rec.prog.bar else None
-        if elapsed is not None and rec.source in ("elapsed", "rate", "smoothed_s"):
-            if anchor is None or rec.delta is None or anchor.prog.elapsed is None or (
-                    elapsed < anchor.prog.elapsed):
-                anchor = rec
-                continue
-            if elapsed - anchor.prog.elapsed < ELAPSED_MIN_S or rec.glob <= anchor.glob:
-                continue
-            first = anchor.glob + 1
-            out.append(Interval(first, rec.glob,
-                                (elapsed - anchor.prog.elapsed) / (rec.glob - anchor.glob)))
-            by_first[first] = rec
-            anchor = rec
-            continue
-        if rec.step_s is None:
-            continue
-        first = rec.glob - (rec.delta or 1) + 1
-        out.append(Interval(first, rec.glob, rec.step_s))
-        by_first[first] = rec
-    return out, by_first
-
-
-def find_slowdowns(records: list[Record], threshold: float, min_intervals: int
-                   ) -> list[dict[str, Any]]:
-    """Sustained slowdowns against the job's own steady state (`slowdown.sustained_slowdowns`)."""
-    found, by_first = intervals(records)
-    out = []
-    for s in sustained_slowdowns(found, threshold=threshold, min_intervals=min_intervals):
-        out.append({"from_step": s.from_step, "to_step": s.to_step, "ratio": round(s.ratio, 4),
-                    "reference_s": round(s.reference_s, 6), "median_s": round(s.median_s, 6),
-                    "intervals": s.intervals, "extra_s": round(s.extra_s, 3)})
-        rec = by_first.get(s.from_step)
-        if rec is not None and rec.glob != rec.printed:
-            out[-1]["epoch"] = rec.epoch
-    return out
+def filed_slowdowns(result: JobGoodput, gpus: int | None) -> list[dict[str, Any]]:
+    """The sustained slowdowns the calculator filed for the log's journal (written for one GPU
+    without `gpus`), so the list is the same with or without a GPU count: {from_step, to_step,
+    ratio, reference_s, steps, extra_s (seconds per GPU), gpu_seconds (× gpus; null without
+    them)}."""
+    scale = result.gpus or 1
+    return [{**s, "extra_s": round(s["gpu_seconds"] / scale, 3),
+             "gpu_seconds": s["gpu_seconds"] if gpus else None}
+            for s in summary(result)["slowdowns"]]
 
 
 def span(parsed: ParsedLog, timeline: Timeline) -> tuple[float | None, str | None]:

@@ -289,7 +289,7 @@ class LogReader:
                     not self.rates or self.rates[-1] != found.rate_s):
                 self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once
             if last is not None and self._timed != last.seq:
-                aside.give(found, last)
+                aside.give(found, last, after=True)
                 self._timed = last.seq
             else:
                 self._pending = found

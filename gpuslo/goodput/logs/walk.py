@@ -21,7 +21,13 @@ step counter that goes back are each one restart (a restore with its init lines 
 progress after the last commit is wasted (the calculator's rule). An error line followed by more
 progress without a restart was not a stop and is not counted. Hangs: a watchdog's line, or a
 pause between progress lines (or until a scheduler's pulse) of at least `hang_min_s` and 10 ×
-the step time.
+the step time. The time a hang holds (last progress → the watchdog's line, its `ran for`, or the
+pulse) is booked `other`: the job held its GPUs and made no progress.
+
+Steps events: a bar's records are sent once a second of the log; a line's that prints its step
+time at once, stating it; a line's timed by the clock (stamp or elapsed differences) once they
+span `CLOCK_TICKS` ticks of it, its time measured by the calculator, so the slowdown rule reads
+intervals whose clock error (a tick) is at most 1 %.
 """
 
 from __future__ import annotations
@@ -33,9 +39,16 @@ from gpuslo import names
 from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save
 from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.windows import resolution
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
+_MARKS = ("init", "train_start", "restart", "end", "alive")  # the marks the walk acts on
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
+# A line log timed by its clock (no step time printed: stamp or elapsed-time differences) is
+# sent in intervals of at least this many ticks of that clock, so that a tick's error is at
+# most 1 % of an interval: under the slowdown threshold (3 %), noise is not a slowdown
+CLOCK_TICKS = 100
+CLOCKED = {"stamps": "ts", "stamps_coarse": "ts", "elapsed": "elapsed", "": "ts"}
 SAVE_PAUSE_MIN_S = 1.0
 
 
@@ -124,12 +137,17 @@ class Walk:
         self.window: list[float] = []  # step times of the records since the last steps event
         self.unsent: Record | None = None
         self.pending_pause: tuple[int, float] | None = None
+        records = [x for x in items if isinstance(x, Record)]
+        self.ticks = {"ts": resolution([r.ts for r in records if r.ts is not None]),
+                      "elapsed": resolution([r.prog.elapsed for r in records
+                                             if r.prog.elapsed is not None])}
 
     def run(self) -> dict[str, Any]:
         """Walk every item; returns the facts."""
         for k, item in enumerate(self.items):
             self.j.start(item.t0)
-            if not isinstance(item, Record):
+            if not isinstance(item, Record) and not (
+                    isinstance(item, Mark) and item.kind not in _MARKS):  # a word, not an event
                 self._send()
             if isinstance(item, Record):
                 self._record(k, item)
@@ -181,19 +199,32 @@ class Walk:
             self.window.append(rec.step_s)
         self.unsent = rec
         self._proven_commit(rec)
-        if self.unsent is not None and (rec.t1 - self.j.last_t >= COALESCE_S or not rec.prog.bar):
+        if self.unsent is not None and rec.t1 - self.j.last_t >= self._interval(rec):
             self._send()
         self.last, self.progressed, self.restarted = rec, True, False
+
+    def _interval(self, rec: Record) -> float:
+        """The least time the records since the last steps event must span to be sent: a
+        bar's, a second (COALESCE_S); a line's that prints its step time, none; a line's timed
+        by the clock, CLOCK_TICKS ticks of it (whole-second stamps: 100 s, so a window of
+        8 steps in 7 or 8 s is not read as steps 14 % slower)."""
+        if rec.prog.bar:
+            return COALESCE_S
+        clock = CLOCKED.get(rec.source)
+        return 0.0 if clock is None else CLOCK_TICKS * self.ticks[clock]
 
     def _send(self) -> None:
         """Write the `steps` event of the records since the last one (bars print a line per
         step and whole seconds: their records are sent together, with their median step
-        time; a line log's record is sent alone and its interval measured)."""
+        time; a line log's record is sent alone, with the step time it gives). The step time
+        is stated, not left to the calculator to measure between events, so the slowdowns
+        filed are those of the log's own intervals whatever the clock placed around them (a
+        save's end and the next line's stamp)."""
         rec, self.unsent = self.unsent, None
         if rec is None:
             return
         fields: dict[str, Any] = {"step": rec.glob}
-        if self.window and rec.prog.bar:  # a line log's interval is measured by the calculator
+        if self.window and (rec.prog.bar or rec.source not in CLOCKED):  # else: the clock's
             fields["step_time_s"] = round(median(self.window), 9)
         self.window = []
         self.j.emit(rec.t1, "steps", **fields)
@@ -319,6 +350,7 @@ class Walk:
             self.hangs.append({"after_step": after, "cause": item.cause, "line": item.line,
                                "seconds": round(item.ran_for_s, 3)
                                if item.ran_for_s is not None else None})
+            self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
@@ -357,6 +389,18 @@ class Walk:
                                "cause": "no_progress", "line": item.obs.line})
         else:
             entry["seconds"] = round(pause, 3)
+        self._stalled(self.last.t1, item.t1)  # running, printing no step: not progress
+
+    def _stalled(self, t0: float, t1: float) -> None:
+        """Book a hang the log shows (last progress → a watchdog's line, or a scheduler's pulse
+        long after it) as `other`, from the journal's last event on: the job held its GPUs
+        and made no progress (T02's eval hang under hourly PULSE lines, T11's 7 h before the
+        NCCL watchdog fired)."""
+        if self.j.state != "running" or t1 <= max(t0, self.j.last_t):
+            return
+        self._send()
+        self.j.open_phase(max(t0, self.j.last_t), "other")
+        self.j.close_phase(t1)
 
     # -- restarts ------------------------------------------------------------------------------
     def _upcoming_restore(self, k: int) -> Restore | None:
