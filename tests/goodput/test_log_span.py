@@ -84,12 +84,20 @@ def test_negative_a_duration_not_named_for_the_epoch_is_not_set_apart_as_its_tim
 
 # -- never more than the span; the GPU count scales GPU-seconds only (llama2-accessory, T15) ---
 @needs_shared
-def test_the_first_lines_steps_before_the_first_stamp_are_not_accounted() -> None:
+def test_the_first_lines_steps_before_the_first_stamp_grow_the_span_and_say_so() -> None:
     doc = analyse_log(_case("T15"), PROFILES, gpus=8).document
-    # its first line (05:19:47) prints 10 steps of 4.39 s: they began before the log does
-    assert doc["span_s"] == pytest.approx(456.46)
-    assert _accounted(doc) == pytest.approx(456.46, abs=0.01)
-    assert any("43.916 s the lines place outside the log's span" in n for n in doc["notes"])
+    # its first line (05:19:47) prints 10 steps of 4.39 s: they ran, and end where it is stamped
+    assert doc["span_s"] == pytest.approx(456.46) and doc["lead_in_s"] == pytest.approx(43.916)
+    assert _accounted(doc) == pytest.approx(456.46 + 43.916, abs=0.01)
+    assert any("43.916 s before the first stamp are accounted" in n for n in doc["notes"])
+
+
+@needs_shared
+def test_a_runs_only_iteration_before_the_first_stamp_is_productive_not_cut() -> None:
+    doc = analyse_log(_case("T03"), PROFILES, gpus=8).document  # Megatron: unstamped iteration
+    assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(8 * 23.4914, abs=0.01)
+    assert doc["goodput"]["goodput"] > 0.2
+    assert _accounted(doc) <= doc["span_s"] + doc["lead_in_s"] + 1e-3
 
 
 @needs_shared
@@ -103,7 +111,7 @@ def test_the_gpu_count_scales_gpu_seconds_and_nothing_else(name: str) -> None:
                 for s in doc["slowdowns"]] == same
     for category, seconds in one["goodput"]["gpu_seconds"].items():
         assert eight["goodput"]["gpu_seconds"][category] == pytest.approx(8 * seconds, abs=0.01)
-    assert _accounted(eight) <= eight["span_s"] + 1e-3
+    assert _accounted(eight) <= eight["span_s"] + eight.get("lead_in_s", 0) + 1e-3
 
 
 def _steady(started: bool) -> list[str]:
@@ -117,16 +125,17 @@ def _steady(started: bool) -> list[str]:
                     "  successfully saved checkpoint from iteration     100 to /ckpt"]
 
 
-def test_steps_begun_before_the_first_stamp_are_cut_to_the_span() -> None:
+def test_steps_begun_before_the_first_stamp_are_accounted_within_a_grown_span() -> None:
     doc = read(_steady(False), gpus=2)  # the first line's 30 s began before the log does
-    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(9 * 30)
-    assert any("30 s the lines place outside the log's span" in n for n in doc["notes"])
+    assert doc["span_s"] == pytest.approx(9 * 30) and doc["lead_in_s"] == pytest.approx(30)
+    assert _accounted(doc) == pytest.approx(10 * 30)
+    assert any("30 s before the first stamp are accounted" in n for n in doc["notes"])
 
 
 def test_negative_steps_inside_the_span_are_all_accounted_and_nothing_noted() -> None:
     doc = read(_steady(True), gpus=2)
     assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(60 + 9 * 30)
-    assert not any("outside the log's span" in n for n in doc["notes"])
+    assert not any("before the first stamp" in n for n in doc["notes"])
 
 
 # -- a hang the log shows is `other`, and the window is the whole log (T02, T11) ---------------
@@ -135,7 +144,10 @@ def test_a_hang_under_scheduler_pulses_is_booked_other_over_the_whole_log() -> N
     doc = analyse_log(_case("T02"), PROFILES, gpus=8).document
     assert doc["hangs"][0]["seconds"] == 7207
     assert doc["goodput"]["gpu_seconds"]["other"] == pytest.approx(7207 * 8)
-    assert _accounted(doc) == pytest.approx(doc["span_s"]) == pytest.approx(7207)
+    # the hang, and before it the first line's printed 111 s iteration (unstamped: it ends where
+    # the first pulse is stamped: a lead-in before the span)
+    assert doc["span_s"] == pytest.approx(7207) and doc["lead_in_s"] == pytest.approx(111)
+    assert _accounted(doc) == pytest.approx(7207 + 111)
 
 
 @needs_shared

@@ -10,10 +10,11 @@
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
    a log with commits and steps but no clock at all gets goodput by steps instead
    (`stepbasis.step_goodput`: the same walk and calculator on a clock of one unit per step),
-   its GPU-seconds unknown. The journal is kept inside the log's span (`_within_span`: a
-   first line's steps that began before the first stamp are not accounted, so no more time
-   is accounted than the log shows), and the slowdowns listed are the ones that calculator
-   run files (`document.filed_slowdowns`), with or without a GPU count;
+   its GPU-seconds unknown. The journal is kept inside the log's span (`_within_span`;
+   `_lead_in` grows it back by a first line's printed steps before the first stamp: the
+   document's `lead_in_s`), so no more time is accounted than span and lead-in, and the
+   slowdowns listed are the ones that calculator run files (`document.filed_slowdowns`),
+   with or without a GPU count;
 5. `document.document`: the JSON, with notes for what the log cannot tell.
 
 A clock that steps back is noted per step (the stamps are shifted so that time keeps going,
@@ -151,11 +152,11 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     journal = Journal(job, gpus or 1)
     facts = Walk(items, journal, notes, hang_min_s).run()
     span_s = span(parsed, timeline)
-    cut = _within_span(journal.events, _window(parsed, timeline, span_s))
+    lead, window = _lead_in(journal.events, _window(parsed, timeline, span_s), notes)
+    cut = _within_span(journal.events, window)
     if cut >= 1.0:
-        notes.append(f"{cut:g} s the lines place outside the log's span (a first line's steps "
-                     "before the first stamp, a save's printed seconds after the last) are not "
-                     "accounted: the log does not show them")
+        notes.append(f"{cut:g} s the lines place after the log's last stamp (a save's printed "
+                     "seconds) are not accounted: the log does not show them")
     result = compute_goodput(journal.events,
                              rule=SlowdownRule(slowdown_threshold, slowdown_min_intervals))
     slowdowns = filed_slowdowns(result, gpus)
@@ -168,6 +169,8 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
         goodput.update(step_goodput(items, job, hang_min_s) or {})
     doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus, goodput)
+    if lead:
+        doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
 
@@ -185,10 +188,27 @@ def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, s
     return end - seconds, end
 
 
+def _lead_in(events: list[dict[str, Any]], window: tuple[float, float] | None,
+             notes: list[str]) -> tuple[float, tuple[float, float] | None]:
+    """(seconds, window): the time a first line's printed step times place before the first
+    stamp, and the window grown back by it (T15's first line at 05:19:47 prints 10 steps of
+    4.39 s: they ran, and ended where the line is stamped; Megatron's unstamped first iteration
+    of T03 ends where its save's first stamp is). That time is the log's own figure, so it is
+    accounted and noted (`lead_in_s` in the document; `span_s` stays first to last stamp),
+    rather than cut: cutting it books a run's only iteration as nothing, its goodput 0.0."""
+    if window is None or not events:
+        return 0.0, window
+    lead = round(max(0.0, window[0] - events[0]["t"]), 6)
+    if lead < 1.0:
+        return 0.0, window
+    notes.append(f"{lead:g} s before the first stamp are accounted: the first line's printed "
+                 "step times, which end where it is stamped (lead_in_s; span_s is stamp to stamp)")
+    return lead, (window[0] - lead, window[1])
+
+
 def _within_span(events: list[dict[str, Any]], window: tuple[float, float] | None) -> float:
-    """Move the journal's events into the log's span, so no more time is accounted than the log
-    shows (T15's first line at 05:19:47 prints 10 steps of 4.39 s, which began before it);
-    returns the seconds cut off. Events stay in order."""
+    """Move the journal's events into the log's span (`_lead_in`'s window), so no more time is
+    accounted than the span shows; returns the seconds cut off. Events stay in order."""
     if window is None or not events:
         return 0.0
     lo, hi = window

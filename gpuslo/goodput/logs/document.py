@@ -6,7 +6,8 @@ duplicates}, not_read[], steps{first, last, total_planned, epoch_first, epoch_la
 global_first, global_last}, step_time_s{median, min, max, count}, checkpoint_saves[{step,
 seconds, line}], restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step,
 cause, layer, line, text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step,
-seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
+seconds, cause, line}], span_s, span_from, gpus, goodput, notes[]; lead_in_s (seconds accounted
+before span_s begins, from a first line's printed step times) where there are any.
 
 `goodput` (with `--gpus`): GPU-seconds per category from the one calculator, `uncommitted_gpu_s`,
 `goodput` = productive / accounted. Fail closed: when nothing in the log (or the checkpoint
