@@ -136,7 +136,8 @@ def timed_lines(pieces: list[list], message: str) -> list[Line]:
 def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles) -> LogGoodput:
     """The facts (the `gpuslo goodput` document) and journal events of what the log said so
     far: `assemble`, as `analyse_log` does for a file. Pure."""
-    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
+    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
+                    saves_silently=profiles.saves_silently(parsed.framework))
 
 
 def goodput_from(result: LogGoodput, job: str, until: float | None = None,

@@ -76,7 +76,8 @@ def analyse_log(
     result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,
-                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits)
+                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits,
+                      saves_silently=profiles.saves_silently(parsed.framework))
     doc = {"file": str(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:

@@ -109,13 +109,16 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
              slowdown_threshold: float = DEFAULT_THRESHOLD,
              slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS,
              hang_min_s: float = HANG_MIN_S,
-             file_commits: list[FileCommit] | None = None) -> LogGoodput:
+             file_commits: list[FileCommit] | None = None,
+             saves_silently: bool = False) -> LogGoodput:
     """The facts and journal events of one read log (see the module docstring).
 
     `job`: a valid journal job id; `gpus`: GPUs the job used (GPU-seconds = seconds × gpus;
     None: no goodput object); the slowdown parameters go to `sustained_slowdowns`; a pause of
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
-    `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
+    `file_commits`: checkpoint files (`--checkpoint-dir`); `saves_silently`: the framework
+    writes checkpoints without a line (`Profiles.saves_silently`), so a restore before any
+    progress is no commit evidence for the log's own progress. Pure: no I/O, no clock."""
     notes = _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
@@ -136,13 +139,13 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     journal = Journal(job, gpus or 1)
     facts = Walk(items, journal, notes, hang_min_s).run()
     slowdowns = find_slowdowns(records, slowdown_threshold, slowdown_min_intervals)
-    goodput = goodput_of(journal.events, gpus, slowdowns, journal.commits) \
-        if records and gpus else None
+    commits = journal.commits + (0 if saves_silently else journal.head_restores)
+    goodput = goodput_of(journal.events, gpus, slowdowns, commits) if records and gpus else None
     if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
         goodput.update(status="unknown", goodput=None, reason=(
             "the clock goes back again and again and the lines give no step time: how long "
             "the steps took cannot be known"))
-    elif goodput is not None and journal.commits and goodput["accounted_gpu_s"] <= 0:
+    elif goodput is not None and commits and goodput["accounted_gpu_s"] <= 0:
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
         goodput.update(step_goodput(items, job, hang_min_s) or {})
     doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,

@@ -8,16 +8,18 @@ seconds, line}], restarts[{resumed_from_step, lost_steps, line}], interruptions[
 cause, layer, line, text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step,
 seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
 
-`goodput` (with `--gpus`): GPU-seconds per category from the one calculator, `uncommitted_gpu_s`,
-`goodput` = productive / accounted. Fail closed: when nothing in the log (or the checkpoint
-directory) proves a commit - no save line, no restore, no checkpoint file - `goodput` is
-`{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
-as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
-given. A log whose steps have no time at all (no stamps, durations or rates) but proves a
-commit gets goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a
-`steps` object {productive, wasted, uncommitted, accounted}, every GPU-second figure null, and
-the reason says so; with no progress line it has no goodput. `steps.first/last` are job-wide
-steps (per-epoch counters made global, see `progress`).
+`goodput` (with `--gpus`): GPU-seconds per category from the one calculator,
+`uncommitted_gpu_s`, `goodput` = productive / accounted. Fail closed: when nothing in the log
+(or the checkpoint directory) proves a commit of the progress it shows - no save line, no
+restore of a step a run passed (nor one before any progress, where the framework saves silently:
+Lightning), no checkpoint file - `goodput` is `{"status": "unknown", "goodput": null, "reason":
+...}`: the calculator would book every second as uncommitted or wasted, which the log cannot
+tell; steps, step time and restarts are still given. A log whose steps have no time at all (no
+stamps, durations or rates) but proves a commit gets goodput by steps (`stepbasis`):
+`goodput_basis` `steps` (else `gpu_seconds`), a `steps` object {productive, wasted, uncommitted,
+accounted}, every GPU-second figure null, and the reason says so; with no progress line it has
+no goodput. `steps.first/last` are job-wide steps (per-epoch counters made global, see
+`progress`).
 """
 
 from __future__ import annotations
@@ -54,9 +56,12 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
     }
     if not commits:
         out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
-            "no commit evidence: the log has no checkpoint save or restore line (a save "
-            "begun and cut short by a stop commits nothing; no checkpoint files were given), "
-            "so which progress was committed cannot be known"))
+            "no commit evidence: no checkpoint save line, nor a restore of a step a run in "
+            "the log passed, proves a commit of the progress the log shows (a restore before "
+            "any progress proves an earlier run's, and where the framework saves without a "
+            "line, as Lightning does, its silence after tells nothing; a save begun and cut "
+            "short by a stop commits nothing; no checkpoint files were given), so which "
+            "progress was committed cannot be known"))
     elif accounted <= 0:
         out.update(status=names.STATUS_UNKNOWN, reason=(
             "no clock: the log gives no time for its steps (no timestamps, durations or "

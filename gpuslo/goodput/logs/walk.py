@@ -5,14 +5,15 @@ Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `rest
 `job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
 
 Commit evidence. A save line commits its step, unless the save has no end line and a stop
-follows it before any progress (begun, not finished: a save cut short commits nothing). A
-restore of step M proves a commit at M: the walk writes a `checkpoint` of M when the run
-before the restore passed M (Lightning prints no save line; its `Restored all states from
-…step=2532.ckpt` is the only evidence). A bar that
-starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log
-that opens with such a bar is a restart, but its commit is not proven). The end of training
-(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
-uncommitted (the document says so).
+follows it before any progress (begun, not shown finished: a save cut short commits nothing). A
+restore of step M proves a commit at M: the walk writes a `checkpoint` of M when the run before
+the restore passed M (Lightning prints no save line; its `Restored all states from
+…step=2532.ckpt` is the only evidence). A bar that starts mid-way at step M + 1 after progress
+is a resumed run: M was committed too (a log that opens with such a bar is a restart, but its
+commit is not proven). A restore before any progress of its run commits the step it names (the
+run goes on from it); it is evidence for the progress the log shows only where the job prints
+its saves (`Journal.commit`). The end of training (`max_steps` reached) commits nothing: a run's
+steps after its last proven commit stay uncommitted (the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
@@ -48,7 +49,9 @@ def _stamped_both(save: Save) -> bool:
 
 class Journal:
     """The journal being written: events, the open phase, the state (new | running |
-    interrupted | completed) and the last committed step."""
+    interrupted | completed) and the last committed step. `commits` counts the checkpoints that
+    are commit evidence of the log's own progress, `head_restores` the restores before any
+    progress of their run (`commit`)."""
 
     def __init__(self, job: str, gpus: int) -> None:
         self.job, self.gpus = job, gpus
@@ -58,6 +61,7 @@ class Journal:
         self.last_t = 0.0
         self.committed = -1
         self.commits = 0
+        self.head_restores = 0
 
     def emit(self, t: float, kind: str, **fields: Any) -> None:
         """Append one event (never before the last one)."""
@@ -66,7 +70,18 @@ class Journal:
         event = {"v": SCHEMA_VERSION, "t": round(t, 6), "event": kind, **fields}
         check_event(event)
         self.events.append(event)
-        self.commits += kind == "checkpoint"
+
+    def commit(self, t: float, step: int, head_restore: bool = False) -> None:
+        """A `checkpoint` of `step`. A save line, or a restore of a step a run of the log
+        passed, proves a commit of the log's own progress (`commits`). A restore before any
+        progress of its run (`head_restore`: a log that opens by loading `0-1250.ckpt`) proves
+        a commit of a run the log does not show; it tells of the log's progress only where the
+        job prints its saves (its silence after the restore then says nothing was committed
+        since): `assemble` decides, from the framework's profile (Lightning saves silently)."""
+        self.emit(t, "checkpoint", step=step)
+        self.committed = step
+        self.head_restores += head_restore
+        self.commits += not head_restore
 
     def start(self, t: float) -> None:
         """`job_start` before the first item."""
@@ -219,8 +234,7 @@ class Walk:
             rec.glob - before)
         t = rec.t0 + max(0.0, min(1.0, share)) * (rec.t1 - rec.t0)
         self._send() if rec.glob == step else self.j.emit(t, "steps", step=step)
-        self.j.emit(t, "checkpoint", step=step)
-        self.j.committed = step
+        self.j.commit(t, step)
         self.pending_pause = (step, t)
 
     def _pause(self, rec: Record) -> None:
@@ -285,8 +299,7 @@ class Walk:
                               "not counted as a checkpoint save")
             return
         if step is not None and stop is None:
-            self.j.emit(save.t1, "checkpoint", step=int(step))
-            self.j.committed = int(step)
+            self.j.commit(save.t1, int(step))
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
@@ -304,9 +317,8 @@ class Walk:
             self.j.close_phase(item.t1)
         # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
         # start-up's phase open to the next progress line: the load is not progress either
-        if item.step is not None and self.j.committed < item.step:
-            self.j.emit(item.t1, "checkpoint", step=item.step)
-            self.j.committed = item.step
+        if item.step is not None and self.j.committed < item.step:  # no progress of its run
+            self.j.commit(item.t1, item.step, head_restore=True)  # before it (else a restart)
 
     def _interruption(self, item: Interruption) -> None:
         after = self.last.glob if self.last is not None else None

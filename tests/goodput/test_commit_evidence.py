@@ -1,0 +1,81 @@
+"""What proves a commit (issue 23): goodput is a number only where the log proves which of its
+progress was committed; else `unknown`, never 0.0 or a wasted-progress figure the lines do not
+prove. Real logs from ../shared/training_logs (facts in its expected.yaml and h200/README.md),
+and hand-varied lines for the negatives."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuslo import names
+from gpuslo.errors import ConfigError
+from gpuslo.goodput.logs import analyse_log
+from gpuslo.goodput.logs.profiles import build_profiles, merge
+from tests.goodput.test_log_classes import PROFILES, read
+
+HERE = Path(__file__).resolve().parent
+SHARED = next((p / "shared" / "training_logs" for p in HERE.parents
+               if (p / "shared" / "training_logs" / "expected.yaml").is_file()), None)
+needs_shared = pytest.mark.skipif(SHARED is None, reason="../shared/training_logs is not here")
+
+
+def _case(prefix: str) -> Path:
+    found = sorted((SHARED / "cases").glob(f"{prefix}_*.log"))
+    if not found:
+        pytest.skip(f"{prefix} is held back (not in cases/)")
+    return found[0]
+
+
+def _stamped(lines: list[str]) -> list[str]:
+    return [f"2024-03-01 10:{k // 60:02d}:{k % 60:02d} {line}" for k, line in enumerate(lines)]
+
+
+def _iters(first: int, last: int) -> list[str]:
+    return [f"iter {n} | loss {5 - n / 100:.3f}" for n in range(first, last + 1)]
+
+
+# -- a restore before any progress, in a framework that saves silently -------------------------
+@needs_shared
+def test_lightning_restore_at_the_head_is_no_commit_of_the_logs_progress() -> None:
+    # T21: Lightning restores 0-1250.ckpt, then its rich bar runs 0/1250 → 7/1250 (73 s) and
+    # the excerpt ends; ModelCheckpoint prints nothing, so whether steps past the restore were
+    # committed cannot be told (was: goodput 0.0, all 584 GPU-s uncommitted)
+    doc = analyse_log(_case("T21"), PROFILES, gpus=8).document
+    assert doc["framework"] == "lightning"
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [1250]
+    g = doc["goodput"]
+    assert g["status"] == names.STATUS_UNKNOWN and g["goodput"] is None
+    assert "no commit evidence" in g["reason"] and "Lightning" in g["reason"]
+    assert g["uncommitted_gpu_s"] == 8 * 73.0
+
+
+@needs_shared
+def test_lightning_restore_after_progress_still_proves_the_commit() -> None:
+    # negative: the h200 crash/resume log's restore of step 2532 follows run A's progress past
+    # 2532, so it proves that commit: goodput is a number, not 0 (h200/README.md)
+    doc = analyse_log(SHARED / "h200" / "lightning-tqdm-crash-resume-h200.log", PROFILES,
+                      gpus=1).document
+    g = doc["goodput"]
+    assert g["status"] == "ok" and 0 < g["goodput"] < 1
+    assert g["gpu_seconds"]["productive"] == pytest.approx(34, rel=0.05)
+
+
+def test_a_restore_at_the_head_counts_where_the_job_prints_its_saves() -> None:
+    # negative: the same shape from a job that prints its saves (no framework profile says it
+    # saves silently): its silence after the restore says nothing was committed since
+    lines = _stamped(["Loading checkpoint from ckpt/model_step10.pt", *_iters(11, 30)])
+    g = read(lines)["goodput"]
+    assert g["status"] == "ok" and g["goodput"] == 0.0
+    assert g["uncommitted_gpu_s"] > 0 and "progress_gpu_s" not in g
+
+
+def test_an_overlay_can_say_a_framework_saves_silently() -> None:
+    base = {"version": 1, "frameworks": {"mine": {"label": "x", "rules": []}}}
+    silent = build_profiles(merge(base, {"frameworks": {"mine": {"saves": "silent"}}}, "o"), "o")
+    assert silent.saves_silently("mine") and not silent.saves_silently(None)
+    assert not build_profiles(base, "b").saves_silently("mine")
+    with pytest.raises(ConfigError, match="saves"):
+        build_profiles(merge(base, {"frameworks": {"mine": {"saves": "loud"}}}, "o"), "o")
+
