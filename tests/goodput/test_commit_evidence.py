@@ -10,9 +10,11 @@ from pathlib import Path
 import pytest
 
 from gpuslo import names
+from gpuslo.cli.goodput import _one_model, render_text
 from gpuslo.errors import ConfigError
 from gpuslo.goodput.logs import analyse_log
 from gpuslo.goodput.logs.profiles import build_profiles, merge
+from gpuslo.goodput.slowdown import SlowdownRule
 from tests.goodput.test_log_classes import PROFILES, read
 
 HERE = Path(__file__).resolve().parent
@@ -48,7 +50,7 @@ def test_lightning_restore_at_the_head_is_no_commit_of_the_logs_progress() -> No
     g = doc["goodput"]
     assert g["status"] == names.STATUS_UNKNOWN and g["goodput"] is None
     assert "no commit evidence" in g["reason"] and "Lightning" in g["reason"]
-    assert g["uncommitted_gpu_s"] == 8 * 73.0
+    assert g["progress_gpu_s"] == 8 * 73.0 and g["uncommitted_gpu_s"] is None
 
 
 @needs_shared
@@ -78,4 +80,32 @@ def test_an_overlay_can_say_a_framework_saves_silently() -> None:
     assert not build_profiles(base, "b").saves_silently("mine")
     with pytest.raises(ConfigError, match="saves"):
         build_profiles(merge(base, {"frameworks": {"mine": {"saves": "loud"}}}, "o"), "o")
+
+
+# -- a restart with no commit evidence: no wasted-progress figure --------------------------------
+@needs_shared
+def test_a_crash_and_restart_with_no_commit_books_no_wasted_progress() -> None:
+    # T04: Megatron-DeepSpeed at iteration 43680, an ECC crash, a restart that dies in init; no
+    # save or load line, so which step was committed is unknown, and so is what was wasted
+    # (was: 204.7 GPU-s of wasted_progress with goodput null)
+    analysis = analyse_log(_case("T04"), PROFILES, gpus=8)
+    for g in (analysis.document["goodput"],
+              _one_model(analysis, SlowdownRule())["goodput"]):  # what `gpuslo goodput` prints
+        assert g["status"] == names.STATUS_UNKNOWN and g["goodput"] is None
+        assert g["gpu_seconds"]["wasted_progress"] is None
+        assert g["gpu_seconds"][names.CATEGORY_PRODUCTIVE] is None
+        assert g["uncommitted_gpu_s"] is None
+        assert g["progress_gpu_s"] == pytest.approx(8 * 25.5934, rel=0.001)
+        assert g["interruptions"] == {names.LAYER_NODE: 1, names.LAYER_TRAINING: 1}
+    assert "goodput unknown" in render_text({"file": "T04", **analysis.document})
+
+
+def test_a_restart_after_a_commit_keeps_its_wasted_progress() -> None:
+    # negative: saved at 10, ran to 15, crashed and restored 10: 5 steps wasted, proven
+    lines = _stamped([*_iters(1, 10), "Saving checkpoint to ckpt/model_step10.pt", *_iters(11, 15),
+                      "Traceback (most recent call last):", "RuntimeError: boom",
+                      "Loading checkpoint from ckpt/model_step10.pt", *_iters(11, 20)])
+    g = read(lines)["goodput"]
+    assert g["status"] == "ok" and g["gpu_seconds"]["wasted_progress"] > 0
+    assert "progress_gpu_s" not in g
 

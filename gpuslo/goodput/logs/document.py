@@ -14,12 +14,13 @@ seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
 restore of a step a run passed (nor one before any progress, where the framework saves silently:
 Lightning), no checkpoint file - `goodput` is `{"status": "unknown", "goodput": null, "reason":
 ...}`: the calculator would book every second as uncommitted or wasted, which the log cannot
-tell; steps, step time and restarts are still given. A log whose steps have no time at all (no
-stamps, durations or rates) but proves a commit gets goodput by steps (`stepbasis`):
-`goodput_basis` `steps` (else `gpu_seconds`), a `steps` object {productive, wasted, uncommitted,
-accounted}, every GPU-second figure null, and the reason says so; with no progress line it has
-no goodput. `steps.first/last` are job-wide steps (per-epoch counters made global, see
-`progress`).
+tell, so `productive`, `wasted_progress` and `uncommitted_gpu_s` are null too and
+`progress_gpu_s` is their sum (`fate_unknown`); steps, step time and restarts are still given. A
+log whose steps have no time at all (no stamps, durations or rates) but proves a commit gets
+goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a `steps` object
+{productive, wasted, uncommitted, accounted}, every GPU-second figure null, and the reason says
+so; with no progress line it has no goodput. `steps.first/last` are job-wide steps (per-epoch
+counters made global, see `progress`).
 """
 
 from __future__ import annotations
@@ -62,6 +63,7 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
             "line, as Lightning does, its silence after tells nothing; a save begun and cut "
             "short by a stop commits nothing; no checkpoint files were given), so which "
             "progress was committed cannot be known"))
+        fate_unknown(out)
     elif accounted <= 0:
         out.update(status=names.STATUS_UNKNOWN, reason=(
             "no clock: the log gives no time for its steps (no timestamps, durations or "
@@ -70,6 +72,27 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
         out["reason"] = ("progress after the last proven commit is uncommitted: the end of "
                          "training is not taken as a commit")
     return out
+
+
+# The categories a commit decides: progress is productive once committed, wasted once a restart
+# discards it, uncommitted until then (`calculator`). The others (phases, recovery, slowdown) do
+# not depend on what was committed.
+FATE_CATEGORIES = (names.CATEGORY_PRODUCTIVE, "wasted_progress")
+
+
+def fate_unknown(out: dict[str, Any]) -> None:
+    """Make a goodput object with no commit evidence say so in its figures too: productive,
+    wasted progress and uncommitted GPU-seconds become None (a restart after progress would
+    otherwise book it all as wasted, which nothing in the log proves), their sum stays as
+    `progress_gpu_s` (the time the steps took, committed or not). The calculator's other
+    categories stay. In place; `gpuslo goodput` calls it again after its own calculator run."""
+    seconds, uncommitted = out["gpu_seconds"], out["uncommitted_gpu_s"]
+    if uncommitted is None:
+        return  # done already
+    out["progress_gpu_s"] = round(sum(seconds[c] for c in FATE_CATEGORIES) + uncommitted, 3)
+    out["uncommitted_gpu_s"] = None
+    for category in FATE_CATEGORIES:
+        seconds[category] = None
 
 
 def intervals(records: list[Record]) -> tuple[list[Interval], dict[int, Record]]:
