@@ -109,3 +109,41 @@ def test_a_restart_after_a_commit_keeps_its_wasted_progress() -> None:
     assert g["status"] == "ok" and g["gpu_seconds"]["wasted_progress"] > 0
     assert "progress_gpu_s" not in g
 
+
+# -- a save to a temporary target the log ends inside --------------------------------------------
+_HF_SAVE = ["Saving model checkpoint to out/tmp-checkpoint-40",
+            "Configuration saved in out/tmp-checkpoint-40/config.json"]
+
+
+@needs_shared
+def test_a_save_the_log_ends_inside_is_listed_and_commits_nothing() -> None:
+    # T19: HF Trainer at step 40 starts `Saving model checkpoint to data/tmp-checkpoint-…`,
+    # writes its config.json, and the log ends: the rename to checkpoint-40 that commits it is
+    # not shown (the thread's job crashed in that rename). The save is listed (expected.yaml),
+    # no commit is proven (was: goodput 0.999986, all 3528 GPU-s productive)
+    doc = analyse_log(_case("T19"), PROFILES, gpus=8).document
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [40]
+    g = doc["goodput"]
+    assert g["status"] == names.STATUS_UNKNOWN and g["goodput"] is None
+    assert g["gpu_seconds"][names.CATEGORY_PRODUCTIVE] is None
+    assert any("temporary target" in note for note in doc["notes"])
+
+
+def test_a_file_written_into_the_save_is_a_part_not_its_end() -> None:
+    # negative: the same save, then the loop goes on (HF renames before it returns): committed
+    lines = _stamped([*_iters(1, 40), *_HF_SAVE, *_iters(41, 50)])
+    doc = read(lines)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [40]
+    assert doc["goodput"]["status"] == "ok" and doc["goodput"]["goodput"] > 0.7
+    # and a stop right after the config file: the save was cut short, nothing committed
+    cut = read(_stamped([*_iters(1, 40), *_HF_SAVE, "Traceback (most recent call last):",
+                         "OSError: [Errno 39] Directory not empty"]))
+    assert cut["goodput"]["status"] == names.STATUS_UNKNOWN
+
+
+def test_a_save_to_its_own_name_that_ends_the_log_is_counted() -> None:
+    # negative: a save not to a temporary name (Keras' `saving model to …h5`, Marian's
+    # `Saving model weights … to model.npz`) commits its step even as the log's last line
+    lines = _stamped([*_iters(1, 20), "Saving checkpoint to ckpt/model_step20.pt"])
+    g = read(lines)["goodput"]
+    assert g["status"] == "ok" and g["goodput"] == 1.0

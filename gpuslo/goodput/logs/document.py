@@ -60,9 +60,10 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
             "no commit evidence: no checkpoint save line, nor a restore of a step a run in "
             "the log passed, proves a commit of the progress the log shows (a restore before "
             "any progress proves an earlier run's, and where the framework saves without a "
-            "line, as Lightning does, its silence after tells nothing; a save begun and cut "
-            "short by a stop commits nothing; no checkpoint files were given), so which "
-            "progress was committed cannot be known"))
+            "line, as Lightning does, its silence after tells nothing; a save begun and not "
+            "shown finished - cut short by a stop, or one to a temporary name the log ends "
+            "inside - commits nothing; no checkpoint files were given), so which progress was "
+            "committed cannot be known"))
         fate_unknown(out)
     elif accounted <= 0:
         out.update(status=names.STATUS_UNKNOWN, reason=(

@@ -5,15 +5,16 @@ Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `rest
 `job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
 
 Commit evidence. A save line commits its step, unless the save has no end line and a stop
-follows it before any progress (begun, not shown finished: a save cut short commits nothing). A
-restore of step M proves a commit at M: the walk writes a `checkpoint` of M when the run before
-the restore passed M (Lightning prints no save line; its `Restored all states from
-…step=2532.ckpt` is the only evidence). A bar that starts mid-way at step M + 1 after progress
-is a resumed run: M was committed too (a log that opens with such a bar is a restart, but its
-commit is not proven). A restore before any progress of its run commits the step it names (the
-run goes on from it); it is evidence for the progress the log shows only where the job prints
-its saves (`Journal.commit`). The end of training (`max_steps` reached) commits nothing: a run's
-steps after its last proven commit stay uncommitted (the document says so).
+follows it before any progress, or the log ends inside a save to a temporary target (begun, not
+shown finished: a save cut short commits nothing). A restore of step M proves a commit at M: the
+walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
+save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
+starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log that
+opens with such a bar is a restart, but its commit is not proven). A restore before any progress
+of its run commits the step it names (the run goes on from it); it is evidence for the progress
+the log shows only where the job prints its saves (`Journal.commit`). The end of training
+(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
+uncommitted (the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
@@ -32,7 +33,7 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
-from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary
 from gpuslo.goodput.logs.progress import Record
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
@@ -271,11 +272,15 @@ class Walk:
                           "other, not as progress")
 
     # -- events --------------------------------------------------------------------------------
-    def _cut_short(self, k: int, save: Save) -> Interruption | None:
+    def _cut_short(self, k: int, save: Save) -> Interruption | bool | None:
         """The stop that follows a save with no end line before any progress, on a later line
         (the save was begun, not finished, and commits nothing), else None. A stop glued to
         the save's own line came after more output of the job (mmcv's evaluation bar drawn
-        after the save, then the shell's `Killed`)."""
+        after the save, then the shell's `Killed`). True when the log ends inside a save to a
+        temporary target (`items.temporary`: HF's `Saving model checkpoint to
+        …/tmp-checkpoint-40`, its config file written, then nothing): the rename that commits
+        it is not shown, so no commit is proven. (A save to its own name that the log ends in
+        is counted: a job that goes on prints nothing more when the save returns.)"""
         if save.ended:
             return None
         for item in self.items[k + 1:]:
@@ -283,21 +288,26 @@ class Walk:
                 return item if item.line != save.line else None
             if not isinstance(item, Save):
                 return None
-        return None
+        return True if temporary(save.path) else None
 
-    def _save(self, save: Save, stop: Interruption | None = None) -> None:
+    def _save(self, save: Save, stop: Interruption | bool | None = None) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
-        traceback out of torch.save), the save failed and is not listed either."""
+        traceback out of torch.save), the save failed and is not listed either. A save the
+        log ends inside (`stop` True) is listed and commits nothing."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
-        if stop is not None and not stop.hang:
+        if isinstance(stop, Interruption) and not stop.hang:
             self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "
                               "not counted as a checkpoint save")
             return
+        if stop is True:
+            self.notes.append(f"line {save.line}: the log ends inside a save to a temporary "
+                              f"target ({save.path}): the rename that commits it is not shown, "
+                              "so it is not counted as a commit")
         if step is not None and stop is None:
             self.j.commit(save.t1, int(step))
         seconds = round(save.seconds, 6) if save.seconds is not None else (
