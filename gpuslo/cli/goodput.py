@@ -19,10 +19,10 @@ reads the steps committed from checkpoint file names (`checkpoint-500`,
 why: the templates read as progress (with the role of each field), epoch markers, counters not
 read as steps, event templates and recurring templates left unread.
 
-
-Exit status: 0 every log was read, 1 some log had nothing to read (status `unknown`: binary,
-no progress line, no known framework), 2 usage or input error (one line on stderr naming the
-file).
+Exit status (the README's: 0 done, 1 unknown, 2 usage or input error): 0 every log was read (and,
+with --gpus, its goodput is known), 1 some log's status is `unknown` (nothing to read: binary, no
+progress line; or, with --gpus, its goodput unknown: no commit evidence, no clock), 2 usage or
+input error (one line on stderr naming the file).
 """
 
 from __future__ import annotations
@@ -64,7 +64,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read every LOG and print its facts; returns 0, or 1 when some log had nothing to read."""
+    """Read every LOG and print its facts; returns 0, or 1 when some log's status is unknown
+    (nothing read, or with --gpus its goodput unknown)."""
     if not args.slowdown_threshold > 1.0 or args.slowdown_intervals < 1:
         raise UsageError("--slowdown-threshold must be above 1 and --slowdown-intervals >= 1")
     profiles = load_profiles(args.profiles)

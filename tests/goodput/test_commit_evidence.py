@@ -5,6 +5,9 @@ and hand-varied lines for the negatives."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +15,7 @@ import pytest
 from gpuslo import names
 from gpuslo.cli.goodput import _one_model, render_text
 from gpuslo.errors import ConfigError
+from gpuslo.exporter.jobs.logs import recompute
 from gpuslo.goodput.logs import analyse_log
 from gpuslo.goodput.logs.profiles import build_profiles, merge
 from gpuslo.goodput.slowdown import SlowdownRule
@@ -147,3 +151,32 @@ def test_a_save_to_its_own_name_that_ends_the_log_is_counted() -> None:
     lines = _stamped([*_iters(1, 20), "Saving checkpoint to ckpt/model_step20.pt"])
     g = read(lines)["goodput"]
     assert g["status"] == "ok" and g["goodput"] == 1.0
+
+
+# -- one status for an unknown goodput: the CLI's exit, the exporter, the report ----------------
+@needs_shared
+def test_an_unknown_goodput_makes_the_logs_status_unknown_where_gpus_are_given() -> None:
+    # README: exit 1 is unknown. With --gpus the goodput is what was asked for: T21's is
+    # unknown, so is its status (was: status ok, exit 0, goodput 0.0); without --gpus it is read
+    log = str(_case("T21"))
+    asked = subprocess.run([sys.executable, "-m", "gpuslo", "goodput", log, "--gpus", "8",
+                            "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert asked.returncode == 1, asked.stderr
+    doc = json.loads(asked.stdout)
+    assert doc["status"] == names.STATUS_UNKNOWN and doc["steps"]["last"] == 7
+    assert "no commit evidence" in doc["goodput"]["reason"]
+    read_only = subprocess.run([sys.executable, "-m", "gpuslo", "goodput", log, "--format",
+                                "json"], capture_output=True, text=True, timeout=120)
+    assert read_only.returncode == 0 and json.loads(read_only.stdout)["status"] == "ok"
+
+
+@needs_shared
+def test_the_exporter_exposes_no_goodput_the_log_cannot_prove() -> None:
+    # the same rule behind `exporter --job-log`: T21 exposes nothing; the h200 crash/resume log,
+    # whose restore proves its commit, is exposed
+    def lines(path: Path) -> list[tuple[None, str]]:
+        return [(None, text) for text in path.read_text(encoding="utf-8").splitlines()]
+
+    assert recompute(lines(_case("T21")), "t21", 8) is None
+    resumed = recompute(lines(SHARED / "h200" / "lightning-tqdm-crash-resume-h200.log"), "h", 1)
+    assert resumed is not None and resumed.gpu_seconds[names.CATEGORY_PRODUCTIVE] > 0

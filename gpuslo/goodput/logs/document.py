@@ -1,7 +1,8 @@
 """The `gpuslo goodput` JSON document of one log (pure), from its records, facts and journal.
 
 Keys (always present, null when the log does not say): framework, framework_detected, status
-(`ok`, or `unknown` when no progress was read), read{lines, matched_lines, progress_lines,
+(`ok`; `unknown` when no progress was read, or when the goodput asked for with `--gpus` is
+unknown: `goodput.reason` says why), read{lines, matched_lines, progress_lines,
 duplicates}, not_read[], steps{first, last, total_planned, epoch_first, epoch_last,
 global_first, global_last}, step_time_s{median, min, max, count}, checkpoint_saves[{step,
 seconds, line}], restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step,
@@ -196,7 +197,8 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
     return {
         "framework": parsed.framework,
         "framework_detected": parsed.detected if parsed.framework else None,
-        "status": "ok" if records else names.STATUS_UNKNOWN,
+        "status": "ok" if records and (goodput is None or goodput["status"] == "ok")
+        else names.STATUS_UNKNOWN,
         "read": {"lines": parsed.lines, "matched_lines": parsed.matched,
                  "progress_lines": len(records), "duplicates": info.get("duplicates", 0)},
         "not_read": _not_read(parsed, records),
