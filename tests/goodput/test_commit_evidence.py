@@ -180,3 +180,16 @@ def test_the_exporter_exposes_no_goodput_the_log_cannot_prove() -> None:
     assert recompute(lines(_case("T21")), "t21", 8) is None
     resumed = recompute(lines(SHARED / "h200" / "lightning-tqdm-crash-resume-h200.log"), "h", 1)
     assert resumed is not None and resumed.gpu_seconds[names.CATEGORY_PRODUCTIVE] > 0
+
+
+@needs_shared
+def test_a_restore_after_progress_with_no_stop_line_lists_the_stop_it_proves() -> None:
+    # h200/README.md: run A exits with no line at step 2869, run B restores step 2532: the
+    # calculator counts one interruption (observability: the journal just stopped); the list
+    # says the same (was: `interruptions` [] beside goodput.interruptions {observability: 1})
+    doc = analyse_log(SHARED / "h200" / "lightning-tqdm-crash-resume-h200.log", PROFILES,
+                      gpus=1).document
+    assert [(i["after_step"], i["cause"], i["layer"]) for i in doc["interruptions"]] == [
+        (2868, "unknown", names.LAYER_OBSERVABILITY)]
+    assert doc["goodput"]["interruptions"] == {names.LAYER_OBSERVABILITY: 1}
+    assert [(r["resumed_from_step"], r["lost_steps"]) for r in doc["restarts"]] == [(2532, 336)]

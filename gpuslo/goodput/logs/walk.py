@@ -20,7 +20,10 @@ Restarts. A restore after progress, an init line after progress or after a stop,
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
 or alone: the line is the evidence of the stop, and the lines of one restart count once), and a
 step counter that goes back are each one restart (a restore with its init lines is one); the
-progress after the last commit is wasted (the calculator's rule). An error line followed by more
+progress after the last commit is wasted (the calculator's rule). A restart with no stop line
+before it (a restore, an init line or a counter going back, after progress) lists one
+interruption, cause `unknown` on the observability layer, as the calculator counts a journal
+that just stopped: the list and `goodput.interruptions` agree. An error line followed by more
 progress without a restart was not a stop and is not counted. Hangs: a watchdog's line, or a
 pause between progress lines (or until a scheduler's pulse) of at least `hang_min_s` and 10 ×
 the step time.
@@ -316,7 +319,13 @@ class Walk:
         self.saves.append({"step": step, "seconds": seconds, "line": save.line})
 
     def _restore(self, k: int, item: Restore) -> None:
-        if self.open is not None or self.j.state in ("interrupted", "completed") or (
+        if self.open is None and self.j.state == "running" and self.progressed and (
+                self.last is not None):  # no stop line: the restore is the evidence of the stop
+            self.interruptions.append({"after_step": self.last.glob, "cause": "unknown",
+                                       "layer": names.LAYER_OBSERVABILITY, "line": item.line,
+                                       "text": None})
+            self._restart(k, item.t0, item.line)
+        elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
