@@ -27,11 +27,12 @@ from typing import Any
 from gpuslo.goodput.logs.document import document, find_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
+from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import place
-from gpuslo.goodput.logs.walk import Journal, Walk
+from gpuslo.goodput.logs.walk import Walk
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
 HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 × the step) is a hang
