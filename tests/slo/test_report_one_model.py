@@ -105,14 +105,17 @@ def test_the_job_figures_name_what_was_read(doc):
 def test_the_journal_job_badput_is_on_its_layers(journals, tmp_path, capsys):
     """The demo job: 120 s initialization, 120 s saves, 300 s wasted progress, 600 s recovery
     and 60 s restore on one GPU: 1,200 GPU-s of badput. No node data, so no fault can be matched
-    to its interruption: every badput is the job's own (training), as the engine rules."""
+    to its interruption: it goes on the layer of the job's own account, as the calculator counts
+    it (`interruption_layer`): the demo's `job_end("failed", layer="node")` puts its wasted
+    progress and recovery on node; the phases are the job's own (training)."""
     root, summary = journals
     doc = _report(tmp_path, capsys, "--journals", str(root / "journals"))
     badput = doc["badput_gpu_hours_by_category"]
     assert badput["recovery"] == pytest.approx(600 / 3600, abs=1e-6)
     assert badput["wasted_progress"] == pytest.approx(300 / 3600, abs=1e-6)
-    assert doc["job_badput_gpu_hours_by_layer"][names.LAYER_TRAINING] == pytest.approx(
-        (120 + 120 + 60 + 300 + 600) / 3600, abs=1e-5)
+    by_layer = doc["job_badput_gpu_hours_by_layer"]
+    assert by_layer[names.LAYER_TRAINING] == pytest.approx((120 + 120 + 60) / 3600, abs=1e-5)
+    assert by_layer[names.LAYER_NODE] == pytest.approx((300 + 600) / 3600, abs=1e-5)
 
 
 def test_goodput_and_report_file_one_slowdown_for_one_log(tmp_path, capsys):

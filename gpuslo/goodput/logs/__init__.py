@@ -4,9 +4,10 @@ The reader learns each log's shape from the log itself (issue 23); profiles only
 Stages, in order: `read` (the I/O edge: streamed lines, binary refused, checkpoint files),
 `reader` (learn on the head, then per line: `pipe` → `normalise` → `wording` events and the
 `matchers` of `learn`ed progress templates; `tokens`, `stamps`, `templates`, `roles` are the
-learner's parts), `assemble` (`progress` → `items` → `timeline` → `walk` → `document`, goodput
-from the one calculator), `explain` (what was read and why, for `--explain`), `profiles` (the
-packaged wording families and framework refinements, with an operator overlay).
+learner's parts), `assemble` (`progress` → `items` → `timeline` → `walk` (writing a
+`journal_writer.Journal`) → `document`, goodput from the one calculator), `explain` (what was
+read and why, for `--explain`), `profiles` (the packaged wording families and framework
+refinements, with an operator overlay).
 
 `analyse_log(path, ...)` is the one call that does all of it for a file.
 """
@@ -98,7 +99,8 @@ def analyse_log(
     result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,
-                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits)
+                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits,
+                      saves_silently=profiles.saves_silently(parsed.framework))
     doc = {"file": data_name(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:

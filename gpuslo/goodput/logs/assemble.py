@@ -32,11 +32,12 @@ from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
+from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
-from gpuslo.goodput.logs.walk import Journal, Walk
+from gpuslo.goodput.logs.walk import Walk
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
 HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 × the step) is a hang
@@ -125,13 +126,16 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
              slowdown_threshold: float = DEFAULT_THRESHOLD,
              slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS,
              hang_min_s: float = HANG_MIN_S,
-             file_commits: list[FileCommit] | None = None) -> LogGoodput:
+             file_commits: list[FileCommit] | None = None,
+             saves_silently: bool = False) -> LogGoodput:
     """The facts and journal events of one read log (see the module docstring).
 
     `job`: a valid journal job id; `gpus`: GPUs the job used (GPU-seconds = seconds × gpus;
     None: no goodput object); the slowdown parameters go to `sustained_slowdowns`; a pause of
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
-    `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
+    `file_commits`: checkpoint files (`--checkpoint-dir`); `saves_silently`: the framework
+    writes checkpoints without a line (`Profiles.saves_silently`), so a restore before any
+    progress is no commit evidence for the log's own progress. Pure: no I/O, no clock."""
     notes = _apart_notes(parsed) + _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
@@ -160,12 +164,13 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     result = compute_goodput(journal.events,
                              rule=SlowdownRule(slowdown_threshold, slowdown_min_intervals))
     slowdowns = filed_slowdowns(result, gpus)
-    goodput = goodput_of(result, gpus, journal.commits) if records and gpus else None
+    commits = journal.commits + (0 if saves_silently else journal.head_restores)
+    goodput = goodput_of(result, gpus, commits) if records and gpus else None
     if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
         goodput.update(status="unknown", goodput=None, reason=(
             "the clock goes back again and again and the lines give no step time: how long "
             "the steps took cannot be known"))
-    elif goodput is not None and journal.commits and goodput["accounted_gpu_s"] <= 0:
+    elif goodput is not None and commits and goodput["accounted_gpu_s"] <= 0:
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
         goodput.update(step_goodput(items, job, hang_min_s) or {})
     doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus, goodput)
