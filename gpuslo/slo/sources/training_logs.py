@@ -81,8 +81,10 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
         undated = []
     rows = [row for _, found in dated + undated for row in found]
     if not rows:  # one line, naming why, rather than the engine's "no timestamps"
-        raise InputError(", ".join(paths), "no training log gives GPU-seconds to report: "
-                         + " | ".join(unread[:3]))
+        named = ", ".join(paths)  # the error names the file(s): each reason says it once
+        why = [u.removeprefix(f"{named}: ") for u in unread[:3]]
+        raise InputError(named, "no training log to report on (none gives GPU-seconds): "
+                         + " | ".join(why))
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)),
                             ", ".join(paths))
     cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
