@@ -33,6 +33,7 @@ from gpuslo.exporter.policy.classify import (
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.ports import log_port_down_spare
 from gpuslo.exporter.policy.unrecognised import (
     ERROR_LITERALS,
     ERROR_WORDS,
@@ -163,13 +164,17 @@ def cited_cause_findings(
     return findings
 
 
-def port_findings(events: list[KernelEvent]) -> list[Finding]:
+def port_findings(events: list[KernelEvent], expected: int | tuple[str, ...] | None = None,
+                  ) -> list[Finding]:
     """Per mlx5 device: a `port_state` finding with the last state seen, and a `port_down`
-    finding when it went down (fatal when it is still down at the end of the log)."""
+    finding when it went down: fatal when it is still down at the end of the log, unless it is
+    a spare (`log_port_down_spare`: never up while another port is up, no devices expected)."""
     by_device: dict[str, list[KernelEvent]] = {}
     for event in events:
         if event.kind == "port_state" and event.device:
             by_device.setdefault(event.device, []).append(event)
+    up = {device for device, seen in by_device.items()
+          if (seen[-1].state or "").lower() in PORT_UP_STATES}
     findings = []
     for device, seen in by_device.items():
         last = seen[-1]
@@ -189,23 +194,33 @@ def port_findings(events: list[KernelEvent]) -> list[Finding]:
         )
         downs = [e for e in seen if (e.state or "").lower() in PORT_DOWN_STATES]
         if downs:
-            still_down = state in PORT_DOWN_STATES
-            findings.append(
-                Finding(
-                    kind=KIND,
-                    class_=names.CLASS_FATAL if still_down else names.CLASS_WARN,
-                    signal="port_down",
-                    device=device,
-                    pci=last.pci,
-                    state=state.capitalize(),
-                    reason="network_port_down" if still_down else None,
-                    layer=None if still_down else names.LAYER_NODE,
-                    events=len(downs),
-                    message=downs[-1].message[:200],
-                    line=downs[0].line,
-                )
-            )
+            findings.append(down_finding(device, seen, downs, bool(up - {device}), expected))
     return findings
+
+
+def down_finding(device: str, seen: list[KernelEvent], downs: list[KernelEvent],
+                 others_up: bool, expected: int | tuple[str, ...] | None) -> Finding:
+    """The `port_down` finding of one device (see `port_findings`)."""
+    last = seen[-1]
+    state = (last.state or "").lower()
+    ever_up = any((e.state or "").lower() in PORT_UP_STATES for e in seen)
+    still_down = state in PORT_DOWN_STATES
+    spare = log_port_down_spare(device, ever_up, others_up, expected) if still_down else ""
+    fatal = still_down and not spare
+    message = downs[-1].message[:200] + (f"; {spare}" if spare else "")
+    return Finding(
+        kind=KIND,
+        class_=names.CLASS_FATAL if fatal else names.CLASS_WARN,
+        signal="port_down",
+        device=device,
+        pci=last.pci,
+        state=state.capitalize(),
+        reason="network_port_down" if fatal else None,
+        layer=None if fatal else names.LAYER_NODE,
+        events=len(downs),
+        message=message,
+        line=downs[0].line,
+    )
 
 
 def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
@@ -257,7 +272,7 @@ def kernel_log_findings(
     line without its newline, not read (see the module docstring)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
-    findings = event_findings(classified) + port_findings(events)
+    findings = event_findings(classified) + port_findings(events, options.expect_network_devices)
     findings += cited_cause_findings(classified, policy, options.gpu_family)
     findings.sort(key=lambda f: f.line or 0)
     message = f"{source}: {records} kernel-log lines read, {len(classified)} GPU events"

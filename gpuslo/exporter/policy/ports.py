@@ -270,6 +270,27 @@ def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]
     ]
 
 
+def log_port_down_spare(
+    device: str, ever_up: bool, others_up: bool, expected: int | tuple[str, ...] | None
+) -> str:
+    """Why a port a kernel log shows still down at its end is an unused spare, not a lost path
+    (warn, no action), or "" (fatal): the rule `spare_ports` applies to the fabric tools, for
+    the log's `Link down` / `DOWN` messages. The mlx5 driver prints `Link down` when it starts a
+    netdev with no carrier, so a port never seen up is one the node may not use (an uncabled
+    second port, a front-end NIC left idle) -- a spare when another port of the node is up and
+    no devices are expected. A port that was up and went down, a named expected device, or a
+    node with no port up keeps the fatal (fresh7 919: an HGX H100 boot log, three idle Ethernet
+    ports down beside the up boot NIC)."""
+    if ever_up or not others_up:
+        return ""
+    if isinstance(expected, tuple) and device in expected:
+        return ""
+    if isinstance(expected, int):
+        return ""
+    return ("never up in this log while another port is up, and no devices are expected: an "
+            "unused or uncabled port (set --expect-network-devices to judge it)")
+
+
 def efa_findings(kind: str, ports: Sequence[Port], expected: int | None) -> list[Finding]:
     """EFA devices against the expected count (the module rules): `network_devices_missing`
     when fewer, `efa_devices` unknown (no_data) when devices are present but no count is
@@ -288,7 +309,9 @@ def efa_findings(kind: str, ports: Sequence[Port], expected: int | None) -> list
                 signal="efa_devices",
                 count=len(devices),
                 reason="no_data" if blind else None,
-                message=f"{len(devices)} EFA device(s); expected count unknown (set it)"
+                message=f"{len(devices)} EFA device(s); the expected EFA device count is not "
+                "configured, so a missing one cannot be told: set it (gpuslo check: "
+                "--expect-network-devices efa=N; gpuslo inspect: --expect-efa-devices N)"
                 if blind
                 else f"{len(devices)} of {expected} EFA devices present",
             )

@@ -3,7 +3,10 @@
 `group_events(observations, records, checkpoint_step) -> list[item]` merges the events with the
 progress records in log order and groups the lines of one event:
 
-- one `Save` per checkpoint save, from its start, part, end and duration lines; the same save
+- one `Save` per checkpoint save, from its start, part, end and duration lines (a line saying a
+  file under the folder the start line names was saved is a part: HF's `Saving model
+  checkpoint to out/tmp-checkpoint-40`, then `Configuration saved in
+  out/tmp-checkpoint-40/config.json` before the weights and optimizer are written); the same save
   printed by several processes or handlers (`Saving checkpoint at step 9485` by every host, a
   line doubled by two logging handlers) is one save: a start with the step of an open save, no
   progress between, joins it; a line that printed the same step again between them (dropped as
@@ -55,6 +58,7 @@ class Save:
     after: Record | None = None
     hint: int | None = None
     named: bool = False  # a line of the save prints its step (not only its path names it)
+    path: str = ""  # where its start line says it writes
     lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
@@ -136,6 +140,25 @@ def line_path_step(text: str, path: str, patterns: tuple[re.Pattern[str], ...]) 
     return None
 
 
+# A save target whose last part is marked temporary (HF Trainer's `tmp-checkpoint-pe8ry7n_`,
+# Orbax's `1000.orbax-checkpoint-tmp-1700000000`) is renamed to the checkpoint when the write is
+# done: the rename is the commit.
+_TEMPORARY = re.compile(r"(?i)(?:^|[-_.])(?:tmp|temp)(?:[-_.]|$)")
+
+
+def temporary(path: str) -> bool:
+    """Whether a save's target is a temporary name that a rename makes the checkpoint."""
+    last = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+    return bool(_TEMPORARY.search(last))
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` names a file under `folder` (both as the log printed them)."""
+    folder = folder.rstrip("/\\")
+    return bool(folder) and len(path) > len(folder) + 1 and path.startswith(folder) and (
+        path[len(folder)] in "/\\")
+
+
 class _Grouper:
     """The state of `group_events` (see the module docstring)."""
 
@@ -193,8 +216,11 @@ class _Grouper:
             return
         save = self._which_save(o, phase, step, _int(d.get("epoch")))
         save.lines += 1
+        if phase == "end" and inside(d.get("path") or "", save.path):
+            phase = "part"  # one file of the save written (HF's `Configuration saved in`)
         if phase == "start":
             save.start_ts = save.start_ts if save.start_ts is not None else o.ts
+            save.path = save.path or d.get("path") or ""
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":

@@ -176,9 +176,18 @@ _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 
 # The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
 # driver-message catalogue, an Xid continuation or fallen-off-the-bus line joins its event, an
-# mlx5 `Link STATE` line is a port state. Other lines are left to the device-and-severity
-# fallback (`gpuslo.exporter.policy.unrecognised`).
-CLAIMED_LINE = re.compile(r"NVRM|SXid|Xid \(|fallen off the bus|mlx5_core.{0,120}\bLink [A-Za-z]")
+# mlx5 `Link STATE` line is a port state. The PCI core's `pci D:B:D.F: BAR N: failed to assign`
+# / `no space for` lines are its resource allocation while it enumerates the bus (it retries, and
+# prints `assigned` for the BARs it places): not a device fault of their own -- a GPU whose BAR
+# stays unusable is reported by the driver ("This PCI I/O region assigned to your NVIDIA device is
+# invalid", driver_messages.yaml) or by lspci as `<unassigned>` (fresh7 919: 28 such lines in a
+# healthy HGX H100 boot log, bridges' windows and expansion ROMs). Other lines are left to the
+# device-and-severity fallback (`gpuslo.exporter.policy.unrecognised`).
+CLAIMED_LINE = re.compile(
+    r"NVRM|SXid|Xid \(|fallen off the bus|mlx5_core.{0,120}\bLink [A-Za-z]"
+    r"|\bpci [0-9a-fA-F]{4}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}\.[0-7]: BAR \d+: "
+    r"(?:failed to assign|no space for)\b"
+)
 
 
 def looks_like_kernel_log(text: str) -> bool:
