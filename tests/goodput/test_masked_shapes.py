@@ -76,3 +76,22 @@ def test_a_template_with_a_digit_of_its_own_is_not_masked(tmp_path):
     assert reader.fast is not None and not reader.fast.maskable  # "bf16" vs "bf17": masked alike
     assert not reader.fast.shapes
     assert reader.finish().progress[-1].printed == 6999
+
+
+def test_a_long_line_s_shape_is_not_remembered(tmp_path):
+    pad = "abcdefghij" * 500  # a line longer than MAX_MASKED_BYTES: read by its own regex
+    rows = [f"[2024-04-06 02:{n // 60 % 60:02d}:{n % 60:02d}] iteration {n:6d}/ 90000 | "
+            f"elapsed time per iteration (ms): 5533.{n % 10} | lm loss: 2.1 | {pad}"
+            for n in range(1, 1500)]
+    path = tmp_path / "long.log"
+    path.write_text("\n".join(rows) + "\n")
+    by_line = LogReader(load_profiles())
+    for line in read_lines(path, ReadStats()):
+        by_line.feed(line)
+    by_block = LogReader(load_profiles())
+    for block in read_blocks(path, ReadStats()):
+        by_block.feed_block(block)
+    fast = by_block.fast
+    assert fast is not None and fast.maskable and by_block.pipe.idle() and not fast.shapes
+    one, other = _records(by_line), _records(by_block)
+    assert len(one) > 1400 and one == other

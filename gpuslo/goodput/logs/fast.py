@@ -47,7 +47,8 @@ MAX_SHAPES = 256
 # a template's match on a line: (matcher, match, prefix end, match end, masked prefix or None,
 # the step's text or None)
 Hit = tuple[Matcher, Any, int, int, str | None, str | None]
-MAX_MASKED = 4096  # digit-masked line shapes whose match is remembered (`FastPath._known`)
+MAX_MASKED = 1024  # digit-masked line shapes whose match is remembered (`FastPath._known`)
+MAX_MASKED_BYTES = 4096  # a longer line's shape is not remembered: at most ~4 MiB of shapes
 _MASK = bytes.maketrans(b"0123456789", b"0000000000")
 
 
@@ -103,6 +104,8 @@ class FastPath:
         known = self.shapes.get(shape)
         if known is None:
             hit = self._hit(line)
+            if len(shape) > MAX_MASKED_BYTES:
+                return hit  # (not remembered: the memory the shapes hold stays small)
             if len(self.shapes) >= MAX_MASKED:
                 self.shapes.clear()
             if hit is None:
