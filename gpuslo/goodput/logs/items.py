@@ -16,14 +16,16 @@ progress records in log order and groups the lines of one event:
 
 The step a save names: the step on its line, else its checkpoint path's (`checkpoint-500`,
 `step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`, `Epoch
-00097: … saving model`: epoch × steps per epoch), else, in a log whose counter restarts each epoch,
-the end of the current epoch when the next progress line is in a later one (YOLOX's `Save weights to
-…`), else the last step printed; a save before the first progress line of such a log, or of a log
-whose epochs are its steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then
-`Going into epoch 17`); in any other log it is the step before that line's (InsightFace's `Saved
-checkpoint to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state the printed
-steps began from). A restore's step: on its line, else its path. A path cut by a space or a quote
-(`…/W Output\\checkpoint-416`) is read piece by piece (`line_path_step`).
+00097: … saving model`: epoch × steps per epoch), else a step a number of its file name repeats
+from the record before or after it (WLASL's `nslt_2000_003036_0.001389.pt` beside `Step
+3036/64000`), else, in a log whose counter restarts each epoch, the end of the current epoch
+when the next progress line is in a later one (YOLOX's `Save weights to …`), else the last step
+printed; a save before the first progress line of such a log, or of a log whose epochs are its
+steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then `Going into
+epoch 17`); in any other log it is the step before that line's (InsightFace's `Saved checkpoint
+to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state the printed steps began
+from). A restore's step: on its line, else its path. A path cut by a space or a quote (`…/W
+Output\\checkpoint-416`) is read piece by piece (`line_path_step`).
 """
 
 from __future__ import annotations
@@ -55,6 +57,7 @@ class Save:
     after: Record | None = None
     hint: int | None = None
     named: bool = False  # a line of the save prints its step (not only its path names it)
+    path: str = ""
     lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
@@ -203,6 +206,7 @@ class _Grouper:
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
+        save.path = save.path or d.get("path", "")
 
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:
@@ -301,7 +305,10 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             continue
         before = save.after
         after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
-        if before is not None and per_epoch and before.total and before.epoch is not None and (
+        named = _named_in_path(save.path, [r.glob for r in (before, after) if r is not None])
+        if named is not None:
+            save.step = named
+        elif before is not None and per_epoch and before.total and before.epoch is not None and (
                 after is None or after.epoch is None or after.epoch > before.epoch):
             save.step = (before.epoch + (1 - base)) * before.total
         elif before is not None:
@@ -310,3 +317,28 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
+
+
+def unfinished(items: list[Any], k: int) -> bool:
+    """Whether the save `items[k]` was begun where the log ends, with no training step before
+    it and nothing named that it wrote: no end line, no step or path on its lines, no progress
+    in the log, nothing after it (T5X's `Saving checkpoint before the training loop starts.` as
+    the last line of a run that hangs there): nothing proves it finished. A begun save at the
+    end of an excerpt after the steps it saves (InnerEye's `Saving latest checkpoint...` after
+    its epoch), or naming its step or file (`Saving checkpoint at step 9485`), is a save."""
+    save = items[k]
+    return isinstance(save, Save) and not save.ended and not save.named and not save.path and (
+        all(isinstance(x, Save) for x in items[k + 1:])) and not any(
+        isinstance(x, Record) for x in items[:k])
+
+
+_FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
+
+
+def _named_in_path(path: str, steps: list[int]) -> int | None:
+    """The step printed just before or after a save that a number of its file name repeats
+    (WLASL's `checkpoints/nslt_2000_003036_0.001389.pt` beside `Step 3036/64000`: the step
+    zero-padded between the class count and the score), else None."""
+    name = re.split(r"[/\\]", path)[-1] if path else ""
+    numbers = {int(n) for n in _FILE_NUMBERS.findall(name)}
+    return next((s for s in steps if s > 0 and s in numbers), None)

@@ -31,7 +31,7 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
-from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, unfinished
 from gpuslo.goodput.logs.progress import Record
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
@@ -134,7 +134,7 @@ class Walk:
             if isinstance(item, Record):
                 self._record(k, item)
             elif isinstance(item, Save):
-                self._save(item, self._cut_short(k, item))
+                self._save(item, self._cut_short(k, item), unfinished(self.items, k))
             elif isinstance(item, Restore):
                 self._restore(k, item)
             elif isinstance(item, Interruption):
@@ -271,14 +271,20 @@ class Walk:
                 return None
         return None
 
-    def _save(self, save: Save, stop: Interruption | None = None) -> None:
+    def _save(self, save: Save, stop: Interruption | None = None,
+              unfinished: bool = False) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
-        traceback out of torch.save), the save failed and is not listed either."""
+        traceback out of torch.save), the save failed and is not listed either; nor is a save
+        begun where the log ends (`unfinished`)."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
+        if unfinished:
+            self.notes.append(f"line {save.line}: a save begun where the log ends, not seen "
+                              "to finish: not counted as a checkpoint save")
+            return
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
         if stop is not None and not stop.hang:
             self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "
