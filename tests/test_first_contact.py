@@ -200,8 +200,8 @@ KNOWN_MISSES = {
     # (J10); a trainer's step print glued after a tqdm bar, `Saving..` proven by the next run's
     # `Loaded checkpoint ..._step_00900.pth` (J12); a bare printed checkpoint path as the save
     # line (J13). Read right since (tests/goodput/test_fresh7_saves.py): a checkpoint file's path
-    # alone on its line is a finished save, its step the one a number of its file name repeats
-    # from the step printed beside it (J13); the input pipeline's state restored (`Restoring
+    # alone on its line is a save (a file of it written), its step the one a number of its name
+    # repeats from the step printed beside it (J13); the input pipeline's state restored (`Restoring
     # dataset iterator from …`) is a restore, and a save begun before any step where the log ends,
     # naming nothing it wrote, is not counted (J10).
     ("training_logs", "fresh7"): {

@@ -28,10 +28,21 @@ WLASL = ([ROW.format(e=1)] * 7 + [
 ] + [ROW.format(e=2)] * 8)
 
 
-def test_a_checkpoint_path_alone_on_its_line_is_a_finished_save() -> None:
+def test_a_checkpoint_path_alone_on_its_line_is_a_save() -> None:
     # real lines (dxli94/WLASL#74): the file name repeats the step printed after it, zero-padded
     doc = read(WLASL)
     assert [s["step"] for s in doc["checkpoint_saves"]] == [3036]
+
+
+def test_a_path_right_after_saving_checkpoint_at_is_that_saves_own() -> None:
+    # negative: vak's `Saving checkpoint at:` then the path on the next line, twice for one
+    # save (best model's words, then the path): the path line neither ends nor parts the save
+    lines = ["Step 2000 is a validation step; computing metrics on validation set",
+             "Accuracy on validation set improved. Saving best-val checkpoint.",
+             "Saving checkpoint at:", "/scratch/exp7/checkpoints/best-ckpt.pt",
+             "Checkpoint directory is ready.",
+             "Saving checkpoint at:", "/scratch/exp7/checkpoints/ckpt.pt"]
+    assert len(read(lines)["checkpoint_saves"]) == 1
 
 
 def test_a_data_path_alone_on_its_line_is_no_save() -> None:
