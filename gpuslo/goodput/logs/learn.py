@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global
-from gpuslo.goodput.logs.durations import window_or_step
+from gpuslo.goodput.logs.durations import counted_clock, window_or_step
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.recheck import recheck
@@ -204,6 +204,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         reading = recheck(read_template(tpl, pins))
         out.readings.append(reading)
         if reading.progress:
+            counted_clock(reading)
             window_or_step(reading, _reference(reading))
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:

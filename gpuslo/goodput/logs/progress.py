@@ -33,7 +33,8 @@ time (pure).
       0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA, is never preferred this way);
    d. an average printed on the line (`step_avg`, `AvgTime`);
    e. a rate (`it/s`, `s/it`; tqdm's an EMA);
-   f. finally coarse stamp differences.
+   f. finally coarse stamp differences, then a line's cumulative clock's (not a bar's: its
+      mean since it began is c.) between two records (ParlAI's `time:2.0s` every 2 s).
    Where a bar began: a bar that starts mid-way (step n at `00:00`) counts from n - 1, and its
    rate, when it counts from 0 (n / elapsed), is scaled to the steps it really ran; a bar first
    seen mid-way whose n × seconds per step is over `MID_WAY_RATE_RATIO` × its elapsed
@@ -62,7 +63,7 @@ ELAPSED_MIN_S = 20.0
 RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
 # step times measured over the window since the previous record: not a step's where the window
 # held other work (a step's own printed duration is its own, whatever was printed between)
-_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse")
+_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse", "elapsed_coarse")
 MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
 MID_WAY_MIN_STEP = 10
 MID_WAY_RATE_RATIO = 1.5  # a bar's n × s/it over this × its elapsed: it began mid-way
@@ -171,6 +172,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
             carry += rec.prog.line_s or 0.0
             kept[-1].again.append(rec.prog.seq)
             _of_another_kind(kept[-1], rec.prog)
+            _clock_of_step(kept[-1].prog, rec.prog)
             continue
         rec.carry, carry = carry, 0.0
         kept.append(rec)
@@ -187,6 +189,15 @@ def _of_another_kind(kept: Record, dup: Prog) -> None:
     template again (ranks, two handlers) is a copy: the first stands."""
     if dup.matcher is not kept.prog.matcher:
         kept.tail = dup
+
+
+def _clock_of_step(kept: Prog, dup: Prog) -> None:
+    """A cumulative clock printed with a later line of the kept record's step is that step's
+    clock (LightGBM prints `Iteration:998, training's auc: …`, `Iteration:998, training's log
+    loss: …`, then `2.432232 seconds elapsed, finished 998 iteration`, a timing line whose time
+    goes to the line above it: the second); a bar's elapsed is its own bar's."""
+    if kept.elapsed is None and dup.elapsed is not None and not dup.bar and not kept.bar:
+        kept.elapsed = dup.elapsed
 
 
 def _runs(records: list[Record]) -> None:
@@ -334,6 +345,9 @@ def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
         return _rate(rec), "rate"
     if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
         return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
+    if prev is not None and not p.bar and p.elapsed is not None and (
+            prev.tail.elapsed is not None) and p.elapsed > prev.tail.elapsed:
+        return (p.elapsed - prev.tail.elapsed) / (delta or 1), "elapsed_coarse"
     return None, ""
 
 
