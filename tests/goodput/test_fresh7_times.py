@@ -1,6 +1,7 @@
 """Step time printed in unusual forms the fresh7 first-contact batch showed missing, each read on
 the case's real lines and on a negative beside it: a cumulative training time named by the
-words after it on a line of its own (J09), or seen rising in proportion to the counter (J06).
+words after it on a line of its own (J09), or seen rising in proportion to the counter (J06); a
+per-epoch bar whose elapsed restarts each epoch while its job-wide counter goes on (J05).
 """
 
 from __future__ import annotations
@@ -70,3 +71,26 @@ def test_a_time_growing_far_faster_than_the_updates_is_each_records_own() -> Non
     doc = read(_parlai([("1.0", 113), ("3.0", 230), ("9.0", 304)]))
     assert doc["step_time_s"]["median"] >= 1.0
 
+
+# -- Tianshou: each epoch's bar restarts its elapsed; the step is gradient_step (J05) ----------
+def _tianshou(elapsed: list[int]) -> list[str]:
+    out = [r"(tianshou) F:\tianshou-1.1.0\examples\discrete>python discrete_dqn.py"]
+    for k, seconds in enumerate(elapsed, start=1):
+        out += [f"Epoch #{k}: 10001it [00:{seconds:02d}, 1744.76it/s, env_step={k}0000, "
+                f"gradient_step={k}000, len=191, n/ep=0, n/st=10, rew=191.00]",
+                f"Epoch #{k}: test_reward: 153.210000 ± 33.466489, best_reward: 153.210000 ± "
+                f"33.466489 in #1"]
+    return out
+
+
+def test_each_epochs_bar_restarts_its_elapsed_time() -> None:
+    # real lines (thu-ml/tianshou#1266): 5 s, 4 s, 5 s ... for each 1000 gradient steps
+    doc = read(_tianshou([5, 4, 5, 5, 5, 5]))
+    assert doc["steps"]["first"] == 1000 and doc["steps"]["last"] == 6000
+    assert abs(doc["step_time_s"]["median"] - 0.005) < 1e-9
+
+
+def test_one_bar_whose_elapsed_goes_on_across_epochs_is_read_since_it_began() -> None:
+    # negative: the elapsed keeps rising with the counter (one bar across the epochs)
+    doc = read(_tianshou([5, 10, 15, 20, 25, 30]))
+    assert abs(doc["step_time_s"]["median"] - 0.005) < 1e-9

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
@@ -212,10 +213,11 @@ def _runs(records: list[Record]) -> None:
         jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
             rec.glob - prev.glob >= MID_WAY_MIN_STEP)
         reset = prev is not None and rec.printed <= prev.printed  # a per-epoch bar drawn anew
+        anew = epoch_bar_anew(prev, rec, last_elapsed, start)
         if elapsed is not None and (new_run or start is None or last_elapsed is None
                                     or elapsed < last_elapsed or prev is None or jumped or reset
-                                    or prev.prog.family != rec.prog.family):
-            start = _bar_start(rec)
+                                    or prev.prog.family != rec.prog.family or anew):
+            start = prev.glob if anew and prev is not None else _bar_start(rec)
         if elapsed is not None:
             rec.bar_start = start
             last_elapsed = elapsed
