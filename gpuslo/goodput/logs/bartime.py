@@ -21,7 +21,9 @@ that give a rate, when the progress families are lines that give no time of thei
 record `last` (`reader.LogReader`): a timing line with no counter always does (`learn`), a bar
 only at `last`'s step and when `last` has no time of its own; `epoch_bar_anew(prev, rec,
 last_elapsed, start)` whether the bar of record `rec` (`progress.Record`) was drawn anew for
-its epoch although its job-wide counter went on (`progress._runs`).
+its epoch although its job-wide counter went on (`progress._runs`); `since_start(records,
+timers)` the bar records timed only by their bar's mean since it began, in a bar whose captures
+also give spans (kept out of the step-time statistics, `progress`).
 """
 
 from __future__ import annotations
@@ -78,3 +80,15 @@ def epoch_bar_anew(prev: Any, rec: Any, last_elapsed: float | None, start: int |
     ran, more = prev.glob - start, rec.glob - start
     return ran > 0 and rec.prog.elapsed / last_elapsed < (more / ran) ** 0.5
 
+
+def since_start(records: list[Any], timers: list[Any]) -> list[int]:
+    """Indexes of the bar records timed by their bar's mean since it began (`progress`, source
+    `elapsed` with no span) in a bar whose captures also give spans: the mean holds the bar's
+    start (its first batch, the data loader's workers) and stands for the steps only where no
+    span measures them (Seed-VC's bar first seen at `29/123 [12:45<…]`, 26.4 s a step since the
+    epoch began, then 33.4 s a step between its captures)."""
+    spanned = {(r.run, r.bar_start) for r, t in zip(records, timers, strict=False)
+               if r.prog.bar and t is not None and r.source == "elapsed"}
+    return [i for i, (r, t) in enumerate(zip(records, timers, strict=False))
+            if r.prog.bar and t is None and r.source == "elapsed"
+            and (r.run, r.bar_start) in spanned]

@@ -18,14 +18,15 @@ The step a save names: the step on its line, else its checkpoint path's (`checkp
 `step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`, `Epoch
 00097: … saving model`: epoch × steps per epoch), else a step a number of its file name repeats
 from the record before or after it (WLASL's `nslt_2000_003036_0.001389.pt` beside `Step
-3036/64000`), else, in a log whose counter restarts each epoch, the end of the current epoch
-when the next progress line is in a later one (YOLOX's `Save weights to …`), else the last step
-printed; a save before the first progress line of such a log, or of a log whose epochs are its
-steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then `Going into
-epoch 17`); in any other log it is the step before that line's (InsightFace's `Saved checkpoint
-to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state the printed steps began
-from). A restore's step: on its line, else its path. A path cut by a space or a quote (`…/W
-Output\\checkpoint-416`) is read piece by piece (`line_path_step`).
+3036/64000`), else the step of a later restore between those records (`_restored_later`), else,
+in a log whose counter restarts each epoch, the end of the current epoch when the next progress
+line is in a later one (YOLOX's `Save weights to …`), else the last step printed; a save before
+the first progress line of such a log, or of a log whose epochs are its steps, ends the epoch
+before that line's (SpeechBrain's end-of-epoch save, then `Going into epoch 17`); in any other
+log it is the step before that line's (InsightFace's `Saved checkpoint to …model-0058.params`,
+then `Epoch[0] Batch [115980-116000]`: the state the printed steps began from). A restore's step:
+on its line, else its path. A path cut by a space or a quote (`…/W Output\\checkpoint-416`) is
+read piece by piece (`line_path_step`).
 """
 
 from __future__ import annotations
@@ -306,8 +307,11 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
         before = save.after
         after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
         named = _named_in_path(save.path, [r.glob for r in (before, after) if r is not None])
+        restored = _restored_later(items, save, before, after)
         if named is not None:
             save.step = named
+        elif restored is not None:
+            save.step = restored
         elif before is not None and per_epoch and before.total and before.epoch is not None and (
                 after is None or after.epoch is None or after.epoch > before.epoch):
             save.step = (before.epoch + (1 - base)) * before.total
@@ -330,6 +334,21 @@ def unfinished(items: list[Any], k: int) -> bool:
     return isinstance(save, Save) and not save.ended and not save.named and not save.path and (
         all(isinstance(x, Save) for x in items[k + 1:])) and not any(
         isinstance(x, Record) for x in items[:k])
+
+
+def _restored_later(items: list[Any], save: Save, before: Record | None,
+                    after: Record | None) -> int | None:
+    """The step of a later restore that falls between the records around a save that names no
+    step (Seed-VC's `Saving..` between the bar at step 899 and the line of step 900, then the
+    next run's `Loaded checkpoint from …DiT_epoch_00007_step_00900.pth`): that state is the one
+    the save wrote. None when no restore names such a step."""
+    if before is None:
+        return None
+    low, high = before.glob, after.glob if after is not None else before.glob
+    for item in items[items.index(save) + 1:]:
+        if isinstance(item, Restore) and item.step is not None and low <= item.step <= high:
+            return item.step
+    return None
 
 
 _FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")

@@ -28,9 +28,11 @@ time (pure).
       deltas, over a span of at least 20 × their resolution within one stretch of records with
       no other work between;
    c. for a bar with no such span, its elapsed time over the steps since it began, over at
-      least `ELAPSED_MIN_S` (a bar's clock has whole seconds) - unless the bar prints its mean
-      seconds per step more precisely (precise over rounded: Keras's `- 3s 134ms/step` is read
-      0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA, is never preferred this way);
+      least `ELAPSED_MIN_S` (a bar's clock has whole seconds), kept out of the statistics
+      where spans between the bar's captures measure its steps (`bartime.since_start`) -
+      unless the bar prints its mean seconds per step more precisely (precise over rounded:
+      Keras's `- 3s 134ms/step` is read 0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA,
+      is never preferred this way);
    d. an average printed on the line (`step_avg`, `AvgTime`);
    e. a rate (`it/s`, `s/it`; tqdm's an EMA);
    f. finally coarse stamp differences, then a line's cumulative clock's (not a bar's: its
@@ -55,8 +57,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bartime import epoch_bar_anew
+from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
 from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
+from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
@@ -162,6 +165,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     markers; `named`: the steps save/restore lines name (`epochs.named_steps`). Returns the
     records and counts (`other_bars`, `duplicates`)."""
     records = _globals(progress, epochs, named or [])
+    number_bars(records)  # a bar's in-epoch n numbered by the trainer's line glued to it
     info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
                                                                   if r.prog.bar),
             "duplicates": 0}
@@ -303,6 +307,8 @@ def _step_times(records: list[Record]) -> None:
         rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
         rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
             rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
+    for i in since_start(records, timers):
+        records[i].warm = True
     runs = _bar_run_means(records)
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s

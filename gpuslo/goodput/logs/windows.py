@@ -89,7 +89,10 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     back), read only between captures that far apart (a bar copied into a log every 120 steps):
     a bar redrawn every step is read by its mean since it began (`progress._bar_elapsed`)."""
     vals = [_value(r.prog, value) for r in records]
-    ends = [_value(r.tail, value) for r in records]  # where each step's clock ends
+    # where each step's clock ends: its later line's clock, else its own where that line shows
+    # none (Seed-VC's `epoch 7, step 890, …` glued after the bar of that step)
+    ends = [_value(r.tail, value) if _value(r.tail, value) is not None else vals[i]
+            for i, r in enumerate(records)]
     known = [v for v in vals if v is not None]
     printed = value == "elapsed" and not any(r.prog.bar for r in records)  # a number's decimals
     min_span = MIN_SPAN_RESOLUTIONS * resolution(known, printed)
