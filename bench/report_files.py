@@ -48,6 +48,29 @@ CLI child runs outside the checkout, so PYTHONPATH picks the tree):
   process ~1.2 s of imports (pandas ~0.4 s, matplotlib ~0.4 s, gpuslo's own modules with
   requests, YAML and the training-log reader ~0.4 s, which `gpuslo report --data` does not use
   but `gpuslo.slo.report.inputs` imports with every source).
+
+Measured 2026-12-06 19:13-19:16 UTC (round 10), `python bench/report_files.py --data DIR
+--repeat 3`, DIR a 10,000-GPU week written by `write_fleet` (with the columnar copies), load
+average 7.7-10.4 (other sessions' tests), best of 3, the two trees back to back:
+  before (bbe1de1, PYTHONPATH at an export of its gpuslo/): engine 1.63 s CPU; build_report
+  2.52 s CPU (ratio 1.55; loading 0.22 s, computing 1.68 s, rendering 0.55 s); the new process
+  3.70 s CPU (ratio 2.27; wall 11.6 s against 5.7 s), peak RSS 367 MB. (18:42 UTC, load 4.5:
+  engine 1.56 s, build_report ratio 1.47, the new process 3.59 s, ratio 2.31, 369 MB.)
+  after (this tree: each source's reader imported when read and the HTML renderer, with
+  matplotlib, when HTML is asked for (`inputs.LAZY_LOADERS`, `RENDERERS`), so `report --data`
+  loads no requests/urllib3/tqdm, simulator or training-log reader; no tqdm off a terminal; the
+  collector off during the CLI's imports; each plot drawn once, not twice, by savefig): engine
+  1.64 s CPU; build_report 2.41 s CPU (ratio 1.47; loading 0.22 s, computing 1.75 s,
+  rendering 0.42 s); the new process 3.30 s CPU (ratio 2.01; wall 11.3 s against 6.1 s), peak
+  RSS 328 MB. The report files of that week are byte-identical before and after (cmp).
+  Left, measured in a new process (~0.9 s CPU beyond build_report in a warm one): imports
+  ~0.6 s (matplotlib.figure with the Agg backend 0.28 s, 0.04 s of it the polar, geo and 3D
+  projections matplotlib registers at import; pandas 0.17 s; numpy 0.08 s), and ~0.2 s of
+  system time zeroing the fresh process's pages (the first load and engine run fault ~110,000
+  pages; the warm anchor reuses its heap). glibc's malloc kept from returning memory
+  (MALLOC_MMAP_THRESHOLD_=1073741824 MALLOC_TRIM_THRESHOLD_=4294967296) cuts the engine's
+  system time in a new process from 0.22 s to 0.04 s, and a warm run's from ~0.15 s to 0
+  (the anchor's too): a platform-specific knob, not set here.
 """
 
 from __future__ import annotations

@@ -22,7 +22,8 @@ Every failure is one `ConfigError` line naming the file (and line), which the CL
 exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
 `load_yaml(path, what)` is both; `regular_file(path, what)` checks a file another library
 will open (TLS certificates). `open_data_file(path)` opens a data file (evidence, a log, a
-trace: any size, a pipe allowed) without waiting on a FIFO nobody writes or reading a device;
+trace: any size, a pipe allowed; `-` is standard input, named `<stdin>` by `data_name`)
+without waiting on a FIFO nobody writes or reading a device;
 `unreadable_data(path, error)` is the one InputError for a data file that cannot be opened or
 read, and `EMPTY_DATA`/`BINARY_DATA` the words for one read with nothing in it, so `gpuslo
 goodput` and `gpuslo inspect` say the same thing about the same file.
@@ -30,6 +31,7 @@ goodput` and `gpuslo inspect` say the same thing about the same file.
 
 from __future__ import annotations
 
+import codecs
 import errno
 import os
 import stat
@@ -99,13 +101,25 @@ def regular_file(path: str | os.PathLike[str], what: str) -> Path:
     return Path(path)
 
 
+STDIN = "-"  # a data file named `-` is standard input, as in cat, grep and `gpuslo inspect`
+
+
+def data_name(path: str | os.PathLike[str]) -> str:
+    """How a data file is named in documents and errors: `<stdin>` for `-`, else the path."""
+    return "<stdin>" if str(path) == STDIN else str(path)
+
+
 def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading in binary, for a data file an option names (evidence, a
     training log, a trace), which may be large or a pipe (`<(journalctl -k)`), so neither the
     size cap nor the regular-file rule applies. Opened non-blocking, then blocking again: a
     FIFO nobody writes reads as empty instead of waiting for ever, a pipe with a writer streams.
+    `-` is standard input (a copy of descriptor 0, so closing it leaves stdin open), whatever
+    it is: the user chose it, and a terminal or `< /dev/null` is read like a pipe.
     Raises InputError for a device or socket (`/dev/zero` never ends) and OSError as `open`
-    does (IsADirectoryError for a directory)."""
+    does (IsADirectoryError for a directory, EBADF for a closed stdin)."""
+    if str(path) == STDIN:
+        return os.fdopen(os.dup(0), "rb")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode
@@ -120,6 +134,26 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
         raise
 
 
+# byte-order marks of the encodings a text log is written in besides UTF-8 (PowerShell 5's
+# `Tee-Object`, `Out-File` and `>` write UTF-16 LE with its BOM); UTF-32 first: its LE mark
+# begins with UTF-16 LE's
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+
+
+def bom_encoding(head: bytes) -> str | None:
+    """`utf-16` or `utf-32` when `head` opens with that byte-order mark (Python's codec of that
+    name reads the mark and the byte order from it), else None (read as UTF-8). A UTF-32 LE
+    mark followed by text is told from UTF-16 LE's by its two NUL bytes."""
+    return next((name for bom, name in _BOMS if head.startswith(bom)), None)
+
+
+def decode_data(data: bytes) -> str:
+    """A whole data file's bytes as text: by its byte-order mark (`bom_encoding`), else UTF-8;
+    undecodable bytes replaced."""
+    return data.decode(bom_encoding(data) or "utf-8", errors="replace")
+
+
 # A data file read with nothing to judge by: the command's answer is `unknown` naming the file
 # (exit 1, tests/test_bad_files.py), in the same words from every command that judges one.
 EMPTY_DATA = "empty file: nothing to read"
@@ -131,13 +165,14 @@ def unreadable_data(path: str | os.PathLike[str], error: OSError) -> InputError:
     it as one line and exits 2), the same words from every command: `FILE: cannot read: no
     such file`, `... permission denied`, `FILE: is a directory, not a file`, or `FILE: cannot
     read: <strerror>`."""
+    path = data_name(path)
     if isinstance(error, IsADirectoryError):
-        return InputError(str(path), "is a directory, not a file")
+        return InputError(path, "is a directory, not a file")
     if isinstance(error, FileNotFoundError):
-        return InputError(str(path), "cannot read: no such file")
+        return InputError(path, "cannot read: no such file")
     if isinstance(error, PermissionError):
-        return InputError(str(path), "cannot read: permission denied")
-    return InputError(str(path), f"cannot read: {error.strerror or error}")
+        return InputError(path, "cannot read: permission denied")
+    return InputError(path, f"cannot read: {error.strerror or error}")
 
 
 def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:

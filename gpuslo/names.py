@@ -125,6 +125,9 @@ REASON_LAYER: Final = {
     "pcie_aer_uncorrectable": LAYER_NODE,
     "diagnostic_failed": LAYER_NODE,
     "validation_failed": LAYER_NODE,  # the return-to-service gate did not pass: the GPU's fault
+    # a job interruption no fault explains that the job itself put on the node layer (its
+    # journal's `layer`: an Xid or ECC error in its own log)
+    "job_reported_node": LAYER_NODE,
     # a line naming a device with a fatal-class word (fallen off, uncorrectable, fatal, reset
     # required) that no reader recognises: fails closed (issue 24's device-and-severity fallback)
     "unrecognised_fatal_message": LAYER_NODE,
@@ -148,16 +151,22 @@ REASON_LAYER: Final = {
     "slurm_drain": LAYER_PLATFORM,  # drained in Slurm by someone other than gpuslo
     "slurm_down": LAYER_PLATFORM,  # DOWN in Slurm without a gpuslo reason
     "slurm_maintenance": LAYER_PLATFORM,  # in a Slurm maintenance reservation
+    # a job interruption no fault explains that the job put on the platform layer (a time
+    # limit, a preemption its log printed)
+    "job_reported_platform": LAYER_PLATFORM,
     # serving replicas: the platform moved them (DESIGN.md §5 "Serving replicas")
     "replica_evicted": LAYER_PLATFORM,  # evicted or preempted by the scheduler
     "replica_drained": LAYER_PLATFORM,  # drained for a rollout, scale-down or node drain
     "replica_pending": LAYER_PLATFORM,  # waiting to be scheduled while holding its GPUs
     # workload: the training loop or the serving engine itself
-    "job_failure": LAYER_TRAINING,
+    "job_failure": LAYER_TRAINING,  # a job interruption no fault explains, the job named none
     "engine_crash": LAYER_TRAINING,  # the serving engine exited or failed its probes, no fault
     "engine_oom": LAYER_TRAINING,  # the serving engine ran out of (GPU or host) memory
     "model_load_failed": LAYER_TRAINING,  # bad model, weights or configuration
     # observability: the checks themselves could not tell
+    # a job interruption no fault explains and whose cause nobody saw (the journal stopped, or
+    # the job declared the observability layer: its log named no culprit)
+    "job_cause_unseen": LAYER_OBSERVABILITY,
     "check_timeout": LAYER_OBSERVABILITY,
     "dependency_missing": LAYER_OBSERVABILITY,
     "tool_error": LAYER_OBSERVABILITY,
@@ -169,6 +178,15 @@ REASON_LAYER: Final = {
     "unrecognised_message": LAYER_OBSERVABILITY,
 }
 REASONS: Final = tuple(REASON_LAYER)
+# The reason of a job interruption no fault explains, by the layer of the job's own account
+# (`goodput.calculator.interruption_layer`): the layer it declared, else training for a failure
+# it reported, else observability. A declared node or platform layer keeps its word.
+OWN_ACCOUNT_REASON: Final = {
+    LAYER_NODE: "job_reported_node",
+    LAYER_PLATFORM: "job_reported_platform",
+    LAYER_TRAINING: "job_failure",
+    LAYER_OBSERVABILITY: "job_cause_unseen",
+}
 # Why an interruption a training log names goes to the observability layer (the log reader's
 # profiles, gpuslo/data/log_profiles.yaml, put it there): what the log says points at no culprit.
 # Shown beside the layer wherever a person reads it (`gpuslo goodput`).

@@ -288,6 +288,11 @@ KNOWN_MISSES = {
     # the PCI core's `BAR N: failed to assign` at enumeration is claimed, not an unrecognised
     # device error. Nothing left.
     ("corpus", "fresh7"): set(),
+    # Eighth fresh batch (20 new public cases, 1001-1020): 19/20 on first contact (2026-12-06,
+    # corpus_fresh8_2026-12-06.txt): fi_getinfo -61 on a pod with EFA devices expected gave a
+    # fatal `network_devices_missing` but also an `efa_devices` count of 0 marked ok. Read right
+    # since (tests/inspect/test_fresh8_classes.py): a count short of the expectation is fatal.
+    ("corpus", "fresh8"): set(),
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },

@@ -13,9 +13,11 @@ tests/test_circular_imports.py:
    is still a cycle), and no `importlib.import_module` of our own modules, except the CLI's
    table of subcommands, the checks registry (a check whose module cannot be imported must still
    report `unknown`), `inspect.kinds`' inspectors (detection needs the detectors only; the
-   inspector of a kind is imported when it reads: tests/test_startup.py resolves every one) and
+   inspector of a kind is imported when it reads: tests/test_startup.py resolves every one),
    `gpuslo.goodput`'s PEP 562 `__getattr__` (the Recorder, and with it OpenTelemetry, is loaded
-   only when asked for);
+   only when asked for) and the report's `inputs` (`LAZY_LOADERS`, `RENDERERS`: a source's
+   reader and the HTML renderer are imported when used, so a report from files loads no HTTP
+   client and a JSON report no matplotlib; tests/test_startup.py imports each);
 4. no import cycle;
 5. no folder where three or more sibling modules share a name prefix that stands in for a
    package (checks/ is named after the checks);
@@ -47,7 +49,7 @@ EXPORTER_STAGES = {
 APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports another
 IMPORTLIB_ALLOWED = {
     "gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.exporter.inspect.kinds",
-    "gpuslo.goodput",
+    "gpuslo.goodput", "gpuslo.slo.report.inputs",
 }
 LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__
 PREFIX_ALLOWED = {ROOT / "exporter" / "checks"}

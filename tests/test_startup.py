@@ -1,7 +1,9 @@
 """What each command imports at start-up (issue 30): `gpuslo inspect --help`, `gpuslo inspect FILE`
 and `gpuslo check --help` load neither the report's nor the dashboards' libraries, and `--help`
-loads no inspector. Read from `sys.modules` in a fresh interpreter after the command ran; no
-timing is asserted (bench/cli_startup.py times it).
+loads no inspector; `gpuslo report --data` loads its reader only (no HTTP client, simulator or
+training-log reader), and matplotlib only for HTML. Read from `sys.modules` in a fresh
+interpreter after the command ran; no timing is asserted (bench/cli_startup.py and
+bench/report_files.py time them).
 """
 
 from __future__ import annotations
@@ -12,8 +14,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+from gpuslo.cli import main
 from gpuslo.exporter.inspect.kind_names import INSPECT_KINDS
 from gpuslo.exporter.inspect.kinds import KINDS
+from gpuslo.slo.report.inputs import LAZY_LOADERS, RENDERERS
 
 DATA = Path(__file__).resolve().parent / "data"
 # Libraries only the report, the simulator, the dashboards, the Recorder or the kubelet source use
@@ -102,3 +106,27 @@ def test_every_lazy_inspector_resolves():
         module = getattr(inspector, "module", None)
         if module is not None:
             assert callable(getattr(importlib.import_module(module), inspector.name)), kind
+
+
+def test_every_lazy_report_module_resolves():
+    """The readers and renderers the report imports when used (`inputs.LAZY_LOADERS`,
+    `RENDERERS`) exist and sit in the report's own wing (tests/test_layout.py cannot see an
+    import by name)."""
+    for key, (module, function) in {**LAZY_LOADERS, **RENDERERS}.items():
+        assert module.startswith("gpuslo.slo."), key
+        assert callable(getattr(importlib.import_module(module), function)), key
+
+
+def test_a_report_from_files_imports_its_reader_only(tmp_path):
+    assert main(["simulate", "--nodes", "1", "--days", "1", "--seed", "1",
+                 "--out", str(tmp_path / "sim")]) == 0
+    code, modules = imported("report", "--data", str(tmp_path / "sim"), "--format", "md,json",
+                             "--out", str(tmp_path / "report"))
+    assert code == 0 and (tmp_path / "report" / "report.json").exists()
+    assert "gpuslo.slo.simulate.reading" in modules  # the work was done
+    assert not {"requests", "matplotlib", "tqdm"} & modules
+    assert not {"gpuslo.slo.simulate.fleet", "gpuslo.slo.sources.training_logs",
+                "gpuslo.slo.sources.query_api", "gpuslo.slo.report.plots"} & modules
+    code, modules = imported("report", "--data", str(tmp_path / "sim"), "--format", "html",
+                             "--out", str(tmp_path / "report"))
+    assert code == 0 and "matplotlib" in modules

@@ -82,20 +82,26 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int:
     """Run the CLI; returns the exit code. `freeze_imports` (the console script's process, not
-    a caller's): once the command's modules are imported, `gc.freeze()` moves their objects,
-    which live as long as the process, out of the collector's reach, so each full collection
-    stops walking pandas' and matplotlib's ~10^5 import-time objects (`gpuslo report` at 10,000
-    GPUs: ~0.3 s less CPU, bench/report_files.py)."""
+    a caller's): the collector is off while the command's modules are imported (their ~10^5
+    objects, pandas' and matplotlib's, live as long as the process: collecting while they are
+    made finds nothing to free; `gpuslo report`'s imports ~0.06 s less CPU), then `gc.freeze()`
+    moves them out of its reach, so each full collection stops walking them (`gpuslo report` at
+    10,000 GPUs: ~0.3 s less CPU, bench/report_files.py), and it is on again for the command."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    selected = _selected(argv)
-    parser = build_parser(selected)
-    args = parser.parse_args(argv)
-    if args.command is None:
-        parser.print_help()
-        return 2
-    module = importlib.import_module(COMMANDS[args.command][0])
     if freeze_imports:
-        gc.freeze()
+        gc.disable()
+    try:
+        selected = _selected(argv)
+        parser = build_parser(selected)
+        args = parser.parse_args(argv)
+        if args.command is None:
+            parser.print_help()
+            return 2
+        module = importlib.import_module(COMMANDS[args.command][0])
+    finally:
+        if freeze_imports:
+            gc.freeze()
+            gc.enable()
     try:
         return int(module.run(args))
     except GpusloError as error:

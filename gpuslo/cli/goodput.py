@@ -7,20 +7,22 @@
 One JSON object per LOG (a single LOG prints the object itself, several a list). Keys are always
 present, null when the log does not say: framework, steps{first,last,...},
 step_time_s{median,...}, checkpoint_saves[{step,seconds}], restarts[{resumed_from_step,
-lost_steps}], interruptions[{after_step,cause,layer,line,why}] (`why`: why a cause is put
-on the observability layer, names.OBSERVABILITY_WHY; null on the others),
+lost_steps}], interruptions[{after_step,cause,layer,line,why}] (`why`: why a cause is put on the
+observability layer, names.OBSERVABILITY_WHY; null on the others),
 slowdowns[{from_step,ratio,...}], hangs[{after_step,seconds}], span_s, and `goodput`
 (GPU-seconds per category, from the same calculator as the Recorder's journals) when --gpus is
 given; without any commit evidence (no save or restore line, no checkpoint file) its `goodput`
-is null with status `unknown` and a reason, never 0.0. `--checkpoint-dir` reads the steps
-committed from checkpoint file names (`checkpoint-500`, `epoch=0-step=2532.ckpt`) when the log
-prints no save line. `--explain` adds what was read and why: the templates read as progress
-(with the role of each field), epoch markers, counters not read as steps, event templates and
-recurring templates left unread.
+is null with status `unknown` and a reason, never 0.0, and so are its productive,
+wasted_progress and uncommitted GPU-seconds (`progress_gpu_s` is their sum). `--checkpoint-dir`
+reads the steps committed from checkpoint file names (`checkpoint-500`,
+`epoch=0-step=2532.ckpt`) when the log prints no save line. `--explain` adds what was read and
+why: the templates read as progress (with the role of each field), epoch markers, counters not
+read as steps, event templates and recurring templates left unread.
 
-Exit status: 0 every log was read, 1 some log had nothing to read (status `unknown`: binary,
-no progress line, no known framework), 2 usage or input error (one line on stderr naming the
-file).
+Exit status (the README's: 0 done, 1 unknown, 2 usage or input error): 0 every log was read (and,
+with --gpus, its goodput is known), 1 some log's status is `unknown` (nothing to read: binary, no
+progress line; or, with --gpus, its goodput unknown: no commit evidence, no clock), 2 usage or
+input error (one line on stderr naming the file).
 """
 
 from __future__ import annotations
@@ -31,10 +33,12 @@ import sys
 
 from gpuslo import names
 from gpuslo.cli.terminal import whole
+from gpuslo.config_file import STDIN
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.document import fate_unknown
 from gpuslo.goodput.logs.reader import UNREAD_EVERY
 from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
@@ -42,7 +46,8 @@ from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, Sl
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo goodput`."""
-    parser.add_argument("logs", nargs="+", metavar="LOG", help="training log file(s)")
+    parser.add_argument("logs", nargs="+", metavar="LOG",
+                        help="training log file(s); - reads standard input")
     parser.add_argument("--framework", help="profile name (default: detected from the log)")
     parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
                         help="GPUs the job used: gives GPU-seconds")
@@ -61,13 +66,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Read every LOG and print its facts; returns 0, or 1 when some log had nothing to read."""
+    """Read every LOG and print its facts; returns 0, or 1 when some log's status is unknown
+    (nothing read, or with --gpus its goodput unknown)."""
     if not args.slowdown_threshold > 1.0 or args.slowdown_intervals < 1:
         raise UsageError("--slowdown-threshold must be above 1 and --slowdown-intervals >= 1")
     profiles = load_profiles(args.profiles)
     if args.framework is not None and args.framework not in profiles.frameworks:
         raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
                          f"{', '.join(profiles.frameworks)}")
+    if args.logs.count(STDIN) > 1:
+        raise UsageError("- (standard input) is named more than once; it can be read only once")
     rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
     docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
                                    slowdown_threshold=args.slowdown_threshold,
@@ -88,20 +96,22 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _one_model(analysis, rule: SlowdownRule) -> dict:
-    """The log's document with its goodput and its slowdowns from one calculator run
-    (`calculator.summary` of its journal events, under the flags' slowdown rule), so the
-    slowdowns listed are those filed under `slowdown`, as `gpuslo report --training-log` files
-    them. Without --gpus (no goodput) the reader's own slowdowns stay."""
+    """The log's document with its goodput from one calculator run (`calculator.summary` of
+    its journal events, under the flags' slowdown rule), as `gpuslo report --training-log`
+    files them. Its slowdowns are the same run's already (`assemble`, with or without --gpus:
+    the GPU count scales GPU-seconds only)."""
     doc = analysis.document
     if doc["goodput"] is None or not analysis.events:
         return doc
     facts = summary(compute_goodput(analysis.events, rule=rule))
-    doc["slowdowns"] = facts.pop("slowdowns")
+    del facts["slowdowns"]
     if doc["goodput"].get("status") == names.STATUS_UNKNOWN:  # fail closed: no commit proven
         facts["goodput"] = None
     if doc["goodput"].get("goodput_basis") == BASIS_STEPS:  # no clock: the events hold no time
         return doc
     doc["goodput"].update(facts)
+    if "progress_gpu_s" in doc["goodput"]:  # no commit evidence: what was committed is unknown
+        fate_unknown(doc["goodput"])
     return doc
 
 
@@ -175,8 +185,12 @@ def render_text(doc: dict) -> str:
         g = doc["goodput"]
         parts = ", ".join(f"{k} {v}" for k, v in g["gpu_seconds"].items() if v)
         verdict = g["goodput"] if g["goodput"] is not None else "unknown"
-        lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {parts or 'none committed'}; "
-                     f"uncommitted {g['uncommitted_gpu_s']}; goodput {verdict}")
+        if g.get("progress_gpu_s") is None:
+            said = f"{parts or 'none committed'}; uncommitted {g['uncommitted_gpu_s']}"
+        else:  # no commit evidence
+            said = ", ".join(filter(None, (parts, f"progress {g['progress_gpu_s']} (committed, "
+                                                  "wasted or uncommitted: unknown)")))
+        lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {said}; goodput {verdict}")
         if g.get("reason"):
             lines.append(f"  goodput: {g['reason']}")
     for note in doc["not_read"] + doc["notes"]:

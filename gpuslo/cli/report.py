@@ -32,7 +32,7 @@ from gpuslo.slo.report import pipeline
 from gpuslo.slo.report.inputs import Sources
 from gpuslo.slo.report.markdown import headline
 from gpuslo.slo.report.model import window_text
-from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
+from gpuslo.slo.sources.limits import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo_spec import load_spec
 
 MAX_PRICE = 1_000_000  # per GPU-hour, in the price's currency: far above any GPU's
@@ -47,7 +47,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     window.add_argument("--end", help="window end, ISO 8601 (exclusive)")
     source = parser.add_argument_group("source (exactly one)")
     source.add_argument("--data", help="a `gpuslo simulate` output directory")
-    source.add_argument("--trace", help="a fault-interval trace file")
+    source.add_argument("--trace", help="a fault-interval trace file (- for stdin)")
     source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
     source.add_argument("--journals", help="a directory of Recorder journals")
     source.add_argument("--prometheus", help="Prometheus-compatible query API base URL "

@@ -21,6 +21,7 @@ import argparse
 import json
 
 from gpuslo import names
+from gpuslo.config_file import STDIN
 from gpuslo.errors import UsageError
 from gpuslo.slo.serving_logs import load_wording, serving_log
 
@@ -37,6 +38,9 @@ def run(args: argparse.Namespace) -> int:
     """Print the log's timeline document; 0, or 1 when its status is `unknown`."""
     if args.gpus is not None and args.gpus < 1:
         raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
+    if args.log == STDIN:  # read twice (markers, then the templates nothing reads)
+        raise UsageError("LOG - (standard input) cannot be read: serving-log reads its log "
+                         "twice; save it to a file first")
     wording = load_wording(args.markers)
     doc = serving_log(args.log, gpus=args.gpus, wording=wording)
     print(json.dumps(doc, indent=2, sort_keys=True, allow_nan=False))

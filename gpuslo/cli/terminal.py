@@ -91,7 +91,10 @@ def directory(path: str | os.PathLike[str], flag: str) -> Path:
 @contextlib.contextmanager
 def stages(names: Sequence[str], what: str) -> Iterator[Callable[[str], None]]:
     """A progress bar over `names` (stderr, only on a terminal); yields `step(name)`, called as
-    each named stage starts."""
+    each named stage starts. Off a terminal there is no bar, and tqdm is not imported."""
+    if not sys.stderr.isatty():
+        yield lambda name: None
+        return
     from tqdm import tqdm  # third-party, imported here: every command pays for the CLI module
 
     bar = tqdm(
@@ -99,7 +102,6 @@ def stages(names: Sequence[str], what: str) -> Iterator[Callable[[str], None]]:
         desc=what,
         unit="stage",
         file=sys.stderr,
-        disable=not sys.stderr.isatty(),
         leave=False,
         bar_format="{desc}{n_fmt}/{total_fmt} {bar} {elapsed}",  # desc ends in ": "
     )

@@ -32,6 +32,7 @@ from pathlib import Path
 from gpuslo.demo import job as demo_job
 from gpuslo.demo import prometheus as demo_prometheus
 from gpuslo.errors import GpusloError, InputError, UsageError
+from gpuslo.slo.report.figures import has_job_data
 from gpuslo.slo.report.model import window_name, window_text
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -213,6 +214,12 @@ def _hours(value: float | None) -> str:
     return "—" if value is None else f"{value:,.1f}"
 
 
+def _job_hours(report: dict, value: float | None) -> str:
+    """GPU-hours of a job figure; `—` when the data has no jobs (the StepFun trace), where 0.0
+    would read as a measured zero."""
+    return "—" if not has_job_data(report) else f"{_hours(value)} GPU-h"
+
+
 def _ratio(value: float | None) -> str:
     return "— (no jobs in this data)" if value is None else f"{value:.4f}"
 
@@ -246,7 +253,7 @@ def print_summary(
             f"  provisioned {_hours(report['provisioned_gpu_hours'])} GPU-h, "
             f"usable {_hours(report['usable_gpu_hours'])} GPU-h "
             f"(ratio {report['usable_ratio']:.4f}), "
-            f"productive {_hours(report.get('productive_gpu_hours'))} GPU-h, "
+            f"productive {_job_hours(report, report.get('productive_gpu_hours'))}, "
             f"goodput {_ratio(report.get('goodput_ratio'))}"
         )
         print(

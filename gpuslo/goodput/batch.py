@@ -363,7 +363,8 @@ def batch_table(
 def _interruptions(first, failed, stopped, layer) -> dict[str, np.ndarray]:
     """Interruptions by layer after each row: a job_end that is not `completed` counts under its
     layer (else training); a restart while running (the journal just stopped) under its layer
-    (else observability). `layer` holds codes into names.LAYERS (-1: none given)."""
+    (else observability): `calculator.interruption_layer`, vectorised. `layer` holds codes into
+    names.LAYERS (-1: none given)."""
     training = names.LAYERS.index(names.LAYER_TRAINING)
     blind = names.LAYERS.index(names.LAYER_OBSERVABILITY)
     own = np.where(failed, np.where(layer >= 0, layer, training),

@@ -137,6 +137,17 @@ class JobGoodput:
     slowdowns: list[SlowdownEpisode] = field(default_factory=list)
 
 
+def interruption_layer(declared: str | None, reported: bool) -> str:
+    """The layer of a job interruption by the job's own account, the one rule of this calculator
+    (its fold and `batch`) and of the SLO engine's attribution where no fault explains the
+    interruption (`slo.attribution.attribute`): the layer the job gave (a `job_end`'s or
+    `restart`'s `layer`), else `training` for a failure the job reported itself (a `job_end`
+    not completed), else `observability` (the journal just stopped: the cause was not seen)."""
+    if declared:
+        return declared
+    return names.LAYER_TRAINING if reported else names.LAYER_OBSERVABILITY
+
+
 class GoodputState:
     """Fold over valid events (from `JournalReader`), in order; `result` is the running answer.
     `rule` is the sustained-slowdown rule (default `SlowdownRule()`, the SLO spec's defaults)."""
@@ -267,14 +278,13 @@ class GoodputState:
             self._commit()
             r.status = "completed"
         elif kind == "job_end":
-            layer = event.get("layer") or names.LAYER_TRAINING
-            r.interruptions[layer] += 1
+            r.interruptions[interruption_layer(event.get("layer"), reported=True)] += 1
             r.status, self._interrupted_at = event["status"], t
 
     def _restart(self, t: float, from_step: int, event: dict[str, Any]) -> None:
         r = self.result
         if r.status == "running":  # the journal just stopped: interrupted at its last event
-            r.interruptions[event.get("layer") or names.LAYER_OBSERVABILITY] += 1
+            r.interruptions[interruption_layer(event.get("layer"), reported=False)] += 1
             self._interrupted_at = r.last_event_t
         if self._interrupted_at is not None:
             r.gpu_seconds["recovery"] += (t - self._interrupted_at) * r.gpus

@@ -9,7 +9,10 @@
 - `find_interruptions(job_events, start, end)` → one row per job interruption.
 - `attribute(interruptions, faults, job_nodes)` → each interruption with the layer and reason
   of the fault on one of the job's nodes that started within `BEFORE` before to `AFTER` after it
-  (the nearest such fault; ties → the earlier), else `training` (reason `job_failure`).
+  (the nearest such fault; ties → the earlier), else the layer of the job's own account
+  (`goodput.calculator.interruption_layer`, the calculator's rule: the layer it declared, else
+  `training` for a failure it reported, else `observability`), with its
+  `names.OWN_ACCOUNT_REASON` (`job_failure` for training).
 
 ETTR (effective training time ratio) = productive time / wall time the job existed in the
 window, as defined by Kokolis et al., "Revisiting Reliability in Large-Scale Machine Learning
@@ -24,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from gpuslo import names
-from gpuslo.goodput.calculator import EVENTS, STATUSES
+from gpuslo.goodput.calculator import EVENTS, STATUSES, interruption_layer
 from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.journal_goodput import counted_goodput, goodput_and_slowdowns, job_goodput
 
@@ -95,9 +98,10 @@ def find_interruptions(
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
     """One row per job interruption in [start, end): job (string), time (datetime64[ns, UTC]),
-    declared_layer (string, "" when the job did not say). An interruption is a `job_end` with a
-    status other than completed, or a `restart`/second `job_start` on a node whose previous event
-    was not such a `job_end` (the journal just stopped: interrupted at its last event), as in
+    declared_layer (string, "" when the job did not say), reported (bool: a `job_end` the job
+    wrote, not a journal that just stopped). An interruption is a `job_end` with a status other
+    than completed, or a `restart`/second `job_start` on a node whose previous event was not such
+    a `job_end` (the journal just stopped: interrupted at its last event), as in
     `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are merged."""
     idx = index if index is not None else index_events(job_events)
     event = idx.event
@@ -111,10 +115,11 @@ def find_interruptions(
     job = np.r_[idx.job[failed_end], idx.job[restart]]
     t = np.r_[idx.t_ns[failed_end], prev_time[restart]]
     layer = np.r_[idx.layer[failed_end], idx.layer[restart]]
+    reported = np.r_[np.ones(int(failed_end.sum()), bool), np.zeros(int(restart.sum()), bool)]
     keep = (t >= start.value) & (t < end.value)
-    job, t, layer = job[keep], t[keep], layer[keep]
+    job, t, layer, reported = job[keep], t[keep], layer[keep], reported[keep]
     order = np.lexsort((t, job))  # jobs' codes follow their sorted names
-    job, t, layer = job[order], t[order], layer[order]
+    job, t, layer, reported = job[order], t[order], layer[order], reported[order]
     new = np.ones(len(t), dtype=bool)
     new[1:] = (job[1:] != job[:-1]) | (np.diff(t) > SAME_INTERRUPTION.value)
     layers = np.array([*names.LAYERS, ""], dtype=object)
@@ -122,6 +127,7 @@ def find_interruptions(
         "job": pd.array(idx.jobs[job[new]], dtype="string"),
         "time": pd.to_datetime(t[new], utc=True),
         "declared_layer": pd.array(layers[layer[new]], dtype="string"),
+        "reported": reported[new],
     })
 
 
@@ -144,7 +150,9 @@ def attribute(
 
     Window: fault start in [time − BEFORE, time + AFTER] inclusive, on a node of the job; a
     fault of a real layer is preferred over blind (observability) time, then the nearest, then
-    the earlier. Without a fault: layer `training`, reason `job_failure`."""
+    the earlier. Without a fault: the layer of the job's own account (`interruption_layer` of
+    declared_layer and reported, as the calculator counts it; a frame without `reported` is
+    read as failures the job reported) and its `names.OWN_ACCOUNT_REASON`."""
     base = interruptions.reset_index(drop=True).assign(key=lambda f: np.arange(len(f)))
     cand = base.merge(nodes, on="job").merge(
         faults.rename(columns={"uuid": "fault_uuid", "start": "fault_start"})[
@@ -162,8 +170,9 @@ def attribute(
         best[["key", "node", "fault_uuid", "fault_start", "reason", "layer"]], on="key", how="left"
     )
     out = out.rename(columns={"node": "fault_node"})
-    out["layer"] = out["layer"].fillna(names.LAYER_TRAINING)
-    out["reason"] = out["reason"].fillna("job_failure")
+    own = _own_account(out)
+    out["layer"] = out["layer"].fillna(own)
+    out["reason"] = out["reason"].fillna(own.map(names.OWN_ACCOUNT_REASON))
     out[["fault_node", "fault_uuid"]] = out[["fault_node", "fault_uuid"]].fillna("")
     columns = [
         "job",
@@ -178,6 +187,16 @@ def attribute(
     return out[columns].astype(
         {c: "string" for c in ("layer", "reason", "fault_node", "fault_uuid")}
     )
+
+
+def _own_account(interruptions: pd.DataFrame) -> pd.Series:
+    """Each interruption's layer by the job's own account (`interruption_layer`)."""
+    declared = interruptions["declared_layer"].fillna("").astype(str)
+    reported = (interruptions["reported"] if "reported" in interruptions
+                else pd.Series(True, index=interruptions.index))
+    return pd.Series([interruption_layer(d, bool(r)) for d, r in zip(declared, reported,
+                                                                      strict=True)],
+                     index=interruptions.index, dtype=object)
 
 
 @dataclass(frozen=True)

@@ -30,7 +30,8 @@ and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not tur
 The job side (allocated, productive and badput GPU-hours, job badput by layer) has one model
 whatever the source, named by `job_basis`: the capacity accounting's split of allocated usable
 time (`CAPACITY_BASIS`), or, with no capacity data (journals or training logs alone), the
-journals' own GPU-time per category (`JOURNALS_BASIS`, `attribution.journal_split`), attributed
+journals' own GPU-time per category (`JOURNALS_BASIS`, or `TRAINING_LOGS_BASIS` when the journal
+events were read from training logs: `Frames.jobs_from`; `attribution.journal_split`), attributed
 to layers by the same rules. The capacity categories stay capacity only (zero without it).
 """
 
@@ -56,10 +57,11 @@ from gpuslo.slo import (
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
-from gpuslo.slo.frames import Frames, derive_faults
+from gpuslo.slo.frames import Frames, derive_faults, iso_utc
 from gpuslo.slo_spec import SloSpec
 
 CAPACITY_BASIS, JOURNALS_BASIS = "capacity accounting", "journals"
+TRAINING_LOGS_BASIS = "training logs"  # `Frames.jobs_from` of `--training-log`
 
 
 @dataclass
@@ -307,7 +309,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         badput_gpu_hours_by_category={
             c: hours(side.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES
         },
-        job_basis=CAPACITY_BASIS if acc.provisioned_ticks else JOURNALS_BASIS,
+        job_basis=CAPACITY_BASIS if acc.provisioned_ticks else frames.jobs_from,
         productive_gpu_hours=productive_h,
         allocated_gpu_hours=allocated_h,
         job_gpu_hours=job_h,
@@ -485,7 +487,7 @@ def _plain(value):
     if isinstance(value, list | tuple):
         return [_plain(v) for v in value]
     if isinstance(value, pd.Timestamp):
-        return None if pd.isna(value) else value.isoformat().replace("+00:00", "Z")
+        return None if pd.isna(value) else iso_utc(value)
     if value is None or value is pd.NA or value is pd.NaT:
         return None
     if isinstance(value, bool | np.bool_):

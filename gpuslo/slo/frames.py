@@ -298,6 +298,21 @@ def derive_faults(verdicts: pd.DataFrame) -> pd.DataFrame:
     return faults.sort_values(["node", "uuid", "start"], kind="stable").reset_index(drop=True)
 
 
+
+def iso_utc(stamp: pd.Timestamp | float) -> str:
+    """An instant (a Timestamp, or Unix seconds) as ISO 8601 UTC for display: `Z`, rounded to
+    the microsecond (a float's noise below it, `20.729599953`, is not the log's), and printed
+    to the precision it has: `...:20Z`, `...:20.730Z`, `...:20.729600Z`. The one formatter of
+    the report's and the serving log's window stamps."""
+    if not isinstance(stamp, pd.Timestamp):
+        stamp = pd.Timestamp(round(float(stamp) * 1e6), unit="us", tz="UTC")
+    stamp = stamp.tz_convert("UTC") if stamp.tzinfo else stamp.tz_localize("UTC")
+    stamp = stamp.round("us")
+    micro = stamp.microsecond
+    spec = "seconds" if micro == 0 else "milliseconds" if micro % 1000 == 0 else "microseconds"
+    return stamp.isoformat(timespec=spec).replace("+00:00", "Z")
+
+
 @dataclass
 class Frames:
     """Everything one source hands the engine (`gpuslo.slo.engine.compute_week`).
@@ -308,6 +323,8 @@ class Frames:
     source's cross-check, `{}` otherwise); `source` names where the data came from, for the
     report's header. `clusters` holds each cluster's own frames when the source is a global
     store (`gpuslo.slo.sources.clusters`: the frames above are then their union), else `{}`.
+    `jobs_from` is what the job events were read from, in the report's words (`journals`, or
+    `training logs` for `--training-log`): the job figures' basis without a capacity accounting.
     """
 
     inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
@@ -326,6 +343,7 @@ class Frames:
     recorded: dict = field(default_factory=dict)
     source: str = ""
     clusters: dict[str, Frames] = field(default_factory=dict)
+    jobs_from: str = "journals"
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""

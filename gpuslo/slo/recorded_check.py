@@ -17,11 +17,13 @@ from __future__ import annotations
 
 import pandas as pd
 
+from gpuslo.slo.frames import iso_utc
+
 TOLERANCE = 1e-3  # the largest difference of two ratios called agreement
 
 
 def _iso(stamp: pd.Timestamp) -> str:
-    return stamp.isoformat().replace("+00:00", "Z")
+    return iso_utc(stamp)
 
 
 def _why(recorded: dict, covered: dict) -> str:

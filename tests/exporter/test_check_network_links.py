@@ -214,3 +214,13 @@ def test_a_binary_port_state_is_unreadable_not_down(tmp_path):
     bad = by_scope(results)[device]
     assert (bad.status, bad.reason) == ("unknown", "parse_error")
     assert "\x00" not in bad.message and "\ufffd" not in bad.message
+
+
+def test_efa_with_no_expected_count_says_how_to_set_it():
+    from gpuslo.exporter.evidence.fabric.ports import Port
+    from gpuslo.exporter.policy.ports import efa_findings
+
+    port = Port(device="rdmap0s6", port=1, driver="efa")
+    (found,) = [f for f in efa_findings("sysfs", [port], None) if f.signal == "efa_devices"]
+    assert found.reason == "no_data" and "expected EFA device count is not configured" in \
+        found.message and "--expect-network-devices efa=N" in found.message

@@ -121,6 +121,20 @@ def test_inventory_remembers_the_first_healthy_count(tmp_path, monkeypatch):
     assert "7 GPUs seen, 8 expected" in count.message
 
 
+def test_no_expected_count_says_it_is_not_configured_and_what_to_do(tmp_path, monkeypatch):
+    """A newcomer's partial node (half the GPUs unreadable, no count configured) read
+    `gpu_missing ... 8 GPUs seen, no expected count yet`: it now says the count is not
+    configured, why this run cannot learn it, and the flag or config key that sets it."""
+    monkeypatch.setenv("GPUSLO_FAKE_NVML_MODE", "partial")
+    snapshot = run_checks(tmp_path, monkeypatch, names=["gpu_inventory"])
+    (count,) = [r for r in snapshot.results if r.scope == "node"]
+    assert (count.status, count.reason) == ("fail", "gpu_missing")
+    assert count.message == (
+        "8 GPUs seen; the expected GPU count is not configured (not learned while 4 of them "
+        "cannot be read): set --expect-gpus N or expect_gpus: N in the node config (--config)")
+    assert not (tmp_path / "state" / "gpu_inventory.json").exists()
+
+
 @pytest.mark.parametrize(
     "content",
     ["{not json", '{"expected_gpus": "eight"}', '{"expected_gpus": 0}', "[8]", b"\xff\xfe\x00"],

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import pandas as pd
 import pytest
+from conftest import SHARED
 
+from gpuslo import names
+from gpuslo.goodput.logs import analyse_log
 from gpuslo.slo import attribution, frames
 from gpuslo.slo.engine import compute_week
+from gpuslo.slo.sources.training_logs import load_training_logs
 from gpuslo.slo_spec import SloSpec
 
 T0 = pd.Timestamp("2026-11-23", tz="UTC")
@@ -166,3 +170,40 @@ def test_engine_splits_allocated_time_and_attributes_lost_hours():
     assert result.interruptions_per_1000_gpu_days == pytest.approx(
         1 / ((8 * 12000 - 3900) / 86400) * 1000
     )
+
+
+# -- one rule for the layer of an interruption no fault explains --------------------------------
+TRAINING_LOGS = SHARED / "training_logs"
+
+
+@pytest.mark.skipif(not TRAINING_LOGS.is_dir(), reason="../shared/training_logs is not here")
+@pytest.mark.parametrize(("log", "layer", "reason"), [
+    # T03: Megatron's `[exiting program after 1190.0 minutes]`: the job put it on the platform
+    # (time limit); was attributed `training`/`job_failure` while the calculator said platform
+    ("cases/T03_megatron-deepspeed-13b-checkpoint-save-time-exit-duration-requeue.log",
+     "platform", "job_reported_platform"),
+    # h200: run A exits with no line, run B restores: the journal just stopped, cause unseen
+    ("h200/lightning-tqdm-crash-resume-h200.log", "observability", "job_cause_unseen"),
+])
+def test_without_a_fault_the_report_takes_the_calculators_layer(log, layer, reason):
+    loaded = load_training_logs([str(TRAINING_LOGS / log)], 8)
+    events = loaded.job_events
+    window = (events["time"].min(), events["time"].max() + pd.Timedelta(seconds=1))
+    found = attribution.find_interruptions(events, *window)
+    nodes = attribution.job_nodes(events, loaded.allocations)
+    out = attribution.attribute(found, frames.empty("faults"), nodes)
+    assert list(out["layer"]) == [layer] and list(out["reason"]) == [reason]
+    assert names.REASON_LAYER[reason] == layer
+    counted = analyse_log(TRAINING_LOGS / log, gpus=8).document["goodput"]["interruptions"]
+    assert counted == {layer: 1}  # the calculator's own count of the same log
+
+
+def test_a_fault_still_wins_over_the_jobs_own_account():
+    # negative: the worked example's failure declared `platform`, a node fault at the same time
+    events = worked_example_events()
+    events.loc[events["status"] == "failed", "layer"] = "platform"
+    found = attribution.find_interruptions(events, at(0), at(86400))
+    nodes = attribution.job_nodes(events, frames.empty("allocations"))
+    assert list(attribution.attribute(found, fault_at(0), nodes)["reason"]) == ["xid_fatal"]
+    alone = attribution.attribute(found, frames.empty("faults"), nodes)
+    assert list(alone["layer"]) == ["platform"]

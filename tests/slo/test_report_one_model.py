@@ -88,17 +88,34 @@ def test_every_duplicated_figure_has_one_value(doc):
     assert waterfall == {c: hours(v) for c, v in fig.badput_by_category.items()}
 
 
+def test_the_job_figures_name_what_was_read(doc):
+    """A newcomer's `report --training-log` said `productive GPU-hours (journals)`, `job
+    GPU-time in the journals` and `Per-job goodput from the journals only`: it read training
+    logs. The words follow `Frames.jobs_from` (the basis without a capacity accounting)."""
+    said = doc["_md"].split("\n## The crawl", 1)[0] + doc["_printed"]
+    if doc["data_quality"]["source"].startswith("training logs"):
+        assert doc["job_basis"] == "training logs" and "journal" not in said.lower()
+        assert "productive GPU-hours (training logs)" in said
+        assert "job GPU-time in the training logs)" in said
+        assert "jobs' training logs record" in said or "from the training logs only" in said
+    else:
+        assert "job GPU-time in the journals)" in said
+
+
 def test_the_journal_job_badput_is_on_its_layers(journals, tmp_path, capsys):
     """The demo job: 120 s initialization, 120 s saves, 300 s wasted progress, 600 s recovery
     and 60 s restore on one GPU: 1,200 GPU-s of badput. No node data, so no fault can be matched
-    to its interruption: every badput is the job's own (training), as the engine rules."""
+    to its interruption: it goes on the layer of the job's own account, as the calculator counts
+    it (`interruption_layer`): the demo's `job_end("failed", layer="node")` puts its wasted
+    progress and recovery on node; the phases are the job's own (training)."""
     root, summary = journals
     doc = _report(tmp_path, capsys, "--journals", str(root / "journals"))
     badput = doc["badput_gpu_hours_by_category"]
     assert badput["recovery"] == pytest.approx(600 / 3600, abs=1e-6)
     assert badput["wasted_progress"] == pytest.approx(300 / 3600, abs=1e-6)
-    assert doc["job_badput_gpu_hours_by_layer"][names.LAYER_TRAINING] == pytest.approx(
-        (120 + 120 + 60 + 300 + 600) / 3600, abs=1e-5)
+    by_layer = doc["job_badput_gpu_hours_by_layer"]
+    assert by_layer[names.LAYER_TRAINING] == pytest.approx((120 + 120 + 60) / 3600, abs=1e-5)
+    assert by_layer[names.LAYER_NODE] == pytest.approx((300 + 600) / 3600, abs=1e-5)
 
 
 def test_goodput_and_report_file_one_slowdown_for_one_log(tmp_path, capsys):
@@ -109,3 +126,14 @@ def test_goodput_and_report_file_one_slowdown_for_one_log(tmp_path, capsys):
     assert filed > 0
     assert doc["badput_gpu_hours_by_category"][names.CATEGORY_SLOWDOWN] == pytest.approx(
         filed / 3600, abs=1e-6)
+
+
+def test_a_training_log_with_nothing_to_report_says_why(tmp_path, capsys):
+    """T14 (torchrun: a worker fails, the agent restarts, rendezvous fails) prints no step: the
+    report said `the data holds no timestamps (empty trace or directory)` of a stamped log."""
+    log = next(LOGS.glob("T14_*.log"))
+    assert main(["report", "--training-log", str(log), "--gpus", "8", "--out",
+                 str(tmp_path / "out")]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "no training log to report on" in err, err
+    assert "no progress lines" in err and "timestamps" not in err, err

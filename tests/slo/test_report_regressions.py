@@ -71,7 +71,7 @@ def test_binary_stepfun_input_says_not_json(tmp_path, capsys):
         == 2
     )
     line = _one_line_error(capsys)
-    assert "g.bin: not JSON" in line and "CSV" not in line
+    assert "g.bin:1: not JSON at column 1" in line and "CSV" not in line
 
 
 def test_a_last_fault_starting_at_midnight_is_inside_the_span(tmp_path):

@@ -10,19 +10,23 @@ import re
 
 import pandas as pd
 import pytest
-from conftest import DATASETS, SHARED
+from conftest import DATASETS, REPO, SHARED
 
 from gpuslo.cli import main
 from gpuslo.slo.report.model import window_name
 
-# Megatron-LLM iterations with their time per iteration and no clock or date on any line.
-UNDATED = SHARED / "training_logs" / "cases" / "T07_megatron-llm-steady-state-127s-iterations.log"
+# Keras 2.1 `verbose=2` epochs (` - 498s - loss: …`) and a ModelCheckpoint save, no clock or date
+# on any line (first-contact fresh C28).
+UNDATED = (REPO / "tests" / "data" / "training_logs" / "fresh" / "cases"
+           / "C28_keras21-verbose2-epoch-lines-quoted-did-not-improve-then-save-epoch49.log")
+# Megatron-LLM iterations with their time per iteration, no date, and no save or load line.
+NO_COMMIT = SHARED / "training_logs" / "cases" / "T07_megatron-llm-steady-state-127s-iterations.log"
 
 
 @pytest.fixture(scope="module")
 def undated(tmp_path_factory) -> dict:
-    """The report of a training log whose lines carry no date or clock: its iterations' own
-    times add up to 638.77 s (0.18 h), counted from the log's first line."""
+    """The report of a training log whose lines carry no date or clock: its epochs' own times
+    add up to 5978 s (1.66 h), counted from the log's first line."""
     out = tmp_path_factory.mktemp("undated")
     assert not re.search(r"(19|20)\d\d[-/]|\d:\d\d", UNDATED.read_text())
     assert main(["report", "--training-log", str(UNDATED), "--gpus", "8", "--out", str(out)]) == 0
@@ -41,11 +45,27 @@ def test_a_log_without_dates_has_no_calendar_window(undated, capsys, tmp_path):
     assert doc["start"] is None and doc["end"] is None
     assert doc["window"] == {
         "dated": False,
-        "hours": pytest.approx(638.7679 / 3600, abs=1e-6),
+        "hours": pytest.approx(5978 / 3600, abs=1e-6),
         "why": "the training logs carry no dates: their times count from the first line",
     }
     title = undated["report.md"].split("\n")[2]
-    assert title == "# GPU fleet report over 0.2 hours, undated (relative to the log's start)"
+    assert title == "# GPU fleet report over 1.7 hours, undated (relative to the log's start)"
+
+
+def test_a_log_whose_goodput_is_unknown_adds_no_made_up_figures(tmp_path, capsys):
+    # T07 proves no commit: its report would hold 0.0 and ETTR 0.0; alone it gives no report,
+    # one line saying why (exit 2), and beside a log that proves its commits it is listed as
+    # unknown with the reason
+    assert main(["report", "--training-log", str(NO_COMMIT), "--gpus", "8", "--out",
+                 str(tmp_path / "alone")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "goodput unknown: no commit evidence" in err
+    assert main(["report", "--training-log", str(NO_COMMIT), "--training-log", str(UNDATED),
+                 "--gpus", "8", "--out", str(tmp_path / "both"), "--format", "json"]) == 0
+    doc = json.loads((tmp_path / "both" / "report.json").read_text())
+    assert [job["job"] for job in doc["jobs"]] == [UNDATED.stem]
+    assert "T07" in doc["data_quality"]["cannot_fill"]["training_logs"]
+    assert "no commit evidence" in doc["data_quality"]["cannot_fill"]["training_logs"]
 
 
 def test_without_capacity_data_availability_says_why_not_a_dash(undated):

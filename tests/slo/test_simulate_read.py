@@ -14,7 +14,7 @@ import pytest
 
 from gpuslo.cli import main
 from gpuslo.errors import ParseError
-from gpuslo.slo.simulate import columns, files
+from gpuslo.slo.simulate import columns, reading
 from gpuslo.slo.simulate.csv_read import read_frame_fast
 
 
@@ -27,14 +27,14 @@ def sim(tmp_path_factory):
 
 
 def _csv(directory):
-    with mock.patch.object(files, "_read_columns", lambda name, path: None):
-        return files.read_simulation(directory)
+    with mock.patch.object(reading, "_read_columns", lambda name, path: None):
+        return reading.read_simulation(directory)
 
 
 def _general(directory):
-    with mock.patch.object(files, "read_frame_fast", lambda name, path: None), \
-            mock.patch.object(files, "_read_columns", lambda name, path: None):
-        return files.read_simulation(directory)
+    with mock.patch.object(reading, "read_frame_fast", lambda name, path: None), \
+            mock.patch.object(reading, "_read_columns", lambda name, path: None):
+        return reading.read_simulation(directory)
 
 
 def _assert_same(one, other):
@@ -43,7 +43,7 @@ def _assert_same(one, other):
         pd.testing.assert_frame_equal(one[name], other[name], check_exact=True)
 
 
-@pytest.mark.parametrize("read", [files.read_simulation, _csv])
+@pytest.mark.parametrize("read", [reading.read_simulation, _csv])
 def test_columns_and_fast_reader_give_the_general_paths_frames(sim, read):
     fast, start, end = read(sim)
     slow, start2, end2 = _general(sim)
@@ -55,7 +55,7 @@ def test_columns_and_fast_reader_give_the_general_paths_frames(sim, read):
 def test_every_csv_has_its_columns_and_they_are_read(sim):
     for path in sim.glob("*.csv.gz"):
         name = path.name.removesuffix(".csv.gz")
-        assert files._read_columns(name, path) is not None, name
+        assert reading._read_columns(name, path) is not None, name
 
 
 @pytest.mark.parametrize("damage", [lambda b: b[:len(b) // 2], lambda b: b"PK" + b[2:][::-1],
@@ -64,17 +64,17 @@ def test_an_unreadable_columns_file_is_passed_over_for_the_csv(sim, tmp_path, da
     copy = _copy(sim, tmp_path)
     path = copy / f"job_events{columns.SUFFIX}"
     path.write_bytes(damage(path.read_bytes()))
-    assert files._read_columns("job_events", copy / "job_events.csv.gz") is None
-    _assert_same(files.read_simulation(copy)[0], _general(sim)[0])
+    assert reading._read_columns("job_events", copy / "job_events.csv.gz") is None
+    _assert_same(reading.read_simulation(copy)[0], _general(sim)[0])
 
 
 def test_columns_made_from_other_bytes_are_passed_over(sim, tmp_path):
     copy = _copy(sim, tmp_path)
     _rewrite(copy / "verdicts.csv.gz", lambda t: t.replace(",healthy,", ",unhealthy,", 1))
-    assert files._read_columns("verdicts", copy / "verdicts.csv.gz") is None
-    frames = files.read_simulation(copy)[0]
+    assert reading._read_columns("verdicts", copy / "verdicts.csv.gz") is None
+    frames = reading.read_simulation(copy)[0]
     _assert_same(frames, _general(copy)[0])
-    assert not frames["verdicts"].equals(files.read_simulation(sim)[0]["verdicts"])
+    assert not frames["verdicts"].equals(reading.read_simulation(sim)[0]["verdicts"])
 
 
 def _copy(sim, tmp_path):
@@ -103,7 +103,7 @@ def test_a_bad_file_is_refused_by_the_fast_reader_and_named_by_the_general_one(
     _rewrite(copy / f"{frame}.csv.gz", edit)
     assert read_frame_fast(frame, copy / f"{frame}.csv.gz") is None
     with pytest.raises(ParseError) as fast:
-        files.read_simulation(copy)
+        reading.read_simulation(copy)
     with pytest.raises(ParseError) as slow:
         _general(copy)
     assert str(fast.value) == str(slow.value) and fast.value.line is not None
@@ -123,7 +123,7 @@ def test_a_value_outside_its_set_is_named_by_validate_on_both_paths(sim, tmp_pat
         (copy / path.name).write_bytes(path.read_bytes())
     _rewrite(copy / "verdicts.csv.gz", lambda t: t.replace(",healthy,", ",fine,", 1))
     with pytest.raises(ParseError) as fast:
-        files.read_simulation(copy)
+        reading.read_simulation(copy)
     with pytest.raises(ParseError) as slow:
         _general(copy)
     assert str(fast.value) == str(slow.value) and "fine" in str(fast.value)

@@ -79,13 +79,65 @@ def test_stepfun_errors(tmp_path):
     path.write_text(
         json.dumps([fault("a", 0.1, "fault_start"), {"node_id": "b", "event_type": "fault_end"}])
     )
-    with pytest.raises(ParseError, match="record 1"):
+    with pytest.raises(ParseError, match=r"field 'event_time': record \[1\]: missing"):
         traces.load_trace(path, "stepfun")
     path.write_text(json.dumps([fault(f"n{i}", 0.1, "fault_start") for i in range(3)]))
     with pytest.raises(InputError, match="3 nodes but --nodes is 2"):
         traces.load_trace(path, "stepfun", nodes=2)
     with pytest.raises(InputError, match="cannot read"):
         traces.load_trace(tmp_path / "missing.json", "stepfun")
+
+
+def test_stepfun_errors_name_the_field_that_is_bad(tmp_path):
+    """A newcomer's trace errors all said `field 'event_type/event_time'`, whichever field was
+    missing or bad (a `fault_type` that is a string, an unknown event type)."""
+    path = tmp_path / "bad.json"
+    good = fault("a", 0.1, "fault_start")
+    for bad, said in (({**good, "event_time": "soon"}, "field 'event_time': record [1]: 'soon'"),
+                      ({**good, "event_time": True}, "field 'event_time'"),
+                      ({**good, "fault_type": "GPU"}, "field 'fault_type': record [1]: 'GPU' "
+                                                      "is not an object"),
+                      ({**good, "event_type": "boom"}, "field 'event_type': record [1]: 'boom'"),
+                      ({k: v for k, v in good.items() if k != "node_id"},
+                       "field 'node_id': record [1]: missing"),
+                      ("text", "record [1]: not an object but str")):
+        path.write_text(json.dumps([good, bad]))
+        with pytest.raises(ParseError) as error:
+            traces.load_trace(path, "stepfun")
+        assert said in str(error.value), (bad, str(error.value))
+
+
+def test_json_errors_give_line_and_column_and_say_cut_off(tmp_path):
+    path = tmp_path / "trace.json"
+    text = json.dumps([fault("a", 0.1, "fault_start"), fault("b", 0.2, "fault_end")], indent=2)
+    path.write_text(text[: len(text) // 2])  # a download that stopped in the middle
+    with pytest.raises(ParseError, match=r"trace\.json:\d+: not JSON at column \d+: .*"
+                                         r"\(cut off\? the text ends mid-document\)$"):
+        traces.load_trace(path, "stepfun")
+    path.write_text('[\n  {"node_id": "a",, "x": 1}\n]\n')
+    with pytest.raises(ParseError) as error:
+        traces.load_trace(path, "stepfun")
+    assert str(error.value) == f"{path}:2: not JSON at column 19: Expecting property name " \
+                               "enclosed in double quotes"
+
+
+def test_titan_csv_errors_give_their_line(tmp_path):
+    path = tmp_path / "gc_full.csv"
+    header = "SN,location,insert,remove,duration,out,event\n"
+    row = "A,s1,2017-01-01 00:00:00,2017-01-11 00:00:00,864000,TRUE,DBE\n"
+    extra = "A,s1,,2017-01-11 00:00:00,,,OTB\n"
+    path.write_text(header + row + extra + row + "1,2,3,4,5,6,7,8,9\n")
+    with pytest.raises(ParseError, match=r"gc_full\.csv:5: not CSV: Expected 7 fields"):
+        traces.load_trace(path, "titan")
+    # the bad time is on file line 5: after an extra-event row and a blank line, which the
+    # line count must not lose
+    path.write_text(header + extra + row + "\n"
+                    + row.replace("2017-01-01 00:00:00", "soon"))
+    with pytest.raises(ParseError, match=r"gc_full\.csv:5: field 'insert': not a timestamp"):
+        traces.load_trace(path, "titan")
+    path.write_bytes((header + row).encode() + "B,s\xe9,x\n".encode("latin-1"))
+    with pytest.raises(ParseError, match=r"gc_full\.csv:3: not CSV: not UTF-8"):
+        traces.load_trace(path, "titan")
 
 
 def test_hand_made_titan_trace(tmp_path):

@@ -176,18 +176,30 @@ def count_result(node: NvmlNode, expected: int | None, origin: str) -> CheckResu
         )
 
     if expected is None or seen < expected:
-        wanted = "no expected count yet" if expected is None else f"{expected} expected ({origin})"
-        return result(
-            names.STATUS_FAIL,
-            f"{seen} GPUs seen, {wanted}",
-            reason="gpu_missing",
-            action=names.ACTION_REBOOT_NODE,
-        )
+        said = (f"{seen} GPUs seen, {expected} expected ({origin})" if expected is not None
+                else unconfigured_count(node))
+        return result(names.STATUS_FAIL, said, reason="gpu_missing",
+                      action=names.ACTION_REBOOT_NODE)
     if seen > expected:
         return result(
             names.STATUS_WARN, f"{seen} GPUs seen, more than {expected} expected ({origin})"
         )
     return result(names.STATUS_OK, f"{seen} GPUs seen, {expected} expected ({origin})")
+
+
+EXPECT_HOW = "set --expect-gpus N or expect_gpus: N in the node config (--config)"
+
+
+def unconfigured_count(node: NvmlNode) -> str:
+    """Why a node with no expected GPU count fails (pure): none is configured, and this run
+    cannot learn one (it is learned only from a run where every GPU seen is readable, so a
+    node that lost a GPU never teaches the smaller count), and what to do."""
+    seen = node.device_count
+    unreadable = seen - sum(1 for g in node.gpus if g.accessible)
+    why = ("no GPU seen to learn it from" if not seen else
+           f"not learned while {unreadable} of them cannot be read" if unreadable else
+           "not learned yet")
+    return f"{seen} GPUs seen; the expected GPU count is not configured ({why}): {EXPECT_HOW}"
 
 
 def learn_expected(node: NvmlNode, context: CheckContext) -> tuple[int | None, str]:
@@ -213,7 +225,7 @@ def state_problem_result(node: NvmlNode, error: Exception) -> CheckResult:
         status=names.STATUS_UNKNOWN,
         reason=reason,
         message=f"{node.device_count} GPUs seen; expected count unknown: {error} (not learned "
-        "again: fix or remove the file, or set --expect-gpus)",
+        f"again: fix or remove the file, or {EXPECT_HOW})",
         source=node.source,
     )
 

@@ -58,7 +58,8 @@ def inspect_ibstatus(text: str, options: InspectOptions, source: str) -> list[Fi
 
 def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `fi_info -p efa`: `efa_devices` (count; ok when at least the expected
-    count, or when devices are seen and none is expected) and `network_devices_missing`. Output
+    count, or when devices are seen and none is expected; fatal when fewer than expected: a count
+    short of the expectation is never shown as ok) and `network_devices_missing`. Output
     that is only a negative libfabric code (`fi_getinfo: -61 (No data available)`: no provider
     found) is 0 devices: fatal when devices are expected, unknown otherwise."""
     if not looks_like_fi_info(text):
@@ -69,16 +70,17 @@ def inspect_fi_info(text: str, options: InspectOptions, source: str) -> list[Fin
     if expected is None and isinstance(options.expect_network_devices, int):
         expected = options.expect_network_devices
     blind = not devices and expected is None  # nothing seen, nothing to compare against
+    short = expected is not None and len(devices) < expected
     finding = Finding(
         kind="fi-info",
-        class_=names.CLASS_UNKNOWN if blind else names.CLASS_OK,
+        class_=names.CLASS_UNKNOWN if blind else names.CLASS_FATAL if short else names.CLASS_OK,
         signal="efa_devices",
         count=len(devices),
-        reason="no_data" if blind else None,
+        reason="no_data" if blind else "network_devices_missing" if short else None,
         message=f"{len(devices)} EFA device(s): {', '.join(devices) or 'none'}"
         + (f" (fi_getinfo answered {', '.join(errors)}: no EFA provider)" if errors else ""),
     )
-    if expected is not None and len(devices) < expected:
+    if short:
         return [finding, missing_finding("fi-info", expected, len(devices))]
     return [finding]
 

@@ -25,7 +25,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, open_data_file, unreadable_data
+from gpuslo.config_file import (
+    BINARY_DATA,
+    EMPTY_DATA,
+    decode_data,
+    open_data_file,
+    unreadable_data,
+)
 from gpuslo.errors import ParseError, UsageError
 from gpuslo.exporter.evidence.dcgm.dcgmi import looks_like_exporter_log
 from gpuslo.exporter.evidence.device_plugin import looks_like_device_plugin_log
@@ -319,18 +325,19 @@ def read_text_evidence(
 
 
 def read_evidence(path: str) -> str:
-    """Read one evidence file as text (undecodable bytes replaced), whatever its size. `-`
+    """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
+    undecodable bytes replaced), whatever its size. `-`
     reads standard input. Raises InputError when the path is missing, a directory or
     unreadable."""
     if path == "-":
-        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
+        return decode_data(sys.stdin.buffer.read())
     file = Path(path)
     try:
         with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None
-    return data.decode("utf-8", errors="replace")
+    return decode_data(data)
 
 
 def streams_as_kernel_log(path: str, kind: str | None) -> bool:

@@ -136,13 +136,16 @@ def timed_lines(pieces: list[list], message: str) -> list[Line]:
 def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles) -> LogGoodput:
     """The facts (the `gpuslo goodput` document) and journal events of what the log said so
     far: `assemble`, as `analyse_log` does for a file. Pure."""
-    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step)
+    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
+                    saves_silently=profiles.saves_silently(parsed.framework))
 
 
 def goodput_from(result: LogGoodput, job: str, until: float | None = None,
                  rule: SlowdownRule | None = None) -> JobGoodput | None:
     """The job's goodput from `read_log`'s result (events after `until` not counted), None
-    when the log holds no progress yet (nothing to expose: never a made-up goodput); `rule` is
+    when the document's status is not `ok`: no progress yet, or no commit evidence (Lightning
+    saving silently: what was committed is unknown), the same rule as `gpuslo goodput`'s exit
+    status and `report --training-log` (nothing to expose: never a made-up goodput); `rule` is
     the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
     if result.document["status"] != "ok":
         return None

@@ -309,7 +309,9 @@ def efa_findings(kind: str, ports: Sequence[Port], expected: int | None) -> list
                 signal="efa_devices",
                 count=len(devices),
                 reason="no_data" if blind else None,
-                message=f"{len(devices)} EFA device(s); expected count unknown (set it)"
+                message=f"{len(devices)} EFA device(s); the expected EFA device count is not "
+                "configured, so a missing one cannot be told: set it (gpuslo check: "
+                "--expect-network-devices efa=N; gpuslo inspect: --expect-efa-devices N)"
                 if blind
                 else f"{len(devices)} of {expected} EFA devices present",
             )

@@ -4,9 +4,10 @@ The reader learns each log's shape from the log itself (issue 23); profiles only
 Stages, in order: `read` (the I/O edge: streamed lines, binary refused, checkpoint files),
 `reader` (learn on the head, then per line: `pipe` → `normalise` → `wording` events and the
 `matchers` of `learn`ed progress templates; `tokens`, `stamps`, `templates`, `roles` are the
-learner's parts), `assemble` (`progress` → `items` → `timeline` → `walk` → `document`, goodput
-from the one calculator), `explain` (what was read and why, for `--explain`), `profiles` (the
-packaged wording families and framework refinements, with an operator overlay).
+learner's parts), `assemble` (`progress` → `items` → `timeline` → `walk` (writing a
+`journal_writer.Journal`) → `document`, goodput from the one calculator), `explain` (what was
+read and why, for `--explain`), `profiles` (the packaged wording families and framework
+refinements, with an operator overlay).
 
 `analyse_log(path, ...)` is the one call that does all of it for a file.
 """
@@ -15,10 +16,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
+import time
 from pathlib import Path
 
 from gpuslo import names
-from gpuslo.config_file import BINARY_DATA, EMPTY_DATA
+from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
@@ -31,13 +34,32 @@ __all__ = ["LogGoodput", "analyse_log", "job_id_for", "load_profiles"]
 
 
 def job_id_for(path: str | os.PathLike[str]) -> str:
-    """A valid journal job id from a log's file name (`train-1234.log` → `train-1234`)."""
+    """A valid journal job id from a log's file name (`train-1234.log` → `train-1234`;
+    standard input, `-`, is `stdin`)."""
+    if str(path) == STDIN:
+        return "stdin"
     stem = Path(path).name
     for suffix in (".log", ".txt", ".out", ".err"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
     cleaned = re.sub(r"[^A-Za-z0-9._:@+=-]", "_", stem).lstrip("._:@+=-")[:128]
     return cleaned or "log"
+
+
+def last_written(path: str | os.PathLike[str]) -> tuple[float, str]:
+    """(Unix seconds, in words) when the log at `path` was last written, the reference for the
+    year of stamps that print none: its modification time for a regular file, now for
+    standard input, a pipe or a path that cannot be read (the read then says why)."""
+    if str(path) != STDIN:
+        try:
+            found = os.stat(path)
+        except OSError:
+            found = None
+        if found is not None and stat.S_ISREG(found.st_mode):
+            when = time.strftime("%Y-%m-%d", time.gmtime(found.st_mtime))
+            return found.st_mtime, f"the file's last change ({when})"
+    now = time.time()
+    return now, f"the time it was read ({time.strftime('%Y-%m-%d', time.gmtime(now))})"
 
 
 def analyse_log(
@@ -52,7 +74,7 @@ def analyse_log(
     checkpoint_dir: str | None = None,
     with_explain: bool = False,
 ) -> LogGoodput:
-    """Read the log at `path` and return its facts and journal events.
+    """Read the log at `path` (`-`: standard input) and return its facts and journal events.
 
     `checkpoint_dir`: a directory or glob of checkpoint files whose names give the steps
     committed (`--checkpoint-dir`); `with_explain` adds the `explain` section. Raises
@@ -61,7 +83,8 @@ def analyse_log(
     with no progress, gives a document with status `unknown` (what was read and what was not
     is in `read` and `not_read`), never a made-up goodput."""
     profiles = profiles or load_profiles()
-    reader = LogReader(profiles, framework)
+    reference, said = last_written(path)
+    reader = LogReader(profiles, framework, reference)
     stats = ReadStats()
     for block in read_blocks(path, stats):
         reader.feed_block(block)
@@ -76,8 +99,9 @@ def analyse_log(
     result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
                       checkpoint_step=profiles.checkpoint_step,
                       slowdown_threshold=slowdown_threshold,
-                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits)
-    doc = {"file": str(path), **result.document}
+                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits,
+                      saves_silently=profiles.saves_silently(parsed.framework))
+    doc = {"file": data_name(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:
         doc["status"] = names.STATUS_UNKNOWN
@@ -86,6 +110,9 @@ def analyse_log(
         doc["not_read"].insert(0, EMPTY_DATA)
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
+    if parsed.year_assumed is not None and parsed.first_ts is not None:
+        doc["notes"].append(f"the stamps print no year: {parsed.year_assumed} assumed, the "
+                            f"latest year the first stamp fits before {said}")
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)
     return LogGoodput(doc, result.events)

@@ -10,7 +10,11 @@
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
    a log with commits and steps but no clock at all gets goodput by steps instead
    (`stepbasis.step_goodput`: the same walk and calculator on a clock of one unit per step),
-   its GPU-seconds unknown;
+   its GPU-seconds unknown. The journal is kept inside the log's span (`_within_span`;
+   `_lead_in` grows it back by a first line's printed steps before the first stamp: the
+   document's `lead_in_s`), so no more time is accounted than span and lead-in, and the
+   slowdowns listed are the ones that calculator run files (`document.filed_slowdowns`),
+   with or without a GPU count;
 5. `document.document`: the JSON, with notes for what the log cannot tell.
 
 A clock that steps back is noted per step (the stamps are shifted so that time keeps going,
@@ -24,15 +28,17 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuslo.goodput.logs.document import document, find_slowdowns, goodput_of, span
+from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
+from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import step_goodput
-from gpuslo.goodput.logs.timeline import place
-from gpuslo.goodput.logs.walk import Journal, Walk
-from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
+from gpuslo.goodput.logs.timeline import Timeline, place
+from gpuslo.goodput.logs.walk import Walk
+from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
 HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 × the step) is a hang
 
@@ -93,6 +99,17 @@ def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> l
     return items
 
 
+def _apart_notes(parsed: ParsedLog) -> list[str]:
+    """A progress family wholly before or after the steps read (`learn.Apart`): another run
+    or job in the same file (`cat run1.log run2.log`) is said to be left out, never dropped
+    silently."""
+    apart = parsed.learnt.apart if parsed.learnt is not None else []
+    return [f"lines {a.first}-{a.last}: {a.records} progress line(s) of another shape "
+            f"({a.example!r}) {'before' if a.before else 'after'} the steps read were not "
+            f"read: {'an earlier' if a.before else 'a later'} run or job in the same file? "
+            "Its steps and time are not accounted; read it on its own" for a in apart]
+
+
 def _clock_notes(parsed: ParsedLog) -> list[str]:
     notes = [f"line {line}: the clock goes back {back:g} s (an older run pasted, a clock or "
              "time-zone change): later stamps are shifted so time keeps going"
@@ -109,14 +126,17 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
              slowdown_threshold: float = DEFAULT_THRESHOLD,
              slowdown_min_intervals: int = DEFAULT_MIN_INTERVALS,
              hang_min_s: float = HANG_MIN_S,
-             file_commits: list[FileCommit] | None = None) -> LogGoodput:
+             file_commits: list[FileCommit] | None = None,
+             saves_silently: bool = False) -> LogGoodput:
     """The facts and journal events of one read log (see the module docstring).
 
     `job`: a valid journal job id; `gpus`: GPUs the job used (GPU-seconds = seconds × gpus;
     None: no goodput object); the slowdown parameters go to `sustained_slowdowns`; a pause of
     at least `hang_min_s` (and 10 × the step time) between progress lines is a hang;
-    `file_commits`: checkpoint files (`--checkpoint-dir`). Pure: no I/O, no clock."""
-    notes = _clock_notes(parsed)
+    `file_commits`: checkpoint files (`--checkpoint-dir`); `saves_silently`: the framework
+    writes checkpoints without a line (`Profiles.saves_silently`), so a restore before any
+    progress is no commit evidence for the log's own progress. Pure: no I/O, no clock."""
+    notes = _apart_notes(parsed) + _clock_notes(parsed)
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
@@ -135,20 +155,72 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                      "(the log does not say the time between them)")
     journal = Journal(job, gpus or 1)
     facts = Walk(items, journal, notes, hang_min_s).run()
-    slowdowns = find_slowdowns(records, slowdown_threshold, slowdown_min_intervals)
-    goodput = goodput_of(journal.events, gpus, slowdowns, journal.commits) \
-        if records and gpus else None
+    span_s = span(parsed, timeline)
+    lead, window = _lead_in(journal.events, _window(parsed, timeline, span_s), notes)
+    cut = _within_span(journal.events, window)
+    if cut >= 1.0:
+        notes.append(f"{cut:g} s the lines place after the log's last stamp (a save's printed "
+                     "seconds) are not accounted: the log does not show them")
+    result = compute_goodput(journal.events,
+                             rule=SlowdownRule(slowdown_threshold, slowdown_min_intervals))
+    slowdowns = filed_slowdowns(result, gpus)
+    commits = journal.commits + (0 if saves_silently else journal.head_restores)
+    goodput = goodput_of(result, gpus, commits) if records and gpus else None
     if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
         goodput.update(status="unknown", goodput=None, reason=(
             "the clock goes back again and again and the lines give no step time: how long "
             "the steps took cannot be known"))
-    elif goodput is not None and journal.commits and goodput["accounted_gpu_s"] <= 0:
+    elif goodput is not None and commits and goodput["accounted_gpu_s"] <= 0:
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
         goodput.update(step_goodput(items, job, hang_min_s) or {})
-    doc = document(parsed, records, facts, info, notes, span(parsed, timeline), slowdowns,
-                   gpus, goodput)
+    doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus, goodput)
+    if lead:
+        doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
+
+
+def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, str | None]
+            ) -> tuple[float, float] | None:
+    """The log's span on the timeline's clock: its first to its last stamp, or the steps'
+    times that cover more (`document.span`); None when it has none."""
+    seconds, source = span_s
+    if seconds is None:
+        return None
+    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None:
+        return parsed.first_ts, parsed.last_ts
+    end = max(x.t1 for x in timeline.placed)
+    return end - seconds, end
+
+
+def _lead_in(events: list[dict[str, Any]], window: tuple[float, float] | None,
+             notes: list[str]) -> tuple[float, tuple[float, float] | None]:
+    """(seconds, window): the time a first line's printed step times place before the first
+    stamp, and the window grown back by it (T15's first line at 05:19:47 prints 10 steps of
+    4.39 s: they ran, and ended where the line is stamped; Megatron's unstamped first iteration
+    of T03 ends where its save's first stamp is). That time is the log's own figure, so it is
+    accounted and noted (`lead_in_s` in the document; `span_s` stays first to last stamp),
+    rather than cut: cutting it books a run's only iteration as nothing, its goodput 0.0."""
+    if window is None or not events:
+        return 0.0, window
+    lead = round(max(0.0, window[0] - events[0]["t"]), 6)
+    if lead < 1.0:
+        return 0.0, window
+    notes.append(f"{lead:g} s before the first stamp are accounted: the first line's printed "
+                 "step times, which end where it is stamped (lead_in_s; span_s is stamp to stamp)")
+    return lead, (window[0] - lead, window[1])
+
+
+def _within_span(events: list[dict[str, Any]], window: tuple[float, float] | None) -> float:
+    """Move the journal's events into the log's span (`_lead_in`'s window), so no more time is
+    accounted than the span shows; returns the seconds cut off. Events stay in order."""
+    if window is None or not events:
+        return 0.0
+    lo, hi = window
+    cut = max(0.0, lo - events[0]["t"]) + max(0.0, events[-1]["t"] - hi)
+    for event in events:
+        event["t"] = round(min(max(event["t"], lo), hi), 6)
+    return cut
 
 
 def _first_from_save(steps: dict[str, Any], items: list[Any]) -> None:

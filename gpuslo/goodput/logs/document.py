@@ -1,23 +1,28 @@
 """The `gpuslo goodput` JSON document of one log (pure), from its records, facts and journal.
 
 Keys (always present, null when the log does not say): framework, framework_detected, status
-(`ok`, or `unknown` when no progress was read), read{lines, matched_lines, progress_lines,
+(`ok`; `unknown` when no progress was read, or when the goodput asked for with `--gpus` is
+unknown: `goodput.reason` says why), read{lines, matched_lines, progress_lines,
 duplicates}, not_read[], steps{first, last, total_planned, epoch_first, epoch_last,
 global_first, global_last}, step_time_s{median, min, max, count}, checkpoint_saves[{step,
 seconds, line}], restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step,
 cause, layer, line, text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step,
-seconds, cause, line}], span_s, span_from, gpus, goodput, notes[].
+seconds, cause, line}], span_s, span_from, gpus, goodput, notes[]; lead_in_s (seconds accounted
+before span_s begins, from a first line's printed step times) where there are any.
 
-`goodput` (with `--gpus`): GPU-seconds per category from the one calculator, `uncommitted_gpu_s`,
-`goodput` = productive / accounted. Fail closed: when nothing in the log (or the checkpoint
-directory) proves a commit - no save line, no restore, no checkpoint file - `goodput` is
-`{"status": "unknown", "goodput": null, "reason": ...}`: the calculator would book every second
-as uncommitted or wasted, which the log cannot tell; steps, step time and restarts are still
-given. A log whose steps have no time at all (no stamps, durations or rates) but proves a
-commit gets goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a
-`steps` object {productive, wasted, uncommitted, accounted}, every GPU-second figure null, and
-the reason says so; with no progress line it has no goodput. `steps.first/last` are job-wide
-steps (per-epoch counters made global, see `progress`).
+`goodput` (with `--gpus`): GPU-seconds per category from the one calculator,
+`uncommitted_gpu_s`, `goodput` = productive / accounted. Fail closed: when nothing in the log
+(or the checkpoint directory) proves a commit of the progress it shows - no save line, no
+restore of a step a run passed (nor one before any progress, where the framework saves silently:
+Lightning), no checkpoint file - `goodput` is `{"status": "unknown", "goodput": null, "reason":
+...}`: the calculator would book every second as uncommitted or wasted, which the log cannot
+tell, so `productive`, `wasted_progress` and `uncommitted_gpu_s` are null too and
+`progress_gpu_s` is their sum (`fate_unknown`); steps, step time and restarts are still given. A
+log whose steps have no time at all (no stamps, durations or rates) but proves a commit gets
+goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a `steps` object
+{productive, wasted, uncommitted, accounted}, every GPU-second figure null, and the reason says
+so; with no progress line it has no goodput. `steps.first/last` are job-wide steps (per-epoch
+counters made global, see `progress`).
 """
 
 from __future__ import annotations
@@ -26,37 +31,41 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
-from gpuslo.goodput.calculator import compute_goodput
-from gpuslo.goodput.logs.progress import ELAPSED_MIN_S, Record
+from gpuslo.goodput.calculator import JobGoodput, summary
+from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import BASIS_GPU_SECONDS
 from gpuslo.goodput.logs.timeline import Timeline
-from gpuslo.goodput.slowdown import Interval, sustained_slowdowns
 
 
-def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str, Any]],
-               commits: int) -> dict[str, Any]:
-    """The `goodput` object (see the module docstring); `commits`: checkpoint events written."""
-    result = compute_goodput(events)
-    seconds = {k: round(v, 3) for k, v in result.gpu_seconds.items()}
+def goodput_of(result: JobGoodput, gpus: int, commits: int) -> dict[str, Any]:
+    """The `goodput` object (see the module docstring) of the calculator's `result` for the
+    log's journal; `commits`: checkpoint events written."""
+    facts = summary(result)
+    seconds = facts["gpu_seconds"]
     accounted = sum(seconds.values()) + result.uncommitted_gpu_s
     out = {
         "gpus": gpus,
         "status": "ok",
         "goodput_basis": BASIS_GPU_SECONDS,
         "gpu_seconds": seconds,
-        "uncommitted_gpu_s": round(result.uncommitted_gpu_s, 3),
-        "slowdown_gpu_s": round(sum(s["extra_s"] for s in slowdowns) * gpus, 3),
+        "uncommitted_gpu_s": facts["uncommitted_gpu_s"],
+        "slowdown_gpu_s": facts["slowdown_gpu_s"],
         "accounted_gpu_s": round(accounted, 3),
         "goodput": round(seconds[names.CATEGORY_PRODUCTIVE] / accounted, 6)
         if accounted > 0 else None,
-        "interruptions": {k: v for k, v in result.interruptions.items() if v},
+        "interruptions": facts["interruptions"],
     }
     if not commits:
         out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
-            "no commit evidence: the log has no checkpoint save or restore line (a save "
-            "begun and cut short by a stop commits nothing; no checkpoint files were given), "
-            "so which progress was committed cannot be known"))
+            "no commit evidence: no checkpoint save line, nor a restore of a step a run in "
+            "the log passed, proves a commit of the progress the log shows (a restore before "
+            "any progress proves an earlier run's, and where the framework saves without a "
+            "line, as Lightning does, its silence after tells nothing; a save begun and not "
+            "shown finished - cut short by a stop, or one to a temporary name the log ends "
+            "inside - commits nothing; no checkpoint files were given), so which progress was "
+            "committed cannot be known"))
+        fate_unknown(out)
     elif accounted <= 0:
         out.update(status=names.STATUS_UNKNOWN, reason=(
             "no clock: the log gives no time for its steps (no timestamps, durations or "
@@ -67,51 +76,36 @@ def goodput_of(events: list[dict[str, Any]], gpus: int, slowdowns: list[dict[str
     return out
 
 
-def intervals(records: list[Record]) -> tuple[list[Interval], dict[int, Record]]:
-    """The logged intervals slowdown detection reads: one per progress line, except progress
-    bars (a redraw per step, elapsed in whole seconds), merged until they span ELAPSED_MIN_S."""
-    out: list[Interval] = []
-    by_first: dict[int, Record] = {}
-    anchor: Record | None = None
-    for rec in records:
-        if rec.warm:
-            anchor = None
-            continue
-        elapsed = rec.prog.elapsed if rec.prog.bar else None
-        if elapsed is not None and rec.source in ("elapsed", "rate", "smoothed_s"):
-            if anchor is None or rec.delta is None or anchor.prog.elapsed is None or (
-                    elapsed < anchor.prog.elapsed):
-                anchor = rec
-                continue
-            if elapsed - anchor.prog.elapsed < ELAPSED_MIN_S or rec.glob <= anchor.glob:
-                continue
-            first = anchor.glob + 1
-            out.append(Interval(first, rec.glob,
-                                (elapsed - anchor.prog.elapsed) / (rec.glob - anchor.glob)))
-            by_first[first] = rec
-            anchor = rec
-            continue
-        if rec.step_s is None:
-            continue
-        first = rec.glob - (rec.delta or 1) + 1
-        out.append(Interval(first, rec.glob, rec.step_s))
-        by_first[first] = rec
-    return out, by_first
+def filed_slowdowns(result: JobGoodput, gpus: int | None) -> list[dict[str, Any]]:
+    """The sustained slowdowns the calculator filed for the log's journal (written for one GPU
+    without `gpus`), so the list is the same with or without a GPU count: {from_step, to_step,
+    ratio, reference_s, steps, extra_s (seconds per GPU), gpu_seconds (× gpus; null without
+    them)}."""
+    scale = result.gpus or 1
+    return [{**s, "extra_s": round(s["gpu_seconds"] / scale, 3),
+             "gpu_seconds": s["gpu_seconds"] if gpus else None}
+            for s in summary(result)["slowdowns"]]
 
 
-def find_slowdowns(records: list[Record], threshold: float, min_intervals: int
-                   ) -> list[dict[str, Any]]:
-    """Sustained slowdowns against the job's own steady state (`slowdown.sustained_slowdowns`)."""
-    found, by_first = intervals(records)
-    out = []
-    for s in sustained_slowdowns(found, threshold=threshold, min_intervals=min_intervals):
-        out.append({"from_step": s.from_step, "to_step": s.to_step, "ratio": round(s.ratio, 4),
-                    "reference_s": round(s.reference_s, 6), "median_s": round(s.median_s, 6),
-                    "intervals": s.intervals, "extra_s": round(s.extra_s, 3)})
-        rec = by_first.get(s.from_step)
-        if rec is not None and rec.glob != rec.printed:
-            out[-1]["epoch"] = rec.epoch
-    return out
+# The categories a commit decides: progress is productive once committed, wasted once a restart
+# discards it, uncommitted until then (`calculator`). The others (phases, recovery, slowdown) do
+# not depend on what was committed.
+FATE_CATEGORIES = (names.CATEGORY_PRODUCTIVE, "wasted_progress")
+
+
+def fate_unknown(out: dict[str, Any]) -> None:
+    """Make a goodput object with no commit evidence say so in its figures too: productive,
+    wasted progress and uncommitted GPU-seconds become None (a restart after progress would
+    otherwise book it all as wasted, which nothing in the log proves), their sum stays as
+    `progress_gpu_s` (the time the steps took, committed or not). The calculator's other
+    categories stay. In place; `gpuslo goodput` calls it again after its own calculator run."""
+    seconds, uncommitted = out["gpu_seconds"], out["uncommitted_gpu_s"]
+    if uncommitted is None:
+        return  # done already
+    out["progress_gpu_s"] = round(sum(seconds[c] for c in FATE_CATEGORIES) + uncommitted, 3)
+    out["uncommitted_gpu_s"] = None
+    for category in FATE_CATEGORIES:
+        seconds[category] = None
 
 
 def span(parsed: ParsedLog, timeline: Timeline) -> tuple[float | None, str | None]:
@@ -167,7 +161,8 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
     return {
         "framework": parsed.framework,
         "framework_detected": parsed.detected if parsed.framework else None,
-        "status": "ok" if records else names.STATUS_UNKNOWN,
+        "status": "ok" if records and (goodput is None or goodput["status"] == "ok")
+        else names.STATUS_UNKNOWN,
         "read": {"lines": parsed.lines, "matched_lines": parsed.matched,
                  "progress_lines": len(records), "duplicates": info.get("duplicates", 0)},
         "not_read": _not_read(parsed, records),

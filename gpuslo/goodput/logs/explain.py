@@ -25,15 +25,10 @@ from typing import Any
 
 from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.roles import Reading
+from gpuslo.goodput.logs.templates import readable
 from gpuslo.goodput.logs.wording import Wording
 
 MAX_LISTED = 40
-
-
-def readable(template: str) -> str:
-    """A template with its placeholders written out."""
-    return (template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
-            .replace("\x04", "<bar>"))
 
 
 def _fields(reading: Reading) -> dict[str, str]:
@@ -71,12 +66,15 @@ def explain(parsed: ParsedLog, wording: Wording) -> dict[str, Any]:
                            "sample": sample(parsed)}
     if learnt is None:
         return out
-    families = {m.reading.template.text: m.family for m in learnt.progress + learnt.timing}
+    # the reading a template is read by (an epoch marker read as the steps of a log with no
+    # step lines is read by its own reading, `learn._epochs_as_steps`)
+    used = {m.reading.template.text: m for m in learnt.progress + learnt.timing}
     for reading in learnt.readings:
         tpl = reading.template
-        if tpl.text in families:
-            out["progress"].append({**_entry(reading), "family": families[tpl.text],
-                                    "fields": _fields(reading)})
+        if tpl.text in used:
+            matcher = used[tpl.text]
+            out["progress"].append({**_entry(matcher.reading), "family": matcher.family,
+                                    "fields": _fields(matcher.reading)})
         elif reading.epoch_marker:
             out["epoch_markers"].append({**_entry(reading), "fields": _fields(reading)})
         elif reading.step is not None:

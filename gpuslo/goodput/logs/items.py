@@ -3,7 +3,10 @@
 `group_events(observations, records, checkpoint_step) -> list[item]` merges the events with the
 progress records in log order and groups the lines of one event:
 
-- one `Save` per checkpoint save, from its start, part, end and duration lines; the same save
+- one `Save` per checkpoint save, from its start, part, end and duration lines (a line saying a
+  file under the folder the start line names was saved is a part: HF's `Saving model
+  checkpoint to out/tmp-checkpoint-40`, then `Configuration saved in
+  out/tmp-checkpoint-40/config.json` before the weights and optimizer are written); the same save
   printed by several processes or handlers (`Saving checkpoint at step 9485` by every host, a
   line doubled by two logging handlers) is one save: a start with the step of an open save, no
   progress between, joins it; a line that printed the same step again between them (dropped as
@@ -58,7 +61,8 @@ class Save:
     after: Record | None = None
     hint: int | None = None
     named: bool = False  # a line of the save prints its step (not only its path names it)
-    path: str = ""
+    path: str = ""  # where its start line says it writes
+    named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
     lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
@@ -140,6 +144,25 @@ def line_path_step(text: str, path: str, patterns: tuple[re.Pattern[str], ...]) 
     return None
 
 
+# A save target whose last part is marked temporary (HF Trainer's `tmp-checkpoint-pe8ry7n_`,
+# Orbax's `1000.orbax-checkpoint-tmp-1700000000`) is renamed to the checkpoint when the write is
+# done: the rename is the commit.
+_TEMPORARY = re.compile(r"(?i)(?:^|[-_.])(?:tmp|temp)(?:[-_.]|$)")
+
+
+def temporary(path: str) -> bool:
+    """Whether a save's target is a temporary name that a rename makes the checkpoint."""
+    last = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
+    return bool(_TEMPORARY.search(last))
+
+
+def inside(path: str, folder: str) -> bool:
+    """Whether `path` names a file under `folder` (both as the log printed them)."""
+    folder = folder.rstrip("/\\")
+    return bool(folder) and len(path) > len(folder) + 1 and path.startswith(folder) and (
+        path[len(folder)] in "/\\")
+
+
 class _Grouper:
     """The state of `group_events` (see the module docstring)."""
 
@@ -197,8 +220,11 @@ class _Grouper:
             return
         save = self._which_save(o, phase, step, _int(d.get("epoch")))
         save.lines += 1
+        if phase == "end" and inside(d.get("path") or "", save.path):
+            phase = "part"  # one file of the save written (HF's `Configuration saved in`)
         if phase == "start":
             save.start_ts = save.start_ts if save.start_ts is not None else o.ts
+            save.path = save.path or d.get("path") or ""
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
@@ -207,7 +233,7 @@ class _Grouper:
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
-        save.path = save.path or d.get("path", "")
+        save.named_path = save.named_path or d.get("path", "")
 
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:
@@ -306,7 +332,7 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             continue
         before = save.after
         after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
-        named = _named_in_path(save.path, [r.glob for r in (before, after) if r is not None])
+        named = _named_in_path(save.named_path, [r.glob for r in (before, after) if r is not None])
         restored = _restored_later(items, save, before, after)
         if named is not None:
             save.step = named
@@ -331,7 +357,8 @@ def unfinished(items: list[Any], k: int) -> bool:
     end of an excerpt after the steps it saves (InnerEye's `Saving latest checkpoint...` after
     its epoch), or naming its step or file (`Saving checkpoint at step 9485`), is a save."""
     save = items[k]
-    return isinstance(save, Save) and not save.ended and not save.named and not save.path and (
+    return isinstance(save, Save) and not save.ended and not save.named and (
+        not save.named_path) and (
         all(isinstance(x, Save) for x in items[k + 1:])) and not any(
         isinstance(x, Record) for x in items[:k])
 

@@ -25,6 +25,10 @@ Each template's reading gets a second look (`recheck`: a right-aligned counter p
 Keras's time per counted unit, a time that barely rises, the training clock of two), and the
 rows of a model-summary table are left out of the sample (`summary`): their counts are no steps.
 
+A family left out whose lines all come before or after the chosen ones', in other words, is
+another run or job in the same file (`cat run1.log run2.log`): kept as `Apart` so the document
+says it was not read, never dropping it silently.
+
 What was read and why, and the recurring templates left unread, are kept for `--explain`.
 """
 
@@ -64,6 +68,22 @@ class Learnt:
     readings: list[Reading] = field(default_factory=list)
     other_families: list[str] = field(default_factory=list)
     timing: list[Matcher] = field(default_factory=list)
+    apart: list[Apart] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class Apart:
+    """A progress family not read as the steps whose lines all lie before (or after) the
+    training progress's: another run or job in the same file (two logs concatenated), whose
+    steps and time are not accounted. `records` in the sample; `first`, `last` its lines;
+    `example` one of them."""
+
+    family: str
+    records: int
+    first: int
+    last: int
+    before: bool
+    example: str
 
 
 def family_of(reading: Reading) -> str:
@@ -204,6 +224,34 @@ def _timing(reading: Reading) -> bool:
     return True
 
 
+def _apart(families: dict[str, list[Reading]], chosen: list[str]) -> list[Apart]:
+    """The families left out whose lines (RECURRING or more) all come before the first, or
+    after the last, line of the chosen ones, in other words (not the same loop's line with a
+    word written otherwise: lit-gpt's `stEp` before its `step`): see `Apart`; said, never
+    silently dropped."""
+    lines = [n for name in chosen for r in families[name] for n in r.template.lines]
+    if not lines:
+        return []
+    first, last = min(lines), max(lines)
+    vocabulary = {w for name in chosen for r in families[name] for w in _words(r)}
+    out = []
+    for name, readings in families.items():
+        own = sorted(n for r in readings for n in r.template.lines)
+        count = sum(r.template.count for r in readings)
+        if name in chosen or count < RECURRING or not (own[-1] < first or own[0] > last):
+            continue
+        said = {w for r in readings for w in _words(r)}
+        if len(said & vocabulary) >= 0.5 * len(said | vocabulary):
+            continue
+        example = min(readings, key=lambda r: r.template.lines[0]).template.example
+        out.append(Apart(name, count, own[0], own[-1], own[-1] < first, example[:120]))
+    return out
+
+
+def _words(reading: Reading) -> set[str]:
+    return {w.lower() for w in words(reading.template.text) if not w.isdigit()}
+
+
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
     tables = in_tables([r.text for r in records])  # a model summary's rows are no steps
@@ -237,10 +285,17 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
     if untimed(out.progress):  # durations on lines of their own (`aside`)
-        out.timing += [compile_reading(r, "timing") for r in out.readings if set_apart(r)]
+        epochs = any(m.family == "epochs" for m in out.progress)
+        out.timing += [compile_reading(r, "timing") for r in out.readings
+                       if set_apart(r, epochs)]
     out.other_families = [n for n in families if n not in chosen]
+    out.apart = _apart(families, chosen)
+    apart = {a.family: a for a in out.apart}
     for name in out.other_families:
         for reading in families[name]:
             reading.progress = False
-            reading.why = f"another loop's counter ({name}), not the training steps"
+            reading.why = f"another loop's counter ({name}), not the training steps" if (
+                name not in apart) else (f"another run's or job's steps ({name}): all "
+                                         f"{'before' if apart[name].before else 'after'} the "
+                                         "steps read, in other words")
     return out

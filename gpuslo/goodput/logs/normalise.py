@@ -49,13 +49,14 @@ class Normaliser:
     def __init__(self, profiles: Profiles) -> None:
         self.profiles = profiles
         self.shapes: list[StampShape] = []
-        self.truncated = 0
 
     def clean(self, line: str) -> str | None:
-        """`line` without colour codes and control bytes; None for binary noise."""
+        """`line` cut to MAX_RECORD characters, without colour codes and control bytes; None
+        for binary noise. Counts nothing: the reader cleans a head line several times (stamp
+        layouts, wrap width, the learning sample, the read), so the one that reads it for real
+        (`pipe.RecordPipe.push`) counts the cut."""
         if len(line) > MAX_RECORD:
             line = line[:MAX_RECORD]
-            self.truncated += 1
         if "\x1b" in line:
             line = _ANSI.sub("", line)
         if _CONTROL.search(line):

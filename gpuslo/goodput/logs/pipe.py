@@ -30,6 +30,7 @@ from dataclasses import dataclass
 
 from gpuslo.goodput.logs.columns import AlignedTable, source_marked
 from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.profiles import MAX_RECORD
 from gpuslo.goodput.logs.stamps import Clock
 
 MAX_JOIN = 8  # physical lines one wrapped record may span
@@ -127,12 +128,14 @@ class RecordPipe:
         self._keys: set[str] = set()
         self._block_meta: tuple[int, float | None, str | None] = (0, None, None)
         self.unreadable = 0
+        self.truncated = 0  # lines longer than MAX_RECORD, cut by `Normaliser.clean`
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
         self._column: tuple[int, float | None] = (0, None)  # the last stamp's width and time
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
+        self.truncated += len(line) > MAX_RECORD
         cleaned = self.norm.clean(line)
         if cleaned is None:
             self.unreadable += 1

@@ -88,11 +88,13 @@ class Rule:
 
 @dataclass(frozen=True)
 class Framework:
-    """A framework's profile: its name, a label for people, and its rules in order."""
+    """A framework's profile: its name, a label for people, its rules in order, and whether it
+    saves checkpoints without a line (`saves: silent`: Lightning's ModelCheckpoint)."""
 
     name: str
     label: str
     rules: tuple[Rule, ...]
+    saves_silently: bool = False
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,11 @@ class Profiles:
     frameworks: dict[str, Framework] = field(default_factory=dict)
     sources: tuple[str, ...] = ()
     pins: dict[str, str] = field(default_factory=dict)  # field name → role (overlay `roles`)
+
+    def saves_silently(self, framework: str | None) -> bool:
+        """Whether `framework` (a name, None: not known) saves checkpoints without a line."""
+        found = self.frameworks.get(framework) if framework else None
+        return found is not None and found.saves_silently
 
 
 def check_linear(pattern: str, where: str) -> None:
@@ -247,11 +254,14 @@ def _build(document: Any, source: str) -> Profiles:
             raise ConfigError(f"{where}: a framework name is lower-case letters, digits and _")
         if not isinstance(raw, dict) or "rules" not in raw:
             raise ConfigError(f"{where}: must be a mapping with label and rules")
-        extra = sorted(set(raw) - {"label", "rules"})
+        extra = sorted(set(raw) - {"label", "rules", "saves"})
         if extra:
             raise ConfigError(f"{where}: unknown field(s) {', '.join(extra)}")
+        if raw.get("saves", "printed") not in ("printed", "silent"):
+            raise ConfigError(f"{where}.saves: {raw['saves']!r} is not printed or silent")
         frameworks[name] = Framework(name, str(raw.get("label", name)),
-                                     _rules(raw["rules"], f"{where}.rules"))
+                                     _rules(raw["rules"], f"{where}.rules"),
+                                     raw.get("saves") == "silent")
     for key in ("prefixes", "splits", "timestamps", "inline_timestamps", "checkpoint_step"):
         _regex_list(document.get(key), key)  # validate before compiling below
     pins = document.get("roles") or {}

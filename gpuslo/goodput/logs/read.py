@@ -1,21 +1,24 @@
 """Reading a training log from disk (the I/O edge): streamed, bounded memory, binary refused.
 
-`read_lines(path, stats)` yields the log's physical lines as text: split on `\\n` and `\\r` (a
-progress bar redrawn with carriage returns gives one line per redraw), decoded as UTF-8 with
-undecodable bytes replaced, each line at most `MAX_LINE_BYTES` (the rest of a longer line is
-skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log or a 1 GB line needs
-no more memory than one chunk and one line.
+`read_lines(path, stats)` yields the physical lines of the log at `path` (`-`: standard input)
+as text: split on `\\n` and `\\r` (a progress bar redrawn with carriage returns gives one line
+per redraw), decoded as UTF-8 (as UTF-16 or UTF-32 when the file opens with that byte-order
+mark) with undecodable bytes replaced, each line at most `MAX_LINE_BYTES` (the rest of a longer
+line is skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log or a 1 GB line
+needs no more memory than one chunk and one line.
 `read_blocks(path, stats)` yields the same lines a chunk at a time (a list of the lines each
 `CHUNK` completes), for a reader that prefilters whole blocks (`fast.FastPath.block`).
 """
 
 from __future__ import annotations
 
+import codecs
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import BinaryIO
 
-from gpuslo.config_file import open_data_file, unreadable_data
+from gpuslo.config_file import bom_encoding, open_data_file, unreadable_data
 from gpuslo.errors import InputError
 
 CHUNK = 1 << 20
@@ -25,12 +28,13 @@ _TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
 
 @dataclass
 class ReadStats:
-    """What reading saw: bytes read, lines cut at MAX_LINE_BYTES, and whether the file looked
-    binary (then nothing was parsed)."""
+    """What reading saw: bytes read, lines cut at MAX_LINE_BYTES, whether the file looked
+    binary (then nothing was parsed), and the encoding its byte-order mark named."""
 
     bytes: int = 0
     long_lines: int = 0
     binary: bool = False
+    encoding: str | None = None  # a BOM's encoding (`utf-16`, `utf-32`); None: read as UTF-8
 
 
 def looks_binary(head: bytes) -> bool:
@@ -58,41 +62,71 @@ def read_blocks(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[list
     except OSError as error:
         raise unreadable_data(path, error) from None
     try:
-        buffer = b""
-        skipping = False
-        first = True
-        while True:
-            try:
-                chunk = handle.read(CHUNK)
-            except OSError as error:
-                raise unreadable_data(path, error) from None
-            if first:
-                first = False
-                if looks_binary(chunk[:65536]):
-                    stats.binary = True
-                    stats.bytes = len(chunk)
-                    return
-            if not chunk:
-                break
-            stats.bytes += len(chunk)
-            buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-            parts = buffer.split(b"\n")
-            buffer = parts.pop()
-            if skipping and parts:
-                skipping = False
-                parts = parts[1:]
-            block = [_text(part, stats) for part in parts]
-            if len(buffer) > MAX_LINE_BYTES:
-                if not skipping:
-                    block.append(_text(buffer, stats))
-                    stats.long_lines += 1
-                skipping, buffer = True, b""
-            if block:
-                yield block
-        if buffer and not skipping:
-            yield [_text(buffer, stats)]
+        yield from _split(_chunks(handle, path, stats), stats)
     finally:
         handle.close()
+
+
+def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
+            ) -> Iterator[bytes]:
+    """The file's bytes in `CHUNK` pieces, as UTF-8: a UTF-16 or UTF-32 log that opens with its
+    byte-order mark (PowerShell's `Tee-Object` and `>` write UTF-16 LE) is decoded on the way,
+    `stats.encoding` naming it. Nothing after a first piece that looks binary (`stats.binary`,
+    judged after decoding, so a BOM before control bytes is still binary; and a decoded head
+    that is not mostly ASCII: bytes that only open like UTF-16 decode to scattered code points,
+    a log's stamps, numbers and spaces are ASCII in any language)."""
+    decoder = None
+    first = True
+    while True:
+        try:
+            raw = handle.read(CHUNK)
+            if first and raw and len(raw) < 4:  # a pipe's first read may be short of a BOM
+                raw += handle.read(4 - len(raw))
+        except OSError as error:
+            raise unreadable_data(path, error) from None
+        stats.bytes += len(raw)
+        if first:
+            stats.encoding = bom_encoding(raw)
+            if stats.encoding is not None:
+                decoder = codecs.getincrementaldecoder(stats.encoding)(errors="replace")
+        text = None if decoder is None else decoder.decode(raw, final=not raw)
+        chunk = raw if text is None else text.encode("utf-8")
+        if first and (looks_binary(chunk[:65536]) or (text is not None and not _mostly_ascii(
+                text[:32768]))):
+            stats.binary = True
+            return
+        first = False
+        if chunk:  # at the end, what a decoder held back (an odd byte: one replacement)
+            yield chunk
+        if not raw:
+            return
+
+
+def _mostly_ascii(text: str) -> bool:
+    """True when at least 30 % of `text` is ASCII (random bytes read as UTF-16: 0.2 %)."""
+    return sum(ch < "\x80" for ch in text) >= 0.3 * len(text)
+
+
+def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[list[str]]:
+    """Lines from UTF-8 chunks, a list per chunk (see the module docstring)."""
+    buffer = b""
+    skipping = False
+    for chunk in chunks:
+        buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        parts = buffer.split(b"\n")
+        buffer = parts.pop()
+        if skipping and parts:
+            skipping = False
+            parts = parts[1:]
+        block = [_text(part, stats) for part in parts]
+        if len(buffer) > MAX_LINE_BYTES:
+            if not skipping:  # its start, cut and counted once (`_text`); the rest skipped
+                block.append(_text(buffer, stats))
+            skipping, buffer = True, b""
+        if block:
+            yield block
+    if buffer and not skipping:
+        yield [_text(buffer, stats)]
 
 
 def physical_lines(message: str) -> list[str]:

@@ -1,6 +1,8 @@
 """The training-log reader: learn a log's shape on its head, then read every line fast (pure).
 
-`LogReader(profiles, framework=None)`: `feed(line, ts=None)` one physical line at a time,
+`LogReader(profiles, framework=None, reference=None)`: `feed(line, ts=None)` one physical line
+at a time (`reference`: when the log was last written, Unix seconds, the year of stamps that
+print none: `stamps.Clock`),
 `parsed()` what the lines so far say (for a log still being written), `finish()` at the end.
 Both return a `ParsedLog`: the event observations (`Obs`), the progress records (`Prog`) and
 what was learnt.
@@ -89,6 +91,7 @@ class ParsedLog:
     last_ts: float | None = None
     clock_back: list[tuple[int, float]] = field(default_factory=list)
     clock_unreliable: bool = False
+    year_assumed: int | None = None  # the year given stamps that print none (`stamps.Clock`)
     learnt: Learnt | None = None
     stamp_layouts: list[str] = field(default_factory=list)
     unread: dict[str, tuple[int, int, str]] = field(default_factory=dict)
@@ -103,11 +106,12 @@ class ParsedLog:
 class LogReader:
     """Streaming reader of one training log (see the module docstring)."""
 
-    def __init__(self, profiles: Profiles, framework: str | None = None) -> None:
+    def __init__(self, profiles: Profiles, framework: str | None = None,
+                 reference: float | None = None) -> None:
         self.profiles, self.forced = profiles, framework
         self.wording = Wording(profiles, framework)
         self.norm = Normaliser(profiles)
-        self.clock = Clock()
+        self.clock = Clock(reference=reference)
         self.pipe = RecordPipe(self.norm, self.clock)
         self.learnt: Learnt | None = None
         self._buffer: list[tuple[int, str, float | None]] = []
@@ -191,7 +195,7 @@ class LogReader:
         self._sampled = len(buffered)
         self.norm.shapes = self._stamp_shapes(buffered)
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
-        scratch = RecordPipe(self.norm, Clock(), wrap)
+        scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)
         sample: list[SampleRecord] = []
         for number, line, ts in buffered:
             sample += [SampleRecord(r.line, r.text, r.ts, r.rank)
@@ -285,7 +289,7 @@ class LogReader:
                     not self.rates or self.rates[-1] != found.rate_s):
                 self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once
             if last is not None and self._timed != last.seq:
-                aside.give(found, last)
+                aside.give(found, last, after=True)
                 self._timed = last.seq
             else:
                 self._pending = found
@@ -354,7 +358,7 @@ class LogReader:
     def parsed(self) -> ParsedLog:
         """What the lines so far say (a record still being joined is left out)."""
         if self.learnt is None:  # a log still being written, shorter than the sample so far
-            pending = LogReader(self.profiles, self.forced)
+            pending = LogReader(self.profiles, self.forced, self.clock.reference)
             for number, line, ts in self._buffer:
                 pending.lines = number - 1
                 pending.feed(line, ts)
@@ -366,9 +370,10 @@ class LogReader:
         return ParsedLog(
             framework=chosen, detected=self.forced is None, observations=events,
             progress=list(self.progress), lines=self.lines, matched=self.matched,
-            unreadable=self.pipe.unreadable, truncated=self.norm.truncated,
+            unreadable=self.pipe.unreadable, truncated=self.pipe.truncated,
             first_ts=self.first_ts, last_ts=self.max_ts, clock_back=list(self.clock.back_steps),
-            clock_unreliable=self.clock.unreliable, learnt=self.learnt,
+            clock_unreliable=self.clock.unreliable, year_assumed=self.clock.year_first,
+            learnt=self.learnt,
             stamp_layouts=[s.label for s in self.norm.shapes],
             unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
             candidates=dict(self._hits), rates=list(self.rates), sampled=self._sampled,

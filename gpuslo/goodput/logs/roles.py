@@ -26,8 +26,9 @@
 Units come from the value (`ms`, `s`), the text after it, or the name (`(ms)`, `_ms`, `in s`),
 with `K/M/G` suffixes already applied; a duration without any unit is in seconds.
 `pins` (the profile overlay's `roles`) force a role on the fields whose name they give.
-A template is progress when it has a step counter and is not an evaluation, data or download
-bar (its words before the counter say so; TPUEstimator's infeed/outfeed threads' `Outfeed
+A template is progress when it has a step counter and is not an evaluation, checkpoint, data,
+profiling or run-control line (its words before the counter say so, `NOT_PROGRESS_FAMILIES` name
+the family in `--explain`; TPUEstimator's infeed/outfeed threads' `Outfeed
 finished for iteration (1, 11675)` move data) and not an epoch bar (`Epoch: 13/13` alone).
 """
 
@@ -57,7 +58,7 @@ from gpuslo.goodput.logs.durations import (
     window_by_rate,
 )
 from gpuslo.goodput.logs.reading import Reading, Role
-from gpuslo.goodput.logs.templates import Field, Template
+from gpuslo.goodput.logs.templates import Field, Template, readable
 
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
               "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
@@ -76,6 +77,20 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
     r"|from|load\w*|predict\w*|infeed|outfeed)\b")
+# The families of NOT_PROGRESS_HEAD's words, for the label of a counter not read as steps
+# (`--explain`): the first family whose pattern matches the word found says what the line is.
+NOT_PROGRESS_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
+        ("an evaluation line", r"val|valid\w*|eval\w*|test\w*|predict\w*|map\d*|inference"
+                               r"|sampl\w*|sanity"),
+        ("a checkpoint line", r"sav\w*|checkpoint\w*|restor\w*|resum\w*"),
+        ("a data or set-up line", r"download\w*|generating|tokeniz\w*|load\w*|shards?|extract\w*"
+                                  r"|convert\w*|process\w*|filter|fetching|resolving|building"
+                                  r"|compil\w*|scann\w*|writing|uploading|indexing|caching"
+                                  r"|infeed|outfeed"),
+        ("a profiling or summary line", r"profil\w*|dump\w*|record\w*|summary"),
+        ("a run-control line", r"kill\w*|skip\w*|start\w*|from"),
+    ))
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
 _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
@@ -288,8 +303,9 @@ def _decide(reading: Reading) -> None:
     words_before = set(words(head))
     said = head[:HEAD_WORDS] + " " + tpl.fields[reading.step].key + " " + _verb(
         tpl.fields[reading.step].after)
-    if NOT_PROGRESS_HEAD.search(said):
-        reading.why = f"an evaluation, data or download line ({head.strip()[:40]!r})"
+    found = NOT_PROGRESS_HEAD.search(said)
+    if found:
+        reading.why = not_progress_label(found.group(0), head)
     elif reading.epoch is None and words_before and words_before <= EPOCH_WORDS | {"train"} \
             and reading.bar:
         reading.epoch_marker = True
@@ -301,6 +317,16 @@ def _decide(reading: Reading) -> None:
     else:
         reading.progress = True
         reading.why = f"progress: step from {tpl.fields[reading.step].key or 'n/N'}"
+
+
+def not_progress_label(word: str, head: str) -> str:
+    """Why a counter whose line says `word` (a NOT_PROGRESS_HEAD word) is not training progress:
+    the word's family (NOT_PROGRESS_FAMILIES) and the word, with the head of the template as
+    `readable` prints it (`a checkpoint line ('saving' in 'saving checkpoint at iteration')`)."""
+    family = next((name for name, pattern in NOT_PROGRESS_FAMILIES if pattern.fullmatch(word)),
+                  "not a training step")
+    shown = " ".join(readable(head).split())[:48]
+    return f"{family} ({word!r} in {shown!r})" if shown else f"{family} ({word!r})"
 
 
 def _verb(after: str) -> str:

@@ -15,8 +15,13 @@ A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.6
 1605777750.5480015`) is a layout too, looked for at a record's end after those at its head.
 
 `Clock.seconds(groups)` turns a match into Unix seconds (UTC as printed: logs do not say their
-zone). A stamp without a year takes the year of the last full stamp (else `REFERENCE_YEAR`); a
-time of day alone takes the last full date and rolls over at midnight. The clock never goes
+zone). A stamp without a year (glog's `I0213 12:07:20.086`, syslog's `Dec  4 16:38:00`) takes
+the year of the last full stamp; with none, the year is inferred from the clock's `reference`
+(when the log was last written: its file's modification time, or now for a pipe), the latest
+year in which the first such stamp is not after it (`Clock.assumed_year`, which the reader says
+in a note), and it rolls over when the month goes back more than six (December to January);
+without a reference, `REFERENCE_YEAR`. A time of day alone takes the last full date and rolls
+over at midnight. The clock never goes
 back silently: a stamp more than `BACK_TOLERANCE_S` before the latest one is a clock step back
 (a pasted older run, an NTP or time-zone change); it is noted with its line, and the clock keeps
 counting from the latest time (every later stamp is shifted by the step), so a day back cannot
@@ -29,7 +34,7 @@ from __future__ import annotations
 import calendar
 import re
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from dateutil import parser as dateutil_parser
 
@@ -186,13 +191,18 @@ def _dayfirst(spans: list[str]) -> bool:
 @dataclass
 class Clock:
     """Stamp matches → Unix seconds, carrying year and date forward and never going back (see
-    the module docstring). `back_steps`: (line, seconds) of every step back."""
+    the module docstring). `back_steps`: (line, seconds) of every step back; `year_first`: the
+    year first inferred (None: none was)."""
 
     year: int | None = None
+    reference: float | None = None  # Unix seconds the log was last written, for a year-less date
+    assumed_year: int | None = None  # the year inferred for year-less dates from `reference`
     day_start: float | None = None
     last: float | None = None
     offset: float = 0.0
     back_steps: list[tuple[int, float]] = field(default_factory=list)
+    year_first: int | None = None
+    _month: int = 0  # the month of the last year-less date, for the roll-over
     _midnights: dict[tuple[int, int, int], float] = field(default_factory=dict, repr=False,
                                                           compare=False)
 
@@ -235,7 +245,7 @@ class Clock:
             else:
                 return self._time_of_day(tod)
             if year is None:
-                year = self.year or REFERENCE_YEAR
+                year = self.year or self._yearless(month, day)
             else:
                 self.year = year
             if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
@@ -245,6 +255,22 @@ class Clock:
             return None
         self.day_start = midnight
         return midnight + tod
+
+    def _yearless(self, month: int, day: int) -> int:
+        """The year of a date printed without one and no full stamp before it (see the module
+        docstring)."""
+        if self.reference is None or not 1 <= month <= 12:
+            return REFERENCE_YEAR
+        if self.assumed_year is None:
+            ref = datetime.fromtimestamp(self.reference, UTC)
+            year = ref.year - ((month, day) > (ref.month, ref.day))
+            while (month, day) == (2, 29) and not calendar.isleap(year):
+                year -= 1  # a Feb 29 was printed in a leap year
+            self.assumed_year = self.year_first = year
+        elif month < self._month - 6:  # December, then January: a new year
+            self.assumed_year += 1
+        self._month = month
+        return self.assumed_year
 
     def _midnight(self, year: int, month: int, day: int) -> float:
         """Unix seconds of a day's midnight (UTC), remembered: a log's lines share few days."""

@@ -25,9 +25,10 @@ from typing import Any
 from gpuslo import names
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.logs.items import Interruption, Restore
+from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.timeline import place
-from gpuslo.goodput.logs.walk import Journal, Walk
+from gpuslo.goodput.logs.walk import Walk
 
 BASIS_STEPS = "steps"
 BASIS_GPU_SECONDS = "gpu_seconds"

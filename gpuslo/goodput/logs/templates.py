@@ -17,6 +17,14 @@ from statistics import median
 
 from gpuslo.goodput.logs.tokens import Value, template, values
 
+
+def readable(template: str) -> str:
+    """A template with its placeholders written out (`<n>` a number, `<d>` a duration, `<date>`
+    a date, `<bar>` a progress bar's glyphs): what `--explain` and every label built from a
+    template's text print, never the control characters that stand for them."""
+    return (template.replace("\x01", "<n>").replace("\x02", "<d>").replace("\x03", "<date>")
+            .replace("\x04", "<bar>"))
+
 MAX_TEMPLATES = 4000  # distinct templates kept from one sample; the rest are counted only
 MAX_VALUES = 2000  # values per field kept for role inference
 BURST_S = 1.0  # records of one template stamped within this are copies of one record

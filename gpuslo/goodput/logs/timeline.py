@@ -82,6 +82,7 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
 
 
 def _save(line: Timeline, save: Save) -> None:
+    _held(line, save)
     if save.start_ts is not None:
         start = line.anchor(save.start_ts)
         end = save.end_ts if save.end_ts is not None else (
@@ -101,6 +102,21 @@ def _save(line: Timeline, save: Save) -> None:
     if line.placed and not line.relative:
         start = max(start, line.placed[-1].t1)
     line.put(save, start, max(end, start))
+
+
+def _held(line: Timeline, save: Save) -> None:
+    """A stamped save that began inside the interval of the record placed just before it: that
+    record was stamped by a later line whose time held the save (nnU-Net prints `This epoch
+    took 634.08 s` after the epoch's `saving checkpoint...`/`done, saving took 2.62 seconds`):
+    the record ends where the save begins, so the save's seconds are the save's, not a step's
+    as well."""
+    start = save.start_ts if save.start_ts is not None else (
+        save.end_ts - save.seconds if save.end_ts is not None and save.seconds is not None
+        else None)
+    last = line.placed[-1] if line.placed and not line.relative else None
+    if start is not None and isinstance(last, Record) and last.t0 <= start < last.t1:
+        last.t1 = start
+        line.clock = start
 
 
 def _other(line: Timeline, item: Any) -> None:

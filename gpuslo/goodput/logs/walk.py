@@ -5,12 +5,14 @@ Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `rest
 `job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
 
 Commit evidence. A save line commits its step, unless the save has no end line and a stop
-follows it before any progress (begun, not finished: a save cut short commits nothing). A
-restore of step M proves a commit at M: the walk writes a `checkpoint` of M when the run
-before the restore passed M (Lightning prints no save line; its `Restored all states from
-…step=2532.ckpt` is the only evidence). A bar that
-starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log
-that opens with such a bar is a restart, but its commit is not proven). The end of training
+follows it before any progress, or the log ends inside a save to a temporary target (begun, not
+shown finished: a save cut short commits nothing). A restore of step M proves a commit at M: the
+walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
+save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
+starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log that
+opens with such a bar is a restart, but its commit is not proven). A restore before any progress
+of its run commits the step it names (the run goes on from it); it is evidence for the progress
+the log shows only where the job prints its saves (`Journal.commit`). The end of training
 (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
 
@@ -18,10 +20,19 @@ Restarts. A restore after progress, an init line after progress or after a stop,
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
 or alone: the line is the evidence of the stop, and the lines of one restart count once), and a
 step counter that goes back are each one restart (a restore with its init lines is one); the
-progress after the last commit is wasted (the calculator's rule). An error line followed by more
+progress after the last commit is wasted (the calculator's rule). A restart with no stop line
+before it (a restore, an init line or a counter going back, after progress) lists one
+interruption, cause `unknown` on the observability layer, as the calculator counts a journal
+that just stopped: the list and `goodput.interruptions` agree. An error line followed by more
 progress without a restart was not a stop and is not counted. Hangs: a watchdog's line, or a
 pause between progress lines (or until a scheduler's pulse) of at least `hang_min_s` and 10 ×
-the step time.
+the step time. The time a hang holds (last progress → the watchdog's line, its `ran for`, or the
+pulse) is booked `other`: the job held its GPUs and made no progress.
+
+Steps events: a bar's records are sent once a second of the log; a line's that prints its step
+time at once, stating it; a line's timed by the clock (stamp or elapsed differences) once they
+span `CLOCK_TICKS` ticks of it, its time measured by the calculator, so the slowdown rule reads
+intervals whose clock error (a tick) is at most 1 %.
 """
 
 from __future__ import annotations
@@ -30,12 +41,19 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
-from gpuslo.goodput.journal import SCHEMA_VERSION, check_event
-from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, unfinished
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
+from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.windows import resolution
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
+_MARKS = ("init", "train_start", "restart", "end", "alive")  # the marks the walk acts on
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
+# A line log timed by its clock (no step time printed: stamp or elapsed-time differences) is
+# sent in intervals of at least this many ticks of that clock, so that a tick's error is at
+# most 1 % of an interval: under the slowdown threshold (3 %), noise is not a slowdown
+CLOCK_TICKS = 100
+CLOCKED = {"stamps": "ts", "stamps_coarse": "ts", "elapsed": "elapsed", "": "ts"}
 SAVE_PAUSE_MIN_S = 1.0
 
 
@@ -44,49 +62,6 @@ def _stamped_both(save: Save) -> bool:
     are the same (accelerate's `Saving current state` and its parts all at 15:49:55: under the
     stamps' resolution), where a save with one stamp has no length to give."""
     return save.start_ts is not None and save.end_ts is not None
-
-
-class Journal:
-    """The journal being written: events, the open phase, the state (new | running |
-    interrupted | completed) and the last committed step."""
-
-    def __init__(self, job: str, gpus: int) -> None:
-        self.job, self.gpus = job, gpus
-        self.events: list[dict[str, Any]] = []
-        self.phase: str | None = None
-        self.state = "new"
-        self.last_t = 0.0
-        self.committed = -1
-        self.commits = 0
-
-    def emit(self, t: float, kind: str, **fields: Any) -> None:
-        """Append one event (never before the last one)."""
-        t = max(t, self.last_t)
-        self.last_t = t
-        event = {"v": SCHEMA_VERSION, "t": round(t, 6), "event": kind, **fields}
-        check_event(event)
-        self.events.append(event)
-        self.commits += kind == "checkpoint"
-
-    def start(self, t: float) -> None:
-        """`job_start` before the first item."""
-        if self.state == "new":
-            self.emit(t, "job_start", job=self.job, node="log", gpus=self.gpus)
-            self.state = "running"
-
-    def open_phase(self, t: float, category: str) -> None:
-        """Open a phase (closing another one)."""
-        if self.state != "running" or self.phase == category:
-            return
-        self.close_phase(t)
-        self.emit(t, "phase_start", category=category)
-        self.phase = category
-
-    def close_phase(self, t: float) -> None:
-        """Close the open phase, if any."""
-        if self.phase is not None:
-            self.emit(t, "phase_end", category=self.phase)
-            self.phase = None
 
 
 def proven_commits(items: list[Any]) -> dict[int, int]:
@@ -124,12 +99,17 @@ class Walk:
         self.window: list[float] = []  # step times of the records since the last steps event
         self.unsent: Record | None = None
         self.pending_pause: tuple[int, float] | None = None
+        records = [x for x in items if isinstance(x, Record)]
+        self.ticks = {"ts": resolution([r.ts for r in records if r.ts is not None]),
+                      "elapsed": resolution([r.prog.elapsed for r in records
+                                             if r.prog.elapsed is not None])}
 
     def run(self) -> dict[str, Any]:
         """Walk every item; returns the facts."""
         for k, item in enumerate(self.items):
             self.j.start(item.t0)
-            if not isinstance(item, Record):
+            if not isinstance(item, Record) and not (
+                    isinstance(item, Mark) and item.kind not in _MARKS):  # a word, not an event
                 self._send()
             if isinstance(item, Record):
                 self._record(k, item)
@@ -181,19 +161,32 @@ class Walk:
             self.window.append(rec.step_s)
         self.unsent = rec
         self._proven_commit(rec)
-        if self.unsent is not None and (rec.t1 - self.j.last_t >= COALESCE_S or not rec.prog.bar):
+        if self.unsent is not None and rec.t1 - self.j.last_t >= self._interval(rec):
             self._send()
         self.last, self.progressed, self.restarted = rec, True, False
+
+    def _interval(self, rec: Record) -> float:
+        """The least time the records since the last steps event must span to be sent: a
+        bar's, a second (COALESCE_S); a line's that prints its step time, none; a line's timed
+        by the clock, CLOCK_TICKS ticks of it (whole-second stamps: 100 s, so a window of
+        8 steps in 7 or 8 s is not read as steps 14 % slower)."""
+        if rec.prog.bar:
+            return COALESCE_S
+        clock = CLOCKED.get(rec.source)
+        return 0.0 if clock is None else CLOCK_TICKS * self.ticks[clock]
 
     def _send(self) -> None:
         """Write the `steps` event of the records since the last one (bars print a line per
         step and whole seconds: their records are sent together, with their median step
-        time; a line log's record is sent alone and its interval measured)."""
+        time; a line log's record is sent alone, with the step time it gives). The step time
+        is stated, not left to the calculator to measure between events, so the slowdowns
+        filed are those of the log's own intervals whatever the clock placed around them (a
+        save's end and the next line's stamp)."""
         rec, self.unsent = self.unsent, None
         if rec is None:
             return
         fields: dict[str, Any] = {"step": rec.glob}
-        if self.window and rec.prog.bar:  # a line log's interval is measured by the calculator
+        if self.window and (rec.prog.bar or rec.source not in CLOCKED):  # else: the clock's
             fields["step_time_s"] = round(median(self.window), 9)
         self.window = []
         self.j.emit(rec.t1, "steps", **fields)
@@ -219,8 +212,7 @@ class Walk:
             rec.glob - before)
         t = rec.t0 + max(0.0, min(1.0, share)) * (rec.t1 - rec.t0)
         self._send() if rec.glob == step else self.j.emit(t, "steps", step=step)
-        self.j.emit(t, "checkpoint", step=step)
-        self.j.committed = step
+        self.j.commit(t, step)
         self.pending_pause = (step, t)
 
     def _pause(self, rec: Record) -> None:
@@ -257,11 +249,15 @@ class Walk:
                           "other, not as progress")
 
     # -- events --------------------------------------------------------------------------------
-    def _cut_short(self, k: int, save: Save) -> Interruption | None:
+    def _cut_short(self, k: int, save: Save) -> Interruption | bool | None:
         """The stop that follows a save with no end line before any progress, on a later line
         (the save was begun, not finished, and commits nothing), else None. A stop glued to
         the save's own line came after more output of the job (mmcv's evaluation bar drawn
-        after the save, then the shell's `Killed`)."""
+        after the save, then the shell's `Killed`). True when the log ends inside a save to a
+        temporary target (`items.temporary`: HF's `Saving model checkpoint to
+        …/tmp-checkpoint-40`, its config file written, then nothing): the rename that commits
+        it is not shown, so no commit is proven. (A save to its own name that the log ends in
+        is counted: a job that goes on prints nothing more when the save returns.)"""
         if save.ended:
             return None
         for item in self.items[k + 1:]:
@@ -269,14 +265,15 @@ class Walk:
                 return item if item.line != save.line else None
             if not isinstance(item, Save):
                 return None
-        return None
+        return True if temporary(save.path) else None
 
-    def _save(self, save: Save, stop: Interruption | None = None,
+    def _save(self, save: Save, stop: Interruption | bool | None = None,
               unfinished: bool = False) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
-        traceback out of torch.save), the save failed and is not listed either; nor is a save
-        begun where the log ends (`unfinished`)."""
+        traceback out of torch.save), the save failed and is not listed either. A save the
+        log ends inside (`stop` True) is listed and commits nothing; one begun before any step
+        where the log ends, naming nothing it wrote (`unfinished`), is not listed."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
@@ -286,20 +283,29 @@ class Walk:
                               "to finish: not counted as a checkpoint save")
             return
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
-        if stop is not None and not stop.hang:
+        if isinstance(stop, Interruption) and not stop.hang:
             self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "
                               "not counted as a checkpoint save")
             return
+        if stop is True:
+            self.notes.append(f"line {save.line}: the log ends inside a save to a temporary "
+                              f"target ({save.path}): the rename that commits it is not shown, "
+                              "so it is not counted as a commit")
         if step is not None and stop is None:
-            self.j.emit(save.t1, "checkpoint", step=int(step))
-            self.j.committed = int(step)
+            self.j.commit(save.t1, int(step))
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
         self.saves.append({"step": step, "seconds": seconds, "line": save.line})
 
     def _restore(self, k: int, item: Restore) -> None:
-        if self.open is not None or self.j.state in ("interrupted", "completed") or (
+        if self.open is None and self.j.state == "running" and self.progressed and (
+                self.last is not None):  # no stop line: the restore is the evidence of the stop
+            self.interruptions.append({"after_step": self.last.glob, "cause": "unknown",
+                                       "layer": names.LAYER_OBSERVABILITY, "line": item.line,
+                                       "text": None})
+            self._restart(k, item.t0, item.line)
+        elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
@@ -310,9 +316,8 @@ class Walk:
             self.j.close_phase(item.t1)
         # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
         # start-up's phase open to the next progress line: the load is not progress either
-        if item.step is not None and self.j.committed < item.step:
-            self.j.emit(item.t1, "checkpoint", step=item.step)
-            self.j.committed = item.step
+        if item.step is not None and self.j.committed < item.step:  # no progress of its run
+            self.j.commit(item.t1, item.step, head_restore=True)  # before it (else a restart)
 
     def _interruption(self, item: Interruption) -> None:
         after = self.last.glob if self.last is not None else None
@@ -325,6 +330,7 @@ class Walk:
             self.hangs.append({"after_step": after, "cause": item.cause, "line": item.line,
                                "seconds": round(item.ran_for_s, 3)
                                if item.ran_for_s is not None else None})
+            self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
@@ -363,6 +369,18 @@ class Walk:
                                "cause": "no_progress", "line": item.obs.line})
         else:
             entry["seconds"] = round(pause, 3)
+        self._stalled(self.last.t1, item.t1)  # running, printing no step: not progress
+
+    def _stalled(self, t0: float, t1: float) -> None:
+        """Book a hang the log shows (last progress → a watchdog's line, or a scheduler's pulse
+        long after it) as `other`, from the journal's last event on: the job held its GPUs
+        and made no progress (T02's eval hang under hourly PULSE lines, T11's 7 h before the
+        NCCL watchdog fired)."""
+        if self.j.state != "running" or t1 <= max(t0, self.j.last_t):
+            return
+        self._send()
+        self.j.open_phase(max(t0, self.j.last_t), "other")
+        self.j.close_phase(t1)
 
     # -- restarts ------------------------------------------------------------------------------
     def _upcoming_restore(self, k: int) -> Restore | None:

@@ -61,6 +61,12 @@ def _layers(values: dict | None) -> dict[str, float]:
     return {layer: float((values or {}).get(layer) or 0.0) for layer in names.LAYERS}
 
 
+def job_records(fig: Figures) -> str:
+    """What the jobs' GPU-time was read from, in words: the basis without a capacity
+    accounting (`journals`, `training logs`), else the journals beside it."""
+    return JOURNALS if fig.productive_basis == CAPACITY else fig.productive_basis
+
+
 def has_job_data(doc: dict) -> bool:
     """True when the source has jobs (allocations or journals): idle then means usable and not
     allocated to a job; without job data nothing can be called idle."""

@@ -8,40 +8,50 @@ it (week-over-week section). Errors (missing or malformed input, a window with n
 typed `gpuslo.errors` errors naming the flag or file; the CLI prints them as one line, exit 2.
 
 Sources (each returns a `gpuslo.slo.frames.Frames`): a `gpuslo simulate` directory
-(`gpuslo.slo.simulate.files.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
+(`gpuslo.slo.simulate.reading.read_simulation`), a fault trace (`gpuslo.slo.sources.traces`),
 Recorder journals (`gpuslo.slo.sources.journals`), a Prometheus API
-(`gpuslo.slo.sources.prometheus`; a global store holding several clusters, told apart by their
-`cluster` label, gives the fleet and each cluster's frames: `gpuslo.slo.sources.clusters`, and
-`per_cluster` their rows), Prometheus for verdicts with journals for job goodput, or the logs a
-training job printed (`gpuslo.slo.sources.training_logs`, a source of its own).
+(`gpuslo.slo.sources.clusters.load_api`: one cluster's Prometheus,
+`gpuslo.slo.sources.prometheus`, or a global store holding several clusters, told apart by
+their `cluster` label, which gives the fleet and each cluster's frames, and `per_cluster` their
+rows), Prometheus for verdicts with journals for job goodput, or the logs a
+training job printed (`gpuslo.slo.sources.training_logs`, a source of its own). Each source's
+loader is imported when that source is read (`LAZY_LOADERS`), and the HTML renderer (with
+matplotlib) when HTML is asked for (`RENDERERS`): a report from files loads no HTTP client,
+trace parser or training-log reader, and a Markdown or JSON report no plotting library.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import datetime as dt
+import importlib
 import json
 import re
+from collections.abc import Callable
 
 import pandas as pd
 
 from gpuslo.errors import InputError, UsageError
+from gpuslo.slo.engine import TRAINING_LOGS_BASIS as TRAINING_LOGS
 from gpuslo.slo.engine import WeeklyResult, compute_week
-from gpuslo.slo.frames import Frames
+from gpuslo.slo.frames import Frames, iso_utc
 from gpuslo.slo.report.clusters import cluster_rows
-from gpuslo.slo.report.html import render_html
 from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.report.model import Report
-from gpuslo.slo.simulate.files import read_simulation
-from gpuslo.slo.sources.clusters import load_global, read_clusters
-from gpuslo.slo.sources.journals import load_journals
-from gpuslo.slo.sources.prometheus import load_prometheus
-from gpuslo.slo.sources.query_api import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S, QueryApi
-from gpuslo.slo.sources.traces import load_trace
-from gpuslo.slo.sources.training_logs import load_training_logs
+from gpuslo.slo.sources.limits import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo_spec import SloSpec
 
 FORMATS = ("md", "html", "json")
+# source (a `Sources` field) -> (module, function) reading it, imported only when it is read
+LAZY_LOADERS: dict[str, tuple[str, str]] = {
+    "data": ("gpuslo.slo.simulate.reading", "read_simulation"),
+    "trace": ("gpuslo.slo.sources.traces", "load_trace"),
+    "journals": ("gpuslo.slo.sources.journals", "load_journals"),
+    "prometheus": ("gpuslo.slo.sources.clusters", "load_api"),
+    "training_logs": ("gpuslo.slo.sources.training_logs", "load_training_logs"),
+}
+# format -> (module, function) rendering it, imported only when that format is asked for
+RENDERERS: dict[str, tuple[str, str]] = {"html": ("gpuslo.slo.report.html", "render_html")}
 Window = tuple[pd.Timestamp | None, pd.Timestamp | None]
 
 
@@ -125,7 +135,8 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         if sources.data or sources.trace or sources.journals or sources.prometheus:
             raise UsageError("--training-log is a source of its own: give it without "
                              "--data, --trace, --journals or --prometheus")
-        return load_training_logs(list(sources.training_logs), sources.gpus)
+        frames = loader("training_logs")(list(sources.training_logs), sources.gpus)
+        return dataclasses.replace(frames, jobs_from=TRAINING_LOGS)
     flags = ("data", "trace", "journals", "prometheus")
     given = [flag for flag in flags if getattr(sources, flag)]
     if len(given) != 1 and sorted(given) != ["journals", "prometheus"]:
@@ -137,17 +148,18 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         if value is not None and value < 1:
             raise UsageError(f"{flag} must be 1 or more, got {value}")
     if sources.data:
-        frames, _, _ = read_simulation(sources.data)
+        frames, _, _ = loader("data")(sources.data)
         return Frames(**frames, source=f"gpuslo simulate output {sources.data}")
     if sources.trace:
-        return load_trace(sources.trace, sources.trace_format,
-                          nodes=sources.nodes, gpus_per_node=sources.gpus_per_node)
-    journals = load_journals(sources.journals) if sources.journals else None
+        return loader("trace")(sources.trace, sources.trace_format,
+                               nodes=sources.nodes, gpus_per_node=sources.gpus_per_node)
+    journals = loader("journals")(sources.journals) if sources.journals else None
     if not sources.prometheus:
         return journals
     if start is None:
         raise UsageError("--prometheus needs a window: --week or --start/--end")
-    frames = _load_api(sources, start, end)
+    frames = loader("prometheus")(sources.prometheus, start, end, step_s=sources.step_s,
+                                  timeout_s=sources.timeout_s, max_samples=sources.max_samples)
     if journals is None:
         return frames
     return dataclasses.replace(
@@ -157,18 +169,10 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         source=f"{frames.source} + journals {sources.journals}")
 
 
-def _load_api(sources: Sources, start: pd.Timestamp, end: pd.Timestamp) -> Frames:
-    """The Prometheus-compatible API's frames: one cluster's Prometheus as always, or, when the
-    series carry `cluster` (a global store), the fleet's with each cluster's beside them
-    (`gpuslo.slo.sources.clusters`)."""
-    options = {"step_s": sources.step_s, "timeout_s": sources.timeout_s,
-               "max_samples": sources.max_samples}
-    api = QueryApi(sources.prometheus, timeout_s=sources.timeout_s,
-                   max_samples=sources.max_samples)
-    clusters = read_clusters(api, start, end)
-    if clusters:
-        return load_global(sources.prometheus, start, end, clusters, **options)
-    return load_prometheus(sources.prometheus, start, end, **options)
+def loader(source: str) -> Callable:
+    """The function reading `source` (a `LAZY_LOADERS` key); its module is imported now."""
+    module, function = LAZY_LOADERS[source]
+    return getattr(importlib.import_module(module), function)
 
 
 def per_cluster(frames: Frames, start, end, spec: SloSpec) -> list[dict]:
@@ -184,6 +188,9 @@ def compute(frames: Frames, start, end,
     holds no time at all or none inside the window."""
     source = frames.source or "input"
     span = frames.span()
+    if span is None and frames.jobs_from == TRAINING_LOGS:  # every log left out, and why
+        why = frames.cannot_fill.get("training_logs") or "no log gave a step"
+        raise InputError(source, f"no training log to report on: {why}")
     if span is None:
         raise InputError(source, "the data holds no timestamps (empty trace or directory)")
     if start is not None and (end <= span[0] or start >= span[1]):
@@ -197,7 +204,7 @@ def compute(frames: Frames, start, end,
 
 
 def _iso(stamp: pd.Timestamp) -> str:
-    return stamp.isoformat().replace("+00:00", "Z")
+    return iso_utc(stamp)
 
 
 def render(report: Report, chosen: list[str]) -> dict[str, str]:
@@ -206,7 +213,8 @@ def render(report: Report, chosen: list[str]) -> dict[str, str]:
     if "md" in chosen:
         out["report.md"] = render_markdown(report)
     if "html" in chosen:
-        out["report.html"] = render_html(report)
+        module, function = RENDERERS["html"]
+        out["report.html"] = getattr(importlib.import_module(module), function)(report)
     if "json" in chosen:
         text = json.dumps(report.document, sort_keys=True, indent=2, allow_nan=False)
         out["report.json"] = text + "\n"

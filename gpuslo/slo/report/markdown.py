@@ -85,7 +85,13 @@ def headline(doc: dict) -> list[tuple[str, str]]:
     ]
 
 
-GOODPUT_LABEL = "goodput ratio (job_goodput SLI: productive / job GPU-time in the journals)"
+def goodput_label(records: str) -> str:
+    """The goodput line's label, naming what the job GPU-time was read from (`journals`,
+    `training logs`: `figures.job_records`)."""
+    return f"goodput ratio (job_goodput SLI: productive / job GPU-time in the {records})"
+
+
+GOODPUT_LABEL = goodput_label(figures.JOURNALS)
 BADPUT_LABEL = "job badput GPU-hours by layer (allocated usable time without progress)"
 
 
@@ -95,7 +101,7 @@ def _job_headline(fig: figures.Figures) -> list[tuple[str, str]]:
         return [("jobs", "no job data (so no productive GPU-hours, goodput or badput)")]
     return [
         (f"productive GPU-hours ({fig.productive_basis})", hours(fig.productive)),
-        (GOODPUT_LABEL, ratio(fig.goodput_ratio)),
+        (goodput_label(figures.job_records(fig)), ratio(fig.goodput_ratio)),
         (BADPUT_LABEL, _by_layer(fig.job_badput_by_layer)),
     ]
 

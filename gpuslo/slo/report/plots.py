@@ -61,6 +61,15 @@ def _figure(size: tuple[float, float]) -> Figure:
     return fig
 
 
+def _tight_layout(fig: Figure) -> None:
+    """`fig.tight_layout()`, once. It leaves a placeholder layout engine on the figure, and
+    savefig draws a figure with a layout engine twice (once with drawing disabled, for the
+    engine, then into the SVG): with none left, it draws once, the same bytes (~40 % of the
+    plots' time)."""
+    fig.tight_layout()
+    fig.set_layout_engine(None)
+
+
 def _days(daily: list[dict]) -> list[str]:
     return [str(d["day"])[:10] for d in daily]
 
@@ -88,7 +97,7 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
         unit = "day" if period == 1 else "7 days"
         ax.set_title(f"Unusable GPU-hours (provisioned, not usable) by layer per {unit} (UTC)")
         _legend_outside(ax)
-        fig.tight_layout()
+        _tight_layout(fig)
         return _svg(fig)
 
 
@@ -124,7 +133,7 @@ def lost_by_layer(unusable: dict[str, float], badput: dict[str, float]) -> str |
         ax.set_xlabel("lost GPU-hours")
         ax.set_title(f"Lost GPU-hours by layer: {total:,.1f} in total")
         _legend_outside(ax)
-        fig.tight_layout()
+        _tight_layout(fig)
         return _svg(fig)
 
 
@@ -175,7 +184,7 @@ def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | No
             f"Usable GPU ratio per day against the objective (axis {low:.4f}–{high:.4f})"
         )
         _legend_outside(ax)
-        fig.tight_layout()
+        _tight_layout(fig)
         return _svg(fig, "usable-ratio", (low, high))
 
 
@@ -216,7 +225,7 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
             f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
             "GPU-hours"
         )
-        fig.tight_layout()
+        _tight_layout(fig)
         return _svg(fig, "badput-waterfall", right.get_ylim())
 
 

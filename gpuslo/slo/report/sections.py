@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.slo.report.crawl import crawl
-from gpuslo.slo.report.figures import CAPACITY
+from gpuslo.slo.report.figures import CAPACITY, job_records
 from gpuslo.slo.report.jobs_hit import jobs_hit
 from gpuslo.slo.report.model import (
     TOP,
@@ -138,7 +138,8 @@ def goodput(doc, extra, wow, fig) -> Section:
     if not fig.allocated:
         why = _cannot(doc, "capacity", "no allocated GPU-time in the fleet accounting")
         return Section("goodput", title, (
-            f"Per-job goodput from the journals only; no fleet badput waterfall: {why}.",), tables)
+            f"Per-job goodput from the {job_records(fig)} only; no fleet badput waterfall: "
+            f"{why}.",), tables)
     allocated = fig.allocated
     rows = (("allocated", hours(allocated), ratio(1.0)),)
     rows += tuple(
@@ -147,7 +148,7 @@ def goodput(doc, extra, wow, fig) -> Section:
     rows += (("= productive", hours(fig.productive), ratio(fig.productive_share_of_allocated)),)
     lines = (
         f"Goodput ratio {ratio(fig.goodput_ratio)} (the job_goodput SLI: productive / all "
-        "GPU-time the jobs' journals record, recovery and wasted progress included, as "
+        f"GPU-time the jobs' {job_records(fig)} record, recovery and wasted progress included, as "
         f"Prometheus records it); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall "
         f"splits the allocated GPU-hours of the {fig.productive_basis}: "
         f"{ratio(fig.productive_share_of_allocated)} of them were productive"

@@ -29,7 +29,7 @@ from typing import Any
 import yaml
 
 from gpuslo.errors import ConfigError
-from gpuslo.goodput.logs import analyse_log
+from gpuslo.goodput.logs import analyse_log, last_written
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe
 from gpuslo.goodput.logs.profiles import load_profiles
@@ -130,7 +130,9 @@ class MarkerLog:
     """What `read_markers` saw: markers (in log order), lines (physical), records, stamped
     (records with their own stamp), first_ts / last_ts (Unix seconds of the earliest and latest
     stamp, None without any), stamp_layouts (labels), year_known (False when no stamp printed
-    a year: times then read in stamps.REFERENCE_YEAR), binary, long_lines."""
+    a year), year_assumed (the year then inferred from when the log was last written, `said`
+    in words: `goodput.logs.last_written`; None: times read in stamps.REFERENCE_YEAR), binary,
+    long_lines."""
 
     markers: list[Marker] = field(default_factory=list)
     lines: int = 0
@@ -140,6 +142,8 @@ class MarkerLog:
     last_ts: float | None = None
     stamp_layouts: list[str] = field(default_factory=list)
     year_known: bool = False
+    year_assumed: int | None = None
+    said: str = ""
     binary: bool = False
     long_lines: int = 0
 
@@ -158,7 +162,8 @@ def read_markers(path: str | os.PathLike[str], wording: MarkerWording) -> Marker
     norm = Normaliser(load_profiles())
     norm.shapes = _shapes(norm, head)
     out.stamp_layouts = [s.label for s in norm.shapes]
-    clock = Clock()
+    reference, out.said = last_written(path)
+    clock = Clock(reference=reference)
     pipe = RecordPipe(norm, clock)
     last_ts: float | None = None
     for number, line in enumerate(_chain(head, lines), 1):
@@ -168,7 +173,7 @@ def read_markers(path: str | os.PathLike[str], wording: MarkerWording) -> Marker
     for rec in pipe.flush():
         last_ts = _take(out, rec, last_ts, wording)
     out.binary, out.long_lines = stats.binary, stats.long_lines
-    out.year_known = clock.year is not None
+    out.year_known, out.year_assumed = clock.year is not None, clock.year_first
     return out
 
 

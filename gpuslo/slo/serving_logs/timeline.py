@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from datetime import UTC, datetime
 
 import pandas as pd
 
 from gpuslo import names
 from gpuslo.goodput.logs import job_id_for
 from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
-from gpuslo.slo.frames import empty, make_frame
+from gpuslo.slo.frames import empty, iso_utc, make_frame
 from gpuslo.slo.serving import serving_account
 from gpuslo.slo.serving_logs.markers import (
     Marker,
@@ -142,7 +141,10 @@ def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict
     notes = [f"line {m.line}: {m.kind} marker without its own stamp, timed by the record before"
              for m in log.markers if m.carried]
     if log.first_ts is not None and not log.year_known:
-        notes.append(f"no stamp prints a year: times read in {REFERENCE_YEAR}")
+        notes.append(f"no stamp prints a year: times read in {REFERENCE_YEAR}"
+                     if log.year_assumed is None else
+                     f"no stamp prints a year: {log.year_assumed} assumed, the latest year the "
+                     f"first stamp fits before {log.said}")
     if log.long_lines:
         notes.append(f"{log.long_lines} line(s) over 64 KiB: only their start read")
     return {
@@ -236,7 +238,7 @@ def _ts(seconds: float | None) -> pd.Timestamp:
 def _iso(seconds: float | None) -> str | None:
     if seconds is None:
         return None
-    return datetime.fromtimestamp(seconds, UTC).isoformat().replace("+00:00", "Z")
+    return iso_utc(seconds)
 
 
 def _round(value: float) -> float:

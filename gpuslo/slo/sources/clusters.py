@@ -119,3 +119,15 @@ def load_global(url: str, start: pd.Timestamp, end: pd.Timestamp, clusters: list
     fleet.cannot_fill.update(unlabelled_note(api, start, end))
     recorded = read_fleet_recorded(api, start, end, min(steps, default=60))
     return dataclasses.replace(fleet, recorded=recorded, clusters=per_cluster)
+
+
+def load_api(url: str, start: pd.Timestamp, end: pd.Timestamp, **options) -> Frames:
+    """The frames of the Prometheus-compatible API at `url`: one cluster's Prometheus as
+    always, or, when its series carry `cluster` (a global store), the fleet's with each
+    cluster's beside them (`load_global`). `options` are `load_prometheus`'s (step_s,
+    timeout_s, max_samples). Raises InputError."""
+    client = {key: options[key] for key in ("timeout_s", "max_samples") if key in options}
+    clusters = read_clusters(QueryApi(url, **client), start, end)
+    if clusters:
+        return load_global(url, start, end, clusters, **options)
+    return load_prometheus(url, start, end, **options)

@@ -48,10 +48,9 @@ from gpuslo.slo.sources.api_http import (
     fetch,
     parse_answer,
 )
+from gpuslo.slo.sources.limits import DEFAULT_MAX_SAMPLES, DEFAULT_TIMEOUT_S
 from gpuslo.slo.sources.scope import scoped
 
-DEFAULT_MAX_SAMPLES = 10_000_000  # a fifth of Prometheus' default --query.max-samples
-DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_RETRIES = 3
 MAX_POINTS = 11_000  # Prometheus: points per series in one range query
 # Bytes of one shard's `label=~"..."` alternation: VictoriaMetrics refuses a query longer than

@@ -28,13 +28,15 @@ span's end, so a report window reaching past the trace counts no provisioned tim
 
 from __future__ import annotations
 
+import io
 import json
 import math
+import re
 from pathlib import Path
 
 import pandas as pd
 
-from gpuslo.config_file import open_data_file
+from gpuslo.config_file import data_name, decode_data, open_data_file, unreadable_data
 from gpuslo.errors import InputError, ParseError
 from gpuslo.slo.frames import Frames, make_frame
 
@@ -124,20 +126,32 @@ def parse_stepfun(
 
 
 def _stepfun_record(index: int, rec: object, source: str) -> tuple:
+    """(node, time, kind, reason) of record `index`. Raises ParseError naming the record (its
+    index in the list, `[3]`) and the field that is missing or bad."""
+    where = f"record [{index}]"
+    if not isinstance(rec, dict):
+        raise ParseError(source, f"{where}: not an object but {type(rec).__name__}")
+    for name in ("node_id", "event_time", "event_type", "fault_type"):
+        if name not in rec:
+            raise ParseError(source, f"{where}: missing", field=name)
+    kind, fault = rec["event_type"], rec["fault_type"]
+    if kind not in ("fault_start", "fault_end"):
+        raise ParseError(source, f"{where}: {kind!r} is neither fault_start nor fault_end",
+                         field="event_type")
     try:
-        kind, fault = rec["event_type"], rec["fault_type"]
         days = float(rec["event_time"])
-        if kind not in ("fault_start", "fault_end") or not math.isfinite(days):
-            raise ValueError(kind)
-        reason = stepfun_reason(
-            str(fault.get("Level", "")), str(fault.get("Class", "")), str(fault.get("Desc", ""))
-        )
-        return str(rec["node_id"]), STEPFUN_EPOCH + pd.to_timedelta(days, unit="D"), kind, reason
-    except (KeyError, TypeError, ValueError, AttributeError) as error:
-        field = error.args[0] if isinstance(error, KeyError) else "event_type/event_time"
-        raise ParseError(
-            source, f"record {index}: missing or invalid field", line=None, field=str(field)
-        ) from None
+    except (TypeError, ValueError):
+        days = math.nan
+    if isinstance(rec["event_time"], bool) or not math.isfinite(days):
+        raise ParseError(source, f"{where}: {rec['event_time']!r} is not a number of days",
+                         field="event_time")
+    if not isinstance(fault, dict):
+        raise ParseError(source, f"{where}: {fault!r} is not an object with Level, Class and "
+                         "Desc", field="fault_type")
+    reason = stepfun_reason(
+        str(fault.get("Level", "")), str(fault.get("Class", "")), str(fault.get("Desc", ""))
+    )
+    return str(rec["node_id"]), STEPFUN_EPOCH + pd.to_timedelta(days, unit="D"), kind, reason
 
 
 def _stepfun_inventory(
@@ -226,9 +240,10 @@ def _times(table: pd.DataFrame, column: str, source: str) -> pd.Series:
     parsed = pd.to_datetime(table[column], errors="coerce", utc=True)
     bad = parsed.isna()
     if bad.any():
-        row = int(table.index[bad.to_numpy().argmax()]) + 2  # 1-based, after the header line
+        at = int(bad.to_numpy().argmax())
+        line = int(table["_line"].iloc[at]) if "_line" in table else None
         raise ParseError(
-            source, f"not a timestamp: {table.loc[row - 2, column]!r}", line=row, field=column
+            source, f"not a timestamp: {table[column].iloc[at]!r}", line=line, field=column
         )
     return parsed
 
@@ -256,32 +271,64 @@ def _trace_frames(
 def load_trace(
     path: str | Path, fmt: str, nodes: int | None = None, gpus_per_node: int | None = None
 ) -> Frames:
-    """Read a trace file (`fmt`: "stepfun" or "titan"). Raises InputError (unreadable file,
-    unknown format, Titan with --nodes/--gpus-per-node: its inventory is the slots it lists),
-    ParseError (bad content)."""
-    source = str(path)
+    """Read a trace file (`-`: standard input; `fmt`: "stepfun" or "titan"). Raises InputError
+    (unreadable file, unknown format, Titan with --nodes/--gpus-per-node: its inventory is the
+    slots it lists), ParseError (bad content, naming its line: and column for JSON)."""
+    source = data_name(path)
     if fmt not in ("stepfun", "titan"):
         raise InputError(source, f"unknown trace format {fmt!r} (known: stepfun, titan)")
+    if fmt == "titan" and (nodes is not None or gpus_per_node is not None):
+        raise InputError(source,
+                         "the Titan trace lists its own slots; drop --nodes/--gpus-per-node")
     try:
-        if fmt == "stepfun":
-            with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
-                records = json.load(handle)
-            if not isinstance(records, list):
-                raise ParseError(source, "expected a JSON list of fault events")
-            return parse_stepfun(records, source, nodes, gpus_per_node)
-        if nodes is not None or gpus_per_node is not None:
-            raise InputError(
-                source, "the Titan trace lists its own slots; drop --nodes/--gpus-per-node"
-            )
-        with open_data_file(path) as handle:
-            table = pd.read_csv(handle, dtype={"SN": str, "location": str, "event": str})
-        return parse_titan(table, source)
+        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
+            data = handle.read()
     except OSError as error:
-        raise InputError(source, f"cannot read: {error.strerror or error}") from None
+        raise unreadable_data(path, error) from None
+    if fmt == "stepfun":
+        records = parse_json(decode_data(data).removeprefix("\ufeff"), source)
+        if not isinstance(records, list):
+            raise ParseError(source, "expected a JSON list of fault events", line=1)
+        return parse_stepfun(records, source, nodes, gpus_per_node)
+    return parse_titan(read_csv(data, source), source)
+
+
+def parse_json(text: str, source: str) -> object:
+    """`text` as JSON. Raises ParseError `FILE:LINE: not JSON at column C: why`, ending in
+    `(cut off? the text ends mid-document)` when the error is at its end: a copy or download
+    that stopped early."""
+    try:
+        return json.loads(text)
     except json.JSONDecodeError as error:
-        raise ParseError(source, f"not JSON: {error.msg}", line=error.lineno) from None
+        if not text.strip():
+            raise ParseError(source, "not JSON: empty file") from None
+        cut = error.pos >= len(text.rstrip()) or error.msg.startswith("Unterminated string")
+        tail = " (cut off? the text ends mid-document)" if cut else ""
+        raise ParseError(source, f"not JSON at column {error.colno}: {error.msg}{tail}",
+                         line=error.lineno) from None
+    except RecursionError:
+        raise ParseError(source, "not JSON: nested too deeply") from None
+
+
+def read_csv(data: bytes, source: str) -> pd.DataFrame:
+    """The Titan CSV's table, with `_line` the file line of each row (the header is line 1).
+    Raises ParseError naming the line: of the first byte that is not UTF-8, of a row with the
+    wrong number of fields."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line = data.count(b"\n", 0, error.start) + 1
+        raise ParseError(source, f"not CSV: not UTF-8 text (byte {error.start})",
+                         line=line) from None
+    try:
+        table = pd.read_csv(io.BytesIO(data), dtype={"SN": str, "location": str, "event": str},
+                            skip_blank_lines=False)
     except pd.errors.EmptyDataError:  # a ValueError, not a ParserError
-        raise ParseError(source, "not CSV: empty (no header line)") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as error:
-        kind = "JSON" if fmt == "stepfun" else "CSV"
-        raise ParseError(source, f"not {kind}: {error}") from None
+        raise ParseError(source, "not CSV: empty (no header line)", line=1) from None
+    except pd.errors.ParserError as error:
+        found = re.search(r"\bline (\d+)", str(error))
+        said = re.sub(r"^Error tokenizing data\. C error: ", "", str(error).strip())
+        raise ParseError(source, f"not CSV: {said}",
+                         line=int(found.group(1)) if found else None) from None
+    table = table.dropna(how="all")  # blank lines: kept above so the line numbers hold
+    return table.assign(_line=table.index + 2)

@@ -7,11 +7,14 @@ file name) on one node (`log`); `gpus` is the GPUs it used.
 
 `load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them
 (`*.log`, `*.txt`, `*.out` under it). Raises InputError when a path cannot be read or holds no
-log, UsageError for gpus below 1. Logs that tell nothing (binary, no progress line) are listed in
-`cannot_fill["training_logs"]`, never given a made-up goodput. Logs whose lines carry no dates
-(every time before DATED_FROM: they count from the log's first line) set `cannot_fill["dates"]`,
-so the report gives a window length and no calendar date; beside dated logs they are left out
-(listed under `training_logs`).
+log or when no log gives GPU-seconds (each one's reason in the message), UsageError for gpus
+below 1. Logs that tell nothing (binary, no progress line) are listed in
+`cannot_fill["training_logs"]`, never given a made-up goodput, and so are logs whose goodput is
+unknown (no commit evidence: Lightning saves silently; no clock), with the reason: the
+calculator would book their progress as uncommitted or wasted, a held 0.0 and ETTR 0.0. Logs
+whose lines carry no dates (every time before DATED_FROM: they count from the log's first line)
+set `cannot_fill["dates"]`, so the report gives a window length and no calendar date; beside
+dated logs they are left out (listed under `training_logs`).
 """
 
 from __future__ import annotations
@@ -30,6 +33,13 @@ LOG_SUFFIXES = (".log", ".txt", ".out")
 # no dates, and its times count from its first line (`goodput.logs` places it at 0).
 DATED_FROM = pd.Timestamp("2000-01-01", tz="UTC").timestamp()
 UNDATED = "the training logs carry no dates: their times count from the first line"
+
+
+def why_unknown(document: dict) -> str:
+    """Why a log whose status is `unknown` adds no GPU-seconds: what was not read, else the
+    reason its goodput is unknown (no commit evidence, no clock)."""
+    goodput = document.get("goodput") or {}
+    return "; ".join(document["not_read"]) or f"goodput unknown: {goodput.get('reason')}"
 
 
 def log_files(paths: list[str]) -> list[Path]:
@@ -59,8 +69,8 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     dated, undated, unread = [], [], []
     for path in log_files(paths):
         result = analyse_log(path, profiles, gpus=gpus)
-        if result.document["status"] != "ok":
-            unread.append(f"{path}: {'; '.join(result.document['not_read'])}")
+        if result.document["status"] != "ok":  # nothing read, or its goodput unknown
+            unread.append(f"{path}: {why_unknown(result.document)}")
             continue
         rows = events_from_journal(result.events, result.events[0]["job"], "log")
         (dated if max(e["t"] for e in result.events) >= DATED_FROM else undated).append(
@@ -70,6 +80,9 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
                    for path, _ in undated]
         undated = []
     rows = [row for _, found in dated + undated for row in found]
+    if not rows:  # one line, naming why, rather than the engine's "no timestamps"
+        raise InputError(", ".join(paths), "no training log gives GPU-seconds to report: "
+                         + " | ".join(unread[:3]))
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)),
                             ", ".join(paths))
     cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
