@@ -5,7 +5,8 @@ a `step_s` field as something else when the line says so.
   printed with its share, or the time of a smaller unit than the step (`line_s`);
 - `window_by_rate`, `epoch_window`, `since_report`, `window_or_step`: the duration of the whole
   logging window (`window_s`), seen from the line's rate of steps, an epoch-end line, TensorFlow's
-  `(124.394 sec)` after the step, or the time between records.
+  `(124.394 sec)` after the step, or the time between records;
+- `counted_clock`: the training time so far (`elapsed`), seen from its rising with the counter.
 
 Each docstring names the real line that showed the class.
 """
@@ -146,3 +147,32 @@ def window_or_step(reading: Reading, reference: list[float | None]) -> None:
         if per_step and median(per_window) + 0.1 < median(per_step):
             reading.roles[i] = Role("window_s", role.scale, "matches the time between lines: a "
                                     "duration of the whole logging window")
+
+
+PROPORTIONAL = 0.5  # a clock's growth may differ from the counter's by this share of it
+MIN_GROWTH = math.log(1.25)  # the counter must grow this much over the records to tell
+
+
+def counted_clock(reading: Reading) -> None:
+    """An unnamed or plainly named duration that rises on every record, in proportion to the
+    step counter, is the training time so far, not one step's (ParlAI's `[ time:2.0s
+    total_exs:3616 … ] {… 'num_updates': 113 …}`, then 4.0 s at 230 and 6.0 s at 304: a clock
+    started with the count). A step's own time barely moves while the counter grows (Swin's
+    `time 0.6408` at iterations 250 .. 300); the counter must grow by a quarter at least."""
+    if reading.step is None:
+        return
+    steps = reading.template.fields[reading.step].numbers
+    for i, role in list(reading.roles.items()):
+        f = reading.template.fields[i]
+        if role.role != "step_s" or any(h in f.key.lower() for h in PER_STEP_HINTS):
+            continue
+        pairs = [(s, d) for s, d in zip(steps, f.numbers, strict=False)
+                 if s is not None and d is not None and s > 0 and d > 0]
+        if len(pairs) < 3 or any(b[0] <= a[0] or b[1] <= a[1]
+                                 for a, b in zip(pairs, pairs[1:], strict=False)):
+            continue
+        grown = math.log(pairs[-1][0] / pairs[0][0])
+        clock = math.log(pairs[-1][1] / pairs[0][1])
+        if grown >= MIN_GROWTH and abs(clock - grown) < PROPORTIONAL * grown:
+            reading.roles[i] = Role("elapsed", role.scale, "rises with the step counter, in "
+                                    "proportion: the training time so far")

@@ -19,14 +19,17 @@ progress records in log order and groups the lines of one event:
 
 The step a save names: the step on its line, else its checkpoint path's (`checkpoint-500`,
 `step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`, `Epoch
-00097: … saving model`: epoch × steps per epoch), else, in a log whose counter restarts each epoch,
-the end of the current epoch when the next progress line is in a later one (YOLOX's `Save weights to
-…`), else the last step printed; a save before the first progress line of such a log, or of a log
-whose epochs are its steps, ends the epoch before that line's (SpeechBrain's end-of-epoch save, then
-`Going into epoch 17`); in any other log it is the step before that line's (InsightFace's `Saved
-checkpoint to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state the printed
-steps began from). A restore's step: on its line, else its path. A path cut by a space or a quote
-(`…/W Output\\checkpoint-416`) is read piece by piece (`line_path_step`).
+00097: … saving model`: epoch × steps per epoch), else a step a number of its file name repeats
+from the record before or after it (WLASL's `nslt_2000_003036_0.001389.pt` beside `Step
+3036/64000`), else the step of a later restore between those records (`_restored_later`), else,
+in a log whose counter restarts each epoch, the end of the current epoch when the next progress
+line is in a later one (YOLOX's `Save weights to …`), else the last step printed; a save before
+the first progress line of such a log, or of a log whose epochs are its steps, ends the epoch
+before that line's (SpeechBrain's end-of-epoch save, then `Going into epoch 17`); in any other
+log it is the step before that line's (InsightFace's `Saved checkpoint to …model-0058.params`,
+then `Epoch[0] Batch [115980-116000]`: the state the printed steps began from). A restore's step:
+on its line, else its path. A path cut by a space or a quote (`…/W Output\\checkpoint-416`) is
+read piece by piece (`line_path_step`).
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ class Save:
     hint: int | None = None
     named: bool = False  # a line of the save prints its step (not only its path names it)
     path: str = ""  # where its start line says it writes
+    named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
     lines: int = 0
     t0: float = 0.0
     t1: float = 0.0
@@ -229,6 +233,7 @@ class _Grouper:
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
+        save.named_path = save.named_path or d.get("path", "")
 
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:
@@ -327,7 +332,13 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             continue
         before = save.after
         after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
-        if before is not None and per_epoch and before.total and before.epoch is not None and (
+        named = _named_in_path(save.named_path, [r.glob for r in (before, after) if r is not None])
+        restored = _restored_later(items, save, before, after)
+        if named is not None:
+            save.step = named
+        elif restored is not None:
+            save.step = restored
+        elif before is not None and per_epoch and before.total and before.epoch is not None and (
                 after is None or after.epoch is None or after.epoch > before.epoch):
             save.step = (before.epoch + (1 - base)) * before.total
         elif before is not None:
@@ -336,3 +347,44 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
+
+
+def unfinished(items: list[Any], k: int) -> bool:
+    """Whether the save `items[k]` was begun where the log ends, with no training step before
+    it and nothing named that it wrote: no end line, no step or path on its lines, no progress
+    in the log, nothing after it (T5X's `Saving checkpoint before the training loop starts.` as
+    the last line of a run that hangs there): nothing proves it finished. A begun save at the
+    end of an excerpt after the steps it saves (InnerEye's `Saving latest checkpoint...` after
+    its epoch), or naming its step or file (`Saving checkpoint at step 9485`), is a save."""
+    save = items[k]
+    return isinstance(save, Save) and not save.ended and not save.named and (
+        not save.named_path) and (
+        all(isinstance(x, Save) for x in items[k + 1:])) and not any(
+        isinstance(x, Record) for x in items[:k])
+
+
+def _restored_later(items: list[Any], save: Save, before: Record | None,
+                    after: Record | None) -> int | None:
+    """The step of a later restore that falls between the records around a save that names no
+    step (Seed-VC's `Saving..` between the bar at step 899 and the line of step 900, then the
+    next run's `Loaded checkpoint from …DiT_epoch_00007_step_00900.pth`): that state is the one
+    the save wrote. None when no restore names such a step."""
+    if before is None:
+        return None
+    low, high = before.glob, after.glob if after is not None else before.glob
+    for item in items[items.index(save) + 1:]:
+        if isinstance(item, Restore) and item.step is not None and low <= item.step <= high:
+            return item.step
+    return None
+
+
+_FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
+
+
+def _named_in_path(path: str, steps: list[int]) -> int | None:
+    """The step printed just before or after a save that a number of its file name repeats
+    (WLASL's `checkpoints/nslt_2000_003036_0.001389.pt` beside `Step 3036/64000`: the step
+    zero-padded between the class count and the score), else None."""
+    name = re.split(r"[/\\]", path)[-1] if path else ""
+    numbers = {int(n) for n in _FILE_NUMBERS.findall(name)}
+    return next((s for s in steps if s > 0 and s in numbers), None)

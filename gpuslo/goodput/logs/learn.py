@@ -9,7 +9,10 @@ last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a r
 `Training: | | n/?` bar), and so does a bar beside a line family of the same N, outside its span
 (zipnerf's `1/25000:loss=…` record, then the tqdm bar `49/25000` of the same loop); a family
 whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
-inner loop) and is not read as steps. Epoch markers (`Epoch
+inner loop) and is not read as steps, unless it is a line glued after the main bar whose counter
+is the bar's n plus one offset (Seed-VC's `…| 29/123 [12:45<…]epoch 7, step 890, …`: the job-wide
+count of the bar's steps, `glued`); a one-template family whose template is another's with its
+first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
 print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
 a time) are the steps. Timing lines are compiled when the progress lines give no rate of their own
@@ -36,7 +39,8 @@ from dataclasses import dataclass, field
 from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global
-from gpuslo.goodput.logs.durations import window_or_step
+from gpuslo.goodput.logs.durations import counted_clock, window_or_step
+from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.recheck import recheck
@@ -134,6 +138,12 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
         if name == main:
             continue
         lines = [n for r in families[name] for n in r.template.lines]
+        if lockstep(families[name], families[main]):
+            for reading in families[name]:
+                reading.numbers_bar = True
+                reading.why = "glued after the bar, n + one offset: the job-wide count of its steps"
+            chosen.append(name)
+            continue
         if any(first < n < last for n in lines):
             continue
         both_bars = families[name][0].bar and families[main][0].bar
@@ -252,10 +262,15 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         reading = recheck(read_template(tpl, pins))
         out.readings.append(reading)
         if reading.progress:
+            counted_clock(reading)
             window_or_step(reading, _reference(reading))
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
+    for name in list(families):
+        whole = cut_start(name, families)
+        if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
+            families[whole] += families.pop(name)
     chosen = _choose(families)
     for name in chosen:
         for reading in by_preference(families[name]):  # the one giving the best time first

@@ -28,12 +28,15 @@ time (pure).
       deltas, over a span of at least 20 × their resolution within one stretch of records with
       no other work between;
    c. for a bar with no such span, its elapsed time over the steps since it began, over at
-      least `ELAPSED_MIN_S` (a bar's clock has whole seconds) - unless the bar prints its mean
-      seconds per step more precisely (precise over rounded: Keras's `- 3s 134ms/step` is read
-      0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA, is never preferred this way);
+      least `ELAPSED_MIN_S` (a bar's clock has whole seconds), kept out of the statistics
+      where spans between the bar's captures measure its steps (`bartime.since_start`) -
+      unless the bar prints its mean seconds per step more precisely (precise over rounded:
+      Keras's `- 3s 134ms/step` is read 0.134, its `- 142s 1s/step` 1.42; tqdm's rate, an EMA,
+      is never preferred this way);
    d. an average printed on the line (`step_avg`, `AvgTime`);
    e. a rate (`it/s`, `s/it`; tqdm's an EMA);
-   f. finally coarse stamp differences.
+   f. finally coarse stamp differences, then a line's cumulative clock's (not a bar's: its
+      mean since it began is c.) between two records (ParlAI's `time:2.0s` every 2 s).
    Where a bar began: a bar that starts mid-way (step n at `00:00`) counts from n - 1, and its
    rate, when it counts from 0 (n / elapsed), is scaled to the steps it really ran; a bar first
    seen mid-way whose n × seconds per step is over `MID_WAY_RATE_RATIO` × its elapsed
@@ -54,7 +57,9 @@ from __future__ import annotations
 
 from collections import Counter
 
+from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
 from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
+from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
@@ -62,7 +67,7 @@ ELAPSED_MIN_S = 20.0
 RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
 # step times measured over the window since the previous record: not a step's where the window
 # held other work (a step's own printed duration is its own, whatever was printed between)
-_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse")
+_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse", "elapsed_coarse")
 MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
 MID_WAY_MIN_STEP = 10
 MID_WAY_RATE_RATIO = 1.5  # a bar's n × s/it over this × its elapsed: it began mid-way
@@ -160,6 +165,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     markers; `named`: the steps save/restore lines name (`epochs.named_steps`). Returns the
     records and counts (`other_bars`, `duplicates`)."""
     records = _globals(progress, epochs, named or [])
+    number_bars(records)  # a bar's in-epoch n numbered by the trainer's line glued to it
     info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
                                                                   if r.prog.bar),
             "duplicates": 0}
@@ -171,6 +177,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
             carry += rec.prog.line_s or 0.0
             kept[-1].again.append(rec.prog.seq)
             _of_another_kind(kept[-1], rec.prog)
+            _clock_of_step(kept[-1].prog, rec.prog)
             continue
         rec.carry, carry = carry, 0.0
         kept.append(rec)
@@ -189,6 +196,15 @@ def _of_another_kind(kept: Record, dup: Prog) -> None:
         kept.tail = dup
 
 
+def _clock_of_step(kept: Prog, dup: Prog) -> None:
+    """A cumulative clock printed with a later line of the kept record's step is that step's
+    clock (LightGBM prints `Iteration:998, training's auc: …`, `Iteration:998, training's log
+    loss: …`, then `2.432232 seconds elapsed, finished 998 iteration`, a timing line whose time
+    goes to the line above it: the second); a bar's elapsed is its own bar's."""
+    if kept.elapsed is None and dup.elapsed is not None and not dup.bar and not kept.bar:
+        kept.elapsed = dup.elapsed
+
+
 def _runs(records: list[Record]) -> None:
     """Number the runs (a counter that goes back starts one) and find where bars begin."""
     run, start, last_elapsed = 0, None, None
@@ -201,10 +217,11 @@ def _runs(records: list[Record]) -> None:
         jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
             rec.glob - prev.glob >= MID_WAY_MIN_STEP)
         reset = prev is not None and rec.printed <= prev.printed  # a per-epoch bar drawn anew
+        anew = epoch_bar_anew(prev, rec, last_elapsed, start)
         if elapsed is not None and (new_run or start is None or last_elapsed is None
                                     or elapsed < last_elapsed or prev is None or jumped or reset
-                                    or prev.prog.family != rec.prog.family):
-            start = _bar_start(rec)
+                                    or prev.prog.family != rec.prog.family or anew):
+            start = prev.glob if anew and prev is not None else _bar_start(rec)
         if elapsed is not None:
             rec.bar_start = start
             last_elapsed = elapsed
@@ -290,6 +307,8 @@ def _step_times(records: list[Record]) -> None:
         rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
         rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
             rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
+    for i in since_start(records, timers):
+        records[i].warm = True
     runs = _bar_run_means(records)
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
@@ -334,6 +353,9 @@ def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
         return _rate(rec), "rate"
     if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
         return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
+    if prev is not None and not p.bar and p.elapsed is not None and (
+            prev.tail.elapsed is not None) and p.elapsed > prev.tail.elapsed:
+        return (p.elapsed - prev.tail.elapsed) / (delta or 1), "elapsed_coarse"
     return None, ""
 
 

@@ -27,7 +27,8 @@ class Reading:
     """What a template was read as. `roles` by value index; `step`, `total`, `epoch` the indexes
     of those fields (None when absent); `per_epoch` the step counter restarts every epoch;
     `bar` the template is a progress bar (elapsed time since it began); `progress` whether its
-    records are training progress, `why` the reason in words."""
+    records are training progress, `why` the reason in words; `numbers_bar` its counter is the
+    job-wide number of the steps of a bar it is glued to (`glued`)."""
 
     template: Template
     roles: dict[int, Role] = field(default_factory=dict)
@@ -39,3 +40,4 @@ class Reading:
     progress: bool = False
     epoch_marker: bool = False
     why: str = ""
+    numbers_bar: bool = False

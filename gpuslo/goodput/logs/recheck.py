@@ -19,7 +19,9 @@ again where a role changed:
   verbose=2 epoch line ` - 498s - loss: …`, 498 s, 498 s, 499 s, …);
 - of two cumulative clocks on a line, the one named for training (fairseq's `train_wall`
   beside `wall`, which holds validation and saves too) is the steps' clock; the other is not
-  read.
+  read;
+- a number named a clock by the words after it (`2.432232 seconds elapsed`) stays a clock,
+  however little it rises.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ _PER_UNIT = re.compile(r"(?i)^(?P<scale>s|ms|us|µs)/(?:sample|step)$")
 _SCALE = {"s": 1.0, "ms": 1e-3, "us": 1e-6, "µs": 1e-6}
 TRAIN_WORDS = {"train", "training"}
 LEAD_MIN_RECORDS = 3
+_SECONDS = {"s", "sec", "secs", "second", "seconds", "ms", "min", "mins", "minutes"}
 
 
 def recheck(reading: Reading) -> Reading:
@@ -110,7 +113,7 @@ def _barely_rising(reading: Reading) -> bool:
     for i, role in list(reading.roles.items()):
         f = reading.template.fields[i]
         if role.role != "elapsed" or set(words(f.key)) & CUMULATIVE_WORDS or (
-                f.kind != "num"):  # a clock printed as one (`23:32`) is one, even standing still
+                f.kind != "num") or named_after(f):  # a clock printed as one (`23:32`) is one
             continue
         values = f.known()
         if len(values) < 2 or min(values) <= 0 or (
@@ -126,6 +129,15 @@ def _barely_rising(reading: Reading) -> bool:
                                     "step and stays near one value: a smoothed step time")
             changed = True
     return changed
+
+
+def named_after(f: Field) -> bool:
+    """A number named cumulative by the words right after it, its unit then the name
+    (LightGBM's `2.432232 seconds elapsed, finished 998 iteration`: the training time so far,
+    rising by 2 ms an iteration)."""
+    after = words(f.after)[:2]
+    return len(after) == 2 and after[0].lower() in _SECONDS and (
+        after[1].lower() in CUMULATIVE_WORDS)
 
 
 def _train_clock(reading: Reading) -> bool:

@@ -41,7 +41,7 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
-from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.windows import resolution
@@ -114,7 +114,7 @@ class Walk:
             if isinstance(item, Record):
                 self._record(k, item)
             elif isinstance(item, Save):
-                self._save(item, self._cut_short(k, item))
+                self._save(item, self._cut_short(k, item), unfinished(self.items, k))
             elif isinstance(item, Restore):
                 self._restore(k, item)
             elif isinstance(item, Interruption):
@@ -267,15 +267,21 @@ class Walk:
                 return None
         return True if temporary(save.path) else None
 
-    def _save(self, save: Save, stop: Interruption | bool | None = None) -> None:
+    def _save(self, save: Save, stop: Interruption | bool | None = None,
+              unfinished: bool = False) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
         traceback out of torch.save), the save failed and is not listed either. A save the
-        log ends inside (`stop` True) is listed and commits nothing."""
+        log ends inside (`stop` True) is listed and commits nothing; one begun before any step
+        where the log ends, naming nothing it wrote (`unfinished`), is not listed."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
+        if unfinished:
+            self.notes.append(f"line {save.line}: a save begun where the log ends, not seen "
+                              "to finish: not counted as a checkpoint save")
+            return
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
         if isinstance(stop, Interruption) and not stop.hang:
             self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "

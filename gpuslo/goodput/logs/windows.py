@@ -37,16 +37,30 @@ MIN_SPAN_RESOLUTIONS = 20
 FINE_RESOLUTION_S = 0.001
 
 
-def resolution(values: list[float]) -> float:
+def resolution(values: list[float], printed: bool = False) -> float:
     """1 s when every value is whole (stamps or elapsed times printed in seconds), else 1 ms;
     coarser where most consecutive values repeat (a clock that ticks more slowly than the
-    records come, lines dated by their arrival in batches): the median tick between them."""
+    records come, lines dated by their arrival in batches): the median tick between them.
+    `printed`: a clock printed as a number, whose decimals are its resolution, finer than 1 ms
+    where every value has more (LightGBM's `2.432232 seconds elapsed`: 1 µs, its iterations
+    2 ms apart)."""
     fine = 1.0 if values and all(v == int(v) for v in values) else FINE_RESOLUTION_S
+    if printed and fine < 1.0:
+        fine = min(fine, _decimals(values))
     ticks = [b - a for a, b in zip(values, values[1:], strict=False) if b > a]
     repeats = sum(1 for a, b in zip(values, values[1:], strict=False) if b == a)
     if ticks and repeats > len(ticks):
         return max(fine, sorted(ticks)[len(ticks) // 2])
     return fine
+
+
+def _decimals(values: list[float]) -> float:
+    """The finest step all `values` are printed in, 1 ms to 1 µs (1 µs when finer still)."""
+    for digits in (3, 4, 5, 6):
+        scale = 10.0**digits
+        if all(abs(v * scale - round(v * scale)) < 1e-3 for v in values):
+            return 1.0 / scale
+    return 1e-6
 
 
 def mark_mixed(records: list[Any]) -> list[bool]:
@@ -75,9 +89,13 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     back), read only between captures that far apart (a bar copied into a log every 120 steps):
     a bar redrawn every step is read by its mean since it began (`progress._bar_elapsed`)."""
     vals = [_value(r.prog, value) for r in records]
-    ends = [_value(r.tail, value) for r in records]  # where each step's clock ends
+    # where each step's clock ends: its later line's clock, else its own where that line shows
+    # none (Seed-VC's `epoch 7, step 890, …` glued after the bar of that step)
+    ends = [_value(r.tail, value) if _value(r.tail, value) is not None else vals[i]
+            for i, r in enumerate(records)]
     known = [v for v in vals if v is not None]
-    min_span = MIN_SPAN_RESOLUTIONS * resolution(known)
+    printed = value == "elapsed" and not any(r.prog.bar for r in records)  # a number's decimals
+    min_span = MIN_SPAN_RESOLUTIONS * resolution(known, printed)
     out: list[tuple[float, int] | None] = [None] * len(records)
     k = 0
     for i, rec in enumerate(records):

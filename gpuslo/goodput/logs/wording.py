@@ -38,6 +38,7 @@ TRIGGER_STARTS = (
     "valid", "tokens", "train", "detect", "wrote", "written", "writing", "stor", "dump",
     "persist", "terminated", "bus", "core", "worker", "node", "actor", "replica", "executor",
     "slice", "host", "tpu", "ray", "gpu", "raise", "abort", "skip", "interrupt",
+    "pt", "safetensors", "pdparams", "caffemodel",  # a checkpoint file's path alone on its line
 )
 # the words of a finished save, looked for on a progress record (and by `fast`, after a match)
 SAVED = re.compile(r"(?i)\b(?:saved|wrote|written)\b")
