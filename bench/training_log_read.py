@@ -64,12 +64,54 @@ lines held no event word search worth saving). Where a 64 MiB run's CPU goes aft
 fast path and thinning 12 s (854,313 lines), reading the 154,263 kept records 0.7 s, assembling them
 (`progress`, `timeline`, `walk`) 3.9 s; megatron: per line 2.7 s (202,747 lines), assembling
 3.2 s.
-The goal of issue 23 (>= 20 MB/s on 1 GiB) is NOT met: 3.8-9.2 MB/s by CPU. What remains is
-per-line Python on short lines (about 7 us a bar redraw: the loop, one regex `match`, the
-step, a `Prog` and `add_progress`; 20 MB/s on 70-byte lines needs ~3.5 us a line all in), and
-assembling up to 200,000 kept records (3-4 s, the same on 1 GiB); reaching the goal needs
-matching blocks of lines at once (one `finditer` of the learnt template over a chunk, records
-kept by stride, which changes which records thinning keeps) and a cheaper assembly.
+Then (before round 10): the goal of issue 23 (>= 20 MB/s on 1 GiB) was not met, 3.8-9.2 MB/s
+by CPU: per-line Python on short lines (about 7 us a bar redraw) and assembling up to 200,000
+kept records (3-4 s, the same on 1 GiB).
+
+Round 10, 2026-12-06: profiled first (`python -m cProfile -s tottime -m gpuslo goodput --gpus 8
+--format json FILE` and the reading split from assembling in-process). Two costs the earlier
+figures did not separate: (1) CPython's full garbage collections: 22 on the 64 MiB bar log, each
+walking the ~6 x 10^5 tracked objects of the kept records (`Prog` and its match), ~40 % of the
+read's CPU, finding nothing (the records are freed by reference count): none runs now while one
+log is read and assembled (`gcscope.young_collections_only`; young collections still run); (2)
+the template's regex itself, ~3.8 us a bar redraw (each number and duration pattern backtracks):
+where no template holds an ASCII digit of its own, the fast path masks a block's digits once
+(`bytes.translate`) and runs the regexes on the first line of each masked shape only, the others
+taking its group spans (`matchers.Found`; exact: such a regex treats the ten digits alike, so it
+cannot tell two lines of one shape apart; the real h200 log's 7,479 lines have 107 masked
+shapes). Smaller cuts: the prefix's masked shape taken from the line's, no save-word search on a
+line the block prefilter found clean, thinning's comparisons inline. Not done: records kept by
+stride (it would change which records thinning keeps) and a `finditer` over the block (the
+per-line cost is no longer the loop nor the match).
+Documents unchanged: the JSON of every case of every half (302, with fresh7 and ../shared's
+cases and h200) byte-identical to main's, and every progress record and event (all fields) the
+reader gives the same on all 287 case logs repeated to >= 12,000 lines (189 reach the fast path)
+and on the three 64 MiB logs; first contact and the shared checker unchanged. Main (ac16d2c)
+then this tree (main merged), interleaved, `python bench/training_log_read.py --mib 64 --shape
+S --keep DIR` from each checkout, load average 1.3-1.6 (status `unknown` in both: main now fails
+closed on a log without saves):
+  shape     MiB   MB/s CPU before -> after   CPU s before -> after   peak RSS MiB   steps read
+  h200       64        4.3 -> 8.4              15.68 -> 8.03          247 -> 212    0..854,289
+  megatron   64        9.9 -> 12.4              6.75 -> 5.40          260 -> 233    1..202,746
+  titan      64        6.1 -> 8.4              11.03 -> 7.95          223 -> 210    10..4,422,360
+Per line read (`feed_block` timed in-process, young-only collections in both, load ~5): h200
+7.99 -> 4.25 us, megatron 13.92 -> 9.64 us, titan 11.19 -> 7.88 us. After, larger (this tree
+before the merge, `--mib 256` then `--mib 1024 --shape S`, load average 3-5, other sessions'):
+  shape     MiB   MB/s CPU   CPU s   peak RSS MiB   steps read        median step s
+  h200      256     13.7     19.66       213        0..3,354,345      0.0136
+  megatron  256     23.0     11.69       249        1..810,983        5.5338
+  titan     256     13.3     20.19       254        10..17,617,420    1.4
+  megatron 1024     30.2     35.61       254        1..3,243,933      5.5338
+  h200     1024     15.0     71.44       214        0..13,219,261     0.0136
+  titan    1024     15.0     71.57       215        10..70,251,820    1.4
+Memory stays bounded (peak RSS 210-254 MiB from 64 MiB to 1 GiB). The goal (>= 20 MB/s on
+1 GiB) is met for Megatron's 400-byte lines (30 MB/s by CPU), not yet for 70-byte bar redraws
+nor torchtitan's stamped lines (15 MB/s). What remains a line (from cProfile shares, so
+roughly): for a bar ~4.3 us, of which the young collections of the `Prog` and `Found` kept
+0.7 (measured: collector off), decoding each line in `read.read_blocks` ~0.5, the `Prog`,
+`add_progress` and thinning ~1.5; for a stamped line about half is its stamp (`_prefix`: the
+stamp's regex search, `groupdict`, `Clock.seconds`). Next: a stamp's date read once per
+day rather than per line, one decode per chunk, and fewer objects kept per record.
 """
 
 from __future__ import annotations

@@ -25,6 +25,7 @@ from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
 from gpuslo.goodput.logs.explain import explain
+from gpuslo.goodput.logs.gcscope import young_collections_only
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
 from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_blocks
 from gpuslo.goodput.logs.reader import LogReader
@@ -86,9 +87,10 @@ def analyse_log(
     reference, said = last_written(path)
     reader = LogReader(profiles, framework, reference)
     stats = ReadStats()
-    for block in read_blocks(path, stats):
-        reader.feed_block(block)
-    parsed = reader.finish()
+    with young_collections_only():  # no full collection walks the records (gcscope)
+        for block in read_blocks(path, stats):
+            reader.feed_block(block)
+        parsed = reader.finish()
     commits = None
     if checkpoint_dir is not None:
         files = checkpoint_files(checkpoint_dir)
@@ -96,11 +98,12 @@ def analyse_log(
         if not commits:  # given on purpose: never silently read as "no checkpoint"
             raise InputError(checkpoint_dir, f"--checkpoint-dir: no name among its {len(files)} "
                              f"entries gives a step (e.g. {files[0][0]!r})")
-    result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
-                      checkpoint_step=profiles.checkpoint_step,
-                      slowdown_threshold=slowdown_threshold,
-                      slowdown_min_intervals=slowdown_min_intervals, file_commits=commits,
-                      saves_silently=profiles.saves_silently(parsed.framework))
+    with young_collections_only():
+        result = assemble(parsed, job=job or job_id_for(path), gpus=gpus,
+                          checkpoint_step=profiles.checkpoint_step,
+                          slowdown_threshold=slowdown_threshold,
+                          slowdown_min_intervals=slowdown_min_intervals, file_commits=commits,
+                          saves_silently=profiles.saves_silently(parsed.framework))
     doc = {"file": data_name(path), **result.document}
     doc["read"] = {"bytes": stats.bytes, "binary": stats.binary, **doc["read"]}
     if stats.binary:

@@ -25,6 +25,11 @@ from gpuslo.needles import Needles
 _NEWLINE = re.compile(b"\n")
 
 
+def encode(lines: list[str]) -> bytes:
+    """A block's lines as the UTF-8 bytes that are scanned: joined by newlines."""
+    return "\n".join(lines).encode("utf-8", errors="surrogatepass")
+
+
 class BlockScan:
     """See the module docstring. `engine`: "vectorscan" or "python" (`use_vectorscan=False`
     forces the pure path, for tests). Raises ValueError for a word or character spanning lines,
@@ -42,11 +47,13 @@ class BlockScan:
                                 klass if chars else None, use_vectorscan=use_vectorscan)
         self.engine = self._needles.engine
 
-    def lines(self, lines: list[str]) -> set[int] | None:
-        """The indices of `lines` that may hold a word or a character (module docstring)."""
+    def lines(self, lines: list[str], data: bytes | None = None) -> set[int] | None:
+        """The indices of `lines` that may hold a word or a character (module docstring);
+        `data`: the lines already joined by newlines and encoded (`encode`), when the caller
+        has them."""
         if not lines:
             return set()
-        data = "\n".join(lines).encode("utf-8", errors="surrogatepass")
+        data = encode(lines) if data is None else data
         words, chars = self._needles.search(data, len(data))
         if not words and not chars:
             return set()

@@ -63,7 +63,7 @@ class Prog:
         self.elapsed: float | None = None
         self.rate_s: float | None = None
         self.matcher: Matcher | None = None
-        self.found: re.Match[str] | None = None  # a fast match not yet read (`complete`)
+        self.found: re.Match[str] | Found | None = None  # a fast match not yet read (`complete`)
 
     def complete(self) -> Prog:
         """Read the fields of a fast match (done once, when the record is used)."""
@@ -71,6 +71,31 @@ class Prog:
             found, self.found = self.found, None
             self.matcher.fill(self, found)
         return self
+
+
+class Found:
+    """A match of a fast regex known without running it: the spans (by group name, `""` the
+    whole match) that the regex gave on another line of the same digit-masked shape
+    (`fast.FastPath.block`), read on this line. Answers `group` and `end` as a `re.Match`."""
+
+    __slots__ = ("text", "spans")
+
+    def __init__(self, text: str, spans: dict[str, tuple[int, int]]) -> None:
+        self.text, self.spans = text, spans
+
+    def group(self, name: str) -> str | None:
+        """The text of group `name`, None when the group took no part in the match."""
+        start, end = self.spans[name]
+        return None if start < 0 else self.text[start:end]
+
+    def end(self, name: str = "") -> int:
+        """Where group `name` (or the whole match) ends."""
+        return self.spans[name][1]
+
+
+def spans_of(found: re.Match[str]) -> dict[str, tuple[int, int]]:
+    """The spans a `Found` answers from: each named group's, and the whole match's under `""`."""
+    return {"": found.span(), **{name: found.span(name) for name in found.re.groupindex}}
 
 
 @dataclass
@@ -89,10 +114,15 @@ class Matcher:
     step_group: str | None = None  # the regex group of the step counter
     literals: tuple[str, ...] = ()  # the template's literal runs: a match holds every one
     drawn: bool = False  # the template draws a bar's glyphs (`[====>....]`, `█▏`)
+    maskable: bool = False  # no ASCII digit in the template: see `fast.FastPath.block`
 
     def __post_init__(self) -> None:
         self.step_group = next((g for g, role, _, _ in self.fields if role == "step"), None)
         self.drawn = BAR in self.reading.template.text
+        # the regex then tells the ten ASCII digits apart nowhere (only \d, [^\n] and classes
+        # that hold all ten or none), so a line's match depends on where its digits are, not
+        # on which they are
+        self.maskable = not any(ch in "0123456789" for ch in self.reading.template.text)
 
     def read(self, text: str, line: int, seq: int, ts: float | None,
              rank: str | None) -> Prog | None:
@@ -148,12 +178,16 @@ class Matcher:
         """The step a fast match prints (the rest is read later, `fill`)."""
         if self.step_group is None:
             return None
-        raw = found.group(self.step_group)
-        if raw.isdigit():
-            return int(raw)
-        value = _value(raw, NUM)
-        return int(value) if value is not None and value == int(value) and abs(
-            value) <= MAX_VALUE else None
+        return step_value(found.group(self.step_group))
+
+
+def step_value(raw: str) -> int | None:
+    """The step of a step group's text (`Matcher.step_of`)."""
+    if raw.isdigit():
+        return int(raw)
+    value = _value(raw, NUM)
+    return int(value) if value is not None and value == int(value) and abs(
+        value) <= MAX_VALUE else None
 
 
 def _value(raw: str, kind: str) -> float | None:

@@ -42,6 +42,8 @@ TRIGGER_STARTS = (
 )
 # the words of a finished save, looked for on a progress record (and by `fast`, after a match)
 SAVED = re.compile(r"(?i)\b(?:saved|wrote|written)\b")
+# substrings of those words (`says_saved`): a text holding none of them says no save finished
+SAVED_HINTS = ("aved", "AVED", "rote", "ROTE", "ritten", "RITTEN")
 _STARTS = {n: {w for w in TRIGGER_STARTS if len(w) == n} for n in range(2, 13)}
 _SHORTEST = min(len(w) for w in TRIGGER_STARTS)
 
@@ -112,7 +114,6 @@ def says_saved(text: str, start: int = 0) -> bool:
     """True when `text` from `start` has a word of a finished save (`SAVED`); substrings first,
     so that a line without one costs about a microsecond (the fast path asks every line)."""
     tail = text[start:] if start else text
-    if not ("aved" in tail or "AVED" in tail or "rote" in tail or "ROTE" in tail
-            or "ritten" in tail or "RITTEN" in tail):
+    if not any(map(tail.__contains__, SAVED_HINTS)):
         return False
     return SAVED.search(tail) is not None
