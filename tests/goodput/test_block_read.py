@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import pytest
 
-from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs import analyse_log
 from gpuslo.goodput.logs.blockscan import BlockScan
 from gpuslo.goodput.logs.read import ReadStats, read_blocks, read_lines
-from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.needles import vectorscan_available
+from tests.goodput.feeding import by_blocks, by_lines
 
 WORDS = ("Saving model checkpoint", "Traceback (most recent call last)", "é checkpoint", "saved")
 LINES = ["step 1 loss 2.0", "step 2 loss 1.9 Saving model checkpoint", "plain \x1b[31mred",
@@ -65,12 +65,7 @@ def test_blocks_are_the_lines(tmp_path, monkeypatch):
 def test_feeding_blocks_reads_what_feeding_lines_reads(tmp_path, monkeypatch):
     monkeypatch.setattr("gpuslo.goodput.logs.read.CHUNK", 64 * 1024)
     path = _log(tmp_path, 12000)
-    by_line = LogReader(load_profiles())
-    for line in read_lines(path, ReadStats()):
-        by_line.feed(line)
-    by_block = LogReader(load_profiles())
-    for block in read_blocks(path, ReadStats()):
-        by_block.feed_block(block)
+    by_line, by_block = by_lines(path), by_blocks(path)
     one, other = by_line.finish(), by_block.finish()
     assert by_block.fast is not None and one.progress and one.observations
     assert [(p.line, p.printed, p.ts, p.step_s) for p in one.progress] == [

@@ -4,10 +4,9 @@ reads exactly what its own regex match reads."""
 
 from __future__ import annotations
 
-from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.matchers import Found, Prog, spans_of
-from gpuslo.goodput.logs.read import ReadStats, read_blocks, read_lines
 from gpuslo.goodput.logs.reader import LogReader
+from tests.goodput.feeding import by_blocks, by_lines
 
 FIELDS = [s for s in Prog.__slots__ if s not in ("matcher", "found")]
 
@@ -36,12 +35,7 @@ def _records(reader: LogReader) -> list[list]:
 
 def test_bars_read_by_masked_shapes_are_what_their_own_regex_reads(tmp_path):
     path = _bar_log(tmp_path, 20000)
-    by_line = LogReader(load_profiles())
-    for line in read_lines(path, ReadStats()):
-        by_line.feed(line)  # the regex of every line (`FastPath.line`)
-    by_block = LogReader(load_profiles())
-    for block in read_blocks(path, ReadStats()):
-        by_block.feed_block(block)
+    by_line, by_block = by_lines(path), by_blocks(path)
     assert by_block.fast is not None and by_block.fast.maskable
     assert 0 < len(by_block.fast.shapes) < 2000  # ~20,000 redraws read from few shapes
     one, other = _records(by_line), _records(by_block)
@@ -50,9 +44,7 @@ def test_bars_read_by_masked_shapes_are_what_their_own_regex_reads(tmp_path):
 
 
 def test_found_answers_as_the_match_of_a_line_of_the_same_shape(tmp_path):
-    reader = LogReader(load_profiles())
-    for block in read_blocks(_bar_log(tmp_path, 8000), ReadStats()):
-        reader.feed_block(block)
+    reader = by_blocks(_bar_log(tmp_path, 8000))
     regex = reader.fast.matchers[0][2]
     first = regex.match("Epoch 0:  12%|█         | 1234/8000 [00:17<00:34, 71.50it/s, v_num=3]")
     line = "Epoch 0:  98%|█         | 9876/8000 [19:28<99:05, 10.09it/s, v_num=8]"
@@ -70,9 +62,7 @@ def test_a_template_with_a_digit_of_its_own_is_not_masked(tmp_path):
             for n in range(1, 7000)]
     path = tmp_path / "bf16.log"
     path.write_text("\n".join(rows) + "\n")
-    reader = LogReader(load_profiles())
-    for block in read_blocks(path, ReadStats()):
-        reader.feed_block(block)
+    reader = by_blocks(path)
     assert reader.fast is not None and not reader.fast.maskable  # "bf16" vs "bf17": masked alike
     assert not reader.fast.shapes
     assert reader.finish().progress[-1].printed == 6999
@@ -85,12 +75,7 @@ def test_a_long_line_s_shape_is_not_remembered(tmp_path):
             for n in range(1, 1500)]
     path = tmp_path / "long.log"
     path.write_text("\n".join(rows) + "\n")
-    by_line = LogReader(load_profiles())
-    for line in read_lines(path, ReadStats()):
-        by_line.feed(line)
-    by_block = LogReader(load_profiles())
-    for block in read_blocks(path, ReadStats()):
-        by_block.feed_block(block)
+    by_line, by_block = by_lines(path), by_blocks(path)
     fast = by_block.fast
     assert fast is not None and fast.maskable and by_block.pipe.idle() and not fast.shapes
     one, other = _records(by_line), _records(by_block)
