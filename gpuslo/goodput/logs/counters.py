@@ -11,7 +11,8 @@ and is, best first:
   step spans several micro-batch iters);
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
   baselines' glued `nupdates`);
-- 2 the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch, or a counter printed first:
+- 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
+  the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch, or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
   (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
@@ -150,6 +151,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         if is_global(f.key):
             return 5
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
+    if _named_n(f, fields):
+        return 2
     if f.key and not pair:
         return 0
     if not f.key and not f.unit and _COUNTED.match(f.after):
@@ -162,6 +165,13 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         epoch_here = "epoch" in roles.values()
         return 2 if bar or epoch_here else 1
     return 0
+
+
+def _named_n(f: Field, fields: list[Field]) -> bool:
+    """A count named only `n` that opens the record, cut off by `:` or `|` from named values
+    after it (SafeLife's `INFO     n=960: loss=0.304, entropy=2.175, …`: its `num_steps`)."""
+    return f.index == 0 and words(f.key) == ["n"] and f.after.strip()[:1] in (":", "|") and any(
+        g.key for g in fields[1:])
 
 
 def range_end(fields: list[Field], step: int) -> int:

@@ -97,7 +97,8 @@ _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|
                   r"|updates?)/s(?:ec)?\b"
                   r"|^it/sec|^ups$|batches_per_second|steps_per_second|iter/s|it/sec"
                   r"|^(?:it|iters?|iterations?|steps?|batch(?:es)?|updates?) per second$")
-_SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iter|step|batch)\b")
+# HiFi-GAN's `s/b : 1.131` is seconds per batch (`time.time() - start_b` of the printed batch)
+_SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iters?|steps?|batch|b)\b")
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_?sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
          "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
