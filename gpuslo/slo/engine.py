@@ -30,8 +30,9 @@ and `job_badput_gpu_hours_by_layer` (usable, allocated time the jobs did not tur
 The job side (allocated, productive and badput GPU-hours, job badput by layer) has one model
 whatever the source, named by `job_basis`: the capacity accounting's split of allocated usable
 time (`CAPACITY_BASIS`), or, with no capacity data (journals or training logs alone), the
-journals' own GPU-time per category (`JOURNALS_BASIS`, or `TRAINING_LOGS_BASIS` when the journal
-events were read from training logs: `Frames.jobs_from`; `attribution.journal_split`), attributed
+journals' own GPU-time per category (`Frames.jobs_from`: `frames.JOURNALS_BASIS`, or
+`TRAINING_LOGS_BASIS` when the journal events were read from training logs;
+`attribution.journal_split`), attributed
 to layers by the same rules. The capacity categories stay capacity only (zero without it).
 """
 
@@ -60,8 +61,7 @@ from gpuslo.slo.events import EventIndex, index_events
 from gpuslo.slo.frames import Frames, derive_faults, iso_utc
 from gpuslo.slo_spec import SloSpec
 
-CAPACITY_BASIS, JOURNALS_BASIS = "capacity accounting", "journals"
-TRAINING_LOGS_BASIS = "training logs"  # `Frames.jobs_from` of `--training-log`
+CAPACITY_BASIS = "capacity accounting"
 
 
 @dataclass

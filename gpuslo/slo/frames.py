@@ -313,6 +313,10 @@ def iso_utc(stamp: pd.Timestamp | float) -> str:
     return stamp.isoformat(timespec=spec).replace("+00:00", "Z")
 
 
+# `Frames.jobs_from`: what the job events were read from, in the report's words
+JOURNALS_BASIS, TRAINING_LOGS_BASIS = "journals", "training logs"
+
+
 @dataclass
 class Frames:
     """Everything one source hands the engine (`gpuslo.slo.engine.compute_week`).
@@ -343,7 +347,7 @@ class Frames:
     recorded: dict = field(default_factory=dict)
     source: str = ""
     clusters: dict[str, Frames] = field(default_factory=dict)
-    jobs_from: str = "journals"
+    jobs_from: str = JOURNALS_BASIS
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""

@@ -32,7 +32,6 @@ from collections.abc import Callable
 import pandas as pd
 
 from gpuslo.errors import InputError, UsageError
-from gpuslo.slo.engine import TRAINING_LOGS_BASIS as TRAINING_LOGS
 from gpuslo.slo.engine import WeeklyResult, compute_week
 from gpuslo.slo.frames import Frames, iso_utc
 from gpuslo.slo.report.clusters import cluster_rows
@@ -135,8 +134,7 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
         if sources.data or sources.trace or sources.journals or sources.prometheus:
             raise UsageError("--training-log is a source of its own: give it without "
                              "--data, --trace, --journals or --prometheus")
-        frames = loader("training_logs")(list(sources.training_logs), sources.gpus)
-        return dataclasses.replace(frames, jobs_from=TRAINING_LOGS)
+        return loader("training_logs")(list(sources.training_logs), sources.gpus)
     flags = ("data", "trace", "journals", "prometheus")
     given = [flag for flag in flags if getattr(sources, flag)]
     if len(given) != 1 and sorted(given) != ["journals", "prometheus"]:
@@ -188,9 +186,6 @@ def compute(frames: Frames, start, end,
     holds no time at all or none inside the window."""
     source = frames.source or "input"
     span = frames.span()
-    if span is None and frames.jobs_from == TRAINING_LOGS:  # every log left out, and why
-        why = frames.cannot_fill.get("training_logs") or "no log gave a step"
-        raise InputError(source, f"no training log to report on: {why}")
     if span is None:
         raise InputError(source, "the data holds no timestamps (empty trace or directory)")
     if start is not None and (end <= span[0] or start >= span[1]):

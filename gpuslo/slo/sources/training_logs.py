@@ -25,7 +25,7 @@ import pandas as pd
 
 from gpuslo.errors import InputError, UsageError
 from gpuslo.goodput.logs import analyse_log, load_profiles
-from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.frames import TRAINING_LOGS_BASIS, Frames, make_frame
 from gpuslo.slo.sources.journals import _COLUMNS, allocations_from_events, events_from_journal
 
 LOG_SUFFIXES = (".log", ".txt", ".out")
@@ -93,4 +93,5 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     if unread:
         cannot_fill["training_logs"] = "; ".join(unread[:20])
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
-                  cannot_fill=cannot_fill, source=f"training logs {', '.join(paths)}")
+                  cannot_fill=cannot_fill, source=f"training logs {', '.join(paths)}",
+                  jobs_from=TRAINING_LOGS_BASIS)
