@@ -315,14 +315,10 @@ def read_csv(data: bytes, source: str) -> pd.DataFrame:
     Raises ParseError naming the line: of the first byte that is not UTF-8, of a row with the
     wrong number of fields."""
     try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as error:
-        line = data.count(b"\n", 0, error.start) + 1
-        raise ParseError(source, f"not CSV: not UTF-8 text (byte {error.start})",
-                         line=line) from None
-    try:
         table = pd.read_csv(io.BytesIO(data), dtype={"SN": str, "location": str, "event": str},
                             skip_blank_lines=False)
+    except UnicodeDecodeError:  # pandas' offset is within its buffer: find the file's byte
+        raise _not_utf8(data, source) from None
     except pd.errors.EmptyDataError:  # a ValueError, not a ParserError
         raise ParseError(source, "not CSV: empty (no header line)", line=1) from None
     except pd.errors.ParserError as error:
@@ -332,3 +328,14 @@ def read_csv(data: bytes, source: str) -> pd.DataFrame:
                          line=int(found.group(1)) if found else None) from None
     table = table.dropna(how="all")  # blank lines: kept above so the line numbers hold
     return table.assign(_line=table.index + 2)
+
+
+def _not_utf8(data: bytes, source: str) -> ParseError:
+    """The ParseError for CSV bytes that are not UTF-8, naming the line of the first bad byte
+    (decoded again here, on the failure path only)."""
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return ParseError(source, f"not CSV: not UTF-8 text (byte {error.start})",
+                          line=data.count(b"\n", 0, error.start) + 1)
+    return ParseError(source, "not CSV: not UTF-8 text")
