@@ -28,7 +28,8 @@ from gpuslo.slo.report.markdown import render_markdown
 from gpuslo.slo.simulate.files import read_simulation
 from gpuslo.slo.sources.prometheus import load_prometheus, read_gpus
 from gpuslo.slo.sources.query_api import QueryApi
-from gpuslo.slo.sources.sparse import Reader, read_degradations, read_slowdowns
+from gpuslo.slo.sources.sparse import read_degradations, read_slowdowns
+from gpuslo.slo.sources.sparse_reader import Reader
 from gpuslo.slo_spec import SloSpec
 from tests.conftest import backfill, require_binary, running_prometheus
 

@@ -28,7 +28,7 @@ from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources import located, prometheus
 from gpuslo.slo.sources.query_api import QueryApi
-from gpuslo.slo.sources.sparse import BUCKET_S, Reader, _runs, buckets
+from gpuslo.slo.sources.sparse_reader import BUCKET_S, Reader, _runs, buckets
 
 STEP_S = 300
 T0 = pd.Timestamp("2026-01-05", tz="UTC")

@@ -33,7 +33,7 @@ from gpuslo.slo.sources.query_api import (
     groups,
     plan,
 )
-from gpuslo.slo.sources.sparse import MAX_BUCKETS, Reader, buckets
+from gpuslo.slo.sources.sparse_reader import MAX_BUCKETS, Reader, buckets
 from gpuslo.slo_spec import SloSpec
 
 START = pd.Timestamp("2026-11-23", tz="UTC")

@@ -18,7 +18,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuslo.slo.sources.provisioned import INVENTORY_SERIES
-from gpuslo.slo.sources.sparse import AFTER, Cell, Reader, _label, window_ms
+from gpuslo.slo.sources.sparse_reader import AFTER, Cell, Reader, label_column, window_ms
 
 
 def _selector(metric: str, own: str, matcher: str) -> str:
@@ -34,7 +34,7 @@ def _first_of(reader: Reader, metric: str, own: str, key: str) -> pd.Series:
     listed = lambda m: f"max by ({key}) (max_over_time({_selector(metric, own, m)}[{w}]))"  # noqa: E731
     at_start = reader.api.sharded_instant(listed, values, 1, 2, reader.start + AFTER,
                                           f"{metric} at start", label=key)
-    first = dict.fromkeys(_label(at_start, key), reader.start)
+    first = dict.fromkeys(label_column(at_start, key), reader.start)
     rest = [v for v in values if v not in first]
     cells = reader.locate(
         lambda m, window, _: f"max by ({key}) (max_over_time({_selector(metric, own, m)}"
@@ -50,7 +50,7 @@ def _first_of(reader: Reader, metric: str, own: str, key: str) -> pd.Series:
     read = [Cell(tuple(sorted(v)), a, b) for (a, b), v in sorted(by_bucket.items())]
     points = reader.read(listed, 1, f"first {metric}", read, per_instance=1, label=key)
     if len(points):
-        seen = points.assign(key=_label(points, key)).groupby("key")["time"].min()
+        seen = points.assign(key=label_column(points, key)).groupby("key")["time"].min()
         first.update(seen.to_dict())
     return pd.Series(first, dtype="datetime64[ns, UTC]")
 

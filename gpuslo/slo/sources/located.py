@@ -37,7 +37,7 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.sources.query_api import MAX_POINTS, alternation, groups, tidy
-from gpuslo.slo.sources.sparse import Cell, Reader, _label, buckets
+from gpuslo.slo.sources.sparse_reader import Cell, Reader, buckets, label_column
 
 INTERVAL_MS = names.LOCATE_INTERVAL_S * 1000
 OFFSET_MS = names.LOCATE_OFFSET_S * 1000
@@ -140,7 +140,7 @@ def _query(reader: Reader, tiles: list[Tiles], query, desc: str) -> list[pd.Data
     out = []
     for parts in frames:
         both = pd.concat([f for f in parts if len(f)] or [pd.DataFrame()], ignore_index=True)
-        mine = _label(both, "instance").isin(set(values)) if len(both) else []
+        mine = label_column(both, "instance").isin(set(values)) if len(both) else []
         out.append(both[mine] if len(both) else both)
     return out
 
@@ -150,7 +150,7 @@ def _non_healthy(reader: Reader, tiles: list[Tiles]) -> list[Cell]:
     found = _query(reader, tiles, lambda m, w, _: (
         f"max by (instance) (max_over_time({x}{{{m}}}[{w}])) == 1"),
         "locate non-healthy verdicts (recorded)")
-    return [Cell(tuple(sorted(set(_label(hits, "instance")))), tile.first, tile.last)
+    return [Cell(tuple(sorted(set(label_column(hits, "instance")))), tile.first, tile.last)
             for tile, hits in zip(tiles, found, strict=True) if len(hits)]
 
 
@@ -164,7 +164,7 @@ def _coverage(reader: Reader, tiles: list[Tiles]) -> list[Cell]:
     cells = []
     for tile, found in zip(tiles, _query(reader, tiles, fewest, "coverage gaps (recorded)"),
                            strict=True):
-        least = dict(zip(_label(found, "instance"), found["value"], strict=True))
+        least = dict(zip(label_column(found, "instance"), found["value"], strict=True))
         gaps = {i for i in reader.instances
                 if least.get(i, 0) < reader.gpus_of.get(i, 1) * per_tile}
         if gaps:

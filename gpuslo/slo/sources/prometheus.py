@@ -70,7 +70,6 @@ from gpuslo.slo.sources.query_api import (
 from gpuslo.slo.sources.recorded import read_recorded
 from gpuslo.slo.sources.serving import read_serving
 from gpuslo.slo.sources.sparse import (
-    Reader,
     read_allocations,
     read_coverage,
     read_degradations,
@@ -80,9 +79,8 @@ from gpuslo.slo.sources.sparse import (
     read_schedulability,
     read_slowdowns,
     read_slurm,
-    samples_to_intervals,
-    window_ms,
 )
+from gpuslo.slo.sources.sparse_reader import Reader, samples_to_intervals, window_ms
 
 __all__ = ["load_prometheus", "provisioned", "read_gpus", "samples_to_intervals"]
 SERIES_PER_CALL = 2_000  # label sets per /api/v1/series call (VictoriaMetrics -search.maxSeries)

@@ -8,7 +8,8 @@ import pandas as pd
 
 from gpuslo import names
 from gpuslo.slo.sources.query_api import QueryApi, tidy
-from gpuslo.slo.sources.sparse import INCREASE, _label, window_ms
+from gpuslo.slo.sources.sparse import INCREASE
+from gpuslo.slo.sources.sparse_reader import label_column, window_ms
 
 USABLE, PROVISIONED = "gpuslo:gpu_usable:count", "gpuslo:gpu_provisioned:count"
 
@@ -39,7 +40,7 @@ def read_recorded(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp, step_s:
                 out[key] = min(max(stamp, start), end)
     by = tidy(api.instant(f"sum by (category) (sum_over_time({INCREASE}[{span}]))", at), "value")
     if len(by):
-        seconds = dict(zip(_label(by, "category"), by["value"], strict=True))
+        seconds = dict(zip(label_column(by, "category"), by["value"], strict=True))
         total = sum(seconds.values())
         out["job_gpu_hours_by_category"] = {k: v / 3600 for k, v in sorted(seconds.items())}
         productive = seconds.get(names.CATEGORY_PRODUCTIVE, 0.0)

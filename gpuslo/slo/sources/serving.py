@@ -31,7 +31,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuslo.slo.sources.query_api import MAX_POINTS, QueryApi, concat, tidy
-from gpuslo.slo.sources.sparse import _label, samples_to_intervals
+from gpuslo.slo.sources.sparse_reader import label_column, samples_to_intervals
 
 BY = "namespace, pod"
 ALLOCATED = "gpuslo:serving_replica_gpus:allocated"
@@ -50,7 +50,7 @@ def _range(api: QueryApi, query: str, start: pd.Timestamp, end: pd.Timestamp,
         t = last + pd.Timedelta(seconds=step_s)
     out = concat(parts)
     if len(out):
-        out["replica"] = _label(out, "namespace") + "/" + _label(out, "pod")
+        out["replica"] = label_column(out, "namespace") + "/" + label_column(out, "pod")
     return out
 
 
@@ -90,10 +90,10 @@ def _job_names(api: QueryApi, start: pd.Timestamp, end: pd.Timestamp) -> dict[st
                              end - pd.Timedelta(milliseconds=1)), "value")
     if found.empty:
         return {}
-    job = (_label(found, "namespace") + ":" + _label(found, "pod") + ":"
-           + _label(found, "container")).str.replace(r"[^A-Za-z0-9._:@+=-]", "_",
+    job = (label_column(found, "namespace") + ":" + label_column(found, "pod") + ":"
+           + label_column(found, "container")).str.replace(r"[^A-Za-z0-9._:@+=-]", "_",
                                                      regex=True).str[:128]
-    keys = _label(found, "namespace") + "/" + _label(found, "pod")
+    keys = label_column(found, "namespace") + "/" + label_column(found, "pod")
     return dict(sorted(zip(keys, job, strict=True), reverse=True))
 
 
@@ -112,14 +112,16 @@ def _replicas(api, alloc, start, end, step_s, node_of) -> pd.DataFrame:
                              f"gpuslo_gpu_allocation[{span}]))", at), "value")
     node = {}
     if len(where):
-        keys = _label(where, "namespace") + "/" + _label(where, "pod")
-        node = dict(zip(keys, _label(where, "instance").map(lambda i: node_of.get(i, i)),
+        keys = label_column(where, "namespace") + "/" + label_column(where, "pod")
+        node = dict(zip(keys, label_column(where, "instance").map(lambda i: node_of.get(i, i)),
                         strict=True))
     engine = {}
     for name, family in ENGINES:
         found = tidy(api.instant(f"group by ({BY}) (last_over_time({family}[{span}]))", at),
                      "value")
-        for key in (_label(found, "namespace") + "/" + _label(found, "pod")) if len(found) else []:
+        if not len(found):
+            continue
+        for key in label_column(found, "namespace") + "/" + label_column(found, "pod"):
             engine.setdefault(key, name)
     return rows.assign(node=rows["replica"].map(node).fillna("unknown"),
                        engine=rows["replica"].map(engine).fillna(""))
@@ -148,7 +150,8 @@ def _latency(api: QueryApi, start, end, step_s) -> pd.DataFrame:
     objective (rows of `replica_latency`)."""
     bound = tidy(api.instant("gpuslo:serving_objective_seconds", end - pd.Timedelta(
         milliseconds=1)), "value")
-    objective = dict(zip(_label(bound, "sli"), bound["value"], strict=True)) if len(bound) else {}
+    objective = (dict(zip(label_column(bound, "sli"), bound["value"], strict=True))
+                 if len(bound) else {})
     parts = []
     for sli, le in sorted(objective.items()):
         counts = {}
