@@ -304,6 +304,16 @@ KNOWN_MISSES = {
     # fatal `network_devices_missing` but also an `efa_devices` count of 0 marked ok. Read right
     # since (tests/inspect/test_fresh8_classes.py): a count short of the expectation is fatal.
     ("corpus", "fresh8"): set(),
+    # Ninth fresh batch (22 new public cases, 1101-1122): 19/22 on first contact (2026-12-06,
+    # f008934; tests/data/first_contact/corpus_fresh9_2026-12-06.txt), none a false alarm or
+    # fail-open (all three read unknown). Read right since (tests/inspect/test_fresh9_classes.py):
+    # a dcgm-exporter page pasted with the curl/wget command above it and curl's "Connection ...
+    # left intact" note below is read as the page (1108; with no Xid field the page judges only
+    # what it shows, as for fresh 211/220 and fresh5 611: no Xid finding either way, never "no
+    # Xid"); logrus's terminal form `FATA[0000] ...` is the exporter exiting, source_unavailable
+    # (1117); an NVRM line with the status NV_ERR_GPU_IS_LOST ("GPU lost from the bus") is the
+    # GPU off the bus, fatal as Xid 79, with no Xid or PCI id (1118). Nothing left.
+    ("corpus", "fresh9"): set(),
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },

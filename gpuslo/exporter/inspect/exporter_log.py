@@ -3,11 +3,11 @@
 The exporter is the observability path, not a GPU: what its log can show is whether that path
 works. Three outcomes, from the exporter's documented start-up sequence (`Starting dcgm-exporter`,
 `DCGM successfully initialized!`, entity initialisation, `Starting webserver`) and Go/logrus
-process-exit conventions (`level=fatal` exits the process; a Go `panic:`, a runtime
-`fatal error:` or a signal trace such as `SIGABRT: abort` kill it; a line that is only
-`exit status N`, N > 0, is Go's `exec.ExitError` text, printed when the process the container
-runs exits non-zero, as dcgm-exporter 4.x does with no message of its own: NVIDIA/dcgm-exporter#612,
-fresh3 case 419, a CrashLoopBackOff):
+process-exit conventions (`level=fatal`, `FATA[0000]` in logrus's terminal form, exits the
+process; a Go `panic:`, a runtime `fatal error:` or a signal trace such as `SIGABRT: abort` kill
+it; a line that is only `exit status N`, N > 0, is Go's `exec.ExitError` text, printed when the
+process the container runs exits non-zero, as dcgm-exporter 4.x does with no message of its own:
+NVIDIA/dcgm-exporter#612, fresh3 case 419, a CrashLoopBackOff):
 
 - the host engine gone (`HOST_ENGINE_GONE`): `source_stale` — the page is frozen or empty;
 - the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception,
@@ -28,7 +28,7 @@ from __future__ import annotations
 import re
 
 from gpuslo import names
-from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE
+from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE, logrus_tty
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import Finding
 
@@ -36,11 +36,13 @@ __all__ = ["inspect_exporter_log"]
 
 KIND = "dcgm-exporter-log"
 
-# The exporter process dying: logrus fatal/panic (exit), slog JSON/text FATAL, a Go panic or
-# runtime fatal error, a Go signal trace (cgo abort, segfault), an uncaught C++ exception.
+# The exporter process dying: logrus fatal/panic (exit; key=value or terminal `FATA[0000]`), slog
+# JSON/text FATAL, a Go panic or runtime fatal error, a Go signal trace (cgo abort, segfault), an
+# uncaught C++ exception.
 PROCESS_DEATH = re.compile(
     r"\blevel=\"?(?:fatal|panic)\b|\"level\":\"(?:fatal|panic)\"|"
-    r"^\s*panic: |^\s*fatal error: |^\s*SIG(?:ABRT|SEGV|BUS|ILL|FPE): |"
+    + logrus_tty("FATA", "PANI")
+    + r"|^\s*panic: |^\s*fatal error: |^\s*SIG(?:ABRT|SEGV|BUS|ILL|FPE): |"
     r"terminate called after throwing|"
     r"^\s*(?:\[pod/[^\]]*\]\s*)?exit status [1-9]\d*\s*$",
     re.I,
@@ -59,7 +61,9 @@ HOST_ENGINE_FAILED = re.compile(
 )
 STARTED = re.compile(r"DCGM successfully initiali[sz]ed", re.I)
 ERROR_LEVEL = re.compile(
-    r"\blevel=\"?(?:error|err|warn|warning)\b|\"level\":\"(?:error|warn)", re.I
+    r"\blevel=\"?(?:error|err|warn|warning)\b|\"level\":\"(?:error|warn)|"
+    + logrus_tty("ERRO", "WARN"),
+    re.I,
 )
 # Start-up notes the exporter logs when a node lacks a device family or a profiling module: not a
 # loss of the metrics it does export.

@@ -110,9 +110,25 @@ def looks_like_dcgmi(text: str) -> bool:
 # dcgm-exporter logs
 # ------------------------------------------------------------------------------------------------
 
-# logrus/slog text (`time="..." level=error msg="..."`) and slog JSON (`{"time":"...","level":...`).
+# logrus's text formatter on a terminal (the dcgm-exporter container run with `-t`, or a log copied
+# from one): the level upper-cased and cut to four letters, coloured by ANSI escapes unless
+# stripped, then `[seconds since start]` or `[full timestamp]` and the message padded to 44
+# columns (sirupsen/logrus text_formatter.go, printColored; NVIDIA/DCGM#61, fresh9 case 1117).
+LOGRUS_LEVELS = ("TRAC", "DEBU", "INFO", "WARN", "ERRO", "FATA", "PANI")
+
+
+def logrus_tty(*levels: str) -> str:
+    """Regular-expression source of a logrus terminal line (`FATA[0000] msg`) at one of `levels`
+    (all of `LOGRUS_LEVELS` when none); the level letters match in upper case only."""
+    alternatives = "|".join(levels or LOGRUS_LEVELS)
+    return rf"^\s*(?:\x1b\[[\d;]*m)?(?-i:{alternatives})(?:\x1b\[[\d;]*m)?\[[^\]\n]{{1,40}}\] "
+
+
+# logrus/slog text (`time="..." level=error msg="..."`), slog JSON (`{"time":"...","level":...`)
+# and logrus's terminal form (`logrus_tty`).
 _LOG_LINE = re.compile(
-    r'^\s*(?:(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=|\{"time":"[^"]+","level":")',
+    r'^\s*(?:(?:time=\S+|\S*\d{4}-\d\d-\d\dT\S+)\s+level=\w+\s+msg=|\{"time":"[^"]+","level":")|'
+    + logrus_tty(),
     re.I,
 )
 _EXPORTER_START = re.compile(r"Starting dcgm-exporter|DCGM successfully initialized", re.I)
@@ -134,7 +150,8 @@ HOST_ENGINE_GONE = re.compile(
 
 
 def looks_like_exporter_log(text: str) -> bool:
-    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON):
+    """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON,
+    logrus's terminal `INFO[0000] ...`):
     half the first 50 lines, or any one of them naming the exporter's start (`Starting
     dcgm-exporter`, `DCGM successfully initialized`) — a short log pasted under a `kubectl get
     pods` table or above the Go trace of the exporter's own crash; or any one of them an echo

@@ -111,10 +111,27 @@ def _is_elision(line: str) -> bool:
     return len(line) < 512 and _ELISION.fullmatch(line.strip()) is not None
 
 
+# A page fetched with curl (or wget) and pasted with what the terminal showed around it: the
+# command alone on the first line, with or without a prompt (`curl -L http://host:9400/metrics`,
+# the dcgm-exporter documentation's `$ curl localhost:9400/metrics`), and curl's note that it kept
+# the connection open, which it prints only once the whole response was received
+# (`* Connection #0 to host 192.168.1.16 left intact`; fresh9 case 1108). Anything else curl
+# prints (`curl: (18) transfer closed with outstanding read data remaining`, other `*` notes)
+# is left in, so a cut or failed fetch is not exposition format.
+_FETCH_COMMAND = re.compile(
+    r"\s*(?:\S{0,64}[$#%>]\s+)?(?:sudo\s+)?(?:\S{0,256}/)?(?:curl|wget)\s+\S.*"
+)
+_FETCH_DONE = re.compile(r"\*\s+Connection #\d+ to host \S+ left intact\s*")
+
+
 def _clean(text: str) -> str:
-    """Drop elision marks (`_ELISION`) and blank lines that hand-made captures carry: the page
-    is read for the series it shows."""
+    """Drop elision marks (`_ELISION`) and blank lines that hand-made captures carry, and the
+    fetch command above the page and curl's completion note below it (`_FETCH_COMMAND`,
+    `_FETCH_DONE`): the page is read for the series it shows."""
     lines = [line for line in text.splitlines() if not _is_elision(line)]
+    if lines and len(lines[0]) < 4096 and _FETCH_COMMAND.fullmatch(lines[0]):
+        lines = lines[1:]
+    lines = [line for line in lines if len(line) > 512 or not _FETCH_DONE.fullmatch(line)]
     return "\n".join(lines) + "\n"
 
 
