@@ -5,17 +5,17 @@ the journal source's own pure functions turn them into frames, so `gpuslo report
 computes goodput with the one calculator, exactly as for `--journals`. One log is one job (its
 file name) on one node (`log`); `gpus` is the GPUs it used.
 
-`load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them
-(`*.log`, `*.txt`, `*.out` under it), or `-`, standard input, read once (`stdin_at_most_once`,
-as `gpuslo goodput -` reads it; named `<stdin>`). Raises InputError when a path cannot be read
-or holds no log or when no log gives GPU-seconds (each one's reason in the message: an empty or
-binary stdin is one line naming `<stdin>`), UsageError for gpus below 1 or `-` named twice.
-Logs that tell nothing (binary, no progress line) are listed in `cannot_fill["training_logs"]`,
-never given a made-up goodput, and so are logs whose goodput is unknown (no commit evidence:
-Lightning saves silently; no clock), with the reason: the calculator would book their progress as uncommitted or wasted, a held 0.0 and ETTR 0.0. Logs
-whose lines carry no dates (every time before DATED_FROM: they count from the log's first line)
-set `cannot_fill["dates"]`, so the report gives a window length and no calendar date; beside
-dated logs they are left out (listed under `training_logs`).
+`load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them (`*.log`,
+`*.txt`, `*.out` under it), or `-`, standard input, read once (`stdin_at_most_once`, as `gpuslo
+goodput -` reads it; named `<stdin>`). Raises InputError when a path cannot be read or holds no log
+or when no log gives GPU-seconds (each one's reason in the message: an empty or binary stdin is one
+line naming `<stdin>`), UsageError for gpus below 1 or `-` named twice. Logs that tell nothing
+(binary, no progress line) are listed in `cannot_fill["training_logs"]`, never given a made-up
+goodput, and so are logs whose goodput is unknown (no commit evidence: Lightning saves silently; no
+clock), with the reason: the calculator would book their progress as uncommitted or wasted, a held
+0.0 and ETTR 0.0. Logs whose lines carry no dates (every time before DATED_FROM: they count from the
+log's first line) set `cannot_fill["dates"]`, so the report gives a window length and no calendar
+date; beside dated logs they are left out (listed under `training_logs`).
 """
 
 from __future__ import annotations
