@@ -176,9 +176,10 @@ def render_text(doc: dict) -> str:
     lines += _event_lines(doc)
     if doc["goodput"] and doc["goodput"].get("goodput_basis") == BASIS_STEPS:
         g, n = doc["goodput"], doc["goodput"]["steps"]
-        lines.append(f"  goodput by steps: productive {n['productive']}, wasted {n['wasted']}, "
-                     f"uncommitted {n['uncommitted']} of {n['accounted']} steps; goodput "
-                     f"{g['goodput']}; GPU-seconds ({g['gpus']} GPUs) unknown (no clock)")
+        lines.append(f"  goodput by steps: productive {_said(n['productive'])}, wasted "
+                     f"{_said(n['wasted'])}, uncommitted {_said(n['uncommitted'])} of "
+                     f"{n['accounted']} steps; goodput {_said(g['goodput'])}; GPU-seconds "
+                     f"({g['gpus']} GPUs) unknown (no clock)")
         lines.append(f"  goodput: {g['reason']}")
     elif doc["goodput"]:
         g = doc["goodput"]
