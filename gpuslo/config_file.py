@@ -35,12 +35,13 @@ import codecs
 import errno
 import os
 import stat
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, BinaryIO
 
 import yaml
 
-from gpuslo.errors import ConfigError, InputError
+from gpuslo.errors import ConfigError, InputError, UsageError
 
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DEPTH = 32  # the deepest shipped file (log profiles) nests 6 levels
@@ -102,6 +103,13 @@ def regular_file(path: str | os.PathLike[str], what: str) -> Path:
 
 
 STDIN = "-"  # a data file named `-` is standard input, as in cat, grep and `gpuslo inspect`
+
+
+def stdin_at_most_once(paths: Iterable[str | os.PathLike[str]]) -> None:
+    """Refuse a list of data files that names `-` (standard input) more than once: it can be
+    read only once, and a second read would silently see nothing. Raises UsageError."""
+    if sum(str(path) == STDIN for path in paths) > 1:
+        raise UsageError("- (standard input) is named more than once; it can be read only once")
 
 
 def data_name(path: str | os.PathLike[str]) -> str:

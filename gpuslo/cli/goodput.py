@@ -33,7 +33,7 @@ import sys
 
 from gpuslo import names
 from gpuslo.cli.terminal import whole
-from gpuslo.config_file import STDIN
+from gpuslo.config_file import stdin_at_most_once
 from gpuslo.errors import UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.journal import MAX_GPUS
@@ -74,8 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.framework is not None and args.framework not in profiles.frameworks:
         raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
                          f"{', '.join(profiles.frameworks)}")
-    if args.logs.count(STDIN) > 1:
-        raise UsageError("- (standard input) is named more than once; it can be read only once")
+    stdin_at_most_once(args.logs)
     rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
     docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
                                    slowdown_threshold=args.slowdown_threshold,
@@ -177,9 +176,10 @@ def render_text(doc: dict) -> str:
     lines += _event_lines(doc)
     if doc["goodput"] and doc["goodput"].get("goodput_basis") == BASIS_STEPS:
         g, n = doc["goodput"], doc["goodput"]["steps"]
-        lines.append(f"  goodput by steps: productive {n['productive']}, wasted {n['wasted']}, "
-                     f"uncommitted {n['uncommitted']} of {n['accounted']} steps; goodput "
-                     f"{g['goodput']}; GPU-seconds ({g['gpus']} GPUs) unknown (no clock)")
+        lines.append(f"  goodput by steps: productive {_said(n['productive'])}, wasted "
+                     f"{_said(n['wasted'])}, uncommitted {_said(n['uncommitted'])} of "
+                     f"{n['accounted']} steps; goodput {_said(g['goodput'])}; GPU-seconds "
+                     f"({g['gpus']} GPUs) unknown (no clock)")
         lines.append(f"  goodput: {g['reason']}")
     elif doc["goodput"]:
         g = doc["goodput"]

@@ -85,6 +85,47 @@ def test_loading_a_dataset_is_no_restore() -> None:
     assert read(lines)["restarts"] == []
 
 
+# T5X train.py logs `Initialize/restore complete (N seconds).` after a restore AND after a fresh
+# initialisation (utils.py: `Initializing parameters from scratch.`); only the lines before it
+# say which (google-research/t5x train.py and utils.py TrainStateInitializer)
+STAMP = "I1025 08:{m:02d}:{s:02d}.356897 139866418210816 "
+COMPLETE = T5X[2]  # real: "train.py:393] Initialize/restore complete (4.48 seconds)."
+STEPS = [STAMP.format(m=59, s=k) + f"train.py:700] Step {1010 + 10 * k}: loss=2.0"
+         for k in range(20)]
+
+
+def test_initialize_restore_complete_alone_is_no_restore() -> None:
+    # negative: the line ends a fresh initialisation as well; alone it names no checkpoint
+    for head in ([COMPLETE], [STAMP.format(m=58, s=0) + "utils.py:300] Initializing parameters "
+                              "from scratch.", COMPLETE]):
+        doc = read(head + STEPS)
+        assert doc["restarts"] == [] and doc["steps"]["first"] == 1010, doc
+
+
+def test_initialize_restore_complete_closes_a_t5x_restore_that_names_its_step() -> None:
+    # the restore lines T5X's TrainStateInitializer.from_checkpoints logs (utils.py)
+    head = [STAMP.format(m=58, s=0) + "utils.py:300] Restoring latest T5X checkpoint.",
+            STAMP.format(m=58, s=0) + "utils.py:301] Restoring checkpoints for path(s): "
+            "['gs://bucket/model/checkpoint_1000']",
+            STAMP.format(m=58, s=0) + "utils.py:302] Initializing parameters from specific "
+            "T5X checkpoint gs://bucket/model/checkpoint_1000",
+            STAMP.format(m=58, s=12) + "train.py:393] Initialize/restore complete "
+            "(12.34 seconds)."]
+    doc = read(head + STEPS)
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [1000]
+    assert doc["goodput"]["gpu_seconds"]["checkpoint_restore"] == 12.0
+    assert doc["status"] == "ok"  # the restore of 1000 is commit evidence before the steps
+
+
+def test_a_pretrained_t5x_checkpoint_is_a_load_not_a_restore() -> None:
+    # negative: fine-tuning from INITIAL_CHECKPOINT_PATH loads weights; no run is resumed
+    head = [STAMP.format(m=58, s=0) + "utils.py:300] Restoring specific checkpoint(s): "
+            "['gs://t5-data/pretrained_models/t5x/t5_1_1_xl/checkpoint_1000000']",
+            STAMP.format(m=58, s=12) + "train.py:393] Initialize/restore complete "
+            "(12.34 seconds)."]
+    assert read(head + STEPS)["restarts"] == []
+
+
 def test_a_save_begun_before_any_step_where_the_log_ends_is_not_counted() -> None:
     # real lines (J10): the reporter says it never passes this line
     doc = read(T5X)

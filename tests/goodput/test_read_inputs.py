@@ -58,6 +58,49 @@ def test_a_trace_on_standard_input_is_named_stdin(tmp_path):
     assert report["provisioned_gpu_hours"] > 0
 
 
+T03 = next(CASES.glob("T03_*.log"))  # Megatron-DeepSpeed: saves printed, GPU-seconds given
+
+
+def test_report_reads_a_training_log_on_standard_input_as_the_file(tmp_path):
+    # real lines (the shared T03 log), piped as `gpuslo goodput -` reads them
+    by_file = _gpuslo(["report", "--training-log", str(T03), "--gpus", "8", "--format",
+                       "json", "--out", str(tmp_path / "file")], None)
+    assert by_file.returncode == 0, by_file.stderr
+    with T03.open("rb") as handle:
+        done = _gpuslo(["report", "--training-log", "-", "--gpus", "8", "--format", "json",
+                        "--out", str(tmp_path / "stdin")], handle)
+    assert done.returncode == 0, done.stderr
+    file_report = json.loads((tmp_path / "file" / "report.json").read_text())
+    stdin_report = json.loads((tmp_path / "stdin" / "report.json").read_text())
+    assert stdin_report["goodput_ratio"] == file_report["goodput_ratio"] is not None
+    assert stdin_report["job_gpu_hours"] == file_report["job_gpu_hours"]
+
+
+def test_report_on_an_empty_or_binary_stdin_is_one_line_exit_2(tmp_path):
+    # negative: nothing to read, or control bytes, is one named line, never a made-up report
+    empty = _gpuslo(["report", "--training-log", "-", "--gpus", "8", "--out",
+                     str(tmp_path / "e")], subprocess.DEVNULL)
+    assert empty.returncode == 2 and empty.stderr.count("\n") == 1
+    assert empty.stderr.startswith("gpuslo report: error: <stdin>: ") and "empty" in empty.stderr
+    binary = tmp_path / "bin"
+    binary.write_bytes(bytes(4096))
+    with binary.open("rb") as handle:
+        done = _gpuslo(["report", "--training-log", "-", "--gpus", "8", "--out",
+                        str(tmp_path / "b")], handle)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert f"<stdin>: no training log to report on (none gives GPU-seconds): {BINARY_DATA}" \
+        in done.stderr
+    assert not (tmp_path / "b").exists()
+
+
+def test_report_refuses_stdin_named_twice(tmp_path):
+    # negative: a second `-` would read nothing; the same one line as `goodput - -`
+    with T03.open("rb") as handle:
+        twice = _gpuslo(["report", "--training-log", "-", "--training-log", "-", "--gpus", "8",
+                         "--out", str(tmp_path / "t")], handle)
+    assert twice.returncode == 2 and "more than once" in twice.stderr
+
+
 def test_the_reader_yields_the_same_lines_from_a_path_or_a_dash(tmp_path):
     path = tmp_path / "x.log"
     path.write_bytes(b"a\nb\r\nc")

@@ -6,6 +6,8 @@ with no progress line, has none. Hand-varied lines (darkflow-like `step N - loss
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuslo.cli.goodput import _one_model, render_text
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.logs import LogGoodput
@@ -103,3 +105,33 @@ def test_the_cli_keeps_and_says_goodput_by_steps() -> None:
     text = render_text(doc)
     assert "goodput by steps: productive 10, wasted 0, uncommitted 4 of 14 steps" in text
     assert "GPU-seconds (2 GPUs) unknown (no clock)" in text and "None" not in text
+
+
+K10 = next((Path(__file__).parent.parent / "data" / "training_logs" / "fresh8" / "cases"
+            ).glob("K10_*.log")).read_text().splitlines()
+
+
+def test_a_restart_whose_resumed_step_is_unknown_gives_no_goodput_by_steps() -> None:
+    # real lines (fresh8 K10, improved-diffusion): `loading model from checkpoint:
+    # MAINMOD_70K/ema_0.9999_070000.pt...`, the counter at 0, a save at 0; no clock. Was 1.0.
+    doc = read(K10)
+    g = doc["goodput"]
+    assert doc["restarts"][0]["resumed_from_step"] is None
+    assert g["goodput_basis"] == BASIS_STEPS and g["status"] == "unknown"
+    assert g["goodput"] is None and doc["status"] == "unknown"
+    assert g["steps"] == {"productive": None, "wasted": None, "uncommitted": None,
+                          "accounted": 1}
+    assert "restart at line 1 does not say the step it resumed from" in g["reason"]
+    doc.setdefault("interruptions", [])
+    doc.setdefault("file", "k10.log")
+    assert "None" not in render_text(doc)
+
+
+def test_a_restart_whose_resumed_step_is_named_keeps_goodput_by_steps() -> None:
+    # negative: the same lines, the checkpoint's file named by its step and the counter going
+    # on from it (as improved-diffusion does when the file name gives its step)
+    named = [line.replace("ema_0.9999_070000.pt", "ckpt-70000.pt")
+             .replace("| step      | 0        |", "| step      | 70000    |") for line in K10]
+    doc = read(named)
+    assert doc["restarts"][0]["resumed_from_step"] == 70000
+    assert doc["goodput"]["status"] == "ok" and doc["goodput"]["goodput"] is not None

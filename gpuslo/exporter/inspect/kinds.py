@@ -30,9 +30,10 @@ from gpuslo.config_file import (
     EMPTY_DATA,
     decode_data,
     open_data_file,
+    stdin_at_most_once,
     unreadable_data,
 )
-from gpuslo.errors import ParseError, UsageError
+from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.dcgm.dcgmi import looks_like_exporter_log
 from gpuslo.exporter.evidence.device_plugin import looks_like_device_plugin_log
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
@@ -378,10 +379,10 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
     """Inspect every file; returns `{"verdict": ..., "findings": [dict, ...], "files": [...]}`.
 
     Each finding dict carries `file`. The verdict is the worst over the files. Raises
-    UsageError when `-` (standard input, which can be read once) is named more than once.
+    UsageError when `-` (standard input, which can be read once) is named more than once
+    (`stdin_at_most_once`).
     """
-    if list(paths).count("-") > 1:
-        raise UsageError("- (standard input) is named more than once; it can be read only once")
+    stdin_at_most_once(paths)
     results, verdicts, all_findings, seen = [], [], [], []
     for path in paths:
         findings = inspect_path(path, options, kind)

@@ -37,6 +37,13 @@ replays it, and goes on from the offsets, so the counters equal a recomputation 
 and nothing is counted twice — even after the kubelet deleted rotated files. A job whose log
 directory is gone (pod deleted) is dropped with its state.
 
+Year-less stamps. glog's `I1205 10:00:00.123` and syslog's `Dec  5 10:00:00` print no year: it
+is inferred as `gpuslo goodput` infers it (`stamps.year_before`: the latest year in which the
+first such stamp is not after the log's last write), from the newest modification time of the
+job's files when the tailer first meets the job (`last_written`; the injected clock where none
+can be read), never a fixed year. That reference is kept in the cursor, so a restarted exporter
+replays the spool with the same years; the facts say the year assumed, as `gpuslo goodput` does.
+
 Settling. A log is read to its end, but events younger than `settle_s` (wall clock) are not
 counted yet: a line that comes later can still change what the last ones meant (progress after
 an error line retracts the interruption), and exposed counters must not go down.
@@ -57,6 +64,7 @@ import glob
 import logging
 import os
 import re
+import time
 from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -73,7 +81,7 @@ from gpuslo.exporter.evidence.cri_log import (
 from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import JobGoodput, compute_goodput
-from gpuslo.goodput.logs import job_id_for, load_profiles
+from gpuslo.goodput.logs import job_id_for, last_written, load_profiles, year_note
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.read import physical_lines
@@ -133,11 +141,16 @@ def timed_lines(pieces: list[list], message: str) -> list[Line]:
             for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
 
 
-def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles) -> LogGoodput:
+def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
+             said: str | None = None) -> LogGoodput:
     """The facts (the `gpuslo goodput` document) and journal events of what the log said so
-    far: `assemble`, as `analyse_log` does for a file. Pure."""
-    return assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
-                    saves_silently=profiles.saves_silently(parsed.framework))
+    far: `assemble`, as `analyse_log` does for a file, with its note on a year assumed for
+    year-less stamps (`said`: the reference's words, `last_written`). Pure."""
+    result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
+                      saves_silently=profiles.saves_silently(parsed.framework))
+    if said is not None:
+        result.document["notes"] += year_note(parsed, said)
+    return result
 
 
 def goodput_from(result: LogGoodput, job: str, until: float | None = None,
@@ -161,10 +174,12 @@ def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
 
 
 def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
-              until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
-    """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal)."""
+              until: float | None = None, rule: SlowdownRule | None = None,
+              reference: float | None = None) -> JobGoodput | None:
+    """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal);
+    `reference`: when the log was last written (Unix seconds), for year-less stamps."""
     profiles = profiles or load_profiles()
-    reader = LogReader(profiles)
+    reader = LogReader(profiles, reference=reference)
     for ts, text in lines:
         reader.feed(text, ts)
     return goodput_of(reader.parsed(), job, gpus, profiles, until, rule)
@@ -186,6 +201,7 @@ class _Job:
     job: str
     identity: PodLogIdentity | None
     parser: LogReader
+    said: str  # when the job's log was last written, in words (`last_written`): the year's source
     files: dict[str, dict[str, Any]] = field(default_factory=dict)  # inode -> {name, offset}
     joiner: CriJoiner = field(default_factory=CriJoiner)
     gpus: int | None = None
@@ -206,7 +222,8 @@ class JobLogTailer:
         gpus_for: GPU count of a pod's container (the kubelet allocations), None when unknown.
         default_gpus: GPU count for jobs `gpus_for` does not know, None to wait for it.
         profiles: the training-log profiles (default: the packaged ones).
-        clock: Unix seconds (settling); settle_s: seconds events wait before they count.
+        clock: Unix seconds (settling; the year of year-less stamps where no file's
+            modification time can be read); settle_s: seconds events wait before they count.
         rule: the sustained-slowdown rule (the SLO spec's; default its defaults).
     """
 
@@ -219,6 +236,7 @@ class JobLogTailer:
         self.gpus_for, self.default_gpus, self.settle_s = gpus_for, default_gpus, settle_s
         self.profiles = profiles or load_profiles()
         self.clock, self.rule = clock, rule
+        self._now: Callable[[], float] = clock or time.time
         self._jobs: dict[str, _Job] = {}
         self._warned: set[str] = set()
         self.dir.mkdir(parents=True, exist_ok=True)
@@ -240,7 +258,11 @@ class JobLogTailer:
                 raise ParseError(str(spool), f"{size} bytes, the cursor covers "
                                              f"{cursor['spool_bytes']}: lines lost")
             known = cursor["identity"]
-            tail = self._new(job, PodLogIdentity(**known) if known is not None else None)
+            reference = cursor.get("reference")  # absent from a cursor written before it was kept
+            reference = (float(reference), cursor["said"]) if reference is not None else \
+                last_written("-", self._now)
+            tail = self._new(job, PodLogIdentity(**known) if known is not None else None,
+                             reference)
             with open(spool, "r+b" if spool.exists() else "w+b") as f:
                 f.truncate(cursor["spool_bytes"])  # lines appended after the last cursor
                 for raw in f.read().decode("utf-8", errors="replace").splitlines():
@@ -258,8 +280,17 @@ class JobLogTailer:
             return
         self._jobs[job] = tail
 
-    def _new(self, job: str, identity: PodLogIdentity | None) -> _Job:
-        return _Job(job, identity, LogReader(self.profiles))
+    def _new(self, job: str, identity: PodLogIdentity | None,
+             reference: tuple[float, str]) -> _Job:
+        """A job's tail whose reader dates year-less stamps from `reference` ((Unix seconds,
+        in words) its log was last written, `last_written`)."""
+        return _Job(job, identity, LogReader(self.profiles, reference=reference[0]),
+                    reference[1])
+
+    def _written(self, paths: list[Path]) -> tuple[float, str]:
+        """When the newest of a job's files was last written (`last_written`, the clock where
+        none can be stat'ed): the reference of its year-less stamps."""
+        return max((last_written(path, self._now) for path in paths), key=lambda w: w[0])
 
     def _forget(self, job: str) -> None:
         self._jobs.pop(job, None)
@@ -279,7 +310,8 @@ class JobLogTailer:
             log.info("job log %r: its files are gone; dropping the job", job)
             self._forget(job)
         for job, (identity, paths) in sorted(groups.items()):
-            tail = self._jobs.get(job) or self._jobs.setdefault(job, self._new(job, identity))
+            tail = self._jobs.get(job) or self._jobs.setdefault(
+                job, self._new(job, identity, self._written(paths)))
             tail.identity = tail.identity or identity
             try:
                 self._read_job(tail, self._files_of(identity, paths))
@@ -372,7 +404,8 @@ class JobLogTailer:
         write_json_atomic(self._paths(tail.job)[1], {
             "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
             "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
-            "identity": identity, "restarts": tail.restarts, "marks": tail.marks})  # fmt: skip
+            "identity": identity, "restarts": tail.restarts, "marks": tail.marks,
+            "reference": tail.parser.clock.reference, "said": tail.said})
 
     def _learn_gpus(self, tail: _Job) -> bool:
         """Ask for the job's GPU count while it is unknown; True when it was just learned."""
@@ -393,7 +426,7 @@ class JobLogTailer:
         until = None if self.clock is None else self.clock() - self.settle_s
         settling = until is not None and parsed.last_ts is not None and parsed.last_ts > until
         if tail.dirty or settling or tail.result is None:
-            read = read_log(parsed, tail.job, tail.gpus, self.profiles)
+            read = read_log(parsed, tail.job, tail.gpus, self.profiles, tail.said)
             tail.facts = read.document
             tail.result = self._held(tail, goodput_from(read, tail.job, until, self.rule))
             tail.dirty = False

@@ -18,6 +18,7 @@ import os
 import re
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from gpuslo import names
@@ -28,7 +29,7 @@ from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.gcscope import young_collections_only
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
 from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_blocks
-from gpuslo.goodput.logs.reader import LogReader
+from gpuslo.goodput.logs.reader import LogReader, ParsedLog
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD
 
 __all__ = ["LogGoodput", "analyse_log", "job_id_for", "load_profiles"]
@@ -47,10 +48,12 @@ def job_id_for(path: str | os.PathLike[str]) -> str:
     return cleaned or "log"
 
 
-def last_written(path: str | os.PathLike[str]) -> tuple[float, str]:
+def last_written(path: str | os.PathLike[str], now: Callable[[], float] = time.time
+                 ) -> tuple[float, str]:
     """(Unix seconds, in words) when the log at `path` was last written, the reference for the
-    year of stamps that print none: its modification time for a regular file, now for
-    standard input, a pipe or a path that cannot be read (the read then says why)."""
+    year of stamps that print none (`stamps.year_before`): its modification time for a regular
+    file, `now()` for standard input, a pipe or a path that cannot be read (the read then says
+    why). The exporter's job-log tailer asks the same of the files it follows."""
     if str(path) != STDIN:
         try:
             found = os.stat(path)
@@ -59,8 +62,17 @@ def last_written(path: str | os.PathLike[str]) -> tuple[float, str]:
         if found is not None and stat.S_ISREG(found.st_mode):
             when = time.strftime("%Y-%m-%d", time.gmtime(found.st_mtime))
             return found.st_mtime, f"the file's last change ({when})"
-    now = time.time()
-    return now, f"the time it was read ({time.strftime('%Y-%m-%d', time.gmtime(now))})"
+    at = now()
+    return at, f"the time it was read ({time.strftime('%Y-%m-%d', time.gmtime(at))})"
+
+
+def year_note(parsed: ParsedLog, said: str) -> list[str]:
+    """The note a log whose stamps print no year gets ([] when they print one, or none was
+    read): the year assumed and the reference it came from (`said`, `last_written`'s words)."""
+    if parsed.year_assumed is None or parsed.first_ts is None:
+        return []
+    return [f"the stamps print no year: {parsed.year_assumed} assumed, the latest year the "
+            f"first stamp fits before {said}"]
 
 
 def analyse_log(
@@ -113,9 +125,7 @@ def analyse_log(
         doc["not_read"].insert(0, EMPTY_DATA)
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
-    if parsed.year_assumed is not None and parsed.first_ts is not None:
-        doc["notes"].append(f"the stamps print no year: {parsed.year_assumed} assumed, the "
-                            f"latest year the first stamp fits before {said}")
+    doc["notes"] += year_note(parsed, said)
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)
     return LogGoodput(doc, result.events)

@@ -258,6 +258,8 @@ class _Grouper:
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
+        if phase == "closes" and (self.restore is None or self.restore.ended):
+            return  # no load begun since the last progress: the end of a fresh initialisation
         step = _int(d.get("step"))
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)

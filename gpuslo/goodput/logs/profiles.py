@@ -35,7 +35,10 @@ PACKAGED = "log_profiles.yaml"
 MAX_RECORD = 8192  # characters of one record that rules see
 KINDS = ("step", "hint", "epoch", "init", "train_start", "restore", "save", "interruption",
          "restart", "alive", "end", "detect")  # fmt: skip
-PHASES = {"restore": ("start", "end"), "save": ("start", "part", "end", "duration")}
+# restore `closes`: a line printed at the end of a load OR of a fresh initialisation (T5X's
+# `Initialize/restore complete`): it ends a restore begun since the last progress line, and is
+# nothing alone (`items._Grouper._restore`)
+PHASES = {"restore": ("start", "end", "closes"), "save": ("start", "part", "end", "duration")}
 STEP_TIME_IS = ("interval_mean", "single", "smoothed")
 UNITS = {"ms": 1e-3, "s": 1.0}
 _RULE_KEYS = {"kind", "regex", "contains", "fields", "phase", "cause", "layer", "priority", "hang",

@@ -15,17 +15,17 @@ A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.6
 1605777750.5480015`) is a layout too, looked for at a record's end after those at its head.
 
 `Clock.seconds(groups)` turns a match into Unix seconds (UTC as printed: logs do not say their
-zone). A stamp without a year (glog's `I0213 12:07:20.086`, syslog's `Dec  4 16:38:00`) takes
-the year of the last full stamp; with none, the year is inferred from the clock's `reference`
-(when the log was last written: its file's modification time, or now for a pipe), the latest
-year in which the first such stamp is not after it (`Clock.assumed_year`, which the reader says
-in a note), and it rolls over when the month goes back more than six (December to January);
-without a reference, `REFERENCE_YEAR`. A time of day alone takes the last full date and rolls
-over at midnight. The clock never goes
-back silently: a stamp more than `BACK_TOLERANCE_S` before the latest one is a clock step back
-(a pasted older run, an NTP or time-zone change); it is noted with its line, and the clock keeps
-counting from the latest time (every later stamp is shifted by the step), so a day back cannot
-halve the span. After `MAX_BACK_STEPS` such steps the stamps are declared unreliable
+zone). A stamp without a year (glog's `I0213 12:07:20.086`, syslog's `Dec 4 16:38:00`) takes the
+year of the last full stamp; with none, the year is inferred from the clock's `reference` (when the
+log was last written: its file's modification time, or now for a pipe), the latest year in which
+the first such stamp is not after it (`year_before`; `Clock.assumed_year`, which the reader says in
+a note), and it rolls over when the month goes back more than six (December to January); without a
+reference (a caller that gives none; `gpuslo goodput` and the exporter's job-log tailer always give
+one), `REFERENCE_YEAR`. A time of day alone takes the last full date and rolls over at midnight.
+The clock never goes back silently: a stamp more than `BACK_TOLERANCE_S` before the latest one is a
+clock step back (a pasted older run, an NTP or time-zone change); it is noted with its line, and
+the clock keeps counting from the latest time (every later stamp is shifted by the step), so a day
+back cannot halve the span. After `MAX_BACK_STEPS` such steps the stamps are declared unreliable
 (`Clock.unreliable`) and the reader times the log from its step times instead.
 """
 
@@ -262,11 +262,7 @@ class Clock:
         if self.reference is None or not 1 <= month <= 12:
             return REFERENCE_YEAR
         if self.assumed_year is None:
-            ref = datetime.fromtimestamp(self.reference, UTC)
-            year = ref.year - ((month, day) > (ref.month, ref.day))
-            while (month, day) == (2, 29) and not calendar.isleap(year):
-                year -= 1  # a Feb 29 was printed in a leap year
-            self.assumed_year = self.year_first = year
+            self.assumed_year = self.year_first = year_before(month, day, self.reference)
         elif month < self._month - 6:  # December, then January: a new year
             self.assumed_year += 1
         self._month = month
@@ -291,6 +287,19 @@ class Clock:
             self.day_start += 86400.0
             value += 86400.0
         return value
+
+
+def year_before(month: int, day: int, reference: float) -> int:
+    """The year of a date printed without one (`month` 1-12, `day`): the latest year in which
+    it is not after `reference` (Unix seconds, when the log was last written: its file's
+    modification time, or now for a pipe), so `Dec  5` in a log last written on 2026-01-03 is
+    2025 and on 2026-12-06 is 2026; a Feb 29 takes the latest leap year. Pure: the one rule
+    `gpuslo goodput` and the exporter's job-log tailer date year-less stamps by."""
+    ref = datetime.fromtimestamp(reference, UTC)
+    year = ref.year - ((month, day) > (ref.month, ref.day))
+    while (month, day) == (2, 29) and not calendar.isleap(year):
+        year -= 1  # a Feb 29 was printed in a leap year
+    return year
 
 
 def _year(g: dict[str, str | None]) -> int | None:

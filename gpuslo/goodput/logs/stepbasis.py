@@ -13,6 +13,19 @@ accounted is then goodput by steps, assuming equal step times; every GPU-second 
 unknown (None). Items are copied: the log's own timeline, facts and journal events (what the
 exporter and `gpuslo report --training-log` book as GPU-seconds) are not touched.
 
+A restart whose resumed step the log does not give (neither printed nor inferable from the
+counter: improved-diffusion's `loading model from checkpoint: MAINMOD_70K/ema_0.9999_070000.pt`
+whose counter starts again at 0, fresh8 K10; a second run header with no restore line) leaves
+the step basis nothing to settle: which of the steps around it re-ran steps the checkpoint
+already held, or ran past it and were lost, cannot be counted, and with no clock the restart's
+own cost (restore, re-initialisation) is invisible too - every restart costs something, so
+"1.0" would be a claim the lines cannot back. An operator reading goodput 1.0 beside a restart
+would take it as "the restart lost nothing". Then goodput is `unknown` (status `unknown`,
+`goodput` None) with a reason naming the restart's line; `steps.accounted` (the steps the
+log shows run) is still given, the productive/wasted/uncommitted split is None. A restart whose
+resumed step is known (`Loading checkpoint from ckpt/model_step10.pt`, a counter that goes
+back) is counted as before. (The time basis is not changed by this rule: it has the clock.)
+
 Returns the goodput object's step fields, `goodput_basis` `steps`, with `steps` {productive,
 wasted, uncommitted, accounted}; None when no step was accounted (no progress to apportion).
 """
@@ -61,14 +74,14 @@ def step_goodput(items: list[Any], job: str, hang_min_s: float) -> dict[str, Any
     timed = _on_step_clock(items)
     place(timed)
     journal = Journal(job, 1)
-    Walk(timed, journal, [], hang_min_s).run()
+    restarts = Walk(timed, journal, [], hang_min_s).run()["restarts"]
     result = compute_goodput(journal.events)
     productive = result.gpu_seconds[names.CATEGORY_PRODUCTIVE]
     wasted = result.gpu_seconds["wasted_progress"]
     accounted = sum(result.gpu_seconds.values()) + result.uncommitted_gpu_s
     if accounted <= 0:
         return None
-    return {
+    out = {
         "status": "ok",
         "goodput_basis": BASIS_STEPS,
         "goodput": round(productive / accounted, 6),
@@ -80,3 +93,10 @@ def step_goodput(items: list[Any], job: str, hang_min_s: float) -> dict[str, Any
         "slowdown_gpu_s": None,
         "reason": NOTE,
     }
+    blind = [r["line"] for r in restarts if r["resumed_from_step"] is None]
+    if blind:  # see the module docstring: the split cannot be settled
+        out.update(status=names.STATUS_UNKNOWN, goodput=None, reason=(
+            f"{NOTE}; the restart at line {blind[0]} does not say the step it resumed from, so "
+            "the steps it re-ran or lost, and its own cost, cannot be counted: goodput unknown"))
+        out["steps"].update(productive=None, wasted=None, uncommitted=None)
+    return out

@@ -5,16 +5,17 @@ the journal source's own pure functions turn them into frames, so `gpuslo report
 computes goodput with the one calculator, exactly as for `--journals`. One log is one job (its
 file name) on one node (`log`); `gpus` is the GPUs it used.
 
-`load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them
-(`*.log`, `*.txt`, `*.out` under it). Raises InputError when a path cannot be read or holds no
-log or when no log gives GPU-seconds (each one's reason in the message), UsageError for gpus
-below 1. Logs that tell nothing (binary, no progress line) are listed in
-`cannot_fill["training_logs"]`, never given a made-up goodput, and so are logs whose goodput is
-unknown (no commit evidence: Lightning saves silently; no clock), with the reason: the
-calculator would book their progress as uncommitted or wasted, a held 0.0 and ETTR 0.0. Logs
-whose lines carry no dates (every time before DATED_FROM: they count from the log's first line)
-set `cannot_fill["dates"]`, so the report gives a window length and no calendar date; beside
-dated logs they are left out (listed under `training_logs`).
+`load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them (`*.log`,
+`*.txt`, `*.out` under it), or `-`, standard input, read once (`stdin_at_most_once`, as `gpuslo
+goodput -` reads it; named `<stdin>`). Raises InputError when a path cannot be read or holds no log
+or when no log gives GPU-seconds (each one's reason in the message: an empty or binary stdin is one
+line naming `<stdin>`), UsageError for gpus below 1 or `-` named twice. Logs that tell nothing
+(binary, no progress line) are listed in `cannot_fill["training_logs"]`, never given a made-up
+goodput, and so are logs whose goodput is unknown (no commit evidence: Lightning saves silently; no
+clock), with the reason: the calculator would book their progress as uncommitted or wasted, a held
+0.0 and ETTR 0.0. Logs whose lines carry no dates (every time before DATED_FROM: they count from the
+log's first line) set `cannot_fill["dates"]`, so the report gives a window length and no calendar
+date; beside dated logs they are left out (listed under `training_logs`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from gpuslo.config_file import STDIN, data_name, stdin_at_most_once
 from gpuslo.errors import InputError, UsageError
 from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.slo.frames import TRAINING_LOGS_BASIS, Frames, make_frame
@@ -43,11 +45,16 @@ def why_unknown(document: dict) -> str:
 
 
 def log_files(paths: list[str]) -> list[Path]:
-    """The log files `paths` name: files as given, directories searched for LOG_SUFFIXES."""
+    """The log files `paths` name: files as given, `-` (standard input) as itself, directories
+    searched for LOG_SUFFIXES. Raises UsageError when `-` is named twice, InputError for a
+    path that is no log file or directory."""
+    stdin_at_most_once(paths)
     found: list[Path] = []
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
+        if raw == STDIN:
+            found.append(path)
+        elif path.is_dir():
             logs = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
             if not logs:
                 raise InputError(str(path), f"no training logs ({', '.join(LOG_SUFFIXES)}) found")
@@ -66,32 +73,33 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     if gpus is None or gpus < 1:
         raise UsageError("--training-log needs --gpus N (the GPUs the job used, 1 or more)")
     profiles = load_profiles(profiles_path)
+    named = ", ".join(map(data_name, paths))
     dated, undated, unread = [], [], []
     for path in log_files(paths):
         result = analyse_log(path, profiles, gpus=gpus)
         if result.document["status"] != "ok":  # nothing read, or its goodput unknown
-            unread.append(f"{path}: {why_unknown(result.document)}")
+            unread.append(f"{data_name(path)}: {why_unknown(result.document)}")
             continue
         rows = events_from_journal(result.events, result.events[0]["job"], "log")
         (dated if max(e["t"] for e in result.events) >= DATED_FROM else undated).append(
             (path, rows))
     if dated and undated:  # an undated log has no place on the dated logs' calendar
-        unread += [f"{path}: no dates in it, so no place beside the dated logs"
+        unread += [f"{data_name(path)}: no dates in it, so no place beside the dated logs"
                    for path, _ in undated]
         undated = []
     rows = [row for _, found in dated + undated for row in found]
     if not rows:  # one line, naming why, rather than the engine's "no timestamps"
-        named = ", ".join(paths)  # the error names the file(s): each reason says it once
+        # the error names the file(s): each reason says it once
         why = [u.removeprefix(f"{named}: ") for u in unread[:3]]
         raise InputError(named, "no training log to report on (none gives GPU-seconds): "
                          + " | ".join(why))
     job_events = make_frame("job_events", pd.DataFrame(rows, columns=list(_COLUMNS)),
-                            ", ".join(paths))
+                            named)
     cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
     if undated:
         cannot_fill["dates"] = UNDATED
     if unread:
         cannot_fill["training_logs"] = "; ".join(unread[:20])
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
-                  cannot_fill=cannot_fill, source=f"training logs {', '.join(paths)}",
+                  cannot_fill=cannot_fill, source=f"training logs {named}",
                   jobs_from=TRAINING_LOGS_BASIS)
