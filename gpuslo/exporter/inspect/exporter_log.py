@@ -21,6 +21,13 @@ NVIDIA/dcgm-exporter#612, fresh3 case 419, a CrashLoopBackOff):
   inventory finding, ok.
 
 Anything else gives no finding, which `inspect` reads as unknown (a log alone proves little).
+
+The lines behind the first two outcomes are this reader's (`claims_line`): the device-and-severity
+fallback (`inspect.fallback.log_lines`) does not judge them again — `FATA[0000] Error adding GPU 1
+to group: This GPU is not supported by DCGM` (NVIDIA/DCGM#61) is the exporter's death, not a
+fault of GPU 1 — except a line whose message (the logger's level taken out) carries a
+fatal-class word about a device: this reader judges the exporter, not the GPUs, so that line
+still fails closed in the fallback.
 """
 
 from __future__ import annotations
@@ -30,9 +37,10 @@ import re
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE, logrus_tty
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.severity_words import is_fatal_text, without_log_level
 from gpuslo.verdict import Finding
 
-__all__ = ["inspect_exporter_log"]
+__all__ = ["claims_line", "inspect_exporter_log"]
 
 KIND = "dcgm-exporter-log"
 
@@ -74,6 +82,15 @@ BENIGN = re.compile(
     r"not collecting DCP",
     re.I,
 )
+
+
+def claims_line(line: str) -> bool:
+    """True when this reader reads `line` (the exporter's death, its host engine gone or not
+    started) and its message carries no fatal-class word (module doc)."""
+    text = line[:4096]
+    if not any(p.search(text) for p in (PROCESS_DEATH, HOST_ENGINE_GONE, HOST_ENGINE_FAILED)):
+        return False
+    return not is_fatal_text(without_log_level(text))
 
 
 def _lines(text: str, pattern: re.Pattern) -> list[int]:

@@ -1,9 +1,10 @@
 """The device-and-severity fallback in `inspect`: lines no reader claims, and files no parser
 knows, never dropped (the rules are `gpuslo.exporter.policy.unrecognised`).
 
-- `log_lines`: for a log read by the kernel-log, fabric-manager or host-engine reader, the lines
-  none of those readers claims (`evidence.log_lines.claimed`) that name a device and read as an
-  error;
+- `log_lines`: for a log read by the kernel-log, fabric-manager, host-engine or dcgm-exporter-log
+  reader, the lines none of those readers claims (`evidence.log_lines.claimed`; the exporter-log
+  reader's `exporter_log.claims_line` when that reader read the text) that name a device and read
+  as an error;
 - `unread_text`: for a file (or a part of one) no parser recognises, an `unrecognised_output`
   finding naming the tool it looks like (when it looks like one), plus one finding per device
   its error lines name — a fatal-class word makes it fatal, so a fallen-off-the-bus line in an
@@ -13,9 +14,10 @@ knows, never dropped (the rules are `gpuslo.exporter.policy.unrecognised`).
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from gpuslo import names
-from gpuslo.exporter.evidence.log_lines import claimed
+from gpuslo.exporter.evidence.log_lines import Skip, claimed
 from gpuslo.exporter.policy.unrecognised import (
     error_lines,
     judge_lines,
@@ -35,10 +37,30 @@ TOOLS = (
     ("NVML", re.compile(r"\bNVML\b")),
 )
 
+# Kinds whose readers' claims are `evidence.log_lines.claimed`.
+_SHARED_CLAIMS = ("kernel-log", "fabricmanager-log", "hostengine-log")
 
-def log_lines(text: str, kind: str) -> list[Finding]:
-    """`unrecognised_message` findings for the device error lines of a log no reader claims."""
-    return unrecognised_findings(kind, judge_lines(error_lines(text, claimed)))
+
+def _claims(kinds: Sequence[str]) -> Skip:
+    """What the readers of `kinds` claim: `claimed` (the kernel-log, fabric-manager and host-engine
+    readers together, as they share journals) when one of those read the text, and the
+    dcgm-exporter-log reader's lines when it did (`exporter_log.claims_line`, imported then only:
+    it is loaded lazily). A dcgm-exporter log alone is not skimmed by the others' claims: its
+    `GPU ... has fallen off the bus` is no kernel line the kernel-log reader judged."""
+    shared = claimed if any(kind in _SHARED_CLAIMS for kind in kinds) else None
+    if "dcgm-exporter-log" not in kinds:
+        return claimed if shared is None else shared
+    from gpuslo.exporter.inspect.exporter_log import claims_line
+
+    if shared is None:
+        return claims_line
+    return lambda line: shared(line) or claims_line(line)
+
+
+def log_lines(text: str, kinds: Sequence[str]) -> list[Finding]:
+    """`unrecognised_message` findings (kind `kinds[0]`) for the device error lines of a log read
+    by the readers of `kinds` that none of them claims."""
+    return unrecognised_findings(kinds[0], judge_lines(error_lines(text, _claims(kinds))))
 
 
 def looks_like_tool(text: str) -> str | None:

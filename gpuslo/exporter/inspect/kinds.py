@@ -205,7 +205,7 @@ def _read(
             found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
         findings += [_in_file(finding, numbers) for finding in found]
     if kinds and all(kind in LOG_KINDS for kind in kinds):
-        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds[0])]
+        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds)]
     return findings
 
 

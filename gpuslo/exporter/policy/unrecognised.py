@@ -11,7 +11,10 @@ names a device (`evidence.devices.device_of`) and carries an error word (`ERROR_
   catalogues do not know cannot make a GPU unusable until the next reboot;
 - either way, a line with a fatal-class word (`FATAL_WORDS`: fallen off, uncorrectable, fatal,
   reset required; never "non-fatal") fails closed: class fatal / status `fail`, reason
-  `unrecognised_fatal_message`.
+  `unrecognised_fatal_message`. The logger's own level (`level=fatal`, `FATA[0000]`, `[FATAL]`:
+  `severity_words.without_log_level`) is not such a word: it says how a daemon logged the line,
+  not what happened to the device, so it makes an error line (unknown / `warn`), never a fatal
+  one by itself.
 
 Sources of the words: NVIDIA's Xid catalogue and driver README (fallen off the bus, reset
 required), the PCIe base specification's error classes (uncorrectable fatal vs non-fatal), and
@@ -28,7 +31,12 @@ from dataclasses import dataclass
 from gpuslo import names
 from gpuslo.exporter.evidence.devices import DeviceRef, device_of
 from gpuslo.exporter.evidence.log_lines import Skip, matching_lines
-from gpuslo.exporter.policy.severity_words import FATAL_WORDS, NOT_FATAL, is_fatal_text
+from gpuslo.exporter.policy.severity_words import (
+    FATAL_WORDS,
+    NOT_FATAL,
+    is_fatal_text,
+    without_log_level,
+)
 
 __all__ = ["FATAL_WORDS", "NOT_FATAL", "ERROR_WORDS", "ERROR_LITERALS", "is_fatal_text",
            "judge_line", "judge_lines"]
@@ -62,14 +70,14 @@ class Unrecognised:
 
 def judge_line(number: int, line: str) -> Unrecognised | None:
     """The fallback's reading of one unclaimed line: None unless it names a device and carries
-    an error word."""
+    an error word; fatal when its words, the logger's level taken out, are fatal-class."""
     text = line[:MAX_LINE].strip()
     if not text or ERROR_WORDS.search(text) is None:
         return None
     device = device_of(text)
     if device is None:
         return None
-    return Unrecognised(number, text, device, is_fatal_text(text))
+    return Unrecognised(number, text, device, is_fatal_text(without_log_level(text)))
 
 
 def judge_lines(lines: Iterable[tuple[int, str]]) -> list[Unrecognised]:
