@@ -242,15 +242,20 @@ def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]
       that is switched off or, for a RoCE port, has no link, and [MLNX] only Active ports carry
       traffic: a node whose jobs run over its active ports does not lose a path (fresh3 case
       427; compare fresh2 case 322).
-    A down port on a node with no port active, or one that is Polling / LinkUp on a one-port
-    device (a link that tries to train or waits for the subnet manager), keeps the fatal."""
+    A down port on a node with no port active, one that is Polling / LinkUp on a one-port
+    device (a link that tries to train or waits for the subnet manager), or one that still holds
+    the LID the subnet manager gave it (`Port.fabric_assigned`: it was on the fabric and went
+    down, e.g. switched off by `ibportstate disable`; fresh10 case 1214) keeps the fatal.
+    `findings` are `ports`' own `port_finding`s, in the same order."""
     usable = {p.device for p in ports if p.usable}
     count: dict[str, int] = {}
     for port in ports:
         count[port.device] = count.get(port.device, 0) + 1
 
-    def spare(f: Finding) -> str:
+    def spare(f: Finding, port: Port) -> str:
         if f.signal != "port_down" or f.class_ != names.CLASS_FATAL or not usable:
+            return ""
+        if port.fabric_assigned:
             return ""
         if f.device in usable and count.get(f.device or "", 0) > 1:
             return f"another port of {f.device} is active"
@@ -261,12 +266,12 @@ def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]
     return [
         replace(
             f, class_=names.CLASS_WARN, action=None, reason=None,
-            message=f"{f.message}; {spare(f)} and no devices are expected: a spare port "
+            message=f"{f.message}; {spare(f, port)} and no devices are expected: a spare port "
             "(set --expect-network-devices to judge it)",
         )
-        if spare(f)
+        if spare(f, port)
         else f
-        for f in findings
+        for f, port in zip(findings, ports, strict=True)
     ]
 
 

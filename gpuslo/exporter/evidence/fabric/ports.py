@@ -39,6 +39,8 @@ class Port:
         carrier: netdev carrier (True up, False down), None when unknown.
         model: the adapter model (ibstat `CA type`, sysfs `hca_type`: `MT4129`), "" when unknown.
         rate_text: the rate as printed (`100 Gb/sec (4X EDR)`), "" when not shown.
+        base_lid: the port's LID (`ibstat` `Base lid: 38`, `ibstatus` `base lid: 0x26`), None
+            when not shown.
     """
 
     device: str
@@ -52,6 +54,17 @@ class Port:
     carrier: bool | None = None
     model: str = ""
     rate_text: str = ""
+    base_lid: int | None = None
+
+    @property
+    def fabric_assigned(self) -> bool:
+        """True when the port holds a unicast LID (0x0001-0xBFFF) on an InfiniBand link: the
+        subnet manager assigns one only to a port it brought onto the fabric, and the port keeps
+        it when its link later goes down (IBA vol. 1 §4.1 LID ranges, §14.2.5 PortInfo.LID set
+        by the SM; an uncabled or never-configured port reads 0, or 0xFFFF, the permissive LID).
+        A RoCE port (Ethernet link layer) has no LID."""
+        return (self.link_layer.lower() != "ethernet" and self.base_lid is not None
+                and 0x0001 <= self.base_lid <= 0xBFFF)
 
     @property
     def speed_class(self) -> str:
@@ -70,6 +83,15 @@ class Port:
             self.state.lower() == STATE_ACTIVE.lower()
             and self.physical_state.lower() == PHYSICAL_LINK_UP.lower()
         )
+
+
+def parse_lid(text: str) -> int | None:
+    """`38` or `0x26` -> the LID; None when not a number."""
+    text = text.strip()
+    try:
+        return int(text, 16) if text.lower().startswith("0x") else int(text)
+    except ValueError:
+        return None
 
 
 def normalise_state(text: str) -> str:

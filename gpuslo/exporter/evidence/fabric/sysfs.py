@@ -2,7 +2,7 @@
 fixture tree (node_exporter's `--path.sysfs`).
 
 Layout read (Linux `drivers/infiniband/core/sysfs.c`):
-`class/infiniband/<dev>/ports/<n>/{state,phys_state,rate,link_layer}`,
+`class/infiniband/<dev>/ports/<n>/{state,phys_state,rate,link_layer,lid}`,
 `class/infiniband/<dev>/device/driver` (a link whose name is the kernel driver: `efa`,
 `mlx5_core`), `class/infiniband/<dev>/device/net/<if>` (the netdev of the PCI function) and
 `class/net/<if>/carrier`.
@@ -24,6 +24,7 @@ from gpuslo.exporter.evidence.fabric.ports import (
     Port,
     normalise_physical_state,
     normalise_state,
+    parse_lid,
     parse_rate,
 )
 
@@ -140,6 +141,7 @@ def read_infiniband_sysfs(sysfs_root: str | Path) -> list[Port]:
                     rate_text=rate,
                     model=_read(device_dir / "hca_type"),
                     link_layer=_read(port_dir / "link_layer"),
+                    base_lid=parse_lid(_read(port_dir / "lid")),
                     driver=driver,
                     netdev=netdev,
                     carrier=carrier,

@@ -20,6 +20,7 @@ from gpuslo.exporter.evidence.fabric.ports import (
     Port,
     normalise_physical_state,
     normalise_state,
+    parse_lid,
     parse_rate,
 )
 
@@ -40,6 +41,7 @@ _IBSTAT_FIELDS = {
     "Physical state": "physical_state",
     "Rate": "rate",
     "Link layer": "link_layer",
+    "Base lid": "base_lid",
 }
 
 
@@ -63,6 +65,7 @@ def _port_from_fields(device: str, number: int, fields: dict[str, str], model: s
         link_layer=fields.get("link_layer", ""),
         model=model,
         rate_text=fields.get("rate", ""),
+        base_lid=parse_lid(fields.get("base_lid", "")),
     )
 
 
@@ -134,6 +137,7 @@ _IBSTATUS_FIELDS = {
     "phys state": "physical_state",
     "rate": "rate",
     "link_layer": "link_layer",
+    "base lid": "base_lid",
 }
 
 
