@@ -44,3 +44,27 @@ def test_a_word_starting_with_nan_is_no_value() -> None:
     # negative: `nans`, `nanoseconds`, `infos` are words, not an undefined number and its unit
     for text in ("skipped 3 batches with nans", "timer in nanoseconds", "infos: 2"):
         assert all(v.text not in ("nans", "nanoseconds", "infos") for v in values(text)), text
+
+
+# -- a job-wide `total step` beside steps counted within a unit (FunASR, modelscope/FunASR#2006, L01)
+FUNASR = ("[2024-08-12 23:04:07,255][root][INFO] - train, rank: {rank}, epoch: 0/500, data_slice: "
+          "0/5, step_in_slice: {n}/81081, step_in_epoch: {n}, total step: {n}, (loss_avg_rank: "
+          "0.886), (lr: 5.729e-04), {{'data_load': '0.000', 'forward_time': '0.294', "
+          "'backward_time': '0.279', 'optim_time': '0.099', 'total_time': '0.673'}}, GPU, "
+          "memory: usage: 1.165 GB, peak: 64.227 GB")
+
+
+def test_total_step_beside_an_in_epoch_step_is_the_job_wide_counter() -> None:
+    doc = read([FUNASR.format(rank=9, n=32900), FUNASR.format(rank=15, n=32900)])
+    assert span(doc) == (32900, 32900)
+    assert doc["step_time_s"]["median"] == 0.673
+
+
+def test_step_in_epoch_is_no_epoch_and_a_planned_total_is_no_step() -> None:
+    from gpuslo.goodput.logs.counters import is_epoch_name, within
+    assert within("step_in_epoch") and not is_epoch_name("step_in_epoch")
+    assert is_epoch_name("epoch") and not within("epoch")
+    # negative: `Total steps: 512` alone (a plan printed at the start) counts nothing
+    doc = read(["Total steps: 512", "Epoch 1 step 10 loss 2.1", "Epoch 1 step 20 loss 2.0",
+                "Epoch 1 step 30 loss 1.9"])
+    assert span(doc) == (10, 30)

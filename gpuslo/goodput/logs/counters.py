@@ -6,7 +6,8 @@ integer that does not go down within the template (a reset is allowed: a restart
 and is, best first:
 
 - 5 named as a global counter (`global_step`, `num_updates`, `optimizer step`), also when logged
-  as a whole float (`global_step=208.0`, not tqdm's rounded `3.2e+4`);
+  as a whole float (`global_step=208.0`, not tqdm's rounded `3.2e+4`), or a `total step` beside a
+  step counted within a unit (FunASR's `step_in_epoch: 32900, total step: 32900`);
 - 4 named `step` (`Step 1 |`, `step:0/6200`, `global step 1:`): `step` beats `iter` (an optimizer
   step spans several micro-batch iters);
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
@@ -69,12 +70,27 @@ def words(key: str) -> list[str]:
 
 
 def is_epoch_name(key: str) -> bool:
-    """`Epoch`, `train epoch`, `ep`, PaddlePaddle's `Pass`; not `num_epochs`, `max epoch`."""
+    """`Epoch`, `train epoch`, `ep`, PaddlePaddle's `Pass`; not `num_epochs`, `max epoch`, nor a
+    step counted within the epoch (FunASR's `step_in_epoch`: `within`)."""
     ws = words(key)
     if tuple(ws) == _PASS:
         return True
     return bool(ws) and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total",
-                                                                 "max", "n"}
+                                                                 "max", "n"} and not within(key)
+
+
+def within(key: str) -> bool:
+    """A step counted within a larger unit, named `<step word> in <unit>` (FunASR's
+    `step_in_slice`, `step_in_epoch`): it resets with that unit."""
+    ws = words(key)
+    return len(ws) >= 3 and ws[0] in STEP_WORDS and ws[1] == "in"
+
+
+def total_counter(f: Field, fields: list[Field]) -> bool:
+    """A `total step` (singular) printed beside a step counted within a unit (FunASR's trainer:
+    `step_in_slice: 32900/81081, step_in_epoch: 32900, total step: 32900`, its
+    `self.batch_total`): the job-wide counter. Alone, `Total steps: 512` is the planned length."""
+    return words(f.key) == ["total", "step"] and any(within(g.key) for g in fields)
 
 
 def is_step_name(key: str) -> bool:
@@ -147,6 +163,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
             f.rising() < 0.6):
         return 0
+    if total_counter(f, fields):
+        return 5
     if is_step_name(f.key):
         if is_global(f.key):
             return 5
