@@ -68,3 +68,25 @@ def test_step_in_epoch_is_no_epoch_and_a_planned_total_is_no_step() -> None:
     doc = read(["Total steps: 512", "Epoch 1 step 10 loss 2.1", "Epoch 1 step 20 loss 2.0",
                 "Epoch 1 step 30 loss 1.9"])
     assert span(doc) == (10, 30)
+
+
+# -- the index a named value is reported at, between the name and the value (tacotron2, L04) ------
+TACOTRON = ["Train loss 0 48.220909 Grad Norm 13.484264 5.71s/it",
+            "Train loss 1 35.229748 Grad Norm 25.020286 3.79s/it",
+            "Train loss 2 16.508032 Grad Norm 17.146819 3.99s/it",
+            "Train loss 3 9.564240 Grad Norm 13.827114 3.99s/it",
+            "Saving model and optimizer state at iteration 3 to outdir/checkpoint_3",
+            "Train loss 4 5.843519 Grad Norm 6.745416 3.99s/it"]
+
+
+def test_an_integer_between_a_name_and_its_value_is_the_step() -> None:
+    doc = read(TACOTRON)  # NVIDIA/tacotron2#368
+    assert span(doc) == (0, 4)
+    assert doc["step_time_s"]["median"] == 3.99
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [3]
+
+
+def test_a_constant_integer_before_a_value_is_no_step() -> None:
+    # negative: `recall at 5 0.91` names the cut-off, the same on every line: no counter
+    lines = [f"Recall at 5 0.9{i} loss {i}.5" for i in range(4)]
+    assert read(lines)["steps"]["first"] is None

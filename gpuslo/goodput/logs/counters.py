@@ -18,8 +18,9 @@ and is, best first:
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
   (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
 - 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
-  0045063 updates | words/s …`: `NNN updates`, `NNN steps`), chosen only when it recurs (a
-  one-off `training for 1000 steps` is a setting).
+  0045063 updates | words/s …`: `NNN updates`, `NNN steps`), or the index a named value is
+  reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
+  chosen only when it recurs (a one-off `training for 1000 steps` is a setting).
 
 A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
 an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
@@ -171,6 +172,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if _named_n(f, fields):
         return 2
+    if _index_of_value(f, fields):
+        return 1
     if f.key and not pair:
         return 0
     if not f.key and not f.unit and _COUNTED.match(f.after):
@@ -190,6 +193,18 @@ def _named_n(f: Field, fields: list[Field]) -> bool:
     after it (SafeLife's `INFO     n=960: loss=0.304, entropy=2.175, …`: its `num_steps`)."""
     return f.index == 0 and words(f.key) == ["n"] and f.after.strip()[:1] in (":", "|") and any(
         g.key for g in fields[1:])
+
+
+def _index_of_value(f: Field, fields: list[Field]) -> bool:
+    """An integer printed between a value's name and the value, with only a space on either side
+    (NVIDIA/tacotron2's `Train loss {} {:.6f} Grad Norm {:.6f} {:.2f}s/it` of iteration,
+    reduced_loss, grad_norm, duration: `Train loss 7 5.797815 Grad Norm 6.959098 3.97s/it`):
+    the index the value is reported at, when the value after it is an unnamed fraction and the
+    integer moves (a constant one is a setting: `Recall at 5 0.91`)."""
+    if not f.key or f.after != " " or f.index + 1 >= len(fields) or f.constant():
+        return False
+    value = fields[f.index + 1]
+    return value.kind == "num" and not value.key and not value.integer and not value.unit
 
 
 def range_end(fields: list[Field], step: int) -> int:
