@@ -90,3 +90,23 @@ def test_a_constant_integer_before_a_value_is_no_step() -> None:
     # negative: `recall at 5 0.91` names the cut-off, the same on every line: no counter
     lines = [f"Recall at 5 0.9{i} loss {i}.5" for i in range(4)]
     assert read(lines)["steps"]["first"] is None
+
+
+# -- an n / N beside a rate of iterations, drawn with no glyphs (text-generation-webui, L13) -------
+WEBUI = ["# Log on UI",
+         "Running… 128 / 7296 … 1.10 s/it, 2 minutes / 2 hours … 2 hours remaining",
+         "# Log on Console",
+         "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 68.00 MiB (GPU 0; "
+         "23.99 GiB total capacity; 22.07 GiB already allocated; 0 bytes free)"]
+
+
+def test_n_of_n_beside_a_rate_of_iterations_is_the_step_on_one_line() -> None:
+    doc = read(WEBUI)  # oobabooga/text-generation-webui#1490
+    assert span(doc) == (128, 128)
+    assert doc["step_time_s"]["median"] == 1.1
+    assert len(doc["interruptions"]) == 1
+
+
+def test_n_of_n_beside_a_throughput_alone_is_no_step() -> None:
+    # negative: a count of files beside samples a second, once, is no training step
+    assert read(["Converted 128 / 7296 … 35.2 samples/s"])["steps"]["first"] is None

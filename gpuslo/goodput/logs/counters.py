@@ -13,7 +13,9 @@ and is, best first:
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
   baselines' glued `nupdates`);
 - 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
-  the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch, or a counter printed first:
+  the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch or beside a rate of iterations
+  (a status drawn with no glyphs: text-generation-webui's `Running… 128 / 7296 … 1.10 s/it`),
+  or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
   (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
@@ -184,7 +186,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
             return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
         epoch_here = "epoch" in roles.values()
-        return 2 if bar or epoch_here else 1
+        rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
+        return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
 
 
