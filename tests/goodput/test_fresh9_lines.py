@@ -110,3 +110,36 @@ def test_n_of_n_beside_a_rate_of_iterations_is_the_step_on_one_line() -> None:
 def test_n_of_n_beside_a_throughput_alone_is_no_step() -> None:
     # negative: a count of files beside samples a second, once, is no training step
     assert read(["Converted 128 / 7296 … 35.2 samples/s"])["steps"]["first"] is None
+
+
+# -- `N: ` opening every line, counting: a step, not srun's label (audiolm-pytorch, L16) -----------
+SOUNDSTREAM = ("{n}: soundstream total loss: 4.872, soundstream recon loss: 0.001 | discr (scale 1) "
+               "loss: 2.284 | discr (scale 0.5) loss: 1.894 | discr (scale 0.25) loss: 1.829")
+
+
+def soundstream(head: str = "25000: saving model to results") -> list[str]:
+    return [head] + [SOUNDSTREAM.format(n=25001 + i) for i in range(8)]
+
+
+def test_a_leading_count_that_never_repeats_is_the_step_and_its_saving_line_a_save() -> None:
+    doc = read(soundstream())  # lucidrains/audiolm-pytorch (SoundStreamTrainer.train_step)
+    assert span(doc) == (25000, 25008)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [25000]
+
+
+def test_srun_labels_that_repeat_stay_rank_prefixes() -> None:
+    # negative: srun --label's ranks label every line of their task, so they repeat
+    from gpuslo.goodput.logs.normalise import Normaliser
+    norm = Normaliser(PROFILES)
+    lines = ["0: step 10 loss 2.1", "1: step 10 loss 2.1", "0: step 20 loss 2.0",
+             "1: step 20 loss 2.0"]
+    norm.learn_labels(lines)
+    assert norm.strip(lines[0]) == ("step 10 loss 2.1", "0", True)
+    doc = read(lines + ["0: step 30 loss 1.9", "1: step 30 loss 1.9"])
+    assert span(doc) == (10, 30)
+
+
+def test_a_step_line_saving_samples_is_no_save() -> None:
+    # negative: the trainer's sample dump (`saving to results`, `saving samples to …`) is no
+    # checkpoint, on a step line or not
+    assert read(soundstream("25000: saving samples to results"))["checkpoint_saves"] == []
