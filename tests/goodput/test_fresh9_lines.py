@@ -143,3 +143,43 @@ def test_a_step_line_saving_samples_is_no_save() -> None:
     # negative: the trainer's sample dump (`saving to results`, `saving samples to …`) is no
     # checkpoint, on a step line or not
     assert read(soundstream("25000: saving samples to results"))["checkpoint_saves"] == []
+
+
+# -- a loop stopping itself on a non-finite loss (torchvision references' train_one_epoch, L21) ----
+DETECTION = ("Epoch: [0]  [{n:>4}/1985]  eta: 0:08:12.110000  lr: 0.005000  loss: 0.6686 (1.0468)  "
+             "time: 0.2467  data: 0.0103  max mem: 1212")
+
+
+def test_loss_is_nan_stopping_training_is_an_interruption() -> None:
+    lines = [DETECTION.format(n=n) for n in (0, 50, 100, 150)]
+    doc = read(lines + ["Loss is nan, stopping training"])  # WZMIAOMIAO/…#244
+    assert [i["cause"] for i in doc["interruptions"]] == ["non_finite_loss"]
+    keras = read(lines + ["Batch 151: Invalid loss, terminating training"])
+    assert [i["cause"] for i in keras["interruptions"]] == ["non_finite_loss"]
+
+
+def test_a_nan_loss_skipped_is_no_stop() -> None:
+    # negative: a loop that drops the batch and goes on has not stopped
+    lines = [DETECTION.format(n=n) for n in (0, 50)] + ["Loss is nan, skipping this batch"]
+    assert read(lines + [DETECTION.format(n=100)])["interruptions"] == []
+
+
+# -- the command line echoed again after progress: a new process (YolactEdge train.py, L23) --------
+YOLACT = ["[03/30 14:56:38] yolact.train INFO: Args: train.py --config=yolact_edge_config "
+          "--resume=weights/yolact_edge_54_800000.pth",
+          "[03/30 14:56:41] yolact.train INFO: Begin training!",
+          "[03/30 14:56:55] yolact.train INFO: eta: 0:00:00  epoch: 0  iter: 0  B: 8.468  "
+          "T: 26.414  time: 13.673  data_time: 0.000  lr: 0.000100  max_mem: 7811M",
+          "[03/30 14:59:29] yolact.train INFO: Args: train.py --config=yolact_edge_config "
+          "--resume=weights/yolact_edge_54_800000.pth"]
+
+
+def test_the_command_line_echoed_after_progress_is_a_restart() -> None:
+    assert len(read(YOLACT)["restarts"]) == 1  # WisconsinAIVision/yolact_edge#80
+    assert read(YOLACT[:3])["restarts"] == []
+
+
+def test_args_that_are_no_command_line_are_no_start() -> None:
+    # negative: a settings dump (`args: lr=0.1`) names no script: no new process
+    lines = YOLACT[:3] + ["[03/30 14:59:29] yolact.train INFO: args: lr=0.1, batch=8"]
+    assert read(lines)["restarts"] == []
