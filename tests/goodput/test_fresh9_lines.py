@@ -183,3 +183,23 @@ def test_args_that_are_no_command_line_are_no_start() -> None:
     # negative: a settings dump (`args: lr=0.1`) names no script: no new process
     lines = YOLACT[:3] + ["[03/30 14:59:29] yolact.train INFO: args: lr=0.1, batch=8"]
     assert read(lines)["restarts"] == []
+
+
+# -- `[e] n ||`: the integer after an opening bracket is the step, the bracket its epoch (L22) -----
+YOLACT_ITERS = ("[  0] {n:>7} || B: 6.872 | C: 22.219 | M: 10.292 | S: 65.478 | T: 104.861 || "
+                "ETA: 30 days, 18:40:57 || timer: {t}")
+TIMERS = ["39.889", "1.618", "1.614", "2.174", "1.583", "1.898"]
+
+
+def test_an_integer_after_an_opening_bracket_is_the_step_and_timer_its_time() -> None:
+    doc = read([YOLACT_ITERS.format(n=10 * i, t=t) for i, t in enumerate(TIMERS)])
+    assert span(doc) == (0, 50)  # dbolya/yolact#318
+    assert doc["steps"]["epoch_first"] == 0
+    assert 1.6 <= doc["step_time_s"]["median"] <= 1.9
+
+
+def test_a_constant_integer_after_the_bracket_is_no_step() -> None:
+    # negative: `[  3]       8 || …` with the 8 the same on every line (a setting, a rank) and
+    # the bracket rising: the bracket is the counter
+    lines = [f"[{n:>3}]       8 || loss: 1.{n} | lr: 0.1" for n in range(1, 5)]
+    assert span(read(lines)) == (1, 4)

@@ -18,7 +18,9 @@ and is, best first:
   or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
-  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
+  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`); but 3 for the
+  unnamed integer right after such a bracket, cut off by `|` (YOLACT's `[  0]      10 || B: …`:
+  the bracket is the epoch, `after_bracket`);
 - 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
   0045063 updates | words/s …`: `NNN updates`, `NNN steps`), or the index a named value is
   reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
@@ -180,6 +182,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 0
     if not f.key and not f.unit and _COUNTED.match(f.after):
         return 1
+    if after_bracket(f, fields, lead):
+        return 3
     if _leading(f, fields, lead):
         return 2
     if pair or f.unit == "it" or f.after.startswith("/?"):
@@ -189,6 +193,28 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
         return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
+
+
+def after_bracket(f: Field, fields: list[Field], lead: str) -> bool:
+    """The unnamed integer right after a record's opening `[e]`, cut off by `|` or `:` from
+    named values (YOLACT's train.py `'[%3d] %7d ||' % (epoch, iteration)`: `[  0]      10 ||
+    B: 6.872 | … || timer: 1.618`): the step, the bracket's number its epoch (`bracket_epoch`).
+    It must move; a constant one after the bracket is no counter."""
+    if lead != "bracket" or f.index != 1 or f.key or f.unit or f.constant():
+        return False
+    first = fields[0]
+    if first.key or not first.integer or first.after.strip() != "]":
+        return False
+    sep = f.after.strip()[:1]
+    return sep in (":", "|") and any(g.key for g in fields[2:])
+
+
+def bracket_epoch(fields: list[Field], step: int, lead: str) -> bool:
+    """The opening `[e]` of a step read by `after_bracket` is the epoch when it never falls."""
+    if step != 1 or not after_bracket(fields[1], fields, lead):
+        return False
+    seen = fields[0].known()
+    return all(b >= a for a, b in zip(seen, seen[1:], strict=False))
 
 
 def _named_n(f: Field, fields: list[Field]) -> bool:
