@@ -203,3 +203,20 @@ def test_a_constant_integer_after_the_bracket_is_no_step() -> None:
     # the bracket rising: the bracket is the counter
     lines = [f"[{n:>3}]       8 || loss: 1.{n} | lr: 0.1" for n in range(1, 5)]
     assert span(read(lines)) == (1, 4)
+
+
+# -- an RL loop's episode counter where no step is printed (yao-jason/MLDS2018SPRING#3, L19) -------
+PONG = "Episode: {n}, Actions: {a}, reward: -18, Avg. reward: -19.900, Time: {t}, T/A: 1.82ms"
+EPISODES = [(2351, "4.28"), (1738, "3.09"), (1840, "3.30"), (2210, "3.93"), (1683, "2.93")]
+
+
+def test_an_episode_counter_alone_is_the_step_and_its_time_the_episode_time() -> None:
+    doc = read([PONG.format(n=59 + i, a=a, t=t) for i, (a, t) in enumerate(EPISODES)])
+    assert span(doc) == (59, 63)
+    assert doc["step_time_s"]["median"] == 3.3
+
+
+def test_an_episode_beside_a_step_counter_is_not_the_step() -> None:
+    # negative: where the loop prints its steps, they are the counter, not the episode
+    lines = [f"Episode: {e}, step: {100 * (i + 1)}, loss: 0.{i}" for i, e in enumerate((3, 3, 4, 4))]
+    assert span(read(lines)) == (100, 400)

@@ -24,7 +24,9 @@ and is, best first:
 - 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
   0045063 updates | words/s …`: `NNN updates`, `NNN steps`), or the index a named value is
   reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
-  chosen only when it recurs (a one-off `training for 1000 steps` is a setting).
+  or an `Episode` counter (an RL loop's unit of work where it prints no step: `Episode: 59,
+  Actions: 2351, …, Time: 4.28`), chosen only when it recurs (a one-off `training for 1000
+  steps` is a setting) and only where no better counter is printed.
 
 A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
 an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
@@ -176,7 +178,7 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if _named_n(f, fields):
         return 2
-    if _index_of_value(f, fields):
+    if _index_of_value(f, fields) or words(f.key) == ["episode"]:
         return 1
     if f.key and not pair:
         return 0
