@@ -46,7 +46,7 @@ def test_a_word_starting_with_nan_is_no_value() -> None:
         assert all(v.text not in ("nans", "nanoseconds", "infos") for v in values(text)), text
 
 
-# -- a job-wide `total step` beside steps counted within a unit (FunASR, modelscope/FunASR#2006, L01)
+# -- a job-wide `total step` beside steps counted within a unit (FunASR#2006, L01) -------------
 FUNASR = ("[2024-08-12 23:04:07,255][root][INFO] - train, rank: {rank}, epoch: 0/500, data_slice: "
           "0/5, step_in_slice: {n}/81081, step_in_epoch: {n}, total step: {n}, (loss_avg_rank: "
           "0.886), (lr: 5.729e-04), {{'data_load': '0.000', 'forward_time': '0.294', "
@@ -113,8 +113,9 @@ def test_n_of_n_beside_a_throughput_alone_is_no_step() -> None:
 
 
 # -- `N: ` opening every line, counting: a step, not srun's label (audiolm-pytorch, L16) -----------
-SOUNDSTREAM = ("{n}: soundstream total loss: 4.872, soundstream recon loss: 0.001 | discr (scale 1) "
-               "loss: 2.284 | discr (scale 0.5) loss: 1.894 | discr (scale 0.25) loss: 1.829")
+SOUNDSTREAM = ("{n}: soundstream total loss: 4.872, soundstream recon loss: 0.001 | discr "
+               "(scale 1) loss: 2.284 | discr (scale 0.5) loss: 1.894 | discr (scale 0.25) "
+               "loss: 1.829")
 
 
 def soundstream(head: str = "25000: saving model to results") -> list[str]:
@@ -218,5 +219,6 @@ def test_an_episode_counter_alone_is_the_step_and_its_time_the_episode_time() ->
 
 def test_an_episode_beside_a_step_counter_is_not_the_step() -> None:
     # negative: where the loop prints its steps, they are the counter, not the episode
-    lines = [f"Episode: {e}, step: {100 * (i + 1)}, loss: 0.{i}" for i, e in enumerate((3, 3, 4, 4))]
+    lines = [f"Episode: {e}, step: {100 * (i + 1)}, loss: 0.{i}"
+             for i, e in enumerate((3, 3, 4, 4))]
     assert span(read(lines)) == (100, 400)
