@@ -224,6 +224,41 @@ KNOWN_MISSES = {
     # verb and `from checkpoint:` still make a restore; a count named only `n` that opens the
     # record, cut off by `:` or `|` from named values, is the step counter. Nothing left.
     ("training_logs", "fresh8"): set(),
+    # 9/22 at first contact (2026-12-06, 6732e7a; tests/data/first_contact/
+    # training_logs_fresh9_2026-12-06.txt), facts written before the first run (SOURCES_l.md).
+    # Read right since (tests/goodput/test_fresh9_lines.py), steps: a `total step` beside a step
+    # counted within a unit is the job-wide counter and `step_in_epoch` no epoch (L01, FunASR);
+    # an integer between a value's name and the value that moves is the index it is reported at
+    # (L04, tacotron2's `Train loss 7 5.797815`); an `n / N` beside a rate of iterations counts
+    # them with no glyphs drawn (L13's one `Running… 128 / 7296 … 1.10 s/it`); the integer after
+    # an opening `[e]` cut off by `||` is the step, the bracket its epoch, and a `timer` a
+    # duration (L22, YOLACT); an `Episode` counter where no step is printed (L19); `N: ` opening
+    # lines is no srun label where the labels never repeat (L16; normalise.py). Times: `nanms`
+    # (0/0 glued to its unit) is a missing value, so modded-nanogpt's step-0 line keeps the
+    # others' template and its `train_time:0ms` is no step time (L06; tokens.py). Events: a step
+    # line saying `saving` right after its counter is the save at that step (L16; wording.py);
+    # `Loss is nan, stopping training` is an interruption (L21, non_finite_loss); the command
+    # line echoed again after progress (`Args: train.py …`) is a new process (L23). Left: L09
+    # and L15 print the epoch's length only on an epoch summary (`Epoch: 2, Steps: 281 | …`,
+    # `Epoch 10 | Training | … | Steps: 445`), a constant, not a position: the job-wide count at
+    # each epoch's end, (e - base + 1) × N, needs that length applied to another template's
+    # in-epoch counter (L09's `iters: 100, epoch: 2`, read now with the estimated epoch length,
+    # 100..800) and, for L15, the epoch base that only its save file names show (best_dev-4450 =
+    # 10 × 445 saved before epoch 10: epochs count from 0; gpuslo takes `Steps: 445` as the
+    # counter); L09's step time is each epoch's `cost time` over its 281 steps, where the first
+    # `speed` window of each epoch holds the previous one's tail and validation (TSlib resets
+    # its timer only at a print). L11's counter is an unlabelled `0 0.9374` (epoch, accuracy):
+    # a bare integer opening a two-number line is any two-column table; its restart shows only
+    # as TF1's `Restoring parameters from …model.ckpt-2`, which TF1 prints for every
+    # evaluation's load too, so it is not read as a restore. L17's only counter is LeRobot's
+    # rounded `step:31K` (format_big_number), so no record carries a step and its lone line's
+    # mean `updt_s` has no step to time: unknown, not a time tied to a guessed step.
+    ("training_logs", "fresh9"): {
+        "L09",
+        "L11",
+        "L15",
+        "L17",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config

@@ -40,6 +40,7 @@ from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
     below_epochs,
+    bracket_epoch,
     is_epoch_name,
     is_global,
     is_step_name,
@@ -60,8 +61,9 @@ from gpuslo.goodput.logs.durations import (
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field, Template, readable
 
+# `timer`: a timer's reading (YOLACT's `|| timer: 1.618`, the seconds of the iteration printed)
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
-              "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
+              "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time", "timer"}
 COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "dataloader", "loader",
                    "fwd", "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
                    "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
@@ -224,6 +226,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
         reading.step = range_end(fields, -max(scores)[1])
+    if reading.step is not None and bracket_epoch(fields, reading.step, lead):
+        roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)
     line_times(reading)
     window_by_rate(reading)
