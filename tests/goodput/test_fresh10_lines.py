@@ -1,0 +1,64 @@
+"""Line kinds the fresh10 first-contact batch showed missing, each read on the case's real lines
+and on a negative beside it: a round counter in brackets before a TAB (M12), a save glued after a
+progress record's `||` fields and a duration whose unit closes the sentence (M03).
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs import load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.reader import parse_lines
+
+PROFILES = load_profiles()
+
+
+def read(lines: list[str]) -> dict:
+    parsed = parse_lines(lines, PROFILES)
+    return assemble(parsed, job="t", gpus=1, checkpoint_step=PROFILES.checkpoint_step).document
+
+
+# -- XGBoost's evaluation log, verbose_eval=10 (dmlc/xgboost#2437, fresh10 M12) ----------------
+XGBOOST = ["[0]\ttrain-rmse:0.473405", "[10]\ttrain-rmse:0.283467", "[20]\ttrain-rmse:0.169742",
+           "[30]\ttrain-rmse:26.6116", "[40]\ttrain-rmse:1039.72", "[99]\ttrain-rmse:897.348"]
+
+
+def test_a_bracketed_round_before_a_tab_is_the_step() -> None:
+    doc = read(XGBOOST)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (0, 99)
+
+
+def test_a_viewers_line_number_before_a_space_is_still_a_prefix() -> None:
+    # negative: `[1745] ` then a message is a log viewer's line number, not the job's counter
+    lines = [f"[{1745 + i}] train-rmse:0.{47 + i}" for i in range(6)]
+    assert read(lines)["steps"]["first"] is None
+
+
+# -- ssd.pytorch's train.py (amdegroot/ssd.pytorch#101, fresh10 M03) ---------------------------
+SSD = ["Timer: 7.2530 sec.", "iter 0 || Loss: 27.0166 || Saving state, iter: 0",
+       "Timer: 0.2107 sec.", "iter 10 || Loss: 15.7912 || Timer: 0.2110 sec.",
+       "iter 20 || Loss: 17.3288 || Timer: 0.2107 sec.",
+       "iter 30 || Loss: 16.7687 || Timer: 0.2109 sec.",
+       "iter 40 || Loss: 12.1029 || Timer: 0.2092 sec."]
+
+
+def test_a_save_glued_after_the_progress_fields_is_a_save_of_its_step() -> None:
+    doc = read(SSD)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [0]
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (0, 40)
+
+
+def test_a_progress_field_named_like_a_save_is_no_save() -> None:
+    # negative: the segment after `||` must open with the save's word, not hold it in a name
+    lines = [line.replace("Saving state, iter: 0", "Timer: 0.2107 sec.") for line in SSD]
+    lines[3] = "iter 10 || Loss: 15.7912 || saved_lr: 0.001 || Timer: 0.2110 sec."
+    assert read(lines)["checkpoint_saves"] == []
+
+
+def test_seconds_whose_unit_ends_the_sentence_are_the_step_time() -> None:
+    assert read(SSD)["step_time_s"]["median"] == 0.2108
+
+
+def test_a_number_before_a_sentence_ending_word_that_is_no_unit_is_no_time() -> None:
+    # negative: `Timer: 3 steps.` names no unit of time
+    lines = [f"iter {10 * i} || Loss: 1.5 || Timer: 3 steps." for i in range(5)]
+    assert read(lines)["step_time_s"]["median"] is None
