@@ -62,3 +62,24 @@ def test_a_number_before_a_sentence_ending_word_that_is_no_unit_is_no_time() -> 
     # negative: `Timer: 3 steps.` names no unit of time
     lines = [f"iter {10 * i} || Loss: 1.5 || Timer: 3 steps." for i in range(5)]
     assert read(lines)["step_time_s"]["median"] is None
+
+
+# -- hualin95/Deeplab-v3plus train_cityscapes.py (its issue #4, fresh10 M07) --------------------
+DEEPLAB = ["2018-12-12 10:11:18,731 - root - INFO - =>saving a new best checkpoint...",
+           "2018-12-12 10:11:23,507 - root - INFO - Training one epoch...",
+           "2018-12-12 10:11:30,239 - root - INFO - The train loss of epoch3-batch-0:0.35167",
+           "2018-12-12 10:15:39,260 - root - INFO - The train loss of epoch3-batch-50:0.23037",
+           "2018-12-12 10:19:44,211 - root - INFO - The train loss of epoch3-batch-100:0.26938",
+           "2018-12-12 10:23:47,616 - root - INFO - The train loss of epoch3-batch-150:0.18850"]
+
+
+def test_a_counter_glued_to_its_name_after_a_sentence_is_the_step() -> None:
+    doc = read(DEEPLAB)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (0, 150)
+    assert abs(doc["step_time_s"]["median"] - 4.899) < 0.01
+
+
+def test_a_glued_name_of_another_loop_is_no_step() -> None:
+    # negative: the glued token names a validation batch (`val-batch`): not the training steps
+    lines = [line.replace("epoch3-batch", "epoch3-val_batch") for line in DEEPLAB]
+    assert read(lines)["steps"]["first"] is None
