@@ -83,3 +83,39 @@ def test_a_glued_name_of_another_loop_is_no_step() -> None:
     # negative: the glued token names a validation batch (`val-batch`): not the training steps
     lines = [line.replace("epoch3-batch", "epoch3-val_batch") for line in DEEPLAB]
     assert read(lines)["steps"]["first"] is None
+
+
+# -- Tianxiaomo/pytorch-YOLOv4's train.py (its issue #354, fresh10 M04) ------------------------
+YOLO = ["2020-12-21 19:00:10,276 train.py[line:448] INFO: Created checkpoint directory",
+        "2020-12-21 19:00:10,746 train.py[line:453] INFO: Checkpoint 1 saved !",
+        "2020-12-21 19:06:25,537 train.py[line:448] INFO: Created checkpoint directory",
+        "2020-12-21 19:06:25,999 train.py[line:453] INFO: Checkpoint 2 saved !",
+        "2020-12-21 19:06:32,426 train.py[line:412] DEBUG: Train step_320: loss : 252729.1,"
+        "loss xy : 498.70，loss cls : 884.03,lr : 1.6e-10",
+        "2020-12-21 19:12:45,360 train.py[line:448] INFO: Created checkpoint directory",
+        "2020-12-21 19:12:45,827 train.py[line:453] INFO: Checkpoint 3 saved !",
+        "2020-12-21 19:19:12,259 train.py[line:412] DEBUG: Train step_640: loss : 252508.5,"
+        "loss xy : 534.02，loss cls : 956.49,lr : 2.56e-09"]
+
+
+def test_a_counter_glued_to_step_underscore_is_the_step() -> None:
+    doc = read(YOLO)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (320, 640)
+    assert abs(doc["step_time_s"]["median"] - 2.374) < 0.001
+
+
+def test_a_counter_glued_to_a_longer_word_is_no_step() -> None:
+    # negative: `xstep_320` is a name with a number in it, not `step_` and its counter
+    lines = [line.replace("step_", "xstep_") for line in YOLO]
+    assert read(lines)["steps"]["first"] is None
+
+
+def test_numbered_saved_lines_with_no_progress_between_are_saves_each() -> None:
+    assert len(read(YOLO)["checkpoint_saves"]) == 3
+
+
+def test_one_saved_line_every_rank_prints_is_one_save() -> None:
+    # negative: the same text again (each rank's copy) is the same save, not another
+    lines = ["step 10 loss 1.0", "step 20 loss 0.9", "step 30 loss 0.8", "Checkpoint 1 saved !",
+             "Checkpoint 1 saved !", "step 40 loss 0.7"]
+    assert len(read(lines)["checkpoint_saves"]) == 1

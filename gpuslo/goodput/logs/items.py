@@ -64,6 +64,7 @@ class Save:
     path: str = ""  # where its start line says it writes
     named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
     lines: int = 0
+    end_text: str = ""  # its end line's text (`_Grouper._again`)
     t0: float = 0.0
     t1: float = 0.0
 
@@ -228,7 +229,7 @@ class _Grouper:
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
-            save.end_ts, save.ended = o.ts, True
+            save.end_ts, save.ended, save.end_text = o.ts, True, o.text
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
@@ -241,7 +242,7 @@ class _Grouper:
         and the epoch agree, the last unfinished one for an end line, else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
-            epoch is None or current.epoch in (None, epoch))
+            epoch is None or current.epoch in (None, epoch)) and not _again(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
@@ -347,6 +348,20 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _again(save: Save, o: Obs, phase: str) -> bool:
+    """An end line worded as the ended save's own, a number in it changed (Tianxiaomo/
+    pytorch-YOLOv4's `Checkpoint 1 saved !`, six minutes later `Checkpoint 2 saved !`, with
+    the epoch's steps printed at DEBUG level or not at all between): another save, not a
+    second file of the one ended. The same text again (a line every rank prints) is the same
+    save."""
+    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text:
+        return False
+    return _DIGIT_RUN.sub("0", o.text) == _DIGIT_RUN.sub("0", save.end_text)
 
 
 def unfinished(items: list[Any], k: int) -> bool:
