@@ -119,3 +119,28 @@ def test_one_saved_line_every_rank_prints_is_one_save() -> None:
     lines = ["step 10 loss 1.0", "step 20 loss 0.9", "step 30 loss 0.8", "Checkpoint 1 saved !",
              "Checkpoint 1 saved !", "step 40 loss 0.7"]
     assert len(read(lines)["checkpoint_saves"]) == 1
+
+
+# -- EasyOCR's trainer/train.py (JaidedAI/EasyOCR#1192, fresh10 M19) ---------------------------
+EASYOCR = ["       [20000/300000] Train loss: 0.14954, Valid loss: 0.09600, Elapsed_time: 1291.66819",
+           "\tCurrent_accuracy : 90.000, Current_norm_ED  : 0.9200",
+           "\t" + "-" * 80, "\tGround Truth              | Prediction                | Confidence",
+           "\t" + "-" * 80, "\t23 Church St              | 23 Church St              | 0.7626\tTrue",
+           "\t049481                    | 049481                    | 0.9509\tTrue",
+           "\t" + "-" * 80,
+           "\t[40000/300000] Train loss: 0.11850, Valid loss: 0.12338, Elapsed_time: 2585.50984"]
+
+
+def test_a_table_row_opening_with_a_number_is_not_the_n_of_n_slash_n() -> None:
+    doc = read(EASYOCR)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (20000, 40000)
+    assert doc["restarts"] == []
+    assert abs(doc["step_time_s"]["median"] - 0.0647) < 0.0001
+
+
+def test_two_templates_of_one_n_slash_n_counter_are_still_one_family() -> None:
+    # negative: the same unnamed `[n/N]` counter in two wordings is one counter, read across both
+    lines = ["[100/300] Train loss: 0.5", "[200/300] Train loss: 0.4, Valid loss: 0.3",
+             "[300/300] Train loss: 0.3", "[400/300] Train loss: 0.2, Valid loss: 0.3"]
+    doc = read(lines)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (100, 400)
