@@ -144,3 +144,27 @@ def test_two_templates_of_one_n_slash_n_counter_are_still_one_family() -> None:
              "[300/300] Train loss: 0.3", "[400/300] Train loss: 0.2, Valid loss: 0.3"]
     doc = read(lines)
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (100, 400)
+
+
+# -- superpoint_graph's learning/main.py (loicland/superpoint_graph#122, fresh10 M16) -----------
+SPG_CASE = "M16_superpoint-graph-spg-2019-epoch-88-90-of-450-tqdm-bars-then-traceback-in-epoch-90-iter-1.log"
+
+
+def test_a_tie_of_bar_totals_goes_to_the_training_bars_n() -> None:
+    from pathlib import Path
+    lines = (Path(__file__).parent.parent / "data" / "training_logs" / "fresh10" / "cases" /
+             SPG_CASE).read_text().splitlines()
+    doc = read(lines)
+    # the epoch-90 bar `1/11` is the training's; the evaluation bar `4/4` is left out
+    assert doc["restarts"] == []
+    assert doc["steps"]["printed_last"] == 1
+    assert len(doc["interruptions"]) == 1
+
+
+def test_the_n_drawn_more_often_is_the_usual_one_without_a_tie() -> None:
+    # negative: no tie (4 drawn twice, 11 once): the usual N stays the more common 4
+    bar = "100%|##########| {n}/{t} [00:02<00:00,  4.86it/s]"
+    lines = [bar.format(n=4, t=4), "-> Test accuracy: 80.0", bar.format(n=4, t=4),
+             "-> Test accuracy: 81.0", bar.format(n=11, t=11)]
+    doc = read(lines)
+    assert doc["steps"]["printed_last"] == 4
