@@ -168,3 +168,26 @@ def test_the_n_drawn_more_often_is_the_usual_one_without_a_tie() -> None:
              "-> Test accuracy: 81.0", bar.format(n=11, t=11)]
     doc = read(lines)
     assert doc["steps"]["printed_last"] == 4
+
+
+# -- ILM-ASSL's train.py (its issue thread, 2023; fresh10 M13) ---------------------------------
+ILM = ["[2023-03-13 09:06:10,661][       train.py][line: 833][    INFO] [3:20 high] iter "
+       "[11220/49000] LR 0.00198 Sup 1.3578 Unsup 0.2357 Contra 1.6587 mIoU 85.94",
+       "[2023-03-13 09:07:02,919][       train.py][line: 833][    INFO] [3:20 high] iter "
+       "[11230/49000] LR 0.00198 Sup 1.3517 Unsup 0.2431 Contra 1.7105 mIoU 86.03",
+       "[2023-03-13 09:07:59,184][       train.py][line: 833][    INFO] [3:20 high] iter "
+       "[11240/49000] LR 0.00198 Sup 1.4172 Unsup 0.2362 Contra 1.7023 mIoU 86.06",
+       "[2023-03-13 09:08:53,960][       train.py][line: 833][    INFO] [3:20 high] iter "
+       "[11250/49000] LR 0.00198 Sup 1.3491 Unsup 0.2575 Contra 1.7118 mIoU 85.99",
+       "[2023-03-13 09:09:47,802][       train.py][line: 833][    INFO] [3:20 high] iter "
+       "[11260/49000] LR 0.00198 Sup 1.3237 Unsup 0.2175 Contra 1.6902 mIoU 85.97"]
+
+
+def test_a_constant_clock_that_matches_no_time_between_lines_is_a_label() -> None:
+    assert abs(read(ILM)["step_time_s"]["median"] - 5.431) < 0.01
+
+
+def test_a_constant_clock_near_the_time_between_lines_is_still_the_window() -> None:
+    # negative: `[0:54 …]` is near the 52-57 s between the lines: a window's time, read per step
+    lines = [line.replace("[3:20 high]", "[0:54 high]") for line in ILM]
+    assert abs(read(lines)["step_time_s"]["median"] - 5.4) < 0.01
