@@ -122,10 +122,12 @@ def test_one_saved_line_every_rank_prints_is_one_save() -> None:
 
 
 # -- EasyOCR's trainer/train.py (JaidedAI/EasyOCR#1192, fresh10 M19) ---------------------------
-EASYOCR = ["       [20000/300000] Train loss: 0.14954, Valid loss: 0.09600, Elapsed_time: 1291.66819",
+EASYOCR = ["       [20000/300000] Train loss: 0.14954, Valid loss: 0.09600, "
+           "Elapsed_time: 1291.66819",
            "\tCurrent_accuracy : 90.000, Current_norm_ED  : 0.9200",
            "\t" + "-" * 80, "\tGround Truth              | Prediction                | Confidence",
-           "\t" + "-" * 80, "\t23 Church St              | 23 Church St              | 0.7626\tTrue",
+           "\t" + "-" * 80,
+           "\t23 Church St              | 23 Church St              | 0.7626\tTrue",
            "\t049481                    | 049481                    | 0.9509\tTrue",
            "\t" + "-" * 80,
            "\t[40000/300000] Train loss: 0.11850, Valid loss: 0.12338, Elapsed_time: 2585.50984"]
@@ -147,7 +149,8 @@ def test_two_templates_of_one_n_slash_n_counter_are_still_one_family() -> None:
 
 
 # -- superpoint_graph's learning/main.py (loicland/superpoint_graph#122, fresh10 M16) -----------
-SPG_CASE = "M16_superpoint-graph-spg-2019-epoch-88-90-of-450-tqdm-bars-then-traceback-in-epoch-90-iter-1.log"
+SPG_CASE = ("M16_superpoint-graph-spg-2019-epoch-88-90-of-450-tqdm-bars-then-traceback-in-epoch-"
+            "90-iter-1.log")
 
 
 def test_a_tie_of_bar_totals_goes_to_the_training_bars_n() -> None:
