@@ -194,3 +194,25 @@ def test_a_constant_clock_near_the_time_between_lines_is_still_the_window() -> N
     # negative: `[0:54 …]` is near the 52-57 s between the lines: a window's time, read per step
     lines = [line.replace("[3:20 high]", "[0:54 high]") for line in ILM]
     assert abs(read(lines)["step_time_s"]["median"] - 5.4) < 0.01
+
+
+# -- NVIDIA/tacotron2's train.py (its issue #368, fresh10 M01) ---------------------------------
+TACOTRON = ["Epoch: 0", "Train loss 0 48.220909 Grad Norm 13.484264 5.71s/it",
+            "Validation loss 0: 37.061010  ",
+            "Saving model and optimizer state at iteration 0 to /data/models/x/checkpoint_0",
+            "Train loss 1 35.229748 Grad Norm 25.020286 3.79s/it",
+            "Train loss 2 16.508032 Grad Norm 17.146819 3.99s/it",
+            "Train loss 3 9.564240 Grad Norm 13.827114 3.99s/it",
+            "Train loss 4 5.843519 Grad Norm 6.745416 3.99s/it"]
+
+
+def test_an_integer_between_a_name_and_its_fraction_is_the_counter() -> None:
+    doc = read(TACOTRON)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (0, 4)
+    assert doc["step_time_s"]["median"] == 3.99
+
+
+def test_a_constant_integer_between_a_name_and_its_fraction_is_no_counter() -> None:
+    # negative: `top 5 0.92` (top-5 accuracy) prints the same 5 on every line: not a count
+    lines = [f"Train top 5 0.9{i}21 grad {i + 1}.5" for i in range(5)]
+    assert read(lines)["steps"]["first"] is None

@@ -160,6 +160,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if _named_n(f, fields):
         return 2
+    if _before_its_value(f, fields, len(seen)):
+        return 2
     if f.key and not pair:
         return 0
     if not f.key and not f.unit and _COUNTED.match(f.after):
@@ -179,6 +181,17 @@ def _named_n(f: Field, fields: list[Field]) -> bool:
     after it (SafeLife's `INFO     n=960: loss=0.304, entropy=2.175, …`: its `num_steps`)."""
     return f.index == 0 and words(f.key) == ["n"] and f.after.strip()[:1] in (":", "|") and any(
         g.key for g in fields[1:])
+
+
+def _before_its_value(f: Field, fields: list[Field], seen: int) -> bool:
+    """A strictly rising integer between a name and the unnamed fraction it names, a space between
+    them, on 3 or more records (NVIDIA/tacotron2's `Train loss {iteration} {loss:.6f} Grad Norm
+    …`: `Train loss 7 5.797815`): the name is the fraction's, the integer the counter."""
+    if seen < 3 or f.after.strip() or f.index + 1 >= len(fields) or not f.key:
+        return False
+    value, seen_values = fields[f.index + 1], f.known()
+    return value.kind == "num" and not value.key and not value.integer and not value.unit and all(
+        b > a for a, b in zip(seen_values, seen_values[1:], strict=False))
 
 
 def range_end(fields: list[Field], step: int) -> int:
