@@ -216,3 +216,22 @@ def test_a_constant_integer_between_a_name_and_its_fraction_is_no_counter() -> N
     # negative: `top 5 0.92` (top-5 accuracy) prints the same 5 on every line: not a count
     lines = [f"Train top 5 0.9{i}21 grad {i + 1}.5" for i in range(5)]
     assert read(lines)["steps"]["first"] is None
+
+
+# -- theano_alexnet's train.py (uoguelph-mlrg/theano_alexnet#33, fresh10 M15) -------------------
+ALEXNET = ["... training", "epoch 1: validation loss nan ", "epoch 1: validation error nan %",
+           "weight saved: W_0_1", "weight saved: b_0_1", "weight saved: W0_1_1",
+           "weight saved: W1_1_1", "weight saved: W_2_1", "weight saved: b_2_1",
+           "epoch 2: validation loss nan ", "epoch 2: validation error nan %",
+           "weight saved: W_0_2", "weight saved: b_0_2"]
+
+
+def test_one_line_per_array_is_one_save_and_an_epoch_between_starts_another() -> None:
+    assert len(read(ALEXNET)["checkpoint_saves"]) == 2
+    assert len(read(ALEXNET[:9])["checkpoint_saves"]) == 1
+
+
+def test_a_weight_saved_as_a_number_is_no_checkpoint() -> None:
+    # negative: `saved` before the name is not a weight written (`saved weight decay 0.01`)
+    lines = ["epoch 1: loss 0.5", "saved weight decay 0.01 to the config", "epoch 2: loss 0.4"]
+    assert read(lines)["checkpoint_saves"] == []

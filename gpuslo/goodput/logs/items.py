@@ -64,7 +64,8 @@ class Save:
     path: str = ""  # where its start line says it writes
     named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
     lines: int = 0
-    end_text: str = ""  # its end line's text (`_Grouper._again`)
+    end_text: str = ""  # its last end line's text and place (`_again`)
+    end_seq: int = 0
     t0: float = 0.0
     t1: float = 0.0
 
@@ -200,7 +201,9 @@ class _Grouper:
             self._restore(o)
         elif o.kind == "interruption":
             self._interruption(o)
-        elif o.kind != "epoch":
+        elif o.kind == "epoch":
+            self.save = None  # the loop went on: a later save line is another save's
+        else:
             if o.kind in ("init", "restart", "end"):
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
@@ -229,7 +232,7 @@ class _Grouper:
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
-            save.end_ts, save.ended, save.end_text = o.ts, True, o.text
+            save.end_ts, save.ended, save.end_text, save.end_seq = o.ts, True, o.text, o.seq
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
@@ -354,12 +357,14 @@ _DIGIT_RUN = re.compile(r"\d+")
 
 
 def _again(save: Save, o: Obs, phase: str) -> bool:
-    """An end line worded as the ended save's own, a number in it changed (Tianxiaomo/
-    pytorch-YOLOv4's `Checkpoint 1 saved !`, six minutes later `Checkpoint 2 saved !`, with
-    the epoch's steps printed at DEBUG level or not at all between): another save, not a
-    second file of the one ended. The same text again (a line every rank prints) is the same
-    save."""
-    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text:
+    """An end line worded as the ended save's own, a number in it changed, after other lines
+    (Tianxiaomo/pytorch-YOLOv4's `Checkpoint 1 saved !`, then `Created checkpoint directory`
+    six minutes later and `Checkpoint 2 saved !`, the epoch's steps printed at DEBUG level or
+    not at all between): another save, not a second file of the one ended. The same text again
+    (a line every rank prints), or the next line (theano_alexnet's `weight saved: W_0_1`,
+    `weight saved: W_1_1`, … one line per array of one save), is the same save."""
+    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text or (
+            o.seq <= save.end_seq + 1):
         return False
     return _DIGIT_RUN.sub("0", o.text) == _DIGIT_RUN.sub("0", save.end_text)
 
