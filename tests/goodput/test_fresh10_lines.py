@@ -235,3 +235,30 @@ def test_a_weight_saved_as_a_number_is_no_checkpoint() -> None:
     # negative: `saved` before the name is not a weight written (`saved weight decay 0.01`)
     lines = ["epoch 1: loss 0.5", "saved weight decay 0.01 to the config", "epoch 2: loss 0.4"]
     assert read(lines)["checkpoint_saves"] == []
+
+
+# -- Mozilla DeepSpeech 0.6's DeepSpeech.py (mozilla/DeepSpeech#2414, fresh10 M18) --------------
+DEEPSPEECH = [
+    "INFO:tensorflow:Restoring parameters from /ckpt/train-229122",
+    "I1008 10:30:58.323175 140310328948544 saver.py:1280] Restoring parameters from "
+    "/ckpt/train-229122",
+    "I Restored variables from most recent checkpoint at /ckpt/train-229122, step 229122",
+    "I STARTING Optimization",
+    "Epoch 0 |   Training | Elapsed Time: 0:05:12 | Steps: 22740 | Loss: 0.485720   ",
+    "I Saved new best validating model with loss 0.975475 to: /ckpt/best_dev-251862",
+    "I FINISHED optimization in 0:05:43.925413",
+    "I1008 10:36:43.868929 140310328948544 saver.py:1280] Restoring parameters from "
+    "/ckpt/best_dev-251862"]
+
+
+def test_stamps_on_lines_no_item_carries_are_no_lead_in() -> None:
+    doc = read(DEEPSPEECH)
+    assert "lead_in_s" not in doc
+    assert doc["span_s"] < 400
+
+
+def test_stamps_the_items_carry_still_bound_the_span() -> None:
+    # negative: stamped progress lines anchor the clock; the span is stamp to stamp
+    lines = [f"I1008 10:3{i}:00.000000 1 train.py:1] step {100 * i} loss 0.5" for i in range(5)]
+    doc = read(lines)
+    assert doc["span_s"] == 240.0
