@@ -262,3 +262,20 @@ def test_stamps_the_items_carry_still_bound_the_span() -> None:
     lines = [f"I1008 10:3{i}:00.000000 1 train.py:1] step {100 * i} loss 0.5" for i in range(5)]
     doc = read(lines)
     assert doc["span_s"] == 240.0
+
+
+# -- Bert-VITS2's train_ms.py (YYuX-1145/Bert-VITS2-Integration-package#66, fresh10 M08) -------
+VITS2 = ["INFO:models:Saving model and optimizer state at iteration 10 to Data\\Bert0\\models\\"
+         f"{name}_1000.pth" for name in ("G", "D", "WD", "DUR")]
+
+
+def test_every_vits_model_file_names_the_global_step_not_the_epoch() -> None:
+    doc = read(["Epoch 10 step 990 loss 2.0", *VITS2, "Epoch 11 step 1010 loss 2.0"])
+    assert {s["step"] for s in doc["checkpoint_saves"]} == {1000}
+
+
+def test_another_file_name_leaves_the_iteration_the_step() -> None:
+    # negative: `model_1000.pth` is no VITS model file: `iteration 10` stays the step named
+    lines = [line.replace("DUR_1000", "model_1000") for line in VITS2[3:]]
+    doc = read(["step 5 loss 2.0", *lines, "step 15 loss 2.0"])
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [10]
