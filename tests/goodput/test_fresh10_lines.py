@@ -279,3 +279,17 @@ def test_another_file_name_leaves_the_iteration_the_step() -> None:
     lines = [line.replace("DUR_1000", "model_1000") for line in VITS2[3:]]
     doc = read(["step 5 loss 2.0", *lines, "step 15 loss 2.0"])
     assert [s["step"] for s in doc["checkpoint_saves"]] == [10]
+
+
+# -- faceswap's train (deepfakes/faceswap#125, fresh10 M09) -------------------------------------
+def test_a_prompt_that_says_how_to_save_is_no_save() -> None:
+    lines = ["step 1 loss 0.5", "step 2 loss 0.4", "step 3 loss 0.3",
+             'Starting. Press "Enter" to stop training and save model', "step 4 loss 0.2"]
+    assert read(lines)["checkpoint_saves"] == []
+
+
+def test_a_save_worded_as_an_order_is_still_a_save() -> None:
+    # negative: `Save model to <path>` opening the line is a save begun
+    lines = ["step 1 loss 0.5", "step 2 loss 0.4", "step 3 loss 0.3",
+             "Save model to /runs/x/ckpt_3.pt", "step 4 loss 0.2"]
+    assert [s["step"] for s in read(lines)["checkpoint_saves"]] == [3]
