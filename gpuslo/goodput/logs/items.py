@@ -11,7 +11,9 @@ progress records in log order and groups the lines of one event:
   line doubled by two logging handlers) is one save: a start with the step of an open save, no
   progress between, joins it; a line that printed the same step again between them (dropped as
   a duplicate record) is progress between when neither save line names its step (vak's
-  `Step 5000 is a checkpoint step` after its validation step's best-model save);
+  `Step 5000 is a checkpoint step` after its validation step's best-model save); an end line
+  worded as the ended save's, a number changed, after other lines is another save (`_again`),
+  and an epoch marker closes the open save;
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
