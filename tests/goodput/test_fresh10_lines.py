@@ -1,6 +1,11 @@
 """Line kinds the fresh10 first-contact batch showed missing, each read on the case's real lines
 and on a negative beside it: a round counter in brackets before a TAB (M12), a save glued after a
-progress record's `||` fields and a duration whose unit closes the sentence (M03).
+progress record's `||` fields and a duration whose unit closes the sentence (M03), a counter
+glued to its name after a sentence (M07) or to `step_` (M04), numbered save lines with lines
+between (M04), an unnamed `n/N` apart from a table row's number (M19), a tie of bar totals (M16),
+a constant clock that matches no time between lines (M13), an integer between a name and its
+fraction (M01), per-array save lines and an epoch between dumps (M15), stamps no item carries
+(M18), Bert-VITS2's model files (M08) and a prompt that says how to save (M09).
 """
 
 from __future__ import annotations
