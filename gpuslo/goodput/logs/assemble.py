@@ -183,11 +183,16 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
 def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, str | None]
             ) -> tuple[float, float] | None:
     """The log's span on the timeline's clock: its first to its last stamp, or the steps'
-    times that cover more (`document.span`); None when it has none."""
+    times that cover more (`document.span`); None when it has none. Stamps that no item
+    carries (DeepSpeech's absl twins `I1008 10:30:58.323175 … Restoring parameters from …`
+    beside the unstamped `I Restored variables …` it reads) leave the timeline on its own
+    relative clock: the span is then measured back from its end, never on the stamps' clock
+    (their Unix seconds before a clock that starts at 0 would account 1.8e9 s as a lead-in)."""
     seconds, source = span_s
     if seconds is None:
         return None
-    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None:
+    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None \
+            and not timeline.relative:
         return parsed.first_ts, parsed.last_ts
     end = max(x.t1 for x in timeline.placed)
     return end - seconds, end

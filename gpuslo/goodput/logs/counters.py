@@ -64,6 +64,7 @@ EPOCH_WORDS = {"epoch", "epochs", "ep"}
 _PASS = ("pass",)
 # the noun after an unnamed count (`0045063 updates |`): its plural says it counts them
 _COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
+_COMPOUND = re.compile(r"[A-Za-z]\w*[-_][A-Za-z]+")  # `epoch3-batch`: parts glued by - or _
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _OPENING_BRACKET = re.compile(r"^\[\s*\x01")
 
@@ -101,10 +102,16 @@ def total_counter(f: Field, fields: list[Field]) -> bool:
 
 
 def is_step_name(key: str) -> bool:
-    """A name of a step counter (see the module docstring)."""
+    """A name of a step counter (see the module docstring). A counter glued to its name by `-`
+    or `_` in one token after a sentence (hualin95/Deeplab-v3plus's `The train loss of
+    epoch3-batch-50:0.23`) is named by that token alone: the words of the sentence before it
+    (`loss`) name the value after the `:`, not the counter."""
     low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
     if any(g in low for g in GLOBAL_WORDS) or _ABBREVIATED.search(low):
         return True
+    token = key.split()[-1] if key.split() else ""
+    if " " in key.strip() and _COMPOUND.fullmatch(token):
+        ws = [_GLUED_COUNT.get(w, w) for w in words(token)]
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 

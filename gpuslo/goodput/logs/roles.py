@@ -116,7 +116,13 @@ def _time_scale(f: Field) -> float | None:
     unit = f.unit.lower()
     if unit in _UNIT:
         return _UNIT[unit]
+    # (a unit closing its sentence: ssd.pytorch's `Timer: 0.2110 sec.`)
+    # a word of its own closing the sentence that is no unit counts something else
+    # (`Timer: 3 steps.`): no duration, whatever the name says
     after = f.after.strip().split(" ")[0].strip(",)|]").lower() if f.after.strip() else ""
+    if after.endswith(".") and after[:-1].isalpha() and after[:-1] not in _UNIT:
+        return None
+    after = after[:-1] if after.endswith(".") and after[:-1] in _UNIT else after
     if after in _UNIT and not f.unit:
         return _UNIT[after]
     if f.unit or _PER_SECOND.search(f.key):

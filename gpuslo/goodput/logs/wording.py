@@ -12,7 +12,10 @@ with a `contains` substring, and, when it says a save finished (`SAVED`: mlx-lm'
 adapter weights to …/0000050_adapters.safetensors.`, a step line that is the save's own record),
 to the rules of a finished save (`save`, phase `end`): the step it prints is the step saved; when
 it says a save begun right after its opening counter (`SAVING`: audiolm-pytorch's `25000: saving
-model to results`), to the rules of a begun save (phase `start`), at that step.
+model to results`), to the rules of a begun save (phase `start`), at that step. A save message
+glued after a progress record's fields as its own `|`/`||` segment (ssd.pytorch's `iter 0 ||
+Loss: 27.0166 || Saving state, iter: 0`: `print('Saving state, iter:', iteration)` right after
+the loss, with no newline between) is given to the save rules alone (`glued_save`).
 """
 
 from __future__ import annotations
@@ -52,6 +55,8 @@ SAVING = re.compile(r"(?i)^[\s\[(]*(?:(?:step|iter(?:ation)?|update)s?\s*[:=]?\s
                     r"\s*[:|-]?\s*saving\b")
 # substrings of those words (`says_saved`): a text holding none of them says no save finished
 SAVED_HINTS = ("aved", "AVED", "rote", "ROTE", "ritten", "RITTEN")
+# a `|`/`||` segment of a progress record that opens with a save's word (`glued_save`)
+_GLUED_SAVE = re.compile(r"\|\|?\s*(?=(?i:sav(?:ing|ed?)|writing|snapshot\w*|checkpoint\w*)\b)")
 _STARTS = {n: {w for w in TRIGGER_STARTS if len(w) == n} for n in range(2, 13)}
 _SHORTEST = min(len(w) for w in TRIGGER_STARTS)
 
@@ -105,7 +110,20 @@ class Wording:
                 out.append((rule, groups, fw))
         if best is not None:
             out.append(best)
+        if progress and not any(rule.kind == "save" for rule, _, _ in out):
+            out += self.glued_save(text)
         return out
+
+    def glued_save(self, text: str) -> list[tuple[Rule, dict[str, str], str | None]]:
+        """The save rules matching the segment of a progress record after a `|`/`||` that opens
+        with a save's word (see the module docstring); [] when there is none. Only the segment
+        is read, so the progress fields before it (`iter 0 || Loss: …`) name nothing saved."""
+        glued = _GLUED_SAVE.search(text) if glued_save(text) else None
+        if glued is None:
+            return []
+        segment = text[glued.end():]
+        return [(rule, groups, fw) for rule, fw in self.rules if rule.kind == "save"
+                for groups in [rule.match(segment)] if groups is not None]
 
     def step_rule(self, text: str) -> tuple[Rule, dict[str, str], str | None] | None:
         """The first hand-written step rule (an overlay's) matching `text`, else None."""
@@ -114,6 +132,12 @@ class Wording:
             if groups is not None:
                 return rule, groups, fw
         return None
+
+
+def glued_save(text: str) -> bool:
+    """True when a progress record (or template) holds a `|`/`||` segment that opens with a
+    save's word (`Wording.glued_save`)."""
+    return "|" in text and _GLUED_SAVE.search(text) is not None
 
 
 def _finished_save(rule: Rule) -> bool:
