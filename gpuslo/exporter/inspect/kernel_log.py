@@ -256,7 +256,7 @@ def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]
     with the device-and-severity fallback's from the same pass. Raises
     ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
     scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True,
-                                extra=ERROR_WORDS, extra_literals=ERROR_LITERALS)
+                                extra=ERROR_WORDS, extra_literals=ERROR_LITERALS, halves=True)
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]

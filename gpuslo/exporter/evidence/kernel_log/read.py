@@ -14,9 +14,12 @@ before the full recognisers run.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.evidence.kernel_log.halves import can_halve, scan_halves, split_point
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
@@ -70,6 +73,7 @@ def scan_kernel_log_file(
     complete_lines: bool = False,
     extra: re.Pattern | None = None,
     extra_literals: tuple[str, ...] = (),
+    halves: bool = False,
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
@@ -83,19 +87,41 @@ def scan_kernel_log_file(
 
     `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`), found
     through `extra_literals` when given (see `KernelLogScan`).
+
+    `halves`: a large regular file is scanned in two halves at once, the second by a forked
+    child process (`halves.scan_halves`: the same scan, on two cores), where that is safe.
     """
-    scan = KernelLogScan(extra=extra, extra_literals=extra_literals)
+    def make_scan() -> KernelLogScan:
+        return KernelLogScan(extra=extra, extra_literals=extra_literals)
+
+    def scan_part(handle, part: KernelLogScan) -> None:
+        _scan_chunks(handle, bytearray(chunk_bytes), 0, part, complete_lines)
+
+    scan = make_scan()
     try:
         with open(path, "rb", buffering=0) as handle:
             head = _read_head(handle) if require_kernel_log else b""
             if require_kernel_log:
                 check_kernel_log_head(head, path)
+            middle = _middle(path, handle) if halves else None
+            if middle is not None:
+                handle.seek(0)
+                return scan_halves(path, handle, middle, scan, make_scan, scan_part)
             buffer = bytearray(max(chunk_bytes, len(head)))
             buffer[: len(head)] = head
             _scan_chunks(handle, buffer, len(head), scan, complete_lines)
     except OSError as error:
         raise InputError(path, error.strerror or str(error)) from None
     return scan
+
+
+def _middle(path: str, handle) -> int | None:
+    """Where `halves.scan_halves` may split the file open as `handle`, None when it should not
+    (not a regular file, too small, unsafe here: `halves.can_halve`)."""
+    status = os.fstat(handle.fileno())
+    if not stat.S_ISREG(status.st_mode) or not can_halve(status.st_size):
+        return None
+    return split_point(path, status.st_size)
 
 
 def _read_head(handle) -> bytes:
