@@ -8,11 +8,14 @@ three physical lines (shared/corpus/kernel_log_lines.txt, NVSentinel's design 01
 from __future__ import annotations
 
 import os
+from functools import partial
 
 import pytest
 
 from gpuslo.exporter.evidence.kernel_log import halves, read
 from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
+
+_received = halves._received
 
 LOG = (
     "[  365.969000] usb 1-1: new high-speed USB device number 2 using xhci_hcd\n"
@@ -90,3 +93,52 @@ def test_the_split_is_after_a_newline_or_nowhere(tmp_path):
     assert halves.split_point(str(path), 24) == 22
     path.write_bytes(b"a" * 10 + b"\n" + b"b" * 13)
     assert halves.split_point(str(path), 24) is None  # one line holds the second half
+
+
+def file_scan_options() -> dict:
+    return {"complete_lines": True, "extra": ERROR_WORDS, "extra_literals": ERROR_LITERALS}
+
+
+def test_an_early_child_is_claimed_by_the_scan_with_its_options(tmp_path, monkeypatch):
+    path = tmp_path / "kern.log"
+    path.write_text(LOG * 40)
+    serial = state(read.scan_kernel_log_file(str(path), **file_scan_options()))
+    monkeypatch.setattr(halves, "can_halve", lambda size: True)
+    received = []
+    monkeypatch.setattr(halves, "_received", lambda child: received.append(child.middle)
+                        or _received(child))
+    assert halves.prestart(str(path), partial(read.file_scanner, **file_scan_options()))
+    split = read.scan_kernel_log_file(str(path), halves=True, **file_scan_options())
+    assert state(split) == serial and received and not halves._early
+    # the child took the larger part: it started before the parent's imports
+    assert 0 < received[0] < path.stat().st_size // 2
+
+
+def test_an_early_child_with_other_options_or_a_changed_file_is_not_used(tmp_path, monkeypatch):
+    path = tmp_path / "kern.log"
+    path.write_text(LOG * 40)
+    monkeypatch.setattr(halves, "can_halve", lambda size: True)
+    monkeypatch.setattr(read, "can_halve", lambda size: False)  # no second child: serial
+    options = file_scan_options()
+    assert halves.prestart(str(path), partial(read.file_scanner))  # no fallback pattern
+    other = read.scan_kernel_log_file(str(path), halves=True, **options)
+    assert state(other) == state(read.scan_kernel_log_file(str(path), **options))
+    assert halves.prestart(str(path), partial(read.file_scanner, **options))
+    with path.open("a") as handle:  # the file grows after the child started
+        handle.write(LOG)
+    grown = read.scan_kernel_log_file(str(path), halves=True, **options)
+    assert state(grown) == state(read.scan_kernel_log_file(str(path), **options))
+    assert not halves._early
+
+
+def test_an_unclaimed_early_child_is_stopped(tmp_path, monkeypatch):
+    path = tmp_path / "kern.log"
+    path.write_text(LOG * 40)
+    monkeypatch.setattr(halves, "can_halve", lambda size: True)
+    assert halves.prestart(str(path), partial(read.file_scanner))
+    child = halves._early[str(path)]
+    halves.discard(str(path))
+    assert not halves._early
+    with pytest.raises(ChildProcessError):  # reaped
+        os.waitpid(child.pid, 0)
+    assert not halves.prestart(str(tmp_path / "missing"), partial(read.file_scanner))

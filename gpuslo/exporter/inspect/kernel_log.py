@@ -20,6 +20,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.read import (
     GPU_MARKER,
+    file_scanner,
     kernel_records,
     scan_kernel_log_file,
     scan_kernel_log_text,
@@ -250,13 +251,24 @@ def settled_read(findings: list[Finding]) -> list[Finding]:
             for f in findings]
 
 
+# The options of a kernel-log file's scan (`scan_kernel_log_file`): the device-and-severity
+# fallback's lines found in the same pass, a last line without its newline not read.
+FILE_SCAN = {"complete_lines": True, "extra": ERROR_WORDS, "extra_literals": ERROR_LITERALS}
+
+
+def file_scan() -> tuple:
+    """`read.file_scanner` with `FILE_SCAN`: what the child `gpuslo inspect` forks at its start
+    for a large file scans with (`halves.prestart`), in that child."""
+    return file_scanner(**FILE_SCAN)
+
+
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
-    `scan_kernel_log_file`, read once): the same findings `inspect_kernel_log` draws from its text,
-    with the device-and-severity fallback's from the same pass. Raises
-    ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True,
-                                extra=ERROR_WORDS, extra_literals=ERROR_LITERALS, halves=True)
+    `scan_kernel_log_file`, read once; a large one in two halves at once, `halves`): the same
+    findings `inspect_kernel_log` draws from its text, with the device-and-severity fallback's
+    from the same pass. Raises ParseError when its first 64 KiB are not a kernel log, InputError
+    when it cannot be read."""
+    scan = scan_kernel_log_file(path, require_kernel_log=True, halves=True, **FILE_SCAN)
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]

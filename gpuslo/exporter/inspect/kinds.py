@@ -45,6 +45,7 @@ from gpuslo.exporter.evidence.fabric.tools import (
 from gpuslo.exporter.evidence.fabricmanager import looks_like_fabricmanager_log
 from gpuslo.exporter.evidence.health_event import looks_like_health_event
 from gpuslo.exporter.evidence.hostengine import looks_like_hostengine_log
+from gpuslo.exporter.evidence.kernel_log import halves
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
 from gpuslo.exporter.evidence.lspci import looks_like_lspci
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv
@@ -366,6 +367,7 @@ def inspect_path(path: str, options: InspectOptions, kind: str | None = None) ->
     """Findings for one evidence file: streamed through the kernel-log scan when it is a large
     kernel log (`streams_as_kernel_log`), else read whole (`inspect_text`)."""
     if not streams_as_kernel_log(path, kind):
+        halves.discard(path)  # a scan `gpuslo inspect` started for it early is not wanted
         return inspect_text(read_evidence(path), path, options, kind)
     try:
         findings = kernel_log.inspect_kernel_log_file(path, options)

@@ -19,20 +19,31 @@ threaded process may deadlock on a lock held by a thread it does not have). When
 
 from __future__ import annotations
 
+import atexit
+import contextlib
 import os
 import pickle
+import signal
+import stat
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.anchors import CONTEXT_LINES
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the join cost more
+# `prestart`: the bytes of scan the parent's start-up is worth (its imports, the detectors on the
+# head and the policy, ~0.08 s more than the child's imports, at ~0.75 GB/s of scan per core):
+# the child, started that much earlier, takes that much more of the file.
+START_HANDICAP_BYTES = 64_000_000
 _SPLIT_READ = 64 * 1024
 
 # (handle positioned at the part's start, scan) -> None: feeds the scan the part's whole lines
 # (`read._scan_chunks` with its `complete_lines`).
 ScanPart = Callable[[object, KernelLogScan], None]
+# () -> (a new scan, its ScanPart, the key of its options): what a child scans with.
+Setup = Callable[[], tuple[KernelLogScan, ScanPart, tuple]]
 
 
 class _Recorder:
@@ -67,11 +78,11 @@ def can_halve(size: int) -> bool:
     return threading is None or threading.active_count() == 1
 
 
-def split_point(path: str, size: int) -> int | None:
-    """The offset just past the first newline at or after `size // 2`, None when there is none
-    before the end (one line holds the second half)."""
+def split_point(path: str, size: int, at: int | None = None) -> int | None:
+    """The offset just past the first newline at or after `at` (default `size // 2`), None when
+    there is none before the end (one line holds the rest)."""
     with open(path, "rb", buffering=0) as handle:
-        position = size // 2
+        position = size // 2 if at is None else at
         handle.seek(position)
         while data := handle.read(_SPLIT_READ):
             newline = data.find(b"\n")
@@ -93,17 +104,42 @@ def first_lines(path: str, start: int, count: int) -> list[str]:
     return [line.decode("utf-8", errors="replace").rstrip("\r") for line in lines]
 
 
-def _child(path: str, start: int, scan: KernelLogScan, scan_part: ScanPart, out: int) -> None:
+@dataclass
+class Child:
+    """A forked child scanning from `middle` to the end; its result comes through `fd`. `key`
+    names the scan options the result must have been made with (`read.file_scanner`)."""
+
+    pid: int
+    fd: int
+    middle: int
+    key: tuple = ()
+    identity: tuple = ()  # (device, inode, size, mtime) of the file when the child started
+
+
+def fork_child(path: str, middle: int, setup: Setup, key: tuple = ()) -> Child:
+    """Fork a child that scans `path` from `middle` with the scan `setup()` gives (run in the
+    child) and sends the result back."""
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child exits before coverage writes
+        os.close(read_fd)
+        _child(path, middle, setup, write_fd)
+    os.close(write_fd)
+    return Child(pid, read_fd, middle, key)
+
+
+def _child(path: str, start: int, setup: Setup, out: int) -> None:
     """In the forked child: scan from `start` to the end, write the result to `out`, exit."""
     code = 1
     try:
+        scan, scan_part, key = setup()
         scan.builder = _Recorder()
         with open(path, "rb", buffering=0) as handle:
             handle.seek(start)
             scan_part(handle, scan)
         context = first_lines(path, start, min(CONTEXT_LINES, scan.records))
-        payload = (scan.builder.lines, scan.records, scan.matched, scan.fed, scan.extra_lines,
-                   scan.unterminated, context)
+        payload = (key, scan.builder.lines, scan.records, scan.matched, scan.fed,
+                   scan.extra_lines, scan.unterminated, context)
         with os.fdopen(out, "wb") as pipe:
             pickle.dump(payload, pipe, protocol=pickle.HIGHEST_PROTOCOL)
         code = 0
@@ -111,17 +147,18 @@ def _child(path: str, start: int, scan: KernelLogScan, scan_part: ScanPart, out:
         os._exit(code)  # no atexit, no flush of the parent's buffers
 
 
-def _received(pid: int, fd: int) -> tuple | None:
-    """The child's payload, None when it failed."""
-    with os.fdopen(fd, "rb") as pipe:
+def _received(child: Child) -> tuple | None:
+    """The child's result, None when it failed or scanned with other options than `key`."""
+    with os.fdopen(child.fd, "rb") as pipe:
         data = pipe.read()
-    _, status = os.waitpid(pid, 0)
+    _, status = os.waitpid(child.pid, 0)
     if not os.WIFEXITED(status) or os.WEXITSTATUS(status) != 0:
         return None
     try:
-        return pickle.loads(data)  # noqa: S301 - our own child's bytes, through our own pipe
+        payload = pickle.loads(data)  # noqa: S301 - our own child's bytes, through our own pipe
     except (pickle.UnpicklingError, EOFError, ValueError):
         return None
+    return payload[1:] if payload[0] == child.key else None
 
 
 def join(scan: KernelLogScan, payload: tuple) -> None:
@@ -142,23 +179,79 @@ def join(scan: KernelLogScan, payload: tuple) -> None:
     scan._carried = 0  # noqa: SLF001 - the end of the input
 
 
-def scan_halves(path: str, handle, middle: int, scan: KernelLogScan,
-                make_scan: Callable[[], KernelLogScan], scan_part: ScanPart) -> KernelLogScan:
-    """Scan `path`: with `handle` (at its start) up to `middle` into `scan` in this process, from
-    `middle` into a fresh `make_scan()` in a forked child; returns `scan` holding both."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - the child exits before coverage writes
-        os.close(read_fd)
-        _child(path, middle, make_scan(), scan_part, write_fd)
-    os.close(write_fd)
+def scan_halves(handle, scan: KernelLogScan, child: Child, scan_part: ScanPart) -> KernelLogScan:
+    """Scan the file open as `handle` (at its start) up to `child.middle` into `scan` here while
+    `child` scans the rest; returns `scan` holding both (the rest scanned here when the child
+    failed)."""
     try:
-        scan_part(_Bounded(handle, middle), scan)
+        scan_part(_Bounded(handle, child.middle), scan)
     finally:
-        payload = _received(pid, read_fd)
+        payload = _received(child)
     if payload is None:  # the child failed: the second half here, the same result
-        handle.seek(middle)
+        handle.seek(child.middle)
         scan_part(handle, scan)
     else:
         join(scan, payload)
     return scan
+
+
+_early: dict[str, Child] = {}  # path -> the child `prestart` forked for it, not yet claimed
+
+
+def prestart(path: str, setup: Setup) -> bool:
+    """Fork the child that scans the second part of `path` now, before the caller's own
+    start-up (`gpuslo inspect`: its detectors, policy and the detection of the file's head),
+    so that the child's scan overlaps it; `read.scan_kernel_log_file(halves=True)` claims it.
+    The child takes the larger part (`START_HANDICAP_BYTES`); `setup` runs in the child.
+    Nothing is forked (False) for a file that would not be halved; a child nobody claims is
+    killed at exit or by `discard`. Whether the file is a kernel log is not known yet: the
+    child's result is used only if the caller then scans it with the same options (the key) and
+    the file has not changed (device, inode, size, mtime)."""
+    try:
+        status = os.stat(path)
+    except OSError:
+        return False
+    if not stat.S_ISREG(status.st_mode) or not can_halve(status.st_size) or path in _early:
+        return False
+    size = status.st_size
+    middle = split_point(path, size, max(size // 4, (size - START_HANDICAP_BYTES) // 2))
+    if middle is None:
+        return False
+    child = fork_child(path, middle, setup)
+    child.identity = _identity(status)
+    if not _early:
+        atexit.register(discard)
+    _early[path] = child
+    return True
+
+
+def _identity(status: os.stat_result) -> tuple:
+    return (status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns)
+
+
+def claim(path: str, status: os.stat_result, key: tuple) -> Child | None:
+    """The child `prestart` forked for `path` (now `status`), expected to have scanned with the
+    options `key`; None when there is none or the file changed since (that child is stopped)."""
+    child = _early.pop(path, None)
+    if child is None:
+        return None
+    if child.identity != _identity(status):
+        _stop(child)
+        return None
+    child.key = key
+    return child
+
+
+def discard(path: str | None = None) -> None:
+    """Stop the unclaimed child started for `path` (every one when None)."""
+    for name in list(_early) if path is None else [path]:
+        child = _early.pop(name, None)
+        if child is not None:
+            _stop(child)
+
+
+def _stop(child: Child) -> None:
+    with contextlib.suppress(ProcessLookupError):  # already gone
+        os.kill(child.pid, signal.SIGKILL)
+    os.waitpid(child.pid, 0)
+    os.close(child.fd)
