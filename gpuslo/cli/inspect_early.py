@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 
 from gpuslo.exporter.evidence.kernel_log import halves
-from gpuslo.exporter.inspect.kernel_log import KIND, file_scan
+from gpuslo.exporter.inspect.kernel_log_scan import KIND, file_scan
 
 
 def prepare(args: argparse.Namespace) -> None:

@@ -20,12 +20,12 @@ from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.read import (
     GPU_MARKER,
-    file_scanner,
     kernel_records,
     scan_kernel_log_file,
     scan_kernel_log_text,
 )
 from gpuslo.exporter.evidence.log_lines import claimed
+from gpuslo.exporter.inspect.kernel_log_scan import FILE_SCAN, KIND
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -35,16 +35,10 @@ from gpuslo.exporter.policy.classify import (
     reason_of,
 )
 from gpuslo.exporter.policy.ports import log_port_down_spare
-from gpuslo.exporter.policy.unrecognised import (
-    ERROR_LITERALS,
-    ERROR_WORDS,
-    judge_lines,
-    unrecognised_findings,
-)
+from gpuslo.exporter.policy.unrecognised import judge_lines, unrecognised_findings
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
-KIND = "kernel-log"
 PORT_UP_STATES = ("active", "up")
 PORT_DOWN_STATES = ("down", "disabled")
 
@@ -249,17 +243,6 @@ def settled_read(findings: list[Finding]) -> list[Finding]:
     return [replace(f, class_=names.CLASS_UNKNOWN, message=f"{f.message}; not an all-clear: "
                     "the lines report faults") if f.signal == "kernel_log_read" else f
             for f in findings]
-
-
-# The options of a kernel-log file's scan (`scan_kernel_log_file`): the device-and-severity
-# fallback's lines found in the same pass, a last line without its newline not read.
-FILE_SCAN = {"complete_lines": True, "extra": ERROR_WORDS, "extra_literals": ERROR_LITERALS}
-
-
-def file_scan() -> tuple:
-    """`read.file_scanner` with `FILE_SCAN`: what the child `gpuslo inspect` forks at its start
-    for a large file scans with (`halves.prestart`), in that child."""
-    return file_scanner(**FILE_SCAN)
 
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
