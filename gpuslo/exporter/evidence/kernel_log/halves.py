@@ -33,10 +33,12 @@ from gpuslo.exporter.evidence.kernel_log.anchors import CONTEXT_LINES
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the join cost more
-# `prestart`: the bytes of scan the parent's start-up is worth (its imports, the detectors on the
-# head and the policy, ~0.08 s more than the child's imports, at ~0.75 GB/s of scan per core):
-# the child, started that much earlier, takes that much more of the file.
-START_HANDICAP_BYTES = 64_000_000
+# `prestart`: the bytes of scan the parent's start-up after the fork is worth (its imports, the
+# detectors on the head, the policy, its own Vectorscan database), less the child's set-up: the
+# child, started that much earlier, takes that much more of the file, and never less than half.
+# Traced at load 16 on the 2-core machine (2026-12-06): the parent began its scan ~1.0 s after
+# the fork while the child began after 0.1 s, at ~90 MB/s of scan each under that load: ~90 MB.
+START_HANDICAP_BYTES = 96_000_000
 _SPLIT_READ = 64 * 1024
 
 # (handle positioned at the part's start, scan) -> None: feeds the scan the part's whole lines
@@ -202,7 +204,7 @@ def prestart(path: str, setup: Setup) -> bool:
     """Fork the child that scans the second part of `path` now, before the caller's own
     start-up (`gpuslo inspect`: its detectors, policy and the detection of the file's head),
     so that the child's scan overlaps it; `read.scan_kernel_log_file(halves=True)` claims it.
-    The child takes the larger part (`START_HANDICAP_BYTES`); `setup` runs in the child.
+    The child takes the larger part (`START_HANDICAP_BYTES`, at most 7/8); `setup` runs in it.
     Nothing is forked (False) for a file that would not be halved; a child nobody claims is
     killed at exit or by `discard`. Whether the file is a kernel log is not known yet: the
     child's result is used only if the caller then scans it with the same options (the key) and
@@ -214,7 +216,7 @@ def prestart(path: str, setup: Setup) -> bool:
     if not stat.S_ISREG(status.st_mode) or not can_halve(status.st_size) or path in _early:
         return False
     size = status.st_size
-    middle = split_point(path, size, max(size // 4, (size - START_HANDICAP_BYTES) // 2))
+    middle = split_point(path, size, max(size // 8, (size - START_HANDICAP_BYTES) // 2))
     if middle is None:
         return False
     child = fork_child(path, middle, setup)
