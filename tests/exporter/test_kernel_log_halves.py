@@ -80,11 +80,14 @@ def test_a_failed_child_leaves_the_parent_to_scan_the_rest(tmp_path, monkeypatch
     assert scanned(path, len(LOG) * 2, monkeypatch) == scanned(path)
 
 
-def test_small_files_and_threaded_processes_stay_serial():
+def test_small_files_threaded_processes_and_one_cpu_stay_serial(monkeypatch):
     assert not halves.can_halve(halves.HALVES_MIN_BYTES - 1)
+    monkeypatch.setattr(halves, "_cpus", lambda: 2)
     assert halves.can_halve(halves.HALVES_MIN_BYTES) == (
         __import__("threading").active_count() == 1
     )
+    monkeypatch.setattr(halves, "_cpus", lambda: 1)
+    assert not halves.can_halve(halves.HALVES_MIN_BYTES)
 
 
 def test_the_split_is_after_a_newline_or_nowhere(tmp_path):

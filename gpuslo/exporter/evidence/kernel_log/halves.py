@@ -11,8 +11,8 @@ not a thread: the scan's newline count (`bytes.count`) holds the GIL, and python
 back into Python on every match, so two threads wait on each other (a thread beside Vectorscan's
 pass gained nothing, bench/kernel_log_scan.py 2026-12-06).
 
-Serial (None from `scan_halves`) when halving cannot help or is unsafe: a file under
-`HALVES_MIN_BYTES`, no `os.fork`, or another thread running in this process (a forked child of a
+Serial when halving cannot help or is unsafe (`can_halve`): a file under `HALVES_MIN_BYTES`, one
+CPU to run on, no `os.fork`, or another thread running in this process (a forked child of a
 threaded process may deadlock on a lock held by a thread it does not have). When the child fails
 (killed, out of memory) the parent scans the second half itself: the result is the same, slower.
 """
@@ -73,11 +73,19 @@ class _Bounded:
 
 
 def can_halve(size: int) -> bool:
-    """True when a regular file of `size` bytes may be scanned in halves in this process."""
-    if size < HALVES_MIN_BYTES or not hasattr(os, "fork"):
+    """True when a regular file of `size` bytes may be scanned in halves in this process: large
+    enough, `os.fork` there, this process on one thread and allowed on two CPUs or more."""
+    if size < HALVES_MIN_BYTES or not hasattr(os, "fork") or _cpus() < 2:
         return False
     threading = sys.modules.get("threading")
     return threading is None or threading.active_count() == 1
+
+
+def _cpus() -> int:
+    """The CPUs this process may run on (its affinity where the platform says, else all)."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
 
 
 def split_point(path: str, size: int, at: int | None = None) -> int | None:
