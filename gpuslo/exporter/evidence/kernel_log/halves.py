@@ -227,6 +227,7 @@ def prestart(path: str, setup: Setup) -> bool:
     middle = split_point(path, size, max(size // 8, (size - START_HANDICAP_BYTES) // 2))
     if middle is None:
         return False
+    setup()  # once before the fork: its Vectorscan database, compiled once, serves both processes
     child = fork_child(path, middle, setup)
     child.identity = _identity(status)
     if not _early:
