@@ -34,10 +34,11 @@ from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
 HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the join cost more
 # `prestart`: the bytes of scan the parent's start-up after the fork is worth (its imports, the
-# detectors on the head, the policy, its own Vectorscan database), less the child's set-up: the
-# child, started that much earlier, takes that much more of the file, and never less than half.
-# Traced at load 16 on the 2-core machine (2026-12-06): the parent began its scan ~1.0 s after
-# the fork while the child began after 0.1 s, at ~90 MB/s of scan each under that load: ~90 MB.
+# detectors on the head, the policy), less the child's set-up: the child, started that much
+# earlier, takes that much more of the file (never less than half, at most 7/8). CPU of each
+# process on 210 MB (bench/kernel_log_scan.py, 2026-12-06, load 11): with no head start the
+# parent 0.34 s, the child 0.07 + 0.15 s; 96 MB: 0.29 s against 0.07 + 0.22 s; 140 MB: 0.26 s
+# against 0.07 + 0.25 s.
 START_HANDICAP_BYTES = 96_000_000
 _SPLIT_READ = 64 * 1024
 
