@@ -131,7 +131,19 @@ the same lines, numbers, counts), `halves.prestart` (`gpuslo inspect` forks that
 importing the detectors, inspectors and policy: `cli.inspect_early`; the child takes 96 MB more
 than half for the parent's start-up; its result is used only for the same file and options),
 the Vectorscan database compiled once before the fork, not in both.
-  `--size-mb 200 --repeat 3` (210 MB), 22:06-22:10, load 12-14, before (881c789) and after:
+  This bench, before (881c789, the branch's base, `git archive` on PYTHONPATH) and after, back
+  to back, 22:29-22:31 UTC, load 14-15:
+  200 MiB: before: grep 0.29 s (CPU 0.15 s); CLI 0.89 s (0.32), CPU 0.41 s in one process:
+    longest path 0.40 s (0.37); after: grep 0.30 s; CLI 0.86 s (0.35), CPU 0.44 s: its own
+    0.24 s (forked at 0.06 s), the child's 0.18 s: longest path 0.24 s (0.63)
+  1 GiB: before: grep 1.70 s (CPU 0.76 s); CLI 2.18 s, CPU 1.41 s: longest path 1.45 s (0.53);
+    after: grep 1.11 s (CPU 0.75 s); CLI 3.10 s, CPU 1.54 s: its own 0.85 s, the child's
+    0.71 s: longest path 0.85 s (0.88). (The wall clocks of one run at this load are noise:
+    grep alone took 1.11-1.70 s.) The CLI's JSON on the 200 MiB, 1 GiB and a cut-off 200 MiB
+    log is byte for byte 881c789's, with and without `--kind kernel-log`.
+  Earlier the same day, before = main at the time (881c789 and other sessions' merges, none in
+  the scan):
+  `--size-mb 200 --repeat 3` (210 MB), 22:06-22:10, load 12-14, before and after:
   before: grep 0.26 s (CPU 0.15 s); library 0.49 s (0.53); CLI 0.67 s (0.38), CPU 0.42 s, one
     process: longest path 0.42 s (CPU ratio 0.36)
   after:  grep 0.37-0.40 s (CPU 0.15 s); library 0.71-0.74 s (0.52-0.54); CLI 1.02-1.12 s
