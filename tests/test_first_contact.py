@@ -260,37 +260,36 @@ KNOWN_MISSES = {
         "L17",
     },
     # 6/20 at first contact (2026-12-06, b314a31; tests/data/first_contact/
-    # training_logs_fresh10_2026-12-06.txt), facts written before the first run (SOURCES_m.md).
-    # Read right since (tests/goodput/test_fresh10_lines.py): a bracketed round before a TAB is
-    # the counter, not a viewer's line number (M12, `[0]<TAB>train-rmse:…`); a save glued after
-    # a progress record's `||` fields is a save of its step, and a unit closing its sentence
-    # (`Timer: 0.2110 sec.`) is the duration's (M03); a counter glued to its name by `-`/`_`
-    # after a sentence is named by that token (M07, `The train loss of epoch3-batch-50:…`); a
-    # moving integer between a name and the fraction it names is the counter (M01, the same
-    # tacotron2 line as fresh9's L04: `Train loss 7 5.797815 … 3.97s/it`); an unnamed `n/N` and a lone integer
-    # printed first are two families, so a prediction table's rows are no restarts (M19); a
-    # duration printed the same on every line and over twice off both readings of the stamps is
-    # a label (M13, `[3:20 high]`). Better, still missed: `step_320` is a counter and numbered
-    # `Checkpoint N saved !` lines with lines between are saves each (M04: steps, step time and
-    # all six saves read; their seconds are the gap from `Created checkpoint directory`, a line
-    # no rule reads as a save's start, since most trainers print it once at start-up); a bar
-    # family's tied N goes to the training bars' (M16: no false restart at the crash bar).
-    # Left: M04 (above); M07's save, begun before the epoch's batch 0, is listed without seconds
-    # (4.776 s is the gap to the next line, an upper bound) and commits no step the printed
-    # counter has, so no goodput; M08's step 1000 is an unlabelled list element (as F12's,
-    # H25's) and its four model files (G_, D_, WD_, DUR_, all now read at step 1000) are one
-    # save where the facts count four files, and M09's two consecutive `saved model weights`
-    # lines read as one save (the collector could not settle the message's order either); M14
-    # and M16 take the line's own measure and the tqdm rule (Cost per 10 iterations, 0.555 s;
-    # the bar's run mean) where the facts take the stamps (0.595 s, logging included) and the
-    # EMA rate, and M16's job-wide steps rest on main.py's 0-based epochs, which the lines do
-    # not show (the guessed base is 1: 968..980 for 979..991); M15's epoch-2 weight dump, where
-    # the excerpt ends, is counted as the log's last save (a save the log ends in is counted:
-    # a job that goes on prints nothing when it returns) where the facts count epoch 1's only;
-    # M18's first step is the restore's and its `Steps: 22740` counts from it (229122 + 22740 =
-    # the save's best_dev-251862), which no rule reads, nor one line's elapsed over its count;
-    # M20's `gpu time: 38.92` is summed over the 200 iterations between lines, which no stamp
-    # or name shows, so it is read per step.
+    # training_logs_fresh10_2026-12-06.txt), facts written before the first run (SOURCES_m.md). Read
+    # right since (tests/goodput/test_fresh10_lines.py): a bracketed round before a TAB is the
+    # counter, not a viewer's line number (M12, `[0]<TAB>train-rmse:…`); a save glued after a
+    # progress record's `||` fields is a save of its step, and a unit closing its sentence (`Timer:
+    # 0.2110 sec.`) is the duration's (M03); a counter glued to its name by `-`/`_` after a sentence
+    # is named by that token (M07, `The train loss of epoch3-batch-50:…`); a moving integer between
+    # a name and the fraction it names is the counter (M01, the same tacotron2 line as fresh9's L04:
+    # `Train loss 7 5.797815 … 3.97s/it`); an unnamed `n/N` and a lone integer printed first are two
+    # families, so a prediction table's rows are no restarts (M19); a duration printed the same on
+    # every line and over twice off both readings of the stamps is a label (M13, `[3:20 high]`).
+    # Better, still missed: `step_320` is a counter and numbered `Checkpoint N saved !` lines with
+    # lines between are saves each (M04: steps, step time and all six saves read; their seconds are
+    # the gap from `Created checkpoint directory`, a line no rule reads as a save's start, since
+    # most trainers print it once at start-up); a bar family's tied N goes to the training bars'
+    # (M16: no false restart at the crash bar). Left: M04 (above); M07's save, begun before the
+    # epoch's batch 0, is listed without seconds (4.776 s is the gap to the next line, an upper
+    # bound) and commits no step the printed counter has, so no goodput; M08's step 1000 is an
+    # unlabelled list element (as F12's, H25's) and its four model files (G_, D_, WD_, DUR_, all now
+    # read at step 1000) are one save where the facts count four files, and M09's two consecutive
+    # `saved model weights` lines read as one save (the collector could not settle the message's
+    # order either); M14 and M16 take the line's own measure and the tqdm rule (Cost per 10
+    # iterations, 0.555 s; the bar's run mean) where the facts take the stamps (0.595 s, logging
+    # included) and the EMA rate, and M16's job-wide steps rest on main.py's 0-based epochs, which
+    # the lines do not show (the guessed base is 1: 968..980 for 979..991); M15's epoch-2 weight
+    # dump, where the excerpt ends, is counted as the log's last save (a save the log ends in is
+    # counted: a job that goes on prints nothing when it returns) where the facts count epoch 1's
+    # only; M18's first step is the restore's and its `Steps: 22740` counts from it (229122 + 22740
+    # = the save's best_dev-251862), which no rule reads, nor one line's elapsed over its count;
+    # M20's `gpu time: 38.92` is summed over the 200 iterations between lines, which no stamp or
+    # name shows, so it is read per step.
     ("training_logs", "fresh10"): {
         "M04",
         "M07",

@@ -14,7 +14,7 @@ import textwrap
 
 from gpuslo import names
 from gpuslo.errors import UsageError
-from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
+from gpuslo.exporter.evidence.nvidia_smi.csv_columns import check_columns
 from gpuslo.exporter.inspect.kinds import inspect_files
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.xid import load_policy

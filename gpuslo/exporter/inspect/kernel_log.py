@@ -25,6 +25,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_text,
 )
 from gpuslo.exporter.evidence.log_lines import claimed
+from gpuslo.exporter.inspect.kernel_log_scan import FILE_SCAN, KIND
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -34,16 +35,10 @@ from gpuslo.exporter.policy.classify import (
     reason_of,
 )
 from gpuslo.exporter.policy.ports import log_port_down_spare
-from gpuslo.exporter.policy.unrecognised import (
-    ERROR_LITERALS,
-    ERROR_WORDS,
-    judge_lines,
-    unrecognised_findings,
-)
+from gpuslo.exporter.policy.unrecognised import judge_lines, unrecognised_findings
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
-KIND = "kernel-log"
 PORT_UP_STATES = ("active", "up")
 PORT_DOWN_STATES = ("down", "disabled")
 
@@ -252,11 +247,11 @@ def settled_read(findings: list[Finding]) -> list[Finding]:
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
-    `scan_kernel_log_file`, read once): the same findings `inspect_kernel_log` draws from its text,
-    with the device-and-severity fallback's from the same pass. Raises
-    ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True,
-                                extra=ERROR_WORDS, extra_literals=ERROR_LITERALS)
+    `scan_kernel_log_file`, read once; a large one in two halves at once, `halves`): the same
+    findings `inspect_kernel_log` draws from its text, with the device-and-severity fallback's
+    from the same pass. Raises ParseError when its first 64 KiB are not a kernel log, InputError
+    when it cannot be read."""
+    scan = scan_kernel_log_file(path, require_kernel_log=True, halves=True, **FILE_SCAN)
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
