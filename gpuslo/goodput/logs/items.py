@@ -255,8 +255,7 @@ class _Grouper:
             return current
         last = self.last_save
         if last is not None and not last.ended and (
-                phase != "start" or (last.after is self.last and step in (None, last.step)
-                                      and not self._repeated_since(last, o, step))):
+                phase != "start" or self._begun_again(last, o, step, epoch)):
             # an end for the last unfinished save; or a start after it with no progress between
             # (its own framework's begin, after a stop line: accelerate's `Saving current state
             # to …/checkpoint-6928`, the watchdog, DeepSpeed's `[Torch] Checkpoint
@@ -268,6 +267,15 @@ class _Grouper:
         self.saves.append(save)
         self.save = self.last_save = save
         return save
+
+    def _begun_again(self, last: Save, o: Obs, step: int | None, epoch: int | None) -> bool:
+        """Whether a start line after the unfinished save `last` begins it again: no progress
+        between, and no other step, epoch or file named (nor the step printed again between:
+        `_repeated_since`)."""
+        path = o.data.get("path") or ""
+        return (last.after is self.last and step in (None, last.step)
+                and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
+                and not self._repeated_since(last, o, step))
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
