@@ -18,7 +18,8 @@ A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.6
 zone (most logs do not); an ISO 8601 / RFC 3339 §5.6 offset printed right after the time
 (`2024-03-31T01:59:50+01:00`, `-0500`, `Z`: group `z`, only in a layout learnt with one, so other
 layouts pay nothing) decides the instant, so a daylight-saving change (`01:59:50+01:00` then
-`03:00:00+02:00`, 10 s apart) is neither an hour's gap nor a clock going back. A stamp without a year (glog's `I0213 12:07:20.086`, syslog's `Dec  4 16:38:00`) takes
+`03:00:00+02:00`, 10 s apart) is neither an hour's gap nor a clock going back. A stamp
+without a year (glog's `I0213 12:07:20.086`, syslog's `Dec  4 16:38:00`) takes
 the year of the last full stamp; with none, the year is inferred from the clock's `reference`
 (when the log was last written: its file's modification time, or now for a pipe), the latest
 year in which the first such stamp is not after it (`Clock.assumed_year`, which the reader says
