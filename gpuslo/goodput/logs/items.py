@@ -74,7 +74,11 @@ class Save:
 
 @dataclass
 class Restore:
-    """One checkpoint load (`step` None when the log does not name it)."""
+    """One checkpoint load (`step` None when the log does not name it). `resets`: its end line
+    says the run goes on from step 0 although its start named a later step (Megatron's
+    `--finetune`: `loading checkpoint from /pretrained/llama at iteration 100000`, then
+    `successfully loaded checkpoint from … at iteration 0`): the weights of another run loaded
+    as initial weights, not a resume of this job."""
 
     line: int
     step: int | None
@@ -85,6 +89,7 @@ class Restore:
     ended: bool = False
     t0: float = 0.0
     t1: float = 0.0
+    resets: bool = False
 
 
 @dataclass
@@ -244,7 +249,8 @@ class _Grouper:
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:
         """The save this line belongs to: the open one (no progress since) when the step
-        and the epoch agree, the last unfinished one for an end line, else a new one."""
+        and the epoch agree, the last unfinished one for an end line (or for a start with no
+        progress since that names no other step), else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
             epoch is None or current.epoch in (None, epoch)) and not _again(current, o, phase)
@@ -253,14 +259,29 @@ class _Grouper:
                 or phase != "start") and not (
                 phase == "start" and self._repeated_since(current, o, step)):
             return current
-        if phase != "start" and self.last_save is not None and not self.last_save.ended:
-            self.save = self.last_save
-            return self.last_save
+        last = self.last_save
+        if last is not None and not last.ended and (
+                phase != "start" or self._begun_again(last, o, step, epoch)):
+            # an end for the last unfinished save; or a start after it with no progress between
+            # (its own framework's begin, after a stop line: accelerate's `Saving current state
+            # to …/checkpoint-6928`, the watchdog, DeepSpeed's `[Torch] Checkpoint
+            # pytorch_model is about to be saved!`): one save, begun twice
+            self.save = last
+            return last
         save = Save(o.line, step, o.seq, prev_ts=o.prev_ts, after=self.last, hint=self.hint)
         self.items.append(save)
         self.saves.append(save)
         self.save = self.last_save = save
         return save
+
+    def _begun_again(self, last: Save, o: Obs, step: int | None, epoch: int | None) -> bool:
+        """Whether a start line after the unfinished save `last` begins it again: no progress
+        between, and no other step, epoch or file named (nor the step printed again between:
+        `_repeated_since`)."""
+        path = o.data.get("path") or ""
+        return (last.after is self.last and step in (None, last.step)
+                and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
+                and not self._repeated_since(last, o, step))
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
@@ -275,6 +296,8 @@ class _Grouper:
                 current.ended and step is not None and current.step not in (None, step)):
             current = self.restore = Restore(o.line, step, d.get("path", ""))
             self.items.append(current)
+        if phase != "start" and step == 0 and current.step:
+            current.resets = True  # the counter set back to 0 by the load: initial weights
         current.step = step if step is not None else current.step
         if phase == "start":
             current.start_ts = current.start_ts if current.start_ts is not None else o.ts

@@ -259,6 +259,7 @@ def _place_counter(reading: Reading) -> None:
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
     _outer_pair(reading)
+    _leading_pair(reading)
     elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
     if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
         roles[elapsed] = Role("elapsed", roles[elapsed].scale,
@@ -291,6 +292,29 @@ def _outer_pair(reading: Reading) -> None:
     roles[i] = Role("epoch", why="the outer n/N of [e/E][n/N]: the epoch")
     roles[i + 1] = Role("metric", why="the number of epochs")
     reading.epoch, reading.per_epoch = i, True
+
+
+def _leading_pair(reading: Reading) -> None:
+    """An unnamed n/N that opens a bar's record, before the bar's own n/N, is the epoch of N and
+    the bar counts within it: Ultralytics YOLO prints `  1/5  3.51G  1.234  2.345  1.456  32
+    640: 100%|██████████| 118/118 [00:45<00:00,  2.60it/s]` (epoch/epochs, GPU memory, losses,
+    then the batch bar). It holds where nothing names it, the leading n never falls, its N
+    stays and n <= N."""
+    fields, roles = reading.template.fields, reading.roles
+    if (reading.epoch is not None or not reading.bar or reading.total is None
+            or reading.step is None or reading.step < 2):
+        return
+    lead, of = fields[0], fields[1]
+    if lead.key or not (lead.integer and of.integer) or not lead.after.startswith("/") or (
+            not of.constant()):
+        return
+    seen, limit = lead.known(), of.known()
+    if not seen or not limit or min(seen) < 0 or max(seen) > limit[0] or any(
+            b < a for a, b in zip(seen, seen[1:], strict=False)):
+        return
+    roles[0] = Role("epoch", why="an unnamed n/N that opens a bar's record: the epoch")
+    roles[1] = Role("metric", why="the number of epochs")
+    reading.epoch, reading.per_epoch = 0, True
 
 
 # a logger's source location names code, not what the line does: InternLM's `%(filename)s:
