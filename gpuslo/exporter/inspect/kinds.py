@@ -98,6 +98,13 @@ def _found(module: str, name: str) -> Detector:
     return _Detector(module, name)
 
 
+# The lines a log reader reads itself beyond the shared claims (`fallback.log_lines`), loaded
+# with it: `line -> bool`.
+OWN_CLAIMS: dict[str, Detector] = {
+    "dcgm-exporter-log": _Detector("inspect.exporter_log", "claims_line"),
+}
+
+
 # kind -> (detector, inspector). Detection tries kinds in this order, most specific first; the
 # kernel log is last because its detector is the loosest. Detectors (parsers only, under
 # `gpuslo.exporter`: `inspect.detectors` and the evidence modules) and inspectors (under
@@ -232,7 +239,8 @@ def _read(
             found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
         findings += [_in_file(finding, numbers) for finding in found]
     if kinds and all(kind in LOG_KINDS for kind in kinds):
-        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds)]
+        own = [OWN_CLAIMS[kind] for kind in kinds if kind in OWN_CLAIMS]
+        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds, own)]
     return findings
 
 
