@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import importlib
 import re
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -327,14 +326,11 @@ def read_text_evidence(
 
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
-    undecodable bytes replaced), whatever its size. `-`
-    reads standard input. Raises InputError when the path is missing, a directory or
-    unreadable."""
-    if path == "-":
-        return decode_data(sys.stdin.buffer.read())
-    file = Path(path)
+    undecodable bytes replaced; gzip decompressed), whatever its size. `-`
+    reads standard input. Raises InputError when the path is missing, a directory, unreadable
+    or a corrupt gzip."""
     try:
-        with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
+        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None
