@@ -187,6 +187,17 @@ class _Gunzip(io.RawIOBase):
             super().close()
 
 
+def gunzip_data(data: bytes, name: str) -> bytes:
+    """`data` decompressed when it opens with GZIP_MAGIC (a whole file already read, such as
+    standard input read at once), else as it is. Raises CorruptGzip naming `name`."""
+    if not data.startswith(GZIP_MAGIC):
+        return data
+    try:
+        return gzip.decompress(data)
+    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
+        raise CorruptGzip(errno.EIO, f"corrupt gzip ({error})", name) from None
+
+
 def _gunzipped(handle: BinaryIO, name: str) -> BinaryIO:
     """`handle`, or its decompressed bytes when it opens with GZIP_MAGIC (peeked, not consumed,
     so a pipe works too)."""

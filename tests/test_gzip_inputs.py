@@ -102,3 +102,18 @@ def test_negative_a_directory_of_logs_only_lists_nothing_unread(tmp_path):
                  "--out", str(tmp_path / "out"), "--format", "json"]) == 0
     doc = json.loads((tmp_path / "out" / "report.json").read_text())
     assert "training_logs" not in doc["data_quality"]["cannot_fill"]
+
+
+def test_inspect_reads_gzip_on_standard_input(capsys, monkeypatch):
+    import io
+
+    plain = _json(capsys, "inspect", str(KERNEL_LOG))
+    packed = io.BytesIO(gzip.compress(KERNEL_LOG.read_bytes()))
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(packed))
+    code, doc = _json(capsys, "inspect", "-")
+    def facts(report):
+        return sorted((f.get("xid") or 0, f.get("class"), f.get("events") or 0,
+                       f.get("action") or "") for f in report["findings"])
+
+    assert code == plain[0] and doc["verdict"] == plain[1]["verdict"]
+    assert facts(doc) == facts(plain[1]) and any(x for x, *_ in facts(doc))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -28,6 +29,7 @@ from gpuslo.config_file import (
     BINARY_DATA,
     EMPTY_DATA,
     decode_data,
+    gunzip_data,
     open_data_file,
     stdin_at_most_once,
     unreadable_data,
@@ -330,6 +332,8 @@ def read_evidence(path: str) -> str:
     reads standard input. Raises InputError when the path is missing, a directory, unreadable
     or a corrupt gzip."""
     try:
+        if path == "-":  # read at once, so a gzip stream is told by its first bytes
+            return decode_data(gunzip_data(sys.stdin.buffer.read(), path))
         with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
