@@ -29,6 +29,7 @@ from gpuslo.config_file import (
     BINARY_DATA,
     EMPTY_DATA,
     decode_data,
+    gunzip_data,
     open_data_file,
     stdin_at_most_once,
     unreadable_data,
@@ -362,14 +363,13 @@ def read_text_evidence(
 
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
-    undecodable bytes replaced), whatever its size. `-`
-    reads standard input. Raises InputError when the path is missing, a directory or
-    unreadable."""
-    if path == "-":
-        return decode_data(sys.stdin.buffer.read())
-    file = Path(path)
+    undecodable bytes replaced; gzip decompressed), whatever its size. `-`
+    reads standard input. Raises InputError when the path is missing, a directory, unreadable
+    or a corrupt gzip."""
     try:
-        with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
+        if path == "-":  # read at once, so a gzip stream is told by its first bytes
+            return decode_data(gunzip_data(sys.stdin.buffer.read(), path))
+        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None

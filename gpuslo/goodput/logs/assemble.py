@@ -86,9 +86,11 @@ def _in_span(commits: list[FileCommit], parsed: ParsedLog) -> tuple[list[FileCom
 
 
 def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> list[Any]:
-    """Insert a save per checkpoint file after the first record that reaches its step."""
+    """Insert a save per checkpoint file after the first record that reaches its step. The
+    file on disk is the save's end (`ended`) and names what it wrote (`named_path`): it is never
+    read as a save begun where the log ends or failed by a later error."""
     for commit in commits:
-        save = Save(0, commit.step, seconds=None)
+        save = Save(0, commit.step, seconds=None, ended=True, named_path=commit.name)
         save.end_ts = commit.mtime if stamped else None
         at = next((i for i, x in enumerate(items) if isinstance(x, Record)
                    and x.glob >= commit.step), None)

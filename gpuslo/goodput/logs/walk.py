@@ -326,7 +326,8 @@ class Walk:
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
-        self.saves.append({"step": step, "seconds": seconds, "line": save.line})
+        self.saves.append({"step": step, "seconds": seconds, "line": save.line or None,
+                           **({"file": save.named_path} if not save.line else {})})
 
     def _restore(self, k: int, item: Restore) -> None:
         if self.open is None and self.j.state == "running" and self.progressed and (
