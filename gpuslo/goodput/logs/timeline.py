@@ -57,6 +57,7 @@ class _Elapsed:
     def __init__(self) -> None:
         self.origin: float | None = None
         self.last: float | None = None
+        self.printed: int | None = None  # the counter of the last record it timed
 
 
 def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
@@ -68,9 +69,10 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
         t1 = max(ts, line.now())
         line.put(rec, min(max(line.now(), begin), t1), t1)
     elif elapsed is not None:
-        if timer.origin is None or timer.last is None or elapsed < timer.last:
+        if timer.origin is None or timer.last is None or elapsed < timer.last or (
+                rec.prog.bar and timer.printed is not None and rec.printed <= timer.printed):
             timer.origin = line.now() if line.clock is not None else 0.0
-        timer.last = elapsed
+        timer.last, timer.printed = elapsed, rec.printed
         start = line.now() if line.placed else timer.origin
         t1 = timer.origin + elapsed
         if rec.prog.bar and rec.dur is not None and rec.delta:  # whole seconds: by step time

@@ -12,8 +12,13 @@ save line; its `Restored all states from …step=2532.ckpt` is the only evidence
 starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log that
 opens with such a bar is a restart, but its commit is not proven). A restore before any progress
 of its run commits the step it names (the run goes on from it); it is evidence for the progress
-the log shows only where the job prints its saves (`Journal.commit`). The end of training
-(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
+the log shows only where the job prints its saves (`Journal.commit`). A load that sets the
+counter back to 0 (`Restore.resets`: a fine-tune's initial weights) before any progress is no
+restart and commits nothing: the checkpoint is another run's. A run whose saves no later run
+restored (`unrestored_runs`: the next run starts its counter again, at or below the run's first
+save, with no restore line: Megatron's `will not load any checkpoints and will start from
+random`) commits nothing: its steps are wasted, and the restart is from step 0. The end of
+training (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
@@ -79,12 +84,36 @@ def proven_commits(items: list[Any]) -> dict[int, int]:
     return out
 
 
+def unrestored_runs(items: list[Any]) -> set[int]:
+    """The runs whose saves no later run restored: the next run follows with no restore line (nor
+    a bar resumed mid-way) and its counter starts again at or below the run's first save
+    (Megatron's `will not load any checkpoints and will start from random`, then iterations
+    10, 20, … again). Their progress is never committed, whatever they saved."""
+    out: set[int] = set()
+    first_save: dict[int, int] = {}
+    last: Record | None = None
+    restored = False
+    for item in items:
+        if isinstance(item, Record):
+            if (last is not None and item.run != last.run and not restored
+                    and item.resumed is None and last.run in first_save
+                    and item.glob <= first_save[last.run]):
+                out.add(last.run)
+            last, restored = item, False
+        elif isinstance(item, Save) and last is not None:
+            first_save.setdefault(last.run, item.step if item.step is not None else last.glob)
+        elif isinstance(item, Restore):
+            restored = True
+    return out
+
+
 class Walk:
     """The state of one walk (see the module docstring)."""
 
     def __init__(self, items: list[Any], j: Journal, notes: list[str], hang_min_s: float):
         self.items, self.j, self.notes, self.hang_min_s = items, j, notes, hang_min_s
         self.commits = proven_commits(items)
+        self.unrestored = unrestored_runs(items)
         self.saves: list[dict[str, Any]] = []
         self.restarts: list[dict[str, Any]] = []
         self.interruptions: list[dict[str, Any]] = []
@@ -291,12 +320,14 @@ class Walk:
             self.notes.append(f"line {save.line}: the log ends inside a save to a temporary "
                               f"target ({save.path}): the rename that commits it is not shown, "
                               "so it is not counted as a commit")
-        if step is not None and stop is None:
+        if step is not None and stop is None and not (
+                self.last is not None and self.last.run in self.unrestored):
             self.j.commit(save.t1, int(step))
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
-        self.saves.append({"step": step, "seconds": seconds, "line": save.line})
+        self.saves.append({"step": step, "seconds": seconds, "line": save.line or None,
+                           **({"file": save.named_path} if not save.line else {})})
 
     def _restore(self, k: int, item: Restore) -> None:
         if self.open is None and self.j.state == "running" and self.progressed and (
@@ -308,6 +339,8 @@ class Walk:
         elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
+        elif item.resets or self.restarted:
+            pass  # initial weights before any progress (a fine-tune), or a restart's own lines
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
                                   "line": item.line, "_restore": item})
@@ -316,7 +349,7 @@ class Walk:
             self.j.close_phase(item.t1)
         # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
         # start-up's phase open to the next progress line: the load is not progress either
-        if item.step is not None and self.j.committed < item.step:  # no progress of its run
+        if item.step is not None and self.j.committed < item.step and not item.resets:
             self.j.commit(item.t1, item.step, head_restore=True)  # before it (else a restart)
 
     def _interruption(self, item: Interruption) -> None:
@@ -335,14 +368,15 @@ class Walk:
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
         if kind == "init":
+            t = item.t0
             if self.open is not None or self.j.state in ("interrupted", "completed"):
-                self._restart(k, item.t0, line)
+                t = self._restart(k, item.t0, line)
             elif self.progressed:
                 self.interruptions.append({
                     "after_step": self.last.glob if self.last else None, "cause": "unknown",
                     "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
-                self._restart(k, item.t0, line)
-            self.j.open_phase(item.t0, "initialization")
+                t = self._restart(k, item.t0, line)
+            self.j.open_phase(t, "initialization")
         elif kind == "train_start":
             self.j.close_phase(item.t0)
         elif kind == "restart" and (self.open is not None or not self.restarted):
@@ -384,20 +418,54 @@ class Walk:
 
     # -- restarts ------------------------------------------------------------------------------
     def _upcoming_restore(self, k: int) -> Restore | None:
+        """The restore the lines after a restart's tell before the next progress: the first that
+        names its step (HF's `Continuing training from checkpoint, will skip to saved
+        global_step`, then `… from global step 200`), else the first; None when there is none."""
+        first = None
         for later in self.items[k + 1:k + 400]:
             if isinstance(later, Restore):
-                return later
+                if later.step is not None:
+                    return later
+                first = first or later
             if isinstance(later, Record):
-                return None
-        return None
+                break
+        return first
 
-    def _restart(self, k: int, t: float, line: int, resumed: int | None = None) -> None:
+    def _relaunched(self, k: int, t: float) -> float:
+        """When the relaunched process is first seen alive: the time of the line that tells the
+        restart (`items[k]`) where it has a stamp of its own, else, after a stop line, the first
+        dated line of the new process (its own stamp, no later than its first progress): its
+        undated first lines are in the gap, and the gap up to that sign of life is `recovery`,
+        not the new process's `initialization` (README: recovery runs from the interruption
+        until the job runs again). Noted when it moves."""
+        item = self.items[k]
+        if self.open is None or (isinstance(item, Mark) and item.obs.ts is not None) or (
+                isinstance(item, Record) and item.ts is not None):
+            return t
+        for later in self.items[k + 1:k + 400]:
+            own = later.obs.ts if isinstance(later, Mark) else (
+                later.t0 if isinstance(later, Record) and later.ts is not None else None)
+            if own is not None and later.t0 > t:
+                line = later.obs.line if isinstance(later, Mark) else later.line
+                self.notes.append(f"line {self.open[0].line}: the relaunch's first lines carry "
+                                  f"no time: recovery counted to its first dated line ({line})")
+                return later.t0
+            if isinstance(later, Record):
+                break
+        return t
+
+    def _restart(self, k: int, t: float, line: int, resumed: int | None = None) -> float:
+        """Write the restart the item `k` tells; returns its time (`_relaunched`)."""
         self.restarted, self.completed = True, False
+        t = self._relaunched(k, t)
         if self.open is not None:
             self._end_interrupted(self.open[0])
         item = self.items[k]
         restore = item if isinstance(item, Restore) else self._upcoming_restore(k)
         from_step = restore.step if restore is not None and restore.step is not None else resumed
+        if restore is None and from_step is None and self.last is not None and (
+                self.last.run in self.unrestored):
+            from_step = 0  # the counter starts again: nothing of the run before was restored
         self.j.close_phase(t)
         self.j.emit(t, "restart", from_step=int(from_step if from_step is not None
                                                 else max(self.j.committed, 0)))
@@ -411,6 +479,7 @@ class Walk:
         self.restarts.append({"resumed_from_step": from_step, "lost_steps": lost, "line": line,
                               "_restore": restore})
         self.open, self.progressed = None, False
+        return t
 
     def _end_interrupted(self, intr: Interruption) -> None:
         self.open = None
