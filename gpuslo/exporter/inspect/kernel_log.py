@@ -77,14 +77,22 @@ def _later(group: _Group, recovery: tuple[str, int] | None, loads: list[int]
     module docstring): `recovery_cleared` when its GPU's last Xid 154, after the finding's last
     event, sets the action to None (NVIDIA, GPU memory error management, recovery action flag:
     None = no recovery action is needed, a new process can use the GPU); else
-    `driver_reloaded` for an NVIDIA driver load after it. None otherwise."""
+    `driver_reloaded` for an NVIDIA driver load after it (not the banner of the load the fault
+    happened in). None otherwise."""
     if group.first.class_ != names.CLASS_FATAL:
         return None
     if recovery and recovery[0] == names.ACTION_NONE and recovery[1] > group.last_line:
         return "recovery_cleared", (f"later in this capture (line {recovery[1]}) Xid 154 sets "
                                     "this GPU's recovery action back to None: validate the GPU "
                                     "before it returns to service")
-    load = next((line for line in loads if line > group.last_line), None)
+    # The driver prints `NVRM: loading NVIDIA UNIX ... Kernel Module` once per load, after it
+    # probed the GPUs (nv.c's init: a probe or BAR failure comes before the banner of its own
+    # load; fresh11 1318). A fault with no load before it in the capture happened during the
+    # first load after it, which is then no reload.
+    after = [line for line in loads if line > group.last_line]
+    if after and not any(line < group.first.event.line for line in loads):
+        after = after[1:]
+    load = after[0] if after else None
     if load is None:
         return None
     return "driver_reloaded", (f"later in this capture (line {load}) the NVIDIA driver loads "
