@@ -46,11 +46,11 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
+from gpuslo.goodput.logs.commits import EVENT_MARKS as _MARKS  # the marks the walk acts on
+from gpuslo.goodput.logs.commits import proven_commits, trailing, unrestored_runs, zero_based
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
-from gpuslo.goodput.logs.trailing import EVENT_MARKS as _MARKS  # the marks the walk acts on
-from gpuslo.goodput.logs.trailing import trailing, zero_based
 from gpuslo.goodput.logs.windows import resolution
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
@@ -68,44 +68,6 @@ def _stamped_both(save: Save) -> bool:
     are the same (accelerate's `Saving current state` and its parts all at 15:49:55: under the
     stamps' resolution), where a save with one stamp has no length to give."""
     return save.start_ts is not None and save.end_ts is not None
-
-
-def proven_commits(items: list[Any]) -> dict[int, int]:
-    """Run → the step a later restore (or a bar resumed mid-way) proves that run committed:
-    for each restore, the run of the records before it."""
-    out: dict[int, int] = {}
-    run: int | None = None
-    for item in items:
-        if isinstance(item, Record):
-            if item.resumed is not None and run is not None and item.run != run:
-                out.setdefault(run, item.resumed)
-            run = item.run
-        elif isinstance(item, Restore) and item.step is not None and run is not None:
-            out[run] = item.step
-    return out
-
-
-def unrestored_runs(items: list[Any]) -> set[int]:
-    """The runs whose saves no later run restored: the next run follows with no restore line (nor
-    a bar resumed mid-way) and its counter starts again at or below the run's first save
-    (Megatron's `will not load any checkpoints and will start from random`, then iterations
-    10, 20, … again). Their progress is never committed, whatever they saved."""
-    out: set[int] = set()
-    first_save: dict[int, int] = {}
-    last: Record | None = None
-    restored = False
-    for item in items:
-        if isinstance(item, Record):
-            if (last is not None and item.run != last.run and not restored
-                    and item.resumed is None and last.run in first_save
-                    and item.glob <= first_save[last.run]):
-                out.add(last.run)
-            last, restored = item, False
-        elif isinstance(item, Save) and last is not None:
-            first_save.setdefault(last.run, item.step if item.step is not None else last.glob)
-        elif isinstance(item, Restore):
-            restored = True
-    return out
 
 
 class Walk:
@@ -335,7 +297,7 @@ class Walk:
 
     def _commit_save(self, save: Save, step: int, k: int | None) -> None:
         """Commit a save's step: at its end, or after the records of steps up to it that the log
-        prints after the save's line (`trailing.trailing`: Keras's ModelCheckpoint line before
+        prints after the save's line (`commits.trailing`: Keras's ModelCheckpoint line before
         the epoch's final bar), so their time is committed, not left uncommitted. A save whose
         step is unknown (the last step printed is taken) moves nothing, nor do records that end
         where the save does (fairseq's epoch summary, stamped with the save's end, adds no

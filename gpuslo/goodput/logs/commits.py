@@ -1,24 +1,28 @@
-"""The records a save commits that its log prints after the save's line (pure).
+"""Which steps a log's lines prove committed, beyond a save line's own step (pure).
+
+`proven_commits(items)`: the step a later restore (or a bar resumed mid-way) proves each run
+committed; `unrestored_runs(items)`: the runs whose saves no later run restored (they commit
+nothing); `trailing(items, k, step, last, from_zero)`: the records after a save's line that its
+commit covers.
 
 A save of step S commits the progress up to S. Frameworks print the record of a step after the
 callbacks of that step have run: tf.keras's ModelCheckpoint line comes before the epoch's final
-bar line (the bar's last print follows `on_epoch_end`), e.g.
+bar line (the bar's last print follows `on_epoch_end`), e.g. (fresh4 F26)
 
     320/405 [======================>.......] - ETA: 0s - loss: 0.1523
     Epoch 00044: val_loss improved from 0.28634 to 0.27306, saving model to out/test/w.hdf5
     405/405 [==============================] - 0s 891us/sample - loss: 0.1501 - val_loss: 0.2731
 
 The bar's epoch 44 ends at step 17820 = the save's step: its time is what the save committed,
-not progress after the commit. `trailing(items, k, step, last)` gives the index of the last
-such record, so the walk writes the save's `checkpoint` after it (the save's own phase stays
-where its lines are).
+not progress after the commit. `trailing` gives the index of the last such record, so the walk
+writes the save's `checkpoint` after it (the save's own phase stays where its lines are).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from gpuslo.goodput.logs.items import Mark
+from gpuslo.goodput.logs.items import Mark, Restore, Save
 from gpuslo.goodput.logs.progress import Record
 
 # The marks the walk acts on (`walk._MARKS`): any other mark is a word, not an event
@@ -60,3 +64,41 @@ def trailing(items: list[Any], k: int, step: int | None, last: Record | None,
             break
         floor, run, found = item.glob, item.run, i
     return found
+
+
+def proven_commits(items: list[Any]) -> dict[int, int]:
+    """Run → the step a later restore (or a bar resumed mid-way) proves that run committed:
+    for each restore, the run of the records before it."""
+    out: dict[int, int] = {}
+    run: int | None = None
+    for item in items:
+        if isinstance(item, Record):
+            if item.resumed is not None and run is not None and item.run != run:
+                out.setdefault(run, item.resumed)
+            run = item.run
+        elif isinstance(item, Restore) and item.step is not None and run is not None:
+            out[run] = item.step
+    return out
+
+
+def unrestored_runs(items: list[Any]) -> set[int]:
+    """The runs whose saves no later run restored: the next run follows with no restore line (nor
+    a bar resumed mid-way) and its counter starts again at or below the run's first save
+    (Megatron's `will not load any checkpoints and will start from random`, then iterations
+    10, 20, … again). Their progress is never committed, whatever they saved."""
+    out: set[int] = set()
+    first_save: dict[int, int] = {}
+    last: Record | None = None
+    restored = False
+    for item in items:
+        if isinstance(item, Record):
+            if (last is not None and item.run != last.run and not restored
+                    and item.resumed is None and last.run in first_save
+                    and item.glob <= first_save[last.run]):
+                out.add(last.run)
+            last, restored = item, False
+        elif isinstance(item, Save) and last is not None:
+            first_save.setdefault(last.run, item.step if item.step is not None else last.glob)
+        elif isinstance(item, Restore):
+            restored = True
+    return out
