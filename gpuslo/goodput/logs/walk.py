@@ -46,13 +46,14 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
+from gpuslo.goodput.logs.commits import EVENT_MARKS as _MARKS  # the marks the walk acts on
+from gpuslo.goodput.logs.commits import proven_commits, trailing, unrestored_runs, zero_based
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.windows import resolution
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
-_MARKS = ("init", "train_start", "restart", "end", "alive")  # the marks the walk acts on
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
 # A line log timed by its clock (no step time printed: stamp or elapsed-time differences) is
 # sent in intervals of at least this many ticks of that clock, so that a tick's error is at
@@ -67,44 +68,6 @@ def _stamped_both(save: Save) -> bool:
     are the same (accelerate's `Saving current state` and its parts all at 15:49:55: under the
     stamps' resolution), where a save with one stamp has no length to give."""
     return save.start_ts is not None and save.end_ts is not None
-
-
-def proven_commits(items: list[Any]) -> dict[int, int]:
-    """Run → the step a later restore (or a bar resumed mid-way) proves that run committed:
-    for each restore, the run of the records before it."""
-    out: dict[int, int] = {}
-    run: int | None = None
-    for item in items:
-        if isinstance(item, Record):
-            if item.resumed is not None and run is not None and item.run != run:
-                out.setdefault(run, item.resumed)
-            run = item.run
-        elif isinstance(item, Restore) and item.step is not None and run is not None:
-            out[run] = item.step
-    return out
-
-
-def unrestored_runs(items: list[Any]) -> set[int]:
-    """The runs whose saves no later run restored: the next run follows with no restore line (nor
-    a bar resumed mid-way) and its counter starts again at or below the run's first save
-    (Megatron's `will not load any checkpoints and will start from random`, then iterations
-    10, 20, … again). Their progress is never committed, whatever they saved."""
-    out: set[int] = set()
-    first_save: dict[int, int] = {}
-    last: Record | None = None
-    restored = False
-    for item in items:
-        if isinstance(item, Record):
-            if (last is not None and item.run != last.run and not restored
-                    and item.resumed is None and last.run in first_save
-                    and item.glob <= first_save[last.run]):
-                out.add(last.run)
-            last, restored = item, False
-        elif isinstance(item, Save) and last is not None:
-            first_save.setdefault(last.run, item.step if item.step is not None else last.glob)
-        elif isinstance(item, Restore):
-            restored = True
-    return out
 
 
 class Walk:
@@ -128,6 +91,8 @@ class Walk:
         self.window: list[float] = []  # step times of the records since the last steps event
         self.unsent: Record | None = None
         self.pending_pause: tuple[int, float] | None = None
+        self.deferred: tuple[int, int] | None = None  # (index, step): a save's commit after it
+        self.from_zero = zero_based(items)
         records = [x for x in items if isinstance(x, Record)]
         self.ticks = {"ts": resolution([r.ts for r in records if r.ts is not None]),
                       "elapsed": resolution([r.prog.elapsed for r in records
@@ -143,13 +108,15 @@ class Walk:
             if isinstance(item, Record):
                 self._record(k, item)
             elif isinstance(item, Save):
-                self._save(item, self._cut_short(k, item), unfinished(self.items, k))
+                self._save(item, self._cut_short(k, item), unfinished(self.items, k), k)
             elif isinstance(item, Restore):
                 self._restore(k, item)
             elif isinstance(item, Interruption):
                 self._interruption(item)
             elif isinstance(item, Mark):
                 self._mark(k, item)
+            if self.deferred is not None and self.deferred[0] == k:
+                self._deferred_commit(item)
         self._send()
         if self.open is not None:
             self._end_interrupted(self.open[0])
@@ -297,7 +264,7 @@ class Walk:
         return True if temporary(save.path) else None
 
     def _save(self, save: Save, stop: Interruption | bool | None = None,
-              unfinished: bool = False) -> None:
+              unfinished: bool = False, k: int | None = None) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
         traceback out of torch.save), the save failed and is not listed either. A save the
@@ -322,12 +289,35 @@ class Walk:
                               "so it is not counted as a commit")
         if step is not None and stop is None and not (
                 self.last is not None and self.last.run in self.unrestored):
-            self.j.commit(save.t1, int(step))
+            self._commit_save(save, int(step), k)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
         self.saves.append({"step": step, "seconds": seconds, "line": save.line or None,
                            **({"file": save.named_path} if not save.line else {})})
+
+    def _commit_save(self, save: Save, step: int, k: int | None) -> None:
+        """Commit a save's step: at its end, or after the records of steps up to it that the log
+        prints after the save's line (`commits.trailing`: Keras's ModelCheckpoint line before
+        the epoch's final bar), so their time is committed, not left uncommitted. A save whose
+        step is unknown (the last step printed is taken) moves nothing, nor do records that end
+        where the save does (fairseq's epoch summary, stamped with the save's end, adds no
+        time: the commit stays before its steps event, as the calculator has always read it)."""
+        after = trailing(self.items, k, save.step, self.last, self.from_zero) if k is not None \
+            else None
+        if after is None or self.items[after].t1 <= save.t1:  # they add no time: nothing moves
+            self.j.commit(save.t1, step)
+        else:
+            self.deferred = (after, step)
+
+    def _deferred_commit(self, rec: Record) -> None:
+        """Write the commit `_commit_save` moved to the end of the record `rec`. The steps
+        events stay as they were (a bar's records still sent once a second): the commit only
+        moves, so the calculator commits the progress up to it, slowdown windows unchanged."""
+        assert self.deferred is not None
+        step, self.deferred = self.deferred[1], None
+        if self.j.state == "running" and self.j.committed < step:  # a restore proved it meanwhile
+            self.j.commit(rec.t1, step)
 
     def _restore(self, k: int, item: Restore) -> None:
         if self.open is None and self.j.state == "running" and self.progressed and (
