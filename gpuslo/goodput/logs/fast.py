@@ -36,6 +36,7 @@ from gpuslo.goodput.logs.blockscan import BlockScan, encode
 from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
+from gpuslo.goodput.logs.stampspans import StampSpans
 from gpuslo.goodput.logs.wording import SAVED_HINTS, Wording, says_saved
 
 _DIGITS = str.maketrans("0123456789", "0000000000")
@@ -68,7 +69,8 @@ class FastPath:
         self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         # and the save words' substrings, so that a clean line needs no `says_saved` either
         self.scan = BlockScan(tuple(dict.fromkeys((*words, *SAVED_HINTS))), _CONTROL_BYTES)
-        self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
+        self.prefixes: dict[str, tuple[bool, str | None, StampShape | None,
+                                       StampSpans | None]] = {}
         self.tail = any(s.tail for s in norm.shapes)
         self.maskable = all(m.maskable for m in matchers)
         self.shapes: dict[bytes, tuple[Any, ...]] = {}  # masked line -> `Hit` parts, or ()
@@ -206,18 +208,27 @@ class FastPath:
             rest, groups = self.norm.stamp(text)
             stamp = next((s for s in self.norm.shapes if not s.tail and s.regex.search(text)),
                          None) if groups else None
-            known = (not rest.strip(_RESIDUE), rank, stamp)
+            first = stamp.regex.search(pre) if stamp is not None else None
+            spans = StampSpans.of(stamp, first) if stamp and first else None
+            known = (not rest.strip(_RESIDUE), rank, stamp, spans)
             if len(self.prefixes) < MAX_SHAPES:
                 self.prefixes[shape] = known
-        ok, rank, stamp = known
+        ok, rank, stamp, spans = known
         if not ok:
             return None
         if stamp is None:
             return None, rank
+        if spans is not None:  # the stamp read from its place, its minute known (`stampspans`)
+            ts = spans.read(pre, self.clock, number)
+            if ts is not None:
+                return ts, rank
         found = stamp.regex.search(pre)
         if found is None:
             return None
-        return self.clock.seconds(found.groupdict(), number), rank
+        ts = self.clock.seconds(found.groupdict(), number)
+        if spans is not None and ts is not None:
+            spans.learn(found, self.clock)
+        return ts, rank
 
 
 def _additive(prog: Prog, known: dict[int, bool]) -> bool:
