@@ -154,7 +154,8 @@ class FastPath:
               clean: bool) -> bool:
         """`line`'s progress record from the first template that matched it (`_hit`)."""
         matcher, found, pre_end, end, masked, raw_step = hit
-        if self._unsure(line, pre_end, end, clean):
+        if (not clean or end < len(line) and line.find("[", end) >= 0) and self._unsure(
+                line, pre_end, end, clean):  # (a clean line with no `[` after it is sure)
             return False
         ts, rank = None, None
         if pre_end:  # the prefix group opens the match, at the line's start
@@ -170,7 +171,9 @@ class FastPath:
             ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
         if ts is None:
             ts = transport
-        step = step_value(raw_step) if raw_step is not None else None  # (`Matcher.step_of`)
+        if raw_step is None:
+            return False
+        step = int(raw_step) if raw_step.isdigit() else step_value(raw_step)  # (`step_of`)
         if step is None:
             return False
         if ts is not None:  # (an undated record changes nothing the reader dates)
@@ -264,7 +267,8 @@ def thin(progress: list[Prog]) -> list[Prog]:
             if (a.since == last.seq + 1 and b.since == a.seq + 1
                     and last.family == a.family == b.family
                     and last.printed <= a.printed <= b.printed and last.rank == a.rank == b.rank):
-                if _additive(a, known):  # a's own times add to b's; other fields are b's own
+                if (a.found is None or known.get(id(a.matcher)) is not False) and _additive(
+                        a, known):  # a's own times add to b's; other fields are b's own
                     a.complete()
                     b.complete()
                     if a.window_s is not None and b.window_s is not None:
