@@ -180,10 +180,8 @@ class FastPath:
             reader.dated(ts)
         reader._seq += 1
         reader.matched += 1
-        prog = Prog(reader.lines, reader._seq, ts, rank)
-        prog.printed, prog.family, prog.bar = step, matcher.family, matcher.bar
-        prog.matcher, prog.found = matcher, found
-        reader.add_progress(prog, rank)
+        reader.add_progress(Prog(reader.lines, reader._seq, ts, rank, step, matcher.family,
+                                 matcher.bar, matcher, found), rank)
         return True
 
     def _unsure(self, line: str, start: int, end: int, clean: bool = False) -> bool:
