@@ -1,6 +1,6 @@
-"""The fast path's shortcuts give exactly what the long way gives: thinning in bulk
-(`fast.thin`), stamps read from their place in a prefix (`stampspans`), one decode per chunk
-(`read._split`)."""
+"""The fast path's shortcuts give exactly what the long way gives: thinning (`fast.thin`,
+against the pass as first written), stamps read from their place in a prefix (`stampspans`),
+one decode per chunk (`read._split`)."""
 
 from __future__ import annotations
 
@@ -55,7 +55,7 @@ def _state(progress: list[Prog]) -> list[tuple]:
     return [tuple(getattr(p, name) for name in FIELDS) for p in progress]
 
 
-def test_thinning_in_bulk_keeps_and_merges_what_the_one_by_one_pass_does():
+def test_thinning_keeps_and_merges_what_the_one_by_one_pass_does():
     rng = random.Random(7)
     for count in (0, 1, 2, 3, 4, 5, 17, 400):
         for _ in range(30):
