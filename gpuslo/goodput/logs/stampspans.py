@@ -64,8 +64,9 @@ class StampSpans:
         if any(start >= 0 and not (found.start() <= start and end <= hour_end)
                for start, end in dated) or found.start("M") < hour_end:
             return None  # a date field after the hour: not this layout
-        if not any(found.span(n)[0] >= 0 for n in ("Y", "y") if n in names):
-            return None
+        if any(not any(found.span(n)[0] >= 0 for n in group if n in names)
+               for group in (("Y", "y"), ("m", "b"), ("d",))):
+            return None  # a year, month or day the match left out: not a full date
         frac = found.span("f") if "f" in names else (-1, -1)
         return StampSpans(found.start(), hour_end, found.span("M"), found.span("S"), frac)
 
