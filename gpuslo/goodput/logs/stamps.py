@@ -223,8 +223,11 @@ class Clock:
     def seconds(self, g: dict[str, str | None], line: int = 0) -> float | None:
         """Unix seconds of a stamp's named groups; None when they are not a valid date."""
         raw = self._raw(g)
-        if raw is None:
-            return None
+        return None if raw is None else self.carry(raw, line)
+
+    def carry(self, raw: float, line: int = 0) -> float:
+        """Unix seconds of a stamp read as `raw`: shifted by the steps back so far, a new step
+        back noted (see the module docstring)."""
         value = raw + self.offset
         if self.last is not None and value < self.last - BACK_TOLERANCE_S:
             self.back_steps.append((line, round(self.last - value, 3)))
