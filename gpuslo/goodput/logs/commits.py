@@ -83,18 +83,23 @@ def proven_commits(items: list[Any]) -> dict[int, int]:
 
 def unrestored_runs(items: list[Any]) -> set[int]:
     """The runs whose saves no later run restored: the next run follows with no restore line (nor
-    a bar resumed mid-way) and its counter starts again at or below the run's first save
-    (Megatron's `will not load any checkpoints and will start from random`, then iterations
-    10, 20, … again). Their progress is never committed, whatever they saved."""
+    a bar resumed mid-way) and its counter starts again at or below the run's own first step, so
+    from the beginning (Megatron's `will not load any checkpoints and will start from random`,
+    then iterations 10, 20, … again). Their progress is never committed, whatever they saved. A
+    counter that starts again above the run's first step, at a step it saved, is a resume from
+    that save that printed no restore line (a restarted container's log going on from `iter
+    3000` after the save of 3000): not one of these."""
     out: set[int] = set()
     first_save: dict[int, int] = {}
+    first_step: dict[int, int] = {}
     last: Record | None = None
     restored = False
     for item in items:
         if isinstance(item, Record):
+            first_step.setdefault(item.run, item.glob)
             if (last is not None and item.run != last.run and not restored
                     and item.resumed is None and last.run in first_save
-                    and item.glob <= first_save[last.run]):
+                    and item.glob <= min(first_save[last.run], first_step[last.run])):
                 out.add(last.run)
             last, restored = item, False
         elif isinstance(item, Save) and last is not None:
