@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from gpuslo import names
 from gpuslo.exporter.evidence.log_lines import Skip, claimed
+from gpuslo.exporter.policy.kernel_aer import fallback_findings
 from gpuslo.exporter.policy.unrecognised import (
     error_lines,
     judge_lines,
@@ -60,7 +61,7 @@ def log_lines(text: str, kinds: Sequence[str], own: Sequence[Skip] = ()) -> list
     """`unrecognised_message` findings (kind `kinds[0]`) for the device error lines of a log read
     by the readers of `kinds` that none of them claims (`own`: the claims of readers beyond the
     shared ones, `_claims`)."""
-    return unrecognised_findings(kinds[0], judge_lines(error_lines(text, _claims(kinds, own))))
+    return fallback_findings(kinds[0], judge_lines(error_lines(text, _claims(kinds, own))))
 
 
 def looks_like_tool(text: str) -> str | None:

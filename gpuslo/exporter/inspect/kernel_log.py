@@ -38,8 +38,9 @@ from gpuslo.exporter.policy.classify import (
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.kernel_aer import fallback_findings
 from gpuslo.exporter.policy.ports import log_port_down_spare
-from gpuslo.exporter.policy.unrecognised import judge_lines, unrecognised_findings
+from gpuslo.exporter.policy.unrecognised import judge_lines
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
@@ -295,7 +296,7 @@ def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
-    return settled_read(findings + unrecognised_findings(KIND, judge_lines(lines)))
+    return settled_read(findings + fallback_findings(KIND, judge_lines(lines)))
 
 
 def kernel_log_findings(

@@ -17,7 +17,9 @@ A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.6
 `Clock.seconds(groups)` turns a match into Unix seconds: UTC as printed when the stamp gives no
 zone (most logs do not); an ISO 8601 / RFC 3339 §5.6 offset printed right after the time
 (`2024-03-31T01:59:50+01:00`, `-0500`, `Z`: group `z`, only in a layout learnt with one, so other
-layouts pay nothing) decides the instant, so a daylight-saving change (`01:59:50+01:00` then
+layouts pay nothing) decides the instant; a 12-hour clock's meridiem after the time (`11:51:00 PM`,
+`%I:%M:%S %p`: group `p`, likewise only in a layout learnt with one) sets the hour (12 AM is 0,
+12 PM is 12), so a daylight-saving change (`01:59:50+01:00` then
 `03:00:00+02:00`, 10 s apart) is neither an hour's gap nor a clock going back. A stamp without a
 year (glog's `I0213 12:07:20.086`, syslog's `Dec 4 16:38:00`) takes the year of the last full
 stamp; with none, the year is inferred from the clock's `reference` (when the log was last
@@ -54,11 +56,15 @@ _MONTHS = {m: i for i, m in enumerate(
 # an ISO 8601 / RFC 3339 §5.6 UTC offset right after the time (`+01:00`, `-0500`, `Z`)
 _ZONE = r"(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)(?![\w:])"
 _TIME = r"(?P<H>\d{1,2}):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+# a 12-hour clock's meridiem after the time (`%I:%M:%S %p`: `11:51:00 PM`, Python logging's and
+# Windows/.NET's US layout); group `p`, only in a layout learnt with one
+_MERIDIEM = r" ?(?:[AaPp][Mm])(?!\w)"
 _DATE_CANDIDATE = re.compile(
     r"(?:(?P<date>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}[-/]\d{1,2}"
     r"|(?:[A-Z][a-z]{2},? )?[A-Z][a-z]{2,8}\.? {1,2}\d{1,2}(?:,? \d{4})?"
     r"|\d{1,2} [A-Z][a-z]{2,8} \d{4})"
-    r"(?:[ T_]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + ")?")
+    r"(?:[ T_]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + "|" + _MERIDIEM
+    + ")?")
 _SEP = r"[ T_]|, |(?<=\d{4}-\d\d-\d\d):"  # MXNet/Sockeye's datefmt `%Y-%m-%d:%H:%M:%S`
 _TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
 _GLOG = re.compile(r"^\[?[IWEF](?P<md>\d{3,4}) " + _TIME
@@ -90,6 +96,8 @@ UNIX_TAIL = StampShape(unixtime.TAIL, unixtime.LABEL, True, tail=True)
 
 
 def _layout(span: str) -> str:
+    """A stamp's layout: digits as 9, names as A, a meridiem as `P` (AM and PM are one layout)."""
+    span = re.sub(r"(?<=\d)( ?)[AaPp][Mm]$", r"\1P", span)
     return re.sub(r"\d", "9", re.sub(r"[A-Za-z]{3,9}", "A", span))
 
 
@@ -138,6 +146,8 @@ def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
     regex = "".join(pieces) + ("[ T_]" if sep in (" ", "T", "_") else re.escape(sep)) + _TIME
     if re.search(r"\d" + _ZONE + "$", span):  # only a layout that prints an offset pays for it
         regex += f"(?P<z>{_ZONE})"
+    elif re.search(r"\d" + _MERIDIEM + "$", span):  # nor one with a meridiem
+        regex += _MERIDIEM.replace("(?:", "(?P<p>", 1)
     return StampShape(re.compile(regex), _layout(span), bool({"Y", "y"} & set(names)))
 
 
@@ -244,6 +254,10 @@ class Clock:
         try:
             hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
             frac = float("0." + g["f"]) if g.get("f") else 0.0
+            if g.get("p"):  # 12-hour clock: 12 AM is 0, 12 PM is 12 (C's `%I %p`)
+                if not 1 <= hour <= 12:
+                    return None
+                hour = hour % 12 + (12 if (g["p"] or "")[0] in "Pp" else 0)
             if hour > 23 or minute > 59 or sec > 60:
                 return None
             tod = hour * 3600 + minute * 60 + sec + frac

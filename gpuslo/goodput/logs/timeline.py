@@ -84,11 +84,17 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
 
 
 def _save(line: Timeline, save: Save) -> None:
+    """Place a save. Its printed seconds win over stamps that hold less: a save whose start and
+    end lines share a stamp but print `writing took 20.0 seconds` (fairseq's `Saving checkpoint
+    to` and `Finished saving` come after the write began) began that long before its end, never
+    before the item placed before it."""
     _held(line, save)
     if save.start_ts is not None:
         start = line.anchor(save.start_ts)
         end = save.end_ts if save.end_ts is not None else (
             start + save.seconds if save.seconds is not None else (save.part_ts or start))
+        if save.seconds is not None and save.end_ts is not None and end - start < save.seconds:
+            start = end - save.seconds  # the write began before its start line (see `_save`)
     elif save.end_ts is not None and (save.seconds is not None or save.lines < 2):
         end = line.anchor(save.end_ts)
         start = end - save.seconds if save.seconds is not None else (save.part_ts or end)

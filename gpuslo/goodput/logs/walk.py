@@ -429,12 +429,10 @@ class Walk:
         not the new process's `initialization` (README: recovery runs from the interruption
         until the job runs again). Noted when it moves."""
         item = self.items[k]
-        if self.open is None or (isinstance(item, Mark) and item.obs.ts is not None) or (
-                isinstance(item, Record) and item.ts is not None):
+        if self.open is None or _own_time(item) is not None:
             return t
         for later in self.items[k + 1:k + 400]:
-            own = later.obs.ts if isinstance(later, Mark) else (
-                later.t0 if isinstance(later, Record) and later.ts is not None else None)
+            own = _own_time(later)
             if own is not None and later.t0 > t:
                 line = later.obs.line if isinstance(later, Mark) else later.line
                 self.notes.append(f"line {self.open[0].line}: the relaunch's first lines carry "
@@ -479,3 +477,16 @@ class Walk:
         status = "cancelled" if intr.cause in _CANCELLED else "failed"
         self.j.emit(intr.t0, "job_end", status=status, layer=intr.layer)
         self.j.state = "interrupted"
+
+
+def _own_time(item: object) -> float | None:
+    """The stamp a walked item carries itself (None: its time is inferred): a mark's line's, a
+    record's, a restore's start or end line's (Lightning's `Restoring states from the checkpoint
+    path at ...`, DeepSpeed's `Loading checkpoint from ...`, stamped like any line)."""
+    if isinstance(item, Mark):
+        return item.obs.ts
+    if isinstance(item, Record):
+        return item.t0 if item.ts is not None else None
+    if isinstance(item, Restore):
+        return item.start_ts if item.start_ts is not None else item.end_ts
+    return None
