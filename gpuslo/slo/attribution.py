@@ -97,7 +97,8 @@ def find_interruptions(
     job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
-    """One row per job interruption in [start, end): job (string), time (datetime64[ns, UTC]),
+    """One row per job interruption in (start, end] — the calculator's counters' window, as
+    `job_goodput` sums it, so an interruption at the last event is counted: job (string), time (datetime64[ns, UTC]),
     declared_layer (string, "" when the job did not say), reported (bool: a `job_end` the job
     wrote, not a journal that just stopped). An interruption is a `job_end` with a status other
     than completed, or a `restart`/second `job_start` on a node whose previous event was not such
@@ -116,7 +117,7 @@ def find_interruptions(
     t = np.r_[idx.t_ns[failed_end], prev_time[restart]]
     layer = np.r_[idx.layer[failed_end], idx.layer[restart]]
     reported = np.r_[np.ones(int(failed_end.sum()), bool), np.zeros(int(restart.sum()), bool)]
-    keep = (t >= start.value) & (t < end.value)
+    keep = (t > start.value) & (t <= end.value)
     job, t, layer, reported = job[keep], t[keep], layer[keep], reported[keep]
     order = np.lexsort((t, job))  # jobs' codes follow their sorted names
     job, t, layer, reported = job[order], t[order], layer[order], reported[order]
