@@ -97,13 +97,14 @@ def find_interruptions(
     job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
-    """One row per job interruption in (start, end] — the calculator's counters' window, as
-    `job_goodput` sums it, so an interruption at the last event is counted: job (string), time (datetime64[ns, UTC]),
-    declared_layer (string, "" when the job did not say), reported (bool: a `job_end` the job
-    wrote, not a journal that just stopped). An interruption is a `job_end` with a status other
-    than completed, or a `restart`/second `job_start` on a node whose previous event was not such
-    a `job_end` (the journal just stopped: interrupted at its last event), as in
-    `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are merged."""
+    """One row per job interruption in (start, end] (the calculator's counters' window, as
+    `job_goodput` sums it, so an interruption at the last event counts): job (string), time
+    (datetime64[ns, UTC]), declared_layer (string, "" when the job did not say), reported (bool:
+    a `job_end` the job wrote, not a journal that just stopped). An interruption is a `job_end`
+    with a status other than completed, or a `restart`/second `job_start` on a node whose
+    previous event was not such a `job_end` (the journal just stopped: interrupted at its last
+    event), as in `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are
+    merged."""
     idx = index if index is not None else index_events(job_events)
     event = idx.event
     same = np.zeros(len(idx), dtype=bool)
