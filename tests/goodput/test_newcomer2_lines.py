@@ -44,3 +44,60 @@ def test_a_time_limit_cancel_right_after_progress_is_no_hang() -> None:
     assert doc["hangs"] == []
     assert [(i["cause"], i["layer"]) for i in doc["interruptions"]] == [("time_limit", "platform")]
     assert doc["goodput"]["gpu_seconds"]["other"] == 0.0
+
+
+# -- finding 5: a restore's wording, a save that fills the disk, an NCCL error before a reset ----
+def run_lines(first: int, last: int, minute: int) -> list[str]:
+    """`train step N` lines every 10 s (1 s/step) from minute `minute` of 10:00."""
+    out = []
+    for n, step in enumerate(range(first, last + 1, 10)):
+        t = 60 * minute + 10 * n
+        out.append(f"2026-11-03 10:{t // 60:02d}:{t % 60:02d} INFO train step {step} loss 2.0 "
+                   "step_time=1.00s")
+    return out
+
+
+SAVE_200 = ["2026-11-03 10:03:20 INFO Saving checkpoint to /ckpt/step_200.pt",
+            "2026-11-03 10:03:30 INFO Checkpoint saved to /ckpt/step_200.pt in 10.0s"]
+ENOSPC = ["2026-11-03 10:05:10 INFO Saving checkpoint to /ckpt/step_300.pt",
+          "2026-11-03 10:05:15 ERROR Traceback (most recent call last):",
+          '  File "train.py", line 210, in save',
+          "    torch.save(state, path)",
+          "RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 2147483712 vs "
+          "2147483600",
+          "OSError: [Errno 28] No space left on device"]
+RESUME = ["2026-11-03 10:10:15 INFO Resuming from checkpoint /ckpt/step_200.pt",
+          "2026-11-03 10:10:35 INFO Loaded checkpoint /ckpt/step_200.pt (step 200)"]
+
+
+def test_a_resume_and_loaded_wording_is_a_restore_of_its_step_after_a_full_disk() -> None:
+    doc = read([*run_lines(10, 200, 0), *SAVE_200, *run_lines(210, 300, 3), *ENOSPC, *RESUME,
+                *run_lines(210, 300, 11)])
+    assert [(r["resumed_from_step"], r["lost_steps"]) for r in doc["restarts"]] == [(200, 100)]
+    assert [(i["cause"], i["layer"]) for i in doc["interruptions"]] == [("disk_full", "training")]
+
+
+def test_a_pretrained_load_or_a_bare_traceback_is_no_restore_nor_a_full_disk() -> None:
+    doc = read(["2026-11-03 09:59:00 INFO Loaded checkpoint /models/pretrained/bert.pt",
+                *run_lines(10, 200, 0), *SAVE_200, *run_lines(210, 300, 3), *ENOSPC[:5]])
+    assert doc["restarts"] == []
+    assert [i["cause"] for i in doc["interruptions"]] == ["python_exception"]
+
+
+NCCL = ["Traceback (most recent call last):",
+        "torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/"
+        "ProcessGroupNCCL.cpp:1970, unhandled system error (run with NCCL_DEBUG=INFO for "
+        "details), NCCL version 2.20.5"]
+
+
+def test_an_nccl_traceback_before_the_counter_goes_back_is_the_interruption() -> None:
+    doc = read([*run_lines(10, 200, 0), *SAVE_200, *run_lines(210, 300, 3), *NCCL,
+                *run_lines(210, 300, 8)])
+    assert [i["cause"] for i in doc["interruptions"]] == ["nccl_error"]
+    assert len(doc["restarts"]) == 1
+
+
+def test_an_error_that_progress_goes_on_after_is_no_interruption() -> None:
+    doc = read([*run_lines(10, 200, 0), *SAVE_200, *run_lines(210, 300, 3), *NCCL,
+                *run_lines(310, 400, 8)])
+    assert doc["interruptions"] == [] and doc["restarts"] == []

@@ -163,17 +163,20 @@ class Walk:
 
     # -- progress ------------------------------------------------------------------------------
     def _record(self, k: int, rec: Record) -> None:
-        if self.open is not None:  # progress went on: that error did not stop the job
+        last = self.last
+        back = last is not None and rec.glob < last.glob and not self.restarted
+        if self.open is not None and not back:  # progress went on: that error did not stop it
             self.interruptions.remove(self.open[1])
             self.retracted += 1
             self.open = None
-        last = self.last
-        if last is not None and rec.glob < last.glob and not self.restarted:
+        if back:  # an error right before the counter goes back (a DistBackendError) stopped it
+            assert last is not None
             self.notes.append(f"line {rec.line}: step {rec.glob} after {last.glob} with no "
                               "restart line: read as a restart")
-            self.interruptions.append({"after_step": last.glob, "cause": "unknown",
-                                       "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
-                                       "text": None})
+            if self.open is None:
+                self.interruptions.append({"after_step": last.glob, "cause": "unknown",
+                                           "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
+                                           "text": None})
             self._restart(k, rec.t0, rec.line, rec.resumed)
         elif self.j.state == "interrupted":
             self._restart(k, rec.t0, rec.line, rec.resumed)
