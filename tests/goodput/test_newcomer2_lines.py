@@ -101,3 +101,32 @@ def test_an_error_that_progress_goes_on_after_is_no_interruption() -> None:
     doc = read([*run_lines(10, 200, 0), *SAVE_200, *run_lines(210, 300, 3), *NCCL,
                 *run_lines(310, 400, 8)])
     assert doc["interruptions"] == [] and doc["restarts"] == []
+
+
+# -- finding 7: Keras 3 with BackupAndRestore: `Killed`, then `Epoch 3/5` again ---------------
+BAR = "━━━━━━━━━━━━━━━━━━━━"
+
+
+def keras_epoch(n: int, steps: int = 1875, saved: bool = True) -> list[str]:
+    lines = [f"Epoch {n}/5",
+             f"{steps}/1875 {BAR} 11s 6ms/step - accuracy: 0.9600 - loss: 0.1321 - "
+             "val_accuracy: 0.9712 - val_loss: 0.1023"]
+    if saved:
+        lines.append(f"Epoch {n}: val_loss improved from 0.1{n}230 to 0.1{n}130, saving model "
+                     "to /ckpt/model.keras")
+    return lines
+
+
+def test_a_keras_epoch_header_again_after_killed_is_a_restart() -> None:
+    doc = read([*keras_epoch(1), *keras_epoch(2), *keras_epoch(3, 1000, saved=False), "Killed",
+                *keras_epoch(3)])
+    assert len(doc["restarts"]) == 1
+    assert [i["cause"] for i in doc["interruptions"]] == ["signal"]
+    seconds = doc["goodput"]["gpu_seconds"]
+    assert seconds["wasted_progress"] > 0  # the killed partial epoch is not productive
+
+
+def test_each_epochs_header_and_its_save_line_once_is_no_restart() -> None:
+    doc = read([*keras_epoch(1), *keras_epoch(2), *keras_epoch(3)])
+    assert doc["restarts"] == [] and doc["interruptions"] == []
+    assert doc["goodput"]["gpu_seconds"]["wasted_progress"] == 0.0

@@ -119,6 +119,7 @@ class Mark:
 
 
 MAX_STEP = 10**15  # a step number beyond this is a misread
+_DIGITS = re.compile(r"\d+")
 
 
 def _int(value: Any) -> int | None:
@@ -186,6 +187,7 @@ class _Grouper:
         self.intr: Interruption | None = None
         self.saves: list[Save] = []
         self.again: list[int] = []  # seqs of the lines that repeated the last step
+        self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -210,10 +212,31 @@ class _Grouper:
             self._interruption(o)
         elif o.kind == "epoch":
             self.save = None  # the loop went on: a later save line is another save's
+            self._header_again(o)
         else:
             if o.kind in ("init", "restart", "end"):
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
+
+    def _header_again(self, o: Obs) -> None:
+        """An epoch marker of one shape (Keras's `Epoch 3/5`) whose epoch goes back, or comes
+        again after a stop line (`Killed`, then BackupAndRestore's relaunch prints `Epoch 3/5`
+        again), with progress since its last print: a second run header, so a restart (README:
+        restarts are read from a second run header). Another shape printing the same epoch
+        (`Epoch 3: val_loss improved ...`) is no repeat."""
+        epoch = _int(o.data.get("epoch"))
+        if epoch is None:
+            return
+        shape = _DIGITS.sub("#", o.text)
+        before = self.headers.get(shape)
+        self.headers[shape] = (epoch, len(self.items))
+        if before is None or epoch > before[0]:
+            return
+        since = self.items[before[1]:]
+        if any(isinstance(x, Record) for x in since) and (
+                epoch < before[0] or any(isinstance(x, Interruption) for x in since)):
+            self.intr = self.save = None
+            self.items.append(Mark("restart", o))
 
     def _save(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
