@@ -29,7 +29,12 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.goodput.calculator import EVENTS, STATUSES, interruption_layer
 from gpuslo.slo.events import EventIndex, index_events
-from gpuslo.slo.journal_goodput import counted_goodput, goodput_and_slowdowns, job_goodput
+from gpuslo.slo.journal_goodput import (
+    UNCOMMITTED,
+    counted_goodput,
+    goodput_and_slowdowns,
+    job_goodput,
+)
 
 __all__ = ["attribute", "counted_goodput", "find_interruptions", "fleet_job_split",
            "goodput_and_slowdowns", "job_goodput", "job_nodes", "job_summary", "lost_breakdown"]
@@ -47,13 +52,17 @@ def job_summary(
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
     """Per job (index job): gpus, wall_seconds (first event to last event, or to `end` while
-    running; clipped to the window), one GPU-seconds column per category, allocated_gpu_seconds
-    (their sum), goodput_ratio (productive / that sum) and ettr (productive GPU-seconds / gpus /
-    wall_seconds), ratios 0–1 (NaN when undefined)."""
+    running; clipped to the window), one GPU-seconds column per category, `uncommitted` (the
+    change of the calculator's uncommitted progress in the window, 0 where the counters were
+    read), allocated_gpu_seconds (their sum: the GPU-time the journals show, as `gpuslo goodput`
+    and the calculator's `summary` account it), goodput_ratio (productive / that sum) and ettr
+    (productive GPU-seconds / gpus / wall_seconds), ratios 0–1 (NaN when undefined)."""
     if per_node.empty:
-        return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, "allocated_gpu_seconds",
-                                     "goodput_ratio", "ettr"])
-    jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES]].sum()
+        return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, UNCOMMITTED,
+                                     "allocated_gpu_seconds", "goodput_ratio", "ettr"])
+    if UNCOMMITTED not in per_node:
+        per_node = per_node.assign(**{UNCOMMITTED: 0.0})
+    jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES, UNCOMMITTED]].sum()
     times, finished = _job_times(index if index is not None else index_events(job_events))
     last = times["max"].where(
         times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end
@@ -64,7 +73,7 @@ def job_summary(
     last = last.where(status.reindex(times.index) != "running", end)
     wall = (last.clip(upper=end) - times["min"].clip(lower=start)).dt.total_seconds().clip(lower=0)
     jobs["wall_seconds"] = wall.reindex(jobs.index)
-    jobs["allocated_gpu_seconds"] = jobs[_CATEGORIES].sum(axis=1)
+    jobs["allocated_gpu_seconds"] = jobs[[*_CATEGORIES, UNCOMMITTED]].sum(axis=1)
     jobs["goodput_ratio"] = jobs[names.CATEGORY_PRODUCTIVE] / jobs["allocated_gpu_seconds"].replace(
         0, np.nan
     )
