@@ -130,3 +130,21 @@ def test_each_epochs_header_and_its_save_line_once_is_no_restart() -> None:
     doc = read([*keras_epoch(1), *keras_epoch(2), *keras_epoch(3)])
     assert doc["restarts"] == [] and doc["interruptions"] == []
     assert doc["goodput"]["gpu_seconds"]["wasted_progress"] == 0.0
+
+
+def keras2_epoch(n: int, improved: bool) -> list[str]:
+    said = (f"val_loss improved from 0.9{n:02d} to 0.8{n:02d}, saving model to "
+            f"model/weights_3T384.{n:03d}-0.8.h5" if improved
+            else "val_loss did not improve from 0.80084")
+    return [f"Epoch {n}/40",
+            "225/225 [==============================] - 26s 115ms/step - loss: 0.5337 - "
+            "val_loss: 0.8109", "", f"Epoch {n:05d}: {said}"]
+
+
+def test_a_new_run_after_early_stopping_is_one_restart_whatever_its_epoch_lines() -> None:
+    # fresh8 K02: epochs to 14, early stopping, then a new run from epoch 6 whose later
+    # `did not improve` lines repeat a shape the first run printed for a higher epoch
+    first = [line for n in (13, 14) for line in keras2_epoch(n, improved=False)]
+    again = [line for n in range(6, 12) for line in keras2_epoch(n, improved=n < 10)]
+    doc = read([*first, "Epoch 00014: early stopping", *again])
+    assert len(doc["restarts"]) == 1

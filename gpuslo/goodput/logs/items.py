@@ -188,6 +188,7 @@ class _Grouper:
         self.saves: list[Save] = []
         self.again: list[int] = []  # seqs of the lines that repeated the last step
         self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
+        self.epoch: int | None = None  # the last epoch a marker printed
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -219,22 +220,24 @@ class _Grouper:
             self.items.append(Mark(o.kind, o))
 
     def _header_again(self, o: Obs) -> None:
-        """An epoch marker of one shape (Keras's `Epoch 3/5`) whose epoch goes back, or comes
-        again after a stop line (`Killed`, then BackupAndRestore's relaunch prints `Epoch 3/5`
-        again), with progress since its last print: a second run header, so a restart (README:
-        restarts are read from a second run header). Another shape printing the same epoch
-        (`Epoch 3: val_loss improved ...`) is no repeat."""
+        """An epoch marker of one shape (Keras's `Epoch 3/5`) printed again for the epoch the
+        run is in, after progress and a stop line since its last print (`Killed`, then
+        BackupAndRestore's relaunch prints `Epoch 3/5` again): a second run header, so a
+        restart (README: restarts are read from a second run header). Another shape printing
+        the same epoch (`Epoch 3: val_loss improved ...`) is no repeat; an epoch that goes back
+        is the counter's restart, which the walk reads from the steps."""
         epoch = _int(o.data.get("epoch"))
         if epoch is None:
             return
         shape = _DIGITS.sub("#", o.text)
         before = self.headers.get(shape)
+        latest, self.epoch = self.epoch, epoch
         self.headers[shape] = (epoch, len(self.items))
-        if before is None or epoch > before[0]:
+        if before is None or not epoch == before[0] == latest:
             return
         since = self.items[before[1]:]
-        if any(isinstance(x, Record) for x in since) and (
-                epoch < before[0] or any(isinstance(x, Interruption) for x in since)):
+        if any(isinstance(x, Record) for x in since) and any(
+                isinstance(x, Interruption) for x in since):
             self.intr = self.save = None
             self.items.append(Mark("restart", o))
 
