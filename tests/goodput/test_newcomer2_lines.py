@@ -148,3 +148,10 @@ def test_a_new_run_after_early_stopping_is_one_restart_whatever_its_epoch_lines(
     again = [line for n in range(6, 12) for line in keras2_epoch(n, improved=n < 10)]
     doc = read([*first, "Epoch 00014: early stopping", *again])
     assert len(doc["restarts"]) == 1
+
+
+def test_killed_after_a_silence_is_the_jobs_stop_not_a_hang() -> None:
+    # the job's own stop after a silent evaluation (mmseg's `Killed` during eval, holdout B13)
+    doc = read([*steps_then("2026-11-03T11:06:40")[:-1], "2026-11-03 11:06:40 | Killed"])
+    assert [i["cause"] for i in doc["interruptions"]] == ["signal"]
+    assert doc["hangs"] == [] and doc["goodput"]["gpu_seconds"]["other"] == 0.0

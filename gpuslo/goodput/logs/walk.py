@@ -373,12 +373,15 @@ class Walk:
             self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
     def _silent_before(self, item: Interruption) -> bool:
-        """A stop line (Slurm's `CANCELLED ... DUE TO TIME LIMIT`) after a silence since the last
-        progress of at least `hang_min_s` and 10 x the step time: the job hung, printing
-        nothing, until it was stopped. The silence is a hang, booked `other` (README: a hang
-        runs from the last progress to a watchdog line or a later scheduler pulse), not
-        uncommitted progress; the stop line is the interruption. True when it was one."""
-        if item.hang or self.last is None or not self.step_times or self.open is not None:
+        """A scheduler's stop line (`_CANCELLED`: Slurm's `CANCELLED ... DUE TO TIME LIMIT`, a
+        preemption) after a silence since the last progress of at least `hang_min_s` and 10 x
+        the step time: the job hung, printing nothing, until it was stopped. The silence is a
+        hang, booked `other` (README: a hang runs from the last progress to a watchdog line or
+        a later scheduler pulse), not uncommitted progress; the stop line is the interruption.
+        True when it was one. The job's own stop (a traceback, `Killed` during a silent eval)
+        says nothing of a hang."""
+        if item.hang or item.cause not in _CANCELLED or self.last is None \
+                or not self.step_times or self.open is not None:
             return False
         pause = item.t0 - self.last.t1
         if pause < self.hang_min_s or pause < 10 * median(self.step_times[-50:]):
