@@ -80,9 +80,11 @@ class WeeklyResult:
     @property
     def goodput_ratio(self) -> float | None:
         """Job goodput: productive over all GPU-time the jobs' journals account for (every
-        category of `names.JOB_CATEGORIES`, recovery and wasted progress included), summed over
-        jobs: the definition of `gpuslo_job_gpu_seconds_total` and of the `job_goodput` recording
-        rules, so the report and Prometheus agree. None without journals."""
+        category of `names.JOB_CATEGORIES`, recovery and wasted progress included; for training
+        logs, which are finished, the progress after a log's last commit too, as `gpuslo
+        goodput` counts it: `engine._finished_only`), summed over jobs: the definition of
+        `gpuslo_job_gpu_seconds_total` and of the `job_goodput` recording rules, so the report
+        and Prometheus agree. None without journals."""
         return self.job_productive_gpu_hours / self.job_gpu_hours if self.job_gpu_hours else None
 
     @property

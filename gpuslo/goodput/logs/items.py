@@ -119,6 +119,7 @@ class Mark:
 
 
 MAX_STEP = 10**15  # a step number beyond this is a misread
+_DIGITS = re.compile(r"\d+")
 
 
 def _int(value: Any) -> int | None:
@@ -186,6 +187,8 @@ class _Grouper:
         self.intr: Interruption | None = None
         self.saves: list[Save] = []
         self.again: list[int] = []  # seqs of the lines that repeated the last step
+        self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
+        self.epoch: int | None = None  # the last epoch a marker printed
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -210,10 +213,33 @@ class _Grouper:
             self._interruption(o)
         elif o.kind == "epoch":
             self.save = None  # the loop went on: a later save line is another save's
+            self._header_again(o)
         else:
             if o.kind in ("init", "restart", "end"):
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
+
+    def _header_again(self, o: Obs) -> None:
+        """An epoch marker of one shape (Keras's `Epoch 3/5`) printed again for the epoch the
+        run is in, after progress and a stop line since its last print (`Killed`, then
+        BackupAndRestore's relaunch prints `Epoch 3/5` again): a second run header, so a
+        restart (README: restarts are read from a second run header). Another shape printing
+        the same epoch (`Epoch 3: val_loss improved ...`) is no repeat; an epoch that goes back
+        is the counter's restart, which the walk reads from the steps."""
+        epoch = _int(o.data.get("epoch"))
+        if epoch is None:
+            return
+        shape = _DIGITS.sub("#", o.text)
+        before = self.headers.get(shape)
+        latest, self.epoch = self.epoch, epoch
+        self.headers[shape] = (epoch, len(self.items))
+        if before is None or not epoch == before[0] == latest:
+            return
+        since = self.items[before[1]:]
+        if any(isinstance(x, Record) for x in since) and any(
+                isinstance(x, Interruption) for x in since):
+            self.intr = self.save = None
+            self.items.append(Mark("restart", o))
 
     def _save(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""

@@ -119,7 +119,7 @@ class Walk:
                 self._deferred_commit(item)
         self._send()
         if self.open is not None:
-            self._end_interrupted(self.open[0])
+            self._end_interrupted(*self.open)
         if self.retracted:
             self.notes.append(f"{self.retracted} error report(s) were followed by more progress "
                               "without a restart: not counted as interruptions")
@@ -130,17 +130,20 @@ class Walk:
 
     # -- progress ------------------------------------------------------------------------------
     def _record(self, k: int, rec: Record) -> None:
-        if self.open is not None:  # progress went on: that error did not stop the job
+        last = self.last
+        back = last is not None and rec.glob < last.glob and not self.restarted
+        if self.open is not None and not back:  # progress went on: that error did not stop it
             self.interruptions.remove(self.open[1])
             self.retracted += 1
             self.open = None
-        last = self.last
-        if last is not None and rec.glob < last.glob and not self.restarted:
+        if back:  # an error right before the counter goes back (a DistBackendError) stopped it
+            assert last is not None
             self.notes.append(f"line {rec.line}: step {rec.glob} after {last.glob} with no "
                               "restart line: read as a restart")
-            self.interruptions.append({"after_step": last.glob, "cause": "unknown",
-                                       "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
-                                       "text": None})
+            if self.open is None:
+                self.interruptions.append({"after_step": last.glob, "cause": "unknown",
+                                           "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
+                                           "text": None})
             self._restart(k, rec.t0, rec.line, rec.resumed)
         elif self.j.state == "interrupted":
             self._restart(k, rec.t0, rec.line, rec.resumed)
@@ -344,7 +347,11 @@ class Walk:
 
     def _interruption(self, item: Interruption) -> None:
         after = self.last.glob if self.last is not None else None
-        entry = {"after_step": after, "cause": item.cause, "layer": item.layer,
+        silent = self._silent_before(item)
+        layer = item.layer
+        if silent and item.cause == "time_limit":  # the job's stall ran its time out
+            layer = names.LAYER_TRAINING
+        entry = {"after_step": after, "cause": item.cause, "layer": layer,
                  "line": item.line, "text": item.text}
         self.interruptions.append(entry)
         if not self.completed:
@@ -354,6 +361,25 @@ class Walk:
                                "seconds": round(item.ran_for_s, 3)
                                if item.ran_for_s is not None else None})
             self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
+
+    def _silent_before(self, item: Interruption) -> bool:
+        """A scheduler's stop line (`_CANCELLED`: Slurm's `CANCELLED ... DUE TO TIME LIMIT`, a
+        preemption) after a silence since the last progress of at least `hang_min_s` and 10 x
+        the step time: the job hung, printing nothing, until it was stopped. The silence is a
+        hang, booked `other` (README: a hang runs from the last progress to a watchdog line or
+        a later scheduler pulse), not uncommitted progress; the stop line is the interruption.
+        True when it was one. The job's own stop (a traceback, `Killed` during a silent eval)
+        says nothing of a hang."""
+        if item.hang or item.cause not in _CANCELLED or self.last is None \
+                or not self.step_times or self.open is not None:
+            return False
+        pause = item.t0 - self.last.t1
+        if pause < self.hang_min_s or pause < 10 * median(self.step_times[-50:]):
+            return False
+        self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
+                           "cause": "no_progress", "line": item.line})
+        self._stalled(self.last.t1, item.t0)
+        return True
 
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
@@ -447,7 +473,7 @@ class Walk:
         self.restarted, self.completed = True, False
         t = self._relaunched(k, t)
         if self.open is not None:
-            self._end_interrupted(self.open[0])
+            self._end_interrupted(*self.open)
         item = self.items[k]
         restore = item if isinstance(item, Restore) else self._upcoming_restore(k)
         from_step = restore.step if restore is not None and restore.step is not None else resumed
@@ -469,13 +495,14 @@ class Walk:
         self.open, self.progressed = None, False
         return t
 
-    def _end_interrupted(self, intr: Interruption) -> None:
+    def _end_interrupted(self, intr: Interruption, entry: dict[str, Any]) -> None:
+        """The run ends at the stop line, on the layer its listed entry gives."""
         self.open = None
         if self.j.state != "running":
             return
         self.j.close_phase(intr.t0)
         status = "cancelled" if intr.cause in _CANCELLED else "failed"
-        self.j.emit(intr.t0, "job_end", status=status, layer=intr.layer)
+        self.j.emit(intr.t0, "job_end", status=status, layer=entry["layer"])
         self.j.state = "interrupted"
 
 
