@@ -112,6 +112,55 @@ roughly): for a bar ~4.3 us, of which the young collections of the `Prog` and `F
 `add_progress` and thinning ~1.5; for a stamped line about half is its stamp (`_prefix`: the
 stamp's regex search, `groupdict`, `Clock.seconds`). Next: a stamp's date read once per
 day rather than per line, one decode per chunk, and fewer objects kept per record.
+
+Round 11, 2026-12-06: profiled first (cProfile of the read alone, `LogReader.feed_block` and
+`finish`, 64 MiB). On torchtitan's stamped lines about half of a line's cost was its stamp
+(`FastPath._prefix`: the stamp regex's `search`, `groupdict`, `Clock._raw`); on the bar,
+`Prog`'s construction, `add_progress`, `_known`/`_read` and each line's own decode. Done:
+(1) a stamp read from its place in the prefix's digit-masked shape (`stampspans`: the spans of
+the shape's first match, the date and hour worked out once by the `Clock`, then per line only
+the minute, second and fraction sliced and added, the same float operations as `Clock._raw`;
+only layouts with a printed year); (2) one UTF-8 decode per chunk, not per line; (3) smaller
+cuts: `_unsure` not called for a clean line with no `[` after its match, the step's digits read
+by `int` at once, `Prog` given its fields in its constructor (each slot set once), `dated`
+comparing instead of calling `min`/`max`, thinning not asking `_additive` again for a template
+known not to be. Tried and dropped: thinning by a regex over a bytes string of the records'
+links (the same records kept, but 2-3x slower than the loop: building the links costs more).
+Documents unchanged: every case document of every half (302 files with ../shared's cases and
+h200, `analyse_log` with `--gpus 1` and explain, and `--gpus 8`, and the journal events) and
+every progress record and event (all fields) on the 302 case logs repeated to >= 12,000 lines
+and on the three 64 MiB logs byte-identical to main's (881c789). Main then this tree,
+interleaved, `python bench/training_log_read.py --mib 64 --shape S --keep DIR` from each
+checkout, load average 11.6-14.8 (other sessions' tests; wall figures meaningless, CPU ones
+disturbed too):
+  shape     MiB   MB/s CPU before -> after   CPU s before -> after   peak RSS MiB    steps read
+  titan      64        8.3 -> 9.2               8.07 -> 7.30         205 -> 205     10..4,422,360
+  h200       64        7.2 -> 8.1               9.34 -> 8.27         207 -> 237 (*) 0..854,289
+  megatron   64       12.8 -> 14.3              5.24 -> 4.69         229 -> 229     1..202,746
+Read alone in-process (`feed_block` and `finish`, CPU s, main / this tree, two rounds
+interleaved, load 9-19): titan 5.00, 4.46 / 3.47, 3.37; h200 5.43-6.03 / 4.91-5.42 (before
+the `Prog` constructor change). The 64 MiB figures are half assembling (3.5-4 s by CPU under
+this load: `progress`, `walk` and its journal checks, the calculator), which does not grow
+with the file. (*) +30 MiB on the bar at 64 MiB and at 1 GiB alike (bounded): the decode per
+chunk accounts for 5 of it (a child reading the 64 MiB bar log's blocks only: 110 -> 115 MiB,
+twice each), the rest is not explained this round (the records and their slots are the same).
+At 1 GiB, `python bench/training_log_read.py --mib 1024 --shape S --keep DIR` (the same facts
+read: steps, 102,494 / 122,905 records after thinning, median step 0.013672 / 1.4 s):
+  shape     MiB   checkout (load during the run)        MB/s CPU   CPU s   peak RSS MiB
+  titan    1024   main, round 10 (load 3-5)                15.0     71.57       215
+  titan    1024   this tree (load 10-14, 4 other runs)     20.4     52.76       200
+  h200     1024   main (load 11-15)                        15.9     67.71       210
+  h200     1024   this tree (load 10-14, 4 other runs)     13.7     78.13       237
+  h200     1024   this tree again (load 10.5-11.5, alone)  17.0     63.20       237
+(titan's baseline at 1 GiB was not rerun at this load: ~10 min of wall clock a run.)
+Left: the goal (>= 20 MB/s on 1 GiB by CPU) is met for titan (20.4, under load), not for the
+bar (15.9 -> 17.0 by CPU at a like load: the first run beside four others' reads less, so the
+CPU figures of a loaded 2-core machine move by 10-20 %). What remains a bar line is its
+`Prog` (a slotted object of 18 fields), `add_progress` and the two calls of `_known`/`_read`,
+the young collections of the records kept, and thinning (0.04-0.1 s a pass of 200,000
+records, a pass every ~100,000 records); a columnar store of progress records (arrays of
+step, seq, since, family, rank; the match read only for the records kept) would remove most
+of it, and with it the per-record assembling.
 """
 
 from __future__ import annotations

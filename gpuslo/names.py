@@ -232,6 +232,10 @@ SIGNALS: Final = {
     ),
     "gpu_inaccessible": "a GPU the driver lists but cannot query (Unknown Error, no handle)",
     "gpus_seen": "inventory: GPUs present in the evidence",
+    "gpus_not_shown": (
+        "GPUs an nvidia-smi output counts as attached but shows no block for: not judged, so "
+        "the verdict covers only the GPUs shown (--expect-gpus judges the node)"
+    ),
     "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read (NVML's "

@@ -130,3 +130,18 @@ def test_a_report_from_files_imports_its_reader_only(tmp_path):
     code, modules = imported("report", "--data", str(tmp_path / "sim"), "--format", "html",
                              "--out", str(tmp_path / "report"))
     assert code == 0 and "matplotlib" in modules
+
+
+def test_inspect_with_a_kind_imports_no_other_kinds_parser():
+    """With `--kind kernel-log` nothing is detected, so no detector loads (`kinds._Detector`):
+    neither `inspect.detectors` nor the parsers of nvidia-smi, DCGM, the fabric tools, lspci or
+    Slurm; without `--kind` detection loads them (the test above's file, read right either way)."""
+    log = DATA / "corpus/dev/cases/118_xid120-gsp-task-exception-riscv-register-dump.txt"
+    code, modules = imported("inspect", "--kind", "kernel-log", str(log))
+    assert code == 1
+    parsers = {"gpuslo.exporter.inspect.detectors", "gpuslo.exporter.evidence.lspci",
+               "gpuslo.exporter.evidence.nvidia_smi.csv_output", "gpuslo.exporter.evidence.slurm",
+               "gpuslo.exporter.evidence.dcgm.dcgmi", "gpuslo.exporter.evidence.fabric.tools"}
+    assert not parsers & modules
+    code, detected = imported("inspect", str(log))
+    assert code == 1 and parsers <= detected

@@ -39,6 +39,9 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # `--help` and a usage error import the parser only (`gpuslo inspect`'s module imports every
 # inspector and the Xid policy's YAML; its arguments need the kind names, `inspect.kind_names`)
 ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
+# command: a module whose `prepare(args)` runs before the command's module is imported (`gpuslo
+# inspect` of a large kernel log: a child process starts its scan, `gpuslo.cli.inspect_early`)
+EARLY: dict[str, str] = {"inspect": "gpuslo.cli.inspect_early"}
 
 
 class _Version(argparse.Action):
@@ -80,6 +83,13 @@ def build_parser(selected: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def _prepare(args: argparse.Namespace) -> None:
+    """`prepare(args)` of the command's `EARLY` module: work that starts before the command's
+    own imports."""
+    if args.command in EARLY:
+        importlib.import_module(EARLY[args.command]).prepare(args)
+
+
 def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int:
     """Run the CLI; returns the exit code. `freeze_imports` (the console script's process, not
     a caller's): the collector is off while the command's modules are imported (their ~10^5
@@ -97,6 +107,7 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
         if args.command is None:
             parser.print_help()
             return 2
+        _prepare(args)
         module = importlib.import_module(COMMANDS[args.command][0])
     finally:
         if freeze_imports:

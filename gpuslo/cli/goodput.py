@@ -142,6 +142,9 @@ def _event_lines(doc: dict) -> list[str]:
     did not give is named as such (`its step not printed`, `its duration not printed`)."""
     lines = []
     for s in doc["checkpoint_saves"]:
+        if s.get("file"):  # --checkpoint-dir: the file is the commit, not a line of the log
+            lines.append(f"  checkpoint file {s['file']}: read as the commit of step {s['step']}")
+            continue
         lines.append(f"  {_step('checkpoint save at step', s['step'], 'its step not printed')}: "
                      f"{_said(s['seconds'], ' s', 'its duration not printed')}")
     for r in doc["restarts"]:

@@ -14,7 +14,7 @@ import textwrap
 
 from gpuslo import names
 from gpuslo.errors import UsageError
-from gpuslo.exporter.evidence.nvidia_smi.csv_output import check_columns
+from gpuslo.exporter.evidence.nvidia_smi.csv_columns import check_columns
 from gpuslo.exporter.inspect.kinds import inspect_files
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.xid import load_policy
@@ -99,7 +99,7 @@ def render_text(report: dict, width: int | None = None) -> str:
     ]
     gpus = report.get("gpus", [])
     if gpus:
-        lines.append(f"GPUs seen: {len(gpus)}")
+        lines.append(f"GPUs seen: {len(gpus)}{_unjudged(report['findings'], len(gpus))}")
         for gpu in gpus:
             model = gpu.get("model", "model not shown")
             family = gpu.get("family", "family unknown")
@@ -111,6 +111,15 @@ def render_text(report: dict, width: int | None = None) -> str:
         head = "".join(str(cell).ljust(w) + "  " for cell, w in zip(row, widths, strict=False))
         lines += _wrapped(head, str(row[-1]), indent, width)
     return "\n".join(lines)
+
+
+def _unjudged(findings: list[dict], seen: int) -> str:
+    """' (of N attached: ...)' when a `gpus_not_shown` finding says the output shows fewer GPUs
+    than it counts, so the headline never reads as the node's verdict; else ''."""
+    hidden = sum(f.get("count", 0) for f in findings if f.get("signal") == "gpus_not_shown")
+    if not hidden:
+        return ""
+    return f" of {seen + hidden} attached (the verdict covers only the GPUs shown)"
 
 
 _MIN_MESSAGE = 40

@@ -25,7 +25,7 @@ import math
 from pathlib import Path
 
 from gpuslo.cli.terminal import directory, number, stages, whole
-from gpuslo.errors import InputError
+from gpuslo.errors import InputError, UsageError
 from gpuslo.files import write_all_atomic
 from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.slo.report import pipeline
@@ -46,14 +46,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
     window.add_argument("--start", help="window start, ISO 8601 (UTC when no offset)")
     window.add_argument("--end", help="window end, ISO 8601 (exclusive)")
     source = parser.add_argument_group("source (exactly one)")
-    source.add_argument("--data", help="a `gpuslo simulate` output directory")
-    source.add_argument("--trace", help="a fault-interval trace file (- for stdin)")
+    sources = [source.add_argument("--data", help="a `gpuslo simulate` output directory"),
+               source.add_argument("--trace", help="a fault-interval trace file (- for stdin)")]
     source.add_argument("--trace-format", choices=("stepfun", "titan"), help="format of --trace")
-    source.add_argument("--journals", help="a directory of Recorder journals")
-    source.add_argument("--prometheus", help="Prometheus-compatible query API base URL "
-                        "(Prometheus, Thanos Query, Mimir, VictoriaMetrics)")
-    source.add_argument("--training-log", action="append", metavar="LOG|DIR",
-                        help="training log(s) a job printed (repeatable; a directory of logs)")
+    sources.append(source.add_argument("--journals", help="a directory of Recorder journals"))
+    sources.append(source.add_argument(
+        "--prometheus", help="Prometheus-compatible query API base URL (Prometheus, Thanos "
+        "Query, Mimir, VictoriaMetrics)"))
+    sources.append(source.add_argument(
+        "--training-log", action="append", metavar="LOG|DIR",
+        help="training log(s) a job printed (repeatable; a directory of logs)"))
+    # the source flags as this parser defines them, for the "no source" error (`request`)
+    parser.set_defaults(source_flags=tuple((a.option_strings[0], a.dest) for a in sources))
     parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
                         help="GPUs the --training-log job used")
     api = parser.add_argument_group("--prometheus queries")
@@ -100,7 +104,13 @@ def _positive_float(text: str) -> float:
 
 
 def request(args: argparse.Namespace) -> pipeline.ReportRequest:
-    """The pipeline's request from the parsed flags (reads the `--slo` spec)."""
+    """The pipeline's request from the parsed flags (reads the `--slo` spec). Raises
+    UsageError naming every source flag of the parser when none is given."""
+    flags = getattr(args, "source_flags", ())
+    if flags and not any(getattr(args, dest) for _, dest in flags):
+        *first, last = [flag for flag, _ in flags]
+        raise UsageError(f"give one source: {', '.join(first)} or {last} (--prometheus may be "
+                         "combined with --journals; --training-log needs --gpus)")
     sources = Sources(
         data=args.data, trace=args.trace, trace_format=args.trace_format,
         journals=args.journals, prometheus=args.prometheus,

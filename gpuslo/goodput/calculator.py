@@ -45,7 +45,7 @@ Pure: no clock, no I/O, no OpenTelemetry. `PHASES` and `END_STATUSES` are the jo
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -178,6 +178,11 @@ class GoodputState:
             self._advance(t)
             self._running_event(kind, t, event)
         r.last_event_t = t
+
+    @property
+    def held_gpu_s(self) -> float:
+        """The extra GPU-seconds of a slow run not yet confirmed (nor ended as a spike)."""
+        return self._held + self._held_committed
 
     def _run_from(self, t: float) -> None:
         self.result.status, self._mark, self._phase = "running", t, None
@@ -328,14 +333,20 @@ def compute_goodput(
     """Goodput of one job on one node from its valid events (see the module docstring for rules).
 
     `until` (Unix seconds) ignores events after it, for a report window; `rule` is the
-    sustained-slowdown rule (default: `SlowdownRule()`). Pure: no clock, no I/O.
+    sustained-slowdown rule (default: `SlowdownRule()`). Pure: no clock, no I/O. The extra
+    seconds of a slow run not yet confirmed (held aside) are progress no checkpoint committed:
+    they are in the answer's `uncommitted_gpu_s`, so every second the journal shows is
+    accounted (the report's batch form counts them there too).
     """
     state = GoodputState(rule)
     for event in events:
         if until is not None and event["t"] > until:
             break
         state.apply(event)
-    return state.result
+    held = state.held_gpu_s
+    if not held:
+        return state.result
+    return replace(state.result, uncommitted_gpu_s=state.result.uncommitted_gpu_s + held)
 
 
 def goodput_table(

@@ -29,7 +29,12 @@ import pandas as pd
 from gpuslo import names
 from gpuslo.goodput.calculator import EVENTS, STATUSES, interruption_layer
 from gpuslo.slo.events import EventIndex, index_events
-from gpuslo.slo.journal_goodput import counted_goodput, goodput_and_slowdowns, job_goodput
+from gpuslo.slo.journal_goodput import (
+    UNCOMMITTED,
+    counted_goodput,
+    goodput_and_slowdowns,
+    job_goodput,
+)
 
 __all__ = ["attribute", "counted_goodput", "find_interruptions", "fleet_job_split",
            "goodput_and_slowdowns", "job_goodput", "job_nodes", "job_summary", "lost_breakdown"]
@@ -47,13 +52,17 @@ def job_summary(
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
     """Per job (index job): gpus, wall_seconds (first event to last event, or to `end` while
-    running; clipped to the window), one GPU-seconds column per category, allocated_gpu_seconds
-    (their sum), goodput_ratio (productive / that sum) and ettr (productive GPU-seconds / gpus /
-    wall_seconds), ratios 0–1 (NaN when undefined)."""
+    running; clipped to the window), one GPU-seconds column per category, `uncommitted` (the
+    change of the calculator's uncommitted progress in the window, 0 where the counters were
+    read), allocated_gpu_seconds (their sum: the GPU-time the journals show, as `gpuslo goodput`
+    and the calculator's `summary` account it), goodput_ratio (productive / that sum) and ettr
+    (productive GPU-seconds / gpus / wall_seconds), ratios 0–1 (NaN when undefined)."""
     if per_node.empty:
-        return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, "allocated_gpu_seconds",
-                                     "goodput_ratio", "ettr"])
-    jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES]].sum()
+        return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, UNCOMMITTED,
+                                     "allocated_gpu_seconds", "goodput_ratio", "ettr"])
+    if UNCOMMITTED not in per_node:
+        per_node = per_node.assign(**{UNCOMMITTED: 0.0})
+    jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES, UNCOMMITTED]].sum()
     times, finished = _job_times(index if index is not None else index_events(job_events))
     last = times["max"].where(
         times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end
@@ -64,7 +73,7 @@ def job_summary(
     last = last.where(status.reindex(times.index) != "running", end)
     wall = (last.clip(upper=end) - times["min"].clip(lower=start)).dt.total_seconds().clip(lower=0)
     jobs["wall_seconds"] = wall.reindex(jobs.index)
-    jobs["allocated_gpu_seconds"] = jobs[_CATEGORIES].sum(axis=1)
+    jobs["allocated_gpu_seconds"] = jobs[[*_CATEGORIES, UNCOMMITTED]].sum(axis=1)
     jobs["goodput_ratio"] = jobs[names.CATEGORY_PRODUCTIVE] / jobs["allocated_gpu_seconds"].replace(
         0, np.nan
     )
@@ -97,12 +106,14 @@ def find_interruptions(
     job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
     index: EventIndex | None = None,
 ) -> pd.DataFrame:
-    """One row per job interruption in [start, end): job (string), time (datetime64[ns, UTC]),
-    declared_layer (string, "" when the job did not say), reported (bool: a `job_end` the job
-    wrote, not a journal that just stopped). An interruption is a `job_end` with a status other
-    than completed, or a `restart`/second `job_start` on a node whose previous event was not such
-    a `job_end` (the journal just stopped: interrupted at its last event), as in
-    `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are merged."""
+    """One row per job interruption in (start, end] (the calculator's counters' window, as
+    `job_goodput` sums it, so an interruption at the last event counts): job (string), time
+    (datetime64[ns, UTC]), declared_layer (string, "" when the job did not say), reported (bool:
+    a `job_end` the job wrote, not a journal that just stopped). An interruption is a `job_end`
+    with a status other than completed, or a `restart`/second `job_start` on a node whose
+    previous event was not such a `job_end` (the journal just stopped: interrupted at its last
+    event), as in `gpuslo.goodput`. Reports from several nodes within SAME_INTERRUPTION are
+    merged."""
     idx = index if index is not None else index_events(job_events)
     event = idx.event
     same = np.zeros(len(idx), dtype=bool)
@@ -116,7 +127,7 @@ def find_interruptions(
     t = np.r_[idx.t_ns[failed_end], prev_time[restart]]
     layer = np.r_[idx.layer[failed_end], idx.layer[restart]]
     reported = np.r_[np.ones(int(failed_end.sum()), bool), np.zeros(int(restart.sum()), bool)]
-    keep = (t >= start.value) & (t < end.value)
+    keep = (t > start.value) & (t <= end.value)
     job, t, layer, reported = job[keep], t[keep], layer[keep], reported[keep]
     order = np.lexsort((t, job))  # jobs' codes follow their sorted names
     job, t, layer, reported = job[order], t[order], layer[order], reported[order]

@@ -59,7 +59,8 @@ from gpuslo.slo import (
 from gpuslo.slo.accounting import Accounting, account
 from gpuslo.slo.attribution import fleet_job_split, journal_split, lost_breakdown
 from gpuslo.slo.events import EventIndex, index_events
-from gpuslo.slo.frames import Frames, derive_faults
+from gpuslo.slo.frames import TRAINING_LOGS_BASIS, Frames, derive_faults
+from gpuslo.slo.journal_goodput import UNCOMMITTED
 from gpuslo.slo.result import CAPACITY_BASIS, WeeklyResult
 from gpuslo.slo_spec import SloSpec
 
@@ -75,6 +76,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
                                                             spec.slowdown_rule(), events)
     if per_node.empty and len(frames.job_gpu_seconds):
         per_node = attribution.counted_goodput(frames.job_gpu_seconds)
+    per_node = _finished_only(per_node, frames.jobs_from)
     jobs = attribution.job_summary(per_node, frames.job_events, start, end, events)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
     nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
@@ -219,6 +221,17 @@ def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
         ),
         names.SLO_JOB_GOODPUT: status(names.SLO_JOB_GOODPUT, productive_h, job_h, spec, window_s),
     }
+
+
+def _finished_only(per_node: pd.DataFrame, jobs_from: str) -> pd.DataFrame:
+    """`per_node` with its uncommitted progress kept only where the journals are finished logs
+    (`TRAINING_LOGS_BASIS`): a log's end is the job's last word, so the progress after its last
+    commit is GPU-time no checkpoint saved, and `gpuslo goodput` divides by it too. A journal
+    may still be running: the exporters' counters book its progress when a checkpoint or a
+    restart settles it, and the report from journals keeps to their figures (0 here)."""
+    if jobs_from == TRAINING_LOGS_BASIS or UNCOMMITTED not in per_node:
+        return per_node
+    return per_node.assign(**{UNCOMMITTED: 0.0})
 
 
 def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:

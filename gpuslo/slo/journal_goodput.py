@@ -30,13 +30,20 @@ from gpuslo.slo.events import BATCH_EVENTS, EventIndex, batch_rows, batches, ind
 
 _CATEGORIES = list(names.JOB_CATEGORIES)
 _TYPES = {"job": "string", "node": "string", "status": "string", "gpus": "int64"}
-COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES]
+_FROM_PROGRESS = (names.CATEGORY_PRODUCTIVE, "wasted_progress", names.CATEGORY_SLOWDOWN)
+# the calculator's progress not yet committed (`JobGoodput.uncommitted_gpu_s`): its change over
+# the window, so categories + uncommitted is the GPU-time the journal shows, as the calculator's
+# `summary` accounts it (`gpuslo goodput` divides by that too)
+UNCOMMITTED = "uncommitted"
+COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES, UNCOMMITTED]
 
 
 def job_goodput(job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
                 rule: SlowdownRule | None = None, index: EventIndex | None = None) -> pd.DataFrame:
     """Per (job, node): GPU-seconds in [start, end) for every `names.JOB_CATEGORIES` (float64
-    columns named after them), `gpus` (int64), `status` (string). Empty input → empty frame."""
+    columns named after them) and the change of the uncommitted progress (`UNCOMMITTED`, float64:
+    negative where progress from before the window is committed in it), `gpus` (int64), `status`
+    (string). Empty input → empty frame."""
     return goodput_and_slowdowns(job_events, start, end, rule, index)[0]
 
 
@@ -62,7 +69,8 @@ def goodput_and_slowdowns(
         totals.add(_Batch(idx, g0, g1), rule, (start.value, end.value), upto)
     frame = pd.DataFrame({"job": idx.jobs[idx.job[idx.first]],
                           "node": idx.nodes[idx.node[idx.first]], "gpus": totals.gpus,
-                          "status": totals.status, **totals.amounts})
+                          "status": totals.status, **totals.amounts,
+                          UNCOMMITTED: totals.uncommitted})
     slow = totals.slow
     for row in slow:
         g = row["group"]
@@ -111,11 +119,12 @@ class _Totals:
     amounts: dict[str, np.ndarray]
     slow: list
     folded: list
+    uncommitted: np.ndarray
 
     @classmethod
     def zeros(cls, groups: int) -> _Totals:
         return cls(np.zeros(groups, dtype=np.int64), np.full(groups, "", dtype=object),
-                   {c: np.zeros(groups) for c in _CATEGORIES}, [], [])
+                   {c: np.zeros(groups) for c in _CATEGORIES}, [], [], np.zeros(groups))
 
     def add(self, part: _Batch, rule: SlowdownRule, window_ns: tuple[int, int],
             upto: np.ndarray) -> None:
@@ -134,6 +143,7 @@ class _Totals:
                                                      starts)
         state = inc.state
         del inc  # the categories are summed; the rule needs only the state
+        progress = np.add.reduceat(np.where(inside, state["advance"], 0.0), starts)
         sub = part.slowdowns(rule, state)
         del state
         if len(sub.rows):  # the rule's categories where it is exact
@@ -146,6 +156,10 @@ class _Totals:
         self.slow += [row | {"group": row["group"] + g0}
                       for row in sub.episode_rows(window_ns[0] / 1e9, window_ns[1] / 1e9)]
         self.folded.append(g0 + np.flatnonzero(~sub.exact))
+        # progress run in the window that no category took (the fold's figures replace the
+        # folded groups'): productive, wasted and slowdown are the categories progress feeds
+        taken = sum(self.amounts[c][g0:g1] for c in _FROM_PROGRESS)
+        self.uncommitted[g0:g1] = np.round(progress - taken, 6)
 
 
 def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
@@ -166,11 +180,13 @@ def _fold(job_events, idx: EventIndex, groups: np.ndarray, frame: pd.DataFrame,
         before = (compute_goodput(events, until=start.value / 1e9, rule=rule)
                   if idx.t_ns[bounds[g]] <= start.value else None)
         amounts.append([upto.gpu_seconds[c] - (before.gpu_seconds[c] if before else 0.0)
-                        for c in _CATEGORIES])
+                        for c in _CATEGORIES]
+                       + [upto.uncommitted_gpu_s - (before.uncommitted_gpu_s if before else 0.0)])
         state.append((upto.gpus, upto.status))
         slow += [row | {"group": g} for row in
                  window_slowdowns(frame.at[g, "job"], frame.at[g, "node"], upto, before)]
-    frame.loc[groups, _CATEGORIES] = np.array(amounts)
+    frame.loc[groups, _CATEGORIES] = np.array([row[:-1] for row in amounts])
+    frame.loc[groups, UNCOMMITTED] = [row[-1] for row in amounts]
     frame.loc[groups, "gpus"] = [gpus for gpus, _ in state]
     frame.loc[groups, "status"] = [status for _, status in state]
     return slow
@@ -189,7 +205,8 @@ def counted_goodput(job_gpu_seconds: pd.DataFrame) -> pd.DataFrame:
     wide = job_gpu_seconds.pivot_table(index=["job", "node"], columns="category",
                                        values="gpu_seconds", aggfunc="sum", observed=True)
     wide = wide.reindex(columns=_CATEGORIES).fillna(0.0).reset_index()
-    return wide.assign(gpus=0, status="")[COLUMNS].astype(_TYPES)
+    # the counters carry no uncommitted progress: the exporter books it when it is committed
+    return wide.assign(gpus=0, status="", **{UNCOMMITTED: 0.0})[COLUMNS].astype(_TYPES)
 
 
 def _last_at(first: np.ndarray, mask: np.ndarray) -> np.ndarray:

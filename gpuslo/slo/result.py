@@ -80,9 +80,11 @@ class WeeklyResult:
     @property
     def goodput_ratio(self) -> float | None:
         """Job goodput: productive over all GPU-time the jobs' journals account for (every
-        category of `names.JOB_CATEGORIES`, recovery and wasted progress included), summed over
-        jobs: the definition of `gpuslo_job_gpu_seconds_total` and of the `job_goodput` recording
-        rules, so the report and Prometheus agree. None without journals."""
+        category of `names.JOB_CATEGORIES`, recovery and wasted progress included; for training
+        logs, which are finished, the progress after a log's last commit too, as `gpuslo
+        goodput` counts it: `engine._finished_only`), summed over jobs: the definition of
+        `gpuslo_job_gpu_seconds_total` and of the `job_goodput` recording rules, so the report
+        and Prometheus agree. None without journals."""
         return self.job_productive_gpu_hours / self.job_gpu_hours if self.job_gpu_hours else None
 
     @property
@@ -101,6 +103,27 @@ class WeeklyResult:
         provisioned − usable. The rest of `lost_gpu_hours_by_layer` is job badput."""
         by = self.accounting.by_layer_reason.groupby("layer", observed=True)["seconds"].sum()
         return {layer: float(by.get(layer, 0.0)) / 3600 for layer in names.LAYERS}
+
+    @property
+    def capacity_missing(self) -> str | None:
+        """Why the capacity figures cannot be known (`data_quality.cannot_fill["capacity"]`:
+        journals or training logs alone carry no GPU inventory or verdicts) when nothing was
+        provisioned, else None. Then provisioned, usable and unusable GPU-hours are not 0.0 but
+        unknown: the JSON twin writes them null and names the reason in `not_available`."""
+        why = (self.data_quality.get("cannot_fill") or {}).get("capacity")
+        return why if why and not self.provisioned_gpu_hours else None
+
+    def _capacity_dict(self) -> dict:
+        """The JSON twin's capacity keys: provisioned_gpu_hours, usable_gpu_hours,
+        unusable_gpu_hours_by_layer, each null (with `not_available`: key -> reason) when
+        `capacity_missing`."""
+        figures = {"provisioned_gpu_hours": self.provisioned_gpu_hours,
+                   "usable_gpu_hours": self.usable_gpu_hours,
+                   "unusable_gpu_hours_by_layer": self.unusable_gpu_hours_by_layer}
+        why = self.capacity_missing
+        if why is None:
+            return figures
+        return {**dict.fromkeys(figures), "not_available": dict.fromkeys(figures, why)}
 
     def crawl_dict(self) -> dict:
         """The crawl section's figures: slowdown_gpu_hours (the jobs' journals, as the counters
@@ -144,7 +167,8 @@ class WeeklyResult:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
         lost_gpu_hours_by_layer, lost_gpu_hours_by_reason, interruptions_per_1000_gpu_days, slos,
-        data_quality) plus the rest, and `window` (`window_of`). Floats rounded to 6 decimals,
+        data_quality) plus the rest, and `window` (`window_of`); the capacity keys null with
+        `not_available` when `capacity_missing`. Floats rounded to 6 decimals,
         NaN → None, times ISO 8601; start, end and the covered span None when undated."""
         window = window_of(self.start, self.end, self.data_quality)
         quality = self.data_quality
@@ -157,8 +181,7 @@ class WeeklyResult:
                 "window": window,
                 "gpus": self.gpus,
                 "nodes": self.nodes,
-                "provisioned_gpu_hours": self.provisioned_gpu_hours,
-                "usable_gpu_hours": self.usable_gpu_hours,
+                **self._capacity_dict(),
                 "usable_ratio": self.usable_ratio,
                 "productive_gpu_hours": self.productive_gpu_hours,
                 "allocated_gpu_hours": self.allocated_gpu_hours,
@@ -169,7 +192,6 @@ class WeeklyResult:
                 "categories_gpu_hours": self.categories,
                 "lost_gpu_hours_by_layer": self.lost_gpu_hours_by_layer,
                 "lost_gpu_hours_by_reason": self.lost_gpu_hours_by_reason,
-                "unusable_gpu_hours_by_layer": self.unusable_gpu_hours_by_layer,
                 "job_badput_gpu_hours_by_layer": {
                     layer: value - self.unusable_gpu_hours_by_layer[layer]
                     for layer, value in self.lost_gpu_hours_by_layer.items()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from gpuslo.cli import main
+from gpuslo.exporter.evidence.kernel_log import halves
 from gpuslo.exporter.inspect import kinds
 from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log_file
 from gpuslo.exporter.inspect.kinds import inspect_text
@@ -59,3 +60,29 @@ def test_a_small_file_and_a_large_file_that_is_no_log_are_read_whole(tmp_path):
     table.write_text((FIXTURES / "h200" / "nvidia-smi.txt").read_text() * 30_000)
     assert table.stat().st_size > kinds.STREAM_BYTES
     assert not kinds.streams_as_kernel_log(str(table), None)
+
+
+def test_the_cli_scans_a_large_log_in_halves_started_before_its_imports(tmp_path, capsys,
+                                                                        monkeypatch):
+    """`gpuslo inspect` forks the scan of the log's larger second part before it imports the
+    inspectors (`cli.inspect_early`, `halves.prestart`): the findings are the whole text's."""
+    path = tmp_path / "kern.log"
+    text = big_log(path)
+    # halved from 1 MiB up, whatever CPUs and threads the test run has
+    monkeypatch.setattr(halves, "can_halve", lambda size: size >= 1024 * 1024)
+    middles = []
+    received = halves._received
+    monkeypatch.setattr(halves, "_received", lambda child: middles.append(child.middle)
+                        or received(child))
+    code = main(["inspect", str(path), "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert len(middles) == 1 and middles[0] < path.stat().st_size // 2  # the early child's
+    cli = [{k: v for k, v in f.items() if k != "file"} for f in report["findings"]]
+    whole = [f.to_dict() for f in inspect_text(text, str(path), InspectOptions())]
+    assert cli == json.loads(json.dumps(whole)) and code == 1
+    # a large file that is no kernel log: the early child is stopped, the file read whole
+    table = tmp_path / "table.txt"
+    table.write_text((FIXTURES / "h200" / "nvidia-smi.txt").read_text() * 30_000)
+    main(["inspect", str(table), "--format", "json"])
+    assert json.loads(capsys.readouterr().out)["files"][0]["kind"] == "nvidia-smi-table"
+    assert len(middles) == 1 and not halves._early

@@ -207,3 +207,17 @@ def test_a_fault_still_wins_over_the_jobs_own_account():
     assert list(attribution.attribute(found, fault_at(0), nodes)["reason"]) == ["xid_fatal"]
     alone = attribution.attribute(found, frames.empty("faults"), nodes)
     assert list(alone["layer"]) == ["platform"]
+
+
+def test_interruption_at_the_window_end_counts_as_the_goodput_counters_do():
+    # a training log's report window ends at its last line, Slurm's `CANCELLED ... DUE TO TIME
+    # LIMIT` (newcomer #2): the counters' window (start, end] counts it, as job_goodput sums
+    # the GPU-seconds up to it; one at the window's start belongs to the window before
+    rows = [
+        {"event": "job_start", "time": at(0), "gpus": 8},
+        {"event": "steps", "time": at(400), "step": 200},
+        {"event": "job_end", "time": at(4000), "status": "cancelled", "layer": "platform"},
+    ]
+    events = frames.make_frame("job_events", [{"job": "j", "node": "n0", **r} for r in rows])
+    assert list(attribution.find_interruptions(events, at(0), at(4000))["time"]) == [at(4000)]
+    assert attribution.find_interruptions(events, at(4000), at(8000)).empty

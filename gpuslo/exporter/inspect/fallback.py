@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 from gpuslo import names
 from gpuslo.exporter.evidence.log_lines import Skip, claimed
+from gpuslo.exporter.policy.kernel_aer import fallback_findings
 from gpuslo.exporter.policy.unrecognised import (
     error_lines,
     judge_lines,
@@ -41,26 +42,26 @@ TOOLS = (
 _SHARED_CLAIMS = ("kernel-log", "fabricmanager-log", "hostengine-log")
 
 
-def _claims(kinds: Sequence[str]) -> Skip:
+def _claims(kinds: Sequence[str], own: Sequence[Skip]) -> Skip:
     """What the readers of `kinds` claim: `claimed` (the kernel-log, fabric-manager and host-engine
-    readers together, as they share journals) when one of those read the text, and the
-    dcgm-exporter-log reader's lines when it did (`exporter_log.claims_line`, imported then only:
-    it is loaded lazily). A dcgm-exporter log alone is not skimmed by the others' claims: its
-    `GPU ... has fallen off the bus` is no kernel line the kernel-log reader judged."""
-    shared = claimed if any(kind in _SHARED_CLAIMS for kind in kinds) else None
-    if "dcgm-exporter-log" not in kinds:
-        return claimed if shared is None else shared
-    from gpuslo.exporter.inspect.exporter_log import claims_line
+    readers together, as they share journals) when one of those read the text, or when no reader
+    brings claims of its own, and each reader's `own` claims (the dcgm-exporter-log reader's
+    `exporter_log.claims_line`, given by the caller, which loads that reader lazily). A
+    dcgm-exporter log alone is not skimmed by the others' claims: its `GPU ... has fallen off the
+    bus` is no kernel line the kernel-log reader judged."""
+    skips = list(own)
+    if any(kind in _SHARED_CLAIMS for kind in kinds) or not skips:
+        skips.insert(0, claimed)
+    if len(skips) == 1:
+        return skips[0]
+    return lambda line: any(skip(line) for skip in skips)
 
-    if shared is None:
-        return claims_line
-    return lambda line: shared(line) or claims_line(line)
 
-
-def log_lines(text: str, kinds: Sequence[str]) -> list[Finding]:
+def log_lines(text: str, kinds: Sequence[str], own: Sequence[Skip] = ()) -> list[Finding]:
     """`unrecognised_message` findings (kind `kinds[0]`) for the device error lines of a log read
-    by the readers of `kinds` that none of them claims."""
-    return unrecognised_findings(kinds[0], judge_lines(error_lines(text, _claims(kinds))))
+    by the readers of `kinds` that none of them claims (`own`: the claims of readers beyond the
+    shared ones, `_claims`)."""
+    return fallback_findings(kinds[0], judge_lines(error_lines(text, _claims(kinds, own))))
 
 
 def looks_like_tool(text: str) -> str | None:

@@ -1,10 +1,14 @@
 """Kernel-log events → `inspect` findings, classified with the Xid policy (pure).
 
-One finding per (code or signal, PCI address or device, class, cause) with `events` counting
-the occurrences; keys as shared/corpus/expected.yaml uses them. Xid 154 sets the action of the
-fatal findings on its GPU. A kernel log always yields one `kernel_log_read` inventory finding
-(class ok, count = records), so a log with no GPU event is healthy, not unknown; text with no
-kernel-log record at all yields nothing (inspect turns that into `nothing_recognised`).
+One finding per (code or signal, PCI address or device, class, cause) with `events` counting the
+occurrences; keys as shared/corpus/expected.yaml uses them. Xid 154 sets the action of the fatal
+findings on its GPU. What the same capture shows later is said, never acted on (`_later`): a
+fatal finding followed by an NVIDIA driver load (a reboot or a reload: journalctl -k's next
+boot) or by an Xid 154 that sets its GPU's recovery action back to None keeps its class and
+action, and its message says so and asks for validation (`extra.later`). A kernel log always
+yields one `kernel_log_read` inventory finding (class ok, count = records), so a log with no GPU
+event is healthy, not unknown; text with no kernel-log record at all yields nothing (inspect
+turns that into `nothing_recognised`).
 
 A last line without its newline is not read as an event (the first half of `Xid ...: 63` is
 not an Xid 6; the live check waits for the newline instead): `kernel_log_read` says the last
@@ -25,6 +29,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_text,
 )
 from gpuslo.exporter.evidence.log_lines import claimed
+from gpuslo.exporter.inspect.kernel_log_scan import FILE_SCAN, KIND
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
     MESSAGE_KINDS,
@@ -33,17 +38,12 @@ from gpuslo.exporter.policy.classify import (
     layer_of_class,
     reason_of,
 )
+from gpuslo.exporter.policy.kernel_aer import fallback_findings
 from gpuslo.exporter.policy.ports import log_port_down_spare
-from gpuslo.exporter.policy.unrecognised import (
-    ERROR_LITERALS,
-    ERROR_WORDS,
-    judge_lines,
-    unrecognised_findings,
-)
+from gpuslo.exporter.policy.unrecognised import judge_lines
 from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
-KIND = "kernel-log"
 PORT_UP_STATES = ("active", "up")
 PORT_DOWN_STATES = ("down", "disabled")
 
@@ -53,6 +53,7 @@ class _Group:
     first: Classified
     events: int = 0
     actions: list[str] = field(default_factory=list)
+    last_line: int = 0
 
 
 def _key(item: Classified) -> tuple:
@@ -62,20 +63,51 @@ def _key(item: Classified) -> tuple:
     return (event.kind, code_or_signal, where, item.class_, event.caused_by, event.gpu_instance)
 
 
-def _recovery_actions(classified: list[Classified]) -> dict[str | None, str]:
-    """The latest recovery action an Xid names (Xid 154's text), per PCI address."""
-    out: dict[str | None, str] = {}
+def _recovery_actions(classified: list[Classified]) -> dict[str | None, tuple[str, int]]:
+    """The latest recovery action an Xid names (Xid 154's text) and its line, per PCI address."""
+    out: dict[str | None, tuple[str, int]] = {}
     for item in classified:
         if item.event.kind == "xid" and item.event.recovery:
-            out[item.event.pci] = item.action
+            out[item.event.pci] = (item.action, item.event.line)
     return out
 
 
-def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
+def _later(group: _Group, recovery: tuple[str, int] | None, loads: list[int]
+           ) -> tuple[str, str] | None:
+    """(extra.later, words) for a fatal finding the capture shows something after (see the
+    module docstring): `recovery_cleared` when its GPU's last Xid 154, after the finding's last
+    event, sets the action to None (NVIDIA, GPU memory error management, recovery action flag:
+    None = no recovery action is needed, a new process can use the GPU); else
+    `driver_reloaded` for an NVIDIA driver load after it (not the banner of the load the fault
+    happened in). None otherwise."""
+    if group.first.class_ != names.CLASS_FATAL:
+        return None
+    if recovery and recovery[0] == names.ACTION_NONE and recovery[1] > group.last_line:
+        return "recovery_cleared", (f"later in this capture (line {recovery[1]}) Xid 154 sets "
+                                    "this GPU's recovery action back to None: validate the GPU "
+                                    "before it returns to service")
+    # The driver prints `NVRM: loading NVIDIA UNIX ... Kernel Module` once per load, after it
+    # probed the GPUs (nv.c's init: a probe or BAR failure comes before the banner of its own
+    # load; fresh11 1318). A fault with no load before it in the capture happened during the
+    # first load after it, which is then no reload.
+    after = [line for line in loads if line > group.last_line]
+    if after and not any(line < group.first.event.line for line in loads):
+        after = after[1:]
+    load = after[0] if after else None
+    if load is None:
+        return None
+    return "driver_reloaded", (f"later in this capture (line {load}) the NVIDIA driver loads "
+                               "again (a reboot or reload): if that cleared it, validate the GPU "
+                               "before it returns to service")
+
+
+def _finding(group: _Group, recovery: dict[str | None, tuple[str, int]],
+             loads: list[int]) -> Finding:
     item, event = group.first, group.first.event
     action = max(group.actions, key=names.ACTION_SEVERITY.__getitem__)
     if item.class_ == names.CLASS_FATAL and event.pci in recovery:
-        action = max(action, recovery[event.pci], key=names.ACTION_SEVERITY.__getitem__)
+        action = max(action, recovery[event.pci][0], key=names.ACTION_SEVERITY.__getitem__)
+    later = _later(group, recovery.get(event.pci), loads)
     reason = reason_of(item)
     message = event.kind in MESSAGE_KINDS
     return Finding(
@@ -92,10 +124,11 @@ def _finding(group: _Group, recovery: dict[str | None, str]) -> Finding:
         layer=None if reason else layer_of_class(item.class_),
         events=group.events,
         caused_by=event.caused_by,
-        message=event.message[:200],
+        message=event.message[:200] + (f"; {later[1]}" if later else ""),
         line=event.line,
         extra={
             **({"message_id": item.entry} if message else {}),
+            **({"later": later[0]} if later else {}),
             **({"gpu_instance": event.gpu_instance} if event.gpu_instance is not None else {}),
             **_blast(item),
         },
@@ -113,15 +146,18 @@ def _blast(item: Classified) -> dict[str, str]:
     return {"scope": "gpu"} if item.class_ == names.CLASS_FATAL else {}
 
 
-def event_findings(classified: list[Classified]) -> list[Finding]:
-    """Grouped findings of classified Xid / SXid / fallen-off-the-bus events."""
+def event_findings(classified: list[Classified], loads: list[int] | None = None
+                   ) -> list[Finding]:
+    """Grouped findings of classified Xid / SXid / fallen-off-the-bus events; `loads`: the
+    lines of the capture's NVIDIA driver loads (`_later`)."""
     groups: dict[tuple, _Group] = {}
     for item in classified:
         group = groups.setdefault(_key(item), _Group(item))
         group.events += 1
         group.actions.append(item.action)
+        group.last_line = max(group.last_line, item.event.line or 0)
     recovery = _recovery_actions(classified)
-    return [_finding(group, recovery) for group in groups.values()]
+    return [_finding(group, recovery, sorted(loads or [])) for group in groups.values()]
 
 
 def cited_cause_findings(
@@ -252,15 +288,15 @@ def settled_read(findings: list[Finding]) -> list[Finding]:
 
 def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]:
     """Findings for a kernel-log file of any size, streamed in chunks (the library scan,
-    `scan_kernel_log_file`, read once): the same findings `inspect_kernel_log` draws from its text,
-    with the device-and-severity fallback's from the same pass. Raises
-    ParseError when its first 64 KiB are not a kernel log, InputError when it cannot be read."""
-    scan = scan_kernel_log_file(path, require_kernel_log=True, complete_lines=True,
-                                extra=ERROR_WORDS, extra_literals=ERROR_LITERALS)
+    `scan_kernel_log_file`, read once; a large one in two halves at once, `halves`): the same
+    findings `inspect_kernel_log` draws from its text, with the device-and-severity fallback's
+    from the same pass. Raises ParseError when its first 64 KiB are not a kernel log, InputError
+    when it cannot be read."""
+    scan = scan_kernel_log_file(path, require_kernel_log=True, halves=True, **FILE_SCAN)
     tail = scan.unterminated.decode("utf-8", errors="replace")
     findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
-    return settled_read(findings + unrecognised_findings(KIND, judge_lines(lines)))
+    return settled_read(findings + fallback_findings(KIND, judge_lines(lines)))
 
 
 def kernel_log_findings(
@@ -272,7 +308,9 @@ def kernel_log_findings(
     line without its newline, not read (see the module docstring)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
-    findings = event_findings(classified) + port_findings(events, options.expect_network_devices)
+    loads = [e.line for e in events if e.kind == "driver_load" and e.line]
+    findings = event_findings(classified, loads)
+    findings += port_findings(events, options.expect_network_devices)
     findings += cited_cause_findings(classified, policy, options.gpu_family)
     findings.sort(key=lambda f: f.line or 0)
     message = f"{source}: {records} kernel-log lines read, {len(classified)} GPU events"

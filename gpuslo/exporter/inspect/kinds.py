@@ -29,30 +29,16 @@ from gpuslo.config_file import (
     BINARY_DATA,
     EMPTY_DATA,
     decode_data,
+    gunzip_data,
     open_data_file,
     stdin_at_most_once,
     unreadable_data,
 )
 from gpuslo.errors import ParseError
-from gpuslo.exporter.evidence.dcgm.dcgmi import looks_like_exporter_log
-from gpuslo.exporter.evidence.device_plugin import looks_like_device_plugin_log
-from gpuslo.exporter.evidence.fabric.ibv_devinfo import looks_like_ibv_devinfo
-from gpuslo.exporter.evidence.fabric.tools import (
-    looks_like_fi_info,
-    looks_like_ibdev2netdev,
-    looks_like_ibstat,
-    looks_like_ibstatus,
-)
-from gpuslo.exporter.evidence.fabricmanager import looks_like_fabricmanager_log
-from gpuslo.exporter.evidence.health_event import looks_like_health_event
-from gpuslo.exporter.evidence.hostengine import looks_like_hostengine_log
+from gpuslo.exporter.evidence.kernel_log import halves
 from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
-from gpuslo.exporter.evidence.lspci import looks_like_lspci
-from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv
-from gpuslo.exporter.evidence.nvidia_smi.proc import looks_like_proc_driver
-from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table
 from gpuslo.exporter.evidence.pci import normalise_pci
-from gpuslo.exporter.inspect import detectors, kernel_log
+from gpuslo.exporter.inspect import kernel_log
 from gpuslo.exporter.inspect.expectations import unchecked
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.options import InspectOptions
@@ -91,42 +77,91 @@ def _lazy(module: str, name: str) -> Inspector:
     return _Inspector(f"gpuslo.exporter.inspect.{module}", name)
 
 
+class _Detector:
+    """The detector `name` of the module `module` (under `gpuslo.exporter`), imported when first
+    called: with `--kind` no detector runs, so `gpuslo inspect --kind kernel-log` imports no other
+    kind's parser (issue 30); detection imports them all, as before."""
+
+    def __init__(self, module: str, name: str) -> None:
+        self.module, self.name = f"gpuslo.exporter.{module}", name
+        self._function: Detector | None = None
+
+    def __call__(self, text: str) -> bool:
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self.module), self.name)
+        return self._function(text)
+
+    def __repr__(self) -> str:
+        return f"{self.module}.{self.name}"
+
+
+def _found(module: str, name: str) -> Detector:
+    return _Detector(module, name)
+
+
+# The lines a log reader reads itself beyond the shared claims (`fallback.log_lines`), loaded
+# with it: `line -> bool`.
+OWN_CLAIMS: dict[str, Detector] = {
+    "dcgm-exporter-log": _Detector("inspect.exporter_log", "claims_line"),
+}
+
+
 # kind -> (detector, inspector). Detection tries kinds in this order, most specific first; the
-# kernel log is last because its detector is the loosest. Detectors are imported here (they
-# import parsers only: `inspect.detectors`), inspectors when they first run (`_Inspector`).
-KINDS: dict[str, tuple[Detector, Inspector]] = {
-    "nvml-error": (detectors.looks_like_nvml_error, _lazy("nvidia_smi", "inspect_nvml_error")),
-    "health-event": (looks_like_health_event, _lazy("health_event", "inspect_health_event")),
-    "dcgm-exporter-log": (looks_like_exporter_log, _lazy("dcgm", "inspect_exporter_log")),
-    "dcgm-metrics": (detectors.looks_like_metrics, _lazy("dcgm", "inspect_metrics")),
-    "dcgmi": (detectors.looks_like_dcgmi, _lazy("dcgm", "inspect_dcgmi")),
-    "nvidia-smi-xml": (detectors.looks_like_xml, _lazy("nvidia_smi", "inspect_xml")),
-    "nvidia-smi-q": (detectors.looks_like_query, _lazy("nvidia_smi", "inspect_query")),
-    "nvidia-smi-table": (looks_like_table, _lazy("nvidia_smi", "inspect_table")),
+# kernel log is last because its detector is the loosest. Detectors (parsers only, under
+# `gpuslo.exporter`: `inspect.detectors` and the evidence modules) and inspectors (under
+# `gpuslo.exporter.inspect`) are named "module:function" and imported when they first run
+# (`_Detector`, `_Inspector`); the kernel log's are imported here.
+_REGISTRY: dict[str, tuple[str, str]] = {
+    "nvml-error": ("inspect.detectors:looks_like_nvml_error", "nvidia_smi:inspect_nvml_error"),
+    "health-event": (
+        "evidence.health_event:looks_like_health_event", "health_event:inspect_health_event"
+    ),
+    "dcgm-exporter-log": (
+        "evidence.dcgm.dcgmi:looks_like_exporter_log", "dcgm:inspect_exporter_log"
+    ),
+    "dcgm-metrics": ("inspect.detectors:looks_like_metrics", "dcgm:inspect_metrics"),
+    "dcgmi": ("inspect.detectors:looks_like_dcgmi", "dcgm:inspect_dcgmi"),
+    "nvidia-smi-xml": ("inspect.detectors:looks_like_xml", "nvidia_smi:inspect_xml"),
+    "nvidia-smi-q": ("inspect.detectors:looks_like_query", "nvidia_smi:inspect_query"),
+    "nvidia-smi-table": ("evidence.nvidia_smi.table:looks_like_table", "nvidia_smi:inspect_table"),
     "nvlink-status": (
-        detectors.looks_like_nvlink_status, _lazy("nvidia_smi", "inspect_nvlink_status")
+        "inspect.detectors:looks_like_nvlink_status", "nvidia_smi:inspect_nvlink_status"
     ),
     "nvlink-errors": (
-        detectors.looks_like_nvlink_errors, _lazy("nvidia_smi", "inspect_nvlink_errors")
+        "inspect.detectors:looks_like_nvlink_errors", "nvidia_smi:inspect_nvlink_errors"
     ),
-    "smi-csv": (looks_like_csv, _lazy("nvidia_smi", "inspect_csv")),
-    "proc-driver": (looks_like_proc_driver, _lazy("nvidia_smi", "inspect_proc_driver")),
-    "ibstat": (looks_like_ibstat, _lazy("fabric", "inspect_ibstat")),
-    "ibstatus": (looks_like_ibstatus, _lazy("fabric", "inspect_ibstatus")),
-    "fi-info": (looks_like_fi_info, _lazy("fabric", "inspect_fi_info")),
-    "ibdev2netdev": (looks_like_ibdev2netdev, _lazy("fabric", "inspect_ibdev2netdev")),
-    "ibv-devinfo": (looks_like_ibv_devinfo, _lazy("fabric", "inspect_ibv_devinfo")),
-    "lspci": (looks_like_lspci, _lazy("pcie", "inspect_lspci")),
+    "smi-csv": ("evidence.nvidia_smi.csv_output:looks_like_csv", "nvidia_smi:inspect_csv"),
+    "proc-driver": (
+        "evidence.nvidia_smi.proc:looks_like_proc_driver", "nvidia_smi:inspect_proc_driver"
+    ),
+    "ibstat": ("evidence.fabric.tools:looks_like_ibstat", "fabric:inspect_ibstat"),
+    "ibstatus": ("evidence.fabric.tools:looks_like_ibstatus", "fabric:inspect_ibstatus"),
+    "fi-info": ("evidence.fabric.tools:looks_like_fi_info", "fabric:inspect_fi_info"),
+    "ibdev2netdev": (
+        "evidence.fabric.tools:looks_like_ibdev2netdev", "fabric:inspect_ibdev2netdev"
+    ),
+    "ibv-devinfo": (
+        "evidence.fabric.ibv_devinfo:looks_like_ibv_devinfo", "fabric:inspect_ibv_devinfo"
+    ),
+    "lspci": ("evidence.lspci:looks_like_lspci", "pcie:inspect_lspci"),
     "fabricmanager-log": (
-        looks_like_fabricmanager_log, _lazy("daemon_logs", "inspect_fabricmanager_log")
+        "evidence.fabricmanager:looks_like_fabricmanager_log",
+        "daemon_logs:inspect_fabricmanager_log",
     ),
-    "hostengine-log": (looks_like_hostengine_log, _lazy("daemon_logs", "inspect_hostengine_log")),
+    "hostengine-log": (
+        "evidence.hostengine:looks_like_hostengine_log", "daemon_logs:inspect_hostengine_log"
+    ),
     "device-plugin-log": (
-        looks_like_device_plugin_log, _lazy("schedulers", "inspect_device_plugin_log")
+        "evidence.device_plugin:looks_like_device_plugin_log",
+        "schedulers:inspect_device_plugin_log",
     ),
-    "slurm-node": (detectors.looks_like_slurm_node, _lazy("schedulers", "inspect_slurm_node")),
-    "kernel-log": (looks_like_kernel_log, kernel_log.inspect_kernel_log),
+    "slurm-node": ("inspect.detectors:looks_like_slurm_node", "schedulers:inspect_slurm_node"),
 }
+KINDS: dict[str, tuple[Detector, Inspector]] = {
+    kind: (_found(*detector.split(":")), _lazy(*inspector.split(":")))
+    for kind, (detector, inspector) in _REGISTRY.items()
+}
+KINDS["kernel-log"] = (looks_like_kernel_log, kernel_log.inspect_kernel_log)
 
 
 # Kinds that are logs: lines their readers do not claim go to the device-and-severity fallback
@@ -205,7 +240,8 @@ def _read(
             found = [unknown_finding(kind, f"{source}: nothing recognisable as {kind}")]
         findings += [_in_file(finding, numbers) for finding in found]
     if kinds and all(kind in LOG_KINDS for kind in kinds):
-        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds)]
+        own = [OWN_CLAIMS[kind] for kind in kinds if kind in OWN_CLAIMS]
+        findings += [_in_file(finding, numbers) for finding in log_lines(text, kinds, own)]
     return findings
 
 
@@ -327,14 +363,13 @@ def read_text_evidence(
 
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
-    undecodable bytes replaced), whatever its size. `-`
-    reads standard input. Raises InputError when the path is missing, a directory or
-    unreadable."""
-    if path == "-":
-        return decode_data(sys.stdin.buffer.read())
-    file = Path(path)
+    undecodable bytes replaced; gzip decompressed), whatever its size. `-`
+    reads standard input. Raises InputError when the path is missing, a directory, unreadable
+    or a corrupt gzip."""
     try:
-        with open_data_file(file) as handle:  # a FIFO nobody writes is empty; no device
+        if path == "-":  # read at once, so a gzip stream is told by its first bytes
+            return decode_data(gunzip_data(sys.stdin.buffer.read(), path))
+        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None
@@ -367,6 +402,7 @@ def inspect_path(path: str, options: InspectOptions, kind: str | None = None) ->
     """Findings for one evidence file: streamed through the kernel-log scan when it is a large
     kernel log (`streams_as_kernel_log`), else read whole (`inspect_text`)."""
     if not streams_as_kernel_log(path, kind):
+        halves.discard(path)  # a scan `gpuslo inspect` started for it early is not wanted
         return inspect_text(read_evidence(path), path, options, kind)
     try:
         findings = kernel_log.inspect_kernel_log_file(path, options)

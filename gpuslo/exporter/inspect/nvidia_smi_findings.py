@@ -114,9 +114,17 @@ def missing(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Fin
 def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
     """With an expected count: one `gpu_missing` finding of class unknown (reason no_data,
     count = the GPUs "Attached GPUs" counts that have no block here, up to the expected count).
-    Without one, a one-GPU `-i` capture is judged on the GPU it shows."""
-    if expect_gpus is None or reading.attached_gpus is None:
+
+    Without one, a capture showing fewer blocks than "Attached GPUs" is judged on the GPUs it
+    shows (a `-i N` query prints one block of eight, and the text cannot tell it from a paste cut
+    at a block boundary: ../shared/corpus case 030 is such a query and must read healthy), and
+    says so in one `gpus_not_shown` finding (class ok, count = GPUs not shown): the verdict
+    covers only the GPUs shown, never the node.
+    """
+    if reading.attached_gpus is None:
         return []
+    if expect_gpus is None:
+        return _unjudged(kind, reading)
     hidden = min(reading.attached_gpus, expect_gpus) - len(reading.gpus)
     if hidden <= 0:
         return []
@@ -130,6 +138,27 @@ def not_shown(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[F
             message=(
                 f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
                 f"({len(reading.gpus)} shown, {expect_gpus} expected): their health was not read"
+            ),
+        )
+    ]
+
+
+def _unjudged(kind: str, reading: SmiReading) -> list[Finding]:
+    """The `gpus_not_shown` finding (class ok) for `not_shown` without an expected count."""
+    shown = len(reading.gpus)
+    hidden = (reading.attached_gpus or 0) - shown
+    if hidden <= 0 or not shown:
+        return []
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_OK,
+            signal="gpus_not_shown",
+            count=hidden,
+            message=(
+                f"{hidden} of {reading.attached_gpus} attached GPUs not shown in this output "
+                f"(a -i query or a cut-off paste): this verdict covers the {shown} shown, not "
+                f"the node; --expect-gpus {reading.attached_gpus} judges the node"
             ),
         )
     ]

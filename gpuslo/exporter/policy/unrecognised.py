@@ -24,7 +24,6 @@ the Fabric Manager user guide (fatal / non-fatal SXid). A catalogue entry that c
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
@@ -32,6 +31,8 @@ from gpuslo import names
 from gpuslo.exporter.evidence.devices import DeviceRef, device_of
 from gpuslo.exporter.evidence.log_lines import Skip, matching_lines
 from gpuslo.exporter.policy.severity_words import (
+    ERROR_LITERALS,
+    ERROR_WORDS,
     FATAL_WORDS,
     NOT_FATAL,
     is_fatal_text,
@@ -42,18 +43,6 @@ __all__ = ["FATAL_WORDS", "NOT_FATAL", "ERROR_WORDS", "ERROR_LITERALS", "is_fata
            "judge_line", "judge_lines"]
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
-ERROR_WORDS = re.compile(
-    r"\b(?:errors?|fail(?:s|ed|ing|ures?)?|fault(?:s|ed)?|time ?out|timed out|uncorrectable|"
-    r"uncorrected|fatal|fallen off|lost|hang|hung|not responding|unrecoverable|"
-    r"reset required|panic)\b",
-    re.IGNORECASE,
-)
-# Every ERROR_WORDS match starts with one of these (ASCII case ignored): without Vectorscan the
-# kernel-log file scan finds them with `find` and tries ERROR_WORDS from each hit only
-# (`KernelLogScan(extra_literals=...)`, `needles.Needles`;
-# tests/exporter/test_unrecognised_literals.py holds the two together).
-ERROR_LITERALS = ("error", "fail", "fault", "time", "uncorrect", "fatal", "fallen off", "lost",
-                  "hang", "hung", "not responding", "unrecoverable", "reset required", "panic")
 MAX_LINE = 4096  # characters of a line looked at (a hostile line stays linear and short)
 
 

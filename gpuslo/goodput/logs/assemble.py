@@ -86,9 +86,11 @@ def _in_span(commits: list[FileCommit], parsed: ParsedLog) -> tuple[list[FileCom
 
 
 def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> list[Any]:
-    """Insert a save per checkpoint file after the first record that reaches its step."""
+    """Insert a save per checkpoint file after the first record that reaches its step. The
+    file on disk is the save's end (`ended`) and names what it wrote (`named_path`): it is never
+    read as a save begun where the log ends or failed by a later error."""
     for commit in commits:
-        save = Save(0, commit.step, seconds=None)
+        save = Save(0, commit.step, seconds=None, ended=True, named_path=commit.name)
         save.end_ts = commit.mtime if stamped else None
         at = next((i for i, x in enumerate(items) if isinstance(x, Record)
                    and x.glob >= commit.step), None)
@@ -183,11 +185,16 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
 def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, str | None]
             ) -> tuple[float, float] | None:
     """The log's span on the timeline's clock: its first to its last stamp, or the steps'
-    times that cover more (`document.span`); None when it has none."""
+    times that cover more (`document.span`); None when it has none. Stamps that no item
+    carries (DeepSpeech's absl twins `I1008 10:30:58.323175 … Restoring parameters from …`
+    beside the unstamped `I Restored variables …` it reads) leave the timeline on its own
+    relative clock: the span is then measured back from its end, never on the stamps' clock
+    (their Unix seconds before a clock that starts at 0 would account 1.8e9 s as a lead-in)."""
     seconds, source = span_s
     if seconds is None:
         return None
-    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None:
+    if source == "timestamps" and parsed.first_ts is not None and parsed.last_ts is not None \
+            and not timeline.relative:
         return parsed.first_ts, parsed.last_ts
     end = max(x.t1 for x in timeline.placed)
     return end - seconds, end

@@ -6,19 +6,27 @@ integer that does not go down within the template (a reset is allowed: a restart
 and is, best first:
 
 - 5 named as a global counter (`global_step`, `num_updates`, `optimizer step`), also when logged
-  as a whole float (`global_step=208.0`, not tqdm's rounded `3.2e+4`);
+  as a whole float (`global_step=208.0`, not tqdm's rounded `3.2e+4`), or a `total step` beside a
+  step counted within a unit (FunASR's `step_in_epoch: 32900, total step: 32900`);
 - 4 named `step` (`Step 1 |`, `step:0/6200`, `global step 1:`): `step` beats `iter` (an optimizer
   step spans several micro-batch iters);
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
   baselines' glued `nupdates`);
 - 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
-  the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch, or a counter printed first:
+  the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch or beside a rate of iterations
+  (a status drawn with no glyphs: text-generation-webui's `Running… 128 / 7296 … 1.10 s/it`),
+  or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
-  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`);
+  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`); but 3 for the
+  unnamed integer right after such a bracket, cut off by `|` (YOLACT's `[  0]      10 || B: …`:
+  the bracket is the epoch, `after_bracket`);
 - 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
-  0045063 updates | words/s …`: `NNN updates`, `NNN steps`), chosen only when it recurs (a
-  one-off `training for 1000 steps` is a setting).
+  0045063 updates | words/s …`: `NNN updates`, `NNN steps`), or the index a named value is
+  reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
+  or an `Episode` counter (an RL loop's unit of work where it prints no step: `Episode: 59,
+  Actions: 2351, …, Time: 4.28`), chosen only when it recurs (a one-off `training for 1000
+  steps` is a setting) and only where no better counter is printed.
 
 A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
 an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
@@ -56,6 +64,7 @@ EPOCH_WORDS = {"epoch", "epochs", "ep"}
 _PASS = ("pass",)
 # the noun after an unnamed count (`0045063 updates |`): its plural says it counts them
 _COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
+_COMPOUND = re.compile(r"[A-Za-z]\w*[-_][A-Za-z]+")  # `epoch3-batch`: parts glued by - or _
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 _OPENING_BRACKET = re.compile(r"^\[\s*\x01")
 
@@ -69,19 +78,40 @@ def words(key: str) -> list[str]:
 
 
 def is_epoch_name(key: str) -> bool:
-    """`Epoch`, `train epoch`, `ep`, PaddlePaddle's `Pass`; not `num_epochs`, `max epoch`."""
+    """`Epoch`, `train epoch`, `ep`, PaddlePaddle's `Pass`; not `num_epochs`, `max epoch`, nor a
+    step counted within the epoch (FunASR's `step_in_epoch`: `within`)."""
     ws = words(key)
     if tuple(ws) == _PASS:
         return True
     return bool(ws) and ws[-1] in EPOCH_WORDS and not set(ws) & {"num", "number", "total",
-                                                                 "max", "n"}
+                                                                 "max", "n"} and not within(key)
+
+
+def within(key: str) -> bool:
+    """A step counted within a larger unit, named `<step word> in <unit>` (FunASR's
+    `step_in_slice`, `step_in_epoch`): it resets with that unit."""
+    ws = words(key)
+    return len(ws) >= 3 and ws[0] in STEP_WORDS and ws[1] == "in"
+
+
+def total_counter(f: Field, fields: list[Field]) -> bool:
+    """A `total step` (singular) printed beside a step counted within a unit (FunASR's trainer:
+    `step_in_slice: 32900/81081, step_in_epoch: 32900, total step: 32900`, its
+    `self.batch_total`): the job-wide counter. Alone, `Total steps: 512` is the planned length."""
+    return words(f.key) == ["total", "step"] and any(within(g.key) for g in fields)
 
 
 def is_step_name(key: str) -> bool:
-    """A name of a step counter (see the module docstring)."""
+    """A name of a step counter (see the module docstring). A counter glued to its name by `-`
+    or `_` in one token after a sentence (hualin95/Deeplab-v3plus's `The train loss of
+    epoch3-batch-50:0.23`) is named by that token alone: the words of the sentence before it
+    (`loss`) name the value after the `:`, not the counter."""
     low, ws = key.lower(), [_GLUED_COUNT.get(w, w) for w in words(key)]
     if any(g in low for g in GLOBAL_WORDS) or _ABBREVIATED.search(low):
         return True
+    token = key.split()[-1] if key.split() else ""
+    if " " in key.strip() and _COMPOUND.fullmatch(token):
+        ws = [_GLUED_COUNT.get(w, w) for w in words(token)]
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 
@@ -147,24 +177,53 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
             f.rising() < 0.6):
         return 0
+    if total_counter(f, fields):
+        return 5
     if is_step_name(f.key):
         if is_global(f.key):
             return 5
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if _named_n(f, fields):
         return 2
+    if _index_of_value(f, fields) or words(f.key) == ["episode"]:
+        return 1
     if f.key and not pair:
         return 0
     if not f.key and not f.unit and _COUNTED.match(f.after):
         return 1
+    if after_bracket(f, fields, lead):
+        return 3
     if _leading(f, fields, lead):
         return 2
     if pair or f.unit == "it" or f.after.startswith("/?"):
         if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
             return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
         epoch_here = "epoch" in roles.values()
-        return 2 if bar or epoch_here else 1
+        rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
+        return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
+
+
+def after_bracket(f: Field, fields: list[Field], lead: str) -> bool:
+    """The unnamed integer right after a record's opening `[e]`, cut off by `|` or `:` from
+    named values (YOLACT's train.py `'[%3d] %7d ||' % (epoch, iteration)`: `[  0]      10 ||
+    B: 6.872 | … || timer: 1.618`): the step, the bracket's number its epoch (`bracket_epoch`).
+    It must move; a constant one after the bracket is no counter."""
+    if lead != "bracket" or f.index != 1 or f.key or f.unit or f.constant():
+        return False
+    first = fields[0]
+    if first.key or not first.integer or first.after.strip() != "]":
+        return False
+    sep = f.after.strip()[:1]
+    return sep in (":", "|") and any(g.key for g in fields[2:])
+
+
+def bracket_epoch(fields: list[Field], step: int, lead: str) -> bool:
+    """The opening `[e]` of a step read by `after_bracket` is the epoch when it never falls."""
+    if step != 1 or not after_bracket(fields[1], fields, lead):
+        return False
+    seen = fields[0].known()
+    return all(b >= a for a, b in zip(seen, seen[1:], strict=False))
 
 
 def _named_n(f: Field, fields: list[Field]) -> bool:
@@ -172,6 +231,18 @@ def _named_n(f: Field, fields: list[Field]) -> bool:
     after it (SafeLife's `INFO     n=960: loss=0.304, entropy=2.175, …`: its `num_steps`)."""
     return f.index == 0 and words(f.key) == ["n"] and f.after.strip()[:1] in (":", "|") and any(
         g.key for g in fields[1:])
+
+
+def _index_of_value(f: Field, fields: list[Field]) -> bool:
+    """An integer printed between a value's name and the value, with only a space on either side
+    (NVIDIA/tacotron2's `Train loss {} {:.6f} Grad Norm {:.6f} {:.2f}s/it` of iteration,
+    reduced_loss, grad_norm, duration: `Train loss 7 5.797815 Grad Norm 6.959098 3.97s/it`):
+    the index the value is reported at, when the value after it is an unnamed fraction and the
+    integer moves (a constant one is a setting: `Recall at 5 0.91`)."""
+    if not f.key or f.after != " " or f.index + 1 >= len(fields) or f.constant():
+        return False
+    value = fields[f.index + 1]
+    return value.kind == "num" and not value.key and not value.integer and not value.unit
 
 
 def range_end(fields: list[Field], step: int) -> int:

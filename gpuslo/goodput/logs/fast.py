@@ -36,6 +36,7 @@ from gpuslo.goodput.logs.blockscan import BlockScan, encode
 from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.stamps import Clock, StampShape
+from gpuslo.goodput.logs.stampspans import StampSpans
 from gpuslo.goodput.logs.wording import SAVED_HINTS, Wording, says_saved
 
 _DIGITS = str.maketrans("0123456789", "0000000000")
@@ -68,7 +69,8 @@ class FastPath:
         self.words = re.compile("|".join(re.escape(w) for w in words) or "(?!)")
         # and the save words' substrings, so that a clean line needs no `says_saved` either
         self.scan = BlockScan(tuple(dict.fromkeys((*words, *SAVED_HINTS))), _CONTROL_BYTES)
-        self.prefixes: dict[str, tuple[bool, str | None, StampShape | None]] = {}
+        self.prefixes: dict[str, tuple[bool, str | None, StampShape | None,
+                                       StampSpans | None]] = {}
         self.tail = any(s.tail for s in norm.shapes)
         self.maskable = all(m.maskable for m in matchers)
         self.shapes: dict[bytes, tuple[Any, ...]] = {}  # masked line -> `Hit` parts, or ()
@@ -152,7 +154,8 @@ class FastPath:
               clean: bool) -> bool:
         """`line`'s progress record from the first template that matched it (`_hit`)."""
         matcher, found, pre_end, end, masked, raw_step = hit
-        if self._unsure(line, pre_end, end, clean):
+        if (not clean or end < len(line) and line.find("[", end) >= 0) and self._unsure(
+                line, pre_end, end, clean):  # (a clean line with no `[` after it is sure)
             return False
         ts, rank = None, None
         if pre_end:  # the prefix group opens the match, at the line's start
@@ -168,17 +171,17 @@ class FastPath:
             ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
         if ts is None:
             ts = transport
-        step = step_value(raw_step) if raw_step is not None else None  # (`Matcher.step_of`)
+        if raw_step is None:
+            return False
+        step = int(raw_step) if raw_step.isdigit() else step_value(raw_step)  # (`step_of`)
         if step is None:
             return False
         if ts is not None:  # (an undated record changes nothing the reader dates)
             reader.dated(ts)
         reader._seq += 1
         reader.matched += 1
-        prog = Prog(reader.lines, reader._seq, ts, rank)
-        prog.printed, prog.family, prog.bar = step, matcher.family, matcher.bar
-        prog.matcher, prog.found = matcher, found
-        reader.add_progress(prog, rank)
+        reader.add_progress(Prog(reader.lines, reader._seq, ts, rank, step, matcher.family,
+                                 matcher.bar, matcher, found), rank)
         return True
 
     def _unsure(self, line: str, start: int, end: int, clean: bool = False) -> bool:
@@ -206,18 +209,27 @@ class FastPath:
             rest, groups = self.norm.stamp(text)
             stamp = next((s for s in self.norm.shapes if not s.tail and s.regex.search(text)),
                          None) if groups else None
-            known = (not rest.strip(_RESIDUE), rank, stamp)
+            first = stamp.regex.search(pre) if stamp is not None else None
+            spans = StampSpans.of(stamp, first) if stamp and first else None
+            known = (not rest.strip(_RESIDUE), rank, stamp, spans)
             if len(self.prefixes) < MAX_SHAPES:
                 self.prefixes[shape] = known
-        ok, rank, stamp = known
+        ok, rank, stamp, spans = known
         if not ok:
             return None
         if stamp is None:
             return None, rank
+        if spans is not None:  # the stamp read from its place, its minute known (`stampspans`)
+            ts = spans.read(pre, self.clock, number)
+            if ts is not None:
+                return ts, rank
         found = stamp.regex.search(pre)
         if found is None:
             return None
-        return self.clock.seconds(found.groupdict(), number), rank
+        ts = self.clock.seconds(found.groupdict(), number)
+        if spans is not None and ts is not None:
+            spans.learn(found, self.clock)
+        return ts, rank
 
 
 def _additive(prog: Prog, known: dict[int, bool]) -> bool:
@@ -253,7 +265,8 @@ def thin(progress: list[Prog]) -> list[Prog]:
             if (a.since == last.seq + 1 and b.since == a.seq + 1
                     and last.family == a.family == b.family
                     and last.printed <= a.printed <= b.printed and last.rank == a.rank == b.rank):
-                if _additive(a, known):  # a's own times add to b's; other fields are b's own
+                if (a.found is None or known.get(id(a.matcher)) is not False) and _additive(
+                        a, known):  # a's own times add to b's; other fields are b's own
                     a.complete()
                     b.complete()
                     if a.window_s is not None and b.window_s is not None:

@@ -11,7 +11,9 @@ progress records in log order and groups the lines of one event:
   line doubled by two logging handlers) is one save: a start with the step of an open save, no
   progress between, joins it; a line that printed the same step again between them (dropped as
   a duplicate record) is progress between when neither save line names its step (vak's
-  `Step 5000 is a checkpoint step` after its validation step's best-model save);
+  `Step 5000 is a checkpoint step` after its validation step's best-model save); an end line
+  worded as the ended save's, a number changed, after other lines is another save (`_again`),
+  and an epoch marker closes the open save;
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
@@ -64,13 +66,19 @@ class Save:
     path: str = ""  # where its start line says it writes
     named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
     lines: int = 0
+    end_text: str = ""  # its last end line's text and place (`_again`)
+    end_seq: int = 0
     t0: float = 0.0
     t1: float = 0.0
 
 
 @dataclass
 class Restore:
-    """One checkpoint load (`step` None when the log does not name it)."""
+    """One checkpoint load (`step` None when the log does not name it). `resets`: its end line
+    says the run goes on from step 0 although its start named a later step (Megatron's
+    `--finetune`: `loading checkpoint from /pretrained/llama at iteration 100000`, then
+    `successfully loaded checkpoint from … at iteration 0`): the weights of another run loaded
+    as initial weights, not a resume of this job."""
 
     line: int
     step: int | None
@@ -81,6 +89,7 @@ class Restore:
     ended: bool = False
     t0: float = 0.0
     t1: float = 0.0
+    resets: bool = False
 
 
 @dataclass
@@ -110,6 +119,7 @@ class Mark:
 
 
 MAX_STEP = 10**15  # a step number beyond this is a misread
+_DIGITS = re.compile(r"\d+")
 
 
 def _int(value: Any) -> int | None:
@@ -177,6 +187,8 @@ class _Grouper:
         self.intr: Interruption | None = None
         self.saves: list[Save] = []
         self.again: list[int] = []  # seqs of the lines that repeated the last step
+        self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
+        self.epoch: int | None = None  # the last epoch a marker printed
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -199,10 +211,35 @@ class _Grouper:
             self._restore(o)
         elif o.kind == "interruption":
             self._interruption(o)
-        elif o.kind != "epoch":
+        elif o.kind == "epoch":
+            self.save = None  # the loop went on: a later save line is another save's
+            self._header_again(o)
+        else:
             if o.kind in ("init", "restart", "end"):
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
+
+    def _header_again(self, o: Obs) -> None:
+        """An epoch marker of one shape (Keras's `Epoch 3/5`) printed again for the epoch the
+        run is in, after progress and a stop line since its last print (`Killed`, then
+        BackupAndRestore's relaunch prints `Epoch 3/5` again): a second run header, so a
+        restart (README: restarts are read from a second run header). Another shape printing
+        the same epoch (`Epoch 3: val_loss improved ...`) is no repeat; an epoch that goes back
+        is the counter's restart, which the walk reads from the steps."""
+        epoch = _int(o.data.get("epoch"))
+        if epoch is None:
+            return
+        shape = _DIGITS.sub("#", o.text)
+        before = self.headers.get(shape)
+        latest, self.epoch = self.epoch, epoch
+        self.headers[shape] = (epoch, len(self.items))
+        if before is None or not epoch == before[0] == latest:
+            return
+        since = self.items[before[1]:]
+        if any(isinstance(x, Record) for x in since) and any(
+                isinstance(x, Interruption) for x in since):
+            self.intr = self.save = None
+            self.items.append(Mark("restart", o))
 
     def _save(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
@@ -228,7 +265,7 @@ class _Grouper:
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
-            save.end_ts, save.ended = o.ts, True
+            save.end_ts, save.ended, save.end_text, save.end_seq = o.ts, True, o.text, o.seq
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
@@ -238,23 +275,39 @@ class _Grouper:
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:
         """The save this line belongs to: the open one (no progress since) when the step
-        and the epoch agree, the last unfinished one for an end line, else a new one."""
+        and the epoch agree, the last unfinished one for an end line (or for a start with no
+        progress since that names no other step), else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
-            epoch is None or current.epoch in (None, epoch))
+            epoch is None or current.epoch in (None, epoch)) and not _again(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
                 phase == "start" and self._repeated_since(current, o, step)):
             return current
-        if phase != "start" and self.last_save is not None and not self.last_save.ended:
-            self.save = self.last_save
-            return self.last_save
+        last = self.last_save
+        if last is not None and not last.ended and (
+                phase != "start" or self._begun_again(last, o, step, epoch)):
+            # an end for the last unfinished save; or a start after it with no progress between
+            # (its own framework's begin, after a stop line: accelerate's `Saving current state
+            # to …/checkpoint-6928`, the watchdog, DeepSpeed's `[Torch] Checkpoint
+            # pytorch_model is about to be saved!`): one save, begun twice
+            self.save = last
+            return last
         save = Save(o.line, step, o.seq, prev_ts=o.prev_ts, after=self.last, hint=self.hint)
         self.items.append(save)
         self.saves.append(save)
         self.save = self.last_save = save
         return save
+
+    def _begun_again(self, last: Save, o: Obs, step: int | None, epoch: int | None) -> bool:
+        """Whether a start line after the unfinished save `last` begins it again: no progress
+        between, and no other step, epoch or file named (nor the step printed again between:
+        `_repeated_since`)."""
+        path = o.data.get("path") or ""
+        return (last.after is self.last and step in (None, last.step)
+                and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
+                and not self._repeated_since(last, o, step))
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
@@ -269,6 +322,8 @@ class _Grouper:
                 current.ended and step is not None and current.step not in (None, step)):
             current = self.restore = Restore(o.line, step, d.get("path", ""))
             self.items.append(current)
+        if phase != "start" and step == 0 and current.step:
+            current.resets = True  # the counter set back to 0 by the load: initial weights
         current.step = step if step is not None else current.step
         if phase == "start":
             current.start_ts = current.start_ts if current.start_ts is not None else o.ts
@@ -349,6 +404,22 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def _again(save: Save, o: Obs, phase: str) -> bool:
+    """An end line worded as the ended save's own, a number in it changed, after other lines
+    (Tianxiaomo/pytorch-YOLOv4's `Checkpoint 1 saved !`, then `Created checkpoint directory`
+    six minutes later and `Checkpoint 2 saved !`, the epoch's steps printed at DEBUG level or
+    not at all between): another save, not a second file of the one ended. The same text again
+    (a line every rank prints), or the next line (theano_alexnet's `weight saved: W_0_1`,
+    `weight saved: W_1_1`, … one line per array of one save), is the same save."""
+    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text or (
+            o.seq <= save.end_seq + 1):
+        return False
+    return _DIGIT_RUN.sub("0", o.text) == _DIGIT_RUN.sub("0", save.end_text)
 
 
 def unfinished(items: list[Any], k: int) -> bool:

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bartime import bar_timers
-from gpuslo.goodput.logs.counters import is_global
+from gpuslo.goodput.logs.counters import is_global, unnamed
 from gpuslo.goodput.logs.durations import counted_clock, window_or_step
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
@@ -87,11 +87,15 @@ class Apart:
 
 
 def family_of(reading: Reading) -> str:
-    """A progress family's name: bar or line, the counter's name, the two words before it."""
+    """A progress family's name: bar or line, the counter's name, the two words before it. An
+    unnamed counter is named by its shape (`counters.unnamed`): an `n/N` pair and a lone
+    integer printed first are not one counter (EasyOCR's `[20000/300000] Train loss: …` and the
+    rows of its prediction table, `049481 | 049481 | 0.9509 True`)."""
     tpl = reading.template
     head = tpl.text[:_position(tpl.text, reading.step or 0)]
     before = [w for w in words(head) if not w.isdigit()][-2:]
-    name = tpl.fields[reading.step or 0].key.lower() or "n/N"
+    step = tpl.fields[reading.step or 0]
+    name = step.key.lower() or unnamed(step)
     return f"{'bar' if reading.bar else 'line'}:{name}:{' '.join(before)}"
 
 

@@ -48,22 +48,25 @@ class Prog:
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
                  "found", "since")
 
-    def __init__(self, line: int, seq: int, ts: float | None, rank: str | None) -> None:
+    def __init__(self, line: int, seq: int, ts: float | None, rank: str | None,
+                 printed: int = 0, family: str = "", bar: bool = False,
+                 matcher: Matcher | None = None, found: re.Match[str] | Found | None = None
+                 ) -> None:  # (the fast path gives all of them: each slot set once)
         self.line, self.seq, self.ts, self.rank = line, seq, ts, rank
         self.since = seq  # the first record this one stands for (`fast.thin` merges records)
-        self.printed: int = 0
+        self.printed: int = printed
         self.total: int | None = None
         self.epoch: int | None = None
-        self.family = ""
-        self.bar = False
+        self.family = family
+        self.bar = bar
         self.step_s: float | None = None
         self.window_s: float | None = None
         self.smoothed_s: float | None = None
         self.line_s: float | None = None
         self.elapsed: float | None = None
         self.rate_s: float | None = None
-        self.matcher: Matcher | None = None
-        self.found: re.Match[str] | Found | None = None  # a fast match not yet read (`complete`)
+        self.matcher: Matcher | None = matcher
+        self.found: re.Match[str] | Found | None = found  # a fast match not yet read (`complete`)
 
     def complete(self) -> Prog:
         """Read the fields of a fast match (done once, when the record is used)."""

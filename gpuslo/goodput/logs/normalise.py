@@ -9,7 +9,8 @@ Pure. `Normaliser(profiles)` does, per physical line:
 3. `strip`: launcher and reporter prefixes removed, repeatedly: the profile `prefixes` (torch
    `[rank3]:`, `[default0]:`, a log viewer's `[1745] `), srun `--label` (`0: `), mpirun
    (`[1,0]<stdout>:`), Ray (`(RayTrainWorker pid=123, ip=10.0.0.1) `), pdsh/DeepSpeed hostnames
-   (`node-01: `) and a viewer's line number before a stamp (`671 2021-07-21 ...`). The rank,
+   (`node-01: `) and a viewer's line number before a stamp (`671 2021-07-21 ...`); not srun's
+   label where the head shows the `N: ` labels counting, never repeating (`learn_labels`). The rank,
    process or host a prefix names is returned, so the reader counts a line printed by many
    ranks once.
 4. `stamp`: the record's own stamp, by the learnt layouts (`stamps.learn_shapes`), removed with
@@ -38,6 +39,8 @@ _LAUNCHERS = (
     re.compile(r"^\((?P<rank>[\w.]{1,80} pid=\d{1,10}(?:, ip=[\d.:a-f]{3,45})?)\) ?"),  # Ray
     re.compile(r"^(?P<rank>(?=[\w.-]{0,62}\d)(?=[\w.-]{0,62}[-.])[A-Za-z][\w.-]{1,62}): "),  # host
 )
+_LABEL = _LAUNCHERS[0]
+COUNTED_LABELS_MIN = 3
 _LINE_NUMBER = re.compile(r"^\d{1,9}[ \t]+(?=\[?\d{2,4}[-/])")
 _AFTER_STAMP = re.compile(r"^[\]\s:,|>-]{0,6}")
 
@@ -49,6 +52,17 @@ class Normaliser:
     def __init__(self, profiles: Profiles) -> None:
         self.profiles = profiles
         self.shapes: list[StampShape] = []
+        self.launchers = _LAUNCHERS  # without srun's label where the log's labels count steps
+
+    def learn_labels(self, lines: list[str]) -> None:
+        """Read `N: ` at the start of a line as text, not as srun's `--label`, when in the
+        head `lines` every such label is new and above the one before (audiolm-pytorch's
+        SoundStreamTrainer prints `25001: soundstream total loss: …`, then 25002, …: its step).
+        A task's rank labels its every line, so they repeat; counted labels never do."""
+        labels = [int(m.group("rank")) for line in lines if (m := _LABEL.match(line))]
+        if len(labels) >= COUNTED_LABELS_MIN and all(
+                b > a for a, b in zip(labels, labels[1:], strict=False)):
+            self.launchers = _LAUNCHERS[1:]
 
     def clean(self, line: str) -> str | None:
         """`line` cut to MAX_RECORD characters, without colour codes and control bytes; None
@@ -83,7 +97,7 @@ class Normaliser:
         rank, had = None, False
         for _ in range(6):
             found = None
-            for pattern in self.profiles.prefixes + _LAUNCHERS:
+            for pattern in self.profiles.prefixes + self.launchers:
                 found = pattern.match(text)
                 if found and found.end() > 0:
                     break

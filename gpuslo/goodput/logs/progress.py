@@ -116,11 +116,16 @@ class Record:
 
 
 def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
+    """Each bar family's usual N: its most common, a tie going to the N the bars of every
+    family draw most (superpoint_graph's unnamed bars, an evaluation's `4/4` and the training's
+    `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11)."""
     counts: dict[str, Counter[int]] = {}
+    overall: Counter[int] = Counter()
     for p in progress:
         if p.bar and p.total is not None:
             counts.setdefault(p.family, Counter())[p.total] += 1
-    return {f: c.most_common(1)[0][0] for f, c in counts.items()}
+            overall[p.total] += 1
+    return {f: max(c, key=lambda n, c=c: (c[n], overall[n])) for f, c in counts.items()}
 
 
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]],

@@ -118,7 +118,11 @@ def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[list[str]]:
         if skipping and parts:
             skipping = False
             parts = parts[1:]
-        block = [_text(part, stats) for part in parts]
+        if parts and max(map(len, parts)) <= MAX_LINE_BYTES:  # one decode for the chunk: the
+            # same text (no UTF-8 sequence spans a newline, so each bad one is replaced alike)
+            block = b"\n".join(parts).decode("utf-8", errors="replace").split("\n")
+        else:
+            block = [_text(part, stats) for part in parts]
         if len(buffer) > MAX_LINE_BYTES:
             if not skipping:  # its start, cut and counted once (`_text`); the rest skipped
                 block.append(_text(buffer, stats))

@@ -167,9 +167,11 @@ class LogReader:
         """Note a record's stamp; returns the stamp of the record before it."""
         prev_ts = self._last_ts
         if ts is not None:
-            self._last_ts = ts
-            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
-            self.max_ts = ts if self.max_ts is None else max(self.max_ts, ts)
+            self._last_ts = ts  # (min and max as compared: no builtin called per line)
+            if self.first_ts is None or ts < self.first_ts:
+                self.first_ts = ts
+            if self.max_ts is None or ts > self.max_ts:
+                self.max_ts = ts
         return prev_ts
 
     def add_progress(self, prog: Prog, rank: str | None) -> None:
@@ -193,6 +195,7 @@ class LogReader:
         """Learn from the buffered head, then read it (see the module docstring)."""
         buffered, self._buffer = self._buffer, []
         self._sampled = len(buffered)
+        self.norm.learn_labels([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         self.norm.shapes = self._stamp_shapes(buffered)
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)

@@ -40,6 +40,7 @@ from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
     below_epochs,
+    bracket_epoch,
     is_epoch_name,
     is_global,
     is_step_name,
@@ -60,8 +61,9 @@ from gpuslo.goodput.logs.durations import (
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field, Template, readable
 
+# `timer`: a timer's reading (YOLACT's `|| timer: 1.618`, the seconds of the iteration printed)
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
-              "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time"}
+              "timing", "cost", "sec", "secs", "seconds", "walltime", "train_time", "timer"}
 COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "dataloader", "loader",
                    "fwd", "bwd", "forward", "backward", "optimizer", "optim", "comm", "io", "save",
                    "saving", "eval", "val", "valid", "load", "wait", "sync", "gc", "compile",
@@ -114,7 +116,13 @@ def _time_scale(f: Field) -> float | None:
     unit = f.unit.lower()
     if unit in _UNIT:
         return _UNIT[unit]
+    # (a unit closing its sentence: ssd.pytorch's `Timer: 0.2110 sec.`)
+    # a word of its own closing the sentence that is no unit counts something else
+    # (`Timer: 3 steps.`): no duration, whatever the name says
     after = f.after.strip().split(" ")[0].strip(",)|]").lower() if f.after.strip() else ""
+    if after.endswith(".") and after[:-1].isalpha() and after[:-1] not in _UNIT:
+        return None
+    after = after[:-1] if after.endswith(".") and after[:-1] in _UNIT else after
     if after in _UNIT and not f.unit:
         return _UNIT[after]
     if f.unit or _PER_SECOND.search(f.key):
@@ -224,6 +232,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
         reading.step = range_end(fields, -max(scores)[1])
+    if reading.step is not None and bracket_epoch(fields, reading.step, lead):
+        roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)
     line_times(reading)
     window_by_rate(reading)
@@ -249,6 +259,7 @@ def _place_counter(reading: Reading) -> None:
     if step.index + 1 < len(fields) and roles[step.index + 1].role == "total":
         reading.total = step.index + 1
     _outer_pair(reading)
+    _leading_pair(reading)
     elapsed = elapsed_after_total(fields, reading.total) if reading.bar else None
     if elapsed is not None and roles[elapsed].role in ("step_s", "elapsed"):
         roles[elapsed] = Role("elapsed", roles[elapsed].scale,
@@ -281,6 +292,29 @@ def _outer_pair(reading: Reading) -> None:
     roles[i] = Role("epoch", why="the outer n/N of [e/E][n/N]: the epoch")
     roles[i + 1] = Role("metric", why="the number of epochs")
     reading.epoch, reading.per_epoch = i, True
+
+
+def _leading_pair(reading: Reading) -> None:
+    """An unnamed n/N that opens a bar's record, before the bar's own n/N, is the epoch of N and
+    the bar counts within it: Ultralytics YOLO prints `  1/5  3.51G  1.234  2.345  1.456  32
+    640: 100%|██████████| 118/118 [00:45<00:00,  2.60it/s]` (epoch/epochs, GPU memory, losses,
+    then the batch bar). It holds where nothing names it, the leading n never falls, its N
+    stays and n <= N."""
+    fields, roles = reading.template.fields, reading.roles
+    if (reading.epoch is not None or not reading.bar or reading.total is None
+            or reading.step is None or reading.step < 2):
+        return
+    lead, of = fields[0], fields[1]
+    if lead.key or not (lead.integer and of.integer) or not lead.after.startswith("/") or (
+            not of.constant()):
+        return
+    seen, limit = lead.known(), of.known()
+    if not seen or not limit or min(seen) < 0 or max(seen) > limit[0] or any(
+            b < a for a, b in zip(seen, seen[1:], strict=False)):
+        return
+    roles[0] = Role("epoch", why="an unnamed n/N that opens a bar's record: the epoch")
+    roles[1] = Role("metric", why="the number of epochs")
+    reading.epoch, reading.per_epoch = 0, True
 
 
 # a logger's source location names code, not what the line does: InternLM's `%(filename)s:

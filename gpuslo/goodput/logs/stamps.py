@@ -14,18 +14,25 @@ that dateutil cannot read.
 A bare Unix time that ends the records (`unixtime`: OneFlow's `samples/s: 2161.654
 1605777750.5480015`) is a layout too, looked for at a record's end after those at its head.
 
-`Clock.seconds(groups)` turns a match into Unix seconds (UTC as printed: logs do not say their
-zone). A stamp without a year (glog's `I0213 12:07:20.086`, syslog's `Dec 4 16:38:00`) takes the
-year of the last full stamp; with none, the year is inferred from the clock's `reference` (when the
-log was last written: its file's modification time, or now for a pipe), the latest year in which
-the first such stamp is not after it (`year_before`; `Clock.assumed_year`, which the reader says in
-a note), and it rolls over when the month goes back more than six (December to January); without a
-reference (a caller that gives none; `gpuslo goodput` and the exporter's job-log tailer always give
-one), `REFERENCE_YEAR`. A time of day alone takes the last full date and rolls over at midnight.
-The clock never goes back silently: a stamp more than `BACK_TOLERANCE_S` before the latest one is a
-clock step back (a pasted older run, an NTP or time-zone change); it is noted with its line, and
-the clock keeps counting from the latest time (every later stamp is shifted by the step), so a day
-back cannot halve the span. After `MAX_BACK_STEPS` such steps the stamps are declared unreliable
+`Clock.seconds(groups)` turns a match into Unix seconds: UTC as printed when the stamp gives no
+zone (most logs do not); an ISO 8601 / RFC 3339 §5.6 offset printed right after the time
+(`2024-03-31T01:59:50+01:00`, `-0500`, `Z`: group `z`, only in a layout learnt with one, so other
+layouts pay nothing) decides the instant; a 12-hour clock's meridiem after the time (`11:51:00 PM`,
+`%I:%M:%S %p`: group `p`, likewise only in a layout learnt with one) sets the hour (12 AM is 0,
+12 PM is 12), so a daylight-saving change (`01:59:50+01:00` then
+`03:00:00+02:00`, 10 s apart) is neither an hour's gap nor a clock going back. A stamp without a
+year (glog's `I0213 12:07:20.086`, syslog's `Dec 4 16:38:00`) takes the year of the last full
+stamp; with none, the year is inferred from the clock's `reference` (when the log was last
+written: its file's modification time, or now for a pipe), the latest year in which the first
+such stamp is not after it (`year_before`; `Clock.assumed_year`, which the reader says in a note),
+and it rolls over when the month goes back more than six (December to January); without a
+reference (a caller that gives none; `gpuslo goodput` and the exporter's job-log tailer always
+give one), `REFERENCE_YEAR`. A time of day alone takes the last full date and rolls over at
+midnight. The clock never goes back silently: a stamp more than `BACK_TOLERANCE_S` before the
+latest one is a clock step back (a pasted older run, an NTP or time-zone change); it is noted with
+its line, and the clock keeps counting from the latest time (every later stamp is shifted by the
+step), so a day back cannot halve the span. After `MAX_BACK_STEPS` such steps the stamps are
+declared unreliable
 (`Clock.unreliable`) and the reader times the log from its step times instead.
 """
 
@@ -46,12 +53,18 @@ BACK_TOLERANCE_S = 60.0  # ranks interleave their lines; a minute back is still 
 MAX_BACK_STEPS = 3
 _MONTHS = {m: i for i, m in enumerate(
     ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"), 1)}
+# an ISO 8601 / RFC 3339 §5.6 UTC offset right after the time (`+01:00`, `-0500`, `Z`)
+_ZONE = r"(?:Z|[+-](?:[01]\d|2[0-3]):?[0-5]\d)(?![\w:])"
 _TIME = r"(?P<H>\d{1,2}):(?P<M>\d\d):(?P<S>\d\d)(?:[.,](?P<f>\d{1,9}))?"
+# a 12-hour clock's meridiem after the time (`%I:%M:%S %p`: `11:51:00 PM`, Python logging's and
+# Windows/.NET's US layout); group `p`, only in a layout learnt with one
+_MERIDIEM = r" ?(?:[AaPp][Mm])(?!\w)"
 _DATE_CANDIDATE = re.compile(
     r"(?:(?P<date>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}[-/]\d{1,2}"
     r"|(?:[A-Z][a-z]{2},? )?[A-Z][a-z]{2,8}\.? {1,2}\d{1,2}(?:,? \d{4})?"
     r"|\d{1,2} [A-Z][a-z]{2,8} \d{4})"
-    r"(?:[ T_]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?")
+    r"(?:[ T_]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + "|" + _MERIDIEM
+    + ")?")
 _SEP = r"[ T_]|, |(?<=\d{4}-\d\d-\d\d):"  # MXNet/Sockeye's datefmt `%Y-%m-%d:%H:%M:%S`
 _TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
 _GLOG = re.compile(r"^\[?[IWEF](?P<md>\d{3,4}) " + _TIME
@@ -83,6 +96,8 @@ UNIX_TAIL = StampShape(unixtime.TAIL, unixtime.LABEL, True, tail=True)
 
 
 def _layout(span: str) -> str:
+    """A stamp's layout: digits as 9, names as A, a meridiem as `P` (AM and PM are one layout)."""
+    span = re.sub(r"(?<=\d)( ?)[AaPp][Mm]$", r"\1P", span)
     return re.sub(r"\d", "9", re.sub(r"[A-Za-z]{3,9}", "A", span))
 
 
@@ -129,6 +144,10 @@ def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
     pieces.append(re.escape(date_part[pos:]))
     sep = re.match(r"[ T_:]|, ", time_at.group(0)).group(0)
     regex = "".join(pieces) + ("[ T_]" if sep in (" ", "T", "_") else re.escape(sep)) + _TIME
+    if re.search(r"\d" + _ZONE + "$", span):  # only a layout that prints an offset pays for it
+        regex += f"(?P<z>{_ZONE})"
+    elif re.search(r"\d" + _MERIDIEM + "$", span):  # nor one with a meridiem
+        regex += _MERIDIEM.replace("(?:", "(?P<p>", 1)
     return StampShape(re.compile(regex), _layout(span), bool({"Y", "y"} & set(names)))
 
 
@@ -214,8 +233,11 @@ class Clock:
     def seconds(self, g: dict[str, str | None], line: int = 0) -> float | None:
         """Unix seconds of a stamp's named groups; None when they are not a valid date."""
         raw = self._raw(g)
-        if raw is None:
-            return None
+        return None if raw is None else self.carry(raw, line)
+
+    def carry(self, raw: float, line: int = 0) -> float:
+        """Unix seconds of a stamp read as `raw`: shifted by the steps back so far, a new step
+        back noted (see the module docstring)."""
         value = raw + self.offset
         if self.last is not None and value < self.last - BACK_TOLERANCE_S:
             self.back_steps.append((line, round(self.last - value, 3)))
@@ -232,6 +254,10 @@ class Clock:
         try:
             hour, minute, sec = int(g["H"] or 0), int(g["M"] or 0), int(g["S"] or 0)
             frac = float("0." + g["f"]) if g.get("f") else 0.0
+            if g.get("p"):  # 12-hour clock: 12 AM is 0, 12 PM is 12 (C's `%I %p`)
+                if not 1 <= hour <= 12:
+                    return None
+                hour = hour % 12 + (12 if (g["p"] or "")[0] in "Pp" else 0)
             if hour > 23 or minute > 59 or sec > 60:
                 return None
             tod = hour * 3600 + minute * 60 + sec + frac
@@ -251,10 +277,12 @@ class Clock:
             if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
                 return None
             midnight = self._midnight(year, month, day)
+            zone = g.get("z")
+            east = _zone_seconds(zone) if zone else 0.0
         except (KeyError, ValueError, OverflowError, TypeError):
             return None
         self.day_start = midnight
-        return midnight + tod
+        return midnight + tod - east
 
     def _yearless(self, month: int, day: int) -> int:
         """The year of a date printed without one and no full stamp before it (see the module
@@ -308,3 +336,18 @@ def _year(g: dict[str, str | None]) -> int | None:
     if g.get("y"):
         return 2000 + int(g["y"] or 0)
     return None
+
+
+_ZONES: dict[str, float] = {}
+
+
+def _zone_seconds(zone: str) -> float:
+    """Seconds east of UTC of an ISO 8601 offset (`+01:00`, `-0500`, `Z`), read by the standard
+    library's `%z` (which takes all three forms), remembered: a log prints few offsets.
+    Raises ValueError for a malformed offset (the caller's stamp is then not a valid date)."""
+    known = _ZONES.get(zone)
+    if known is None:
+        delta = datetime.strptime(zone, "%z").utcoffset()
+        known = _ZONES[zone] = delta.total_seconds() if delta is not None else 0.0
+    return known
+

@@ -13,7 +13,9 @@ has three or more columns (parted by `|` or two spaces), one the parameter count
 `in_tables(texts) -> set[int]`: the positions of `texts` (records, in order) that belong to such a
 table: from the header to the last line of its totals (the totals are the lines naming
 params, sizes in MB or mult-adds, and the rules between them); a header with no totals within
-`MAX_ROWS` lines closes at the first empty line.
+`MAX_ROWS` lines closes at the first line that is empty or no row of it (`_row`: a `|` table's
+rows hold as many `|` as its header, another's two or more columns; a rule is a row), so a lone
+header (a stamped `| Name | Type | Params` whose rows were cut) is one line, not the whole log.
 """
 
 from __future__ import annotations
@@ -58,7 +60,9 @@ def _end(texts: list[str], start: int) -> int:
     limit = min(len(texts), start + MAX_ROWS)
     totals = next((k for k in range(start + 1, limit) if _TOTAL.search(texts[k])), None)
     if totals is None:
-        return next((k - 1 for k in range(start + 1, limit) if not texts[k].strip()), limit - 1)
+        pipes = texts[start].count("|")
+        return next((k - 1 for k in range(start + 1, limit) if not _row(texts[k], pipes)),
+                    limit - 1)
     end = totals
     for k in range(totals + 1, limit):
         if _TOTAL.search(texts[k]) or (_RULE.match(texts[k]) and texts[k].strip()):
@@ -66,3 +70,15 @@ def _end(texts: list[str], start: int) -> int:
         else:
             break
     return end
+
+
+def _row(text: str, pipes: int) -> bool:
+    """A line of a table with no totals (see the module docstring): a rule, or for a header with
+    `pipes` `|` (two or more) a line with as many, else one of two or more columns."""
+    if not text.strip():
+        return False
+    if _RULE.match(text):
+        return True
+    if pipes >= 2:
+        return text.count("|") == pipes
+    return len([c for c in _COLUMNS.split(text.strip()) if c.strip()]) >= 2

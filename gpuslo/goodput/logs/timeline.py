@@ -57,6 +57,7 @@ class _Elapsed:
     def __init__(self) -> None:
         self.origin: float | None = None
         self.last: float | None = None
+        self.printed: int | None = None  # the counter of the last record it timed
 
 
 def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
@@ -68,9 +69,10 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
         t1 = max(ts, line.now())
         line.put(rec, min(max(line.now(), begin), t1), t1)
     elif elapsed is not None:
-        if timer.origin is None or timer.last is None or elapsed < timer.last:
+        if timer.origin is None or timer.last is None or elapsed < timer.last or (
+                rec.prog.bar and timer.printed is not None and rec.printed <= timer.printed):
             timer.origin = line.now() if line.clock is not None else 0.0
-        timer.last = elapsed
+        timer.last, timer.printed = elapsed, rec.printed
         start = line.now() if line.placed else timer.origin
         t1 = timer.origin + elapsed
         if rec.prog.bar and rec.dur is not None and rec.delta:  # whole seconds: by step time
@@ -82,11 +84,17 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
 
 
 def _save(line: Timeline, save: Save) -> None:
+    """Place a save. Its printed seconds win over stamps that hold less: a save whose start and
+    end lines share a stamp but print `writing took 20.0 seconds` (fairseq's `Saving checkpoint
+    to` and `Finished saving` come after the write began) began that long before its end, never
+    before the item placed before it."""
     _held(line, save)
     if save.start_ts is not None:
         start = line.anchor(save.start_ts)
         end = save.end_ts if save.end_ts is not None else (
             start + save.seconds if save.seconds is not None else (save.part_ts or start))
+        if save.seconds is not None and save.end_ts is not None and end - start < save.seconds:
+            start = end - save.seconds  # the write began before its start line (see `_save`)
     elif save.end_ts is not None and (save.seconds is not None or save.lines < 2):
         end = line.anchor(save.end_ts)
         start = end - save.seconds if save.seconds is not None else (save.part_ts or end)

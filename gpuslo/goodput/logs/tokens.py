@@ -1,7 +1,10 @@
 """Values in a log record and the record's template (pure): the masker of the shape learner.
 
 `values(text) -> list[Value]` finds every value a record prints, left to right: numbers (signs,
-decimals, exponents, `5,856` thousands separators, `11.5K`/`85.8G` suffixes, `nan`), clock
+decimals, exponents, `5,856` thousands separators, `11.5K`/`85.8G` suffixes, `nan`, also glued
+to a unit as an undefined time prints it: modded-nanogpt's first `step_avg:nanms`, a 0/0; a number
+glued after other word characters is no value, except a counter glued to `step_`/`iter_`:
+Tianxiaomo/pytorch-YOLOv4's `Train step_320: loss : …`), clock
 durations (`00:18`, `4:42:54`, `1-07:27:33`, `13 days, 20:46:14`), compound durations (`1h 54m
 53s`, `02m 16s 175ms`, tensorpack's spelled `3 minutes 43 seconds`) and dates (`2024-04-06
 02:59:36`, masked but not given roles). Each
@@ -40,7 +43,8 @@ _VALUE = re.compile(
     r"(?: \d{1,4}(?:\.\d+)?(?:m|s|ms))?(?: \d{1,4}ms)?(?![\w/])"
     r"|(?<![\w.])\d{1,4} (?:days?|hours?|minutes?)"
     r"(?: \d{1,4}(?:\.\d+)? (?:hours?|minutes?|seconds?)){1,3}(?!\w))"
-    rf"|(?P<num>(?<![\w.]){_NUMBER}|(?<![\w.])(?:nan|NaN|inf)(?!\w))"
+    r"|(?P<num>(?:(?<![\w.])|(?<=(?<![A-Za-z])[Ss]tep_)|(?<=(?<![A-Za-z])[Ii]ter_))"
+    rf"{_NUMBER}|(?<![\w.])(?:nan|NaN|inf)(?=(?:ms|%)?(?!\w)))"
     r"(?P<sfx>[kKMGT](?![A-Za-z]))?(?P<unit>[A-Za-z%µ]{1,8}(?:/[A-Za-z]{1,6})?)?"
 )
 _GLYPHS = re.compile(r"(?<=\|)[█▉▊▋▌▍▎▏ ]{1,400}(?=\|)|[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]+"

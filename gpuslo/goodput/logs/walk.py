@@ -12,8 +12,13 @@ save line; its `Restored all states from …step=2532.ckpt` is the only evidence
 starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log that
 opens with such a bar is a restart, but its commit is not proven). A restore before any progress
 of its run commits the step it names (the run goes on from it); it is evidence for the progress
-the log shows only where the job prints its saves (`Journal.commit`). The end of training
-(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
+the log shows only where the job prints its saves (`Journal.commit`). A load that sets the
+counter back to 0 (`Restore.resets`: a fine-tune's initial weights) before any progress is no
+restart and commits nothing: the checkpoint is another run's. A run whose saves no later run
+restored (`unrestored_runs`: the next run starts its counter again, at or below the run's first
+save, with no restore line: Megatron's `will not load any checkpoints and will start from
+random`) commits nothing: its steps are wasted, and the restart is from step 0. The end of
+training (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
@@ -41,13 +46,14 @@ from statistics import median
 from typing import Any
 
 from gpuslo import names
+from gpuslo.goodput.logs.commits import EVENT_MARKS as _MARKS  # the marks the walk acts on
+from gpuslo.goodput.logs.commits import proven_commits, trailing, unrestored_runs, zero_based
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.windows import resolution
 
 _CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
-_MARKS = ("init", "train_start", "restart", "end", "alive")  # the marks the walk acts on
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
 # A line log timed by its clock (no step time printed: stamp or elapsed-time differences) is
 # sent in intervals of at least this many ticks of that clock, so that a tick's error is at
@@ -64,27 +70,13 @@ def _stamped_both(save: Save) -> bool:
     return save.start_ts is not None and save.end_ts is not None
 
 
-def proven_commits(items: list[Any]) -> dict[int, int]:
-    """Run → the step a later restore (or a bar resumed mid-way) proves that run committed:
-    for each restore, the run of the records before it."""
-    out: dict[int, int] = {}
-    run: int | None = None
-    for item in items:
-        if isinstance(item, Record):
-            if item.resumed is not None and run is not None and item.run != run:
-                out.setdefault(run, item.resumed)
-            run = item.run
-        elif isinstance(item, Restore) and item.step is not None and run is not None:
-            out[run] = item.step
-    return out
-
-
 class Walk:
     """The state of one walk (see the module docstring)."""
 
     def __init__(self, items: list[Any], j: Journal, notes: list[str], hang_min_s: float):
         self.items, self.j, self.notes, self.hang_min_s = items, j, notes, hang_min_s
         self.commits = proven_commits(items)
+        self.unrestored = unrestored_runs(items)
         self.saves: list[dict[str, Any]] = []
         self.restarts: list[dict[str, Any]] = []
         self.interruptions: list[dict[str, Any]] = []
@@ -99,6 +91,8 @@ class Walk:
         self.window: list[float] = []  # step times of the records since the last steps event
         self.unsent: Record | None = None
         self.pending_pause: tuple[int, float] | None = None
+        self.deferred: tuple[int, int] | None = None  # (index, step): a save's commit after it
+        self.from_zero = zero_based(items)
         records = [x for x in items if isinstance(x, Record)]
         self.ticks = {"ts": resolution([r.ts for r in records if r.ts is not None]),
                       "elapsed": resolution([r.prog.elapsed for r in records
@@ -114,16 +108,18 @@ class Walk:
             if isinstance(item, Record):
                 self._record(k, item)
             elif isinstance(item, Save):
-                self._save(item, self._cut_short(k, item), unfinished(self.items, k))
+                self._save(item, self._cut_short(k, item), unfinished(self.items, k), k)
             elif isinstance(item, Restore):
                 self._restore(k, item)
             elif isinstance(item, Interruption):
                 self._interruption(item)
             elif isinstance(item, Mark):
                 self._mark(k, item)
+            if self.deferred is not None and self.deferred[0] == k:
+                self._deferred_commit(item)
         self._send()
         if self.open is not None:
-            self._end_interrupted(self.open[0])
+            self._end_interrupted(*self.open)
         if self.retracted:
             self.notes.append(f"{self.retracted} error report(s) were followed by more progress "
                               "without a restart: not counted as interruptions")
@@ -134,17 +130,20 @@ class Walk:
 
     # -- progress ------------------------------------------------------------------------------
     def _record(self, k: int, rec: Record) -> None:
-        if self.open is not None:  # progress went on: that error did not stop the job
+        last = self.last
+        back = last is not None and rec.glob < last.glob and not self.restarted
+        if self.open is not None and not back:  # progress went on: that error did not stop it
             self.interruptions.remove(self.open[1])
             self.retracted += 1
             self.open = None
-        last = self.last
-        if last is not None and rec.glob < last.glob and not self.restarted:
+        if back:  # an error right before the counter goes back (a DistBackendError) stopped it
+            assert last is not None
             self.notes.append(f"line {rec.line}: step {rec.glob} after {last.glob} with no "
                               "restart line: read as a restart")
-            self.interruptions.append({"after_step": last.glob, "cause": "unknown",
-                                       "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
-                                       "text": None})
+            if self.open is None:
+                self.interruptions.append({"after_step": last.glob, "cause": "unknown",
+                                           "layer": names.LAYER_OBSERVABILITY, "line": rec.line,
+                                           "text": None})
             self._restart(k, rec.t0, rec.line, rec.resumed)
         elif self.j.state == "interrupted":
             self._restart(k, rec.t0, rec.line, rec.resumed)
@@ -268,7 +267,7 @@ class Walk:
         return True if temporary(save.path) else None
 
     def _save(self, save: Save, stop: Interruption | bool | None = None,
-              unfinished: bool = False) -> None:
+              unfinished: bool = False, k: int | None = None) -> None:
         """A save that a stop follows commits nothing; when the stop is an error, not a hang
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
         traceback out of torch.save), the save failed and is not listed either. A save the
@@ -291,12 +290,37 @@ class Walk:
             self.notes.append(f"line {save.line}: the log ends inside a save to a temporary "
                               f"target ({save.path}): the rename that commits it is not shown, "
                               "so it is not counted as a commit")
-        if step is not None and stop is None:
-            self.j.commit(save.t1, int(step))
+        if step is not None and stop is None and not (
+                self.last is not None and self.last.run in self.unrestored):
+            self._commit_save(save, int(step), k)
         seconds = round(save.seconds, 6) if save.seconds is not None else (
             round(save.t1 - save.t0, 6) if (save.start_ts is not None or save.lines >= 2)
             and (save.t1 > save.t0 or _stamped_both(save)) else None)
-        self.saves.append({"step": step, "seconds": seconds, "line": save.line})
+        self.saves.append({"step": step, "seconds": seconds, "line": save.line or None,
+                           **({"file": save.named_path} if not save.line else {})})
+
+    def _commit_save(self, save: Save, step: int, k: int | None) -> None:
+        """Commit a save's step: at its end, or after the records of steps up to it that the log
+        prints after the save's line (`commits.trailing`: Keras's ModelCheckpoint line before
+        the epoch's final bar), so their time is committed, not left uncommitted. A save whose
+        step is unknown (the last step printed is taken) moves nothing, nor do records that end
+        where the save does (fairseq's epoch summary, stamped with the save's end, adds no
+        time: the commit stays before its steps event, as the calculator has always read it)."""
+        after = trailing(self.items, k, save.step, self.last, self.from_zero) if k is not None \
+            else None
+        if after is None or self.items[after].t1 <= save.t1:  # they add no time: nothing moves
+            self.j.commit(save.t1, step)
+        else:
+            self.deferred = (after, step)
+
+    def _deferred_commit(self, rec: Record) -> None:
+        """Write the commit `_commit_save` moved to the end of the record `rec`. The steps
+        events stay as they were (a bar's records still sent once a second): the commit only
+        moves, so the calculator commits the progress up to it, slowdown windows unchanged."""
+        assert self.deferred is not None
+        step, self.deferred = self.deferred[1], None
+        if self.j.state == "running" and self.j.committed < step:  # a restore proved it meanwhile
+            self.j.commit(rec.t1, step)
 
     def _restore(self, k: int, item: Restore) -> None:
         if self.open is None and self.j.state == "running" and self.progressed and (
@@ -308,6 +332,8 @@ class Walk:
         elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
+        elif item.resets or self.restarted:
+            pass  # initial weights before any progress (a fine-tune), or a restart's own lines
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
                                   "line": item.line, "_restore": item})
@@ -316,12 +342,16 @@ class Walk:
             self.j.close_phase(item.t1)
         # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
         # start-up's phase open to the next progress line: the load is not progress either
-        if item.step is not None and self.j.committed < item.step:  # no progress of its run
+        if item.step is not None and self.j.committed < item.step and not item.resets:
             self.j.commit(item.t1, item.step, head_restore=True)  # before it (else a restart)
 
     def _interruption(self, item: Interruption) -> None:
         after = self.last.glob if self.last is not None else None
-        entry = {"after_step": after, "cause": item.cause, "layer": item.layer,
+        silent = self._silent_before(item)
+        layer = item.layer
+        if silent and item.cause == "time_limit":  # the job's stall ran its time out
+            layer = names.LAYER_TRAINING
+        entry = {"after_step": after, "cause": item.cause, "layer": layer,
                  "line": item.line, "text": item.text}
         self.interruptions.append(entry)
         if not self.completed:
@@ -332,17 +362,37 @@ class Walk:
                                if item.ran_for_s is not None else None})
             self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
+    def _silent_before(self, item: Interruption) -> bool:
+        """A scheduler's stop line (`_CANCELLED`: Slurm's `CANCELLED ... DUE TO TIME LIMIT`, a
+        preemption) after a silence since the last progress of at least `hang_min_s` and 10 x
+        the step time: the job hung, printing nothing, until it was stopped. The silence is a
+        hang, booked `other` (README: a hang runs from the last progress to a watchdog line or
+        a later scheduler pulse), not uncommitted progress; the stop line is the interruption.
+        True when it was one. The job's own stop (a traceback, `Killed` during a silent eval)
+        says nothing of a hang."""
+        if item.hang or item.cause not in _CANCELLED or self.last is None \
+                or not self.step_times or self.open is not None:
+            return False
+        pause = item.t0 - self.last.t1
+        if pause < self.hang_min_s or pause < 10 * median(self.step_times[-50:]):
+            return False
+        self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
+                           "cause": "no_progress", "line": item.line})
+        self._stalled(self.last.t1, item.t0)
+        return True
+
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
         if kind == "init":
+            t = item.t0
             if self.open is not None or self.j.state in ("interrupted", "completed"):
-                self._restart(k, item.t0, line)
+                t = self._restart(k, item.t0, line)
             elif self.progressed:
                 self.interruptions.append({
                     "after_step": self.last.glob if self.last else None, "cause": "unknown",
                     "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
-                self._restart(k, item.t0, line)
-            self.j.open_phase(item.t0, "initialization")
+                t = self._restart(k, item.t0, line)
+            self.j.open_phase(t, "initialization")
         elif kind == "train_start":
             self.j.close_phase(item.t0)
         elif kind == "restart" and (self.open is not None or not self.restarted):
@@ -384,20 +434,52 @@ class Walk:
 
     # -- restarts ------------------------------------------------------------------------------
     def _upcoming_restore(self, k: int) -> Restore | None:
+        """The restore the lines after a restart's tell before the next progress: the first that
+        names its step (HF's `Continuing training from checkpoint, will skip to saved
+        global_step`, then `… from global step 200`), else the first; None when there is none."""
+        first = None
         for later in self.items[k + 1:k + 400]:
             if isinstance(later, Restore):
-                return later
+                if later.step is not None:
+                    return later
+                first = first or later
             if isinstance(later, Record):
-                return None
-        return None
+                break
+        return first
 
-    def _restart(self, k: int, t: float, line: int, resumed: int | None = None) -> None:
+    def _relaunched(self, k: int, t: float) -> float:
+        """When the relaunched process is first seen alive: the time of the line that tells the
+        restart (`items[k]`) where it has a stamp of its own, else, after a stop line, the first
+        dated line of the new process (its own stamp, no later than its first progress): its
+        undated first lines are in the gap, and the gap up to that sign of life is `recovery`,
+        not the new process's `initialization` (README: recovery runs from the interruption
+        until the job runs again). Noted when it moves."""
+        item = self.items[k]
+        if self.open is None or _own_time(item) is not None:
+            return t
+        for later in self.items[k + 1:k + 400]:
+            own = _own_time(later)
+            if own is not None and later.t0 > t:
+                line = later.obs.line if isinstance(later, Mark) else later.line
+                self.notes.append(f"line {self.open[0].line}: the relaunch's first lines carry "
+                                  f"no time: recovery counted to its first dated line ({line})")
+                return later.t0
+            if isinstance(later, Record):
+                break
+        return t
+
+    def _restart(self, k: int, t: float, line: int, resumed: int | None = None) -> float:
+        """Write the restart the item `k` tells; returns its time (`_relaunched`)."""
         self.restarted, self.completed = True, False
+        t = self._relaunched(k, t)
         if self.open is not None:
-            self._end_interrupted(self.open[0])
+            self._end_interrupted(*self.open)
         item = self.items[k]
         restore = item if isinstance(item, Restore) else self._upcoming_restore(k)
         from_step = restore.step if restore is not None and restore.step is not None else resumed
+        if restore is None and from_step is None and self.last is not None and (
+                self.last.run in self.unrestored):
+            from_step = 0  # the counter starts again: nothing of the run before was restored
         self.j.close_phase(t)
         self.j.emit(t, "restart", from_step=int(from_step if from_step is not None
                                                 else max(self.j.committed, 0)))
@@ -411,12 +493,27 @@ class Walk:
         self.restarts.append({"resumed_from_step": from_step, "lost_steps": lost, "line": line,
                               "_restore": restore})
         self.open, self.progressed = None, False
+        return t
 
-    def _end_interrupted(self, intr: Interruption) -> None:
+    def _end_interrupted(self, intr: Interruption, entry: dict[str, Any]) -> None:
+        """The run ends at the stop line, on the layer its listed entry gives."""
         self.open = None
         if self.j.state != "running":
             return
         self.j.close_phase(intr.t0)
         status = "cancelled" if intr.cause in _CANCELLED else "failed"
-        self.j.emit(intr.t0, "job_end", status=status, layer=intr.layer)
+        self.j.emit(intr.t0, "job_end", status=status, layer=entry["layer"])
         self.j.state = "interrupted"
+
+
+def _own_time(item: object) -> float | None:
+    """The stamp a walked item carries itself (None: its time is inferred): a mark's line's, a
+    record's, a restore's start or end line's (Lightning's `Restoring states from the checkpoint
+    path at ...`, DeepSpeed's `Loading checkpoint from ...`, stamped like any line)."""
+    if isinstance(item, Mark):
+        return item.obs.ts
+    if isinstance(item, Record):
+        return item.t0 if item.ts is not None else None
+    if isinstance(item, Restore):
+        return item.start_ts if item.start_ts is not None else item.end_ts
+    return None

@@ -10,7 +10,12 @@ Of the interruption rules that match one record, only the highest priority is ke
 error beats the Python exception it raised). A record read as progress is given only to the rules
 with a `contains` substring, and, when it says a save finished (`SAVED`: mlx-lm's `Iter 50: Saved
 adapter weights to …/0000050_adapters.safetensors.`, a step line that is the save's own record),
-to the rules of a finished save (`save`, phase `end`): the step it prints is the step saved.
+to the rules of a finished save (`save`, phase `end`): the step it prints is the step saved; when
+it says a save begun right after its opening counter (`SAVING`: audiolm-pytorch's `25000: saving
+model to results`), to the rules of a begun save (phase `start`), at that step. A save message
+glued after a progress record's fields as its own `|`/`||` segment (ssd.pytorch's `iter 0 ||
+Loss: 27.0166 || Saving state, iter: 0`: `print('Saving state, iter:', iteration)` right after
+the loss, with no newline between) is given to the save rules alone (`glued_save`).
 """
 
 from __future__ import annotations
@@ -42,8 +47,16 @@ TRIGGER_STARTS = (
 )
 # the words of a finished save, looked for on a progress record (and by `fast`, after a match)
 SAVED = re.compile(r"(?i)\b(?:saved|wrote|written)\b")
+# a save begun, said right after the counter that opens a record read as progress: the step
+# line is the save's own record (audiolm-pytorch's `25000: saving model to results` opens like
+# its `25001: soundstream …` step lines, whose matcher is cut after the counter; the save is at
+# that step). A sentence that mentions saving later in a step line is not one.
+SAVING = re.compile(r"(?i)^[\s\[(]*(?:(?:step|iter(?:ation)?|update)s?\s*[:=]?\s*)?\d+[\])]?"
+                    r"\s*[:|-]?\s*saving\b")
 # substrings of those words (`says_saved`): a text holding none of them says no save finished
 SAVED_HINTS = ("aved", "AVED", "rote", "ROTE", "ritten", "RITTEN")
+# a `|`/`||` segment of a progress record that opens with a save's word (`glued_save`)
+_GLUED_SAVE = re.compile(r"\|\|?\s*(?=(?i:sav(?:ing|ed?)|writing|snapshot\w*|checkpoint\w*)\b)")
 _STARTS = {n: {w for w in TRIGGER_STARTS if len(w) == n} for n in range(2, 13)}
 _SHORTEST = min(len(w) for w in TRIGGER_STARTS)
 
@@ -80,10 +93,12 @@ class Wording:
         says so (see the module docstring)."""
         hit = not progress and triggered(text)
         saved = progress and says_saved(text)
+        begun = progress and "aving" in text.lower() and SAVING.match(text) is not None
         out: list[tuple[Rule, dict[str, str], str | None]] = []
         best: tuple[Rule, dict[str, str], str | None] | None = None
         for rule, fw in self.rules:
-            if not rule.contains and not hit and not (saved and _finished_save(rule)):
+            if not rule.contains and not hit and not (saved and _finished_save(rule)) and not (
+                    begun and _begun_save(rule)):
                 continue
             groups = rule.match(text)
             if groups is None:
@@ -95,7 +110,20 @@ class Wording:
                 out.append((rule, groups, fw))
         if best is not None:
             out.append(best)
+        if progress and not any(rule.kind == "save" for rule, _, _ in out):
+            out += self.glued_save(text)
         return out
+
+    def glued_save(self, text: str) -> list[tuple[Rule, dict[str, str], str | None]]:
+        """The save rules matching the segment of a progress record after a `|`/`||` that opens
+        with a save's word (see the module docstring); [] when there is none. Only the segment
+        is read, so the progress fields before it (`iter 0 || Loss: …`) name nothing saved."""
+        glued = _GLUED_SAVE.search(text) if glued_save(text) else None
+        if glued is None:
+            return []
+        segment = text[glued.end():]
+        return [(rule, groups, fw) for rule, fw in self.rules if rule.kind == "save"
+                for groups in [rule.match(segment)] if groups is not None]
 
     def step_rule(self, text: str) -> tuple[Rule, dict[str, str], str | None] | None:
         """The first hand-written step rule (an overlay's) matching `text`, else None."""
@@ -106,8 +134,18 @@ class Wording:
         return None
 
 
+def glued_save(text: str) -> bool:
+    """True when a progress record (or template) holds a `|`/`||` segment that opens with a
+    save's word (`Wording.glued_save`)."""
+    return "|" in text and _GLUED_SAVE.search(text) is not None
+
+
 def _finished_save(rule: Rule) -> bool:
     return rule.kind == "save" and rule.phase == "end"
+
+
+def _begun_save(rule: Rule) -> bool:
+    return rule.kind == "save" and rule.phase == "start"
 
 
 def says_saved(text: str, start: int = 0) -> bool:

@@ -13,7 +13,9 @@ Two accountings meet here, and each quantity names the one it comes from:
   allocated", a capacity ratio, and says so.
 Without a capacity accounting (journals alone) productive and badput come from the journals.
 
-Units: GPU-hours and hours (float), ratios 0–1, counts (int); None where the data has none.
+Units: GPU-hours and hours (float), ratios 0–1, counts (int); None where the data has none:
+provisioned, usable and unusable_by_layer are None when the engine could not know them (its
+`not_available`: journals or training logs alone carry no GPU inventory), never 0.0.
 """
 
 from __future__ import annotations
@@ -31,10 +33,10 @@ class Figures:
     """See the module docstring. `*_by_layer` dicts have every names.LAYERS key;
     `mttr_by_layer`: layer -> {"mttr_hours", "faults"} for layers with closed faults."""
 
-    provisioned: float
-    usable: float
+    provisioned: float | None
+    usable: float | None
     usable_ratio: float | None
-    unusable_by_layer: dict[str, float]
+    unusable_by_layer: dict[str, float] | None
     allocated: float
     not_allocated: float
     not_allocated_label: str
@@ -59,6 +61,16 @@ class Figures:
 
 def _layers(values: dict | None) -> dict[str, float]:
     return {layer: float((values or {}).get(layer) or 0.0) for layer in names.LAYERS}
+
+
+def capacity_missing(doc: dict) -> str | None:
+    """Why the capacity figures are unknown (the engine's `not_available` reason), else None."""
+    return (doc.get("not_available") or {}).get("provisioned_gpu_hours")
+
+
+def _gpu_hours(doc: dict, key: str) -> float | None:
+    """`doc[key]` as GPU-hours: None when the engine lists it as not available, else a float."""
+    return None if key in (doc.get("not_available") or {}) else float(doc.get(key) or 0.0)
 
 
 def job_records(fig: Figures) -> str:
@@ -92,10 +104,11 @@ def figures(doc: dict, extra: dict, mttr_by_layer: dict[str, dict]) -> Figures:
     reliability = doc.get("reliability") or []
     lost_by_layer = _layers(doc.get("lost_gpu_hours_by_layer"))
     return Figures(
-        provisioned=float(doc.get("provisioned_gpu_hours") or 0.0),
-        usable=float(doc.get("usable_gpu_hours") or 0.0),
+        provisioned=_gpu_hours(doc, "provisioned_gpu_hours"),
+        usable=_gpu_hours(doc, "usable_gpu_hours"),
         usable_ratio=doc.get("usable_ratio"),
-        unusable_by_layer=_layers(doc.get("unusable_gpu_hours_by_layer")),
+        unusable_by_layer=None if capacity_missing(doc)
+        else _layers(doc.get("unusable_gpu_hours_by_layer")),
         allocated=allocated,
         not_allocated=float((doc.get("categories_gpu_hours") or {}).get("idle") or 0.0),
         not_allocated_label=names.ACCOUNTING_IDLE if has_job_data(doc) else NOT_ALLOCATED,

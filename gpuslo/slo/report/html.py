@@ -53,7 +53,7 @@ def figures(doc: dict) -> dict[str, list[str]]:
             plots.usable_ratio_per_day(daily, objective),
             plots.lost_by_layer_per_day(daily),
         ],
-        "causes": [plots.lost_by_layer(fig.unusable_by_layer, fig.job_badput_by_layer)],
+        "causes": [plots.lost_by_layer(fig.unusable_by_layer or {}, fig.job_badput_by_layer)],
     }
     if doc.get("jobs"):
         out["goodput"] = [

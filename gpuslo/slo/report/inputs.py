@@ -138,8 +138,8 @@ def load_frames(sources: Sources, start: pd.Timestamp | None, end: pd.Timestamp 
     flags = ("data", "trace", "journals", "prometheus")
     given = [flag for flag in flags if getattr(sources, flag)]
     if len(given) != 1 and sorted(given) != ["journals", "prometheus"]:
-        raise UsageError("give one source: --data, --trace, --journals or --prometheus "
-                         "(--prometheus may be combined with --journals)")
+        raise UsageError("give one source: --data, --trace, --journals, --prometheus or "
+                         "--training-log (--prometheus may be combined with --journals)")
     if sources.trace and not sources.trace_format:
         raise UsageError("--trace needs --trace-format stepfun|titan")
     for flag, value in (("--nodes", sources.nodes), ("--gpus-per-node", sources.gpus_per_node)):

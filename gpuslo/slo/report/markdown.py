@@ -76,12 +76,23 @@ def headline(doc: dict) -> list[tuple[str, str]]:
     return [
         *((("data covers", covers),) if covers else ()),
         *((("recording rules' usable ratio", rules_check_text(check)),) if differs else ()),
-        ("provisioned GPU-hours", hours(fig.provisioned)),
-        ("usable GPU-hours", hours(fig.usable)),
-        ("usable ratio", ratio(fig.usable_ratio)),
-        ("unusable GPU-hours by layer (provisioned − usable)", _by_layer(fig.unusable_by_layer)),
+        *_capacity_headline(doc, fig),
         *_job_headline(fig),
         ("MTTR (mean fault duration)", mttr_text(fig)),
+    ]
+
+
+def _capacity_headline(doc: dict, fig: figures.Figures) -> list[tuple[str, str]]:
+    """Provisioned, usable, usable ratio and unusable by layer; each 'not available' (the first
+    with the reason) when the data cannot know them (`figures.capacity_missing`), never 0.0."""
+    why = figures.capacity_missing(doc)
+    missing = "— (not available)"
+    return [
+        ("provisioned GPU-hours", f"— (not available: {why})" if why else hours(fig.provisioned)),
+        ("usable GPU-hours", missing if why else hours(fig.usable)),
+        ("usable ratio", ratio(fig.usable_ratio)),
+        ("unusable GPU-hours by layer (provisioned − usable)",
+         missing if why else _by_layer(fig.unusable_by_layer)),
     ]
 
 

@@ -236,8 +236,9 @@ def causes(doc, extra, wow, fig) -> Section:
     the layer it is counted in (names.REASON_LAYER; badput not attributed to a fault: training)."""
     by_layer, unusable, badput = fig.lost_by_layer, fig.unusable_by_layer, fig.job_badput_by_layer
     total = fig.lost
-    layer_rows = tuple((layer, hours(unusable.get(layer, 0.0)), hours(badput.get(layer, 0.0)),
-                        hours(by_layer.get(layer, 0.0)), _share(by_layer.get(layer, 0.0), total))
+    layer_rows = tuple((layer, hours(None if unusable is None else unusable.get(layer, 0.0)),
+                        hours(badput.get(layer, 0.0)), hours(by_layer.get(layer, 0.0)),
+                        _share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
     by_reason = sorted(
         (doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])
@@ -248,10 +249,9 @@ def causes(doc, extra, wow, fig) -> Section:
         "causes",
         "Top causes by layer and reason",
         (
-            f"{hours(total)} GPU-hours lost in total: {hours(sum(unusable.values()))} unusable "
-            f"(provisioned but not usable; the daily plot) and {hours(sum(badput.values()))} job "
-            "badput (usable, allocated time the jobs did not turn into progress, by the layer of "
-            "the fault that caused it).",
+            f"{hours(total)} GPU-hours lost in total: {_unusable_text(doc, unusable)} and "
+            f"{hours(sum(badput.values()))} job badput (usable, allocated time the jobs did not "
+            "turn into progress, by the layer of the fault that caused it).",
         ),
         (
             Table(
@@ -267,6 +267,13 @@ def causes(doc, extra, wow, fig) -> Section:
             Table(("reason", "layer", "lost GPU-hours", "share of lost"), reason_rows),
         ),
     )
+
+
+def _unusable_text(doc: dict, unusable: dict[str, float] | None) -> str:
+    """The causes line's unusable part: its GPU-hours, or why they are not known."""
+    if unusable is None:
+        return f"unusable capacity not available ({_cannot(doc, 'capacity', 'no inventory')})"
+    return f"{hours(sum(unusable.values()))} unusable (provisioned but not usable; the daily plot)"
 
 
 def blast_radius(doc, extra, wow, fig) -> Section:

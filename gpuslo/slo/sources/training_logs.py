@@ -6,16 +6,18 @@ computes goodput with the one calculator, exactly as for `--journals`. One log i
 file name) on one node (`log`); `gpus` is the GPUs it used.
 
 `load_training_logs(paths, gpus)` (I/O): each path is a log file or a directory of them (`*.log`,
-`*.txt`, `*.out` under it), or `-`, standard input, read once (`stdin_at_most_once`, as `gpuslo
-goodput -` reads it; named `<stdin>`). Raises InputError when a path cannot be read or holds no log
-or when no log gives GPU-seconds (each one's reason in the message: an empty or binary stdin is one
-line naming `<stdin>`), UsageError for gpus below 1 or `-` named twice. Logs that tell nothing
-(binary, no progress line) are listed in `cannot_fill["training_logs"]`, never given a made-up
-goodput, and so are logs whose goodput is unknown (no commit evidence: Lightning saves silently; no
-clock), with the reason: the calculator would book their progress as uncommitted or wasted, a held
-0.0 and ETTR 0.0. Logs whose lines carry no dates (every time before DATED_FROM: they count from the
-log's first line) set `cannot_fill["dates"]`, so the report gives a window length and no calendar
-date; beside dated logs they are left out (listed under `training_logs`).
+`*.txt`, `*.out` under it, rotated `*.log.1` and gzip-compressed `*.log.2.gz` too; every other
+file there is listed as not read in `cannot_fill["training_logs"]`), or `-`, standard input, read
+once (`stdin_at_most_once`, as `gpuslo goodput -` reads it; named `<stdin>`). Raises InputError
+when a path cannot be read or holds no log or when no log gives GPU-seconds (each one's reason in
+the message: an empty or binary stdin is one line naming `<stdin>`), UsageError for gpus below 1
+or `-` named twice. Logs that tell nothing (binary, no progress line) are listed in
+`cannot_fill["training_logs"]`, never given a made-up goodput, and so are logs whose goodput is
+unknown (no commit evidence: Lightning saves silently; no clock), with the reason: the
+calculator would book their progress as uncommitted or wasted, a held 0.0 and ETTR 0.0. Logs
+whose lines carry no dates (every time before DATED_FROM: they count from the log's first line)
+set `cannot_fill["dates"]`, so the report gives a window length and no calendar date; beside
+dated logs they are left out (listed under `training_logs`).
 """
 
 from __future__ import annotations
@@ -44,10 +46,19 @@ def why_unknown(document: dict) -> str:
     return "; ".join(document["not_read"]) or f"goodput unknown: {goodput.get('reason')}"
 
 
-def log_files(paths: list[str]) -> list[Path]:
+def is_log_name(path: Path) -> bool:
+    """True when one of the name's suffixes is a LOG_SUFFIXES one, so rotated and compressed
+    logs count too: `train.log`, `train.log.1`, `kern.log.2.gz`, kubelet's
+    `0.log.20240501-120000.gz` (a gzip file is decompressed as it is read); `model.ckpt`,
+    `data.bin` do not."""
+    return any(suffix in LOG_SUFFIXES for suffix in path.suffixes)
+
+
+def log_files(paths: list[str], skipped: list[str] | None = None) -> list[Path]:
     """The log files `paths` name: files as given, `-` (standard input) as itself, directories
-    searched for LOG_SUFFIXES. Raises UsageError when `-` is named twice, InputError for a
-    path that is no log file or directory."""
+    searched for `is_log_name` files. Every other file under a directory is appended to
+    `skipped` as `PATH: why`, so nothing in a directory is left out silently. Raises UsageError
+    when `-` is named twice, InputError for a path that is no log file or directory."""
     stdin_at_most_once(paths)
     found: list[Path] = []
     for raw in paths:
@@ -55,10 +66,14 @@ def log_files(paths: list[str]) -> list[Path]:
         if raw == STDIN:
             found.append(path)
         elif path.is_dir():
-            logs = sorted(p for p in path.rglob("*") if p.is_file() and p.suffix in LOG_SUFFIXES)
+            files = sorted(p for p in path.rglob("*") if p.is_file())
+            logs = [p for p in files if is_log_name(p)]
             if not logs:
                 raise InputError(str(path), f"no training logs ({', '.join(LOG_SUFFIXES)}) found")
             found += logs
+            if skipped is not None:
+                skipped += [f"{p}: not read (no {'/'.join(LOG_SUFFIXES)} in its name)"
+                            for p in files if not is_log_name(p)]
         elif path.is_file() or path.is_fifo():  # a pipe: `<(kubectl logs ...)`
             found.append(path)
         elif path.exists():  # a device never ends
@@ -74,8 +89,8 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
         raise UsageError("--training-log needs --gpus N (the GPUs the job used, 1 or more)")
     profiles = load_profiles(profiles_path)
     named = ", ".join(map(data_name, paths))
-    dated, undated, unread = [], [], []
-    for path in log_files(paths):
+    dated, undated, unread, skipped = [], [], [], []
+    for path in log_files(paths, skipped):
         result = analyse_log(path, profiles, gpus=gpus)
         if result.document["status"] != "ok":  # nothing read, or its goodput unknown
             unread.append(f"{data_name(path)}: {why_unknown(result.document)}")
@@ -98,8 +113,17 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     cannot_fill = {"capacity": "training logs carry no GPU inventory or verdicts"}
     if undated:
         cannot_fill["dates"] = UNDATED
-    if unread:
-        cannot_fill["training_logs"] = "; ".join(unread[:20])
+    if unread or skipped:
+        cannot_fill["training_logs"] = _listed(unread + skipped)
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
                   cannot_fill=cannot_fill, source=f"training logs {named}",
                   jobs_from=TRAINING_LOGS_BASIS)
+
+
+LISTED = 20  # files named in `cannot_fill["training_logs"]`; the rest are counted
+
+
+def _listed(items: list[str]) -> str:
+    """The first LISTED of `items` joined with `; `, then `and N more` for the rest."""
+    more = f"; and {len(items) - LISTED} more" if len(items) > LISTED else ""
+    return "; ".join(items[:LISTED]) + more

@@ -259,6 +259,8 @@ class EventBuilder:
         start = line.find("NVRM")
         start = line.index("SXid") if start < 0 else start
         stamp, clock, sequence = parse_timestamp(line[:start])
+        if self._names_previous(number, line, start, stamp):
+            return
         self._add(
             KernelEvent(
                 "driver_message",
@@ -270,6 +272,23 @@ class EventBuilder:
                 sequence=sequence,
             )
         )
+
+    def _names_previous(self, number: int, line: str, start: int, stamp: object) -> bool:
+        """Join an unstamped, indented NVRM line that names a GPU to the driver message on the line
+        just before it when that one names none: dmesg prints the later lines of one multi-line
+        printk without a stamp, indented under the first (the driver's `This PCI I/O region
+        assigned to your NVIDIA device is invalid:` / `NVRM: BAR1 is 0M @ 0x0
+        (PCI:0000:14:00.0)`; fresh11 1318, 1319)."""
+        pci = _own_pci(line)
+        if (stamp is not None or not line[:start].isspace() or pci is None or not self.events
+                or self.ends[-1] != number - 1):
+            return False
+        event = self.events[-1]
+        if event.kind != "driver_message" or event.pci is not None:
+            return False
+        text = line[start:].removeprefix("NVRM:").strip()
+        self._extend(len(self.events) - 1, number, pci=pci, message=f"{event.message} {text}")
+        return True
 
     def _port(self, number: int, line: str) -> None:
         match = _PORT.search(line)

@@ -14,9 +14,21 @@ before the full recognisers run.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
+from collections.abc import Callable
+from functools import partial
 
 from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.evidence.kernel_log.halves import (
+    Child,
+    can_halve,
+    claim,
+    fork_child,
+    scan_halves,
+    split_point,
+)
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
 
@@ -70,6 +82,7 @@ def scan_kernel_log_file(
     complete_lines: bool = False,
     extra: re.Pattern | None = None,
     extra_literals: tuple[str, ...] = (),
+    halves: bool = False,
 ) -> KernelLogScan:
     """Scan the file at `path` in chunks of about `chunk_bytes` into one reused buffer (any
     size; bytes that are not UTF-8 are replaced). Returns the finished scan; `.finish()` gives
@@ -83,19 +96,59 @@ def scan_kernel_log_file(
 
     `extra`: a pattern whose lines the same pass keeps (`KernelLogScan.extra_lines`), found
     through `extra_literals` when given (see `KernelLogScan`).
+
+    `halves`: a large regular file is scanned in two halves at once, the second by a forked
+    child process (`halves.scan_halves`: the same scan, on two cores), where that is safe.
     """
-    scan = KernelLogScan(extra=extra, extra_literals=extra_literals)
+    setup = partial(file_scanner, chunk_bytes, complete_lines, extra, tuple(extra_literals))
+    scan, scan_part, key = setup()
     try:
         with open(path, "rb", buffering=0) as handle:
             head = _read_head(handle) if require_kernel_log else b""
             if require_kernel_log:
                 check_kernel_log_head(head, path)
+            child = _second_half(path, handle, setup, key) if halves else None
+            if child is not None:
+                handle.seek(0)
+                return scan_halves(handle, scan, child, scan_part)
             buffer = bytearray(max(chunk_bytes, len(head)))
             buffer[: len(head)] = head
             _scan_chunks(handle, buffer, len(head), scan, complete_lines)
     except OSError as error:
         raise InputError(path, error.strerror or str(error)) from None
     return scan
+
+
+def file_scanner(
+    chunk_bytes: int = CHUNK_BYTES,
+    complete_lines: bool = False,
+    extra: re.Pattern | None = None,
+    extra_literals: tuple[str, ...] = (),
+) -> tuple[KernelLogScan, Callable[[object, KernelLogScan], None], tuple]:
+    """(a new scan, `scan_part(handle, scan)` feeding it a raw handle's whole lines from where it
+    stands, the key of these options) for `scan_kernel_log_file`'s options: what each half of a
+    file scanned in halves runs, the key telling the parent the child's part was scanned alike."""
+
+    def scan_part(handle, part: KernelLogScan) -> None:
+        _scan_chunks(handle, bytearray(chunk_bytes), 0, part, complete_lines)
+
+    pattern = None if extra is None else (extra.pattern, extra.flags)
+    key = (chunk_bytes, complete_lines, pattern, tuple(extra_literals))
+    return KernelLogScan(extra=extra, extra_literals=extra_literals), scan_part, key
+
+
+def _second_half(path: str, handle, setup, key: tuple) -> Child | None:
+    """The child scanning the second half of the file open as `handle`: the one `gpuslo
+    inspect` started early for it (`halves.prestart`), else a new one; None when the file is
+    scanned whole here (not a regular file, too small, unsafe: `halves.can_halve`)."""
+    status = os.fstat(handle.fileno())
+    if not stat.S_ISREG(status.st_mode):
+        return None
+    early = claim(path, status, key)
+    if early is not None or not can_halve(status.st_size):
+        return early
+    middle = split_point(path, status.st_size)
+    return None if middle is None else fork_child(path, middle, setup, key)
 
 
 def _read_head(handle) -> bytes:
