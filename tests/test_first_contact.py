@@ -301,6 +301,18 @@ KNOWN_MISSES = {
         "M18",
         "M20",
     },
+    # 10/12 at first contact, scored once at the end of round 11 against its merged work
+    # (2026-12-06, 8d386d2; tests/data/first_contact/training_logs_fresh11_2026-12-06.txt),
+    # facts written before the first run (SOURCES_n.md). Left: N09's step time is the tqdm bar's
+    # run mean (743 s / 6 = 123.8 s, progress.py's rule for tqdm bars, as H23 and M16) where the
+    # facts take the gap between two of DeepSpeed's per-step timer lines (84.8 s; the bar's mean
+    # holds the start-up); N10 tries to load `epoch_50`, refuses it as unsafe and trains from step
+    # 0 in the same process: the facts count a restart (the job was relaunched to resume), the
+    # lines show one run that never restored, which gpuslo reads as no restart.
+    ("training_logs", "fresh11"): {
+        "N09",
+        "N10",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config
