@@ -72,11 +72,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     acc = account(frames.inventory, frames.verdicts, frames.schedulability, frames.allocations,
                   start, end)
     events = index_events(frames.job_events)
-    per_node, slowdowns = attribution.goodput_and_slowdowns(frames.job_events, start, end,
-                                                            spec.slowdown_rule(), events)
-    if per_node.empty and len(frames.job_gpu_seconds):
-        per_node = attribution.counted_goodput(frames.job_gpu_seconds)
-    per_node = _finished_only(per_node, frames.jobs_from)
+    per_node, slowdowns = _per_node(frames, start, end, spec, events)
     jobs = attribution.job_summary(per_node, frames.job_events, start, end, events)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
     nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
@@ -146,6 +142,17 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         jobs_hit=serving_week.training_only(job_losses.jobs_hit(losses, acc), frames.replicas),
         serving=serving_week.serving_week(frames, start, end, spec),
     )
+
+
+def _per_node(frames: Frames, start: pd.Timestamp, end: pd.Timestamp, spec: SloSpec,
+              events: EventIndex) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Per (job, node) goodput from the journals (or, without events, the exporters' counters),
+    finished jobs only where the source says so, and the journals' slowdowns."""
+    per_node, slowdowns = attribution.goodput_and_slowdowns(frames.job_events, start, end,
+                                                            spec.slowdown_rule(), events)
+    if per_node.empty and len(frames.job_gpu_seconds):
+        per_node = attribution.counted_goodput(frames.job_gpu_seconds)
+    return _finished_only(per_node, frames.jobs_from), slowdowns
 
 
 def _reliability_fields(frames: Frames, faults: pd.DataFrame, attributed: pd.DataFrame,

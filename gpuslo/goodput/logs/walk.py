@@ -15,8 +15,8 @@ of its run commits the step it names (the run goes on from it); it is evidence f
 the log shows only where the job prints its saves (`Journal.commit`). A load that sets the
 counter back to 0 (`Restore.resets`: a fine-tune's initial weights) before any progress is no
 restart and commits nothing: the checkpoint is another run's. A run whose saves no later run
-restored (`unrestored_runs`: the next run starts its counter again, at or below the run's first
-save, with no restore line: Megatron's `will not load any checkpoints and will start from
+restored (`unrestored_runs`: the next run starts its counter again, at or below the run's own
+first step, with no restore line: Megatron's `will not load any checkpoints and will start from
 random`) commits nothing: its steps are wasted, and the restart is from step 0. The end of
 training (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
 uncommitted (the document says so).
@@ -48,19 +48,18 @@ from typing import Any
 from gpuslo import names
 from gpuslo.goodput.logs.commits import EVENT_MARKS as _MARKS  # the marks the walk acts on
 from gpuslo.goodput.logs.commits import proven_commits, trailing, unrestored_runs, zero_based
+from gpuslo.goodput.logs.gaps import CANCELLED, Gaps
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, temporary, unfinished
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.windows import resolution
 
-_CANCELLED = ("time_limit", "preemption", "cancelled", "exit_signal")
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
 # A line log timed by its clock (no step time printed: stamp or elapsed-time differences) is
 # sent in intervals of at least this many ticks of that clock, so that a tick's error is at
 # most 1 % of an interval: under the slowdown threshold (3 %), noise is not a slowdown
 CLOCK_TICKS = 100
 CLOCKED = {"stamps": "ts", "stamps_coarse": "ts", "elapsed": "elapsed", "": "ts"}
-SAVE_PAUSE_MIN_S = 1.0
 
 
 def _stamped_both(save: Save) -> bool:
@@ -70,7 +69,7 @@ def _stamped_both(save: Save) -> bool:
     return save.start_ts is not None and save.end_ts is not None
 
 
-class Walk:
+class Walk(Gaps):
     """The state of one walk (see the module docstring)."""
 
     def __init__(self, items: list[Any], j: Journal, notes: list[str], hang_min_s: float):
@@ -129,6 +128,7 @@ class Walk:
                 "interruptions": self.interruptions, "step_times": self.step_times}
 
     # -- progress ------------------------------------------------------------------------------
+
     def _record(self, k: int, rec: Record) -> None:
         last = self.last
         back = last is not None and rec.glob < last.glob and not self.restarted
@@ -190,17 +190,6 @@ class Walk:
         self.window = []
         self.j.emit(rec.t1, "steps", **fields)
 
-    def _save_pause(self, rec: Record) -> None:
-        """The pause right after a proven commit is its save (Lightning saves silently)."""
-        pending, self.pending_pause = self.pending_pause, None
-        if pending is None or not rec.delta or rec.step_s is None or rec.glob <= pending[0]:
-            return
-        pause = rec.t1 - rec.t0 - rec.delta * rec.step_s
-        if pause >= max(SAVE_PAUSE_MIN_S, 10 * rec.delta * rec.step_s):
-            self._send()
-            self.j.open_phase(pending[1], "checkpoint_save")
-            self.j.close_phase(pending[1] + pause)
-
     def _proven_commit(self, rec: Record) -> None:
         """Write the checkpoint a later restore proves, when this record passes its step."""
         step = self.commits.get(rec.run)
@@ -214,40 +203,8 @@ class Walk:
         self.j.commit(t, step)
         self.pending_pause = (step, t)
 
-    def _pause(self, rec: Record) -> None:
-        """A long pause between two progress lines is a hang."""
-        if self.last is None or not rec.delta or rec.step_s is None or not self.step_times:
-            return
-        reference = median(self.step_times[-50:])
-        pause = rec.t1 - rec.t0 - reference * rec.delta
-        if pause >= self.hang_min_s and pause >= 10 * reference * rec.delta:
-            self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
-                               "cause": "no_progress", "line": rec.line})
-            # time beyond the step time that the log explains as a hang is not progress, even
-            # when the next line prints the whole pause as its step time (Megatron's elapsed
-            # time per iteration): it is booked `other`, first in the interval
-            self._send()
-            self.j.open_phase(rec.t0, "other")
-            self.j.close_phase(rec.t0 + pause)
-        self._jump(rec, reference)
-
-    def _jump(self, rec: Record, reference: float) -> None:
-        """Time between the journal's last event and a record's start that the record's own
-        step time does not cover (the stamps jump forward while the printed step times stay):
-        the clock jumped or the job stalled without a word; either way it is not progress.
-        Over `hang_min_s` and 10 × the step time it is booked `other`, and noted."""
-        start = max(self.j.last_t, self.last.t1) if self.last is not None else self.j.last_t
-        gap = rec.t0 - start
-        if gap < self.hang_min_s or gap < 10 * reference * max(rec.delta or 1, 1):
-            return
-        self._send()
-        self.j.open_phase(start, "other")
-        self.j.close_phase(rec.t0)
-        self.notes.append(f"line {rec.line}: the stamps jump {gap:g} s forward while the steps' "
-                          "printed times do not (a clock jump, or a silent stall): booked as "
-                          "other, not as progress")
-
     # -- events --------------------------------------------------------------------------------
+
     def _cut_short(self, k: int, save: Save) -> Interruption | bool | None:
         """The stop that follows a save with no end line before any progress, on a later line
         (the save was begun, not finished, and commits nothing), else None. A stop glued to
@@ -362,25 +319,6 @@ class Walk:
                                if item.ran_for_s is not None else None})
             self._stalled(item.t0, item.t1)  # the time a watchdog says it waited: not progress
 
-    def _silent_before(self, item: Interruption) -> bool:
-        """A scheduler's stop line (`_CANCELLED`: Slurm's `CANCELLED ... DUE TO TIME LIMIT`, a
-        preemption) after a silence since the last progress of at least `hang_min_s` and 10 x
-        the step time: the job hung, printing nothing, until it was stopped. The silence is a
-        hang, booked `other` (README: a hang runs from the last progress to a watchdog line or
-        a later scheduler pulse), not uncommitted progress; the stop line is the interruption.
-        True when it was one. The job's own stop (a traceback, `Killed` during a silent eval)
-        says nothing of a hang."""
-        if item.hang or item.cause not in _CANCELLED or self.last is None \
-                or not self.step_times or self.open is not None:
-            return False
-        pause = item.t0 - self.last.t1
-        if pause < self.hang_min_s or pause < 10 * median(self.step_times[-50:]):
-            return False
-        self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
-                           "cause": "no_progress", "line": item.line})
-        self._stalled(self.last.t1, item.t0)
-        return True
-
     def _mark(self, k: int, item: Mark) -> None:
         kind, line = item.kind, item.obs.line
         if kind == "init":
@@ -407,32 +345,8 @@ class Walk:
         elif kind == "alive" and self.last is not None:
             self._alive(item)
 
-    def _alive(self, item: Mark) -> None:
-        assert self.last is not None
-        pause = item.t1 - self.last.t1
-        if pause < self.hang_min_s or self.open is not None:
-            return
-        entry = next((h for h in self.hangs if h["cause"] == "no_progress"
-                      and h["after_step"] == self.last.glob), None)
-        if entry is None:
-            self.hangs.append({"after_step": self.last.glob, "seconds": round(pause, 3),
-                               "cause": "no_progress", "line": item.obs.line})
-        else:
-            entry["seconds"] = round(pause, 3)
-        self._stalled(self.last.t1, item.t1)  # running, printing no step: not progress
-
-    def _stalled(self, t0: float, t1: float) -> None:
-        """Book a hang the log shows (last progress → a watchdog's line, or a scheduler's pulse
-        long after it) as `other`, from the journal's last event on: the job held its GPUs
-        and made no progress (T02's eval hang under hourly PULSE lines, T11's 7 h before the
-        NCCL watchdog fired)."""
-        if self.j.state != "running" or t1 <= max(t0, self.j.last_t):
-            return
-        self._send()
-        self.j.open_phase(max(t0, self.j.last_t), "other")
-        self.j.close_phase(t1)
-
     # -- restarts ------------------------------------------------------------------------------
+
     def _upcoming_restore(self, k: int) -> Restore | None:
         """The restore the lines after a restart's tell before the next progress: the first that
         names its step (HF's `Continuing training from checkpoint, will skip to saved
@@ -501,7 +415,7 @@ class Walk:
         if self.j.state != "running":
             return
         self.j.close_phase(intr.t0)
-        status = "cancelled" if intr.cause in _CANCELLED else "failed"
+        status = "cancelled" if intr.cause in CANCELLED else "failed"
         self.j.emit(intr.t0, "job_end", status=status, layer=entry["layer"])
         self.j.state = "interrupted"
 
