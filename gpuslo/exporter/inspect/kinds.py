@@ -5,7 +5,7 @@ Every kind `inspect` reads is registered in `KINDS` below: a detector
 list[Finding]`, pure). This module reads the files (the only I/O), detects the kind when `--kind`
 is not given, and folds the findings of every file into one verdict (the worst). The detectors
 (parsers only: `inspect.detectors` and the evidence modules) are imported with this module, an
-inspector (with its policy) when its kind first reads (`_Inspector`).
+inspector (with its policy) when its kind first reads (`_Lazy`).
 
 One file may hold several kinds (an on-call engineer pastes dmesg and `nvidia-smi -q` together):
 `split.split_evidence` cuts it into parts; every kind whose detector accepts a part reads
@@ -57,52 +57,39 @@ Detector = Callable[[str], bool]
 
 
 
-class _Inspector:
-    """The inspector `name` of the module `module`, imported when first called: detection runs
-    every detector on every file, but only the kinds detected need their inspector, its policy
-    and its findings (issue 30: `gpuslo inspect` on a kernel log imports no other inspector)."""
+class _Lazy:
+    """The function `name` of the module `module` (full name), imported when first called and
+    kept: detection runs every detector on every file, but only the kinds detected need their
+    inspector, its policy and its findings, and with `--kind` no detector runs at all, so
+    `gpuslo inspect --kind kernel-log` imports no other kind's parser (issue 30)."""
 
     def __init__(self, module: str, name: str) -> None:
         self.module, self.name = module, name
+        self._function: Callable | None = None
 
-    def __call__(self, text: str, options: InspectOptions, source: str) -> list[Finding]:
-        inspector = getattr(importlib.import_module(self.module), self.name)
-        return inspector(text, options, source)
+    def __call__(self, *args):
+        if self._function is None:
+            self._function = getattr(importlib.import_module(self.module), self.name)
+        return self._function(*args)
 
     def __repr__(self) -> str:
         return f"{self.module}.{self.name}"
 
 
 def _lazy(module: str, name: str) -> Inspector:
-    return _Inspector(f"gpuslo.exporter.inspect.{module}", name)
-
-
-class _Detector:
-    """The detector `name` of the module `module` (under `gpuslo.exporter`), imported when first
-    called: with `--kind` no detector runs, so `gpuslo inspect --kind kernel-log` imports no other
-    kind's parser (issue 30); detection imports them all, as before."""
-
-    def __init__(self, module: str, name: str) -> None:
-        self.module, self.name = f"gpuslo.exporter.{module}", name
-        self._function: Detector | None = None
-
-    def __call__(self, text: str) -> bool:
-        if self._function is None:
-            self._function = getattr(importlib.import_module(self.module), self.name)
-        return self._function(text)
-
-    def __repr__(self) -> str:
-        return f"{self.module}.{self.name}"
+    """An inspector under `gpuslo.exporter.inspect`."""
+    return _Lazy(f"gpuslo.exporter.inspect.{module}", name)
 
 
 def _found(module: str, name: str) -> Detector:
-    return _Detector(module, name)
+    """A detector (or a reader's own claims) under `gpuslo.exporter`."""
+    return _Lazy(f"gpuslo.exporter.{module}", name)
 
 
 # The lines a log reader reads itself beyond the shared claims (`fallback.log_lines`), loaded
 # with it: `line -> bool`.
 OWN_CLAIMS: dict[str, Detector] = {
-    "dcgm-exporter-log": _Detector("inspect.exporter_log", "claims_line"),
+    "dcgm-exporter-log": _found("inspect.exporter_log", "claims_line"),
 }
 
 
@@ -110,7 +97,7 @@ OWN_CLAIMS: dict[str, Detector] = {
 # kernel log is last because its detector is the loosest. Detectors (parsers only, under
 # `gpuslo.exporter`: `inspect.detectors` and the evidence modules) and inspectors (under
 # `gpuslo.exporter.inspect`) are named "module:function" and imported when they first run
-# (`_Detector`, `_Inspector`); the kernel log's are imported here.
+# (`_Lazy`); the kernel log's are imported here.
 _REGISTRY: dict[str, tuple[str, str]] = {
     "nvml-error": ("inspect.detectors:looks_like_nvml_error", "nvidia_smi:inspect_nvml_error"),
     "health-event": (
