@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuslo import names
+from gpuslo import names, signal_names
 
 STALE_INTERVALS = 3  # a result older than this many intervals no longer counts (DESIGN.md §2)
 NODE_SCOPE = "node"
@@ -189,7 +189,7 @@ class Finding:
     """One conclusion `gpuslo inspect` draws from evidence.
 
     The JSON keys are those of shared/corpus/expected.yaml (`FINDING_KEYS`); `class_` is written
-    as `class`. A finding names a code (`xid`, `sxid`) or a `signal` from `names.SIGNALS`.
+    as `class`. A finding names a code (`xid`, `sxid`) or a `signal` from `signal_names.SIGNALS`.
     Classes are `names.FINDING_CLASSES`: `fatal` makes the verdict unhealthy, `unknown` makes it
     unknown (unless something is fatal), the others leave it healthy.
     """
@@ -219,8 +219,8 @@ class Finding:
     def __post_init__(self) -> None:
         if self.class_ not in names.FINDING_CLASSES:
             raise ValueError(f"class {self.class_!r} not in {names.FINDING_CLASSES}")
-        if self.signal is not None and self.signal not in names.SIGNALS:
-            raise ValueError(f"signal {self.signal!r} is not in names.SIGNALS")
+        if self.signal is not None and self.signal not in signal_names.SIGNALS:
+            raise ValueError(f"signal {self.signal!r} is not in signal_names.SIGNALS")
         if self.layer is None and self.reason:
             self.layer = names.layer_of(self.reason)
 

@@ -12,8 +12,8 @@ tests/test_circular_imports.py:
 3. no import of our own modules inside a function, a class or an `if` (a cycle dodged that way
    is still a cycle), and no `importlib.import_module` of our own modules, except the CLI's
    table of subcommands, the checks registry (a check whose module cannot be imported must still
-   report `unknown`), `inspect.kinds`' inspectors (detection needs the detectors only; the
-   inspector of a kind is imported when it reads: tests/test_startup.py resolves every one),
+   report `unknown`), `inspect.registry`'s detectors and inspectors (each imported when it first
+   runs: detection needs no inspector; tests/test_startup.py resolves every inspector),
    `gpuslo.goodput`'s PEP 562 `__getattr__` (the Recorder, and with it OpenTelemetry, is loaded
    only when asked for) and the report's `inputs` (`LAZY_LOADERS`, `RENDERERS`: a source's
    reader and the HTML renderer are imported when used, so a report from files loads no HTTP
@@ -48,7 +48,7 @@ EXPORTER_STAGES = {
 }
 APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports another
 IMPORTLIB_ALLOWED = {
-    "gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.exporter.inspect.kinds",
+    "gpuslo.cli", "gpuslo.exporter.checks.registry", "gpuslo.exporter.inspect.registry",
     "gpuslo.goodput", "gpuslo.slo.report.inputs",
 }
 LOCAL_IMPORT_ALLOWED = {"gpuslo.goodput"}  # the PEP 562 __getattr__

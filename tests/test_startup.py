@@ -100,7 +100,7 @@ def test_the_static_kind_list_is_the_registry():
 
 
 def test_every_lazy_inspector_resolves():
-    """The inspectors `KINDS` imports when they first read (`kinds._Lazy`) exist: a module
+    """The inspectors `KINDS` imports when they first read (`registry._Lazy`) exist: a module
     or a name misspelt there would fail only on that kind's evidence."""
     for kind, (_, inspector) in KINDS.items():
         module = getattr(inspector, "module", None)
@@ -133,7 +133,7 @@ def test_a_report_from_files_imports_its_reader_only(tmp_path):
 
 
 def test_inspect_with_a_kind_imports_no_other_kinds_parser():
-    """With `--kind kernel-log` nothing is detected, so no detector loads (`kinds._Lazy`):
+    """With `--kind kernel-log` nothing is detected, so no detector loads (`registry._Lazy`):
     neither `inspect.detectors` nor the parsers of nvidia-smi, DCGM, the fabric tools, lspci or
     Slurm; without `--kind` detection loads them (the test above's file, read right either way)."""
     log = DATA / "corpus/dev/cases/118_xid120-gsp-task-exception-riscv-register-dump.txt"

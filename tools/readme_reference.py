@@ -1,5 +1,6 @@
-"""Reference tables for the README, generated from `gpuslo.names` so the documentation cannot drift
-from the vocabulary (tests/test_readme.py compares the README's marked blocks with these).
+"""Reference tables for the README, generated from `gpuslo.names` (the metrics) and
+`gpuslo.signal_names` (the `inspect` signals) so the documentation cannot drift from the
+vocabulary (tests/test_readme.py compares the README's marked blocks with these).
 
 A development script, not part of the package: `python -m tools.readme_reference` (from the
 checkout) rewrites the README's marked blocks in place.
@@ -9,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo import names
+from gpuslo import names, signal_names
 
 METRICS_BEGIN = "<!-- metric-reference:begin (generated: python -m tools.readme_reference) -->"
 METRICS_END = "<!-- metric-reference:end -->"
@@ -27,9 +28,10 @@ def metric_reference_markdown() -> str:
 
 
 def signal_reference_markdown() -> str:
-    """The `inspect` finding signals (`names.SIGNALS`) as a Markdown table, sorted by name."""
+    """The `inspect` finding signals (`signal_names.SIGNALS`), a Markdown table sorted by name."""
     rows = ["| signal | meaning |", "|---|---|"]
-    rows += [f"| `{signal}` | {meaning} |" for signal, meaning in sorted(names.SIGNALS.items())]
+    signals = sorted(signal_names.SIGNALS.items())
+    rows += [f"| `{signal}` | {meaning} |" for signal, meaning in signals]
     return "\n".join(rows)
 
 

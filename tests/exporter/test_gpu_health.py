@@ -7,7 +7,7 @@ import dataclasses
 
 import pytest
 
-from gpuslo import names
+from gpuslo import names, signal_names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.policy.gpu import GpuProblem, evaluate_gpu, recovery_action_of
 
@@ -185,7 +185,7 @@ def test_every_problem_uses_the_vocabulary():
     problems = evaluate_gpu(worst)
     assert len(problems) == 10
     for p in problems:
-        assert p.signal in names.SIGNALS and p.reason in names.REASON_LAYER
+        assert p.signal in signal_names.SIGNALS and p.reason in names.REASON_LAYER
         assert p.action in names.ACTIONS and p.class_ in (names.CLASS_FATAL, names.CLASS_WARN)
 
 

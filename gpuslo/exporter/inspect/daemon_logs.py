@@ -1,4 +1,4 @@
-"""Daemon logs for `gpuslo inspect` (registered in `inspect.kinds.KINDS`): the nvidia-fabricmanager
+"""Daemon logs for `gpuslo inspect` (registered in `registry.KINDS`): the nvidia-fabricmanager
 log and DCGM's nv-hostengine log, read by one inspector.
 
 Parsing is `evidence.fabricmanager` / `evidence.hostengine` (over the shared

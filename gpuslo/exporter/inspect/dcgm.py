@@ -1,6 +1,6 @@
 """dcgm-exporter and DCGM findings for `gpuslo inspect`.
 
-The entries registered in `gpuslo.exporter.inspect.kinds.KINDS`: `looks_like_metrics` /
+The entries registered in `gpuslo.exporter.inspect.registry.KINDS`: `looks_like_metrics` /
 `inspect_metrics` (dcgm-exporter `/metrics` pages), `looks_like_dcgmi` / `inspect_dcgmi`
 (`dcgmi dmon`, `dcgmi health -c`, `dcgmi diag`, `dcgmi nvlink -s` / `-e`, text or JSON) and
 `looks_like_exporter_log` / `inspect_exporter_log` (`exporter_log`). Parsing is

@@ -2,7 +2,7 @@
 `looks_like_*(text) -> bool` here combines parsers of `gpuslo.exporter.evidence`.
 
 They live apart from their inspectors (`inspect.dcgm`, `inspect.nvidia_smi`,
-`inspect.schedulers`, which re-export them) so that detection (`inspect.kinds.detect_kinds`,
+`inspect.schedulers`, which re-export them) so that detection (`inspect.registry.detect_kinds`,
 every detector on every file) imports the parsers only, never the policies and findings the
 inspectors need: the inspector of the kind detected is imported when it runs (issue 30, the
 start-up of `gpuslo inspect` on a kernel log).

@@ -1,5 +1,5 @@
 """GPU health events (NVSentinel node conditions and events carrying DCGM error codes) for
-`gpuslo inspect` (registered in `inspect.kinds.KINDS`). Parsing is
+`gpuslo inspect` (registered in `inspect.registry.KINDS`). Parsing is
 `gpuslo.exporter.evidence.health_event`, judging `gpuslo.exporter.policy.health_event`."""
 
 from __future__ import annotations

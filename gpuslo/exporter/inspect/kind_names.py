@@ -1,6 +1,6 @@
 """The evidence kinds `gpuslo inspect` reads (`--kind`), in detection order, as a static list.
 
-The registry is `gpuslo.exporter.inspect.kinds.KINDS` (detectors and inspectors, which import
+The registry is `gpuslo.exporter.inspect.registry.KINDS` (detectors and inspectors, which import
 every parser); this list lets `gpuslo inspect --help` offer the choices without importing them,
 and tests/test_startup.py keeps the two equal.
 """

@@ -1,5 +1,5 @@
 """nvidia-smi, NVML and /proc/driver/nvidia findings for `gpuslo inspect`: the detectors and
-inspectors registered in `gpuslo.exporter.inspect.kinds.KINDS` (the detectors that combine parsers
+inspectors registered in `inspect.registry.KINDS` (the detectors that combine parsers
 live in `inspect.detectors`, so that detection loads no inspector; they are re-exported here).
 
 The parsers live in `gpuslo.exporter.evidence.nvidia_smi`: `query` (`-q` text and `-q -x` XML),

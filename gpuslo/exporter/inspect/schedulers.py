@@ -1,5 +1,5 @@
 """What the GPU schedulers say about a node's GPUs, for `gpuslo inspect` (registered in
-`inspect.kinds.KINDS`): the log of NVIDIA's Kubernetes device plugin (`device-plugin-log`,
+`inspect.registry.KINDS`): the log of NVIDIA's Kubernetes device plugin (`device-plugin-log`,
 parsed by `evidence.device_plugin`) and Slurm's node record (`slurm-node`: `scontrol show node`,
 or any Slurm listing carrying its GRES shortfall reason; parsed by `evidence.slurm`).
 

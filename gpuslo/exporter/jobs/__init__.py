@@ -6,7 +6,8 @@
   kubelet's pod-resources API) and `hpc.HpcJobAllocations` (dcgm-exporter's HPC job-mapping
   directory, written by Slurm's prolog/epilog).
 - `journals.JournalTailer`: the Recorder's journals (`--journal-dir`) as job counters.
-- `logs.JobLogTailer`: the lines training jobs already print (`--job-log`) as the same counters.
+- `logs.JobLogTailer`: the lines training jobs already print (`--job-log`) as the same counters;
+  `log_reading` is its pure half (which job a file is, how its lines decode, what they say).
 
 This stage reads evidence and the shared records (`state`, `snapshot`) and the goodput
 calculator; it never imports `checks` or `inspect` (tests/test_layout.py).

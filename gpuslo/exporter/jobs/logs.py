@@ -4,16 +4,15 @@ as `gpuslo goodput` (`gpuslo.goodput.logs.reader.LogReader`: it learns the log's
 field roles on the head of the stream, learns again when an unread shape recurs, then reads each
 line with a prefilter and the compiled matchers; `assemble` and the one calculator), fed line by
 line as the files grow, so a container log gives the facts `gpuslo goodput` gives for the same
-lines in a file (`facts(job)`).
+lines in a file (`facts(job)`). This module is the I/O and state half: globbing, offsets, the
+spool and the cursor, the GPU count, settling and the published marks.
 
-Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
-CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
-that directory are one job, read in order: restart n before n+1, a rotated `<n>.log.<date>`
-before the live `<n>.log`. Any other file is a job named after the file (`job_id_for`), its
-lines plain text or CRI records, whichever each line is. A message's own timestamp wins; the CRI
-time is used for lines that carry none (Megatron iteration lines), so every event is dated. A
-message the runtime split into `P` pieces is joined, and each of its physical lines (a tqdm bar
-redrawn with `\r` inside one message) takes the time of the piece it ends in.
+Jobs. Which job a file is, the order a job's files are read in and how a raw line decodes are
+the pure half, `log_reading` (`job_of`, `file_order`, `decode`): the files of one kubelet
+container's directory are one job `<namespace>:<pod>:<container>`, read restart by restart,
+rotated before live; any other file is a job named after the file; CRI records are joined and
+every physical line dated. `log_reading.recompute` reads a whole list of lines at once: what
+the tailer must equal.
 
 GPUs. GPU-seconds need the job's GPU count: `gpus_for(identity)` (the exporter asks the kubelet
 allocations: the GPUs the container holds), else `default_gpus` (`--job-log-gpus`). A job whose
@@ -63,29 +62,32 @@ import contextlib
 import glob
 import logging
 import os
-import re
 import time
-from bisect import bisect_left
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from gpuslo.errors import ParseError
-from gpuslo.exporter.evidence.cri_log import (
-    CriJoiner,
-    PodLogIdentity,
-    parse_cri_line,
-    pod_log_identity,
+from gpuslo.exporter.evidence.cri_log import CriJoiner, PodLogIdentity
+from gpuslo.exporter.jobs.log_reading import (
+    NOT_A_RESTART,
+    ROTATED,
+    Line,
+    decode,
+    file_order,
+    goodput_from,
+    job_of,
+    read_log,
+    recompute,  # noqa: F401 - re-exported
+    restart_line,
 )
 from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
-from gpuslo.goodput.calculator import JobGoodput, compute_goodput
-from gpuslo.goodput.logs import job_id_for, last_written, load_profiles, year_note
-from gpuslo.goodput.logs.assemble import LogGoodput, assemble
+from gpuslo.goodput.calculator import JobGoodput
+from gpuslo.goodput.logs import last_written, load_profiles
 from gpuslo.goodput.logs.profiles import Profiles
-from gpuslo.goodput.logs.read import physical_lines
-from gpuslo.goodput.logs.reader import LogReader, ParsedLog
+from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.goodput.slowdown import SlowdownRule
 
 log = logging.getLogger(__name__)
@@ -93,104 +95,7 @@ READ_CHUNK = 8 * 1024 * 1024  # bytes read from one file per poll at most
 DEFAULT_SETTLE_S = 120.0
 STATE_DIR = "job_logs"
 CURSOR_VERSION = 1
-_BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
-_ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
-Line = tuple[float | None, str]  # (CRI time or None, physical line)
 GpusFor = Callable[[PodLogIdentity | None], int | None]
-
-
-def job_of(path: str | os.PathLike[str]) -> tuple[str, PodLogIdentity | None]:
-    """(job id, pod identity or None) of a log path (see the module docstring). Pure."""
-    identity = pod_log_identity(path)
-    if identity is None:
-        return job_id_for(path), None
-    job = f"{identity.namespace}:{identity.pod}:{identity.container}"
-    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job)[:128], identity
-
-
-def restart_line(count: int, ts: float | None) -> Line:
-    """The line that stands for the container's restart number `count` (its `<count>.log`
-    began at `ts`), as the profiles' common `init` rule reads it. Pure."""
-    return (ts, f"gpuslo: container restarted (restart count {count})")
-
-
-def decode(raw: str, joiner: CriJoiner) -> list[Line]:
-    """The physical lines one raw log line gives: a CRI record (partials joined per stream in
-    `joiner`; nothing until the `F`) or a plain line. Each line of a joined message is dated by
-    the record its last character came in (`timed_lines`). Pure apart from `joiner`."""
-    record = parse_cri_line(raw)
-    if record is None:
-        return [(None, text) for text in physical_lines(raw)]
-    done = joiner.feed(record)
-    if done is None:
-        return []
-    return timed_lines(*done)
-
-
-def timed_lines(pieces: list[list], message: str) -> list[Line]:
-    """The physical lines of a message joined from CRI records (`physical_lines`), each dated
-    by the piece ([end, time]) it ends in: a bar redrawn with `\\r` thousands of times inside
-    one message (tqdm without a terminal) gets the times the runtime saw, not one. Pure."""
-    texts = physical_lines(message)
-    if len(pieces) == 1 or not texts:
-        return [(pieces[0][1], text) for text in texts]
-    ends = [found.start() for found in _BREAK.finditer(message)] + [len(message)]
-    cuts = [end for end, _ in pieces]
-    last = len(pieces) - 1
-    return [(pieces[min(bisect_left(cuts, max(end, 1)), last)][1], text)
-            for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
-
-
-def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
-             said: str | None = None) -> LogGoodput:
-    """The facts (the `gpuslo goodput` document) and journal events of what the log said so
-    far: `assemble`, as `analyse_log` does for a file, with its note on a year assumed for
-    year-less stamps (`said`: the reference's words, `last_written`). Pure."""
-    result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
-                      saves_silently=profiles.saves_silently(parsed.framework))
-    if said is not None:
-        result.document["notes"] += year_note(parsed, said)
-    return result
-
-
-def goodput_from(result: LogGoodput, job: str, until: float | None = None,
-                 rule: SlowdownRule | None = None) -> JobGoodput | None:
-    """The job's goodput from `read_log`'s result (events after `until` not counted), None
-    when the document's status is not `ok`: no progress yet, or no commit evidence (Lightning
-    saving silently: what was committed is unknown), the same rule as `gpuslo goodput`'s exit
-    status and `report --training-log` (nothing to expose: never a made-up goodput); `rule` is
-    the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
-    if result.document["status"] != "ok":
-        return None
-    goodput = compute_goodput(result.events, until=until, rule=rule)
-    goodput.job = job
-    return goodput
-
-
-def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
-               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
-    """`goodput_from(read_log(...))`. Pure."""
-    return goodput_from(read_log(parsed, job, gpus, profiles), job, until, rule)
-
-
-def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
-              until: float | None = None, rule: SlowdownRule | None = None,
-              reference: float | None = None) -> JobGoodput | None:
-    """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal);
-    `reference`: when the log was last written (Unix seconds), for year-less stamps."""
-    profiles = profiles or load_profiles()
-    reader = LogReader(profiles, reference=reference)
-    for ts, text in lines:
-        reader.feed(text, ts)
-    return goodput_of(reader.parsed(), job, gpus, profiles, until, rule)
-
-
-def file_order(name: str) -> tuple[int, int, str]:
-    """Reading order of the files of one container: restart count, rotated before live."""
-    found = _ROTATED.fullmatch(name)
-    if found is None:
-        return (1 << 30, 0, name)
-    return (int(found["n"]), 0 if found["suffix"] else 1, found["suffix"] or "")
 
 
 @dataclass
@@ -327,7 +232,7 @@ class JobLogTailer:
         names = {p.name for p in paths}
         with contextlib.suppress(OSError):  # the folder went away: the glob's files only
             names |= {n for n in os.listdir(folder)
-                      if _ROTATED.fullmatch(n) and not n.endswith((".gz", ".tmp"))}
+                      if ROTATED.fullmatch(n) and not n.endswith((".gz", ".tmp"))}
         return [folder / n for n in sorted(names, key=file_order)]
 
     def _read_job(self, tail: _Job, paths: list[Path]) -> None:
@@ -373,7 +278,7 @@ class JobLogTailer:
         count — its `<n>.log` with n above `before`, the highest read so far — else [], and the
         highest count read with these lines)."""
         count = file_order(name)[0]
-        if tail.identity is None or not decoded or count >= 1 << 30:
+        if tail.identity is None or not decoded or count >= NOT_A_RESTART:
             return [], before
         if before is None or count <= before:
             return [], count if before is None else before

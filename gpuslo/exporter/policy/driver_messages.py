@@ -24,7 +24,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from gpuslo import names
+from gpuslo import names, signal_names
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.policy.severity_words import is_fatal_text
 
@@ -45,7 +45,7 @@ class MessageRule:
         part: index of the pattern that matched (lines of one message match different parts).
         class_: `names.EVENT_CLASSES`, or `unknown` for an unrecognised error line.
         action: `names.ACTIONS`; reason: `names.REASON_LAYER` key or None (non-fatal classes).
-        signal: the finding signal (`names.SIGNALS`); xid: the equivalent Xid, or None.
+        signal: the finding signal (`signal_names.SIGNALS`); xid: the equivalent Xid, or None.
     """
 
     entry: str
@@ -154,7 +154,7 @@ def _check_entry(name: str, entry: Any, source: str) -> None:
     _check_override(entry, field, source)
     if entry["class"] == names.CLASS_FATAL and not entry.get("reason"):
         _fail(source, f"{field}.reason", "a fatal entry needs a reason")
-    if entry.get("signal", DEFAULT_SIGNAL) not in names.SIGNALS:
+    if entry.get("signal", DEFAULT_SIGNAL) not in signal_names.SIGNALS:
         _fail(source, f"{field}.signal", f"{entry.get('signal')!r} is not a signal of names.py")
     xid = entry.get("xid")
     if xid is not None and (not isinstance(xid, int) or isinstance(xid, bool) or xid < 0):

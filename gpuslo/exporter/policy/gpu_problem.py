@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gpuslo import names
+from gpuslo import names, signal_names
 from gpuslo.verdict import Finding
 
 
@@ -14,7 +14,7 @@ class GpuProblem:
     """One problem `evaluate_gpu` found on one GPU.
 
     Attributes:
-        signal: key of `names.SIGNALS`; reason: key of `names.REASON_LAYER`;
+        signal: key of `signal_names.SIGNALS`; reason: key of `names.REASON_LAYER`;
         class_: `names.CLASS_FATAL` or `names.CLASS_WARN`; action: one of `names.ACTIONS`;
         message: one human line; links: NVLink link numbers concerned (sorted), else None;
         count: the count behind the problem (errors, rows) where there is one.
@@ -44,8 +44,8 @@ class GpuProblem:
         )
 
     def __post_init__(self) -> None:
-        if self.signal not in names.SIGNALS:
-            raise ValueError(f"signal {self.signal!r} not in names.SIGNALS")
+        if self.signal not in signal_names.SIGNALS:
+            raise ValueError(f"signal {self.signal!r} not in signal_names.SIGNALS")
         if self.reason not in names.REASON_LAYER:
             raise ValueError(f"reason {self.reason!r} not in names.REASON_LAYER")
         if self.action not in names.ACTIONS:

@@ -1,0 +1,144 @@
+"""What a job's log lines are and what they say, for the job-log tailer (`logs.JobLogTailer`):
+pure functions over paths, raw lines and decoded lines, with no file, state or clock. The tailer
+does the reading, the spool and the cursor; `recompute` is what it must equal.
+
+Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
+CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
+that directory are one job, read in order (`file_order`): restart n before n+1, a rotated
+`<n>.log.<date>` before the live `<n>.log`. Any other file is a job named after the file
+(`job_id_for`), its lines plain text or CRI records, whichever each line is (`decode`). A
+message's own timestamp wins; the CRI time is used for lines that carry none (Megatron iteration
+lines), so every event is dated. A message the runtime split into `P` pieces is joined, and each
+of its physical lines (a tqdm bar redrawn with `\\r` inside one message) takes the time of the
+piece it ends in (`timed_lines`).
+
+Restarts. The kubelet starts `<n+1>.log` when the container restarts; the tailer puts
+`restart_line(n+1, time)` before its first line, which the profiles' common `init` rule reads
+as a (re)start.
+
+Goodput. The decoded lines are read by the same reader as `gpuslo goodput`
+(`gpuslo.goodput.logs.reader.LogReader`), and `read_log` / `goodput_from` turn what it parsed
+into the `gpuslo goodput` document and the job's goodput, with the same rules.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from bisect import bisect_left
+from collections.abc import Iterable
+
+from gpuslo.exporter.evidence.cri_log import (
+    CriJoiner,
+    PodLogIdentity,
+    parse_cri_line,
+    pod_log_identity,
+)
+from gpuslo.goodput.calculator import JobGoodput, compute_goodput
+from gpuslo.goodput.logs import job_id_for, load_profiles, year_note
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble
+from gpuslo.goodput.logs.profiles import Profiles
+from gpuslo.goodput.logs.read import physical_lines
+from gpuslo.goodput.logs.reader import LogReader, ParsedLog
+from gpuslo.goodput.slowdown import SlowdownRule
+
+_BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
+# A container's log file: `<restart count>.log`, rotated `<n>.log.<suffix>`.
+ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
+Line = tuple[float | None, str]  # (CRI time or None, physical line)
+# The restart count `file_order` gives a file that is not a container's `<n>.log`.
+NOT_A_RESTART = 1 << 30
+
+
+def job_of(path: str | os.PathLike[str]) -> tuple[str, PodLogIdentity | None]:
+    """(job id, pod identity or None) of a log path (see the module docstring). Pure."""
+    identity = pod_log_identity(path)
+    if identity is None:
+        return job_id_for(path), None
+    job = f"{identity.namespace}:{identity.pod}:{identity.container}"
+    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job)[:128], identity
+
+
+def restart_line(count: int, ts: float | None) -> Line:
+    """The line that stands for the container's restart number `count` (its `<count>.log`
+    began at `ts`), as the profiles' common `init` rule reads it. Pure."""
+    return (ts, f"gpuslo: container restarted (restart count {count})")
+
+
+def decode(raw: str, joiner: CriJoiner) -> list[Line]:
+    """The physical lines one raw log line gives: a CRI record (partials joined per stream in
+    `joiner`; nothing until the `F`) or a plain line. Each line of a joined message is dated by
+    the record its last character came in (`timed_lines`). Pure apart from `joiner`."""
+    record = parse_cri_line(raw)
+    if record is None:
+        return [(None, text) for text in physical_lines(raw)]
+    done = joiner.feed(record)
+    if done is None:
+        return []
+    return timed_lines(*done)
+
+
+def timed_lines(pieces: list[list], message: str) -> list[Line]:
+    """The physical lines of a message joined from CRI records (`physical_lines`), each dated
+    by the piece ([end, time]) it ends in: a bar redrawn with `\\r` thousands of times inside
+    one message (tqdm without a terminal) gets the times the runtime saw, not one. Pure."""
+    texts = physical_lines(message)
+    if len(pieces) == 1 or not texts:
+        return [(pieces[0][1], text) for text in texts]
+    ends = [found.start() for found in _BREAK.finditer(message)] + [len(message)]
+    cuts = [end for end, _ in pieces]
+    last = len(pieces) - 1
+    return [(pieces[min(bisect_left(cuts, max(end, 1)), last)][1], text)
+            for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
+
+
+def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
+             said: str | None = None) -> LogGoodput:
+    """The facts (the `gpuslo goodput` document) and journal events of what the log said so
+    far: `assemble`, as `analyse_log` does for a file, with its note on a year assumed for
+    year-less stamps (`said`: the reference's words, `last_written`). Pure."""
+    result = assemble(parsed, job=job, gpus=gpus, checkpoint_step=profiles.checkpoint_step,
+                      saves_silently=profiles.saves_silently(parsed.framework))
+    if said is not None:
+        result.document["notes"] += year_note(parsed, said)
+    return result
+
+
+def goodput_from(result: LogGoodput, job: str, until: float | None = None,
+                 rule: SlowdownRule | None = None) -> JobGoodput | None:
+    """The job's goodput from `read_log`'s result (events after `until` not counted), None
+    when the document's status is not `ok`: no progress yet, or no commit evidence (Lightning
+    saving silently: what was committed is unknown), the same rule as `gpuslo goodput`'s exit
+    status and `report --training-log` (nothing to expose: never a made-up goodput); `rule` is
+    the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
+    if result.document["status"] != "ok":
+        return None
+    goodput = compute_goodput(result.events, until=until, rule=rule)
+    goodput.job = job
+    return goodput
+
+
+def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
+               until: float | None = None, rule: SlowdownRule | None = None) -> JobGoodput | None:
+    """`goodput_from(read_log(...))`. Pure."""
+    return goodput_from(read_log(parsed, job, gpus, profiles), job, until, rule)
+
+
+def recompute(lines: Iterable[Line], job: str, gpus: int, profiles: Profiles | None = None,
+              until: float | None = None, rule: SlowdownRule | None = None,
+              reference: float | None = None) -> JobGoodput | None:
+    """`goodput_of` for a whole list of decoded lines at once (what the tailer must equal);
+    `reference`: when the log was last written (Unix seconds), for year-less stamps."""
+    profiles = profiles or load_profiles()
+    reader = LogReader(profiles, reference=reference)
+    for ts, text in lines:
+        reader.feed(text, ts)
+    return goodput_of(reader.parsed(), job, gpus, profiles, until, rule)
+
+
+def file_order(name: str) -> tuple[int, int, str]:
+    """Reading order of the files of one container: restart count, rotated before live."""
+    found = ROTATED.fullmatch(name)
+    if found is None:
+        return (NOT_A_RESTART, 0, name)
+    return (int(found["n"]), 0 if found["suffix"] else 1, found["suffix"] or "")
