@@ -1,9 +1,11 @@
 """The report's section "Goodput, ETTR and badput": the job_goodput SLI, the badput waterfall that
 splits the allocated GPU-hours of the job side (`report.figures.Figures`: productive, each badput
-category) and the largest jobs with their goodput and ETTR."""
+category, and the progress no checkpoint committed yet where the basis carries it) and the
+largest jobs with their goodput and ETTR."""
 
 from __future__ import annotations
 
+from gpuslo import names
 from gpuslo.slo.report.figures import CAPACITY, job_records
 from gpuslo.slo.report.model import TOP, Section, Table, cannot, hours, ratio, share
 
@@ -24,6 +26,9 @@ def goodput(doc, extra, wow, fig) -> Section:
     rows += tuple(
         (f"− {k}", hours(v), share(v, allocated)) for k, v in fig.badput_by_category.items()
     )
+    if fig.uncommitted is not None:
+        rows += ((f"− {names.UNCOMMITTED_LABEL}", hours(fig.uncommitted),
+                  share(fig.uncommitted, allocated)),)
     rows += (("= productive", hours(fig.productive), ratio(fig.productive_share_of_allocated)),)
     lines = (
         f"Goodput ratio {ratio(fig.goodput_ratio)} (the job_goodput SLI: productive / all "
@@ -37,9 +42,20 @@ def goodput(doc, extra, wow, fig) -> Section:
             if fig.productive_basis == CAPACITY
             else "."
         ),
+        *_uncommitted_line(fig),
     )
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
+
+
+def _uncommitted_line(fig) -> tuple[str, ...]:
+    """The sentence that says what the uncommitted row is, where the waterfall shows one."""
+    if fig.uncommitted is None:
+        return ()
+    return (f"{hours(fig.uncommitted)} GPU-hours are {names.UNCOMMITTED_LABEL}: progress after "
+            "the last checkpoint the logs show, neither productive nor lost yet (a checkpoint "
+            "would commit it, a restart from an earlier one would waste it); it is in the "
+            "allocated GPU-hours, not in the badput.",)
 
 
 def _job_table(jobs: list[dict]) -> Table:

@@ -37,14 +37,16 @@ def capacity(doc, extra, wow, fig) -> Section:
     if not total and "capacity" in ((doc.get("data_quality") or {}).get("cannot_fill") or {}):
         return Section("capacity", "Capacity accounting", missing=cannot(doc, "capacity", ""))
     cats = doc.get("categories_gpu_hours") or {}
-    label = {names.ACCOUNTING_IDLE: fig.not_allocated_label}
+    label = {names.ACCOUNTING_IDLE: fig.not_allocated_label,
+             names.CATEGORY_UNCOMMITTED: names.UNCOMMITTED_LABEL}
+    at_risk = " + uncommitted" if names.CATEGORY_UNCOMMITTED in cats else ""
     rows = tuple(
         (label.get(name, name), hours(value), share(value, total)) for name, value in cats.items()
     )
     rows += (("total (provisioned)", hours(total), share(total, total)),)
     lines = (
         f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
-        f"GPU-hour has exactly one category; usable = productive + badput + "
+        f"GPU-hour has exactly one category; usable = productive + badput{at_risk} + "
         f"{fig.not_allocated_label}, the rest is unusable.",
     )
     return Section("capacity", "Capacity accounting", lines,
