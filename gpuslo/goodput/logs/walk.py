@@ -84,6 +84,7 @@ class Walk(Gaps, Restarts):
         self.step_times: list[float] = []
         self.retracted = 0
         self.last: Record | None = None
+        self.last_k = -1  # the index of `last` in `items`
         self.open: tuple[Interruption, dict[str, Any]] | None = None
         self.progressed = False  # progress since the last (re)start
         self.restarted = False  # a restart since the last progress line
@@ -154,7 +155,7 @@ class Walk(Gaps, Restarts):
         if self.restarted:
             self._send()
         self.j.close_phase(rec.t0)
-        self._pause(rec)
+        self._pause(rec, k)
         self._save_pause(rec)
         if rec.step_s is not None and not rec.warm:
             self.step_times.append(rec.step_s)
@@ -163,7 +164,7 @@ class Walk(Gaps, Restarts):
         self._proven_commit(rec)
         if self.unsent is not None and rec.t1 - self.j.last_t >= self._interval(rec):
             self._send()
-        self.last, self.progressed, self.restarted = rec, True, False
+        self.last, self.last_k, self.progressed, self.restarted = rec, k, True, False
 
     def _interval(self, rec: Record) -> float:
         """The least time the records since the last steps event must span to be sent: a
