@@ -71,11 +71,10 @@ class Gaps:
     def _save_gap(self, rec: Record, k: int, reference: float) -> None:
         """The pause between the stamped records `last` and `rec` (index `k`: their stamps'
         interval beyond `rec.delta` steps at the `reference` step time, under the hang
-        threshold, neither a hang nor a jump `_pause` booked), where every line
-        between them is a line of a save listed with no time of its own (no stamps on its
-        lines, no printed seconds, no timer): Megatron's unstamped `saving checkpoint at
-        iteration N` / `successfully saved checkpoint ... iteration N` between stamped iteration
-        lines. Booked
+        threshold, neither a hang nor a jump `_pause` booked), where every line between them is
+        a line of a save listed with no time of its own (no stamps on its lines, no printed
+        seconds, no timer): Megatron's unstamped `saving checkpoint at iteration N` /
+        `successfully saved checkpoint ... iteration N` between stamped iteration lines. Booked
         `checkpoint_save`, first in the interval, and noted as an upper bound: the stamps bound
         the save, they do not measure it. Left alone (progress, as before) where the gap may be
         something else: any other line between (a restore, a stop, an init or end line, an
