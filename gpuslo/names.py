@@ -256,6 +256,14 @@ BADPUT_CATEGORIES: Final = (
     "other",  # allocated time no other category explains (the remainder bucket)
 )
 JOB_CATEGORIES: Final = (CATEGORY_PRODUCTIVE, *BADPUT_CATEGORIES)
+# Progress after a job's last commit (DESIGN.md §4): neither productive nor badput yet, but at
+# risk: a checkpoint makes it productive, a restart from an earlier one wasted_progress. The report
+# books it as its own category of a job's allocated time (allocated = productive + badput +
+# uncommitted) where its source is finished (training logs). It is no counter category: the
+# exporter books progress once a commit or a restart settles it, so counters never go down.
+CATEGORY_UNCOMMITTED: Final = "uncommitted"
+UNCOMMITTED_LABEL: Final = "uncommitted progress (not yet checkpointed)"
+ALLOCATED_CATEGORIES: Final = (*JOB_CATEGORIES, CATEGORY_UNCOMMITTED)
 # Serving replicas (DESIGN.md §5): a replica's allocated GPU-time falls into exactly one of these.
 # `serving` = ready with requests; `idle_capacity` = ready, no request in the interval (neither
 # loss nor serving, shown apart); `model_loading` = start until ready (weights, compile, warm-up);

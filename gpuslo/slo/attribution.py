@@ -44,6 +44,7 @@ AFTER = pd.Timedelta(minutes=5)
 # Interruptions of one job reported by several nodes within this span are one interruption.
 SAME_INTERRUPTION = pd.Timedelta(minutes=5)
 _CATEGORIES = list(names.JOB_CATEGORIES)
+_SPLIT = list(names.ALLOCATED_CATEGORIES)  # a job's allocated time: categories + uncommitted
 _JOB_END, _COMPLETED = EVENTS.index("job_end"), STATUSES.index("completed")
 
 
@@ -214,8 +215,10 @@ def _own_account(interruptions: pd.DataFrame) -> pd.Series:
 class FleetSplit:
     """Allocated usable time split into job categories, in integer ticks of the accounting.
 
-    fleet_ticks: ticks per `names.JOB_CATEGORIES`; job_ticks: DataFrame (index job, one int64
-    column per category); jobs_without_journal: allocated jobs with no journal events."""
+    fleet_ticks: ticks per `names.ALLOCATED_CATEGORIES` (the job categories and the progress no
+    checkpoint committed yet, `uncommitted`: they sum to the allocated ticks); job_ticks:
+    DataFrame (index job, one int64 column per category); jobs_without_journal: allocated jobs
+    with no journal events."""
 
     fleet_ticks: dict[str, int]
     job_ticks: pd.DataFrame
@@ -224,15 +227,16 @@ class FleetSplit:
 
 def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
     """Split each job's allocated usable ticks (`acc`: gpuslo.slo.accounting.Accounting) by its
-    goodput (`jobs`: job_summary): categories in `names.JOB_CATEGORIES` order, each capped at
-    what is left; the rest is `other`, so every job's categories sum to its allocated ticks."""
+    goodput (`jobs`: job_summary): categories in `names.ALLOCATED_CATEGORIES` order (uncommitted
+    progress after slowdown), each capped at what is left; the rest is `other`, so every job's
+    categories sum to its allocated ticks."""
     tick_ns = acc.tick_ns
     seg = acc.segments[acc.segments["job"] != ""]
     ticks = (seg["end"] - seg["start"]).to_numpy("int64") // tick_ns
     allocated = pd.Series(ticks, index=seg["job"].to_numpy()).groupby(level=0).sum()
     remaining = allocated.to_numpy(dtype=np.int64).copy()
     out = {}
-    for category in _CATEGORIES:
+    for category in _SPLIT:
         if category == "other":
             continue
         wanted = jobs[category].reindex(allocated.index).fillna(0.0) if category in jobs else 0.0
@@ -241,22 +245,25 @@ def fleet_job_split(acc, jobs: pd.DataFrame) -> FleetSplit:
         out[category] = take
         remaining = remaining - take
     out["other"] = remaining
-    job_ticks = pd.DataFrame(out, index=allocated.index)[_CATEGORIES]
+    job_ticks = pd.DataFrame(out, index=allocated.index)[_SPLIT]
     missing = sorted(set(allocated.index) - set(jobs.index))
-    return FleetSplit({c: int(job_ticks[c].sum()) for c in _CATEGORIES}, job_ticks, missing)
+    return FleetSplit({c: int(job_ticks[c].sum()) for c in _SPLIT}, job_ticks, missing)
 
 
 def journal_split(jobs: pd.DataFrame, tick_ns: int) -> FleetSplit:
     """The job side when there is no capacity accounting (journals or training logs alone):
     each job's GPU-time by category as its journals record it (`jobs`: job_summary, seconds),
     in ticks of `tick_ns`, so `lost_breakdown`, the crawl and the job losses read it as they
-    read `fleet_job_split`'s capacity split — one model of the job side, whatever the source."""
+    read `fleet_job_split`'s capacity split — one model of the job side, whatever the source.
+    Uncommitted progress is a category here as in `job_summary`'s allocated_gpu_seconds (zero
+    where the engine keeps to the counters' figures), so each job's ticks sum to its allocated
+    GPU-time (to within the floor of each category to a tick)."""
     columns = {c: (jobs[c] if c in jobs else pd.Series(0.0, index=jobs.index)).fillna(0.0)
-               for c in _CATEGORIES}
+               for c in _SPLIT}
     job_ticks = pd.DataFrame(
         {c: np.floor(v.to_numpy(dtype=np.float64) * 1e9 / tick_ns).astype(np.int64)
-         for c, v in columns.items()}, index=jobs.index)[_CATEGORIES]
-    return FleetSplit({c: int(job_ticks[c].sum()) for c in _CATEGORIES}, job_ticks, [])
+         for c, v in columns.items()}, index=jobs.index)[_SPLIT]
+    return FleetSplit({c: int(job_ticks[c].sum()) for c in _SPLIT}, job_ticks, [])
 
 
 def lost_breakdown(

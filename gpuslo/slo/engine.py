@@ -14,10 +14,13 @@ working); this module computes it.
 
 Capacity categories (`WeeklyResult.categories`, GPU-hours) give every provisioned GPU-second
 exactly one of: no_data, unknown, unhealthy_<layer>, unschedulable, productive, each badput
-category, idle — they sum to `provisioned_gpu_hours` exactly (in integer ticks,
+category, uncommitted, idle — they sum to `provisioned_gpu_hours` exactly (in integer ticks,
 `category_ticks`). A job's allocated usable time is split by its journal's goodput
-(`gpuslo.goodput.compute_goodput`), filling categories in `names.JOB_CATEGORIES` order up to the
-allocated time; what the journal does not explain (or a job without a journal) is `other`.
+(`gpuslo.goodput.compute_goodput`), filling categories in `names.ALLOCATED_CATEGORIES` order up
+to the allocated time; what the journal does not explain (or a job without a journal) is `other`.
+`uncommitted` is progress after a training log's last commit (`names.CATEGORY_UNCOMMITTED`):
+neither productive nor badput, at risk; 0 for journals, whose counters book it once settled.
+So allocated = productive + every badput category + uncommitted (`uncommitted_gpu_hours`).
 Serving replicas' allocated usable time is `serving_replicas` (`serving_week.split_off`; present
 only with replicas), broken down in `serving`; replicas are no job in the job figures.
 
@@ -82,7 +85,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     # The job side: the capacity accounting's split, or the journals' own without one.
     side = split if acc.provisioned_ticks else journal_split(jobs, acc.tick_ns)
     by_layer, by_reason = lost_breakdown(acc, side, attributed)
-    categories_ticks = {**_capacity_ticks(acc), **split.fleet_ticks}
+    categories_ticks = {**_capacity_ticks(acc), **_job_ticks(split.fleet_ticks)}
 
     def hours(ticks: int) -> float:
         return ticks * acc.tick_ns / 3.6e12
@@ -119,6 +122,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         badput_gpu_hours_by_category={
             c: hours(side.fleet_ticks[c]) for c in names.BADPUT_CATEGORIES
         },
+        uncommitted_gpu_hours=hours(side.fleet_ticks[names.CATEGORY_UNCOMMITTED]),
         job_basis=CAPACITY_BASIS if acc.provisioned_ticks else frames.jobs_from,
         productive_gpu_hours=productive_h,
         allocated_gpu_hours=allocated_h,
@@ -239,6 +243,13 @@ def _finished_only(per_node: pd.DataFrame, jobs_from: str) -> pd.DataFrame:
     if jobs_from == TRAINING_LOGS_BASIS or UNCOMMITTED not in per_node:
         return per_node
     return per_node.assign(**{UNCOMMITTED: 0.0})
+
+
+def _job_ticks(fleet_ticks: dict[str, int]) -> dict[str, int]:
+    """The job side's capacity categories: every job category, and `uncommitted` only where
+    some progress was left uncommitted (journals book none: `_finished_only`), so a capacity
+    table does not show a 0 for what its basis cannot have."""
+    return {c: v for c, v in fleet_ticks.items() if v or c != names.CATEGORY_UNCOMMITTED}
 
 
 def _window(frames: Frames, start, end) -> tuple[pd.Timestamp, pd.Timestamp]:

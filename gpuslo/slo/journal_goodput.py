@@ -34,7 +34,7 @@ _FROM_PROGRESS = (names.CATEGORY_PRODUCTIVE, "wasted_progress", names.CATEGORY_S
 # the calculator's progress not yet committed (`JobGoodput.uncommitted_gpu_s`): its change over
 # the window, so categories + uncommitted is the GPU-time the journal shows, as the calculator's
 # `summary` accounts it (`gpuslo goodput` divides by that too)
-UNCOMMITTED = "uncommitted"
+UNCOMMITTED = names.CATEGORY_UNCOMMITTED
 COLUMNS = ["job", "node", "gpus", "status", *_CATEGORIES, UNCOMMITTED]
 
 

@@ -65,6 +65,9 @@ class WeeklyResult:
     jobs_hit: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(
         columns=job_losses.HIT_COLUMNS))
     job_basis: str = CAPACITY_BASIS
+    # progress after a training log's last commit, in the job side's allocated GPU-hours beside
+    # productive and badput (`names.CATEGORY_UNCOMMITTED`; 0 for journals and counters)
+    uncommitted_gpu_hours: float = 0.0
     return_to_service: dict = field(default_factory=dict)  # reliability.return_to_service
     serving: dict = field(default_factory=dict)  # serving_week.serving_week; {} without replicas
 
@@ -167,9 +170,11 @@ class WeeklyResult:
         """The report's JSON twin: the issue's top-level keys (start, end, provisioned_gpu_hours,
         usable_gpu_hours, usable_ratio, productive_gpu_hours, goodput_ratio,
         lost_gpu_hours_by_layer, lost_gpu_hours_by_reason, interruptions_per_1000_gpu_days, slos,
-        data_quality) plus the rest, and `window` (`window_of`); the capacity keys null with
-        `not_available` when `capacity_missing`. Floats rounded to 6 decimals,
-        NaN → None, times ISO 8601; start, end and the covered span None when undated."""
+        data_quality) plus the rest (allocated_gpu_hours = productive_gpu_hours + the sum of
+        badput_gpu_hours_by_category + uncommitted_gpu_hours), and `window` (`window_of`); the
+        capacity keys null with `not_available` when `capacity_missing`. Floats rounded to 6
+        decimals, NaN → None, times ISO 8601; start, end and the covered span None when
+        undated."""
         window = window_of(self.start, self.end, self.data_quality)
         quality = self.data_quality
         if not window["dated"]:
@@ -197,6 +202,7 @@ class WeeklyResult:
                     for layer, value in self.lost_gpu_hours_by_layer.items()
                 },
                 "badput_gpu_hours_by_category": self.badput_gpu_hours_by_category,
+                "uncommitted_gpu_hours": self.uncommitted_gpu_hours,
                 "job_gpu_hours_by_category": self.job_gpu_hours_by_category,
                 "interruptions": len(self.interruptions),
                 "interruptions_per_1000_gpu_days": self.interruptions_per_1000_gpu_days,

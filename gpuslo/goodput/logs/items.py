@@ -68,6 +68,7 @@ class Save:
     lines: int = 0
     end_text: str = ""  # its last end line's text and place (`_again`)
     end_seq: int = 0
+    validated: bool = False  # its line says a validation metric chose it: a validation ran before
     t0: float = 0.0
     t1: float = 0.0
 
@@ -157,6 +158,9 @@ def line_path_step(text: str, path: str, patterns: tuple[re.Pattern[str], ...]) 
 # A save target whose last part is marked temporary (HF Trainer's `tmp-checkpoint-pe8ry7n_`,
 # Orbax's `1000.orbax-checkpoint-tmp-1700000000`) is renamed to the checkpoint when the write is
 # done: the rename is the commit.
+# Lightning's ModelCheckpoint `'val_loss' reached 2.5 (best 2.5), saving model to`, Keras's
+# `val_loss improved from 0.29 to 0.28, saving model to`: the save follows a validation
+_VALIDATED = re.compile(r"(?i)\bval(?:id(?:ation)?)?(?:[_/.-]\w+)?['\"]? (?:reached|improved)\b")
 _TEMPORARY = re.compile(r"(?i)(?:^|[-_.])(?:tmp|temp)(?:[-_.]|$)")
 
 
@@ -269,6 +273,7 @@ class _Grouper:
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
+        save.validated = save.validated or bool(_VALIDATED.search(o.text))
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
         save.named_path = save.named_path or d.get("path", "")
 

@@ -12,6 +12,10 @@ Two accountings meet here, and each quantity names the one it comes from:
   the only figure called "goodput ratio"; the waterfall's last share is "productive share of
   allocated", a capacity ratio, and says so.
 Without a capacity accounting (journals alone) productive and badput come from the journals.
+The allocated GPU-hours are productive + every badput category + `uncommitted` (progress after a
+training log's last commit: at risk, neither productive nor lost; `names.CATEGORY_UNCOMMITTED`).
+`uncommitted` is None where the job basis does not carry it (journals and counters book progress
+once a commit or a restart settles it, so theirs is in neither figure), a float otherwise.
 
 Units: GPU-hours and hours (float), ratios 0–1, counts (int); None where the data has none:
 provisioned, usable and unusable_by_layer are None when the engine could not know them (its
@@ -26,6 +30,7 @@ from gpuslo import names
 
 NOT_ALLOCATED = "not allocated (no job data)"
 CAPACITY, JOURNALS = "capacity accounting", "journals"
+TRAINING_LOGS = "training logs"  # the job basis whose uncommitted progress counts (finished logs)
 
 
 @dataclass(frozen=True)
@@ -53,6 +58,7 @@ class Figures:
     mttr_hours: float | None
     mttr_by_layer: dict[str, dict]
     mtti_hours: float | None
+    uncommitted: float | None = None
 
     def to_dict(self) -> dict:
         """Plain dict of every field (the JSON's `report.figures`)."""
@@ -84,6 +90,13 @@ def has_job_data(doc: dict) -> bool:
     allocated to a job; without job data nothing can be called idle."""
     cannot = (doc.get("data_quality") or {}).get("cannot_fill") or {}
     return bool(doc.get("jobs")) or bool(doc.get("allocated_gpu_hours")) or "goodput" not in cannot
+
+
+def _uncommitted(doc: dict, basis: str) -> float | None:
+    """The job side's uncommitted GPU-hours (`uncommitted_gpu_hours`): a float for training logs
+    or wherever it is not 0, None where the basis books none (see the module docstring)."""
+    value = float(doc.get("uncommitted_gpu_hours") or 0.0)
+    return value if value or basis == TRAINING_LOGS else None
 
 
 def _job_side(doc: dict) -> tuple[float, float, dict[str, float], str]:
@@ -125,6 +138,7 @@ def figures(doc: dict, extra: dict, mttr_by_layer: dict[str, dict]) -> Figures:
         mttr_hours=extra.get("mttr_hours"),
         mttr_by_layer=mttr_by_layer,
         mtti_hours=extra.get("mtti_hours"),
+        uncommitted=_uncommitted(doc, basis),
     )
 
 

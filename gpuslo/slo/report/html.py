@@ -57,7 +57,8 @@ def figures(doc: dict) -> dict[str, list[str]]:
     }
     if doc.get("jobs"):
         out["goodput"] = [
-            plots.badput_waterfall(fig.allocated, fig.badput_by_category, fig.productive)
+            plots.badput_waterfall(fig.allocated, fig.badput_by_category, fig.productive,
+                                   fig.uncommitted)
         ]
     return {key: [svg for svg in svgs if svg] for key, svgs in out.items()}
 

@@ -8,6 +8,7 @@ backslash escapes, links, images; an autolink `<javascript:...>` is closed by th
 
 from __future__ import annotations
 
+from gpuslo import names
 from gpuslo.slo.report import figures
 from gpuslo.slo.report.model import (
     GENERATED_BY,
@@ -114,6 +115,8 @@ def _job_headline(fig: figures.Figures) -> list[tuple[str, str]]:
         (f"productive GPU-hours ({fig.productive_basis})", hours(fig.productive)),
         (goodput_label(figures.job_records(fig)), ratio(fig.goodput_ratio)),
         (BADPUT_LABEL, _by_layer(fig.job_badput_by_layer)),
+        *(((f"{names.UNCOMMITTED_LABEL} GPU-hours (allocated, neither productive nor badput)",
+            hours(fig.uncommitted)),) if fig.uncommitted is not None else ()),
     ]
 
 

@@ -50,6 +50,17 @@ def ratio(value: float | None) -> str:
     return "—" if value is None else f"{value:.4f}"
 
 
+def share(part: float | None, whole: float | None) -> str:
+    """`part / whole` as a ratio cell; '—' when either is unknown or `whole` is 0."""
+    return ratio(part / whole) if part is not None and whole else "—"
+
+
+def cannot(doc: dict, key: str, fallback: str) -> str:
+    """Why a section cannot be filled: the source's own `data_quality.cannot_fill[key]` when it
+    gave one, else `fallback`."""
+    return ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get(key) or fallback
+
+
 def mttr_text(fig) -> str:
     """The MTTR of `fig` (report.figures.Figures) with its per-layer figures beside it:
     '0.4 h overall; node 4.4 h (60 faults), observability 0.2 h (117 faults)'."""

@@ -194,13 +194,17 @@ def _decimals(low: float, high: float) -> str:
     return "%.2f" if span >= 0.2 else "%.3f" if span >= 0.02 else "%.4f"
 
 
-def badput_waterfall(allocated: float, badput: dict[str, float], productive: float) -> str | None:
+def badput_waterfall(allocated: float, badput: dict[str, float], productive: float,
+                     uncommitted: float | None = None) -> str | None:
     """Two panels, each on its own scale (GPU-hours, from 0): allocated against productive, and
     the badput between them as a waterfall, each category a step up from the one before to the
-    whole badput, so a 5 % badput is not a sliver on top of a 0-to-allocated axis."""
+    whole badput, so a 5 % badput is not a sliver on top of a 0-to-allocated axis. `uncommitted`
+    (None: the basis carries none) is one more step after the badput total, in its own colour
+    and named `names.UNCOMMITTED_LABEL`: at risk, not lost."""
     if not allocated:
         return None
     lost = sum(badput.values())
+    top = lost + (uncommitted or 0.0)
     with matplotlib.rc_context(_RC):
         fig = _figure((8, 3.6))
         left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": (1, 3.2)})
@@ -215,15 +219,21 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
         right.bar(len(labels), lost, color="#5e3c99", gid="badput-total")
         _value(right, len(labels), lost, lost)
         labels.append("badput")
+        if uncommitted is not None:
+            right.bar(len(labels), uncommitted, bottom=lost, color="#ff7f0e", hatch="//",
+                      gid="uncommitted-step")
+            _value(right, len(labels), top, uncommitted)
+            labels.append(names.UNCOMMITTED_LABEL.replace(" (", "\n("))
         right.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        right.set_ylim(0, (lost or 1.0) * 1.12)
-        right.set_ylabel("badput GPU-hours")
+        right.set_ylim(0, (top or 1.0) * 1.12)
+        right.set_ylabel("badput GPU-hours" if uncommitted is None else "GPU-hours")
         right.yaxis.set_major_formatter(_THOUSANDS)
         share = f" ({lost / allocated:.1%} of allocated)" if allocated else ""
         right.set_title(f"by category, own scale: {lost:,.1f} GPU-hours of badput{share}")
         fig.suptitle(
             f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
-            "GPU-hours"
+            "GPU-hours" + ("" if uncommitted is None else
+                           f"\nand {uncommitted:,.1f} GPU-hours of {names.UNCOMMITTED_LABEL}")
         )
         _tight_layout(fig)
         return _svg(fig, "badput-waterfall", right.get_ylim())

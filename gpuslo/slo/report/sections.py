@@ -12,45 +12,41 @@ one, else a sentence naming what is absent.
 from __future__ import annotations
 
 from gpuslo import names
+from gpuslo.slo.report.badput import goodput
 from gpuslo.slo.report.crawl import crawl
-from gpuslo.slo.report.figures import CAPACITY, job_records
 from gpuslo.slo.report.jobs_hit import jobs_hit
 from gpuslo.slo.report.model import (
     TOP,
     Section,
     Table,
+    cannot,
     hours,
     mttr_text,
     ratio,
     rules_check,
     rules_check_text,
+    share,
     window_name,
 )
 
 MAX_ROWS = 62  # longer spans list availability per 7 days
 
 
-def _cannot(doc: dict, key: str, fallback: str) -> str:
-    return ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get(key) or fallback
-
-
-def _share(part: float | None, whole: float | None) -> str:
-    return ratio(part / whole) if part is not None and whole else "—"
-
-
 def capacity(doc, extra, wow, fig) -> Section:
     total = fig.provisioned
     if not total and "capacity" in ((doc.get("data_quality") or {}).get("cannot_fill") or {}):
-        return Section("capacity", "Capacity accounting", missing=_cannot(doc, "capacity", ""))
+        return Section("capacity", "Capacity accounting", missing=cannot(doc, "capacity", ""))
     cats = doc.get("categories_gpu_hours") or {}
-    label = {names.ACCOUNTING_IDLE: fig.not_allocated_label}
+    label = {names.ACCOUNTING_IDLE: fig.not_allocated_label,
+             names.CATEGORY_UNCOMMITTED: names.UNCOMMITTED_LABEL}
+    at_risk = " + uncommitted" if names.CATEGORY_UNCOMMITTED in cats else ""
     rows = tuple(
-        (label.get(name, name), hours(value), _share(value, total)) for name, value in cats.items()
+        (label.get(name, name), hours(value), share(value, total)) for name, value in cats.items()
     )
-    rows += (("total (provisioned)", hours(total), _share(total, total)),)
+    rows += (("total (provisioned)", hours(total), share(total, total)),)
     lines = (
         f"{doc.get('gpus', 0):,} GPUs on {doc.get('nodes', 0):,} nodes; every provisioned "
-        f"GPU-hour has exactly one category; usable = productive + badput + "
+        f"GPU-hour has exactly one category; usable = productive + badput{at_risk} + "
         f"{fig.not_allocated_label}, the rest is unusable.",
     )
     return Section("capacity", "Capacity accounting", lines,
@@ -60,7 +56,7 @@ def capacity(doc, extra, wow, fig) -> Section:
 def availability(doc, extra, wow, fig) -> Section:
     if not fig.provisioned and "capacity" in ((doc.get("data_quality") or {}).get("cannot_fill")
                                               or {}):
-        return Section("availability", "Availability", missing=_cannot(doc, "capacity", ""))
+        return Section("availability", "Availability", missing=cannot(doc, "capacity", ""))
     objective = ((doc.get("slos") or {}).get(names.SLO_USABLE_GPU) or {}).get("objective")
     usable = doc.get("usable_ratio")
     of = (f"{hours(doc.get('usable_gpu_hours'))} usable of "
@@ -91,7 +87,7 @@ def _period_row(days: list[dict]) -> tuple[str, ...]:
         str(days[0]["day"])[:10],
         hours(provisioned),
         hours(usable),
-        _share(usable, provisioned),
+        share(usable, provisioned),
     )
 
 
@@ -129,47 +125,6 @@ def slos(doc, extra, wow, fig) -> Section:
         *notes), tables)
 
 
-def goodput(doc, extra, wow, fig) -> Section:
-    title = "Goodput, ETTR and badput"
-    if not doc.get("jobs"):
-        return Section("goodput", title, missing=_cannot(
-            doc, "goodput", "the data has no job allocations or Recorder journals"))
-    tables = (_job_table(doc["jobs"]),)
-    if not fig.allocated:
-        why = _cannot(doc, "capacity", "no allocated GPU-time in the fleet accounting")
-        return Section("goodput", title, (
-            f"Per-job goodput from the {job_records(fig)} only; no fleet badput waterfall: "
-            f"{why}.",), tables)
-    allocated = fig.allocated
-    rows = (("allocated", hours(allocated), ratio(1.0)),)
-    rows += tuple(
-        (f"− {k}", hours(v), _share(v, allocated)) for k, v in fig.badput_by_category.items()
-    )
-    rows += (("= productive", hours(fig.productive), ratio(fig.productive_share_of_allocated)),)
-    lines = (
-        f"Goodput ratio {ratio(fig.goodput_ratio)} (the job_goodput SLI: productive / all "
-        f"GPU-time the jobs' {job_records(fig)} record, recovery and wasted progress included, as "
-        f"Prometheus records it); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall "
-        f"splits the allocated GPU-hours of the {fig.productive_basis}: "
-        f"{ratio(fig.productive_share_of_allocated)} of them were productive"
-        + (
-            " (a capacity share, not the SLI: the journals also count GPU-time the capacity "
-            "accounting holds unusable)."
-            if fig.productive_basis == CAPACITY
-            else "."
-        ),
-    )
-    return Section("goodput", title, lines,
-                   (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
-
-
-def _job_table(jobs: list[dict]) -> Table:
-    top = sorted(jobs, key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
-    rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
-                  ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in top)
-    return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)
-
-
 def _rate_line(doc: dict, fig) -> str:
     """The interruption rate with its basis spelled out: job interruptions per allocated GPU-day
     when the data has jobs, faults (and the GPUs they hit, the rate's unit) per provisioned
@@ -181,7 +136,7 @@ def _rate_line(doc: dict, fig) -> str:
             "GPU-days."
         )
     if basis == "faults":
-        why = _cannot(doc, "interruptions", "the data has no jobs")
+        why = cannot(doc, "interruptions", "the data has no jobs")
         return (
             f"No job interruptions can be counted ({why}); instead {fig.faults:,} faults hit "
             f"{doc.get('gpu_fault_starts', 0):,} GPUs (GPU fault starts, the table's GPUs hit): "
@@ -205,7 +160,7 @@ def _return_to_service(gate: dict) -> tuple[str, ...]:
 
 def interruptions(doc, extra, wow, fig) -> Section:
     if fig.mtti_hours is None:
-        mtti = "MTTI not available: " + _cannot(
+        mtti = "MTTI not available: " + cannot(
             doc, "interruptions", "the data has no job interruptions"
         )
     else:
@@ -238,13 +193,13 @@ def causes(doc, extra, wow, fig) -> Section:
     total = fig.lost
     layer_rows = tuple((layer, hours(None if unusable is None else unusable.get(layer, 0.0)),
                         hours(badput.get(layer, 0.0)), hours(by_layer.get(layer, 0.0)),
-                        _share(by_layer.get(layer, 0.0), total))
+                        share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
     by_reason = sorted(
         (doc.get("lost_gpu_hours_by_reason") or {}).items(), key=lambda kv: (-kv[1], kv[0])
     )
     reason_rows = tuple((reason, names.REASON_LAYER.get(reason, names.LAYER_TRAINING), hours(value),
-                         _share(value, total)) for reason, value in by_reason[:TOP] if value > 0)
+                         share(value, total)) for reason, value in by_reason[:TOP] if value > 0)
     return Section(
         "causes",
         "Top causes by layer and reason",
@@ -272,7 +227,7 @@ def causes(doc, extra, wow, fig) -> Section:
 def _unusable_text(doc: dict, unusable: dict[str, float] | None) -> str:
     """The causes line's unusable part: its GPU-hours, or why they are not known."""
     if unusable is None:
-        return f"unusable capacity not available ({_cannot(doc, 'capacity', 'no inventory')})"
+        return f"unusable capacity not available ({cannot(doc, 'capacity', 'no inventory')})"
     return f"{hours(sum(unusable.values()))} unusable (provisioned but not usable; the daily plot)"
 
 
@@ -281,7 +236,7 @@ def blast_radius(doc, extra, wow, fig) -> Section:
         doc.get("blast_radius") or [], key=lambda r: (-(r.get("job_lost_gpu_hours") or 0), r["job"])
     )
     if not rows:
-        return Section("blast_radius", "Blast radius", missing=_cannot(
+        return Section("blast_radius", "Blast radius", missing=cannot(
             doc, "blast_radius", "no job interruption was attributed to a fault on its nodes"))
     table = tuple(
         (

@@ -1,0 +1,65 @@
+"""The report's section "Goodput, ETTR and badput": the job_goodput SLI, the badput waterfall that
+splits the allocated GPU-hours of the job side (`report.figures.Figures`: productive, each badput
+category, and the progress no checkpoint committed yet where the basis carries it) and the
+largest jobs with their goodput and ETTR."""
+
+from __future__ import annotations
+
+from gpuslo import names
+from gpuslo.slo.report.figures import CAPACITY, job_records
+from gpuslo.slo.report.model import TOP, Section, Table, cannot, hours, ratio, share
+
+
+def goodput(doc, extra, wow, fig) -> Section:
+    title = "Goodput, ETTR and badput"
+    if not doc.get("jobs"):
+        return Section("goodput", title, missing=cannot(
+            doc, "goodput", "the data has no job allocations or Recorder journals"))
+    tables = (_job_table(doc["jobs"]),)
+    if not fig.allocated:
+        why = cannot(doc, "capacity", "no allocated GPU-time in the fleet accounting")
+        return Section("goodput", title, (
+            f"Per-job goodput from the {job_records(fig)} only; no fleet badput waterfall: "
+            f"{why}.",), tables)
+    allocated = fig.allocated
+    rows = (("allocated", hours(allocated), ratio(1.0)),)
+    rows += tuple(
+        (f"− {k}", hours(v), share(v, allocated)) for k, v in fig.badput_by_category.items()
+    )
+    if fig.uncommitted is not None:
+        rows += ((f"− {names.UNCOMMITTED_LABEL}", hours(fig.uncommitted),
+                  share(fig.uncommitted, allocated)),)
+    rows += (("= productive", hours(fig.productive), ratio(fig.productive_share_of_allocated)),)
+    lines = (
+        f"Goodput ratio {ratio(fig.goodput_ratio)} (the job_goodput SLI: productive / all "
+        f"GPU-time the jobs' {job_records(fig)} record, recovery and wasted progress included, as "
+        f"Prometheus records it); fleet ETTR {ratio(extra['fleet_ettr'])}. The waterfall "
+        f"splits the allocated GPU-hours of the {fig.productive_basis}: "
+        f"{ratio(fig.productive_share_of_allocated)} of them were productive"
+        + (
+            " (a capacity share, not the SLI: the journals also count GPU-time the capacity "
+            "accounting holds unusable)."
+            if fig.productive_basis == CAPACITY
+            else "."
+        ),
+        *_uncommitted_line(fig),
+    )
+    return Section("goodput", title, lines,
+                   (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
+
+
+def _uncommitted_line(fig) -> tuple[str, ...]:
+    """The sentence that says what the uncommitted row is, where the waterfall shows one."""
+    if fig.uncommitted is None:
+        return ()
+    return (f"{hours(fig.uncommitted)} GPU-hours are {names.UNCOMMITTED_LABEL}: progress after "
+            "the last checkpoint the logs show, neither productive nor lost yet (a checkpoint "
+            "would commit it, a restart from an earlier one would waste it); it is in the "
+            "allocated GPU-hours, not in the badput.",)
+
+
+def _job_table(jobs: list[dict]) -> Table:
+    top = sorted(jobs, key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
+    rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
+                  ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in top)
+    return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)
