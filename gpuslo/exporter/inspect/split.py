@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.read import KERNEL_PREFIX_PATTERN
+from gpuslo.exporter.evidence.nvidia_smi.values import handle_error
 
 # A line of a system log: a kernel-log prefix (`kernel_log.looks_like_kernel_log`'s), a syslog
 # or journal line of any unit, a journal marker (`-- Boot ... --`) or a /dev/kmsg dictionary
@@ -158,6 +159,18 @@ def _rule_lines_to_tail(
     return n, tail
 
 
+def _in_place_of_data(side: Part, other: Part, whole: Part) -> bool:
+    """True when `side` is only device-handle error lines, the line every nvidia-smi output
+    kind (the table, `-q`, `-L`, `--query-gpu` CSV) prints in place of a GPU it cannot open, and
+    the `other` side's kinds read the whole paragraph: the line belongs to that output (its
+    reader counts the GPU as present and inaccessible), not to a `-q` of its own."""
+    return (
+        bool(other.kinds)
+        and set(other.kinds) <= set(whole.kinds)
+        and all(handle_error(line) for line in side.lines)
+    )
+
+
 def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:
     """`paragraph` as parts: cut where the line shape changes and the lines before and the lines
     from there on are each recognised, by no kind in common (`cat a b`, no blank line between: a
@@ -180,6 +193,8 @@ def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) ->
             continue
         n, tail = _rule_lines_to_tail(lines, paragraph, n, tail, detect)
         head = _part(lines, paragraph[:n], detect)
+        if _in_place_of_data(head, tail, whole) or _in_place_of_data(tail, head, whole):
+            continue
         if head.kinds and not set(head.kinds) & set(tail.kinds):
             return [
                 *cut_paragraph(lines, paragraph[:n], detect),

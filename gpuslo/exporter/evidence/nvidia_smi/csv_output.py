@@ -23,11 +23,10 @@ from gpuslo.exporter.evidence.nvidia_smi.csv_columns import (  # noqa: F401 - re
 )
 from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     NO_DEVICES,
     GpuReading,
     SmiReading,
-    pci_bus_id,
+    handle_error,
 )
 
 _HEADER_CELL = re.compile(r"^[a-z][a-z0-9_.]*(\s*\[[^\]]*\])?$", re.IGNORECASE)
@@ -81,9 +80,9 @@ def _special(line: str, number: int, state: dict) -> bool:
     if NO_DEVICES.match(line):
         state["no_devices"] = True
         return True
-    handle = DEVICE_HANDLE_ERROR.search(line)
+    handle = handle_error(line)
     if handle:
-        status = GpuStatus(pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line)
+        status = GpuStatus(index=handle.index, pci_bus_id=handle.pci, accessible=False, error=line)
         state["gpus"].append(GpuReading(status=status, line=number))
         return True
     return False
