@@ -309,6 +309,22 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
     return parts if len(parts) > 1 and any(part.kinds for part in parts) else whole
 
 
+# The status line a pager prints under a screenful, copied with the terminal: less's prompt as
+# systemctl and journalctl set it (`lines 1-22/22 (END)`, `lines 23-45`; less(1) `-P`, the
+# `%lt-%lb/%L` prompt systemd passes in $SYSTEMD_LESS), less's bare `(END)`, and more(1)'s
+# `--More--` / `--More--(42%)`. It is the terminal's, not the tool's: no reader's evidence.
+PAGER_LINE = re.compile(
+    r"^[ \t]*(?:lines \d+-\d+(?:/\d+)?(?: \(END\))?|\(END\)|--More--(?:\(\d{1,3}%\))?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def without_pager_lines(text: str) -> str:
+    """`text` with every pager status line (`PAGER_LINE`) blanked, line numbers kept."""
+    return PAGER_LINE.sub("", text) if "(END)" in text or "lines " in text or "--More--" in text \
+        else text
+
+
 def without_prompt(text: str) -> str | None:
     """`text` with its first non-blank line blanked when that line reads as a shell prompt and
     the command it ran (`PROMPT_LINE`) or as a command pasted without its prompt
