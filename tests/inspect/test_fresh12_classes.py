@@ -7,7 +7,8 @@ read the same way.
   enabled port that is Polling (no link partner), never a whole adapter model with none active,
   never most of the node's ports.
 - 1417 (--query-gpu CSV): the device-handle error that names a GPU by index *and* PCI address
-  (`for GPU3: 0000:04:00.0:`), read in every nvidia-smi output kind that prints it.
+  (`for GPU3: 0000:04:00.0:`), read in every nvidia-smi output kind that prints it; headerless
+  rows of identity columns name themselves, and a person's `#` comment line is no row.
 - 1418 (lspci -vvv | egrep, no device header): a link that kept fewer than half its lanes is
   fatal (`policy.pcie_width`), with no PCI id.
 - 1421 (systemctl status through a pager): the pager's `lines 1-22/22 (END)` is the terminal's.
@@ -16,6 +17,7 @@ read the same way.
 from __future__ import annotations
 
 from gpuslo.exporter.evidence.fabric.ports import Port
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import identity_columns, is_annotation
 from gpuslo.exporter.evidence.nvidia_smi.values import handle_error
 from gpuslo.exporter.inspect.split import without_pager_lines
 from gpuslo.exporter.policy.pcie_width import narrow_class
@@ -118,11 +120,35 @@ def test_the_device_handle_error_names_index_and_pci():
 
 
 def test_the_real_csv_capture_names_the_gpu_at_04_00():
+    # Headerless `index, pci.bus_id, name` rows name their own columns (identity_columns), and
+    # the author's `#  Missing :04:00.0` line is a comment: the whole capture is one CSV.
     findings, verdict = inspect(CSV_HANDLE)
     assert verdict == "unhealthy"
     (gone,) = of(findings, "gpu_inaccessible")
-    assert (gone.pci, gone.gpu, gone.class_) == ("00000000:04:00.0", "3", "fatal")
+    assert (gone.pci, gone.gpu, gone.class_, gone.kind) == ("00000000:04:00.0", "3", "fatal",
+                                                           "smi-csv")
     assert not [f for f in fatal(findings) if f.pci == "00000000:05:00.0"]
+    assert [f.count for f in of(findings, "gpus_seen")] == [7]
+    assert not of(findings, "nothing_recognised")
+
+
+def test_only_identity_columns_name_themselves():
+    assert identity_columns(CSV_HANDLE) == ["index", "pci.bus_id", "name"]
+    uuid = "GPU-11111111-2222-3333-4444-555555555555"
+    assert identity_columns(f"{uuid}, NVIDIA H100 80GB HBM3\n") == ["uuid", "name"]
+    # Negatives: a health column (a temperature, a count) has no shape of its own; a number is
+    # an index only in the first column; a header row wins.
+    assert identity_columns("0, 00000000:01:00.0, 45\n1, 00000000:02:00.0, 50\n") is None
+    assert identity_columns("00000000:01:00.0, 45\n") is None
+    assert identity_columns("index, name\n0, NVIDIA H100 80GB HBM3\n") is None
+    findings, verdict = inspect("0, 00000000:01:00.0, 45\n1, 00000000:02:00.0, 50\n")
+    assert verdict == "unknown" and of(findings, "nothing_recognised")
+
+
+def test_a_comment_line_is_no_row_but_a_root_prompt_is_the_command():
+    assert is_annotation("#  Missing :04:00.0")
+    assert not is_annotation("# nvidia-smi --query-gpu=index,name --format=csv,noheader")
+    assert not is_annotation("0, 00000000:01:00.0, NVIDIA GeForce RTX 3080")
 
 
 def test_each_nvidia_smi_kind_reads_the_line_as_its_own():
