@@ -16,9 +16,13 @@ read the same way.
 
 from __future__ import annotations
 
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.pcie import PcieCheck
 from gpuslo.exporter.evidence.fabric.ports import Port
+from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import identity_columns, is_annotation
 from gpuslo.exporter.evidence.nvidia_smi.values import handle_error
+from gpuslo.exporter.evidence.nvml import NvmlNode
 from gpuslo.exporter.inspect.split import without_pager_lines
 from gpuslo.exporter.policy.pcie_width import narrow_class
 from gpuslo.exporter.policy.port_spares import spare_ports
@@ -216,3 +220,14 @@ def test_pager_lines_blanked_and_lookalikes_kept():
     # Negatives: words around it make it a line of evidence, not the pager's.
     for kept in ("dropped lines 1-22/22 (END)", "lines 1-22 of the log were lost", "(END) of dump"):
         assert without_pager_lines(kept + "\n") == kept + "\n"
+
+
+def test_the_live_pcie_check_judges_lanes_as_inspect_does():
+    # The same rule for NVML (policy.gpu, the live `pcie` check): x4 of x16 fails, x8 warns.
+    def status_of(width: int) -> str:
+        gpu = GpuStatus(index="0", uuid="GPU-x", model="NVIDIA GeForce RTX 3080",
+                        pcie_gen_current=1, pcie_gen_max=4, pcie_width_current=width,
+                        pcie_width_max=16, accessible=True)
+        return PcieCheck().evaluate(gpu, NvmlNode("", "", 1, (), {}), CheckContext()).status
+
+    assert [status_of(w) for w in (16, 8, 4)] == ["ok", "warn", "fail"]
