@@ -125,16 +125,19 @@ def _port_downs(findings):
 
 
 def test_spare_port_of_dual_port_hca_is_not_fatal():
+    # ibv_devinfo without -v shows PORT_DOWN but no physical state: a switched-off spare and a
+    # link with no partner read the same, so unknown (fail closed), never fatal (fresh12 1409
+    # made a Polling port no spare: `policy.port_spares`).
     findings, verdict = inspect(case(322))
-    assert verdict == "healthy"
-    assert [f.class_ for f in _port_downs(findings)] == ["warn"]
+    assert verdict == "unknown"
+    assert [(f.class_, f.reason) for f in _port_downs(findings)] == [("unknown", "no_data")]
     variant = """\
 CA 'mlx5_2'
 \tCA type: MT4123
 \tNumber of ports: 2
 \tPort 1:
 \t\tState: Down
-\t\tPhysical state: Polling
+\t\tPhysical state: Disabled
 \t\tRate: 10
 \t\tLink layer: InfiniBand
 \tPort 2:
@@ -146,6 +149,10 @@ CA 'mlx5_2'
     findings, verdict = inspect(variant)
     assert verdict == "healthy"
     assert [f.class_ for f in _port_downs(findings)] == ["warn"]
+    # The same port enabled and Polling (no link partner) is a lost link, not a spare.
+    findings, verdict = inspect(variant.replace("Disabled", "Polling"))
+    assert verdict == "unhealthy"
+    assert [f.class_ for f in _port_downs(findings)] == ["fatal"]
 
 
 def test_down_port_stays_fatal_when_no_sibling_is_active_or_devices_expected():

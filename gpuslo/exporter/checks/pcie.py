@@ -4,9 +4,9 @@ Evidence: NVML `nvmlDeviceGetCurrPcieLinkWidth`/`MaxPcieLinkWidth`,
 `nvmlDeviceGetCurrPcieLinkGeneration`/`MaxPcieLinkGeneration` and `nvmlDeviceGetUtilizationRates`.
 Depends on nvidia-ml-py, libnvidia-ml.so.1 and the NVIDIA driver. Rules (nvidia-smi(1) "PCI / Link";
 `gpu_health`): the generation drops at idle to save power, so a generation below max counts only
-while the GPU is busy (utilisation ≥ `LOAD_RATIO`); a width below max is a degraded link (`warn`
-`pcie_degraded`, check cabling/seating): the job crawls instead of crashing. No width reported →
-`unknown`.
+while the GPU is busy (utilisation ≥ `LOAD_RATIO`); a width below max is a degraded link
+(`pcie_degraded`, check cabling/seating): `warn` at half its lanes or more (the job crawls instead
+of crashing), `fail` below half (lanes lost; `policy.pcie_width`). No width reported → `unknown`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ class PcieCheck(NvmlCheck):
     name = "pcie"
 
     def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
-        """Warn on a narrow link, or a slow generation under load; unknown when not reported."""
+        """Warn or fail on a narrow link, warn on a slow generation under load; unknown when not
+        reported."""
         problem = judge_problems(self.name, status, ("pcie_degraded",))
         if problem is not None:
             return problem

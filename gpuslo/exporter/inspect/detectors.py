@@ -18,10 +18,12 @@ from gpuslo.exporter.evidence.dcgm.links import looks_like_link_errors, looks_li
 from gpuslo.exporter.evidence.dcgm.modules import looks_like_modules
 from gpuslo.exporter.evidence.dcgm.page import looks_like_dcgm_page
 from gpuslo.exporter.evidence.nvidia_smi import proc
+from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv
 from gpuslo.exporter.evidence.nvidia_smi.listing import has_listing, list_shape
 from gpuslo.exporter.evidence.nvidia_smi.nvlink import looks_like_nvlink
 from gpuslo.exporter.evidence.nvidia_smi.proc import parse_nvml_errors
 from gpuslo.exporter.evidence.nvidia_smi.query import parse_query
+from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table
 from gpuslo.exporter.evidence.slurm import GRES_SHORTFALL, looks_like_scontrol_node
 
 __all__ = [
@@ -73,6 +75,10 @@ def looks_like_query(text: str) -> bool:
         reading = parse_query(head, "<detect>")
     except ParseError:
         return True  # a known -q field with a bad value: -q text; its inspector names the line
+    if reading.gpus and all(g.status.accessible is False for g in reading.gpus):
+        # only device-handle errors: every nvidia-smi output prints them in place of a GPU,
+        # so inside a table or CSV they are that output's, not a -q of their own
+        return not (looks_like_csv(head) or looks_like_table(head))
     return bool(reading.gpus)
 
 

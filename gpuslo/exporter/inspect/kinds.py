@@ -48,7 +48,7 @@ from gpuslo.exporter.inspect.registry import (
     detect_kinds,
     remembered,
 )
-from gpuslo.exporter.inspect.split import split_evidence, without_prompt
+from gpuslo.exporter.inspect.split import split_evidence, without_pager_lines, without_prompt
 from gpuslo.exporter.inspect.tagged import untag
 from gpuslo.verdict import Finding, verdict_from_findings, worst_verdict
 
@@ -193,6 +193,7 @@ def read_text_evidence(
     Evidence (or a part of it) nothing recognises gives a `nothing_recognised` unknown finding
     naming its lines; a `ParseError` from a parser becomes an unknown finding naming the line.
     """
+    text = without_pager_lines(text)  # a pager's `lines 1-22/22 (END)`: the terminal's
     if not text.strip():
         return [unknown_finding(kind or "unknown", f"{source}: {EMPTY_DATA}", reason="no_data")]
     if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each

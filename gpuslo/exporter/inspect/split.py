@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.read import KERNEL_PREFIX_PATTERN
+from gpuslo.exporter.evidence.nvidia_smi.values import handle_error
 
 # A line of a system log: a kernel-log prefix (`kernel_log.looks_like_kernel_log`'s), a syslog
 # or journal line of any unit, a journal marker (`-- Boot ... --`) or a /dev/kmsg dictionary
@@ -158,6 +159,18 @@ def _rule_lines_to_tail(
     return n, tail
 
 
+def _in_place_of_data(side: Part, other: Part, whole: Part) -> bool:
+    """True when `side` is only device-handle error lines, the line every nvidia-smi output
+    kind (the table, `-q`, `-L`, `--query-gpu` CSV) prints in place of a GPU it cannot open, and
+    the `other` side's kinds read the whole paragraph: the line belongs to that output (its
+    reader counts the GPU as present and inaccessible), not to a `-q` of its own."""
+    return (
+        bool(other.kinds)
+        and set(other.kinds) <= set(whole.kinds)
+        and all(handle_error(line) for line in side.lines)
+    )
+
+
 def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:
     """`paragraph` as parts: cut where the line shape changes and the lines before and the lines
     from there on are each recognised, by no kind in common (`cat a b`, no blank line between: a
@@ -180,6 +193,8 @@ def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) ->
             continue
         n, tail = _rule_lines_to_tail(lines, paragraph, n, tail, detect)
         head = _part(lines, paragraph[:n], detect)
+        if _in_place_of_data(head, tail, whole) or _in_place_of_data(tail, head, whole):
+            continue
         if head.kinds and not set(head.kinds) & set(tail.kinds):
             return [
                 *cut_paragraph(lines, paragraph[:n], detect),
@@ -292,6 +307,22 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
         return whole
     parts = _parts(lines, detect, transcript=True)
     return parts if len(parts) > 1 and any(part.kinds for part in parts) else whole
+
+
+# The status line a pager prints under a screenful, copied with the terminal: less's prompt as
+# systemctl and journalctl set it (`lines 1-22/22 (END)`, `lines 23-45`; less(1) `-P`, the
+# `%lt-%lb/%L` prompt systemd passes in $SYSTEMD_LESS), less's bare `(END)`, and more(1)'s
+# `--More--` / `--More--(42%)`. It is the terminal's, not the tool's: no reader's evidence.
+PAGER_LINE = re.compile(
+    r"^[ \t]*(?:lines \d+-\d+(?:/\d+)?(?: \(END\))?|\(END\)|--More--(?:\(\d{1,3}%\))?)[ \t]*$",
+    re.MULTILINE,
+)
+
+
+def without_pager_lines(text: str) -> str:
+    """`text` with every pager status line (`PAGER_LINE`) blanked, line numbers kept."""
+    return PAGER_LINE.sub("", text) if "(END)" in text or "lines " in text or "--More--" in text \
+        else text
 
 
 def without_prompt(text: str) -> str | None:

@@ -32,7 +32,7 @@ Sources for the rules:
 - PCIe: nvidia-smi(1) "PCI / Link": the current generation drops at idle to save power, so a
   generation below max alone is normal — a degradation only while the GPU is busy (utilisation
   at or above `LOAD_RATIO`, as the live `pcie` check judges it); a width below max is a degraded
-  link (warn).
+  link: warn at half its lanes or more, fatal below half (`policy.pcie_width`).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
   breaks NVLink peer traffic (fatal, with the link numbers).
 - NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
@@ -49,6 +49,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.policy.clocks import clock_problems
 from gpuslo.exporter.policy.gpu_problem import GpuProblem
+from gpuslo.exporter.policy.pcie_width import narrow_class, narrow_note
 
 __all__ = ["GpuProblem", "evaluate_gpu", "gpus_missing", "recovery_action_of"]
 
@@ -239,14 +240,16 @@ def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
 def _link_problems(s: GpuStatus) -> list[GpuProblem]:
     out = []
     widths = (s.pcie_width_current, s.pcie_width_max)
-    if None not in widths and 0 < widths[0] < widths[1]:
+    narrow = narrow_class(*widths)
+    if narrow is not None:
         out.append(
             _problem(
                 "pcie_degraded",
-                names.CLASS_WARN,
+                narrow,
                 "pcie_degraded",
                 names.ACTION_CHECK_CABLING,
-                f"PCIe link width x{widths[0]} below its maximum x{widths[1]}",
+                f"PCIe link width x{widths[0]} below its maximum x{widths[1]}, "
+                f"{narrow_note(narrow)}",
             )
         )
     gens, busy = (s.pcie_gen_current, s.pcie_gen_max), s.utilization_gpu

@@ -5,8 +5,10 @@ prints them; NVIDIA's DCGM diagnostics, whose `pcie` test fails a link narrower 
 supports, DCGM_FR_PCIE_WIDTH; nvidia-smi(1), which notes that a GPU lowers its link generation at
 idle to save power):
 - a link narrower than its capability (`Width x1 (downgraded)`, or LnkSta width < LnkCap width)
-  is `pcie_degraded`, warn, check the cabling/slot (the same rule as `policy.gpu` for NVML and
-  nvidia-smi); a speed below capability with the width held is a degradation only when the GPU
+  is `pcie_degraded`, check the cabling/slot: warn at half its lanes or more, fatal below half
+  (`policy.pcie_width`, the same rule as `policy.gpu` for NVML and nvidia-smi); an excerpt
+  without its device header (`lspci -vvv -s BDF | egrep LnkSta`) gives the finding with no PCI
+  id; a speed below capability with the width held is a degradation only when the GPU
   is busy, which lspci cannot show: lspci's own `(downgraded)` mark on the speed makes it
   `pcie_degraded` warn with that caveat, an unmarked LnkSta below LnkCap is a noted observation
   (`pcie_link`, ok): an idle GPU runs its link at a lower generation by design;
@@ -37,6 +39,7 @@ import re
 from gpuslo import names
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.lspci import Device, is_listing
+from gpuslo.exporter.policy.pcie_width import narrow_class, narrow_note
 from gpuslo.verdict import Finding
 
 
@@ -70,8 +73,8 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
                 message=f"{source}:{device.line}: GPU {device.pci}: link status not shown: {why}",
             )
         ]
-    narrow = link.width_downgraded or (
-        link.width is not None and link.width_cap is not None and link.width < link.width_cap
+    narrow = narrow_class(link.width, link.width_cap) or (
+        names.CLASS_WARN if link.width_downgraded else None
     )
     slow = link.speed_downgraded or (
         link.speed is not None and link.speed_cap is not None and link.speed < link.speed_cap
@@ -82,12 +85,12 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
     if narrow:
         return [
             Finding(
-                class_=names.CLASS_WARN,
+                class_=narrow,
                 signal="pcie_degraded",
                 reason="pcie_degraded",
                 action=names.ACTION_CHECK_CABLING,
                 message=f"PCIe link trained {now}, narrower than its capability ({cap})"
-                + (" and slower" if slow else ""),
+                + (" and slower" if slow else "") + f": {narrow_note(narrow)}",
                 **base,
             )
         ]

@@ -16,6 +16,8 @@ Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shar
   ok), not judged; the expected devices still fail closed: one not shown is
   `network_devices_missing` (fatal), one a tool could not read `device_unreadable` (unknown);
 - with an expected count, fewer devices are `network_devices_missing` (fatal);
+- with no expectation, a down port that is an unused spare (switched off, of an adapter model in
+  use, a minority of the node's ports) is warn: `gpuslo.exporter.policy.port_spares`;
 - an Active port below a configured rate is `port_degraded`, fatal (collectives crawl at a
   fraction of the bandwidth, shared/MISSION.md); without a configured rate, one below the
   fastest usable port of the same link layer *and the same capability* (`Port.speed_class`: the
@@ -30,13 +32,12 @@ Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shar
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from gpuslo import names
 from gpuslo.exporter.evidence.fabric.ports import PHYSICAL_LINK_UP, Port
+from gpuslo.exporter.policy.port_spares import PHYSICAL_DISABLED, spare_ports
 from gpuslo.verdict import Finding
 
-PHYSICAL_DISABLED = "Disabled"
 STATUS_OF_CLASS = {
     names.CLASS_OK: names.STATUS_OK,
     names.CLASS_WARN: names.STATUS_WARN,
@@ -228,51 +229,6 @@ def evaluate_ports(
         )
     seen = {port.device for port in ports} | set(devices)
     return findings + expectation_findings(kind, seen, expected, unreadable)
-
-
-def spare_ports(findings: list[Finding], ports: Sequence[Port]) -> list[Finding]:
-    """With no expected devices given, two kinds of `port_down` are an unused spare, not a lost
-    path (warn, no action; set --expect-network-devices to judge them):
-    - a port of a multi-port adapter whose other port is active (a dual-port HCA often has one
-      cable; an unconnected port reads Down / Polling, NVIDIA/Mellanox `ibstat`/`ibv_devinfo`
-      docs);
-    - a port whose physical state is `Disabled` while another port of the node is active. The
-      mlx5 driver shows each port of a ConnectX-4 or later as a device of its own (mlx5_0,
-      mlx5_1, ...), so the first rule never sees the sibling; `Disabled` is the state of a port
-      that is switched off or, for a RoCE port, has no link, and [MLNX] only Active ports carry
-      traffic: a node whose jobs run over its active ports does not lose a path (fresh3 case
-      427; compare fresh2 case 322).
-    A down port on a node with no port active, one that is Polling / LinkUp on a one-port
-    device (a link that tries to train or waits for the subnet manager), or one that still holds
-    the LID the subnet manager gave it (`Port.fabric_assigned`: it was on the fabric and went
-    down, e.g. switched off by `ibportstate disable`; fresh10 case 1214) keeps the fatal.
-    `findings` are `ports`' own `port_finding`s, in the same order."""
-    usable = {p.device for p in ports if p.usable}
-    count: dict[str, int] = {}
-    for port in ports:
-        count[port.device] = count.get(port.device, 0) + 1
-
-    def spare(f: Finding, port: Port) -> str:
-        if f.signal != "port_down" or f.class_ != names.CLASS_FATAL or not usable:
-            return ""
-        if port.fabric_assigned:
-            return ""
-        if f.device in usable and count.get(f.device or "", 0) > 1:
-            return f"another port of {f.device} is active"
-        if (f.physical_state or "").lower() == PHYSICAL_DISABLED.lower():
-            return "the port is disabled while other ports are active"
-        return ""
-
-    return [
-        replace(
-            f, class_=names.CLASS_WARN, action=None, reason=None,
-            message=f"{f.message}; {spare(f, port)} and no devices are expected: a spare port "
-            "(set --expect-network-devices to judge it)",
-        )
-        if spare(f, port)
-        else f
-        for f, port in zip(findings, ports, strict=True)
-    ]
 
 
 def log_port_down_spare(

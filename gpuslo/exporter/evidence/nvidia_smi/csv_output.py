@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 
 from gpuslo.errors import ParseError
+from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.csv_columns import (  # noqa: F401 - re-exported
     KNOWN_COLUMNS,
@@ -23,10 +24,10 @@ from gpuslo.exporter.evidence.nvidia_smi.csv_columns import (  # noqa: F401 - re
 )
 from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     NO_DEVICES,
     GpuReading,
     SmiReading,
+    handle_error,
     pci_bus_id,
 )
 
@@ -81,9 +82,9 @@ def _special(line: str, number: int, state: dict) -> bool:
     if NO_DEVICES.match(line):
         state["no_devices"] = True
         return True
-    handle = DEVICE_HANDLE_ERROR.search(line)
+    handle = handle_error(line)
     if handle:
-        status = GpuStatus(pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line)
+        status = GpuStatus(index=handle.index, pci_bus_id=handle.pci, accessible=False, error=line)
         state["gpus"].append(GpuReading(status=status, line=number))
         return True
     return False
@@ -103,22 +104,79 @@ def query_columns(text: str) -> tuple[int, list[str]] | None:
     return None
 
 
+def is_annotation(line: str) -> bool:
+    """True for a line a person added to a pasted capture (`#  Missing :04:00.0`): nvidia-smi's
+    CSV never starts a line with `#`, so one that is no pasted command (`QUERY_COMMAND`, a root
+    prompt `# nvidia-smi --query-gpu=...`) is a comment, not a row (fresh12 case 1417)."""
+    stripped = line.lstrip()
+    return stripped.startswith("#") and QUERY_COMMAND.search(stripped[:MAX_CELL_CHARS]) is None
+
+
+# The identity columns whose values have one shape no other `--query-gpu` field has, so that a
+# headerless capture of them names itself (`nvidia-smi --query-gpu=index,pci.bus_id,name
+# --format=csv,noheader`): a GPU UUID, a PCI address, a GPU model name, a whole-number index.
+_UUID = re.compile(r"^GPU-[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}$")
+_BRAND = re.compile(r"^(?:NVIDIA|Tesla|Quadro|GeForce|TITAN|GRID)\b")
+
+
+def _identity(values: Sequence[str], first: bool) -> str | None:
+    """The identity field every one of a column's `values` is, or None; a whole number is an
+    index only in the first column (where `--query-gpu=index,...` puts it) and distinct per row."""
+    if all(_UUID.match(v) for v in values):
+        return "uuid"
+    if all(pci_bus_id(v) for v in values):
+        return "pci.bus_id"
+    if all(_BRAND.match(v) or family_of(v) != "unknown" for v in values):
+        return "name"
+    if first and all(v.isdigit() for v in values) and len(set(values)) == len(values):
+        return "index"
+    return None
+
+
+def identity_columns(text: str) -> list[str] | None:
+    """Column names for headerless `--query-gpu` rows whose every column is an identity field
+    (`_identity`: uuid, pci.bus_id, name, index -- each at most once), else None: health fields
+    (counts, Yes/No, Enabled) cannot be told apart by their values, so they still need
+    `--csv-columns` or the pasted command. None as well when a header row is present (it wins)."""
+    rows = []
+    for line in text[:65536].splitlines()[:1024]:
+        line = line.strip()
+        if not line or is_annotation(line) or is_error_line(line) or len(line) > MAX_CELL_CHARS:
+            continue
+        try:
+            cells = [c.strip() for c in next(csv.reader([line], skipinitialspace=True))]
+        except csv.Error:
+            return None
+        if is_header(cells):
+            return None
+        rows.append(cells)
+    if not rows or len({len(row) for row in rows}) != 1:
+        return None
+    names = [_identity([row[j] for row in rows], j == 0) for j in range(len(rows[0]))]
+    if None in names or len(set(names)) != len(names):
+        return None
+    return names  # type: ignore[return-value]
+
+
 def parse_csv(text: str, source: str, columns: Sequence[str] | None = None) -> SmiReading:
     """Parse `--query-gpu` CSV. `columns` names the columns of headerless output, else the
-    `--query-gpu` list of the command pasted above it (`query_columns`); a header row, when
-    present, wins. Raises ParseError (with the line) for headerless output without column
-    names, a row whose field count differs from the header, or a malformed known value."""
+    `--query-gpu` list of the command pasted above it (`query_columns`), else the identity
+    columns the values name (`identity_columns`); a header row, when present, wins. Comment
+    lines a person added (`is_annotation`) are no rows. Raises ParseError (with the line) for
+    headerless output without column names, a row whose field count differs from the header,
+    or a malformed known value."""
     state: dict = {"gpus": [], "errors": [], "no_devices": False}
     names = [column_name(c) for c in columns] if columns else None
     command = query_columns(text)
     if command is not None and names is None:
         names = command[1]
+    names = names or identity_columns(text)
     header_seen = False
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if command is not None and number == command[0]:
             continue
-        if not line or _special(line, number, state):
+        if not line or is_annotation(line) or _special(line, number, state):
             continue
         cells = _cells(line, source, number)
         if not header_seen and is_header(cells):
@@ -147,7 +205,9 @@ def looks_like_csv(text: str) -> bool:
     number (at least 2) of fields and start with an index, a GPU UUID or a PCI address, or
     below the `nvidia-smi --query-gpu=...` command (`query_columns`), rows with one field per
     name it queries."""
-    lines = [line for line in text[:65536].splitlines()[:64] if line.strip()]
+    lines = [
+        line for line in text[:65536].splitlines()[:64] if line.strip() and not is_annotation(line)
+    ]
     command = query_columns(text)
     if command is not None:
         return _rows_fit(lines[1:], len(command[1]))

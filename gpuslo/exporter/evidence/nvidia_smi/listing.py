@@ -20,10 +20,9 @@ from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     GpuReading,
     SmiReading,
-    pci_bus_id,
+    handle_error,
 )
 
 GPU_LINE = re.compile(r"^GPU (\d+): (.+?)(?: \(UUID: ([^)]*)\))?\s*$")
@@ -63,11 +62,12 @@ def parse_gpu_list(text: str, source: str = "<nvidia-smi -L>") -> SmiReading:
                 uuid=(uuid or "").strip() or None,
             )
             gpus.append(GpuReading(status=status, line=number))
-        elif match := DEVICE_HANDLE_ERROR.search(line):
+        elif handle := handle_error(line):
             status = GpuStatus(
-                pci_bus_id=pci_bus_id(match.group(1)),
+                index=handle.index,
+                pci_bus_id=handle.pci,
                 accessible=False,
-                error=line.strip()[:200],
+                error=handle.text[:200],
             )
             gpus.append(GpuReading(status=status, line=number))
         else:

@@ -21,10 +21,10 @@ from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     GpuReading,
     SmiReading,
     clean,
+    handle_error,
     pci_bus_id,
 )
 
@@ -49,8 +49,6 @@ class NvmlError:
     gpu: str | None = None
 
 
-# A device-handle error that names the GPU by its index (`... for GPU 2: Unknown Error`).
-_HANDLE_INDEX = re.compile(r"device handle for (?:GPU|gpu) ?#?(\d{1,3})\s*:")
 # (pattern, signal, class, reason, action), first match wins.
 NVML_ERRORS = (
     (
@@ -102,12 +100,11 @@ def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
             continue
         for pattern, signal, klass, reason, action in NVML_ERRORS:
             if len(line) < MAX_LINE_CHARS and re.search(pattern, line, re.IGNORECASE):
-                handle = DEVICE_HANDLE_ERROR.search(line)
-                pci = pci_bus_id(handle.group(1)) if handle else None
-                index = _HANDLE_INDEX.search(line) if pci is None else None
+                handle = handle_error(line)
+                pci, index = (handle.pci, handle.index) if handle else (None, None)
                 if signal == "gpu_inaccessible" and re.search(r"\breboot", line, re.IGNORECASE):
                     action = names.ACTION_REBOOT_NODE  # "GPU is lost. Reboot the system ..."
-                gpu = index.group(1) if index else None
+                gpu = index
                 out.append(NvmlError(number, line, signal, klass, reason, action, pci, gpu))
                 break
         else:

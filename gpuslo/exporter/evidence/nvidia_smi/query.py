@@ -20,10 +20,10 @@ from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     GpuReading,
     SmiReading,
     clean,
+    handle_error,
     key_of,
     pci_bus_id,
     to_int,
@@ -110,9 +110,9 @@ def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
             blocks += [current] if current else []
             stack = []
             continue
-        handle = DEVICE_HANDLE_ERROR.search(stripped)
+        handle = handle_error(stripped)
         if handle:
-            blocks.append(_Block(pci_bus_id(handle.group(1)), number, error=stripped))
+            blocks.append(_Block(handle.pci, number, error=stripped))
             continue
         indent = len(line) - len(line.lstrip())
         while stack and stack[-1][0] >= indent:
@@ -138,9 +138,8 @@ def _readings(blocks: list[_Block], attached: int | None, source: str) -> list[G
     for block in blocks:
         index = str(named.index(block)) if block.pci and len(named) == attached else None
         if block.error and not block.fields:
-            handle = DEVICE_HANDLE_ERROR.search(block.error)
-            digits = handle.group(1) if handle else ""
-            failed_index = digits if digits and digits.isdigit() else None
+            handle = handle_error(block.error)
+            failed_index = handle.index if handle else None
             status = GpuStatus(
                 index=index or failed_index, pci_bus_id=block.pci, accessible=False,
                 error=block.error,

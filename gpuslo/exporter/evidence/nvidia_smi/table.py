@@ -26,11 +26,11 @@ from dataclasses import replace
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    DEVICE_HANDLE_ERROR,
     NO_DEVICES,
     GpuReading,
     SmiReading,
     clean,
+    handle_error,
     is_error,
     pci_bus_id,
     to_int,
@@ -178,10 +178,10 @@ def parse_table(text: str, source: str) -> SmiReading:
         version = _VERSION.search(line)
         if version:
             driver, cuda = version.group(1), version.group(2)
-        handle = DEVICE_HANDLE_ERROR.search(line)
+        handle = handle_error(line)
         if handle:
             status = GpuStatus(
-                pci_bus_id=pci_bus_id(handle.group(1)), accessible=False, error=line.strip()
+                index=handle.index, pci_bus_id=handle.pci, accessible=False, error=handle.text
             )
             gpus.append(GpuReading(status=status, line=number))
             continue

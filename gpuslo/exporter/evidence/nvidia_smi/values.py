@@ -36,12 +36,36 @@ ERROR_VALUES = frozenset(
 _NUMBER = re.compile(r"^(-?\d+(?:\.\d+)?)\s*(?:[a-z%()/.!]*)?$", re.IGNORECASE)
 _TRUE = frozenset({"yes", "true", "active", "enabled", "on"})
 _FALSE = frozenset({"no", "false", "not active", "disabled", "off", "inactive"})
-# Lines nvidia-smi prints instead of data (nvidia-smi(1), NVML error strings).
-# The GPU is named by its PCI address, or by its index (`for GPU 2: Unknown Error`): group 1.
+# Lines nvidia-smi prints instead of data (nvidia-smi(1), NVML error strings). The GPU is named
+# by its PCI address (`for GPU0000:3B:00.0: Unknown Error`), by its index (`for GPU 2: Unknown
+# Error`), or by both (`for GPU3: 0000:04:00.0: Unknown Error`): read them with `handle_error`.
+_PCI_TEXT = r"[0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:[0-9A-Fa-f]{1,2}(?:\.[0-7])?"
 DEVICE_HANDLE_ERROR = re.compile(
-    r"Unable to determine the device handle for (?:GPU|gpu)\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{1,2}:"
-    r"[0-9A-Fa-f]{1,2}(?:\.[0-7])?|\d{1,3}(?=\s*:)):?\s*(.*)$"
+    r"Unable to determine the device handle for (?:GPU|gpu)\s*#?"
+    rf"(?:(?P<pci>{_PCI_TEXT})|(?P<index>\d{{1,3}})\s*:(?:\s*(?P<index_pci>{_PCI_TEXT})(?=\s*:))?)"
+    r":?\s*(?P<rest>.*)$"
 )
+
+
+@dataclass(frozen=True)
+class HandleError:
+    """A device-handle error line: the GPU it names (index and/or NVML PCI form, each None
+    when the line does not give it) and the line itself."""
+
+    index: str | None
+    pci: str | None
+    text: str
+
+
+def handle_error(line: str) -> HandleError | None:
+    """`line` as a device-handle error (`DEVICE_HANDLE_ERROR`), None when it is none. Every
+    nvidia-smi output kind prints the same line for a GPU NVML cannot open (the table, `-q`,
+    `-L`, `--query-gpu` CSV), so every reader takes the GPU from here."""
+    match = DEVICE_HANDLE_ERROR.search(line)
+    if match is None:
+        return None
+    pci = pci_bus_id(match.group("pci") or match.group("index_pci"))
+    return HandleError(index=match.group("index"), pci=pci, text=line.strip())
 NO_DEVICES = re.compile(r"^\s*No devices were found\s*$", re.IGNORECASE)
 
 # Health fields: a read error in one of these means the GPU's health cannot be told (unknown).
