@@ -84,6 +84,10 @@ class Exporter:
             sampled every turn of the loop and reads the inventory through `inventory()`.
         job_logs: follows job logs (`--job-log`), or None; its jobs join the journals' jobs.
         job_hold_s: how long a finished job stays exposed after its last event.
+        record: holds the GPU faults of a snapshot in the return-to-service gate without
+            stepping it (`ReturnToService.record`); called whenever the kernel-log fast path
+            published xid results the gate's cycle did not see, so a fatal Xid published once
+            is held even when the log is rotated before the next cycle reads it. None: no gate.
     """
 
     def __init__(
@@ -98,7 +102,9 @@ class Exporter:
         allocation_sources: list[AllocationSource] | None = None,
         job_logs: JobLogTailer | None = None,
         job_hold_s: float = FINISHED_HOLD_S,
+        record: Callable[[NodeSnapshot], Any] | None = None,
     ) -> None:
+        self._record = record
         self._job_logs = job_logs
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._platform = platform
@@ -146,6 +152,8 @@ class Exporter:
             if self.fast is not None:
                 snapshot, again = self.fast.after_cycle(snapshot)
             self._swap(snapshot)
+        if self.fast is not None:
+            self.record_faults(snapshot)
         if again:
             self.fast.runner.make_due("xid")
             self.wake.set()
@@ -161,7 +169,18 @@ class Exporter:
             if snapshot is None:
                 return False
             self._swap(snapshot, save=False)  # an fsync is ~10 ms: the loop saves within poll_s
-            return True
+        self.record_faults(snapshot)  # after publishing: /metrics does not wait for the gate
+        return True
+
+    def record_faults(self, snapshot: NodeSnapshot) -> None:
+        """Hold the snapshot's GPU faults in the return-to-service gate (`record`); a gate that
+        cannot be written is logged, and the next cycle's gate reports it `unknown`."""
+        if self._record is None:
+            return
+        try:
+            self._record(snapshot)
+        except Exception:  # noqa: BLE001 - keep serving; the cycle's gate fails closed
+            log.exception("cannot record the published faults in the return-to-service gate")
 
     def _swap(self, snapshot: NodeSnapshot, save: bool = True) -> None:
         """Publish `snapshot` with the kernel-log counters carried (under `_publish`), saved
