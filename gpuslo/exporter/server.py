@@ -55,6 +55,10 @@ JOURNAL_POLL_S = 5.0
 DEFAULT_MAX_JOBS = 20
 __all__ = ["LISTEN_BACKLOG", "Exporter", "parse_listen", "serve", "start_watcher"]
 HEARTBEAT_FILE = "exporter.heartbeat"  # touched by every turn of the check loop
+# How long a stop waits for each loop: a check cycle is bounded by its checks' deadlines (and
+# saves the state it advanced); a journal or job-log read blocked in the kernel cannot be
+# cancelled, and its state is written atomically, so the exporter stops without it.
+STOP_GRACE_S = {"gpuslo-checks": 30.0, "gpuslo-journals": 3.0}
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -124,11 +128,15 @@ class Exporter:
         )
 
     def _extra(self) -> list[tuple[str, list[str], float]]:
-        """Samples besides the snapshot's: Slurm state, and the journal errors by reason (every
-        reason, zeros included, when journals are tailed)."""
+        """Samples besides the snapshot's: Slurm state, and the journal and job-log errors by
+        reason (every reason, zeros included, when journals or job logs are tailed)."""
         samples = list(self._platform.samples()) if self._platform is not None else []
-        if self._tailer is not None:
-            errors = dict(self._tailer.errors)
+        tailers = [t for t in (self._tailer, self._job_logs) if t is not None]
+        if tailers:  # journals and job logs alike (DESIGN §4)
+            errors: dict[str, int] = {}
+            for tailer in tailers:
+                for reason, n in tailer.errors.items():
+                    errors[reason] = errors.get(reason, 0) + n
             samples += [("gpuslo_journal_errors_total", [r], n) for r, n in sorted(errors.items())]
         return samples
 
@@ -350,5 +358,8 @@ def serve(
     log.info("stopping: signal received")
     server.shutdown()
     for worker in workers:
-        worker.join(timeout=30)
+        worker.join(timeout=STOP_GRACE_S[worker.name])
+        if worker.is_alive():  # a daemon thread: the process exits without it
+            log.warning("stopping: thread %s still busy after %g s; not waited for",
+                        worker.name, STOP_GRACE_S[worker.name])
     return 0
