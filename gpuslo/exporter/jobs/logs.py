@@ -376,6 +376,8 @@ class JobLogTailer:
             return None
         result = raised(result, tail.marks)
         marks = marks_of(result)
+        if getattr(result, "goodput_unknown", ""):  # its GPU-seconds are not published:
+            marks["gpu_seconds"] = dict(tail.marks.get("gpu_seconds", {}))  # no mark from them
         if marks != tail.marks:
             tail.marks = marks
             self._write_cursor(tail)
@@ -394,7 +396,9 @@ class JobLogTailer:
 
     def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
         """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first
-        (ties by job id); jobs with no progress or no GPU count yet are left out."""
+        (ties by job id); jobs with no progress or no GPU count yet are left out. A job whose
+        log gives no goodput (no commit evidence, no clock) is a `log_reading.LogJobGoodput`
+        saying why: its progress is still published."""
         ready = [(job, t.result) for job, t in self._jobs.items()
                  if t.result is not None and t.result.status]
         ready.sort(key=lambda item: (-item[1].last_event_t, item[0]))
