@@ -98,6 +98,8 @@ DEFAULT_SETTLE_S = 120.0
 STATE_DIR = "job_logs"
 CURSOR_VERSION = 1
 GpusFor = Callable[[PodLogIdentity | None], int | None]
+KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
 @dataclass
@@ -226,7 +228,7 @@ class JobLogTailer:
             try:
                 self._read_job(tail, self._files_of(identity, paths))
             except OSError as error:
-                self._error("unreadable", job, f"cannot read ({error})")
+                self._error("unreadable", job, f"cannot read ({error})", job)
             self._update(tail)
 
     def _files_of(self, identity: PodLogIdentity | None, paths: list[Path]) -> list[Path]:
@@ -250,7 +252,7 @@ class JobLogTailer:
                 seen.update({k: v for k, v in tail.files.items() if v["name"] == path.name})
                 continue
             try:
-                opened = self._open_regular(path)
+                opened = self._open_regular(tail.job, path)
                 if opened is None:
                     continue  # a FIFO, socket or device: counted, never opened for reading
                 with opened as f:
@@ -279,30 +281,32 @@ class JobLogTailer:
             tail.restarts = restarts
             self._commit(tail, lines, seen)
 
-    def _open_regular(self, path: Path) -> Any:
+    def _open_regular(self, job: str, path: Path) -> Any:
         """`path` opened for reading (a binary file object), or None when it is not a regular
         file: a FIFO, socket or device matched by the glob would block the reading thread (a FIFO
         open waits for a writer, a read for data) and with it every job, so it is stat'ed first
         and never opened for reading, and opened without blocking, then checked again (it may
-        have been replaced between the two); counted as `not_regular_file` and logged, once per
-        file. Raises OSError (FileNotFoundError when it went away)."""
-        if stat.S_ISREG(os.stat(path).st_mode):
+        have been replaced between the two); counted as `not_regular_file` once per file and
+        logged once per `job`. Raises OSError (FileNotFoundError when it went away)."""
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
             fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            if stat.S_ISREG(os.fstat(fd).st_mode):
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISREG(mode):
                 return os.fdopen(fd, "rb")
             os.close(fd)
-        self._error("not_regular_file", path, "not a regular file (a FIFO, socket or device); "
-                    "not read")
+        kind = next((w for test, w in KINDS if test(mode)), "not a regular file")
+        self._error("not_regular_file", path, f"not a regular file ({kind}); not read", job)
         return None
 
-    def _error(self, reason: str, source: str | Path, message: str) -> None:
-        """Count a file (or a job's files) that cannot be read under `reason` and log it, once
-        per source."""
+    def _error(self, reason: str, source: str | Path, message: str, job: str = "") -> None:
+        """Count a file (or a job's files) that cannot be read under `reason`, once per source,
+        and log it once per job (as the job's other warnings)."""
         if (reason, str(source)) in self._counted:
             return
         self._counted.add((reason, str(source)))
         self.errors[reason] += 1
-        self._warn_once(f"{reason}:{source}", f"job log {str(source)!r}: {message}")
+        self._warn_once(job or str(source), f"job log {str(source)!r}: {message}")
 
     @staticmethod
     def _restarted(tail: _Job, before: int | None, name: str,
