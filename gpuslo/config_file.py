@@ -122,6 +122,35 @@ def data_name(path: str | os.PathLike[str]) -> str:
     return "<stdin>" if str(path) == STDIN else str(path)
 
 
+def _pipe_device() -> int:
+    """The device number of anonymous pipes (pipefs) on this system."""
+    read, write = os.pipe()
+    try:
+        return os.fstat(read).st_dev
+    finally:
+        os.close(read)
+        os.close(write)
+
+
+def not_a_log_file(path: str | os.PathLike[str]) -> str | None:
+    """Why a data file named by path cannot be a log to read, None when it can (a regular
+    file, `-`, an anonymous pipe such as `<(kubectl logs ...)`, whose writer holds it from its
+    creation; a missing path or a directory is left to the caller). A FIFO made with `mkfifo`,
+    a socket or a device is "not a regular file (a FIFO)": reading a FIFO no one writes to gives
+    nothing, which would be reported as an empty log, and a device never ends. Never opens it."""
+    if str(path) == STDIN:
+        return None
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+        return None
+    if stat.S_ISFIFO(st.st_mode) and st.st_dev == _pipe_device():
+        return None
+    return f"not a regular file ({_kind(st.st_mode)})"
+
+
 def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading in binary, for a data file an option names (evidence, a
     training log, a trace), which may be large or a pipe (`<(journalctl -k)`), so neither the

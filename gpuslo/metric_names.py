@@ -80,6 +80,19 @@ METRICS: Final = {
         "GPU-seconds on this node by goodput category (productive or a badput category)",
     ),
     "gpuslo_job_step": ("gauge", ("job",), "Last committed training step"),
+    "gpuslo_job_last_step": (
+        "gauge",
+        ("job",),
+        "Last training step seen, committed or not (progress; gpuslo_job_step is the committed "
+        "one)",
+    ),
+    "gpuslo_job_goodput_unknown": (
+        "gauge",
+        ("job", "reason"),
+        "1 while the job's goodput cannot be given from what its log shows (reason "
+        "no_commit_evidence, no_clock, clock_unreliable, restart_step_unknown, other): its "
+        "progress and interruptions are published, its GPU-seconds and committed step are not",
+    ),
     "gpuslo_job_last_progress_timestamp_seconds": (
         "gauge",
         ("job",),

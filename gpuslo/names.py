@@ -214,6 +214,14 @@ UNKNOWN_REASONS: Final = (
     "unrecognised_message",
 )
 
+# Why a job's goodput cannot be given from what its log shows (bounded), for
+# gpuslo_job_goodput_unknown: no commit evidence (no save line, no restore of a step passed),
+# no clock (no time for its steps), a clock that keeps going back with no step times, a restart
+# that does not say its resumed step (goodput by steps), else other.
+JOB_GOODPUT_UNKNOWN_REASONS: Final = (
+    "no_commit_evidence", "no_clock", "clock_unreliable", "restart_step_unknown", "other",
+)
+
 # Why a job journal could not be read (all of them, bounded), for gpuslo_journal_errors_total.
 JOURNAL_ERROR_REASONS: Final = (
     "parse_error",  # a line that is not a valid v1 event (JSON, shape, bounds, UTF-8)

@@ -43,7 +43,7 @@ EXPORTER_STAGES = {
     "policy": 1,
     "checks": 2, "inspect": 2, "jobs": 2,
     "runner": 3, "collector": 3, "web": 3, "slurm": 3, "node_config": 3, "npd": 3, "gate": 3,
-    "xid_fast": 3, "answers": 3,
+    "validators": 3, "xid_fast": 3, "answers": 3,
     "server": 4,
 }
 APART = ("checks", "inspect", "jobs")  # siblings of stage 2: none imports another

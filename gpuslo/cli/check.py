@@ -117,8 +117,9 @@ def run(args: argparse.Namespace) -> int:
 
 def _cycle(args: argparse.Namespace) -> NodeSnapshot:
     """One cycle of the checks, then the return-to-service gate: stepped (and validating) when
-    every check ran, read-only when `--check` chose some (`exporter.gate`); `--check
-    validation` runs every check and keeps the gate's results alone."""
+    every check ran; when `--check` chose some, the faults they saw are recorded and nothing
+    is stepped (`ReturnToService.view`), so a fault one NPD rule saw is held after the log
+    rotates; `--check validation` runs every check and keeps the gate's results alone."""
     chosen = getattr(args, "check", None) or []
     gate_only = GATE in chosen
     if gate_only:

@@ -225,7 +225,7 @@ def build_exporter(args: argparse.Namespace) -> tuple[Exporter, Any]:
     exporter = Exporter(lambda: gate.apply(runner.cycle()), tailer, carry, max_jobs=args.max_jobs,
                         heartbeat=heartbeat,
                         platform=platform, allocation_sources=sources, job_logs=job_logs,
-                        job_hold_s=args.job_expiry)
+                        job_hold_s=args.job_expiry, record=gate.record)
     built.append(exporter)
     return exporter, runner
 

@@ -33,8 +33,8 @@ import sys
 
 from gpuslo import names
 from gpuslo.cli.terminal import whole
-from gpuslo.config_file import stdin_at_most_once
-from gpuslo.errors import UsageError
+from gpuslo.config_file import not_a_log_file, stdin_at_most_once
+from gpuslo.errors import InputError, UsageError
 from gpuslo.goodput.calculator import compute_goodput, summary
 from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.goodput.logs import analyse_log, load_profiles
@@ -75,6 +75,10 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--framework: unknown framework {args.framework!r}; known: "
                          f"{', '.join(profiles.frameworks)}")
     stdin_at_most_once(args.logs)
+    for path in args.logs:
+        why = not_a_log_file(path)
+        if why is not None:  # a FIFO no one writes to would read as an empty log
+            raise InputError(str(path), f"{why}: not read")
     rule = SlowdownRule(args.slowdown_threshold, args.slowdown_intervals)
     docs = [_one_model(analyse_log(path, profiles, framework=args.framework, gpus=args.gpus,
                                    slowdown_threshold=args.slowdown_threshold,

@@ -42,6 +42,7 @@ EMPTY_ON_HEALTHY_FLEET = frozenset(
         "Lost GPUs by reason",
         "Active problems",
         clusters.SILENT_TITLE,
+        job_board.GOODPUT_UNKNOWN_TITLE,
     }
 )
 

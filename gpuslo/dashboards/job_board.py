@@ -11,7 +11,16 @@ from __future__ import annotations
 from gpuslo import names
 from gpuslo.dashboards import fleet
 from gpuslo.dashboards.board import dashboard
-from gpuslo.dashboards.panels import GPU_HOURS, GPUS, RATIO, Query, Spec, query_variable, red_below
+from gpuslo.dashboards.panels import (
+    GPU_HOURS,
+    GPUS,
+    RATIO,
+    Columns,
+    Query,
+    Spec,
+    query_variable,
+    red_below,
+)
 from gpuslo.dashboards.scope import CLUSTER
 from gpuslo.slo_spec import SloSpec, format_number
 
@@ -89,8 +98,11 @@ def _category_panels(spec: SloSpec) -> list[Spec]:
     ]
 
 
+GOODPUT_UNKNOWN_TITLE = "Jobs whose goodput is unknown"
+
+
 def _progress_panels(spec: SloSpec) -> list[Spec]:
-    """Step time per job."""
+    """Step time per job, steps seen and committed, and the jobs whose goodput is unknown."""
     return [
         Spec(
             "timeseries",
@@ -99,6 +111,28 @@ def _progress_panels(spec: SloSpec) -> list[Spec]:
             "s",
             (Query(f"gpuslo:job_step_time:seconds{{{JOB}}}", "{{job}}"),),
             8,
+        ),
+        Spec(
+            "timeseries",
+            "Steps seen and committed",
+            "Last training step seen and last step committed by a checkpoint, per job (the "
+            "highest over its nodes); the gap is progress a restart would lose.",
+            "short",
+            (Query(f"max by (job) (gpuslo_job_last_step{{{JOB}}})", "{{job}} seen"),
+             Query(f"max by (job) (gpuslo_job_step{{{JOB}}})", "{{job}} committed")),
+            8,
+        ),
+        Spec(
+            "table",
+            GOODPUT_UNKNOWN_TITLE,
+            "Jobs whose logs show progress but cannot give goodput, and why (no commit "
+            "evidence, no clock, ...): their progress is shown, their GPU-seconds are not "
+            "counted. Empty on a healthy fleet.",
+            "none",
+            (Query(f"max by (job, reason) (gpuslo_job_goodput_unknown{{{JOB}}})",
+                   instant=True),),
+            8,
+            columns=Columns(("job", "reason"), value=None),
         ),
     ] + _stall_panels(spec)
 

@@ -212,12 +212,21 @@ def add_events(fam: Families, snapshot: NodeSnapshot | None) -> None:
 
 
 def add_jobs(fam: Families, jobs: Jobs) -> None:
-    """Job goodput families; `jobs` is already bounded (most recent first)."""
+    """Job goodput families; `jobs` is already bounded (most recent first). A job whose goodput
+    its log cannot give (`goodput_unknown`, `jobs.log_reading.LogJobGoodput`) has its progress
+    and interruptions and `gpuslo_job_goodput_unknown{reason}`, never GPU-seconds."""
     for job, goodput in sorted(jobs):
-        for category in names.JOB_CATEGORIES:
-            fam.add("gpuslo_job_gpu_seconds_total", [job, category], goodput.gpu_seconds[category])
-        if goodput.committed_step >= 0:
-            fam.add("gpuslo_job_step", [job], goodput.committed_step)
+        unknown = getattr(goodput, "goodput_unknown", "")  # a log that proves no commit, ...
+        if unknown:  # its goodput is not made up: no GPU-seconds, no committed step
+            fam.add("gpuslo_job_goodput_unknown", [job, unknown], 1)
+        else:
+            for category in names.JOB_CATEGORIES:
+                fam.add("gpuslo_job_gpu_seconds_total", [job, category],
+                        goodput.gpu_seconds[category])
+            if goodput.committed_step >= 0:
+                fam.add("gpuslo_job_step", [job], goodput.committed_step)
+        if goodput.last_step >= 0:
+            fam.add("gpuslo_job_last_step", [job], goodput.last_step)
         # Only a running job can stall: a finished job's last progress would page
         # GpusloJobStalled for as long as the job stays among the exposed ones.
         if goodput.last_progress_t and goodput.status == "running":

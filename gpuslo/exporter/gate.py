@@ -14,15 +14,15 @@ After every check cycle `ReturnToService.apply(snapshot)`:
    by `gpuslo check` and the exporter) and returns the snapshot with the gate's results
    (check `validation`) and `ValidationState`.
 Fail closed: a state file that cannot be read makes every GPU `unknown` (`validation` /
-`parse_error`), never healthy.
+`parse_error`), never healthy. A path that sees faults outside a full cycle — a run restricted by
+`--check`, the exporter's kernel-log fast path — records them (`record`) without stepping the
+gate: a fault seen once is held until its own clearing events (a rotated or truncated log is
+none). The validators live in `gpuslo.exporter.validators`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import shutil
-import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -31,29 +31,24 @@ from typing import Any
 from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, ParseError
 from gpuslo.exporter.checks.base import CheckContext
-from gpuslo.exporter.checks.dcgm_diag import DcgmDiagCheck
-from gpuslo.exporter.checks.gpu_probe import GpuProbeCheck
 from gpuslo.exporter.checks.xid_cursor import forget_problems, load_cursor
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id
-from gpuslo.exporter.evidence.probe import replay_path
 from gpuslo.exporter.policy import return_to_service as rts
-from gpuslo.exporter.policy.return_to_service import (
-    GatePolicy,
-    GateTotals,
-    GpuGate,
-    Marks,
-    ValidatorOutcome,
-)
-from gpuslo.exporter.runner import Runner
+from gpuslo.exporter.policy.return_to_service import GatePolicy, GateTotals, GpuGate, Marks
 from gpuslo.exporter.snapshot import GpuValidation, NodeSnapshot, ValidationState
 from gpuslo.exporter.state import locked, read_json_state, write_json_atomic
-from gpuslo.verdict import NODE_SCOPE, CheckResult
+from gpuslo.exporter.validators import (
+    BackgroundValidators,
+    Validators,
+    outcome_of,
+    validator_states,
+)
+from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_scoped
 
 STATE_FILE = "return_to_service.json"
 VERSION = 1
 LOCK_S = 5.0
-CHECK_OF = {"probe": "gpu_probe", "dcgm_diag": "dcgm_diag"}
-NOT_JUDGED = ("busy:", "activity unknown:")
+__all__ = ["ReturnToService", "gate_for", "load_gate_file", "outcome_of", "save_gate_file"]
 
 
 @dataclasses.dataclass
@@ -122,119 +117,6 @@ def save_gate_file(path: Path, state: GateFile) -> None:
     })
 
 
-# --- validators -------------------------------------------------------------------------------
-
-
-def validator_states(policy: GatePolicy) -> dict[str, str]:
-    """available / unavailable / not_configured per validator (cheap: nothing is run). The probe
-    needs PyTorch or the probe replay; dcgm_diag needs `dcgmi` on PATH."""
-    have = {
-        "probe": bool(replay_path()) or importlib.util.find_spec("torch") is not None,
-        "dcgm_diag": shutil.which("dcgmi") is not None,
-    }
-    return {
-        v: ("available" if have[v] else "unavailable") if v in policy.validators
-        else "not_configured"
-        for v in names.VALIDATORS
-    }
-
-
-MISSING = {"probe": "PyTorch not installed", "dcgm_diag": "dcgmi not installed"}
-
-
-def outcome_of(validator: str, results: list[CheckResult], uuid: str) -> ValidatorOutcome:
-    """A validator's outcome on one GPU from its check's results (pure): ok → pass (a probe that
-    did not judge speed → inconclusive), fail → fail, a missing dependency → unavailable,
-    anything else (timeout, tool error, no result) → inconclusive."""
-    own = [r for r in results if r.scope == uuid] or [r for r in results if r.scope == NODE_SCOPE]
-    if not own:
-        return ValidatorOutcome(validator, rts.INCONCLUSIVE, "no result for this GPU")
-    r = own[0]
-    if r.status == names.STATUS_FAIL:
-        return ValidatorOutcome(validator, rts.FAIL, r.message)
-    if r.status == names.STATUS_UNKNOWN:
-        status = rts.UNAVAILABLE if r.reason == "dependency_missing" else rts.INCONCLUSIVE
-        return ValidatorOutcome(validator, status, f"{r.reason}: {r.message}"[:200])
-    if not r.applicable or r.message.startswith(NOT_JUDGED):
-        return ValidatorOutcome(validator, rts.INCONCLUSIVE, r.message)
-    return ValidatorOutcome(validator, rts.PASS, r.message)
-
-
-class Validators:
-    """Runs the available validators on some GPUs, each in a child process with its deadline."""
-
-    def __init__(self, context: CheckContext, policy: GatePolicy) -> None:
-        self.context, self.policy = context, policy
-        self.probe_counts: dict[tuple[str, str], int] = {}  # the probe's cumulative facts
-
-    def run(self, gpus: dict[str, str], states: dict[str, str]) -> dict[str, list]:
-        """{UUID: [ValidatorOutcome]} for `gpus` ({index: UUID}), one outcome per configured
-        validator (unavailable ones without running them)."""
-        ready = [v for v in self.policy.validators if states.get(v) == "available"]
-        checks = [GpuProbeCheck() if v == "probe" else DcgmDiagCheck() for v in ready]
-        results: dict[str, list[CheckResult]] = {}
-        if checks:
-            config = {**self.context.config, "probe_gpus": sorted(gpus.values()),
-                      "validate_gpus": gpus, "dcgm_diag_level": self.policy.dcgm_diag_level}
-            context = dataclasses.replace(self.context, active=True, config=config)
-            timeouts = {"dcgm_diag": self.policy.dcgm_diag_timeout_s}
-            runner = Runner(checks, context, timeouts=timeouts, node="validators")
-            try:
-                snapshot = runner.cycle(force=True)
-            finally:
-                runner.close()
-            for r in snapshot.results:
-                results.setdefault(r.check, []).append(r)
-            self.probe_counts = dict(snapshot.probe_speed_not_judged or self.probe_counts)
-        out = {}
-        for uuid in gpus.values():
-            out[uuid] = [
-                outcome_of(v, results.get(CHECK_OF[v], []), uuid) if v in ready
-                else ValidatorOutcome(v, rts.UNAVAILABLE, MISSING[v])
-                for v in self.policy.validators
-            ]
-        return out
-
-
-class BackgroundValidators:
-    """Validators on a thread of their own, for the exporter: a `dcgmi diag -r 2` takes minutes
-    and must not hold up the check cycles (their results would go stale). `run` starts a try
-    when none is running and answers {} meanwhile; the next call after it finished answers its
-    outcomes (for the GPUs still asked about)."""
-
-    def __init__(self, inner: Validators) -> None:
-        self.inner = inner
-        self._thread: threading.Thread | None = None
-        self._done: dict[str, list] | None = None
-        self._lock = threading.Lock()
-
-    @property
-    def probe_counts(self) -> dict[tuple[str, str], int]:
-        """The probe's cumulative counts of the last finished try."""
-        return self.inner.probe_counts
-
-    def run(self, gpus: dict[str, str], states: dict[str, str]) -> dict[str, list]:
-        """The outcomes of the last finished try ({} while one runs; see the class)."""
-        with self._lock:
-            if self._done is not None:
-                done, self._done = self._done, None
-                return {u: o for u, o in done.items() if u in gpus.values()}
-            if self._thread is None or not self._thread.is_alive():
-                self._thread = threading.Thread(target=self._work, args=(dict(gpus), states),
-                                                name="gpuslo-validators", daemon=True)
-                self._thread.start()
-            return {}
-
-    def _work(self, gpus: dict[str, str], states: dict[str, str]) -> None:
-        try:
-            outcomes = self.inner.run(gpus, states)
-        except Exception as error:  # noqa: BLE001 - a try that broke is inconclusive, not lost
-            outcomes = {u: [ValidatorOutcome("validators", rts.INCONCLUSIVE, str(error)[:200])]
-                        for u in gpus.values()}
-        with self._lock:
-            self._done = outcomes
-
-
 # --- the gate ---------------------------------------------------------------------------------
 
 
@@ -278,15 +160,13 @@ class ReturnToService:
 
     def _apply(self, snapshot: NodeSnapshot, state: GateFile) -> NodeSnapshot:
         now, marks = self.clock(), self.marks(state.resumes)
-        uuids = {**_result_gpus(snapshot), **{g.uuid: g.index for g in snapshot.gpus}}
-        by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in snapshot.gpus}
-        seen = [dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r
-                for r in snapshot.results]  # a kernel-log event named by bus id is its GPU's
+        uuids, seen = _scoped(snapshot)
+        held = rts.rekeyed(state.gpus, _by_pci(snapshot))
         reported = rts.faults_by_gpu(seen, uuids)
         gates: dict[str, GpuGate] = {}
-        for uuid in sorted(set(uuids) | set(state.gpus)):
+        for uuid in sorted(set(uuids) | set(held)):
             answered = rts.answered_checks(seen, uuid)
-            gate = rts.step_faults(state.gpus.get(uuid), reported.get(uuid, []), answered,
+            gate = rts.step_faults(held.get(uuid), reported.get(uuid, []), answered,
                                    marks, now, self.policy)
             if gate is not None:
                 gates[uuid] = dataclasses.replace(gate, gpu=uuids.get(uuid) or gate.gpu)
@@ -330,22 +210,50 @@ class ReturnToService:
                 totals = totals.add(uuid, step.ended)
         return totals
 
-    def view(self, snapshot: NodeSnapshot, checks: set[str]) -> NodeSnapshot:
-        """Read-only, for a run restricted to some `checks` (`gpuslo check --check xid`, one
-        node-problem-detector rule): the saved gates of the GPUs holding a fault of one of them,
-        as results, without stepping or validating (a partial run cannot tell that every fault
-        cleared). So a check's NPD condition holds while the gate holds its fault."""
-        try:
+    def record(self, snapshot: NodeSnapshot) -> list[str]:
+        """Hold every GPU fault `snapshot` reports that the gate does not hold yet, stepping and
+        validating nothing (`policy.return_to_service.record_faults`): every path that sees a
+        fault outside a full cycle records it — a run restricted to some checks (`view`), the
+        exporter's kernel-log fast path — so a fatal Xid seen once is held even when the log is
+        rotated or truncated before the next full cycle. A fault on a GPU the snapshot has no
+        UUID for is kept under its bus id (`pci:<bus id>`) until one does. Returns the scopes
+        recorded; reads and writes nothing when the snapshot reports no GPU fault. Raises
+        ParseError (state file), DeadlineExceeded (lock), OSError."""
+        scopes, seen = _scoped(snapshot)
+        reported = {s: rs for s, rs in rts.faults_by_gpu(seen, scopes).items() if rs}
+        if not reported:
+            return []
+        Path(self.context.state_dir).mkdir(parents=True, exist_ok=True)
+        with locked(self.path, LOCK_S):
             state = load_gate_file(self.path)
-        except (ParseError, OSError) as error:
+            gates = rts.rekeyed(state.gpus, _by_pci(snapshot))
+            new = rts.record_faults(gates, reported, self.marks(state.resumes), self.clock(),
+                                    self.policy)
+            new = {s: dataclasses.replace(g, gpu=scopes.get(s) or g.gpu) for s, g in new.items()}
+            if new:
+                save_gate_file(self.path, dataclasses.replace(state, gpus={**gates, **new}))
+        return sorted(new)
+
+    def view(self, snapshot: NodeSnapshot, checks: set[str]) -> NodeSnapshot:
+        """For a run restricted to some `checks` (`gpuslo check --check xid`, one
+        node-problem-detector rule): records the faults it saw (`record`), then gives the saved
+        gates of the GPUs holding a fault of one of the checks as results, without stepping or
+        validating (a partial run cannot tell that every fault cleared). So a check's NPD
+        condition holds while the gate holds its fault, and a fault one such run saw is held
+        when the next run no longer finds it in a rotated log."""
+        try:
+            self.record(snapshot)
+            state = load_gate_file(self.path)
+        except (ParseError, DeadlineExceeded, OSError) as error:
+            reason = "check_timeout" if isinstance(error, DeadlineExceeded) else "parse_error"
             unknown = CheckResult(check=rts.CHECK, scope=NODE_SCOPE, status=names.STATUS_UNKNOWN,
-                                  reason="parse_error", message=str(error)[:300],
+                                  reason=reason, message=str(error)[:300],
                                   source="return-to-service gate")
             return dataclasses.replace(snapshot, results=(*snapshot.results, unknown))
-        gates = {u: g for u, g in state.gpus.items() if {f.check for f in g.faults} & checks}
-        index = {**_result_gpus(snapshot), **{g.uuid: g.index for g in snapshot.gpus}}
-        seen = {u: [r for r in snapshot.results if r.scope == u and r.status == "fail"]
-                for u in gates}
+        gates = {u: g for u, g in rts.rekeyed(state.gpus, _by_pci(snapshot)).items()
+                 if {f.check for f in g.faults} & checks}
+        index, scoped = _scoped(snapshot)
+        seen = {u: [r for r in scoped if r.scope == u and r.status == "fail"] for u in gates}
         results = rts.gate_results(gates, seen, index, self.policy, self.clock())
         return dataclasses.replace(snapshot, results=(*snapshot.results, *results))
 
@@ -368,9 +276,22 @@ class ReturnToService:
             return counted
 
 
-def _result_gpus(snapshot: NodeSnapshot) -> dict[str, str]:
-    """GPU UUIDs results name that the inventory lacks (their index from the result)."""
-    return {r.scope: r.gpu for r in snapshot.results if r.gpu and r.scope.startswith("GPU-")}
+def _scoped(snapshot: NodeSnapshot) -> tuple[dict[str, str], list[CheckResult]]:
+    """The scopes the gate keys, {GPU UUID or `pci:<bus id>`: GPU index ("" unknown)}, and the
+    snapshot's results as the gate reads them: one named by bus id or `GPU <n>` is the
+    inventory's GPU (`verdict.gpu_scoped`). A fail on a bus id no GPU of the snapshot has (a
+    GPU fallen off the bus, a run that read no inventory) keeps its bus id as its scope."""
+    seen = gpu_scoped(list(snapshot.results), snapshot.gpus)
+    scopes = {r.scope: "" for r in seen
+              if r.scope.startswith("pci:") and r.status == names.STATUS_FAIL}
+    scopes.update({r.scope: r.gpu for r in seen if r.gpu and r.scope.startswith("GPU-")})
+    scopes.update({g.uuid: g.index for g in snapshot.gpus})
+    return scopes, seen
+
+
+def _by_pci(snapshot: NodeSnapshot) -> dict[str, str]:
+    """{`pci:<bus id>`: GPU UUID} of the snapshot's inventory."""
+    return {f"pci:{g.pci_bus_id}": g.uuid for g in snapshot.gpus}
 
 
 def gate_for(context: CheckContext, overlay: dict[str, Any] | None = None,

@@ -42,6 +42,7 @@ from gpuslo.errors import DeadlineExceeded, DependencyMissing, ParseError, ToolE
 from gpuslo.exporter.answers import keep_facts, results_of, with_facts
 from gpuslo.exporter.checks.base import CheckContext, CheckOutput, Facts
 from gpuslo.exporter.checks.gpu_inventory import load_expected
+from gpuslo.exporter.policy.dcgm import on_this_node
 from gpuslo.exporter.snapshot import Heartbeat, NodeSnapshot
 from gpuslo.verdict import CheckResult, stale_as_unknown
 
@@ -307,7 +308,8 @@ class Runner:
 
     def snapshot(self) -> NodeSnapshot:
         """The latest results (older than 3 intervals → stale unknown), heartbeats, facts and
-        the expected GPU count (configured, else the baseline file gpu_inventory persisted)."""
+        the expected GPU count (configured, else the baseline file gpu_inventory persisted); the
+        dcgm check's results only for this node's GPUs (`policy.dcgm.on_this_node`)."""
         now = self.clock()
         results = []
         for check in self.checks:
@@ -322,7 +324,9 @@ class Runner:
             taken_at=now,
             gpus_expected=self._expected_gpus(),
         )
-        return with_facts(snapshot, *self.facts.values())
+        snapshot = with_facts(snapshot, *self.facts.values())
+        local = {g.uuid for g in snapshot.gpus}  # a dcgm page of another node is not merged
+        return dataclasses.replace(snapshot, results=tuple(on_this_node(results, local)))
 
     def _expected_gpus(self) -> int | None:
         """The configured or learned expected GPU count; None when unknown or its state file is

@@ -55,6 +55,10 @@ JOURNAL_POLL_S = 5.0
 DEFAULT_MAX_JOBS = 20
 __all__ = ["LISTEN_BACKLOG", "Exporter", "parse_listen", "serve", "start_watcher"]
 HEARTBEAT_FILE = "exporter.heartbeat"  # touched by every turn of the check loop
+# How long a stop waits for each loop: a check cycle is bounded by its checks' deadlines (and
+# saves the state it advanced); a journal or job-log read blocked in the kernel cannot be
+# cancelled, and its state is written atomically, so the exporter stops without it.
+STOP_GRACE_S = {"gpuslo-checks": 30.0, "gpuslo-journals": 3.0}
 
 
 def parse_listen(text: str) -> tuple[str, int]:
@@ -84,6 +88,10 @@ class Exporter:
             sampled every turn of the loop and reads the inventory through `inventory()`.
         job_logs: follows job logs (`--job-log`), or None; its jobs join the journals' jobs.
         job_hold_s: how long a finished job stays exposed after its last event.
+        record: holds the GPU faults of a snapshot in the return-to-service gate without
+            stepping it (`ReturnToService.record`); called whenever the kernel-log fast path
+            published xid results the gate's cycle did not see, so a fatal Xid published once
+            is held even when the log is rotated before the next cycle reads it. None: no gate.
     """
 
     def __init__(
@@ -98,7 +106,9 @@ class Exporter:
         allocation_sources: list[AllocationSource] | None = None,
         job_logs: JobLogTailer | None = None,
         job_hold_s: float = FINISHED_HOLD_S,
+        record: Callable[[NodeSnapshot], Any] | None = None,
     ) -> None:
+        self._record = record
         self._job_logs = job_logs
         self._cycle, self._tailer, self._carry = cycle, tailer, carry
         self._platform = platform
@@ -118,11 +128,15 @@ class Exporter:
         )
 
     def _extra(self) -> list[tuple[str, list[str], float]]:
-        """Samples besides the snapshot's: Slurm state, and the journal errors by reason (every
-        reason, zeros included, when journals are tailed)."""
+        """Samples besides the snapshot's: Slurm state, and the journal and job-log errors by
+        reason (every reason, zeros included, when journals or job logs are tailed)."""
         samples = list(self._platform.samples()) if self._platform is not None else []
-        if self._tailer is not None:
-            errors = dict(self._tailer.errors)
+        tailers = [t for t in (self._tailer, self._job_logs) if t is not None]
+        if tailers:  # journals and job logs alike (DESIGN §4)
+            errors: dict[str, int] = {}
+            for tailer in tailers:
+                for reason, n in tailer.errors.items():
+                    errors[reason] = errors.get(reason, 0) + n
             samples += [("gpuslo_journal_errors_total", [r], n) for r, n in sorted(errors.items())]
         return samples
 
@@ -146,6 +160,8 @@ class Exporter:
             if self.fast is not None:
                 snapshot, again = self.fast.after_cycle(snapshot)
             self._swap(snapshot)
+        if self.fast is not None:
+            self.record_faults(snapshot)
         if again:
             self.fast.runner.make_due("xid")
             self.wake.set()
@@ -161,7 +177,18 @@ class Exporter:
             if snapshot is None:
                 return False
             self._swap(snapshot, save=False)  # an fsync is ~10 ms: the loop saves within poll_s
-            return True
+        self.record_faults(snapshot)  # after publishing: /metrics does not wait for the gate
+        return True
+
+    def record_faults(self, snapshot: NodeSnapshot) -> None:
+        """Hold the snapshot's GPU faults in the return-to-service gate (`record`); a gate that
+        cannot be written is logged, and the next cycle's gate reports it `unknown`."""
+        if self._record is None:
+            return
+        try:
+            self._record(snapshot)
+        except Exception:  # noqa: BLE001 - keep serving; the cycle's gate fails closed
+            log.exception("cannot record the published faults in the return-to-service gate")
 
     def _swap(self, snapshot: NodeSnapshot, save: bool = True) -> None:
         """Publish `snapshot` with the kernel-log counters carried (under `_publish`), saved
@@ -331,5 +358,8 @@ def serve(
     log.info("stopping: signal received")
     server.shutdown()
     for worker in workers:
-        worker.join(timeout=30)
+        worker.join(timeout=STOP_GRACE_S[worker.name])
+        if worker.is_alive():  # a daemon thread: the process exits without it
+            log.warning("stopping: thread %s still busy after %g s; not waited for",
+                        worker.name, STOP_GRACE_S[worker.name])
     return 0

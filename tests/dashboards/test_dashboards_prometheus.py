@@ -223,6 +223,7 @@ def _job_rows() -> dict[str, list]:
         # n2 computes its steps in twice n1's time: a straggler.
         add("gpuslo_job_step_compute_seconds", job, 2.0 if instance == NODES[-1] else 1.0)
         add("gpuslo_job_step", job, lambda i, at: 10 * i)
+        add("gpuslo_job_last_step", job, lambda i, at: 10 * i + 5)
         add("gpuslo_job_last_progress_timestamp_seconds", job, lambda i, at: at)
         add("gpuslo_job_interruptions_total", {**job, "layer": "node"}, lambda i, at: i // 60)
     return rows

@@ -24,6 +24,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from gpuslo import names
 from gpuslo.exporter.collector import GpusloCollector, build_families
 from gpuslo.exporter.jobs.journals import JournalTailer
+from gpuslo.exporter.jobs.log_reading import LogJobGoodput
 from gpuslo.exporter.snapshot import (
     AllocationSourceState,
     GpuAllocation,
@@ -176,7 +177,11 @@ def jobs(tmp_path: Path) -> list:
     write_job(tmp_path, "train-llm-7")
     tailer = JournalTailer(tmp_path)
     tailer.poll()
-    return tailer.jobs(20)
+    # a job log that shows 200 steps and no commit evidence: progress, goodput unknown
+    silent = LogJobGoodput(job="slurm-1", gpus=8, last_step=200, last_progress_t=NOW - 30,
+                           last_event_t=NOW - 30, status="running",
+                           goodput_unknown="no_commit_evidence")
+    return [*tailer.jobs(20), ("slurm-1", silent)]
 
 
 def test_golden_exposition(jobs: list) -> None:

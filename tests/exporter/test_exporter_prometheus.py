@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 import pytest
 import requests
-from conftest import CORPUS, free_port, require_binary, running_prometheus
+from conftest import CORPUS, REPO, free_port, require_binary, running_prometheus
 from exporter.test_collector_node import PLATFORM, fixture_snapshot, samples, write_job
 from prometheus_client import start_http_server
 
@@ -26,11 +26,13 @@ from gpuslo.exporter.evidence.kubelet.pod_resources import PodDevice
 from gpuslo.exporter.jobs.allocations import KubeletAllocations
 from gpuslo.exporter.jobs.hpc import HpcJobAllocations
 from gpuslo.exporter.jobs.journals import JournalTailer
+from gpuslo.exporter.jobs.logs import JobLogTailer
 from gpuslo.exporter.server import Exporter
 from gpuslo.exporter.slurm.state import PlatformSampler
 from gpuslo.exporter.state import CounterCarry
 
 pytestmark = pytest.mark.prometheus
+NO_COMMIT = REPO / "tests" / "fixtures" / "newcomer12" / "hf_nockpt.log"
 # A recorded kernel log with fatal (Xid 48 double-bit ECC, 171, 154) and benign (63 warn,
 # 31 application) Xids: corpus cases 026 and 011 one after the other.
 FATAL_AND_BENIGN = (
@@ -69,8 +71,12 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict]:
                     snapshot.gpus[0].uuid)
     sources = [HpcJobAllocations(tmp / "map", lambda: snapshot.gpus),
                KubeletAllocations("kubelet.sock", lambda: snapshot.gpus, read=lambda *_: [pod])]
+    (tmp / "logs").mkdir()  # a job whose log proves no commit: progress, goodput unknown
+    (tmp / "logs" / "slurm-1.out").write_bytes(NO_COMMIT.read_bytes())
+    job_logs = JobLogTailer([str(tmp / "logs" / "*")], tmp / "state", default_gpus=8,
+                            settle_s=0)
     exporter = Exporter(lambda: snapshot, JournalTailer(journals), CounterCarry(tmp / "state"),
-                        platform=platform, allocation_sources=sources)
+                        platform=platform, allocation_sources=sources, job_logs=job_logs)
     exporter.run_checks()
     exporter.poll_journals()
     exporter.sample_platform()

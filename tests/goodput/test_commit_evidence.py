@@ -172,12 +172,15 @@ def test_an_unknown_goodput_makes_the_logs_status_unknown_where_gpus_are_given()
 
 @needs_shared
 def test_the_exporter_exposes_no_goodput_the_log_cannot_prove() -> None:
-    # the same rule behind `exporter --job-log`: T21 exposes nothing; the h200 crash/resume log,
-    # whose restore proves its commit, is exposed
+    # the same rule behind `exporter --job-log`: T21 exposes its progress and why its goodput is
+    # unknown, never GPU-seconds (the collector, tests/exporter/test_job_log_no_commit.py); the
+    # h200 crash/resume log, whose restore proves its commit, is exposed with its goodput
     def lines(path: Path) -> list[tuple[None, str]]:
         return [(None, text) for text in path.read_text(encoding="utf-8").splitlines()]
 
-    assert recompute(lines(_case("T21")), "t21", 8) is None
+    silent = recompute(lines(_case("T21")), "t21", 8)
+    assert silent is not None and silent.goodput_unknown == "no_commit_evidence"
+    assert silent.last_step > 0
     resumed = recompute(lines(SHARED / "h200" / "lightning-tqdm-crash-resume-h200.log"), "h", 1)
     assert resumed is not None and resumed.gpu_seconds[names.CATEGORY_PRODUCTIVE] > 0
 

@@ -23,10 +23,12 @@ into the `gpuslo goodput` document and the job's goodput, with the same rules.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.cri_log import (
     CriJoiner,
@@ -104,18 +106,52 @@ def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,
     return result
 
 
+@dataclass
+class LogJobGoodput(JobGoodput):
+    """A log job's `JobGoodput` whose goodput the log cannot give: `goodput_unknown` says why
+    (a `names.JOB_GOODPUT_UNKNOWN_REASONS` word). Its progress (last step, last progress time,
+    step compute time) and interruptions are published; its GPU-seconds and committed step
+    are not (never a made-up 0.0)."""
+
+    goodput_unknown: str = "other"
+
+
+UNKNOWN_WORDS = (("no commit evidence", "no_commit_evidence"), ("no clock", "no_clock"),
+                 ("the clock goes back", "clock_unreliable"),
+                 ("does not say the step it resumed from", "restart_step_unknown"))
+
+
+def goodput_unknown_reason(document: dict) -> str:
+    """Why a log's goodput is unknown, as a `names.JOB_GOODPUT_UNKNOWN_REASONS` word from the
+    document's `goodput.reason` words (pure); "" when its goodput is known or it has none
+    (no progress read: nothing to publish)."""
+    goodput = document.get("goodput") or {}
+    if document["status"] == "ok" or not goodput:
+        return ""
+    why = str(goodput.get("reason") or "")
+    return next((word for text, word in UNKNOWN_WORDS if text in why), "other")
+
+
 def goodput_from(result: LogGoodput, job: str, until: float | None = None,
                  rule: SlowdownRule | None = None) -> JobGoodput | None:
-    """The job's goodput from `read_log`'s result (events after `until` not counted), None
-    when the document's status is not `ok`: no progress yet, or no commit evidence (Lightning
-    saving silently: what was committed is unknown), the same rule as `gpuslo goodput`'s exit
-    status and `report --training-log` (nothing to expose: never a made-up goodput); `rule` is
-    the sustained-slowdown rule (default `SlowdownRule()`). Pure."""
-    if result.document["status"] != "ok":
+    """The job's goodput from `read_log`'s result (events after `until` not counted); `rule`
+    is the sustained-slowdown rule (default `SlowdownRule()`). Pure.
+
+    None when the log shows no progress yet. Where it shows progress but its goodput is
+    unknown (no commit evidence: Lightning saving silently; no clock; the rule of `gpuslo
+    goodput`'s exit status and `report --training-log`), a `LogJobGoodput` naming why: its
+    progress is still published, its goodput never made up."""
+    reason = goodput_unknown_reason(result.document)
+    if result.document["status"] != "ok" and not reason:
         return None
     goodput = compute_goodput(result.events, until=until, rule=rule)
     goodput.job = job
-    return goodput
+    if not reason:
+        return goodput
+    if goodput.last_step < 0:
+        return None
+    fields = {f.name: getattr(goodput, f.name) for f in dataclasses.fields(JobGoodput)}
+    return LogJobGoodput(**fields, goodput_unknown=reason)
 
 
 def goodput_of(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,

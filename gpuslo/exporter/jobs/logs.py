@@ -62,12 +62,14 @@ import contextlib
 import glob
 import logging
 import os
+import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuslo import names
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.cri_log import CriJoiner, PodLogIdentity
 from gpuslo.exporter.jobs.log_reading import (
@@ -96,6 +98,8 @@ DEFAULT_SETTLE_S = 120.0
 STATE_DIR = "job_logs"
 CURSOR_VERSION = 1
 GpusFor = Callable[[PodLogIdentity | None], int | None]
+KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
+         (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
 @dataclass
@@ -144,6 +148,9 @@ class JobLogTailer:
         self._now: Callable[[], float] = clock or time.time
         self._jobs: dict[str, _Job] = {}
         self._warned: set[str] = set()
+        # files that could not be read, by `names.JOURNAL_ERROR_REASONS` reason, once per file
+        self.errors: dict[str, int] = dict.fromkeys(names.JOURNAL_ERROR_REASONS, 0)
+        self._counted: set[tuple[str, str]] = set()
         self.dir.mkdir(parents=True, exist_ok=True)
         for cursor in sorted(self.dir.glob("*.cursor.json")):
             self._restore(cursor.name[: -len(".cursor.json")])
@@ -221,7 +228,7 @@ class JobLogTailer:
             try:
                 self._read_job(tail, self._files_of(identity, paths))
             except OSError as error:
-                self._warn_once(job, f"job log {job!r}: cannot read ({error})")
+                self._error("unreadable", job, f"cannot read ({error})", job)
             self._update(tail)
 
     def _files_of(self, identity: PodLogIdentity | None, paths: list[Path]) -> list[Path]:
@@ -245,7 +252,10 @@ class JobLogTailer:
                 seen.update({k: v for k, v in tail.files.items() if v["name"] == path.name})
                 continue
             try:
-                with open(path, "rb") as f:
+                opened = self._open_regular(tail.job, path)
+                if opened is None:
+                    continue  # a FIFO, socket or device: counted, never opened for reading
+                with opened as f:
                     st = os.fstat(f.fileno())
                     key = f"{st.st_dev}:{st.st_ino}"
                     entry = tail.files.get(key, {"name": path.name, "offset": 0})
@@ -270,6 +280,33 @@ class JobLogTailer:
         if lines or seen != tail.files:
             tail.restarts = restarts
             self._commit(tail, lines, seen)
+
+    def _open_regular(self, job: str, path: Path) -> Any:
+        """`path` opened for reading (a binary file object), or None when it is not a regular
+        file: a FIFO, socket or device matched by the glob would block the reading thread (a FIFO
+        open waits for a writer, a read for data) and with it every job, so it is stat'ed first
+        and never opened for reading, and opened without blocking, then checked again (it may
+        have been replaced between the two); counted as `not_regular_file` once per file and
+        logged once per `job`. Raises OSError (FileNotFoundError when it went away)."""
+        mode = os.stat(path).st_mode
+        if stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISREG(mode):
+                return os.fdopen(fd, "rb")
+            os.close(fd)
+        kind = next((w for test, w in KINDS if test(mode)), "not a regular file")
+        self._error("not_regular_file", path, f"not a regular file ({kind}); not read", job)
+        return None
+
+    def _error(self, reason: str, source: str | Path, message: str, job: str = "") -> None:
+        """Count a file (or a job's files) that cannot be read under `reason`, once per source,
+        and log it once per job (as the job's other warnings)."""
+        if (reason, str(source)) in self._counted:
+            return
+        self._counted.add((reason, str(source)))
+        self.errors[reason] += 1
+        self._warn_once(job or str(source), f"job log {str(source)!r}: {message}")
 
     @staticmethod
     def _restarted(tail: _Job, before: int | None, name: str,
@@ -343,6 +380,8 @@ class JobLogTailer:
             return None
         result = raised(result, tail.marks)
         marks = marks_of(result)
+        if getattr(result, "goodput_unknown", ""):  # its GPU-seconds are not published:
+            marks["gpu_seconds"] = dict(tail.marks.get("gpu_seconds", {}))  # no mark from them
         if marks != tail.marks:
             tail.marks = marks
             self._write_cursor(tail)
@@ -361,7 +400,9 @@ class JobLogTailer:
 
     def jobs(self, max_jobs: int) -> list[tuple[str, JobGoodput]]:
         """(job id, goodput) of the `max_jobs` jobs with the most recent events, newest first
-        (ties by job id); jobs with no progress or no GPU count yet are left out."""
+        (ties by job id); jobs with no progress or no GPU count yet are left out. A job whose
+        log gives no goodput (no commit evidence, no clock) is a `log_reading.LogJobGoodput`
+        saying why: its progress is still published."""
         ready = [(job, t.result) for job, t in self._jobs.items()
                  if t.result is not None and t.result.status]
         ready.sort(key=lambda item: (-item[1].last_event_t, item[0]))

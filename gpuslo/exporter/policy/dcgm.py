@@ -1,15 +1,19 @@
 """Judging one dcgm-exporter GPU (pure): its last Xid by the Xid policy and its `GpuStatus` by
-the shared GPU rules; used by `inspect` and by the live `dcgm` check alike."""
+the shared GPU rules; used by `inspect` and by the live `dcgm` check alike. And whether the page
+the live check read is this node's at all (`on_this_node`)."""
 
 from __future__ import annotations
 
+from gpuslo import names
 from gpuslo.exporter.evidence.dcgm.page import DcgmGpu, gpu_status
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.policy.xid import XidPolicy
-from gpuslo.verdict import Finding
+from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 KIND = "dcgm-metrics"
+CHECK = "dcgm"
+SHOWN = 3  # foreign UUIDs named in a message
 
 
 def gpu_findings(
@@ -25,3 +29,37 @@ def gpu_findings(
     findings = [xid_finding(kind, code, policy, family=family, **where) for code in codes]
     findings += [problem.finding(kind, **where) for problem in evaluate_gpu(gpu_status(gpu))]
     return findings
+
+
+def on_this_node(results: list[CheckResult], local: set[str]) -> list[CheckResult]:
+    """The `dcgm` check's results judged against this node's GPU UUIDs (NVML's inventory;
+    pure). A `--dcgm-url` that points at another node's dcgm-exporter reads that node's GPUs:
+    merged, they would pass for this node's (a healthy page hides a missing local GPU, an
+    Xid 79 lands on no local GPU). So, where `local` is known and the page names GPUs by UUID:
+    - none of them is local: a misconfigured source; every dcgm result is replaced by one node
+      result `unknown` / `no_data` naming the page's UUIDs and hosts, and nothing is merged;
+    - some are not local: only the local GPUs' results are kept, and a node `warn` says which
+      were not judged.
+    Otherwise (no inventory, a page without UUID labels, every GPU local) unchanged."""
+    own = [r for r in results if r.check == CHECK and r.scope.startswith("GPU-")]
+    foreign = sorted({r.scope for r in own if r.scope not in local})
+    if not local or not foreign:
+        return results
+    others = [r for r in results if r.check != CHECK]
+    named = ", ".join(foreign[:SHOWN]) + (f" and {len(foreign) - SHOWN} more"
+                                          if len(foreign) > SHOWN else "")
+    source = next((r.source for r in own if r.source), "")
+    common = {"check": CHECK, "scope": NODE_SCOPE, "source": source,
+              "observed_at": max(r.observed_at for r in own)}
+    if len(foreign) == len({r.scope for r in own}):
+        return [*others, CheckResult(
+            status=names.STATUS_UNKNOWN, reason="no_data", **common,
+            message=f"the dcgm-exporter page is not this node's: none of its {len(foreign)} "
+                    f"GPUs ({named}) is one of this node's {len(local)} GPUs; not merged "
+                    "(is --dcgm-url another node's dcgm-exporter?)")]
+    kept = [r for r in results if r.check == CHECK and r.scope not in foreign]
+    return [*others, *kept, CheckResult(
+        status=names.STATUS_WARN, **common,
+        message=f"{len(foreign)} GPUs of the dcgm-exporter page are not this node's ({named}): "
+                f"not judged; only this node's {len({r.scope for r in own}) - len(foreign)} "
+                "are")]

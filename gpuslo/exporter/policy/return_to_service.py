@@ -289,6 +289,42 @@ def step_faults(
     return gate
 
 
+def record_faults(gates: dict[str, GpuGate], reported: dict[str, list], marks: Marks,
+                  now: float, policy: GatePolicy) -> dict[str, GpuGate]:
+    """The gates that change when the faults `reported` ({scope: fail results}) are held and
+    nothing else is stepped (pure): a scope with a fault its gate does not hold (none, or not
+    `held` with it) is held with it added; nothing clears, since no check is taken as answered.
+    For the paths that see a fault outside a full cycle (a run restricted to some checks, the
+    exporter's kernel-log fast path): a fatal fault seen once is held until its own clearing
+    events, even when the log that showed it is rotated before the next full cycle."""
+    out = {}
+    for scope, results in sorted(reported.items()):
+        gate = gates.get(scope)
+        held = {(f.check, f.reason) for f in gate.faults} if gate and gate.phase == HELD else set()
+        if results and not {(r.check, r.reason) for r in results} <= held:
+            out[scope] = step_faults(gate, results, set(), marks, now, policy)
+    return out
+
+
+def rekeyed(gates: dict[str, GpuGate], by_pci: dict[str, str]) -> dict[str, GpuGate]:
+    """`gates` with those kept under a bus id (`pci:<bus id>`: a fault seen before its GPU's
+    UUID was known, e.g. by a run that read no inventory) moved to the UUID `by_pci` now gives,
+    their faults joined to that GPU's own gate (pure; `step_faults` then re-judges them all)."""
+    out = {key: gate for key, gate in gates.items() if key not in by_pci}
+    for key, gate in sorted(gates.items()):
+        uuid = by_pci.get(key)
+        if uuid is None:
+            continue
+        mine = out.get(uuid)
+        if mine is None:
+            out[uuid] = gate
+            continue
+        known = {(f.check, f.reason) for f in mine.faults}
+        extra = tuple(f for f in gate.faults if (f.check, f.reason) not in known)
+        out[uuid] = dataclasses.replace(mine, faults=mine.faults + extra)
+    return out
+
+
 def step_validation(gate: GpuGate, outcomes: list[ValidatorOutcome], marks: Marks, now: float,
                     policy: GatePolicy) -> Step:
     """One try on a validating GPU (pure): every available validator passing ends the gate

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from gpuslo.config_file import STDIN, data_name, stdin_at_most_once
+from gpuslo.config_file import STDIN, data_name, not_a_log_file, stdin_at_most_once
 from gpuslo.errors import InputError, UsageError
 from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.slo.frames import TRAINING_LOGS_BASIS, Frames, make_frame
@@ -66,14 +66,9 @@ def log_files(paths: list[str], skipped: list[str] | None = None) -> list[Path]:
         if raw == STDIN:
             found.append(path)
         elif path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file())
-            logs = [p for p in files if is_log_name(p)]
-            if not logs:
-                raise InputError(str(path), f"no training logs ({', '.join(LOG_SUFFIXES)}) found")
-            found += logs
-            if skipped is not None:
-                skipped += [f"{p}: not read (no {'/'.join(LOG_SUFFIXES)} in its name)"
-                            for p in files if not is_log_name(p)]
+            found += _logs_under(path, skipped)
+        elif not_a_log_file(path) is not None:  # a FIFO made with mkfifo, a socket, a device
+            raise InputError(str(path), f"{not_a_log_file(path)}: not read")
         elif path.is_file() or path.is_fifo():  # a pipe: `<(kubectl logs ...)`
             found.append(path)
         elif path.exists():  # a device never ends
@@ -81,6 +76,24 @@ def log_files(paths: list[str], skipped: list[str] | None = None) -> list[Path]:
         else:
             raise InputError(str(path), "no such log file or directory")
     return found
+
+
+def _logs_under(folder: Path, skipped: list[str] | None) -> list[Path]:
+    """The `is_log_name` regular files under `folder`; every other entry that is not a folder
+    is appended to `skipped` as `PATH: why` (a FIFO, socket or device named like a log too: it
+    is never opened). Raises InputError when none is a log, naming what was skipped."""
+    entries = sorted(p for p in folder.rglob("*") if not p.is_dir())
+    logs = [p for p in entries if p.is_file() and is_log_name(p)]
+    passed = [f"{p}: skipped: not a regular file" if not p.is_file() else
+              f"{p}: not read (no {'/'.join(LOG_SUFFIXES)} in its name)"
+              for p in entries if p not in logs]
+    if not logs:
+        odd = [w for w in passed if w.endswith("not a regular file")][:3]
+        raise InputError(str(folder), f"no training logs ({', '.join(LOG_SUFFIXES)}) found"
+                         + "".join(f"; {w}" for w in odd))
+    if skipped is not None:
+        skipped += passed
+    return logs
 
 
 def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = None) -> Frames:
