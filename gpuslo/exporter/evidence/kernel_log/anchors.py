@@ -1,10 +1,11 @@
 """The prefilter's anchors: the literal strings a kernel-log line must hold to reach the readers.
 
 `ANCHORS` is the one place the candidate set is defined. Every line a recogniser of
-`events.EventBuilder` uses holds `NVRM`, `SXid` or `mlx5` (Xid, fallen-off-the-bus and driver
-messages are NVRM lines; NVSwitch errors are SXid lines; port events are mlx5 lines), and every
-line holding one is read. A reader or fallback that judges other lines (a device name such as
-`efa`, an error word) extends the set here, or passes its own to
+`events.EventBuilder` uses holds one (Xid, fallen-off-the-bus and driver messages are NVRM lines;
+NVSwitch errors are SXid lines; port events are mlx5 lines; a kernel splat through an NVIDIA
+module, `splats`, is read from its header, `SPLAT_ANCHORS`, and its frames tagged ` [nvidia`,
+`FRAME_ANCHOR`), and every line holding one is read. A reader or fallback that judges other
+lines (a device name such as `efa`, an error word) extends the set here, or passes its own to
 `KernelLogScan(anchors=...)`; a line holding none of the anchors is never seen by any reader.
 
 Cost (bench/kernel_log_scan.py): with Vectorscan (`needles.Needles`) all anchors are one pass over
@@ -21,8 +22,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5")
+# A splat's header: `BUG: ...`, `kernel BUG at`, a die line's `[#1]` counter (`Oops: 0002 [#1]`,
+# `general protection fault: 0000 [#1]`), `WARNING: CPU: 3 PID: 1 at`, a hung task's `blocked for
+# more than`, an RCU stall's `detected stall(s)`. None is in a healthy boot's lines (the H200 boot
+# log and every healthy corpus case hold none: `BUG` alone would take `DEBUGCTL`, `WARNING:`
+# alone `RETBleed: WARNING: Spectre v2 ...`, which the recogniser then declines).
+SPLAT_ANCHORS: tuple[str, ...] = (
+    "BUG: ", "BUG at ", " [#", "WARNING: ", "blocked for more than", "detected stall",
+)
+# A stack frame in an NVIDIA module: `nvlogInit+0x6/0xd0 [nvidia]`, `... [nvidia_uvm]`. Not in
+# `Modules linked in: nvidia_uvm(POE) nvidia(POE)` (no brackets); also in the DRM driver's
+# `[drm] [nvidia-drm] [GPU ID 0x00000100] Loading driver` (once per GPU and load), which the
+# recogniser declines.
+FRAME_ANCHOR = " [nvidia"
+ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR, *SPLAT_ANCHORS)
 CONTEXT_ANCHOR = "Xid ("
+_ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2
 
 
@@ -35,5 +50,7 @@ def check_anchors(anchors: Sequence[str]) -> tuple[str, ...]:
 
 
 def grep_pattern(anchors: Sequence[str] = ANCHORS) -> str:
-    """The `grep -E` pattern (and Python `re` pattern) selecting the same lines as `anchors`."""
-    return "|".join(re.escape(a) for a in check_anchors(anchors))
+    """The `grep -E` pattern (and Python `re` pattern) selecting the same lines as `anchors`:
+    only the characters special to both are escaped (`re.escape` would also escape the space and
+    `#`, which GNU grep 3.8+ warns of as stray backslashes)."""
+    return "|".join(_ERE_SPECIAL.sub(r"\\\g<0>", a) for a in check_anchors(anchors))
