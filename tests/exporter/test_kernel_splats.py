@@ -25,8 +25,11 @@ import pytest
 from gpuslo import names
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.xid import judge
+from gpuslo.exporter.evidence.kernel_log.anchors import HEADER_LOOKBACK_LINES
+from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
-from gpuslo.exporter.evidence.kernel_log.splats import header_of
+from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
+from gpuslo.exporter.evidence.kernel_log.splats import DIE_LINES, SPLAT_LINES, header_of
 from gpuslo.exporter.inspect.kernel_log import inspect_kernel_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.xid import load_policy, policy_from_mapping
@@ -123,11 +126,13 @@ def test_a_splat_with_no_nvidia_frame_is_no_gpu_event(text):
 
 
 def test_a_warning_in_i915_with_nvidia_loaded_stays_out_then_an_nvidia_warning_counts():
-    nvidia = ("[  460.000001] WARNING: CPU: 2 PID: 77 at nvidia/nv.c:123 "
+    nvidia = ("[  460.000000] ------------[ cut here ]------------\n"
+              "[  460.000001] WARNING: CPU: 2 PID: 77 at nvidia/nv.c:123 "
               "nv_foo+0x12/0x34 [nvidia]\n")
     (event,) = splats(WARNING_DRM_CORE + nvidia)
     assert (event.token, event.line, event.module) == ("warning", 8, "nvidia")
-    assert "faulting in nvidia" in event.message
+    assert event.message.startswith("WARNING: CPU: 2 PID: 77 at nvidia/nv.c:123")
+    assert "faulting in nvidia: nv_foo+0x12/0x34 [nvidia]" in event.message
     (warning,) = [f for f in findings(WARNING_DRM_CORE + nvidia) if f.signal == "kernel_warning"]
     assert warning.class_ == names.CLASS_WARN
 
@@ -139,7 +144,8 @@ def test_a_warning_in_i915_with_nvidia_loaded_stays_out_then_an_nvidia_warning_c
     ("[ 9.1] general protection fault, probably for non-canonical address 0x1: 0000 [#1] SMP",
      "die"),
     ("[ 9.1] Internal error: Oops: 96000004 [#1] PREEMPT SMP", "die"),
-    ("[ 9.1] kernel BUG at mm/slub.c:314!", "oops"),
+    ("[ 9.1] ------------[ cut here ]------------", "cut"),
+    ("[ 9.1] invalid opcode: 0000 [#1] SMP PTI", "die"),
     ("kernel: watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]", "soft_lockup"),
     ("[ 9.1] BUG: sleeping function called from invalid context at kernel/locking/mutex.c:283",
      "atomic_sleep"),
@@ -182,3 +188,64 @@ def test_the_policy_section_is_checked_and_an_overlay_can_reclass_a_type():
     assert (bare.splat_rule("warning").class_, bare.splat_rule("warning").reason) == (
         names.CLASS_FATAL, "driver_crash")
     assert bare.splat_rule("trace").class_ == names.CLASS_UNKNOWN
+
+
+def test_cut_here_then_kernel_bug_then_its_die_line_is_one_oops():
+    """lib/bug.c prints `cut here`, `kernel BUG at file:line!`, then die's `invalid opcode`."""
+    text = ("[ 9.0] ------------[ cut here ]------------\n"
+            "[ 9.0] kernel BUG at /var/lib/dkms/nvidia/nvidia-uvm/uvm_gpu.c:1234!\n"
+            "[ 9.0] invalid opcode: 0000 [#1] PREEMPT SMP NOPTI\n"
+            "[ 9.0] CPU: 3 PID: 88 Comm: python Tainted: P           OE     6.8.0 #1\n"
+            "[ 9.0] RIP: 0010:uvm_gpu_retain+0x1/0x2 [nvidia_uvm]\n")
+    (event,) = splats(text)
+    assert (event.token, event.line, event.lines, event.module) == ("oops", 1, 5, "nvidia_uvm")
+    assert event.message.startswith("invalid opcode: 0000 [#1]")
+
+
+def test_a_soft_lockup_through_nvidia_is_a_stall_and_a_cut_here_alone_a_warning():
+    lockup = ("kernel: watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [python:29632]\n"
+              "kernel: RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]\n")
+    assert [e.token for e in splats(lockup)] == ["soft_lockup"]
+    warned = "[ 1.0] ------------[ cut here ]------------\n[ 1.1]  nv_foo+0x1/0x2 [nvidia]\n"
+    assert [e.token for e in splats(warned)] == ["warning"]
+
+
+@pytest.mark.parametrize("name", sorted(p.stem for p in FIXTURES.glob("*.txt")))
+def test_the_prefilter_hides_no_splat_line(name):
+    """Every line fed to the recognisers gives the events the prefiltered scan gives."""
+    text = real(name) + OOPS_1309
+    builder = EventBuilder()
+    for number, line in enumerate(text.split("\n"), 1):
+        builder.feed(number, line)
+    assert builder.finish() == parse_kernel_log(text)
+
+
+class _Fed:
+    """Stands in for the recognisers: the lines the prefilter feeds."""
+
+    def __init__(self) -> None:
+        self.lines: list[tuple[int, str]] = []
+
+    def feed(self, number: int, line: str) -> None:
+        self.lines.append((number, line))
+
+    def finish(self) -> list:
+        return []
+
+
+def test_header_lines_are_read_only_before_a_block_holding_an_nvidia_frame():
+    """No frame, no header read; a frame reads its block's headers and the last
+    HEADER_LOOKBACK_LINES lines' of the blocks before it, first."""
+    assert HEADER_LOOKBACK_LINES >= SPLAT_LINES + DIE_LINES
+    filler = "".join(f"[ {n}.0] usb 1-1: new device\n" for n in range(400))
+    first = f"[ 0.1] BUG: scheduling while atomic\n{filler}[ 9.9] BUG: soft lockup - CPU#2\n"
+    scan = KernelLogScan()
+    scan.builder = _Fed()
+    scan.feed(first.encode())
+    assert scan.builder.lines == []
+    scan.feed(b"[ 9.9] RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]\n[ 9.9] WARNING: CPU: 1\n")
+    assert scan.builder.lines == [
+        (402, "[ 9.9] BUG: soft lockup - CPU#2"),
+        (403, "[ 9.9] RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]"),
+        (404, "[ 9.9] WARNING: CPU: 1"),
+    ]

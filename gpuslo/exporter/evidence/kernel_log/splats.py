@@ -5,26 +5,31 @@ RCU stall whose faulting frame or call trace is in `nvidia`, `nvidia_uvm`, `nvid
 A splat is what the kernel prints at once for one of these: a header line, then its context
 (`Modules linked in:`, the `CPU: N PID: M Comm: ...` line, `Hardware name:`, `RIP:`/`pc :` and
 the registers, `Call Trace:` and its frames, `---[ end trace ... ]---`, on x86 the RIP and
-registers again after it). The prefilter (`anchors.ANCHORS`) feeds only two kinds of its lines:
-the header (`SPLAT_ANCHORS`) and the frames tagged with an NVIDIA module (` [nvidia`:
-`nvlogInit+0x6/0xd0 [nvidia]`, `_nv011159rm+0x62/0x110 [nvidia]`, a build id after the name:
-`[nvidia 6f8f...]`); the lines between are not read. `Splats.feed` groups what it is fed: a
-header opens a splat, an NVIDIA frame within `SPLAT_LINES` lines of the splat's last line joins
-it, and only a splat holding an NVIDIA frame becomes an event. `Modules linked in: nvidia_uvm(POE)
-nvidia(POE)` holds no frame: a WARNING in i915 or ext4 on a node that loaded nvidia is no event.
+registers again after it). The prefilter (`scan`) feeds only two kinds of its lines: frames
+tagged with an NVIDIA module (` [nvidia`, an anchor: `nvlogInit+0x6/0xd0 [nvidia]`,
+`_nv011159rm+0x62/0x110 [nvidia]`, a build id after the name: `[nvidia 6f8f...]`) and, near them,
+header lines (`anchors.SPLAT_HEADERS`); the lines between are not read, and a line is read as a
+header only when it holds one of those literals, so the events are those of every line fed.
+`Splats.feed` groups what it is fed: a header opens a splat (a die line a few lines after a
+`BUG:` or `cut here` line, or a WARNING line after `cut here`, joins it), an NVIDIA frame within
+`SPLAT_LINES` lines of the splat's last line joins it, and only a splat holding an NVIDIA frame
+becomes an event. `Modules linked in: nvidia_uvm(POE) nvidia(POE)` holds no frame: a WARNING in
+i915 or ext4 on a node that loaded nvidia is no event.
 
 The type, from the header (Documentation/admin-guide/bug-hunting.rst and tainted-kernels.rst: the
 kernel taints itself `D` when it "died", an OOPS or BUG, and `W` for a warning; the printers are
-arch/x86/kernel/dumpstack.c `die`, lib/bug.c, kernel/panic.c `__warn`, kernel/sched/core.c,
-kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/tree_stall.h):
+arch/x86/kernel/dumpstack.c `die`, lib/bug.c `report_bug`, kernel/panic.c `__warn`,
+kernel/sched/core.c, kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/tree_stall.h):
 - `oops`: the kernel died in the code: a die line with its `[#N]` counter (`Oops: 0002 [#1]`,
-  `general protection fault: 0000 [#1]`, `invalid opcode: 0000 [#1]`, arm64's `Internal error:
-  Oops: 96000004 [#1]`), `kernel BUG at file:line!`, `BUG: unable to handle page fault`, `BUG:
-  kernel NULL pointer dereference` (its die line, a few lines on, joins it);
+  `general protection fault: 0000 [#1]`, `invalid opcode: 0000 [#1]` after `kernel BUG at
+  file:line!`, arm64's `Internal error: Oops: 96000004 [#1]`), `BUG: unable to handle page
+  fault`, `BUG: kernel NULL pointer dereference` (its die line, a few lines on, joins it);
 - `bug`: any other `BUG:` report (`Bad page state`, `KASAN: use-after-free`, ...);
 - `atomic_sleep`: `BUG: sleeping function called from invalid context`, `BUG: scheduling while
   atomic` (debug checks the kernel carries on after, tainting itself `W`);
-- `warning`: `WARNING: CPU: 3 PID: 1 at <file>:<line> <symbol> [module]` (older: `WARNING: at`);
+- `warning`: `WARNING: CPU: 3 PID: 1 at <file>:<line> <symbol> [module]` (older: `WARNING: at`),
+  or `------------[ cut here ]------------` with no die line after it (`report_bug` and `__warn`
+  print it before the WARNING line and before `kernel BUG at`, whose die line follows);
 - `soft_lockup`: `BUG: soft lockup - CPU#3 stuck for 22s!`, `BUG: workqueue lockup`;
 - `hung_task`: `INFO: task <comm>:<pid> blocked for more than 120 seconds.`;
 - `rcu_stall`: `rcu: INFO: rcu_sched self-detected stall on CPU`, `... detected stalls on CPUs`;
@@ -40,16 +45,18 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
-from gpuslo.exporter.evidence.kernel_log.anchors import FRAME_ANCHOR, SPLAT_ANCHORS
+from gpuslo.exporter.evidence.kernel_log.anchors import FRAME_ANCHOR, SPLAT_HEADERS
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, parse_timestamp
 
-SPLAT_LINES = 100  # a line joins a splat at most this many lines after the splat's last line
-DIE_LINES = 10  # a die line `[#N]` joins the `BUG:` line at most this many lines before it
+# A line joins a splat at most SPLAT_LINES lines after the splat's last line (the prefilter reads
+# headers `anchors.HEADER_LOOKBACK_LINES` >= SPLAT_LINES + DIE_LINES before a frame).
+SPLAT_LINES = 100
+DIE_LINES = 10  # a die or WARNING line joins the `BUG:` / `cut here` line this many lines before
 GPU_NEAR_LINES = 20  # an NVRM line naming a GPU this near a splat names the splat's GPU
 
 _HEADER = re.compile(
     r"(?P<bug>\bBUG: (?P<what>[^\n]{0,60}))"
-    r"|(?P<kernel_bug>\bkernel BUG at )"
+    r"|(?P<cut>-*\[ cut here \]-*)"
     r"|(?P<die>(?:\b(?:Oops|Internal error|general protection fault|invalid opcode|divide error"
     r"|stack segment|double fault|alignment check|segment not present|invalid TSS)\b"
     r"[^\n]{0,120}?)?\[#\d+\])"
@@ -76,7 +83,8 @@ _FAULT_FRAME = re.compile(r"\b(?:RIP|EIP|IP|pc|PC is at)\s?:?\s*(?:[0-9a-fA-F]{4
 
 def header_of(line: str) -> tuple[str, int] | None:
     """(splat type, offset of the header in `line`) when `line` opens a splat (see the module
-    docstring), None otherwise; `die` for a die line (`[#N]`), which may join a `BUG:` line."""
+    docstring), None otherwise; `die` for a die line (`[#N]`), which may join a `BUG:` or `cut
+    here` line, `cut` for `cut here` (a WARNING unless a die line follows)."""
     match = _HEADER.search(line)
     if match is None:
         return None
@@ -89,7 +97,7 @@ def header_of(line: str) -> tuple[str, int] | None:
         else:
             kind = "soft_lockup" if what.startswith(_LOCKUPS) else "bug"
         return kind, match.start()
-    kinds = {"kernel_bug": "oops", "die": "die", "warning": "warning", "hung": "hung_task",
+    kinds = {"cut": "cut", "die": "die", "warning": "warning", "hung": "hung_task",
              "rcu": "rcu_stall"}
     return kinds[match.lastgroup], match.start(match.lastgroup)
 
@@ -129,14 +137,20 @@ class Splats:
         return header is not None or frame is not None
 
     def _header(self, number: int, line: str, kind: str, start: int) -> None:
-        current = self._open
-        if kind == "die" and current is not None and current.kind == "oops" and not current.died \
-                and number - current.last <= DIE_LINES:
-            current.died, current.last = True, number  # `BUG: ... NULL pointer` then `Oops:`
-            return
+        current, text = self._open, line[start:].strip()
+        if current is not None and number - current.last <= DIE_LINES:
+            if kind == "die" and current.kind in ("oops", "cut") and not current.died:
+                # `BUG: kernel NULL pointer dereference` or `cut here` / `kernel BUG at`, then
+                # the die line: one oops (named by the BUG line, else by the die line)
+                current.text = current.text if current.kind == "oops" else text
+                current.kind, current.died, current.last = "oops", True, number
+                return
+            if kind == "warning" and current.kind == "cut":
+                current.kind, current.text, current.last = "warning", text, number
+                return
         stamp = parse_timestamp(line[:start])
-        self._open = _Splat("oops" if kind == "die" else kind, number, number,
-                            line[start:].strip(), stamp, died=kind == "die")
+        self._open = _Splat("oops" if kind == "die" else kind, number, number, text, stamp,
+                            died=kind == "die")
 
     def _frame(self, number: int, line: str, frame: re.Match) -> None:
         current = self._open
@@ -148,7 +162,7 @@ class Splats:
         current.last = number
         if current.module is None:
             register = _FAULT_FRAME.search(lead)
-            on_header = number == current.line and current.kind == "warning"  # `WARNING: ... at`
+            on_header = "WARNING: " in lead  # `WARNING: CPU: 2 PID: 7 at <file> <symbol> [nvidia]`
             current.module, current.fault = frame.group("module"), bool(register or on_header)
             current.frame = line[register.start() if register else frame.start(): frame.end()]
             self.found.append(current)
@@ -168,18 +182,20 @@ class Splats:
 
 
 def _may_head(line: str) -> bool:
-    """True when `line` holds one of `SPLAT_ANCHORS` (cheap, before the header pattern)."""
-    return any(anchor in line for anchor in SPLAT_ANCHORS)
+    """True when `line` holds one of `SPLAT_HEADERS` (cheap, before the header pattern): only
+    those literals open a header, so the prefiltered lines and every line give the same events."""
+    return any(literal in line for literal in SPLAT_HEADERS)
 
 
 def _event(splat: _Splat, pci: str | None) -> KernelEvent:
     """The `kernel_splat` event of one splat: `token` its type, `module` the NVIDIA module of its
     first NVIDIA frame, `lines` the lines it spans, the GPU `pci` when one is named near it."""
     stamp, clock, sequence = splat.stamp
+    kind = "warning" if splat.kind == "cut" else splat.kind  # `cut here`, no die line after it
     where = "faulting in" if splat.fault else "call trace through"
     head = f"{splat.text}; " if splat.text else "kernel stack trace, its header not in the log; "
     message = f"{head}{where} {splat.module}: {splat.frame}"
-    event = KernelEvent("kernel_splat", pci=pci, token=splat.kind, module=splat.module,
+    event = KernelEvent("kernel_splat", pci=pci, token=kind, module=splat.module,
                         timestamp=stamp, clock_kind=clock, line=splat.line, message=message,
                         sequence=sequence)
     return replace(event, lines=splat.last - splat.line + 1)

@@ -1,0 +1,82 @@
+"""The splat header lines the kernel-log prefilter reads, where an NVIDIA frame may use them.
+
+A kernel splat through an NVIDIA module (`splats`) is read from its NVIDIA frame lines (` [nvidia`,
+an anchor) and its header lines (`anchors.SPLAT_HEADERS`: `BUG:`, `cut here`, `[#N]`, ...),
+which lie at most `anchors.HEADER_LOOKBACK_LINES` lines before a frame that joins them. Searching
+every block for the header literals cost the scan ~17 % more CPU (in Vectorscan's pass) or ~10 %
+(`find` over every block's last lines); frames are rare, so `HeaderLookback` searches for headers
+only when a block holds a frame:
+- the whole block (`block`): its header lines become candidates, in line order;
+- the last bytes of the blocks before it (`pending`), which `keep` holds (at most `TAIL_BYTES`,
+  the last ones seen: a header a frame looks back to is in them unless its lines average over
+  `TAIL_BYTES / HEADER_LOOKBACK_LINES` bytes), their header lines fed before the block's own.
+A header line fed more than once, or one no frame uses, changes no event; every header within
+`HEADER_LOOKBACK_LINES` lines before a frame is read, so the events are those of every line fed
+(tests/exporter/test_kernel_splats.py). Pure: operates on the scan's blocks (`scan._Chunk`).
+"""
+
+from __future__ import annotations
+
+from gpuslo.exporter.evidence.kernel_log.anchors import HEADER_LOOKBACK_LINES
+
+TAIL_BYTES = 64 * 1024  # ~500 bytes a line for 120 lines; a copy of ~5 us per 1 MiB block
+
+
+class HeaderLookback:
+    """The tail of the blocks scanned since the last block holding a frame (whose header lines
+    were all read), its last line's number `tail_last`."""
+
+    def __init__(self) -> None:
+        self.tail: bytes | str = b""
+        self.tail_last = 0
+
+    def block(self, chunk, hits: list[int]) -> tuple[list[int], bool]:
+        """(`hits` with the chunk's header lines when it holds an NVIDIA frame, whether it
+        does): `hits` are sorted offsets inside the anchors."""
+        if not chunk.framed(hits):
+            return hits, False
+        headers = chunk.header_hits(0)
+        return (sorted(hits + headers) if headers else hits), True
+
+    def keep(self, chunk, framed: bool, last_line: int) -> None:
+        """Remember the chunk just scanned (its last line is number `last_line`): nothing when
+        it held a frame (its headers were read), else its last `TAIL_BYTES`."""
+        if framed:
+            self.tail = b"" if chunk.is_bytes else ""
+            return
+        end = chunk.limit
+        if end >= TAIL_BYTES or not self.tail:
+            self.tail = bytes(chunk.buf[max(0, end - TAIL_BYTES):end]) if chunk.is_bytes \
+                else chunk.buf[max(0, end - TAIL_BYTES):end]
+        else:
+            self.tail = (self.tail + bytes(chunk.buf[:end]) if chunk.is_bytes
+                         else self.tail + chunk.buf[:end])[-TAIL_BYTES:]
+        self.tail_last = last_line
+
+    def pending(self, view_of) -> list[tuple[int, str]]:
+        """The header lines of the kept tail within its last `HEADER_LOOKBACK_LINES` lines, as
+        (number, line) in order, leaving out lines holding an anchor (already candidates);
+        `view_of(buf)` makes a `scan._Chunk` of the tail. Forgets the tail."""
+        tail, last = self.tail, self.tail_last
+        self.tail = tail[:0]
+        if not tail:
+            return []
+        chunk = view_of(tail)
+        start = chunk.tail_start(HEADER_LOOKBACK_LINES)
+        newline = chunk.newline
+        if start == 0 and len(tail) == TAIL_BYTES:
+            start = tail.find(newline) + 1  # the first line is cut: not a whole line
+        ended = tail.endswith(newline)
+        out: list[tuple[int, str]] = []
+        line_end = -1
+        for position in sorted(chunk.header_hits(start)):
+            if position <= line_end:
+                continue  # a second literal on a line already taken
+            line_start, line_end = chunk.line_bounds(position)
+            number = last - (tail.count(newline, line_start) + (0 if ended else 1)) + 1
+            line = tail[line_start:line_end]
+            if chunk.holds_anchor(line):
+                continue
+            text = line.decode("utf-8", errors="replace") if isinstance(line, bytes) else line
+            out.append((number, text.rstrip("\r")))
+        return out
