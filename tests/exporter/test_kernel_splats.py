@@ -25,6 +25,7 @@ import pytest
 from gpuslo import names
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.xid import judge
+from gpuslo.exporter.evidence.kernel_log import read
 from gpuslo.exporter.evidence.kernel_log.anchors import HEADER_LOOKBACK_LINES
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log, scan_kernel_log_file
@@ -249,3 +250,18 @@ def test_header_lines_are_read_only_before_a_block_holding_an_nvidia_frame():
         (403, "[ 9.9] RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]"),
         (404, "[ 9.9] WARNING: CPU: 1"),
     ]
+
+
+def test_a_splat_split_between_the_two_halves_of_a_file_is_the_serial_scans(tmp_path,
+                                                                              monkeypatch):
+    """`halves.join` feeds the first half's last header lines before the second half's frames."""
+    path = tmp_path / "kern.log"
+    path.write_text(WARNING_DRM_CORE + OOPS_1309)
+    serial = scan_kernel_log_file(str(path), chunk_bytes=97).finish()
+    assert [e.token for e in serial if e.kind == "kernel_splat"] == ["oops"]
+    data = path.read_bytes()
+    monkeypatch.setattr(read, "can_halve", lambda size: True)
+    for middle in [i + 1 for i, byte in enumerate(data) if byte == ord("\n")][:-1]:
+        monkeypatch.setattr(read, "split_point", lambda path, size, at=middle: at)
+        split = scan_kernel_log_file(str(path), chunk_bytes=97, halves=True).finish()
+        assert split == serial, f"split at byte {middle}"
