@@ -24,7 +24,8 @@ import pytest
 
 from gpuslo import names
 from gpuslo.errors import ConfigError
-from gpuslo.exporter.checks.xid import judge
+from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.xid import XidCheck, judge
 from gpuslo.exporter.evidence.kernel_log import read
 from gpuslo.exporter.evidence.kernel_log.anchors import HEADER_LOOKBACK_LINES
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
@@ -265,3 +266,26 @@ def test_a_splat_split_between_the_two_halves_of_a_file_is_the_serial_scans(tmp_
         monkeypatch.setattr(read, "split_point", lambda path, size, at=middle: at)
         split = scan_kernel_log_file(str(path), chunk_bytes=97, halves=True).finish()
         assert split == serial, f"split at byte {middle}"
+
+
+def test_the_live_check_reading_dev_kmsg_holds_the_oops_until_the_next_boot(tmp_path):
+    """/dev/kmsg (a file of records here): the oops fails the node, across an exporter restart
+    (the cursor keeps the problem), until a new boot id."""
+    kmsg, procfs = tmp_path / "kmsg", tmp_path / "proc"
+    (procfs / "sys/kernel/random").mkdir(parents=True)
+    (procfs / "sys/kernel/random/boot_id").write_text("boot-1\n")
+    records = [line.split("] ", 1)[1] for line in OOPS_1309.splitlines()]
+    kmsg.write_text("".join(f"3,{n},{2_600_000 + n},-;{text}\n" for n, text in enumerate(records)))
+
+    def run() -> list:
+        """The node's problems (the results for scope node with a reason)."""
+        context = CheckContext(kmsg_path=kmsg, procfs=procfs, state_dir=tmp_path / "state",
+                               clock=lambda: 1_700_000_000.0)
+        return [(r.status, r.reason, r.action) for r in XidCheck().run(context).results
+                if r.scope == "node" and r.reason]
+
+    assert run() == [(names.STATUS_FAIL, "driver_crash", names.ACTION_REBOOT_NODE)]
+    assert run() == [(names.STATUS_FAIL, "driver_crash", names.ACTION_REBOOT_NODE)]  # restart
+    (procfs / "sys/kernel/random/boot_id").write_text("boot-2\n")
+    kmsg.write_text("")
+    assert run() == []
