@@ -7,8 +7,9 @@ kernel noise (the real H200 node's dmesg and the hung-task case 029 from shared/
 event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Then, with the file
 in the page cache, times
 
-  grep:    LC_ALL=C grep -E -c 'NVRM|SXid|mlx5' FILE   (the prefilter's anchors,
-           `anchors.grep_pattern()`: selects every line gpuslo reads)
+  grep:    LC_ALL=C grep -E -c PATTERN FILE   (PATTERN `anchors.grep_pattern()`, the prefilter's
+           anchors NVRM, SXid, mlx5 and ` [nvidia`: selects every line gpuslo reads, but for a
+           kernel splat's header lines, read only before NVIDIA frames: `kernel_log.lookback`)
   scan:    gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)   (anchors only)
   library: gpuslo.exporter.inspect.kernel_log.inspect_kernel_log_file(FILE)   (what the CLI
            calls: the anchors and the device-and-severity fallback's ERROR_WORDS, the findings)
@@ -203,7 +204,7 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.needles import vectorscan_available
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-PATTERN = grep_pattern()  # NVRM|SXid|mlx5: the anchors of the scan's prefilter
+PATTERN = grep_pattern()  # NVRM|SXid|mlx5| \[nvidia: the anchors of the scan's prefilter
 EVENT_KINDS = ("xid", "sxid", "fallen_off_bus", "driver_message")
 EVENT_EVERY = 10_000
 

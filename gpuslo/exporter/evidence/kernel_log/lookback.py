@@ -5,8 +5,8 @@ an anchor) and its header lines (`anchors.SPLAT_HEADERS`: `BUG:`, `cut here`, `[
 which lie at most `anchors.HEADER_LOOKBACK_LINES` lines before a frame that joins them. Searching
 every block for the header literals cost the scan ~17 % more CPU (in Vectorscan's pass) or ~10 %
 (`find` over every block's last lines); frames are rare, so `HeaderLookback` searches for headers
-only when a block holds a frame:
-- the whole block (`block`): its header lines become candidates, in line order;
+only when a block holds a frame (`scan.KernelLogScan.feed`):
+- the whole block: its header lines become candidates, in line order;
 - the last bytes of the blocks before it (`pending`), which `keep` holds (at most `TAIL_BYTES`,
   the last ones seen: a header a frame looks back to is in them unless its lines average over
   `TAIL_BYTES / HEADER_LOOKBACK_LINES` bytes), their header lines fed before the block's own.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from gpuslo.exporter.evidence.kernel_log.anchors import HEADER_LOOKBACK_LINES
 
-TAIL_BYTES = 64 * 1024  # ~500 bytes a line for 120 lines; a copy of ~5 us per 1 MiB block
+TAIL_BYTES = 32 * 1024  # ~270 bytes a line for 120 lines (a kernel log's are ~70-120); one copy
 
 
 class HeaderLookback:
@@ -30,14 +30,6 @@ class HeaderLookback:
         self.tail: bytes | str = b""
         self.tail_last = 0
 
-    def block(self, chunk, hits: list[int]) -> tuple[list[int], bool]:
-        """(`hits` with the chunk's header lines when it holds an NVIDIA frame, whether it
-        does): `hits` are sorted offsets inside the anchors."""
-        if not chunk.framed(hits):
-            return hits, False
-        headers = chunk.header_hits(0)
-        return (sorted(hits + headers) if headers else hits), True
-
     def keep(self, chunk, framed: bool, last_line: int) -> None:
         """Remember the chunk just scanned (its last line is number `last_line`): nothing when
         it held a frame (its headers were read), else its last `TAIL_BYTES`."""
@@ -45,12 +37,12 @@ class HeaderLookback:
             self.tail = b"" if chunk.is_bytes else ""
             return
         end = chunk.limit
-        if end >= TAIL_BYTES or not self.tail:
-            self.tail = bytes(chunk.buf[max(0, end - TAIL_BYTES):end]) if chunk.is_bytes \
-                else chunk.buf[max(0, end - TAIL_BYTES):end]
+        if chunk.is_bytes:
+            with memoryview(chunk.buf) as view:  # one copy (a bytearray's slice is one more)
+                last = bytes(view[max(0, end - TAIL_BYTES):end])
         else:
-            self.tail = (self.tail + bytes(chunk.buf[:end]) if chunk.is_bytes
-                         else self.tail + chunk.buf[:end])[-TAIL_BYTES:]
+            last = chunk.buf[max(0, end - TAIL_BYTES):end]
+        self.tail = last if end >= TAIL_BYTES or not self.tail else (self.tail + last)[-TAIL_BYTES:]
         self.tail_last = last_line
 
     def pending(self, view_of) -> list[tuple[int, str]]:

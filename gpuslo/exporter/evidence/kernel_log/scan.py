@@ -49,7 +49,6 @@ class _Chunk:
         self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
         self.anchors = tuple(cast(anchor) for anchor in anchors)
         self.frame = cast(FRAME_ANCHOR)
-        self.headers = tuple(cast(header) for header in SPLAT_HEADERS)
 
     def positions(self) -> list[int]:
         """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
@@ -76,11 +75,11 @@ class _Chunk:
         """True when `line` (a slice of buf) holds an anchor."""
         return any(anchor in line for anchor in self.anchors)
 
-    def framed(self, hits: list[int]) -> bool:
-        """True when one of `hits` (offsets inside anchors) is inside an NVIDIA frame tag."""
-        buf, frame, width, limit = self.buf, self.frame, len(self.frame), self.limit
-        return any(buf.find(frame, max(0, hit - width), min(limit, hit + width + 1)) != -1
-                   for hit in hits)
+    def framed(self, spans: list[tuple[int, int]]) -> bool:
+        """True when one of `spans` (the candidate lines) holds an NVIDIA frame tag: one `find`
+        per span, however many anchors its lines hold."""
+        buf, frame = self.buf, self.frame
+        return any(buf.find(frame, start, end) != -1 for start, end in spans)
 
     def tail_start(self, lines: int) -> int:
         """The offset where the last `lines` lines of buf[:limit] start (0: it holds fewer)."""
@@ -95,7 +94,8 @@ class _Chunk:
         """Offsets where a splat header literal starts in buf[start:limit], unsorted."""
         found: list[int] = []
         buf, limit = self.buf, self.limit
-        for literal in self.headers:
+        for header in SPLAT_HEADERS:  # rare: only for a block holding a frame, and a tail
+            literal = header.encode() if self.is_bytes else header
             position = buf.find(literal, start, limit)
             while position != -1:
                 found.append(position)
@@ -225,10 +225,13 @@ class KernelLogScan:
         self.fed += limit
         view = _Chunk(chunk, limit, self.anchors)
         anchor_hits, extra_hits = self._hits(view)
-        anchor_hits, framed = self.lookback.block(view, anchor_hits)
-        if framed:
+        spans, carried = _spans(view, anchor_hits, self._carried)
+        framed = view.framed(spans)
+        if framed:  # a splat through an NVIDIA module: its header lines too (`lookback`)
             self.feed_lookback()
-        spans, self._carried = _spans(view, anchor_hits, self._carried)
+            anchor_hits = sorted(anchor_hits + view.header_hits(0))
+            spans, carried = _spans(view, anchor_hits, self._carried)
+        self._carried = carried
         extra_starts = _line_starts(view, extra_hits)
         starts = sorted({start for start, _ in spans}.union(extra_starts))
         numbers, next_line = _numbers(view, self._next_line, starts)
