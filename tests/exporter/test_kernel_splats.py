@@ -289,3 +289,16 @@ def test_the_live_check_reading_dev_kmsg_holds_the_oops_until_the_next_boot(tmp_
     (procfs / "sys/kernel/random/boot_id").write_text("boot-2\n")
     kmsg.write_text("")
     assert run() == []
+
+
+@pytest.mark.parametrize("line", [
+    "a" * 200_000 + "+0x1/0x2 [nvidia]",
+    "[ 1.0] " + "x" * 200_000 + " [nvidia",
+    "-" * 200_000 + "[ cut here",
+    "rcu" + "u" * 200_000 + " detected stall",
+    "[ 1.0] BUG: " + "]" * 200_000 + " [nvidia]",
+])
+def test_a_hostile_line_is_read_in_linear_time(line):
+    """Bounded repeats: these lines would take minutes with `[\\w.$]+` or `-*` (no time limit
+    here; the suite's timeout catches a quadratic one)."""
+    assert splats(line + "\n") == []  # no splat either: no frame of a stack dump

@@ -58,14 +58,16 @@ class HeaderLookback:
         newline = chunk.newline
         if start == 0 and len(tail) == TAIL_BYTES:
             start = tail.find(newline) + 1  # the first line is cut: not a whole line
-        ended = tail.endswith(newline)
+        # the line starting at `start` is number `last` less the lines after it
+        number = last - tail.count(newline, start) + (1 if tail.endswith(newline) else 0)
         out: list[tuple[int, str]] = []
         line_end = -1
         for position in sorted(chunk.header_hits(start)):
             if position <= line_end:
                 continue  # a second literal on a line already taken
             line_start, line_end = chunk.line_bounds(position)
-            number = last - (tail.count(newline, line_start) + (0 if ended else 1)) + 1
+            number += tail.count(newline, start, line_start)  # counted once over the tail
+            start = line_start
             line = tail[line_start:line_end]
             if chunk.holds_anchor(line):
                 continue

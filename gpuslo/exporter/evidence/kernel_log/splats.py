@@ -56,23 +56,24 @@ GPU_NEAR_LINES = 20  # an NVRM line naming a GPU this near a splat names the spl
 
 _HEADER = re.compile(
     r"(?P<bug>\bBUG: (?P<what>[^\n]{0,60}))"
-    r"|(?P<cut>-*\[ cut here \]-*)"
+    r"|(?P<cut>-{0,40}\[ cut here \]-{0,40})"
     r"|(?P<die>(?:\b(?:Oops|Internal error|general protection fault|invalid opcode|divide error"
     r"|stack segment|double fault|alignment check|segment not present|invalid TSS)\b"
-    r"[^\n]{0,120}?)?\[#\d+\])"
-    r"|(?P<warning>\bWARNING: (?:CPU: ?\d+ PID: ?\d+ )?at )"
+    r"[^\n]{0,120}?)?\[#\d{1,10}\])"
+    r"|(?P<warning>\bWARNING: (?:CPU: ?\d{1,6} PID: ?\d{1,10} )?at )"
     r"|(?P<hung>\bINFO: task \S[^\n]{0,80} blocked for more than \d+ seconds)"
-    r"|(?P<rcu>\brcu\w* (?:self-)?detected stalls? on)"
+    r"|(?P<rcu>\brcu\w{0,20} (?:self-)?detected stalls? on)"
 )
 _DIES = ("unable to handle", "kernel NULL pointer dereference", "kernel paging request")
 _ATOMIC = ("sleeping function called from invalid context", "scheduling while atomic")
 _LOCKUPS = ("soft lockup", "workqueue lockup")
 # A frame in an NVIDIA module: `symbol+0xOFF/0xLEN [nvidia]` (module names as the kernel lists
 # them: nvidia, nvidia_uvm, nvidia_modeset, nvidia_drm, nvidia_peermem, ...; a build id may
-# follow the name).
+# follow the name). Every repeat is bounded: an unbounded `[\w.$]+` before `+0x` rescans the
+# rest of a long word for every start in it, quadratic on a hostile line (as parse._XID notes).
 _FRAME = re.compile(
-    r"(?P<symbol>[\w.$]+)\+0x[0-9a-fA-F]+/0x[0-9a-fA-F]+ "
-    r"\[(?P<module>nvidia(?:_[a-z]+)*)(?: [0-9a-fA-F]+)?\]"
+    r"(?P<symbol>[\w.$]{1,200})\+0x[0-9a-fA-F]{1,16}/0x[0-9a-fA-F]{1,16} "
+    r"\[(?P<module>nvidia(?:_[a-z]{1,20}){0,3})(?: [0-9a-fA-F]{1,64})?\]"
 )
 # What may stand before a frame on a line of a stack dump: the prefix's end (`]`, `:` as in
 # `kernel:` and `RIP: 0010:`, `;` of /dev/kmsg), an old kernel's `[<ffffffffa0123456>]`, `? `.
@@ -131,7 +132,7 @@ class Splats:
         header = header_of(line) if _may_head(line) else None
         if header is not None:
             self._header(number, line, *header)
-        frame = _FRAME.search(line) if FRAME_ANCHOR in line else None
+        frame = _frame_in(line)
         if frame is not None:
             self._frame(number, line, frame)
         return header is not None or frame is not None
@@ -179,6 +180,18 @@ class Splats:
             gpus = {pci for _, pci in named[low:high]}
             out.append(_event(splat, gpus.pop() if len(gpus) == 1 else None))
         return out
+
+
+def _frame_in(line: str) -> re.Match | None:
+    """The first NVIDIA frame in `line`: `_FRAME` searched only just before each ` [nvidia`
+    (a frame's text ends there), so a long line costs one `find` and a short search per tag."""
+    at = line.find(FRAME_ANCHOR)
+    while at != -1:
+        match = _FRAME.search(line, max(0, at - 240), at + 160)  # the pattern's widest
+        if match is not None:
+            return match
+        at = line.find(FRAME_ANCHOR, at + 1)
+    return None
 
 
 def _may_head(line: str) -> bool:
