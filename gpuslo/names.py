@@ -125,6 +125,9 @@ REASON_LAYER: Final = {
     "driver_mismatch": LAYER_NODE,
     "probe_failed": LAYER_NODE,
     "gpu_init_failed": LAYER_NODE,
+    # the kernel died in an NVIDIA module (an oops or BUG whose frames are the driver's): the
+    # driver's state is undefined until the node reboots (kernel tainted-kernels.rst, `D`)
+    "driver_crash": LAYER_NODE,
     "pcie_aer_uncorrectable": LAYER_NODE,
     "diagnostic_failed": LAYER_NODE,
     "validation_failed": LAYER_NODE,  # the return-to-service gate did not pass: the GPU's fault

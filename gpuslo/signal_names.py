@@ -66,6 +66,14 @@ SIGNALS: Final = {
     "initialisation, GSP or firmware boot failures, unsupported GPU)",
     "unrecognised_driver_message": "an NVRM line that reads as an error but matches no catalogue "
     "entry: unknown until a driver reload or reboot (an overlay entry can classify it)",
+    "kernel_oops": "the kernel died (oops, BUG, general protection fault) in an NVIDIA kernel "
+    "module: the driver's state is undefined until the node reboots",
+    "kernel_warning": "a kernel WARNING (or a sleep-in-atomic BUG report) in an NVIDIA kernel "
+    "module: the kernel carried on",
+    "kernel_stall": "a soft lockup, hung task or RCU stall whose call trace is in an NVIDIA "
+    "kernel module",
+    "kernel_trace": "a kernel stack trace through an NVIDIA kernel module whose header (oops, "
+    "warning, lockup) the log does not show: unknown",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
     "pcie_bar_unassigned": "a GPU memory region (BAR) lspci shows unassigned: the driver cannot "
     "map the GPU (BIOS resource assignment)",

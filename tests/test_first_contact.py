@@ -416,15 +416,11 @@ KNOWN_MISSES = {
     # test_fresh11_classes.py): an unstamped, indented NVRM line under a driver message that
     # names no GPU is that message's next printk line and names its GPU (1319's `BAR2 is 0M @ 0x0
     # (PCI:0000:00:05.0)`); the driver's load banner after an init failure is the same load, no
-    # reload (1318). Left: 1309, a kernel oops whose RIP is in the nvidia module at load
-    # (`BUG: kernel NULL pointer dereference` ... `RIP: 0010:nvlogInit+0x6/0xd0 [nvidia]`) reads
-    # healthy: none of its lines holds a prefilter anchor (NVRM, SXid, mlx5; anchors.py), and a
-    # RIP line alone is also printed by a WARNING splat, so the class needs the oops context
-    # lines as anchors, which the scan's speed work (issue 30) must weigh first.
-    ("corpus", "fresh11"): {
-        "1309_dmesg-gentoo-515-open-load-bug-null-pointer-dereference-oops-rip-nvloginit-systemd"
-        "-udevd-no-pci.txt",
-    },
+    # reload (1318); a kernel splat whose faulting frame or call trace is in an NVIDIA module is
+    # one event from its header on (1309: `BUG: kernel NULL pointer dereference` ... `RIP:
+    # 0010:nvlogInit+0x6/0xd0 [nvidia]`, an oops: fatal, reboot_node; the header and ` [nvidia`
+    # frame literals are prefilter anchors, tests/exporter/test_kernel_splats.py). Nothing left.
+    ("corpus", "fresh11"): set(),
     ("corpus", "fresh"): {
         "236_nvidia-smi-q-a100-sxm4-80gb-xid63-row-remap-pending-correctable-dram-177-elided.txt",
     },

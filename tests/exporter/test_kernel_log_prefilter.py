@@ -49,7 +49,13 @@ def test_matched_counts_the_lines_holding_an_anchor():
     scan = KernelLogScan()
     scan.feed(text)
     assert (scan.records, scan.matched) == (4, 3)
-    assert grep_pattern() == "NVRM|SXid|mlx5" and ANCHORS == ("NVRM", "SXid", "mlx5")
+    assert ANCHORS == ("NVRM", "SXid", "mlx5", " [nvidia")
+    assert grep_pattern() == "NVRM|SXid|mlx5| \\[nvidia"
+
+
+def test_grep_pattern_escapes_only_what_grep_and_re_treat_as_special():
+    """` [nvidia` and ` [#` keep their space and `#` bare (GNU grep warns of `\\ `, `\\#`)."""
+    assert grep_pattern((" [nvidia", " [#", "a.b|c")) == " \\[nvidia| \\[#|a\\.b\\|c"
 
 
 def test_extra_anchors_reach_more_lines_and_none_is_refused():

@@ -200,6 +200,8 @@ def _label(item: Classified) -> str:
         code = f"SXid {event.code}"
     elif event.kind == "xid":
         code = f"Xid {event.code}"
+    elif event.kind == "kernel_splat":
+        code = f"kernel {event.token} in {event.module}"
     elif item.entry == fallback.UNRECOGNISED:
         code = f"unrecognised line {event.line}: {event.message[:100]}"  # the line itself
     else:

@@ -3,6 +3,8 @@
 - An NVRM line the driver-message catalogue does not know but that reads as an error
   (`unrecognised_driver_message`, unknown in `inspect`) is a `warn` here, naming the line and
   counted: driver chatter a catalogue lacks must not make a GPU unusable until the next reboot.
+  So is a kernel stack trace through an NVIDIA module whose header is not read (`kernel_trace`,
+  unknown in `inspect`: a stack the driver dumped itself, or a splat split between two reads).
   A fatal-class word in it is already `fatal` (`unrecognised_fatal_message`) in the catalogue,
   so that still fails.
 - A kernel-log line no reader claims that names a device with an error word is a `warn` for
@@ -33,10 +35,12 @@ _RANK = {names.STATUS_OK: 0, names.STATUS_WARN: 1, names.STATUS_UNKNOWN: 2, name
 
 
 def live_classes(classified: list[Classified]) -> list[Classified]:
-    """Unrecognised driver messages as warn (see the module docstring); others unchanged."""
+    """Unrecognised driver messages and header-less NVIDIA stack traces as warn (see the module
+    docstring); others unchanged."""
     return [
         replace(item, class_=names.CLASS_WARN, reason=None)
-        if item.class_ == names.CLASS_UNKNOWN and item.reason == UNRECOGNISED
+        if item.class_ == names.CLASS_UNKNOWN
+        and (item.reason == UNRECOGNISED or item.signal == "kernel_trace")
         else item
         for item in classified
     ]

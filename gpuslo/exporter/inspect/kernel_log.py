@@ -32,7 +32,7 @@ from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.inspect.kernel_log_scan import FILE_SCAN, KIND
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import (
-    MESSAGE_KINDS,
+    SIGNAL_KINDS,
     Classified,
     classify_events,
     layer_of_class,
@@ -109,7 +109,7 @@ def _finding(group: _Group, recovery: dict[str | None, tuple[str, int]],
         action = max(action, recovery[event.pci][0], key=names.ACTION_SEVERITY.__getitem__)
     later = _later(group, recovery.get(event.pci), loads)
     reason = reason_of(item)
-    message = event.kind in MESSAGE_KINDS
+    message = event.kind in SIGNAL_KINDS
     return Finding(
         kind=KIND,
         class_=item.class_,

@@ -28,6 +28,8 @@ from gpuslo.exporter.policy.xid import Rule, XidPolicy
 from gpuslo.verdict import Finding
 
 MESSAGE_KINDS = ("fallen_off_bus", "driver_message")
+# Events whose finding names a signal (the catalogue's, a kernel splat's) rather than a code.
+SIGNAL_KINDS = (*MESSAGE_KINDS, "kernel_splat")
 NEAR_LINES = 4  # lines of one driver message are at most this far apart
 
 
@@ -121,8 +123,8 @@ class _Stream:
 def classify_events(
     events: Iterable[KernelEvent], policy: XidPolicy, family: str | None
 ) -> list[Classified]:
-    """Classify Xid, SXid, fallen-off-the-bus and driver-message events in order (pure; the
-    rules are the module docstring's).
+    """Classify Xid, SXid, fallen-off-the-bus, driver-message and kernel-splat events in order
+    (pure; the rules are the module docstring's).
 
     Driver-load records set the boot-noise reference and settle earlier unrecognised messages;
     port-state and driver-load records, and driver chatter, are not returned. Escalation counts
@@ -132,7 +134,7 @@ def classify_events(
     for event in events:
         if event.kind == "driver_load":
             stream.driver_load(event)
-        elif event.kind in ("xid", "sxid", *MESSAGE_KINDS):
+        elif event.kind in ("xid", "sxid", *SIGNAL_KINDS):
             stream.add(event)
     return stream.out
 

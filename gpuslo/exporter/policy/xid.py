@@ -14,6 +14,8 @@ both: mappings merge key by key, lists and scalars replace.
   `recovery_actions`;
 - NVRM messages that are not Xid lines (a fallen-off-the-bus block, RmInitAdapter failures, ...)
   from the driver-message catalogue;
+- a kernel splat through an NVIDIA module (an oops, WARNING, lockup) from `kernel_splats`
+  (`gpuslo.exporter.policy.splats`);
 - every rule carries its reason: a fatal entry's `reason` field, else `xid_fatal` (Xid) or
   `sxid_fatal` (SXid); non-fatal classes carry none.
 
@@ -36,7 +38,7 @@ from gpuslo import names
 from gpuslo.config_file import load_yaml, parse_yaml
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
-from gpuslo.exporter.policy import driver_messages
+from gpuslo.exporter.policy import driver_messages, splats
 from gpuslo.exporter.policy.driver_messages import Catalogue, catalogue_of, validate_catalogue
 
 PACKAGED = "xid_policy.yaml"
@@ -55,6 +57,7 @@ TOP_KEYS = (
     "boot_noise",
     "escalation",
     "driver_messages",
+    splats.SECTION,
 )
 SECTION_KEYS = {
     "xid": ("default", "families"),
@@ -157,6 +160,8 @@ class XidPolicy:
             return _rule(entry or sxid["no_token"], "sxid_fatal", event.code)
         if event.kind in ("fallen_off_bus", "driver_message"):
             return self.message_rule(event.message, family)
+        if event.kind == "kernel_splat":
+            return self.splat_rule(event.token)
         if event.recovery is not None and event.recovery in self.data["recovery_actions"]:
             entry = self.data["recovery_actions"][event.recovery]
             return _rule(entry, "recovery_action", event.code)
@@ -164,6 +169,16 @@ class XidPolicy:
         if event.code in nvlink5["codes"] and event.token in nvlink5["tokens"]:
             return _rule(nvlink5["tokens"][event.token], "xid_fatal", event.code)
         return self.xid_rule(event.code or 0, family)
+
+    def splat_rule(self, kind: str | None) -> Rule:
+        """Rule of a kernel splat of type `kind` through an NVIDIA module (`policy.splats`)."""
+        signal = splats.splat_signal(kind)
+        entry = splats.splat_entry(self.data.get(splats.SECTION), kind)
+        if entry is None:  # a trace whose header the log does not show
+            return Rule(names.CLASS_UNKNOWN, names.ACTION_NONE, "parse_error", signal=signal,
+                        entry=kind)
+        rule = _rule(entry, "driver_crash")
+        return Rule(rule.class_, rule.action, rule.reason, signal=signal, entry=kind)
 
     def is_boot_noise(self, kind: str, code: int, family: str | None) -> bool:
         """True when `code` (kind `xid` or `sxid`) is listed as boot noise for `family`."""
@@ -287,6 +302,7 @@ def validate(data: Any, source: str) -> None:
     for index, rule in enumerate(data["escalation"]):
         _check_escalation(rule, f"escalation[{index}]", source)
     validate_catalogue(data["driver_messages"], source)
+    splats.check_section(data.get(splats.SECTION), source, _check_rule)
 
 
 def _check_boot_noise(section: dict, source: str) -> None:

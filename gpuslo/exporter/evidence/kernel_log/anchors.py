@@ -1,11 +1,21 @@
 """The prefilter's anchors: the literal strings a kernel-log line must hold to reach the readers.
 
 `ANCHORS` is the one place the candidate set is defined. Every line a recogniser of
-`events.EventBuilder` uses holds `NVRM`, `SXid` or `mlx5` (Xid, fallen-off-the-bus and driver
-messages are NVRM lines; NVSwitch errors are SXid lines; port events are mlx5 lines), and every
-line holding one is read. A reader or fallback that judges other lines (a device name such as
-`efa`, an error word) extends the set here, or passes its own to
-`KernelLogScan(anchors=...)`; a line holding none of the anchors is never seen by any reader.
+`events.EventBuilder` uses holds one (Xid, fallen-off-the-bus and driver messages are NVRM lines;
+NVSwitch errors are SXid lines; port events are mlx5 lines; a kernel splat through an NVIDIA
+module, `splats`, holds frames tagged ` [nvidia`, `FRAME_ANCHOR`), and every line holding one is
+read. A reader or fallback that judges other lines (a device name such as `efa`, an error word)
+extends the set here, or passes its own to `KernelLogScan(anchors=...)`; a line holding none of
+the anchors is never seen by any reader, but for a splat's header.
+
+`SPLAT_HEADERS`: a splat's header lines (`BUG: ...`, `cut here`, ...) are read only where a splat
+through an NVIDIA module can use them: anywhere in a block that holds an NVIDIA frame, and in the
+last `HEADER_LOOKBACK_LINES` lines of every block (a frame at the start of the next block looks
+back that far: `splats.SPLAT_LINES` + `splats.DIE_LINES`). They are found with `find` there, not
+in the block search, so a log without NVIDIA frames costs one short search per block: as anchors
+in Vectorscan's pass the five cost the scan ~17 % more CPU (0.182 -> 0.214 s per 210 MB, the
+bench's 200 MiB log, best of 6, 2026-12-07). Every header within that many lines before a frame
+is read, so the events are those of every line fed (tests/exporter/test_kernel_splats.py).
 
 Cost (bench/kernel_log_scan.py): with Vectorscan (`needles.Needles`) all anchors are one pass over
 every block, as is the newline count; without it each anchor is one `bytes.find` pass, so the scan
@@ -21,8 +31,24 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5")
+# A splat's header (`splats`): `BUG:` (`BUG: kernel NULL pointer dereference`, `BUG: soft
+# lockup`, ...), the `------------[ cut here ]------------` line before a WARNING and before
+# `kernel BUG at`, a die line's `[#1]` counter (`Oops: 0002 [#1]`, `general protection fault:
+# 0000 [#1]`), `WARNING: CPU: 3 PID: 1 at`, a hung task's `blocked for more than`, an RCU
+# stall's `detected stall(s)`. None is in a healthy boot's lines (the H200 boot log, every
+# healthy corpus case); `BUG` alone would take the H200's `DEBUGCTL`, `WARNING: ` also takes
+# `RETBleed: WARNING: Spectre v2 ...`, which the recogniser declines.
+SPLAT_HEADERS: tuple[str, ...] = ("BUG:", "cut here", " [#", "WARNING: ", "blocked for more than",
+                                  "detected stall")
+HEADER_LOOKBACK_LINES = 120
+# A stack frame in an NVIDIA module: `nvlogInit+0x6/0xd0 [nvidia]`, `... [nvidia_uvm]`. Not in
+# `Modules linked in: nvidia_uvm(POE) nvidia(POE)` (no brackets); also in the DRM driver's
+# `[drm] [nvidia-drm] [GPU ID 0x00000100] Loading driver` (once per GPU and load), which the
+# recogniser declines.
+FRAME_ANCHOR = " [nvidia"
+ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR)
 CONTEXT_ANCHOR = "Xid ("
+_ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2
 
 
@@ -35,5 +61,7 @@ def check_anchors(anchors: Sequence[str]) -> tuple[str, ...]:
 
 
 def grep_pattern(anchors: Sequence[str] = ANCHORS) -> str:
-    """The `grep -E` pattern (and Python `re` pattern) selecting the same lines as `anchors`."""
-    return "|".join(re.escape(a) for a in check_anchors(anchors))
+    """The `grep -E` pattern (and Python `re` pattern) selecting the same lines as `anchors`:
+    only the characters special to both are escaped (`re.escape` would also escape the space and
+    `#`, which GNU grep 3.8+ warns of as stray backslashes)."""
+    return "|".join(_ERE_SPECIAL.sub(r"\\\g<0>", a) for a in check_anchors(anchors))

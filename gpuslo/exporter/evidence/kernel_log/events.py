@@ -11,7 +11,9 @@ separate events):
   / `NVIDIA 470.xx driver release.`) are one `driver_message` event naming that GPU, a
   `fallen_off_bus` event when the sentence says so;
 - the `GPU <pci>: GPU has fallen off the bus` line that follows an Xid 79 joins the Xid;
-- MMU fault continuation lines (`MMU Fault: ...`, `Fault is of type ...`) after an Xid line.
+- MMU fault continuation lines (`MMU Fault: ...`, `Fault is of type ...`) after an Xid line;
+- a kernel splat (oops, BUG, WARNING, lockup, hung task, RCU stall) whose frames are in an NVIDIA
+  module: its header and NVIDIA frame lines are one `kernel_splat` event (`splats.Splats`).
 Every other NVRM line is a `driver_message` event with the GPU it names (`GPU 0000:0a:00.0:`,
 `(PCI:...)`), or none; the driver-message catalogue (`gpuslo.exporter.policy`) decides which of
 them matter, so no NVRM line is dropped here.
@@ -40,6 +42,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
     with_uuids,
     xid13_part,
 )
+from gpuslo.exporter.evidence.kernel_log.splats import Splats
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 NEAR_LINES = 4  # lines of one multi-line event are at most this far apart
@@ -61,6 +64,7 @@ class EventBuilder:
         self._last_sxid: dict[tuple[str | None, int], int] = {}
         # index of the open `The NVIDIA GPU <pci>` block event
         self._block: int | None = None
+        self.splats = Splats()
 
     def _add(self, event: KernelEvent) -> int:
         self.events.append(event)
@@ -112,6 +116,8 @@ class EventBuilder:
             return
         if "mlx5" in line and "Link" in line:
             self._port(number, line)
+            return
+        if self.splats.feed(number, line):
             return
         self._continuation(number, line)
 
@@ -319,7 +325,9 @@ class EventBuilder:
 
     def finish(self) -> list[KernelEvent]:
         """The events in line order, with UUIDs from the `GPU at PCI` map attached."""
-        return with_uuids(self.events, self.uuids)
+        splats = self.splats.events(self.events)
+        events = sorted(self.events + splats, key=lambda e: e.line) if splats else self.events
+        return with_uuids(events, self.uuids)
 
 
 def _own_pci(line: str) -> str | None:

@@ -176,6 +176,7 @@ def join(scan: KernelLogScan, payload: tuple) -> None:
     """Feed `scan` (the first half scanned) the second half's lines as one scan would."""
     lines, records, matched, fed, extra_lines, unterminated, context = payload
     offset = scan.records
+    scan.feed_lookback()  # splat headers at the first half's end a frame after it may look back to
     wanted = {number: line for number, line in lines}
     for number, line in enumerate(context[: scan._carried], 1):  # noqa: SLF001 - same package
         wanted.setdefault(number, line)  # the lines an Xid at the end of the first half brings

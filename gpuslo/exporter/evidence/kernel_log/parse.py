@@ -26,12 +26,15 @@ class KernelEvent:
     """One kernel-log event (a multi-line event is one KernelEvent).
 
     Attributes:
-        kind: `xid`, `sxid`, `fallen_off_bus`, `port_state` or `driver_load`.
+        kind: `xid`, `sxid`, `fallen_off_bus`, `driver_message`, `port_state`, `driver_load` or
+            `kernel_splat` (an oops, WARNING, lockup or stall through an NVIDIA module:
+            `kernel_log.splats`).
         code: the Xid or SXid number, None for the other kinds.
         pci: PCI address in NVML's `00000000:b3:00.0` form, None when absent or redacted.
         uuid: `GPU-...` from an `NVRM: GPU at PCI:` line for the same address, else None.
         device: `nvidia-nvswitchN` for SXids, `mlx5_N` (or the netdev) for port_state.
-        token: severity token: `Fatal`/`Nonfatal` (Xid 144-150), `Fatal`/`Non-fatal` (SXid).
+        token: severity token: `Fatal`/`Nonfatal` (Xid 144-150), `Fatal`/`Non-fatal` (SXid);
+            a kernel splat's type (`oops`, `warning`, `hung_task`, ...: `kernel_log.splats`).
         timestamp: seconds on `clock_kind`'s clock, None when the line carries none.
         clock_kind: `uptime` (seconds since boot), `wall` (Unix seconds; syslog lines without a
             year use the year 2000) or "" (no timestamp).
@@ -45,6 +48,8 @@ class KernelEvent:
         sequence: /dev/kmsg sequence number when the line is a kmsg record, else None.
         gpu_instance: the MIG GPU instance an Xid names (`PCI:0000:01:00 GPU-I:05` -> 5), None
             when the Xid is for the whole GPU.
+        module: for a kernel splat, the NVIDIA kernel module of its first NVIDIA frame
+            (`nvidia`, `nvidia_uvm`, ...), else None.
     """
 
     kind: str
@@ -63,6 +68,7 @@ class KernelEvent:
     state: str | None = None
     sequence: int | None = None
     gpu_instance: int | None = None
+    module: str | None = None
 
 
 # --- recognisers --------------------------------------------------------------------------------

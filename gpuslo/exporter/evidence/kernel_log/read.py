@@ -1,4 +1,5 @@
-"""Kernel log evidence: Xid, SXid, fallen-off-the-bus and mlx5 port events, and `inspect`.
+"""Kernel log evidence: Xid, SXid, fallen-off-the-bus, driver-message, mlx5 port and kernel-splat
+events, and `inspect`.
 
 Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and grouping rules in
 `kernel_log_parse` and `kernel_log_events`), `looks_like_kernel_log(text)`,
@@ -7,7 +8,8 @@ Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and groupin
 I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
 its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass).
 A cheap prefilter (`scan.KernelLogScan`: the anchors of
-`anchors.ANCHORS`, `NVRM`, `SXid`, `mlx5`, and a fallback's pattern, found over 1 MiB blocks in one
+`anchors.ANCHORS`, `NVRM`, `SXid`, `mlx5`, a splat's header and NVIDIA frame literals, and a
+fallback's pattern, found over 1 MiB blocks in one
 Vectorscan pass, or by `bytes.find` without it: `needles.Needles`) picks the candidate lines
 before the full recognisers run.
 """
@@ -44,8 +46,9 @@ __all__ = [
 ]
 
 # A line that may be (part of) a GPU event: a cut-off last line holding one is never read as
-# healthy (the check waits for its newline; inspect says it was incomplete).
-GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch")
+# healthy (the check waits for its newline; inspect says it was incomplete). ` [nvidia`: a stack
+# frame in an NVIDIA module (a kernel splat's, `splats`).
+GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch| \[nvidia")
 # Blocks large enough that a Python step per block is nothing, small enough to stay in the
 # CPU's cache across the prefilter's passes (Vectorscan's and the newline count; without it one
 # per anchor and literal): 1 MiB took ~20% less CPU than 4 MiB on the pure path, the same with

@@ -1,13 +1,16 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, the one place the set
-is defined and extended); which NVRM lines matter is the driver-message catalogue's call
-(`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it (MMU
-fault continuations). Bytes blocks (a file) are searched by `needles.Needles`: every anchor and
-the fallback's pattern in one Vectorscan pass when the `hyperscan` package is installed, else one
-`find` pass per literal; str by `find`. A Python step runs only per hit and per line found;
-newlines are counted once over each block with `count`, so line numbers are exact. `gpuslo
-inspect` on a log loads neither numpy nor pandas (tests/test_startup.py).
+Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, the one
+place the set is defined and extended); which NVRM lines matter is the driver-message catalogue's
+call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it
+(MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`) are candidates
+where an NVIDIA frame may use them: anywhere in a block holding one, and in every block's last
+`anchors.HEADER_LOOKBACK_LINES` lines (`find` over those bytes only). Bytes blocks (a file) are
+searched by `needles.Needles`: every anchor and the fallback's pattern in one Vectorscan pass when
+the `hyperscan` package is installed, else one `find` pass per literal; str by `find`. A Python
+step runs only per hit and per line found; newlines are counted once over each block with
+`count`, so line numbers are exact. `gpuslo inspect` on a log loads neither numpy nor pandas
+(tests/test_startup.py).
 """
 
 from __future__ import annotations
@@ -19,10 +22,13 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
     CONTEXT_ANCHOR,
     CONTEXT_LINES,
+    FRAME_ANCHOR,
+    SPLAT_HEADERS,
     check_anchors,
     grep_pattern,
 )
 from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
+from gpuslo.exporter.evidence.kernel_log.lookback import HeaderLookback
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.needles import Needles
 
@@ -42,6 +48,7 @@ class _Chunk:
 
         self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
         self.anchors = tuple(cast(anchor) for anchor in anchors)
+        self.frame = cast(FRAME_ANCHOR)
 
     def positions(self) -> list[int]:
         """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
@@ -67,6 +74,33 @@ class _Chunk:
     def holds_anchor(self, line) -> bool:
         """True when `line` (a slice of buf) holds an anchor."""
         return any(anchor in line for anchor in self.anchors)
+
+    def framed(self, spans: list[tuple[int, int]]) -> bool:
+        """True when one of `spans` (the candidate lines) holds an NVIDIA frame tag: one `find`
+        per span, however many anchors its lines hold."""
+        buf, frame = self.buf, self.frame
+        return any(buf.find(frame, start, end) != -1 for start, end in spans)
+
+    def tail_start(self, lines: int) -> int:
+        """The offset where the last `lines` lines of buf[:limit] start (0: it holds fewer)."""
+        position = self.limit
+        for _ in range(lines + 1):
+            position = self.buf.rfind(self.newline, 0, position)
+            if position == -1:
+                return 0
+        return position + 1
+
+    def header_hits(self, start: int) -> list[int]:
+        """Offsets where a splat header literal starts in buf[start:limit], unsorted."""
+        found: list[int] = []
+        buf, limit = self.buf, self.limit
+        for header in SPLAT_HEADERS:  # rare: only for a block holding a frame, and a tail
+            literal = header.encode() if self.is_bytes else header
+            position = buf.find(literal, start, limit)
+            while position != -1:
+                found.append(position)
+                position = buf.find(literal, position + 1, limit)
+        return found
 
 
 def _candidate_starts(chunk: _Chunk, hits: list[int]) -> dict[int, int]:
@@ -171,6 +205,7 @@ class KernelLogScan:
         self.unterminated = b""
         self._next_line = 1
         self._carried = 0  # context lines the previous chunk's last Xid still wants
+        self.lookback = HeaderLookback()  # splat headers an NVIDIA frame may look back to
 
     def _hits(self, chunk: _Chunk) -> tuple[list[int], list[int]]:
         """(anchor hits, extra hits) of the chunk: sorted offsets inside the lines found."""
@@ -190,7 +225,13 @@ class KernelLogScan:
         self.fed += limit
         view = _Chunk(chunk, limit, self.anchors)
         anchor_hits, extra_hits = self._hits(view)
-        spans, self._carried = _spans(view, anchor_hits, self._carried)
+        spans, carried = _spans(view, anchor_hits, self._carried)
+        framed = view.framed(spans)
+        if framed:  # a splat through an NVIDIA module: its header lines too (`lookback`)
+            self.feed_lookback()
+            anchor_hits = sorted(anchor_hits + view.header_hits(0))
+            spans, carried = _spans(view, anchor_hits, self._carried)
+        self._carried = carried
         extra_starts = _line_starts(view, extra_hits)
         starts = sorted({start for start, _ in spans}.union(extra_starts))
         numbers, next_line = _numbers(view, self._next_line, starts)
@@ -203,6 +244,16 @@ class KernelLogScan:
                 self.builder.feed(numbers[start] + offset, text.rstrip("\r"))
         self.records += next_line - self._next_line
         self._next_line = next_line
+        self.lookback.keep(view, framed, next_line - 1)
+
+    def feed_lookback(self) -> None:
+        """Feed the recognisers the splat header lines of the blocks scanned since the last one
+        holding an NVIDIA frame (`lookback`): before a block that holds one, and before the
+        lines of a file's second half joined to this scan (`halves.join`)."""
+        for number, line in self.lookback.pending(
+            lambda tail: _Chunk(tail, len(tail), self.anchors)
+        ):
+            self.builder.feed(number, line)
 
     def _keep_extra(self, chunk: _Chunk, starts: list[int], numbers: dict[int, int]) -> None:
         """Keep the lines at `starts` where `extra` matches, with their numbers."""

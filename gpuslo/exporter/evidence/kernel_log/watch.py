@@ -2,8 +2,9 @@
 at the next 30 s check.
 
 The watcher is only an accelerator: it never judges anything itself. When a new kernel-log record
-holds a GPU marker (`NVRM`, `SXid`, `nvidia-nvswitch`) it calls `on_marker()`: for a file the
-exporter judges the appended records in process from where the xid run stopped
+holds a GPU marker (`NVRM`, `SXid`, `nvidia-nvswitch`, an NVIDIA module's frame) it calls
+`on_marker()`: for a file the exporter judges the appended records in process from where the
+xid run stopped
 (`gpuslo.exporter.xid_fast`), otherwise (or when that declines) it makes the `xid` check due at
 once; the `xid` check still reads, classifies and persists its cursor as on every run, and still
 runs at its interval when the watcher sees nothing or cannot run (then the watcher logs why and
@@ -30,7 +31,8 @@ from pathlib import Path
 from gpuslo.exporter.evidence.kernel_log.inotify import FileNotify, open_inotify
 
 log = logging.getLogger(__name__)
-GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch")
+# ` [nvidia`: a stack frame in an NVIDIA module, as an oops in the driver prints (`splats`).
+GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch| \[nvidia")
 READ_BYTES = 65536
 
 
