@@ -66,6 +66,9 @@ _PASS = ("pass",)
 _COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
 _COMPOUND = re.compile(r"[A-Za-z]\w*[-_][A-Za-z]+")  # `epoch3-batch`: parts glued by - or _
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# a loop variable's letter after the counter's noun (AlphaZero_Gobang's `print("batch i:{},
+# episode_len:{}".format(i + 1, ...))`: `batch i:1`): the noun names the counter
+_LOOP_LETTERS = {"i", "j", "k"}
 _OPENING_BRACKET = re.compile(r"^\[\s*\x01")
 
 
@@ -112,6 +115,8 @@ def is_step_name(key: str) -> bool:
     token = key.split()[-1] if key.split() else ""
     if " " in key.strip() and _COMPOUND.fullmatch(token):
         ws = [_GLUED_COUNT.get(w, w) for w in words(token)]
+    if len(ws) >= 2 and ws[-1] in _LOOP_LETTERS:
+        ws = ws[:-1]
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 
