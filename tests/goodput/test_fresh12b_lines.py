@@ -1,0 +1,102 @@
+"""Line kinds the fresh12 first-contact batch (O10-O19) showed missing, each read on the case's
+real lines and on a negative beside it: a run header printed again after progress or a stop (a
+relaunch, O10), an epoch's time per epoch beside a rounded per-step rate (Keras verbose=2, O11),
+a counter named by its noun and a loop variable's letter (`batch i:1`, O18).
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs import load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.reader import parse_lines
+
+PROFILES = load_profiles()
+
+
+def read(lines: list[str]) -> dict:
+    parsed = parse_lines(lines, PROFILES)
+    return assemble(parsed, job="t", gpus=1, checkpoint_step=PROFILES.checkpoint_step).document
+
+
+# -- a research trainer's Python logging, three launches (fresh12 O10) -----------------------
+TRAINER = "progressive_diffusion_distillation_with_adaptive_step_curriculum.training.trainer"
+LAUNCHES = [
+    "2026-02-13 14:52:20,363 - __main__ - INFO - Starting training...",
+    f"2026-02-13 14:52:20,363 - {TRAINER} - INFO - Starting training...",
+    "2026-02-13 14:52:20,785 - __main__ - ERROR - Training failed with error: mat1 and mat2 "
+    "shapes cannot be multiplied (308x512 and 768x256)",
+    "Traceback (most recent call last):",
+    '  File "scripts/train.py", line 213, in main',
+    "    trainer.train()",
+    "RuntimeError: mat1 and mat2 shapes cannot be multiplied (308x512 and 768x256)",
+    "2026-02-13 14:53:12,611 - __main__ - INFO - Loading configuration from configs/default.yaml",
+    "2026-02-13 14:53:23,833 - __main__ - INFO - Starting training...",
+    f"2026-02-13 14:53:23,833 - {TRAINER} - INFO - Starting training...",
+    f"2026-02-13 14:54:54,206 - {TRAINER} - INFO - Step 50 | Loss: 0.0002 | LR: 1.00e-04 | "
+    "Curriculum: 200",
+    "2026-02-13 14:55:13,965 - __main__ - INFO - Loading configuration from configs/default.yaml",
+    "2026-02-13 14:55:25,173 - __main__ - INFO - Starting training...",
+    f"2026-02-13 14:55:25,173 - {TRAINER} - INFO - Starting training...",
+] + [f"2026-02-13 {14 + (56 + k) // 60}:{(56 + k) % 60:02d}:22,976 - {TRAINER} - INFO - "
+     f"Step {50 * (k + 1)} | Loss: 0.0002 | LR: 1.00e-04 | Curriculum: {200 * (k + 1)}"
+     for k in range(6)]
+
+
+def test_a_run_header_printed_again_after_a_stop_or_progress_is_a_relaunch() -> None:
+    doc = read(LAUNCHES)
+    assert len(doc["restarts"]) == 2
+    assert [i["after_step"] for i in doc["interruptions"]] == [None, 50]
+
+
+def test_a_run_header_echoed_by_two_loggers_or_printed_once_is_no_relaunch() -> None:
+    # negative: the third launch alone (two loggers print its one start) holds no relaunch
+    doc = read(LAUNCHES[12:])
+    assert doc["restarts"] == [] and doc["interruptions"] == []
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (50, 300)
+
+
+# -- Keras model.fit(verbose=2), a character LSTM (fresh12 O11) -------------------------------
+KERAS = ["Epoch 1/100", "128/128 - 5s - loss: 3.1494 - accuracy: 0.1463 - 5s/epoch - 43ms/step"]
+for _e, _ms in enumerate((358, 355, 354, 374, 355, 349, 349), start=2):
+    KERAS += [f"Epoch {_e}/100",
+              f"128/128 - 0s - loss: 2.9102 - accuracy: 0.1586 - {_ms}ms/epoch - 3ms/step"]
+
+
+def test_an_epochs_time_over_its_steps_beats_a_rounded_per_step_rate() -> None:
+    doc = read(KERAS)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (128, 1024)
+    assert doc["step_time_s"]["median"] == round(355 / 128 / 1000, 6)
+
+
+def test_a_per_epoch_time_on_lines_inside_the_epoch_is_no_window() -> None:
+    # negative: lines at 32, 64 and 96 of 128 are not the epoch's end, so their `ms/epoch`
+    # times no steps since the line before; the printed per-step rate stays the step time
+    lines = []
+    for e in range(1, 5):
+        lines += [f"Epoch {e}/100"] + [
+            f"{n}/128 - 0s - loss: 2.9102 - accuracy: 0.1586 - 355ms/epoch - 3ms/step"
+            for n in (32, 64, 96, 128)]
+    assert read(lines)["step_time_s"]["median"] == 0.003
+
+
+# -- AlphaZero_Gobang's train.py, print() lines (fresh12 O18) ---------------------------------
+GOBANG = ["2025-06-04 19:53:31, batch i:1, episode_len:28",
+          "2025-06-04 19:53:48, batch i:2, episode_len:39",
+          "kl:0.01113,lr_multiplier:1.000,loss:5.3159,entropy:4.3723,explained_var_old:0.000,"
+          "explained_var_new:0.106",
+          "2025-06-04 19:54:08, batch i:3, episode_len:46",
+          "kl:0.02387,lr_multiplier:1.000,loss:5.1880,entropy:4.3426,explained_var_old:-0.041,"
+          "explained_var_new:0.241",
+          "2025-06-04 19:54:26, batch i:4, episode_len:42",
+          "2025-06-04 19:54:38, batch i:5, episode_len:28"]
+
+
+def test_a_counter_named_by_its_noun_and_a_loop_letter_is_the_step() -> None:
+    doc = read(GOBANG)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 5)
+
+
+def test_a_count_named_n_after_a_noun_is_no_counter() -> None:
+    # negative: `batch n:` names a size (n items), not a loop index: it counts nothing
+    lines = [line.replace("batch i:", "batch n:") for line in GOBANG]
+    assert read(lines)["steps"]["first"] is None
