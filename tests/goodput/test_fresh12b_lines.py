@@ -1,7 +1,8 @@
 """Line kinds the fresh12 first-contact batch (O10-O19) showed missing, each read on the case's
 real lines and on a negative beside it: a run header printed again after progress or a stop (a
 relaunch, O10), an epoch's time per epoch beside a rounded per-step rate (Keras verbose=2, O11),
-a counter named by its noun and a loop variable's letter (`batch i:1`, O18).
+a counter named by its noun and a loop variable's letter (`batch i:1`, O18), 3D Gaussian
+Splatting's `Saving Gaussians` (O16).
 """
 
 from __future__ import annotations
@@ -100,3 +101,22 @@ def test_a_count_named_n_after_a_noun_is_no_counter() -> None:
     # negative: `batch n:` names a size (n items), not a loop index: it counts nothing
     lines = [line.replace("batch i:", "batch n:") for line in GOBANG]
     assert read(lines)["steps"]["first"] is None
+
+
+# -- 3D Gaussian Splatting's train.py, tqdm bar then stamped prints (fresh12 O16) --------------
+SPLAT = [f"Training progress:  99%|█████████▊| {n}/30000 [10:{45 + (n - 29620) // 50:02d}<00:09, "
+         "41.91it/s, Loss=0.0430947, psnr=25.00, Num=2589054]" for n in range(29620, 30001, 20)]
+SPLAT += ["[ITER 30000] Evaluating train: L1 0.0232 PSNR 27.3186 [12/01 14:21:47]",
+          "[ITER 30000] Saving Gaussians [12/01 14:21:47]",
+          "Training complete. [12/01 14:22:03]"]
+
+
+def test_saving_gaussians_is_a_save_of_its_iteration() -> None:
+    doc = read(SPLAT)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [30000]
+
+
+def test_saving_plots_of_the_gaussians_is_no_save() -> None:
+    # negative: what is saved is a plot, the Gaussians only its subject
+    lines = [line.replace("Saving Gaussians", "Saving plots of Gaussians") for line in SPLAT]
+    assert read(lines)["checkpoint_saves"] == []
