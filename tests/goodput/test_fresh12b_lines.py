@@ -2,10 +2,13 @@
 real lines and on a negative beside it: a run header printed again after progress or a stop (a
 relaunch, O10), an epoch's time per epoch beside a rounded per-step rate (Keras verbose=2, O11),
 a counter named by its noun and a loop variable's letter (`batch i:1`, O18), 3D Gaussian
-Splatting's `Saving Gaussians` (O16).
+Splatting's `Saving Gaussians` (O16), a batch counter that resets with its epoch and prints no
+epoch length, timed only inside the epochs (MXNet Gluon, O17).
 """
 
 from __future__ import annotations
+
+import re
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
@@ -120,3 +123,26 @@ def test_saving_plots_of_the_gaussians_is_no_save() -> None:
     # negative: what is saved is a plot, the Gaussians only its subject
     lines = [line.replace("Saving Gaussians", "Saving plots of Gaussians") for line in SPLAT]
     assert read(lines)["checkpoint_saves"] == []
+
+
+# -- MXNet Gluon SSD's train_net.py, two lines an epoch (fresh12 O17) --------------------------
+GLUON = [f"2020-09-02 {s} - train_net.py[line:177] - INFO: [Epoch {e}][Batch {b}], Speed: 6.896 "
+         "samples/sec, CrossEntropy=8.60e-01, SmoothL1=3.74e-03, val_AP=0.168"
+         for s, e, b in (("13:28:04,330", 0, 0), ("13:28:31,118", 0, 50), ("13:28:56,225", 1, 0),
+                         ("13:29:23,402", 1, 50), ("13:29:48,626", 2, 0),
+                         ("13:30:16,129", 2, 50), ("13:30:41,000", 3, 0),
+                         ("13:31:08,000", 3, 50))]
+
+
+def test_a_batch_counter_that_resets_with_the_epoch_is_the_step() -> None:
+    doc = read(GLUON)
+    assert (doc["steps"]["printed_first"], doc["steps"]["printed_last"]) == (0, 50)
+    # only the 50 batches inside an epoch are timed: across epochs the count is a guess
+    # (26.788, 27.177, 27.503, 27.0 s per 50 batches: the median of four)
+    assert doc["step_time_s"]["median"] == round((27.0 + 27.177) / 2 / 50, 5)
+
+
+def test_a_batch_counter_that_falls_inside_an_epoch_is_no_step() -> None:
+    # negative: the batch goes back while the epoch stays: it does not count within the epoch
+    lines = [re.sub(r"\[Epoch \d\]", "[Epoch 0]", line) for line in GLUON]
+    assert read(lines)["steps"]["printed_last"] != 50
