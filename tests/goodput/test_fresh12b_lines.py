@@ -3,7 +3,8 @@ real lines and on a negative beside it: a run header printed again after progres
 relaunch, O10), an epoch's time per epoch beside a rounded per-step rate (Keras verbose=2, O11),
 a counter named by its noun and a loop variable's letter (`batch i:1`, O18), 3D Gaussian
 Splatting's `Saving Gaussians` (O16), a batch counter that resets with its epoch and prints no
-epoch length, timed only inside the epochs (MXNet Gluon, O17).
+epoch length, timed only inside the epochs (MXNet Gluon, O17), a save's timer among the step's
+metrics (verl's `timing_s/save_checkpoint`, O14).
 """
 
 from __future__ import annotations
@@ -146,3 +147,37 @@ def test_a_batch_counter_that_falls_inside_an_epoch_is_no_step() -> None:
     # negative: the batch goes back while the epoch stays: it does not count within the epoch
     lines = [re.sub(r"\[Epoch \d\]", "[Epoch 0]", line) for line in GLUON]
     assert read(lines)["steps"]["printed_last"] != 50
+
+
+# -- verl's GRPO trainer on Ray: a save, then the step's metrics with its timer (fresh12 O14) ---
+RUNNER = "\x1b[36m(TaskRunner pid=625502)\x1b[0m "
+WORKER = "\x1b[36m(WorkerDict pid=626895)\x1b[0m "
+FOLDER = "/data/verl/checkpoints/math_grpo/global_step_20/actor"
+VERL = [
+    RUNNER + "\rTraining Progress:   0%|          | 18/3746 [03:36<9:40:35,  9.34s/it]",
+    RUNNER + "step:19 - global_seqlen/min:2510 - actor/entropy:11.6156 - timing_s/gen:4.21 - "
+    "timing_s/step:9.97 - training/global_step:19 - training/epoch:0",
+    RUNNER + "\rTraining Progress:   1%|          | 19/3746 [03:45<9:32:13,  9.21s/it]",
+    RUNNER + "local_global_step_folder: checkpoints/math_grpo/global_step_20",
+    WORKER + f"INFO:2026-04-03 07:06:29,723:[Rank 0] Saved model to {FOLDER}/model_world_size_1"
+    "_rank_0.pt",
+    WORKER + f"INFO:2026-04-03 07:06:46,070:[Rank 0] Saved optim to {FOLDER}/optim_world_size_1"
+    "_rank_0.pt",
+    WORKER + "INFO:2026-04-03 07:06:49,396:update_weights done, time cost: 2.70s",
+    RUNNER + "step:20 - global_seqlen/min:2426 - actor/entropy:11.6238 - timing_s/gen:4.30 - "
+    "timing_s/save_checkpoint:28.736737434985116 - timing_s/step:37.91 - "
+    "training/global_step:20 - training/epoch:0",
+    RUNNER + "\rTraining Progress:   1%|          | 20/3746 [04:23<18:27:18, 17.83s/it]",
+    RUNNER + "\rTraining Progress:   1%|          | 21/3746 [04:34<16:20:21, 15.79s/it]",
+]
+
+
+def test_a_save_timer_among_the_steps_metrics_is_the_saves_time() -> None:
+    saves = read(VERL)["checkpoint_saves"]
+    assert [(s["step"], s["seconds"]) for s in saves] == [(20, 28.736737)]
+
+
+def test_a_save_timer_with_no_save_line_invents_no_save() -> None:
+    # negative: without a line that saves, the timer alone is no save of its own
+    lines = [line for line in VERL if "Saved " not in line and "step_folder" not in line]
+    assert read(lines)["checkpoint_saves"] == []
