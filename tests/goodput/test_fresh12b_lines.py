@@ -4,7 +4,8 @@ relaunch, O10), an epoch's time per epoch beside a rounded per-step rate (Keras 
 a counter named by its noun and a loop variable's letter (`batch i:1`, O18), 3D Gaussian
 Splatting's `Saving Gaussians` (O16), a batch counter that resets with its epoch and prints no
 epoch length, timed only inside the epochs (MXNet Gluon, O17), a save's timer among the step's
-metrics (verl's `timing_s/save_checkpoint`, O14).
+metrics (verl's `timing_s/save_checkpoint`, O14) and Ray's worker death whose list of common
+causes names an OOM killer as one guess (O14).
 """
 
 from __future__ import annotations
@@ -181,3 +182,24 @@ def test_a_save_timer_with_no_save_line_invents_no_save() -> None:
     # negative: without a line that saves, the timer alone is no save of its own
     lines = [line for line in VERL if "Saved " not in line and "step_folder" not in line]
     assert read(lines)["checkpoint_saves"] == []
+
+
+RAYLET = ("\x1b[33m(raylet)\x1b[0m A worker died or was killed while executing a task by an "
+          "unexpected system error. To troubleshoot the problem, check the logs for the dead "
+          "worker. Worker exit type: SYSTEM_ERROR Worker exit detail: Worker unexpectedly exits "
+          "with a connection error code 2. End of file. Some common causes include: (1) the "
+          "process was killed by the OOM killer due to high memory usage, (2) ray stop --force "
+          "was called, or (3) the worker crashed unexpectedly due to SIGSEGV or another "
+          "unexpected error.")
+
+
+def test_a_worker_death_listing_its_common_causes_is_a_lost_worker() -> None:
+    doc = read(VERL + [RAYLET])
+    assert [(i["after_step"], i["cause"]) for i in doc["interruptions"]] == [(21, "worker_lost")]
+
+
+def test_an_oom_killer_named_as_what_happened_is_still_an_oom() -> None:
+    # negative: no list of guesses: the OOM killer is the cause the line gives
+    line = "A worker died or was killed: the process was killed by the OOM killer"
+    doc = read(VERL + [line])
+    assert [i["cause"] for i in doc["interruptions"]] == ["cuda_oom"]
