@@ -66,6 +66,9 @@ _PASS = ("pass",)
 _COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
 _COMPOUND = re.compile(r"[A-Za-z]\w*[-_][A-Za-z]+")  # `epoch3-batch`: parts glued by - or _
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
+# a loop variable's letter after the counter's noun (AlphaZero_Gobang's `print("batch i:{},
+# episode_len:{}".format(i + 1, ...))`: `batch i:1`): the noun names the counter
+_LOOP_LETTERS = {"i", "j", "k"}
 _OPENING_BRACKET = re.compile(r"^\[\s*\x01")
 
 
@@ -112,6 +115,8 @@ def is_step_name(key: str) -> bool:
     token = key.split()[-1] if key.split() else ""
     if " " in key.strip() and _COMPOUND.fullmatch(token):
         ws = [_GLUED_COUNT.get(w, w) for w in words(token)]
+    if len(ws) >= 2 and ws[-1] in _LOOP_LETTERS:
+        ws = ws[:-1]
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 
@@ -175,7 +180,7 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     pair = f.after.lstrip().startswith("/")
     done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
     if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
-            f.rising() < 0.6):
+            f.rising() < 0.6 and not _resets_with_epoch(f, fields, roles)):
         return 0
     if total_counter(f, fields):
         return 5
@@ -202,6 +207,24 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
         return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
+
+
+def _resets_with_epoch(f: Field, fields: list[Field], roles: dict[int, str]) -> bool:
+    """A step-named counter that never falls while the named epoch on its line stays and falls
+    only where that epoch rises: counted within the epoch (MXNet Gluon's train_net.py `[Epoch
+    0][Batch 0], Speed: …` and `[Epoch 0][Batch 50]`, then `[Epoch 1][Batch 0]`), not a counter
+    that wanders. It must rise within some epoch at least."""
+    epochs = [i for i, r in roles.items() if r == "epoch"]
+    if not epochs or not is_step_name(f.key):
+        return False
+    pairs = [(e, n) for e, n in zip(fields[epochs[0]].numbers, f.numbers, strict=False)
+             if e is not None and n is not None]
+    rose = False
+    for (e0, n0), (e1, n1) in zip(pairs, pairs[1:], strict=False):
+        if e1 < e0 or (e1 == e0 and n1 < n0) or (e1 > e0 and n1 >= n0 and n0 > 0):
+            return False
+        rose = rose or (e1 == e0 and n1 > n0)
+    return rose
 
 
 def after_bracket(f: Field, fields: list[Field], lead: str) -> bool:

@@ -3,9 +3,10 @@ a `step_s` field as something else when the line says so.
 
 - `line_times`: an unnamed duration beside a rate, a duration beside one named per step, a part
   printed with its share, or the time of a smaller unit than the step (`line_s`);
-- `window_by_rate`, `epoch_window`, `since_report`, `window_or_step`: the duration of the whole
-  logging window (`window_s`), seen from the line's rate of steps, an epoch-end line, TensorFlow's
-  `(124.394 sec)` after the step, or the time between records;
+- `window_by_rate`, `epoch_window`, `epoch_time`, `since_report`, `window_or_step`: the
+  duration of the whole logging window (`window_s`), seen from the line's rate of steps, an
+  epoch-end line, a time per epoch, TensorFlow's `(124.394 sec)` after the step, or the time
+  between records;
 - `counted_clock`: the training time so far (`elapsed`), seen from its rising with the counter.
 
 Each docstring names the real line that showed the class.
@@ -101,6 +102,30 @@ def epoch_window(reading: Reading) -> None:
         key = reading.template.fields[i].key.lower()
         if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS):
             reading.roles[i] = Role("window_s", role.scale, "the time of the epoch that ended")
+
+
+_PER_EPOCH = re.compile(r"(?i)^(?P<unit>ms|s|sec|secs|min)/epoch$")
+_PER_EPOCH_SCALE = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "min": 60.0}
+
+
+def epoch_time(reading: Reading) -> None:
+    """A duration whose unit is a time per epoch (`358ms/epoch`, `5s/epoch`) on a line whose
+    counter is an `n/N` printed at its `N` (the epoch's last step) is the epoch's time: a window
+    over the steps since the line before. Keras `fit(verbose=2)` prints one such line an epoch
+    (`128/128 - 0s - loss: 2.9102 - accuracy: 0.1586 - 358ms/epoch - 3ms/step`), its `ms/step`
+    rounded to whole milliseconds (3 for 2.8): the epoch's time over its steps is the finer
+    figure. A line printed inside the epoch (`n < N`) has no epoch's time to give."""
+    if reading.step is None or reading.total is None:
+        return
+    fields = reading.template.fields
+    seen, limit = fields[reading.step].known(), fields[reading.total].known()
+    if not seen or seen != limit:
+        return
+    for i, role in list(reading.roles.items()):
+        found = _PER_EPOCH.match(fields[i].unit)
+        if found and role.role == "metric":
+            scale = _PER_EPOCH_SCALE[found.group("unit").lower()]
+            reading.roles[i] = Role("window_s", scale, f"the epoch's time ({fields[i].unit})")
 
 
 def since_report(reading: Reading) -> None:

@@ -85,6 +85,21 @@ class Untotalled:
         return offset + p.printed
 
 
+def across_estimate(records: list) -> list[int]:
+    """Indexes of the records (`progress.Record`s, in order) whose steps since the one before
+    are `Untotalled`'s estimate: a counter with no N whose epoch rose between the two, so the
+    count went on by a guessed epoch length. Their time holds the epoch's unprinted batches (and
+    its evaluation): no step time can be read from it (MXNet Gluon's `[Epoch 0][Batch 50]`,
+    then `[Epoch 1][Batch 0]` 38 s later, 0.75 s a batch inside the epochs)."""
+    out = []
+    for i in range(1, len(records)):
+        a, b = records[i - 1], records[i]
+        if a.total is None and b.total is None and None not in (a.epoch, b.epoch) and (
+                b.epoch > a.epoch and b.glob - b.printed != a.glob - a.printed):
+            out.append(i)
+    return out
+
+
 def _int(value: str | None) -> int | None:
     found = number(value) if value else None
     return int(found) if found is not None and found == int(found) else None

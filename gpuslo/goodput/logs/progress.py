@@ -58,7 +58,13 @@ from __future__ import annotations
 from collections import Counter
 
 from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
-from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
+from gpuslo.goodput.logs.epochs import (
+    Untotalled,
+    across_estimate,
+    epoch_base,
+    printed_scale,
+    run_across_markers,
+)
 from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
@@ -189,6 +195,8 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     _runs(kept)
     _step_times(kept)
     _warm(kept)
+    for i in across_estimate(kept):  # the steps between are a guess: no step time
+        kept[i].warm = True
     return kept, info
 
 

@@ -53,6 +53,7 @@ from gpuslo.goodput.logs.counters import (
 )
 from gpuslo.goodput.logs.durations import (
     PER_STEP_HINTS,
+    epoch_time,
     epoch_window,
     line_times,
     since_report,
@@ -238,6 +239,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     line_times(reading)
     window_by_rate(reading)
     epoch_window(reading)
+    epoch_time(reading)
     since_report(reading)
     _decide(reading)
     return reading
