@@ -1,7 +1,8 @@
 """What nvidia-smi's outputs have in common: the reading records, value cleaning, and one builder
 that turns a GPU's fields (from `-q` text, `-q -x` XML or `--query-gpu` CSV) into a `GpuStatus`.
 
-Value conventions are nvidia-smi(1)'s: `N/A` / `[N/A]` / `[Not Supported]` mean not reported;
+Value conventions are nvidia-smi(1)'s: `N/A` / `[N/A]` / `[Not Supported]` (and NVML's
+"Requested functionality has been deprecated") mean not reported;
 `ERR!`, `Unknown Error` and `GPU is lost` mean the driver could not read the field. Fields are
 keyed by a normalised path: lower case, spaces and hyphens as `_`, sections joined by `/`
 (`remapped_rows/pending` from the text form, `remapped_rows/remapped_row_pending` from XML,
@@ -18,7 +19,19 @@ from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 NOT_REPORTED = frozenset(
-    {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "[not available]"}
+    {
+        "",
+        "n/a",
+        "[n/a]",
+        "not supported",
+        "[not supported]",
+        "not available",
+        "[not available]",
+        # NVML_ERROR_DEPRECATED's string: 570 drivers print it for the GPU Reset Status fields,
+        # which "GPU Recovery Action" replaced (corpus fresh8 case 1006)
+        "requested functionality has been deprecated",
+        "[requested functionality has been deprecated]",
+    }
 )
 ERROR_VALUES = frozenset(
     {
