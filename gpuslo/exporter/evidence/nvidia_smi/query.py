@@ -173,7 +173,7 @@ def cut_off(text: str) -> tuple[int, str] | None:
       line itself), so its output never ends on a bare header.
 
     An excerpt (no banner) that ends on a header is a reader's cut of what they chose to show
-    (../tests corpus fresh3 416) and is judged on what it shows."""
+    (tests/data/corpus/fresh3 case 416) and is judged on what it shows."""
     lines = text.splitlines()
     while lines and not lines[-1].strip():
         lines.pop()
