@@ -23,6 +23,11 @@ SIGNALS: Final = {
         "the verdict covers only the GPUs shown (--expect-gpus judges the node)"
     ),
     "driver_version": "inventory: the NVIDIA kernel driver version (/proc/driver/nvidia/version)",
+    "health_fields_not_shown": (
+        "an output that shows none of the fields that carry GPU faults (nvidia-smi ECC errors, "
+        "row remapping, retired pages, recovery action, reset status; dcgm-exporter's Xid "
+        "field): judged on what it shows, which says nothing of those faults"
+    ),
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read (NVML's "
     "Driver/library version mismatch, the kernel's NVRM API mismatch)",

@@ -57,9 +57,8 @@ def _what(finding: dict) -> str:
 
 
 def _where(finding: dict) -> str:
-    parts = [
-        finding.get(key) for key in ("gpu", "pci", "device", "uuid") if finding.get(key) is not None
-    ]
+    keys = ("host", "gpu", "pci", "device", "uuid")
+    parts = [finding.get(key) for key in keys if finding.get(key) is not None]
     if finding.get("links"):
         parts.append("links " + ",".join(str(link) for link in finding["links"]))
     return " ".join(str(part) for part in parts)
@@ -99,11 +98,13 @@ def render_text(report: dict, width: int | None = None) -> str:
     ]
     gpus = report.get("gpus", [])
     if gpus:
-        lines.append(f"GPUs seen: {len(gpus)}{_unjudged(report['findings'], len(gpus))}")
+        hosts = {gpu["host"] for gpu in gpus if gpu.get("host")}
+        on = f" on {len(hosts)} hosts ({', '.join(sorted(hosts))})" if len(hosts) > 1 else ""
+        lines.append(f"GPUs seen: {len(gpus)}{on}{_unjudged(report['findings'], len(gpus))}")
         for gpu in gpus:
             model = gpu.get("model", "model not shown")
             family = gpu.get("family", "family unknown")
-            where = " ".join(str(gpu[k]) for k in ("pci", "uuid") if k in gpu)
+            where = " ".join(str(gpu[k]) for k in ("pci", "uuid", "host") if k in gpu)
             lines.append(f"  GPU {gpu.get('gpu', '?')}: {model} ({family}) {where}")
     lines.append("")
     indent = sum(widths) + 2 * len(widths)

@@ -293,9 +293,10 @@ def test_proc_driver_excluded_gpu_is_not_usable():
     text = change(
         h200("proc-driver-nvidia-gpus-information.txt"), r"(GPU Excluded:\s+)No", r"\1Yes"
     )
-    assert signals(nvidia_smi.inspect_proc_driver(text, OPTIONS, "p")) == {
-        "gpu_inaccessible": "fatal"
-    }
+    findings = nvidia_smi.inspect_proc_driver(text, OPTIONS, "p")
+    # an excluded GPU is still a GPU present (counted in gpus_seen), but never usable
+    assert signals(findings) == {"gpu_inaccessible": "fatal", "gpus_seen": "ok"}
+    assert verdict_from_findings(findings) == "unhealthy"
 
 
 @pytest.mark.parametrize(

@@ -28,21 +28,21 @@ from gpuslo import names
 from gpuslo.errors import ParseError
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
 from gpuslo.exporter.evidence.dcgm.http import DEFAULT_MAX_BYTES, read_dcgm_page
-from gpuslo.exporter.evidence.dcgm.page import XID_LAST, DcgmPage, parse_dcgm_page
+from gpuslo.exporter.evidence.dcgm.page import DcgmPage, parse_dcgm_page
 from gpuslo.exporter.evidence.dcgm.staleness import (
     STALE_AFTER_S,
     EnergyMark,
     stale_gpus,
     track_energy,
 )
-from gpuslo.exporter.policy.dcgm import gpu_findings
+from gpuslo.exporter.policy.dcgm import REQUIRED_FAMILIES, gpu_findings, missing_families
 from gpuslo.exporter.policy.xid import XidPolicy, load_policy
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 
 CHECK = "dcgm"
 STATE_FILE = "dcgm.json"
-DEFAULT_REQUIRED = (XID_LAST,)
+DEFAULT_REQUIRED = REQUIRED_FAMILIES
 _STATUS_OF_CLASS = {
     names.CLASS_FATAL: names.STATUS_FAIL,
     names.CLASS_WARN: names.STATUS_WARN,
@@ -112,9 +112,9 @@ def evaluate_page(
     left to the caller. `policy` classes each GPU's last Xid; `gpu_family` overrides the family
     the page names."""
     results = []
-    missing = (set(required) | previous.families) - page.families
+    missing = missing_families(page.families, tuple(required), previous.families)
     if missing:
-        results.append(_no_data(f"missing from the page: {', '.join(sorted(missing))}"))
+        results.append(_no_data(f"missing from the page: {', '.join(missing)}"))
     if not page.gpus:
         results.append(_no_data("the page lists no GPU"))
     marks = track_energy(previous.energy, page, now)

@@ -25,6 +25,9 @@ class GpuStatus:
         remapped_rows_uncorrectable: rows remapped for uncorrectable errors (rows).
         recovery_action: NVIDIA's GPU recovery action text ("None", "Reset", "Drain_and_Reset",
             "Reboot", "Drain_P2P").
+        reset_required, drain_and_reset_recommended: nvidia-smi -q "GPU Reset Status" (`-q -x`
+            `gpu_reset_status`, `--query-gpu` `reset_status.*`): the GPU needs a reset before it
+            can be used again / NVIDIA recommends draining its work and resetting it.
         hw_thermal_slowdown, hw_slowdown: clocks event reasons active.
         sw_thermal_slowdown, sw_power_cap: the software clocks event reasons (the driver lowers
             clocks to hold a temperature target / the power limit): usable, but slower.
@@ -62,6 +65,8 @@ class GpuStatus:
     remapped_rows_failure: bool | None = None
     remapped_rows_uncorrectable: int | None = None
     recovery_action: str | None = None
+    reset_required: bool | None = None
+    drain_and_reset_recommended: bool | None = None
     hw_thermal_slowdown: bool | None = None
     hw_slowdown: bool | None = None
     sw_thermal_slowdown: bool | None = None

@@ -12,6 +12,8 @@ shared with the live `dcgm` check, NVLink states and counters by the shared GPU 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from gpuslo import names
 from gpuslo.exporter.evidence.dcgm import dcgmi
 from gpuslo.exporter.evidence.dcgm.dcgmi import (
@@ -36,7 +38,7 @@ from gpuslo.exporter.inspect.detectors import looks_like_dcgmi, looks_like_metri
 from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
-from gpuslo.exporter.policy.dcgm import gpu_findings
+from gpuslo.exporter.policy.dcgm import gpu_findings, missing_families
 from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings, mention_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
@@ -62,21 +64,45 @@ def inspect_metrics(text: str, options: InspectOptions, source: str) -> list[Fin
     page = parse_dcgm_page(text, source)
     if not page.gpus:
         return []
-    models = sorted({gpu.model for gpu in page.gpus.values() if gpu.model})
-    findings = [
-        Finding(
-            kind=KIND,
-            class_=names.CLASS_OK,
-            signal="gpus_seen",
-            count=len(page.gpus),
-            message=", ".join(models) or "GPU model not reported",
-        )
-    ]
-    findings += missing_gpus(KIND, len(page.gpus), options.expect_gpus)
-    findings += [inventory_finding(gpu) for gpu in page.gpus.values()]
+    hosts: dict[str, list] = {}
     for gpu in page.gpus.values():
-        findings += gpu_findings(gpu, options.policy, options.gpu_family)
-    return findings
+        hosts.setdefault(gpu.hostname, []).append(gpu)
+    several = len(hosts) > 1
+    findings = []
+    for host, gpus in hosts.items():
+        models = sorted({gpu.model for gpu in gpus if gpu.model})
+        said = ", ".join(models) or "GPU model not reported"
+        if several:
+            said = f"host {host or '(no Hostname label)'}: {said} (a page of {len(hosts)} hosts)"
+        own = [Finding(kind=KIND, class_=names.CLASS_OK, signal="gpus_seen", count=len(gpus),
+                       message=said)]
+        own += missing_gpus(KIND, len(gpus), options.expect_gpus)
+        own += [inventory_finding(gpu) for gpu in gpus]
+        for gpu in gpus:
+            own += gpu_findings(gpu, options.policy, options.gpu_family)
+        findings += [_on_host(f, host) for f in own] if several else own
+    return findings + fields_not_shown(page)
+
+
+def fields_not_shown(page) -> list[Finding]:
+    """A `health_fields_not_shown` finding (class ok) when the page lacks a family the live
+    `dcgm` check requires (`policy.dcgm.missing_families`, the same rule): the live check reads
+    such a scrape unknown; a captured page is judged on what it shows (an excerpt may leave the
+    field out: corpus fresh9 case 1108 reads healthy), and this finding says what it did not."""
+    missing = missing_families(page.families)
+    if not missing:
+        return []
+    return [Finding(kind=KIND, class_=names.CLASS_OK, signal="health_fields_not_shown",
+                    count=len(page.gpus),
+                    message=f"the page has no {', '.join(missing)}: judged on the fields it "
+                    "shows, not on the Xid faults it would carry (the live dcgm check reads such "
+                    "a scrape unknown)")]
+
+
+def _on_host(finding: Finding, host: str) -> Finding:
+    """`finding` with the page's `Hostname` label in `extra["host"]`: a page that carries
+    several hosts' GPUs (a federated or relabelled scrape) names whose GPU each finding is."""
+    return replace(finding, extra={**finding.extra, "host": host})
 
 
 def inventory_finding(gpu) -> Finding:

@@ -306,15 +306,19 @@ def inspect_files(paths: Sequence[str], options: InspectOptions, kind: str | Non
 
 
 def gpu_inventory(findings: Sequence[dict]) -> list[dict]:
-    """The distinct GPUs the evidence shows, merged across files and kinds by PCI address (else
-    UUID): each `{"pci", "uuid", "gpu", "model", "family"}` with what any file reported."""
+    """The distinct GPUs the evidence shows, merged across files and kinds by host (where a
+    finding names one: a page of several hosts) and PCI address (else UUID): each `{"pci",
+    "uuid", "gpu", "model", "family"}` (and "host") with what any file reported."""
     merged: dict[object, dict] = {}
     for finding in findings:
         if finding.get("signal") != "gpus_seen" or not (finding.get("pci") or finding.get("uuid")):
             continue
-        key = normalise_pci(finding.get("pci")) or finding.get("pci") or finding["uuid"]
-        entry = merged.setdefault(key, {})
-        for field in ("pci", "uuid", "gpu", "model", "family"):
+        pci = normalise_pci(finding.get("pci")) or finding.get("pci") or finding["uuid"]
+        entry = merged.setdefault((finding.get("host") or "", pci), {})
+        for field in ("host", "pci", "uuid", "gpu", "model", "family"):
             if finding.get(field) not in (None, "", "unknown") and field not in entry:
                 entry[field] = finding[field]
-    return sorted(merged.values(), key=lambda gpu: (gpu.get("gpu", ""), gpu.get("pci", "")))
+    return sorted(
+        merged.values(),
+        key=lambda gpu: (gpu.get("host", ""), gpu.get("gpu", ""), gpu.get("pci", "")),
+    )

@@ -61,21 +61,26 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
 
 
 def inventory(kind: str, gpus: tuple[GpuReading, ...], driver: str | None) -> list[Finding]:
-    """One `gpus_seen` finding (class ok) per (model, family) among the readable GPUs, with
-    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`. A node
-    of more than one model (a V100 beside two GTX 1080 Ti) also gets one `gpus_seen` with the
-    total first: the node's GPU count is what an expected count is compared with."""
-    readable = [g.status for g in gpus if g.status.accessible is not False]
-    groups = Counter((s.model or "unknown", s.family or "unknown") for s in readable)
+    """One `gpus_seen` finding (class ok) per (model, family) among the GPUs shown, with
+    `count`; gpu/pci/uuid when it is a single GPU; model, family (and driver) in `extra`. A GPU
+    the driver cannot query is still a GPU shown (a table row of `ERR!`s, a `[GPU is lost]`
+    row): it counts under its model when the output names it, else only in the total. A node of
+    more than one model (a V100 beside two GTX 1080 Ti), or with GPUs shown without a model, also
+    gets one `gpus_seen` with the total first: the node's GPU count is what an expected count is
+    compared with (`missing` counts the same GPUs)."""
+    shown = [g.status for g in gpus]
+    named = [s for s in shown if s.model or s.accessible is not False]
+    groups = Counter((s.model or "unknown", s.family or "unknown") for s in named)
     out = []
-    if len(groups) > 1:
-        total = len(readable)
+    if len(groups) > 1 or len(named) < len(shown):
+        total, lost = len(shown), len(shown) - len(named)
         extra = {"driver_version": driver} if driver else {}
+        what = "more than one model" if len(groups) > 1 else f"{lost} unreadable, model not shown"
         out.append(Finding(kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=total,
-                           message=f"{total} GPUs, more than one model", extra=extra))
+                           message=f"{total} GPUs, {what}", extra=extra))
     for (model, family), count in sorted(groups.items()):
         members = [
-            s for s in readable if (s.model or "unknown", s.family or "unknown") == (model, family)
+            s for s in named if (s.model or "unknown", s.family or "unknown") == (model, family)
         ]
         where = identity(members[0]) if count == 1 else {}
         extra = {k: v for k, v in (("model", model), ("family", family)) if v != "unknown"}
@@ -164,6 +169,41 @@ def _unjudged(kind: str, reading: SmiReading) -> list[Finding]:
     ]
 
 
+def cut_finding(kind: str, reading: SmiReading) -> list[Finding]:
+    """One finding of class unknown (signal `gpu_error`, reason no_data) for a capture cut off
+    before nvidia-smi finished (`SmiReading.cut`), on the GPU whose block it stops in: what it
+    shows is judged (a fault it shows still makes the verdict unhealthy), but the sections after
+    the cut, and any GPU after it, were not seen, so nothing wrong there is not healthy."""
+    if reading.cut is None:
+        return []
+    line, what = reading.cut
+    before = [g for g in reading.gpus if g.line is None or g.line <= line]
+    where = identity(before[-1].status) if before else {}
+    return [Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="gpu_error", reason="no_data",
+                    line=line, **where,
+                    message=f"output cut off at line {line}: {what}; the sections after it "
+                    "(ECC, row remapping, recovery action, ...) and any GPU after it were not "
+                    "seen")]
+
+
+def faults_not_shown(kind: str, reading: SmiReading) -> list[Finding]:
+    """One `health_fields_not_shown` finding (class ok, count = GPUs) when the output shows, for
+    readable GPUs whose other sections it shows, none of the fields that carry GPU faults
+    (`GpuReading.faults_shown`). Class ok, not unknown: an excerpt is judged on what it shows
+    (../shared/corpus case 050, a `-q -d PERFORMANCE` section, reads healthy), so this finding
+    is what keeps the verdict from reading as the GPU's health."""
+    blind = [g for g in reading.gpus
+             if not g.faults_shown and g.health_shown and g.status.accessible is not False]
+    if not blind or reading.cut is not None:
+        return []
+    where = identity(blind[0].status) if len(blind) == 1 else {}
+    return [Finding(kind=kind, class_=names.CLASS_OK, signal="health_fields_not_shown",
+                    count=len(blind), **where,
+                    message=f"{len(blind)} GPU(s) shown without any field that carries GPU faults "
+                    "(ECC errors, row remapping, retired pages, recovery action, reset status): "
+                    "judged on what the output shows, not on those faults")]
+
+
 def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
     """One `nvml_error` finding (class unknown, reason tool_error) per error line in the output."""
     return [
@@ -186,6 +226,8 @@ def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | Non
     for gpu in reading.gpus:
         out += gpu_findings(kind, gpu)
     out += missing(kind, reading, expect_gpus)
+    out += cut_finding(kind, reading)
+    out += faults_not_shown(kind, reading)
     out += error_lines(kind, reading)
     if out or reading.gpus:
         out += inventory(kind, reading.gpus, reading.driver_version)

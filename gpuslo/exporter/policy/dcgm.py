@@ -5,7 +5,7 @@ the live check read is this node's at all (`on_this_node`)."""
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.exporter.evidence.dcgm.page import DcgmGpu, gpu_status
+from gpuslo.exporter.evidence.dcgm.page import XID_LAST, DcgmGpu, gpu_status
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.policy.xid import XidPolicy
@@ -14,6 +14,24 @@ from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
 KIND = "dcgm-metrics"
 CHECK = "dcgm"
 SHOWN = 3  # foreign UUIDs named in a message
+# The families a page must carry for "no fault" to mean anything: DCGM_FI_DEV_XID_ERRORS, the
+# last Xid, is the one field through which every GPU fault the driver reports shows (an
+# uncorrectable ECC error is Xid 48/94/95, a row-remap event Xid 63/64, a GPU off the bus Xid 79;
+# NVIDIA Xid catalogue), and it is in dcgm-exporter's default counters. ECC and row-remap
+# counters are not in every default set, so they are judged where shown, not required.
+REQUIRED_FAMILIES = (XID_LAST,)
+
+
+def missing_families(
+    shown: frozenset[str],
+    required: tuple[str, ...] = REQUIRED_FAMILIES,
+    previous: frozenset[str] = frozenset(),
+) -> list[str]:
+    """The families (upper case, sorted) that `required`, or an earlier page of the same source
+    (`previous`), had and this page (`shown`, `DcgmPage.families`) lacks: a family missing from a
+    page is unknown, never zero. One rule for the live `dcgm` check (node unknown, no_data) and
+    `inspect` (which says so of a captured page)."""
+    return sorted((set(required) | set(previous)) - set(shown))
 
 
 def gpu_findings(

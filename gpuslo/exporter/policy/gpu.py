@@ -22,6 +22,9 @@ Sources for the rules:
   (treated like a remapping failure).
 - Recovery action: NVML `nvmlDeviceGetGpuRecoveryAction` / nvidia-smi `gpu_recovery_action`
   (NVML API reference, "GPU Recovery Action"): None, Reset, Reboot, Drain_P2P, Drain_and_Reset.
+  nvidia-smi -q "GPU Reset Status" says the same in two flags: "Reset Required: Yes" is the state
+  NVML names NVML_ERROR_RESET_REQUIRED ("the GPU requires a reset before it can be used again":
+  fatal, reset_gpu) and "Drain and Reset Recommended: Yes" the drain_and_reset action (fatal).
 - HW thermal slowdown: nvidia-smi's "Clocks Event Reasons" (nvidia-smi(1)): "HW Thermal Slowdown"
   means the hardware halves clocks because the GPU is too hot. We class it `fatal`: the GPU runs at
   a fraction of its speed and a synchronous training job is held to its slowest GPU, so the GPU
@@ -223,16 +226,30 @@ _SW_CLOCKS = (
 
 
 def _recovery_problems(s: GpuStatus) -> list[GpuProblem]:
+    """One `recovery_action` problem (fatal) for the most severe action that the recovery action
+    and the GPU Reset Status flags ask for together: they are one state read three ways, so a
+    GPU that shows "Drain and Reset" and "Drain and Reset Recommended: Yes" is one finding."""
+    asked = []
     action = recovery_action_of(s.recovery_action)
-    if action is None or action == names.ACTION_NONE:
+    if action not in (None, names.ACTION_NONE):
+        asked.append((action, f"GPU recovery action is {s.recovery_action.strip()}"))
+    if s.drain_and_reset_recommended:
+        asked.append(
+            (names.ACTION_DRAIN_AND_RESET, "GPU reset status: drain and reset recommended")
+        )
+    if s.reset_required:
+        asked.append((names.ACTION_RESET_GPU,
+                      "GPU reset status: reset required before the GPU can be used again"))
+    if not asked:
         return []
+    worst = max((a for a, _ in asked), key=lambda a: names.ACTION_SEVERITY[a])
     return [
         _problem(
             "recovery_action",
             names.CLASS_FATAL,
             "recovery_action",
-            action,
-            f"GPU recovery action is {s.recovery_action.strip()}",
+            worst,
+            "; ".join(message for _, message in asked),
         )
     ]
 
@@ -337,8 +354,10 @@ def evaluate_gpu(status: GpuStatus) -> list[GpuProblem]:
     if status.accessible is False:
         detail = f": {status.error}" if status.error else ""
         # nvidia-smi says "GPU is lost.  Reboot the system to recover this GPU" when a reset
-        # cannot bring it back.
-        reboot = "reboot" in (status.error or "").lower()
+        # cannot bring it back: NVML_ERROR_GPU_IS_LOST ("the GPU has fallen off the bus or has
+        # otherwise become inaccessible"), in a message or in a field's place (`[GPU is lost]`).
+        error = (status.error or "").lower()
+        reboot = "reboot" in error or "gpu is lost" in error
         return [
             _problem(
                 "gpu_inaccessible",

@@ -31,6 +31,8 @@ KNOWN_COLUMNS = frozenset(
         "remapped_rows.pending",
         "remapped_rows.failure",
         "gpu_recovery_action",
+        "reset_status.reset_required",
+        "reset_status.drain_and_reset_recommended",
         "clocks_event_reasons.active",
         "clocks_throttle_reasons.active",
         "clocks_event_reasons.hw_thermal_slowdown",

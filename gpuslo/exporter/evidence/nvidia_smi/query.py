@@ -158,10 +158,43 @@ def _shows_health(block: _Block) -> bool:
     return any("/" in key or key == "gpu_recovery_action" for key in block.fields)
 
 
+_BANNER = re.compile(r"^\s*=+\s*NVSMI LOG\s*=+\s*$")
+
+
+def cut_off(text: str) -> tuple[int, str] | None:
+    """(line, what) when a `-q` capture shows it was cut off, else None (pure). Two shapes tell:
+
+    - the last line has no newline and stops inside nvidia-smi's padding: a field name followed
+      by spaces and no colon, or a colon with no value (`Correctable Error ` at the end of a
+      file): nvidia-smi pads every name to its colon and prints a value after it;
+    - a whole capture (from the `NVSMI LOG` banner on) whose last line is a section header with
+      nothing under it: nvidia-smi prints each section's fields (or `None` / `N/A` on the header
+      line itself), so its output never ends on a bare header.
+
+    An excerpt (no banner) that ends on a header is a reader's cut of what they chose to show
+    (tests/data/corpus/fresh3 case 416) and is judged on what it shows."""
+    lines = text.splitlines()
+    while lines and not lines[-1].strip():
+        lines.pop()
+    if not lines or len(lines[-1]) > MAX_LINE_CHARS:
+        return None
+    last, number = lines[-1].expandtabs(8), len(lines)
+    indented = last[:1].isspace()
+    pair = _KEY_VALUE.match(last.rstrip())
+    if not text.endswith(("\n", "\r")) and indented and (
+        (pair is None and last != last.rstrip()) or last.rstrip().endswith(":")
+    ):
+        return number, f"the last line stops inside a field ({last.strip()!r})"
+    banner = any(_BANNER.match(line) for line in lines[:8])
+    if banner and indented and pair is None and not last.rstrip().endswith(":"):
+        return number, f"the output ends on the section header {last.strip()!r} with no field"
+    return None
+
+
 def parse_query(text: str, source: str) -> SmiReading:
     """Parse `nvidia-smi -q` text (whole or partial). Raises ParseError naming line and field when
     a known field has a value of the wrong shape. A text with no recognisable GPU field gives an
-    empty `gpus`."""
+    empty `gpus`; a capture cut off before nvidia-smi finished sets `cut` (`cut_off`)."""
     blocks, node = _scan(text)
     blocks = [b for b in _merge(blocks) if _known(b)]
     attached = node.get("attached_gpus")
@@ -171,6 +204,7 @@ def parse_query(text: str, source: str) -> SmiReading:
         driver_version=clean(node.get("driver_version", ("", 0))[0]),
         cuda_version=clean(node.get("cuda_version", ("", 0))[0]),
         attached_gpus=attached_gpus,
+        cut=cut_off(text),
     )
 
 

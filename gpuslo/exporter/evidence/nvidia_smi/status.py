@@ -17,6 +17,7 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
     clean,
     is_error,
     pci_bus_id,
+    shows_faults,
     to_bool,
     to_int,
     to_number,
@@ -66,6 +67,11 @@ _BOOL_KEYS = {
         "retired_pages.pending",
     ),
     "unrepairable_memory": ("ecc_errors/unrepairable_memory",),
+    "reset_required": ("gpu_reset_status/reset_required", "reset_status.reset_required"),
+    "drain_and_reset_recommended": (
+        "gpu_reset_status/drain_and_reset_recommended",
+        "reset_status.drain_and_reset_recommended",
+    ),
     **{
         reason: _clock_reason_keys(reason)
         for reason in ("hw_thermal_slowdown", "hw_slowdown", "sw_thermal_slowdown", "sw_power_cap")
@@ -245,6 +251,10 @@ def _field_errors(fields: Fields) -> tuple[tuple[str, str], ...]:
     )
 
 
+def _bare(value: str) -> str:
+    return value.strip().strip("[]").strip().lower()
+
+
 def reading_from_fields(
     fields: Fields,
     source: str,
@@ -254,7 +264,12 @@ def reading_from_fields(
 ) -> GpuReading:
     """One GPU's `GpuReading` from its fields. `pci` (a block header's address) and `index` are
     used when the fields do not carry them. Raises ParseError naming the key and line of a value
-    that has the wrong shape (a count that is not a number)."""
+    that has the wrong shape (a count that is not a number).
+
+    NVML's answers in a field's place speak for the whole GPU (NVML API reference, return
+    codes): `GPU is lost` (NVML_ERROR_GPU_IS_LOST: fallen off the bus or otherwise inaccessible)
+    makes it inaccessible, as nvidia-smi's "Unable to determine the device handle ...: GPU is
+    lost" does; `GPU requires reset` (NVML_ERROR_RESET_REQUIRED) is a required reset."""
     out = _typed(fields, source)
     _derived(fields, out, source)
     found = _first(fields, _PCI_KEYS)
@@ -266,8 +281,12 @@ def reading_from_fields(
     if out.get("model") or arch:
         out["family"] = family_of(out.get("model") or "", arch)
     errors = _field_errors(fields)
-    if out.get("model") is None and any(name in ("model", "uuid") for name, _ in errors):
+    lost = [name for name, value in errors if _bare(value) == "gpu is lost"]
+    if lost or (out.get("model") is None and any(n in ("model", "uuid") for n, _ in errors)):
         out["accessible"] = False
         out["error"] = "; ".join(f"{name}: {value}" for name, value in errors)[:200]
+    if any(_bare(value) == "gpu requires reset" for _, value in errors):
+        out.setdefault("reset_required", True)
     status = GpuStatus(**{k: v for k, v in out.items() if v is not None})
-    return GpuReading(status=status, field_errors=errors, line=line, architecture=arch)
+    return GpuReading(status=status, field_errors=errors, line=line, architecture=arch,
+                      faults_shown=shows_faults(fields))

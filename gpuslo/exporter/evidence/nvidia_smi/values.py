@@ -1,7 +1,8 @@
 """What nvidia-smi's outputs have in common: the reading records, value cleaning, and one builder
 that turns a GPU's fields (from `-q` text, `-q -x` XML or `--query-gpu` CSV) into a `GpuStatus`.
 
-Value conventions are nvidia-smi(1)'s: `N/A` / `[N/A]` / `[Not Supported]` mean not reported;
+Value conventions are nvidia-smi(1)'s: `N/A` / `[N/A]` / `[Not Supported]` (and NVML's
+"Requested functionality has been deprecated") mean not reported;
 `ERR!`, `Unknown Error` and `GPU is lost` mean the driver could not read the field. Fields are
 keyed by a normalised path: lower case, spaces and hyphens as `_`, sections joined by `/`
 (`remapped_rows/pending` from the text form, `remapped_rows/remapped_row_pending` from XML,
@@ -18,7 +19,19 @@ from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.evidence.pci import normalise_pci
 
 NOT_REPORTED = frozenset(
-    {"", "n/a", "[n/a]", "not supported", "[not supported]", "not available", "[not available]"}
+    {
+        "",
+        "n/a",
+        "[n/a]",
+        "not supported",
+        "[not supported]",
+        "not available",
+        "[not available]",
+        # NVML_ERROR_DEPRECATED's string: 570 drivers print it for the GPU Reset Status fields,
+        # which "GPU Recovery Action" replaced (corpus fresh8 case 1006)
+        "requested functionality has been deprecated",
+        "[requested functionality has been deprecated]",
+    }
 )
 ERROR_VALUES = frozenset(
     {
@@ -75,11 +88,32 @@ HEALTH_FIELDS = frozenset(
         "remapped_rows_pending",
         "remapped_rows_failure",
         "recovery_action",
+        "reset_required",
+        "drain_and_reset_recommended",
         "retired_pages_pending",
         "fabric_state",
         "fabric_status",
     }
 )
+
+
+# The keys (sections of `-q` text and XML, `--query-gpu` column prefixes) of the fields that carry
+# GPU faults: what a healthy reading of a GPU's health needs to have seen. nvidia-smi prints them
+# as `N/A` where the GPU has no such feature, which is still an answer.
+FAULT_KEYS = (
+    "ecc_errors",
+    "ecc.errors.uncorrected",
+    "remapped_rows",
+    "retired_pages",
+    "gpu_recovery_action",
+    "gpu_reset_status",
+    "reset_status.",
+)
+
+
+def shows_faults(keys) -> bool:
+    """True when any of `keys` (normalised field keys) is a fault-carrying field (`FAULT_KEYS`)."""
+    return any(key.startswith(FAULT_KEYS) for key in keys)
 
 
 @dataclass(frozen=True)
@@ -93,6 +127,10 @@ class GpuReading:
         architecture: "Product Architecture" as reported, None when absent.
         health_shown: False when the block shows no section's value and no recovery action
             (a `-q` output cut right after the GPU header): its health was not read.
+        faults_shown: False when the output shows none of the fields that carry GPU faults
+            (`FAULT_KEYS`: ECC errors, row remapping, retired pages, recovery action, reset
+            status), even as `N/A`: a `-q -d PERFORMANCE` section, `--query-gpu` columns of
+            temperature and utilisation. What it shows is judged; those faults were not read.
     """
 
     status: GpuStatus
@@ -100,6 +138,7 @@ class GpuReading:
     line: int | None = None
     architecture: str | None = None
     health_shown: bool = True
+    faults_shown: bool = True
 
 
 @dataclass(frozen=True)
@@ -112,6 +151,8 @@ class SmiReading:
         attached_gpus: nvidia-smi -q's "Attached GPUs" (a `-i` query shows fewer blocks).
         no_devices: the output says "No devices were found".
         errors: (line, text) error lines that are not GPU data.
+        cut: (line, what) when the capture shows it was cut off before nvidia-smi finished
+            (`query.cut_off`): what follows that line was not seen. None otherwise.
     """
 
     gpus: tuple[GpuReading, ...] = ()
@@ -120,6 +161,7 @@ class SmiReading:
     attached_gpus: int | None = None
     no_devices: bool = False
     errors: tuple[tuple[int, str], ...] = ()
+    cut: tuple[int, str] | None = None
 
 
 def clean(value: str | None) -> str | None:
