@@ -239,3 +239,28 @@ def test_a_checkpoint_named_in_the_words_is_still_a_save() -> None:
     # negative: `Checkpoint saved to /…/checkpoints/…` names it in the words
     lines = [OLMO[7], OLMO[7].replace("22:11:58.076", "22:12:58.076").replace("step0", "step5")]
     assert len(read(lines)["checkpoint_saves"]) == 2
+
+
+# -- PostTraining-LLM-Small's run_train.py (its logs/train_grpo_gemma2_1.log, fresh12 O01) ------
+def _grpo(step: int, eval_answer: list[str]) -> list[str]:
+    lines = []
+    for k in range(step - 24, step + 1):
+        lines += [f"grpo_loss is -0.0{k} and kl is 0.0{k}", f"[timing] sample processed in {k}.12s"]
+    return lines + [f"[step {step}] avg_loss=-0.0784 acc=0.0600"] + eval_answer
+
+
+ANSWER = ["**Step 1: Calculate the distance traveled at 62 km/h**", "Distance = Speed x Time",
+          "Distance = 62 km/h * 2 h = 124 km", "Distance = 124 km/h * 3 h = 372 km",
+          "Total Distance = 124 km + 372 km = 596 km"]
+
+
+def test_a_duration_inside_a_worked_sum_is_no_step_time() -> None:
+    doc = read([line for s in (25, 50, 75, 100) for line in _grpo(s, ANSWER)])
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (25, 100)
+    assert doc["step_time_s"]["median"] is None  # not 3 h, not 2 h
+
+
+def test_a_named_duration_beside_other_fields_is_still_a_time() -> None:
+    # negative: `time=2 h step=…` is a field of the log, no sum
+    lines = [f"iter {10 * k} | loss=0.5 time={k} h step={10 * k}" for k in range(1, 6)]
+    assert read(lines)["step_time_s"]["median"] is not None
