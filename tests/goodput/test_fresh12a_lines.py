@@ -264,3 +264,10 @@ def test_a_named_duration_beside_other_fields_is_still_a_time() -> None:
     # negative: `time=2 h step=…` is a field of the log, no sum
     lines = [f"iter {10 * k} | loss=0.5 time={k} h step={10 * k}" for k in range(1, 6)]
     assert read(lines)["step_time_s"]["median"] is not None
+
+
+def test_a_file_of_nothing_but_nul_bytes_is_still_binary(tmp_path: Path) -> None:
+    # negative: no text after the NULs, nothing says it is a log
+    path = tmp_path / "train.log"
+    path.write_bytes(bytes(4096))
+    assert analyse_log(path).document["read"]["binary"] is True

@@ -15,7 +15,7 @@ count of the bar's steps, `glued`); a one-template family whose template is anot
 first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
 print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
-a time) printed at least twice are the steps (one `Epochs: 1` is a setting: two make a count).
+a time) are the steps; one printed once with nothing but its epoch is a setting (`📚 Epochs: 1`).
 Timing lines are compiled when the progress lines give no rate of their own (a rate is the
 reader's last choice of step time, `progress`): a recurring template with a rate of iterations and
 no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
@@ -293,7 +293,8 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))
     summaries = [r for r in out.readings if _epoch_summary(r)]
-    counted = [m.reading for m in out.markers if m.reading.template.count >= 2]
+    counted = [m.reading for m in out.markers if m.reading.template.count >= 2 or any(
+        r.role not in ("epoch", "metric") for r in m.reading.roles.values())]
     if not chosen and (counted or summaries):
         best = max(counted + summaries,
                    key=lambda r: (r.template.count, not r.epoch_marker))

@@ -111,12 +111,17 @@ def skip_leading_nuls(raw: bytes, handle: BinaryIO, stats: ReadStats) -> bytes:
     `copytruncate`, a `> train.log` under a running `nohup … >>`, a copy made mid-write on
     Windows - reads back as NUL bytes up to that offset, then the text written since
     (neuroslm's training.log: 11,363 NULs, then `step   700 | loss …`): a text log with a hole,
-    not a binary file. NULs that do not lead stay, for `looks_binary` to judge."""
+    not a binary file. NULs that do not lead stay, for `looks_binary` to judge, and so does a
+    file of nothing but NULs (no text follows: nothing says it is a log)."""
+    last = raw
     while raw and not raw.lstrip(b"\x00"):
         stats.leading_nuls += len(raw)
-        raw = handle.read(CHUNK)
+        last, raw = raw, handle.read(CHUNK)
         stats.bytes += len(raw)
     text = raw.lstrip(b"\x00")
+    if not text:
+        stats.leading_nuls = 0
+        return last
     stats.leading_nuls += len(raw) - len(text)
     return text
 
