@@ -214,6 +214,12 @@ def test_a_single_epochs_setting_is_no_progress() -> None:
     assert read(lines)["steps"]["first"] is None
 
 
+def test_a_single_epoch_in_progress_is_still_read() -> None:
+    # negative: VITS's one `====> Epoch: 23084` names the epoch it is in, not a plan
+    lines = ["[INFO] ====> Epoch: 23084"] + PHI2[1:]
+    assert read(lines)["steps"]["first"] == 23084
+
+
 # -- OLMo's scripts/train.py (AntonioLopardo/OLMo train.log, fresh12 O09): tab-separated ---------
 OLMO = [f"2025-12-27 {t}\tfine-work-echoes-fin-03:0\t{src}\tINFO\t{msg}" for t, src, msg in [
     ("22:11:57.335", "olmo.data.iterable_dataset:79", "Saving global data order indices..."),

@@ -15,7 +15,7 @@ count of the bar's steps, `glued`); a one-template family whose template is anot
 first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
 print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
-a time) are the steps; one printed once with nothing but its epoch is a setting (`📚 Epochs: 1`).
+a time) are the steps, not a plural `Epochs: 1` printed once with nothing else (a setting).
 Timing lines are compiled when the progress lines give no rate of their own (a rate is the
 reader's last choice of step time, `progress`): a recurring template with a rate of iterations and
 no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
@@ -224,6 +224,16 @@ def _epoch_summary(reading: Reading) -> bool:
     return not NOT_PROGRESS_HEAD.search(head + " " + tpl.fields[reading.epoch].key)
 
 
+def _setting(marker: Reading) -> bool:
+    """An epoch marker that is the run's planned count, not an epoch seen: printed once, named
+    in the plural, and giving nothing but that number (a QLoRA wrapper's `📚 Epochs: 1` among
+    its settings; VITS's one `====> Epoch: 23084` is the epoch it is in)."""
+    tpl = marker.template
+    return tpl.count < 2 and marker.epoch is not None and words(
+        tpl.fields[marker.epoch].key)[-1:] == ["epochs"] and all(
+        r.role in ("epoch", "metric") for r in marker.roles.values())
+
+
 def _timing(reading: Reading) -> bool:
     """A timing line: no counter, recurring (or once where the rate names the global step:
     TPUEstimator's `global_step/sec: 3.37388`, its StepCounterHook's), a rate of iterations,
@@ -293,8 +303,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))
     summaries = [r for r in out.readings if _epoch_summary(r)]
-    counted = [m.reading for m in out.markers if m.reading.template.count >= 2 or any(
-        r.role not in ("epoch", "metric") for r in m.reading.roles.values())]
+    counted = [m.reading for m in out.markers if not _setting(m.reading)]
     if not chosen and (counted or summaries):
         best = max(counted + summaries,
                    key=lambda r: (r.template.count, not r.epoch_marker))
