@@ -98,6 +98,17 @@ def test_a_per_epoch_counter_with_its_n_is_counted_job_wide() -> None:
     assert not any("never prints an epoch's length" in n for n in doc["notes"])
 
 
+def test_a_per_epoch_counter_printed_at_every_batch_is_counted_job_wide() -> None:
+    # negative: icefall's `Epoch 0, batch 66` is the epoch's last batch (printed at every one),
+    # so `Epoch 1, batch 2` is job-wide step 69, a count, not an estimate (fresh C22)
+    lines = [f"2022-04-28 21:16:{31 + 2 * k:02d},929 INFO [train.py:755] Epoch {e}, batch {b}, "
+             f"loss[loss=0.455, over 2490.00 frames.]"
+             for k, (e, b) in enumerate([(0, 63), (0, 64), (0, 65), (0, 66), (1, 0), (1, 1),
+                                         (1, 2)])]
+    doc = read(lines)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (63, 69)
+
+
 # -- HDRUNet_Paddle's mmsr-style train.py and mmcv's ProgressBar (fresh12 O05) ------------------
 def _iters(first: int, stamps: list[str]) -> list[str]:
     return [f"23-05-06 {s} - INFO: [epoch: 19, iter: {first + 100 * k:,}, lr:(1.729e-04,)] "

@@ -30,6 +30,7 @@ then they are the counter as printed and a note says so (`estimated_scale`).
 
 from __future__ import annotations
 
+from collections import Counter
 from statistics import median
 from typing import Any
 
@@ -154,8 +155,15 @@ def estimated_scale(records: list[Record]) -> bool:
     """True when a job-wide step was built from a per-epoch counter that prints no N (PaddleRec's
     `epoch: 3, batch_id: 500`, prednet-paddle's `Epoch 2, Step 125`): the epoch's length is the
     counter's last value plus its stride, an estimate (PaddleRec's epoch of about 1,980 batches
-    read as 2,000), so the job-wide numbers are not counts the log shows."""
-    return any(r.total is None and r.epoch is not None and r.glob != r.printed for r in records)
+    read as 2,000), so the job-wide numbers are not counts the log shows. A counter printed at
+    every batch (its usual rise 1: icefall's `Epoch 0, batch 66` right before `Saving checkpoint
+    to …/epoch-0.pt` and `Epoch 1, batch 0`) prints each epoch's last batch: its count is exact."""
+    built = [r for r in records if r.total is None and r.epoch is not None]
+    if not any(r.glob != r.printed for r in built):
+        return False
+    rises = Counter(b.printed - a.printed for a, b in zip(built, built[1:], strict=False)
+                    if a.epoch == b.epoch and b.printed > a.printed)
+    return not rises or rises.most_common(1)[0][0] != 1
 
 
 def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
