@@ -281,6 +281,10 @@ def test_a_named_duration_beside_other_fields_is_still_a_time() -> None:
     # negative: `time=2 h step=…` is a field of the log, no sum
     lines = [f"iter {10 * k} | loss=0.5 time={k} h step={10 * k}" for k in range(1, 6)]
     assert read(lines)["step_time_s"]["median"] is not None
+    # nor is llama.cpp's `dt=` before `eta=` (train_opt_callback, fresh8 K13)
+    lines = [f"train_opt_callback: iter=    {k} sample={k + 2}/5608 sched=0.700000 "
+             f"loss=4.948237 dt=00:04:5{k % 10} eta=03:29:33 |--->" for k in range(70, 76)]
+    assert read(lines)["step_time_s"]["median"] is not None
 
 
 def test_a_file_of_nothing_but_nul_bytes_is_still_binary(tmp_path: Path) -> None:
