@@ -78,3 +78,12 @@ def inside_one_gap(own: list[int], other: list[int]) -> bool:
         return False
     at = bisect_left(other, own[0])
     return 0 < at < len(other) and own[-1] < other[at]
+
+
+def inner_total(steps: dict[tuple[str, int], list[int]], seqs: dict[tuple[str, int], list[int]],
+                family: str, total: int) -> bool:
+    """True when the bars of `total` in `family` (each n's first draw, `steps`, by (family, N))
+    all lie in one gap of another N's bars of that family (every draw, `seqs`): an inner loop
+    drawn once inside it (`inside_one_gap`)."""
+    return any(inside_one_gap(steps[(family, total)], other)
+               for (f, n), other in seqs.items() if f == family and n != total)

@@ -58,15 +58,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bars import inside_one_gap
+import gpuslo.goodput.logs.epochs as epoch_rules
+from gpuslo.goodput.logs.bars import inner_total
 from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
-from gpuslo.goodput.logs.epochs import (
-    Untotalled,
-    epoch_base,
-    epoch_openers,
-    printed_scale,
-    run_across_markers,
-)
+from gpuslo.goodput.logs.epochs import Untotalled, epoch_base, printed_scale, run_across_markers
 from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.windows import mark_mixed, spans
@@ -142,16 +137,8 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
             if p.printed != last.get(key):  # a redraw of the same n is no step of its loop
                 steps.setdefault(key, []).append(p.seq)
             last[key] = p.printed
-    return {f: max(c, key=lambda n, f=f, c=c: (not inner(steps, seqs, f, n), c[n], overall[n]))
-            for f, c in counts.items()}
-
-
-def inner(steps: dict[tuple[str, int], list[int]], seqs: dict[tuple[str, int], list[int]],
-          family: str, total: int) -> bool:
-    """True when the bars of `total` in `family` (each n's first draw, `steps`) all lie in one
-    gap of another total's (every draw, `seqs`)."""
-    return any(inside_one_gap(steps[(family, total)], other)
-               for (f, n), other in seqs.items() if f == family and n != total)
+    return {f: max(c, key=lambda n, f=f, c=c: (not inner_total(steps, seqs, f, n), c[n],
+                                                overall[n])) for f, c in counts.items()}
 
 
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
@@ -424,7 +411,7 @@ def _warm(records: list[Record]) -> None:
     """Mark each run's first record when it is not a full step (see the module docstring):
     only a run that starts at its beginning (the counter at most one log interval in, or a
     restart) has a warm-up; an excerpt that starts mid-run does not."""
-    epoch_openers(records)
+    epoch_rules.epoch_openers(records)
     runs: dict[int, list[Record]] = {}
     for rec in records:
         runs.setdefault(rec.run, []).append(rec)
