@@ -123,6 +123,10 @@ def analyse_log(
         doc["not_read"] = [BINARY_DATA]
     elif stats.bytes == 0:
         doc["not_read"].insert(0, EMPTY_DATA)
+    if stats.leading_nuls:
+        doc["notes"].append(f"the file opens with {stats.leading_nuls} NUL bytes, skipped: the "
+                            "shape of a log truncated while its writer kept its offset "
+                            "(logrotate's copytruncate); what was written there is not in it")
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
     doc["notes"] += year_note(parsed, said)

@@ -10,12 +10,15 @@ tqdm draws `{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {ra
   own counter; another `n/N` on the line (YOLOv5's epoch `0/1` in its first column) is not;
 - `elapsed_after_total(fields, step, total)`: a duration printed right after the bar's `N`
   with no name is its elapsed time (`1849/1849 13:15`; Keras's `100/100 [====] - 142s 1s/step`,
-  the epoch's seconds beside a rounded per-step figure), not a step time.
+  the epoch's seconds beside a rounded per-step figure), not a step time;
+- `inside_one_gap(own, other)`: records that all lie between the same two consecutive records
+  of another loop are an inner loop run once inside it (an evaluation's bar).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from typing import Any
 
 from gpuslo.goodput.logs.templates import Field
@@ -58,3 +61,29 @@ def elapsed_after_total(fields: list[Field], total: int | None) -> int | None:
     if not timed or nxt.key or not _KERAS_GAP.fullmatch(fields[total].after.strip()):
         return None
     return nxt.index
+
+
+NESTING_MIN = 3  # records of the outer loop that make its gaps a loop's
+
+
+def inside_one_gap(own: list[int], other: list[int]) -> bool:
+    """True when every position in `own` (sorted lines or seqs of one loop's records) lies
+    between the same two consecutive positions of `other` (sorted, at least NESTING_MIN): an
+    inner loop run once inside the other (HF Trainer's end-of-epoch evaluation bar `N/280`,
+    drawn with tqdm's cursor-up, between the training bar's `1677/1677` and its final redraw;
+    mmcv's `[>>>…] 1/117, 0.6 task/s` test bar between two `iter:` lines). A loop whose
+    records fall in several gaps of the other (a bar drawn between every two step lines) is
+    not one."""
+    if not own or len(other) < NESTING_MIN:
+        return False
+    at = bisect_left(other, own[0])
+    return 0 < at < len(other) and own[-1] < other[at]
+
+
+def inner_total(steps: dict[tuple[str, int], list[int]], seqs: dict[tuple[str, int], list[int]],
+                family: str, total: int) -> bool:
+    """True when the bars of `total` in `family` (each n's first draw, `steps`, by (family, N))
+    all lie in one gap of another N's bars of that family (every draw, `seqs`): an inner loop
+    drawn once inside it (`inside_one_gap`)."""
+    return any(inside_one_gap(steps[(family, total)], other)
+               for (f, n), other in seqs.items() if f == family and n != total)

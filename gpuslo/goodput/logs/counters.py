@@ -11,7 +11,7 @@ and is, best first:
 - 4 named `step` (`Step 1 |`, `step:0/6200`, `global step 1:`): `step` beats `iter` (an optimizer
   step spans several micro-batch iters);
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
-  baselines' glued `nupdates`);
+  baselines' glued `nupdates`; PaddlePaddle's loop index `batch_id`, `step_id`);
 - 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
   the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch or beside a rate of iterations
   (a status drawn with no glyphs: text-generation-webui's `Running… 128 / 7296 … 1.10 s/it`),
@@ -64,6 +64,9 @@ EPOCH_WORDS = {"epoch", "epochs", "ep"}
 _PASS = ("pass",)
 # the noun after an unnamed count (`0045063 updates |`): its plural says it counts them
 _COUNTED = re.compile(r"^\s*(?:updates|steps|iterations|iters)\b")
+# a loop's index named `<word>_id` (PaddleRec's trainer: `epoch: 0, batch_id: 500, …`, from
+# `for batch_id, batch in enumerate(train_dataloader)`); not `run_id`, `step_ids` of a dataset
+_INDEXED = {"step", "iter", "iteration", "batch"}
 _COMPOUND = re.compile(r"[A-Za-z]\w*[-_][A-Za-z]+")  # `epoch3-batch`: parts glued by - or _
 _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # a loop variable's letter after the counter's noun (AlphaZero_Gobang's `print("batch i:{},
@@ -117,6 +120,8 @@ def is_step_name(key: str) -> bool:
         ws = [_GLUED_COUNT.get(w, w) for w in words(token)]
     if len(ws) >= 2 and ws[-1] in _LOOP_LETTERS:
         ws = ws[:-1]
+    if len(ws) >= 2 and ws[-1] == "id" and ws[-2] in _INDEXED:
+        ws = ws[:-1]  # PaddlePaddle's `batch_id` (the index of enumerate(loader)): the counter
     return bool(ws) and ws[-1] in STEP_WORDS and not set(ws[:-1]) & NOT_STEP
 
 

@@ -23,11 +23,14 @@ log whose steps have no time at all (no stamps, durations or rates) but proves a
 goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a `steps` object
 {productive, wasted, uncommitted, accounted}, every GPU-second figure null, and the reason says
 so; with no progress line it has no goodput. `steps.first/last` are job-wide steps (per-epoch
-counters made global, see `progress`).
+counters made global, see `progress`), except where that count rests on an epoch length the log
+never prints (a per-epoch counter with no N across epochs: `epochs.Untotalled`'s estimate):
+then they are the counter as printed and a note says so (`estimated_scale`).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from statistics import median
 from typing import Any
 
@@ -148,6 +151,21 @@ def _not_read(parsed: ParsedLog, records: list[Record]) -> list[str]:
     return out
 
 
+def estimated_scale(records: list[Record]) -> bool:
+    """True when a job-wide step was built from a per-epoch counter that prints no N (PaddleRec's
+    `epoch: 3, batch_id: 500`, prednet-paddle's `Epoch 2, Step 125`): the epoch's length is the
+    counter's last value plus its stride, an estimate (PaddleRec's epoch of about 1,980 batches
+    read as 2,000), so the job-wide numbers are not counts the log shows. A counter printed at
+    every batch (its usual rise 1: icefall's `Epoch 0, batch 66` right before `Saving checkpoint
+    to …/epoch-0.pt` and `Epoch 1, batch 0`) prints each epoch's last batch: its count is exact."""
+    built = [r for r in records if r.total is None and r.epoch is not None]
+    if not any(r.glob != r.printed for r in built):
+        return False
+    rises = Counter(b.printed - a.printed for a, b in zip(built, built[1:], strict=False)
+                    if a.epoch == b.epoch and b.printed > a.printed)
+    return not rises or rises.most_common(1)[0][0] != 1
+
+
 def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
              info: dict[str, Any], notes: list[str], span_s: tuple[float | None, str | None],
              slowdowns: list[dict[str, Any]], gpus: int | None,
@@ -156,6 +174,13 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
     times = facts["step_times"] or [r.step_s for r in records if r.step_s is not None] or (
         [] if records else parsed.rates)  # a log of rates of steps and no counter
     first, last = (records[0], records[-1]) if records else (None, None)
+    shown = (first.glob, last.glob) if first and last else (None, None)
+    if first and last and estimated_scale(records):
+        shown = (first.printed, last.printed)
+        notes.append("the step counter restarts each epoch and the log never prints an epoch's "
+                     f"length: steps are the counter as printed ({first.printed}..{last.printed}"
+                     f" in epochs {first.epoch}..{last.epoch}); the job-wide count "
+                     f"{first.glob}..{last.glob} (global_first/last) rests on an estimated length")
     if info.get("other_bars"):
         notes.append(f"{info['other_bars']} progress bar line(s) with another total "
                      "(evaluation or data bars) were not read as training steps")
@@ -168,8 +193,8 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
                  "progress_lines": len(records), "duplicates": info.get("duplicates", 0)},
         "not_read": _not_read(parsed, records),
         "steps": {
-            "first": first.glob if first else None,
-            "last": last.glob if last else None,
+            "first": shown[0],
+            "last": shown[1],
             "total_planned": last.total if last else None,
             "epoch_first": first.epoch if first else None,
             "epoch_last": last.epoch if last else None,

@@ -7,7 +7,8 @@ a `step_s` field as something else when the line says so.
   duration of the whole logging window (`window_s`), seen from the line's rate of steps, an
   epoch-end line, a time per epoch, TensorFlow's `(124.394 sec)` after the step, or the time
   between records;
-- `counted_clock`: the training time so far (`elapsed`), seen from its rising with the counter.
+- `counted_clock`: the training time so far (`elapsed`), seen from its rising with the counter;
+- `operand`: a duration inside a worked sum is an operand, no time of the job's.
 
 Each docstring names the real line that showed the class.
 """
@@ -25,7 +26,20 @@ from gpuslo.goodput.logs.templates import Field
 PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step_time",
                   "iter_time", "batch_time", "batch_cost", "timing", "time/step", "sec/step",
                   "s/step", "steptime", "iter time", "step time", "this_iter", "time_this")
+# a duration set in a worked sum: an operator standing apart (spaces around it) before the value
+# or right after its unit; `key=value` glues its `=` to the name (llama.cpp's `dt=00:04:59 eta=`)
+_OPERATOR_BEFORE = re.compile(r"(?:^|\s)[*×+=]\s*$")
+_OPERATOR_AFTER = re.compile(r"^\s*[A-Za-zµ]{0,7}\s+[*×+=]\s")
 LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", "batch"}
+
+
+def operand(f: Field) -> bool:
+    """True when the duration `f` is an operand of arithmetic printed in prose, an operator
+    before it or right after its unit (a model's worked answer in an evaluation sample,
+    PostTraining-LLM-Small's `[eval]` generations: `Distance = 62 km/h * 2 h = 124 km`):
+    nothing the job measured. A log field is named, not computed (`time=0.5s step=3`, llama.cpp's
+    `dt=00:04:59 eta=03:29:33`: the `=` glued to the next name opens a field)."""
+    return bool(_OPERATOR_BEFORE.search(f.key) or _OPERATOR_AFTER.match(f.after))
 
 
 def line_times(reading: Reading) -> None:

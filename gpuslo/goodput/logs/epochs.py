@@ -25,6 +25,8 @@ from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.tokens import number
 
 _NAMING = ("save", "restore")
+# step times measured over the window since the record before (`progress._preferred`'s sources)
+_WINDOWED = ("window_s", "stamps", "elapsed", "stamps_coarse", "elapsed_coarse")
 
 
 def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
@@ -98,6 +100,33 @@ def across_estimate(records: list) -> list[int]:
                 b.epoch > a.epoch and b.glob - b.printed != a.glob - a.printed):
             out.append(i)
     return out
+
+
+def epoch_openers(records: list) -> None:
+    """Mark `warm` each epoch's first record of a per-epoch counter (`progress.Record`s: the
+    counter back at or below the last one's while the epoch rose, within one run) whose step
+    time is more than twice the slowest or less than half the fastest of the run's other
+    records: not a full step. The first window of an epoch holds the epoch's boundary (a
+    validation, the loader's restart), and a mean over the print interval taken at the first
+    batch is one batch spread over the interval (PaddleRec's `epoch: 1, batch_id: 0, …,
+    avg_batch_cost: 0.00173 sec` beside 0.56 s at batch_id 500: the meter averages over
+    print_interval = 500 calls). A job-wide counter never resets, so it has none. Where the
+    counter prints no N and the step time is a window's since the record before (stamps, a
+    cumulative clock), the steps of that window are `Untotalled`'s estimate: not a measure
+    either (prednet-paddle's `Epoch 1, Step 25, total used time 47.73 (s)` after `Epoch 0,
+    Step 125, … 34.65 (s)`: 13.08 s over an epoch's tail of unknown length)."""
+    openers, others = [], []
+    for prev, rec in zip(records, records[1:], strict=False):
+        opens = rec.run == prev.run and rec.epoch is not None and prev.epoch is not None and (
+            rec.epoch > prev.epoch and rec.printed <= prev.printed)
+        (openers if opens else others).append(rec)
+    for rec in openers:
+        if rec.total is None and rec.source in _WINDOWED:
+            rec.warm = True
+            continue
+        times = [r.step_s for r in others if r.run == rec.run and r.step_s and not r.warm]
+        if times and rec.step_s is not None:
+            rec.warm = not (min(times) / 2 <= rec.step_s <= max(times) * 2)
 
 
 def _int(value: str | None) -> int | None:

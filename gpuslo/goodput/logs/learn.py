@@ -15,9 +15,10 @@ count of the bar's steps, `glued`); a one-template family whose template is anot
 first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
 96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
 print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
-a time) are the steps. Timing lines are compiled when the progress lines give no rate of their own
-(a rate is the reader's last choice of step time, `progress`): a recurring template with a rate of
-iterations and no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
+a time) are the steps, not a plural `Epochs: 1` printed once with nothing else (a setting).
+Timing lines are compiled when the progress lines give no rate of their own (a rate is the
+reader's last choice of step time, `progress`): a recurring template with a rate of iterations and
+no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
 300, epoch: 1 | loss: …`; TensorFlow's `global_step/sec: 0.8039` beside `loss = …, step = 100`); the
 reader gives each one's time to the progress record next to it (`reader.LogReader`); so are
 durations printed on lines of their own where the progress lines give no time at all (`aside`).
@@ -37,6 +38,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.aside import set_apart, untimed
+from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, unnamed
 from gpuslo.goodput.logs.durations import counted_clock, window_or_step
@@ -126,12 +128,13 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
         lines = [n for r in families[name] for n in r.template.lines]
         return min(lines), max(lines)
 
-    def score(name: str) -> tuple[int, int, int]:
+    def score(name: str) -> tuple[bool, int, int, int]:
         readings = families[name]
         timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
                                "smoothed_s", "line_s") for x in readings for r in x.roles.values())
         stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
+        return (not nested_in_one_gap(name, families), sum(x.template.count for x in readings),
+                int(timed or stamped), -span(name)[0])
 
     if not families:
         return []
@@ -155,6 +158,16 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
                 families[name], families[main]):
             chosen.append(name)
     return chosen
+
+
+def nested_in_one_gap(name: str, families: dict[str, list[Reading]]) -> bool:
+    """True when every record of family `name` lies in one gap of another family's records
+    (`bars.inside_one_gap`): an inner loop run once inside the training's progress (HDRUNet's
+    mmsr-style `[epoch: 19, iter: 120,000, …]`, then mmcv's `[>>>…] 1/117, 0.6 task/s,
+    elapsed: 2s` over 117 test images, then `iter: 120,100`), whatever its count."""
+    own = sorted(n for r in families[name] for n in r.template.lines)
+    return any(inside_one_gap(own, sorted(n for r in readings for n in r.template.lines))
+               for other, readings in families.items() if other != name)
 
 
 def _totals(readings: list[Reading]) -> set[float]:
@@ -209,6 +222,16 @@ def _epoch_summary(reading: Reading) -> bool:
         return False
     head = tpl.text[:_position(tpl.text, reading.epoch)]
     return not NOT_PROGRESS_HEAD.search(head + " " + tpl.fields[reading.epoch].key)
+
+
+def _setting(marker: Reading) -> bool:
+    """An epoch marker that is the run's planned count, not an epoch seen: printed once, named
+    in the plural, and giving nothing but that number (a QLoRA wrapper's `📚 Epochs: 1` among
+    its settings; VITS's one `====> Epoch: 23084` is the epoch it is in)."""
+    tpl = marker.template
+    return tpl.count < 2 and marker.epoch is not None and words(
+        tpl.fields[marker.epoch].key)[-1:] == ["epochs"] and all(
+        r.role in ("epoch", "metric") for r in marker.roles.values())
 
 
 def _timing(reading: Reading) -> bool:
@@ -280,8 +303,9 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))
     summaries = [r for r in out.readings if _epoch_summary(r)]
-    if not chosen and (out.markers or summaries):
-        best = max([m.reading for m in out.markers] + summaries,
+    counted = [m.reading for m in out.markers if not _setting(m.reading)]
+    if not chosen and (counted or summaries):
+        best = max(counted + summaries,
                    key=lambda r: (r.template.count, not r.epoch_marker))
         out.markers = [m for m in out.markers if m.reading is not best]
         out.progress.append(_epochs_as_steps(best))

@@ -50,13 +50,16 @@ time (pure).
    measured over a window that held other work (`windows`; a duration printed for the step
    itself stays). A first time within the run's own jitter is a step like the others
    (MMEngine's `time: 0.010` then 0.002-0.008 on a toy run; open_clip's first
-   `Batch (t): 18.240` before 0.45-0.56 is start-up).
+   `Batch (t): 18.240` before 0.45-0.56 is start-up). So is each epoch's first record of a
+   per-epoch counter, by the same test (`epochs.epoch_openers`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
+import gpuslo.goodput.logs.epochs as epoch_rules
+from gpuslo.goodput.logs.bars import inner_total
 from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
@@ -124,14 +127,24 @@ class Record:
 def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     """Each bar family's usual N: its most common, a tie going to the N the bars of every
     family draw most (superpoint_graph's unnamed bars, an evaluation's `4/4` and the training's
-    `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11)."""
+    `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11); never
+    the N of an inner loop drawn once inside another N's bars (`bars.inside_one_gap`)."""
     counts: dict[str, Counter[int]] = {}
     overall: Counter[int] = Counter()
+    seqs: dict[tuple[str, int], list[int]] = {}
+    steps: dict[tuple[str, int], list[int]] = {}
+    last: dict[tuple[str, int], int] = {}
     for p in progress:
         if p.bar and p.total is not None:
             counts.setdefault(p.family, Counter())[p.total] += 1
             overall[p.total] += 1
-    return {f: max(c, key=lambda n, c=c: (c[n], overall[n])) for f, c in counts.items()}
+            key = (p.family, p.total)
+            seqs.setdefault(key, []).append(p.seq)
+            if p.printed != last.get(key):  # a redraw of the same n is no step of its loop
+                steps.setdefault(key, []).append(p.seq)
+            last[key] = p.printed
+    return {f: max(c, key=lambda n, f=f, c=c: (not inner_total(steps, seqs, f, n), c[n],
+                                                overall[n])) for f, c in counts.items()}
 
 
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
@@ -406,6 +419,7 @@ def _warm(records: list[Record]) -> None:
     """Mark each run's first record when it is not a full step (see the module docstring):
     only a run that starts at its beginning (the counter at most one log interval in, or a
     restart) has a warm-up; an excerpt that starts mid-run does not."""
+    epoch_rules.epoch_openers(records)
     runs: dict[int, list[Record]] = {}
     for rec in records:
         runs.setdefault(rec.run, []).append(rec)

@@ -35,6 +35,7 @@ class ReadStats:
     long_lines: int = 0
     binary: bool = False
     encoding: str | None = None  # a BOM's encoding (`utf-16`, `utf-32`); None: read as UTF-8
+    leading_nuls: int = 0  # NUL bytes before the first text (`skip_leading_nuls`)
 
 
 def looks_binary(head: bytes) -> bool:
@@ -86,6 +87,7 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
             raise unreadable_data(path, error) from None
         stats.bytes += len(raw)
         if first:
+            raw = skip_leading_nuls(raw, handle, stats)
             stats.encoding = bom_encoding(raw)
             if stats.encoding is not None:
                 decoder = codecs.getincrementaldecoder(stats.encoding)(errors="replace")
@@ -100,6 +102,28 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
             yield chunk
         if not raw:
             return
+
+
+def skip_leading_nuls(raw: bytes, handle: BinaryIO, stats: ReadStats) -> bytes:
+    """`raw` (the file's first piece) without the run of NUL bytes it opens with, reading on while
+    whole pieces are NUL; their count goes to `stats.leading_nuls` (and the bytes read to
+    `stats.bytes`). A log truncated while its writer keeps its file offset - logrotate's
+    `copytruncate`, a `> train.log` under a running `nohup … >>`, a copy made mid-write on
+    Windows - reads back as NUL bytes up to that offset, then the text written since
+    (neuroslm's training.log: 11,363 NULs, then `step   700 | loss …`): a text log with a hole,
+    not a binary file. NULs that do not lead stay, for `looks_binary` to judge, and so does a
+    file of nothing but NULs (no text follows: nothing says it is a log)."""
+    last = raw
+    while raw and not raw.lstrip(b"\x00"):
+        stats.leading_nuls += len(raw)
+        last, raw = raw, handle.read(CHUNK)
+        stats.bytes += len(raw)
+    text = raw.lstrip(b"\x00")
+    if not text:
+        stats.leading_nuls = 0
+        return last
+    stats.leading_nuls += len(raw) - len(text)
+    return text
 
 
 def _mostly_ascii(text: str) -> bool:

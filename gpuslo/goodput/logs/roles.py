@@ -56,6 +56,7 @@ from gpuslo.goodput.logs.durations import (
     epoch_time,
     epoch_window,
     line_times,
+    operand,
     since_report,
     window_by_rate,
 )
@@ -157,6 +158,8 @@ def _rate(f: Field) -> Role | None:
 def _duration_role(f: Field, scale: float) -> Role:
     """step_s, smoothed_s, elapsed, remaining or metric for a duration field (cues first)."""
     low, ws = f.key.lower(), set(words(f.key))
+    if operand(f):
+        return Role("metric", scale, f"an operand of a worked sum ({f.key})")
     if ws & {"eta", "remaining", "remain", "left"}:
         return Role("remaining", scale, "named as time left")
     if any(h in low for h in PER_STEP_HINTS) or ws & {"batch"} and ws & {"cost", "time"}:
