@@ -92,12 +92,15 @@ def across_estimate(records: list) -> list[int]:
     are `Untotalled`'s estimate: a counter with no N whose epoch rose between the two, so the
     count went on by a guessed epoch length. Their time holds the epoch's unprinted batches (and
     its evaluation): no step time can be read from it (MXNet Gluon's `[Epoch 0][Batch 50]`,
-    then `[Epoch 1][Batch 0]` 38 s later, 0.75 s a batch inside the epochs)."""
+    then `[Epoch 1][Batch 0]` 38 s later, 0.75 s a batch inside the epochs). Only a time read
+    over the window between the records (`_WINDOWED` sources) rests on that count; a duration
+    the line prints of its own step (PaddleRec's `avg_batch_cost`) does not."""
     out = []
     for i in range(1, len(records)):
         a, b = records[i - 1], records[i]
         if a.total is None and b.total is None and None not in (a.epoch, b.epoch) and (
-                b.epoch > a.epoch and b.glob - b.printed != a.glob - a.printed):
+                b.epoch > a.epoch and b.glob - b.printed != a.glob - a.printed) and (
+                b.source in _WINDOWED):
             out.append(i)
     return out
 
