@@ -28,7 +28,7 @@ from typing import Any
 import gpuslo.goodput.logs.aside as aside
 import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.goodput.logs.bartime import fits
-from gpuslo.goodput.logs.fast import FastPath, thin
+from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
@@ -37,6 +37,8 @@ from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
 from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
+from gpuslo.goodput.logs.thinning import prog as made
+from gpuslo.goodput.logs.thinning import settle, thin
 from gpuslo.goodput.logs.tokens import template
 from gpuslo.goodput.logs.wording import Wording
 
@@ -46,7 +48,7 @@ UNREAD_EVERY = 16
 RELEARN_AFTER = 24
 MAX_UNREAD_KINDS = 512
 MAX_EXAMPLES = 64
-MAX_PROGRESS = 200_000  # progress records kept; beyond, every other one is merged (`fast.thin`)
+MAX_PROGRESS = 200_000  # records kept; beyond, every other one is merged (`thinning.thin`)
 
 
 class LogReader:
@@ -68,7 +70,7 @@ class LogReader:
         self.first_ts: float | None = None
         self.max_ts: float | None = None
         self.events: list[Obs] = []
-        self.progress: list[Prog] = []
+        self.progress: list[Any] = []  # `Prog`s, and the fast path's rows (`thinning`)
         self._owner: tuple[bool, str | None] = (False, None)
         self._hits: Counter[str] = Counter()
         self._unread: dict[str, list[Any]] = {}
@@ -232,6 +234,8 @@ class LogReader:
         for matcher in self.learnt.timing:
             found = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
             last = self.progress[-1] if self.progress else None
+            if type(last) is list:  # a row of the fast path: its `Prog` from now on
+                last = self.progress[-1] = made(last)
             if found is None or not aside.times(found) or not fits(found, last):
                 continue
             if last is None and found.rate_s is not None and (
@@ -284,6 +288,7 @@ class LogReader:
                 matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
                 added.append(matcher)
         self.learnt.progress += added
+        self.progress = settle(self.progress)
         self.learnt.markers += fresh.markers
         self.learnt.readings += fresh.readings
         for rec, ts, seq in examples:
@@ -312,6 +317,7 @@ class LogReader:
                 pending.lines = number - 1
                 pending.feed(line, ts)
             return pending.finish()
+        self.progress = settle(self.progress)
         for prog in self.progress:
             prog.complete()
         chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
