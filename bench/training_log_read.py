@@ -161,6 +161,43 @@ the young collections of the records kept, and thinning (0.04-0.1 s a pass of 20
 records, a pass every ~100,000 records); a columnar store of progress records (arrays of
 step, seq, since, family, rank; the match read only for the records kept) would remove most
 of it, and with it the per-record assembling.
+
+Round 12, 2026-12-07: profiled first (cProfile of the read alone, 64 MiB bar log, and the
+feed timed by parts in-process). Per bar redraw the read cost ~4.2-4.5 us at load 5-9: making
+its `Prog` and `Found` (~0.7 us with the young collections they cause), the calls of `_known`,
+`_read`, `stamp_column` and `add_progress` with their attribute traffic, and thinning (~0.58 us
+a line, 7 passes on 64 MiB). Done: (1) `fast.FastPath._plain` reads a block's run of clean lines
+of remembered shapes in one loop, the reader's counters in locals and a shape's checks made once
+for the lines that share it (`_plain_shape`), the same checks, order and effects as `_read`
+(a line it does not take goes to `_read` before any effect); (2) each record that `add_progress`
+would only append is kept as a row, a 10-field list (`thinning`), its `Prog` made only where it
+is used (the reader's output: the ~150,000 records left, a timing line's record, a relearn);
+thinning takes rows and `Prog`s alike, a row merged into with no time to add staying a row.
+Same records: a test reads a tqdm bar, torchtitan's stamped lines and lit-gpt's per-line times
+(merged by adding) past a bound of 300, by lines (`Prog`s) and by blocks (rows), and finds every
+field the same; first contact and the shared checker unchanged. The feed alone (`feed_block` on
+blocks already read, `--mib 64`, load ~9): 3.07-4.15 -> 2.25-2.32 us a redraw, of which block
+preparation 0.3 and thinning 0.58 remain. Main (7ff3435, `python bench/training_log_read.py
+--mib 64 --shape h200 --keep DIR` from each checkout), then this tree, interleaved, twice,
+load average 14.7-20.1 (other sessions' test runs: wall figures meaningless, CPU ones inflated
+by ~15-40 % against a quiet machine, where main read this log in 7.57 CPU s at load 0.3):
+  shape     MiB   MB/s CPU before -> after   CPU s before -> after   peak RSS MiB   steps read
+  h200       64     6.4, 6.7 -> 7.8, 8.1     10.57, 9.95 -> 8.55, 8.29   235 -> 243   0..854,289
+(median step 0.013602 s and 154,262 progress lines in all four.) The +8 MiB of peak: the rows
+and their `Prog`s side by side once, when the reader's output is made (bounded: 200,000 rows).
+At 1 GiB, `python bench/training_log_read.py --mib 1024 --shape h200 --keep DIR`, this tree
+(2a01e7c) then main (7ff3435), one after the other (~12 min of wall clock each at this load):
+  shape     MiB   checkout (load during the run)     MB/s CPU   CPU s   peak RSS MiB
+  h200     1024   this tree (load 14.7 -> 11.8)         17.4     61.58       225
+  h200     1024   main (load 11.8 -> 12.2)              13.2     81.22       236
+(steps 0..13,219,261, 102,494 records after thinning, median step 0.013672 s in both; grep -c
+read 19-26 MB/s during them, 211-267 on a quiet machine.) 24 % less CPU on the bar at 1 GiB.
+Left: the goal (>= 20 MB/s on 1 GiB by CPU) is not shown for the bar at this load (17.4); main
+read 64 MiB in 7.57 CPU s at load 0.3 and 9.95-10.57 at load 15-20, so a quiet machine would
+likely put this tree over it (61.58 / 1.3 = 47 s, ~23 MB/s), but that is an estimate, not a
+measurement: rerun `--mib 1024 --shape h200` when the load average is under 2. What a redraw
+still costs: thinning (~0.6 us: a Python pass over 200,000 records every 100,000 new ones),
+the loop itself (~1.4 us), block preparation (~0.3 us) and reading the chunks (~0.5 us).
 """
 
 from __future__ import annotations

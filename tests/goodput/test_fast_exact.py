@@ -1,18 +1,24 @@
-"""The fast path's shortcuts give exactly what the long way gives: thinning (`fast.thin`,
-against the pass as first written), stamps read from their place in a prefix (`stampspans`),
-one decode per chunk (`read._split`)."""
+"""The fast path's shortcuts give exactly what the long way gives: thinning (`thinning.thin`,
+against the pass as first written), the rows a run of plain lines is kept as (`fast._plain`,
+`thinning`), stamps read from their place in a prefix (`stampspans`), one decode per chunk
+(`read._split`)."""
 
 from __future__ import annotations
 
 import random
 import re
 import time
+from pathlib import Path
 
-from gpuslo.goodput.logs.fast import thin
+import pytest
+
+import gpuslo.goodput.logs.reader as reader
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.read import ReadStats, read_lines
 from gpuslo.goodput.logs.stamps import Clock, learn_shapes
 from gpuslo.goodput.logs.stampspans import StampSpans, digit_blind
+from gpuslo.goodput.logs.thinning import thin
+from tests.goodput.feeding import by_blocks, by_lines
 
 FIELDS = ("line", "seq", "ts", "rank", "printed", "family", "since", "window_s", "line_s")
 
@@ -76,6 +82,66 @@ def test_thinning_a_steady_run_halves_it_and_keeps_its_first_record():
     kept = thin(records)
     assert [p.printed for p in kept] == [1, 3, 5, 7, 9, 10]
     assert [p.since for p in kept] == [1, 2, 4, 6, 8, 10]
+
+
+CASES = Path(__file__).resolve().parents[1] / "data" / "training_logs" / "dev" / "cases"
+ALL_FIELDS = tuple(s for s in Prog.__slots__ if s not in ("matcher", "found"))
+
+
+def _bar(tmp_path: Path) -> Path:
+    """A tqdm bar redrawn with carriage returns, an event line now and then."""
+    redraws = []
+    for n in range(1, 6001):
+        clock = f"{n // 75 // 60:02d}:{n // 75 % 60:02d}"
+        redraws.append(f"Epoch 0:  {n * 100 // 6000:3d}%|###  | {n}/6000 "
+                       f"[{clock}<00:10, {70 + n % 9}.{n % 97:02d}it/s]")
+        if n % 1733 == 0:
+            redraws.append(f"Saving checkpoint to /ckpt/epoch=0-step={n}.ckpt")
+    path = tmp_path / "bar.log"
+    path.write_text("GPU available: True (cuda)\n" + "\r".join(redraws) + "\n")
+    return path
+
+
+def _titan(tmp_path: Path) -> Path:
+    """torchtitan's stamped step lines, a rank and a stamp in each line's prefix."""
+    lines = ["[rank0]:[titan] 2025-06-16 22:30:00,000 - root - INFO - Training starts at step 1"]
+    for n in range(1, 6001):
+        t = 1750113000 + n * 1.4
+        stamp = time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(int(t)))
+        lines.append(f"[rank0]:[titan] {stamp},{int(t * 1000) % 1000:03d} - root - INFO - step: "
+                     f"{n:5d}  loss: {2 + n % 7 / 10:.4f}  memory: 31.2GiB(40.1%)  tps: "
+                     f"{5000 + n % 13}")
+        if n % 1999 == 0:
+            lines.append(f"[rank0]:[titan] {stamp},000 - root - INFO - Saving a checkpoint "
+                         f"at step {n}.")
+    path = tmp_path / "titan.log"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("case", ["bar", "titan", "A07_"])
+def test_rows_thin_and_read_as_the_records_of_the_line_by_line_path(tmp_path, monkeypatch, case):
+    """Past a bound lowered to 300 records: the same records, every field, whether each line
+    was kept as a `Prog` (`feed`) or runs of them as rows (`feed_block`, `_plain`), thinned
+    several times; an additive template (A07's per-line times, merged by adding) included."""
+    monkeypatch.setattr(reader, "MAX_PROGRESS", 300)
+    monkeypatch.setattr("gpuslo.goodput.logs.read.CHUNK", 8192)
+    if case in ("bar", "titan"):
+        path = _bar(tmp_path) if case == "bar" else _titan(tmp_path)
+    else:
+        text = next(CASES.glob(f"{case}*.log")).read_text(encoding="utf-8")
+        path = tmp_path / "case.log"
+        path.write_text(text * max(1, 6000 // (text.count("\n") + 1)), encoding="utf-8")
+    one, other = by_lines(path), by_blocks(path)
+    assert other.fast is not None and other.fast.maskable
+    rows = len(other.progress) - sum(isinstance(p, Prog) for p in other.progress)
+    first, second = one.finish(), other.finish()
+    assert rows > 100 and any(p.since != p.seq for p in first.progress)  # rows, thinned
+    assert [tuple(getattr(p, f) for f in ALL_FIELDS) for p in first.progress] == [
+        tuple(getattr(p, f) for f in ALL_FIELDS) for p in second.progress]
+    assert [(o.kind, o.line, o.seq) for o in first.observations] == [
+        (o.kind, o.line, o.seq) for o in second.observations]
+    assert (first.lines, first.matched) == (second.lines, second.matched)
 
 
 TITAN = "[rank0]:[titan] 2025-06-16 22:31:32,322 - root - INFO - "

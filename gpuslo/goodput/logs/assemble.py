@@ -34,8 +34,8 @@ from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, 
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.items import Save, group_events, path_step
 from gpuslo.goodput.logs.journal_writer import Journal
+from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.progress import Record, build_records
-from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.relaunch import headers_again
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place

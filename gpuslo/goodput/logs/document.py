@@ -36,8 +36,8 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.goodput.calculator import JobGoodput, summary
+from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.progress import Record
-from gpuslo.goodput.logs.reader import ParsedLog
 from gpuslo.goodput.logs.stepbasis import BASIS_GPU_SECONDS
 from gpuslo.goodput.logs.timeline import Timeline
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gpuslo.goodput.logs.reader import ParsedLog
+from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.roles import Reading
 from gpuslo.goodput.logs.templates import readable
 from gpuslo.goodput.logs.wording import Wording

@@ -1,4 +1,4 @@
-"""The per-line fast path of the reader, and the bound on the progress records it keeps (pure).
+"""The per-line fast path of the reader (pure).
 
 After learning, most lines of a big log are progress lines of one template. `FastPath.line`
 reads such a line whole: a literal prefilter (`anchor in line`), one regex `match` of the
@@ -19,11 +19,9 @@ only the first line of each masked shape runs the regexes: a line of a shape see
 takes that line's group spans (`matchers.Found`), as its own regex would give them (a regex
 that treats the ten digits alike cannot tell the two lines apart), and its prefix's shape.
 
-`thin(progress)` keeps memory bounded on any log size: when the records reach the reader's
-bound, every other record of a stretch of consecutive records (same run, same progress family,
-step not going back, nothing printed between them) is merged into the next one (its window and
-line times added), so the records left describe the same steps and times, more coarsely; a
-merged record can be merged again, so each thinning halves the records.
+A run of clean lines of remembered shapes is read in one loop (`_plain`), the reader's
+counters in locals and each record kept as a row (`thinning`: a list, its `Prog` made when
+it is used), where each line would be kept as it is: same effects, same records.
 """
 
 from __future__ import annotations
@@ -35,6 +33,7 @@ import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.blockscan import BlockScan, encode
 from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
 from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import STAMP_COLUMN_MIN, blank_column
 from gpuslo.goodput.logs.stamps import Clock, StampShape
 from gpuslo.goodput.logs.stampspans import StampSpans
 from gpuslo.goodput.logs.wording import SAVED_HINTS, Wording, says_saved
@@ -51,6 +50,7 @@ Hit = tuple[Matcher, Any, int, int, str | None, str | None]
 MAX_MASKED = 1024  # digit-masked line shapes whose match is remembered (`FastPath._known`)
 MAX_MASKED_BYTES = 4096  # a longer line's shape is not remembered: at most ~4 MiB of shapes
 _MASK = bytes.maketrans(b"0123456789", b"0000000000")
+_NONE = object()  # no entry yet (`_plain`)
 
 
 class FastPath:
@@ -79,15 +79,38 @@ class FastPath:
         """Feed `lines` (one block, no transport times) to `reader` as `reader.feed` would,
         the event words and control bytes looked for once over the block (`BlockScan`) and
         each line's template match taken from the last line of its digit-masked shape
-        (`_known`) where the templates allow it."""
+        (`_known`) where the templates allow it; a run of clean lines of shapes seen before is
+        read in one loop (`_plain`)."""
         data = encode(lines)
         marked = self.scan.lines(lines, data)
         shapes = data.translate(_MASK).split(b"\n") if self.maskable else None
         if shapes is not None and len(shapes) != len(lines):
             shapes = None  # a line holding a newline (not one of `read_blocks`)
+        if shapes is None:
+            self._lines(reader, lines, None, marked, 0, None)
+            return
+        # each line's remembered match, looked up at once (a shape learnt or forgotten later in
+        # the block changes nothing: every line of a shape has the same spans, `_known`)
+        known = list(map(self.shapes.get, shapes)) if marked is not None and not (
+            self.tail) else None
+        start = 0
+        while start < len(lines):
+            start = self._plain(reader, lines, known, marked, start) if known else start
+            if start < len(lines):
+                start = self._lines(reader, lines, shapes, marked, start, known)
+
+    def _lines(self, reader: Any, lines: list[str], shapes: list[bytes] | None,
+               marked: set[int] | None, start: int, known: list[Any] | None) -> int:
+        """Read `lines[start:]` one by one (`_known` or `_hit` and `_read`, else the pipe), up
+        to the next clean line of a remembered shape (`known`: `_plain` reads it); returns
+        where it stopped."""
         pipe = reader.pipe
         idle = pipe.idle()  # only a push changes it: the fast path reads without the pipe
-        for index, line in enumerate(lines):
+        for index in range(start, len(lines)):
+            line = lines[index]
+            if idle and index > start and known is not None and known[index] and (
+                    index not in marked):  # type: ignore[operator]  (known: marked is a set)
+                return index
             reader.lines += 1
             if idle:
                 hit = self._hit(line) if shapes is None else self._known(shapes[index], line)
@@ -97,6 +120,99 @@ class FastPath:
             for rec in pipe.push(reader.lines, line, None):
                 reader._record(rec)
             idle = pipe.idle()
+        return len(lines)
+
+    def _plain(self, reader: Any, lines: list[str], known: list[Any], marked: set[int],
+               start: int) -> int:
+        """Read the run of clean lines (`marked`) of remembered shapes (`known`) from
+        `lines[start]` on as `_read` reads each (the same checks in the same order, the same
+        effects), the reader's counters kept in locals and a record that `add_progress` would
+        only append kept as a row (`thinning`): a line this loop does not take (a `[` after
+        the match, no step, a prefix shape not learnt yet) ends the run before any effect,
+        one `_read` would leave to the pipe is pushed here and ends it. Returns the first line
+        not done. Needs the pipe idle and a line with no Unix time to look for (`block`)."""
+        pipe = reader.pipe
+        if not pipe.idle() or not reader._owner[0] or reader._pending is not None:
+            return start  # (a timing line's times wait for the next record: `add_progress`)
+        number, seq, matched = reader.lines, reader._seq, reader.matched
+        progress, bound, owner = reader.progress, reader._bound - 1, reader._owner[1]
+        width = pipe.column[0]
+        # the last line's `known` entry, checked once for the lines that share it (most of a
+        # run: `_plain_shape`)
+        shape: Any = _NONE
+        index = start
+        for index in range(start, len(lines)):
+            entry = known[index]
+            if entry is not shape:
+                plain = self._plain_shape(entry)
+                if plain is None:
+                    break  # (left to `_read`: no match, no step, a prefix shape not learnt)
+                shape = entry
+                matcher, family, spans, end, pre_end, masked, stamped, rank0, s0, s1 = plain
+            line = lines[index]
+            if index in marked or end < len(line) and line.find("[", end) >= 0:
+                break  # (left to `_read`)
+            ts, rank = None, rank0
+            if stamped:
+                got = self._prefix(line[:pre_end], number + 1, masked)
+                if got is None:
+                    return self._push(reader, line, (number + 1, seq, matched), index)
+                ts, rank = got
+            if ts is not None:
+                pipe.column = (width, ts)  # (`pipe.stamp_column`)
+            elif width >= STAMP_COLUMN_MIN and blank_column(line, width):
+                # dated by the stamp above it: the pipe's (`_read`, after the prefix's effects)
+                return self._push(reader, line, (number + 1, seq, matched), index)
+            raw = line[s0:s1]
+            printed = int(raw) if raw.isdigit() else step_value(raw)
+            if printed is None:
+                return self._push(reader, line, (number + 1, seq, matched), index)
+            if ts is not None:
+                reader.dated(ts)
+            number += 1
+            seq += 1
+            matched += 1
+            if rank == owner and len(progress) < bound:  # (`add_progress`: nothing else to do)
+                progress.append([number, seq, ts, rank, printed, family, matcher, line, spans,
+                                 seq])  # a row (`thinning`)
+            else:
+                reader.lines, reader._seq, reader.matched = number, seq, matched
+                reader.add_progress(Prog(number, seq, ts, rank, printed, family, matcher.bar,
+                                         matcher, Found(line, spans)), rank)
+                progress, bound = reader.progress, reader._bound - 1
+        else:
+            index = len(lines)
+        reader.lines, reader._seq, reader.matched = number, seq, matched
+        return index
+
+    def _plain_shape(self, entry: tuple[Any, ...] | None) -> tuple[Any, ...] | None:
+        """What `_plain` needs of a remembered match (`known` entry): (matcher, family,
+        spans, match end, prefix end, masked prefix, whether the prefix has a stamp to read,
+        the prefix's rank when it has none, the step's span); None when `_read` must see the
+        line (no match, no step, or a prefix whose shape is not learnt yet or is not only a
+        prefix: `_prefix`, whose answer for a learnt shape does not change)."""
+        if not entry:
+            return None
+        matcher, spans, pre_end, end, masked, step = entry
+        if step is None:
+            return None
+        stamped, rank = False, None
+        if pre_end:
+            cached = self.prefixes.get(masked)
+            if cached is None or not cached[0]:
+                return None
+            stamped, rank = cached[2] is not None, cached[1]
+        return (matcher, matcher.family, spans, end, pre_end, masked, stamped,
+                None if stamped else rank, step[0], step[1])
+
+    @staticmethod
+    def _push(reader: Any, line: str, counters: tuple[int, int, int], index: int) -> int:
+        """`line` (number, seq and matched counts in `counters`) given to the pipe, as a line
+        `_read` does not read; the next line's index."""
+        reader.lines, reader._seq, reader.matched = counters
+        for rec in reader.pipe.push(reader.lines, line, None):
+            reader._record(rec)
+        return index + 1
 
     def _known(self, shape: bytes, line: str) -> Hit | None:
         """`_hit(line)`, the regexes run only on the first line of each digit-masked `shape`
@@ -165,7 +281,7 @@ class FastPath:
             ts, rank = known
         blank, _ = reader.pipe.stamp_column(line, ts)
         if blank:
-            return False  # dated by the stamp above it: the pipe's (`pipe._blank_column`)
+            return False  # dated by the stamp above it: the pipe's (`pipe.blank_column`)
         if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
             at_end = unixtime.search(line)
             ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
@@ -230,54 +346,3 @@ class FastPath:
         if spans is not None and ts is not None:
             spans.learn(found, self.clock)
         return ts, rank
-
-
-def _additive(prog: Prog, known: dict[int, bool]) -> bool:
-    """Whether a merged record's times add to the next one's (a window or a line's part of a
-    step); a record still unread whose template has neither need not be read to be merged.
-    `known`: the answer per template (by id) in this pass, as a template's fields are fixed."""
-    if prog.found is None or prog.matcher is None:
-        return True
-    additive = known.get(id(prog.matcher))
-    if additive is None:
-        additive = known[id(prog.matcher)] = any(
-            role in ("window_s", "line_s") for _, role, _, _ in prog.matcher.fields)
-    return additive
-
-
-def thin(progress: list[Prog]) -> list[Prog]:
-    """Half the records, merged pairwise where nothing separates them (module docstring):
-    a record `a` between the last record kept and the next, `b`, is merged into `b` when each
-    of the three follows the one before directly (nothing printed between them, nor between
-    `a` and the first record merged into `b`: `since`), all three of one progress family (one
-    counter: Megatron's iteration line is two templates, with and without a field) and rank,
-    the step not going back (a bar redraws a step); a run's first record is never merged (the
-    counter rises into it)."""
-    out: list[Prog] = []
-    known: dict[int, bool] = {}
-    last: Prog | None = None
-    count, i = len(progress), 0
-    while i < count:
-        a = progress[i]
-        i += 1
-        if i < count and last is not None:
-            b = progress[i]
-            if (a.since == last.seq + 1 and b.since == a.seq + 1
-                    and last.family == a.family == b.family
-                    and last.printed <= a.printed <= b.printed and last.rank == a.rank == b.rank):
-                if (a.found is None or known.get(id(a.matcher)) is not False) and _additive(
-                        a, known):  # a's own times add to b's; other fields are b's own
-                    a.complete()
-                    b.complete()
-                    if a.window_s is not None and b.window_s is not None:
-                        b.window_s += a.window_s
-                    if a.line_s is not None and b.line_s is not None:
-                        b.line_s += a.line_s
-                b.since = a.since
-                out.append(b)
-                last = b
-                i += 1
-                continue
-        out.append(a)
-        last = a
-    return out

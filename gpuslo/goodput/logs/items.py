@@ -41,8 +41,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuslo.goodput.logs.epochs import epoch_base
+from gpuslo.goodput.logs.parsedlog import Obs
 from gpuslo.goodput.logs.progress import Record
-from gpuslo.goodput.logs.reader import Obs
 from gpuslo.goodput.logs.tokens import number
 
 

@@ -4,7 +4,7 @@
 records the line completes, `flush()` the last ones. Each `Rec` is one logical record: its first
 physical line, text (prefixes and stamp removed), stamp (Unix seconds, from the `Clock`; for a
 line that opens with the blank column of the stamp above it, that stamp (rich's repeated times
-left out, `_blank_column`); else the transport's time, a CRI container-log time), and the
+left out, `blank_column`); else the transport's time, a CRI container-log time), and the
 rank/host a prefix named.
 
 Joins, the capture artefacts that cut one record into several lines:
@@ -107,7 +107,7 @@ def _first(text: str) -> str:
 STAMP_COLUMN_MIN = 8  # characters a left-out stamp's blank column spans at least
 
 
-def _blank_column(piece: str, width: int) -> bool:
+def blank_column(piece: str, width: int) -> bool:
     """`piece` opens with exactly the blanks of the stamp column of the last stamped line: rich's
     `RichHandler` prints a time only when it changed (`omit_repeated_times`) and pads its column
     otherwise, so the line belongs to that stamp (colossalai's `[01/15/23 18:11:55] INFO ...`,
@@ -131,7 +131,8 @@ class RecordPipe:
         self.truncated = 0  # lines longer than MAX_RECORD, cut by `Normaliser.clean`
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
-        self._column: tuple[int, float | None] = (0, None)  # the last stamp's width and time
+        # the last stamp's width and time (read by the fast path: `fast.FastPath.block`)
+        self.column: tuple[int, float | None] = (0, None)
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -148,9 +149,9 @@ class RecordPipe:
             ts = self.clock.seconds(groups, number) if groups else None
             own = ts is not None
             if own:
-                self._column = (len(piece) - len(text.lstrip()), ts)
-            elif _blank_column(piece, self._column[0]):
-                ts = self._column[1]  # the stamp a logger left out because it had not changed
+                self.column = (len(piece) - len(text.lstrip()), ts)
+            elif blank_column(piece, self.column[0]):
+                ts = self.column[1]  # the stamp a logger left out because it had not changed
             if ts is None:
                 ts = transport_ts
             if self._pending is not None:
@@ -174,9 +175,9 @@ class RecordPipe:
         the blank stamp column, which only this pipe dates), and a stamp `ts` the fast path
         read, kept as the column's time."""
         if ts is not None:
-            self._column = (self._column[0], ts)
+            self.column = (self.column[0], ts)
             return False, ts
-        return _blank_column(line, self._column[0]), None
+        return blank_column(line, self.column[0]), None
 
     def idle(self) -> bool:
         """True when no record is being joined (a line may then be read on its own)."""

@@ -23,20 +23,22 @@ run's other bar) is read from then on, and a recurring shape still unread is rep
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
 from typing import Any
 
 import gpuslo.goodput.logs.aside as aside
 import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.goodput.logs.bartime import fits
-from gpuslo.goodput.logs.fast import FastPath, thin
+from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
 from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
+from gpuslo.goodput.logs.thinning import prog as made
+from gpuslo.goodput.logs.thinning import settle, thin
 from gpuslo.goodput.logs.tokens import template
 from gpuslo.goodput.logs.wording import Wording
 
@@ -46,61 +48,7 @@ UNREAD_EVERY = 16
 RELEARN_AFTER = 24
 MAX_UNREAD_KINDS = 512
 MAX_EXAMPLES = 64
-MAX_PROGRESS = 200_000  # progress records kept; beyond, every other one is merged (`fast.thin`)
-
-
-@dataclass
-class Obs:
-    """One event a record told: kind (a rule kind, or `epoch` from an epoch marker), line, ts
-    (the record's stamp, Unix seconds, or None), prev_ts (the last stamp before it), data (the
-    rule's named groups), rule (None for epoch markers), text (cut to 300 characters),
-    framework (None for the common families), seq (position in the log)."""
-
-    kind: str
-    line: int
-    ts: float | None
-    prev_ts: float | None
-    data: dict[str, str]
-    rule: Rule | None
-    text: str
-    framework: str | None = None
-    seq: int = 0
-
-
-@dataclass
-class ParsedLog:
-    """What the reader returns: framework (the profile whose refinements matched most, None),
-    detected (not given), observations (events, in order), progress (records, in order), line
-    counts, the stamps' first and last Unix seconds, clock steps back, what was learnt and the
-    recurring templates nothing read (template → (count, first line, example)); `rates` the
-    seconds per step of timing lines read before any progress record (TPUEstimator's
-    `global_step/sec: 0.908986`, a log that prints no step counter), each value once where two
-    handlers print it twice in a row. `sampled`: the head lines the shapes were learnt from
-    (`SAMPLE_LINES` or `SAMPLE_BYTES`, the whole log when shorter); `unread_seen` records with
-    digits nothing read, `unread_counted` those of them counted in `unread` (`_note_unread`)."""
-
-    framework: str | None
-    detected: bool
-    observations: list[Obs]
-    progress: list[Prog] = field(default_factory=list)
-    lines: int = 0
-    matched: int = 0
-    unreadable: int = 0
-    truncated: int = 0
-    first_ts: float | None = None
-    last_ts: float | None = None
-    clock_back: list[tuple[int, float]] = field(default_factory=list)
-    clock_unreliable: bool = False
-    year_assumed: int | None = None  # the year given stamps that print none (`stamps.Clock`)
-    learnt: Learnt | None = None
-    stamp_layouts: list[str] = field(default_factory=list)
-    unread: dict[str, tuple[int, int, str]] = field(default_factory=dict)
-    other_progress: int = 0
-    candidates: dict[str, int] = field(default_factory=dict)
-    rates: list[float] = field(default_factory=list)
-    sampled: int = 0
-    unread_seen: int = 0
-    unread_counted: int = 0
+MAX_PROGRESS = 200_000  # records kept; beyond, every other one is merged (`thinning.thin`)
 
 
 class LogReader:
@@ -122,7 +70,7 @@ class LogReader:
         self.first_ts: float | None = None
         self.max_ts: float | None = None
         self.events: list[Obs] = []
-        self.progress: list[Prog] = []
+        self.progress: list[Any] = []  # `Prog`s, and the fast path's rows (`thinning`)
         self._owner: tuple[bool, str | None] = (False, None)
         self._hits: Counter[str] = Counter()
         self._unread: dict[str, list[Any]] = {}
@@ -286,6 +234,8 @@ class LogReader:
         for matcher in self.learnt.timing:
             found = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
             last = self.progress[-1] if self.progress else None
+            if type(last) is list:  # a row of the fast path: its `Prog` from now on
+                last = self.progress[-1] = made(last)
             if found is None or not aside.times(found) or not fits(found, last):
                 continue
             if last is None and found.rate_s is not None and (
@@ -338,6 +288,7 @@ class LogReader:
                 matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
                 added.append(matcher)
         self.learnt.progress += added
+        self.progress = settle(self.progress)
         self.learnt.markers += fresh.markers
         self.learnt.readings += fresh.readings
         for rec, ts, seq in examples:
@@ -366,6 +317,7 @@ class LogReader:
                 pending.lines = number - 1
                 pending.feed(line, ts)
             return pending.finish()
+        self.progress = settle(self.progress)
         for prog in self.progress:
             prog.complete()
         chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
