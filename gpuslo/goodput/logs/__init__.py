@@ -125,6 +125,9 @@ def analyse_log(
         doc["not_read"].insert(0, EMPTY_DATA)
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
+    if stats.nul_bytes and not stats.binary:
+        doc["not_read"].append(f"{stats.nul_bytes} NUL byte(s) of padding in {stats.nul_runs} "
+                               "run(s) skipped (logrotate copytruncate, or a crash mid-write)")
     doc["notes"] += year_note(parsed, said)
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)

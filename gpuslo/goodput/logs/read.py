@@ -8,12 +8,19 @@ line is skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log
 needs no more memory than one chunk and one line.
 `read_blocks(path, stats)` yields the same lines a chunk at a time (a list of the lines each
 `CHUNK` completes), for a reader that prefilters whole blocks (`fast.FastPath.block`).
+
+A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
+mark has shorter ones between its characters, and stays binary) is padding, not content: logrotate's `copytruncate` leaves the truncated
+length as NULs before the next write, and a crash mid-write leaves a NUL-filled block. Each run
+ends the line it interrupts (what follows was written after it) and is counted in
+`stats.nul_bytes`; the file is judged binary on what is left.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -24,25 +31,48 @@ from gpuslo.errors import InputError
 CHUNK = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 _TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
+NUL_RUN = 4
+_NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
 
 
 @dataclass
 class ReadStats:
     """What reading saw: bytes read, lines cut at MAX_LINE_BYTES, whether the file looked
-    binary (then nothing was parsed), and the encoding its byte-order mark named."""
+    binary (then nothing was parsed), the encoding its byte-order mark named, and the NUL
+    padding skipped (bytes, in how many runs)."""
 
     bytes: int = 0
     long_lines: int = 0
     binary: bool = False
     encoding: str | None = None  # a BOM's encoding (`utf-16`, `utf-32`); None: read as UTF-8
+    nul_bytes: int = 0
+    nul_runs: int = 0
 
 
 def looks_binary(head: bytes) -> bool:
-    """True when more than 10 % of `head` are NUL or control bytes that text logs never hold."""
+    """True when more than 10 % of `head` are NUL or control bytes that text logs never hold,
+    or more than 3 % are and over 20 % are not UTF-8: text in any encoding (Latin-1, GBK)
+    holds almost no control bytes, random or compressed data about one byte in ten (27 of the
+    256 values), the rest mostly undecodable. Callers remove NUL padding first
+    (`strip_nul_runs`)."""
     if not head:
         return False
     bad = sum(1 for b in head if b in _TEXT_CONTROL)
-    return bad > 0.10 * len(head)
+    if bad > 0.10 * len(head):
+        return True
+    return bad > 0.03 * len(head) and (
+        head.decode("utf-8", errors="replace").count("\ufffd") > 0.20 * len(head))
+
+
+def strip_nul_runs(chunk: bytes, stats: ReadStats) -> bytes:
+    """`chunk` with every run of `NUL_RUN` or more NUL bytes replaced by one line break (padding ends the line it
+    interrupts), the bytes and runs counted in `stats`. Pure but for the counts."""
+    if b"\x00" * NUL_RUN not in chunk:
+        return chunk
+    runs = _NUL_RUN.findall(chunk)
+    stats.nul_runs += len(runs)
+    stats.nul_bytes += sum(map(len, runs))
+    return _NUL_RUN.sub(b"\n", chunk)
 
 
 def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
@@ -74,9 +104,10 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
     `stats.encoding` naming it. Nothing after a first piece that looks binary (`stats.binary`,
     judged after decoding, so a BOM before control bytes is still binary; and a decoded head
     that is not mostly ASCII: bytes that only open like UTF-16 decode to scattered code points,
-    a log's stamps, numbers and spaces are ASCII in any language)."""
+    a log's stamps, numbers and spaces are ASCII in any language). NUL padding is removed
+    first (`strip_nul_runs`), and the judgement waits for a piece with something left."""
     decoder = None
-    first = True
+    first, judged = True, False
     while True:
         try:
             raw = handle.read(CHUNK)
@@ -86,16 +117,18 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
             raise unreadable_data(path, error) from None
         stats.bytes += len(raw)
         if first:
+            first = False
             stats.encoding = bom_encoding(raw)
             if stats.encoding is not None:
                 decoder = codecs.getincrementaldecoder(stats.encoding)(errors="replace")
         text = None if decoder is None else decoder.decode(raw, final=not raw)
-        chunk = raw if text is None else text.encode("utf-8")
-        if first and (looks_binary(chunk[:65536]) or (text is not None and not _mostly_ascii(
+        chunk = strip_nul_runs(raw if text is None else text.encode("utf-8"), stats)
+        head = chunk.strip(b"\n")  # NUL padding alone leaves only line breaks: judge later
+        if not judged and (looks_binary(head[:65536]) or (text is not None and not _mostly_ascii(
                 text[:32768]))):
             stats.binary = True
             return
-        first = False
+        judged = judged or bool(head) or not raw
         if chunk:  # at the end, what a decoder held back (an odd byte: one replacement)
             yield chunk
         if not raw:
