@@ -10,10 +10,11 @@ needs no more memory than one chunk and one line.
 `CHUNK` completes), for a reader that prefilters whole blocks (`fast.FastPath.block`).
 
 A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
-mark has shorter ones between its characters, and stays binary) is padding, not content: logrotate's `copytruncate` leaves the truncated
-length as NULs before the next write, and a crash mid-write leaves a NUL-filled block. Each run
-ends the line it interrupts (what follows was written after it) and is counted in
-`stats.nul_bytes`; the file is judged binary on what is left.
+mark has shorter ones between its characters, and stays binary) is padding, not content:
+logrotate's `copytruncate` leaves the truncated length as NULs before the next write, and a
+crash mid-write leaves a NUL-filled block. Each run ends the line it interrupts (what follows
+was written after it) and is counted in `stats.nul_bytes`; the file is judged binary on what is
+left.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def looks_binary(head: bytes) -> bool:
 
 
 def strip_nul_runs(chunk: bytes, stats: ReadStats) -> bytes:
-    """`chunk` with every run of `NUL_RUN` or more NUL bytes replaced by one line break (padding ends the line it
-    interrupts), the bytes and runs counted in `stats`. Pure but for the counts."""
+    """`chunk` with every run of `NUL_RUN` or more NUL bytes replaced by one line break
+    (padding ends the line it interrupts), the bytes and runs counted in `stats`."""
     if b"\x00" * NUL_RUN not in chunk:
         return chunk
     runs = _NUL_RUN.findall(chunk)
