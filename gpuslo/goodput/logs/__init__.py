@@ -24,8 +24,9 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
-from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.explain import explain
+from gpuslo.goodput.logs.filecommits import commits_from_files
 from gpuslo.goodput.logs.gcscope import young_collections_only
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
 from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_blocks

@@ -184,9 +184,10 @@ def _text(raw: bytes, stats: ReadStats) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def checkpoint_files(spec: str) -> list[tuple[str, float]]:
-    """(name, modification time) of the checkpoint files `spec` names: a directory (its
-    entries, one level, directories included: `checkpoint-500/`) or a glob pattern.
+def checkpoint_files(spec: str) -> list[tuple[str, float, bool]]:
+    """(name, modification time, empty) of the checkpoint files `spec` names: a directory (its
+    entries, one level, directories included: `checkpoint-500/`) or a glob pattern; empty: a
+    directory with no entry or a file of 0 bytes (a save in progress, or one that failed).
 
     Raises InputError when `spec` matches nothing readable."""
     import glob as globbing
@@ -198,7 +199,9 @@ def checkpoint_files(spec: str) -> list[tuple[str, float]]:
     out = []
     for found in paths:
         try:
-            out.append((os.path.basename(found.rstrip("/")), os.stat(found).st_mtime))
+            stat = os.stat(found)
+            empty = not os.listdir(found) if os.path.isdir(found) else stat.st_size == 0
+            out.append((os.path.basename(found.rstrip("/")), stat.st_mtime, empty))
         except OSError:
             continue
     if not out:
