@@ -48,3 +48,16 @@ def test_negative_a_failed_job_with_a_checkpoint_keeps_its_goodput(tmp_path):
     assert job["wasted_progress"] == pytest.approx(4080.0)
     assert job["goodput_ratio"] == pytest.approx(4000 / 8080)
     assert "no commit evidence" not in md
+
+
+def test_a_source_without_allocations_lists_no_journal_as_without_one(tmp_path):
+    """newcomer12 F4: `report --training-log` listed every log's job under
+    journals_without_allocation; a source with no allocation data has none to miss. (The
+    negative, a simulated week with allocations listing job-0000, is the golden report.)"""
+    log = Path(__file__).resolve().parents[1] / "goodput" / "data" / "uncommitted_tail.log"
+    assert main(["report", "--training-log", str(log), "--gpus", "8", "--out",
+                 str(tmp_path / "r"), "--format", "json"]) == 0
+    doc = json.loads((tmp_path / "r" / "report.json").read_text())
+    assert doc["jobs"] and doc["data_quality"]["journals_without_allocation"] == []
+    doc, _ = _report(tmp_path, "failed_mid.jsonl")
+    assert doc["data_quality"]["journals_without_allocation"] == []
