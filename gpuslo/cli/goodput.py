@@ -15,7 +15,9 @@ given; without any commit evidence (no save or restore line, no checkpoint file)
 is null with status `unknown` and a reason, never 0.0, and so are its productive,
 wasted_progress and uncommitted GPU-seconds (`progress_gpu_s` is their sum). `--checkpoint-dir`
 reads the steps committed from checkpoint file names (`checkpoint-500`,
-`epoch=0-step=2532.ckpt`) when the log prints no save line. `--explain` adds what was read and
+`epoch=0-step=2532.ckpt`) when the log prints no save line, refusing (with a note naming it)
+an empty one, one beyond the log's last step, or one dated far outside its span
+(`goodput.logs.filecommits`). `--explain` adds what was read and
 why: the templates read as progress (with the role of each field), epoch markers, counters not
 read as steps, event templates and recurring templates left unread.
 

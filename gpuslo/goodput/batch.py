@@ -150,13 +150,14 @@ def goodput_increments(
     out, advance = _phase_seconds(t, kind, category, run)
     progress = np.cumsum(advance)
     commit = was_running & ((kind == 6) | (ends & (status == completed)))
-    flush = commit | restart
+    failed = run["effective_end"] & (status != completed)  # its uncommitted progress is lost
+    flush = commit | restart | failed
     previous_flush = _before(_last(flush, first), start_rows, -1)
     group_base = np.where(first > 0, progress[np.maximum(first - 1, 0)], 0.0)
     pool = progress - _take(progress, previous_flush, group_base)
     del previous_flush, group_base, flush
     out[names.CATEGORY_PRODUCTIVE] = np.where(commit, pool, 0.0)
-    out["wasted_progress"] = np.where(restart, pool, 0.0)
+    out["wasted_progress"] = np.where(restart | failed, pool, 0.0)
     # recovery: from the interruption (the last event when the journal just stopped, else the
     # job_end that failed) to the restart
     interrupted = np.where(was_running, _before(t, start_rows, 0.0),
@@ -166,7 +167,7 @@ def goodput_increments(
     out[names.CATEGORY_SLOWDOWN] = np.zeros(n)
     out.setdefault("other", np.zeros(n))  # a phase `other` (a hang a log shows) fills it
     state = {"first": first, "start_rows": start_rows, "kind": kind, "was_running": was_running,
-             "restart": restart, "failed": run["effective_end"] & (status != completed),
+             "restart": restart, "failed": failed,
              "fresh": run["fresh"], "commit": commit, "gpus_before": gpus_before,
              "gpus_after": run["gpus_after"], "advance": advance,
              "completed_end": was_running & ends & (status == completed)}

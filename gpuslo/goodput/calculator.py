@@ -4,7 +4,9 @@ The events are those of `gpuslo.goodput.journal` (schema v1), valid and in time 
 Accounting rules (GPU-seconds on this node = seconds × `gpus`):
 - time inside a phase goes to that phase's category;
 - other running time is progress; it stays *uncommitted* until a `checkpoint` commits it
-  (`productive`) or a restart discards it (`wasted_progress`); `job_end completed` commits it;
+  (`productive`), or a `job_end` not completed (failed, cancelled: nothing will commit it, a
+  restart resumes from a checkpoint) or a restart discards it (`wasted_progress`); `job_end
+  completed` commits it;
 - the time from an interruption to the `restart` is `recovery`. The interruption is a
   `job_end` with a status other than completed, or — when the journal just stops (kill -9, node
   lost) — the last event before the `restart`;
@@ -285,6 +287,14 @@ class GoodputState:
         elif kind == "job_end":
             r.interruptions[interruption_layer(event.get("layer"), reported=True)] += 1
             r.status, self._interrupted_at = event["status"], t
+            self._discard()
+
+    def _discard(self) -> None:
+        """The run ended without a commit: its uncommitted progress is lost."""
+        r = self.result
+        self._end_run()
+        r.gpu_seconds["wasted_progress"] += r.uncommitted_gpu_s
+        r.uncommitted_gpu_s = 0.0
 
     def _restart(self, t: float, from_step: int, event: dict[str, Any]) -> None:
         r = self.result
@@ -293,9 +303,7 @@ class GoodputState:
             self._interrupted_at = r.last_event_t
         if self._interrupted_at is not None:
             r.gpu_seconds["recovery"] += (t - self._interrupted_at) * r.gpus
-        self._end_run()
-        r.gpu_seconds["wasted_progress"] += r.uncommitted_gpu_s
-        r.uncommitted_gpu_s = 0.0
+        self._discard()
         self._configure(event.get("gpus", r.gpus))
         r.gpus = event.get("gpus", r.gpus)
         r.committed_step = r.last_step = from_step

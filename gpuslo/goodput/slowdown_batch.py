@@ -12,8 +12,8 @@ The fold's decisions, vectorised:
   steady", classify all intervals against it (one rolling median), repeat until nothing
   changes. Each pass settles at least the first interval still wrong, and the fixed point is
   the fold's answer (by induction over the intervals); it takes a few passes.
-- **runs**: consecutive slow intervals, ended by a steady one, a restart or a completed
-  `job_end` (the tracker's `end_run`; an interval without a step time neither ends nor extends
+- **runs**: consecutive slow intervals, ended by a steady one, a restart or any `job_end`
+  that ends a run (the tracker's `end_run`; an interval without a step time neither ends nor extends
   one). The first `min_intervals` − 1 are held aside, the `min_intervals`-th confirms the run.
 - **seconds**: each slow interval's extra (step time − reference) × steps × GPUs, capped by the
   interval's progress, leaves the uncommitted progress; a confirmed run puts all of them into
@@ -118,7 +118,7 @@ class SlowdownIncrements:
 
 
 _STATE = ("kind", "advance", "steps", "measured", "gpus_before", "gpus_after", "counted",
-          "step_s", "fresh", "restart", "completed_end", "commit", "last_step")
+          "step_s", "fresh", "restart", "completed_end", "commit", "last_step", "failed")
 
 
 def slowdown_increments(
@@ -191,7 +191,7 @@ def _slow_runs(s: dict, is_first: np.ndarray, measured: np.ndarray, slow_row: np
     _CONFIRMED at it, _SLOW after) and wanted (the GPU-seconds each slow interval would move
     to slowdown: (step time − reference) × steps × GPUs, at most the interval's progress)."""
     n = len(is_first)
-    ender = (measured & ~slow_row) | s["restart"] | s["completed_end"]
+    ender = (measured & ~slow_row) | s["restart"] | s["completed_end"] | s["failed"]
     new_run = is_first | ender
     run = np.cumsum(new_run, dtype=np.int32)
     in_run = _running(slow_row.astype(np.int32), new_run)
@@ -220,7 +220,7 @@ def _release_and_pools(s: dict, is_first: np.ndarray, runs: dict, slow_row: np.n
     the others. Marks in `bad` (per group) a journal where the fold's cap by the uncommitted
     progress would bind, which these arrays do not model."""
     run, length, minimum = runs["run"], runs["length"], runs["minimum"]
-    new_pool = is_first | _shift(s["commit"] | s["restart"])
+    new_pool = is_first | _shift(s["commit"] | s["restart"] | s["failed"])
     after_flush = np.cumsum(new_pool, dtype=np.int32)
     ender_rows = np.flatnonzero(runs["ender"] & ~is_first)
     ended = run[ender_rows] - 1  # the run each ender closes (the run before its own)
@@ -243,7 +243,7 @@ def _release_and_pools(s: dict, is_first: np.ndarray, runs: dict, slow_row: np.n
     bad[group[slow_row][binds]] = True
     productive = np.where(s["commit"], pool, 0.0)
     productive[ender_rows] += run_total[ended] - since[ended]
-    return productive, np.where(s["restart"], pool, 0.0)
+    return productive, np.where(s["restart"] | s["failed"], pool, 0.0)
 
 
 def _episodes(group, new_run, slow_row, measured, steps, kind_of, reference,

@@ -46,6 +46,7 @@ SAME_INTERRUPTION = pd.Timedelta(minutes=5)
 _CATEGORIES = list(names.JOB_CATEGORIES)
 _SPLIT = list(names.ALLOCATED_CATEGORIES)  # a job's allocated time: categories + uncommitted
 _JOB_END, _COMPLETED = EVENTS.index("job_end"), STATUSES.index("completed")
+_CHECKPOINT, _RESTART = EVENTS.index("checkpoint"), EVENTS.index("restart")
 
 
 def job_summary(
@@ -57,10 +58,14 @@ def job_summary(
     change of the calculator's uncommitted progress in the window, 0 where the counters were
     read), allocated_gpu_seconds (their sum: the GPU-time the journals show, as `gpuslo goodput`
     and the calculator's `summary` account it), goodput_ratio (productive / that sum) and ettr
-    (productive GPU-seconds / gpus / wall_seconds), ratios 0–1 (NaN when undefined)."""
+    (productive GPU-seconds / gpus / wall_seconds), ratios 0–1 (NaN when undefined, and when the
+    job's journals hold no commit evidence: `committed`, bool — no checkpoint, no restart from
+    a step — so which progress was committed cannot be known, as `gpuslo goodput` says of a log
+    with none; its GPU-time stays allocated)."""
     if per_node.empty:
         return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, UNCOMMITTED,
-                                     "allocated_gpu_seconds", "goodput_ratio", "ettr"])
+                                     "allocated_gpu_seconds", "goodput_ratio", "ettr",
+                                     "committed"])
     if UNCOMMITTED not in per_node:
         per_node = per_node.assign(**{UNCOMMITTED: 0.0})
     jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES, UNCOMMITTED]].sum()
@@ -84,7 +89,21 @@ def job_summary(
         / jobs["wall_seconds"].replace(0, np.nan)
     )
     jobs["ettr"] = ettr.clip(upper=1.0)
+    committed = _committed(index if index is not None else index_events(job_events))
+    jobs["committed"] = committed.reindex(jobs.index, fill_value=True).astype(bool)
+    jobs.loc[~jobs["committed"], ["goodput_ratio", "ettr"]] = np.nan
     return jobs
+
+
+def _committed(idx: EventIndex) -> pd.Series:
+    """Per job: whether its journals hold commit evidence (a checkpoint, or a restart from a
+    step: a restore proves the commit of that step)."""
+    if not len(idx):
+        return pd.Series([], dtype=bool)
+    rows = idx.job_starts()
+    evidence = (idx.event == _CHECKPOINT) | ((idx.event == _RESTART) & ~np.isnan(idx.step))
+    return pd.Series(np.maximum.reduceat(evidence.astype(np.int8), rows) > 0,
+                     index=pd.Index(idx.jobs[idx.job[rows]], name="job"))
 
 
 def _job_times(idx: EventIndex) -> tuple[pd.DataFrame, pd.Series]:

@@ -310,7 +310,10 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, st
             for r, s in zip(observability["reason"], observability["seconds"], strict=True)
         },
         "jobs_without_journal": sorted(split.jobs_without_journal),
-        "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index)),
+        # only where the source has allocations at all: training logs, or journals alone, have
+        # none to miss (every job would be listed)
+        "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index))
+        if len(acc.job_seconds) else [],
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
         "recorded_slis": frames.recorded,
         "recorded_check": recorded_check.compare(

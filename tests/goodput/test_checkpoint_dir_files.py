@@ -26,7 +26,7 @@ def _dir(tmp_path: Path) -> Path:
     ckpt = tmp_path / "ckpt"
     ckpt.mkdir()
     for name in FILES:
-        (ckpt / name).write_bytes(b"")
+        (ckpt / name).write_bytes(b"weights")  # an empty file is a save not finished: refused
     return ckpt
 
 

@@ -153,7 +153,8 @@ def test_a_log_opening_with_nul_bytes_is_read_after_them(tmp_path: Path) -> None
     doc = analyse_log(path).document
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (700, 1000)
     assert [s["step"] for s in doc["checkpoint_saves"]] == [1000]
-    assert any("11363 NUL bytes" in n for n in doc["notes"])
+    # the leading hole is NUL padding (read.strip_nul_runs), skipped and said
+    assert any("11363 NUL byte(s) of padding" in n for n in doc["not_read"])
 
 
 def test_nul_bytes_inside_the_text_are_still_binary(tmp_path: Path) -> None:
@@ -287,8 +288,10 @@ def test_a_named_duration_beside_other_fields_is_still_a_time() -> None:
     assert read(lines)["step_time_s"]["median"] is not None
 
 
-def test_a_file_of_nothing_but_nul_bytes_is_still_binary(tmp_path: Path) -> None:
-    # negative: no text after the NULs, nothing says it is a log
+def test_a_file_of_nothing_but_nul_bytes_reads_nothing(tmp_path: Path) -> None:
+    # negative: no text after the NULs: padding skipped and said, no step, never a figure
     path = tmp_path / "train.log"
     path.write_bytes(bytes(4096))
-    assert analyse_log(path).document["read"]["binary"] is True
+    doc = analyse_log(path).document
+    assert doc["steps"]["first"] is None and doc["goodput"] is None
+    assert any("4096 NUL byte(s) of padding" in n for n in doc["not_read"])

@@ -92,6 +92,7 @@ def _ck(tmp_path: Path, when: float | None) -> str:
     folder = tmp_path / "ck"
     for step in (100, 200):
         (folder / f"checkpoint-{step}").mkdir(parents=True)
+        (folder / f"checkpoint-{step}" / "model.safetensors").write_bytes(b"weights")
         if when is not None:
             t = when + step * 2.0
             os.utime(folder / f"checkpoint-{step}", (t, t))
@@ -103,8 +104,20 @@ def test_checkpoint_file_times_outside_the_log_are_refused_not_stretching_the_sp
     doc = analyse_log(_hf_log(tmp_path), PROFILES, gpus=8,
                       checkpoint_dir=_ck(tmp_path, None)).document  # made now: days later
     assert doc["span_s"] < 700
+    # days after the log (beyond the 14 h zone tolerance): another run's, refused as commits
+    # (newcomer12 F2; round 8 kept them at their step)
+    assert sum("more than 14 h outside the log's span" in n for n in doc["notes"]) == 2
+    assert doc["goodput"]["goodput"] is None
+
+
+def test_checkpoint_file_times_just_outside_the_log_keep_the_step_not_the_time(
+        tmp_path: Path) -> None:
+    start = calendar.timegm((2026, 12, 1, 10, 0, 0))
+    doc = analyse_log(_hf_log(tmp_path), PROFILES, gpus=8,
+                      checkpoint_dir=_ck(tmp_path, start + 3600)).document  # copied an hour on
+    assert doc["span_s"] < 700
     assert any("outside the log's span" in n for n in doc["notes"])
-    assert doc["goodput"]["goodput"] < 0.9
+    assert 0 < doc["goodput"]["goodput"] < 0.9
 
 
 def test_negative_checkpoint_file_times_inside_the_log_are_used(tmp_path: Path) -> None:

@@ -251,7 +251,7 @@ def test_h200_rich_bar_line_and_checkpoint_files(tmp_path: Path) -> None:
     assert doc["steps"]["last"] == 2960 and doc["restarts"] == []
     assert doc["step_time_s"]["median"] == pytest.approx(0.0134, rel=0.03)
     assert doc["goodput"]["goodput"] is None  # Lightning printed no save line
-    (tmp_path / "epoch=0-step=2960.ckpt").write_bytes(b"")
+    (tmp_path / "epoch=0-step=2960.ckpt").write_bytes(b"weights")  # not empty: a finished save
     with_files = analyse_log(log, PROFILES, gpus=1, checkpoint_dir=str(tmp_path)).document
     assert with_files["goodput"]["goodput"] == pytest.approx(1.0)
     assert with_files["goodput"]["gpu_seconds"]["productive"] == pytest.approx(39.0, abs=1.0)

@@ -83,7 +83,7 @@ def test_report_on_an_empty_or_binary_stdin_is_one_line_exit_2(tmp_path):
     assert empty.returncode == 2 and empty.stderr.count("\n") == 1
     assert empty.stderr.startswith("gpuslo report: error: <stdin>: ") and "empty" in empty.stderr
     binary = tmp_path / "bin"
-    binary.write_bytes(bytes(4096))
+    binary.write_bytes(bytes(range(32)) * 128)
     with binary.open("rb") as handle:
         done = _gpuslo(["report", "--training-log", "-", "--gpus", "8", "--out",
                         str(tmp_path / "b")], handle)
@@ -91,6 +91,12 @@ def test_report_on_an_empty_or_binary_stdin_is_one_line_exit_2(tmp_path):
     assert f"<stdin>: no training log to report on (none gives GPU-seconds): {BINARY_DATA}" \
         in done.stderr
     assert not (tmp_path / "b").exists()
+    binary.write_bytes(bytes(4096))  # NULs alone are padding: nothing was written, and said so
+    with binary.open("rb") as handle:
+        done = _gpuslo(["report", "--training-log", "-", "--gpus", "8", "--out",
+                        str(tmp_path / "n")], handle)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "no progress lines" in done.stderr and "4096 NUL byte(s) of padding" in done.stderr
 
 
 def test_report_refuses_stdin_named_twice(tmp_path):
@@ -175,3 +181,45 @@ def test_inspect_reads_a_utf16_kernel_log(tmp_path):
         said[file] = [{k: v for k, v in f.items() if k != "file" and k != "message"}
                       for f in json.loads(done.stdout)["findings"]]
     assert said[case] == said[path] and len(said[case]) > 1
+
+
+def test_nul_padding_is_skipped_and_the_rest_of_the_log_read(tmp_path):
+    """A tester's repro (newcomer12 F8): logrotate's `copytruncate` leaves the truncated length
+    as leading NULs (64 KiB here), a crash mid-write a 4 KiB NUL block between two lines. Both
+    were "binary file: not read"; a NUL run is padding: skipped, noted, the rest read."""
+    text = T07.read_text()
+    plain = analyse_log(T07).document
+    lines = text.splitlines(keepends=True)
+    half = len(lines) // 2
+    for name, data, run in (
+            ("copytruncate", b"\0" * 65536 + text.encode(), 65536),
+            ("crash", "".join(lines[:half]).encode() + b"\0" * 4096
+             + "".join(lines[half:]).encode(), 4096),
+            ("all-nul first chunk", b"\0" * (3 << 20) + text.encode(), 3 << 20)):
+        path = tmp_path / "padded.log"
+        path.write_bytes(data)
+        stats = ReadStats()
+        assert [x for x in read_lines(path, stats) if x] == text.splitlines(), name
+        assert not stats.binary and stats.nul_bytes == run and stats.nul_runs >= 1, name
+        doc = analyse_log(path).document
+        assert doc["status"] == plain["status"] and doc["steps"] == plain["steps"], name
+        assert any(f"{run} NUL byte(s) of padding" in n for n in doc["not_read"]), name
+
+
+def test_random_bytes_and_unmarked_utf16_stay_binary(tmp_path):
+    """Negatives: random bytes (about 10 % control bytes, most of the rest not UTF-8) were read
+    as text; UTF-16 without its byte-order mark has single NULs between characters, which are
+    not padding. Both are binary; a Latin-1 log (undecodable bytes, no control bytes) is text."""
+    import random
+
+    rng = random.Random(12)
+    for name, data in (("random", bytes(rng.randrange(256) for _ in range(5000))),
+                       ("utf-16 no bom", T07.read_text().encode("utf-16-le"))):
+        path = tmp_path / "x.bin"
+        path.write_bytes(data)
+        stats = ReadStats()
+        assert list(read_lines(path, stats)) == [] and stats.binary, name
+        assert analyse_log(path).document["not_read"] == [BINARY_DATA], name
+    latin = tmp_path / "latin1.log"
+    latin.write_bytes(T07.read_text().replace("loss", "lössé").encode("latin-1"))
+    assert analyse_log(latin).document["status"] == "ok"

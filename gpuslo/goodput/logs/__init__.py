@@ -24,8 +24,9 @@ from pathlib import Path
 from gpuslo import names
 from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
-from gpuslo.goodput.logs.assemble import LogGoodput, assemble, commits_from_files
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.explain import explain
+from gpuslo.goodput.logs.filecommits import commits_from_files
 from gpuslo.goodput.logs.gcscope import young_collections_only
 from gpuslo.goodput.logs.profiles import Profiles, load_profiles
 from gpuslo.goodput.logs.read import ReadStats, checkpoint_files, read_blocks
@@ -123,12 +124,11 @@ def analyse_log(
         doc["not_read"] = [BINARY_DATA]
     elif stats.bytes == 0:
         doc["not_read"].insert(0, EMPTY_DATA)
-    if stats.leading_nuls:
-        doc["notes"].append(f"the file opens with {stats.leading_nuls} NUL bytes, skipped: the "
-                            "shape of a log truncated while its writer kept its offset "
-                            "(logrotate's copytruncate); what was written there is not in it")
     if stats.long_lines:
         doc["not_read"].append(f"{stats.long_lines} line(s) over 64 KiB: only their start read")
+    if stats.nul_bytes and not stats.binary:
+        doc["not_read"].append(f"{stats.nul_bytes} NUL byte(s) of padding in {stats.nul_runs} "
+                               "run(s) skipped (logrotate copytruncate, or a crash mid-write)")
     doc["notes"] += year_note(parsed, said)
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)

@@ -32,7 +32,8 @@ from typing import Any
 from gpuslo.goodput.calculator import compute_goodput
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
-from gpuslo.goodput.logs.items import Save, group_events, path_step
+from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
+from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.progress import Record, build_records
@@ -52,39 +53,6 @@ class LogGoodput:
 
     document: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class FileCommit:
-    """A checkpoint file: the step its name says, its modification time (Unix seconds), name."""
-
-    step: int
-    mtime: float | None  # None: refused (outside the log's span)
-    name: str
-
-
-def commits_from_files(files: list[tuple[str, float]], patterns: tuple[re.Pattern[str], ...]
-                       ) -> list[FileCommit]:
-    """Checkpoint files (name, mtime) → the commits their names prove, by step (pure)."""
-    out = [FileCommit(step, mtime, name) for name, mtime in files
-           if (step := path_step(name, patterns)) is not None]
-    return sorted(out, key=lambda c: (c.step, c.mtime))
-
-
-# A checkpoint file may be written a little after the log's last line (the save that ends it).
-FILE_AFTER_S = 600.0
-
-
-def _in_span(commits: list[FileCommit], parsed: ParsedLog) -> tuple[list[FileCommit], int]:
-    """The commits with each file time outside the log's stamps [first, last + FILE_AFTER_S]
-    dropped to None (the name still proves the step; the time is not the save's), and how many
-    were. A log without stamps keeps them (its files' times are not used)."""
-    first, last = parsed.first_ts, parsed.last_ts
-    if first is None or last is None:
-        return commits, 0
-    out = [c if first <= c.mtime <= last + FILE_AFTER_S else FileCommit(c.step, None, c.name)
-           for c in commits]
-    return out, sum(c.mtime is None for c in out)
 
 
 def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> list[Any]:
@@ -146,13 +114,13 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     notes += _frozen_clock(parsed, records)
     items = headers_again(group_events(parsed.observations, records, checkpoint_step))
     if file_commits:
-        file_commits, outside = _in_span(file_commits, parsed)
+        file_commits, refused = sound_files(
+            file_commits, parsed.first_ts, parsed.last_ts,
+            max((r.glob for r in records), default=None),
+            max((r.delta or 0 for r in records), default=1))
         items = _with_files(items, file_commits, parsed.first_ts is not None)
         notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
-        if outside:
-            notes.append(f"{outside} checkpoint file time(s) outside the log's span (copied or "
-                         "touched later, or another run's): refused; those commits are placed "
-                         "at their step, not at the file's time")
+        notes += refused
     timeline = place(items)
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "

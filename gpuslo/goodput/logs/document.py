@@ -67,8 +67,8 @@ def goodput_of(result: JobGoodput, gpus: int, commits: int) -> dict[str, Any]:
             "any progress proves an earlier run's, and where the framework saves without a "
             "line, as Lightning does, its silence after tells nothing; a save begun and not "
             "shown finished - cut short by a stop, or one to a temporary name the log ends "
-            "inside - commits nothing; no checkpoint files were given), so which progress was "
-            "committed cannot be known"))
+            "inside - commits nothing; no checkpoint file was given, or each one was refused), so "
+            "which progress was committed cannot be known"))
         fate_unknown(out)
     elif accounted <= 0:
         out.update(status=names.STATUS_UNKNOWN, reason=(

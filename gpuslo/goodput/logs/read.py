@@ -8,12 +8,20 @@ line is skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log
 needs no more memory than one chunk and one line.
 `read_blocks(path, stats)` yields the same lines a chunk at a time (a list of the lines each
 `CHUNK` completes), for a reader that prefilters whole blocks (`fast.FastPath.block`).
+
+A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
+mark has shorter ones between its characters, and stays binary) is padding, not content:
+logrotate's `copytruncate` leaves the truncated length as NULs before the next write, and a
+crash mid-write leaves a NUL-filled block. Each run ends the line it interrupts (what follows
+was written after it) and is counted in `stats.nul_bytes`; the file is judged binary on what is
+left.
 """
 
 from __future__ import annotations
 
 import codecs
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
@@ -24,26 +32,48 @@ from gpuslo.errors import InputError
 CHUNK = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 _TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
+NUL_RUN = 4
+_NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
 
 
 @dataclass
 class ReadStats:
     """What reading saw: bytes read, lines cut at MAX_LINE_BYTES, whether the file looked
-    binary (then nothing was parsed), and the encoding its byte-order mark named."""
+    binary (then nothing was parsed), the encoding its byte-order mark named, and the NUL
+    padding skipped (bytes, in how many runs)."""
 
     bytes: int = 0
     long_lines: int = 0
     binary: bool = False
     encoding: str | None = None  # a BOM's encoding (`utf-16`, `utf-32`); None: read as UTF-8
-    leading_nuls: int = 0  # NUL bytes before the first text (`skip_leading_nuls`)
+    nul_bytes: int = 0  # NUL padding skipped (`strip_nul_runs`), leading or not
+    nul_runs: int = 0
 
 
 def looks_binary(head: bytes) -> bool:
-    """True when more than 10 % of `head` are NUL or control bytes that text logs never hold."""
+    """True when more than 10 % of `head` are NUL or control bytes that text logs never hold,
+    or more than 3 % are and over 20 % are not UTF-8: text in any encoding (Latin-1, GBK)
+    holds almost no control bytes, random or compressed data about one byte in ten (27 of the
+    256 values), the rest mostly undecodable. Callers remove NUL padding first
+    (`strip_nul_runs`)."""
     if not head:
         return False
     bad = sum(1 for b in head if b in _TEXT_CONTROL)
-    return bad > 0.10 * len(head)
+    if bad > 0.10 * len(head):
+        return True
+    return bad > 0.03 * len(head) and (
+        head.decode("utf-8", errors="replace").count("\ufffd") > 0.20 * len(head))
+
+
+def strip_nul_runs(chunk: bytes, stats: ReadStats) -> bytes:
+    """`chunk` with every run of `NUL_RUN` or more NUL bytes replaced by one line break
+    (padding ends the line it interrupts), the bytes and runs counted in `stats`."""
+    if b"\x00" * NUL_RUN not in chunk:
+        return chunk
+    runs = _NUL_RUN.findall(chunk)
+    stats.nul_runs += len(runs)
+    stats.nul_bytes += sum(map(len, runs))
+    return _NUL_RUN.sub(b"\n", chunk)
 
 
 def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
@@ -75,9 +105,10 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
     `stats.encoding` naming it. Nothing after a first piece that looks binary (`stats.binary`,
     judged after decoding, so a BOM before control bytes is still binary; and a decoded head
     that is not mostly ASCII: bytes that only open like UTF-16 decode to scattered code points,
-    a log's stamps, numbers and spaces are ASCII in any language)."""
+    a log's stamps, numbers and spaces are ASCII in any language). NUL padding is removed
+    first (`strip_nul_runs`), and the judgement waits for a piece with something left."""
     decoder = None
-    first = True
+    first, judged = True, False
     while True:
         try:
             raw = handle.read(CHUNK)
@@ -87,43 +118,22 @@ def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats
             raise unreadable_data(path, error) from None
         stats.bytes += len(raw)
         if first:
-            raw = skip_leading_nuls(raw, handle, stats)
+            first = False
             stats.encoding = bom_encoding(raw)
             if stats.encoding is not None:
                 decoder = codecs.getincrementaldecoder(stats.encoding)(errors="replace")
         text = None if decoder is None else decoder.decode(raw, final=not raw)
-        chunk = raw if text is None else text.encode("utf-8")
-        if first and (looks_binary(chunk[:65536]) or (text is not None and not _mostly_ascii(
+        chunk = strip_nul_runs(raw if text is None else text.encode("utf-8"), stats)
+        head = chunk.strip(b"\n")  # NUL padding alone leaves only line breaks: judge later
+        if not judged and (looks_binary(head[:65536]) or (text is not None and not _mostly_ascii(
                 text[:32768]))):
             stats.binary = True
             return
-        first = False
+        judged = judged or bool(head) or not raw
         if chunk:  # at the end, what a decoder held back (an odd byte: one replacement)
             yield chunk
         if not raw:
             return
-
-
-def skip_leading_nuls(raw: bytes, handle: BinaryIO, stats: ReadStats) -> bytes:
-    """`raw` (the file's first piece) without the run of NUL bytes it opens with, reading on while
-    whole pieces are NUL; their count goes to `stats.leading_nuls` (and the bytes read to
-    `stats.bytes`). A log truncated while its writer keeps its file offset - logrotate's
-    `copytruncate`, a `> train.log` under a running `nohup … >>`, a copy made mid-write on
-    Windows - reads back as NUL bytes up to that offset, then the text written since
-    (neuroslm's training.log: 11,363 NULs, then `step   700 | loss …`): a text log with a hole,
-    not a binary file. NULs that do not lead stay, for `looks_binary` to judge, and so does a
-    file of nothing but NULs (no text follows: nothing says it is a log)."""
-    last = raw
-    while raw and not raw.lstrip(b"\x00"):
-        stats.leading_nuls += len(raw)
-        last, raw = raw, handle.read(CHUNK)
-        stats.bytes += len(raw)
-    text = raw.lstrip(b"\x00")
-    if not text:
-        stats.leading_nuls = 0
-        return last
-    stats.leading_nuls += len(raw) - len(text)
-    return text
 
 
 def _mostly_ascii(text: str) -> bool:
@@ -174,9 +184,10 @@ def _text(raw: bytes, stats: ReadStats) -> str:
     return raw.decode("utf-8", errors="replace")
 
 
-def checkpoint_files(spec: str) -> list[tuple[str, float]]:
-    """(name, modification time) of the checkpoint files `spec` names: a directory (its
-    entries, one level, directories included: `checkpoint-500/`) or a glob pattern.
+def checkpoint_files(spec: str) -> list[tuple[str, float, bool]]:
+    """(name, modification time, empty) of the checkpoint files `spec` names: a directory (its
+    entries, one level, directories included: `checkpoint-500/`) or a glob pattern; empty: a
+    directory with no entry or a file of 0 bytes (a save in progress, or one that failed).
 
     Raises InputError when `spec` matches nothing readable."""
     import glob as globbing
@@ -188,7 +199,9 @@ def checkpoint_files(spec: str) -> list[tuple[str, float]]:
     out = []
     for found in paths:
         try:
-            out.append((os.path.basename(found.rstrip("/")), os.stat(found).st_mtime))
+            stat = os.stat(found)
+            empty = not os.listdir(found) if os.path.isdir(found) else stat.st_size == 0
+            out.append((os.path.basename(found.rstrip("/")), stat.st_mtime, empty))
         except OSError:
             continue
     if not out:

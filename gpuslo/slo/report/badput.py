@@ -43,6 +43,7 @@ def goodput(doc, extra, wow, fig) -> Section:
             else "."
         ),
         *_uncommitted_line(fig),
+        *_no_commit_line(doc["jobs"]),
     )
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
@@ -56,6 +57,19 @@ def _uncommitted_line(fig) -> tuple[str, ...]:
             "the last checkpoint the logs show, neither productive nor lost yet (a checkpoint "
             "would commit it, a restart from an earlier one would waste it); it is in the "
             "allocated GPU-hours, not in the badput.",)
+
+
+def _no_commit_line(jobs: list[dict]) -> tuple[str, ...]:
+    """The sentence naming the jobs whose journals hold no commit evidence (their goodput and
+    ETTR unknown: `attribution.job_summary`'s `committed`)."""
+    blind = sorted(j["job"] for j in jobs if j.get("committed") is False)
+    if not blind:
+        return ()
+    named = ", ".join(blind[:TOP]) + (f" and {len(blind) - TOP} more" if len(blind) > TOP else "")
+    return (f"{len(blind)} job(s) ({named}) show no commit evidence (no checkpoint, no restart "
+            "from a step): which of their progress was committed cannot be known, so their "
+            "goodput and ETTR are unknown (—); their GPU-time stays in the allocated GPU-hours and "
+            "in the SLI as the counters book it.",)
 
 
 def _job_table(jobs: list[dict]) -> Table:
