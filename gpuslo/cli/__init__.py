@@ -105,9 +105,7 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
     argv = list(sys.argv[1:] if argv is None else argv)
     if freeze_imports:
         if _selected(argv) in KEEP_FREED:
-            from gpuslo.cli import allocator  # here: the other commands do not load it
-
-            allocator.keep_freed_memory()
+            importlib.import_module("gpuslo.cli.allocator").keep_freed_memory()
         gc.disable()
     try:
         selected = _selected(argv)
