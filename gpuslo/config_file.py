@@ -42,15 +42,15 @@ import stat
 import zlib
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, BinaryIO
-
-import yaml
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from gpuslo.errors import ConfigError, InputError, UsageError
 
+if TYPE_CHECKING:
+    import yaml
+
 MAX_CONFIG_BYTES = 1024 * 1024
 MAX_DEPTH = 32  # the deepest shipped file (log profiles) nests 6 levels
-_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
           (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"))
 
@@ -279,12 +279,21 @@ def unreadable_data(path: str | os.PathLike[str], error: OSError) -> InputError:
     return InputError(path, f"cannot read: {error.strerror or error}")
 
 
+def _yaml():
+    """(PyYAML, its safe loader: libyaml's where built), imported at the first parse: a command
+    that reads no YAML file (`gpuslo report` without `--slo`) does not load it."""
+    import yaml
+
+    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
 def parse_yaml(text: str, source: str, max_depth: int = MAX_DEPTH) -> Any:
     """`text` as YAML (pure; safe types only). Raises ConfigError on one line,
     `source:line: ...`: not YAML, nested deeper than `max_depth`, or holding an alias."""
     _check_events(text, source, max_depth)
+    yaml, loader = _yaml()
     try:
-        return yaml.load(text, Loader=_LOADER)  # noqa: S506 - a safe loader (C or Python)
+        return yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader (C or Python)
     except yaml.YAMLError as error:
         raise _yaml_error(error, text, source) from None
     except RecursionError:  # not expected after the depth check; kept fail-closed
@@ -310,8 +319,9 @@ def empty_file(source: str, what: str) -> ConfigError:
 
 def _check_events(text: str, source: str, max_depth: int) -> None:
     depth = 0
+    yaml, loader = _yaml()
     try:
-        for event in yaml.parse(text, Loader=_LOADER):
+        for event in yaml.parse(text, Loader=loader):
             if isinstance(event, yaml.CollectionStartEvent):
                 depth += 1
                 if depth > max_depth:
@@ -334,7 +344,7 @@ def _where(source: str, event: yaml.Event) -> str:
 def _yaml_error(error: yaml.YAMLError, text: str, source: str) -> ConfigError:
     mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
     line = mark.line + 1 if mark else None
-    if isinstance(error, yaml.reader.ReaderError):
+    if isinstance(error, _yaml()[0].reader.ReaderError):
         line = text.count("\n", 0, error.position) + 1
     why = getattr(error, "problem", None) or getattr(error, "reason", None) or type(error).__name__
     where = source if line is None else f"{source}:{line}"

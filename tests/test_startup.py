@@ -124,7 +124,7 @@ def test_a_report_from_files_imports_its_reader_only(tmp_path):
                              "--out", str(tmp_path / "report"))
     assert code == 0 and (tmp_path / "report" / "report.json").exists()
     assert "gpuslo.slo.simulate.reading" in modules  # the work was done
-    assert not {"requests", "matplotlib", "tqdm"} & modules
+    assert not {"requests", "matplotlib", "tqdm", "yaml"} & modules  # no --slo: no YAML read
     assert not {"gpuslo.slo.simulate.fleet", "gpuslo.slo.sources.training_logs",
                 "gpuslo.slo.sources.query_api", "gpuslo.slo.report.plots"} & modules
     code, modules = imported("report", "--data", str(tmp_path / "sim"), "--format", "html",

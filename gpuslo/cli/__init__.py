@@ -42,6 +42,9 @@ ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
 # command: a module whose `prepare(args)` runs before the command's module is imported (`gpuslo
 # inspect` of a large kernel log: a child process starts its scan, `gpuslo.cli.inspect_early`)
 EARLY: dict[str, str] = {"inspect": "gpuslo.cli.inspect_early"}
+# batch commands whose console-script process keeps the memory it frees for reuse
+# (`gpuslo.cli.allocator`: a 10,000-GPU report faults half the pages)
+KEEP_FREED = frozenset({"report"})
 
 
 class _Version(argparse.Action):
@@ -96,9 +99,13 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
     objects, pandas' and matplotlib's, live as long as the process: collecting while they are
     made finds nothing to free; `gpuslo report`'s imports ~0.06 s less CPU), then `gc.freeze()`
     moves them out of its reach, so each full collection stops walking them (`gpuslo report` at
-    10,000 GPUs: ~0.3 s less CPU, bench/report_files.py), and it is on again for the command."""
+    10,000 GPUs: ~0.3 s less CPU, bench/report_files.py), and it is on again for the command.
+    It also keeps freed memory in the process for the `KEEP_FREED` commands, set before their
+    imports (`gpuslo.cli.allocator.keep_freed_memory`)."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if freeze_imports:
+        if _selected(argv) in KEEP_FREED:
+            importlib.import_module("gpuslo.cli.allocator").keep_freed_memory()
         gc.disable()
     try:
         selected = _selected(argv)
