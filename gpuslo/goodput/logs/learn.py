@@ -11,16 +11,18 @@ last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a r
 whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
 inner loop) and is not read as steps, unless it is a line glued after the main bar whose counter
 is the bar's n plus one offset (Seed-VC's `…| 29/123 [12:45<…]epoch 7, step 890, …`: the job-wide
-count of the bar's steps, `glued`); a one-template family whose template is another's with its
-first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
-96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
-print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
-a time) are the steps. Timing lines are compiled when the progress lines give no rate of their own
-(a rate is the reader's last choice of step time, `progress`): a recurring template with a rate of
-iterations and no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
-300, epoch: 1 | loss: …`; TensorFlow's `global_step/sec: 0.8039` beside `loss = …, step = 100`); the
-reader gives each one's time to the progress record next to it (`reader.LogReader`); so are
-durations printed on lines of their own where the progress lines give no time at all (`aside`).
+count of the bar's steps, `glued`), or a line that prints, with its own step time, each step the
+bar draws next (verl's `step:20 - … - timing_s/step:9.97`, `twin`); a one-template family whose
+template is another's with its first word cut short (the excerpt's `poch 7, step 880, …`) joins
+that family. Epoch markers (`Epoch 96/100` alone on a line) are compiled too: they give the epoch
+to a per-epoch counter that does not print it (Keras); with no step lines at all, the epoch lines
+(markers, or epoch summaries that give a time) are the steps. Timing lines are compiled when the
+progress lines give no rate of their own (a rate is the reader's last choice of step time,
+`progress`): a recurring template with a rate of iterations and no counter (`speed: 0.0589s/iter;
+left time: …` under Time-Series-Library's `iters: 300, epoch: 1 | loss: …`; TensorFlow's
+`global_step/sec: 0.8039` beside `loss = …, step = 100`); the reader gives each one's time to the
+progress record next to it (`reader.LogReader`); so are durations printed on lines of their own
+where the progress lines give no time at all (`aside`).
 Each template's reading gets a second look (`recheck`: a right-aligned counter printed first,
 Keras's time per counted unit, a time that barely rises, the training clock of two), and the
 rows of a model-summary table are left out of the sample (`summary`): their counts are no steps.
@@ -53,6 +55,7 @@ from gpuslo.goodput.logs.roles import (
 )
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
+from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
@@ -146,6 +149,11 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
             for reading in families[name]:
                 reading.numbers_bar = True
                 reading.why = "glued after the bar, n + one offset: the job-wide count of its steps"
+            chosen.append(name)
+            continue
+        if twin(families[name], families[main]):
+            for reading in families[name]:
+                reading.why = "prints each step the bar draws next, with its own step time"
             chosen.append(name)
             continue
         if any(first < n < last for n in lines):

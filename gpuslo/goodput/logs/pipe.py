@@ -8,6 +8,9 @@ left out, `_blank_column`); else the transport's time, a CRI container-log time)
 rank/host a prefix named.
 
 Joins, the capture artefacts that cut one record into several lines:
+- a prefix cut off by a carriage return: a physical line that holds only a rank prefix gives its
+  rank to the next line (Ray's `(TaskRunner pid=625502) \\rTraining Progress: …| 1/3746 …`,
+  which `read` splits at the `\\r`), so the bar is the same process's as its other lines;
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
@@ -132,6 +135,7 @@ class RecordPipe:
         self.header: tuple[str, list[str]] | None = None  # (separator, names) of a table
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
         self._column: tuple[int, float | None] = (0, None)  # the last stamp's width and time
+        self._carried: tuple[int, str] | None = None  # (line, rank) of a line only a prefix
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
@@ -142,8 +146,14 @@ class RecordPipe:
             return []
         out: list[Rec] = []
         wrapped = self.wrap is not None and len(cleaned) == self.wrap
+        carried, self._carried = self._carried, None
         for piece in self.norm.split(cleaned):
             text, rank, had_prefix = self.norm.strip(piece)
+            if had_prefix and rank is not None and not text.strip():
+                self._carried = (number, rank)  # the rest follows a `\r` on the next line
+            elif carried is not None and not had_prefix and carried[0] == number - 1:
+                rank = carried[1]
+            carried = None
             text, groups = self.norm.stamp(text)
             ts = self.clock.seconds(groups, number) if groups else None
             own = ts is not None
@@ -179,8 +189,9 @@ class RecordPipe:
         return _blank_column(line, self._column[0]), None
 
     def idle(self) -> bool:
-        """True when no record is being joined (a line may then be read on its own)."""
-        return self._pending is None and not self._block
+        """True when no record is being joined and no prefix waits for the next line (a line
+        may then be read on its own)."""
+        return self._pending is None and not self._block and self._carried is None
 
     def flush(self) -> list[Rec]:
         """The records still being joined at the end of the input."""
