@@ -96,3 +96,29 @@ def test_a_prefix_line_names_only_the_line_right_after_it() -> None:
     # negative: a line with its own prefix keeps it; one further down is no continuation
     lines = [RAY, f"{WORKER}Using dataset class: RLHFDataset", RAY, "", "plain line"]
     assert _ranks(lines) == ["WorkerDict pid=626895", None]
+
+
+# -- an XGBoost + Optuna pipeline's stage headers (fresh12 O19) ---------------------------------
+STAGES = ["Loading Data", "Preprocessing Data", "Splitting Data", "Hyperparameter Optimization",
+          "Training Final Model", "Evaluating Model", "Generating Visualizations", "Saving Model",
+          "Generating Training Report"]
+
+
+def _pipeline(titles: list[str]) -> list[str]:
+    out = []
+    for k, title in enumerate(titles, start=1):
+        stamp = f"2026-03-14 14:31:{29 + k:02d},533 - train - INFO - "
+        out += [f"{stamp}{'-' * 40}", f"{stamp}Step {k}: {title}", f"{stamp}{'-' * 40}",
+                f"{stamp}Loaded 670 rows and 23 columns"]
+    return out
+
+
+def test_numbered_stage_headers_are_no_steps() -> None:
+    doc = read(_pipeline(STAGES))
+    assert doc["steps"]["first"] is None
+
+
+def test_a_step_line_of_one_shape_is_progress() -> None:
+    # negative: the same counter on lines of one shape (a number beside it) counts steps
+    doc = read(_pipeline([f"loss {0.9 - k / 20:.2f}" for k in range(9)]))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 9)

@@ -29,7 +29,8 @@ rows of a model-summary table are left out of the sample (`summary`): their coun
 
 A family left out whose lines all come before or after the chosen ones', in other words, is
 another run or job in the same file (`cat run1.log run2.log`): kept as `Apart` so the document
-says it was not read, never dropping it silently.
+says it was not read, never dropping it silently. A family of numbered stage headers (`Step 1:
+Loading Data`, `Step 2: Preprocessing Data`: one title a number) is no progress (`stages`).
 
 What was read and why, and the recurring templates left unread, are kept for `--explain`.
 """
@@ -53,6 +54,7 @@ from gpuslo.goodput.logs.roles import (
     read_template,
     words,
 )
+from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 from gpuslo.goodput.logs.twin import twin
@@ -279,6 +281,10 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
+    for name in [n for n, readings in families.items() if stage_headers(readings)]:
+        for reading in families.pop(name):
+            reading.progress = False
+            reading.why = "numbered stage headers: each number has its own title (`stages`)"
     for name in list(families):
         whole = cut_start(name, families)
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
