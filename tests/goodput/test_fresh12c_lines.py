@@ -122,3 +122,51 @@ def test_a_step_line_of_one_shape_is_progress() -> None:
     # negative: the same counter on lines of one shape (a number beside it) counts steps
     doc = read(_pipeline([f"loss {0.9 - k / 20:.2f}" for k in range(9)]))
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 9)
+
+
+# -- Colossal-AI's rich logger, a narrow console (fresh12 O15) ---------------------------------
+def _rich(stamp: str, *parts: str) -> list[str]:
+    width, column = 102, 29
+    head = f"{stamp:<20}INFO     {parts[0]}"
+    return [head.ljust(width)] + [(" " * column + p).ljust(width) for p in parts[1:]]
+
+
+CALL = ("colossalai - colossalai - INFO:", "/home/users/nus/e1216290/scratch/colossalai/ColossalAI/"
+        "examples/images/dr", "eambooth/train_dreambooth_colossalai.py:686 main")
+SAVE = ("colossalai - colossalai - INFO: Saving model checkpoint to",
+        "/home/users/nus/e1216290/scratch/colossalai/ColossalAI/examples/images/dr",
+        "eambooth/weight_output/checkpoint-1000")
+
+
+def test_a_rich_record_wrapped_over_lines_is_one_record() -> None:
+    from gpuslo.goodput.logs.richwrap import RichJoin
+    join, out = RichJoin(), []
+    for n, line in enumerate(_rich("[04/12/24 17:15:52]", *CALL) + _rich("", *SAVE), start=1):
+        out += join.push(n, line, None)
+    out += join.flush()
+    texts = [text for _, text, _, _ in out]
+    assert texts[1].endswith("INFO: Saving model checkpoint to /home/users/nus/e1216290/scratch/"
+                             "colossalai/ColossalAI/examples/images/dreambooth/weight_output/"
+                             "checkpoint-1000")  # a word folded at the width joins with nothing
+    assert [n for n, _, _, _ in out] == [1, 4]
+
+
+def test_a_save_whose_path_rich_wrapped_names_its_step() -> None:
+    lines = []
+    for k in range(6):
+        lines += _rich(f"[04/12/24 17:15:{40 + k}]", "colossalai - colossalai - INFO: max GPU_mem "
+                       "cost is 3812.8251953125 MB")
+    lines += _rich("[04/12/24 17:15:52]", *CALL) + _rich("", *SAVE)
+    assert [s["step"] for s in read(lines)["checkpoint_saves"]] == [1000]
+
+
+def test_lines_not_indented_to_the_message_column_are_not_joined() -> None:
+    # negative: a line indented elsewhere (a traceback's, a table's) is a record of its own
+    from gpuslo.goodput.logs.richwrap import RichJoin
+    join, out = RichJoin(), []
+    lines = _rich("[04/12/24 17:15:52]", SAVE[0]) + ["    File \"train.py\", line 3".ljust(102),
+                                                     "checkpoint-1000"]
+    for n, line in enumerate(lines, start=1):
+        out += join.push(n, line, None)
+    out += join.flush()
+    assert [n for n, _, _, _ in out] == [1, 2, 3]
