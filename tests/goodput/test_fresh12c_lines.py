@@ -92,6 +92,16 @@ def test_a_prefix_cut_off_by_a_carriage_return_names_the_next_line() -> None:
     assert _ranks(lines.split("\r")) == ["TaskRunner pid=625502"]
 
 
+def test_a_prefix_glued_mid_line_names_no_later_line() -> None:
+    # negative (fresh9 L02): rank 1's `[rank1]:[E ProcessGroupNCCL…]` glued after rank 0's bar,
+    # then rank 0's next bar on a line of its own: the bar is no rank 1 line
+    bar = "Epoch 0:  95%|█████████▍| {}/9188 [30:57<01:45,  4.68it/s, loss=11.5, v_num=0]"
+    lines = [bar.format(8692) + "[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught",
+             "[rank1]:[E ProcessGroupNCCL.cpp:626] [Rank 1] Work WorkNCCL(SeqNum=4013) timed out",
+             bar.format(8695)]
+    assert _ranks(lines)[-1] is None
+
+
 def test_a_prefix_line_names_only_the_line_right_after_it() -> None:
     # negative: a line with its own prefix keeps it; one further down is no continuation
     lines = [RAY, f"{WORKER}Using dataset class: RLHFDataset", RAY, "", "plain line"]

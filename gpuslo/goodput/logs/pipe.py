@@ -10,8 +10,8 @@ rank/host a prefix named.
 Joins, the capture artefacts that cut one record into several lines:
 - a rich-console record wrapped over several lines (continuations indented to the message's
   column): one record (`richwrap`, before the joins below);
-- a prefix cut off by a carriage return: a physical line that holds only a rank prefix gives its
-  rank to the next line (Ray's `(TaskRunner pid=625502) \\rTraining Progress: …| 1/3746 …`,
+- a prefix cut off by a carriage return: a physical line that ends in a rank prefix alone gives
+  its rank to the next line (Ray's `(TaskRunner pid=625502) \\rTraining Progress: …| 1/3746 …`,
   which `read` splits at the `\\r`), so the bar is the same process's as its other lines;
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
@@ -160,6 +160,7 @@ class RecordPipe:
         carried, self._carried = self._carried, None
         for piece in self.norm.split(cleaned):
             text, rank, had_prefix = self.norm.strip(piece)
+            self._carried = None  # only the line's last piece may carry its prefix on
             if had_prefix and rank is not None and not text.strip():
                 self._carried = (number, rank)  # the rest follows a `\r` on the next line
             elif carried is not None and not had_prefix and carried[0] == number - 1:
