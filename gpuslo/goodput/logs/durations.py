@@ -1,7 +1,8 @@
 """Which of a template's durations time one step (pure): passes over a `Reading` that re-read
 a `step_s` field as something else when the line says so.
 
-- `line_times`: an unnamed duration beside a rate, a duration beside one named per step, a part
+- `line_times`: an unnamed duration beside a rate, a duration beside one named per step (the
+  whole step's where a generic `timing` names its parts too), a part
   printed with its share, or the time of a smaller unit than the step (`line_s`);
 - `window_by_rate`, `epoch_window`, `epoch_time`, `since_report`, `window_or_step`: the
   duration of the whole logging window (`window_s`), seen from the line's rate of steps, an
@@ -42,6 +43,15 @@ def operand(f: Field) -> bool:
     return bool(_OPERATOR_BEFORE.search(f.key) or _OPERATOR_AFTER.match(f.after))
 
 
+def _whole(named: list[int], fields: list[Field]) -> list[int]:
+    """Of the durations named per step, those named after the step itself when some are: the
+    generic `timing` names every part of a step as well (verl's `timing_s/gen`, `timing_s/ref`,
+    `timing_s/update_actor`, … beside `timing_s/step:9.97`, the whole step)."""
+    whole = [i for i in named if any(h in fields[i].key.lower() for h in PER_STEP_HINTS
+                                     if h != "timing")]
+    return whole or named
+
+
 def line_times(reading: Reading) -> None:
     """Unnamed durations beside a rate are not step times (Keras `3s 134ms/step`: the epoch's
     time); beside a duration named per step, or a line's (not a bar's) seconds per step
@@ -54,6 +64,7 @@ def line_times(reading: Reading) -> None:
     counters = {w for f in fields if f.integer and f.index != reading.step for w in words(f.key)}
     named = [i for i, r in roles.items() if r.role == "step_s"
              and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
+    named = _whole(named, fields)
     if not reading.bar:  # a line's own `0.855 sec/step` names the step time as well
         named += [i for i, r in roles.items() if r.role == "rate_spi"]
     for i, role in list(roles.items()):

@@ -11,24 +11,27 @@ last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a r
 whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
 inner loop) and is not read as steps, unless it is a line glued after the main bar whose counter
 is the bar's n plus one offset (Seed-VC's `…| 29/123 [12:45<…]epoch 7, step 890, …`: the job-wide
-count of the bar's steps, `glued`); a one-template family whose template is another's with its
-first word cut short (the excerpt's `poch 7, step 880, …`) joins that family. Epoch markers (`Epoch
-96/100` alone on a line) are compiled too: they give the epoch to a per-epoch counter that does not
-print it (Keras); with no step lines at all, the epoch lines (markers, or epoch summaries that give
-a time) are the steps, not a plural `Epochs: 1` printed once with nothing else (a setting).
-Timing lines are compiled when the progress lines give no rate of their own (a rate is the
-reader's last choice of step time, `progress`): a recurring template with a rate of iterations and
-no counter (`speed: 0.0589s/iter; left time: …` under Time-Series-Library's `iters:
-300, epoch: 1 | loss: …`; TensorFlow's `global_step/sec: 0.8039` beside `loss = …, step = 100`); the
-reader gives each one's time to the progress record next to it (`reader.LogReader`); so are
-durations printed on lines of their own where the progress lines give no time at all (`aside`).
+count of the bar's steps, `glued`), or a line that prints, with its own step time, each step the
+bar draws next (verl's `step:20 - … - timing_s/step:9.97`, `twin`); a one-template family whose
+template is another's with its first word cut short (the excerpt's `poch 7, step 880, …`) joins
+that family. Epoch markers (`Epoch 96/100` alone on a line) are compiled too: they give the epoch
+to a per-epoch counter that does not print it (Keras); with no step lines at all, the epoch lines
+(markers, or epoch summaries that give a time) are the steps, not a plural `Epochs: 1`
+printed once with nothing else (a setting). Timing lines are compiled when the
+progress lines give no rate of their own (a rate is the reader's last choice of step time,
+`progress`): a recurring template with a rate of iterations and no counter (`speed: 0.0589s/iter;
+left time: …` under Time-Series-Library's `iters: 300, epoch: 1 | loss: …`; TensorFlow's
+`global_step/sec: 0.8039` beside `loss = …, step = 100`); the reader gives each one's time to the
+progress record next to it (`reader.LogReader`); so are durations printed on lines of their own
+where the progress lines give no time at all (`aside`).
 Each template's reading gets a second look (`recheck`: a right-aligned counter printed first,
 Keras's time per counted unit, a time that barely rises, the training clock of two), and the
 rows of a model-summary table are left out of the sample (`summary`): their counts are no steps.
 
 A family left out whose lines all come before or after the chosen ones', in other words, is
 another run or job in the same file (`cat run1.log run2.log`): kept as `Apart` so the document
-says it was not read, never dropping it silently.
+says it was not read, never dropping it silently. A family of numbered stage headers (`Step 1:
+Loading Data`, `Step 2: Preprocessing Data`: one title a number) is no progress (`stages`).
 
 What was read and why, and the recurring templates left unread, are kept for `--explain`.
 """
@@ -53,8 +56,10 @@ from gpuslo.goodput.logs.roles import (
     read_template,
     words,
 )
+from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
+from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
@@ -149,6 +154,11 @@ def _choose(families: dict[str, list[Reading]]) -> list[str]:
             for reading in families[name]:
                 reading.numbers_bar = True
                 reading.why = "glued after the bar, n + one offset: the job-wide count of its steps"
+            chosen.append(name)
+            continue
+        if twin(families[name], families[main]):
+            for reading in families[name]:
+                reading.why = "prints each step the bar draws next, with its own step time"
             chosen.append(name)
             continue
         if any(first < n < last for n in lines):
@@ -294,6 +304,10 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
+    for name in [n for n, readings in families.items() if stage_headers(readings)]:
+        for reading in families.pop(name):
+            reading.progress = False
+            reading.why = "numbered stage headers: each number has its own title (`stages`)"
     for name in list(families):
         whole = cut_start(name, families)
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)

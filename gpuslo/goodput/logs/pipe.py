@@ -8,6 +8,11 @@ left out, `blank_column`); else the transport's time, a CRI container-log time),
 rank/host a prefix named.
 
 Joins, the capture artefacts that cut one record into several lines:
+- a rich-console record wrapped over several lines (continuations indented to the message's
+  column): one record (`richwrap`, before the joins below);
+- a prefix cut off by a carriage return: a physical line that ends in a rank prefix alone gives
+  its rank to the next line (Ray's `(TaskRunner pid=625502) \\rTraining Progress: …| 1/3746 …`,
+  which `read` splits at the `\\r`), so the bar is the same process's as its other lines;
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
@@ -31,6 +36,7 @@ from dataclasses import dataclass
 from gpuslo.goodput.logs.columns import AlignedTable, source_marked
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.profiles import MAX_RECORD
+from gpuslo.goodput.logs.richwrap import RichJoin
 from gpuslo.goodput.logs.stamps import Clock
 
 MAX_JOIN = 8  # physical lines one wrapped record may span
@@ -133,18 +139,34 @@ class RecordPipe:
         self.aligned = AlignedTable()  # a table whose names are words, cells by position
         # the last stamp's width and time (read by the fast path: `fast.FastPath.block`)
         self.column: tuple[int, float | None] = (0, None)
+        self._carried: tuple[int, str] | None = None  # (line, rank) of a line only a prefix
+        self.rich = RichJoin()  # a rich-console record wrapped over several lines (`richwrap`)
 
     def push(self, number: int, line: str, transport_ts: float | None = None) -> list[Rec]:
         """The records that physical line `number` completes."""
+        out: list[Rec] = []
+        for first, text, ts, rich in self.rich.push(number, line, transport_ts):
+            out += self._push(first, text, ts, rich)
+        return out
+
+    def _push(self, number: int, line: str, transport_ts: float | None, rich: bool
+              ) -> list[Rec]:
         self.truncated += len(line) > MAX_RECORD
         cleaned = self.norm.clean(line)
         if cleaned is None:
             self.unreadable += 1
             return []
         out: list[Rec] = []
-        wrapped = self.wrap is not None and len(cleaned) == self.wrap
+        wrapped = self.wrap is not None and len(cleaned) == self.wrap and not rich
+        carried, self._carried = self._carried, None
         for piece in self.norm.split(cleaned):
             text, rank, had_prefix = self.norm.strip(piece)
+            self._carried = None  # only the line's last piece may carry its prefix on
+            if had_prefix and rank is not None and not text.strip():
+                self._carried = (number, rank)  # the rest follows a `\r` on the next line
+            elif carried is not None and not had_prefix and carried[0] == number - 1:
+                rank = carried[1]
+            carried = None
             text, groups = self.norm.stamp(text)
             ts = self.clock.seconds(groups, number) if groups else None
             own = ts is not None
@@ -180,12 +202,15 @@ class RecordPipe:
         return blank_column(line, self.column[0]), None
 
     def idle(self) -> bool:
-        """True when no record is being joined (a line may then be read on its own)."""
-        return self._pending is None and not self._block
+        """True when no record is being joined and no prefix waits for the next line (a line
+        may then be read on its own)."""
+        return self._pending is None and not self._block and self._carried is None and (
+            self.rich.idle())
 
     def flush(self) -> list[Rec]:
         """The records still being joined at the end of the input."""
-        return self._flush_pending() + self._flush_block()
+        out = [r for n, text, ts, rich in self.rich.flush() for r in self._push(n, text, ts, rich)]
+        return out + self._flush_pending() + self._flush_block()
 
     def _flush_pending(self) -> list[Rec]:
         parts, self._pending = self._pending, None
