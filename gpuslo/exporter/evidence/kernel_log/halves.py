@@ -27,7 +27,6 @@ import signal
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.anchors import CONTEXT_LINES
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
@@ -39,7 +38,7 @@ HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the joi
 # process on 210 MB (bench/kernel_log_scan.py, 2026-12-06, load 11): with no head start the
 # parent 0.34 s, the child 0.07 + 0.15 s; 96 MB: 0.29 s against 0.07 + 0.22 s; 140 MB: 0.26 s
 # against 0.07 + 0.25 s.
-START_HANDICAP_BYTES = 96_000_000
+START_HANDICAP_BYTES = 120_000_000
 _SPLIT_READ = 64 * 1024
 
 # (handle positioned at the part's start, scan) -> None: feeds the scan the part's whole lines
@@ -115,16 +114,20 @@ def first_lines(path: str, start: int, count: int) -> list[str]:
     return [line.decode("utf-8", errors="replace").rstrip("\r") for line in lines]
 
 
-@dataclass
 class Child:
     """A forked child scanning from `middle` to the end; its result comes through `fd`. `key`
-    names the scan options the result must have been made with (`read.file_scanner`)."""
+    names the scan options the result must have been made with (`read.file_scanner`);
+    `identity`: (device, inode, size, mtime) of the file when the child started. A plain class,
+    not a dataclass: `dataclasses` (and the `inspect` module it imports, ~8 ms) would load
+    before `gpuslo inspect` forks, on both processes' paths."""
 
-    pid: int
-    fd: int
-    middle: int
-    key: tuple = ()
-    identity: tuple = ()  # (device, inode, size, mtime) of the file when the child started
+    __slots__ = ("fd", "identity", "key", "middle", "pid")
+
+    def __init__(self, pid: int, fd: int, middle: int, key: tuple = (), identity: tuple = ()):
+        self.pid, self.fd, self.middle, self.key, self.identity = pid, fd, middle, key, identity
+
+    def __repr__(self) -> str:
+        return f"Child(pid={self.pid}, fd={self.fd}, middle={self.middle})"
 
 
 def fork_child(path: str, middle: int, setup: Setup, key: tuple = ()) -> Child:
