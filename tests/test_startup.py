@@ -175,3 +175,25 @@ def test_inspect_with_a_kind_imports_no_other_kinds_parser():
     assert not parsers & modules
     code, detected = imported("inspect", str(log))
     assert code == 1 and parsers <= detected
+
+
+def test_what_inspect_forks_with_loads_no_recogniser():
+    """Before `gpuslo inspect` forks the child that scans a large log's second part, it imports
+    the scan and makes one (`kernel_log_scan.file_scan`, `halves.prestart`); neither loads the
+    recognisers (their regular expressions) nor `dataclasses`: that start-up is on both
+    processes' paths. The scan's recognisers load when it is first fed."""
+    code = (
+        "import sys, json\n"
+        "from gpuslo.exporter.inspect.kernel_log_scan import file_scan\n"
+        "scan, _, _ = file_scan()\n"
+        "before = sorted(sys.modules)\n"
+        "scan.feed('[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\\n')\n"
+        "print(json.dumps([before, len(scan.finish())]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    before, events = json.loads(done.stdout)
+    assert events == 1  # fed, the recognisers load and read the Xid
+    assert not {"dataclasses", "calendar", "gpuslo.exporter.evidence.kernel_log.events",
+                "gpuslo.exporter.evidence.kernel_log.parse",
+                "gpuslo.exporter.evidence.kernel_log.splats"} & set(before)
