@@ -234,10 +234,9 @@ back to back.
     load 5.1-5.5: before: grep CPU 0.15 s; CLI 0.45 s; longest path 0.25-0.26 s (0.58-0.59);
       after (105 MB + 7%): CLI 0.44-0.45 s; own 0.24-0.25 s (forked at 0.05 s), child
       0.20-0.21 s: longest path 0.24-0.26 s (0.57-0.61)
-  `--size-mb 1024 --repeat 2`, load 5.5-5.6: before: grep CPU 0.84 s; CLI 1.61 s; own 0.89 s,
-    child 0.06 + 0.74 s: longest path 0.89 s (0.94); after, 120 MB: grep 0.80 s; own 0.87 s,
-    child 0.05 + 0.73 s: 0.87 s (0.92); after, 105 MB + 7%: grep 0.79 s; own 0.85 s, child
-    0.05 + 0.78 s: longest path 0.85 s (0.93), the two balanced.
+  `--size-mb 1024 --repeat 2`, load 5.5-5.6, longest path (own; child): before 0.89 s (0.89;
+    0.06 + 0.74 s, ratio 0.94); 120 MB 0.87 s (0.87; 0.05 + 0.73); 105 MB + 7% 0.85 s (0.85;
+    0.05 + 0.78, ratio 0.93): balanced. grep CPU 0.79-0.84 s.
   Every run: 732 / 3727 matching lines, 548 / 2795 events, the CLI's findings the library's;
   `inspect_files` on all 370 corpus cases (dev, holdout, fresh .. fresh12) gives the same JSON
   before and after; check_corpus 40/40.
