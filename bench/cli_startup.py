@@ -14,6 +14,19 @@ same venv (editable install: its .pth finder is in `python -c pass` too):
 `python -X importtime -m gpuslo inspect --help` now lists gpuslo.cli, gpuslo.names,
 gpuslo.cli.terminal, gpuslo.cli.inspect_args and argparse: ~12 ms of our own imports.
 
+2026-12-07 01:46 UTC, round 12 (branch startup-r12): `gpuslo check --help` reads its arguments
+from `gpuslo.cli.check_args` (the static `checks.check_names`, `cli.source_args`,
+`slurm.limits`), no longer from `gpuslo.cli.check` (the runner, every check's registry, the
+return-to-service policy and its YAML, Slurm's client). Run from /tmp (`-m` puts the working
+directory first on the path: from the checkout both runs measure the checkout), before =
+46ca397 (`git archive` on PYTHONPATH), after = this branch, back to back, twice each, load
+5.6-5.8, `cd /tmp && PYTHONPATH=TREE python .../bench/cli_startup.py --repeat 8 --warmup 1`:
+  before: python 0.024-0.027 s; inspect --help 0.033 s; check --help 0.158-0.184 s
+    (+0.134-0.158 s over python)
+  after:  python 0.033-0.045 s; inspect --help 0.052-0.066 s; check --help 0.040-0.074 s
+    (+0.007-0.030 s over python; the same help text, byte for byte)
+tests/test_startup.py holds `check --help`'s import set (15 gpuslo modules, no yaml).
+
 usage: python bench/cli_startup.py [--repeat N] [--warmup N]
 """
 

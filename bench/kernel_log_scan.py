@@ -210,6 +210,47 @@ PYTHONPATH), after this branch, run back to back.
   payload, joined by the parent, grows with it) would balance them; not tuned on this saturated
   machine.
 
+2026-12-07 01:30-01:51 UTC, round 12 (branch startup-r12): the start-up before the fork.
+Nothing `gpuslo inspect` imports before it forks the child now loads the recognisers
+(`kernel_log.events`, `parse`, `splats`: their regular expressions, `calendar`) or `dataclasses`
+(and the `inspect` module it imports): `scan.builder` is made when first fed (the child feeds a
+recorder), `halves.Child` is a plain class, `read.KernelEvent` a lazy re-export. The child's
+head start is 105 MB + 7% of the file (was 96 MB): the parent joins the child's lines, work
+that grows with the file. Before is 46ca397 (`git archive` on PYTHONPATH), after this branch,
+back to back.
+  The parent's CPU by phase (`python bench/inspect_phases.py inspect FILE`, a new script:
+  process_time between the steps of `gpuslo.cli.main`, 200 MiB, load 4.8-5, 3 runs each), ms:
+  before: interpreter ~27; parse 11-12; imports and set-up before the fork 34-36; `import
+    gpuslo.cli.inspect` 47-48; policy 4; detection of the head 53-56 (~27 of it the detectors'
+    imports, ~21 running them: nv-hostengine's and the fabric manager's log readers 4.5 each,
+    `nvidia-smi -q`'s 4); its part of the scan, the join, the findings 92-93
+  after: before the fork 20-21; `import gpuslo.cli.inspect` 61-66 (the recognisers now load
+    here); detection 55-58; scan, join, findings 79-80
+  `python bench/kernel_log_scan.py --size-mb 200 --repeat 3`, twice each, 01:44-01:50:
+    load 8.9-9.3: before: grep CPU 0.16 s; CLI CPU 0.45-0.47 s; own 0.26 s (forked at
+      0.06 s), child 0.19 s: longest path 0.26 s (0.61-0.62); after (120 MB head start): CLI
+      CPU 0.44-0.46 s; own 0.23-0.26 s (forked at 0.05 s), child 0.19-0.21 s: longest path
+      0.24-0.26 s (0.62-0.65)
+    load 5.1-5.5: before: grep CPU 0.15 s; CLI 0.45 s; longest path 0.25-0.26 s (0.58-0.59);
+      after (105 MB + 7%): CLI 0.44-0.45 s; own 0.24-0.25 s (forked at 0.05 s), child
+      0.20-0.21 s: longest path 0.24-0.26 s (0.57-0.61)
+  `--size-mb 1024 --repeat 2`, load 5.5-5.6, longest path (own; child): before 0.89 s (0.89;
+    0.06 + 0.74 s, ratio 0.94); 120 MB 0.87 s (0.87; 0.05 + 0.73); 105 MB + 7% 0.85 s (0.85;
+    0.05 + 0.78, ratio 0.93): balanced. grep CPU 0.79-0.84 s.
+  Every run: 732 / 3727 matching lines, 548 / 2795 events, the CLI's findings the library's;
+  `inspect_files` on all 370 corpus cases (dev, holdout, fresh .. fresh12) gives the same JSON
+  before and after; check_corpus 40/40.
+  Left: the goal is not met (0.57-0.65 at 200 MiB, 0.93 at 1 GiB, by the longest path), and at
+  200 MiB this round's gain is within the noise: the longest path is about half of (the CPU
+  before the fork + the parent's + the child's), and the parent's start-up after the fork
+  (~0.13 s: `gpuslo.cli.inspect`'s imports ~0.06 s, detection ~0.055 s, the policy) is
+  spread over ~80 modules: bytecode loads, ~46 dataclasses made at import, ~230 regular
+  expressions (~0.02 s of real compile time, not the ~half cProfile shows: its overhead
+  inflates the pure-Python `re._parser`), yaml (~0.013 s). Next: detectors that decline a
+  kernel log's head on a literal before parsing it (the two daemon-log readers and `-q` are
+  ~0.013 s), regular expressions compiled on first use in the modules detection imports but
+  does not run, and the Xid policy without the YAML reader.
+
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """
 

@@ -302,7 +302,9 @@ from gpuslo.metric_names import LABELS, METRIC_PREFIX, METRICS  # noqa: E402, F4
 PROBE_NOT_JUDGED: Final = ("busy", "no_context", "activity_unknown")
 
 # The return-to-service gate (gpuslo_gpu_validation_*): what a held GPU waits for, the validators
-# a node may have and their states, and how a gate ends.
+# a node may have and their states, and how a gate ends; `GATE_CHECK`: the check that
+# states it (`gpuslo check --check validation`).
+GATE_CHECK: Final = "validation"
 VALIDATION_STATES: Final = ("held", "validating", "failed")
 VALIDATORS: Final = ("probe", "dcgm_diag")
 VALIDATOR_STATES: Final = ("available", "unavailable", "not_configured")

@@ -1,7 +1,8 @@
 """What each command imports at start-up (issue 30): `gpuslo inspect --help`, `gpuslo inspect FILE`
-and `gpuslo check --help` load neither the report's nor the dashboards' libraries, and `--help`
-loads no inspector; `gpuslo report --data` loads its reader only (no HTTP client, simulator or
-training-log reader), and matplotlib only for HTML. Read from `sys.modules` in a fresh
+and `gpuslo check --help` load neither the report's nor the dashboards' libraries, `inspect
+--help` loads no inspector and `check --help` no check, runner or Slurm client; `gpuslo report
+--data` loads its reader only (no HTTP client, simulator or training-log reader), and
+matplotlib only for HTML. Read from `sys.modules` in a fresh
 interpreter after the command ran; no timing is asserted (bench/cli_startup.py and
 bench/report_files.py time them).
 """
@@ -86,11 +87,40 @@ def test_a_usage_error_imports_no_inspector():
     assert "gpuslo.exporter.inspect.kinds" not in modules and not heavy(modules)
 
 
-def test_check_help_imports_no_heavy_library():
+def test_check_help_imports_the_parser_only():
+    """`gpuslo check --help` reads its arguments from `cli.check_args`: the static check names,
+    the source flags and the Slurm options' limits, never the runner, a check, a policy, the
+    YAML reader or the Slurm client."""
     code, modules = imported("check", "--help")
     assert code == 0
-    assert "gpuslo.cli.check" in modules  # its arguments name the checks
     assert not heavy(modules) and "gpuslo.goodput.calculator" not in modules
+    ours = sorted(m for m in modules if m.startswith("gpuslo"))
+    assert ours == [
+        "gpuslo", "gpuslo.cli", "gpuslo.cli.check_args", "gpuslo.cli.source_args",
+        "gpuslo.cli.terminal", "gpuslo.errors", "gpuslo.exporter", "gpuslo.exporter.checks",
+        "gpuslo.exporter.checks.check_names", "gpuslo.exporter.slurm",
+        "gpuslo.exporter.slurm.limits", "gpuslo.exporter.state", "gpuslo.files",
+        "gpuslo.metric_names", "gpuslo.names",
+    ]
+    assert "yaml" not in modules and "importlib.metadata" not in modules
+
+
+def test_a_check_usage_error_imports_no_check():
+    code, modules = imported("check", "--check", "no-such-check")
+    assert code == 2
+    assert not {"gpuslo.cli.check", "gpuslo.exporter.runner", "gpuslo.exporter.checks.registry",
+                "gpuslo.cli.slurm_check", "gpuslo.exporter.evidence.slurm"} & modules
+
+
+def test_the_static_check_names_are_the_registry_and_the_gate():
+    """`check_args` offers the registry's checks (`check_names.CHECKS`, which the registry
+    imports) and the gate's check, named once in `names.GATE_CHECK`."""
+    from gpuslo.cli import check_args
+    from gpuslo.exporter.checks import registry
+    from gpuslo.exporter.policy import return_to_service
+
+    assert registry.CHECKS is check_args.CHECKS
+    assert check_args.GATE == return_to_service.CHECK == "validation"
 
 
 def test_the_static_kind_list_is_the_registry():
@@ -145,3 +175,25 @@ def test_inspect_with_a_kind_imports_no_other_kinds_parser():
     assert not parsers & modules
     code, detected = imported("inspect", str(log))
     assert code == 1 and parsers <= detected
+
+
+def test_what_inspect_forks_with_loads_no_recogniser():
+    """Before `gpuslo inspect` forks the child that scans a large log's second part, it imports
+    the scan and makes one (`kernel_log_scan.file_scan`, `halves.prestart`); neither loads the
+    recognisers (their regular expressions) nor `dataclasses`: that start-up is on both
+    processes' paths. The scan's recognisers load when it is first fed."""
+    code = (
+        "import sys, json\n"
+        "from gpuslo.exporter.inspect.kernel_log_scan import file_scan\n"
+        "scan, _, _ = file_scan()\n"
+        "before = sorted(sys.modules)\n"
+        "scan.feed('[ 1.0] NVRM: Xid (PCI:0000:3b:00): 79, GPU has fallen off the bus.\\n')\n"
+        "print(json.dumps([before, len(scan.finish())]))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True)
+    before, events = json.loads(done.stdout)
+    assert events == 1  # fed, the recognisers load and read the Xid
+    assert not {"dataclasses", "calendar", "gpuslo.exporter.evidence.kernel_log.events",
+                "gpuslo.exporter.evidence.kernel_log.parse",
+                "gpuslo.exporter.evidence.kernel_log.splats"} & set(before)

@@ -38,7 +38,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # command: the module holding its `configure` when that is not the command's module, so that
 # `--help` and a usage error import the parser only (`gpuslo inspect`'s module imports every
 # inspector and the Xid policy's YAML; its arguments need the kind names, `inspect.kind_names`)
-ARGUMENTS: dict[str, str] = {"inspect": "gpuslo.cli.inspect_args"}
+ARGUMENTS: dict[str, str] = {
+    "inspect": "gpuslo.cli.inspect_args",
+    "check": "gpuslo.cli.check_args",  # not the runner, the checks or Slurm
+}
 # command: a module whose `prepare(args)` runs before the command's module is imported (`gpuslo
 # inspect` of a large kernel log: a child process starts its scan, `gpuslo.cli.inspect_early`)
 EARLY: dict[str, str] = {"inspect": "gpuslo.cli.inspect_early"}

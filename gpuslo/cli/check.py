@@ -4,7 +4,8 @@ Exit 0 when the node verdict is healthy, 1 otherwise (unhealthy or unknown: unkn
 healthy). `--format npd` follows node-problem-detector's custom-plugin protocol (see
 `gpuslo.exporter.npd`): exit 0 ok, 1 problem, one line of at most 80 bytes, and 1 — not 2 — on
 its own errors. `--format slurm` is the HealthCheckProgram/Prolog mode (`gpuslo.cli.slurm_check`).
-The source flags are `gpuslo.cli.sources`, shared with `gpuslo exporter`.
+Its arguments are `gpuslo.cli.check_args` (imported alone for `--help`); the source flags,
+shared with `gpuslo exporter`, are `gpuslo.cli.source_args`.
 """
 
 from __future__ import annotations
@@ -16,33 +17,12 @@ import sys
 from typing import Any
 
 from gpuslo import names
-from gpuslo.cli.slurm_check import add_slurm_arguments, run_slurm
-from gpuslo.cli.sources import add_source_arguments, gate_from_args, runner_from_args
-from gpuslo.exporter.checks.registry import CHECKS
+from gpuslo.cli.slurm_check import run_slurm
+from gpuslo.cli.sources import gate_from_args, runner_from_args
 from gpuslo.exporter.npd import run_plugin
 from gpuslo.exporter.policy.return_to_service import CHECK as GATE
 from gpuslo.exporter.snapshot import NodeSnapshot
 from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_scoped, gpu_verdicts, node_verdict
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `gpuslo check`."""
-    parser.add_argument(
-        "--format",
-        choices=("text", "json", "npd", "slurm"),
-        default="text",
-        help="slurm: one Slurm reason line; see --drain",
-    )
-    parser.add_argument(
-        "--check",
-        action="append",
-        choices=[*CHECKS, GATE],
-        metavar="NAME",
-        help=f"run only this check (repeatable): {', '.join(CHECKS)}; `{GATE}` runs every "
-        "check and answers for the return-to-service gate alone (its node-problem-detector rule)",
-    )
-    add_source_arguments(parser)
-    add_slurm_arguments(parser)
 
 
 def gpu_table(snapshot: NodeSnapshot) -> list[dict[str, str]]:

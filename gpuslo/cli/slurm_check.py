@@ -34,13 +34,7 @@ from typing import Any
 from gpuslo.cli.sources import context_from_args, gate_from_args
 from gpuslo.errors import DependencyMissing, GpusloError
 from gpuslo.exporter.evidence.slurm import SlurmNode, SlurmUnavailable, read_node, run_command
-from gpuslo.exporter.slurm.config import (
-    DEFAULT_DEADLINE_S,
-    DEFAULT_SCONTROL_TIMEOUT_S,
-    ENV_VAR,
-    SlurmConfig,
-    load_slurm_config,
-)
+from gpuslo.exporter.slurm.config import SlurmConfig, load_slurm_config
 from gpuslo.exporter.slurm.drain import (
     DRAIN,
     EXIT_PROBLEM,
@@ -53,19 +47,8 @@ from gpuslo.exporter.slurm.drain import (
     is_own,
     reason_line,
 )
+from gpuslo.exporter.slurm.limits import DEFAULT_DEADLINE_S, DEFAULT_SCONTROL_TIMEOUT_S, ENV_VAR
 from gpuslo.exporter.snapshot import NodeSnapshot
-
-
-def add_slurm_arguments(parser: argparse.ArgumentParser) -> None:
-    """The flags of the slurm format (added to `gpuslo check`)."""
-    add = parser.add_argument
-    add("--drain", action="store_true", default=None,
-        help="slurm format: drain the node with the reason line; resume gpuslo's own drains")
-    add("--scontrol", metavar="PATH", help="slurm format: scontrol binary (default: on PATH)")
-    add("--deadline", type=float, metavar="SECONDS",
-        help=f"slurm format: deadline of the whole run (default {DEFAULT_DEADLINE_S:g})")
-    add("--slurm-config", metavar="FILE",
-        help=f"slurm format: options file (default ${ENV_VAR}; gpuslo/exporter/slurm/config.py)")
 
 
 def merge_config(args: argparse.Namespace, config: SlurmConfig) -> argparse.Namespace:

@@ -89,7 +89,7 @@ def test_config_errors(tmp_path, capsys):
 def test_flags_win_over_the_config_file(tmp_path):
     import argparse
 
-    from gpuslo.cli.check import configure
+    from gpuslo.cli.check_args import configure
     from gpuslo.cli.sources import context_from_args
 
     config = tmp_path / "node.yaml"

@@ -15,29 +15,10 @@ from dataclasses import dataclass
 
 from gpuslo.errors import DependencyMissing
 from gpuslo.exporter.checks.base import DEFAULT_INTERVAL_S, CheckContext
+from gpuslo.exporter.checks.check_names import ACTIVE_ONLY, CHECKS
 from gpuslo.verdict import CheckResult
 
 PACKAGE = "gpuslo.exporter.checks"
-# name -> one line naming its evidence source, in the order `gpuslo check` runs and prints them.
-CHECKS: dict[str, str] = {
-    "gpu_inventory": "GPUs present against the expected count (NVML)",
-    "xid": "Xid/SXid events from /dev/kmsg, journalctl -k or dmesg (Xid policy)",
-    "dcgm": "dcgm-exporter metrics over HTTP",
-    "gpu_memory": "uncorrectable ECC, row remapping, GPU recovery action (NVML)",
-    "thermal": "hardware thermal slowdown, temperature at the slowdown threshold (NVML)",
-    "nvlink": "NVLink link state and error counters, NVLink fabric state (NVML)",
-    "pcie": "PCIe link width and generation against their maximum (NVML)",
-    "fabricmanager": (
-        "nvidia-fabricmanager log: NVSwitch SXids, the service's state (n/a without NVSwitch)"
-    ),
-    "hostengine": "DCGM nv-hostengine log: health-watch warnings and failures per GPU",
-    "network_links": "InfiniBand ports and EFA devices against the expected count (sysfs)",
-    "port_errors": "InfiniBand/RoCE and EFA port error counters, link flaps (sysfs)",
-    "gpu_probe": (
-        "opt-in active probe: matmul, memory pattern, device-to-device copy (PyTorch/CuPy)"
-    ),
-}
-ACTIVE_ONLY = ("gpu_probe",)
 
 
 @dataclass(frozen=True)

@@ -33,7 +33,7 @@ from gpuslo.errors import ConfigError
 from gpuslo.verdict import NODE_SCOPE, CheckResult
 
 PACKAGED = "return_to_service.yaml"
-CHECK = "validation"
+CHECK = names.GATE_CHECK
 CLEAR_EVENTS = ("check_ok", "reboot", "driver_reload", "admin_resume")
 VALIDATORS = names.VALIDATORS
 HELD, VALIDATING, FAILED = "held", "validating", "failed"

@@ -27,13 +27,8 @@ from typing import Any
 from gpuslo.config_file import empty_file, parse_yaml, read_config_text
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.checks.registry import CHECKS
+from gpuslo.exporter.slurm.limits import MAX_DEADLINE_S
 
-ENV_VAR = "GPUSLO_SLURM_CONFIG"
-DEFAULT_PATH = "/etc/gpuslo/slurm-health.yaml"
-DEFAULT_DEADLINE_S = 30.0
-DEFAULT_SCONTROL_TIMEOUT_S = 5.0
-# slurmd kills HealthCheckProgram after 60 s: the cycle, one read and one update must fit.
-MAX_DEADLINE_S = 45.0
 _TEXT = ("scontrol", "node", "node_config", "kernel_log", "state_dir")
 _SECONDS = ("deadline_s", "scontrol_timeout_s", "check_timeout_s")
 

@@ -27,7 +27,6 @@ import signal
 import stat
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.anchors import CONTEXT_LINES
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
@@ -38,8 +37,14 @@ HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the joi
 # earlier, takes that much more of the file (never less than half, at most 7/8). CPU of each
 # process on 210 MB (bench/kernel_log_scan.py, 2026-12-06, load 11): with no head start the
 # parent 0.34 s, the child 0.07 + 0.15 s; 96 MB: 0.29 s against 0.07 + 0.22 s; 140 MB: 0.26 s
-# against 0.07 + 0.25 s.
-START_HANDICAP_BYTES = 96_000_000
+# against 0.07 + 0.25 s. 2026-12-07 (load 12-13), the fork ~0.02 s sooner (no recogniser or
+# dataclass imported before it): 96 MB: the parent 0.285-0.291 s against 0.053-0.056 +
+# 0.202-0.206 s; 120 MB: 0.276-0.295 s against 0.054-0.066 + 0.221-0.232 s.
+START_HANDICAP_BYTES = 105_000_000
+# ... plus this share of the file: the parent also joins the child's lines and judges every
+# event, work that grows with the file (1074 MB, a fixed 120 MB: the parent 0.87 s against
+# 0.05 + 0.73 s, 2026-12-07, load 5.5).
+START_HANDICAP_SHARE = 0.07
 _SPLIT_READ = 64 * 1024
 
 # (handle positioned at the part's start, scan) -> None: feeds the scan the part's whole lines
@@ -115,16 +120,20 @@ def first_lines(path: str, start: int, count: int) -> list[str]:
     return [line.decode("utf-8", errors="replace").rstrip("\r") for line in lines]
 
 
-@dataclass
 class Child:
     """A forked child scanning from `middle` to the end; its result comes through `fd`. `key`
-    names the scan options the result must have been made with (`read.file_scanner`)."""
+    names the scan options the result must have been made with (`read.file_scanner`);
+    `identity`: (device, inode, size, mtime) of the file when the child started. A plain class,
+    not a dataclass: `dataclasses` (and the `inspect` module it imports, ~8 ms) would load
+    before `gpuslo inspect` forks, on both processes' paths."""
 
-    pid: int
-    fd: int
-    middle: int
-    key: tuple = ()
-    identity: tuple = ()  # (device, inode, size, mtime) of the file when the child started
+    __slots__ = ("fd", "identity", "key", "middle", "pid")
+
+    def __init__(self, pid: int, fd: int, middle: int, key: tuple = (), identity: tuple = ()):
+        self.pid, self.fd, self.middle, self.key, self.identity = pid, fd, middle, key, identity
+
+    def __repr__(self) -> str:
+        return f"Child(pid={self.pid}, fd={self.fd}, middle={self.middle})"
 
 
 def fork_child(path: str, middle: int, setup: Setup, key: tuple = ()) -> Child:
@@ -214,7 +223,8 @@ def prestart(path: str, setup: Setup) -> bool:
     """Fork the child that scans the second part of `path` now, before the caller's own
     start-up (`gpuslo inspect`: its detectors, policy and the detection of the file's head),
     so that the child's scan overlaps it; `read.scan_kernel_log_file(halves=True)` claims it.
-    The child takes the larger part (`START_HANDICAP_BYTES`, at most 7/8); `setup` runs in it.
+    The child takes the larger part (`START_HANDICAP_BYTES` and `START_HANDICAP_SHARE` of
+    the file more, at most 7/8); `setup` runs in it.
     Nothing is forked (False) for a file that would not be halved; a child nobody claims is
     killed at exit or by `discard`. Whether the file is a kernel log is not known yet: the
     child's result is used only if the caller then scans it with the same options (the key) and
@@ -226,7 +236,8 @@ def prestart(path: str, setup: Setup) -> bool:
     if not stat.S_ISREG(status.st_mode) or not can_halve(status.st_size) or path in _early:
         return False
     size = status.st_size
-    middle = split_point(path, size, max(size // 8, (size - START_HANDICAP_BYTES) // 2))
+    handicap = START_HANDICAP_BYTES + int(START_HANDICAP_SHARE * size)
+    middle = split_point(path, size, max(size // 8, (size - handicap) // 2))
     if middle is None:
         return False
     setup()  # once before the fork: its Vectorscan database, compiled once, serves both processes

@@ -21,6 +21,7 @@ import re
 import stat
 from collections.abc import Callable
 from functools import partial
+from typing import TYPE_CHECKING
 
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.evidence.kernel_log.halves import (
@@ -31,8 +32,10 @@ from gpuslo.exporter.evidence.kernel_log.halves import (
     scan_halves,
     split_point,
 )
-from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.evidence.kernel_log.scan import KernelLogScan
+
+if TYPE_CHECKING:
+    from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 __all__ = [
     "GPU_MARKER",
@@ -44,6 +47,16 @@ __all__ = [
     "scan_kernel_log_file",
     "scan_kernel_log_text",
 ]
+
+
+def __getattr__(name: str):
+    """`KernelEvent`, re-exported when asked for: the events' module (its regular expressions and
+    dataclasses) loads with the recognisers, not with the scan `gpuslo inspect` forks early."""
+    if name == "KernelEvent":
+        from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+
+        return KernelEvent
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 # A line that may be (part of) a GPU event: a cut-off last line holding one is never read as
 # healthy (the check waits for its newline; inspect says it was incomplete). ` [nvidia`: a stack

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
@@ -27,10 +28,12 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     check_anchors,
     grep_pattern,
 )
-from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
 from gpuslo.exporter.evidence.kernel_log.lookback import HeaderLookback
-from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.needles import Needles
+
+if TYPE_CHECKING:  # the recognisers load when first fed (`builder`), not with the scan
+    from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
+    from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 
 # The grep pattern the benchmark compares against (`grep -E`): it selects every candidate line.
 GREP_PATTERN_TEXT = grep_pattern(ANCHORS)
@@ -198,7 +201,7 @@ class KernelLogScan:
         self.needles = Needles(tuple(a.encode() for a in self.anchors), self.extra_bytes, literals,
                                use_vectorscan=vectorscan)
         self.extra_lines: list[tuple[int, str]] = []
-        self.builder = EventBuilder()
+        self._builder: EventBuilder | None = None
         self.records = 0
         self.matched = 0
         self.fed = 0  # bytes (characters, for str) fed: where a resumed scan goes on
@@ -206,6 +209,21 @@ class KernelLogScan:
         self._next_line = 1
         self._carried = 0  # context lines the previous chunk's last Xid still wants
         self.lookback = HeaderLookback()  # splat headers an NVIDIA frame may look back to
+
+    @property
+    def builder(self) -> EventBuilder:
+        """The recognisers the lines found are fed to, made when first used: a scan made before
+        `gpuslo inspect` forks its second half (`halves.prestart`) does not import them (their
+        regular expressions and dataclasses), and the child feeds a recorder instead."""
+        if self._builder is None:
+            from gpuslo.exporter.evidence.kernel_log.events import EventBuilder
+
+            self._builder = EventBuilder()
+        return self._builder
+
+    @builder.setter
+    def builder(self, builder) -> None:
+        self._builder = builder
 
     def _hits(self, chunk: _Chunk) -> tuple[list[int], list[int]]:
         """(anchor hits, extra hits) of the chunk: sorted offsets inside the lines found."""
