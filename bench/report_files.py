@@ -81,8 +81,9 @@ to back, `python bench/report_files.py --data DIR --repeat 2` then `--repeat 3` 
   the new process 3.58 s (1.83), 322 MB.
   after (the console script keeps freed memory for `gpuslo report`, `gpuslo.cli.allocator`:
   glibc's mmap threshold fixed at 32 MiB and trim threshold 2 GiB, set before the imports;
-  matplotlib's per-class `Artist.set` signatures and docstrings not built at import,
-  `plots._plain_set_methods`; PyYAML imported at the first YAML parse, so no `--slo` loads
+  matplotlib's per-class `Artist.set` signatures and docstrings not built at import, a
+  patch of a private matplotlib hook since reverted: it changed matplotlib for every user of
+  the process for ~0.09 s; PyYAML imported at the first YAML parse, so no `--slo` loads
   none), repeat 2: engine 1.69 s; build_report 2.61 s (1.54); the new process 3.41 s (2.01),
   peak RSS 350 MB. Repeat 3: engine 1.65 s; build_report 2.65 s (1.61); the new process
   3.52 s (2.13), 350 MB. The report files are byte-identical before and after (cmp).
@@ -96,7 +97,7 @@ to back, `python bench/report_files.py --data DIR --repeat 2` then `--repeat 3` 
   anchor as well.
   Left, CPU seconds in a new process (stage marks, round 12): imports before the data
   ~0.35 (pandas 0.19, numpy 0.09 within it, gpuslo's modules ~0.08), matplotlib for the
-  HTML ~0.2 (after this round's 0.09 cut; its text path pulls fontTools.agl via dviread,
+  HTML ~0.3 (its text path pulls fontTools.agl via dviread,
   ~0.03, and the polar, geo and 3D projections), reading the columnar copies 0.2-0.3
   (SHA-256 of the CSV.gz, zlib, the text columns made `string`), the four plots 0.3-0.35
   (tight_layout 0.13, the SVG draw 0.13, building the axes 0.08: matplotlib's own Python,
