@@ -80,7 +80,8 @@ def test_ibwarn_alone_is_not_a_tool_failure():
 
 def test_an_ibpanic_beside_read_ports_keeps_the_ports():
     # Negative: a partial output (one device failed, another read) is no source failure.
-    text = HEALTHY_IBSTAT + "ibpanic: [99] main: stat of IB device 'mlx4_1' failed: No such device\n"
+    panic = "ibpanic: [99] main: stat of IB device 'mlx4_1' failed: No such device\n"
+    text = HEALTHY_IBSTAT + panic
     findings, _ = inspect(text, "ibstat")
     assert not of(findings, "source_unavailable")
     assert [f.device for f in of(findings, "device_unreadable")] == ["mlx4_1"]
