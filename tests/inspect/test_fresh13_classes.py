@@ -86,3 +86,11 @@ def test_an_ibpanic_beside_read_ports_keeps_the_ports():
     assert not of(findings, "source_unavailable")
     assert [f.device for f in of(findings, "device_unreadable")] == ["mlx4_1"]
     assert [f.count for f in of(findings, "ports_active")] == [1]
+
+
+def test_a_nameless_ibpanic_beside_read_ports_is_still_reported():
+    # Negative of the source failure, and no fail-open: "can't list ports" names no device.
+    text = HEALTHY_IBSTAT + "ibpanic: [99] main: can't list ports: Permission denied\n"
+    findings, _ = inspect(text, "ibstat")
+    assert not of(findings, "source_unavailable")
+    assert [f.class_ for f in of(findings, "device_unreadable")] == ["unknown"]

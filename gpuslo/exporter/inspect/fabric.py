@@ -33,12 +33,13 @@ def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Find
     itself failed: `source_unavailable` (unknown, layer observability; no port is judged). An
     `ibwarn` line is a warning, not a failure (`evidence.fabric.diag_errors`)."""
     report = parse_ibstat(text)
-    named = [name for name in report.unreadable if name]
     if report.ports or not report.failures:
         return evaluate_ports(
-            "ibstat", report.ports, options.expect_network_devices, named, report.devices
+            "ibstat", report.ports, options.expect_network_devices, report.unreadable,
+            report.devices,
         )
     failure = tool_failure("ibstat", report.failures, "no port was read")
+    named = [name for name in report.unreadable if name]
     expected = expectation_findings(
         "ibstat", report.devices, options.expect_network_devices, named
     )
