@@ -4,6 +4,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from gpuslo import names
 from gpuslo.exporter.evidence.fabric.ibv_devinfo import parse_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
@@ -26,10 +28,35 @@ from gpuslo.verdict import Finding
 
 
 def inspect_ibstat(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for `ibstat` output."""
+    """`inspect` entry for `ibstat` output. A device its own fatal `ibpanic` / `iberror` line
+    names is `device_unreadable`; when no port at all was read and the tool failed, the tool
+    itself failed: `source_unavailable` (unknown, layer observability; no port is judged). An
+    `ibwarn` line is a warning, not a failure (`evidence.fabric.diag_errors`)."""
     report = parse_ibstat(text)
-    return evaluate_ports(
-        "ibstat", report.ports, options.expect_network_devices, report.unreadable, report.devices
+    if report.ports or not report.failures:
+        return evaluate_ports(
+            "ibstat", report.ports, options.expect_network_devices, report.unreadable,
+            report.devices,
+        )
+    failure = tool_failure("ibstat", report.failures, "no port was read")
+    named = [name for name in report.unreadable if name]
+    expected = expectation_findings(
+        "ibstat", report.devices, options.expect_network_devices, named
+    )
+    return [failure, *expected]
+
+
+def tool_failure(kind: str, lines: Sequence[str], consequence: str) -> Finding:
+    """The `source_unavailable` finding (unknown, tool_error, layer observability) for a fabric
+    tool that failed: `lines` its own failure lines (`events` = how many), the first quoted."""
+    return Finding(
+        kind=kind,
+        class_=names.CLASS_UNKNOWN,
+        signal="source_unavailable",
+        reason="tool_error",
+        layer=names.LAYER_OBSERVABILITY,
+        events=len(lines),
+        message=f"{kind} failed: {lines[0]}: {consequence}",
     )
 
 

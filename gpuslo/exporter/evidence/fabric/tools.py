@@ -16,6 +16,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from gpuslo.exporter.evidence.fabric.diag_errors import (
+    is_diag_line,
+    parse_diag_messages,
+    tool_failed_only,
+)
 from gpuslo.exporter.evidence.fabric.ports import (
     Port,
     normalise_physical_state,
@@ -35,7 +40,6 @@ _PORT = re.compile(r"^\s*Port (\d+):\s*$")
 # Linear-time field patterns: possessive whitespace and a greedy value stripped in code (the old
 # `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s).
 _FIELD = re.compile(r"^\s++([A-Za-z][A-Za-z ]*?):[ \t]*+(.*)$")
-_IB_PANIC = re.compile(r"^ibpanic: (?:.*?(?:device|CA) '([^']+)')?")
 _IBSTAT_FIELDS = {
     "State": "state",
     "Physical state": "physical_state",
@@ -47,12 +51,14 @@ _IBSTAT_FIELDS = {
 
 @dataclass(frozen=True)
 class IbstatReport:
-    """Parsed `ibstat`: the ports seen, the CA names seen, and the devices the tool said it could
-    not read (`ibpanic` lines; "" when the line names no device)."""
+    """Parsed `ibstat`: the ports seen, the CA names seen, the devices the tool said it could
+    not read (its fatal `ibpanic` / `iberror` lines, `diag_errors`; "" when the line names no
+    device) and those lines themselves (`failures`; `ibwarn` warnings are not failures)."""
 
     ports: tuple[Port, ...]
     devices: tuple[str, ...]
     unreadable: tuple[str, ...]
+    failures: tuple[str, ...] = ()
 
 
 def _port_from_fields(device: str, number: int, fields: dict[str, str], model: str = "") -> Port:
@@ -94,8 +100,8 @@ def parse_ibstat(text: str) -> IbstatReport:
         elif device and not number and (match := _FIELD.match(line)):
             if match.group(1) == "CA type":
                 model = match.group(2).strip()
-        elif match := _IB_PANIC.match(line):
-            unreadable.append(match.group(1) or "")
+        elif is_diag_line(line):
+            continue  # the tool's own messages: `diag_errors`, below
         elif device and (match := _PORT.match(line)):
             flush()
             number, fields = int(match.group(1)), {}
@@ -104,7 +110,11 @@ def parse_ibstat(text: str) -> IbstatReport:
     flush()
     if not devices:
         ports += _bare_port(text)
-    return IbstatReport(tuple(ports), tuple(devices), tuple(unreadable))
+    failed = [m for m in parse_diag_messages(text) if m.fatal and m.tool in ("", "ibstat")]
+    unreadable += [m.device for m in failed]
+    return IbstatReport(
+        tuple(ports), tuple(devices), tuple(unreadable), tuple(m.line for m in failed)
+    )
 
 
 _BARE_FIELD = re.compile(r"^(State|Physical state|Rate|Link layer):[ \t]*+(.*)$", re.M)
@@ -116,12 +126,15 @@ def _bare_port(text: str) -> list[Port]:
 
 
 def looks_like_ibstat(text: str) -> bool:
-    """True for `ibstat` output: a `CA '<name>'` header with port blocks or an ibpanic line, or
-    the header-less fields of `ibstat <ca> <port>`."""
+    """True for `ibstat` output: a `CA '<name>'` header with port blocks or an ibpanic line, the
+    header-less fields of `ibstat <ca> <port>`, or only the tool's own failure
+    (`diag_errors.tool_failed_only`: `ibpanic:` / `ibstat: iberror:` lines, its command line)."""
     head = text[:200_000]
     has_ca = re.search(r"^CA '[^']+'[ \t]*$", head, re.M) is not None
     if has_ca:
         return "Port " in head or "ibpanic:" in head
+    if tool_failed_only(head, "ibstat"):
+        return True
     bare = re.search(r"^State: \w+", head, re.M) and re.search(r"^Physical state: \w+", head, re.M)
     return bool(bare)
 
