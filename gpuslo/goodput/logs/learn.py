@@ -44,7 +44,7 @@ from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, unnamed
-from gpuslo.goodput.logs.durations import counted_clock, window_or_step
+from gpuslo.goodput.logs.durations import counted_clock, day_clock, window_or_step
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
@@ -299,11 +299,14 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         reading = recheck(read_template(tpl, pins))
         out.readings.append(reading)
         if reading.progress:
-            counted_clock(reading)
-            window_or_step(reading, _reference(reading))
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
+    for readings in families.values():
+        day_clock(readings)  # a time of day rising over the family's templates
+        for reading in readings:
+            counted_clock(reading)
+            window_or_step(reading, _reference(reading))
     for name in [n for n, readings in families.items() if stage_headers(readings)]:
         for reading in families.pop(name):
             reading.progress = False
