@@ -72,3 +72,37 @@ def test_a_bracketed_tag_before_another_verb_is_no_save() -> None:
     # negative: the prune of an older file names a checkpoint and a step but writes nothing
     lines = [ln for ln in QWEN if "saved" not in ln]
     assert read(lines)["checkpoint_saves"] == []
+
+
+# -- a throughput with the items a step printed in the run's settings (P12, P15) ---------------
+MXNET = ["INFO:root:start with arguments Namespace(batch_size=32, disp_batches=20, gpus='0', "
+         "kv_store='device', num_epochs=10)"] + [
+    f"INFO:root:Epoch[0] Batch [{b}]\tSpeed: {s} samples/sec\taccuracy=0.{560 + b}"
+    for b, s in ((20, "142.33"), (40, "143.53"), (60, "142.71"), (80, "139.26"), (100, "142.41"))]
+
+
+def test_samples_per_second_over_the_printed_batch_size_is_the_step_time() -> None:
+    median = read(MXNET)["step_time_s"]["median"]
+    # 32 samples over 139.26 .. 143.53 samples/s: 0.223 .. 0.230 s a step, about 0.2247
+    assert median is not None and abs(median - 32 / 142.4) < 1e-3
+
+
+def test_samples_per_second_without_a_known_batch_is_no_step_time() -> None:
+    # negatives: no batch size printed; a batch that may be a micro-batch (accumulation)
+    assert read(MXNET[1:])["step_time_s"]["median"] is None
+    accumulated = [MXNET[0].replace("gpus='0'", "grad_accum_steps=4")] + MXNET[1:]
+    assert read(accumulated)["step_time_s"]["median"] is None
+
+
+QWEN_SETTINGS = ["Tokens / optimizer step : 32,768", "Effective batch size    : 32",
+                 "Max steps               : 100,000", "Checkpoint every        : 150 steps"]
+
+
+def test_tokens_per_second_over_the_printed_tokens_a_step_is_the_step_time() -> None:
+    median = read(QWEN_SETTINGS + QWEN)["step_time_s"]["median"]
+    assert median is not None and abs(median - 32768 / 37200) < 1e-3
+
+
+def test_tokens_per_second_beside_samples_a_step_only_is_no_step_time() -> None:
+    # negative: the batch in sequences says nothing of tokens per second
+    assert read(QWEN_SETTINGS[1:] + QWEN)["step_time_s"]["median"] is None

@@ -59,6 +59,7 @@ from gpuslo.goodput.logs.roles import (
 from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
+from gpuslo.goodput.logs.throughput import declared, throughput_rate
 from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
@@ -295,8 +296,11 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     out = Learnt()
     families: dict[str, list[Reading]] = {}
+    per_step = declared([r.text for r in records])  # items a step, from printed settings
     for tpl in templates:
         reading = recheck(read_template(tpl, pins))
+        if reading.progress:
+            throughput_rate(reading, per_step)
         out.readings.append(reading)
         if reading.progress:
             families.setdefault(family_of(reading), []).append(reading)
