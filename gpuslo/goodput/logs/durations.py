@@ -241,3 +241,50 @@ def counted_clock(reading: Reading) -> None:
         if grown >= MIN_GROWTH and abs(clock - grown) < PROPORTIONAL * grown:
             reading.roles[i] = Role("elapsed", role.scale, "rises with the step counter, in "
                                     "proportion: the training time so far")
+
+
+HOUR_S = 3600.0  # a clock printed with its hours (`12:46:47`) that rises on every record
+
+
+def day_clock(readings: list[Reading]) -> None:
+    """A named clock-shaped duration of an hour or more (`time=12:46:47`) that rises on every
+    record of one family (the templates of one loop's lines, 3 records at least), by less than
+    its own value each time, is a clock - the time of day or the time since some start - not
+    one step's time (`metric`: it would give a span from midnight); the durations beside it
+    with no per-step name are the time since the previous record (`window_s`). Applio's (RVC's
+    `EpochRecorder.record()`: `time={now:%H:%M:%S} | training_speed={now - last_time}`) per-epoch
+    line `… | epoch=1 | step=40 | time=12:46:47 | training_speed=0:00:27`, then 12:47:14 and
+    12:47:41 on lines with more fields: `time` was read as a step of 46,034 s. A step's own time
+    does not climb on every record by a fraction of its value. A clock that passes midnight
+    does not rise everywhere; its field stays a duration."""
+    by_key: dict[str, list[tuple[int, float]]] = {}
+    for r in readings:
+        for i, role in r.roles.items():
+            f = r.template.fields[i]
+            if role.role == "step_s" and f.kind == "dur" and f.key and not any(
+                    h in f.key.lower() for h in PER_STEP_HINTS):
+                by_key.setdefault(f.key, []).extend(
+                    (line, n) for line, n in zip(r.template.lines, f.numbers, strict=False)
+                    if n is not None)
+    clocks = set()
+    for key, points in by_key.items():
+        seen = [n for _, n in sorted(points)]
+        if len(seen) >= 3 and min(seen) >= HOUR_S and all(
+                0 < b - a < a for a, b in zip(seen, seen[1:], strict=False)):
+            clocks.add(key)
+    if clocks:
+        for r in readings:
+            _beside_clock(r, clocks)
+
+
+def _beside_clock(reading: Reading, clocks: set[str]) -> None:
+    for i, role in list(reading.roles.items()):
+        f = reading.template.fields[i]
+        if role.role != "step_s" or any(h in f.key.lower() for h in PER_STEP_HINTS):
+            continue
+        if f.key in clocks:
+            reading.roles[i] = Role("metric", why="a clock of an hour or more rising on every "
+                                    "record of its loop: the time of day, no step's time")
+        else:
+            reading.roles[i] = Role("window_s", role.scale, "beside a clock of the day: the "
+                                    "time since the previous record")

@@ -44,7 +44,7 @@ from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, unnamed
-from gpuslo.goodput.logs.durations import counted_clock, window_or_step
+from gpuslo.goodput.logs.durations import counted_clock, day_clock, window_or_step
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.preference import by_preference
@@ -59,6 +59,7 @@ from gpuslo.goodput.logs.roles import (
 from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
+from gpuslo.goodput.logs.throughput import declared, throughput_rate
 from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
@@ -295,15 +296,21 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     out = Learnt()
     families: dict[str, list[Reading]] = {}
+    per_step = declared([r.text for r in records])  # items a step, from printed settings
     for tpl in templates:
         reading = recheck(read_template(tpl, pins))
+        if reading.progress:
+            throughput_rate(reading, per_step)
         out.readings.append(reading)
         if reading.progress:
-            counted_clock(reading)
-            window_or_step(reading, _reference(reading))
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
+    for readings in families.values():
+        day_clock(readings)  # a time of day rising over the family's templates
+        for reading in readings:
+            counted_clock(reading)
+            window_or_step(reading, _reference(reading))
     for name in [n for n, readings in families.items() if stage_headers(readings)]:
         for reading in families.pop(name):
             reading.progress = False

@@ -160,8 +160,8 @@ class Matcher:
                     prog.total = int(value)
                 else:
                     prog.epoch = int(value)
-            elif role == "rate_ips":
-                prog.rate_s = 1.0 / value if value > 1.0 / MAX_SECONDS else None
+            elif role == "rate_ips":  # the scale: items a step (`throughput`), else 1
+                prog.rate_s = scale / value if value > scale / MAX_SECONDS else None
             elif role == "rate_spi":
                 prog.rate_s = value * scale if 0 < value * scale <= MAX_SECONDS else None
             elif getattr(prog, role) is None and (value > 0 or role == "elapsed") and (
