@@ -27,8 +27,9 @@ from typing import Any
 MIN_PAIRS = 2
 
 
-def _values(readings: list[Any]) -> dict[int, float]:
-    """Physical line → the counter's value, over the sampled records of `readings`."""
+def counter_values(readings: list[Any]) -> dict[int, float]:
+    """Physical line → the counter's value, over the sampled records of `readings` (also
+    `twin`)."""
     out: dict[int, float] = {}
     for reading in readings:
         if reading.step is None:
@@ -45,7 +46,7 @@ def lockstep(lines: list[Any], bar: list[Any]) -> bool:
     module docstring); both lists of `roles.Reading`."""
     if not bar or not lines or lines[0].bar or not bar[0].bar:
         return False
-    mine, drawn = _values(lines), _values(bar)
+    mine, drawn = counter_values(lines), counter_values(bar)
     offsets = {mine[n] - drawn[n] for n in mine.keys() & drawn.keys()}
     shared = len(mine.keys() & drawn.keys())
     return shared >= MIN_PAIRS and len(offsets) == 1 and min(offsets) > 0

@@ -22,20 +22,9 @@ from __future__ import annotations
 from bisect import bisect_right
 from typing import Any
 
+from gpuslo.goodput.logs.glued import counter_values
+
 MIN_PAIRS = 3
-
-
-def _values(readings: list[Any]) -> dict[int, float]:
-    """Physical line → the counter's value, over the sampled records of `readings`."""
-    out: dict[int, float] = {}
-    for reading in readings:
-        if reading.step is None:
-            continue
-        numbers = reading.template.fields[reading.step].numbers
-        for line, value in zip(reading.template.lines, numbers, strict=False):
-            if value is not None:
-                out.setdefault(line, value)
-    return out
 
 
 def _timed(readings: list[Any]) -> bool:
@@ -48,7 +37,7 @@ def twin(lines: list[Any], bar: list[Any]) -> bool:
     `bar` draws next (see the module docstring)."""
     if not bar or not lines or lines[0].bar or not bar[0].bar or not _timed(lines):
         return False
-    mine, drawn = _values(lines), _values(bar)
+    mine, drawn = counter_values(lines), counter_values(bar)
     at = sorted(drawn)
     pairs = 0
     for line, value in mine.items():
