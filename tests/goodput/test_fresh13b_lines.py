@@ -60,7 +60,8 @@ def test_an_opening_printed_once_is_no_relaunch() -> None:
 
 def test_a_banner_with_most_words_changed_is_another_line() -> None:
     # negative: a banner of another program (two of seven tokens changed) is no reprint
-    other = MATH[3].replace("MathAlphaZero 3.0 自动训练（最终修复版）启动", "Evaluator 3.0 评估启动")
+    other = MATH[3].replace("MathAlphaZero 3.0 自动训练（最终修复版）启动",
+                            "Evaluator 3.0 评估启动")
     assert read(MATH[:3] + [other] + MATH[4:])["restarts"] == []
 
 
@@ -154,3 +155,11 @@ def test_an_at_sign_in_another_line_is_no_restore() -> None:
     lines = [line.replace("Loaded ram_6_8x8_1_ckpt.pth.tar checkpoint", "Best model checkpoint")
              for line in RAM]
     assert read(lines)["restarts"] == []
+
+
+def test_a_column_header_above_each_epoch_is_no_opening() -> None:
+    # negative: YOLOv7's table header opens an excerpt and comes back above every epoch's row
+    header = "     Epoch   gpu_mem       box       obj       cls     total    labels  img_size"
+    opening = Opening()
+    opening.first(header, read=False)
+    assert opening.closed and not opening.see(header, 60.0, 6)

@@ -21,7 +21,9 @@ program started again. From a LoRA script's log (fresh13 P07: the opening line s
 before, after a traceback) and a self-play trainer's (P04: banner, config, then the banner again
 105 s later). Not a relaunch: a reprint with the same stamp or none and nothing between (two
 handlers echoing one line); an opening that is a warning or deprecation notice (a library prints
-those again whenever the code path runs: `np.object` warnings each epoch); a line some reader
+those again whenever the code path runs: `np.object` warnings each epoch); a table's column
+header (three or more gaps of two spaces: YOLOv7's `Epoch   gpu_mem   box   obj …` above each
+epoch's row, an excerpt's first line); a line some reader
 already took as progress or an event (never offered); a reprint the steps go on across (the
 record after it counts past the one before it: an excerpt that opens mid-run with a line the job
 prints each step, `System/Peak GPU Memory (MB)=6,784` above OLMo's `[step=1/739328]`); a
@@ -40,6 +42,8 @@ from gpuslo.goodput.logs.progress import Record
 
 _DIGITS = re.compile(r"\d+")
 _WARNING = re.compile(r"(?i)warn|deprecat")
+_COLUMN_GAP = re.compile(r"\S {2,}(?=\S)")  # words set in columns: a table's header
+_COLUMNS = 3
 _MIN_TOKENS = 2  # a one-word opening (`Done`, `[`) says nothing of who printed it
 _CHANGED_AT_MOST = 0.25  # share of tokens a relaunch's banner may change
 
@@ -70,7 +74,8 @@ class Opening:
     def first(self, text: str, read: bool) -> None:
         """The log's first record; `read` when progress or an event rule took it."""
         tokens = _tokens(text)
-        if read or len(tokens) < _MIN_TOKENS or _WARNING.search(text):
+        if read or len(tokens) < _MIN_TOKENS or _WARNING.search(text) or len(
+                _COLUMN_GAP.findall(text.strip())) >= _COLUMNS:
             self.closed = True
         else:
             self.shape, self.numbers = tokens, _DIGITS.findall(text)
@@ -87,10 +92,13 @@ class Opening:
 
 def _continued(items: list[Any], k: int) -> bool:
     """The steps go on across item `k`: the progress record after it counts past the one
-    before it (a process started again counts from its start, or restores, or never steps)."""
+    before it, by step or by epoch (a per-epoch bar: YOLOv7's column header above each epoch's
+    row); a process started again counts from its start, or restores, or never steps."""
     before = next((x for x in reversed(items[:k]) if isinstance(x, Record)), None)
     after = next((x for x in items[k + 1:] if isinstance(x, Record)), None)
-    return before is not None and after is not None and after.glob > before.glob
+    if before is None or after is None or any(seq > items[k].obs.seq for seq in before.again):
+        return False  # the step before printed again after it (a duplicate dropped): from start
+    return (after.epoch or 0, after.glob) > (before.epoch or 0, before.glob)
 
 
 def _opening_again(item: Any) -> bool:
