@@ -15,7 +15,8 @@ another wording. Epoch markers printed again are `items._Grouper._header_again`'
 line, the first record, when no wording names it a run header: a script's first words (`Loading
 CSM model: sesame/csm-1b`, a `====== <name> 3.0 自动训练（修复版）启动 ======` banner) are what it
 prints when it starts, so the same line printed again - one template, digits masked, at most one
-token in four changed (a banner retitled between launches: `修复版` → `最终修复版`) - is the
+token in four edited (a banner retitled between launches: `修复版` → `最终修复版`; not a word
+replaced: `# Log on UI`, then `# Log on Console`) - is the
 program started again. From a LoRA script's log (fresh13 P07: the opening line six times over
 55 minutes, after a finished run, after `Starting epoch 1/13`, right after another launch 49 s
 before, after a traceback) and a self-play trainer's (P04: banner, config, then the banner again
@@ -35,6 +36,7 @@ version, the same each time).
 from __future__ import annotations
 
 import re
+from os.path import commonprefix
 from typing import Any
 
 from gpuslo.goodput.logs.items import Interruption, Mark
@@ -52,12 +54,21 @@ def _tokens(text: str) -> list[str]:
     return _DIGITS.sub("#", text).split()
 
 
+def _edited(x: str, y: str) -> bool:
+    """`y` is `x` edited, not replaced: what they share at both ends is at least half the
+    longer (`自动训练（修复版）启动` → `自动训练（最终修复版）启动`; not `UI` → `Console`)."""
+    head = len(commonprefix([x, y]))
+    tail = len(commonprefix([x[head:][::-1], y[head:][::-1]]))
+    return 2 * (head + tail) >= max(len(x), len(y))
+
+
 def _alike(a: list[str], b: list[str]) -> bool:
-    """One template: as many tokens, at most a quarter of them changed (Drain's similarity)."""
+    """One template: as many tokens, at most a quarter of them changed (Drain's similarity),
+    each changed one edited (`_edited`)."""
     if len(a) != len(b):
         return False
-    changed = sum(x != y for x, y in zip(a, b, strict=True))
-    return changed <= _CHANGED_AT_MOST * len(a)
+    changed = [(x, y) for x, y in zip(a, b, strict=True) if x != y]
+    return len(changed) <= _CHANGED_AT_MOST * len(a) and all(_edited(x, y) for x, y in changed)
 
 
 class Opening:
