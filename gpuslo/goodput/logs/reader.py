@@ -35,7 +35,6 @@ from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
-from gpuslo.goodput.logs.relaunch import Opening
 from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
@@ -83,7 +82,6 @@ class LogReader:
         self._pending: Prog | None = None  # a timing line's times with no record yet
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self._bound = MAX_PROGRESS
-        self.opening = Opening()
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -188,13 +186,6 @@ class LogReader:
                                    fw, self._seq))
             if fw is not None:
                 self._hits[fw] += 1
-        if self._seq == 1:
-            self.opening.first(text, bool(progress or found))
-            self.opening.last = (self._seq, ts)
-        elif not (progress or found) and self.opening.see(text, ts, self._seq):
-            found = [None]  # the opening printed again: a relaunch (`relaunch.Opening`)
-            self.events.append(Obs("restart", rec.line, ts, prev_ts, {"opening": "again"}, None,
-                                   text[:300], None, self._seq))
         if progress or found:
             self.matched += 1
         elif any(ch.isdigit() for ch in text):

@@ -88,7 +88,6 @@ class Walk(Gaps, Restarts):
         self.open: tuple[Interruption, dict[str, Any]] | None = None
         self.progressed = False  # progress since the last (re)start
         self.restarted = False  # a restart since the last progress line
-        self.opening_seen = False  # the log's opening line printed again since the last progress
         self.completed = False
         self.window: list[float] = []  # step times of the records since the last steps event
         self.unsent: Record | None = None
@@ -166,7 +165,6 @@ class Walk(Gaps, Restarts):
         if self.unsent is not None and rec.t1 - self.j.last_t >= self._interval(rec):
             self._send()
         self.last, self.last_k, self.progressed, self.restarted = rec, k, True, False
-        self.opening_seen = False
 
     def _interval(self, rec: Record) -> float:
         """The least time the records since the last steps event must span to be sent: a
@@ -337,8 +335,7 @@ class Walk(Gaps, Restarts):
             self.j.open_phase(t, "initialization")
         elif kind == "train_start":
             self.j.close_phase(item.t0)
-        elif kind == "restart" and (self._launches(item) or self.open is not None
-                                    or not self.restarted):
+        elif kind == "restart" and (self.open is not None or not self.restarted):
             if self.open is None:  # the launcher's own line is the evidence that the run stopped
                 self.interruptions.append({
                     "after_step": self.last.glob if self.last else None, "cause": "unknown",
@@ -349,11 +346,3 @@ class Walk(Gaps, Restarts):
             self.completed = True
         elif kind == "alive" and self.last is not None:
             self._alive(item)
-
-    def _launches(self, item: Mark) -> bool:
-        """The script's opening line printed again after an earlier print of it with no
-        progress between (`relaunch.Opening`): each print is its own launch (one that died
-        before any step), while a launcher's lines and the run's own count once."""
-        opening = item.obs.data.get("opening") == "again"
-        again, self.opening_seen = opening and self.opening_seen, opening or self.opening_seen
-        return again
