@@ -26,7 +26,11 @@ and is, best first:
   reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
   or an `Episode` counter (an RL loop's unit of work where it prints no step: `Episode: 59,
   Actions: 2351, …, Time: 4.28`), chosen only when it recurs (a one-off `training for 1000
-  steps` is a setting) and only where no better counter is printed.
+  steps` is a setting) and only where no better counter is printed; but 2 for a `Frame`
+  counter beside the `Episode` (never alone: `frame #0: c10::Error…` is a C++ stack frame),
+  an RL loop's environment steps (the DQN family's `for frame in range(1, frames+1)`
+  with one `agent.step` a frame, printed `Episode 1\tFrame 20 \tAverage100 Score: 20.00`):
+  the unit of work the run's budget counts, over the episode that groups a varying number of them.
 
 A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
 an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
@@ -194,6 +198,9 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
             return 5
         return 4 if words(f.key)[-1] in ("step", "steps") else 3
     if _named_n(f, fields):
+        return 2
+    if words(f.key) in (["frame"], ["frames"]) and any(
+            words(g.key) == ["episode"] for g in fields):
         return 2
     if _index_of_value(f, fields) or words(f.key) == ["episode"]:
         return 1
