@@ -349,6 +349,27 @@ KNOWN_MISSES = {
         "O16",
         "O19",
     },
+    # Thirteenth fresh batch (18 logs of 15 trainers new to the project, SOURCES_p.md), scored
+    # once at the end of round 12 against its merged work: 10/18 (2026-12-07, 1219853; tests/data/
+    # first_contact/training_logs_fresh13_2026-12-07.txt). Read right since (tests/goodput/
+    # test_fresh13a_lines.py, test_fresh13b_lines.py): a time of day printed as a named field
+    # that rises on every line is a clock, not a step time; `[Checkpoint] saved <path>` is a save;
+    # samples or tokens per second over the items per step the run printed once is a step time
+    # (P12, P15); an RL loop's `Frame` beside its `Episode` is the step (P05); `checkpoint @ epoch
+    # N` is a restore, and a log that starts from a restore counts it as a restart, as the shared
+    # T21 (P14). Left: P04's and P07's relaunches show only as the script's opening line printed
+    # again; a rule for that read mid-run status lines as relaunches in eleven other logs and was
+    # taken out. P07 also times its steps only in `Calculating validation loss at step N`, and its
+    # `partial model` dump by a launch that never stepped is counted as a save. P17's rows are a
+    # bare `970 5.343` (no name, no separator), grouped with another rank's unstamped pairs. P18's
+    # step time is Applio's own `training_speed` over the epoch's steps (0.5375 s) where the facts
+    # take the stamps between lines (0.675 s, the epoch's best-model save and set-up included).
+    ("training_logs", "fresh13"): {
+        "P04",
+        "P07",
+        "P17",
+        "P18",
+    },
     ("corpus", "dev"): set(),
     # 18/23 at first contact; 105, 107, 109, 113 and 137 read right since their classes were
     # built (systemctl status of a service wrapping a log, a crash-looping service's config
