@@ -87,6 +87,12 @@ class Untotalled:
         return offset + p.printed
 
 
+def epoch_rose(before, after) -> bool:
+    """Whether the epoch printed on record `after` is above the one on `before` (both
+    `progress.Record`s; False when either prints none)."""
+    return None not in (before.epoch, after.epoch) and after.epoch > before.epoch
+
+
 def across_estimate(records: list) -> list[int]:
     """Indexes of the records (`progress.Record`s, in order) whose steps since the one before
     are `Untotalled`'s estimate: a counter with no N whose epoch rose between the two, so the
@@ -98,9 +104,8 @@ def across_estimate(records: list) -> list[int]:
     out = []
     for i in range(1, len(records)):
         a, b = records[i - 1], records[i]
-        if a.total is None and b.total is None and None not in (a.epoch, b.epoch) and (
-                b.epoch > a.epoch and b.glob - b.printed != a.glob - a.printed) and (
-                b.source in _WINDOWED):
+        if a.total is None and b.total is None and epoch_rose(a, b) and (
+                b.glob - b.printed != a.glob - a.printed) and b.source in _WINDOWED:
             out.append(i)
     return out
 
@@ -120,8 +125,7 @@ def epoch_openers(records: list) -> None:
     Step 125, … 34.65 (s)`: 13.08 s over an epoch's tail of unknown length)."""
     openers, others = [], []
     for prev, rec in zip(records, records[1:], strict=False):
-        opens = rec.run == prev.run and rec.epoch is not None and prev.epoch is not None and (
-            rec.epoch > prev.epoch and rec.printed <= prev.printed)
+        opens = rec.run == prev.run and epoch_rose(prev, rec) and rec.printed <= prev.printed
         (openers if opens else others).append(rec)
     for rec in openers:
         if rec.total is None and rec.source in _WINDOWED:
