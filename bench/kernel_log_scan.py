@@ -26,12 +26,12 @@ matching lines against the lines our scan matched with the same pattern, the eve
 against the events implanted (each block parsed on its own), and whether the CLI's findings are
 the library's (`inspect_kernel_log_file`). Exits 1 when a count or a finding differs.
 
-Latest, 2026-12-07 03:45-03:46 UTC (round 13), `--size-mb 200 --repeat 3`, the 2-core machine
-at load 5-6: grep CPU 0.16-0.17 s; CLI CPU 0.46-0.49 s, its own 0.25-0.27 s (forked at
-0.05 s), the child's 0.21-0.22 s: longest path 0.25-0.27 s, ratio 0.61-0.65. At 1 GiB (round
-12, load 5.5): longest path 0.85 s against grep's 0.79-0.84 s CPU, ratio 0.93. The goal (CLI
->= 1.0x grep) is not met at 200 MiB; every earlier figure, what each round changed and what is
-left: bench/HISTORY.md, "kernel_log_scan.py".
+Latest, 2026-12-07 04:09-04:14 UTC (round 13, 3e474a3), the 2-core machine at load 13-14 (other
+sessions), CPU seconds: `--size-mb 200 --repeat 3`: grep 0.18-0.19 s; CLI 0.54 s, its own
+0.29-0.30 s (forked at 0.05-0.06 s), the child's 0.23-0.24 s: longest path 0.29-0.30 s, ratio
+0.63; `--size-mb 1024 --repeat 2`: grep 0.96 s; CLI 1.96 s, its own 1.03 s, the child's
+0.95 s: longest path 1.03 s, ratio 0.93. The goal (CLI >= 1.0x grep) is not met; every earlier
+figure, what each round changed and what is left: bench/HISTORY.md, "kernel_log_scan.py".
 
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """
