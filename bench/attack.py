@@ -28,36 +28,17 @@ Scenarios and their targets (the issue's "Done when"):
   stamps run backwards does too, or says its goodput is unknown with a reason.
 
 Prints one line per scenario with its figures; exits 1 when a target is missed or anything
-raised (a traceback counts once per case).
+raised (a traceback counts once per case). The scenarios on input files (config, bad_files,
+training_clock) are in bench/attack_inputs.py; what every scenario shares (the in-process
+`gpuslo` run, the one-line-error target) in bench/attack_common.py.
 
-Figures, 2026-12-05 07:58 UTC, commit a39dfc0, `PYTHONPATH=. python bench/attack.py` (all
-scenarios, defaults), on the shared 2-core machine at load average 4.6 (1 min; 6.5 over 5 min),
-107 s in all, every target met:
-- trickle, 300 clients: 10/10 scrapes within 3 s in plain HTTP (median 0.01 s, slowest
-  0.01 s), TLS (0.12 s, 0.35 s) and basic auth (0.18 s, 0.57 s); the tricklers opened 646
-  connections, the server closed 346 of them (heads past their deadline, or the oldest at the
-  cap of 256).
-- slurm: the Latin-1 reason read and the admin's drain left, the garbled answer drained with
-  tool_error, the hung scontrol's child killed, `exporter --once --slurm` kept its series;
-  0 tracebacks.
-- prometheus: trickling in the status line, headers and body each ended in one line, exit 2,
-  the slowest after 2.0 s for --timeout 2 (target < 12 s); 16/16 malformed answers one line,
-  exit 2; 0/40 fuzzed answers raised anything but InputError.
-- config: 168/168 (12 options x 14 bad files) one line naming the file, exit 2, slowest
-  0.45 s; 0/80 fuzzed files raised or said more than one line.
-- bad_files: 130/130 (option x kind) one line naming the path, exit 2.
-- training_clock: day back 15,920 GPU-s accounted (of 16,000; the first step's stamp to the
-  last) with the clock noted, goodput unknown (no commit evidence); reversed: goodput unknown
-  with a reason (the stamps are not used, the lines give no step time), clock noted.
-A run at load 10.0 (07:55) gave the same figures but for bad_files 129/130: a binary Titan
-trace printed pandas' message and a blank line (fixed in the CLI, a39dfc0).
+Latest, 2026-12-05 07:58 UTC (a39dfc0, all scenarios, defaults, load 4.6): every target met in
+107 s; each scenario's figures: bench/HISTORY.md, "attack.py".
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import io
 import json
 import os
 import random
@@ -68,12 +49,9 @@ import time
 import traceback
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path[:0] = [str(REPO), str(REPO / "tests")]
-
-from hostile_peers import Tricklers, http_answer, scripted_server  # noqa: E402
-
-from gpuslo.cli import main  # noqa: E402
+from attack_common import REPO, one_line_error, run_cli  # first: puts tests/ on sys.path
+from attack_inputs import bad_files, config, training_clock
+from hostile_peers import Tricklers, http_answer, scripted_server
 
 SERVER = """
 import sys, time
@@ -89,28 +67,8 @@ print(server.address[1], flush=True)
 sys.stdin.read()
 server.shutdown()
 """
-SPEC = (b"objectives:\n  usable_gpu: 0.95\n  job_goodput: 0.9\nperiod_days: 28\n"
-        b"price_per_gpu_hour: 2.5\nretired_nodes: [a, b]\nslowdown_threshold: 1.2\n")
 XID79 = ("[  100.000000] NVRM: Xid (PCI:0000:91:00): 79, pid='<unknown>', name=<unknown>, "
          "GPU has fallen off the bus.\n")
-
-
-def run_cli(argv: list[str]) -> tuple[int | None, str, str]:
-    """(exit code, stdout, stderr) of `gpuslo ARGV` in this process; a code of None and the
-    traceback as stderr when it raised."""
-    raw, err = io.BytesIO(), io.StringIO()
-    out = io.TextIOWrapper(raw, encoding="utf-8", write_through=True)  # has .buffer
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = main(argv)
-        except BaseException:  # noqa: BLE001 - what the attack counts
-            code, err = None, io.StringIO(traceback.format_exc())
-    out.flush()
-    return code, raw.getvalue().decode("utf-8", errors="replace"), err.getvalue()
-
-
-def one_line_error(code: int | None, err: str) -> bool:
-    return code == 2 and err.count("\n") == 1 and "Traceback" not in err
 
 
 # --- trickle ------------------------------------------------------------------------------------
@@ -299,121 +257,6 @@ def _stamp():
     import pandas as pd
 
     return pd.Timestamp("2026-11-23", tz="UTC")
-
-
-# --- config -------------------------------------------------------------------------------------
-
-
-def config(work: Path, fuzz: int) -> tuple[bool, str]:
-    from test_config_file import bad_files, options
-
-    files, commands = bad_files(work / "bad"), options(work)
-    cases = failed = slowest = 0
-    for argv in commands.values():
-        for path, _ in files.values():
-            began = time.monotonic()
-            code, _, err = run_cli([str(path) if a == "FILE" else a for a in argv])
-            slowest = max(slowest, time.monotonic() - began)
-            cases += 1
-            failed += not (one_line_error(code, err) and str(path) in err)
-    rng = random.Random(25)
-    texts = {"--policy": (REPO / "gpuslo" / "data" / "xid_policy.yaml").read_bytes(),
-             "--slo": SPEC}
-    fuzzed = raised = 0
-    kernel_log = commands["inspect --policy"][1]
-    for flag, text in texts.items():
-        for n in range(fuzz):
-            data = bytearray(text)
-            for _ in range(rng.randint(1, 8)):
-                data[rng.randrange(len(data))] = rng.choice(b"[]{}:-&*!|>'\"\n \t\x00\xff#")
-            path = work / f"fuzz-{n}.yaml"
-            path.write_bytes(bytes(data))
-            argv = (["inspect", kernel_log, "--policy", str(path)] if flag == "--policy" else
-                    ["rules", "--slo", str(path), "--out", str(work / "rules")])
-            code, _, err = run_cli(argv)
-            fuzzed += 1
-            raised += code not in (0, 1, 2) or "Traceback" in err or (code == 2 and
-                                                                       err.count("\n") != 1)
-    figures = (f"bad files: {cases - failed}/{cases} (option x file) one-line exit 2 naming "
-               f"the file, slowest {slowest:.2f} s; fuzz: {raised}/{fuzzed} mutated files "
-               "raised or said more than one line")
-    return not failed and not raised, figures
-
-
-def bad_files(work: Path) -> tuple[bool, str]:
-    """Issue 25 #3: every file option of tests/test_bad_files.py a command needs, and every
-    output directory, x a directory, an empty, a binary, a Latin-1 and a missing path."""
-    from test_bad_files import ERRORS, KINDS, OUTPUTS, bad_input
-
-    cert, key = work / "c.pem", work / "k.pem"
-    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
-                    str(key), "-out", str(cert), "-days", "1", "-subj", "/CN=127.0.0.1"],
-                   check=True, capture_output=True, timeout=60)
-    runs = [(argv, kind) for argv in ERRORS.values() for kind in KINDS]
-    runs += [(argv, kind) for argv, valid, slow in OUTPUTS.values() for kind in KINDS
-             if kind not in valid + slow]
-    failed = []
-    for n, (template, kind) in enumerate(runs):
-        root = work / f"bad-{n}"
-        root.mkdir()
-        path = bad_input(root, kind)
-        names = {"FILE": str(path), "OUT": str(root / "out"), "CERT": str(cert), "KEY": str(key)}
-        argv = [names.get(a, a) for a in template]
-        argv += ["--state-dir", str(root / "s")] if argv[0] in ("check", "exporter") \
-            and "--state-dir" not in argv else []
-        code, _, err = run_cli(argv)
-        if not (one_line_error(code, err) and str(path) in err):
-            failed.append(f"{argv[0]} {template[template.index('FILE') - 1]} {kind}")
-    said = f"; failed: {', '.join(failed[:8])}" if failed else ""
-    return not failed, (f"{len(runs) - len(failed)}/{len(runs)} (option x kind) one-line exit "
-                        f"2 naming the path{said}")
-
-
-# --- training clock (issue 25 #5, fixed by the training-log issue) ------------------------------
-
-
-def _clock_log(path: Path, stamp) -> None:
-    """A torchtitan log of 200 steps, step N stamped `stamp(N)` (a datetime)."""
-    start = stamp(0)
-    lines = [f"{start:%Y-%m-%d %H:%M:%S},000 - root - INFO - Starting job: clock"]
-    lines += [f"{stamp(step):%Y-%m-%d %H:%M:%S},000 - root - INFO - step: {step:2d}  loss:  "
-              "1.0000  memory: 1.00GiB(1.00%)  tps: 1,000  tflops: 1.0  mfu: 1.00%"
-              for step in range(1, 201)]
-    path.write_text("\n".join(lines) + "\n")
-
-
-def training_clock(work: Path) -> tuple[bool, str]:
-    """Issue 25 #5's reproducers: a torchtitan log of 200 steps of 10 s on 8 GPUs (16,000 GPU-s;
-    15,920 from the first step's stamp to the last) whose clock goes back one day at step 100
-    (before: half the GPU-seconds, status ok), and one whose stamps run backwards (before: 3.6
-    GPU-s for a 2,000 s run). Target: the day-back log accounts 98-100 % of 16,000 GPU-s with a
-    note naming the line; the reversed one accounts that too or says its goodput is unknown
-    with a reason — never a made-up figure."""
-    import datetime as dt
-
-    start = dt.datetime(2025, 1, 1)
-    cases = {"day back": lambda n: start + dt.timedelta(seconds=10 * n, days=-(n > 100)),
-             "reversed": lambda n: start + dt.timedelta(seconds=10 * (201 - n) if n else 0)}
-    texts, ok = [], True
-    for name, stamp in cases.items():
-        log = work / f"clock-{name.replace(' ', '-')}.log"
-        _clock_log(log, stamp)
-        code, out, err = run_cli(["goodput", str(log), "--gpus", "8", "--format", "json"])
-        try:
-            said = json.loads(out)
-            block = said["goodput"]
-            accounted, status = float(block["accounted_gpu_s"]), block["status"]
-            noted = any("clock goes back" in note for note in said["notes"])
-        except (ValueError, KeyError, TypeError):
-            texts.append(f"{name}: exit {code}: {' '.join((err or out).split())[:200]}")
-            ok = False
-            continue
-        right = 0.98 * 16_000 <= accounted <= 16_000
-        ok &= code in (0, 1) and noted and (right or (name == "reversed" and status == "unknown"
-                                                      and bool(block.get("reason"))))
-        texts.append(f"{name}: exit {code}, {accounted:,.0f} GPU-s accounted, goodput "
-                     f"{status}, clock noted {'yes' if noted else 'NO'}")
-    return ok, "; ".join(texts) + " (true: 16,000 GPU-s)"
 
 
 SCENARIOS = ("trickle", "slurm", "prometheus", "config", "bad_files", "training_clock")

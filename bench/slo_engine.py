@@ -23,53 +23,11 @@
    is timed against the engine's `compute_week` for the same GPUs, and the two answers compared.
    Prints the ratio of the two times (engine / Prometheus query; backfill time shown apart).
 
-Measured 2026-12-02, `python bench/slo_engine.py --skip-anchor --previous 646f26e` (646f26e: main
-before the batch-by-batch engine), on the 2-core, 23 GB machine, nothing else of ours running;
-the host's speed varied by 2x during the session (the simulation itself took 14.7 s in one run
-and 33-44 s in the others), so both runs are given; same answers in each (50 figures, largest
-relative difference 7.0e-14):
-  02:13 UTC, 4b66c70 (simulate 14.7 s): 100,000 GPUs (10.2 M job events): compute_week 8.25 s
-  vs 21.75 s (ratio 0.38); peak RSS during it 2,795 vs 5,407 MB (input 2,025 MB; own memory
-  769 vs 3,371 MB). 10,000 GPUs: 0.82 vs 1.30 s; peak 385 vs 583 MB.
-  02:46 UTC, 227a828 (simulate 33-44 s): 100,000 GPUs: 17.99 s vs 34.08 s (ratio 0.53); peak
-  RSS during it 2,684 vs 5,400 MB (input 2,036 MB; own memory 647 vs 3,374 MB). 10,000 GPUs:
-  1.17 vs 3.30 s (ratio 0.35); peak 363 vs 585 MB, own 33 vs 258 MB.
-  Both 100k targets met (< 20 s, < 3 GB with the input), the time with little margin on the
-  slow host. What changed: the journals' batch forms run on 2^18-row batches of whole journals
-  (`gpuslo.slo.events.batches`) — at 10 M events every full-length float64 temporary is 80 MB,
-  which glibc maps fresh (and the kernel zeroes) each time: 11 of 25 s were system time —; the
-  EventIndex neither sorts nor gathers rows already in (job, node, time) order and codes status,
-  layer and category only on the rows that carry them; node scores group integer codes a batch
-  of jobs at a time; the accounting's segment keys are deduplicated by sorting (numpy 2.4's
-  hashing np.unique took 1.3 s of the accounting's 2.8 s).
-Earlier, 2026-12-02 01:21 UTC on main 0c4d5e8 (with issue 14's per-job losses), same command with
---previous c903a66, peak RSS then the process's whole peak (the simulation's included), same
-answers (47 figures):
-  10,000 GPUs: compute_week 1.71 s vs 3.46 s (ratio 0.49); own memory 187 vs 325 MB.
-  100,000 GPUs: compute_week 26.57 s vs 44.64 s (ratio 0.60); peak RSS 5.4 vs 6.8 GB, own memory
-  1.86 vs 3.20 GB (before compute_week 3.6 GB). Target < 20 s not met. A 30,000-GPU profile:
-  goodput_increments 37 % (of which may_slow 22 %), index_events 15 %, accounting 11 %,
-  the crawl 9 %, the slowdown batch form 9 %.
-Measured 2026-12-02 00:15 UTC, `python bench/slo_engine.py --skip-anchor --previous c903a66`, on
-the 2-core, 23 GB machine shared with three other sessions (load average 5.9 at the start, 5.4
-at the end: Prometheus, promtool and pytest beside it), with the slowdown rule in batch form
-(`gpuslo.goodput.slowdown_batch`) beside c903a66 (slowdown journals folded event by event);
-answers the same (largest relative difference 7.1e-14):
-  10,000 GPUs: compute_week 3.28 s (CPU 1.72 s) vs 9.22 s (CPU 4.48 s): ratio 0.36; peak RSS
-  582 vs 730 MB, own memory (peak − before) 175 vs 327 MB.
-  100,000 GPUs (10.2 M job events): compute_week 45.8 s (CPU 32.4 s) vs 116.8 s (CPU 58.7 s):
-  ratio 0.39 (CPU 0.55); peak RSS 5.4 vs 6.8 GB, own memory 1.82 vs 3.20 GB (before
-  compute_week 3.6 GB for both).
-  The 100k target (< 20 s, < 3 GB) is not met: the CPU time alone is 32 s. At 30,000 GPUs the
-  CPU time went to the batch goodput increments (~40 %, most of it the kernel mapping fresh
-  pages for full-length temporaries), the EventIndex (~20 %), the accounting (~10 %), the
-  slowdown batch form (~10 %) and the crawl's node scores (~8 %). The peak RSS includes the
-  3.6 GB simulation, so < 3 GB peak at 100k is out of reach of the engine alone.
-Earlier (2026-12-01, load 12-20, main beside main-before): 10,000 GPUs 3.12 vs 6.70 s;
-  100,000 GPUs 73.1 vs 110.7 s, peak RSS 6.8 vs 5.0 GB.
-Earlier (2026-11-30): 1,000 GPUs anchor: promtool backfill 573 s (2.2 GB OpenMetrics); PromQL
-  1.10 s vs engine 0.107 s (ratio 0.10); weekly usable GPU-hours 167,681.32 vs 167,681.07
-  (1.5e-6 relative).
+Latest, 2026-12-02 02:13 UTC (4b66c70, `--skip-anchor --previous 646f26e`, 2-core, 23 GB
+machine): 100,000 GPUs (10.2 M job events) compute_week 8.25 s, peak RSS 2,795 MB (input
+2,025 MB); 10,000 GPUs 0.82 s, 385 MB; the anchor (2026-11-30, 1,000 GPUs): PromQL 1.10 s
+against the engine's 0.107 s (ratio 0.10), the same weekly usable GPU-hours within 1.5e-6.
+Every earlier figure and what changed: bench/HISTORY.md, "slo_engine.py".
 """
 
 from __future__ import annotations

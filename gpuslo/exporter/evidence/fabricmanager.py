@@ -25,7 +25,6 @@ reader, `evidence.daemon_log`, which never raises on a line it does not know.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 
@@ -81,6 +80,8 @@ def _stamp(groups: tuple[str, ...]) -> float | None:
     if month is None:
         return None
     day, year, hh, mm, ss = (int(g) for g in groups[1:6])
+    import calendar  # here, not with the module: `gpuslo inspect` imports it to detect (issue 30)
+
     try:
         return float(calendar.timegm((year, month, day, hh, mm, ss)))
     except (ValueError, OverflowError):

@@ -20,7 +20,6 @@ reader, `evidence.daemon_log`.
 
 from __future__ import annotations
 
-import calendar
 import re
 from dataclasses import dataclass
 
@@ -66,6 +65,8 @@ def _own(number: int, text: str, unit: str) -> LogRecord | None:
     groups = match.groups()
     stamp = None
     if groups[0] is not None:
+        import calendar  # here, not with the module: `gpuslo inspect` imports it to detect
+
         try:
             stamp = float(calendar.timegm(tuple(int(g) for g in groups[:6])))
         except (ValueError, OverflowError):

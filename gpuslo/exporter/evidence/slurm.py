@@ -21,11 +21,14 @@ import json
 import os
 import re
 import signal
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuslo.errors import SourceUnavailable
+
+if TYPE_CHECKING:
+    import subprocess
 
 DEFAULT_SCONTROL = "scontrol"
 DEFAULT_TIMEOUT_S = 10.0
@@ -83,7 +86,11 @@ class SlurmNode:
 def run_command(argv: Sequence[str], timeout_s: float) -> Completed:
     """Run `argv` with a deadline (seconds); never a shell. Raises SlurmUnavailable
     (dependency_missing when the binary is absent, not executable or no program the kernel can
-    run, check_timeout past the deadline: its whole process group is killed then)."""
+    run, check_timeout past the deadline: its whole process group is killed then).
+    `subprocess` is imported here, not with the module: `gpuslo inspect` imports this module
+    to detect `scontrol show node` text and runs no command (~4 ms of its start-up, issue 30)."""
+    import subprocess
+
     try:
         process = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                    stderr=subprocess.PIPE, start_new_session=True)

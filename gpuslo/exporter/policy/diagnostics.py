@@ -36,8 +36,8 @@ from gpuslo.exporter.evidence.dcgm.diag import DiagResult
 from gpuslo.exporter.evidence.dcgm.health_text import HealthMention
 from gpuslo.exporter.policy.health_event import PACKAGED, packaged_error_table
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
+from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.exporter.policy.severity_words import is_fatal_text
-from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
 STATUS_CLASS = {
@@ -74,7 +74,7 @@ def config_checks() -> frozenset[str]:
     """The deployment checks (lower-case test names) whose failure is a set-up matter: those whose
     DCGM error code has severity CONFIG (`gpuslo/data/dcgm_errors.yaml`)."""
     table = packaged_error_table()
-    checks = _packaged_yaml(PACKAGED).get("deployment_checks", {})
+    checks = packaged_yaml(PACKAGED).get("deployment_checks", {})
     return frozenset(
         test for test, code in checks.items()
         if getattr(table.get(f"DCGM_FR_{code}"), "severity", "") == "CONFIG"

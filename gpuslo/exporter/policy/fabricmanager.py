@@ -33,7 +33,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.fabricmanager import FmLog, FmRecord, SwitchError, switch_error
 from gpuslo.exporter.policy import daemon_log as shared
-from gpuslo.exporter.policy.xid import _packaged_yaml
+from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "fabric_manager.yaml"
@@ -123,7 +123,7 @@ def policy_from_mapping(data: Mapping[str, Any]) -> FmPolicy:
 @functools.cache
 def packaged_fm_policy() -> FmPolicy:
     """The packaged catalogue, compiled once."""
-    return policy_from_mapping(_packaged_yaml(PACKAGED))
+    return policy_from_mapping(packaged_yaml(PACKAGED))
 
 
 def _sxid_key(error: SwitchError, rule: SxidRule) -> tuple:

@@ -24,7 +24,8 @@ from typing import Any
 from gpuslo import names
 from gpuslo.exporter.evidence.health_event import HealthEvent
 from gpuslo.exporter.policy.classify import xid_finding
-from gpuslo.exporter.policy.xid import XidPolicy, _packaged_yaml
+from gpuslo.exporter.policy.packaged import packaged_yaml
+from gpuslo.exporter.policy.xid import XidPolicy
 from gpuslo.verdict import Finding
 
 PACKAGED = "dcgm_errors.yaml"
@@ -52,7 +53,7 @@ class ErrorRule:
 @functools.cache
 def packaged_error_table() -> Mapping[str, ErrorRule]:
     """`DCGM_FR_<NAME>` -> its rule, from the packaged table (compiled once)."""
-    return table_from_mapping(_packaged_yaml(PACKAGED))
+    return table_from_mapping(packaged_yaml(PACKAGED))
 
 
 def table_from_mapping(data: Mapping[str, Any]) -> dict[str, ErrorRule]:

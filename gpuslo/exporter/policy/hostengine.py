@@ -35,8 +35,8 @@ from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
 from gpuslo.exporter.policy import daemon_log as shared
+from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.exporter.policy.unrecognised import is_fatal_text, judge_line
-from gpuslo.exporter.policy.xid import _packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "dcgm_hostengine.yaml"
@@ -76,7 +76,7 @@ def policy_from_mapping(data: Mapping[str, Any]) -> HostEnginePolicy:
 @functools.cache
 def packaged_hostengine_policy() -> HostEnginePolicy:
     """The packaged catalogue, compiled once."""
-    return policy_from_mapping(_packaged_yaml(PACKAGED))
+    return policy_from_mapping(packaged_yaml(PACKAGED))
 
 
 def health_findings(

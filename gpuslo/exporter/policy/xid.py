@@ -29,22 +29,17 @@ import copy
 import functools
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from gpuslo import names
-from gpuslo.config_file import load_yaml, parse_yaml
+from gpuslo.config_file import load_yaml
 from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.policy import driver_messages, splats
 from gpuslo.exporter.policy.driver_messages import Catalogue, catalogue_of, validate_catalogue
+from gpuslo.exporter.policy.packaged import packaged_yaml
 
-PACKAGED = "xid_policy.yaml"
-# gpuslo/data/: package data, a directory beside the modules (a path, not importlib.resources,
-# whose import, zipfile and tempfile with it, took ~10 ms of every `gpuslo inspect`: issue 30).
-DATA = Path(__file__).resolve().parent.parent.parent / "data"
+PACKAGED = "xid_policy.yaml"  # read through `policy.packaged` (its parsed copy, without PyYAML)
 # The fields a policy may have, by section: anything else is a typo that would silently change
 # nothing, so it is a ConfigError naming the field.
 TOP_KEYS = (
@@ -354,22 +349,12 @@ def policy_from_mapping(
     return XidPolicy(merged, f"{source} + {overlay_source}")
 
 
-def _packaged_yaml(name: str) -> Any:
-    """A packaged data file, with libyaml's loader when present (a fifth of the time of the pure
-    Python one; the packaged files are known good, so its terser errors do not matter)."""
-    text = (DATA / name).read_text(encoding="utf-8")
-    loader = getattr(yaml, "CSafeLoader", None)
-    if loader is None:
-        return parse_yaml(text, f"gpuslo/data/{name}")
-    return yaml.load(text, Loader=loader)  # noqa: S506 - CSafeLoader is the safe loader
-
-
 @functools.cache
 def packaged_policy() -> XidPolicy:
     """The packaged policy with the packaged driver-message catalogue, read and validated once
     per process (it is never mutated)."""
-    data = _packaged_yaml(PACKAGED)
-    data["driver_messages"] = _packaged_yaml(driver_messages.PACKAGED)
+    data = packaged_yaml(PACKAGED)
+    data["driver_messages"] = packaged_yaml(driver_messages.PACKAGED)
     return policy_from_mapping(data, f"gpuslo/data/{PACKAGED}")
 
 

@@ -39,8 +39,11 @@ HALVES_MIN_BYTES = 32 * 1024 * 1024  # below this the fork (~1-3 ms) and the joi
 # parent 0.34 s, the child 0.07 + 0.15 s; 96 MB: 0.29 s against 0.07 + 0.22 s; 140 MB: 0.26 s
 # against 0.07 + 0.25 s. 2026-12-07 (load 12-13), the fork ~0.02 s sooner (no recogniser or
 # dataclass imported before it): 96 MB: the parent 0.285-0.291 s against 0.053-0.056 +
-# 0.202-0.206 s; 120 MB: 0.276-0.295 s against 0.054-0.066 + 0.221-0.232 s.
-START_HANDICAP_BYTES = 105_000_000
+# 0.202-0.206 s; 120 MB: 0.276-0.295 s against 0.054-0.066 + 0.221-0.232 s. Round 13, the
+# parent's start-up ~0.025 s shorter (no PyYAML, subprocess or xml.etree), medians of 9 at load
+# 15: 105 MB: the parent 0.276 s against 0.299 s (forked + child); 95 MB: 0.281 against 0.288;
+# 85 MB: 0.293 against 0.283.
+START_HANDICAP_BYTES = 90_000_000
 # ... plus this share of the file: the parent also joins the child's lines and judges every
 # event, work that grows with the file (1074 MB, a fixed 120 MB: the parent 0.87 s against
 # 0.05 + 0.73 s, 2026-12-07, load 5.5).
