@@ -495,4 +495,6 @@ KNOWN_MISSES = {
     # ibstat failing, source_unavailable, no port judged (1513, evidence/fabric/diag_errors.py);
     # an `ibwarn:` line stays a warning beside readable ports. Nothing left.
     ("corpus", "fresh13"): set(),
+    # fresh14: 16/21 at first contact (3128df0); all 5 read right since (test_fresh14_classes.py)
+    ("corpus", "fresh14"): set(),
 }

@@ -22,6 +22,11 @@ NVIDIA/dcgm-exporter#612, fresh3 case 419, a CrashLoopBackOff):
 
 Anything else gives no finding, which `inspect` reads as unknown (a log alone proves little).
 
+The log read through the journal (`journalctl -u dcgm-exporter -u nvidia-dcgm`) is the same log:
+each line's `<stamp> <host> dcgm-exporter[pid]: ` prefix is taken off first (`dcgmi.exporter_line`),
+and systemd's lines of the exporter's unit or the host engine's unit exiting non-zero or killed by
+a signal are the exporter's death and the host engine gone (fresh14 case 1617).
+
 The lines behind the first two outcomes are this reader's (`claims_line`): the device-and-severity
 fallback (`inspect.fallback.log_lines`) does not judge them again — `FATA[0000] Error adding GPU 1
 to group: This GPU is not supported by DCGM` (NVIDIA/DCGM#61) is the exporter's death, not a
@@ -35,7 +40,7 @@ from __future__ import annotations
 import re
 
 from gpuslo import names
-from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE, logrus_tty
+from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE, exporter_line, logrus_tty
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.severity_words import is_fatal_text, without_log_level
 from gpuslo.verdict import Finding
@@ -67,6 +72,17 @@ HOST_ENGINE_FAILED = re.compile(
     r"^\s*Stopping NVIDIA host engine\.\.\.\s*$|Could not stop NVIDIA host engine",
     re.I,
 )
+# systemd's own lines when the journal of the units is read (`journalctl -u dcgm-exporter -u
+# nvidia-dcgm`; fresh14 case 1617, DGX A100 with DCGM 3.3.5): the exporter's unit exiting non-zero
+# or killed by a signal is the exporter's death; the host engine's unit (`nvidia-dcgm.service`, the
+# older `dcgm.service`) likewise is the engine gone, nothing is exported (systemd.exec(5): `code=
+# exited, status=N`, `code=killed|dumped, status=SIG`; `Failed with result '...'`).
+_UNIT_DOWN = (
+    r"\.service: (?:Main process exited, code=(?:exited, status=[1-9]|killed|dumped)"
+    r"|Failed with result)"
+)
+EXPORTER_UNIT_DOWN = re.compile(r"\bsystemd\[\d{1,10}\]: dcgm-exporter" + _UNIT_DOWN)
+HOST_ENGINE_UNIT_DOWN = re.compile(r"\bsystemd\[\d{1,10}\]: (?:nvidia-)?dcgm" + _UNIT_DOWN)
 STARTED = re.compile(r"DCGM successfully initiali[sz]ed", re.I)
 ERROR_LEVEL = re.compile(
     r"\blevel=\"?(?:error|err|warn|warning)\b|\"level\":\"(?:error|warn)|"
@@ -84,17 +100,26 @@ BENIGN = re.compile(
 )
 
 
+_READ = (PROCESS_DEATH, HOST_ENGINE_GONE, HOST_ENGINE_FAILED, EXPORTER_UNIT_DOWN,
+         HOST_ENGINE_UNIT_DOWN)
+
+
 def claims_line(line: str) -> bool:
     """True when this reader reads `line` (the exporter's death, its host engine gone or not
     started) and its message carries no fatal-class word (module doc)."""
-    text = line[:4096]
-    if not any(p.search(text) for p in (PROCESS_DEATH, HOST_ENGINE_GONE, HOST_ENGINE_FAILED)):
+    text = exporter_line(line[:4096])
+    if not any(p.search(text) for p in _READ):
         return False
     return not is_fatal_text(without_log_level(text))
 
 
-def _lines(text: str, pattern: re.Pattern) -> list[int]:
-    return [n for n, line in enumerate(text.splitlines(), 1) if pattern.search(line[:4096])]
+def _lines(text: str, *patterns: re.Pattern) -> list[int]:
+    """1-based numbers of the lines (journal prefix of the exporter taken off) one of `patterns`
+    is found in."""
+    return [
+        n for n, line in enumerate(text.splitlines(), 1)
+        if any(p.search(exporter_line(line[:4096])) for p in patterns)
+    ]
 
 
 def _unknown(signal: str, reason: str, hits: list[int], message: str) -> Finding:
@@ -128,14 +153,14 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
             "source_stale", "stale_data", gone,
             "dcgm-exporter lost its DCGM host engine: its metrics are stale or absent",
         ))
-    dead = _lines(text, PROCESS_DEATH)
+    dead = _lines(text, PROCESS_DEATH, EXPORTER_UNIT_DOWN)
     if dead:
         findings.append(_unknown(
             "source_unavailable", "tool_error", dead,
             "dcgm-exporter exited (fatal error, panic, abort or non-zero exit status): no GPU "
             "metrics are exported",
         ))
-    failed = _lines(text, HOST_ENGINE_FAILED)
+    failed = _lines(text, HOST_ENGINE_FAILED, HOST_ENGINE_UNIT_DOWN)
     if failed:
         findings.append(_unknown(
             "source_unavailable", "tool_error", failed,

@@ -17,7 +17,7 @@ from gpuslo import names
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv, parse_csv
 from gpuslo.exporter.evidence.nvidia_smi.listing import list_shape, parse_gpu_list
-from gpuslo.exporter.evidence.nvidia_smi.nvlink import parse_nvlink
+from gpuslo.exporter.evidence.nvidia_smi.nvlink import headerless_links, parse_nvlink
 from gpuslo.exporter.evidence.nvidia_smi.proc import (
     looks_like_proc_driver,
     parse_nvml_errors,
@@ -34,7 +34,11 @@ from gpuslo.exporter.inspect.detectors import (
     looks_like_query,
     looks_like_xml,
 )
-from gpuslo.exporter.inspect.nvidia_smi_findings import findings_from_reading, identity
+from gpuslo.exporter.inspect.nvidia_smi_findings import (
+    findings_from_reading,
+    gpu_findings,
+    identity,
+)
 from gpuslo.verdict import Finding
 
 __all__ = [
@@ -129,6 +133,11 @@ def inspect_nvlink_status(text: str, options, source: str) -> list[Finding]:
     """Findings for `nvidia-smi nvlink -s`: `nvlink_inactive` (fatal, with the links) per GPU
     with a link down, `nvlink_active` inventory per GPU with links up."""
     reading = parse_nvlink(text, source)
+    if headerless_links(text):
+        # Link lines with no GPU header: one GPU's links, of a node whose GPUs the excerpt does
+        # not show (no count against --expect-gpus, no inventory of an unnamed GPU).
+        judged = [f for g in reading.gpus for f in gpu_findings("nvlink-status", g)]
+        return judged + _nvlink_findings("nvlink-status", reading)
     return _inspect("nvlink-status", reading, options) + _nvlink_findings("nvlink-status", reading)
 
 

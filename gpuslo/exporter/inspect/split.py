@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.kernel_log.read import KERNEL_PREFIX_PATTERN
+from gpuslo.exporter.evidence.nvidia_smi.nvlink import headerless_links, match_gpu_header
 from gpuslo.exporter.evidence.nvidia_smi.values import handle_error
 
 # A line of a system log: a kernel-log prefix (`kernel_log.looks_like_kernel_log`'s), a syslog
@@ -65,6 +66,17 @@ COMMAND_PROMPT = re.compile(
     r"^\s*(?:\$|[\w.-]{1,64}@[\w.-]{1,64}:[^\s$#]{0,256}[$#]|\[[^\]\s]{1,64}@[^\]]{1,256}\][$#]"
     r"|#(?=[ \t]+(?:sudo\s+)?(?:" + TOOLS + r"(?:[ \t]|$)|cat\s+/(?:proc|sys)/)))"
     r"\s+\S"
+)
+# A prompt of any theme ending in a prompt glyph, then a tool `inspect` reads or `cat` of a file
+# under /proc or /sys: zsh agnoster / powerline segments copied as text (`alex@exi > ~/Downloads >
+# nvidia-smi`, fresh14 case 1606), oh-my-zsh's `➜  ~ nvidia-smi` (the arrow, the directory and
+# an optional `git:(main) ✗` before the command), starship's `❯ dmesg`, fish's
+# `user@host ~> nvidia-smi`, PowerShell's `PS C:\Users\me> nvidia-smi`. The command after the
+# glyph is what makes it a prompt: `temperature > 85`, `run nvidia-smi > out.txt` are no prompt.
+PROMPTED_TOOL = re.compile(
+    r"^(?:[^\n]{0,256}?[$#%>\u276f\u00bb\ue0b0\ue0b1]"
+    r"|[ \t]*\u279c[ \t]+\S{1,256}(?:[ \t]+\S{1,64}){0,2}?)[ \t]{1,4}(?:sudo\s+)?(?:"
+    + TOOLS + r"(?:[ \t]|$)|cat\s+/(?:proc|sys)/)"
 )
 # A command pasted without its prompt: a tool `inspect` reads, alone on the line with its
 # options (`nvidia-smi -L`, `nvidia-smi `, `ibstat mlx5_0`). No such tool's output opens with
@@ -122,7 +134,7 @@ def runs(
             log.append(index)
             in_run = False
         elif line.strip():
-            prompt = transcript and len(line) <= 4096 and COMMAND_PROMPT.match(line) is not None
+            prompt = transcript and len(line) <= 4096 and is_command_prompt(line)
             if not in_run:
                 out.append([])
             if not in_run or gap or prompt or STARTS.match(line):
@@ -171,6 +183,14 @@ def _in_place_of_data(side: Part, other: Part, whole: Part) -> bool:
     )
 
 
+def _links_of_header(head: Part, tail: Part) -> bool:
+    """True when `tail` is `Link N:` status lines with no GPU header and `head` ends with a
+    `GPU N: <name>` line: they are that GPU's links in one `nvidia-smi nvlink -s` output, not a
+    headerless fragment after a `-L` list (fresh3 case 430)."""
+    return bool(head.lines) and match_gpu_header(head.lines[-1].strip()[:4096]) is not None \
+        and headerless_links(tail.text)
+
+
 def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:
     """`paragraph` as parts: cut where the line shape changes and the lines before and the lines
     from there on are each recognised, by no kind in common (`cat a b`, no blank line between: a
@@ -193,7 +213,8 @@ def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) ->
             continue
         n, tail = _rule_lines_to_tail(lines, paragraph, n, tail, detect)
         head = _part(lines, paragraph[:n], detect)
-        if _in_place_of_data(head, tail, whole) or _in_place_of_data(tail, head, whole):
+        if _in_place_of_data(head, tail, whole) or _in_place_of_data(tail, head, whole) \
+                or _links_of_header(head, tail):
             continue
         if head.kinds and not set(head.kinds) & set(tail.kinds):
             return [
@@ -249,9 +270,18 @@ def parts_of_run(
     return out
 
 
+def is_command_prompt(line: str) -> bool:
+    """True when `line` (at most 4096 characters) starts a command in a shell transcript: a
+    `COMMAND_PROMPT`, or a prompt of another theme followed by a tool (`PROMPTED_TOOL`)."""
+    return COMMAND_PROMPT.match(line) is not None or PROMPTED_TOOL.match(line) is not None
+
+
 def _is_prompt(part: Part) -> bool:
-    """One line that reads as a shell prompt and command (`$ nvidia-smi -q`, `root@n1:~# dmesg`)."""
-    return len(part.lines) == 1 and PROMPT.match(part.lines[0]) is not None
+    """One line that reads as a shell prompt and command (`$ nvidia-smi -q`, `root@n1:~# dmesg`,
+    `alex@exi > ~/Downloads > nvidia-smi`)."""
+    if len(part.lines) != 1 or len(part.lines[0]) > 4096:
+        return False
+    return PROMPT.match(part.lines[0]) is not None or PROMPTED_TOOL.match(part.lines[0]) is not None
 
 
 def _parts(lines: Sequence[str], detect: Detect, transcript: bool) -> list[Part]:
@@ -301,7 +331,7 @@ def split_evidence(text: str, detect: Detect) -> list[Part]:
     recognised = sum(bool(part.kinds) for part in parts)
     if recognised >= 2:
         return parts
-    if recognised == 0 and not any(COMMAND_PROMPT.match(line[:4096]) for line in lines):
+    if recognised == 0 and not any(is_command_prompt(line[:4096]) for line in lines):
         return whole
     if detect(text):
         return whole
@@ -327,13 +357,14 @@ def without_pager_lines(text: str) -> str:
 
 def without_prompt(text: str) -> str | None:
     """`text` with its first non-blank line blanked when that line reads as a shell prompt and
-    the command it ran (`PROMPT_LINE`) or as a command pasted without its prompt
-    (`BARE_COMMAND`), so the output below it reads as the tool's own (line
+    the command it ran (`PROMPT_LINE`, `PROMPTED_TOOL`) or as a command pasted without its
+    prompt (`BARE_COMMAND`), so the output below it reads as the tool's own (line
     numbers kept); None when the first line is no prompt."""
     lines = text.split("\n")
     first = next((n for n, line in enumerate(lines) if line.strip()), None)
     if first is None or len(lines[first]) > 4096:
         return None
-    if not (PROMPT_LINE.match(lines[first]) or BARE_COMMAND.match(lines[first])):
+    line = lines[first]
+    if not (PROMPT_LINE.match(line) or BARE_COMMAND.match(line) or PROMPTED_TOOL.match(line)):
         return None
     return "\n".join([*lines[:first], "", *lines[first + 1 :]])

@@ -71,8 +71,17 @@ def first_line(record: LogRecord) -> str:
 
 def catalogue_text(record: LogRecord) -> str:
     """The text a catalogue is tried on: a wrapper record's first line (a status block's
-    `Active:` state, not its property lines), else the whole message."""
-    return (first_line(record) if record.unit in WRAPPER_UNITS else record.message)[:4096]
+    `Active:` state, not its property lines), else the whole message. A console line that ends
+    with a colon announces its reason on the next line (a message wrapped by the terminal or the
+    person pasting it: `nv-fabricmanager: request to query NVSwitch device information failed:`
+    over `  WARNING Nothing to do [NV_WARN_NOTHING_TO_DO]`, fresh14 case 1609; one line in
+    NVIDIA/gpu-operator#610): that next line is part of the text."""
+    if record.unit not in WRAPPER_UNITS:
+        return record.message[:4096]
+    head, _, rest = record.message.partition("\n")
+    if record.unit == "console" and rest and head.rstrip().endswith(":"):
+        return f"{head.rstrip()} {rest.split(chr(10), 1)[0].strip()}"[:4096]
+    return head[:4096]
 
 
 def record_lines(record: LogRecord) -> list[tuple[int, str]]:

@@ -174,7 +174,11 @@ def _record_text(record: FmRecord) -> str:
     """The record's first line, with the GPU/port detail of its continuation lines."""
     detail = " ".join(f"{k}={v}" for k, v in _DETAIL_KEYS.findall(record.message))
     head = shared.first_line(record).rstrip(" :")
-    return f"{head}: {detail}" if detail else shared.first_line(record)
+    if detail:
+        return f"{head}: {detail}"
+    # a console line wrapped after its colon: the reason on the next line is the message's
+    wrapped = record.unit in shared.WRAPPER_UNITS
+    return shared.catalogue_text(record) if wrapped else shared.first_line(record)
 
 
 def _message_finding(record: FmRecord, entry: MessageEntry, applies: bool, kind: str) -> Finding:

@@ -149,14 +149,26 @@ HOST_ENGINE_GONE = re.compile(
 )
 
 
+# The prefix journald / syslog puts before each line of the exporter's process (`Feb 28 16:29:08
+# gx01 dcgm-exporter[1298060]: time=...`, `journalctl -u dcgm-exporter`; fresh14 case 1617): the
+# rest is the exporter's own line.
+_JOURNAL_PREFIX = re.compile(r"^.{0,120}?\bdcgm-exporter\[\d{1,10}\]: ?")
+
+
+def exporter_line(line: str) -> str:
+    """`line` without a journal or syslog prefix of the dcgm-exporter process, else unchanged."""
+    match = _JOURNAL_PREFIX.match(line[:4096])
+    return line[match.end():] if match else line
+
+
 def looks_like_exporter_log(text: str) -> bool:
     """True for dcgm-exporter log lines (logrus/slog `time=... level=... msg=...`, slog JSON,
-    logrus's terminal `INFO[0000] ...`):
+    logrus's terminal `INFO[0000] ...`), each also behind a journal prefix of its process:
     half the first 50 lines, or any one of them naming the exporter's start (`Starting
     dcgm-exporter`, `DCGM successfully initialized`) — a short log pasted under a `kubectl get
     pods` table or above the Go trace of the exporter's own crash; or any one of them an echo
     line of the shell-script exporter (`SCRIPT_EXPORTER_LINE`)."""
-    lines = [line for line in text[:200_000].splitlines() if line.strip()][:50]
+    lines = [exporter_line(line) for line in text[:200_000].splitlines() if line.strip()][:50]
     if any(SCRIPT_EXPORTER_LINE.match(line) for line in lines):
         return True
     logged = [line for line in lines if _LOG_LINE.match(line)]

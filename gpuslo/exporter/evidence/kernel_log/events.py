@@ -15,8 +15,9 @@ separate events):
 - a kernel splat (oops, BUG, WARNING, lockup, hung task, RCU stall) whose frames are in an NVIDIA
   module: its header and NVIDIA frame lines are one `kernel_splat` event (`splats.Splats`).
 Every other NVRM line is a `driver_message` event with the GPU it names (`GPU 0000:0a:00.0:`,
-`(PCI:...)`), or none; the driver-message catalogue (`gpuslo.exporter.policy`) decides which of
-them matter, so no NVRM line is dropped here.
+`(PCI:...)`), or the GPU of the initialisation burst it is part of (`adapter_init`), or none;
+the driver-message catalogue (`gpuslo.exporter.policy`) decides which of them matter, so no NVRM
+line is dropped here.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
+from gpuslo.exporter.evidence.kernel_log.adapter_init import with_init_gpus
 from gpuslo.exporter.evidence.kernel_log.parse import (
     _CAUSED,
     _GPU_AT,
@@ -327,7 +329,7 @@ class EventBuilder:
         """The events in line order, with UUIDs from the `GPU at PCI` map attached."""
         splats = self.splats.events(self.events)
         events = sorted(self.events + splats, key=lambda e: e.line) if splats else self.events
-        return with_uuids(events, self.uuids)
+        return with_uuids(with_init_gpus(events), self.uuids)
 
 
 def _own_pci(line: str) -> str | None:

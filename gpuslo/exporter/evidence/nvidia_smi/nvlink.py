@@ -7,6 +7,12 @@ as an indented block under `Link N:` (Blackwell-era drivers: `Malformed Packet E
 `Link Recovery Failed Events: 0`, `Effective BER: ...`). Only counters of errors are kept (their
 name says error, replay, recovery, discard, overrun or malformed); rates such as BER are not
 counts and are skipped.
+
+A fragment of `-s` with no `GPU N:` header (a person pasted only the link lines: fresh14 case
+1619, `Link 0: 25.781 GB/s` / `Link 1: <inactive>`) is one GPU whose identity the excerpt does not
+show: read when every non-blank line is a `Link N:` status line (a speed or a down state, at
+least two of them), as one GPU with no index, model or UUID (`headerless_links`). A lone
+`Link N:` line, or link lines among other text with no header, is not read this way.
 """
 
 from __future__ import annotations
@@ -96,8 +102,27 @@ def _link_line(gpu: dict, match: re.Match, source: str, number: int) -> int | No
     return None
 
 
+def _is_status(value: str) -> bool:
+    return value.lower() in _DOWN or _UP.match(value) is not None
+
+
+def headerless_links(text: str) -> bool:
+    """True when `text` is `nvlink -s` link lines only, no GPU header (module docstring): every
+    non-blank line of the first 64 KiB is `Link N: <speed>` or `Link N: <down state>`, at least
+    two of them, and the whole text is within 64 KiB."""
+    if len(text) > 65536:
+        return False
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if len(lines) < 2 or any(len(line) > MAX_LINE_CHARS for line in lines):
+        return False
+    matches = [_LINK.match(line) for line in lines]
+    return all(m is not None and _is_status(m.group(2)) for m in matches)
+
+
 def _scan(text: str, source: str) -> list[dict]:
     gpus: list[dict] = []
+    if headerless_links(text):
+        gpus.append(_new_gpu(_Header((None, None, None)), 1))
     block_link = None
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
@@ -146,12 +171,14 @@ def parse_nvlink(text: str, source: str) -> SmiReading:
 
 def looks_like_nvlink(text: str) -> tuple[bool, bool]:
     """(looks like `nvlink -s`, looks like `nvlink -e`) from the first 64 KiB."""
+    if headerless_links(text):
+        return True, False
     head = [line.strip() for line in text[:65536].splitlines()]
     if not any(match_gpu_header(line) for line in head if len(line) < MAX_LINE_CHARS):
         return False, False
     links = [_LINK.match(line) for line in head if line.startswith("Link ")]
     values = [m.group(2) for m in links if m]
-    status = any(v.lower() in _DOWN or _UP.match(v) for v in values) or any(
+    status = any(_is_status(v) for v in values) or any(
         _ALL_INACTIVE.search(line) for line in head
     )
     errors = any(v == "" or _COUNTER.match(v) for v in values)
