@@ -53,6 +53,9 @@ SIGNALS: Final = {
     "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
     "device_unreadable": "a network device that could not be read",
     "network_devices_missing": "fewer network devices than expected",
+    "network_devices": (
+        "inventory: the RDMA devices a tool listed (ibv_devinfo's `No IB devices found`: 0)"
+    ),
     "expectation_unchecked": (
         "an expectation given (--expect-gpus, --expect-network-devices) no evidence could check"
     ),
