@@ -78,8 +78,8 @@ SIGNALS: Final = {
     "module: the driver's state is undefined until the node reboots",
     "kernel_warning": "a kernel WARNING (or a sleep-in-atomic BUG report) in an NVIDIA kernel "
     "module: the kernel carried on",
-    "kernel_stall": "a soft lockup, hung task or RCU stall whose call trace is in an NVIDIA "
-    "kernel module",
+    "kernel_stall": "a soft or hard lockup, hung task or RCU stall whose call trace is in an "
+    "NVIDIA kernel module (a hard lockup is fatal: the CPU stays locked up)",
     "kernel_trace": "a kernel stack trace through an NVIDIA kernel module whose header (oops, "
     "warning, lockup) the log does not show: unknown",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",

@@ -23,7 +23,7 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
     CONTEXT_ANCHOR,
     CONTEXT_LINES,
-    FRAME_ANCHOR,
+    FRAME_ANCHORS,
     SPLAT_HEADERS,
     check_anchors,
     grep_pattern,
@@ -51,7 +51,7 @@ class _Chunk:
 
         self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
         self.anchors = tuple(cast(anchor) for anchor in anchors)
-        self.frame = cast(FRAME_ANCHOR)
+        self.frames = tuple(cast(anchor) for anchor in FRAME_ANCHORS)
 
     def positions(self) -> list[int]:
         """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
@@ -79,10 +79,11 @@ class _Chunk:
         return any(anchor in line for anchor in self.anchors)
 
     def framed(self, spans: list[tuple[int, int]]) -> bool:
-        """True when one of `spans` (the candidate lines) holds an NVIDIA frame tag: one `find`
-        per span, however many anchors its lines hold."""
-        buf, frame = self.buf, self.frame
-        return any(buf.find(frame, start, end) != -1 for start, end in spans)
+        """True when one of `spans` (the candidate lines) holds an NVIDIA frame anchor (` [nvidia`,
+        `rm+0x`): one `find` per span and anchor, however many anchors its lines hold."""
+        buf = self.buf
+        return any(buf.find(frame, start, end) != -1
+                   for frame in self.frames for start, end in spans)
 
     def tail_start(self, lines: int) -> int:
         """The offset where the last `lines` lines of buf[:limit] start (0: it holds fewer)."""
