@@ -13,7 +13,6 @@ import re
 from pathlib import Path
 
 import pytest
-from test_kernel_splats import OOPS_1309, TRACE_968
 
 from gpuslo import names
 from gpuslo.exporter.checks.base import CheckContext
@@ -21,6 +20,9 @@ from gpuslo.exporter.checks.xid import XidCheck
 from gpuslo.exporter.checks.xid_carry import CARRY_LINES
 from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
 
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "kernel_splats"
+OOPS_1309 = (FIXTURES / "oops-1309.txt").read_text(encoding="utf-8")
+TRACE_968 = (FIXTURES / "trace-968.txt").read_text(encoding="utf-8")
 OOPS = [line.split("] ", 1)[1] for line in OOPS_1309.splitlines()]
 FRAMES = [line.split("kernel: ", 1)[1] for line in TRACE_968.splitlines() if "[nvidia]" in line]
 
