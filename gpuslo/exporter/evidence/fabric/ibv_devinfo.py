@@ -58,11 +58,12 @@ _NO_DEVICES = re.compile(r"^[ \t]*No IB devices found[ \t]*$", re.M)
 _NOT_FOUND = re.compile(r"^[ \t]*IB device '([^'\n]{1,64})' wasn't found[ \t]*$", re.M)
 _DEVICE_FAILED = re.compile(
     r"^[ \t]*(Failed to (?:open device|query device props|query port \d{1,3} props)"
-    r"|Invalid port requested for device"
-    r"|[^\n]{0,200}?\bibv_open_device\b(?:\(([\w.-]{1,64})\))?[^\n]{0,40}?\bfailed\b[^\n]{0,200})"
-    r"[ \t]*$",
+    r"|Invalid port requested for device)[ \t]*$",
     re.M,
 )
+# A library's own line (UCX: `ibv_open_device(mlx5_0) failed: ...`; libfabric: `ibv_open_device
+# failed! errno: 2`), naming the device when it prints one.
+_OPEN_FAILED = re.compile(r"ibv_open_device(?:\(([\w.-]{1,64})\))?[^\n]{0,40}?\bfailed\b")
 _VERBS_WARNING = re.compile(r"^[ \t]*libibverbs: Warning: ([^\n]{1,300}?)[ \t]*$", re.M)
 # The device a libibverbs warning names: the uverbs node no provider claims, the sysfs entry it
 # could not stat.
@@ -102,29 +103,51 @@ def devinfo_failures(text: str) -> DevinfoFailures:
     """The failure lines `ibv_devinfo` printed in `text` (first 200 000 characters). Pure."""
     head = text[:200_000]
     listed = _LIST_FAILED.search(head)
-    failed = list(_DEVICE_FAILED.finditer(head))
+    failed = [(m.group(1).strip(), "") for m in _DEVICE_FAILED.finditer(head)]
+    failed += [(_line_of(head, m.start()), m.group(1) or "") for m in _OPEN_FAILED.finditer(head)]
     warnings = _VERBS_WARNING.findall(head)
     warned = [m.group(1) or m.group(2) for w in warnings if (m := _WARNED_DEVICE.search(w))]
     return DevinfoFailures(
         list_failed=listed.group(1).strip() if listed else "",
         no_devices=_NO_DEVICES.search(head) is not None,
         not_found=tuple(_NOT_FOUND.findall(head)),
-        unreadable=tuple(m.group(1).strip() for m in failed),
-        named=tuple(dict.fromkeys(m.group(2) for m in failed if m.group(2))),
+        unreadable=tuple(line for line, _ in failed),
+        named=tuple(dict.fromkeys(name for _, name in failed if name)),
         warned=tuple(dict.fromkeys(warned)),
         warnings=tuple(warnings),
     )
 
 
+def _line_of(text: str, at: int) -> str:
+    """The line of `text` holding offset `at`, stripped."""
+    return text[text.rfind("\n", 0, at) + 1: (text.find("\n", at) + 1 or len(text) + 1) - 1].strip()
+
+
+# Literals one of which every failure line holds: text with none is not looked at further
+# (detection asks this of every file and part).
+_LITERALS = ("IB devices", "Failed to", "IB device '", "Invalid port", "ibv_open_device",
+             "libibverbs: ")
+
+
 def _failure_only(head: str) -> bool:
     """True when every non-blank line of `head` is one of the tool's failure or warning lines or
     a command line naming it, and at least one is a failure."""
-    if not devinfo_failures(head).any:
+    if not (_known_lines(head[:4096]) and _known_lines(head)):  # most texts fail at line 1
+        return False
+    return devinfo_failures(head).any
+
+
+def _known_lines(text: str) -> bool:
+    """True when every non-blank line of `text` (the last one may be cut) is a failure or
+    warning line of the tool, or a command line naming it."""
+    if not any(literal in text for literal in _LITERALS):
         return False
     known = (_LIST_FAILED, _NO_DEVICES, _NOT_FOUND, _DEVICE_FAILED, _VERBS_WARNING)
+    lines = text.splitlines()
     return all(
         not line.strip() or _COMMAND.search(line) or any(p.match(line) for p in known)
-        for line in head.splitlines()
+        or _OPEN_FAILED.search(line) or number == len(lines) - 1 and len(text) == 4096
+        for number, line in enumerate(lines)
     )
 
 
