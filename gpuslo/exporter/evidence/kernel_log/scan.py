@@ -1,14 +1,14 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, the one
-place the set is defined and extended); which NVRM lines matter is the driver-message catalogue's
-call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it
-(MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`) are candidates
-where an NVIDIA frame may use them: anywhere in a block holding one, and in every block's last
-`anchors.HEADER_LOOKBACK_LINES` lines (`find` over those bytes only). Bytes blocks (a file) are
-searched by `needles.Needles`: every anchor and the fallback's pattern in one Vectorscan pass when
-the `hyperscan` package is installed, else one `find` pass per literal; str by `find`. A Python
-step runs only per hit and per line found; newlines are counted once over each block with
+Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, `rm+0x`, the
+one place the set is defined and extended); which NVRM lines matter is the driver-message
+catalogue's call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two
+lines after it (MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`)
+are candidates where an NVIDIA frame may use them: anywhere in a block holding one, and in every
+block's last `anchors.HEADER_LOOKBACK_LINES` lines (`find` over those bytes only). Bytes blocks (a
+file) are searched by `needles.Needles`: every anchor and the fallback's pattern in one Vectorscan
+pass when the `hyperscan` package is installed, else one `find` pass per literal; str by `find`. A
+Python step runs only per hit and per line found; newlines are counted once over each block with
 `count`, so line numbers are exact. `gpuslo inspect` on a log loads neither numpy nor pandas
 (tests/test_startup.py).
 """
