@@ -40,7 +40,8 @@ def check(tmp_path: Path, capsys, monkeypatch, url: str, replay: str) -> tuple[i
     monkeypatch.setenv("GPUSLO_NVML_PATH", str(NVML))
     monkeypatch.setenv("GPUSLO_FAKE_NVML", str(NVML / replay))
     code = main(["check", "--format", "json", "--dcgm-url", url, "--kernel-log", str(LOG),
-                 "--state-dir", str(tmp_path / "state")])
+                 "--state-dir", str(tmp_path / "state"),
+                 "--path.procfs", str(tmp_path / "no-procfs")])  # the replay's GPUs, not a host's
     return code, json.loads(capsys.readouterr().out)
 
 
