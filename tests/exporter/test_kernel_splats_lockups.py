@@ -7,7 +7,10 @@
   detected hard LOCKUP on cpu 79` (Open-CAS/ocf#408, 2020-10-11, a journal line), the older
   kernel's `cut here` / `WARNING: ... watchdog_overflow_callback` / `Watchdog detected hard LOCKUP
   on cpu 1` (aabc/ipt-ratelimit#3, 2015-10-21), `watchdog: BUG: soft lockup - CPU#2 stuck for 22s!
-  [chia_plot:29632]` (madMAx43v3r/chia-plotter#535, 2021-06-17). The NVIDIA frames beside them
+  [chia_plot:29632]` (madMAx43v3r/chia-plotter#535, 2021-06-17), an older kernel's whole `NMI
+  watchdog: BUG: soft lockup` splat over the kernel's own frames (Ubuntu Forums, "Webserver
+  crashes on a Saturday due to high disk IO", 2018-09-05: tests/fixtures/kernel_splats/
+  soft-lockup-not-nvidia.txt, excerpt). The NVIDIA frames beside them
   are nvidia's (`krcWatchdog_IMPL`, `nvidia_isr`: NVIDIA/open-gpu-kernel-modules#1031) and the
   closed resource manager's `_nvNNNNNNrm` symbols.
 - `_nvNNNNNNrm` symbols belong to the nvidia module only, so a frame in one is NVIDIA's even when
@@ -16,6 +19,8 @@
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -45,6 +50,9 @@ OLD_HARD = (
     "[86185.501105] Call Trace:\n"
 )
 SOFT = "[405108.698255] watchdog: BUG: soft lockup - CPU#2 stuck for 22s! [chia_plot:29632]\n"
+SOFT_NOT_NVIDIA = (Path(__file__).resolve().parent.parent / "fixtures" / "kernel_splats"
+                   / "soft-lockup-not-nvidia.txt").read_text(encoding="utf-8")
+SOFT_NMI = SOFT_NOT_NVIDIA.splitlines(keepends=True)[0]
 NOT_NVIDIA = ("[86185.503557]  <NMI>  [<ffffffff8150b4c5>] ? dump_stack+0x41/0x51\n"
               "[86185.509519]  [<ffffffff80084dd404>] avc_has_perm+0xf8/0x1b8\n"
               "[86185.515717]  [<ffffffff810677cc>] ? warn_slowpath_fmt+0x4c/0x50\n")
@@ -81,12 +89,14 @@ def test_an_older_kernels_warning_then_hard_lockup_is_one_hard_lockup():
     assert stall(text).class_ == names.CLASS_FATAL
 
 
-def test_a_soft_lockup_in_nvidia_stays_a_warning():
+@pytest.mark.parametrize("header", [SOFT, SOFT_NMI], ids=["watchdog", "nmi-watchdog"])
+def test_a_soft_lockup_in_nvidia_stays_a_warning(header):
     """The negative of the split: the kernel resumes after a soft lockup."""
-    text = SOFT + "[405108.70] RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]\n"
+    text = header + "[405108.70] RIP: 0010:_nv011159rm+0x62/0x110 [nvidia]\n"
     assert splats(text) == [("soft_lockup", "nvidia")]
     assert stall(text).class_ == names.CLASS_WARN
     assert live_node(text) == []
+    assert splats(SOFT_NOT_NVIDIA) == []  # the whole real splat, no NVIDIA frame: no GPU event
 
 
 def test_untagged_resource_manager_frames_make_an_nvidia_splat_and_others_do_not():
