@@ -53,6 +53,9 @@ SIGNALS: Final = {
     "port_degraded": "an InfiniBand port is ACTIVE below its expected rate",
     "device_unreadable": "a network device that could not be read",
     "network_devices_missing": "fewer network devices than expected",
+    "network_devices": (
+        "inventory: the RDMA devices a tool listed (ibv_devinfo's `No IB devices found`: 0)"
+    ),
     "expectation_unchecked": (
         "an expectation given (--expect-gpus, --expect-network-devices) no evidence could check"
     ),
@@ -75,8 +78,8 @@ SIGNALS: Final = {
     "module: the driver's state is undefined until the node reboots",
     "kernel_warning": "a kernel WARNING (or a sleep-in-atomic BUG report) in an NVIDIA kernel "
     "module: the kernel carried on",
-    "kernel_stall": "a soft lockup, hung task or RCU stall whose call trace is in an NVIDIA "
-    "kernel module",
+    "kernel_stall": "a soft or hard lockup, hung task or RCU stall whose call trace is in an "
+    "NVIDIA kernel module (a hard lockup is fatal: the CPU stays locked up)",
     "kernel_trace": "a kernel stack trace through an NVIDIA kernel module whose header (oops, "
     "warning, lockup) the log does not show: unknown",
     "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",

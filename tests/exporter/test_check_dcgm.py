@@ -53,6 +53,7 @@ def run(
     context = CheckContext(
         dcgm_url=url or f"{server}{path}",
         state_dir=state_dir,
+        procfs=state_dir / "no-procfs",  # the pages' GPUs are no host's: nothing to tell them by
         timeout_s=timeout_s,
         clock=lambda: at,
     )

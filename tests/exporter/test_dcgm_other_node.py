@@ -40,7 +40,8 @@ def check(tmp_path: Path, capsys, monkeypatch, url: str, replay: str) -> tuple[i
     monkeypatch.setenv("GPUSLO_NVML_PATH", str(NVML))
     monkeypatch.setenv("GPUSLO_FAKE_NVML", str(NVML / replay))
     code = main(["check", "--format", "json", "--dcgm-url", url, "--kernel-log", str(LOG),
-                 "--state-dir", str(tmp_path / "state")])
+                 "--state-dir", str(tmp_path / "state"),
+                 "--path.procfs", str(tmp_path / "no-procfs")])  # the replay's GPUs, not a host's
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -89,3 +90,40 @@ def test_without_an_inventory_or_uuids_nothing_is_changed():
     assert on_this_node(results, set()) == results
     by_index = [result("gpu:0", names.STATUS_OK)]
     assert on_this_node(by_index, {LOCAL}) == by_index
+
+
+H200_INFO = REPO.parent / "shared" / "fixtures" / "h200" / "proc-driver-nvidia-gpus-information.txt"
+
+
+def _procfs(tmp_path: Path) -> Path:
+    """A procfs holding the real H200's `/proc/driver/nvidia/gpus/<bus>/information`."""
+    gpu = tmp_path / "proc" / "driver" / "nvidia" / "gpus" / "0000:00:06.0"
+    gpu.mkdir(parents=True)
+    (gpu / "information").write_text(H200_INFO.read_text())
+    return tmp_path / "proc"
+
+
+def dcgm_alone(tmp_path: Path, capsys, url: str, procfs: Path) -> tuple[int, list]:
+    """`gpuslo check --check dcgm` alone: no NVML inventory, only the driver's procfs files."""
+    code = main(["check", "--check", "dcgm", "--format", "json", "--dcgm-url", url,
+                 "--path.procfs", str(procfs), "--state-dir", str(tmp_path / "state")])
+    report = json.loads(capsys.readouterr().out)
+    return code, [(r["scope"], r["status"], r["reason"]) for r in report["results"]
+                  if r["check"] == "dcgm"]
+
+
+@pytest.mark.parametrize("page", ["node17_healthy", "node17_xid79"])
+def test_the_dcgm_check_alone_tells_another_nodes_page_from_the_drivers_own_uuids(
+        tmp_path, capsys, url, page):
+    code, dcgm = dcgm_alone(tmp_path, capsys, f"{url}/metrics/{page}", _procfs(tmp_path))
+    assert dcgm == [(NODE_SCOPE, "unknown", "no_data")] and code == 1
+
+
+def test_the_dcgm_check_alone_judges_its_own_page_and_without_procfs_as_before(tmp_path, capsys,
+                                                                               url):
+    """The negatives: the node's own page is judged on its GPU; with no driver files to read,
+    nothing can be told and another node's page is judged as it stands (as before)."""
+    _, dcgm = dcgm_alone(tmp_path, capsys, f"{url}/metrics/own_xid79", _procfs(tmp_path))
+    assert dcgm == [(LOCAL, "fail", "fallen_off_bus")]
+    _, dcgm = dcgm_alone(tmp_path, capsys, f"{url}/metrics/node17_healthy", tmp_path / "none")
+    assert len(dcgm) == 8 and {status for _, status, _ in dcgm} == {"ok"}

@@ -13,6 +13,10 @@ result:
 - a metric family the previous scrape had, or a required one (`config["dcgm"]["required_metrics"]`,
   default `DCGM_FI_DEV_XID_ERRORS`), missing from this page → node `unknown` `no_data`: missing
   is unknown, never zero; a page without GPUs → node `unknown` `no_data`.
+A page none of whose GPU UUIDs is this node's is another node's (`policy.dcgm.on_this_node`): the
+check reads this node's UUIDs itself from the driver's `<procfs>/driver/nvidia/gpus/*/information`
+(`read_local_uuids`), so `gpuslo check --check dcgm` alone, without the NVML inventory, answers
+one node `unknown` instead of that node's verdicts; without those files it judges the page as is.
 Connection refused → `DependencyMissing`; timeouts, HTTP errors, truncated or oversized answers
 → `ToolError`; a page that is not exposition format → `ParseError` (the runner makes them
 unknown).
@@ -35,7 +39,13 @@ from gpuslo.exporter.evidence.dcgm.staleness import (
     stale_gpus,
     track_energy,
 )
-from gpuslo.exporter.policy.dcgm import REQUIRED_FAMILIES, gpu_findings, missing_families
+from gpuslo.exporter.evidence.nvidia_smi.proc import parse_proc_driver
+from gpuslo.exporter.policy.dcgm import (
+    REQUIRED_FAMILIES,
+    gpu_findings,
+    missing_families,
+    on_this_node,
+)
 from gpuslo.exporter.policy.xid import XidPolicy, load_policy
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.verdict import NODE_SCOPE, CheckResult, Finding
@@ -166,6 +176,21 @@ def save_state(path: Path, state: DcgmState) -> None:
     )
 
 
+def read_local_uuids(procfs: Path) -> set[str]:
+    """This node's GPU UUIDs from `<procfs>/driver/nvidia/gpus/*/information` (the driver's own
+    inventory: `GPU UUID:` lines, readable without NVML); empty when the files are absent or
+    unreadable (nothing is then known of the page's origin)."""
+    uuids: set[str] = set()
+    for info in sorted((Path(procfs) / "driver" / "nvidia" / "gpus").glob("*/information")):
+        try:
+            text = info.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        uuids.update(g.status.uuid for g in parse_proc_driver(text, str(info)).gpus
+                     if g.status.uuid)
+    return uuids
+
+
 def _not_applicable() -> list[CheckResult]:
     return [
         CheckResult(
@@ -210,4 +235,5 @@ class DcgmCheck:
         save_state(state_path, state)
         took = time.monotonic() - started
         source = f"dcgm-exporter {context.dcgm_url}"
-        return [replace(r, source=source, observed_at=now, duration_s=took) for r in results]
+        results = [replace(r, source=source, observed_at=now, duration_s=took) for r in results]
+        return on_this_node(results, read_local_uuids(Path(context.procfs)))

@@ -11,8 +11,10 @@ None readable → `DependencyMissing` (the runner reports `unknown`/`dependency_
 The /dev/kmsg cursor (`xid_kmsg_state.json` in `context.state_dir`, written atomically) holds the
 boot id (`<procfs>/sys/kernel/random/boot_id`), the last sequence read, the cumulative event
 counts and records lost, the active fatal problems per GPU, the driver-load time (boot-noise
-window) and recent warn events (escalation). A restart continues after the last sequence: it
-neither recounts nor loses an event. A new boot id starts over at sequence 0.
+window), recent warn events (escalation) and the last records read, parsed again before the next
+read's so a kernel splat split between two reads is one event, judged once (`checks.xid_carry`).
+A restart continues after the last sequence: it neither recounts nor loses an event. A new boot
+id starts over at sequence 0.
 
 Classification is `gpuslo.exporter.policy.classify` with the Xid policy and the driver-message
 catalogue, so an NVRM line such as `RmInitAdapter failed!` is judged here as in `inspect`.
@@ -51,6 +53,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, InputError, ParseError
+from gpuslo.exporter.checks import xid_carry
 from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import (
     DEFAULT_INTERVAL_S,
@@ -283,8 +286,11 @@ class XidCheck:
             read = read_kmsg(context.kmsg_path, cursor.sequence)
         except InputError as error:
             raise DependencyMissing(str(error)) from None
-        text = "\n".join(record.as_line() for record in read.records)
-        events = parse_kernel_log(text, str(context.kmsg_path))
+        own = [record.as_line() for record in read.records]
+        lines = [*cursor.carry, *own]  # a splat split between two reads: `xid_carry`
+        events = parse_kernel_log("\n".join(lines), str(context.kmsg_path))
+        events = xid_carry.fresh_events(events, len(cursor.carry), cursor.judged_splats)
+        text = "\n".join(own)
         events = with_uuids(events, {**cursor.uuids, **{e.pci: e.uuid for e in events if e.uuid}})
         history = cursor.history_events()
         classified = classify_events(history + events, policy, context.gpu_family)
@@ -298,9 +304,9 @@ class XidCheck:
         results = fallback.merged(results, unclaimed, str(context.kmsg_path), now)
         first_read = cursor.sequence < 0
         unread = fallback.unrecognised_lines(classified, unclaimed)
-        updated = cursor.advance(
-            read, events, count_events(classified), problems, policy, unrecognised=unread
-        )
+        carry = xid_carry.next_carry(lines, events, cursor.judged_splats)
+        updated = cursor.advance(read, events, count_events(classified), problems, policy,
+                                 unrecognised=unread, carry=carry)
         save_cursor(Path(context.state_dir), updated)
         results.append(
             _node_result(

@@ -39,6 +39,9 @@ class KmsgCursor:
         uuids: PCI address → GPU UUID from `NVRM: GPU at PCI:` lines seen this boot (keeps a
             GPU's scope stable when a later run does not repeat the line).
         unrecognised: lines the device-and-severity fallback read this boot (cumulative).
+        carry: the last records read, as lines, parsed again before the next read's
+            (`checks.xid_carry`: a splat split between two reads is one event).
+        judged_splats: (first, last) sequence of each splat judged whose records are carried.
     """
 
     boot_id: str
@@ -51,6 +54,8 @@ class KmsgCursor:
     recent: tuple[tuple[str | None, int, float], ...] = ()
     uuids: dict[str, str] = field(default_factory=dict)
     unrecognised: int = 0
+    carry: tuple[str, ...] = ()
+    judged_splats: tuple[tuple[int, int], ...] = ()
 
     def history_events(self) -> list[KernelEvent]:
         """Synthetic events (line 0) that replay the driver load and the recent escalation
@@ -74,8 +79,10 @@ class KmsgCursor:
         problems: dict[str, dict],
         policy: XidPolicy,
         unrecognised: int = 0,
+        carry: tuple[tuple[str, ...], tuple[tuple[int, int], ...]] | None = None,
     ) -> KmsgCursor:
-        """The cursor after one read: new sequence, lost and counts added, problems replaced."""
+        """The cursor after one read: new sequence, lost and counts added, problems replaced,
+        `carry` (lines, judged splats) kept (None: unchanged)."""
         xids, sxids = dict(self.xid_events), dict(self.sxid_events)
         for key, value in counts[0].items():
             xids[key] = xids.get(key, 0) + value
@@ -93,6 +100,8 @@ class KmsgCursor:
             recent=_recent(self.recent, events, policy),
             uuids={**self.uuids, **{e.pci: e.uuid for e in events if e.pci and e.uuid}},
             unrecognised=self.unrecognised + unrecognised,
+            carry=self.carry if carry is None else carry[0],
+            judged_splats=self.judged_splats if carry is None else carry[1],
         )
 
 
@@ -123,6 +132,8 @@ def _to_json(cursor: KmsgCursor) -> dict:
         "recent": [list(item) for item in cursor.recent],
         "uuids": cursor.uuids,
         "unrecognised": cursor.unrecognised,
+        "carry": list(cursor.carry),
+        "judged_splats": [list(span) for span in cursor.judged_splats],
     }
 
 
@@ -165,6 +176,8 @@ def load_cursor(state_dir: Path, boot_id: str) -> KmsgCursor:
             recent=tuple((_pci(p), int(x), float(t)) for p, x, t in raw["recent"]),
             uuids={_pci(k): str(v) for k, v in raw.get("uuids", {}).items()},
             unrecognised=int(raw.get("unrecognised", 0)),
+            carry=tuple(str(line) for line in raw.get("carry", ())),
+            judged_splats=tuple((int(a), int(b)) for a, b in raw.get("judged_splats", ())),
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None

@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from gpuslo import names
-from gpuslo.exporter.evidence.fabric.ibv_devinfo import parse_ibv_devinfo
+from gpuslo.exporter.evidence.fabric.ibv_devinfo import devinfo_failures, parse_ibv_devinfo
 from gpuslo.exporter.evidence.fabric.tools import (
     fi_info_errors,
     ibstatus_failures,
@@ -134,13 +134,60 @@ def inspect_ibdev2netdev(text: str, options: InspectOptions, source: str) -> lis
 
 def inspect_ibv_devinfo(text: str, options: InspectOptions, source: str) -> list[Finding]:
     """`inspect` entry for `ibv_devinfo [-v]`: EFA devices against the expected EFA count
-    (`efa_findings`), the other RDMA ports by the port rules (`evaluate_ports`)."""
+    (`efa_findings`), the other RDMA ports by the port rules (`evaluate_ports`), and the tool's
+    own failures (`devinfo_failures`), which are answers, never healthy:
+    - `Failed to get IB devices list: ...`: the tool read nothing: `source_unavailable` (unknown),
+      and expected devices missing (fatal);
+    - `No IB devices found`: 0 devices: missing (fatal) when devices are expected, else
+      `network_devices` unknown (no_data, with the libibverbs warnings that explain it);
+    - a device it could not open or query, or one libibverbs could not use: `device_unreadable`
+      (unknown, tool_error), beside the devices it did read; `IB device 'X' wasn't found`: X
+      missing (fatal)."""
     ports = parse_ibv_devinfo(text)
+    failed = devinfo_failures(text)
     efa = [port for port in ports if port.driver == "efa"]
     others = [port for port in ports if port.driver != "efa"]
+    expected = options.expect_network_devices
     findings = []
+    if failed.list_failed and not ports:
+        findings.append(tool_failure("ibv-devinfo", [failed.list_failed], "no device was read"))
+    elif failed.no_devices and not ports and expected is None and not options.expect_efa_devices:
+        findings.append(_no_devices(failed.warnings))
     if efa or options.expect_efa_devices:
         findings += efa_findings("ibv-devinfo", efa, options.expect_efa_devices)
-    if others:
-        findings += evaluate_ports("ibv-devinfo", others, options.expect_network_devices)
+    if others or (not efa and expected is not None):
+        findings += evaluate_ports("ibv-devinfo", others, expected, failed.warned + failed.named)
+    elif failed.warned or failed.named:
+        findings += expectation_findings("ibv-devinfo", (), None, failed.warned + failed.named)
+    findings += [missing_finding("ibv-devinfo", 1, 0, device=name) for name in failed.not_found]
+    unnamed = len(failed.unreadable) - len(failed.named)
+    if unnamed > 0:
+        findings.append(_unopened(failed.unreadable, unnamed))
     return findings
+
+
+def _no_devices(warnings: Sequence[str]) -> Finding:
+    """`network_devices` unknown (no_data): `ibv_devinfo` listed no device and none is expected."""
+    why = f" (libibverbs: {'; '.join(warnings[:2])})" if warnings else ""
+    return Finding(
+        kind="ibv-devinfo",
+        class_=names.CLASS_UNKNOWN,
+        signal="network_devices",
+        count=0,
+        reason="no_data",
+        message=f"ibv_devinfo: No IB devices found{why}: 0 RDMA devices; set "
+        "--expect-network-devices to judge whether the node should have some",
+    )
+
+
+def _unopened(lines: Sequence[str], count: int) -> Finding:
+    """`device_unreadable` (unknown, tool_error): devices `ibv_devinfo` could not open or query,
+    unnamed (it prints the failure before a device's `hca_id:`)."""
+    return Finding(
+        kind="ibv-devinfo",
+        class_=names.CLASS_UNKNOWN,
+        signal="device_unreadable",
+        reason="tool_error",
+        events=count,
+        message=f"ibv_devinfo could not read {count} device(s) ({lines[0]}): not judged",
+    )

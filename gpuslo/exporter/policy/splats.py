@@ -20,13 +20,15 @@ from gpuslo import names
 from gpuslo.errors import ConfigError
 
 SECTION = "kernel_splats"
-TYPES = ("oops", "bug", "atomic_sleep", "warning", "soft_lockup", "hung_task", "rcu_stall")
+TYPES = ("oops", "bug", "atomic_sleep", "warning", "soft_lockup", "hard_lockup", "hung_task",
+         "rcu_stall")
 SIGNALS = {
     "oops": "kernel_oops",
     "bug": "kernel_oops",
     "atomic_sleep": "kernel_warning",
     "warning": "kernel_warning",
     "soft_lockup": "kernel_stall",
+    "hard_lockup": "kernel_stall",
     "hung_task": "kernel_stall",
     "rcu_stall": "kernel_stall",
     "trace": "kernel_trace",

@@ -17,11 +17,27 @@ EFA devices print `hca_id: efa_0`, `vendor_id: 0x1d0f` (Amazon) and `link_layer:
 Without `-v` the physical state is not printed: a port the SM made ACTIVE has its physical link up
 (IBA: PortState Active requires PortPhysicalState LinkUp), any other state leaves it unknown.
 The adapter model is `vendor_part_id` (4123 = ConnectX-6, the `MT4123` of ibstat).
+
+The tool's own failures (`devinfo_failures`), from the same source's `main` and `print_hca_cap`
+and from libibverbs (`libibverbs/init.c`, `ibv_get_device_list(3)`):
+- `Failed to get IB devices list: <strerror>` (`perror` after `ibv_get_device_list` returned
+  NULL: ENOSYS "no kernel support for RDMA", EPERM, ENOMEM): the tool read nothing;
+- `No IB devices found`: the list was empty, the tool ran and answered 0 devices;
+- `IB device 'mlx5_3' wasn't found` (with `-d`): that device is not in the list;
+- `Failed to open device`, `Failed to query device props`, `Failed to query port N props`,
+  `Invalid port requested for device` (one line per device it could not read, printed before its
+  `hca_id:`, so unnamed), and a library's `ibv_open_device(mlx5_0) failed: ...`;
+- `libibverbs: Warning: no userspace device-specific driver found for
+  /sys/class/infiniband_verbs/uverbs0`: a kernel RDMA device no provider library claims, so the
+  tool cannot list it (named by its uverbs node); `couldn't stat '/sys/class/infiniband/mlx5_17'`
+  names the device it could not read. Other warnings (`couldn't load driver 'rxe'`, `couldn't open
+  config directory`) name no device: a provider for other hardware is missing, not a fault.
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 from gpuslo.exporter.evidence.fabric.ports import (
     PHYSICAL_LINK_UP,
@@ -37,13 +53,110 @@ _PORT = re.compile(r"^\s+port:\s*(\d{1,3})\s*$")
 _STATE_WORD = re.compile(r"^(?:PORT_)?([A-Z_]+)")
 _WIDTH = re.compile(r"(\d{1,2})X")
 _SPEED = re.compile(r"([\d.]+)\s*Gbps")
+_LIST_FAILED = re.compile(r"^[ \t]*(Failed to get IB devices list\b[^\n]{0,200})$", re.M)
+_NO_DEVICES = re.compile(r"^[ \t]*No IB devices found[ \t]*$", re.M)
+_NOT_FOUND = re.compile(r"^[ \t]*IB device '([^'\n]{1,64})' wasn't found[ \t]*$", re.M)
+_DEVICE_FAILED = re.compile(
+    r"^[ \t]*(Failed to (?:open device|query device props|query port \d{1,3} props)"
+    r"|Invalid port requested for device)[ \t]*$",
+    re.M,
+)
+# A library's own line (UCX: `ibv_open_device(mlx5_0) failed: ...`; libfabric: `ibv_open_device
+# failed! errno: 2`), naming the device when it prints one.
+_OPEN_FAILED = re.compile(r"ibv_open_device(?:\(([\w.-]{1,64})\))?[^\n]{0,40}?\bfailed\b")
+_VERBS_WARNING = re.compile(r"^[ \t]*libibverbs: Warning: ([^\n]{1,300}?)[ \t]*$", re.M)
+# The device a libibverbs warning names: the uverbs node no provider claims, the sysfs entry it
+# could not stat.
+_WARNED_DEVICE = re.compile(
+    r"no userspace device-specific driver found for \S*/(uverbs\d{1,4})"
+    r"|couldn't stat '\S*/infiniband/([\w.-]{1,64})'"
+)
+# A prompt or command line naming the tool, pasted above its output.
+_COMMAND = re.compile(r"(?:^|[\s/$#>])ibv_devinfo(?:\s|$)")
+
+
+@dataclass(frozen=True)
+class DevinfoFailures:
+    """What `ibv_devinfo` said instead of (or beside) its device blocks (see the module
+    docstring): `list_failed` the `Failed to get IB devices list` line ("" when none);
+    `no_devices` True for `No IB devices found`; `not_found` devices `-d` named and the list
+    lacked; `unreadable` one line per device it could not open or query (unnamed unless a
+    library named it: `named`); `warned` kernel devices libibverbs could not use (`uverbs0`,
+    `mlx5_17`); `warnings` every `libibverbs: Warning:` text."""
+
+    list_failed: str = ""
+    no_devices: bool = False
+    not_found: tuple[str, ...] = ()
+    unreadable: tuple[str, ...] = ()
+    named: tuple[str, ...] = ()
+    warned: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def any(self) -> bool:
+        """True when the tool reported a failure of its own (warnings alone are not one)."""
+        return bool(self.list_failed or self.no_devices or self.not_found or self.unreadable
+                    or self.warned)
+
+
+def devinfo_failures(text: str) -> DevinfoFailures:
+    """The failure lines `ibv_devinfo` printed in `text` (first 200 000 characters). Pure."""
+    head = text[:200_000]
+    listed = _LIST_FAILED.search(head)
+    failed = [(m.group(1).strip(), "") for m in _DEVICE_FAILED.finditer(head)]
+    failed += [(_line_of(head, m.start()), m.group(1) or "") for m in _OPEN_FAILED.finditer(head)]
+    warnings = _VERBS_WARNING.findall(head)
+    warned = [m.group(1) or m.group(2) for w in warnings if (m := _WARNED_DEVICE.search(w))]
+    return DevinfoFailures(
+        list_failed=listed.group(1).strip() if listed else "",
+        no_devices=_NO_DEVICES.search(head) is not None,
+        not_found=tuple(_NOT_FOUND.findall(head)),
+        unreadable=tuple(line for line, _ in failed),
+        named=tuple(dict.fromkeys(name for _, name in failed if name)),
+        warned=tuple(dict.fromkeys(warned)),
+        warnings=tuple(warnings),
+    )
+
+
+def _line_of(text: str, at: int) -> str:
+    """The line of `text` holding offset `at`, stripped."""
+    return text[text.rfind("\n", 0, at) + 1: (text.find("\n", at) + 1 or len(text) + 1) - 1].strip()
+
+
+# Literals one of which every failure line holds: text with none is not looked at further
+# (detection asks this of every file and part).
+_LITERALS = ("IB devices", "Failed to", "IB device '", "Invalid port", "ibv_open_device",
+             "libibverbs: ")
+
+
+def _failure_only(head: str) -> bool:
+    """True when every non-blank line of `head` is one of the tool's failure or warning lines or
+    a command line naming it, and at least one is a failure."""
+    if not (_known_lines(head[:4096]) and _known_lines(head)):  # most texts fail at line 1
+        return False
+    return devinfo_failures(head).any
+
+
+def _known_lines(text: str) -> bool:
+    """True when every non-blank line of `text` (the last one may be cut) is a failure or
+    warning line of the tool, or a command line naming it."""
+    if not any(literal in text for literal in _LITERALS):
+        return False
+    known = (_LIST_FAILED, _NO_DEVICES, _NOT_FOUND, _DEVICE_FAILED, _VERBS_WARNING)
+    lines = text.splitlines()
+    return all(
+        not line.strip() or _COMMAND.search(line) or any(p.match(line) for p in known)
+        or _OPEN_FAILED.search(line) or number == len(lines) - 1 and len(text) == 4096
+        for number, line in enumerate(lines)
+    )
 
 
 def looks_like_ibv_devinfo(text: str) -> bool:
-    """True for `ibv_devinfo` output: an `hca_id:` line and a `port:` line."""
+    """True for `ibv_devinfo` output: an `hca_id:` line and a `port:` line, or only the tool's
+    own failure lines (`devinfo_failures`) and warnings, with the command line that ran it."""
     head = text[:200_000]
     hca = re.search(r"^hca_id:\s*\S", head, re.M)
-    return bool(hca and re.search(r"^\s+port:\s*\d", head, re.M))
+    return bool(hca and re.search(r"^\s+port:\s*\d", head, re.M)) or _failure_only(head)
 
 
 def _port(device: str, number: int, fields: dict[str, str], device_fields: dict[str, str]) -> Port:

@@ -35,18 +35,25 @@ from collections.abc import Sequence
 # lockup`, ...), the `------------[ cut here ]------------` line before a WARNING and before
 # `kernel BUG at`, a die line's `[#1]` counter (`Oops: 0002 [#1]`, `general protection fault:
 # 0000 [#1]`), `WARNING: CPU: 3 PID: 1 at`, a hung task's `blocked for more than`, an RCU
-# stall's `detected stall(s)`. None is in a healthy boot's lines (the H200 boot log, every
-# healthy corpus case); `BUG` alone would take the H200's `DEBUGCTL`, `WARNING: ` also takes
-# `RETBleed: WARNING: Spectre v2 ...`, which the recogniser declines.
+# stall's `detected stall(s)`, a hard lockup's `LOCKUP` (`Watchdog detected hard LOCKUP on cpu
+# 3`, `Kernel panic - not syncing: Hard LOCKUP`). None is in a healthy boot's lines (the H200 boot
+# log, every healthy corpus case); `BUG` alone would take the H200's `DEBUGCTL`, `WARNING: `
+# also takes `RETBleed: WARNING: Spectre v2 ...`, which the recogniser declines.
 SPLAT_HEADERS: tuple[str, ...] = ("BUG:", "cut here", " [#", "WARNING: ", "blocked for more than",
-                                  "detected stall")
+                                  "detected stall", "LOCKUP")
 HEADER_LOOKBACK_LINES = 120
 # A stack frame in an NVIDIA module: `nvlogInit+0x6/0xd0 [nvidia]`, `... [nvidia_uvm]`. Not in
 # `Modules linked in: nvidia_uvm(POE) nvidia(POE)` (no brackets); also in the DRM driver's
 # `[drm] [nvidia-drm] [GPU ID 0x00000100] Loading driver` (once per GPU and load), which the
 # recogniser declines.
 FRAME_ANCHOR = " [nvidia"
-ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR)
+# A frame in the NVIDIA driver's closed resource manager, whose symbols are `_nvNNNNNNrm`
+# (`_nv011159rm+0x62/0x110`) and are the nvidia module's only: an NVIDIA frame even where the
+# line shows no `[nvidia]` tag (a trace copied without it, a kernel or tool that leaves it out).
+# `rm+0x` also ends other symbols (`avc_has_perm+0x`): the recogniser reads only `_nv...rm`.
+RM_FRAME_ANCHOR = "rm+0x"
+FRAME_ANCHORS: tuple[str, ...] = (FRAME_ANCHOR, RM_FRAME_ANCHOR)
+ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
 CONTEXT_ANCHOR = "Xid ("
 _ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2

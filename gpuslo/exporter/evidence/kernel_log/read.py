@@ -61,7 +61,7 @@ def __getattr__(name: str):
 # A line that may be (part of) a GPU event: a cut-off last line holding one is never read as
 # healthy (the check waits for its newline; inspect says it was incomplete). ` [nvidia`: a stack
 # frame in an NVIDIA module (a kernel splat's, `splats`).
-GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch| \[nvidia")
+GPU_MARKER = re.compile(r"NVRM|S?Xid|nvidia-nvswitch| \[nvidia|_nv\d{3,8}rm\+0x")
 # Blocks large enough that a Python step per block is nothing, small enough to stay in the
 # CPU's cache across the prefilter's passes (Vectorscan's and the newline count; without it one
 # per anchor and literal): 1 MiB took ~20% less CPU than 4 MiB on the pure path, the same with

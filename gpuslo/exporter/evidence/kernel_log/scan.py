@@ -1,14 +1,14 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, the one
-place the set is defined and extended); which NVRM lines matter is the driver-message catalogue's
-call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two lines after it
-(MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`) are candidates
-where an NVIDIA frame may use them: anywhere in a block holding one, and in every block's last
-`anchors.HEADER_LOOKBACK_LINES` lines (`find` over those bytes only). Bytes blocks (a file) are
-searched by `needles.Needles`: every anchor and the fallback's pattern in one Vectorscan pass when
-the `hyperscan` package is installed, else one `find` pass per literal; str by `find`. A Python
-step runs only per hit and per line found; newlines are counted once over each block with
+Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, `rm+0x`, the
+one place the set is defined and extended); which NVRM lines matter is the driver-message
+catalogue's call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two
+lines after it (MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`)
+are candidates where an NVIDIA frame may use them: anywhere in a block holding one, and in every
+block's last `anchors.HEADER_LOOKBACK_LINES` lines (`find` over those bytes only). Bytes blocks (a
+file) are searched by `needles.Needles`: every anchor and the fallback's pattern in one Vectorscan
+pass when the `hyperscan` package is installed, else one `find` pass per literal; str by `find`. A
+Python step runs only per hit and per line found; newlines are counted once over each block with
 `count`, so line numbers are exact. `gpuslo inspect` on a log loads neither numpy nor pandas
 (tests/test_startup.py).
 """
@@ -23,7 +23,7 @@ from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
     CONTEXT_ANCHOR,
     CONTEXT_LINES,
-    FRAME_ANCHOR,
+    FRAME_ANCHORS,
     SPLAT_HEADERS,
     check_anchors,
     grep_pattern,
@@ -51,7 +51,7 @@ class _Chunk:
 
         self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
         self.anchors = tuple(cast(anchor) for anchor in anchors)
-        self.frame = cast(FRAME_ANCHOR)
+        self.frames = tuple(cast(anchor) for anchor in FRAME_ANCHORS)
 
     def positions(self) -> list[int]:
         """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
@@ -79,10 +79,11 @@ class _Chunk:
         return any(anchor in line for anchor in self.anchors)
 
     def framed(self, spans: list[tuple[int, int]]) -> bool:
-        """True when one of `spans` (the candidate lines) holds an NVIDIA frame tag: one `find`
-        per span, however many anchors its lines hold."""
-        buf, frame = self.buf, self.frame
-        return any(buf.find(frame, start, end) != -1 for start, end in spans)
+        """True when one of `spans` (the candidate lines) holds an NVIDIA frame anchor (` [nvidia`,
+        `rm+0x`): one `find` per span and anchor, however many anchors its lines hold."""
+        buf = self.buf
+        return any(buf.find(frame, start, end) != -1
+                   for frame in self.frames for start, end in spans)
 
     def tail_start(self, lines: int) -> int:
         """The offset where the last `lines` lines of buf[:limit] start (0: it holds fewer)."""

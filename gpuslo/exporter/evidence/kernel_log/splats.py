@@ -7,7 +7,9 @@ A splat is what the kernel prints at once for one of these: a header line, then 
 the registers, `Call Trace:` and its frames, `---[ end trace ... ]---`, on x86 the RIP and
 registers again after it). The prefilter (`scan`) feeds only two kinds of its lines: frames
 tagged with an NVIDIA module (` [nvidia`, an anchor: `nvlogInit+0x6/0xd0 [nvidia]`,
-`_nv011159rm+0x62/0x110 [nvidia]`, a build id after the name: `[nvidia 6f8f...]`) and, near them,
+`_nv011159rm+0x62/0x110 [nvidia]`, a build id after the name: `[nvidia 6f8f...]`) or in the
+driver's closed resource manager, whose `_nvNNNNNNrm` symbols are nvidia's even untagged
+(`rm+0x`, an anchor: `RIP: 0010:_nv011159rm+0x62/0x110`), and, near them,
 header lines (`anchors.SPLAT_HEADERS`); the lines between are not read, and a line is read as a
 header only when it holds one of those literals, so the events are those of every line fed.
 `Splats.feed` groups what it is fed: a header opens a splat (a die line a few lines after a
@@ -30,7 +32,11 @@ kernel/sched/core.c, kernel/watchdog.c, kernel/hung_task.c, kernel/rcu/tree_stal
 - `warning`: `WARNING: CPU: 3 PID: 1 at <file>:<line> <symbol> [module]` (older: `WARNING: at`),
   or `------------[ cut here ]------------` with no die line after it (`report_bug` and `__warn`
   print it before the WARNING line and before `kernel BUG at`, whose die line follows);
-- `soft_lockup`: `BUG: soft lockup - CPU#3 stuck for 22s!`, `BUG: workqueue lockup`;
+- `soft_lockup`: `BUG: soft lockup - CPU#3 stuck for 22s!` (older kernels: `NMI watchdog: BUG: soft
+  lockup`), `BUG: workqueue lockup`;
+- `hard_lockup`: `Watchdog detected hard LOCKUP on cpu 79` (`NMI watchdog: ` before it on older
+  kernels, which print it after a `cut here` / `WARNING: ... watchdog_overflow_callback` pair it
+  joins), `Kernel panic - not syncing: Hard LOCKUP`, powerpc's `Watchdog CPU:59 Hard LOCKUP`;
 - `hung_task`: `INFO: task <comm>:<pid> blocked for more than 120 seconds.`;
 - `rcu_stall`: `rcu: INFO: rcu_sched self-detected stall on CPU`, `... detected stalls on CPUs`;
 - `trace`: NVIDIA frames with no header before them (a RIP/PC line or a bare frame line: the header
@@ -45,7 +51,11 @@ import re
 from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, replace
 
-from gpuslo.exporter.evidence.kernel_log.anchors import FRAME_ANCHOR, SPLAT_HEADERS
+from gpuslo.exporter.evidence.kernel_log.anchors import (
+    FRAME_ANCHOR,
+    RM_FRAME_ANCHOR,
+    SPLAT_HEADERS,
+)
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, parse_timestamp
 
 # A line joins a splat at most SPLAT_LINES lines after the splat's last line (the prefilter reads
@@ -63,6 +73,7 @@ _HEADER = re.compile(
     r"|(?P<warning>\bWARNING: (?:CPU: ?\d{1,6} PID: ?\d{1,10} )?at )"
     r"|(?P<hung>\bINFO: task \S[^\n]{0,80} blocked for more than \d+ seconds)"
     r"|(?P<rcu>\brcu\w{0,20} (?:self-)?detected stalls? on)"
+    r"|(?P<hard>\b[Hh]ard LOCKUP\b)"
 )
 _DIES = ("unable to handle", "kernel NULL pointer dereference", "kernel paging request")
 _ATOMIC = ("sleeping function called from invalid context", "scheduling while atomic")
@@ -74,6 +85,11 @@ _LOCKUPS = ("soft lockup", "workqueue lockup")
 _FRAME = re.compile(
     r"(?P<symbol>[\w.$]{1,200})\+0x[0-9a-fA-F]{1,16}/0x[0-9a-fA-F]{1,16} "
     r"\[(?P<module>nvidia(?:_[a-z]{1,20}){0,3})(?: [0-9a-fA-F]{1,64})?\]"
+)
+# A frame of the closed resource manager linked into `nvidia`: `_nv011159rm+0x62/0x110`, read as
+# nvidia's whether or not the line tags it (`anchors.RM_FRAME_ANCHOR`).
+_RM_FRAME = re.compile(
+    r"(?<![\w.$])(?P<symbol>_nv\d{3,8}rm)\+0x[0-9a-fA-F]{1,16}/0x[0-9a-fA-F]{1,16}"
 )
 # What may stand before a frame on a line of a stack dump: the prefix's end (`]`, `:` as in
 # `kernel:` and `RIP: 0010:`, `;` of /dev/kmsg), an old kernel's `[<ffffffffa0123456>]`, `? `.
@@ -99,7 +115,7 @@ def header_of(line: str) -> tuple[str, int] | None:
             kind = "soft_lockup" if what.startswith(_LOCKUPS) else "bug"
         return kind, match.start()
     kinds = {"cut": "cut", "die": "die", "warning": "warning", "hung": "hung_task",
-             "rcu": "rcu_stall"}
+             "rcu": "rcu_stall", "hard": "hard_lockup"}
     return kinds[match.lastgroup], match.start(match.lastgroup)
 
 
@@ -149,6 +165,12 @@ class Splats:
             if kind == "warning" and current.kind == "cut":
                 current.kind, current.text, current.last = "warning", text, number
                 return
+            if kind == "hard_lockup" and current.kind in ("cut", "warning", "hard_lockup"):
+                # `cut here`, `WARNING: ... watchdog_overflow_callback`, then `Watchdog detected
+                # hard LOCKUP` (older kernels); a panic's `Hard LOCKUP` after the report
+                current.text = current.text if current.kind == "hard_lockup" else text
+                current.kind, current.last = "hard_lockup", number
+                return
         stamp = parse_timestamp(line[:start])
         self._open = _Splat("oops" if kind == "die" else kind, number, number, text, stamp,
                             died=kind == "die")
@@ -164,7 +186,8 @@ class Splats:
         if current.module is None:
             register = _FAULT_FRAME.search(lead)
             on_header = "WARNING: " in lead  # `WARNING: CPU: 2 PID: 7 at <file> <symbol> [nvidia]`
-            current.module, current.fault = frame.group("module"), bool(register or on_header)
+            module = frame.groupdict().get("module") or "nvidia"  # an untagged `_nv...rm` frame
+            current.module, current.fault = module, bool(register or on_header)
             current.frame = line[register.start() if register else frame.start(): frame.end()]
             self.found.append(current)
 
@@ -184,13 +207,20 @@ class Splats:
 
 def _frame_in(line: str) -> re.Match | None:
     """The first NVIDIA frame in `line`: `_FRAME` searched only just before each ` [nvidia`
-    (a frame's text ends there), so a long line costs one `find` and a short search per tag."""
+    (a frame's text ends there), so a long line costs one `find` and a short search per tag;
+    else an untagged `_nv...rm` frame (`_RM_FRAME`) just before an `rm+0x`."""
     at = line.find(FRAME_ANCHOR)
     while at != -1:
         match = _FRAME.search(line, max(0, at - 240), at + 160)  # the pattern's widest
         if match is not None:
             return match
         at = line.find(FRAME_ANCHOR, at + 1)
+    at = line.find(RM_FRAME_ANCHOR)
+    while at != -1:
+        match = _RM_FRAME.search(line, max(0, at - 12), at + 40)
+        if match is not None:
+            return match
+        at = line.find(RM_FRAME_ANCHOR, at + 1)
     return None
 
 

@@ -32,7 +32,7 @@ from gpuslo.exporter.evidence.kernel_log.inotify import FileNotify, open_inotify
 
 log = logging.getLogger(__name__)
 # ` [nvidia`: a stack frame in an NVIDIA module, as an oops in the driver prints (`splats`).
-GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch| \[nvidia")
+GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch| \[nvidia|_nv\d{3,8}rm\+0x")
 READ_BYTES = 65536
 
 
