@@ -25,9 +25,9 @@ most `MAX_VALUES` values besides sizes and shares (`SIZE_UNITS`), one of them a 
 smoothed or cumulative duration not named for an epoch; printed at least twice, or once when its
 name says per step (`step_time`). Where the epochs are the steps (`epochs`: a log with epoch
 lines and no step lines), a duration named for the epoch is the step's time (nnU-Net's
-`epoch:  3`, its metrics, then `This epoch took 632.03 s`). `learn` reads them only where the progress
-lines give no time of their own (no duration, rate or clock), as it reads lines of a rate with
-no counter (`global_step/sec`).
+`epoch:  3`, its metrics, then `This epoch took 632.03 s`). `learn` reads them only where the
+progress lines give no time of their own (no duration, rate or clock), as it reads lines of a
+rate with no counter (`global_step/sec`).
 
 `give(found, target, after=False)`: the times of a timing record (a `matchers.Prog`) given to
 the progress record it belongs to (`reader` picks it: the one above when that has none yet, else
