@@ -35,6 +35,7 @@ from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
 from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
+from gpuslo.goodput.logs.notices import initial_notices
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.relaunch import headers_again
@@ -112,7 +113,8 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
-    items = headers_again(group_events(parsed.observations, records, checkpoint_step))
+    items = headers_again(group_events(parsed.observations, records, checkpoint_step,
+                                       initial_notices))
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,

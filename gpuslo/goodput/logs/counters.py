@@ -185,11 +185,13 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     if not (f.integer or whole_global(f)) or f.kind != "num" or (
             roles[f.index] != "metric") or f.unit == "%":
         return 0
-    seen = f.known()
+    moving = fields[range_end(fields, f.index)]  # a range `[a-b]` moves at its upper end
+    seen = moving.known()
     pair = f.after.lstrip().startswith("/")
     done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
-    if seen and min(seen) < 0 or (len(seen) >= 3 and f.constant() and not done and not burst) or (
-            f.rising() < 0.6 and not _resets_with_epoch(f, fields, roles)):
+    if seen and min(seen) < 0 or (
+            len(seen) >= 3 and moving.constant() and not done and not burst) or (
+            moving.rising() < 0.6 and not _resets_with_epoch(f, fields, roles, moving)):
         return 0
     if total_counter(f, fields):
         return 5
@@ -221,15 +223,19 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     return 0
 
 
-def _resets_with_epoch(f: Field, fields: list[Field], roles: dict[int, str]) -> bool:
+def _resets_with_epoch(f: Field, fields: list[Field], roles: dict[int, str],
+                       moving: Field | None = None) -> bool:
     """A step-named counter that never falls while the named epoch on its line stays and falls
     only where that epoch rises: counted within the epoch (MXNet Gluon's train_net.py `[Epoch
     0][Batch 0], Speed: …` and `[Epoch 0][Batch 50]`, then `[Epoch 1][Batch 0]`), not a counter
-    that wanders. It must rise within some epoch at least."""
+    that wanders. It must rise within some epoch at least. `moving`: the field whose numbers
+    count, where the counter is a range (`range_end`: MXNet's Speedometer with auto_reset off,
+    `Epoch[5] Batch [0-20]` … `[0-1600]`, then `Epoch[6] Batch [0-20]`)."""
     epochs = [i for i, r in roles.items() if r == "epoch"]
     if not epochs or not is_step_name(f.key):
         return False
-    pairs = [(e, n) for e, n in zip(fields[epochs[0]].numbers, f.numbers, strict=False)
+    numbers = (moving or f).numbers
+    pairs = [(e, n) for e, n in zip(fields[epochs[0]].numbers, numbers, strict=False)
              if e is not None and n is not None]
     rose = False
     for (e0, n0), (e1, n1) in zip(pairs, pairs[1:], strict=False):
@@ -282,9 +288,11 @@ def _index_of_value(f: Field, fields: list[Field]) -> bool:
 
 def range_end(fields: list[Field], step: int) -> int:
     """A counter printed as a range `[a-b]` of the batches since the last report (MXNet's
-    Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`): the step is the
-    upper end, an unnamed integer right after `-` closed by `]` that is above the lower end on
-    every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the counter."""
+    Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`; with auto_reset off
+    the lower end stays 0, `Batch [0-20]` … `[0-1600]`, and only the upper end moves): the step
+    is the upper end, an unnamed integer right after `-` closed by `]` that is above the lower
+    end on every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the
+    counter."""
     f = fields[step]
     if f.after != "-" or step + 1 >= len(fields):
         return step

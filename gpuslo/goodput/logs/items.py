@@ -37,6 +37,7 @@ read piece by piece (`line_path_step`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -361,8 +362,11 @@ class _Grouper:
 
 
 def group_events(observations: list[Obs], records: list[Record],
-                 patterns: tuple[re.Pattern[str], ...]) -> list[Any]:
-    """The log's items in order (see the module docstring)."""
+                 patterns: tuple[re.Pattern[str], ...],
+                 leave_out: Callable[[list[Any]], list[Save]] | None = None) -> list[Any]:
+    """The log's items in order (see the module docstring); `leave_out(items)` names saves
+    that commit nothing, taken out before the steps of the others are resolved
+    (`notices.initial_notices`)."""
     grouper = _Grouper(patterns)
     k = 0
     for rec in records:
@@ -372,6 +376,9 @@ def group_events(observations: list[Obs], records: list[Record],
         grouper.record(rec)
     for o in observations[k:]:
         grouper.event(o)
+    for notice in leave_out(grouper.items) if leave_out is not None else []:
+        grouper.items.remove(notice)
+        grouper.saves.remove(notice)
     _save_steps(grouper.items, grouper.saves, grouper)
     return grouper.items
 

@@ -238,6 +238,8 @@ class LogReader:
                 last = self.progress[-1] = made(last)
             if found is None or not aside.times(found) or not fits(found, last):
                 continue
+            if aside.repeated(found, last):
+                return True  # the clock the record above holds, printed again: no step ran
             if last is None and found.rate_s is not None and (
                     not self.rates or self.rates[-1] != found.rate_s):
                 self.rates.append(found.rate_s)  # a value printed twice (tf and absl) once

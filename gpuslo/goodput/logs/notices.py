@@ -1,0 +1,52 @@
+"""Save lines that commit no work: printed before a run from scratch takes its first step (pure).
+
+`initial_notices(items) -> list[Save]`: the saves of `items` (`items.group_events`' list, in log
+order) to leave out. A trainer may announce where it will save before it trains, in the words
+of a finished save: a pygcn-derived trainer logs `trained model saved at :../train_model/model.pt`
+and `best model saved at :../best_model/model.pt` once at start-up (printing `args.save_model`),
+then `Epoch: 0001` and `iter:0020 …`; its real torch.save calls print nothing
+(Miao-er/gcn_graph_classification, pygcn/train.py). Whatever such a line means, what it could
+have written is the state before any step: no progress is committed by it, and counting it
+would give a goodput where the log shows no commit evidence.
+
+So a save is left out when it comes before the log's first progress record, names no step, no
+epoch, no number and no numbered path (nothing ties it to trained work), no restore comes
+before it, and the first record starts the counter from scratch: its step is at most the
+counter's stride (`iter:0020` then `0040`) in the first epoch or none. A save before the first
+step of a run that does not start from scratch stays one (InsightFace's `Saved checkpoint to
+…model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state those steps began from,
+`items`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gpuslo.goodput.logs.items import Restore, Save
+from gpuslo.goodput.logs.progress import Record
+
+_DIGIT = re.compile(r"\d")
+
+
+def initial_notices(items: list[Any]) -> list[Save]:
+    """The saves before a from-scratch first step that commit nothing (module docstring)."""
+    records = [x for x in items if isinstance(x, Record)]
+    if len(records) < 2:
+        return []
+    first, second = records[0], records[1]
+    stride = second.glob - first.glob
+    if stride <= 0 or first.glob > stride or (first.epoch is not None and first.epoch > 1):
+        return []
+    lead = items[:items.index(first)]
+    if any(isinstance(x, Restore) for x in lead):
+        return []
+    return [x for x in lead if isinstance(x, Save) and _untied(x)]
+
+
+def _untied(save: Save) -> bool:
+    """A save whose lines tie it to no trained work: no step, epoch, number or numbered path
+    (Tianxiaomo/pytorch-YOLOv4's `Checkpoint 1 saved !`, `Checkpoint 2 saved !` six minutes
+    apart before its first DEBUG step line are saves each: their number is the epoch's)."""
+    return save.step is None and save.epoch is None and save.hint is None and not save.named and (
+        _DIGIT.search(save.end_text + save.path + save.named_path) is None)
