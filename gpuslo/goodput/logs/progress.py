@@ -3,8 +3,10 @@ time (pure).
 
 `build_records(progress, epochs, named) -> (records, info)`:
 
-1. Other loops: within one bar family, records whose total is not the family's usual total are
-   another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
+1. Other loops and no steps: a bar's opening draw at 0 that says no iteration was timed yet
+   (`0/3746 [00:00<?, ?it/s]`) and carries nothing else is its creation, not a step
+   (`bars.opening_draw`). Within one bar family, records whose total is not the family's usual
+   total are another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
 2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
    (`Epoch 96/100` above a Keras bar) unless it kept rising where the marker's epoch changed
    (a job-wide bar under epoch lines). Where its records span two or more epochs, or a save or
@@ -24,6 +26,9 @@ time (pure).
       iteration`, `time:`, `iter_time`, `sec/step`, `batch_cost`, open_clip's `Batch (t)`,
       DeepSpeed-Chat's `E2E latency`; `roles` says which names), or a window duration divided
       by the steps of the window (MMF's `time:` per 100 updates): the line's own measure;
+      Else the durations of a record printed once per step with no step number, between the
+      numbered ones (`perstep`: `[timing] sample processed in 14.73s` 25 times between `[step
+      25]` and `[step 50]`), each its step's;
    b. the clock between records (`windows`): stamp deltas, then a cumulative elapsed time's
       deltas, over a span of at least 20 × their resolution within one stretch of records with
       no other work between;
@@ -58,7 +63,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bars import inner_total
+from gpuslo.goodput.logs.bars import inner_total, opening_draw
 from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
@@ -69,6 +74,7 @@ from gpuslo.goodput.logs.epochs import (
 )
 from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.perstep import per_step
 from gpuslo.goodput.logs.steptimes import ELAPSED_MIN_S, MID_WAY_ELAPSED_S, quick, step_times, warm
 
 MID_WAY_MIN_STEP = 10  # (with steptimes.MID_WAY_ELAPSED_S: a bar at step n ≥ this resumed)
@@ -84,11 +90,12 @@ class Record:
     counts from, `resumed` the step a bar that started mid-way resumed from, `t0`/`t1` its
     interval on the log's clock (set by the timeline), `again` the log positions (seq) of the
     lines that printed the same step after it (dropped as duplicates), `tail` the step's last
-    line of another template (its own line when none)."""
+    line of another template (its own line when none), `parts` its steps' own times printed on
+    unnumbered lines once per step (`perstep`; None when not)."""
 
     __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
                  "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again",
-                 "tail")
+                 "tail", "parts")
 
     def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
         self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
@@ -105,6 +112,7 @@ class Record:
         self.run = 0
         self.again: list[int] = []  # seqs of the duplicates of this step dropped after it
         self.tail = prog
+        self.parts: list[float] | None = None  # its steps' own times (`perstep`)
 
     @property
     def line(self) -> int:
@@ -154,7 +162,8 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     for p in progress:
         while k < len(markers) and markers[k][0] < p.seq:
             context, k = markers[k][1], k + 1
-        if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total):
+        if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total) or (
+                opening_draw(p)):  # (a bar's creation, before any step: `bars`)
             continue
         reading = p.matcher.reading if p.matcher is not None else None
         epoch = p.epoch if p.epoch is not None else None
@@ -200,6 +209,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
         kept.append(rec)
     _runs(kept)
     step_times(kept)
+    per_step(kept)  # unnumbered records printed once per step time the steps (`perstep`)
     warm(kept)
     for i in across_estimate(kept):  # the steps between are a guess: no step time
         kept[i].warm = True

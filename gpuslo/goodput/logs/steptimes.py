@@ -14,6 +14,7 @@ from typing import Any
 
 import gpuslo.goodput.logs.epochs as epoch_rules
 from gpuslo.goodput.logs.bartime import since_start
+from gpuslo.goodput.logs.perstep import first_warm
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
 ELAPSED_MIN_S = 20.0
@@ -167,6 +168,8 @@ def warm(records: list[Any]) -> None:
     for run, recs in runs.items():
         times = [r.step_s for r in recs[1:] if r.step_s and not r.warm]
         first = recs[0]
+        if first_warm(recs):
+            continue
         if not times or first.step_s is None:
             continue
         interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
