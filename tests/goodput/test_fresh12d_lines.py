@@ -11,8 +11,10 @@ from statistics import median
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
 from gpuslo.goodput.logs.durations import unit_done
+from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.reader import parse_lines
 from gpuslo.goodput.logs.templates import Field
+from gpuslo.goodput.logs.wording import Wording
 
 PROFILES = load_profiles()
 # O01's `[timing] sample processed in …s` of its steps 50..64 (lines 152-180: epoch 2's first
@@ -46,6 +48,13 @@ def test_a_line_printed_once_per_step_between_numbered_ones_times_the_steps() ->
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (5, 15)
     assert doc["step_time_s"]["count"] == 15  # each step's own time, the first gap's too
     assert abs(doc["step_time_s"]["median"] - median(SAMPLE_S)) < 1e-6
+
+
+def test_explain_lists_the_per_step_line_as_read() -> None:
+    ex = explain(parse_lines(grpo(stride=5, per_gap=5), PROFILES), Wording(PROFILES))
+    read_as = {e["template"]: e["family"] for e in ex["progress"]}
+    assert read_as["[timing] sample processed in <n>s"] == "per-step"
+    assert not any("sample processed" in e["template"] for e in ex["unread"])
 
 
 def test_a_count_that_does_not_divide_the_stride_gives_no_step_time() -> None:

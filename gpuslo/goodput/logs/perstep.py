@@ -80,7 +80,9 @@ def per_step_matcher(readings: list[Reading]) -> tuple[Matcher, bool] | None:
     reading = next(iter(found.values()))
     roles = {i: Role("step_s", r.scale, r.why) if r.role in TIMES else r
              for i, r in reading.roles.items()}
-    shadow = Reading(reading.template, roles=roles)
+    shadow = Reading(reading.template, roles=roles, why=(
+        "no counter: each step's time where every gap between numbered lines holds as many as "
+        "the counter rose (`perstep`)"))
     named = any(any(h in f.key.lower() for h in PER_STEP_HINTS)
                 for i, f in enumerate(reading.template.fields)
                 if reading.roles.get(i, Role("")).role in TIMES)
