@@ -157,9 +157,12 @@ class Walk(Gaps, Restarts):
         self.j.close_phase(rec.t0)
         self._pause(rec, k)
         self._save_pause(rec)
-        if rec.step_s is not None and not rec.warm:  # (each step's own time where known)
-            self.step_times += rec.parts or [rec.step_s]
-            self.window += rec.parts or [rec.step_s]
+        if rec.step_s is not None and not rec.warm and rec.parts:  # each step's own time
+            self.step_times += rec.parts
+            self.window += rec.parts
+        elif rec.step_s is not None and not rec.warm:
+            self.step_times.append(rec.step_s)
+            self.window.append(rec.step_s)
         self.unsent = rec
         self._proven_commit(rec)
         if self.unsent is not None and rec.t1 - self.j.last_t >= self._interval(rec):
