@@ -50,6 +50,14 @@ def test_a_line_printed_once_per_step_between_numbered_ones_times_the_steps() ->
     assert abs(doc["step_time_s"]["median"] - median(SAMPLE_S)) < 1e-6
 
 
+def test_a_runs_first_step_is_its_warm_up_only_when_far_from_every_other() -> None:
+    # O01's first sample took 211.99 s among 4.49-595.38 s: a step; 500 s among 9-22 s is not
+    slow = read(grpo(stride=5, per_gap=5, times=[500.0] + SAMPLE_S[1:]))
+    assert slow["step_time_s"]["count"] == 14 and slow["step_time_s"]["max"] == 21.97
+    kept = read(grpo(stride=5, per_gap=5, times=[30.0] + SAMPLE_S[1:]))
+    assert kept["step_time_s"]["count"] == 15 and kept["step_time_s"]["max"] == 30.0
+
+
 def test_explain_lists_the_per_step_line_as_read() -> None:
     ex = explain(parse_lines(grpo(stride=5, per_gap=5), PROFILES), Wording(PROFILES))
     read_as = {e["template"]: e["family"] for e in ex["progress"]}

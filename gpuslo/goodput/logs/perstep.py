@@ -193,8 +193,9 @@ def _lead_steps(records: list[Any], i: int) -> int | None:
 
 
 def first_warm(recs: list[Any]) -> bool:
-    """The warm-up test of a run whose first record is timed by its parts (module docstring):
-    True when it was made here (its first part dropped when it is not a full step)."""
+    """The warm-up test of a run whose first record is timed by its parts (module docstring), a
+    run that starts at its beginning (`steptimes.warm` asks): True when it was made here (its
+    first part dropped when it is not a full step)."""
     first = recs[0]
     if first.source != "parts" or not first.parts:
         return False

@@ -168,11 +168,9 @@ def warm(records: list[Any]) -> None:
     for run, recs in runs.items():
         times = [r.step_s for r in recs[1:] if r.step_s and not r.warm]
         first = recs[0]
-        if first_warm(recs):
+        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
+        if run == 0 and first.printed > max(1, interval) or first_warm(recs):
             continue
         if not times or first.step_s is None:
-            continue
-        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
-        if run == 0 and first.printed > max(1, interval):
             continue
         first.warm = not (min(times) / 2 <= first.step_s <= max(times) * 2)
