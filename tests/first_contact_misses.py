@@ -24,9 +24,12 @@ KNOWN_MISSES = {
     # validation bar). C28 reads right since a duration on a line of its own with no counter
     # that stays near one value is that line's own time (Keras verbose=2 ` - 498s - loss`: the
     # epoch's; aside.py, recheck.py). C36 reads right since a log with commits and steps but no
-    # clock gets goodput by steps (stepbasis.py). Left: C10 (a save only implied by nnU-Net's
-    # code); C21's bare `0/500 ?it/s` opening draw is a step 0 as T21's `0/1250` is (shared,
-    # first 0); C14, C23 rest on facts the collector marked uncertain; C15's 0.55 s comes from
+    # clock gets goodput by steps (stepbasis.py). C21 reads right since a bar's opening draw at
+    # 0 that prints its rate as unknown (`0/500 [00:00<?, ?it/s]`) and carries nothing else is
+    # the bar's creation, no step (bars.opening_draw; T21's rich `0/1250 … 0.00it/s` prints a
+    # rate and fresh6 H21's `0/90000 [00:00<?, ?it/s]G: 1.51 | …` carries step 0's losses: both
+    # stay step 0). Left: C10 (a save only implied by nnU-Net's
+    # code); C14, C23 rest on facts the collector marked uncertain; C15's 0.55 s comes from
     # spend_time deltas where the line prints iter_time 0.6 s (both within the print's 0.1 s);
     # C05's 3.714 s is Caffe's window average (`464.257s/125 iter`) holding the snapshot and
     # the 32 s test, which gpuslo books as save and other time: it gives 3.43 s, the facts'
@@ -42,7 +45,6 @@ KNOWN_MISSES = {
         "C10",
         "C14",
         "C15",
-        "C21",
         "C23",
         "C33",  # the job-wide count of one epoch (see B03 above)
     },
@@ -308,37 +310,36 @@ KNOWN_MISSES = {
         "N10",
     },
     # Twelfth fresh batch (20 log files committed to public repositories, SOURCES_o.md): 2/20 at
-    # first contact (2026-12-07, f009a2f; tests/data/first_contact/training_logs_fresh12_
-    # 2026-12-07.txt), facts written before the first run. Read right since (tests/goodput/
-    # test_fresh12a_lines.py, test_fresh12b_lines.py, test_fresh12c_lines.py): `batch_id` and
-    # `batch i` name the counter; an epoch's first mean over the print interval is no step time;
-    # a per-epoch counter whose epoch length is never printed is kept as printed (the job-wide
-    # guess given as `global_*`); a bar run once inside another loop's gap is not the steps; NUL
-    # runs are padding; a purpose (`for storing the model`), an intention (`will be saved`) and a
-    # save noun only in a path are no saves; a duration inside a worked sum is an operand; a run
-    # header printed again is a relaunch; a time per epoch on the `n/N` line at its N is the
-    # epoch's window; `Saving Gaussians` is a save; verl's `timing_s/save_checkpoint` is the
-    # save's seconds and its per-step `timing_s/step` lines, each the step the bar draws next,
-    # outrank the bar's run mean; a worker death that lists possible causes names none; numbered
-    # stage headers (`Step 3: Loading Data`) are no progress; a rich record wrapped over lines is
-    # one record. Left: O01, O13 and O15 time their steps by lines that print no step number
-    # (O01's `[timing] sample processed in 14.7 s` 25 times between `[step N]` lines 25 apart;
-    # O13's line per 5 batches, known only from the source's `idx % 5 == 0`; O15's `max GPU_mem
-    # cost` per optimizer step): unnumbered records are not counted, so no step time, never a
-    # guessed one. O02's relaunch loads `dispnetcres_0_22.pth` as a `pretrain model`, wording
-    # that means pretrained weights in most trainers; that it is this run's own epoch-22 file
-    # shows only by matching the name to the resumed `Epoch: [23]`, which no rule does. O14's
-    # bar opens with `0/3746 [00:00<?, ?it/s]`, read as step 0 as fresh6 H21's (whose draw carries
-    # step 0's losses); the facts, as C21's, count no step there. O16's step time is the bar's
-    # elapsed over its steps (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the
-    # facts take tqdm's smoothed rate (0.0238 s). O19's one restart showed as the stage counter
-    # going back, gone with the stage headers; its framed run banner printed again (between
-    # `====` rules) is not yet a relaunch.
+    # first contact (2026-12-07, f009a2f;
+    # tests/data/first_contact/training_logs_fresh12_2026-12-07.txt), facts written before the first
+    # run. Read right since (tests/goodput/test_fresh12a_lines.py, test_fresh12b_lines.py,
+    # test_fresh12c_lines.py): `batch_id` and `batch i` name the counter; an epoch's first mean over
+    # the print interval is no step time; a per-epoch counter whose epoch length is never printed is
+    # kept as printed (the job-wide guess given as `global_*`); a bar run once inside another loop's
+    # gap is not the steps; NUL runs are padding; a purpose (`for storing the model`), an intention
+    # (`will be saved`) and a save noun only in a path are no saves; a duration inside a worked sum
+    # is an operand; a run header printed again is a relaunch; a time per epoch on the `n/N` line at
+    # its N is the epoch's window; `Saving Gaussians` is a save; verl's `timing_s/save_checkpoint`
+    # is the save's seconds and its per-step `timing_s/step` lines, each the step the bar draws
+    # next, outrank the bar's run mean; a worker death that lists possible causes names none;
+    # numbered stage headers (`Step 3: Loading Data`) are no progress; a rich record wrapped over
+    # lines is one record. O01 reads right since a line with no step number printed, in every gap
+    # between numbered lines, as many times as the counter rose is a per-step record, its duration
+    # each step's time (`[timing] sample processed in 14.7 s` 25 times between `[step N]` lines 25
+    # apart: perstep.py, tests/goodput/test_fresh12d_lines.py); O14 since a bar's opening draw
+    # `0/3746 [00:00<?, ?it/s]` that carries nothing else is no step 0 (bars.opening_draw). Left:
+    # O13 and O15 time their steps by unnumbered lines with no numbered line to count them against
+    # (O13's `Batch loss` per 5 batches, the 5 only in the source's `idx % 5 == 0`; O15's `max
+    # GPU_mem cost` per optimizer step): no step time, never a guessed one. O02's relaunch loads
+    # `dispnetcres_0_22.pth` as a `pretrain model`, wording that means pretrained weights in most
+    # trainers; that it is this run's own epoch-22 file shows only by matching the name to the
+    # resumed `Epoch: [23]`, which no rule does. O16's step time is the bar's elapsed over its steps
+    # (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the facts take tqdm's smoothed
+    # rate (0.0238 s). O19's one restart showed as the stage counter going back, gone with the stage
+    # headers; its framed run banner printed again (between `====` rules) is not yet a relaunch.
     ("training_logs", "fresh12"): {
-        "O01",
         "O02",
         "O13",
-        "O14",
         "O15",
         "O16",
         "O19",

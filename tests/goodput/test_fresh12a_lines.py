@@ -272,10 +272,18 @@ ANSWER = ["**Step 1: Calculate the distance traveled at 62 km/h**", "Distance = 
           "Total Distance = 124 km + 372 km = 596 km"]
 
 
+def doc_lines() -> list[str]:
+    return [line for s in (25, 50, 75, 100) for line in _grpo(s, ANSWER)]
+
+
 def test_a_duration_inside_a_worked_sum_is_no_step_time() -> None:
-    doc = read([line for s in (25, 50, 75, 100) for line in _grpo(s, ANSWER)])
+    doc = read(doc_lines())
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (25, 100)
-    assert doc["step_time_s"]["median"] is None  # not 3 h, not 2 h
+    # the `[timing]` lines' seconds, one per step (`perstep`: 1.12 .. 100.12 s), not 3 h or 2 h
+    assert doc["step_time_s"]["median"] == 50.62
+    # and with no per-step line, none at all
+    bare = [line for line in doc_lines() if not line.startswith("[timing]")]
+    assert read(bare)["step_time_s"]["median"] is None
 
 
 def test_a_named_duration_beside_other_fields_is_still_a_time() -> None:

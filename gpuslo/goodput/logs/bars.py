@@ -12,7 +12,9 @@ tqdm draws `{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {ra
   with no name is its elapsed time (`1849/1849 13:15`; Keras's `100/100 [====] - 142s 1s/step`,
   the epoch's seconds beside a rounded per-step figure), not a step time;
 - `inside_one_gap(own, other)`: records that all lie between the same two consecutive records
-  of another loop are an inner loop run once inside it (an evaluation's bar).
+  of another loop are an inner loop run once inside it (an evaluation's bar);
+- `opening_draw(prog)`: a bar drawn at 0 that says no iteration has been timed yet and carries
+  nothing else is the bar's creation, not a step 0.
 """
 
 from __future__ import annotations
@@ -87,3 +89,27 @@ def inner_total(steps: dict[tuple[str, int], list[int]], seqs: dict[tuple[str, i
     drawn once inside it (`inside_one_gap`)."""
     return any(inside_one_gap(steps[(family, total)], other)
                for (f, n), other in seqs.items() if f == family and n != total)
+
+
+_UNTIMED = ("?it/s", "?s/it")  # tqdm's rate before the first iteration is timed
+_BAR_ROLES = ("step", "total", "elapsed", "remaining")
+
+
+def opening_draw(prog: Any) -> bool:
+    """True for a bar's draw at n = 0 whose rate is printed as unknown (`?it/s`: tqdm prints it
+    until the first iteration is timed) and that carries no value of its own: no field but the
+    bar's (`0%`, `n/N`, its clocks) and nothing glued after it on its line (`Prog.glued`). Such
+    a draw is the bar's creation, before any step ran (verl's `Training Progress:   0%|  |
+    0/3746 [00:00<?, ?it/s]`, Ultralytics' `0/500 [00:00<?, ?it/s]`), not a step 0; a draw at
+    0 that carries the step's values is one (stylegan2-pytorch's `0/90000 [00:00<?, ?it/s]G:
+    1.51 | D: 0.21 | …`), and so is a bar that prints a rate (rich's `0/1250 0:00:00 • -:--:--
+    0.00it/s`)."""
+    matcher = prog.matcher
+    if not prog.bar or prog.printed != 0 or prog.glued or matcher is None:
+        return False
+    tpl = matcher.reading.template
+    if not any(mark in tpl.text for mark in _UNTIMED):
+        return False
+    roles = matcher.reading.roles
+    return all(roles[i].role in _BAR_ROLES or f.unit == "%" for i, f in enumerate(tpl.fields)
+               if i in roles)

@@ -9,7 +9,9 @@ a `step_s` field as something else when the line says so.
   epoch-end line, a time per epoch, TensorFlow's `(124.394 sec)` after the step, or the time
   between records;
 - `counted_clock`: the training time so far (`elapsed`), seen from its rising with the counter;
-- `operand`: a duration inside a worked sum is an operand, no time of the job's.
+- `operand`: a duration inside a worked sum is an operand, no time of the job's;
+- `unit_done`: the time one unit of work took to be done (`sample processed in 14.73s`), the
+  `unit_s` role: a step's only where one such line is printed per step (`perstep`).
 
 Each docstring names the real line that showed the class.
 """
@@ -32,6 +34,25 @@ PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step
 _OPERATOR_BEFORE = re.compile(r"(?:^|\s)[*×+=]\s*$")
 _OPERATOR_AFTER = re.compile(r"^\s*[A-Za-zµ]{0,7}\s+[*×+=]\s")
 LINE_WORDS = {"iter", "iters", "iteration", "micro", "microbatch", "microstep", "batch"}
+
+
+# a unit of work a loop handles, then a verb saying it was done: `<unit> <verb> in <duration>`
+UNIT_NOUNS = {"sample", "batch", "step", "iteration", "iter", "example", "item", "episode",
+              "update", "minibatch"}
+DONE_VERBS = {"processed", "done", "finished", "completed", "handled", "took"}
+
+
+def unit_done(f: Field) -> str | None:
+    """The unit whose whole handling the duration `f` times, when its name is a unit noun then a
+    verb of completion (PostTraining-LLM-Small's `[timing] sample processed in 14.73s`: the
+    sample's time from its start to after its optimizer step); None otherwise. Such a time is
+    no part of a step (`sample` alone also names RL's sampling phase, a part) and no step's
+    either until the lines show one unit per step (`perstep`)."""
+    ws = words(f.key)
+    for noun, verb in zip(ws, ws[1:], strict=False):
+        if noun.lower() in UNIT_NOUNS and verb.lower() in DONE_VERBS:
+            return noun.lower()
+    return None
 
 
 def operand(f: Field) -> bool:

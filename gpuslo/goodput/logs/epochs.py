@@ -25,7 +25,7 @@ from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.tokens import number
 
 _NAMING = ("save", "restore")
-# step times measured over the window since the record before (`progress._preferred`'s sources)
+# step times measured over the window since the record before (`steptimes._preferred`'s sources)
 _WINDOWED = ("window_s", "stamps", "elapsed", "stamps_coarse", "elapsed_coarse")
 
 

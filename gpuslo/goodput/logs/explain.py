@@ -5,7 +5,8 @@
 - `progress`: the templates read as training progress, with their family, record count in
   the sample, an example line and the role of every field (`iteration: step`, `elapsed time per
   iteration (ms): step_s (named as a time per step)`); timing lines (a rate with no counter,
-  timing the record beside them) are listed there too, family `timing`;
+  timing the record beside them) are listed there too, family `timing`, and so is a line with no
+  counter that may come once per step (`perstep`), family `per-step`;
 - `epoch_markers`: templates that set the epoch of the lines after them;
 - `not_progress`: templates with a counter that were not read as steps, and why (evaluation
   bars, another loop's counter, event lines);
@@ -68,7 +69,8 @@ def explain(parsed: ParsedLog, wording: Wording) -> dict[str, Any]:
         return out
     # the reading a template is read by (an epoch marker read as the steps of a log with no
     # step lines is read by its own reading, `learn._epochs_as_steps`)
-    used = {m.reading.template.text: m for m in learnt.progress + learnt.timing}
+    counted = [learnt.counted[0]] if learnt.counted else []  # (`perstep`)
+    used = {m.reading.template.text: m for m in learnt.progress + learnt.timing + counted}
     for reading in learnt.readings:
         tpl = reading.template
         if tpl.text in used:

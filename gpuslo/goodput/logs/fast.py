@@ -132,7 +132,8 @@ class FastPath:
         one `_read` would leave to the pipe is pushed here and ends it. Returns the first line
         not done. Needs the pipe idle and a line with no Unix time to look for (`block`)."""
         pipe = reader.pipe
-        if not pipe.idle() or not reader._owner[0] or reader._pending is not None:
+        if not pipe.idle() or not reader._owner[0] or reader._pending is not None or (
+                reader.tally is not None and reader.tally.pending is not None):  # (`perstep`)
             return start  # (a timing line's times wait for the next record: `add_progress`)
         number, seq, matched = reader.lines, reader._seq, reader.matched
         progress, bound, owner = reader.progress, reader._bound - 1, reader._owner[1]

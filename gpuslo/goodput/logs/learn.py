@@ -47,6 +47,7 @@ from gpuslo.goodput.logs.counters import is_global, unnamed
 from gpuslo.goodput.logs.durations import counted_clock, day_clock, window_or_step
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
+from gpuslo.goodput.logs.perstep import per_step_matcher
 from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.recheck import recheck
 from gpuslo.goodput.logs.roles import (
@@ -77,6 +78,7 @@ class Learnt:
     other_families: list[str] = field(default_factory=list)
     timing: list[Matcher] = field(default_factory=list)
     apart: list[Apart] = field(default_factory=list)
+    counted: tuple[Matcher, bool] | None = None  # a record printed once per step? (`perstep`)
 
 
 @dataclass(frozen=True)
@@ -337,6 +339,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         epochs = any(m.family == "epochs" for m in out.progress)
         out.timing += [compile_reading(r, "timing") for r in out.readings
                        if set_apart(r, epochs)]
+    out.counted = per_step_matcher(out.readings) if out.progress else None
     out.other_families = [n for n in families if n not in chosen]
     out.apart = _apart(families, chosen)
     apart = {a.family: a for a in out.apart}

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 from gpuslo.goodput.logs.eta import eta_rate
 from gpuslo.goodput.logs.roles import Reading, Role
@@ -46,7 +47,7 @@ class Prog:
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
-                 "found", "since")
+                 "found", "since", "parts", "glued")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None,
                  printed: int = 0, family: str = "", bar: bool = False,
@@ -67,6 +68,8 @@ class Prog:
         self.rate_s: float | None = None
         self.matcher: Matcher | None = matcher
         self.found: re.Match[str] | Found | None = found  # a fast match not yet read (`complete`)
+        self.parts: Any = None  # durations printed once per step before it (`perstep.Parts`)
+        self.glued = False  # values printed after it on its line (`bars.opening_draw`)
 
     def complete(self) -> Prog:
         """Read the fields of a fast match (done once, when the record is used)."""

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from gpuslo.goodput.logs.roles import Reading
 
-# progress._preferred's order of the times a line itself prints; both rates are one rank
+# steptimes._preferred's order of the times a line itself prints; both rates are one rank
 TIME_ORDER = ("step_s", "window_s", "line_s", "elapsed", "smoothed_s", "rate")
 
 

@@ -3,8 +3,10 @@ time (pure).
 
 `build_records(progress, epochs, named) -> (records, info)`:
 
-1. Other loops: within one bar family, records whose total is not the family's usual total are
-   another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
+1. Other loops and no steps: a bar's opening draw at 0 that says no iteration was timed yet
+   (`0/3746 [00:00<?, ?it/s]`) and carries nothing else is its creation, not a step
+   (`bars.opening_draw`). Within one bar family, records whose total is not the family's usual
+   total are another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
 2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
    (`Epoch 96/100` above a Keras bar) unless it kept rising where the marker's epoch changed
    (a job-wide bar under epoch lines). Where its records span two or more epochs, or a save or
@@ -19,11 +21,14 @@ time (pure).
 3. Duplicates: a record with the step of the one before it (a bar redrawn, a line printed by
    two handlers) counts once (`info["duplicates"]`); the time a duplicate gives for its own
    part of a step (`line_s`, lit-gpt's `iter time` of each micro-batch) is added to the next.
-4. Step time, from whichever the line gives, in this order of preference:
+4. Step time (`steptimes`, as is 5.), from whichever the line gives, in this order of preference:
    a. a per-step duration printed on the line, named in any wording (`elapsed time per
       iteration`, `time:`, `iter_time`, `sec/step`, `batch_cost`, open_clip's `Batch (t)`,
       DeepSpeed-Chat's `E2E latency`; `roles` says which names), or a window duration divided
       by the steps of the window (MMF's `time:` per 100 updates): the line's own measure;
+      Else the durations of a record printed once per step with no step number, between the
+      numbered ones (`perstep`: `[timing] sample processed in 14.73s` 25 times between `[step
+      25]` and `[step 50]`), each its step's;
    b. the clock between records (`windows`): stamp deltas, then a cumulative elapsed time's
       deltas, over a span of at least 20 × their resolution within one stretch of records with
       no other work between;
@@ -58,9 +63,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-import gpuslo.goodput.logs.epochs as epoch_rules
-from gpuslo.goodput.logs.bars import inner_total
-from gpuslo.goodput.logs.bartime import epoch_bar_anew, since_start
+from gpuslo.goodput.logs.bars import inner_total, opening_draw
+from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
     across_estimate,
@@ -70,15 +74,10 @@ from gpuslo.goodput.logs.epochs import (
 )
 from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
-from gpuslo.goodput.logs.windows import mark_mixed, spans
+from gpuslo.goodput.logs.perstep import per_step
+from gpuslo.goodput.logs.steptimes import ELAPSED_MIN_S, MID_WAY_ELAPSED_S, quick, step_times, warm
 
-ELAPSED_MIN_S = 20.0
-RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
-# step times measured over the window since the previous record: not a step's where the window
-# held other work (a step's own printed duration is its own, whatever was printed between)
-_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse", "elapsed_coarse")
-MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ MID_WAY_MIN_STEP with this little elapsed resumed
-MID_WAY_MIN_STEP = 10
+MID_WAY_MIN_STEP = 10  # (with steptimes.MID_WAY_ELAPSED_S: a bar at step n ≥ this resumed)
 MID_WAY_RATE_RATIO = 1.5  # a bar's n × s/it over this × its elapsed: it began mid-way
 FINAL_RATE_RATIO = 5.0  # the same at a bar's final draw (n = N), whose rate holds the loop's end
 
@@ -91,11 +90,12 @@ class Record:
     counts from, `resumed` the step a bar that started mid-way resumed from, `t0`/`t1` its
     interval on the log's clock (set by the timeline), `again` the log positions (seq) of the
     lines that printed the same step after it (dropped as duplicates), `tail` the step's last
-    line of another template (its own line when none)."""
+    line of another template (its own line when none), `parts` its steps' own times printed on
+    unnumbered lines once per step (`perstep`; None when not)."""
 
     __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
                  "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again",
-                 "tail")
+                 "tail", "parts")
 
     def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
         self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
@@ -112,6 +112,7 @@ class Record:
         self.run = 0
         self.again: list[int] = []  # seqs of the duplicates of this step dropped after it
         self.tail = prog
+        self.parts: list[float] | None = None  # its steps' own times (`perstep`)
 
     @property
     def line(self) -> int:
@@ -161,7 +162,8 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     for p in progress:
         while k < len(markers) and markers[k][0] < p.seq:
             context, k = markers[k][1], k + 1
-        if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total):
+        if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total) or (
+                opening_draw(p)):  # (a bar's creation, before any step: `bars`)
             continue
         reading = p.matcher.reading if p.matcher is not None else None
         epoch = p.epoch if p.epoch is not None else None
@@ -206,8 +208,9 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
         rec.carry, carry = carry, 0.0
         kept.append(rec)
     _runs(kept)
-    _step_times(kept)
-    _warm(kept)
+    step_times(kept)
+    per_step(kept)  # unnumbered records printed once per step time the steps (`perstep`)
+    warm(kept)
     for i in across_estimate(kept):  # the steps between are a guess: no step time
         kept[i].warm = True
     return kept, info
@@ -257,24 +260,13 @@ def _runs(records: list[Record]) -> None:
 
 def _bar_start(rec: Record) -> int:
     elapsed = rec.prog.elapsed or 0.0
-    if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP and not _quick(rec):
+    if elapsed <= MID_WAY_ELAPSED_S and rec.printed >= MID_WAY_MIN_STEP and not quick(rec):
         rec.resumed = rec.glob - 1
         return rec.glob - 1
     ran = _ran_by_rate(rec)
     if ran is not None:
         return rec.glob - ran
     return rec.glob - rec.printed if rec.glob >= rec.printed else 0
-
-
-def _quick(rec: Record) -> bool:
-    """True when the bar's n steps at its mean rate (a bar with no time left: Keras's, not
-    tqdm's EMA) fit in its elapsed whole seconds: it ran from 0 in under a second (Keras's
-    `405/405 [====] - 0s 829us/sample`), it did not resume."""
-    p = rec.prog
-    if p.rate_s is None or p.matcher is None or any(
-            r.role == "remaining" for r in p.matcher.reading.roles.values()):
-        return False
-    return rec.printed * p.rate_s <= (p.elapsed or 0.0) + MID_WAY_ELAPSED_S
 
 
 def _ran_by_rate(rec: Record) -> int | None:
@@ -293,142 +285,3 @@ def _ran_by_rate(rec: Record) -> int | None:
     if ran < 1 or rec.printed * p.rate_s <= ratio * p.elapsed:
         return None
     return min(ran, rec.glob)
-
-
-def _rounding(value: float) -> float | None:
-    """Relative rounding of a printed figure: half its last decimal over the value (`1` → 0.5,
-    0.134 from `134ms` → 0.0037); None when it has more than 4 decimals (a reciprocal of
-    `it/s`: its printed digits are not known)."""
-    for decimals in range(5):
-        if value > 0 and abs(round(value, decimals) - value) <= 1e-9 * max(1.0, value):
-            return 0.5 * 10 ** -decimals / value
-    return None
-
-
-def _finer_rate(rec: Record, means: dict[int, bool]) -> bool:
-    """True when a bar's printed seconds per step is its mean (a bar with no time left: not
-    tqdm's `[elapsed<remaining, rate]`, whose rate is an EMA) and finer than its elapsed whole
-    seconds over its steps (Keras's `- 3s 134ms/step`: 134 ms is the bar's time / steps to
-    0.4 %, 3 s to 17 %; not `- 142s 1s/step`). `means`: whether a matcher's rate is a mean,
-    by the matcher's id (asked once per template, not per record)."""
-    p = rec.prog
-    if p.rate_s is None or not p.elapsed or p.matcher is None:
-        return False
-    mean = means.get(id(p.matcher))
-    if mean is None:
-        roles = p.matcher.reading.roles.values()
-        mean = means[id(p.matcher)] = not any(r.role == "remaining" for r in roles)
-    rounding = _rounding(p.rate_s) if mean else None
-    return rounding is not None and rounding < 0.5 / p.elapsed
-
-
-def _step_times(records: list[Record]) -> None:
-    """Each record's step time, in the order of preference of the module docstring."""
-    mixed = mark_mixed(records)
-    walls = spans(records, mixed, "ts", bar=False)
-    timers = spans(records, mixed, "elapsed", bar=True)
-    means: dict[int, bool] = {}
-    for i, rec in enumerate(records):
-        prev = records[i - 1] if i and rec.delta else None
-        rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
-        rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
-            rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
-    for i in since_start(records, timers):
-        records[i].warm = True
-    runs = _bar_run_means(records)
-    for i, rec in enumerate(records):
-        step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
-        if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
-                not _finer_rate(rec, means)):
-            rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
-        if step_s is not None:                            # is not settled; the run's mean is
-            rec.dur = step_s * (rec.delta or _estimate(records, i))
-
-
-def _bar_run_means(records: list[Record]) -> dict[tuple[int, int | None], float]:
-    """Seconds per step of each bar run over its whole length (last elapsed / steps since the
-    bar began): bars print whole seconds, so each step is placed on the clock by this mean."""
-    last: dict[tuple[int, int | None], Record] = {}
-    for rec in records:
-        if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
-            last[(rec.run, rec.bar_start)] = rec
-    return {key: rec.prog.elapsed / (rec.glob - rec.bar_start)  # type: ignore[operator]
-            for key, rec in last.items()
-            if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
-            and rec.glob > (rec.bar_start or 0)}
-
-
-def _preferred(rec: Record, prev: Record | None, wall: tuple[float, int] | None,
-               timer: tuple[float, int] | None, means: dict[int, bool]
-               ) -> tuple[float | None, str]:
-    p, delta = rec.prog, rec.delta
-    if p.step_s is not None:
-        return p.step_s, "step_s"
-    if p.window_s is not None and delta:
-        return p.window_s / delta, "window_s"
-    if p.line_s is not None:
-        return (p.line_s + rec.carry) / (delta or 1), "line_s"
-    if wall is not None:
-        return wall[0] / wall[1], "stamps"
-    elapsed = timer[0] / timer[1] if timer is not None else _bar_elapsed(rec)
-    if elapsed is not None and not _finer_rate(rec, means):
-        return elapsed, "elapsed"
-    if p.smoothed_s is not None:
-        return p.smoothed_s, "smoothed_s"
-    if p.rate_s is not None:
-        return _rate(rec), "rate"
-    if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
-        return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
-    if prev is not None and not p.bar and p.elapsed is not None and (
-            prev.tail.elapsed is not None) and p.elapsed > prev.tail.elapsed:
-        return (p.elapsed - prev.tail.elapsed) / (delta or 1), "elapsed_coarse"
-    return None, ""
-
-
-def _bar_elapsed(rec: Record) -> float | None:
-    """A bar's elapsed time over the steps since it began, over at least ELAPSED_MIN_S (its
-    clock prints whole seconds), where no stretch of the bar spans that long."""
-    p = rec.prog
-    if p.bar and p.elapsed is not None and rec.bar_start is not None and (
-            rec.glob > rec.bar_start) and p.elapsed >= ELAPSED_MIN_S:
-        return p.elapsed / (rec.glob - rec.bar_start)
-    return None
-
-
-def _rate(rec: Record) -> float | None:
-    """The rate's seconds per step; a mid-way bar's rate that counts from 0 is rescaled."""
-    p = rec.prog
-    if p.rate_s is None:
-        return None
-    if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
-        if (not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S) and not _quick(rec):
-            return None  # a resumed bar's first redraws: its rate is not yet a rate
-        counted = rec.printed > rec.glob - rec.bar_start  # its n counts steps it did not run
-        if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:
-            return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
-    return p.rate_s
-
-
-def _estimate(records: list[Record], i: int) -> int:
-    """Steps a run's first record stands for: the next record's delta, else 1."""
-    nxt = records[i + 1] if i + 1 < len(records) else None
-    return nxt.delta if nxt is not None and nxt.delta else 1
-
-
-def _warm(records: list[Record]) -> None:
-    """Mark each run's first record when it is not a full step (see the module docstring):
-    only a run that starts at its beginning (the counter at most one log interval in, or a
-    restart) has a warm-up; an excerpt that starts mid-run does not."""
-    epoch_rules.epoch_openers(records)
-    runs: dict[int, list[Record]] = {}
-    for rec in records:
-        runs.setdefault(rec.run, []).append(rec)
-    for run, recs in runs.items():
-        times = [r.step_s for r in recs[1:] if r.step_s and not r.warm]
-        first = recs[0]
-        if not times or first.step_s is None:
-            continue
-        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
-        if run == 0 and first.printed > max(1, interval):
-            continue
-        first.warm = not (min(times) / 2 <= first.step_s <= max(times) * 2)

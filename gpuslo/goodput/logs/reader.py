@@ -33,6 +33,7 @@ from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
+from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
 from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
@@ -81,6 +82,7 @@ class LogReader:
         self._timed = -1  # seq of the last progress record a timing line gave its time to
         self._pending: Prog | None = None  # a timing line's times with no record yet
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
+        self.tally: Tally | None = None  # lines that may come once per step (`perstep`)
         self._bound = MAX_PROGRESS
 
     # -- input ---------------------------------------------------------------------------------
@@ -130,6 +132,8 @@ class LogReader:
         elif rank != owner:
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
+        if self.tally is not None and self.tally.pending is not None:
+            prog.parts, self.tally.pending = self.tally.pending, None
         if self._pending is not None:
             aside.give(self._pending, prog)
             self._pending, self._timed = None, prog.seq
@@ -153,6 +157,7 @@ class LogReader:
                        for r in scratch.push(number, line, ts)]
         sample += [SampleRecord(r.line, r.text, r.ts, r.rank) for r in scratch.flush()]
         self.learnt = learn(sample, self.profiles.pins)
+        self.tally = Tally(*self.learnt.counted) if self.learnt.counted else None
         self.pipe = RecordPipe(self.norm, self.clock, wrap)
         if wrap is None and not self.wording.steps and self.learnt.progress:
             self.fast = FastPath(self.learnt.progress, self.norm, self.wording, self.clock)
@@ -186,6 +191,9 @@ class LogReader:
                                    fw, self._seq))
             if fw is not None:
                 self._hits[fw] += 1
+        last = self.progress[-1] if self.progress and not progress else None
+        if type(last) is Prog and last.bar and last.line == rec.line:
+            last.glued = True  # values after a bar on its line (`bars.opening_draw`)
         if progress or found:
             self.matched += 1
         elif any(ch.isdigit() for ch in text):
@@ -210,7 +218,9 @@ class LogReader:
                 return "marker"
         prog = self._read_progress(rec, ts)
         if prog is None:
-            return "progress" if self._timing(rec, ts) else ""
+            counted = self.tally is not None and self.tally.read(
+                rec, self._seq, ts, self._owner, self.progress)
+            return "progress" if self._timing(rec, ts) or counted else ""
         self.add_progress(prog, rec.rank)
         return "progress"
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from gpuslo.goodput.logs.templates import Template
 
 ROLES = ("step", "total", "epoch", "elapsed", "remaining", "step_s", "window_s", "smoothed_s",
-         "line_s", "rate_ips", "rate_spi", "metric")
+         "line_s", "unit_s", "rate_ips", "rate_spi", "metric")
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@
   Names are read as words: camelCase split (`AvgTime`), `(t)` is time (open_clip's `Batch (t)`);
   a `latency` is one event's duration, never a running total (DeepSpeed-Chat's `E2E latency`),
   and a duration followed by its share `(75.13%)` is a part of a whole, not the step.
+- `unit_s` the whole time of one unit of work (`sample processed in 14.73s`): not read, unless
+  the lines show one per step (`perstep`).
 - `rate_ips`/`rate_spi` iterations per second or seconds per iteration (`75.75it/s`,
   `2.88s/it`, `It/sec 1.133`, `ups`, `batches_per_second`); rates of samples, tokens or images
   are throughput, not step time.
@@ -53,11 +55,13 @@ from gpuslo.goodput.logs.counters import (
 )
 from gpuslo.goodput.logs.durations import (
     PER_STEP_HINTS,
+    UNIT_NOUNS,
     epoch_time,
     epoch_window,
     line_times,
     operand,
     since_report,
+    unit_done,
     window_by_rate,
 )
 from gpuslo.goodput.logs.reading import Reading, Role
@@ -166,6 +170,8 @@ def _duration_role(f: Field, scale: float) -> Role:
         kind = "smoothed_s" if ws & SMOOTH_WORDS and "batch" not in ws else "step_s"
         return Role(kind, scale, f"named as a time per step ({f.key})")
     if ws & COMPONENT_WORDS:
+        if ws & COMPONENT_WORDS <= UNIT_NOUNS and unit_done(f):  # `sample processed in`
+            return Role("unit_s", scale, f"one {unit_done(f)}'s whole time ({f.key})")
         return Role("metric", scale, f"a part of the step ({f.key})")
     if ws & SMOOTH_WORDS:
         return Role("smoothed_s", scale, f"an average ({f.key})")

@@ -157,7 +157,10 @@ class Walk(Gaps, Restarts):
         self.j.close_phase(rec.t0)
         self._pause(rec, k)
         self._save_pause(rec)
-        if rec.step_s is not None and not rec.warm:
+        if rec.step_s is not None and not rec.warm and rec.parts:  # each step's own time
+            self.step_times += rec.parts
+            self.window += rec.parts
+        elif rec.step_s is not None and not rec.warm:
             self.step_times.append(rec.step_s)
             self.window.append(rec.step_s)
         self.unsent = rec

@@ -2,7 +2,7 @@
 (pure): wall-clock stamp deltas, or the deltas of a cumulative elapsed time (a bar's `[6:56:13<`,
 `spend_time: 03m:04s`, `train_time:`), over the steps between the records.
 
-Order of preference (`progress._preferred` applies it per record): a duration the line prints
+Order of preference (`steptimes._preferred` applies it per record): a duration the line prints
 (per step, per window, per line: read by the roles) first; then the stamps' difference over
 a long enough span; then a cumulative elapsed time's difference over a long enough span (for a
 bar with no such span, its elapsed time over the steps since the bar began); then an average or
@@ -87,7 +87,7 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     `Record`s; `value`: "ts" (the record's stamp) or "elapsed" (its cumulative elapsed time);
     `bar`: a bar's elapsed time (a stretch is also one bar: same bar start, elapsed never going
     back), read only between captures that far apart (a bar copied into a log every 120 steps):
-    a bar redrawn every step is read by its mean since it began (`progress._bar_elapsed`)."""
+    a bar redrawn every step is read by its mean since it began (`steptimes._bar_elapsed`)."""
     vals = [_value(r.prog, value) for r in records]
     # where each step's clock ends: its later line's clock, else its own where that line shows
     # none (Seed-VC's `epoch 7, step 890, …` glued after the bar of that step)

@@ -1,0 +1,176 @@
+"""Each progress record's step time, in the order of preference, and the warm-up kept out of the
+statistics: stages 4-5 of `progress`'s module docstring (pure).
+
+`step_times(records)` sets each `progress.Record`'s `step_s` (seconds per step, None when
+unknown), `source` (what gave it) and `dur` (seconds its steps took) from whichever time the
+record's line, its neighbours' clock or its bar give (4.a-f); `warm(records)` marks each run's
+first record that is not a full step (5). `quick(rec)`: a bar that ran from 0 in under a second
+(`progress` asks it where a bar began).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import gpuslo.goodput.logs.epochs as epoch_rules
+from gpuslo.goodput.logs.bartime import since_start
+from gpuslo.goodput.logs.perstep import first_warm
+from gpuslo.goodput.logs.windows import mark_mixed, spans
+
+ELAPSED_MIN_S = 20.0
+RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
+# step times measured over the window since the previous record: not a step's where the window
+# held other work (a step's own printed duration is its own, whatever was printed between)
+_SPAN_SOURCES = ("window_s", "stamps", "stamps_coarse", "elapsed_coarse")
+MID_WAY_ELAPSED_S = 1.0  # a bar at step n ≥ progress.MID_WAY_MIN_STEP with this little elapsed
+
+
+def quick(rec: Any) -> bool:
+    """True when the bar's n steps at its mean rate (a bar with no time left: Keras's, not
+    tqdm's EMA) fit in its elapsed whole seconds: it ran from 0 in under a second (Keras's
+    `405/405 [====] - 0s 829us/sample`), it did not resume."""
+    p = rec.prog
+    if p.rate_s is None or p.matcher is None or any(
+            r.role == "remaining" for r in p.matcher.reading.roles.values()):
+        return False
+    return rec.printed * p.rate_s <= (p.elapsed or 0.0) + MID_WAY_ELAPSED_S
+
+
+
+def _rounding(value: float) -> float | None:
+    """Relative rounding of a printed figure: half its last decimal over the value (`1` → 0.5,
+    0.134 from `134ms` → 0.0037); None when it has more than 4 decimals (a reciprocal of
+    `it/s`: its printed digits are not known)."""
+    for decimals in range(5):
+        if value > 0 and abs(round(value, decimals) - value) <= 1e-9 * max(1.0, value):
+            return 0.5 * 10 ** -decimals / value
+    return None
+
+
+def _finer_rate(rec: Any, means: dict[int, bool]) -> bool:
+    """True when a bar's printed seconds per step is its mean (a bar with no time left: not
+    tqdm's `[elapsed<remaining, rate]`, whose rate is an EMA) and finer than its elapsed whole
+    seconds over its steps (Keras's `- 3s 134ms/step`: 134 ms is the bar's time / steps to
+    0.4 %, 3 s to 17 %; not `- 142s 1s/step`). `means`: whether a matcher's rate is a mean,
+    by the matcher's id (asked once per template, not per record)."""
+    p = rec.prog
+    if p.rate_s is None or not p.elapsed or p.matcher is None:
+        return False
+    mean = means.get(id(p.matcher))
+    if mean is None:
+        roles = p.matcher.reading.roles.values()
+        mean = means[id(p.matcher)] = not any(r.role == "remaining" for r in roles)
+    rounding = _rounding(p.rate_s) if mean else None
+    return rounding is not None and rounding < 0.5 / p.elapsed
+
+
+def step_times(records: list[Any]) -> None:
+    """Each record's step time, in the order of preference of the module docstring."""
+    mixed = mark_mixed(records)
+    walls = spans(records, mixed, "ts", bar=False)
+    timers = spans(records, mixed, "elapsed", bar=True)
+    means: dict[int, bool] = {}
+    for i, rec in enumerate(records):
+        prev = records[i - 1] if i and rec.delta else None
+        rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
+        rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
+            rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
+    for i in since_start(records, timers):
+        records[i].warm = True
+    runs = _bar_run_means(records)
+    for i, rec in enumerate(records):
+        step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
+        if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
+                not _finer_rate(rec, means)):
+            rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
+        if step_s is not None:                            # is not settled; the run's mean is
+            rec.dur = step_s * (rec.delta or _estimate(records, i))
+
+
+def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
+    """Seconds per step of each bar run over its whole length (last elapsed / steps since the
+    bar began): bars print whole seconds, so each step is placed on the clock by this mean."""
+    last: dict[tuple[int, int | None], Any] = {}
+    for rec in records:
+        if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
+            last[(rec.run, rec.bar_start)] = rec
+    return {key: rec.prog.elapsed / (rec.glob - rec.bar_start)  # type: ignore[operator]
+            for key, rec in last.items()
+            if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
+            and rec.glob > (rec.bar_start or 0)}
+
+
+def _preferred(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
+               timer: tuple[float, int] | None, means: dict[int, bool]
+               ) -> tuple[float | None, str]:
+    p, delta = rec.prog, rec.delta
+    if p.step_s is not None:
+        return p.step_s, "step_s"
+    if p.window_s is not None and delta:
+        return p.window_s / delta, "window_s"
+    if p.line_s is not None:
+        return (p.line_s + rec.carry) / (delta or 1), "line_s"
+    if wall is not None:
+        return wall[0] / wall[1], "stamps"
+    elapsed = timer[0] / timer[1] if timer is not None else _bar_elapsed(rec)
+    if elapsed is not None and not _finer_rate(rec, means):
+        return elapsed, "elapsed"
+    if p.smoothed_s is not None:
+        return p.smoothed_s, "smoothed_s"
+    if p.rate_s is not None:
+        return _rate(rec), "rate"
+    if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
+        return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
+    if prev is not None and not p.bar and p.elapsed is not None and (
+            prev.tail.elapsed is not None) and p.elapsed > prev.tail.elapsed:
+        return (p.elapsed - prev.tail.elapsed) / (delta or 1), "elapsed_coarse"
+    return None, ""
+
+
+def _bar_elapsed(rec: Any) -> float | None:
+    """A bar's elapsed time over the steps since it began, over at least ELAPSED_MIN_S (its
+    clock prints whole seconds), where no stretch of the bar spans that long."""
+    p = rec.prog
+    if p.bar and p.elapsed is not None and rec.bar_start is not None and (
+            rec.glob > rec.bar_start) and p.elapsed >= ELAPSED_MIN_S:
+        return p.elapsed / (rec.glob - rec.bar_start)
+    return None
+
+
+def _rate(rec: Any) -> float | None:
+    """The rate's seconds per step; a mid-way bar's rate that counts from 0 is rescaled."""
+    p = rec.prog
+    if p.rate_s is None:
+        return None
+    if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
+        if (not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S) and not quick(rec):
+            return None  # a resumed bar's first redraws: its rate is not yet a rate
+        counted = rec.printed > rec.glob - rec.bar_start  # its n counts steps it did not run
+        if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:
+            return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
+    return p.rate_s
+
+
+def _estimate(records: list[Any], i: int) -> int:
+    """Steps a run's first record stands for: the next record's delta, else 1."""
+    nxt = records[i + 1] if i + 1 < len(records) else None
+    return nxt.delta if nxt is not None and nxt.delta else 1
+
+
+def warm(records: list[Any]) -> None:
+    """Mark each run's first record when it is not a full step (see the module docstring):
+    only a run that starts at its beginning (the counter at most one log interval in, or a
+    restart) has a warm-up; an excerpt that starts mid-run does not."""
+    epoch_rules.epoch_openers(records)
+    runs: dict[int, list[Any]] = {}
+    for rec in records:
+        runs.setdefault(rec.run, []).append(rec)
+    for run, recs in runs.items():
+        times = [r.step_s for r in recs[1:] if r.step_s and not r.warm]
+        first = recs[0]
+        interval = recs[1].delta if len(recs) > 1 and recs[1].delta else 1
+        if run == 0 and first.printed > max(1, interval) or first_warm(recs):
+            continue
+        if not times or first.step_s is None:
+            continue
+        first.warm = not (min(times) / 2 <= first.step_s <= max(times) * 2)
