@@ -38,6 +38,7 @@ import errno
 import gzip
 import io
 import os
+import re
 import stat
 import zlib
 from collections.abc import Iterable
@@ -254,6 +255,30 @@ def decode_data(data: bytes) -> str:
     """A whole data file's bytes as text: by its byte-order mark (`bom_encoding`), else UTF-8;
     undecodable bytes replaced."""
     return data.decode(bom_encoding(data) or "utf-8", errors="replace")
+
+
+# A run of NUL bytes this long or longer is padding, not data: what logrotate's `copytruncate`
+# leaves where the writer's offset ran past the truncated file's end (the writer goes on at its
+# old offset, the file reads as NULs up to it), or a log preallocated and filled later. The
+# training-log reader skips such runs (`goodput.logs.read.NUL_RUN`, the same length).
+NUL_PADDING_RUN = 4
+_NUL_PADDING = re.compile(f"\0{{{NUL_PADDING_RUN},}}")
+
+
+def without_nul_padding(text: str) -> str:
+    """`text` with every run of `NUL_PADDING_RUN` or more NULs removed (pure): a run at the start
+    of the text or of a line is dropped, so the record after it keeps its line number; a run
+    inside a line ends that line (the writer went on at an offset past the cut one). Single NULs
+    are kept: a file of scattered NULs is still judged binary."""
+    if "\0" * NUL_PADDING_RUN not in text:
+        return text
+
+    def gap(run: re.Match) -> str:
+        start, end = run.span()
+        inside = start and text[start - 1] != "\n" and end < len(text) and text[end] != "\n"
+        return "\n" if inside else ""
+
+    return _NUL_PADDING.sub(gap, text)
 
 
 # A data file read with nothing to judge by: the command's answer is `unknown` naming the file

@@ -28,6 +28,11 @@ SIGNALS: Final = {
         "row remapping, retired pages, recovery action, reset status; dcgm-exporter's Xid "
         "field): judged on what it shows, which says nothing of those faults"
     ),
+    "health_field_unreadable": (
+        "a fault-carrying dcgm-exporter field (Xid, ECC, row remapping, recovery action, ...) "
+        "shown only with a value it cannot hold (a DCGM blank sentinel, NaN, Inf, a negative "
+        "count): the faults it carries are unknown for that GPU"
+    ),
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read (NVML's "
     "Driver/library version mismatch, the kernel's NVRM API mismatch)",

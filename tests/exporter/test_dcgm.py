@@ -297,7 +297,8 @@ INTEGER_FIELDS = ("DCGM_FI_DEV_XID_ERRORS", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
 @pytest.mark.parametrize("value", ["1.9e308", "-1.9e308", "1e400", "NaN", "+Inf", "-Inf"])
 def test_a_sample_that_is_not_a_finite_number_is_no_data_never_a_crash(value, tmp_path, capsys):
     """Issue 25 #7: a sample beyond ±1.8e308 parses as infinity; int() of it (or of NaN) made
-    `gpuslo inspect` a traceback. Such a sample is no data, like DCGM's blank sentinels."""
+    `gpuslo inspect` a traceback. Such a sample is no data, like DCGM's blank sentinels; in a
+    fault-carrying field the GPU is unknown (exit 1), never healthy (newcomer3 #2)."""
     from gpuslo.cli import main
 
     uuid = "GPU-9a63752e-af8d-fe52-7f0d-968bca6d52e3"
@@ -309,5 +310,6 @@ def test_a_sample_that_is_not_a_finite_number_is_no_data_never_a_crash(value, tm
     assert status.ecc_dbe_volatile is None and status.pcie_gen_current is None
     page = tmp_path / "dcgm.prom"
     page.write_text(text)
-    assert main(["inspect", str(page)]) == 0
-    assert "Traceback" not in capsys.readouterr().err
+    assert main(["inspect", str(page)]) == 1
+    captured = capsys.readouterr()
+    assert "Traceback" not in captured.err and "verdict: unknown" in captured.out

@@ -6,6 +6,8 @@ Evidence: `context.dcgm_url` (not configured → one explicit not-applicable res
 result:
 - a fatal last Xid (`DCGM_FI_DEV_XID_ERRORS`, classed by the Xid policy) or a fatal
   `evaluate_gpu` problem → `fail` with its reason and action; warn-class findings → `warn`;
+- a fault-carrying field shown only with a value it cannot hold (a DCGM blank sentinel, NaN,
+  +-Inf, a negative count: `policy.dcgm.unusable_findings`) → `unknown` `no_data` for that GPU;
 - stale data → `unknown` `stale_data`: the GPU draws power but its energy counter has not moved
   for more than `config["dcgm"]["stale_after_s"]` seconds (default 90: three of dcgm-exporter's
   30 s collection intervals). The counters, with the time each value was first seen, are kept in
@@ -58,6 +60,7 @@ _STATUS_OF_CLASS = {
     names.CLASS_WARN: names.STATUS_WARN,
     names.CLASS_CONTAINED: names.STATUS_WARN,
     names.CLASS_APPLICATION: names.STATUS_WARN,
+    names.CLASS_UNKNOWN: names.STATUS_UNKNOWN,  # a health field the page shows with no value
 }
 _RANK = {names.STATUS_OK: 0, names.STATUS_WARN: 1, names.STATUS_UNKNOWN: 2, names.STATUS_FAIL: 3}
 
@@ -75,6 +78,8 @@ class DcgmState:
 def _finding_result(gpu_scope: str, index: str, finding: Finding) -> CheckResult:
     status = _STATUS_OF_CLASS.get(finding.class_, names.STATUS_OK)
     reason = (finding.reason or "xid_fatal") if status == names.STATUS_FAIL else ""
+    if status == names.STATUS_UNKNOWN:
+        reason = finding.reason or "no_data"
     if status == names.STATUS_WARN and finding.reason in names.DEGRADATION_REASONS:
         reason = finding.reason  # a warn that explains a crawl keeps its reason
     return CheckResult(

@@ -32,6 +32,7 @@ from gpuslo.config_file import (
     open_data_file,
     stdin_at_most_once,
     unreadable_data,
+    without_nul_padding,
 )
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.kernel_log import halves
@@ -228,17 +229,18 @@ def read_text_evidence(
 
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
-    undecodable bytes replaced; gzip decompressed), whatever its size. `-`
+    undecodable bytes replaced; gzip decompressed; NUL padding, a log's `copytruncate` gap,
+    removed: `without_nul_padding`), whatever its size. `-`
     reads standard input. Raises InputError when the path is missing, a directory, unreadable
     or a corrupt gzip."""
     try:
         if path == "-":  # read at once, so a gzip stream is told by its first bytes
-            return decode_data(gunzip_data(sys.stdin.buffer.read(), path))
+            return without_nul_padding(decode_data(gunzip_data(sys.stdin.buffer.read(), path)))
         with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None
-    return decode_data(data)
+    return without_nul_padding(decode_data(data))
 
 
 def streams_as_kernel_log(path: str, kind: str | None) -> bool:

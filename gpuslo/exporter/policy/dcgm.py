@@ -46,7 +46,20 @@ def gpu_findings(
     family = family or gpu.family
     findings = [xid_finding(kind, code, policy, family=family, **where) for code in codes]
     findings += [problem.finding(kind, **where) for problem in evaluate_gpu(gpu_status(gpu))]
-    return findings
+    return findings + unusable_findings(gpu, kind)
+
+
+def unusable_findings(gpu: DcgmGpu, kind: str = KIND) -> list[Finding]:
+    """One `health_field_unreadable` finding (class unknown, reason no_data) per fault-carrying
+    field the page shows for `gpu` only with a value it cannot hold (`DcgmGpu.unusable`: a DCGM
+    blank sentinel of dcgm_fields.h, NaN, +-Inf, a negative or fractional count). Such a field
+    says nothing of the GPU: the faults it carries are unknown, never "no problem"."""
+    where = {"gpu": gpu.index or None, "uuid": gpu.uuid, "pci": gpu.pci_bus_id or None}
+    return [Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="health_field_unreadable",
+                    reason="no_data", **where,
+                    message=f"{name} is {why}: not a value the field can hold, so the faults it "
+                    "carries are unknown for this GPU")
+            for name, why in sorted(gpu.unusable.items())]
 
 
 def on_this_node(results: list[CheckResult], local: set[str]) -> list[CheckResult]:

@@ -11,7 +11,10 @@ Rules (InfiniBand Architecture Specification PortState / PortPhysicalState; shar
   physical link that is up (`LinkUp`, state Down/Init/Armed) waits for the subnet manager or its
   partition/VF configuration: neither is a cable fault (action none); any other physical state
   (`Polling`, `Sleep`, `LinkErrorRecovery`, ...) asks to check the cabling;
-- a port with no state shown is `device_unreadable` (unknown);
+- a port with no state shown is `device_unreadable` (unknown); so is an Active port whose
+  physical state is not shown (an ibstat block cut after `State: Active`, a sysfs `phys_state`
+  not read): Active needs the physical link up (IBA PortState), so it is not a down port, and
+  whether it is usable is not shown either;
 - with an expected device set (names), a device outside it is inventory (`port_not_expected`,
   ok), not judged; the expected devices still fail closed: one not shown is
   `network_devices_missing` (fatal), one a tool could not read `device_unreadable` (unknown);
@@ -34,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from gpuslo import names
-from gpuslo.exporter.evidence.fabric.ports import PHYSICAL_LINK_UP, Port
+from gpuslo.exporter.evidence.fabric.ports import PHYSICAL_LINK_UP, STATE_ACTIVE, Port
 from gpuslo.exporter.policy.port_spares import PHYSICAL_DISABLED, spare_ports
 from gpuslo.verdict import Finding
 
@@ -65,7 +68,8 @@ def down_action(port: Port) -> str:
 
 def port_finding(kind: str, port: Port, rate_gbps: float | None = None) -> Finding:
     """One finding per judged port: `port_active` (ok), `port_down` (fatal), `port_degraded`
-    (fatal, below the configured `rate_gbps`) or `device_unreadable` (unknown)."""
+    (fatal, below the configured `rate_gbps`) or `device_unreadable` (unknown: no state, or
+    Active with no physical state)."""
     base = {"kind": kind, "device": port.device or None}
     if not port.state:
         return Finding(
@@ -73,6 +77,16 @@ def port_finding(kind: str, port: Port, rate_gbps: float | None = None) -> Findi
             signal="device_unreadable",
             reason="parse_error",
             message=f"{_where(port)}: no state shown",
+            **base,
+        )
+    if port.state.lower() == STATE_ACTIVE.lower() and not port.physical_state:
+        return Finding(
+            class_=names.CLASS_UNKNOWN,
+            signal="device_unreadable",
+            reason="parse_error",
+            state=port.state,
+            message=f"{_where(port)} is {port.state} but its physical state is not shown "
+            "(output cut short?): not judged",
             **base,
         )
     states = {"state": port.state, "physical_state": port.physical_state or "unknown"}

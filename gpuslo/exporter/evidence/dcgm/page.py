@@ -11,7 +11,15 @@ Facts this module relies on (shared/corpus/dcgm-exporter/SOURCES.md):
   non-zero Xid on any instance, the highest temperature, the largest error count).
 - DCGM blank sentinels (dcgm_fields.h): int64 values >= 0x7ffffffffffffff0, int32 values
   0x7ffffff0..0x7fffffff and fp64 values 2^47..2^47+3 mean "blank / not found / not supported /
-  not permissioned": no data, never a value.
+  not permissioned" (DCGM_FT_INT64_BLANK, DCGM_FT_INT64_NOT_FOUND, DCGM_FT_INT64_NOT_SUPPORTED,
+  DCGM_FT_INT64_NOT_PERMISSIONED = 0x7ffffffffffffff0..3, the DCGM_FT_INT32_* and
+  DCGM_FT_FP64_* friends likewise; DCGM_INT64_IS_BLANK(v) is v >= DCGM_FT_INT64_BLANK): no
+  data, never a value. dcgm-exporter skips them itself, but a page from another exporter, a
+  relabelling proxy or an old version may carry them.
+- The fault-carrying fields (`HEALTH_FIELDS`: Xid, ECC counts, row remapping, retired pages,
+  recovery action, clocks-event mask) hold non-negative whole numbers. Such a field shown only
+  as a sentinel, NaN, +-Inf, a negative or a fractional number is `DcgmGpu.unusable`: the
+  faults it carries are unknown for that GPU (never "no problem", never "Xid -1").
 - `DCGM_FI_DEV_XID_ERRORS` is the value of the LAST Xid the GPU raised (0 = none since the
   exporter started), not a count.
 - A family missing from a page is unknown, never zero: `DcgmPage.families` lists what the page
@@ -45,6 +53,18 @@ _UUID_LABELS = ("UUID", "uuid", "Uuid")
 _HOST_LABELS = ("Hostname", "hostname")
 _PCI_LABELS = ("pci_bus_id", "PCI_BUS_ID", "pciBusID", "pci_bus")
 _MODEL_LABELS = ("modelName", "modelname", "model_name")
+# The fields whose value says whether the GPU has a fault (read by `gpu_status` and the Xid rule
+# of `policy.dcgm.gpu_findings`): counts, 0/1 flags, an Xid code or a reason bit mask.
+HEALTH_FIELDS = frozenset({
+    XID_LAST, "DCGM_EXP_XID_ERRORS_COUNT",
+    "DCGM_FI_DEV_ECC_SBE_VOL_TOTAL", "DCGM_FI_DEV_ECC_DBE_VOL_TOTAL",
+    "DCGM_FI_DEV_ECC_DBE_AGG_TOTAL", "DCGM_FI_DEV_RETIRED_PENDING",
+    "DCGM_FI_DEV_ROW_REMAP_PENDING", "DCGM_FI_DEV_ROW_REMAP_FAILURE",
+    "DCGM_FI_DEV_UNCORRECTABLE_REMAPPED_ROWS",
+    "DCGM_FI_DEV_GPU_RECOVERY_ACTION", "DCGM_FI_DEV_GET_GPU_RECOVERY_ACTION",
+    "DCGM_FI_DEV_CLOCKS_EVENT_REASONS", "DCGM_FI_DEV_CLOCK_THROTTLE_REASONS",
+})
+_SENTINEL_NAMES = ("BLANK", "NOT_FOUND", "NOT_SUPPORTED", "NOT_PERMISSIONED")
 
 
 def is_blank(value: float) -> bool:
@@ -56,6 +76,34 @@ def is_blank(value: float) -> bool:
     return INT32_BLANK <= value <= INT32_MAX or FP64_BLANK <= value <= FP64_BLANK + 3
 
 
+def unusable_value(name: str, value: float) -> str | None:
+    """Why `value` cannot be a value of field `name` (upper case), or None when it can: a DCGM
+    blank sentinel (named as dcgm_fields.h names it where the float still tells them apart),
+    NaN or +-Inf (any field), or, for `HEALTH_FIELDS`, a negative or fractional number."""
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    if value >= INT64_BLANK:  # a float cannot tell 0x7ff...f0 from ...f3 apart
+        return "a DCGM int64 blank sentinel (DCGM_FT_INT64_BLANK..NOT_PERMISSIONED)"
+    for base, kind in ((INT32_BLANK, "INT32"), (FP64_BLANK, "FP64")):
+        if base <= value <= (INT32_MAX if kind == "INT32" else base + 3):
+            offset = int(value - base)
+            word = _SENTINEL_NAMES[offset] if offset < 4 else "BLANK range"
+            return f"the DCGM sentinel DCGM_FT_{kind}_{word}"
+    if name in HEALTH_FIELDS and (value < 0 or not value.is_integer()):
+        return f"{value:g} ({'negative' if value < 0 else 'not a whole number'})"
+    return None
+
+
+def _printable(text: str) -> str:
+    """`text` with control characters written as escapes (a label value holding a newline must
+    not break the table it is printed in)."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode() for c in text)
+
+
 @dataclass
 class DcgmGpu:
     """One GPU of a dcgm-exporter page (MIG instances folded in).
@@ -65,7 +113,10 @@ class DcgmGpu:
         index: the `gpu` label ("0"); pci_bus_id: `00000000:B1:00.0` or "" on old versions.
         model: `modelName`; hostname: `Hostname`/`hostname`.
         values: upper-cased field name -> value (the largest over MIG instances).
-        blank: fields the page carried only as DCGM sentinels (no data).
+        blank: fields the page carried only as DCGM sentinels or values they cannot hold
+            (`unusable_value`): no data.
+        unusable: of those, the `HEALTH_FIELDS`, each with why its value was not used: the
+            faults they carry are unknown for this GPU.
         mig_instances: distinct `GPU_I_ID` values seen.
         xid_active: every non-zero Xid the page shows for the GPU: the last Xid of each MIG
             instance and the `xid` label of windowed counts (DCGM_EXP_XID_ERRORS_COUNT).
@@ -78,6 +129,7 @@ class DcgmGpu:
     hostname: str = ""
     values: dict[str, float] = field(default_factory=dict)
     blank: set[str] = field(default_factory=set)
+    unusable: dict[str, str] = field(default_factory=dict)
     mig_instances: set[str] = field(default_factory=set)
     xid_active: set[int] = field(default_factory=set)
 
@@ -193,8 +245,8 @@ def _decimal(text: str) -> bool:
 
 
 def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None:
-    uuid = next((labels[key] for key in _UUID_LABELS if labels.get(key)), "")
-    index = labels.get("gpu", "")
+    uuid = _printable(next((labels[key] for key in _UUID_LABELS if labels.get(key)), ""))
+    index = _printable(labels.get("gpu", ""))
     if uuid.upper().startswith("MIG-") and index:
         uuid = ""  # a MIG device's own UUID: the instance folds under its GPU, by index
     if not uuid and not index:
@@ -203,19 +255,25 @@ def _gpu_for(gpus: dict[str, DcgmGpu], labels: dict[str, str]) -> DcgmGpu | None
     gpu = gpus.setdefault(key, DcgmGpu(uuid=key, index=index))
     pci = next((labels[key] for key in _PCI_LABELS if labels.get(key)), None)
     gpu.pci_bus_id = gpu.pci_bus_id or normalise_pci(pci) or ""
-    gpu.model = gpu.model or next((labels[k] for k in _MODEL_LABELS if labels.get(k)), "")
-    gpu.hostname = gpu.hostname or next((labels[k] for k in _HOST_LABELS if labels.get(k)), "")
+    model = next((labels[k] for k in _MODEL_LABELS if labels.get(k)), "")
+    gpu.model = gpu.model or _printable(model)
+    host = next((labels[k] for k in _HOST_LABELS if labels.get(k)), "")
+    gpu.hostname = gpu.hostname or _printable(host)
     if labels.get("GPU_I_ID"):
         gpu.mig_instances.add(labels["GPU_I_ID"])
     return gpu
 
 
 def _add(gpu: DcgmGpu, name: str, labels: dict[str, str], value: float) -> None:
-    if is_blank(value):
+    why = unusable_value(name, value)
+    if why is not None:
         if name not in gpu.values:
             gpu.blank.add(name)
+            if name in HEALTH_FIELDS:
+                gpu.unusable.setdefault(name, why)
         return
     gpu.blank.discard(name)
+    gpu.unusable.pop(name, None)
     if _decimal(labels.get("xid", "")) and value > 0:
         gpu.xid_active.add(int(labels["xid"]))
     if name == XID_LAST and value > 0:  # MIG instances may each hold a different last Xid
@@ -240,7 +298,11 @@ def _fold_index_keys(gpus: dict[str, DcgmGpu]) -> dict[str, DcgmGpu]:
         owner = owners[0]
         for name, value in gpu.values.items():
             owner.values[name] = max(value, owner.values.get(name, value))
+            owner.unusable.pop(name, None)
         owner.blank |= {name for name in gpu.blank if name not in owner.values}
+        for name, why in gpu.unusable.items():
+            if name not in owner.values:
+                owner.unusable.setdefault(name, why)
         owner.mig_instances |= gpu.mig_instances
         owner.xid_active |= gpu.xid_active
         owner.pci_bus_id = owner.pci_bus_id or gpu.pci_bus_id

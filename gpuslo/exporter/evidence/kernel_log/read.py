@@ -23,6 +23,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING
 
+from gpuslo.config_file import without_nul_padding
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.evidence.kernel_log.halves import (
     Child,
@@ -73,13 +74,15 @@ HEAD_BYTES = 64 * 1024  # enough of a file's start to tell a kernel log from any
 def scan_kernel_log_text(text: str, source: str = "<kernel log>") -> KernelLogScan:
     """`text` scanned as `scan_kernel_log_file` scans a file (`.records` counts its lines,
     `.finish()` gives the events). Raises ParseError when `text` is not text (NUL bytes in more
-    than a tenth of it), naming `source`."""
+    than a tenth of it once NUL padding, a `copytruncate` gap, is removed; or padding alone),
+    naming `source`."""
     if not isinstance(text, str):
         raise ParseError(source, "kernel log must be text, not bytes")
-    if text.count("\0") * 10 > len(text):
-        raise ParseError(source, "binary data, not a kernel log")
+    read = without_nul_padding(text)  # a copytruncate gap is padding, not binary data
+    if read.count("\0") * 10 > len(read) or (len(read) < len(text) and not read.strip()):
+        raise ParseError(source, "binary data, not a kernel log")  # or NUL padding alone
     scan = KernelLogScan()
-    scan.feed(text)
+    scan.feed(read)
     return scan
 
 
@@ -216,8 +219,10 @@ def check_kernel_log_head(head: bytes, source: str) -> None:
     """Raise ParseError naming `source` unless `head` (a file's first bytes) is the start of a
     kernel log: empty, blank, binary (NULs or bytes that are not UTF-8 in more than a tenth of
     it) and text without a kernel-log prefix in its first lines (`looks_like_kernel_log`) are
-    not (pure)."""
-    text = head.decode("utf-8", errors="replace")
+    not (pure). NUL padding (a run of 4 or more NULs: what logrotate's `copytruncate` leaves at
+    the start of a log still being written, `config_file.without_nul_padding`) is not judged:
+    the text after it is (the scan skips it too, `scan.KernelLogScan.feed`)."""
+    text = without_nul_padding(head.decode("utf-8", errors="replace"))
     if not text.strip():
         raise ParseError(source, "empty: not a kernel log, nothing to judge the GPUs by")
     if (text.count("\0") + text.count("\ufffd")) * 10 > len(text):

@@ -19,6 +19,7 @@ import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
+from gpuslo.config_file import without_nul_padding
 from gpuslo.exporter.evidence.kernel_log.anchors import (
     ANCHORS,
     CONTEXT_ANCHOR,
@@ -260,7 +261,12 @@ class KernelLogScan:
                 if view.holds_anchor(line):
                     self.matched += 1
                 text = line.decode("utf-8", errors="replace") if view.is_bytes else line
-                self.builder.feed(numbers[start] + offset, text.rstrip("\r"))
+                if "\0" not in text:
+                    self.builder.feed(numbers[start] + offset, text.rstrip("\r"))
+                    continue
+                # NUL padding (logrotate copytruncate): the records are what it leaves
+                for record in without_nul_padding(text).split("\n"):
+                    self.builder.feed(numbers[start] + offset, record.rstrip("\r"))
         self.records += next_line - self._next_line
         self._next_line = next_line
         self.lookback.keep(view, framed, next_line - 1)
