@@ -36,6 +36,7 @@ from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
 from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.parsedlog import ParsedLog
+from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.relaunch import headers_again
 from gpuslo.goodput.logs.stepbasis import step_goodput
@@ -121,6 +122,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         items = _with_files(items, file_commits, parsed.first_ts is not None)
         notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
         notes += refused
+    items = new_phases(items, notes)  # a counter starting again in one process: no restart
     timeline = place(items)
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "
