@@ -89,6 +89,8 @@ def _fit(epochs: range, total: int, stop: int | None = None) -> list[str]:
 def test_fit_called_again_after_its_n_or_early_stopping_is_a_new_phase() -> None:
     doc = read(_fit(range(1, 11), 10) + _fit(range(1, 10), 10, stop=8) + _fit(range(1, 7), 10))
     assert doc["restarts"] == []
+    # one process's epochs add up: 10 + 9 + 6, the early-stopping line no epoch of its own
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 25)
 
 
 def test_a_fit_cut_short_then_counting_from_one_is_a_restart() -> None:
@@ -129,3 +131,28 @@ def test_a_fit_after_early_stopping_that_starts_mid_way_is_a_restart() -> None:
     # `Epoch 6/40` after early stopping: a new run resumed with initial_epoch, not a phase
     # that counts from its beginning
     assert len(read(KERAS_RESUMED)["restarts"]) == 1
+
+
+# -- csm-1b LoRA fine-tuning relaunched after a completed run (fresh13 P07) --------------------
+_CSM = "2025-05-08 21:{} - __main__ - INFO - {}"
+CSM = [_CSM.format(t, m) for t, m in (
+    ("16:27,380", "Starting epoch 11/13"),
+    ("18:23,114", "Saved checkpoint to finetuned_model\\checkpoint-epoch-11"),
+    ("18:23,114", "Starting epoch 12/13"),
+    ("20:32,106", "Saved checkpoint to finetuned_model\\checkpoint-epoch-12"),
+    ("20:32,106", "Starting epoch 13/13"),
+    ("22:19,978", "Saved checkpoint to finetuned_model\\checkpoint-epoch-13"),
+    ("24:02,596", "Finetuning completed successfully!"),
+    ("29:34,688", "Loading CSM model: sesame/csm-1b"),
+    ("30:53,414", "Starting finetuning process"),
+    ("31:31,437", "Starting epoch 1/13"),
+    ("33:31,437", "Starting epoch 2/13"),
+)]
+
+
+def test_a_counter_back_at_one_long_after_a_completed_run_is_a_restart() -> None:
+    # the run reached 13/13 and said so, but the next epoch 1 comes 11 minutes later, longer
+    # than any epoch took: time enough for a new process, so the fall stays a restart
+    doc = read(CSM)
+    assert len(doc["restarts"]) == 1
+    assert not any("new phase" in n for n in doc["notes"])

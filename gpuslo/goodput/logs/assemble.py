@@ -249,7 +249,10 @@ def _markers(parsed: ParsedLog) -> list[tuple[int, int]]:
     """(seq, epoch) of the epoch markers printed by a process that prints steps too: a marker
     under another rank prefix than every step line's, or none where they all have one, is
     another process's (cosmos-rl's `[Controller] Epoch 150 finished.` counts the prompt data's
-    epochs, while the policy prints `[rank0]:… Step: 826/4725`)."""
+    epochs, while the policy prints `[rank0]:… Step: 826/4725`). A marker-shaped line that
+    is an end line (Keras's `Epoch 00008: early stopping`, 0-based, printed inside the ninth
+    epoch's record, fresh14 Q16) tells the end, not an epoch."""
     ranks = {p.rank for p in parsed.progress}
+    ends = {o.seq for o in parsed.observations if o.kind == "end"}
     return [(o.seq, int(o.data["epoch"])) for o in parsed.observations if o.kind == "epoch"
-            and (not ranks or o.data.get("rank") in ranks)]
+            and (not ranks or o.data.get("rank") in ranks) and o.seq not in ends]
