@@ -367,29 +367,39 @@ KNOWN_MISSES = {
     },
     # Fourteenth fresh batch (20 logs, SOURCES_q.md), scored once before any fix: 9/20 (2026-12-07,
     # 39b3fcc; tests/data/first_contact/training_logs_fresh14_2026-12-07.txt). Read right since
-    # (tests/goodput/test_fresh14a_lines.py): a timer on a line of its own that climbs and goes
-    # back to where it began each epoch is a clock, not a step's time (Q02's `Time elasped`, 30 s
-    # read for a 0.145 s step), and `Saving custom_model..` is a save (a `<name>_model` subject);
-    # MXNet's Speedometer range `Batch [0-20]` .. `[0-1600]` with its lower end held at 0 counts
-    # at its upper end (Q03); a save worded as its call, `save_model!!`, is a save (Q04); a
-    # cumulative `Elapsed Time` among memory sizes times the iterations above it, and a phase
-    # summary printing the same clock again times none (Q09). Q01's start-up `trained model
-    # saved at :<path>` notices before a run from scratch are no saves (notices.py: no commit
-    # evidence, goodput unknown); it stays listed for its restarts (fixer F's). Left: Q07, SB3
-    # PPO tables: the facts take `total_timesteps` as the step, but SB3's logger docs (docs/
-    # common/logger.rst, "Explanation of logger output") define `iterations` as "data
-    # collection + policy update for A2C/PPO", the training loop's count, and `total_timesteps`
-    # as "steps in the environments"; gpuslo's step is the training update, as the facts of
-    # dev B26 and holdout B23 (SB3 PPO tables, iterations) and holdout B22 (SB2's `nupdates`)
-    # hold: the facts are not changed, and reading `total_timesteps` would turn those two wrong.
-    # Q05, Q08, Q15, Q16, Q19: restarts (fixer F's reasons).
+    # (tests/goodput/test_fresh14a_lines.py, test_fresh14b_lines.py): a timer on a line of its
+    # own that climbs and goes back to where it began each epoch is a clock, not a step's time
+    # (Q02's `Time elasped`, 30 s read for a 0.145 s step), and `Saving custom_model..` is a save
+    # (a `<name>_model` subject); MXNet's Speedometer range `Batch [0-20]` .. `[0-1600]` with its
+    # lower end held at 0 counts at its upper end (Q03); a save worded as its call,
+    # `save_model!!`, is a save (Q04); a cumulative `Elapsed Time` among memory sizes times the
+    # iterations above it, and a phase summary printing the same clock again times none (Q09); a
+    # counter that starts again at its beginning after a phase seen over (its N reached, an end
+    # line such as Keras's `Epoch 00008: early stopping`, or under 2 s on the clock) with nothing
+    # between telling a start or a stop is a new phase of the same process, numbered on, not a
+    # restart (Q15 SUBLIME's next trial, Q16 Keras `fit` called three times; phases.py). Q01's
+    # start-up `trained model saved at :<path>` notices before a run from scratch are no saves
+    # (notices.py: no commit evidence, goodput unknown) and its per-epoch `iter:0020` under each
+    # new `Epoch: 000N` line is no longer four restarts (epochs.reset_at_markers), but its one
+    # relaunch shows only as its two opening notices printed again, lines so alike that an
+    # opening pair is not found (relaunch.py's class). Left: Q07, SB3 PPO tables: the facts take
+    # `total_timesteps` as the step, but SB3's logger docs (docs/common/logger.rst, "Explanation
+    # of logger output") define `iterations` as "data collection + policy update for A2C/PPO",
+    # the training loop's count, and `total_timesteps` as "steps in the environments"; gpuslo's
+    # step is the training update, as the facts of dev B26 and holdout B23 (SB3 PPO tables,
+    # iterations) and holdout B22 (SB2's `nupdates`) hold: the facts are not changed, and reading
+    # `total_timesteps` would turn those two wrong. Restarts left: Q05's two launches that never
+    # stepped (their config block printed again, the later ones without the opening line),
+    # Q08's fifth launch (`Parameters:` printed again, `Training epoch: 0` after `Training
+    # epoch: 0`: a counter that does not go on), and Q19's second launch (`Resuming from
+    # checkpoints/best.pt` printed again after its start-up block, with no game between: merged
+    # into the load before it as one restore's lines, the only thing told apart from ranks'
+    # copies of one load being the start-up lines between them, which the items do not carry).
     ("training_logs", "fresh14"): {
         "Q01",
         "Q05",
         "Q07",
         "Q08",
-        "Q15",
-        "Q16",
         "Q19",
     },
 }

@@ -37,6 +37,7 @@ from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.notices import initial_notices
 from gpuslo.goodput.logs.parsedlog import ParsedLog
+from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.relaunch import headers_again
 from gpuslo.goodput.logs.stepbasis import step_goodput
@@ -123,6 +124,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         items = _with_files(items, file_commits, parsed.first_ts is not None)
         notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
         notes += refused
+    items = new_phases(items, notes)  # a counter starting again in one process: no restart
     timeline = place(items)
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "
@@ -249,7 +251,10 @@ def _markers(parsed: ParsedLog) -> list[tuple[int, int]]:
     """(seq, epoch) of the epoch markers printed by a process that prints steps too: a marker
     under another rank prefix than every step line's, or none where they all have one, is
     another process's (cosmos-rl's `[Controller] Epoch 150 finished.` counts the prompt data's
-    epochs, while the policy prints `[rank0]:… Step: 826/4725`)."""
+    epochs, while the policy prints `[rank0]:… Step: 826/4725`). A marker-shaped line that
+    is an end line (Keras's `Epoch 00008: early stopping`, 0-based, printed inside the ninth
+    epoch's record, fresh14 Q16) tells the end, not an epoch."""
     ranks = {p.rank for p in parsed.progress}
+    ends = {o.seq for o in parsed.observations if o.kind == "end"}
     return [(o.seq, int(o.data["epoch"])) for o in parsed.observations if o.kind == "epoch"
-            and (not ranks or o.data.get("rank") in ranks)]
+            and (not ranks or o.data.get("rank") in ranks) and o.seq not in ends]

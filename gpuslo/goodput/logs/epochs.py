@@ -61,6 +61,33 @@ def run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> 
     return running
 
 
+def reset_at_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
+    """Families of a counter with no N and no epoch of its own that starts again each time an
+    epoch marker line raises the epoch, and only then: a per-epoch counter numbered by the
+    markers, not a restart (pygcn's `Epoch: 0002` line, then `iter:0020` after `iter:0140`,
+    fresh14 Q01). Every fall of the counter must come after a marker above the one before the
+    record it falls from; a fall under the same epoch (a relaunch printing `Epoch: 0001`
+    again, a counter that goes back mid-epoch) leaves the family out, as does a counter that
+    kept rising where the epoch rose (`run_across_markers`)."""
+    reset: set[str] = set()
+    broken: set[str] = set()
+    last: dict[str, tuple[int | None, int]] = {}
+    k, context = 0, None
+    for p in progress:
+        while k < len(markers) and markers[k][0] < p.seq:
+            context, k = markers[k][1], k + 1
+        if p.epoch is not None or p.total is not None or p.printed is None:
+            continue
+        before = last.get(p.family)
+        last[p.family] = (context, p.printed)
+        if before is None or p.printed > before[1]:
+            continue
+        rose = context is not None and before[0] is not None and context > before[0]
+        if rose or p.printed < before[1]:  # the same step again in one epoch: a copy
+            (reset if rose else broken).add(p.family)
+    return reset - broken
+
+
 class Untotalled:
     """Job-wide steps of a per-epoch counter that prints no N (icefall's `Epoch 1, batch 0`,
     MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last

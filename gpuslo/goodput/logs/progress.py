@@ -70,6 +70,7 @@ from gpuslo.goodput.logs.epochs import (
     across_estimate,
     epoch_base,
     printed_scale,
+    reset_at_markers,
     run_across_markers,
 )
 from gpuslo.goodput.logs.glued import number_bars
@@ -154,6 +155,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     usual = _usual_totals(progress)
     markers = sorted(epochs)
     running = run_across_markers(progress, markers)
+    resetting = reset_at_markers(progress, markers)  # a per-epoch counter with no N
     base = epoch_base(progress, [e for _, e in markers])
     untotalled = Untotalled(progress)
     out: list[Record] = []
@@ -168,7 +170,8 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
         reading = p.matcher.reading if p.matcher is not None else None
         epoch = p.epoch if p.epoch is not None else None
         per_epoch = bool(reading and reading.per_epoch)
-        if epoch is None and context is not None and p.total is not None and (
+        if epoch is None and context is not None and (p.total is not None or (
+                p.family in resetting)) and (
                 reading is None or reading.epoch is None) and p.family not in running:
             epoch, per_epoch = context, True
         glob = p.printed
