@@ -335,14 +335,14 @@ KNOWN_MISSES = {
     # trainers; that it is this run's own epoch-22 file shows only by matching the name to the
     # resumed `Epoch: [23]`, which no rule does. O16's step time is the bar's elapsed over its steps
     # (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the facts take tqdm's smoothed
-    # rate (0.0238 s). O19's one restart showed as the stage counter going back, gone with the stage
-    # headers; its framed run banner printed again (between `====` rules) is not yet a relaunch.
+    # rate (0.0238 s). O19 reads right since the script's opening printed again (its framed banner,
+    # 16 s after the first run stopped) is a relaunch where the log never stepped before
+    # (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
     ("training_logs", "fresh12"): {
         "O02",
         "O13",
         "O15",
         "O16",
-        "O19",
     },
     # Thirteenth fresh batch (18 logs of 15 trainers new to the project, SOURCES_p.md), scored
     # once at the end of round 12 against its merged work: 10/18 (2026-12-07, 1219853; tests/data/
@@ -352,17 +352,19 @@ KNOWN_MISSES = {
     # samples or tokens per second over the items per step the run printed once is a step time
     # (P12, P15); an RL loop's `Frame` beside its `Episode` is the step (P05); `checkpoint @ epoch
     # N` is a restore, and a log that starts from a restore counts it as a restart, as the shared
-    # T21 (P14). Left: P04's and P07's relaunches show only as the script's opening line printed
-    # again; a rule for that read mid-run status lines as relaunches in eleven other logs and was
-    # taken out. P07 also times its steps only in `Calculating validation loss at step N`, and its
-    # `partial model` dump by a launch that never stepped is counted as a save. P17's rows are a
-    # bare `970 5.343` (no name, no separator), grouped with another rank's unstamped pairs. P18's
-    # step time is Applio's own `training_speed` over the epoch's steps (0.5375 s) where the facts
-    # take the stamps between lines (0.675 s, the epoch's best-model save and set-up included).
+    # T21 (P14). P04 and P07 read right since the script's opening (its first two lines,
+    # numbers and all) printed again is a relaunch where a new launch follows: a restore, a
+    # counter or epoch that does not go on, or no progress before (relaunch.reopenings; guarded
+    # against a loop's status pair, a table header per row, debug lines as a log ends); P07 too
+    # since evaluations naming their step, steadily spaced, are the steps of a log with no step
+    # line (learn._evaluated_steps) and a save naming no step after the error of a launch that
+    # never stepped is no checkpoint (walk). P17 reads right since a bare row's unnamed opening
+    # integer rising by a steady stride over stamped rows is the counter, its template apart from
+    # another printer's float pairs (counters.bare_row_counter, templates.group;
+    # tests/goodput/test_fresh13c_lines.py). Left: P18's step time is Applio's own
+    # `training_speed` over the epoch's steps (0.5375 s) where the facts take the stamps between
+    # lines (0.675 s, the epoch's best-model save and set-up included).
     ("training_logs", "fresh13"): {
-        "P04",
-        "P07",
-        "P17",
         "P18",
     },
     # Fourteenth fresh batch (20 logs, SOURCES_q.md), scored once before any fix: 9/20 (2026-12-07,

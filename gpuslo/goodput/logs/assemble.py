@@ -5,7 +5,8 @@
 1. `progress.build_records`: progress records → job-wide steps with step times;
 2. `items.group_events`: event lines → saves, restores, stops and marks, in log order with the
    records (checkpoint files given with `--checkpoint-dir` join as saves, `commits_from_files`;
-   a run header printed again is a relaunch, `relaunch.headers_again`);
+   a run header printed again is a relaunch, `relaunch.headers_again`, and so is the script's
+   opening printed again where a new launch follows, `relaunch.reopenings`);
 3. `timeline.place`: every item on one clock (stamps, else step and elapsed times);
 4. `walk.Walk`: the Recorder's journal events, restarts, interruptions and hangs; the one
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
@@ -39,7 +40,7 @@ from gpuslo.goodput.logs.notices import initial_notices
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
-from gpuslo.goodput.logs.relaunch import headers_again
+from gpuslo.goodput.logs.relaunch import headers_again, reopenings
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -114,8 +115,8 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
-    items = headers_again(group_events(parsed.observations, records, checkpoint_step,
-                                       initial_notices))
+    items = reopenings(headers_again(group_events(parsed.observations, records,
+                                                  checkpoint_step, initial_notices)), parsed)
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,

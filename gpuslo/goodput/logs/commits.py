@@ -26,7 +26,7 @@ from gpuslo.goodput.logs.items import Mark, Restore, Save
 from gpuslo.goodput.logs.progress import Record
 
 # The marks the walk acts on (`walk._MARKS`): any other mark is a word, not an event
-EVENT_MARKS = ("init", "train_start", "restart", "end", "alive")
+EVENT_MARKS = ("init", "train_start", "restart", "relaunch", "end", "alive")
 
 
 def zero_based(items: list[Any]) -> bool:

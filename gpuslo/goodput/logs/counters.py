@@ -32,11 +32,13 @@ and is, best first:
   with one `agent.step` a frame, printed `Episode 1\tFrame 20 \tAverage100 Score: 20.00`):
   the unit of work the run's budget counts, over the episode that groups a varying number of them.
 
-A range `Batch [a-b]` (MXNet's Speedometer) is read at its upper end (`range_end`). An epoch is
-an integer named `epoch`, `ep` or PaddlePaddle's `Pass` (`Pass 0, Batch 100, Cost …`: the v2
-trainer's `event.pass_id`, one pass over the data). The counter is per epoch (`per_epoch`) when
-seen reset while the epoch rose, else assumed for an `n/N` or `iter`/`batch` counter beside the
-epoch, or one whose N is below the epoch's own N (`below_epochs`).
+An unnamed integer opening a bare row of numbers, rising by a steady stride over stamped rows, is
+the counter too (`bare_row_counter`). A range `Batch [a-b]` (MXNet's Speedometer) is read at its
+upper end (`range_end`). An epoch is an integer named `epoch`, `ep` or PaddlePaddle's `Pass`
+(`Pass 0, Batch 100, Cost …`: the v2 trainer's `event.pass_id`, one pass over the data). The
+counter is per epoch (`per_epoch`) when seen reset while the epoch rose, else assumed for an
+`n/N` or `iter`/`batch` counter beside the epoch, or one whose N is below the epoch's own N
+(`below_epochs`).
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ from __future__ import annotations
 import re
 
 from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs
-from gpuslo.goodput.logs.templates import Field
+from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
               "updates", "progress", "batch", "globalstep"}
@@ -326,3 +328,28 @@ def per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:
         return bool(e1 > e0 and s1 <= s0)  # type: ignore[operator]
     name = words(step.key)[-1:] if step.key else []
     return has_total or name in (["iter"], ["iteration"], ["batch"], ["it"])
+
+
+_LETTERS = re.compile(r"[^\W\d_]")
+
+
+def bare_row_counter(tpl: Template) -> bool:
+    """The unnamed integer that opens a bare row of numbers (no word on the line: ColBERT's
+    `print_message(batch_idx, train_loss)`, `[Mar 29, 16:33:54] 970 5.343118787620297`, fresh13
+    P17) is the step counter only where the rows' integers rise by one steady stride, three rows
+    or more, stamped, with time passing between them (a loop, not a table printed at once:
+    a per-class `0 0.512`, `1 0.433` listing rises by one too, in the same second). Its own
+    template group only: another printer's float pairs beside it are another template
+    (`templates.group`)."""
+    fields = tpl.fields
+    if _LETTERS.search(tpl.text) or not tpl.text.lstrip().startswith("\x01") or len(fields) < 2:
+        return False
+    first = fields[0]
+    seen = first.known()
+    strides = {b - a for a, b in zip(seen, seen[1:], strict=False)}
+    stamps = [t for t in tpl.stamps if t is not None]
+    return (first.kind == "num" and first.integer and not first.key and not first.unit
+            and len(seen) >= 3 and len(strides) == 1 and min(strides) > 0
+            and len(stamps) == len(tpl.stamps) and max(stamps) > min(stamps)
+            and all(b >= a for a, b in zip(stamps, stamps[1:], strict=False)))
+

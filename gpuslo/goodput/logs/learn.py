@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
-from gpuslo.goodput.logs.counters import is_global, unnamed
+from gpuslo.goodput.logs.counters import is_global, is_step_name, unnamed
 from gpuslo.goodput.logs.durations import counted_clock, day_clock, window_or_step
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
@@ -237,6 +237,31 @@ def _epoch_summary(reading: Reading) -> bool:
     return not NOT_PROGRESS_HEAD.search(head + " " + tpl.fields[reading.epoch].key)
 
 
+def _evaluated_steps(reading: Reading) -> bool:
+    """An evaluation line that names the step it runs at (`Calculating validation loss at step
+    12...`, csm-1b's LoRA script, fresh13 P07), made the steps (the field its `step` role) only
+    where the log prints no step line (`learn`): a line that is no progress, one integer field
+    named by an evaluation word (`NOT_PROGRESS_HEAD`) and ending in a step's name, printed at
+    least `RECURRING` times, rising by one steady stride (the loop evaluates every k steps: the
+    numbers are the step count, and the time between lines that stride's, evaluation
+    included). An evaluation at an epoch's end (`at end of epoch 3`) names no step; one at
+    irregular steps, or a second field beside the step (a metric: `val loss 2.1 at step 40`), is
+    left."""
+    fields = reading.template.fields
+    if reading.progress or reading.epoch_marker or len(fields) != 1:
+        return False
+    key = fields[0].key
+    seen = fields[0].known()
+    strides = {b - a for a, b in zip(seen, seen[1:], strict=False)}
+    if not (fields[0].integer and key.split() and is_step_name(key.split()[-1])
+            and NOT_PROGRESS_HEAD.search(key) and len(seen) >= RECURRING and len(strides) == 1
+            and min(strides) > 0):
+        return False
+    reading.step = 0
+    reading.roles[0] = Role("step", why=f"counter ({key.split()[-1]}) of the evaluations")
+    return True
+
+
 def _setting(marker: Reading) -> bool:
     """An epoch marker that is the run's planned count, not an epoch seen: printed once, named
     in the plural, and giving nothing but that number (a QLoRA wrapper's `📚 Epochs: 1` among
@@ -322,6 +347,13 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
             families[whole] += families.pop(name)
     chosen = _choose(families)
+    evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
+    for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
+        reading.progress = True
+        reading.why = ("evaluations at each step they name, steadily spaced, and no step line: "
+                       "their numbers count the steps")
+        families[family_of(reading)] = [reading]
+        chosen = [family_of(reading)]
     for name in chosen:
         for reading in by_preference(families[name]):  # the one giving the best time first
             out.progress.append(compile_reading(reading, name))

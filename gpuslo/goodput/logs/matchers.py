@@ -29,6 +29,7 @@ _DUR = (r"(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?"
         r"(?: \d{1,4}(?:\.\d+)? (?:hours?|minutes?|seconds?)){1,3}")
 _DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
 _GAP = r"\s*"
+_LETTER = re.compile(r"[^\W\d_]")
 _BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"
 _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
 _COUNTS = ("step", "total", "epoch")
@@ -136,8 +137,9 @@ class Matcher:
         if self.anchor and self.anchor not in text:
             return None
         found = self.regex.match(text)
-        if found is None:
-            return None
+        if found is None or self.step_group is not None and step_value(
+                found.group(self.step_group) or "x") is None:
+            return None  # (a step that is no whole number: another printer's row of the shape)
         prog = Prog(line, seq, ts, rank)
         prog.family, prog.bar, prog.matcher = self.family, self.bar, self
         self.fill(prog, found)
@@ -218,7 +220,8 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
     text = reading.template.text
     used = {i: r for i, r in reading.roles.items()
             if i is not None and r.role in _COUNTS + _TIMES}  # a role learnt on no field: none
-    last = max(used) if used else -1
+    bare = not _LETTER.search(text)  # a bare row of numbers: matched whole, every value
+    last = len(reading.template.fields) if bare else max(used) if used else -1
     pieces, fields, index, cut = ["^", _GAP], [], 0, len(text)
     literals, run = [], ""
     for pos, ch in enumerate(text):
@@ -244,7 +247,7 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
             pieces.append(_BAR)
         else:
             pieces.append(re.escape(ch))
-    regex = re.compile("".join(pieces))
+    regex = re.compile("".join(pieces) + (r"\s*$" if bare else ""))
     literals += [run] if run else []
     return Matcher(regex, _anchor(text[:cut]), fields, family, reading.bar,
                    reading.epoch_marker, reading,

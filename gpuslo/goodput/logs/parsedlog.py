@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.learn import Learnt
 from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.opening import Reopened
 from gpuslo.goodput.logs.profiles import Rule
 
 
@@ -39,7 +40,9 @@ class ParsedLog:
     `global_step/sec: 0.908986`, a log that prints no step counter), each value once where two
     handlers print it twice in a row. `sampled`: the head lines the shapes were learnt from
     (`SAMPLE_LINES` or `SAMPLE_BYTES`, the whole log when shorter); `unread_seen` records with
-    digits nothing read, `unread_counted` those of them counted in `unread` (`_note_unread`)."""
+    digits nothing read, `unread_counted` those of them counted in `unread` (`_note_unread`).
+    `reopened`: the records that print the log's first line again (`opening.Opening`), whose
+    first two lines are the records `opening_seqs`."""
 
     framework: str | None
     detected: bool
@@ -63,3 +66,5 @@ class ParsedLog:
     sampled: int = 0
     unread_seen: int = 0
     unread_counted: int = 0
+    reopened: list[Reopened] = field(default_factory=list)
+    opening_seqs: tuple[int, int] = (0, 0)

@@ -32,6 +32,7 @@ from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
 from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.opening import Opening
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
@@ -84,6 +85,7 @@ class LogReader:
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self.tally: Tally | None = None  # lines that may come once per step (`perstep`)
         self._bound = MAX_PROGRESS
+        self.opening = Opening()  # the script's first lines, and where they are printed again
 
     # -- input ---------------------------------------------------------------------------------
     def feed(self, line: str, ts: float | None = None) -> None:
@@ -185,6 +187,7 @@ class LogReader:
         self._seq += 1
         text = rec.text
         progress = self._progress(rec, ts)
+        self.opening.see(text, rec.line, self._seq, ts, prev_ts, progress == "marker")
         found = self.wording.match(text, progress == "progress")
         for rule, groups, fw in found:
             self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
@@ -344,7 +347,9 @@ class LogReader:
             stamp_layouts=[s.label for s in self.norm.shapes],
             unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
             candidates=dict(self._hits), rates=list(self.rates), sampled=self._sampled,
-            unread_seen=self._unread_seen, unread_counted=self._unread_counted)
+            unread_seen=self._unread_seen, unread_counted=self._unread_counted,
+            reopened=list(self.opening.found) if self.opening.second else [],
+            opening_seqs=self.opening.seqs)
 
 
 def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None) -> Prog | None:

@@ -10,6 +10,19 @@ Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14
 | Loss: …`, and again at 14:55:25 with no line between: three launches). A train_start printed
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
 another wording. Epoch markers printed again are `items._Grouper._header_again`'s.
+
+`reopenings(items, parsed) -> items`: the script's opening printed again (`opening.Opening`
+finds the places: its first two lines again, in order, numbers and all) is a relaunch where a
+new launch follows (`_launches`: a restore, or a counter or epoch that does not go on from
+where it was; or, with nothing after it, where the log never stepped before). Each becomes a
+`relaunch` mark, one restart each (the walk: with no stop line open, one interruption of unknown
+cause; none after a run that ended). From fresh13 P04 (a banner and configuration printed again
+1 min 45 s later, then epoch 1), P07 (five launches of a LoRA script after a finished run, one
+cut after its first line) and fresh12 O19 (a framed banner again 16 s after a pipeline stopped
+in its second stage). A rule that read any line printed again as a relaunch read the status
+lines of eleven other logs so; the guards (the log's own first two lines, their numbers, the
+gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
+over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out.
 """
 
 from __future__ import annotations
@@ -17,7 +30,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuslo.goodput.logs.items import Interruption, Mark
+from gpuslo.goodput.logs.items import Interruption, Mark, Restore
+from gpuslo.goodput.logs.opening import Reopened
+from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.progress import Record
 
 _DIGITS = re.compile(r"\d+")
@@ -37,3 +52,111 @@ def headers_again(items: list[Any]) -> list[Any]:
                                       for x in items[before + 1:k]):
             out[k] = Mark("restart", item.obs, item.t0, item.t1)
     return out
+
+
+GAP_S = 5.0  # a relaunch starts at least this long after the line before it (a new process)
+
+
+def reopenings(items: list[Any], parsed: ParsedLog) -> list[Any]:
+    """`items` with a `relaunch` mark before each place the script's opening is printed again
+    and a new launch follows (`_launches`); see `opening.Opening` for the places."""
+    if not parsed.reopened or _opening_loops(items, parsed.opening_seqs):
+        return items
+    epochs = [(o.seq, _epoch(o)) for o in parsed.observations if o.kind == "epoch"]
+    out = list(items)
+    for place in reversed(_launches(items, parsed.progress, parsed.reopened, epochs)):
+        obs = Obs("relaunch", place.line, place.ts, place.prev_ts, {}, None, place.text,
+                  None, place.seq)
+        at = next((k for k, x in enumerate(out) if _line(x) >= place.line), len(out))
+        stepped = any(isinstance(x, Record) for x in out[:at])
+        if not _told(out[at:], stepped):
+            out.insert(at, Mark("relaunch", obs))
+    return out
+
+
+def _told(rest: list[Any], stepped: bool) -> bool:
+    """Whether the launch is told already, before its first progress record: by a restart mark
+    (a run header printed again, `headers_again`), or, after progress, by a restore (the walk
+    reads it as the restart: Lightning's `Restoring states from the checkpoint path at …`
+    five lines after its AMP line printed again, shared h200). One launch, one restart."""
+    for item in rest:
+        if isinstance(item, Record):
+            return False
+        if isinstance(item, Mark) and item.kind == "restart" or (
+                stepped and isinstance(item, Restore)):
+            return True
+    return False
+
+
+def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
+              epochs: list[tuple[int, int | None]]) -> list[Reopened]:
+    """The places that begin a launch: the opening's two lines printed again (`pair`), or its
+    first line alone right before such a place, stamped apart (a launch cut after its first
+    line), at least `GAP_S` after the line before when stamped; and then a launch shown by
+    what follows before the next place: a restore, a counter or an epoch that is not above the
+    last one before it (the run began again), or the next place being a launch too. With
+    nothing between it and the log's end, or the next place, it is one only where no progress
+    came before (a launch that never stepped, launched again: fresh12 O19). A place followed
+    by progress that goes on is a status line of the loop, not a launch."""
+    chosen: list[Reopened] = []
+    later_launch = False
+    for k in range(len(places) - 1, -1, -1):
+        place = places[k]
+        after = places[k + 1] if k + 1 < len(places) else None
+        cut = after is not None and after.pair and after.seq == place.seq + 1 and (
+            place.ts is not None and after.ts is not None and after.ts > place.ts)
+        stamped = place.ts is not None and place.prev_ts is not None
+        if not (place.pair or cut) or (stamped and place.ts - place.prev_ts < GAP_S):
+            later_launch = False
+            continue
+        verdict = _followed(items, progress, place, after, epochs)
+        launch = verdict is True or (verdict is None and (later_launch or (
+            stamped and not any(p.seq < place.seq for p in progress))))
+        if launch:
+            chosen.append(place)
+        later_launch = launch
+    return chosen[::-1]
+
+
+def _followed(items: list[Any], progress: list[Any], place: Reopened, after: Reopened | None,
+              epochs: list[tuple[int, int | None]]) -> bool | None:
+    """True when what follows `place` (before `after`) shows a run begun again, False when it
+    shows the loop going on, None when nothing follows (`_launches`). The counters are the
+    progress lines' as printed (epoch, then step), duplicates kept: a relaunch's first line may
+    repeat the last one read."""
+    end_line = after.line if after is not None else float("inf")
+    end_seq = after.seq if after is not None else float("inf")
+    if any(isinstance(x, Restore) and place.line < x.line < end_line for x in items):
+        return True
+    before = [p for p in progress if p.seq < place.seq]
+    nxt = next((p for p in progress if place.seq < p.seq < end_seq), None)
+    if nxt is not None:
+        return not before or _key(nxt) <= _key(before[-1])
+    shown = [e for s, e in epochs if place.seq < s < end_seq and e is not None]
+    last = [e for s, e in epochs if s < place.seq and e is not None]
+    if shown:
+        return not last or shown[0] <= last[-1]
+    return None
+
+
+def _key(prog: Any) -> tuple[int, float]:
+    return (prog.epoch or 0, prog.printed if prog.printed is not None else 0)
+
+
+def _opening_loops(items: list[Any], seqs: tuple[int, int]) -> bool:
+    """Whether an opening line is a progress line of a template the loop repeats (3 records or
+    more of its family): then the opening is the loop's, and no place a launch."""
+    families = [x.prog.family for x in items if isinstance(x, Record) and x.prog.seq in seqs]
+    return any(sum(1 for x in items if isinstance(x, Record) and x.prog.family == family) >= 3
+               for family in families)
+
+
+def _epoch(o: Obs) -> int | None:
+    value = o.data.get("epoch", "")
+    return int(value) if value.isdigit() else None
+
+
+def _line(item: Any) -> int:
+    if isinstance(item, Mark):
+        return item.obs.line
+    return int(item.line)

@@ -41,6 +41,7 @@ import re
 from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
+    bare_row_counter,
     below_epochs,
     bracket_epoch,
     is_epoch_name,
@@ -242,6 +243,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
         reading.step = range_end(fields, -max(scores)[1])
+    elif bare_row_counter(tpl):
+        reading.step = 0
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)

@@ -6,7 +6,10 @@ identical texts (a line printed by two handlers or ranks) are kept once. Each va
 becomes a `Field` holding its key, unit, the text after it and its numbers across the group, so
 role inference (`roles`) can ask whether it rises by a steady stride, resets, or stays put.
 A template's values are by position: the records of one template print the same fields in the
-same order, which is what makes them one template.
+same order, which is what makes them one template. A template with no letter (a bare row of
+numbers) is keyed by which of its values are integers too: ColBERT's `[Mar 29, 16:33:54] 970
+5.343…` (batch index, loss) and another process's unstamped `0.214… 4.118…` pairs interleaved
+with them are two printers, not one (fresh13 P17).
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ BURST_S = 1.0  # records of one template stamped within this are copies of one r
 MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
 _EXPONENT = re.compile(r"[-+]?[\d.,]+[eE][-+]?\d")
 _DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
+_LETTER = re.compile(r"[^\W\d_]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,13 +141,15 @@ def group(records: list[SampleRecord]) -> list[Template]:
             continue
         found = values(record.text)
         shape = template(record.text, found)
-        tpl = by_text.get(shape)
+        key = shape if _LETTER.search(shape) else shape + "\x00" + "".join(
+            "i" if v.integer else "f" for v in found)  # a bare row: its kinds of number too
+        tpl = by_text.get(key)
         if tpl is None:
             if len(by_text) >= MAX_TEMPLATES:
                 continue
             fields = [Field(i, v.kind, v.key, v.unit, v.after, [], v.kind == "num")
                       for i, v in enumerate(found)]
-            tpl = by_text[shape] = Template(shape, record.text, fields)
+            tpl = by_text[key] = Template(shape, record.text, fields)
         tpl.add(record, found)
         by_digits[digits] = (tpl, (known[1] if known else 0) + 1)
     return list(by_text.values())

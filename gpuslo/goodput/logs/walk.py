@@ -24,7 +24,9 @@ uncommitted (the document says so).
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
 or alone: the line is the evidence of the stop, and the lines of one restart count once), and a
-step counter that goes back are each one restart (a restore with its init lines is one); the
+step counter that goes back are each one restart (a restore with its init lines is one), and so
+is each launch the script's opening printed again shows (`relaunch.reopenings`: one per launch,
+even with no progress between two; no interruption after a run that ended); the
 progress after the last commit is wasted (the calculator's rule). A restart with no stop line
 before it (a restore, an init line or a counter going back, after progress) lists one
 interruption, cause `unknown` on the observability layer, as the calculator counts a journal
@@ -234,11 +236,18 @@ class Walk(Gaps, Restarts):
         (Caffe's `Snapshotting to …` then glog's fatal `Check failed:` of the write, a
         traceback out of torch.save), the save failed and is not listed either. A save the
         log ends inside (`stop` True) is listed and commits nothing; one begun before any step
-        where the log ends, naming nothing it wrote (`unfinished`), is not listed."""
+        where the log ends, naming nothing it wrote (`unfinished`), is not listed; nor is one
+        that names no step after the error of a launch that never stepped (a restart since the
+        last progress: csm-1b's `Saved partial model to …model_partial.safetensors despite
+        errors` after a traceback, fresh13 P07): the state it writes holds no trained step."""
         if self.j.state != "running":
             return
         self.j.open_phase(save.t0, "checkpoint_save")
         self.j.close_phase(save.t1)
+        if self.restarted and self.open is not None and not save.named:
+            self.notes.append(f"line {save.line}: a save after the error of a launch that never "
+                              "stepped holds no trained step: not counted as a checkpoint save")
+            return
         if unfinished:
             self.notes.append(f"line {save.line}: a save begun where the log ends, not seen "
                               "to finish: not counted as a checkpoint save")
@@ -340,6 +349,12 @@ class Walk(Gaps, Restarts):
             self.j.close_phase(item.t0)
         elif kind == "restart" and (self.open is not None or not self.restarted):
             if self.open is None:  # the launcher's own line is the evidence that the run stopped
+                self.interruptions.append({
+                    "after_step": self.last.glob if self.last else None, "cause": "unknown",
+                    "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
+            self._restart(k, item.t0, line)
+        elif kind == "relaunch":  # each launch is one (`relaunch.reopenings`)
+            if self.open is None and not self.completed:
                 self.interruptions.append({
                     "after_step": self.last.glob if self.last else None, "cause": "unknown",
                     "layer": names.LAYER_OBSERVABILITY, "line": line, "text": None})
