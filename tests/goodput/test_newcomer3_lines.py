@@ -1,0 +1,93 @@
+"""Lines newcomer evaluation #3 (/work/wt/newcomer3_findings.md) showed misread, each on the
+newcomer's line shapes with a negative beside it: a save the log says failed is no commit (#3)."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpuslo.goodput.logs import load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.reader import parse_lines
+
+PROFILES = load_profiles()
+
+
+def read(lines: list[str]) -> dict:
+    parsed = parse_lines(lines, PROFILES)
+    return assemble(parsed, job="t", gpus=8, checkpoint_step=PROFILES.checkpoint_step).document
+
+
+def stamp(s: int) -> str:
+    return f"2026-11-03 10:{s // 60:02d}:{s % 60:02d},000"
+
+
+def steps(first: int, last: int, at: int) -> list[str]:
+    """`step: N` lines 1 s apart, step `first` stamped `at` seconds after 10:00."""
+    return [f"{stamp(at + n - first)} INFO step: {n} | loss: 2.000 | step_time: 1.00s"
+            for n in range(first, last + 1)]
+
+
+def saved_then(after_save: list[str]) -> list[str]:
+    """Steps 1..200 with a save begun at 100 and what `after_save` says of it 10 s later,
+    then a CUDA error after step 200 (newcomer3's save_fail_*.log)."""
+    return [*steps(1, 100, 0), f"{stamp(99)} INFO Saving checkpoint to /ckpt/step_100",
+            *[f"{stamp(109)} {text}" for text in after_save], *steps(101, 200, 110),
+            f"{stamp(210)} ERROR RuntimeError: CUDA error: an illegal memory access was "
+            "encountered"]
+
+
+FAILED = [
+    "WARNING Checkpoint save failed for /ckpt/step_100: [Errno 122] Disk quota exceeded; "
+    "continuing training",
+    "ERROR Error saving checkpoint: RuntimeError: [enforce fail at inline_container.cc:595] . "
+    "unexpected pos 1234 vs 5678",
+    "ERROR [engine.py:3301:save_checkpoint] Failed to save checkpoint at step 100 to "
+    "/ckpt/step_100",
+    "ERROR RuntimeError: [enforce fail at inline_container.cc:595] . unexpected pos 1234 vs 5678",
+    "ERROR OSError: [Errno 28] No space left on device",
+]
+
+
+@pytest.mark.parametrize("text", FAILED)
+def test_a_save_the_log_says_failed_commits_nothing_when_training_goes_on(text: str) -> None:
+    doc = read(saved_then([text]))
+    assert doc["checkpoint_saves"] == [] and doc["status"] != "ok"  # no commit evidence: unknown
+    assert any("a save begun and failed" in note for note in doc["notes"])
+
+
+def test_a_megatron_failed_save_commits_nothing() -> None:
+    lines = [f"[2026-11-03 10:0{i // 3}:{i % 3 * 20:02d}] iteration {10 * i:8d}/   10000 | "
+             "elapsed time per iteration (ms): 2000.0 | lm loss: 3.2E+00 |" for i in range(1, 11)]
+    lines += ["[2026-11-03 10:03:20] saving checkpoint at iteration     100 to /ckpt",
+              "[2026-11-03 10:03:50] ERROR: failed to save checkpoint at iteration     100 to "
+              "/ckpt: [Errno 122] Disk quota exceeded"]
+    lines += [f"[2026-11-03 10:04:{i * 10:02d}] iteration {100 + 10 * i:8d}/   10000 | "
+              "elapsed time per iteration (ms): 2000.0 | lm loss: 3.2E+00 |" for i in range(1, 5)]
+    doc = read(lines)
+    assert doc["checkpoint_saves"] == [] and doc["status"] != "ok"
+
+
+@pytest.mark.parametrize("after", [
+    ["INFO Checkpoint saved to /ckpt/step_100"],
+    # a local save done, then its upload failed: the checkpoint is on disk (newcomer3's control)
+    ["INFO Checkpoint saved to /ckpt/step_100",
+     "ERROR checkpoint upload to s3://bucket/ckpt/step_100 failed: AccessDenied"],
+    # a retry that the log shows succeeding
+    ["WARNING Checkpoint save failed for /ckpt/step_100: timeout; retrying",
+     "INFO Checkpoint saved to /ckpt/step_100"],
+])
+def test_a_save_shown_finished_still_commits(after: list[str]) -> None:
+    doc = read(saved_then(after))
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [100] and doc["status"] == "ok"
+    assert doc["goodput"]["gpu_seconds"]["productive"] == 800.0
+
+
+def test_a_full_disk_outside_a_save_names_no_save() -> None:
+    """The negative of the write-error rules: outside an open save they mark nothing."""
+    lines = [*steps(1, 100, 0), f"{stamp(99)} INFO Saving checkpoint to /ckpt/step_100",
+             f"{stamp(109)} INFO Checkpoint saved to /ckpt/step_100", *steps(101, 150, 110),
+             f"{stamp(160)} WARNING could not write metrics.csv: No space left on device",
+             *steps(151, 200, 161)]
+    doc = read(lines)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [100] and doc["status"] == "ok"
+    assert not any("failed" in note for note in doc["notes"])
