@@ -91,3 +91,46 @@ def test_a_full_disk_outside_a_save_names_no_save() -> None:
     doc = read(lines)
     assert [s["step"] for s in doc["checkpoint_saves"]] == [100] and doc["status"] == "ok"
     assert not any("failed" in note for note in doc["notes"])
+
+
+# -- #4: start-up before the first step, and a trailing gap, are booked, never dropped ----------
+def init_then_steps(tail: list[str]) -> list[str]:
+    """newcomer3's single_run_init2.log: a run-start line 60 s before step 1, 250 steps of
+    1 s with saves at 100 and 200 (10 s each), then `tail`."""
+    lines = [f"{stamp(0)} INFO Starting training run, world_size=64"]
+    at = 61
+    for n in range(1, 251):
+        lines.append(f"{stamp(at)} INFO step: {n} | loss: 2.000 | step_time: 1.00s")
+        if n in (100, 200):
+            lines += [f"{stamp(at)} INFO Saving checkpoint to /ckpt/step_{n}",
+                      f"{stamp(at + 10)} INFO Checkpoint saved to /ckpt/step_{n}"]
+            at += 10
+        at += 1
+    return lines + tail
+
+
+def accounted(doc: dict) -> float:
+    goodput = doc["goodput"]
+    return sum(goodput["gpu_seconds"].values()) + goodput["uncommitted_gpu_s"]
+
+
+def test_start_up_before_the_first_step_is_initialization() -> None:
+    doc = read(init_then_steps([]))
+    assert doc["span_s"] == 330.0 and accounted(doc) == 330.0 * 8
+    assert doc["goodput"]["gpu_seconds"]["initialization"] == 60.0 * 8
+    assert doc["goodput"]["goodput"] == round(200 / 330, 6)  # 200 committed steps of 1 s
+
+
+def test_a_trailing_gap_before_a_last_line_is_booked() -> None:
+    doc = read(init_then_steps([f"{stamp(450)} INFO Starting training run, world_size=64"]))
+    assert doc["span_s"] == 450.0 and accounted(doc) == 450.0 * 8
+    assert doc["goodput"]["gpu_seconds"]["other"] == 120.0 * 8
+
+
+def test_a_log_that_opens_on_a_step_and_ends_on_one_books_nothing_more() -> None:
+    """The negative: a log whose first and last stamps are its steps' has no start-up or
+    trailing time to book (its first step's printed time is the lead-in, as before)."""
+    doc = read(init_then_steps([])[1:])
+    assert doc["goodput"]["gpu_seconds"]["initialization"] == 0.0
+    assert doc["goodput"]["gpu_seconds"]["other"] == 0.0
+    assert not any("booked as" in note for note in doc["notes"])
