@@ -134,3 +134,38 @@ def test_a_log_that_opens_on_a_step_and_ends_on_one_books_nothing_more() -> None
     assert doc["goodput"]["gpu_seconds"]["initialization"] == 0.0
     assert doc["goodput"]["gpu_seconds"]["other"] == 0.0
     assert not any("booked as" in note for note in doc["notes"])
+
+
+# -- #6: a Unix time that opens a record is its clock; a JSON save event is a save -------------
+def jsonl(time_key: str = "ts", saved: str = "checkpoint_saved") -> list[str]:
+    """newcomer3's jsonl.log: 200 steps 0.5 s apart, `saved` events at steps 100 and 200."""
+    out = []
+    t = 1762164000.5
+    for n in range(1, 201):
+        out.append(f'{{"{time_key}": {t}, "step": {n}, "loss": 1.0, "tokens_per_sec": 100000}}')
+        t += 0.5
+        if n in (100, 200):
+            t += 4.5
+            out.append(f'{{"{time_key}": {t}, "event": "{saved}", "step": {n}}}')
+            t += 0.5
+    return out
+
+
+def test_a_json_log_with_a_unix_ts_has_a_clock_and_its_saves() -> None:
+    doc = read(jsonl())
+    assert doc["span_s"] == 109.5 and doc["status"] == "ok"
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [100, 200]
+    assert doc["goodput"]["gpu_seconds"]["productive"] > 0
+
+
+def test_a_bare_unix_time_opening_each_line_is_the_clock() -> None:
+    lines = [f"{1762164000.5 + n / 2:.3f} step={n} loss=1.0" for n in range(1, 201)]
+    assert read(lines)["span_s"] == 99.5
+
+
+def test_a_number_that_does_not_behave_as_a_clock_is_no_stamp() -> None:
+    """The negatives: an id that never changes, and an event whose name says no save."""
+    lines = [f'{{"ts": 1762164000, "step": {n}, "loss": 1.0}}' for n in range(1, 201)]
+    assert read(lines)["span_s"] is None
+    doc = read(jsonl(saved="checkpoint_save_skipped"))
+    assert doc["checkpoint_saves"] == [] and doc["status"] != "ok"
