@@ -169,3 +169,40 @@ def test_a_number_that_does_not_behave_as_a_clock_is_no_stamp() -> None:
     assert read(lines)["span_s"] is None
     doc = read(jsonl(saved="checkpoint_save_skipped"))
     assert doc["checkpoint_saves"] == [] and doc["status"] != "ok"
+
+
+# -- #13: a checkpoint file written seconds after the log's last line does not stretch it -----
+def quiet_run(tmp_path, step300_after_s: float) -> dict:
+    """newcomer3's lightning_quiet.log: 300 steps 1 s apart from 10:00:01, no save line, and
+    Lightning's files for steps 100, 200, 300; the last written `step300_after_s` after the
+    log's last line."""
+    import calendar
+    import os
+
+    from gpuslo.goodput.logs import analyse_log
+
+    start = calendar.timegm((2026, 11, 3, 10, 0, 0))
+    log = tmp_path / "train.log"
+    log.write_text("".join(f"2026-11-03 10:{n // 60:02d}:{n % 60:02d} Epoch 0: step {n} "
+                           "loss=2.0\n" for n in range(1, 301)))
+    folder = tmp_path / "ckpts"
+    folder.mkdir()
+    for step, t in ((100, start + 105), (200, start + 205), (300, start + 300 + step300_after_s)):
+        path = folder / f"epoch=0-step={step}.ckpt"
+        path.write_bytes(b"weights")
+        os.utime(path, (t, t))
+    return analyse_log(log, PROFILES, gpus=8, checkpoint_dir=str(folder / "*")).document
+
+
+def test_a_file_written_after_the_last_line_adds_no_time(tmp_path) -> None:
+    doc = quiet_run(tmp_path, 5.0)
+    assert doc["span_s"] == 299.0
+    assert doc["goodput"]["gpu_seconds"]["productive"] == 299.0 * 8
+    assert any("written after the log's last stamp" in n for n in doc["notes"])
+
+
+def test_a_file_written_at_the_last_line_is_as_before(tmp_path) -> None:
+    """The negative: a file time inside the span is used as it is, with no note."""
+    doc = quiet_run(tmp_path, 0.0)
+    assert doc["span_s"] == 299.0 and doc["goodput"]["gpu_seconds"]["productive"] == 299.0 * 8
+    assert not any("after the log's last stamp" in n for n in doc["notes"])
