@@ -206,3 +206,32 @@ def test_a_file_written_at_the_last_line_is_as_before(tmp_path) -> None:
     doc = quiet_run(tmp_path, 0.0)
     assert doc["span_s"] == 299.0 and doc["goodput"]["gpu_seconds"]["productive"] == 299.0 * 8
     assert not any("after the log's last stamp" in n for n in doc["notes"])
+
+
+# -- #12: a lone stamped save line after a step line: the pause is the save's ------------------
+def ampm(saved: str) -> list[str]:
+    """newcomer3's ampm.log: `Step N: loss=2.0` every 1 s across noon, `saved` 5 s after steps
+    100, 200 and 300 (the next step 1 s after it)."""
+    out, t = [], 11 * 3600 + 58 * 60
+    for n in range(1, 301):
+        t += 1
+        out.append(f"11/03/2026 {(t // 3600 - 1) % 12 + 1:02d}:{t // 60 % 60:02d}:{t % 60:02d} "
+                   f"{'AM' if t < 12 * 3600 else 'PM'} - INFO - Step {n}: loss=2.0")
+        if n % 100 == 0:
+            t += 5
+            out.append(f"11/03/2026 {(t // 3600 - 1) % 12 + 1:02d}:{t // 60 % 60:02d}:"
+                       f"{t % 60:02d} {'AM' if t < 12 * 3600 else 'PM'} - INFO - "
+                       + saved.format(n))
+    return out
+
+
+def test_a_lone_stamped_save_line_books_the_pause_before_it_as_the_save() -> None:
+    doc = read(ampm("Saved checkpoint at step {}"))
+    assert doc["goodput"]["gpu_seconds"]["checkpoint_save"] == 3 * 5.0 * 8
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [100, 200, 300]
+
+
+def test_a_pause_before_a_line_that_is_no_save_is_not_a_save() -> None:
+    """The negative: the same pause before a line that names no save books no save time."""
+    doc = read(ampm("Evaluated at step {}: acc=0.5"))
+    assert doc["goodput"] is None or doc["goodput"]["gpu_seconds"]["checkpoint_save"] == 0.0
