@@ -235,6 +235,7 @@ JOURNAL_ERROR_REASONS: Final = (
     "truncated",  # the journal shrank: counts kept, not re-read
     "too_many_journals",  # more journals than the limit: only the most recent are read
     "missing_dir",  # the journal directory disappeared
+    "no_match",  # a --job-log glob that matches no file (counted once per glob)
 )
 
 # Reasons that mark a degradation: usable or not, the device runs slower than it should, so a job

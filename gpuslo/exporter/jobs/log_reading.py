@@ -5,12 +5,13 @@ does the reading, the spool and the cursor; `recompute` is what it must equal.
 Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
 CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
 that directory are one job, read in order (`file_order`): restart n before n+1, a rotated
-`<n>.log.<date>` before the live `<n>.log`. Any other file is a job named after the file
-(`job_id_for`), its lines plain text or CRI records, whichever each line is (`decode`). A
-message's own timestamp wins; the CRI time is used for lines that carry none (Megatron iteration
-lines), so every event is dated. A message the runtime split into `P` pieces is joined, and each
-of its physical lines (a tqdm bar redrawn with `\\r` inside one message) takes the time of the
-piece it ends in (`timed_lines`).
+`<n>.log.<date>` before the live `<n>.log`. A folder of that shape whose last part is not a UUID
+is read the same way (`pod_of`). Any other file is a job named after the path parts the glob
+varies over (`varying`; the file name, `job_id_for`, for `DIR/*.log`), its lines plain text or
+CRI records, whichever each line is (`decode`). A message's own timestamp wins; the CRI time is
+used for lines that carry none (Megatron iteration lines), so every event is dated. A message
+the runtime split into `P` pieces is joined, and each of its physical lines (a tqdm bar redrawn
+with `\\r` inside one message) takes the time of the piece it ends in (`timed_lines`).
 
 Restarts. The kubelet starts `<n+1>.log` when the container restarts; the tailer puts
 `restart_line(n+1, time)` before its first line, which the profiles' common `init` rule reads
@@ -24,11 +25,13 @@ into the `gpuslo goodput` document and the job's goodput, with the same rules.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import PurePath
 
 from gpuslo.exporter.evidence.cri_log import (
     CriJoiner,
@@ -50,15 +53,80 @@ ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
 Line = tuple[float | None, str]  # (CRI time or None, physical line)
 # The restart count `file_order` gives a file that is not a container's `<n>.log`.
 NOT_A_RESTART = 1 << 30
+# A pod folder of the kubelet's shape whose last part need not be a UUID (`pod_of`).
+_POD_FOLDER = re.compile(
+    r"(?P<namespace>[a-z0-9-]{1,63})_(?P<pod>[a-z0-9.-]{1,253})_(?P<uid>[A-Za-z0-9-]+)")
 
 
-def job_of(path: str | os.PathLike[str]) -> tuple[str, PodLogIdentity | None]:
-    """(job id, pod identity or None) of a log path (see the module docstring). Pure."""
+def _clean(job: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job).lstrip("._:@+=-")[:128] or "log"
+
+
+def pod_of(path: str | os.PathLike[str]) -> PodLogIdentity | None:
+    """The pod identity of a kubelet container log path (`pod_log_identity`), or of a path of
+    its shape whose pod folder's last part is not a UUID (`<namespace>_<pod>_<id>/<container>/
+    <n>.log[.<suffix>]`: a copied or renamed pod folder, newcomer3 #1), else None. Pure."""
     identity = pod_log_identity(path)
+    parts = PurePath(path).parts
+    if identity is not None or len(parts) < 3 or not ROTATED.fullmatch(parts[-1]):
+        return identity
+    found = _POD_FOLDER.fullmatch(parts[-3])
+    if found is None:
+        return None
+    return PodLogIdentity(found["namespace"], found["pod"], found["uid"], parts[-2])
+
+
+def job_of(path: str | os.PathLike[str], pattern: str | None = None
+           ) -> tuple[str, PodLogIdentity | None]:
+    """(job id, pod identity or None) of a log path (see the module docstring) that `pattern`
+    (the glob) matched. A non-container file's job is named after the path parts the glob
+    varies over (`varying`): `/runs/*/train.log` gives `jobA` for `/runs/jobA/train.log`, so
+    two jobs whose logs share a file name are two jobs (newcomer3 #1). Pure."""
+    identity = pod_of(path)
     if identity is None:
-        return job_id_for(path), None
-    job = f"{identity.namespace}:{identity.pod}:{identity.container}"
-    return re.sub(r"[^A-Za-z0-9._:@+=-]", "_", job)[:128], identity
+        return varying(path, pattern), None
+    return _clean(f"{identity.namespace}:{identity.pod}:{identity.container}"), identity
+
+
+def varying(path: str | os.PathLike[str], pattern: str | None) -> str:
+    """The job id of `path` from the parts of it that `pattern`'s wildcard parts matched,
+    joined with `:` (a file name's log suffix dropped, as `job_id_for`); `job_id_for(path)`
+    (its file name) without a pattern, or where the glob has no wildcard or another depth. Pure.
+    """
+    parts, globbed = PurePath(path).parts, PurePath(pattern or "").parts
+    if pattern is None or len(parts) != len(globbed):
+        return job_id_for(path)
+    picked = [i for i, part in enumerate(globbed) if glob.has_magic(part)]
+    if not picked:
+        return job_id_for(path)
+    last = len(parts) - 1
+    return _clean(":".join(job_id_for(parts[i]) if i == last else parts[i] for i in picked))
+
+
+def jobs_of(matches: Iterable[tuple[str, str]]
+            ) -> tuple[dict[str, tuple[PodLogIdentity | None, list[str]]], list[str]]:
+    """The jobs of (glob, path) matches: {job: (identity, paths)} and a message for each job
+    name two different non-container files would share (two globs, or `a.log` beside `a.out`):
+    each such file is then a job named after its whole path, never one merged job. Pure."""
+    named: dict[str, tuple[PodLogIdentity | None, list[str]]] = {}
+    for pattern, path in matches:
+        job, identity = job_of(path, pattern)
+        paths = named.setdefault(job, (identity, []))[1]
+        if path not in paths:
+            paths.append(path)
+    groups: dict[str, tuple[PodLogIdentity | None, list[str]]] = {}
+    clashes: list[str] = []
+    for job, (identity, paths) in named.items():
+        if identity is not None or len(paths) == 1:
+            groups.setdefault(job, (identity, []))[1].extend(paths)
+            continue
+        clashes.append(f"job name {job!r} would join {len(paths)} different files "
+                       f"({', '.join(map(repr, paths[:3]))}): each read as a job named "
+                       "after its path")
+        for path in paths:
+            whole = _clean(":".join(PurePath(path).parts[1:]))
+            groups.setdefault(whole, (None, []))[1].append(path)
+    return groups, clashes
 
 
 def restart_line(count: int, ts: float | None) -> Line:

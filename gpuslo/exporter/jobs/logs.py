@@ -8,11 +8,13 @@ lines in a file (`facts(job)`). This module is the I/O and state half: globbing,
 spool and the cursor, the GPU count, settling and the published marks.
 
 Jobs. Which job a file is, the order a job's files are read in and how a raw line decodes are
-the pure half, `log_reading` (`job_of`, `file_order`, `decode`): the files of one kubelet
+the pure half, `log_reading` (`jobs_of`, `file_order`, `decode`): the files of one kubelet
 container's directory are one job `<namespace>:<pod>:<container>`, read restart by restart,
-rotated before live; any other file is a job named after the file; CRI records are joined and
-every physical line dated. `log_reading.recompute` reads a whole list of lines at once: what
-the tailer must equal.
+rotated before live; any other file is a job named after the path parts the glob varies over
+(`/runs/*/train.log`: `jobA`), and two different files are never one job (a clash is logged and
+each named after its path); a glob that matches nothing is logged and counted (`no_match`); CRI
+records are joined and every physical line dated. `log_reading.recompute` reads a whole list of
+lines at once: what the tailer must equal.
 
 GPUs. GPU-seconds need the job's GPU count: `gpus_for(identity)` (the exporter asks the kubelet
 allocations: the GPUs the container holds), else `default_gpus` (`--job-log-gpus`). A job whose
@@ -79,7 +81,8 @@ from gpuslo.exporter.jobs.log_reading import (
     decode,
     file_order,
     goodput_from,
-    job_of,
+    job_of,  # noqa: F401 - re-exported
+    jobs_of,
     read_log,
     recompute,  # noqa: F401 - re-exported
     restart_line,
@@ -213,11 +216,17 @@ class JobLogTailer:
     def poll(self) -> None:
         """Read what was appended to every matched file since the last poll and recompute the
         jobs that changed. Never raises for one bad file: it is logged once and skipped."""
-        groups: dict[str, tuple[PodLogIdentity | None, list[Path]]] = {}
+        matches: list[tuple[str, str]] = []
         for pattern in self.patterns:
-            for name in sorted(glob.glob(pattern)):
-                job, identity = job_of(name)
-                groups.setdefault(job, (identity, []))[1].append(Path(name))
+            found = sorted(glob.glob(pattern))
+            if not found:  # a typo in a DaemonSet's glob must not pass silently (newcomer3 #9)
+                self._error("no_match", pattern, "matches no file: no job read from it")
+            matches += [(pattern, name) for name in found]
+        named, clashes = jobs_of(matches)
+        for clash in clashes:
+            self._warn_once(clash, f"job log {clash}")
+        groups = {job: (identity, [Path(p) for p in paths])
+                  for job, (identity, paths) in named.items()}
         for job in [j for j in self._jobs if j not in groups]:
             log.info("job log %r: its files are gone; dropping the job", job)
             self._forget(job)

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gpuslo.goodput.calculator import compute_goodput
+from gpuslo.goodput.journal import SCHEMA_VERSION
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
@@ -134,6 +135,8 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     facts = Walk(items, journal, notes, hang_min_s).run()
     span_s = span(parsed, timeline)
     lead, window = _lead_in(journal.events, _window(parsed, timeline, span_s), notes)
+    if span_s[1] == "timestamps" and not timeline.relative:
+        _unbooked_ends(journal.events, window, notes)
     cut = _within_span(journal.events, window)
     if cut >= 1.0:
         notes.append(f"{cut:g} s the lines place after the log's last stamp (a save's printed "
@@ -191,6 +194,40 @@ def _lead_in(events: list[dict[str, Any]], window: tuple[float, float] | None,
     notes.append(f"{lead:g} s before the first stamp are accounted: the first line's printed "
                  "step times, which end where it is stamped (lead_in_s; span_s is stamp to stamp)")
     return lead, (window[0] - lead, window[1])
+
+
+def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | None,
+                   notes: list[str]) -> None:
+    """Book the stamped time the walk's events leave out at either end of the log's span
+    (newcomer3 #4: a log of no known framework whose `Starting training run` line comes 60 s
+    before step 1 had those 60 s in no category, and goodput 0.74 where 0.61 is true): the
+    time from the first stamp to the first event is `initialization` (the job shows it started
+    and no step yet), and the time from the last event of a running job to the last stamp is
+    `other` (lines that are neither steps nor a named phase). Under a second is left alone
+    (stamp rounding). Events stay in order; the README's rule: the time the log shows is
+    accounted and no more."""
+    if window is None or not events:
+        return
+    lo, hi = window
+    first = events[0]
+    if first["event"] == "job_start" and first["t"] - lo >= 1.0:
+        gap, start = round(first["t"] - lo, 6), first["t"]
+        first["t"] = round(lo, 6)
+        events[1:1] = [_phase("phase_start", lo, "initialization"),
+                       _phase("phase_end", start, "initialization")]
+        notes.append(f"{gap:g} s from the log's first stamp to its first event (the job "
+                     "started, no step yet) are booked as initialization")
+    last = events[-1]
+    if hi - last["t"] >= 1.0 and not any(e["event"] == "job_end" for e in events):
+        gap, end = round(hi - last["t"], 6), last["t"]
+        events += [_phase("phase_start", end, "other"),
+                   _phase("phase_end", hi, "other")]
+        notes.append(f"{gap:g} s from the last event to the log's last stamp (lines that are "
+                     "neither steps nor a named phase) are booked as other")
+
+
+def _phase(kind: str, t: float, category: str) -> dict[str, Any]:
+    return {"v": SCHEMA_VERSION, "t": round(t, 6), "event": kind, "category": category}
 
 
 def _within_span(events: list[dict[str, Any]], window: tuple[float, float] | None) -> float:

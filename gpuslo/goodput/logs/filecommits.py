@@ -53,7 +53,7 @@ def sound_files(commits: list[FileCommit], first_ts: float | None, last_ts: floa
     module docstring. `first_ts`/`last_ts`: the log's stamps (Unix seconds, None: no stamps,
     no time rule); `last_step`: the last step read (None: none, no step rule); `stride`: the
     widest step gap between two progress lines (≥ 1)."""
-    kept, notes, dropped = [], [], 0
+    kept, notes, dropped, after = [], [], 0, 0
     for c in commits:
         why = _refusal(c, first_ts, last_ts, last_step, stride)
         if why:
@@ -62,12 +62,20 @@ def sound_files(commits: list[FileCommit], first_ts: float | None, last_ts: floa
                 first_ts <= c.mtime <= last_ts + FILE_AFTER_S):
             kept.append(FileCommit(c.step, None, c.name))
             dropped += 1
+        elif last_ts is not None and c.mtime is not None and c.mtime > last_ts:
+            # written after the log's last line: committed by then, but nothing is placed after
+            # the last stamp (the log does not show that time; newcomer3 #13)
+            kept.append(FileCommit(c.step, last_ts, c.name))
+            after += 1
         else:
             kept.append(c)
     if dropped:
         notes.append(f"{dropped} checkpoint file time(s) outside the log's span (copied or "
-                     "touched later, or another run's): refused; those commits are placed "
-                     "at their step, not at the file's time")
+                     "touched later, or another run's): not used as times; those commits are "
+                     "placed at their step, not at the file's time")
+    if after:
+        notes.append(f"{after} checkpoint file(s) written after the log's last stamp: "
+                     "committed at that stamp (the log does not show the time after it)")
     return kept, notes
 
 

@@ -70,6 +70,8 @@ class Save:
     end_text: str = ""  # its last end line's text and place (`_again`)
     end_seq: int = 0
     validated: bool = False  # its line says a validation metric chose it: a validation ran before
+    failed_line: int = 0  # a line said it failed (and no later line of it said it ended): no commit
+    failed_seq: int = -1
     t0: float = 0.0
     t1: float = 0.0
 
@@ -260,6 +262,13 @@ class _Grouper:
             if target is not None and target.seconds is None:
                 target.seconds = seconds
             return
+        if phase == "failed" and "during" in d:  # a write error: only inside an open save
+            last = self.last_save
+            target = self.save or (last if last is not None and not last.ended
+                                   and last.after is self.last else None)
+            if target is not None:
+                self._failed(target, o)
+            return
         save = self._which_save(o, phase, step, _int(d.get("epoch")))
         save.lines += 1
         if phase == "end" and inside(d.get("path") or "", save.path):
@@ -271,12 +280,22 @@ class _Grouper:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
             save.end_ts, save.ended, save.end_text, save.end_seq = o.ts, True, o.text, o.seq
+            if o.seq > save.failed_seq:  # a later line says it ended: a retry that succeeded
+                save.failed_line, save.failed_seq = 0, -1
+        elif phase == "failed":
+            self._failed(save, o)
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
         save.validated = save.validated or bool(_VALIDATED.search(o.text))
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
         save.named_path = save.named_path or d.get("path", "")
+
+    @staticmethod
+    def _failed(save: Save, o: Obs) -> None:
+        """A line says `save` failed: it ends there and commits nothing (newcomer3 #3)."""
+        save.end_ts = o.ts if not save.ended or save.end_ts is None else save.end_ts
+        save.ended, save.failed_line, save.failed_seq = True, o.line, o.seq
 
     def _which_save(self, o: Obs, phase: str, step: int | None, epoch: int | None = None
                     ) -> Save:

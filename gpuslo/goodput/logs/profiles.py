@@ -38,7 +38,8 @@ KINDS = ("step", "hint", "epoch", "init", "train_start", "restore", "save", "int
 # restore `closes`: a line printed at the end of a load OR of a fresh initialisation (T5X's
 # `Initialize/restore complete`): it ends a restore begun since the last progress line, and is
 # nothing alone (`items._Grouper._restore`)
-PHASES = {"restore": ("start", "end", "closes"), "save": ("start", "part", "end", "duration")}
+PHASES = {"restore": ("start", "end", "closes"),
+          "save": ("start", "part", "end", "duration", "failed")}
 STEP_TIME_IS = ("interval_mean", "single", "smoothed")
 UNITS = {"ms": 1e-3, "s": 1.0}
 _RULE_KEYS = {"kind", "regex", "contains", "fields", "phase", "cause", "layer", "priority", "hang",

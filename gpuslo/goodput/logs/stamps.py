@@ -93,6 +93,7 @@ TENSORPACK = StampShape(_TENSORPACK, "tensorpack [MMDD HH:MM:SS @file:line] (no 
 TIME_OF_DAY = StampShape(re.compile(r"^\[?" + _TIME + r"\]?:? ?"), "HH:MM:SS (time of day)",
                          False)
 UNIX_TAIL = StampShape(unixtime.TAIL, unixtime.LABEL, True, tail=True)
+UNIX_HEAD = StampShape(unixtime.HEAD, unixtime.HEAD_LABEL, False)
 
 
 def _layout(span: str) -> str:
@@ -195,6 +196,8 @@ def learn_shapes(texts: list[str]) -> list[StampShape]:
         out.append(TIME_OF_DAY)
     if unixtime.recurs(texts):
         out.append(UNIX_TAIL)
+    if not out and unixtime.recurs(texts, unixtime.HEAD):  # no other clock: one opens them
+        out.append(UNIX_HEAD)
     return out
 
 

@@ -98,6 +98,11 @@ def _save(line: Timeline, save: Save) -> None:
     elif save.end_ts is not None and (save.seconds is not None or save.lines < 2):
         end = line.anchor(save.end_ts)
         start = end - save.seconds if save.seconds is not None else (save.part_ts or end)
+        if save.line and save.seconds is None and save.part_ts is None and _stamped_record(line):
+            # a lone stamped `Saved checkpoint at step N` after a stamped step line: the save
+            # ran from that step's end to its own stamp (newcomer3 #12: 5 s pauses were
+            # booked productive)
+            start = line.placed[-1].t1
     elif save.part_ts is not None or save.end_ts is not None:  # lines of one save, no start
         end = max(t for t in (save.part_ts, save.end_ts) if t is not None)
         start = end - save.seconds if save.seconds is not None else (
@@ -110,6 +115,12 @@ def _save(line: Timeline, save: Save) -> None:
     if line.placed and not line.relative:
         start = max(start, line.placed[-1].t1)
     line.put(save, start, max(end, start))
+
+
+def _stamped_record(line: Timeline) -> bool:
+    """The item placed last is a progress record that carries a stamp of its own."""
+    last = line.placed[-1] if line.placed and not line.relative else None
+    return isinstance(last, Record) and last.ts is not None
 
 
 def _held(line: Timeline, save: Save) -> None:

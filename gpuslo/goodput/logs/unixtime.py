@@ -29,6 +29,15 @@ MIN_RECORDS = 2
 BACK_TOLERANCE_S = 60.0  # as `stamps`: ranks interleave their lines
 
 
+# A Unix time that opens the record, bare (`1762164000.500 step=1 loss=1.0`) or as the first
+# field of a JSON line or a `key=value` record under a time's name (`{"ts": 1762164000.5, "step":
+# 1, ...}`: what `time.time()` gives a JSON logger), newcomer3 #6. Read as a clock only where it
+# recurs as one (`recurs(texts, HEAD)`).
+HEAD = re.compile(r"^\{?\s*(?:[\"']?(?:ts|time|timestamp|created|_time|t)[\"']?\s*[:=]\s*)?"
+                  r"(?P<unix>[1-4]\d{9})(?:\.(?P<unix_f>\d{1,9}))?(?![\d.])")
+HEAD_LABEL = "Unix seconds opening the record"
+
+
 def search(text: str) -> re.Match[str] | None:
     """The shape at the end of `text`, None when it is not there."""
     if not text.rstrip()[-1:].isdigit():
@@ -36,12 +45,12 @@ def search(text: str) -> re.Match[str] | None:
     return TAIL.search(text, max(0, len(text) - TAIL_CHARS))
 
 
-def recurs(texts: list[str]) -> bool:
+def recurs(texts: list[str], where: re.Pattern[str] | None = None) -> bool:
     """True when the records `texts` end with a Unix time that behaves as a clock (see the
-    module docstring)."""
+    module docstring); `where` HEAD: when they open with one."""
     values = []
     for text in texts:
-        found = search(text)
+        found = search(text) if where is None else where.match(text)
         if found is not None:
             values.append(float(found.group("unix") + "." + (found.group("unix_f") or "0")))
     if len(values) < MIN_RECORDS or len(set(values)) < 2:

@@ -253,8 +253,10 @@ class Walk(Gaps, Restarts):
                               "to finish: not counted as a checkpoint save")
             return
         step = save.step if save.step is not None else (self.last.glob if self.last else None)
-        if isinstance(stop, Interruption) and not stop.hang:
-            self.notes.append(f"line {save.line}: a save begun and failed (line {stop.line}): "
+        failed = save.failed_line or (stop.line if isinstance(stop, Interruption)
+                                      and not stop.hang else 0)
+        if failed:  # said failed, by its own line or an error that stops it (newcomer3 #3)
+            self.notes.append(f"line {save.line}: a save begun and failed (line {failed}): "
                               "not counted as a checkpoint save")
             return
         if stop is True:

@@ -16,7 +16,12 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
   from the log's first stamp. Its window is the time since the previous throughput line (or the
   ready marker, or the first stamp); the window is `idle_capacity` when the line says 0 running
   and 0 waiting and no token processed (vLLM prints `Running: 0 reqs` also for a window whose
-  requests finished in it, with non-zero throughput: that window served);
+  requests finished in it, with non-zero throughput: that window served). vLLM stops printing
+  while idle, so the silence after an idle line is `idle_capacity` too, up to the next marker
+  (a crash shows a batch running: the time before it stays as it was), or for a busy
+  throughput line up to one stats interval before it (`logging_interval`: the line's
+  own requests ran in that interval; the whole silence when no interval is shown), or the log's
+  end (newcomer3 #5: 27 minutes after `Running: 0 reqs` were booked serving);
 - a `crash` marker starts `not_ready` with its reason (engine_oom, engine_crash); a later
   `loading` is the restart (serving.py gives the reload the crash's cause);
 - a `shutdown` marker starts `draining`, unless the replica is already not_ready;
@@ -61,6 +66,8 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
     states: list[dict] = []
     idle: list[dict] = []
     window: float | None = None
+    interval = logging_interval(markers)
+    quiet: float | None = None  # since when the engine has said it is idle (0 running, waiting)
 
     def enter(state: str, at: float, line: int, reason: str = "") -> None:
         if states and states[-1]["state"] == state:
@@ -76,6 +83,12 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
         # above it is the same clock; it never reopens time already painted
         at = max(float(m.ts), states[-1]["start"] if states else first_ts,  # type: ignore[arg-type]
                  window if window is not None else first_ts)
+        if quiet is not None and m.kind != "crash" and not _idle(m):
+            busy_from = at - interval if m.kind == "throughput" and interval else at
+            if busy_from > quiet:  # the silence after an idle line is idle (newcomer3 #5)
+                idle.append({"start": quiet, "end": busy_from})
+                window = busy_from if window is not None else window
+        quiet = None if m.kind != "throughput" or not _idle(m) else quiet
         if m.kind == "loading":
             enter("loading", first_ts if current is None else at, m.line)
         elif m.kind == "ready":
@@ -87,14 +100,34 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
             if current != "ready":
                 enter("ready", first_ts if current is None else at, m.line)
                 window = first_ts if current is None else at
-            if window is not None and m.running == 0 and m.waiting == 0 and m.busy is not True:
+            if window is not None and _idle(m):
                 idle.append({"start": window, "end": at})
+                quiet = at
             window = at
         elif m.kind == "crash":
             _crash(states, enter, m, at)
         elif m.kind == "shutdown" and current != "not_ready":
             enter("draining", at, m.line)
+    if quiet is not None and last_ts > quiet:
+        idle.append({"start": quiet, "end": last_ts})
     return states, idle
+
+
+def logging_interval(markers: list[Marker]) -> float | None:
+    """The engine's stats interval (seconds): the shortest gap between two stamped throughput
+    lines where the first did not say idle (vLLM prints its stats line every interval while
+    requests run and stops once idle, so a gap after an idle line is silence, not an
+    interval); None when no such gap is shown. Pure."""
+    lines = [m for m in markers if m.kind == "throughput" and m.ts is not None]
+    gaps = [float(b.ts) - float(a.ts)  # type: ignore[arg-type]
+            for a, b in zip(lines, lines[1:], strict=False)
+            if not _idle(a) and float(b.ts) > float(a.ts)]  # type: ignore[arg-type]
+    return min(gaps) if gaps else None
+
+
+def _idle(m: Marker) -> bool:
+    """A throughput line that says nothing ran, waited or was processed in its window."""
+    return m.kind == "throughput" and m.running == 0 and m.waiting == 0 and m.busy is not True
 
 
 def _crash(states: list[dict], enter, m: Marker, at: float) -> None:
