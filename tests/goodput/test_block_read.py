@@ -75,3 +75,29 @@ def test_feeding_blocks_reads_what_feeding_lines_reads(tmp_path, monkeypatch):
     assert (one.lines, one.matched, one.first_ts, one.last_ts) == (
         other.lines, other.matched, other.first_ts, other.last_ts)
     assert analyse_log(path, gpus=8).document["steps"]["last"] == 11999
+
+
+def test_blocks_scanned_as_read_with_bytes_that_are_not_utf8(tmp_path, monkeypatch):
+    # `read.Block.data`: the bytes as read, scanned and masked without encoding the lines again;
+    # where they are not UTF-8 they differ from the lines encoded (the replacement character),
+    # and the records, saves and events read are still those read line by line
+    monkeypatch.setattr("gpuslo.goodput.logs.read.CHUNK", 64 * 1024)
+    rows = [b"Starting job 7", b"Running training"]
+    for n in range(1, 12000):
+        bad = b"\xff\xfe" if n % 7 == 0 else b"\xe2\x96" if n % 11 == 0 else b""
+        rows.append(b"[2024-04-06 02:%02d:%02d] iteration %6d/ 90000 | elapsed time per "
+                    b"iteration (ms): 5533.%d | lm loss: 2.1%s" % (n // 60 % 60, n % 60, n,
+                                                                    n % 10, bad))
+        if n % 997 == 0:
+            rows.append(b"[2024-04-06 02:00:00] \xc3Saving model checkpoint to /ckpt/iter_%d" % n)
+    path = tmp_path / "train.log"
+    path.write_bytes(b"\n".join(rows) + b"\n")
+    blocks = list(read_blocks(path, ReadStats()))
+    assert all(b.data.decode("utf-8", errors="replace").split("\n") == b for b in blocks)
+    assert any(b.data != "\n".join(b).encode() for b in blocks)  # (the raw path is taken)
+    one, other = by_lines(path).finish(), by_blocks(path).finish()
+    assert len(one.progress) == 11999 and sum(o.kind == "save" for o in one.observations) == 12
+    assert [(p.line, p.printed, p.ts) for p in one.progress] == [
+        (p.line, p.printed, p.ts) for p in other.progress]
+    assert [(o.kind, o.line, o.ts) for o in one.observations] == [
+        (o.kind, o.line, o.ts) for o in other.observations]

@@ -80,8 +80,11 @@ class FastPath:
         the event words and control bytes looked for once over the block (`BlockScan`) and
         each line's template match taken from the last line of its digit-masked shape
         (`_known`) where the templates allow it; a run of clean lines of shapes seen before is
-        read in one loop (`_plain`)."""
-        data = encode(lines)
+        read in one loop (`_plain`). A `read.Block`'s bytes are scanned and masked as they were
+        read (the same marks and shapes: its lines decoded from them; a byte that was not
+        UTF-8 is no word, control byte nor digit, and a shape stays a shape)."""
+        data = getattr(lines, "data", None)  # (`read.Block`: the bytes the lines came from)
+        data = encode(lines) if data is None else data
         marked = self.scan.lines(lines, data)
         shapes = data.translate(_MASK).split(b"\n") if self.maskable else None
         if shapes is not None and len(shapes) != len(lines):

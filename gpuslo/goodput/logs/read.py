@@ -7,7 +7,8 @@ mark) with undecodable bytes replaced, each line at most `MAX_LINE_BYTES` (the r
 line is skipped and counted). The file is read in `CHUNK` pieces, so a 10 GB log or a 1 GB line
 needs no more memory than one chunk and one line.
 `read_blocks(path, stats)` yields the same lines a chunk at a time (a list of the lines each
-`CHUNK` completes), for a reader that prefilters whole blocks (`fast.FastPath.block`).
+`CHUNK` completes: a `Block`, which also holds the bytes they were decoded from), for a reader
+that prefilters whole blocks (`fast.FastPath.block`).
 
 A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
 mark has shorter ones between its characters, and stays binary) is padding, not content:
@@ -50,6 +51,20 @@ class ReadStats:
     nul_runs: int = 0
 
 
+class Block(list):  # type: ignore[type-arg]  (a list of str)
+    """One chunk's lines (`read_blocks`), a list of str; `data`: the UTF-8 bytes they were
+    decoded from, joined by newlines (so that a block prefilter need not encode them again:
+    `fast.FastPath.block`), or None when a line was cut or decoded on its own. Where the bytes
+    are not valid UTF-8 they differ from the lines encoded again, only at the bytes that were
+    replaced (never an ASCII byte: UTF-8 is self-synchronising)."""
+
+    __slots__ = ("data",)
+
+    def __init__(self, lines: list[str], data: bytes | None = None) -> None:
+        super().__init__(lines)
+        self.data = data
+
+
 def looks_binary(head: bytes) -> bool:
     """True when more than 10 % of `head` are NUL or control bytes that text logs never hold,
     or more than 3 % are and over 20 % are not UTF-8: text in any encoding (Latin-1, GBK)
@@ -85,7 +100,7 @@ def read_lines(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[str]:
         yield from block
 
 
-def read_blocks(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[list[str]]:
+def read_blocks(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[Block]:
     """The lines of `read_lines`, as one list per chunk read (never an empty list); the same
     errors."""
     try:
@@ -141,7 +156,7 @@ def _mostly_ascii(text: str) -> bool:
     return sum(ch < "\x80" for ch in text) >= 0.3 * len(text)
 
 
-def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[list[str]]:
+def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[Block]:
     """Lines from UTF-8 chunks, a list per chunk (see the module docstring)."""
     buffer = b""
     skipping = False
@@ -154,17 +169,19 @@ def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[list[str]]:
             parts = parts[1:]
         if parts and max(map(len, parts)) <= MAX_LINE_BYTES:  # one decode for the chunk: the
             # same text (no UTF-8 sequence spans a newline, so each bad one is replaced alike)
-            block = b"\n".join(parts).decode("utf-8", errors="replace").split("\n")
+            data = b"\n".join(parts)
+            block = Block(data.decode("utf-8", errors="replace").split("\n"), data)
         else:
-            block = [_text(part, stats) for part in parts]
+            block = Block([_text(part, stats) for part in parts])
         if len(buffer) > MAX_LINE_BYTES:
             if not skipping:  # its start, cut and counted once (`_text`); the rest skipped
                 block.append(_text(buffer, stats))
+                block.data = None
             skipping, buffer = True, b""
         if block:
             yield block
     if buffer and not skipping:
-        yield [_text(buffer, stats)]
+        yield Block([_text(buffer, stats)])
 
 
 def physical_lines(message: str) -> list[str]:
