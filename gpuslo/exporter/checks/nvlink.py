@@ -4,7 +4,9 @@ NVLink fabric state (NVSwitch systems), per GPU.
 Evidence: NVML `nvmlDeviceGetNvLinkState`, `nvmlDeviceGetNvLinkErrorCounter` (DL replay,
 recovery, CRC flit, CRC data) and `nvmlDeviceGetGpuFabricInfoV`. Depends on nvidia-ml-py,
 libnvidia-ml.so.1 and the NVIDIA driver. Rules (`gpu_health`; `nvidia-smi nvlink -s`): an inactive
-link, or fewer active links than `expect_nvlinks` in the node config, is `fail` `nvlink_down`; a
+link is judged by `policy.nvlink_links` (fail `nvlink_down`, except the link slots a bridged PCIe
+board leaves unconnected by design: none, or warn when whole bridges are absent), and fewer
+active links than `expect_nvlinks` in the node config is `fail` `nvlink_down`; a
 fabric state other than Completed/Success is `fail` `fabric_unhealthy`; error counters that rose
 since the last run (baseline persisted in `<state_dir>/nvlink_errors.json`) are `warn`
 `nvlink_errors`; a baseline that cannot be read or trusted makes the check `unknown` until it is
@@ -85,7 +87,7 @@ class NvlinkCheck(NvmlCheck):
     def evaluate(self, status: GpuStatus, node: NvmlNode, context: CheckContext) -> CheckResult:
         """Fail on down links or fabric, warn on rising counters, not applicable without NVLink."""
         problem = judge_problems(self.name, status, ("nvlink_inactive", "fabric_unhealthy"))
-        if problem is not None:
+        if problem is not None and problem.status == names.STATUS_FAIL:
             return problem
         states = status.nvlink_states
         if not states:
@@ -119,6 +121,8 @@ class NvlinkCheck(NvmlCheck):
                 reason="nvlink_errors",
                 action=names.ACTION_CHECK_CABLING,
             )
+        if problem is not None:  # a warn: a bridged board short of bridges, a fabric slowed
+            return problem
         fabric = f"; fabric {status.fabric_state}" if status.fabric_state else ""
         return gpu_result(
             self.name, status, names.STATUS_OK, f"{active} NVLink links active{fabric}"

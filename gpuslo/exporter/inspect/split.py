@@ -88,6 +88,9 @@ BARE_COMMAND = re.compile(
 # character (`L40S sh-5.1# curl ...`, `[root@node-01 ~]# dcgmi diag`, `# nvidia-smi --query-gpu`).
 PROMPT_LINE = re.compile(r"^\s*(?:[^\s$#%>]{1,64}(?: [^\s$#%>]{1,64}){0,2})?[$#%>] {1,4}[\w./~\[-]")
 # Paragraphs beyond this are not detected one by one: the run stays one part.
+# A `Link N:` line of `nvidia-smi nvlink -s`/`-e`, and the kinds that read such lines.
+_LINK_LINE = re.compile(r"^\s*+Link\s++\d+\s*+:")
+NVLINK_KINDS = frozenset({"nvlink-status", "nvlink-errors"})
 MAX_PARAGRAPHS = 2000
 # A paragraph longer than this, or cut points beyond this many, are not tried (`cut_paragraph`).
 MAX_CUT_LINES = 2000
@@ -184,11 +187,17 @@ def _in_place_of_data(side: Part, other: Part, whole: Part) -> bool:
 
 
 def _links_of_header(head: Part, tail: Part) -> bool:
-    """True when `tail` is `Link N:` status lines with no GPU header and `head` ends with a
-    `GPU N: <name>` line: they are that GPU's links in one `nvidia-smi nvlink -s` output, not a
-    headerless fragment after a `-L` list (fresh3 case 430)."""
-    return bool(head.lines) and match_gpu_header(head.lines[-1].strip()[:4096]) is not None \
-        and headerless_links(tail.text)
+    """True when `head` ends with a `GPU N: <name>` line and `tail` goes on with that GPU's
+    `Link N:` lines: one `nvidia-smi nvlink -s`/`-e` output, not a headerless fragment after a
+    `-L` list (fresh3 case 430). The tail may be those links alone (`headerless_links`) or those
+    links and the next GPUs' blocks (fresh15 case 1720: cut after `GPU 0:`, GPU 0's links were
+    read as no GPU's and a link down on it was never judged)."""
+    if not head.lines or match_gpu_header(head.lines[-1].strip()[:4096]) is None:
+        return False
+    if headerless_links(tail.text):
+        return True
+    return bool(tail.lines) and _LINK_LINE.match(tail.lines[0][:4096]) is not None \
+        and bool(set(tail.kinds) & NVLINK_KINDS)
 
 
 def cut_paragraph(lines: Sequence[str], paragraph: list[int], detect: Detect) -> list[Part]:

@@ -37,7 +37,9 @@ Sources for the rules:
   at or above `LOAD_RATIO`, as the live `pcie` check judges it); a width below max is a degraded
   link: warn at half its lanes or more, fatal below half (`policy.pcie_width`).
 - NVLink: `nvidia-smi nvlink -s` reports each link's state; an inactive link cuts bandwidth and
-  breaks NVLink peer traffic (fatal, with the link numbers).
+  breaks NVLink peer traffic (fatal, with the link numbers), except the link slots a bridged
+  PCIe board (H100 PCIe/NVL, A100 PCIe, RTX A6000, A40) leaves unconnected by design
+  (`policy.nvlink_links`).
 - NVLink error counters (`nvidia-smi nvlink -e`: replay, recovery, CRC): non-zero counts are
   recorded as warn; a cumulative count since boot alone does not make a link unusable (rising
   counters are judged by the live check, which sees deltas).
@@ -52,6 +54,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.exporter.policy.clocks import clock_problems
 from gpuslo.exporter.policy.gpu_problem import GpuProblem
+from gpuslo.exporter.policy.nvlink_links import nvlink_state_problems
 from gpuslo.exporter.policy.pcie_width import narrow_class, narrow_note
 
 __all__ = ["GpuProblem", "evaluate_gpu", "gpus_missing", "recovery_action_of"]
@@ -280,20 +283,7 @@ def _link_problems(s: GpuStatus) -> list[GpuProblem]:
                 f"PCIe generation {gens[0]} below its maximum {gens[1]} at {busy:.0%} utilisation",
             )
         )
-    down = sorted(link for link, up in (s.nvlink_states or {}).items() if not up)
-    if down:
-        out.append(
-            _problem(
-                "nvlink_inactive",
-                names.CLASS_FATAL,
-                "nvlink_down",
-                names.ACTION_DRAIN_AND_RESET,
-                f"NVLink links {', '.join(map(str, down))} inactive",
-                links=tuple(down),
-                count=len(down),
-            )
-        )
-    return out
+    return out + nvlink_state_problems(s.model, s.nvlink_states)
 
 
 def _nvlink_error_problems(s: GpuStatus) -> list[GpuProblem]:

@@ -26,7 +26,13 @@ idle to save power):
 - an `lspci [-nn]` listing (no detail under any header) is inventory: GPUs and NVSwitches seen,
   no link judged (it shows none);
 - only NVIDIA devices, the bridges above NVIDIA GPUs (AER) and an excerpt without its header are
-  judged: other devices' links are not this tool's business;
+  judged as GPUs. Of another device only one thing is noted: an endpoint (the Express capability
+  says `Endpoint` or `Legacy Endpoint`; a port's link follows what is plugged into it) whose link
+  trained narrower than its capability is `pcie_degraded` warn, named as that device and never a
+  GPU's fault: a NIC or storage controller on fewer lanes slows what the job feeds through it,
+  but the GPUs stay usable (fresh15 case 1706, a RAID controller at x1 of x2 `(downgraded)`).
+  Its speed, AER bits and BARs are not judged (a storage or chipset device lowers its link
+  speed to save power like a GPU does, and its errors are the device's own);
 - fail closed: an NVIDIA GPU whose entry shows no link status (lspci run without root prints
   `Capabilities: <access denied>`; a cut capture) is `pcie_link` unknown, and lines before the
   first device header of a multi-device output (a capture cut at its start) are unknown.
@@ -118,6 +124,36 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
     ]
 
 
+_ENDPOINT = re.compile(r"\bExpress \(v\d+\) (?:Legacy )?Endpoint\b")
+
+
+def other_link_findings(kind: str, device: Device) -> list[Finding]:
+    """`pcie_degraded` (warn, node layer) for a device that is not NVIDIA's when it is a PCIe
+    endpoint whose link trained narrower than its capability (the module rules); [] otherwise,
+    and for a bridge or port, whose width follows the device below it."""
+    link = device.link
+    endpoint = device.secondary_bus is None and any(_ENDPOINT.search(x) for x in device.lines)
+    if link is None or device.pci is None or not endpoint:
+        return []
+    narrow = narrow_class(link.width, link.width_cap) or link.width_downgraded
+    if not narrow:
+        return []
+    return [
+        Finding(
+            kind=kind,
+            class_=names.CLASS_WARN,
+            signal="pcie_degraded",
+            reason="pcie_degraded",
+            action=names.ACTION_CHECK_CABLING,
+            pci=device.pci,
+            line=device.line,
+            message=f"{_model(device)[:100]} (not a GPU): PCIe link trained x{link.width or '?'}, "
+            f"narrower than its capability x{link.width_cap or '?'}: that device's bandwidth "
+            "is reduced (reseat it or check its slot); no GPU is judged by it",
+        )
+    ]
+
+
 def bar_findings(kind: str, device: Device) -> list[Finding]:
     """`pcie_bar_unassigned` (fatal) for a GPU with memory regions left unassigned."""
     if not (device.is_gpu and device.unassigned_memory):
@@ -195,6 +231,7 @@ def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[F
     for device in devices:
         judged = device.is_nvidia or device.pci is None
         if not judged:
+            out += [] if listing else other_link_findings(kind, device)
             continue
         if device.not_responding:
             out.append(

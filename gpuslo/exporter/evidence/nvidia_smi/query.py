@@ -4,7 +4,11 @@ Text: sections are nested by indentation; fields are `Name<spaces>: value`; a GP
 with `GPU 00000000:55:00.0` (older drivers print `GPU0000:09:00.0`). Partial output (`-q -d ECC`,
 a pasted section without its GPU header, several `-q -d` runs concatenated) is accepted: fields
 before any GPU header form an anonymous block, which joins the GPU when the text names exactly one
-GPU. Blocks for the same PCI address (several NVSMI LOGs) are merged.
+GPU. Blocks for the same PCI address (several NVSMI LOGs) are merged. A `grep -A/-B/-C` excerpt
+(`nvidia-smi -q | grep -A2 Fabric`) separates its groups of lines with a `--` line: the section
+nesting starts afresh after it, and a field that an anonymous block already holds starts another
+anonymous block (the same section of the next GPU, which grep cut its header from; tests/data/
+corpus/fresh15 case 1717), so no GPU's value overwrites another's.
 
 XML: `<nvidia_smi_log><gpu id="...">`, parsed with xml.etree after refusing entity declarations
 (the "billion laughs" expansion) and inputs over `MAX_XML_CHARS`.
@@ -39,6 +43,7 @@ _GPU_HEADER = re.compile(r"^GPU\s*([0-9A-Fa-f]{1,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2
 _KEY_VALUE = re.compile(r"^(\s*+)([^:]*?[^\s:])\s++:\s*+(.*)$")
 # A shell prompt and the command pasted above the output (`$ nvidia-smi -q | grep ...`).
 _PROMPT = re.compile(r"^\S{0,60}[$#%>] {1,4}\S")
+_GREP_SEPARATOR = "--"  # grep's line between groups of context lines (grep(1), --group-separator)
 _NODE_KEYS = ("timestamp", "driver_version", "cuda_version", "attached_gpus")
 # Sections and top-level fields that only nvidia-smi -q prints: what makes a block recognisable.
 _SECTIONS = frozenset(
@@ -102,10 +107,14 @@ def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
     node: dict[str, tuple[str, int]] = {}
     current: _Block | None = None
     stack: list[tuple[int, str]] = []
+    grouped = False  # a grep group separator was seen: a repeated field is another GPU's
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.expandtabs(8).rstrip()
         stripped = line.strip()
         if not stripped or len(line) > MAX_LINE_CHARS or _PROMPT.match(line):
+            continue
+        if stripped == _GREP_SEPARATOR:
+            stack, grouped = [], True
             continue
         if stripped.startswith("=====") or _GPU_HEADER.match(stripped):
             header = _GPU_HEADER.match(stripped)
@@ -128,7 +137,7 @@ def _scan(text: str) -> tuple[list[_Block], dict[str, tuple[str, int]]]:
         if current is None and key in _NODE_KEYS:
             node[key] = (pair.group(3), number)
             continue
-        if current is None:
+        if current is None or (grouped and current.pci is None and key in current.fields):
             current = _Block(None, number)
             blocks.append(current)
         current.fields[key] = (pair.group(3), number)
