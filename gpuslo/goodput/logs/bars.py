@@ -12,7 +12,8 @@ tqdm draws `{desc}: {percentage}%|{bar}| {n}/{total} [{elapsed}<{remaining}, {ra
   with no name is its elapsed time (`1849/1849 13:15`; Keras's `100/100 [====] - 142s 1s/step`,
   the epoch's seconds beside a rounded per-step figure), not a step time;
 - `inside_one_gap(own, other)`: records that all lie between the same two consecutive records
-  of another loop are an inner loop run once inside it (an evaluation's bar);
+  of another loop are an inner loop run once inside it (an evaluation's bar); `now_and_then`:
+  an inner loop run again and again in a few of another bar's gaps;
 - `opening_draw(prog)`: a bar drawn at 0 that says no iteration has been timed yet and carries
   nothing else is the bar's creation, not a step 0.
 """
@@ -91,24 +92,56 @@ def inner_total(steps: dict[tuple[str, int], list[int]], seqs: dict[tuple[str, i
                for (f, n), other in seqs.items() if f == family and n != total)
 
 
-_UNTIMED = ("?it/s", "?s/it")  # tqdm's rate before the first iteration is timed
+def now_and_then(draws: dict[tuple[str, int], list[tuple[int, int]]], family: str,
+                 total: int) -> bool:
+    """True when the bars of `total` in `family` ((seq, n) of every draw, by (family, N)) start
+    again (their n goes back) two or more times, each run inside one gap between the steps (each
+    n's first draw: the outer bar is redrawn at its n as the inner closes) of another N's bar
+    whose n never goes back (or after its last step: a final evaluation), and those runs fill
+    under half of that bar's steps: an evaluation loop run now and then between training steps
+    (TRL's DPO log, fresh15 R08: the unnamed eval bar `0/68 … 68/68` after steps 50, 100 and 150
+    of the unnamed `n/160` training bar, and once more after `160/160`).
+    An unnamed per-epoch bar run in every gap of an unnamed epochs bar (`1/3`, `2/3`, `3/3`)
+    fills them all: it is the steps, not an inner loop."""
+    own = draws[(family, total)]
+    runs = [k for k in range(1, len(own)) if own[k][1] < own[k - 1][1]]
+    if not runs:  # one run: `inside_one_gap`
+        return False
+    starts = [own[0][0]] + [own[k][0] for k in runs]
+    ends = [own[k - 1][0] for k in runs] + [own[-1][0]]
+    for (f, n), other in draws.items():
+        if f != family or n == total or len(other) < NESTING_MIN or any(
+                b[1] < a[1] for a, b in zip(other, other[1:], strict=False)):
+            continue
+        seqs = [seq for k, (seq, n) in enumerate(other) if k == 0 or n != other[k - 1][1]]
+        gaps = [bisect_left(seqs, a) for a in starts]
+        if len(set(gaps)) == len(gaps) and all(
+                0 < at == bisect_left(seqs, b) for at, b in zip(gaps, ends, strict=True)) and (
+                2 * len(gaps) < len(seqs)):
+            return True
+    return False
+
+
+# tqdm's rate before the first iteration is timed, in the bar's unit (`?it/s`, `?s/it`,
+# `? examples/s` with `unit="examples"`: datasets' map and TRL's formatting bars)
+_UNTIMED = re.compile(r"\?\s?[A-Za-z]+/s\b|\?s/[A-Za-z]+")
 _BAR_ROLES = ("step", "total", "elapsed", "remaining")
 
 
 def opening_draw(prog: Any) -> bool:
     """True for a bar's draw at n = 0 whose rate is printed as unknown (`?it/s`: tqdm prints it
-    until the first iteration is timed) and that carries no value of its own: no field but the
-    bar's (`0%`, `n/N`, its clocks) and nothing glued after it on its line (`Prog.glued`). Such
-    a draw is the bar's creation, before any step ran (verl's `Training Progress:   0%|  |
-    0/3746 [00:00<?, ?it/s]`, Ultralytics' `0/500 [00:00<?, ?it/s]`), not a step 0; a draw at
-    0 that carries the step's values is one (stylegan2-pytorch's `0/90000 [00:00<?, ?it/s]G:
-    1.51 | D: 0.21 | …`), and so is a bar that prints a rate (rich's `0/1250 0:00:00 • -:--:--
-    0.00it/s`)."""
+    until the first iteration is timed; `? examples/s` in a bar's own unit) and that carries no
+    value of its own: no field but the bar's (`0%`, `n/N`, its clocks) and nothing glued after it on
+    its line (`Prog.glued`). Such a draw is the bar's creation, before any step ran (verl's
+    `Training Progress:   0%|  | 0/3746 [00:00<?, ?it/s]`, Ultralytics' `0/500 [00:00<?, ?it/s]`),
+    not a step 0; a draw at 0 that carries the step's values is one (stylegan2-pytorch's `0/90000
+    [00:00<?, ?it/s]G: 1.51 | D: 0.21 | …`), and so is a bar that prints a rate (rich's `0/1250
+    0:00:00 • -:--:-- 0.00it/s`)."""
     matcher = prog.matcher
     if not prog.bar or prog.printed != 0 or prog.glued or matcher is None:
         return False
     tpl = matcher.reading.template
-    if not any(mark in tpl.text for mark in _UNTIMED):
+    if not _UNTIMED.search(tpl.text):
         return False
     roles = matcher.reading.roles
     return all(roles[i].role in _BAR_ROLES or f.unit == "%" for i, f in enumerate(tpl.fields)

@@ -63,7 +63,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bars import inner_total, opening_draw
+from gpuslo.goodput.logs.bars import inner_total, now_and_then, opening_draw
 from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
@@ -130,14 +130,17 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     """Each bar family's usual N: its most common, a tie going to the N the bars of every
     family draw most (superpoint_graph's unnamed bars, an evaluation's `4/4` and the training's
     `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11); never
-    the N of an inner loop drawn once inside another N's bars (`bars.inside_one_gap`)."""
+    the N of an inner loop drawn once inside another N's bars (`bars.inside_one_gap`), nor
+    one drawn again and again in a few of its gaps (`bars.now_and_then`)."""
     counts: dict[str, Counter[int]] = {}
     overall: Counter[int] = Counter()
     seqs: dict[tuple[str, int], list[int]] = {}
     steps: dict[tuple[str, int], list[int]] = {}
     last: dict[tuple[str, int], int] = {}
+    draws: dict[tuple[str, int], list[tuple[int, int]]] = {}
     for p in progress:
         if p.bar and p.total is not None:
+            draws.setdefault((p.family, p.total), []).append((p.seq, p.printed))
             counts.setdefault(p.family, Counter())[p.total] += 1
             overall[p.total] += 1
             key = (p.family, p.total)
@@ -145,8 +148,9 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
             if p.printed != last.get(key):  # a redraw of the same n is no step of its loop
                 steps.setdefault(key, []).append(p.seq)
             last[key] = p.printed
-    return {f: max(c, key=lambda n, f=f, c=c: (not inner_total(steps, seqs, f, n), c[n],
-                                                overall[n])) for f, c in counts.items()}
+    return {f: max(c, key=lambda n, f=f, c=c: (
+        not (inner_total(steps, seqs, f, n) or now_and_then(draws, f, n)), c[n], overall[n]))
+        for f, c in counts.items()}
 
 
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]],

@@ -4,22 +4,23 @@
 Recorder's (`job_start`, `phase_start`/`phase_end`, `steps`, `checkpoint`, `restart`,
 `job_end`), so the one calculator (`compute_goodput`) turns them into GPU-seconds.
 
-Commit evidence. A save line commits its step, unless the save has no end line and a stop
-follows it before any progress, or the log ends inside a save to a temporary target (begun, not
-shown finished: a save cut short commits nothing). A restore of step M proves a commit at M: the
-walk writes a `checkpoint` of M when the run before the restore passed M (Lightning prints no
-save line; its `Restored all states from …step=2532.ckpt` is the only evidence). A bar that
-starts mid-way at step M + 1 after progress is a resumed run: M was committed too (a log that
-opens with such a bar is a restart, but its commit is not proven). A restore before any progress
-of its run commits the step it names (the run goes on from it); it is evidence for the progress
-the log shows only where the job prints its saves (`Journal.commit`). A load that sets the
-counter back to 0 (`Restore.resets`: a fine-tune's initial weights) before any progress is no
-restart and commits nothing: the checkpoint is another run's. A run whose saves no later run
-restored (`unrestored_runs`: the next run starts its counter again, at or below the run's own
-first step, with no restore line: Megatron's `will not load any checkpoints and will start from
-random`) commits nothing: its steps are wasted, and the restart is from step 0. The end of
-training (`max_steps` reached) commits nothing: a run's steps after its last proven commit stay
-uncommitted (the document says so).
+Commit evidence. A save line commits its step, unless the save has no end line and a stop follows it
+before any progress, or the log ends inside a save to a temporary target (begun, not shown finished:
+a save cut short commits nothing). A restore of step M proves a commit at M: the walk writes a
+`checkpoint` of M when the run before the restore passed M (Lightning prints no save line; its
+`Restored all states from …step=2532.ckpt` is the only evidence). A bar that starts mid-way at step
+M + 1 after progress is a resumed run: M was committed too (a log that opens with such a bar is a
+restart, but its commit is not proven). A restore before any progress of its run commits the step it
+names (the run goes on from it); it is evidence for the progress the log shows only where the job
+prints its saves (`Journal.commit`). A load that sets the counter back to 0 (`Restore.resets`: a
+fine-tune's initial weights), or that names step 0 (Megatron's `loading release checkpoint from …`,
+then `successfully loaded checkpoint from … at iteration 0`: released weights; a checkpoint of step
+0 holds no trained step), before any progress is no restart and commits nothing: the checkpoint is
+another run's. A run whose saves no later run restored (`unrestored_runs`: the next run starts its
+counter again, at or below the run's own first step, with no restore line: Megatron's `will not load
+any checkpoints and will start from random`) commits nothing: its steps are wasted, and the restart
+is from step 0. The end of training (`max_steps` reached) commits nothing: a run's steps after its
+last proven commit stay uncommitted (the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
@@ -305,7 +306,7 @@ class Walk(Gaps, Restarts):
         elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
-        elif item.resets or self.restarted:
+        elif item.resets or item.step == 0 or self.restarted:
             pass  # initial weights before any progress (a fine-tune), or a restart's own lines
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
@@ -315,7 +316,7 @@ class Walk(Gaps, Restarts):
             self.j.close_phase(item.t1)
         # else: a load with no time of its own (unstamped lines) inside the start-up leaves the
         # start-up's phase open to the next progress line: the load is not progress either
-        if item.step is not None and self.j.committed < item.step and not item.resets:
+        if item.step and self.j.committed < item.step and not item.resets:  # step 0: none trained
             self.j.commit(item.t1, item.step, head_restore=True)  # before it (else a restart)
 
     def _interruption(self, item: Interruption) -> None:
