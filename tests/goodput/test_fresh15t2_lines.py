@@ -123,3 +123,30 @@ def test_a_save_line_printed_twice_with_no_load_between_is_one_save() -> None:
              + _svc_save("20:30:56", 201, 10000)
              + _svc("21:18:09", 205, 10200) + _svc("21:20:57", 209, 10400))
     assert [c["step"] for c in read(lines)["checkpoint_saves"]] == [10000]
+
+
+# -- fairseq via hydra, wav2vec 2.0 (fresh15 R02) -----------------------------------------------
+def _inner(clock: str, update: int) -> str:
+    return (f"[2022-04-08 {clock},100][train_inner][INFO] - {{\"epoch\": 10, \"update\": 9.6, "
+            f"\"loss\": \"3.922\", \"ups\": \"0.5\", \"num_updates\": \"{update}\", "
+            f"\"lr\": \"0.0005\", \"train_wall\": \"400\", \"wall\": \"9000\"}}")
+
+
+def _fairseq_save(clock: str, words: str) -> list[str]:
+    return [f"[2022-04-08 {clock},000][fairseq.trainer][INFO] - Saving checkpoint to {words}",
+            f"[2022-04-08 {clock},900][fairseq.checkpoint_utils][INFO] - Saved checkpoint "
+            f"{words}"]
+
+
+def test_a_save_after_the_last_step_line_naming_a_later_step_is_the_last_step() -> None:
+    lines = [_inner("20:00:00", 4200), _inner("20:06:40", 4400), _inner("20:13:20", 4600)]
+    lines += _fairseq_save("20:20:00", "checkpoints/checkpoint_best.pt (epoch 10 @ 4791 updates, "
+                                       "score 3.792) (writing took 2.43 seconds)")
+    assert span(read(lines)) == (4200, 4791)
+
+
+def test_a_save_whose_step_only_its_path_names_does_not_extend_the_steps() -> None:
+    # negative: a file name is no count the run printed
+    lines = [_inner("20:00:00", 4200), _inner("20:06:40", 4400), _inner("20:13:20", 4600)]
+    lines += _fairseq_save("20:20:00", "checkpoints/checkpoint-4791.pt")
+    assert span(read(lines)) == (4200, 4600)

@@ -157,6 +157,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     if lead:
         doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
+    _last_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
 
 
@@ -254,6 +255,23 @@ def _first_from_save(steps: dict[str, Any], items: list[Any]) -> None:
         if isinstance(item, Save) and item.named and item.step is not None and (
                 steps["first"] is not None and item.step < steps["first"]):
             steps["first"] = steps["global_first"] = item.step
+            return
+
+
+def _last_from_save(steps: dict[str, Any], items: list[Any]) -> None:
+    """A save after the last progress line that prints its step, above that line's, is the last
+    step the log shows (fairseq prints `train_inner` every 200 updates, the last at 4600, then
+    `Saved checkpoint … (epoch 10 @ 4791 updates …)` at the epoch's end: the run reached 4791,
+    fresh15 R02): `steps.last` and `global_last` become it, where the two agree (a counter
+    numbered per epoch is no job-wide count to compare). A save whose step only its path names
+    or was inferred changes nothing."""
+    for item in reversed(items):
+        if isinstance(item, Record):
+            return
+        if isinstance(item, Save) and item.named and item.step is not None and (
+                steps["last"] is not None and steps["last"] == steps["global_last"]
+                and item.step > steps["last"]):
+            steps["last"] = steps["global_last"] = item.step
             return
 
 
