@@ -150,3 +150,12 @@ def test_a_save_whose_step_only_its_path_names_does_not_extend_the_steps() -> No
     lines = [_inner("20:00:00", 4200), _inner("20:06:40", 4400), _inner("20:13:20", 4600)]
     lines += _fairseq_save("20:20:00", "checkpoints/checkpoint-4791.pt")
     assert span(read(lines)) == (4200, 4600)
+
+
+def test_a_save_one_step_past_a_log_printed_every_step_does_not_extend_the_steps() -> None:
+    # negative (shared T03): Megatron saves `at iteration 33241` after printing 33240
+    lines = [f"[2021-08-08 00:{k:02d}:00,000] iteration    {33230 + k}/  311541 | elapsed time per "
+             f"iteration (ms): 23491.4 | lm loss: 2.722675E+00 |" for k in range(11)]
+    lines += ["saving checkpoint at iteration   33241 to /gpfsscratch/checkpoints/tr1-13B",
+              "  successfully saved checkpoint at iteration   33241 to /gpfsscratch/checkpoints"]
+    assert span(read(lines)) == (33230, 33240)

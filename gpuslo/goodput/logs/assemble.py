@@ -263,16 +263,23 @@ def _last_from_save(steps: dict[str, Any], items: list[Any]) -> None:
     step the log shows (fairseq prints `train_inner` every 200 updates, the last at 4600, then
     `Saved checkpoint … (epoch 10 @ 4791 updates …)` at the epoch's end: the run reached 4791,
     fresh15 R02): `steps.last` and `global_last` become it, where the two agree (a counter
-    numbered per epoch is no job-wide count to compare). A save whose step only its path names
-    or was inferred changes nothing."""
+    numbered per epoch is no job-wide count to compare) and the step lies inside the logging
+    interval after the last line (below its step plus the records' stride, a stride above one):
+    steps the thinned printing hid. A save one step past a log printed every step, or past a
+    lone step line (Megatron's `saving checkpoint at iteration 33241` after `iteration 33240`,
+    shared T03), a save whose step only its path names, or one inferred, change nothing."""
+    saves_after: list[Save] = []
     for item in reversed(items):
         if isinstance(item, Record):
+            stride = item.delta or 0
+            for save in saves_after:
+                if save.named and save.step is not None and steps["last"] is not None and (
+                        steps["last"] == steps["global_last"] and stride > 1
+                        and steps["last"] < save.step < steps["last"] + stride):
+                    steps["last"] = steps["global_last"] = save.step
             return
-        if isinstance(item, Save) and item.named and item.step is not None and (
-                steps["last"] is not None and steps["last"] == steps["global_last"]
-                and item.step > steps["last"]):
-            steps["last"] = steps["global_last"] = item.step
-            return
+        if isinstance(item, Save):
+            saves_after.insert(0, item)
 
 
 # A clock whose stamps span less than this share of the time the records' own step times add
