@@ -157,6 +157,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     if lead:
         doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
+    _last_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
 
 
@@ -255,6 +256,30 @@ def _first_from_save(steps: dict[str, Any], items: list[Any]) -> None:
                 steps["first"] is not None and item.step < steps["first"]):
             steps["first"] = steps["global_first"] = item.step
             return
+
+
+def _last_from_save(steps: dict[str, Any], items: list[Any]) -> None:
+    """A save after the last progress line that prints its step, above that line's, is the last
+    step the log shows (fairseq prints `train_inner` every 200 updates, the last at 4600, then
+    `Saved checkpoint … (epoch 10 @ 4791 updates …)` at the epoch's end: the run reached 4791,
+    fresh15 R02): `steps.last` and `global_last` become it, where the two agree (a counter
+    numbered per epoch is no job-wide count to compare) and the step lies inside the logging
+    interval after the last line (below its step plus the records' stride, a stride above one):
+    steps the thinned printing hid. A save one step past a log printed every step, or past a
+    lone step line (Megatron's `saving checkpoint at iteration 33241` after `iteration 33240`,
+    shared T03), a save whose step only its path names, or one inferred, change nothing."""
+    saves_after: list[Save] = []
+    for item in reversed(items):
+        if isinstance(item, Record):
+            stride = item.delta or 0
+            for save in saves_after:
+                if save.named and save.step is not None and steps["last"] is not None and (
+                        steps["last"] == steps["global_last"] and stride > 1
+                        and steps["last"] < save.step < steps["last"] + stride):
+                    steps["last"] = steps["global_last"] = save.step
+            return
+        if isinstance(item, Save):
+            saves_after.insert(0, item)
 
 
 # A clock whose stamps span less than this share of the time the records' own step times add

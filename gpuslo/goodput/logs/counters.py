@@ -353,3 +353,39 @@ def bare_row_counter(tpl: Template) -> bool:
             and len(stamps) == len(tpl.stamps) and max(stamps) > min(stamps)
             and all(b >= a for a, b in zip(stamps, stamps[1:], strict=False)))
 
+
+# a record whose message is a bare bracketed list of numbers, after at most a level word
+_BARE_LIST = re.compile(r"\[\x01(?:, \x01){3,}\]\s*$")
+_LEVEL_ONLY = re.compile(r"^[\s\x01|:-]*(?:(?:INFO|DEBUG|WARNING|WARN|ERROR)[\s\x01|:-]*)?$")
+LIST_MOSTLY_UP = 2 / 3  # share of row-to-row differences that rise (the rest: relaunches)
+
+
+def bare_list_counter(tpl: Template) -> int | None:
+    """The index of the step counter inside a record that is only a bracketed list of unnamed
+    numbers (so-vits-svc 3.0's `logger.info([*losses, global_step, lr])`: `2023-02-18
+    19:07:57,251  32k  INFO  [2.439, 2.216, 5.347, 18.449, 0.810, 5600, 9.86e-05]`, fresh15
+    R18): the one value of the list that is an integer on every row and rises by one steady
+    stride (each rise the same; at least two thirds of the row-to-row changes rise, the others
+    go back or repeat where the job was relaunched), three rows or more, stamped, with time
+    passing. None where no value or more than one does so (which is the step is not settled),
+    or where a word other than a level precedes the list (`eval scores [..]`)."""
+    found = _BARE_LIST.search(tpl.text)
+    stamps = [t for t in tpl.stamps if t is not None]
+    if (found is None or not _LEVEL_ONLY.match(tpl.text[:found.start()])
+            or len(stamps) != len(tpl.stamps) or len(stamps) < 3 or max(stamps) <= min(stamps)):
+        return None
+    first = tpl.text[:found.start()].count("\x01")
+    hits = [f.index for f in tpl.fields[first:] if _steady_integers(f)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def _steady_integers(f: Field) -> bool:
+    """True when `f` is an integer on every row that rises by one stride
+    (`bare_list_counter`)."""
+    seen = f.known()
+    if f.kind != "num" or not f.integer or f.unit or len(seen) < 3 or len(seen) != len(f.numbers):
+        return False
+    steps = [b - a for a, b in zip(seen, seen[1:], strict=False)]
+    ups = {d for d in steps if d > 0}
+    return len(ups) == 1 and sum(d > 0 for d in steps) >= LIST_MOSTLY_UP * len(steps)
+

@@ -32,7 +32,7 @@ from typing import Any
 import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.blockscan import BlockScan, encode
 from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
-from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.normalise import GLUED_MIN, Normaliser
 from gpuslo.goodput.logs.pipe import STAMP_COLUMN_MIN, blank_column
 from gpuslo.goodput.logs.stamps import Clock, StampShape
 from gpuslo.goodput.logs.stampspans import StampSpans
@@ -310,6 +310,8 @@ class FastPath:
         the template's match: inside it there are only the template's words and numbers;
         not at all on a `clean` line, which has none of them anywhere, nor a save's word)."""
         if end < len(line) and line.find("[", end) >= 0 and self.glue.search(line, end):
+            return True
+        if len(line) - end > GLUED_MIN and self.norm.shapes and self.norm.glued(line, end):
             return True
         if clean:  # (the block's prefilter looked for `SAVED_HINTS` too: none on the line)
             return False

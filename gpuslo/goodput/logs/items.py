@@ -196,6 +196,7 @@ class _Grouper:
         self.again: list[int] = []  # seqs of the lines that repeated the last step
         self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
         self.epoch: int | None = None  # the last epoch a marker printed
+        self.load_seq = -1  # the seq of the last restore line
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -328,9 +329,12 @@ class _Grouper:
     def _begun_again(self, last: Save, o: Obs, step: int | None, epoch: int | None) -> bool:
         """Whether a start line after the unfinished save `last` begins it again: no progress
         between, and no other step, epoch or file named (nor the step printed again between:
-        `_repeated_since`)."""
+        `_repeated_since`), nor a checkpoint loaded between (so-vits-svc's relaunch loads
+        `G_10000.pth`, prints step 10000 again, a duplicate record, and saves step 10000 once
+        more: another save, fresh15 R18)."""
         path = o.data.get("path") or ""
         return (last.after is self.last and step in (None, last.step)
+                and not last.seq < self.load_seq < o.seq
                 and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
                 and not self._repeated_since(last, o, step))
 
@@ -357,7 +361,7 @@ class _Grouper:
             current.ended = True
         if d.get("seconds"):
             current.seconds = number(d["seconds"])
-        self.save = None
+        self.save, self.load_seq = None, o.seq
 
     def _interruption(self, o: Obs) -> None:
         rule = o.rule

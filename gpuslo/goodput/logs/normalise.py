@@ -42,6 +42,7 @@ _LAUNCHERS = (
 _LABEL = _LAUNCHERS[0]
 COUNTED_LABELS_MIN = 3
 _LINE_NUMBER = re.compile(r"^\d{1,9}[ \t]+(?=\[?\d{2,4}[-/])")
+GLUED_MIN = 60  # characters: a line shorter holds no two stamped records
 _AFTER_STAMP = re.compile(r"^[\]\s:,|>-]{0,6}")
 
 
@@ -87,10 +88,31 @@ class Normaliser:
             cuts.update(m.start() for m in pattern.finditer(line, 1) if m.start() > 0)
         if "/" in line:
             cuts.update(m.end() for m in _BAR_END.finditer(line))
+        if len(line) > GLUED_MIN and self.shapes:
+            cuts.update(self.glued(line))
         if len(cuts) == 1:
             return [line]
         points = sorted(cuts) + [len(line)]
         return [line[a:b] for a, b in zip(points, points[1:], strict=False) if line[a:b].strip()]
+
+    def glued(self, line: str, start: int = 0) -> list[int]:
+        """Offsets (past `start`) where a record glued to the one that opens `line` begins: the
+        line opens with a full-date stamp of the log's layouts and the same layout recurs after
+        a blank, followed by the same first word (icefall's two `2024-05-31 15:42:22,402 INFO
+        [train.py:979] Epoch 1, batch 7, …` records on one line, their newlines lost in a
+        paste). A stamp quoted inside a message (`saved at 2024-05-31 15:42:22`) is followed by
+        other words: no cut."""
+        for shape in self.shapes:
+            if shape.tail or not shape.anywhere:
+                continue
+            first = shape.regex.match(line)
+            if first is None:
+                continue
+            opener = line[first.end():first.end() + 24].split(maxsplit=1)[:1]
+            return [m.start() for m in shape.regex.finditer(line, max(first.end(), start))
+                    if line[m.start() - 1].isspace() and opener
+                    and line[m.end():m.end() + 24].split(maxsplit=1)[:1] == opener]
+        return []
 
     def strip(self, text: str) -> tuple[str, str | None, bool]:
         """(text without prefixes, the rank/process/host they name or None, whether any)."""

@@ -41,6 +41,7 @@ import re
 from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
+    bare_list_counter,
     bare_row_counter,
     below_epochs,
     bracket_epoch,
@@ -111,6 +112,9 @@ _SPI = re.compile(r"(?i)^(?:m?s|sec|secs|seconds?)/(?:it|iters?|steps?|batch|b)\
 _PER_SECOND = re.compile(r"(?i)/s(?:ec)?\b|per_?sec|per_second|per second|/second")
 _UNIT = {"ms": 1e-3, "s": 1.0, "sec": 1.0, "secs": 1.0, "seconds": 1.0, "second": 1.0,
          "min": 60.0, "mins": 60.0, "h": 3600.0, "hr": 3600.0, "us": 1e-6, "µs": 1e-6}
+# nouns that say a number counts data, not time (icefall's `utt_duration=599.6 frames`)
+COUNT_NOUNS = {"frames", "frame", "utterances", "utterance", "tokens", "token", "samples",
+               "sample", "words", "word", "bytes", "chars", "characters", "images", "examples"}
 # a duration of one event, never a running total (DeepSpeed-Chat's `E2E latency=2.12s` per step)
 PER_EVENT_WORDS = {"latency"}
 HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
@@ -132,6 +136,10 @@ def _time_scale(f: Field) -> float | None:
     after = after[:-1] if after.endswith(".") and after[:-1] in _UNIT else after
     if after in _UNIT and not f.unit:
         return _UNIT[after]
+    # a count noun right after the value says what it counts (icefall's
+    # `utt_duration=599.6 frames`: a length in feature frames): no time, whatever the name says
+    if not f.unit and after in COUNT_NOUNS:
+        return None
     if f.unit or _PER_SECOND.search(f.key):
         return None
     ws = words(f.key)
@@ -245,6 +253,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = range_end(fields, -max(scores)[1])
     elif bare_row_counter(tpl):
         reading.step = 0
+    elif (listed := bare_list_counter(tpl)) is not None:
+        reading.step = listed
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)
