@@ -404,6 +404,35 @@ KNOWN_MISSES = {
         "Q08",
         "Q19",
     },
+    # Fifteenth fresh batch (18 logs of 17 LLM, NLP, speech and diffusion trainers, SOURCES_r.md),
+    # scored once at the end of round 13 against its merged work: 8/18 (2026-12-07, b31134c;
+    # tests/data/first_contact/training_logs_fresh15_2026-12-07.txt). Read right since
+    # (tests/goodput/test_fresh15r_lines.py, test_fresh15t2_lines.py): a load of step 0 before any
+    # progress (Megatron loading released weights) is no restart and no commit, so no goodput
+    # 0.0 where nothing was committed (R07); an evaluation bar drawn now and then between a
+    # steady bar's steps is not the steps, and tqdm's untimed `? examples/s` draw at 0 is the
+    # bar's creation (R08); a stamped record glued after another on one line is its own, and a
+    # length counted in frames is no duration (R15); the one steady whole number of a bare list
+    # of losses is the step, and a save again after a load is another save (R18); a save
+    # inside the logging interval after the last step line is the last step (R02). Left: R01
+    # (Marian) counts its `.best-perplexity.npz` exports as a save, dates the final save at the
+    # last step line (156500) not `[valid] ... Up. 156666`, and `[data] Restoring the corpus
+    # state to epoch 5, batch 156666` is not yet a restore, so its relaunch is no restart; R04's
+    # final `Saving model checkpoint to .../all-MiniLM-L6-v2` (no step, `save_model` for
+    # `from_pretrained`, not resumable trainer state) is not counted where the facts count it
+    # (173 against 172, the collector's stated choice); R03 prints no step on its progress
+    # lines and R05 only a fractional epoch: their step times rest on a logging interval the
+    # lines never print (13.1 s from the saves' spacing, 20.4 s from 20 lines between
+    # checkpoint-2000 and -2100), so none is given; R11's fairseq 0.6 `ups 7` (updates per second
+    # of training alone, rounded) gives 0.143 s where the facts take the cumulative `wall` with
+    # validation and saving (0.153 s).
+    ("training_logs", "fresh15"): {
+        "R01",
+        "R03",
+        "R04",
+        "R05",
+        "R11",
+    },
 }
 
 KNOWN_MISSES.update(CORPUS_MISSES)

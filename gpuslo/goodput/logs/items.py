@@ -38,146 +38,27 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from gpuslo.goodput.logs.epochs import epoch_base
 from gpuslo.goodput.logs.parsedlog import Obs
 from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
+    _DIGITS,
+    MAX_STEP,
+    Interruption,
+    Mark,
+    Restore,
+    Save,
+    _int,
+    inside,
+    line_path_step,
+    path_step,
+    temporary,
+)
 from gpuslo.goodput.logs.tokens import number
 
-
-@dataclass
-class Save:
-    """One checkpoint save, from its start/part/end/duration lines."""
-
-    line: int
-    step: int | None
-    seq: int = 0
-    epoch: int | None = None
-    seconds: float | None = None
-    start_ts: float | None = None
-    end_ts: float | None = None
-    part_ts: float | None = None
-    prev_ts: float | None = None
-    ended: bool = False
-    after: Record | None = None
-    hint: int | None = None
-    named: bool = False  # a line of the save prints its step (not only its path names it)
-    path: str = ""  # where its start line says it writes
-    named_path: str = ""  # a path any of its lines names (a bare path printed after the write)
-    lines: int = 0
-    end_text: str = ""  # its last end line's text and place (`_again`)
-    end_seq: int = 0
-    validated: bool = False  # its line says a validation metric chose it: a validation ran before
-    failed_line: int = 0  # a line said it failed (and no later line of it said it ended): no commit
-    failed_seq: int = -1
-    t0: float = 0.0
-    t1: float = 0.0
-
-
-@dataclass
-class Restore:
-    """One checkpoint load (`step` None when the log does not name it). `resets`: its end line
-    says the run goes on from step 0 although its start named a later step (Megatron's
-    `--finetune`: `loading checkpoint from /pretrained/llama at iteration 100000`, then
-    `successfully loaded checkpoint from … at iteration 0`): the weights of another run loaded
-    as initial weights, not a resume of this job."""
-
-    line: int
-    step: int | None
-    path: str = ""
-    start_ts: float | None = None
-    end_ts: float | None = None
-    seconds: float | None = None
-    ended: bool = False
-    t0: float = 0.0
-    t1: float = 0.0
-    resets: bool = False
-
-
-@dataclass
-class Interruption:
-    """One stop of the job, from every error line that tells it."""
-
-    line: int
-    cause: str
-    layer: str
-    priority: int
-    text: str
-    ts: float | None
-    hang: bool = False
-    ran_for_s: float | None = None
-    t0: float = 0.0
-    t1: float = 0.0
-
-
-@dataclass
-class Mark:
-    """A line that only marks a moment: init, train_start, restart (launcher), alive, end."""
-
-    kind: str
-    obs: Obs
-    t0: float = 0.0
-    t1: float = 0.0
-
-
-MAX_STEP = 10**15  # a step number beyond this is a misread
-_DIGITS = re.compile(r"\d+")
-
-
-def _int(value: Any) -> int | None:
-    found = number(str(value)) if value is not None else None
-    ok = found is not None and abs(found) <= MAX_STEP and found == int(found)
-    return int(found) if ok else None  # type: ignore[arg-type]
-
-
-def path_step(path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
-    """The step a checkpoint path names (`checkpoint-500`, `epoch=0-step=2532.ckpt`), else None."""
-    for pattern in patterns:
-        found = pattern.search(path)
-        if found:
-            return _int(found.group("step"))
-    return None
-
-
-_PIECES = re.compile(r"""[\s'"`]+""")
-
-
-def line_path_step(text: str, path: str, patterns: tuple[re.Pattern[str], ...]) -> int | None:
-    """The step a checkpoint path names where a space or a quote cut it (`Saved state to
-    C:/LORA/W Output\\checkpoint-416`: the path read stops at `W`): each piece of the record from
-    the path on that holds a path separator, its edge punctuation stripped; else None."""
-    at = text.find(path) if path else -1
-    if at < 0:
-        return None
-    for piece in _PIECES.split(text[at:]):
-        piece = piece.strip("()[]{},;:")
-        if ("/" in piece or "\\" in piece) and (step := path_step(piece, patterns)) is not None:
-            return step
-    return None
-
-
-# A save target whose last part is marked temporary (HF Trainer's `tmp-checkpoint-pe8ry7n_`,
-# Orbax's `1000.orbax-checkpoint-tmp-1700000000`) is renamed to the checkpoint when the write is
-# done: the rename is the commit.
-# Lightning's ModelCheckpoint `'val_loss' reached 2.5 (best 2.5), saving model to`, Keras's
-# `val_loss improved from 0.29 to 0.28, saving model to`: the save follows a validation
 _VALIDATED = re.compile(r"(?i)\bval(?:id(?:ation)?)?(?:[_/.-]\w+)?['\"]? (?:reached|improved)\b")
-_TEMPORARY = re.compile(r"(?i)(?:^|[-_.])(?:tmp|temp)(?:[-_.]|$)")
-
-
-def temporary(path: str) -> bool:
-    """Whether a save's target is a temporary name that a rename makes the checkpoint."""
-    last = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
-    return bool(_TEMPORARY.search(last))
-
-
-def inside(path: str, folder: str) -> bool:
-    """Whether `path` names a file under `folder` (both as the log printed them)."""
-    folder = folder.rstrip("/\\")
-    return bool(folder) and len(path) > len(folder) + 1 and path.startswith(folder) and (
-        path[len(folder)] in "/\\")
 
 
 class _Grouper:
