@@ -260,7 +260,7 @@ def decode_data(data: bytes) -> str:
 # A run of NUL bytes this long or longer is padding, not data: what logrotate's `copytruncate`
 # leaves where the writer's offset ran past the truncated file's end (the writer goes on at its
 # old offset, the file reads as NULs up to it), or a log preallocated and filled later. The
-# training-log reader skips such runs (`goodput.logs.read.NUL_RUN`, the same length).
+# training-log reader skips such runs on bytes (`goodput.logs.read.strip_nul_runs`, this length).
 NUL_PADDING_RUN = 4
 _NUL_PADDING = re.compile(f"\0{{{NUL_PADDING_RUN},}}")
 

@@ -70,3 +70,10 @@ def test_an_edited_yaml_is_read_as_yaml_not_from_its_stale_copy(data):
 def test_a_missing_copy_falls_back_to_the_yaml(data):
     (data / "parsed" / "xid_policy.yaml.txt").unlink()
     assert packaged.packaged_yaml("xid_policy.yaml")["version"] == 1
+
+
+def test_a_damaged_copy_under_a_matching_header_falls_back_to_the_yaml(data):
+    copy = data / "parsed" / "xid_policy.yaml.txt"
+    first = copy.read_text().partition("\n")[0]
+    copy.write_text(f"{first}\n{{'cut off': [1, 2,\n")
+    assert packaged.packaged_yaml("xid_policy.yaml")["version"] == 1

@@ -61,7 +61,10 @@ def _current_copy(name: str, raw: bytes) -> Any:
     first, _, body = text.partition("\n")
     if first != header(name, raw):
         return None
-    return ast.literal_eval(body)
+    try:
+        return ast.literal_eval(body)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):  # a damaged copy: the YAML
+        return None
 
 
 def parse_packaged(text: str, name: str) -> Any:
@@ -79,10 +82,10 @@ def copy_text(name: str) -> str:
     """The parsed copy `name` should have: its header, then its data as a Python literal."""
     import pprint
 
-    path = DATA / name
-    data = parse_packaged(path.read_text(encoding="utf-8"), name)
+    raw = (DATA / name).read_bytes()
+    data = parse_packaged(raw.decode("utf-8"), name)
     literal = pprint.pformat(data, width=100, sort_dicts=False)
-    return f"{header(name, path.read_bytes())}\n{literal}\n"
+    return f"{header(name, raw)}\n{literal}\n"
 
 
 def write_copies() -> list[Path]:

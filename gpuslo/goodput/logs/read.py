@@ -27,13 +27,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import BinaryIO
 
-from gpuslo.config_file import bom_encoding, open_data_file, unreadable_data
+from gpuslo.config_file import NUL_PADDING_RUN, bom_encoding, open_data_file, unreadable_data
 from gpuslo.errors import InputError
 
 CHUNK = 1 << 20
 MAX_LINE_BYTES = 64 * 1024
 _TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
-NUL_RUN = 4
+NUL_RUN = NUL_PADDING_RUN  # one rule for every reader (config_file.without_nul_padding)
 _NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
 
 
