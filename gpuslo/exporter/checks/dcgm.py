@@ -41,7 +41,7 @@ from gpuslo.exporter.evidence.dcgm.staleness import (
     stale_gpus,
     track_energy,
 )
-from gpuslo.exporter.evidence.nvidia_smi.proc import parse_proc_driver
+from gpuslo.exporter.evidence.nvidia_smi.proc import parse_proc_driver, read_gpu_information
 from gpuslo.exporter.policy.dcgm import (
     REQUIRED_FAMILIES,
     gpu_findings,
@@ -186,13 +186,8 @@ def read_local_uuids(procfs: Path) -> set[str]:
     inventory: `GPU UUID:` lines, readable without NVML); empty when the files are absent or
     unreadable (nothing is then known of the page's origin)."""
     uuids: set[str] = set()
-    for info in sorted((Path(procfs) / "driver" / "nvidia" / "gpus").glob("*/information")):
-        try:
-            text = info.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
-        uuids.update(g.status.uuid for g in parse_proc_driver(text, str(info)).gpus
-                     if g.status.uuid)
+    for path, text in read_gpu_information(procfs):
+        uuids.update(g.status.uuid for g in parse_proc_driver(text, path).gpus if g.status.uuid)
     return uuids
 
 

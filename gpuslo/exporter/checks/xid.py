@@ -71,6 +71,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
 from gpuslo.exporter.evidence.kernel_log.read import (
     parse_kernel_log,
 )
+from gpuslo.exporter.evidence.nvidia_smi.proc import read_gpu_information
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.exporter.state import locked
@@ -336,11 +337,7 @@ def read_gpu_family(procfs: Path) -> str | None:
     """The GPU family from `<procfs>/driver/nvidia/gpus/*/information` (the driver's own
     inventory, readable without NVML, so the per-family Xid policy applies); None when absent."""
     models = []
-    for info in sorted((procfs / "driver" / "nvidia" / "gpus").glob("*/information")):
-        try:
-            text = info.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
+    for _, text in read_gpu_information(procfs):
         match = re.search(r"^Model:[ \t]*(.*\S)", text, re.MULTILINE)
         if match:
             models.append(match.group(1))

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import ParseError
@@ -167,3 +168,16 @@ def looks_like_proc_driver(text: str) -> bool:
     if head.lstrip().startswith("NVRM version:"):
         return True
     return bool(re.search(r"^Model:", head, re.M) and re.search(r"^Bus Location:", head, re.M))
+
+
+def read_gpu_information(procfs: str | Path) -> list[tuple[str, str]]:
+    """(path, text) of every readable `<procfs>/driver/nvidia/gpus/*/information`, in path order
+    (the driver's own inventory, readable without NVML); [] when there are none. A file that
+    cannot be read is left out: the callers treat what is missing as nothing known."""
+    found = []
+    for info in sorted((Path(procfs) / "driver" / "nvidia" / "gpus").glob("*/information")):
+        try:
+            found.append((str(info), info.read_text(encoding="utf-8", errors="replace")))
+        except OSError:
+            continue
+    return found
