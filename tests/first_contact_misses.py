@@ -2,12 +2,14 @@
 half to exactly these): (kind, half) -> the case names (training logs) or files (corpus) that
 are not read right, each set with why its cases are left, the first-contact score and where it
 is recorded (tests/data/first_contact/). A fix that reads a case right removes it here; a set
-only shrinks. The training-log halves are here, the node-evidence halves in
-tests/first_contact_misses_corpus.py (merged into KNOWN_MISSES below).
+only shrinks. The training-log halves to fresh11 are here, those from fresh12 on in
+tests/first_contact_misses_later.py and the node-evidence halves in
+tests/first_contact_misses_corpus.py (both merged into KNOWN_MISSES below).
 """
 from __future__ import annotations
 
 from tests.first_contact_misses_corpus import CORPUS_MISSES
+from tests.first_contact_misses_later import LATER_TRAINING_MISSES
 
 KNOWN_MISSES = {
     # B03 (dev) and C33 (fresh): their collectors chose the job-wide count of an in-epoch
@@ -309,130 +311,7 @@ KNOWN_MISSES = {
         "N09",
         "N10",
     },
-    # Twelfth fresh batch (20 log files committed to public repositories, SOURCES_o.md): 2/20 at
-    # first contact (2026-12-07, f009a2f;
-    # tests/data/first_contact/training_logs_fresh12_2026-12-07.txt), facts written before the first
-    # run. Read right since (tests/goodput/test_fresh12a_lines.py, test_fresh12b_lines.py,
-    # test_fresh12c_lines.py): `batch_id` and `batch i` name the counter; an epoch's first mean over
-    # the print interval is no step time; a per-epoch counter whose epoch length is never printed is
-    # kept as printed (the job-wide guess given as `global_*`); a bar run once inside another loop's
-    # gap is not the steps; NUL runs are padding; a purpose (`for storing the model`), an intention
-    # (`will be saved`) and a save noun only in a path are no saves; a duration inside a worked sum
-    # is an operand; a run header printed again is a relaunch; a time per epoch on the `n/N` line at
-    # its N is the epoch's window; `Saving Gaussians` is a save; verl's `timing_s/save_checkpoint`
-    # is the save's seconds and its per-step `timing_s/step` lines, each the step the bar draws
-    # next, outrank the bar's run mean; a worker death that lists possible causes names none;
-    # numbered stage headers (`Step 3: Loading Data`) are no progress; a rich record wrapped over
-    # lines is one record. O01 reads right since a line with no step number printed, in every gap
-    # between numbered lines, as many times as the counter rose is a per-step record, its duration
-    # each step's time (`[timing] sample processed in 14.7 s` 25 times between `[step N]` lines 25
-    # apart: perstep.py, tests/goodput/test_fresh12d_lines.py); O14 since a bar's opening draw
-    # `0/3746 [00:00<?, ?it/s]` that carries nothing else is no step 0 (bars.opening_draw). Left:
-    # O13 and O15 time their steps by unnumbered lines with no numbered line to count them against
-    # (O13's `Batch loss` per 5 batches, the 5 only in the source's `idx % 5 == 0`; O15's `max
-    # GPU_mem cost` per optimizer step): no step time, never a guessed one. O02's relaunch loads
-    # `dispnetcres_0_22.pth` as a `pretrain model`, wording that means pretrained weights in most
-    # trainers; that it is this run's own epoch-22 file shows only by matching the name to the
-    # resumed `Epoch: [23]`, which no rule does. O16's step time is the bar's elapsed over its steps
-    # (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the facts take tqdm's smoothed
-    # rate (0.0238 s). O19 reads right since the script's opening printed again (its framed banner,
-    # 16 s after the first run stopped) is a relaunch where the log never stepped before
-    # (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
-    ("training_logs", "fresh12"): {
-        "O02",
-        "O13",
-        "O15",
-        "O16",
-    },
-    # Thirteenth fresh batch (18 logs of 15 trainers new to the project, SOURCES_p.md), scored
-    # once at the end of round 12 against its merged work: 10/18 (2026-12-07, 1219853; tests/data/
-    # first_contact/training_logs_fresh13_2026-12-07.txt). Read right since (tests/goodput/
-    # test_fresh13a_lines.py, test_fresh13b_lines.py): a time of day printed as a named field
-    # that rises on every line is a clock, not a step time; `[Checkpoint] saved <path>` is a save;
-    # samples or tokens per second over the items per step the run printed once is a step time
-    # (P12, P15); an RL loop's `Frame` beside its `Episode` is the step (P05); `checkpoint @ epoch
-    # N` is a restore, and a log that starts from a restore counts it as a restart, as the shared
-    # T21 (P14). P04 and P07 read right since the script's opening (its first two lines,
-    # numbers and all) printed again is a relaunch where a new launch follows: a restore, a
-    # counter or epoch that does not go on, or no progress before (relaunch.reopenings; guarded
-    # against a loop's status pair, a table header per row, debug lines as a log ends); P07 too
-    # since evaluations naming their step, steadily spaced, are the steps of a log with no step
-    # line (learn._evaluated_steps) and a save naming no step after the error of a launch that
-    # never stepped is no checkpoint (walk). P17 reads right since a bare row's unnamed opening
-    # integer rising by a steady stride over stamped rows is the counter, its template apart from
-    # another printer's float pairs (counters.bare_row_counter, templates.group;
-    # tests/goodput/test_fresh13c_lines.py). Left: P18's step time is Applio's own
-    # `training_speed` over the epoch's steps (0.5375 s) where the facts take the stamps between
-    # lines (0.675 s, the epoch's best-model save and set-up included).
-    ("training_logs", "fresh13"): {
-        "P18",
-    },
-    # Fourteenth fresh batch (20 logs, SOURCES_q.md), scored once before any fix: 9/20 (2026-12-07,
-    # 39b3fcc; tests/data/first_contact/training_logs_fresh14_2026-12-07.txt). Read right since
-    # (tests/goodput/test_fresh14a_lines.py, test_fresh14b_lines.py): a timer on a line of its
-    # own that climbs and goes back to where it began each epoch is a clock, not a step's time
-    # (Q02's `Time elasped`, 30 s read for a 0.145 s step), and `Saving custom_model..` is a save
-    # (a `<name>_model` subject); MXNet's Speedometer range `Batch [0-20]` .. `[0-1600]` with its
-    # lower end held at 0 counts at its upper end (Q03); a save worded as its call,
-    # `save_model!!`, is a save (Q04); a cumulative `Elapsed Time` among memory sizes times the
-    # iterations above it, and a phase summary printing the same clock again times none (Q09); a
-    # counter that starts again at its beginning after a phase seen over (its N reached, an end
-    # line such as Keras's `Epoch 00008: early stopping`, or under 2 s on the clock) with nothing
-    # between telling a start or a stop is a new phase of the same process, numbered on, not a
-    # restart (Q15 SUBLIME's next trial, Q16 Keras `fit` called three times; phases.py). Q01's
-    # start-up `trained model saved at :<path>` notices before a run from scratch are no saves
-    # (notices.py: no commit evidence, goodput unknown) and its per-epoch `iter:0020` under each
-    # new `Epoch: 000N` line is no longer four restarts (epochs.reset_at_markers), but its one
-    # relaunch shows only as its two opening notices printed again, lines so alike that an
-    # opening pair is not found (relaunch.py's class). Left: Q07, SB3 PPO tables: the facts take
-    # `total_timesteps` as the step, but SB3's logger docs (docs/common/logger.rst, "Explanation
-    # of logger output") define `iterations` as "data collection + policy update for A2C/PPO",
-    # the training loop's count, and `total_timesteps` as "steps in the environments"; gpuslo's
-    # step is the training update, as the facts of dev B26 and holdout B23 (SB3 PPO tables,
-    # iterations) and holdout B22 (SB2's `nupdates`) hold: the facts are not changed, and reading
-    # `total_timesteps` would turn those two wrong. Restarts left: Q05's two launches that never
-    # stepped (their config block printed again, the later ones without the opening line),
-    # Q08's fifth launch (`Parameters:` printed again, `Training epoch: 0` after `Training
-    # epoch: 0`: a counter that does not go on), and Q19's second launch (`Resuming from
-    # checkpoints/best.pt` printed again after its start-up block, with no game between: merged
-    # into the load before it as one restore's lines, the only thing told apart from ranks'
-    # copies of one load being the start-up lines between them, which the items do not carry).
-    ("training_logs", "fresh14"): {
-        "Q01",
-        "Q05",
-        "Q07",
-        "Q08",
-        "Q19",
-    },
-    # Fifteenth fresh batch (18 logs of 17 LLM, NLP, speech and diffusion trainers, SOURCES_r.md),
-    # scored once at the end of round 13 against its merged work: 8/18 (2026-12-07, b31134c;
-    # tests/data/first_contact/training_logs_fresh15_2026-12-07.txt). Read right since
-    # (tests/goodput/test_fresh15r_lines.py, test_fresh15t2_lines.py): a load of step 0 before any
-    # progress (Megatron loading released weights) is no restart and no commit, so no goodput
-    # 0.0 where nothing was committed (R07); an evaluation bar drawn now and then between a
-    # steady bar's steps is not the steps, and tqdm's untimed `? examples/s` draw at 0 is the
-    # bar's creation (R08); a stamped record glued after another on one line is its own, and a
-    # length counted in frames is no duration (R15); the one steady whole number of a bare list
-    # of losses is the step, and a save again after a load is another save (R18); a save
-    # inside the logging interval after the last step line is the last step (R02). Left: R01
-    # (Marian) counts its `.best-perplexity.npz` exports as a save, dates the final save at the
-    # last step line (156500) not `[valid] ... Up. 156666`, and `[data] Restoring the corpus
-    # state to epoch 5, batch 156666` is not yet a restore, so its relaunch is no restart; R04's
-    # final `Saving model checkpoint to .../all-MiniLM-L6-v2` (no step, `save_model` for
-    # `from_pretrained`, not resumable trainer state) is not counted where the facts count it
-    # (173 against 172, the collector's stated choice); R03 prints no step on its progress
-    # lines and R05 only a fractional epoch: their step times rest on a logging interval the
-    # lines never print (13.1 s from the saves' spacing, 20.4 s from 20 lines between
-    # checkpoint-2000 and -2100), so none is given; R11's fairseq 0.6 `ups 7` (updates per second
-    # of training alone, rounded) gives 0.143 s where the facts take the cumulative `wall` with
-    # validation and saving (0.153 s).
-    ("training_logs", "fresh15"): {
-        "R01",
-        "R03",
-        "R04",
-        "R05",
-        "R11",
-    },
 }
 
+KNOWN_MISSES.update(LATER_TRAINING_MISSES)
 KNOWN_MISSES.update(CORPUS_MISSES)
