@@ -152,6 +152,23 @@ def not_a_log_file(path: str | os.PathLike[str]) -> str | None:
     return f"not a regular file ({_kind(st.st_mode)})"
 
 
+def open_regular_file(path: str | os.PathLike[str]) -> tuple[BinaryIO | None, str]:
+    """(`path` opened for reading in binary, "") when it is a regular file, else (None, what it
+    is in words: "a FIFO", "a device", ...), for a reader that follows files a glob or a folder
+    names (job logs, journals): a FIFO, socket or device among them would block the reading
+    thread (a FIFO open waits for a writer, a read for data), so the path is `stat`ed first and
+    never opened when it is not regular, and opened non-blocking, then checked again (it may
+    have been replaced between the two). Raises OSError (FileNotFoundError when it went away)."""
+    mode = os.stat(path).st_mode
+    if stat.S_ISREG(mode):
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISREG(mode):
+            return os.fdopen(fd, "rb"), ""
+        os.close(fd)
+    return None, _kind(mode)
+
+
 def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading in binary, for a data file an option names (evidence, a
     training log, a trace), which may be large or a pipe (`<(journalctl -k)`), so neither the

@@ -31,13 +31,13 @@ from gpuslo.exporter.evidence.cri_log import (
     parse_cri_line,
     pod_log_identity,
 )
+from gpuslo.exporter.jobs.log_reading import restart_line
 from gpuslo.exporter.jobs.logs import (
     JobLogTailer,
     decode,
     file_order,
     job_of,
     recompute,
-    restart_line,
 )
 from gpuslo.goodput.logs.read import physical_lines
 

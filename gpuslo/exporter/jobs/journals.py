@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.config_file import open_regular_file
 from gpuslo.errors import InputError, ParseError
 from gpuslo.exporter.jobs.marks import marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
@@ -180,20 +181,17 @@ class JournalTailer:
         self._report(ParseError(source, message))
 
     def _read(self, job: str, path: Path) -> None:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            st = os.fstat(fd)
-            if not stat.S_ISREG(st.st_mode):  # replaced between stat and open
-                self._problem("not_regular_file", str(path), "not a regular file; not read")
-                return
-            tail = self._tail_for(job, path, st)
-            os.lseek(fd, tail.offset, os.SEEK_SET)
-            while data := os.read(fd, self._chunk):
+        handle, _ = open_regular_file(path)
+        if handle is None:  # replaced between the listing's stat and this open
+            self._problem("not_regular_file", str(path), "not a regular file; not read")
+            return
+        with handle:
+            tail = self._tail_for(job, path, os.fstat(handle.fileno()))
+            handle.seek(tail.offset)
+            while data := handle.read(self._chunk):
                 tail.offset += len(data)
                 self._feed(tail, data)
             tail.caught_up = True
-        finally:
-            os.close(fd)
         for reason, lines in tail.reader.skipped.items():
             self.errors[reason] += lines - tail.counted.get(reason, 0)
         tail.counted = dict(tail.reader.skipped)

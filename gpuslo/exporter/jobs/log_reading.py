@@ -135,6 +135,20 @@ def restart_line(count: int, ts: float | None) -> Line:
     return (ts, f"gpuslo: container restarted (restart count {count})")
 
 
+def restart_marker(pod_log: bool, before: int | None, name: str,
+                   decoded: list[Line]) -> tuple[list[Line], int | None]:
+    """([restart_line] when `decoded` are the first lines of a container's new restart count —
+    its `<n>.log` (`name`) with n above `before`, the highest read so far — else [], and the
+    highest count read with these lines). Only a kubelet pod log (`pod_log`) has restart
+    counts. Pure."""
+    count = file_order(name)[0]
+    if not pod_log or not decoded or count >= NOT_A_RESTART:
+        return [], before
+    if before is None or count <= before:
+        return [], count if before is None else before
+    return [restart_line(count, decoded[0][0])], count
+
+
 def decode(raw: str, joiner: CriJoiner) -> list[Line]:
     """The physical lines one raw log line gives: a CRI record (partials joined per stream in
     `joiner`; nothing until the `F`) or a plain line. Each line of a joined message is dated by

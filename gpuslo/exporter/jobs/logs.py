@@ -64,7 +64,6 @@ import contextlib
 import glob
 import logging
 import os
-import stat
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -72,10 +71,10 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
+from gpuslo.config_file import open_regular_file
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.cri_log import CriJoiner, PodLogIdentity
 from gpuslo.exporter.jobs.log_reading import (
-    NOT_A_RESTART,
     ROTATED,
     Line,
     decode,
@@ -85,7 +84,7 @@ from gpuslo.exporter.jobs.log_reading import (
     jobs_of,
     read_log,
     recompute,  # noqa: F401 - re-exported
-    restart_line,
+    restart_marker,
 )
 from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
@@ -101,8 +100,6 @@ DEFAULT_SETTLE_S = 120.0
 STATE_DIR = "job_logs"
 CURSOR_VERSION = 1
 GpusFor = Callable[[PodLogIdentity | None], int | None]
-KINDS = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISSOCK, "a socket"),
-         (stat.S_ISCHR, "a device"), (stat.S_ISBLK, "a device"))
 
 
 @dataclass
@@ -283,7 +280,8 @@ class JobLogTailer:
                 data = b""
             text = data[:end].decode("utf-8", errors="replace")
             decoded = [line for raw in text.split("\n")[:-1] for line in decode(raw, tail.joiner)]
-            marker, restarts = self._restarted(tail, restarts, path.name, decoded)
+            marker, restarts = restart_marker(tail.identity is not None, restarts, path.name,
+                                             decoded)
             lines += marker + decoded
             seen[key] = {"name": path.name, "offset": entry["offset"] + end}
         if lines or seen != tail.files:
@@ -291,22 +289,15 @@ class JobLogTailer:
             self._commit(tail, lines, seen)
 
     def _open_regular(self, job: str, path: Path) -> Any:
-        """`path` opened for reading (a binary file object), or None when it is not a regular
-        file: a FIFO, socket or device matched by the glob would block the reading thread (a FIFO
-        open waits for a writer, a read for data) and with it every job, so it is stat'ed first
-        and never opened for reading, and opened without blocking, then checked again (it may
-        have been replaced between the two); counted as `not_regular_file` once per file and
-        logged once per `job`. Raises OSError (FileNotFoundError when it went away)."""
-        mode = os.stat(path).st_mode
-        if stat.S_ISREG(mode):
-            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-            mode = os.fstat(fd).st_mode
-            if stat.S_ISREG(mode):
-                return os.fdopen(fd, "rb")
-            os.close(fd)
-        kind = next((w for test, w in KINDS if test(mode)), "not a regular file")
-        self._error("not_regular_file", path, f"not a regular file ({kind}); not read", job)
-        return None
+        """`path` opened for reading (binary), or None when it is not a regular file
+        (`config_file.open_regular_file`: never opened, so a FIFO, socket or device matched by
+        the glob cannot block the reading thread and with it every job), counted as
+        `not_regular_file` once per file and logged once per `job`. Raises OSError
+        (FileNotFoundError when it went away)."""
+        handle, kind = open_regular_file(path)
+        if handle is None:
+            self._error("not_regular_file", path, f"not a regular file ({kind}); not read", job)
+        return handle
 
     def _error(self, reason: str, source: str | Path, message: str, job: str = "") -> None:
         """Count a file (or a job's files) that cannot be read under `reason`, once per source,
@@ -316,19 +307,6 @@ class JobLogTailer:
         self._counted.add((reason, str(source)))
         self.errors[reason] += 1
         self._warn_once(job or str(source), f"job log {str(source)!r}: {message}")
-
-    @staticmethod
-    def _restarted(tail: _Job, before: int | None, name: str,
-                   decoded: list[Line]) -> tuple[list[Line], int | None]:
-        """([restart_line] when `decoded` are the first lines of a container's new restart
-        count — its `<n>.log` with n above `before`, the highest read so far — else [], and the
-        highest count read with these lines)."""
-        count = file_order(name)[0]
-        if tail.identity is None or not decoded or count >= NOT_A_RESTART:
-            return [], before
-        if before is None or count <= before:
-            return [], count if before is None else before
-        return [restart_line(count, decoded[0][0])], count
 
     def _commit(self, tail: _Job, lines: list[Line], files: dict[str, dict[str, Any]]) -> None:
         """Append `lines` to the job's .lines (synced), then write its cursor atomically, then

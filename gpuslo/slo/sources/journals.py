@@ -16,12 +16,11 @@ its `job_start` names the job and node (else the file's stem and parent director
 
 from __future__ import annotations
 
-import os
-import stat
 from pathlib import Path
 
 import pandas as pd
 
+from gpuslo.config_file import open_regular_file
 from gpuslo.errors import InputError
 from gpuslo.goodput.journal import parse_journal
 from gpuslo.slo.frames import Frames, empty, make_frame
@@ -64,19 +63,14 @@ def allocations_from_events(job_events: pd.DataFrame) -> pd.DataFrame:
 
 def read_journal_bytes(path: Path) -> bytes | None:
     """The bytes of the journal at `path`, or None when it is not a regular file (a FIFO named
-    `*.jsonl` is refused after `stat`, without being opened; the open is `O_NONBLOCK` anyway).
+    `*.jsonl` is refused after `stat`, without being opened: `config_file.open_regular_file`).
     Raises InputError when it cannot be read."""
     try:
-        if not stat.S_ISREG(os.stat(path).st_mode):
+        handle, _ = open_regular_file(path)
+        if handle is None:
             return None
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            with os.fdopen(os.dup(fd), "rb") as handle:
-                return handle.read()
-        finally:
-            os.close(fd)
+        with handle:
+            return handle.read()
     except OSError as error:
         raise InputError(str(path), f"cannot read journal: {error}") from None
 
