@@ -6,6 +6,7 @@ NVIDIA/gpu-operator#610, bottlerocket-kernel-kit#142, data-infra/cube-studio#29)
 
     [Jul 23 2024 07:53:55] [ERROR] [tid 841] detected NVSwitch fatal error 20034 on fid 0 on
         NVSwitch pci bus id 00000000:86:00.0 physical id 3 port 33            (one line)
+    [ERROR] not all local fabric manager instances finished their configuration  (quoted bare)
     [Feb 25 2025 13:59:45] [INFO] [tid 1803] Received an inband message:  Message header ...
     Message payload details:Team release request: ...                       (continuation)
     May 16 15:10:22 host nv-fabricmanager[29850]: [May 16 2025 15:10:21] [INFO] [tid 30042] ...
@@ -39,6 +40,13 @@ _FILE_LINE = re.compile(
     r"\[tid (\d{1,12})\] ?(.*)$",
     re.IGNORECASE,
 )
+# A record quoted without its stamp and thread id, `[ERROR] failed to configure all the available
+# GPUs or NVSwitches` (fresh16 case 1812, lines quoted in a pull request): a bracketed level is
+# common to many logs, so such a line is FM's only when its message names FM or an NVSwitch.
+_BARE_LINE = re.compile(
+    r"\[(INFO|WARNING|WARN|ERROR|FATAL|CRITICAL|DEBUG|NOTICE)\] (.*)$", re.IGNORECASE
+)
+_FM_NAMES = re.compile(r"fabric[ -]?manager|NVSwitch|\bFM instances?\b", re.IGNORECASE)
 _SWITCH_ERROR = re.compile(
     r"detected NVSwitch (fatal|non-fatal|nonfatal) error (\d{1,6})"
     r"(?: on (?:fid|NodeId) (\d{1,6}))?(?: on NVSwitch pci bus id ([0-9a-fA-F:.]{7,20}))?"
@@ -91,7 +99,10 @@ def _stamp(groups: tuple[str, ...]) -> float | None:
 def _own(number: int, text: str, unit: str) -> LogRecord | None:
     """A record in FM's own `[stamp] [LEVEL] [tid N] message` format, None when not one."""
     if (match := _FILE_LINE.match(text)) is None:
-        return None
+        bare = _BARE_LINE.match(text)
+        if bare is None or _FM_NAMES.search(bare.group(2)[:4096]) is None:
+            return None
+        return LogRecord(number, 1, bare.group(1).upper(), unit, None, bare.group(2).strip())
     groups = match.groups()
     return LogRecord(number, 1, groups[6].upper(), unit, _stamp(groups), groups[8].strip(),
                      tid=int(groups[7]))

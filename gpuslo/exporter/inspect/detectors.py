@@ -25,6 +25,7 @@ from gpuslo.exporter.evidence.nvidia_smi.proc import parse_nvml_errors
 from gpuslo.exporter.evidence.nvidia_smi.query import parse_query
 from gpuslo.exporter.evidence.nvidia_smi.table import looks_like_table
 from gpuslo.exporter.evidence.slurm import GRES_SHORTFALL, looks_like_scontrol_node
+from gpuslo.exporter.inspect.split import without_prompt
 
 __all__ = [
     "is_nvml_error_line",
@@ -103,8 +104,13 @@ def is_nvml_error_line(line: str) -> bool:
 def looks_like_nvml_error(text: str) -> bool:
     """What NVML itself prints: error messages (every line an NVML error, and not only
     device-handle errors, which alone are `nvidia-smi -q`'s output for that GPU), or the GPU
-    list of `nvidia-smi -L` with or without error lines among its GPU lines."""
-    return list_shape(text, is_nvml_error_line)[0] or proc.looks_like_nvml_error(text)
+    list of `nvidia-smi -L` with or without error lines among its GPU lines; also below the
+    command that printed them (`split.without_prompt`: `nvidia-smi` pasted above its one-line
+    failure, fresh16 case 1804), which the reader skips the same way."""
+    if list_shape(text, is_nvml_error_line)[0] or proc.looks_like_nvml_error(text):
+        return True
+    bare = without_prompt(text[:65536]) if len(text) <= 65536 else None
+    return bare is not None and proc.looks_like_nvml_error(bare)
 
 
 def looks_like_slurm_node(text: str) -> bool:

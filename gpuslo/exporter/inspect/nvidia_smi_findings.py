@@ -6,6 +6,7 @@ driver could not read, GPUs missing against the expected count, error lines, and
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
@@ -219,12 +220,49 @@ def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
     ]
 
 
+def gpu_key(status: GpuStatus) -> tuple | None:
+    """The identity one GPU keeps from sample to sample: its UUID, else its PCI bus id, else its
+    index (None when the output names it by none of these)."""
+    if status.uuid:
+        return ("uuid", status.uuid.upper())
+    if status.pci_bus_id:
+        return ("pci", status.pci_bus_id)
+    return ("index", status.index) if status.index is not None else None
+
+
+def distinct_gpus(gpus: tuple[GpuReading, ...]) -> tuple[GpuReading, ...]:
+    """One reading per GPU, in first-seen order, the latest sample of each: rows or blocks that
+    repeat one GPU's identity (`gpu_key`) are that GPU sampled over time (`nvidia-smi
+    --query-gpu=... --format=csv -l 1`, fresh16 case 1818: index 0 thirteen times is one GPU,
+    not thirteen; nvidia-smi(1): `-l` repeats the query every N seconds). A GPU with no
+    identity is its own."""
+    latest: dict = {}
+    for number, gpu in enumerate(gpus):
+        latest[gpu_key(gpu.status) or ("row", number)] = gpu
+    return tuple(latest.values())
+
+
+def _sampled_findings(kind: str, gpus: tuple[GpuReading, ...]) -> list[Finding]:
+    """`gpu_findings` of every sample, without repeats: a (class, signal, reason) problem a
+    later sample of one GPU (`gpu_key`) shows again is already its first sample's finding."""
+    shown: dict = {}
+    out = []
+    for number, gpu in enumerate(gpus):
+        seen = shown.setdefault(gpu_key(gpu.status) or ("row", number), set())
+        found = gpu_findings(kind, gpu)
+        out += [f for f in found if (f.class_, f.signal, f.reason) not in seen]
+        seen.update((f.class_, f.signal, f.reason) for f in found)
+    return out
+
+
 def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | None) -> list[Finding]:
     """Every finding for one nvidia-smi output (pure). Empty when the output held no GPU and no
-    error: the caller reports that as nothing recognised (unknown)."""
-    out: list[Finding] = []
-    for gpu in reading.gpus:
-        out += gpu_findings(kind, gpu)
+    error: the caller reports that as nothing recognised (unknown). Every sample of a GPU is
+    judged (a fault in any one is found); counts are of distinct GPUs (`distinct_gpus`)."""
+    out = _sampled_findings(kind, reading.gpus)
+    gpus = distinct_gpus(reading.gpus)
+    if len(gpus) < len(reading.gpus):
+        reading = replace(reading, gpus=gpus)
     out += missing(kind, reading, expect_gpus)
     out += cut_finding(kind, reading)
     out += faults_not_shown(kind, reading)

@@ -47,6 +47,15 @@ STARTS = re.compile(
 CAPTURE_STARTS = re.compile(
     r"(?:=+NVSMI LOG=+\s*$|<\?xml\b|NVRM version:|\w{3} \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\s*$)"
 )
+# The line with which nvidia-smi ends when NVML cannot start or sees no GPU (nvidia-smi(1), NVML
+# nvmlErrorString): it prints that one line (and, from the 5xx drivers, "NVML library version: X"
+# after a version mismatch) and exits, so what follows is another command's output (fresh16 case
+# 1804: `ubuntu-drivers devices` pasted under it with no blank line). It ends its paragraph.
+NVML_LAST = re.compile(
+    r"^[ \t]*(?:Failed to initialize NVML: [^\n]{1,200}|NVIDIA-SMI has failed because [^\n]{1,400}"
+    r"|No devices were found)[ \t]*$"
+)
+NVML_VERSION = re.compile(r"^[ \t]*NVML library version:[ \t]*\S+[ \t]*$")
 # A table's rule line: only `+`, `-`, `=`, `|` and spaces.
 RULE_LINE = re.compile(r"^[\s+=|-]*[+=-][\s+=|-]*$")
 # The line that closes a document (`</nvidia_smi_log>`, unindented): it ends a paragraph and is
@@ -128,24 +137,29 @@ def runs(
 ) -> tuple[list[int], list[list[list[int]]]]:
     """(indexes of the system-log lines, the runs of other lines between log lines, each cut
     into paragraphs at blank lines, at `STARTS` and after `CLOSING`; with `transcript`, a
-    `COMMAND_PROMPT` line is a paragraph of its own: each command's output is a paragraph)."""
+    `COMMAND_PROMPT` line is a paragraph of its own: each command's output is a paragraph; an
+    `NVML_LAST` line, with the `NVML_VERSION` line right after it, ends its paragraph)."""
     log: list[int] = []
     out: list[list[list[int]]] = []
-    in_run = gap = False
+    in_run = gap = nvml_end = False
     for index, line in enumerate(lines):
         if LOG_LINE.match(line):
             log.append(index)
             in_run = False
         elif line.strip():
-            prompt = transcript and len(line) <= 4096 and is_command_prompt(line)
+            short = len(line) <= 4096
+            prompt = transcript and short and is_command_prompt(line)
             if not in_run:
                 out.append([])
-            if not in_run or gap or prompt or STARTS.match(line):
+            version = nvml_end and short and NVML_VERSION.match(line) is not None
+            if not in_run or (gap and not version) or prompt or STARTS.match(line):
                 out[-1].append([])
             out[-1][-1].append(index)
-            in_run, gap = True, prompt or CLOSING.match(line) is not None
+            nvml_end = short and NVML_LAST.match(line) is not None
+            in_run = True
+            gap = prompt or nvml_end or version or CLOSING.match(line) is not None
         else:
-            gap = True
+            gap, nvml_end = True, False
     return log, out
 
 
