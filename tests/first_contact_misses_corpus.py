@@ -161,4 +161,13 @@ CORPUS_MISSES = {
     # group (1717); a non-GPU device's narrowed PCIe link is a warn on that device (1706).
     # Nothing left.
     ("corpus", "fresh15"): set(),
+    # Sixteenth fresh batch (16 cases from issue threads and a vendor page, 1801-1820 with gaps):
+    # 12/16 on first contact (2026-12-07, e97fb08; tests/data/first_contact/
+    # corpus_fresh16_2026-12-07.txt). Read right since (tests/inspect/test_fresh16_classes.py): an
+    # ibstat/ibstatus block whose indentation was lost keeps its port fields (1803); nvidia-smi's
+    # one-line NVML failure (driver/library version mismatch) ends that command's output and is
+    # read below it (1804); Fabric Manager's bare-level "failed to configure" / "config error"
+    # lines are FM failed (1812); CSV samples of one GPU repeated are one GPU (1818).
+    # Nothing left.
+    ("corpus", "fresh16"): set(),
 }
