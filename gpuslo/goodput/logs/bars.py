@@ -146,3 +146,25 @@ def opening_draw(prog: Any) -> bool:
     roles = matcher.reading.roles
     return all(roles[i].role in _BAR_ROLES or f.unit == "%" for i, f in enumerate(tpl.fields)
                if i in roles)
+
+
+PER_CALL_TOTALS = 3  # distinct totals a family of finished bars shows at least (`per_call`)
+
+
+def per_call(progress: list[Any]) -> set[str]:
+    """Bar families that are one loop a bar: every draw is a finished bar (n = N), at least
+    `PER_CALL_TOTALS` different N, and no N drawn by half the bars (TrackNetV4 calls Keras 3's
+    `fit` once per video clip: `15/15 ━━━ 1s 53ms/step`, `18/18 …`, `183/183 …`, each bar printed
+    once when its loop ends, fresh16 S03). Their counter is no run-wide step and no N is the
+    training's usual one: each bar is a whole loop, none another loop's. A family whose bars are
+    seen mid-way (n < N), or whose bars mostly share one N (Keras's `100/100` each epoch, an
+    evaluation's `20/20` between), is not one."""
+    totals: dict[str, list[int]] = {}
+    unfinished: set[str] = set()
+    for p in progress:
+        if p.bar and p.total is not None:
+            totals.setdefault(p.family, []).append(p.total)
+            if p.printed != p.total:
+                unfinished.add(p.family)
+    return {f for f, ns in totals.items() if f not in unfinished
+            and len(set(ns)) >= PER_CALL_TOTALS and 2 * max(map(ns.count, set(ns))) < len(ns)}

@@ -181,6 +181,10 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
                      f"length: steps are the counter as printed ({first.printed}..{last.printed}"
                      f" in epochs {first.epoch}..{last.epoch}); the job-wide count "
                      f"{first.glob}..{last.glob} (global_first/last) rests on an estimated length")
+    if info.get("per_call"):
+        notes.append(f"{info['per_call']} finished progress bars of varying totals, one loop each "
+                     "(a fit per file or clip): no run-wide step is printed; steps count their "
+                     "batches in order")
     if info.get("other_bars"):
         notes.append(f"{info['other_bars']} progress bar line(s) with another total "
                      "(evaluation or data bars) were not read as training steps")

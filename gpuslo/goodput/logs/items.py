@@ -224,6 +224,8 @@ class _Grouper:
         if phase == "closes" and (self.restore is None or self.restore.ended):
             return  # no load begun since the last progress: the end of a fresh initialisation
         step = _int(d.get("step"))
+        nxt = _int(d.get("next"))  # the first step the resumed loop runs: the one before it
+        step = nxt - 1 if step is None and nxt else step  # was restored
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)
             step = line_path_step(o.text, d["path"], self.patterns) if step is None else step

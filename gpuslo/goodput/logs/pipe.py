@@ -47,7 +47,9 @@ MAX_KV_LINE = 300  # characters of a line that holds one key and its value
 _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
                       r"|^\s*[A-Za-z_][\w/.-]{0,60}:\s*$")
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
-_DANGLING = re.compile(r"[:=]\s*$")
+# (a banner ruled with `=` signs, `======== Epoch 2 ========` above a Keras 3 bar, ends in a rule,
+# not a key: fresh16 S03)
+_DANGLING = re.compile(r"(?:^|[^=])[:=]\s*$")
 _VALUE_START = re.compile(r"^[-+]?\d")
 _CELL = re.compile(r"^\[?\s*[-+]?(?:\d[\d,]*(?:\.\d+)?(?:[eE][-+]?\d+)?|nan|NaN|inf)\s*\]?"
                    r"[A-Za-z%]{0,3}$")

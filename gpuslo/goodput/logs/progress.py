@@ -6,7 +6,9 @@ time (pure).
 1. Other loops and no steps: a bar's opening draw at 0 that says no iteration was timed yet
    (`0/3746 [00:00<?, ?it/s]`) and carries nothing else is its creation, not a step
    (`bars.opening_draw`). Within one bar family, records whose total is not the family's usual
-   total are another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`).
+   total are another loop's bar (evaluation, prediction) and are left out (`info["other_bars"]`),
+   unless the family is one loop a bar (`bars.per_call`: finished bars of varying N, a Keras
+   `fit` per clip): then each bar is kept, its steps counted on from the bars before it.
 2. Epochs: a per-epoch counter takes the epoch printed on its line, else the last epoch marker's
    (`Epoch 96/100` above a Keras bar) unless it kept rising where the marker's epoch changed
    (a job-wide bar under epoch lines). Where its records span two or more epochs, or a save or
@@ -63,7 +65,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bars import inner_total, now_and_then, opening_draw
+from gpuslo.goodput.logs.bars import inner_total, now_and_then, opening_draw, per_call
 from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
@@ -162,12 +164,18 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     resetting = reset_at_markers(progress, markers)  # a per-epoch counter with no N
     base = epoch_base(progress, [e for _, e in markers])
     untotalled = Untotalled(progress)
+    calls = per_call(progress)  # one loop a bar: steps are its batches in order (`bars`)
+    done: dict[str, int] = {}  # per-call family -> the batches of its bars before
     out: list[Record] = []
     built: list[Record] = []  # records whose job-wide count was built from their epoch
     k, context = 0, None
     for p in progress:
         while k < len(markers) and markers[k][0] < p.seq:
             context, k = markers[k][1], k + 1
+        if p.family in calls and p.bar and p.total is not None:
+            out.append(Record(p, done.get(p.family, 0) + p.printed, None))
+            done[p.family] = done.get(p.family, 0) + p.total
+            continue
         if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total) or (
                 opening_draw(p)):  # (a bar's creation, before any step: `bars`)
             continue
@@ -198,10 +206,11 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     markers; `named`: the steps save/restore lines name (`epochs.named_steps`). Returns the
     records and counts (`other_bars`, `duplicates`)."""
     records = _globals(progress, epochs, named or [])
+    calls = per_call(progress)
     number_bars(records)  # a bar's in-epoch n numbered by the trainer's line glued to it
     info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
                                                                   if r.prog.bar),
-            "duplicates": 0}
+            "duplicates": 0, "per_call": sum(1 for p in progress if p.family in calls)}
     kept: list[Record] = []
     carry = 0.0  # line_s of the duplicates since the last kept record: part of the next step
     for rec in records:
