@@ -27,7 +27,9 @@ from difflib import SequenceMatcher
 
 SIMILAR = 0.8
 PREFIX = 24  # characters of the first opening line a record must start with to be compared
+MAX_STARTUP = 64  # start-up lines kept (records before the first progress record)
 MAX_REOPENED = 1000  # places kept (a log printing its first line thousands of times is a loop)
+_TRACEBACK = "Traceback (most recent call last)"
 _DIGITS = re.compile(r"\d+")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -43,6 +45,7 @@ class Reopened:
     prev_ts: float | None
     text: str = ""
     pair: bool = False
+    at: int = 0  # the start-up line it prints again (0: the first)
 
 
 def same(a: str, b: str) -> bool:
@@ -61,37 +64,65 @@ class Opening:
     """See the module docstring."""
 
     def __init__(self) -> None:
-        self.first: str | None = None
-        self.second: str | None = None
-        self.closed = False  # the opening's two lines are known, or cannot be
+        self.startup: list[str] = []  # the start-up lines, in order (at most `MAX_STARTUP`)
         self.seqs: tuple[int, int] = (0, 0)  # the seqs of the first and the second line
         self.found: list[Reopened] = []
-        self._last: Reopened | None = None  # the place the record before this one opened
+        self._index: dict[str, list[int]] = {}  # a start-up line's prefix -> its places
+        self._stepped = False  # a progress record was seen: the start-up is over
+        self._run: tuple[int, int] | None = None  # (seq, start-up index) the last record printed
+        self._traceback = False  # inside a Python traceback's frames
+
+    @property
+    def first(self) -> str | None:
+        return self.startup[0] if self.startup else None
+
+    @property
+    def second(self) -> str | None:
+        return self.startup[1] if len(self.startup) > 1 else None
 
     def see(self, text: str, line: int, seq: int, ts: float | None,
-            prev_ts: float | None, marker: bool) -> None:
-        """One record, read the slow way; `marker`: it was read as an epoch marker."""
-        last, self._last = self._last, None
-        if not self.closed:
-            self._open(text, seq, marker)
+            prev_ts: float | None, marker: bool, stepped: bool = False) -> None:
+        """One record, read the slow way; `marker`: it was read as an epoch marker; `stepped`:
+        as a progress record (the start-up ends at the first)."""
+        run, self._run = self._run, None
+        if stepped:
+            self._stepped = True
+        if marker and not self.startup:
+            self._stepped = True  # the log opens with an epoch marker: no start-up lines
+        if self._in_traceback(text) or stepped or not _LETTER.search(text):
             return
-        if last is not None and last.seq == seq - 1 and same(self.second or "", text):
-            last.pair = True
-        first = self.first or ""
-        if text[:PREFIX] == first[:PREFIX] and len(self.found) < MAX_REOPENED and same(
-                first, text):
-            self._last = Reopened(line, seq, ts, prev_ts, text[:300])
-            self.found.append(self._last)
+        at = self._match(text)
+        if run is not None and run[0] == seq - 1 and run[1] + 1 in at:
+            self._run = (seq, run[1] + 1)  # the start-up printed on, in order
+            if self.found and self.found[-1].seq == seq - 1:
+                self.found[-1].pair = True
+            return
+        if at:
+            self._run = (seq, at[0])
+            if len(self.found) < MAX_REOPENED:
+                self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0]))
+        elif not self._stepped and len(self.startup) < MAX_STARTUP:
+            self._index.setdefault(text[:PREFIX], []).append(len(self.startup))
+            self.startup.append(text)
+            if len(self.startup) <= 2:
+                self.seqs = (self.seqs[0] or seq, seq if len(self.startup) == 2 else 0)
 
-    def _open(self, text: str, seq: int, marker: bool) -> None:
-        if self.first is None:
-            if marker:
-                self.closed = True  # the log opens with an epoch marker: no opening lines
-            elif _LETTER.search(text):
-                self.first, self.seqs = text, (seq, 0)
-            return
-        self.closed = True
-        if not marker and _LETTER.search(text) and not same(self.first, text):
-            self.second, self.seqs = text, (self.seqs[0], seq)
-        else:
-            self.first = None  # no second line: nothing is looked for
+    def places(self) -> list[Reopened]:
+        """The places a start-up is printed again: two of its lines in order (`pair`), or its
+        first line alone."""
+        return [p for p in self.found if p.pair or p.at == 0]
+
+    def _in_traceback(self, text: str) -> bool:
+        """Whether `text` belongs to a Python traceback (its header, its indented frames and the
+        exception line that ends it): a chained traceback prints the same frames again, which
+        are no start-up (fresh14 Q19)."""
+        if text.startswith(_TRACEBACK):
+            self._traceback = True
+        elif self._traceback and not text[:1].isspace():
+            self._traceback = False  # the exception line, the traceback's last
+            return True
+        return self._traceback
+
+    def _match(self, text: str) -> list[int]:
+        """The start-up lines `text` prints again (their indices, in order)."""
+        return [k for k in self._index.get(text[:PREFIX], ()) if same(self.startup[k], text)]

@@ -106,7 +106,8 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
         cut = after is not None and after.pair and after.seq == place.seq + 1 and (
             place.ts is not None and after.ts is not None and after.ts > place.ts)
         stamped = place.ts is not None and place.prev_ts is not None
-        if not (place.pair or cut) or (stamped and place.ts - place.prev_ts < GAP_S):
+        inside = place.ts is None and place.prev_ts is not None  # a stamped record's tail
+        if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
             later_launch = False
             continue
         verdict = _followed(items, progress, place, after, epochs)
