@@ -1,14 +1,24 @@
-"""The script's opening lines printed again: where a log may have been launched again (pure).
+"""The script's start-up lines printed again: where a log may have been launched again (pure).
 
-`Opening.see(text, line, seq, ts, prev_ts)` is fed every record the reader reads the slow way
-(progress lines the fast path takes are never opening lines). The log's opening is its first two
-records with a letter (`first`, `second`; an epoch marker opens none); whether they are lines
-of the loop (a progress template that recurs) is judged later, with the records
-(`relaunch.reopenings`); a later record that prints the first again (`same`) is kept as a
-`Reopened`, with `pair` True when the record right after it prints the second again (the
-script's first two lines in the same order). Whether one is a relaunch is decided with the
-items around it (`relaunch.reopenings`): this only finds the places, at the cost of a prefix
-test per record.
+`Opening.see(text, line, seq, ts, prev_ts, marker, stepped)` is fed every record the reader
+reads the slow way (progress lines the fast path takes are never start-up lines). A training
+script's start-up (its banner, configuration or parameter block, opening notices, load line)
+is a template printed once a launch, before its loop: the start-up lines are the records with a
+letter before the first progress record (`startup`, at most `MAX_STARTUP`; the log's first two
+are `first` and `second`, their seqs `seqs`; a log that opens with an epoch marker has none).
+A later record that prints start-up line k again (`same`) is kept as a `Reopened` (`at` k), with
+`pair` True when the record right after it prints line k+1 (two start-up lines again, in
+order); a run printing the block on is one place. Kept (`places`): the pairs, and the first
+line printed again alone. Not start-up lines, nor places: a Python traceback's header, indented
+frames and exception line (a chained traceback, or several pool workers', prints the same
+frames again: fresh14 Q19). Whether a place is a relaunch is decided with the items around it
+(`relaunch.reopenings`): this only finds the places, at the cost of a dict look-up per record.
+The pair anywhere in the start-up, not only its first two lines, is from fresh14: Q01's two
+notices (`trained model saved at :…`, `best model saved at :…`, so alike that the old rule took
+them for one line printed twice) printed again 15 s later; Q05's configuration block printed
+again without its first line (`Loaded configuration from …` is printed once a kernel); Q08's
+`Parameters:` and its dictionary before `Training epoch: 0` again; Q19's unstamped `Device:` ..
+`Training window:` block printed before each `Resuming from checkpoints/best.pt`.
 
 `same(a, b)`: the same line printed again: the same numbers in the same order (a relaunch prints
 its own banner and configuration; a loop's status lines carry the iteration's numbers, `Epoch 2`

@@ -11,8 +11,8 @@ Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
 another wording. Epoch markers printed again are `items._Grouper._header_again`'s.
 
-`reopenings(items, parsed) -> items`: the script's opening printed again (`opening.Opening`
-finds the places: its first two lines again, in order, numbers and all) is a relaunch where a
+`reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
+finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
 new launch follows (`_launches`: a restore, or a counter or epoch that does not go on from
 where it was; or, with nothing after it, where the log never stepped before). Each becomes a
 `relaunch` mark, one restart each (the walk: with no stop line open, one interruption of unknown
@@ -22,7 +22,9 @@ cut after its first line) and fresh12 O19 (a framed banner again 16 s after a pi
 in its second stage). A rule that read any line printed again as a relaunch read the status
 lines of eleven other logs so; the guards (the log's own first two lines, their numbers, the
 gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
-over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out.
+over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out. A place with no
+stamp right after a stamped record is that record's tail, never a new process (another
+program's configuration dump after training, its first line differing: fresh14 Q04).
 """
 
 from __future__ import annotations
@@ -90,9 +92,10 @@ def _told(rest: list[Any], stepped: bool) -> bool:
 
 def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
               epochs: list[tuple[int, int | None]]) -> list[Reopened]:
-    """The places that begin a launch: the opening's two lines printed again (`pair`), or its
-    first line alone right before such a place, stamped apart (a launch cut after its first
-    line), at least `GAP_S` after the line before when stamped; and then a launch shown by
+    """The places that begin a launch: two start-up lines printed again in order (`pair`), or
+    the first alone right before such a place, stamped apart (a launch cut after its first
+    line), at least `GAP_S` after the line before when stamped and never an unstamped line
+    after a stamped one (its record's tail); and then a launch shown by
     what follows before the next place: a restore, a counter or an epoch that is not above the
     last one before it (the run began again), or the next place being a launch too. With
     nothing between it and the log's end, or the next place, it is one only where no progress

@@ -3,7 +3,8 @@
 `learn_shapes(texts) -> list[StampShape]` looks at the head of each sample record for a date and
 time in any common layout (`2024-04-06 02:59:36`, `10/17/2025 16:31:56`, `[05/10 04:48:34]`,
 `24-02-24T13:38:44`, `2017-09-26:07:44:49` (MXNet's and Sockeye's datefmt), `Dec  4 16:38:00`,
-`[05:19:47.352788]`, `INFO 09-15 14:42:21`) and has
+`[05:19:47.352788]`, `INFO 09-15 14:42:21`, torchlight's `[03.24.23|09:56:11]`, date and
+time joined by a bar: ST-GCN, fresh14 Q08) and has
 python-dateutil (a well-kept general parser) read one example of each layout, to learn which
 digits are the year, month and day and whether the day comes first. Each layout becomes one
 compiled regex with named groups, so per record the work is one `search` on the head and
