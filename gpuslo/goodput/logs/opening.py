@@ -4,15 +4,20 @@
 reads the slow way (progress lines the fast path takes are never start-up lines). A training
 script's start-up (its banner, configuration or parameter block, opening notices, load line)
 is a template printed once a launch, before its loop: the start-up lines are the records with a
-letter before the first progress record (`startup`, at most `MAX_STARTUP`; the log's first two
-are `first` and `second`, their seqs `seqs`; a log that opens with an epoch marker has none).
+letter before the first progress record, and that record itself (`startup`, at most
+`MAX_STARTUP`; a configuration dump a learnt template reads as a step, `'epochs': 100,
+'batch_size': 32`, is the second line of fresh13 P04's start-up; the log's first two are
+`first` and `second`, their seqs `seqs`; a log that opens with an epoch marker has none).
 A later record that prints start-up line k again (`same`) is kept as a `Reopened` (`at` k), with
 `pair` True when the record right after it prints line k+1 (two start-up lines again, in
-order); a run printing the block on is one place. Kept (`places`): the pairs, and the first
-line printed again alone. Not start-up lines, nor places: a Python traceback's header, indented
-frames and exception line (a chained traceback, or several pool workers', prints the same
-frames again: fresh14 Q19). Whether a place is a relaunch is decided with the items around it
-(`relaunch.reopenings`): this only finds the places, at the cost of a dict look-up per record.
+order); a run printing the block on is one place, and so are later start-up lines printed
+again, other lines between, before any progress (Lightning's relaunch prints its AMP line, a
+restore, then `LOCAL_RANK: 0 …` and its parameter table again: shared h200). Kept (`places`):
+the pairs, and the first line printed again alone. Not start-up lines, nor places: a Python
+traceback's header, indented frames and exception line (a chained traceback, or several pool
+workers', prints the same frames again: fresh14 Q19). Whether a place is a relaunch is decided
+with the items around it (`relaunch.reopenings`): this only finds the places, at the cost of a
+dict look-up per record.
 The pair anywhere in the start-up, not only its first two lines, is from fresh14: Q01's two
 notices (`trained model saved at :…`, `best model saved at :…`, so alike that the old rule took
 them for one line printed twice) printed again 15 s later; Q05's configuration block printed
@@ -80,6 +85,7 @@ class Opening:
         self._index: dict[str, list[int]] = {}  # a start-up line's prefix -> its places
         self._stepped = False  # a progress record was seen: the start-up is over
         self._run: tuple[int, int] | None = None  # (seq, start-up index) the last record printed
+        self._high: int | None = None  # the highest start-up line printed again since a place
         self._traceback = False  # inside a Python traceback's frames
 
     @property
@@ -95,27 +101,44 @@ class Opening:
         """One record, read the slow way; `marker`: it was read as an epoch marker; `stepped`:
         as a progress record (the start-up ends at the first)."""
         run, self._run = self._run, None
-        if stepped:
-            self._stepped = True
         if marker and not self.startup:
             self._stepped = True  # the log opens with an epoch marker: no start-up lines
-        if self._in_traceback(text) or stepped or not _LETTER.search(text):
+        if self._in_traceback(text) or not _LETTER.search(text):
+            self._step(stepped)
             return
         at = self._match(text)
         if run is not None and run[0] == seq - 1 and run[1] + 1 in at:
             self._run = (seq, run[1] + 1)  # the start-up printed on, in order
+            self._high = max(self._high or 0, run[1] + 1)
             if self.found and self.found[-1].seq == seq - 1:
                 self.found[-1].pair = True
-            return
-        if at:
-            self._run = (seq, at[0])
+        elif stepped:
+            if not at and not self._stepped:
+                self._keep(text, seq)  # the first progress record: the start-up's last line
+        elif on := [k for k in at if self._high is not None and k > self._high]:
+            self._run, self._high = (seq, on[0]), on[0]  # later start-up lines, others between
+        elif at:
+            self._run, self._high = (seq, at[0]), at[0]
             if len(self.found) < MAX_REOPENED:
                 self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0]))
-        elif not self._stepped and len(self.startup) < MAX_STARTUP:
-            self._index.setdefault(text[:PREFIX], []).append(len(self.startup))
-            self.startup.append(text)
-            if len(self.startup) <= 2:
-                self.seqs = (self.seqs[0] or seq, seq if len(self.startup) == 2 else 0)
+        elif not self._stepped:
+            self._keep(text, seq)
+            self._high = None  # a new start-up line: no launch printed again is open
+        self._step(stepped)
+
+    def _keep(self, text: str, seq: int) -> None:
+        """`text` (record `seq`) is a start-up line."""
+        if len(self.startup) >= MAX_STARTUP:
+            return
+        self._index.setdefault(text[:PREFIX], []).append(len(self.startup))
+        self.startup.append(text)
+        if len(self.startup) <= 2:
+            self.seqs = (self.seqs[0] or seq, seq if len(self.startup) == 2 else 0)
+
+    def _step(self, stepped: bool) -> None:
+        """After a progress record the start-up is over, a launch's included."""
+        if stepped:
+            self._stepped, self._high = True, None
 
     def places(self) -> list[Reopened]:
         """The places a start-up is printed again: two of its lines in order (`pair`), or its
