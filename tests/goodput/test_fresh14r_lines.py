@@ -171,3 +171,31 @@ def test_a_stamped_records_tail_printed_again_is_no_relaunch() -> None:
     lines = (q04_dump("16:04:40", "task2_train_fasterrcnn.py", 30) + epochs
              + q04_dump("19:14:54", "task2_inference_fasterrcnn.py", 31))
     assert read(lines)["restarts"] == []
+
+
+# -- a profiler's stage lines printed twice an epoch, the first time before any progress (R10) ---
+def r10_epoch(epoch: int, minute: int) -> list[str]:
+    stage = "STAGE:2025-04-07 10:{:02d}:{:02d} 22264:22264 ActivityProfilerController.cpp:{}] " \
+            "Completed Stage: {}"
+    block = [(314, "Warm Up"), (320, "Collection"), (324, "Post Processing")]
+    lines = [stage.format(minute, 46 + k // 2, code, name) for k, (code, name) in enumerate(block)]
+    lines += [stage.format(minute + 2, 32 + k // 2, code, name)
+              for k, (code, name) in enumerate(block)]
+    return lines + [f"Epoch {epoch} |             Train Loss: {11.2338 - epoch / 3:.4f} | Token "
+                    "Acc: 0.0490 | Seq Acc: 0.0000 |             Val Loss: 10.9681 | Token Acc: "
+                    "0.0660 | Seq Acc: 0.0000"]
+
+
+R10_START = ["start load training data...", "finish load training data...", "start training...",
+             "No checkpoint found, starting fresh training.", "Starting Training From Epoch 0"]
+
+
+def test_a_profilers_stage_lines_printed_every_epoch_are_no_relaunch() -> None:
+    # negative: the stage block is the loop's, printed again before the first epoch's line
+    lines = R10_START + [line for e in range(5) for line in r10_epoch(e, 29 + 4 * e)]
+    assert read(lines)["restarts"] == []
+
+
+def test_a_loops_header_before_a_counter_gone_back_is_a_relaunch() -> None:
+    lines = R10_START + [line for e in range(4) for line in r10_epoch(e, 29 + 4 * e)]
+    assert len(read(lines + r10_epoch(0, 49) + r10_epoch(1, 53))["restarts"]) == 1

@@ -30,6 +30,7 @@ program's configuration dump after training, its first line differing: fresh14 Q
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore
@@ -90,6 +91,9 @@ def _told(rest: list[Any], stepped: bool) -> bool:
     return False
 
 
+LOOP_PLACES = 2  # a start-up line printed again this often with the loop going on after it
+
+
 def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
               epochs: list[tuple[int, int | None]]) -> list[Reopened]:
     """The places that begin a launch: two start-up lines printed again in order (`pair`), or
@@ -100,22 +104,31 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     last one before it (the run began again), or the next place being a launch too. With
     nothing between it and the log's end, or the next place, it is one only where no progress
     came before (a launch that never stepped, launched again: fresh12 O19). A place followed
-    by progress that goes on is a status line of the loop, not a launch."""
-    chosen: list[Reopened] = []
-    later_launch = False
-    for k in range(len(places) - 1, -1, -1):
-        place = places[k]
+    by progress that goes on is a status line of the loop, not a launch; and a start-up line
+    printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
+    lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
+    are launches only where the run visibly began again (a restore, a counter gone back)."""
+    verdicts: list[tuple[Reopened, str | None]] = []
+    for k, place in enumerate(places):
         after = places[k + 1] if k + 1 < len(places) else None
         cut = after is not None and after.pair and after.seq == place.seq + 1 and (
             place.ts is not None and after.ts is not None and after.ts > place.ts)
         stamped = place.ts is not None and place.prev_ts is not None
         inside = place.ts is None and place.prev_ts is not None  # a stamped record's tail
         if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
-            later_launch = False
+            verdicts.append((place, "none"))
             continue
         verdict = _followed(items, progress, place, after, epochs)
-        launch = verdict is True or (verdict is None and (later_launch or (
-            stamped and not any(p.seq < place.seq for p in progress))))
+        if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
+            verdict = "fresh"
+        verdicts.append((place, verdict))
+    ons = Counter(place.at for place, verdict in verdicts if verdict == "on")
+    chosen: list[Reopened] = []
+    later_launch = False
+    for place, verdict in reversed(verdicts):
+        if ons[place.at] >= LOOP_PLACES and verdict != "again":
+            verdict = "on"  # the loop's header: only a run begun again is a launch
+        launch = verdict in ("again", "fresh") or (verdict is None and later_launch)
         if launch:
             chosen.append(place)
         later_launch = launch
@@ -123,23 +136,24 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
 
 
 def _followed(items: list[Any], progress: list[Any], place: Reopened, after: Reopened | None,
-              epochs: list[tuple[int, int | None]]) -> bool | None:
-    """True when what follows `place` (before `after`) shows a run begun again, False when it
-    shows the loop going on, None when nothing follows (`_launches`). The counters are the
-    progress lines' as printed (epoch, then step), duplicates kept: a relaunch's first line may
-    repeat the last one read."""
+              epochs: list[tuple[int, int | None]]) -> str | None:
+    """What follows `place` (before `after`): `again` when it shows the run begun again (a
+    restore, a counter not above the last before it), `fresh` when progress follows where none
+    came before (a launch that never stepped, launched again), `on` when it shows the loop going
+    on, None when nothing follows (`_launches`). The counters are the progress lines' as printed
+    (epoch, then step), duplicates kept: a relaunch's first line may repeat the last one read."""
     end_line = after.line if after is not None else float("inf")
     end_seq = after.seq if after is not None else float("inf")
     if any(isinstance(x, Restore) and place.line < x.line < end_line for x in items):
-        return True
+        return "again"
     before = [p for p in progress if p.seq < place.seq]
     nxt = next((p for p in progress if place.seq < p.seq < end_seq), None)
     if nxt is not None:
-        return not before or _key(nxt) <= _key(before[-1])
+        return "fresh" if not before else "again" if _key(nxt) <= _key(before[-1]) else "on"
     shown = [e for s, e in epochs if place.seq < s < end_seq and e is not None]
     last = [e for s, e in epochs if s < place.seq and e is not None]
     if shown:
-        return not last or shown[0] <= last[-1]
+        return "fresh" if not last else "again" if shown[0] <= last[-1] else "on"
     return None
 
 
