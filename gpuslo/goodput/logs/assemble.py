@@ -37,7 +37,7 @@ from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
 from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
-from gpuslo.goodput.logs.notices import initial_notices
+from gpuslo.goodput.logs.notices import leave_out
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
@@ -117,7 +117,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
     items = reopenings(headers_again(group_events(parsed.observations, records,
-                                                  checkpoint_step, initial_notices)), parsed)
+                                                  checkpoint_step, leave_out)), parsed)
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,

@@ -59,6 +59,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
 from gpuslo.goodput.logs.tokens import number
 
 _VALIDATED = re.compile(r"(?i)\bval(?:id(?:ation)?)?(?:[_/.-]\w+)?['\"]? (?:reached|improved)\b")
+_OPTIMIZER = re.compile(r"(?i)\boptimi[sz]er\b")  # a save line writing the optimizer state
 
 
 class _Grouper:
@@ -170,6 +171,7 @@ class _Grouper:
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None
         save.validated = save.validated or bool(_VALIDATED.search(o.text))
+        save.state = save.state or bool(_OPTIMIZER.search(o.text))
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
         save.named_path = save.named_path or d.get("path", "")
 
@@ -272,7 +274,7 @@ def group_events(observations: list[Obs], records: list[Record],
                  leave_out: Callable[[list[Any]], list[Save]] | None = None) -> list[Any]:
     """The log's items in order (see the module docstring); `leave_out(items)` names saves
     that commit nothing, taken out before the steps of the others are resolved
-    (`notices.initial_notices`)."""
+    (`notices.leave_out`)."""
     grouper = _Grouper(patterns)
     k = 0
     for rec in records:

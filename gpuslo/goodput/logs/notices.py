@@ -16,6 +16,17 @@ counter's stride (`iter:0020` then `0040`) in the first epoch or none. A save be
 step of a run that does not start from scratch stays one (InsightFace's `Saved checkpoint to
 …model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state those steps began from,
 `items`).
+
+`model_exports(items) -> list[Save]`: in a log whose saves write the optimizer state as a file of
+their own (two saves or more print it), a save that writes none and names a best-model file is
+an export of the weights for evaluation, not the trainer's state: no run can resume from it, so
+it commits nothing. Marian writes `model.npz.orig.npz`, `model.npz` and `Saving Adam parameters
+to model.npz.optimizer.npz` every save-freq updates, and `model.npz.best-perplexity.npz` (and
+`best-ce-mean-words`, `best-translation`) at each validation that improves (fresh15 R01: the
+exports at the top of the excerpt, before any update line, are no save). An export printed with
+a periodic save (no progress between: one `Save`) stays part of it. A best-model save in a log
+whose saves never print the optimizer state stays a save (its file may hold the whole state).
+`leave_out(items)`: both lists, for `items.group_events`.
 """
 
 from __future__ import annotations
@@ -27,6 +38,14 @@ from gpuslo.goodput.logs.items import Restore, Save
 from gpuslo.goodput.logs.progress import Record
 
 _DIGIT = re.compile(r"\d")
+_BEST = re.compile(r"(?i)(?<![a-z])best")  # a best-model file: `model_best.pth`, `x.best-bleu.npz`
+STATE_SAVES = 2  # saves printing the optimizer state that make the log's saves resumable ones
+
+
+def leave_out(items: list[Any]) -> list[Save]:
+    """The saves that commit nothing (module docstring), each once."""
+    notices = initial_notices(items)
+    return notices + [x for x in model_exports(items) if x not in notices]
 
 
 def initial_notices(items: list[Any]) -> list[Save]:
@@ -50,3 +69,13 @@ def _untied(save: Save) -> bool:
     apart before its first DEBUG step line are saves each: their number is the epoch's)."""
     return save.step is None and save.epoch is None and save.hint is None and not save.named and (
         _DIGIT.search(save.end_text + save.path + save.named_path) is None)
+
+
+def model_exports(items: list[Any]) -> list[Save]:
+    """The best-model exports of a log whose saves write the optimizer state (module
+    docstring)."""
+    saves = [x for x in items if isinstance(x, Save)]
+    if sum(1 for x in saves if x.state) < STATE_SAVES:
+        return []
+    return [x for x in saves if not x.state and _BEST.search(
+        re.split(r"[/\\]", x.path or x.named_path)[-1])]

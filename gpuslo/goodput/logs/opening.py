@@ -1,14 +1,29 @@
-"""The script's opening lines printed again: where a log may have been launched again (pure).
+"""The script's start-up lines printed again: where a log may have been launched again (pure).
 
-`Opening.see(text, line, seq, ts, prev_ts)` is fed every record the reader reads the slow way
-(progress lines the fast path takes are never opening lines). The log's opening is its first two
-records with a letter (`first`, `second`; an epoch marker opens none); whether they are lines
-of the loop (a progress template that recurs) is judged later, with the records
-(`relaunch.reopenings`); a later record that prints the first again (`same`) is kept as a
-`Reopened`, with `pair` True when the record right after it prints the second again (the
-script's first two lines in the same order). Whether one is a relaunch is decided with the
-items around it (`relaunch.reopenings`): this only finds the places, at the cost of a prefix
-test per record.
+`Opening.see(text, line, seq, ts, prev_ts, marker, stepped)` is fed every record the reader
+reads the slow way (progress lines the fast path takes are never start-up lines). A training
+script's start-up (its banner, configuration or parameter block, opening notices, load line)
+is a template printed once a launch, before its loop: the start-up lines are the records with a
+letter before the first progress record, and that record itself (`startup`, at most
+`MAX_STARTUP`; a configuration dump a learnt template reads as a step, `'epochs': 100,
+'batch_size': 32`, is the second line of fresh13 P04's start-up; the log's first two are
+`first` and `second`, their seqs `seqs`; a log that opens with an epoch marker has none).
+A later record that prints start-up line k again (`same`) is kept as a `Reopened` (`at` k), with
+`pair` True when the record right after it prints line k+1 (two start-up lines again, in
+order); a run printing the block on is one place, and so are later start-up lines printed
+again, other lines between, before any progress (Lightning's relaunch prints its AMP line, a
+restore, then `LOCAL_RANK: 0 …` and its parameter table again: shared h200). Kept (`places`):
+the pairs, and the first line printed again alone. Not start-up lines, nor places: a Python
+traceback's header, indented frames and exception line (a chained traceback, or several pool
+workers', prints the same frames again: fresh14 Q19). Whether a place is a relaunch is decided
+with the items around it (`relaunch.reopenings`): this only finds the places, at the cost of a
+dict look-up per record.
+The pair anywhere in the start-up, not only its first two lines, is from fresh14: Q01's two
+notices (`trained model saved at :…`, `best model saved at :…`, so alike that the old rule took
+them for one line printed twice) printed again 15 s later; Q05's configuration block printed
+again without its first line (`Loaded configuration from …` is printed once a kernel); Q08's
+`Parameters:` and its dictionary before `Training epoch: 0` again; Q19's unstamped `Device:` ..
+`Training window:` block printed before each `Resuming from checkpoints/best.pt`.
 
 `same(a, b)`: the same line printed again: the same numbers in the same order (a relaunch prints
 its own banner and configuration; a loop's status lines carry the iteration's numbers, `Epoch 2`
@@ -27,7 +42,9 @@ from difflib import SequenceMatcher
 
 SIMILAR = 0.8
 PREFIX = 24  # characters of the first opening line a record must start with to be compared
+MAX_STARTUP = 64  # start-up lines kept (records before the first progress record)
 MAX_REOPENED = 1000  # places kept (a log printing its first line thousands of times is a loop)
+_TRACEBACK = "Traceback (most recent call last)"
 _DIGITS = re.compile(r"\d+")
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -43,6 +60,7 @@ class Reopened:
     prev_ts: float | None
     text: str = ""
     pair: bool = False
+    at: int = 0  # the start-up line it prints again (0: the first)
 
 
 def same(a: str, b: str) -> bool:
@@ -61,37 +79,83 @@ class Opening:
     """See the module docstring."""
 
     def __init__(self) -> None:
-        self.first: str | None = None
-        self.second: str | None = None
-        self.closed = False  # the opening's two lines are known, or cannot be
+        self.startup: list[str] = []  # the start-up lines, in order (at most `MAX_STARTUP`)
         self.seqs: tuple[int, int] = (0, 0)  # the seqs of the first and the second line
         self.found: list[Reopened] = []
-        self._last: Reopened | None = None  # the place the record before this one opened
+        self._index: dict[str, list[int]] = {}  # a start-up line's prefix -> its places
+        self._stepped = False  # a progress record was seen: the start-up is over
+        self._run: tuple[int, int] | None = None  # (seq, start-up index) the last record printed
+        self._high: int | None = None  # the highest start-up line printed again since a place
+        self._traceback = False  # inside a Python traceback's frames
+
+    @property
+    def first(self) -> str | None:
+        return self.startup[0] if self.startup else None
+
+    @property
+    def second(self) -> str | None:
+        return self.startup[1] if len(self.startup) > 1 else None
 
     def see(self, text: str, line: int, seq: int, ts: float | None,
-            prev_ts: float | None, marker: bool) -> None:
-        """One record, read the slow way; `marker`: it was read as an epoch marker."""
-        last, self._last = self._last, None
-        if not self.closed:
-            self._open(text, seq, marker)
+            prev_ts: float | None, marker: bool, stepped: bool = False) -> None:
+        """One record, read the slow way; `marker`: it was read as an epoch marker; `stepped`:
+        as a progress record (the start-up ends at the first)."""
+        run, self._run = self._run, None
+        if marker and not self.startup:
+            self._stepped = True  # the log opens with an epoch marker: no start-up lines
+        if self._in_traceback(text) or not _LETTER.search(text):
+            self._step(stepped)
             return
-        if last is not None and last.seq == seq - 1 and same(self.second or "", text):
-            last.pair = True
-        first = self.first or ""
-        if text[:PREFIX] == first[:PREFIX] and len(self.found) < MAX_REOPENED and same(
-                first, text):
-            self._last = Reopened(line, seq, ts, prev_ts, text[:300])
-            self.found.append(self._last)
+        at = self._match(text)
+        if run is not None and run[0] == seq - 1 and run[1] + 1 in at:
+            self._run = (seq, run[1] + 1)  # the start-up printed on, in order
+            self._high = max(self._high or 0, run[1] + 1)
+            if self.found and self.found[-1].seq == seq - 1:
+                self.found[-1].pair = True
+        elif stepped:
+            if not at and not self._stepped:
+                self._keep(text, seq)  # the first progress record: the start-up's last line
+        elif on := [k for k in at if self._high is not None and k > self._high]:
+            self._run, self._high = (seq, on[0]), on[0]  # later start-up lines, others between
+        elif at:
+            self._run, self._high = (seq, at[0]), at[0]
+            if len(self.found) < MAX_REOPENED:
+                self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0]))
+        elif not self._stepped:
+            self._keep(text, seq)
+            self._high = None  # a new start-up line: no launch printed again is open
+        self._step(stepped)
 
-    def _open(self, text: str, seq: int, marker: bool) -> None:
-        if self.first is None:
-            if marker:
-                self.closed = True  # the log opens with an epoch marker: no opening lines
-            elif _LETTER.search(text):
-                self.first, self.seqs = text, (seq, 0)
+    def _keep(self, text: str, seq: int) -> None:
+        """`text` (record `seq`) is a start-up line."""
+        if len(self.startup) >= MAX_STARTUP:
             return
-        self.closed = True
-        if not marker and _LETTER.search(text) and not same(self.first, text):
-            self.second, self.seqs = text, (self.seqs[0], seq)
-        else:
-            self.first = None  # no second line: nothing is looked for
+        self._index.setdefault(text[:PREFIX], []).append(len(self.startup))
+        self.startup.append(text)
+        if len(self.startup) <= 2:
+            self.seqs = (self.seqs[0] or seq, seq if len(self.startup) == 2 else 0)
+
+    def _step(self, stepped: bool) -> None:
+        """After a progress record the start-up is over, a launch's included."""
+        if stepped:
+            self._stepped, self._high = True, None
+
+    def places(self) -> list[Reopened]:
+        """The places a start-up is printed again: two of its lines in order (`pair`), or its
+        first line alone."""
+        return [p for p in self.found if p.pair or p.at == 0]
+
+    def _in_traceback(self, text: str) -> bool:
+        """Whether `text` belongs to a Python traceback (its header, its indented frames and the
+        exception line that ends it): a chained traceback prints the same frames again, which
+        are no start-up (fresh14 Q19)."""
+        if text.startswith(_TRACEBACK):
+            self._traceback = True
+        elif self._traceback and not text[:1].isspace():
+            self._traceback = False  # the exception line, the traceback's last
+            return True
+        return self._traceback
+
+    def _match(self, text: str) -> list[int]:
+        """The start-up lines `text` prints again (their indices, in order)."""
+        return [k for k in self._index.get(text[:PREFIX], ()) if same(self.startup[k], text)]

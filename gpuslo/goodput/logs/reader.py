@@ -187,7 +187,8 @@ class LogReader:
         self._seq += 1
         text = rec.text
         progress = self._progress(rec, ts)
-        self.opening.see(text, rec.line, self._seq, ts, prev_ts, progress == "marker")
+        self.opening.see(text, rec.line, self._seq, ts, prev_ts, progress == "marker",
+                         progress == "progress")
         found = self.wording.match(text, progress == "progress")
         for rule, groups, fw in found:
             self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
@@ -348,7 +349,7 @@ class LogReader:
             unread={k: (v[0], v[1], v[2][:200]) for k, v in self._unread.items() if v[0] >= 3},
             candidates=dict(self._hits), rates=list(self.rates), sampled=self._sampled,
             unread_seen=self._unread_seen, unread_counted=self._unread_counted,
-            reopened=list(self.opening.found) if self.opening.second else [],
+            reopened=self.opening.places() if self.opening.second else [],
             opening_seqs=self.opening.seqs)
 
 

@@ -11,8 +11,8 @@ Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
 another wording. Epoch markers printed again are `items._Grouper._header_again`'s.
 
-`reopenings(items, parsed) -> items`: the script's opening printed again (`opening.Opening`
-finds the places: its first two lines again, in order, numbers and all) is a relaunch where a
+`reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
+finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
 new launch follows (`_launches`: a restore, or a counter or epoch that does not go on from
 where it was; or, with nothing after it, where the log never stepped before). Each becomes a
 `relaunch` mark, one restart each (the walk: with no stop line open, one interruption of unknown
@@ -22,12 +22,15 @@ cut after its first line) and fresh12 O19 (a framed banner again 16 s after a pi
 in its second stage). A rule that read any line printed again as a relaunch read the status
 lines of eleven other logs so; the guards (the log's own first two lines, their numbers, the
 gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
-over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out.
+over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out. A place with no
+stamp right after a stamped record is that record's tail, never a new process (another
+program's configuration dump after training, its first line differing: fresh14 Q04).
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from typing import Any
 
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore
@@ -88,30 +91,44 @@ def _told(rest: list[Any], stepped: bool) -> bool:
     return False
 
 
+LOOP_PLACES = 2  # a start-up line printed again this often with the loop going on after it
+
+
 def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
               epochs: list[tuple[int, int | None]]) -> list[Reopened]:
-    """The places that begin a launch: the opening's two lines printed again (`pair`), or its
-    first line alone right before such a place, stamped apart (a launch cut after its first
-    line), at least `GAP_S` after the line before when stamped; and then a launch shown by
+    """The places that begin a launch: two start-up lines printed again in order (`pair`), or
+    the first alone right before such a place, stamped apart (a launch cut after its first
+    line), at least `GAP_S` after the line before when stamped and never an unstamped line
+    after a stamped one (its record's tail); and then a launch shown by
     what follows before the next place: a restore, a counter or an epoch that is not above the
     last one before it (the run began again), or the next place being a launch too. With
     nothing between it and the log's end, or the next place, it is one only where no progress
     came before (a launch that never stepped, launched again: fresh12 O19). A place followed
-    by progress that goes on is a status line of the loop, not a launch."""
-    chosen: list[Reopened] = []
-    later_launch = False
-    for k in range(len(places) - 1, -1, -1):
-        place = places[k]
+    by progress that goes on is a status line of the loop, not a launch; and a start-up line
+    printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
+    lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
+    are launches only where the run visibly began again (a restore, a counter gone back)."""
+    verdicts: list[tuple[Reopened, str | None]] = []
+    for k, place in enumerate(places):
         after = places[k + 1] if k + 1 < len(places) else None
         cut = after is not None and after.pair and after.seq == place.seq + 1 and (
             place.ts is not None and after.ts is not None and after.ts > place.ts)
         stamped = place.ts is not None and place.prev_ts is not None
-        if not (place.pair or cut) or (stamped and place.ts - place.prev_ts < GAP_S):
-            later_launch = False
+        inside = place.ts is None and place.prev_ts is not None  # a stamped record's tail
+        if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
+            verdicts.append((place, "none"))
             continue
         verdict = _followed(items, progress, place, after, epochs)
-        launch = verdict is True or (verdict is None and (later_launch or (
-            stamped and not any(p.seq < place.seq for p in progress))))
+        if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
+            verdict = "fresh"
+        verdicts.append((place, verdict))
+    ons = Counter(place.at for place, verdict in verdicts if verdict == "on")
+    chosen: list[Reopened] = []
+    later_launch = False
+    for place, verdict in reversed(verdicts):
+        if ons[place.at] >= LOOP_PLACES and verdict != "again":
+            verdict = "on"  # the loop's header: only a run begun again is a launch
+        launch = verdict in ("again", "fresh") or (verdict is None and later_launch)
         if launch:
             chosen.append(place)
         later_launch = launch
@@ -119,23 +136,24 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
 
 
 def _followed(items: list[Any], progress: list[Any], place: Reopened, after: Reopened | None,
-              epochs: list[tuple[int, int | None]]) -> bool | None:
-    """True when what follows `place` (before `after`) shows a run begun again, False when it
-    shows the loop going on, None when nothing follows (`_launches`). The counters are the
-    progress lines' as printed (epoch, then step), duplicates kept: a relaunch's first line may
-    repeat the last one read."""
+              epochs: list[tuple[int, int | None]]) -> str | None:
+    """What follows `place` (before `after`): `again` when it shows the run begun again (a
+    restore, a counter not above the last before it), `fresh` when progress follows where none
+    came before (a launch that never stepped, launched again), `on` when it shows the loop going
+    on, None when nothing follows (`_launches`). The counters are the progress lines' as printed
+    (epoch, then step), duplicates kept: a relaunch's first line may repeat the last one read."""
     end_line = after.line if after is not None else float("inf")
     end_seq = after.seq if after is not None else float("inf")
     if any(isinstance(x, Restore) and place.line < x.line < end_line for x in items):
-        return True
+        return "again"
     before = [p for p in progress if p.seq < place.seq]
     nxt = next((p for p in progress if place.seq < p.seq < end_seq), None)
     if nxt is not None:
-        return not before or _key(nxt) <= _key(before[-1])
+        return "fresh" if not before else "again" if _key(nxt) <= _key(before[-1]) else "on"
     shown = [e for s, e in epochs if place.seq < s < end_seq and e is not None]
     last = [e for s, e in epochs if s < place.seq and e is not None]
     if shown:
-        return not last or shown[0] <= last[-1]
+        return "fresh" if not last else "again" if shown[0] <= last[-1] else "on"
     return None
 
 

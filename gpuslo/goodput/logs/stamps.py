@@ -3,7 +3,8 @@
 `learn_shapes(texts) -> list[StampShape]` looks at the head of each sample record for a date and
 time in any common layout (`2024-04-06 02:59:36`, `10/17/2025 16:31:56`, `[05/10 04:48:34]`,
 `24-02-24T13:38:44`, `2017-09-26:07:44:49` (MXNet's and Sockeye's datefmt), `Dec  4 16:38:00`,
-`[05:19:47.352788]`, `INFO 09-15 14:42:21`) and has
+`[05:19:47.352788]`, `INFO 09-15 14:42:21`, torchlight's `[03.24.23|09:56:11]`, date and
+time joined by a bar: ST-GCN, fresh14 Q08) and has
 python-dateutil (a well-kept general parser) read one example of each layout, to learn which
 digits are the year, month and day and whether the day comes first. Each layout becomes one
 compiled regex with named groups, so per record the work is one `search` on the head and
@@ -63,9 +64,10 @@ _DATE_CANDIDATE = re.compile(
     r"(?:(?P<date>\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|\d{1,2}[-/]\d{1,2}"
     r"|(?:[A-Z][a-z]{2},? )?[A-Z][a-z]{2,8}\.? {1,2}\d{1,2}(?:,? \d{4})?"
     r"|\d{1,2} [A-Z][a-z]{2,8} \d{4})"
-    r"(?:[ T_]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + "|" + _MERIDIEM
+    r"(?:[ T_|]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + "|" + _MERIDIEM
     + ")?")
-_SEP = r"[ T_]|, |(?<=\d{4}-\d\d-\d\d):"  # MXNet/Sockeye's datefmt `%Y-%m-%d:%H:%M:%S`
+# MXNet/Sockeye's datefmt `%Y-%m-%d:%H:%M:%S`; torchlight's `[%m.%d.%y|%H:%M:%S]` (ST-GCN)
+_SEP = r"[ T_|]|, |(?<=\d{4}-\d\d-\d\d):"
 _TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
 _GLOG = re.compile(r"^\[?[IWEF](?P<md>\d{3,4}) " + _TIME
                    + r"(?: +\d{1,20})?(?: [\w./-]{1,120}:\d{1,6}\])? ?")
@@ -123,7 +125,7 @@ def _names(runs: list[str], stamp: datetime) -> list[str] | None:
 def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
     """Read `span` with dateutil and compile its layout into a StampShape (None: not a date)."""
     try:
-        spaced = re.sub(r"^(\d{4}-\d\d-\d\d):", r"\1 ", span.replace("_", " "))
+        spaced = re.sub(r"^(\d{4}-\d\d-\d\d):", r"\1 ", span.replace("_", " ").replace("|", " "))
         stamp = dateutil_parser.parse(spaced, dayfirst=dayfirst,
                                       default=datetime(REFERENCE_YEAR, 1, 1))
     except (ValueError, OverflowError):
@@ -143,7 +145,7 @@ def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
         pieces.append(f"(?P<{name}>{body})" if name else body)
         pos = run.end()
     pieces.append(re.escape(date_part[pos:]))
-    sep = re.match(r"[ T_:]|, ", time_at.group(0)).group(0)
+    sep = re.match(r"[ T_:|]|, ", time_at.group(0)).group(0)
     regex = "".join(pieces) + ("[ T_]" if sep in (" ", "T", "_") else re.escape(sep)) + _TIME
     if re.search(r"\d" + _ZONE + "$", span):  # only a layout that prints an offset pays for it
         regex += f"(?P<z>{_ZONE})"

@@ -38,6 +38,7 @@ class Save:
     end_text: str = ""  # its last end line's text and place (`_again`)
     end_seq: int = 0
     validated: bool = False  # its line says a validation metric chose it: a validation ran before
+    state: bool = False  # a line of it writes the optimizer state (`notices.model_exports`)
     failed_line: int = 0  # a line said it failed (and no later line of it said it ended): no commit
     failed_seq: int = -1
     t0: float = 0.0
