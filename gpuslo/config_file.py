@@ -161,11 +161,9 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     it is: the user chose it, and a terminal or `< /dev/null` is read like a pipe.
     A gzip-compressed file or stream is returned decompressing as it is read (`_gunzipped`;
     its reads raise `CorruptGzip` where it does not decompress).
-    One rule for every data file (`inspect`, `goodput`, `report --trace`/`--training-log`): a
-    FIFO made with `mkfifo` is refused before it is opened, as `not_a_log_file` words it (read,
-    one nobody writes yet is an empty file, and a writer that comes a second later is never
-    seen: `inspect` said "empty file", exit 1, where `goodput` said "not a regular file (a
-    FIFO)", exit 2; newcomer4 finding 10); an anonymous pipe (`<(journalctl -k)`) is read.
+    One rule for every data file: a FIFO made with `mkfifo` is refused unopened, as
+    `not_a_log_file` words it (read, one nobody writes yet is empty and a late writer is never
+    seen: `inspect` said "empty file", exit 1; newcomer4 finding 10); `<(cmd)` is read.
     Raises InputError for a named FIFO, a device or socket (`/dev/zero` never ends) and OSError
     as `open` does (IsADirectoryError for a directory, EBADF for a closed stdin)."""
     if str(path) == STDIN:
