@@ -22,8 +22,8 @@ Every failure is one `ConfigError` line naming the file (and line), which the CL
 exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)` is pure;
 `load_yaml(path, what)` is both; `regular_file(path, what)` checks a file another library
 will open (TLS certificates). `open_data_file(path)` opens a data file (evidence, a log, a
-trace: any size, a pipe allowed; `-` is standard input, named `<stdin>` by `data_name`)
-without waiting on a FIFO nobody writes or reading a device;
+trace: any size, an anonymous pipe allowed; `-` is standard input, named `<stdin>` by
+`data_name`), refusing a FIFO made with `mkfifo`, a device or a socket (never waited on);
 a gzip-compressed one (magic bytes 1f 8b: `kern.log.2.gz`, kubelet's `0.log.<time>.gz`) is
 decompressed as it is read, and a corrupt one fails as `CorruptGzip`;
 `unreadable_data(path, error)` is the one InputError for a data file that cannot be opened or
@@ -173,15 +173,21 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     """`path` opened for reading in binary, for a data file an option names (evidence, a
     training log, a trace), which may be large or a pipe (`<(journalctl -k)`), so neither the
     size cap nor the regular-file rule applies. Opened non-blocking, then blocking again: a
-    FIFO nobody writes reads as empty instead of waiting for ever, a pipe with a writer streams.
+    pipe opens at once (never waits for a writer), one with a writer streams.
     `-` is standard input (a copy of descriptor 0, so closing it leaves stdin open), whatever
     it is: the user chose it, and a terminal or `< /dev/null` is read like a pipe.
     A gzip-compressed file or stream is returned decompressing as it is read (`_gunzipped`;
     its reads raise `CorruptGzip` where it does not decompress).
-    Raises InputError for a device or socket (`/dev/zero` never ends) and OSError as `open`
-    does (IsADirectoryError for a directory, EBADF for a closed stdin)."""
+    One rule for every data file: a FIFO made with `mkfifo` is refused unopened, as
+    `not_a_log_file` words it (read, one nobody writes yet is empty and a late writer is never
+    seen: `inspect` said "empty file", exit 1; newcomer4 finding 10); `<(cmd)` is read.
+    Raises InputError for a named FIFO, a device or socket (`/dev/zero` never ends) and OSError
+    as `open` does (IsADirectoryError for a directory, EBADF for a closed stdin)."""
     if str(path) == STDIN:
         return _gunzipped(os.fdopen(os.dup(0), "rb"), STDIN)
+    why = not_a_log_file(path)  # stat only: opening a FIFO would release a writer waiting on it
+    if why is not None:
+        raise InputError(str(path), f"{why}: not read")
     fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
     try:
         mode = os.fstat(fd).st_mode

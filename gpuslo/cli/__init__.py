@@ -18,7 +18,7 @@ import sys
 from collections.abc import Sequence
 
 import gpuslo
-from gpuslo.cli.terminal import Parser
+from gpuslo.cli.terminal import Parser, reader_may_leave
 from gpuslo.errors import GpusloError
 
 # name: (module, one-line help)
@@ -104,8 +104,15 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
     moves them out of its reach, so each full collection stops walking them (`gpuslo report` at
     10,000 GPUs: ~0.3 s less CPU, bench/report_files.py), and it is on again for the command.
     It also keeps freed memory in the process for the `KEEP_FREED` commands, set before their
-    imports (`gpuslo.cli.allocator.keep_freed_memory`)."""
-    argv = list(sys.argv[1:] if argv is None else argv)
+    imports (`gpuslo.cli.allocator.keep_freed_memory`).
+    Standard output's reader may close it early (`gpuslo inspect F | head -1`): the command runs
+    on and returns its own code (`terminal.reader_may_leave`), never 0 for a closed pipe."""
+    with reader_may_leave():
+        return _main(list(sys.argv[1:] if argv is None else argv), freeze_imports)
+
+
+def _main(argv: list[str], freeze_imports: bool) -> int:
+    """`main` inside the standard-output guard."""
     if freeze_imports:
         if _selected(argv) in KEEP_FREED:
             importlib.import_module("gpuslo.cli.allocator").keep_freed_memory()
@@ -132,8 +139,11 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
         return error.exit_code
     except KeyboardInterrupt:
         return 130
-    except BrokenPipeError:
-        return 0
+    except BrokenPipeError as error:  # not standard output's (that one is guarded): a pipe the
+        # command itself wrote to broke, so its answer is not known
+        print(f"gpuslo {args.command}: error: a pipe closed before the command finished "
+              f"({error.strerror or error})", file=sys.stderr)
+        return 2
 
 
 def entry_point() -> None:

@@ -21,10 +21,11 @@ an empty one, one beyond the log's last step, or one dated far outside its span
 why: the templates read as progress (with the role of each field), epoch markers, counters not
 read as steps, event templates and recurring templates left unread.
 
-Exit status (the README's: 0 done, 1 unknown, 2 usage or input error): 0 every log was read (and,
-with --gpus, its goodput is known), 1 some log's status is `unknown` (nothing to read: binary, no
-progress line; or, with --gpus, its goodput unknown: no commit evidence, no clock), 2 usage or
-input error (one line on stderr naming the file).
+Exit status (the README's: 0 done, 1 unknown, 2 usage or input error): 0 every log was read and
+its goodput is known, 1 some log's status is `unknown` (nothing to read: binary, no progress
+line; or its goodput unknown: no commit evidence, no clock — with or without --gpus, which
+scale GPU-seconds only; without them the reason is a note), 2 usage or input error (one line on
+stderr naming the file).
 """
 
 from __future__ import annotations
@@ -69,7 +70,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Read every LOG and print its facts; returns 0, or 1 when some log's status is unknown
-    (nothing read, or with --gpus its goodput unknown)."""
+    (nothing read, or its goodput unknown, with or without --gpus)."""
     if not args.slowdown_threshold > 1.0 or args.slowdown_intervals < 1:
         raise UsageError("--slowdown-threshold must be above 1 and --slowdown-intervals >= 1")
     profiles = load_profiles(args.profiles)

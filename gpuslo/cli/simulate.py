@@ -172,6 +172,14 @@ def run(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     shutil.rmtree(staging)
             raise InputError(args.out, f"cannot write: {error.strerror or error}") from None
-    print(f"gpuslo simulate: {fleet.gpus} GPUs on {fleet.nodes} nodes, {args.days:g} days from "
-          f"{sim.start.isoformat()}: wrote {len(written)} files to {args.out}")
+    print(f"gpuslo simulate: {counted(fleet.gpus, 'GPU')} on {counted(fleet.nodes, 'node')}, "
+          f"{counted(args.days, 'day')} from {sim.start.isoformat()}: wrote "
+          f"{counted(len(written), 'file')} to {args.out}")
     return 0
+
+
+def counted(number: float, noun: str) -> str:
+    """`1 day`, `2 days`, `0.5 days` (a count of exactly one takes the singular; "1 days",
+    newcomer4 finding 15)."""
+    text = f"{number:g}" if isinstance(number, float) else str(number)
+    return f"{text} {noun}" + ("" if number == 1 else "s")

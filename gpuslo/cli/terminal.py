@@ -13,6 +13,9 @@ progress for commands that take more than a couple of seconds.
   FileExistsError per check, or "File exists" after the whole computation).
 - `stages(names, what)`: a tqdm bar on stderr that advances through named stages; off when
   stderr is not a terminal (pipes, CI, tests), so output stays clean where it is captured.
+- `reader_may_leave()`: standard output whose reader may close it early (`gpuslo inspect F |
+  head -1`, `| grep -q`, `| true`): what is left to print is dropped, and the command runs on
+  to its own exit status (a closed pipe exited 0 on an unhealthy node, newcomer4 finding 1).
 """
 
 from __future__ import annotations
@@ -119,3 +122,72 @@ def stages(names: Sequence[str], what: str) -> Iterator[Callable[[str], None]]:
             bar.update(bar.total - bar.n)
     finally:
         bar.close()
+
+
+class _ReaderMayLeave:
+    """A stream (standard output, text or its binary `buffer`) whose writes and flushes survive
+    the reader closing the pipe: the first BrokenPipeError points the file descriptor at
+    /dev/null (what is still buffered or printed later goes nowhere, and the interpreter's last
+    flush cannot fail) and marks `gone[0]`; every other attribute is the stream's."""
+
+    def __init__(self, stream, gone: list[bool]):
+        self._stream = stream
+        self._gone = gone
+
+    def _drop(self) -> None:
+        self._gone[0] = True
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(devnull, self._stream.fileno())
+        finally:
+            os.close(devnull)
+
+    def write(self, data):
+        try:
+            return self._stream.write(data)
+        except BrokenPipeError:
+            self._drop()
+            return len(data)
+
+    def writelines(self, lines) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            self._drop()
+            self._stream.flush()  # what the failed flush kept, now into /dev/null
+
+    @property
+    def buffer(self):
+        return _ReaderMayLeave(self._stream.buffer, self._gone)
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
+
+
+@contextlib.contextmanager
+def reader_may_leave() -> Iterator[list[bool]]:
+    """Standard output as `_ReaderMayLeave` for the command run inside; yields `gone`, whose
+    `gone[0]` is True once the reader closed the pipe. Flushed on the way out, so a reader that
+    left after the last print is met here, not in the interpreter's exit. A closed pipe is not
+    the command's answer: the command runs on, and its exit status stays the verdict (0/1) or
+    its error (2), whatever happened to what it printed. Does nothing when standard output has
+    no file descriptor (a test's capture)."""
+    gone = [False]
+    original = sys.stdout
+    try:
+        original.fileno()
+    except (AttributeError, OSError, ValueError):
+        yield gone
+        return
+    sys.stdout = _ReaderMayLeave(original, gone)
+    try:
+        yield gone
+    finally:
+        try:
+            sys.stdout.flush()
+        finally:
+            sys.stdout = original

@@ -51,17 +51,21 @@ _CHECKPOINT, _RESTART = EVENTS.index("checkpoint"), EVENTS.index("restart")
 
 def job_summary(
     per_node: pd.DataFrame, job_events: pd.DataFrame, start: pd.Timestamp, end: pd.Timestamp,
-    index: EventIndex | None = None,
+    index: EventIndex | None = None, ends_at_last_event: bool = False,
 ) -> pd.DataFrame:
     """Per job (index job): gpus, wall_seconds (first event to last event, or to `end` while
-    running; clipped to the window), one GPU-seconds column per category, `uncommitted` (the
-    change of the calculator's uncommitted progress in the window, 0 where the counters were
-    read), allocated_gpu_seconds (their sum: the GPU-time the journals show, as `gpuslo goodput`
-    and the calculator's `summary` account it), goodput_ratio (productive / that sum) and ettr
-    (productive GPU-seconds / gpus / wall_seconds), ratios 0–1 (NaN when undefined, and when the
-    job's journals hold no commit evidence: `committed`, bool — no checkpoint, no restart from
-    a step — so which progress was committed cannot be known, as `gpuslo goodput` says of a log
-    with none; its GPU-time stays allocated)."""
+    running; clipped to the window. `ends_at_last_event`: the events are finished training
+    logs, whose last line is the job's last word, so no job runs on past its last event: its
+    wall time is its own span, as `gpuslo goodput` gives it; a directory of logs spanning four
+    years gave each job the whole window, ETTR 0.0000, newcomer4 finding 6), one GPU-seconds
+    column per category, `uncommitted` (the change of the calculator's uncommitted progress in
+    the window, 0 where the counters were read), allocated_gpu_seconds (their sum: the
+    GPU-time the journals show, as `gpuslo goodput` and the calculator's `summary` account it),
+    goodput_ratio (productive / that sum) and ettr (productive GPU-seconds / gpus /
+    wall_seconds), ratios 0–1 (NaN when undefined, and when the job's journals hold no commit
+    evidence: `committed`, bool — no checkpoint, no restart from a step — so which progress was
+    committed cannot be known, as `gpuslo goodput` says of a log with none; its GPU-time stays
+    allocated)."""
     if per_node.empty:
         return pd.DataFrame(columns=["gpus", "wall_seconds", *_CATEGORIES, UNCOMMITTED,
                                      "allocated_gpu_seconds", "goodput_ratio", "ettr",
@@ -70,13 +74,15 @@ def job_summary(
         per_node = per_node.assign(**{UNCOMMITTED: 0.0})
     jobs = per_node.groupby("job", observed=True)[["gpus", *_CATEGORIES, UNCOMMITTED]].sum()
     times, finished = _job_times(index if index is not None else index_events(job_events))
-    last = times["max"].where(
-        times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)), end
-    )
-    status = per_node.groupby("job", observed=True)["status"].agg(
-        lambda s: "running" if (s == "running").any() else s.iloc[0]
-    )
-    last = last.where(status.reindex(times.index) != "running", end)
+    last = times["max"]
+    if not ends_at_last_event:
+        last = last.where(
+            times.index.isin(finished.index) & (times["max"] >= finished.reindex(times.index)),
+            end)
+        status = per_node.groupby("job", observed=True)["status"].agg(
+            lambda s: "running" if (s == "running").any() else s.iloc[0]
+        )
+        last = last.where(status.reindex(times.index) != "running", end)
     wall = (last.clip(upper=end) - times["min"].clip(lower=start)).dt.total_seconds().clip(lower=0)
     jobs["wall_seconds"] = wall.reindex(jobs.index)
     jobs["allocated_gpu_seconds"] = jobs[[*_CATEGORIES, UNCOMMITTED]].sum(axis=1)

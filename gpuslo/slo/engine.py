@@ -76,7 +76,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
                   start, end)
     events = index_events(frames.job_events)
     per_node, slowdowns = _per_node(frames, start, end, spec, events)
-    jobs = attribution.job_summary(per_node, frames.job_events, start, end, events)
+    jobs = attribution.job_summary(per_node, frames.job_events, start, end, events,
+                                   ends_at_last_event=frames.jobs_from == TRAINING_LOGS_BASIS)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
     nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
     found = attribution.find_interruptions(frames.job_events, start, end, events)
@@ -143,7 +144,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         slowdown_rule=dataclasses.asdict(spec.slowdown_rule()),
         accounting=acc,
         job_losses=losses,
-        jobs_hit=serving_week.training_only(job_losses.jobs_hit(losses, acc), frames.replicas),
+        jobs_hit=serving_week.training_only(job_losses.jobs_hit(losses, acc, side),
+                                          frames.replicas),
         serving=serving_week.serving_week(frames, start, end, spec),
     )
 

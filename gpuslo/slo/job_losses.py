@@ -17,7 +17,7 @@ reason, node), from the fleet accounting joined with the allocations — never a
 
 Columns: job, kind, layer, reason, node (string; node "" when no node is named), gpu_hours
 (float64), ticks (int64, the accounting's integer ticks: exact for `unusable`, rounded down for
-`badput` shares). `jobs_hit(losses, acc)` is the per-job table the report lists.
+`badput` shares). `jobs_hit(losses, acc, split)` is the per-job table the report lists.
 """
 
 from __future__ import annotations
@@ -112,14 +112,21 @@ def _own_badput(split, hours: float) -> pd.DataFrame:
                   ticks.index.get_level_values(1), "", ticks.to_numpy(), ticks.to_numpy() * hours)
 
 
-def jobs_hit(losses: pd.DataFrame, acc) -> pd.DataFrame:
+def jobs_hit(losses: pd.DataFrame, acc, split) -> pd.DataFrame:
     """Per job that held GPUs or lost any time (columns HIT_COLUMNS), most lost GPU-hours first
     (ties by job): held_gpu_hours (its allocations' GPU-hours in the window, whatever their
-    state), lost_gpu_hours = unusable_gpu_hours + badput_gpu_hours, layer and reason of its
-    largest (layer, reason) loss and layer_reason_gpu_hours (how much), nodes (the nodes its
-    losses name, comma-separated; "" when none)."""
-    seg = acc.segments[acc.segments["held_by"] != ""]
-    held = seg.groupby("held_by", observed=True)["seconds"].sum() / 3600
+    state; with no capacity accounting — journals or training logs alone — the GPU-time its
+    journals account, `split.job_ticks` summed: the allocated GPU-hours of the report's job
+    table, so what a job held is never less than what it lost; it was 0.0, newcomer4 finding
+    6), lost_gpu_hours = unusable_gpu_hours + badput_gpu_hours, layer and reason of its largest
+    (layer, reason) loss and layer_reason_gpu_hours (how much), nodes (the nodes its losses
+    name, comma-separated; "" when none). `split`: the engine's job side (`FleetSplit`)."""
+    if acc.provisioned_ticks:
+        seg = acc.segments[acc.segments["held_by"] != ""]
+        held = seg.groupby("held_by", observed=True)["seconds"].sum() / 3600
+    else:
+        held = split.job_ticks.sum(axis=1) * (acc.tick_ns / 3.6e12)
+        held = held[held > 0]
     kinds = losses.pivot_table(index="job", columns="kind", values="gpu_hours", aggfunc="sum",
                                observed=True).reindex(columns=[UNUSABLE, BADPUT], fill_value=0.0)
     jobs = pd.Index(held.index).union(kinds.index).rename("job")

@@ -236,7 +236,7 @@ def read_evidence(path: str) -> str:
     try:
         if path == "-":  # read at once, so a gzip stream is told by its first bytes
             return without_nul_padding(decode_data(gunzip_data(sys.stdin.buffer.read(), path)))
-        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
+        with open_data_file(path) as handle:  # no FIFO made with mkfifo, no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None

@@ -30,7 +30,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuslo.goodput.calculator import compute_goodput
+from gpuslo import names
+from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.journal import SCHEMA_VERSION
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
@@ -145,20 +146,39 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                              rule=SlowdownRule(slowdown_threshold, slowdown_min_intervals))
     slowdowns = filed_slowdowns(result, gpus)
     commits = journal.commits + (0 if saves_silently else journal.head_restores)
-    goodput = goodput_of(result, gpus, commits) if records and gpus else None
-    if goodput is not None and parsed.clock_unreliable and not any(r.step_s for r in records):
-        goodput.update(status="unknown", goodput=None, reason=(
-            "the clock goes back again and again and the lines give no step time: how long "
-            "the steps took cannot be known"))
-    elif goodput is not None and commits and goodput["accounted_gpu_s"] <= 0:
-        # no clock at all (not one dropped for going back: that log's order is in doubt too)
-        goodput.update(step_goodput(items, job, hang_min_s) or {})
-    doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus, goodput)
+    goodput = _goodput(result, gpus or 1, commits, parsed, records, items,
+                       (job, hang_min_s)) if records else None
+    unknown = goodput is not None and goodput["status"] != "ok"
+    if gpus is None and unknown:  # no GPU-seconds asked for: the same status, its reason a note
+        notes.append(f"goodput unknown: {goodput['reason']}")
+    doc = document(parsed, records, facts, info, notes, span_s, slowdowns, gpus,
+                   goodput if gpus else None)
+    if unknown:
+        doc["status"] = names.STATUS_UNKNOWN
     if lead:
         doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
     _last_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events)
+
+
+def _goodput(result: JobGoodput, gpus: int, commits: int, parsed: ParsedLog,
+             records: list[Record], items: list[Any], walk: tuple[str, float]) -> dict[str, Any]:
+    """The document's `goodput` object for `gpus` (`document.goodput_of`), unknown when the
+    clock goes back again and again with no step time, by steps where no clock at all is left
+    (`stepbasis.step_goodput`; `walk`: its job id and hang threshold). Computed whether or not
+    a GPU count was given (`assemble` keeps it only with one): the GPU count scales GPU-seconds
+    and nothing else, so whether goodput is known, and the log's status, are the same either way
+    (newcomer4 finding 9: a log with no save was `ok` without --gpus, `unknown` with them)."""
+    goodput = goodput_of(result, gpus, commits)
+    if parsed.clock_unreliable and not any(r.step_s for r in records):
+        goodput.update(status="unknown", goodput=None, reason=(
+            "the clock goes back again and again and the lines give no step time: how long "
+            "the steps took cannot be known"))
+    elif commits and goodput["accounted_gpu_s"] <= 0:
+        # no clock at all (not one dropped for going back: that log's order is in doubt too)
+        goodput.update(step_goodput(items, *walk) or {})
+    return goodput
 
 
 def _window(parsed: ParsedLog, timeline: Timeline, span_s: tuple[float | None, str | None]

@@ -1,15 +1,15 @@
 """The `gpuslo goodput` JSON document of one log (pure), from its records, facts and journal.
 
-Keys (always present, null when the log does not say): framework, framework_detected, status
-(`ok`; `unknown` when no progress was read, or when the goodput asked for with `--gpus` is
-unknown: `goodput.reason` says why), read{lines, matched_lines, progress_lines, duplicates},
-not_read[], steps{first, last, total_planned, epoch_first, epoch_last, global_first,
-global_last}, step_time_s{median, min, max, count}, checkpoint_saves[{step, seconds, line; a
---checkpoint-dir file: line null, file}], restarts[{resumed_from_step, lost_steps, line}],
-interruptions[{after_step, cause, layer, line, text}], slowdowns[{from_step, to_step, ratio,
-...}], hangs[{after_step, seconds, cause, line}], span_s, span_from, gpus, goodput, notes[];
-lead_in_s (seconds accounted before span_s begins, from a first line's printed step times) where
-there are any.
+Keys (always present, null when the log does not say): framework, framework_detected, status (`ok`;
+`unknown` when no progress was read, or when the goodput is unknown, with or without `--gpus`:
+`goodput.reason` says why, or without `--gpus` a note `goodput unknown: ...`), read{lines,
+matched_lines, progress_lines, duplicates}, not_read[], steps{first, last, total_planned,
+epoch_first, epoch_last, global_first, global_last}, step_time_s{median, min, max, count},
+checkpoint_saves[{step, seconds, line; a --checkpoint-dir file: line null, file}],
+restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step, cause, layer, line,
+text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step, seconds, cause, line}],
+span_s, span_from, gpus, goodput, notes[]; lead_in_s (seconds accounted before span_s begins, from a
+first line's printed step times) where there are any.
 
 `goodput` (with `--gpus`): GPU-seconds per category from the one calculator,
 `uncommitted_gpu_s`, `goodput` = productive / accounted. Fail closed: when nothing in the log

@@ -26,11 +26,12 @@ def jobs_hit(doc, extra, wow, fig) -> Section:
             "no job held a GPU that lost time, and no job has badput (the data has no job "
             "allocations, or none was hit)" if not doc.get("jobs_hit") else
             "no job lost GPU-time in the window"))
-    held = sum(r.get("held_gpu_hours") or 0.0 for r in doc.get("jobs_hit") or [])
+    held = sum(r.get("held_gpu_hours") or 0.0 for r in rows)  # by the jobs that lost, "they"
     lost = sum(r["lost_gpu_hours"] for r in rows)
     unusable = sum(r.get("unusable_gpu_hours") or 0.0 for r in rows)
     lines = (
-        f"{len(rows):,} jobs lost {hours(lost)} of the {hours(held)} GPU-hours they held: "
+        f"{len(rows):,} job{'' if len(rows) == 1 else 's'} lost {hours(lost)} of the "
+        f"{hours(held)} GPU-hours they held: "
         f"{hours(unusable)} while the GPUs they held were not usable (by the fault's layer and "
         f"reason) and {hours(lost - unusable)} of their own badput (wasted progress and recovery "
         "by the layer of the interruption's fault, slowdown by the crawl's cause, the rest "

@@ -281,7 +281,7 @@ def load_trace(
         raise InputError(source,
                          "the Titan trace lists its own slots; drop --nodes/--gpus-per-node")
     try:
-        with open_data_file(path) as handle:  # a FIFO nobody writes is empty; no device
+        with open_data_file(path) as handle:  # no FIFO made with mkfifo, no device
             data = handle.read()
     except OSError as error:
         raise unreadable_data(path, error) from None
