@@ -66,6 +66,7 @@ from gpuslo.goodput.logs.durations import (
     unit_done,
     window_by_rate,
 )
+from gpuslo.goodput.logs.leadpair import lead_pair
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field, Template, readable
 
@@ -255,6 +256,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = 0
     elif (listed := bare_list_counter(tpl)) is not None:
         reading.step = listed
+    elif (pair := lead_pair(tpl)) is not None:  # `333 161 Loss=…`, then `334 1 …`
+        roles[pair[0]], reading.step = Role("epoch", why="opens the record; resets it"), pair[1]
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)
