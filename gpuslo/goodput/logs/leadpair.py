@@ -1,4 +1,9 @@
-"""An unnamed epoch and in-epoch counter opening a record (pure).
+"""Counters that no name marks: an unnamed epoch and in-epoch counter opening a record (pure).
+
+`unnamed_counter(tpl) -> (epoch, step) | None`: the step field (and the epoch field, or None) of
+a template whose counter is named nowhere, where `roles.read_template` finds no named one: a bare
+row's first integer (`counters.bare_row_counter`), a listed one (`counters.bare_list_counter`),
+or an opening pair (`lead_pair`).
 
 `lead_pair(tpl) -> (epoch, step) | None`: a record that opens with two unnamed integers, a blank
 between them, and then named values (Learning-to-See-in-the-Dark's train_Sony.py prints
@@ -12,6 +17,7 @@ second number falls while the first stays, or whose first jumps, is not read so.
 
 from __future__ import annotations
 
+from gpuslo.goodput.logs.counters import bare_list_counter, bare_row_counter
 from gpuslo.goodput.logs.templates import Template
 
 MIN_RECORDS = 3  # records of the template that make the pair's behaviour a pattern
@@ -38,3 +44,11 @@ def lead_pair(tpl: Template) -> tuple[int, int] | None:
             continue
         return None
     return (0, 1) if rose else None
+
+
+def unnamed_counter(tpl: Template) -> tuple[int | None, int] | None:
+    """(epoch field index or None, step field index) of `tpl` (module docstring), or None."""
+    if bare_row_counter(tpl):
+        return None, 0
+    listed = bare_list_counter(tpl)
+    return (None, listed) if listed is not None else lead_pair(tpl)

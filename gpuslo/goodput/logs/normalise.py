@@ -35,7 +35,8 @@ _BAR_END = re.compile(r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)")
 # a message glued to the last value of a Keras Progbar state (`… - class_loss: 2.3435Killed`):
 # Progbar ends a state with `\r`, not a newline, so what the shell or the job prints next lands on
 # the bar's line (fresh16 S12); the cut is right after the last `name: value` of the bar
-_KERAS_GLUED = re.compile(r"^\s*\d+/\d+ \[[=>.]*\] - .*: [-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?(?=[A-Z][a-z])")
+_KERAS_GLUED = re.compile(r"^\s*\d+/\d+ \[[=>.]*\] - .*: [-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+                          r"(?=[A-Z][a-z])")
 _LAUNCHERS = (
     # srun --label; not darknet's iteration line (`4: 285.326599, 289.835968 avg, …`)
     re.compile(r"^(?P<rank>\d{1,5}): (?!\d{1,9}\.\d{1,9}, )"),

@@ -44,7 +44,7 @@ _NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
 
 
 # rsyslog's `#ooo` (`#015` CR, `#012` LF, `#033` ESC) and `cat -v`'s caret notation (`^M`, `^[`)
-_ESCAPED = re.compile(rb"#01[25]|#033|\^M(?![a-z])|\^\[(?=\[)")
+_ESCAPED = re.compile(rb"#01[25](?!\d)|#033(?=\[)|\^M(?![a-z])|\^\[(?=\[)")
 _ESCAPED_AS = {b"#015": b"\n", b"#012": b"\n", b"^M": b"\n", b"#033": b"\x1b", b"^[": b"\x1b"}
 
 
