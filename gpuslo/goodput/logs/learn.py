@@ -131,13 +131,17 @@ def _reference(reading: Reading) -> list[float | None]:
 
 
 def _standing(readings: list[Reading]) -> bool:
-    """True when a family printed its counter at one value only, over `RECURRING` records or
-    more: a loop finished again and again (Sana's ten `100%|██████████| 19/19` sampling bars
-    after `Running validation...`, fresh16 S02) shows no steps advancing, so a family whose
-    counter moves (its `Global Step: 2956` … `2996` lines, fewer of them) is the training."""
-    seen = {n for x in readings if x.step is not None
-            for n in x.template.fields[x.step].known()}
-    return sum(x.template.count for x in readings) >= RECURRING and len(seen) == 1
+    """True when a family drew its bar finished, `n/N` at its N, and at that one value only, over
+    `RECURRING` records or more: a loop finished again and again (Sana's ten `100%|██████████|
+    19/19` sampling bars after `Running validation...`, fresh16 S02) shows no steps advancing,
+    so a family whose counter moves (its `Global Step: 2956` … `2996` lines, fewer of them) is
+    the training. Ranks printing one step (`Step: 77, Rank: 3`, no N) are no finished loop."""
+    done: set[float] = set()
+    for x in readings:
+        if x.step is None or x.total is None:
+            return False
+        done |= set(x.template.fields[x.step].known()) | set(x.template.fields[x.total].known())
+    return sum(x.template.count for x in readings) >= RECURRING and len(done) == 1
 
 
 def _choose(families: dict[str, list[Reading]]) -> list[str]:
