@@ -156,11 +156,27 @@ CNTK = ["NcclComm: initialized"] * 4 + [
     " Minibatch[   1- 500]: loss = 7.146891 * 22750, metric = 0.00% * 22750;"] * 4
 
 
-def test_a_cntk_minibatch_range_is_read_once_at_its_upper_end() -> None:
+def test_a_cntk_minibatch_range_is_read_once_from_its_lower_end() -> None:
+    # ProgressPrinter's `Minibatch[a-b]` counts minibatches a..b from 1: the four ranks' copies
+    # are one range, and the steps shown run from its lower end to its upper
     doc = read(CNTK)
-    assert steps(doc)[1] == 500 and doc["restarts"] == []
+    assert steps(doc) == (1, 500) and doc["restarts"] == []
+    assert doc["steps"]["printed_first"] == 500 and doc["steps"]["global_first"] == 1
     more = CNTK + [" Minibatch[ 501-1000]: loss = 6.901234 * 22750, metric = 0.00% * 22750;"]
-    assert steps(read(more)) == (500, 1000)
+    assert steps(read(more)) == (1, 1000)
+
+
+def test_ranges_from_the_last_reports_count_keep_their_upper_ends() -> None:
+    # negative: MXNet's Speedometer prints `Batch [a-b]` from the count at its last report (the
+    # lower end is no step of the range, fresh2's `[115980-116000]`), or from 0 with auto_reset
+    # off; a CNTK excerpt that starts mid-way shows no range starting at 1
+    mxnet = [f"Epoch[0] Batch [{n - 20}-{n}]\tSpeed: 3.24 samples/sec\tacc=0.5"
+             for n in (116000, 116020, 116040)]
+    assert steps(read(mxnet)) == (116000, 116040)
+    kept = [f"Epoch[5] Batch [0-{n}]\tSpeed: 25.77 samples/sec\tacc=0.9" for n in (20, 40, 60)]
+    assert steps(read(kept)) == (20, 60)
+    mid = [" Minibatch[ 501-1000]: loss = 6.901234 * 22750, metric = 0.00% * 22750;"]
+    assert steps(read(mid * 4)) == (1000, 1000)
 
 
 def test_a_dash_with_a_blank_before_it_is_no_range() -> None:
