@@ -29,6 +29,7 @@ from gpuslo.goodput.logs.templates import Field
 # between a bar's N and its elapsed time: nothing (`1849/1849 13:15`), or Keras's glyphs and
 # dash (`100/100 [====] - 142s 1s/step`: tf.keras Progbar prints ` - %.0fs` since the bar began)
 _KERAS_GAP = re.compile(r"(?:\[[=>.\x04 ]*\]\s*-)?")
+_KERAS_DRAWN = re.compile(r" \[=*[>=]?\.*\] - ")
 _SECONDS = ("s", "sec")
 
 
@@ -47,6 +48,18 @@ def is_bar(fields: list[Field], roles: dict[int, Any]) -> bool:
 def has_glyphs(fields: list[Field]) -> bool:
     """True when the line draws a `%|...|` bar."""
     return any(_percent_bar(f) for f in fields)
+
+
+def keras_drawn(fields: list[Field], index: int) -> bool:
+    """True when field `index` is the `n` of an `n/N` drawn by Keras's Progbar: tf.keras
+    `Progbar.update` writes `'%{numdigits}d/%d [' % (current, target)`, then `=` runs, `>` and
+    `.` up to its width, `]`, then ` - ETA: …` or ` - 3s …` (keras/utils/generic_utils.py). The
+    glyphs are drawn only by a bar, so its `n` counts the steps even from one or two lines (a
+    run killed at its second bar state, fresh16 S12)."""
+    if index + 1 >= len(fields) or fields[index].after.strip() != "/":
+        return False
+    total = fields[index + 1]
+    return total.kind == "num" and total.integer and bool(_KERAS_DRAWN.match(total.after))
 
 
 def after_glyphs(fields: list[Field], index: int) -> bool:
@@ -168,3 +181,19 @@ def per_call(progress: list[Any]) -> set[str]:
                 unfinished.add(p.family)
     return {f for f, ns in totals.items() if f not in unfinished
             and len(set(ns)) >= PER_CALL_TOTALS and 2 * max(map(ns.count, set(ns))) < len(ns)}
+
+
+def reset_draw(prog: Any, before: Any) -> bool:
+    """True for a bar's draw at n = 0 with its rate unknown (`?it/s`) right after the same
+    family's draw at its N: tqdm's `reset()` for the bar's next pass (Lightning resets its
+    epoch bar before it renames it: `Epoch 0: 100% 2/2 [...]`, then `Epoch 0:   0% 0/2 [00:00<?,
+    ?it/s, loss=2.29, v_num=0, val_acc=0.166]`, then `Epoch 1:   0% 0/2 …`, fresh16 S14). The
+    values it carries are the last pass's (tqdm keeps the postfix across a reset), so it counts
+    no step, unlike a first draw at 0 that prints its own (`opening_draw`). `before`: the
+    family's previous record, or None."""
+    if before is None or not prog.bar or prog.printed != 0 or prog.matcher is None:
+        return False
+    done = before.total is not None and before.printed == before.total
+    return done and prog.total == before.total and bool(
+        _UNTIMED.search(prog.matcher.reading.template.text))
+

@@ -11,6 +11,7 @@ and is, best first:
 - 4 named `step` (`Step 1 |`, `step:0/6200`, `global step 1:`): `step` beats `iter` (an optimizer
   step spans several micro-batch iters);
 - 3 named `iter`, `iteration`, `update`, `batch`, `progress` (Marian's abbreviated `Up.`;
+  CNTK's ProgressPrinter `Minibatch[   1- 500]: loss = …`;
   baselines' glued `nupdates`; PaddlePaddle's loop index `batch_id`, `step_id`);
 - 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
   the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch or beside a rate of iterations
@@ -45,11 +46,11 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs
+from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs, keras_drawn
 from gpuslo.goodput.logs.templates import Field, Template
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
-              "updates", "progress", "batch", "globalstep"}
+              "updates", "progress", "batch", "globalstep", "minibatch"}
 # the update counter abbreviated with its dot (Marian's `Ep. 1 : Up. 10000 : Sen. …`), only so
 _ABBREVIATED = re.compile(r"^up\.$")
 # a count's `n` glued to its counter (baselines' `nupdates`, `niter`), read as `n_updates`;
@@ -216,6 +217,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 3
     if _leading(f, fields, lead):
         return 2
+    if pair and keras_drawn(fields, f.index):
+        return 2  # Keras's Progbar `n/N [===>...] - `: the drawn bar's own counter
     if pair or f.unit == "it" or f.after.startswith("/?"):
         if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
             return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's
@@ -291,12 +294,13 @@ def _index_of_value(f: Field, fields: list[Field]) -> bool:
 def range_end(fields: list[Field], step: int) -> int:
     """A counter printed as a range `[a-b]` of the batches since the last report (MXNet's
     Speedometer, `Epoch[0] Batch [115980-116000]`: `last_count` to `count`; with auto_reset off
-    the lower end stays 0, `Batch [0-20]` … `[0-1600]`, and only the upper end moves): the step
-    is the upper end, an unnamed integer right after `-` closed by `]` that is above the lower
-    end on every record. Anything else (`step 5 - loss 3`, a `-` with spaces) keeps the
-    counter."""
+    the lower end stays 0, `Batch [0-20]` … `[0-1600]`, and only the upper end moves; CNTK's
+    ProgressPrinter pads both ends, `Minibatch[   1- 500]`): the step is the upper end, an
+    unnamed integer right after `-` (a blank may follow it) closed by `]` that is above the
+    lower end on every record. Anything else (`step 5 - loss 3`, a blank before the `-`) keeps
+    the counter."""
     f = fields[step]
-    if f.after != "-" or step + 1 >= len(fields):
+    if f.after.rstrip() != "-" or step + 1 >= len(fields):
         return step
     end = fields[step + 1]
     if end.key or not end.integer or end.kind != "num" or not end.after.startswith("]"):

@@ -25,7 +25,9 @@ goodput by steps (`stepbasis`): `goodput_basis` `steps` (else `gpu_seconds`), a 
 so; with no progress line it has no goodput. `steps.first/last` are job-wide steps (per-epoch
 counters made global, see `progress`), except where that count rests on an epoch length the log
 never prints (a per-epoch counter with no N across epochs: `epochs.Untotalled`'s estimate):
-then they are the counter as printed and a note says so (`estimated_scale`).
+then they are the counter as printed and a note says so (`estimated_scale`). A counter printed
+as ranges whose lower end is a step of the range (`range_first`) shows steps from the first
+range's lower end.
 """
 
 from __future__ import annotations
@@ -166,6 +168,27 @@ def estimated_scale(records: list[Record]) -> bool:
     return not rises or rises.most_common(1)[0][0] != 1
 
 
+def range_first(records: list[Record]) -> int | None:
+    """The first step a log of step ranges `[a-b]` shows, where the lower end `a` is a step the
+    range covers: CNTK's ProgressPrinter prints `Minibatch[{updates[0] + 1}-{updates[1]}]`,
+    minibatches `a` to `b` counted from 1, so its ranges tile (`[   1- 500]`, `[ 501-1000]`) and
+    a launch's first starts at 1 (fresh16 S18). MXNet's Speedometer prints `Batch [a-b]` from
+    the count at its last report (`[115980-116000]`, `[116000-116020]`; `[0-20]`, `[0-40]`
+    with auto_reset off): `a` is no step of the range, and the first step shown stays the
+    first upper end. Inclusive means: each range of the first run after the first starts one
+    past the previous one's end, or, with one range only, it starts at 1. None where that does
+    not hold, where the first record is no range, or where its job-wide step is not the
+    printed one (a per-epoch counter)."""
+    if not records or records[0].prog.complete().range_from is None:
+        return None
+    first = records[0]
+    run = [r for r in records if r.run == first.run and r.prog.complete().range_from is not None]
+    pairs = [(a, b) for a, b in zip(run, run[1:], strict=False) if b.printed != a.printed]
+    lower = first.prog.range_from
+    tiled = all(b.prog.range_from == a.printed + 1 for a, b in pairs) if pairs else lower == 1
+    return lower if tiled and lower <= first.printed == first.glob else None
+
+
 def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
              info: dict[str, Any], notes: list[str], span_s: tuple[float | None, str | None],
              slowdowns: list[dict[str, Any]], gpus: int | None,
@@ -175,6 +198,9 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
         [] if records else parsed.rates)  # a log of rates of steps and no counter
     first, last = (records[0], records[-1]) if records else (None, None)
     shown = (first.glob, last.glob) if first and last else (None, None)
+    glob_first = first.glob if first else None
+    if (start := range_first(records)) is not None:
+        shown, glob_first = (start, shown[1]), start
     if first and last and estimated_scale(records):
         shown = (first.printed, last.printed)
         notes.append("the step counter restarts each epoch and the log never prints an epoch's "
@@ -204,7 +230,7 @@ def document(parsed: ParsedLog, records: list[Record], facts: dict[str, Any],
             "epoch_last": last.epoch if last else None,
             "printed_first": first.printed if first else None,
             "printed_last": last.printed if last else None,
-            "global_first": first.glob if first else None,
+            "global_first": glob_first,
             "global_last": last.glob if last else None,
         },
         "step_time_s": _stats(times),

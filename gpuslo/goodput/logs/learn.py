@@ -130,19 +130,33 @@ def _reference(reading: Reading) -> list[float | None]:
     return []
 
 
+def _standing(readings: list[Reading]) -> bool:
+    """True when a family drew its bar finished, `n/N` at its N, and at that one value only, over
+    `RECURRING` records or more: a loop finished again and again (Sana's ten `100%|██████████|
+    19/19` sampling bars after `Running validation...`, fresh16 S02) shows no steps advancing,
+    so a family whose counter moves (its `Global Step: 2956` … `2996` lines, fewer of them) is
+    the training. Ranks printing one step (`Step: 77, Rank: 3`, no N) are no finished loop."""
+    done: set[float] = set()
+    for x in readings:
+        if x.step is None or x.total is None:
+            return False
+        done |= set(x.template.fields[x.step].known()) | set(x.template.fields[x.total].known())
+    return sum(x.template.count for x in readings) >= RECURRING and len(done) == 1
+
+
 def _choose(families: dict[str, list[Reading]]) -> list[str]:
     """The families read as training progress (see the module docstring)."""
     def span(name: str) -> tuple[int, int]:
         lines = [n for r in families[name] for n in r.template.lines]
         return min(lines), max(lines)
 
-    def score(name: str) -> tuple[bool, int, int, int]:
+    def score(name: str) -> tuple[bool, bool, int, int, int]:
         readings = families[name]
         timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
                                "smoothed_s", "line_s") for x in readings for r in x.roles.values())
         stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (not nested_in_one_gap(name, families), sum(x.template.count for x in readings),
-                int(timed or stamped), -span(name)[0])
+        return (not nested_in_one_gap(name, families), not _standing(readings),
+                sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
 
     if not families:
         return []

@@ -8,7 +8,8 @@ the template is the prefilter: a record without it is never given to the regex. 
 work is the prefilter, one `match`, and a float or int per field with a role.
 
 `Matcher.read(text, line, seq, ts, rank) -> Prog | None`: the progress record of a line (a
-`Prog`: step, total, epoch and the times its fields give, in seconds), or None.
+`Prog`: step, total, epoch and the times its fields give, in seconds), or None. A step read at
+the upper end of a range `[a-b]` (`counters.range_end`) also gives its lower end (`range_from`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gpuslo.goodput.logs.counters import range_end
 from gpuslo.goodput.logs.eta import eta_rate
 from gpuslo.goodput.logs.roles import Reading, Role
 from gpuslo.goodput.logs.tokens import BAR, DATE, DUR, NUM, clock_seconds, number, parts_seconds
@@ -32,7 +34,7 @@ _GAP = r"\s*"
 _LETTER = re.compile(r"[^\W\d_]")
 _BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"
 _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
-_COUNTS = ("step", "total", "epoch")
+_COUNTS = ("step", "total", "epoch", "range_from")
 MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread
 MAX_VALUE = 1e12  # a step, epoch or duration beyond this is not one (`1E0213` is a glued stamp)
 _TIMES = ("elapsed", "step_s", "window_s", "smoothed_s", "line_s", "rate_ips", "rate_spi",
@@ -44,11 +46,12 @@ class Prog:
     printed on the line; times in seconds (None when the line does not give them): `step_s`
     per step, `window_s` for the steps since the previous record, `smoothed_s` an average per
     step, `line_s` this line's part of a step, `elapsed` since the bar or run began, `rate_s`
-    seconds per iteration from a rate; `family` the progress family, `bar` a progress bar."""
+    seconds per iteration from a rate; `family` the progress family, `bar` a progress bar;
+    `range_from` the lower end of a range the step is the upper end of (`Batch [a-b]`)."""
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
-                 "found", "since", "parts", "glued")
+                 "found", "since", "parts", "glued", "range_from")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None,
                  printed: int = 0, family: str = "", bar: bool = False,
@@ -71,6 +74,7 @@ class Prog:
         self.found: re.Match[str] | Found | None = found  # a fast match not yet read (`complete`)
         self.parts: Any = None  # durations printed once per step before it (`perstep.Parts`)
         self.glued = False  # values printed after it on its line (`bars.opening_draw`)
+        self.range_from: int | None = None  # `a` of a range `[a-b]` read at `b`
 
     def complete(self) -> Prog:
         """Read the fields of a fast match (done once, when the record is used)."""
@@ -161,6 +165,8 @@ class Matcher:
                     continue
                 if role == "step":
                     prog.printed = int(value)
+                elif role == "range_from":
+                    prog.range_from = int(value)
                 elif role == "total":
                     prog.total = int(value)
                 else:
@@ -220,6 +226,9 @@ def compile_reading(reading: Reading, family: str) -> Matcher:
     text = reading.template.text
     used = {i: r for i, r in reading.roles.items()
             if i is not None and r.role in _COUNTS + _TIMES}  # a role learnt on no field: none
+    step = reading.step
+    if step and range_end(reading.template.fields, step - 1) == step:
+        used[step - 1] = Role("range_from", why="the lower end of the step's range")
     bare = not _LETTER.search(text)  # a bare row of numbers: matched whole, every value
     last = len(reading.template.fields) if bare else max(used) if used else -1
     pieces, fields, index, cut = ["^", _GAP], [], 0, len(text)

@@ -32,10 +32,17 @@ from gpuslo.goodput.logs.stamps import HEAD, StampShape
 _ANSI = re.compile(r"\x1b\[[0-9;?]{0,40}[A-Za-z]|\x1b\][^\x07]{0,200}\x07")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _BAR_END = re.compile(r"(?:it/s|s/it)(?:, [^\]\n]{0,400})?\](?=\S)")
+# a message glued to the last value of a Keras Progbar state (`… - class_loss: 2.3435Killed`):
+# Progbar ends a state with `\r`, not a newline, so what the shell or the job prints next lands on
+# the bar's line (fresh16 S12); the cut is right after the last `name: value` of the bar
+_KERAS_GLUED = re.compile(r"^\s*\d+/\d+ \[[=>.]*\] - .*: [-+]?\d+(?:\.\d+)?(?:e[-+]?\d+)?"
+                          r"(?=[A-Z][a-z])")
 _LAUNCHERS = (
     # srun --label; not darknet's iteration line (`4: 285.326599, 289.835968 avg, …`)
     re.compile(r"^(?P<rank>\d{1,5}): (?!\d{1,9}\.\d{1,9}, )"),
     re.compile(r"^\[(?P<rank>\d{1,5}),\d{1,5}\]<std(?:out|err)>: ?"),     # mpirun / horovodrun
+    # Open MPI's tag with the rank and host named (SageMaker: `[1,mpirank:0,algo-1]<stdout>:`)
+    re.compile(r"^\[\d{1,5},mpirank:(?P<rank>\d{1,5}),[\w.-]{1,63}\]<std(?:out|err)>: ?"),
     re.compile(r"^\((?P<rank>[\w.]{1,80} pid=\d{1,10}(?:, ip=[\d.:a-f]{3,45})?)\) ?"),  # Ray
     re.compile(r"^(?P<rank>(?=[\w.-]{0,62}\d)(?=[\w.-]{0,62}[-.])[A-Za-z][\w.-]{1,62}): "),  # host
 )
@@ -88,6 +95,7 @@ class Normaliser:
             cuts.update(m.start() for m in pattern.finditer(line, 1) if m.start() > 0)
         if "/" in line:
             cuts.update(m.end() for m in _BAR_END.finditer(line))
+            cuts.update(m.end() for m in _KERAS_GLUED.finditer(line))
         if len(line) > GLUED_MIN and self.shapes:
             cuts.update(self.glued(line))
         if len(cuts) == 1:

@@ -65,7 +65,13 @@ from __future__ import annotations
 
 from collections import Counter
 
-from gpuslo.goodput.logs.bars import inner_total, now_and_then, opening_draw, per_call
+from gpuslo.goodput.logs.bars import (
+    inner_total,
+    now_and_then,
+    opening_draw,
+    per_call,
+    reset_draw,
+)
 from gpuslo.goodput.logs.bartime import epoch_bar_anew
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
@@ -169,15 +175,17 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     out: list[Record] = []
     built: list[Record] = []  # records whose job-wide count was built from their epoch
     k, context = 0, None
+    drawn: dict[str, Prog] = {}  # each family's previous record (`reset_draw`)
     for p in progress:
         while k < len(markers) and markers[k][0] < p.seq:
             context, k = markers[k][1], k + 1
+        before, drawn[p.family] = drawn.get(p.family), p
         if p.family in calls and p.bar and p.total is not None:
             out.append(Record(p, done.get(p.family, 0) + p.printed, None))
             done[p.family] = done.get(p.family, 0) + p.total
             continue
         if p.bar and p.total is not None and usual.get(p.family) not in (None, p.total) or (
-                opening_draw(p)):  # (a bar's creation, before any step: `bars`)
+                opening_draw(p) or reset_draw(p, before)):  # (no step yet: `bars`)
             continue
         reading = p.matcher.reading if p.matcher is not None else None
         epoch = p.epoch if p.epoch is not None else None

@@ -10,6 +10,12 @@ needs no more memory than one chunk and one line.
 `CHUNK` completes: a `Block`, which also holds the bytes they were decoded from), for a reader
 that prefilters whole blocks (`fast.FastPath.block`).
 
+Control characters a log router wrote out as text are read as the characters: rsyslog's
+`$EscapeControlCharactersOnReceive` (on by default) writes each as `#` and three octal digits
+(`#015` a carriage return, `#033` an escape: SageMaker's MPI jobs' `…<stdout>:#015Epoch 0:  50%
+1/2 [...]#033[A`, fresh16 S14), and `cat -v` writes `^M` and `^[` (`_escaped`): a bar redrawn
+with `#015` gives one line per redraw as with `\r`.
+
 A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
 mark has shorter ones between its characters, and stays binary) is padding, not content:
 logrotate's `copytruncate` leaves the truncated length as NULs before the next write, and a
@@ -35,6 +41,19 @@ MAX_LINE_BYTES = 64 * 1024
 _TEXT_CONTROL = set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C}
 NUL_RUN = NUL_PADDING_RUN  # one rule for every reader (config_file.without_nul_padding)
 _NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
+
+
+# rsyslog's `#ooo` (`#015` CR, `#012` LF, `#033` ESC) and `cat -v`'s caret notation (`^M`, `^[`)
+_ESCAPED = re.compile(rb"#01[25](?!\d)|#033(?=\[)|\^M(?![a-z])|\^\[(?=\[)")
+_ESCAPED_AS = {b"#015": b"\n", b"#012": b"\n", b"^M": b"\n", b"#033": b"\x1b", b"^[": b"\x1b"}
+
+
+def _escaped(data: bytes) -> bytes:
+    """`data` with control characters written out as text read back (module docstring); the
+    line breaks (`#015`, `#012`, `^M`) become newlines, as `\r` does."""
+    if b"#0" not in data and b"^" not in data:
+        return data
+    return _ESCAPED.sub(lambda m: _ESCAPED_AS[m.group()], data)
 
 
 @dataclass
@@ -161,7 +180,7 @@ def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[Block]:
     buffer = b""
     skipping = False
     for chunk in chunks:
-        buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        buffer = _escaped(buffer + chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
         parts = buffer.split(b"\n")
         buffer = parts.pop()
         if skipping and parts:
@@ -188,6 +207,9 @@ def physical_lines(message: str) -> list[str]:
     """The physical lines of one message as `read_lines` would yield them from a file: split on
     `\r\n`, `\r` and `\n`, each cut at MAX_LINE_BYTES characters. Pure (for container logs,
     whose transport already split the stream into messages)."""
+    if "#0" in message or "^" in message:
+        message = _escaped(message.encode("utf-8", "surrogateescape")).decode(
+            "utf-8", "surrogateescape")
     parts = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(parts) > 1 and not parts[-1]:
         parts.pop()  # a redraw ending in `\r` ends its line; no empty line after it

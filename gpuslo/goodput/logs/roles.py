@@ -41,8 +41,6 @@ import re
 from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
-    bare_list_counter,
-    bare_row_counter,
     below_epochs,
     bracket_epoch,
     is_epoch_name,
@@ -66,6 +64,7 @@ from gpuslo.goodput.logs.durations import (
     unit_done,
     window_by_rate,
 )
+from gpuslo.goodput.logs.leadpair import unnamed_counter
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field, Template, readable
 
@@ -251,10 +250,10 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         reading.step = pinned_step[0]
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
         reading.step = range_end(fields, -max(scores)[1])
-    elif bare_row_counter(tpl):
-        reading.step = 0
-    elif (listed := bare_list_counter(tpl)) is not None:
-        reading.step = listed
+    elif (unnamed_at := unnamed_counter(tpl)) is not None:
+        epoch, reading.step = unnamed_at
+        if epoch is not None:  # `333 161 Loss=…`, then `334 1 …` (`lead_pair`)
+            roles[epoch] = Role("epoch", why="opens the record; resets it")
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)

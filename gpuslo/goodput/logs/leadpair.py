@@ -1,0 +1,54 @@
+"""Counters that no name marks: an unnamed epoch and in-epoch counter opening a record (pure).
+
+`unnamed_counter(tpl) -> (epoch, step) | None`: the step field (and the epoch field, or None) of
+a template whose counter is named nowhere, where `roles.read_template` finds no named one: a bare
+row's first integer (`counters.bare_row_counter`), a listed one (`counters.bare_list_counter`),
+or an opening pair (`lead_pair`).
+
+`lead_pair(tpl) -> (epoch, step) | None`: a record that opens with two unnamed integers, a blank
+between them, and then named values (Learning-to-See-in-the-Dark's train_Sony.py prints
+`"%d %d Loss=%.3f Time=%.3f" % (epoch, cnt, …)`: `333 160 Loss=nan Time=0.036`, `333 161 …`, then
+`334 1 …`, fresh16 S04). Nothing names the two numbers, so how they behave across the records
+says what they are: the second rises within each run of one first value and falls back only
+where the first rises, by one; the first never falls and rises at least once. That is an epoch
+and a step counted within it; a pair that never shows the reset (one epoch only), or whose
+second number falls while the first stays, or whose first jumps, is not read so.
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs.counters import bare_list_counter, bare_row_counter
+from gpuslo.goodput.logs.templates import Template
+
+MIN_RECORDS = 3  # records of the template that make the pair's behaviour a pattern
+
+
+def lead_pair(tpl: Template) -> tuple[int, int] | None:
+    """(epoch field index, step field index) of `tpl` (module docstring), or None."""
+    fields = tpl.fields
+    if tpl.count < MIN_RECORDS or len(fields) < 3 or not tpl.text.lstrip().startswith("\x01"):
+        return None
+    first, second, named = fields[0], fields[1], fields[2]
+    if first.after != " " or not second.after.startswith(" ") or not named.key or any(
+            f.kind != "num" or f.key or not f.integer or f.unit for f in (first, second)):
+        return None
+    pairs = list(zip(first.numbers, second.numbers, strict=False))
+    if any(e is None or n is None for e, n in pairs):
+        return None
+    rose = False
+    for (e0, n0), (e1, n1) in zip(pairs, pairs[1:], strict=False):
+        if e1 == e0 and n1 > n0:
+            continue
+        if e1 == e0 + 1 and n1 <= n0:
+            rose = True
+            continue
+        return None
+    return (0, 1) if rose else None
+
+
+def unnamed_counter(tpl: Template) -> tuple[int | None, int] | None:
+    """(epoch field index or None, step field index) of `tpl` (module docstring), or None."""
+    if bare_row_counter(tpl):
+        return None, 0
+    listed = bare_list_counter(tpl)
+    return (None, listed) if listed is not None else lead_pair(tpl)
