@@ -38,8 +38,10 @@ __all__ = ["Port", "parse_ibstat", "parse_ibstatus", "parse_fi_info", "parse_ibd
 _CA = re.compile(r"^CA '([^']+)'\s*$")
 _PORT = re.compile(r"^\s*Port (\d+):\s*$")
 # Linear-time field patterns: possessive whitespace and a greedy value stripped in code (the old
-# `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s).
-_FIELD = re.compile(r"^\s++([A-Za-z][A-Za-z ]*?):[ \t]*+(.*)$")
+# `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s). The indentation may be gone: a paste into
+# an issue or a ticket flattens it (tests/data/newcomer4_node, Azure/azhpc-diagnostics#59), and
+# inside a `CA '<name>'` block the field names alone say what a line is.
+_FIELD = re.compile(r"^\s*+([A-Za-z][A-Za-z ]*?):[ \t]*+(.*)$")
 _IBSTAT_FIELDS = {
     "State": "state",
     "Physical state": "physical_state",
@@ -76,7 +78,8 @@ def _port_from_fields(device: str, number: int, fields: dict[str, str], model: s
 
 
 def parse_ibstat(text: str) -> IbstatReport:
-    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented).
+    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented, or with
+    the indentation lost in a paste).
 
     Returns every port with its state, physical state, rate (Gb/s) and link layer, the device
     names seen, and devices named by `ibpanic` lines (partial output). `ibstat <ca> <port>` prints
