@@ -7,17 +7,28 @@ SOURCES.md), each a general rule with a negative.
 11. Every InfiniBand port state ibstat prints is read with the IBA spec's meaning, also when a
    paste lost the indentation: `State: Initializing` with `Physical state: LinkUp` is a port no
    subnet manager has configured (not usable), as the live sysfs check reads `2: INIT`.
+13. A `dcgmi diag` Fail whose only text is CUDA finding the GPU "busy or unavailable" is a test
+   that did not run (unknown, action none), in `inspect` and in the live `dcgm_diag` validator;
+   a Fail with a defect in its text stays fatal.
+12. A GPU far hotter than its peers of the same model while drawing no more power, past none of
+   NVIDIA's documented limits (the table shows neither slowdown temperature nor clock-event
+   reasons), is a note (`temperature_outlier`, class ok), never unhealthy; a GPU hotter because
+   it works harder is none. The table's temperature and power are read with a fan of `N/A`.
 """
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 from gpuslo.exporter.checks.base import CheckContext
+from gpuslo.exporter.checks.dcgm_diag import judge_gpu
 from gpuslo.exporter.checks.network_links import NetworkLinksCheck
+from gpuslo.exporter.evidence.dcgm.diag import parse_diag
 from gpuslo.exporter.inspect.kinds import inspect_text
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.policy.diagnostics import diag_findings
 from gpuslo.verdict import verdict_from_findings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,3 +139,90 @@ def test_live_check_reads_sysfs_init_as_the_same_down_port(tmp_path):
     assert (bad.status, bad.reason, bad.action) == ("fail", "network_port_down", "none")
     assert "Initializing" in bad.message and "no subnet manager has configured" in bad.message
     assert results["mlx5_0"].status == "ok"
+
+
+# --- 13. dcgmi diag: a test that could not run on a busy GPU -------------------------------------
+
+DIAG = "n09_godcgm52_diag_fragment.txt"
+
+
+def test_diag_fail_that_is_only_a_busy_gpu_is_a_test_that_did_not_run():
+    verdict, findings = _inspect(_read(DIAG), "diag.txt")
+    memory = {f.gpu: f for f in _of(findings, "diagnostic_result") if "GPU Memory" in f.message}
+    assert verdict == "unknown"
+    assert memory["0"].class_ == "unknown" and memory["0"].reason == "tool_error"
+    assert memory["0"].action == "none" and "did not run" in memory["0"].message
+    assert memory["1"].class_ == "ok"
+    assert not [f for f in findings if f.class_ == "fatal"]
+
+
+def test_live_diag_validator_reads_the_busy_gpu_the_same():
+    results = parse_diag(_read(DIAG), "dcgmi diag -r 2")
+    gpu0, gpu1 = (judge_gpu(i, f"GPU-{i}", results, "dcgmi") for i in ("0", "1"))
+    assert (gpu0.status, gpu0.reason, gpu0.action) == ("unknown", "tool_error", "none")
+    assert "did not run" in gpu0.message and gpu1.status == "ok"
+
+
+def test_diag_fail_with_a_defect_beside_or_instead_of_the_busy_text_stays_fatal():
+    results = parse_diag(_read(DIAG), "dcgmi diag -r 2")
+    (fail,) = [r for r in results if r.status == "Fail"]
+    (busy,) = fail.messages
+    for messages in (
+        (busy, "GPU 0 Memory test found 2 uncorrectable errors"),  # a defect beside it
+        (busy.replace("busy or unavailable", "out of memory"),),  # another CUDA failure
+        (busy + " The GPU has fallen off the bus.",),  # a fatal-class word in the same text
+    ):
+        changed = [replace(r, messages=messages) if r is fail else r for r in results]
+        judged = judge_gpu("0", "GPU-0", changed, "dcgmi")
+        assert (judged.status, judged.reason) == ("fail", "diagnostic_failed"), messages
+        (finding,) = [f for f in diag_findings("dcgmi", changed) if f.class_ == "fatal"]
+        assert finding.gpu == "0" and finding.action == "reset_gpu"
+
+
+# --- 12. a thermal outlier in the table --------------------------------------------------------
+
+TABLE = "n13_openfold_h100_smi_table_hot_gpu6.txt"
+HOT_ROW = "| N/A   86C    P0            226W /  700W |"
+
+
+def test_table_reads_temperature_and_power_when_the_fan_is_na():
+    from gpuslo.exporter.evidence.nvidia_smi.table import parse_table
+
+    gpus = parse_table(_read(TABLE), "t.txt").gpus
+    assert [g.status.temperature_c for g in gpus] == [41, 37, 36, 38, 39, 36, 86, 37]
+    assert [g.status.power_draw_w for g in gpus] == [362, 346, 330, 349, 334, 335, 226, 353]
+
+
+def test_gpu_hotter_than_its_peers_with_less_power_is_a_note_not_a_fault():
+    verdict, findings = _inspect(_read(TABLE), "smi.txt")
+    (note,) = _of(findings, "temperature_outlier")
+    assert verdict == "healthy" and note.class_ == "ok"
+    assert note.gpu == "6" and note.pci == "00000000:CB:00.0"
+    assert "86 C" in note.message and "226 W" in note.message and "37 C" in note.message
+    assert "no slowdown temperature or clock-event reason shown" in note.message
+
+
+def test_gpu_hotter_because_it_draws_more_power_is_no_outlier():
+    busy = _read(TABLE).replace(HOT_ROW, "| N/A   86C    P0            690W /  700W |")
+    assert HOT_ROW in _read(TABLE) and not _of(_inspect(busy, "smi.txt")[1], "temperature_outlier")
+    # a cooler spread (GPU 6 at 55 C: 18 C over the median) is no outlier either
+    mild = _read(TABLE).replace(HOT_ROW, "| N/A   55C    P0            226W /  700W |")
+    assert not _of(_inspect(mild, "smi.txt")[1], "temperature_outlier")
+
+
+def test_outlier_past_its_slowdown_temperature_is_the_limit_finding_not_a_note():
+    from gpuslo.exporter.evidence.gpu_status import GpuStatus
+    from gpuslo.exporter.policy.gpu import evaluate_gpu
+    from gpuslo.exporter.policy.temperature_peers import temperature_outliers
+
+    peers = [GpuStatus(index=str(i), model="H100", temperature_c=37.0, power_draw_w=346.0)
+             for i in range(7)]
+    hot = GpuStatus(index="6", model="H100", temperature_c=86.0, power_draw_w=226.0,
+                    slowdown_temperature_c=85.0)
+    assert not temperature_outliers("k", [*peers, hot], lambda s: {"gpu": s.index})
+    (limit,) = [p for p in evaluate_gpu(hot)]
+    assert limit.finding("k").class_ == "warn"  # at its slowdown threshold: NVIDIA's limit
+    below = GpuStatus(index="6", model="H100", temperature_c=86.0, power_draw_w=226.0,
+                      slowdown_temperature_c=90.0)
+    (note,) = temperature_outliers("k", [*peers, below], lambda s: {"gpu": s.index})
+    assert note.class_ == "ok" and "below its slowdown temperature 90 C" in note.message
