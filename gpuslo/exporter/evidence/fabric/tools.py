@@ -35,12 +35,13 @@ __all__ = ["Port", "parse_ibstat", "parse_ibstatus", "parse_fi_info", "parse_ibd
 # ibstat
 # ------------------------------------------------------------------------------------------------
 
-_CA = re.compile(r"^CA '([^']+)'\s*$")
+# Indentation is not relied on: a web page or a chat client that flattens the tab indentation
+# (fresh16 case 1803, a vendor knowledge-base page) or re-indents the whole block leaves the
+# header, port and field lines at any depth, and the field names alone say which is which.
+_CA = re.compile(r"^[ \t]*+CA '([^']+)'\s*$")
 _PORT = re.compile(r"^\s*Port (\d+):\s*$")
 # Linear-time field patterns: possessive whitespace and a greedy value stripped in code (the old
-# `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s). The indentation may be gone: a paste into
-# an issue or a ticket flattens it (tests/data/newcomer4_node, Azure/azhpc-diagnostics#59), and
-# inside a `CA '<name>'` block the field names alone say what a line is.
+# `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s).
 _FIELD = re.compile(r"^\s*+([A-Za-z][A-Za-z ]*?):[ \t]*+(.*)$")
 _IBSTAT_FIELDS = {
     "State": "state",
@@ -78,8 +79,7 @@ def _port_from_fields(device: str, number: int, fields: dict[str, str], model: s
 
 
 def parse_ibstat(text: str) -> IbstatReport:
-    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented, or with
-    the indentation lost in a paste).
+    """Parse `ibstat` output (one or more `CA '<name>'` blocks, tab- or space-indented).
 
     Returns every port with its state, physical state, rate (Gb/s) and link layer, the device
     names seen, and devices named by `ibpanic` lines (partial output). `ibstat <ca> <port>` prints
@@ -133,7 +133,7 @@ def looks_like_ibstat(text: str) -> bool:
     header-less fields of `ibstat <ca> <port>`, or only the tool's own failure
     (`diag_errors.tool_failed_only`: `ibpanic:` / `ibstat: iberror:` lines, its command line)."""
     head = text[:200_000]
-    has_ca = re.search(r"^CA '[^']+'[ \t]*$", head, re.M) is not None
+    has_ca = re.search(r"^[ \t]*CA '[^']+'[ \t]*$", head, re.M) is not None
     if has_ca:
         return "Port " in head or "ibpanic:" in head
     if tool_failed_only(head, "ibstat"):
@@ -146,8 +146,9 @@ def looks_like_ibstat(text: str) -> bool:
 # ibstatus (sysfs strings)
 # ------------------------------------------------------------------------------------------------
 
-_IBSTATUS_HEAD = re.compile(r"^Infiniband device '([^']+)' port (\d+) status:\s*$")
-_IBSTATUS_FIELD = re.compile(r"^\s++([a-z_ ]++):[ \t]*+(.*)$")
+# As for ibstat, the indentation may be lost or changed (the field names say what each line is).
+_IBSTATUS_HEAD = re.compile(r"^[ \t]*+Infiniband device '([^']+)' port (\d+) status:\s*$")
+_IBSTATUS_FIELD = re.compile(r"^\s*+([a-z_ ]++):[ \t]*+(.*)$")
 _IBSTATUS_FIELDS = {
     "state": "state",
     "phys state": "physical_state",
@@ -198,7 +199,7 @@ def looks_like_ibstatus(text: str) -> bool:
     """True for `ibstatus` output, or its own fatal error (`IBSTATUS_FATAL`)."""
     head = text[:200_000]
     return (
-        re.search(r"^Infiniband device '[^']+' port \d+ status:", head, re.M) is not None
+        re.search(r"^[ \t]*Infiniband device '[^']+' port \d+ status:", head, re.M) is not None
         or IBSTATUS_FATAL.search(head) is not None
     )
 
