@@ -36,7 +36,7 @@ SIGNALS: Final = {
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "temperature_outlier": (
         "a note (class ok, never unhealthy): a GPU 20 C or more above the median of 3 or more "
-        "GPUs of its model in the same output while drawing no more power, past none of "
+        "GPUs of its model in the same output that draw at least as much power, past none of "
         "NVIDIA's limits (a temperature at its slowdown threshold is thermal_slowdown, warn; "
         "HW thermal slowdown is fatal); the table shows neither, so there it stays a note"
     ),

@@ -198,7 +198,7 @@ def test_gpu_hotter_than_its_peers_with_less_power_is_a_note_not_a_fault():
     (note,) = _of(findings, "temperature_outlier")
     assert verdict == "healthy" and note.class_ == "ok"
     assert note.gpu == "6" and note.pci == "00000000:CB:00.0"
-    assert "86 C" in note.message and "226 W" in note.message and "37 C" in note.message
+    assert "86 C" in note.message and "226 W" in note.message and "median 37 C" in note.message
     assert "no slowdown temperature or clock-event reason shown" in note.message
 
 
@@ -208,6 +208,10 @@ def test_gpu_hotter_because_it_draws_more_power_is_no_outlier():
     # a cooler spread (GPU 6 at 55 C: 18 C over the median) is no outlier either
     mild = _read(TABLE).replace(HOT_ROW, "| N/A   55C    P0            226W /  700W |")
     assert not _of(_inspect(mild, "smi.txt")[1], "temperature_outlier")
+    # an idle GPU still warm (50 C, 22 W) beside idle (~30 C) and busy (74 C, 400+ W) ones of
+    # its model: compared with those as busy or busier, it is no outlier (corpus fresh8 1002)
+    mixed = next((CORPUS / "fresh8" / "cases").glob("1002_nvidia-smi-q-*")).read_text()
+    assert not _of(_inspect(mixed, "q.txt")[1], "temperature_outlier")
 
 
 def test_outlier_past_its_slowdown_temperature_is_the_limit_finding_not_a_note():
@@ -216,7 +220,7 @@ def test_outlier_past_its_slowdown_temperature_is_the_limit_finding_not_a_note()
     from gpuslo.exporter.policy.temperature_peers import temperature_outliers
 
     peers = [GpuStatus(index=str(i), model="H100", temperature_c=37.0, power_draw_w=346.0)
-             for i in range(7)]
+             for i in (0, 1, 2, 3, 4, 5, 7)]
     hot = GpuStatus(index="6", model="H100", temperature_c=86.0, power_draw_w=226.0,
                     slowdown_temperature_c=85.0)
     assert not temperature_outliers("k", [*peers, hot], lambda s: {"gpu": s.index})

@@ -12,7 +12,8 @@ peers at 36-41 C and 330-362 W): heat its work does not explain, the sign of a c
 of a GPU held back by its temperature. With no limit crossed that is a note, never a fault:
 `temperature_outlier`, class ok, naming the figures, the limit when the output shows it, and the
 command that tells (`nvidia-smi -q -d TEMPERATURE,PERFORMANCE`). A GPU hotter because it works
-harder (more power than its peers: a busy GPU among idle ones) is no outlier.
+harder (a busy GPU among idle ones) is no outlier: it is compared only with the GPUs of its model
+that draw at least as much power.
 """
 
 from __future__ import annotations
@@ -24,11 +25,15 @@ from gpuslo.exporter.evidence.gpu_status import GpuStatus
 from gpuslo.verdict import Finding
 
 OUTLIER_C = 20.0  # °C above the peers' median temperature
-MIN_PEERS = 3  # other GPUs of the same model with temperature and power shown
+MIN_PEERS = 3  # other GPUs of its model, as busy or busier, with temperature and power shown
 
 
 def _peers(status: GpuStatus, shown: list[GpuStatus]) -> list[GpuStatus]:
-    return [p for p in shown if p is not status and p.model == status.model]
+    """The other GPUs of its model that draw at least as much power (do at least as much work):
+    a GPU still warm from work among idle ones, or busy among idle ones, is compared with GPUs
+    as busy as it is, never with cooler idle ones."""
+    return [p for p in shown if p is not status and p.model == status.model
+            and p.power_draw_w >= status.power_draw_w]
 
 
 def limit_crossed(status: GpuStatus) -> bool:
@@ -52,8 +57,8 @@ def _limit_note(status: GpuStatus) -> str:
 
 def temperature_outliers(kind: str, statuses: list[GpuStatus], where) -> list[Finding]:
     """One `temperature_outlier` finding (class ok) per GPU at least `OUTLIER_C` hotter than the
-    median of at least `MIN_PEERS` GPUs of its model in the same output while drawing no more
-    power than their median (W) and past none of NVIDIA's limits (`limit_crossed`).
+    median of at least `MIN_PEERS` GPUs of its model in the same output that draw at least as
+    much power as it does (W), and past none of NVIDIA's limits (`limit_crossed`).
     `where(status)` gives the Finding keys naming the GPU. GPUs without temperature or power
     shown take no part."""
     shown = [s for s in statuses if s.temperature_c is not None and s.power_draw_w is not None]
@@ -64,15 +69,15 @@ def temperature_outliers(kind: str, statuses: list[GpuStatus], where) -> list[Fi
             continue
         temp = median(p.temperature_c for p in peers)
         power = median(p.power_draw_w for p in peers)
-        if status.temperature_c - temp < OUTLIER_C or status.power_draw_w > power:
+        if status.temperature_c - temp < OUTLIER_C:
             continue
         if limit_crossed(status):
             continue  # a documented limit crossed: `policy.gpu`'s finding says it
         out.append(Finding(
             kind=kind, class_=names.CLASS_OK, signal="temperature_outlier", **where(status),
             message=f"GPU {status.index or '?'} at {status.temperature_c:g} C and "
-            f"{status.power_draw_w:g} W, its {len(peers)} {status.model} peers at median "
-            f"{temp:g} C and {power:g} W: hotter with no more work, a cooling or throttling "
-            f"sign; {_limit_note(status)}: a note, no limit crossed",
+            f"{status.power_draw_w:g} W; {len(peers)} {status.model} GPUs drawing as much or "
+            f"more at median {temp:g} C and {power:g} W: hotter with no more work, a cooling or "
+            f"throttling sign; {_limit_note(status)}: a note, no limit crossed",
         ))
     return out

@@ -204,11 +204,12 @@ def cut_off(text: str) -> tuple[int, str] | None:
     return None
 
 
-def _stopped(blocks: list[_Block], node: dict) -> tuple[int, str] | None:
-    """`report_order.stops_before_faults` on the last GPU block of a capture that shows `-q`'s
-    node header ("Attached GPUs"): a cut ends the output, so only the last block can be one."""
+def _stopped(blocks: list[_Block]) -> tuple[int, str] | None:
+    """`report_order.stops_before_faults` on the last GPU block: a cut ends the output, so only
+    the last block can be one. The node header is not needed: a paste that starts at a GPU's
+    header and stops in its leading sections (tests/data/corpus/fresh11 case 1308) is cut too."""
     named = [b for b in blocks if b.pci and b.fields]
-    if "attached_gpus" not in node or not named:
+    if not named:
         return None
     fields = [(key, line) for key, (_, line) in named[-1].fields.items() if line is not None]
     return stops_before_faults(fields)
@@ -220,7 +221,7 @@ def parse_query(text: str, source: str) -> SmiReading:
     empty `gpus`; a capture cut off before nvidia-smi finished sets `cut` (`cut_off`, or the full
     report stopped before its fault sections: `report_order.stops_before_faults`)."""
     blocks, node = _scan(text)
-    stopped = _stopped(blocks, node)  # before `_merge`, which reorders merged fields
+    stopped = _stopped(blocks)  # before `_merge`, which reorders merged fields
     blocks = [b for b in _merge(blocks) if _known(b)]
     attached = node.get("attached_gpus")
     attached_gpus = to_int(attached[0], source, attached[1], "Attached GPUs") if attached else None
