@@ -61,6 +61,10 @@ def test_q_report_cut_before_its_fault_sections_is_unknown_naming_where_it_stops
     assert cut.signal == "gpu_error" and cut.line == 32 and cut.pci == "00000000:01:00.0"
     assert "gpu operation mode / current" in cut.message and "ECC Errors" in cut.message
     assert not _of(findings, "health_fields_not_shown")
+    # the same paste from the GPU's header on, without nvidia-smi's node header: still a cut
+    text = _read("n12_netdata4892_nvidia_smi_a_fragment.txt")
+    block = text[text.index("GPU 00000000:01:00.0"):]
+    assert _inspect(block, "q.txt")[0] == "unknown"
 
 
 def test_q_report_cut_in_the_last_of_several_gpus_names_that_gpu():
