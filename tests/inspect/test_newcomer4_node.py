@@ -234,3 +234,16 @@ def test_outlier_past_its_slowdown_temperature_is_the_limit_finding_not_a_note()
                       slowdown_temperature_c=90.0)
     (note,) = temperature_outliers("k", [*peers, below], lambda s: {"gpu": s.index})
     assert note.class_ == "ok" and "below its slowdown temperature 90 C" in note.message
+
+
+def test_outlier_counts_each_gpu_once_and_only_within_one_node():
+    from gpuslo.exporter.evidence.nvidia_smi.table import parse_table
+    from gpuslo.exporter.policy.temperature_peers import MAX_GPUS, temperature_outliers
+
+    statuses = [g.status for g in parse_table(_read(TABLE), "t.txt").gpus]
+    where = lambda s: {"gpu": s.index}  # noqa: E731
+    (note,) = temperature_outliers("k", statuses * 3, where)  # `nvidia-smi -l`: three samples
+    assert note.gpu == "6" and "7 NVIDIA H100" in note.message
+    many = [replace(s, pci_bus_id=f"{n:08X}:01:00.0", uuid=None) for n, s in
+            enumerate(statuses * (MAX_GPUS // 8 + 1))]
+    assert len(many) > MAX_GPUS and not temperature_outliers("k", many, where)

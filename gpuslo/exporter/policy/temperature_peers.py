@@ -26,6 +26,9 @@ from gpuslo.verdict import Finding
 
 OUTLIER_C = 20.0  # °C above the peers' median temperature
 MIN_PEERS = 3  # other GPUs of its model, as busy or busier, with temperature and power shown
+# Peers are the GPUs of one node (8 on an HGX board, 16 on the largest single nodes); an output
+# with more distinct GPUs than this is not one node's, and the comparison (quadratic) is skipped.
+MAX_GPUS = 64
 
 
 def _peers(status: GpuStatus, shown: list[GpuStatus]) -> list[GpuStatus]:
@@ -60,8 +63,13 @@ def temperature_outliers(kind: str, statuses: list[GpuStatus], where) -> list[Fi
     median of at least `MIN_PEERS` GPUs of its model in the same output that draw at least as
     much power as it does (W), and past none of NVIDIA's limits (`limit_crossed`).
     `where(status)` gives the Finding keys naming the GPU. GPUs without temperature or power
-    shown take no part."""
-    shown = [s for s in statuses if s.temperature_c is not None and s.power_draw_w is not None]
+    shown take no part; a GPU shown more than once (by UUID, PCI address or index: `nvidia-smi
+    -l` samples) counts once, its last sample; none is judged past `MAX_GPUS` distinct GPUs."""
+    latest = {(s.uuid or s.pci_bus_id or s.index or n): s for n, s in enumerate(statuses)}
+    if len(latest) > MAX_GPUS:
+        return []  # not one node's GPUs: several nodes, or a capture repeated without names
+    shown = [s for s in latest.values()
+             if s.temperature_c is not None and s.power_draw_w is not None]
     out = []
     for status in shown:
         peers = _peers(status, shown)
