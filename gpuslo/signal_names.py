@@ -34,6 +34,12 @@ SIGNALS: Final = {
         "count): the faults it carries are unknown for that GPU"
     ),
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
+    "temperature_outlier": (
+        "a note (class ok, never unhealthy): a GPU 20 C or more above the median of 3 or more "
+        "GPUs of its model in the same output that draw at least as much power, past none of "
+        "NVIDIA's limits (a temperature at its slowdown threshold is thermal_slowdown, warn; "
+        "HW thermal slowdown is fatal); the table shows neither, so there it stays a note"
+    ),
     "driver_mismatch": "NVML and kernel driver versions differ; nothing can be read (NVML's "
     "Driver/library version mismatch, the kernel's NVRM API mismatch)",
     "nvml_error": "NVML answered with an error",
@@ -48,7 +54,13 @@ SIGNALS: Final = {
     "nvlink_errors": "NVLink error counters non-zero",
     "nvlink_active": "inventory: NVLink links up",
     "fabric_unhealthy": "NVLink fabric (NVSwitch/IMEX) registration or health not complete",
-    "port_down": "an InfiniBand port is not ACTIVE",
+    "port_down": (
+        "an InfiniBand port is not Active with its physical link up, named with the state's "
+        "meaning in the InfiniBand spec: Initializing (link trained, no subnet manager has "
+        "configured it), Armed (configured, not activated), Down with Polling (no cable or "
+        "peer), Disabled (switched off), LinkErrorRecovery; `ibstat` pasted without its "
+        "indentation is read the same"
+    ),
     "port_state": "an InfiniBand port changed state (mlx5 kernel message)",
     "ports_active": "inventory: InfiniBand ports ACTIVE",
     "port_active": "one InfiniBand port ACTIVE with its physical link up",

@@ -7,7 +7,8 @@ the check's, parsed with the dcgmi diag reader (`evidence.dcgm.diag`, DCGM 3.x a
 text). Judged per GPU by `policy.diagnostics.judge_result`, as `inspect` judges a diag: a test
 `Fail` naming the GPU (or all GPUs), or an `Error` with a fault word → `fail` (`diagnostic_failed`,
 or `fabric_unhealthy` when CUDA says the system is not yet initialised) with DCGM's advice as the
-action; an `Error` without one → `unknown` `tool_error` (the test did not run); a status word
+action; an `Error` without one, or a `Fail` whose only text is CUDA finding the GPU busy or
+unavailable → `unknown` `tool_error` (the test did not run); a status word
 DCGM does not use → `unknown` `parse_error`; otherwise `ok` (Warn recorded in the message). A
 GPU the output does not mention at all is `unknown` `parse_error`: nothing tested is not a pass.
 
@@ -24,7 +25,7 @@ from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ToolError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult, looks_like_diag, parse_diag
-from gpuslo.exporter.policy.diagnostics import advised_action, judge_result
+from gpuslo.exporter.policy.diagnostics import advised_action, did_not_run, judge_result
 from gpuslo.verdict import CheckResult
 
 NAME = "dcgm_diag"
@@ -50,6 +51,8 @@ def judge_gpu(index: str, uuid: str, results: list[DiagResult], source: str) -> 
     if odd:
         r, reason = odd[0]
         said = "could not run" if reason == "tool_error" else "is not a DCGM word"
+        if did_not_run(r):
+            said = "did not run: the GPU was busy or unavailable to CUDA; rerun it when idle"
         return CheckResult(**common, status=names.STATUS_UNKNOWN, reason=reason,
                            message=f"{r.test}: status {r.status!r} {said}: "
                            f"{' '.join(r.messages)}"[:300])

@@ -32,6 +32,7 @@ class GpuStatus:
         sw_thermal_slowdown, sw_power_cap: the software clocks event reasons (the driver lowers
             clocks to hold a temperature target / the power limit): usable, but slower.
         temperature_c, slowdown_temperature_c: GPU temperature and its slowdown threshold (°C).
+        power_draw_w: the board's power draw (W: the table's `Pwr:Usage`, -q's `Power Draw`).
         pcie_gen_current, pcie_gen_max, pcie_width_current, pcie_width_max: PCIe link
             generation and width (lanes).
         nvlink_states: NVLink link number -> True when up/active.
@@ -73,6 +74,7 @@ class GpuStatus:
     sw_power_cap: bool | None = None
     temperature_c: float | None = None
     slowdown_temperature_c: float | None = None
+    power_draw_w: float | None = None
     pcie_gen_current: int | None = None
     pcie_gen_max: int | None = None
     pcie_width_current: int | None = None

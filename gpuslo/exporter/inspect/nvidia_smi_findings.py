@@ -18,6 +18,7 @@ from gpuslo.exporter.evidence.nvidia_smi.values import (
 )
 from gpuslo.exporter.policy.clocks import workload_clock_findings
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
+from gpuslo.exporter.policy.temperature_peers import temperature_outliers
 from gpuslo.verdict import Finding
 
 
@@ -267,6 +268,7 @@ def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | Non
     out += cut_finding(kind, reading)
     out += faults_not_shown(kind, reading)
     out += error_lines(kind, reading)
+    out += temperature_outliers(kind, [g.status for g in reading.gpus], identity)
     if out or reading.gpus:
         out += inventory(kind, reading.gpus, reading.driver_version)
     return out

@@ -21,6 +21,18 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
   code has severity CONFIG, `gpuslo/data/dcgm_errors.yaml` `deployment_checks`) is a configuration
   matter, not a GPU fault, and DCGM ran no test of the GPUs: class unknown, reason `tool_error`,
   action none (fresh3 case 405: persistence mode disabled, DCGM 3.1);
+- a `Fail` whose every text is CUDA saying the device is busy or unavailable
+  (cudaErrorDevicesUnavailable, "CUDA-capable device(s) is/are busy or unavailable": CUDA
+  runtime API reference, "all CUDA devices are busy or unavailable at the current time ... due to
+  use of cudaComputeModeProhibited, cudaComputeModeExclusiveProcess, or when long running CUDA
+  kernels have filled up the GPU") is a test that did not run, not a failed GPU: DCGM's
+  "Diagnostic Plugins" page says a Fail is either the defect found "or it could not complete
+  because of a setup or execution error", its context_create plugin skips rather than "claim a
+  hardware failure" when an exclusive-process GPU refuses a context, DCGM runs diagnostics "once
+  the GPUs are idle", and its own error table gives DCGM_FR_CUDA_CONTEXT severity TRIAGE and
+  DCGM_FR_CUDA_API MONITOR, never RESET. Class unknown, reason `tool_error`, action none (rerun
+  it on an idle GPU), as the active probe treats a busy GPU (`policy.probe`); a text that also
+  carries a fatal-class word stays fatal;
 - a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
   other word than `Healthy` unknown (`Internal error`).
 """
@@ -82,6 +94,17 @@ def config_checks() -> frozenset[str]:
 
 
 FABRIC_NOT_READY = re.compile(r"system not yet initiali[sz]ed|cudaErrorSystemNotReady", re.I)
+# CUDA's cudaErrorDevicesUnavailable / CUDA_ERROR_DEVICE_UNAVAILABLE, as DCGM quotes them.
+DEVICE_BUSY = re.compile(
+    r"busy or unavailable|cudaErrorDevicesUnavailable|CUDA_ERROR_DEVICE_UNAVAILABLE", re.I
+)
+
+
+def did_not_run(result: DiagResult) -> bool:
+    """True when a result's every text says CUDA found the GPU busy or unavailable, and none
+    carries a fatal-class word: the test could not run on it (see the module docstring)."""
+    return bool(result.messages) and all(DEVICE_BUSY.search(m) for m in result.messages) and (
+        not is_fatal_text(" ".join(result.messages)))
 
 
 def judge_result(result: DiagResult) -> tuple[str, str | None]:
@@ -93,7 +116,9 @@ def judge_result(result: DiagResult) -> tuple[str, str | None]:
             return names.CLASS_FATAL, "diagnostic_failed"
         return names.CLASS_UNKNOWN, "tool_error"
     class_ = STATUS_CLASS.get(status, names.CLASS_UNKNOWN)
-    if class_ == names.CLASS_FATAL and result.test.strip().lower() in config_checks():
+    if class_ == names.CLASS_FATAL and (
+        result.test.strip().lower() in config_checks() or did_not_run(result)
+    ):
         return names.CLASS_UNKNOWN, "tool_error"
     if class_ == names.CLASS_FATAL:
         texts = " ".join(result.messages)
@@ -111,6 +136,9 @@ def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> lis
         where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
         test = result.test or result.category or "(test not shown)"
         detail = f": {' '.join(result.messages)}" if result.messages else ""
+        if reason == "tool_error" and did_not_run(result):
+            where = f"{where}; the test did not run: the GPU was busy or unavailable to CUDA " \
+                "(another process, an exclusive-process compute mode): rerun it on an idle GPU"
         if reason == "parse_error":
             where = f"{where}; status not a DCGM word, in {source}" + (
                 f":{result.line}" if result.line else ""

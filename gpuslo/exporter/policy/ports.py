@@ -66,6 +66,38 @@ def down_action(port: Port) -> str:
     return names.ACTION_CHECK_CABLING
 
 
+# What each port state means (InfiniBand Architecture Specification vol. 1, PortInfo PortState
+# and PortPhysicalState; NVIDIA's ibstat(8) prints these words), keyed lower case without spaces.
+STATE_MEANING = {
+    "down": "no logical link",
+    "initializing": "the link is trained but no subnet manager has configured the port yet, "
+    "so it carries no data",
+    "armed": "configured by the subnet manager but not yet activated, so it carries no data",
+    "activedefer": "was Active and is deferring after a link error",
+}
+PHYSICAL_MEANING = {
+    "polling": "looking for a peer: no cable, or nothing answers at the other end",
+    "disabled": "switched off by an administrator",
+    "sleep": "asleep, not looking for a peer",
+    "portconfigurationtraining": "still training the link",
+    "linkerrorrecovery": "recovering from link errors",
+    "phytest": "in a physical-layer test mode",
+    "linkup": "physical link up",
+}
+
+
+def meaning(port: Port) -> str:
+    """Why a port that is not usable is not: its state's meaning, or for a Down port (or an
+    Active one whose link is not up) its physical state's; "" for words the spec does not
+    name."""
+    state = STATE_MEANING.get(port.state.lower().replace(" ", ""), "")
+    physical = PHYSICAL_MEANING.get(port.physical_state.lower(), "")
+    if port.state.lower() in ("down", STATE_ACTIVE.lower()) and physical:
+        return physical if port.physical_state.lower() != "linkup" else (
+            "the physical link is up but the port was not brought up")
+    return state
+
+
 def port_finding(kind: str, port: Port, rate_gbps: float | None = None) -> Finding:
     """One finding per judged port: `port_active` (ok), `port_down` (fatal), `port_degraded`
     (fatal, below the configured `rate_gbps`) or `device_unreadable` (unknown: no state, or
@@ -92,13 +124,14 @@ def port_finding(kind: str, port: Port, rate_gbps: float | None = None) -> Findi
     states = {"state": port.state, "physical_state": port.physical_state or "unknown"}
     if not port.usable:
         why = {names.ACTION_NONE: " (not a cabling fault)"}.get(down_action(port), "")
+        said = f": {meaning(port)}" if meaning(port) else ""
         return Finding(
             class_=names.CLASS_FATAL,
             signal="port_down",
             reason="network_port_down",
             action=down_action(port),
             message=f"{_where(port)} is {port.state} (physical state "
-            f"{port.physical_state or '?'}){why}",
+            f"{port.physical_state or '?'}){said}; not usable{why}",
             **states,
             **base,
         )

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from gpuslo.errors import ParseError
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.report_order import stops_before_faults
 from gpuslo.exporter.evidence.nvidia_smi.status import reading_from_fields
 from gpuslo.exporter.evidence.nvidia_smi.values import (
     GpuReading,
@@ -203,11 +204,24 @@ def cut_off(text: str) -> tuple[int, str] | None:
     return None
 
 
+def _stopped(blocks: list[_Block]) -> tuple[int, str] | None:
+    """`report_order.stops_before_faults` on the last GPU block: a cut ends the output, so only
+    the last block can be one. The node header is not needed: a paste that starts at a GPU's
+    header and stops in its leading sections (tests/data/corpus/fresh11 case 1308) is cut too."""
+    named = [b for b in blocks if b.pci and b.fields]
+    if not named:
+        return None
+    fields = [(key, line) for key, (_, line) in named[-1].fields.items() if line is not None]
+    return stops_before_faults(fields)
+
+
 def parse_query(text: str, source: str) -> SmiReading:
     """Parse `nvidia-smi -q` text (whole or partial). Raises ParseError naming line and field when
     a known field has a value of the wrong shape. A text with no recognisable GPU field gives an
-    empty `gpus`; a capture cut off before nvidia-smi finished sets `cut` (`cut_off`)."""
+    empty `gpus`; a capture cut off before nvidia-smi finished sets `cut` (`cut_off`, or the full
+    report stopped before its fault sections: `report_order.stops_before_faults`)."""
     blocks, node = _scan(text)
+    stopped = _stopped(blocks)  # before `_merge`, which reorders merged fields
     blocks = [b for b in _merge(blocks) if _known(b)]
     attached = node.get("attached_gpus")
     attached_gpus = to_int(attached[0], source, attached[1], "Attached GPUs") if attached else None
@@ -216,7 +230,7 @@ def parse_query(text: str, source: str) -> SmiReading:
         driver_version=clean(node.get("driver_version", ("", 0))[0]),
         cuda_version=clean(node.get("cuda_version", ("", 0))[0]),
         attached_gpus=attached_gpus,
-        cut=cut_off(text),
+        cut=cut_off(text) or stopped,
     )
 
 

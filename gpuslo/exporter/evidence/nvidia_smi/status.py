@@ -126,6 +126,13 @@ _FLOAT_KEYS = {
         "temperature/gpu_slowdown_temp",
         "temperature/gpu_temp_slow_threshold",
     ),
+    "power_draw_w": (
+        "power_readings/power_draw",
+        "gpu_power_readings/power_draw",
+        "gpu_power_readings/instantaneous_power_draw",
+        "gpu_power_readings/average_power_draw",
+        "power.draw",
+    ),
 }
 _PCI_KEYS = ("pci/bus_id", "pci/pci_bus_id", "pci.bus_id", "gpu_bus_id")
 _REPAIR_KEYS = ("ecc_errors/channel_repair_pending", "ecc_errors/tpc_repair_pending")

@@ -53,7 +53,10 @@ def _detail_fields(line: str) -> dict[str, str]:
     if len(cells) != 3:
         return {}
     first, memory, utilisation = (cell.strip() for cell in cells)
-    tokens = first.replace("/", " / ").split()
+    # `N/A   41C    P0    362W /  700W`: the fan's `N/A` (a GPU with no fan of its own) holds a
+    # slash too, so only the last one parts usage from cap.
+    usage, slash, cap = first.rpartition("/")
+    tokens = [*usage.split(), slash, *cap.split()] if slash else []
     names = ("fan", "temperature", "performance_state", "power_draw", "/", "power_limit")
     fields = dict(zip(names, tokens, strict=False)) if len(tokens) == 6 else {"power": first}
     fields.pop("/", None)
@@ -103,6 +106,9 @@ def _reading(row: tuple[str, ...], detail: dict[str, str], number: int, source: 
         temperature_c=None
         if "ERR!" in detail.get("temperature", "")
         else to_number(detail.get("temperature"), source, number + 1, "Temp"),
+        power_draw_w=None
+        if "ERR!" in detail.get("power_draw", "")
+        else to_number(detail.get("power_draw"), source, number + 1, "Pwr:Usage"),
         accessible=False if whole_row else None,
         error="; ".join(f"{k}: {v}" for k, v in errors) if whole_row else None,
     )
