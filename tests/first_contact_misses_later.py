@@ -129,4 +129,18 @@ LATER_TRAINING_MISSES = {
         "R05",
         "R11",
     },
+    # Sixteenth fresh batch (18 logs people pasted into GitHub issue threads, SOURCES_s.md):
+    # 8/18 on first contact (2026-12-07, 4574c93; tests/data/first_contact/
+    # training_logs_fresh16_2026-12-07.txt). Read right since (tests/goodput/
+    # test_fresh16a_lines.py, test_fresh16b_lines.py): finished bars standing at one value lose to
+    # a counter that moves (S02); an unnamed (epoch, in-epoch counter) pair opening each record
+    # and seen resetting gives steps and step time (S04); a Keras Progbar seen for two or three
+    # states is steps (S06), and a message glued after its last value is its own line (S12);
+    # escapes written out as text (rsyslog `#015`, `cat -v`'s `^M`), Open MPI's
+    # `[1,mpirank:0,host]<stdout>:` tag and tqdm's reset draw (S14); a `[a-b]` range that tiles
+    # counts from its lower end, once over the ranks printing it (S18, CNTK); finished bars of
+    # varying totals are one loop each, not restarts, and a banner ruled with `=` is no dangling
+    # key (S03); a loop that starts from iteration N restored N-1 (S08); a dropped terminal
+    # session (S10) and glog's failure-signal banner (S15) are failures. Nothing left.
+    ("training_logs", "fresh16"): set(),
 }
