@@ -26,10 +26,8 @@ from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.checks.dcgm_diag import judge_gpu
 from gpuslo.exporter.checks.network_links import NetworkLinksCheck
 from gpuslo.exporter.evidence.dcgm.diag import parse_diag
-from gpuslo.exporter.inspect.kinds import inspect_text
-from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.diagnostics import diag_findings
-from gpuslo.verdict import verdict_from_findings
+from tests.inspect.corpus_classes import inspect, of
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA = ROOT / "data" / "newcomer4_node"
@@ -43,12 +41,9 @@ def _read(name: str) -> str:
 
 
 def _inspect(text: str, name: str, **options):
-    findings = inspect_text(text, name, InspectOptions(**options))
-    return verdict_from_findings(findings), findings
-
-
-def _of(findings, signal):
-    return [f for f in findings if f.signal == signal]
+    """(verdict, findings), the order these tests unpack (`name` only labels the excerpt)."""
+    findings, verdict = inspect(text, **options)
+    return verdict, findings
 
 
 # --- 2. nvidia-smi -q cut before the fault sections ----------------------------------------------
@@ -60,7 +55,7 @@ def test_q_report_cut_before_its_fault_sections_is_unknown_naming_where_it_stops
     assert verdict == "unknown"
     assert cut.signal == "gpu_error" and cut.line == 32 and cut.pci == "00000000:01:00.0"
     assert "gpu operation mode / current" in cut.message and "ECC Errors" in cut.message
-    assert not _of(findings, "health_fields_not_shown")
+    assert not of(findings, "health_fields_not_shown")
     # the same paste from the GPU's header on, without nvidia-smi's node header: still a cut
     text = _read("n12_netdata4892_nvidia_smi_a_fragment.txt")
     block = text[text.index("GPU 00000000:01:00.0"):]
@@ -89,7 +84,7 @@ def test_whole_filtered_and_excerpted_q_outputs_are_judged_on_what_they_show():
     end = next(i for i, line in enumerate(lines) if line.startswith("    Fabric"))
     clock = "\n".join([*lines[: lines.index("GPU 00000000:00:06.0") + 1], *lines[start:end]])
     verdict, findings = _inspect(clock + "\n", "q.txt")
-    assert verdict == "healthy" and _of(findings, "health_fields_not_shown")
+    assert verdict == "healthy" and of(findings, "health_fields_not_shown")
     # line ranges a reader joined (identity fields skipped, then PCI .. Utilization): an excerpt
     joined = next((CORPUS / "fresh" / "cases").glob("210_nvidia-smi-q-*"))
     verdict, findings = _inspect(joined.read_text(), "q.txt")
@@ -101,12 +96,12 @@ def test_whole_filtered_and_excerpted_q_outputs_are_judged_on_what_they_show():
 
 def test_flattened_ibstat_initializing_port_is_down_with_its_meaning():
     verdict, findings = _inspect(_read("n11_azhpc59_ibstat_initializing.txt"), "ibstat.txt")
-    (down,) = _of(findings, "port_down")
+    (down,) = of(findings, "port_down")
     assert verdict == "unhealthy" and down.device == "mlx5_ib0"
     assert down.class_ == "fatal" and down.action == "none"  # a link up: not a cabling fault
     assert "Initializing" in down.message and "no subnet manager has configured" in down.message
     assert "no state shown" not in " ".join(f.message for f in findings)
-    (lost,) = _of(findings, "device_unreadable")  # the ibpanic line: mlx5_an0 not read
+    (lost,) = of(findings, "device_unreadable")  # the ibpanic line: mlx5_an0 not read
     assert lost.device == "mlx5_an0"
 
 
@@ -114,8 +109,8 @@ def test_flattened_ibstat_active_linkup_port_is_active():
     text = _read("n11_azhpc59_ibstat_initializing.txt").replace(
         "State: Initializing", "State: Active")
     findings = _inspect(text, "ibstat.txt")[1]
-    (active,) = _of(findings, "port_active")
-    assert active.device == "mlx5_ib0" and not _of(findings, "port_down")
+    (active,) = of(findings, "port_active")
+    assert active.device == "mlx5_ib0" and not of(findings, "port_down")
 
 
 def test_every_spec_state_reads_not_usable_with_its_meaning():
@@ -126,7 +121,7 @@ def test_every_spec_state_reads_not_usable_with_its_meaning():
                                   ("Down", "LinkErrorRecovery", "recovering from link errors")):
         changed = text.replace("State: Initializing", f"State: {state}").replace(
             "Physical state: LinkUp", f"Physical state: {physical}")
-        (down,) = _of(_inspect(changed, "ibstat.txt")[1], "port_down")
+        (down,) = of(_inspect(changed, "ibstat.txt")[1], "port_down")
         assert said in down.message and down.message.endswith(
             ("not usable", "(not a cabling fault)")), down.message
 
@@ -152,7 +147,7 @@ DIAG = "n09_godcgm52_diag_fragment.txt"
 
 def test_diag_fail_that_is_only_a_busy_gpu_is_a_test_that_did_not_run():
     verdict, findings = _inspect(_read(DIAG), "diag.txt")
-    memory = {f.gpu: f for f in _of(findings, "diagnostic_result") if "GPU Memory" in f.message}
+    memory = {f.gpu: f for f in of(findings, "diagnostic_result") if "GPU Memory" in f.message}
     assert verdict == "unknown"
     assert memory["0"].class_ == "unknown" and memory["0"].reason == "tool_error"
     assert memory["0"].action == "none" and "did not run" in memory["0"].message
@@ -199,7 +194,7 @@ def test_table_reads_temperature_and_power_when_the_fan_is_na():
 
 def test_gpu_hotter_than_its_peers_with_less_power_is_a_note_not_a_fault():
     verdict, findings = _inspect(_read(TABLE), "smi.txt")
-    (note,) = _of(findings, "temperature_outlier")
+    (note,) = of(findings, "temperature_outlier")
     assert verdict == "healthy" and note.class_ == "ok"
     assert note.gpu == "6" and note.pci == "00000000:CB:00.0"
     assert "86 C" in note.message and "226 W" in note.message and "median 37 C" in note.message
@@ -208,14 +203,14 @@ def test_gpu_hotter_than_its_peers_with_less_power_is_a_note_not_a_fault():
 
 def test_gpu_hotter_because_it_draws_more_power_is_no_outlier():
     busy = _read(TABLE).replace(HOT_ROW, "| N/A   86C    P0            690W /  700W |")
-    assert HOT_ROW in _read(TABLE) and not _of(_inspect(busy, "smi.txt")[1], "temperature_outlier")
+    assert HOT_ROW in _read(TABLE) and not of(_inspect(busy, "smi.txt")[1], "temperature_outlier")
     # a cooler spread (GPU 6 at 55 C: 18 C over the median) is no outlier either
     mild = _read(TABLE).replace(HOT_ROW, "| N/A   55C    P0            226W /  700W |")
-    assert not _of(_inspect(mild, "smi.txt")[1], "temperature_outlier")
+    assert not of(_inspect(mild, "smi.txt")[1], "temperature_outlier")
     # an idle GPU still warm (50 C, 22 W) beside idle (~30 C) and busy (74 C, 400+ W) ones of
     # its model: compared with those as busy or busier, it is no outlier (corpus fresh8 1002)
     mixed = next((CORPUS / "fresh8" / "cases").glob("1002_nvidia-smi-q-*")).read_text()
-    assert not _of(_inspect(mixed, "q.txt")[1], "temperature_outlier")
+    assert not of(_inspect(mixed, "q.txt")[1], "temperature_outlier")
 
 
 def test_outlier_past_its_slowdown_temperature_is_the_limit_finding_not_a_note():
