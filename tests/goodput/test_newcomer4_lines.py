@@ -1,6 +1,7 @@
 """Lines newcomer evaluation #4 (/work/wt/newcomer4_findings.md) showed misread, each on the
 newcomer's real line shapes with a negative beside it: a paste's indentation must not change what
-a line means (#8)."""
+a line means (#8); a duration on lines k steps apart is the k steps' or one step's, and
+where the lines cannot tell, unknown (#3)."""
 
 from __future__ import annotations
 
@@ -73,3 +74,66 @@ def test_indentation_on_some_lines_only_is_no_paste_lead() -> None:
     assert norm.indent == ""
     cut = norm.strip
     assert cut("    loss: 1.9")[0] == "    loss: 1.9"
+
+
+# t01: Barber0/LLM-pretrain's custom loop, one line per 20 batches, `time` reset at each print
+# (`time_period = time() - stime` in its train_epoch.py): the 20 batches' time, not a step's
+CUSTOM = [
+    "ep: 0, batch: 20, time: 9.17, ntokens: 485.20/513, loss: 10.984375",
+    "ep: 0, batch: 40, time: 8.38, ntokens: 431.70/513, loss: 10.976562",
+    "ep: 0, batch: 60, time: 8.35, ntokens: 428.90/513, loss: 10.984375",
+    "ep: 0, batch: 80, time: 8.46, ntokens: 513.00/513, loss: 10.914062",
+    "ep: 0, batch: 100, time: 8.55, ntokens: 438.20/513, loss: 10.312500",
+    "ep: 0, batch: 120, time: 8.59, ntokens: 438.20/513, loss: 10.078125",
+]
+
+
+def test_a_duration_on_lines_k_steps_apart_with_no_clock_is_unknown_never_k_fold() -> None:
+    doc = read(CUSTOM)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (20, 120)
+    assert doc["step_time_s"]["median"] is None and doc["span_s"] is None
+    assert doc["goodput"]["progress_gpu_s"] is None  # not 8 GPUs x 6 x 8.5 s
+
+
+def test_a_duration_on_lines_one_step_apart_is_each_steps_time() -> None:
+    """Negative: the same lines printed every batch leave no doubt: each is its step's time."""
+    lines = [line.replace(f"batch: {20 * (k + 1)},", f"batch: {k + 1},")
+             for k, line in enumerate(CUSTOM)]
+    doc = read(lines)
+    assert doc["step_time_s"]["median"] == pytest.approx(8.46, abs=0.1)
+
+
+def test_a_duration_named_per_step_on_lines_k_steps_apart_stays_per_step() -> None:
+    """Negative: a name that says per step settles it (the counter's stride does not)."""
+    doc = read([line.replace("time:", "time/step:") for line in CUSTOM])
+    assert doc["step_time_s"]["median"] == pytest.approx(8.46, abs=0.1)
+
+
+def test_a_clock_between_the_prints_settles_the_intervals_time() -> None:
+    """Negative: stamps 8.4 s apart over 20 steps show the printed 8.4 s is the interval's:
+    0.42 s a step, span from the stamps."""
+    lines = [f"2024-05-01 10:00:{8 * k + 10:02d} " + line for k, line in enumerate(CUSTOM)]
+    doc = read(lines)
+    assert doc["step_time_s"]["median"] == pytest.approx(0.42, abs=0.03)
+
+
+def test_a_meters_latest_value_beside_its_running_average_is_each_steps_time() -> None:
+    """The PyTorch ImageNet example's AverageMeter, `Time val (avg)` every 5 batches
+    (imagenet18, fresh11 N11): the latest batch's time, not the 5 batches'."""
+    lines = [f"Epoch: [34][{5 * k}/53]       Time {t} ({a})      Loss 1.1164 (1.0954)    "
+             f"Data 0.030 (0.572)"
+             for k, (t, a) in enumerate([(0.396, 1.135), (0.410, 0.784), (0.398, 0.654),
+                                         (0.384, 0.589), (0.361, 0.546)], start=1)]
+    assert read(lines)["step_time_s"]["median"] == pytest.approx(0.39, abs=0.02)
+    # negative: without its running average the same value on lines 5 steps apart is unsettled
+    bare = [line.replace(line[line.index("("):line.index(")") + 1], "") for line in lines]
+    assert read(bare)["step_time_s"]["median"] is None
+
+
+def test_a_duration_in_milliseconds_on_lines_k_steps_apart_is_a_steps() -> None:
+    """nanoGPT's `time {dt*1000:.2f}ms` (dt reset each iteration) every log_interval steps, and
+    modded-llama2's bare `40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (fresh C35); the
+    seconds of t01 stay unknown (above)."""
+    lines = [f"{10 * k} | loss 6.6875 | lr 3.000000e-04 | {ms}ms"
+             for k, ms in enumerate([13808.97, 13771.78, 13814.18, 13814.19, 13785.61], start=4)]
+    assert read(lines)["step_time_s"]["median"] == pytest.approx(13.81, abs=0.01)

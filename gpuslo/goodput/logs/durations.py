@@ -309,3 +309,59 @@ def _beside_clock(reading: Reading, clocks: set[str]) -> None:
         else:
             reading.roles[i] = Role("window_s", role.scale, "beside a clock of the day: the "
                                     "time since the previous record")
+
+
+MILLISECONDS = ("ms", "msec", "msecs", "millisecond", "milliseconds")
+
+
+def _family_stride(readings: list[Reading]) -> float | None:
+    """The median rise of a family's step counter between its records in line order (the
+    templates of one loop interleave: each template's own numbers skip the others'), None when
+    it never rises."""
+    points = sorted((line, r.template.fields[r.step].numbers[k])
+                    for r in readings if r.step is not None
+                    for k, line in enumerate(r.template.lines)
+                    if k < len(r.template.fields[r.step].numbers))
+    seen = [n for _, n in points if n is not None]
+    ups = [b - a for a, b in zip(seen, seen[1:], strict=False) if b > a]
+    return median(ups) if ups else None
+
+
+def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
+    """A duration with no per-step name, on the records of a loop whose counter rises by k > 1
+    between prints, is either each step's time or the time of the k steps since the print
+    before: a custom loop's `ep: 0, batch: 40, time: 8.38, …` printed every 20 batches, its
+    `time_period = time() - stime` reset at each print (Barber0/LLM-pretrain's
+    `train_epoch.py`), is the interval's, 0.42 s a step, not 8.38. A clock between the prints
+    (stamps or an elapsed field: `clocked`, `window_or_step` settles it) or a per-step name
+    tells which; where neither is there, the lines cannot, and the field is read as no step's
+    time (`metric`): step time and span unknown, never a k-fold figure. A counter that rises by
+    one per print leaves no doubt and is kept, as does a meter's latest value beside its running
+    average (`_meter`) and a duration printed in milliseconds: nanoGPT's `iter 100: loss 2.51,
+    time 1234.56ms` every `log_interval` iterations is `dt = t1 - t0` with `t0` reset each
+    iteration, one step's, and its descendants print it so (modded-llama2's `40 | loss 6.6875
+    | lr 3.0e-04 | 13808.97ms` every 10 steps); a print interval's time is seconds."""
+    if clocked:
+        return
+    stride = _family_stride(readings)
+    if stride is None or stride <= 1:
+        return
+    for reading in readings:
+        fields = reading.template.fields
+        for i, role in list(reading.roles.items()):
+            key = fields[i].key.lower()
+            if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS) and not (
+                    _meter(fields, i) or fields[i].unit.lower() in MILLISECONDS):
+                reading.roles[i] = Role("metric", why=(
+                    f"a duration on lines {stride:g} steps apart, no clock between them: each "
+                    f"step's time or the {stride:g} steps' - the lines cannot tell, unknown"))
+
+
+def _meter(fields: list[Field], i: int) -> bool:
+    """A duration followed by an unnamed one in parentheses, `Time 0.396 (1.135)`: the PyTorch
+    ImageNet example's `AverageMeter` (`{val:.3f} ({avg:.3f})`, `batch_time.update(time.time() -
+    end)` once a batch): the latest batch's time beside the running average of every batch's,
+    each step's time whatever the print interval (imagenet18's lines every 5 batches)."""
+    nxt = fields[i + 1] if i + 1 < len(fields) else None
+    return nxt is not None and not nxt.key and fields[i].after.strip() == "(" and (
+        nxt.after.strip().startswith(")"))
