@@ -1,7 +1,8 @@
 """Lines newcomer evaluation #4 (/work/wt/newcomer4_findings.md) showed misread, each on the
 newcomer's real line shapes with a negative beside it: a paste's indentation must not change what
 a line means (#8); a duration on lines k steps apart is the k steps' or one step's, and
-where the lines cannot tell, unknown (#3)."""
+where the lines cannot tell, unknown (#3); a save's parts inside its printed time are one save,
+and no step, no productive time (#4)."""
 
 from __future__ import annotations
 
@@ -137,3 +138,46 @@ def test_a_duration_in_milliseconds_on_lines_k_steps_apart_is_a_steps() -> None:
     lines = [f"{10 * k} | loss 6.6875 | lr 3.000000e-04 | {ms}ms"
              for k, ms in enumerate([13808.97, 13771.78, 13814.18, 13814.19, 13785.61], start=4)]
     assert read(lines)["step_time_s"]["median"] == pytest.approx(13.81, abs=0.01)
+
+
+# t08: fairseq's MoE run stopped at max_update, then its one save: `Preparing to save` starts
+# the write timer (checkpoint_utils.save_checkpoint), two shards are written, and `Saved
+# checkpoint … (writing took 49.16 seconds)` counts from it
+FAIRSEQ = [
+    "2022-10-18 04:40:58 | INFO | fairseq_cli.train | Stopping training due to num_updates: "
+    "25 >= max_update: 25",
+    "2022-10-18 04:40:58 | INFO | fairseq.checkpoint_utils | Preparing to save checkpoint for "
+    "epoch 1 @ 25 updates",
+    "2022-10-18 04:41:08 | INFO | fairseq.trainer | Saving checkpoint to "
+    "./checkpoint_last-rank-0-shard0.pt",
+    "2022-10-18 04:41:26 | INFO | fairseq.trainer | Finished saving checkpoint to "
+    "./checkpoint_last-rank-0-shard0.pt",
+    "2022-10-18 04:41:26 | INFO | fairseq.trainer | Saving checkpoint to "
+    "./checkpoint_last-shared-shard0.pt",
+    "2022-10-18 04:41:48 | INFO | fairseq.trainer | Finished saving checkpoint to "
+    "./checkpoint_last-shared-shard0.pt",
+    "2022-10-18 04:41:48 | INFO | fairseq.checkpoint_utils | Saved checkpoint "
+    "./checkpoint_last-rank-0-shard0.pt (epoch 1 @ 25 updates, score None) (writing took "
+    "49.164279436998186 seconds)",
+    "2022-10-18 04:41:48 | INFO | fairseq_cli.train | end of epoch 1 (average epoch stats below)",
+]
+
+
+def test_a_save_with_its_shard_writes_inside_its_printed_time_is_one_save() -> None:
+    doc = read(FAIRSEQ)
+    assert [(s["step"], s["seconds"]) for s in doc["checkpoint_saves"]] == [(25, 49.164279)]
+    seconds = doc["goodput"]["gpu_seconds"]
+    assert seconds["productive"] == 0.0  # no step ran: the 10 s of preparing are the save's
+    assert seconds["checkpoint_save"] == pytest.approx(8 * 50.0)
+
+
+def test_a_save_before_a_later_saves_printed_time_stays_apart() -> None:
+    """Negative: a save (one shard, 04:41:08-26) that ended before the next save's printed
+    5 s began (04:41:30) is no part of it: two saves."""
+    lines = [FAIRSEQ[0], *FAIRSEQ[2:5],
+             "2022-10-18 04:41:35 | INFO | fairseq.checkpoint_utils | Saved checkpoint "
+             "./checkpoint_last-shared-shard0.pt (epoch 1 @ 25 updates, score None) (writing "
+             "took 5.0 seconds)"]
+    doc = read(lines)
+    assert [(s["step"], s["seconds"]) for s in doc["checkpoint_saves"]] == [(25, 18.0),
+                                                                            (25, 5.0)]
