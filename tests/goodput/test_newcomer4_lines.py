@@ -131,13 +131,16 @@ def test_a_meters_latest_value_beside_its_running_average_is_each_steps_time() -
     assert read(bare)["step_time_s"]["median"] is None
 
 
-def test_a_duration_in_milliseconds_on_lines_k_steps_apart_is_a_steps() -> None:
+def test_a_duration_printed_with_its_unit_on_lines_k_steps_apart_is_a_steps() -> None:
     """nanoGPT's `time {dt*1000:.2f}ms` (dt reset each iteration) every log_interval steps, and
-    modded-llama2's bare `40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (fresh C35); the
-    seconds of t01 stay unknown (above)."""
+    modded-llama2's bare `40 | loss 6.6875 | lr 3.000000e-04 | 13808.97ms` (fresh C35); t01's
+    bare `time: 8.38` stays unknown (above); a name that says per batch settles it too."""
     lines = [f"{10 * k} | loss 6.6875 | lr 3.000000e-04 | {ms}ms"
              for k, ms in enumerate([13808.97, 13771.78, 13814.18, 13814.19, 13785.61], start=4)]
     assert read(lines)["step_time_s"]["median"] == pytest.approx(13.81, abs=0.01)
+    # CSRA's `Epoch 1[1616/5011]: … batch time:0.3074` every 1600 samples (fresh14 Q13)
+    batch = [line.replace("time:", "batch time:") for line in CUSTOM]
+    assert read(batch)["step_time_s"]["median"] == pytest.approx(8.46, abs=0.1)
 
 
 # t08: fairseq's MoE run stopped at max_update, then its one save: `Preparing to save` starts

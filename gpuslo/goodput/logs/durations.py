@@ -311,7 +311,9 @@ def _beside_clock(reading: Reading, clocks: set[str]) -> None:
                                     "time since the previous record")
 
 
-MILLISECONDS = ("ms", "msec", "msecs", "millisecond", "milliseconds")
+STEP_WORDS = {"step", "batch", "iter", "iteration", "update", "microbatch", "microstep"}
+TIME_UNITS = {"ms", "msec", "msecs", "s", "sec", "secs", "second", "seconds", "min", "mins",
+              "us", "µs"}
 
 
 def _family_stride(readings: list[Reading]) -> float | None:
@@ -328,19 +330,14 @@ def _family_stride(readings: list[Reading]) -> float | None:
 
 
 def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
-    """A duration with no per-step name, on the records of a loop whose counter rises by k > 1
-    between prints, is either each step's time or the time of the k steps since the print
-    before: a custom loop's `ep: 0, batch: 40, time: 8.38, …` printed every 20 batches, its
-    `time_period = time() - stime` reset at each print (Barber0/LLM-pretrain's
-    `train_epoch.py`), is the interval's, 0.42 s a step, not 8.38. A clock between the prints
-    (stamps or an elapsed field: `clocked`, `window_or_step` settles it) or a per-step name
-    tells which; where neither is there, the lines cannot, and the field is read as no step's
-    time (`metric`): step time and span unknown, never a k-fold figure. A counter that rises by
-    one per print leaves no doubt and is kept, as does a meter's latest value beside its running
-    average (`_meter`) and a duration printed in milliseconds: nanoGPT's `iter 100: loss 2.51,
-    time 1234.56ms` every `log_interval` iterations is `dt = t1 - t0` with `t0` reset each
-    iteration, one step's, and its descendants print it so (modded-llama2's `40 | loss 6.6875
-    | lr 3.0e-04 | 13808.97ms` every 10 steps); a print interval's time is seconds."""
+    """A duration on the records of a loop whose counter rises by k > 1 between prints is
+    either each step's time or the time of the k steps since the print before: a custom loop's
+    `ep: 0, batch: 40, time: 8.38, …` printed every 20 batches, its `time_period = time() -
+    stime` reset at each print (Barber0/LLM-pretrain's `train_epoch.py`), is the interval's,
+    0.42 s a step, not 8.38 (newcomer4 #3). A clock between the prints (stamps or an elapsed
+    field: `clocked`, `window_or_step` settles it) or the line itself (`_settled`) tells which;
+    where neither does, the field is read as no step's time (`metric`): step time and span
+    unknown, never a k-fold figure. A counter that rises by one per print leaves no doubt."""
     if clocked:
         return
     stride = _family_stride(readings)
@@ -349,12 +346,33 @@ def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
     for reading in readings:
         fields = reading.template.fields
         for i, role in list(reading.roles.items()):
-            key = fields[i].key.lower()
-            if role.role == "step_s" and not any(h in key for h in PER_STEP_HINTS) and not (
-                    _meter(fields, i) or fields[i].unit.lower() in MILLISECONDS):
+            if role.role == "step_s" and not _settled(fields, i):
                 reading.roles[i] = Role("metric", why=(
                     f"a duration on lines {stride:g} steps apart, no clock between them: each "
                     f"step's time or the {stride:g} steps' - the lines cannot tell, unknown"))
+
+
+def _settled(fields: list[Field], i: int) -> bool:
+    """Whether the line says its duration is one step's although printed every k steps: a
+    per-step name (`time/step`, CSRA's `batch time:0.3074`: `PER_STEP_HINTS`, a step word), a
+    meter's latest value beside its running average (`_meter`), or a unit printed with it.
+    The printers known to time one step and print it every k steps label its unit: nanoGPT's
+    `time {dt*1000:.2f}ms` (`t0` reset each iteration, printed every `log_interval`) and its
+    descendants (modded-llama2's `40 | loss 6.6875 | lr 3.0e-04 | 13808.97ms`), ssd.pytorch's
+    `timer: %.4f sec.` (`t1 - t0` around one iteration, every 10); a bare `time: 8.38` states
+    neither its unit nor what it timed. A prior from those printers, not a proof: a loop that
+    prints its interval's time with a unit is read per step."""
+    key = fields[i].key
+    return any(h in key.lower() for h in PER_STEP_HINTS) or bool(
+        set(words(key)) & STEP_WORDS) or _meter(fields, i) or _unit_printed(fields[i])
+
+
+def _unit_printed(f: Field) -> bool:
+    """A unit of time printed with the value: glued (`13808.97ms`), the next word (`0.2110
+    sec.`), in its name (`time_ms`, `time (s)`), or a clock form (`0:00:39`)."""
+    after = f.after.strip().split(" ")[0].strip(",)|].") if f.after.strip() else ""
+    return f.kind == "dur" or f.unit.lower() in TIME_UNITS or after.lower() in TIME_UNITS or (
+        bool(set(words(f.key)) & TIME_UNITS))
 
 
 def _meter(fields: list[Field], i: int) -> bool:
