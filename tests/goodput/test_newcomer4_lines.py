@@ -126,9 +126,18 @@ def test_a_meters_latest_value_beside_its_running_average_is_each_steps_time() -
              for k, (t, a) in enumerate([(0.396, 1.135), (0.410, 0.784), (0.398, 0.654),
                                          (0.384, 0.589), (0.361, 0.546)], start=1)]
     assert read(lines)["step_time_s"]["median"] == pytest.approx(0.39, abs=0.02)
-    # negative: without its running average the same value on lines 5 steps apart is unsettled
-    bare = [line.replace(line[line.index("("):line.index(")") + 1], "") for line in lines]
-    assert read(bare)["step_time_s"]["median"] is None
+    # even on a line that sums up its interval (an averaged count), the meter settles it
+    summed = [line + "  ntokens: 485.20/513" for line in lines]
+    assert read(summed)["step_time_s"]["median"] == pytest.approx(0.39, abs=0.02)
+
+
+def test_a_bare_duration_on_lines_k_steps_apart_with_whole_counts_is_a_steps() -> None:
+    """Negative: every printer of this kind scored times one step (torchvision's MetricLogger
+    `time: 0.5645` every 20 iterations); without a count averaged over the interval the line
+    does not sum up its interval and the duration stays a step's."""
+    lines = [line.replace(line[line.index("ntokens"):line.index(", loss")], "ntokens: 485/513")
+             for line in CUSTOM]
+    assert read(lines)["step_time_s"]["median"] == pytest.approx(8.46, abs=0.1)
 
 
 def test_a_duration_printed_with_its_unit_on_lines_k_steps_apart_is_a_steps() -> None:

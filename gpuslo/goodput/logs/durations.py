@@ -335,9 +335,12 @@ def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
     `ep: 0, batch: 40, time: 8.38, …` printed every 20 batches, its `time_period = time() -
     stime` reset at each print (Barber0/LLM-pretrain's `train_epoch.py`), is the interval's,
     0.42 s a step, not 8.38 (newcomer4 #3). A clock between the prints (stamps or an elapsed
-    field: `clocked`, `window_or_step` settles it) or the line itself (`_settled`) tells which;
-    where neither does, the field is read as no step's time (`metric`): step time and span
-    unknown, never a k-fold figure. A counter that rises by one per print leaves no doubt."""
+    field: `clocked`, `window_or_step` settles it) or the line itself (`_settled`) tells which.
+    Every printer of this kind scored so far times one step (torchvision's MetricLogger,
+    AverageMeter loops, SfMLearner, nanoGPT, ssd.pytorch), so the field stays a step's unless
+    the line sums up its interval: a whole count printed as a mean (`_averaged_count`,
+    `ntokens: 485.20/513`); then, unsettled, it is read as no step's time (`metric`): step time
+    and span unknown, never a k-fold figure. A counter that rises by one leaves no doubt."""
     if clocked:
         return
     stride = _family_stride(readings)
@@ -345,6 +348,8 @@ def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
         return
     for reading in readings:
         fields = reading.template.fields
+        if not _averaged_count(fields):
+            continue  # the printers scored time one step and print it every k (`_settled`)
         for i, role in list(reading.roles.items()):
             if role.role == "step_s" and not _settled(fields, i):
                 reading.roles[i] = Role("metric", why=(
@@ -383,3 +388,11 @@ def _meter(fields: list[Field], i: int) -> bool:
     nxt = fields[i + 1] if i + 1 < len(fields) else None
     return nxt is not None and not nxt.key and fields[i].after.strip() == "(" and (
         nxt.after.strip().startswith(")"))
+
+
+def _averaged_count(fields: list[Field]) -> bool:
+    """A count out of a whole printed with a fraction, `ntokens: 485.20/513`: the mean over the
+    batches since the last print (a batch holds whole tokens), so the line sums up its print
+    interval, and a bare duration on it may be that interval's."""
+    return any(f.after.strip() == "/" and k + 1 < len(fields) and fields[k + 1].integer and any(
+        n is not None and n != int(n) for n in f.numbers) for k, f in enumerate(fields))
