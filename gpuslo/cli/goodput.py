@@ -195,11 +195,12 @@ def render_text(doc: dict) -> str:
         g = doc["goodput"]
         parts = ", ".join(f"{k} {v}" for k, v in g["gpu_seconds"].items() if v)
         verdict = g["goodput"] if g["goodput"] is not None else "unknown"
-        if g.get("progress_gpu_s") is None:
+        if "progress_gpu_s" not in g:
             said = f"{parts or 'none committed'}; uncommitted {g['uncommitted_gpu_s']}"
         else:  # no commit evidence
-            said = ", ".join(filter(None, (parts, f"progress {g['progress_gpu_s']} (committed, "
-                                                  "wasted or uncommitted: unknown)")))
+            progress = _said(g["progress_gpu_s"])
+            said = ", ".join(filter(None, (parts, f"progress {progress} (committed, wasted or "
+                                                  "uncommitted: unknown)")))
         lines.append(f"  GPU-seconds ({g['gpus']} GPUs): {said}; goodput {verdict}")
         if g.get("reason"):
             lines.append(f"  goodput: {g['reason']}")
@@ -230,13 +231,14 @@ def _sample_lines(ex: dict) -> list[str]:
 
 
 def _explain_lines(ex: dict) -> list[str]:
-    """The `--explain` section for a person."""
+    """The `--explain` section for a person: every field's role but the metrics, except one
+    read as a metric because what it times is unknown (its reason says so)."""
     out = [f"  explain: stamps {', '.join(ex['stamps']) or 'none'}", *_sample_lines(ex)]
     for title, key in (("progress", "progress"), ("epoch marker", "epoch_markers")):
         for e in ex[key]:
             out.append(f"    {title} ({e['records']}x, line {e['first_line']}): {e['template']}")
             out += [f"      {name}: {role}" for name, role in e["fields"].items()
-                    if not role.startswith("metric")]
+                    if not role.startswith("metric") or role.endswith("unknown)")]
     for e in ex["not_progress"]:
         out.append(f"    not progress ({e['records']}x): {e['template']} - {e['why']}")
     for e in ex["events"]:

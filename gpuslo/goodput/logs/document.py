@@ -103,12 +103,16 @@ def fate_unknown(out: dict[str, Any]) -> None:
     """Make a goodput object with no commit evidence say so in its figures too: productive,
     wasted progress and uncommitted GPU-seconds become None (a restart after progress would
     otherwise book it all as wasted, which nothing in the log proves), their sum stays as
-    `progress_gpu_s` (the time the steps took, committed or not). The calculator's other
+    `progress_gpu_s` (the time the steps took, committed or not; None when nothing was
+    accounted: steps whose time the log does not give). The calculator's other
     categories stay. In place; `gpuslo goodput` calls it again after its own calculator run."""
     seconds, uncommitted = out["gpu_seconds"], out["uncommitted_gpu_s"]
     if uncommitted is None:
         return  # done already
-    out["progress_gpu_s"] = round(sum(seconds[c] for c in FATE_CATEGORIES) + uncommitted, 3)
+    progress = sum(seconds[c] for c in FATE_CATEGORIES) + uncommitted
+    # steps with no time (no clock, or a duration whose basis is unknown: `durations`) took an
+    # unknown time, not none
+    out["progress_gpu_s"] = round(progress, 3) if out.get("accounted_gpu_s") else None
     out["uncommitted_gpu_s"] = None
     for category in FATE_CATEGORIES:
         seconds[category] = None

@@ -309,3 +309,90 @@ def _beside_clock(reading: Reading, clocks: set[str]) -> None:
         else:
             reading.roles[i] = Role("window_s", role.scale, "beside a clock of the day: the "
                                     "time since the previous record")
+
+
+STEP_WORDS = {"step", "batch", "iter", "iteration", "update", "microbatch", "microstep"}
+TIME_UNITS = {"ms", "msec", "msecs", "s", "sec", "secs", "second", "seconds", "min", "mins",
+              "us", "µs"}
+
+
+def _family_stride(readings: list[Reading]) -> float | None:
+    """The median rise of a family's step counter between its records in line order (the
+    templates of one loop interleave: each template's own numbers skip the others'), None when
+    it never rises."""
+    points = sorted((line, r.template.fields[r.step].numbers[k])
+                    for r in readings if r.step is not None
+                    for k, line in enumerate(r.template.lines)
+                    if k < len(r.template.fields[r.step].numbers))
+    seen = [n for _, n in points if n is not None]
+    ups = [b - a for a, b in zip(seen, seen[1:], strict=False) if b > a]
+    return median(ups) if ups else None
+
+
+def stride_unsettled(readings: list[Reading], clocked: bool) -> None:
+    """A duration on the records of a loop whose counter rises by k > 1 between prints is
+    either each step's time or the time of the k steps since the print before: a custom loop's
+    `ep: 0, batch: 40, time: 8.38, …` printed every 20 batches, its `time_period = time() -
+    stime` reset at each print (Barber0/LLM-pretrain's `train_epoch.py`), is the interval's,
+    0.42 s a step, not 8.38 (newcomer4 #3). A clock between the prints (stamps or an elapsed
+    field: `clocked`, `window_or_step` settles it) or the line itself (`_settled`) tells which.
+    Every printer of this kind scored so far times one step (torchvision's MetricLogger,
+    AverageMeter loops, SfMLearner, nanoGPT, ssd.pytorch), so the field stays a step's unless
+    the line sums up its interval: a whole count printed as a mean (`_averaged_count`,
+    `ntokens: 485.20/513`); then, unsettled, it is read as no step's time (`metric`): step time
+    and span unknown, never a k-fold figure. A counter that rises by one leaves no doubt."""
+    if clocked:
+        return
+    stride = _family_stride(readings)
+    if stride is None or stride <= 1:
+        return
+    for reading in readings:
+        fields = reading.template.fields
+        if not _averaged_count(fields):
+            continue  # the printers scored time one step and print it every k (`_settled`)
+        for i, role in list(reading.roles.items()):
+            if role.role == "step_s" and not _settled(fields, i):
+                reading.roles[i] = Role("metric", why=(
+                    f"a duration on lines {stride:g} steps apart, no clock between them: each "
+                    f"step's time or the {stride:g} steps' - the lines cannot tell, unknown"))
+
+
+def _settled(fields: list[Field], i: int) -> bool:
+    """Whether the line says its duration is one step's although printed every k steps: a
+    per-step name (`time/step`, CSRA's `batch time:0.3074`: `PER_STEP_HINTS`, a step word), a
+    meter's latest value beside its running average (`_meter`), or a unit printed with it.
+    The printers known to time one step and print it every k steps label its unit: nanoGPT's
+    `time {dt*1000:.2f}ms` (`t0` reset each iteration, printed every `log_interval`) and its
+    descendants (modded-llama2's `40 | loss 6.6875 | lr 3.0e-04 | 13808.97ms`), ssd.pytorch's
+    `timer: %.4f sec.` (`t1 - t0` around one iteration, every 10); a bare `time: 8.38` states
+    neither its unit nor what it timed. A prior from those printers, not a proof: a loop that
+    prints its interval's time with a unit is read per step."""
+    key = fields[i].key
+    return any(h in key.lower() for h in PER_STEP_HINTS) or bool(
+        set(words(key)) & STEP_WORDS) or _meter(fields, i) or _unit_printed(fields[i])
+
+
+def _unit_printed(f: Field) -> bool:
+    """A unit of time printed with the value: glued (`13808.97ms`), the next word (`0.2110
+    sec.`), in its name (`time_ms`, `time (s)`), or a clock form (`0:00:39`)."""
+    after = f.after.strip().split(" ")[0].strip(",)|].") if f.after.strip() else ""
+    return f.kind == "dur" or f.unit.lower() in TIME_UNITS or after.lower() in TIME_UNITS or (
+        bool(set(words(f.key)) & TIME_UNITS))
+
+
+def _meter(fields: list[Field], i: int) -> bool:
+    """A duration followed by an unnamed one in parentheses, `Time 0.396 (1.135)`: the PyTorch
+    ImageNet example's `AverageMeter` (`{val:.3f} ({avg:.3f})`, `batch_time.update(time.time() -
+    end)` once a batch): the latest batch's time beside the running average of every batch's,
+    each step's time whatever the print interval (imagenet18's lines every 5 batches)."""
+    nxt = fields[i + 1] if i + 1 < len(fields) else None
+    return nxt is not None and not nxt.key and fields[i].after.strip() == "(" and (
+        nxt.after.strip().startswith(")"))
+
+
+def _averaged_count(fields: list[Field]) -> bool:
+    """A count out of a whole printed with a fraction, `ntokens: 485.20/513`: the mean over the
+    batches since the last print (a batch holds whole tokens), so the line sums up its print
+    interval, and a bare duration on it may be that interval's."""
+    return any(f.after.strip() == "/" and k + 1 < len(fields) and fields[k + 1].integer and any(
+        n is not None and n != int(n) for n in f.numbers) for k, f in enumerate(fields))

@@ -13,7 +13,9 @@ progress records in log order and groups the lines of one event:
   a duplicate record) is progress between when neither save line names its step (vak's
   `Step 5000 is a checkpoint step` after its validation step's best-model save); an end line
   worded as the ended save's, a number changed, after other lines is another save (`_again`),
-  and an epoch marker closes the open save;
+  and an epoch marker closes the open save; a save whose lines lie inside a later save's
+  printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
+  shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
@@ -53,6 +55,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     _int,
     inside,
     line_path_step,
+    nested_saves,
     path_step,
     temporary,
 )
@@ -287,6 +290,7 @@ def group_events(observations: list[Obs], records: list[Record],
     for notice in leave_out(grouper.items) if leave_out is not None else []:
         grouper.items.remove(notice)
         grouper.saves.remove(notice)
+    nested_saves(grouper.items, grouper.saves)
     _save_steps(grouper.items, grouper.saves, grouper)
     return grouper.items
 

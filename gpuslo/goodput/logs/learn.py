@@ -44,7 +44,12 @@ from gpuslo.goodput.logs.aside import set_apart, untimed
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, is_step_name, unnamed
-from gpuslo.goodput.logs.durations import counted_clock, day_clock, window_or_step
+from gpuslo.goodput.logs.durations import (
+    counted_clock,
+    day_clock,
+    stride_unsettled,
+    window_or_step,
+)
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -352,6 +357,8 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         for reading in readings:
             counted_clock(reading)
             window_or_step(reading, _reference(reading))
+        stride_unsettled(readings, any(
+            sum(t is not None for t in _reference(r)) >= 2 for r in readings))
     for name in [n for n, readings in families.items() if stage_headers(readings)]:
         for reading in families.pop(name):
             reading.progress = False

@@ -12,7 +12,9 @@ Pure. `Normaliser(profiles)` does, per physical line:
    (`node-01: `) and a viewer's line number before a stamp (`671 2021-07-21 ...`); not srun's
    label where the head shows the `N: ` labels counting, never repeating (`learn_labels`). The rank,
    process or host a prefix names is returned, so the reader counts a line printed by many
-   ranks once.
+   ranks once. First, the lead a paste put before (nearly) every line - indentation, a quote's
+   `>`, a list's `- ` - learnt from the head (`learn_indent`), so that it changes no line's
+   meaning.
 4. `stamp`: the record's own stamp, by the learnt layouts (`stamps.learn_shapes`), removed with
    the separators that follow it (a Unix time that ends the record, with those before it); the
    match groups go to the `Clock`.
@@ -48,6 +50,10 @@ _LAUNCHERS = (
 )
 _LABEL = _LAUNCHERS[0]
 COUNTED_LABELS_MIN = 3
+# what a paste puts before every line: indentation, a quote's `>` or a list's `-`/`*`/`+`
+_PASTE_LEAD = re.compile(r"^(?:[ \t]+|>[ \t]?|[-*+][ \t]+)+")
+PASTE_SHARE = 0.9  # of the head's lines that must open with the same lead
+PASTE_MIN_LINES = 3
 _LINE_NUMBER = re.compile(r"^\d{1,9}[ \t]+(?=\[?\d{2,4}[-/])")
 GLUED_MIN = 60  # characters: a line shorter holds no two stamped records
 _AFTER_STAMP = re.compile(r"^[\]\s:,|>-]{0,6}")
@@ -61,6 +67,7 @@ class Normaliser:
         self.profiles = profiles
         self.shapes: list[StampShape] = []
         self.launchers = _LAUNCHERS  # without srun's label where the log's labels count steps
+        self.indent = ""  # the paste's lead of every line (`learn_indent`)
 
     def learn_labels(self, lines: list[str]) -> None:
         """Read `N: ` at the start of a line as text, not as srun's `--label`, when in the
@@ -71,6 +78,31 @@ class Normaliser:
         if len(labels) >= COUNTED_LABELS_MIN and all(
                 b > a for a, b in zip(labels, labels[1:], strict=False)):
             self.launchers = _LAUNCHERS[1:]
+
+    def learn_indent(self, lines: list[str]) -> None:
+        """Learn the paste's lead: the longest run of indentation, quote (`>`) and list
+        (`- `, `* `) marks that opens at least `PASTE_SHARE` of the head's non-blank `lines`
+        (`PASTE_MIN_LINES` at least), as a log indented by a document it was pasted in (a
+        Caffe log indented 9 spaces in a markdown file: its glog stamps, `I0321 17:37:29.1…`,
+        were no longer at the line's start, and `I0321` was read as a step's time). `strip`
+        removes it from every line that opens with it, so a line means what it means
+        unindented; indentation beyond it (metrics under a header, a wrapped message's
+        continuation) stays. Nothing when no one lead is that common."""
+        leads = [m.group() if (m := _PASTE_LEAD.match(line)) else ""
+                 for line in lines if line.strip()]
+        self.indent = ""
+        if len(leads) < PASTE_MIN_LINES:
+            return
+        longest = max(leads, key=len)
+        for size in range(len(longest), 0, -1):
+            lead = longest[:size]
+            if sum(x.startswith(lead) for x in leads) >= PASTE_SHARE * len(leads):
+                self.indent = lead
+                return
+
+    def dedent(self, text: str) -> str:
+        """`text` without the paste's lead (`learn_indent`) when it opens with it."""
+        return text[len(self.indent):] if self.indent and text.startswith(self.indent) else text
 
     def clean(self, line: str) -> str | None:
         """`line` cut to MAX_RECORD characters, without colour codes and control bytes; None
@@ -125,6 +157,7 @@ class Normaliser:
     def strip(self, text: str) -> tuple[str, str | None, bool]:
         """(text without prefixes, the rank/process/host they name or None, whether any)."""
         rank, had = None, False
+        text = self.dedent(text)  # a paste's lead: no prefix (`had`), no rank
         for _ in range(6):
             found = None
             for pattern in self.profiles.prefixes + self.launchers:

@@ -149,7 +149,9 @@ class LogReader:
         """Learn from the buffered head, then read it (see the module docstring)."""
         buffered, self._buffer = self._buffer, []
         self._sampled = len(buffered)
-        self.norm.learn_labels([c for _, line, _ in buffered if (c := self.norm.clean(line))])
+        cleaned = [c for _, line, _ in buffered if (c := self.norm.clean(line))]
+        self.norm.learn_indent(cleaned)
+        self.norm.learn_labels([self.norm.dedent(c) for c in cleaned])
         self.norm.shapes = self._stamp_shapes(buffered)
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)

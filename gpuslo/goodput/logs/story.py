@@ -1,7 +1,8 @@
 """The items of a log's story and the steps their paths name (pure): `Save`, `Restore`,
 `Interruption` and `Mark` (what `items.group_events` makes of the event lines and the walk
 reads), and `path_step` / `line_path_step` (the step a checkpoint path names), `temporary` and
-`inside` (path tests). Split out of `items.py`, which re-exports them.
+`inside` (path tests), and `nested_saves` (a save inside a later one's printed duration is
+part of it). Split out of `items.py`, which re-exports them.
 """
 
 from __future__ import annotations
@@ -146,3 +147,49 @@ def inside(path: str, folder: str) -> bool:
     folder = folder.rstrip("/\\")
     return bool(folder) and len(path) > len(folder) + 1 and path.startswith(folder) and (
         path[len(folder)] in "/\\")
+
+
+NESTED_SLACK_S = 1.0  # a stamp's resolution: fairseq's are whole seconds
+
+
+def _within(inner: Save, outer: Save) -> bool:
+    """`inner`, listed before `outer` with no progress between, lies inside the time `outer`'s
+    own printed seconds count back from its end (begins in it, a stamp's resolution allowed,
+    and ends after it began), and names no other step or epoch."""
+    if outer.seconds is None or outer.end_ts is None or inner.after is not outer.after:
+        return False
+    stamps = [t for t in (inner.start_ts, inner.part_ts, inner.end_ts) if t is not None]
+    if inner.seconds is not None and inner.end_ts is not None:
+        stamps.append(inner.end_ts - inner.seconds)
+    began = outer.end_ts - outer.seconds
+    return bool(stamps) and min(stamps) >= began - NESTED_SLACK_S and max(stamps) > began and (
+        inner.step in (None, outer.step) or outer.step is None) and (
+        inner.epoch in (None, outer.epoch) or outer.epoch is None)
+
+
+def nested_saves(items: list[Any], saves: list[Save]) -> None:
+    """A save whose lines lie inside a later save's printed duration is a part of that save:
+    fairseq's `Preparing to save checkpoint for epoch 1 @ 25 updates` (04:40:58), each shard's
+    `Saving checkpoint to …shard0.pt` / `Finished saving …` (04:41:08-26, 04:41:26-48), then
+    `Saved checkpoint … (epoch 1 @ 25 updates …) (writing took 49.16 seconds)` at 04:41:48:
+    one save of 49 s, not an 18 s one inside it as well (newcomer4 #4). Only saves between
+    them (no step, restore, stop or mark). The outer save takes the inner's first line, start
+    and names; in place on `items` and `saves`."""
+    for k in range(len(saves) - 1, 0, -1):
+        outer, inner = saves[k], saves[k - 1]
+        a, b = items.index(inner), items.index(outer)
+        if not _within(inner, outer) or any(not isinstance(x, Save) for x in items[a:b]):
+            continue
+        outer.line, outer.seq, outer.prev_ts = inner.line, inner.seq, inner.prev_ts
+        starts = [t for t in (inner.start_ts, outer.start_ts) if t is not None]
+        outer.start_ts = min(starts) if starts else None
+        ends = [t for t in (inner.end_ts, inner.part_ts, outer.part_ts) if t is not None]
+        outer.part_ts = max(ends) if ends else None
+        outer.lines += inner.lines
+        outer.step = outer.step if outer.step is not None else inner.step
+        outer.epoch = outer.epoch if outer.epoch is not None else inner.epoch
+        outer.path, outer.named = outer.path or inner.path, outer.named or inner.named
+        outer.named_path = outer.named_path or inner.named_path
+        outer.validated = outer.validated or inner.validated
+        items.remove(inner)
+        saves.remove(inner)
