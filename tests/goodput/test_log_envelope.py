@@ -1,0 +1,115 @@
+"""A collector's envelope (`envelope`) and launcher prefixes around real trainer lines.
+
+Real lines: so-vits-svc 3.0's (tests/data/training_logs/fresh15 R18), icefall's (fresh15 R15,
+two records glued on one line), darknet's iteration line (fresh C06); the envelopes are the
+collectors' documented forms (kubectl/docker RFC3339Nano, CRI `stdout F|P`, journald `short`,
+moreutils `ts`), the prefix SageMaker's MPI launcher prints (fresh16 S14).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.envelope import Envelope
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import RecordPipe
+from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+
+SOVITS = "2023-02-18 19:07:57,251\t32k\tINFO\tTrain Epoch: 113 [0%]"
+REF = 1_800_000_000.0  # 2027-01-15: a year-less stamp of Dec 07 is 2026's
+
+
+def test_kubectl_and_docker_stamps_are_an_envelope():
+    head = [f"2026-12-07T06:54:0{i}.250000000Z {SOVITS}" for i in range(4)]
+    envelope = Envelope.detect(head, REF)
+    assert envelope.kind == "rfc3339"
+    assert envelope.unwrap(head[1]) == [(1796626441.25, SOVITS)]
+    assert envelope.unwrap("step 5\r")[0] == (1796626441.25, "step 5\r")  # a redraw: same time
+
+
+def test_cri_pieces_are_joined_and_a_redraw_ends_the_piece_before_it():
+    head = ["2026-12-07T06:54:01.000000000Z stdout F epoch 1",
+            "2026-12-07T06:54:02.000000000Z stdout P Train Epoch: 1",
+            "2026-12-07T06:54:02.500000000Z stdout F 13 [0%]",
+            "2026-12-07T06:54:03.000000000Z stdout P  10%|█  | 1/10",
+            " 20%|██ | 2/10",  # after a `\r` inside the record (`read` splits there)
+            "2026-12-07T06:54:04.000000000Z stdout F  [00:01<00:09]"]
+    envelope = Envelope.detect(head)
+    assert envelope.kind == "cri"
+    out = [pair for line in head for pair in envelope.unwrap(line)]
+    assert [text for _, text in out] == ["epoch 1", "Train Epoch: 113 [0%]", " 10%|█  | 1/10",
+                                         " 20%|██ | 2/10 [00:01<00:09]"]
+    assert out[1][0] == 1796626442.5
+
+
+def test_journald_and_ts_leave_the_trainers_own_stamp():
+    journal = [f"Dec 07 06:54:0{i} gpu-node-3 python[48211]: {SOVITS}" for i in range(4)]
+    stamped = [f"Dec 07 06:54:0{i} {SOVITS}" for i in range(4)]
+    for head, kind in ((journal, "journald"), (stamped, "ts")):
+        envelope = Envelope.detect(head, REF)
+        assert envelope.kind == kind
+        assert envelope.unwrap(head[1]) == [(1796626441.0, SOVITS)]
+
+
+def test_a_trainers_own_lines_are_no_envelope():
+    # its own stamps (no `T`, no zone), a date only on the first line, a `N: ` step label
+    assert Envelope.detect([SOVITS] * 5).kind is None
+    assert Envelope.detect(["2026-12-07T06:54:01Z start", "step 1", "step 2", "step 3"]
+                           ).kind is None
+    assert Envelope.detect(["4: 285.326599, 289.835968 avg, 0.001000 rate"] * 5).kind is None
+    bare = Envelope.detect([])
+    assert bare.unwrap("12: loss 0.3") == [(None, "12: loss 0.3")]
+
+
+def test_the_trainers_clock_wins_over_the_collectors(tmp_path: Path):
+    """Own stamps 60 s apart, collector stamps 1 s apart: the step time is 60 s; without own
+    stamps the collector's 1 s dates the steps."""
+    own = [f"2026-12-07T06:54:{i:02d}.000000000Z 2023-02-18 19:0{i}:00,000 INFO step {i}/100"
+           for i in range(1, 8)]
+    none = [f"2026-12-07T06:54:{i:02d}.000000000Z step {i}/100 loss 0.{i}" for i in range(1, 8)]
+    times = []
+    for name, lines in (("own.log", own), ("none.log", none)):
+        path = tmp_path / name
+        path.write_text("\n".join(lines) + "\n")
+        doc = analyse_log(path, gpus=1).document
+        assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 7)
+        times.append(doc["step_time_s"]["median"])
+    assert times == [60.0, 1.0]
+
+
+def _records(lines: list[str]) -> list[tuple[str, str | None]]:
+    norm = Normaliser(load_profiles())
+    norm.shapes = learn_shapes([norm.strip(line)[0] for line in lines])
+    pipe = RecordPipe(norm, Clock())
+    recs = [r for n, line in enumerate(lines) for r in pipe.push(n, line)] + pipe.flush()
+    return [(r.text, r.rank) for r in recs]
+
+
+def test_sagemaker_mpi_tag_is_a_prefix_and_names_the_rank():
+    line = "[1,mpirank:3,algo-2]<stdout>:Train Epoch: 113 [0%]"
+    norm = Normaliser(load_profiles())
+    strip = norm.strip
+    assert strip(line) == ("Train Epoch: 113 [0%]", "3", True)
+    assert strip("[1,3]<stderr>:step 5")[0:2] == ("step 5", "3")
+    # a trainer's bracket is no tag: its content stays
+    for text in ("[1,20] loss: 0.3", "[1,mpirank:0] step 5", "12:34 elapsed"):
+        assert strip(text)[0] == text
+
+
+ICEFALL = ("2024-05-31 15:42:22,402 INFO [train.py:979] Epoch 1, batch 7, loss[ctc_loss=1.2] "
+           "2024-05-31 15:42:23,001 INFO [train.py:979] Epoch 1, batch 8, loss[ctc_loss=1.1]")
+
+
+def test_records_glued_after_a_launcher_prefix_are_cut_and_keep_its_rank():
+    head = ["2024-05-31 15:42:20,000 INFO [train.py:979] Epoch 1, batch 6, loss[ctc_loss=1.3]",
+            ICEFALL]
+    for prefix, rank in (("worker-0: ", "worker-0"), ("[rank2]:", "2")):
+        recs = _records([prefix + line for line in head])
+        assert [text.split(", loss")[0] for text, _ in recs] == [
+            "INFO [train.py:979] Epoch 1, batch 6", "INFO [train.py:979] Epoch 1, batch 7",
+            "INFO [train.py:979] Epoch 1, batch 8"]
+        assert {r for _, r in recs} == {rank}
+    # a stamp quoted inside a message is no second record
+    quoted = "2024-05-31 15:42:22,402 INFO saved at 2024-05-31 15:42:22,402 to ckpt/epoch-1.pt" * 2
+    assert len(_records(["worker-0: " + quoted[: len(quoted) // 2]])) == 1
