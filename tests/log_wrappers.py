@@ -24,8 +24,9 @@ The forms are the tools' own (documented or printed by them):
 - CRLF line ends (a log saved on Windows);
 - a pasted log's Markdown: a code fence around it.
 
-The collector stamps count from `BASE` (UTC) by `STEP_S` a line: a valid clock where the log has
-none (then timing facts may appear that the raw log lacked), and never the trainer's own clock.
+The collector stamps count from `BASE` (UTC; the RFC 3339 ones `OFFSET_NS` past it) by `STEP_S`
+a line: a valid clock where the log has none (then timing facts may appear that the raw log
+lacked), and never the trainer's own clock.
 """
 
 from __future__ import annotations
@@ -36,6 +37,9 @@ from collections.abc import Callable
 
 BASE = calendar.timegm((2026, 12, 7, 6, 54, 1))
 STEP_S = 1.25
+# the collectors' stamps carry nanoseconds (a line is never written on a whole second): this
+# offset ends in two zeros, which docker trims (`.1234567`)
+OFFSET_NS = 123_456_700
 CRI_SPLIT = 200
 
 
@@ -49,11 +53,11 @@ def _prefixed(text: str, prefix: Callable[[int], str]) -> str:
 
 
 def _rfc3339(i: int, trim: bool) -> str:
-    at = BASE + i * STEP_S
-    nanos = f"{round((at % 1) * 1e9):09d}"
+    seconds, rest = divmod(OFFSET_NS + i * round(STEP_S * 1e9), 1_000_000_000)
+    nanos = f"{rest:09d}"
     if trim:
         nanos = nanos.rstrip("0")
-    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(int(at)))
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(BASE + seconds))
     return f"{stamp}.{nanos}Z" if nanos else f"{stamp}Z"
 
 

@@ -14,7 +14,7 @@ from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.goodput.logs.envelope import Envelope
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import RecordPipe
-from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+from gpuslo.goodput.logs.stamps import Clock, TransportTime, learn_shapes
 
 SOVITS = "2023-02-18 19:07:57,251\t32k\tINFO\tTrain Epoch: 113 [0%]"
 REF = 1_800_000_000.0  # 2027-01-15: a year-less stamp of Dec 07 is 2026's
@@ -57,7 +57,15 @@ def test_a_trainers_own_lines_are_no_envelope():
     assert Envelope.detect([SOVITS] * 5).kind is None
     assert Envelope.detect(["2026-12-07T06:54:01Z start", "step 1", "step 2", "step 3"]
                            ).kind is None
+    # a trainer that stamps every line in RFC 3339 itself (InnerEye, fresh2 D20): seconds or
+    # microseconds, never a collector's nanoseconds
+    for stamp in ("2021-03-19T14:41:07Z", "2021-03-19T14:41:07.123456+00:00"):
+        assert Envelope.detect([f"{stamp} INFO     Epoch 0 training took 6.86sec"] * 4
+                               ).kind is None
     assert Envelope.detect(["4: 285.326599, 289.835968 avg, 0.001000 rate"] * 5).kind is None
+    # a log of one line (fresh15 R15: two icefall records glued on it) is wrapped all the same
+    assert Envelope.detect(["2026-12-07T06:54:01.250318Z " + ICEFALL]).kind is None
+    assert Envelope.detect(["2026-12-07T06:54:01.2503187Z " + ICEFALL]).kind == "rfc3339"
     bare = Envelope.detect([])
     assert bare.unwrap("12: loss 0.3") == [(None, "12: loss 0.3")]
 
@@ -76,6 +84,35 @@ def test_the_trainers_clock_wins_over_the_collectors(tmp_path: Path):
         assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 7)
         times.append(doc["step_time_s"]["median"])
     assert times == [60.0, 1.0]
+
+
+def test_the_trainers_own_measure_wins_over_the_collectors_stamps(tmp_path: Path):
+    """modded-nanogpt's cumulative `train_time:` (dev A01) gives 200 ms a step; the collector's
+    stamps, 1.25 s apart (a block-buffered pipe's arrival times), do not replace it. A bare
+    trainer line that merely starts like a stamp with fewer digits is read as before."""
+    lines = [f"step:{i}/6200 train_loss:7.5 train_time:{75000 + 200 * i}ms step_avg:nanms"
+             for i in range(1, 60)]
+    stamped = [f"2026-12-07T06:54:{i // 4 + 1:02d}.{i % 4 * 25:02d}0000000Z {line}"
+               for i, line in enumerate(lines)]
+    medians = []
+    for name, text in (("raw.log", lines), ("kubectl.log", stamped)):
+        path = tmp_path / name
+        path.write_text("\n".join(text) + "\n")
+        medians.append(analyse_log(path, gpus=1).document["step_time_s"]["median"])
+    assert medians == [0.2, 0.2]
+
+
+def test_a_collectors_time_is_moved_onto_the_trainers_clock():
+    """A line without a stamp of its own takes its collector time shifted by the gap on the
+    last line that had both (the first gap before any); without a collector time it has none."""
+    clock = Clock()
+    assert clock.transported(None, None) is None
+    assert clock.transported(1000.0, None) == 1000.0  # no transport: nothing noted
+    clock.first_gap = -5000.0  # from the sample: the first stamped line
+    early = clock.transported(None, 6000.0)
+    assert early == 1000.0 and isinstance(early, TransportTime)
+    assert clock.transported(1010.0, 6012.0) == 1010.0  # own stamp wins, gap now -5002
+    assert clock.transported(None, 6020.0) == 1018.0
 
 
 def _records(lines: list[str]) -> list[tuple[str, str | None]]:

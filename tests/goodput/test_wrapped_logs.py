@@ -6,10 +6,9 @@ reads both through the reader first contact uses (`gpuslo goodput LOG --format j
 this process). The facts the shared checker judges (steps, median step time, saves, restarts, hang,
 failure, slowdowns, goodput known or not) must be the same, whether or not the raw answer is right.
 
-A collector's stamp (kubectl, docker, journald, `ts`, CRI) is a clock: where the raw log has none of
-its own (`span_from` not `timestamps`), timing facts the raw log could not give may appear, so
-only the facts that need no clock are compared then. Where it has one, the trainer's clock wins
-and every fact must agree.
+A collector's stamp (kubectl, docker, journald, `ts`, CRI) is a clock: it dates the lines that have
+no stamp of their own, so timing facts the raw log could not give may appear (`compared`); a
+fact the raw log gave must stay (the trainer's own clock, durations and rates win).
 
 `SAMPLE` cases per wrapper, chosen by a hash of the wrapper's and the case's names (the same
 every run); `python -m tests.goodput.test_wrapped_logs [N]` runs N per wrapper (0: all) and
@@ -68,28 +67,43 @@ def read(path: Path) -> dict:
         return {}
 
 
-def judged(doc: dict, clocked: bool) -> dict:
-    """The facts the shared checker judges, from one gpuslo answer; `clocked`: with the timing
-    facts (step time, save seconds, hangs, slowdowns)."""
+def judged(doc: dict) -> dict:
+    """The facts the shared checker judges, from one gpuslo answer."""
     steps = doc.get("steps") or {}
     block = doc.get("goodput")
     goodput = block.get("goodput") if isinstance(block, dict) else block
-    facts = {
+    median = (doc.get("step_time_s") or {}).get("median")
+    return {
         "steps": (steps.get("first"), steps.get("last")),
         "saves": sorted(str(s.get("step")) for s in doc.get("checkpoint_saves") or []),
         "restarts": len(doc.get("restarts") or []),
         "failure": bool(doc.get("interruptions")),
         "goodput_known": goodput is not None,
         "parsed": bool(doc),
+        "step_time": None if median is None else float(f"{median:.3g}"),
+        "save_s": sorted(round(s["seconds"], 1) for s in doc.get("checkpoint_saves") or []
+                         if s.get("seconds") is not None),
+        "hang": bool(doc.get("hangs")),
+        "slowdowns": sorted((s.get("from_step"), round(s.get("ratio") or 0, 2))
+                            for s in doc.get("slowdowns") or []),
     }
-    if clocked:
-        median = (doc.get("step_time_s") or {}).get("median")
-        facts["step_time"] = None if median is None else float(f"{median:.3g}")
-        facts["save_s"] = sorted(round(s["seconds"], 1) for s in doc.get("checkpoint_saves") or []
-                                 if s.get("seconds") is not None)
-        facts["hang"] = bool(doc.get("hangs"))
-        facts["slowdowns"] = sorted((s.get("from_step"), round(s.get("ratio") or 0, 2))
-                                    for s in doc.get("slowdowns") or [])
+
+
+TIMING = ("step_time", "save_s", "hang", "slowdowns")
+
+
+def compared(raw: dict, wrapper: str) -> set[str]:
+    """The facts a wrapper must leave as they are: all, but under a collector's clock a timing
+    fact the raw log could not give (None, none) may appear (a line without a stamp of its own
+    is dated by the collector), and where the raw log has no clock of its own (`span_from`
+    not `timestamps`) hangs, slowdowns and save times may too (the collector's are then the
+    only times); a step time the raw log gave (from durations or rates) must stay."""
+    facts = set(judged(raw))
+    if wrapper not in COLLECTOR_CLOCKS:
+        return facts
+    facts -= {key for key in TIMING if not judged(raw)[key]}
+    if raw.get("span_from") != "timestamps":
+        facts -= {"save_s", "hang", "slowdowns"}
     return facts
 
 
@@ -106,10 +120,10 @@ def differences(per: int) -> list[str]:
                 wrapped = Path(tmp) / f"{name}_{log.name}"
                 text = log.read_bytes().decode("utf-8", errors="surrogateescape")
                 wrapped.write_bytes(wrap(text).encode("utf-8", errors="surrogateescape"))
-                clocked = name not in COLLECTOR_CLOCKS or raw[log].get("span_from") == "timestamps"
-                want, got = judged(raw[log], clocked), judged(read(wrapped), clocked)
-                if want != got:
-                    diff = {k: (want[k], got[k]) for k in want if want[k] != got[k]}
+                want, got = judged(raw[log]), judged(read(wrapped))
+                diff = {k: (want[k], got[k]) for k in compared(raw[log], name)
+                        if want[k] != got[k]}
+                if diff:
                     out.append(f"{name} {log.parent.parent.name}/{log.name}: {diff}")
     return out
 

@@ -3,7 +3,8 @@
 A log read from a collector rather than from the trainer's stdout carries, before each line, the
 time the collector received it:
 - `kubectl logs --timestamps`, `docker logs -t`: an RFC 3339 time with up to nine fraction
-  digits and a zone, then one blank (`2026-12-07T06:54:01.250000000Z step 10 …`);
+  digits (seven or more on the first line: `_NANO_OPENER`) and a zone, then one blank
+  (`2026-12-07T06:54:01.250000000Z step 10 …`);
 - a Kubernetes CRI file (`/var/log/pods/…`): the same time, the stream and the tags
   (`… stdout F step 10`, `P` for a piece of a longer line: joined with the pieces that follow;
   each line parsed by `evidence.cri_log.parse_cri_line`, as the exporter's `--job-log` does);
@@ -11,17 +12,20 @@ time the collector received it:
 - moreutils `ts` with its default format: `Dec 07 06:54:01 `.
 
 `Envelope.detect(head)` picks the kind whose envelope opens the head's first non-blank line and
-at least `MIN_LINES` of its lines (a collector wraps every line it receives; a bar's `\\r`
-redraws, split into lines by `read`, carry none after the first). `Envelope.unwrap(line)` then
-gives each physical line as (collector time or None, the trainer's text): a line without the
-envelope (a redraw after `\\r`) keeps the time of the line before it.
+at least `MIN_LINES` of its lines, all of them in a shorter head (a collector wraps every line
+it receives; a bar's `\\r` redraws, split into lines by `read`, carry none after the first).
+`Envelope.unwrap(line)` then gives each physical line as (collector time or None, the trainer's
+text): a line without the envelope (a redraw after `\\r`) keeps the time of the line before it.
 
 Which clock wins: the collector's time goes to the reader as the transport time
-(`LogReader.feed(line, ts)`), which dates a record only when the record has no stamp of its
-own. The trainer's stamp is when it measured the step; the collector's is when the line reached
-the pipe, after the trainer's stdout buffer (Python block-buffers a pipe: many lines then share
-one collector time), so the trainer's own clock wins wherever it prints one, and a log that
-prints none is dated by the collector (a valid clock: when each line was written).
+(`LogReader.feed(line, ts)`, kept as a `stamps.TransportTime`), which dates a record only when
+the record has no stamp of its own, moved onto the trainer's clock by the gap between the two
+on the last line that had both (`stamps.Clock.transported`). The trainer's stamp is when it
+measured the step; the collector's is when the line reached the pipe, after the trainer's stdout
+buffer (Python block-buffers a pipe: many lines then share one collector time), so the trainer's
+own clock wins wherever it prints one, and so do its printed durations, elapsed times, averages
+and rates (`steptimes._preferred`; its roles are learnt without the transport's times); a log
+that prints no time at all is dated by the collector (a valid clock: when each line was written).
 Launcher prefixes inside the envelope (`[rank0]:`, `0: `) stay for `normalise.Normaliser.strip`.
 """
 
@@ -45,6 +49,11 @@ _KINDS = {
     "journald": re.compile(_MONTH + _TIME + " " + _SENDER + "?"),
     "ts": re.compile(_MONTH + _TIME + f" (?!{_SENDER})"),
 }
+# what opens a log kubectl or docker stamped: nanoseconds (kubectl prints all nine digits,
+# docker's RFC3339Nano trims trailing zeros: seven or more but one time in a thousand). A
+# trainer's own RFC 3339 stamp prints seconds, milli- or microseconds (InnerEye's
+# `2021-03-19T14:41:07Z INFO …`, Python's isoformat): its clock, not an envelope.
+_NANO_OPENER = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{7,9}(?:Z|[+-]\d\d:\d\d) ")
 
 
 class Envelope:
@@ -63,12 +72,15 @@ class Envelope:
         lines = [line for line in head[:HEAD_LINES] if line.strip()]
         if not lines:
             return cls(None, reference)
+        least = min(MIN_LINES, len(lines))  # a log of one or two lines: each of them
         if parse_cri_line(lines[0]) is not None and sum(
-                parse_cri_line(line) is not None for line in lines) >= MIN_LINES:
+                parse_cri_line(line) is not None for line in lines) >= least:
             return cls("cri", reference)
         for kind, pattern in _KINDS.items():
+            if kind == "rfc3339" and not _NANO_OPENER.match(lines[0]):
+                continue
             if pattern.match(lines[0]) and sum(
-                    pattern.match(line) is not None for line in lines) >= MIN_LINES:
+                    pattern.match(line) is not None for line in lines) >= least:
                 return cls(kind, reference)
         return cls(None, reference)
 

@@ -37,7 +37,7 @@ from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
-from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
+from gpuslo.goodput.logs.stamps import Clock, StampShape, TransportTime, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
@@ -51,6 +51,11 @@ RELEARN_AFTER = 24
 MAX_UNREAD_KINDS = 512
 MAX_EXAMPLES = 64
 MAX_PROGRESS = 200_000  # records kept; beyond, every other one is merged (`thinning.thin`)
+
+
+def _own(ts: float | None) -> float | None:
+    """A stamp the trainer printed, None for a transport's time."""
+    return None if isinstance(ts, TransportTime) else ts
 
 
 class LogReader:
@@ -91,7 +96,9 @@ class LogReader:
     def feed(self, line: str, ts: float | None = None) -> None:
         """One physical line (newline removed; any length and characters). `ts` is the time the
         transport recorded (a CRI container-log time, Unix seconds), used when the line carries
-        no stamp of its own."""
+        no stamp of its own (kept as a `TransportTime`: not the trainer's clock)."""
+        if ts is not None and type(ts) is not TransportTime:
+            ts = TransportTime(ts)
         self.lines += 1
         if self.lines == 1 and line.startswith("\ufeff"):
             line = line[1:]  # a UTF-8 byte-order mark (Windows editors, PowerShell's Out-File)
@@ -154,12 +161,15 @@ class LogReader:
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)
         sample: list[SampleRecord] = []
+        # the roles are learnt on the trainer's own clock: a transport's times (a collector's,
+        # a block-buffered pipe's arrival) would judge its printed durations (`learn`)
         for number, line, ts in buffered:
-            sample += [SampleRecord(r.line, r.text, r.ts, r.rank)
+            sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank)
                        for r in scratch.push(number, line, ts)]
-        sample += [SampleRecord(r.line, r.text, r.ts, r.rank) for r in scratch.flush()]
+        sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank) for r in scratch.flush()]
         self.learnt = learn(sample, self.profiles.pins)
         self.tally = Tally(*self.learnt.counted) if self.learnt.counted else None
+        self.clock.first_gap = scratch.clock.first_gap  # (for lines before the first stamp)
         self.pipe = RecordPipe(self.norm, self.clock, wrap)
         if wrap is None and not self.wording.steps and self.learnt.progress:
             self.fast = FastPath(self.learnt.progress, self.norm, self.wording, self.clock)
