@@ -14,7 +14,7 @@ from gpuslo.goodput.logs import analyse_log, load_profiles
 from gpuslo.goodput.logs.envelope import Envelope
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import RecordPipe
-from gpuslo.goodput.logs.stamps import Clock, TransportTime, learn_shapes
+from gpuslo.goodput.logs.stamps import Clock, learn_shapes
 
 SOVITS = "2023-02-18 19:07:57,251\t32k\tINFO\tTrain Epoch: 113 [0%]"
 REF = 1_800_000_000.0  # 2027-01-15: a year-less stamp of Dec 07 is 2026's
@@ -100,19 +100,6 @@ def test_the_trainers_own_measure_wins_over_the_collectors_stamps(tmp_path: Path
         path.write_text("\n".join(text) + "\n")
         medians.append(analyse_log(path, gpus=1).document["step_time_s"]["median"])
     assert medians == [0.2, 0.2]
-
-
-def test_a_collectors_time_is_moved_onto_the_trainers_clock():
-    """A line without a stamp of its own takes its collector time shifted by the gap on the
-    last line that had both (the first gap before any); without a collector time it has none."""
-    clock = Clock()
-    assert clock.transported(None, None) is None
-    assert clock.transported(1000.0, None) == 1000.0  # no transport: nothing noted
-    clock.first_gap = -5000.0  # from the sample: the first stamped line
-    early = clock.transported(None, 6000.0)
-    assert early == 1000.0 and isinstance(early, TransportTime)
-    assert clock.transported(1010.0, 6012.0) == 1010.0  # own stamp wins, gap now -5002
-    assert clock.transported(None, 6020.0) == 1018.0
 
 
 def _records(lines: list[str]) -> list[tuple[str, str | None]]:

@@ -19,11 +19,10 @@ text): a line without the envelope (a redraw after `\\r`) keeps the time of the 
 
 Which clock wins: the collector's time goes to the reader as the transport time
 (`LogReader.feed(line, ts)`, kept as a `stamps.TransportTime`), which dates a record only when
-the record has no stamp of its own, moved onto the trainer's clock by the gap between the two
-on the last line that had both (`stamps.Clock.transported`). The trainer's stamp is when it
-measured the step; the collector's is when the line reached the pipe, after the trainer's stdout
-buffer (Python block-buffers a pipe: many lines then share one collector time), so the trainer's
-own clock wins wherever it prints one, and so do its printed durations, elapsed times, averages
+the record has no stamp of its own. The trainer's stamp is when it measured the step; the
+collector's is when the line reached the pipe, after the trainer's stdout buffer (Python
+block-buffers a pipe: many lines then share one collector time), so the trainer's own clock
+wins wherever it prints one, and so do its printed durations, elapsed times, averages
 and rates (`steptimes._preferred`; its roles are learnt without the transport's times); a log
 that prints no time at all is dated by the collector (a valid clock: when each line was written).
 Launcher prefixes inside the envelope (`[rank0]:`, `0: `) stay for `normalise.Normaliser.strip`.

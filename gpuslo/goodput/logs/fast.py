@@ -289,7 +289,8 @@ class FastPath:
         if ts is None and self.tail:  # a Unix time that ends the line (`unixtime`)
             at_end = unixtime.search(line)
             ts = self.clock.seconds(at_end.groupdict(), reader.lines) if at_end else None
-        ts = self.clock.transported(ts, transport)
+        if ts is None:
+            ts = transport
         if raw_step is None:
             return False
         step = int(raw_step) if raw_step.isdigit() else step_value(raw_step)  # (`step_of`)

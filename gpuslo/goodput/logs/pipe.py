@@ -179,8 +179,8 @@ class RecordPipe:
                 self.column = (len(piece) - len(text.lstrip()), ts)
             elif blank_column(piece, self.column[0]):
                 ts = self.column[1]  # the stamp a logger left out because it had not changed
-            if own or ts is None:  # (a transport time onto the trainer's clock: `Clock`)
-                ts = self.clock.transported(ts, transport_ts)
+            if ts is None:
+                ts = transport_ts
             if self._pending is not None:
                 dangling = _DANGLING.search(self._pending[-1]) is not None
                 if not had_prefix and not own and len(self._pending) < MAX_JOIN and (

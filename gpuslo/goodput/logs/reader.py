@@ -169,7 +169,6 @@ class LogReader:
         sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank) for r in scratch.flush()]
         self.learnt = learn(sample, self.profiles.pins)
         self.tally = Tally(*self.learnt.counted) if self.learnt.counted else None
-        self.clock.first_gap = scratch.clock.first_gap  # (for lines before the first stamp)
         self.pipe = RecordPipe(self.norm, self.clock, wrap)
         if wrap is None and not self.wording.steps and self.learnt.progress:
             self.fast = FastPath(self.learnt.progress, self.norm, self.wording, self.clock)

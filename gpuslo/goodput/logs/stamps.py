@@ -233,9 +233,6 @@ class Clock:
     offset: float = 0.0
     back_steps: list[tuple[int, float]] = field(default_factory=list)
     year_first: int | None = None
-    # own stamp minus transport time on the last line that had both; the first such gap
-    transport_gap: float | None = None
-    first_gap: float | None = None
     _month: int = 0  # the month of the last year-less date, for the roll-over
     _midnights: dict[tuple[int, int, int], float] = field(default_factory=dict, repr=False,
                                                           compare=False)
@@ -260,24 +257,6 @@ class Clock:
             value = self.last
         self.last = value if self.last is None else max(self.last, value)
         return value
-
-    def transported(self, own: float | None, transport: float | None) -> float | None:
-        """A line's time: its own stamp `own` where it has one (the gap to its `transport` time
-        noted), else its transport time (`LogReader.feed`) moved onto the trainer's clock by the
-        last gap noted (the first gap before any: `first_gap`, from the reader's sample), as a
-        `TransportTime`. A collector's time is when the line was written, a valid clock where
-        the trainer prints none, but another clock than the trainer's stamps (another host,
-        zone, or a pasted older run's): unmoved, a line it dates among stamped lines would step
-        the clock back or forward."""
-        if transport is None:
-            return own
-        if own is not None:
-            self.transport_gap = own - transport
-            if self.first_gap is None:
-                self.first_gap = self.transport_gap
-            return own
-        gap = self.transport_gap if self.transport_gap is not None else self.first_gap
-        return TransportTime(transport + (gap or 0.0))
 
     def _raw(self, g: dict[str, str | None]) -> float | None:
         unix = unixtime.seconds(g)
