@@ -1,9 +1,10 @@
 """A collector's envelope (`envelope`) and launcher prefixes around real trainer lines.
 
 Real lines: so-vits-svc 3.0's (tests/data/training_logs/fresh15 R18), icefall's (fresh15 R15,
-two records glued on one line), darknet's iteration line (fresh C06); the envelopes are the
-collectors' documented forms (kubectl/docker RFC3339Nano, CRI `stdout F|P`, journald `short`,
-moreutils `ts`), the prefix SageMaker's MPI launcher prints (fresh16 S14).
+two records glued on one line), darknet's iteration line (fresh C06), open_clip's (fresh2 D17),
+modded-nanogpt's `train_time:` (dev A01), InnerEye's own RFC 3339 stamps (fresh2 D20); the
+envelopes are the collectors' documented forms (kubectl/docker RFC3339Nano, CRI `stdout F|P`,
+journald `short`, moreutils `ts`), the prefix SageMaker's MPI launcher prints (fresh16 S14).
 """
 
 from __future__ import annotations
@@ -100,6 +101,25 @@ def test_the_trainers_own_measure_wins_over_the_collectors_stamps(tmp_path: Path
         path.write_text("\n".join(text) + "\n")
         medians.append(analyse_log(path, gpus=1).document["step_time_s"]["median"])
     assert medians == [0.2, 0.2]
+
+
+D17 = Path(__file__).resolve().parents[1] / "data" / "training_logs" / "fresh2" / "cases"
+
+
+def test_roles_are_learnt_on_the_trainers_clock_not_the_collectors(tmp_path: Path):
+    """open_clip's `Batch (t): 0.559` (fresh2 D17, a counter of samples, 6400 a line, and a
+    date the reader does not take for a stamp) is each step's time; learnt beside a CRI file's
+    times a second apart it was read as the time of the window's 6400 samples (7.5e-05 s each).
+    Both reads now give the same 0.481 s."""
+    raw = next(D17.glob("D17_*.log")).read_text()
+    cri = "".join(f"2026-12-07T06:54:{i + 1:02d}.123456700Z stdout F {line}\n"
+                  for i, line in enumerate(raw.splitlines()))
+    medians = []
+    for name, text in (("raw.log", raw), ("cri.log", cri)):
+        path = tmp_path / name
+        path.write_text(text)
+        medians.append(analyse_log(path, gpus=1).document["step_time_s"]["median"])
+    assert medians == [0.481, 0.481]
 
 
 def _records(lines: list[str]) -> list[tuple[str, str | None]]:
