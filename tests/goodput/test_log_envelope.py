@@ -122,6 +122,30 @@ def test_roles_are_learnt_on_the_trainers_clock_not_the_collectors(tmp_path: Pat
     assert medians == [0.481, 0.481]
 
 
+def _bar(rank: str) -> str:
+    """One tqdm bar of 40 steps at 3 s/it (R08's shape: redraws after `\r`, one `\n` at the
+    end), labelled the way `srun --label` labels a line: once, before its first byte."""
+    draws = "".join(f"\rtrain: {i * 100 // 40:3d}%|###| {i}/40 [{i * 3 // 60:02d}:{i * 3 % 60:02d}"
+                    f"<{(40 - i) * 3 // 60:02d}:{(40 - i) * 3 % 60:02d},  3.00s/it]"
+                    for i in range(1, 41))
+    return f"{rank}{draws}\n"
+
+
+def test_a_labelled_bars_redraws_are_its_ranks_and_another_ranks_copy_is_not(tmp_path: Path):
+    steps = []
+    for name, text in (("raw.log", _bar("")), ("srun.log", _bar("0: ")),
+                       ("two.log", _bar("0: ") + _bar("1: ")),
+                       ("mpi.log", _bar("[1,mpirank:0,algo-1]<stdout>:"))):
+        path = tmp_path / name
+        path.write_text(text)
+        doc = analyse_log(path, gpus=1).document
+        steps.append((doc["steps"]["first"], doc["steps"]["last"], len(doc["restarts"])))
+    # rank 1's copy: its labelled first draw is another rank's (not read), its unlabelled
+    # redraws start again below rank 0's last step: not read either (no restart); main read
+    # 1..1 on all three labelled logs (the redraws dropped as another rank's)
+    assert steps == [(1, 40, 0)] * 4
+
+
 def _records(lines: list[str]) -> list[tuple[str, str | None]]:
     norm = Normaliser(load_profiles())
     norm.shapes = learn_shapes([norm.strip(line)[0] for line in lines])

@@ -134,11 +134,16 @@ class LogReader:
         return prev_ts
 
     def add_progress(self, prog: Prog, rank: str | None) -> None:
-        """Keep a progress record unless another rank than the first one printed it."""
+        """Keep a progress record unless another rank than the first one printed it. A record
+        with no rank after the first one's named one is kept where it goes on from the last
+        record kept: a launcher labels a line at its `\n` (`srun --label`, `mpirun`), so a
+        bar's redraws after a `\r` (split into lines by `read`) carry no label and continue
+        the labelled draw; another rank's restart below it (its labelled first draw not kept)."""
         owned, owner = self._owner
         if not owned:
             self._owner = (True, rank)
-        elif rank != owner:
+        elif rank != owner and (rank is not None or not self.progress or (
+                made(self.progress[-1]).printed > prog.printed)):
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
         if self.tally is not None and self.tally.pending is not None:
