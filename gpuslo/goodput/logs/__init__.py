@@ -18,13 +18,14 @@ import os
 import re
 import stat
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from gpuslo import names
 from gpuslo.config_file import BINARY_DATA, EMPTY_DATA, STDIN, data_name
 from gpuslo.errors import InputError
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble
+from gpuslo.goodput.logs.envelope import Envelope
 from gpuslo.goodput.logs.explain import explain
 from gpuslo.goodput.logs.filecommits import commits_from_files
 from gpuslo.goodput.logs.gcscope import young_collections_only
@@ -76,6 +77,25 @@ def year_note(parsed: ParsedLog, said: str) -> list[str]:
             f"first stamp fits before {said}"]
 
 
+def feed_log(reader: LogReader, blocks: Iterable[list[str]], reference: float | None) -> None:
+    """Feed `blocks` (`read.read_blocks`) to `reader`; a collector's envelope around every line
+    (`envelope`: kubectl/docker stamps, CRI files, journald, `ts`), found on the first block,
+    is removed on the way and its time given as the transport time, which dates only records
+    without a stamp of their own."""
+    wrapper: Envelope | None = None
+    for block in blocks:
+        if wrapper is None:
+            wrapper = Envelope.detect(block, reference)
+        if wrapper.kind is None:
+            reader.feed_block(block)
+            continue
+        for line in block:
+            for ts, text in wrapper.unwrap(line):
+                reader.feed(text, ts)
+    for ts, text in wrapper.flush() if wrapper is not None else []:
+        reader.feed(text, ts)
+
+
 def analyse_log(
     path: str | os.PathLike[str],
     profiles: Profiles | None = None,
@@ -101,8 +121,7 @@ def analyse_log(
     reader = LogReader(profiles, framework, reference)
     stats = ReadStats()
     with young_collections_only():  # no full collection walks the records (gcscope)
-        for block in read_blocks(path, stats):
-            reader.feed_block(block)
+        feed_log(reader, read_blocks(path, stats), reference)
         parsed = reader.finish()
     commits = None
     if checkpoint_dir is not None:

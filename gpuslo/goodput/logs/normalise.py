@@ -42,9 +42,9 @@ _KERAS_GLUED = re.compile(r"^\s*\d+/\d+ \[[=>.]*\] - .*: [-+]?\d+(?:\.\d+)?(?:e[
 _LAUNCHERS = (
     # srun --label; not darknet's iteration line (`4: 285.326599, 289.835968 avg, …`)
     re.compile(r"^(?P<rank>\d{1,5}): (?!\d{1,9}\.\d{1,9}, )"),
-    re.compile(r"^\[(?P<rank>\d{1,5}),\d{1,5}\]<std(?:out|err)>: ?"),     # mpirun / horovodrun
-    # Open MPI's tag with the rank and host named (SageMaker: `[1,mpirank:0,algo-1]<stdout>:`)
-    re.compile(r"^\[\d{1,5},mpirank:(?P<rank>\d{1,5}),[\w.-]{1,63}\]<std(?:out|err)>: ?"),
+    # mpirun --tag-output / horovodrun `[1,0]<stdout>:` ([job,rank]); SageMaker's MPI launcher
+    # `[1,mpirank:0,algo-1]<stdout>:` (fresh16 S14)
+    re.compile(r"^\[\d{1,5},(?:mpirank:)?(?P<rank>\d{1,5})(?:,[\w.-]{1,63})?\]<std(?:out|err)>: ?"),
     re.compile(r"^\((?P<rank>[\w.]{1,80} pid=\d{1,10}(?:, ip=[\d.:a-f]{3,45})?)\) ?"),  # Ray
     re.compile(r"^(?P<rank>(?=[\w.-]{0,62}\d)(?=[\w.-]{0,62}[-.])[A-Za-z][\w.-]{1,62}): "),  # host
 )
@@ -141,17 +141,21 @@ class Normaliser:
         a blank, followed by the same first word (icefall's two `2024-05-31 15:42:22,402 INFO
         [train.py:979] Epoch 1, batch 7, …` records on one line, their newlines lost in a
         paste). A stamp quoted inside a message (`saved at 2024-05-31 15:42:22`) is followed by
-        other words: no cut."""
+        other words: no cut. A launcher prefix before the stamp (`worker-0: `, `[rank0]:`) is
+        passed over: the records are the same process's (`pipe` gives the rest its rank)."""
+        body = self.strip(line)[0] if self.launchers or self.profiles.prefixes else line
+        at = len(line) - len(body)
         for shape in self.shapes:
             if shape.tail or not shape.anywhere:
                 continue
-            first = shape.regex.match(line)
+            first = shape.regex.match(body)
             if first is None:
                 continue
-            opener = line[first.end():first.end() + 24].split(maxsplit=1)[:1]
-            return [m.start() for m in shape.regex.finditer(line, max(first.end(), start))
-                    if line[m.start() - 1].isspace() and opener
-                    and line[m.end():m.end() + 24].split(maxsplit=1)[:1] == opener]
+            opener = body[first.end():first.end() + 24].split(maxsplit=1)[:1]
+            return [at + m.start() for m in shape.regex.finditer(body, max(first.end(),
+                                                                         start - at))
+                    if body[m.start() - 1].isspace() and opener
+                    and body[m.end():m.end() + 24].split(maxsplit=1)[:1] == opener]
         return []
 
     def strip(self, text: str) -> tuple[str, str | None, bool]:

@@ -161,8 +161,13 @@ class RecordPipe:
         out: list[Rec] = []
         wrapped = self.wrap is not None and len(cleaned) == self.wrap and not rich
         carried, self._carried = self._carried, None
-        for piece in self.norm.split(cleaned):
+        line_rank = None  # the rank the line's prefix names: a message glued after it is its
+        for index, piece in enumerate(self.norm.split(cleaned)):
             text, rank, had_prefix = self.norm.strip(piece)
+            if index == 0:
+                line_rank = rank
+            elif not had_prefix:
+                rank = line_rank
             self._carried = None  # only the line's last piece may carry its prefix on
             if had_prefix and rank is not None and not text.strip():
                 self._carried = (number, rank)  # the rest follows a `\r` on the next line

@@ -37,7 +37,7 @@ from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles, Rule
-from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
+from gpuslo.goodput.logs.stamps import Clock, StampShape, TransportTime, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
@@ -51,6 +51,11 @@ RELEARN_AFTER = 24
 MAX_UNREAD_KINDS = 512
 MAX_EXAMPLES = 64
 MAX_PROGRESS = 200_000  # records kept; beyond, every other one is merged (`thinning.thin`)
+
+
+def _own(ts: float | None) -> float | None:
+    """A stamp the trainer printed, None for a transport's time."""
+    return None if isinstance(ts, TransportTime) else ts
 
 
 class LogReader:
@@ -91,7 +96,9 @@ class LogReader:
     def feed(self, line: str, ts: float | None = None) -> None:
         """One physical line (newline removed; any length and characters). `ts` is the time the
         transport recorded (a CRI container-log time, Unix seconds), used when the line carries
-        no stamp of its own."""
+        no stamp of its own (kept as a `TransportTime`: not the trainer's clock)."""
+        if ts is not None and type(ts) is not TransportTime:
+            ts = TransportTime(ts)
         self.lines += 1
         if self.lines == 1 and line.startswith("\ufeff"):
             line = line[1:]  # a UTF-8 byte-order mark (Windows editors, PowerShell's Out-File)
@@ -127,11 +134,16 @@ class LogReader:
         return prev_ts
 
     def add_progress(self, prog: Prog, rank: str | None) -> None:
-        """Keep a progress record unless another rank than the first one printed it."""
+        """Keep a progress record unless another rank than the first one printed it. A record
+        with no rank after the first one's named one is kept where it goes on from the last
+        record kept: a launcher labels a line at its `\n` (`srun --label`, `mpirun`), so a
+        bar's redraws after a `\r` (split into lines by `read`) carry no label and continue
+        the labelled draw; another rank's restart below it (its labelled first draw not kept)."""
         owned, owner = self._owner
         if not owned:
             self._owner = (True, rank)
-        elif rank != owner:
+        elif rank != owner and (rank is not None or not self.progress or (
+                made(self.progress[-1]).printed > prog.printed)):
             return  # another rank's copy of the same progress: read once
         self.progress.append(prog)
         if self.tally is not None and self.tally.pending is not None:
@@ -156,10 +168,12 @@ class LogReader:
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
         scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)
         sample: list[SampleRecord] = []
+        # the roles are learnt on the trainer's own clock: a transport's times (a collector's,
+        # a block-buffered pipe's arrival) would judge its printed durations (`learn`)
         for number, line, ts in buffered:
-            sample += [SampleRecord(r.line, r.text, r.ts, r.rank)
+            sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank)
                        for r in scratch.push(number, line, ts)]
-        sample += [SampleRecord(r.line, r.text, r.ts, r.rank) for r in scratch.flush()]
+        sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank) for r in scratch.flush()]
         self.learnt = learn(sample, self.profiles.pins)
         self.tally = Tally(*self.learnt.counted) if self.learnt.counted else None
         self.pipe = RecordPipe(self.norm, self.clock, wrap)

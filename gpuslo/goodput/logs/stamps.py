@@ -49,6 +49,15 @@ from dateutil import parser as dateutil_parser
 import gpuslo.goodput.logs.unixtime as unixtime
 
 MIN_YEAR, MAX_YEAR = 1971, 2099  # the journal's clock range; other years are misreads
+
+
+class TransportTime(float):
+    """When the transport recorded a line (a collector's stamp: `kubectl logs --timestamps`, a
+    CRI file, journald; `LogReader.feed(line, ts)`), Unix seconds: a float that keeps where it
+    came from, so a step time measured on it ranks below every time the trainer printed itself
+    (`steptimes._preferred`). Arithmetic on it gives a plain float."""
+
+    __slots__ = ()
 REFERENCE_YEAR = 2000  # a leap year, so a year-less Feb 29 still parses
 BACK_TOLERANCE_S = 60.0  # ranks interleave their lines; a minute back is still one clock
 MAX_BACK_STEPS = 3

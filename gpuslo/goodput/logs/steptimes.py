@@ -15,6 +15,7 @@ from typing import Any
 import gpuslo.goodput.logs.epochs as epoch_rules
 from gpuslo.goodput.logs.bartime import since_start
 from gpuslo.goodput.logs.perstep import first_warm
+from gpuslo.goodput.logs.stamps import TransportTime
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
 ELAPSED_MIN_S = 20.0
@@ -103,6 +104,26 @@ def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
 def _preferred(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
                timer: tuple[float, int] | None, means: dict[int, bool]
                ) -> tuple[float | None, str]:
+    """The record's step time and its source. A stamp the transport wrote (a collector's,
+    `stamps.TransportTime`) ranks after every time the trainer printed itself: it is when the
+    line reached the collector, after the trainer's stdout buffer (many lines of a block-buffered
+    pipe share one time), while a duration, an elapsed time, an average or a rate is the
+    trainer's own measure of its steps; it still times the records that print none."""
+    carried = isinstance(rec.prog.ts, TransportTime)
+    step_s, source = _preferred_own(rec, prev, None if carried else wall, timer, means,
+                                    coarse=not carried)
+    if source or not carried:
+        return step_s, source
+    if wall is not None:
+        return wall[0] / wall[1], "stamps"
+    return _coarse(rec, prev)
+
+
+def _preferred_own(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
+                   timer: tuple[float, int] | None, means: dict[int, bool], coarse: bool
+                   ) -> tuple[float | None, str]:
+    """`_preferred` on the trainer's clock; `coarse`: with the stamps' difference over a span
+    too short for their resolution."""
     p, delta = rec.prog, rec.delta
     if p.step_s is not None:
         return p.step_s, "step_s"
@@ -119,11 +140,18 @@ def _preferred(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
         return p.smoothed_s, "smoothed_s"
     if p.rate_s is not None:
         return _rate(rec), "rate"
-    if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
-        return (rec.ts - prev.ts) / (delta or 1), "stamps_coarse"
+    if coarse and _coarse(rec, prev)[1]:
+        return _coarse(rec, prev)
     if prev is not None and not p.bar and p.elapsed is not None and (
             prev.tail.elapsed is not None) and p.elapsed > prev.tail.elapsed:
         return (p.elapsed - prev.tail.elapsed) / (delta or 1), "elapsed_coarse"
+    return None, ""
+
+
+def _coarse(rec: Any, prev: Any | None) -> tuple[float | None, str]:
+    """The stamps' difference since the previous record, however short."""
+    if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
+        return (rec.ts - prev.ts) / (rec.delta or 1), "stamps_coarse"
     return None, ""
 
 
