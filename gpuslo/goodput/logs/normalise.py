@@ -127,13 +127,21 @@ class Normaliser:
             cuts.update(m.start() for m in pattern.finditer(line, 1) if m.start() > 0)
         if "/" in line:
             cuts.update(m.end() for m in _BAR_END.finditer(line))
-            cuts.update(m.end() for m in _KERAS_GLUED.finditer(line))
+            cuts.update(self._keras_glued(line))
         if len(line) > GLUED_MIN and self.shapes:
             cuts.update(self.glued(line))
         if len(cuts) == 1:
             return [line]
         points = sorted(cuts) + [len(line)]
         return [line[a:b] for a, b in zip(points, points[1:], strict=False) if line[a:b].strip()]
+
+    def _keras_glued(self, line: str) -> list[int]:
+        """The offset where a message glued after a Keras bar's last value begins (`248/441
+        [==>...] - ETA: 2:05 - loss: 2.3435Killed`, fresh16 S12), or none; a launcher prefix
+        before the bar (`0: `, `worker-0: `) is passed over, as in `glued`."""
+        body = self.strip(line)[0] if self.launchers or self.profiles.prefixes else line
+        found = _KERAS_GLUED.match(body)
+        return [len(line) - len(body) + found.end()] if found else []
 
     def glued(self, line: str, start: int = 0) -> list[int]:
         """Offsets (past `start`) where a record glued to the one that opens `line` begins: the
