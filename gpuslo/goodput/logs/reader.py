@@ -335,7 +335,7 @@ class LogReader:
         self.progress = settle(self.progress)
         for prog in self.progress:
             prog.complete()
-        chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
+        chosen = self.forced or self.profiles.choose(self._hits)
         events = [o for o in self.events if o.framework is None or o.framework == chosen]
         return ParsedLog(
             framework=chosen, detected=self.forced is None, observations=events,
