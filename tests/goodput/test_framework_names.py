@@ -13,46 +13,13 @@ from pathlib import Path
 from gpuslo.cli.goodput import render_text
 from gpuslo.goodput.logs import analyse_log, load_profiles
 
-LIGHTNING_RESUME = """\
-Total estimated model params size (MB): 372
-Restored all states from the checkpoint at /output/PDB/2021-10-10/checkpoints/0-1250.ckpt
-/opt/conda/lib/python3.10/site-packages/pytorch_lightning/utilities/data.py:106: Total length of `list` across ranks is zero. Please make sure this was your intention.
-Epoch 1/999 ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 0/1250 0:00:00 • -:--:-- 0.00it/s
-Epoch 1/999 ━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━━ 7/1250 0:01:13 • 1:28:29 0.23it/s train/loss: 49.389
-"""
-
-CAFFE = """\
-I0321 17:37:29.109053 14186 sgd_solver.cpp:112] Iteration 4800, lr = 0.00745253
-I0321 17:37:29.796532 14186 solver.cpp:239] Iteration 4900 (145.463 iter/s, 0.687461s/100 iters), loss = 0.00938823
-I0321 17:37:29.796571 14186 solver.cpp:258]     Train net output #0: loss = 0.00938809 (* 1 = 0.00938809 loss)
-I0321 17:37:29.796578 14186 sgd_solver.cpp:112] Iteration 4900, lr = 0.00741498
-I0321 17:37:30.475172 14186 solver.cpp:464] Snapshotting to binary proto file examples/mnist/lenet/lenet_solver_iter_5000.caffemodel
-"""
-
-MMENGINE = """\
-06/16 16:05:22 - mmengine - INFO - Iter(train) [2900/3000]  lr: 9.3518e-03  eta: 0:00:14  time: 0.1444  data_time: 0.0026  memory: 3774  loss: 0.0396
-06/16 16:05:36 - mmengine - INFO - Exp name: pspnet-watermelon_20230616_155808
-06/16 16:05:36 - mmengine - INFO - Iter(train) [3000/3000]  lr: 9.3294e-03  eta: 0:00:00  time: 0.1497  data_time: 0.0026  memory: 3774  loss: 0.0361
-06/16 16:05:36 - mmengine - INFO - Saving checkpoint at 3000 iterations
-"""
-
-DETECTRON2 = """\
-[09/02 02:42:26 d2.utils.events]:  eta: 0:00:50  iter: 259  total_loss: 0.381  time: 1.2532  data_time: 0.0104  lr: 0.000
-[09/02 02:42:51 d2.utils.events]:  eta: 0:00:25  iter: 279  total_loss: 0.3301  time: 1.2525  data_time: 0.0099  lr: 0.000
-[09/02 02:43:17 d2.utils.events]:  eta: 0:00:00  iter: 299  total_loss: 0.3553  time: 1.2533  data_time: 0.0109  lr: 0.000
-[09/02 02:43:17 d2.engine.hooks]: Overall training speed: 298 iterations in 0:06:13 (1.2533 s / it)
-"""
-
-# the names in paths only: a plain loop's lines that load weights from such folders
-NAMES_IN_PATHS = """\
-2024-03-01 10:00:00 loading /models/mmengine/detectron2/caffe/lenet_iter_5000.caffemodel
-2024-03-01 10:00:01 /opt/conda/lib/python3.10/site-packages/pytorch_lightning/utilities/data.py:106: Total length of `list` across ranks is zero.
-2024-03-01 10:00:02 reading /data/d2.utils.events/lightning_logs/version_0/mmengine - INFO - notes.txt
-2024-03-01 10:00:10 step 10 loss 2.31
-2024-03-01 10:00:20 step 20 loss 2.20
-2024-03-01 10:00:30 step 30 loss 2.11
-2024-03-01 10:00:40 step 40 loss 2.05
-"""
+DATA = Path(__file__).parent / "data" / "framework_names"
+LIGHTNING_RESUME = (DATA / "lightning_resume.log").read_text(encoding="utf-8")
+CAFFE = (DATA / "caffe_mnist.log").read_text(encoding="utf-8")
+MMENGINE = (DATA / "mmseg_pspnet.log").read_text(encoding="utf-8")
+DETECTRON2 = (DATA / "detectron2_end.log").read_text(encoding="utf-8")
+# negative: the frameworks' names in paths only (a plain loop loading weights from such folders)
+NAMES_IN_PATHS = (DATA / "names_in_paths.log").read_text(encoding="utf-8")
 
 
 def _read(tmp_path: Path, text: str, gpus: int | None = None) -> dict:
