@@ -172,7 +172,9 @@ def _event_lines(doc: dict) -> list[str]:
         lines.append(f"  {head}: {i['cause']} ({layer}), line {i['line']}")
     for s in doc["slowdowns"]:
         head = _step("slowdown from step", s["from_step"], "its step not printed")
-        lines.append(f"  {head}: x{_said(s['ratio'], '', '? (ratio unknown)')}")
+        against = (f" against {s['reference_s']:g} s (the median of the steady intervals "
+                   "before it)" if s.get("reference_s") else "")
+        lines.append(f"  {head}: x{_said(s['ratio'], '', '? (ratio unknown)')}{against}")
     for h in doc["hangs"]:
         head = _step("hang after step", h["after_step"], "before any printed step")
         lines.append(f"  {head}: {_said(h['seconds'], ' s', 'duration unknown')} ({h['cause']})")
