@@ -190,8 +190,9 @@ class LogReader:
         self.opening.see(text, rec.line, self._seq, ts, prev_ts, progress == "marker")
         found = self.wording.match(text, progress == "progress")
         for rule, groups, fw in found:
-            self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
-                                   fw, self._seq))
+            if rule.kind != "detect":  # a `detect` line names the framework only: no event
+                self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule,
+                                       text[:300], fw, self._seq))
             if fw is not None:
                 self._hits[fw] += 1
         last = self.progress[-1] if self.progress and not progress else None
