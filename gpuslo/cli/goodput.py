@@ -161,7 +161,7 @@ def _event_lines(doc: dict) -> list[str]:
     for r in doc["restarts"]:
         if r.get("opens_log"):  # the run before is not in the log: nothing here was lost
             head = _step("resumed from step", r["resumed_from_step"], "its step not printed")
-            lines.append(f"  {head} as the log opens (the run before it is not in the log)")
+            lines.append(f"  {head} as the log opens (the run before it is outside this log)")
             continue
         head = _step("restart from step", r["resumed_from_step"], "its step not printed")
         lost = _said(r["lost_steps"], " steps", "an unknown number of steps")
