@@ -46,6 +46,11 @@ from gpuslo.goodput.logs.reader import UNREAD_EVERY
 from gpuslo.goodput.logs.stepbasis import BASIS_STEPS
 from gpuslo.goodput.slowdown import DEFAULT_MIN_INTERVALS, DEFAULT_THRESHOLD, SlowdownRule
 
+# The heading where no profile's own line names the framework (`Profiles.choose`): nothing is
+# missing, the log is read by its templates and the common wording families.
+UNNAMED = "framework not named by its lines (read by template)"
+
+
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo goodput`."""
@@ -155,6 +160,10 @@ def _event_lines(doc: dict) -> list[str]:
         lines.append(f"  {_step('checkpoint save at step', s['step'], 'its step not printed')}: "
                      f"{_said(s['seconds'], ' s', 'its duration not printed')}")
     for r in doc["restarts"]:
+        if r.get("opens_log"):  # the run before is not in the log: nothing here was lost
+            head = _step("resumed from step", r["resumed_from_step"], "its step not printed")
+            lines.append(f"  {head} as the log opens (the run before it is outside this log)")
+            continue
         head = _step("restart from step", r["resumed_from_step"], "its step not printed")
         lost = _said(r["lost_steps"], " steps", "an unknown number of steps")
         lines.append(f"  {head} (lost {lost})")
@@ -164,7 +173,9 @@ def _event_lines(doc: dict) -> list[str]:
         lines.append(f"  {head}: {i['cause']} ({layer}), line {i['line']}")
     for s in doc["slowdowns"]:
         head = _step("slowdown from step", s["from_step"], "its step not printed")
-        lines.append(f"  {head}: x{_said(s['ratio'], '', '? (ratio unknown)')}")
+        against = (f" against {s['reference_s']:g} s (the median of the steady intervals "
+                   "before it)" if s.get("reference_s") else "")
+        lines.append(f"  {head}: x{_said(s['ratio'], '', '? (ratio unknown)')}{against}")
     for h in doc["hangs"]:
         head = _step("hang after step", h["after_step"], "before any printed step")
         lines.append(f"  {head}: {_said(h['seconds'], ' s', 'duration unknown')} ({h['cause']})")
@@ -173,7 +184,7 @@ def _event_lines(doc: dict) -> list[str]:
 
 def render_text(doc: dict) -> str:
     """A few lines per log for a person (the JSON has everything)."""
-    lines = [f"{doc['file']}: {doc['framework'] or 'no known framework'} — {doc['status']}"]
+    lines = [f"{doc['file']}: {doc['framework'] or UNNAMED} — {doc['status']}"]
     steps, st = doc["steps"], doc["step_time_s"]
     if steps["first"] is not None:
         epoch = (f" (epochs {steps['epoch_first']}.."

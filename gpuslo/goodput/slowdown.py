@@ -27,7 +27,14 @@ decided when a step's time is recorded, before a checkpoint commits it (counters
 `gpuslo.goodput.slowdown_batch` is the tracker's batch form over many journals at once (the SLO
 engine's); tests/test_goodput_slowdown_batch.py holds it equal to the tracker's fold.
 The defaults match the training-log issue's first detector (threshold 1.03, two intervals, three
-reference intervals, a window of 50).
+reference intervals, a window of 50). Its source, issue 15 ("The crawl"): a reference per job
+and configuration, its own steady state, and a shift lasting at least two consecutive logged
+intervals; shared T01's fact is `ratio_after_over_before` 1.052 (after over the steady intervals
+*before* it). So the reference is never a median taken in hindsight over a whole log, which
+would see intervals that came later and make the journal's fold, the exporter and the report
+disagree: a job whose intervals vary among themselves by more than `threshold` reads that
+noise as slowdowns against the reference of the moment (a Megatron window of 774-869 ms,
+tests/goodput/test_slowdown_reference.py), and wants a higher threshold, not another rule.
 """
 
 from __future__ import annotations

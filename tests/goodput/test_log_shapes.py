@@ -234,7 +234,8 @@ def test_stamps_in_reverse_order_are_not_used() -> None:
 def test_h200_crash_and_resume_reads_right() -> None:
     doc = analyse_log(H200 / "lightning-tqdm-crash-resume-h200.log", PROFILES, gpus=1).document
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (0, 3376)
-    assert doc["restarts"] == [{"resumed_from_step": 2532, "lost_steps": 336, "line": 5767}]
+    assert doc["restarts"] == [{"resumed_from_step": 2532, "lost_steps": 336, "line": 5767,
+                               "opens_log": False}]
     g = doc["goodput"]["gpu_seconds"]
     # the README: wasted about 336 x 0.0136 = 4.6 GPU-s; productive about 34 GPU-s with run B's
     # steps uncommitted (no line proves its final save) - the rule this reader states

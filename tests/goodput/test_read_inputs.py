@@ -44,7 +44,7 @@ def test_a_dash_twice_or_a_closed_stdin_is_one_line_exit_2():
         twice = _gpuslo(["goodput", "-", "-"], handle)
     assert twice.returncode == 2 and "more than once" in twice.stderr
     closed = _gpuslo(["goodput", "-"], subprocess.DEVNULL)
-    assert closed.returncode == 1 and "<stdin>: no known framework" in closed.stdout
+    assert closed.returncode == 1 and "<stdin>: framework not named by its lines" in closed.stdout
     twice_read = _gpuslo(["serving-log", "-"], subprocess.DEVNULL)
     assert twice_read.returncode == 2 and "save it to a file" in twice_read.stderr
     assert twice_read.stderr.count("\n") == 1

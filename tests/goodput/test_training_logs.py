@@ -145,7 +145,8 @@ def test_goodput_by_hand() -> None:
         assert g["gpu_seconds"][category] == HAND_GPU_S.get(category, 0.0), category
     assert g["uncommitted_gpu_s"] == 40.0  # steps 4–5 of the second run, not yet committed
     assert g["interruptions"] == {"node": 1}
-    assert doc["restarts"] == [{"resumed_from_step": 3, "lost_steps": 2, "line": 11}]
+    assert doc["restarts"] == [{"resumed_from_step": 3, "lost_steps": 2, "line": 11,
+                               "opens_log": False}]
     assert doc["checkpoint_saves"] == [{"step": 3, "seconds": 5.0, "line": 5}]
     assert doc["interruptions"][0]["cause"] == "cuda_unknown_error"
 

@@ -6,9 +6,10 @@ Keys (always present, null when the log does not say): framework, framework_dete
 matched_lines, progress_lines, duplicates}, not_read[], steps{first, last, total_planned,
 epoch_first, epoch_last, global_first, global_last}, step_time_s{median, min, max, count},
 checkpoint_saves[{step, seconds, line; a --checkpoint-dir file: line null, file}],
-restarts[{resumed_from_step, lost_steps, line}], interruptions[{after_step, cause, layer, line,
-text}], slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step, seconds, cause, line}],
-span_s, span_from, gpus, goodput, notes[]; lead_in_s (seconds accounted before span_s begins, from a
+restarts[{resumed_from_step, lost_steps, line, opens_log (true: a restore before any progress;
+the run before is not in the log)}], interruptions[{after_step, cause, layer, line, text}],
+slowdowns[{from_step, to_step, ratio, ...}], hangs[{after_step, seconds, cause, line}], span_s,
+span_from, gpus, goodput, notes[]; lead_in_s (seconds accounted before span_s begins, from a
 first line's printed step times) where there are any.
 
 `goodput` (with `--gpus`): GPU-seconds per category from the one calculator,

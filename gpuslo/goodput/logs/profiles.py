@@ -120,6 +120,23 @@ class Profiles:
         found = self.frameworks.get(framework) if framework else None
         return found is not None and found.saves_silently
 
+    def names_only(self, framework: str) -> bool:
+        """Whether `framework`'s profile reads nothing but its name: only `detect` rules, and
+        its saves printed (Caffe, MMEngine, detectron2: the common families read them)."""
+        found = self.frameworks.get(framework)
+        return found is not None and not found.saves_silently and all(
+            r.kind == "detect" for r in found.rules)
+
+    def choose(self, hits: dict[str, int]) -> str | None:
+        """The framework a log's lines name, from `hits` (framework → lines its rules matched):
+        the most hits among the profiles that read something; a profile that reads only its
+        name (`names_only`) names the log only where none of those matched, since choosing
+        it would leave out another profile's events (ties: the first counted). None: no
+        profile's line seen (the log is read by its templates and the common families)."""
+        reading = {k: v for k, v in hits.items() if not self.names_only(k)}
+        pool = reading or hits
+        return max(pool, key=lambda k: pool[k]) if pool else None
+
 
 def check_linear(pattern: str, where: str) -> None:
     """Raise ConfigError (naming `where`) unless `pattern` is free of nested repeats and

@@ -207,8 +207,9 @@ class LogReader:
                          progress == "progress")
         found = self.wording.match(text, progress == "progress")
         for rule, groups, fw in found:
-            self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule, text[:300],
-                                   fw, self._seq))
+            if rule.kind != "detect":  # a `detect` line names the framework only: no event
+                self.events.append(Obs(rule.kind, rec.line, ts, prev_ts, groups, rule,
+                                       text[:300], fw, self._seq))
             if fw is not None:
                 self._hits[fw] += 1
         last = self.progress[-1] if self.progress and not progress else None
@@ -352,7 +353,7 @@ class LogReader:
         self.progress = settle(self.progress)
         for prog in self.progress:
             prog.complete()
-        chosen = self.forced or (self._hits.most_common(1)[0][0] if self._hits else None)
+        chosen = self.forced or self.profiles.choose(self._hits)
         events = [o for o in self.events if o.framework is None or o.framework == chosen]
         return ParsedLog(
             framework=chosen, detected=self.forced is None, observations=events,

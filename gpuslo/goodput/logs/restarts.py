@@ -82,7 +82,7 @@ class Restarts:
         if lost is not None and lost < 0:
             lost = None  # the run before printed a counter reset by its own restore: not comparable
         self.restarts.append({"resumed_from_step": from_step, "lost_steps": lost, "line": line,
-                              "_restore": restore})
+                              "opens_log": False, "_restore": restore})
         self.open, self.progressed = None, False
         return t
 

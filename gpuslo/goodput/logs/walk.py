@@ -154,7 +154,7 @@ class Walk(Gaps, Restarts):
             self._restart(k, rec.t0, rec.line, rec.resumed)
         elif last is None and rec.resumed is not None and not self.restarts:
             self.restarts.append({"resumed_from_step": rec.resumed, "lost_steps": None,
-                                  "line": rec.line, "_restore": None})
+                                  "line": rec.line, "opens_log": True, "_restore": None})
         if self.restarted:
             self._send()
         self.j.close_phase(rec.t0)
@@ -310,7 +310,7 @@ class Walk(Gaps, Restarts):
             pass  # initial weights before any progress (a fine-tune), or a restart's own lines
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,
-                                  "line": item.line, "_restore": item})
+                                  "line": item.line, "opens_log": True, "_restore": item})
         if item.t1 > item.t0 or self.j.phase is None:
             self.j.open_phase(item.t0, "checkpoint_restore")
             self.j.close_phase(item.t1)
