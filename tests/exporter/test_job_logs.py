@@ -25,12 +25,6 @@ from hypothesis import given
 from hypothesis import strategies as st
 from prometheus_client.parser import text_string_to_metric_families
 
-from gpuslo.exporter.evidence.cri_log import (
-    CriJoiner,
-    CriRecord,
-    parse_cri_line,
-    pod_log_identity,
-)
 from gpuslo.exporter.jobs.log_reading import restart_line
 from gpuslo.exporter.jobs.logs import (
     JobLogTailer,
@@ -38,6 +32,12 @@ from gpuslo.exporter.jobs.logs import (
     file_order,
     job_of,
     recompute,
+)
+from gpuslo.goodput.logs.cri_log import (
+    CriJoiner,
+    CriRecord,
+    parse_cri_line,
+    pod_log_identity,
 )
 from gpuslo.goodput.logs.read import physical_lines
 

@@ -3,7 +3,7 @@ pure functions over paths, raw lines and decoded lines, with no file, state or c
 does the reading, the spool and the cursor; `recompute` is what it must equal.
 
 Jobs. A kubelet container log (`/var/log/pods/<namespace>_<pod>_<uid>/<container>/<n>.log`, the
-CRI format of `evidence.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
+CRI format of `goodput.logs.cri_log`) is the job `<namespace>:<pod>:<container>`; all the files of
 that directory are one job, read in order (`file_order`): restart n before n+1, a rotated
 `<n>.log.<date>` before the live `<n>.log`. A folder of that shape whose last part is not a UUID
 is read the same way (`pod_of`). Any other file is a job named after the path parts the glob
@@ -33,15 +33,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
 
-from gpuslo.exporter.evidence.cri_log import (
+from gpuslo.goodput.calculator import JobGoodput, compute_goodput
+from gpuslo.goodput.logs import job_id_for, load_profiles, year_note
+from gpuslo.goodput.logs.assemble import LogGoodput, assemble
+from gpuslo.goodput.logs.cri_log import (
     CriJoiner,
     PodLogIdentity,
     parse_cri_line,
     pod_log_identity,
 )
-from gpuslo.goodput.calculator import JobGoodput, compute_goodput
-from gpuslo.goodput.logs import job_id_for, load_profiles, year_note
-from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.read import physical_lines
 from gpuslo.goodput.logs.reader import LogReader, ParsedLog

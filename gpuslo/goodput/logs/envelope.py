@@ -7,7 +7,7 @@ time the collector received it:
   (`2026-12-07T06:54:01.250000000Z step 10 …`);
 - a Kubernetes CRI file (`/var/log/pods/…`): the same time, the stream and the tags
   (`… stdout F step 10`, `P` for a piece of a longer line: joined with the pieces that follow;
-  each line parsed by `evidence.cri_log.parse_cri_line`, as the exporter's `--job-log` does);
+  each line parsed by `cri_log.parse_cri_line`, as the exporter's `--job-log` does);
 - journald or syslog (`journalctl -o short`): `Dec 07 06:54:01 host python[1234]: `;
 - moreutils `ts` with its default format: `Dec 07 06:54:01 `.
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.exporter.evidence.cri_log import MAX_JOINED, parse_cri_line
+from gpuslo.goodput.logs.cri_log import MAX_JOINED, parse_cri_line
 from gpuslo.goodput.logs.stamps import Clock
 
 MIN_LINES = 3
