@@ -170,4 +170,8 @@ CORPUS_MISSES = {
     # lines are FM failed (1812); CSV samples of one GPU repeated are one GPU (1818).
     # Nothing left.
     ("corpus", "fresh16"): set(),
+    # Seventeenth fresh batch (15 cases captured in public repositories and issue threads,
+    # 1901-1920 with gaps), scored once at the end of round 14 against its merged work: 15/15
+    # (2026-12-07, c150c68; tests/data/first_contact/corpus_fresh17_2026-12-07.txt). Nothing left.
+    ("corpus", "fresh17"): set(),
 }
