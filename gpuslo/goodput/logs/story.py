@@ -177,8 +177,11 @@ def nested_saves(items: list[Any], saves: list[Save]) -> None:
     and names; in place on `items` and `saves`."""
     for k in range(len(saves) - 1, 0, -1):
         outer, inner = saves[k], saves[k - 1]
-        a, b = items.index(inner), items.index(outer)
-        if not _within(inner, outer) or any(not isinstance(x, Save) for x in items[a:b]):
+        if not _within(inner, outer):  # first: most saves print no duration (cheap, and rare)
+            continue
+        a = next(i for i, x in enumerate(items) if x is inner)  # by identity: dataclasses
+        b = next(i for i, x in enumerate(items) if x is outer)  # compare field by field
+        if any(not isinstance(x, Save) for x in items[a:b]):
             continue
         outer.line, outer.seq, outer.prev_ts = inner.line, inner.seq, inner.prev_ts
         starts = [t for t in (inner.start_ts, outer.start_ts) if t is not None]
@@ -191,5 +194,5 @@ def nested_saves(items: list[Any], saves: list[Save]) -> None:
         outer.path, outer.named = outer.path or inner.path, outer.named or inner.named
         outer.named_path = outer.named_path or inner.named_path
         outer.validated = outer.validated or inner.validated
-        items.remove(inner)
-        saves.remove(inner)
+        del items[a]
+        del saves[k - 1]
