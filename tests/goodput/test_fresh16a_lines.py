@@ -142,6 +142,19 @@ def test_a_hash_and_digits_that_name_no_control_character_stay_text() -> None:
     assert physical_lines("a#015b") == ["a", "b"]
 
 
+def test_a_trainers_own_numbers_after_a_hash_stay_text_where_no_router_escaped(
+        tmp_path: Path) -> None:
+    # negative: `#012`/`#015` after a blank and before one is a trainer's own numbering, in a
+    # container message as in a file; only a stream showing a glued escape is read back
+    for line in ("Epoch #012 step 5 loss 0.3", "checkpoint #015 saved"):
+        assert physical_lines(line) == [line]
+    plain, routed = tmp_path / "plain.log", tmp_path / "routed.log"
+    plain.write_bytes(b"Epoch #012 step 5\ncheckpoint #015 saved\n")
+    routed.write_bytes(b"a:#015Epoch 0: 1/2\n")
+    assert list(read_lines(plain, ReadStats())) == ["Epoch #012 step 5", "checkpoint #015 saved"]
+    assert list(read_lines(routed, ReadStats())) == ["a:", "Epoch 0: 1/2"]
+
+
 def test_a_bar_drawn_at_0_before_its_pass_finished_is_no_reset() -> None:
     # negative: the same untimed draw at 0 after `1/2` (the pass not at its N) is no tqdm
     # reset: the counter went back, and the reader says so

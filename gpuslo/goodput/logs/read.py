@@ -14,7 +14,9 @@ Control characters a log router wrote out as text are read as the characters: rs
 `$EscapeControlCharactersOnReceive` (on by default) writes each as `#` and three octal digits
 (`#015` a carriage return, `#033` an escape: SageMaker's MPI jobs' `…<stdout>:#015Epoch 0:  50%
 1/2 [...]#033[A`, fresh16 S14), and `cat -v` writes `^M` and `^[` (`_escaped`): a bar redrawn
-with `#015` gives one line per redraw as with `\r`.
+with `#015` gives one line per redraw as with `\r`. Only a stream that shows such escapes
+(`escapes_shown`: one glued to the text, or before a CSI) is read back, from there on: a
+trainer's own `Epoch #012 step 5` stays as printed.
 
 A run of NUL bytes (at least `NUL_RUN` of them: UTF-16 or UTF-32 text without its byte-order
 mark has shorter ones between its characters, and stays binary) is padding, not content:
@@ -46,6 +48,18 @@ _NUL_RUN = re.compile(rb"\x00{%d,}" % NUL_RUN)
 # rsyslog's `#ooo` (`#015` CR, `#012` LF, `#033` ESC) and `cat -v`'s caret notation (`^M`, `^[`)
 _ESCAPED = re.compile(rb"#01[25](?!\d)|#033(?=\[)|\^M(?![a-z])|\^\[(?=\[)")
 _ESCAPED_AS = {b"#015": b"\n", b"#012": b"\n", b"^M": b"\n", b"#033": b"\x1b", b"^[": b"\x1b"}
+
+
+# what only an escaping router writes: an escape before a CSI (`#033[`, `^[[`), a line break
+# glued to the text on either side (`<stdout>:#015Epoch`), `^M` ending a line; not a
+# trainer's own `Epoch #012 step 5` or `checkpoint #015 saved`, a number after a blank
+_ESCAPES_SHOWN = re.compile(rb"#033\[|[^\s#]#01[25]|#01[25][^\s\d]|\^M$|\^\[\[", re.M)
+
+
+def escapes_shown(data: bytes) -> bool:
+    """True when `data` shows a router's written-out control characters (`_ESCAPES_SHOWN`):
+    only then are they read back (`_escaped`), in that stream from there on."""
+    return (b"#0" in data or b"^" in data) and _ESCAPES_SHOWN.search(data) is not None
 
 
 def _escaped(data: bytes) -> bytes:
@@ -178,9 +192,12 @@ def _mostly_ascii(text: str) -> bool:
 def _split(chunks: Iterator[bytes], stats: ReadStats) -> Iterator[Block]:
     """Lines from UTF-8 chunks, a list per chunk (see the module docstring)."""
     buffer = b""
-    skipping = False
+    skipping = escaping = False
     for chunk in chunks:
-        buffer = _escaped(buffer + chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n"))
+        buffer += chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+        escaping = escaping or escapes_shown(buffer)
+        if escaping:
+            buffer = _escaped(buffer)
         parts = buffer.split(b"\n")
         buffer = parts.pop()
         if skipping and parts:
@@ -208,8 +225,9 @@ def physical_lines(message: str) -> list[str]:
     `\r\n`, `\r` and `\n`, each cut at MAX_LINE_BYTES characters. Pure (for container logs,
     whose transport already split the stream into messages)."""
     if "#0" in message or "^" in message:
-        message = _escaped(message.encode("utf-8", "surrogateescape")).decode(
-            "utf-8", "surrogateescape")
+        raw = message.encode("utf-8", "surrogateescape")
+        if escapes_shown(raw):
+            message = _escaped(raw).decode("utf-8", "surrogateescape")
     parts = message.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if len(parts) > 1 and not parts[-1]:
         parts.pop()  # a redraw ending in `\r` ends its line; no empty line after it
