@@ -9,7 +9,9 @@ time the collector received it:
   (`… stdout F step 10`, `P` for a piece of a longer line: joined with the pieces that follow;
   each line parsed by `cri_log.parse_cri_line`, as the exporter's `--job-log` does);
 - journald or syslog (`journalctl -o short`): `Dec 07 06:54:01 host python[1234]: `;
-- moreutils `ts` with its default format: `Dec 07 06:54:01 `.
+- moreutils `ts` with its default format: `Dec 07 06:54:01 `. A trainer whose own stamps take
+  that syslog layout at the start of every line cannot be told from it: its stamps are then
+  read as a collector's, and its printed durations win over them (below).
 
 `Envelope.detect(head)` picks the kind whose envelope opens the head's first non-blank line and
 at least `MIN_LINES` of its lines, all of them in a shorter head (a collector wraps every line

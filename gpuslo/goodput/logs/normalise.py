@@ -127,7 +127,8 @@ class Normaliser:
             cuts.update(m.start() for m in pattern.finditer(line, 1) if m.start() > 0)
         if "/" in line:
             cuts.update(m.end() for m in _BAR_END.finditer(line))
-            cuts.update(self._keras_glued(line))
+            if "] - " in line:  # a Keras bar's `[====] - ` (`_KERAS_GLUED`): strip only then
+                cuts.update(self._keras_glued(line))
         if len(line) > GLUED_MIN and self.shapes:
             cuts.update(self.glued(line))
         if len(cuts) == 1:
@@ -139,7 +140,7 @@ class Normaliser:
         """The offset where a message glued after a Keras bar's last value begins (`248/441
         [==>...] - ETA: 2:05 - loss: 2.3435Killed`, fresh16 S12), or none; a launcher prefix
         before the bar (`0: `, `worker-0: `) is passed over, as in `glued`."""
-        body = self.strip(line)[0] if self.launchers or self.profiles.prefixes else line
+        body = self.strip(line)[0]
         found = _KERAS_GLUED.match(body)
         return [len(line) - len(body) + found.end()] if found else []
 
@@ -151,7 +152,7 @@ class Normaliser:
         paste). A stamp quoted inside a message (`saved at 2024-05-31 15:42:22`) is followed by
         other words: no cut. A launcher prefix before the stamp (`worker-0: `, `[rank0]:`) is
         passed over: the records are the same process's (`pipe` gives the rest its rank)."""
-        body = self.strip(line)[0] if self.launchers or self.profiles.prefixes else line
+        body = self.strip(line)[0]
         at = len(line) - len(body)
         for shape in self.shapes:
             if shape.tail or not shape.anywhere:
