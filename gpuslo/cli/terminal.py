@@ -169,23 +169,23 @@ class _ReaderMayLeave:
 
 
 @contextlib.contextmanager
-def reader_may_leave() -> Iterator[list[bool]]:
-    """Standard output as `_ReaderMayLeave` for the command run inside; yields `gone`, whose
-    `gone[0]` is True once the reader closed the pipe. Flushed on the way out, so a reader that
-    left after the last print is met here, not in the interpreter's exit. A closed pipe is not
-    the command's answer: the command runs on, and its exit status stays the verdict (0/1) or
-    its error (2), whatever happened to what it printed. Does nothing when standard output has
-    no file descriptor (a test's capture)."""
+def reader_may_leave() -> Iterator[None]:
+    """Standard output as `_ReaderMayLeave` for the command run inside (it and its `buffer`
+    share one `gone` flag, set once the reader closed the pipe). Flushed on the way out, so a
+    reader that left after the last print is met here, not in the interpreter's exit. A closed
+    pipe is not the command's answer: the command runs on, and its exit status stays the verdict
+    (0/1) or its error (2), whatever happened to what it printed. Does nothing when standard
+    output has no file descriptor (a test's capture)."""
     gone = [False]
     original = sys.stdout
     try:
         original.fileno()
     except (AttributeError, OSError, ValueError):
-        yield gone
+        yield
         return
     sys.stdout = _ReaderMayLeave(original, gone)
     try:
-        yield gone
+        yield
     finally:
         try:
             sys.stdout.flush()

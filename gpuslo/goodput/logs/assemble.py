@@ -163,11 +163,13 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
 
 
 def _goodput(result: JobGoodput, gpus: int, commits: int, parsed: ParsedLog,
-             records: list[Record], items: list[Any], walk: tuple[str, float]) -> dict[str, Any]:
+             records: list[Record], items: list[Any],
+             job_and_hang: tuple[str, float]) -> dict[str, Any]:
     """The document's `goodput` object for `gpus` (`document.goodput_of`), unknown when the
     clock goes back again and again with no step time, by steps where no clock at all is left
-    (`stepbasis.step_goodput`; `walk`: its job id and hang threshold). Computed whether or not
-    a GPU count was given (`assemble` keeps it only with one): the GPU count scales GPU-seconds
+    (`stepbasis.step_goodput`; `job_and_hang`: its job id and hang threshold, seconds).
+    Computed whether or not a GPU count was given (`assemble` keeps it only with one): the GPU
+    count scales GPU-seconds
     and nothing else, so whether goodput is known, and the log's status, are the same either way
     (newcomer4 finding 9: a log with no save was `ok` without --gpus, `unknown` with them)."""
     goodput = goodput_of(result, gpus, commits)
@@ -177,7 +179,7 @@ def _goodput(result: JobGoodput, gpus: int, commits: int, parsed: ParsedLog,
             "the steps took cannot be known"))
     elif commits and goodput["accounted_gpu_s"] <= 0:
         # no clock at all (not one dropped for going back: that log's order is in doubt too)
-        goodput.update(step_goodput(items, *walk) or {})
+        goodput.update(step_goodput(items, *job_and_hang) or {})
     return goodput
 
 

@@ -311,7 +311,9 @@ def _beside_clock(reading: Reading, clocks: set[str]) -> None:
                                     "time since the previous record")
 
 
-STEP_WORDS = {"step", "batch", "iter", "iteration", "update", "microbatch", "microstep"}
+# words that name one step in a duration's key (`batch time`, `iter_time`): singular, a
+# duration's own naming; the counters' wider `counters.STEP_WORDS` names a step counter
+PER_STEP_WORDS = {"step", "batch", "iter", "iteration", "update", "microbatch", "microstep"}
 TIME_UNITS = {"ms", "msec", "msecs", "s", "sec", "secs", "second", "seconds", "min", "mins",
               "us", "µs"}
 
@@ -369,7 +371,7 @@ def _settled(fields: list[Field], i: int) -> bool:
     prints its interval's time with a unit is read per step."""
     key = fields[i].key
     return any(h in key.lower() for h in PER_STEP_HINTS) or bool(
-        set(words(key)) & STEP_WORDS) or _meter(fields, i) or _unit_printed(fields[i])
+        set(words(key)) & PER_STEP_WORDS) or _meter(fields, i) or _unit_printed(fields[i])
 
 
 def _unit_printed(f: Field) -> bool:

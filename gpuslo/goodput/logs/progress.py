@@ -162,7 +162,7 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
 
 
 def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
-             named: list[tuple[int, bool]]) -> list[Record]:
+             named: list[tuple[int, bool]], calls: set[str]) -> list[Record]:
     """Records with their job-wide steps (stages 1-2 of the module docstring)."""
     usual = _usual_totals(progress)
     markers = sorted(epochs)
@@ -170,7 +170,6 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     resetting = reset_at_markers(progress, markers)  # a per-epoch counter with no N
     base = epoch_base(progress, [e for _, e in markers])
     untotalled = Untotalled(progress)
-    calls = per_call(progress)  # one loop a bar: steps are its batches in order (`bars`)
     done: dict[str, int] = {}  # per-call family -> the batches of its bars before
     out: list[Record] = []
     built: list[Record] = []  # records whose job-wide count was built from their epoch
@@ -213,8 +212,8 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     """The records of a log (see the module docstring). `epochs`: (seq, epoch) of the epoch
     markers; `named`: the steps save/restore lines name (`epochs.named_steps`). Returns the
     records and counts (`other_bars`, `duplicates`)."""
-    records = _globals(progress, epochs, named or [])
-    calls = per_call(progress)
+    calls = per_call(progress)  # one loop a bar: steps are its batches in order (`bars`)
+    records = _globals(progress, epochs, named or [], calls)
     number_bars(records)  # a bar's in-epoch n numbered by the trainer's line glued to it
     info = {"other_bars": sum(1 for p in progress if p.bar) - sum(1 for r in records
                                                                   if r.prog.bar),
