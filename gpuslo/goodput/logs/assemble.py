@@ -42,7 +42,7 @@ from gpuslo.goodput.logs.notices import leave_out
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
-from gpuslo.goodput.logs.relaunch import headers_again, reopenings
+from gpuslo.goodput.logs.relaunch import epochs_again, headers_again, reopenings
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -119,6 +119,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     notes += _frozen_clock(parsed, records)
     items = reopenings(headers_again(group_events(parsed.observations, records,
                                                   checkpoint_step, leave_out)), parsed)
+    items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,
