@@ -6,7 +6,9 @@
 2. `items.group_events`: event lines → saves, restores, stops and marks, in log order with the
    records (checkpoint files given with `--checkpoint-dir` join as saves, `commits_from_files`;
    a run header printed again is a relaunch, `relaunch.headers_again`, and so is the script's
-   opening printed again where a new launch follows, `relaunch.reopenings`);
+   opening printed again where a new launch follows, `relaunch.reopenings`, and, in a log of
+   epoch markers alone, a stamped epoch that falls to 1 after a new process's pause,
+   `relaunch.epochs_again`);
 3. `timeline.place`: every item on one clock (stamps, else step and elapsed times);
 4. `walk.Walk`: the Recorder's journal events, restarts, interruptions and hangs; the one
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);

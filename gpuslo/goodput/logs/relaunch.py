@@ -24,7 +24,13 @@ lines of eleven other logs so; the guards (the log's own first two lines, their 
 gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
 over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out. A place with no
 stamp right after a stamped record is that record's tail, never a new process (another
-program's configuration dump after training, its first line differing: fresh14 Q04).
+program's configuration dump after training, its first line differing: fresh14 Q04). What
+follows a place is read up to the next place that may begin another launch (`_next_launch`):
+a later start-up line printed again at once goes on with the same launch (fresh17 U14).
+
+`epochs_again(items, parsed) -> items`: in a log whose only counter is its epoch markers, a
+stamped marker that falls to epoch 1 after a pause a new process needs is a relaunch (fresh17
+U11); unstamped, or at the run's own pace, it is none (a new model of one process, U18).
 """
 
 from __future__ import annotations
