@@ -6,7 +6,9 @@
 2. `items.group_events`: event lines → saves, restores, stops and marks, in log order with the
    records (checkpoint files given with `--checkpoint-dir` join as saves, `commits_from_files`;
    a run header printed again is a relaunch, `relaunch.headers_again`, and so is the script's
-   opening printed again where a new launch follows, `relaunch.reopenings`);
+   opening printed again where a new launch follows, `relaunch.reopenings`, and, in a log of
+   epoch markers alone, a stamped epoch that falls to 1 after a new process's pause,
+   `relaunch.epochs_again`);
 3. `timeline.place`: every item on one clock (stamps, else step and elapsed times);
 4. `walk.Walk`: the Recorder's journal events, restarts, interruptions and hangs; the one
    calculator (`compute_goodput`) turns the journal into GPU-seconds (`document.goodput_of`);
@@ -42,7 +44,7 @@ from gpuslo.goodput.logs.notices import leave_out
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
-from gpuslo.goodput.logs.relaunch import headers_again, reopenings
+from gpuslo.goodput.logs.relaunch import epochs_again, headers_again, reopenings
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -119,6 +121,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     notes += _frozen_clock(parsed, records)
     items = reopenings(headers_again(group_events(parsed.observations, records,
                                                   checkpoint_step, leave_out)), parsed)
+    items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,

@@ -8,9 +8,10 @@ new trial (SUBLIME's `for trial in range(ntrials)`: `Epoch 04000 | CL Loss 3.909
 on 400000 samples, …`, `Epoch 1/10`; and after `Epoch 00008: early stopping`, `Epoch 1/10`
 again, fresh14 Q16). A fall of the counter is such a new phase when all of these hold:
 
-- the new phase counts from its beginning: its first job-wide step is 0 or 1 (a relaunch that
-  resumes starts mid-way: Keras's `Epoch 6/40` after early stopping, a new fit resumed with
-  `initial_epoch`, is a restart, fresh8 K02);
+- the new phase counts from its beginning: its first job-wide step is 0 or 1, or the stride of a
+  counter printed every few (`_from_start`; a relaunch that resumes starts mid-way: Keras's
+  `Epoch 6/40` after early stopping, a new fit resumed with `initial_epoch`, is a restart,
+  fresh8 K02);
 - the phase before was over: stamped, the new phase's first record comes within `NEW_PHASE_S`
   of the last record before it (no process is started, imports its framework and builds its
   model in that time); else its last record printed its counter at its own N (`Epoch 10/10`),
@@ -52,10 +53,10 @@ def new_phases(items: list[Any], notes: list[str]) -> list[Any]:
         printed = item.glob
         item.glob, item.run = item.glob + offset, item.run - runs
         if last is not None and item.glob < last[1].glob:
-            ended = _ended(out, start, last[0], k) if printed <= 1 else None
+            ended = _ended(out, start, last[0], k) if _from_start(out, k, printed) else None
             start = k
             if ended is not None:
-                shift = last[1].glob + 1 - item.glob
+                shift = last[1].glob + max(printed, 1) - item.glob
                 offset, item.glob = offset + shift, item.glob + shift
                 runs, item.run = runs + 1, item.run - 1
                 notes.append(f"line {item.line}: the counter starts again after {ended} with "
@@ -65,6 +66,20 @@ def new_phases(items: list[Any], notes: list[str]) -> list[Any]:
                 _quiet_ends(out, last[0], k)
         last = (k, item)
     return out
+
+
+def _from_start(items: list[Any], k: int, printed: int) -> bool:
+    """Whether the record `items[k]`, printed as `printed`, counts its phase from the beginning:
+    0 or 1, or the stride of a counter printed every few (the next record of its template
+    prints 2 x `printed`: GoDaddy's LSTM `[5/30]`, `[10/30]` .. after nn.Linear's `[6/6]`, a
+    new model of one process, fresh17 U18). A resume mid-way (`Epoch 6/40`, then `Epoch 7/40`)
+    is none."""
+    if printed <= 1:
+        return True
+    record = items[k]
+    nxt = next((x for x in items[k + 1:] if isinstance(x, Record)
+                and x.prog.family == record.prog.family), None)
+    return nxt is not None and nxt.printed == 2 * printed
 
 
 def _ended(items: list[Any], start: int, a: int, b: int) -> str | None:

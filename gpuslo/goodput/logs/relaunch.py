@@ -24,7 +24,13 @@ lines of eleven other logs so; the guards (the log's own first two lines, their 
 gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
 over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out. A place with no
 stamp right after a stamped record is that record's tail, never a new process (another
-program's configuration dump after training, its first line differing: fresh14 Q04).
+program's configuration dump after training, its first line differing: fresh14 Q04). What
+follows a place is read up to the next place that may begin another launch (`_next_launch`):
+a later start-up line printed again at once goes on with the same launch (fresh17 U14).
+
+`epochs_again(items, parsed) -> items`: in a log whose only counter is its epoch markers, a
+stamped marker that falls to epoch 1 after a pause a new process needs is a relaunch (fresh17
+U11); unstamped, or at the run's own pace, it is none (a new model of one process, U18).
 """
 
 from __future__ import annotations
@@ -118,7 +124,7 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
         if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
             verdicts.append((place, "none"))
             continue
-        verdict = _followed(items, progress, place, after, epochs)
+        verdict = _followed(items, progress, place, _next_launch(places, k), epochs)
         if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
             verdict = "fresh"
         verdicts.append((place, verdict))
@@ -133,6 +139,22 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
             chosen.append(place)
         later_launch = launch
     return chosen[::-1]
+
+
+def _next_launch(places: list[Reopened], k: int) -> Reopened | None:
+    """The first place after `places[k]` that may begin another launch: one that prints a
+    start-up line no later than `places[k]`'s, or comes at least `GAP_S` after the line before
+    it. A later start-up line printed again right after its own line (under `GAP_S`) goes on
+    with the same launch's start-up, other lines between (fresh17 U14: the opening again at
+    20:41:57 after a traceback, a dtype listing, then the class-count lines of the start-up
+    again 0.001 s after the line before, then `Fold 1/2`): what follows it is this launch's."""
+    place = places[k]
+    for later in places[k + 1:]:
+        quick = later.ts is not None and later.prev_ts is not None and (
+            later.ts - later.prev_ts < GAP_S)
+        if later.at <= place.at or not quick:
+            return later
+    return None
 
 
 def _followed(items: list[Any], progress: list[Any], place: Reopened, after: Reopened | None,
@@ -178,3 +200,42 @@ def _line(item: Any) -> int:
     if isinstance(item, Mark):
         return item.obs.line
     return int(item.line)
+
+
+def epochs_again(items: list[Any], parsed: ParsedLog) -> list[Any]:
+    """`items` with a `relaunch` mark where a stamped epoch marker goes back to the first epoch
+    after a pause a new process needs, in a log with no progress record (the walk reads a
+    counter's fall from the steps; here the epochs are all the log counts). One shape of
+    marker (digits masked) is followed at a time: its epoch falls to 0 or 1, and the pause
+    since its last print is at least `GAP_S` and longer than any between two of its prints
+    since the run before began (fresh17 U11, PPI-predictor: `Epoch 20/20, Train Loss` at
+    19:15:01, then `Epoch 1/20, Train Loss` at 22:03:57, 2024-11-27 and 2024-11-29, each run
+    5 s an epoch: four launches; its `Validation Loss` markers fall with them, one launch each
+    time). Unstamped markers that fall tell nothing of a new process (a
+    script training one model after another prints `[1/6]` again at once: fresh17 U18), nor
+    does a fall within the run's own pace (a new model of one process), so neither is one."""
+    if any(isinstance(x, Record) for x in items):
+        return items
+    runs: dict[str, tuple[int, float, float]] = {}  # shape -> last epoch, its stamp, longest gap
+    marks: list[Mark] = []
+    for o in parsed.observations:
+        epoch = _epoch(o) if o.kind == "epoch" else None
+        if epoch is None or o.ts is None:
+            continue
+        shape = _DIGITS.sub("#", o.text)
+        last = runs.get(shape)
+        if last is None:
+            runs[shape] = (epoch, o.ts, 0.0)
+            continue
+        gap = o.ts - last[1]
+        if epoch < last[0] and epoch <= 1 and gap >= max(GAP_S, last[2]) and gap > last[2]:
+            if not (marks and marks[-1].obs.ts is not None and marks[-1].obs.ts > last[1]):
+                marks.append(Mark("relaunch", o))  # one launch: another shape told it already
+            runs[shape] = (epoch, o.ts, 0.0)
+        else:
+            runs[shape] = (epoch, o.ts, max(last[2], gap))
+    out = list(items)
+    for mark in reversed(marks):
+        at = next((k for k, x in enumerate(out) if _line(x) >= mark.obs.line), len(out))
+        out.insert(at, mark)
+    return out
