@@ -36,6 +36,7 @@ from typing import Any
 
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore
 from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.stamps import TransportTime
 
 NEW_PHASE_S = 2.0
 _STARTS = ("init", "train_start", "restart", "relaunch")
@@ -91,7 +92,7 @@ def _ended(items: list[Any], start: int, a: int, b: int) -> str | None:
     if any(isinstance(x, (Restore, Interruption)) or (
             isinstance(x, Mark) and x.kind in _STARTS) for x in between):
         return None
-    gap = after.ts - before.ts if before.ts is not None and after.ts is not None else None
+    gap = after.ts - before.ts if _own(before.ts) and _own(after.ts) else None
     if gap is not None and 0 <= gap <= NEW_PHASE_S:
         return f"{gap:.2f} s (under {NEW_PHASE_S:g} s: no new process)"
     if gap is not None and gap > _slowest(items[start:a + 1]):
@@ -102,9 +103,16 @@ def _ended(items: list[Any], start: int, a: int, b: int) -> str | None:
     return f"an end line (line {end.obs.line})" if end is not None else None
 
 
+def _own(ts: float | None) -> bool:
+    """Whether `ts` is the trainer's own stamp: a collector's (`stamps.TransportTime`) is when a
+    line reached the pipe, and Python block-buffers a pipe, so its pauses are the buffer's
+    flushes (many lines at one time, then a gap), not the run's pace."""
+    return ts is not None and not isinstance(ts, TransportTime)
+
+
 def _slowest(items: list[Any]) -> float:
     """The longest time between two stamped records in a row among `items` (0 with none)."""
-    stamps = [x.ts for x in items if isinstance(x, Record) and x.ts is not None]
+    stamps = [x.ts for x in items if isinstance(x, Record) and _own(x.ts)]
     return max((b - a for a, b in zip(stamps, stamps[1:], strict=False)), default=0.0)
 
 
