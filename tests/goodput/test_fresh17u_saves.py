@@ -56,6 +56,10 @@ def test_a_save_to_a_file_that_is_no_checkpoint_is_none() -> None:
     assert save_phases("* Saving the mapping to out/debug/word2id.json ...") == []
     assert save_phases("Saving predictions to out/preds.csv") == []
     assert save_phases("Saving the mapping to out/best_mapping.pth.bak.txt") == []
+    # where the words name a checkpoint the general rule alone reads the line: so-vits-svc's
+    # `iteration` is its epoch, the file names the step (fresh15 R18)
+    vits = "Saving model and optimizer state at iteration 121 to ./logs\\32k\\G_6000.pth"
+    assert save_phases(vits) == ["start"]
 
 
 # -- RaifHack 2021 train.py, fresh17 U03 --------------------------------------------------------
