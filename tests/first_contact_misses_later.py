@@ -145,19 +145,23 @@ LATER_TRAINING_MISSES = {
     ("training_logs", "fresh16"): set(),
     # Seventeenth fresh batch (20 log files committed to public repositories, SOURCES_u.md),
     # scored once at the end of round 14 against its merged work: 12/20 (2026-12-07, c150c68;
-    # tests/data/first_contact/training_logs_fresh17_2026-12-07.txt). Left, not yet worked on:
-    # saves not read or counted otherwise (U01, U03, U09, U20), restarts (U03's seventh, U11's
-    # three, U14's one with its crash, U18's ten per-model counters that are no restarts) and
-    # U12's steps (the facts take a global step from epoch/batch pairs; gpuslo keeps the
-    # counter as printed).
+    # tests/data/first_contact/training_logs_fresh17_2026-12-07.txt). Read right since
+    # (tests/goodput/test_fresh17u_saves.py, test_fresh17u_runs.py): a save to a weights file
+    # named only by its path (U01); a tokenizer written into a checkpoints folder is no save
+    # (U20); a script's opening printed again after a traceback is a relaunch, its crash an
+    # interruption (U14); a counter printed every few epochs that starts again after its N is a
+    # new phase (U18); stamped epoch markers falling to 1 after a pause longer than any of the
+    # run's own are relaunches in a log with no progress records (U11). Left: U03 reads its
+    # `Save models (cv)` but counts `START predict.py` after `END train.py` (a second program,
+    # not a relaunch) as a seventh restart; U09's hapi `save checkpoint at .../save/final`
+    # rewrites save/9's state after evaluation lines only, which the lines cannot tell from
+    # Marian's best-model copies of one update (fresh C02, counted once by its facts); U12's
+    # global step is settled by its in-epoch bars (`(step b/324)`, `global_step=324`: the facts'
+    # 16..1668), but its ASCII bar splits into one template per fill and gpuslo keeps the named
+    # `step N/200000` counter as printed (100..1620).
     ("training_logs", "fresh17"): {
-        "U01",
         "U03",
         "U09",
-        "U11",
         "U12",
-        "U14",
-        "U18",
-        "U20",
     },
 }
