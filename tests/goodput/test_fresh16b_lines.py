@@ -7,24 +7,13 @@ ruled with `=` signs (TrackNetV4, S03).
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from gpuslo.goodput.logs import load_profiles
-from gpuslo.goodput.logs.assemble import assemble
 from gpuslo.goodput.logs.reader import parse_lines
-
-PROFILES = load_profiles()
-CASES = Path(__file__).resolve().parents[1] / "data" / "training_logs" / "fresh16" / "cases"
-
-
-def read(lines: list[str]) -> dict:
-    parsed = parse_lines(lines, PROFILES)
-    return assemble(parsed, job="t", gpus=1, checkpoint_step=PROFILES.checkpoint_step).document
+from tests.goodput.batch_lines import PROFILES, read
+from tests.goodput.batch_lines import case as batch_case
 
 
 def case(name: str) -> list[str]:
-    (path,) = CASES.glob(f"{name}_*.log")
-    return path.read_text(encoding="utf-8").splitlines()
+    return batch_case("fresh16", name)
 
 
 def causes(doc: dict) -> list[tuple[int | None, str]]:
