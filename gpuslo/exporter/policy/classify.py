@@ -13,7 +13,13 @@ fallen-off-the-bus and driver-message event its class, action and reason
   the same class: a fatal line (`Reset required` after an unrecognised `Check failed`) is an
   event of its own, never folded into an unknown one;
 - a driver reload (`NVRM: loading NVIDIA ...`) ends what an unrecognised driver message left
-  `unknown`: such a message before a reload is recorded as `warn`.
+  `unknown`: such a message before a reload is recorded as `warn`;
+- a GSP RPC error report's own lines (catalogue entry `gsp_rpc_report`: the active RPC and the
+  RPC history tables the driver prints under an Xid 119 or 120, open-gpu-kernel-modules
+  kgspLogRpcDebugInfo) within `NEAR_LINES` lines or `REPORT_MOMENT_S` seconds of that Xid line
+  or of the report's previous line add nothing; the first line of a report whose Xid line the
+  log does not show is `unknown` (reason `parse_error`: neither the GPU nor the Xid is known),
+  its later lines join it.
 """
 
 from __future__ import annotations
@@ -31,6 +37,9 @@ MESSAGE_KINDS = ("fallen_off_bus", "driver_message")
 # Events whose finding names a signal (the catalogue's, a kernel splat's) rather than a code.
 SIGNAL_KINDS = (*MESSAGE_KINDS, "kernel_splat")
 NEAR_LINES = 4  # lines of one driver message are at most this far apart
+REPORT_ENTRY = "gsp_rpc_report"  # driver_messages.yaml: lines only a GSP RPC error report prints
+REPORT_XIDS = frozenset({119, 120})  # GSP_RPC_TIMEOUT, GSP_ERROR: the Xids such a report follows
+REPORT_MOMENT_S = 1.0  # one report's lines are printed within this many seconds
 
 
 @dataclass(frozen=True)
@@ -79,6 +88,7 @@ class _Stream:
         self.recent: dict[tuple[str | None, int], deque[float]] = defaultdict(deque)
         # (pci, entry) -> (index in out, parts seen) of the last driver message there
         self.messages: dict[tuple[str | None, str], tuple[int, set[str]]] = {}
+        self.report_last: KernelEvent | None = None  # the open GSP RPC report's last line
 
     def driver_load(self, event: KernelEvent) -> None:
         if event.timestamp is not None:
@@ -109,15 +119,39 @@ class _Stream:
         self.messages[key] = (len(self.out), {part})
         return False
 
+    def in_report(self, event: KernelEvent, rule: Rule) -> bool:
+        """True when `event` is a line of the GSP RPC error report open now (module docstring);
+        an Xid 119/120 opens one, a report line with none open is made the `unknown` event."""
+        if event.kind == "xid" and event.code in REPORT_XIDS:
+            self.report_last = event
+            return False
+        if rule.entry != REPORT_ENTRY:
+            return False
+        last, self.report_last = self.report_last, event
+        return last is not None and _same_report(last, event)
+
     def add(self, event: KernelEvent) -> None:
         rule = self.policy.rule_for(event, self.family)
-        if rule is None or self.joins(event, rule):
+        if rule is None or self.in_report(event, rule) or self.joins(event, rule):
             return
+        if rule.entry == REPORT_ENTRY:
+            rule = replace(rule, class_=names.CLASS_UNKNOWN, action=names.ACTION_NONE,
+                           reason="parse_error")
         if _boot_noise(event, self.load, self.policy, self.family):
             rule = replace(rule, class_=names.CLASS_NOISE, action=names.ACTION_NONE, reason=None)
         elif rule.class_ == names.CLASS_WARN and event.kind == "xid":
             rule = _escalate(event, rule, self.policy, self.recent)
         self.out.append(_classified(event, rule))
+
+
+def _same_report(last: KernelEvent, event: KernelEvent) -> bool:
+    """True when `event` follows `last` within `NEAR_LINES` lines or `REPORT_MOMENT_S` seconds on
+    the same clock (a report's mailbox and core dumps may lie between its Xid and its tables)."""
+    if 0 <= event.line - (last.line + last.lines - 1) <= NEAR_LINES:
+        return True
+    if last.timestamp is None or event.timestamp is None or last.clock_kind != event.clock_kind:
+        return False
+    return 0 <= event.timestamp - last.timestamp <= REPORT_MOMENT_S
 
 
 def classify_events(
