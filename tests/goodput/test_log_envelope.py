@@ -38,7 +38,8 @@ def test_cri_pieces_are_joined_and_a_redraw_ends_the_piece_before_it():
             "2026-12-07T06:54:04.000000000Z stdout F  [00:01<00:09]"]
     envelope = Envelope.detect(head)
     assert envelope.kind == "cri"
-    out = [pair for line in head for pair in envelope.unwrap(line)]
+    # each record is given once the next begins (a bare line after it may be its redraw)
+    out = [pair for line in head for pair in envelope.unwrap(line)] + envelope.flush()
     assert [text for _, text in out] == ["epoch 1", "Train Epoch: 113 [0%]", " 10%|█  | 1/10",
                                          " 20%|██ | 2/10 [00:01<00:09]"]
     assert out[1][0] == 1796626442.5

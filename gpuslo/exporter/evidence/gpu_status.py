@@ -7,7 +7,11 @@ field is optional and None means "not reported". The rules that judge it are
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,25 @@ class GpuStatus:
     mig_uuids: tuple[str, ...] | None = None
     clock_events: tuple[str, ...] | None = None
     utilization_gpu: float | None = None
+
+
+def gpu_key(status: GpuStatus) -> tuple | None:
+    """The identity one GPU keeps from sample to sample: its UUID (any case; a MIG device's
+    `MIG-…` is its own), else its PCI bus id (NVML's form, `nvidia_smi.values.pci_bus_id`: any
+    domain width reads the same), else its index (None when the output names it by none of
+    these)."""
+    if status.uuid:
+        return ("uuid", status.uuid.upper())
+    if status.pci_bus_id:
+        return ("pci", status.pci_bus_id)
+    return ("index", status.index) if status.index is not None else None
+
+
+def latest_per_gpu(items: Iterable[T], status_of: Callable[[T], GpuStatus]) -> tuple[T, ...]:
+    """One item per GPU (`gpu_key` of `status_of(item)`), in first-seen order, the latest of
+    each: items that repeat one GPU's identity are that GPU sampled over time (`nvidia-smi -l`
+    repeats its query every N seconds, nvidia-smi(1)). An item with no identity is its own."""
+    latest: dict = {}
+    for number, item in enumerate(items):
+        latest[gpu_key(status_of(item)) or ("row", number)] = item
+    return tuple(latest.values())

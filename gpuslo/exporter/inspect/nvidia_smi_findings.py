@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import replace
 
 from gpuslo import names
-from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.gpu_status import GpuStatus, gpu_key, latest_per_gpu
 from gpuslo.exporter.evidence.nvidia_smi.values import (
     HEALTH_FIELDS,
     GpuReading,
@@ -221,26 +221,13 @@ def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
     ]
 
 
-def gpu_key(status: GpuStatus) -> tuple | None:
-    """The identity one GPU keeps from sample to sample: its UUID, else its PCI bus id, else its
-    index (None when the output names it by none of these)."""
-    if status.uuid:
-        return ("uuid", status.uuid.upper())
-    if status.pci_bus_id:
-        return ("pci", status.pci_bus_id)
-    return ("index", status.index) if status.index is not None else None
-
-
 def distinct_gpus(gpus: tuple[GpuReading, ...]) -> tuple[GpuReading, ...]:
     """One reading per GPU, in first-seen order, the latest sample of each: rows or blocks that
     repeat one GPU's identity (`gpu_key`) are that GPU sampled over time (`nvidia-smi
     --query-gpu=... --format=csv -l 1`, fresh16 case 1818: index 0 thirteen times is one GPU,
     not thirteen; nvidia-smi(1): `-l` repeats the query every N seconds). A GPU with no
-    identity is its own."""
-    latest: dict = {}
-    for number, gpu in enumerate(gpus):
-        latest[gpu_key(gpu.status) or ("row", number)] = gpu
-    return tuple(latest.values())
+    identity is its own (`gpu_status.latest_per_gpu`, which `temperature_peers` shares)."""
+    return latest_per_gpu(gpus, lambda gpu: gpu.status)
 
 
 def _sampled_findings(kind: str, gpus: tuple[GpuReading, ...]) -> list[Finding]:

@@ -8,10 +8,11 @@ that directory are one job, read in order (`file_order`): restart n before n+1, 
 `<n>.log.<date>` before the live `<n>.log`. A folder of that shape whose last part is not a UUID
 is read the same way (`pod_of`). Any other file is a job named after the path parts the glob
 varies over (`varying`; the file name, `job_id_for`, for `DIR/*.log`), its lines plain text or
-CRI records, whichever each line is (`decode`). A message's own timestamp wins; the CRI time is
-used for lines that carry none (Megatron iteration lines), so every event is dated. A message
-the runtime split into `P` pieces is joined, and each of its physical lines (a tqdm bar redrawn
-with `\\r` inside one message) takes the time of the piece it ends in (`timed_lines`).
+CRI records, whichever each line is (`cri_log.decode`, shared with `gpuslo goodput`). A
+message's own timestamp wins; the CRI time is used for lines that carry none (Megatron iteration
+lines), so every event is dated. A message the runtime split into `P` pieces is joined, and each
+of its physical lines (a tqdm bar redrawn with `\\r` inside one message) takes the time of the
+piece it ends in (`cri_log.timed_lines`).
 
 Restarts. The kubelet starts `<n+1>.log` when the container restarts; the tailer puts
 `restart_line(n+1, time)` before its first line, which the profiles' common `init` rule reads
@@ -28,7 +29,6 @@ import dataclasses
 import glob
 import os
 import re
-from bisect import bisect_left
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import PurePath
@@ -36,21 +36,13 @@ from pathlib import PurePath
 from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.logs import job_id_for, load_profiles, year_note
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble
-from gpuslo.goodput.logs.cri_log import (
-    CriJoiner,
-    PodLogIdentity,
-    parse_cri_line,
-    pod_log_identity,
-)
+from gpuslo.goodput.logs.cri_log import Line, PodLogIdentity, pod_log_identity
 from gpuslo.goodput.logs.profiles import Profiles
-from gpuslo.goodput.logs.read import physical_lines
 from gpuslo.goodput.logs.reader import LogReader, ParsedLog
 from gpuslo.goodput.slowdown import SlowdownRule
 
-_BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
 # A container's log file: `<restart count>.log`, rotated `<n>.log.<suffix>`.
 ROTATED = re.compile(r"(?P<n>\d+)\.log(?:\.(?P<suffix>[^/]+))?")
-Line = tuple[float | None, str]  # (CRI time or None, physical line)
 # The restart count `file_order` gives a file that is not a container's `<n>.log`.
 NOT_A_RESTART = 1 << 30
 # A pod folder of the kubelet's shape whose last part need not be a UUID (`pod_of`).
@@ -147,33 +139,6 @@ def restart_marker(pod_log: bool, before: int | None, name: str,
     if before is None or count <= before:
         return [], count if before is None else before
     return [restart_line(count, decoded[0][0])], count
-
-
-def decode(raw: str, joiner: CriJoiner) -> list[Line]:
-    """The physical lines one raw log line gives: a CRI record (partials joined per stream in
-    `joiner`; nothing until the `F`) or a plain line. Each line of a joined message is dated by
-    the record its last character came in (`timed_lines`). Pure apart from `joiner`."""
-    record = parse_cri_line(raw)
-    if record is None:
-        return [(None, text) for text in physical_lines(raw)]
-    done = joiner.feed(record)
-    if done is None:
-        return []
-    return timed_lines(*done)
-
-
-def timed_lines(pieces: list[list], message: str) -> list[Line]:
-    """The physical lines of a message joined from CRI records (`physical_lines`), each dated
-    by the piece ([end, time]) it ends in: a bar redrawn with `\\r` thousands of times inside
-    one message (tqdm without a terminal) gets the times the runtime saw, not one. Pure."""
-    texts = physical_lines(message)
-    if len(pieces) == 1 or not texts:
-        return [(pieces[0][1], text) for text in texts]
-    ends = [found.start() for found in _BREAK.finditer(message)] + [len(message)]
-    cuts = [end for end, _ in pieces]
-    last = len(pieces) - 1
-    return [(pieces[min(bisect_left(cuts, max(end, 1)), last)][1], text)
-            for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
 
 
 def read_log(parsed: ParsedLog, job: str, gpus: int, profiles: Profiles,

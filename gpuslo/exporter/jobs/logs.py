@@ -76,7 +76,6 @@ from gpuslo.errors import ParseError
 from gpuslo.exporter.jobs.log_reading import (
     ROTATED,
     Line,
-    decode,
     file_order,
     goodput_from,
     job_of,  # noqa: F401 - re-exported
@@ -89,7 +88,7 @@ from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 from gpuslo.goodput.calculator import JobGoodput
 from gpuslo.goodput.logs import last_written, load_profiles
-from gpuslo.goodput.logs.cri_log import CriJoiner, PodLogIdentity
+from gpuslo.goodput.logs.cri_log import CriJoiner, PodLogIdentity, decode
 from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.goodput.slowdown import SlowdownRule

@@ -21,7 +21,7 @@ from __future__ import annotations
 from statistics import median
 
 from gpuslo import names
-from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.gpu_status import GpuStatus, latest_per_gpu
 from gpuslo.verdict import Finding
 
 OUTLIER_C = 20.0  # °C above the peers' median temperature
@@ -63,12 +63,13 @@ def temperature_outliers(kind: str, statuses: list[GpuStatus], where) -> list[Fi
     median of at least `MIN_PEERS` GPUs of its model in the same output that draw at least as
     much power as it does (W), and past none of NVIDIA's limits (`limit_crossed`).
     `where(status)` gives the Finding keys naming the GPU. GPUs without temperature or power
-    shown take no part; a GPU shown more than once (by UUID, PCI address or index: `nvidia-smi
-    -l` samples) counts once, its last sample; none is judged past `MAX_GPUS` distinct GPUs."""
-    latest = {(s.uuid or s.pci_bus_id or s.index or n): s for n, s in enumerate(statuses)}
+    shown take no part; a GPU shown more than once (by UUID, PCI address or index, as inspect
+    counts GPUs: `gpu_status.latest_per_gpu`; `nvidia-smi -l` samples) counts once, its last
+    sample; none is judged past `MAX_GPUS` distinct GPUs."""
+    latest = latest_per_gpu(statuses, lambda status: status)
     if len(latest) > MAX_GPUS:
         return []  # not one node's GPUs: several nodes, or a capture repeated without names
-    shown = [s for s in latest.values()
+    shown = [s for s in latest
              if s.temperature_c is not None and s.power_draw_w is not None]
     out = []
     for status in shown:

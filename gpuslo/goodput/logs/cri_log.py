@@ -12,20 +12,29 @@ long line, the message continues in the next `P`/`F` record of the same stream);
 without its newline. The kubelet rotates `0.log` to `0.log.<YYYYMMDD-hhmmss>` (and later gzips
 older ones) and a container restart writes `<restart+1>.log`.
 
-Pure: `parse_cri_line(line)`, `CriJoiner` (partials joined per stream), `pod_log_identity(path)`.
+Pure: `parse_cri_line(line)`, `CriJoiner` (partials joined per stream), `decode(raw, joiner)`
+(the dated physical lines of one raw line), `pod_log_identity(path)`. `decode` is the one CRI
+reading of both paths: the exporter's `--job-log` tailer feeds it each raw line of a pod log, and
+`gpuslo goodput` on a CRI file (`envelope.Envelope`) feeds it each record with the redraws that
+`read` split off it rejoined, so the two give the same lines and times.
 """
 
 from __future__ import annotations
 
 import calendar
 import re
+from bisect import bisect_left
 from dataclasses import dataclass, field
 from pathlib import PurePath
+
+from gpuslo.goodput.logs.read import physical_lines
 
 _CRI = re.compile(
     r"(?P<Y>\d{4})-(?P<m>\d\d)-(?P<d>\d\d)T(?P<H>\d\d):(?P<M>\d\d):(?P<S>\d\d)(?:\.(?P<f>\d{1,9}))?"
     r"(?P<tz>Z|[+-]\d\d:\d\d) (?P<stream>stdout|stderr) (?P<tags>[A-Z](?::[^ ]*)?) ?"
 )
+_BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
+Line = tuple[float | None, str]  # (CRI time or None, physical line)
 MAX_JOINED = 1 << 20  # characters one record of joined partials may reach; the rest is dropped
 _POD_DIR = re.compile(
     r"(?P<namespace>[a-z0-9-]{1,63})_(?P<pod>[a-z0-9.-]{1,253})_(?P<uid>[0-9a-f-]+)")
@@ -64,33 +73,81 @@ def parse_cri_line(line: str) -> CriRecord | None:
 @dataclass
 class CriJoiner:
     """Joins `P` records with the `F` that ends them, per stream (stdout and stderr interleave).
-    `feed(record)` returns the completed (pieces, message) or None: `pieces` the [end, time]
-    of each record joined (the message's characters before `end` had been written at `time`),
-    so a progress bar redrawn with `\\r` inside one long message dates each redraw by the piece
-    that ended it. `pending` holds the unfinished pieces per stream ({stream: [time, text,
-    pieces]}) so a cursor can keep them; an entry without its pieces (an older cursor) is read
-    as one piece."""
+    `feed(record)` returns the completed (pieces, text) or None: `pieces` the [end, time] of
+    each record joined (the text's characters before `end` had been written at `time`), so a
+    progress bar redrawn with `\\r` inside one long message dates each redraw by the piece that
+    ended it. A `P` record whose joined text holds a line break gives the text up to its last
+    break at once (those lines are complete), and only the unfinished rest waits: a bar redrawn
+    for hours without a newline (tqdm without a terminal: megabytes in 16 KiB pieces) is read
+    in full, never cut at `MAX_JOINED`, which bounds only one unbroken line. `pending` holds
+    the unfinished pieces per stream ({stream: [time, text, pieces]}) so a cursor can keep
+    them; an entry without its pieces (an older cursor) is read as one piece."""
 
     pending: dict[str, list] = field(default_factory=dict)
 
     def feed(self, record: CriRecord) -> tuple[list[list], str] | None:
-        """Add one record; the full message and its pieces when `record` ends it."""
+        """Add one record; the completed text and its pieces, if any."""
         piece = self.pending.get(record.stream)
         if piece is None:
             if not record.partial:
                 return [[len(record.message), record.t]], record.message
             text = record.message[:MAX_JOINED]
-            self.pending[record.stream] = [record.t, text, [[len(text), record.t]]]
-            return None
+            piece = self.pending[record.stream] = [record.t, text, [[len(text), record.t]]]
+            return self._complete(record.stream, piece)
         if len(piece) < 3:
             piece.append([[len(piece[1]), piece[0]]])
         if len(piece[1]) < MAX_JOINED:
             piece[1] = (piece[1] + record.message)[:MAX_JOINED]
             piece[2].append([len(piece[1]), record.t])
         if record.partial:
-            return None
+            return self._complete(record.stream, piece)
         del self.pending[record.stream]
         return piece[2], piece[1]
+
+    def _complete(self, stream: str, piece: list) -> tuple[list[list], str] | None:
+        """The text of `piece` (a stream's pending [time, text, pieces]) up to its last line
+        break and the pieces it spans, the rest left pending; None when it holds no break. A
+        `\\r` that ends the text waits (a `\\n` may follow it in the next piece: one break)."""
+        text, pieces = piece[1], piece[2]
+        cut = max(text.rfind("\r", 0, len(text) - 1), text.rfind("\n")) + 1
+        if cut <= 0:
+            return None
+        at = bisect_left([end for end, _ in pieces], cut)
+        done = [*pieces[:at], [cut, pieces[at][1]]]
+        rest = [[end - cut, t] for end, t in pieces[at:] if end > cut]
+        if rest:
+            self.pending[stream] = [rest[0][1], text[cut:], rest]
+        else:
+            del self.pending[stream]
+        return done, text[:cut]
+
+
+def decode(raw: str, joiner: CriJoiner) -> list[Line]:
+    """The physical lines one raw log line (no newline) gives: a CRI record (partials joined per
+    stream in `joiner`: nothing until a line of it is complete) or a plain line, dated None.
+    Each line of a joined message is dated by the record its last character came in
+    (`timed_lines`). Pure apart from `joiner`."""
+    record = parse_cri_line(raw)
+    if record is None:
+        return [(None, text) for text in physical_lines(raw)]
+    done = joiner.feed(record)
+    if done is None:
+        return []
+    return timed_lines(*done)
+
+
+def timed_lines(pieces: list[list], message: str) -> list[Line]:
+    """The physical lines of a message joined from CRI records (`physical_lines`), each dated
+    by the piece ([end, time]) it ends in: a bar redrawn with `\\r` thousands of times inside
+    one message (tqdm without a terminal) gets the times the runtime saw, not one. Pure."""
+    texts = physical_lines(message)
+    if len(pieces) == 1 or not texts:
+        return [(pieces[0][1], text) for text in texts]
+    ends = [found.start() for found in _BREAK.finditer(message)] + [len(message)]
+    cuts = [end for end, _ in pieces]
+    last = len(pieces) - 1
+    return [(pieces[min(bisect_left(cuts, max(end, 1)), last)][1], text)
+            for end, text in zip(ends, texts, strict=False)]  # a trailing break: no line
 
 
 @dataclass(frozen=True)

@@ -6,8 +6,13 @@ time the collector received it:
   digits (seven or more on the first line: `_NANO_OPENER`) and a zone, then one blank
   (`2026-12-07T06:54:01.250000000Z step 10 …`);
 - a Kubernetes CRI file (`/var/log/pods/…`): the same time, the stream and the tags
-  (`… stdout F step 10`, `P` for a piece of a longer line: joined with the pieces that follow;
-  each line parsed by `cri_log.parse_cri_line`, as the exporter's `--job-log` does);
+  (`… stdout F step 10`, `P` for a piece of a longer line: joined with the pieces that follow).
+  Each record, with the redraws `read` split off it after its `\\r`s joined back on, goes to
+  `cri_log.decode`, the exporter's `--job-log` reading: the same joined lines, each dated by
+  the record it ended in. What `read` cannot give back: a `P` record whose text ends in `\\r`
+  is stored as `\\r\\n`, which `read` takes for one line end (a Windows log's), so here its
+  text runs on into the next record's; and a line that is no record is a redraw of the record
+  before it (`--job-log`, which splits on `\\n` only, reads it as a plain line, undated);
 - journald or syslog (`journalctl -o short`): `Dec 07 06:54:01 host python[1234]: `;
 - moreutils `ts` with its default format: `Dec 07 06:54:01 `. A trainer whose own stamps take
   that syslog layout at the start of every line cannot be told from it: its stamps are then
@@ -17,7 +22,8 @@ time the collector received it:
 at least `MIN_LINES` of its lines, all of them in a shorter head (a collector wraps every line
 it receives; a bar's `\\r` redraws, split into lines by `read`, carry none after the first).
 `Envelope.unwrap(line)` then gives each physical line as (collector time or None, the trainer's
-text): a line without the envelope (a redraw after `\\r`) keeps the time of the line before it.
+text): a line without the envelope (a redraw after `\\r`) keeps the time of the line before it
+(in a CRI file: of the record its text ended in, each record given once the next begins).
 
 Which clock wins: the collector's time goes to the reader as the transport time
 (`LogReader.feed(line, ts)`, kept as a `stamps.TransportTime`), which dates a record only when
@@ -34,7 +40,13 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.goodput.logs.cri_log import MAX_JOINED, parse_cri_line
+from gpuslo.goodput.logs.cri_log import (
+    MAX_JOINED,
+    CriJoiner,
+    decode,
+    parse_cri_line,
+    timed_lines,
+)
 from gpuslo.goodput.logs.stamps import Clock
 
 MIN_LINES = 3
@@ -64,8 +76,8 @@ class Envelope:
         self.kind = kind
         self.clock = Clock(reference=reference)
         self.last: float | None = None
-        self.pending: dict[str, str] = {}  # CRI `P` pieces not yet ended, per stream
-        self.stream = "stdout"
+        self.joiner = CriJoiner()  # CRI `P` pieces not yet ended, per stream
+        self.record: str | None = None  # the CRI record being read, its redraws rejoined
 
     @classmethod
     def detect(cls, head: list[str], reference: float | None = None) -> Envelope:
@@ -86,8 +98,8 @@ class Envelope:
         return cls(None, reference)
 
     def unwrap(self, line: str) -> list[tuple[float | None, str]]:
-        """The (collector time, text) lines one physical line gives: none for a CRI `P` piece
-        (its text waits for the record that ends it)."""
+        """The (collector time, text) lines one physical line gives: in a CRI file those of the
+        record before it, once it is a record (see `_cri`)."""
         if self.kind is None:
             return [(None, line)]
         if self.kind == "cri":
@@ -100,25 +112,32 @@ class Envelope:
         return [(self.last, line[found.end():])]
 
     def _cri(self, line: str) -> list[tuple[float | None, str]]:
-        """A CRI line: a `P` piece waits in `pending` (per stream) for the record that ends its
-        line; a bare line (the text after a `\\r` inside a record, split off by `read`) ends
-        the piece before it and waits in its place."""
+        """A CRI line: a record waits in `record` for the bare lines after it (its text after
+        each `\\r`, split off by `read`), rejoined with `\\r` and decoded (`cri_log.decode`)
+        when the next record begins. A record no runtime writes (bare lines past `MAX_JOINED`
+        characters) is decoded then, and the bare lines after it keep its time."""
         record = parse_cri_line(line)
         if record is None:
-            waiting = self.pending.get(self.stream)
-            if waiting is None:
+            if self.record is None:
                 return [(self.last, line)]
-            self.pending[self.stream] = line[:MAX_JOINED]
-            return [(self.last, waiting)]
-        self.last, self.stream = record.t, record.stream
-        text = self.pending.pop(record.stream, "") + record.message
-        if record.partial:
-            self.pending[record.stream] = text[:MAX_JOINED]
+            self.record += "\r" + line
+            return self._decoded() if len(self.record) > MAX_JOINED else []
+        out = self._decoded()
+        self.record, self.last = line, record.t
+        return out
+
+    def _decoded(self) -> list[tuple[float | None, str]]:
+        """The lines of the record in `record` (none when there is none), `last` its time."""
+        if self.record is None:
             return []
-        return [(record.t, text)]
+        out = decode(self.record, self.joiner)
+        self.record = None
+        return out
 
     def flush(self) -> list[tuple[float | None, str]]:
         """What an unfinished CRI record holds at the end of the log."""
-        out = [(self.last, text) for text in self.pending.values()]
-        self.pending.clear()
+        out = self._decoded()
+        for _, text, pieces in self.joiner.pending.values():
+            out += timed_lines(pieces, text)
+        self.joiner.pending.clear()
         return out

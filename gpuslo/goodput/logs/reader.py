@@ -26,7 +26,6 @@ from collections import Counter
 from typing import Any
 
 import gpuslo.goodput.logs.aside as aside
-import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.goodput.logs.bartime import fits
 from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
@@ -36,13 +35,13 @@ from gpuslo.goodput.logs.opening import Opening
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
-from gpuslo.goodput.logs.profiles import Profiles, Rule
+from gpuslo.goodput.logs.profiles import Profiles
 from gpuslo.goodput.logs.stamps import Clock, StampShape, TransportTime, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
 from gpuslo.goodput.logs.tokens import template
-from gpuslo.goodput.logs.wording import Wording
+from gpuslo.goodput.logs.wording import Wording, rule_progress
 
 SAMPLE_LINES = 5000
 SAMPLE_BYTES = 2 << 20
@@ -251,7 +250,7 @@ class LogReader:
         if hand is not None:
             if hand[2] is not None:
                 self._hits[hand[2]] += 1
-            return _from_rule(hand[0], hand[1], rec, self._seq, ts)
+            return rule_progress(hand[0], hand[1], rec, self._seq, ts)
         for matcher in self.learnt.progress:
             prog = matcher.read(rec.text, rec.line, self._seq, ts, rec.rank)
             if prog is not None:
@@ -368,29 +367,6 @@ class LogReader:
             unread_seen=self._unread_seen, unread_counted=self._unread_counted,
             reopened=self.opening.places() if self.opening.second else [],
             opening_seqs=self.opening.seqs)
-
-
-def _from_rule(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None) -> Prog | None:
-    """A progress record from a hand-written step rule's groups (an overlay's)."""
-    step = tokens.number(d.get("step", ""))
-    if step is None or abs(step) > 1e15:
-        return None
-    prog = Prog(rec.line, seq, ts, rec.rank)
-    prog.printed, prog.family = int(step), f"rule:{rule.where}"
-    total, epoch = tokens.number(d.get("total", "")), tokens.number(d.get("epoch", ""))
-    prog.total = int(total) if total is not None else None
-    prog.epoch = int(epoch) if epoch is not None else None
-    value = tokens.number(d.get("step_time", ""))
-    if value:
-        prog.step_s = value * (1e-3 if (d.get("unit") or rule.unit) == "ms" else 1.0)
-    rate, ups = tokens.number(d.get("rate", "")), tokens.number(d.get("ups", ""))
-    if rate:
-        prog.rate_s = rate if d.get("rate_unit") == "s/it" else 1.0 / rate
-    elif ups:
-        prog.rate_s = 1.0 / ups
-    if d.get("elapsed"):
-        prog.elapsed, prog.bar = tokens.clock_seconds(d["elapsed"]), True
-    return prog
 
 
 def parse_lines(lines: Any, profiles: Profiles, framework: str | None = None) -> ParsedLog:

@@ -29,8 +29,8 @@ Units come from the value (`ms`, `s`), the text after it, or the name (`(ms)`, `
 with `K/M/G` suffixes already applied; a duration without any unit is in seconds.
 `pins` (the profile overlay's `roles`) force a role on the fields whose name they give.
 A template is progress when it has a step counter and is not an evaluation, checkpoint, data,
-profiling or run-control line (its words before the counter say so, `NOT_PROGRESS_FAMILIES` name
-the family in `--explain`; TPUEstimator's infeed/outfeed threads' `Outfeed
+profiling or run-control line (its words before the counter say so, `notprogress`'s families
+name it in `--explain`; TPUEstimator's infeed/outfeed threads' `Outfeed
 finished for iteration (1, 11675)` move data) and not an epoch bar (`Epoch: 13/13` alone).
 """
 
@@ -65,8 +65,9 @@ from gpuslo.goodput.logs.durations import (
     window_by_rate,
 )
 from gpuslo.goodput.logs.leadpair import unnamed_counter
+from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD, not_progress_label
 from gpuslo.goodput.logs.reading import Reading, Role
-from gpuslo.goodput.logs.templates import Field, Template, readable
+from gpuslo.goodput.logs.templates import Field, Template
 
 # `timer`: a timer's reading (YOLACT's `|| timer: 1.618`, the seconds of the iteration printed)
 TIME_WORDS = {"time", "elapsed", "dt", "duration", "took", "latency", "wall", "runtime",
@@ -79,27 +80,6 @@ COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "data
                    "learn", "apply", "policy", "env", "h2d", "d2h", "prefetch"}
 CUMULATIVE_WORDS = {"elapsed", "wall", "since", "train_time", "runtime", "walltime", "total"}
 SMOOTH_WORDS = {"avg", "mean", "average", "ema", "running", "smoothed"}
-NOT_PROGRESS_HEAD = re.compile(
-    r"(?i)\b(?:val|valid|validation|validating|eval|evaluation|evaluating|test|testing|predict"
-    r"|prediction|predicting|map\d*|download|downloading|generating|tokeniz\w*|loading|load|shards?"
-    r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
-    r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
-    r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
-    r"|from|load\w*|predict\w*|infeed|outfeed)\b")
-# The families of NOT_PROGRESS_HEAD's words, for the label of a counter not read as steps
-# (`--explain`): the first family whose pattern matches the word found says what the line is.
-NOT_PROGRESS_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
-        ("an evaluation line", r"val|valid\w*|eval\w*|test\w*|predict\w*|map\d*|inference"
-                               r"|sampl\w*|sanity"),
-        ("a checkpoint line", r"sav\w*|checkpoint\w*|restor\w*|resum\w*"),
-        ("a data or set-up line", r"download\w*|generating|tokeniz\w*|load\w*|shards?|extract\w*"
-                                  r"|convert\w*|process\w*|filter|fetching|resolving|building"
-                                  r"|compil\w*|scann\w*|writing|uploading|indexing|caching"
-                                  r"|infeed|outfeed"),
-        ("a profiling or summary line", r"profil\w*|dump\w*|record\w*|summary"),
-        ("a run-control line", r"kill\w*|skip\w*|start\w*|from"),
-    ))
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")
 _IPS = re.compile(r"(?i)^(?:global[_ ])?(?:it|its|iter|iters|iterations?|steps?|batch(?:es)?"
@@ -375,16 +355,6 @@ def _decide(reading: Reading) -> None:
     else:
         reading.progress = True
         reading.why = f"progress: step from {tpl.fields[reading.step].key or 'n/N'}"
-
-
-def not_progress_label(word: str, head: str) -> str:
-    """Why a counter whose line says `word` (a NOT_PROGRESS_HEAD word) is not training progress:
-    the word's family (NOT_PROGRESS_FAMILIES) and the word, with the head of the template as
-    `readable` prints it (`a checkpoint line ('saving' in 'saving checkpoint at iteration')`)."""
-    family = next((name for name, pattern in NOT_PROGRESS_FAMILIES if pattern.fullmatch(word)),
-                  "not a training step")
-    shown = " ".join(readable(head).split())[:48]
-    return f"{family} ({word!r} in {shown!r})" if shown else f"{family} ({word!r})"
 
 
 def _verb(after: str) -> str:

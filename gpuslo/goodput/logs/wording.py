@@ -22,7 +22,10 @@ from __future__ import annotations
 
 import re
 
+import gpuslo.goodput.logs.tokens as tokens
 from gpuslo.errors import UsageError
+from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.pipe import Rec
 from gpuslo.goodput.logs.profiles import Profiles, Rule
 
 _WORD = re.compile(r"[a-z_]{2,}")
@@ -155,3 +158,30 @@ def says_saved(text: str, start: int = 0) -> bool:
     if not any(map(tail.__contains__, SAVED_HINTS)):
         return False
     return SAVED.search(tail) is not None
+
+
+def rule_progress(rule: Rule, d: dict[str, str], rec: Rec, seq: int, ts: float | None
+                  ) -> Prog | None:
+    """The progress record of `rec` (the reader's `seq`-th, at `ts`) from the groups `d` of
+    a hand-written step rule (an overlay's, `Wording.step_rule`): step, total and epoch,
+    `step_time` in the rule's unit (ms or s), a rate (it/s, s/it or updates per second) and a
+    bar's elapsed clock. None when the step is no number or past 1e15."""
+    step = tokens.number(d.get("step", ""))
+    if step is None or abs(step) > 1e15:
+        return None
+    prog = Prog(rec.line, seq, ts, rec.rank)
+    prog.printed, prog.family = int(step), f"rule:{rule.where}"
+    total, epoch = tokens.number(d.get("total", "")), tokens.number(d.get("epoch", ""))
+    prog.total = int(total) if total is not None else None
+    prog.epoch = int(epoch) if epoch is not None else None
+    value = tokens.number(d.get("step_time", ""))
+    if value:
+        prog.step_s = value * (1e-3 if (d.get("unit") or rule.unit) == "ms" else 1.0)
+    rate, ups = tokens.number(d.get("rate", "")), tokens.number(d.get("ups", ""))
+    if rate:
+        prog.rate_s = rate if d.get("rate_unit") == "s/it" else 1.0 / rate
+    elif ups:
+        prog.rate_s = 1.0 / ups
+    if d.get("elapsed"):
+        prog.elapsed, prog.bar = tokens.clock_seconds(d["elapsed"]), True
+    return prog
