@@ -98,10 +98,13 @@ def cli_run(data: Path) -> tuple[float, float, float]:
                 "finally:\n    status = open('/proc/self/status').read()\n"
                 "    print('RSS', re.search(r'VmHWM:\\s+(\\d+)', status).group(1),"
                 " file=sys.stderr)")
+        # A user's start-up: an installed package has its byte code, so the child may write it
+        # (a shell with PYTHONDONTWRITEBYTECODE=1 made every run compile gpuslo's sources).
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-c", code, "gpuslo", "report", "--data",
                                str(data), "--out", out], capture_output=True, text=True,
-                              check=False, cwd=out)  # `-c` puts the working directory first
+                              check=False, cwd=out, env=env)  # `-c`: the working directory first
         wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:

@@ -125,3 +125,26 @@ def test_nice_ticks_are_round_and_within_the_range(low, high, most, ticks):
 def test_nice_ticks_refuse_an_empty_range():
     with pytest.raises(ValueError):
         nice_ticks(1.0, 1.0, 5)
+
+
+def test_labels_from_data_are_escaped_and_read_back():
+    svg = plots.badput_waterfall(100.0, {'a<b&"c': 5.0}, 90.0)
+    texts = ["".join(t.itertext()) for t in ET.fromstring(svg).iter(f"{NS}text")]
+    assert 'a<b&"c' in texts
+    assert "a<b" not in svg
+
+
+def test_the_ids_the_browser_tests_measure():
+    """The waterfall's axes, steps, total and uncommitted step, and the ratio plot's axes, line
+    and objective carry the ids tests/slo/test_report_browser.py looks up; without uncommitted
+    progress there is no such step, nor its hatch pattern."""
+    svg = plots.badput_waterfall(1444186.1, BADPUT, 1267800.5, 39.0)
+    ids = {e.get("id") for e in ET.fromstring(svg).iter() if e.get("id")}
+    assert {"badput-axes", "badput-total", "uncommitted-step", "uncommitted-hatch"} <= ids
+    assert {f"badput-step-{name}" for name in BADPUT} <= ids
+    assert 'data-plot="badput-waterfall" data-y-range="0 ' in svg
+    plain = plots.badput_waterfall(1444186.1, BADPUT, 1267800.5)
+    assert "uncommitted" not in plain
+    ratio = plots.usable_ratio_per_day(DAILY, 0.98)
+    ids = {e.get("id") for e in ET.fromstring(ratio).iter() if e.get("id")}
+    assert ids == {"usable-ratio-axes", "usable-ratio-line", "usable-ratio-objective"}
