@@ -33,8 +33,13 @@ grep 0.19 s; CLI 0.47 s: its own 0.28 s (forked at 0.06 s), the child's 0.22 s: 
 grep 0.98 s; CLI 1.82 s: its own 0.91 s, the child's 0.83 s: longest path 0.91 s, ratio 1.08
 (round 13 at load 13-14: 0.93). The goal (CLI >= 1.0x grep) is met at 1 GiB in that run, not
 at 200 MiB: round 14 measured the newline count's alternatives (numpy's is 3x faster but its
-import costs more than it saves at 200 MiB and breaks the start-up rule); every earlier figure,
-what each round changed and what is left: bench/HISTORY.md, "kernel_log_scan.py".
+import costs more than it saves at 200 MiB and breaks the start-up rule).
+Round 15, 2026-12-07 15:08 UTC, load 3.5, the scan unchanged (main 2d7d481), `--size-mb 200
+--repeat 3`: grep 0.18 s wall, CPU 0.18 s; CLI 0.47 s wall (0.38), CPU 0.48 s: its own 0.26 s
+(forked at 0.05 s), the child's 0.21 s: longest path 0.26 s, ratio 0.68. Numpy's count in a
+thread over an mmap saves 0.02-0.07 s CPU per 210 MB against 0.08-0.11 s for its import: no
+gain at 200 MiB. Every earlier figure, what each round changed and what is left:
+bench/HISTORY.md, "kernel_log_scan.py".
 
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """

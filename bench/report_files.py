@@ -20,20 +20,22 @@ to the anchor printed with the load average before and after. Goal (issue 30): e
 other sessions' load, so CPU time (user + system, this process or the child) is printed beside
 them and is the figure to compare.
 
-Latest, 2026-12-07 (round 14, branch speed-r14: the plots' margins from their labels' font
-widths, `plot_margins.fit`, in place of matplotlib's tight_layout), DIR a 10,000-GPU week
-written by `write_fleet` (1,034,541 job events), CPU seconds:
-  `python bench/report_files.py --data DIR --repeat 3`, best of 3, 12:31-12:35 UTC, load
-  12.2-15.5, before (c4a9316, PYTHONPATH at an export of its gpuslo/ and bench/) then after,
-  back to back: before: engine 1.58 s; build_report 2.47 s (ratio 1.56; rendering 0.47 s); the
-  new process 3.47 s (2.19). After: engine 1.74 s; build_report 2.45 s (1.41; loading 0.22 s,
-  computing 1.74 s, rendering 0.37 s); the new process 3.25 s (1.86), peak RSS 351 MB.
-  The new process alone (`python -m gpuslo report --data DIR --out TMP`, the trees alternating
-  4 times, 12:25-12:27 UTC, load 2.2-5.5): before median 3.05 s, after 2.82 s (-7.5 %): ~1.6x
-  a quiet engine's 1.76-1.80 s.
-Goal (<= 1.5x) met in process (1.40-1.41), not in a new process (~1.6x quiet, 1.8-1.9 loaded).
-Every earlier figure, what each round changed and what is left: bench/HISTORY.md,
-"report_files.py".
+Latest, 2026-12-07 15:45-15:50 UTC (round 15, branch speed-r15: the report's charts drawn as
+plain SVG without matplotlib, numpy's huge-page advice off in the report's console process,
+this bench's child with byte code), DIR a 10,000-GPU week written by `write_fleet` (1,034,541
+job events), load average 11.9-13.9 (other sessions), CPU seconds, best of 3,
+`python bench/report_files.py --data DIR --repeat 3`, this branch, main 2d7d481 (PYTHONPATH at
+an export of its gpuslo/ and bench/), this branch again:
+  after: engine 1.57 s; build_report 1.94 s (ratio 1.24; loading 0.20 s, computing 1.65 s,
+  rendering 0.09 s); the new process 2.25 s (1.43), peak RSS 328 MB.
+  before: engine 1.62 s; build_report 2.37 s (1.46; rendering 0.38 s); the new process 3.27 s
+  (2.01), 351 MB.
+  after: engine 1.69 s; build_report 2.22 s (1.32); the new process 2.56 s (1.52), 328 MB.
+  Again 15:58-16:03 UTC, load 9.4-12.2: after 1.37 (the new process 2.69 s, engine 1.96 s);
+  before 1.79 (3.83 s, 2.14 s); after 1.50 (2.60 s, 1.73 s).
+Goal (<= 1.5x, <= 1 GB) met in process (1.24-1.32) and in a new process in 3 of 4 runs at load
+9-14 (1.37-1.52; main: 1.79-2.08). Every earlier figure, what each round changed and what is left:
+bench/HISTORY.md, "report_files.py".
 """
 
 from __future__ import annotations
@@ -98,10 +100,13 @@ def cli_run(data: Path) -> tuple[float, float, float]:
                 "finally:\n    status = open('/proc/self/status').read()\n"
                 "    print('RSS', re.search(r'VmHWM:\\s+(\\d+)', status).group(1),"
                 " file=sys.stderr)")
+        # A user's start-up: an installed package has its byte code, so the child may write it
+        # (a shell with PYTHONDONTWRITEBYTECODE=1 made every run compile gpuslo's sources).
+        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         t0, before = time.perf_counter(), resource.getrusage(resource.RUSAGE_CHILDREN)
         done = subprocess.run([sys.executable, "-c", code, "gpuslo", "report", "--data",
                                str(data), "--out", out], capture_output=True, text=True,
-                              check=False, cwd=out)  # `-c` puts the working directory first
+                              check=False, cwd=out, env=env)  # `-c`: the working directory first
         wall, after = time.perf_counter() - t0, resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
     if done.returncode:

@@ -66,7 +66,7 @@ HEAVY: dict[str, tuple[str, ...]] = {
                "gpuslo.goodput.slowdown_batch", "gpuslo.cli.simulate"),
     "numpy": ("gpuslo.slo.", "gpuslo.goodput.batch", "gpuslo.goodput.calculator",
               "gpuslo.goodput.slowdown_batch"),
-    "matplotlib": ("gpuslo.slo.report.plots", "gpuslo.slo.report.plot_margins"),
+    "matplotlib": (),  # the report's charts are plain SVG (`gpuslo.slo.report.svg`)
     "grafanalib": ("gpuslo.dashboards.",),
     "opentelemetry": ("gpuslo.goodput.recorder",),
     "grpc": ("gpuslo.exporter.evidence.kubelet.",),

@@ -103,8 +103,8 @@ def main(argv: Sequence[str] | None = None, freeze_imports: bool = False) -> int
     made finds nothing to free; `gpuslo report`'s imports ~0.06 s less CPU), then `gc.freeze()`
     moves them out of its reach, so each full collection stops walking them (`gpuslo report` at
     10,000 GPUs: ~0.3 s less CPU, bench/report_files.py), and it is on again for the command.
-    It also keeps freed memory in the process for the `KEEP_FREED` commands, set before their
-    imports (`gpuslo.cli.allocator.keep_freed_memory`).
+    It also keeps freed memory in the process for the `KEEP_FREED` commands and asks numpy for
+    no huge-page advice there, both set before their imports (`gpuslo.cli.allocator`).
     Standard output's reader may close it early (`gpuslo inspect F | head -1`): the command runs
     on and returns its own code (`terminal.reader_may_leave`), never 0 for a closed pipe."""
     with reader_may_leave():
@@ -115,7 +115,9 @@ def _main(argv: list[str], freeze_imports: bool) -> int:
     """`main` inside the standard-output guard."""
     if freeze_imports:
         if _selected(argv) in KEEP_FREED:
-            importlib.import_module("gpuslo.cli.allocator").keep_freed_memory()
+            allocator = importlib.import_module("gpuslo.cli.allocator")
+            allocator.keep_freed_memory()
+            allocator.no_huge_page_advice()  # before the command's imports bring in numpy
         gc.disable()
     try:
         selected = _selected(argv)

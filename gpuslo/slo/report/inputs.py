@@ -16,8 +16,8 @@ their `cluster` label, which gives the fleet and each cluster's frames, and `per
 rows), Prometheus for verdicts with journals for job goodput, or the logs a
 training job printed (`gpuslo.slo.sources.training_logs`, a source of its own). Each source's
 loader is imported when that source is read (`LAZY_LOADERS`), and the HTML renderer (with
-matplotlib) when HTML is asked for (`RENDERERS`): a report from files loads no HTTP client,
-trace parser or training-log reader, and a Markdown or JSON report no plotting library.
+its charts) when HTML is asked for (`RENDERERS`): a report from files loads no HTTP client,
+trace parser or training-log reader, and a Markdown or JSON report no chart code.
 """
 
 from __future__ import annotations

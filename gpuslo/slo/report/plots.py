@@ -1,9 +1,10 @@
-"""The weekly report's plots as inline SVG text (matplotlib, Agg backend, no display needed).
+"""The weekly report's plots as inline SVG text, drawn by `svg` and `chart` (no plotting
+library: importing matplotlib and drawing through it cost ~0.55 s CPU of a new `gpuslo report`
+process at 10,000 GPUs, issue 30, bench/report_files.py; the look is the matplotlib defaults
+these plots had).
 
-Deterministic bytes: `svg.hashsalt` fixed, `metadata={"Date": None}`, text kept as text
-(`svg.fonttype = "none"`, so no font outlines), and only data from the report document. Labels
-are escaped by matplotlib's SVG writer; the XML prolog and DOCTYPE are dropped so the `<svg>`
-element can sit inside the HTML page.
+Deterministic bytes (no clock, no random ids), only data from the report document, every label
+escaped; the `<svg>` element sits inside the HTML page.
 
 - `lost_by_layer_per_day(daily)` — stacked bars of unusable GPU-hours (provisioned, not usable)
   per UTC day by layer (the daily rows hold capacity only, so job badput is not in it);
@@ -23,54 +24,61 @@ tests/slo/test_report_browser.py measures in Chromium.
 
 from __future__ import annotations
 
-import io
-
-import matplotlib
-import matplotlib.ticker
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-
 from gpuslo import names
-from gpuslo.slo.report import plot_margins
+from gpuslo.slo.report import chart
+from gpuslo.slo.report import plot_margins as room
+from gpuslo.slo.report.chart import Decor
+from gpuslo.slo.report.svg import Axes, Canvas, nice_ticks
 
-_RC = {"svg.hashsalt": "gpuslo", "svg.fonttype": "none", "font.size": 9, "figure.dpi": 100}
 MAX_BARS = 62
-_THOUSANDS = matplotlib.ticker.StrMethodFormatter("{x:,.0f}")
 COLORS = {names.LAYER_NODE: "#d62728", names.LAYER_PLATFORM: "#ff7f0e",
           names.LAYER_TRAINING: "#9467bd", names.LAYER_OBSERVABILITY: "#7f7f7f"}
-
-
-def _svg(fig, plot: str = "", y_range: tuple[float, float] | None = None) -> str:
-    """The figure as an `<svg>` element; `plot` names it (`data-plot`) and `y_range` gives its
-    value axis limits (`data-y-range="low high"`), so a browser test can read them."""
-    buffer = io.StringIO()
-    fig.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches=None)
-    text = buffer.getvalue()
-    text = text[text.index("<svg"):].strip() + "\n"
-    if plot:
-        span = f' data-y-range="{y_range[0]:.6g} {y_range[1]:.6g}"' if y_range else ""
-        text = text.replace("<svg ", f'<svg data-plot="{plot}"{span} ', 1)
-    return text
-
-
-def _figure(size: tuple[float, float]) -> Figure:
-    """A figure with an Agg canvas (as pyplot's Agg figures had,
-    so the SVG bytes are the same) and saved as SVG; no pyplot: no global figure registry to
-    open and close figures in, and no backend to select at import."""
-    fig = Figure(figsize=size)
-    FigureCanvasAgg(fig)
-    return fig
-
-
-def _fit_margins(fig: Figure) -> None:
-    """The margins the figure's text needs (`plot_margins.fit`: its labels' widths from the
-    font's metrics, not measured by drawing them as `fig.tight_layout()` does, ~0.09 s CPU of
-    the four plots' ~0.34 s). No layout engine is left on the figure, so savefig draws it once."""
-    plot_margins.fit(fig, _RC["font.size"])
+BAR = 0.8  # a bar's width, in category units
 
 
 def _days(daily: list[dict]) -> list[str]:
     return [str(d["day"])[:10] for d in daily]
+
+
+def _day_ticks(daily: list[dict]) -> list[tuple[float, str]]:
+    """At most 8 date labels (rotated dates must not overlap), at the days' positions."""
+    labels = _days(daily)
+    every = max(1, -(-len(labels) // 8))
+    return [(float(i), labels[i]) for i in range(0, len(labels), every)]
+
+
+def _decimals_of(step: float) -> int:
+    """The fewest decimals (0-6) that write `step` exactly."""
+    return next((d for d in range(7) if abs(round(step, d) - step) < step * 1e-6), 6)
+
+
+def _amount_ticks(low: float, high: float, most: int) -> list[tuple[float, str]]:
+    """Value ticks for GPU-hours: thousands separated, decimals only for steps under 1."""
+    ticks = nice_ticks(low, high, most)
+    step = ticks[1] - ticks[0] if len(ticks) > 1 else 1.0
+    places = _decimals_of(step) if step < 1 else 0
+    return [(v, f"{v:,.{places}f}") for v in ticks]
+
+
+def _box(canvas: Canvas, decor: Decor) -> tuple[float, float]:
+    """(left, width) of one axes with `decor`, its legend right of it, in `canvas`."""
+    pad = room.pad(chart.FONT_PT)
+    left = pad + chart.left_room(decor)
+    width = canvas.width - left - pad
+    return left, width - chart.legend_room(decor, width)
+
+
+def _axes(canvas: Canvas, decor: Decor, ylim: tuple[float, float],
+          xlim: tuple[float, float], amounts: bool = True) -> Axes:
+    """One axes filling `canvas` around `decor` (its y ticks made here from `ylim` when
+    `amounts`), ready to draw on."""
+    top = chart.top_room(decor)
+    bottom = chart.bottom_room(decor)
+    height = canvas.height - top - bottom
+    if amounts:
+        decor.y_ticks = _amount_ticks(*ylim, chart.y_tick_count(height))
+    left, width = _box(canvas, decor)
+    return Axes(left, top, width, height, xlim, ylim)
 
 
 def lost_by_layer_per_day(daily: list[dict]) -> str | None:
@@ -81,34 +89,31 @@ def lost_by_layer_per_day(daily: list[dict]) -> str | None:
         return None
     period = 1 if len(daily) <= MAX_BARS else 7
     bins = [daily[i:i + period] for i in range(0, len(daily), period)]
-    with matplotlib.rc_context(_RC):
-        fig = _figure((8, 3.2))
-        ax = fig.subplots()
-        x = list(range(len(bins)))
-        bottom = [0.0] * len(bins)
-        for layer in names.LAYERS:
-            values = [sum(d.get(f"lost_{layer}") or 0.0 for d in b) for b in bins]
-            ax.bar(x, values, bottom=bottom, label=layer, color=COLORS[layer], width=0.8)
-            bottom = [b + v for b, v in zip(bottom, values, strict=True)]
-        _day_ticks(ax, [b[0] for b in bins])
-        ax.set_ylabel("unusable GPU-hours")
-        ax.set_ylim(bottom=0)
-        unit = "day" if period == 1 else "7 days"
-        ax.set_title(f"Unusable GPU-hours (provisioned, not usable) by layer per {unit} (UTC)")
-        _legend_outside(ax)
-        _fit_margins(fig)
-        return _svg(fig)
+    stacks = {layer: [sum(d.get(f"lost_{layer}") or 0.0 for d in b) for b in bins]
+              for layer in names.LAYERS}
+    highest = max(sum(values) for values in zip(*stacks.values(), strict=True))
+    unit = "day" if period == 1 else "7 days"
+    decor = Decor(x_ticks=_day_ticks([b[0] for b in bins]), x_rotation=30,
+                  y_label="unusable GPU-hours",
+                  title=f"Unusable GPU-hours (provisioned, not usable) by layer per {unit} (UTC)",
+                  legend=[("patch", COLORS[layer], layer) for layer in names.LAYERS])
+    canvas = Canvas(8, 3.2)
+    axes = _axes(canvas, decor, (0.0, (highest or 1.0) * 1.05), (-0.6, len(bins) - 0.4))
+    chart.background(canvas, axes)
+    bottom = [0.0] * len(bins)
+    for layer, values in stacks.items():
+        for i, value in enumerate(values):
+            if value:
+                canvas.rect(axes.x(i - BAR / 2), axes.y(bottom[i]), axes.x(i + BAR / 2),
+                            axes.y(bottom[i] + value), COLORS[layer])
+        bottom = [b + v for b, v in zip(bottom, values, strict=True)]
+    chart.dress(canvas, axes, decor)
+    return canvas.svg()
 
 
-def _value(ax, x: float, top: float, value: float) -> None:
-    """The bar's GPU-hours written just above it."""
-    ax.annotate(f"{value:,.0f}", (x, top), xytext=(0, 2), textcoords="offset points",
-                ha="center", va="bottom", fontsize=7)
-
-
-def _legend_outside(ax) -> None:
-    """The legend right of the axes, outside the data (`plot_margins.fit` makes room for it)."""
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0, fontsize=8)
+def _value(canvas: Canvas, x: float, y: float, value: float) -> None:
+    """The bar's GPU-hours written just above its top at (x, y) points."""
+    canvas.text(x, y - 2, f"{value:,.0f}", 7, anchor="middle", valign="bottom")
 
 
 def lost_by_layer(unusable: dict[str, float], badput: dict[str, float]) -> str | None:
@@ -118,29 +123,25 @@ def lost_by_layer(unusable: dict[str, float], badput: dict[str, float]) -> str |
     if not total:
         return None
     layers = list(names.LAYERS)
-    with matplotlib.rc_context(_RC):
-        fig = _figure((8, 2.6))
-        ax = fig.subplots()
-        y = list(range(len(layers)))
-        first = [unusable.get(layer, 0.0) for layer in layers]
-        second = [badput.get(layer, 0.0) for layer in layers]
-        ax.barh(y, first, color="#7f7f7f", label="unusable capacity")
-        ax.barh(y, second, left=first, color="#9467bd", label="job badput")
-        ax.set_yticks(y, layers)
-        ax.invert_yaxis()
-        ax.set_xlim(left=0)
-        ax.set_xlabel("lost GPU-hours")
-        ax.set_title(f"Lost GPU-hours by layer: {total:,.1f} in total")
-        _legend_outside(ax)
-        _fit_margins(fig)
-        return _svg(fig)
-
-
-def _day_ticks(ax, daily: list[dict]) -> None:
-    labels = _days(daily)
-    every = max(1, -(-len(labels) // 8))  # at most 8 labels: rotated dates must not overlap
-    ticks = list(range(0, len(labels), every))
-    ax.set_xticks(ticks, [labels[i] for i in ticks], rotation=30, ha="right")
+    first = [unusable.get(layer, 0.0) for layer in layers]
+    second = [badput.get(layer, 0.0) for layer in layers]
+    decor = Decor(x_ticks=[(0.0, "0")], y_ticks=[(float(i), layer) for i, layer in
+                                                  enumerate(layers)],
+                  x_label="lost GPU-hours", title=f"Lost GPU-hours by layer: {total:,.1f} in total",
+                  legend=[("patch", "#7f7f7f", "unusable capacity"),
+                          ("patch", "#9467bd", "job badput")])
+    canvas = Canvas(8, 2.6)
+    xlim = (0.0, max(a + b for a, b in zip(first, second, strict=True)) * 1.05)
+    axes = _axes(canvas, decor, (len(layers) - 0.4, -0.6), xlim, amounts=False)
+    decor.x_ticks = _amount_ticks(*xlim, chart.x_tick_count(axes.width))
+    chart.background(canvas, axes)
+    for i, (a, b) in enumerate(zip(first, second, strict=True)):
+        for start, value, colour in ((0.0, a, "#7f7f7f"), (a, b, "#9467bd")):
+            if value:
+                canvas.rect(axes.x(start), axes.y(i - BAR / 2), axes.x(start + value),
+                            axes.y(i + BAR / 2), colour)
+    chart.dress(canvas, axes, decor)
+    return canvas.svg()
 
 
 def ratio_axis(values: list[float], objective: float | None) -> tuple[float, float]:
@@ -163,34 +164,47 @@ def usable_ratio_per_day(daily: list[dict], objective: float | None) -> str | No
     if not points:
         return None
     low, high = ratio_axis([p[1] for p in points], objective)
-    with matplotlib.rc_context(_RC):
-        fig = _figure((8, 3.2))
-        ax = fig.subplots()
-        ax.patch.set_gid("usable-ratio-axes")
-        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", markersize=3,
-                color="#1f77b4", label="usable ratio", gid="usable-ratio-line", clip_on=False)
-        if objective is not None:
-            ax.axhspan(low, objective, color="#d62728", alpha=0.08, label="below objective")
-            ax.axhline(
-                objective, color="#d62728", linestyle="--", label=f"objective {objective:.4f}",
-                gid="usable-ratio-objective",
-            )
-        _day_ticks(ax, daily)
-        ax.set_ylim(low, high)
-        ax.yaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter(_decimals(low, high)))
-        ax.set_ylabel("usable / provisioned")
-        ax.set_title(
-            f"Usable GPU ratio per day against the objective (axis {low:.4f}–{high:.4f})"
-        )
-        _legend_outside(ax)
-        _fit_margins(fig)
-        return _svg(fig, "usable-ratio", (low, high))
+    legend = [("line", "#1f77b4", "usable ratio")]
+    if objective is not None:
+        legend += [("faint", "#d62728", "below objective"),
+                   ("dashed", "#d62728", f"objective {objective:.4f}")]
+    title = f"Usable GPU ratio per day against the objective (axis {low:.4f}–{high:.4f})"
+    decor = Decor(x_ticks=_day_ticks(daily), x_rotation=30, y_label="usable / provisioned",
+                  title=title, legend=legend)
+    span = max(len(daily) - 1, 1)
+    canvas = Canvas(8, 3.2)
+    axes = _axes(canvas, decor, (low, high), (-0.05 * span, len(daily) - 1 + 0.05 * span),
+                 amounts=False)
+    ticks = nice_ticks(low, high, chart.y_tick_count(axes.height))
+    decor.y_ticks = [(v, _decimals(low, high) % v) for v in ticks]
+    chart.background(canvas, axes, "usable-ratio-axes")
+    if objective is not None:
+        canvas.rect(axes.left, axes.y(low), axes.right, axes.y(objective), "#d62728",
+                    opacity=0.08)
+        canvas.polyline([(axes.left, axes.y(objective)), (axes.right, axes.y(objective))],
+                        "#d62728", dash="5.55,2.4", gid="usable-ratio-objective")
+    xy = [(axes.x(i), axes.y(r)) for i, r in points]
+
+    def line() -> None:
+        canvas.polyline(xy, "#1f77b4")
+        for x, y in xy:
+            canvas.circle(x, y, 2.0, "#1f77b4")  # matplotlib's 3 pt marker and its 1 pt edge
+
+    canvas.group("usable-ratio-line", line)
+    chart.dress(canvas, axes, decor)
+    return canvas.svg("usable-ratio", (low, high))
 
 
 def _decimals(low: float, high: float) -> str:
     """A tick format with enough decimals to tell the ticks of `low`–`high` apart."""
     span = high - low
     return "%.2f" if span >= 0.2 else "%.3f" if span >= 0.02 else "%.4f"
+
+
+_HATCH = ('<pattern id="uncommitted-hatch" patternUnits="userSpaceOnUse" width="6" height="6">'
+          '<rect width="6" height="6" fill="#ff7f0e"/>'
+          '<path d="M-1,1 L1,-1 M0,6 L6,0 M5,7 L7,5" stroke="#000000" stroke-width="1"/>'
+          "</pattern>")
 
 
 def badput_waterfall(allocated: float, badput: dict[str, float], productive: float,
@@ -204,47 +218,69 @@ def badput_waterfall(allocated: float, badput: dict[str, float], productive: flo
         return None
     lost = sum(badput.values())
     top = lost + (uncommitted or 0.0)
-    with matplotlib.rc_context(_RC):
-        fig = _figure((8, 3.6))
-        left, right = fig.subplots(1, 2, gridspec_kw={"width_ratios": (1, 3.2)})
-        _allocated_bars(left, allocated, productive)
-        right.patch.set_gid("badput-axes")
-        labels, level = [], 0.0
-        for i, (name, value) in enumerate(badput.items()):
-            right.bar(i, value, bottom=level, color="#9467bd", gid=f"badput-step-{name}")
-            _value(right, i, level + value, value)
-            labels.append(name)
-            level += value
-        right.bar(len(labels), lost, color="#5e3c99", gid="badput-total")
-        _value(right, len(labels), lost, lost)
-        labels.append("badput")
-        if uncommitted is not None:
-            right.bar(len(labels), uncommitted, bottom=lost, color="#ff7f0e", hatch="//",
-                      gid="uncommitted-step")
-            _value(right, len(labels), top, uncommitted)
-            labels.append(names.UNCOMMITTED_LABEL.replace(" (", "\n("))
-        right.set_xticks(range(len(labels)), labels, rotation=30, ha="right")
-        right.set_ylim(0, (top or 1.0) * 1.12)
-        right.set_ylabel("badput GPU-hours" if uncommitted is None else "GPU-hours")
-        right.yaxis.set_major_formatter(_THOUSANDS)
-        share = f"\n({lost / allocated:.1%} of allocated)" if allocated else ""  # fits the axes
-        right.set_title(f"by category, own scale: {lost:,.1f} GPU-hours of badput{share}")
-        fig.suptitle(
-            f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
-            "GPU-hours" + ("" if uncommitted is None else
-                           f"\nand {uncommitted:,.1f} GPU-hours of {names.UNCOMMITTED_LABEL}")
-        )
-        _fit_margins(fig)
-        return _svg(fig, "badput-waterfall", right.get_ylim())
+    labels = [*badput, "badput"]
+    if uncommitted is not None:
+        labels.append(names.UNCOMMITTED_LABEL.replace(" (", "\n("))
+    share = f"\n({lost / allocated:.1%} of allocated)"
+    left_decor = Decor(x_ticks=[(0.0, "allocated"), (1.0, "productive")], x_rotation=30,
+                       y_label="GPU-hours")
+    right_decor = Decor(x_ticks=[(float(i), label) for i, label in enumerate(labels)],
+                        x_rotation=30,
+                        y_label="badput GPU-hours" if uncommitted is None else "GPU-hours",
+                        title=f"by category, own scale: {lost:,.1f} GPU-hours of badput{share}")
+    suptitle = (f"Badput waterfall: {allocated:,.1f} allocated to {productive:,.1f} productive "
+                "GPU-hours" + ("" if uncommitted is None else
+                               f"\nand {uncommitted:,.1f} GPU-hours of {names.UNCOMMITTED_LABEL}"))
+    canvas = Canvas(8, 3.6)
+    left_axes, right_axes = _panels(canvas, left_decor, right_decor, suptitle,
+                                    ((0.0, allocated * 1.12), (0.0, (top or 1.0) * 1.12)),
+                                    (len(labels)))
+    chart.background(canvas, left_axes)
+    for i, (value, colour) in enumerate(((allocated, "#1f77b4"), (productive, "#2ca02c"))):
+        _bar(canvas, left_axes, i, 0.0, value, colour)
+        _value(canvas, left_axes.x(i), left_axes.y(value), value)
+    chart.dress(canvas, left_axes, left_decor)
+    chart.background(canvas, right_axes, "badput-axes")
+    level = 0.0
+    for i, (name, value) in enumerate(badput.items()):
+        _bar(canvas, right_axes, i, level, value, "#9467bd", f"badput-step-{name}")
+        _value(canvas, right_axes.x(i), right_axes.y(level + value), value)
+        level += value
+    _bar(canvas, right_axes, len(badput), 0.0, lost, "#5e3c99", "badput-total")
+    _value(canvas, right_axes.x(len(badput)), right_axes.y(lost), lost)
+    if uncommitted is not None:
+        canvas.defs(_HATCH)
+        _bar(canvas, right_axes, len(badput) + 1, lost, uncommitted, "url(#uncommitted-hatch)",
+             "uncommitted-step")
+        _value(canvas, right_axes.x(len(badput) + 1), right_axes.y(top), uncommitted)
+    chart.dress(canvas, right_axes, right_decor)
+    canvas.text(canvas.width / 2, room.pad(chart.FONT_PT), suptitle, chart.TITLE_PT,
+                anchor="middle", valign="top")
+    return canvas.svg("badput-waterfall", right_axes.ylim)
 
 
-def _allocated_bars(ax, allocated: float, productive: float) -> None:
-    """Allocated and productive GPU-hours side by side, from 0."""
-    ax.bar(0, allocated, color="#1f77b4")
-    _value(ax, 0, allocated, allocated)
-    ax.bar(1, productive, color="#2ca02c")
-    _value(ax, 1, productive, productive)
-    ax.set_xticks((0, 1), ("allocated", "productive"), rotation=30, ha="right")
-    ax.set_ylim(0, allocated * 1.12)
-    ax.set_ylabel("GPU-hours")
-    ax.yaxis.set_major_formatter(_THOUSANDS)
+def _bar(canvas: Canvas, axes: Axes, i: int, start: float, value: float, colour: str,
+         gid: str = "") -> None:
+    """A vertical bar at category `i` from `start` up by `value` (data units)."""
+    canvas.rect(axes.x(i - BAR / 2), axes.y(start), axes.x(i + BAR / 2), axes.y(start + value),
+                colour, gid=gid)
+
+
+def _panels(canvas: Canvas, left: Decor, right: Decor, suptitle: str,
+            ylims: tuple[tuple[float, float], tuple[float, float]],
+            count: int) -> tuple[Axes, Axes]:
+    """The waterfall's two axes side by side (widths 1 : 3.2), sharing a top and a bottom, the
+    right one's y ticks and label between them; their y ticks are set here."""
+    top = max(chart.top_room(decor, suptitle) for decor in (left, right))
+    bottom = max(chart.bottom_room(decor) for decor in (left, right))
+    height = canvas.height - top - bottom
+    most = chart.y_tick_count(height)
+    left.y_ticks, right.y_ticks = (_amount_ticks(*ylim, most) for ylim in ylims)
+    pad = room.pad(chart.FONT_PT)
+    start = pad + chart.left_room(left)
+    gap = chart.left_room(right) + pad
+    room_left = canvas.width - start - pad - gap
+    first = room_left / 4.2
+    return (Axes(start, top, first, height, (-0.6, 1.6), ylims[0]),
+            Axes(start + first + gap, top, room_left - first, height, (-0.6, count - 0.4),
+                 ylims[1]))
