@@ -22,7 +22,7 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health,
     parse_health_incidents,
 )
-from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag, table_cut
 from gpuslo.exporter.evidence.dcgm.discovery import looks_like_discovery, parse_discovery
 from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
@@ -39,7 +39,12 @@ from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings, missing_families
-from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings, mention_findings
+from gpuslo.exporter.policy.diagnostics import (
+    cut_findings,
+    diag_findings,
+    health_findings,
+    mention_findings,
+)
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
 from gpuslo.verdict import Finding
 
@@ -130,7 +135,8 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
 
 
 def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`), NVLink
+    """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`; a table
+    cut off before dcgmi finished it is unknown beside what it shows), NVLink
     link states and error counters, and `dcgmi dmon` / `dcgmi health` findings
     (`dmon_health_findings`)."""
     if looks_like_modules(text):
@@ -142,7 +148,8 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     if looks_like_link_errors(text):
         return link_error_findings(text, source)
     if looks_like_diag(text) and not dcgmi.looks_like_dcgmi(text):
-        return diag_findings("dcgmi", parse_diag(text, source), source)
+        results = diag_findings("dcgmi", parse_diag(text, source), source)
+        return results + cut_findings("dcgmi", table_cut(text), source)
     return dmon_health_findings(text, options, source)
 
 

@@ -1,0 +1,73 @@
+"""Round-15 newcomer's node evidence (tests/data/newcomer5_node, real public excerpts: see its
+SOURCES.md), each a general rule with a negative.
+
+7. A `dcgmi diag` table cut off before dcgmi finished it (its last row stopped before the
+   closing bar; or, in DCGM 4.x's layout, no closing rule and a last test listing fewer GPUs than
+   the run has) is unknown beside what it shows; a closed table, or a 3.x excerpt that stops at
+   a row boundary, is judged on what it shows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gpuslo.exporter.evidence.dcgm.diag import parse_diag, table_cut
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA = ROOT / "data" / "newcomer5_node"
+CLOSING_RULE = "+---------------------------+------------------------------------------------+\n"
+
+
+def _read(name: str) -> str:
+    return (DATA / name).read_text()
+
+
+def _lines(text: str, count: int) -> str:
+    return "".join(text.splitlines(keepends=True)[:count])
+
+
+# --- 7. a dcgmi diag table cut off ---------------------------------------------------------------
+
+
+def test_diag_table_cut_mid_row_is_unknown_and_the_cut_row_vouches_for_nothing():
+    findings, verdict = inspect(_read("n07_dcgm253_diag_cut_mid_row.txt"))
+    (cut,) = [f for f in findings if f.class_ == "unknown"]
+    assert verdict == "unknown"
+    assert (cut.signal, cut.reason, cut.line) == ("diagnostic_result", "no_data", 17)
+    assert "inside a row" in cut.message and "memory" in cut.message
+    # the four GPUs' software results are still read; the cut `memory | Pass` is not a pass
+    assert sorted(f.gpu for f in of(findings, "diagnostic_result") if f.class_ == "ok") == [
+        "0", "1", "2", "3"]
+    assert not [f for f in findings if f.extra.get("test") == "memory"]
+
+
+def test_diag_4x_table_without_its_closing_rule_cut_inside_a_test_is_unknown():
+    text = _read("n07_dcgm253_diag_cut_mid_row.txt")
+    after_gpu0 = _lines(text, 12)  # `software | Pass`, `GPU0: Pass`, then nothing
+    findings, verdict = inspect(after_gpu0)
+    assert verdict == "unknown"
+    assert table_cut(after_gpu0) == (11, "the table has no closing rule and its last test "
+                                         "(software) lists 1 of the run's 4 GPUs")
+    row_closed = _lines(text, 16) + "| memory                    | Pass" + " " * 41 + "|\n"
+    assert inspect(row_closed)[1] == "unknown"  # 0 of memory's 4 GPU lines shown
+
+
+def test_diag_closed_table_and_3x_excerpt_at_a_row_boundary_are_judged_on_what_they_show():
+    text = _read("n07_dcgm253_diag_cut_mid_row.txt")
+    whole_deployment = _lines(text, 15) + CLOSING_RULE  # the same run, closed by dcgmi's rule
+    findings, verdict = inspect(whole_deployment)
+    assert verdict == "healthy" and table_cut(whole_deployment) is None
+    assert len(of(findings, "diagnostic_result")) == 4
+    # fresh9 case 1106: a 3.x Deployment block committed without its closing rule reads healthy
+    assert inspect(corpus_case("fresh9", 1106))[1] == "healthy"
+
+
+def test_diag_row_cut_mid_row_still_shows_a_fail_and_a_cut_word_is_no_error():
+    text = _read("n07_dcgm253_diag_cut_mid_row.txt")
+    head = _lines(text, 16)
+    failed = inspect(head + "| memory                    | Fail")
+    assert failed[1] == "unhealthy" and fatal(failed[0])
+    assert of(failed[0], "diagnostic_result")[-1].class_ == "unknown"
+    assert [r.status for r in parse_diag(head + "| memory                    | Fai")] == [
+        "Pass"] * 4
