@@ -5,6 +5,10 @@ SOURCES.md), each a general rule with a negative.
    closing bar; or, in DCGM 4.x's layout, no closing rule and a last test listing fewer GPUs than
    the run has) is unknown beside what it shows; a closed table, or a 3.x excerpt that stops at
    a row boundary, is judged on what it shows.
+15. `--expect-gpus` is checked by a dcgmi output only where it shows a GPU count: a diag's
+   `GPU Device IDs Detected` (fewer than expected: those GPUs were not tested, unknown), the
+   `nvlink -s` grid (every GPU DCGM sees: fewer is fatal); a diag without its Metadata or a
+   health report shows none and leaves the expectation unchecked (unknown), never passed.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuslo.exporter.evidence.dcgm.diag import parse_diag, table_cut
+from gpuslo.exporter.inspect.expectations import unchecked
+from gpuslo.exporter.inspect.options import InspectOptions
 from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -71,3 +77,40 @@ def test_diag_row_cut_mid_row_still_shows_a_fail_and_a_cut_word_is_no_error():
     assert of(failed[0], "diagnostic_result")[-1].class_ == "unknown"
     assert [r.status for r in parse_diag(head + "| memory                    | Fai")] == [
         "Pass"] * 4
+
+
+# --- 15. --expect-gpus against a dcgmi diag ------------------------------------------------------
+
+
+def test_diag_run_on_fewer_gpus_than_expected_is_unknown_never_healthy():
+    text = _read("n07_dcgm253_diag_cut_mid_row.txt")
+    closed = _lines(text, 15) + CLOSING_RULE  # 4 GPUs in `GPU Device IDs Detected`
+    findings, verdict = inspect(closed, expect_gpus=8)
+    (missing,) = of(findings, "gpu_missing")
+    assert verdict == "unknown"
+    assert (missing.class_, missing.reason, missing.count) == ("unknown", "no_data", 4)
+    assert [f.count for f in of(findings, "gpus_seen")] == [4]
+    # the run's count is what the node expects: checked, and the diag is judged on its results
+    findings, verdict = inspect(closed, expect_gpus=4)
+    assert verdict == "healthy" and not of(findings, "expectation_unchecked")
+
+
+def test_dcgmi_output_that_shows_no_gpu_count_leaves_the_expectation_unchecked():
+    eight = InspectOptions(expect_gpus=8)
+    # fresh9 case 1106: a 2021 table with no Metadata rows: how many GPUs ran is not shown
+    findings, verdict = inspect(corpus_case("fresh9", 1106), expect_gpus=8)
+    assert verdict == "healthy" and not of(findings, "gpus_seen")
+    (left,) = unchecked(findings, eight)
+    assert (left.signal, left.class_) == ("expectation_unchecked", "unknown")
+    health = (ROOT / "fixtures" / "evidence" / "dcgmi-health-c-warning.txt").read_text()
+    assert unchecked(inspect(health, expect_gpus=8)[0], eight)
+    # a diag that shows its run's GPUs checks it
+    text = _lines(_read("n07_dcgm253_diag_cut_mid_row.txt"), 15) + CLOSING_RULE
+    assert not unchecked(inspect(text, expect_gpus=8)[0], eight)
+
+
+def test_dcgmi_nvlink_grid_lists_every_gpu_dcgm_sees_and_is_compared():
+    grid = corpus_case("fresh2", 305)  # eight H100, every link up, no NVSwitch
+    assert inspect(grid, expect_gpus=8)[1] == "healthy"
+    (missing,) = of(inspect(grid, expect_gpus=9)[0], "gpu_missing")
+    assert (missing.class_, missing.count) == ("fatal", 1)

@@ -22,7 +22,7 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health,
     parse_health_incidents,
 )
-from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag, table_cut
+from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag, run_gpus, table_cut
 from gpuslo.exporter.evidence.dcgm.discovery import looks_like_discovery, parse_discovery
 from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
@@ -144,17 +144,37 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     if looks_like_discovery(text) and not dcgmi.looks_like_dcgmi(text):
         return discovery_findings(text, options)
     if looks_like_link_status(text):
-        return link_status_findings(text, source)
+        return link_status_findings(text, source, options)
     if looks_like_link_errors(text):
         return link_error_findings(text, source)
     if looks_like_diag(text) and not dcgmi.looks_like_dcgmi(text):
         results = diag_findings("dcgmi", parse_diag(text, source), source)
-        return results + cut_findings("dcgmi", table_cut(text), source)
+        results += cut_findings("dcgmi", table_cut(text), source)
+        return results + diag_gpu_count(run_gpus(text), options.expect_gpus)
     return dmon_health_findings(text, options, source)
 
 
 def _finding(**kw) -> Finding:
     return Finding(kind="dcgmi", **kw)
+
+
+def diag_gpu_count(run: int | None, expected: int | None) -> list[Finding]:
+    """`gpus_seen` (count = the GPUs the diag ran on, `evidence.dcgm.diag.run_gpus`) and, when
+    fewer than `expected`, `gpu_missing` of class unknown (reason no_data, count = the GPUs not
+    tested): a diag runs on a group (`-i 0,1`, `-g`), so a GPU it did not test may be present
+    and untested or absent; either way its health was not read. No count shown: nothing here
+    (`inspect.expectations` then reads the expectation as unchecked)."""
+    if run is None:
+        return []
+    out = [_seen(run, f"dcgmi diag ran on {run} GPUs (GPU Device IDs Detected)")]
+    if expected is not None and run < expected:
+        out.append(_finding(
+            class_=names.CLASS_UNKNOWN, signal="gpu_missing", reason="no_data",
+            count=expected - run,
+            message=f"the diag ran on {run} GPUs, {expected} expected: the other "
+            f"{expected - run} were not tested (a -i or group subset, or GPUs DCGM does not "
+            "see): their health was not read"))
+    return out
 
 
 def _problems(status: GpuStatus, line: int | None = None) -> list[Finding]:
@@ -217,10 +237,11 @@ def discovery_findings(text: str, options: InspectOptions) -> list[Finding]:
     return findings
 
 
-def link_status_findings(text: str, source: str) -> list[Finding]:
+def link_status_findings(text: str, source: str, options: InspectOptions) -> list[Finding]:
     """`dcgmi nvlink -s`: per GPU, `nvlink_inactive` (fatal, with the links) for links Down or
     Disabled (`evaluate_gpu`) and `nvlink_active` inventory for links Up; links Not Supported
-    are not links. NVSwitch links down are warn (a switch port may be unused by design)."""
+    are not links. NVSwitch links down are warn (a switch port may be unused by design). The
+    grid lists every GPU DCGM sees: `gpu_missing` against `--expect-gpus`."""
     status = parse_link_status(text, source)
     findings = []
     for gpu, states in status.gpus.items():
@@ -256,6 +277,7 @@ def link_status_findings(text: str, source: str) -> list[Finding]:
             )
     if status.gpus:
         findings.append(_seen(len(status.gpus), f"{len(status.gpus)} GPUs in dcgmi nvlink -s"))
+        findings += missing_gpus("dcgmi", len(status.gpus), options.expect_gpus)
     return findings
 
 
