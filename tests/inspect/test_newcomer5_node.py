@@ -9,6 +9,9 @@ SOURCES.md), each a general rule with a negative.
    `GPU Device IDs Detected` (fewer than expected: those GPUs were not tested, unknown), the
    `nvlink -s` grid (every GPU DCGM sees: fewer is fatal); a diag without its Metadata or a
    health report shows none and leaves the expectation unchecked (unknown), never passed.
+8. An output that names no GPU model and shows every NVLink of every GPU down with no NVSwitch
+   (a PCIe board without a bridge reads so) is unknown per GPU, never drain and reset; one link
+   up anywhere, or an NVSwitch listed, and a down link is the fault it always was.
 """
 
 from __future__ import annotations
@@ -114,3 +117,28 @@ def test_dcgmi_nvlink_grid_lists_every_gpu_dcgm_sees_and_is_compared():
     assert inspect(grid, expect_gpus=8)[1] == "healthy"
     (missing,) = of(inspect(grid, expect_gpus=9)[0], "gpu_missing")
     assert (missing.class_, missing.count) == ("fatal", 1)
+
+
+# --- 8. every NVLink of every GPU down, no NVSwitch, no model named -------------------------------
+
+
+def test_no_link_up_anywhere_and_no_nvswitch_is_unknown_not_drain_and_reset():
+    findings, verdict = inspect(_read("n08_dcgm198_nvlink_s_h100_nvl_all_down.txt"))
+    down = of(findings, "nvlink_inactive")
+    assert verdict == "unknown" and not fatal(findings)
+    assert [(f.gpu, f.class_, f.reason, f.action, f.count) for f in down] == [
+        ("0", "unknown", "no_data", "none", 18), ("1", "unknown", "no_data", "none", 18)]
+    assert "bridge" in down[0].message
+
+
+def test_a_link_up_or_an_nvswitch_listed_keeps_a_down_link_fatal():
+    text = _read("n08_dcgm198_nvlink_s_h100_nvl_all_down.txt")
+    all_down = " ".join("D" * 18)
+    one_up = text.replace(all_down, "U" + all_down[1:], 1)  # gpuId 0's link 0 up
+    findings, verdict = inspect(one_up)
+    assert verdict == "unhealthy"
+    assert [(f.gpu, f.action) for f in fatal(findings)] == [
+        ("0", "drain_and_reset"), ("1", "drain_and_reset")]
+    switch = text.replace("    No NvSwitches found.\n",
+                          "    physicalId 0:\n        U U U U U U U U U U U U U U U U U U\n")
+    assert [f.gpu for f in fatal(inspect(switch)[0])] == ["0", "1"]

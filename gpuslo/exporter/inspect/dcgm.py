@@ -46,6 +46,7 @@ from gpuslo.exporter.policy.diagnostics import (
     mention_findings,
 )
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
+from gpuslo.exporter.policy.nvlink_links import unlinked_node, unlinked_problem
 from gpuslo.verdict import Finding
 
 __all__ = [
@@ -240,13 +241,21 @@ def discovery_findings(text: str, options: InspectOptions) -> list[Finding]:
 def link_status_findings(text: str, source: str, options: InspectOptions) -> list[Finding]:
     """`dcgmi nvlink -s`: per GPU, `nvlink_inactive` (fatal, with the links) for links Down or
     Disabled (`evaluate_gpu`) and `nvlink_active` inventory for links Up; links Not Supported
-    are not links. NVSwitch links down are warn (a switch port may be unused by design). The
+    are not links. Every link of every GPU down with no NVSwitch is unknown per GPU
+    (`policy.nvlink_links.unlinked_node`: the grid names no model, and a PCIe board without a
+    bridge reads so). NVSwitch links down are warn (a switch port may be unused by design). The
     grid lists every GPU DCGM sees: `gpu_missing` against `--expect-gpus`."""
     status = parse_link_status(text, source)
     findings = []
-    for gpu, states in status.gpus.items():
-        links = {n: state == "up" for n, state in states.items() if state != "not_supported"}
+    grid = {gpu: {n: state == "up" for n, state in states.items() if state != "not_supported"}
+            for gpu, states in status.gpus.items()}
+    unlinked = unlinked_node(grid, len(status.switches))
+    for gpu, links in grid.items():
         line = status.line.get(("gpuId", gpu))
+        if unlinked:
+            problem = unlinked_problem(sorted(links))
+            findings.append(problem.finding("dcgmi", gpu=gpu, line=line))
+            continue
         findings += _problems(GpuStatus(index=gpu, nvlink_states=links), line)
         up = sorted(n for n, active in links.items() if active)
         if up:
