@@ -12,6 +12,10 @@ SOURCES.md), each a general rule with a negative.
 8. An output that names no GPU model and shows every NVLink of every GPU down with no NVSwitch
    (a PCIe board without a bridge reads so) is unknown per GPU, never drain and reset; one link
    up anywhere, or an NVSwitch listed, and a down link is the fault it always was.
+16. An `nvidia-smi -q` paste that opens inside the report's identity head (its first lines lost)
+   and stops before the fault sections is cut, unknown naming where it stops, as one that opens
+   at `Product Name` is; a range of lines from PCI on, or a `-q -d` filtered block, shows none of
+   the identity head and is judged on what it shows.
 """
 
 from __future__ import annotations
@@ -142,3 +146,29 @@ def test_a_link_up_or_an_nvswitch_listed_keeps_a_down_link_fatal():
     switch = text.replace("    No NvSwitches found.\n",
                           "    physicalId 0:\n        U U U U U U U U U U U U U U U U U U\n")
     assert [f.gpu for f in fatal(inspect(switch)[0])] == ["0", "1"]
+
+
+# --- 16. nvidia-smi -q head, its first lines lost, cut before the fault sections ----------------
+
+
+def test_q_head_without_its_first_lines_cut_before_the_fault_sections_is_unknown():
+    findings, verdict = inspect(_read("n16_dcgm152_nvidia_smi_q_head_to_pci.txt"))
+    (cut,) = [f for f in findings if f.class_ == "unknown"]
+    assert verdict == "unknown"
+    assert (cut.signal, cut.reason, cut.line) == ("gpu_error", "no_data", 28)
+    assert cut.uuid == "GPU-072b19bd-4ccf-63cf-6435-cf462aff833d"
+    assert "shown from 'serial number'" in cut.message and "Remapped Rows" in cut.message
+
+
+def test_q_ranges_without_the_identity_head_and_filtered_blocks_are_judged_on_what_they_show():
+    # holdout 129 (PCI tail .. Compute Mode) and fresh3 416 (.. BAR1, Conf Compute): healthy
+    assert inspect(corpus_case("holdout", 129))[1] == "healthy"
+    assert inspect(corpus_case("fresh3", 416))[1] == "healthy"
+    memory_compute = (  # `-q -d MEMORY,COMPUTE`: leading fields in order, none of the head's
+        "GPU 00000000:07:00.0\n    FB Memory Usage\n        Total : 81559 MiB\n"
+        "    BAR1 Memory Usage\n        Total : 131072 MiB\n    Compute Mode : Default\n")
+    assert not [f for f in inspect(memory_compute)[0] if f.class_ == "unknown"]
+    # lines a reader joined skip a leading field (Minor Number .. Board ID): an excerpt
+    lines = _read("n16_dcgm152_nvidia_smi_q_head_to_pci.txt").splitlines(keepends=True)
+    joined = "".join(lines[:3] + lines[6:])
+    assert not [f for f in inspect(joined)[0] if f.class_ == "unknown"]
