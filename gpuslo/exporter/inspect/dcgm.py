@@ -22,7 +22,7 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
     parse_health,
     parse_health_incidents,
 )
-from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag
+from gpuslo.exporter.evidence.dcgm.diag import looks_like_diag, parse_diag, run_gpus, table_cut
 from gpuslo.exporter.evidence.dcgm.discovery import looks_like_discovery, parse_discovery
 from gpuslo.exporter.evidence.dcgm.health_text import health_mentions, links_down
 from gpuslo.exporter.evidence.dcgm.links import (
@@ -39,8 +39,14 @@ from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.classify import xid_finding
 from gpuslo.exporter.policy.dcgm import gpu_findings, missing_families
-from gpuslo.exporter.policy.diagnostics import diag_findings, health_findings, mention_findings
+from gpuslo.exporter.policy.diagnostics import (
+    cut_findings,
+    diag_findings,
+    health_findings,
+    mention_findings,
+)
 from gpuslo.exporter.policy.gpu import evaluate_gpu, gpus_missing
+from gpuslo.exporter.policy.nvlink_links import unlinked_node, unlinked_problem
 from gpuslo.verdict import Finding
 
 __all__ = [
@@ -130,7 +136,8 @@ def missing_gpus(kind: str, seen: int, expected: int | None) -> list[Finding]:
 
 
 def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Finding]:
-    """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`), NVLink
+    """`inspect` entry for dcgmi output: `dcgmi diag` results (`policy.diagnostics`; a table
+    cut off before dcgmi finished it is unknown beside what it shows), NVLink
     link states and error counters, and `dcgmi dmon` / `dcgmi health` findings
     (`dmon_health_findings`)."""
     if looks_like_modules(text):
@@ -138,16 +145,37 @@ def inspect_dcgmi(text: str, options: InspectOptions, source: str) -> list[Findi
     if looks_like_discovery(text) and not dcgmi.looks_like_dcgmi(text):
         return discovery_findings(text, options)
     if looks_like_link_status(text):
-        return link_status_findings(text, source)
+        return link_status_findings(text, source, options)
     if looks_like_link_errors(text):
         return link_error_findings(text, source)
     if looks_like_diag(text) and not dcgmi.looks_like_dcgmi(text):
-        return diag_findings("dcgmi", parse_diag(text, source), source)
+        results = diag_findings("dcgmi", parse_diag(text, source), source)
+        results += cut_findings("dcgmi", table_cut(text), source)
+        return results + diag_gpu_count(run_gpus(text), options.expect_gpus)
     return dmon_health_findings(text, options, source)
 
 
 def _finding(**kw) -> Finding:
     return Finding(kind="dcgmi", **kw)
+
+
+def diag_gpu_count(run: int | None, expected: int | None) -> list[Finding]:
+    """`gpus_seen` (count = the GPUs the diag ran on, `evidence.dcgm.diag.run_gpus`) and, when
+    fewer than `expected`, `gpu_missing` of class unknown (reason no_data, count = the GPUs not
+    tested): a diag runs on a group (`-i 0,1`, `-g`), so a GPU it did not test may be present
+    and untested or absent; either way its health was not read. No count shown: nothing here
+    (`inspect.expectations` then reads the expectation as unchecked)."""
+    if run is None:
+        return []
+    out = [_seen(run, f"dcgmi diag ran on {run} GPUs (GPU Device IDs Detected)")]
+    if expected is not None and run < expected:
+        out.append(_finding(
+            class_=names.CLASS_UNKNOWN, signal="gpu_missing", reason="no_data",
+            count=expected - run,
+            message=f"the diag ran on {run} GPUs, {expected} expected: the other "
+            f"{expected - run} were not tested (a -i or group subset, or GPUs DCGM does not "
+            "see): their health was not read"))
+    return out
 
 
 def _problems(status: GpuStatus, line: int | None = None) -> list[Finding]:
@@ -210,15 +238,24 @@ def discovery_findings(text: str, options: InspectOptions) -> list[Finding]:
     return findings
 
 
-def link_status_findings(text: str, source: str) -> list[Finding]:
+def link_status_findings(text: str, source: str, options: InspectOptions) -> list[Finding]:
     """`dcgmi nvlink -s`: per GPU, `nvlink_inactive` (fatal, with the links) for links Down or
     Disabled (`evaluate_gpu`) and `nvlink_active` inventory for links Up; links Not Supported
-    are not links. NVSwitch links down are warn (a switch port may be unused by design)."""
+    are not links. Every link of every GPU down with no NVSwitch is unknown per GPU
+    (`policy.nvlink_links.unlinked_node`: the grid names no model, and a PCIe board without a
+    bridge reads so). NVSwitch links down are warn (a switch port may be unused by design). The
+    grid lists every GPU DCGM sees: `gpu_missing` against `--expect-gpus`."""
     status = parse_link_status(text, source)
     findings = []
-    for gpu, states in status.gpus.items():
-        links = {n: state == "up" for n, state in states.items() if state != "not_supported"}
+    grid = {gpu: {n: state == "up" for n, state in states.items() if state != "not_supported"}
+            for gpu, states in status.gpus.items()}
+    unlinked = unlinked_node(grid, len(status.switches))
+    for gpu, links in grid.items():
         line = status.line.get(("gpuId", gpu))
+        if unlinked:
+            problem = unlinked_problem(sorted(links))
+            findings.append(problem.finding("dcgmi", gpu=gpu, line=line))
+            continue
         findings += _problems(GpuStatus(index=gpu, nvlink_states=links), line)
         up = sorted(n for n, active in links.items() if active)
         if up:
@@ -249,6 +286,7 @@ def link_status_findings(text: str, source: str) -> list[Finding]:
             )
     if status.gpus:
         findings.append(_seen(len(status.gpus), f"{len(status.gpus)} GPUs in dcgmi nvlink -s"))
+        findings += missing_gpus("dcgmi", len(status.gpus), options.expect_gpus)
     return findings
 
 

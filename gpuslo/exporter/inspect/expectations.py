@@ -19,9 +19,11 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import Finding
 
 # Findings that show a node's GPU count: the inventory and the comparison itself; the DCGM
-# readers compare in their own findings (`dcgm.missing_gpus`).
+# readers compare in their own findings (`dcgm.missing_gpus`). A dcgmi output counts only when
+# it shows a count (diag's GPU Device IDs, nvlink -s, dmon, discovery): a health report or a diag
+# without its Metadata shows none, and its being dcgmi's is no check (newcomer5 finding 15).
 GPU_COUNT_SIGNALS = frozenset({"gpus_seen", "gpu_missing"})
-GPU_COUNT_KINDS = frozenset({"dcgm-metrics", "dcgmi"})
+GPU_COUNT_KINDS = frozenset({"dcgm-metrics"})
 # The kinds whose readers list network devices and compare them with the expectation.
 NETWORK_KINDS = frozenset({"ibstat", "ibstatus", "ibdev2netdev", "ibv-devinfo", "fi-info"})
 NETWORK_SIGNALS = frozenset({"network_devices_missing", "ports_active"})

@@ -160,6 +160,21 @@ def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> lis
     return out
 
 
+def cut_findings(kind: str, cut: tuple[int, str] | None, source: str = "") -> list[Finding]:
+    """One `diagnostic_result` finding of class unknown (reason no_data) for a diag table cut
+    off before dcgmi finished it (`evidence.dcgm.diag.table_cut`): what it shows is judged (a
+    Fail it shows still makes the verdict unhealthy), but the results after the cut were not
+    seen, so nothing wrong there is not a pass."""
+    if cut is None:
+        return []
+    line, what = cut
+    where = f" ({source}:{line})" if source else ""
+    return [Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="diagnostic_result",
+                    reason="no_data", line=line,
+                    message=f"dcgmi diag output cut off{where}: {what}; the results after it "
+                    "(the rest of that test, the tests that follow) were not seen"[:300])]
+
+
 def health_findings(
     kind: str, incidents: list[HealthIncident], source: str = ""
 ) -> list[Finding]:

@@ -31,6 +31,15 @@ not printed, only how many there are):
 
 A model not in the table, a GPU whose model the output does not show, or more links up than the
 table allows keeps the SXM rule: any listed inactive link is fatal (fail closed).
+
+One reading is none of these (`unlinked_node`): an output that names no GPU model (`dcgmi nvlink
+-s`) and shows every listed link of every GPU down with no NVSwitch. A PCIe board with no
+bridge fitted reads exactly so (shared/corpus case 052, NVIDIA/DCGM#198: two H100 NVL, 18 links
+`D` each, "No NvSwitches found"), as does an NVSwitch-less SXM board whose every link failed;
+the output cannot tell which, so it is unknown for each GPU (nvlink_inactive, reason no_data,
+action none), never a drain and reset of GPUs that may be fine over PCIe: an output that names
+the model (nvidia-smi -q, -L, nvlink -s) decides it by the rules above. One link up anywhere,
+or an NVSwitch listed, and the fabric is in use: the rules above apply.
 """
 
 from __future__ import annotations
@@ -101,3 +110,26 @@ def nvlink_state_problems(model: str | None, states: dict[int, bool] | None) -> 
     note = (f": {active} of the {board.links} links this board's {board.bridges} bridge(s) "
             "carry are up (a bridge not fitted, or all its links down)")
     return [_down(down, names.CLASS_WARN, names.ACTION_CHECK_CABLING, note)]
+
+
+def unlinked_node(states: dict[str, dict[int, bool]], switches: int) -> bool:
+    """True when `states` ({GPU: {link: up}}, from an output that names no GPU model) lists links
+    and shows none of them up on any GPU, and the output lists no NVSwitch (`switches` = 0):
+    a node whose NVLink is not in use at all (the module docstring)."""
+    listed = [up for links in states.values() for up in links.values()]
+    return bool(listed) and not any(listed) and switches == 0
+
+
+def unlinked_problem(down: list[int]) -> GpuProblem:
+    """The unknown `nvlink_inactive` problem of one GPU of an `unlinked_node`."""
+    return GpuProblem(
+        signal="nvlink_inactive",
+        class_=names.CLASS_UNKNOWN,
+        reason="no_data",
+        action=names.ACTION_NONE,
+        message=f"all {len(down)} NVLink links inactive on every GPU, no NVSwitch: a PCIe board "
+        "with no NVLink bridge fitted reads so (not a fault), as does a board whose every link "
+        "failed; the output names no model: judge it with one that does (nvidia-smi -q)",
+        links=tuple(down),
+        count=len(down),
+    )

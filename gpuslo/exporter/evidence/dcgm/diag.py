@@ -77,6 +77,7 @@ class _Row:
     value: str
     line: int
     section: str
+    cut: bool = False  # the last line, stopped before its closing bar
 
 
 def _is_status(value: str) -> bool:
@@ -89,15 +90,20 @@ def _chunk(cell: str) -> str:
     return cell[1:-2] if cell.endswith("  ") else cell[1:].rstrip()
 
 
+def _last_line(lines: list[str]) -> int:
+    return max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+
+
 def _rows(text: str, source: str) -> list[_Row]:
     """Table rows with continuation rows (empty key, not a result) joined into the row above
     without a separator (cells are hard-wrapped mid-word), and the section of each row. A row
     cut off before its closing bar raises ParseError naming its line, unless it is the last
-    line of the text (an excerpt cut there: read as far as it goes)."""
+    line of the text: an excerpt cut there, kept as a row of its own marked `cut` (its text may
+    stop mid-word); `table_cut` reports the cut."""
     rows: list[_Row] = []
     section = ""
     lines = text.splitlines()
-    last = max((n for n, line in enumerate(lines, 1) if line.strip()), default=0)
+    last = _last_line(lines)
     for number, line in enumerate(lines, 1):
         stripped = line.strip()
         if heading := _SECTION.match(stripped):
@@ -111,10 +117,11 @@ def _rows(text: str, source: str) -> list[_Row]:
         if not match:
             continue
         key, value = match.group(1).strip(), _chunk(match.group(2))
+        cut = number == last and not line.rstrip().endswith("|")
         if not key and rows and not _is_status(value):
             rows[-1].value += value
         else:
-            rows.append(_Row(key, value, number, section))
+            rows.append(_Row(key, value, number, section, cut))
     for row in rows:
         row.value = row.value.strip()
     return rows
@@ -169,14 +176,25 @@ def _per_gpu_only(results: list[DiagResult]) -> list[DiagResult]:
     ]
 
 
+def _cut_results(row: _Row, test: tuple[str, str] | None) -> list[DiagResult]:
+    """The results a row cut mid-way still shows: a Fail or Warn is read as far as it goes, a
+    Pass is not (`Pass` may be the start of `Pass - GPU: 1` above `Fail - GPU: 0`), and a
+    status cut mid-word (`Fai`) is no result and no error."""
+    found = _results_of(row, (row.section, row.key) if row.key else test or (row.section, ""))
+    return [result for result in found if result.status.lower() != "pass"]
+
+
 def parse_diag_text(text: str, source: str = "<dcgmi diag>") -> list[DiagResult]:
-    """Every (test, GPU) result of a dcgmi diag table. Raises ParseError naming the line of a
-    test row whose result is not a diag status."""
+    """Every (test, GPU) result of a dcgmi diag table (a last row cut mid-way: `_cut_results`).
+    Raises ParseError naming the line of a test row whose result is not a diag status."""
     results: list[DiagResult] = []
     test: tuple[str, str] | None = None
     for row in _rows(text, source):
         key = row.key
         if row.section.lower() == "metadata" or key.lower() == "diagnostic":
+            continue
+        if row.cut and key.lower().split(":")[0] not in (*NOTE_ROWS, ERROR_ROW):
+            results += _cut_results(row, test)
             continue
         if not key:
             results += _results_of(row, test) if test else []
@@ -240,6 +258,94 @@ def parse_diag(text: str, source: str = "<dcgmi diag>") -> list[DiagResult]:
     if document is not None and any(key in document for key in JSON_ROOTS):
         return parse_diag_json(document, source)
     return parse_diag_text(text, source)
+
+
+def _document(text: str) -> dict | None:
+    """The JSON document of a `-j` output, None for text (or a document that does not parse,
+    which `parse_diag` reports)."""
+    try:
+        return load_json_document(text, "<dcgmi diag>")
+    except ParseError:
+        return None
+
+
+_BORDER = re.compile(r"^\+[-=]+\+[-=]+\+$")  # a rule with no section name in it
+
+
+def run_gpus(text: str) -> int | None:
+    """How many GPUs the diag ran on: the IDs in the Metadata row `GPU Device IDs Detected`
+    (`26b9, 26b9, 26b9, 26b9`: one PCI device ID per GPU of the run's group, DCGM 3.x and 4.x,
+    dcgmi/Diag.cpp `HelperDisplayVersionAndDevIds`; in JSON the 3.x `GPU Device IDs` list or
+    the 4.x `entity_groups` GPU entities), None when the output does not show it. The run's
+    GPUs, not the node's: `dcgmi diag -i 0` lists one."""
+    document = _document(text)
+    if isinstance(document, dict):
+        root = next((document[key] for key in JSON_ROOTS if key in document), None)
+        ids = root.get("GPU Device IDs") if isinstance(root, dict) else None  # 3.x
+        for group in document.get("entity_groups") or []:  # 4.x
+            if isinstance(group, dict) and group.get("entity_group") == "GPU":
+                ids = group.get("entities")
+        return len(ids) if isinstance(ids, list) and ids else None
+    for line in text.splitlines():
+        match = _ROW.match(line.strip())
+        if match and match.group(1).strip().lower() == "gpu device ids detected":
+            ids = [part for part in match.group(2).strip(" |").split(",") if part.strip()]
+            return len(ids) or None
+    return None
+
+
+def _tests_gpus(rows: list[_Row]) -> list[tuple[_Row, set[str]]]:
+    """Each test row with the GPUs its 4.x `GPUn: status` lines name (empty for a 3.x row)."""
+    tests: list[tuple[_Row, set[str]]] = []
+    for row in rows:
+        key = row.key.lower()
+        if row.section.lower() == "metadata" or key == "diagnostic":
+            continue
+        if not row.key and tests and (match := _STATUS_4X.match(row.value)):
+            tests[-1][1].add(match.group(1))
+        elif row.key and key.split(":")[0] not in (*NOTE_ROWS, ERROR_ROW):
+            tests.append((row, set()))
+    return tests
+
+
+def table_cut(text: str) -> tuple[int, str] | None:
+    """(line, what) when a dcgmi diag text table shows it was cut off, else None (pure).
+
+    dcgmi prints the whole table and closes it with a rule (`+----+----+`, DCGM's DIAG_FOOTER);
+    a capture stopped part-way cannot vouch for what it does not show. Two shapes tell:
+
+    - the last line is a row stopped before its closing bar (a paste or a stored copy cut
+      mid-row, NVIDIA/DCGM#253 as stored: `| memory | Pass` and nothing after);
+    - in DCGM 4.x's layout, where every test lists one `GPUn: status` line per GPU of the run
+      (Skip included), a table without its closing rule whose last test lists fewer GPUs than
+      the run has (`run_gpus`, else the most any test lists): the cut fell inside that test.
+
+    A table that stops at a row boundary in the 3.x layout (one status per test) cannot be
+    told from an excerpt that stops there by choice (tests/data/corpus/fresh9 case 1106, a
+    Deployment block committed without its closing rule): judged on what it shows. JSON is
+    never cut here (a cut document does not parse)."""
+    if _document(text) is not None:
+        return None
+    lines = text.splitlines()
+    last = _last_line(lines)
+    final = lines[last - 1].strip() if last else ""
+    if final.startswith("|") and not final.endswith("|") and final.count("|") >= 2:
+        return last, f"the table stops inside a row ({final[:60]!r}), before its closing bar"
+    table = [line.strip() for line in lines if line.strip()[:1] in ("|", "+")]
+    if not table or (_BORDER.match(table[-1]) and not _SECTION.match(table[-1])):
+        return None
+    try:
+        tests = _tests_gpus(_rows(text, "<dcgmi diag>"))
+    except ParseError:
+        return None  # a row cut inside the table: `parse_diag` reports it
+    if not tests or not any(gpus for _, gpus in tests):
+        return None
+    expected = run_gpus(text) or max(len(gpus) for _, gpus in tests)
+    row, gpus = tests[-1]
+    if len(gpus) >= expected:
+        return None
+    return row.line, (f"the table has no closing rule and its last test ({row.key}) lists "
+                      f"{len(gpus)} of the run's {expected} GPUs")
 
 
 def looks_like_diag(text: str) -> bool:

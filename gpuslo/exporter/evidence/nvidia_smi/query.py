@@ -205,13 +205,15 @@ def cut_off(text: str) -> tuple[int, str] | None:
 
 
 def _stopped(blocks: list[_Block]) -> tuple[int, str] | None:
-    """`report_order.stops_before_faults` on the last GPU block: a cut ends the output, so only
-    the last block can be one. The node header is not needed: a paste that starts at a GPU's
-    header and stops in its leading sections (tests/data/corpus/fresh11 case 1308) is cut too."""
-    named = [b for b in blocks if b.pci and b.fields]
-    if not named:
+    """`report_order.stops_before_faults` on the last block with fields: a cut ends the output,
+    so only the last block can be one. Neither the node header nor the GPU's is needed: a paste
+    that starts at a GPU's header and stops in its leading sections (tests/data/corpus/fresh11
+    case 1308) is cut, and so is one whose stored copy lost its first lines too (NVIDIA/DCGM#152,
+    from `Pending` to `PCI`: an anonymous block)."""
+    shown = [b for b in blocks if b.fields]
+    if not shown:
         return None
-    fields = [(key, line) for key, (_, line) in named[-1].fields.items() if line is not None]
+    fields = [(key, line) for key, (_, line) in shown[-1].fields.items() if line is not None]
     return stops_before_faults(fields)
 
 
