@@ -333,4 +333,5 @@ def test_a_pathological_line_is_read_quickly():
     untag(line + "\n" + line)
     without_prompt(line)
     inspect(line[:1_000_000])
-    assert time.perf_counter() - start < 5
+    # 0.76 s at load 10 (2026-12-07); a backtracking regular expression takes minutes.
+    assert time.perf_counter() - start < 10
