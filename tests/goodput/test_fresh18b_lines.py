@@ -1,0 +1,29 @@
+"""Classes read on the fresh18 first-contact batch's real lines (the second fixer's cases), each
+with a negative that must not be read that way: a best-result line ending `→ saved` is a save,
+and an epoch counter inside a cross-validation fold starts again per fold without a restart
+(THGNN, V16).
+"""
+
+from __future__ import annotations
+
+from tests.goodput.batch_lines import case as batch_case
+from tests.goodput.batch_lines import read
+
+
+def case(name: str) -> list[str]:
+    return batch_case("fresh18", name)
+
+
+# -- `*** New best AUC=… → saved` after each improving epoch (THGNN train_cv.py, fresh18 V16) ------
+def test_a_best_result_line_ending_arrow_saved_is_a_save() -> None:
+    doc = read(case("V16"))
+    assert len(doc["checkpoint_saves"]) == 11
+
+
+def test_a_best_result_not_saved_or_without_the_word_is_no_save() -> None:
+    # negatives: the same line saying it was not saved, and a best metric with no save word
+    lines = [f"  [Fold 1 Ep {e:03d}] tr_loss=0.2590 tr_auc=0.4949 | val_auc=0.3667 | 2.{e}s"
+             for e in range(1, 4)]
+    lines.insert(1, "  *** New best AUC=0.3667 F1=0.4351 (not saved)")
+    lines.insert(3, "  New best model! acc 0.91")
+    assert read(lines)["checkpoint_saves"] == []
