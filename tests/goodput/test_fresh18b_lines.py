@@ -27,3 +27,24 @@ def test_a_best_result_not_saved_or_without_the_word_is_no_save() -> None:
     lines.insert(1, "  *** New best AUC=0.3667 F1=0.4351 (not saved)")
     lines.insert(3, "  New best model! acc 0.91")
     assert read(lines)["checkpoint_saves"] == []
+
+
+# -- an epoch counter per cross-validation fold: `[Fold 2 Ep 001]` after `[Fold 1 Ep 048]` ---------
+def test_an_epoch_counter_starting_again_where_its_fold_rises_is_no_restart() -> None:
+    doc = read(case("V16"))
+    assert doc["restarts"] == []
+    assert doc["interruptions"] == []
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 53)  # 48 + 5 epochs
+
+
+def _epochs(fold: int | None, last: int) -> list[str]:
+    tag = f"Fold {fold} " if fold is not None else ""
+    return [f"  [{tag}Ep {e:03d}] tr_loss=0.2{e:03d} tr_auc=0.4949 | val_auc=0.3667 | 2.1s"
+            for e in range(1, last + 1)]
+
+
+def test_an_epoch_counter_going_back_with_no_fold_or_the_same_fold_stays_a_restart() -> None:
+    # negatives: no fold on the line, and the fold printed again unchanged
+    assert len(read(_epochs(None, 6) + _epochs(None, 3))["restarts"]) == 1
+    assert len(read(_epochs(1, 6) + _epochs(1, 3))["restarts"]) == 1
+    assert read(_epochs(1, 6) + _epochs(2, 3))["restarts"] == []
