@@ -48,3 +48,27 @@ def test_an_epoch_counter_going_back_with_no_fold_or_the_same_fold_stays_a_resta
     assert len(read(_epochs(None, 6) + _epochs(None, 3))["restarts"]) == 1
     assert len(read(_epochs(1, 6) + _epochs(1, 3))["restarts"]) == 1
     assert read(_epochs(1, 6) + _epochs(2, 3))["restarts"] == []
+
+
+# -- an epoch label that lags the counter's wrap (PaddleGAN's trainer, fresh18 V08) ----------------
+def test_an_iteration_wrapped_at_n_under_the_old_epoch_label_belongs_to_the_next_epoch() -> None:
+    doc = read(case("V08"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (10, 1970)
+    assert doc["restarts"] == []
+
+
+def _paddle(pairs: list[tuple[int, int]]) -> list[str]:
+    return [f"[05/20 04:{13 * k // 60:02d}:{13 * k % 60:02d}] ppgan.engine.trainer INFO: Epoch: "
+            f"{e}/100, iter: {i}/989 lr: 2.000e-04 perceptual: 102.612 batch_cost: 1.1 sec"
+            for k, (e, i) in enumerate(pairs)]
+
+
+def test_a_counter_falling_by_other_than_its_wrap_keeps_its_epoch_label() -> None:
+    # negatives: 980 + 10 wraps to 1 at N = 989 (the next epoch's); a fall to 1 from 950 (not the
+    # stride wrapped), or with the epoch not rising next, is the counter going back
+    wrapped = [(1, i) for i in range(900, 990, 10)] + [(1, 1)] + [(2, i) for i in range(11, 60, 10)]
+    assert read(_paddle(wrapped))["restarts"] == []
+    fell = [(1, i) for i in range(870, 960, 10)] + [(1, 1)] + [(2, i) for i in range(11, 60, 10)]
+    assert len(read(_paddle(fell))["restarts"]) == 1
+    stays = [(1, i) for i in range(900, 990, 10)] + [(1, 1)] + [(1, i) for i in range(11, 60, 10)]
+    assert len(read(_paddle(stays))["restarts"]) == 1

@@ -59,6 +59,30 @@ def outer_loop(fields: list[Field], counter: int) -> int | None:
     return None
 
 
+def lagging_labels(progress: list[Prog]) -> dict[int, int]:
+    """seq -> epoch of each record of an `n/N` counter whose epoch label lags its wrap: the
+    counter falls while the printed epoch stays, the next record prints the next epoch and
+    goes on from it, and the fall is the counter's own stride wrapped at N (PaddleGAN's trainer
+    prints `Epoch: {current_epoch}, iter: {current_iter % iters_per_epoch}` with the data
+    loader's epoch, raised only when its next batch is drawn: `Epoch: 1/100, iter: 980/989`,
+    `Epoch: 1/100, iter: 1/989` (global iteration 990), `Epoch: 2/100, iter: 11/989`, fresh18
+    V08). Such a record belongs to the next epoch; anything else (a counter that falls by
+    another amount, an epoch that does not rise next) keeps its label."""
+    fixed: dict[int, int] = {}
+    runs: dict[str, list[Prog]] = {}
+    for p in progress:
+        if p.epoch is not None and p.total:
+            runs.setdefault(p.family, []).append(p)
+    for recs in runs.values():
+        for a, b, c in zip(recs, recs[1:], recs[2:], strict=False):
+            stride = c.printed - b.printed
+            if a.epoch == b.epoch and c.epoch == b.epoch + 1 and b.printed < a.printed and (
+                    stride > 0 and a.total == b.total == c.total
+                    and a.printed + stride == b.total + b.printed):
+                fixed[b.seq] = c.epoch
+    return fixed
+
+
 def run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
     """Families whose counter kept rising where an epoch marker changed the epoch (kohya's one
     `steps: 176/800` bar under `epoch 11/50` lines): a job-wide counter, not a per-epoch one."""

@@ -77,6 +77,7 @@ from gpuslo.goodput.logs.epochs import (
     Untotalled,
     across_estimate,
     epoch_base,
+    lagging_labels,
     printed_scale,
     reset_at_markers,
     run_across_markers,
@@ -170,6 +171,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     resetting = reset_at_markers(progress, markers)  # a per-epoch counter with no N
     base = epoch_base(progress, [e for _, e in markers])
     untotalled = Untotalled(progress)
+    lagging = lagging_labels(progress)  # an epoch label printed before it rose
     done: dict[str, int] = {}  # per-call family -> the batches of its bars before
     out: list[Record] = []
     built: list[Record] = []  # records whose job-wide count was built from their epoch
@@ -187,7 +189,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
                 opening_draw(p) or reset_draw(p, before)):  # (no step yet: `bars`)
             continue
         reading = p.matcher.reading if p.matcher is not None else None
-        epoch = p.epoch if p.epoch is not None else None
+        epoch = lagging.get(p.seq, p.epoch)
         per_epoch = bool(reading and reading.per_epoch)
         if epoch is None and context is not None and (p.total is not None or (
                 p.family in resetting)) and (
