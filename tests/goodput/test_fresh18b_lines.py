@@ -72,3 +72,21 @@ def test_a_counter_falling_by_other_than_its_wrap_keeps_its_epoch_label() -> Non
     assert len(read(_paddle(fell))["restarts"]) == 1
     stays = [(1, i) for i in range(900, 990, 10)] + [(1, 1)] + [(1, i) for i in range(11, 60, 10)]
     assert len(read(_paddle(stays))["restarts"]) == 1
+
+
+# -- a fast tqdm bar redrawn every 0.1 s, 13 batches a draw (SeqAR-Diffusion, fresh18 V15) --------
+def test_a_fast_bar_jumping_at_its_own_pace_in_its_first_second_goes_on() -> None:
+    doc = read(case("V15"))
+    assert abs(doc["step_time_s"]["median"] - 20 / 2590) < 0.0002  # [00:20] for 2590 a bar
+    assert doc["restarts"] == []
+
+
+def _bar(n: int, s: int) -> str:
+    return f" {n * 100 // 3000:2d}%|          | {n}/3000 [00:{s:02d}<20:50,  2.00it/s]"
+
+
+def test_a_bar_jumping_more_than_its_rate_allows_at_00_00_began_mid_way() -> None:
+    # negative: 499 steps at 2 it/s cannot pass in the first second: the bar began at a resumed
+    # step (tqdm's initial=), and its steps take its rate's 0.5 s, not 20 s / 540
+    lines = [_bar(1, 0), _bar(500, 0)] + [_bar(500 + 20 * k, 10 * k) for k in range(1, 6)]
+    assert abs(read(lines)["step_time_s"]["median"] - 0.5) < 0.03

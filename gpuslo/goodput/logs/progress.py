@@ -269,7 +269,7 @@ def _runs(records: list[Record]) -> None:
         rec.run = run
         elapsed = rec.prog.elapsed if rec.prog.bar else None
         jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
-            rec.glob - prev.glob >= MID_WAY_MIN_STEP)
+            rec.glob - prev.glob >= MID_WAY_MIN_STEP) and not _paced(prev, rec)
         reset = prev is not None and rec.printed <= prev.printed  # a per-epoch bar drawn anew
         anew = epoch_bar_anew(prev, rec, last_elapsed, start)
         if elapsed is not None and (new_run or start is None or last_elapsed is None
@@ -281,6 +281,19 @@ def _runs(records: list[Record]) -> None:
             last_elapsed = elapsed
         if prev is not None and not new_run and rec.glob > prev.glob:
             rec.delta = rec.glob - prev.glob
+
+
+def _paced(prev: Record, rec: Record) -> bool:
+    """Whether the steps a bar's counter jumped since its previous draw fit the clock that passed
+    at the bar's own rate, a second of slack for its whole seconds (a fast bar redrawn every
+    tqdm `mininterval`, 0.1 s: `10/2590 [00:00<00:26, 97.32it/s]`, then `22/2590 [00:00<…]`,
+    fresh18 V15): the bar going on, not one first seen mid-way at `00:00` (a resumed bar)."""
+    a, b = prev.prog, rec.prog
+    if not (a.bar and b.bar) or a.family != b.family or None in (a.elapsed, b.elapsed) or (
+            b.rate_s is None or rec.printed <= prev.printed):
+        return False
+    passed = b.elapsed - a.elapsed  # type: ignore[operator]
+    return passed >= 0 and (rec.glob - prev.glob) * b.rate_s <= passed + 1.0
 
 
 def _bar_start(rec: Record) -> int:
