@@ -90,3 +90,30 @@ def test_a_bar_jumping_more_than_its_rate_allows_at_00_00_began_mid_way() -> Non
     # step (tqdm's initial=), and its steps take its rate's 0.5 s, not 20 s / 540
     lines = [_bar(1, 0), _bar(500, 0)] + [_bar(500 + 20 * k, 10 * k) for k in range(1, 6)]
     assert abs(read(lines)["step_time_s"]["median"] - 0.5) < 0.03
+
+
+# -- TRL's SFTTrainer tail: an eval bar's end, the training bar, a final eval (fresh18 V14) ---------
+def test_the_tail_of_an_eval_bar_the_log_opens_inside_is_no_training_loop() -> None:
+    doc = read(case("V14"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1600, 1755)
+    assert doc["restarts"] == []
+    assert abs(doc["step_time_s"]["median"] - 21.2) < 0.05 * 21.2
+
+
+def _eval(n: int, s: int) -> str:
+    return f"{n * 100 // 984:3d}%|#####     | {n}/984 [{s // 60:02d}:{s % 60:02d}<00:01,  3.50it/s]"
+
+
+def _train(k: int) -> str:
+    t = 21 * k
+    return f" 91%|#####     | {1600 + k}/1755 [10:{t // 60:02d}:{t % 60:02d}<53:33, 21.00s/it]"
+
+
+def test_a_bar_drawn_from_its_start_before_the_other_is_not_taken_for_an_eval_tail() -> None:
+    final = [_eval(n, n // 4) for n in range(1, 985, 7)]
+    train = [_train(k) for k in range(41)]
+    tail = [_eval(n, 280 + n - 979) for n in range(979, 985)]
+    doc = read(tail + train + final)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1600, 1640)
+    # negative: the 984 bar opens from 1 before the 1755 bar: not the tail of an evaluation
+    assert read(final + train + final)["steps"]["first"] == 1

@@ -140,7 +140,8 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     family draw most (superpoint_graph's unnamed bars, an evaluation's `4/4` and the training's
     `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11); never
     the N of an inner loop drawn once inside another N's bars (`bars.inside_one_gap`), nor
-    one drawn again and again in a few of its gaps (`bars.now_and_then`)."""
+    one drawn again and again in a few of its gaps (`bars.now_and_then`), which is never the
+    outer loop of another N (the training bar drawn between two evaluations, fresh18 V14)."""
     counts: dict[str, Counter[int]] = {}
     overall: Counter[int] = Counter()
     seqs: dict[tuple[str, int], list[int]] = {}
@@ -157,8 +158,10 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
             if p.printed != last.get(key):  # a redraw of the same n is no step of its loop
                 steps.setdefault(key, []).append(p.seq)
             last[key] = p.printed
+    evals = {key for key in draws if now_and_then(draws, *key)}
+    outer = {key: v for key, v in seqs.items() if key not in evals}  # an eval bar nests nothing
     return {f: max(c, key=lambda n, f=f, c=c: (
-        not (inner_total(steps, seqs, f, n) or now_and_then(draws, f, n)), c[n], overall[n]))
+        not ((f, n) in evals or inner_total(steps, outer, f, n)), c[n], overall[n]))
         for f, c in counts.items()}
 
 
