@@ -117,3 +117,17 @@ def test_a_bar_drawn_from_its_start_before_the_other_is_not_taken_for_an_eval_ta
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (1600, 1640)
     # negative: the 984 bar opens from 1 before the 1755 bar: not the tail of an evaluation
     assert read(final + train + final)["steps"]["first"] == 1
+
+
+def test_a_save_naming_a_step_below_its_runs_first_is_at_the_last_step() -> None:
+    doc = read(case("V14"))  # `💾 Step 7: Saving final model...` after 1755/1755, said again
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [1755]
+
+
+def test_a_save_naming_a_step_of_its_run_or_said_again_after_steps_stays() -> None:
+    # negatives: a save naming a step the run passed keeps it; the same path saved again after
+    # more steps is another save
+    train = [_train(k) for k in range(41)]
+    lines = train[:20] + ["Step 1610: Saving checkpoint...", "Model saved to: ./out/ckpt"]
+    lines += train[20:] + ["Model saved to: ./out/ckpt"]
+    assert [s["step"] for s in read(lines)["checkpoint_saves"]] == [1610, 1640]
