@@ -92,7 +92,7 @@ def test_a_bar_jumping_more_than_its_rate_allows_at_00_00_began_mid_way() -> Non
     assert abs(read(lines)["step_time_s"]["median"] - 0.5) < 0.03
 
 
-# -- TRL's SFTTrainer tail: an eval bar's end, the training bar, a final eval (fresh18 V14) ---------
+# -- TRL's SFTTrainer tail: an eval bar's end, the training bar, a final eval (fresh18 V14) -------
 def test_the_tail_of_an_eval_bar_the_log_opens_inside_is_no_training_loop() -> None:
     doc = read(case("V14"))
     assert (doc["steps"]["first"], doc["steps"]["last"]) == (1600, 1755)

@@ -134,7 +134,7 @@ def now_and_then(draws: dict[tuple[str, int], list[tuple[int, int]]], family: st
         gaps = [bisect_left(seqs, a) for a in starts]
         tail = own[0][1] > 1  # the log opens inside the first run: before the bar, its tail
         if len(set(gaps)) == len(gaps) and all(
-                (0 < at or (k == 0 and tail)) and at == bisect_left(seqs, b)
+                (at > 0 or (k == 0 and tail)) and at == bisect_left(seqs, b)
                 for k, (at, b) in enumerate(zip(gaps, ends, strict=True))) and (
                 2 * len(gaps) < len(seqs)):
             return True
