@@ -113,7 +113,11 @@ def now_and_then(draws: dict[tuple[str, int], list[tuple[int, int]]], family: st
     whose n never goes back (or after its last step: a final evaluation), and those runs fill
     under half of that bar's steps: an evaluation loop run now and then between training steps
     (TRL's DPO log, fresh15 R08: the unnamed eval bar `0/68 … 68/68` after steps 50, 100 and 150
-    of the unnamed `n/160` training bar, and once more after `160/160`).
+    of the unnamed `n/160` training bar, and once more after `160/160`). A first run the log
+    opens inside (its first draw mid-way) may lie before that bar's first step: the tail of an
+    evaluation begun before the excerpt (TRL's SFT log, fresh18 V14: `979/984` … `984/984`,
+    then `1600/1755` … `1755/1755`, then a final `0/984` … `984/984`); a run ends at its last
+    n's first draw (`_last_step`).
     An unnamed per-epoch bar run in every gap of an unnamed epochs bar (`1/3`, `2/3`, `3/3`)
     fills them all: it is the steps, not an inner loop."""
     own = draws[(family, total)]
@@ -121,18 +125,30 @@ def now_and_then(draws: dict[tuple[str, int], list[tuple[int, int]]], family: st
     if not runs:  # one run: `inside_one_gap`
         return False
     starts = [own[0][0]] + [own[k][0] for k in runs]
-    ends = [own[k - 1][0] for k in runs] + [own[-1][0]]
+    ends = [_last_step(own, k) for k in runs] + [_last_step(own, len(own))]
     for (f, n), other in draws.items():
         if f != family or n == total or len(other) < NESTING_MIN or any(
                 b[1] < a[1] for a, b in zip(other, other[1:], strict=False)):
             continue
         seqs = [seq for k, (seq, n) in enumerate(other) if k == 0 or n != other[k - 1][1]]
         gaps = [bisect_left(seqs, a) for a in starts]
+        tail = own[0][1] > 1  # the log opens inside the first run: before the bar, its tail
         if len(set(gaps)) == len(gaps) and all(
-                0 < at == bisect_left(seqs, b) for at, b in zip(gaps, ends, strict=True)) and (
+                (at > 0 or (k == 0 and tail)) and at == bisect_left(seqs, b)
+                for k, (at, b) in enumerate(zip(gaps, ends, strict=True))) and (
                 2 * len(gaps) < len(seqs)):
             return True
     return False
+
+
+def _last_step(own: list[tuple[int, int]], k: int) -> int:
+    """The seq of the first draw of the last n before `own[k]` (a run's end): the redraws of
+    its final n (`leave=True` drawing `984/984` once more after the outer bar moved) are no
+    steps of it."""
+    j = k - 1
+    while j > 0 and own[j - 1][1] == own[j][1]:
+        j -= 1
+    return own[j][0]
 
 
 # tqdm's rate before the first iteration is timed, in the bar's unit (`?it/s`, `?s/it`,

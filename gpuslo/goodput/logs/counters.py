@@ -323,13 +323,16 @@ def below_epochs(fields: list[Field], epoch: int, total: int | None) -> bool:
 
 
 def per_epoch(epoch: Field, step: Field, has_total: bool) -> bool:
-    """True when the counter restarts each epoch: seen reset while the epoch rose, else assumed
-    for an `n/N` or `iter`/`batch` counter printed beside the epoch."""
+    """True when the counter restarts each epoch: seen reset while the epoch rose, or one record
+    before (an epoch label that lags, `epochs.lagging_labels`), else assumed for an `n/N` or
+    `iter`/`batch` counter printed beside the epoch."""
     pairs = list(zip(epoch.numbers, step.numbers, strict=False))
-    for (e0, s0), (e1, s1) in zip(pairs, pairs[1:], strict=False):
+    for i, ((e0, s0), (e1, s1)) in enumerate(zip(pairs, pairs[1:], strict=False)):
         if None in (e0, s0, e1, s1) or e1 == e0:
             continue
-        return bool(e1 > e0 and s1 <= s0)  # type: ignore[operator]
+        before = pairs[i - 1] if i else (None, None)
+        lagged = before[0] == e0 and before[1] is not None and s0 < before[1]  # type: ignore[operator]
+        return bool(e1 > e0 and (s1 <= s0 or lagged))  # type: ignore[operator]
     name = words(step.key)[-1:] if step.key else []
     return has_total or name in (["iter"], ["iteration"], ["batch"], ["it"])
 

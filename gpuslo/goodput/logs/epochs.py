@@ -21,7 +21,9 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable
 
+from gpuslo.goodput.logs.counters import words
 from gpuslo.goodput.logs.matchers import Prog
+from gpuslo.goodput.logs.templates import Field
 from gpuslo.goodput.logs.tokens import number
 
 _NAMING = ("save", "restore")
@@ -42,6 +44,43 @@ def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:
         return 1  # the log opens at epoch 1's first batch (PyTorch's MNIST example)
     return 0 if any(p.printed == 0 and p.epoch is not None and p.total and not p.bar
                     for p in progress) else 1
+
+
+def outer_loop(fields: list[Field], counter: int) -> int | None:
+    """The index of the integer named `fold` or `trial` printed before the epoch counter
+    `fields[counter]` that counts an epoch summary's progress, None when there is none: the
+    loop the epochs run inside (THGNN's train_cv.py `[Fold 2 Ep 001] tr_loss=… | 2.0s`,
+    fresh18 V16). Each fold of a cross-validation (each trial of a search) trains a new model
+    from its first epoch by design, so the counter starting again where the fold rises is a new
+    loop of one process, not a restart; its records count on across the folds (`Untotalled`)."""
+    for f in fields[:counter]:
+        if f.kind == "num" and f.integer and words(f.key) in (["fold"], ["trial"]):
+            return f.index
+    return None
+
+
+def lagging_labels(progress: list[Prog]) -> dict[int, int]:
+    """seq -> epoch of each record of an `n/N` counter whose epoch label lags its wrap: the
+    counter falls while the printed epoch stays, the next record prints the next epoch and
+    goes on from it, and the fall is the counter's own stride wrapped at N (PaddleGAN's trainer
+    prints `Epoch: {current_epoch}, iter: {current_iter % iters_per_epoch}` with the data
+    loader's epoch, raised only when its next batch is drawn: `Epoch: 1/100, iter: 980/989`,
+    `Epoch: 1/100, iter: 1/989` (global iteration 990), `Epoch: 2/100, iter: 11/989`, fresh18
+    V08). Such a record belongs to the next epoch; anything else (a counter that falls by
+    another amount, an epoch that does not rise next) keeps its label."""
+    fixed: dict[int, int] = {}
+    runs: dict[str, list[Prog]] = {}
+    for p in progress:
+        if p.epoch is not None and p.total:
+            runs.setdefault(p.family, []).append(p)
+    for recs in runs.values():
+        for a, b, c in zip(recs, recs[1:], recs[2:], strict=False):
+            stride = c.printed - b.printed
+            if a.epoch == b.epoch and c.epoch == b.epoch + 1 and b.printed < a.printed and (
+                    stride > 0 and a.total == b.total == c.total
+                    and a.printed + stride == b.total + b.printed):
+                fixed[b.seq] = c.epoch
+    return fixed
 
 
 def run_across_markers(progress: list[Prog], markers: list[tuple[int, int]]) -> set[str]:
@@ -92,7 +131,8 @@ class Untotalled:
     """Job-wide steps of a per-epoch counter that prints no N (icefall's `Epoch 1, batch 0`,
     MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last
     counter of the epoch before plus the counter's usual stride (the most common rise within an
-    epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate."""
+    epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate. A
+    counter printed every step that starts each epoch at 1 goes on from the last one exactly."""
 
     def __init__(self, progress: list[Prog]) -> None:
         rises: dict[str, Counter] = {}
@@ -109,7 +149,10 @@ class Untotalled:
         was = self.state.get(p.family)
         offset = 0 if was is None else was[2]
         if was is not None and epoch > was[0]:
-            offset += was[1] + self.stride.get(p.family, 1)
+            stride = self.stride.get(p.family, 1)
+            # a counter printed every step from 1 (`Ep 001` … `Ep 048`, then `Ep 001`): the
+            # epoch before ran `was[1]` steps, none skipped
+            offset += was[1] + (0 if stride == 1 and p.printed == 1 else stride)
         self.state[p.family] = (epoch, p.printed, offset)
         return offset + p.printed
 

@@ -291,8 +291,24 @@ def group_events(observations: list[Obs], records: list[Record],
         grouper.items.remove(notice)
         grouper.saves.remove(notice)
     nested_saves(grouper.items, grouper.saves)
+    _off_counter(grouper.items)
     _save_steps(grouper.items, grouper.saves, grouper)
     return grouper.items
+
+
+def _off_counter(items: list[Any]) -> None:
+    """A save's named step below the first step of the run printed before it, no restore since,
+    is another counter's (a script's stage: `💾 Step 7: Saving final model...` after
+    `1755/1755`, fresh18 V14): its step is resolved as an unnamed save's (`_save_steps`)."""
+    first: dict[int, int] = {}
+    for x in items:
+        if isinstance(x, Record):
+            first.setdefault(x.run, x.glob)
+        elif isinstance(x, Restore):
+            first.clear()
+        elif isinstance(x, Save) and x.named and x.step is not None and x.after is not None and (
+                x.step < first.get(x.after.run, 0)):
+            x.step = None
 
 
 def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:

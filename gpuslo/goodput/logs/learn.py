@@ -50,6 +50,7 @@ from gpuslo.goodput.logs.durations import (
     stride_unsettled,
     window_or_step,
 )
+from gpuslo.goodput.logs.epochs import outer_loop
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -238,6 +239,10 @@ def _epochs_as_steps(marker: Reading) -> Matcher:
                       why="epoch lines and no step lines: the epoch is the step")
     reading.step = marker.epoch
     reading.roles[marker.epoch] = Role("step", why="the epoch counts the progress")  # type: ignore[index]
+    outer = outer_loop(marker.template.fields, marker.epoch)  # type: ignore[arg-type]
+    if outer is not None:  # `[Fold 2 Ep 001]`: the epochs run inside each fold
+        reading.epoch, reading.per_epoch = outer, True
+        reading.roles[outer] = Role("epoch", why="the fold or trial the epochs run inside")
     return compile_reading(reading, "epochs")
 
 

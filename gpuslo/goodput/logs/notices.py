@@ -26,7 +26,10 @@ to model.npz.optimizer.npz` every save-freq updates, and `model.npz.best-perplex
 exports at the top of the excerpt, before any update line, are no save). An export printed with
 a periodic save (no progress between: one `Save`) stays part of it. A best-model save in a log
 whose saves never print the optimizer state stays a save (its file may hold the whole state).
-`leave_out(items)`: both lists, for `items.group_events`.
+`said_again(items) -> list[Save]`: an end line naming the path the save before it wrote, nothing
+between but other lines, is that save said again.
+
+`leave_out(items)`: these lists, for `items.group_events`.
 """
 
 from __future__ import annotations
@@ -45,7 +48,26 @@ STATE_SAVES = 2  # saves printing the optimizer state that make the log's saves 
 def leave_out(items: list[Any]) -> list[Save]:
     """The saves that commit nothing (module docstring), each once."""
     notices = initial_notices(items)
+    notices += [x for x in said_again(items) if x not in notices]
     return notices + [x for x in model_exports(items) if x not in notices]
+
+
+def said_again(items: list[Any]) -> list[Save]:
+    """Saves that are one end line naming the path the save before them wrote, no step and no
+    restore between: that save said again (a script's summary, `📁 Model saved at: ./out` after
+    `✅ Model saved to: ./out` and the final evaluation, fresh18 V14), not another write."""
+    out: list[Save] = []
+    last: Save | None = None
+    for x in items:
+        if isinstance(x, (Record, Restore)):
+            last = None
+        elif isinstance(x, Save):
+            if last is not None and x.lines == 1 and x.ended and not x.path and (
+                    x.named_path and x.named_path == last.named_path):
+                out.append(x)
+                continue
+            last = x
+    return out
 
 
 def initial_notices(items: list[Any]) -> list[Save]:

@@ -77,6 +77,7 @@ from gpuslo.goodput.logs.epochs import (
     Untotalled,
     across_estimate,
     epoch_base,
+    lagging_labels,
     printed_scale,
     reset_at_markers,
     run_across_markers,
@@ -139,7 +140,8 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
     family draw most (superpoint_graph's unnamed bars, an evaluation's `4/4` and the training's
     `1/11` once each, beside the `11/11` bars under `Epoch 88/450`: the training's 11); never
     the N of an inner loop drawn once inside another N's bars (`bars.inside_one_gap`), nor
-    one drawn again and again in a few of its gaps (`bars.now_and_then`)."""
+    one drawn again and again in a few of its gaps (`bars.now_and_then`), which is never the
+    outer loop of another N (the training bar drawn between two evaluations, fresh18 V14)."""
     counts: dict[str, Counter[int]] = {}
     overall: Counter[int] = Counter()
     seqs: dict[tuple[str, int], list[int]] = {}
@@ -156,8 +158,10 @@ def _usual_totals(progress: list[Prog]) -> dict[str, int | None]:
             if p.printed != last.get(key):  # a redraw of the same n is no step of its loop
                 steps.setdefault(key, []).append(p.seq)
             last[key] = p.printed
+    evals = {key for key in draws if now_and_then(draws, *key)}
+    outer = {key: v for key, v in seqs.items() if key not in evals}  # an eval bar nests nothing
     return {f: max(c, key=lambda n, f=f, c=c: (
-        not (inner_total(steps, seqs, f, n) or now_and_then(draws, f, n)), c[n], overall[n]))
+        not ((f, n) in evals or inner_total(steps, outer, f, n)), c[n], overall[n]))
         for f, c in counts.items()}
 
 
@@ -170,6 +174,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
     resetting = reset_at_markers(progress, markers)  # a per-epoch counter with no N
     base = epoch_base(progress, [e for _, e in markers])
     untotalled = Untotalled(progress)
+    lagging = lagging_labels(progress)  # an epoch label printed before it rose
     done: dict[str, int] = {}  # per-call family -> the batches of its bars before
     out: list[Record] = []
     built: list[Record] = []  # records whose job-wide count was built from their epoch
@@ -187,7 +192,7 @@ def _globals(progress: list[Prog], epochs: list[tuple[int, int]],
                 opening_draw(p) or reset_draw(p, before)):  # (no step yet: `bars`)
             continue
         reading = p.matcher.reading if p.matcher is not None else None
-        epoch = p.epoch if p.epoch is not None else None
+        epoch = lagging.get(p.seq, p.epoch)
         per_epoch = bool(reading and reading.per_epoch)
         if epoch is None and context is not None and (p.total is not None or (
                 p.family in resetting)) and (
@@ -267,7 +272,7 @@ def _runs(records: list[Record]) -> None:
         rec.run = run
         elapsed = rec.prog.elapsed if rec.prog.bar else None
         jumped = elapsed is not None and elapsed <= MID_WAY_ELAPSED_S and prev is not None and (
-            rec.glob - prev.glob >= MID_WAY_MIN_STEP)
+            rec.glob - prev.glob >= MID_WAY_MIN_STEP) and not _paced(prev, rec)
         reset = prev is not None and rec.printed <= prev.printed  # a per-epoch bar drawn anew
         anew = epoch_bar_anew(prev, rec, last_elapsed, start)
         if elapsed is not None and (new_run or start is None or last_elapsed is None
@@ -279,6 +284,19 @@ def _runs(records: list[Record]) -> None:
             last_elapsed = elapsed
         if prev is not None and not new_run and rec.glob > prev.glob:
             rec.delta = rec.glob - prev.glob
+
+
+def _paced(prev: Record, rec: Record) -> bool:
+    """Whether the steps a bar's counter jumped since its previous draw fit the clock that passed
+    at the bar's own rate, a second of slack for its whole seconds (a fast bar redrawn every
+    tqdm `mininterval`, 0.1 s: `10/2590 [00:00<00:26, 97.32it/s]`, then `22/2590 [00:00<…]`,
+    fresh18 V15): the bar going on, not one first seen mid-way at `00:00` (a resumed bar)."""
+    a, b = prev.prog, rec.prog
+    if not (a.bar and b.bar) or a.family != b.family or None in (a.elapsed, b.elapsed) or (
+            b.rate_s is None or rec.printed <= prev.printed):
+        return False
+    passed = b.elapsed - a.elapsed  # type: ignore[operator]
+    return passed >= 0 and (rec.glob - prev.glob) * b.rate_s <= passed + 1.0
 
 
 def _bar_start(rec: Record) -> int:
