@@ -1,0 +1,39 @@
+"""Lines of the fresh18 first-contact batch (fixer V1), each with a negative that must not be read
+that way: a window's whole-second duration beside a finer rate of the same window (V01)."""
+
+from __future__ import annotations
+
+import json
+
+from tests.goodput.batch_lines import case as batch_case
+from tests.goodput.batch_lines import read
+
+
+def case(name: str) -> list[str]:
+    return batch_case("fresh18", name)
+
+
+# -- fairseq's train_inner JSON: "ups" beside "train_wall" in whole seconds (fresh18 V01) ---------
+def test_a_rate_finer_than_the_windows_whole_seconds_times_the_window() -> None:
+    # 200 updates a line: train_wall 28 s (0.14 s, only the time inside the steps), ups 6.83-7.1
+    # (0.141-0.148 s); the windows that held a validation (ups 2.48-4.36) are no step's
+    median = read(case("V01"))["step_time_s"]["median"]
+    assert 0.1406 <= median <= 0.1554 and median != 0.14
+
+
+def _fairseq(train_wall: str, ups: str) -> list[str]:
+    out = []
+    for k in range(1, 8):
+        record = {"epoch": 1, "num_updates": str(200 * k), "ups": ups, "train_wall": train_wall,
+                  "wall": str(30 * k)}
+        out.append(f"[2022-06-06 09:{18 + k}:00,000][train_inner][INFO] - {json.dumps(record)}")
+    return out
+
+
+def test_a_window_duration_as_fine_as_the_rate_stays_the_windows_time() -> None:
+    # negative: train_wall printed to the millisecond (28.512 s) is finer than the rate: its
+    # 0.1426 s a step is read, not the rate's 0.1447; and so is 28 s against a rate of two
+    # figures (6.9: 0.7 %, not four times finer than 28's 1.8 %)
+    assert read(_fairseq("28.512", "6.91"))["step_time_s"]["median"] == 0.14256
+    assert read(_fairseq("28", "6.9"))["step_time_s"]["median"] == 0.14
+    assert read(_fairseq("28", "6.91"))["step_time_s"]["median"] == 0.144718
