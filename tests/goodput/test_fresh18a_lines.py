@@ -37,3 +37,26 @@ def test_a_window_duration_as_fine_as_the_rate_stays_the_windows_time() -> None:
     assert read(_fairseq("28.512", "6.91"))["step_time_s"]["median"] == 0.14256
     assert read(_fairseq("28", "6.9"))["step_time_s"]["median"] == 0.14
     assert read(_fairseq("28", "6.91"))["step_time_s"]["median"] == 0.144718
+
+
+# -- Coqui TTS: metrics spread over indented lines, a loss named after a duration (fresh18 V02) -
+def test_a_value_named_as_a_loss_is_no_time_whatever_its_name_holds() -> None:
+    # `| > loss_duration: 1.76319  (2.02938)` is the duration predictor's loss; `step_time` times
+    # the step: 1.31510, 1.24220, 1.22270, 1.34090, 1.31130 s
+    assert read(case("V02"))["step_time_s"]["median"] == 1.3113
+
+
+def _coqui(names: list[str]) -> list[str]:
+    out = []
+    for k, value in enumerate((1.3151, 1.2422, 1.2227, 1.3409, 1.3113), 1):
+        out += [f" > TRAINING (2022-11-03 10:{10 + k}:00) ",
+                f"   --> STEP: {k}/36 -- GLOBAL_STEP: {25 * k}"]
+        out += [f"     | > {name}: {value:.5f}  (1.3)" for name in names]
+    return out
+
+
+def test_a_duration_named_without_a_loss_stays_a_step_time() -> None:
+    # negative: `duration` alone still times the step (1.22-1.34 s a line); named as a loss it
+    # times nothing, and with no other time on the lines the step time is unknown
+    assert read(_coqui(["duration"]))["step_time_s"]["median"] == 1.3113
+    assert read(_coqui(["loss_duration"]))["step_time_s"]["median"]  is None
