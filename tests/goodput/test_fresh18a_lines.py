@@ -1,5 +1,6 @@
 """Lines of the fresh18 first-contact batch (fixer V1), each with a negative that must not be read
-that way: a window's whole-second duration beside a finer rate of the same window (V01)."""
+that way: a window's whole-second duration beside a finer rate of the same window (V01); a loss named
+after a duration, a best model's file under its bare label (V02)."""
 
 from __future__ import annotations
 
@@ -60,3 +61,22 @@ def test_a_duration_named_without_a_loss_stays_a_step_time() -> None:
     # times nothing, and with no other time on the lines the step time is unknown
     assert read(_coqui(["duration"]))["step_time_s"]["median"] == 1.3113
     assert read(_coqui(["loss_duration"]))["step_time_s"]["median"]  is None
+
+
+def test_a_best_models_file_under_its_bare_label_is_a_save_at_the_step_it_names() -> None:
+    # ` > BEST MODEL : /content/…/best_model_1000037.pth` after epochs 0 and 2 (save_best_model
+    # prints it, then writes the file)
+    saves = read(case("V02"))["checkpoint_saves"]
+    assert [s["step"] for s in saves] == [1000037, 1000109]
+
+
+def test_a_best_model_label_without_a_weights_file_or_after_a_load_verb_is_no_save() -> None:
+    # negatives: HRNet's `=> best model : True` (a flag before its own `saving checkpoint`
+    # line), a classifier's `>>> Best Model : Random Forest`, and a load of the best model
+    steps = [f"2022-11-03 10:{10 + i}:00 step: {100 * i}/1000 loss 1.2 step_time: 1.31"
+             for i in range(1, 6)]
+    for label in ("=> best model : True", ">>> Best Model : Random Forest  (AUC = 0.8812)",
+                  "Loading best model: /content/run/best_model_200.pth"):
+        assert read(steps[:2] + [label] + steps[2:])["checkpoint_saves"] == [], label
+    saved = read(steps[:2] + [" > BEST MODEL : /content/run/best_model_200.pkl"] + steps[2:])
+    assert [s["step"] for s in saved["checkpoint_saves"]] == [200]
