@@ -1,6 +1,6 @@
 """Lines of the fresh18 first-contact batch (fixer V1), each with a negative that must not be read
-that way: a window's whole-second duration beside a finer rate of the same window (V01); a loss named
-after a duration, a best model's file under its bare label (V02)."""
+that way: a window's whole-second duration beside a finer rate of the same window (V01); a loss
+named after a duration, a best model's file under its bare label (V02)."""
 
 from __future__ import annotations
 
