@@ -5,9 +5,14 @@ named after a duration, a best model's file under its bare label (V02)."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.reader import LogReader
+from tests.goodput.batch_lines import PROFILES, read
 from tests.goodput.batch_lines import case as batch_case
-from tests.goodput.batch_lines import read
+
+NORM = Normaliser(PROFILES)
 
 
 def case(name: str) -> list[str]:
@@ -80,3 +85,83 @@ def test_a_best_model_label_without_a_weights_file_or_after_a_load_verb_is_no_sa
         assert read(steps[:2] + [label] + steps[2:])["checkpoint_saves"] == [], label
     saved = read(steps[:2] + [" > BEST MODEL : /content/run/best_model_200.pkl"] + steps[2:])
     assert [s["step"] for s in saved["checkpoint_saves"]] == [200]
+
+
+# -- DCGAN-tensorflow under TF 1.15: an abort at start-up, a relaunch, a global counter (V03) ----
+REFERENCE = 1796601600.0  # 2026-12-07: when the log was last written (its file's mtime)
+_ABSL = ("W0522 00:53:00.436580 140124560234304 module_wrapper.py:139] From main.py:75: The name "
+         "tf.ConfigProto is deprecated. Please use tf.compat.v1.ConfigProto instead.")
+_TF_CPP = ("2021-05-22 00:53:00.437019: I tensorflow/core/platform/cpu_feature_guard.cc:142] "
+           "Your CPU supports instructions that this TensorFlow binary was not compiled to use")
+
+
+def _parse(lines: list[str]) -> Any:
+    reader = LogReader(PROFILES, reference=REFERENCE)
+    for line in lines:
+        reader.feed(line)
+    return reader.finish()
+
+
+def test_year_less_stamps_above_the_first_full_one_take_its_year() -> None:
+    # the absl `W0522 00:53:00` warnings open the launch, the C++ lines below print 2021
+    parsed = _parse([_ABSL, _TF_CPP, _ABSL.replace("00:53:00", "00:53:02")])
+    assert parsed.year_assumed is None and parsed.clock_back == []
+    assert parsed.first_ts == 1621644780.43658  # 2021-05-22 00:53:00.436580 UTC
+    assert read(case("V03"))["span_s"] < 400  # not 16 h across a year's jump
+
+
+def test_year_less_stamps_with_no_full_one_or_across_new_year_keep_their_own_year() -> None:
+    # negatives: no full stamp at all: the file's year (said in a note); a full stamp on Jan 1
+    # below a Dec 31 year-less one: the year before it
+    alone = _parse([_ABSL, _ABSL.replace("00:53:00", "00:53:02")])
+    assert alone.year_assumed == 2026
+    new_year = _parse([_ABSL.replace("W0522 00:53:00", "W1231 23:59:58"),
+                       _TF_CPP.replace("2021-05-22 00:53:00", "2022-01-01 00:00:01")])
+    assert new_year.clock_back == [] and new_year.first_ts == 1640995198.43658  # 2021-12-31
+
+
+def test_a_logging_record_glued_to_a_step_lines_last_value_is_its_own_record() -> None:
+    # the last step line of V03 ends `g_loss: 0.69223416WARNING:tensorflow:From …/saver.py:963:
+    # remove_checkpoint …`: read as the step it is, its `time:` the elapsed time of the others
+    assert read(case("V03"))["step_time_s"]["median"] == 0.7589
+
+
+def test_a_logging_word_inside_a_message_or_after_a_stamp_is_no_glued_record() -> None:
+    # negatives: `level INFO:` in prose has a space before it; a stamp then `INFO:root:`
+    assert NORM.split("loss 0.69 now at level INFO:root: ok") == [
+        "loss 0.69 now at level INFO:root: ok"]
+    assert NORM.split("2021-05-22 00:53:00 INFO:root:step 5") == [
+        "2021-05-22 00:53:00 INFO:root:step 5"]
+    assert NORM.split("g_loss: 0.69223416WARNING:tensorflow:From x.py:9: y") == [
+        "g_loss: 0.69223416", "WARNING:tensorflow:From x.py:9: y"]
+
+
+def test_an_unnamed_counter_after_an_open_bracket_before_the_epoch_is_the_step() -> None:
+    # `[       1 Epoch:[ 0/25] [   0/ 273] time: 1.2979, …` to `[     393 Epoch:[ 1/25] [ 119/
+    # 273] …`: the global counter, not epoch × 273 + batch (0 .. 392)
+    steps = read(case("V03"))["steps"]
+    assert (steps["first"], steps["last"]) == (1, 393)
+
+
+def test_a_closed_or_unnamed_follower_bracket_counter_stays_as_it_was() -> None:
+    # negative: `[ 3 | Epoch …` is not left open before the name; the pair in the epoch is read
+    lines = [f"[ 3 | Epoch:[ 0/25] [ {b:3d}/ 273] time: {0.75 * (b + 1):.4f}, d_loss: 1.39"
+             for b in range(0, 40)]
+    steps = read(lines)["steps"]
+    assert (steps["first"], steps["last"]) == (0, 39)
+
+
+def test_a_start_up_printed_again_unstamped_after_a_fatal_abort_is_a_relaunch() -> None:
+    # the first launch aborts (CUDA out of memory, `Fatal Python error: Aborted`); the opening
+    # `WARNING:tensorflow:` / contrib notice again, unstamped, then counter 1 .. 393
+    doc = read(case("V03"))
+    assert len(doc["restarts"]) == 1
+    assert [i["cause"] for i in doc["interruptions"]] == ["cuda_oom"]
+
+
+def test_a_start_up_line_printed_again_unstamped_after_a_stamped_line_stays_its_tail() -> None:
+    # negative: the same opening again right after a stamped line with no stop between: its
+    # tail (another program's dump), no relaunch
+    opening = ["WARNING:tensorflow:", "The TensorFlow contrib module will not be included."]
+    steps = [f"2021-05-22 00:53:{10 + k:02d}.000000: I step {k} loss 0.5" for k in range(1, 6)]
+    assert read(opening + steps + opening)["restarts"] == []
