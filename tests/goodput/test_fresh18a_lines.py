@@ -165,3 +165,27 @@ def test_a_start_up_line_printed_again_unstamped_after_a_stamped_line_stays_its_
     opening = ["WARNING:tensorflow:", "The TensorFlow contrib module will not be included."]
     steps = [f"2021-05-22 00:53:{10 + k:02d}.000000: I step {k} loss 0.5" for k in range(1, 6)]
     assert read(opening + steps + opening)["restarts"] == []
+
+
+# -- PDPP/MTID: eight DDP processes print the start-up, then their bars glued by \r (V04) -------
+def test_an_unstamped_start_up_printed_again_by_each_process_before_any_step_is_one_launch(
+        ) -> None:
+    doc = read(case("V04"))
+    assert doc["restarts"] == [] and doc["interruptions"] == []
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 3)
+
+
+def _pdpp(between: list[str]) -> list[str]:
+    loaded = ["Loading the CrossTask features",
+              "Loaded /data/crosstask/train_list.json", "Loaded /data/output.json"]
+    bars = [f"total train:   {k}%|          | {k}/200 [{k * 34 // 60:02d}:{k * 34 % 60:02d}"
+            "<1:56:14, 34.00s/it]" for k in range(0, 4)]
+    return loaded + between + loaded[1:] + bars
+
+
+def test_the_same_start_up_again_after_a_stop_before_any_step_stays_a_relaunch() -> None:
+    # negative: a traceback between the two start-ups: the first process died, a new one began
+    stop = ["Traceback (most recent call last):", '  File "main.py", line 9, in <module>',
+            "RuntimeError: CUDA error: out of memory"]
+    assert len(read(_pdpp(stop))["restarts"]) == 1
+    assert read(_pdpp([]))["restarts"] == []

@@ -110,7 +110,10 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     what follows before the next place: a restore, a counter or an epoch that is not above the
     last one before it (the run began again), or the next place being a launch too. With
     nothing between it and the log's end, or the next place, it is one only where no progress
-    came before (a launch that never stepped, launched again: fresh12 O19). A place followed
+    came before (a launch that never stepped, launched again: fresh12 O19), and, unstamped,
+    only after a stop (`_stopped`): the processes of one launch each print the start-up before
+    any step (fresh18 V04: eight DDP processes' `Loaded …/train_list.json` / `Loaded
+    …/output.json`, then their eight tqdm bars at `0/200`). A place followed
     by progress that goes on is a status line of the loop, not a launch; and a start-up line
     printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
     lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
@@ -128,6 +131,8 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
         verdict = _followed(items, progress, place, _next_launch(places, k), epochs)
         if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
             verdict = "fresh"
+        if verdict == "fresh" and place.ts is None and not _stopped(items, place):
+            verdict = "none"  # unstamped, nothing stopped: another process's start-up
         verdicts.append((place, verdict))
     ons = Counter(place.at for place, verdict in verdicts if verdict == "on")
     chosen: list[Reopened] = []
