@@ -189,3 +189,27 @@ def test_the_same_start_up_again_after_a_stop_before_any_step_stays_a_relaunch()
             "RuntimeError: CUDA error: out of memory"]
     assert len(read(_pdpp(stop))["restarts"]) == 1
     assert read(_pdpp([]))["restarts"] == []
+
+
+# -- Knover: `Evaluation:` then `step N:lm_loss: …` per evaluation batch, past the training (V07)
+def test_a_counter_printed_only_under_an_evaluation_header_is_not_the_training_steps() -> None:
+    # two launches of steps 100 .. 1000; the evaluation blocks count to 4200 and 2600
+    doc = read(case("V07"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (100, 1000)
+    assert len(doc["restarts"]) == 1 and len(doc["interruptions"]) == 2
+
+
+def _knover(header: str, evals: int) -> list[str]:
+    out = [f"[train][1] progress: 1/1 step: {100 * k}, time: 3.{k}00, speed: 27.2 steps/s"
+           for k in range(1, 4)]
+    out += ["=" * 40, header] + [f"\tstep {100 * k}:lm_loss: 4.6, ppl: 101.3, loss: 4.6"
+                                 for k in range(1, evals + 1)]
+    return out
+
+
+def test_a_counter_under_a_header_that_is_not_only_an_evaluations_name_stays_read() -> None:
+    # negatives: the most numerous family is read as the steps where its block is opened by a
+    # line that is no bare evaluation header (`Evaluating 5000 samples:`, `Training:`)
+    assert read(_knover("Evaluation:", 8))["steps"]["last"] == 300
+    assert read(_knover("Evaluating 5000 samples:", 8))["steps"]["last"] == 800
+    assert read(_knover("Training:", 8))["steps"]["last"] == 800
