@@ -19,9 +19,10 @@ and is, best first:
   or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
-  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`); but 3 for the
-  unnamed integer right after such a bracket, cut off by `|` (YOLACT's `[  0]      10 || B: …`:
-  the bracket is the epoch, `after_bracket`);
+  (clu's `[1500] steps_per_second=…`; `[ 510] 9.4s/step`; `[10/500] loss …`), or after an
+  opening `[` left open before a named value (DCGAN-tensorflow's `[   1 Epoch:[ 0/25] …`);
+  but 3 for the unnamed integer right after such a bracket, cut off by `|` (YOLACT's `[  0]
+  10 || B: …`: the bracket is the epoch, `after_bracket`);
 - 1 another `n/N`, or an unnamed count followed by its plural noun (fairseq-lua's `| epoch 009 |
   0045063 updates | words/s …`: `NNN updates`, `NNN steps`), or the index a named value is
   reported at, printed between the name and the value (tacotron2's `Train loss 7 5.797815`),
@@ -158,9 +159,20 @@ def _leading(f: Field, fields: list[Field], opening: str) -> bool:
             fields[1].integer and not fields[1].key):
         last = fields[1]  # `1/25000:` - the pair ends at its N
     sep = last.after.strip()[:1]
+    if opening == "bracket" and sep != "]" and _named_next(last, fields):
+        return True
     if sep not in ((":", "|") if opening == "lead" else ("]",)):
         return False
     return any(g.key or g.after.strip()[:1].isalpha() for g in fields[last.index + 1:])
+
+
+def _named_next(f: Field, fields: list[Field]) -> bool:
+    """The record's opening `[` and unnamed integer `f`, then the name of the next value with
+    the bracket left open (DCGAN-tensorflow's model.py `"[%8d Epoch:[%2d/%2d] [%4d/%4d] time:
+    …" % (counter, epoch, config.epoch, idx, batch_idxs)`: `[       1 Epoch:[ 0/25] [   0/
+    273] time: 1.2979, …`, its global counter before the epoch and the batch in it)."""
+    nxt = fields[f.index + 1] if f.index + 1 < len(fields) else None
+    return nxt is not None and bool(nxt.key) and f.after.strip().startswith(nxt.key)
 
 
 def opening(text: str) -> str:

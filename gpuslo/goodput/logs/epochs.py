@@ -28,7 +28,7 @@ from gpuslo.goodput.logs.tokens import number
 
 _NAMING = ("save", "restore")
 # step times measured over the window since the record before (`steptimes._preferred`'s sources)
-_WINDOWED = ("window_s", "stamps", "elapsed", "stamps_coarse", "elapsed_coarse")
+_WINDOWED = ("window_s", "window_rate", "stamps", "elapsed", "stamps_coarse", "elapsed_coarse")
 
 
 def epoch_base(progress: list[Prog], marker_epochs: list[int]) -> int:

@@ -51,6 +51,7 @@ from gpuslo.goodput.logs.durations import (
     window_or_step,
 )
 from gpuslo.goodput.logs.epochs import outer_loop
+from gpuslo.goodput.logs.evalblock import in_evaluation
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -150,18 +151,20 @@ def _standing(readings: list[Reading]) -> bool:
     return sum(x.template.count for x in readings) >= RECURRING and len(done) == 1
 
 
-def _choose(families: dict[str, list[Reading]]) -> list[str]:
-    """The families read as training progress (see the module docstring)."""
+def _choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str]:
+    """The families read as training progress (see the module docstring); a family printed
+    only in `evaluation` blocks (`evalblock`) ranks last."""
     def span(name: str) -> tuple[int, int]:
         lines = [n for r in families[name] for n in r.template.lines]
         return min(lines), max(lines)
 
-    def score(name: str) -> tuple[bool, bool, int, int, int]:
+    def score(name: str) -> tuple[bool, bool, bool, int, int, int]:
         readings = families[name]
         timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
                                "smoothed_s", "line_s") for x in readings for r in x.roles.values())
         stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (not nested_in_one_gap(name, families), not _standing(readings),
+        return (name not in evaluation, not nested_in_one_gap(name, families),
+                not _standing(readings),
                 sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
 
     if not families:
@@ -372,7 +375,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         whole = cut_start(name, families)
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
             families[whole] += families.pop(name)
-    chosen = _choose(families)
+    chosen = _choose(families, {n for n, rs in families.items() if in_evaluation(rs, records)})
     evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
     for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
         reading.progress = True

@@ -165,7 +165,8 @@ class LogReader:
         self.norm.learn_labels([self.norm.dedent(c) for c in cleaned])
         self.norm.shapes = self._stamp_shapes(buffered)
         wrap = wrap_width([c for _, line, _ in buffered if (c := self.norm.clean(line))])
-        scratch = RecordPipe(self.norm, Clock(reference=self.clock.reference), wrap)
+        ahead = Clock(reference=self.clock.reference)
+        scratch = RecordPipe(self.norm, ahead, wrap)
         sample: list[SampleRecord] = []
         # the roles are learnt on the trainer's own clock: a transport's times (a collector's,
         # a block-buffered pipe's arrival) would judge its printed durations (`learn`)
@@ -173,6 +174,7 @@ class LogReader:
             sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank)
                        for r in scratch.push(number, line, ts)]
         sample += [SampleRecord(r.line, r.text, _own(r.ts), r.rank) for r in scratch.flush()]
+        self.clock.ahead = ahead.first_dated  # dates the year-less stamps above it
         self.learnt = learn(sample, self.profiles.pins)
         self.tally = Tally(*self.learnt.counted) if self.learnt.counted else None
         self.pipe = RecordPipe(self.norm, self.clock, wrap)

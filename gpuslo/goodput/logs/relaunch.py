@@ -105,11 +105,15 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     """The places that begin a launch: two start-up lines printed again in order (`pair`), or
     the first alone right before such a place, stamped apart (a launch cut after its first
     line), at least `GAP_S` after the line before when stamped and never an unstamped line
-    after a stamped one (its record's tail); and then a launch shown by
+    after a stamped one (its record's tail) unless the process stopped between them
+    (`_stopped`); and then a launch shown by
     what follows before the next place: a restore, a counter or an epoch that is not above the
     last one before it (the run began again), or the next place being a launch too. With
     nothing between it and the log's end, or the next place, it is one only where no progress
-    came before (a launch that never stepped, launched again: fresh12 O19). A place followed
+    came before (a launch that never stepped, launched again: fresh12 O19), and, unstamped,
+    only after a stop (`_stopped`): the processes of one launch each print the start-up before
+    any step (fresh18 V04: eight DDP processes' `Loaded …/train_list.json` / `Loaded
+    …/output.json`, then their eight tqdm bars at `0/200`). A place followed
     by progress that goes on is a status line of the loop, not a launch; and a start-up line
     printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
     lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
@@ -120,13 +124,15 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
         cut = after is not None and after.pair and after.seq == place.seq + 1 and (
             place.ts is not None and after.ts is not None and after.ts > place.ts)
         stamped = place.ts is not None and place.prev_ts is not None
-        inside = place.ts is None and place.prev_ts is not None  # a stamped record's tail
+        inside = place.ts is None and place.prev_ts is not None and not _stopped(items, place)
         if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
             verdicts.append((place, "none"))
             continue
         verdict = _followed(items, progress, place, _next_launch(places, k), epochs)
         if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
             verdict = "fresh"
+        if verdict == "fresh" and place.ts is None and not _stopped(items, place):
+            verdict = "none"  # unstamped, nothing stopped: another process's start-up
         verdicts.append((place, verdict))
     ons = Counter(place.at for place, verdict in verdicts if verdict == "on")
     chosen: list[Reopened] = []
@@ -139,6 +145,23 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
             chosen.append(place)
         later_launch = launch
     return chosen[::-1]
+
+
+def _stopped(items: list[Any], place: Reopened) -> bool:
+    """Whether the process stopped right before `place`: an interruption after the last progress
+    record above it. An unstamped place after a stamped record is then no tail of that record
+    but a new process's start-up (DCGAN-tensorflow under TF 1.15: `… F
+    tensorflow/stream_executor/lib/statusor.cc:34] … no supported devices found for platform
+    CUDA`, `Fatal Python error: Aborted` and its stack, then `WARNING:tensorflow:` and the
+    contrib notice the log opens with, unstamped, 45 s before the next stamp)."""
+    for item in reversed(items):
+        if _line(item) >= place.line:
+            continue
+        if isinstance(item, Record):
+            return False
+        if isinstance(item, Interruption):
+            return True
+    return False
 
 
 def _next_launch(places: list[Reopened], k: int) -> Reopened | None:

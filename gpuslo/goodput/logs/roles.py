@@ -96,9 +96,13 @@ COUNT_NOUNS = {"frames", "frame", "utterances", "utterance", "tokens", "token", 
                "sample", "words", "word", "bytes", "chars", "characters", "images", "examples"}
 # a duration of one event, never a running total (DeepSpeed-Chat's `E2E latency=2.12s` per step)
 PER_EVENT_WORDS = {"latency"}
+# a value named as a loss is no time whatever else its name holds (Coqui TTS's VITS
+# `| > loss_duration: 1.76319  (2.02938)`: the duration predictor's loss, beside `step_time`)
+LOSS_WORDS = {"loss", "losses"}
 HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
 def _time_scale(f: Field) -> float | None:
-    """Seconds per unit of a duration field, None when the field is not a duration. A `Cost`
+    """Seconds per unit of a duration field, None when the field is not a duration (nor one
+    named as a loss: LOSS_WORDS). A `Cost`
     named alone, with no unit, is PaddlePaddle's loss (`Pass 0, Batch 100, Cost 2.26`: the v2
     trainer's `event.cost`), a time only when qualified (`batch_cost`, `reader_cost`)."""
     if f.kind == "dur":
@@ -122,7 +126,7 @@ def _time_scale(f: Field) -> float | None:
     if f.unit or _PER_SECOND.search(f.key):
         return None
     ws = words(f.key)
-    if not set(ws) & TIME_WORDS or ws == ["cost"]:
+    if not set(ws) & TIME_WORDS or ws == ["cost"] or set(ws) & LOSS_WORDS:
         return None
     for w in reversed(ws):
         if w in _UNIT:

@@ -235,6 +235,10 @@ class Clock:
     offset: float = 0.0
     back_steps: list[tuple[int, float]] = field(default_factory=list)
     year_first: int | None = None
+    # midnight (Unix seconds) of the first stamp that prints its year: `first_dated` as read,
+    # `ahead` as the reader's head sample showed it before the year-less stamps above it
+    first_dated: float | None = None
+    ahead: float | None = None
     _month: int = 0  # the month of the last year-less date, for the roll-over
     _midnights: dict[tuple[int, int, int], float] = field(default_factory=dict, repr=False,
                                                           compare=False)
@@ -291,6 +295,8 @@ class Clock:
             if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
                 return None
             midnight = self._midnight(year, month, day)
+            if self.first_dated is None and _year(g) is not None:
+                self.first_dated = midnight
             zone = g.get("z")
             east = _zone_seconds(zone) if zone else 0.0
         except (KeyError, ValueError, OverflowError, TypeError):
@@ -300,10 +306,14 @@ class Clock:
 
     def _yearless(self, month: int, day: int) -> int:
         """The year of a date printed without one and no full stamp before it (see the module
-        docstring)."""
-        if self.reference is None or not 1 <= month <= 12:
+        docstring): the latest in which it is not after the log's first full stamp when the
+        head showed one (`ahead`: TF 1.x's absl `W0522 00:53:00.436580 …` warnings above its
+        C++ `2021-05-22 00:53:00.437019: I tensorflow/…` lines), else its `reference`."""
+        if not 1 <= month <= 12 or (self.reference is None and self.ahead is None):
             return REFERENCE_YEAR
-        if self.assumed_year is None:
+        if self.assumed_year is None and self.ahead is not None:
+            self.assumed_year = year_before(month, day, self.ahead + 86399.0)
+        elif self.assumed_year is None:
             self.assumed_year = self.year_first = year_before(month, day, self.reference)
         elif month < self._month - 6:  # December, then January: a new year
             self.assumed_year += 1

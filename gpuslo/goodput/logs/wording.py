@@ -47,6 +47,7 @@ TRIGGER_STARTS = (
     "persist", "terminated", "bus", "core", "worker", "node", "actor", "replica", "executor",
     "slice", "host", "tpu", "ray", "gpu", "raise", "abort", "skip", "interrupt",
     "pt", "safetensors", "pdparams", "caffemodel",  # a checkpoint file's path alone on its line
+    "best",  # a best model's file under its label (`BEST MODEL : …/best_model_1000037.pkl`)
 )
 # the words of a finished save, looked for on a progress record (and by `fast`, after a match)
 SAVED = re.compile(r"(?i)\b(?:saved|wrote|written)\b")
