@@ -161,7 +161,9 @@ LATER_TRAINING_MISSES = {
     # Marian's best-model copies of one update (fresh C02, counted once by its facts); U12's
     # global step is settled by its in-epoch bars (`(step b/324)`, `global_step=324`: the facts'
     # 16..1668), but its ASCII bar splits into one template per fill and gpuslo keeps the named
-    # `step N/200000` counter as printed (100..1620).
+    # `step N/200000` counter as printed (100..1620); masking the `|||....|` fill as one bar
+    # glyph (tried in round 15) makes the bars one family, but the two step families of one
+    # loop are then combined on the wrong scale (saves dated 200000..), so it was not kept.
     ("training_logs", "fresh17"): {
         "U09",
         "U12",
