@@ -151,16 +151,20 @@ LATER_TRAINING_MISSES = {
     # (U20); a script's opening printed again after a traceback is a relaunch, its crash an
     # interruption (U14); a counter printed every few epochs that starts again after its N is a
     # new phase (U18); stamped epoch markers falling to 1 after a pause longer than any of the
-    # run's own are relaunches in a log with no progress records (U11). Left: U03 reads its
-    # `Save models (cv)` but counts `START predict.py` after `END train.py` (a second program,
-    # not a relaunch) as a seventh restart; U09's hapi `save checkpoint at .../save/final`
+    # run's own are relaunches in a log with no progress records (U11). U03 reads right since
+    # a script's own end mark naming it (`END train.py`) is a clean end, and another script
+    # started after a clean end (`START predict.py`, its start-up like train.py's) is the job's
+    # next step, not a seventh restart; the same script again, or another after a crash or a
+    # log that just stops, stays a relaunch (relaunch.next_script, log_profiles.yaml;
+    # tests/goodput/test_fresh17u_steps.py). Left: U09's hapi `save checkpoint at .../save/final`
     # rewrites save/9's state after evaluation lines only, which the lines cannot tell from
     # Marian's best-model copies of one update (fresh C02, counted once by its facts); U12's
     # global step is settled by its in-epoch bars (`(step b/324)`, `global_step=324`: the facts'
     # 16..1668), but its ASCII bar splits into one template per fill and gpuslo keeps the named
-    # `step N/200000` counter as printed (100..1620).
+    # `step N/200000` counter as printed (100..1620); masking the `|||....|` fill as one bar
+    # glyph (tried in round 15) makes the bars one family, but the two step families of one
+    # loop are then combined on the wrong scale (saves dated 200000..), so it was not kept.
     ("training_logs", "fresh17"): {
-        "U03",
         "U09",
         "U12",
     },

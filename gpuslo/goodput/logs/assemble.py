@@ -120,7 +120,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
     items = reopenings(headers_again(group_events(parsed.observations, records,
-                                                  checkpoint_step, leave_out)), parsed)
+                                                  checkpoint_step, leave_out)), parsed, notes)
     items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
     if file_commits:
         file_commits, refused = sound_files(

@@ -15,7 +15,8 @@ progress records in log order and groups the lines of one event:
   worded as the ended save's, a number changed, after other lines is another save (`_again`),
   and an epoch marker closes the open save; a save whose lines lie inside a later save's
   printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
-  shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`);
+  shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`); a line after the
+  end line saying the same file was saved restates the save then open (`_restated`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
@@ -53,10 +54,13 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     Restore,
     Save,
     _int,
+    again_worded,
     inside,
     line_path_step,
+    named_in_path,
     nested_saves,
     path_step,
+    same_file,
     temporary,
 )
 from gpuslo.goodput.logs.tokens import number
@@ -75,6 +79,7 @@ class _Grouper:
         self.hint: int | None = None
         self.save: Save | None = None
         self.last_save: Save | None = None
+        self.ended: Save | None = None  # the save open when an end line came (`_restated`)
         self.restore: Restore | None = None
         self.intr: Interruption | None = None
         self.saves: list[Save] = []
@@ -86,7 +91,7 @@ class _Grouper:
     def record(self, rec: Record) -> None:
         self.items.append(rec)
         self.last, self.hint, self.again = rec, None, rec.again
-        self.save = self.restore = self.intr = None
+        self.save = self.restore = self.intr = self.ended = None
 
     def _repeated_since(self, save: Save, o: Obs, step: int | None) -> bool:
         """A line printed the current step again between `save` and this start line that names
@@ -109,6 +114,7 @@ class _Grouper:
             self._header_again(o)
         else:
             if o.kind in ("init", "restart", "end"):
+                self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
 
@@ -143,6 +149,8 @@ class _Grouper:
         seconds = number(d.get("seconds", "")) if d.get("seconds") else None
         if seconds is None and d.get("ms"):
             seconds = (number(d["ms"]) or 0.0) / 1000.0
+        if self._restated(o, phase):
+            return
         if phase == "duration":
             target = self.save or self.last_save
             if target is not None and target.seconds is None:
@@ -178,6 +186,20 @@ class _Grouper:
         save.epoch = save.epoch if save.epoch is not None else _int(d.get("epoch"))
         save.named_path = save.named_path or d.get("path", "")
 
+    def _restated(self, o: Obs, phase: str) -> bool:
+        """A line after the end line saying the file the save open then wrote was saved, no
+        progress between, restates that save (an XGBoost pipeline's summary `Model saved to:
+        output/linear/xgboost_model.pkl` after `Saved model to: output\\linear\\…pkl` and
+        `Training Complete!`, fresh12 O19, one save by its facts); a save to another target
+        after the end is another (HF's final `Saving model checkpoint to <output dir>` after
+        `checkpoint-2100`, fresh15 R05)."""
+        ended = self.ended
+        if self.save is not None or ended is None or phase != "end" or not same_file(
+                o.data.get("path") or "", ended.named_path or ended.path):
+            return False
+        ended.lines += 1
+        return True
+
     @staticmethod
     def _failed(save: Save, o: Obs) -> None:
         """A line says `save` failed: it ends there and commits nothing (newcomer3 #3)."""
@@ -191,7 +213,7 @@ class _Grouper:
         progress since that names no other step), else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
-            epoch is None or current.epoch in (None, epoch)) and not _again(current, o, phase)
+            epoch is None or current.epoch in (None, epoch)) and not again_worded(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
@@ -329,7 +351,7 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             continue
         before = save.after
         after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
-        named = _named_in_path(save.named_path, [r.glob for r in (before, after) if r is not None])
+        named = named_in_path(save.named_path, [r.glob for r in (before, after) if r is not None])
         restored = _restored_later(items, save, before, after)
         if named is not None:
             save.step = named
@@ -344,22 +366,6 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
-
-
-_DIGIT_RUN = re.compile(r"\d+")
-
-
-def _again(save: Save, o: Obs, phase: str) -> bool:
-    """An end line worded as the ended save's own, a number in it changed, after other lines
-    (Tianxiaomo/pytorch-YOLOv4's `Checkpoint 1 saved !`, then `Created checkpoint directory`
-    six minutes later and `Checkpoint 2 saved !`, the epoch's steps printed at DEBUG level or
-    not at all between): another save, not a second file of the one ended. The same text again
-    (a line every rank prints), or the next line (theano_alexnet's `weight saved: W_0_1`,
-    `weight saved: W_1_1`, … one line per array of one save), is the same save."""
-    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text or (
-            o.seq <= save.end_seq + 1):
-        return False
-    return _DIGIT_RUN.sub("0", o.text) == _DIGIT_RUN.sub("0", save.end_text)
 
 
 def unfinished(items: list[Any], k: int) -> bool:
@@ -389,15 +395,3 @@ def _restored_later(items: list[Any], save: Save, before: Record | None,
         if isinstance(item, Restore) and item.step is not None and low <= item.step <= high:
             return item.step
     return None
-
-
-_FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
-
-
-def _named_in_path(path: str, steps: list[int]) -> int | None:
-    """The step printed just before or after a save that a number of its file name repeats
-    (WLASL's `checkpoints/nslt_2000_003036_0.001389.pt` beside `Step 3036/64000`: the step
-    zero-padded between the class count and the score), else None."""
-    name = re.split(r"[/\\]", path)[-1] if path else ""
-    numbers = {int(n) for n in _FILE_NUMBERS.findall(name)}
-    return next((s for s in steps if s > 0 and s in numbers), None)

@@ -61,6 +61,7 @@ class Reopened:
     text: str = ""
     pair: bool = False
     at: int = 0  # the start-up line it prints again (0: the first)
+    startup: str = ""  # that start-up line as first printed
 
 
 def same(a: str, b: str) -> bool:
@@ -120,7 +121,8 @@ class Opening:
         elif at:
             self._run, self._high = (seq, at[0]), at[0]
             if len(self.found) < MAX_REOPENED:
-                self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0]))
+                self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0],
+                                           startup=self.startup[at[0]][:300]))
         elif not self._stepped:
             self._keep(text, seq)
             self._high = None  # a new start-up line: no launch printed again is open

@@ -66,9 +66,12 @@ def headers_again(items: list[Any]) -> list[Any]:
 GAP_S = 5.0  # a relaunch starts at least this long after the line before it (a new process)
 
 
-def reopenings(items: list[Any], parsed: ParsedLog) -> list[Any]:
+def reopenings(items: list[Any], parsed: ParsedLog, notes: list[str] | None = None
+               ) -> list[Any]:
     """`items` with a `relaunch` mark before each place the script's opening is printed again
-    and a new launch follows (`_launches`); see `opening.Opening` for the places."""
+    and a new launch follows (`_launches`); see `opening.Opening` for the places. A place that
+    starts another script after a clean end (`next_script`) is a new job step, not a launch:
+    no mark, a note in `notes`."""
     if not parsed.reopened or _opening_loops(items, parsed.opening_seqs):
         return items
     epochs = [(o.seq, _epoch(o)) for o in parsed.observations if o.kind == "epoch"]
@@ -78,9 +81,37 @@ def reopenings(items: list[Any], parsed: ParsedLog) -> list[Any]:
                   None, place.seq)
         at = next((k for k, x in enumerate(out) if _line(x) >= place.line), len(out))
         stepped = any(isinstance(x, Record) for x in out[:at])
-        if not _told(out[at:], stepped):
+        if next_script(out[:at], place):
+            if notes is not None:
+                notes.append(f"line {place.line}: another script starts after the run's own "
+                             "end line: a new job step, not a restart")
+        elif not _told(out[at:], stepped):
             out.insert(at, Mark("relaunch", obs))
     return out
+
+
+# a script's file name (`train.py`, `run_eval.sh`), as a start or end mark prints it
+_SCRIPT = re.compile(r"[\w-]+\.(?:py|sh|ipynb|jl|lua|R)\b")
+
+
+def next_script(before: list[Any], place: Reopened) -> bool:
+    """Whether `place` starts another script after a clean end: the items `before` it end with
+    an `end` mark (the run's own end line, `END train.py`, `Training completed`) and nothing
+    after it but events that are no stop (no progress, no interruption), and the place names a
+    script other than the one the start-up line it prints again names. A restart is a relaunch
+    after a failure or an unclean stop; a new script after a clean end is the job's next step
+    (fresh17 U03: `START train.py` .. `Save models (cv)`, `END train.py`, then `START
+    predict.py` 3 min later, its `Load test df` like `Load train df`: a prediction step, not a
+    seventh relaunch). The same script launched again after its clean end stays a relaunch
+    (fresh13 P07: `Finetuning completed successfully!`, then the same `Loading CSM model` line
+    five more times, five restarts by its facts), and so does another script after a crash or
+    a log that just stops (no end line)."""
+    end = next((k for k in range(len(before) - 1, -1, -1)
+                if isinstance(before[k], Mark) and before[k].kind == "end"), None)
+    if end is None or any(isinstance(x, (Record, Interruption)) for x in before[end + 1:]):
+        return False
+    named, first = set(_SCRIPT.findall(place.text)), set(_SCRIPT.findall(place.startup))
+    return bool(named) and bool(first) and named != first
 
 
 def _told(rest: list[Any], stepped: bool) -> bool:

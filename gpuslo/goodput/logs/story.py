@@ -149,6 +149,15 @@ def inside(path: str, folder: str) -> bool:
         path[len(folder)] in "/\\")
 
 
+def same_file(path: str, other: str) -> bool:
+    """Whether two paths as the log printed them name one file: the same parts, whichever
+    separator (`output\\linear\\model.pkl`, `output/linear/model.pkl`); False when either is
+    empty."""
+    parts = [p for p in re.split(r"[/\\]+", path.strip()) if p not in ("", ".")]
+    others = [p for p in re.split(r"[/\\]+", other.strip()) if p not in ("", ".")]
+    return bool(parts) and parts == others
+
+
 NESTED_SLACK_S = 1.0  # a stamp's resolution: fairseq's are whole seconds
 
 
@@ -196,3 +205,28 @@ def nested_saves(items: list[Any], saves: list[Save]) -> None:
         outer.validated = outer.validated or inner.validated
         del items[a]
         del saves[k - 1]
+
+
+def again_worded(save: Save, o: Obs, phase: str) -> bool:
+    """An end line worded as the ended save's own, a number in it changed, after other lines
+    (Tianxiaomo/pytorch-YOLOv4's `Checkpoint 1 saved !`, then `Created checkpoint directory`
+    six minutes later and `Checkpoint 2 saved !`, the epoch's steps printed at DEBUG level or
+    not at all between): another save, not a second file of the one ended. The same text again
+    (a line every rank prints), or the next line (theano_alexnet's `weight saved: W_0_1`,
+    `weight saved: W_1_1`, … one line per array of one save), is the same save."""
+    if phase != "end" or not save.ended or not save.end_text or o.text == save.end_text or (
+            o.seq <= save.end_seq + 1):
+        return False
+    return _DIGITS.sub("0", o.text) == _DIGITS.sub("0", save.end_text)
+
+
+_FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
+
+
+def named_in_path(path: str, steps: list[int]) -> int | None:
+    """The step printed just before or after a save that a number of its file name repeats
+    (WLASL's `checkpoints/nslt_2000_003036_0.001389.pt` beside `Step 3036/64000`: the step
+    zero-padded between the class count and the score), else None."""
+    name = re.split(r"[/\\]", path)[-1] if path else ""
+    numbers = {int(n) for n in _FILE_NUMBERS.findall(name)}
+    return next((s for s in steps if s > 0 and s in numbers), None)
