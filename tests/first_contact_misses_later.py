@@ -168,4 +168,31 @@ LATER_TRAINING_MISSES = {
         "U09",
         "U12",
     },
+    # Eighteenth fresh batch (18 log files committed to public repositories by 18 trainers,
+    # SOURCES_v.md), scored once before any fix: 7/18 (2026-12-07, c282e8b; tests/data/
+    # first_contact/training_logs_fresh18_2026-12-07.txt). Read right since (tests/goodput/
+    # test_fresh18a_lines.py, test_fresh18b_lines.py): a rate printed finer than a window's
+    # whole-second duration times the window (V01, fairseq `ups` over `train_wall`); a value named
+    # as a loss is no duration, and a best model's weights file under its bare label opening the
+    # record is a save begun (V02, Coqui); year-less stamps above the log's first full stamp take
+    # its year, a logging record glued to a line's last value is its own record, an unnamed
+    # integer after a record's open `[` before a named value is the step, and an unstamped
+    # start-up printed again after an interruption is a relaunch (V03); the same start-up printed
+    # by each process of one launch before any step is no relaunch (V04); a counter printed only
+    # under bare evaluation headers is not the training steps (V07); an evaluation bar's tail the
+    # log opens inside is no training loop, and a save naming a step below its run's first is on
+    # another counter (V14); a fast bar's paced jumps in its first second go on (V15); `→ saved`
+    # after a best result is a save, and an epoch counter starting again where its fold rises is
+    # no restart (V16). Left: V08's steps read right (an `n/N` counter wrapped under a lagging
+    # epoch label), but its step time is PaddleGAN's own `batch_cost` (1.133 s, loader and
+    # train_iter averaged over the interval), which the preference order takes before the stamps'
+    # 1.3 s. V13's facts take Stable-Baselines3's `total_timesteps` (environment steps) as the step;
+    # gpuslo's step is the gradient update `n_updates` (SB3's logger docs), as for Q07. V18's only
+    # counter is the episode number inside each saved weights file's name on keras-rl lines with
+    # no separators; no rule reads steps or relaunches out of save paths.
+    ("training_logs", "fresh18"): {
+        "V08",
+        "V13",
+        "V18",
+    },
 }
