@@ -96,7 +96,8 @@ METRICS: Final = {
     "gpuslo_job_last_progress_timestamp_seconds": (
         "gauge",
         ("job",),
-        "When the last step was seen (Unix seconds)",
+        "When the last step was seen (Unix seconds; for a --job-log file that dates nothing, "
+        "when the exporter saw its step count change)",
     ),
     "gpuslo_job_interruptions_total": ("counter", ("job", "layer"), "Job interruptions by layer"),
     "gpuslo_journal_errors_total": (

@@ -131,18 +131,25 @@ def goodput_rules() -> list[dict]:
 
 def step_time_expr() -> str:
     """Seconds per step of each job: time between the first and last progress seen in the window
-    over the steps done in it. Both sides `> 0`, so a job that made no progress in the window
-    records nothing (and the stall alert keeps its last step time) instead of 0 or +Inf."""
+    over the steps done in it. Steps come from the progress counter `gpuslo_job_last_step` (every
+    step seen, committed or not): a job whose log shows no commit evidence exposes no committed
+    `gpuslo_job_step`, and its stall must still page (README, goodput). Only a job without
+    `gpuslo_job_last_step` (an exporter older than it, the simulator) falls back to the committed
+    step. Both sides `> 0`, so a job that made no progress in the window records nothing (and
+    the stall alert keeps its last step time) instead of 0 or +Inf."""
     w = STEP_TIME_WINDOW
     span = (
         f"(max by (job) (max_over_time(gpuslo_job_last_progress_timestamp_seconds[{w}]))"
         f" - min by (job) (min_over_time(gpuslo_job_last_progress_timestamp_seconds[{w}])))"
     )
-    steps = (
-        f"(max by (job) (max_over_time(gpuslo_job_step[{w}]))"
-        f" - min by (job) (min_over_time(gpuslo_job_step[{w}])))"
-    )
-    return f"({span} > 0) / ({steps} > 0)"
+
+    def steps(metric: str) -> str:
+        return (f"(max by (job) (max_over_time({metric}[{w}]))"
+                f" - min by (job) (min_over_time({metric}[{w}])))")
+
+    seen, committed = steps("gpuslo_job_last_step"), steps("gpuslo_job_step")
+    return (f"({span} > 0)\n/ (\n  ({seen} > 0)\nor\n"
+            f"  (({committed} > 0) unless on (job) {seen})\n)")
 
 
 def ratio_expr(slo: str, window: str) -> str:

@@ -149,22 +149,28 @@ def node_and_job_cases(spec: SloSpec) -> list[dict]:
 def job_cases(spec: SloSpec) -> list[dict]:
     """GpusloJobStalled: 10 steps a minute = 6 s a step; stuck from minute 30, so at minute 40
     600 s have passed without progress, above the stall factor (10) x 6 s. A running job is
-    quiet."""
+    quiet. Three kinds of job, each stalled and running: one the exporter reads from a log that
+    shows no commit (`gpuslo_job_last_step` only, goodput unknown: its stall still pages), one
+    with both step series (its committed step lags: steps come from the progress counter), and
+    one with the committed step only (an exporter without `gpuslo_job_last_step`)."""
     rules = _rules(spec)
-    stalled = _pair(
-        rules["GpusloJobStalled"],
-        "40m",
-        [
-            series("gpuslo_job_step", JOB, "0+10x30 300x20"),
-            series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x30 1800x20"),
-        ],
-        [
-            series("gpuslo_job_step", JOB, "0+10x50"),
-            series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x50"),
-        ],
-        {"job": "train-a"},
+    unknown = series("gpuslo_job_goodput_unknown", {**JOB, "reason": "no_commit_evidence"},
+                     "1x50")
+    stuck = series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x30 1800x20")
+    going = series("gpuslo_job_last_progress_timestamp_seconds", JOB, "0+60x50")
+    kinds = (
+        ([series("gpuslo_job_last_step", JOB, "0+10x30 300x20"), unknown],
+         [series("gpuslo_job_last_step", JOB, "0+10x50"), unknown]),
+        ([series("gpuslo_job_last_step", JOB, "0+10x30 300x20"),
+          series("gpuslo_job_step", JOB, "0x10 100x10 200x10 300x20")],
+         [series("gpuslo_job_last_step", JOB, "0+10x50"),
+          series("gpuslo_job_step", JOB, "0x10 100x10 200x10 300x10 400x10")]),
+        ([series("gpuslo_job_step", JOB, "0+10x30 300x20")],
+         [series("gpuslo_job_step", JOB, "0+10x50")]),
     )
-    return stalled
+    return [c for bad, good in kinds
+            for c in _pair(rules["GpusloJobStalled"], "40m", [*bad, stuck], [*good, going],
+                           {"job": "train-a"})]
 
 
 def network_cases(spec: SloSpec) -> list[dict]:

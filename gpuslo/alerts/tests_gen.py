@@ -115,7 +115,8 @@ def end_to_end_cases(spec: SloSpec) -> list[dict]:
 
 def recording_cases(spec: SloSpec) -> list[dict]:
     """Hand-computable recording-rule values: one of two GPUs usable is a ratio of 0.5; the
-    unusable one is lost to the node layer for xid_fatal; 6 s per step."""
+    unusable one is lost to the node layer for xid_fatal; 6 s per step (60 s over the 10 steps
+    seen a minute; the committed step's 100 a minute would give 0.6 s: steps are those seen)."""
     inputs = [series("gpuslo_gpu_info", {**gpu, **INFO}, "1x70") for gpu in (GPU0, GPU1)]
     inputs.append(series("gpuslo_node_info", NODE_INFO, "1x70"))
     inputs.append(series("gpuslo_gpu_usable", GPU0, "1x70"))
@@ -128,7 +129,8 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         "action": "reset_gpu",
     }
     inputs.append(series("gpuslo_gpu_problem", problem, "1x70"))
-    inputs.append(series("gpuslo_job_step", {**NODE, "job": "train-a"}, "0+10x70"))
+    inputs.append(series("gpuslo_job_last_step", {**NODE, "job": "train-a"}, "0+10x70"))
+    inputs.append(series("gpuslo_job_step", {**NODE, "job": "train-a"}, "0+100x70"))
     inputs.append(
         series("gpuslo_job_last_progress_timestamp_seconds", {**NODE, "job": "train-a"}, "0+60x70")
     )

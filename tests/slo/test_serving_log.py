@@ -200,3 +200,24 @@ def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     code = main(["serving-log", *[a.format(**paths) for a in argv]])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
+
+
+NEWCOMER5 = Path(__file__).resolve().parent.parent / "fixtures" / "newcomer5"
+
+
+def test_throughput_without_a_ready_marker_is_ready_and_says_so():
+    """newcomer5 #13 (tests/fixtures/newcomer5/README.md): five vLLM V1 stats lines, 18-21
+    requests running, no start-up line. An engine reporting the requests it runs is answering
+    them: ready from the first line, 40 s serving, `ok`, and a note that the ready marker is not
+    in the log. The negatives: a log with its ready marker has no such note, and one that ends
+    while loading (nothing shows it ready) stays `unknown`."""
+    doc = serving_log(NEWCOMER5 / "S01_vllm_v1_loggers_issue43295.log")
+    assert doc["status"] == "ok" and doc["markers"]["ready"] == 0
+    assert doc["facts"]["ready_s"] == [0.0] and doc["seconds"]["serving"] == 40.0
+    assert any(note.startswith("no ready marker: ready from the throughput line at line 1")
+               for note in doc["notes"]), doc["notes"]
+    marked = serving_log(DATA / "logs" / "vllm_uvicorn_ready_issue15018.log")
+    assert marked["markers"]["ready"] and not any(
+        note.startswith("no ready marker") for note in marked["notes"])
+    loading = serving_log(DATA / "logs" / "tgi_waiting_issue1838.log")
+    assert loading["status"] == "unknown" and "never shows the engine ready" in loading["reason"]

@@ -187,12 +187,19 @@ def goodput_from(result: LogGoodput, job: str, until: float | None = None,
     None when the log shows no progress yet. Where it shows progress but its goodput is
     unknown (no commit evidence: Lightning saving silently; no clock; the rule of `gpuslo
     goodput`'s exit status and `report --training-log`), a `LogJobGoodput` naming why: its
-    progress is still published, its goodput never made up."""
+    progress is still published, its goodput never made up.
+
+    A log that dates nothing (`LogGoodput.dated` False: no stamp, no CRI time) has no time of
+    day for its last progress or event: both are 0.0 (none), never its own clock's seconds
+    since its start read as Unix seconds (newcomer5 #11: fairseq's `train_wall` 5026 exported
+    as 1970); the tailer gives them the time it saw the step count change."""
     reason = goodput_unknown_reason(result.document)
     if result.document["status"] != "ok" and not reason:
         return None
     goodput = compute_goodput(result.events, until=until, rule=rule)
     goodput.job = job
+    if not result.dated:
+        goodput.last_progress_t = goodput.last_event_t = 0.0
     if not reason:
         return goodput
     if goodput.last_step < 0:

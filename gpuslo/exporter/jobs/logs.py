@@ -45,6 +45,10 @@ job's files when the tailer first meets the job (`last_written`; the injected cl
 can be read), never a fixed year. That reference is kept in the cursor, so a restarted exporter
 replays the spool with the same years; the facts say the year assumed, as `gpuslo goodput` does.
 
+Undated logs. A log with no stamp and no CRI time (a plain file of fairseq's `train_wall` or a
+bare `step N` loop) gives durations, never a time of day: its last progress time is when the
+tailer saw the step count change (`_seen`, kept in the cursor), not its clock since its start.
+
 Settling. A log is read to its end, but events younger than `settle_s` (wall clock) are not
 counted yet: a line that comes later can still change what the last ones meant (progress after
 an error line retracts the interruption), and exposed counters must not go down.
@@ -66,7 +70,7 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +123,7 @@ class _Job:
     facts: dict[str, Any] | None = None
     dirty: bool = True
     marks: Marks = field(default_factory=dict)  # high-water of each published counter
+    seen: tuple[int, float] | None = None  # undated log: (last step, Unix s the tailer saw it)
 
 
 class JobLogTailer:
@@ -184,6 +189,8 @@ class JobLogTailer:
             tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
             tail.restarts = cursor.get("restarts")
             tail.marks = loaded(cursor.get("marks"))
+            seen = cursor.get("seen")  # absent before it was kept, or for a dated log
+            tail.seen = (int(seen[0]), float(seen[1])) if seen is not None else None
         except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
             log.warning("job log state of %r unusable (%s): reading its logs from the start",
                         job, " ".join(str(error).split()))
@@ -333,7 +340,8 @@ class JobLogTailer:
             "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
             "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
             "identity": identity, "restarts": tail.restarts, "marks": tail.marks,
-            "reference": tail.parser.clock.reference, "said": tail.said})
+            "reference": tail.parser.clock.reference, "said": tail.said,
+            "seen": tail.seen})
 
     def _learn_gpus(self, tail: _Job) -> bool:
         """Ask for the job's GPU count while it is unknown; True when it was just learned."""
@@ -357,7 +365,21 @@ class JobLogTailer:
             read = read_log(parsed, tail.job, tail.gpus, self.profiles, tail.said)
             tail.facts = read.document
             tail.result = self._held(tail, goodput_from(read, tail.job, until, self.rule))
+            if not read.dated:
+                tail.result = self._seen(tail, tail.result)
             tail.dirty = False
+
+    def _seen(self, tail: _Job, result: JobGoodput | None) -> JobGoodput | None:
+        """A log that dates nothing: its last progress (and last event) is when the tailer saw
+        the step count change (the clock; kept in the cursor, so a restarted exporter keeps it):
+        at most a poll late, which is what the stall alert needs."""
+        if result is None or result.last_step < 0:
+            return result
+        if tail.seen is None or tail.seen[0] != result.last_step:
+            tail.seen = (result.last_step, self._now())
+            self._write_cursor(tail)
+        return replace(result, last_progress_t=tail.seen[1],
+                                   last_event_t=tail.seen[1])
 
     def _held(self, tail: _Job, result: JobGoodput | None) -> JobGoodput | None:
         """`result` with each counter at least its published high-water mark (a recomputed

@@ -151,4 +151,4 @@ def analyse_log(
     doc["notes"] += year_note(parsed, said)
     if with_explain:
         doc["explain"] = explain(parsed, reader.wording)
-    return LogGoodput(doc, result.events)
+    return LogGoodput(doc, result.events, result.dated)

@@ -56,10 +56,14 @@ HANG_MIN_S = 600.0  # a pause between progress lines longer than this (and 10 ×
 @dataclass
 class LogGoodput:
     """`document`: the JSON contract of `gpuslo goodput` (see `document.document`); `events`:
-    the journal events (schema v1, Unix seconds) the log amounts to."""
+    the journal events (schema v1) the log amounts to, in Unix seconds when `dated`; where the
+    log dates nothing (no stamp on any line placed: fairseq's `train_wall`, a bare `step N`
+    loop), their times count from the log's own start and `dated` is False: their differences
+    are durations, no time of theirs is a time of day."""
 
     document: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
+    dated: bool = True
 
 
 def _with_files(items: list[Any], commits: list[FileCommit], stamped: bool) -> list[Any]:
@@ -162,7 +166,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         doc["lead_in_s"] = lead  # accounted before span_s begins (`_lead_in`)
     _first_from_save(doc["steps"], items)
     _last_from_save(doc["steps"], items)
-    return LogGoodput(doc, journal.events)
+    return LogGoodput(doc, journal.events, dated=not timeline.relative)
 
 
 def _goodput(result: JobGoodput, gpus: int, commits: int, parsed: ParsedLog,

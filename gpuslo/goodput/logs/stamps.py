@@ -74,7 +74,14 @@ _DATE_CANDIDATE = re.compile(
     r"|(?:[A-Z][a-z]{2},? )?[A-Z][a-z]{2,8}\.? {1,2}\d{1,2}(?:,? \d{4})?"
     r"|\d{1,2} [A-Z][a-z]{2,8} \d{4})"
     r"(?:[ T_|]|, )|\d{4}-\d\d-\d\d:)\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})?(?:" + _ZONE + "|" + _MERIDIEM
-    + ")?")
+    + "|" + r" \d{4}(?![\w:.,/-]))?")
+# C's asctime()/ctime() and `dmesg -T`/`--ctime` print the year after the time
+# (`%a %b %e %H:%M:%S %Y`: `Fri Aug 30 11:43:09 2024`); a number there is that year only where the
+# printed weekday agrees with the date it makes (`_asctime_year`)
+_AFTER_TIME_YEAR = re.compile(r"(?<=\d) (?P<Y>\d{4})$")
+_ASCTIME = re.compile(r"(?P<a>[A-Za-z]{3})[a-z]*,? (?P<b>[A-Za-z]{3})[a-z]*\.? {1,2}(?P<d>\d{1,2}) "
+                      r"\d{1,2}:\d\d:\d\d(?:[.,]\d{1,9})? (?P<Y>\d{4})$")
+_WEEKDAYS = ("mon", "tue", "wed", "thu", "fri", "sat", "sun")
 # MXNet/Sockeye's datefmt `%Y-%m-%d:%H:%M:%S`; torchlight's `[%m.%d.%y|%H:%M:%S]` (ST-GCN)
 _SEP = r"[ T_|]|, |(?<=\d{4}-\d\d-\d\d):"
 _TIME_ONLY = re.compile(r"^\[?\d\d:\d\d:\d\d(?:[.,]\d{1,9})?\]?")
@@ -131,8 +138,36 @@ def _names(runs: list[str], stamp: datetime) -> list[str] | None:
     return None
 
 
-def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
-    """Read `span` with dateutil and compile its layout into a StampShape (None: not a date)."""
+def _asctime_year(spans: list[str]) -> bool:
+    """True when every span (`Fri Aug 30 11:43:09 2024`) is asctime's layout: a weekday, a month
+    name, a day, the time, then a year whose date falls on the weekday printed (C's `%a %b %e
+    %H:%M:%S %Y`, `dmesg -T`). A number after a year-less stamp that is not such a year (a
+    syslog host, a count; a weekday that disagrees) is not read as one."""
+    for span in spans[:200]:
+        found = _ASCTIME.match(span)
+        if found is None or found["a"].lower() not in _WEEKDAYS:
+            return False
+        month = _MONTHS.get(found["b"].lower())
+        year, day = int(found["Y"]), int(found["d"])
+        try:
+            weekday = calendar.weekday(year, month or 0, day)
+        except (ValueError, calendar.IllegalMonthError):
+            return False
+        if not MIN_YEAR <= year <= MAX_YEAR or _WEEKDAYS[weekday] != found["a"].lower():
+            return False
+    return True
+
+
+def _shape_for(span: str, dayfirst: bool, spans: list[str] | None = None) -> StampShape | None:
+    """Read `span` with dateutil and compile its layout into a StampShape (None: not a date).
+    A year after the time is part of the layout where `spans` (all of its layout, default
+    `span` alone) are asctime's (`_asctime_year`); otherwise the number is left out."""
+    after = _AFTER_TIME_YEAR.search(span)
+    if after is not None and not _asctime_year(spans or [span]):
+        span, after = span[:after.start()], None
+    year_after = "" if after is None else r" (?P<Y>\d{4})"
+    if after is not None:
+        span = span[:after.start()]
     try:
         spaced = re.sub(r"^(\d{4}-\d\d-\d\d):", r"\1 ", span.replace("_", " ").replace("|", " "))
         stamp = dateutil_parser.parse(spaced, dayfirst=dayfirst,
@@ -160,7 +195,9 @@ def _shape_for(span: str, dayfirst: bool) -> StampShape | None:
         regex += f"(?P<z>{_ZONE})"
     elif re.search(r"\d" + _MERIDIEM + "$", span):  # nor one with a meridiem
         regex += _MERIDIEM.replace("(?:", "(?P<p>", 1)
-    return StampShape(re.compile(regex), _layout(span), bool({"Y", "y"} & set(names)))
+    regex += year_after
+    return StampShape(re.compile(regex), _layout(span) + (" 9999" if year_after else ""),
+                      bool({"Y", "y"} & set(names)) or bool(year_after))
 
 
 def _candidate(text: str) -> str | None:
@@ -171,7 +208,11 @@ def _candidate(text: str) -> str | None:
     before = head[:found.start()]
     if re.search(r"\d", before) and not re.fullmatch(r"\[?[\w|.:\-]{0,60}\]? ?", before):
         return None
-    return found.group(0)
+    span = found.group(0)
+    after = _AFTER_TIME_YEAR.search(span)
+    if after is not None and _ASCTIME.match(span) is None:  # only asctime's layout may end so
+        span = span[:after.start()]
+    return span
 
 
 def learn_shapes(texts: list[str]) -> list[StampShape]:
@@ -194,7 +235,7 @@ def learn_shapes(texts: list[str]) -> list[StampShape]:
     shapes: list[tuple[int, StampShape]] = []
     for spans in seen.values():
         dayfirst = _dayfirst(spans)
-        shape = _shape_for(spans[0], dayfirst)
+        shape = _shape_for(spans[0], dayfirst, spans)
         if shape is not None:
             shapes.append((len(spans), shape))
     shapes.sort(key=lambda x: -x[0])

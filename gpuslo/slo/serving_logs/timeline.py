@@ -28,8 +28,10 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
 - time before the first marker has no state: `other` (observability, no_data).
 
 The document says `unknown`, with the reason, when the log cannot tell: no stamp (no time at
-all), no serving marker, or no ready marker nor crash (the log ends while loading: whether the
-engine became ready after it is not in the log; the loading time is still counted). A marker
+all), no serving marker, or no ready marker, throughput line nor crash (the log ends while
+loading: whether the engine became ready after it is not in the log; the loading time is still
+counted). A replica made ready by a throughput line, with no ready marker in the log (an excerpt
+that starts mid-run), is `ok` and says so in `notes`. A marker
 line without a stamp of its own takes the stamp of the record before it (said in `notes`).
 """
 
@@ -161,6 +163,12 @@ def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
     states, idle = states_from_markers(log.markers, log.first_ts, log.last_ts)
     _account(doc, replica, log, states, idle, gpus or 1, gpus is not None)
     doc["facts"] = _facts(log, states, idle)
+    inferred = next((s for s in states if s["state"] == "ready"), None)
+    if inferred is not None and not doc["markers"]["ready"]:
+        doc["notes"].append(
+            f"no ready marker: ready from the throughput line at line {inferred['line']} (an "
+            "engine that reports the requests it runs is answering them; the start-up is not in "
+            "the log)")
     if not any(s["state"] in ("ready", "not_ready") for s in states):
         doc["status"] = names.STATUS_UNKNOWN
         doc["reason"] = ("no ready marker or throughput line: the log never shows the engine "
