@@ -1,8 +1,11 @@
 """Lines newcomer evaluation #5 (/work/wt/newcomer5_findings.md) showed misread, each on the
 newcomer's real lines (sources in /work/wt/newcomer5_inputs/SOURCES.md) with a negative beside
-it: a counter that goes on across the epoch is job-wide already (#2)."""
+it: a counter that goes on across the epoch is job-wide already (#2); a save the log ends in
+whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14)."""
 
 from __future__ import annotations
+
+import pytest
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
@@ -53,3 +56,51 @@ def test_a_counter_that_resets_at_one_epoch_rise_stays_per_epoch() -> None:
     ]
     doc = read(lines)
     assert doc["steps"]["global_last"] > 35 and not doc["restarts"]
+
+
+# -- #14: a save begun where the log ends, its writes not shown although earlier saves' were --
+# huggingface/transformers#15401 (run_qa, 2022-01-29) as stored: its last line cut mid-word
+_HF = "[INFO|trainer.py:2103] 2022-01-29 00:{} >> Saving model{}"
+_BAR = " {}%|{}| {}/14754 [{}<{},  3.53it/s]"
+HF = [
+    _BAR.format(64, "█" * 102 + "▍" + " " * 56, 9500, "45:17", "24:48")
+    + _HF.format("31:31,545", " checkpoint to /tmp/debug_squad/checkpoint-9500"),
+    "[INFO|configuration_utils.py:430] 2022-01-29 00:31:31,546 >> Configuration saved in "
+    "/tmp/debug_squad/checkpoint-9500/config.json",
+    "[INFO|modeling_utils.py:1074] 2022-01-29 00:31:32,024 >> Model weights saved in "
+    "/tmp/debug_squad/checkpoint-9500/pytorch_model.bin",
+    "[INFO|tokenization_utils_base.py:2074] 2022-01-29 00:31:32,024 >> tokenizer config file "
+    "saved in /tmp/debug_squad/checkpoint-9500/tokenizer_config.json",
+    "[INFO|tokenization_utils_base.py:2080] 2022-01-29 00:31:32,025 >> Special tokens file "
+    "saved in /tmp/debug_squad/checkpoint-9500/special_tokens_map.json",
+    "{'loss': 0.7144, 'learning_rate': 9.666531110207402e-06, 'epoch': 1.36}" + " " * 202,
+    _BAR.format(68, "█" * 107 + " " * 51, 10000, "47:40", "22:27")
+    + _HF.format("33:54,470", ""),
+]
+
+
+def _committed(doc: dict) -> tuple:
+    g = doc["goodput"]
+    return g["gpu_seconds"]["productive"], g["uncommitted_gpu_s"]
+
+
+@pytest.mark.parametrize("tail", ["", " checkpoint to /tmp/debug_squad/checkpoint-10000"])
+def test_a_save_the_log_ends_in_without_the_writes_its_earlier_save_showed_commits_nothing(
+        tail: str) -> None:
+    # Trainer logs `Saving model checkpoint to` before it writes; the 9500 save's files are
+    # listed, the 10000 one's are not (cut as stored, or its line whole): 9500 -> 10000,
+    # 00:31:32 -> 00:33:54 (142.4 s on 1 GPU), is uncommitted; 2717 s (45:17) stay committed
+    doc = read(HF[:-1] + [HF[-1][:-len("Saving model")] + "Saving model" + tail], gpus=1)
+    productive, uncommitted = _committed(doc)
+    assert productive == pytest.approx(2717.0) and uncommitted == pytest.approx(142.446)
+    assert any("writes are not shown" in n for n in doc["notes"])
+
+
+def test_a_save_the_log_ends_in_is_counted_where_no_save_showed_its_writes() -> None:
+    # negative: the same log with the 9500 save's file lines gone: the log never shows a save's
+    # writes, so the last save is counted as before (the job prints nothing more when it returns)
+    doc = read([HF[0], HF[5], HF[6] + " checkpoint to /tmp/debug_squad/checkpoint-10000"],
+               gpus=1)
+    productive, uncommitted = _committed(doc)
+    assert uncommitted == 0.0 and productive > 2717.0
+    assert not any("writes are not shown" in n for n in doc["notes"])
