@@ -1,7 +1,9 @@
 """Lines newcomer evaluation #5 (/work/wt/newcomer5_findings.md) showed misread, each on the
 newcomer's real lines (sources in /work/wt/newcomer5_inputs/SOURCES.md) with a negative beside
 it: a counter that goes on across the epoch is job-wide already (#2); a save the log ends in
-whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14)."""
+whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14); a
+run's first line after a line naming the step its loop starts from stands for the steps since
+then (#12)."""
 
 from __future__ import annotations
 
@@ -104,3 +106,55 @@ def test_a_save_the_log_ends_in_is_counted_where_no_save_showed_its_writes() -> 
     productive, uncommitted = _committed(doc)
     assert uncommitted == 0.0 and productive > 2717.0
     assert not any("writes are not shown" in n for n in doc["notes"])
+
+
+# -- #12: Megatron's first `iteration` line means the iterations since the loop started --------
+# verdimrc/playground-nemo-2.0-gh 05-byoc-te-mb/with-ngc-pytorch-25.06-cleanup.md (Megatron-Bridge
+# Llama-1B, 10 iterations, log interval 10, 2025-10-06): its training lines, save and exit
+MEGATRON = [
+    "Training ...",
+    "Setting rerun_state_machine.current_iteration to {}...",
+    "> setting tensorboard ...",
+    "Step Time : 4.65s GPU utilization: 59892.5TFLOP/s/GPU",
+    " [2025-10-06 03:27:07] iteration       10/      10 | consumed samples:         5120 | "
+    "elapsed time per iteration (ms): 4647.8 | learning rate: 1.500000E-06 | global batch size: "
+    "  512 | lm loss: 9.763827E+00 | loss scale: 1.0 | grad norm: 33.055 | number of skipped "
+    "iterations:   0 | number of nan iterations:   0 |",
+    "[Rank 0] (after 10 iterations) memory (MB) | allocated: 9554.87939453125 | max allocated: "
+    "12003.60400390625 | reserved: 12232.0 | max reserved: 12232.0",
+    "[after training is done] datetime: 2025-10-06 03:27:07",
+    "saving checkpoint at iteration      10 to /opt/Megatron-Bridge/nemo_experiments/default/"
+    "checkpoints in torch_dist format",
+    "  successfully saved checkpoint from iteration      10 to /opt/Megatron-Bridge/"
+    "nemo_experiments/default/checkpoints [ t 1/1, p 1/1 ]",
+]
+
+
+def _megatron(start: str | None) -> list[str]:
+    return [x.format(start) for x in MEGATRON if start is not None or "{}" not in x]
+
+
+@pytest.mark.parametrize(("start", "steps"), [("0", 10), ("4", 6)])
+def test_a_first_line_after_the_loops_named_start_stands_for_the_steps_since(
+        start: str, steps: int) -> None:
+    # train() prints the iteration it starts from (0, or the one loaded) and starts its interval
+    # timer: `iteration 10` at 4647.8 ms per iteration ran 10 - start iterations before its stamp
+    # (one stamp: the span is the step times; 8 GPUs, committed by the save at 10)
+    doc = read(_megatron(start))
+    assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(steps * 4.6478 * 8,
+                                                                        rel=1e-4)
+
+
+def test_a_lone_first_line_with_no_named_start_stands_for_one_step() -> None:
+    # negative: without the start line (an excerpt from mid-run) its steps cannot be told: one
+    doc = read(_megatron(None))
+    assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(4.6478 * 8, rel=1e-4)
+
+
+def test_a_start_line_with_a_save_before_the_first_record_changes_nothing() -> None:
+    # negative: a save between the start line and the first record: that record is not the
+    # loop's first window (the stride stays unknown, one step)
+    lines = _megatron("0")
+    lines.insert(2, "saving checkpoint at iteration       0 to /ckpt in torch_dist format")
+    doc = read(lines)
+    assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(4.6478 * 8, rel=1e-4)

@@ -45,6 +45,7 @@ from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.relaunch import epochs_again, headers_again, reopenings
+from gpuslo.goodput.logs.runstart import from_start
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -131,6 +132,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
         notes += refused
     items = new_phases(items, notes)  # a counter starting again in one process: no restart
+    from_start(items)  # a run's first record after a line naming the step its loop starts from
     timeline = place(items)
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "
