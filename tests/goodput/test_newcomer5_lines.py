@@ -3,7 +3,7 @@ newcomer's real lines (sources in /work/wt/newcomer5_inputs/SOURCES.md) with a n
 it: a counter that goes on across the epoch is job-wide already (#2); a save the log ends in
 whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14); a
 run's first line after a line naming the step its loop starts from stands for the steps since
-then (#12)."""
+then (#12); a rate that is a mean over a window holding a save is no step's time (#3)."""
 
 from __future__ import annotations
 
@@ -158,3 +158,53 @@ def test_a_start_line_with_a_save_before_the_first_record_changes_nothing() -> N
     lines.insert(2, "saving checkpoint at iteration       0 to /ckpt in torch_dist format")
     doc = read(lines)
     assert doc["goodput"]["gpu_seconds"]["productive"] == pytest.approx(4.6478 * 8, rel=1e-4)
+
+
+# -- #3: fairseq's epoch-average `train_ups` holds the epoch's checkpoint write ---------------
+# facebookresearch/fairseq#2493 (wav2vec fine-tuning, 2021-01-06) as stored, its last line cut
+FAIRSEQ = [
+    '2021-01-06 00:49:14 | INFO | fairseq.trainer | Finished saving checkpoint to checkpoin'
+    'ts/checkpoint110.pt',
+    '2021-01-06 00:49:55 | INFO | fairseq.checkpoint_utils | Saved checkpoint checkpoints/c'
+    'heckpoint110.pt (epoch 110 @ 3402 updates, score 100.0) (writing took 61.4147016429997'
+    '2 seconds)',
+    '2021-01-06 00:49:55 | INFO | fairseq_cli.train | end of epoch 110 (average epoch stats'
+    ' below)',
+    '2021-01-06 00:49:55 | INFO | train | {"epoch": 110, "train_loss": "482.931", "train_nt'
+    'okens": "9392.23", "train_nsentences": "87.1935", "train_nll_loss": "4.483", "train_wp'
+    's": "1020.2", "train_ups": "0.11", "train_wpb": "9392.2", "train_bsz": "87.2", "train_'
+    'num_updates": "3402", "train_lr": "5e-05", "train_gnorm": "77.424", "train_loss_scale"'
+    ': "0.5", "train_train_wall": "99", "train_wall": "12948"}',
+    '2021-01-06 00:49:55 | INFO | fairseq.trainer | begin training epoch 111',
+    '2021-01-06 00:51:34 | INFO | fairseq_cli.train | end of epoch 111 (average epoch stats'
+    ' below)',
+    '2021-01-06 00:51:34 | INFO | train | {"epoch": 111, "train_loss": "502.462", "train_nt'
+    'okens": "9392.23", "train_nsentences": "87.1935", "train_nll_loss": "4.665", "train_wp'
+    's": "2942.9", "train_ups": "0.31", "train_wpb": "9392.2", "train_bsz": "87.2", "train_'
+    'num_updates": "3433", "train_lr": "5e-05", "train_gnorm": "103'
+]
+
+
+def test_a_rate_averaged_over_a_window_that_held_a_save_is_no_step_time() -> None:
+    # epoch 110's `train_ups 0.11` (9.09 s an update) spans the 61.4 s write of checkpoint110;
+    # epoch 111's window holds none: 99 s / 31 updates = 3.19 s by its stamps (ups 0.31)
+    doc = read(FAIRSEQ)
+    assert doc["step_time_s"]["median"] == pytest.approx(99 / 31, rel=1e-4)
+    assert doc["step_time_s"]["count"] == 1
+
+
+def test_a_rate_in_the_runs_band_after_a_save_is_a_step_time() -> None:
+    # negative (hand-varied from epoch 111's line): a rate after the save that is like the
+    # run's others (0.30 ups, 3.33 s beside 3.19 s) did not hold the write: it stays
+    lines = list(FAIRSEQ)
+    lines[3] = lines[3].replace('"train_ups": "0.11"', '"train_ups": "0.30"')
+    doc = read(lines)
+    assert doc["step_time_s"]["count"] == 2
+
+
+def test_a_rate_averaged_over_a_window_with_no_save_is_a_step_time() -> None:
+    # negative: the same summaries with the save lines gone: both windows are the loop's own,
+    # and the median is of the two (9.09 and 3.19)
+    doc = read([x for x in FAIRSEQ if "checkpoint" not in x])
+    assert doc["step_time_s"]["count"] == 2
+    assert doc["step_time_s"]["max"] == pytest.approx(1 / 0.11, rel=1e-4)
