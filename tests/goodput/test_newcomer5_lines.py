@@ -3,7 +3,8 @@ newcomer's real lines (sources in /work/wt/newcomer5_inputs/SOURCES.md) with a n
 it: a counter that goes on across the epoch is job-wide already (#2); a save the log ends in
 whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14); a
 run's first line after a line naming the step its loop starts from stands for the steps since
-then (#12); a rate that is a mean over a window holding a save is no step's time (#3)."""
+then (#12); a rate that is a mean over a window holding a save is no step's time (#3); a
+cumulative clock first seen mid-run counts the job's time before the log, not accounted (#1)."""
 
 from __future__ import annotations
 
@@ -208,3 +209,31 @@ def test_a_rate_averaged_over_a_window_with_no_save_is_a_step_time() -> None:
     doc = read([x for x in FAIRSEQ if "checkpoint" not in x])
     assert doc["step_time_s"]["count"] == 2
     assert doc["step_time_s"]["max"] == pytest.approx(1 / 0.11, rel=1e-4)
+
+
+# -- #1: fairseq's cumulative `train_wall` on an excerpt's first line is the job's past --------
+# facebookresearch/fairseq#514 (2019), the `train_inner` lines of epochs 9 and 10
+_INNER = ("| epoch {:03d}:   {} / 2737 loss=6.220, nll_loss=5.070, ppl=33.60, wps=12800, ups={}, "
+          "wpb=2568, bsz=108, num_updates={}, lr=0.000208983, gnorm=1.242, clip=0%, oom=0, "
+          "wall={}, train_wall={}")
+FAIRSEQ_INNER = [_INNER.format(9, 1000, "4.7", 22897, 4847, 4501),
+                 _INNER.format(9, 2000, "4.8", 23897, 5048, 4693),
+                 _INNER.format(10, 1000, "4.7", 25634, 5408, 5026)]
+
+
+def test_a_cumulative_clock_first_seen_mid_run_times_only_the_first_lines_own_steps() -> None:
+    # train_wall 4501 at update 22897 is the job's training since it began: the log shows
+    # 4501 -> 5026 (525 s) and its first line's own 1000 updates at 1 / 4.7 s (212.8 s)
+    doc = read(FAIRSEQ_INNER)
+    assert doc["span_s"] == pytest.approx(525 + 1000 / 4.7, abs=0.5)
+    assert any("before the log, not accounted" in n for n in doc["notes"])
+
+
+def test_a_cumulative_clock_from_the_runs_first_steps_keeps_its_time() -> None:
+    # negative (hand-varied): the same lines from the run's start (update 1000 at train_wall
+    # 230): nothing before the log, the timer's 230 s stand as they were
+    lines = [_INNER.format(1, 1000, "4.7", 1000, 260, 230),
+             _INNER.format(1, 2000, "4.8", 2000, 461, 422)]
+    doc = read(lines)
+    assert doc["span_s"] == pytest.approx(422, abs=0.5)
+    assert not any("before the log" in n for n in doc["notes"])

@@ -136,6 +136,9 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     from_start(items)  # a run's first record after a line naming the step its loop starts from
     saves_in_rates(items)  # a rate over a window that held a save is no step's time
     timeline = place(items)
+    if timeline.before_log >= 1.0:
+        notes.append(f"the first progress line's cumulative time counts {timeline.before_log:g} s "
+                     "more than its own steps took: the job's time before the log, not accounted")
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "
                      "(the log does not say the time between them)")
