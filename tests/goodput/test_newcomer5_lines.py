@@ -4,7 +4,8 @@ it: a counter that goes on across the epoch is job-wide already (#2); a save the
 whose writes are not shown, where its earlier saves showed theirs, commits nothing (#14); a
 run's first line after a line naming the step its loop starts from stands for the steps since
 then (#12); a rate that is a mean over a window holding a save is no step's time (#3); a
-cumulative clock first seen mid-run counts the job's time before the log, not accounted (#1)."""
+cumulative clock first seen mid-run counts the job's time before the log, not accounted (#1);
+Keras records a paste ran together with blanks between are read apart (#5)."""
 
 from __future__ import annotations
 
@@ -237,3 +238,35 @@ def test_a_cumulative_clock_from_the_runs_first_steps_keeps_its_time() -> None:
     doc = read(lines)
     assert doc["span_s"] == pytest.approx(422, abs=0.5)
     assert not any("before the log" in n for n in doc["notes"])
+
+
+# -- #5: Keras epochs a paste ran together, the terminal's padding between ---------------------
+# qqwweee/keras-yolo3#284 (2018-11-25), epochs 1-5 as pasted (epochs 2 and 3 joined to the next
+# line with 101 and 18 blanks)
+_KBAR = "2/2 [==============================] - {}s {}s/step - loss: {} - val_loss: {}"
+KERAS = [
+    "Train on 66 samples, val on 7 samples, with batch size 32.",
+    "Epoch 1/50",
+    _KBAR.format(977, 489, "7732.9583", "6391.2349"),
+    "Epoch 2/50" + " " * 101 + _KBAR.format(553, 277, "6053.7227", "4881.7363"),
+    "Epoch 3/50" + " " * 101 + _KBAR.format(570, 285, "4689.0405", "3795.5706") + " " * 18
+    + "Epoch 4/50",
+    _KBAR.format(533, 266, "3626.1056", "3024.2988"),
+    "Epoch 5/50",
+    _KBAR.format(538, 269, "2811.5165", "2315.7861"),
+]
+
+
+def test_keras_records_a_paste_ran_together_with_blanks_between_are_read_apart() -> None:
+    # every epoch's bar is read: the span is the five epochs' printed times, not three of them
+    doc = read(KERAS, gpus=1)
+    assert doc["span_s"] == pytest.approx(977 + 553 + 570 + 533 + 538)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (2, 10)
+
+
+def test_an_epoch_named_in_a_message_after_one_blank_is_not_cut() -> None:
+    # negative (hand-varied): `Epoch 2/50` after a single blank is the message's words, so the
+    # line is not two records and the bar's time stays unread, as before
+    lines = KERAS[:3] + ["Resuming at Epoch 2/50 " + _KBAR.format(553, 277, "6053.7", "4881.7")]
+    doc = read(lines, gpus=1)
+    assert doc["span_s"] == pytest.approx(977)
