@@ -44,7 +44,9 @@ from gpuslo.goodput.logs.notices import leave_out
 from gpuslo.goodput.logs.parsedlog import ParsedLog
 from gpuslo.goodput.logs.phases import new_phases
 from gpuslo.goodput.logs.progress import Record, build_records
+from gpuslo.goodput.logs.ratewindows import saves_in_rates
 from gpuslo.goodput.logs.relaunch import epochs_again, headers_again, reopenings
+from gpuslo.goodput.logs.runstart import from_start
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -135,7 +137,12 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
         notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
         notes += refused
     items = new_phases(items, notes)  # a counter starting again in one process: no restart
+    from_start(items)  # a run's first record after a line naming the step its loop starts from
+    saves_in_rates(items)  # a rate over a window that held a save is no step's time
     timeline = place(items)
+    if timeline.before_log >= 1.0:
+        notes.append(f"the first progress line's cumulative time counts {timeline.before_log:g} s "
+                     "more than its own steps took: the job's time before the log, not accounted")
     if timeline.rebased:
         notes.append("lines before the first timestamp were placed to end where it begins "
                      "(the log does not say the time between them)")

@@ -132,20 +132,31 @@ class Untotalled:
     MXNet's `Epoch[102] Batch [50]`): where the epoch rises the count goes on from the last
     counter of the epoch before plus the counter's usual stride (the most common rise within an
     epoch), so the reset is a new epoch, not a restart; the epoch's length is an estimate. A
-    counter printed every step that starts each epoch at 1 goes on from the last one exactly."""
+    counter printed every step that starts each epoch at 1 goes on from the last one exactly.
+
+    A counter printed beside its epoch that rose, not reset, at every epoch rise is job-wide
+    already (`continuing`): PaddleOCR's tools/program.py prints its `global_step` as `epoch:
+    [4/10], iter: 34` then `epoch: [5/10], iter: 35` (newcomer5 #2); its count is the counter
+    as printed. One reset at any epoch rise keeps the family per-epoch."""
 
     def __init__(self, progress: list[Prog]) -> None:
         rises: dict[str, Counter] = {}
         last: dict[str, Prog] = {}
+        crossed: dict[str, set[bool]] = {}  # family: whether it rose at each epoch rise
         for p in progress:
             q = last.get(p.family)
             if q is not None and q.epoch == p.epoch and p.printed > q.printed:
                 rises.setdefault(p.family, Counter())[p.printed - q.printed] += 1
+            if q is not None and None not in (q.epoch, p.epoch) and p.epoch > q.epoch:
+                crossed.setdefault(p.family, set()).add(p.printed > q.printed)
             last[p.family] = p
         self.stride = {f: c.most_common(1)[0][0] for f, c in rises.items()}
+        self.continuing = {f for f, rose in crossed.items() if rose == {True}}
         self.state: dict[str, tuple[int, int, int]] = {}  # family: epoch, last printed, offset
 
     def glob(self, p: Prog, epoch: int) -> int:
+        if p.family in self.continuing:
+            return p.printed
         was = self.state.get(p.family)
         offset = 0 if was is None else was[2]
         if was is not None and epoch > was[0]:

@@ -170,6 +170,7 @@ class _Grouper:
         if phase == "start":
             save.start_ts = save.start_ts if save.start_ts is not None else o.ts
             save.path = save.path or d.get("path") or ""
+            save.start_text = save.start_text or o.text
         elif phase == "part" and o.ts is not None:
             save.part_ts = o.ts if save.part_ts is None else max(save.part_ts, o.ts)
         elif phase == "end":
@@ -178,6 +179,7 @@ class _Grouper:
                 save.failed_line, save.failed_seq = 0, -1
         elif phase == "failed":
             self._failed(save, o)
+        save.written += phase in ("part", "end")
         save.seconds = seconds if seconds is not None else save.seconds
         save.step = step if step is not None else save.step
         save.named = save.named or _int(d.get("step")) is not None

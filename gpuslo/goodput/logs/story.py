@@ -42,6 +42,8 @@ class Save:
     state: bool = False  # a line of it writes the optimizer state (`notices.model_exports`)
     failed_line: int = 0  # a line said it failed (and no later line of it said it ended): no commit
     failed_seq: int = -1
+    start_text: str = ""  # its first start line's text (`ends_unshown`)
+    written: int = 0  # its part and end lines (files it says were written, its end)
     t0: float = 0.0
     t1: float = 0.0
 
@@ -140,6 +142,22 @@ def temporary(path: str) -> bool:
     """Whether a save's target is a temporary name that a rename makes the checkpoint."""
     last = re.split(r"[/\\]", path.rstrip("/\\"))[-1]
     return bool(_TEMPORARY.search(last))
+
+
+def ends_unshown(saves: list[Save], save: Save) -> bool:
+    """Whether the log shows how its saves end and `save`, begun where the log ends, lacks it:
+    an earlier save begun in the same words (digits aside) printed part or end lines after its
+    start (HF Trainer's `Saving model checkpoint to …/checkpoint-9500`, then `Configuration saved
+    in …/checkpoint-9500/config.json`, `Model weights saved in …`: Trainer logs the start before
+    it writes), while `save` printed its start alone: its writes were not shown, so it is not
+    proven finished (newcomer5 #14). A start line cut where the log ends (`… >> Saving model`)
+    is the earlier one's words when they begin with it. A save the log ends in whose earlier
+    saves printed their start alone too is counted, as before: the job prints nothing more."""
+    if save.written or save.ended or save.seconds is not None or not save.start_text:
+        return False
+    words = _DIGITS.sub("0", save.start_text)
+    return any(s is not save and s.written and s.start_text and _DIGITS.sub(
+        "0", s.start_text).startswith(words) for s in saves)
 
 
 def inside(path: str, folder: str) -> bool:

@@ -4,6 +4,11 @@ Stamps win: a progress record ends at its stamp and began its steps' duration be
 without stamps (Megatron iteration lines) advances by its own step times; a progress bar or a
 cumulative timer by its elapsed time. Items before the first stamp are moved so that they end
 where it begins (the gap between them is not in the log: assumed zero, and `rebased` says so).
+A cumulative timer on lines (not a bar's) that the log first shows far along (fairseq's
+`train_wall=4501` on its first line, the job's time since its start) times its first record by
+that record's own steps (`dur`) where its step is past them (the log starts mid-run): what it
+counted before is not in the log (`before_log`, noted; newcomer5 #1). A bar's elapsed since it
+began is the bar's own steps' (its `n` from 0).
 The clock never goes back: an item stamped before the clock is placed at the clock.
 """
 
@@ -25,6 +30,7 @@ class Timeline:
         self.relative = False
         self.placed: list[Any] = []
         self.rebased = False
+        self.before_log = 0.0  # seconds a cumulative timer counted before its first record
 
     def anchor(self, absolute: float) -> float:
         """Place an absolute time; returns the time to use (never before the clock)."""
@@ -69,11 +75,16 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
         t1 = max(ts, line.now())
         line.put(rec, min(max(line.now(), begin), t1), t1)
     elif elapsed is not None:
+        first = timer.origin is None
         if timer.origin is None or timer.last is None or elapsed < timer.last or (
                 rec.prog.bar and timer.printed is not None and rec.printed <= timer.printed):
             timer.origin = line.now() if line.clock is not None else 0.0
-        timer.last, timer.printed = elapsed, rec.printed
         start = line.now() if line.placed else timer.origin
+        if first and not rec.prog.bar and rec.dur is not None and elapsed > rec.dur and (
+                _mid_run(rec)):
+            line.before_log = elapsed - rec.dur  # what it counted before the log
+            timer.origin -= line.before_log
+        timer.last, timer.printed = elapsed, rec.printed
         t1 = timer.origin + elapsed
         if rec.prog.bar and rec.dur is not None and rec.delta:  # whole seconds: by step time
             t1 = min(max(start + rec.dur, t1 - 1.0), t1 + 1.0)
@@ -81,6 +92,13 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
     else:
         start = line.now()
         line.put(rec, start, start + (rec.dur or 0.0))
+
+
+def _mid_run(rec: Record) -> bool:
+    """Whether the record's step is past the steps it stands for: the log starts mid-run (a
+    run the log shows from its first steps keeps its timer's start-up time)."""
+    steps = round(rec.dur / rec.step_s) if rec.dur and rec.step_s else 1
+    return rec.glob > max(1, steps)
 
 
 def _save(line: Timeline, save: Save) -> None:

@@ -56,6 +56,7 @@ from gpuslo.goodput.logs.items import Interruption, Mark, Restore, Save, tempora
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.restarts import Restarts
+from gpuslo.goodput.logs.story import ends_unshown
 from gpuslo.goodput.logs.windows import resolution
 
 COALESCE_S = 1.0  # a bar's records are sent as one steps event per second of the log
@@ -220,8 +221,10 @@ class Walk(Gaps, Restarts):
         after the save, then the shell's `Killed`). True when the log ends inside a save to a
         temporary target (`items.temporary`: HF's `Saving model checkpoint to
         …/tmp-checkpoint-40`, its config file written, then nothing): the rename that commits
-        it is not shown, so no commit is proven. (A save to its own name that the log ends in
-        is counted: a job that goes on prints nothing more when the save returns.)"""
+        it is not shown, so no commit is proven; also where the log's earlier saves of the same
+        words showed their writes and this one shows none (`story.ends_unshown`). (Else a save
+        to its own name that the log ends in is counted: a job that goes on prints nothing more
+        when the save returns.)"""
         if save.ended:
             return None
         for item in self.items[k + 1:]:
@@ -229,7 +232,8 @@ class Walk(Gaps, Restarts):
                 return item if item.line != save.line else None
             if not isinstance(item, Save):
                 return None
-        return True if temporary(save.path) else None
+        saves = [x for x in self.items if isinstance(x, Save)]
+        return True if temporary(save.path) or ends_unshown(saves, save) else None
 
     def _save(self, save: Save, stop: Interruption | bool | None = None,
               unfinished: bool = False, k: int | None = None) -> None:
@@ -263,7 +267,10 @@ class Walk(Gaps, Restarts):
         if stop is True:
             self.notes.append(f"line {save.line}: the log ends inside a save to a temporary "
                               f"target ({save.path}): the rename that commits it is not shown, "
-                              "so it is not counted as a commit")
+                              "so it is not counted as a commit" if temporary(save.path) else
+                              f"line {save.line}: the log ends inside a save whose writes are "
+                              "not shown (its earlier saves printed theirs): not counted as a "
+                              "commit")
         if step is not None and stop is None and not (
                 self.last is not None and self.last.run in self.unrestored):
             self._commit_save(save, int(step), k)
