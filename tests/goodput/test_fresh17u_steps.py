@@ -124,3 +124,17 @@ def test_a_save_to_another_target_after_the_end_line_is_another_save() -> None:
     # to <output dir>` after `checkpoint-2100` (fresh15 R05): three saves by its facts
     (path,) = (LOGS / "fresh15" / "cases").glob("R05_*.log")
     assert len(analyse_log(path, gpus=1).document["checkpoint_saves"]) == 3
+
+
+# -- a traceback's frames printed again inside one stack (U03) -------------------------------------
+def test_a_frame_printed_twice_inside_one_traceback_is_no_relaunch() -> None:
+    # U03's first two launches, each ending in a stack that passes sklearn's `inner_f` wrapper
+    # twice: the frame lines printed again inside the stack are no start-up printed again, and
+    # the second `START train.py` 8 min later is the one relaunch
+    assert [r["line"] for r in read(case("U03")[:68])["restarts"]] == [37]
+
+
+def test_the_same_start_up_after_a_traceback_is_still_a_relaunch() -> None:
+    # negative: cutting the frames away leaves the launches as they were
+    lines = [line for line in case("U03")[:68] if not line.startswith("  ")]
+    assert len(read(lines)["restarts"]) == 1
