@@ -87,3 +87,21 @@ def test_a_bar_longer_than_the_join_limit_is_read_in_full(tmp_path: Path, monkey
                                                for n in range(100)]
     assert live[100:] == [(1796626499.000000001, "x" * 300 + "y" * 100)]
     assert file_path(path) == live
+
+
+def test_the_lines_after_an_unbroken_line_past_the_join_limit_are_kept(tmp_path: Path,
+                                                                         monkeypatch):
+    """The limit cuts one unbroken line, not the record: redraws that follow it after a `\\r`
+    in later pieces are read on both paths (they were dropped until the record's `F`). Its
+    negative: the unbroken line itself stays cut at the limit, and its text past the limit
+    never joins the next line."""
+    monkeypatch.setattr(cri_log, "MAX_JOINED", 400)
+    lines = [f"{T.format(1, 0)} stdout P {'x' * 300}", f"{T.format(2, 0)} stdout P {'y' * 300}",
+             f"{T.format(3, 0)} stdout P \r step 5/10", f"{T.format(4, 0)} stdout F \r step 6/10"]
+    path = tmp_path / "0.log"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    t0 = 1796626441.0
+    live = live_path(path)
+    assert live == [(t0 + 1, "x" * 300 + "y" * 100), (t0 + 2, " step 5/10"),
+                    (t0 + 3, " step 6/10")]
+    assert file_path(path) == live

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo.exporter.evidence.dcgm.diag import parse_diag, table_cut
+from gpuslo.exporter.evidence.dcgm.diag import parse_diag, run_gpus, table_cut
 from gpuslo.exporter.inspect.expectations import unchecked
 from gpuslo.exporter.inspect.options import InspectOptions
 from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
@@ -172,3 +172,24 @@ def test_q_ranges_without_the_identity_head_and_filtered_blocks_are_judged_on_wh
     lines = _read("n16_dcgm152_nvidia_smi_q_head_to_pci.txt").splitlines(keepends=True)
     joined = "".join(lines[:3] + lines[6:])
     assert not [f for f in inspect(joined)[0] if f.class_ == "unknown"]
+
+
+def _wrapped_ids(count: int) -> str:
+    """The Metadata row `GPU Device IDs Detected` of `count` GPUs as dcgmi prints it: the
+    cell hard-wrapped at its 46 characters, mid-ID (the Info rows of corpus fresh case 226)."""
+    ids = ",".join(["1db8"] * count)
+    cells = [ids[k:k + 46] for k in range(0, len(ids), 46)]
+    keys = ["GPU Device IDs Detected"] + [""] * (len(cells) - 1)
+    return "".join(f"| {key:<25} | {cell:<46} |\n" for key, cell in zip(keys, cells, strict=True))
+
+
+def test_diag_run_count_reads_a_device_id_row_wrapped_over_lines():
+    text = _lines(_read("n07_dcgm253_diag_cut_mid_row.txt"), 15) + CLOSING_RULE
+    row = next(line for line in text.splitlines(keepends=True) if "GPU Device IDs" in line)
+    sixteen = text.replace(row, _wrapped_ids(16))  # a DGX-2's 16 V100s: 79 characters
+    assert run_gpus(sixteen) == 16
+    findings, verdict = inspect(sixteen, expect_gpus=16)
+    assert verdict == "healthy" and not of(findings, "gpu_missing")
+    # negative: one GPU more expected than the wrapped row lists is still missing, untested
+    (missing,) = of(inspect(sixteen, expect_gpus=17)[0], "gpu_missing")
+    assert (missing.class_, missing.count) == ("unknown", 1)

@@ -35,7 +35,7 @@ _CRI = re.compile(
 )
 _BREAK = re.compile(r"\r\n|\r|\n")  # where `physical_lines` splits a message
 Line = tuple[float | None, str]  # (CRI time or None, physical line)
-MAX_JOINED = 1 << 20  # characters one record of joined partials may reach; the rest is dropped
+MAX_JOINED = 1 << 20  # characters one unbroken line of joined pieces may reach; the rest is dropped
 _POD_DIR = re.compile(
     r"(?P<namespace>[a-z0-9-]{1,63})_(?P<pod>[a-z0-9.-]{1,253})_(?P<uid>[0-9a-f-]+)")
 
@@ -91,14 +91,15 @@ class CriJoiner:
         if piece is None:
             if not record.partial:
                 return [[len(record.message), record.t]], record.message
-            text = record.message[:MAX_JOINED]
+            text = _append("", record.message)
             piece = self.pending[record.stream] = [record.t, text, [[len(text), record.t]]]
             return self._complete(record.stream, piece)
         if len(piece) < 3:
             piece.append([[len(piece[1]), piece[0]]])
-        if len(piece[1]) < MAX_JOINED:
-            piece[1] = (piece[1] + record.message)[:MAX_JOINED]
-            piece[2].append([len(piece[1]), record.t])
+        text = _append(piece[1], record.message)
+        if len(text) > len(piece[1]):
+            piece[1] = text
+            piece[2].append([len(text), record.t])
         if record.partial:
             return self._complete(record.stream, piece)
         del self.pending[record.stream]
@@ -120,6 +121,17 @@ class CriJoiner:
         else:
             del self.pending[stream]
         return done, text[:cut]
+
+
+def _append(text: str, message: str) -> str:
+    """`text` (a stream's unfinished text) with `message` after it, the line `text` ends in cut
+    at `MAX_JOINED` characters: what follows a line break in `message` is a new line and is
+    kept (a bar's `\\r` redraws after one unbroken line past the limit)."""
+    start = max(text.rfind("\r"), text.rfind("\n")) + 1  # where text's unfinished line begins
+    found = _BREAK.search(message)
+    head = len(message) if found is None else found.start()
+    room = max(0, MAX_JOINED - (len(text) - start))
+    return text + message[:min(head, room)] + message[head:]
 
 
 def decode(raw: str, joiner: CriJoiner) -> list[Line]:

@@ -277,7 +277,8 @@ def run_gpus(text: str) -> int | None:
     (`26b9, 26b9, 26b9, 26b9`: one PCI device ID per GPU of the run's group, DCGM 3.x and 4.x,
     dcgmi/Diag.cpp `HelperDisplayVersionAndDevIds`; in JSON the 3.x `GPU Device IDs` list or
     the 4.x `entity_groups` GPU entities), None when the output does not show it. The run's
-    GPUs, not the node's: `dcgmi diag -i 0` lists one."""
+    GPUs, not the node's: `dcgmi diag -i 0` lists one. A list longer than its cell (ten GPUs
+    or more) is wrapped over lines mid-ID, read joined (`_rows`)."""
     document = _document(text)
     if isinstance(document, dict):
         root = next((document[key] for key in JSON_ROOTS if key in document), None)
@@ -286,10 +287,13 @@ def run_gpus(text: str) -> int | None:
             if isinstance(group, dict) and group.get("entity_group") == "GPU":
                 ids = group.get("entities")
         return len(ids) if isinstance(ids, list) and ids else None
-    for line in text.splitlines():
-        match = _ROW.match(line.strip())
-        if match and match.group(1).strip().lower() == "gpu device ids detected":
-            ids = [part for part in match.group(2).strip(" |").split(",") if part.strip()]
+    try:
+        rows = _rows(text, "<dcgmi diag>")  # the cell hard-wrapped over lines, joined
+    except ParseError:
+        return None  # a row cut inside the table: `parse_diag` reports it
+    for row in rows:
+        if row.key.lower() == "gpu device ids detected":
+            ids = [part for part in row.value.split(",") if part.strip()]
             return len(ids) or None
     return None
 
