@@ -39,7 +39,7 @@ and nothing is counted twice — even after the kubelet deleted rotated files. A
 directory is gone (pod deleted) is dropped with its state.
 
 Year-less stamps. glog's `I1205 10:00:00.123` and syslog's `Dec  5 10:00:00` print no year: it
-is inferred as `gpuslo goodput` infers it (`stamps.year_before`: the latest year in which the
+is inferred as `gpuslo goodput` infers it (`clock.year_before`: the latest year in which the
 first such stamp is not after the log's last write), from the newest modification time of the
 job's files when the tailer first meets the job (`last_written`; the injected clock where none
 can be read), never a fixed year. That reference is kept in the cursor, so a restarted exporter
