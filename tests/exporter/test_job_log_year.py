@@ -1,6 +1,6 @@
 """`exporter --job-log` dates year-less stamps (glog/c10's `I0213 12:07:20.086`, syslog's
 `Dec  5 10:00:00`) as `gpuslo goodput` does: the latest year in which the first such stamp is
-not after the log's last write (`stamps.year_before`), never the year 2000. T14 (torchrun's
+not after the log's last write (`clock.year_before`), never the year 2000. T14 (torchrun's
 elastic agent, real lines) was read by the tailer in 2000 while `gpuslo goodput` read it in
 the year its file was written."""
 
@@ -15,7 +15,7 @@ from conftest import REPO, SHARED
 
 from gpuslo.exporter.jobs.logs import JobLogTailer, recompute
 from gpuslo.goodput.logs import analyse_log
-from gpuslo.goodput.logs.stamps import year_before
+from gpuslo.goodput.logs.clock import year_before
 
 T14 = next((SHARED / "training_logs" / "cases").glob("T14_*.log"))
 C04 = next((REPO / "tests" / "data" / "training_logs" / "fresh" / "cases").glob("C04_*.log"))

@@ -13,9 +13,10 @@ from pathlib import Path
 import pytest
 
 import gpuslo.goodput.logs.reader as reader
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.read import ReadStats, read_lines
-from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+from gpuslo.goodput.logs.stamps import learn_shapes
 from gpuslo.goodput.logs.stampspans import StampSpans, digit_blind
 from gpuslo.goodput.logs.thinning import thin
 from tests.goodput.feeding import by_blocks, by_lines

@@ -11,9 +11,9 @@ from statistics import median
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.pipe import RecordPipe
 from gpuslo.goodput.logs.reader import parse_lines
-from gpuslo.goodput.logs.stamps import Clock
 
 PROFILES = load_profiles()
 ESC = "\x1b"

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.reader import parse_lines
-from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+from gpuslo.goodput.logs.stamps import learn_shapes
 
 PROFILES = load_profiles()
 

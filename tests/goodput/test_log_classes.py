@@ -11,10 +11,10 @@ import pytest
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import RecordPipe, wrap_width
 from gpuslo.goodput.logs.reader import parse_lines
-from gpuslo.goodput.logs.stamps import Clock
 
 PROFILES = load_profiles()
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.envelope import Envelope
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import RecordPipe
-from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+from gpuslo.goodput.logs.stamps import learn_shapes
 
 SOVITS = "2023-02-18 19:07:57,251\t32k\tINFO\tTrain Epoch: 113 [0%]"
 REF = 1_800_000_000.0  # 2027-01-15: a year-less stamp of Dec 07 is 2026's

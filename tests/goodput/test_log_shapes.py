@@ -68,7 +68,7 @@ def test_stamp_layouts_are_learnt_from_the_lines(line: str, want: str) -> None:
     import calendar
     import time
 
-    from gpuslo.goodput.logs.stamps import Clock
+    from gpuslo.goodput.logs.clock import Clock
 
     shape = learn_shapes([line])[0]
     found = shape.regex.search(line)

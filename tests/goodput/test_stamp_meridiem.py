@@ -9,7 +9,8 @@ import calendar
 
 import pytest
 
-from gpuslo.goodput.logs.stamps import Clock, learn_shapes
+from gpuslo.goodput.logs.clock import Clock
+from gpuslo.goodput.logs.stamps import learn_shapes
 from tests.goodput.test_log_classes import read, steps
 
 

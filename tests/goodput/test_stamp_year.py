@@ -11,8 +11,9 @@ import shutil
 from conftest import SHARED
 
 from gpuslo.goodput.logs import analyse_log, load_profiles
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.reader import LogReader
-from gpuslo.goodput.logs.stamps import REFERENCE_YEAR, Clock
+from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
 
 T14 = next((SHARED / "training_logs" / "cases").glob("T14_*.log"))
 

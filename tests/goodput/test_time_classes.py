@@ -4,9 +4,9 @@ with a negative beside it: a similar line that must not be read that way."""
 
 from __future__ import annotations
 
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.preference import by_preference
 from gpuslo.goodput.logs.roles import read_template
-from gpuslo.goodput.logs.stamps import Clock
 from gpuslo.goodput.logs.templates import SampleRecord, group
 from gpuslo.goodput.logs.unixtime import recurs, search
 from tests.goodput.test_log_classes import read, steps

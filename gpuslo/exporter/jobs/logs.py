@@ -5,7 +5,7 @@ field roles on the head of the stream, learns again when an unread shape recurs,
 line with a prefilter and the compiled matchers; `assemble` and the one calculator), fed line by
 line as the files grow, so a container log gives the facts `gpuslo goodput` gives for the same
 lines in a file (`facts(job)`). This module is the I/O and state half: globbing, offsets, the
-spool and the cursor, the GPU count, settling and the published marks.
+spool and the cursor (kept on disk by `spool`), the GPU count, settling and the published marks.
 
 Jobs. Which job a file is, the order a job's files are read in and how a raw line decodes are
 the pure half, `log_reading` (`jobs_of`, `file_order`, `decode`): the files of one kubelet
@@ -28,18 +28,11 @@ as a (re)start — so the progress since the last checkpoint is `wasted_progress
 the new container runs `recovery`, with the cause the old log printed, else `unknown`
 (observability). The restart count seen is in the cursor, so a restarted exporter adds it once.
 
-Restart-safe, exactly once. Per job the state dir holds `job_logs/<job>.lines`, the decoded
-lines so far (append-only: `<CRI time or ->` TAB `<line>`), and `job_logs/<job>.cursor.json`,
-written atomically after the lines are appended and synced: per file (by inode, so a rotation
-that renames `0.log` is followed) the byte offset read, the CRI partials not yet joined, the
-GPU count and the length of the `.lines` file it covers. After kill -9 the exporter truncates
-`.lines` to that length (lines appended after the last cursor are read again from the logs),
-replays it, and goes on from the offsets, so the counters equal a recomputation from the logs
-and nothing is counted twice — even after the kubelet deleted rotated files. A job whose log
-directory is gone (pod deleted) is dropped with its state.
+Restart-safe, exactly once: per job the spool of decoded lines and the cursor in the state dir,
+replayed after a restart, are `spool` (`TailStore`, the half of the tailer that keeps them).
 
 Year-less stamps. glog's `I1205 10:00:00.123` and syslog's `Dec  5 10:00:00` print no year: it
-is inferred as `gpuslo goodput` infers it (`stamps.year_before`: the latest year in which the
+is inferred as `gpuslo goodput` infers it (`clock.year_before`: the latest year in which the
 first such stamp is not after the log's last write), from the newest modification time of the
 job's files when the tailer first meets the job (`last_written`; the injected clock where none
 can be read), never a fixed year. That reference is kept in the cursor, so a restarted exporter
@@ -70,13 +63,12 @@ import logging
 import os
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from gpuslo import names
 from gpuslo.config_file import open_regular_file
-from gpuslo.errors import ParseError
 from gpuslo.exporter.jobs.log_reading import (
     ROTATED,
     Line,
@@ -88,45 +80,21 @@ from gpuslo.exporter.jobs.log_reading import (
     recompute,  # noqa: F401 - re-exported
     restart_marker,
 )
-from gpuslo.exporter.jobs.marks import Marks, loaded, marks_of, raised
-from gpuslo.exporter.state import read_json_state, write_json_atomic
+from gpuslo.exporter.jobs.marks import marks_of, raised
+from gpuslo.exporter.jobs.spool import STATE_DIR, TailStore, _Job
 from gpuslo.goodput.calculator import JobGoodput
 from gpuslo.goodput.logs import last_written, load_profiles
-from gpuslo.goodput.logs.cri_log import CriJoiner, PodLogIdentity, decode
+from gpuslo.goodput.logs.cri_log import PodLogIdentity, decode
 from gpuslo.goodput.logs.profiles import Profiles
-from gpuslo.goodput.logs.reader import LogReader
 from gpuslo.goodput.slowdown import SlowdownRule
 
 log = logging.getLogger(__name__)
 READ_CHUNK = 8 * 1024 * 1024  # bytes read from one file per poll at most
 DEFAULT_SETTLE_S = 120.0
-STATE_DIR = "job_logs"
-CURSOR_VERSION = 1
 GpusFor = Callable[[PodLogIdentity | None], int | None]
 
 
-@dataclass
-class _Job:
-    """One job's tail: its files by inode, its decoded lines, its reader and what it read
-    (`facts`: the `gpuslo goodput` document of the lines so far, once the GPU count is known)."""
-
-    job: str
-    identity: PodLogIdentity | None
-    parser: LogReader
-    said: str  # when the job's log was last written, in words (`last_written`): the year's source
-    files: dict[str, dict[str, Any]] = field(default_factory=dict)  # inode -> {name, offset}
-    joiner: CriJoiner = field(default_factory=CriJoiner)
-    gpus: int | None = None
-    restarts: int | None = None  # highest restart count (<n>.log) read, None before any line
-    spool_bytes: int = 0
-    result: JobGoodput | None = None
-    facts: dict[str, Any] | None = None
-    dirty: bool = True
-    marks: Marks = field(default_factory=dict)  # high-water of each published counter
-    seen: tuple[int, float] | None = None  # undated log: (last step, Unix s the tailer saw it)
-
-
-class JobLogTailer:
+class JobLogTailer(TailStore):
     """Follows every file `patterns` match (see the module docstring).
 
     Args:
@@ -159,61 +127,10 @@ class JobLogTailer:
         for cursor in sorted(self.dir.glob("*.cursor.json")):
             self._restore(cursor.name[: -len(".cursor.json")])
 
-    # -- restart ---------------------------------------------------------------------------
-    def _paths(self, job: str) -> tuple[Path, Path]:
-        return self.dir / f"{job}.lines", self.dir / f"{job}.cursor.json"
-
-    def _restore(self, job: str) -> None:
-        spool, cursor_path = self._paths(job)
-        try:
-            cursor = read_json_state(cursor_path, None)
-            if not isinstance(cursor, dict) or cursor.get("v") != CURSOR_VERSION:
-                raise ParseError(str(cursor_path), "not a job-log cursor of this version")
-            size = spool.stat().st_size if spool.exists() else 0
-            if size < cursor["spool_bytes"]:
-                raise ParseError(str(spool), f"{size} bytes, the cursor covers "
-                                             f"{cursor['spool_bytes']}: lines lost")
-            known = cursor["identity"]
-            reference = cursor.get("reference")  # absent from a cursor written before it was kept
-            reference = (float(reference), cursor["said"]) if reference is not None else \
-                last_written("-", self._now)
-            tail = self._new(job, PodLogIdentity(**known) if known is not None else None,
-                             reference)
-            with open(spool, "r+b" if spool.exists() else "w+b") as f:
-                f.truncate(cursor["spool_bytes"])  # lines appended after the last cursor
-                for raw in f.read().decode("utf-8", errors="replace").splitlines():
-                    ts, _, text = raw.partition("\t")
-                    tail.parser.feed(text, None if ts == "-" else float(ts))
-            tail.files = {str(k): dict(v) for k, v in cursor["files"].items()}
-            tail.joiner = CriJoiner({k: list(v) for k, v in cursor["pending"].items()})
-            tail.gpus, tail.spool_bytes = cursor["gpus"], cursor["spool_bytes"]
-            tail.restarts = cursor.get("restarts")
-            tail.marks = loaded(cursor.get("marks"))
-            seen = cursor.get("seen")  # absent before it was kept, or for a dated log
-            tail.seen = (int(seen[0]), float(seen[1])) if seen is not None else None
-        except (OSError, ParseError, KeyError, TypeError, ValueError, AttributeError) as error:
-            log.warning("job log state of %r unusable (%s): reading its logs from the start",
-                        job, " ".join(str(error).split()))
-            self._forget(job)
-            return
-        self._jobs[job] = tail
-
-    def _new(self, job: str, identity: PodLogIdentity | None,
-             reference: tuple[float, str]) -> _Job:
-        """A job's tail whose reader dates year-less stamps from `reference` ((Unix seconds,
-        in words) its log was last written, `last_written`)."""
-        return _Job(job, identity, LogReader(self.profiles, reference=reference[0]),
-                    reference[1])
-
     def _written(self, paths: list[Path]) -> tuple[float, str]:
         """When the newest of a job's files was last written (`last_written`, the clock where
         none can be stat'ed): the reference of its year-less stamps."""
         return max((last_written(path, self._now) for path in paths), key=lambda w: w[0])
-
-    def _forget(self, job: str) -> None:
-        self._jobs.pop(job, None)
-        for path in self._paths(job):
-            path.unlink(missing_ok=True)
 
     # -- polling ---------------------------------------------------------------------------
     def poll(self) -> None:
@@ -333,15 +250,6 @@ class JobLogTailer:
         for ts, text in lines:
             tail.parser.feed(text, ts)
         tail.dirty = tail.dirty or bool(lines)
-
-    def _write_cursor(self, tail: _Job) -> None:
-        identity = None if tail.identity is None else vars(tail.identity)
-        write_json_atomic(self._paths(tail.job)[1], {
-            "v": CURSOR_VERSION, "job": tail.job, "files": tail.files, "gpus": tail.gpus,
-            "pending": tail.joiner.pending, "spool_bytes": tail.spool_bytes,
-            "identity": identity, "restarts": tail.restarts, "marks": tail.marks,
-            "reference": tail.parser.clock.reference, "said": tail.said,
-            "seen": tail.seen})
 
     def _learn_gpus(self, tail: _Job) -> bool:
         """Ask for the job's GPU count while it is unknown; True when it was just learned."""

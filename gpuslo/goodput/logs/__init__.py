@@ -53,7 +53,7 @@ def job_id_for(path: str | os.PathLike[str]) -> str:
 def last_written(path: str | os.PathLike[str], now: Callable[[], float] = time.time
                  ) -> tuple[float, str]:
     """(Unix seconds, in words) when the log at `path` was last written, the reference for the
-    year of stamps that print none (`stamps.year_before`): its modification time for a regular
+    year of stamps that print none (`clock.year_before`): its modification time for a regular
     file, `now()` for standard input, a pipe or a path that cannot be read (the read then says
     why). The exporter's job-log tailer asks the same of the files it follows."""
     if str(path) != STDIN:

@@ -22,7 +22,7 @@
 5. `document.document`: the JSON, with notes for what the log cannot tell.
 
 A clock that steps back is noted per step (the stamps are shifted so that time keeps going,
-`stamps.Clock`); after several steps back the stamps are not used at all (the log is timed by
+`clock.Clock`); after several steps back the stamps are not used at all (the log is timed by
 its step times), so a day back cannot halve the GPU-seconds.
 """
 

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import re
 
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.cri_log import (
     MAX_JOINED,
     CriJoiner,
@@ -47,7 +48,6 @@ from gpuslo.goodput.logs.cri_log import (
     parse_cri_line,
     timed_lines,
 )
-from gpuslo.goodput.logs.stamps import Clock
 
 MIN_LINES = 3
 HEAD_LINES = 200

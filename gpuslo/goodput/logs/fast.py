@@ -31,10 +31,11 @@ from typing import Any
 
 import gpuslo.goodput.logs.unixtime as unixtime
 from gpuslo.goodput.logs.blockscan import BlockScan, encode
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.matchers import Found, Matcher, Prog, spans_of, step_value
 from gpuslo.goodput.logs.normalise import GLUED_MIN, Normaliser
 from gpuslo.goodput.logs.pipe import STAMP_COLUMN_MIN, blank_column
-from gpuslo.goodput.logs.stamps import Clock, StampShape
+from gpuslo.goodput.logs.stamps import StampShape
 from gpuslo.goodput.logs.stampspans import StampSpans
 from gpuslo.goodput.logs.wording import SAVED_HINTS, Wording, says_saved
 

@@ -56,7 +56,7 @@ class ParsedLog:
     last_ts: float | None = None
     clock_back: list[tuple[int, float]] = field(default_factory=list)
     clock_unreliable: bool = False
-    year_assumed: int | None = None  # the year given stamps that print none (`stamps.Clock`)
+    year_assumed: int | None = None  # the year given stamps that print none (`clock.Clock`)
     learnt: Learnt | None = None
     stamp_layouts: list[str] = field(default_factory=list)
     unread: dict[str, tuple[int, int, str]] = field(default_factory=dict)

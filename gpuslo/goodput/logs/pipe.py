@@ -33,11 +33,11 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.columns import AlignedTable, source_marked
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.profiles import MAX_RECORD
 from gpuslo.goodput.logs.richwrap import RichJoin
-from gpuslo.goodput.logs.stamps import Clock
 
 MAX_JOIN = 8  # physical lines one wrapped record may span
 MAX_BLOCK = 400  # key-value lines one block may hold

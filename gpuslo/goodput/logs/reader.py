@@ -2,7 +2,7 @@
 
 `LogReader(profiles, framework=None, reference=None)`: `feed(line, ts=None)` one physical line
 at a time (`reference`: when the log was last written, Unix seconds, the year of stamps that
-print none: `stamps.Clock`),
+print none: `clock.Clock`),
 `parsed()` what the lines so far say (for a log still being written), `finish()` at the end.
 Both return a `ParsedLog`: the event observations (`Obs`), the progress records (`Prog`) and
 what was learnt.
@@ -27,6 +27,7 @@ from typing import Any
 
 import gpuslo.goodput.logs.aside as aside
 from gpuslo.goodput.logs.bartime import fits
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
 from gpuslo.goodput.logs.matchers import Matcher, Prog
@@ -36,7 +37,7 @@ from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles
-from gpuslo.goodput.logs.stamps import Clock, StampShape, TransportTime, learn_shapes
+from gpuslo.goodput.logs.stamps import StampShape, TransportTime, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin

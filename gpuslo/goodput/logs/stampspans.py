@@ -2,7 +2,7 @@
 hour worked out once (pure).
 
 The fast path (`fast.FastPath._prefix`) reads the stamp of every progress line's prefix: a regex
-`search`, `groupdict` and `stamps.Clock.seconds` per line, about half of a stamped line's cost
+`search`, `groupdict` and `clock.Clock.seconds` per line, about half of a stamped line's cost
 (torchtitan's `[rank0]:[titan] 2025-06-16 22:31:32,322 - root - INFO - `). Lines whose prefixes
 have one digit-masked shape (every ASCII digit `0`) hold their stamp's fields at the same places
 when the stamp's regex tells no digit from another (`digit_blind`: only `\\d`, classes and
@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.goodput.logs.stamps import Clock, StampShape
+from gpuslo.goodput.logs.clock import Clock
+from gpuslo.goodput.logs.stamps import StampShape
 
 _BLIND = re.compile(r"\{\d+(?:,\d*)?\}|\\d")
 MAX_HOURS = 1024  # dates and hours remembered per prefix shape (a log's lines share few)

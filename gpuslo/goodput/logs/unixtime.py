@@ -26,7 +26,7 @@ TAIL = re.compile(r"(?:(?<=[\d%])\s+|(?<=[\d%])\s*[|,;]\s*)"
 TAIL_CHARS = 48  # characters at the end of a record searched for it
 LABEL = "Unix seconds at the end of the record"
 MIN_RECORDS = 2
-BACK_TOLERANCE_S = 60.0  # as `stamps`: ranks interleave their lines
+BACK_TOLERANCE_S = 60.0  # as `clock`: ranks interleave their lines
 
 
 # A Unix time that opens the record, bare (`1762164000.500 step=1 loss=1.0`) or as the first

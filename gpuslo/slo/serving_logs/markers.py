@@ -30,11 +30,12 @@ import yaml
 
 from gpuslo.errors import ConfigError
 from gpuslo.goodput.logs import analyse_log, last_written
+from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe
 from gpuslo.goodput.logs.profiles import load_profiles
 from gpuslo.goodput.logs.read import ReadStats, read_lines
-from gpuslo.goodput.logs.stamps import Clock, StampShape, learn_shapes
+from gpuslo.goodput.logs.stamps import StampShape, learn_shapes
 
 MARKERS_FILE = "serving_log_markers.yaml"
 MARKER_KINDS = ("ready", "loading", "crash", "shutdown")

@@ -81,7 +81,7 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
 
     for m in (m for m in markers if m.ts is not None):
         current = states[-1]["state"] if states else None
-        # ranks interleave their lines: a stamp up to stamps.BACK_TOLERANCE_S before the one
+        # ranks interleave their lines: a stamp up to clock.BACK_TOLERANCE_S before the one
         # above it is the same clock; it never reopens time already painted
         at = max(float(m.ts), states[-1]["start"] if states else first_ts,  # type: ignore[arg-type]
                  window if window is not None else first_ts)
