@@ -11,7 +11,7 @@ from dataclasses import replace
 from gpuslo import names
 from gpuslo.exporter.evidence.gpu_status import GpuStatus, gpu_key, latest_per_gpu
 from gpuslo.exporter.evidence.nvidia_smi.values import (
-    HEALTH_FIELDS,
+    UNKNOWN_WHEN_UNREAD,
     GpuReading,
     SmiReading,
     is_error,
@@ -30,8 +30,9 @@ def identity(status: GpuStatus) -> dict:
 
 def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
     """Findings for one GPU: each `evaluate_gpu` problem, then its unreadable fields (`gpu_error`:
-    class unknown when a health field is unreadable, warn otherwise — a transient power `ERR!`
-    is not actionable)."""
+    class unknown when a health or cooling field is unreadable (`values.UNKNOWN_WHEN_UNREAD`: a
+    fan or temperature `ERR!` leaves thermal health untold), warn otherwise — a transient power
+    `ERR!` is not actionable)."""
     where = identity(reading.status)
     out = [p.finding(kind, line=reading.line, **where) for p in evaluate_gpu(reading.status)]
     out += workload_clock_findings(kind, reading.status, line=reading.line, **where)
@@ -42,8 +43,8 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
                            "row remapping, clocks, temperature): cut short, health not read"))
     if reading.status.accessible is False or not reading.field_errors:
         return out
-    health = sorted({n for n, _ in reading.field_errors if n in HEALTH_FIELDS})
-    other = sorted({n for n, _ in reading.field_errors if n not in HEALTH_FIELDS})
+    health = sorted({n for n, _ in reading.field_errors if n in UNKNOWN_WHEN_UNREAD})
+    other = sorted({n for n, _ in reading.field_errors if n not in UNKNOWN_WHEN_UNREAD})
     for fields, klass in ((health, names.CLASS_UNKNOWN), (other, names.CLASS_WARN)):
         if fields:
             values = sorted({v for n, v in reading.field_errors if n in fields})

@@ -3,8 +3,9 @@
 Each GPU is a row `| idx  name  persistence | bus-id disp | volatile uncorr. ECC |` followed by
 `| fan temp perf pwr:usage/cap | memory-usage | util compute |`. nvidia-smi prints `ERR!` for a
 field it could not read: a transient power-reading `ERR!` is not actionable (NVIDIA's answer in
-Azure/azhpc-diagnostics#77), an `ERR!` ECC count means ECC health cannot be told, and a row of
-`ERR!` (name or bus id, or most fields) is a GPU the driver cannot talk to.
+Azure/azhpc-diagnostics#77), an `ERR!` ECC count means ECC health cannot be told, so does an
+`ERR!` fan or temperature for thermal health (`values.COOLING_FIELDS`), and a row of `ERR!`
+(name or bus id, or most fields) is a GPU the driver cannot talk to.
 
 MIG (NVIDIA MIG user guide; the 470-590 captures): a MIG-enabled GPU is still one GPU row (its
 third line says `Enabled` under `MIG M.`), and its ECC cell shows the ECC mode (`On`) instead of a

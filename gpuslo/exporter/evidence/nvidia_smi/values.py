@@ -96,6 +96,19 @@ HEALTH_FIELDS = frozenset(
     }
 )
 
+# Cooling fields: the fan and the GPU's temperature, as every form names them (the table's `fan`
+# and `temperature` cells, `-q` / XML `fan_speed`, CSV `fan.speed`, `temperature_c` from any
+# form). nvidia-smi prints `N/A` where the GPU has no such sensor (a passively cooled board's
+# fan: NVML_ERROR_NOT_SUPPORTED) and `ERR!` / `Unknown Error` where NVML failed to read one the
+# GPU has: a fan or sensor that cannot be read may be a fan that stopped (NVIDIA/gpu-monitoring-
+# tools#84, utkuozdemir/nvidia_gpu_exporter#393: a fan `ERR!` on a GPU whose `-q` asks for a
+# reset), so the GPU's thermal health cannot be told: unknown, like a health field. The power
+# draw is telemetry, not cooling: its `ERR!` alone is transient and not actionable
+# (Azure/azhpc-diagnostics#77, maintainers), a warn like every other unread field.
+COOLING_FIELDS = frozenset({"fan", "fan_speed", "fan.speed", "temperature", "temperature_c"})
+# The fields whose read error makes the GPU's health unknown (the rest are warn).
+UNKNOWN_WHEN_UNREAD = HEALTH_FIELDS | COOLING_FIELDS
+
 
 # The keys (sections of `-q` text and XML, `--query-gpu` column prefixes) of the fields that carry
 # GPU faults: what a healthy reading of a GPU's health needs to have seen. nvidia-smi prints them
