@@ -181,4 +181,11 @@ CORPUS_MISSES = {
     # history tables) whose Xid 119/120 line the excerpt does not show are unknown, once (2014).
     # Nothing left.
     ("corpus", "fresh18"): set(),
+    # Nineteenth fresh batch (20 cases from issue threads, 2101-2120), scored once at the end of
+    # round 15 against its merged work: 18/20 (2026-12-07, f55b5c6; tests/data/first_contact/
+    # corpus_fresh19_2026-12-07.txt). Read right since (tests/inspect/test_fresh19_classes.py):
+    # the host engine's `Cannot load NVML; DCGM will proceed without managing GPUs` is the source
+    # unavailable (2112); a fan or temperature nvidia-smi cannot read (`ERR!`) leaves that GPU's
+    # thermal health unknown in the table, `-q`, XML and CSV forms (2108). Nothing left.
+    ("corpus", "fresh19"): set(),
 }
