@@ -1,0 +1,40 @@
+"""Record shapes the fresh19 first-contact batch showed misread (11/20 at first contact,
+tests/data/first_contact/training_logs_fresh19_2026-12-07.txt), each on the real lines
+(tests/data/training_logs/fresh19, SOURCES_w.md) with a negative beside it: a similar line that
+must not be read that way."""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs.bars import has_glyphs
+from gpuslo.goodput.logs.roles import read_template
+from gpuslo.goodput.logs.templates import SampleRecord, group
+from tests.goodput.test_log_classes import read
+
+
+def readings(lines: list[str]) -> list:
+    return [read_template(t) for t in group(
+        [SampleRecord(i + 1, text, None, None) for i, text in enumerate(lines)])]
+
+
+# -- ultralytics/yolov3 2020 on Colab (fresh19 W20): a column bar whose glyphs were lost --------
+W20_BAR = ("     0/299     15.8G      3.99     0.358         0      4.35        22       608:  "
+           "63% 34/54 [00:42<00:25,  1.26s/it]")
+
+
+def test_a_bar_copied_without_its_glyphs_counts_its_own_n_not_the_epoch_column() -> None:
+    # the first column `0/299` is epoch / last epoch (train.py '%g/%g' % (epoch, epochs - 1));
+    # the bar's n/N after `63%` and before `[elapsed<remaining` is the batch
+    doc = read([W20_BAR])
+    steps = doc["steps"]
+    assert (steps["first"], steps["last"]) == (34, 34)
+    assert steps["epoch_first"] == 0
+
+
+def test_a_percentage_and_a_pair_without_a_bar_clock_are_no_bar() -> None:
+    # negative: a percentage and an n/N with no `[elapsed<remaining` after them (an evaluation's
+    # `acc 63% 34/54 right`) draw no bar, whatever their order
+    (plain,) = readings(["eval 3/10 acc 63% 34/54 right"])
+    assert not has_glyphs(plain.template.fields)
+    (bar,) = readings([W20_BAR])
+    assert has_glyphs(bar.template.fields)
+
