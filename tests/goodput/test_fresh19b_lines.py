@@ -38,3 +38,26 @@ def test_a_percentage_and_a_pair_without_a_bar_clock_are_no_bar() -> None:
     (bar,) = readings([W20_BAR])
     assert has_glyphs(bar.template.fields)
 
+
+# -- CosyVoice train_utils.log_per_step (fresh19 W14): `Batch {epoch}/{batch_idx + 1}` -----------
+W14 = [f"2025-04-08 10:{m}:{s} DEBUG TRAIN Batch 0/{b} loss 1.339771 acc 0.298227 lr 0.00002040 "
+       f"grad_norm 1.128567 rank 0" for m, s, b in (
+           ("09", "49,523", 100), ("10", "08,566", 200), ("10", "48,075", 400),
+           ("11", "09,096", 500), ("11", "30,111", 600), ("11", "52,043", 700),
+           ("12", "10,660", 800))]
+
+
+def test_a_pair_whose_n_stays_while_its_n_of_rises_is_epoch_then_counter() -> None:
+    doc = read(W14)
+    steps = doc["steps"]
+    assert (steps["first"], steps["last"]) == (100, 800)
+    assert 0.19 < doc["step_time_s"]["median"] < 0.22  # 19.04 s, 39.51 s / 2, 21.02 s ... a 100
+
+
+def test_a_pair_whose_n_counts_up_to_a_steady_total_stays_n_of_n() -> None:
+    # negative: the same line with the batch counting towards a total that stays (`n/N`)
+    lines = [line.replace(f"Batch 0/{b}", f"Batch {k * 100}/900") for k, (line, b) in enumerate(
+        zip(W14, (100, 200, 400, 500, 600, 700, 800), strict=True), start=1)]
+    doc = read(lines)
+    steps = doc["steps"]
+    assert (steps["first"], steps["last"]) == (100, 700)
