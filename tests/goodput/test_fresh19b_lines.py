@@ -61,3 +61,26 @@ def test_a_pair_whose_n_counts_up_to_a_steady_total_stays_n_of_n() -> None:
     doc = read(lines)
     steps = doc["steps"]
     assert (steps["first"], steps["last"]) == (100, 700)
+
+
+# -- the same paste (fresh19 W20): the traceback printed before the bar state it stopped -------
+W20 = ['  File "/usr/local/lib/python3.6/dist-packages/torch/nn/functional.py", line 2540, in '
+       'binary_cross_entropy_with_logits',
+       '    return torch.binary_cross_entropy_with_logits(input, target, weight, pos_weight, '
+       'reduction_enum)',
+       'RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 15.90 GiB total '
+       'capacity; 14.37 GiB already allocated; 1.88 MiB free; 15.03 GiB reserved in total by '
+       'PyTorch)', W20_BAR]
+
+
+def test_an_error_before_the_lone_bar_state_that_ends_the_log_stopped_that_state() -> None:
+    doc = read(W20)
+    assert [i["after_step"] for i in doc["interruptions"]] == [34]
+    assert doc["restarts"] == []
+
+
+def test_an_error_before_bar_states_that_go_on_is_not_moved() -> None:
+    # negative: two bar states after the error (34, then 35): the job went on past it, so the
+    # error is not read as the stop of the first
+    doc = read(W20 + [W20_BAR.replace("63% 34/54 [00:42<00:25", "65% 35/54 [00:43<00:24")])
+    assert doc["interruptions"] == []
