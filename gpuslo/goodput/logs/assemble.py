@@ -38,6 +38,7 @@ from gpuslo.goodput.journal import SCHEMA_VERSION
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
+from gpuslo.goodput.logs.interleaved import error_first
 from gpuslo.goodput.logs.items import Save, group_events
 from gpuslo.goodput.logs.journal_writer import Journal
 from gpuslo.goodput.logs.notices import leave_out
@@ -128,6 +129,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     items = reopenings(headers_again(group_events(parsed.observations, records,
                                                   checkpoint_step, leave_out)), parsed, notes)
     items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
+    items = error_first(items)  # an error report printed before the bar state it stopped
     if file_commits:
         file_commits, refused = sound_files(
             file_commits, parsed.first_ts, parsed.last_ts,

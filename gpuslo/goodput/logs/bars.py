@@ -45,9 +45,21 @@ def is_bar(fields: list[Field], roles: dict[int, Any]) -> bool:
         r.role in ("rate_ips", "rate_spi") and fields[i].unit for i, r in roles.items())
 
 
+def _bare_percent(fields: list[Field], index: int) -> bool:
+    """True when field `index` is tqdm's percentage with its glyphs gone and its `n/N [e<r` right
+    after it: a bar copied out of a notebook's HTML widget keeps only the text (Colab, ultralytics/
+    yolov3 2020: `0/299 15.8G ... 608:  63% 34/54 [00:42<00:25,  1.26s/it]`)."""
+    if index + 3 >= len(fields) or fields[index].unit != "%" or fields[index].after.strip():
+        return False
+    n, total, elapsed = fields[index + 1:index + 4]
+    return (n.integer and n.after.strip() == "/" and total.integer and not n.key
+            and total.after.strip() == "[" and elapsed.after.lstrip().startswith("<"))
+
+
 def has_glyphs(fields: list[Field]) -> bool:
-    """True when the line draws a `%|...|` bar."""
-    return any(_percent_bar(f) for f in fields)
+    """True when the line draws a `%|...|` bar (or shows one whose glyphs were lost:
+    `_bare_percent`)."""
+    return any(_percent_bar(f) or _bare_percent(fields, f.index) for f in fields)
 
 
 def keras_drawn(fields: list[Field], index: int) -> bool:
@@ -63,8 +75,9 @@ def keras_drawn(fields: list[Field], index: int) -> bool:
 
 
 def after_glyphs(fields: list[Field], index: int) -> bool:
-    """True when field `index` is the first number after a `%|...|` run (the bar's `n`)."""
-    return index > 0 and _percent_bar(fields[index - 1])
+    """True when field `index` is the first number after a `%|...|` run (the bar's `n`), or
+    after a percentage whose glyphs were lost (`_bare_percent`)."""
+    return index > 0 and (_percent_bar(fields[index - 1]) or _bare_percent(fields, index - 1))
 
 
 def elapsed_after_total(fields: list[Field], total: int | None) -> int | None:

@@ -67,6 +67,7 @@ from gpuslo.goodput.logs.durations import (
 from gpuslo.goodput.logs.leadpair import unnamed_counter
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD, not_progress_label
 from gpuslo.goodput.logs.reading import Reading, Role
+from gpuslo.goodput.logs.slidpair import turn_slid_pair
 from gpuslo.goodput.logs.templates import Field, Template
 
 # `timer`: a timer's reading (YOLACT's `|| timer: 1.618`, the seconds of the iteration printed)
@@ -255,7 +256,7 @@ def _place_counter(reading: Reading) -> None:
     fields, roles = reading.template.fields, reading.roles
     epochs = [i for i, r in roles.items() if r.role == "epoch"]
     reading.epoch = epochs[0] if epochs else None
-    if reading.step is None:
+    if turn_slid_pair(reading) or reading.step is None:
         return
     step = fields[reading.step]
     name = step.key or unnamed(step)
