@@ -1,0 +1,37 @@
+"""Lines of the fresh19 first-contact batch (fixer W1), each with a negative that must not be read
+that way: an iteration counter glued after a samples bracket `[n/N (p%)]` (W13)."""
+
+from __future__ import annotations
+
+from tests.goodput.batch_lines import case as batch_case
+from tests.goodput.batch_lines import read
+
+
+def case(name: str) -> list[str]:
+    return batch_case("fresh19", name)
+
+
+# -- CosFace_pytorch: `[51200/490871 (10%)]100`, samples then the iteration (fresh19 W13) ----------
+def test_the_iteration_glued_after_a_samples_bracket_is_the_step() -> None:
+    # the bracket counts samples (512 a batch), the integer after `]` the iterations; the
+    # `Elapsed time: 198.7967s(100 iters)` is the window's, 1.92 s an iteration
+    doc = read(case("W13"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (100, 900)
+    assert 1.90 <= doc["step_time_s"]["median"] <= 1.93
+
+
+def _mnist(glued: bool) -> list[str]:
+    out = []
+    for k in range(1, 8):
+        n = 640 * k
+        tail = str(10 * k) if glued else ""
+        out.append(f"2019-09-19 14:{10 + k}:00 Train Epoch: 1 [{n}/60000 ({100 * n / 60000:.0f}%)]"
+                   f"{tail}\tLoss: 0.{300 - k}")
+    return out
+
+
+def test_a_samples_bracket_alone_keeps_its_own_counter() -> None:
+    # negative: the PyTorch MNIST example's bracket with nothing glued after it is read as before
+    assert read(_mnist(glued=False))["steps"]["last"] == 4480
+    assert read(_mnist(glued=True))["steps"]["last"] == 70
+
