@@ -35,3 +35,20 @@ def test_a_samples_bracket_alone_keeps_its_own_counter() -> None:
     assert read(_mnist(glued=False))["steps"]["last"] == 4480
     assert read(_mnist(glued=True))["steps"]["last"] == 70
 
+
+# -- Lightning's bar (smoothing=0): `5/28 [00:02<00:12,  1.91it/s]` (fresh19 W06) ---------------
+def test_a_bar_rate_inside_its_short_whole_second_clock_is_the_mean() -> None:
+    # 5 steps at 1.91 it/s is 2.6 s, inside the truncated `00:02`: the rate, 0.524 s, is finer
+    # than 2 / 5 = 0.4
+    assert read(case("W06"))["step_time_s"]["median"] == 0.52356
+
+
+def _bar(elapsed: str, rate: str) -> list[str]:
+    return [f"Epoch 0:  18%|██████▉      | 5/28 [{elapsed}<00:12, {rate}it/s, v_num=1, loss=3.6]"]
+
+
+def test_a_bar_rate_outside_its_clock_leaves_the_mean() -> None:
+    # negative: 5 steps at 4.00 it/s is 1.25 s, not inside `00:02`: an EMA of other steps, the
+    # bar's mean since it began (2 / 5) stays
+    assert read(_bar("00:02", "4.00"))["step_time_s"]["median"] == 0.4
+    assert read(_bar("00:02", "1.91"))["step_time_s"]["median"] == 0.52356

@@ -83,10 +83,23 @@ def step_times(records: list[Any]) -> None:
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
         if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
-                not _finer_rate(rec, means)):
+                not _finer_rate(rec, means)) and not _rate_on_clock(rec):
             rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
         if step_s is not None:                            # is not settled; the run's mean is
             rec.dur = step_s * (rec.delta or _estimate(records, i))
+
+
+def _rate_on_clock(rec: Any) -> bool:
+    """True when a bar's rate times its steps since it began falls inside its elapsed whole
+    seconds (tqdm's `format_interval` truncates: `00:02` is 2.0-2.99 s) on a clock too short for
+    its mean to be read (under ELAPSED_MIN_S): the rate is the same mean, finer (Lightning's bar,
+    `smoothing=0`: `5/28 [00:02<00:12,  1.91it/s]` is 0.524 s a step, 2.6 s, not 2 / 5 = 0.4).
+    A rate that falls outside is an EMA of other steps: the mean stays."""
+    p = rec.prog
+    if p.rate_s is None or p.elapsed is None or rec.bar_start is None or (
+            not 0 < p.elapsed < ELAPSED_MIN_S) or rec.glob <= rec.bar_start:
+        return False
+    return p.elapsed <= (rec.glob - rec.bar_start) * p.rate_s < p.elapsed + 1.0
 
 
 def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
