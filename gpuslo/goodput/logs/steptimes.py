@@ -83,14 +83,14 @@ def step_times(records: list[Any]) -> None:
     for i, rec in enumerate(records):
         step_s = runs.get((rec.run, rec.bar_start), rec.step_s) if rec.prog.bar else rec.step_s
         if rec.source in ("rate", "") and rec.prog.bar and step_s is not None and (
-                not _finer_rate(rec, means)) and not _rate_on_clock(rec):
+                not _finer_rate(rec, means)):
             rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
         if step_s is not None:                            # is not settled; the run's mean is
             rec.dur = step_s * (rec.delta or _estimate(records, i))
 
 
 def _rate_on_clock(rec: Any) -> bool:
-    """True when a bar's rate times its steps since it began falls inside its elapsed whole
+    """True when a bar run's last rate times its steps since it began falls inside its elapsed whole
     seconds (tqdm's `format_interval` truncates: `00:02` is 2.0-2.99 s) on a clock too short for
     its mean to be read (under ELAPSED_MIN_S): the rate is the same mean, finer (Lightning's bar,
     `smoothing=0`: `5/28 [00:02<00:12,  1.91it/s]` is 0.524 s a step, 2.6 s, not 2 / 5 = 0.4).
@@ -104,12 +104,14 @@ def _rate_on_clock(rec: Any) -> bool:
 
 def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
     """Seconds per step of each bar run over its whole length (last elapsed / steps since the
-    bar began): bars print whole seconds, so each step is placed on the clock by this mean."""
+    bar began, or the last rate where it is that mean finer, `_rate_on_clock`): bars print whole
+    seconds, so each step is placed on the clock by this mean."""
     last: dict[tuple[int, int | None], Any] = {}
     for rec in records:
         if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
             last[(rec.run, rec.bar_start)] = rec
-    return {key: rec.prog.elapsed / (rec.glob - rec.bar_start)  # type: ignore[operator]
+    return {key: rec.prog.rate_s if _rate_on_clock(rec) else (
+                rec.prog.elapsed / (rec.glob - rec.bar_start))  # type: ignore[operator]
             for key, rec in last.items()
             if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
             and rec.glob > (rec.bar_start or 0)}
