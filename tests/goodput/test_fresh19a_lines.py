@@ -3,6 +3,7 @@ that way: an iteration counter glued after a samples bracket `[n/N (p%)]` (W13).
 
 from __future__ import annotations
 
+from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD
 from tests.goodput.batch_lines import case as batch_case
 from tests.goodput.batch_lines import read
 
@@ -52,3 +53,30 @@ def test_a_bar_rate_outside_its_clock_leaves_the_mean() -> None:
     # bar's mean since it began (2 / 5) stays
     assert read(_bar("00:02", "4.00"))["step_time_s"]["median"] == 0.4
     assert read(_bar("00:02", "1.91"))["step_time_s"]["median"] == 0.52356
+
+
+# -- Lightning's validation bar, its head overwritten: `index created!aLoader 0: : 2342it` (W12) -
+def test_a_loader_bar_with_its_index_is_an_evaluation_not_a_restart() -> None:
+    # the training bar `Epoch 0: : 144434it` is the step; `…aLoader 0: : 2342it [03:33, …]` is
+    # `Validation DataLoader 0` overprinted: no restart from 2342
+    doc = read(case("W12"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (248, 144434)
+    assert doc["restarts"] == []
+    assert 0.2135 <= doc["step_time_s"]["median"] <= 0.2145
+
+
+def _bars(label: str, start: int) -> list[str]:
+    return [f"{label}: : {start + n}it [{m:02d}:{s:02d},  4.02it/s, loss=1.{n % 7}]"
+            for n, (m, s) in ((250, (1, 2)), (500, (2, 4)), (750, (3, 6)), (1000, (4, 8)))]
+
+
+def test_a_loader_word_without_an_index_stays_progress() -> None:
+    # negative: `loader` with no index after it (a `train_loader` name, a `dataloader` word) says
+    # nothing; with its index, the bar is an evaluation's and leaves the training bar's steps
+    assert NOT_PROGRESS_HEAD.search("train_loader: : \x01it") is None
+    assert NOT_PROGRESS_HEAD.search("Epoch \x01 dataloader workers") is None
+    assert NOT_PROGRESS_HEAD.search("Validation DataLoader \x01: : ") is not None
+    lines = _bars("Epoch 0", 0) + _bars("Validation DataLoader 0", -240)
+    assert read(lines)["steps"]["last"] == 1000
+    assert read(lines)["restarts"] == []
+
