@@ -80,3 +80,21 @@ def test_a_loader_word_without_an_index_stays_progress() -> None:
     assert read(lines)["steps"]["last"] == 1000
     assert read(lines)["restarts"] == []
 
+
+# -- a CSV file, Lightning's CSVLogger metrics.csv: a header then rows of numbers (W04) ------------
+def test_a_csv_header_names_the_cells_of_its_rows() -> None:
+    # `epoch,lr,train_loss,…,step`, then `0.0,0.0005…,415951.59375,…,8239`: the step column
+    doc = read(case("W04"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (8239, 65919)
+    assert doc["step_time_s"]["median"] is None  # no clock in the file
+
+
+def test_comma_lists_that_are_no_table_stay_text() -> None:
+    # negative: a header of two names is no table; a row whose cells are not numbers is no row;
+    # an empty cell (Lightning writes one per metric not logged at that step) is left out
+    two = ["step,loss"] + [f"{100 * k},{1.0 / k:.3f}" for k in range(1, 6)]
+    assert read(two)["steps"]["last"] is None
+    words = ["epoch,lr,step"] + [f"a{k},b,c" for k in range(1, 6)]
+    assert read(words)["steps"]["last"] is None
+    gaps = ["epoch,lr,val_loss,step"] + [f"0,0.1,,{100 * k}" for k in range(1, 6)]
+    assert read(gaps)["steps"]["last"] == 500
