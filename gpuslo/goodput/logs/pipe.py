@@ -17,8 +17,9 @@ Joins, the capture artefacts that cut one record into several lines:
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
-- tables: a line of three or more names separated by tabs or runs of spaces (or between `|`
-  borders, names of a few words) is a header; each later line of as many numbers, separated
+- tables: a line of three or more names separated by tabs or runs of spaces (or by commas alone,
+  a CSV file's header: Lightning's metrics.csv; or between `|` borders, names of a few words)
+  is a header; each later line of as many numbers, separated
   the same way, is the record `name: value, …`; names of several words, cells cut by the
   columns' positions (rich's tables): `columns`;
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
