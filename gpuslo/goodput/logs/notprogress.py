@@ -18,13 +18,15 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
-    r"|from|load\w*|predict\w*|infeed|outfeed)\b")
+    r"|from|load\w*|predict\w*|infeed|outfeed|\w*loader(?=\s(?:\d|\x01)))\b")
+# (`\w*loader` before its index: Lightning's evaluation bars, `Validation DataLoader 0: : 2342it`,
+# the training bar being `Epoch 0:`; its head overwritten, `index created!aLoader 0`: fresh19 W12)
 # The families of NOT_PROGRESS_HEAD's words, for the label of a counter not read as steps
 # (`--explain`): the first family whose pattern matches the word found says what the line is.
 NOT_PROGRESS_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (name, re.compile(pattern, re.IGNORECASE)) for name, pattern in (
         ("an evaluation line", r"val|valid\w*|eval\w*|test\w*|predict\w*|map\d*|inference"
-                               r"|sampl\w*|sanity"),
+                               r"|sampl\w*|sanity|\w*loader"),
         ("a checkpoint line", r"sav\w*|checkpoint\w*|restor\w*|resum\w*"),
         ("a data or set-up line", r"download\w*|generating|tokeniz\w*|load\w*|shards?|extract\w*"
                                   r"|convert\w*|process\w*|filter|fetching|resolving|building"

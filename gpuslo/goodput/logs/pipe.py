@@ -17,8 +17,9 @@ Joins, the capture artefacts that cut one record into several lines:
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
   record (it has a prefix or a stamp);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
-- tables: a line of three or more names separated by tabs or runs of spaces (or between `|`
-  borders, names of a few words) is a header; each later line of as many numbers, separated
+- tables: a line of three or more names separated by tabs or runs of spaces (or by commas alone,
+  a CSV file's header: Lightning's metrics.csv; or between `|` borders, names of a few words)
+  is a header; each later line of as many numbers, separated
   the same way, is the record `name: value, …`; names of several words, cells cut by the
   columns' positions (rich's tables): `columns`;
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
@@ -57,6 +58,9 @@ _NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}$")
 _HEADER_START = re.compile(r"\s*[A-Za-z_][\w./@():%-]{0,40}(?:\t|\s{2,})\s*[A-Za-z_]")
 # a bordered table (turicreate's progress table, `| Iteration    | Loss    | Elapsed Time |`
 # between `+----+` rules): names of a few words between bars
+# a CSV file's header (Lightning's CSVLogger metrics.csv, `epoch,lr,train_loss,…,step`): three or
+# more names parted by commas alone; its rows, as many cells, numbers or empty (fresh19 W04)
+_CSV_HEADER = re.compile(r"^\s*[A-Za-z_][\w./@()%-]{0,40}(?:,[A-Za-z_][\w./@()%-]{0,40}){2,}\s*$")
 _BORDERED = re.compile(r"^\s*\|(?:[^|\n]{1,60}\|){3,12}\s*$")
 _SPACED_NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}(?: [\w./@():%-]{1,40}){0,3}$")
 _TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
@@ -100,8 +104,8 @@ def wrap_width(lines: list[str]) -> int | None:
 def _cells(text: str, sep: str) -> list[str]:
     """The cells of a table line: split at tabs, at runs of two or more spaces, or at the bars
     of a bordered row (`| 6            | 5.62333      | 5.84s        |`)."""
-    if sep == "|":
-        return [p.strip() for p in text.strip().strip("|").split("|")]
+    if sep in ("|", ","):
+        return [p.strip() for p in text.strip().strip("|").split(sep)]
     parts = text.strip().split("\t") if sep == "\t" else re.split(r"\s{2,}", text.strip())
     return [p.strip() for p in parts]
 
@@ -233,7 +237,8 @@ class RecordPipe:
     def _record(self, line: int, text: str, ts: float | None, rank: str | None,
                 own_stamp: bool) -> list[Rec]:
         if self.header is not None or len(text) <= MAX_KV_LINE and (
-                "\t" in text or "  " in text or text.lstrip().startswith("|")):
+                "\t" in text or "  " in text or text.lstrip().startswith("|")
+                or _CSV_HEADER.match(text)):
             text = self.aligned.name(text) or self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
@@ -262,8 +267,12 @@ class RecordPipe:
         if self.header is not None and text.count(self.header[0]) >= len(self.header[1]) - 1:
             sep, names = self.header
             cells = _cells(text, sep)
-            if len(cells) == len(names) and all(_CELL.match(c) for c in cells):
-                return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True))
+            if len(cells) == len(names) and any(cells) and all(
+                    _CELL.match(c) or sep == "," and not c for c in cells):
+                return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True) if c)
+        if _CSV_HEADER.match(text):
+            self.header = (",", text.strip().split(","))
+            return text
         if _BORDERED.match(text):
             names = _cells(text, "|")
             if len(names) >= 3 and all(_SPACED_NAME.match(n) for n in names):

@@ -67,6 +67,7 @@ from gpuslo.goodput.logs.durations import (
 from gpuslo.goodput.logs.leadpair import unnamed_counter
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD, not_progress_label
 from gpuslo.goodput.logs.reading import Reading, Role
+from gpuslo.goodput.logs.sharecount import glued_after_share
 from gpuslo.goodput.logs.slidpair import turn_slid_pair
 from gpuslo.goodput.logs.templates import Field, Template
 
@@ -233,6 +234,8 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     pinned_step = [f.index for f in fields if roles[f.index].role == "step"]
     if pinned_step:
         reading.step = pinned_step[0]
+    elif (glued := glued_after_share(fields)) is not None:  # `[51200/490871 (10%)]100`
+        reading.step = glued
     elif scores and max(scores)[0] > 0 and (max(scores)[0] > 1 or tpl.count >= 3):
         reading.step = range_end(fields, -max(scores)[1])
     elif (unnamed_at := unnamed_counter(tpl)) is not None:

@@ -89,14 +89,29 @@ def step_times(records: list[Any]) -> None:
             rec.dur = step_s * (rec.delta or _estimate(records, i))
 
 
+def _rate_on_clock(rec: Any) -> bool:
+    """True when a bar run's last rate times its steps since it began falls inside its elapsed whole
+    seconds (tqdm's `format_interval` truncates: `00:02` is 2.0-2.99 s) on a clock too short for
+    its mean to be read (under ELAPSED_MIN_S): the rate is the same mean, finer (Lightning's bar,
+    `smoothing=0`: `5/28 [00:02<00:12,  1.91it/s]` is 0.524 s a step, 2.6 s, not 2 / 5 = 0.4).
+    A rate that falls outside is an EMA of other steps: the mean stays."""
+    p = rec.prog
+    if p.rate_s is None or p.elapsed is None or rec.bar_start is None or (
+            not 0 < p.elapsed < ELAPSED_MIN_S) or rec.glob <= rec.bar_start:
+        return False
+    return p.elapsed <= (rec.glob - rec.bar_start) * p.rate_s < p.elapsed + 1.0
+
+
 def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
     """Seconds per step of each bar run over its whole length (last elapsed / steps since the
-    bar began): bars print whole seconds, so each step is placed on the clock by this mean."""
+    bar began, or the last rate where it is that mean finer, `_rate_on_clock`): bars print whole
+    seconds, so each step is placed on the clock by this mean."""
     last: dict[tuple[int, int | None], Any] = {}
     for rec in records:
         if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
             last[(rec.run, rec.bar_start)] = rec
-    return {key: rec.prog.elapsed / (rec.glob - rec.bar_start)  # type: ignore[operator]
+    return {key: rec.prog.rate_s if _rate_on_clock(rec) else (
+                rec.prog.elapsed / (rec.glob - rec.bar_start))  # type: ignore[operator]
             for key, rec in last.items()
             if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
             and rec.glob > (rec.bar_start or 0)}
