@@ -195,4 +195,26 @@ LATER_TRAINING_MISSES = {
         "V13",
         "V18",
     },
+    # Nineteenth fresh batch (20 logs pasted into issue threads by users of 19 trainers,
+    # SOURCES_w.md), scored once at the end of round 15 against its merged work: 11/20
+    # (2026-12-07, f55b5c6; tests/data/first_contact/training_logs_fresh19_2026-12-07.txt). Read
+    # right since (tests/goodput/test_fresh19a_lines.py, test_fresh19b_lines.py): a CSV header
+    # names the cells of its rows (W04, Lightning's metrics.csv); a bar's last rate inside its
+    # short whole-second clock is the run's mean (W06); a `<x>loader <index>` bar is an
+    # evaluation, no restart (W12); an iteration glued after a `[n/N (p%)]` samples bracket is
+    # the step (W13); an `n/N` whose n stays while its N rises is epoch then counter (W14,
+    # CosyVoice's `Batch {epoch}/{batch}`); a tqdm bar copied without its glyphs counts its own
+    # n, and stderr's traceback shown before the lone bar state it stopped is that state's
+    # interruption (W20). Left: W02's only counter is `Processing sentence number:` (samples;
+    # that it equals the updates is in the source, not the lines) and `Time: 12.89` may be per
+    # sentence or per 100: two records and no clock cannot tell. W15's global `Step N` lines
+    # show its per-epoch bars' epoch label is 0-based where gpuslo counts it from 1 (281 for
+    # 300); reading the two families together is no rule yet. W16's `saving checkpoint:` has no
+    # end line and the traceback after it comes from sample generation, which the walk cannot
+    # tell from a failing save (W17's same wording fails inside save_model) without the frames.
+    ("training_logs", "fresh19"): {
+        "W02",
+        "W15",
+        "W16",
+    },
 }
