@@ -41,6 +41,11 @@ goal (>= 20 MB/s by CPU on 1 GiB) is met by both below load ~6, not above ~10 (r
 beside this session's own tests (tests/goodput and the first-contact halves), so disturbed.
 The same facts in every run: steps 0..13,219,261, 102,494 progress records after thinning,
 median step 0.013672 s, status unknown (no save in the bar: fails closed).
+Round 15, 2026-12-07 17:28-17:30 UTC, main f8532f4, quiet (load 0.1 -> 1.0), one run each,
+`python bench/training_log_read.py --mib 1024 --shape h200|megatron|titan`: h200 44.04 s CPU
+(24.4 MB/s), peak RSS 229 MiB, steps 1..13,219,261 (102,493 records), median 0.013672 s;
+megatron 25.46 s (42.2 MB/s), 260 MiB; titan 42.68 s (25.2 MB/s), 213 MiB. The goal is met
+by every shape after this round's reader changes.
 """
 
 from __future__ import annotations
