@@ -38,8 +38,9 @@ Round 15, 2026-12-07 15:08 UTC, load 3.5, the scan unchanged (main 2d7d481), `--
 --repeat 3`: grep 0.18 s wall, CPU 0.18 s; CLI 0.47 s wall (0.38), CPU 0.48 s: its own 0.26 s
 (forked at 0.05 s), the child's 0.21 s: longest path 0.26 s, ratio 0.68. Numpy's count in a
 thread over an mmap saves 0.02-0.07 s CPU per 210 MB against 0.08-0.11 s for its import: no
-gain at 200 MiB. Every earlier figure, what each round changed and what is left:
-bench/HISTORY.md, "kernel_log_scan.py".
+gain at 200 MiB. Again quiet, 17:30 UTC, load 0.7, main 748731f: CLI own 0.24 s (forked at
+0.05 s), child 0.20 s, longest path 0.25 s, ratio 0.72 (goal 1.0: not met). Every earlier
+figure, what each round changed and what is left: bench/HISTORY.md, "kernel_log_scan.py".
 
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """

@@ -33,9 +33,12 @@ an export of its gpuslo/ and bench/), this branch again:
   after: engine 1.69 s; build_report 2.22 s (1.32); the new process 2.56 s (1.52), 328 MB.
   Again 15:58-16:03 UTC, load 9.4-12.2: after 1.37 (the new process 2.69 s, engine 1.96 s);
   before 1.79 (3.83 s, 2.14 s); after 1.50 (2.60 s, 1.73 s).
-Goal (<= 1.5x, <= 1 GB) met in process (1.24-1.32) and in a new process in 3 of 4 runs at load
-9-14 (1.37-1.52; main: 1.79-2.08). Every earlier figure, what each round changed and what is left:
-bench/HISTORY.md, "report_files.py".
+Quiet, 2026-12-07 17:31 UTC, main 748731f, load 0.7-0.8, `--repeat 3` (data written fresh): engine
+1.68 s; build_report 2.00 s (1.19; loading 0.20 s, computing 1.68 s, rendering 0.10 s); the new
+process 2.39 s CPU, 2.30 s wall (1.42 CPU, 1.36 wall), peak RSS 328 MB.
+Goal (<= 1.5x, <= 1 GB) met in process (1.19-1.32), in a new process on the quiet machine (1.42)
+and in 3 of 4 runs at load 9-14 (1.37-1.52; main: 1.79-2.08). Every earlier figure, what each
+round changed and what is left: bench/HISTORY.md, "report_files.py".
 """
 
 from __future__ import annotations
