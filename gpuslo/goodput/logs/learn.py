@@ -51,7 +51,7 @@ from gpuslo.goodput.logs.durations import (
     window_or_step,
 )
 from gpuslo.goodput.logs.epochs import outer_loop
-from gpuslo.goodput.logs.evalblock import in_evaluation
+from gpuslo.goodput.logs.evalblock import evaluation_families
 from gpuslo.goodput.logs.glued import cut_start, lockstep
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -375,7 +375,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         whole = cut_start(name, families)
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
             families[whole] += families.pop(name)
-    chosen = _choose(families, {n for n, rs in families.items() if in_evaluation(rs, records)})
+    chosen = _choose(families, evaluation_families(families, records))
     evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
     for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
         reading.progress = True
