@@ -139,13 +139,13 @@ def now_and_then(draws: dict[tuple[str, int], list[tuple[int, int]]], family: st
         return False
     starts = [own[0][0]] + [own[k][0] for k in runs]
     ends = [_last_step(own, k) for k in runs] + [_last_step(own, len(own))]
+    tail = own[0][1] > 1  # the log opens inside the first run: before the bar, its tail
     for (f, n), other in draws.items():
         if f != family or n == total or len(other) < NESTING_MIN or any(
                 b[1] < a[1] for a, b in zip(other, other[1:], strict=False)):
             continue
         seqs = [seq for k, (seq, n) in enumerate(other) if k == 0 or n != other[k - 1][1]]
         gaps = [bisect_left(seqs, a) for a in starts]
-        tail = own[0][1] > 1  # the log opens inside the first run: before the bar, its tail
         if len(set(gaps)) == len(gaps) and all(
                 (at > 0 or (k == 0 and tail)) and at == bisect_left(seqs, b)
                 for k, (at, b) in enumerate(zip(gaps, ends, strict=True))) and (

@@ -94,7 +94,7 @@ class Clock:
             if hour > 23 or minute > 59 or sec > 60:
                 return None
             tod = hour * 3600 + minute * 60 + sec + frac
-            year = _year(g)
+            printed = year = _year(g)  # the year the stamp prints, or None
             if g.get("md"):
                 md = g["md"] or ""
                 month, day = int(md[:-2]), int(md[-2:])
@@ -110,7 +110,7 @@ class Clock:
             if not (1 <= month <= 12 and 1 <= day <= 31 and MIN_YEAR <= year <= MAX_YEAR):
                 return None
             midnight = self._midnight(year, month, day)
-            if self.first_dated is None and _year(g) is not None:
+            if self.first_dated is None and printed is not None:
                 self.first_dated = midnight
             zone = g.get("z")
             east = _zone_seconds(zone) if zone else 0.0
