@@ -150,8 +150,10 @@ class Opening:
     def _in_traceback(self, text: str) -> bool:
         """Whether `text` belongs to a Python traceback (its header, its indented frames and the
         exception line that ends it): a chained traceback prints the same frames again, which
-        are no start-up (fresh14 Q19)."""
-        if text.startswith(_TRACEBACK):
+        are no start-up (fresh14 Q19), and so does a wrapper that recurses inside one stack
+        (sklearn's `inner_f` twice, the header logged as `… __main__ ERROR Traceback (most
+        recent call last):`: fresh17 U03)."""
+        if _TRACEBACK in text:  # at the line's start or after a logger's prefix (`… ERROR    `)
             self._traceback = True
         elif self._traceback and not text[:1].isspace():
             self._traceback = False  # the exception line, the traceback's last

@@ -129,9 +129,6 @@ def _told(rest: list[Any], stepped: bool) -> bool:
 
 
 LOOP_PLACES = 2  # a start-up line printed again this often with the loop going on after it
-# A Python traceback's frame line: a frame printed again inside one traceback (a wrapper that
-# recurses, sklearn's `inner_f` twice in fresh17 U03's stacks) is no start-up printed again.
-TRACEBACK_FRAME = re.compile(r'\s*File "[^"]*", line \d+, in ')
 
 
 def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
@@ -151,8 +148,7 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     by progress that goes on is a status line of the loop, not a launch; and a start-up line
     printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
     lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
-    are launches only where the run visibly began again (a restore, a counter gone back). A
-    place that is a traceback's frame line (`TRACEBACK_FRAME`) is never a launch."""
+    are launches only where the run visibly began again (a restore, a counter gone back)."""
     verdicts: list[tuple[Reopened, str | None]] = []
     for k, place in enumerate(places):
         after = places[k + 1] if k + 1 < len(places) else None
@@ -160,7 +156,6 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
             place.ts is not None and after.ts is not None and after.ts > place.ts)
         stamped = place.ts is not None and place.prev_ts is not None
         inside = place.ts is None and place.prev_ts is not None and not _stopped(items, place)
-        inside = inside or bool(TRACEBACK_FRAME.match(place.text))
         if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
             verdicts.append((place, "none"))
             continue
