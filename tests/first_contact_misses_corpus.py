@@ -188,4 +188,14 @@ CORPUS_MISSES = {
     # unavailable (2112); a fan or temperature nvidia-smi cannot read (`ERR!`) leaves that GPU's
     # thermal health unknown in the table, `-q`, XML and CSV forms (2108). Nothing left.
     ("corpus", "fresh19"): set(),
+    # Twentieth fresh batch (20 captures committed to public repositories, 2201-2220), scored
+    # once before any fix: 18/20 (2026-12-07, 31c2e59; tests/data/first_contact/
+    # corpus_fresh20_2026-12-07.txt): an nvidia-smi -q whose every line carries a comment prefix
+    # (`% `, pasted into a MATLAB file) shows no GPU (2201); an lspci link trained x8 of x16 and
+    # 2.5 of 16 GT/s, both marked downgraded, with a corrected BadTLP, is a warn on a verdict
+    # read healthy (2215).
+    ("corpus", "fresh20"): {
+        "2201_nvidia-smi-q-matlab-percent-comment-prefix-windows-369-two-gtx-titan-z-06-07-wddm-app-clocks-active.txt",
+        "2215_lspci-vv-asus-x670-bifurcation-x8-x8-riser-rtx-4090-03-lnksta-2-5gts-x8-downgraded-devsta-correrr-badtlp.txt",
+    },
 }
