@@ -190,12 +190,13 @@ CORPUS_MISSES = {
     ("corpus", "fresh19"): set(),
     # Twentieth fresh batch (20 captures committed to public repositories, 2201-2220), scored
     # once before any fix: 18/20 (2026-12-07, 31c2e59; tests/data/first_contact/
-    # corpus_fresh20_2026-12-07.txt): an nvidia-smi -q whose every line carries a comment prefix
-    # (`% `, pasted into a MATLAB file) shows no GPU (2201); an lspci link trained x8 of x16 and
-    # 2.5 of 16 GT/s, both marked downgraded, with a corrected BadTLP, is a warn on a verdict
-    # read healthy (2215).
-    ("corpus", "fresh20"): {
-        "2201_nvidia-smi-q-matlab-percent-comment-prefix-windows-369-two-gtx-titan-z-06-07-wddm-app-clocks-active.txt",
-        "2215_lspci-vv-asus-x670-bifurcation-x8-x8-riser-rtx-4090-03-lnksta-2-5gts-x8-downgraded-devsta-correrr-badtlp.txt",
-    },
+    # corpus_fresh20_2026-12-07.txt). Read right since (tests/inspect/test_fresh20_classes.py): a
+    # tool's output quoted under a constant comment or quote marker (`% `, `# `, `> `, `// `,
+    # `;`, `+ `) is read under it, for every kind, when the unquoted block is evidence (2201:
+    # nvidia-smi -q pasted into a MATLAB file; inspect/quoted.py); an lspci GPU link at half its
+    # lanes is judged against the port above it, whose LnkCap is the slot's width (lspci's own
+    # LnkCap and `(downgraded)` mark are the GPU's alone): unknown when the capture does not show
+    # that port, warn when it is as narrow, fatal when it is wider (2215: x8 of x16 on a
+    # bifurcated riser, one function's lspci; policy/pcie_width.lspci_narrow). Nothing left.
+    ("corpus", "fresh20"): set(),
 }

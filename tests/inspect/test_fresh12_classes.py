@@ -194,12 +194,14 @@ def test_a_link_that_kept_a_quarter_of_its_lanes_is_fatal_without_a_header():
     assert "x4" in degraded.message and "x16" in degraded.message
 
 
-def test_half_width_stays_warn_and_speed_alone_is_no_width_fault():
-    # Negatives: x8 of x16 may be a x8-wired slot (warn); a speed drop with the width held is
-    # idle power saving (never fatal).
+def test_half_width_is_never_fatal_alone_and_speed_alone_is_no_width_fault():
+    # Negatives: x8 of x16 may be a x8-wired slot, which this excerpt (no port above the GPU)
+    # cannot show: unknown, never fatal (policy.pcie_width.lspci_narrow; fresh20 2215); a speed
+    # drop with the width held is idle power saving (never fatal).
     half = LSPCI_X4.replace("Width x4 (downgraded)", "Width x8 (downgraded)")
     findings, verdict = inspect(half)
-    assert [f.class_ for f in of(findings, "pcie_degraded")] == ["warn"] and verdict == "healthy"
+    assert [f.class_ for f in of(findings, "pcie_degraded")] == ["unknown"]
+    assert verdict == "unknown"
     idle = LSPCI_X4.replace("Width x4 (downgraded)", "Width x16 (ok)")
     assert not fatal(inspect(idle)[0])
     assert [narrow_class(w, 16) for w in (16, 8, 7, 4, 1)] == [None, "warn", "fatal", "fatal",

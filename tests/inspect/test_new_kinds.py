@@ -124,7 +124,10 @@ def test_lspci_width_below_capability_and_aer_on_the_upstream_port():
     assert "x8" in degraded and "x16" in degraded
     assert "upstream port 00000000:00:02.0" in by_signal["pcie_aer_corrected"].message
     assert by_signal["gpus_seen"].extra["family"] == "ampere"
-    assert verdict == "healthy"  # warn only
+    # x8 of x16 under a root port capable of x16: lanes lost between them, not a x8-wired slot
+    # (policy.pcie_width.lspci_narrow)
+    assert by_signal["pcie_degraded"].class_ == "fatal" and "lanes lost" in degraded
+    assert verdict == "unhealthy"
     # The NIC's narrower link (x4 of x8) is noted as the NIC's own warn, never a GPU's fault
     # (policy.pcie: a non-NVIDIA endpoint's narrowed link; fresh15 case 1706).
     (nic,) = [f for f in findings if f.pci == "00000000:5E:00.0"]

@@ -41,6 +41,7 @@ from gpuslo.exporter.inspect import kernel_log
 from gpuslo.exporter.inspect.expectations import unchecked
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.quoted import unquoted
 from gpuslo.exporter.inspect.registry import (
     KINDS,
     LOG_KINDS,
@@ -197,6 +198,8 @@ def read_text_evidence(
     text = without_pager_lines(text)  # a pager's `lines 1-22/22 (END)`: the terminal's
     if not text.strip():
         return [unknown_finding(kind or "unknown", f"{source}: {EMPTY_DATA}", reason="no_data")]
+    detect = remembered(detect_kinds)
+    text = unquoted(text, detect)  # output pasted under `% `, `# `, `> `...: read under it
     if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each
         return [
             replace(finding, message=f"{rank}: {finding.message}")
@@ -205,7 +208,6 @@ def read_text_evidence(
         ]
     if kind is not None:
         return _read_past_prompt((kind,), text, source, options, given=True) or []
-    detect = remembered(detect_kinds)
     parts = split_evidence(text, detect)
     if len(parts) == 1:
         found = _read_past_prompt(detect(text), text, source, options)

@@ -5,8 +5,11 @@ prints them; NVIDIA's DCGM diagnostics, whose `pcie` test fails a link narrower 
 supports, DCGM_FR_PCIE_WIDTH; nvidia-smi(1), which notes that a GPU lowers its link generation at
 idle to save power):
 - a link narrower than its capability (`Width x1 (downgraded)`, or LnkSta width < LnkCap width)
-  is `pcie_degraded`, check the cabling/slot: warn at half its lanes or more, fatal below half
-  (`policy.pcie_width`, the same rule as `policy.gpu` for NVML and nvidia-smi); an excerpt
+  is `pcie_degraded`, check the cabling/slot: fatal below half its lanes; at half or more warn
+  when the port above the GPU shows the slot wired that narrow, fatal when that port is wider,
+  unknown when the capture does not show it (lspci's capability is the GPU's own, not the slot's:
+  `policy.pcie_width.lspci_narrow`, the rule `policy.gpu` applies to NVML and nvidia-smi
+  otherwise); an excerpt
   without its device header (`lspci -vvv -s BDF | egrep LnkSta`) gives the finding with no PCI
   id; a speed below capability with the width held is a degradation only when the GPU
   is busy, which lspci cannot show: lspci's own `(downgraded)` mark on the speed makes it
@@ -45,7 +48,7 @@ import re
 from gpuslo import names
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.lspci import Device, is_listing
-from gpuslo.exporter.policy.pcie_width import narrow_class, narrow_note
+from gpuslo.exporter.policy.pcie_width import lspci_narrow, narrow_class
 from gpuslo.verdict import Finding
 
 
@@ -60,8 +63,12 @@ def _model(device: Device) -> str:
     return re.sub(r"\s*\[[0-9a-fA-F]{4}:[0-9a-fA-F]{4}\]\s*$", "", text).strip()  # -nn ids
 
 
-def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
-    """`pcie_degraded` (warn) or `pcie_link` (ok) for a device's link (see the module rules)."""
+def link_findings(
+    kind: str, device: Device, source: str = "", port: Device | None = None
+) -> list[Finding]:
+    """`pcie_degraded` (warn, or as `policy.pcie_width.lspci_narrow` grades a narrow link against
+    the upstream `port` when the capture shows it) or `pcie_link` (ok) for a device's link (see
+    the module rules)."""
     link = device.link
     if link is None or (link.width is None and link.speed is None):
         if not device.is_gpu:
@@ -79,24 +86,23 @@ def link_findings(kind: str, device: Device, source: str = "") -> list[Finding]:
                 message=f"{source}:{device.line}: GPU {device.pci}: link status not shown: {why}",
             )
         ]
-    narrow = narrow_class(link.width, link.width_cap) or (
-        names.CLASS_WARN if link.width_downgraded else None
-    )
+    slot = port.link.width_cap if port is not None and port.link is not None else None
+    graded = lspci_narrow(link.width, link.width_cap, link.width_downgraded, slot)
     slow = link.speed_downgraded or (
         link.speed is not None and link.speed_cap is not None and link.speed < link.speed_cap
     )
     now = f"x{link.width or '?'} at {link.speed or '?'} GT/s"
     cap = f"x{link.width_cap or '?'} at {link.speed_cap or '?'} GT/s"
     base = {"kind": kind, "pci": device.pci, "line": device.line}
-    if narrow:
+    if graded:
         return [
             Finding(
-                class_=narrow,
+                class_=graded[0],
                 signal="pcie_degraded",
                 reason="pcie_degraded",
                 action=names.ACTION_CHECK_CABLING,
                 message=f"PCIe link trained {now}, narrower than its capability ({cap})"
-                + (" and slower" if slow else "") + f": {narrow_note(narrow)}",
+                + (" and slower" if slow else "") + f": {graded[1]}",
                 **base,
             )
         ]
@@ -247,10 +253,11 @@ def lspci_findings(kind: str, devices: list[Device], source: str = "") -> list[F
                 )
             )
             continue
-        if not listing:  # a listing shows no link or AER status by design
-            out += link_findings(kind, device, source) + aer_findings(kind, device)
-            out += bar_findings(kind, device)
         upstream = bridges.get(_bus(device.pci)) if device.is_gpu else None
+        if not listing:  # a listing shows no link or AER status by design
+            port = upstream if upstream is not device else None
+            out += link_findings(kind, device, source, port) + aer_findings(kind, device)
+            out += bar_findings(kind, device)
         if upstream is not None and upstream is not device:
             out += aer_findings(kind, upstream, gpu=device)
         if device.is_gpu:

@@ -13,6 +13,24 @@ degradation whatever the load, with two grades:
   lane) and carries a quarter or less of the host bandwidth the GPU was built for. DCGM's
   diagnostic fails a link below its minimum width (DCGM_FR_PCIE_WIDTH) (fresh3 410: x1; fresh12
   1418: x4 of x16).
+
+`lspci` is graded against the slot as well, because its capability is the GPU's alone: LnkCap is
+the device's own Link Capabilities register, and lspci marks LnkSta `(downgraded)` whenever the
+trained value is below it, for any endpoint, whatever it is plugged into (pciutils ls-caps.c
+`link_compare`; only root and downstream ports are spared the mark). A x16 GPU in a x8-wired or
+bifurcated slot therefore prints `Width x8 (downgraded)` exactly as one that lost lanes. What
+tells them apart is the port above the GPU (its root port or switch downstream port), whose
+LnkCap is the width the slot is wired for (`lspci_narrow`):
+- that port in the capture and no wider than the trained link: the slot is wired that narrow
+  (bifurcation, x16 (x8 electrical)): warn as above, the link is all the slot gives;
+- that port wider than the trained link: lanes were lost between them: fatal (DCGM's `pcie`
+  test fails a link narrower than its minimum, DCGM_FR_PCIE_WIDTH);
+- that port not in the capture (one function's `lspci -vv -s`, a grep of LnkSta): `unknown`,
+  the two readings cannot be told apart from the GPU's lines (fresh20 2215: x8 of x16
+  downgraded on a bifurcated riser, with corrected TLP errors; fresh13 1518). Below half its
+  lanes stays fatal whatever the port shows.
+NVML and nvidia-smi are not graded this way: their maximum is "possible with this device and
+system" (NVML `nvmlDeviceGetMaxPcieLinkWidth`), the slot already taken into account.
 """
 
 from __future__ import annotations
@@ -33,3 +51,27 @@ def narrow_note(klass: str) -> str:
     if klass == names.CLASS_FATAL:
         return "fewer than half its lanes: lanes lost (reseat the GPU or its riser)"
     return "half its lanes or more: a x8-wired slot or lost lanes"
+
+
+def lspci_narrow(
+    width: int | None, capability: int | None, downgraded: bool, slot: int | None
+) -> tuple[str, str] | None:
+    """(class, words) for an `lspci` GPU link `width` lanes wide against its own `capability`
+    (lanes), lspci's `(downgraded)` mark and the `slot` width its upstream port is capable of
+    (None when that port is not in the capture); None when the link is not narrower (the module
+    rules)."""
+    narrow = narrow_class(width, capability)
+    if narrow is None and not downgraded:
+        return None
+    if narrow == names.CLASS_FATAL:
+        return narrow, narrow_note(narrow)
+    if slot and width and slot <= width:
+        return names.CLASS_WARN, f"its upstream port is wired x{slot}: the slot gives no more lanes"
+    if slot and width:
+        return names.CLASS_FATAL, (
+            f"its upstream port is x{slot}: lanes lost (reseat the GPU or its riser)"
+        )
+    return names.CLASS_UNKNOWN, (
+        "a slot wired that narrow (bifurcation, x8 electrical) or lost lanes: the capture does "
+        "not show the port above the GPU that would tell them apart"
+    )
