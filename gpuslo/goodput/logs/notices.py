@@ -26,8 +26,8 @@ to model.npz.optimizer.npz` every save-freq updates, and `model.npz.best-perplex
 exports at the top of the excerpt, before any update line, are no save). An export printed with
 a periodic save (no progress between: one `Save`) stays part of it. A best-model save in a log
 whose saves never print the optimizer state stays a save (its file may hold the whole state).
-`said_again(items) -> list[Save]`: an end line naming the path the save before it wrote, nothing
-between but other lines, is that save said again.
+`said_again(items) -> list[Save]`: an end line naming the file the save before it wrote, however
+printed (`story.same_file`), nothing between but other lines, is that save said again.
 
 `leave_out(items)`: these lists, for `items.group_events`.
 """
@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuslo.goodput.logs.items import Restore, Save
+from gpuslo.goodput.logs.items import Restore, Save, same_file
 from gpuslo.goodput.logs.progress import Record
 
 _DIGIT = re.compile(r"\d")
@@ -53,17 +53,18 @@ def leave_out(items: list[Any]) -> list[Save]:
 
 
 def said_again(items: list[Any]) -> list[Save]:
-    """Saves that are one end line naming the path the save before them wrote, no step and no
-    restore between: that save said again (a script's summary, `📁 Model saved at: ./out` after
-    `✅ Model saved to: ./out` and the final evaluation, fresh18 V14), not another write."""
+    """Saves that are one end line naming the file the save before them wrote (`same_file`:
+    `./out` and `out`, `\\` or `/`), no step and no restore between: that save said again (a
+    script's summary, `📁 Model saved at: ./out` after `✅ Model saved to: ./out` and the final
+    evaluation, fresh18 V14), not another write."""
     out: list[Save] = []
     last: Save | None = None
     for x in items:
         if isinstance(x, (Record, Restore)):
             last = None
         elif isinstance(x, Save):
-            if last is not None and x.lines == 1 and x.ended and not x.path and (
-                    x.named_path and x.named_path == last.named_path):
+            if last is not None and x.lines == 1 and x.ended and not x.path and same_file(
+                    x.named_path, last.named_path):
                 out.append(x)
                 continue
             last = x
