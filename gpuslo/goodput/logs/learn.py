@@ -3,9 +3,9 @@
 `learn(records, pins) -> Learnt`: the sample's templates (`templates.group`), each read by
 `roles.read_template`; the progress templates fall into families (the same counter named the
 same way: `iter` after `epoch`, a bar's `n/N`), and one family is the job's training progress:
-the one with the most records (then the one that gives times, then the first). Another family
-joins it when it is a bar like it and none of its records falls between the first and the
-last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
+the one with the most records (then the one that gives times, then the first: `families`).
+Another family joins it when it is a bar like it and none of its records falls between the first
+and the last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
 `Training: | | n/?` bar), and so does a bar beside a line family of the same N, outside its span
 (zipnerf's `1/25000:loss=…` record, then the tqdm bar `49/25000` of the same loop); a family
 whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.aside import set_apart, untimed
-from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, is_step_name, unnamed
 from gpuslo.goodput.logs.durations import (
@@ -52,7 +51,8 @@ from gpuslo.goodput.logs.durations import (
 )
 from gpuslo.goodput.logs.epochs import outer_loop
 from gpuslo.goodput.logs.evalblock import evaluation_families
-from gpuslo.goodput.logs.glued import cut_start, lockstep
+from gpuslo.goodput.logs.families import RECURRING, choose
+from gpuslo.goodput.logs.glued import cut_start
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
 from gpuslo.goodput.logs.preference import by_preference
@@ -68,10 +68,8 @@ from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 from gpuslo.goodput.logs.throughput import declared, throughput_rate
-from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
-RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
 
 
 @dataclass
@@ -135,104 +133,6 @@ def _reference(reading: Reading) -> list[float | None]:
         if role.role == "elapsed":
             return [n * role.scale if n is not None else None for n in tpl.fields[i].numbers]
     return []
-
-
-def _standing(readings: list[Reading]) -> bool:
-    """True when a family drew its bar finished, `n/N` at its N, and at that one value only, over
-    `RECURRING` records or more: a loop finished again and again (Sana's ten `100%|██████████|
-    19/19` sampling bars after `Running validation...`, fresh16 S02) shows no steps advancing,
-    so a family whose counter moves (its `Global Step: 2956` … `2996` lines, fewer of them) is
-    the training. Ranks printing one step (`Step: 77, Rank: 3`, no N) are no finished loop."""
-    done: set[float] = set()
-    for x in readings:
-        if x.step is None or x.total is None:
-            return False
-        done |= set(x.template.fields[x.step].known()) | set(x.template.fields[x.total].known())
-    return sum(x.template.count for x in readings) >= RECURRING and len(done) == 1
-
-
-def _choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str]:
-    """The families read as training progress (see the module docstring); a family printed
-    only in `evaluation` blocks (`evalblock`) ranks last."""
-    def span(name: str) -> tuple[int, int]:
-        lines = [n for r in families[name] for n in r.template.lines]
-        return min(lines), max(lines)
-
-    def score(name: str) -> tuple[bool, bool, bool, int, int, int]:
-        readings = families[name]
-        timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
-                               "smoothed_s", "line_s") for x in readings for r in x.roles.values())
-        stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (name not in evaluation, not nested_in_one_gap(name, families),
-                not _standing(readings),
-                sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
-
-    if not families:
-        return []
-    main = max(families, key=score)
-    chosen = [main]
-    first, last = span(main)
-    for name in sorted(families, key=lambda n: span(n)[0]):
-        if name == main:
-            continue
-        lines = [n for r in families[name] for n in r.template.lines]
-        if lockstep(families[name], families[main]):
-            for reading in families[name]:
-                reading.numbers_bar = True
-                reading.why = "glued after the bar, n + one offset: the job-wide count of its steps"
-            chosen.append(name)
-            continue
-        if twin(families[name], families[main]):
-            for reading in families[name]:
-                reading.why = "prints each step the bar draws next, with its own step time"
-            chosen.append(name)
-            continue
-        if any(first < n < last for n in lines):
-            continue
-        both_bars = families[name][0].bar and families[main][0].bar
-        if both_bars or _same_total(families[name], families[main]) or _same_steps(
-                families[name], families[main]):
-            chosen.append(name)
-    return chosen
-
-
-def nested_in_one_gap(name: str, families: dict[str, list[Reading]]) -> bool:
-    """True when every record of family `name` lies in one gap of another family's records
-    (`bars.inside_one_gap`): an inner loop run once inside the training's progress (HDRUNet's
-    mmsr-style `[epoch: 19, iter: 120,000, …]`, then mmcv's `[>>>…] 1/117, 0.6 task/s,
-    elapsed: 2s` over 117 test images, then `iter: 120,100`), whatever its count."""
-    own = sorted(n for r in families[name] for n in r.template.lines)
-    return any(inside_one_gap(own, sorted(n for r in readings for n in r.template.lines))
-               for other, readings in families.items() if other != name)
-
-
-def _totals(readings: list[Reading]) -> set[float]:
-    return {n for r in readings if r.total is not None
-            for n in r.template.fields[r.total].known()}
-
-
-def _same_total(one: list[Reading], other: list[Reading]) -> bool:
-    """Two families that print the same N, one a line and one a bar, count one loop (zipnerf's
-    `1/25000:loss=…` record, then its tqdm bar `49/25000 [00:47<6:30:51, 1.06it/s]`)."""
-    totals = _totals(one)
-    return one[0].bar != other[0].bar and bool(totals) and totals == _totals(other)
-
-
-def _steps(readings: list[Reading]) -> set[float]:
-    return {n for r in readings if r.step is not None
-            for n in r.template.fields[r.step].known()}
-
-
-def _same_steps(one: list[Reading], other: list[Reading]) -> bool:
-    """A bar outside a line family's span that draws a step the lines print counts the same
-    loop (InstructLab's `Epoch 0:  99%|…| 77/78 [03:57<00:02,  2.89s/it]` after every rank's
-    `Epoch: 0, Step: 77, Rank: 4, loss = …`, and `76/78` before them): a bar and lines that
-    share a step, where the bar also draws steps the lines do not print. A bar only at the
-    lines' steps adds none: it times them (`bartime`)."""
-    if one[0].bar == other[0].bar:
-        return False
-    bar, lines = (_steps(one), _steps(other)) if one[0].bar else (_steps(other), _steps(one))
-    return bool(bar & lines) and not bar <= lines
 
 
 def _epochs_as_steps(marker: Reading) -> Matcher:
@@ -375,7 +275,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
         whole = cut_start(name, families)
         if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
             families[whole] += families.pop(name)
-    chosen = _choose(families, evaluation_families(families, records))
+    chosen = choose(families, evaluation_families(families, records))
     evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
     for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
         reading.progress = True
