@@ -246,9 +246,31 @@ def _words(reading: Reading) -> set[str]:
 
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
-    tables = in_tables([r.text for r in records])  # a model summary's rows are no steps
-    templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     out = Learnt()
+    families = _read(records, pins, out)
+    for readings in families.values():
+        _clocks(readings)
+    _regroup(families)
+    chosen = choose(families, evaluation_families(families, records))
+    if not chosen:  # no step line: the evaluations may name the steps
+        chosen = _evaluations_as_steps(out, families)
+    for name in chosen:
+        for reading in by_preference(families[name]):  # the one giving the best time first
+            out.progress.append(compile_reading(reading, name))
+    _epochs_as_progress(out, bool(chosen))
+    _timers(out, families, chosen)
+    out.counted = per_step_matcher(out.readings) if out.progress else None
+    _left_out(out, families, chosen)
+    return out
+
+
+def _read(records: list[SampleRecord], pins: dict[str, str] | None,
+          out: Learnt) -> dict[str, list[Reading]]:
+    """Every template of the sample read (`out.readings`), its epoch markers compiled
+    (`out.markers`), and the progress readings by family (`family_of`); a model summary's
+    rows are left out of the sample (`summary`)."""
+    tables = in_tables([r.text for r in records])
+    templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     families: dict[str, list[Reading]] = {}
     per_step = declared([r.text for r in records])  # items a step, from printed settings
     for tpl in templates:
@@ -260,32 +282,49 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
-    for readings in families.values():
-        day_clock(readings)  # a time of day rising over the family's templates
-        for reading in readings:
-            counted_clock(reading)
-            window_or_step(reading, _reference(reading))
-        stride_unsettled(readings, any(
-            sum(t is not None for t in _reference(r)) >= 2 for r in readings))
+    return families
+
+
+def _clocks(readings: list[Reading]) -> None:
+    """How one family's records are timed (`durations`): a time of day rising over its
+    templates, a clock counted in steps, a window or a step time, a stride not settled."""
+    day_clock(readings)
+    for reading in readings:
+        counted_clock(reading)
+        window_or_step(reading, _reference(reading))
+    stride_unsettled(readings, any(
+        sum(t is not None for t in _reference(r)) >= 2 for r in readings))
+
+
+def _regroup(families: dict[str, list[Reading]]) -> None:
+    """Families of numbered stage headers are no progress (`stages`); a one-template family
+    that is another's template with its first word cut (the excerpt's first line, `glued`)
+    joins it. In place."""
     for name in [n for n, readings in families.items() if stage_headers(readings)]:
         for reading in families.pop(name):
             reading.progress = False
             reading.why = "numbered stage headers: each number has its own title (`stages`)"
     for name in list(families):
         whole = cut_start(name, families)
-        if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
+        if whole is not None:
             families[whole] += families.pop(name)
-    chosen = choose(families, evaluation_families(families, records))
-    evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
-    for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
+
+
+def _evaluations_as_steps(out: Learnt, families: dict[str, list[Reading]]) -> list[str]:
+    """Where no family is chosen: the first evaluation line that names the steps it runs at
+    (`_evaluated_steps`, asked of every reading) made the progress family; [] when none."""
+    evaluated = [r for r in out.readings if _evaluated_steps(r)][:1]
+    for reading in evaluated:
         reading.progress = True
         reading.why = ("evaluations at each step they name, steadily spaced, and no step line: "
                        "their numbers count the steps")
         families[family_of(reading)] = [reading]
-        chosen = [family_of(reading)]
-    for name in chosen:
-        for reading in by_preference(families[name]):  # the one giving the best time first
-            out.progress.append(compile_reading(reading, name))
+    return [family_of(r) for r in evaluated]
+
+
+def _epochs_as_progress(out: Learnt, chosen: bool) -> None:
+    """With no progress family `chosen`, the most printed epoch line (a marker that is no
+    setting, or an epoch summary with times) is the steps (`_epochs_as_steps`)."""
     summaries = [r for r in out.readings if _epoch_summary(r)]
     counted = [m.reading for m in out.markers if not _setting(m.reading)]
     if not chosen and (counted or summaries):
@@ -293,14 +332,23 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
                    key=lambda r: (r.template.count, not r.epoch_marker))
         out.markers = [m for m in out.markers if m.reading is not best]
         out.progress.append(_epochs_as_steps(best))
+
+
+def _timers(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:
+    """The timing matchers (module docstring): timing lines where the progress gives no rate,
+    a bar drawn at a record's step (`bartime`), durations on lines of their own (`aside`)."""
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
-    out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
-    if untimed(out.progress):  # durations on lines of their own (`aside`)
+    out.timing += bar_timers(families, chosen)
+    if untimed(out.progress):
         epochs = any(m.family == "epochs" for m in out.progress)
         out.timing += [compile_reading(r, "timing") for r in out.readings
                        if set_apart(r, epochs)]
-    out.counted = per_step_matcher(out.readings) if out.progress else None
+
+
+def _left_out(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:
+    """The families not chosen, each reading told why (another loop's, or another run's:
+    `_apart`)."""
     out.other_families = [n for n in families if n not in chosen]
     out.apart = _apart(families, chosen)
     apart = {a.family: a for a in out.apart}
@@ -311,4 +359,3 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
                 name not in apart) else (f"another run's or job's steps ({name}): all "
                                          f"{'before' if apart[name].before else 'after'} the "
                                          "steps read, in other words")
-    return out
