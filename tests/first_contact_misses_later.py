@@ -57,7 +57,7 @@ LATER_TRAINING_MISSES = {
     # line (learn._evaluated_steps) and a save naming no step after the error of a launch that
     # never stepped is no checkpoint (walk). P17 reads right since a bare row's unnamed opening
     # integer rising by a steady stride over stamped rows is the counter, its template apart from
-    # another printer's float pairs (counters.bare_row_counter, templates.group;
+    # another printer's float pairs (barerows.bare_row_counter, templates.group;
     # tests/goodput/test_fresh13c_lines.py). Left: P18's step time is Applio's own
     # `training_speed` over the epoch's steps (0.5375 s) where the facts take the stamps between
     # lines (0.675 s, the epoch's best-model save and set-up included).

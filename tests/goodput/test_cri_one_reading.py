@@ -6,7 +6,11 @@ tqdm's `\\r` redraws inside a record and across pieces, stdout and stderr interl
 
 from __future__ import annotations
 
+import json
+from itertools import accumulate
 from pathlib import Path
+
+import pytest
 
 from gpuslo.goodput.logs import cri_log, feed_log
 from gpuslo.goodput.logs.cri_log import CriJoiner, decode
@@ -105,3 +109,68 @@ def test_the_lines_after_an_unbroken_line_past_the_join_limit_are_kept(tmp_path:
     assert live == [(t0 + 1, "x" * 300 + "y" * 100), (t0 + 2, " step 5/10"),
                     (t0 + 3, " step 6/10")]
     assert file_path(path) == live
+
+
+def _records(pieces: list[str], last: str = "F") -> list[str]:
+    """CRI lines of one stdout message in `pieces`, one a millisecond: `P` but the `last`."""
+    return [f"{T.format(1 + k // 1000, (k % 1000) * 1_000_000)} stdout "
+            f"{'P' if k < len(pieces) - 1 else last} {piece}" for k, piece in enumerate(pieces)]
+
+
+def _cut(text: str, width: int, count: int) -> list[str]:
+    """`count` pieces of `text`, `width` characters each, one more where a piece would end in a
+    `\\r` (a file stores a record ending in `\\r` as `\\r\\n`, one line end to `read`)."""
+    pieces, at = [], 0
+    while len(pieces) < count:
+        end = at + width + (text[at + width - 1] == "\r")
+        pieces.append(text[at:end])
+        at = end
+    return pieces
+
+
+def test_a_long_run_of_partial_records_joins_to_the_whole_message(tmp_path: Path):
+    """A bar redrawn with `\\r` and never a newline, cut into 5000 `P` records of about 7
+    characters (a runtime cuts at 16 KiB; the run is as long), reads as its redraws, each dated
+    by the record its last character came in, on both paths; a joiner rebuilt from its `pending`
+    halfway (the tailer's cursor, through JSON) reads the same; an unbroken line of 4000 `P`
+    records joins to one line."""
+    pieces = _cut("\r".join(f" {n:4d}/9999 [#]" for n in range(4000)), 7, 5000)
+    bar = "".join(pieces)
+    path = tmp_path / "0.log"
+    path.write_text("".join(line + "\n" for line in _records(pieces)), encoding="utf-8")
+    live = live_path(path)
+    assert [text for _, text in live] == bar.split("\r")
+    record_of = [k for k, piece in enumerate(pieces) for _ in piece]  # by character
+    lasts = [end - 1 for end in accumulate(len(t) + 1 for t in bar.split("\r"))]  # at its `\r`
+    t0 = 1796626441.0
+    assert [t for t, _ in live] == [t0 + record_of[k - 1] * 0.001 for k in lasts]
+    assert file_path(path) == live
+    joiner, halves = CriJoiner(), []
+    for k, raw in enumerate(_records(pieces)):
+        if k == 2500:
+            joiner = CriJoiner(json.loads(json.dumps(joiner.pending)))
+        halves += decode(raw, joiner)
+    assert halves == live
+    path.write_text("".join(line + "\n" for line in _records(["ab"] * 4000)), encoding="utf-8")
+    assert [text for _, text in live_path(path)] == ["ab" * 4000]
+
+
+def test_a_log_ending_inside_a_run_of_partial_records_gives_what_waits(tmp_path: Path):
+    """The file path reads the unfinished message at the end of the log (`Envelope.flush`), the
+    live path keeps it waiting for its `F` (negative: nothing read yet)."""
+    path = tmp_path / "0.log"
+    path.write_text("".join(line + "\n" for line in _records(["step 1"] + ["0"] * 3000, "P")),
+                    encoding="utf-8")
+    assert [text for _, text in file_path(path)] == ["step 1" + "0" * 3000]
+    assert live_path(path) == []
+
+
+def test_a_cursor_entry_without_its_pieces_is_one_piece_and_a_broken_one_is_refused():
+    """An older cursor's [time, text] waits as one piece dated by its time; anything else is a
+    ValueError, which the tailer's cursor load turns into reading the log again (`spool`)."""
+    joiner = CriJoiner({"stdout": [5.0, "Train Epoch: 1 ["]})
+    record = cri_log.parse_cri_line(f"{T.format(9, 0)} stdout F 0%] loss 2.1")
+    assert joiner.feed(record) == ([[16, 5.0], [28, record.t]], "Train Epoch: 1 [0%] loss 2.1")
+    for broken in ([], [5.0], [5.0, 7, []], "text"):
+        with pytest.raises(ValueError):
+            CriJoiner({"stdout": broken})

@@ -126,21 +126,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
-    items = reopenings(headers_again(group_events(parsed.observations, records,
-                                                  checkpoint_step, leave_out)), parsed, notes)
-    items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
-    items = error_first(items)  # an error report printed before the bar state it stopped
-    if file_commits:
-        file_commits, refused = sound_files(
-            file_commits, parsed.first_ts, parsed.last_ts,
-            max((r.glob for r in records), default=None),
-            max((r.delta or 0 for r in records), default=1))
-        items = _with_files(items, file_commits, parsed.first_ts is not None)
-        notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
-        notes += refused
-    items = new_phases(items, notes)  # a counter starting again in one process: no restart
-    from_start(items)  # a run's first record after a line naming the step its loop starts from
-    saves_in_rates(items)  # a rate over a window that held a save is no step's time
+    items = _story(parsed, records, checkpoint_step, file_commits or [], notes)
     timeline = place(items)
     if timeline.before_log >= 1.0:
         notes.append(f"the first progress line's cumulative time counts {timeline.before_log:g} s "
@@ -176,6 +162,28 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     _first_from_save(doc["steps"], items)
     _last_from_save(doc["steps"], items)
     return LogGoodput(doc, journal.events, dated=not timeline.relative)
+
+
+def _story(parsed: ParsedLog, records: list[Record], checkpoint_step: tuple[re.Pattern[str], ...],
+           file_commits: list[FileCommit], notes: list[str]) -> list[Any]:
+    """Pass 2 (module docstring): the log's items in log order, the records among them
+    (`file_commits`: the sound ones join as saves); what the passes say goes to `notes`."""
+    items = reopenings(headers_again(group_events(parsed.observations, records,
+                                                  checkpoint_step, leave_out)), parsed, notes)
+    items = epochs_again(items, parsed)  # epoch markers alone that fall after a new process's pause
+    items = error_first(items)  # an error report printed before the bar state it stopped
+    if file_commits:
+        file_commits, refused = sound_files(
+            file_commits, parsed.first_ts, parsed.last_ts,
+            max((r.glob for r in records), default=None),
+            max((r.delta or 0 for r in records), default=1))
+        items = _with_files(items, file_commits, parsed.first_ts is not None)
+        notes.append(f"{len(file_commits)} checkpoint file(s) read as commits")
+        notes += refused
+    items = new_phases(items, notes)  # a counter starting again in one process: no restart
+    from_start(items)  # a run's first record after a line naming the step its loop starts from
+    saves_in_rates(items)  # a rate over a window that held a save is no step's time
+    return items
 
 
 def _goodput(result: JobGoodput, gpus: int, commits: int, parsed: ParsedLog,

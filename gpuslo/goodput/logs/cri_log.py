@@ -24,7 +24,7 @@ from __future__ import annotations
 import calendar
 import re
 from bisect import bisect_left
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import PurePath
 
 from gpuslo.goodput.logs.read import physical_lines
@@ -70,7 +70,6 @@ def parse_cri_line(line: str) -> CriRecord | None:
     return CriRecord(t, g["stream"], g["tags"][0] == "P", line[found.end():])
 
 
-@dataclass
 class CriJoiner:
     """Joins `P` records with the `F` that ends them, per stream (stdout and stderr interleave).
     `feed(record)` returns the completed (pieces, text) or None: `pieces` the [end, time] of
@@ -79,59 +78,112 @@ class CriJoiner:
     ended it. A `P` record whose joined text holds a line break gives the text up to its last
     break at once (those lines are complete), and only the unfinished rest waits: a bar redrawn
     for hours without a newline (tqdm without a terminal: megabytes in 16 KiB pieces) is read
-    in full, never cut at `MAX_JOINED`, which bounds only one unbroken line. `pending` holds
-    the unfinished pieces per stream ({stream: [time, text, pieces]}) so a cursor can keep
-    them; an entry without its pieces (an older cursor) is read as one piece."""
+    in full, never cut at `MAX_JOINED`, which bounds only one unbroken line.
 
-    pending: dict[str, list] = field(default_factory=dict)
+    The unfinished text waits as the list of its parts, joined once when a line of it is
+    complete or its `F` comes (`_Pending`): a run of `P` records costs their length, not their
+    length times their number. `pending` ({stream: [time, text, pieces]}, joined per call) is
+    what a cursor keeps, and what `CriJoiner(pending)` takes back; an entry without its pieces
+    (an older cursor) is read as one piece. `drain()` gives what waits at the end of a log."""
+
+    def __init__(self, pending: dict[str, list] | None = None) -> None:
+        self._open = {stream: _Pending.kept(entry) for stream, entry in (pending or {}).items()}
+
+    @property
+    def pending(self) -> dict[str, list]:
+        """The unfinished text per stream as a cursor keeps it: [time, text, pieces]."""
+        return {stream: [p.t, "".join(p.parts), p.pieces] for stream, p in self._open.items()}
+
+    def drain(self) -> list[tuple[list[list], str]]:
+        """The (pieces, text) of every stream's unfinished text, none left waiting."""
+        out = [(p.pieces, "".join(p.parts)) for p in self._open.values()]
+        self._open.clear()
+        return out
 
     def feed(self, record: CriRecord) -> tuple[list[list], str] | None:
         """Add one record; the completed text and its pieces, if any."""
-        piece = self.pending.get(record.stream)
+        piece = self._open.get(record.stream)
         if piece is None:
             if not record.partial:
                 return [[len(record.message), record.t]], record.message
-            text = _append("", record.message)
-            piece = self.pending[record.stream] = [record.t, text, [[len(text), record.t]]]
+            piece = self._open[record.stream] = _Pending(record.t)
+            piece.add(record.message, record.t, first=True)
             return self._complete(record.stream, piece)
-        if len(piece) < 3:
-            piece.append([[len(piece[1]), piece[0]]])
-        text = _append(piece[1], record.message)
-        if len(text) > len(piece[1]):
-            piece[1] = text
-            piece[2].append([len(text), record.t])
+        piece.add(record.message, record.t)
         if record.partial:
             return self._complete(record.stream, piece)
-        del self.pending[record.stream]
-        return piece[2], piece[1]
+        del self._open[record.stream]
+        return piece.pieces, "".join(piece.parts)
 
-    def _complete(self, stream: str, piece: list) -> tuple[list[list], str] | None:
-        """The text of `piece` (a stream's pending [time, text, pieces]) up to its last line
-        break and the pieces it spans, the rest left pending; None when it holds no break. A
-        `\\r` that ends the text waits (a `\\n` may follow it in the next piece: one break)."""
-        text, pieces = piece[1], piece[2]
-        cut = max(text.rfind("\r", 0, len(text) - 1), text.rfind("\n")) + 1
+    def _complete(self, stream: str, piece: _Pending) -> tuple[list[list], str] | None:
+        """The text of `piece` (a stream's unfinished text) up to its last line break and the
+        pieces it spans, the rest left pending; None when it holds no break. A `\\r` that ends
+        the text waits (a `\\n` may follow it in the next piece: one break)."""
+        cut, pieces = piece.cut, piece.pieces
         if cut <= 0:
             return None
+        text = "".join(piece.parts)
         at = bisect_left([end for end, _ in pieces], cut)
         done = [*pieces[:at], [cut, pieces[at][1]]]
         rest = [[end - cut, t] for end, t in pieces[at:] if end > cut]
         if rest:
-            self.pending[stream] = [rest[0][1], text[cut:], rest]
+            self._open[stream] = _Pending.kept([rest[0][1], text[cut:], rest])
         else:
-            del self.pending[stream]
+            del self._open[stream]
         return done, text[:cut]
 
 
-def _append(text: str, message: str) -> str:
-    """`text` (a stream's unfinished text) with `message` after it, the line `text` ends in cut
-    at `MAX_JOINED` characters: what follows a line break in `message` is a new line and is
-    kept (a bar's `\\r` redraws after one unbroken line past the limit)."""
-    start = max(text.rfind("\r"), text.rfind("\n")) + 1  # where text's unfinished line begins
-    found = _BREAK.search(message)
-    head = len(message) if found is None else found.start()
-    room = max(0, MAX_JOINED - (len(text) - start))
-    return text + message[:min(head, room)] + message[head:]
+class _Pending:
+    """One stream's unfinished text: `parts` (joined, the text), `pieces` ([end, time] per
+    record, `CriJoiner`), `t` the time it began waiting, and where its breaks are, kept as the
+    parts come so that no part is read twice: `size` its length, `line` where its unfinished
+    line begins (after its last `\\r` or `\\n`), `cut` where its complete lines end (after its
+    last `\\n`, or its last `\\r` but one that ends the text; 0: none)."""
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+        self.parts: list[str] = []
+        self.pieces: list[list] = []
+        self.size = self.line = self.cut = 0
+        self._last_r = self._last_n = -1
+
+    @classmethod
+    def kept(cls, entry: list) -> _Pending:
+        """The pending text of a cursor's entry [time, text, pieces] (or [time, text]);
+        ValueError for anything else (a broken cursor: the caller reads the log again)."""
+        if not isinstance(entry, list) or len(entry) not in (2, 3) or not isinstance(
+                entry[1], str):
+            raise ValueError(f"a pending CRI text is [time, text, pieces], not {entry!r:.60}")
+        piece = cls(entry[0])
+        piece._extend(entry[1])
+        piece.pieces = list(entry[2]) if len(entry) > 2 else [[len(entry[1]), entry[0]]]
+        return piece
+
+    def add(self, message: str, t: float, first: bool = False) -> None:
+        """`message` after the text, the line the text ends in cut at `MAX_JOINED` characters:
+        what follows a line break in `message` is a new line and is kept (a bar's `\\r` redraws
+        after one unbroken line past the limit). A record that adds nothing adds no piece,
+        except the first."""
+        found = _BREAK.search(message)
+        head = len(message) if found is None else found.start()
+        room = max(0, MAX_JOINED - (self.size - self.line))
+        added = message[:min(head, room)] + message[head:]
+        self._extend(added)
+        if added or first:
+            self.pieces.append([self.size, t])
+
+    def _extend(self, added: str) -> None:
+        if not added:
+            return
+        at, self.size = self.size, self.size + len(added)
+        before_end = added.rfind("\r", 0, len(added) - 1)  # its last `\r` not ending the text
+        r_kept = at + before_end if before_end >= 0 else self._last_r
+        r, n = added.rfind("\r"), added.rfind("\n")
+        self._last_r = at + r if r >= 0 else self._last_r
+        self._last_n = at + n if n >= 0 else self._last_n
+        self.line = max(self._last_r, self._last_n) + 1
+        self.cut = max(r_kept, self._last_n) + 1
+        self.parts.append(added)
 
 
 def decode(raw: str, joiner: CriJoiner) -> list[Line]:

@@ -137,7 +137,6 @@ class Envelope:
     def flush(self) -> list[tuple[float | None, str]]:
         """What an unfinished CRI record holds at the end of the log."""
         out = self._decoded()
-        for _, text, pieces in self.joiner.pending.values():
+        for pieces, text in self.joiner.drain():
             out += timed_lines(pieces, text)
-        self.joiner.pending.clear()
         return out

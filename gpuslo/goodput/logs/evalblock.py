@@ -7,9 +7,9 @@ then one tab-indented `step 100:lm_loss: 4.6425, ppl: …` line per 100 evaluati
 3.667, speed: 27.272 steps/s` lines are fewer). `evaluation_families`: the families whose every run
 of records in the sample is opened by such a header (the nearest record above the run that has a
 letter: a rule of `=` between is passed over), so such a family is not chosen as the training steps
-while another is there (`learn._choose`). A header that carries a number (`Evaluating 5000 samples`)
-or more words is not one: a step line (`Eval at step 1000: loss …`) names its own evaluation and is
-judged by its own head.
+while another is there (`families.choose`). A header that carries a number (`Evaluating 5000
+samples`) or more words is not one: a step line (`Eval at step 1000: loss …`) names its own
+evaluation and is judged by its own head.
 """
 
 from __future__ import annotations

@@ -60,6 +60,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     named_in_path,
     nested_saves,
     path_step,
+    restates,
     same_file,
     temporary,
 )
@@ -189,15 +190,19 @@ class _Grouper:
         save.named_path = save.named_path or d.get("path", "")
 
     def _restated(self, o: Obs, phase: str) -> bool:
-        """A line after the end line saying the file the save open then wrote was saved, no
-        progress between, restates that save (an XGBoost pipeline's summary `Model saved to:
-        output/linear/xgboost_model.pkl` after `Saved model to: output\\linear\\…pkl` and
-        `Training Complete!`, fresh12 O19, one save by its facts); a save to another target
-        after the end is another (HF's final `Saving model checkpoint to <output dir>` after
-        `checkpoint-2100`, fresh15 R05)."""
+        """An end line after the run's end line naming the file the save open at that end line
+        wrote (`restates`), no progress, launch or save line between, restates that save: it
+        joins it as one more of its lines and opens no save (an XGBoost pipeline's summary
+        `Model saved to: output/linear/xgboost_model.pkl` after `Saved model to:
+        output\\linear\\…pkl` and `Training Complete!`, fresh12 O19, one save by its facts); a
+        save to another target after the end is another (HF's final `Saving model checkpoint to
+        <output dir>` after `checkpoint-2100`, fresh15 R05). The same question as
+        `notices.said_again`, asked while grouping of the lines after an end line only; that
+        rule takes, after grouping, the one-line saves said again after anything else that
+        closed a save (its docstring says how the two differ)."""
         ended = self.ended
-        if self.save is not None or ended is None or phase != "end" or not same_file(
-                o.data.get("path") or "", ended.named_path or ended.path):
+        if self.save is not None or ended is None or phase != "end" or not restates(
+                o.data.get("path") or "", ended):
             return False
         ended.lines += 1
         return True

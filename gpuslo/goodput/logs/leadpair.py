@@ -2,7 +2,7 @@
 
 `unnamed_counter(tpl) -> (epoch, step) | None`: the step field (and the epoch field, or None) of
 a template whose counter is named nowhere, where `roles.read_template` finds no named one: a bare
-row's first integer (`counters.bare_row_counter`), a listed one (`counters.bare_list_counter`),
+row's first integer (`barerows.bare_row_counter`), a listed one (`barerows.bare_list_counter`),
 or an opening pair (`lead_pair`).
 
 `lead_pair(tpl) -> (epoch, step) | None`: a record that opens with two unnamed integers, a blank
@@ -17,7 +17,7 @@ second number falls while the first stays, or whose first jumps, is not read so.
 
 from __future__ import annotations
 
-from gpuslo.goodput.logs.counters import bare_list_counter, bare_row_counter
+from gpuslo.goodput.logs.barerows import bare_list_counter, bare_row_counter
 from gpuslo.goodput.logs.templates import Template
 
 MIN_RECORDS = 3  # records of the template that make the pair's behaviour a pattern

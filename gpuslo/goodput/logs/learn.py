@@ -3,9 +3,9 @@
 `learn(records, pins) -> Learnt`: the sample's templates (`templates.group`), each read by
 `roles.read_template`; the progress templates fall into families (the same counter named the
 same way: `iter` after `epoch`, a bar's `n/N`), and one family is the job's training progress:
-the one with the most records (then the one that gives times, then the first). Another family
-joins it when it is a bar like it and none of its records falls between the first and the
-last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
+the one with the most records (then the one that gives times, then the first: `families`).
+Another family joins it when it is a bar like it and none of its records falls between the first
+and the last of the main family's (Lightning's `Epoch 0: ... n/3376` bar, then after a restart its
 `Training: | | n/?` bar), and so does a bar beside a line family of the same N, outside its span
 (zipnerf's `1/25000:loss=…` record, then the tqdm bar `49/25000` of the same loop); a family
 whose records fall inside the main one's span is another loop's (evaluation, an epoch bar, an
@@ -41,7 +41,6 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gpuslo.goodput.logs.aside import set_apart, untimed
-from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.bartime import bar_timers
 from gpuslo.goodput.logs.counters import is_global, is_step_name, unnamed
 from gpuslo.goodput.logs.durations import (
@@ -52,7 +51,8 @@ from gpuslo.goodput.logs.durations import (
 )
 from gpuslo.goodput.logs.epochs import outer_loop
 from gpuslo.goodput.logs.evalblock import evaluation_families
-from gpuslo.goodput.logs.glued import cut_start, lockstep
+from gpuslo.goodput.logs.families import RECURRING, choose
+from gpuslo.goodput.logs.glued import cut_start
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
 from gpuslo.goodput.logs.preference import by_preference
@@ -68,10 +68,8 @@ from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 from gpuslo.goodput.logs.throughput import declared, throughput_rate
-from gpuslo.goodput.logs.twin import twin
 
 _RATES = ("rate_ips", "rate_spi")
-RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
 
 
 @dataclass
@@ -135,104 +133,6 @@ def _reference(reading: Reading) -> list[float | None]:
         if role.role == "elapsed":
             return [n * role.scale if n is not None else None for n in tpl.fields[i].numbers]
     return []
-
-
-def _standing(readings: list[Reading]) -> bool:
-    """True when a family drew its bar finished, `n/N` at its N, and at that one value only, over
-    `RECURRING` records or more: a loop finished again and again (Sana's ten `100%|██████████|
-    19/19` sampling bars after `Running validation...`, fresh16 S02) shows no steps advancing,
-    so a family whose counter moves (its `Global Step: 2956` … `2996` lines, fewer of them) is
-    the training. Ranks printing one step (`Step: 77, Rank: 3`, no N) are no finished loop."""
-    done: set[float] = set()
-    for x in readings:
-        if x.step is None or x.total is None:
-            return False
-        done |= set(x.template.fields[x.step].known()) | set(x.template.fields[x.total].known())
-    return sum(x.template.count for x in readings) >= RECURRING and len(done) == 1
-
-
-def _choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str]:
-    """The families read as training progress (see the module docstring); a family printed
-    only in `evaluation` blocks (`evalblock`) ranks last."""
-    def span(name: str) -> tuple[int, int]:
-        lines = [n for r in families[name] for n in r.template.lines]
-        return min(lines), max(lines)
-
-    def score(name: str) -> tuple[bool, bool, bool, int, int, int]:
-        readings = families[name]
-        timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
-                               "smoothed_s", "line_s") for x in readings for r in x.roles.values())
-        stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (name not in evaluation, not nested_in_one_gap(name, families),
-                not _standing(readings),
-                sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
-
-    if not families:
-        return []
-    main = max(families, key=score)
-    chosen = [main]
-    first, last = span(main)
-    for name in sorted(families, key=lambda n: span(n)[0]):
-        if name == main:
-            continue
-        lines = [n for r in families[name] for n in r.template.lines]
-        if lockstep(families[name], families[main]):
-            for reading in families[name]:
-                reading.numbers_bar = True
-                reading.why = "glued after the bar, n + one offset: the job-wide count of its steps"
-            chosen.append(name)
-            continue
-        if twin(families[name], families[main]):
-            for reading in families[name]:
-                reading.why = "prints each step the bar draws next, with its own step time"
-            chosen.append(name)
-            continue
-        if any(first < n < last for n in lines):
-            continue
-        both_bars = families[name][0].bar and families[main][0].bar
-        if both_bars or _same_total(families[name], families[main]) or _same_steps(
-                families[name], families[main]):
-            chosen.append(name)
-    return chosen
-
-
-def nested_in_one_gap(name: str, families: dict[str, list[Reading]]) -> bool:
-    """True when every record of family `name` lies in one gap of another family's records
-    (`bars.inside_one_gap`): an inner loop run once inside the training's progress (HDRUNet's
-    mmsr-style `[epoch: 19, iter: 120,000, …]`, then mmcv's `[>>>…] 1/117, 0.6 task/s,
-    elapsed: 2s` over 117 test images, then `iter: 120,100`), whatever its count."""
-    own = sorted(n for r in families[name] for n in r.template.lines)
-    return any(inside_one_gap(own, sorted(n for r in readings for n in r.template.lines))
-               for other, readings in families.items() if other != name)
-
-
-def _totals(readings: list[Reading]) -> set[float]:
-    return {n for r in readings if r.total is not None
-            for n in r.template.fields[r.total].known()}
-
-
-def _same_total(one: list[Reading], other: list[Reading]) -> bool:
-    """Two families that print the same N, one a line and one a bar, count one loop (zipnerf's
-    `1/25000:loss=…` record, then its tqdm bar `49/25000 [00:47<6:30:51, 1.06it/s]`)."""
-    totals = _totals(one)
-    return one[0].bar != other[0].bar and bool(totals) and totals == _totals(other)
-
-
-def _steps(readings: list[Reading]) -> set[float]:
-    return {n for r in readings if r.step is not None
-            for n in r.template.fields[r.step].known()}
-
-
-def _same_steps(one: list[Reading], other: list[Reading]) -> bool:
-    """A bar outside a line family's span that draws a step the lines print counts the same
-    loop (InstructLab's `Epoch 0:  99%|…| 77/78 [03:57<00:02,  2.89s/it]` after every rank's
-    `Epoch: 0, Step: 77, Rank: 4, loss = …`, and `76/78` before them): a bar and lines that
-    share a step, where the bar also draws steps the lines do not print. A bar only at the
-    lines' steps adds none: it times them (`bartime`)."""
-    if one[0].bar == other[0].bar:
-        return False
-    bar, lines = (_steps(one), _steps(other)) if one[0].bar else (_steps(other), _steps(one))
-    return bool(bar & lines) and not bar <= lines
 
 
 def _epochs_as_steps(marker: Reading) -> Matcher:
@@ -346,9 +246,31 @@ def _words(reading: Reading) -> set[str]:
 
 def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Learnt:
     """Learn the progress and epoch-marker templates of a sample (see the module docstring)."""
-    tables = in_tables([r.text for r in records])  # a model summary's rows are no steps
-    templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     out = Learnt()
+    families = _read(records, pins, out)
+    for readings in families.values():
+        _clocks(readings)
+    _regroup(families)
+    chosen = choose(families, evaluation_families(families, records))
+    if not chosen:  # no step line: the evaluations may name the steps
+        chosen = _evaluations_as_steps(out, families)
+    for name in chosen:
+        for reading in by_preference(families[name]):  # the one giving the best time first
+            out.progress.append(compile_reading(reading, name))
+    _epochs_as_progress(out, bool(chosen))
+    _timers(out, families, chosen)
+    out.counted = per_step_matcher(out.readings) if out.progress else None
+    _left_out(out, families, chosen)
+    return out
+
+
+def _read(records: list[SampleRecord], pins: dict[str, str] | None,
+          out: Learnt) -> dict[str, list[Reading]]:
+    """Every template of the sample read (`out.readings`), its epoch markers compiled
+    (`out.markers`), and the progress readings by family (`family_of`); a model summary's
+    rows are left out of the sample (`summary`)."""
+    tables = in_tables([r.text for r in records])
+    templates: list[Template] = group([r for k, r in enumerate(records) if k not in tables])
     families: dict[str, list[Reading]] = {}
     per_step = declared([r.text for r in records])  # items a step, from printed settings
     for tpl in templates:
@@ -360,32 +282,49 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
             families.setdefault(family_of(reading), []).append(reading)
         elif reading.epoch_marker:
             out.markers.append(compile_reading(reading, "epoch"))
-    for readings in families.values():
-        day_clock(readings)  # a time of day rising over the family's templates
-        for reading in readings:
-            counted_clock(reading)
-            window_or_step(reading, _reference(reading))
-        stride_unsettled(readings, any(
-            sum(t is not None for t in _reference(r)) >= 2 for r in readings))
+    return families
+
+
+def _clocks(readings: list[Reading]) -> None:
+    """How one family's records are timed (`durations`): a time of day rising over its
+    templates, a clock counted in steps, a window or a step time, a stride not settled."""
+    day_clock(readings)
+    for reading in readings:
+        counted_clock(reading)
+        window_or_step(reading, _reference(reading))
+    stride_unsettled(readings, any(
+        sum(t is not None for t in _reference(r)) >= 2 for r in readings))
+
+
+def _regroup(families: dict[str, list[Reading]]) -> None:
+    """Families of numbered stage headers are no progress (`stages`); a one-template family
+    that is another's template with its first word cut (the excerpt's first line, `glued`)
+    joins it. In place."""
     for name in [n for n, readings in families.items() if stage_headers(readings)]:
         for reading in families.pop(name):
             reading.progress = False
             reading.why = "numbered stage headers: each number has its own title (`stages`)"
     for name in list(families):
         whole = cut_start(name, families)
-        if whole is not None:  # the excerpt's first line, its first word cut (`glued`)
+        if whole is not None:
             families[whole] += families.pop(name)
-    chosen = _choose(families, evaluation_families(families, records))
-    evaluated = [] if chosen else [r for r in out.readings if _evaluated_steps(r)][:1]
-    for reading in evaluated:  # no step line: the evaluations name the steps (`_evaluated_steps`)
+
+
+def _evaluations_as_steps(out: Learnt, families: dict[str, list[Reading]]) -> list[str]:
+    """Where no family is chosen: the first evaluation line that names the steps it runs at
+    (`_evaluated_steps`, asked of every reading) made the progress family; [] when none."""
+    evaluated = [r for r in out.readings if _evaluated_steps(r)][:1]
+    for reading in evaluated:
         reading.progress = True
         reading.why = ("evaluations at each step they name, steadily spaced, and no step line: "
                        "their numbers count the steps")
         families[family_of(reading)] = [reading]
-        chosen = [family_of(reading)]
-    for name in chosen:
-        for reading in by_preference(families[name]):  # the one giving the best time first
-            out.progress.append(compile_reading(reading, name))
+    return [family_of(r) for r in evaluated]
+
+
+def _epochs_as_progress(out: Learnt, chosen: bool) -> None:
+    """With no progress family `chosen`, the most printed epoch line (a marker that is no
+    setting, or an epoch summary with times) is the steps (`_epochs_as_steps`)."""
     summaries = [r for r in out.readings if _epoch_summary(r)]
     counted = [m.reading for m in out.markers if not _setting(m.reading)]
     if not chosen and (counted or summaries):
@@ -393,14 +332,23 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
                    key=lambda r: (r.template.count, not r.epoch_marker))
         out.markers = [m for m in out.markers if m.reading is not best]
         out.progress.append(_epochs_as_steps(best))
+
+
+def _timers(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:
+    """The timing matchers (module docstring): timing lines where the progress gives no rate,
+    a bar drawn at a record's step (`bartime`), durations on lines of their own (`aside`)."""
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
-    out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
-    if untimed(out.progress):  # durations on lines of their own (`aside`)
+    out.timing += bar_timers(families, chosen)
+    if untimed(out.progress):
         epochs = any(m.family == "epochs" for m in out.progress)
         out.timing += [compile_reading(r, "timing") for r in out.readings
                        if set_apart(r, epochs)]
-    out.counted = per_step_matcher(out.readings) if out.progress else None
+
+
+def _left_out(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:
+    """The families not chosen, each reading told why (another loop's, or another run's:
+    `_apart`)."""
     out.other_families = [n for n in families if n not in chosen]
     out.apart = _apart(families, chosen)
     apart = {a.family: a for a in out.apart}
@@ -411,4 +359,3 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
                 name not in apart) else (f"another run's or job's steps ({name}): all "
                                          f"{'before' if apart[name].before else 'after'} the "
                                          "steps read, in other words")
-    return out

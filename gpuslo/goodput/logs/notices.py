@@ -26,8 +26,8 @@ to model.npz.optimizer.npz` every save-freq updates, and `model.npz.best-perplex
 exports at the top of the excerpt, before any update line, are no save). An export printed with
 a periodic save (no progress between: one `Save`) stays part of it. A best-model save in a log
 whose saves never print the optimizer state stays a save (its file may hold the whole state).
-`said_again(items) -> list[Save]`: an end line naming the path the save before it wrote, nothing
-between but other lines, is that save said again.
+`said_again(items) -> list[Save]`: an end line naming the file the save before it wrote, however
+printed (`story.restates`), nothing between but other lines, is that save said again.
 
 `leave_out(items)`: these lists, for `items.group_events`.
 """
@@ -37,7 +37,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gpuslo.goodput.logs.items import Restore, Save
+from gpuslo.goodput.logs.items import Restore, Save, restates
 from gpuslo.goodput.logs.progress import Record
 
 _DIGIT = re.compile(r"\d")
@@ -53,17 +53,27 @@ def leave_out(items: list[Any]) -> list[Save]:
 
 
 def said_again(items: list[Any]) -> list[Save]:
-    """Saves that are one end line naming the path the save before them wrote, no step and no
-    restore between: that save said again (a script's summary, `📁 Model saved at: ./out` after
-    `✅ Model saved to: ./out` and the final evaluation, fresh18 V14), not another write."""
+    """Saves that are one end line naming the file the save before them wrote (`restates`:
+    `./out` and `out`, `\\` or `/`), no step and no restore between: that save said again (a
+    script's summary, `📁 Model saved at: ./out` after `✅ Model saved to: ./out` and the final
+    evaluation, fresh18 V14), not another write.
+
+    One question with `items._restated` (one test, `restates`), asked of other lines: that
+    one, while grouping, takes an end line after the run's end line (`Mark("end")`) that
+    restates the save open at that end line, as one more line of it (no save is opened; the
+    save counts the line); this one, after grouping, takes the rest: a one-line ended save with
+    no start path after a save closed by anything but progress or a restore (an epoch marker, a
+    stop, a launch line, or an end line when no save was open), and leaves it out of the story
+    (while grouping it was a save: a later line could join it, and then it has two lines and
+    stays; the save it restates keeps its own line count)."""
     out: list[Save] = []
     last: Save | None = None
     for x in items:
         if isinstance(x, (Record, Restore)):
             last = None
         elif isinstance(x, Save):
-            if last is not None and x.lines == 1 and x.ended and not x.path and (
-                    x.named_path and x.named_path == last.named_path):
+            if last is not None and x.lines == 1 and x.ended and not x.path and restates(
+                    x.named_path, last):
                 out.append(x)
                 continue
             last = x

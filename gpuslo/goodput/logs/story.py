@@ -1,8 +1,8 @@
 """The items of a log's story and the steps their paths name (pure): `Save`, `Restore`,
 `Interruption` and `Mark` (what `items.group_events` makes of the event lines and the walk
-reads), and `path_step` / `line_path_step` (the step a checkpoint path names), `temporary` and
-`inside` (path tests), and `nested_saves` (a save inside a later one's printed duration is
-part of it). Split out of `items.py`, which re-exports them.
+reads), and `path_step` / `line_path_step` (the step a checkpoint path names), `temporary`,
+`inside`, `same_file` and `restates` (path tests), and `nested_saves` (a save inside a later
+one's printed duration is part of it). Split out of `items.py`, which re-exports them.
 """
 
 from __future__ import annotations
@@ -174,6 +174,15 @@ def same_file(path: str, other: str) -> bool:
     parts = [p for p in re.split(r"[/\\]+", path.strip()) if p not in ("", ".")]
     others = [p for p in re.split(r"[/\\]+", other.strip()) if p not in ("", ".")]
     return bool(parts) and parts == others
+
+
+def restates(path: str, save: Save) -> bool:
+    """Whether a later line naming `path` names the file `save` wrote: the first path its lines
+    named (a start line's path is one), the same file however printed (`same_file`: fresh12
+    O19's `Saved model to: output\\linear\\xgboost_model.pkl`, then `Model saved to:
+    output/linear/xgboost_model.pkl`). The one test of a save said again by another line, rank
+    or logger (`items._restated`, `notices.said_again`); False when either names none."""
+    return same_file(path, save.named_path)
 
 
 NESTED_SLACK_S = 1.0  # a stamp's resolution: fairseq's are whole seconds
