@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from gpuslo.config_file import without_nul_padding
@@ -43,16 +44,10 @@ GREP_PATTERN_TEXT = grep_pattern(ANCHORS)
 class _Chunk:
     """buf[:limit] (str, bytes or bytearray) with the primitives the prefilter needs."""
 
-    def __init__(self, buf, limit: int, anchors: Sequence[str]) -> None:
+    def __init__(self, buf, limit: int, anchors: tuple[str, ...]) -> None:
         self.buf, self.limit = buf, limit
         self.is_bytes = not isinstance(buf, str)
-
-        def cast(text: str):
-            return text.encode() if self.is_bytes else text
-
-        self.newline, self.xid = cast("\n"), cast(CONTEXT_ANCHOR)
-        self.anchors = tuple(cast(anchor) for anchor in anchors)
-        self.frames = tuple(cast(anchor) for anchor in FRAME_ANCHORS)
+        self.newline, self.xid, self.anchors, self.frames = _literals(anchors, self.is_bytes)
 
     def positions(self) -> list[int]:
         """Offsets where an anchor starts, sorted: one `find` pass per anchor (str chunks; bytes
@@ -106,6 +101,18 @@ class _Chunk:
                 found.append(position)
                 position = buf.find(literal, position + 1, limit)
         return found
+
+
+@lru_cache(maxsize=16)
+def _literals(anchors: tuple[str, ...], is_bytes: bool) -> tuple:
+    """(newline, `CONTEXT_ANCHOR`, `anchors`, `FRAME_ANCHORS`) as bytes or str: made once, not
+    per block."""
+
+    def cast(text: str):
+        return text.encode() if is_bytes else text
+
+    return (cast("\n"), cast(CONTEXT_ANCHOR), tuple(cast(anchor) for anchor in anchors),
+            tuple(cast(anchor) for anchor in FRAME_ANCHORS))
 
 
 def _candidate_starts(chunk: _Chunk, hits: list[int]) -> dict[int, int]:
