@@ -105,16 +105,42 @@ def _rate_on_clock(rec: Any) -> bool:
 def _bar_run_means(records: list[Any]) -> dict[tuple[int, int | None], float]:
     """Seconds per step of each bar run over its whole length (last elapsed / steps since the
     bar began, or the last rate where it is that mean finer, `_rate_on_clock`): bars print whole
-    seconds, so each step is placed on the clock by this mean."""
+    seconds, so each step is placed on the clock by this mean. Where the bar's first steps shown
+    were slower than the rest beyond what whole seconds explain (`_past_start`), the mean is the
+    rest's: the first steps held the start-up."""
+    first: dict[tuple[int, int | None], Any] = {}
     last: dict[tuple[int, int | None], Any] = {}
     for rec in records:
         if rec.prog.bar and rec.prog.elapsed is not None and rec.bar_start is not None:
-            last[(rec.run, rec.bar_start)] = rec
-    return {key: rec.prog.rate_s if _rate_on_clock(rec) else (
-                rec.prog.elapsed / (rec.glob - rec.bar_start))  # type: ignore[operator]
-            for key, rec in last.items()
-            if rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
-            and rec.glob > (rec.bar_start or 0)}
+            key = (rec.run, rec.bar_start)
+            last[key] = rec
+            if key not in first and rec.glob > rec.bar_start:
+                first[key] = rec
+    out = {}
+    for key, rec in last.items():
+        if not (rec.prog.elapsed and rec.prog.elapsed >= RUN_MEAN_MIN_S
+                and rec.glob > (rec.bar_start or 0)):
+            continue
+        later = _past_start(first[key], rec) if key in first else None
+        out[key] = later if later is not None else rec.prog.rate_s if _rate_on_clock(rec) else (
+            rec.prog.elapsed / (rec.glob - rec.bar_start))  # type: ignore[operator]
+    return out
+
+
+def _past_start(first: Any, last: Any) -> float | None:
+    """A bar run's seconds per step between its first draw past its start and its last (their
+    elapsed clocks' difference over their steps), where the first draw's own mean since the
+    start is above the most that difference can be with whole seconds truncated (tqdm's
+    `format_interval`: `00:08` is 8.0-8.99 s), over at least `RUN_MEAN_MIN_S`: the first steps
+    held the start-up (a dataloader's workers, CUDA's first kernels), which is no step's time.
+    None otherwise. Lightning's bar (newcomer6 #3, Lightning#4225): `1/18 [00:08<…]`, `2/18
+    [00:11<…]` .. `5/18 [00:20<…]` is 3 s a step after an 8 s first one, not 20 / 5 = 4 s."""
+    steps = last.glob - first.glob
+    passed = last.prog.elapsed - first.prog.elapsed
+    if steps <= 0 or passed < RUN_MEAN_MIN_S:
+        return None
+    early = first.prog.elapsed / (first.glob - first.bar_start)
+    return passed / steps if early > (passed + 1.0) / steps else None
 
 
 def _preferred(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
