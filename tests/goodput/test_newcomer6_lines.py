@@ -1,0 +1,151 @@
+"""Lines newcomer evaluation #6 (/work/wt/newcomer6_findings.md) showed misread, each on the
+newcomer's real lines (the issue thread named above each) with a negative beside it: a shell
+transcript whose process was killed and launched again is two runs (#21); interleaved per-rank
+tqdm bars are each a counter over its own total, never one counter whose totals rise (#12); a
+bar first seen at `00:00` whose steps fit that second at its own rate ran from 0, no resume
+(#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3).
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs import load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.reader import parse_lines
+
+PROFILES = load_profiles()
+
+
+def read(lines: list[str], gpus: int = 1) -> dict:
+    parsed = parse_lines(lines, PROFILES)
+    return assemble(parsed, job="t", gpus=gpus, checkpoint_step=PROFILES.checkpoint_step).document
+
+
+# -- #21: a process killed, then its command and start-up again: a relaunch -------------------
+# InternLandMark/LandMark#65 (issue description, first block, verbatim; bar glyphs shortened)
+PROMPT = ("root@18135a5a8205:/LandMark# python3 -m app.trainer --config "
+          "confs/matrixcity/matrixcity_2block_multi.txt")
+LANDMARK = [
+    PROMPT,
+    "Training with a single process on 1 GPUs.",
+    " 31%|█████████▉                     | 331/1063 [01:06<03:59,  3.06it/s]Killed",
+    PROMPT,
+    "Training with a single process on 1 GPUs.",
+    " 33%|██████████▋                    | 348/1063 [01:08<02:57,  4.03it/s]Killed",
+]
+
+
+def test_a_start_up_printed_again_after_a_kill_is_a_relaunch() -> None:
+    doc = read(LANDMARK)
+    assert [i["line"] for i in doc["interruptions"]] == [3, 6]
+    assert [r["line"] for r in doc["restarts"]] == [4]
+
+
+def test_a_start_up_printed_again_with_no_stop_before_it_and_the_counter_going_on_is_none() -> (
+        None):
+    # negative: the same block again with nothing stopped before it and the bar going on is a
+    # status line of the loop, as before
+    lines = [LANDMARK[0], LANDMARK[1], LANDMARK[2].replace("Killed", ""), *LANDMARK[3:]]
+    doc = read(lines)
+    assert doc["restarts"] == []
+    assert [i["line"] for i in doc["interruptions"]] == [6]
+
+
+# -- #12: per-rank bars of one DeepSpeed job, each with its own total ---------------------------
+# deepspeedai/DeepSpeed#942 (comment by ellen1230, verbatim excerpt)
+DS = [
+    "04/20/2021 21:05:45 - WARNING - root - Skipping validation because "
+    "validation_data_path_prefix is unspecified",
+    "[2021-04-20 21:05:45,681] [INFO] [distributed.py:46:init_distributed] Initializing torch "
+    "distributed with backend: nccl",
+    "04/20/2021 21:05:46 - INFO - root - Added key: store_based_barrier_key:1 to store for rank: 0",
+    "VOCAB SIZE: 30528",
+    "0%| | 0/61601 [00:00<?, ?it/s]",
+    "0%| | 0/62442 [00:00<?, ?it/s]",
+    "0%| | 0/64146 [00:00<?, ?it/s]",
+    "0%| | 1/61289 [00:05<95:22:15, 5.60s/it]",
+    "0%| | 1/61601 [00:05<88:22:49, 5.17s/it]",
+    "0%| | 2/61289 [00:06<15:05:38, 1.13it/s]",
+    "0%| | 1/62442 [00:05<101:23:58, 5.85s/it]",
+    "0%| | 2/61601 [00:05<13:54:11, 1.23it/s]",
+    "0%| | 3/61289 [00:07<11:16:09, 1.51it/s]",
+    "0%| | 4/61289 [00:07<1:51:54, 9.13it/s]",
+    "0%| | 6/61289 [00:07<1:42:52, 9.93it/s]",
+]
+
+
+def test_interleaved_rank_bars_are_counters_over_their_own_totals() -> None:
+    doc = read(DS, gpus=4)
+    steps = doc["steps"]
+    assert steps["last"] <= 6 and steps["global_last"] <= 6  # not 61601..62442 (127429)
+    assert steps["epoch_first"] is None and steps["epoch_last"] is None  # no epoch made up
+    assert doc["restarts"] == []  # not "resumed from step 61600"
+    assert doc["step_time_s"]["median"] is None or doc["step_time_s"]["median"] > 0.05  # no 80 µs
+
+
+def test_a_logger_whose_n_over_n_total_rises_with_its_n_steady_still_turns() -> None:
+    # negative: CosyVoice's `TRAIN Batch 0/100` .. `0/800` is no bar: its rising N is the counter
+    lines = [f"2024-07-01 10:00:{10 + k:02d},000 INFO TRAIN Batch 0/{n} loss 2.{k} lr 0.001"
+             for k, n in enumerate((100, 200, 300, 400, 500))]
+    steps = read(lines)["steps"]
+    assert (steps["first"], steps["last"]) == (100, 500)
+
+
+# -- #2: a fresh Lightning fit pasted as its bar's last state ---------------------------------
+# Lightning-AI/pytorch-lightning#14428 (issue description, verbatim)
+PL = [
+    "GPU available: False, used: False",
+    "TPU available: False, using: 0 TPU cores",
+    "IPU available: False, using: 0 IPUs",
+    "HPU available: False, using: 0 HPUs",
+    "",
+    "  | Name    | Type       | Params",
+    "---------------------------------------",
+    "0 | encoder | Sequential | 50.4 K",
+    "1 | decoder | Sequential | 51.2 K",
+    "---------------------------------------",
+    "101 K     Trainable params",
+    "0         Non-trainable params",
+    "101 K     Total params",
+    "0.407     Total estimated model params size (MB)",
+    "Epoch 0: 100%|██████████████████| 100/100 [00:00<00:00, 324.18it/s, loss=0.0663, v_num=13]",
+    "",
+    "`Trainer.fit` stopped: `max_epochs=1` reached.",
+]
+
+
+def test_a_bar_whose_steps_fit_its_second_at_its_rate_ran_from_zero() -> None:
+    doc = read(PL)
+    assert doc["restarts"] == []  # not "resumed from step 99 as the log opens"
+    assert doc["steps"]["last"] == 100
+
+
+def test_a_bar_at_zero_elapsed_too_far_for_its_rate_still_resumed_mid_way() -> None:
+    # negative: 5000 steps at 324 it/s need 15 s, not the second the bar shows: it began mid-way
+    lines = PL[:14] + [PL[14].replace("100/100", "5000/5000")] + PL[15:]
+    doc = read(lines)
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [4999]
+
+
+# -- #3: Lightning's bar: the first step held the start-up ------------------------------------
+# Lightning-AI/pytorch-lightning#4225 (comment by Limtle, verbatim excerpt: the second run)
+def _bar(n: int, t: int, rate: str) -> str:
+    pct = round(100 * n / 18)
+    return f"Epoch 0:  {pct}%|██▏       | {n}/18 [00:{t:02d}<01:02,  {rate}s/it, loss=10.0]"
+
+
+RUN = ["Epoch 0:   0%|          | 0/18 [00:00<?, ?it/s] ",
+       _bar(1, 8, "8.77"), _bar(2, 11, "5.82"), _bar(3, 14, "4.87"), _bar(4, 17, "4.47"),
+       _bar(5, 20, "4.14")]
+
+
+def test_a_bars_step_time_leaves_out_a_first_step_that_held_the_start_up() -> None:
+    doc = read(RUN)
+    assert doc["step_time_s"]["median"] == 3.0  # the clock's 3 s a step, not 20 / 5 = 4.0
+    assert doc["slowdowns"] == []
+
+
+def test_a_bar_at_its_own_pace_from_the_first_step_keeps_its_mean() -> None:
+    # negative: the first step no slower than the rest (3 s, then 3 s each): the mean since the
+    # start, as before (whole seconds explain the difference)
+    run = [RUN[0]] + [_bar(n, 3 * n, "3.00") for n in range(1, 6)]
+    assert read(run)["step_time_s"]["median"] == 3.0
