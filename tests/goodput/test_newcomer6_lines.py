@@ -149,3 +149,41 @@ def test_a_bar_at_its_own_pace_from_the_first_step_keeps_its_mean() -> None:
     # start, as before (whole seconds explain the difference)
     run = [RUN[0]] + [_bar(n, 3 * n, "3.00") for n in range(1, 6)]
     assert read(run)["step_time_s"]["median"] == 3.0
+
+
+# -- #14: a save that prints its step as `N updates`, and its best copy on the next line -------
+# facebookresearch/fairseq-lua#60 (verbatim, 14 lines)
+LUA = [
+    "| epoch 009 | 0045063 updates | 0000000 epoch updates | path trainings/fconv/state_last.th7",
+    "| epoch 009 | 0046063 updates | words/s    7730| trainloss     3.03 | train ppl     8.14",
+    "| epoch 009 | 0047063 updates | words/s    7784| trainloss     2.85 | train ppl     7.21",
+    "| epoch 009 | 0048063 updates | words/s    7772| trainloss     2.82 | train ppl     7.05",
+    "| epoch 009 | 0049063 updates | words/s    7921| trainloss     2.85 | train ppl     7.23",
+    "| epoch 009 | 0050063 updates | words/s    7834| trainloss     2.81 | train ppl     6.99",
+    "| checkpoint 010 | epoch 010 | 0050070 updates | s/checkpnt     439 | words/s    7810 | "
+    "lr 0.025000",
+    "| checkpoint 010 | epoch 010 | 0050070 updates | trainloss     2.87 | train ppl     7.31",
+    "| checkpoint 010 | epoch 010 | 0050070 updates | validloss     3.23 | valid ppl     9.36 | "
+    "testloss     3.28 | test ppl     9.70",
+    "| checkpoint 010 | epoch 010 | 0050070 updates | saved model to "
+    "trainings/fconv/model_epoch10.th7",
+    "| checkpoint 010 | epoch 010 | 0050070 updates | saved new best model to "
+    "trainings/fconv/model_best.th7",
+    "| epoch 010 | 0050070 updates | 0000000 epoch updates | path "
+    "trainings/fconv/state_epoch10.th7",
+    "| epoch 010 | 0050070 updates | 0000000 epoch updates | path trainings/fconv/state_last.th7",
+    "| epoch 010 | 0051070 updates | words/s    7650| trainloss     2.77 | train ppl     6.84",
+]
+
+
+def test_a_save_at_the_updates_it_prints_and_its_best_copy_are_one_save() -> None:
+    doc = read(LUA, gpus=8)
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [50070]  # not 50063 twice
+    steps = doc["goodput"]["steps"]
+    assert (steps["productive"], steps["uncommitted"]) == (5008, 1000)
+
+
+def test_two_saves_of_one_epoch_with_progress_between_stay_two() -> None:
+    # negative: the loop went on between the two save lines (a record between): two saves
+    lines = LUA[:10] + [LUA[13].replace("0051070", "0050570"), LUA[10]] + LUA[13:]
+    assert len(read(lines, gpus=8)["checkpoint_saves"]) == 2
