@@ -187,3 +187,38 @@ def test_two_saves_of_one_epoch_with_progress_between_stay_two() -> None:
     # negative: the loop went on between the two save lines (a record between): two saves
     lines = LUA[:10] + [LUA[13].replace("0051070", "0050570"), LUA[10]] + LUA[13:]
     assert len(read(lines, gpus=8)["checkpoint_saves"]) == 2
+
+
+# -- #13: an epoch begun after the last epoch summary: its time is training, not `other` ------
+# facebookresearch/fairseq#2493 (comment by osddeitf, verbatim, the epoch stats JSON shortened)
+FAIRSEQ = [
+    "2021-01-05 23:30:23 | INFO | fairseq.checkpoint_utils | Preparing to save checkpoint for "
+    "epoch 70 @ 2162 updates",
+    "2021-01-05 23:30:42 | INFO | fairseq.trainer | Finished saving checkpoint to "
+    "checkpoints/checkpoint70.pt",
+    "2021-01-05 23:31:24 | INFO | fairseq.checkpoint_utils | Saved checkpoint "
+    "checkpoints/checkpoint70.pt (epoch 70 @ 2162 updates, score 100.0) (writing took "
+    "61.31149206700138 seconds)",
+    "2021-01-05 23:31:24 | INFO | fairseq_cli.train | end of epoch 70 (average epoch stats below)",
+    '2021-01-05 23:31:24 | INFO | train | {"epoch": 70, "train_loss": "534.887", "train_wps": '
+    '"1021.2", "train_ups": "0.11", "train_num_updates": "2162", "train_lr": "5e-05", '
+    '"train_gnorm": "71.26", "train_train_wall": "99", "train_wall": "8236"}',
+    "2021-01-05 23:31:24 | INFO | fairseq.trainer | begin training epoch 71",
+    "2021-01-05 23:33:02 | INFO | fairseq_cli.train | end of epoch 71 (average epoch stats below)",
+]
+
+
+def test_an_epoch_begun_after_the_last_summary_is_uncommitted_training() -> None:
+    gp = read(FAIRSEQ, gpus=8)["goodput"]
+    assert gp["gpu_seconds"]["other"] == 0.0  # not 784 GPU-s of "other"
+    assert gp["uncommitted_gpu_s"] == 784.0  # 98 s of epoch 71 × 8 GPUs
+
+
+def test_a_log_that_ends_after_its_own_epochs_summary_keeps_the_tail_other() -> None:
+    # negative: no later epoch begun, only a line of epoch 70's own after its summary: the
+    # tail is time the log shows as neither steps nor a named phase, as before
+    lines = FAIRSEQ[:5] + [
+        "2021-01-05 23:33:02 | INFO | fairseq_cli.train | end of epoch 70 (average epoch stats "
+        "below)"]
+    gp = read(lines, gpus=8)["goodput"]
+    assert gp["gpu_seconds"]["other"] == 784.0
