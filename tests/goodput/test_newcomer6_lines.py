@@ -222,3 +222,41 @@ def test_a_log_that_ends_after_its_own_epochs_summary_keeps_the_tail_other() -> 
         "below)"]
     gp = read(lines, gpus=8)["goodput"]
     assert gp["gpu_seconds"]["other"] == 784.0
+
+
+# -- #20: nanoGPT's eval and checkpoint between two stamped iteration lines --------------------
+# karpathy/nanoGPT#215 (issue description, verbatim incl. its `> ` quoting; blank quote lines cut)
+NANO = [
+    f"> 2023-03-22 09:{t} iter {n}: loss 3.9, time {ms}ms, mfu 15.34%"
+    for t, n, ms in [("30:39", 2920, "1099.34"), ("30:50", 2930, "1097.30"),
+                     ("31:01", 2940, "1097.68"), ("31:12", 2950, "1096.94"),
+                     ("31:23", 2960, "1097.23"), ("31:34", 2970, "1097.65"),
+                     ("31:45", 2980, "1099.18"), ("31:56", 2990, "1096.65")]
+] + [
+    "> 2023-03-22 09:32:32 step 3000: train loss 4.0390, val loss 4.0427",
+    "> saving checkpoint to out",
+    "> 2023-03-22 09:32:41 iter 3000: loss 4.2490, time 35392.33ms, mfu 13.85%",
+] + [
+    f"> 2023-03-22 09:{t} iter {n}: loss nan, time {ms}ms, mfu 14.12%"
+    for t, n, ms in [("32:52", 3010, "1019.95"), ("33:02", 3020, "1015.95"),
+                     ("33:12", 3030, "1017.59"), ("33:22", 3040, "1016.57")]
+]
+
+
+def test_an_eval_and_save_pause_between_stamped_steps_is_not_progress() -> None:
+    gp = read(NANO, gpus=8)["goodput"]["gpu_seconds"]
+    assert 30 * 8 < gp["other"] < 36 * 8  # ~34 s beyond 10 steps of ~1.1 s, not productive
+
+
+def test_the_same_pause_around_a_save_alone_stays_an_upper_bound_save() -> None:
+    # negative: no eval line in the gap, only the save: the existing rule, checkpoint_save
+    lines = NANO[:8] + NANO[9:]
+    gp = read(lines, gpus=8)["goodput"]["gpu_seconds"]
+    assert gp["other"] == 0.0 and gp["checkpoint_save"] > 30 * 8
+
+
+def test_a_pause_around_an_eval_alone_is_left_as_it_was() -> None:
+    # negative: an eval summary and no save in the gap: nothing says what the pause was
+    lines = NANO[:9] + NANO[10:]
+    gp = read(lines, gpus=8)["goodput"]["gpu_seconds"]
+    assert gp["other"] == 0.0 and gp["checkpoint_save"] == 0.0
