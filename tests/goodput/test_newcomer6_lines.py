@@ -260,3 +260,31 @@ def test_a_pause_around_an_eval_alone_is_left_as_it_was() -> None:
     lines = NANO[:9] + NANO[10:]
     gp = read(lines, gpus=8)["goodput"]["gpu_seconds"]
     assert gp["other"] == 0.0 and gp["checkpoint_save"] == 0.0
+
+
+# -- #4: a stamped first step line stands for its stride of steps, timed by the next ----------
+# pytorch/torchtitan#1287 (PR description log, verbatim; the metrics after `loss` cut)
+TITAN = [
+    "[rank0]:[0] 2025-06-25 12:55:32,539 - root - INFO - Waiting for checkpoint save request...",
+    "[rank0]:[0] 2025-06-25 12:55:37,346 - root - INFO - Received async checkpoint request with "
+    "id=./outputs/checkpoint/step-1",
+] + [
+    f"[rank0]:[titan] 2025-06-25 12:{t} - root - INFO - step: {n}  loss:  9.9493  memory: "
+    "49.66GiB(52.28%)  tps: 5,917  tflops: 342.67  mfu: 34.65%"
+    for t, n in [("55:55,589", 10), ("56:09,436", 20), ("56:23,343", 30), ("56:37,275", 40)]
+]
+
+
+def _init_s(doc: dict) -> float:
+    return doc["goodput"]["gpu_seconds"]["initialization"] / doc["goodput"]["gpus"]
+
+
+def test_the_first_step_lines_steps_ran_before_it_not_initialization() -> None:
+    # 23.05 s from the first stamp to `step: 10`; steps 1-10 at the next stride's 1.39 s ran
+    # in ~13.9 s of it: ~9.2 s is start-up
+    assert 8.5 < _init_s(read(TITAN)) < 10.0
+
+
+def test_a_lone_first_step_line_keeps_its_gap_as_initialization() -> None:
+    # negative: no next line to time its steps: nothing is known of them, as before
+    assert 22.5 < _init_s(read(TITAN[:3])) < 23.5

@@ -87,6 +87,8 @@ def step_times(records: list[Any]) -> None:
             rec.step_s, rec.source = step_s, "bar_mean"  # a bar's first seconds: its EMA rate
         if step_s is not None:                            # is not settled; the run's mean is
             rec.dur = step_s * (rec.delta or _estimate(records, i))
+        elif rec.delta is None and rec.ts is not None:
+            rec.dur = _first_by_next(records, i)
 
 
 def _rate_on_clock(rec: Any) -> bool:
@@ -236,6 +238,19 @@ def _rate(rec: Any) -> float | None:
         if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:
             return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
     return p.rate_s
+
+
+def _first_by_next(records: list[Any], i: int) -> float | None:
+    """Seconds a run's first record, stamped and timed by nothing of its own, stands for: the
+    steps it stands for (`_estimate`: the next record's stride) at the next record's step time,
+    where that record is of the same run and timed. Its steps ran before its stamp, so the time
+    from the log's first stamp to it is not all start-up (newcomer6 #4, torchtitan#1287: `step:
+    10` at 12:55:55, 23 s after the first stamp, then 1.39 s a step: ~14 s of it are steps 1-10,
+    not initialization). None where the next record gives no time (nothing is known of them)."""
+    nxt = records[i + 1] if i + 1 < len(records) else None
+    if nxt is None or nxt.run != records[i].run or nxt.step_s is None or not nxt.delta:
+        return None
+    return nxt.step_s * nxt.delta
 
 
 def _estimate(records: list[Any], i: int) -> int:
