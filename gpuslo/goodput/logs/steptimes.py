@@ -136,13 +136,22 @@ def _past_start(first: Any, last: Any) -> float | None:
     `format_interval`: `00:08` is 8.0-8.99 s), over at least `RUN_MEAN_MIN_S`: the first steps
     held the start-up (a dataloader's workers, CUDA's first kernels), which is no step's time.
     None otherwise. Lightning's bar (newcomer6 #3, Lightning#4225): `1/18 [00:08<…]`, `2/18
-    [00:11<…]` .. `5/18 [00:20<…]` is 3 s a step after an 8 s first one, not 20 / 5 = 4 s."""
+    [00:11<…]` .. `5/18 [00:20<…]` is 3 s a step after an 8 s first one, not 20 / 5 = 4 s.
+    Where the difference spans under `RUN_MEAN_MIN_S`, the last draw's rate, if whole seconds
+    allow it (DeepSpeed#942's rank bar, `2/61289 [00:06<…]` .. `6/61289 [00:07<…, 9.93it/s]`
+    after a 5 s first step: 0.1 s a step, not 7 / 6)."""
     steps = last.glob - first.glob
     passed = last.prog.elapsed - first.prog.elapsed
-    if steps <= 0 or passed < RUN_MEAN_MIN_S:
+    if steps <= 0 or passed < 0:
         return None
     early = first.prog.elapsed / (first.glob - first.bar_start)
-    return passed / steps if early > (passed + 1.0) / steps else None
+    most = (passed + 1.0) / steps
+    if early <= most:
+        return None
+    if passed >= RUN_MEAN_MIN_S:
+        return passed / steps
+    rate = last.prog.rate_s  # too short a clock to measure: the bar's own rate, where it fits
+    return rate if rate is not None and max(0.0, passed - 1.0) / steps <= rate <= most else None
 
 
 def _preferred(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
