@@ -289,3 +289,27 @@ def test_the_first_step_lines_steps_ran_before_it_not_initialization() -> None:
 def test_a_lone_first_step_line_keeps_its_gap_as_initialization() -> None:
     # negative: no next line to time its steps: nothing is known of them, as before
     assert 22.5 < _init_s(read(TITAN[:3])) < 23.5
+
+
+# -- (#2's guard, fresh3 E24) a bar that ran from 0 leaves the resume to the resume line ------
+# ludwig-ai/ludwig#739 (turn 48, PR comment, 2020; fresh3 E24's lines, the table cut)
+LUDWIG = [
+    "Resuming training of model: results/experiment_run_6/model ",
+    ">>>> progress tracker epoch 5",
+    "",
+    "Epoch  6",
+    "Training: 100%|██████████| 22/22 [00:01<00:00, 16.29it/s]",
+    "Evaluation train: 100%|██████████| 22/22 [00:00<00:00, 28.13it/s]",
+    "Took 50.2718s",
+    "Validation loss on combined improved, model saved",
+]
+
+
+def test_resuming_training_of_a_model_path_is_a_restore() -> None:
+    assert len(read(LUDWIG)["restarts"]) == 1
+
+
+def test_resuming_training_with_no_path_is_no_restore() -> None:
+    # negative: the words with no model path name nothing loaded (and the epoch bar ran from 0)
+    for words in ("Resuming training", "Resume training from scratch"):
+        assert read([words, *LUDWIG[1:]])["restarts"] == []
