@@ -142,7 +142,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     items = new_phases(items, notes)  # a counter starting again in one process: no restart
     from_start(items)  # a run's first record after a line naming the step its loop starts from
     saves_in_rates(items)  # a rate over a window that held a save is no step's time
-    timeline = place(items)
+    timeline = place(items, parsed.first_ts)
     if timeline.before_log >= 1.0:
         notes.append(f"the first progress line's cumulative time counts {timeline.before_log:g} s "
                      "more than its own steps took: the job's time before the log, not accounted")
