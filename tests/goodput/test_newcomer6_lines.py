@@ -281,9 +281,9 @@ def _init_s(doc: dict) -> float:
 
 
 def test_the_first_step_lines_steps_ran_before_it_not_initialization() -> None:
-    # 23.05 s from the first stamp to `step: 10`; steps 1-10 at the next stride's 1.39 s ran
-    # in ~13.9 s of it: ~9.2 s is start-up
-    assert 8.5 < _init_s(read(TITAN)) < 10.0
+    # 23.05 s from the first stamp to `step: 10`; steps 2-10 at the next stride's 1.39 s ran
+    # in ~12.5 s of it (step 1's time holds the start-up: not known): ~10.5 s is start-up
+    assert 10.0 < _init_s(read(TITAN)) < 11.0
 
 
 def test_a_lone_first_step_line_keeps_its_gap_as_initialization() -> None:

@@ -251,15 +251,18 @@ def _rate(rec: Any) -> float | None:
 
 def _first_by_next(records: list[Any], i: int) -> float | None:
     """Seconds a run's first record, stamped and timed by nothing of its own, stands for: the
-    steps it stands for (`_estimate`: the next record's stride) at the next record's step time,
-    where that record is of the same run and timed. Its steps ran before its stamp, so the time
-    from the log's first stamp to it is not all start-up (newcomer6 #4, torchtitan#1287: `step:
-    10` at 12:55:55, 23 s after the first stamp, then 1.39 s a step: ~14 s of it are steps 1-10,
-    not initialization). None where the next record gives no time (nothing is known of them)."""
+    steps it stands for (`_estimate`: the next record's stride) but the first, whose time holds
+    the start-up and is not known (`warm`; the README's rule: the stamped time before step 1 is
+    initialization), at the next record's step time, where that record is of the same run and
+    timed. Those steps ran before its stamp, so the time from the log's first stamp to it is not
+    all start-up (newcomer6 #4, torchtitan#1287: `step: 10` at 12:55:55, 23 s after the first
+    stamp, then 1.39 s a step: ~12.5 s of it are steps 2-10, not initialization). None where
+    the next record gives no time, or the stride is one step."""
     nxt = records[i + 1] if i + 1 < len(records) else None
-    if nxt is None or nxt.run != records[i].run or nxt.step_s is None or not nxt.delta:
+    if nxt is None or nxt.run != records[i].run or nxt.step_s is None or not nxt.delta or (
+            nxt.delta < 2):
         return None
-    return nxt.step_s * nxt.delta
+    return nxt.step_s * (nxt.delta - 1)
 
 
 def _estimate(records: list[Any], i: int) -> int:
