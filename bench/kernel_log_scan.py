@@ -48,9 +48,10 @@ Round 16, 2026-12-07 18:16-18:33 UTC, `--size-mb 200 --repeat 3`, CPU seconds: a
 0.70-0.72. That branch kept the compiled Vectorscan database on disk, moving the fork ~0.01 s
 earlier (`bench/inspect_phases.py`: `prepare` median 23 -> 13 ms); it was not merged (a file
 written to the user's cache and a binary database read back from it, for 0.01 s of 0.29 s);
-main keeps only the literals cast once per scan. The goal is not met: where the CPU goes per 100 MB, and why 1.0 is out of reach without a
-C newline count, is in bench/HISTORY.md, "kernel_log_scan.py", round 16. Every earlier figure,
-what each round changed and what is left: there too.
+main keeps only the literals cast once per scan. The goal is not met: where the CPU goes per
+100 MB, and why 1.0 is out of reach without a C newline count, is in bench/HISTORY.md,
+"kernel_log_scan.py", round 16. Every earlier figure, what each round changed and what is
+left: there too.
 
 usage: python bench/kernel_log_scan.py [--size-mb N ...] [--dir DIR] [--keep] [--repeat N]
 """

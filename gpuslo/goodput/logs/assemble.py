@@ -37,6 +37,7 @@ from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.journal import SCHEMA_VERSION
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
 from gpuslo.goodput.logs.epochs import named_steps
+from gpuslo.goodput.logs.epochtail import epoch_went_on
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
 from gpuslo.goodput.logs.interleaved import error_first
 from gpuslo.goodput.logs.items import Save, group_events
@@ -127,7 +128,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
     items = _story(parsed, records, checkpoint_step, file_commits or [], notes)
-    timeline = place(items)
+    timeline = place(items, parsed.first_ts)
     if timeline.before_log >= 1.0:
         notes.append(f"the first progress line's cumulative time counts {timeline.before_log:g} s "
                      "more than its own steps took: the job's time before the log, not accounted")
@@ -139,7 +140,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     span_s = span(parsed, timeline)
     lead, window = _lead_in(journal.events, _window(parsed, timeline, span_s), notes)
     if span_s[1] == "timestamps" and not timeline.relative:
-        _unbooked_ends(journal.events, window, notes)
+        _unbooked_ends(journal.events, window, notes, epoch_went_on(parsed, records))
     cut = _within_span(journal.events, window)
     if cut >= 1.0:
         notes.append(f"{cut:g} s the lines place after the log's last stamp (a save's printed "
@@ -244,7 +245,7 @@ def _lead_in(events: list[dict[str, Any]], window: tuple[float, float] | None,
 
 
 def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | None,
-                   notes: list[str]) -> None:
+                   notes: list[str], went_on: tuple[float, int] | None = None) -> None:
     """Book the stamped time the walk's events leave out at either end of the log's span
     (newcomer3 #4: a log of no known framework whose `Starting training run` line comes 60 s
     before step 1 had those 60 s in no category, and goodput 0.74 where 0.61 is true): the
@@ -252,7 +253,9 @@ def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | N
     and no step yet), and the time from the last event of a running job to the last stamp is
     `other` (lines that are neither steps nor a named phase). Under a second is left alone
     (stamp rounding). Events stay in order; the README's rule: the time the log shows is
-    accounted and no more."""
+    accounted and no more. Where an epoch marker shows a later epoch begun after the last
+    progress line (`went_on`: its stamp and epoch, `epochtail`), the time from the last event
+    is that epoch's training: progress, uncommitted, not `other`."""
     if window is None or not events:
         return
     lo, hi = window
@@ -267,6 +270,14 @@ def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | N
     last = events[-1]
     if hi - last["t"] >= 1.0 and not any(e["event"] == "job_end" for e in events):
         gap, end = round(hi - last["t"], 6), last["t"]
+        step = next((e["step"] for e in reversed(events) if e["event"] == "steps"), None)
+        if went_on is not None and step is not None and went_on[0] <= end + 1.0:
+            events.append({"v": SCHEMA_VERSION, "t": round(hi, 6), "event": "steps",
+                           "step": step, "count": 0})  # time on, no step numbered
+            notes.append(f"{gap:g} s from the last event to the log's last stamp are the "
+                         f"training of epoch {went_on[1]}, begun after the last progress line, "
+                         "whose steps the log does not number: progress, uncommitted")
+            return
         events += [_phase("phase_start", end, "other"),
                    _phase("phase_end", hi, "other")]
         notes.append(f"{gap:g} s from the last event to the log's last stamp (lines that are "

@@ -6,7 +6,8 @@ between its progress lines, each booked as what it was, never as progress.
   them (Megatron's `saving checkpoint at iteration N` / `successfully saved checkpoint`, unstamped
   between stamped iteration lines) is bounded by those stamps: what exceeds the step time, under
   the hang threshold, is booked `checkpoint_save` with a note that it is an upper bound
-  (`_save_gap`); a hang stays a hang, and a gap that may hold anything else is left alone;
+  (`_save_gap`); where other lines (an eval's summary) share it with the saves, `other`; a
+  hang stays a hang, and a gap that may hold anything else is left alone;
 - a pause between two progress lines of at least `hang_min_s` and 10 x the step time is a hang,
   booked `other` (`_pause`); stamps that jump forward while the printed step times stay are a
   clock jump or a silent stall, `other` too (`_jump`);
@@ -69,20 +70,23 @@ class Gaps:
             self._save_gap(rec, k, reference)
 
     def _save_gap(self, rec: Record, k: int, reference: float) -> None:
-        """The pause between the stamped records `last` and `rec` (index `k`: their stamps'
-        interval beyond `rec.delta` steps at the `reference` step time, under the hang
-        threshold, neither a hang nor a jump `_pause` booked), where every line between them is
-        a line of a save listed with no time of its own (no stamps on its lines, no printed
+        """The pause between the stamped records `last` and `rec` (index `k`: their stamps' interval
+        beyond `rec.delta` steps at the `reference` step time, under the hang threshold,
+        neither a hang nor a jump `_pause` booked), where every line between them is a line
+        of a save listed with no time of its own (no stamps on its lines, no printed
         seconds, no timer): Megatron's unstamped `saving checkpoint at iteration N` /
-        `successfully saved checkpoint ... iteration N` between stamped iteration lines. Booked
-        `checkpoint_save`, first in the interval, and noted as an upper bound: the stamps bound
-        the save, they do not measure it. Left alone (progress, as before) where the gap may be
-        something else: any other line between (a restore, a stop, an init or end line, an
-        eval's summary: nanoGPT's `step 3000: train loss ..., val loss ...` before its save), a
-        restart or an open stop, records not both stamped, or a save chosen by a validation
-        metric (`Save.validated`: Lightning's `'val_loss' reached ..., saving model to`, so a
-        validation shares the gap: noted). Under max(1 s, a step, SAVE_GAP_SHARE of the
-        interval) it is the steps' own variation."""
+        `successfully saved checkpoint ... iteration N` between stamped iteration lines.
+        Booked `checkpoint_save`, first in the interval, and noted as an upper bound: the
+        stamps bound the save, they do not measure it. Where other lines share the gap with
+        the saves (an eval's summary: nanoGPT's `step 3000: train loss ..., val loss ...`
+        before its `saving checkpoint to out`, the next line's own `time 35392.33ms` against
+        ~1.1 s steps, newcomer6 #20) the pause is no step's either: `other`, noted, not
+        split. Left alone (progress, as before) where the gap may be something else: another
+        item between (a restore, a stop, an init or end line), a restart or an open stop,
+        records not both stamped, or a save chosen by a validation metric (`Save.validated`:
+        Lightning's `'val_loss' reached ..., saving model to`, so a validation shares the
+        gap: noted). Under max(1 s, a step, SAVE_GAP_SHARE of the interval) it is the steps'
+        own variation."""
         last = self.last
         if (last is None or last.ts is None or rec.ts is None or rec.run != last.run
                 or self.restarted or self.open is not None or self.j.state != "running"):
@@ -97,8 +101,7 @@ class Gaps:
         if not between or not all(isinstance(x, Save) and x.start_ts is None and x.end_ts is None
                                   and x.part_ts is None for x in between):
             return  # another item, or a stamped save line (its stamps place it: not this rule)
-        if sum(x.lines for x in between) != rec.prog.seq - last.tail.seq - 1:
-            return  # lines between that are not the saves' (nanoGPT's eval summary)
+        shared = sum(x.lines for x in between) != rec.prog.seq - last.tail.seq - 1
         lines = {x.line for x in between}
         listed = [s for s in self.saves[-len(between):] if s["line"] in lines]
         if not listed or any(s["seconds"] is not None for s in listed):
@@ -107,6 +110,13 @@ class Gaps:
         bound = (f"line {rec.line}: {pause:g} s beyond {rec.delta} steps at the typical "
                  f"{reference:g} s between the stamped lines {last.line} and {rec.line}, around "
                  f"the save of step {steps} (no time of its own)")
+        if shared:  # lines between that are not the saves' (nanoGPT's eval summary)
+            self._send()
+            self.j.open_phase(start, "other")
+            self.j.close_phase(start + pause)
+            self.notes.append(f"{bound} and other lines between (an evaluation's): booked as "
+                              "other, not progress, and not split")
+            return
         if any(x.validated for x in between):
             self.notes.append(f"{bound}: a validation metric chose the save, so the gap holds "
                               "the validation too; not split, left as progress")

@@ -13,7 +13,8 @@ progress records in log order and groups the lines of one event:
   a duplicate record) is progress between when neither save line names its step (vak's
   `Step 5000 is a checkpoint step` after its validation step's best-model save); an end line
   worded as the ended save's, a number changed, after other lines is another save (`_again`),
-  and an epoch marker closes the open save; a save whose lines lie inside a later save's
+  and an epoch marker closes the open save (not one of the epoch the save's own lines name:
+  `_own_epoch`); a save whose lines lie inside a later save's
   printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
   shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`); a line after the
   end line saying the same file was saved restates the save then open (`_restated`);
@@ -111,13 +112,23 @@ class _Grouper:
         elif o.kind == "interruption":
             self._interruption(o)
         elif o.kind == "epoch":
-            self.save = None  # the loop went on: a later save line is another save's
+            if not self._own_epoch(o):
+                self.save = None  # the loop went on: a later save line is another save's
             self._header_again(o)
         else:
             if o.kind in ("init", "restart", "end"):
                 self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
             self.items.append(Mark(o.kind, o))
+
+    def _own_epoch(self, o: Obs) -> bool:
+        """Whether the epoch marker `o` prints the epoch the open save names on its own lines
+        (each line of fairseq-lua's save, `| checkpoint 010 | epoch 010 | 0050070 updates |
+        saved model to …` then `… | saved new best model to …`, is also a marker of epoch 10):
+        no loop past the save, so it stays open (newcomer6 #14: one save, not two)."""
+        save, epoch = self.save, _int(o.data.get("epoch"))
+        return save is not None and epoch is not None and save.epoch == epoch and (
+            self.last is save.after)
 
     def _header_again(self, o: Obs) -> None:
         """An epoch marker of one shape (Keras's `Epoch 3/5`) printed again for the epoch the

@@ -145,10 +145,15 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     only after a stop (`_stopped`): the processes of one launch each print the start-up before
     any step (fresh18 V04: eight DDP processes' `Loaded …/train_list.json` / `Loaded
     …/output.json`, then their eight tqdm bars at `0/200`). A place followed
-    by progress that goes on is a status line of the loop, not a launch; and a start-up line
-    printed again so `LOOP_PLACES` times or more is the loop's own header (a profiler's stage
-    lines printed twice an epoch, the first pair before any progress: fresh15 R10), whose places
-    are launches only where the run visibly began again (a restore, a counter gone back)."""
+    by progress that goes on is a status line of the loop, not a launch, unless the process
+    stopped right before the pair (`_stopped`: a stop line after the last progress, the shell's
+    `Killed` glued to a bar): a dead process prints no status line, so the counter going on is
+    a new launch's (newcomer6 #21, LandMark#65: `331/1063 [01:06<…]Killed`, the shell prompt and
+    `Training with a single process on 1 GPUs.` again, then `348/1063 [01:08<…]Killed`); and a
+    start-up line printed again so `LOOP_PLACES` times or more is the loop's own header (a
+    profiler's stage lines printed twice an epoch, the first pair before any progress: fresh15
+    R10), whose places are launches only where the run visibly began again (a restore, a
+    counter gone back)."""
     verdicts: list[tuple[Reopened, str | None]] = []
     for k, place in enumerate(places):
         after = places[k + 1] if k + 1 < len(places) else None
@@ -160,6 +165,8 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
             verdicts.append((place, "none"))
             continue
         verdict = _followed(items, progress, place, _next_launch(places, k), epochs)
+        if verdict == "on" and place.pair and _stopped(items, place):
+            verdict = "again"  # the process died: what follows is a new one's (_launches)
         if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
             verdict = "fresh"
         if verdict == "fresh" and place.ts is None and not _stopped(items, place):

@@ -7,7 +7,10 @@ train_utils.py `log_per_step` prints `'{} Batch {}/{} '.format(tag, epoch, batch
 100 to 800, every `log_interval` of them). The reading turns round only where the `N` was
 printed on at least `MIN_LINES` lines, never falls and rises at least twice, and the `n` is an
 integer that never moves: a total that changes once (a dataset reloaded) or an `n` that moves
-is left as it was read.
+is left as it was read. A progress bar's `n/N` (tqdm's `{n_fmt}/{total_fmt}`, a rich or Keras
+bar) is always its counter over its total: totals that rise there are several bars' (the
+per-rank bars of one DeepSpeed job, each with its own length, interleaved: newcomer6 #12,
+DeepSpeed#942's `0/61601`, `0/62442`, `0/64146`), never one counter.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def turn_slid_pair(reading: Reading) -> bool:
     """Read the rising `N` of an `n/N` as the step and its steady `n` as the epoch (the counter
     counts within it): the pair at the chosen step where one was chosen, else the first such
     pair on the line. True when it did, False (nothing changed) otherwise."""
-    if reading.epoch is not None:
+    if reading.epoch is not None or reading.bar:
         return False
     fields = reading.template.fields
     starts = [reading.step] if reading.step is not None else range(len(fields) - 1)

@@ -31,6 +31,7 @@ class Timeline:
         self.placed: list[Any] = []
         self.rebased = False
         self.before_log = 0.0  # seconds a cumulative timer counted before its first record
+        self.floor: float | None = None  # the log's first stamp (`place`)
 
     def anchor(self, absolute: float) -> float:
         """Place an absolute time; returns the time to use (never before the clock)."""
@@ -70,6 +71,8 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
     ts, elapsed = rec.ts, rec.prog.elapsed
     if ts is not None:  # the interval ends at its stamp, begins dur before
         begin = ts - (rec.dur or 0.0)
+        if rec.step_s is None and line.floor is not None:
+            begin = max(begin, min(line.floor, ts))  # timed by the next record only
         if line.clock is None or line.relative:
             line.anchor(begin)
         t1 = max(ts, line.now())
@@ -178,9 +181,12 @@ def _other(line: Timeline, item: Any) -> None:
         line.put(item, t, t)
 
 
-def place(items: list[Any]) -> Timeline:
-    """Put every item on one clock (see the module docstring)."""
+def place(items: list[Any], first_ts: float | None = None) -> Timeline:
+    """Put every item on one clock (see the module docstring). `first_ts`: the log's first
+    stamp, before which a record timed by no time of its own (`steptimes._first_by_next`) is
+    not placed: its steps' time is carved out of the time the log shows, never added to it."""
     line, timer = Timeline(), _Elapsed()
+    line.floor = first_ts
     for item in items:
         if isinstance(item, Record):
             _record(line, item, timer)
