@@ -244,3 +244,22 @@ def printed_scale(per_epoch: list[tuple[int, int | None]], named: list[tuple[int
         return False
     top = max((n for _, n in per_epoch if n), default=None)
     return not any(with_epoch or (top is not None and step > top) for step, with_epoch in named)
+
+
+_TIMED = ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi", "smoothed_s", "line_s")
+
+
+def lone_count(chosen: list, epoch_lines: list) -> bool:
+    """True when the step lines chosen (`roles.Reading`s) are one record whose counter has no
+    N and no time beside it, not a bar, while epoch lines (markers or summaries) recur: one
+    number shows no counter rising (a run's name printed once, BYOL_v1's `wandb: Syncing run
+    [Training][batch:256][input:128][…]`, where `batch` is the batch size, beside ten
+    `[epoch:1/1200] … [total time:0:02:28]` records, fresh20 X19): the epoch lines are the
+    progress. A bar or an `n/N` drawn once still is (a rich bar's one line, `2960/2960`), and
+    so is one record where no epoch line recurs."""
+    if not chosen or sum(r.template.count for r in chosen) != 1:
+        return False
+    if any(r.bar or r.total is not None or any(x.role in _TIMED for x in r.roles.values())
+           for r in chosen):
+        return False
+    return any(r.template.count >= 2 for r in epoch_lines)

@@ -1,0 +1,74 @@
+"""Line classes the fresh20 first-contact batch showed misread (7/20 at first contact,
+tests/data/first_contact/training_logs_fresh20_2026-12-07.txt), each on the case's real lines
+(tests/data/training_logs/fresh20, SOURCES_x.md) with a negative beside it: a similar line that
+must not be read that way."""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs import load_profiles
+from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.reader import parse_lines
+from gpuslo.goodput.logs.wording import Wording
+
+PROFILES = load_profiles()
+WORDING = Wording(PROFILES)
+
+
+def read(lines: list[str]) -> dict:
+    parsed = parse_lines(lines, PROFILES)
+    return assemble(parsed, job="t", gpus=1, checkpoint_step=PROFILES.checkpoint_step).document
+
+
+def kinds(text: str, kind: str) -> list[str]:
+    return [str(rule.phase) for rule, _, _ in WORDING.match(text) if rule.kind == kind]
+
+
+# -- BYOL_v1 2022 (fresh20 X19): `==> Saving <file>.pt...` after each epoch record, then Killed --
+X19_HEAD = [
+    "wandb: Tracking run with wandb version 0.13.1",
+    "wandb: Syncing run [Training][batch:256][input:128][2022-08-28 00:08:54]",
+    "Files already downloaded and verified",
+]
+
+
+def x19_epoch(e: int, minute: int) -> str:
+    return (f"[epoch:{e}/1200] [loss:0.0{e}29] [lr:0.00{9 - e % 9}303] "
+            f"[Time:[2022-08-28 00:{minute:02d}:31]] [total time:0:02:27]")
+
+
+def x19(saves: int) -> list[str]:
+    lines = list(X19_HEAD)
+    for e in range(1, 11):
+        lines.append(x19_epoch(e, 9 + 2 * e))
+        if e <= saves:
+            lines.append(f"==> Saving ./result/supcon/cifar10/resnet50/{e}.pt...")
+    return lines + ["Killed"]
+
+
+def test_a_save_whose_object_is_a_weights_file_path_is_a_save() -> None:
+    assert kinds("==> Saving ./result/supcon/cifar10/resnet50/1.pt...", "save") == ["start"]
+    assert kinds("Saving /ckpt/model_best.pth", "save") == ["start"]
+
+
+def test_a_saved_file_that_is_no_weights_file_is_no_save() -> None:
+    # negative: the same verb on a results file, a backup of a weights file, or a load
+    assert kinds("==> Saving ./result/supcon/cifar10/resnet50/1.csv...", "save") == []
+    assert kinds("==> Saving ./result/1.pt.bak", "save") == []
+    assert kinds("==> Loading ./result/supcon/cifar10/resnet50/1.pt...", "save") == []
+
+
+def test_epoch_records_are_the_steps_beside_a_run_name_printed_once() -> None:
+    doc = read(x19(saves=5))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 10)
+    assert len(doc["checkpoint_saves"]) == 5
+    assert doc["interruptions"] and doc["restarts"] == []
+
+
+def test_a_counter_printed_once_with_its_n_stays_the_steps() -> None:
+    # negative: a step printed once as `n/N` (a bar's or a record's one line) still counts
+    # steps beside the epoch records; so does a bare counter where no epoch line recurs
+    lines = x19(saves=0)
+    lines[1] = "iter 300/2000 loss 0.51"
+    assert read(lines)["steps"]["first"] == 300
+    lines = [*X19_HEAD, x19_epoch(1, 11), "Killed"]
+    assert read(lines)["steps"]["first"] == 256
