@@ -72,3 +72,48 @@ def test_a_counter_printed_once_with_its_n_stays_the_steps() -> None:
     assert read(lines)["steps"]["first"] == 300
     lines = [*X19_HEAD, x19_epoch(1, 11), "Killed"]
     assert read(lines)["steps"]["first"] == 256
+
+
+# -- kaggle-siim train.py 2020 (fresh20 X14): four launches that each load and start -------------
+X14_CKPT = "runs/u_res34/fold_0/checkpoint/0.8499755650313933_best_metric.pth"
+
+
+def x14_epoch(e: int) -> list[str]:
+    return [f"Epoch: {e} | Train_loss: 0.4{e} | Val loss: 0.58{e} | val dice: 0.84{e} @ "
+            "(0.6, 3000, 0.4)", "Best Loss: 0.5770367383956909 | Best Dice: 0.8499755650313933"]
+
+
+def x14_launch() -> list[str]:
+    return ["*" * 30, "Logging arguments!!", "*" * 30, "batch_size: 4",
+            f"initial_ckpt: {X14_CKPT}", "num_epochs: 50", "*" * 30,
+            f"Resume training from {X14_CKPT} @ 41", "Start Training...!!"]
+
+
+def test_resume_training_from_a_weights_file_is_a_restore() -> None:
+    assert kinds(f"Resume training from {X14_CKPT} @ 41", "restore") == ["start"]
+    assert kinds("Restore from ./ckpt/last.pth", "restore") == ["start"]
+
+
+def test_resume_training_from_a_setting_is_no_restore() -> None:
+    # negative: a resume from a schedule's point or a pretrained file is no restore of the run
+    assert kinds("Resume training from epoch 5 schedule", "restore") == []
+    assert kinds("Resume training from pretrained/imagenet_r34.pth", "restore") == []
+
+
+def test_each_launch_that_loads_and_starts_again_is_a_restart() -> None:
+    lines = [x for e in range(40, 50) for x in x14_epoch(e)]
+    lines += x14_launch() * 4 + x14_epoch(42)
+    doc = read(lines)
+    assert len(doc["restarts"]) == 4
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (40, 42)
+
+
+def test_a_start_line_printed_again_with_no_load_between_is_no_relaunch() -> None:
+    # negative: the same start printed twice by two loggers, and one launch's load before its
+    # start and a load line after it, are one launch each
+    lines = [x for e in range(40, 50) for x in x14_epoch(e)]
+    lines += x14_launch() + ["Start Training...!!"] + x14_epoch(42)
+    assert len(read(lines)["restarts"]) == 1
+    lines = [x for e in range(40, 50) for x in x14_epoch(e)]
+    lines += x14_launch() + [f"Resume training from {X14_CKPT} @ 41"] + x14_epoch(42)
+    assert len(read(lines)["restarts"]) == 1

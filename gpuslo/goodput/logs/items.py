@@ -117,6 +117,8 @@ class _Grouper:
             if o.kind in ("init", "restart", "end"):
                 self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
+            elif o.kind == "train_start":  # the loop began: a load line after it is another
+                self.restore = None  # load (`relaunch._loaded_between`)
             self.items.append(Mark(o.kind, o))
 
     def _header_again(self, o: Obs) -> None:
