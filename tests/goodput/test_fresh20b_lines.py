@@ -117,3 +117,37 @@ def test_a_start_line_printed_again_with_no_load_between_is_no_relaunch() -> Non
     lines = [x for e in range(40, 50) for x in x14_epoch(e)]
     lines += x14_launch() + [f"Resume training from {X14_CKPT} @ 41"] + x14_epoch(42)
     assert len(read(lines)["restarts"]) == 1
+
+
+# -- FGDCC 2024 under srun (fresh20 X10): a second launch after epoch 75's records ---------------
+def x10_record(itr: int) -> list[str]:
+    return [f"INFO:root:[75,  {itr}/ 2562] - train_losses - Parent Class: 1.669 - Children class: "
+            "0.086 -Autoencoder Loss (total): 89.389 - Reconstruction/K-Means Loss: [0.062 / "
+            "89.327] - [wd: 4.00e-01] [lr: 2.50e-06] [mem: 6.50e+04] (1230.5 ms)",
+            f"INFO:root:[75,  {itr}] grad_stats: [3.29e-01 1.04e-01] (0.00e+00, 9.23e+00)"]
+
+
+X10_RELAUNCH = ["INFO:root:called-params configs/in1k_vith14_ep300_FGDCC.yaml",
+                "INFO:root:loaded params...", "INFO:root:Running... (rank: 0/1)",
+                "INFO:root:Initialized (rank/world-size) 0/1",
+                "INFO:root:loaded pretrained encoder from epoch 66 with msg: <All keys matched "
+                "successfully>", "INFO:root:M - Step...",
+                "slurmstepd: error: *** STEP 2556.0 ON hgx CANCELLED AT 2024-07-07T23:27:27 ***"]
+
+
+def test_a_process_group_set_up_naming_the_rank_is_a_process_starting() -> None:
+    assert kinds("Initialized (rank/world-size) 0/1", "init") == [""]
+    assert kinds("| distributed init (rank 0): env://, gpu 0", "init") == [""]
+    lines = [x for itr in range(2400, 2575, 25) for x in x10_record(itr)] + X10_RELAUNCH
+    doc = read(lines)
+    assert len(doc["restarts"]) == 1 and doc["interruptions"]
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (2400, 2550)
+
+
+def test_a_line_naming_a_rank_mid_run_is_no_start() -> None:
+    # negative: a rank named in a record or an event is no process set-up
+    assert kinds("rank 0 initialized its data loader", "init") == []
+    assert kinds("Initialized optimizer for rank 0", "init") == []
+    lines = [x for itr in range(2400, 2575, 25) for x in x10_record(itr)]
+    lines.insert(6, "INFO:root:Running... (rank: 0/1)")
+    assert read(lines)["restarts"] == []
