@@ -151,3 +151,37 @@ def test_a_line_naming_a_rank_mid_run_is_no_start() -> None:
     lines = [x for itr in range(2400, 2575, 25) for x in x10_record(itr)]
     lines.insert(6, "INFO:root:Running... (rank: 0/1)")
     assert read(lines)["restarts"] == []
+
+
+# -- YOLOX 0.1.x with loguru (fresh20 X02): two `Save weights to` records per epoch ---------------
+X02_PREFIX = "2021-09-03 20:46:{} | INFO     | yolox."
+X02_SAVE = "core.trainer:save_ckpt:318 - Save weights to ./YOLOX_outputs\\yolox_voc_s"
+
+
+def x02_epoch(epoch: int, base: float, evaluate: bool = True) -> list[str]:
+    def at(dt: float) -> str:
+        return X02_PREFIX.format(f"{base + dt:06.3f}")
+    lines = [at(0.0) + f"core.trainer:before_epoch:188 - ---> start train epoch{epoch}"]
+    lines += [at(0.7 + k) + f"core.trainer:after_iter:246 - epoch: {epoch}/300, iter: {it}/47, "
+              "mem: 1756Mb, iter_time: 0.101s, data_time: 0.000s, total_loss: 2.0, lr: 7.813e-06, "
+              "size: 512, ETA: 0:00:55" for k, it in enumerate((10, 20, 30, 40))]
+    lines.append(at(4.8) + X02_SAVE)
+    if evaluate:
+        lines += [at(7.1) + "evaluators.voc_evaluator:evaluate_prediction:160 - Evaluate in main "
+                  "process...", at(7.13) + "core.trainer:evaluate_and_save_model:309 - ",
+                  "Average forward time: 15.62 ms, Average NMS time: 0.00 ms", ""]
+    lines.append(at(7.13 if evaluate else 4.8) + X02_SAVE)
+    return lines
+
+
+def test_a_save_line_printed_again_after_an_evaluation_is_another_save() -> None:
+    lines = x02_epoch(288, 0.0) + x02_epoch(289, 10.0) + [
+        X02_PREFIX.format("19.500") + "core.trainer:before_epoch:188 - ---> start train epoch290"]
+    assert len(read(lines)["checkpoint_saves"]) == 4
+
+
+def test_a_save_line_printed_again_in_the_same_instant_is_one_save() -> None:
+    # negative: the line printed twice at once (two handlers, every rank) is one save
+    lines = x02_epoch(288, 0.0, evaluate=False) + x02_epoch(289, 10.0, evaluate=False) + [
+        X02_PREFIX.format("19.500") + "core.trainer:before_epoch:188 - ---> start train epoch290"]
+    assert len(read(lines)["checkpoint_saves"]) == 2

@@ -62,6 +62,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     path_step,
     restates,
     same_file,
+    started_again,
     temporary,
 )
 from gpuslo.goodput.logs.tokens import number
@@ -222,7 +223,8 @@ class _Grouper:
         progress since that names no other step), else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
-            epoch is None or current.epoch in (None, epoch)) and not again_worded(current, o, phase)
+            epoch is None or current.epoch in (None, epoch)) and not again_worded(
+            current, o, phase) and not started_again(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
@@ -253,7 +255,8 @@ class _Grouper:
         return (last.after is self.last and step in (None, last.step)
                 and not last.seq < self.load_seq < o.seq
                 and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
-                and not self._repeated_since(last, o, step))
+                and not self._repeated_since(last, o, step)
+                and not started_again(last, o, "start"))
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""
