@@ -185,3 +185,33 @@ def test_a_save_line_printed_again_in_the_same_instant_is_one_save() -> None:
     lines = x02_epoch(288, 0.0, evaluate=False) + x02_epoch(289, 10.0, evaluate=False) + [
         X02_PREFIX.format("19.500") + "core.trainer:before_epoch:188 - ---> start train epoch290"]
     assert len(read(lines)["checkpoint_saves"]) == 2
+
+
+# -- YOLOX (fresh20 X09): epoch 2's first record is faster than epoch 1's warm-up --------------
+X09_TIMES = {(1, 10): ("51.976", 0.487), (1, 20): ("53.882", 0.191), (1, 30): ("56.428", 0.252),
+             (1, 40): ("58.584", 0.216), (2, 10): ("62.443", 0.084)}
+
+
+def x09(times: dict) -> list[str]:
+    lines = []
+    for (epoch, it), (second, took) in times.items():
+        if it == 10:
+            lines.append(f"2021-09-03 20:17:{float(second) - 0.9:06.3f} | INFO     | yolox.core."
+                         f"trainer:before_epoch:188 - ---> start train epoch{epoch}")
+        lines.append(f"2021-09-03 20:17:{second} | INFO     | yolox.core.trainer:after_iter:246 - "
+                     f"epoch: {epoch}/300, iter: {it}/47, mem: 1491Mb, iter_time: {took:.3f}s, "
+                     "data_time: 0.002s, total_loss: 4.7, lr: 1.132e-04, size: 512, ETA: 0:57:12")
+    return lines
+
+
+def test_an_epoch_opener_a_whole_print_interval_in_keeps_its_faster_time() -> None:
+    doc = read(x09(X09_TIMES))
+    assert doc["step_time_s"]["median"] == 0.216 and doc["step_time_s"]["count"] == 5
+
+
+def test_an_epoch_opener_at_the_epochs_first_batch_is_no_step_time_when_fast() -> None:
+    # negative: the same records printed from batch 0 (a mean over the interval taken after one
+    # batch) keep the fast opener out
+    times = {(e, it - 10): v for (e, it), v in X09_TIMES.items()}
+    doc = read(x09(times))
+    assert doc["step_time_s"]["count"] == 4
