@@ -17,7 +17,8 @@ progress records in log order and groups the lines of one event:
   printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
   shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`); a line after the
   end line saying the same file was saved restates the save then open (`_restated`);
-- one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
+- one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
+  train_start line closes it (a load line after the loop began is another load);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.

@@ -9,7 +9,10 @@ The class comes from a research trainer's `training.log` (fresh12 O10: `__main__
 Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14:53:23, `Step 50
 | Loss: …`, and again at 14:55:25 with no line between: three launches). A train_start printed
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
-another wording. Epoch markers printed again are `items._Grouper._header_again`'s.
+another wording. Printed again with only a checkpoint load between (no progress, no stop line:
+the launch before died silently), the load opens another launch: a `relaunch` mark before it
+(`_loaded_between`; fresh20 X14's four `Resume training from … @ 41`, `Start Training...!!`).
+Epoch markers printed again are `items._Grouper._header_again`'s.
 
 `reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
 finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
