@@ -205,6 +205,7 @@ def epoch_openers(records: list) -> None:
     either (prednet-paddle's `Epoch 1, Step 25, total used time 47.73 (s)` after `Epoch 0,
     Step 125, … 34.65 (s)`: 13.08 s over an epoch's tail of unknown length)."""
     openers, others = [], []
+    strides: dict = {}  # run -> the counter's stride within an epoch (`_stride`)
     for prev, rec in zip(records, records[1:], strict=False):
         opens = rec.run == prev.run and epoch_rose(prev, rec) and rec.printed <= prev.printed
         (openers if opens else others).append(rec)
@@ -214,24 +215,22 @@ def epoch_openers(records: list) -> None:
             continue
         times = [r.step_s for r in others if r.run == rec.run and r.step_s and not r.warm]
         if times and rec.step_s is not None:
-            fast = rec.step_s < min(times) / 2 and not _whole_window(rec, records)
+            fast = rec.step_s < min(times) / 2 and not (
+                rec.printed >= strides.setdefault(rec.run, _stride(rec.run, records)) > 0)
             rec.warm = fast or rec.step_s > max(times) * 2
 
 
-def _whole_window(rec, records: list) -> bool:
-    """True when an epoch's first record is printed a whole print interval into the epoch (its
-    printed count at least the counter's steady stride within an epoch): its mean covers a full
-    window of steps, so a time faster than the others' is the loop's own speed-up, not one step
-    spread over the interval (YOLOX's `epoch: 2/300, iter: 10/47, … iter_time: 0.084s` after
+def _stride(run: object, records: list) -> int:
+    """The counter's steady stride within an epoch of `run` (0 when none). An epoch's first
+    record printed a whole print interval into the epoch (its printed count at least that
+    stride) is a mean over full steps: a time faster than the others' is the loop's own
+    speed-up, not one step spread over the interval (YOLOX's `epoch: 2/300, iter: 10/47, …
+    iter_time: 0.084s` after
     epoch 1's 0.191-0.487 s, its warm-up: the stamps give 0.0875 s over those 10 iterations,
     fresh20 X09; PaddleRec's `batch_id: 0` at an interval of 500 is not whole)."""
-    strides = Counter(b.printed - a.printed for a, b in zip(records, records[1:], strict=False)
-                      if a.run == b.run == rec.run and a.epoch == b.epoch
-                      and b.printed > a.printed)
-    if not strides:
-        return False
-    stride, _ = strides.most_common(1)[0]
-    return rec.printed >= stride
+    steps = Counter(b.printed - a.printed for a, b in zip(records, records[1:], strict=False)
+                    if a.run == b.run == run and a.epoch == b.epoch and b.printed > a.printed)
+    return steps.most_common(1)[0][0] if steps else 0
 
 
 def _int(value: str | None) -> int | None:
