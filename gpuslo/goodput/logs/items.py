@@ -18,7 +18,8 @@ progress records in log order and groups the lines of one event:
   printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
   shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`); a line after the
   end line saying the same file was saved restates the save then open (`_restated`);
-- one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`);
+- one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
+  train_start line closes it (a load line after the loop began is another load);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.
@@ -63,6 +64,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     path_step,
     restates,
     same_file,
+    started_again,
     temporary,
 )
 from gpuslo.goodput.logs.tokens import number
@@ -119,6 +121,8 @@ class _Grouper:
             if o.kind in ("init", "restart", "end"):
                 self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
+            elif o.kind == "train_start":  # the loop began: a load line after it is another
+                self.restore = None  # load (`relaunch._loaded_between`)
             self.items.append(Mark(o.kind, o))
 
     def _own_epoch(self, o: Obs) -> bool:
@@ -231,7 +235,8 @@ class _Grouper:
         progress since that names no other step), else a new one."""
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
-            epoch is None or current.epoch in (None, epoch)) and not again_worded(current, o, phase)
+            epoch is None or current.epoch in (None, epoch)) and not again_worded(
+            current, o, phase) and not started_again(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
@@ -262,7 +267,8 @@ class _Grouper:
         return (last.after is self.last and step in (None, last.step)
                 and not last.seq < self.load_seq < o.seq
                 and epoch in (None, last.epoch) and not (path and last.path and path != last.path)
-                and not self._repeated_since(last, o, step))
+                and not self._repeated_since(last, o, step)
+                and not started_again(last, o, "start"))
 
     def _restore(self, o: Obs) -> None:
         d, phase = o.data, o.rule.phase if o.rule else ""

@@ -17,7 +17,8 @@ template is another's with its first word cut short (the excerpt's `poch 7, step
 that family. Epoch markers (`Epoch 96/100` alone on a line) are compiled too: they give the epoch
 to a per-epoch counter that does not print it (Keras); with no step lines at all, the epoch lines
 (markers, or epoch summaries that give a time) are the steps, not a plural `Epochs: 1`
-printed once with nothing else (a setting). Timing lines are compiled when the
+printed once with nothing else (a setting); a counter printed once, with no N and no time, is no
+step line beside recurring epoch lines (`epochs.lone_count`). Timing lines are compiled when the
 progress lines give no rate of their own (a rate is the reader's last choice of step time,
 `progress`): a recurring template with a rate of iterations and no counter (`speed: 0.0589s/iter;
 left time: …` under Time-Series-Library's `iters: 300, epoch: 1 | loss: …`; TensorFlow's
@@ -49,7 +50,7 @@ from gpuslo.goodput.logs.durations import (
     stride_unsettled,
     window_or_step,
 )
-from gpuslo.goodput.logs.epochs import outer_loop
+from gpuslo.goodput.logs.epochs import lone_count, outer_loop
 from gpuslo.goodput.logs.evalblock import evaluation_families
 from gpuslo.goodput.logs.families import RECURRING, choose
 from gpuslo.goodput.logs.glued import cut_start
@@ -251,7 +252,7 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     for readings in families.values():
         _clocks(readings)
     _regroup(families)
-    chosen = choose(families, evaluation_families(families, records))
+    chosen = _not_lone(out, families, choose(families, evaluation_families(families, records)))
     if not chosen:  # no step line: the evaluations may name the steps
         chosen = _evaluations_as_steps(out, families)
     for name in chosen:
@@ -308,6 +309,19 @@ def _regroup(families: dict[str, list[Reading]]) -> None:
         whole = cut_start(name, families)
         if whole is not None:
             families[whole] += families.pop(name)
+
+
+def _not_lone(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> list[str]:
+    """`chosen`, or [] where it is one record of a counter with no N and no time beside epoch
+    lines that recur (`epochs.lone_count`): those families are dropped, said not progress."""
+    summaries = [r for r in out.readings if _epoch_summary(r)]
+    counted = [m.reading for m in out.markers if not _setting(m.reading)]
+    if not lone_count([r for n in chosen for r in families[n]], counted + summaries):
+        return chosen
+    for reading in [r for n in chosen for r in families.pop(n)]:
+        reading.progress = False
+        reading.why = "a counter printed once, no N, no time, beside recurring epoch lines"
+    return []
 
 
 def _evaluations_as_steps(out: Learnt, families: dict[str, list[Reading]]) -> list[str]:

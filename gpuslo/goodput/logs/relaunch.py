@@ -9,7 +9,10 @@ The class comes from a research trainer's `training.log` (fresh12 O10: `__main__
 Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14:53:23, `Step 50
 | Loss: …`, and again at 14:55:25 with no line between: three launches). A train_start printed
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
-another wording. Epoch markers printed again are `items._Grouper._header_again`'s.
+another wording. Printed again with only a checkpoint load between (no progress, no stop line:
+the launch before died silently), the load opens another launch: a `relaunch` mark before it
+(`_loaded_between`; fresh20 X14's four `Resume training from … @ 41`, `Start Training...!!`).
+Epoch markers printed again are `items._Grouper._header_again`'s.
 
 `reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
 finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
@@ -48,19 +51,43 @@ _DIGITS = re.compile(r"\d+")
 
 
 def headers_again(items: list[Any]) -> list[Any]:
-    """`items` with each repeated run header (module docstring) made a `restart` mark."""
+    """`items` with each repeated run header (module docstring) made a `restart` mark, and a
+    `relaunch` mark before the checkpoint load between two prints with no progress or stop
+    line between (`_loaded_between`)."""
     last: dict[str, int] = {}  # header shape -> index of its last print
     out = list(items)
+    loads: list[int] = []  # indexes of the restores that open a launch
     for k, item in enumerate(items):
         if not (isinstance(item, Mark) and item.kind == "train_start"):
             continue
         shape = _DIGITS.sub("#", item.obs.text.strip())
         before = last.get(shape)
         last[shape] = k
-        if before is not None and any(isinstance(x, (Record, Interruption))
-                                      for x in items[before + 1:k]):
+        if before is None:
+            continue
+        if any(isinstance(x, (Record, Interruption)) for x in items[before + 1:k]):
             out[k] = Mark("restart", item.obs, item.t0, item.t1)
+        elif (load := _loaded_between(items, before, k)) is not None:
+            loads.append(load)
+    for load in reversed(loads):
+        start = items[next(j for j in range(load, len(items)) if isinstance(items[j], Mark))]
+        out.insert(load, Mark("relaunch", start.obs, items[load].t0, items[load].t0))
     return out
+
+
+def _loaded_between(items: list[Any], before: int, k: int) -> int | None:
+    """The index of the first checkpoint load between two prints of one run header (`before`,
+    `k`) with nothing but unread lines, loads and start-up marks between: the run that printed
+    `before` died silently and the process was launched again, loaded the checkpoint and began
+    again (kaggle-siim's train.py: `Resume training from …_best_metric.pth @ 41`, `Start
+    Training...!!`, four times, three with no line after them, fresh20 X14). Two loggers echoing
+    one start print nothing between; one process prints its start once (a load after it is the
+    same launch's: HF's `***** Running training *****`, then `Continuing training from
+    checkpoint`)."""
+    for j in range(before + 1, k):
+        if isinstance(items[j], Restore):
+            return j
+    return None
 
 
 GAP_S = 5.0  # a relaunch starts at least this long after the line before it (a new process)

@@ -247,6 +247,23 @@ def again_worded(save: Save, o: Obs, phase: str) -> bool:
     return _DIGITS.sub("0", o.text) == _DIGITS.sub("0", save.end_text)
 
 
+AGAIN_S = 1.0  # a save's start line printed again this long after, other stamped lines between
+
+
+def started_again(save: Save, o: Obs, phase: str) -> bool:
+    """A start line worded as the open save's own start line (digits masked), printed again
+    after other lines whose stamps are `AGAIN_S` or more past the first print: the loop did other
+    work between and saves again (YOLOX's after_epoch `Save weights to …` for its latest
+    checkpoint, then an evaluation, then evaluate_and_save_model's `Save weights to …` for its
+    last-epoch one, 2.3 s apart, fresh20 X02). The same line printed by every rank or host at
+    once (levanter's `Saving checkpoint at step 9485 to …`, all in one second) is one save."""
+    if phase != "start" or not save.start_text or save.start_ts is None or o.prev_ts is None or (
+            o.seq <= save.seq + 1):
+        return False
+    return o.prev_ts - save.start_ts >= AGAIN_S and (
+        _DIGITS.sub("0", o.text) == _DIGITS.sub("0", save.start_text))
+
+
 _FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
 
 
