@@ -25,7 +25,8 @@ Joins, the capture artefacts that cut one record into several lines:
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
   (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
   one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
-  of line; section lines without a value (`| rollout/ | |`, `info:`) are skipped inside it.
+  of line; section lines without a value (`| rollout/ | |`, `info:`) are skipped inside it; a
+  line whose one value is a file path opens no such block (`_PATH`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ MAX_KV_LINE = 300  # characters of a line that holds one key and its value
 _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
                       r"|^\s*[A-Za-z_][\w/.-]{0,60}:\s*$")
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
+# a file path as a line's one value (`save model: ./out/10_2019-04-03-03-58/model`, StarGAN-VC,
+# fresh20 X12): a statement naming a file opens no block of metrics, so the `Time Elapsed for
+# This Epoch: 00:03:07` under it stays a line of its own; inside an open block it still joins
+_PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/[\w.-]+/)[\w./-]*[A-Za-z][\w./-]*$")
 # (a banner ruled with `=` signs, `======== Epoch 2 ========` above a Keras 3 bar, ends in a rule,
 # not a key: fresh16 S03)
 _DANGLING = re.compile(r"(?:^|[^=])[:=]\s*$")
@@ -242,6 +247,8 @@ class RecordPipe:
             text = self.aligned.name(text) or self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
+            if kv is not None and not self._block and _PATH.match(kv.group("v")):
+                return [Rec(line, text, ts, rank)]  # a file named: a statement, no block
             if kv is not None and len(self._block) < MAX_BLOCK:
                 key = kv.group("k").strip()
                 out = self._flush_block() if key in self._keys else []
