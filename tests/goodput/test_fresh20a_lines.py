@@ -35,3 +35,84 @@ def test_a_shrinking_window_time_far_from_its_n_stays_a_time() -> None:
     # steps left barely move does not fall with them: it is no time left, and stays the window's
     # (5.8 s an iteration, not the 12 s of the records two minutes apart)
     assert 5.6 <= read(_cirkd([59, 58, 57, 58, 57, 56]))["step_time_s"]["median"] <= 6.0
+
+
+# -- GaitSet: a bare `0:05:05.583864` every 1000 iterations, records every 100 (fresh20 X08) ------
+def test_a_bare_duration_printed_once_per_many_records_times_their_steps() -> None:
+    # the duration is `datetime.now() - _time1` over the 1000 iterations since the last one: 0.3056
+    # s an iteration, given to each record it covers, not 305.6 s a record
+    doc = read(case("X08"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (78000, 80000)
+    assert 0.303 <= doc["step_time_s"]["median"] <= 0.308
+    assert 600 <= doc["span_s"] <= 620
+
+
+def _gait(every: int) -> list[str]:
+    out = []
+    for k in range(30):
+        if k % every == 0:
+            out.append(f"0:00:0{every % 10}.{5 + k % 2}00000")
+        out.append(f"iter {1000 + k}:, hard_loss_metric=0.17{k:02d}, lr=0.000100")
+    return out
+
+
+def test_a_bare_duration_after_each_record_stays_its_step_time() -> None:
+    # negative: printed before every record (one step each), the duration is that step's own
+    assert read(_gait(1))["step_time_s"]["median"] == 1.55
+    # printed once per 5 records of one step: the 5 steps' time, 5.5 or 5.6 s / 5
+    assert 1.1 <= read(_gait(5))["step_time_s"]["median"] <= 1.12
+
+
+# -- StarGAN-VC: `Time Elapsed for This Epoch: 00:02:46` after each 146th iteration (fresh20 X12) -
+def test_an_epoch_time_on_its_own_line_times_the_epochs_steps_and_a_save_window_none() -> None:
+    # 166 s over the 146 iterations between two such lines: 1.137 s; the next epoch's 187 s held
+    # the test block and `save model: ./out/…/model` and times no step; the save line (a path)
+    # no longer swallows the epoch time under it
+    doc = read(case("X12"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1442, 1618)
+    assert 1.13 <= doc["step_time_s"]["median"] <= 1.14
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [1605]
+
+
+def _stargan(save: bool) -> list[str]:
+    out = []
+    for epoch in range(3):
+        for k in range(10):
+            out.append(f"Iteration: {epoch * 10 + k + 1:07d}, Generator Loss : 0.8{k}")
+        if save and epoch == 1:
+            out += ["============save model============", "save model: ./out/2_2019/model"]
+        out.append(f"Time Elapsed for This Epoch: 00:00:{20 + 10 * epoch}")
+    return out
+
+
+def test_epoch_times_without_other_work_all_time_their_steps() -> None:
+    # negative: with no save inside, every epoch's time counts (2, 3 and 4 s an iteration); with
+    # the save, the second epoch's is left out
+    assert read(_stargan(save=False))["step_time_s"]["median"] == 3.0
+    assert read(_stargan(save=True))["step_time_s"]["median"] == 3.0
+    assert read(_stargan(save=True))["step_time_s"]["count"] < read(
+        _stargan(save=False))["step_time_s"]["count"]
+
+
+def test_a_path_inside_a_block_of_metrics_still_joins_it() -> None:
+    # negative of the path rule: only a block's first line naming a file stands alone; a path
+    # among indented metrics is one of them
+    lines = ["Result for run_1:", "  loss: 0.5", "  logdir: /tmp/run_1/ckpt", "  step: 3",
+             "Result for run_1:", "  loss: 0.4", "  logdir: /tmp/run_1/ckpt", "  step: 4"]
+    assert (read(lines)["steps"]["first"], read(lines)["steps"]["last"]) == (3, 4)
+
+
+# -- Neural-Spectral-Codec: `Epoch 1/50 | Loss: … | Time: 13635.27s` after `Batch 2910/2911` (X04)
+def test_an_epoch_summary_time_over_the_per_epoch_counters_n() -> None:
+    # the epoch's 13635.27 s over its 2911 batches: 4.684 s a batch, an epoch's mean
+    doc = read(case("X04"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (2800, 2910)
+    assert 4.68 <= doc["step_time_s"]["median"] <= 4.69
+
+
+def test_an_epoch_summary_after_a_counter_with_no_n_gives_no_step_time() -> None:
+    # negative: `Batch 2800` with no N and one summary: the epoch's steps are not known, so no
+    # step time is made up
+    lines = [f"Epoch 1 | Batch {n} | Loss: 0.1" for n in range(2800, 2920, 10)]
+    lines += ["Epoch 1/50 | Loss: 0.9787 | Time: 13635.27s", "Saved checkpoint: ckpt/best.pth"]
+    assert read(lines)["step_time_s"]["median"] is None

@@ -69,6 +69,7 @@ from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 from gpuslo.goodput.logs.throughput import declared, throughput_rate
 from gpuslo.goodput.logs.twin import twin
+from gpuslo.goodput.logs.windowlines import window_steps
 
 _RATES = ("rate_ips", "rate_spi")
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
@@ -396,10 +397,13 @@ def learn(records: list[SampleRecord], pins: dict[str, str] | None = None) -> Le
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.timing += bar_timers(families, chosen)  # a bar at a record's step (`bartime`)
-    if untimed(out.progress):  # durations on lines of their own (`aside`)
+    if untimed(out.progress):  # durations on lines of their own (`aside`, `windowlines`)
         epochs = any(m.family == "epochs" for m in out.progress)
+        lines = [m.reading for m in out.progress] if not epochs else []
+        for r in out.readings:
+            r.window_steps = window_steps(r, lines)
         out.timing += [compile_reading(r, "timing") for r in out.readings
-                       if set_apart(r, epochs)]
+                       if r.window_steps or set_apart(r, epochs)]
     out.counted = per_step_matcher(out.readings) if out.progress else None
     out.other_families = [n for n in families if n not in chosen]
     out.apart = _apart(families, chosen)
