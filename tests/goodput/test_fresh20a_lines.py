@@ -116,3 +116,40 @@ def test_an_epoch_summary_after_a_counter_with_no_n_gives_no_step_time() -> None
     lines = [f"Epoch 1 | Batch {n} | Loss: 0.1" for n in range(2800, 2920, 10)]
     lines += ["Epoch 1/50 | Loss: 0.9787 | Time: 13635.27s", "Saved checkpoint: ckpt/best.pth"]
     assert read(lines)["step_time_s"]["median"] is None
+
+
+# -- STTN: a \r-drawn tqdm bar to `20000/20000`, then `20001it [12:17:02,  3.35s/it]` (X06) ----
+def test_a_bar_past_its_total_counts_on_and_a_late_seen_bar_is_timed_by_spans() -> None:
+    # past its total tqdm draws `20001it [elapsed, rate]`, redrawn at that n while its clock
+    # runs: the step 20001, after the save (which the bar going on shows returned); the bar was
+    # begun 11.5 h before the excerpt, so its whole-second clock over 20 s spans times the
+    # excerpt's steps (2.0-2.1 s), not the mean since it began (2.21 s) nor one stall (91 s)
+    doc = read(case("X06"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (18767, 20001)
+    assert 1.98 <= doc["step_time_s"]["median"] <= 2.12
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [20000]
+
+
+def _tqdm(start: int) -> list[str]:
+    out = []
+    for n in range(1, 101):
+        e = start + (n // 5 if n <= 50 else 10 + 3 * (n - 50) // 5)
+        out.append(f"d: -0.001;gen: -0.008:  {n}%|#####| {n}/100 [{e // 3600:02d}:"
+                   f"{e % 3600 // 60:02d}:{e % 60:02d}<00:10,  2.00s/it]")
+    return out
+
+
+def test_a_bar_seen_from_its_start_keeps_its_mean_since_it_began() -> None:
+    # negative: the same dense bar drawn from 1/100 at 00:00 is read by its mean since it began
+    # (40 s / 100 at the end), as before; begun 11 h earlier, by its spans (0.6 s a step late on)
+    assert read(_tqdm(0))["step_time_s"]["median"] == 0.4
+    assert 0.55 <= read(_tqdm(40000))["step_time_s"]["median"] <= 0.65
+
+
+def test_a_count_with_no_total_whose_clock_stands_is_no_counter() -> None:
+    # negative: `120it [00:05, …]` printed three times with the same clock, lines apart, is no
+    # bar being redrawn: no step is read from it
+    lines = []
+    for k in range(3):
+        lines += ["cache: : 120it [00:05,  24.00it/s]", f"loading shard {k}"]
+    assert read(lines)["steps"]["last"] is None
