@@ -153,3 +153,39 @@ def test_a_count_with_no_total_whose_clock_stands_is_no_counter() -> None:
     for k in range(3):
         lines += ["cache: : 120it [00:05,  24.00it/s]", f"loading shard {k}"]
     assert read(lines)["steps"]["last"] is None
+
+
+# -- Ray Tune: `| DQN_shogi_96499_00000 | RUNNING | 10.0.0.177:612604 |    317 | 395.588 | …` (X18)
+def test_a_bordered_trial_table_row_with_words_gives_its_named_numbers() -> None:
+    # the trial table's `iter` column (317, 321, 325) is the step, its `total time (s)` the
+    # trial's clock: (406.391 - 395.588) / 8 = 1.350 s an iteration; its borders, drawn to the
+    # table's width, are no terminal wrap; the clock's 395.588 s on the first row are the trial's
+    # time before the log, not accounted
+    doc = read(case("X18"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (317, 325)
+    assert 1.34 <= doc["step_time_s"]["median"] <= 1.36
+    assert doc["span_s"] is None or doc["span_s"] < 20
+
+
+_RULE = "+" + "-" * 30 + "+" + "-" * 12 + "+" + "-" * 12 + "+" + "-" * 12 + "+"
+
+
+def _table(rows: list[list[str]]) -> list[str]:
+    out = []
+    for row in rows:
+        out += ["== Status ==", _RULE, "| " + " | ".join(
+            f"{c:>{w}}" for c, w in zip(["Trial name", "iter", "total time (s)", "ts"],
+                                        [28, 10, 14, 10], strict=True)) + " |", _RULE,
+                "| " + " | ".join(f"{c:>{w}}" for c, w in zip(row, [28, 10, 14, 10],
+                                                             strict=True)) + " |", _RULE, ""]
+    return out
+
+
+def test_a_bordered_row_of_mostly_words_is_no_record() -> None:
+    # negative: numbers in most cells make the row a record; a row of words with one or two
+    # numbers (a model summary's `| conv1 | Conv2d | 1728 |`) does not
+    rows = [["PPO_cartpole_00000", str(10 + k), f"{20.5 + 2 * k:.3f}", str(4000 * k)]
+            for k in range(4)]
+    assert (read(_table(rows))["steps"]["first"], read(_table(rows))["steps"]["last"]) == (10, 13)
+    words = [["PPO_cartpole_00000", "RUNNING", "host", str(10 + k)] for k in range(4)]
+    assert read(_table(words))["steps"]["last"] is None
