@@ -42,7 +42,7 @@ from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
 from gpuslo.goodput.logs.tokens import template
-from gpuslo.goodput.logs.windowlines import OTHER_WORK, SPREAD_MAX, per_step
+from gpuslo.goodput.logs.windowlines import OTHER_WORK, SPREAD_MAX, per_step, tail
 from gpuslo.goodput.logs.wording import Wording, rule_progress
 
 SAMPLE_LINES = 5000
@@ -89,6 +89,7 @@ class LogReader:
         self._timed = -1  # seq of the last progress record a timing line gave its time to
         self._pending: Prog | None = None  # a timing line's times with no record yet
         self._window: tuple[int, int | None] = (0, None)  # last window line, its record's step
+        self._pace: float | None = None  # the last window's time per step that held no other work
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self.tally: Tally | None = None  # lines that may come once per step (`perstep`)
         self._bound = MAX_PROGRESS
@@ -310,6 +311,9 @@ class LogReader:
             prog = self.progress[k] = made(row).complete()
             if not aside.times(prog) and prog.window_s is None:
                 prog.step_s = found.step_s  # each record the window covers: its time per step
+                prog.held = found.held
+        if found.step_s is not None and not found.held:
+            self._pace = found.step_s
 
     def _inline_ts(self, text: str, line: int) -> float | None:
         for pattern in self.profiles.inline_timestamps:
@@ -369,6 +373,9 @@ class LogReader:
             self._learn()
         for rec in self.pipe.flush():
             self._record(rec)
+        if self._window[0]:  # the records after the last window line (`windowlines.tail`)
+            self.progress = settle(self.progress)
+            tail(self.progress, self._window[0], self._pace)
         return self.parsed()
 
     def parsed(self) -> ParsedLog:

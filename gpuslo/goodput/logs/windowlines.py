@@ -23,9 +23,13 @@ progress lines give no time of their own.
 
 `per_step(found, covered, mixed)`: at read time (`reader`), the window's time over the steps
 it covered (the counter's advance since the last window line where the reader saw it, else
-the learnt count) becomes the record's `step_s`; a window that held other work (a save, a
-restore, a failure or a restart line between two window lines: StarGAN-VC's epoch with its
-`save model:` and test block, 187 s against 166 s) times no step and gives nothing.
+the learnt count) becomes the `step_s` of each record it covers; a window that held other
+work (a save, a restore, a failure or a restart line between two window lines: StarGAN-VC's
+epoch with its `save model:` and test block, 187 s against 166 s) is `held`: its time stays
+on the clock, out of the step-time statistics (`steptimes`). The records after the last window
+line, which no window times, take the last clean window's time per step (`tail`): the pace the
+log last showed, as goodput by steps assumes equal step times, so the steps after the last
+save count as uncommitted (13 of StarGAN-VC's) and are not dropped from the account.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ MIN_BETWEEN = 2  # progress records between two window lines, at least
 STEADY = 1.1  # the largest advance between window lines over the smallest, at most
 SPREAD_MAX = 10_000  # records before a window line given its time per step, at most
 _DURATIONS = ("step_s", "elapsed", "window_s", "smoothed_s")
+_TIMED = ("step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s")
 # event kinds that are other work inside a window (an epoch marker is none)
 OTHER_WORK = ("save", "restore", "interruption", "restart", "init")
 
@@ -104,7 +109,21 @@ def _epoch_total(reading: Reading, points: list[tuple[int, Any, Reading]]) -> in
 
 def per_step(found: Any, covered: int, mixed: bool) -> None:
     """Turn the timing record `found`'s window (a `matchers.Prog`) into its time per step over
-    `covered` steps; none where the window held other work (`mixed`)."""
+    `covered` steps; where the window held other work (`mixed`), that time is `held`: on the
+    clock, out of the step-time statistics."""
     window, found.window_s = found.window_s, None
-    if window is not None and covered > 0 and not mixed:
-        found.step_s = window / covered
+    if window is not None and covered > 0:
+        found.step_s, found.held = window / covered, mixed
+
+
+def tail(progress: list[Any], since: int, pace: float | None) -> None:
+    """Give each record after line `since` with no time of its own (`progress`: `Prog`s) the
+    time per step `pace` (see the module docstring)."""
+    if pace is None:
+        return
+    for prog in reversed(progress):
+        if prog.line <= since:
+            break
+        prog.complete()
+        if all(getattr(prog, name) is None for name in _TIMED):
+            prog.step_s = pace
