@@ -35,6 +35,7 @@ from typing import Any
 from gpuslo.goodput.logs.matchers import Prog
 
 MIN_SPAN_RESOLUTIONS = 20
+LATE_STEPS = 10  # steps a bar ran before the log first shows it, at least, for `_seen_late`
 FINE_RESOLUTION_S = 0.001
 
 
@@ -111,7 +112,7 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
             out[i] = (v - before, rec.delta) if v - before >= min_span else None
             k = i
             continue
-        if barred and not _seen_late(vals[opened], min_span):
+        if barred and not _seen_late(records[opened], vals[opened], min_span):
             k = i - 1
         while k + 1 < i and v - ends[k + 1] >= min_span:  # type: ignore[operator]
             k += 1
@@ -121,12 +122,16 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     return out
 
 
-def _seen_late(first: float | None, min_span: float) -> bool:
-    """True when a bar's first capture in the log already shows `min_span` or more elapsed (a
-    bar begun long before the excerpt: STTN's tqdm first seen at `18767/20000 [11:31:24<…`,
-    fresh20 X06): its mean since it began holds steps the log does not show, so its captures,
-    each one step apart, are read over spans of `min_span` between them, as a line's clock."""
-    return first is not None and first >= min_span
+def _seen_late(rec: Any, first: float | None, min_span: float) -> bool:
+    """True when a bar's first capture in the log (`rec`, its elapsed `first`) is `LATE_STEPS`
+    or more past where the bar began and already shows `min_span` or more elapsed (a bar begun
+    long before the excerpt: STTN's tqdm first seen at `18767/20000 [11:31:24<…`, fresh20 X06):
+    its mean since it began holds steps the log does not show, so its captures, each one step
+    apart, are read over spans of `min_span` between them, as a line's clock. A bar seen from
+    its first steps (verl's `1/3746 [00:36<…` after its opening draw: a slow first step) is
+    read by its mean since it began, as before."""
+    return first is not None and first >= min_span and (
+        rec.glob - (rec.bar_start or 0) >= LATE_STEPS)
 
 
 def _value(prog: Prog, value: str) -> float | None:
