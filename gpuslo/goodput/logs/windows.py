@@ -112,7 +112,7 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
             out[i] = (v - before, rec.delta) if v - before >= min_span else None
             k = i
             continue
-        if barred and not _seen_late(records[opened], vals[opened], min_span):
+        if barred and not (rec.delta == 1 and _seen_late(records[opened], vals[opened], min_span)):
             k = i - 1
         while k + 1 < i and v - ends[k + 1] >= min_span:  # type: ignore[operator]
             k += 1
@@ -126,10 +126,11 @@ def _seen_late(rec: Any, first: float | None, min_span: float) -> bool:
     """True when a bar's first capture in the log (`rec`, its elapsed `first`) is `LATE_STEPS`
     or more past where the bar began and already shows `min_span` or more elapsed (a bar begun
     long before the excerpt: STTN's tqdm first seen at `18767/20000 [11:31:24<…`, fresh20 X06):
-    its mean since it began holds steps the log does not show, so its captures, each one step
-    apart, are read over spans of `min_span` between them, as a line's clock. A bar seen from
-    its first steps (verl's `1/3746 [00:36<…` after its opening draw: a slow first step) is
-    read by its mean since it began, as before."""
+    its mean since it began holds steps the log does not show, so its captures one step apart
+    (`spans` asks) are read over spans of `min_span` between them, as a line's clock. A bar
+    seen from its first steps (verl's `1/3746 [00:36<…` after its opening draw: a slow first
+    step), or captured far apart (RVT's `248it`, `297it`, `344it`, `144434it`, fresh19 W12:
+    each span between two captures is theirs), is read as before."""
     return first is not None and first >= min_span and (
         rec.glob - (rec.bar_start or 0) >= LATE_STEPS)
 
