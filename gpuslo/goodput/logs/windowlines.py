@@ -4,6 +4,10 @@
 that record's time. Some loops print such a line once per several records, timing all the steps
 since the last one:
 
+A clock since the run began (`elapsed`, LightGBM's `2.432232 seconds elapsed, finished 998
+iteration`) is no window unless it is named for the epoch (`Time Elapsed for This Epoch`), and a
+line printed once per step times that step (`aside`), not a window.
+
 - a bare duration every k records (GaitSet's `model.py` prints `datetime.now() - _time1` every
   1000 iterations, `0:05:05.583864` over ten `iter 78000:, hard_loss_metric=…` records 100
   apart, fresh20 X08): 305.6 s / 1000 = 0.3056 s an iteration, not 305.6 s;
@@ -43,6 +47,7 @@ from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD
 from gpuslo.goodput.logs.reading import Reading, Role
 
 MIN_BETWEEN = 2  # progress records between two window lines, at least
+MIN_STEPS = 2  # steps between two window lines, at least (one step's time is `aside`'s)
 STEADY = 1.1  # the largest advance between window lines over the smallest, at most
 SPREAD_MAX = 10_000  # records before a window line given its time per step, at most
 _DURATIONS = ("step_s", "elapsed", "window_s", "smoothed_s")
@@ -62,6 +67,8 @@ def window_steps(reading: Reading, progress: list[Reading]) -> int | None:
         return None
     if NOT_PROGRESS_HEAD.search(tpl.text + " " + tpl.fields[timed[0]].key):
         return None
+    if reading.roles[timed[0]].role == "elapsed" and not _epoch_named(reading):
+        return None  # a clock since the run began (LightGBM's `2.43 seconds elapsed`): no window
     points = sorted((line, r.template.fields[r.step].numbers[k], r)
                     for r in progress if r.step is not None
                     for k, line in enumerate(r.template.lines)
@@ -87,7 +94,7 @@ def _advances(lines: list[int], points: list[tuple[int, Any, Reading]]) -> int |
             return None
         if before_a and None not in (before_a[-1][1], between[-1][1]):
             advances.append(between[-1][1] - before_a[-1][1])
-    if not advances or min(advances) <= 0 or max(advances) > STEADY * min(advances):
+    if not advances or min(advances) < MIN_STEPS or max(advances) > STEADY * min(advances):
         return None
     return int(median(advances))
 
@@ -95,8 +102,7 @@ def _advances(lines: list[int], points: list[tuple[int, Any, Reading]]) -> int |
 def _epoch_total(reading: Reading, points: list[tuple[int, Any, Reading]]) -> int | None:
     """For a line named for the epoch (an epoch field, or an epoch word in its text) after the
     records of a per-epoch counter with one steady N: that N."""
-    named = reading.epoch is not None or bool(set(w.lower() for w in words(
-        reading.template.text)) & EPOCH_WORDS)
+    named = _epoch_named(reading)
     before = [p for p in points if p[0] < reading.template.lines[0]]
     if not named or not before:
         return None
@@ -105,6 +111,12 @@ def _epoch_total(reading: Reading, points: list[tuple[int, Any, Reading]]) -> in
         return None
     totals = set(last.template.fields[last.total].known())
     return int(min(totals)) if len(totals) == 1 and min(totals) > 1 else None
+
+
+def _epoch_named(reading: Reading) -> bool:
+    """An epoch field on the line, or an epoch word in its text (`for This Epoch`)."""
+    return reading.epoch is not None or bool(
+        {w.lower() for w in words(reading.template.text)} & EPOCH_WORDS)
 
 
 def per_step(found: Any, covered: int, mixed: bool) -> None:
