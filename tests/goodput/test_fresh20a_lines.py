@@ -194,3 +194,20 @@ def test_a_bordered_row_of_mostly_words_is_no_record() -> None:
     assert (read(_table(rows))["steps"]["first"], read(_table(rows))["steps"]["last"]) == (10, 13)
     words = [["PPO_cartpole_00000", "RUNNING", "host", str(10 + k)] for k in range(4)]
     assert read(_table(words))["steps"]["last"] is None
+
+
+def test_a_date_or_a_clock_since_the_start_on_its_own_line_is_no_window() -> None:
+    # negatives: gpustat's `host Sun Oct 16 09:35:18 2022 470.01` between records 150 apart is
+    # a date, not 150 steps' time; LightGBM's `2.43 seconds elapsed` a clock since the start
+    lines = []
+    for k in range(6):
+        if k % 2 == 0:
+            lines.append(f"c2613.crane.hcc.unl.edu Sun Oct 16 09:3{k}:18 2022 470.01")
+        lines.append(f"epoch: 22/120, acc_iter={5963 + 75 * k}, loss=1.{k}, lr=0.003")
+    assert read(lines)["step_time_s"]["median"] is None
+    lines = []
+    for k in range(6):
+        if k % 2 == 0:
+            lines.append(f"Time elapsed: {100 + 30 * k}.5 s")
+        lines.append(f"iter {1000 + 50 * k}: loss=1.{k}")
+    assert read(lines)["step_time_s"]["median"] == 0.6  # its rise, 60 s over 100 iterations

@@ -38,9 +38,12 @@ save count as uncommitted (13 of StarGAN-VC's) and are not dropped from the acco
 
 from __future__ import annotations
 
+import re
 from statistics import median
 from typing import Any
 
+from gpuslo.goodput.logs.aside import MAX_VALUES
+from gpuslo.goodput.logs.aside import _size as size
 from gpuslo.goodput.logs.counters import EPOCH_WORDS, words
 from gpuslo.goodput.logs.durations import PER_STEP_HINTS
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD
@@ -52,6 +55,8 @@ STEADY = 1.1  # the largest advance between window lines over the smallest, at m
 SPREAD_MAX = 10_000  # records before a window line given its time per step, at most
 _DURATIONS = ("step_s", "elapsed", "window_s", "smoothed_s")
 _TIMED = ("step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s")
+_DAY = re.compile(r"\b(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun|Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|"
+                  r"Nov|Dec)\b")
 # event kinds that are other work inside a window (an epoch marker is none)
 OTHER_WORK = ("save", "restore", "interruption", "restart", "init")
 
@@ -65,6 +70,10 @@ def window_steps(reading: Reading, progress: list[Reading]) -> int | None:
     timed = [i for i, r in reading.roles.items() if r.role in _DURATIONS]
     if len(timed) != 1 or any(h in tpl.fields[timed[0]].key.lower() for h in PER_STEP_HINTS):
         return None
+    others = [f for f in tpl.fields if not size(f) and f.index not in (reading.epoch, _total(
+        reading))]
+    if len(others) > MAX_VALUES or _DAY.search(tpl.text):
+        return None  # a record of many values, or a date (gpustat's `host Sun Oct 16 09:35:…`)
     if NOT_PROGRESS_HEAD.search(tpl.text + " " + tpl.fields[timed[0]].key):
         return None
     if reading.roles[timed[0]].role == "elapsed" and not _epoch_named(reading):
@@ -111,6 +120,16 @@ def _epoch_total(reading: Reading, points: list[tuple[int, Any, Reading]]) -> in
         return None
     totals = set(last.template.fields[last.total].known())
     return int(min(totals)) if len(totals) == 1 and min(totals) > 1 else None
+
+
+def _total(reading: Reading) -> int | None:
+    """The index of the epoch's N (`Epoch 1/50`), None when none."""
+    if reading.epoch is None:
+        return None
+    nxt = reading.epoch + 1
+    role = reading.roles.get(nxt)
+    return nxt if role is not None and reading.template.fields[reading.epoch].after.lstrip(
+        ).startswith("/") else None
 
 
 def _epoch_named(reading: Reading) -> bool:
