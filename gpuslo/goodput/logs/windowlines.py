@@ -4,10 +4,6 @@
 that record's time. Some loops print such a line once per several records, timing all the steps
 since the last one:
 
-A clock since the run began (`elapsed`, LightGBM's `2.432232 seconds elapsed, finished 998
-iteration`) is no window unless it is named for the epoch (`Time Elapsed for This Epoch`), and a
-line printed once per step times that step (`aside`), not a window.
-
 - a bare duration every k records (GaitSet's `model.py` prints `datetime.now() - _time1` every
   1000 iterations, `0:05:05.583864` over ten `iter 78000:, hard_loss_metric=…` records 100
   apart, fresh20 X08): 305.6 s / 1000 = 0.3056 s an iteration, not 305.6 s;
@@ -17,6 +13,12 @@ line printed once per step times that step (`aside`), not a window.
 - an epoch summary printed once, after a per-epoch counter's `n/N` (Neural-Spectral-Codec's
   `Epoch 1/50 | Loss: 0.9787 | Time: 13635.27s` after `Epoch 1 | Batch 2910/2911`, fresh20
   X04): its epoch's N steps, 13635.27 / 2911 = 4.684 s a batch (an epoch's mean).
+
+A clock since the run began (`elapsed`, LightGBM's `2.432232 seconds elapsed, finished 998
+iteration`, fresh7 J09) is no window unless it is named for the epoch (`Time Elapsed for This
+Epoch`); a line printed once per step times that step (`aside`); a line of more than
+`aside.MAX_VALUES` values besides the epoch, or holding a date (gpustat's `host Sun Oct 16
+09:35:18 2022 470.01` between OpenPCDet's records, fresh10 M11), is no window line.
 
 `window_steps(reading, progress) -> int | None`: the steps one record of the timing template
 `reading` covers, learnt from the sample (the counter's advance between two of its lines,
