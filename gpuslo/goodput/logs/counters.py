@@ -204,6 +204,7 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     seen = moving.known()
     pair = f.after.lstrip().startswith("/")
     done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
+    done = done or _redrawn_count(f, roles)
     if seen and min(seen) < 0 or (
             len(seen) >= 3 and moving.constant() and not done and not burst) or (
             moving.rising() < 0.6 and not _resets_with_epoch(f, fields, roles, moving)):
@@ -238,6 +239,15 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
         return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
+
+
+def _redrawn_count(f: Field, roles: dict[int, str]) -> bool:
+    """tqdm's count with no total, `<n>it [<elapsed>, <rate>]` (a bar past its total drops the
+    `n/N` and percentage: STTN's `20001it [12:17:02,  3.35s/it]`, fresh20 X06), its elapsed
+    rising while n stays: the bar redrawn at its last count (a postfix update, `close()`), still
+    the bar's counter, as an `n/N` drawn at N is."""
+    return f.unit == "it" and f.after.lstrip().startswith("[") and (
+        roles.get(f.index + 1) == "elapsed")
 
 
 def _resets_with_epoch(f: Field, fields: list[Field], roles: dict[int, str],

@@ -69,6 +69,7 @@ from gpuslo.goodput.logs.stages import stage_headers
 from gpuslo.goodput.logs.summary import in_tables
 from gpuslo.goodput.logs.templates import SampleRecord, Template, group
 from gpuslo.goodput.logs.throughput import declared, throughput_rate
+from gpuslo.goodput.logs.windowlines import window_steps
 
 _RATES = ("rate_ips", "rate_spi")
 
@@ -350,14 +351,18 @@ def _epochs_as_progress(out: Learnt, chosen: bool) -> None:
 
 def _timers(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:
     """The timing matchers (module docstring): timing lines where the progress gives no rate,
-    a bar drawn at a record's step (`bartime`), durations on lines of their own (`aside`)."""
+    a bar drawn at a record's step (`bartime`), durations on lines of their own (`aside`,
+    `windowlines`)."""
     if not any(r.role in _RATES for m in out.progress for r in m.reading.roles.values()):
         out.timing = [compile_reading(r, "timing") for r in out.readings if _timing(r)]
     out.timing += bar_timers(families, chosen)
     if untimed(out.progress):
         epochs = any(m.family == "epochs" for m in out.progress)
+        lines = [m.reading for m in out.progress] if not epochs else []
+        for r in out.readings:
+            r.window_steps = window_steps(r, lines)
         out.timing += [compile_reading(r, "timing") for r in out.readings
-                       if set_apart(r, epochs)]
+                       if r.window_steps or set_apart(r, epochs)]
 
 
 def _left_out(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]) -> None:

@@ -51,7 +51,7 @@ class Prog:
 
     __slots__ = ("line", "seq", "ts", "rank", "printed", "total", "epoch", "family", "bar",
                  "step_s", "window_s", "smoothed_s", "line_s", "elapsed", "rate_s", "matcher",
-                 "found", "since", "parts", "glued", "range_from")
+                 "found", "since", "parts", "glued", "range_from", "held")
 
     def __init__(self, line: int, seq: int, ts: float | None, rank: str | None,
                  printed: int = 0, family: str = "", bar: bool = False,
@@ -75,6 +75,7 @@ class Prog:
         self.parts: Any = None  # durations printed once per step before it (`perstep.Parts`)
         self.glued = False  # values printed after it on its line (`bars.opening_draw`)
         self.range_from: int | None = None  # `a` of a range `[a-b]` read at `b`
+        self.held = False  # its time is a window's that held other work (`windowlines`)
 
     def complete(self) -> Prog:
         """Read the fields of a fast match (done once, when the record is used)."""

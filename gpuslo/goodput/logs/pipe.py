@@ -25,7 +25,8 @@ Joins, the capture artefacts that cut one record into several lines:
 - metrics spread over lines: consecutive unstamped lines that each hold one `key: value`
   (`key=value`, `| key | value |` table rows, YAML blocks, indented metrics under a header) are
   one record `key: value, key: value, ...` until a blank line, a rule of dashes or another kind
-  of line; section lines without a value (`| rollout/ | |`, `info:`) are skipped inside it.
+  of line; section lines without a value (`| rollout/ | |`, `info:`) are skipped inside it; a
+  line whose one value is a file path opens no such block (`_PATH`).
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from gpuslo.goodput.logs.profiles import MAX_RECORD
 from gpuslo.goodput.logs.richwrap import RichJoin
 
 MAX_JOIN = 8  # physical lines one wrapped record may span
+MIN_NUMERIC_CELLS = 3  # numbers in a bordered row with words, at least
 MAX_BLOCK = 400  # key-value lines one block may hold
 _KV = re.compile(r"^\s*(?:\|\s*)?(?P<k>[A-Za-z_][\w/.@()\- ]{0,60}?)\s*(?:[:=]|\s\|)\s*"
                  r"(?P<v>[^\s|,]{1,80})\s*(?:\|\s*)?$")
@@ -48,6 +50,10 @@ MAX_KV_LINE = 300  # characters of a line that holds one key and its value
 _SECTION = re.compile(r"^\s*\|\s*[A-Za-z_][\w/.@ -]{0,60}\|\s*\|\s*$"
                       r"|^\s*[A-Za-z_][\w/.-]{0,60}:\s*$")
 _RULE = re.compile(r"^\s*[-=*_]{5,}\s*$")
+# a file path as a line's one value (`save model: ./out/10_2019-04-03-03-58/model`, StarGAN-VC,
+# fresh20 X12): a statement naming a file opens no block of metrics, so the `Time Elapsed for
+# This Epoch: 00:03:07` under it stays a line of its own; inside an open block it still joins
+_PATH = re.compile(r"^(?:\.{0,2}/|~/|[\w.-]+/[\w.-]+/)[\w./-]*[A-Za-z][\w./-]*$")
 # (a banner ruled with `=` signs, `======== Epoch 2 ========` above a Keras 3 bar, ends in a rule,
 # not a key: fresh16 S03)
 _DANGLING = re.compile(r"(?:^|[^=])[:=]\s*$")
@@ -63,6 +69,7 @@ _HEADER_START = re.compile(r"\s*[A-Za-z_][\w./@():%-]{0,40}(?:\t|\s{2,})\s*[A-Za
 _CSV_HEADER = re.compile(r"^\s*[A-Za-z_][\w./@()%-]{0,40}(?:,[A-Za-z_][\w./@()%-]{0,40}){2,}\s*$")
 _BORDERED = re.compile(r"^\s*\|(?:[^|\n]{1,60}\|){3,12}\s*$")
 _SPACED_NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}(?: [\w./@():%-]{1,40}){0,3}$")
+_BORDER = re.compile(r"^\s*[+|][-=+|:]{5,}[+|]\s*$")  # a table's border or header rule
 _TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
 _DIGITS = re.compile(r"\d+")
 
@@ -86,9 +93,13 @@ def wrap_width(lines: list[str]) -> int | None:
     bar (`22%|███ |`) is left out: tqdm pads itself to the terminal's width, so bars of one
     width are whole lines (kohya's `steps: 22%|███...| 176/800 [...]` between `epoch 11/50`
     lines), and aligned table rows (YOLOv5's results rows) open alike; so is a line that ends in
-    rich's source marker (`latfacto.py:566`: rich pads each record to the console's width)."""
+    rich's source marker (`latfacto.py:566`: rich pads each record to the console's width), and
+    a bordered table's rules and rows (`+-----+-----+`, `| name | 317 |`: Ray Tune's trial
+    table, 172 characters 15 times, fresh20 X18), drawn to the table's width, not the
+    terminal's, each closed by its border."""
     counts = Counter(len(n) for n in lines if len(n) >= 60 and not _TQDM.search(n)
-                     and not source_marked(n))
+                     and not source_marked(n) and not _BORDER.match(n)
+                     and not _BORDERED.match(n))
     if not counts:
         return None
     width = max(counts)
@@ -242,6 +253,8 @@ class RecordPipe:
             text = self.aligned.name(text) or self._row(text)
         if not own_stamp and len(text) <= MAX_KV_LINE:
             kv = _KV.match(text)
+            if kv is not None and not self._block and _PATH.match(kv.group("v")):
+                return [Rec(line, text, ts, rank)]  # a file named: a statement, no block
             if kv is not None and len(self._block) < MAX_BLOCK:
                 key = kv.group("k").strip()
                 out = self._flush_block() if key in self._keys else []
@@ -263,13 +276,21 @@ class RecordPipe:
     def _row(self, text: str) -> str:
         """A table's row as `name: value, …` under the header that names its columns (ChainerRL's
         tab-separated scores.txt, `steps\telapsed\tmean`; a table bordered by
-        `|`, `_BORDERED`); a header line is remembered."""
+        `|`, `_BORDERED`); a header line is remembered. A bordered row that also holds words
+        (Ray Tune's trial table: `| DQN_shogi_96499_00000 | RUNNING | 10.0.0.177:612604 |
+        317 | 395.588 | …`, fresh20 X18) gives its numbers, named, where they are most of its
+        cells (`MIN_NUMERIC_CELLS` at least); its words (a name, a status) are left out."""
         if self.header is not None and text.count(self.header[0]) >= len(self.header[1]) - 1:
             sep, names = self.header
             cells = _cells(text, sep)
             if len(cells) == len(names) and any(cells) and all(
                     _CELL.match(c) or sep == "," and not c for c in cells):
                 return ", ".join(f"{n}: {c}" for n, c in zip(names, cells, strict=True) if c)
+            numeric = [bool(_CELL.match(c)) for c in cells]
+            if sep == "|" and len(cells) == len(names) and sum(numeric) >= max(
+                    MIN_NUMERIC_CELLS, len(cells) / 2):  # a trial's row: its numbers named
+                return ", ".join(f"{n}: {c}" for n, c, k in zip(names, cells, numeric,
+                                                               strict=True) if k)
         if _CSV_HEADER.match(text):
             self.header = (",", text.strip().split(","))
             return text

@@ -42,6 +42,7 @@ from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
 from gpuslo.goodput.logs.tokens import template
+from gpuslo.goodput.logs.windowlines import OTHER_WORK, SPREAD_MAX, per_step, tail
 from gpuslo.goodput.logs.wording import Wording, rule_progress
 
 SAMPLE_LINES = 5000
@@ -87,6 +88,8 @@ class LogReader:
         self.fast: FastPath | None = None
         self._timed = -1  # seq of the last progress record a timing line gave its time to
         self._pending: Prog | None = None  # a timing line's times with no record yet
+        self._window: tuple[int, int | None] = (0, None)  # last window line, its record's step
+        self._pace: float | None = None  # the last window's time per step that held no other work
         self.rates: list[float] = []  # timing lines' seconds per step before any progress
         self.tally: Tally | None = None  # lines that may come once per step (`perstep`)
         self._bound = MAX_PROGRESS
@@ -269,6 +272,8 @@ class LogReader:
             last = self.progress[-1] if self.progress else None
             if type(last) is list:  # a row of the fast path: its `Prog` from now on
                 last = self.progress[-1] = made(last)
+            if found is not None and matcher.reading.window_steps:
+                self._windowed(found, last, rec.line, matcher.reading.window_steps)
             if found is None or not aside.times(found) or not fits(found, last):
                 continue
             if aside.repeated(found, last):
@@ -283,6 +288,32 @@ class LogReader:
                 self._pending = found
             return True
         return False
+
+    def _windowed(self, found: Prog, last: Prog | None, line: int, learnt: int) -> None:
+        """A window line's time per step (`windowlines.per_step`): over the counter's advance
+        since the last window line where there was one, else the `learnt` steps; none where
+        other work was printed since. Each record since that line (`SPREAD_MAX` at most) with
+        no time of its own gets it."""
+        since, printed = self._window
+        covered = learnt
+        if last is not None:
+            last.complete()
+        if last is not None and printed is not None and last.printed > printed and (
+                last.epoch is None):
+            covered = last.printed - printed
+        mixed = any(e.line > since and e.kind in OTHER_WORK for e in self.events[-64:])
+        per_step(found, covered, mixed)
+        self._window = (line, last.printed if last is not None else None)
+        for k in range(len(self.progress) - 1, max(-1, len(self.progress) - SPREAD_MAX), -1):
+            row = self.progress[k]
+            if found.step_s is None or (row[0] if type(row) is list else row.line) <= since:
+                break
+            prog = self.progress[k] = made(row).complete()
+            if not aside.times(prog) and prog.window_s is None:
+                prog.step_s = found.step_s  # each record the window covers: its time per step
+                prog.held = found.held
+        if found.step_s is not None and not found.held:
+            self._pace = found.step_s
 
     def _inline_ts(self, text: str, line: int) -> float | None:
         for pattern in self.profiles.inline_timestamps:
@@ -342,6 +373,9 @@ class LogReader:
             self._learn()
         for rec in self.pipe.flush():
             self._record(rec)
+        if self._window[0]:  # the records after the last window line (`windowlines.tail`)
+            self.progress = settle(self.progress)
+            tail(self.progress, self._window[0], self._pace)
         return self.parsed()
 
     def parsed(self) -> ParsedLog:

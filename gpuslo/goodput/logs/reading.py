@@ -28,7 +28,8 @@ class Reading:
     of those fields (None when absent); `per_epoch` the step counter restarts every epoch;
     `bar` the template is a progress bar (elapsed time since it began); `progress` whether its
     records are training progress, `why` the reason in words; `numbers_bar` its counter is the
-    job-wide number of the steps of a bar it is glued to (`glued`)."""
+    job-wide number of the steps of a bar it is glued to (`glued`); `window_steps` the steps a
+    timing line's duration covers where it times many (`windowlines`)."""
 
     template: Template
     roles: dict[int, Role] = field(default_factory=dict)
@@ -41,3 +42,4 @@ class Reading:
     epoch_marker: bool = False
     why: str = ""
     numbers_bar: bool = False
+    window_steps: int | None = None

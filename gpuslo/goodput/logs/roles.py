@@ -39,6 +39,7 @@ from __future__ import annotations
 import re
 
 from gpuslo.goodput.logs.bars import elapsed_after_total, is_bar
+from gpuslo.goodput.logs.countdown import count_down
 from gpuslo.goodput.logs.counters import (
     EPOCH_WORDS,
     below_epochs,
@@ -250,6 +251,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     epoch_window(reading)
     epoch_time(reading)
     since_report(reading)
+    count_down(reading)
     _decide(reading)
     return reading
 

@@ -75,7 +75,7 @@ def step_times(records: list[Any]) -> None:
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
         rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
-        rec.warm = mixed[i] and (rec.source in _SPAN_SOURCES or (
+        rec.warm = rec.prog.held or mixed[i] and (rec.source in _SPAN_SOURCES or (
             rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
     for i in since_start(records, timers):
         records[i].warm = True

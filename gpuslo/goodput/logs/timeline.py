@@ -7,7 +7,9 @@ where it begins (the gap between them is not in the log: assumed zero, and `reba
 A cumulative timer on lines (not a bar's) that the log first shows far along (fairseq's
 `train_wall=4501` on its first line, the job's time since its start) times its first record by
 that record's own steps (`dur`) where its step is past them (the log starts mid-run): what it
-counted before is not in the log (`before_log`, noted; newcomer5 #1). A bar's elapsed since it
+counted before is not in the log (`before_log`, noted; newcomer5 #1); a first record with no
+time of its own (no step time yet: Ray Tune's trial table, `iter 317, total time (s) 395.588`
+the first row, fresh20 X18) stands for none of it. A bar's elapsed since it
 began is the bar's own steps' (its `n` from 0).
 The clock never goes back: an item stamped before the clock is placed at the clock.
 """
@@ -83,9 +85,8 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
                 rec.prog.bar and timer.printed is not None and rec.printed <= timer.printed):
             timer.origin = line.now() if line.clock is not None else 0.0
         start = line.now() if line.placed else timer.origin
-        if first and not rec.prog.bar and rec.dur is not None and elapsed > rec.dur and (
-                _mid_run(rec)):
-            line.before_log = elapsed - rec.dur  # what it counted before the log
+        if first and not rec.prog.bar and elapsed > (rec.dur or 0.0) and _mid_run(rec):
+            line.before_log = elapsed - (rec.dur or 0.0)  # what it counted before the log
             timer.origin -= line.before_log
         timer.last, timer.printed = elapsed, rec.printed
         t1 = timer.origin + elapsed

@@ -35,6 +35,7 @@ from typing import Any
 from gpuslo.goodput.logs.matchers import Prog
 
 MIN_SPAN_RESOLUTIONS = 20
+LATE_STEPS = 10  # steps a bar ran before the log first shows it, at least, for `_seen_late`
 FINE_RESOLUTION_S = 0.001
 
 
@@ -88,7 +89,8 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     `Record`s; `value`: "ts" (the record's stamp) or "elapsed" (its cumulative elapsed time);
     `bar`: a bar's elapsed time (a stretch is also one bar: same bar start, elapsed never going
     back), read only between captures that far apart (a bar copied into a log every 120 steps):
-    a bar redrawn every step is read by its mean since it began (`steptimes._bar_elapsed`)."""
+    a bar redrawn every step is read by its mean since it began (`steptimes._bar_elapsed`),
+    unless the bar began long before the log shows it (`_seen_late`)."""
     vals = [_value(r.prog, value) for r in records]
     # where each step's clock ends: its later line's clock, else its own where that line shows
     # none (Seed-VC's `epoch 7, step 890, …` glued after the bar of that step)
@@ -98,19 +100,19 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
     printed = value == "elapsed" and not any(r.prog.bar for r in records)  # a number's decimals
     min_span = MIN_SPAN_RESOLUTIONS * resolution(known, printed)
     out: list[tuple[float, int] | None] = [None] * len(records)
-    k = 0
+    k = opened = 0
     for i, rec in enumerate(records):
         v, before = vals[i], ends[i - 1] if i else None
         barred = bar and rec.prog.bar
         if v is None or before is None or not rec.delta or v < before or (
                 barred and records[i - 1].bar_start != rec.bar_start):
-            k = i  # a new stretch (a run's or a bar's first record, a clock gone back)
+            k = opened = i  # a new stretch (a run's or a bar's first record, a clock gone back)
             continue
         if mixed[i]:  # its own window, other work and all: its time on the clock, not a step's
             out[i] = (v - before, rec.delta) if v - before >= min_span else None
             k = i
             continue
-        if barred:
+        if barred and not (rec.delta == 1 and _seen_late(records[opened], vals[opened], min_span)):
             k = i - 1
         while k + 1 < i and v - ends[k + 1] >= min_span:  # type: ignore[operator]
             k += 1
@@ -118,6 +120,19 @@ def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
         if base is not None and v - base >= min_span and rec.glob > records[k].glob:
             out[i] = (v - base, rec.glob - records[k].glob)
     return out
+
+
+def _seen_late(rec: Any, first: float | None, min_span: float) -> bool:
+    """True when a bar's first capture in the log (`rec`, its elapsed `first`) is `LATE_STEPS`
+    or more past where the bar began and already shows `min_span` or more elapsed (a bar begun
+    long before the excerpt: STTN's tqdm first seen at `18767/20000 [11:31:24<…`, fresh20 X06):
+    its mean since it began holds steps the log does not show, so its captures one step apart
+    (`spans` asks) are read over spans of `min_span` between them, as a line's clock. A bar
+    seen from its first steps (verl's `1/3746 [00:36<…` after its opening draw: a slow first
+    step), or captured far apart (RVT's `248it`, `297it`, `344it`, `144434it`, fresh19 W12:
+    each span between two captures is theirs), is read as before."""
+    return first is not None and first >= min_span and (
+        rec.glob - (rec.bar_start or 0) >= LATE_STEPS)
 
 
 def _value(prog: Prog, value: str) -> float | None:
