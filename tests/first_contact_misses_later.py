@@ -183,15 +183,15 @@ LATER_TRAINING_MISSES = {
     # log opens inside is no training loop, and a save naming a step below its run's first is on
     # another counter (V14); a fast bar's paced jumps in its first second go on (V15); `→ saved`
     # after a best result is a save, and an epoch counter starting again where its fold rises is
-    # no restart (V16). Left: V08's steps read right (an `n/N` counter wrapped under a lagging
-    # epoch label), but its step time is PaddleGAN's own `batch_cost` (1.133 s, loader and
-    # train_iter averaged over the interval), which the preference order takes before the stamps'
-    # 1.3 s. V13's facts take Stable-Baselines3's `total_timesteps` (environment steps) as the step;
-    # gpuslo's step is the gradient update `n_updates` (SB3's logger docs), as for Q07. V18's only
-    # counter is the episode number inside each saved weights file's name on keras-rl lines with
-    # no separators; no rule reads steps or relaunches out of save paths.
+    # no restart (V16). V08 reads right since the stamps, longer than PaddleGAN's own
+    # `batch_cost` (1.133 s, loader and train_iter averaged over the interval) on every window
+    # and at most twice it, are the step time (1.3 s; wholestep.py, tests/goodput/
+    # test_whole_step_clock.py). Left: V13's facts take Stable-Baselines3's `total_timesteps`
+    # (environment steps) as the step; gpuslo's step is the gradient update `n_updates` (SB3's
+    # logger docs), as for Q07. V18's only counter is the episode number inside each saved
+    # weights file's name on keras-rl lines with no separators; no rule reads steps or
+    # relaunches out of save paths.
     ("training_logs", "fresh18"): {
-        "V08",
         "V13",
         "V18",
     },

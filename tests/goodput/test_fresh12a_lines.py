@@ -60,7 +60,9 @@ def test_an_id_of_another_thing_is_no_counter() -> None:
 def test_each_epochs_first_mean_over_the_interval_is_not_a_step_time() -> None:
     doc = read(PADDLEREC)
     assert doc["step_time_s"]["min"] > 0.5  # the 0.002 s of each batch_id 0 left out
-    assert doc["step_time_s"]["median"] == 0.56016  # of the nine others
+    # of the nine others, on the stamps: a little longer than `avg_batch_cost` on every window
+    # (the logging between the batches' timers), so the clock is the step time (wholestep.py)
+    assert doc["step_time_s"]["median"] == 0.560286
     assert doc["slowdowns"] == []
 
 

@@ -30,7 +30,11 @@ time (pure).
       by the steps of the window (MMF's `time:` per 100 updates): the line's own measure;
       Else the durations of a record printed once per step with no step number, between the
       numbered ones (`perstep`: `[timing] sample processed in 14.73s` 25 times between `[step
-      25]` and `[step 50]`), each its step's;
+      25]` and `[step 50]`), each its step's. Unless the trainer's clock (b., or a bar's
+      elapsed time over its steps) is longer on every clean window of the run than the timer,
+      and at most twice it: the timer leaves part of each step out (SSD's `Cost:` with its tic
+      taken after the logging, PaddleGAN's averaged `batch_cost`) and the clock is the steps'
+      GPU time (`wholestep`);
    b. the clock between records (`windows`): stamp deltas, then a cumulative elapsed time's
       deltas, over a span of at least 20 × their resolution within one stretch of records with
       no other work between;

@@ -3,7 +3,8 @@ statistics: stages 4-5 of `progress`'s module docstring (pure).
 
 `step_times(records)` sets each `progress.Record`'s `step_s` (seconds per step, None when
 unknown), `source` (what gave it) and `dur` (seconds its steps took) from whichever time the
-record's line, its neighbours' clock or its bar give (4.a-f); `warm(records)` marks each run's
+record's line, its neighbours' clock or its bar give (4.a-f; the clock over a timer that leaves
+part of each step out: `wholestep`); `warm(records)` marks each run's
 first record that is not a full step (5). `quick(rec)`: a bar that ran from 0 in under a second
 (`progress` asks it where a bar began).
 """
@@ -16,9 +17,9 @@ import gpuslo.goodput.logs.epochs as epoch_rules
 from gpuslo.goodput.logs.bartime import since_start
 from gpuslo.goodput.logs.perstep import first_warm
 from gpuslo.goodput.logs.stamps import TransportTime
+from gpuslo.goodput.logs.wholestep import ELAPSED_MIN_S, prefer_clock
 from gpuslo.goodput.logs.windows import mark_mixed, spans
 
-ELAPSED_MIN_S = 20.0
 RUN_MEAN_MIN_S = 2.0  # a bar run's mean step time needs at least this much elapsed time
 # step times measured over the window since the previous record: not a step's where the window
 # held other work (a step's own printed duration is its own, whatever was printed between)
@@ -75,6 +76,8 @@ def step_times(records: list[Any]) -> None:
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
         rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
+    prefer_clock(records, walls, timers, mixed)
+    for i, rec in enumerate(records):
         rec.warm = rec.prog.held or mixed[i] and (rec.source in _SPAN_SOURCES or (
             rec.source == "elapsed" and timers[i] is not None))  # not a bar's mean since start
     for i in since_start(records, timers):

@@ -7,8 +7,10 @@ Order of preference (`steptimes._preferred` applies it per record): a duration t
 a long enough span; then a cumulative elapsed time's difference over a long enough span (for a
 bar with no such span, its elapsed time over the steps since the bar began); then an average or
 a rate the line prints; last, the stamps' difference over a span too short for their
-resolution (`stamps_coarse`). Stamps a collector wrote (`stamps.TransportTime`, a line with none
-of its own) come after every time the trainer printed (`steptimes._preferred`).
+resolution (`stamps_coarse`); except that a clock longer than the line's own timer on every
+clean window, and at most twice it, is the step time (`wholestep`). Stamps a collector wrote
+(`stamps.TransportTime`, a line with none of its own) come after every time the trainer printed
+(`steptimes._preferred`).
 
 Window rule. A span is measured between two progress records of one *stretch*: consecutive
 records of one run (no restart between; for a bar, one bar: its elapsed never goes back) with no
