@@ -24,8 +24,9 @@ exits 2 on. `read_config_text(path, what)` is the I/O; `parse_yaml(text, source)
 will open (TLS certificates). `open_data_file(path)` opens a data file (evidence, a log, a
 trace: any size, an anonymous pipe allowed; `-` is standard input, named `<stdin>` by
 `data_name`), refusing a FIFO made with `mkfifo`, a device or a socket (never waited on);
-a gzip-compressed one (magic bytes 1f 8b: `kern.log.2.gz`, kubelet's `0.log.<time>.gz`) is
-decompressed as it is read, and a corrupt one fails as `CorruptGzip`;
+a gzip-, xz- or bzip2-compressed one (told by its magic bytes: `kern.log.2.gz`, kubelet's
+`0.log.<time>.gz`, logrotate's `compresscmd xz`) is decompressed as it is read
+(`gpuslo.compressed`), and a corrupt one, or a zstd one, fails as `CorruptGzip`;
 `unreadable_data(path, error)` is the one InputError for a data file that cannot be opened or
 read, and `EMPTY_DATA`/`BINARY_DATA` the words for one read with nothing in it, so `gpuslo
 goodput` and `gpuslo inspect` say the same thing about the same file.
@@ -35,16 +36,15 @@ from __future__ import annotations
 
 import codecs
 import errno
-import gzip
-import io
 import os
 import re
 import stat
-import zlib
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from gpuslo.compressed import CorruptGzip
+from gpuslo.compressed import decompressing as _gunzipped
 from gpuslo.errors import ConfigError, InputError, UsageError
 
 if TYPE_CHECKING:
@@ -176,8 +176,8 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
     pipe opens at once (never waits for a writer), one with a writer streams.
     `-` is standard input (a copy of descriptor 0, so closing it leaves stdin open), whatever
     it is: the user chose it, and a terminal or `< /dev/null` is read like a pipe.
-    A gzip-compressed file or stream is returned decompressing as it is read (`_gunzipped`;
-    its reads raise `CorruptGzip` where it does not decompress).
+    A compressed file or stream (gzip, xz, bzip2) is returned decompressing as it is read
+    (`compressed.decompressing`; its reads raise `CorruptGzip` where it does not decompress).
     One rule for every data file: a FIFO made with `mkfifo` is refused unopened, as
     `not_a_log_file` words it (read, one nobody writes yet is empty and a late writer is never
     seen: `inspect` said "empty file", exit 1; newcomer4 finding 10); `<(cmd)` is read.
@@ -201,63 +201,6 @@ def open_data_file(path: str | os.PathLike[str]) -> BinaryIO:
         os.close(fd)
         raise
     return _gunzipped(handle, str(path))
-
-
-GZIP_MAGIC = b"\x1f\x8b"  # RFC 1952 §2.3.1: ID1 ID2
-
-
-class CorruptGzip(OSError):
-    """A data file that opens with gzip's magic bytes but does not decompress (cut short, bad
-    CRC, not gzip after all); `unreadable_data` names the file and this reason."""
-
-
-class _Gunzip(io.RawIOBase):
-    """A gzip stream read as its decompressed bytes (stdlib `gzip`, streaming: one read's
-    worth in memory), with every decompression failure raised as `CorruptGzip`."""
-
-    def __init__(self, handle: BinaryIO, name: str) -> None:
-        super().__init__()
-        self._handle = handle
-        self._gzip = gzip.GzipFile(fileobj=handle, mode="rb")
-        self.name = name
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        try:
-            data = self._gzip.read(len(buffer))
-        except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-            raise CorruptGzip(errno.EIO, f"corrupt gzip ({error})", self.name) from None
-        buffer[: len(data)] = data
-        return len(data)
-
-    def close(self) -> None:
-        try:
-            self._gzip.close()
-        finally:
-            self._handle.close()
-            super().close()
-
-
-def gunzip_data(data: bytes, name: str) -> bytes:
-    """`data` decompressed when it opens with GZIP_MAGIC (a whole file already read, such as
-    standard input read at once), else as it is. Raises CorruptGzip naming `name`."""
-    if not data.startswith(GZIP_MAGIC):
-        return data
-    try:
-        return gzip.decompress(data)
-    except (EOFError, zlib.error, gzip.BadGzipFile) as error:
-        raise CorruptGzip(errno.EIO, f"corrupt gzip ({error})", name) from None
-
-
-def _gunzipped(handle: BinaryIO, name: str) -> BinaryIO:
-    """`handle`, or its decompressed bytes when it opens with GZIP_MAGIC (peeked, not consumed,
-    so a pipe works too)."""
-    head = handle.peek(2)[:2] if hasattr(handle, "peek") else b""
-    if head != GZIP_MAGIC:
-        return handle
-    return io.BufferedReader(_Gunzip(handle, name), buffer_size=1 << 20)
 
 
 # byte-order marks of the encodings a text log is written in besides UTF-8 (PowerShell 5's

@@ -31,7 +31,9 @@ SIGNALS: Final = {
     "health_field_unreadable": (
         "a fault-carrying dcgm-exporter field (Xid, ECC, row remapping, recovery action, ...) "
         "shown only with a value it cannot hold (a DCGM blank sentinel, NaN, Inf, a negative "
-        "count): the faults it carries are unknown for that GPU"
+        "count), or an nvidia-smi one the GPU carries shown as N/A (the uncorrectable DRAM ECC "
+        "count with ECC enabled or on an HBM data-centre GPU; remapped rows, retired pages "
+        "where that GPU has them): the faults it carries are unknown for that GPU"
     ),
     "gpu_error": "a field reads ERR! in nvidia-smi's table",
     "temperature_outlier": (

@@ -1,32 +1,39 @@
 """The one SLO spec that drives the rules, the dashboards and the report.
 
-A YAML file with built-in defaults; every field is optional:
+A YAML file with built-in defaults; every field is optional (the values below are the
+defaults, except where a comment says `no default`; `gpuslo rules --help` prints this list):
 
     objectives:
       usable_gpu: 0.98        # ratio of provisioned GPU-time that is healthy and schedulable
       check_liveness: 0.999   # ratio of check-time with a fresh heartbeat
       job_goodput: 0.90       # productive over allocated GPU-time
     period_days: 28           # SLO period (error budget window), 7..366 days
-    week: 2026-W48            # reporting week (ISO), optional
+    week: 2026-W48            # reporting week (ISO); no default (the data's span)
     job_stall_factor: 10      # a job is stalled after this many step times without progress
-    price_per_gpu_hour: 2.5   # currency units, for the report's cost of lost GPU-hours
+    price_per_gpu_hour: 2.5   # currency units, for the report's cost; no default (no cost)
     exporter_job: gpuslo      # Prometheus scrape job of the exporters (`up{job=...}`, absent())
     fleet_blind_threshold: 0.05  # GpusloFleetBlind pages above this share of provisioned GPUs
                                  # with no verdict (exporter down or gone, GPUs unreadable)
-    retired_nodes: [gpu-17]   # nodes taken out of the fleet on purpose: the rules stop holding
-                              # their GPUs in the provisioned denominator once nothing reports
-                              # them (a node that left kube-state-metrics retires by itself);
-                              # every other silent node stays in it as observability loss
-    retired_clusters: [old-dc]  # clusters taken out on purpose: the global rules stop holding
-                              # their GPUs once their Prometheus stops sending (every other
-                              # silent cluster stays in the fleet's denominator, blind)
+    retired_nodes: [gpu-17]   # no default ([]): nodes taken out of the fleet on purpose: the
+                              # rules stop holding their GPUs in the provisioned denominator
+                              # once nothing reports them (a node that left kube-state-metrics
+                              # retires by itself); every other silent node stays in it as
+                              # observability loss
+    retired_clusters: [old-dc]  # no default ([]): clusters taken out on purpose: the global
+                              # rules stop holding their GPUs once their Prometheus stops
+                              # sending (every other silent cluster stays in the fleet's
+                              # denominator, blind)
     slowdown_threshold: 1.03  # a logged interval is slow above this × the job's reference step time
     slowdown_min_intervals: 2 # consecutive slow intervals that make a slowdown (1 = every spike)
     slowdown_reference_intervals: 3  # warm-up intervals whose median seeds the reference
     crawl_alert_ratio: 0.03   # GpusloJobCrawling: share of a job's GPU-time lost to slowdown (30m)
     straggler_score: 0.9      # GpusloStragglerNode: node performance score below this (15m)
     serving:                  # inference replicas' latency objectives (gpuslo.serving_spec);
-      ttft_seconds: 0.5       # absent: no serving rules
+                              # no default (absent: no serving rules)
+      ttft_seconds: 0.5       # time-to-first-token objective (seconds)
+      ttft_target: 0.95       # share of requests whose first token came within it
+      itl_seconds: 0.1        # inter-token latency objective (seconds)
+      itl_target: 0.95        # share of output tokens (after the first) within it
 
 The slowdown fields set the rule of `gpuslo.goodput.slowdown` (`SloSpec.slowdown_rule()`) for
 the SLO engine; the exporter's counters use its defaults, so change them in both or neither.
@@ -192,6 +199,15 @@ KNOWN_FIELDS = (
         "serving",
     ),
 )
+
+
+def spec_fields_text() -> str:
+    """The module docstring's example spec (every field, its default or `no default`), for
+    `gpuslo rules --help`: one text, so the help and this docstring cannot differ."""
+    head, _, rest = (__doc__ or "").partition("prints this list):\n\n")
+    return rest.partition("\n\nThe slowdown fields")[0] if head else ""
+
+
 # A Kubernetes node name (a DNS subdomain, RFC 1123) or a host name: what `node` labels hold.
 NODE_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]{0,251}[A-Za-z0-9])?")
 

@@ -124,7 +124,8 @@ def request(args: argparse.Namespace) -> pipeline.ReportRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run `gpuslo report`: build, write atomically, print the headline. Returns 0."""
+    """Run `gpuslo report`: build, write atomically, print the headline. Returns 0, or 1
+    when training logs were read and none has a known goodput (`goodput_unknown`)."""
     wanted = request(args)
     out = directory(args.out, "--out")
     with stages(STAGES, "gpuslo report") as stage:  # progress on stderr, on a terminal only
@@ -135,7 +136,15 @@ def run(args: argparse.Namespace) -> int:
     for label, value in headline(result.report.document):
         print(f"  {label}: {value}")
     print(f"  wrote: {', '.join(str(out / name) for name in result.files)}")
-    return 0
+    return 1 if goodput_unknown(result.report.document) else 0
+
+
+def goodput_unknown(doc: dict) -> bool:
+    """True when the report's training logs were read but none has a known goodput (each one's
+    reason under data quality): the report is written, and its answer is unknown (exit 1, as
+    `gpuslo goodput` exits for such a log)."""
+    logs = (doc.get("data_quality") or {}).get("goodput_logs") or {}
+    return bool(logs) and not logs.get("known")
 
 
 def _write(out: Path, texts: dict[str, str]) -> None:

@@ -12,12 +12,17 @@ import argparse
 from gpuslo.alerts import render, split
 from gpuslo.alerts.generate import generate_rules
 from gpuslo.cli.terminal import directory
-from gpuslo.slo_spec import load_spec
+from gpuslo.slo_spec import load_spec, spec_fields_text
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    """Arguments of `gpuslo rules`."""
-    parser.add_argument("--slo", metavar="FILE", help="SLO spec YAML (default: built-in defaults)")
+    """Arguments of `gpuslo rules`; the epilog lists every SLO spec field (`spec_fields_text`)."""
+    parser.formatter_class = argparse.RawDescriptionHelpFormatter
+    parser.epilog = ("SLO spec (--slo FILE, YAML; every field optional, the values shown are the "
+                     "defaults\nexcept where a comment says `no default`):\n\n"
+                     + spec_fields_text())
+    parser.add_argument("--slo", metavar="FILE",
+                        help="SLO spec YAML (default: built-in defaults; fields below)")
     parser.add_argument("--out", metavar="DIR", required=True, help="directory to write into")
     parser.add_argument("--split", metavar="PARTS",
                         help="rules for many clusters, comma-separated: per-cluster (each "

@@ -78,13 +78,14 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     per_node, slowdowns = _per_node(frames, start, end, spec, events)
     jobs = attribution.job_summary(per_node, frames.job_events, start, end, events,
                                    ends_at_last_event=frames.jobs_from == TRAINING_LOGS_BASIS)
+    jobs, known, unknown_h = _goodput_known(jobs, frames.goodput_unknown)
     faults = reliability.merge_faults(derive_faults(frames.verdicts))
     nodes = attribution.job_nodes(frames.job_events, frames.allocations, events)
     found = attribution.find_interruptions(frames.job_events, start, end, events)
     attributed = attribution.attribute(found, faults, nodes)
-    split = serving_week.split_off(fleet_job_split(acc, jobs), frames.replicas)
+    split = serving_week.split_off(fleet_job_split(acc, known), frames.replicas)
     # The job side: the capacity accounting's split, or the journals' own without one.
-    side = split if acc.provisioned_ticks else journal_split(jobs, acc.tick_ns)
+    side = split if acc.provisioned_ticks else journal_split(known, acc.tick_ns)
     by_layer, by_reason = lost_breakdown(acc, side, attributed)
     categories_ticks = {**_capacity_ticks(acc), **_job_ticks(split.fleet_ticks)}
 
@@ -102,11 +103,9 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     allocated_h = (hours(acc.state_ticks["allocated"] - split.fleet_ticks.get(
         serving_week.SERVING_CATEGORY, 0)) if acc.provisioned_ticks
                    else hours(sum(side.fleet_ticks.values())))
-    rate, basis, gpu_faults = _interruption_rate(
-        frames, faults, len(attributed), allocated_h, provisioned_h, start, end
-    )
-    job_h = float(jobs["allocated_gpu_seconds"].sum()) / 3600 if len(jobs) else 0.0
-    job_productive_h = float(jobs[names.CATEGORY_PRODUCTIVE].sum()) / 3600 if len(jobs) else 0.0
+    rate, basis, gpu_faults = _interruption_rate(frames, faults, len(attributed),
+                                                 allocated_h + unknown_h, provisioned_h, start, end)
+    job_h, job_productive_h = _held_hours(known), _held_hours(known, names.CATEGORY_PRODUCTIVE)
     slos = _slos(acc, job_productive_h, job_h, spec, (end - start).total_seconds())
     return WeeklyResult(
         start=start,
@@ -125,6 +124,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
         },
         uncommitted_gpu_hours=hours(side.fleet_ticks[names.CATEGORY_UNCOMMITTED]),
         job_basis=CAPACITY_BASIS if acc.provisioned_ticks else frames.jobs_from,
+        goodput_unknown=frames.goodput_unknown,
         productive_gpu_hours=productive_h,
         allocated_gpu_hours=allocated_h,
         job_gpu_hours=job_h,
@@ -236,6 +236,26 @@ def _slos(acc: Accounting, productive_h: float, job_h: float, spec: SloSpec,
     }
 
 
+def _goodput_known(jobs: pd.DataFrame, unknown: frozenset[str]
+                   ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """(every job, with goodput_ratio and ettr NaN for the `unknown` ones; the jobs whose
+    goodput is known; the GPU-hours the others held, for the interruption rate). A job of
+    `Frames.goodput_unknown` (a training log with no commit evidence) counts for its span, wall
+    time and interruptions but in no goodput figure: the calculator would book its progress as
+    uncommitted, a made-up 0.0."""
+    if not unknown or jobs.empty:
+        return jobs, jobs, 0.0
+    hidden = jobs.index.isin(list(unknown))
+    jobs = jobs.copy()
+    jobs.loc[hidden, ["goodput_ratio", "ettr"]] = float("nan")
+    return jobs, jobs[~hidden], _held_hours(jobs[hidden])
+
+
+def _held_hours(jobs: pd.DataFrame, column: str = "allocated_gpu_seconds") -> float:
+    """Σ `column` of `jobs` (job_summary rows, GPU-seconds) in GPU-hours; 0.0 without jobs."""
+    return float(jobs[column].sum()) / 3600 if len(jobs) else 0.0
+
+
 def _finished_only(per_node: pd.DataFrame, jobs_from: str) -> pd.DataFrame:
     """`per_node` with its uncommitted progress kept only where the journals are finished logs
     (`TRAINING_LOGS_BASIS`): a log's end is the job's last word, so the progress after its last
@@ -317,6 +337,8 @@ def _data_quality(acc: Accounting, frames: Frames, jobs: pd.DataFrame, split, st
         "journals_without_allocation": sorted(set(jobs.index) - set(acc.job_seconds.index))
         if len(acc.job_seconds) else [],
         "cannot_fill": dict(sorted(frames.cannot_fill.items())),
+        **({"goodput_logs": dict(zip(("known", "logs"), frames.goodput_logs, strict=True))}
+           if frames.goodput_logs is not None else {}),
         "recorded_slis": frames.recorded,
         "recorded_check": recorded_check.compare(
             frames.recorded, acc.usable_seconds / provisioned if provisioned else None, window

@@ -329,6 +329,10 @@ class Frames:
     store (`gpuslo.slo.sources.clusters`: the frames above are then their union), else `{}`.
     `jobs_from` is what the job events were read from, in the report's words (`journals`, or
     `training logs` for `--training-log`): the job figures' basis without a capacity accounting.
+    `goodput_unknown` names the jobs whose events count for their span, interruptions and
+    restarts but whose goodput is unknown (a training log with no commit evidence): the engine
+    leaves them out of the goodput figures; `goodput_logs` is (logs whose goodput is known,
+    logs read) for `--training-log`, None for other sources.
     """
 
     inventory: pd.DataFrame = field(default_factory=lambda: empty("inventory"))
@@ -348,6 +352,8 @@ class Frames:
     source: str = ""
     clusters: dict[str, Frames] = field(default_factory=dict)
     jobs_from: str = JOURNALS_BASIS
+    goodput_unknown: frozenset[str] = frozenset()
+    goodput_logs: tuple[int, int] | None = None
 
     def span(self) -> tuple[pd.Timestamp, pd.Timestamp] | None:
         """(earliest, latest) timestamp across all frames, or None when they hold no time."""

@@ -68,6 +68,9 @@ class WeeklyResult:
     # progress after a training log's last commit, in the job side's allocated GPU-hours beside
     # productive and badput (`names.CATEGORY_UNCOMMITTED`; 0 for journals and counters)
     uncommitted_gpu_hours: float = 0.0
+    # jobs whose goodput is unknown (`Frames.goodput_unknown`): in the wall time and MTTI, not in
+    # the fleet ETTR
+    goodput_unknown: frozenset[str] = frozenset()
     return_to_service: dict = field(default_factory=dict)  # reliability.return_to_service
     serving: dict = field(default_factory=dict)  # serving_week.serving_week; {} without replicas
 
@@ -159,7 +162,8 @@ class WeeklyResult:
         mttr, by_layer = reliability.mean_repair(self.reliability)
         lost = self.lost_gpu_hours_by_layer.values()
         return _plain({
-            "fleet_ettr": reliability.fleet_ettr(self.jobs),
+            "fleet_ettr": reliability.fleet_ettr(
+                self.jobs[~self.jobs.index.isin(list(self.goodput_unknown))]),
             "mtti_hours": reliability.mtti_hours(self.jobs, len(self.interruptions)),
             "mttr_hours": mttr,
             "mttr_by_layer": by_layer,

@@ -53,19 +53,30 @@ def test_a_log_without_dates_has_no_calendar_window(undated, capsys, tmp_path):
 
 
 def test_a_log_whose_goodput_is_unknown_adds_no_made_up_figures(tmp_path, capsys):
-    # T07 proves no commit: its report would hold 0.0 and ETTR 0.0; alone it gives no report,
-    # one line saying why (exit 2), and beside a log that proves its commits it is listed as
-    # unknown with the reason
+    # T07 proves no commit: its goodput would be a held 0.0 and ETTR 0.0. Alone, the report is
+    # written with goodput unknown and the reason (exit 1, as `gpuslo goodput` exits for it:
+    # newcomer6 finding 8 had exit 2 and no report); beside a log that proves its commits it is
+    # a job of the report (its span counts) with no goodput, and the goodput covers 1 of 2 logs
     assert main(["report", "--training-log", str(NO_COMMIT), "--gpus", "8", "--out",
-                 str(tmp_path / "alone")]) == 2
-    err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and "goodput unknown: no commit evidence" in err
+                 str(tmp_path / "alone"), "--format", "json,md"]) == 1
+    out = capsys.readouterr().out
+    assert "goodput unknown for every training log read (1)" in out
+    doc = json.loads((tmp_path / "alone" / "report.json").read_text())
+    assert doc["goodput_ratio"] is None and doc["data_quality"]["goodput_logs"] == {
+        "known": 0, "logs": 1}
+    assert "no commit evidence" in doc["data_quality"]["cannot_fill"]["job_goodput"]
+    assert [job["goodput_ratio"] for job in doc["jobs"]] == [None]
     assert main(["report", "--training-log", str(NO_COMMIT), "--training-log", str(UNDATED),
                  "--gpus", "8", "--out", str(tmp_path / "both"), "--format", "json"]) == 0
     doc = json.loads((tmp_path / "both" / "report.json").read_text())
-    assert [job["job"] for job in doc["jobs"]] == [UNDATED.stem]
-    assert "T07" in doc["data_quality"]["cannot_fill"]["training_logs"]
-    assert "no commit evidence" in doc["data_quality"]["cannot_fill"]["training_logs"]
+    jobs = {job["job"]: job for job in doc["jobs"]}
+    assert jobs[NO_COMMIT.stem]["goodput_ratio"] is None and jobs[NO_COMMIT.stem]["ettr"] is None
+    assert jobs[UNDATED.stem]["goodput_ratio"] is not None
+    assert doc["data_quality"]["goodput_logs"] == {"known": 1, "logs": 2}
+    coverage = doc["data_quality"]["cannot_fill"]["goodput_coverage"]
+    assert "goodput covers 1 of 2 training logs" in coverage and "T07" in coverage
+    # the fleet's goodput is the known log's own: T07's held time is not in it
+    assert doc["goodput_ratio"] == pytest.approx(jobs[UNDATED.stem]["goodput_ratio"])
 
 
 def test_without_capacity_data_availability_says_why_not_a_dash(undated):

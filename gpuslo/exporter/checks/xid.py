@@ -53,7 +53,7 @@ from pathlib import Path
 
 from gpuslo import names
 from gpuslo.errors import DependencyMissing, InputError, ParseError
-from gpuslo.exporter.checks import xid_carry
+from gpuslo.exporter.checks import xid_carry, xid_file
 from gpuslo.exporter.checks import xid_fallback as fallback
 from gpuslo.exporter.checks.base import (
     DEFAULT_INTERVAL_S,
@@ -263,15 +263,34 @@ class XidCheck:
             except DependencyMissing:
                 pass  # an unreadable /dev/kmsg falls back to journalctl and dmesg
         if context.kernel_log is not None:
-            scan, resume = scan_file(context.kernel_log, now)
-            output = judge_scan(scan, str(context.kernel_log), policy, context.gpu_family, now)
-            resume = resume and dataclasses.replace(resume, family=context.gpu_family)
-            return dataclasses.replace(output, resume=resume)
+            return self._run_file(context, policy, now)
         source, text = read_command_text(context)
         events = parse_kernel_log(text, source)
         records = check_command_output(text, events, source)
         unclaimed = fallback.unclaimed_in_text(text)
         return judge(events, records, unclaimed, source, policy, context.gpu_family, now)
+
+    def _run_file(self, context: CheckContext, policy, now: float) -> CheckOutput:
+        """Read the `--kernel-log` file whole (`xid_file.scan_file`). One read as a kernel log
+        before and empty now (rotated or truncated, `xid_file.emptied_since_read`) is no record
+        since: ok, not a parse error, and the faults already judged are held by the gate."""
+        path = context.kernel_log
+        try:
+            scan, resume = scan_file(path, now)
+        except ParseError:
+            if not xid_file.emptied_since_read(context.state_dir, path):
+                raise
+            message = ("0 kernel-log records: the log is empty since it was rotated or truncated "
+                       "(its earlier records were read)")
+            return CheckOutput(
+                [CheckResult(check=NAME, scope=NODE_SCOPE, source=str(path), observed_at=now,
+                             status=names.STATUS_OK, message=message)],
+                (KernelLogFacts({}, {}, kernel_log_records_lost=0), UnrecognisedFacts({NAME: 0})))
+        if resume is not None:
+            xid_file.remember_read(context.state_dir, path, resume.inode)
+        output = judge_scan(scan, str(path), policy, context.gpu_family, now)
+        resume = resume and dataclasses.replace(resume, family=context.gpu_family)
+        return dataclasses.replace(output, resume=resume)
 
     def _run_kmsg(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read /dev/kmsg from the cursor, under the cursor's lock (`state.locked`): `gpuslo

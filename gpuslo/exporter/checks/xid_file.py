@@ -10,6 +10,14 @@ judging turns them into the same results and totals (tests/exporter/test_xid_fas
 A resume is refused (`None`: the caller runs the whole check) when the path now holds another
 file (rotated), a shorter one (truncated), more new bytes than `MAX_RESUME_BYTES`, a start that
 is no longer a kernel log, or a cut-off GPU record; the whole check then judges it, fail closed.
+
+A log rotated (moved away, a new empty file in its place: logrotate's `create`) or truncated
+(`copytruncate`) is empty until the kernel next writes, which on a quiet node may be hours: every
+GPU read unknown meanwhile (newcomer6 finding 10). `remember_read` records in the state dir
+(`SEEN_FILE`) each path whose scan read a kernel log; `emptied_since_read` is True when such a
+path now holds nothing (blank, or NUL padding only): the records already judged are judged (the
+gate holds a fault through it), and the empty file is "no record since", not "not a kernel log".
+A path never read as a kernel log, or one that now holds anything else, stays a ParseError.
 """
 
 from __future__ import annotations
@@ -19,6 +27,7 @@ import pickle
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuslo.config_file import without_nul_padding
 from gpuslo.errors import DependencyMissing, InputError, ParseError
 from gpuslo.exporter.evidence.kernel_log.read import (
     GPU_MARKER,
@@ -28,6 +37,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     scan_kernel_log_file,
 )
 from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
+from gpuslo.exporter.state import read_json_state, write_json_atomic
 
 # A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
 CUT_OFF_AFTER_S = 30.0
@@ -108,3 +118,36 @@ def resume_scan(resume: FileResume, now: float) -> tuple[KernelLogScan, int] | N
     except (OSError, ParseError):
         return None
     return scan, resume.offset + cut
+
+
+SEEN_FILE = "xid_kernel_log_seen.json"  # {"paths": {path: inode of the last file read}}
+
+
+def remember_read(state_dir: Path, path: Path, inode: int) -> None:
+    """Record that `path` (file `inode`) was read as a kernel log; written only when the record
+    changes (once per rotation). A state dir that cannot be written leaves no record: the next
+    empty file is then a ParseError, fail closed."""
+    target = Path(state_dir) / SEEN_FILE
+    try:
+        seen = read_json_state(target, {"paths": {}})
+        paths = seen.get("paths") if isinstance(seen, dict) else None
+        if not isinstance(paths, dict) or paths.get(str(path)) != inode:
+            paths = {**(paths if isinstance(paths, dict) else {}), str(path): inode}
+            Path(state_dir).mkdir(parents=True, exist_ok=True)
+            write_json_atomic(target, {"paths": paths})
+    except (OSError, ParseError):
+        return
+
+
+def emptied_since_read(state_dir: Path, path: Path) -> bool:
+    """True when `path` was read as a kernel log before (`remember_read`) and now holds nothing
+    but blanks or NUL padding (rotated or truncated, the kernel silent since)."""
+    try:
+        seen = read_json_state(Path(state_dir) / SEEN_FILE, {})
+        with open(path, "rb") as handle:
+            head = handle.read(HEAD_BYTES)
+    except (OSError, ParseError):
+        return False
+    paths = seen.get("paths") if isinstance(seen, dict) else None
+    known = isinstance(paths, dict) and str(path) in paths
+    return known and not without_nul_padding(head.decode("utf-8", "replace")).strip()

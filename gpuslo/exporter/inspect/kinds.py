@@ -24,11 +24,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from gpuslo import names
+from gpuslo.compressed import gunzip_data
 from gpuslo.config_file import (
     BINARY_DATA,
     EMPTY_DATA,
     decode_data,
-    gunzip_data,
     open_data_file,
     stdin_at_most_once,
     unreadable_data,
@@ -231,8 +231,8 @@ def read_text_evidence(
 
 def read_evidence(path: str) -> str:
     """Read one evidence file as text (UTF-8, or UTF-16/32 after a byte-order mark;
-    undecodable bytes replaced; gzip decompressed; NUL padding, a log's `copytruncate` gap,
-    removed: `without_nul_padding`), whatever its size. `-`
+    undecodable bytes replaced; gzip, xz and bzip2 decompressed: `gpuslo.compressed`; NUL
+    padding, a log's `copytruncate` gap, removed: `without_nul_padding`), whatever its size. `-`
     reads standard input. Raises InputError when the path is missing, a directory, unreadable
     or a corrupt gzip."""
     try:

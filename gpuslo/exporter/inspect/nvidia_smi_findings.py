@@ -41,6 +41,12 @@ def gpu_findings(kind: str, reading: GpuReading) -> list[Finding]:
                            reason="no_data", line=reading.line, **where,
                            message="the output shows no health section for this GPU (ECC, "
                            "row remapping, clocks, temperature): cut short, health not read"))
+    if reading.status.accessible is not False:
+        out += [Finding(kind=kind, class_=names.CLASS_UNKNOWN, signal="health_field_unreadable",
+                        reason="no_data", line=reading.line, **where,
+                        message=f"{field}: {why}, so the faults it carries are unknown for "
+                        "this GPU (nvidia-smi prints N/A for a count it did not read)")
+                for field, why in reading.unread_faults]
     if reading.status.accessible is False or not reading.field_errors:
         return out
     health = sorted({n for n, _ in reading.field_errors if n in UNKNOWN_WHEN_UNREAD})

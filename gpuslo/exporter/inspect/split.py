@@ -283,7 +283,7 @@ def parts_of_run(
         if (
             last is not None
             and last.kinds
-            and (closes or (after is not None and _joins(after, last)))
+            and (closes or (after is not None and _joins(after, last)) or _box_after(part, last))
         ):
             out[-1] = last.join(part, last.kinds)
         elif last is not None and not last.kinds:
@@ -291,6 +291,18 @@ def parts_of_run(
         else:
             out.append(part)
     return out
+
+
+def _box_after(part: Part, last: Part) -> bool:
+    """True when `part` is a box drawn in text (every line a rule line or framed by `|`: the
+    `nvidia-smi` table's own Processes box, printed after a blank line) right after an output
+    that ends in a box: the same output's next box, not a part nothing recognises (newcomer6
+    finding 9: `nvidia-smi; dmesg` in one file read `unknown`). A box after an output that ends
+    otherwise, or lines that are not a box, stay a part of their own."""
+    framed = [line.strip() for line in part.lines if line.strip()]
+    ends = next((line for line in reversed(last.lines) if line.strip()), "")
+    return bool(framed) and RULE_LINE.match(ends) is not None and all(
+        RULE_LINE.match(line) or (line.startswith("|") and line.endswith("|")) for line in framed)
 
 
 def is_command_prompt(line: str) -> bool:

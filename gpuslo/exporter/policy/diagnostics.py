@@ -4,7 +4,13 @@ one finding per (test, GPU) and per entity.
 Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostics"):
 - a diag `Fail` means the GPU did not pass a test meant to show it can run work: class fatal,
   reason `diagnostic_failed`; the action is DCGM's own advice when the result text gives it
-  (`Reset GPU` → reset_gpu, `drain` → drain_and_reset, `reboot` → reboot_node), else reset_gpu;
+  (`Reset GPU` → reset_gpu, `drain` → drain_and_reset, `reboot` → reboot_node, `Run a field
+  diagnostic on the GPU` — dcgm_errors.h's TRIAGE_RUN_FIELD_DIAG_MSG, the next step of a row-remap
+  failure or a memory mismatch — → contact_support: NVIDIA's field diagnostic is the service
+  path, and its A100/H100 memory-error-management guide says a row-remap failure needs the GPU
+  serviced, which a reset does not clear; gpuslo's own `row_remap_failure` says the same), else
+  reset_gpu. A result for all GPUs whose text names exactly one GPU (`GPU 3 had uncorrectable
+  memory errors ...`: DCGM's messages name the GPU they are about) is that GPU's;
 - `Warn` is recorded (warn); `Pass` is inventory (ok); `Skip` / `Not Run` and an Info note
   are no evidence either way (noise); any other word is `unknown` (a future DCGM release must not
   turn a node green by renaming a status);
@@ -69,10 +75,21 @@ HEALTH_CLASS = {
 }
 # DCGM's advice in a result text -> our action, most severe first.
 ADVICE = (
+    ("field diagnostic", names.ACTION_CONTACT_SUPPORT),
     ("reboot", names.ACTION_REBOOT_NODE),
     ("drain", names.ACTION_DRAIN_AND_RESET),
     ("reset gpu", names.ACTION_RESET_GPU),
 )
+
+
+_GPU_NAMED = re.compile(r"\bGPU[ :#]*(\d{1,3})\b")
+
+
+def named_gpu(texts: tuple[str, ...]) -> str | None:
+    """The one GPU index `texts` name (`GPU 3 GPU 3 had ...` names one), None when they name
+    none or several."""
+    found = {m.group(1) for text in texts for m in _GPU_NAMED.finditer(text)}
+    return found.pop() if len(found) == 1 else None
 
 
 def advised_action(texts: tuple[str, ...]) -> str:
@@ -133,7 +150,8 @@ def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> lis
     for result in results:
         class_, reason = judge_result(result)
         fatal = class_ == names.CLASS_FATAL
-        where = f"GPU {result.gpu}" if result.gpu is not None else "all GPUs"
+        gpu = result.gpu if result.gpu is not None else named_gpu(result.messages)
+        where = f"GPU {gpu}" if gpu is not None else "all GPUs"
         test = result.test or result.category or "(test not shown)"
         detail = f": {' '.join(result.messages)}" if result.messages else ""
         if reason == "tool_error" and did_not_run(result):
@@ -148,7 +166,7 @@ def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> lis
                 kind=kind,
                 class_=class_,
                 signal="diagnostic_result",
-                gpu=result.gpu,
+                gpu=gpu,
                 reason=reason,
                 layer=None if reason else names.LAYER_NODE,
                 action=advised_action(result.messages) if fatal else names.ACTION_NONE,

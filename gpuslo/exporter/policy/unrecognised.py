@@ -81,8 +81,8 @@ def error_lines(text: str, skip: Skip | None = None) -> Iterator[tuple[int, str]
 
 
 def _message(item: Unrecognised) -> str:
-    what = "fatal-class word" if item.fatal else "error word"
-    return f"line {item.line} names {item.device.name} with an {what} no reader knows: {item.text}"
+    what = "a fatal-class word" if item.fatal else "an error word"
+    return f"line {item.line} names {item.device.name} with {what} no reader knows: {item.text}"
 
 
 def unrecognised_findings(kind: str, items: Iterable[Unrecognised]) -> list[Finding]:

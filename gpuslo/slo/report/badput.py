@@ -7,7 +7,16 @@ from __future__ import annotations
 
 from gpuslo import names
 from gpuslo.slo.report.figures import CAPACITY, job_records
-from gpuslo.slo.report.model import TOP, Section, Table, cannot, hours, ratio, share
+from gpuslo.slo.report.model import (
+    TOP,
+    Section,
+    Table,
+    cannot,
+    goodput_covers,
+    hours,
+    ratio,
+    share,
+)
 
 
 def goodput(doc, extra, wow, fig) -> Section:
@@ -43,7 +52,7 @@ def goodput(doc, extra, wow, fig) -> Section:
             else "."
         ),
         *_uncommitted_line(fig),
-        *_no_commit_line(doc["jobs"]),
+        *_no_commit_line(doc["jobs"], goodput_covers(doc)),
     )
     return Section("goodput", title, lines,
                    (Table(("badput waterfall", "GPU-hours", "share of allocated"), rows), *tables))
@@ -59,17 +68,22 @@ def _uncommitted_line(fig) -> tuple[str, ...]:
             "allocated GPU-hours, not in the badput.",)
 
 
-def _no_commit_line(jobs: list[dict]) -> tuple[str, ...]:
+def _no_commit_line(jobs: list[dict], covers: str | None = None) -> tuple[str, ...]:
     """The sentence naming the jobs whose journals hold no commit evidence (their goodput and
-    ETTR unknown: `attribution.job_summary`'s `committed`)."""
+    ETTR unknown: `attribution.job_summary`'s `committed`); `covers` (`goodput_covers`): the
+    training logs whose goodput is unknown are left out of the allocated GPU-hours and the SLI
+    (`Frames.goodput_unknown`), and the sentence says so instead."""
     blind = sorted(j["job"] for j in jobs if j.get("committed") is False)
     if not blind:
         return ()
     named = ", ".join(blind[:TOP]) + (f" and {len(blind) - TOP} more" if len(blind) > TOP else "")
+    where = (f"their GPU-time is left out of the allocated GPU-hours, the waterfall and the SLI "
+             f"({covers}), their spans and interruptions still count" if covers else
+             "their GPU-time stays in the allocated GPU-hours and in the SLI as the counters "
+             "book it")
     return (f"{len(blind)} job(s) ({named}) show no commit evidence (no checkpoint, no restart "
             "from a step): which of their progress was committed cannot be known, so their "
-            "goodput and ETTR are unknown (—); their GPU-time stays in the allocated GPU-hours and "
-            "in the SLI as the counters book it.",)
+            f"goodput and ETTR are unknown (—); {where}.",)
 
 
 def _job_table(jobs: list[dict]) -> Table:

@@ -14,6 +14,7 @@ from gpuslo.slo.report.model import (
     GENERATED_BY,
     Report,
     Table,
+    goodput_covers,
     hours,
     mttr_text,
     ratio,
@@ -78,7 +79,7 @@ def headline(doc: dict) -> list[tuple[str, str]]:
         *((("data covers", covers),) if covers else ()),
         *((("recording rules' usable ratio", rules_check_text(check)),) if differs else ()),
         *_capacity_headline(doc, fig),
-        *_job_headline(fig),
+        *_job_headline(fig, goodput_covers(doc)),
         ("MTTR (mean fault duration)", mttr_text(fig)),
     ]
 
@@ -107,13 +108,18 @@ GOODPUT_LABEL = goodput_label(figures.JOURNALS)
 BADPUT_LABEL = "job badput GPU-hours by layer (allocated usable time without progress)"
 
 
-def _job_headline(fig: figures.Figures) -> list[tuple[str, str]]:
-    """Productive, goodput and badput; one 'no job data' line when the source has no jobs."""
+def _job_headline(fig: figures.Figures, covers: str | None = None) -> list[tuple[str, str]]:
+    """Productive, goodput and badput; one 'no job data' line when the source has no jobs;
+    `covers` (`goodput_covers`) follows the goodput ratio when some logs' goodput is unknown."""
     if fig.not_allocated_label == figures.NOT_ALLOCATED:
         return [("jobs", "no job data (so no productive GPU-hours, goodput or badput)")]
+    if covers and not fig.allocated:  # every log's goodput unknown: no figure, never 0.0
+        return [(f"productive GPU-hours ({fig.productive_basis})", f"— ({covers})"),
+                (goodput_label(figures.job_records(fig)), f"— ({covers}; see data quality)")]
     return [
         (f"productive GPU-hours ({fig.productive_basis})", hours(fig.productive)),
-        (goodput_label(figures.job_records(fig)), ratio(fig.goodput_ratio)),
+        (goodput_label(figures.job_records(fig)),
+         ratio(fig.goodput_ratio) + (f" ({covers}; see data quality)" if covers else "")),
         (BADPUT_LABEL, _by_layer(fig.job_badput_by_layer)),
         *(((f"{names.UNCOMMITTED_LABEL} GPU-hours (allocated, neither productive nor badput)",
             hours(fig.uncommitted)),) if fig.uncommitted is not None else ()),

@@ -125,3 +125,14 @@ def window_text(doc: dict) -> str:
     if (doc.get("window") or {}).get("dated") is False:
         return "undated (relative to the log's start)"
     return f"{doc.get('start')} to {doc.get('end')}"
+
+
+def goodput_covers(doc: dict) -> str | None:
+    """'goodput covers k of n training logs' when some logs read have an unknown goodput
+    (`data_quality.goodput_logs`; their spans and interruptions still count), else None."""
+    logs = (doc.get("data_quality") or {}).get("goodput_logs") or {}
+    if logs.get("known", 0) >= logs.get("logs", 0):
+        return None
+    if not logs["known"]:
+        return f"goodput unknown for every training log read ({logs['logs']})"
+    return f"goodput covers {logs['known']} of {logs['logs']} training logs"

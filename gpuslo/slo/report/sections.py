@@ -20,6 +20,7 @@ from gpuslo.slo.report.model import (
     Section,
     Table,
     cannot,
+    goodput_covers,
     hours,
     mttr_text,
     ratio,
@@ -93,14 +94,19 @@ def _period_row(days: list[dict]) -> tuple[str, ...]:
 
 def slos(doc, extra, wow, fig) -> Section:
     cannot = (doc.get("data_quality") or {}).get("cannot_fill") or {}
+    covers = goodput_covers(doc)
     rows, notes = (), ()
     for s in (doc.get("slos") or {}).values():
         if s["name"] in cannot:
             rows += ((s["name"], ratio(s["objective"]), "—", "—", "—", "—"),)
             notes += (f"{s['name']}: not measured — {cannot[s['name']]}.",)
             continue
-        rows += ((s["name"], ratio(s["objective"]), ratio(s["sli"]),
-                  "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no"),
+        met = "—" if s["compliant"] is None else ("yes" if s["compliant"] else "no")
+        if s["name"] == names.SLO_JOB_GOODPUT and s["compliant"] is not None and covers:
+            met += f" (partial: {covers})"  # a met SLO over part of the logs says so
+            notes += (f"{s['name']}: measured over part of the data only — {covers}; the "
+                      "rest is listed under data quality.",)
+        rows += ((s["name"], ratio(s["objective"]), ratio(s["sli"]), met,
                   ratio(s["error_budget_remaining"]), ratio(s["burn_rate"])),)
     burn = tuple(
         (

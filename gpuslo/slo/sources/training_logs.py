@@ -12,9 +12,13 @@ once (`stdin_at_most_once`, as `gpuslo goodput -` reads it; named `<stdin>`). Ra
 when a path cannot be read or holds no log or when no log gives GPU-seconds (each one's reason in
 the message: an empty or binary stdin is one line naming `<stdin>`), UsageError for gpus below 1
 or `-` named twice. Logs that tell nothing (binary, no progress line) are listed in
-`cannot_fill["training_logs"]`, never given a made-up goodput, and so are logs whose goodput is
-unknown (no commit evidence: Lightning saves silently; no clock), with the reason: the
-calculator would book their progress as uncommitted or wasted, a held 0.0 and ETTR 0.0. Logs
+`cannot_fill["training_logs"]`, never given a made-up goodput. A log that is read but whose
+goodput is unknown (no commit evidence: Lightning saves silently) keeps its events, so its span,
+interruptions, hangs and restarts count (newcomer6 finding 7: a directory of crashing jobs read
+"0 job interruptions"), and is named in `Frames.goodput_unknown`, which the engine leaves out of
+every goodput figure (the calculator would book its progress as uncommitted or wasted, a held
+0.0 and ETTR 0.0); `cannot_fill` then says which logs the goodput covers (`goodput_coverage`:
+"goodput covers k of n training logs", or `job_goodput` when it covers none). Logs
 whose lines carry no dates (every time before DATED_FROM: they count from the log's first line)
 set `cannot_fill["dates"]`, so the report gives a window length and no calendar date; beside
 dated logs they are left out (listed under `training_logs`).
@@ -103,19 +107,27 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     profiles = load_profiles(profiles_path)
     named = ", ".join(map(data_name, paths))
     dated, undated, unread, skipped = [], [], [], []
-    for path in log_files(paths, skipped):
+    unknown: dict[str, tuple[str, str]] = {}  # job -> (log name, why its goodput is unknown)
+    found = log_files(paths, skipped)
+    for path in found:
         result = analyse_log(path, profiles, gpus=gpus)
-        if result.document["status"] != "ok":  # nothing read, or its goodput unknown
-            unread.append(f"{data_name(path)}: {why_unknown(result.document)}")
+        document = result.document
+        if document["status"] != "ok" and (document["not_read"] or not result.events):
+            unread.append(f"{data_name(path)}: {why_unknown(document)}")  # nothing read
             continue
-        rows = events_from_journal(result.events, result.events[0]["job"], "log")
+        job = result.events[0]["job"]
+        if document["status"] != "ok":  # read, its goodput unknown: span, crashes still count
+            unknown[job] = (data_name(path), why_unknown(document))
+        rows = events_from_journal(result.events, job, "log")
         (dated if max(e["t"] for e in result.events) >= DATED_FROM else undated).append(
             (path, rows))
     if dated and undated:  # an undated log has no place on the dated logs' calendar
         unread += [f"{data_name(path)}: no dates in it, so no place beside the dated logs"
-                   for path, _ in undated]
+                   + _uncounted(found_rows) for path, found_rows in undated]
+        for _, found_rows in undated:
+            unknown.pop(found_rows[0]["job"], None)
         undated = []
-    rows = [row for _, found in dated + undated for row in found]
+    rows = [row for _, found_rows in dated + undated for row in found_rows]
     if not rows:  # one line, naming why, rather than the engine's "no timestamps"
         # the error names the file(s): each reason says it once
         why = [u.removeprefix(f"{named}: ") for u in unread[:3]]
@@ -128,9 +140,41 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
         cannot_fill["dates"] = UNDATED
     if unread or skipped:
         cannot_fill["training_logs"] = _listed(unread + skipped)
+    known = len(dated) + len(undated) - len(unknown)
+    cannot_fill.update(goodput_coverage(known, len(found), list(unknown.values())))
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
                   cannot_fill=cannot_fill, source=f"training logs {named}",
-                  jobs_from=TRAINING_LOGS_BASIS)
+                  jobs_from=TRAINING_LOGS_BASIS, goodput_unknown=frozenset(unknown),
+                  goodput_logs=(known, len(found)))
+
+
+def _uncounted(rows: list[dict]) -> str:
+    """' (its N interruption(s) not counted)' for a log left off the calendar whose events show
+    failed ends or restarts, so a crash there is named rather than dropped in silence."""
+    hits = sum(1 for r in rows if r["event"] == "restart"
+               or (r["event"] == "job_end" and r["status"] not in ("", "completed")))
+    return f" (its {hits} interruption(s) not counted)" if hits else ""
+
+
+def goodput_coverage(known: int, logs: int, unknown: list[tuple[str, str]]) -> dict[str, str]:
+    """The `cannot_fill` entry for logs whose goodput is unknown (`unknown`: (log name, why)),
+    grouped by reason so twelve logs with one reason say it once: `job_goodput` (the SLO is not
+    measured) when no log of `logs` has a known goodput, else `goodput_coverage` ("goodput
+    covers k of n training logs"); {} when every log read has one."""
+    if not unknown:
+        return {}
+    by_reason: dict[str, list[str]] = {}
+    for name, why in unknown:
+        by_reason.setdefault(why, []).append(name)
+    reasons = "; ".join(f"{why} ({len(names_)} log{'s' * (len(names_) > 1)}: "
+                        f"{_listed(names_).replace('; ', ', ')})"
+                        for why, names_ in by_reason.items())
+    if not known:
+        return {"job_goodput": f"goodput unknown for every training log read ({logs}); their "
+                               f"interruptions and spans are still counted: {reasons}"}
+    return {"goodput_coverage": f"goodput covers {known} of {logs} training logs; unknown for "
+                                f"{len(unknown)}, whose interruptions and spans are still "
+                                f"counted: {reasons}"}
 
 
 LISTED = 20  # files named in `cannot_fill["training_logs"]`; the rest are counted

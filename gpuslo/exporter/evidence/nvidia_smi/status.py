@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from gpuslo.exporter.evidence.clock_events import reason_of_key, reasons_of_mask
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.gpu_status import GpuStatus
+from gpuslo.exporter.evidence.nvidia_smi.unread import unread_faults
 from gpuslo.exporter.evidence.nvidia_smi.values import (
     GpuReading,
     clean,
@@ -296,4 +297,5 @@ def reading_from_fields(
         out.setdefault("reset_required", True)
     status = GpuStatus(**{k: v for k, v in out.items() if v is not None})
     return GpuReading(status=status, field_errors=errors, line=line, architecture=arch,
-                      faults_shown=shows_faults(fields))
+                      faults_shown=shows_faults(fields),
+                      unread_faults=unread_faults(fields, out.get("model"), out.get("family")))

@@ -144,6 +144,8 @@ class GpuReading:
             (`FAULT_KEYS`: ECC errors, row remapping, retired pages, recovery action, reset
             status), even as `N/A`: a `-q -d PERFORMANCE` section, `--query-gpu` columns of
             temperature and utilisation. What it shows is judged; those faults were not read.
+        unread_faults: (field, why) fault-carrying fields the GPU carries but shows only as
+            `N/A` (`nvidia_smi.unread`: an uncorrectable-ECC count with ECC enabled).
     """
 
     status: GpuStatus
@@ -152,6 +154,7 @@ class GpuReading:
     architecture: str | None = None
     health_shown: bool = True
     faults_shown: bool = True
+    unread_faults: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
