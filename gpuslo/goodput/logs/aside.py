@@ -66,7 +66,7 @@ def set_apart(reading: Reading, epochs: bool = False) -> bool:
     """A timing line of durations set apart (see the module docstring); `epochs`: the log's
     steps are its epochs."""
     tpl = reading.template
-    values = [f for f in tpl.fields if not _size(f)]
+    values = [f for f in tpl.fields if not is_size(f)]
     if reading.step is not None or reading.epoch is not None or reading.epoch_marker or (
             len(values) > MAX_VALUES):
         return False
@@ -88,7 +88,7 @@ def set_apart(reading: Reading, epochs: bool = False) -> bool:
     return True
 
 
-def _size(f: Any) -> bool:
+def is_size(f: Any) -> bool:
     """A memory size or a share (`946.27 MB`, `12%`): its unit, glued or the word after it."""
     after = f.after.split()
     return f.unit.lower() in SIZE_UNITS or bool(after) and after[0].strip(",;|").lower() in (

@@ -44,8 +44,7 @@ import re
 from statistics import median
 from typing import Any
 
-from gpuslo.goodput.logs.aside import MAX_VALUES
-from gpuslo.goodput.logs.aside import _size as size
+from gpuslo.goodput.logs.aside import MAX_VALUES, is_size
 from gpuslo.goodput.logs.counters import EPOCH_WORDS, words
 from gpuslo.goodput.logs.durations import PER_STEP_HINTS
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD
@@ -72,7 +71,7 @@ def window_steps(reading: Reading, progress: list[Reading]) -> int | None:
     timed = [i for i, r in reading.roles.items() if r.role in _DURATIONS]
     if len(timed) != 1 or any(h in tpl.fields[timed[0]].key.lower() for h in PER_STEP_HINTS):
         return None
-    others = [f for f in tpl.fields if not size(f) and f.index not in (reading.epoch, _total(
+    others = [f for f in tpl.fields if not is_size(f) and f.index not in (reading.epoch, _total(
         reading))]
     if len(others) > MAX_VALUES or _DAY.search(tpl.text):
         return None  # a record of many values, or a date (gpustat's `host Sun Oct 16 09:35:…`)
