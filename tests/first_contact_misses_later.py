@@ -252,4 +252,11 @@ LATER_TRAINING_MISSES = {
     # epoch and its facts give the per-epoch values as printed (3..0) where gpuslo reads the
     # job-wide count (the fresh20 convention note above).
     ("training_logs", "fresh21"): {"Y01", "Y08", "Y12", "Y14"},
+    # Twenty-second fresh batch (20 log files committed to 20 repositories, SOURCES_z.md), scored
+    # once at the start of round 17, before its fixes: 6/20 (2026-12-07; tests/data/first_contact/
+    # training_logs_fresh22_2026-12-07.txt). Not yet worked on.
+    ("training_logs", "fresh22"): {
+        "Z01", "Z02", "Z07", "Z08", "Z09", "Z10", "Z11", "Z12", "Z13", "Z14", "Z16", "Z17",
+        "Z19", "Z20",
+    },
 }
