@@ -191,6 +191,8 @@ def _preferred_own(rec: Any, prev: Any | None, wall: tuple[float, int] | None,
         return (p.line_s + rec.carry) / (delta or 1), "line_s"
     if wall is not None:
         return wall[0] / wall[1], "stamps"
+    if timer is None and not delta and _settled_ema(rec):
+        return _rate(rec), "settled_rate"
     elapsed = timer[0] / timer[1] if timer is not None else _bar_elapsed(rec)
     if elapsed is not None and not _finer_rate(rec, means):
         return elapsed, "elapsed"
@@ -226,6 +228,27 @@ def _coarse(rec: Any, prev: Any | None) -> tuple[float | None, str]:
     if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
         return (rec.ts - prev.ts) / (rec.delta or 1), "stamps_coarse"
     return None, ""
+
+
+SETTLED_S = 60.0  # tqdm's EMA rate on a draw this long after its bar began is settled ...
+SETTLED_STEPS = 100  # ... over at least this many steps
+
+
+def _settled_ema(rec: Any) -> bool:
+    """True when a bar's draw with no draw of its run before it to time it by (`timer` None)
+    prints tqdm's smoothed rate (a bar with time left: `[elapsed<remaining, rate]`, its rate an
+    EMA of the last updates, smoothing 0.3) long settled: at least `SETTLED_S` and
+    `SETTLED_STEPS` since the bar began. That rate is the steps' own time; the elapsed time over
+    the steps since the bar began also holds the bar's first steps (data workers starting, the
+    first kernels), which a step's median does not (fresh21 Y12, AllenNLP: `4573/7882 [21:50<
+    11:54,  4.63it/s]` alone, 0.216 s a batch where 1310 s / 4573 is 0.286). A draw early in
+    its bar (the EMA not settled), or one a draw before it times, keeps the mean."""
+    p = rec.prog
+    if p.rate_s is None or p.elapsed is None or rec.bar_start is None or not p.bar or (
+            p.matcher is None) or p.elapsed < SETTLED_S or (
+            rec.glob - rec.bar_start < SETTLED_STEPS):
+        return False
+    return any(r.role == "remaining" for r in p.matcher.reading.roles.values())
 
 
 def _bar_elapsed(rec: Any) -> float | None:
