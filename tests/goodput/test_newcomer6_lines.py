@@ -3,7 +3,8 @@ newcomer's real lines (the issue thread named above each) with a negative beside
 transcript whose process was killed and launched again is two runs (#21); interleaved per-rank
 tqdm bars are each a counter over its own total, never one counter whose totals rise (#12); a
 bar first seen at `00:00` whose steps fit that second at its own rate ran from 0, no resume
-(#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3).
+(#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3);
+a step logged as a float in a bar's postfix (`step=7440.0`) is the step, the bar's clock none (#19).
 """
 
 from __future__ import annotations
@@ -313,3 +314,28 @@ def test_resuming_training_with_no_path_is_no_restore() -> None:
     # negative: the words with no model path name nothing loaded (and the epoch bar ran from 0)
     for words in ("Resuming training", "Resume training from scratch"):
         assert read([words, *LUDWIG[1:]])["restarts"] == []
+
+
+# -- #19: Lightning's bar carrying the job-wide step as a float in its postfix -----------------
+# rhasspy/piper#746 (comment by nvjob, verbatim, 2 lines; the stop line glued by tqdm's `\r`)
+PIPER_BAR = "Epoch 5999: 100% 2/2 [00:03<00:00,  1.92s/it, v_num=2, step=7440.0]"
+PIPER = [PIPER_BAR + "`Trainer.fit` stopped: `max_epochs=6000` reached.", PIPER_BAR]
+
+
+def test_a_bars_postfix_step_logged_as_a_float_is_the_step() -> None:
+    doc = read(PIPER)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (7440, 7440)
+    assert doc["steps"]["epoch_last"] == 5999
+    # the bar's 3 s are its 2 batches', not 7,440 steps': no step time rather than 0.4 ms
+    assert doc["step_time_s"]["median"] is None
+
+
+def test_a_whole_float_step_off_a_bar_or_before_its_rate_stays_a_metric() -> None:
+    # negative: the same float on a line with no bar, and a float `step` before a bar's rate
+    # (tqdm's description, not its postfix), leave the bar's own n/N the steps
+    doc = read(["loss: 0.25, step=7440.0", "loss: 0.24, step=7440.0",
+                " 50%|█████     | 1/2 [00:01<00:01,  1.00s/it]",
+                " 100%|██████████| 2/2 [00:02<00:00,  1.00s/it]"])
+    assert doc["steps"]["last"] == 2
+    doc = read(["step=7440.0 100%|██████████| 2/2 [00:03<00:00,  1.92s/it, v_num=2]"] * 2)
+    assert doc["steps"]["last"] == 2
