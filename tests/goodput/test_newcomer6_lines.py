@@ -4,13 +4,19 @@ transcript whose process was killed and launched again is two runs (#21); interl
 tqdm bars are each a counter over its own total, never one counter whose totals rise (#12); a
 bar first seen at `00:00` whose steps fit that second at its own rate ran from 0, no resume
 (#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3);
-a step logged as a float in a bar's postfix (`step=7440.0`) is the step, the bar's clock none (#19).
+a step logged as a float in a bar's postfix (`step=7440.0`) is the step, the bar's clock none (#19);
+a bar or a traceback's header as wide as the terminal wrap opens its own record (#6).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.clock import Clock
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import RecordPipe
 from gpuslo.goodput.logs.reader import parse_lines
 
 PROFILES = load_profiles()
@@ -339,3 +345,34 @@ def test_a_whole_float_step_off_a_bar_or_before_its_rate_stays_a_metric() -> Non
     assert doc["steps"]["last"] == 2
     doc = read(["step=7440.0 100%|██████████| 2/2 [00:03<00:00,  1.92s/it, v_num=2]"] * 2)
     assert doc["steps"]["last"] == 2
+
+
+# -- #6: a crash cited at a loss record: a bar and rich's traceback box joined as wrapped lines --
+# Facico/Chinese-Vicuna#147 (fresh11 N04, the case's lines): dicts, the bar and the box's header
+# each padded to 163 columns, the wrap width
+N04 = sorted((Path(__file__).resolve().parents[1] / "data" / "training_logs" / "fresh11"
+              / "cases").glob("N04_*.log"))[0].read_text().splitlines()
+
+
+def _records(lines: list[str], wrap: int) -> list[tuple[int, str]]:
+    pipe = RecordPipe(Normaliser(PROFILES), Clock(), wrap)
+    out = [r for number, line in enumerate(lines, start=1) for r in pipe.push(number, line)]
+    return [(r.line, r.text.strip()[:40]) for r in out + pipe.flush()]
+
+
+def test_a_crash_glued_to_a_padded_bar_is_cited_at_its_traceback_line() -> None:
+    crash = read(N04)["interruptions"][0]
+    assert (crash["line"], crash["after_step"]) == (5, 50)
+    assert "Traceback (most recent call last)" in crash["text"]
+
+
+def test_a_bar_or_a_traceback_header_as_wide_as_the_wrap_opens_its_own_record() -> None:
+    wide = "{'loss': 1.3664, 'epoch': 0.06}".ljust(60)
+    bar = "  2%|██▉         | 50/2019 [24:43<15:52:05, 29.01s/it".ljust(60)
+    head = "─── Traceback (most recent call last) ───╮".ljust(60)
+    assert [n for n, _ in _records([wide, bar, head, "│ x.py:261 in <module> │"], 60)] == [
+        1, 2, 3, 4]
+    # negative: a line cut at the width still joins its rest, a rest that names a traceback
+    # inside its words included
+    assert [n for n, _ in _records([wide, "'lr': 0.0001}"], 60)] == [1]
+    assert len(_records([wide, "see the Traceback (most recent call last) above"], 60)) == 1
