@@ -124,3 +124,10 @@ def test_an_early_lone_draw_keeps_its_mean_since_the_bar_began() -> None:
     bar = " 10%|#         | 30/300 [00:40<06:00,  1.00s/it]"
     doc = read([bar, "Traceback (most recent call last):", "    x()"])
     assert abs(doc["step_time_s"]["median"] - 40 / 30) < 1e-3
+
+
+def test_a_lone_final_draw_keeps_its_mean() -> None:
+    # negative: a bar's last draw at n = N: its EMA holds the loop's end (an eval, a save)
+    bar = "100%|##########| 300/300 [06:00<00:00,  3.00s/it]"
+    doc = read([bar, "Traceback (most recent call last):", "    x()"])
+    assert abs(doc["step_time_s"]["median"] - 360 / 300) < 1e-3

@@ -242,11 +242,13 @@ def _settled_ema(rec: Any) -> bool:
     the steps since the bar began also holds the bar's first steps (data workers starting, the
     first kernels), which a step's median does not (fresh21 Y12, AllenNLP: `4573/7882 [21:50<
     11:54,  4.63it/s]` alone, 0.216 s a batch where 1310 s / 4573 is 0.286). A draw early in
-    its bar (the EMA not settled), or one a draw before it times, keeps the mean."""
+    its bar (the EMA not settled), one a draw before it times, and a bar's final draw (n = N:
+    its EMA holds the loop's end, `progress._ran_by_rate`) keep the mean."""
     p = rec.prog
     if p.rate_s is None or p.elapsed is None or rec.bar_start is None or not p.bar or (
             p.matcher is None) or p.elapsed < SETTLED_S or (
-            rec.glob - rec.bar_start < SETTLED_STEPS):
+            rec.glob - rec.bar_start < SETTLED_STEPS) or (
+            rec.total is not None and rec.printed >= rec.total):
         return False
     return any(r.role == "remaining" for r in p.matcher.reading.roles.values())
 
