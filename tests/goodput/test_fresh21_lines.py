@@ -131,3 +131,13 @@ def test_a_lone_final_draw_keeps_its_mean() -> None:
     bar = "100%|##########| 300/300 [06:00<00:00,  3.00s/it]"
     doc = read([bar, "Traceback (most recent call last):", "    x()"])
     assert abs(doc["step_time_s"]["median"] - 360 / 300) < 1e-3
+
+
+def test_a_bar_run_of_several_draws_keeps_its_clock() -> None:
+    # negative: OpenRLHF's bar (dev A13): the first draw's EMA (6.63 s) strays from the steps'
+    # 11.03 s; the run's later draws time it, not the EMA
+    post = "pg=-0.0683, rm=-0.5, kl=0, act_lr=4.95e-7]"
+    lines = [f"Train epoch [1/1]:  99%|█████████▉| 127/128 [23:32<00:06,  6.63s/it, {post}",
+             "Traceback (most recent call last):", "    x()",
+             f"Train epoch [1/1]: 100%|██████████| 128/128 [23:32<00:00, 26.11s/it, {post}"]
+    assert read(lines)["step_time_s"]["median"] > 10
