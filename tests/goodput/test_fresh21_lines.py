@@ -141,3 +141,13 @@ def test_a_bar_run_of_several_draws_keeps_its_clock() -> None:
              "Traceback (most recent call last):", "    x()",
              f"Train epoch [1/1]: 100%|██████████| 128/128 [23:32<00:00, 26.11s/it, {post}"]
     assert read(lines)["step_time_s"]["median"] > 10
+
+
+def test_a_run_header_after_an_untimed_configuration_line_is_none() -> None:
+    # negative (fresh14 Q20): a model summary's `Batch=256 RAM` line read as a counter, then
+    # the run header and the epoch table: no launch before it had stepped
+    lines = ["  Parameters       : 1,173,411", "  Batch=256 RAM    : ~6.3 MB (data)",
+             "Starting training — 50 epochs, batch=256", "",
+             " Epoch | TrainLoss | TrainAcc |  ValLoss |  ValAcc |       LR |   Time",
+             "     1 |    1.0164 |   50.80% |   0.8634 |  60.67% | 0.001000 |  19.6s"]
+    assert read(lines)["restarts"] == []

@@ -89,9 +89,12 @@ def _header_after_steps(items: list[Any], k: int) -> bool:
     `Accelerator state:` .. `Starting training`, the log ending in that start-up). A header
     printed between records of one counter that goes on (a script's second stage in one
     process: `Starting training stage 2`, then the next step) is none, nor is one before any
-    step (the header of the log's own launch, each rank's print of it included)."""
+    step (the header of the log's own launch, each rank's print of it included), nor one after
+    a record the loop's clock does not time (no step time, no elapsed time: a configuration
+    line read as a counter, `Batch=256 RAM : ~6.3 MB (data)` above `Starting training — 50
+    epochs, batch=256`, fresh14 Q20)."""
     last = next((x for x in reversed(items[:k]) if isinstance(x, Record)), None)
-    if last is None or last.glob < 1:
+    if last is None or last.glob < 1 or (last.step_s is None and last.prog.elapsed is None):
         return False
     for later in items[k + 1:]:
         if isinstance(later, Restore):
