@@ -376,3 +376,10 @@ def test_a_bar_or_a_traceback_header_as_wide_as_the_wrap_opens_its_own_record() 
     # inside its words included
     assert [n for n, _ in _records([wide, "'lr': 0.0001}"], 60)] == [1]
     assert len(_records([wide, "see the Traceback (most recent call last) above"], 60)) == 1
+
+
+def test_a_bar_after_a_dangling_key_still_joins_it() -> None:
+    # negative (fresh10 M16, superpoint_graph): the epoch line ends in `:`, its bar follows
+    head = "Epoch 88/450 (results/bremen/standard):"
+    bar = "100%|████████████████████████████████| 11/11 [00:02<00:00,  4.86it/s]"
+    assert [n for n, _ in _records([head, bar], 60)] == [1]

@@ -149,7 +149,9 @@ def _whole(text: str) -> bool:
     rest of a wrapped line nor wrapped itself. Chinese-Vicuna's HF Trainer log (newcomer6 #6,
     fresh11 N04) pads its dict lines, its bar and rich's traceback box to 163 columns: read as
     wrapped, the bar and the box's `Traceback (most recent call last)` joined the loss dict of
-    line 2, and the crash was cited there with a loss record's text."""
+    line 2, and the crash was cited there with a loss record's text. A bar after a dangling
+    `key:` is that key's value and joins it (SPG's `Epoch 88/450 (results/bremen/standard):`
+    then its bar, fresh10 M16)."""
     return bool(_TQDM.search(text) or _TRACEBACK_HEAD.match(text))
 
 
@@ -216,7 +218,8 @@ class RecordPipe:
                 dangling = _DANGLING.search(self._pending[-1]) is not None
                 if not had_prefix and not own and len(self._pending) < MAX_JOIN and (
                         text.strip()) and _first(text) != _first(self._pending[0]) and (
-                        not dangling or _VALUE_START.match(text)) and not _whole(text):
+                        not dangling or _VALUE_START.match(text)) and (
+                        dangling or not _whole(text)):
                     self._pending.append(text)
                     if not wrapped and not _DANGLING.search(text):
                         out += self._flush_pending()
