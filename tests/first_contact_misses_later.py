@@ -246,12 +246,15 @@ LATER_TRAINING_MISSES = {
     # Twenty-first fresh batch (15 logs pasted into issue threads by users of 15 trainers,
     # SOURCES_y.md), scored once at the end of round 16 against its merged work: 11/15
     # (2026-12-07, 4115221; tests/data/first_contact/training_logs_fresh21_2026-12-07.txt).
-    # Not yet worked on: a fail-safe restart worded `Restarting training from last epoch` (Y01)
-    # and a trainer's start-up printed again after step 1 (Y08) read no restart; a tqdm line
-    # with a traceback glued to its end gives no step (Y12); Y14's counter wraps within its
+    # Read right since (tests/goodput/test_fresh21_lines.py): a trainer's fail-safe worded
+    # `Restarting training from last epoch ...` is a restart (Y01); a run header in the HF
+    # examples' `LEVEL - logger - ` format, first printed after the loop stepped and not
+    # followed by the counter going on, is a new launch (Y08); tqdm's ascii bar's partial cell
+    # (`#####8`) is a glyph, so the bar a traceback is glued to gives its step, and a lone draw
+    # long into its bar gives tqdm's settled rate (Y12). Left: Y14's counter wraps within its
     # epoch and its facts give the per-epoch values as printed (3..0) where gpuslo reads the
     # job-wide count (the fresh20 convention note above).
-    ("training_logs", "fresh21"): {"Y01", "Y08", "Y12", "Y14"},
+    ("training_logs", "fresh21"): {"Y14"},
     # Twenty-second fresh batch (20 log files committed to 20 repositories, SOURCES_z.md), scored
     # once at the start of round 17, before its fixes: 6/20 (2026-12-07; tests/data/first_contact/
     # training_logs_fresh22_2026-12-07.txt). Not yet worked on.

@@ -3,13 +3,20 @@ newcomer's real lines (the issue thread named above each) with a negative beside
 transcript whose process was killed and launched again is two runs (#21); interleaved per-rank
 tqdm bars are each a counter over its own total, never one counter whose totals rise (#12); a
 bar first seen at `00:00` whose steps fit that second at its own rate ran from 0, no resume
-(#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3).
+(#2); a bar's step time is its steps after the first draw, not a mean holding the start-up (#3);
+a step logged as a float in a bar's postfix (`step=7440.0`) is the step, the bar's clock none (#19);
+a bar or a traceback's header as wide as the terminal wrap opens its own record (#6).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.clock import Clock
+from gpuslo.goodput.logs.normalise import Normaliser
+from gpuslo.goodput.logs.pipe import RecordPipe
 from gpuslo.goodput.logs.reader import parse_lines
 
 PROFILES = load_profiles()
@@ -313,3 +320,66 @@ def test_resuming_training_with_no_path_is_no_restore() -> None:
     # negative: the words with no model path name nothing loaded (and the epoch bar ran from 0)
     for words in ("Resuming training", "Resume training from scratch"):
         assert read([words, *LUDWIG[1:]])["restarts"] == []
+
+
+# -- #19: Lightning's bar carrying the job-wide step as a float in its postfix -----------------
+# rhasspy/piper#746 (comment by nvjob, verbatim, 2 lines; the stop line glued by tqdm's `\r`)
+PIPER_BAR = "Epoch 5999: 100% 2/2 [00:03<00:00,  1.92s/it, v_num=2, step=7440.0]"
+PIPER = [PIPER_BAR + "`Trainer.fit` stopped: `max_epochs=6000` reached.", PIPER_BAR]
+
+
+def test_a_bars_postfix_step_logged_as_a_float_is_the_step() -> None:
+    doc = read(PIPER)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (7440, 7440)
+    assert doc["steps"]["epoch_last"] == 5999
+    # the bar's 3 s are its 2 batches', not 7,440 steps': no step time rather than 0.4 ms
+    assert doc["step_time_s"]["median"] is None
+
+
+def test_a_whole_float_step_off_a_bar_or_before_its_rate_stays_a_metric() -> None:
+    # negative: the same float on a line with no bar, and a float `step` before a bar's rate
+    # (tqdm's description, not its postfix), leave the bar's own n/N the steps
+    doc = read(["loss: 0.25, step=7440.0", "loss: 0.24, step=7440.0",
+                " 50%|█████     | 1/2 [00:01<00:01,  1.00s/it]",
+                " 100%|██████████| 2/2 [00:02<00:00,  1.00s/it]"])
+    assert doc["steps"]["last"] == 2
+    doc = read(["step=7440.0 100%|██████████| 2/2 [00:03<00:00,  1.92s/it, v_num=2]"] * 2)
+    assert doc["steps"]["last"] == 2
+
+
+# -- #6: a crash cited at a loss record: a bar and rich's traceback box joined as wrapped lines --
+# Facico/Chinese-Vicuna#147 (fresh11 N04, the case's lines): dicts, the bar and the box's header
+# each padded to 163 columns, the wrap width
+N04 = sorted((Path(__file__).resolve().parents[1] / "data" / "training_logs" / "fresh11"
+              / "cases").glob("N04_*.log"))[0].read_text().splitlines()
+
+
+def _records(lines: list[str], wrap: int) -> list[tuple[int, str]]:
+    pipe = RecordPipe(Normaliser(PROFILES), Clock(), wrap)
+    out = [r for number, line in enumerate(lines, start=1) for r in pipe.push(number, line)]
+    return [(r.line, r.text.strip()[:40]) for r in out + pipe.flush()]
+
+
+def test_a_crash_glued_to_a_padded_bar_is_cited_at_its_traceback_line() -> None:
+    crash = read(N04)["interruptions"][0]
+    assert (crash["line"], crash["after_step"]) == (5, 50)
+    assert "Traceback (most recent call last)" in crash["text"]
+
+
+def test_a_bar_or_a_traceback_header_as_wide_as_the_wrap_opens_its_own_record() -> None:
+    wide = "{'loss': 1.3664, 'epoch': 0.06}".ljust(60)
+    bar = "  2%|██▉         | 50/2019 [24:43<15:52:05, 29.01s/it".ljust(60)
+    head = "─── Traceback (most recent call last) ───╮".ljust(60)
+    assert [n for n, _ in _records([wide, bar, head, "│ x.py:261 in <module> │"], 60)] == [
+        1, 2, 3, 4]
+    # negative: a line cut at the width still joins its rest, a rest that names a traceback
+    # inside its words included
+    assert [n for n, _ in _records([wide, "'lr': 0.0001}"], 60)] == [1]
+    assert len(_records([wide, "see the Traceback (most recent call last) above"], 60)) == 1
+
+
+def test_a_bar_after_a_dangling_key_still_joins_it() -> None:
+    # negative (fresh10 M16, superpoint_graph): the epoch line ends in `:`, its bar follows
+    head = "Epoch 88/450 (results/bremen/standard):"
+    bar = "100%|████████████████████████████████| 11/11 [00:02<00:00,  4.86it/s]"
+    assert [n for n, _ in _records([head, bar], 60)] == [1]

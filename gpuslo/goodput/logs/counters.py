@@ -192,13 +192,27 @@ def whole_global(f: Field) -> bool:
     return bool(seen) and not f.rounded and all(n == int(n) for n in seen) and is_global(f.key)
 
 
+def postfix_step(f: Field, fields: list[Field], roles: dict[int, str], bar: bool) -> bool:
+    """A step logged as a float in a tqdm bar's postfix (Lightning's bar: `Epoch 5999: 100% 2/2
+    [00:03<00:00,  1.92s/it, v_num=2, step=7440.0]`, `self.log` turns every logged value into a
+    float tensor; newcomer6 #19, piper#746): named `step` (or a global name, `whole_global`),
+    after the bar's rate (tqdm's `set_postfix` prints after `[elapsed<remaining, rate`), every
+    value whole and none rounded to three figures (`7.44e+5`). A whole float elsewhere
+    (`loss: 2.0`, `step: 3.0` on a line with no bar) stays a metric."""
+    if not bar or words(f.key) != ["step"]:
+        return False
+    seen = f.known()
+    rated = any(roles.get(g.index) in ("rate_spi", "rate_ips") for g in fields[:f.index])
+    return rated and bool(seen) and not f.rounded and all(n == int(n) for n in seen)
+
+
 def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
                burst: bool = False, lead: str = "") -> int:
     """How much `f` looks like the step counter (module docstring); `roles` the role names by
     field index so far, `burst` the records are copies of one (a constant counter still
     counts), `lead` how the template opens (`opening`)."""
-    if not (f.integer or whole_global(f)) or f.kind != "num" or (
-            roles[f.index] != "metric") or f.unit == "%":
+    if not (f.integer or whole_global(f) or postfix_step(f, fields, roles, bar)) or (
+            f.kind != "num") or roles[f.index] != "metric" or f.unit == "%":
         return 0
     moving = fields[range_end(fields, f.index)]  # a range `[a-b]` moves at its upper end
     seen = moving.known()

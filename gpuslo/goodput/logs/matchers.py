@@ -32,7 +32,7 @@ _DUR = (r"(?:\d{1,4} days?, |\d{1,4}-)?\d{1,3}:\d\d(?::\d\d)?(?:\.\d+)?"
 _DATE = r"\d{4}[-/]\d\d[-/]\d\dT?(?:[ T]?\d\d:\d\d(?::\d\d)?(?:[.,]\d+)?)?"
 _GAP = r"\s*"
 _LETTER = re.compile(r"[^\W\d_]")
-_BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|\[[=>.\s-]{0,300}\])"
+_BAR = r"(?:[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#\s]{0,400}|#{0,400}[1-9] {0,400}|\[[=>.\s-]{0,300}\])"
 _PATTERN = {NUM: _NUM, DUR: _DUR, DATE: _DATE}
 _COUNTS = ("step", "total", "epoch", "range_from")
 MAX_SECONDS = 1e7  # about 115 days: a longer step, window or elapsed time is a misread

@@ -15,7 +15,7 @@ Joins, the capture artefacts that cut one record into several lines:
   which `read` splits at the `\\r`), so the bar is the same process's as its other lines;
 - terminal wrapping: a line exactly `wrap_width` characters long (the width most long lines of
   the sample share, see `wrap_width`) continues on the next line unless that line opens a new
-  record (it has a prefix or a stamp);
+  record (it has a prefix or a stamp, or is a tqdm bar or a traceback's header: `_whole`);
 - a dangling `key:` at the end of a line whose value opens the next line (`cls_loss:\\n1.1, lr`);
 - tables: a line of three or more names separated by tabs or runs of spaces (or by commas alone,
   a CSV file's header: Lightning's metrics.csv; or between `|` borders, names of a few words)
@@ -71,6 +71,10 @@ _BORDERED = re.compile(r"^\s*\|(?:[^|\n]{1,60}\|){3,12}\s*$")
 _SPACED_NAME = re.compile(r"^[A-Za-z_][\w./@():%-]{0,40}(?: [\w./@():%-]{1,40}){0,3}$")
 _BORDER = re.compile(r"^\s*[+|][-=+|:]{5,}[+|]\s*$")  # a table's border or header rule
 _TQDM = re.compile(r"\d%\|[█▉▊▋▌▍▎▏ ]{3,}\|")
+# a line that opens a record of its own, never the rest of a wrapped one (`_whole`): a tqdm bar
+# (tqdm pads itself to the terminal's width, so a bar as wide as the wrap is whole) and a Python
+# traceback's header, also inside rich's box (`─── Traceback (most recent call last) ───╮`)
+_TRACEBACK_HEAD = re.compile(r"^[\W_]{0,120}Traceback \(most recent call last\)")
 _DIGITS = re.compile(r"\d+")
 
 
@@ -140,6 +144,17 @@ def blank_column(piece: str, width: int) -> bool:
         len(piece) > width and not piece[width].isspace())
 
 
+def _whole(text: str) -> bool:
+    """Whether `text` opens a record of its own (`_TQDM`, `_TRACEBACK_HEAD`): it is neither the
+    rest of a wrapped line nor wrapped itself. Chinese-Vicuna's HF Trainer log (newcomer6 #6,
+    fresh11 N04) pads its dict lines, its bar and rich's traceback box to 163 columns: read as
+    wrapped, the bar and the box's `Traceback (most recent call last)` joined the loss dict of
+    line 2, and the crash was cited there with a loss record's text. A bar after a dangling
+    `key:` is that key's value and joins it (SPG's `Epoch 88/450 (results/bremen/standard):`
+    then its bar, fresh10 M16)."""
+    return bool(_TQDM.search(text) or _TRACEBACK_HEAD.match(text))
+
+
 class RecordPipe:
     """The join stage (see the module docstring)."""
 
@@ -174,7 +189,8 @@ class RecordPipe:
             self.unreadable += 1
             return []
         out: list[Rec] = []
-        wrapped = self.wrap is not None and len(cleaned) == self.wrap and not rich
+        wrapped = self.wrap is not None and len(cleaned) == self.wrap and not rich and (
+            not _whole(cleaned))
         carried, self._carried = self._carried, None
         line_rank = None  # the rank the line's prefix names: a message glued after it is its
         for index, piece in enumerate(self.norm.split(cleaned)):
@@ -202,7 +218,8 @@ class RecordPipe:
                 dangling = _DANGLING.search(self._pending[-1]) is not None
                 if not had_prefix and not own and len(self._pending) < MAX_JOIN and (
                         text.strip()) and _first(text) != _first(self._pending[0]) and (
-                        not dangling or _VALUE_START.match(text)):
+                        not dangling or _VALUE_START.match(text)) and (
+                        dangling or not _whole(text)):
                     self._pending.append(text)
                     if not wrapped and not _DANGLING.search(text):
                         out += self._flush_pending()

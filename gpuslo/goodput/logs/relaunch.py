@@ -9,10 +9,12 @@ The class comes from a research trainer's `training.log` (fresh12 O10: `__main__
 Starting training...` at 14:52:20, a RuntimeError traceback, the same line at 14:53:23, `Step 50
 | Loss: …`, and again at 14:55:25 with no line between: three launches). A train_start printed
 again with nothing in between (two loggers echoing one start) is no relaunch; nor is one of
-another wording. Printed again with only a checkpoint load between (no progress, no stop line:
-the launch before died silently), the load opens another launch: a `relaunch` mark before it
-(`_loaded_between`; fresh20 X14's four `Resume training from … @ 41`, `Start Training...!!`).
-Epoch markers printed again are `items._Grouper._header_again`'s.
+another wording. Its first print in the log after the loop stepped is a relaunch too, where the
+loop does not go on after it (`_header_after_steps`: the launch before printed its header
+above the log's first line; fresh21 Y08). Printed again with only a checkpoint load between
+(no progress, no stop line: the launch before died silently), the load opens another launch: a
+`relaunch` mark before it (`_loaded_between`; fresh20 X14's four `Resume training from … @
+41`, `Start Training...!!`). Epoch markers printed again are `items._Grouper._header_again`'s.
 
 `reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
 finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
@@ -64,6 +66,8 @@ def headers_again(items: list[Any]) -> list[Any]:
         before = last.get(shape)
         last[shape] = k
         if before is None:
+            if _header_after_steps(items, k):
+                out[k] = Mark("restart", item.obs, item.t0, item.t1)
             continue
         if any(isinstance(x, (Record, Interruption)) for x in items[before + 1:k]):
             out[k] = Mark("restart", item.obs, item.t0, item.t1)
@@ -73,6 +77,31 @@ def headers_again(items: list[Any]) -> list[Any]:
         start = items[next(j for j in range(load, len(items)) if isinstance(items[j], Mark))]
         out.insert(load, Mark("relaunch", start.obs, items[load].t0, items[load].t0))
     return out
+
+
+def _header_after_steps(items: list[Any], k: int) -> bool:
+    """Whether the run header `items[k]`, its first print in the log, is a new launch's: the
+    loop had stepped before it (a record at step 1 or above: the launch that printed its own
+    header before the log's first line had run), and the loop does not simply go on after it
+    (no record follows; or the next one is not above the last before the header; or a
+    checkpoint load comes between). From fresh21 Y08 (CogVideo's finetune trainer: its bar at
+    `1/54 [43:50<…]`, then the base model's shards loaded again, `Initialized Trainer`,
+    `Accelerator state:` .. `Starting training`, the log ending in that start-up). A header
+    printed between records of one counter that goes on (a script's second stage in one
+    process: `Starting training stage 2`, then the next step) is none, nor is one before any
+    step (the header of the log's own launch, each rank's print of it included), nor one after
+    a record the loop's clock does not time (no step time, no elapsed time: a configuration
+    line read as a counter, `Batch=256 RAM : ~6.3 MB (data)` above `Starting training — 50
+    epochs, batch=256`, fresh14 Q20)."""
+    last = next((x for x in reversed(items[:k]) if isinstance(x, Record)), None)
+    if last is None or last.glob < 1 or (last.step_s is None and last.prog.elapsed is None):
+        return False
+    for later in items[k + 1:]:
+        if isinstance(later, Restore):
+            return True
+        if isinstance(later, Record):
+            return later.glob <= last.glob
+    return True
 
 
 def _loaded_between(items: list[Any], before: int, k: int) -> int | None:

@@ -49,6 +49,7 @@ from gpuslo.goodput.logs.counters import (
     is_step_name,
     opening,
     per_epoch,
+    postfix_step,
     range_end,
     step_score,
     unnamed,
@@ -246,6 +247,7 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)
+    _postfix_clock(reading, names)
     line_times(reading)
     window_by_rate(reading)
     epoch_window(reading)
@@ -254,6 +256,19 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     count_down(reading)
     _decide(reading)
     return reading
+
+
+def _postfix_clock(reading: Reading, names: dict[int, str]) -> None:
+    """A step from a bar's postfix (`counters.postfix_step`, newcomer6 #19: `2/2 [00:03<00:00,
+    1.92s/it, v_num=2, step=7440.0]`) is not what the bar's clock counts (its own iterations):
+    its times are read as none, the step time unknown, not 3 s over 7,440 steps."""
+    fields = reading.template.fields
+    if reading.step is None or not postfix_step(fields[reading.step], fields, names,
+                                                reading.bar):
+        return
+    for i, role in reading.roles.items():
+        if role.role in ("elapsed", "remaining", "rate_spi", "rate_ips"):
+            reading.roles[i] = Role("metric", why="the bar's clock: its iterations, not the step")
 
 
 def _place_counter(reading: Reading) -> None:

@@ -11,6 +11,7 @@ first record that is not a full step (5). `quick(rec)`: a bar that ran from 0 in
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import gpuslo.goodput.logs.epochs as epoch_rules
@@ -76,6 +77,8 @@ def step_times(records: list[Any]) -> None:
     for i, rec in enumerate(records):
         prev = records[i - 1] if i and rec.delta else None
         rec.step_s, rec.source = _preferred(rec, prev, walls[i], timers[i], means)
+    for i in _lone_settled(records, timers):
+        records[i].step_s, records[i].source = _rate(records[i]), "settled_rate"
     prefer_clock(records, walls, timers, mixed)
     for i, rec in enumerate(records):
         rec.warm = rec.prog.held or mixed[i] and (rec.source in _SPAN_SOURCES or (
@@ -226,6 +229,42 @@ def _coarse(rec: Any, prev: Any | None) -> tuple[float | None, str]:
     if prev is not None and rec.ts is not None and prev.ts is not None and rec.ts > prev.ts:
         return (rec.ts - prev.ts) / (rec.delta or 1), "stamps_coarse"
     return None, ""
+
+
+SETTLED_S = 60.0  # tqdm's EMA rate on a draw this long after its bar began is settled ...
+SETTLED_STEPS = 100  # ... over at least this many steps
+
+
+def _lone_settled(records: list[Any], timers: list[Any]) -> list[int]:
+    """The indexes of the records that are their bar run's only draw (one record of its run and
+    start), timed by the bar's elapsed mean or rate alone (no printed time, stamps or span),
+    whose rate is settled (`_settled_ema`). A run of several draws is timed by their clocks'
+    differences (`_bar_run_means`, `_past_start`): measured, where the EMA may stray far
+    (OpenRLHF's `127/128 [23:32<00:06,  6.63s/it]` then `128/128 … 11.04s/it`, dev A13: 11.03 s
+    a step)."""
+    count = Counter((r.run, r.bar_start) for r in records if r.prog.bar)
+    return [i for i, r in enumerate(records)
+            if r.prog.bar and count[(r.run, r.bar_start)] == 1 and timers[i] is None
+            and r.source in ("elapsed", "rate", "") and _settled_ema(r)]
+
+
+def _settled_ema(rec: Any) -> bool:
+    """True when a bar's only draw (`_lone_settled`) prints tqdm's smoothed rate (a bar with
+    time left: `[elapsed<remaining, rate]`, its rate an EMA of the last updates, smoothing
+    0.3) long settled: at least `SETTLED_S` and
+    `SETTLED_STEPS` since the bar began. That rate is the steps' own time; the elapsed time over
+    the steps since the bar began also holds the bar's first steps (data workers starting, the
+    first kernels), which a step's median does not (fresh21 Y12, AllenNLP: `4573/7882 [21:50<
+    11:54,  4.63it/s]` alone, 0.216 s a batch where 1310 s / 4573 is 0.286). A draw early in
+    its bar (the EMA not settled), a run of several draws, and a bar's final draw (n = N:
+    its EMA holds the loop's end, `progress._ran_by_rate`) keep the mean."""
+    p = rec.prog
+    if p.rate_s is None or p.elapsed is None or rec.bar_start is None or not p.bar or (
+            p.matcher is None) or p.elapsed < SETTLED_S or (
+            rec.glob - rec.bar_start < SETTLED_STEPS) or (
+            rec.total is not None and rec.printed >= rec.total):
+        return False
+    return any(r.role == "remaining" for r in p.matcher.reading.roles.values())
 
 
 def _bar_elapsed(rec: Any) -> float | None:

@@ -14,8 +14,8 @@ iteration (ms)`, `'loss'`, `step`) - the name the role inference reads.
 
 `template(text, found) -> str` is the record with every value replaced by a placeholder
 (`\\x01` number, `\\x02` duration, `\\x03` date), progress-bar glyphs (`█▏`, `━`,
-`[====>...]`) one `\\x04` and runs of spaces folded, so that the lines one `print` statement
-writes share one template.
+`[====>...]`, tqdm's ascii `#####8`: `ASCII_BAR`) one `\\x04` and runs of spaces folded, so
+that the lines one `print` statement writes share one template.
 
 Why our own masker and not drain3 (evaluated 2025-12 on the shared corpus and the H200 logs,
 drain3 0.9.11 from PyPI): drain3 splits on whitespace and masks whole tokens, so `[00:57<1:22:40,`
@@ -47,7 +47,13 @@ _VALUE = re.compile(
     rf"{_NUMBER}|(?<![\w.])(?:nan|NaN|inf)(?=(?:ms|%)?(?!\w)))"
     r"(?P<sfx>[kKMGT](?![A-Za-z]))?(?P<unit>[A-Za-z%µ]{1,8}(?:/[A-Za-z]{1,6})?)?"
 )
-_GLYPHS = re.compile(r"(?<=\|)[█▉▊▋▌▍▎▏ ]{1,400}(?=\|)|[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]+"
+# tqdm's `ascii=True` bar (charset ` 123456789#`): full cells `#`, then the partial cell as a
+# digit, padded with blanks, between the percentage's `%|` and the closing `|` (AllenNLP's
+# `loss: 0.0882 ||:  58%|#####8    | 4573/7882 [21:50<11:54,  4.63it/s]`, fresh21 Y12): the
+# digit is a glyph of the bar, no value. A digit between bars not opened by `%|` (a table's
+# `|8|`) stays a value.
+ASCII_BAR = re.compile(r"(?<=%\|)#{0,400}[1-9] {0,400}(?=\|)")
+_GLYPHS = re.compile(ASCII_BAR.pattern + r"|(?<=\|)[█▉▊▋▌▍▎▏ ]{1,400}(?=\|)|[█▉▊▋▌▍▎▏━─╸╺╾╼■□▓▒░#]+"
                      r"|\[[=>.\s-]{3,}\]|\[[=>.\s-]{0,200}>[=>.\s-]{0,200}\]")
 _SPACES = re.compile(r"\s+")
 _KEY = re.compile(r"([A-Za-z_][\w/@.()' -]{0,60}?)\s*[:=]?\s*['\"]?\s*$")
@@ -133,6 +139,8 @@ def values(text: str) -> list[Value]:
     out: list[Value] = []
     last = 0
     matches = list(_VALUE.finditer(text))
+    if "%|" in text and (bar := ASCII_BAR.search(text)) is not None:
+        matches = [m for m in matches if not bar.start() <= m.start() < bar.end()]
     for i, m in enumerate(matches):
         kind = m.lastgroup if m.lastgroup in ("date", "hms", "dhms") else "num"
         if m.group("date"):
