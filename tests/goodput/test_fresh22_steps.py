@@ -1,0 +1,48 @@
+"""Step and step-time classes the fresh22 first-contact batch showed misread (6/20 at first
+contact, tests/data/first_contact/training_logs_fresh22_2026-12-07.txt), each on the case's real
+lines (tests/data/training_logs/fresh22, SOURCES_z.md) with a negative beside it: a near-miss
+that must not be read that way.
+
+- a value wrapped in braces is named by the word before the brace (Z20);
+- a line that both an epoch marker and the epoch-lines-as-steps template match is the one whose
+  whole template it fits (Z12, MindSpore);
+- two unnamed `n/N` pairs side by side are the epoch and the batch within it where the second
+  resets as the first rises (Z09, JDE / ultralytics-yolov3's table);
+- a bar run anew in a few gaps of a line family that goes on across them is an inner loop, not
+  the training, however many times it is redrawn (Z07, LISA's validation tqdm).
+"""
+
+from __future__ import annotations
+
+from gpuslo.goodput.logs.tokens import values
+from tests.goodput.batch_lines import case as batch_case
+from tests.goodput.batch_lines import read
+
+
+def case(name: str) -> list[str]:
+    return batch_case("fresh22", name)
+
+
+def _median(doc: dict) -> float | None:
+    return doc["step_time_s"]["median"]
+
+
+# -- values in braces (Lane_Segmentation's train.py, fresh22 Z20) --------------------------------
+def test_a_value_in_braces_is_named_by_the_word_before_the_brace() -> None:
+    found = values("INFO epoch: {1/300}, step: {8229/8250}, loss : {0.7355070}, lr : {0.0001}")
+    assert [v.key for v in found][:4] == ["INFO epoch", "", "step", ""]
+    assert found[4].key == "loss"
+
+
+def test_a_brace_that_opens_the_record_names_nothing() -> None:
+    # negative: no word before the brace, as with `[`
+    assert values("{3/10} loss 0.2")[0].key == ""
+    assert values("[3/10] loss 0.2")[0].key == ""
+
+
+def test_braced_epoch_and_step_are_read_as_epoch_and_in_epoch_step() -> None:
+    doc = read(case("Z20"))
+    assert doc["steps"]["epoch_first"] is None or doc["steps"]["printed_first"] == 8229
+    assert doc["steps"]["printed_first"] == 8229 and doc["steps"]["printed_last"] == 19
+    assert abs(_median(doc) - 0.303) < 0.005
+    assert doc["restarts"] == []  # the step back to 1 in epoch 2 is the next epoch
