@@ -14,6 +14,9 @@ that must not be read that way.
 
 from __future__ import annotations
 
+from gpuslo.goodput.logs.learn import learn
+from gpuslo.goodput.logs.matchers import own_line
+from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.tokens import values
 from tests.goodput.batch_lines import case as batch_case
 from tests.goodput.batch_lines import read
@@ -25,6 +28,10 @@ def case(name: str) -> list[str]:
 
 def _median(doc: dict) -> float | None:
     return doc["step_time_s"]["median"]
+
+
+def _sample(lines: list[str]) -> list[SampleRecord]:
+    return [SampleRecord(k, text, None, None) for k, text in enumerate(lines, 1)]
 
 
 # -- values in braces (Lane_Segmentation's train.py, fresh22 Z20) --------------------------------
@@ -46,3 +53,27 @@ def test_braced_epoch_and_step_are_read_as_epoch_and_in_epoch_step() -> None:
     assert doc["steps"]["printed_first"] == 8229 and doc["steps"]["printed_last"] == 19
     assert abs(_median(doc) - 0.303) < 0.005
     assert doc["restarts"] == []  # the step back to 1 in epoch 2 is the next epoch
+
+
+# -- an epoch marker and the epoch lines as steps (MindSpore LossMonitor, fresh22 Z12) ----------
+_Z12_STEP = "epoch: 2 step: 62, loss is 2.2144224643707275"
+_Z12_ACC = "epoch: 2 acc: 0.40401785714285715, best acc is 0.40401785714285715"
+
+
+def test_mindspore_loss_monitor_lines_are_the_steps_beside_an_epoch_accuracy_marker() -> None:
+    doc = read(case("Z12"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (1, 21)
+    assert abs(_median(doc) - 0.1436) < 0.002  # `per step time: 143.6 ms` beside each
+
+
+def test_the_marker_line_is_no_step_though_both_cuts_match_it() -> None:
+    learnt = learn(_sample(case("Z12")))
+    (steps,) = [m for m in learnt.progress if m.family == "epochs"]
+    (marker,) = [m for m in learnt.markers if "acc" in m.reading.template.text]
+    for text, own in ((_Z12_STEP, True), (_Z12_ACC, False)):
+        prog = steps.read(text, 1, 1, None, None)
+        assert prog is not None and marker.read(text, 1, 1, None, None) is not None
+        assert own_line(prog, marker, text) is own
+    # negative: a line of a third shape that both cuts match fits neither whole
+    other = "epoch: 2 lr: 0.001"
+    assert not own_line(steps.read(other, 1, 1, None, None), marker, other)
