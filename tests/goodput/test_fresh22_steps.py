@@ -14,9 +14,11 @@ that must not be read that way.
 
 from __future__ import annotations
 
+from gpuslo.goodput.logs.leadpair import inner_pair
 from gpuslo.goodput.logs.learn import learn
 from gpuslo.goodput.logs.matchers import own_line
-from gpuslo.goodput.logs.templates import SampleRecord
+from gpuslo.goodput.logs.roles import read_template
+from gpuslo.goodput.logs.templates import SampleRecord, group
 from gpuslo.goodput.logs.tokens import values
 from tests.goodput.batch_lines import case as batch_case
 from tests.goodput.batch_lines import read
@@ -77,3 +79,37 @@ def test_the_marker_line_is_no_step_though_both_cuts_match_it() -> None:
     # negative: a line of a third shape that both cuts match fits neither whole
     other = "epoch: 2 lr: 0.001"
     assert not own_line(steps.read(other, 1, 1, None, None), marker, other)
+
+
+# -- two unnamed n/N pairs: epoch and batch (JDE train.py, fresh22 Z09) -------------------------
+_Z09 = ["2021-01-25 05:58:59 [INFO]:     0/29       0/165     0.227      2.06        19       158",
+        "2021-01-25 06:04:17 [INFO]:     0/29      40/165     0.172      1.99      18.7       149",
+        "2021-01-25 06:09:34 [INFO]:     0/29      80/165     0.125      1.34      18.2       104",
+        "2021-01-25 07:20:13 [INFO]:     1/29       0/165    0.0364     0.104      15.4     -5.01",
+        "2021-01-25 07:25:31 [INFO]:     1/29      40/165    0.0351    0.0865      15.5     -5.37"]
+
+
+def _pair_roles(rows: list[str]) -> tuple[int | None, int | None]:
+    texts = [r.split(" ", 2)[2] for r in rows]  # `[INFO]: …`, the stamp cut
+    (tpl,) = group(_sample(texts))
+    reading = read_template(tpl)
+    return reading.epoch, reading.step
+
+
+def test_two_unnamed_pairs_are_the_epoch_and_the_batch_within_it() -> None:
+    assert _pair_roles(_Z09) == (0, 2)
+    doc = read(case("Z09"))
+    assert abs(_median(doc) - 7.925) < 0.05  # the stamps 40 batches apart, over 40
+
+
+def test_two_pairs_whose_second_does_not_reset_with_the_first_are_not_so_read() -> None:
+    # negatives: the second goes on where the first rises (two counters of their own), and a
+    # first pair that jumps by two
+    on = [r.replace("     1/29       0/165", "     1/29     120/165").replace(
+        "     1/29      40/165", "     1/29     160/165") for r in _Z09]
+    jump = [r.replace("     1/29", "     3/29") for r in _Z09]
+    for rows in (on, jump):
+        texts = [r.split(" ", 2)[2] for r in rows]  # `[INFO]: …`, the stamp cut
+        (tpl,) = group(_sample(texts))
+        assert inner_pair(tpl.fields, 0) is None
+        assert _pair_roles(rows)[1] == 0
