@@ -113,3 +113,26 @@ def test_two_pairs_whose_second_does_not_reset_with_the_first_are_not_so_read() 
         (tpl,) = group(_sample(texts))
         assert inner_pair(tpl.fields, 0) is None
         assert _pair_roles(rows)[1] == 0
+
+
+# -- a validation bar run between epochs (LISA train_ds.py, fresh22 Z07) ------------------------
+def test_a_bar_run_anew_between_the_step_lines_is_an_evaluation_not_the_steps() -> None:
+    doc = read(case("Z07"))
+    assert (doc["steps"]["printed_first"], doc["steps"]["printed_last"]) == (23, 3)
+    assert abs(_median(doc) - 37.616) < 0.05  # `Time 38.311 (38.311)`: the batch time
+    assert doc["restarts"] == []  # two ranks' redraws of the bar are no restarts
+
+
+def _bar(n: int, total: int = 50) -> str:
+    return f"{100 * n // total:3d}%|{'#' * (n // 5):<10}| {n}/{total} [00:{n:02d}<00:10,  4.10it/s]"
+
+
+def test_a_training_bar_between_epoch_summaries_stays_the_steps() -> None:
+    # negative: one summary line a gap (an epoch's end, its step named), the bar filling each
+    # gap anew: the bar is the training, not a loop run between the lines' steps
+    lines = ["Iter 0/150 loss 0.900 val_loss 0.95"]
+    for epoch in range(1, 4):
+        lines += [_bar(n) for n in range(0, 51, 5)]
+        lines.append(f"Iter {50 * epoch}/150 loss {0.5 / epoch:.3f} val_loss 0.61")
+    assert learn(_sample(lines)).inner == []
+    assert learn(_sample(case("Z07"))).inner == ["bar:n/N:"]

@@ -352,7 +352,8 @@ class LogReader:
         known = {m.family for m in self.learnt.progress}
         added = []
         for matcher in fresh.progress:
-            if not known or matcher.family in known or matcher.bar:
+            if (not known or matcher.family in known or matcher.bar) and (
+                    matcher.family not in self.learnt.inner):  # (an evaluation's bar: never)
                 matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
                 added.append(matcher)
         self.learnt.progress += added
