@@ -81,6 +81,14 @@ def test_the_marker_line_is_no_step_though_both_cuts_match_it() -> None:
     assert not own_line(steps.read(other, 1, 1, None, None), marker, other)
 
 
+def test_a_line_printed_many_times_an_epoch_is_no_epoch_step() -> None:
+    # negative: a t5 fine-tuning script's unnumbered `Epoch 2 - Batch loss:` every 5 batches
+    # beside its epoch summaries (fresh12 O13): its epoch repeats, so its lines time batches
+    # they do not number; no step time is read from them, never an epoch's as a step's
+    doc = read(batch_case("fresh12", "O13"))
+    assert _median(doc) is None
+
+
 # -- two unnamed n/N pairs: epoch and batch (JDE train.py, fresh22 Z09) -------------------------
 _Z09 = ["2021-01-25 05:58:59 [INFO]:     0/29       0/165     0.227      2.06        19       158",
         "2021-01-25 06:04:17 [INFO]:     0/29      40/165     0.172      1.99      18.7       149",
