@@ -259,7 +259,16 @@ LATER_TRAINING_MISSES = {
     # once at the start of round 17, before its fixes: 6/20 (2026-12-07; tests/data/first_contact/
     # training_logs_fresh22_2026-12-07.txt). Not yet worked on.
     ("training_logs", "fresh22"): {
-        "Z01", "Z02", "Z07", "Z08", "Z09", "Z10", "Z11", "Z12", "Z13", "Z14", "Z16", "Z17",
-        "Z19", "Z20",
+        "Z01", "Z02", "Z08", "Z10", "Z11", "Z13", "Z14", "Z16", "Z17",
+        "Z19",
     },
+    # fresh22, steps and step times (round 17, tests/goodput/test_fresh22_steps.py): Z07, Z09,
+    # Z12 and Z20 read right since a validation bar run anew in a few gaps of the step lines is
+    # an inner loop (families.run_in_gaps), two unnamed `e/E n/N` pairs are the epoch and the
+    # batch within it (leadpair.inner_pair), a line fitting a recurring epoch-steps template
+    # whole (each epoch once) is no epoch marker (matchers.own_line) and a value in braces is
+    # named by the word before them (tokens._key).
+    # Z08's median step time is left: its fact (3.15 s) is phase 2's mean (train_runtime / 700,
+    # the bar's final average); the bar's own captures give 2.06, 3.96 and 3.75 s a step over
+    # 294, 349 and 57 steps, no median of which is 3.15 - a fact doubted, not a reader to bend.
 }

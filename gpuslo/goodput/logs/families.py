@@ -3,8 +3,9 @@
 A family is the progress templates that name one counter the same way (`learn.family_of`). The
 one with the most records is the training's (then the one that gives times, then the first),
 after any family that is not, in this order, printed only in evaluation blocks (`evalblock`),
-nested in one gap of another family's records (an inner loop run once), or a bar standing
-finished at one value. Others join
+nested in one gap of another family's records (an inner loop run once), a bar run anew in a
+few gaps of a line family that goes on across them (an evaluation each epoch, `run_in_gaps`),
+or a bar standing finished at one value. Others join
 it: a bar like it whose records fall outside its span, a bar and a line family of the same N or
 sharing steps outside its span, a line glued after its bar counting the bar's steps plus one
 offset (`glued.lockstep`), a line printing each step the bar draws next (`twin`). Split out of
@@ -12,6 +13,8 @@ offset (`glued.lockstep`), a line printing each step the bar draws next (`twin`)
 """
 
 from __future__ import annotations
+
+from bisect import bisect_left
 
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.glued import lockstep
@@ -42,12 +45,13 @@ def choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str
         lines = [n for r in families[name] for n in r.template.lines]
         return min(lines), max(lines)
 
-    def score(name: str) -> tuple[bool, bool, bool, int, int, int]:
+    def score(name: str) -> tuple[bool, bool, bool, bool, int, int, int]:
         readings = families[name]
         timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
                                "smoothed_s", "line_s") for x in readings for r in x.roles.values())
         stamped = any(t is not None for x in readings for t in x.template.stamps)
         return (name not in evaluation, not nested_in_one_gap(name, families),
+                not run_in_gaps(name, families),
                 not _standing(readings),
                 sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
 
@@ -88,6 +92,51 @@ def nested_in_one_gap(name: str, families: dict[str, list[Reading]]) -> bool:
     own = sorted(n for r in families[name] for n in r.template.lines)
     return any(inside_one_gap(own, sorted(n for r in readings for n in r.template.lines))
                for other, readings in families.items() if other != name)
+
+
+def run_in_gaps(name: str, families: dict[str, list[Reading]]) -> bool:
+    """True when family `name` is a bar run anew in a few gaps of another family's records,
+    an inner loop between the other's steps (an evaluation each epoch) whatever its count: its
+    records lie in two or more gaps of the other's, its counter falls back at least once a gap
+    (it starts again), and the other family goes on across those gaps, its (epoch, step) never
+    falling back, with more than twice as many records as the gaps hold runs. LISA's
+    train_ds.py validates after each epoch with a tqdm bar `…| 263/277 [01:10<00:03,
+    3.73it/s]` that two ranks redraw a thousand times on two lines, between its
+    `Epoch: [0][32/32]\tTime 36.901 (36.901)\t…` and `Epoch: [1][ 1/32]\t…` records (fresh22
+    Z07). A bar per epoch between epoch lines (one a gap) is the training, and so is a bar
+    whose counter never falls (drawn now and then across the other's records)."""
+    readings = families[name]
+    if not readings[0].bar:
+        return False
+    own = sorted(n for r in readings for n in r.template.lines)
+    falls = sum(b < a for r in readings for a, b in zip(
+        r.template.fields[r.step].known(), r.template.fields[r.step].known()[1:], strict=False)
+        if r.step is not None)
+    for other, theirs in families.items():
+        if other == name or theirs[0].bar:
+            continue
+        places = _places(theirs)
+        lines = [line for line, _ in places]
+        gaps = {bisect_left(lines, n) for n in own}
+        if places and len(gaps) >= 2 and 0 not in gaps and len(lines) not in gaps and (
+                falls >= len(gaps) - 1 and 2 * len(gaps) < len(lines)) and all(
+                a[1] <= b[1] for a, b in zip(places, places[1:], strict=False)):
+            return True
+    return False
+
+
+def _places(readings: list[Reading]) -> list[tuple[int, tuple[float, float]]]:
+    """(line, (epoch, step)) of each record of a line family, in line order; [] where a
+    template's values were not all kept (`templates.MAX_READ_PER_SHAPE`)."""
+    out = []
+    for r in readings:
+        tpl = r.template
+        steps = tpl.fields[r.step].numbers if r.step is not None else []
+        epochs = tpl.fields[r.epoch].numbers if r.epoch is not None else [0.0] * tpl.count
+        if len(steps) != tpl.count or len(epochs) != tpl.count or None in steps + epochs:
+            return []
+        out += [(line, (e, n)) for line, e, n in zip(tpl.lines, epochs, steps, strict=True)]
+    return sorted(out)
 
 
 def _totals(readings: list[Reading]) -> set[float]:

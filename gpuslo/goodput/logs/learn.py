@@ -52,7 +52,7 @@ from gpuslo.goodput.logs.durations import (
 )
 from gpuslo.goodput.logs.epochs import lone_count, outer_loop
 from gpuslo.goodput.logs.evalblock import evaluation_families
-from gpuslo.goodput.logs.families import RECURRING, choose
+from gpuslo.goodput.logs.families import RECURRING, choose, run_in_gaps
 from gpuslo.goodput.logs.glued import cut_start
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -86,6 +86,7 @@ class Learnt:
     timing: list[Matcher] = field(default_factory=list)
     apart: list[Apart] = field(default_factory=list)
     counted: tuple[Matcher, bool] | None = None  # a record printed once per step? (`perstep`)
+    inner: list[str] = field(default_factory=list)  # bars run anew between steps (`run_in_gaps`)
 
 
 @dataclass(frozen=True)
@@ -369,6 +370,7 @@ def _left_out(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]
     """The families not chosen, each reading told why (another loop's, or another run's:
     `_apart`)."""
     out.other_families = [n for n in families if n not in chosen]
+    out.inner = [n for n in out.other_families if run_in_gaps(n, families)]  # (not relearnt)
     out.apart = _apart(families, chosen)
     apart = {a.family: a for a in out.apart}
     for name in out.other_families:

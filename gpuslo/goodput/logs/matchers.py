@@ -123,6 +123,7 @@ class Matcher:
     reading: Reading
     hits: int = 0
     _fast: re.Pattern[str] | None = None
+    _whole: re.Pattern[str] | None = None  # the whole template, uncut (`whole`)
     step_group: str | None = None  # the regex group of the step counter
     literals: tuple[str, ...] = ()  # the template's literal runs: a match holds every one
     drawn: bool = False  # the template draws a bar's glyphs (`[====>....]`, `█▏`)
@@ -189,11 +190,44 @@ class Matcher:
             self._fast = re.compile(r"(?P<_pre>[^\n]{0,200}?)" + self.regex.pattern[1:])
         return self._fast
 
+    def whole(self, text: str) -> bool:
+        """Whether `text` fits this template to its end, every literal word of it (the matcher
+        itself is cut after its last field with a role, so `epoch: 2 step: 62, loss is 2.2` and
+        `epoch: 2 acc: 0.40, best acc is 0.40` both match an `epoch: <n>` cut; see `own_line`)."""
+        if self._whole is None:
+            self._whole = re.compile(_pattern(self.reading.template.text) + r"\s*$")
+        return self._whole.match(text) is not None
+
     def step_of(self, found: re.Match[str]) -> int | None:
         """The step a fast match prints (the rest is read later, `fill`)."""
         if self.step_group is None:
             return None
         return step_value(found.group(self.step_group))
+
+
+def own_line(progress: Prog, marker: Matcher, text: str) -> bool:
+    """Whether a record both an epoch marker and an epoch-lines-as-steps template match is the
+    progress template's own line: it fits that template whole and not the marker's, and that
+    template prints each epoch once, rising, at least twice (two epochs make a count; one epoch
+    line is no count of steps, and a line printed many times an epoch, `Epoch 2 - Batch loss:
+    0.41` every 5 batches, fresh12 O13, times batches it does not number). MindSpore's
+    LossMonitor `epoch: 2 step: 62, loss is 2.2144` is the steps beside its evaluation callback's
+    `epoch: 2 acc: 0.4040, best acc is 0.4040` marker (fresh22 Z12); both cut to `epoch: <n>`."""
+    own = progress.matcher
+    if own is None or own is marker or own.reading.step is None:
+        return False
+    seen = own.reading.template.fields[own.reading.step].known()
+    once = len(seen) >= 2 and all(b > a for a, b in zip(seen, seen[1:], strict=False))
+    return once and own.whole(text) and not marker.whole(text)
+
+
+def _pattern(text: str) -> str:
+    """A template's regex to its end, every value unnamed (`Matcher.whole`)."""
+    pieces = ["^", _GAP]
+    for ch in text:
+        pieces.append(f"(?:{_PATTERN[ch]})" if ch in _PATTERN else _GAP if ch == " " else
+                      _BAR if ch == BAR else re.escape(ch))
+    return "".join(pieces)
 
 
 def step_value(raw: str) -> int | None:

@@ -30,7 +30,7 @@ from gpuslo.goodput.logs.bartime import fits
 from gpuslo.goodput.logs.clock import Clock
 from gpuslo.goodput.logs.fast import FastPath
 from gpuslo.goodput.logs.learn import Learnt, learn
-from gpuslo.goodput.logs.matchers import Matcher, Prog
+from gpuslo.goodput.logs.matchers import Matcher, Prog, own_line
 from gpuslo.goodput.logs.normalise import Normaliser
 from gpuslo.goodput.logs.opening import Opening
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
@@ -233,9 +233,11 @@ class LogReader:
             if prog is not None and prog.epoch is not None:
                 step = self._read_progress(rec, ts)  # a marker's shape opening a step line
                 if step is not None and (step.family != "epochs" or step.step_s is not None
-                                         or step.elapsed is not None):  # (MXNet's `Epoch[101]`
+                                         or step.elapsed is not None or own_line(
+                                             step, marker, rec.text)):  # (MXNet's `Epoch[101]`
                     # before `Batch [250]`; an epoch summary read as the steps, its time with
-                    # it): a step, unless a marker's epoch is itself the step
+                    # it; a line of the epoch steps' own template, `own_line`): a step, unless a
+                    # marker's epoch is itself the step
                     self.add_progress(step, rec.rank)
                     return "progress"
                 said = {"epoch": str(prog.epoch)} | ({"rank": rec.rank} if rec.rank else {})
@@ -350,7 +352,8 @@ class LogReader:
         known = {m.family for m in self.learnt.progress}
         added = []
         for matcher in fresh.progress:
-            if not known or matcher.family in known or matcher.bar:
+            if (not known or matcher.family in known or matcher.bar) and (
+                    matcher.family not in self.learnt.inner):  # (an evaluation's bar: never)
                 matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
                 added.append(matcher)
         self.learnt.progress += added

@@ -66,7 +66,7 @@ from gpuslo.goodput.logs.durations import (
     unit_done,
     window_by_rate,
 )
-from gpuslo.goodput.logs.leadpair import unnamed_counter
+from gpuslo.goodput.logs.leadpair import inner_pair, unnamed_counter
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD, not_progress_label
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.sharecount import glued_after_share
@@ -244,6 +244,9 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
         epoch, reading.step = unnamed_at
         if epoch is not None:  # `333 161 Loss=…`, then `334 1 …` (`lead_pair`)
             roles[epoch] = Role("epoch", why="opens the record; resets it")
+    if reading.step is not None and (inner := inner_pair(fields, reading.step)) is not None:
+        roles[reading.step] = Role("epoch", why="the first of two unnamed n/N: the epoch")
+        reading.step = inner  # `0/29  40/165`: the batch within it (`leadpair.inner_pair`)
     if reading.step is not None and bracket_epoch(fields, reading.step, lead):
         roles[0] = Role("epoch", why="the opening [e] before the step: the epoch")
     _place_counter(reading)

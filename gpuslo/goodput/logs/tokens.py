@@ -123,7 +123,8 @@ def _key(prefix: str) -> str:
     """The name printed before a value: the last words of `prefix` up to a separator, without
     the `:`/`=` and quotes that join it to the value; '' when an opening bracket comes last."""
     tail = _GLYPHS.sub(" ", prefix).rstrip(" \t'\":=-")
-    if tail[-1:] in ("[", "("):  # `Epoch [12]`, `Epoch: [1]`: the word before the bracket
+    if tail[-1:] in ("[", "(", "{"):  # `Epoch [12]`, `Epoch: [1]`: the word before the bracket;
+        # `epoch: {1/300}`: a format string that wraps every value in braces (fresh22 Z20)
         tail = _QUALIFIER.sub("", tail[:-1].rstrip(" \t'\":="))  # `Epoch(train)  [3]`
         if not tail[-1:].isalpha():
             return ""
