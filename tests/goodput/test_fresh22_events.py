@@ -136,3 +136,30 @@ def test_the_same_save_after_training_steps_is_a_save() -> None:
         "INFO:tensorflow:global step 1: loss = 0.5 (1.2 sec/step)",
         "INFO:tensorflow:global step 2: loss = 0.4 (1.2 sec/step)"] + case("Z10", 77, 110)
     assert saves(read(lines)) == [(2, None)]
+
+
+def test_hf_per_file_lines_in_a_checkpoint_folder_are_no_save_alone() -> None:
+    # negative: an excerpt opening with the tail of HF's save (fresh15 R05's first lines):
+    # `tokenizer config file saved in …/checkpoint-1900/…`, parts of the Trainer's announced save
+    lines = ["[INFO|2024-11-27 09:14:57] tokenization_utils_base.py:2646 >> tokenizer config file "
+             "saved in saves/lora/train/checkpoint-1900/tokenizer_config.json"] + [
+        f"step {i} loss 0.5" for i in range(1901, 1905)]
+    assert saves(read(lines)) == []
+
+
+def test_a_save_whose_path_says_best_ends_with_its_finished_line() -> None:
+    # negative for the best checkpoint apart: fairseq's `Preparing to save checkpoint for epoch 3
+    # @ 1437 updates`, `Saving checkpoint to checkpoints/checkpoint_best.pt`, `Finished saving …`
+    # and `Saved checkpoint … (writing took 2.43 seconds)` are one save (fresh15 R02)
+    head = "[2022-04-08 19:3{}][fairseq.{}][INFO] - "
+    lines = [head.format("0:09,781", "trainer") + '{"epoch": 3, "update": 2.923, "loss": "4.684"}',
+             head.format("1:59,995", "checkpoint_utils")
+             + "Preparing to save checkpoint for epoch 3 @ 1437 updates",
+             head.format("1:59,996", "trainer")
+             + "Saving checkpoint to checkpoints/checkpoint_best.pt",
+             head.format("2:01,648", "trainer")
+             + "Finished saving checkpoint to checkpoints/checkpoint_best.pt",
+             head.format("2:02,430", "checkpoint_utils") + "Saved checkpoint checkpoints/"
+             "checkpoint_best.pt (epoch 3 @ 1437 updates, score 4.416) (writing took "
+             "2.4345672614872456 seconds)"]
+    assert len(read(lines)["checkpoint_saves"]) == 1

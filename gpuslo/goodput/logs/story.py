@@ -275,12 +275,15 @@ def best_apart(save: Save, o: Obs, phase: str) -> bool:
     a validation metric, so validation ran after that start: the save it began is the periodic
     one (MMEngine's CheckpointHook: `Saving checkpoint at 10 epochs` after the epoch, then
     `Epoch(val) [10][17/17] …`, then `The best checkpoint with 3.9889 accuracy/top1 at 10 epoch
-    is saved to best_accuracy_top1_epoch_10.pth.`, fresh22 Z11). A start that says best
-    (`Saving best model …`, then `Best model saved`), or an end line right after its start,
-    is one save."""
+    is saved to best_accuracy_top1_epoch_10.pth.`, fresh22 Z11). A save whose start line or
+    path says best (`Saving best model …`, then `Best model saved`; fairseq's `Preparing to
+    save checkpoint for epoch 3 @ 1437 updates`, `Saving checkpoint to checkpoints/
+    checkpoint_best.pt`, then `Finished saving …checkpoint_best.pt`, fresh15 R02), or an end
+    line right after its start, is one save."""
     if phase != "end" or save.ended or not save.start_text or o.seq <= save.seq + 1:
         return False
-    return _BEST.search(o.text) is not None and _BEST.search(save.start_text) is None
+    said = (save.start_text, save.path, save.named_path)
+    return _BEST.search(o.text) is not None and not any(_BEST.search(x) for x in said if x)
 
 
 _FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
