@@ -17,7 +17,11 @@ progress records in log order and groups the lines of one event:
   `_own_epoch`); a save whose lines lie inside a later save's
   printed duration, only saves between, is a part of it (`story.nested_saves`: fairseq's
   shard writes inside its `Saved checkpoint … (writing took 49.16 seconds)`); a line after the
-  end line saying the same file was saved restates the save then open (`_restated`);
+  end line saying the same file was saved restates the save then open (`_restated`); an end
+  line saying a best checkpoint was saved, after other lines, is not the end of an open save
+  whose start does not say best (`story.best_apart`: MMEngine's periodic, then best save); a
+  `closes` line (the next `Saving <metrics>` banner right after a save's lone start line) ends
+  that save at its stamp (`_closes`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
   train_start line closes it (a load line after the loop began is another load);
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
@@ -57,6 +61,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     Save,
     _int,
     again_worded,
+    best_apart,
     inside,
     line_path_step,
     named_in_path,
@@ -66,6 +71,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     same_file,
     started_again,
     temporary,
+    unfinished,
 )
 from gpuslo.goodput.logs.tokens import number
 
@@ -167,6 +173,9 @@ class _Grouper:
             seconds = (number(d["ms"]) or 0.0) / 1000.0
         if self._restated(o, phase):
             return
+        if phase == "closes":
+            self._closes(o)
+            return
         if phase == "duration":
             target = self.save or self.last_save
             if target is not None and target.seconds is None:
@@ -222,6 +231,16 @@ class _Grouper:
         ended.lines += 1
         return True
 
+    def _closes(self, o: Obs) -> None:
+        """A save of something that is no checkpoint begun on the line right after the open
+        save's lone start line: the checkpoint's write returned at this line's stamp (its
+        `part_ts`: `timeline._save` ends the save there); nothing when no such save is open."""
+        save = self.save
+        if save is None or save.ended or save.lines != 1 or save.start_ts is None or (
+                o.ts is None or o.seq != save.seq + 1):
+            return
+        save.part_ts = o.ts
+
     @staticmethod
     def _failed(save: Save, o: Obs) -> None:
         """A line says `save` failed: it ends there and commits nothing (newcomer3 #3)."""
@@ -236,14 +255,15 @@ class _Grouper:
         current = self.save
         agrees = current is not None and (step is None or current.step in (None, step)) and (
             epoch is None or current.epoch in (None, epoch)) and not again_worded(
-            current, o, phase) and not started_again(current, o, phase)
+            current, o, phase) and not started_again(current, o, phase) and not best_apart(
+            current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
                 phase == "start" and self._repeated_since(current, o, step)):
             return current
         last = self.last_save
-        if last is not None and not last.ended and (
+        if last is not None and not last.ended and not best_apart(last, o, phase) and (
                 phase != "start" or self._begun_again(last, o, step, epoch)):
             # an end for the last unfinished save; or a start after it with no progress between
             # (its own framework's begin, after a stop line: accelerate's `Saving current state
@@ -390,20 +410,6 @@ def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
             save.step = (after.epoch - base) * after.total  # the end of the epoch before
         elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
             save.step = after.glob - 1  # the state the first printed steps began from
-
-
-def unfinished(items: list[Any], k: int) -> bool:
-    """Whether the save `items[k]` was begun where the log ends, with no training step before
-    it and nothing named that it wrote: no end line, no step or path on its lines, no progress
-    in the log, nothing after it (T5X's `Saving checkpoint before the training loop starts.` as
-    the last line of a run that hangs there): nothing proves it finished. A begun save at the
-    end of an excerpt after the steps it saves (InnerEye's `Saving latest checkpoint...` after
-    its epoch), or naming its step or file (`Saving checkpoint at step 9485`), is a save."""
-    save = items[k]
-    return isinstance(save, Save) and not save.ended and not save.named and (
-        not save.named_path) and (
-        all(isinstance(x, Save) for x in items[k + 1:])) and not any(
-        isinstance(x, Record) for x in items[:k])
 
 
 def _restored_later(items: list[Any], save: Save, before: Record | None,

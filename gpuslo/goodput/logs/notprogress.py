@@ -18,7 +18,11 @@ NOT_PROGRESS_HEAD = re.compile(
     r"|extract\w*|convert\w*|process\w*|filter|sanity|fetching|resolving|building|compil\w*"
     r"|inference|sampling|sample|scann\w*|writing|uploading|indexing|caching|sav\w*|checkpoint\w*"
     r"|restor\w*|resum\w*|dump\w*|profil\w*|kill\w*|skip\w*|record\w*|summary|start\w*"
-    r"|from|load\w*|predict\w*|infeed|outfeed|\w*loader(?=\s(?:\d|\x01)))\b")
+    r"|from|load\w*|predict\w*|infeed|outfeed|\w*loader(?=\s(?:\d|\x01))"
+    r"|improve\w*|patience|early[ _]?stopping|earlystopping)\b")
+# (an early-stopping patience counter is run control, no step: SpeedTransformer's `-> No
+# improvement (3/7)` after each validation goes back to 1 at the next best epoch, fresh22 Z02;
+# pytorchtools' `EarlyStopping counter: 3 out of 7`)
 # (`\w*loader` before its index: Lightning's evaluation bars, `Validation DataLoader 0: : 2342it`,
 # the training bar being `Epoch 0:`; its head overwritten, `index created!aLoader 0`: fresh19 W12)
 # The families of NOT_PROGRESS_HEAD's words, for the label of a counter not read as steps
@@ -33,7 +37,8 @@ NOT_PROGRESS_FAMILIES: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
                                   r"|compil\w*|scann\w*|writing|uploading|indexing|caching"
                                   r"|infeed|outfeed"),
         ("a profiling or summary line", r"profil\w*|dump\w*|record\w*|summary"),
-        ("a run-control line", r"kill\w*|skip\w*|start\w*|from"),
+        ("a run-control line", r"kill\w*|skip\w*|start\w*|from|improve\w*|patience"
+                               r"|early[ _]?stopping|earlystopping"),
     ))
 
 

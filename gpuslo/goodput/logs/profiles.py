@@ -37,9 +37,11 @@ KINDS = ("step", "hint", "epoch", "init", "train_start", "restore", "save", "int
          "restart", "alive", "end", "detect")  # fmt: skip
 # restore `closes`: a line printed at the end of a load OR of a fresh initialisation (T5X's
 # `Initialize/restore complete`): it ends a restore begun since the last progress line, and is
-# nothing alone (`items._Grouper._restore`)
+# nothing alone (`items._Grouper._restore`); save `closes`: the script goes on to save something
+# that is no checkpoint on the very next line after a save's lone start line: that save's write
+# returned (`items._Grouper._closes`), nothing alone
 PHASES = {"restore": ("start", "end", "closes"),
-          "save": ("start", "part", "end", "duration", "failed")}
+          "save": ("start", "part", "end", "duration", "failed", "closes")}
 STEP_TIME_IS = ("interval_mean", "single", "smoothed")
 UNITS = {"ms": 1e-3, "s": 1.0}
 _RULE_KEYS = {"kind", "regex", "contains", "fields", "phase", "cause", "layer", "priority", "hang",

@@ -1,8 +1,10 @@
 """The items of a log's story and the steps their paths name (pure): `Save`, `Restore`,
 `Interruption` and `Mark` (what `items.group_events` makes of the event lines and the walk
-reads), and `path_step` / `line_path_step` (the step a checkpoint path names), `temporary`,
-`inside`, `same_file` and `restates` (path tests), and `nested_saves` (a save inside a later
-one's printed duration is part of it). Split out of `items.py`, which re-exports them.
+reads), `path_step` / `line_path_step` (the step a checkpoint path names), `temporary`,
+`inside`, `same_file` and `restates` (path tests), `nested_saves` (a save inside a later
+one's printed duration is part of it), `best_apart` (a best checkpoint's end line after a
+periodic save's start) and `unfinished` (a begun save nothing proves finished). Split out
+of `items.py`, which re-exports them.
 """
 
 from __future__ import annotations
@@ -264,6 +266,26 @@ def started_again(save: Save, o: Obs, phase: str) -> bool:
         _DIGITS.sub("0", o.text) == _DIGITS.sub("0", save.start_text))
 
 
+_BEST = re.compile(r"(?i)(?:\b|_)best(?:\b|_)")
+
+
+def best_apart(save: Save, o: Obs, phase: str) -> bool:
+    """An end line saying it saved the best checkpoint, after other lines, while the open save
+    was begun by a start line that does not say best: two saves. A best checkpoint is chosen by
+    a validation metric, so validation ran after that start: the save it began is the periodic
+    one (MMEngine's CheckpointHook: `Saving checkpoint at 10 epochs` after the epoch, then
+    `Epoch(val) [10][17/17] …`, then `The best checkpoint with 3.9889 accuracy/top1 at 10 epoch
+    is saved to best_accuracy_top1_epoch_10.pth.`, fresh22 Z11). A save whose start line or
+    path says best (`Saving best model …`, then `Best model saved`; fairseq's `Preparing to
+    save checkpoint for epoch 3 @ 1437 updates`, `Saving checkpoint to checkpoints/
+    checkpoint_best.pt`, then `Finished saving …checkpoint_best.pt`, fresh15 R02), or an end
+    line right after its start, is one save."""
+    if phase != "end" or save.ended or not save.start_text or o.seq <= save.seq + 1:
+        return False
+    said = (save.start_text, save.path, save.named_path)
+    return _BEST.search(o.text) is not None and not any(_BEST.search(x) for x in said if x)
+
+
 _FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
 
 
@@ -274,3 +296,24 @@ def named_in_path(path: str, steps: list[int]) -> int | None:
     name = re.split(r"[/\\]", path)[-1] if path else ""
     numbers = {int(n) for n in _FILE_NUMBERS.findall(name)}
     return next((s for s in steps if s > 0 and s in numbers), None)
+
+
+def unfinished(items: list[Any], k: int) -> bool:
+    """Whether the save `items[k]` was begun with no training step anywhere in the log, no end
+    line and no step on its lines, and then either the log ends (nothing named that it wrote,
+    only saves after it: T5X's `Saving checkpoint before the training loop starts.` as the last
+    line of a run that hangs there) or the run fails (only saves, marks and stops after it: a TF
+    Supervisor's `Saving checkpoint to path /models/model.ckpt` at session start and slim's
+    `Finished training! Saving model to disk.`, then the InvalidArgumentError traceback, with
+    `global_step/sec: 0`, fresh22 Z10): nothing proves it finished. A begun save at the end of
+    an excerpt after the steps it saves (InnerEye's `Saving latest checkpoint...` after its
+    epoch), or naming its step (`Saving checkpoint at step 9485`), is a save."""
+    save = items[k]
+    if not isinstance(save, Save) or save.ended or save.named or any(
+            isinstance(x, Record) for x in items):
+        return False
+    after = items[k + 1:]
+    if not save.named_path and all(isinstance(x, Save) for x in after):
+        return True
+    return any(isinstance(x, Interruption) for x in after) and all(
+        isinstance(x, (Save, Mark, Interruption)) for x in after)
