@@ -10,6 +10,12 @@ negatives that must not be read the same way.
   from both the exporter-log and the host-engine-log readers, and no ok `log_read`; a start that
   a later start line follows (`Started host engine version ...`, `DCGM successfully
   initialized!`) was retried and is no failure.
+- 2311 (a CI task log, `[task <stamp>] [train] [nvidia-smi(stdout)] Failed to initialize NVML:
+  Driver/library version mismatch`): a tool's output behind a runner's, a container log's or a
+  log shipper's line prefix (bracketed tags, an RFC 3339 stamp, a CRI `stdout F`, a compose
+  `name |` column) is read without it when only then some reader recognises it
+  (`inspect.prefixed`); a kernel log's `[  526.77]` stamps stay, and an NVML message quoted
+  inside a sentence is no NVML error (`proc.quoted_in_prose`), prefixed or not.
 """
 
 from __future__ import annotations
@@ -17,13 +23,18 @@ from __future__ import annotations
 import pytest
 
 from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_START_FAILED
+from gpuslo.exporter.evidence.nvidia_smi.proc import quoted_in_prose
 from gpuslo.exporter.inspect.daemon_logs import inspect_hostengine_log
 from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.prefixed import prefixed_blocks, unprefixed
+from gpuslo.exporter.inspect.registry import detect_kinds
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
 from tests.inspect.corpus_classes import corpus_case, inspect, of
 
 SCRIPT_EXPORTER = corpus_case("fresh21", 2320)
+CI_TASK_MISMATCH = corpus_case("fresh21", 2311)
+MISMATCH = "Failed to initialize NVML: Driver/library version mismatch"
 
 
 def oks(findings) -> list:
@@ -86,3 +97,59 @@ def test_prose_naming_a_start_is_no_start_line():
     text = ("Failed to start host engine server\n"
             "I then started host engine version 1.7.2 using port number: 5555 by hand\n")
     assert of(inspect_exporter_log(text, InspectOptions(), "f"), "source_unavailable")
+
+
+# --- 2311: a tool's output behind a runner's or shipper's line prefix -----------------------------
+
+
+def test_ci_task_log_shows_the_driver_library_mismatch():
+    findings, verdict = inspect(CI_TASK_MISMATCH)
+    (mismatch,) = of(findings, "driver_mismatch")
+    assert mismatch.line == 2 and verdict == "unhealthy"
+    assert not of(findings, "gpus_seen")
+    assert not [f for f in findings if f.class_ == "application"]
+
+
+def _bare(text: str) -> str:
+    """2311's lines with the task prefix taken off by hand."""
+    return "\n".join(line.split("] ")[-1] for line in text.split("\n"))
+
+
+@pytest.mark.parametrize("prefix", [
+    "[pod/train-0/trainer] ",  # kubectl logs --prefix
+    "2025-07-01T05:06:30.004813Z stdout F ",  # CRI log format under /var/log/pods
+    "2025-07-01T05:06:30.0040000Z ",  # a CI runner's stamp
+    "trainer-1  | ",  # a compose service column
+    "[2025-07-01 05:06:30,004] [INFO] ",  # a Python logger's stamp and level in brackets
+])
+def test_the_same_output_behind_other_line_prefixes(prefix):
+    text = "\n".join(prefix + line for line in _bare(CI_TASK_MISMATCH).split("\n") if line)
+    findings, verdict = inspect(text)
+    assert of(findings, "driver_mismatch") and verdict == "unhealthy", prefix
+    assert not of(findings, "gpus_seen")
+
+
+def test_prefix_is_taken_off_each_line_with_line_numbers_kept():
+    bare = unprefixed(CI_TASK_MISMATCH, detect_kinds).split("\n")
+    assert bare[1] == MISMATCH and bare[0] == "nvidia-smi failed with return code 18"
+    assert prefixed_blocks(CI_TASK_MISMATCH.split("\n")) == [(0, 3)]
+
+
+def test_prose_quoting_the_message_behind_the_prefix_is_not_read_as_a_mismatch():
+    # Negative: the same words, quoted inside a sentence a step printed, are not nvidia-smi's.
+    said = f'[task 2025-07-01T05:06:31.000+00:00] [train] The runbook says "{MISMATCH}" = reboot'
+    for text in (said, said.split("] ", 2)[-1]):
+        findings, _ = inspect(text)
+        assert not of(findings, "driver_mismatch"), text
+    assert quoted_in_prose(f'if you see "{MISMATCH}"', 12)
+    assert not quoted_in_prose(f'level=error msg="{MISMATCH}"', 17)  # a logger's value
+
+
+def test_kernel_log_stamps_are_no_prefix_to_take_off():
+    # Negative: dmesg's bracketed stamps look like a tag, but the log already reads as it is.
+    text = ("[  526.773174] NVRM: Xid (PCI:0000:03:00): 62, pid=3074, 0cb5(2d50) 00000000\n"
+            "[  527.000001] NVRM: GPU at PCI:0000:03:00: GPU-5a1b2c3d\n")
+    assert unprefixed(text, detect_kinds) == text
+    findings, _ = inspect(text)
+    assert any(f.xid == 62 for f in findings)
+
