@@ -209,10 +209,10 @@ CORPUS_MISSES = {
     # output behind a runner's or log shipper's line prefix (`[task <stamp>] [train]
     # [nvidia-smi(stdout)]`, `[pod/...]`, a CRI `<stamp> stdout F`, a compose `name |`) is read
     # without it when only then a reader recognises it, and an NVML message quoted inside a
-    # sentence is no NVML error (2311; inspect/prefixed.py, proc.quoted_in_prose). Not yet
-    # worked on: an nvidia-smi table under a zsh `%` prompt whose third box is cut keeps only
-    # one GPU's bus id (2307).
-    ("corpus", "fresh21"): {
-        "2307_nvidia-smi-table-zsh-percent-prompt-520-three-a100-80g-17-65-ca-gpu2-mig-on-shown-in-ecc-cell-third-box-cut.txt",
-    },
+    # sentence is no NVML error (2311; inspect/prefixed.py, proc.quoted_in_prose); the
+    # inventory names every GPU an nvidia-smi output shows and reads, one `gpus_seen` per GPU
+    # (its own row's bus id) beside the per-model count, none for a GPU with a problem (2307:
+    # three A100 rows under a zsh `%` prompt, the third box cut, showed the count only;
+    # inspect/nvidia_smi_findings.each_gpu_seen). Nothing left.
+    ("corpus", "fresh21"): set(),
 }

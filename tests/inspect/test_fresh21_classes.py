@@ -16,6 +16,10 @@ negatives that must not be read the same way.
   `name |` column) is read without it when only then some reader recognises it
   (`inspect.prefixed`); a kernel log's `[  526.77]` stamps stay, and an NVML message quoted
   inside a sentence is no NVML error (`proc.quoted_in_prose`), prefixed or not.
+- 2307 (three A100 rows under a zsh `% nvidia-smi` prompt, the third box cut after its first
+  row): the inventory names every GPU shown, one `gpus_seen` (count 1, bus id from its own row)
+  per GPU of a model shown more than once, beside the per-model count
+  (`nvidia_smi_findings.each_gpu_seen`); a GPU with a problem finding gets no ok one.
 """
 
 from __future__ import annotations
@@ -26,14 +30,16 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_START_FAILED
 from gpuslo.exporter.evidence.nvidia_smi.proc import quoted_in_prose
 from gpuslo.exporter.inspect.daemon_logs import inspect_hostengine_log
 from gpuslo.exporter.inspect.exporter_log import inspect_exporter_log
+from gpuslo.exporter.inspect.nvidia_smi_findings import is_each_gpu
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.prefixed import prefixed_blocks, unprefixed
 from gpuslo.exporter.inspect.registry import detect_kinds
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
-from tests.inspect.corpus_classes import corpus_case, inspect, of
+from tests.inspect.corpus_classes import corpus_case, inspect, of, per_model
 
 SCRIPT_EXPORTER = corpus_case("fresh21", 2320)
 CI_TASK_MISMATCH = corpus_case("fresh21", 2311)
+ZSH_TABLE = corpus_case("fresh21", 2307)
 MISMATCH = "Failed to initialize NVML: Driver/library version mismatch"
 
 
@@ -153,3 +159,51 @@ def test_kernel_log_stamps_are_no_prefix_to_take_off():
     findings, _ = inspect(text)
     assert any(f.xid == 62 for f in findings)
 
+
+# --- 2307: every GPU row's bus id, under a prompt, with the last box cut --------------------------
+
+
+def _each(findings) -> dict:
+    return {f.pci: f for f in of(findings, "gpus_seen") if is_each_gpu(f)}
+
+
+def test_zsh_prompt_table_names_each_gpu_by_its_own_bus_id():
+    findings, verdict = inspect(ZSH_TABLE)
+    assert verdict in ("healthy", "unknown") and not [f for f in findings if f.class_ == "fatal"]
+    assert [f.count for f in per_model(findings)] == [3]
+    assert all(f.count == 1 for f in _each(findings).values())
+    each = _each(findings)
+    assert {"00000000:17:00.0", "00000000:65:00.0"} <= set(each)
+    assert (each["00000000:17:00.0"].gpu, each["00000000:65:00.0"].gpu) == ("0", "1")
+    assert not of(findings, "gpu_inaccessible")
+
+
+def test_the_same_table_without_the_prompt_or_the_cut_reads_the_same_gpus():
+    bare = ZSH_TABLE.split("\n", 1)[1]
+    whole = bare.rstrip("\n") + (
+        "\n| N/A   29C    P0    43W / 300W |      0MiB / 81920MiB |     N/A      Default |"
+        "\n|                               |                      |              Enabled |"
+        "\n+-------------------------------+----------------------+----------------------+\n")
+    for text in (bare, whole):
+        assert set(_each(inspect(text)[0])) == set(_each(inspect(ZSH_TABLE)[0])), text[-80:]
+
+
+def test_a_gpu_with_a_problem_gets_no_ok_inventory_finding():
+    # Negative: the same table with GPU 1's uncorrectable ECC count at 2: that GPU is named by
+    # its fault, never ok; GPU 0 stays in the inventory.
+    faulty = ZSH_TABLE.replace(
+        "| 00000000:65:00.0 Off |                    0 |",
+        "| 00000000:65:00.0 Off |                    2 |")
+    assert faulty != ZSH_TABLE
+    findings, verdict = inspect(faulty)
+    assert verdict == "unhealthy"
+    each = _each(findings)
+    assert "00000000:17:00.0" in each and "00000000:65:00.0" not in each
+    assert [f for f in findings if f.pci == "00000000:65:00.0" and f.class_ != "ok"]
+
+
+def test_a_lone_gpu_keeps_its_single_inventory_finding():
+    # Negative: one GPU is named in the per-model finding already; no second finding for it.
+    one = "\n".join(ZSH_TABLE.split("\n")[:13]) + "\n"
+    seen = of(inspect(one)[0], "gpus_seen")
+    assert [(f.count, f.pci) for f in seen] == [(1, "00000000:17:00.0")]
