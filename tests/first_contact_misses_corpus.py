@@ -201,16 +201,20 @@ CORPUS_MISSES = {
     ("corpus", "fresh20"): set(),
     # Twenty-first fresh batch (20 cases from issue threads, 2301-2320), scored once at the end
     # of round 16 against its merged work: 17/20 (2026-12-07, 4115221; tests/data/
-    # first_contact/corpus_fresh21_2026-12-07.txt). Not yet worked on: an nvidia-smi table
-    # under a zsh `%` prompt whose third box is cut keeps only one GPU's bus id (2307); NVML's
-    # driver/library mismatch under a CI task's `[task] <stamp> train |` prefix is not read
-    # (2311); a legacy dcgm-exporter's `Failed to start host engine server` followed by
-    # collecting lines reads ok (2320).
-    ("corpus", "fresh21"): {
-        "2307_nvidia-smi-table-zsh-percent-prompt-520-three-a100-80g-17-65-ca-gpu2-mig-on-shown-in-ecc-cell-third-box-cut.txt",
-        "2311_ci-task-log-bracket-task-timestamp-train-prefix-nvidia-smi-return-code-18-driver-library-version-mismatch-nvml-550-144.txt",
-        "2320_dcgm-exporter-log-legacy-node-exporter-sidecar-kubectl-logs-prompt-failed-to-start-host-engine-server-then-collecting-metrics.txt",
-    },
+    # first_contact/corpus_fresh21_2026-12-07.txt). Read right since: a DCGM host-engine start
+    # failure (`Failed to start host engine server`, the 1.x engine's; DCGM main.cpp's family)
+    # leaves no DCGM data whatever the exporter prints after it, and a daemon log whose daemon
+    # did not run gives no ok `log_read`; a later `Started host engine version` line retries it
+    # (2320; evidence/dcgm/dcgmi.HOST_ENGINE_START_FAILED, inspect/daemon_logs.py); a tool's
+    # output behind a runner's or log shipper's line prefix (`[task <stamp>] [train]
+    # [nvidia-smi(stdout)]`, `[pod/...]`, a CRI `<stamp> stdout F`, a compose `name |`) is read
+    # without it when only then a reader recognises it, and an NVML message quoted inside a
+    # sentence is no NVML error (2311; inspect/prefixed.py, proc.quoted_in_prose); the
+    # inventory names every GPU an nvidia-smi output shows and reads, one `gpus_seen` per GPU
+    # (its own row's bus id) beside the per-model count, none for a GPU with a problem (2307:
+    # three A100 rows under a zsh `%` prompt, the third box cut, showed the count only;
+    # inspect/nvidia_smi_findings.each_gpu_seen). Nothing left.
+    ("corpus", "fresh21"): set(),
     # Twenty-second fresh batch (20 cases from issue threads, 2401-2420), scored once at the
     # start of round 17, before its fixes: 16/20 (2026-12-07, d0b7d41; tests/data/first_contact/
     # corpus_fresh22_2026-12-07.txt). Not yet worked on: NVML's driver/library mismatch inside a

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuslo.exporter.inspect.kinds import inspect_text
+from gpuslo.exporter.inspect.nvidia_smi_findings import is_each_gpu
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.verdict import verdict_from_findings
 
@@ -26,6 +27,12 @@ def inspect(text: str, kind: str | None = None, **options):
 
 def of(findings, signal: str) -> list:
     return [f for f in findings if f.signal == signal]
+
+
+def per_model(findings) -> list:
+    """The `gpus_seen` findings that count GPUs per model or in total: not the per-GPU ones
+    (`nvidia_smi_findings.is_each_gpu`)."""
+    return [f for f in findings if f.signal == "gpus_seen" and not is_each_gpu(f)]
 
 
 def fatal(findings) -> list:

@@ -24,7 +24,7 @@ import pytest
 from gpuslo.exporter.checks import hostengine as he_check
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.verdict import node_verdict
-from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of, per_model
 
 TESTS = Path(__file__).resolve().parent.parent
 H200 = TESTS.parent.parent / "shared" / "fixtures" / "h200"
@@ -49,7 +49,7 @@ def test_a_fan_err_cell_leaves_that_gpus_health_unknown():
     assert "fan" in unread.message and unread.reason == "tool_error"
     # GPU 13 (c9:00) read in full: nothing but its place in the inventory
     assert not [f for f in findings if f.pci == "00000000:C9:00.0" and f.class_ != "ok"]
-    (seen,) = of(findings, "gpus_seen")
+    (seen,) = per_model(findings)
     assert seen.count == 2
 
 

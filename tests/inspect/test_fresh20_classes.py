@@ -23,7 +23,7 @@ from gpuslo.exporter.inspect.quoted import quoted_blocks, unquoted
 from gpuslo.exporter.inspect.registry import detect_kinds
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.policy.pcie_width import lspci_narrow
-from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of, per_model
 
 SMI_Q_MATLAB = corpus_case("fresh20", 2201)
 KERNEL_HOST = corpus_case("fresh20", 2208)  # every line starts with the same host name
@@ -54,7 +54,7 @@ def _summary(findings) -> list[tuple]:
 
 def test_smi_q_pasted_as_matlab_comments_shows_its_two_gpus():
     findings, verdict = inspect(SMI_Q_MATLAB)
-    (seen,) = of(findings, "gpus_seen")
+    (seen,) = per_model(findings)
     assert seen.count == 2 and verdict in ("healthy", "unknown")
     assert not fatal(findings) and not of(findings, "pcie_degraded")
     assert not of(findings, "thermal_slowdown") and not of(findings, "nothing_recognised")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from gpuslo.exporter.evidence.slurm import gres_shortfall, parse_nodes_text
 from gpuslo.exporter.inspect.split import without_prompt
-from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of, per_model
 
 UUID = "GPU-1b2c3d4e-0001-4e5f-8a9b-00000000a001"
 
@@ -170,7 +170,7 @@ def test_slurm_other_reasons_are_no_gpu_missing():
 
 def test_gpu_list_with_mig_devices_under_a_bare_command():
     findings, verdict = inspect(case(519))
-    assert [f.count for f in of(findings, "gpus_seen")] == [4] and verdict == "healthy"
+    assert [f.count for f in per_model(findings)] == [4] and verdict == "healthy"
     text = (
         f"$ nvidia-smi -L\nGPU 0: NVIDIA H100 80GB HBM3 (UUID: {UUID})\n"
         "  MIG 3g.40gb     Device  0: (UUID: MIG-5a1b2c3d-0001-4e5f-8a9b-00000000b001)\n"

@@ -12,7 +12,7 @@ from gpuslo.exporter.evidence.clock_events import reason_of_key
 from gpuslo.exporter.evidence.dcgm.page import parse_dcgm_page
 from gpuslo.exporter.evidence.nvidia_smi.csv_output import looks_like_csv
 from gpuslo.exporter.evidence.nvidia_smi.table import match_mig_row, parse_table
-from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of
+from tests.inspect.corpus_classes import corpus_case, fatal, inspect, of, per_model
 
 
 def case(number: int) -> str:
@@ -97,7 +97,7 @@ def test_a_mig_table_short_of_its_gpus_or_with_an_unreadable_ecc_cell_fails():
 def test_a_table_of_two_models_gives_the_node_total():
     findings, verdict = inspect(case(624), expect_gpus=3)
     assert not fatal(findings) and verdict == "healthy"
-    total, *models = of(findings, "gpus_seen")
+    total, *models = per_model(findings)
     assert total.count == 3 and "model" not in total.extra
     assert sorted(f.count for f in models) == [1, 2]
     cut = case(624).split("| 23%   24C")[0] + "[... cut ...]\n"  # GPU 2's second line cut too
@@ -122,7 +122,7 @@ def test_a_gpu_row_cut_before_its_ecc_cell_is_counted_with_its_health_unread():
 def test_a_table_of_one_model_has_no_separate_total():
     text = case(624).replace("GeForce GTX 108...", "Tesla V100-PCIE...")
     findings, _ = inspect(text)
-    assert [f.count for f in of(findings, "gpus_seen")] == [3]
+    assert [f.count for f in per_model(findings)] == [3]
 
 
 # --- (d) a wide --query-gpu CSV: the active mask is now, the event counters are history ---

@@ -18,6 +18,7 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.inspect.split import without_prompt
 from gpuslo.exporter.inspect.tagged import untag
 from gpuslo.verdict import verdict_from_findings
+from tests.inspect.corpus_classes import per_model
 
 CASES = Path(__file__).resolve().parent.parent / "data" / "corpus" / "fresh" / "cases"
 
@@ -154,7 +155,7 @@ def test_prompt_above_a_dcgm_exporter_page_and_a_csv_with_units():
     assert [f.count for f in findings if f.signal == "gpus_seen" and f.gpu is None] == [3]
     findings, verdict = inspect(case(235))  # `# nvidia-smi --query-gpu ...`, `[MiB]` units
     assert verdict == "healthy"
-    assert [f.count for f in findings if f.signal == "gpus_seen"] == [2]
+    assert [f.count for f in per_model(findings)] == [2]
     varied = (
         "[root@node-01 ~]# nvidia-smi --query-gpu=index,name,temperature.gpu,utilization.gpu,"
         "memory.used --format=csv\n"

@@ -26,6 +26,7 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.gpu import evaluate_gpu
 from gpuslo.exporter.policy.xid import load_policy
 from gpuslo.verdict import verdict_from_findings
+from tests.inspect.corpus_classes import per_model
 
 DATA = Path(__file__).resolve().parent.parent / "data" / "newcomer12_inspect"
 
@@ -209,10 +210,10 @@ def test_negative_one_host_page_names_no_host():
 
 def test_table_row_of_errors_is_still_a_gpu_shown():
     findings = _inspect(_read("smi_table_err.txt"), "t.txt")[1]
-    (seen,) = _of(findings, "gpus_seen")
+    (seen,) = per_model(findings)
     assert seen.count == 3 and seen.message.startswith("3 x NVIDIA H100")
     # negative: without the ERR! row, the two GPUs that read are two
     lines = _read("smi_table_err.txt").splitlines()
     start = next(i for i, line in enumerate(lines) if "00000000:2A:00.0" in line)
     two = "\n".join(lines[:start] + lines[start + 4:]) + "\n"
-    assert [f.count for f in _of(_inspect(two, "t.txt")[1], "gpus_seen")] == [2]
+    assert [f.count for f in per_model(_inspect(two, "t.txt")[1])] == [2]

@@ -24,6 +24,8 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy import fabricmanager, hostengine
 from gpuslo.verdict import Finding
 
+SOURCE_UNAVAILABLE = "source_unavailable"
+
 __all__ = [
     "inspect_fabricmanager_log",
     "inspect_hostengine_log",
@@ -41,13 +43,15 @@ def log_inspector(
     judge: Callable[[DaemonLog, str], list[Finding]],
 ) -> Inspector:
     """The `inspect` entry for one daemon's log: its findings, with one `log_read` inventory
-    finding (count = records) so a clean log reads healthy, not unknown; empty when the text
-    holds no record of the daemon."""
+    finding (count = records) so a clean log reads healthy, not unknown; no `log_read` when a
+    finding says the daemon itself did not run or answer (`source_unavailable`: its records are
+    no reading of the node, fresh21 case 2320); empty when the text holds no record of the
+    daemon."""
 
     def inspect_log(text: str, options: InspectOptions, source: str) -> list[Finding]:
         log = parse(text, source)
         findings = judge(log, kind)
-        if log.records:
+        if log.records and not any(f.signal == SOURCE_UNAVAILABLE for f in findings):
             findings.append(
                 Finding(kind=kind, class_="ok", signal="log_read", count=len(log.records),
                         message=f"{source}: {len(log.records)} {what} records read")

@@ -11,9 +11,12 @@ NVIDIA/dcgm-exporter#612, fresh3 case 419, a CrashLoopBackOff):
 
 - the host engine gone (`HOST_ENGINE_GONE`): `source_stale` — the page is frozen or empty;
 - the exporter dying (fatal/panic log level, Go panic or signal trace, an uncaught C++ exception,
-  a bare non-zero `exit status`), or its host engine not starting (nv-hostengine's own console
-  messages, `HOST_ENGINE_FAILED`; the shell-script exporter of gpu-monitoring-tools prints them
-  between its own echo lines):
+  a bare non-zero `exit status`), or its host engine not starting or not running (nv-hostengine's
+  own console messages, `dcgmi.HOST_ENGINE_START_FAILED` and `HOST_ENGINE_FAILED`; the
+  shell-script exporter of gpu-monitoring-tools prints them between its own echo lines, and its
+  `Collecting metrics at ...` after a failed start collects nothing, fresh21 case 2320) — a start
+  failure that a later start line follows (`dcgmi.HOST_ENGINE_STARTED`: the start was retried and
+  the engine runs) is not one:
   `source_unavailable` — no metrics are exported at all; unknown, layer observability, never
   fatal (the GPUs were not judged);
 - a clean start (`DCGM successfully initialized!`, no error-level line other than benign
@@ -40,7 +43,14 @@ from __future__ import annotations
 import re
 
 from gpuslo import names
-from gpuslo.exporter.evidence.dcgm.dcgmi import HOST_ENGINE_GONE, exporter_line, logrus_tty
+from gpuslo.exporter.evidence.dcgm.dcgmi import (
+    HOST_ENGINE_GONE,
+    HOST_ENGINE_START_FAILED,
+    HOST_ENGINE_STARTED,
+    exporter_line,
+    logrus_tty,
+    unretried,
+)
 from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.exporter.policy.severity_words import is_fatal_text, without_log_level
 from gpuslo.verdict import Finding
@@ -60,13 +70,11 @@ PROCESS_DEATH = re.compile(
     r"^\s*(?:\[pod/[^\]]*\]\s*)?exit status [1-9]\d*\s*$",
     re.I,
 )
-# nv-hostengine's own console messages that it did not start or is not running (DCGM
-# nv-hostengine main: the daemon's parent waited in vain for its child's start-up signal, the
-# server or its pid file failed, `--term` found no engine), and the shell-script exporter's own
-# stop (`Stopping NVIDIA host engine...`: its `dcgmi dmon` pipeline ended, nothing is collected).
+# nv-hostengine's own console messages that it is not running (DCGM nv-hostengine main: `--term`
+# found no engine; its start failures are `dcgmi.HOST_ENGINE_START_FAILED`, read apart since a
+# later start line retries them), and the shell-script exporter's own stop (`Stopping NVIDIA host
+# engine...`: its `dcgmi dmon` pipeline ended, nothing is collected).
 HOST_ENGINE_FAILED = re.compile(
-    r"Got error -?\d+ while waiting for SIGUSR1 from child process|"
-    r"Err: Failed to start DCGM Server|Host engine failed to write to pid file|"
     r"Unable to terminate host engine, it may not be running|"
     r"nv-hostengine failed to parse command line|"
     r"^\s*Stopping NVIDIA host engine\.\.\.\s*$|Could not stop NVIDIA host engine",
@@ -100,8 +108,8 @@ BENIGN = re.compile(
 )
 
 
-_READ = (PROCESS_DEATH, HOST_ENGINE_GONE, HOST_ENGINE_FAILED, EXPORTER_UNIT_DOWN,
-         HOST_ENGINE_UNIT_DOWN)
+_READ = (PROCESS_DEATH, HOST_ENGINE_GONE, HOST_ENGINE_FAILED, HOST_ENGINE_START_FAILED,
+         EXPORTER_UNIT_DOWN, HOST_ENGINE_UNIT_DOWN)
 
 
 def claims_line(line: str) -> bool:
@@ -160,7 +168,9 @@ def inspect_exporter_log(text: str, options: InspectOptions, source: str) -> lis
             "dcgm-exporter exited (fatal error, panic, abort or non-zero exit status): no GPU "
             "metrics are exported",
         ))
-    failed = _lines(text, HOST_ENGINE_FAILED, HOST_ENGINE_UNIT_DOWN)
+    started = _lines(text, HOST_ENGINE_STARTED)
+    not_started = unretried(_lines(text, HOST_ENGINE_START_FAILED), started)
+    failed = sorted({*_lines(text, HOST_ENGINE_FAILED, HOST_ENGINE_UNIT_DOWN), *not_started})
     if failed:
         findings.append(_unknown(
             "source_unavailable", "tool_error", failed,

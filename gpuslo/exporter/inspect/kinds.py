@@ -41,6 +41,7 @@ from gpuslo.exporter.inspect import kernel_log
 from gpuslo.exporter.inspect.expectations import unchecked
 from gpuslo.exporter.inspect.fallback import log_lines, unread_text
 from gpuslo.exporter.inspect.options import InspectOptions
+from gpuslo.exporter.inspect.prefixed import unprefixed
 from gpuslo.exporter.inspect.quoted import unquoted
 from gpuslo.exporter.inspect.registry import (
     KINDS,
@@ -200,6 +201,7 @@ def read_text_evidence(
         return [unknown_finding(kind or "unknown", f"{source}: {EMPTY_DATA}", reason="no_data")]
     detect = remembered(detect_kinds)
     text = unquoted(text, detect)  # output pasted under `% `, `# `, `> `...: read under it
+    text = unprefixed(text, detect)  # a runner's or shipper's `[task <stamp>] [step] ` prefix
     if (ranks := untag(text)) is not None:  # a launcher's per-rank output: one node each
         return [
             replace(finding, message=f"{rank}: {finding.message}")

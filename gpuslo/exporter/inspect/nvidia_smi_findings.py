@@ -228,6 +228,53 @@ def error_lines(kind: str, reading: SmiReading) -> list[Finding]:
     ]
 
 
+# The mark of a per-GPU inventory finding (`each_gpu_seen`) in `extra`, beside the per-model ones.
+EACH_GPU = ("inventory", "gpu")
+
+
+def is_each_gpu(finding: Finding) -> bool:
+    """True for a per-GPU `gpus_seen` finding of `each_gpu_seen` (not a per-model count)."""
+    return finding.extra.get(EACH_GPU[0]) == EACH_GPU[1]
+
+
+def _names_gpu(finding: Finding, status: GpuStatus) -> bool:
+    """True when `finding` is about the GPU of `status` (its PCI bus id, UUID or, naming
+    neither, its index)."""
+    where = identity(status)
+    if finding.pci or finding.uuid:
+        return (finding.pci, finding.uuid) != (None, None) and (
+            (finding.pci is not None and finding.pci == where["pci"])
+            or (finding.uuid is not None and finding.uuid == where["uuid"]))
+    return finding.gpu is not None and finding.gpu == status.index
+
+
+def each_gpu_seen(kind: str, gpus: tuple[GpuReading, ...], found: list[Finding]) -> list[Finding]:
+    """One `gpus_seen` finding (class ok, count 1, with the GPU's identity and model) per GPU of
+    a model shown more than once (`inventory` names a lone GPU in its own finding) that the
+    output names by PCI bus id or UUID and that no finding in `found` other than an ok one is
+    about: the inventory names every GPU shown and read, as the dcgm-exporter page reader does
+    (`inspect.dcgm.inventory_finding`; fresh21 case 2307, three A100 rows under a zsh prompt,
+    the third box cut: each row's bus id). A GPU with a problem is named by its problem's
+    finding instead, never ok. Each carries `extra["inventory"] == "gpu"` (`is_each_gpu`)."""
+    models = Counter((g.status.model, g.status.family) for g in gpus)
+    out = []
+    for gpu in gpus:
+        status = gpu.status
+        where = identity(status)
+        if models[(status.model, status.family)] < 2 or not (where["pci"] or where["uuid"]):
+            continue
+        if status.accessible is False or any(
+            f.class_ != names.CLASS_OK and _names_gpu(f, status) for f in found
+        ):
+            continue
+        extra = {k: v for k, v in (("model", status.model), ("family", status.family)) if v}
+        extra[EACH_GPU[0]] = EACH_GPU[1]
+        out.append(Finding(kind=kind, class_=names.CLASS_OK, signal="gpus_seen", count=1,
+                           line=gpu.line, message=f"GPU {status.index}: {status.model or 'GPU'}",
+                           extra=extra, **where))
+    return out
+
+
 def distinct_gpus(gpus: tuple[GpuReading, ...]) -> tuple[GpuReading, ...]:
     """One reading per GPU, in first-seen order, the latest sample of each: rows or blocks that
     repeat one GPU's identity (`gpu_key`) are that GPU sampled over time (`nvidia-smi
@@ -265,4 +312,5 @@ def findings_from_reading(kind: str, reading: SmiReading, expect_gpus: int | Non
     out += temperature_outliers(kind, [g.status for g in reading.gpus], identity)
     if out or reading.gpus:
         out += inventory(kind, reading.gpus, reading.driver_version)
+        out += each_gpu_seen(kind, reading.gpus, out)
     return out

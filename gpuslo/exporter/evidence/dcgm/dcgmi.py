@@ -147,6 +147,37 @@ HOST_ENGINE_GONE = re.compile(
     r"DCGM (?:is )?not initialized|hostengine[^\"]{0,40}(?:disconnected|not running)",
     re.I,
 )
+# nv-hostengine's own messages that it did not start (DCGM `hostengine/src/main.cpp`: `Err: Failed
+# to start DCGM Server: <ret>` when the server cannot listen, `Error: DCGM engine failed to
+# initialize` / `Error: DCGM failed to start embedded engine` to syslog, the parent's `Got error N
+# while waiting for SIGUSR1 from child process`, `Host engine failed to write to pid file`; the
+# legacy engine of DCGM 1.x, `LwcmServer::run`: `Failed to start host engine server`, which the
+# shell-script dcgm-exporter of gpu-monitoring-tools prints between its own echo lines, fresh21
+# case 2320). After any of them no DCGM data exists, whatever the exporter prints next.
+HOST_ENGINE_START_FAILED = re.compile(
+    r"Failed to start (?:DCGM Server|(?:the )?(?:NVIDIA )?host ?engine(?: server)?)\b|"
+    r"Host engine failed to (?:start|initiali[sz]e|write to pid file)|"
+    r"DCGM (?:engine )?failed to (?:initiali[sz]e|start embedded engine)|"
+    r"Got error -?\d+ while waiting for SIGUSR1 from child process",
+    re.I,
+)
+# The host engine's own line once it listens (main.cpp: `Started host engine version <v> using
+# port number: <n>` / `socket path: <p>` / `vsock CID:PORT: <c>`), and the Go exporter's once it
+# holds a DCGM handle (`DCGM successfully initialized!`): a start failure before such a line was
+# retried, and the engine runs.
+HOST_ENGINE_STARTED = re.compile(
+    r"^\W{0,4}Started host engine version \S+ using (?:port number|socket path|vsock)|"
+    r"DCGM successfully initiali[sz]ed",
+    re.I,
+)
+
+
+def unretried(failed: list[int], started: list[int]) -> list[int]:
+    """The start failures (1-based lines) that no later start line (`HOST_ENGINE_STARTED`, lines
+    in `started`) follows: the ones that left the host engine down. [] when every failure was
+    retried successfully."""
+    last = max(started, default=0)
+    return [n for n in failed if n > last]
 
 
 # The prefix journald / syslog puts before each line of the exporter's process (`Feb 28 16:29:08

@@ -91,16 +91,33 @@ NVML_ERRORS = (
 _INFO_ONLY = re.compile(r"^NVML library version:\s*\S+$")
 
 
+def quoted_in_prose(line: str, start: int) -> bool:
+    """True when the text at `start` sits inside quotation marks opened by prose: after an odd
+    number of `"` (the last one not a key's value, `msg="` or `"msg":"`), an open `“`, or an odd
+    number of backticks (markdown inline code). Such a line talks about a message (`the docs say
+    "Failed to initialize NVML: Driver/library version mismatch" means ...`); nvidia-smi prints
+    its NVML messages bare, and a logger quotes them as a value."""
+    before = line[:start]
+    if before.count("`") % 2 or before.rfind("“") > before.rfind("”"):
+        return True
+    if before.count('"') % 2 == 0:
+        return False
+    opening = before.rfind('"')
+    return not before[:opening].rstrip().endswith(("=", ":"))
+
+
 def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
     """Classify every NVML error line of `text`; "NVML library version: X" lines are context.
-    Raises ParseError (with the line) for a line that is neither."""
+    Raises ParseError (with the line) for a line that is neither, such as a sentence quoting
+    the message (`quoted_in_prose`)."""
     out = []
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or _INFO_ONLY.match(line):
             continue
         for pattern, signal, klass, reason, action in NVML_ERRORS:
-            if len(line) < MAX_LINE_CHARS and re.search(pattern, line, re.IGNORECASE):
+            found = re.search(pattern, line, re.IGNORECASE) if len(line) < MAX_LINE_CHARS else None
+            if found and not quoted_in_prose(line, found.start()):
                 handle = handle_error(line)
                 pci, index = (handle.pci, handle.index) if handle else (None, None)
                 if signal == "gpu_inaccessible" and re.search(r"\breboot", line, re.IGNORECASE):
