@@ -112,6 +112,37 @@ the report), the same usable GPU-hours and goodput; pandas 5.7 s this time (74.8
   the bytes) and the per-step reads where located (verdicts, problems, slowdowns, coverage edges:
   they follow the faults, which grow with the fleet). Left: not measured on a quiet host;
   Prometheus at 10k not run (its rules backfill alone was over an hour on 2026-12-02).
+Measured 2026-12-07 21:51-22:23 UTC (issue 30, round 17: per-step reads coalesced, the coverage
+bucket the data starts in located from the raw samples), load average 13-37 (other sessions'
+tests on the 2 cores; servers and clients at nice 19, so only same-run ratios compare), main's
+code (c93ca5c) and this one alternately on one server, each timing `load_prometheus` +
+`compute_week` as `report()` does (without the bench's server restart). The 10k week could not
+be written and imported again in the round (the write is ~35 min, and the import ~10 min a day,
+at this load; the first attempt was killed at day 5), so 10k is measured on the first 2 days
+of the 10k simulation (days 0-1 of this bench's OpenMetrics, imported, the first-level rules
+replayed by vmalert: 1,191 s and 281 s) and 1k on the first 2 days of the 1k week's import, for
+the growth; 1k also over the week.
+  1,000 GPUs, the week (load 35-37): main 19.0 s and 17.6 s, 182 requests, 1.86 MB, client CPU
+  2.2-2.3 s -> 18.1 s and 13.5 s, 47 requests, 1.66 MB, client CPU 1.2 s; request-s 13.0/10.2 ->
+  9.8/5.3. The same usable GPU-hours (167,310.00) and goodput (0.941125).
+  2 days, three rounds (load 21-27, then 13-15), main -> this code:
+    1,000 GPUs: 7.2, 7.1, 6.3 s (79 requests, 0.95 MB) -> 6.6, 4.1, 6.1 s (45 requests, 0.82 MB).
+    10,000 GPUs: 22.4, 21.1, 12.3 s (140 requests, 9.04 MB, 24.8/18.7/9.6 request-s) -> 19.2,
+    13.2, 11.6 s (91 requests, 7.77 MB, 14.4/9.2/7.5 request-s); client CPU 2.3-2.8 s -> 1.9-2.1
+    s for the reads, 0.6-0.9 s for `compute_week` (the wall beside it is the load's).
+    The same usable GPU-hours (47,799.33; 477,617.33) and goodput (0.934171; 0.885453) from both.
+  Growth 1k -> 10k (2 days): main 3.1x, 3.0x, 2.0x; this code 2.9x, 3.3x, 1.9x (noise of the
+  load as large as the change). Coverage edges at 10k went from 11.2 request-s (24 requests,
+  1.42 MB: the first bucket read step by step for every GPU) to 2.4 (2 requests plus the raw
+  locate of that bucket); the per-step reads (verdicts, problems, slowdowns, cordons,
+  degradations) from a request per 6 h bucket to one or two each.
+  Left (targets not met, nor measurable on this host: <= 10 s at 10k over the week): the week's
+  job counters (`last_over_time(gpuslo_job_gpu_seconds_total[7d])` at the end: every sample of
+  every job series read, 2.6 request-s and 1.9 MB over 2 days at 10k, the largest read now) need
+  a recorded per-(instance, job, category) value at a coarse interval with its own evaluation
+  count to fall back on (not built); coverage at the window start (one row per GPU, 1.25 MB at
+  10k) and the GPU listing (1.86 MB) grow with the fleet; the per-step reads grow with the
+  faults. Not measured on a quiet host, nor on Prometheus.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and

@@ -33,7 +33,7 @@ from gpuslo.slo.sources.query_api import (
     groups,
     plan,
 )
-from gpuslo.slo.sources.sparse_reader import MAX_BUCKETS, Reader, buckets
+from gpuslo.slo.sources.sparse_reader import MAX_BUCKETS, Reader, buckets, coalesce
 from gpuslo.slo_spec import SloSpec
 
 START = pd.Timestamp("2026-11-23", tz="UTC")
@@ -190,6 +190,27 @@ def test_buckets_cover_the_window_in_whole_steps(hours, step_s, bucket_s):
     assert spans[0][0] == START and spans[-1][1] == end and len(spans) <= MAX_BUCKETS
     for (a, b), (c, _) in zip(spans, spans[1:], strict=False):
         assert b == c and (b - a).total_seconds() % step_s == 0
+
+
+def test_coalesced_cells_cover_their_parts_and_merge_only_where_requests_cost_more():
+    """Cells close in time merge (one request instead of several, a few more samples); a
+    bucket of many instances stays apart from its neighbours (merging it would read them over
+    more steps than the requests it saves), and no merged span exceeds the budget."""
+    hour = pd.Timedelta(hours=6)
+    few = [((f"n{i}",), START + i * hour, START + (i + 1) * hour) for i in range(8)]
+    many = (tuple(f"m{i:04d}" for i in range(1000)), START + 8 * hour, START + 9 * hour)
+    spans = [*few[4:], many, *few[:4]]  # out of order
+    unit = 16  # GPUs × terms
+    out = coalesce(spans, unit, 300, 10_000_000, per_request=100_000)
+    assert out[0] == (tuple(f"n{i}" for i in range(8)), START, START + 8 * hour)
+    assert out[1:] == [many]
+    for instances, start, end in spans:  # every part's instance and step is read
+        assert any(set(instances) <= set(i) and a <= start and end <= b for i, a, b in out)
+    # nothing to save per request: only spans that cost nothing more merge (none here)
+    assert coalesce(spans, unit, 300, 10_000_000, per_request=0) == sorted(
+        spans, key=lambda span: span[1])
+    # a budget below two buckets' samples keeps them apart
+    assert len(coalesce(few, unit, 300, 72 * unit, per_request=100_000)) == 8
 
 
 @pytest.mark.parametrize("name", ["fleet", "bare"])

@@ -19,7 +19,9 @@ raw locate. One instant query per bucket over exactly those evaluations then nam
   bucket's evaluations (no usable sample in a tile) or a tile with fewer samples than
   gpus × interval / step (`Reader.gpus_of`, as the raw locate expects). A tile that reaches
   before the first sample of the data (a window that starts where the data starts) is short,
-  so such a first bucket names every instance: more read, nothing missed.
+  so such a first bucket names every instance: a bucket that names more than half of them is
+  left to the raw locate (one sample per GPU step read once, one answer per instance), which
+  costs less than reading them all step by step and names exactly the gaps.
 
 Tiles reach up to one interval past R on either side, so a bucket may name an instance whose
 non-healthy sample or gap lies just outside it: its cells are those of the raw locate plus, at
@@ -135,8 +137,9 @@ def _query(reader: Reader, tiles: list[Tiles], query, desc: str) -> list[pd.Data
 
     frames: list[list[pd.DataFrame]] = [[] for _ in tiles]
     for indices, frame in api.each(run, items, desc):
+        by_time = dict(tuple(frame.groupby("time", sort=False))) if len(frame) else {}
         for i in indices:
-            frames[i].append(frame[frame["time"] == tiles[i].at] if len(frame) else frame)
+            frames[i].append(by_time.get(tiles[i].at.round("ms"), frame.iloc[:0]))
     out = []
     for parts in frames:
         both = pd.concat([f for f in parts if len(f)] or [pd.DataFrame()], ignore_index=True)
@@ -154,22 +157,28 @@ def _non_healthy(reader: Reader, tiles: list[Tiles]) -> list[Cell]:
             for tile, hits in zip(tiles, found, strict=True) if len(hits)]
 
 
-def _coverage(reader: Reader, tiles: list[Tiles]) -> list[Cell]:
+def _coverage(reader: Reader, tiles: list[Tiles]) -> tuple[list[Cell], list[tuple]]:
+    """(the coverage cells of `tiles`, the buckets among them left to the raw locate: those
+    whose tiles name more than half the instances, as when the data starts inside the bucket's
+    first tile — the raw locate then reads each of their samples once and answers one row per
+    instance, where reading them step by step would cost more and say the same)."""
     x, per_tile = names.LOCATE_USABLE_SAMPLES, names.LOCATE_INTERVAL_S // reader.step
 
     def fewest(m: str, w: str, tile: Tiles) -> str:  # the fewest samples in a tile, 0: one missing
         return (f"min by (instance) (min_over_time({x}{{{m}}}[{w}])) * (min by (instance)"
                 f" (count_over_time({x}{{{m}}}[{w}])) >= bool {tile.count})")
 
-    cells = []
+    cells, left = [], []
     for tile, found in zip(tiles, _query(reader, tiles, fewest, "coverage gaps (recorded)"),
                            strict=True):
         least = dict(zip(label_column(found, "instance"), found["value"], strict=True))
         gaps = {i for i in reader.instances
                 if least.get(i, 0) < reader.gpus_of.get(i, 1) * per_tile}
-        if gaps:
+        if 2 * len(gaps) > len(reader.instances):
+            left.append((tile.first, tile.last))
+        elif gaps:
             cells.append(Cell(tuple(sorted(gaps)), tile.first, tile.last))
-    return cells
+    return cells, left
 
 
 def recorded_cells(reader: Reader) -> dict[str, tuple[list[Cell], list[tuple]]]:
@@ -186,5 +195,6 @@ def recorded_cells(reader: Reader) -> dict[str, tuple[list[Cell], list[tuple]]]:
         return {}
     out = {"non_healthy": (_non_healthy(reader, tiles), left)}
     if names.LOCATE_INTERVAL_S % reader.step == 0:
-        out["coverage"] = (_coverage(reader, tiles), left)
+        cells, wide = _coverage(reader, tiles)
+        out["coverage"] = (cells, sorted([*left, *wide]))
     return out

@@ -17,7 +17,10 @@ the bucket) names the instances with anything to read there; the per-step range 
 then runs only over those instances and buckets. The two reads every GPU has — coverage gaps
 and non-healthy verdicts — locate from the recording rules' per-instance locate series where
 the rules ran (`Reader.recorded`, filled by `gpuslo.slo.sources.located`), so only the buckets
-the rules did not cover read the raw samples. `Reader(..., locate=False)` reads every
+the rules did not cover read the raw samples. The per-step reads of cells close in time go
+out as one query where the samples that adds cost less than the requests it saves (`coalesce`,
+`REQUEST_SAMPLES`): a few faults a bucket would otherwise be a request a bucket, which on a
+loaded server cost more than the samples. `Reader(..., locate=False)` reads every
 instance over the whole window instead (the same frames, at the full cost: the tests compare).
 
 """
@@ -32,6 +35,11 @@ from gpuslo.slo.sources.query_api import QueryApi, concat
 
 BUCKET_S = 6 * 3600  # the locating instant queries' bucket: 28 per week
 MAX_BUCKETS = 200  # longer windows take longer buckets
+# What one request costs, in samples of a range query (instances × series per instance × terms ×
+# steps): VictoriaMetrics 1.79 on the 2-core bench host answered a request over a few series in
+# 3-7 ms and spent 40-60 ms per million samples, and `report_prometheus.py` saw ~36 ms per small
+# request with the client busy beside it (2026-12-07). `Reader.read` merges cells while that pays.
+REQUEST_SAMPLES = 500_000
 # An instant query evaluated at the time of a series' first sample misses that sample on
 # VictoriaMetrics 1.79 (a range query over more than one point sees it): instant queries are
 # evaluated this much after the step they stand for, with the same window length.
@@ -178,9 +186,38 @@ class Reader:
              label: str = "instance", overlap: bool = False) -> pd.DataFrame:
         """`query(matcher)` at every step of `cells` (sharded under the sample budget), the
         points concatenated as `QueryApi.range`; `overlap` reads one step past each cell (an
-        edge on a cell's first step after a skipped bucket is seen from the cell before)."""
+        edge on a cell's first step after a skipped bucket is seen from the cell before).
+        Cells close in time are read together where that costs less than their requests
+        (`coalesce`): a superset of the cells, so the same points."""
         step = pd.Timedelta(seconds=self.step)
+        per_instance = per_instance or self.per_instance
         spans = [(c.instances, c.start, min(self.end, c.end + step) if overlap else c.end)
                  for c in cells]
-        return self.api.sharded_ranges(query, spans, per_instance or self.per_instance, terms,
-                                       self.step, desc, label)
+        spans = coalesce(spans, per_instance * terms, self.step, self.api.max_samples)
+        return self.api.sharded_ranges(query, spans, per_instance, terms, self.step, desc, label)
+
+
+def coalesce(spans: list[tuple[tuple[str, ...], pd.Timestamp, pd.Timestamp]], unit: int,
+             step_s: int, most: int, per_request: int = REQUEST_SAMPLES) -> list[tuple]:
+    """`spans` (instances, start, end: the steps in [start, end)) in time order, the ones next
+    to each other merged into one span (the union of their instances over their whole time)
+    while the merged span's samples (instances × `unit` × steps) stay within `most` and within
+    the samples of its parts plus `per_request` for each request the merge saves. A merged span
+    covers its parts, so a read over it finds every point they hold (and, outside them, only
+    what the locate found nothing of). Pure."""
+    def steps(start: pd.Timestamp, end: pd.Timestamp) -> int:
+        return max(int(-(-(end - start).total_seconds() // step_s)), 1)
+
+    out: list[list] = []  # [instances, start, end, samples of the parts, parts]
+    for instances, start, end in sorted(spans, key=lambda span: span[1]):
+        cost = len(instances) * unit * steps(start, end)
+        if out:
+            group = out[-1]
+            union = group[0] | set(instances)
+            last = max(group[2], end)
+            merged = len(union) * unit * steps(group[1], last)
+            if merged <= most and merged <= group[3] + cost + per_request * group[4]:
+                out[-1] = [union, group[1], last, group[3] + cost, group[4] + 1]
+                continue
+        out.append([set(instances), start, end, cost, 1])
+    return [(tuple(sorted(group[0])), group[1], group[2]) for group in out]
