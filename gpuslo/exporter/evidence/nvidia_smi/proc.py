@@ -89,6 +89,18 @@ NVML_ERRORS = (
     ),
 )
 _INFO_ONLY = re.compile(r"^NVML library version:\s*\S+$")
+# A container runtime's report around the NVML message it passes on (docker / compose, containerd,
+# runc, the NVIDIA container toolkit's prestart hook), as people paste it, wrapped over several
+# lines: `... OCI runtime create failed: runc create failed: ... error running hook #0: ...
+# nvidia-container-cli: initialization error: nvml error: driver/library version mismatch:
+# unknown` (fresh22 case 2404). Context, like the library-version line: it says which tool
+# failed, the NVML line says why.
+_RUNTIME_CONTEXT = re.compile(
+    r"OCI runtime|runc create failed|failed to create shim|error running hook|"
+    r"nvidia-container-cli|nvidia-container-runtime|Cannot start service|"
+    r"Error response from daemon|Encountered errors while bringing up",
+    re.IGNORECASE,
+)
 
 
 def quoted_in_prose(line: str, start: int) -> bool:
@@ -107,13 +119,18 @@ def quoted_in_prose(line: str, start: int) -> bool:
 
 
 def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
-    """Classify every NVML error line of `text`; "NVML library version: X" lines are context.
-    Raises ParseError (with the line) for a line that is neither, such as a sentence quoting
-    the message (`quoted_in_prose`)."""
+    """Classify every NVML error line of `text`; "NVML library version: X" lines and a container
+    runtime's report around the message (`_RUNTIME_CONTEXT`) are context. Raises ParseError
+    (with the line) for a line that is neither, such as a sentence quoting the message
+    (`quoted_in_prose`), and for a runtime's report that passes on no NVML message."""
     out = []
+    context = 0
     for number, raw in enumerate(text.splitlines(), 1):
         line = raw.strip()
         if not line or _INFO_ONLY.match(line):
+            continue
+        if len(line) < MAX_LINE_CHARS and not _nvml_message(line) and _RUNTIME_CONTEXT.search(line):
+            context = context or number
             continue
         for pattern, signal, klass, reason, action in NVML_ERRORS:
             found = re.search(pattern, line, re.IGNORECASE) if len(line) < MAX_LINE_CHARS else None
@@ -127,7 +144,18 @@ def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
                 break
         else:
             raise ParseError(source, f"not an NVML error message: {line[:60]!r}", number)
+    if context and not out:
+        raise ParseError(source, "a container runtime's error without an NVML message", context)
     return out
+
+
+def _nvml_message(line: str) -> bool:
+    """True when `line` holds one of `NVML_ERRORS`' messages, as prose does not quote it."""
+    for pattern, *_ in NVML_ERRORS:
+        found = re.search(pattern, line, re.IGNORECASE)
+        if found and not quoted_in_prose(line, found.start()):
+            return True
+    return False
 
 
 def looks_like_nvml_error(text: str) -> bool:
