@@ -38,6 +38,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
     _THE_GPU,
     _XID,
     MIG_SUFFIX,
+    XID_WORDS,
     KernelEvent,
     parse_timestamp,
     sxid_part,
@@ -83,7 +84,7 @@ class EventBuilder:
 
     def feed(self, number: int, line: str) -> None:
         """Recognise one physical line (1-based `number`)."""
-        if "NVRM: Xid" in line and self._xid(number, line):
+        if any(word in line for word in XID_WORDS) and self._xid(number, line):
             return
         if "SXid" in line and self._sxid(number, line):
             return
