@@ -154,3 +154,48 @@ def test_xid_inside_a_driver_function_name_is_no_unread_record():
     findings, _ = inspect(line)
     assert not [f for f in findings if f.reason == "parse_error"]
     assert not _xids(line)
+
+
+# --- the Xid line family under every prefix and line ending (audit) -----------------------------
+
+# Real records: 2405's (retyped), the driver's own Xid 32 (shared/corpus/kernel_log_lines.txt,
+# Bumblebee #677) and Xid 79 without pid/name (the same file, NVSentinel #155).
+RECORDS = {
+    "2405": ("NVRM Xid (PCI:0000:0b:00) : 32, Channel ID 00000009 intr 00008000", 32, PCI),
+    "bumblebee-677": ("NVRM: Xid (PCI:0000:01:00): 32, Channel ID 00000000 intr 00004000", 32,
+                      "00000000:01:00.0"),
+    "nvsentinel-155": ("NVRM: Xid (PCI:0000:44:00): 79, GPU has fallen off the bus", 79,
+                       "00000000:44:00.0"),
+}
+# Prefixes as the tools print them: dmesg's uptime (padded, unpadded, no space after), a journal
+# without and with host, the bare `kernel:` tag (journalctl -o cat after a grep keeps it), an
+# RFC 5424 record (rsyslog's RSYSLOG_SyslogProtocol23Format), /dev/kmsg, tab-separated fields,
+# none (the message column alone).
+PREFIXES = [
+    "[    5.826127] ", "[12146.826127] ", "[12146.826127]", "Dec 07 21:00:01 kernel: ",
+    "Dec 07 21:00:01 rig kernel: ", "kernel: ", "kernel: [12146.826127] ",
+    "<4>1 2026-12-07T21:00:01.123456+00:00 rig kernel - - - ", "4,1234,12146826127,-;",
+    "Dec 07 21:00:01\trig\tkernel:\t", "",
+]
+
+
+@pytest.mark.parametrize("ending", ["\n", "\r\n"], ids=["lf", "crlf"])
+@pytest.mark.parametrize("prefix", PREFIXES)
+@pytest.mark.parametrize("record", sorted(RECORDS))
+def test_an_xid_record_is_read_under_every_prefix_and_line_ending(record, prefix, ending):
+    line, code, pci = RECORDS[record]
+    text = f"{prefix}{line}{ending}" * 2
+    events = parse_kernel_log(text)
+    assert [(e.kind, e.code, e.pci) for e in events] == [("xid", code, pci)] * 2
+    assert not events[0].message.endswith("\r")
+    findings, verdict = inspect(text)
+    assert {f.xid for f in findings if f.xid} == {code} and verdict != "healthy"
+
+
+def test_prose_naming_an_xid_address_is_not_taken_for_a_kernel_log():
+    """The kind detection knows the record by its NVRM head: a user's sentence is not one."""
+    from gpuslo.exporter.evidence.kernel_log.read import looks_like_kernel_log
+
+    assert looks_like_kernel_log("NVRM Xid (PCI:0000:0b:00) : 32, Channel ID 00000009\n")
+    assert not looks_like_kernel_log("The card at PCI:0000:0b:00 shows Xid (32) every hour.\n")
+    assert not looks_like_kernel_log("my NVRM module logs an Xid now and then\n")

@@ -55,6 +55,11 @@ RM_FRAME_ANCHOR = "rm+0x"
 FRAME_ANCHORS: tuple[str, ...] = (FRAME_ANCHOR, RM_FRAME_ANCHOR)
 ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
 CONTEXT_ANCHOR = "Xid ("
+# The head of an NVRM Xid record in any punctuation people and drivers print (`parse._XID` reads
+# the rest): the NVRM tag, an optional colon, `Xid`, the opening parenthesis of the address. Here
+# so that the kind detection (`read.looks_like_kernel_log`) knows the record as the reader does
+# without loading the recognisers. Gaps are bounded (a hostile line of spaces stays linear).
+XID_HEAD = r"NVRM[ \t]{0,8}:?[ \t]{0,8}(?:Xid|XID)[ \t]{0,8}\("
 _ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2
 

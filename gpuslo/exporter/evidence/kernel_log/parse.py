@@ -18,6 +18,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
+from gpuslo.exporter.evidence.kernel_log.anchors import XID_HEAD
+
 # --- event model --------------------------------------------------------------------------------
 
 
@@ -87,8 +89,7 @@ class KernelEvent:
 # `unknown` (parse_error), naming the line.
 XID_WORDS = ("Xid", "XID")
 _XID = re.compile(
-    r"NVRM[ \t]{0,8}:?[ \t]{0,8}(?:Xid|XID)[ \t]{0,8}\((?:PCI[ \t]?:[ \t]?)?([^)\n]{0,64})\)"
-    r"[ \t]{0,8}:?[ \t]{0,8}(\d+)\s*,?\s?(.*)"
+    XID_HEAD + r"(?:PCI[ \t]?:[ \t]?)?([^)\n]{0,64})\)[ \t]{0,8}:?[ \t]{0,8}(\d+)\s*,?\s?(.*)"
 )
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(

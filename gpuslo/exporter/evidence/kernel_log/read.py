@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from gpuslo.config_file import without_nul_padding
 from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.evidence.kernel_log.anchors import XID_HEAD
 from gpuslo.exporter.evidence.kernel_log.halves import (
     Child,
     can_halve,
@@ -246,6 +247,7 @@ KERNEL_PREFIX_PATTERN = (
     r"|\w+[ \t]*:\w+[ \t]*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
+_XID_HEAD = re.compile(XID_HEAD)
 
 
 # The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
@@ -266,9 +268,10 @@ CLAIMED_LINE = re.compile(
 
 def looks_like_kernel_log(text: str) -> bool:
     """True when some of the first lines carry a kernel-log prefix (kmsg record, uptime,
-    ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker."""
+    ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker, or an NVRM Xid
+    record in any punctuation (`anchors.XID_HEAD`: `NVRM Xid (PCI:...) : 32` with no prefix)."""
     head = "\n".join(text[:65536].splitlines()[:400])
-    if "SXid (" in head or "NVRM: " in head:
+    if "SXid (" in head or "NVRM: " in head or _XID_HEAD.search(head):
         return True
     return len(_KERNEL_PREFIX.findall(head)) >= 1
 
