@@ -199,3 +199,36 @@ def test_prose_naming_an_xid_address_is_not_taken_for_a_kernel_log():
     assert looks_like_kernel_log("NVRM Xid (PCI:0000:0b:00) : 32, Channel ID 00000009\n")
     assert not looks_like_kernel_log("The card at PCI:0000:0b:00 shows Xid (32) every hour.\n")
     assert not looks_like_kernel_log("my NVRM module logs an Xid now and then\n")
+
+
+# --- the record without its NVRM tag (a log tool stripped it) -----------------------------------
+
+MESSAGE_ONLY = corpus_case("fresh17", 1913)  # the journal's message column: `Xid (PCI:...): 79,`
+
+
+def test_the_message_column_xid_79_is_read_as_xid_79_on_its_gpu():
+    assert _xids(MESSAGE_ONLY) == [(79, "00000000:01:00.0")]
+    findings, verdict = inspect(MESSAGE_ONLY)
+    (xid,) = [f for f in findings if f.xid == 79]
+    assert verdict == "unhealthy" and xid.class_ == names.CLASS_FATAL
+
+
+@pytest.mark.parametrize(
+    "prefix", ["", "Dec 07 21:00:01 rig kernel: ", "[12146.826127] ", "4,1234,12146826127,-;"],
+    ids=["message-column", "journal", "uptime", "kmsg"],
+)
+def test_the_rig_record_without_its_tag_is_still_an_xid_32(prefix):
+    """2405's record as the driver prints it, with the NVRM tag stripped: an Xid without error
+    words, which no fallback would catch."""
+    line = f"{prefix}Xid (PCI:0000:0b:00): 32, Channel ID 00000009 intr 00008000\n"
+    assert _xids(line) == [(32, PCI)]
+    assert {f.xid for f in inspect(line)[0] if f.xid} == {32}
+
+
+def test_a_tagless_record_no_form_reads_is_unknown_and_a_sentence_is_nothing():
+    unread = "[12146.826127] Xid (0000:0b:00): 32, Channel ID 00000009 intr 00008000\n"
+    findings, verdict = inspect(unread)
+    assert verdict == "unknown" and [f for f in findings if f.reason == "parse_error"]
+    sentence = "[12146.826127] usb 1-1: new device\nthen dmesg shows Xid (PCI:0000:0b:00): 32\n"
+    assert _xids(sentence) == []
+    assert not [f for f in inspect(sentence)[0] if f.xid or f.reason == "parse_error"]

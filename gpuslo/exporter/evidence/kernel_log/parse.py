@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from gpuslo.exporter.evidence.kernel_log.anchors import XID_HEAD
+from gpuslo.exporter.evidence.kernel_log.anchors import BARE_XID_HEAD, XID_HEAD
 
 # --- event model --------------------------------------------------------------------------------
 
@@ -88,9 +88,13 @@ class KernelEvent:
 # does not read is still judged: the driver-message catalogue's `unreadable_records` makes it
 # `unknown` (parse_error), naming the line.
 XID_WORDS = ("Xid", "XID")
-_XID = re.compile(
-    XID_HEAD + r"(?:PCI[ \t]?:[ \t]?)?([^)\n]{0,64})\)[ \t]{0,8}:?[ \t]{0,8}(\d+)\s*,?\s?(.*)"
-)
+_XID_FIELDS = r"(?P<address>[^)\n]{0,64})\)[ \t]{0,8}:?[ \t]{0,8}(?P<code>\d+)\s*,?\s?(?P<rest>.*)"
+_XID = re.compile(f"(?P<at>){XID_HEAD}(?:PCI[ \t]?:[ \t]?)?{_XID_FIELDS}")
+# The same record with its NVRM tag stripped by a log tool (`kernel: Xid (PCI:0000:01:00): 79,
+# ...`; corpus fresh17 1913, the journal's message column), where a message starts
+# (`anchors.BARE_XID_HEAD`); without the tag the `PCI:` of the address is required.
+_BARE_XID = re.compile(f"{BARE_XID_HEAD}PCI[ \t]?:[ \t]?{_XID_FIELDS}")
+_BARE_XID_HEAD = re.compile(BARE_XID_HEAD)
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(
     r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?"
