@@ -55,9 +55,8 @@ FRAME_ANCHOR = " [nvidia"
 RM_FRAME_ANCHOR = "rm+0x"
 FRAME_ANCHORS: tuple[str, ...] = (FRAME_ANCHOR, RM_FRAME_ANCHOR)
 # `Xid`, not `SXid`: every SXid line holds it too, and so does an Xid record whose `NVRM:` tag a
-# log tool stripped (`Xid (PCI:0000:01:00): 79, ...`, corpus fresh17 1913: the journal's message
-# column; journald files a record's leading `NVRM:` as its identifier when it parses one), with the
-# same number of passes.
+# log tool stripped (`Xid (PCI:0000:01:00): 79, ...`: the journal's message column as corpus
+# fresh17 1913 shows it), with the same number of passes.
 ANCHORS: tuple[str, ...] = ("NVRM", "Xid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
 CONTEXT_ANCHOR = "Xid ("
 # The head of an NVRM Xid record in any punctuation people and drivers print (`parse._XID` reads
@@ -67,9 +66,10 @@ CONTEXT_ANCHOR = "Xid ("
 XID_HEAD = r"NVRM[ \t]{0,8}:?[ \t]{0,8}(?:Xid|XID)[ \t]{0,8}\("
 # The head of an Xid record without its NVRM tag, where a kernel message starts: at the start of
 # the line or right after a prefix's `]`, `:` or `;` (`[  5.1] Xid (`, `kernel: Xid (`, a kmsg
-# record's `;Xid (`), so a sentence that names an Xid (`dmesg shows Xid (PCI:...)`) is none.
+# record's `;Xid (`), so a sentence that names an Xid (`dmesg shows Xid (PCI:...)`) is none. The
+# driver's spelling only (a tool that strips the tag keeps the rest), as the anchor `Xid` finds it.
 # Group `at`: where the record starts.
-BARE_XID_HEAD = r"(?:^[ \t]{0,8}|[\]:;][ \t]{0,8})(?P<at>)(?:Xid|XID)[ \t]{0,8}\("
+BARE_XID_HEAD = r"(?:^[ \t]{0,8}|[\]:;][ \t]{0,8})(?P<at>)Xid[ \t]{0,8}\("
 _ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2
 

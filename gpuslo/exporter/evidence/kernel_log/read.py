@@ -248,7 +248,7 @@ KERNEL_PREFIX_PATTERN = (
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
 _XID_HEAD = re.compile(XID_HEAD)
-_BARE_XID = re.compile(f"{BARE_XID_HEAD}PCI:", re.MULTILINE)
+_TAGLESS_XID = re.compile(f"{BARE_XID_HEAD}PCI:", re.MULTILINE)
 
 
 # The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
@@ -273,7 +273,7 @@ def looks_like_kernel_log(text: str) -> bool:
     in any punctuation (`anchors.XID_HEAD`: `NVRM Xid (PCI:...) : 32` with no prefix) or without
     its NVRM tag where a message starts (`anchors.BARE_XID_HEAD`: `Xid (PCI:...): 79, ...`)."""
     head = "\n".join(text[:65536].splitlines()[:400])
-    if "SXid (" in head or "NVRM: " in head or _XID_HEAD.search(head) or _BARE_XID.search(head):
+    if "SXid (" in head or "NVRM: " in head or _XID_HEAD.search(head) or _TAGLESS_XID.search(head):
         return True
     return len(_KERNEL_PREFIX.findall(head)) >= 1
 
