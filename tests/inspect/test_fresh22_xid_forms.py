@@ -225,6 +225,15 @@ def test_the_rig_record_without_its_tag_is_still_an_xid_32(prefix):
     assert {f.xid for f in inspect(line)[0] if f.xid} == {32}
 
 
+def test_the_live_check_counts_a_tagless_xid_in_a_log_file(tmp_path):
+    """A file is scanned through the prefilter's anchors (`Xid` finds the tag-less line)."""
+    log = tmp_path / "kern.log"
+    log.write_text("Dec 07 21:00:01 rig kernel: Xid (PCI:0000:0b:00): 32, Channel ID 00000009 "
+                   "intr 00008000\n")
+    output = XidCheck().run(CheckContext(kernel_log=log, state_dir=tmp_path))
+    assert output.facts[0].xid_events == {(PCI, "32", "warn"): 1}
+
+
 def test_a_tagless_record_no_form_reads_is_unknown_and_a_sentence_is_nothing():
     unread = "[12146.826127] Xid (0000:0b:00): 32, Channel ID 00000009 intr 00008000\n"
     findings, verdict = inspect(unread)
