@@ -8,7 +8,7 @@ event block from shared/corpus/kernel_log_lines.txt every ten thousand lines. Th
 in the page cache, times
 
   grep:    LC_ALL=C grep -E -c PATTERN FILE   (PATTERN `anchors.grep_pattern()`, the prefilter's
-           anchors NVRM, SXid, mlx5 and ` [nvidia`: selects every line gpuslo reads, but for a
+           anchors NVRM, Xid, mlx5 and ` [nvidia`: selects every line gpuslo reads, but for a
            kernel splat's header lines, read only before NVIDIA frames: `kernel_log.lookback`)
   scan:    gpuslo.exporter.evidence.kernel_log.read.scan_kernel_log_file(FILE)   (anchors only)
   library: gpuslo.exporter.inspect.kernel_log.inspect_kernel_log_file(FILE)   (what the CLI
@@ -77,7 +77,7 @@ from gpuslo.exporter.inspect.options import InspectOptions
 from gpuslo.needles import vectorscan_available
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
-PATTERN = grep_pattern()  # NVRM|SXid|mlx5| \[nvidia: the anchors of the scan's prefilter
+PATTERN = grep_pattern()  # NVRM|Xid|mlx5| \[nvidia: the anchors of the scan's prefilter
 EVENT_KINDS = ("xid", "sxid", "fallen_off_bus", "driver_message")
 EVENT_EVERY = 10_000
 

@@ -49,8 +49,8 @@ def test_matched_counts_the_lines_holding_an_anchor():
     scan = KernelLogScan()
     scan.feed(text)
     assert (scan.records, scan.matched) == (4, 3)
-    assert ANCHORS == ("NVRM", "SXid", "mlx5", " [nvidia", "rm+0x")
-    assert grep_pattern() == "NVRM|SXid|mlx5| \\[nvidia|rm\\+0x"
+    assert ANCHORS == ("NVRM", "Xid", "mlx5", " [nvidia", "rm+0x")
+    assert grep_pattern() == "NVRM|Xid|mlx5| \\[nvidia|rm\\+0x"
 
 
 def test_grep_pattern_escapes_only_what_grep_and_re_treat_as_special():

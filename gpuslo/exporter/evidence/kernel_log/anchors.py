@@ -2,11 +2,12 @@
 
 `ANCHORS` is the one place the candidate set is defined. Every line a recogniser of
 `events.EventBuilder` uses holds one (Xid, fallen-off-the-bus and driver messages are NVRM lines;
-NVSwitch errors are SXid lines; port events are mlx5 lines; a kernel splat through an NVIDIA
-module, `splats`, holds frames tagged ` [nvidia`, `FRAME_ANCHOR`), and every line holding one is
-read. A reader or fallback that judges other lines (a device name such as `efa`, an error word)
-extends the set here, or passes its own to `KernelLogScan(anchors=...)`; a line holding none of
-the anchors is never seen by any reader, but for a splat's header.
+NVSwitch errors are SXid lines and an Xid record whose tag was stripped is an `Xid (` line, both
+holding `Xid`; port events are mlx5 lines; a kernel splat through an NVIDIA module, `splats`,
+holds frames tagged ` [nvidia`, `FRAME_ANCHOR`), and every line holding one is read. A reader or
+fallback that judges other lines (a device name such as `efa`, an error word) extends the set
+here, or passes its own to `KernelLogScan(anchors=...)`; a line holding none of the anchors is
+never seen by any reader, but for a splat's header.
 
 `SPLAT_HEADERS`: a splat's header lines (`BUG: ...`, `cut here`, ...) are read only where a splat
 through an NVIDIA module can use them: anywhere in a block that holds an NVIDIA frame, and in the
@@ -53,8 +54,22 @@ FRAME_ANCHOR = " [nvidia"
 # `rm+0x` also ends other symbols (`avc_has_perm+0x`): the recogniser reads only `_nv...rm`.
 RM_FRAME_ANCHOR = "rm+0x"
 FRAME_ANCHORS: tuple[str, ...] = (FRAME_ANCHOR, RM_FRAME_ANCHOR)
-ANCHORS: tuple[str, ...] = ("NVRM", "SXid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
+# `Xid`, not `SXid`: every SXid line holds it too, and so does an Xid record whose `NVRM:` tag a
+# log tool stripped (`Xid (PCI:0000:01:00): 79, ...`: the journal's message column as corpus
+# fresh17 1913 shows it), with the same number of passes.
+ANCHORS: tuple[str, ...] = ("NVRM", "Xid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
 CONTEXT_ANCHOR = "Xid ("
+# The head of an NVRM Xid record in any punctuation people and drivers print (`parse._XID` reads
+# the rest): the NVRM tag, an optional colon, `Xid`, the opening parenthesis of the address. Here
+# so that the kind detection (`read.looks_like_kernel_log`) knows the record as the reader does
+# without loading the recognisers. Gaps are bounded (a hostile line of spaces stays linear).
+XID_HEAD = r"NVRM[ \t]{0,8}:?[ \t]{0,8}(?:Xid|XID)[ \t]{0,8}\("
+# The head of an Xid record without its NVRM tag, where a kernel message starts: at the start of
+# the line or right after a prefix's `]`, `:` or `;` (`[  5.1] Xid (`, `kernel: Xid (`, a kmsg
+# record's `;Xid (`), so a sentence that names an Xid (`dmesg shows Xid (PCI:...)`) is none. The
+# driver's spelling only (a tool that strips the tag keeps the rest), as the anchor `Xid` finds it.
+# Group `at`: where the record starts.
+BARE_XID_HEAD = r"(?:^[ \t]{0,8}|[\]:;][ \t]{0,8})(?P<at>)Xid[ \t]{0,8}\("
 _ERE_SPECIAL = re.compile(r"[.\[\]\\()*+?{}|^$]")
 CONTEXT_LINES = 2
 

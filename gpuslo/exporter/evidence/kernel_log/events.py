@@ -27,6 +27,8 @@ from dataclasses import replace
 
 from gpuslo.exporter.evidence.kernel_log.adapter_init import with_init_gpus
 from gpuslo.exporter.evidence.kernel_log.parse import (
+    _BARE_XID,
+    _BARE_XID_HEAD,
     _CAUSED,
     _GPU_AT,
     _GPU_FALLEN,
@@ -38,6 +40,7 @@ from gpuslo.exporter.evidence.kernel_log.parse import (
     _THE_GPU,
     _XID,
     MIG_SUFFIX,
+    XID_WORDS,
     KernelEvent,
     parse_timestamp,
     sxid_part,
@@ -83,7 +86,7 @@ class EventBuilder:
 
     def feed(self, number: int, line: str) -> None:
         """Recognise one physical line (1-based `number`)."""
-        if "NVRM: Xid" in line and self._xid(number, line):
+        if any(word in line for word in XID_WORDS) and self._xid(number, line):
             return
         if "SXid" in line and self._sxid(number, line):
             return
@@ -113,8 +116,8 @@ class EventBuilder:
         if "fallen off the bus" in line:
             self._fallen(number, line)
             return
-        if "NVRM" in line or "SXid" in line:
-            self._driver_message(number, line)  # an SXid line the recogniser could not read too
+        if "NVRM" in line or "SXid" in line or _bare_head(line) >= 0:
+            self._driver_message(number, line)  # an SXid or Xid line no recogniser read too
             return
         if "mlx5" in line and "Link" in line:
             self._port(number, line)
@@ -124,14 +127,14 @@ class EventBuilder:
         self._continuation(number, line)
 
     def _xid(self, number: int, line: str) -> bool:
-        match = _XID.search(line)
+        match = _XID.search(line) or _BARE_XID.search(line)
         if not match:
             return False
-        address, instance = match.group(1), None
+        address, instance = match.group("address"), None
         if (mig := MIG_SUFFIX.match(address.strip())) is not None:
             address, instance = mig.group(1), int(mig.group(2))
-        pci, code, rest = normalise_pci(address), int(match.group(2)), match.group(3)
-        stamp, clock, sequence = parse_timestamp(line[: match.start()])
+        pci, code, rest = normalise_pci(address), int(match.group("code")), match.group("rest")
+        stamp, clock, sequence = parse_timestamp(line[: match.start("at")])
         pid = _PID.search(rest)
         pid_text = pid.group(1) if pid else ""
         last = self._last_on_pci.get(pci)
@@ -144,7 +147,7 @@ class EventBuilder:
             timestamp=stamp,
             clock_kind=clock,
             line=number,
-            message=line[match.start() :].strip(),
+            message=line[match.start("at") :].strip(),
             sequence=sequence,
             caused_by=self._cause(code, pci, rest),
             recovery=_recovery(code, rest),
@@ -265,7 +268,8 @@ class EventBuilder:
 
     def _driver_message(self, number: int, line: str) -> None:
         start = line.find("NVRM")
-        start = line.index("SXid") if start < 0 else start
+        start = line.find("SXid") if start < 0 else start
+        start = _bare_head(line) if start < 0 else start
         stamp, clock, sequence = parse_timestamp(line[:start])
         if self._names_previous(number, line, start, stamp):
             return
@@ -330,6 +334,15 @@ class EventBuilder:
         splats = self.splats.events(self.events)
         events = sorted(self.events + splats, key=lambda e: e.line) if splats else self.events
         return with_uuids(with_init_gpus(events), self.uuids)
+
+
+def _bare_head(line: str) -> int:
+    """Where the Xid record without its NVRM tag starts in `line` (`anchors.BARE_XID_HEAD`), -1
+    when it holds none."""
+    if "Xid" not in line:
+        return -1
+    match = _BARE_XID_HEAD.search(line)
+    return -1 if match is None else match.start("at")
 
 
 def _own_pci(line: str) -> str | None:

@@ -1,9 +1,10 @@
 """Line recognisers and the event state machine behind `gpuslo.exporter.evidence.kernel_log.read`.
 
-Each physical line is searched for an event marker (`NVRM: Xid (`, `SXid (`, `NVRM: GPU at PCI:`,
-`fallen off the bus`, `NVRM: loading NVIDIA`, mlx5 `Link STATE`) wherever it sits, so any
-prefix works: uptime `[  123.4]`, ctime `[Mon Aug  5 ...]`, ISO, `kern  :err   :`, syslog and
-journal with or without host, localised month names, alert wrappers, /dev/kmsg records, none.
+Each physical line is searched for an event marker (an NVRM Xid record, `SXid (`,
+`NVRM: GPU at PCI:`, `fallen off the bus`, `NVRM: loading NVIDIA`, mlx5 `Link STATE`) wherever
+it sits, so any prefix works: uptime `[  123.4]`, ctime `[Mon Aug  5 ...]`, ISO,
+`kern  :err   :`, syslog and journal with or without host, localised month names, alert
+wrappers, /dev/kmsg records, none.
 The timestamp is taken from the prefix (kernel uptime preferred over wall clock). Lines that
 belong to one event (Xid 13 Warp/Global/ESR, SXid Data/Fatal/Severity, a fallen-off-the-bus
 block, Xid 79 followed by its `GPU ... fallen off the bus` line) are merged into one event.
@@ -16,6 +17,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+
+from gpuslo.exporter.evidence.kernel_log.anchors import BARE_XID_HEAD, XID_HEAD
 
 # --- event model --------------------------------------------------------------------------------
 
@@ -72,9 +75,26 @@ class KernelEvent:
 
 # --- recognisers --------------------------------------------------------------------------------
 
-# The address is bounded (an NVML bus id is 16 characters): `[^)]*` rescanned the rest of a line
-# for every `NVRM: Xid (` in it, quadratic on a hostile line.
-_XID = re.compile(r"NVRM: Xid \((?:PCI:)?([^)\n]{0,64})\):\s*(\d+)\s*,?\s?(.*)")
+# An Xid record. The driver prints `NVRM: Xid (PCI:%04x:%02x:%02x): %d, ...`
+# (open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c; on a MIG GPU
+# ` GPU-I:%02u GPU-CI:%02u` inside the parentheses), older drivers the address without `PCI:`
+# (`NVRM: Xid (0000:03:00): 14, ...`, shared/corpus/kernel_log_lines.txt). Consoles retyped by
+# hand and pasted copies vary the spacing and punctuation around the same fields: no colon after
+# NVRM, a space before the colon after the address (`NVRM Xid (PCI:0000:0b:00) : 32, ...`,
+# corpus fresh22 2405), tabs, `XID`. What is read is the shape: the NVRM tag, an optional colon,
+# `Xid`, the address in parentheses, an optional colon, the code. Every gap is bounded, as is the
+# address (an NVML bus id is 16 characters): `[^)]*` rescanned the rest of a line for every
+# `NVRM: Xid (` in it, quadratic on a hostile line. An NVRM line holding the word Xid that this
+# does not read is still judged: the driver-message catalogue's `unreadable_records` makes it
+# `unknown` (parse_error), naming the line.
+XID_WORDS = ("Xid", "XID")
+_XID_FIELDS = r"(?P<address>[^)\n]{0,64})\)[ \t]{0,8}:?[ \t]{0,8}(?P<code>\d+)\s*,?\s?(?P<rest>.*)"
+_XID = re.compile(f"(?P<at>){XID_HEAD}(?:PCI[ \t]?:[ \t]?)?{_XID_FIELDS}")
+# The same record with its NVRM tag stripped by a log tool (`kernel: Xid (PCI:0000:01:00): 79,
+# ...`; corpus fresh17 1913, the journal's message column), where a message starts
+# (`anchors.BARE_XID_HEAD`); without the tag the `PCI:` of the address is required.
+_BARE_XID = re.compile(f"{BARE_XID_HEAD}PCI[ \t]?:[ \t]?{_XID_FIELDS}")
+_BARE_XID_HEAD = re.compile(BARE_XID_HEAD)
 _SXID = re.compile(r"(?:(nvidia-nvswitch\d*):\s*)?SXid \((?:PCI:)?([^)]*)\):\s*(\d+)\s*,?\s?(.*)")
 _GPU_AT = re.compile(
     r"NVRM: GPU at PCI:([0-9a-fA-F]{1,8}:[0-9a-fA-F]{2}:[0-9a-fA-F]{2}(?:\.[0-7])?):?"

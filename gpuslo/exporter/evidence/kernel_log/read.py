@@ -8,7 +8,7 @@ Pure: `parse_kernel_log(text, source) -> list[KernelEvent]` (formats and groupin
 I/O edge: `scan_kernel_log_file` (a file of any size, read in chunks; with `require_kernel_log`
 its first `HEAD_BYTES` must look like a kernel log, so any file is judged in the same one pass).
 A cheap prefilter (`scan.KernelLogScan`: the anchors of
-`anchors.ANCHORS`, `NVRM`, `SXid`, `mlx5`, a splat's header and NVIDIA frame literals, and a
+`anchors.ANCHORS`, `NVRM`, `Xid`, `mlx5`, a splat's header and NVIDIA frame literals, and a
 fallback's pattern, found over 1 MiB blocks in one
 Vectorscan pass, or by `bytes.find` without it: `needles.Needles`) picks the candidate lines
 before the full recognisers run.
@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 from gpuslo.config_file import without_nul_padding
 from gpuslo.errors import InputError, ParseError
+from gpuslo.exporter.evidence.kernel_log.anchors import BARE_XID_HEAD, XID_HEAD
 from gpuslo.exporter.evidence.kernel_log.halves import (
     Child,
     can_halve,
@@ -246,6 +247,8 @@ KERNEL_PREFIX_PATTERN = (
     r"|\w+[ \t]*:\w+[ \t]*: |.{0,80}?\bkernel: |.{0,40}?\bNVRM: "
 )
 _KERNEL_PREFIX = re.compile(f"^(?:{KERNEL_PREFIX_PATTERN})", re.MULTILINE)
+_XID_HEAD = re.compile(XID_HEAD)
+_TAGLESS_XID = re.compile(f"{BARE_XID_HEAD}PCI:", re.MULTILINE)
 
 
 # The lines the kernel-log reader claims: every NVRM and SXid line goes to the recognisers and the
@@ -266,9 +269,11 @@ CLAIMED_LINE = re.compile(
 
 def looks_like_kernel_log(text: str) -> bool:
     """True when some of the first lines carry a kernel-log prefix (kmsg record, uptime,
-    ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker."""
+    ctime, `kern  :err   :`, syslog/journal `kernel:`) or an NVRM/SXid marker, or an Xid record
+    in any punctuation (`anchors.XID_HEAD`: `NVRM Xid (PCI:...) : 32` with no prefix) or without
+    its NVRM tag where a message starts (`anchors.BARE_XID_HEAD`: `Xid (PCI:...): 79, ...`)."""
     head = "\n".join(text[:65536].splitlines()[:400])
-    if "SXid (" in head or "NVRM: " in head:
+    if "SXid (" in head or "NVRM: " in head or _XID_HEAD.search(head) or _TAGLESS_XID.search(head):
         return True
     return len(_KERNEL_PREFIX.findall(head)) >= 1
 

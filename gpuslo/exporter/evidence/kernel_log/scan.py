@@ -1,6 +1,6 @@
 """The kernel-log prefilter: find candidate lines fast, feed only those to the recognisers.
 
-Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `SXid`, `mlx5`, ` [nvidia`, `rm+0x`, the
+Candidate lines hold an anchor (`anchors.ANCHORS`: `NVRM`, `Xid`, `mlx5`, ` [nvidia`, `rm+0x`, the
 one place the set is defined and extended); which NVRM lines matter is the driver-message
 catalogue's call (`gpuslo.exporter.policy`), not the prefilter's. Each Xid line brings the two
 lines after it (MMU fault continuations). A kernel splat's header lines (`anchors.SPLAT_HEADERS`)

@@ -2,7 +2,7 @@
 at the next 30 s check.
 
 The watcher is only an accelerator: it never judges anything itself. When a new kernel-log record
-holds a GPU marker (`NVRM`, `SXid`, `nvidia-nvswitch`, an NVIDIA module's frame) it calls
+holds a GPU marker (`NVRM`, `Xid` (SXid too), `nvidia-nvswitch`, an NVIDIA module's frame) it calls
 `on_marker()`: for a file the exporter judges the appended records in process from where the
 xid run stopped
 (`gpuslo.exporter.xid_fast`), otherwise (or when that declines) it makes the `xid` check due at
@@ -32,7 +32,7 @@ from gpuslo.exporter.evidence.kernel_log.inotify import FileNotify, open_inotify
 
 log = logging.getLogger(__name__)
 # ` [nvidia`: a stack frame in an NVIDIA module, as an oops in the driver prints (`splats`).
-GPU_MARKER = re.compile(rb"NVRM|SXid|nvidia-nvswitch| \[nvidia|_nv\d{3,8}rm\+0x")
+GPU_MARKER = re.compile(rb"NVRM|Xid|nvidia-nvswitch| \[nvidia|_nv\d{3,8}rm\+0x")
 READ_BYTES = 65536
 
 
