@@ -219,12 +219,9 @@ CORPUS_MISSES = {
     # start of round 17, before its fixes: 16/20 (2026-12-07, d0b7d41; tests/data/first_contact/
     # corpus_fresh22_2026-12-07.txt). Read right since: the hand-copied `NVRM Xid (PCI:…) : 32`
     # with no colon after NVRM and a space before the colon (2405; kernel_log.parse._XID, and the
-    # catalogue's unreadable_records for an NVRM Xid line no form reads). Not yet worked on: NVML's
-    # driver/library mismatch inside a docker / nvidia-container-cli error is not read (2404);
-    # nvidia-smi tables whose last box is cut keep no bus id (2413, 2415).
-    ("corpus", "fresh22"): {
-        "2404_docker-compose-oci-runtime-create-failed-nvidia-container-cli-initialization-error-nvml-driver-library-version-mismatch-wrapped-by-author.txt",
-        "2413_root-prompt-nvidia-smi-390-25-no-cuda-field-four-gtx-1080-ti-04-05-08-p8-idle-fourth-row-cut.txt",
-        "2415_nvidia-smi-460-73-table-without-timestamp-starts-at-border-two-rtx-2080-ti-1a-1b-persistence-on-p8-second-box-cut.txt",
-    },
+    # catalogue's unreadable_records for an NVRM Xid line no form reads); NVML's mismatch passed on
+    # by a container runtime's error (docker compose, runc, nvidia-container-cli) (2404;
+    # evidence/nvidia_smi/proc._RUNTIME_CONTEXT); nvidia-smi tables whose last box is cut name each
+    # GPU they show (2413, 2415; fresh21 2307's one `gpus_seen` per GPU). Nothing left.
+    ("corpus", "fresh22"): set(),
 }
