@@ -71,3 +71,20 @@ def test_f18_a_file_not_read_is_not_among_the_logs_read(tmp_path):
     assert alone.goodput_logs == frames.goodput_logs == (0, 1)
     assert "every training log read (1)" in frames.cannot_fill["job_goodput"]
     assert "junk.log: binary file" in frames.cannot_fill["training_logs"]
+
+
+def test_f5_the_crawl_blames_missing_allocations_not_unusable_gpus():
+    """Newcomer 7 F5: "11.1 GPU-hours lost to steps slower ... The capacity accounting counts
+    0.0 of them: the rest fell on allocated time that was not usable (unknown or unhealthy
+    GPUs)" on a fleet whose usable ratio was 0.994 and that had no allocation series. The
+    negative: with allocations the unusable-GPU reason stays."""
+    from gpuslo.slo.report.crawl import crawl
+    figures = {"slowdown_gpu_hours": 11.1, "capacity_slowdown_gpu_hours": 0.0, "rows": [],
+               "rule": {}, "by_layer": {}}
+    doc = {"jobs": [{"job": "a/job-0000"}], "crawl": figures, "data_quality": {"cannot_fill": {
+        "allocations": "no gpuslo_gpu_allocation series in the window"}}}
+    text = " ".join(crawl(doc, {}, None, None).lines)
+    assert "no job's time is allocated (no gpuslo_gpu_allocation" in text
+    assert "not usable" not in text
+    doc["data_quality"] = {"cannot_fill": {}}
+    assert "not usable" in " ".join(crawl(doc, {}, None, None).lines)
