@@ -88,3 +88,27 @@ def test_f5_the_crawl_blames_missing_allocations_not_unusable_gpus():
     assert "not usable" not in text
     doc["data_quality"] = {"cannot_fill": {}}
     assert "not usable" in " ".join(crawl(doc, {}, None, None).lines)
+
+
+def test_f5_headline_productive_and_badput_unknown_without_allocations():
+    """Newcomer 7 F5: "productive GPU-hours (capacity accounting): 0.0" and "job badput ... node
+    0.0, platform 0.0, training 0.0, observability 0.0" beside per-job goodput 0.91-0.98, on a
+    store with no allocation series. The golden report's JSON twin stands for the engine's
+    document; the negative is the golden itself (allocations there: figures printed)."""
+    import json
+    from pathlib import Path
+
+    from gpuslo.slo.report.markdown import BADPUT_LABEL, headline
+    golden = Path(__file__).resolve().parent.parent / "golden" / "report" / "report.json"
+    doc = json.loads(golden.read_text())
+    doc.get("report", {}).pop("figures", None)  # figures from the engine's keys, as built
+    rows = dict(headline(doc))
+    productive = next(k for k in rows if k.startswith("productive GPU-hours"))
+    assert not rows[productive].startswith("—") and not rows[BADPUT_LABEL].startswith("—")
+    why = "no gpuslo_gpu_allocation series in the window"
+    doc["allocated_gpu_hours"] = doc["productive_gpu_hours"] = 0.0
+    doc["data_quality"]["cannot_fill"] = {**doc["data_quality"].get("cannot_fill", {}),
+                                          "allocations": why}
+    rows = dict(headline(doc))
+    assert rows[productive] == f"— (not available: {why})"
+    assert rows[BADPUT_LABEL] == "— (not available)"
