@@ -168,6 +168,7 @@ REASON_LAYER: Final = {
     "job_failure": LAYER_TRAINING,  # a job interruption no fault explains, the job named none
     "engine_crash": LAYER_TRAINING,  # the serving engine exited or failed its probes, no fault
     "engine_oom": LAYER_TRAINING,  # the serving engine ran out of (GPU or host) memory
+    "engine_stall": LAYER_TRAINING,  # requests running, no token processed (serving logs)
     "model_load_failed": LAYER_TRAINING,  # bad model, weights or configuration
     # observability: the checks themselves could not tell
     # a job interruption no fault explains and whose cause nobody saw (the journal stopped, or

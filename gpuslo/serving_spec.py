@@ -36,6 +36,21 @@ class ServingObjectives:
     itl_target: float = 0.95
 
 
+def text_number_hint(value: object) -> str:
+    """" (text, not a number: ...)" when `value` is a string that reads as a number, else ""
+    (pure). PyYAML follows YAML 1.1, whose floats need a dot: `1e-3` is the string '1e-3' (write
+    1.0e-3), and a quoted "0.5" is text (newcomer 7 F10: a range message for 0.001 read as
+    out of range)."""
+    if not isinstance(value, str):
+        return ""
+    try:
+        float(value)
+    except ValueError:
+        return ""
+    return (" (text, not a number: YAML 1.1 reads an exponent without a dot, 1e-3, and a "
+            "quoted number as text; write 1.0e-3 or 0.001, unquoted)")
+
+
 def serving_from_mapping(raw: object, source: str, problems: list[str]) -> ServingObjectives | None:
     """The `serving` section (None when absent); appends one message per bad field to
     `problems`, each naming `source` and `serving.<field>`."""
@@ -52,10 +67,10 @@ def serving_from_mapping(raw: object, source: str, problems: list[str]) -> Servi
         number = not isinstance(value, bool) and isinstance(value, int | float)
         if key.endswith("_seconds") and not (number and 0 < value <= 3600):
             problems.append(f"{source}: field 'serving.{key}' must be seconds in (0, 3600], "
-                            f"got {value!r}")
+                            f"got {value!r}{text_number_hint(value)}")
         elif key.endswith("_target") and not (number and 0 < value < 1):
             problems.append(f"{source}: field 'serving.{key}' must be a ratio between 0 and 1 "
-                            f"(exclusive), got {value!r}")
+                            f"(exclusive), got {value!r}{text_number_hint(value)}")
         else:
             values[key] = float(value)
     return ServingObjectives(**values) if len(values) == len(FIELDS) else None

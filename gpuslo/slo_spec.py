@@ -58,7 +58,7 @@ from gpuslo.goodput.slowdown import (
     DEFAULT_THRESHOLD,
     SlowdownRule,
 )
-from gpuslo.serving_spec import ServingObjectives, serving_from_mapping
+from gpuslo.serving_spec import ServingObjectives, serving_from_mapping, text_number_hint
 
 # SLO -> the metric part of its recording rules (`gpuslo:<metric>:ratio_rate1h`), shared by the
 # rules, the dashboards and the report so the three name the same series.
@@ -175,7 +175,7 @@ def _ratio(value: object, field_name: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < float(value) < 1:
         raise ConfigError(
             f"{source}: field {field_name!r} must be a ratio between 0 and 1 (exclusive), "
-            f"got {value!r}"
+            f"got {value!r}{text_number_hint(value)}"
         )
     return float(value)
 

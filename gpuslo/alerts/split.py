@@ -19,6 +19,12 @@ Files (deterministic; `REGENERATE` rebuilds the committed copy in deploy/prometh
   prometheus-cluster.yml          example configuration of one cluster's Prometheus
   gpuslo-global.rules.yml         global recording + alerting rules
   gpuslo-global_test.yml          promtool tests of the global rules
+With a `serving:` section in the spec (newcomer 7 F3: it was dropped without a word), the
+per-cluster part also carries today's serving files (`gpuslo-serving.rules.yml`, its promtool
+tests; each cluster's Prometheus records and alerts per replica, and the recorded series reach
+the global store with `cluster`, where the serving dashboard and `report --prometheus` read
+them), and the global file a group that sums them by cluster and over the fleet
+(`serving_global_groups`).
 Check with `promtool check rules *.rules.yml` and, from DIR, `promtool test rules *_test.yml`.
 """
 
@@ -31,6 +37,8 @@ from gpuslo.alerts import (
     render,
     rules,
     scrape,
+    serving,
+    serving_tests,
     sli,
     tests_direct,
     tests_gen,
@@ -67,7 +75,8 @@ def cluster_config(spec: SloSpec) -> dict:
     """One cluster's Prometheus: today's scrape jobs, the per-cluster rules, its name as an
     external label and remote write of everything to the global store (the report reads the
     raw series there too)."""
-    config = scrape.prometheus_config(spec, [CLUSTER_RULES])
+    config = scrape.prometheus_config(
+        spec, [CLUSTER_RULES] + ([serving.RULE_FILE] if spec.serving else []))
     config["global"]["external_labels"] = {"cluster": EXAMPLE_CLUSTER}
     config["remote_write"] = [{"url": EXAMPLE_REMOTE_WRITE}]
     return config
@@ -99,13 +108,38 @@ def per_cluster_files(spec: SloSpec) -> dict[str, str]:
         cluster_config(spec),
         render.header(REGENERATE, "example configuration of one cluster's Prometheus (set "
                                   "external_labels.cluster and the remote_write url)", summary))
+    if spec.serving:  # today's serving files, unchanged: they hold no `cluster` either
+        files[serving.RULE_FILE] = render.dump_yaml(
+            {"groups": serving.groups(spec)},
+            render.header(REGENERATE, "per-cluster serving rules", summary))
+        files[serving.TEST_FILE] = render.dump_yaml(
+            serving_tests.test_file(spec),
+            render.header(REGENERATE, "promtool tests of the serving rules", summary))
     return files
+
+
+def serving_global_groups(spec: SloSpec) -> list[dict]:
+    """The global serving group (none without a `serving:` section): per SLI (ttft, itl) and
+    window, `gpuslo_cluster:serving_<sli>:ratio_rate<w>` (by cluster) and
+    `gpuslo_fleet:serving_<sli>:ratio_rate<w>`, each the sum of the per-cluster recorded good
+    rates over the sum of their totals (never an average of ratios), capped at 1."""
+    if not spec.serving:
+        return []
+    rules_ = []
+    for level, by in ((global_rules.CLUSTER, "sum by (cluster)"), (global_rules.FLEET, "sum")):
+        for sli_ in serving.SLIS:
+            for w in spec.sli_windows:
+                good, total = f"gpuslo:{sli_}_good:rate{w}", f"gpuslo:{sli_}_total:rate{w}"
+                rules_.append({"record": f"{level}:{sli_}:ratio_rate{w}",
+                               "expr": f"clamp_max({by} ({good}) / ({by} ({total}) > 0), 1)"})
+    return [{"name": "gpuslo-global-serving", "rules": rules_}]
 
 
 def global_files(spec: SloSpec) -> dict[str, str]:
     """File name -> YAML text of the global part. Pure."""
     summary = spec_summary(spec)
-    groups = global_rules.recording_groups(spec) + global_rules.alert_groups(spec)
+    groups = (global_rules.recording_groups(spec) + serving_global_groups(spec)
+              + global_rules.alert_groups(spec))
     return {
         GLOBAL_RULES: render.dump_yaml(
             {"groups": groups},

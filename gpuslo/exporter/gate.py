@@ -8,8 +8,10 @@ After every check cycle `ReturnToService.apply(snapshot)`:
 2. moves every GPU of the inventory through held / validating / failed (`step_faults`);
 3. runs the validators on the validating GPUs, in child processes with deadlines (a `Runner` of
    the `gpu_probe` check restricted to them, and `dcgm_diag`), and applies the try
-   (`step_validation`); a validator whose tool is missing is unavailable, and with none available
-   the gate holds the GPU down for `hold_down_cycles` clean cycles (`gate_unavailable`);
+   (`step_validation`); a validator whose tool is missing, or whose last try answered that it
+   cannot run here (the probe with PyTorch but no CUDA: `dependency_missing`, kept in the state
+   file), is unavailable, and with none available the gate holds the GPU down for
+   `hold_down_cycles` clean cycles and says so (`gate_unavailable`);
 4. saves the state (`return_to_service.json` in the state dir: atomic write, under a lock shared
    by `gpuslo check` and the exporter) and returns the snapshot with the gate's results
    (check `validation`) and `ValidationState`.
@@ -40,7 +42,9 @@ from gpuslo.exporter.state import locked, read_json_state, write_json_atomic
 from gpuslo.exporter.validators import (
     BackgroundValidators,
     Validators,
+    as_answered,
     outcome_of,
+    unavailable_answers,
     validator_states,
 )
 from gpuslo.verdict import NODE_SCOPE, CheckResult, gpu_scoped
@@ -53,13 +57,15 @@ __all__ = ["ReturnToService", "gate_for", "load_gate_file", "outcome_of", "save_
 
 @dataclasses.dataclass
 class GateFile:
-    """What the state file holds: the gates, their totals, admin resumes seen, and whether the
-    Slurm node carries gpuslo's own drain."""
+    """What the state file holds: the gates, their totals, admin resumes seen, whether the
+    Slurm node carries gpuslo's own drain, and the validators whose last try answered that they
+    cannot run here ({validator: words}; `validators.unavailable_answers`)."""
 
     gpus: dict[str, GpuGate] = dataclasses.field(default_factory=dict)
     totals: GateTotals = GateTotals()
     resumes: int = 0
     drained: bool = False
+    unavailable: dict[str, str] = dataclasses.field(default_factory=dict)
 
 
 # --- the state file ---------------------------------------------------------------------------
@@ -90,6 +96,7 @@ def load_gate_file(path: Path) -> GateFile:
             totals=GateTotals({(str(u), str(o)): int(n) for u, o, n in raw["totals"]}),
             resumes=int(raw["resumes"]),
             drained=bool(raw["drained"]),
+            unavailable={str(v): str(w) for v, w in raw.get("unavailable", {}).items()},
         )
     except (KeyError, TypeError, ValueError, AttributeError) as error:
         raise ParseError(str(path), f"state file has an unexpected shape ({error})") from None
@@ -114,6 +121,7 @@ def save_gate_file(path: Path, state: GateFile) -> None:
         "totals": sorted([*key, n] for key, n in state.totals.counts.items()),
         "resumes": state.resumes,
         "drained": state.drained,
+        "unavailable": dict(sorted(state.unavailable.items())),
     })
 
 
@@ -171,8 +179,10 @@ class ReturnToService:
             if gate is not None:
                 gates[uuid] = dataclasses.replace(gate, gpu=uuids.get(uuid) or gate.gpu)
         states = validator_states(self.policy)
-        totals = self._validate(gates, uuids, states, marks, now, state.totals)
-        state = dataclasses.replace(state, gpus=gates, totals=totals)
+        totals, unavailable = self._validate(gates, uuids, states, marks, now, state.totals,
+                                             state.unavailable)
+        states = as_answered(states, unavailable)
+        state = dataclasses.replace(state, gpus=gates, totals=totals, unavailable=unavailable)
         save_gate_file(self.path, state)
         results = rts.gate_results(gates, reported, uuids, self.policy, now)
         view = ValidationState(
@@ -190,13 +200,17 @@ class ReturnToService:
                                    validation=view, probe_speed_not_judged=counts)
 
     def _validate(self, gates: dict[str, GpuGate], uuids: dict[str, str],
-                  states: dict[str, str], marks: Marks, now: float,
-                  totals: GateTotals) -> GateTotals:
-        """One try on every validating GPU; updates `gates` in place, returns the totals."""
+                  states: dict[str, str], marks: Marks, now: float, totals: GateTotals,
+                  unavailable: dict[str, str]) -> tuple[GateTotals, dict[str, str]]:
+        """One try on every validating GPU; updates `gates` in place, returns the totals and
+        the validators that answered they cannot run (`unavailable` updated by this try: a
+        validator PyTorch's presence calls available but that cannot run is not exported as
+        available, newcomer 7 F4)."""
         due = {uuids.get(u, ""): u for u, g in gates.items() if g.phase == rts.VALIDATING}
         if not due:
-            return totals
+            return totals, unavailable
         outcomes = self.validators.run(due, states)
+        unavailable = unavailable_answers(unavailable, outcomes)
         for uuid in due.values():
             if uuid not in outcomes:  # a try still running in the background: no step now
                 continue
@@ -208,7 +222,7 @@ class ReturnToService:
                 gates[uuid] = step.gate
             if step.ended:
                 totals = totals.add(uuid, step.ended)
-        return totals
+        return totals, unavailable
 
     def record(self, snapshot: NodeSnapshot) -> list[str]:
         """Hold every GPU fault `snapshot` reports that the gate does not hold yet, stepping and

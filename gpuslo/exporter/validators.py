@@ -40,6 +40,33 @@ def validator_states(policy: GatePolicy) -> dict[str, str]:
 MISSING = {"probe": "PyTorch not installed", "dcgm_diag": "dcgmi not installed"}
 
 
+def unavailable_answers(previous: dict[str, str],
+                        outcomes: dict[str, list[ValidatorOutcome]]) -> dict[str, str]:
+    """{validator: its words} of the validators whose last try answered `unavailable` on every
+    GPU it ran on (pure): `previous` updated by one try's `outcomes` ({UUID: [outcome]}); a
+    validator that answered anything else on some GPU is dropped, one not in the try is kept.
+    Why (newcomer 7 F4): the cheap `validator_states` finds PyTorch importable, but the probe
+    itself answers `dependency_missing` on a node without CUDA; the gate must then say the
+    probe is unavailable, not export it as available while holding GPUs down without it."""
+    seen: dict[str, list[ValidatorOutcome]] = {}
+    for items in outcomes.values():
+        for outcome in items:
+            seen.setdefault(outcome.validator, []).append(outcome)
+    out = {v: w for v, w in previous.items() if v not in seen}
+    for validator, items in sorted(seen.items()):
+        if all(o.status == rts.UNAVAILABLE for o in items):
+            out[validator] = items[0].message
+    return out
+
+
+def as_answered(states: dict[str, str], unavailable: dict[str, str]) -> dict[str, str]:
+    """`states` (`validator_states`) with every validator the last try found unavailable
+    (`unavailable_answers`) reading `unavailable` (pure): fail closed, an availability the
+    validator itself denied is not exported."""
+    return {v: "unavailable" if s == "available" and v in unavailable else s
+            for v, s in states.items()}
+
+
 def outcome_of(validator: str, results: list[CheckResult], uuid: str) -> ValidatorOutcome:
     """A validator's outcome on one GPU from its check's results (pure): ok → pass (a probe that
     did not judge speed → inconclusive), fail → fail, a missing dependency → unavailable,

@@ -132,3 +132,67 @@ def test_retired_clusters_are_validated_and_every_problem_named():
     assert "retired_clusters[1]" in str(error.value) and "retired_clusters[2]" in str(error.value)
     with pytest.raises(ConfigError, match="must be a list"):
         spec_from_mapping({"retired_clusters": "a"})
+
+
+SERVING_SPEC = {"serving": {"ttft_seconds": 1, "ttft_target": 0.95, "itl_seconds": 0.1,
+                            "itl_target": 0.99}}  # the newcomer's spec_serving.yml (F3)
+
+
+def test_newcomer7_f3_split_with_a_serving_spec_writes_the_serving_rules(tmp_path, capsys):
+    """Newcomer 7 F3 (tests/data/newcomer7/FINDINGS.md): `--split per-cluster,global` with a
+    `serving:` section wrote no serving rule, without a word. The per-cluster part now carries
+    today's serving files (loaded by the example config) and the global file sums them."""
+    spec_file = tmp_path / "spec_serving.yml"
+    spec_file.write_text(yaml.safe_dump(SERVING_SPEC))
+    out = tmp_path / "mcs"
+    assert cli.main(["rules", "--split", "per-cluster,global", "--slo", str(spec_file),
+                     "--out", str(out)]) == 0
+    capsys.readouterr()
+    spec = spec_from_mapping(SERVING_SPEC)
+    single = generate.build_files(spec)
+    for name in ("gpuslo-serving.rules.yml", "gpuslo-serving_test.yml"):
+        assert yaml.safe_load((out / name).read_text()) == yaml.safe_load(single[name])
+    config = yaml.safe_load((out / "prometheus-cluster.yml").read_text())
+    assert config["rule_files"] == [split.CLUSTER_RULES, "gpuslo-serving.rules.yml"]
+    recorded = {r["record"]: r["expr"] for g in yaml.safe_load(
+        (out / split.GLOBAL_RULES).read_text())["groups"] for r in g["rules"] if "record" in r}
+    assert recorded["gpuslo_fleet:serving_ttft:ratio_rate1h"] == (
+        "clamp_max(sum (gpuslo:serving_ttft_good:rate1h) / (sum (gpuslo:serving_ttft_total:rate1h)"
+        " > 0), 1)")
+    assert "gpuslo_cluster:serving_itl:ratio_rate5m" in recorded
+
+
+def test_newcomer7_f3_negative_no_serving_section_no_serving_files():
+    files = split.build_split_files(SloSpec(), split.PARTS)
+    assert not [name for name in files if "serving" in name]
+    assert "serving" not in files[split.GLOBAL_RULES]
+
+
+@pytest.mark.prometheus
+def test_newcomer7_f3_promtool_lints_and_tests_the_split_serving_rules(tmp_path):
+    spec = spec_from_mapping(SERVING_SPEC)
+    directory = _write(split.build_split_files(spec, split.PARTS), tmp_path)
+    checked = _run("promtool", directory, "check", "rules", split.CLUSTER_RULES,
+                   split.GLOBAL_RULES, "gpuslo-serving.rules.yml")
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    # two clusters: a answers 9 of 10 requests in time, b 1 of 10; the fleet 10 of 20, not the
+    # average of the ratios either way round
+    series = [{"series": f'gpuslo:serving_ttft_{kind}:rate1h{{cluster="{c}"}}',
+               "values": f"{value}x5"}
+              for c, good in (("a", 0.9), ("b", 0.1)) for kind, value in (("good", good),
+                                                                            ("total", 1))]
+    test = {"rule_files": [split.GLOBAL_RULES], "evaluation_interval": "1m",
+            "tests": [{"interval": "1m", "input_series": series, "promql_expr_test": [
+                {"expr": "gpuslo_fleet:serving_ttft:ratio_rate1h", "eval_time": "2m",
+                 "exp_samples": [{"labels": "gpuslo_fleet:serving_ttft:ratio_rate1h",
+                                  "value": 0.5}]},
+                {"expr": "gpuslo_cluster:serving_ttft:ratio_rate1h", "eval_time": "2m",
+                 "exp_samples": [
+                     {"labels": 'gpuslo_cluster:serving_ttft:ratio_rate1h{cluster="a"}',
+                      "value": 0.9},
+                     {"labels": 'gpuslo_cluster:serving_ttft:ratio_rate1h{cluster="b"}',
+                      "value": 0.1}]}]}]}
+    (directory / "serving_global_test.yml").write_text(yaml.safe_dump(test))
+    for name in ("serving_global_test.yml", "gpuslo-serving_test.yml"):
+        tested = _run("promtool", directory, "test", "rules", name)
+        assert tested.returncode == 0, tested.stdout + tested.stderr

@@ -38,6 +38,7 @@ from gpuslo.goodput.logs import job_id_for, load_profiles, year_note
 from gpuslo.goodput.logs.assemble import LogGoodput, assemble
 from gpuslo.goodput.logs.cri_log import Line, PodLogIdentity, pod_log_identity
 from gpuslo.goodput.logs.profiles import Profiles
+from gpuslo.goodput.logs.read import binary_start
 from gpuslo.goodput.logs.reader import LogReader, ParsedLog
 from gpuslo.goodput.slowdown import SlowdownRule
 
@@ -119,6 +120,39 @@ def jobs_of(matches: Iterable[tuple[str, str]]
             whole = _clean(":".join(PurePath(path).parts[1:]))
             groups.setdefault(whole, (None, []))[1].append(path)
     return groups, clashes
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """What one read of a job-log file gives (`complete_lines`): `end`, the bytes it consumes
+    from the read's offset; `data`, the complete lines among them to decode; `skipping`, True
+    while inside a line longer than a read (its rest is skipped when it comes); `problem`,
+    "" or the `names.JOURNAL_ERROR_REASONS` word to count: `line_too_long` once per such line,
+    `parse_error` for a file whose start is binary (nothing consumed: not read)."""
+
+    end: int
+    data: bytes
+    skipping: bool = False
+    problem: str = ""
+
+
+def complete_lines(data: bytes, offset: int, skipping: bool, full: bool) -> Chunk:
+    """The complete lines of `data`, read at `offset` of a file (pure). A file whose first
+    bytes are binary as `gpuslo goodput` judges them (`read.binary_start`) is not read (newcomer
+    7 F1); a read that is `full` (the reader's whole chunk) with no line break starts a line too
+    long to read: skipped, counted once (newcomer 7 F9), and its rest, up to its line break in a
+    later read, skipped too (`skipping`). A last line without its break waits for it."""
+    if offset == 0 and not skipping and binary_start(data):
+        return Chunk(0, b"", problem="parse_error")
+    start = 0
+    if skipping:
+        start = data.find(b"\n") + 1
+        if start == 0:
+            return Chunk(len(data), b"", skipping=True)
+    end = data.rfind(b"\n") + 1
+    if end == 0 and full:
+        return Chunk(len(data), b"", skipping=True, problem="line_too_long")
+    return Chunk(max(end, start), data[start:end] if end > start else b"")
 
 
 def restart_line(count: int, ts: float | None) -> Line:

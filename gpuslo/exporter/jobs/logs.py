@@ -68,10 +68,11 @@ from pathlib import Path
 from typing import Any
 
 from gpuslo import names
-from gpuslo.config_file import open_regular_file
+from gpuslo.config_file import BINARY_DATA, open_regular_file
 from gpuslo.exporter.jobs.log_reading import (
     ROTATED,
     Line,
+    complete_lines,
     file_order,
     goodput_from,
     job_of,  # noqa: F401 - re-exported
@@ -194,22 +195,34 @@ class JobLogTailer(TailStore):
                     data = f.read(READ_CHUNK)
             except FileNotFoundError:
                 continue  # rotated away or deleted between listing and opening
-            end = data.rfind(b"\n") + 1  # a line still being written waits for its newline
             behind = len(data) == READ_CHUNK
-            if end == 0 and behind:  # one line longer than READ_CHUNK: skipped, said so
-                self._warn_once(f"{tail.job}:long", f"job log {str(path)!r}: a line over "
-                                f"{READ_CHUNK} bytes skipped")
-                end = len(data)
-                data = b""
-            text = data[:end].decode("utf-8", errors="replace")
+            chunk = complete_lines(data, entry["offset"], bool(entry.get("skip")), behind)
+            if chunk.problem:
+                self._problem(tail.job, path, chunk.problem)
+            if chunk.problem == "parse_error":
+                behind = False
+                continue  # binary: not read, judged again when it changes
+            text = chunk.data.decode("utf-8", errors="replace")
             decoded = [line for raw in text.split("\n")[:-1] for line in decode(raw, tail.joiner)]
             marker, restarts = restart_marker(tail.identity is not None, restarts, path.name,
                                              decoded)
             lines += marker + decoded
-            seen[key] = {"name": path.name, "offset": entry["offset"] + end}
+            seen[key] = {"name": path.name, "offset": entry["offset"] + chunk.end,
+                         **({"skip": True} if chunk.skipping else {})}
         if lines or seen != tail.files:
             tail.restarts = restarts
             self._commit(tail, lines, seen)
+
+    def _problem(self, job: str, path: Path, reason: str) -> None:
+        """Count what `complete_lines` found: each line too long (`line_too_long`, logged once
+        per job), a binary file once (`parse_error`, `_error`)."""
+        if reason == "line_too_long":
+            self.errors[reason] += 1
+            self._warn_once(f"{job}:long", f"job log {str(path)!r}: a line over {READ_CHUNK} "
+                            "bytes skipped (counted in gpuslo_journal_errors_total"
+                            "{reason=\"line_too_long\"})")
+        else:
+            self._error(reason, path, BINARY_DATA, job)
 
     def _open_regular(self, job: str, path: Path) -> Any:
         """`path` opened for reading (binary), or None when it is not a regular file

@@ -29,6 +29,7 @@ left.
 from __future__ import annotations
 
 import codecs
+import io
 import os
 import re
 from collections.abc import Iterator
@@ -144,6 +145,18 @@ def read_blocks(path: str | os.PathLike[str], stats: ReadStats) -> Iterator[Bloc
         yield from _split(_chunks(handle, path, stats), stats)
     finally:
         handle.close()
+
+
+def binary_start(data: bytes) -> bool:
+    """True when a file that opens with `data` is binary as `gpuslo goodput` judges it: the same
+    judgement (`_chunks`: byte-order mark, NUL padding, `looks_binary`, mostly-ASCII) over its
+    first `CHUNK` bytes (pure). For readers that hold the bytes themselves, e.g. the exporter's
+    job-log tailer (newcomer 7 F1: 200 KB of random bytes were read there as a job at step 6,
+    while `gpuslo goodput` said "binary file ... not read")."""
+    stats = ReadStats()
+    for _ in _chunks(io.BytesIO(data[:CHUNK]), "<bytes>", stats):
+        pass
+    return stats.binary
 
 
 def _chunks(handle: BinaryIO, path: str | os.PathLike[str], stats: ReadStats

@@ -88,6 +88,9 @@ def _no_commit_line(jobs: list[dict], covers: str | None = None) -> tuple[str, .
 
 def _job_table(jobs: list[dict]) -> Table:
     top = sorted(jobs, key=lambda j: (-(j.get("allocated_gpu_seconds") or 0), j["job"]))[:TOP]
-    rows = tuple((j["job"], str(j["gpus"]), hours((j.get("allocated_gpu_seconds") or 0) / 3600),
+    # a job of 0 GPUs is one whose GPU count no source gave (no allocation series: newcomer 7
+    # F5): unknown, never a confident 0
+    rows = tuple((j["job"], str(j["gpus"]) if j.get("gpus") else "—",
+                  hours((j.get("allocated_gpu_seconds") or 0) / 3600),
                   ratio(j.get("goodput_ratio")), ratio(j.get("ettr"))) for j in top)
     return Table(("job (largest first)", "GPUs", "allocated GPU-h", "goodput", "ETTR"), rows)

@@ -32,9 +32,14 @@ def crawl(doc, extra, wow, fig) -> Section:
         f"else to training ({hours(by_layer.get('training'))} GPU-hours).",
     )
     capacity = figures.get("capacity_slowdown_gpu_hours")
+    no_allocations = ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get(
+        "allocations")
     if capacity is not None and abs(capacity - (figures.get("slowdown_gpu_hours") or 0)) >= 0.05:
-        lines += (f"The capacity accounting counts {hours(capacity)} of them: the rest fell on "
-                  "allocated time that was not usable (unknown or unhealthy GPUs).",)
+        # newcomer 7 F5: without allocations no job time is allocated at all; blaming unusable
+        # GPUs then contradicts the fleet's usable ratio
+        why = (f"no job's time is allocated ({no_allocations})" if no_allocations else
+               "the rest fell on allocated time that was not usable (unknown or unhealthy GPUs)")
+        lines += (f"The capacity accounting counts {hours(capacity)} of them: {why}.",)
     rows = tuple(
         (r["job"], r["layer"], r["reason"], r["cause_node"] or "—", hours(r["gpu_hours"]),
          str(r["slowdowns"]), "—" if r["ratio"] is None else f"{r['ratio']:.3f}×",

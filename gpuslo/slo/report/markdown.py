@@ -79,7 +79,7 @@ def headline(doc: dict) -> list[tuple[str, str]]:
         *((("data covers", covers),) if covers else ()),
         *((("recording rules' usable ratio", rules_check_text(check)),) if differs else ()),
         *_capacity_headline(doc, fig),
-        *_job_headline(fig, goodput_covers(doc)),
+        *_job_headline(fig, goodput_covers(doc), _unallocated(doc, fig)),
         ("MTTR (mean fault duration)", mttr_text(fig)),
     ]
 
@@ -108,11 +108,27 @@ GOODPUT_LABEL = goodput_label(figures.JOURNALS)
 BADPUT_LABEL = "job badput GPU-hours by layer (allocated usable time without progress)"
 
 
-def _job_headline(fig: figures.Figures, covers: str | None = None) -> list[tuple[str, str]]:
+def _unallocated(doc: dict, fig: figures.Figures) -> str | None:
+    """Why the capacity accounting's job figures cannot be known: the source's
+    `cannot_fill["allocations"]` when it has jobs but allocated no GPU-time to any (exporters
+    without an allocation source, newcomer 7 F5), else None."""
+    why = ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get("allocations")
+    capacity = fig.productive_basis == figures.CAPACITY
+    return why if why and capacity and not fig.allocated and doc.get("jobs") else None
+
+
+def _job_headline(fig: figures.Figures, covers: str | None = None,
+                  unallocated: str | None = None) -> list[tuple[str, str]]:
     """Productive, goodput and badput; one 'no job data' line when the source has no jobs;
-    `covers` (`goodput_covers`) follows the goodput ratio when some logs' goodput is unknown."""
+    `covers` (`goodput_covers`) follows the goodput ratio when some logs' goodput is unknown;
+    `unallocated` (`_unallocated`): productive and badput are not available, never 0.0."""
     if fig.not_allocated_label == figures.NOT_ALLOCATED:
         return [("jobs", "no job data (so no productive GPU-hours, goodput or badput)")]
+    if unallocated:
+        return [(f"productive GPU-hours ({fig.productive_basis})",
+                 f"— (not available: {unallocated})"),
+                (goodput_label(figures.job_records(fig)), ratio(fig.goodput_ratio)),
+                (BADPUT_LABEL, "— (not available)")]
     if covers and not fig.allocated:  # every log's goodput unknown: no figure, never 0.0
         return [(f"productive GPU-hours ({fig.productive_basis})", f"— ({covers})"),
                 (goodput_label(figures.job_records(fig)), f"— ({covers}; see data quality)")]

@@ -25,6 +25,14 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
 - a `crash` marker starts `not_ready` with its reason (engine_oom, engine_crash); a later
   `loading` is the restart (serving.py gives the reload the crash's cause);
 - a `shutdown` marker starts `draining`, unless the replica is already not_ready;
+- a stall (`stalls`): consecutive throughput lines that each say requests run (or wait) and no
+  token was processed in their window, spanning at least `STALL_S`, is `not_ready`, reason
+  `engine_stall`, from the first such line's window to the last line (worst-first over the
+  ready state). vLLM prints its stats line every 10 s while requests run
+  (`VLLM_LOG_STATS_INTERVAL`); a running request that makes no prompt or generation token for
+  two whole intervals is not being answered (newcomer 7 F2: vllm #17972 "server hangs", #6614
+  "No available block found": `Running: 1 reqs` at 0.0 tokens/s until the requests time out).
+  A single such line (one interval, e.g. a long prefill) stays as it was;
 - time before the first marker has no state: `other` (observability, no_data).
 
 The document says `unknown`, with the reason, when the log cannot tell: no stamp (no time at
@@ -57,6 +65,8 @@ from gpuslo.slo.serving_logs.markers import (
 )
 
 _NODE = "log"
+STALL_S = 20.0  # two of vLLM's default 10 s stats intervals without a token (see the docstring)
+STALL_REASON = "engine_stall"
 
 
 def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
@@ -115,6 +125,42 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
     return states, idle
 
 
+def stalls(markers: list[Marker], first_ts: float) -> list[dict]:
+    """The stalls of a replica (pure): dicts with start, end (Unix seconds), `line` (the first
+    stalled line) and `lines`, one per run of consecutive stamped throughput lines that say
+    requests run or wait and no token was processed (`busy` False) and report at least
+    `STALL_S` (`seconds`): from the first line's window (since the line before, else one
+    `logging_interval` before it) to the last line; `start` is never before `first_ts` (the
+    time before the log is not booked). Lines whose engine prints no rate (busy None) never
+    stall."""
+    interval = logging_interval(markers) or 0.0
+    out: list[dict] = []
+    run: list[Marker] = []
+    previous: float | None = None
+
+    def close() -> None:
+        if len(run) >= 2:
+            end = float(run[-1].ts)  # type: ignore[arg-type]
+            if end - window_start >= STALL_S:  # what the lines report, booked from first_ts
+                out.append({"start": max(first_ts, window_start), "end": end,
+                            "line": run[0].line, "lines": len(run),
+                            "seconds": end - window_start})
+        run.clear()
+
+    window_start = first_ts
+    for m in (m for m in markers if m.kind == "throughput" and m.ts is not None):
+        stalled = m.busy is False and ((m.running or 0) > 0 or (m.waiting or 0) > 0)
+        if stalled and not run:
+            window_start = previous if previous is not None else float(m.ts) - interval
+        if stalled:
+            run.append(m)
+        else:
+            close()
+        previous = float(m.ts)  # type: ignore[arg-type]
+    close()
+    return out
+
+
 def logging_interval(markers: list[Marker]) -> float | None:
     """The engine's stats interval (seconds): the shortest gap between two stamped throughput
     lines where the first did not say idle (vLLM prints its stats line every interval while
@@ -161,8 +207,18 @@ def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
         return doc
     assert log.first_ts is not None and log.last_ts is not None
     states, idle = states_from_markers(log.markers, log.first_ts, log.last_ts)
-    _account(doc, replica, log, states, idle, gpus or 1, gpus is not None)
+    stalled = stalls(log.markers, log.first_ts)
+    stall_rows = [{"state": "not_ready", "start": s["start"], "end": s["end"],
+                   "reason": STALL_REASON, "line": s["line"]} for s in stalled]
+    _account(doc, replica, log, states + stall_rows, idle, gpus or 1, gpus is not None)
     doc["facts"] = _facts(log, states, idle)
+    doc["facts"]["stalls"] = [{"from_s": _offset(log.first_ts, s["start"]),
+                               "to_s": _offset(log.first_ts, s["end"]), "line": s["line"]}
+                              for s in stalled]
+    doc["notes"] += [f"line {s['line']}: {s['lines']} throughput lines in a row with requests "
+                     f"running and no token processed for {_round(s['seconds']):g} s "
+                     f"(≥ {STALL_S:g} s): a stalled engine, not_ready ({STALL_REASON}), not "
+                     "serving" for s in stalled]
     inferred = next((s for s in states if s["state"] == "ready"), None)
     if inferred is not None and not doc["markers"]["ready"]:
         doc["notes"].append(
@@ -270,6 +326,11 @@ def _facts(log: MarkerLog, states: list[dict], idle: list[dict]) -> dict:
                        if m.kind == "throughput" and m.ts is not None],
         "idle_windows_s": [[off(i["start"]), off(i["end"])] for i in idle],
     }
+
+
+def _offset(first_ts: float, ts: float) -> float:
+    """Seconds from the log's first stamp, in whole microseconds like the timeline."""
+    return _round((round(ts * 1e6) - round(first_ts * 1e6)) / 1e6)
 
 
 def _ts(seconds: float | None) -> pd.Timestamp:

@@ -222,6 +222,10 @@ def load_prometheus(
         quality["allocations"] = ("no gpuslo_gpu_allocation series in the window (exporters "
                                   "without --pod-resources-kubelet-socket or "
                                   "--hpc-job-mapping-dir): no job held a GPU")
+        if not jobs.empty:  # the job counters are there: say why they are not interruptions
+            quality["interruptions"] = (
+                "no gpuslo_gpu_allocation series in the window: job interruptions are counted "
+                "per allocated GPU-day, and no job's GPU-time is allocated")
     if jobs.empty:
         quality["goodput"] = ("no gpuslo_job_gpu_seconds_total series in the window; job "
                               "goodput comes from --journals")

@@ -109,11 +109,13 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     dated, undated, unread, skipped = [], [], [], []
     unknown: dict[str, tuple[str, str]] = {}  # job -> (log name, why its goodput is unknown)
     found = log_files(paths, skipped)
+    not_read = 0  # files with nothing read (binary, empty...): not among the logs "read"
     for path in found:
         result = analyse_log(path, profiles, gpus=gpus)
         document = result.document
         if document["status"] != "ok" and (document["not_read"] or not result.events):
             unread.append(f"{data_name(path)}: {why_unknown(document)}")  # nothing read
+            not_read += 1
             continue
         job = result.events[0]["job"]
         if document["status"] != "ok":  # read, its goodput unknown: span, crashes still count
@@ -141,11 +143,12 @@ def load_training_logs(paths: list[str], gpus: int, profiles_path: str | None = 
     if unread or skipped:
         cannot_fill["training_logs"] = _listed(unread + skipped)
     known = len(dated) + len(undated) - len(unknown)
-    cannot_fill.update(goodput_coverage(known, len(found), list(unknown.values())))
+    read = len(found) - not_read  # newcomer 7 F18: a file not read is not a log "read"
+    cannot_fill.update(goodput_coverage(known, read, list(unknown.values())))
     return Frames(job_events=job_events, allocations=allocations_from_events(job_events),
                   cannot_fill=cannot_fill, source=f"training logs {named}",
                   jobs_from=TRAINING_LOGS_BASIS, goodput_unknown=frozenset(unknown),
-                  goodput_logs=(known, len(found)))
+                  goodput_logs=(known, read))
 
 
 def _uncounted(rows: list[dict]) -> str:
