@@ -224,4 +224,8 @@ CORPUS_MISSES = {
     # evidence/nvidia_smi/proc._RUNTIME_CONTEXT); nvidia-smi tables whose last box is cut name each
     # GPU they show (2413, 2415; fresh21 2307's one `gpus_seen` per GPU). Nothing left.
     ("corpus", "fresh22"): set(),
+    # Twenty-third fresh batch (20 cases: repository captures, gist and pastebin pages, vendor and
+    # blog pages, 2501-2520), scored once at the end of round 17 against its merged work: 20/20
+    # (2026-12-07, 824c7d8; tests/data/first_contact/corpus_fresh23_2026-12-07.txt).
+    ("corpus", "fresh23"): set(),
 }

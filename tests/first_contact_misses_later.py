@@ -288,4 +288,10 @@ LATER_TRAINING_MISSES = {
     # Z08's median step time is left: its fact (3.15 s) is phase 2's mean (train_runtime / 700,
     # the bar's final average); the bar's own captures give 2.06, 3.96 and 3.75 s a step over
     # 294, 349 and 57 steps, no median of which is 3.15 - a fact doubted, not a reader to bend.
+    # Twenty-third fresh batch (19 logs pasted into issue threads by users of 19 trainers,
+    # SOURCES_aa.md), scored once at the end of round 17 against its merged work: 13/19
+    # (2026-12-07, 824c7d8; tests/data/first_contact/training_logs_fresh23_2026-12-07.txt).
+    # Not yet worked on: step times (AA01, AA17, AA19), a save's own printed duration (AA18),
+    # a step past the last save line (AA02) and a Lua Torch7 resume with its iteration (AA10).
+    ("training_logs", "fresh23"): {"AA01", "AA02", "AA10", "AA17", "AA18", "AA19"},
 }
