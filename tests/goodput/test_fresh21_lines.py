@@ -5,19 +5,11 @@ must not be read that way."""
 
 from __future__ import annotations
 
-from gpuslo.goodput.logs import load_profiles
-from gpuslo.goodput.logs.assemble import assemble
-from gpuslo.goodput.logs.reader import parse_lines
 from gpuslo.goodput.logs.tokens import template, values
 from gpuslo.goodput.logs.wording import Wording
+from tests.goodput.batch_lines import PROFILES, read
 
-PROFILES = load_profiles()
 WORDING = Wording(PROFILES)
-
-
-def read(lines: list[str]) -> dict:
-    parsed = parse_lines(lines, PROFILES)
-    return assemble(parsed, job="t", gpus=1, checkpoint_step=PROFILES.checkpoint_step).document
 
 
 def kinds(text: str) -> list[str]:
