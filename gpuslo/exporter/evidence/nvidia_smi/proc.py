@@ -129,33 +129,31 @@ def parse_nvml_errors(text: str, source: str) -> list[NvmlError]:
         line = raw.strip()
         if not line or _INFO_ONLY.match(line):
             continue
-        if len(line) < MAX_LINE_CHARS and not _nvml_message(line) and _RUNTIME_CONTEXT.search(line):
-            context = context or number
-            continue
-        for pattern, signal, klass, reason, action in NVML_ERRORS:
-            found = re.search(pattern, line, re.IGNORECASE) if len(line) < MAX_LINE_CHARS else None
-            if found and not quoted_in_prose(line, found.start()):
-                handle = handle_error(line)
-                pci, index = (handle.pci, handle.index) if handle else (None, None)
-                if signal == "gpu_inaccessible" and re.search(r"\breboot", line, re.IGNORECASE):
-                    action = names.ACTION_REBOOT_NODE  # "GPU is lost. Reboot the system ..."
-                gpu = index
-                out.append(NvmlError(number, line, signal, klass, reason, action, pci, gpu))
-                break
-        else:
+        known = _nvml_message(line) if len(line) < MAX_LINE_CHARS else None
+        if known is None:
+            if len(line) < MAX_LINE_CHARS and _RUNTIME_CONTEXT.search(line):
+                context = context or number
+                continue
             raise ParseError(source, f"not an NVML error message: {line[:60]!r}", number)
+        signal, klass, reason, action = known
+        handle = handle_error(line)
+        pci, index = (handle.pci, handle.index) if handle else (None, None)
+        if signal == "gpu_inaccessible" and re.search(r"\breboot", line, re.IGNORECASE):
+            action = names.ACTION_REBOOT_NODE  # "GPU is lost. Reboot the system ..."
+        out.append(NvmlError(number, line, signal, klass, reason, action, pci, index))
     if context and not out:
         raise ParseError(source, "a container runtime's error without an NVML message", context)
     return out
 
 
-def _nvml_message(line: str) -> bool:
-    """True when `line` holds one of `NVML_ERRORS`' messages, as prose does not quote it."""
-    for pattern, *_ in NVML_ERRORS:
+def _nvml_message(line: str) -> tuple[str, str, str, str] | None:
+    """(signal, class, reason, action) of the first `NVML_ERRORS` message `line` holds, as prose
+    does not quote it (`quoted_in_prose`); None when it holds none."""
+    for pattern, signal, klass, reason, action in NVML_ERRORS:
         found = re.search(pattern, line, re.IGNORECASE)
         if found and not quoted_in_prose(line, found.start()):
-            return True
-    return False
+            return signal, klass, reason, action
+    return None
 
 
 def looks_like_nvml_error(text: str) -> bool:
