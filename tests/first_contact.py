@@ -15,29 +15,21 @@ usage: python -m tests.first_contact training_logs|corpus dev|holdout
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
-import os
-import stat
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import yaml
+
+from tests.cli_server import CliServer
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED = REPO.parent / "shared"
 LOGS = REPO / "tests" / "data" / "training_logs"
 CORPUS = REPO / "tests" / "data" / "corpus"
-
-
-def gpuslo_command(folder: Path) -> str:
-    """An executable running this checkout's gpuslo with this interpreter (the shared checkers take
-    one program path, not an argv)."""
-    path = folder / "gpuslo"
-    path.write_text(f'#!/bin/sh\nPYTHONPATH="{REPO}" exec "{sys.executable}" -m gpuslo "$@"\n')
-    path.chmod(path.stat().st_mode | stat.S_IXUSR)
-    return str(path)
 
 
 def shared_training_log_rules():
@@ -68,10 +60,8 @@ def training_log_cases(half: str) -> list[tuple[dict, Path]]:
     return cases
 
 
-def read_training_log(gpuslo: str, log: Path) -> dict:
-    done = subprocess.run([gpuslo, "goodput", str(log), "--format", "json", "--gpus", "1"],
-                          capture_output=True,
-                          text=True, timeout=180)
+def read_training_log(server: CliServer, log: Path) -> dict:
+    done = server.run(["goodput", str(log), "--format", "json", "--gpus", "1"], timeout_s=180)
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -82,10 +72,9 @@ def training_log_failures(half: str) -> dict[str, str]:
     """{case id: why} for every case of the half gpuslo reads wrong."""
     problems = shared_training_log_rules()
     failures = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        gpuslo = gpuslo_command(Path(tmp))
+    with CliServer() as server:
         for entry, log in training_log_cases(half):
-            output = read_training_log(gpuslo, log)
+            output = read_training_log(server, log)
             facts = entry.get("facts") or {}
             bad = [output["_error"]] if "_error" in output else (
                 problems(facts, output) + knowable_problems(facts, output))
@@ -95,20 +84,42 @@ def training_log_failures(half: str) -> dict[str, str]:
 
 
 def corpus_failures(half: str) -> tuple[dict[str, str], int]:
-    """({case: why} for failing evidence cases, number of cases) via the shared check_corpus.py."""
-    with tempfile.TemporaryDirectory() as tmp:
-        done = subprocess.run(
-            [sys.executable, str(SHARED / "tools" / "check_corpus.py"), gpuslo_command(Path(tmp)),
-             str(CORPUS / half / "expected.yaml"), str(CORPUS / half / "cases")],
-            capture_output=True, text=True, timeout=1200,
-            env={**os.environ, "PYTHONPATH": str(REPO)})
+    """({case: why} for failing evidence cases, number of cases) by the shared check_corpus.py's own
+    main(), its `gpuslo inspect` processes forked from a CLI server (tests/cli_server.py)."""
+    path = SHARED / "tools" / "check_corpus.py"
+    source = path.read_text().rsplit("\nmain()", 1)[0]
+    namespace: dict = {"__file__": str(path), "__name__": "check_corpus"}
+    exec(compile(source, str(path), "exec"), namespace)  # noqa: S102 - our own shared tool
+    printed, argv = io.StringIO(), sys.argv
+    with CliServer() as server:
+        namespace["subprocess"] = _ForkedSubprocess(server)
+        sys.argv = ["check_corpus.py", "gpuslo", str(CORPUS / half / "expected.yaml"),
+                    str(CORPUS / half / "cases")]
+        try:
+            with contextlib.redirect_stdout(printed):
+                namespace["main"]()
+        except SystemExit:
+            pass
+        finally:
+            sys.argv = argv
     failures = {}
-    for line in done.stdout.splitlines():
+    for line in printed.getvalue().splitlines():
         if line.startswith("FAIL "):
             case, _, why = line[5:].partition(":")
             failures[case.strip()] = why.strip()
     total = len(yaml.safe_load((CORPUS / half / "expected.yaml").read_text()) or [])
     return failures, total
+
+
+class _ForkedSubprocess:
+    """What check_corpus.py calls as `subprocess.run([gpuslo, *argv], capture_output=True,
+    text=True, timeout=N)`, answered by the CLI server."""
+
+    def __init__(self, server: CliServer) -> None:
+        self._server = server
+
+    def run(self, cmd: list[str], timeout: float = 180, **_) -> subprocess.CompletedProcess:
+        return self._server.run(cmd[1:], timeout_s=timeout)
 
 
 def main(argv: list[str]) -> int:
