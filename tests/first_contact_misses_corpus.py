@@ -228,4 +228,15 @@ CORPUS_MISSES = {
     # blog pages, 2501-2520), scored once at the end of round 17 against its merged work: 20/20
     # (2026-12-07, 824c7d8; tests/data/first_contact/corpus_fresh23_2026-12-07.txt).
     ("corpus", "fresh23"): set(),
+    # Twenty-fourth fresh batch (17 cases: pastebin and gist pages, three new issue threads, one
+    # committed capture, 2601-2617), scored once at the start of round 18, before its fixes:
+    # 14/17 (2026-12-08, 9a29581; tests/data/first_contact/corpus_fresh24_2026-12-08.txt).
+    ("corpus", "fresh24"): {
+        "2605_pastebin-chained-prompt-echo-banner-ibv-devinfo-infinihost-mthca0-port-1-port-init-"
+        "lid-1-sm-lid-1-port-2-port-down-mtu-512-unindented.txt",
+        "2607_pastebin-level1techs-journalctl-grep-0b-00-0-gtx-980-10de-13c0-boot-enumeration-31-"
+        "504-gbs-limited-by-8gts-x4-link-capable-x16-hostname-placeholder.txt",
+        "2611_issue-comment-ibstat-hash-prompt-tabs-connectx6dx-mt4125-mlx5-0-active-roce-100-"
+        "mlx5-1-down-disabled-rate-40-same-system-guid-then-ellipsis-of-16-nics.txt",
+    },
 }
