@@ -294,4 +294,10 @@ LATER_TRAINING_MISSES = {
     # Not yet worked on: step times (AA01, AA17, AA19), a save's own printed duration (AA18),
     # a step past the last save line (AA02) and a Lua Torch7 resume with its iteration (AA10).
     ("training_logs", "fresh23"): {"AA01", "AA02", "AA10", "AA17", "AA18", "AA19"},
+    # Twenty-fourth fresh batch (20 log files committed to 20 repositories, SOURCES_ab.md),
+    # scored once at the start of round 18, before its fixes: 10/20 (2026-12-08, 4b307c6;
+    # tests/data/first_contact/training_logs_fresh24_2026-12-08.txt).
+    ("training_logs", "fresh24"): {
+        "AB05", "AB07", "AB09", "AB10", "AB13", "AB15", "AB16", "AB17", "AB18", "AB20",
+    },
 }
