@@ -101,7 +101,8 @@ SIGNALS: Final = {
     "NVIDIA kernel module (a hard lockup is fatal: the CPU stays locked up)",
     "kernel_trace": "a kernel stack trace through an NVIDIA kernel module whose header (oops, "
     "warning, lockup) the log does not show: unknown",
-    "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci)",
+    "pcie_link": "inventory: a PCIe link's speed and width against its capability (lspci, the "
+    "kernel's bandwidth notice)",
     "pcie_bar_unassigned": "a GPU memory region (BAR) lspci shows unassigned: the driver cannot "
     "map the GPU (BIOS resource assignment)",
     "pcie_aer_corrected": "corrected PCIe AER errors on a GPU or its upstream port (lspci CESta)",

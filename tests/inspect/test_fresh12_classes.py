@@ -51,12 +51,13 @@ def test_a_polling_port_beside_an_active_sibling_is_no_spare():
     assert not [f for f in _downs(findings) if f.physical_state == "LinkUp"]
 
 
-def test_the_same_port_switched_off_is_a_spare():
-    # Negative: Disabled (switched off) on the same dual-port HCA, no LID: a spare (warn).
+def test_the_same_port_switched_off_is_no_lost_link():
+    # Negative: Disabled (switched off) on the same dual-port HCA, no LID: not a lost link; one
+    # of the node's two ports is no minority, so no spare either (fresh24 2611): unknown.
     disabled = POLLING_SPARE.replace("Physical state: Polling", "Physical state: Disabled")
     findings, verdict = inspect(disabled, "ibstat")
-    assert verdict == "healthy"
-    assert [f.class_ for f in _downs(findings)] == ["warn"]
+    assert verdict == "unknown"
+    assert [(f.class_, f.reason) for f in _downs(findings)] == [("unknown", "no_data")]
 
 
 # --- 1422: a whole adapter model down, and most of a node's ports down, are no spares ---------
@@ -95,14 +96,16 @@ def test_most_of_a_nodes_ports_down_are_no_spares_even_of_a_model_in_use():
     ports = [_port("mlx5_0", "MT4129", True)]
     ports += [_port(f"mlx5_{n}", "MT4129", False) for n in (1, 2)]
     assert _classes(ports) == ["ok", "fatal", "fatal"]
-    # half down is not most: one of two is still a spare (fresh3 427's IBSTATUS_SPARE shape)
-    assert _classes(ports[:2]) == ["ok", "warn"]
+    # half down is not most, nor a minority: one of two is no spare and no lost path shown
+    # (fresh24 2611, fresh2 322): unknown
+    assert _classes(ports[:2]) == ["ok", "unknown"]
 
 
 def test_the_rule_runs_the_same_with_the_model_unknown():
     # ibstatus shows no CA type: only the count decides.
     ports = [_port("mlx5_0", "", True), _port("mlx5_1", "", False)]
-    assert _classes(ports) == ["ok", "warn"]
+    assert _classes(ports) == ["ok", "unknown"]
+    assert _classes([_port("mlx5_9", "", True), *ports]) == ["ok", "ok", "warn"]
     ports.append(_port("mlx5_2", "", False))
     assert _classes(ports) == ["ok", "fatal", "fatal"]
 

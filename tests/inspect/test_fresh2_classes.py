@@ -146,9 +146,10 @@ CA 'mlx5_2'
 \t\tRate: 200
 \t\tLink layer: InfiniBand
 """
+    # Disabled: no lost link, but one of two ports is no minority (fresh24 2611): unknown.
     findings, verdict = inspect(variant)
-    assert verdict == "healthy"
-    assert [f.class_ for f in _port_downs(findings)] == ["warn"]
+    assert verdict == "unknown"
+    assert [f.class_ for f in _port_downs(findings)] == ["unknown"]
     # The same port enabled and Polling (no link partner) is a lost link, not a spare.
     findings, verdict = inspect(variant.replace("Disabled", "Polling"))
     assert verdict == "unhealthy"

@@ -18,10 +18,12 @@ line was incomplete, and when it holds a GPU marker an `incomplete_last_line` fi
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from gpuslo import names
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
+from gpuslo.exporter.evidence.kernel_log.pcie_notice import BandwidthNotice, bandwidth_notices
 from gpuslo.exporter.evidence.kernel_log.read import (
     GPU_MARKER,
     kernel_records,
@@ -39,6 +41,7 @@ from gpuslo.exporter.policy.classify import (
     reason_of,
 )
 from gpuslo.exporter.policy.kernel_aer import fallback_findings
+from gpuslo.exporter.policy.pcie_notice import notice_findings
 from gpuslo.exporter.policy.ports import log_port_down_spare
 from gpuslo.exporter.policy.unrecognised import judge_lines
 from gpuslo.exporter.policy.xid import XidPolicy
@@ -268,7 +271,8 @@ def inspect_kernel_log(text: str, options: InspectOptions, source: str) -> list[
     events = scan.finish()
     if not events and not kernel_records(text):
         return []
-    return settled_read(kernel_log_findings(events, scan.records, source, options, tail))
+    notices = bandwidth_notices(enumerate(whole.splitlines(), 1))
+    return settled_read(kernel_log_findings(events, scan.records, source, options, tail, notices))
 
 
 def settled_read(findings: list[Finding]) -> list[Finding]:
@@ -294,24 +298,27 @@ def inspect_kernel_log_file(path: str, options: InspectOptions) -> list[Finding]
     when it cannot be read."""
     scan = scan_kernel_log_file(path, require_kernel_log=True, halves=True, **FILE_SCAN)
     tail = scan.unterminated.decode("utf-8", errors="replace")
-    findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail)
+    notices = bandwidth_notices(scan.extra_lines)
+    findings = kernel_log_findings(scan.finish(), scan.records, path, options, tail, notices)
     lines = [(number, line) for number, line in scan.extra_lines if not claimed(line)]
     return settled_read(findings + fallback_findings(KIND, judge_lines(lines)))
 
 
 def kernel_log_findings(
     events: list[KernelEvent], records: int, source: str, options: InspectOptions,
-    unterminated: str = "",
+    unterminated: str = "", notices: Sequence[BandwidthNotice] = (),
 ) -> list[Finding]:
-    """Findings for a kernel log's events (pure): the event, port and cited-cause findings in
-    line order, then `kernel_log_read` (class ok, count = lines read); `unterminated` is a last
-    line without its newline, not read (see the module docstring)."""
+    """Findings for a kernel log's events (pure): the event, port, cited-cause and PCIe
+    bandwidth-notice (`policy.pcie_notice`) findings in line order, then `kernel_log_read`
+    (class ok, count = lines read); `unterminated` is a last line without its newline, not read
+    (see the module docstring)."""
     policy = options.policy
     classified = classify_events(events, policy, options.gpu_family)
     loads = [e.line for e in events if e.kind == "driver_load" and e.line]
     findings = event_findings(classified, loads)
     findings += port_findings(events, options.expect_network_devices)
     findings += cited_cause_findings(classified, policy, options.gpu_family)
+    findings += notice_findings(KIND, notices)
     findings.sort(key=lambda f: f.line or 0)
     message = f"{source}: {records} kernel-log lines read, {len(classified)} GPU events"
     if unterminated:

@@ -6,13 +6,20 @@ policies and detectors are imported (issue 30).
 
 from __future__ import annotations
 
+import re
+
+from gpuslo.exporter.evidence.kernel_log.anchors import PCIE_NOTICE_LITERAL
 from gpuslo.exporter.evidence.kernel_log.read import file_scanner
 from gpuslo.exporter.policy.severity_words import ERROR_LITERALS, ERROR_WORDS
 
 KIND = "kernel-log"
-# `scan_kernel_log_file`'s options: the device-and-severity fallback's lines found in the same
-# pass, a last line without its newline not read (inspect says it was incomplete).
-FILE_SCAN = {"complete_lines": True, "extra": ERROR_WORDS, "extra_literals": ERROR_LITERALS}
+# `scan_kernel_log_file`'s options: the device-and-severity fallback's lines and the PCIe
+# bandwidth notices (`evidence.kernel_log.pcie_notice`, which hold no anchor and no error word)
+# found in the same pass, a last line without its newline not read (inspect says it was
+# incomplete). The fallback judges only its own lines among them (`judge_lines`).
+EXTRA = re.compile(f"{ERROR_WORDS.pattern}|{re.escape(PCIE_NOTICE_LITERAL)}", ERROR_WORDS.flags)
+FILE_SCAN = {"complete_lines": True, "extra": EXTRA,
+             "extra_literals": (*ERROR_LITERALS, PCIE_NOTICE_LITERAL)}
 
 
 def file_scan() -> tuple:

@@ -23,8 +23,12 @@ With no expected devices, a `port_down` is a spare (warn, no action) only when a
 - its adapter model, when shown (`CA type`), has an Active port on the node: a whole model with
   none active is the node's fabric adapters down, not a spare (fresh12 case 1422: an HGX B300
   with its seven ConnectX-8 ports Disabled beside four active ConnectX-7);
-- the node's down ports do not outnumber its Active ones: most of a node's ports down is no
-  spare.
+- the node's down ports are a strict minority of its ports (fewer than half): most of a node's
+  ports down is no spare (fatal). Exactly half down is no spare either, but not shown to be a
+  lost path: one port of a dual-port adapter left uncabled reads the same as one that lost its
+  link (fresh2 case 322: a dual-port ConnectX-3 with port 2 down, read [healthy, unknown]; fresh24
+  case 2611: one of two ConnectX-6 Dx functions Disabled, and the thread says a process had been
+  given it, read [unhealthy, unknown]), so it is `unknown` (no_data) until devices are expected.
 A port of a multi-port adapter whose sibling is Active, with its physical state not shown
 (`ibv_devinfo` without `-v`: `PORT_DOWN` only) and the last three conditions met, is `unknown`
 (no_data): a disabled spare and a Polling link with no partner cannot be told apart (fresh2 case
@@ -78,9 +82,14 @@ class _Node:
             return "it holds the LID the subnet manager gave it: it was on the fabric"
         if port.model and port.model not in self.active_models:
             return f"no {port.model} port of the node is active: not a spare"
-        if self.down > self.total - self.down:
+        if 2 * self.down > self.total:
             return f"{self.down} of the node's {self.total} ports are down: not spares"
         return ""
+
+    @property
+    def half_down(self) -> bool:
+        """True when exactly half the node's ports are down (no minority, no majority)."""
+        return 2 * self.down == self.total
 
 
 def _physical(port: Port) -> str:
@@ -91,6 +100,15 @@ def _spare(f: Finding, why: str) -> Finding:
     return replace(f, class_=names.CLASS_WARN, action=None, reason=None,
                    message=f"{f.message}; {why} and no devices are expected: a spare port "
                    f"{_JUDGE_IT}")
+
+
+def _half(f: Finding, node: _Node) -> Finding:
+    return replace(
+        f, class_=names.CLASS_UNKNOWN, action=None, reason="no_data",
+        message=f"{f.message}; {node.down} of the node's {node.total} ports are down, not a "
+        "minority, so not a spare; an adapter port left unused and a port that lost its link "
+        "read the same here " + _JUDGE_IT,
+    )
 
 
 def _unseen(f: Finding, port: Port) -> Finding:
@@ -118,6 +136,8 @@ def _judge(f: Finding, port: Port, node: _Node) -> Finding:
     why_not = node.not_spare(port)
     if why_not:
         return replace(f, message=f"{f.message}; {why_not}")
+    if node.half_down:
+        return _half(f, node)
     if unseen:
         return _unseen(f, port)
     return _spare(f, "the port is disabled while other ports are active")

@@ -13,9 +13,20 @@ Shape (rdma-core `libibverbs/examples/devinfo.c`):
                 phys_state:        LINK_UP (5)     (-v)
                 link_layer:        InfiniBand
 
+Indentation is not relied on: a paste that lost it (fresh24 case 2605, a pastebin of a chained
+`echo ... && ibv_devinfo && ibstatus && ...` command) leaves every line at column 0, and the
+field names alone say which is which; that flat shape is taken as the tool's only with a
+`state: PORT_<WORD>` line beside its `hca_id:` and `port:` lines (`looks_like_ibv_devinfo`). The
+tool prints each field once per port, so the first value of a field is kept: a later command's
+unindented `state:` (ibstatus) cannot overwrite it.
+
 EFA devices print `hca_id: efa_0`, `vendor_id: 0x1d0f` (Amazon) and `link_layer: Unspecified`.
-Without `-v` the physical state is not printed: a port the SM made ACTIVE has its physical link up
-(IBA: PortState Active requires PortPhysicalState LinkUp), any other state leaves it unknown.
+Without `-v` the physical state is not printed. The IBA link states above Down need the physical
+link up (IBA vol. 1 §7.2 link states: LinkInitialize, LinkArm and LinkActive are entered only
+from a trained physical link, which PortPhysicalState LinkUp reports; a link that loses it falls
+back to LinkDown): a port in PORT_INIT, PORT_ARMED or PORT_ACTIVE has its physical link up. A
+PORT_DOWN (or PORT_ACTIVE_DEFER, a link recovering from errors) port's physical state stays
+unknown.
 The adapter model is `vendor_part_id` (4123 = ConnectX-6, the `MT4123` of ibstat).
 
 The tool's own failures (`devinfo_failures`), from the same source's `main` and `print_hca_cap`
@@ -48,8 +59,12 @@ from gpuslo.exporter.evidence.fabric.ports import (
 
 AMAZON_VENDOR = "0x1d0f"
 _HCA = re.compile(r"^hca_id:\s*(\S{1,64})\s*$")
-_FIELD = re.compile(r"^\s+([a-z_]{2,32}):\s*(.{0,200}?)\s*$")
-_PORT = re.compile(r"^\s+port:\s*(\d{1,3})\s*$")
+_FIELD = re.compile(r"^[ \t]*([a-z_]{2,32}):\s*(.{0,200}?)\s*$")
+_PORT = re.compile(r"^[ \t]*port:\s*(\d{1,3})\s*$")
+# The port state line as the tool prints it (`state:  PORT_ACTIVE (4)`), at any indentation.
+_STATE_LINE = re.compile(r"^[ \t]*state:[ \t]*PORT_[A-Z_]{2,16}\b", re.M)
+# The port states whose physical link is up (module docstring, IBA vol. 1 §7.2).
+_LINK_UP_STATES = frozenset({"Initializing", "Armed", "Active"})
 _STATE_WORD = re.compile(r"^(?:PORT_)?([A-Z_]+)")
 _WIDTH = re.compile(r"(\d{1,2})X")
 _SPEED = re.compile(r"([\d.]+)\s*Gbps")
@@ -152,11 +167,16 @@ def _known_lines(text: str) -> bool:
 
 
 def looks_like_ibv_devinfo(text: str) -> bool:
-    """True for `ibv_devinfo` output: an `hca_id:` line and a `port:` line, or only the tool's
-    own failure lines (`devinfo_failures`) and warnings, with the command line that ran it."""
+    """True for `ibv_devinfo` output: an `hca_id:` line and an indented `port:` line (or, with the
+    indentation lost, a `port:` line and a `state: PORT_<WORD>` line), or only the tool's own
+    failure lines (`devinfo_failures`) and warnings, with the command line that ran it."""
     head = text[:200_000]
-    hca = re.search(r"^hca_id:\s*\S", head, re.M)
-    return bool(hca and re.search(r"^\s+port:\s*\d", head, re.M)) or _failure_only(head)
+    if re.search(r"^hca_id:\s*\S", head, re.M):
+        if re.search(r"^[ \t]+port:[ \t]*\d", head, re.M):
+            return True
+        if re.search(r"^port:[ \t]*\d", head, re.M) and _STATE_LINE.search(head):
+            return True
+    return _failure_only(head)
 
 
 def _port(device: str, number: int, fields: dict[str, str], device_fields: dict[str, str]) -> Port:
@@ -164,7 +184,7 @@ def _port(device: str, number: int, fields: dict[str, str], device_fields: dict[
                             if fields.get("state") else "")
     physical = fields.get("phys_state", "")
     physical = normalise_physical_state(physical.split("(")[0].replace("_", " ").title())
-    if not physical and state == "Active":
+    if not physical and state in _LINK_UP_STATES:
         physical = PHYSICAL_LINK_UP
     width, speed = _WIDTH.search(fields.get("active_width", "")), _SPEED.search(
         fields.get("active_speed", "")
@@ -202,6 +222,6 @@ def parse_ibv_devinfo(text: str) -> list[Port]:
             flush()
             number, fields = int(match.group(1)), {}
         elif device and (match := _FIELD.match(line)):
-            (fields if number else device_fields)[match.group(1)] = match.group(2)
+            (fields if number else device_fields).setdefault(match.group(1), match.group(2))
     flush()
     return ports

@@ -58,6 +58,10 @@ FRAME_ANCHORS: tuple[str, ...] = (FRAME_ANCHOR, RM_FRAME_ANCHOR)
 # log tool stripped (`Xid (PCI:0000:01:00): 79, ...`: the journal's message column as corpus
 # fresh17 1913 shows it), with the same number of passes.
 ANCHORS: tuple[str, ...] = ("NVRM", "Xid", "mlx5", FRAME_ANCHOR, RM_FRAME_ANCHOR)
+# What every line of the PCI core's bandwidth notice holds (`pcie_notice`): not an anchor (the
+# notice is no GPU event); `gpuslo inspect`'s file scan finds those lines with the fallback's
+# (`inspect.kernel_log_scan.FILE_SCAN`), here so that module need not import the reader.
+PCIE_NOTICE_LITERAL = "available PCIe bandwidth, limited by"
 CONTEXT_ANCHOR = "Xid ("
 # The head of an NVRM Xid record in any punctuation people and drivers print (`parse._XID` reads
 # the rest): the NVRM tag, an optional colon, `Xid`, the opening parenthesis of the address. Here
