@@ -22,6 +22,64 @@ def case(name: str) -> list[str]:
     return batch_case("fresh24", name)
 
 
+def saves(doc: dict) -> list[tuple[object, object]]:
+    return [(s.get("step"), s.get("seconds")) for s in doc.get("checkpoint_saves") or []]
+
+
+# -- MicroDuck-RL's flybrain trainer (fresh24 AB09) ----------------------------------------------
+_RUN = "/scratch/scholar/tyalaman/microduck-rl/mario-flybrain-malecns-dopamine-6150-v2/run"
+_AB09_EPISODES = [
+    "episode=1275 step=18989 reward=241.0 epsilon=0.050 loss=0.9886 dopamine_rpe=-1.000 "
+    "kc_mbon=0.3913",
+    "episode=1276 step=18993 reward=241.0 epsilon=0.050 loss=0.6243 dopamine_rpe=-1.000 "
+    "kc_mbon=0.3913",
+    "episode=1277 step=18997 reward=241.0 epsilon=0.050 loss=0.4066 dopamine_rpe=-1.000 "
+    "kc_mbon=0.3912",
+]
+_AB09_SAVE = f"saved={_RUN}/flybrain-online.pt step=19000 env_steps_per_s=6.4"
+_AB09_REPLAY = f"saved_replay={_RUN}/flybrain-replay.npz step=20000 transitions=20000"
+
+
+def test_a_saved_key_naming_a_checkpoint_file_is_a_save_at_its_step() -> None:
+    doc = read(case("AB09"))
+    # the agent every 1000 environment steps; the replay buffer's write is part of the last one
+    assert saves(doc) == [(19000, None), (20000, None)]
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (18511, 19969)
+    assert doc["goodput"]["goodput"] == 1.0  # `Pretraining completed.` right after the save
+
+
+def test_a_replay_buffer_or_a_non_file_value_is_no_save() -> None:
+    # negative: another key, another suffix, or a value that is no path
+    for line in (_AB09_REPLAY, f"saved_images={_RUN}/frame.png step=19000",
+                 "saved=3 step=19000 env_steps_per_s=6.4"):
+        assert saves(read([*_AB09_EPISODES, line])) == [], line
+
+
+def test_a_save_lines_rate_of_steps_times_the_untimed_steps_before_it() -> None:
+    doc = read(case("AB09"))
+    # 6.4 and 6.5 environment steps a second: 0.156 and 0.154 s a step (the facts' 0.155)
+    assert abs(doc["step_time_s"]["median"] - 0.155) < 0.155 * 0.05
+    assert doc["step_time_s"]["max"] == 1 / 6.4
+    doc = read([*_AB09_EPISODES, _AB09_SAVE])
+    assert doc["step_time_s"]["median"] == 1 / 6.4
+
+
+def test_a_throughput_or_a_rate_before_the_steps_times_nothing() -> None:
+    # negative: items a second are throughput; a save before the steps does not measure them
+    doc = read([*_AB09_EPISODES, f"saved={_RUN}/flybrain-online.pt step=19000 samples_per_s=6.4"])
+    assert doc["step_time_s"]["median"] is None
+    doc = read([f"saved={_RUN}/flybrain-online.pt step=18000 env_steps_per_s=6.4",
+                *_AB09_EPISODES])
+    assert doc["step_time_s"]["median"] is None
+
+
+def test_a_stamped_log_keeps_its_own_clock_beside_a_save_rate() -> None:
+    # negative: records timed by their stamps are not re-timed by the save line's rate
+    lines = [f"2025-01-01 00:00:{2 * k:02d} {text}" for k, text in enumerate(_AB09_EPISODES)]
+    doc = read([*lines, f"2025-01-01 00:00:07 {_AB09_SAVE}"])
+    assert abs(doc["step_time_s"]["median"] - 0.5) < 1e-6  # 2 s over 4 steps
+
+
 # -- PyBoy-RL with the Mario-RL tutorial's MetricLogger (fresh24 AB16) ---------------------------
 def _episode(n: int, steps: int, delta: float) -> str:
     return (f"Episode {n} - Steps this episode {steps} - Epsilon 1 - Learning Rate 0.0002 - "
