@@ -48,6 +48,12 @@ def test_a_saved_key_naming_a_checkpoint_file_is_a_save_at_its_step() -> None:
     assert doc["goodput"]["goodput"] == 1.0  # `Pretraining completed.` right after the save
 
 
+def test_a_sentences_saved_colon_is_one_save_not_two() -> None:
+    # negative: `saved:` in prose is the general end rule's line, read once
+    assert saves(read([*_AB09_EPISODES, "Checkpoint saved: checkpoints/model_step19000.pt"])) == [
+        (19000, None)]
+
+
 def test_a_replay_buffer_or_a_non_file_value_is_no_save() -> None:
     # negative: another key, another suffix, or a value that is no path
     for line in (_AB09_REPLAY, f"saved_images={_RUN}/frame.png step=19000",
