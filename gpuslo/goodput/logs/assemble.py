@@ -49,6 +49,7 @@ from gpuslo.goodput.logs.progress import Record, build_records
 from gpuslo.goodput.logs.ratewindows import saves_in_rates
 from gpuslo.goodput.logs.relaunch import epochs_again, headers_again, reopenings
 from gpuslo.goodput.logs.runstart import from_start
+from gpuslo.goodput.logs.saverates import save_rates
 from gpuslo.goodput.logs.stepbasis import step_goodput
 from gpuslo.goodput.logs.timeline import Timeline, place
 from gpuslo.goodput.logs.walk import Walk
@@ -127,6 +128,7 @@ def assemble(parsed: ParsedLog, *, job: str, gpus: int | None = None,
     records, info = build_records(parsed.progress, _markers(parsed),
                                   named_steps(parsed.observations))
     notes += _frozen_clock(parsed, records)
+    save_rates(records, parsed.observations)  # a save line's steps a second, where untimed
     items = _story(parsed, records, checkpoint_step, file_commits or [], notes)
     timeline = place(items, parsed.first_ts)
     if timeline.before_log >= 1.0:

@@ -81,6 +81,8 @@ _CAMEL = re.compile(r"(?<=[a-z])(?=[A-Z])")
 # episode_len:{}".format(i + 1, ...))`: `batch i:1`): the noun names the counter
 _LOOP_LETTERS = {"i", "j", "k"}
 _OPENING_BRACKET = re.compile(r"^\[\s*\x01")
+# records a per-episode step count must rise on, every one, to be read as the cumulative step
+CUMULATIVE_MIN = 5
 
 
 def words(key: str) -> list[str]:
@@ -234,6 +236,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     if words(f.key) in (["frame"], ["frames"]) and any(
             words(g.key) == ["episode"] for g in fields):
         return 2
+    if _cumulative_per_episode(f, fields):
+        return 2
     if _index_of_value(f, fields) or words(f.key) == ["episode"]:
         return 1
     if f.key and not pair:
@@ -253,6 +257,21 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         rated = bool({"rate_spi", "rate_ips"} & set(roles.values()))
         return 2 if bar or epoch_here or (pair and rated) else 1
     return 0
+
+
+def _cumulative_per_episode(f: Field, fields: list[Field]) -> bool:
+    """Steps named as counted per episode (`Steps this episode`, `steps per episode`) that rise
+    on every record beside a rising `Episode` counter: the run's cumulative agent step under a
+    wrong label (the PyTorch Mario-RL tutorial's MetricLogger prints `curr_step` as it; PyBoy-RL's
+    `Episode 0 - Steps this episode 1806 - …`, then 5510, 9207, …, fresh24 AB16). Episode
+    lengths vary, so a count per episode that never falls over `CUMULATIVE_MIN` records is no
+    such count; one that falls anywhere is the episode's length, not the step."""
+    ws = words(f.key)
+    if len(ws) != 3 or ws[0] not in ("step", "steps") or ws[1] not in ("this", "per", "in") or (
+            ws[2] != "episode") or not any(words(g.key) == ["episode"] for g in fields):
+        return False
+    seen = f.known()
+    return len(seen) >= CUMULATIVE_MIN and all(b > a for a, b in zip(seen, seen[1:], strict=False))
 
 
 def _redrawn_count(f: Field, roles: dict[int, str]) -> bool:

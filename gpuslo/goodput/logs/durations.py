@@ -177,9 +177,15 @@ def epoch_time(reading: Reading) -> None:
 def since_report(reading: Reading) -> None:
     """An unnamed duration in parentheses right after the step counter is the time since the
     previous report (TensorFlow's LoggingTensorHook, `loss = 4.26, step = 100 (124.394 sec)`:
-    `(%.3f sec)` over its `every_n_iter` steps): a window, not one step's time."""
+    `(%.3f sec)` over its `every_n_iter` steps): a window, not one step's time. So is a
+    duration named a time delta (the Mario-RL tutorial's MetricLogger, `Time Delta 17.004`:
+    `record_time - last_record_time`, fresh24 AB16)."""
     if reading.step is None or reading.step + 1 >= len(reading.template.fields):
         return
+    for i, role in list(reading.roles.items()):
+        if role.role == "step_s" and sorted(words(reading.template.fields[i].key)) == [
+                "delta", "time"]:
+            reading.roles[i] = Role("window_s", role.scale, "a time delta: since the last record")
     step, nxt = reading.template.fields[reading.step], reading.template.fields[reading.step + 1]
     role = reading.roles[nxt.index]
     if role.role == "step_s" and not nxt.key and step.after.strip() == "(" and (
