@@ -16,6 +16,9 @@ must not be read that way.
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
+from gpuslo.goodput.logs.coarserate import coarse_rates
 from gpuslo.goodput.logs.roles import read_template
 from gpuslo.goodput.logs.templates import SampleRecord, group
 from gpuslo.goodput.logs.tokens import values
@@ -63,3 +66,54 @@ def test_a_bracketed_unit_or_a_lone_bracket_pairs_nothing() -> None:
     assert found[0].key == "elapsed time per iteration (ms)" and found[1].key == ""
     assert values("time (data): 0.326 | loss 1.2")[0].key == "time (data)"
     assert values("time (data): 0.326 (0.002, 3)")[1].key == ""
+
+
+# -- a record printed twice, and a rate to one figure (Orbit, hiertext#6, fresh23 AA01) ----------
+def test_orbit_records_printed_twice_are_timed_by_their_absl_stamps() -> None:
+    doc = read(case("AA01"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (140, 180)
+    # step 160 at 22:45:08.585, step 180 at 22:51:21.874: 373.29 s / 20 steps
+    assert abs(_median(doc) - 18.66) < 0.01
+
+
+def _record(step: int, step_s: float, source: str, role: str, scale: float = 1.0,
+            matcher: object | None = None) -> SimpleNamespace:
+    reading = SimpleNamespace(roles={0: SimpleNamespace(role=role, scale=scale)})
+    matcher = matcher or SimpleNamespace(reading=reading)
+    rate = step_s if source == "rate" else None
+    prog = SimpleNamespace(bar=False, rate_s=rate, matcher=matcher)
+    return SimpleNamespace(glob=step, step_s=step_s, source=source, warm=False, run=0,
+                           prog=prog)
+
+
+def test_a_one_figure_rate_is_kept_out_where_the_stamps_measure_inside_it() -> None:
+    matcher = SimpleNamespace(reading=SimpleNamespace(
+        roles={0: SimpleNamespace(role="rate_ips", scale=1.0)}))
+    recs = [_record(140, 10.0, "rate", "rate_ips", matcher=matcher),  # `steps/sec: 0.1`
+            _record(160, 10.0, "rate", "rate_ips", matcher=matcher),
+            _record(180, 18.66, "stamps", "rate_ips", matcher=matcher)]
+    coarse_rates(recs)
+    assert [r.warm for r in recs] == [True, True, False]
+
+
+def test_a_finer_rate_or_one_the_stamps_contradict_stays() -> None:
+    # negative: `global_step/sec: 3.77893` is printed finely; `0.1` with stamps at 30 s a step
+    # (outside 6.7-20 s) is no rounding of the same time; no stamps: the rate is all there is
+    matcher = SimpleNamespace(reading=SimpleNamespace(
+        roles={0: SimpleNamespace(role="rate_ips", scale=1.0)}))
+    fine = [_record(70, 1 / 3.77893, "rate", "rate_ips", matcher=matcher),
+            _record(80, 0.2646, "stamps", "rate_ips", matcher=matcher)]
+    far = [_record(140, 10.0, "rate", "rate_ips", matcher=matcher),
+           _record(160, 30.0, "stamps", "rate_ips", matcher=matcher)]
+    alone = [_record(140, 10.0, "rate", "rate_ips", matcher=matcher),
+             _record(160, 10.0, "rate", "rate_ips", matcher=matcher)]
+    for recs in (fine, far, alone):
+        coarse_rates(recs)
+        assert not any(r.warm for r in recs)
+
+
+def test_a_copy_stamped_later_still_holds_other_work() -> None:
+    # negative: Caffe's `Iteration 7000, Testing net (#0)` and, 105 s later, its `Iteration 7000,
+    # loss = …` (fresh C04): the window to 7100 held the test, and stays out of the median
+    doc = read(batch_case("fresh", "C04"))
+    assert abs(_median(doc) - 1.394) < 0.01
