@@ -19,6 +19,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from gpuslo.goodput.logs.coarserate import coarse_rates
+from gpuslo.goodput.logs.epochs import closing_markers
 from gpuslo.goodput.logs.roles import read_template
 from gpuslo.goodput.logs.templates import SampleRecord, group
 from gpuslo.goodput.logs.tokens import values
@@ -117,3 +118,44 @@ def test_a_copy_stamped_later_still_holds_other_work() -> None:
     # loss = …` (fresh C04): the window to 7100 held the test, and stays out of the median
     doc = read(batch_case("fresh", "C04"))
     assert abs(_median(doc) - 1.394) < 0.01
+
+
+# -- finished bars in turn, closed by `Epoch N complete.` (FoodSeg_mask2former#3, AA17) ----------
+_TRAIN_BAR = ("100%|" + "\u2588" * 40 + "| 2492/2492 [20:50<00:00,  1.99it/s]")
+_VALID_BAR = ("100%|" + "\u2588" * 40 + "| 1068/1068 [03:35<00:00,  4.95it/s]")
+
+
+def test_finished_training_bars_between_validation_bars_give_the_batch_time() -> None:
+    doc = read(case("AA17"))
+    assert abs(_median(doc) - 0.5016) < 0.001  # 20:50 = 1,250 s / 2,492 batches
+    assert (doc["steps"]["epoch_first"], doc["steps"]["epoch_last"]) == (6, 8)
+    # `Saving model at epoch 6` commits the bar above `Epoch 6 complete.`, not epoch 7's
+    assert [s["step"] for s in doc["checkpoint_saves"]] == [doc["steps"]["first"]]
+
+
+def test_bars_drawn_finished_in_turn_count_their_steps() -> None:
+    lines = [_TRAIN_BAR, "Epoch 6 complete. Avg Training Loss: 16.8108", _VALID_BAR,
+             _TRAIN_BAR, "Epoch 7 complete. Avg Training Loss: 15.4615", _VALID_BAR]
+    doc = read(lines)
+    assert abs(_median(doc) - 0.5016) < 0.001
+    assert (doc["steps"]["epoch_first"], doc["steps"]["epoch_last"]) == (6, 7)
+    # negative: a bar caught short of its N, whose n goes back and forth, counts no steps
+    short = _TRAIN_BAR.replace("2492/2492", "1200/2492")
+    assert read([short, _VALID_BAR, short, _VALID_BAR, short])["steps"]["first"] is None
+
+
+def test_closing_markers_open_the_next_epoch() -> None:
+    markers = [(4, 6, "Epoch 6 complete. Avg Training Loss: 16.8108"),
+               (8, 6, "Saving model at epoch 6"),
+               (10, 7, "Epoch 7 complete. Avg Training Loss: 15.4615")]
+    assert closing_markers(markers) == [(-1, 6), (4, 7), (8, 7), (10, 8)]
+
+
+def test_opening_or_save_only_markers_stay_as_printed() -> None:
+    # negative: `Epoch 7/10` opens its epoch; tensorflow-yolov3's `=> Epoch:  1 … Saving …`
+    # alone says no epoch is over (fresh21 Y06)
+    mixed = [(1, 7, "Epoch 7/10"), (5, 7, "Epoch 7 complete.")]
+    saves = [(3, 1, "=> Epoch:  1 Time: 2020-03-15 07:54:53 Train loss: 24.01 Test loss: "
+                    "19.03 Saving ./checkpoint/yolov3_test_loss=19.0295.ckpt ...")]
+    assert closing_markers(mixed) == [(1, 7), (5, 7)]
+    assert closing_markers(saves) == [(3, 1)]
