@@ -36,7 +36,7 @@ from gpuslo import names
 from gpuslo.goodput.calculator import JobGoodput, compute_goodput
 from gpuslo.goodput.journal import SCHEMA_VERSION
 from gpuslo.goodput.logs.document import document, filed_slowdowns, goodput_of, span
-from gpuslo.goodput.logs.epochs import named_steps
+from gpuslo.goodput.logs.epochs import closing_markers, named_steps
 from gpuslo.goodput.logs.epochtail import epoch_went_on
 from gpuslo.goodput.logs.filecommits import FileCommit, sound_files
 from gpuslo.goodput.logs.interleaved import error_first
@@ -375,8 +375,10 @@ def _markers(parsed: ParsedLog) -> list[tuple[int, int]]:
     another process's (cosmos-rl's `[Controller] Epoch 150 finished.` counts the prompt data's
     epochs, while the policy prints `[rank0]:… Step: 826/4725`). A marker-shaped line that
     is an end line (Keras's `Epoch 00008: early stopping`, 0-based, printed inside the ninth
-    epoch's record, fresh14 Q16) tells the end, not an epoch."""
+    epoch's record, fresh14 Q16) tells the end, not an epoch. Markers that each close their
+    epoch open the next (`epochs.closing_markers`)."""
     ranks = {p.rank for p in parsed.progress}
     ends = {o.seq for o in parsed.observations if o.kind == "end"}
-    return [(o.seq, int(o.data["epoch"])) for o in parsed.observations if o.kind == "epoch"
-            and (not ranks or o.data.get("rank") in ranks) and o.seq not in ends]
+    return closing_markers([(o.seq, int(o.data["epoch"]), o.text) for o in parsed.observations
+                            if o.kind == "epoch" and (not ranks or o.data.get("rank") in ranks)
+                            and o.seq not in ends])

@@ -219,11 +219,14 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
     moving = fields[range_end(fields, f.index)]  # a range `[a-b]` moves at its upper end
     seen = moving.known()
     pair = f.after.lstrip().startswith("/")
-    done = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
-    done = done or _redrawn_count(f, roles)
+    # every draw at its N: loops each drawn finished, whose n need not rise (a training bar
+    # `2492/2492` and a validation bar `1068/1068` in turn, fresh23 AA17)
+    finished = pair and f.index + 1 < len(fields) and fields[f.index + 1].numbers == f.numbers
+    done = finished or _redrawn_count(f, roles)
     if seen and min(seen) < 0 or (
             len(seen) >= 3 and moving.constant() and not done and not burst) or (
-            moving.rising() < 0.6 and not _resets_with_epoch(f, fields, roles, moving)):
+            moving.rising() < 0.6 and not finished and not _resets_with_epoch(
+                f, fields, roles, moving)):
         return 0
     if total_counter(f, fields):
         return 5

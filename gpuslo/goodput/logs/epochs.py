@@ -18,6 +18,7 @@ count is built only where the log needs or proves it:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable
 
@@ -279,3 +280,27 @@ def lone_count(chosen: list, epoch_lines: list) -> bool:
            for r in chosen):
         return False
     return any(r.template.count >= 2 for r in epoch_lines)
+
+
+
+# a marker that says its epoch is over (`Epoch 6 complete.`, `epoch 3 finished`, `End of epoch
+# 2`), or names the epoch a model is saved at (`Saving model at epoch 6`: after its steps)
+_CLOSES = re.compile(r"(?i)\b(?:complete|completed|finished|done|ended|end of)\b")
+_SAVED_AT = re.compile(r"(?i)\b(?:saving|saved)\b")
+
+
+def closing_markers(markers: list[tuple[int, int, str]]) -> list[tuple[int, int]]:
+    """(seq, epoch) of the epoch markers (`markers`: seq, epoch, text, in order) as openers.
+    Where the markers say their epoch is over (`_CLOSES`; a save at an epoch, `_SAVED_AT`, may
+    stand beside them, but one at least says it), the steps before each are its epoch's and
+    those after it the next one's (FoodSeg_mask2former's tqdm bar `2492/2492 [20:50<00:00,
+    1.99it/s]` then `Epoch 6 complete. Avg Training Loss: 16.8108`, fresh23 AA17): each
+    marker opens the epoch after its own, and the first one's epoch opens the log. A log with
+    any marker that opens an epoch (`Epoch 7/10`), or whose only markers are saves
+    (tensorflow-yolov3's `=> Epoch:  1 Time: … Saving …ckpt`, fresh21 Y06), keeps them as
+    printed."""
+    closes = [bool(_CLOSES.search(text)) for _, _, text in markers]
+    if not any(closes) or not all(c or _SAVED_AT.search(text)
+                                  for c, (_, _, text) in zip(closes, markers, strict=True)):
+        return [(seq, epoch) for seq, epoch, _ in markers]
+    return [(-1, markers[0][1])] + [(seq, epoch + 1) for seq, epoch, _ in markers]

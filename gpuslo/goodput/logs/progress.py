@@ -77,6 +77,7 @@ from gpuslo.goodput.logs.bars import (
     reset_draw,
 )
 from gpuslo.goodput.logs.bartime import epoch_bar_anew
+from gpuslo.goodput.logs.coarserate import coarse_rates
 from gpuslo.goodput.logs.epochs import (
     Untotalled,
     across_estimate,
@@ -105,11 +106,13 @@ class Record:
     interval on the log's clock (set by the timeline), `again` the log positions (seq) of the
     lines that printed the same step after it (dropped as duplicates), `tail` the step's last
     line of another template (its own line when none), `parts` its steps' own times printed on
-    unnumbered lines once per step (`perstep`; None when not)."""
+    unnumbered lines once per step (`perstep`; None when not), `copied` the seq of the last
+    line of its own template that printed its step again with no later stamp (its own where
+    none did)."""
 
     __slots__ = ("prog", "glob", "printed", "epoch", "total", "delta", "step_s", "source",
                  "dur", "warm", "bar_start", "resumed", "carry", "t0", "t1", "run", "again",
-                 "tail", "parts")
+                 "tail", "parts", "copied")
 
     def __init__(self, prog: Prog, glob: int, epoch: int | None) -> None:
         self.prog, self.glob, self.printed, self.epoch = prog, glob, prog.printed, epoch
@@ -127,6 +130,7 @@ class Record:
         self.again: list[int] = []  # seqs of the duplicates of this step dropped after it
         self.tail = prog
         self.parts: list[float] | None = None  # its steps' own times (`perstep`)
+        self.copied = prog.seq  # its last copy's seq: the same template printing it again
 
     @property
     def line(self) -> int:
@@ -234,6 +238,8 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
             info["duplicates"] += 1
             carry += rec.prog.line_s or 0.0
             kept[-1].again.append(rec.prog.seq)
+            if rec.prog.matcher is kept[-1].prog.matcher and rec.prog.ts in (None, kept[-1].ts):
+                kept[-1].copied = rec.prog.seq  # a copy that takes no time (`windows._gap`)
             _of_another_kind(kept[-1], rec.prog)
             _clock_of_step(kept[-1].prog, rec.prog)
             continue
@@ -245,6 +251,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
     warm(kept)
     for i in across_estimate(kept):  # the steps between are a guess: no step time
         kept[i].warm = True
+    coarse_rates(kept)  # a rate printed to one figure where the stamps measure the steps
     return kept, info
 
 

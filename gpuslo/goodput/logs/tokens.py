@@ -30,7 +30,7 @@ compiles back into one regex per template for the per-line match.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 NUM, DUR, DATE, BAR = "\x01", "\x02", "\x03", "\x04"
 PLACEHOLDERS = NUM + DUR + DATE
@@ -159,6 +159,29 @@ def values(text: str) -> list[Value]:
                          kind == "num" and "." not in core and "e" not in core.lower()
                          and core.lower() not in ("nan", "inf") and not m.group("sfx")))
         last = m.end()
+    return _paired_names(out)
+
+
+# `time (data): 0.326 (0.002)`: two names, the second in brackets, for two values printed the
+# same way (BasicSR's `time (data): {iter_time:.3f} ({data_time:.3f})`, basicsr/utils/logger.py)
+_PAIRED_NAME = re.compile(r"^(?P<outer>[A-Za-z_][\w ]*?)\s*\((?P<inner>[A-Za-z_]\w*)\)$")
+_UNIT_NAMES = {"ms", "s", "sec", "secs", "seconds", "min", "mins", "h", "hr", "us", "t", "%"}
+
+
+def _paired_names(out: list[Value]) -> list[Value]:
+    """Name each of two values printed as `A (B): a (b)` by its own name: `a` is `A`'s and the
+    bracketed `b` is `B`'s (BasicSR's `time (data): 0.326 (0.002)`: the iteration's time, then
+    the data loading's; not one value named `time (data)` and one unnamed). A bracketed unit
+    (`elapsed time per iteration (ms): 1234.5`) or open_clip's `(t)` (time) names no value
+    of its own; a bracket that is no lone value after the first (`(0.002, 3)`) pairs nothing."""
+    for i in range(len(out) - 1):
+        first, second = out[i], out[i + 1]
+        found = _PAIRED_NAME.match(first.key)
+        if found is None or found.group("inner").lower() in _UNIT_NAMES or second.key or (
+                first.after.strip() != "(" or not second.after.lstrip().startswith(")")):
+            continue
+        out[i] = replace(first, key=found.group("outer"))
+        out[i + 1] = replace(second, key=found.group("inner"))
     return out
 
 

@@ -81,7 +81,15 @@ def mark_mixed(records: list[Any]) -> list[bool]:
 
 
 def _gap(prev: Any, rec: Any) -> int:
-    return rec.prog.since - prev.tail.seq
+    """Records between `prev`'s step and `rec`. The step's window opens at its last line: its
+    own, another template's of the same step (`tail`), or the same template printing it again
+    with no later stamp (`copied`: TF Model Garden's Orbit logs each `train | step: 160 | …`
+    record through absl and once more, unstamped, on stdout, each with its dict of losses,
+    fresh23 AA01): the copy's lines are no other work. A copy stamped later (Caffe's
+    `Iteration 7000, loss` after its `Iteration 7000, Testing net`, 105 s on) is not one."""
+    copied = getattr(prev, "copied", prev.tail.seq)
+    copied = copied if copied < rec.prog.since else prev.tail.seq
+    return rec.prog.since - max(prev.tail.seq, copied)
 
 
 def spans(records: list[Any], mixed: list[bool], value: str, bar: bool
