@@ -62,6 +62,8 @@ class Reopened:
     pair: bool = False
     at: int = 0  # the start-up line it prints again (0: the first)
     startup: str = ""  # that start-up line as first printed
+    first: tuple[int, int, float | None, float | None] | None = None  # that print's line, seq,
+    # stamp and the stamp before it (`firstlaunch.first_launch`)
 
 
 def same(a: str, b: str) -> bool:
@@ -81,6 +83,7 @@ class Opening:
 
     def __init__(self) -> None:
         self.startup: list[str] = []  # the start-up lines, in order (at most `MAX_STARTUP`)
+        self.printed: list[tuple[int, int, float | None, float | None]] = []  # where each was
         self.seqs: tuple[int, int] = (0, 0)  # the seqs of the first and the second line
         self.found: list[Reopened] = []
         self._index: dict[str, list[int]] = {}  # a start-up line's prefix -> its places
@@ -115,25 +118,29 @@ class Opening:
                 self.found[-1].pair = True
         elif stepped:
             if not at and not self._stepped:
-                self._keep(text, seq)  # the first progress record: the start-up's last line
+                self._keep(text, (line, seq, ts, prev_ts))  # the first progress record: the
+                # start-up's last line
         elif on := [k for k in at if self._high is not None and k > self._high]:
             self._run, self._high = (seq, on[0]), on[0]  # later start-up lines, others between
         elif at:
             self._run, self._high = (seq, at[0]), at[0]
             if len(self.found) < MAX_REOPENED:
                 self.found.append(Reopened(line, seq, ts, prev_ts, text[:300], at=at[0],
-                                           startup=self.startup[at[0]][:300]))
+                                           startup=self.startup[at[0]][:300],
+                                           first=self.printed[at[0]]))
         elif not self._stepped:
-            self._keep(text, seq)
+            self._keep(text, (line, seq, ts, prev_ts))
             self._high = None  # a new start-up line: no launch printed again is open
         self._step(stepped)
 
-    def _keep(self, text: str, seq: int) -> None:
-        """`text` (record `seq`) is a start-up line."""
+    def _keep(self, text: str, where: tuple[int, int, float | None, float | None]) -> None:
+        """`text` is a start-up line, printed at `where` (line, seq, stamp, stamp before)."""
         if len(self.startup) >= MAX_STARTUP:
             return
+        seq = where[1]
         self._index.setdefault(text[:PREFIX], []).append(len(self.startup))
         self.startup.append(text)
+        self.printed.append(where)
         if len(self.startup) <= 2:
             self.seqs = (self.seqs[0] or seq, seq if len(self.startup) == 2 else 0)
 

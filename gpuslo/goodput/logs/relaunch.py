@@ -44,6 +44,7 @@ import re
 from collections import Counter
 from typing import Any
 
+from gpuslo.goodput.logs.firstlaunch import first_launch, markers_fall
 from gpuslo.goodput.logs.items import Interruption, Mark, Restore
 from gpuslo.goodput.logs.opening import Reopened
 from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
@@ -132,7 +133,8 @@ def reopenings(items: list[Any], parsed: ParsedLog, notes: list[str] | None = No
         return items
     epochs = [(o.seq, _epoch(o)) for o in parsed.observations if o.kind == "epoch"]
     out = list(items)
-    for place in reversed(_launches(items, parsed.progress, parsed.reopened, epochs)):
+    launches = _launches(items, parsed.progress, parsed.reopened, epochs)
+    for place in reversed(launches):
         obs = Obs("relaunch", place.line, place.ts, place.prev_ts, {}, None, place.text,
                   None, place.seq)
         at = next((k for k, x in enumerate(out) if _line(x) >= place.line), len(out))
@@ -143,7 +145,7 @@ def reopenings(items: list[Any], parsed: ParsedLog, notes: list[str] | None = No
                              "end line: a new job step, not a restart")
         elif not _told(out[at:], stepped):
             out.insert(at, Mark("relaunch", obs))
-    return out
+    return first_launch(out, launches)  # the first print a launch too, after a stop
 
 
 # a script's file name (`train.py`, `run_eval.sh`), as a start or end mark prints it
@@ -332,7 +334,7 @@ def epochs_again(items: list[Any], parsed: ParsedLog) -> list[Any]:
     script training one model after another prints `[1/6]` again at once: fresh17 U18), nor
     does a fall within the run's own pace (a new model of one process), so neither is one."""
     if any(isinstance(x, Record) for x in items):
-        return items
+        return markers_fall(items, parsed.observations)  # markers above the records that fall
     runs: dict[str, tuple[int, float, float]] = {}  # shape -> last epoch, its stamp, longest gap
     marks: list[Mark] = []
     for o in parsed.observations:
