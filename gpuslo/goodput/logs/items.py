@@ -23,7 +23,9 @@ progress records in log order and groups the lines of one event:
   `closes` line (the next `Saving <metrics>` banner right after a save's lone start line) ends
   that save at its stamp (`_closes`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
-  train_start line closes it (a load line after the loop began is another load);
+  train_start line closes it (a load line after the loop began is another load); a line whose
+  rule has an `opening` group (TF1's `Restoring parameters from`, printed for evaluations' loads
+  too) is a load only before the first progress since the log's start or a launch line;
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.
@@ -86,10 +88,11 @@ class _Grouper:
         self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
         self.epoch: int | None = None  # the last epoch a marker printed
         self.load_seq = -1  # the seq of the last restore line
+        self.stepped = False  # progress since the log's start or the last launch line
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
-        self.last, self.hint, self.again = rec, None, rec.again
+        self.last, self.hint, self.again, self.stepped = rec, None, rec.again, True
         self.save = self.restore = self.intr = self.ended = None
 
     def _repeated_since(self, save: Save, o: Obs, step: int | None) -> bool:
@@ -116,6 +119,7 @@ class _Grouper:
             if o.kind in ("init", "restart", "end"):
                 self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
+                self.stepped = self.stepped and o.kind == "end"  # a launch: none since
             elif o.kind == "train_start":  # the loop began: a load line after it is another
                 self.restore = None  # load (`relaunch._loaded_between`)
             self.items.append(Mark(o.kind, o))
@@ -283,19 +287,24 @@ class _Grouper:
         d, phase = o.data, o.rule.phase if o.rule else ""
         if phase == "closes" and (self.restore is None or self.restore.ended):
             return  # no load begun since the last progress: the end of a fresh initialisation
+        if "opening" in d and self.stepped:
+            return  # a load line also printed for evaluations: only a launch's own is a restore
         step = _int(d.get("step"))
         nxt = _int(d.get("next"))  # the first step the resumed loop runs: the one before it
         step = nxt - 1 if step is None and nxt else step  # was restored
+        named = step is not None
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)
             step = line_path_step(o.text, d["path"], self.patterns) if step is None else step
         current = self.restore
         if current is None or (current.ended and phase == "start") or (
                 current.ended and step is not None and current.step not in (None, step)):
-            current = self.restore = Restore(o.line, step, d.get("path", ""))
+            current = self.restore = Restore(o.line, None, d.get("path", ""))
             self.items.append(current)
         if phase != "start" and step == 0 and current.step:
             current.resets = True  # the counter set back to 0 by the load: initial weights
+        if step is not None and (named or current.step is None):  # a line says it, or only
+            current.saved_step = not named  # its file's name does (`model.ckpt-0`)
         current.step = step if step is not None else current.step
         if phase == "start":
             current.start_ts = current.start_ts if current.start_ts is not None else o.ts

@@ -56,7 +56,9 @@ class Restore:
     says the run goes on from step 0 although its start named a later step (Megatron's
     `--finetune`: `loading checkpoint from /pretrained/llama at iteration 100000`, then
     `successfully loaded checkpoint from … at iteration 0`): the weights of another run loaded
-    as initial weights, not a resume of this job."""
+    as initial weights, not a resume of this job. `saved_step`: the step is the one its
+    checkpoint's file name carries (`model.ckpt-0`, the run's own saver's suffix), not one its
+    lines say (`at iteration 0`)."""
 
     line: int
     step: int | None
@@ -68,6 +70,7 @@ class Restore:
     t0: float = 0.0
     t1: float = 0.0
     resets: bool = False
+    saved_step: bool = False
 
 
 @dataclass
