@@ -293,8 +293,9 @@ LATER_TRAINING_MISSES = {
     # SOURCES_aa.md), scored once at the end of round 17 against its merged work: 13/19
     # (2026-12-07, 824c7d8; tests/data/first_contact/training_logs_fresh23_2026-12-07.txt).
     # Read right since (tests/goodput/test_fresh23_events.py): a save's own time printed on the
-    # line after it, `Time on save model 510.14` (AA18). Not yet worked on: step times (AA01,
-    # AA17, AA19), a step past the last save line (AA02) and a Lua Torch7 resume with its
-    # iteration (AA10).
-    ("training_logs", "fresh23"): {"AA01", "AA02", "AA10", "AA17", "AA19"},
+    # line after it, `Time on save model 510.14` (AA18); Lua Torch xlua's bar `[== n/N ==>]  Tot:
+    # 6h54m | Step: 81ms` (the count drawn over its glyphs; `Tot` its elapsed) and a command
+    # line's `-start_epoch 11`, a resume (AA10). Not yet worked on: step times (AA01, AA17,
+    # AA19) and a step past the last save line (AA02).
+    ("training_logs", "fresh23"): {"AA01", "AA02", "AA17", "AA19"},
 }

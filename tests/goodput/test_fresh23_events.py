@@ -2,7 +2,7 @@
 on the case's real lines (tests/data/training_logs/fresh23 and fresh22 cases, sources in
 ../SOURCES_aa.md and ../SOURCES_z.md) and on a near miss beside it: a save's own printed
 duration on a line of its own (AA18), TF1's `Restoring parameters from …ckpt-0` at a launch's
-head (Z10).
+head (Z10), Lua Torch xlua's bar and a command line that starts at a later epoch (AA10).
 """
 
 from __future__ import annotations
@@ -64,3 +64,31 @@ def test_a_step_0_load_its_lines_name_is_still_no_restart() -> None:
     doc = read(["successfully loaded checkpoint from /ckpt/release at iteration 0"] + [
         f" iteration {i}/ 100 | elapsed time per iteration (ms): 500.0 |" for i in (1, 2, 3)])
     assert doc["restarts"] == []
+
+
+# -- ResMatch, a Lua Torch7 trainer (amitshaked/resmatch#5, fresh23 AA10) -----------------------
+def test_xluas_bar_counts_the_steps_and_its_step_field_times_them() -> None:
+    # ` [===… 301998/301998 …==>]  Tot: 6h54m | Step: 81ms`: the n/N drawn over the glyph run
+    doc = read(case("fresh23", "AA10"))
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (301998, 301998)
+    assert doc["step_time_s"]["median"] == 0.081
+
+
+def test_a_bare_pair_before_a_closing_bracket_without_glyphs_is_no_bar() -> None:
+    # negative: `3/4 ]` closes no glyph run; one such line is no counter
+    doc = read(["train epoch 11   err 0.100179   lr 0.003", "accuracy 3/4 ] done"])
+    assert doc["steps"]["first"] != 3
+
+
+def test_a_command_line_starting_at_a_later_epoch_is_a_resume() -> None:
+    # `th main.lua … -mc` / `net …_10_net.t7 -start_epoch 11 -debu` / `g -save_img`, wrapped
+    doc = read(case("fresh23", "AA10"))
+    assert [(r["resumed_from_step"], r["opens_log"]) for r in doc["restarts"]] == [(None, True)]
+
+
+def test_a_start_at_epoch_1_or_a_config_value_is_no_resume() -> None:
+    # negative: a fresh run's flag, a config dump's key, another schedule's start epoch
+    tail = lines("fresh23", "AA10", 4, 8)
+    for head in ("$ th main.lua -ds kitti -start_epoch 1 -debug", "start_epoch: 11",
+                 "$ python train.py --swa_start_epoch 11"):
+        assert read([head] + tail)["restarts"] == [], head
