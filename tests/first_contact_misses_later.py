@@ -267,18 +267,18 @@ LATER_TRAINING_MISSES = {
     # the failure follows, no step in the log) are read; Z08 still misses its step time. Since
     # (tests/goodput/test_fresh23_events.py) Z10's restart is read: TF1's `Restoring parameters
     # from …model.ckpt-0`, which TF1 prints for evaluation loads too (fresh9 L11's note), is a
-    # restore before the first progress of its launch only. Left: Z08's step time (below); restarts
-    # that only a start-up printed again shows (Z01's
-    # third launch is one line; Z16's second script) or an epoch counter no template reads as
-    # progress (Z01, Z16); Z01's final `Finetuned model saved: …final.pth` right after
-    # `Checkpoint saved: …epoch40.pth` is joined to it (two file names without a folder, as a
-    # save of model and optimizer files prints); Z16's and Z17's saves are read from the
+    # restore before the first progress of its launch only; Z01's launches, its one start-up line
+    # printed again after a pause its run never took (relaunch._paused), and its final
+    # `Finetuned model saved: …final.pth` right after `Checkpoint saved: …epoch40.pth`, a file
+    # name without the epoch's number (story.other_file); Z19's three bare `Using device cuda`
+    # in a row, three launches where the log's own launch printed the line once (ranks once
+    # where it printed it in a row too). Left: Z08's step time (below); Z16's second script (an
+    # epoch counter no template reads as progress); Z16's and Z17's saves are read from the
     # trainers' source (`####best:<dice>`, a `bestEpoch` equal to the epoch), not printed as
     # saves; Z17's two launches that print the epoch they stopped at again (`Epoch:1`, then
-    # `Epoch:1` ten minutes later) read as one record printed twice; Z19's three bare `Using
-    # device cuda` lines in a row are three launches by its facts, one by the ranks-once rule.
+    # `Epoch:1` ten minutes later) read as one record printed twice.
     ("training_logs", "fresh22"): {
-        "Z01", "Z08", "Z16", "Z17", "Z19",
+        "Z08", "Z16", "Z17",
     },
     # fresh22, steps and step times (round 17, tests/goodput/test_fresh22_steps.py): Z07, Z09,
     # Z12 and Z20 read right since a validation bar run anew in a few gaps of the step lines is

@@ -2,7 +2,9 @@
 on the case's real lines (tests/data/training_logs/fresh23 and fresh22 cases, sources in
 ../SOURCES_aa.md and ../SOURCES_z.md) and on a near miss beside it: a save's own printed
 duration on a line of its own (AA18), TF1's `Restoring parameters from …ckpt-0` at a launch's
-head (Z10), Lua Torch xlua's bar and a command line that starts at a later epoch (AA10).
+head (Z10), Lua Torch xlua's bar and a command line that starts at a later epoch (AA10), a first
+line printed again in a row by launches that died at once (Z19), a lone first line after a pause
+the run never took, and a final save right after the last periodic one (Z01).
 """
 
 from __future__ import annotations
@@ -92,3 +94,62 @@ def test_a_start_at_epoch_1_or_a_config_value_is_no_resume() -> None:
     for head in ("$ th main.lua -ds kitti -start_epoch 1 -debug", "start_epoch: 11",
                  "$ python train.py --swa_start_epoch 11"):
         assert read([head] + tail)["restarts"] == [], head
+
+
+# -- Pytorch-UNet's train.py, a fork's train_log.log (XuPenglei/Pytorch-UNet, fresh22 Z19) ------
+def test_a_first_line_printed_again_in_a_row_is_a_launch_each() -> None:
+    # `INFO: Using device cuda` three times in a row after the first run's validation lines,
+    # then three more full start-ups: the log's own launch printed the line once (six launches)
+    doc = read(case("fresh22", "Z19"))
+    assert [r["line"] for r in doc["restarts"]] == [30, 31, 32, 48, 64, 80]
+
+
+def test_a_first_line_every_rank_printed_in_a_row_stays_one_launch() -> None:
+    # negative: where the log's own launch printed the line three times in a row (each rank),
+    # the same run of three later is one launch (ranks once)
+    head = lines("fresh22", "Z19", 1, 1) * 2 + lines("fresh22", "Z19", 1, 29)
+    doc = read(head + lines("fresh22", "Z19", 30, 47))
+    assert [r["line"] for r in doc["restarts"]] == [34]  # the last of the three, one launch
+
+
+# -- I-JEPA steering fine-tune's finetune.log (phoenix1881/Predictive-Steering-with-I-JEPA, Z01) --
+def test_a_lone_first_line_after_a_pause_the_run_never_took_is_a_launch() -> None:
+    # `Loaded I-JEPA encoder …` 13 min after epoch 10 (epochs every 30 s), then `Epoch 1` again;
+    # and once more 20 h later, the log's last line
+    doc = read(case("fresh22", "Z01"))
+    assert [r["line"] for r in doc["restarts"]] == [14, 64]
+
+
+def test_a_lone_first_line_at_the_runs_own_pace_is_none() -> None:
+    # negative: the same line 30 s after the epoch before (the run's pace), the epochs going on
+    start = "2025-04-26 15:51:26,000 INFO: Loaded I-JEPA encoder with missing keys: [], " \
+        "unexpected keys: []"
+    epoch = "2025-04-26 15:51:56,500 INFO: Epoch 11: Train MSE Loss: 0.009406"
+    doc = read(lines("fresh22", "Z01", 1, 13) + [start, epoch])
+    assert doc["restarts"] == []
+
+
+def test_a_final_save_after_the_last_periodic_one_is_a_save_of_its_own() -> None:
+    # `Checkpoint saved: ijepa_finetune_epoch40.pth`, then 0.3 s later `Finetuned model saved:
+    # ijepa_finetune_final.pth`: the file name drops the epoch number
+    doc = read(lines("fresh22", "Z01", 14, 63))  # (the file's lines 62 and 63 are 49 and 50)
+    assert [s["line"] for s in doc["checkpoint_saves"]][-2:] == [49, 50]
+
+
+def test_the_files_of_one_save_carrying_its_number_are_one_save() -> None:
+    # negative: model and optimizer files of epoch 40, or files without a number, one save each
+    body = lines("fresh22", "Z01", 14, 61)
+    for files in (("model_epoch40.pth", "optimizer_epoch40.pth"), ("model.pth", "optim.pth")):
+        doc = read(body + [
+            f"2025-04-26 16:24:20,664 INFO: Checkpoint saved: {files[0]}",
+            f"2025-04-26 16:24:20,964 INFO: Optimizer state saved: {files[1]}"])
+        assert [s["line"] for s in doc["checkpoint_saves"]][-1] == 49, files
+
+
+def test_a_best_model_copy_after_the_periodic_save_is_part_of_it() -> None:
+    # negative (fresh12 O10): `Saved checkpoint to checkpoints/checkpoint_step_500.pt`, then
+    # `Saved best model to checkpoints/best_model.pt` 1.2 s later: one save point
+    doc = read(lines("fresh22", "Z01", 14, 61) + [
+        "2025-04-26 16:24:20,664 INFO: Saved checkpoint to checkpoints/checkpoint_epoch_40.pt",
+        "2025-04-26 16:24:21,864 INFO: Saved best model to checkpoints/best_model.pt"])
+    assert [s["line"] for s in doc["checkpoint_saves"]][-1] == 49

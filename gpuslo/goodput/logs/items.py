@@ -21,7 +21,9 @@ progress records in log order and groups the lines of one event:
   line saying a best checkpoint was saved, after other lines, is not the end of an open save
   whose start does not say best (`story.best_apart`: MMEngine's periodic, then best save); a
   `closes` line (the next `Saving <metrics>` banner right after a save's lone start line) ends
-  that save at its stamp (`_closes`);
+  that save at its stamp (`_closes`); an end line naming a checkpoint file that drops the number
+  the ended save's file carries is another save (`story.other_file`: the final save right after
+  the last periodic one, `…_epoch40.pth` then `…_final.pth`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
   train_start line closes it (a load line after the loop began is another load); a line whose
   rule has an `opening` group (TF1's `Restoring parameters from`, printed for evaluations' loads
@@ -57,6 +59,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     line_path_step,
     named_in_path,
     nested_saves,
+    other_file,
     path_step,
     restates,
     same_file,
@@ -249,7 +252,7 @@ class _Grouper:
         agrees = current is not None and (step is None or current.step in (None, step)) and (
             epoch is None or current.epoch in (None, epoch)) and not again_worded(
             current, o, phase) and not started_again(current, o, phase) and not best_apart(
-            current, o, phase)
+            current, o, phase) and not other_file(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
