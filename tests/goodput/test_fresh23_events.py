@@ -153,3 +153,13 @@ def test_a_best_model_copy_after_the_periodic_save_is_part_of_it() -> None:
         "2025-04-26 16:24:20,664 INFO: Saved checkpoint to checkpoints/checkpoint_epoch_40.pt",
         "2025-04-26 16:24:21,864 INFO: Saved best model to checkpoints/best_model.pt"])
     assert [s["line"] for s in doc["checkpoint_saves"]][-1] == 49
+
+
+def test_tf1_restoring_parameters_after_a_stop_line_opens_the_next_launch() -> None:
+    # the same load after a traceback: the relaunched process's restore (a stop between)
+    steps = [f"INFO:tensorflow:global step {i}: loss = 0.5 (1.2 sec/step)" for i in (1, 2, 3)]
+    stop = ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
+            "RuntimeError: CUDA error: an illegal memory access was encountered"]
+    doc = read(steps + stop + ["INFO:tensorflow:Restoring parameters from /models/model.ckpt-2"]
+               + [f"INFO:tensorflow:global step {i}: loss = 0.5 (1.2 sec/step)" for i in (3, 4)])
+    assert [r["resumed_from_step"] for r in doc["restarts"]] == [2]

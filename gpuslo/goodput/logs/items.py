@@ -27,7 +27,7 @@ progress records in log order and groups the lines of one event:
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
   train_start line closes it (a load line after the loop began is another load); a line whose
   rule has an `opening` group (TF1's `Restoring parameters from`, printed for evaluations' loads
-  too) is a load only before the first progress since the log's start or a launch line;
+  too) is a load only before the first progress since the log's start, a launch or a stop line;
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.
@@ -91,7 +91,7 @@ class _Grouper:
         self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
         self.epoch: int | None = None  # the last epoch a marker printed
         self.load_seq = -1  # the seq of the last restore line
-        self.stepped = False  # progress since the log's start or the last launch line
+        self.stepped = False  # progress since the log's start, a launch line or a stop line
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
@@ -336,7 +336,7 @@ class _Grouper:
         self.intr = Interruption(o.line, rule.cause, rule.layer, rule.priority, o.text, o.ts,
                                  rule.hang, ran_for_s)
         self.items.append(self.intr)
-        self.save = None
+        self.save, self.stepped = None, False  # a load after a stop line opens a launch
 
 
 def group_events(observations: list[Obs], records: list[Record],
