@@ -240,18 +240,18 @@ KNOWN_MISSES = {
     # line echoed again after progress (`Args: train.py …`) is a new process (L23). Left: L09
     # and L15 print the epoch's length only on an epoch summary (`Epoch: 2, Steps: 281 | …`,
     # `Epoch 10 | Training | … | Steps: 445`), a constant, not a position: the job-wide count at
-    # each epoch's end, (e - base + 1) × N, needs that length applied to another template's
-    # in-epoch counter (L09's `iters: 100, epoch: 2`, read now with the estimated epoch length,
-    # 100..800) and, for L15, the epoch base that only its save file names show (best_dev-4450 =
-    # 10 × 445 saved before epoch 10: epochs count from 0; gpuslo takes `Steps: 445` as the
-    # counter); L09's step time is each epoch's `cost time` over its 281 steps, where the first
-    # `speed` window of each epoch holds the previous one's tail and validation (TSlib resets
-    # its timer only at a print). L11's counter is an unlabelled `0 0.9374` (epoch, accuracy):
-    # a bare integer opening a two-number line is any two-column table; its restart shows only
-    # as TF1's `Restoring parameters from …model.ckpt-2`, which TF1 prints for every
-    # evaluation's load too, so it is not read as a restore. L17's only counter is LeRobot's
-    # rounded `step:31K` (format_big_number), so no record carries a step and its lone line's
-    # mean `updt_s` has no step to time: unknown, not a time tied to a guessed step.
+    # each epoch's end, (e - base + 1) × N, needs that length applied to another template's in-epoch
+    # counter (L09's `iters: 100, epoch: 2`, read now with the estimated epoch length, 100..800)
+    # and, for L15, the epoch base that only its save file names show (best_dev-4450 = 10 × 445
+    # saved before epoch 10: epochs count from 0; gpuslo takes `Steps: 445` as the counter); L09's
+    # step time is each epoch's `cost time` over its 281 steps, where the first `speed` window of
+    # each epoch holds the previous one's tail and validation (TSlib resets its timer only at a
+    # print). L11's counter is an unlabelled `0 0.9374` (epoch, accuracy): a bare integer opening a
+    # two-number line is any two-column table (its restart, TF1's `Restoring parameters from
+    # …model.ckpt-2`, is read since round 18: a load before any progress read, `opening`; TF1 prints
+    # it for evaluations' loads too). L17's only counter is LeRobot's rounded `step:31K`
+    # (format_big_number), so no record carries a step and its lone line's mean `updt_s` has no step
+    # to time: unknown, not a time tied to a guessed step.
     ("training_logs", "fresh9"): {
         "L09",
         "L11",

@@ -31,6 +31,7 @@ from gpuslo.goodput.logs.templates import Field
 _KERAS_GAP = re.compile(r"(?:\[[=>.\x04 ]*\]\s*-)?")
 _KERAS_DRAWN = re.compile(r" \[=*[>=]?\.*\] - ")
 _SECONDS = ("s", "sec")
+_XLUA_DRAWN = re.compile(r" [=>.]+\] ")  # the rest of xlua's glyph run after its `n/N`
 
 
 def _percent_bar(f: Field) -> bool:
@@ -72,6 +73,19 @@ def keras_drawn(fields: list[Field], index: int) -> bool:
         return False
     total = fields[index + 1]
     return total.kind == "num" and total.integer and bool(_KERAS_DRAWN.match(total.after))
+
+
+def xlua_drawn(fields: list[Field], index: int) -> bool:
+    """True when field `index` is the `n` of an `n/N` that Lua Torch's xlua.progress draws over
+    the middle of its glyph run: it writes ` [`, `=` up to the share done, `>`, `.` to its width,
+    `] `, then ` Tot: 6h54m | Step: 81ms` (` ETA: ` while running), then backspaces to the bar's
+    centre and writes ` n/N ` there (torch/xlua init.lua `progress`; ResMatch's `[=====
+    301998/301998 =====>]  Tot: 6h54m | Step: 81ms`, fresh23 AA10). So a glyph run closed by `]`
+    right after the `N`, never opened after it, marks the bar's own counter, even on one line."""
+    if index + 1 >= len(fields) or fields[index].after.strip() != "/":
+        return False
+    total = fields[index + 1]
+    return total.kind == "num" and total.integer and bool(_XLUA_DRAWN.match(total.after))
 
 
 def after_glyphs(fields: list[Field], index: int) -> bool:

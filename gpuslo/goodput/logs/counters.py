@@ -16,6 +16,7 @@ and is, best first:
 - 2 a count named only `n` printed first and cut off by `:` or `|` (SafeLife's `n=960: loss=…`);
   the `n` of a bar's `n/N` or `n/?`, of an `n/N` beside an epoch or beside a rate of iterations
   (a status drawn with no glyphs: text-generation-webui's `Running… 128 / 7296 … 1.10 s/it`),
+  of a bar drawn with glyphs, Keras's `n/N [===>...] -` and Lua Torch xlua's `[== n/N ==>]`,
   or a counter printed first:
   an unnamed integer (or `n/N` pair) that opens the record, cut off from named values after it
   by `:` or `|` (darknet's ` 69: 145.7, …`; zipnerf's `1/25000:loss=…`) or set in brackets
@@ -47,7 +48,7 @@ from __future__ import annotations
 
 import re
 
-from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs, keras_drawn
+from gpuslo.goodput.logs.bars import after_glyphs, has_glyphs, keras_drawn, xlua_drawn
 from gpuslo.goodput.logs.templates import Field
 
 STEP_WORDS = {"step", "steps", "iter", "iters", "iteration", "iterations", "it", "update",
@@ -251,8 +252,8 @@ def step_score(f: Field, fields: list[Field], roles: dict[int, str], bar: bool,
         return 3
     if _leading(f, fields, lead):
         return 2
-    if pair and keras_drawn(fields, f.index):
-        return 2  # Keras's Progbar `n/N [===>...] - `: the drawn bar's own counter
+    if pair and (keras_drawn(fields, f.index) or xlua_drawn(fields, f.index)):
+        return 2  # Keras's Progbar `n/N [===>...] - `, xlua's `[== n/N ==>]`: the bar's counter
     if pair or f.unit == "it" or f.after.startswith("/?"):
         if bar and has_glyphs(fields) and not after_glyphs(fields, f.index):
             return 1  # another n/N on a bar's line (YOLOv5's epoch `0/1`): not the bar's

@@ -21,26 +21,19 @@ progress records in log order and groups the lines of one event:
   line saying a best checkpoint was saved, after other lines, is not the end of an open save
   whose start does not say best (`story.best_apart`: MMEngine's periodic, then best save); a
   `closes` line (the next `Saving <metrics>` banner right after a save's lone start line) ends
-  that save at its stamp (`_closes`);
+  that save at its stamp (`_closes`); an end line naming a checkpoint file that drops the number
+  the ended save's file carries is another save (`story.other_file`: the final save right after
+  the last periodic one, `…_epoch40.pth` then `…_final.pth`);
 - one `Restore` per checkpoint load (`Restoring states …`, `resumed epoch 7, iter 49231`); a
-  train_start line closes it (a load line after the loop began is another load);
+  train_start line closes it (a load line after the loop began is another load); a line whose
+  rule has an `opening` group (TF1's `Restoring parameters from`, printed for evaluations' loads
+  too) is a load only before the first progress since the log's start, a launch or a stop line;
 - one `Interruption` per stop, from every error line that tells it (the highest priority cause
   wins); progress after it without a restart retracts it (the walk decides);
 - a `Mark` for init, train_start, restart (launcher), alive and end lines.
 
-The step a save names: the step on its line, else its checkpoint path's (`checkpoint-500`,
-`step=2532`), else the end of the epoch its line names (`Saving checkpoint at 12 epochs`, `Epoch
-00097: … saving model`: epoch × steps per epoch), else a step a number of its file name repeats
-from the record before or after it (WLASL's `nslt_2000_003036_0.001389.pt` beside `Step
-3036/64000`), else the step of a later restore between those records (`_restored_later`), else,
-in a log whose counter restarts each epoch, the end of the current epoch when the next progress
-line is in a later one (YOLOX's `Save weights to …`), else the last step printed; a save before
-the first progress line of such a log, or of a log whose epochs are its steps, ends the epoch
-before that line's (SpeechBrain's end-of-epoch save, then `Going into epoch 17`); in any other
-log it is the step before that line's (InsightFace's `Saved checkpoint to …model-0058.params`,
-then `Epoch[0] Batch [115980-116000]`: the state the printed steps began from). A restore's step:
-on its line, else its path. A path cut by a space or a quote (`…/W Output\\checkpoint-416`) is
-read piece by piece (`line_path_step`).
+The step of each save its lines do not name is resolved after grouping (`savesteps`: its
+docstring gives the order of the sources, and where a restore's step is read from).
 """
 
 from __future__ import annotations
@@ -49,9 +42,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from gpuslo.goodput.logs.epochs import epoch_base
 from gpuslo.goodput.logs.parsedlog import Obs
 from gpuslo.goodput.logs.progress import Record
+from gpuslo.goodput.logs.savesteps import off_counter, save_steps
 from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     _DIGITS,
     MAX_STEP,
@@ -66,6 +59,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     line_path_step,
     named_in_path,
     nested_saves,
+    other_file,
     path_step,
     restates,
     same_file,
@@ -97,10 +91,11 @@ class _Grouper:
         self.headers: dict[str, tuple[int, int]] = {}  # marker shape -> (epoch, items then)
         self.epoch: int | None = None  # the last epoch a marker printed
         self.load_seq = -1  # the seq of the last restore line
+        self.stepped = False  # progress since the log's start, a launch line or a stop line
 
     def record(self, rec: Record) -> None:
         self.items.append(rec)
-        self.last, self.hint, self.again = rec, None, rec.again
+        self.last, self.hint, self.again, self.stepped = rec, None, rec.again, True
         self.save = self.restore = self.intr = self.ended = None
 
     def _repeated_since(self, save: Save, o: Obs, step: int | None) -> bool:
@@ -127,6 +122,7 @@ class _Grouper:
             if o.kind in ("init", "restart", "end"):
                 self.ended = self.save if o.kind == "end" else None
                 self.intr = self.save = None
+                self.stepped = self.stepped and o.kind == "end"  # a launch: none since
             elif o.kind == "train_start":  # the loop began: a load line after it is another
                 self.restore = None  # load (`relaunch._loaded_between`)
             self.items.append(Mark(o.kind, o))
@@ -256,7 +252,7 @@ class _Grouper:
         agrees = current is not None and (step is None or current.step in (None, step)) and (
             epoch is None or current.epoch in (None, epoch)) and not again_worded(
             current, o, phase) and not started_again(current, o, phase) and not best_apart(
-            current, o, phase)
+            current, o, phase) and not other_file(current, o, phase)
         if current is not None and agrees and (
                 not current.ended or (step is not None and current.step == step)
                 or phase != "start") and not (
@@ -294,19 +290,24 @@ class _Grouper:
         d, phase = o.data, o.rule.phase if o.rule else ""
         if phase == "closes" and (self.restore is None or self.restore.ended):
             return  # no load begun since the last progress: the end of a fresh initialisation
+        if "opening" in d and self.stepped:
+            return  # a load line also printed for evaluations: only a launch's own is a restore
         step = _int(d.get("step"))
         nxt = _int(d.get("next"))  # the first step the resumed loop runs: the one before it
         step = nxt - 1 if step is None and nxt else step  # was restored
+        named = step is not None
         if step is None and d.get("path"):
             step = path_step(d["path"], self.patterns)
             step = line_path_step(o.text, d["path"], self.patterns) if step is None else step
         current = self.restore
         if current is None or (current.ended and phase == "start") or (
                 current.ended and step is not None and current.step not in (None, step)):
-            current = self.restore = Restore(o.line, step, d.get("path", ""))
+            current = self.restore = Restore(o.line, None, d.get("path", ""))
             self.items.append(current)
         if phase != "start" and step == 0 and current.step:
             current.resets = True  # the counter set back to 0 by the load: initial weights
+        if step is not None and (named or current.step is None):  # a line says it, or only
+            current.saved_step = not named  # its file's name does (`model.ckpt-0`)
         current.step = step if step is not None else current.step
         if phase == "start":
             current.start_ts = current.start_ts if current.start_ts is not None else o.ts
@@ -335,7 +336,7 @@ class _Grouper:
         self.intr = Interruption(o.line, rule.cause, rule.layer, rule.priority, o.text, o.ts,
                                  rule.hang, ran_for_s)
         self.items.append(self.intr)
-        self.save = None
+        self.save, self.stepped = None, False  # a load after a stop line opens a launch
 
 
 def group_events(observations: list[Obs], records: list[Record],
@@ -357,71 +358,6 @@ def group_events(observations: list[Obs], records: list[Record],
         grouper.items.remove(notice)
         grouper.saves.remove(notice)
     nested_saves(grouper.items, grouper.saves)
-    _off_counter(grouper.items)
-    _save_steps(grouper.items, grouper.saves, grouper)
+    off_counter(grouper.items)
+    save_steps(grouper.items, grouper.saves)
     return grouper.items
-
-
-def _off_counter(items: list[Any]) -> None:
-    """A save's named step below the first step of the run printed before it, no restore since,
-    is another counter's (a script's stage: `💾 Step 7: Saving final model...` after
-    `1755/1755`, fresh18 V14): its step is resolved as an unnamed save's (`_save_steps`)."""
-    first: dict[int, int] = {}
-    for x in items:
-        if isinstance(x, Record):
-            first.setdefault(x.run, x.glob)
-        elif isinstance(x, Restore):
-            first.clear()
-        elif isinstance(x, Save) and x.named and x.step is not None and x.after is not None and (
-                x.step < first.get(x.after.run, 0)):
-            x.step = None
-
-
-def _save_steps(items: list[Any], saves: list[Save], grouper: _Grouper) -> None:
-    """Resolve the step of each save that its lines did not name (module docstring)."""
-    records = [x for x in items if isinstance(x, Record)]
-    totals = [r.total for r in records if r.total]
-    per_epoch = totals and any(r.glob != r.printed or r.epoch is not None for r in records)
-    base = 0 if any(r.epoch == 0 for r in records) else epoch_base([r.prog for r in records], [])
-    for save in saves:
-        if save.step is not None:
-            continue
-        total = totals[-1] if totals else None
-        if save.epoch is not None and total:
-            save.step = (save.epoch + (1 - base)) * total
-            continue
-        if save.hint is not None:
-            save.step = save.hint
-            continue
-        before = save.after
-        after = next((x for x in items[items.index(save) + 1:] if isinstance(x, Record)), None)
-        named = named_in_path(save.named_path, [r.glob for r in (before, after) if r is not None])
-        restored = _restored_later(items, save, before, after)
-        if named is not None:
-            save.step = named
-        elif restored is not None:
-            save.step = restored
-        elif before is not None and per_epoch and before.total and before.epoch is not None and (
-                after is None or after.epoch is None or after.epoch > before.epoch):
-            save.step = (before.epoch + (1 - base)) * before.total
-        elif before is not None:
-            save.step = before.glob
-        elif per_epoch and after is not None and after.total and after.epoch is not None:
-            save.step = (after.epoch - base) * after.total  # the end of the epoch before
-        elif after is not None and (after.glob > 0 or after.prog.family == "epochs"):
-            save.step = after.glob - 1  # the state the first printed steps began from
-
-
-def _restored_later(items: list[Any], save: Save, before: Record | None,
-                    after: Record | None) -> int | None:
-    """The step of a later restore that falls between the records around a save that names no
-    step (Seed-VC's `Saving..` between the bar at step 899 and the line of step 900, then the
-    next run's `Loaded checkpoint from …DiT_epoch_00007_step_00900.pth`): that state is the one
-    the save wrote. None when no restore names such a step."""
-    if before is None:
-        return None
-    low, high = before.glob, after.glob if after is not None else before.glob
-    for item in items[items.index(save) + 1:]:
-        if isinstance(item, Restore) and item.step is not None and low <= item.step <= high:
-            return item.step
-    return None

@@ -9,13 +9,14 @@ then `Epoch: 0001` and `iter:0020 …`; its real torch.save calls print nothing
 have written is the state before any step: no progress is committed by it, and counting it
 would give a goodput where the log shows no commit evidence.
 
-So a save is left out when it comes before the log's first progress record, names no step, no
-epoch, no number and no numbered path (nothing ties it to trained work), no restore comes
-before it, and the first record starts the counter from scratch: its step is at most the
-counter's stride (`iter:0020` then `0040`) in the first epoch or none. A save before the first
-step of a run that does not start from scratch stays one (InsightFace's `Saved checkpoint to
-…model-0058.params`, then `Epoch[0] Batch [115980-116000]`: the state those steps began from,
-`items`).
+So a save is left out when it comes before the log's first progress record, names no step, no epoch,
+no number and no numbered path (nothing ties it to trained work), no restore of a trained step comes
+before it (TF1's `Restoring parameters from /models/model.ckpt-0` restores none: fresh22 Z10's
+Supervisor then says `Saving checkpoint to path /models/model.ckpt`), and the first record starts
+the counter from scratch: its step is at most the counter's stride (`iter:0020` then `0040`) in the
+first epoch or none. A save before the first step of a run that does not start from scratch stays
+one (InsightFace's `Saved checkpoint to …model-0058.params`, then `Epoch[0] Batch [115980-116000]`:
+the state those steps began from, `items`).
 
 `model_exports(items) -> list[Save]`: in a log whose saves write the optimizer state as a file of
 their own (two saves or more print it), a save that writes none and names a best-model file is
@@ -90,8 +91,8 @@ def initial_notices(items: list[Any]) -> list[Save]:
     if stride <= 0 or first.glob > stride or (first.epoch is not None and first.epoch > 1):
         return []
     lead = items[:items.index(first)]
-    if any(isinstance(x, Restore) for x in lead):
-        return []
+    if any(isinstance(x, Restore) and x.step != 0 for x in lead):  # (a load of step 0 holds
+        return []  # no trained step: the run still starts from scratch, fresh22 Z10)
     return [x for x in lead if isinstance(x, Save) and _untied(x)]
 
 

@@ -17,7 +17,8 @@ progress matchers (a literal prefilter, then one regex); a timing line (a rate w
 the first that printed progress is not read as progress (ranks once). Records that nothing read
 are sampled (one in `UNREAD_EVERY`); a template with digits that recurs `RELEARN_AFTER` times in
 that sample is learnt again with its examples, so a shape that first appears late (a resumed
-run's other bar) is read from then on, and a recurring shape still unread is reported.
+run's other bar) is read from then on, and a recurring shape still unread is reported
+(`relearn.Relearning`).
 """
 
 from __future__ import annotations
@@ -37,20 +38,16 @@ from gpuslo.goodput.logs.parsedlog import Obs, ParsedLog
 from gpuslo.goodput.logs.perstep import Tally
 from gpuslo.goodput.logs.pipe import Rec, RecordPipe, wrap_width
 from gpuslo.goodput.logs.profiles import Profiles
+from gpuslo.goodput.logs.relearn import UNREAD_EVERY, Relearning
 from gpuslo.goodput.logs.stamps import StampShape, TransportTime, learn_shapes
 from gpuslo.goodput.logs.templates import SampleRecord
 from gpuslo.goodput.logs.thinning import prog as made
 from gpuslo.goodput.logs.thinning import settle, thin
-from gpuslo.goodput.logs.tokens import template
 from gpuslo.goodput.logs.windowlines import OTHER_WORK, SPREAD_MAX, per_step, tail
 from gpuslo.goodput.logs.wording import Wording, rule_progress
 
 SAMPLE_LINES = 5000
 SAMPLE_BYTES = 2 << 20
-UNREAD_EVERY = 16
-RELEARN_AFTER = 24
-MAX_UNREAD_KINDS = 512
-MAX_EXAMPLES = 64
 MAX_PROGRESS = 200_000  # records kept; beyond, every other one is merged (`thinning.thin`)
 
 
@@ -59,7 +56,7 @@ def _own(ts: float | None) -> float | None:
     return None if isinstance(ts, TransportTime) else ts
 
 
-class LogReader:
+class LogReader(Relearning):
     """Streaming reader of one training log (see the module docstring)."""
 
     def __init__(self, profiles: Profiles, framework: str | None = None,
@@ -324,51 +321,6 @@ class LogReader:
                 return self.clock.seconds(found.groupdict(), line)
         return None
 
-    # -- re-learning shapes that first appear late ---------------------------------------------
-    def _note_unread(self, rec: Rec, ts: float | None) -> None:
-        self._unread_seen += 1
-        if self._unread_seen % UNREAD_EVERY and self._unread_seen > 4 * UNREAD_EVERY:
-            return
-        shape = template(rec.text)
-        entry = self._unread.get(shape)
-        if entry is None:
-            if len(self._unread) >= MAX_UNREAD_KINDS:
-                return
-            entry = self._unread[shape] = [0, rec.line, rec.text, []]
-        entry[0] += 1
-        self._unread_counted += 1
-        if len(entry[3]) < MAX_EXAMPLES:
-            entry[3].append((rec, ts, self._seq))
-        if entry[0] == RELEARN_AFTER:
-            self._relearn(entry[3])
-
-    def _relearn(self, examples: list[tuple[Rec, float | None, int]]) -> None:
-        """Learn the examples of a recurring unread template; a new progress template of a
-        family already read, or a bar (a resumed run's), is read from now on, and the
-        examples kept are read as progress too."""
-        assert self.learnt is not None
-        fresh = learn([SampleRecord(r.line, r.text, ts, r.rank) for r, ts, _ in examples],
-                      self.profiles.pins)
-        known = {m.family for m in self.learnt.progress}
-        added = []
-        for matcher in fresh.progress:
-            if (not known or matcher.family in known or matcher.bar) and (
-                    matcher.family not in self.learnt.inner):  # (an evaluation's bar: never)
-                matcher.reading.why += f" (learnt at line {examples[-1][0].line})"
-                added.append(matcher)
-        self.learnt.progress += added
-        self.progress = settle(self.progress)
-        self.learnt.markers += fresh.markers
-        self.learnt.readings += fresh.readings
-        for rec, ts, seq in examples:
-            for matcher in added:
-                prog = matcher.read(rec.text, rec.line, seq, ts, rec.rank)
-                if prog is not None:
-                    self.progress.append(prog)
-                    break
-        if added:
-            self.progress.sort(key=lambda p: p.seq)
-
     # -- output --------------------------------------------------------------------------------
     def finish(self) -> ParsedLog:
         """End of input: learn from what was buffered if the log was short, flush the joins."""
@@ -417,4 +369,4 @@ def parse_lines(lines: Any, profiles: Profiles, framework: str | None = None) ->
     return reader.finish()
 
 
-__all__ = ["LogReader", "Matcher", "Obs", "ParsedLog", "parse_lines"]
+__all__ = ["UNREAD_EVERY", "LogReader", "Matcher", "Obs", "ParsedLog", "parse_lines"]

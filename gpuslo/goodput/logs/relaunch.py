@@ -16,22 +16,24 @@ above the log's first line; fresh21 Y08). Printed again with only a checkpoint l
 `relaunch` mark before it (`_loaded_between`; fresh20 X14's four `Resume training from … @
 41`, `Start Training...!!`). Epoch markers printed again are `items._Grouper._header_again`'s.
 
-`reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening`
-finds the places: two of its lines again, in order, numbers and all) is a relaunch where a
-new launch follows (`_launches`: a restore, or a counter or epoch that does not go on from
-where it was; or, with nothing after it, where the log never stepped before). Each becomes a
-`relaunch` mark, one restart each (the walk: with no stop line open, one interruption of unknown
-cause; none after a run that ended). From fresh13 P04 (a banner and configuration printed again
-1 min 45 s later, then epoch 1), P07 (five launches of a LoRA script after a finished run, one
-cut after its first line) and fresh12 O19 (a framed banner again 16 s after a pipeline stopped
-in its second stage). A rule that read any line printed again as a relaunch read the status
-lines of eleven other logs so; the guards (the log's own first two lines, their numbers, the
-gap of a new process, what follows) keep a loop's status pair (fresh12 O15), a table header
-over each row (fresh4 F22) and debug prints as a log ends (fresh6 H12) out. A place with no
-stamp right after a stamped record is that record's tail, never a new process (another
-program's configuration dump after training, its first line differing: fresh14 Q04). What
-follows a place is read up to the next place that may begin another launch (`_next_launch`):
-a later start-up line printed again at once goes on with the same launch (fresh17 U14).
+`reopenings(items, parsed) -> items`: the script's start-up printed again (`opening.Opening` finds
+the places: two of its lines again, in order, numbers and all) is a relaunch where a new launch
+follows (`_launches`: a restore, or a counter or epoch that does not go on from where it was; or,
+with nothing after it, where the log never stepped before or after a pause the run never took,
+`_paused`; a lone first line counts after such a pause too, and, unstamped, when printed again in a
+row where the log's own launch printed it once: fresh22 Z01, Z19). Each becomes a `relaunch` mark,
+one restart each (the walk: with no stop line open, one interruption of unknown cause; none after a
+run that ended). From fresh13 P04 (a banner and configuration printed again 1 min 45 s later, then
+epoch 1), P07 (five launches of a LoRA script after a finished run, one cut after its first line)
+and fresh12 O19 (a framed banner again 16 s after a pipeline stopped in its second stage). A rule
+that read any line printed again as a relaunch read the status lines of eleven other logs so; the
+guards (the log's own first two lines, their numbers, the gap of a new process, what follows) keep a
+loop's status pair (fresh12 O15), a table header over each row (fresh4 F22) and debug prints as a
+log ends (fresh6 H12) out. A place with no stamp right after a stamped record is that record's tail,
+never a new process (another program's configuration dump after training, its first line differing:
+fresh14 Q04). What follows a place is read up to the next place that may begin another launch
+(`_next_launch`): a later start-up line printed again at once goes on with the same launch (fresh17
+U14).
 
 `epochs_again(items, parsed) -> items`: in a log whose only counter is its epoch markers, a
 stamped marker that falls to epoch 1 after a pause a new process needs is a relaunch (fresh17
@@ -132,8 +134,12 @@ def reopenings(items: list[Any], parsed: ParsedLog, notes: list[str] | None = No
     if not parsed.reopened or _opening_loops(items, parsed.opening_seqs):
         return items
     epochs = [(o.seq, _epoch(o)) for o in parsed.observations if o.kind == "epoch"]
+    paces = sorted([(p.seq, p.ts) for p in parsed.progress if p.ts is not None] + [
+        (o.seq, o.ts) for o in parsed.observations if o.kind == "epoch" and o.ts is not None])
     out = list(items)
-    launches = _launches(items, parsed.progress, parsed.reopened, epochs)
+    first, second = parsed.opening_seqs
+    once = bool(first) and second == first + 1  # the log's own launch printed its first line once
+    launches = _launches(items, parsed.progress, parsed.reopened, epochs, once, paces)
     for place in reversed(launches):
         obs = Obs("relaunch", place.line, place.ts, place.prev_ts, {}, None, place.text,
                   None, place.seq)
@@ -190,7 +196,8 @@ LOOP_PLACES = 2  # a start-up line printed again this often with the loop going 
 
 
 def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
-              epochs: list[tuple[int, int | None]]) -> list[Reopened]:
+              epochs: list[tuple[int, int | None]], once: bool = False,
+              paces: list[tuple[int, float]] | None = None) -> list[Reopened]:
     """The places that begin a launch: two start-up lines printed again in order (`pair`), or
     the first alone right before such a place, stamped apart (a launch cut after its first
     line), at least `GAP_S` after the line before when stamped and never an unstamped line
@@ -211,18 +218,30 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
     start-up line printed again so `LOOP_PLACES` times or more is the loop's own header (a
     profiler's stage lines printed twice an epoch, the first pair before any progress: fresh15
     R10), whose places are launches only where the run visibly began again (a restore, a
-    counter gone back)."""
+    counter gone back). Unstamped, the first line printed again alone, right before another
+    print of it, is a launch cut after its first line where the log's own launch printed that
+    line once (`once`: its second start-up line right after it): one process prints it once a
+    launch, so three `INFO: Using device cuda` in a row, then the start-up, are three launches
+    (fresh22 Z19, Pytorch-UNet's train.py); where the log's launch printed it several times in
+    a row (each rank of a launch its own copy), a run of copies stays one launch's (ranks
+    once)."""
     verdicts: list[tuple[Reopened, str | None]] = []
     for k, place in enumerate(places):
         after = places[k + 1] if k + 1 < len(places) else None
         cut = after is not None and after.pair and after.seq == place.seq + 1 and (
             place.ts is not None and after.ts is not None and after.ts > place.ts)
+        cut = cut or once and after is not None and after.seq == place.seq + 1 and (
+            place.at == after.at == 0 and place.ts is None and after.ts is None)
         stamped = place.ts is not None and place.prev_ts is not None
         inside = place.ts is None and place.prev_ts is not None and not _stopped(items, place)
-        if not (place.pair or cut) or inside or (stamped and place.ts - place.prev_ts < GAP_S):
+        paused = _paused(paces or [], place)
+        if not (place.pair or cut or paused and place.at == 0) or inside or (
+                stamped and place.ts - place.prev_ts < GAP_S):
             verdicts.append((place, "none"))
             continue
         verdict = _followed(items, progress, place, _next_launch(places, k), epochs)
+        if verdict is None and paused:
+            verdict = "fresh"  # a launch that died in its start-up, long after the run before
         if verdict == "on" and place.pair and _stopped(items, place):
             verdict = "again"  # the process died: what follows is a new one's (_launches)
         if verdict is None and stamped and not any(p.seq < place.seq for p in progress):
@@ -241,6 +260,20 @@ def _launches(items: list[Any], progress: list[Any], places: list[Reopened],
             chosen.append(place)
         later_launch = launch
     return chosen[::-1]
+
+
+def _paused(paces: list[tuple[int, float]], place: Reopened) -> bool:
+    """Whether `place` is stamped `GAP_S` or more after the line before and after a pause
+    longer than any between two stamped progress records or epoch markers before it (`paces`:
+    their seqs and stamps, in order; at least two): the run's
+    own pace never left such a gap, a new process did (fresh22 Z01: `Loaded I-JEPA encoder …`,
+    the script's one start-up line, 13 min after epoch 10 of a run printing an epoch each 30
+    s, then `Epoch 1` again; and once more 20 h later, the log's last line)."""
+    if place.ts is None or place.prev_ts is None or place.ts - place.prev_ts < GAP_S:
+        return False
+    stamps = [ts for seq, ts in paces if seq < place.seq]
+    gaps = [b - a for a, b in zip(stamps, stamps[1:], strict=False)]
+    return bool(gaps) and place.ts - place.prev_ts > max(gaps)
 
 
 def _stopped(items: list[Any], place: Reopened) -> bool:

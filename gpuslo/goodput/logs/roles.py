@@ -82,7 +82,7 @@ COMPONENT_WORDS = {"eta", "remaining", "remain", "left", "data", "reader", "data
                    "allreduce", "microstep", "inner", "validation", "test", "rollout", "gen",
                    "generation", "ref", "update_actor", "reward", "grad", "sample", "sampling",
                    "learn", "apply", "policy", "env", "h2d", "d2h", "prefetch"}
-CUMULATIVE_WORDS = {"elapsed", "wall", "since", "train_time", "runtime", "walltime", "total"}
+CUMULATIVE_WORDS = {"elapsed", "wall", "since", "train_time", "runtime", "walltime", "total", "tot"}
 SMOOTH_WORDS = {"avg", "mean", "average", "ema", "running", "smoothed"}
 THROUGHPUT = re.compile(r"(?i)(?:samples?|tokens?|toks?|imgs?|images?|examples?|ex|task|b|kb|mb|"
                         r"gb|files?|words?|seqs?|sequences?|frames?)/s(?:ec)?\b|\btps\b|\bwps\b")

@@ -56,7 +56,9 @@ class Restore:
     says the run goes on from step 0 although its start named a later step (Megatron's
     `--finetune`: `loading checkpoint from /pretrained/llama at iteration 100000`, then
     `successfully loaded checkpoint from … at iteration 0`): the weights of another run loaded
-    as initial weights, not a resume of this job."""
+    as initial weights, not a resume of this job. `saved_step`: the step is the one its
+    checkpoint's file name carries (`model.ckpt-0`, the run's own saver's suffix), not one its
+    lines say (`at iteration 0`)."""
 
     line: int
     step: int | None
@@ -68,6 +70,7 @@ class Restore:
     t0: float = 0.0
     t1: float = 0.0
     resets: bool = False
+    saved_step: bool = False
 
 
 @dataclass
@@ -287,6 +290,36 @@ def best_apart(save: Save, o: Obs, phase: str) -> bool:
 
 
 _FILE_NUMBERS = re.compile(r"(?<![\d.])\d+(?![\d.])")
+# a checkpoint file a save line names, folders or not (`ijepa_finetune_epoch40.pth`)
+_SUFFIX = re.compile(r"(?i)\.(?:pth?|ckpt|safetensors|pdparams|h5|hdf5|keras|t7|bin|npz|params|"
+                     r"caffemodel)(?:\.tar)?$")
+_WEIGHTS_FILE = re.compile(r"(?i)[\w.~=+-]{1,300}\.(?:pth?|ckpt|safetensors|pdparams|h5|hdf5|"
+                           r"keras|t7|bin|npz|params|caffemodel)(?:\.tar)?\b")
+
+
+def other_file(save: Save, o: Obs, phase: str) -> bool:
+    """An end line right after an ended save that names a checkpoint file whose name drops the
+    number the ended save's file name carries (`Checkpoint saved: ijepa_finetune_epoch40.pth`,
+    then `Finetuned model saved: ijepa_finetune_final.pth` 0.3 s later, fresh22 Z01): the run's
+    final save after its last periodic one, another save. The files of one save carry its one
+    number each (`G_1000.pth`, `D_1000.pth`; `model_epoch3.pth`, `optimizer_epoch3.pth`), or
+    none (`model.pth`, `optimizer.pth`): one save. So is a best-model copy written by the same
+    save routine (`Saved checkpoint to checkpoints/checkpoint_step_500.pt`, then `Saved best
+    model to checkpoints/best_model.pt`: torch.save again when the step is the best, fresh12
+    O10, one save point by its facts)."""
+    if phase != "end" or not save.ended or not save.end_text:
+        return False
+    ended, this = _WEIGHTS_FILE.findall(save.end_text), _WEIGHTS_FILE.findall(o.text)
+    if len(ended) != 1 or len(this) != 1 or _BEST.search(re.split(r"[/\\]", this[0])[-1]):
+        return False
+    had, has = _file_numbers(ended[0]), _file_numbers(this[0])
+    return bool(had) and not had & has
+
+
+def _file_numbers(path: str) -> set[str]:
+    """The numbers of a checkpoint file's name, its folders and suffix left out."""
+    name = re.split(r"[/\\]", path)[-1]
+    return set(re.findall(r"\d+", _SUFFIX.sub("", name)))
 
 
 def named_in_path(path: str, steps: list[int]) -> int | None:

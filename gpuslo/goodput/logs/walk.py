@@ -16,11 +16,14 @@ prints its saves (`Journal.commit`). A load that sets the counter back to 0 (`Re
 fine-tune's initial weights), or that names step 0 (Megatron's `loading release checkpoint from …`,
 then `successfully loaded checkpoint from … at iteration 0`: released weights; a checkpoint of step
 0 holds no trained step), before any progress is no restart and commits nothing: the checkpoint is
-another run's. A run whose saves no later run restored (`unrestored_runs`: the next run starts its
-counter again, at or below the run's own first step, with no restore line: Megatron's `will not load
-any checkpoints and will start from random`) commits nothing: its steps are wasted, and the restart
-is from step 0. The end of training (`max_steps` reached) commits nothing: a run's steps after its
-last proven commit stay uncommitted (the document says so).
+another run's. A load of a file that the run's own saver named for step 0 (TF1's `Restoring
+parameters from /models/model.ckpt-0`, fresh22 Z10: the Supervisor's first save of an earlier
+launch) is this job's resume: a restart, from step 0, committing nothing. A run whose saves no later
+run restored (`unrestored_runs`: the next run starts its counter again, at or below the run's own
+first step, with no restore line: Megatron's `will not load any checkpoints and will start from
+random`) commits nothing: its steps are wasted, and the restart is from step 0. The end of training
+(`max_steps` reached) commits nothing: a run's steps after its last proven commit stay uncommitted
+(the document says so).
 
 Restarts. A restore after progress, an init line after progress or after a stop, a launcher's or
 scheduler's restart line (TorchElastic's `will restart worker group`, a requeue; after a stop,
@@ -313,7 +316,7 @@ class Walk(Gaps, Restarts):
         elif self.open is not None or self.j.state in ("interrupted", "completed") or (
                 self.progressed and self.last is not None) or self.completed:
             self._restart(k, item.t0, item.line)
-        elif item.resets or item.step == 0 or self.restarted:
+        elif item.resets or (item.step == 0 and not item.saved_step) or self.restarted:
             pass  # initial weights before any progress (a fine-tune), or a restart's own lines
         elif not self.restarts or self.restarts[-1].get("_restore") is not item:
             self.restarts.append({"resumed_from_step": item.step, "lost_steps": None,

@@ -15,7 +15,9 @@ it says a save begun right after its opening counter (`SAVING`: audiolm-pytorch'
 model to results`), to the rules of a begun save (phase `start`), at that step. A save message
 glued after a progress record's fields as its own `|`/`||` segment (ssd.pytorch's `iter 0 ||
 Loss: 27.0166 || Saving state, iter: 0`: `print('Saving state, iter:', iteration)` right after
-the loss, with no newline between) is given to the save rules alone (`glued_save`).
+the loss, with no newline between) is given to the save rules alone (`glued_save`). A record
+that gives a save's duration (`Time on save model 510.14`, GraphStorm, fresh23 AA18) begins no
+save, though its words (`save model`) are a begin's: its begin rules are dropped.
 """
 
 from __future__ import annotations
@@ -114,6 +116,8 @@ class Wording:
                 out.append((rule, groups, fw))
         if best is not None:
             out.append(best)
+        if any(rule.kind == "save" and rule.phase == "duration" for rule, _, _ in out):
+            out = [m for m in out if not _begun_save(m[0])]  # a save's time, not a begin
         if progress and not any(rule.kind == "save" for rule, _, _ in out):
             out += self.glued_save(text)
         return out
