@@ -152,11 +152,13 @@ def test_another_processes_epoch_marker_does_not_make_the_counter_per_epoch() ->
 
 
 def test_the_same_processes_epoch_marker_still_does() -> None:
-    # negative: the same marker printed by the rank that prints the steps gives its epoch
-    # (within its one epoch the counter reads as printed: epochs.py)
+    # negative: the same marker printed by the rank that prints the steps gives the epoch
+    # (within its one epoch the counter reads as printed: epochs.py); `Epoch 150 finished.`
+    # closes its epoch, so the step after it is epoch 151's (epochs.closing_markers, fresh23
+    # AA17's `Epoch 6 complete.`)
     doc = read([COSMOS[0].replace("[cosmos]", "[rank0]:[cosmos]", 1)] + COSMOS[1:])
     assert steps(doc) == (826, 826)
-    assert doc["steps"]["epoch_first"] == 150
+    assert doc["steps"]["epoch_first"] == 151
 
 
 # -- TPUEstimator: infeed/outfeed lines, the hook's `(T sec)` window, `global_step/sec` ----------
