@@ -123,12 +123,16 @@ def gpu_scoped(results: list[CheckResult], gpus: Iterable[Any]) -> list[CheckRes
     """Results scoped `pci:<bus id>` (a kernel-log event without a UUID map) or `gpu:<index>` (a
     daemon's log naming `GPU 2`) moved to the GPU of the inventory at that bus id or index (every
     source writes NVML's form, `evidence.pci`), so the GPU's verdict sees them; others
-    unchanged."""
+    unchanged. A moved result also takes the GPU's index (`gpu`), so it is printed as that GPU
+    (`check`'s `gpu0`, newcomer7 F12), as the inventory's own results are."""
     gpus = list(gpus)
-    by_pci = {f"pci:{g.pci_bus_id}": g.uuid for g in gpus}
-    by_pci.update({f"gpu:{g.index}": g.uuid for g in gpus if g.index})  # a log naming `GPU 2`
+    by_pci = {f"pci:{g.pci_bus_id}": g for g in gpus}
+    by_pci.update({f"gpu:{g.index}": g for g in gpus if g.index})  # a log naming `GPU 2`
     return [
-        dataclasses.replace(r, scope=by_pci[r.scope]) if r.scope in by_pci else r for r in results
+        dataclasses.replace(r, scope=by_pci[r.scope].uuid, gpu=r.gpu or by_pci[r.scope].index)
+        if r.scope in by_pci
+        else r
+        for r in results
     ]
 
 

@@ -53,7 +53,7 @@ def report(snapshot: NodeSnapshot) -> dict[str, Any]:
         "driver_version": snapshot.driver_version,
         "cuda_version": snapshot.cuda_version,
         "gpus": gpu_table(snapshot),
-        "results": [r.to_dict() for r in snapshot.results],
+        "results": [r.to_dict() for r in gpu_scoped(list(snapshot.results), snapshot.gpus)],
         "heartbeats": [dict(sorted(vars(h).items())) for h in snapshot.heartbeats],
         "taken_at": snapshot.taken_at,
     }
@@ -66,7 +66,7 @@ def render_text(snapshot: NodeSnapshot) -> str:
     rows = [
         (r.check, f"gpu{r.gpu}" if r.gpu else r.scope, r.status, r.reason or "-", r.action)
         + (r.message,)
-        for r in snapshot.results
+        for r in gpu_scoped(list(snapshot.results), snapshot.gpus)  # a bus id the run named
     ]
     widths = [max(len(str(cells[i])) for cells in [header, *rows]) for i in range(len(header))]
 

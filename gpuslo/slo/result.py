@@ -214,7 +214,7 @@ class WeeklyResult:
                 "gpu_fault_starts": self.gpu_fault_starts,
                 "slos": {name: status.to_dict() for name, status in self.slos.items()},
                 "burn_rates": self.burn_rates,
-                "jobs": self.jobs.reset_index().to_dict("records"),
+                "jobs": job_records(self.jobs),
                 "reliability": self.reliability.reset_index().to_dict("records"),
                 "lemon_nodes": self.lemon_nodes.to_dict("records"),
                 "blast_radius": self.blast_radius.to_dict("records"),
@@ -236,6 +236,22 @@ def window_of(start: pd.Timestamp, end: pd.Timestamp, data_quality: dict) -> dic
     but no date."""
     why = (data_quality.get("cannot_fill") or {}).get("dates")
     return {"dated": why is None, "hours": (end - start).total_seconds() / 3600, "why": why}
+
+
+GPUS_UNKNOWN = ("no source gave the job's GPU count: no gpuslo_gpu_allocation series held its "
+                "GPUs and no journal line named them")
+
+
+def job_records(jobs: pd.DataFrame) -> list[dict]:
+    """The jobs table's rows as dicts. A GPU count of 0 is one no source gave (`report
+    --prometheus` on exporters without an allocation source: the job counters carry no GPU
+    count, newcomer7 F5): `gpus` null and `gpus_unknown` says why, never a confident 0."""
+    rows = jobs.reset_index().to_dict("records")
+    for row in rows:
+        gpus = row.get("gpus")
+        if gpus is None or pd.isna(gpus) or gpus == 0:
+            row.update(gpus=None, gpus_unknown=GPUS_UNKNOWN)
+    return rows
 
 
 def _plain(value):

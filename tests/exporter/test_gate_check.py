@@ -124,7 +124,8 @@ def test_the_gate_rule_of_npd_answers_for_the_gate_alone(tmp_path, monkeypatch, 
             str(tmp_path / "state"), "--kernel-log", str(tmp_path / "kern.log"),
             "--path.procfs", str(tmp_path / "proc"), "--config", str(tmp_path / "node.yaml")]
     assert main(args) == 1
-    assert capsys.readouterr().out.startswith("xid fail fallen_off_bus: Xid 79 (fatal)")
+    # the Xid named by bus id is the inventory's gpu0 (newcomer7 F12)
+    assert capsys.readouterr().out.startswith("xid gpu0 fail fallen_off_bus: Xid 79 (fatal)")
     node.boot("boot-2")
     node.probe(300.0)
     assert main(args) == 1

@@ -112,3 +112,40 @@ def test_f5_headline_productive_and_badput_unknown_without_allocations():
     rows = dict(headline(doc))
     assert rows[productive] == f"— (not available: {why})"
     assert rows[BADPUT_LABEL] == "— (not available)"
+
+
+def test_f5_json_a_job_gpu_count_no_source_gave_is_null_with_its_reason():
+    """newcomer7 F5 (its JSON): `report --prometheus` without an allocation source wrote
+    `"gpus": 0` for jobs of 8 to 24 GPUs; the job counters carry no GPU count. Null, and why.
+    The negative: a count a source gave (the journals' 8) is kept."""
+    import pandas as pd
+
+    from gpuslo.slo.result import GPUS_UNKNOWN, job_records
+
+    jobs = pd.DataFrame({"job": ["a/job-0000", "b/job-0003"], "gpus": [0, 24],
+                         "goodput_ratio": [0.984, 0.9836]}).set_index("job")
+    rows = {row["job"]: row for row in job_records(jobs)}
+    assert rows["a/job-0000"]["gpus"] is None
+    assert rows["a/job-0000"]["gpus_unknown"] == GPUS_UNKNOWN
+    assert rows["b/job-0003"]["gpus"] == 24 and "gpus_unknown" not in rows["b/job-0003"]
+
+
+def test_f5_json_through_the_week_without_gpu_counts():
+    """The same through `compute_week(...).to_json_dict()`: a simulated day whose job events
+    carry no GPU count (as the Prometheus source builds them from the job counters alone)."""
+    import pandas as pd
+
+    from gpuslo.slo.engine import compute_week
+    from gpuslo.slo.frames import Frames
+    from gpuslo.slo.simulate import faults
+    from gpuslo.slo.simulate.fleet import simulate
+    from gpuslo.slo_spec import SloSpec
+
+    start = pd.Timestamp("2026-11-23", tz="UTC")
+    sim = simulate(faults.Fleet(nodes=2, gpus_per_node=4, days=1), seed=1, start=start)
+    known = compute_week(Frames(**sim.frames), sim.start, sim.end, SloSpec()).to_json_dict()
+    assert known["jobs"] and all(j["gpus"] for j in known["jobs"])
+    events = sim.frames["job_events"].assign(gpus=0)
+    doc = compute_week(Frames(**{**sim.frames, "job_events": events}), sim.start, sim.end,
+                       SloSpec()).to_json_dict()
+    assert doc["jobs"] and all(j["gpus"] is None and j["gpus_unknown"] for j in doc["jobs"])

@@ -84,3 +84,26 @@ def test_f8_negative_a_request_that_quotes_the_words_is_no_crash(tmp_path):
     doc = read(tmp_path, "INFO 05-16 03:38:10 [logger.py:39] Received request cmpl-1: prompt: "
                "'why does EngineCore encountered a fatal error appear?'\n")
     assert doc["markers"]["crash"] == 0
+
+
+def test_f17_the_ready_note_names_when_the_booked_ready_begins(tmp_path):
+    """newcomer7 F17: #17972's lines with tokens made (a served window): the replica is ready
+    from the start of the 10 s window the first stats line (18:07:24, line 5) reports on, cut
+    at the log's first stamp (18:07:16): 0 s, and the note says so, not `at line 5` alone."""
+    doc = read(tmp_path, HEALTH + "".join(V1.format(t, "12.0", "35.2", 1) for t in (
+        "18:07:24", "18:07:34", "18:07:44")))
+    assert doc["facts"]["ready_s"] == [0.0] and doc["seconds"]["serving"] == 28.0
+    (note,) = [n for n in doc["notes"] if n.startswith("no ready marker")]
+    assert note.startswith("no ready marker: ready from 0 s into the log, the start of the 10 s "
+                           "stats window the throughput line at line 5 reports on")
+
+
+def test_f17_silence_long_before_the_first_stats_window_is_not_serving(tmp_path):
+    """Negative: /health lines 118 s before the first stats line's window are not that window:
+    `other` (no_data), and ready from 118 s, as the note says."""
+    early = HEALTH.replace("18:07:16", "18:05:16")
+    doc = read(tmp_path, early + "".join(V1.format(t, "12.0", "35.2", 1) for t in (
+        "18:07:24", "18:07:34", "18:07:44")))
+    assert doc["facts"]["ready_s"] == [118.0]
+    assert doc["seconds"]["serving"] == 30.0 and doc["seconds"]["other"] == 118.0
+    assert any(n.startswith("no ready marker: ready from 118 s into the log") for n in doc["notes"])

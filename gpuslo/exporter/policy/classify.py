@@ -19,7 +19,11 @@ fallen-off-the-bus and driver-message event its class, action and reason
   kgspLogRpcDebugInfo) within `NEAR_LINES` lines or `REPORT_MOMENT_S` seconds of that Xid line
   or of the report's previous line add nothing; the first line of a report whose Xid line the
   log does not show is `unknown` (reason `parse_error`: neither the GPU nor the Xid is known),
-  its later lines join it.
+  its later lines join it;
+- the GSP Timeout banner the driver prints before its Xid 119 record (catalogue entry
+  `gsp_timeout`, open-gpu-kernel-modules _kgspLogXid119) within `NEAR_LINES` lines or
+  `REPORT_MOMENT_S` seconds of an Xid 119 or 120 line, on no GPU or the same one, is that Xid's
+  preamble and adds nothing; without such an Xid line it is the fatal event (newcomer7 F11).
 """
 
 from __future__ import annotations
@@ -40,6 +44,7 @@ NEAR_LINES = 4  # lines of one driver message are at most this far apart
 REPORT_ENTRY = "gsp_rpc_report"  # driver_messages.yaml: lines only a GSP RPC error report prints
 REPORT_XIDS = frozenset({119, 120})  # GSP_RPC_TIMEOUT, GSP_ERROR: the Xids such a report follows
 REPORT_MOMENT_S = 1.0  # one report's lines are printed within this many seconds
+PREAMBLE_ENTRY = "gsp_timeout"  # driver_messages.yaml: the banner before an Xid 119 line
 
 
 @dataclass(frozen=True)
@@ -124,11 +129,25 @@ class _Stream:
         an Xid 119/120 opens one, a report line with none open is made the `unknown` event."""
         if event.kind == "xid" and event.code in REPORT_XIDS:
             self.report_last = event
+            self.drop_preamble(event)
             return False
         if rule.entry != REPORT_ENTRY:
             return False
         last, self.report_last = self.report_last, event
         return last is not None and _same_report(last, event)
+
+    def drop_preamble(self, xid: KernelEvent) -> None:
+        """Remove the `PREAMBLE_ENTRY` events printed just before the Xid 119/120 `xid` (on no
+        GPU or on its GPU): they are its banner, the Xid line is the event."""
+        while self.out:
+            last = self.out[-1]
+            if last.entry != PREAMBLE_ENTRY or last.event.pci not in (None, xid.pci):
+                return
+            if not _same_report(last.event, xid):
+                return
+            self.out.pop()
+            gone = len(self.out)
+            self.messages = {k: v for k, v in self.messages.items() if v[0] != gone}
 
     def add(self, event: KernelEvent) -> None:
         rule = self.policy.rule_for(event, self.family)

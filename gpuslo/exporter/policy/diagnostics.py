@@ -38,9 +38,10 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
   because of a setup or execution error", its context_create plugin skips rather than "claim a
   hardware failure" when an exclusive-process GPU refuses a context, DCGM runs diagnostics "once
   the GPUs are idle", and its own error table gives DCGM_FR_CUDA_CONTEXT severity TRIAGE and
-  DCGM_FR_CUDA_API MONITOR, never RESET. Class unknown, reason `tool_error`, action none (rerun
-  it on an idle GPU), as the active probe treats a busy GPU (`policy.probe`); a text that also
-  carries a fatal-class word stays fatal;
+  DCGM_FR_CUDA_API MONITOR, never RESET (a `context is destroyed` of the same test is that
+  refused context's follow-on, newcomer7 F19). Class unknown, reason `tool_error`, action none
+  (rerun it on an idle GPU), as the active probe treats a busy GPU (`policy.probe`); a text that
+  also carries a fatal-class word stays fatal;
 - a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
   other word than `Healthy` unknown (`Internal error`).
 """
@@ -134,11 +135,25 @@ DEVICE_BUSY = re.compile(
 )
 
 
+# CUDA_ERROR_CONTEXT_IS_DESTROYED (709, "context is destroyed"): a later call of the test on the
+# context CUDA refused to create; beside a busy-or-unavailable text it is that same failure, not a
+# defect (go-dcgm#52: cuCtxCreate busy or unavailable, then cuMemGetInfo 'context is destroyed',
+# newcomer7 F19). DCGM files both as DCGM_FR_CUDA_CONTEXT / DCGM_FR_CUDA_API, never RESET.
+CONTEXT_GONE = re.compile(
+    r"context is destroyed|CUDA_ERROR_CONTEXT_IS_DESTROYED|cudaErrorContextIsDestroyed", re.I
+)
+
+
 def did_not_run(result: DiagResult) -> bool:
-    """True when a result's every text says CUDA found the GPU busy or unavailable, and none
-    carries a fatal-class word: the test could not run on it (see the module docstring)."""
-    return bool(result.messages) and all(DEVICE_BUSY.search(m) for m in result.messages) and (
-        not is_fatal_text(" ".join(result.messages)))
+    """True when a result's texts say CUDA found the GPU busy or unavailable (each text that,
+    or the destroyed context that follows from it, `CONTEXT_GONE`, at least one the busy one),
+    and none carries a fatal-class word: the test could not run on it (module docstring)."""
+    texts = result.messages
+    return (
+        any(DEVICE_BUSY.search(m) for m in texts)
+        and all(DEVICE_BUSY.search(m) or CONTEXT_GONE.search(m) for m in texts)
+        and not is_fatal_text(" ".join(texts))
+    )
 
 
 def judge_result(result: DiagResult) -> tuple[str, str | None]:

@@ -318,7 +318,8 @@ def _fabric_problems(s: GpuStatus) -> list[GpuProblem]:
                 names.CLASS_FATAL,
                 "fabric_unhealthy",
                 names.ACTION_DRAIN_AND_RESET,
-                f"NVLink fabric state {s.fabric_state or '?'}, status {s.fabric_status or '?'}",
+                # None is nvidia-smi's `N/A` (not reported), printed as the GPU showed it
+                f"NVLink fabric state {s.fabric_state or 'N/A'}, status {s.fabric_status or 'N/A'}",
             )
         )
     health = (s.fabric_health or "").strip().lower()

@@ -94,8 +94,10 @@ def _apart_notes(parsed: ParsedLog) -> list[str]:
     apart = parsed.learnt.apart if parsed.learnt is not None else []
     return [f"lines {a.first}-{a.last}: {a.records} progress line(s) of another shape "
             f"({a.example!r}) {'before' if a.before else 'after'} the steps read were not "
-            f"read: {'an earlier' if a.before else 'a later'} run or job in the same file? "
-            "Its steps and time are not accounted; read it on its own" for a in apart]
+            + ("read: a warm-up's steps (its counter says so), not the training's; not "
+               "accounted" if a.warm else
+               f"read: {'an earlier' if a.before else 'a later'} run or job in the same file? "
+               "Its steps and time are not accounted; read it on its own") for a in apart]
 
 
 def _clock_notes(parsed: ParsedLog) -> list[str]:

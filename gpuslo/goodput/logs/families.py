@@ -3,13 +3,13 @@
 A family is the progress templates that name one counter the same way (`learn.family_of`). The
 one with the most records is the training's (then the one that gives times, then the first),
 after any family that is not, in this order, printed only in evaluation blocks (`evalblock`),
-nested in one gap of another family's records (an inner loop run once), a bar run anew in a
-few gaps of a line family that goes on across them (an evaluation each epoch, `run_in_gaps`),
-or a bar standing finished at one value. Others join
-it: a bar like it whose records fall outside its span, a bar and a line family of the same N or
-sharing steps outside its span, a line glued after its bar counting the bar's steps plus one
-offset (`glued.lockstep`), a line printing each step the bar draws next (`twin`). Split out of
-`learn.py`, which reads the templates and compiles what is chosen.
+a warm-up's counter another loop follows (`warm_up`), nested in one gap of another family's
+records (an inner loop run once), a bar run anew in a few gaps of a line family that goes on
+across them (an evaluation each epoch, `run_in_gaps`), or a bar standing finished at one value.
+Others join it: a bar like it whose records fall outside its span, a bar and a line family of
+the same N or sharing steps outside its span, a line glued after its bar counting the bar's
+steps plus one offset (`glued.lockstep`), a line printing each step the bar draws next (`twin`).
+Split out of `learn.py`, which reads the templates and compiles what is chosen.
 """
 
 from __future__ import annotations
@@ -18,10 +18,11 @@ from bisect import bisect_left
 
 from gpuslo.goodput.logs.bars import inside_one_gap
 from gpuslo.goodput.logs.glued import lockstep
-from gpuslo.goodput.logs.roles import Reading
+from gpuslo.goodput.logs.roles import Reading, words
 from gpuslo.goodput.logs.twin import twin
 
 RECURRING = 3  # records of one template that make it recurring (an unread shape worth saying)
+WARM_WORDS = {"warmup", "warm"}  # a counter so named counts a warm-up's steps (`warm_up`)
 
 
 def _standing(readings: list[Reading]) -> bool:
@@ -45,12 +46,18 @@ def choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str
         lines = [n for r in families[name] for n in r.template.lines]
         return min(lines), max(lines)
 
-    def score(name: str) -> tuple[bool, bool, bool, bool, int, int, int]:
+    def warmed(name: str) -> bool:  # a warm-up another loop follows (`warm_up`)
+        return warm_up(families[name]) and any(
+            span(other)[0] > span(name)[1] and not warm_up(theirs)
+            for other, theirs in families.items() if other != name)
+
+    def score(name: str) -> tuple[bool, bool, bool, bool, bool, int, int, int]:
         readings = families[name]
         timed = any(r.role in ("step_s", "window_s", "elapsed", "rate_ips", "rate_spi",
                                "smoothed_s", "line_s") for x in readings for r in x.roles.values())
         stamped = any(t is not None for x in readings for t in x.template.stamps)
-        return (name not in evaluation, not nested_in_one_gap(name, families),
+        return (name not in evaluation, not warmed(name),
+                not nested_in_one_gap(name, families),
                 not run_in_gaps(name, families),
                 not _standing(readings),
                 sum(x.template.count for x in readings), int(timed or stamped), -span(name)[0])
@@ -82,6 +89,18 @@ def choose(families: dict[str, list[Reading]], evaluation: set[str]) -> list[str
                 families[name], families[main]):
             chosen.append(name)
     return chosen
+
+
+def warm_up(readings: list[Reading]) -> bool:
+    """True when every template of a family names its counter a warm-up's (`warmup_step`,
+    `warm-up iter`): steps run to prime the program, not the training's. parameter-golf's
+    train_gpt.py logs `warmup_step:{k}/{warmup_steps}` while compiling, then restores the initial
+    weights and optimizer states and starts its loop at `step:0/20000` (openai/parameter-golf#839,
+    newcomer7 F6): a family that starts after it, however fewer its records, is the training's
+    (`choose`); alone, or followed by none, it is read."""
+    keys = [words(r.template.fields[r.step].key) for r in readings if r.step is not None]
+    return bool(keys) and len(keys) == len(readings) and all(
+        WARM_WORDS & {w.lower() for w in key} for key in keys)
 
 
 def nested_in_one_gap(name: str, families: dict[str, list[Reading]]) -> bool:

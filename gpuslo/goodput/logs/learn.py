@@ -52,7 +52,7 @@ from gpuslo.goodput.logs.durations import (
 )
 from gpuslo.goodput.logs.epochs import lone_count, outer_loop
 from gpuslo.goodput.logs.evalblock import evaluation_families
-from gpuslo.goodput.logs.families import RECURRING, choose, run_in_gaps
+from gpuslo.goodput.logs.families import RECURRING, choose, run_in_gaps, warm_up
 from gpuslo.goodput.logs.glued import cut_start
 from gpuslo.goodput.logs.matchers import Matcher, compile_reading
 from gpuslo.goodput.logs.perstep import per_step_matcher
@@ -102,6 +102,7 @@ class Apart:
     last: int
     before: bool
     example: str
+    warm: bool = False  # its counter is a warm-up's (`families.warm_up`), not another run's
 
 
 def family_of(reading: Reading) -> str:
@@ -239,7 +240,8 @@ def _apart(families: dict[str, list[Reading]], chosen: list[str]) -> list[Apart]
         if len(said & vocabulary) >= 0.5 * len(said | vocabulary):
             continue
         example = min(readings, key=lambda r: r.template.lines[0]).template.example
-        out.append(Apart(name, count, own[0], own[-1], own[-1] < first, example[:120]))
+        out.append(Apart(name, count, own[0], own[-1], own[-1] < first, example[:120],
+                         warm_up(readings)))
     return out
 
 
@@ -377,6 +379,8 @@ def _left_out(out: Learnt, families: dict[str, list[Reading]], chosen: list[str]
         for reading in families[name]:
             reading.progress = False
             reading.why = f"another loop's counter ({name}), not the training steps" if (
-                name not in apart) else (f"another run's or job's steps ({name}): all "
+                name not in apart) else (f"a warm-up's steps ({name}), not the training's"
+                                         if apart[name].warm else
+                                         f"another run's or job's steps ({name}): all "
                                          f"{'before' if apart[name].before else 'after'} the "
                                          "steps read, in other words")

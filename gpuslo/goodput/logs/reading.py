@@ -20,6 +20,7 @@ class Role:
     role: str
     scale: float = 1.0
     why: str = ""
+    day: bool = False  # an `elapsed` that is the time of day: its differences only are a clock
 
 
 @dataclass

@@ -179,6 +179,9 @@ def _duration_role(f: Field, scale: float) -> Role:
     if ws & CUMULATIVE_WORDS and (len(values) < 2 or cumulative or (
             f.rising() == 1.0 and not f.constant())):
         return Role("elapsed", scale, f"cumulative time ({f.key})")
+    if cumulative and len(values) >= 3 and f.of_day:  # newcomer7 F7: torch_xla's `Time=22:00:10`
+        return Role("elapsed", scale, "rises line after line, printed HH:MM:SS under 24 h: the "
+                    "time of day, whose differences time the steps", day=True)
     if cumulative and len(values) >= 3:
         return Role("elapsed", scale, "rises line after line: cumulative time")
     return Role("step_s", scale, f"a duration ({f.key or 'unnamed'})")

@@ -33,6 +33,9 @@ MAX_VALUES = 2000  # values per field kept for role inference
 BURST_S = 1.0  # records of one template stamped within this are copies of one record
 MAX_READ_PER_SHAPE = 200  # records of one digit-masked shape whose values are read; the rest
 _EXPONENT = re.compile(r"[-+]?[\d.,]+[eE][-+]?\d")
+# strftime's `%H:%M:%S` (torch_xla test_utils.now(): `Time=22:00:10`); `str(timedelta)` and
+# tqdm print an elapsed time's hours unpadded (`0:12:34`, `1:02:03`)
+_OF_DAY = re.compile(r"(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d(?:\.\d+)?$")
 _DIGITS = re.compile(r"\d+")  # are counted only (reading values costs ~1 ms a long line)
 _LETTER = re.compile(r"[^\W\d_]")
 
@@ -60,6 +63,8 @@ class Field:
     numbers: list[float | None] = field(default_factory=list)
     integer: bool = True
     rounded: bool = False  # printed in exponent form (`3.2e+4`: tqdm's 3 significant figures)
+    # every value a zero-padded `HH:MM:SS` under 24 h: strftime's `%H:%M:%S`, a time of day
+    of_day: bool = False
 
     def known(self) -> list[float]:
         """The numbers this field printed, `nan` left out."""
@@ -120,6 +125,7 @@ class Template:
                 f.numbers.append(v.number)
             f.integer = f.integer and (v.integer or v.number is None)
             f.rounded = f.rounded or v.kind == "num" and bool(_EXPONENT.match(v.text))
+            f.of_day = f.of_day and bool(_OF_DAY.match(v.text))
 
 
 def group(records: list[SampleRecord]) -> list[Template]:
@@ -147,8 +153,8 @@ def group(records: list[SampleRecord]) -> list[Template]:
         if tpl is None:
             if len(by_text) >= MAX_TEMPLATES:
                 continue
-            fields = [Field(i, v.kind, v.key, v.unit, v.after, [], v.kind == "num")
-                      for i, v in enumerate(found)]
+            fields = [Field(i, v.kind, v.key, v.unit, v.after, [], v.kind == "num",
+                            of_day=v.kind == "dur") for i, v in enumerate(found)]
             tpl = by_text[key] = Template(shape, record.text, fields)
         tpl.add(record, found)
         by_digits[digits] = (tpl, (known[1] if known else 0) + 1)

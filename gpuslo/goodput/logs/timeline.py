@@ -10,7 +10,8 @@ that record's own steps (`dur`) where its step is past them (the log starts mid-
 counted before is not in the log (`before_log`, noted; newcomer5 #1); a first record with no
 time of its own (no step time yet: Ray Tune's trial table, `iter 317, total time (s) 395.588`
 the first row, fresh20 X18) stands for none of it. A bar's elapsed since it
-began is the bar's own steps' (its `n` from 0).
+began is the bar's own steps' (its `n` from 0), and a time of day read as the clock (torch_xla's
+`Time=22:00:10`, `reading.Role.day`) counted nothing before the log.
 The clock never goes back: an item stamped before the clock is placed at the clock.
 """
 
@@ -85,7 +86,9 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
                 rec.prog.bar and timer.printed is not None and rec.printed <= timer.printed):
             timer.origin = line.now() if line.clock is not None else 0.0
         start = line.now() if line.placed else timer.origin
-        if first and not rec.prog.bar and elapsed > (rec.dur or 0.0) and _mid_run(rec):
+        if first and not rec.prog.bar and elapsed > (rec.dur or 0.0) and _of_day(rec):
+            timer.origin -= elapsed - (rec.dur or 0.0)  # its zero is midnight, not the job's
+        elif first and not rec.prog.bar and elapsed > (rec.dur or 0.0) and _mid_run(rec):
             line.before_log = elapsed - (rec.dur or 0.0)  # what it counted before the log
             timer.origin -= line.before_log
         timer.last, timer.printed = elapsed, rec.printed
@@ -96,6 +99,15 @@ def _record(line: Timeline, rec: Record, timer: _Elapsed) -> None:
     else:
         start = line.now()
         line.put(rec, start, start + (rec.dur or 0.0))
+
+
+def _of_day(rec: Record) -> bool:
+    """Whether the record's elapsed time is a time of day (`reading.Role.day`: torch_xla's
+    `Time=22:00:10`): its value is no time since the job began, so nothing came before the log
+    (newcomer7 F7)."""
+    matcher = rec.prog.matcher
+    return matcher is not None and any(
+        role.day for role in matcher.reading.roles.values() if role.role == "elapsed")
 
 
 def _mid_run(rec: Record) -> bool:

@@ -13,15 +13,17 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
 - a `ready` marker starts `ready`; when it is the first marker, the time before it is `loading`
   (a log that prints a ready marker printed its start-up before it);
 - a `throughput` line means ready: the first one, with no marker before, makes the replica ready
-  from the log's first stamp. Its window is the time since the previous throughput line (or the
-  ready marker, or the first stamp); the window is `idle_capacity` when the line says 0 running
-  and 0 waiting and no token processed (vLLM prints `Running: 0 reqs` also for a window whose
-  requests finished in it, with non-zero throughput: that window served). vLLM stops printing
-  while idle, so the silence after an idle line is `idle_capacity` too, up to the next marker
-  (a crash shows a batch running: the time before it stays as it was), or for a busy
-  throughput line up to one stats interval before it (`logging_interval`: the line's
-  own requests ran in that interval; the whole silence when no interval is shown), or the log's
-  end (newcomer3 #5: 27 minutes after `Running: 0 reqs` were booked serving);
+  from the start of the window it reports on (`first_ready`: one stats interval before it, not
+  before the log's first stamp; the first stamp when no interval is shown). Its window is the time
+  since the previous throughput line (or the ready marker, or the first stamp); the window is
+  `idle_capacity` when the line says 0 running and 0 waiting and no token processed (vLLM prints
+  `Running: 0 reqs` also for a window whose requests finished in it, with non-zero throughput:
+  that window served). vLLM stops printing while idle, so the silence after an idle line is
+  `idle_capacity` too, up to the next marker (a crash shows a batch running: the time before it
+  stays as it was), or for a busy throughput line up to one stats interval before it
+  (`logging_interval`: the line's own requests ran in that interval; the whole silence when no
+  interval is shown), or the log's end (newcomer3 #5: 27 minutes after `Running: 0 reqs` were
+  booked serving);
 - a `crash` marker starts `not_ready` with its reason (engine_oom, engine_crash); a later
   `loading` is the restart (serving.py gives the reload the crash's cause);
 - a `shutdown` marker starts `draining`, unless the replica is already not_ready;
@@ -110,8 +112,9 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
             window = at
         elif m.kind == "throughput":
             if current != "ready":
-                enter("ready", first_ts if current is None else at, m.line)
-                window = first_ts if current is None else at
+                begun = at if current is not None else first_ready(at, first_ts, interval)
+                enter("ready", begun, m.line)
+                window = begun
             if window is not None and _idle(m):
                 idle.append({"start": window, "end": at})
                 quiet = at
@@ -123,6 +126,15 @@ def states_from_markers(markers: list[Marker], first_ts: float, last_ts: float
     if quiet is not None and last_ts > quiet:
         idle.append({"start": quiet, "end": last_ts})
     return states, idle
+
+
+def first_ready(at: float, first_ts: float, interval: float | None) -> float:
+    """When a replica first shown by a throughput line at `at` (no marker before it) is ready:
+    the start of the window the line reports on, one `interval` before it, never before the
+    log's first stamp; the first stamp when no interval is shown. vLLM prints its stats line
+    every interval while requests run, so an earlier silence is not shown serving (newcomer7
+    F17: booked from line 1 while the note named line 5)."""
+    return first_ts if interval is None else max(first_ts, at - interval)
 
 
 def stalls(markers: list[Marker], first_ts: float) -> list[dict]:
@@ -221,15 +233,24 @@ def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
                      "serving" for s in stalled]
     inferred = next((s for s in states if s["state"] == "ready"), None)
     if inferred is not None and not doc["markers"]["ready"]:
-        doc["notes"].append(
-            f"no ready marker: ready from the throughput line at line {inferred['line']} (an "
-            "engine that reports the requests it runs is answering them; the start-up is not in "
-            "the log)")
+        doc["notes"].append(_inferred_note(inferred, log))
     if not any(s["state"] in ("ready", "not_ready") for s in states):
         doc["status"] = names.STATUS_UNKNOWN
         doc["reason"] = ("no ready marker or throughput line: the log never shows the engine "
                          "ready, and whether it became ready after its last line is not in it")
     return doc
+
+
+def _inferred_note(ready: dict, log: MarkerLog) -> str:
+    """The note of a replica made ready by its first throughput line: from when, and why."""
+    interval = logging_interval(log.markers)
+    since = _offset(log.first_ts or 0.0, ready["start"])
+    window = (f"the start of the {interval:g} s stats window the throughput line at line "
+              f"{ready['line']} reports on" if interval is not None else
+              f"the log's first stamp (the throughput line at line {ready['line']} shows no "
+              "stats interval)")
+    return (f"no ready marker: ready from {since:g} s into the log, {window} (an engine that "
+            "reports the requests it runs is answering them; the start-up is not in the log)")
 
 
 def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict:
