@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from gpuslo.exporter.checks.dcgm_diag import judge_gpu
+from gpuslo.exporter.evidence.dcgm.diag import parse_diag
 from tests.inspect.corpus_classes import fatal, inspect, of
 
 # NVIDIA/open-gpu-kernel-modules#1230 "GSP timeout" (595.71.05, 2026-07-05), verbatim
@@ -102,15 +104,70 @@ def test_busy_context_then_its_destroyed_context_is_a_test_that_did_not_run():
     assert verdict == "unknown"
 
 
+def _diagnostic(text):
+    """The finding of the `| Diagnostic | Fail - All |` row (the test named Diagnostic)."""
+    findings, verdict = inspect(text)
+    (row,) = [f for f in of(findings, "diagnostic_result")
+              if f.to_dict().get("test") == "Diagnostic"]
+    return row, verdict
+
+
+def test_diagnostic_is_a_test_row_and_its_warning_is_its_own():
+    """go-dcgm#52: `| Diagnostic | Fail - All |` is the Hardware `Diagnostic` test's result (the
+    table's header is `| Diagnostic | Result |`), and the Warning below it belongs to it, not to
+    GPU Memory's GPU 0 above."""
+    results = parse_diag(DIAG_52)
+    assert [(r.test, r.gpu, r.status) for r in results] == [
+        ("GPU Memory", "1", "Pass"), ("GPU Memory", "0", "Fail"), ("Diagnostic", None, "Fail")]
+    assert "busy or unavailable" in results[1].messages[0] and len(results[1].messages) == 1
+    (context_gone,) = results[2].messages
+    assert context_gone.startswith("GPU 0 API call cuMemGetInfo failed: 'context is destroyed'")
+
+
+def test_the_header_row_is_still_no_result():
+    """Negative: `| Diagnostic | Result |` under the table's top rule is the header, skipped."""
+    header = ("+---------------------------+------------------------------------------------+\n"
+              "| Diagnostic                | Result                                         |\n"
+              "+===========================+================================================+\n")
+    assert [(r.test, r.status) for r in parse_diag(header + DIAG_52)] == [
+        ("GPU Memory", "Pass"), ("GPU Memory", "Fail"), ("Diagnostic", "Fail")]
+
+
+def test_diagnostic_fail_all_on_a_refused_context_did_not_run():
+    """F19's ruling for the Diagnostic row: its only text is `context is destroyed` (CUDA 709)
+    on GPU 0, whose context cuCtxCreate was refused (busy or unavailable) in the same run: a
+    call on a context never created, unknown tool_error, no reset."""
+    row, verdict = _diagnostic(DIAG_52)
+    assert (row.class_, row.reason, row.action, row.gpu) == ("unknown", "tool_error", "none", "0")
+    assert "context is destroyed (CUDA 709)" in row.message
+    assert verdict == "unknown"
+
+
 def test_a_destroyed_context_alone_or_with_a_fatal_word_stays_fatal():
-    """Negatives: without the busy text the destroyed context is not explained; a fatal-class
-    word beside it keeps the Fail fatal."""
+    """Negatives: without the busy text (or with the refusal on another GPU) the destroyed
+    context is not explained; a fatal-class word beside it keeps the Fail fatal."""
     alone = DIAG_52.replace("busy or unavailable", "an illegal memory access was encountered")
     gpu0, verdict = _memory_gpu0(alone)
     assert gpu0.class_ == "fatal" and verdict == "unhealthy"
+    row, _ = _diagnostic(alone)
+    assert (row.class_, row.action) == ("fatal", "reset_gpu")
+    other_gpu = DIAG_52.replace("| GPU 0 Error using", "| GPU 1 Error using")
+    row, _ = _diagnostic(other_gpu)
+    assert row.class_ == "fatal"
     worded = DIAG_52.replace("is destroyed'", "is destroyed' uncorrectable ECC error")
-    gpu0, _ = _memory_gpu0(worded)
-    assert gpu0.class_ == "fatal"
+    row, verdict = _diagnostic(worded)
+    assert row.class_ == "fatal" and verdict == "unhealthy"
+
+
+def test_the_live_validator_reads_the_diagnostic_row_as_inspect_does():
+    """`dcgm_diag` judges each GPU by the same results: GPU 0 (and GPU 1, which the Fail - All
+    holds too) did not run, unknown; without the refusal GPU 0 fails."""
+    results = parse_diag(DIAG_52)
+    for index in ("0", "1"):
+        result = judge_gpu(index, f"GPU-{index}", results, "dcgmi diag")
+        assert (result.status, result.reason) == ("unknown", "tool_error"), index
+    alone = parse_diag(DIAG_52.replace("busy or unavailable", "an illegal memory access"))
+    assert judge_gpu("0", "GPU-0", alone, "dcgmi diag").status == "fail"
 
 
 # NVIDIA/gpu-operator#2511 (2026-06-02): the Fabric block of `nvidia-smi -q` on a GPU whose

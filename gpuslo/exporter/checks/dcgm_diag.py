@@ -8,7 +8,8 @@ text). Judged per GPU by `policy.diagnostics.judge_result`, as `inspect` judges 
 `Fail` naming the GPU (or all GPUs), or an `Error` with a fault word → `fail` (`diagnostic_failed`,
 or `fabric_unhealthy` when CUDA says the system is not yet initialised) with DCGM's advice as the
 action; an `Error` without one, or a `Fail` whose only text is CUDA finding the GPU busy or
-unavailable → `unknown` `tool_error` (the test did not run); a status word
+unavailable (or the destroyed context that follows from a refusal elsewhere in the run,
+`refused_gpus`) → `unknown` `tool_error` (the test did not run); a status word
 DCGM does not use → `unknown` `parse_error`; otherwise `ok` (Warn recorded in the message). A
 GPU the output does not mention at all is `unknown` `parse_error`: nothing tested is not a pass.
 
@@ -25,7 +26,13 @@ from gpuslo import names
 from gpuslo.errors import DeadlineExceeded, DependencyMissing, ToolError
 from gpuslo.exporter.checks.base import CheckContext
 from gpuslo.exporter.evidence.dcgm.diag import DiagResult, looks_like_diag, parse_diag
-from gpuslo.exporter.policy.diagnostics import advised_action, did_not_run, judge_result
+from gpuslo.exporter.policy.diagnostics import (
+    advised_action,
+    did_not_run,
+    judge_result,
+    not_run_why,
+    refused_gpus,
+)
 from gpuslo.verdict import CheckResult
 
 NAME = "dcgm_diag"
@@ -39,7 +46,8 @@ def judge_gpu(index: str, uuid: str, results: list[DiagResult], source: str) -> 
     if not own:
         return CheckResult(**common, status=names.STATUS_UNKNOWN, reason="parse_error",
                            message=f"dcgmi diag reported nothing about GPU {index}")
-    judged = [(r, *judge_result(r)) for r in own]
+    refused = refused_gpus(results)
+    judged = [(r, *judge_result(r, refused)) for r in own]
     failed = [(r, reason) for r, c, reason in judged if c == names.CLASS_FATAL]
     if failed:
         texts = tuple(m for r, _ in failed for m in r.messages)
@@ -51,8 +59,8 @@ def judge_gpu(index: str, uuid: str, results: list[DiagResult], source: str) -> 
     if odd:
         r, reason = odd[0]
         said = "could not run" if reason == "tool_error" else "is not a DCGM word"
-        if did_not_run(r):
-            said = "did not run: the GPU was busy or unavailable to CUDA; rerun it when idle"
+        if did_not_run(r, refused):
+            said = f"did not run: {not_run_why(r)}"
         return CheckResult(**common, status=names.STATUS_UNKNOWN, reason=reason,
                            message=f"{r.test}: status {r.status!r} {said}: "
                            f"{' '.join(r.messages)}"[:300])

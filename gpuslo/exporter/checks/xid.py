@@ -32,7 +32,8 @@ None) on that GPU; then the return-to-service gate (`gpuslo.exporter.gate`) vali
 before it counts.
 Lines no reader claims and NVRM lines no catalogue entry knows go to the device-and-severity
 fallback (`checks.xid_fallback`): `warn` naming the line (fail with a fatal-class word), counted
-in the fact `unrecognised_messages` {"xid": lines}.
+in the fact `unrecognised_messages` {"xid": lines}; the PCI core's bandwidth notice of a path
+narrower than its device is a `warn` for that device, as `inspect` reads it (`xid_fallback`).
 Records lost between two reads make the node result `unknown` (`no_data`) for that run; records
 gone before the first read of a boot are reported as `warn`.
 
@@ -68,9 +69,7 @@ from gpuslo.exporter.checks.xid_file import scan_file
 from gpuslo.exporter.evidence.families import family_of
 from gpuslo.exporter.evidence.kernel_log.kmsg import read_boot_id, read_kmsg
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent, with_uuids
-from gpuslo.exporter.evidence.kernel_log.read import (
-    parse_kernel_log,
-)
+from gpuslo.exporter.evidence.kernel_log.read import parse_kernel_log
 from gpuslo.exporter.evidence.nvidia_smi.proc import read_gpu_information
 from gpuslo.exporter.policy.classify import Classified, classify_events, reason_of
 from gpuslo.exporter.policy.xid import load_policy
@@ -221,15 +220,16 @@ def judge(
     policy,
     family: str | None,
     now: float,
+    notices: list | tuple = (),
 ) -> CheckOutput:
     """Results and facts of a whole read of a kernel log (a file, journalctl or dmesg): its
-    `events`, `records` (lines) and `unclaimed` fallback lines, judged with `policy` for GPU
-    `family` (pure). Raises ParseError when it holds no record."""
+    `events`, `records` (lines), `unclaimed` fallback lines and PCIe bandwidth `notices`,
+    judged with `policy` for GPU `family` (pure). Raises ParseError when it holds no record."""
     if records == 0:
         raise ParseError(source, "no kernel-log record in it: nothing to judge the GPUs by")
     classified = fallback.live_classes(classify_events(events, policy, family))
     results, _ = evaluate_events(classified, {}, source, now, last_reload(events))
-    results = fallback.merged(results, unclaimed, source, now)
+    results = fallback.merged(results, unclaimed, source, now, notices)
     xids, sxids = count_events(classified)
     results.append(_node_result(source, records, len(classified), 0, False, now))
     unrecognised = {NAME: fallback.unrecognised_lines(classified, unclaimed)}
@@ -241,7 +241,7 @@ def judge_scan(scan, source: str, policy, family: str | None, now: float) -> Che
     """`judge` of a kernel-log file's scan (`xid_file`): the whole-file run and the exporter's
     resumed scan of the same bytes give the same answer."""
     return judge(scan.finish(), scan.records, fallback.unclaimed(scan.extra_lines), source,
-                 policy, family, now)
+                 policy, family, now, fallback.notices(scan.extra_lines))
 
 
 class XidCheck:
@@ -268,7 +268,8 @@ class XidCheck:
         events = parse_kernel_log(text, source)
         records = check_command_output(text, events, source)
         unclaimed = fallback.unclaimed_in_text(text)
-        return judge(events, records, unclaimed, source, policy, context.gpu_family, now)
+        return judge(events, records, unclaimed, source, policy, context.gpu_family, now,
+                     fallback.notices_in_text(text))
 
     def _run_file(self, context: CheckContext, policy, now: float) -> CheckOutput:
         """Read the `--kernel-log` file whole (`xid_file.scan_file`). One read as a kernel log
@@ -321,7 +322,8 @@ class XidCheck:
         results, problems = evaluate_events(
             classified, problems, str(context.kmsg_path), now, last_reload(events)
         )
-        results = fallback.merged(results, unclaimed, str(context.kmsg_path), now)
+        results = fallback.merged(results, unclaimed, str(context.kmsg_path), now,
+                                  fallback.notices_in_text(text))
         first_read = cursor.sequence < 0
         unread = fallback.unrecognised_lines(classified, unclaimed)
         carry = xid_carry.next_carry(lines, events, cursor.judged_splats)

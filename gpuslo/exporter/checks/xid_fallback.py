@@ -11,16 +11,25 @@
   that device (fail with a fatal-class word), merged with the check's other results for the same
   scope (the worst wins). From /dev/kmsg a fatal one stays an active problem until the next boot
   (the line is read once), like a fatal Xid.
+- The PCI core's bandwidth notice (`available PCIe bandwidth, limited by ... (capable of ...)`,
+  `evidence.kernel_log.pcie_notice`) is judged as `inspect` judges it (`policy.pcie_notice`): a
+  path with fewer lanes than the device's capability is a `warn` for that device (`pci:<bus
+  id>`), never a fail; lanes held at a lower speed is normal (a GPU lowers its link at idle) and
+  adds no result. Merged like the fallback's lines; from /dev/kmsg it is seen by the read that
+  reads it (the kernel prints it once, at enumeration or probe).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from gpuslo import names
+from gpuslo.exporter.evidence.kernel_log.pcie_notice import BandwidthNotice, bandwidth_notices
 from gpuslo.exporter.evidence.log_lines import claimed
 from gpuslo.exporter.policy.classify import Classified
 from gpuslo.exporter.policy.log_results import results_from_findings
+from gpuslo.exporter.policy.pcie_notice import notice_findings
 from gpuslo.exporter.policy.unrecognised import (
     Unrecognised,
     error_lines,
@@ -57,6 +66,16 @@ def unclaimed(lines: list[tuple[int, str]]) -> list[Unrecognised]:
     return judge_lines((number, line) for number, line in lines if not claimed(line))
 
 
+def notices(lines: Iterable[tuple[int, str]]) -> list[BandwidthNotice]:
+    """The PCIe bandwidth notices among (number, line) pairs (a scan's `extra_lines`)."""
+    return bandwidth_notices(lines)
+
+
+def notices_in_text(text: str) -> list[BandwidthNotice]:
+    """The PCIe bandwidth notices of kernel-log text."""
+    return bandwidth_notices(enumerate(text.splitlines(), 1))
+
+
 def unrecognised_lines(classified: list[Classified], items: list[Unrecognised]) -> int:
     """Lines counted in `gpuslo_unrecognised_messages_total` for this read."""
     unknown = sum(item.event.lines for item in classified if item.entry == UNRECOGNISED)
@@ -64,10 +83,14 @@ def unrecognised_lines(classified: list[Classified], items: list[Unrecognised]) 
 
 
 def merged(
-    results: list[CheckResult], items: list[Unrecognised], source: str, now: float
+    results: list[CheckResult], items: list[Unrecognised], source: str, now: float,
+    notices: Sequence[BandwidthNotice] = (),
 ) -> list[CheckResult]:
-    """`results` with the fallback's results folded in: one result per scope, the worst."""
-    extra = results_from_findings(NAME, unrecognised_findings("kernel-log", items), source, now)
+    """`results` with the fallback's results and the narrowed PCIe paths of `notices` folded in
+    (see the module docstring): one result per scope, the worst."""
+    findings = unrecognised_findings("kernel-log", items)
+    findings += [f for f in notice_findings("kernel-log", notices) if f.class_ != names.CLASS_OK]
+    extra = results_from_findings(NAME, findings, source, now)
     by_scope = {r.scope: r for r in results}
     for result in extra:
         have = by_scope.get(result.scope)

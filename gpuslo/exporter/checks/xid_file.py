@@ -5,8 +5,9 @@ appended bytes only (`gpuslo.exporter.xid_fast`).
 The file is read in one pass (`scan_kernel_log_file`: its first 64 KiB must be a kernel log;
 complete lines only). A scan is a stream (`KernelLogScan.feed` takes whole-line chunks in order),
 so the scan of bytes [0, offset) fed the bytes [offset, end) is the scan of [0, end): resuming
-gives the events, records and fallback lines the whole-file scan would, and the check's pure
-judging turns them into the same results and totals (tests/exporter/test_xid_fast.py).
+gives the events, records, fallback lines and PCIe bandwidth notices the whole-file scan would,
+and the check's pure judging turns them into the same results and totals
+(tests/exporter/test_xid_fast.py).
 A resume is refused (`None`: the caller runs the whole check) when the path now holds another
 file (rotated), a shorter one (truncated), more new bytes than `MAX_RESUME_BYTES`, a start that
 is no longer a kernel log, or a cut-off GPU record; the whole check then judges it, fail closed.
@@ -36,7 +37,7 @@ from gpuslo.exporter.evidence.kernel_log.read import (
     check_kernel_log_head,
     scan_kernel_log_file,
 )
-from gpuslo.exporter.policy.unrecognised import ERROR_LITERALS, ERROR_WORDS
+from gpuslo.exporter.policy.severity_words import KERNEL_LOG_EXTRA, KERNEL_LOG_EXTRA_LITERALS
 from gpuslo.exporter.state import read_json_state, write_json_atomic
 
 # A last line without its newline is a writer mid-line; after this long unchanged it is cut off.
@@ -70,8 +71,8 @@ def scan_file(path: Path, now: float) -> tuple[KernelLogScan, FileResume | None]
     try:
         before = os.stat(path)
         scan = scan_kernel_log_file(
-            str(path), require_kernel_log=True, complete_lines=True, extra=ERROR_WORDS,
-            extra_literals=ERROR_LITERALS,
+            str(path), require_kernel_log=True, complete_lines=True, extra=KERNEL_LOG_EXTRA,
+            extra_literals=KERNEL_LOG_EXTRA_LITERALS,
         )
         after = os.stat(path)
     except InputError as error:

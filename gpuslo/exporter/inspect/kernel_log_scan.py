@@ -6,20 +6,17 @@ policies and detectors are imported (issue 30).
 
 from __future__ import annotations
 
-import re
-
-from gpuslo.exporter.evidence.kernel_log.anchors import PCIE_NOTICE_LITERAL
 from gpuslo.exporter.evidence.kernel_log.read import file_scanner
-from gpuslo.exporter.policy.severity_words import ERROR_LITERALS, ERROR_WORDS
+from gpuslo.exporter.policy.severity_words import KERNEL_LOG_EXTRA, KERNEL_LOG_EXTRA_LITERALS
 
 KIND = "kernel-log"
 # `scan_kernel_log_file`'s options: the device-and-severity fallback's lines and the PCIe
 # bandwidth notices (`evidence.kernel_log.pcie_notice`, which hold no anchor and no error word)
-# found in the same pass, a last line without its newline not read (inspect says it was
-# incomplete). The fallback judges only its own lines among them (`judge_lines`).
-EXTRA = re.compile(f"{ERROR_WORDS.pattern}|{re.escape(PCIE_NOTICE_LITERAL)}", ERROR_WORDS.flags)
-FILE_SCAN = {"complete_lines": True, "extra": EXTRA,
-             "extra_literals": (*ERROR_LITERALS, PCIE_NOTICE_LITERAL)}
+# found in the same pass (`severity_words.KERNEL_LOG_EXTRA`, the live `xid` check's too), a last
+# line without its newline not read (inspect says it was incomplete). The fallback judges only
+# its own lines among them (`judge_lines`).
+EXTRA = KERNEL_LOG_EXTRA
+FILE_SCAN = {"complete_lines": True, "extra": EXTRA, "extra_literals": KERNEL_LOG_EXTRA_LITERALS}
 
 
 def file_scan() -> tuple:

@@ -41,7 +41,13 @@ Rules, from NVIDIA's DCGM user guide ("DCGM Diagnostics", "Health and Diagnostic
   DCGM_FR_CUDA_API MONITOR, never RESET (a `context is destroyed` of the same test is that
   refused context's follow-on, newcomer7 F19). Class unknown, reason `tool_error`, action none
   (rerun it on an idle GPU), as the active probe treats a busy GPU (`policy.probe`); a text that
-  also carries a fatal-class word stays fatal;
+  also carries a fatal-class word stays fatal. The same for a `Fail` (of any test, `Fail - All`
+  included) whose every text is `context is destroyed` (CUDA_ERROR_CONTEXT_IS_DESTROYED, 709) on
+  a GPU whose context CUDA refused as busy or unavailable in another result of the same run
+  (`refused_gpus`): go-dcgm#52's `| Diagnostic | Fail - All |` whose only text is `GPU 0 API
+  call cuMemGetInfo failed: 'context is destroyed'`, after GPU Memory's cuCtxCreate on GPU 0
+  was refused: a call on a context that was never created, not a defect. A destroyed context on
+  a GPU the run shows no refusal for is not explained and stays fatal;
 - a health incident `Failure` is fatal (reason `diagnostic_failed`), `Warning` warn, and any
   other word than `Healthy` unknown (`Internal error`).
 """
@@ -144,21 +150,39 @@ CONTEXT_GONE = re.compile(
 )
 
 
-def did_not_run(result: DiagResult) -> bool:
+def refused_gpus(results: list[DiagResult]) -> frozenset[str]:
+    """The GPUs (DCGM gpuIds) whose context CUDA refused as busy or unavailable somewhere in one
+    diag run's results: the GPU a `DEVICE_BUSY` text names, else its result's own."""
+    refused = set()
+    for result in results:
+        for text in result.messages:
+            gpu = (named_gpu((text,)) or result.gpu) if DEVICE_BUSY.search(text) else None
+            if gpu is not None:
+                refused.add(gpu)
+    return frozenset(refused)
+
+
+def did_not_run(result: DiagResult, refused: frozenset[str] = frozenset()) -> bool:
     """True when a result's texts say CUDA found the GPU busy or unavailable (each text that,
-    or the destroyed context that follows from it, `CONTEXT_GONE`, at least one the busy one),
-    and none carries a fatal-class word: the test could not run on it (module docstring)."""
+    or the destroyed context that follows from it, `CONTEXT_GONE`), none carries a fatal-class
+    word, and either one is the busy text or every destroyed context is on a GPU in `refused`
+    (`refused_gpus` of the same run; the text's GPU, else the result's): the test could not
+    run on it (module docstring)."""
     texts = result.messages
-    return (
-        any(DEVICE_BUSY.search(m) for m in texts)
-        and all(DEVICE_BUSY.search(m) or CONTEXT_GONE.search(m) for m in texts)
-        and not is_fatal_text(" ".join(texts))
-    )
+    if not texts or is_fatal_text(" ".join(texts)):
+        return False
+    if not all(DEVICE_BUSY.search(m) or CONTEXT_GONE.search(m) for m in texts):
+        return False
+    if any(DEVICE_BUSY.search(m) for m in texts):
+        return True
+    return all((named_gpu((m,)) or result.gpu) in refused for m in texts)
 
 
-def judge_result(result: DiagResult) -> tuple[str, str | None]:
-    """(class, reason) of one result (see the module docstring); the live `dcgm_diag`
-    validator judges by it too."""
+def judge_result(
+    result: DiagResult, refused: frozenset[str] = frozenset()
+) -> tuple[str, str | None]:
+    """(class, reason) of one result (see the module docstring; `refused`: `refused_gpus` of
+    the run's results); the live `dcgm_diag` validator judges by it too."""
     status = result.status.strip().lower()
     if status == "error":
         if is_fatal_text(" ".join(result.messages)):
@@ -166,7 +190,7 @@ def judge_result(result: DiagResult) -> tuple[str, str | None]:
         return names.CLASS_UNKNOWN, "tool_error"
     class_ = STATUS_CLASS.get(status, names.CLASS_UNKNOWN)
     if class_ == names.CLASS_FATAL and (
-        result.test.strip().lower() in config_checks() or did_not_run(result)
+        result.test.strip().lower() in config_checks() or did_not_run(result, refused)
     ):
         return names.CLASS_UNKNOWN, "tool_error"
     if class_ == names.CLASS_FATAL:
@@ -175,20 +199,29 @@ def judge_result(result: DiagResult) -> tuple[str, str | None]:
     return class_, "parse_error" if class_ == names.CLASS_UNKNOWN else None
 
 
+def not_run_why(result: DiagResult) -> str:
+    """Why a result `did_not_run` (its own busy text, or a destroyed context after a refusal)."""
+    if any(DEVICE_BUSY.search(m) for m in result.messages):
+        return "the GPU was busy or unavailable to CUDA (another process, an exclusive-process " \
+            "compute mode): rerun it on an idle GPU"
+    return "its CUDA context is destroyed (CUDA 709) because CUDA refused to create it, busy " \
+        "or unavailable, earlier in this run: rerun it on an idle GPU"
+
+
 def diag_findings(kind: str, results: list[DiagResult], source: str = "") -> list[Finding]:
     """One `diagnostic_result` finding per (test, GPU) result (see the module docstring); an
     unknown one names `source` and the line."""
     out = []
+    refused = refused_gpus(results)
     for result in results:
-        class_, reason = judge_result(result)
+        class_, reason = judge_result(result, refused)
         fatal = class_ == names.CLASS_FATAL
         gpu = result.gpu if result.gpu is not None else named_gpu(result.messages)
         where = f"GPU {gpu}" if gpu is not None else "all GPUs"
         test = result.test or result.category or "(test not shown)"
         detail = f": {' '.join(result.messages)}" if result.messages else ""
-        if reason == "tool_error" and did_not_run(result):
-            where = f"{where}; the test did not run: the GPU was busy or unavailable to CUDA " \
-                "(another process, an exclusive-process compute mode): rerun it on an idle GPU"
+        if reason == "tool_error" and did_not_run(result, refused):
+            where = f"{where}; the test did not run: {not_run_why(result)}"
         if reason == "parse_error":
             where = f"{where}; status not a DCGM word, in {source}" + (
                 f":{result.line}" if result.line else ""

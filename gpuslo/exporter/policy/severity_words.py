@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import re
 
+from gpuslo.exporter.evidence.kernel_log.anchors import PCIE_NOTICE_LITERAL
+
 # A line that reads as an error (the device-and-severity fallback, `unrecognised`; here, with no
-# import beyond `re`, so that the kernel-log file scan `gpuslo inspect` starts early loads it
-# without the fallback's readers).
+# import beyond `re` and the kernel-log anchors, so that the kernel-log file scan `gpuslo
+# inspect` starts early loads it without the fallback's readers).
 ERROR_WORDS = re.compile(
     r"\b(?:errors?|fail(?:s|ed|ing|ures?)?|fault(?:s|ed)?|time ?out|timed out|uncorrectable|"
     r"uncorrected|fatal|fallen off|lost|hang|hung|not responding|unrecoverable|"
@@ -32,6 +34,14 @@ ERROR_WORDS = re.compile(
 # tests/exporter/test_unrecognised_literals.py holds the two together).
 ERROR_LITERALS = ("error", "fail", "fault", "time", "uncorrect", "fatal", "fallen off", "lost",
                   "hang", "hung", "not responding", "unrecoverable", "reset required", "panic")
+# What a kernel-log file scan keeps beside its anchors (`KernelLogScan(extra=...,
+# extra_literals=...)`), the same for `gpuslo inspect` (`inspect.kernel_log_scan.FILE_SCAN`) and
+# the live `xid` check (`checks.xid_file.scan_file`): the fallback's lines (ERROR_WORDS) and the PCI
+# core's bandwidth notice (`evidence.kernel_log.pcie_notice`, no anchor and no error word in it).
+# Each reader takes only its own lines among them.
+KERNEL_LOG_EXTRA = re.compile(f"{ERROR_WORDS.pattern}|{re.escape(PCIE_NOTICE_LITERAL)}",
+                              ERROR_WORDS.flags)
+KERNEL_LOG_EXTRA_LITERALS = (*ERROR_LITERALS, PCIE_NOTICE_LITERAL)
 FATAL_WORDS = re.compile(
     r"\b(?:fallen off|uncorrectable|unrecoverable|fatal|reset required|requires? (?:a )?reset|"
     r"needs? (?:to be )?reset|must be reset)\b",

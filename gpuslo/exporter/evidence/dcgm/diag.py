@@ -16,6 +16,10 @@ Text (DCGM 3.x, shared/corpus case 053; DCGM 4.x, NVIDIA/DCGM#253):
     | memory                    | Pass                                           |     4.x
     |                           | GPU0: Pass                                     |
 
+The header row `| Diagnostic | Result |` is skipped; a row keyed `Diagnostic` with a status
+(`| Diagnostic | Fail - All |`, DCGM 3.x's Hardware `Diagnostic` test, NVIDIA/go-dcgm#52) is a
+test's result like any other.
+
 A cell's text is hard-wrapped at the column (mid-word: `Rese` / `t GPU`), so the rows that
 continue a cell (empty left column) are joined without a separator. `Info` and `Warning` rows
 belong to the test above them and name their GPU (`GPU 0 ...`). `Pass - All` / a bare `Pass`
@@ -78,6 +82,13 @@ class _Row:
     line: int
     section: str
     cut: bool = False  # the last line, stopped before its closing bar
+
+
+def _is_header(row: _Row) -> bool:
+    """The table's header row, `| Diagnostic | Result |`: skipped. `Diagnostic` is also the name
+    of a test (DCGM 3.x's Hardware `Diagnostic` plugin: `| Diagnostic | Fail - All |`, go-dcgm#52),
+    whose row is a result like any other."""
+    return row.key.lower() == "diagnostic" and row.value.strip().lower() == "result"
 
 
 def _is_status(value: str) -> bool:
@@ -191,7 +202,7 @@ def parse_diag_text(text: str, source: str = "<dcgmi diag>") -> list[DiagResult]
     test: tuple[str, str] | None = None
     for row in _rows(text, source):
         key = row.key
-        if row.section.lower() == "metadata" or key.lower() == "diagnostic":
+        if row.section.lower() == "metadata" or _is_header(row):
             continue
         if row.cut and key.lower().split(":")[0] not in (*NOTE_ROWS, ERROR_ROW):
             results += _cut_results(row, test)
@@ -303,7 +314,7 @@ def _tests_gpus(rows: list[_Row]) -> list[tuple[_Row, set[str]]]:
     tests: list[tuple[_Row, set[str]]] = []
     for row in rows:
         key = row.key.lower()
-        if row.section.lower() == "metadata" or key == "diagnostic":
+        if row.section.lower() == "metadata" or _is_header(row):
             continue
         if not row.key and tests and (match := _STATUS_4X.match(row.value)):
             tests[-1][1].add(match.group(1))
