@@ -120,7 +120,9 @@ LATER_TRAINING_MISSES = {
     # (173 against 172, the collector's stated choice); R03 prints no step on its progress
     # lines and R05 only a fractional epoch: their step times rest on a logging interval the
     # lines never print (13.1 s from the saves' spacing, 20.4 s from 20 lines between
-    # checkpoint-2000 and -2100), so none is given; R11's fairseq 0.6 `ups 7` (updates per second
+    # checkpoint-2000 and -2100), so none is given (R03's 0.193 s, HF's `eval_steps_per_second`
+    # read as the training step's rate, is read as the evaluation's since
+    # tests/goodput/test_oldB_lines.py); R11's fairseq 0.6 `ups 7` (updates per second
     # of training alone, rounded) gives 0.143 s where the facts take the cumulative `wall` with
     # validation and saving (0.153 s).
     ("training_logs", "fresh15"): {
