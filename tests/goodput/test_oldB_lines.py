@@ -49,3 +49,35 @@ def test_a_training_rate_of_steps_still_times_the_steps() -> None:
         "train_steps_per_second"] == "rate_ips"
     lines = [f"[{n}] steps_per_second=4.0, loss=0.{n // 100}" for n in range(100, 600, 100)]
     assert abs(read(lines)["step_time_s"]["median"] - 0.25) < 1e-6
+
+
+# -- reid-strong-baseline processor (fresh20 X16, ranzcr_clip_catether_line_classifiation
+# log/log.txt, SOURCES_x.md): an epoch's summary naming the time per batch ---------------------
+def x16_record(stamp: str, epoch: int, n: int, loss: str) -> str:
+    return (f"2021-02-10 {stamp} baseline.train INFO: Epoch[{epoch}] Iteration[{n}/3385] Loss: "
+            f"{loss}, Acc: 0.909, Base Lr: 3.50e-04")
+
+
+X16_RECORDS = [("11:16:57,013", 12, 3200, "0.211"), ("11:18:48,883", 12, 3250, "0.211"),
+               ("11:20:40,900", 12, 3300, "0.211"), ("11:22:35,787", 12, 3350, "0.211"),
+               ("11:25:58,217", 13, 50, "0.198"), ("11:28:07,776", 13, 100, "0.196"),
+               ("11:30:17,794", 13, 150, "0.198"), ("11:32:13,446", 13, 200, "0.201")]
+
+
+def x16(summary: str) -> list[str]:
+    """X16's records with `summary` stamped between epoch 12's last and epoch 13's first."""
+    lines = [x16_record(*r) for r in X16_RECORDS]
+    return [*lines[:4], f"2021-02-10 11:23:54,226 baseline.train INFO: {summary}", *lines[4:]]
+
+
+def test_a_time_named_per_batch_is_one_batchs_time() -> None:
+    # `Time per batch: 2.223[s]` is the epoch's mean batch (processor.py's time_per_batch); it
+    # was read as the epoch's time over its 3385 batches (0.000657 s a batch)
+    doc = read(x16("Epoch 12 done. Time per batch: 2.223[s] Speed: 3.6[samples/s]"))
+    assert 2.1 < doc["step_time_s"]["median"] < 2.4  # the stamps: 112-130 s per 50 batches
+
+
+def test_an_epochs_time_on_its_summary_still_covers_the_epochs_steps() -> None:
+    # negative: the same summary naming the epoch's whole time is no batch's time
+    doc = read(x16("Epoch 12 done. Time: 7525.3[s] Speed: 3.6[samples/s]"))
+    assert doc["step_time_s"]["median"] < 10
