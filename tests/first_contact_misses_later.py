@@ -32,9 +32,12 @@ LATER_TRAINING_MISSES = {
     # trainers; that it is this run's own epoch-22 file shows only by matching the name to the
     # resumed `Epoch: [23]`, which no rule does. O16's step time is the bar's elapsed over its steps
     # (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the facts take tqdm's smoothed
-    # rate (0.0238 s). O19 reads right since the script's opening printed again (its framed banner,
-    # 16 s after the first run stopped) is a relaunch where the log never stepped before
-    # (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
+    # rate (0.0238 s). Its save at 7000 reads right since a save worded as one that names a step
+    # the progress printed (`[ITER 30000] Saving Gaussians`) keeps its own lower step, printed late
+    # (`[ITER 7000] Saving Gaussians`, stdout flushed after the bar; savesteps.off_counter,
+    # tests/goodput/test_oldB_lines.py). O19 reads right since the script's opening printed
+    # again (its framed banner, 16 s after the first run stopped) is a relaunch where the log
+    # never stepped before (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
     ("training_logs", "fresh12"): {
         "O02",
         "O13",

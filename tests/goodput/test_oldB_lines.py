@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from gpuslo.goodput.logs.roles import read_template
 from gpuslo.goodput.logs.templates import SampleRecord, group
-from tests.goodput.batch_lines import read
+from tests.goodput.batch_lines import case, read
 
 
 def _roles(lines: list[str]) -> dict[str, str]:
@@ -81,3 +81,24 @@ def test_an_epochs_time_on_its_summary_still_covers_the_epochs_steps() -> None:
     # negative: the same summary naming the epoch's whole time is no batch's time
     doc = read(x16("Epoch 12 done. Time: 7525.3[s] Speed: 3.6[samples/s]"))
     assert doc["step_time_s"]["median"] < 10
+
+
+# -- 3D Gaussian Splatting train.py (fresh12 O16, Kangkang-wky/gaussian-splatting
+# log/train_backward.log, SOURCES_o.md): stdout's stamped prints flushed after stderr's bar ------
+def _save_steps(lines: list[str]) -> list[int]:
+    return [s["step"] for s in read(lines)["checkpoint_saves"]]
+
+
+def test_a_save_worded_as_one_at_a_step_the_run_printed_keeps_its_lower_step() -> None:
+    lines = case("fresh12", "O16")
+    assert "[ITER 7000] Saving Gaussians [12/01 14:12:34]" in lines
+    assert "[ITER 30000] Saving Gaussians [12/01 14:21:47]" in lines
+    assert _save_steps(lines) == [7000, 30000]  # was [30000, 30000]
+
+
+def test_a_lower_named_save_with_no_kin_at_a_printed_step_is_another_counters() -> None:
+    # negative: no line of the same wording names a step the bar printed, so `[ITER 7000]`
+    # below the bar's first step 29620 stays another counter's (fresh18 V14's script stage):
+    # dated as an unnamed save, at the bar's last step
+    lines = [t.replace("[ITER 30000] Saving", "[ITER 8000] Saving") for t in case("fresh12", "O16")]
+    assert 7000 not in _save_steps(lines)
