@@ -102,3 +102,26 @@ def test_a_lower_named_save_with_no_kin_at_a_printed_step_is_another_counters() 
     # dated as an unnamed save, at the bar's last step
     lines = [t.replace("[ITER 30000] Saving", "[ITER 8000] Saving") for t in case("fresh12", "O16")]
     assert 7000 not in _save_steps(lines)
+
+
+# -- CrossFit few-shot fine-tuning (fresh19 W15, INK-USC/CrossFit#9, SOURCES_w.md): a tqdm bar
+# per epoch of 16 batches, each finished at `00:00` ------------------------------------------------
+def _median(lines: list[str]) -> float | None:
+    return read(lines)["step_time_s"]["median"]
+
+
+def test_a_per_epoch_bar_drawn_anew_that_fits_its_clock_times_its_batches() -> None:
+    lines = case("fresh19", "W15")
+    assert any("| 16/16 [00:00<00:00, 28.30it/s]" in t for t in lines)
+    # epochs 19-24's bars were taken for resumed bars' first redraws (no time), leaving epoch
+    # 18's 5.55 it/s, whose 2 s hold the evaluation after step 300 (0.18 s a batch)
+    assert abs(_median(lines) - 0.0355) < 0.0005
+
+
+def test_a_bar_whose_steps_do_not_fit_its_clock_is_no_rate_from_zero() -> None:
+    # negative: the same bars at 2.00 it/s could not have run 16 batches from 0 in `00:00`
+    # (8 s): their rate is no step time, as a resumed bar's first redraws
+    lines = [t.replace("28.30it/s", "2.00it/s").replace("28.19it/s", "2.00it/s")
+             .replace("28.14it/s", "2.00it/s").replace("28.36it/s", "2.00it/s")
+             for t in case("fresh19", "W15")]
+    assert abs(_median(lines) - 0.5) > 0.1
