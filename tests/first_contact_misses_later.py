@@ -32,9 +32,12 @@ LATER_TRAINING_MISSES = {
     # trainers; that it is this run's own epoch-22 file shows only by matching the name to the
     # resumed `Epoch: [23]`, which no rule does. O16's step time is the bar's elapsed over its steps
     # (0.0218 s; the clock bounds the mean at 0.0184-0.0237 s) where the facts take tqdm's smoothed
-    # rate (0.0238 s). O19 reads right since the script's opening printed again (its framed banner,
-    # 16 s after the first run stopped) is a relaunch where the log never stepped before
-    # (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
+    # rate (0.0238 s). Its save at 7000 reads right since a save worded as one that names a step
+    # the progress printed (`[ITER 30000] Saving Gaussians`) keeps its own lower step, printed late
+    # (`[ITER 7000] Saving Gaussians`, stdout flushed after the bar; savesteps.off_counter,
+    # tests/goodput/test_oldB_lines.py). O19 reads right since the script's opening printed
+    # again (its framed banner, 16 s after the first run stopped) is a relaunch where the log
+    # never stepped before (relaunch.reopenings; tests/goodput/test_fresh13c_lines.py).
     ("training_logs", "fresh12"): {
         "O02",
         "O13",
@@ -120,7 +123,9 @@ LATER_TRAINING_MISSES = {
     # (173 against 172, the collector's stated choice); R03 prints no step on its progress
     # lines and R05 only a fractional epoch: their step times rest on a logging interval the
     # lines never print (13.1 s from the saves' spacing, 20.4 s from 20 lines between
-    # checkpoint-2000 and -2100), so none is given; R11's fairseq 0.6 `ups 7` (updates per second
+    # checkpoint-2000 and -2100), so none is given (R03's 0.193 s, HF's `eval_steps_per_second`
+    # read as the training step's rate, is read as the evaluation's since
+    # tests/goodput/test_oldB_lines.py); R11's fairseq 0.6 `ups 7` (updates per second
     # of training alone, rounded) gives 0.143 s where the facts take the cumulative `wall` with
     # validation and saving (0.153 s).
     ("training_logs", "fresh15"): {
@@ -209,9 +214,13 @@ LATER_TRAINING_MISSES = {
     # that it equals the updates is in the source, not the lines) and `Time: 12.89` may be per
     # sentence or per 100: two records and no clock cannot tell. W15's global `Step N` lines
     # show its per-epoch bars' epoch label is 0-based where gpuslo counts it from 1 (281 for
-    # 300); reading the two families together is no rule yet. W16's `saving checkpoint:` has no
-    # end line and the traceback after it comes from sample generation, which the walk cannot
-    # tell from a failing save (W17's same wording fails inside save_model) without the frames.
+    # 300); reading the two families together is no rule yet. Its step time reads right since a
+    # per-epoch bar drawn anew whose n steps from 0 fit its `00:00` at its rate is timed by that
+    # rate (`16/16 [00:00<00:00, 28.30it/s]`: 0.0355 s; steptimes._anew_from_zero,
+    # tests/goodput/test_oldB_lines.py), not left untimed as a resumed bar's first redraw.
+    # W16's `saving checkpoint:` has no end line and the traceback after it comes from sample
+    # generation, which the walk cannot tell from a failing save (W17's same wording fails
+    # inside save_model) without the frames.
     ("training_logs", "fresh19"): {
         "W02",
         "W15",
@@ -231,7 +240,10 @@ LATER_TRAINING_MISSES = {
     # time does not outrank recurring epoch lines (X19). X02 and X09 now read their saves (a
     # save line printed again after an evaluation, a second or more later, is another save) and
     # step times (an epoch's first record a whole print interval in keeps a faster time) right;
-    # they stay for the steps convention above.
+    # they stay for the steps convention above. X16's step time reads right since a duration
+    # named per batch (`Epoch 12 done. Time per batch: 2.223[s]`) is one batch's time, not the
+    # epoch's over its 3385 batches (0.000657 s; tests/goodput/test_oldB_lines.py): it too stays
+    # for the steps convention only.
     # Also read right since (tests/goodput/test_fresh20a_lines.py): a duration
     # counting down to the counter's N read as time left, whatever its name (X20); a duration
     # on a line of its own printed once per many records, or an epoch's time, over the steps it

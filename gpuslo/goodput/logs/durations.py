@@ -26,9 +26,12 @@ from gpuslo.goodput.logs.counters import words
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field
 
+# names of one step's time (`Time per batch: 2.223[s]`, reid-strong-baseline's epoch summary: the
+# epoch's mean batch, never the epoch's time over its batches; fresh20 X16)
 PER_STEP_HINTS = ("per iter", "per step", "per_iter", "per_step", "/step", "step_time",
                   "iter_time", "batch_time", "batch_cost", "timing", "time/step", "sec/step",
-                  "s/step", "steptime", "iter time", "step time", "this_iter", "time_this")
+                  "s/step", "steptime", "iter time", "step time", "this_iter", "time_this",
+                  "per batch", "per_batch")
 # a duration set in a worked sum: an operator standing apart (spaces around it) before the value
 # or right after its unit; `key=value` glues its `=` to the name (llama.cpp's `dt=00:04:59 eta=`)
 _OPERATOR_BEFORE = re.compile(r"(?:^|\s)[*×+=]\s*$")

@@ -103,6 +103,8 @@ PER_EVENT_WORDS = {"latency"}
 # a value named as a loss is no time whatever else its name holds (Coqui TTS's VITS
 # `| > loss_duration: 1.76319  (2.02938)`: the duration predictor's loss, beside `step_time`)
 LOSS_WORDS = {"loss", "losses"}
+# a rate named by one of these times an evaluation, not the training steps (`eval_steps_per_second`)
+EVAL_RATE_WORDS = {"eval", "val", "valid", "validation", "test", "evaluation"}
 HEAD_WORDS = 48  # characters at the start of a template that say what its counter counts
 def _time_scale(f: Field) -> float | None:
     """Seconds per unit of a duration field, None when the field is not a duration (nor one
@@ -140,7 +142,11 @@ def _time_scale(f: Field) -> float | None:
 
 def _rate(f: Field) -> Role | None:
     """A `rate_ips`/`rate_spi` role for a rate of iterations (`ms/step` scaled to seconds),
-    None otherwise (throughput of samples or tokens is None)."""
+    None otherwise (throughput of samples or tokens is None). A rate whose name says it is an
+    evaluation's (HF Trainer's `'eval_steps_per_second': 5.179`, `val_it/s`) times the
+    evaluation's batches, not the training steps: a metric."""
+    if set(words(f.key)) & EVAL_RATE_WORDS:
+        return Role("metric", why=f"an evaluation's rate ({f.key})")
     after = f.after.strip()
     for text in (f.unit, after.split(" ")[0].rstrip(",)]") if after else "", f.key):
         if not text:

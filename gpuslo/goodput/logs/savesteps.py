@@ -19,17 +19,27 @@ read piece by piece (`line_path_step`).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpuslo.goodput.logs.epochs import epoch_base
 from gpuslo.goodput.logs.progress import Record
 from gpuslo.goodput.logs.story import Restore, Save, named_in_path
 
+_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
 
 def off_counter(items: list[Any]) -> None:
     """A save's named step below the first step of the run printed before it, no restore since,
     is another counter's (a script's stage: `💾 Step 7: Saving final model...` after
-    `1755/1755`, fresh18 V14): its step is resolved as an unnamed save's (`save_steps`)."""
+    `1755/1755`, fresh18 V14): its step is resolved as an unnamed save's (`save_steps`). Not
+    where a save line of the same wording (its numbers aside) names a step the progress printed:
+    that wording counts the run's steps, its lower step printed late (3D Gaussian Splatting's
+    stdout flushed after the stderr bar: `[ITER 7000] Saving Gaussians` below the bar's 29620,
+    `[ITER 30000] Saving Gaussians` at its last; fresh12 O16)."""
+    reached = {x.glob for x in items if isinstance(x, Record)}
+    kin = {_wording(x.start_text) for x in items
+           if isinstance(x, Save) and x.named and x.start_text and x.step in reached}
     first: dict[int, int] = {}
     for x in items:
         if isinstance(x, Record):
@@ -37,8 +47,13 @@ def off_counter(items: list[Any]) -> None:
         elif isinstance(x, Restore):
             first.clear()
         elif isinstance(x, Save) and x.named and x.step is not None and x.after is not None and (
-                x.step < first.get(x.after.run, 0)):
+                x.step < first.get(x.after.run, 0)) and _wording(x.start_text) not in kin:
             x.step = None
+
+
+def _wording(text: str) -> str:
+    """`text` with its numbers masked: the wording lines of one template share."""
+    return _NUMBER.sub("<n>", text)
 
 
 def save_steps(items: list[Any], saves: list[Save]) -> None:

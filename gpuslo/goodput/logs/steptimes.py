@@ -289,12 +289,25 @@ def _rate(rec: Any) -> float | None:
     if p.rate_s is None:
         return None
     if rec.bar_start and rec.bar_start > 0.2 * rec.glob and rec.glob > rec.bar_start:
-        if (not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S) and not quick(rec):
+        if (not p.elapsed or p.elapsed < MID_WAY_ELAPSED_S) and not (
+                quick(rec) or _anew_from_zero(rec)):
             return None  # a resumed bar's first redraws: its rate is not yet a rate
         counted = rec.printed > rec.glob - rec.bar_start  # its n counts steps it did not run
         if counted and abs(p.elapsed / p.rate_s - rec.printed) <= 0.1 * rec.printed:
             return p.rate_s * rec.glob / (rec.glob - rec.bar_start)
     return p.rate_s
+
+
+def _anew_from_zero(rec: Any) -> bool:
+    """True when a bar that begins high on the job-wide scale counts only its own steps (its n
+    is the steps since it began: a per-epoch bar drawn anew, not a resumed one's `initial=`) and
+    those n steps at its rate fit in its elapsed whole seconds: it ran from 0 in that time
+    (CrossFit's `Epoch 19: 100%|…| 16/16 [00:00<00:00, 28.30it/s]` after epoch 18's bar, fresh19
+    W15: 0.0353 s a batch, not unknown)."""
+    p = rec.prog
+    return p.rate_s is not None and rec.epoch is not None and (
+        0 < rec.printed <= rec.glob - rec.bar_start) and (
+        rec.printed * p.rate_s <= (p.elapsed or 0.0) + MID_WAY_ELAPSED_S)
 
 
 def _first_by_next(records: list[Any], i: int) -> float | None:
