@@ -173,7 +173,7 @@ def _duration_role(f: Field, scale: float) -> Role:
         return Role("smoothed_s", scale, f"an average ({f.key})")
     values = f.known()
     cumulative = len(values) >= 2 and f.rising() >= 0.8 and not f.constant() and (
-        (f.stride() or 0) * 3 < max(values))
+        (f.stride() or 0) * 3 < max(values)) and not f.one_digit_apart()
     if ws & PER_EVENT_WORDS:
         return Role("step_s", scale, f"the duration of one event ({f.key})")
     if ws & CUMULATIVE_WORDS and (len(values) < 2 or cumulative or (
