@@ -3,13 +3,15 @@ on a case's real lines and on a negative beside it: ESPnet2's reporter lines (de
 espnet/espnet#2675, espnet2/train/trainer.py): a count noun glued after its integer names it
 (`1epoch`, `6376-6750batch`), a per-window mean that rounding moves by one printed digit is no
 clock, the duration that covers the sum of a line's other timed parts is the whole step, and
-`The best model has been updated` ends a save.
+`The best model has been updated` ends a save; WeNet's `Batch {epoch}/{batch_idx}`, whose first
+number holds while the second rises, is epoch and counter, no `n/N` (fresh C23).
 """
 
 from __future__ import annotations
 
 from gpuslo.goodput.logs import load_profiles
 from gpuslo.goodput.logs.assemble import assemble
+from gpuslo.goodput.logs.heldpair import held_pair
 from gpuslo.goodput.logs.partsum import sum_of_parts
 from gpuslo.goodput.logs.reader import parse_lines
 from gpuslo.goodput.logs.reading import Role
@@ -162,3 +164,47 @@ def test_a_time_named_after_the_epoch_is_no_whole_of_the_steps_parts() -> None:
     # negative: `epoch_time: 03s` covers `data_time`, `fbward_time` and `iter_time` but times
     # the epoch so far; the step time stays the line's `iter_time` (0.6 s)
     assert read(GETMUSIC)["step_time_s"]["median"] == 0.6
+
+
+# -- WeNet, DDP with 4 ranks (wenet-e2e/wenet#941, 2023-01-30; fresh C23), verbatim -------------
+WENET = [
+    "2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 "
+    "loss_ctc 16.671551 lr 0.00032621 rank 0",
+    "2023-01-30 18:47:16,614 DEBUG TRAIN Batch 4/203700 loss 16.885244 loss_att 13.554604 "
+    "loss_ctc 24.656742 lr 0.00032621 rank 1",
+    "2023-01-30 18:47:22,712 DEBUG TRAIN Batch 4/203700 loss 19.729301 loss_att 16.203592 "
+    "loss_ctc 27.955961 lr 0.00032621 rank 2",
+    "2023-01-30 18:49:20,301 DEBUG TRAIN Batch 4/203800 loss 23.600426 loss_att 18.615641 "
+    "loss_ctc 35.231586 lr 0.00032619 rank 2",
+    "2023-01-30 18:49:20,315 DEBUG TRAIN Batch 4/203800 loss 18.340179 loss_att 15.005867 "
+    "loss_ctc 26.120243 lr 0.00032619 rank 1",
+    "2023-01-30 18:49:20,438 DEBUG TRAIN Batch 4/203800 loss 25.618004 loss_att 20.509174 "
+    "loss_ctc 37.538609 lr 0.00032619 rank 0",
+    "2023-01-30 18:49:55,773 DEBUG CV Batch 4/0 loss 28.517015 loss_att 24.142754 loss_ctc "
+    "38.723625 history loss 27.957858 rank 2",
+]
+
+
+def test_a_pair_whose_first_number_holds_while_the_second_rises_is_epoch_and_counter() -> None:
+    doc = read(WENET)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (203700, 203800)
+    assert doc["steps"]["epoch_first"] == 4 and doc["restarts"] == []
+    assert abs(doc["step_time_s"]["median"] - 1.33194) < 1e-6
+
+
+def test_an_n_of_n_whose_n_moves_stays_n_of_n() -> None:
+    # negative: `Batch 40/965` … with N fixed is n/N, and two loops' opening draws `0/500`,
+    # `0/1000` (n never 1 or more) are no epoch/counter pair
+    lines = [f"2023-01-30 18:4{i}:07,107 DEBUG TRAIN Batch {10 * (i + 1)}/965 loss 1.{i}"
+             for i in range(4)]
+    doc = read(lines)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (10, 40)
+    assert held_pair(parse_fields(["Batch 0/500 loss 1.0", "Batch 0/1000 loss 0.9",
+                                   "Batch 0/1500 loss 0.8"])) is None
+
+
+def parse_fields(texts: list[str]) -> list[Field]:
+    """The fields of one template over `texts` (the same template each)."""
+    found = [values(t) for t in texts]
+    return [Field(i, v.kind, v.key, v.unit, v.after, [row[i].number for row in found],
+                  integer=all(row[i].integer for row in found)) for i, v in enumerate(found[0])]
