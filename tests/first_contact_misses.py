@@ -38,15 +38,16 @@ KNOWN_MISSES = {
     # 0 that prints its rate as unknown (`0/500 [00:00<?, ?it/s]`) and carries nothing else is
     # the bar's creation, no step (bars.opening_draw; T21's rich `0/1250 … 0.00it/s` prints a
     # rate and fresh6 H21's `0/90000 [00:00<?, ?it/s]G: 1.51 | …` carries step 0's losses: both
-    # stay step 0). Left: C10 (a save only implied by nnU-Net's
-    # code); C14 rests on facts the collector marked uncertain; C15's 0.55 s comes from
+    # stay step 0). Left: C10 (a save only implied by nnU-Net's code); C15's 0.55 s comes from
     # spend_time deltas where the line prints iter_time 0.6 s (both within the print's 0.1 s);
     # C05's 3.714 s is Caffe's window average (`464.257s/125 iter`) holding the snapshot and
     # the 32 s test, which gpuslo books as save and other time: it gives 3.43 s, the facts'
     # own training-only estimate. C23 reads right since a pair whose first number holds while
     # the second rises is epoch and counter, no n/N (WeNet's `Batch {epoch}/{batch_idx}`:
-    # `Batch 4/203700`, `4/203800`; heldpair.py, tests/goodput/test_oldA_lines.py): its facts,
-    # listed here as uncertain, are plain.
+    # `Batch 4/203700`, `4/203800`; heldpair.py), and C14 since a line's time per step that
+    # falls like a mean over a growing count (`2.057s/batch` at step 10 … `0.862` at 160) is
+    # undone into each window's own (0.765 s; runmean.py): both were listed as resting on
+    # uncertain facts, which their facts do not say (tests/goodput/test_oldA_lines.py).
     # C18 reads right since a bar whose rate outruns its elapsed began mid-way; C34 since a
     # `latency` is one step's duration and parts printed with their share `(n%)` are not the
     # step; C02 since Marian's abbreviated `Up.` counter is a step (it
@@ -56,7 +57,6 @@ KNOWN_MISSES = {
     ("training_logs", "fresh"): {
         "C05",
         "C10",
-        "C14",
         "C15",
         "C33",  # the job-wide count of one epoch (see B03 above)
     },

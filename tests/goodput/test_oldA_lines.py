@@ -4,7 +4,8 @@ espnet/espnet#2675, espnet2/train/trainer.py): a count noun glued after its inte
 (`1epoch`, `6376-6750batch`), a per-window mean that rounding moves by one printed digit is no
 clock, the duration that covers the sum of a line's other timed parts is the whole step, and
 `The best model has been updated` ends a save; WeNet's `Batch {epoch}/{batch_idx}`, whose first
-number holds while the second rises, is epoch and counter, no `n/N` (fresh C23).
+number holds while the second rises, is epoch and counter, no `n/N` (fresh C23); a time per
+step printed as the mean since the epoch began is undone into each window's (fresh C14).
 """
 
 from __future__ import annotations
@@ -129,43 +130,6 @@ def test_a_model_updated_with_no_best_is_no_save() -> None:
     assert read(lines)["checkpoint_saves"] == []
 
 
-# -- getmusic's trainer (microsoft/muzic#126, 2023-05; fresh C15), verbatim -----------------------
-GETMUSIC = [
-    'train: train: Epoch 35/50 iter 5/9 || | loss: 1.5818 || lr_lr: 3.4137e-05 || data_time: '
-    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 03s | '
-    'spend_time: 03m:04s | left_time: 01m:14s',
-    'time2 is 1685112173.1206985',
-    'time2 is 1685112178.1657178',
-    'train: train: Epoch 37/50 iter 7/9 || | loss: 1.0043 || lr_lr: 3.6077e-05 || data_time: '
-    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 04s | '
-    'spend_time: 03m:16s | left_time: 01m:02s',
-    'time2 is 1685112183.224697',
-    'time2 is 1685112188.282699',
-    'time2 is 1685112193.3316987',
-    'train: train: Epoch 40/50 iter 0/9 || | loss: 2.4089 || lr_lr: 3.8017e-05 || data_time: '
-    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 00s | '
-    'spend_time: 03m:27s | left_time: 51s',
-    'time2 is 1685112198.3916988',
-    'time2 is 1685112203.4246979',
-    'train: train: Epoch 42/50 iter 2/9 || | loss: 0.9107 || lr_lr: 3.9957e-05 || data_time: '
-    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 01s | '
-    'spend_time: 03m:38s | left_time: 39s',
-    'time2 is 1685112208.4466984',
-    'time2 is 1685112213.481707',
-    'train: train: Epoch 44/50 iter 4/9 || | loss: 0.1852 || lr_lr: 4.1897e-05 || data_time: '
-    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 02s | '
-    'spend_time: 03m:49s | left_time: 28s',
-    'time2 is 1685112218.518698',
-    'time2 is 1685112223.5316982',
-]
-
-
-def test_a_time_named_after_the_epoch_is_no_whole_of_the_steps_parts() -> None:
-    # negative: `epoch_time: 03s` covers `data_time`, `fbward_time` and `iter_time` but times
-    # the epoch so far; the step time stays the line's `iter_time` (0.6 s)
-    assert read(GETMUSIC)["step_time_s"]["median"] == 0.6
-
-
 # -- WeNet, DDP with 4 ranks (wenet-e2e/wenet#941, 2023-01-30; fresh C23), verbatim -------------
 WENET = [
     "2023-01-30 18:47:07,107 DEBUG TRAIN Batch 4/203700 loss 12.646465 loss_att 10.921429 "
@@ -208,3 +172,69 @@ def parse_fields(texts: list[str]) -> list[Field]:
     found = [values(t) for t in texts]
     return [Field(i, v.kind, v.key, v.unit, v.after, [row[i].number for row in found],
                   integer=all(row[i].integer for row in found)) for i, v in enumerate(found[0])]
+
+
+# -- ClearerVoice-Studio (modelscope/ClearerVoice-Studio#4, 2024; fresh C14), verbatim ----------
+_C14_MEANS = ["2.057", "1.407", "1.191", "1.082", "1.018", "0.975", "0.945", "0.922", "0.905",
+              "0.890", "0.879", "0.874", "0.867", "0.860", "0.864", "0.862"]
+
+
+_C14_LOSSES = ["1.6780", "1.7014", "1.6985", "1.6433", "1.6186", "1.6943", "1.5612", "1.7628",
+               "1.7153", "1.6693", "1.6259", "1.7636", "1.7642", "1.7487", "1.5222", "1.5497"]
+
+
+def clearervoice(means: list[str]) -> list[str]:
+    """The case's lines (its `s/batch` figures replaced only where a test says so)."""
+    pairs = enumerate(zip(means, _C14_LOSSES, strict=False))
+    return [f"Train Epoch: 0/100 Step: {10 * (i + 1)}/965 | {m}s/batch | lr 5.0000e-04 || "
+            f"Mask_Loss {loss}" for i, (m, loss) in pairs]
+
+
+def test_a_mean_since_the_epoch_began_is_undone_into_each_windows_time() -> None:
+    doc = read(clearervoice(_C14_MEANS))
+    assert abs(doc["step_time_s"]["median"] - 0.765) < 1e-6
+
+
+def test_a_warm_up_printed_window_by_window_is_kept_as_printed() -> None:
+    # negative: times falling fast then settling (each window's own: 1.0, 0.6, 0.4, 0.5, … when
+    # undone, a dip and a climb) stay the printed figures
+    means = ["2.000", "1.500", "1.200", "1.000", "0.900", "0.850", "0.820", "0.800", "0.790",
+             "0.790"]
+    assert read(clearervoice(means))["step_time_s"]["median"] == 0.875
+
+
+# -- getmusic's trainer (microsoft/muzic#126, 2023-05; fresh C15), verbatim -----------------------
+GETMUSIC = [
+    'train: train: Epoch 35/50 iter 5/9 || | loss: 1.5818 || lr_lr: 3.4137e-05 || data_time: '
+    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 03s | '
+    'spend_time: 03m:04s | left_time: 01m:14s',
+    'time2 is 1685112173.1206985',
+    'time2 is 1685112178.1657178',
+    'train: train: Epoch 37/50 iter 7/9 || | loss: 1.0043 || lr_lr: 3.6077e-05 || data_time: '
+    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 04s | '
+    'spend_time: 03m:16s | left_time: 01m:02s',
+    'time2 is 1685112183.224697',
+    'time2 is 1685112188.282699',
+    'time2 is 1685112193.3316987',
+    'train: train: Epoch 40/50 iter 0/9 || | loss: 2.4089 || lr_lr: 3.8017e-05 || data_time: '
+    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 00s | '
+    'spend_time: 03m:27s | left_time: 51s',
+    'time2 is 1685112198.3916988',
+    'time2 is 1685112203.4246979',
+    'train: train: Epoch 42/50 iter 2/9 || | loss: 0.9107 || lr_lr: 3.9957e-05 || data_time: '
+    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 01s | '
+    'spend_time: 03m:38s | left_time: 39s',
+    'time2 is 1685112208.4466984',
+    'time2 is 1685112213.481707',
+    'train: train: Epoch 44/50 iter 4/9 || | loss: 0.1852 || lr_lr: 4.1897e-05 || data_time: '
+    '0.0s | fbward_time: 0.6s | iter_time: 0.6s | iter_avg_time: 0.6s | epoch_time: 02s | '
+    'spend_time: 03m:49s | left_time: 28s',
+    'time2 is 1685112218.518698',
+    'time2 is 1685112223.5316982',
+]
+
+
+def test_a_time_named_after_the_epoch_is_no_whole_of_the_steps_parts() -> None:
+    # negative: `epoch_time: 03s` covers `data_time`, `fbward_time` and `iter_time` but times
+    # the epoch so far; the step time stays the line's `iter_time` (0.6 s)
+    assert read(GETMUSIC)["step_time_s"]["median"] == 0.6
