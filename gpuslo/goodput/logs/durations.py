@@ -23,6 +23,7 @@ import re
 from statistics import median
 
 from gpuslo.goodput.logs.counters import words
+from gpuslo.goodput.logs.partsum import sum_of_parts
 from gpuslo.goodput.logs.reading import Reading, Role
 from gpuslo.goodput.logs.templates import Field
 
@@ -89,6 +90,8 @@ def line_times(reading: Reading) -> None:
     named = [i for i, r in roles.items() if r.role == "step_s"
              and any(h in fields[i].key.lower() for h in PER_STEP_HINTS)]
     named = _whole(named, fields)
+    if (whole := sum_of_parts(fields, roles)) is not None:  # ESPnet2's `train_time`
+        named = [whole]
     if not reading.bar:  # a line's own `0.855 sec/step` names the step time as well
         named += [i for i, r in roles.items() if r.role == "rate_spi"]
     for i, role in list(roles.items()):

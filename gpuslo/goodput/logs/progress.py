@@ -90,6 +90,7 @@ from gpuslo.goodput.logs.epochs import (
 from gpuslo.goodput.logs.glued import number_bars
 from gpuslo.goodput.logs.matchers import Prog
 from gpuslo.goodput.logs.perstep import per_step
+from gpuslo.goodput.logs.runmean import undo_running_means
 from gpuslo.goodput.logs.steptimes import ELAPSED_MIN_S, MID_WAY_ELAPSED_S, quick, step_times, warm
 
 MID_WAY_MIN_STEP = 10  # (with steptimes.MID_WAY_ELAPSED_S: a bar at step n ≥ this resumed)
@@ -247,6 +248,7 @@ def build_records(progress: list[Prog], epochs: list[tuple[int, int]],
         kept.append(rec)
     _runs(kept)
     step_times(kept)
+    undo_running_means(kept)  # a per-epoch mean since the epoch began (`runmean`)
     per_step(kept)  # unnumbered records printed once per step time the steps (`perstep`)
     warm(kept)
     for i in across_estimate(kept):  # the steps between are a guess: no step time

@@ -66,6 +66,7 @@ from gpuslo.goodput.logs.durations import (
     unit_done,
     window_by_rate,
 )
+from gpuslo.goodput.logs.heldpair import held_pair
 from gpuslo.goodput.logs.leadpair import inner_pair, unnamed_counter
 from gpuslo.goodput.logs.notprogress import NOT_PROGRESS_HEAD, not_progress_label
 from gpuslo.goodput.logs.reading import Reading, Role
@@ -179,7 +180,7 @@ def _duration_role(f: Field, scale: float) -> Role:
         return Role("smoothed_s", scale, f"an average ({f.key})")
     values = f.known()
     cumulative = len(values) >= 2 and f.rising() >= 0.8 and not f.constant() and (
-        (f.stride() or 0) * 3 < max(values))
+        (f.stride() or 0) * 3 < max(values)) and not f.one_digit_apart()
     if ws & PER_EVENT_WORDS:
         return Role("step_s", scale, f"the duration of one event ({f.key})")
     if ws & CUMULATIVE_WORDS and (len(values) < 2 or cumulative or (
@@ -233,6 +234,9 @@ def read_template(tpl: Template, pins: dict[str, str] | None = None) -> Reading:
     reading = Reading(tpl)
     fields = tpl.fields
     roles = {f.index: _cue_role(f, fields) for f in fields}
+    if (held := held_pair(fields)) is not None:  # WeNet's `Batch {epoch}/{batch_idx}`
+        roles[held[0]], roles[held[1]] = Role("epoch", why="holds while its pair rises"), Role(
+            "step", why="rises while the number before its `/` holds: epoch/batch")
     for f in fields:
         pinned = (pins or {}).get(f.key)
         if pinned:

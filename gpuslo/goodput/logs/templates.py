@@ -80,6 +80,19 @@ class Field:
         """True when every printed number is the same."""
         return len(set(self.known())) <= 1
 
+    def one_digit_apart(self) -> bool:
+        """True when the values span at most one unit of their last printed digit and some
+        two in a row are equal (ESPnet2's per-window mean `train_time=0.013`, `0.013`, `0.014`,
+        `0.014`, dev B25): a steady value that rounding moves, no clock rising with the work. Only a
+        number printed with a fraction (a mean at fixed decimals) is so read."""
+        seen = self.known()
+        if self.kind != "num" or self.integer or len(seen) < 3 or not any(
+                a == b for a, b in zip(seen, seen[1:], strict=False)):
+            return False  # a clock printed whole (a bar's `00:05`, `00:04`: fresh7 J05) stays
+        places = max(len(repr(n).partition(".")[2].rstrip("0")) if "e" not in repr(n) else 9
+                     for n in seen)
+        return max(seen) - min(seen) <= 10.0 ** -places * 1.0001
+
     def stride(self) -> float | None:
         """Median positive difference between consecutive values, None when none rose."""
         seen = self.known()

@@ -135,6 +135,12 @@ def _key(prefix: str) -> str:
     return (found.group(1) if found else tail).strip(" '\":=")
 
 
+# a count noun glued after an integer names it (ESPnet2's reporter, espnet2/train/reporter.py:
+# `f"{epoch}epoch:{key}:{start}-{end}batch"`, `1epoch:train:6376-6750batch: iter_time=…`): the
+# epoch and the batch, not the words printed before them (`INFO: 1epoch`, `train:6376-6750batch`)
+_GLUED_NAMES = {"epoch", "batch", "step", "iter"}
+
+
 def values(text: str) -> list[Value]:
     """Every value of `text`, left to right (see the module docstring)."""
     out: list[Value] = []
@@ -154,9 +160,10 @@ def values(text: str) -> list[Value]:
             num = number(m.group("num"), m.group("sfx") or "")
         nxt = matches[i + 1].start() if i + 1 < len(matches) else len(text)
         core = m.group("num") or ""
-        out.append(Value(kind, m.group(0), num, m.group("unit") or "" if kind == "num" else "",
-                         _key(text[last:m.start()]), text[m.end():nxt][:40], m.start(), m.end(),
-                         kind == "num" and "." not in core and "e" not in core.lower()
+        unit = m.group("unit") or "" if kind == "num" else ""
+        key = unit if unit in _GLUED_NAMES and core.isdigit() else _key(text[last:m.start()])
+        out.append(Value(kind, m.group(0), num, unit, key, text[m.end():nxt][:40], m.start(),
+                         m.end(), kind == "num" and "." not in core and "e" not in core.lower()
                          and core.lower() not in ("nan", "inf") and not m.group("sfx")))
         last = m.end()
     return _paired_names(out)
