@@ -52,7 +52,7 @@ main keeps only the literals cast once per scan. The goal is not met: where the 
 100 MB, and why 1.0 is out of reach without a C newline count, is in bench/HISTORY.md,
 "kernel_log_scan.py", round 16. Every earlier figure, what each round changed and what is
 left: there too.
-Round 17, 2026-12-08, 200 MiB, CPU seconds: the cost of the PCIe bandwidth notice's phrase the
+Round 18, 2026-12-08, 200 MiB, CPU seconds: the cost of the PCIe bandwidth notice's phrase the
 file scans keep beside the fallback's words since b4b28a6 (`severity_words.KERNEL_LOG_EXTRA`).
 `--size-mb 200 --repeat 5 --extra-cost` (02:05 UTC, load 6.6; the scan alone, one process,
 interleaved): Vectorscan ERROR_WORDS 0.320 s, with the phrase 0.318 s, ERROR_WORDS again
