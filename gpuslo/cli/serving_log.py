@@ -21,23 +21,24 @@ import argparse
 import json
 
 from gpuslo import names
+from gpuslo.cli.terminal import whole
 from gpuslo.config_file import STDIN
 from gpuslo.errors import UsageError
+from gpuslo.goodput.journal import MAX_GPUS
 from gpuslo.slo.serving_logs import load_wording, serving_log
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Arguments of `gpuslo serving-log`."""
     parser.add_argument("log", metavar="LOG", help="a serving engine's log file")
-    parser.add_argument("--gpus", type=int, help="GPUs the replica held: gives GPU-hours")
+    parser.add_argument("--gpus", type=whole(1, MAX_GPUS, "GPUs"),
+                        help="GPUs the replica held (1 to 1,000,000): gives GPU-hours")
     parser.add_argument("--markers", metavar="FILE",
                         help="wording families YAML replacing the packaged ones")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print the log's timeline document; 0, or 1 when its status is `unknown`."""
-    if args.gpus is not None and args.gpus < 1:
-        raise UsageError(f"--gpus must be 1 or more, got {args.gpus}")
     if args.log == STDIN:  # read twice (markers, then the templates nothing reads)
         raise UsageError("LOG - (standard input) cannot be read: serving-log reads its log "
                          "twice; save it to a file first")

@@ -1,0 +1,46 @@
+"""newcomer8 F2 and F5 (tests/data/newcomer8/FINDINGS.md), `gpuslo serving-log`.
+
+F2: `--gpus` had no upper bound and the accounting counted a replica's GPU-ticks in 1 ns ticks
+chosen for one GPU per row, so 20 s × 5e8 GPUs passed 2^63 and printed negative GPU-hours as
+`ok`. The tick now fits every GPU held, and the CLI bounds --gpus to 1..1,000,000 as goodput does.
+Real input: intel/llm-scaler #391 (three vLLM V1 stats lines, 10 s apart).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpuslo.cli import main
+from gpuslo.slo.serving_logs import serving_log
+
+INPUTS = Path(__file__).resolve().parents[1] / "data" / "newcomer8" / "inputs"
+SCALER = INPUTS / "llmscaler391_running1_waiting14.log"
+
+
+@pytest.mark.parametrize("gpus", [461_168_602, 500_000_000, 4_294_967_296, 10**10])
+def test_newcomer8_f2_gpu_hours_never_wrap(gpus):
+    doc = serving_log(SCALER, gpus=gpus)  # the library, past the CLI's bound
+    assert doc["status"] == "ok"
+    assert doc["gpu_hours"]["serving"] == pytest.approx(20 * gpus / 3600, rel=1e-9)
+    assert all(h >= 0 for h in doc["gpu_hours"].values())
+
+
+def test_a_sane_gpu_count_keeps_its_exact_figure():  # negative: 8 GPUs, 1 ns ticks as before
+    doc = serving_log(SCALER, gpus=8)
+    assert doc["gpu_hours"]["serving"] == round(20 * 8 / 3600, 6)
+
+
+@pytest.mark.parametrize("value, fine", [("1000000", True), ("1000001", False),
+                                         ("500000000", False), ("0", False)])
+def test_newcomer8_f2_cli_bounds_gpus_like_goodput(capsys, value, fine):
+    try:
+        code = main(["serving-log", str(SCALER), "--gpus", value])
+    except SystemExit as stop:  # argparse's usage error
+        code = stop.code
+    err = capsys.readouterr().err
+    if fine:
+        assert code == 0 and err == ""
+    else:
+        assert code == 2 and err.count("\n") == 1 and "expected 1 to 1,000,000 GPUs" in err
