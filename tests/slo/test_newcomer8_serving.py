@@ -44,3 +44,33 @@ def test_newcomer8_f2_cli_bounds_gpus_like_goodput(capsys, value, fine):
         assert code == 0 and err == ""
     else:
         assert code == 2 and err.count("\n") == 1 and "expected 1 to 1,000,000 GPUs" in err
+
+
+# -- F5: vllm-project/vllm PR #8378 (comment 2024-09-18): "requests just stack up in pending after
+# a few get through ... it just hangs". Judged a stall: nothing runs, 22 wait, no token in 5 s.
+PENDING = INPUTS / "vllm8378_pending_no_progress.log"
+
+
+def test_newcomer8_f5_a_queue_with_nothing_running_and_no_token_is_a_stall():
+    doc = serving_log(PENDING, gpus=8)
+    assert doc["status"] == "ok"
+    assert (doc["seconds"]["serving"], doc["seconds"]["not_ready"]) == (5.0, 5.0)
+    assert [(e["category"], e["reason"]) for e in doc["timeline"]] == [
+        ("serving", None), ("not_ready", "engine_stall")]
+    assert doc["facts"]["stalls"] == [{"from_s": 5.0, "to_s": 10.0, "line": 9}]
+
+
+def test_a_queue_with_tokens_processed_still_serves(tmp_path):  # negative: line 5 of #8378
+    lines = PENDING.read_text().splitlines()
+    assert "Running: 0 reqs" in lines[4] and "Pending: 12 reqs" in lines[4]
+    path = tmp_path / "vllm.log"
+    path.write_text("\n".join(lines[:5]) + "\n")  # 70.6 prompt tokens/s: the window served
+    doc = serving_log(path, gpus=8)
+    assert doc["seconds"]["serving"] == 5.0 and doc["facts"]["stalls"] == []
+
+
+def test_one_running_line_at_zero_tokens_is_still_no_stall(tmp_path):  # negative: prefill
+    line = PENDING.read_text().splitlines()[8].replace("Running: 0 reqs", "Running: 1 reqs")
+    path = tmp_path / "vllm.log"
+    path.write_text("\n".join(PENDING.read_text().splitlines()[:8] + [line]) + "\n")
+    assert serving_log(path, gpus=8)["facts"]["stalls"] == []
