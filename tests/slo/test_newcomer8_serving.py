@@ -74,3 +74,41 @@ def test_one_running_line_at_zero_tokens_is_still_no_stall(tmp_path):  # negativ
     path = tmp_path / "vllm.log"
     path.write_text("\n".join(PENDING.read_text().splitlines()[:8] + [line]) + "\n")
     assert serving_log(path, gpus=8)["facts"]["stalls"] == []
+
+
+# -- F6: `serving-log -` was refused while `<(...)` and /dev/stdin pipes were read ---------------
+def test_newcomer8_f6_standard_input_is_read_like_a_file(monkeypatch, capsys):
+    import io
+    import json
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(PENDING.read_bytes())))
+    assert main(["serving-log", "-", "--gpus", "8"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["file"] == "<stdin>"
+    assert doc["seconds"] == serving_log(PENDING, gpus=8)["seconds"]  # the file's own reading
+
+
+# -- F7: vllm-project/vllm #48707, EngineCore ERROR frames with no final exception line ----------
+def test_newcomer8_f7_a_traceback_without_its_exception_line_is_named():
+    doc = serving_log(INPUTS / "vllm48707_enginecore_crash.log", gpus=1)
+    assert doc["status"] == "unknown" and doc["markers"]["crash"] == 0
+    assert "Python traceback from line 3 without its exception line" in doc["reason"]
+
+
+def test_a_log_with_no_traceback_and_no_marker_keeps_its_reason(tmp_path):  # negative
+    path = tmp_path / "app.log"
+    path.write_text('INFO:     10.0.0.99:58210 - "POST /v1/chat/completions HTTP/1.1" 200 OK\n')
+    doc = serving_log(path)
+    assert doc["reason"] == "no serving marker (loading, ready, throughput, crash or shutdown line)"
+
+
+# -- F10: an empty file says "empty", in the words inspect and goodput use ---------------------
+def test_newcomer8_f10_an_empty_log_says_empty():
+    doc = serving_log(INPUTS / "hostile" / "empty.log")
+    assert (doc["status"], doc["reason"]) == ("unknown", "empty file: nothing to read")
+
+
+def test_a_blank_line_is_not_an_empty_file(tmp_path):  # negative: one line, no marker
+    path = tmp_path / "blank.log"
+    path.write_text("\n")
+    assert serving_log(path)["reason"] != "empty file: nothing to read"

@@ -55,6 +55,7 @@ from collections import Counter
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.config_file import EMPTY_DATA
 from gpuslo.goodput.logs import job_id_for
 from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
 from gpuslo.slo.frames import empty, iso_utc, make_frame
@@ -296,6 +297,11 @@ def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict
 def _unknown_reason(log: MarkerLog) -> str | None:
     if log.binary:
         return "the file is binary (control bytes in its first 64 KiB): not read"
+    if not log.lines:  # the words every reader gives an empty file (newcomer8 F10)
+        return EMPTY_DATA
+    if not log.markers and log.traceback_line is not None:  # newcomer8 F7
+        return (f"no serving marker: a Python traceback from line {log.traceback_line} without "
+                "its exception line, so whether the engine crashed, and why, is not in the log")
     if not log.markers:
         return "no serving marker (loading, ready, throughput, crash or shutdown line)"
     if log.first_ts is None or all(m.ts is None for m in log.markers):
