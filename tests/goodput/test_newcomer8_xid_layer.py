@@ -45,3 +45,35 @@ def test_a_fatal_xid_after_an_application_one_makes_the_stop_the_nodes() -> None
 def test_an_xid_code_the_policy_does_not_list_is_the_nodes() -> None:  # unknown_code: fatal
     line = "[Fri Aug 30 11:43:09 2024] NVRM: Xid (PCI:0000:cb:00): 999, pid=1, name=python3"
     assert layers(read([line])) == [("xid", "node")]
+
+
+# -- F8: the same dmesg capture read as a training job's 32 min of initialization ----------------
+def notes_of(doc: dict) -> list[str]:
+    return [n for n in doc.get("notes") or [] if "booked as initialization" in n]
+
+
+def test_newcomer8_f8_a_log_with_no_step_says_it_may_not_be_a_training_log() -> None:
+    (note,) = notes_of(read(lines("gpud46_xid13_109.dmesg")))
+    assert "no step line follows" in note and "gpuslo inspect" in note
+
+
+def test_a_start_gap_before_steps_keeps_its_plain_note() -> None:  # negative
+    steps = [f"2024-08-30 11:{m:02d}:00 | step {s} | loss 1.0" for m, s in ((43, 1), (44, 2),
+                                                                            (45, 3))]
+    (note,) = notes_of(read(["2024-08-30 11:11:22 loading dataset shards", *steps]))
+    assert "no step line follows" not in note
+
+
+# -- F11: torchtitan's metrics line names the framework (pytorch/torchtitan #1287) -------------
+def test_newcomer8_f11_torchtitans_metrics_line_names_it() -> None:
+    from gpuslo.goodput.logs import analyse_log, load_profiles
+
+    doc = analyse_log(INPUTS / "torchtitan1287_async_ckpt.log", load_profiles(), gpus=8).document
+    assert (doc["framework"], doc["framework_detected"]) == ("torchtitan", True)
+    assert (doc["steps"]["first"], doc["steps"]["last"]) == (440, 480)  # read as before
+
+
+def test_a_plain_step_loss_line_names_no_framework() -> None:  # negative: no memory/tps fields
+    doc = read(["2024-08-30 11:43:00 step: 440  loss:  5.2553", "2024-08-30 11:43:01 step: 441  "
+                "loss:  5.2001"])
+    assert doc["framework"] is None
