@@ -77,3 +77,31 @@ def test_a_log_with_commit_evidence_keeps_its_badput_figures(tmp_path, capsys): 
     causes = _section(md, "Top causes by layer and reason")
     assert "GPU-hours lost in total:" in causes and "job badput unknown" not in causes
     assert "GPU-hours lost to steps slower" in _section(md, "The crawl")
+
+
+# -- F2's class on the report path: GPU-ticks of a long log on a million GPUs must not wrap ------
+LONG = ("2024-01-01 00:00:00 step 1 loss 1.0\n2024-06-01 00:00:00 step 2 loss 1.0\n"
+        "2024-12-31 00:00:00 step 3 loss 1.0\n2024-12-31 00:00:01 checkpoint saved at step 3\n")
+
+
+def _long_report(tmp_path: Path, capsys, gpus: int) -> dict:
+    folder = tmp_path / f"logs{gpus}"
+    folder.mkdir()
+    (folder / "year.log").write_text(LONG)
+    main(["report", "--training-log", str(folder), "--gpus", str(gpus), "--out",
+          str(tmp_path / f"r{gpus}"), "--format", "json"])
+    capsys.readouterr()
+    return json.loads((tmp_path / f"r{gpus}" / "report.json").read_text())
+
+
+def test_newcomer8_f2_a_year_on_a_million_gpus_never_wraps(tmp_path, capsys):
+    doc = _long_report(tmp_path, capsys, 1_000_000)
+    span_s = 31_536_001  # 2024-01-01 to 2024-12-31 00:00:01
+    assert doc["allocated_gpu_hours"] > 0 and doc["productive_gpu_hours"] > 0
+    assert abs(doc["allocated_gpu_hours"] - span_s * 1e6 / 3600) / (span_s * 1e6 / 3600) < 1e-9
+
+
+def test_a_small_job_keeps_its_exact_hours(tmp_path, capsys):  # negative: 1 ns ticks as before
+    doc = _long_report(tmp_path, capsys, 8)
+    assert doc["allocated_gpu_hours"] == round(31_536_001 * 8 / 3600, 6) or abs(
+        doc["allocated_gpu_hours"] - 31_536_001 * 8 / 3600) < 1e-6
