@@ -85,7 +85,8 @@ def _timeline() -> list[tuple[float, str, int]]:
 def record_job(journal_dir: Path, now: float, gpus: int = 1) -> dict:
     """Write the job's journal so its last step lands 5 s before `now`; returns its summary
     (`job`, `restart_step`, `goodput_ratio`, and `productive_s`, `wasted_progress_s`,
-    `recovery_s` in GPU-seconds)."""
+    `recovery_s`, `allocated_s` in GPU-seconds, and `badput_s`: GPU-seconds per non-productive
+    category with time in it)."""
     timeline = _timeline()
     start = now - 5.0 - timeline[-1][0]
     clock = [start]
@@ -131,4 +132,8 @@ def record_job(journal_dir: Path, now: float, gpus: int = 1) -> dict:
         "productive_s": seconds["productive"],
         "wasted_progress_s": seconds["wasted_progress"],
         "recovery_s": seconds["recovery"],
+        "allocated_s": allocated,
+        # every non-productive category with time in it, so the headline's parts add up to the
+        # allocated GPU-seconds the ratio divides by (newcomer8 F9)
+        "badput_s": {c: v for c, v in seconds.items() if c != "productive" and v > 0},
     }

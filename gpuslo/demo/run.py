@@ -224,6 +224,18 @@ def _ratio(value: float | None) -> str:
     return "— (no jobs in this data)" if value is None else f"{value:.4f}"
 
 
+def _job_parts(job: dict) -> str:
+    """'of 3,600 s allocated (2,400 s productive, 300 s wasted progress, ...)': every part, so
+    they add up to the allocated GPU-seconds the ratio divides by (newcomer8 F9); the three
+    main parts alone for a summary without `badput_s`."""
+    if "badput_s" not in job:
+        return (f"({job['productive_s']:,.0f} s productive, {job['wasted_progress_s']:,.0f} s "
+                f"wasted progress, {job['recovery_s']:,.0f} s recovery)")
+    parts = [f"{job['productive_s']:,.0f} s productive"] + [
+        f"{v:,.0f} s {c.replace('_', ' ')}" for c, v in job["badput_s"].items()]
+    return f"of {job['allocated_s']:,.0f} s allocated ({', '.join(parts)})"
+
+
 def print_summary(
     out: Path, verdicts: dict, scrape: demo_prometheus.ScrapeResult, reports: dict, job: dict
 ) -> None:
@@ -238,8 +250,7 @@ def print_summary(
     print(
         "  interrupted by the fatal Xid, restarted from the checkpoint at step "
         f"{job['restart_step']}; "
-        f"goodput {job['goodput_ratio']:.3f} ({job['productive_s']:,.0f} s productive, "
-        f"{job['wasted_progress_s']:,.0f} s wasted progress, {job['recovery_s']:,.0f} s recovery)"
+        f"goodput {job['goodput_ratio']:.3f} {_job_parts(job)}"
     )
     print(f"\nPrometheus: {scrape.summary}")
     for line in scrape.lines:

@@ -68,6 +68,18 @@ from gpuslo.slo.result import CAPACITY_BASIS, WeeklyResult
 from gpuslo.slo_spec import SloSpec
 
 
+def _job_tick(jobs: pd.DataFrame, tick_ns: int) -> int:
+    """The smallest power-of-ten multiple of `tick_ns` in which the jobs' GPU-time (`jobs`:
+    job_summary, GPU-seconds per category) fits int64 with room to sum: 1 ns ticks wrapped a
+    year-long log on 1,000,000 GPUs to negative allocated GPU-hours (newcomer8 F2's class, on
+    the `report --training-log` path)."""
+    columns = [c for c in names.ALLOCATED_CATEGORIES if c in jobs]
+    total = float(jobs[columns].fillna(0.0).clip(lower=0.0).to_numpy().sum()) if columns else 0.0
+    while total * 1e9 / tick_ns >= 2**62:
+        tick_ns *= 10
+    return tick_ns
+
+
 def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp | None,
                  spec: SloSpec) -> WeeklyResult:
     """Compute every figure for [start, end). Raises InputError when there is no time span."""
@@ -85,6 +97,8 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     attributed = attribution.attribute(found, faults, nodes)
     split = serving_week.split_off(fleet_job_split(acc, known), frames.replicas)
     # The job side: the capacity accounting's split, or the journals' own without one.
+    if not acc.provisioned_ticks:  # no capacity ticks: the job side sets the tick
+        acc = dataclasses.replace(acc, tick_ns=_job_tick(known, acc.tick_ns))
     side = split if acc.provisioned_ticks else journal_split(known, acc.tick_ns)
     by_layer, by_reason = lost_breakdown(acc, side, attributed)
     categories_ticks = {**_capacity_ticks(acc), **_job_ticks(split.fleet_ticks)}

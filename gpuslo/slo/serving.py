@@ -89,7 +89,11 @@ def serving_account(
     `replica_states`, `replica_idle` and `faults` of `gpuslo.slo.frames`; NaT ends are open,
     closed at `end`). See the module docstring for the rules."""
     span = int(end.value - start.value)
-    tick = sweep.tick_ns(len(replicas), max(span, 1))
+    # the tick fits every GPU the replicas hold, not one per row: a segment's GPU-ticks are its
+    # ticks × its row's GPUs, and their sum must stay in int64 (newcomer8 F2: 20 s × 5e8 GPUs in
+    # 1 ns ticks passed 2^63 and wrapped to negative GPU-hours)
+    held = int(replicas["gpus"].clip(lower=1).sum()) if len(replicas) else 0
+    tick = sweep.tick_ns(max(len(replicas), held), max(span, 1))
     rows = replicas.reset_index(drop=True)
     ps, pe = _ticks(rows["start"], start, end, tick), _ticks(rows["end"].fillna(end), start,
                                                              end, tick)

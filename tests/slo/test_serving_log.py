@@ -190,14 +190,18 @@ def test_cli_prints_json_and_exits_by_status(tmp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["{missing}"], "cannot read"),
     (["{dir}"], "is a directory"),
-    (["{log}", "--gpus", "0"], "--gpus must be 1 or more"),
+    (["{log}", "--gpus", "0"], "expected 1 to 1,000,000 GPUs"),
+    (["{log}", "--gpus", "1000001"], "expected 1 to 1,000,000 GPUs"),  # newcomer8 F2
     (["{log}", "--markers", "{bad}"], "serving log markers"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(tmp_path, capsys, argv, message):
     bad = _log(tmp_path, "markers: {ready: [{pattern: '(unclosed'}]}\n", "bad.yaml")
     paths = {"missing": tmp_path / "nope.log", "dir": tmp_path, "bad": bad,
              "log": DATA / "logs" / "vllm_idle_issue16361.log"}
-    code = main(["serving-log", *[a.format(**paths) for a in argv]])
+    try:
+        code = main(["serving-log", *[a.format(**paths) for a in argv]])
+    except SystemExit as stop:  # argparse's own usage error (a flag's bound)
+        code = stop.code
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and message in err, err
 

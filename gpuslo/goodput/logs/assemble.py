@@ -248,6 +248,16 @@ def _lead_in(events: list[dict[str, Any]], window: tuple[float, float] | None,
     return lead, (window[0] - lead, window[1])
 
 
+def _no_step(events: list[dict[str, Any]]) -> str:
+    """The note's caveat for a log with no step at all (newcomer8 F8: a `dmesg` capture whose
+    first line is nvidia-peermem's, then Xid lines, read as 32 min of a job's initialization):
+    nothing in it shows a training job, so the note says what else it may be."""
+    if any(e["event"] == "steps" for e in events):
+        return ""
+    return (" - but no step line follows: if this is not a training log (a kernel log: "
+            "`gpuslo inspect` reads those), there was no job to initialize")
+
+
 def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | None,
                    notes: list[str], went_on: tuple[float, int] | None = None) -> None:
     """Book the stamped time the walk's events leave out at either end of the log's span
@@ -270,7 +280,7 @@ def _unbooked_ends(events: list[dict[str, Any]], window: tuple[float, float] | N
         events[1:1] = [_phase("phase_start", lo, "initialization"),
                        _phase("phase_end", start, "initialization")]
         notes.append(f"{gap:g} s from the log's first stamp to its first event (the job "
-                     "started, no step yet) are booked as initialization")
+                     "started, no step yet) are booked as initialization" + _no_step(events))
     last = events[-1]
     if hi - last["t"] >= 1.0 and not any(e["event"] == "job_end" for e in events):
         gap, end = round(hi - last["t"], 6), last["t"]

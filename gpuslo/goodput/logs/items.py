@@ -68,6 +68,7 @@ from gpuslo.goodput.logs.story import (  # noqa: F401 - re-exported
     unfinished,
 )
 from gpuslo.goodput.logs.tokens import number
+from gpuslo.goodput.logs.xidlayer import is_fatal_xid, xid_layer
 
 _VALIDATED = re.compile(r"(?i)\bval(?:id(?:ation)?)?(?:[_/.-]\w+)?['\"]? (?:reached|improved)\b")
 _OPTIMIZER = re.compile(r"(?i)\boptimi[sz]er\b")  # a save line writing the optimizer state
@@ -323,17 +324,21 @@ class _Grouper:
         assert rule is not None
         ran_for = number(o.data.get("ran_for_ms", "")) if o.data.get("ran_for_ms") else None
         ran_for_s = ran_for / 1000.0 if ran_for is not None else None
+        layer = xid_layer(o.data.get("xid"), rule.layer) if rule.cause == "xid" else rule.layer
         intr = self.intr
         if intr is not None:
-            if rule.priority > intr.priority:
-                intr.cause, intr.layer, intr.priority = rule.cause, rule.layer, rule.priority
+            # a node Xid after an application one of the same stop is the stop's cause
+            node_xid = (rule.cause == intr.cause == "xid" and intr.layer == "training"
+                        and is_fatal_xid(o.data.get("xid")))
+            if rule.priority > intr.priority or node_xid:
+                intr.cause, intr.layer, intr.priority = rule.cause, layer, rule.priority
                 intr.line, intr.text = o.line, o.text
             intr.hang = intr.hang or rule.hang
             if ran_for_s is not None:
                 intr.ran_for_s = max(intr.ran_for_s or 0.0, ran_for_s)
             intr.ts = intr.ts if intr.ts is not None else o.ts
             return
-        self.intr = Interruption(o.line, rule.cause, rule.layer, rule.priority, o.text, o.ts,
+        self.intr = Interruption(o.line, rule.cause, layer, rule.priority, o.text, o.ts,
                                  rule.hang, ran_for_s)
         self.items.append(self.intr)
         self.save, self.stepped = None, False  # a load after a stop line opens a launch

@@ -3,7 +3,7 @@ slowest nodes named (from the engine's `crawl` figures, `WeeklyResult.crawl_dict
 
 from __future__ import annotations
 
-from gpuslo.slo.report.model import TOP, Section, Table, hours, ratio
+from gpuslo.slo.report.model import TOP, Section, Table, badput_unknown, hours, ratio
 
 TITLE = "The crawl: GPU-hours lost to slow steps"
 
@@ -20,6 +20,10 @@ def crawl(doc, extra, wow, fig) -> Section:
     if not doc.get("jobs"):
         reason = ((doc.get("data_quality") or {}).get("cannot_fill") or {}).get("goodput")
         return Section("crawl", TITLE, missing=reason or "the data has no job journals")
+    blind = badput_unknown(doc)
+    if blind:  # the slowdown badput is a goodput figure: no log's is known (newcomer8 F4)
+        return Section("crawl", TITLE, missing=f"{blind}: the slowdown badput is a share of "
+                       "each job's progress, unknown where its goodput is")
     rule = figures.get("rule") or {}
     by_layer = figures.get("by_layer") or {}
     lines = (

@@ -127,6 +127,17 @@ def window_text(doc: dict) -> str:
     return f"{doc.get('start')} to {doc.get('end')}"
 
 
+def badput_unknown(doc: dict) -> str | None:
+    """Why the job badput (and so the lost GPU-hours and the slowdown badput) is unknown: every
+    training log read has an unknown goodput, so none of its wasted progress can be told from
+    its progress (README: "never 0.0"; newcomer8 F4), else None. Logs with a known goodput give
+    their badput (a partial figure, which `goodput_covers` names)."""
+    logs = (doc.get("data_quality") or {}).get("goodput_logs") or {}
+    if logs.get("logs", 0) and not logs.get("known", 0):
+        return goodput_covers(doc)
+    return None
+
+
 def goodput_covers(doc: dict) -> str | None:
     """'goodput covers k of n training logs' when some logs read have an unknown goodput
     (`data_quality.goodput_logs`; their spans and interruptions still count), else None."""

@@ -19,6 +19,7 @@ from gpuslo.slo.report.model import (
     TOP,
     Section,
     Table,
+    badput_unknown,
     cannot,
     goodput_covers,
     hours,
@@ -196,9 +197,11 @@ def causes(doc, extra, wow, fig) -> Section:
     time without progress), by layer; reasons are fault reasons and badput categories, each with
     the layer it is counted in (names.REASON_LAYER; badput not attributed to a fault: training)."""
     by_layer, unusable, badput = fig.lost_by_layer, fig.unusable_by_layer, fig.job_badput_by_layer
-    total = fig.lost
+    blind = badput_unknown(doc)  # no log's wasted progress known: badput and lost unknown
+    total = None if blind else fig.lost
     layer_rows = tuple((layer, hours(None if unusable is None else unusable.get(layer, 0.0)),
-                        hours(badput.get(layer, 0.0)), hours(by_layer.get(layer, 0.0)),
+                        hours(None if blind else badput.get(layer, 0.0)),
+                        hours(None if blind else by_layer.get(layer, 0.0)),
                         share(by_layer.get(layer, 0.0), total))
                        for layer in names.LAYERS)
     by_reason = sorted(
@@ -210,8 +213,8 @@ def causes(doc, extra, wow, fig) -> Section:
         "causes",
         "Top causes by layer and reason",
         (
-            f"{hours(total)} GPU-hours lost in total: {_unusable_text(doc, unusable)} and "
-            f"{hours(sum(badput.values()))} job badput (usable, allocated time the jobs did not "
+            f"{_lost_text(total, blind)}: {_unusable_text(doc, unusable)} and "
+            f"{_badput_text(badput, blind)} (usable, allocated time the jobs did not "
             "turn into progress, by the layer of the fault that caused it).",
         ),
         (
@@ -228,6 +231,21 @@ def causes(doc, extra, wow, fig) -> Section:
             Table(("reason", "layer", "lost GPU-hours", "share of lost"), reason_rows),
         ),
     )
+
+
+def _lost_text(total: float | None, blind: str | None) -> str:
+    """The causes line's head: the lost total, or that it is unknown (`badput_unknown`)."""
+    if blind:
+        return "GPU-hours lost in total unknown (—)"
+    return f"{hours(total)} GPU-hours lost in total"
+
+
+def _badput_text(badput: dict[str, float], blind: str | None) -> str:
+    """The causes line's job badput: its GPU-hours, or why they are unknown (never 0.0)."""
+    if blind:
+        return (f"job badput unknown (—: {blind}, so no job's wasted progress can be told "
+                "from its progress)")
+    return f"{hours(sum(badput.values()))} job badput"
 
 
 def _unusable_text(doc: dict, unusable: dict[str, float] | None) -> str:

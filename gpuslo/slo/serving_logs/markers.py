@@ -133,7 +133,9 @@ class MarkerLog:
     stamp, None without any), stamp_layouts (labels), year_known (False when no stamp printed
     a year), year_assumed (the year then inferred from when the log was last written, `said`
     in words: `goodput.logs.last_written`; None: times read in stamps.REFERENCE_YEAR), binary,
-    long_lines."""
+    long_lines, traceback_line (the first `Traceback (most recent call last)` or `File "…", line
+    N, in …` frame line; newcomer8 F7: vLLM #48707's EngineCore ERROR frames with no exception
+    line read "no … crash line")."""
 
     markers: list[Marker] = field(default_factory=list)
     lines: int = 0
@@ -147,6 +149,7 @@ class MarkerLog:
     said: str = ""
     binary: bool = False
     long_lines: int = 0
+    traceback_line: int | None = None  # first line of a Python traceback (a frame or its head)
 
 
 def read_markers(path: str | os.PathLike[str], wording: MarkerWording) -> MarkerLog:
@@ -194,6 +197,11 @@ def _shapes(norm: Normaliser, head: list[str]) -> list[StampShape]:
     return overlay + learn_shapes(texts)
 
 
+# a Python traceback's head or one of its frame lines, wherever the logger's prefix puts it
+_TRACEBACK = re.compile(
+    r'Traceback \(most recent call last\)|\bFile "[^"\n]{1,400}", line \d+, in ')
+
+
 def _take(out: MarkerLog, rec: Rec, last_ts: float | None, wording: MarkerWording
           ) -> float | None:
     """Count one record, keep its marker; returns the latest stamp so far."""
@@ -203,6 +211,8 @@ def _take(out: MarkerLog, rec: Rec, last_ts: float | None, wording: MarkerWordin
         out.first_ts = rec.ts if out.first_ts is None else min(out.first_ts, rec.ts)
         out.last_ts = rec.ts if out.last_ts is None else max(out.last_ts, rec.ts)
         last_ts = rec.ts
+    if out.traceback_line is None and _TRACEBACK.search(rec.text):
+        out.traceback_line = rec.line
     found = wording.classify(rec.text)
     if found is None:
         return last_ts

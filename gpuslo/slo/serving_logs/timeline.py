@@ -34,7 +34,9 @@ Rules (times are the markers' stamps; the replica's window is the log's first to
   (`VLLM_LOG_STATS_INTERVAL`); a running request that makes no prompt or generation token for
   two whole intervals is not being answered (newcomer 7 F2: vllm #17972 "server hangs", #6614
   "No available block found": `Running: 1 reqs` at 0.0 tokens/s until the requests time out).
-  A single such line (one interval, e.g. a long prefill) stays as it was;
+  A single such line (one interval, e.g. a long prefill) stays as it was, unless nothing runs
+  while requests wait (`_queued_only`: nothing admitted, so no prefill explains it; newcomer8
+  F5, vllm PR #8378's hang): that one window is already a stall;
 - time before the first marker has no state: `other` (observability, no_data).
 
 The document says `unknown`, with the reason, when the log cannot tell: no stamp (no time at
@@ -53,6 +55,7 @@ from collections import Counter
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.config_file import EMPTY_DATA
 from gpuslo.goodput.logs import job_id_for
 from gpuslo.goodput.logs.stamps import REFERENCE_YEAR
 from gpuslo.slo.frames import empty, iso_utc, make_frame
@@ -151,9 +154,10 @@ def stalls(markers: list[Marker], first_ts: float) -> list[dict]:
     previous: float | None = None
 
     def close() -> None:
-        if len(run) >= 2:
+        queued = any(_queued_only(m) for m in run)  # nothing admitted: no prefill to wait on
+        if len(run) >= 2 or queued:
             end = float(run[-1].ts)  # type: ignore[arg-type]
-            if end - window_start >= STALL_S:  # what the lines report, booked from first_ts
+            if end - window_start >= (STALL_S if not queued else 0.0) and end > window_start:
                 out.append({"start": max(first_ts, window_start), "end": end,
                             "line": run[0].line, "lines": len(run),
                             "seconds": end - window_start})
@@ -183,6 +187,15 @@ def logging_interval(markers: list[Marker]) -> float | None:
             for a, b in zip(lines, lines[1:], strict=False)
             if not _idle(a) and float(b.ts) > float(a.ts)]  # type: ignore[arg-type]
     return min(gaps) if gaps else None
+
+
+def _queued_only(m: Marker) -> bool:
+    """A throughput line with requests waiting, none running and no token processed: the
+    scheduler admitted nothing in the whole window (newcomer8 F5, vllm PR #8378 "requests just
+    stack up in pending ... it just hangs": `Running: 0 reqs, ... Pending: 22 reqs` at 0.0
+    tokens/s). Unlike a running request at 0 tokens (a long prefill can fill one interval),
+    nothing is running, so one such line is already a stall."""
+    return m.busy is False and m.running == 0 and (m.waiting or 0) > 0
 
 
 def _idle(m: Marker) -> bool:
@@ -227,10 +240,10 @@ def serving_log(path: str | os.PathLike[str], gpus: int | None = None,
     doc["facts"]["stalls"] = [{"from_s": _offset(log.first_ts, s["start"]),
                                "to_s": _offset(log.first_ts, s["end"]), "line": s["line"]}
                               for s in stalled]
-    doc["notes"] += [f"line {s['line']}: {s['lines']} throughput lines in a row with requests "
-                     f"running and no token processed for {_round(s['seconds']):g} s "
-                     f"(≥ {STALL_S:g} s): a stalled engine, not_ready ({STALL_REASON}), not "
-                     "serving" for s in stalled]
+    doc["notes"] += [f"line {s['line']}: {s['lines']} throughput line(s) in a row with requests "
+                     f"running or waiting and no token processed for {_round(s['seconds']):g} s "
+                     f"(≥ {STALL_S:g} s, or none running while requests wait): a stalled "
+                     f"engine, not_ready ({STALL_REASON}), not serving" for s in stalled]
     inferred = next((s for s in states if s["state"] == "ready"), None)
     if inferred is not None and not doc["markers"]["ready"]:
         doc["notes"].append(_inferred_note(inferred, log))
@@ -284,6 +297,11 @@ def _skeleton(path: str, replica: str, log: MarkerLog, gpus: int | None) -> dict
 def _unknown_reason(log: MarkerLog) -> str | None:
     if log.binary:
         return "the file is binary (control bytes in its first 64 KiB): not read"
+    if not log.lines:  # the words every reader gives an empty file (newcomer8 F10)
+        return EMPTY_DATA
+    if not log.markers and log.traceback_line is not None:  # newcomer8 F7
+        return (f"no serving marker: a Python traceback from line {log.traceback_line} without "
+                "its exception line, so whether the engine crashed, and why, is not in the log")
     if not log.markers:
         return "no serving marker (loading, ready, throughput, crash or shutdown line)"
     if log.first_ts is None or all(m.ts is None for m in log.markers):
