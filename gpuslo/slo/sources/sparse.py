@@ -14,6 +14,7 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.slo.sources.job_tiles import read_tiled
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
 from gpuslo.slo.sources.query_api import QueryApi
 from gpuslo.slo.sources.slurm import node_state_frames
@@ -308,12 +309,17 @@ def read_slowdowns(reader: Reader) -> pd.DataFrame:
 
 
 def read_job_seconds(reader: Reader) -> pd.DataFrame:
-    """Per (job, node, category): the counter's increase in the window, GPU-seconds."""
+    """Per (job, node, category): the counter's increase in the window, GPU-seconds — per
+    (job, category) with node "" from the job tiles group where it ran
+    (`gpuslo.slo.sources.job_tiles`: the same sums), else from every node's counters."""
     api, start, end = reader.api, reader.start, reader.end
     instances = api.label_values("instance", "gpuslo_job_gpu_seconds_total", start, end)
     columns = ["job", "node", "category", "gpu_seconds"]
     if not instances:
         return pd.DataFrame(columns=columns)
+    tiled = read_tiled(reader, instances) if reader.locate_cells else None
+    if tiled is not None:
+        return tiled
     per_instance = max(len(api.series(f'gpuslo_job_gpu_seconds_total{{instance="{instances[0]}"}}',
                                       start, end)), 1) * 2
     points = int((end - start).total_seconds() // reader.step) + 1

@@ -1,0 +1,141 @@
+"""The week's job GPU-seconds per (job, category) from the job tiles group's recorded series
+(`gpuslo.alerts.job_tiles`, `names.JOB_TILE_*`) where it ran, and from the counters, summed by
+the server per (job, category), where it did not — instead of every node's
+`gpuslo_job_gpu_seconds_total` value at both ends of the window (issue 30: that read grew with
+the fleet, 28 % of the report's bytes at 10k GPUs).
+
+`read_tiled(reader, instances) -> DataFrame | None` (job, node "", category, gpu_seconds; None
+when no single evaluation series answers for the window: the caller reads the counters per node).
+The raw read (`sparse.read_job_seconds`) counts, per counter, its last value before the window's
+end minus its last value in the day before the start (the whole value when there is none): the
+increase over (start, end − 1 ms]. The group's evaluation at t records the increase of every
+counter over the tile (t − interval, t] by the same rule (`increase_expr`: last value in the tile
+minus the last value in the `names.JOB_TILE_HOLD` before it, else whole); increases of back to
+back spans telescope, so the window is cut into (`plan`): runs of back-to-back evaluations whose
+tiles lie inside it (one `sum_over_time` of the recorded series each) and the spans between and
+around them (the same expression over the span, sharded by instance, summed per job by the
+server). The sum is the raw read's, exactly, unless a counter is silent for longer than the
+hold inside the window (it then counts whole again when it comes back, as the raw read counts
+a counter not seen in the day before the window).
+
+The per-job grain drops which nodes ran a job; the engine wants them only to attribute a job's
+slowdown to a degradation on one of its nodes (`crawl.attribute_slowdowns`, beside the
+allocations' nodes): `with_job_nodes` adds a zero row per (job, node) of the jobs with a
+slowdown episode, from the series index. Raises InputError (the API's).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from gpuslo import names
+from gpuslo.slo.sources.query_api import alternation, groups, tidy
+from gpuslo.slo.sources.sparse_reader import Reader, label_column
+
+COUNTER = "gpuslo_job_gpu_seconds_total"
+INTERVAL_MS = names.JOB_TILE_INTERVAL_S * 1000
+COLUMNS = ["job", "node", "category", "gpu_seconds"]
+
+
+def increase_expr(window: str, matcher: str = "") -> str:
+    """Per (job, category), the increase of the counters over (t − window, t] at t: each
+    counter's last value in it minus its last value in the hold before it, or its whole last
+    value when it has none there. The recording rule's expression (window `1h`) and the raw
+    spans' (`plan`)."""
+    x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
+    after = f"last_over_time({x}[{window}])"
+    before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
+    return f"sum by (job, category) (\n  ({after} - {before})\nor\n  {after}\n)"
+
+
+def plan(first_ms: int, last_ms: int,
+         evaluations_ms: np.ndarray) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """(runs: (first, last) evaluation times of back-to-back tiles inside (first_ms, last_ms]
+    with no other evaluation between them, spans: (a, b] ms the runs leave, to read raw), from
+    the evaluation times (ms, sorted, unique). Tiles that overlap one taken (a restart that moved
+    the group's phase) are skipped and end the run. Pure."""
+    runs: list[tuple[int, int]] = []
+    spans: list[tuple[int, int]] = []
+    covered, run = first_ms, None
+    for t in (int(x) for x in evaluations_ms):
+        lo = t - INTERVAL_MS
+        if lo >= covered and t <= last_ms:
+            if run is not None and lo == run[1]:
+                run = (run[0], t)
+            else:
+                if run is not None:
+                    runs.append(run)
+                if lo > covered:
+                    spans.append((covered, lo))
+                run = (t, t)
+            covered = t
+        elif run is not None:
+            runs.append(run)
+            run = None
+    if run is not None:
+        runs.append(run)
+    if covered < last_ms:
+        spans.append((covered, last_ms))
+    return runs, spans
+
+
+def _stamp(ms: int) -> pd.Timestamp:
+    return pd.Timestamp(ms, unit="ms", tz="UTC")
+
+
+def _evaluations(reader: Reader, first_ms: int, last_ms: int) -> np.ndarray | None:
+    """The group's evaluation times in (first_ms, last_ms] (ms, sorted, unique); None when none
+    or several evaluation series answer (an unscoped query over several clusters' rules)."""
+    found = reader.api.instant(f"{names.JOB_TILE_EVALUATIONS}[{last_ms - first_ms}ms]",
+                               _stamp(last_ms), kind="matrix")
+    if len(found) != 1:
+        return None
+    times = [round(float(t) * 1000) for t, _ in found[0].get("values", [])]
+    return np.unique(np.asarray(times, dtype=np.int64)) if times else None
+
+
+def read_tiled(reader: Reader, instances: list[str]) -> pd.DataFrame | None:
+    """The `job_gpu_seconds` rows of the window from the tiles and raw spans (module
+    docstring), or None where the group recorded nothing in it."""
+    api = reader.api
+    first_ms, last_ms = int(reader.start.value // 1_000_000), int(reader.end.value // 1_000_000) - 1
+    found = _evaluations(reader, first_ms, last_ms)
+    if found is None:
+        return None
+    runs, spans = plan(first_ms, last_ms, found)
+    if not runs:
+        return None
+    parts = [tidy(api.instant(f"sum_over_time({names.JOB_TILE_SECONDS}[{b - a + 1}ms])",
+                              _stamp(b)), "value") for a, b in runs]
+    per_instance = max(len(api.series(f'{COUNTER}{{instance="{instances[0]}"}}', reader.start,
+                                      reader.end)), 1) * 2
+    for a, b in spans:
+        points = int((b - a) / 1000 // reader.step) + names.JOB_TILE_HOLD_S // reader.step + 2
+        parts.append(api.sharded_instant(
+            lambda m, w=f"{b - a}ms": increase_expr(w, m), instances, per_instance, points,
+            _stamp(b), "job counters (raw spans)"))
+    rows = pd.concat([pd.DataFrame({"job": label_column(p, "job"),
+                                    "category": label_column(p, "category"),
+                                    "gpu_seconds": p["value"]}) for p in parts if len(p)]
+                     or [pd.DataFrame(columns=["job", "category", "gpu_seconds"])])
+    summed = rows.groupby(["job", "category"], as_index=False)["gpu_seconds"].sum()
+    return summed.assign(node="")[COLUMNS]
+
+
+def with_job_nodes(reader: Reader, jobs: pd.DataFrame, slowdowns: pd.DataFrame) -> pd.DataFrame:
+    """`jobs` (tiled: node "") plus a zero `productive` row per (job, node) of the jobs in
+    `slowdowns` (their counters' instances in the window, from the series index): the nodes the
+    crawl weighs a slowdown's causes on. `jobs` unchanged when it names nodes already."""
+    wanted = sorted(set(slowdowns["job"])) if len(slowdowns) else []
+    if not wanted or (jobs["node"] != "").any():
+        return jobs
+    pairs = set()
+    for group in groups(wanted, len(wanted)):
+        match = f'{COUNTER}{{job=~"{alternation(group)}"}}'
+        pairs |= {(s.get("job", ""), s.get("instance", ""))
+                  for s in reader.api.series(match, reader.start, reader.end)}
+    zero = pd.DataFrame(
+        [{"job": job, "node": reader.node_of.get(i) or i, "category": names.CATEGORY_PRODUCTIVE,
+          "gpu_seconds": 0.0} for job, i in sorted(pairs)], columns=COLUMNS)
+    return pd.concat([jobs, zero.drop_duplicates()], ignore_index=True)

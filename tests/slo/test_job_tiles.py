@@ -1,0 +1,145 @@
+"""The week's job GPU-seconds from the job tiles rules (`gpuslo.slo.sources.job_tiles`) are the
+counters' own increases, per (job, category), and the spans the rules did not cover are read
+from the counters.
+
+`plan` alone (pure); the rule's expression is the reader's; then a real VictoriaMetrics holding
+two simulated days of 3 nodes × 4 GPUs with jobs, the job tiles group replayed by `vmalert` from
+half an hour after the start (its phase off the window's) to half a day before the end: the
+tiled read equals the read of every node's counters, asks for per-job rows only, and the week
+computed from either has the same goodput and jobs."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from conftest import import_openmetrics, require_binary, running_victoria_metrics, vmalert_replay
+
+from gpuslo import names
+from gpuslo.alerts import job_tiles as rules
+from gpuslo.slo.engine import compute_week
+from gpuslo.slo.simulate import faults
+from gpuslo.slo.simulate.fleet import simulate
+from gpuslo.slo.simulate.openmetrics import write_openmetrics
+from gpuslo.slo.sources import job_tiles, prometheus, sparse
+from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.sparse_reader import Reader
+from gpuslo.slo_spec import SloSpec
+
+STEP_S = 300
+H = 3_600_000
+
+
+def test_the_rule_and_the_reader_share_one_expression():
+    group = rules.recording_group()
+    assert group["interval"] == "1h" and names.JOB_TILE_INTERVAL_S == 3600
+    exprs = {rule["record"]: rule["expr"] for rule in group["rules"]}
+    assert exprs[names.JOB_TILE_EVALUATIONS] == "vector(1)"
+    assert exprs[names.JOB_TILE_SECONDS] == job_tiles.increase_expr("1h")
+    assert "[1d] offset 1h" in exprs[names.JOB_TILE_SECONDS]
+    assert pd.Timedelta(names.JOB_TILE_HOLD.upper()).total_seconds() == names.JOB_TILE_HOLD_S
+
+
+def test_plan_takes_back_to_back_tiles_inside_the_window_and_reads_the_rest_raw():
+    first, last = 0, 10 * H - 1  # the window's samples (0, 10h - 1 ms]
+    phase = 1234
+    whole = np.arange(-2 * H + phase, 12 * H, H, dtype=np.int64)
+    runs, spans = job_tiles.plan(first, last, whole)
+    # the first tile inside ends at 1h + phase; the last at 9h + phase
+    assert runs == [(H + phase, 9 * H + phase)]
+    assert spans == [(0, phase), (9 * H + phase, last)]
+    # an evaluation missed at 5h: two runs, the hole read raw
+    holed = whole[whole != 5 * H + phase]
+    runs, spans = job_tiles.plan(first, last, holed)
+    assert runs == [(H + phase, 4 * H + phase), (6 * H + phase, 9 * H + phase)]
+    assert spans == [(0, phase), (4 * H + phase, 5 * H + phase), (9 * H + phase, last)]
+    # a restart that moved the phase: the overlapping evaluation is skipped and ends the run,
+    # and the next run's window does not reach back to it
+    moved = np.sort(np.append(whole, 3 * H + phase + 600_000))
+    runs, spans = job_tiles.plan(first, last, moved)
+    assert runs == [(H + phase, 3 * H + phase), (4 * H + phase, 9 * H + phase)]
+    assert spans == [(0, phase), (9 * H + phase, last)]
+    for a, b in runs:  # each run's window (a - 1 ms, b] holds its own evaluations only
+        inside = moved[(moved > a - 1) & (moved <= b)]
+        assert len(inside) == (b - a) // H + 1
+    covered = sorted([(a - H, b) for a, b in runs] + spans)
+    assert covered[0][0] == first and covered[-1][1] == last
+    assert all(x[1] == y[0] for x, y in zip(covered, covered[1:], strict=False))
+    # no evaluation at all in the window: the whole window raw
+    assert job_tiles.plan(first, last, whole[whole > last]) == ([], [(first, last)])
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """(url, sim) of a VictoriaMetrics with two simulated days and the job tiles group replayed
+    from 00:30 of the first day to 12:00 of the second."""
+    binary, vmalert = require_binary("victoria-metrics"), require_binary("vmalert")
+    root = tmp_path_factory.mktemp("job_tiles")
+    start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=4)
+    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=2, interruptions_per_1000_gpu_days=600)
+    sim = simulate(fleet, seed=5, start=start)
+    with open(root / "days.om", "w") as handle:
+        write_openmetrics(sim, STEP_S, handle.write)
+    path = root / "tiles.rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [rules.recording_group()]}, sort_keys=False))
+    with running_victoria_metrics(binary, root / "data") as url:
+        import_openmetrics(url, root / "days.om")
+        vmalert_replay(vmalert, path, url, sim.start + pd.Timedelta(minutes=30),
+                       sim.end - pd.Timedelta(hours=12))
+        yield url, sim
+
+
+def _reader(url: str, sim, locate: bool = True) -> Reader:
+    api = QueryApi(url, progress=False, max_samples=200_000)
+    seen, node_of = prometheus.read_gpus(api, sim.start, sim.end)
+    return Reader(api, seen, node_of | dict(zip(seen["instance"], seen["node"], strict=True)),
+                  sim.start, sim.end, STEP_S, locate)
+
+
+def _sums(jobs: pd.DataFrame) -> pd.Series:
+    return jobs.groupby(["job", "category"])["gpu_seconds"].sum().sort_index()
+
+
+def test_the_tiled_read_is_the_counters_own_increase(server):
+    url, sim = server
+    reader = _reader(url, sim)
+    tiled = sparse.read_job_seconds(reader)
+    raw = sparse.read_job_seconds(_reader(url, sim, locate=False))
+    assert (tiled["node"] == "").all() and (raw["node"] != "").all()
+    assert len(raw["job"].unique()) > 3 and raw["gpu_seconds"].sum() > 0
+    pd.testing.assert_series_equal(_sums(tiled), _sums(raw), rtol=1e-9)
+    asked = [t[0] for t in reader.api.timings]
+    assert any(names.JOB_TILE_SECONDS in q for q in asked)  # the tiles were read
+    assert any("sum by (job, category)" in q for q in asked)  # and the edges, per job
+    assert not any(q.startswith("query 'last_over_time(gpuslo_job_gpu_seconds_total")
+                   for q in asked)  # no per-node read
+
+
+def test_the_week_from_the_tiles_is_the_week_from_the_counters(server):
+    url, sim = server
+    frames = prometheus.load_prometheus(url, sim.start, sim.end, progress=False,
+                                        max_samples=200_000)
+    bare = prometheus.load_prometheus(url, sim.start, sim.end, progress=False,
+                                      max_samples=200_000, locate=False)
+    a, b = (compute_week(f, sim.start, sim.end, SloSpec()) for f in (frames, bare))
+    assert a.goodput_ratio == pytest.approx(b.goodput_ratio, rel=1e-12)
+    assert a.usable_gpu_hours == b.usable_gpu_hours
+    columns = sorted(b.jobs.columns)
+    pd.testing.assert_frame_equal(a.jobs[columns].sort_index(), b.jobs[columns].sort_index(),
+                                  rtol=1e-9)
+    # the jobs with a slowdown keep their nodes for the crawl
+    slowed = set(frames.slowdowns["job"])
+    assert slowed
+    named = frames.job_gpu_seconds[frames.job_gpu_seconds["node"] != ""]
+    assert slowed <= set(named["job"])
+
+
+def test_job_nodes_are_added_only_for_jobs_with_a_slowdown(server):
+    url, sim = server
+    reader = _reader(url, sim)
+    jobs = pd.DataFrame({"job": ["j1"], "node": [""], "category": ["productive"],
+                         "gpu_seconds": [5.0]})
+    assert job_tiles.with_job_nodes(reader, jobs, pd.DataFrame(columns=["job"])) is jobs
+    named = jobs.assign(node="n1")
+    assert job_tiles.with_job_nodes(reader, named, pd.DataFrame({"job": ["x"]})) is named
