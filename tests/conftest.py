@@ -138,14 +138,16 @@ def import_openmetrics(url: str, openmetrics: Path, chunk_lines: int = 200_000) 
     requests.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()
 
 
-def vmalert_replay(binary: str, rules: Path, url: str, start, end) -> None:
+def vmalert_replay(binary: str, rules: Path, url: str, start, end, *flags: str) -> None:
     """Evaluate `rules` over [start, end) with `vmalert` in replay mode, reading from and writing
-    the recorded series back to the VictoriaMetrics at `url`, then flush."""
+    the recorded series back to the VictoriaMetrics at `url`, then flush. vmalert 1.79 replays
+    at `-datasource.queryStep` (5 min by default), not at a group's interval:
+    `-datasource.queryStep=0` in `flags` replays at the groups' own intervals."""
     done = subprocess.run(
         [binary, f"-rule={rules}", f"-datasource.url={url}", f"-remoteWrite.url={url}",
          f"-replay.timeFrom={start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
          f"-replay.timeTo={end.strftime('%Y-%m-%dT%H:%M:%SZ')}", "-replay.rulesDelay=2s",
-         "-replay.disableProgressBar", "-remoteWrite.flushInterval=100ms"],
+         "-replay.disableProgressBar", "-remoteWrite.flushInterval=100ms", *flags],
         capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     requests.get(f"{url}/internal/force_flush", timeout=60).raise_for_status()

@@ -3,8 +3,9 @@ counters' own increases, per (job, category), and the spans the rules did not co
 from the counters.
 
 `plan` alone (pure); the rule's expression is the reader's; then a real VictoriaMetrics holding
-two simulated days of 3 nodes × 4 GPUs with jobs, the job tiles group replayed by `vmalert` from
-half an hour after the start (its phase off the window's) to half a day before the end: the
+two simulated days of 3 nodes × 4 GPUs with jobs, the job tiles group replayed by `vmalert` at its
+hourly interval from half an hour after the start (its phase off the window's) to half a day
+before the end: the
 tiled read equals the read of every node's counters, asks for per-job rows only, and the week
 computed from either has the same goodput and jobs."""
 
@@ -86,7 +87,7 @@ def server(tmp_path_factory):
     with running_victoria_metrics(binary, root / "data") as url:
         import_openmetrics(url, root / "days.om")
         vmalert_replay(vmalert, path, url, sim.start + pd.Timedelta(minutes=30),
-                       sim.end - pd.Timedelta(hours=12))
+                       sim.end - pd.Timedelta(hours=12), "-datasource.queryStep=0")
         yield url, sim
 
 
@@ -112,6 +113,8 @@ def test_the_tiled_read_is_the_counters_own_increase(server):
     asked = [t[0] for t in reader.api.timings]
     assert any(names.JOB_TILE_SECONDS in q for q in asked)  # the tiles were read
     assert any("sum by (job, category)" in q for q in asked)  # and the edges, per job
+    # the tiles (hourly, back to back) in one query
+    assert sum(names.JOB_TILE_SECONDS in q for q in asked) == 1
     assert not any(q.startswith("query 'last_over_time(gpuslo_job_gpu_seconds_total")
                    for q in asked)  # no per-node read
 
