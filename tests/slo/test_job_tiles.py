@@ -24,8 +24,8 @@ from gpuslo.slo.simulate import faults
 from gpuslo.slo.simulate.fleet import simulate
 from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources import job_tiles, prometheus, sparse
-from gpuslo.slo.sources.query_api import QueryApi
-from gpuslo.slo.sources.sparse_reader import Reader
+from gpuslo.slo.sources.query_api import QueryApi, tidy
+from gpuslo.slo.sources.sparse_reader import Reader, label_column, window_ms
 from gpuslo.slo_spec import SloSpec
 
 STEP_S = 300
@@ -115,8 +115,33 @@ def test_the_tiled_read_is_the_counters_own_increase(server):
     assert any("sum by (job, category)" in q for q in asked)  # and the edges, per job
     # the tiles (hourly, back to back) in one query
     assert sum(names.JOB_TILE_SECONDS in q for q in asked) == 1
-    assert not any(q.startswith("query 'last_over_time(gpuslo_job_gpu_seconds_total")
-                   for q in asked)  # no per-node read
+    whole = window_ms((sim.end - sim.start).total_seconds())
+    # no read of every counter over the window
+    assert not any(whole in q and job_tiles.COUNTER in q for q in asked)
+    assert any(" unless " in q for q in asked)  # the counters new in a span asked apart
+
+
+def test_a_raw_span_read_in_three_steps_is_the_expression_over_it(server):
+    """`_span` (the counters with a value in the hour before the span summed per job, the
+    others and their values in the rest of the hold asked apart) equals the rule's expression
+    over the span in one query, on spans where jobs start, stop and come back."""
+    url, sim = server
+    reader = _reader(url, sim)
+    instances = reader.api.label_values("instance", job_tiles.COUNTER, sim.start, sim.end)
+    ms = int(sim.start.value // 1_000_000)
+    came_back = 0
+    for a_h, b_h in ((0, 48), (6, 30), (20, 48), (13, 14)):
+        a, b = ms + a_h * H, ms + b_h * H - 1
+        reader.api.timings.clear()
+        got = job_tiles._span(reader, instances, 100, a, b)
+        came_back += sum(',job=~"' in t[0] for t in reader.api.timings)
+        want = tidy(reader.api.instant(job_tiles.increase_expr(f"{b - a}ms"),
+                                       pd.Timestamp(b, unit="ms", tz="UTC")), "value")
+        key = ["job", "category"]
+        got, want = (pd.DataFrame({k: label_column(f, k) for k in key}).assign(v=f["value"])
+                     .groupby(key)["v"].sum().sort_index() for f in (got, want))
+        pd.testing.assert_series_equal(got, want, rtol=1e-9, obj=f"({a_h}h, {b_h}h]")
+    assert came_back  # some span held counters new to it, whose values before were asked
 
 
 def test_the_week_from_the_tiles_is_the_week_from_the_counters(server):

@@ -110,17 +110,53 @@ def read_tiled(reader: Reader, instances: list[str]) -> pd.DataFrame | None:
                               _stamp(b)), "value") for a, b in runs]
     per_instance = max(len(api.series(f'{COUNTER}{{instance="{instances[0]}"}}', reader.start,
                                       reader.end)), 1) * 2
-    for a, b in spans:
-        points = int((b - a) / 1000 // reader.step) + names.JOB_TILE_HOLD_S // reader.step + 2
-        parts.append(api.sharded_instant(
-            lambda m, w=f"{b - a}ms": increase_expr(w, m), instances, per_instance, points,
-            _stamp(b), "job counters (raw spans)"))
+    parts += [_span(reader, instances, per_instance, a, b) for a, b in spans]
     rows = pd.concat([pd.DataFrame({"job": label_column(p, "job"),
                                     "category": label_column(p, "category"),
                                     "gpu_seconds": p["value"]}) for p in parts if len(p)]
                      or [pd.DataFrame(columns=["job", "category", "gpu_seconds"])])
     summed = rows.groupby(["job", "category"], as_index=False)["gpu_seconds"].sum()
     return summed.assign(node="")[COLUMNS]
+
+
+def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
+          b: int) -> pd.DataFrame:
+    """`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows), without
+    reading every counter's day before it: (1) the counters with a value in the interval
+    before the span, the server summing last − that value per job; (2) the others with a value
+    in the span, per counter (the jobs and nodes that started or came back in it: few);
+    (3) their last value in the rest of the hold before the span, for those only (none: whole).
+    (1) + (2) − (3) is the expression's value: the last value before the span within the hold
+    is the one in the interval before it where there is one."""
+    api, at, step = reader.api, _stamp(b), reader.step
+    x, span, near = COUNTER + "{%s}", f"{b - a}ms", f"{INTERVAL_MS}ms"
+    points = int((b - a + INTERVAL_MS) / 1000 // step) + 2
+    grew = api.sharded_instant(lambda m: (
+        f"sum by (job, category) (last_over_time({x % m}[{span}])"
+        f" - last_over_time({x % m}[{near}] offset {span}))"), instances, per_instance, points,
+        at, "job counters (raw spans)")
+    new = api.sharded_instant(lambda m: (
+        f"last_over_time({x % m}[{span}]) unless last_over_time({x % m}[{near}] offset {span})"),
+        instances, per_instance, points, at, "job counters new in raw spans")
+    if new.empty:
+        return grew
+    keys = ["instance", "job", "category"]
+    new = pd.DataFrame({k: label_column(new, k) for k in keys}).assign(value=new["value"])
+    hold = f"{names.JOB_TILE_HOLD_S * 1000 - INTERVAL_MS}ms"
+    offset = f"{b - a + INTERVAL_MS}ms"
+    before = []
+    for group in groups(sorted(set(new["instance"])), len(instances)):
+        jobs = sorted(set(new.loc[new["instance"].isin(group), "job"]))
+        for names_ in groups(jobs, len(jobs)):
+            m = f'instance=~"{alternation(group)}",job=~"{alternation(names_)}"'
+            found = tidy(api.instant(f"last_over_time({x % m}[{hold}] offset {offset})", at),
+                         "value")
+            before.append(pd.DataFrame({k: label_column(found, k) for k in keys}).assign(
+                before=found["value"]))
+    known = pd.concat(before, ignore_index=True).drop_duplicates(keys)
+    new = new.merge(known, on=keys, how="left")
+    new["value"] = new["value"] - new["before"].fillna(0.0)
+    return pd.concat([grew, new[["job", "category", "value"]]], ignore_index=True)
 
 
 def with_job_nodes(reader: Reader, jobs: pd.DataFrame, slowdowns: pd.DataFrame) -> pd.DataFrame:
