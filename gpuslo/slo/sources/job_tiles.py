@@ -13,8 +13,9 @@ counter over the tile (t − interval, t] by the same rule (`increase_expr`: las
 minus the last value in the `names.JOB_TILE_HOLD` before it, else whole); increases of back to
 back spans telescope, so the window is cut into (`plan`): runs of back-to-back evaluations whose
 tiles lie inside it (one `sum_over_time` of the recorded series each) and the spans between and
-around them (the same expression over the span, sharded by instance, summed per job by the
-server). The sum is the raw read's, exactly, unless a counter is silent for longer than the
+around them (the same expression's value over the span, `_span`: summed per job by the server
+for the counters with a value in the hour before the span, per counter for the few without, so
+a span does not read every counter's day before it). The sum is the raw read's, exactly, unless a counter is silent for longer than the
 hold inside the window (it then counts whole again when it comes back, as the raw read counts
 a counter not seen in the day before the window).
 
