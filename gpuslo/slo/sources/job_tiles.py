@@ -15,9 +15,10 @@ back spans telescope, so the window is cut into (`plan`): runs of back-to-back e
 tiles lie inside it (one `sum_over_time` of the recorded series each) and the spans between and
 around them (the same expression's value over the span, `_span`: summed per job by the server
 for the counters with a value in the hour before the span, per counter for the few without, so
-a span does not read every counter's day before it). The sum is the raw read's, exactly, unless a counter is silent for longer than the
-hold inside the window (it then counts whole again when it comes back, as the raw read counts
-a counter not seen in the day before the window).
+a span does not read every counter's day before it). The sum is the raw read's, exactly,
+unless a counter is silent for longer than the hold inside the window (it then counts whole
+again when it comes back, as the raw read counts a counter not seen in the day before the
+window).
 
 The per-job grain drops which nodes ran a job; the engine wants them only to attribute a job's
 slowdown to a degradation on one of its nodes (`crawl.attribute_slowdowns`, beside the
@@ -162,14 +163,16 @@ def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
 
 def with_job_nodes(reader: Reader, jobs: pd.DataFrame, slowdowns: pd.DataFrame) -> pd.DataFrame:
     """`jobs` (tiled: node "") plus a zero `productive` row per (job, node) of the jobs in
-    `slowdowns` (their counters' instances in the window, from the series index): the nodes the
-    crawl weighs a slowdown's causes on. `jobs` unchanged when it names nodes already."""
+    `slowdowns` (the instances of their `productive` counters in the window, from the series
+    index: an exporter exposes every category of a job it reports, `exporter.collector.add_jobs`):
+    the nodes the crawl weighs a slowdown's causes on. `jobs` unchanged when it names nodes
+    already."""
     wanted = sorted(set(slowdowns["job"])) if len(slowdowns) else []
     if not wanted or (jobs["node"] != "").any():
         return jobs
     pairs = set()
     for group in groups(wanted, len(wanted)):
-        match = f'{COUNTER}{{job=~"{alternation(group)}"}}'
+        match = f'{COUNTER}{{category="{names.CATEGORY_PRODUCTIVE}",job=~"{alternation(group)}"}}'
         pairs |= {(s.get("job", ""), s.get("instance", ""))
                   for s in reader.api.series(match, reader.start, reader.end)}
     zero = pd.DataFrame(
