@@ -143,6 +143,33 @@ the growth; 1k also over the week.
   count to fall back on (not built); coverage at the window start (one row per GPU, 1.25 MB at
   10k) and the GPU listing (1.86 MB) grow with the fleet; the per-step reads grow with the
   faults. Not measured on a quiet host, nor on Prometheus.
+Measured 2026-12-08 01:42-01:43 UTC (issue 30, the week's job GPU-seconds from the hourly
+`gpuslo-job-tiles` recording group, `gpuslo.slo.sources.job_tiles`), load average 3.9-4.3 (other
+sessions' tests beside it; bench, server and client at nice 19), VictoriaMetrics 1.79 default
+limits, main's code (1826a30) and this one alternately, three reports each on the same import,
+`--gpus 1000 --engines victoriametrics`: the week (`--days 7`: OpenMetrics 3.76 GB in 297 s,
+import 131 s, replay 140 s) and 2 days (import 43 s, replay 97 s, the tiles group added in 11
+s). vmalert 1.79 replays every group at `-datasource.queryStep` (5 min), not at its interval:
+the hourly tiles overlapped (the read stayed exact, but took one request per tile), so the
+bench now replays groups slower than 5 min apart at their own interval (`_by_step`).
+  The week: main 2.27, 2.18, 2.21 s, 47 requests, 1.66 MB (request-s 1.08-1.19) -> 1.76, 2.09,
+  2.68 s, 48 requests, 1.15 MB (request-s 0.81-1.34). The job reads: 6 requests, 0.20-0.35
+  request-s, 576 KB (`last_over_time(gpuslo_job_gpu_seconds_total[7d])`: 571 KB) -> 7
+  requests, 0.11-0.25 request-s, 71 KB (the tiles' `sum_over_time`, one per (job, category):
+  39 KB; the hour after the last tile read per job: 15 KB; the nodes of the jobs that slowed:
+  9 KB).
+  2 days: main 1.00, 1.46, 1.52 s, 43 requests, 0.81 MB -> 2.04, 1.41, 1.41 s, 46 requests,
+  0.58 MB; the job reads 4 requests, 0.06-0.10 request-s, 252 KB -> 7 requests, 0.13-0.26
+  request-s, 25 KB (at this size the requests' fixed cost, not the samples, is what is timed).
+  The same usable GPU-hours and goodput from both (167,310.00 and 0.941125; 47,716.00 and
+  0.977561; pandas 167,307.98 and 0.941135; 47,711.26 and 0.977506).
+  What changed at 10k (not measured here: the write and import alone are ~45 min on this
+  host): the job read was 4.9 MB of 17.5 MB and 5.1 request-s there; its bytes now follow the
+  jobs (x categories), ~8-10x fewer than the (job, node) counters at 1k, and the server scans
+  each counter over the last tile's hour and the span after it (and the span before the
+  first tile where the rules' phase is off the window's, as on Prometheus), not over the week.
+  Left: 10k, the growth 1k -> 10k and Prometheus not measured in this round; the coverage at
+  the window start, the GPU listing and the per-step reads still grow with the fleet.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and
