@@ -43,8 +43,9 @@ COLUMNS = ["job", "node", "category", "gpu_seconds"]
 def increase_expr(window: str, matcher: str = "") -> str:
     """Per (job, category), the increase of the counters over (t − window, t] at t: each
     counter's last value in it minus its last value in the hold before it, or its whole last
-    value when it has none there. The recording rule's expression (window `1h`) and the raw
-    spans' (`plan`)."""
+    value when it has none there. The recording rule's expression (window `1h`; tests/slo/
+    test_job_tiles.py holds `gpuslo.alerts.job_tiles` to it) and the value `_span` computes
+    in three cheaper steps."""
     x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
     after = f"last_over_time({x}[{window}])"
     before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
