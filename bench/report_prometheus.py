@@ -163,13 +163,11 @@ bench now replays groups slower than 5 min apart at their own interval (`_by_ste
   request-s, 25 KB (at this size the requests' fixed cost, not the samples, is what is timed).
   The same usable GPU-hours and goodput from both (167,310.00 and 0.941125; 47,716.00 and
   0.977561; pandas 167,307.98 and 0.941135; 47,711.26 and 0.977506).
-  What changed at 10k (not measured here: the write and import alone are ~45 min on this
-  host): the job read was 4.9 MB of 17.5 MB and 5.1 request-s there; its bytes now follow the
-  jobs (x categories), ~8-10x fewer than the (job, node) counters at 1k, and the server scans
-  each counter over the last tile's hour and the span after it (and the span before the
-  first tile where the rules' phase is off the window's, as on Prometheus), not over the week.
-  Left: 10k, the growth 1k -> 10k and Prometheus not measured in this round; the coverage at
-  the window start, the GPU listing and the per-step reads still grow with the fleet.
+  At 10k (not measured: the write and import alone are ~45 min here) the job read was 4.9 of
+  17.5 MB and 5.1 request-s; its bytes now follow the jobs x categories (8-10x fewer at 1k) and
+  the server scans each counter over the hours around the window's edges, not the week.
+  Left: 10k, growth 1k -> 10k and Prometheus not measured; the window-start coverage, the GPU
+  listing and the per-step reads still grow with the fleet.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and
@@ -355,17 +353,14 @@ def _by_step(rules: Path) -> list[tuple[Path, list[str]]]:
     the others as before."""
     groups = yaml.safe_load(rules.read_text())["groups"]
     slow = [g for g in groups if pd.Timedelta(g.get("interval", "1m")) > pd.Timedelta("5min")]
-    if not slow:
-        return [(rules, [])]
     out = []
-    fast = [g for g in groups if g not in slow]
-    if fast:
-        path = rules.with_name(f"{rules.stem}.fast.yml")
-        path.write_text(yaml.safe_dump({"groups": fast}, sort_keys=False))
-        out.append((path, []))
-    path = rules.with_name(f"{rules.stem}.slow.yml")
-    path.write_text(yaml.safe_dump({"groups": slow}, sort_keys=False))
-    return [*out, (path, ["-datasource.queryStep=0"])]
+    for part, flags in (([g for g in groups if g not in slow], []),
+                        (slow, ["-datasource.queryStep=0"])):
+        if part:
+            path = rules.with_name(f"{rules.stem}.{len(out)}.yml")
+            path.write_text(yaml.safe_dump({"groups": part}, sort_keys=False))
+            out.append((path, flags))
+    return out
 
 
 def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path,
