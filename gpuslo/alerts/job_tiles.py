@@ -11,8 +11,13 @@ tile (t - interval, t]:
   last value in the `names.JOB_TILE_HOLD` before the tile (the report's raw read's rule at its
   window start), or its whole last value when it has none there (a job first seen). No
   `increase()` extrapolation, so Prometheus and VictoriaMetrics record the same numbers; the
-  increases of back-to-back tiles telescope to last - first of every counter. Limit: a counter
-  silent for longer than the hold counts whole again when it comes back.
+  increases of back-to-back tiles telescope to last - first of every counter. A counter silent
+  for longer than the hold counts whole again when it comes back (a reset after an exporter
+  restart is right to; a counter that kept running through a partition is not): hence
+- `names.JOB_TILE_WHOLE` per job: how many of its counters the tile counted whole (no sample
+  in the tile when none). The reader compares it with the job's counters the raw read counts
+  whole and reads a job counted whole more often from its counters
+  (`gpuslo.slo.sources.job_tiles`), so no GPU-second is counted twice.
 - `names.JOB_TILE_EVALUATIONS`: 1 at every evaluation, fleet-wide: the reader finds the tiles
   the rules covered and reads the counters themselves where one is missing.
 
@@ -44,6 +49,14 @@ def increase_expr(window: str) -> str:
     return f"sum by (job, category) (\n  ({after} - {before})\nor\n  {after}\n)"
 
 
+def whole_expr(window: str) -> str:
+    """Per job, the counters the tile counts whole (module docstring); the same text as
+    `gpuslo.slo.sources.job_tiles.whole_expr(window)`."""
+    after = f"last_over_time({COUNTER}[{window}])"
+    before = f"last_over_time({COUNTER}[{names.JOB_TILE_HOLD}] offset {window})"
+    return f"count by (job) (\n  {after}\nunless\n  {before}\n)"
+
+
 def recording_group() -> dict:
     """The `gpuslo-job-tiles` rule group (interval pinned; see the module docstring)."""
     interval = _duration(names.JOB_TILE_INTERVAL_S)
@@ -53,6 +66,7 @@ def recording_group() -> dict:
         "rules": [
             {"record": names.JOB_TILE_EVALUATIONS, "expr": "vector(1)"},
             {"record": names.JOB_TILE_SECONDS, "expr": increase_expr(interval)},
+            {"record": names.JOB_TILE_WHOLE, "expr": whole_expr(interval)},
         ],
     }
 
@@ -62,8 +76,8 @@ def job_tiles_case() -> dict:
     job a on n1 and n2, each gaining 60 productive GPU-seconds a minute from 600 before the
     test (3,600 each in the tile: 7,200); job b first seen on n2 at minute 70 with 120
     initialization GPU-seconds, gaining 60 a minute (no value before the tile: its whole last
-    value, 120 + 50 × 60 = 3,120); job c silent after minute 50 (nothing in the tile: no
-    sample); one evaluation."""
+    value, 120 + 50 × 60 = 3,120: one counter counted whole); job c silent after minute 50
+    (nothing in the tile: no sample); one evaluation."""
     n1, n2 = {"instance": "n1:9400"}, {"instance": "n2:9400"}
     productive = {"job": "train-a", "category": names.CATEGORY_PRODUCTIVE}
     init = {"job": "train-b", "category": "initialization"}
@@ -76,5 +90,6 @@ def job_tiles_case() -> dict:
     checks = [
         (names.JOB_TILE_EVALUATIONS, [({}, 1)]),
         (names.JOB_TILE_SECONDS, [(init, 3120), (productive, 7200)]),
+        (names.JOB_TILE_WHOLE, [({"job": "train-b"}, 1)]),
     ]
     return recorded_case(rows, checks, at="2h")

@@ -38,6 +38,7 @@ def test_the_rule_and_the_reader_share_one_expression():
     exprs = {rule["record"]: rule["expr"] for rule in group["rules"]}
     assert exprs[names.JOB_TILE_EVALUATIONS] == "vector(1)"
     assert exprs[names.JOB_TILE_SECONDS] == job_tiles.increase_expr("1h")
+    assert exprs[names.JOB_TILE_WHOLE] == job_tiles.whole_expr("1h")
     assert "[1d] offset 1h" in exprs[names.JOB_TILE_SECONDS]
     assert pd.Timedelta(names.JOB_TILE_HOLD.upper()).total_seconds() == names.JOB_TILE_HOLD_S
 
@@ -116,8 +117,10 @@ def test_the_tiled_read_is_the_counters_own_increase(server):
     # the tiles (hourly, back to back) in one query
     assert sum(names.JOB_TILE_SECONDS in q for q in asked) == 1
     whole = window_ms((sim.end - sim.start).total_seconds())
-    # no read of every counter over the window
-    assert not any(whole in q and job_tiles.COUNTER in q for q in asked)
+    # no read of every counter over the window: only the jobs counted whole in it are
+    # counted there (per job), to find a counter counted whole twice
+    over = [q for q in asked if whole in q and job_tiles.COUNTER in q]
+    assert over and all('job=~"' in q and "count by (job)" in q for q in over)
     assert any(" unless " in q for q in asked)  # the counters new in a span asked apart
 
 
@@ -133,7 +136,7 @@ def test_a_raw_span_read_in_three_steps_is_the_expression_over_it(server):
     for a_h, b_h in ((0, 48), (6, 30), (20, 48), (13, 14)):
         a, b = ms + a_h * H, ms + b_h * H - 1
         reader.api.timings.clear()
-        got = job_tiles._span(reader, instances, 100, a, b)
+        got, _ = job_tiles._span(reader, instances, 100, a, b)
         came_back += sum(',job=~"' in t[0] for t in reader.api.timings)
         want = tidy(reader.api.instant(job_tiles.increase_expr(f"{b - a}ms"),
                                        pd.Timestamp(b, unit="ms", tz="UTC")), "value")
@@ -169,5 +172,89 @@ def test_job_nodes_are_added_only_for_jobs_with_a_slowdown(server):
     jobs = pd.DataFrame({"job": ["j1"], "node": [""], "category": ["productive"],
                          "gpu_seconds": [5.0]})
     assert job_tiles.with_job_nodes(reader, jobs, pd.DataFrame(columns=["job"])) is jobs
-    named = jobs.assign(node="n1")
-    assert job_tiles.with_job_nodes(reader, named, pd.DataFrame({"job": ["x"]})) is named
+    named = jobs.assign(node="n1")  # a job read from its counters keeps its own nodes
+    assert job_tiles.with_job_nodes(reader, named, pd.DataFrame({"job": ["j1"]})) is named
+
+
+# --- a counter silent for longer than the hold inside the window (issue 30) --------------------
+
+SILENT = {  # job → (instance, seen from, silent from, back at, how it comes back), hours from D
+    "steady": ("n1:9400", -6, None, None, ""),
+    "continued": ("n1:9400", -6, 10, 40, "continued"),  # a partition: it kept running
+    "reset": ("n2:9400", -6, 10, 40, "reset"),  # an exporter restart: it starts again at 0
+    "across": ("n2:9400", -10, -4, 26, "continued"),  # silent across the window's start
+    "late": ("n3:9400", 1, 30, 68, "continued"),  # back in the raw span after the last tile
+    "fresh": ("n3:9400", 20, None, None, ""),  # new in the window: counted whole, rightly
+}
+
+
+def _silent_lines(day: pd.Timestamp) -> list[str]:
+    """Every 5 minutes from D − 10 h to D + 72 h, one GPU (300 GPU-seconds a sample) per job
+    counter of `SILENT`; a continued counter comes back with the value it would have had."""
+    lines = []
+    for job, (instance, seen, silent, back, how) in SILENT.items():
+        labels = f'instance="{instance}",job="{job}",category="{names.CATEGORY_PRODUCTIVE}"'
+        for k in range(-10 * 12, 72 * 12):
+            hours = k / 12
+            if hours < seen or (silent is not None and silent <= hours < back):
+                continue
+            value = (k - seen * 12 + 1) * 300.0
+            if how == "reset" and hours >= back:
+                value = (k - back * 12 + 1) * 300.0
+            at = int((day + pd.Timedelta(hours=hours)).timestamp())
+            lines.append(f"{job_tiles.COUNTER}{{{labels}}} {value} {at}\n")
+    return lines
+
+
+@pytest.fixture(scope="module")
+def silent_server(tmp_path_factory):
+    """(url, D) of a VictoriaMetrics with the `SILENT` counters, the job tiles group replayed
+    hourly from D + 30 min to D + 66 h: the window [D, D + 72 h) ends in a raw span."""
+    binary, vmalert = require_binary("victoria-metrics"), require_binary("vmalert")
+    root = tmp_path_factory.mktemp("job_tiles_silent")
+    day = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=5)
+    (root / "silent.om").write_text("".join(_silent_lines(day)))
+    path = root / "tiles.rules.yml"
+    path.write_text(yaml.safe_dump({"groups": [rules.recording_group()]}, sort_keys=False))
+    with running_victoria_metrics(binary, root / "data") as url:
+        import_openmetrics(url, root / "silent.om")
+        vmalert_replay(vmalert, path, url, day + pd.Timedelta(minutes=30),
+                       day + pd.Timedelta(hours=66), "-datasource.queryStep=0")
+        yield url, day
+
+
+def _silent_reader(url: str, day: pd.Timestamp, locate: bool = True) -> Reader:
+    api = QueryApi(url, progress=False, max_samples=200_000)
+    return Reader(api, pd.DataFrame(columns=["instance"]), {}, day,
+                  day + pd.Timedelta(hours=72), STEP_S, locate)
+
+
+def test_a_counter_silent_for_over_a_day_is_not_counted_twice(silent_server):
+    """A counter silent for 30 h that comes back continued (a partition), or across the
+    window's start, or in the raw span after the last tile: the tiles count it whole again
+    (they over-count by its value before the silence); those jobs are read from the counters,
+    so every job's GPU-seconds are the raw read's. The reset counter too is the raw read's (its
+    last value minus its value in the day before the window: the raw read's rule)."""
+    url, day = silent_server
+    reader = _silent_reader(url, day)
+    instances = reader.api.label_values("instance", job_tiles.COUNTER, day, reader.end)
+    rows, twice = job_tiles.read_tiled(reader, instances)
+    assert twice == ["across", "continued", "late", "reset"]
+    assert sorted(rows["job"]) == ["fresh", "steady"]
+    tiled = sparse.read_job_seconds(_silent_reader(url, day))
+    raw = sparse.read_job_seconds(_silent_reader(url, day, locate=False))
+    pd.testing.assert_series_equal(_sums(tiled), _sums(raw), rtol=1e-12)
+    assert set(tiled.loc[tiled["node"] == "", "job"]) == {"fresh", "steady"}
+    # the raw read's own numbers: last − the value before the window (whole when none)
+    got = raw.set_index("job")["gpu_seconds"]
+    per_hour = 12 * 300.0
+    assert got["continued"] == got["steady"] == 72 * per_hour - 300  # its last: D + 71 h 55
+    assert got["fresh"] == (72 - 20) * per_hour  # whole: 300 at D + 20 h, its first sample
+    # the bug the jobs are read raw for: the tiles alone count the continued counter's value
+    # before its silence twice (D + 30 min to D + 65 h 30 min: its tiles)
+    alone = tidy(reader.api.instant(
+        f'sum_over_time({names.JOB_TILE_SECONDS}{{job="continued"}}[65h])',
+        day + pd.Timedelta(hours=65, minutes=30)), "value")["value"].sum()
+    before = (10 - (-6)) * per_hour  # its value when it fell silent (its last, at D + 9 h 55)
+    gained = 65 * per_hour  # what it gained over the tiles' 65 h (it kept running)
+    assert alone == gained + before

@@ -4,8 +4,9 @@ the server per (job, category), where it did not — instead of every node's
 `gpuslo_job_gpu_seconds_total` value at both ends of the window (issue 30: that read grew with
 the fleet, 28 % of the report's bytes at 10k GPUs).
 
-`read_tiled(reader, instances) -> DataFrame | None` (job, node "", category, gpu_seconds; None
-when no single evaluation series answers for the window: the caller reads the counters per node).
+`read_tiled(reader, instances) -> (DataFrame, jobs) | None` (job, node "", category,
+gpu_seconds; the jobs left to the raw read, absent from the rows; None when no single evaluation
+series answers for the window: the caller reads the counters per node).
 The raw read (`sparse.read_job_seconds`) counts, per counter, its last value before the window's
 end minus its last value in the day before the start (the whole value when there is none): the
 increase over (start, end − 1 ms]. The group's evaluation at t records the increase of every
@@ -15,10 +16,17 @@ back spans telescope, so the window is cut into (`plan`): runs of back-to-back e
 tiles lie inside it (one `sum_over_time` of the recorded series each) and the spans between and
 around them (the same expression's value over the span, `_span`: summed per job by the server
 for the counters with a value in the hour before the span, per counter for the few without, so
-a span does not read every counter's day before it). The sum is the raw read's, exactly,
-unless a counter is silent for longer than the hold inside the window (it then counts whole
-again when it comes back, as the raw read counts a counter not seen in the day before the
-window).
+a span does not read every counter's day before it). The sum is the raw read's, exactly, but
+for a counter silent for longer than the hold inside the window: it counts whole again when it
+comes back, which double-counts the GPU-seconds before its silence when it kept running (a
+network partition hid it). So the group also records, per job, how many counters each tile
+counted whole (`whole_expr`, `names.JOB_TILE_WHOLE`; `_span` counts its own), and
+`_counted_twice` compares that with the job's counters the raw read counts whole (a value in
+the window, none in the day before it; asked for the jobs counted whole at all, per job): a job
+counted whole more often is dropped from the tiled rows and read from every node's counters by
+the raw read (`sparse.read_job_seconds`), so no GPU-second is counted twice and every job's sum
+is the raw read's, exactly — a counter that reset after its silence included (the raw read's
+rule: last value minus the value before the window; tests/slo/test_job_tiles.py).
 
 The per-job grain drops which nodes ran a job; the engine wants them only to attribute a job's
 slowdown to a degradation on one of its nodes (`crawl.attribute_slowdowns`, beside the
@@ -98,9 +106,20 @@ def _evaluations(reader: Reader, first_ms: int, last_ms: int) -> np.ndarray | No
     return np.unique(np.asarray(times, dtype=np.int64)) if times else None
 
 
-def read_tiled(reader: Reader, instances: list[str]) -> pd.DataFrame | None:
-    """The `job_gpu_seconds` rows of the window from the tiles and raw spans (module
-    docstring), or None where the group recorded nothing in it."""
+def whole_expr(window: str, matcher: str = "") -> str:
+    """Per job, how many counters `increase_expr(window)` counts whole at t (a value in the
+    window, none in the hold before it): the rule `names.JOB_TILE_WHOLE` (window `1h`)."""
+    x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
+    after = f"last_over_time({x}[{window}])"
+    before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
+    return f"count by (job) (\n  {after}\nunless\n  {before}\n)"
+
+
+def read_tiled(reader: Reader,
+               instances: list[str]) -> tuple[pd.DataFrame, list[str]] | None:
+    """(the `job_gpu_seconds` rows of the window from the tiles and raw spans, the jobs left to
+    the raw read: dropped from the rows) (module docstring), or None where the group recorded
+    nothing in it."""
     api = reader.api
     first_ms, last_ms = int(reader.start.value // 1_000_000), int(reader.end.value // 1_000_000) - 1
     found = _evaluations(reader, first_ms, last_ms)
@@ -111,20 +130,65 @@ def read_tiled(reader: Reader, instances: list[str]) -> pd.DataFrame | None:
         return None
     parts = [tidy(api.instant(f"sum_over_time({names.JOB_TILE_SECONDS}[{b - a + 1}ms])",
                               _stamp(b)), "value") for a, b in runs]
+    whole = [tidy(api.instant(f"sum_over_time({names.JOB_TILE_WHOLE}[{b - a + 1}ms])",
+                              _stamp(b)), "value") for a, b in runs]
     per_instance = max(len(api.series(f'{COUNTER}{{instance="{instances[0]}"}}', reader.start,
                                       reader.end)), 1) * 2
-    parts += [_span(reader, instances, per_instance, a, b) for a, b in spans]
+    for a, b in spans:
+        rows, counted = _span(reader, instances, per_instance, a, b)
+        parts.append(rows)
+        whole.append(counted)
+    twice = _counted_twice(reader, instances, per_instance, first_ms, last_ms, whole)
     rows = pd.concat([pd.DataFrame({"job": label_column(p, "job"),
                                     "category": label_column(p, "category"),
                                     "gpu_seconds": p["value"]}) for p in parts if len(p)]
                      or [pd.DataFrame(columns=["job", "category", "gpu_seconds"])])
+    rows = rows[~rows["job"].isin(twice)]
     summed = rows.groupby(["job", "category"], as_index=False)["gpu_seconds"].sum()
-    return summed.assign(node="")[COLUMNS]
+    return summed.assign(node="")[COLUMNS], twice
+
+
+def _per_job(frames: list[pd.DataFrame]) -> pd.Series:
+    """`tidy` frames of per-job counts → their sum per job."""
+    rows = [pd.DataFrame({"job": label_column(f, "job"), "n": f["value"]}) for f in frames
+            if len(f)]
+    if not rows:
+        return pd.Series(dtype=float)
+    return pd.concat(rows).groupby("job")["n"].sum()
+
+
+def _counted_twice(reader: Reader, instances: list[str], per_instance: int, first_ms: int,
+                   last_ms: int, whole: list[pd.DataFrame]) -> list[str]:
+    """The jobs whose counters the tiles and spans counted whole (`whole`: per-job counts)
+    more often than the raw read does (its counters with a value in the window and none in the
+    day before it): a counter silent for longer than the hold inside the window, then back,
+    was counted whole again. Every counter the raw read counts whole is counted whole at least
+    once by a tile or span (its first value in the window has none in the hold before it), and
+    one it does not count whole never has to be, so equal counts mean the same sums. Only the
+    jobs counted whole at all are asked (those that started in the window, or came back)."""
+    counted = _per_job(whole)
+    counted = counted[counted > 0]
+    if counted.empty:
+        return []
+    window, offset = f"{last_ms - first_ms + 1}ms", f"{last_ms - first_ms}ms"
+    points = int((last_ms - first_ms + names.JOB_TILE_HOLD_S * 1000) / 1000 // reader.step) + 2
+    new = []
+    jobs = sorted(counted.index)
+    for group in groups(jobs, len(jobs)):
+        def query(m: str, jobs: str = alternation(group)) -> str:
+            x = f'{COUNTER}{{job=~"{jobs}",{m}}}'
+            return (f"count by (job) (last_over_time({x}[{window}])"
+                    f" unless last_over_time({x}[{names.JOB_TILE_HOLD}] offset {offset}))")
+        new.append(reader.api.sharded_instant(query, instances, per_instance, points,
+                                              _stamp(last_ms), "job counters new in the window"))
+    more = counted.sub(_per_job(new), fill_value=0.0)
+    return sorted(more[more > 0.5].index)
 
 
 def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
-          b: int) -> pd.DataFrame:
-    """`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows), without
+          b: int) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """(`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows); per job
+    (job, value) how many counters it counts whole, `whole_expr`'s value), without
     reading every counter's day before it: (1) the counters with a value in the interval
     before the span, the server summing last − that value per job; (2) the others with a value
     in the span, per counter (the jobs and nodes that started or came back in it: few);
@@ -142,7 +206,7 @@ def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
         f"last_over_time({x % m}[{span}]) unless last_over_time({x % m}[{near}] offset {span})"),
         instances, per_instance, points, at, "job counters new in raw spans")
     if new.empty:
-        return grew
+        return grew, pd.DataFrame(columns=["job", "value"])
     keys = ["instance", "job", "category"]
     new = pd.DataFrame({k: label_column(new, k) for k in keys}).assign(value=new["value"])
     hold = f"{names.JOB_TILE_HOLD_S * 1000 - INTERVAL_MS}ms"
@@ -158,24 +222,30 @@ def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
                 before=found["value"]))
     known = pd.concat(before, ignore_index=True).drop_duplicates(keys)
     new = new.merge(known, on=keys, how="left")
+    counted = new[new["before"].isna()].groupby("job", as_index=False).size()
     new["value"] = new["value"] - new["before"].fillna(0.0)
-    return pd.concat([grew, new[["job", "category", "value"]]], ignore_index=True)
+    return (pd.concat([grew, new[["job", "category", "value"]]], ignore_index=True),
+            counted.rename(columns={"size": "value"}))
 
 
 def with_job_nodes(reader: Reader, jobs: pd.DataFrame, slowdowns: pd.DataFrame) -> pd.DataFrame:
     """`jobs` (tiled: node "") plus a zero `productive` row per (job, node) of the jobs in
     `slowdowns` (the instances of their `productive` counters in the window, from the series
     index: an exporter exposes every category of a job it reports, `exporter.collector.add_jobs`):
-    the nodes the crawl weighs a slowdown's causes on. `jobs` unchanged when it names nodes
-    already."""
-    wanted = sorted(set(slowdowns["job"])) if len(slowdowns) else []
-    if not wanted or (jobs["node"] != "").any():
+    the nodes the crawl weighs a slowdown's causes on; the jobs `jobs` names nodes of already
+    (read from the counters: `read_tiled`'s jobs left to the raw read) are left as they are.
+    `jobs` itself when nothing is added."""
+    named = set(jobs.loc[jobs["node"] != "", "job"])
+    wanted = sorted(set(slowdowns["job"]) - named) if len(slowdowns) else []
+    if not wanted:
         return jobs
     pairs = set()
     for group in groups(wanted, len(wanted)):
         match = f'{COUNTER}{{category="{names.CATEGORY_PRODUCTIVE}",job=~"{alternation(group)}"}}'
         pairs |= {(s.get("job", ""), s.get("instance", ""))
                   for s in reader.api.series(match, reader.start, reader.end)}
+    if not pairs:
+        return jobs
     zero = pd.DataFrame(
         [{"job": job, "node": reader.node_of.get(i) or i, "category": names.CATEGORY_PRODUCTIVE,
           "gpu_seconds": 0.0} for job, i in sorted(pairs)], columns=COLUMNS)
