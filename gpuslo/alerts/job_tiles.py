@@ -14,10 +14,10 @@ tile (t - interval, t]:
   increases of back-to-back tiles telescope to last - first of every counter. A counter silent
   for longer than the hold counts whole again when it comes back (a reset after an exporter
   restart is right to; a counter that kept running through a partition is not): hence
-- `names.JOB_TILE_WHOLE` per job: how many of its counters the tile counted whole (no sample
-  in the tile when none). The reader compares it with the job's counters the raw read counts
-  whole and reads a job counted whole more often from its counters
-  (`gpuslo.slo.sources.job_tiles`), so no GPU-second is counted twice.
+- `names.JOB_TILE_WHOLE` per counter the tile counted whole, its value (no sample when none:
+  a sample per counter first seen, or back after the hold). The reader finds a counter
+  counted whole twice, or once after a value in the day before the window, and reads its job
+  from the counters (`gpuslo.slo.sources.job_tiles`), so no GPU-second is counted twice.
 - `names.JOB_TILE_EVALUATIONS`: 1 at every evaluation, fleet-wide: the reader finds the tiles
   the rules covered and reads the counters themselves where one is missing.
 
@@ -50,11 +50,11 @@ def increase_expr(window: str) -> str:
 
 
 def whole_expr(window: str) -> str:
-    """Per job, the counters the tile counts whole (module docstring); the same text as
+    """The counters the tile counts whole (module docstring); the same text as
     `gpuslo.slo.sources.job_tiles.whole_expr(window)`."""
     after = f"last_over_time({COUNTER}[{window}])"
     before = f"last_over_time({COUNTER}[{names.JOB_TILE_HOLD}] offset {window})"
-    return f"count by (job) (\n  {after}\nunless\n  {before}\n)"
+    return f"{after}\nunless\n{before}"
 
 
 def recording_group() -> dict:
@@ -90,6 +90,6 @@ def job_tiles_case() -> dict:
     checks = [
         (names.JOB_TILE_EVALUATIONS, [({}, 1)]),
         (names.JOB_TILE_SECONDS, [(init, 3120), (productive, 7200)]),
-        (names.JOB_TILE_WHOLE, [({"job": "train-b"}, 1)]),
+        (names.JOB_TILE_WHOLE, [({**n2, **init}, 3120)]),
     ]
     return recorded_case(rows, checks, at="2h")

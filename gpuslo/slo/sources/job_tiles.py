@@ -19,14 +19,16 @@ for the counters with a value in the hour before the span, per counter for the f
 a span does not read every counter's day before it). The sum is the raw read's, exactly, but
 for a counter silent for longer than the hold inside the window: it counts whole again when it
 comes back, which double-counts the GPU-seconds before its silence when it kept running (a
-network partition hid it). So the group also records, per job, how many counters each tile
-counted whole (`whole_expr`, `names.JOB_TILE_WHOLE`; `_span` counts its own), and
-`_counted_twice` compares that with the job's counters the raw read counts whole (a value in
-the window, none in the day before it; asked for the jobs counted whole at all, per job): a job
-counted whole more often is dropped from the tiled rows and read from every node's counters by
-the raw read (`sparse.read_job_seconds`), so no GPU-second is counted twice and every job's sum
-is the raw read's, exactly — a counter that reset after its silence included (the raw read's
-rule: last value minus the value before the window; tests/slo/test_job_tiles.py).
+network partition hid it). So the group also records each counter a tile counted whole, with
+its value (`whole_expr`, `names.JOB_TILE_WHOLE`: a sample per counter first seen or back, so
+few; `_span` names its own), and `_counted_twice` finds the counters counted whole where the raw
+read does not — twice, or once after a value in the day before the window (summed per counter
+over the runs by the server, answered per job; the day before the window read only for the
+jobs with a counter counted whole): such a job is dropped from the tiled rows and read from
+every node's counters by the raw read (`sparse.read_job_seconds`), so no GPU-second is counted
+twice and every job's sum is the raw read's, exactly — a counter that reset after its silence
+included (the raw read's rule: last value minus the value before the window;
+tests/slo/test_job_tiles.py).
 
 The per-job grain drops which nodes ran a job; the engine wants them only to attribute a job's
 slowdown to a degradation on one of its nodes (`crawl.attribute_slowdowns`, beside the
@@ -46,6 +48,7 @@ from gpuslo.slo.sources.sparse_reader import Reader, label_column
 COUNTER = "gpuslo_job_gpu_seconds_total"
 INTERVAL_MS = names.JOB_TILE_INTERVAL_S * 1000
 COLUMNS = ["job", "node", "category", "gpu_seconds"]
+KEYS = ["instance", "job", "category"]  # a counter
 
 
 def increase_expr(window: str, matcher: str = "") -> str:
@@ -107,12 +110,12 @@ def _evaluations(reader: Reader, first_ms: int, last_ms: int) -> np.ndarray | No
 
 
 def whole_expr(window: str, matcher: str = "") -> str:
-    """Per job, how many counters `increase_expr(window)` counts whole at t (a value in the
-    window, none in the hold before it): the rule `names.JOB_TILE_WHOLE` (window `1h`)."""
+    """The counters `increase_expr(window)` counts whole at t (a value in the window, none in
+    the hold before it), each with its value: the rule `names.JOB_TILE_WHOLE` (window `1h`)."""
     x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
     after = f"last_over_time({x}[{window}])"
     before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
-    return f"count by (job) (\n  {after}\nunless\n  {before}\n)"
+    return f"{after}\nunless\n{before}"
 
 
 def read_tiled(reader: Reader,
@@ -130,15 +133,14 @@ def read_tiled(reader: Reader,
         return None
     parts = [tidy(api.instant(f"sum_over_time({names.JOB_TILE_SECONDS}[{b - a + 1}ms])",
                               _stamp(b)), "value") for a, b in runs]
-    whole = [tidy(api.instant(f"sum_over_time({names.JOB_TILE_WHOLE}[{b - a + 1}ms])",
-                              _stamp(b)), "value") for a, b in runs]
     per_instance = max(len(api.series(f'{COUNTER}{{instance="{instances[0]}"}}', reader.start,
                                       reader.end)), 1) * 2
+    spanned = [pd.DataFrame(columns=KEYS)]
     for a, b in spans:
-        rows, counted = _span(reader, instances, per_instance, a, b)
+        rows, whole = _span(reader, instances, per_instance, a, b)
         parts.append(rows)
-        whole.append(counted)
-    twice = _counted_twice(reader, instances, per_instance, first_ms, last_ms, whole)
+        spanned.append(whole)
+    twice = _counted_twice(reader, first_ms, last_ms, runs, pd.concat(spanned, ignore_index=True))
     rows = pd.concat([pd.DataFrame({"job": label_column(p, "job"),
                                     "category": label_column(p, "category"),
                                     "gpu_seconds": p["value"]}) for p in parts if len(p)]
@@ -148,47 +150,53 @@ def read_tiled(reader: Reader,
     return summed.assign(node="")[COLUMNS], twice
 
 
-def _per_job(frames: list[pd.DataFrame]) -> pd.Series:
-    """`tidy` frames of per-job counts → their sum per job."""
-    rows = [pd.DataFrame({"job": label_column(f, "job"), "n": f["value"]}) for f in frames
-            if len(f)]
-    if not rows:
-        return pd.Series(dtype=float)
-    return pd.concat(rows).groupby("job")["n"].sum()
+def _jobs(frame: pd.DataFrame) -> set[str]:
+    return set(label_column(frame, "job")) - {""}
 
 
-def _counted_twice(reader: Reader, instances: list[str], per_instance: int, first_ms: int,
-                   last_ms: int, whole: list[pd.DataFrame]) -> list[str]:
-    """The jobs whose counters the tiles and spans counted whole (`whole`: per-job counts)
-    more often than the raw read does (its counters with a value in the window and none in the
-    day before it): a counter silent for longer than the hold inside the window, then back,
-    was counted whole again. Every counter the raw read counts whole is counted whole at least
-    once by a tile or span (its first value in the window has none in the hold before it), and
-    one it does not count whole never has to be, so equal counts mean the same sums. Only the
-    jobs counted whole at all are asked (those that started in the window, or came back)."""
-    counted = _per_job(whole)
-    counted = counted[counted > 0]
-    if counted.empty:
-        return []
-    window, offset = f"{last_ms - first_ms + 1}ms", f"{last_ms - first_ms}ms"
-    points = int((last_ms - first_ms + names.JOB_TILE_HOLD_S * 1000) / 1000 // reader.step) + 2
-    new = []
-    jobs = sorted(counted.index)
+def _counted_twice(reader: Reader, first_ms: int, last_ms: int, runs: list[tuple[int, int]],
+                   spanned: pd.DataFrame) -> list[str]:
+    """The jobs with a counter the runs' tiles and the spans counted whole where the raw read
+    does not: twice (silent for longer than the hold inside the window, then back), or once
+    while it had a value in the day before the window (silent across its start). Every counter
+    the raw read counts whole (a value in the window, none in the day before it) is counted
+    whole exactly once otherwise (its first value in the window has none in the hold before
+    it), so the other jobs' sums are the raw read's. `spanned`: (instance, job, category) of
+    the spans' counters counted whole (`_span`), once per span. From the recorded counters
+    counted whole (a sample per counter and time, so few) summed over the runs per counter by
+    the server; only the day before the window of the jobs among them is read (new jobs have
+    no samples there)."""
+    api, at = reader.api, _stamp(last_ms)
+    offset, hold = f"{last_ms - first_ms}ms", names.JOB_TILE_HOLD
+    per_run = [f'label_replace(count_over_time({names.JOB_TILE_WHOLE}[{b - a + 1}ms] offset '
+               f'{last_ms - b}ms), "gpuslo_run", "{i}", "", "")' for i, (a, b) in enumerate(runs)]
+    counted = f"sum by (instance, job, category) ({' or '.join(per_run)})"
+    twice = _jobs(tidy(api.instant(f"count by (job) ({counted} > 1)", at), "value"))
+    jobs = sorted(_jobs(tidy(api.instant(f"count by (job) ({counted})", at), "value")) - twice)
     for group in groups(jobs, len(jobs)):
-        def query(m: str, jobs: str = alternation(group)) -> str:
-            x = f'{COUNTER}{{job=~"{jobs}",{m}}}'
-            return (f"count by (job) (last_over_time({x}[{window}])"
-                    f" unless last_over_time({x}[{names.JOB_TILE_HOLD}] offset {offset}))")
-        new.append(reader.api.sharded_instant(query, instances, per_instance, points,
-                                              _stamp(last_ms), "job counters new in the window"))
-    more = counted.sub(_per_job(new), fill_value=0.0)
-    return sorted(more[more > 0.5].index)
+        before = f'last_over_time({COUNTER}{{job=~"{alternation(group)}"}}[{hold}] offset {offset})'
+        twice |= _jobs(tidy(api.instant(
+            f"count by (job) ({counted} and on (instance, job, category) {before})", at), "value"))
+    if spanned.empty:
+        return sorted(twice)
+    twice |= set(spanned.loc[spanned.duplicated(KEYS, keep=False), "job"])
+    spanned = spanned.drop_duplicates(KEYS)
+    for group in groups(sorted(set(spanned["instance"])), len(spanned)):
+        jobs = sorted(set(spanned.loc[spanned["instance"].isin(group), "job"]))
+        for names_ in groups(jobs, len(jobs)):
+            m = f'instance=~"{alternation(group)}",job=~"{alternation(names_)}"'
+            found = tidy(api.instant(
+                f"({counted.replace(names.JOB_TILE_WHOLE, f'{names.JOB_TILE_WHOLE}{{{m}}}')})"
+                f" or last_over_time({COUNTER}{{{m}}}[{hold}] offset {offset})", at), "value")
+            seen = pd.DataFrame({k: label_column(found, k) for k in KEYS})
+            twice |= set(spanned.merge(seen, on=KEYS)["job"])
+    return sorted(twice)
 
 
 def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
           b: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows); per job
-    (job, value) how many counters it counts whole, `whole_expr`'s value), without
+    """(`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows); the
+    counters it counts whole, (instance, job, category): `whole_expr`'s), without
     reading every counter's day before it: (1) the counters with a value in the interval
     before the span, the server summing last − that value per job; (2) the others with a value
     in the span, per counter (the jobs and nodes that started or came back in it: few);
@@ -206,7 +214,7 @@ def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
         f"last_over_time({x % m}[{span}]) unless last_over_time({x % m}[{near}] offset {span})"),
         instances, per_instance, points, at, "job counters new in raw spans")
     if new.empty:
-        return grew, pd.DataFrame(columns=["job", "value"])
+        return grew, pd.DataFrame(columns=KEYS)
     keys = ["instance", "job", "category"]
     new = pd.DataFrame({k: label_column(new, k) for k in keys}).assign(value=new["value"])
     hold = f"{names.JOB_TILE_HOLD_S * 1000 - INTERVAL_MS}ms"
@@ -222,10 +230,9 @@ def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
                 before=found["value"]))
     known = pd.concat(before, ignore_index=True).drop_duplicates(keys)
     new = new.merge(known, on=keys, how="left")
-    counted = new[new["before"].isna()].groupby("job", as_index=False).size()
+    whole = new.loc[new["before"].isna(), keys].reset_index(drop=True)
     new["value"] = new["value"] - new["before"].fillna(0.0)
-    return (pd.concat([grew, new[["job", "category", "value"]]], ignore_index=True),
-            counted.rename(columns={"size": "value"}))
+    return pd.concat([grew, new[["job", "category", "value"]]], ignore_index=True), whole
 
 
 def with_job_nodes(reader: Reader, jobs: pd.DataFrame, slowdowns: pd.DataFrame) -> pd.DataFrame:
