@@ -49,6 +49,7 @@ COUNTER = "gpuslo_job_gpu_seconds_total"
 INTERVAL_MS = names.JOB_TILE_INTERVAL_S * 1000
 COLUMNS = ["job", "node", "category", "gpu_seconds"]
 KEYS = ["instance", "job", "category"]  # a counter
+MAX_RUNS = 8  # runs summed apart in one query (each ~130 bytes of a 16 KB query)
 
 
 def increase_expr(window: str, matcher: str = "") -> str:
@@ -164,10 +165,14 @@ def _counted_twice(reader: Reader, first_ms: int, last_ms: int, runs: list[tuple
     it), so the other jobs' sums are the raw read's. `spanned`: (instance, job, category) of
     the spans' counters counted whole (`_span`), once per span. From the recorded counters
     counted whole (a sample per counter and time, so few) summed over the runs per counter by
-    the server; only the day before the window of the jobs among them is read (new jobs have
-    no samples there)."""
+    the server (over more than `MAX_RUNS` runs, over the span from the first to the last: an
+    evaluation skipped between them, a phase moved, may then name a job more, to read raw);
+    only the day before the window of the jobs among them is read (new jobs have no samples
+    there)."""
     api, at = reader.api, _stamp(last_ms)
     offset, hold = f"{last_ms - first_ms}ms", names.JOB_TILE_HOLD
+    if len(runs) > MAX_RUNS:  # one range over them all: the evaluations between them too
+        runs = [(runs[0][0], runs[-1][1])]  # (at most more jobs read raw, never fewer)
     per_run = [f'label_replace(count_over_time({names.JOB_TILE_WHOLE}[{b - a + 1}ms] offset '
                f'{last_ms - b}ms), "gpuslo_run", "{i}", "", "")' for i, (a, b) in enumerate(runs)]
     counted = f"sum by (instance, job, category) ({' or '.join(per_run)})"
