@@ -143,6 +143,33 @@ the growth; 1k also over the week.
   count to fall back on (not built); coverage at the window start (one row per GPU, 1.25 MB at
   10k) and the GPU listing (1.86 MB) grow with the fleet; the per-step reads grow with the
   faults. Not measured on a quiet host, nor on Prometheus.
+Measured 2026-12-08 01:42-01:43 UTC (issue 30, the week's job GPU-seconds from the hourly
+`gpuslo-job-tiles` recording group, `gpuslo.slo.sources.job_tiles`), load average 3.9-4.3 (other
+sessions' tests beside it; bench, server and client at nice 19), VictoriaMetrics 1.79 default
+limits, main's code (1826a30) and this one alternately, three reports each on the same import,
+`--gpus 1000 --engines victoriametrics`: the week (`--days 7`: OpenMetrics 3.76 GB in 297 s,
+import 131 s, replay 140 s) and 2 days (import 43 s, replay 97 s, the tiles group added in 11
+s). vmalert 1.79 replays every group at `-datasource.queryStep` (5 min), not at its interval:
+the hourly tiles overlapped (the read stayed exact, but took one request per tile), so the
+bench now replays groups slower than 5 min apart at their own interval (`_by_step`).
+  The week: main 2.27, 2.18, 2.21 s, 47 requests, 1.66 MB (request-s 1.08-1.19) -> 1.76, 2.09,
+  2.68 s, 48 requests, 1.15 MB (request-s 0.81-1.34). The job reads: 6 requests, 0.20-0.35
+  request-s, 576 KB (`last_over_time(gpuslo_job_gpu_seconds_total[7d])`: 571 KB) -> 7
+  requests, 0.11-0.25 request-s, 71 KB (the tiles' `sum_over_time`, one per (job, category):
+  39 KB; the hour after the last tile read per job: 15 KB; the nodes of the jobs that slowed:
+  9 KB).
+  2 days: main 1.00, 1.46, 1.52 s, 43 requests, 0.81 MB -> 2.04, 1.41, 1.41 s, 46 requests,
+  0.58 MB; the job reads 4 requests, 0.06-0.10 request-s, 252 KB -> 7 requests, 0.13-0.26
+  request-s, 25 KB (at this size the requests' fixed cost, not the samples, is what is timed).
+  The same usable GPU-hours and goodput from both (167,310.00 and 0.941125; 47,716.00 and
+  0.977561; pandas 167,307.98 and 0.941135; 47,711.26 and 0.977506).
+  At 10k (not measured: the write and import alone are ~45 min here) the job read was 4.9 of
+  17.5 MB and 5.1 request-s; its bytes now follow the jobs x categories (8-10x fewer at 1k).
+  Since, a job with a counter counted whole twice (silent over a day) is read per node, found
+  from a recorded series per counter counted whole: the week, one report (02:24, load 2.5-3.5)
+  1.69 s, 51 requests, 1.16 MB, same results; that check 3 requests, 0.06 request-s, 3 KB.
+  Left: 10k, growth 1k -> 10k and Prometheus not measured; the window-start coverage, the GPU
+  listing and the per-step reads still grow with the fleet.
 Before the located reads (2026-12-01, load 12-20): Prometheus report 104.9 s, server peak RSS
 1,653 MB; VictoriaMetrics 20.5 s, 880 MB (both beside far heavier load, so only the RSS and the
 request shapes compare: `--gpus 1000` on one quiet backfill gave Prometheus 8.7 s → 5.3 s and
@@ -321,6 +348,23 @@ def _missing_groups(rules: Path, loaded: dict) -> Path | None:
     return path
 
 
+def _by_step(rules: Path) -> list[tuple[Path, list[str]]]:
+    """(rules file, vmalert flags) to replay `rules` with: vmalert 1.79 replays every group at
+    `-datasource.queryStep` (5 min by default), so the groups with a longer interval (the hourly
+    job tiles) go in a file of their own replayed at their interval (`-datasource.queryStep=0`);
+    the others as before."""
+    groups = yaml.safe_load(rules.read_text())["groups"]
+    slow = [g for g in groups if pd.Timedelta(g.get("interval", "1m")) > pd.Timedelta("5min")]
+    out = []
+    for part, flags in (([g for g in groups if g not in slow], []),
+                        (slow, ["-datasource.queryStep=0"])):
+        if part:
+            path = rules.with_name(f"{rules.stem}.{len(out)}.yml")
+            path.write_text(yaml.safe_dump({"groups": part}, sort_keys=False))
+            out.append((path, flags))
+    return out
+
+
 def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path,
                          loaded: dict | None) -> dict:
     """Import and replay the rules (unless `loaded`, as for Prometheus), then the report."""
@@ -350,13 +394,15 @@ def run_victoria_metrics(sim, files: list[Path], rules: Path, work: Path,
             requests.get(f"{url}/internal/force_flush").raise_for_status()
 
         def replay(path: Path) -> float:
-            seconds, _ = _timed(lambda: subprocess.run(
-                ["vmalert", f"-rule={path}", f"-datasource.url={url}",
-                 f"-remoteWrite.url={url}",
-                 f"-replay.timeFrom={sim.start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-                 f"-replay.timeTo={sim.end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
-                 "-replay.disableProgressBar", "-replay.rulesDelay=5s"],
-                check=True, capture_output=True))
+            seconds = 0.0
+            for part, flags in _by_step(path):
+                seconds += _timed(lambda p=part, f=flags: subprocess.run(
+                    ["vmalert", f"-rule={p}", f"-datasource.url={url}",
+                     f"-remoteWrite.url={url}",
+                     f"-replay.timeFrom={sim.start.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                     f"-replay.timeTo={sim.end.strftime('%Y-%m-%dT%H:%M:%SZ')}",
+                     "-replay.disableProgressBar", "-replay.rulesDelay=5s", *f],
+                    check=True, capture_output=True))[0]
             requests.get(f"{url}/internal/force_flush").raise_for_status()
             time.sleep(2)
             return seconds

@@ -333,6 +333,21 @@ LOCATE_EVALUATIONS: Final = "gpuslo:locate_evaluations:count"
 LOCATE_NOT_HEALTHY: Final = "gpuslo:instance_gpu_not_healthy:max5m"
 LOCATE_USABLE_SAMPLES: Final = "gpuslo:instance_gpu_usable_samples:count5m"
 
+# The job tiles group (`gpuslo.alerts.job_tiles` writes it, `gpuslo.slo.sources.job_tiles` reads
+# it): evaluated every JOB_TILE_INTERVAL_S, each evaluation at t records per (job, category) the
+# increase of gpuslo_job_gpu_seconds_total over the tile (t - JOB_TILE_INTERVAL_S, t] (a counter
+# not seen in the JOB_TILE_HOLD before the tile counts whole, as the report's raw read does at its
+# window start), so the report sums a few series per job instead of reading every node's counters;
+# one fleet series per evaluation says the group ran; the counters the tile counted whole, with
+# their values (JOB_TILE_WHOLE), so the report finds a counter counted whole twice (silent for
+# longer than the hold, then back) and reads that job from the counters.
+JOB_TILE_INTERVAL_S: Final = 3600
+JOB_TILE_HOLD: Final = "1d"
+JOB_TILE_HOLD_S: Final = 86_400  # JOB_TILE_HOLD in seconds
+JOB_TILE_EVALUATIONS: Final = "gpuslo:job_tile_evaluations:count"
+JOB_TILE_SECONDS: Final = "gpuslo:job_gpu_seconds_by_job:increase1h"
+JOB_TILE_WHOLE: Final = "gpuslo:job_gpu_seconds_counted_whole:last1h"
+
 # --- SLOs and burn-rate alerting (SRE Workbook, "Alerting on SLOs") ----------------------------
 SLO_USABLE_GPU: Final = "usable_gpu"
 SLO_CHECK_LIVENESS: Final = "check_liveness"

@@ -45,7 +45,7 @@ its job progresses loses that stretch's increase; a missed evaluation loses its 
 from __future__ import annotations
 
 from gpuslo import names
-from gpuslo.alerts import crawl, inventory, job_series, liveness, locate
+from gpuslo.alerts import crawl, inventory, job_series, job_tiles, liveness, locate
 from gpuslo.alerts.inventory import GPU_PROVISIONED_COUNT
 from gpuslo.slo_spec import SloSpec, format_number, sli_record, slo_record
 
@@ -204,11 +204,13 @@ def recording_groups(spec: SloSpec) -> list[dict]:
 def first_level_groups(spec: SloSpec) -> list[dict]:
     """The groups that read only raw series (what `promtool tsdb create-blocks-from rules`,
     which cannot chain rules, backfills in one pass): per-evaluation counts, the job
-    GPU-seconds increases and the locate series (`gpuslo.alerts.locate`)."""
+    GPU-seconds increases, the locate series (`gpuslo.alerts.locate`) and the per-job
+    GPU-seconds tiles the report reads (`gpuslo.alerts.job_tiles`)."""
     return [
         {"name": "gpuslo-sli-counts", "rules": instant_rules(spec)},
         {"name": "gpuslo-job-gpu-seconds", "interval": GOODPUT_INTERVAL, "rules": goodput_rules()},
         locate.recording_group(),
+        job_tiles.recording_group(),
     ]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 
 from gpuslo import names
-from gpuslo.alerts import job_series, liveness, locate
+from gpuslo.alerts import job_series, job_tiles, liveness, locate
 from gpuslo.alerts import rules as alert_rules
 from gpuslo.alerts.promtool_case import series
 from gpuslo.alerts.sli import GOODPUT_INTERVAL, JOB_SECONDS_INCREASE, JOB_STEP_TIME, ratio_expr
@@ -155,6 +155,7 @@ def recording_cases(spec: SloSpec) -> list[dict]:
         liveness.liveness_case(),
         job_series.job_series_case(),
         locate.locate_case(),
+        job_tiles.job_tiles_case(),
     ]
 
 

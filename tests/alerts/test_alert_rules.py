@@ -68,8 +68,9 @@ def test_example_configuration_loads_the_rules_and_honours_job_labels(tmp_path):
     )
     assert checked.returncode == 0, checked.stdout + checked.stderr
     recording = sum(len(group["rules"]) for group in sli.recording_groups(SloSpec()))
-    assert recording == 65  # 38 SLI rules, 7 of the provisioned inventory, 4 of the crawl group,
-    # 10 of the per-check liveness group, 3 of the per-job series group, 3 of the locate group
+    assert recording == 68  # 38 SLI rules, 7 of the provisioned inventory, 4 of the crawl group,
+    # 10 of the per-check liveness group, 3 of the per-job series group, 3 of the locate group,
+    # 3 of the job tiles group
     assert f"SUCCESS: {recording} rules found" in checked.stdout + checked.stderr
     config = yaml.safe_load((directory / "prometheus.yml").read_text())
     exporters = config["scrape_configs"][0]

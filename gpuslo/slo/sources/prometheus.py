@@ -56,6 +56,7 @@ import requests
 from gpuslo import names
 from gpuslo.errors import InputError
 from gpuslo.slo.frames import Frames, make_frame
+from gpuslo.slo.sources.job_tiles import with_job_nodes
 from gpuslo.slo.sources.listed import first_listed
 from gpuslo.slo.sources.located import recorded_cells
 from gpuslo.slo.sources.provisioned import provisioned_counts, with_unseen
@@ -217,6 +218,9 @@ def load_prometheus(
     verdicts = pd.concat([verdicts.drop(columns="instance"), read_missing(reader, inventory),
                           slurm_verdicts], ignore_index=True)
     jobs = read_job_seconds(reader)
+    slowdowns = read_slowdowns(reader) if len(jobs) else None
+    if slowdowns is not None:
+        jobs = with_job_nodes(reader, jobs, slowdowns)
     allocations = read_allocations(reader)
     if allocations.empty:
         quality["allocations"] = ("no gpuslo_gpu_allocation series in the window (exporters "
@@ -240,7 +244,7 @@ def load_prometheus(
         allocations=make_frame("allocations", allocations, url),
         job_gpu_seconds=make_frame("job_gpu_seconds", jobs, url),
         degradations=make_frame("degradations", read_degradations(reader), url),
-        slowdowns=make_frame("slowdowns", read_slowdowns(reader) if len(jobs) else None, url),
+        slowdowns=make_frame("slowdowns", slowdowns, url),
         cannot_fill=quality,
         recorded=read_recorded(api, start, end, step),
         source=f"{url} (step {step} s)",

@@ -14,8 +14,9 @@ from __future__ import annotations
 import pandas as pd
 
 from gpuslo import names
+from gpuslo.slo.sources.job_tiles import read_tiled
 from gpuslo.slo.sources.provisioned import UNSEEN_PREFIX
-from gpuslo.slo.sources.query_api import QueryApi
+from gpuslo.slo.sources.query_api import QueryApi, alternation, groups
 from gpuslo.slo.sources.slurm import node_state_frames
 from gpuslo.slo.sources.sparse_reader import (
     AFTER,
@@ -308,21 +309,40 @@ def read_slowdowns(reader: Reader) -> pd.DataFrame:
 
 
 def read_job_seconds(reader: Reader) -> pd.DataFrame:
-    """Per (job, node, category): the counter's increase in the window, GPU-seconds."""
+    """Per (job, node, category): the counter's increase in the window, GPU-seconds — per
+    (job, category) with node "" from the job tiles group where it ran
+    (`gpuslo.slo.sources.job_tiles`: the same sums), else, and for the jobs the tiles would
+    count a counter of twice, from every node's counters."""
     api, start, end = reader.api, reader.start, reader.end
     instances = api.label_values("instance", "gpuslo_job_gpu_seconds_total", start, end)
     columns = ["job", "node", "category", "gpu_seconds"]
     if not instances:
         return pd.DataFrame(columns=columns)
+    tiled = read_tiled(reader, instances) if reader.locate_cells else None
+    if tiled is None:
+        return _read_raw(reader, instances, "")
+    rows, twice = tiled
+    if not twice:
+        return rows
+    raw = [_read_raw(reader, instances, f'job=~"{alternation(group)}",')
+           for group in groups(twice, len(twice))]
+    return pd.concat([rows, *raw], ignore_index=True)[columns]
+
+
+def _read_raw(reader: Reader, instances: list[str], jobs: str) -> pd.DataFrame:
+    """`read_job_seconds` from every node's counters (`jobs`: a matcher prefix, `job=~"…",`,
+    or "" for all): each counter's last value before the window's end minus its last value in
+    the day before the start (its whole value when it has none there)."""
+    api, start, end = reader.api, reader.start, reader.end
     per_instance = max(len(api.series(f'gpuslo_job_gpu_seconds_total{{instance="{instances[0]}"}}',
                                       start, end)), 1) * 2
     points = int((end - start).total_seconds() // reader.step) + 1
-    x = "gpuslo_job_gpu_seconds_total{%s}"
+    x = lambda m: "gpuslo_job_gpu_seconds_total{" + jobs + m + "}"  # noqa: E731
     span = window_ms((end - start).total_seconds())
-    last = api.sharded_instant(lambda m: f"last_over_time({x % m}[{span}])", instances,
+    last = api.sharded_instant(lambda m: f"last_over_time({x(m)}[{span}])", instances,
                                per_instance, points, end - pd.Timedelta(milliseconds=1),
                                "job counters at end")
-    first = api.sharded_instant(lambda m: f"last_over_time({x % m}[{START_HOLD}])", instances,
+    first = api.sharded_instant(lambda m: f"last_over_time({x(m)}[{START_HOLD}])", instances,
                                 per_instance, points, start, "job counters at start")
     keys = ["instance", "job", "category"]
     ends = pd.DataFrame({k: label_column(last, k) for k in keys}).assign(v=last["value"])
