@@ -239,6 +239,12 @@ class Finding:
         return out
 
 
+def layer_of_class(class_: str) -> str:
+    """Layer of a non-fatal class: the job's own faults are `training`, the rest `node` (one
+    map for `inspect`, the exporter and a training log's Xid stop: goodput.logs.xidlayer)."""
+    return names.LAYER_TRAINING if class_ == names.CLASS_APPLICATION else names.LAYER_NODE
+
+
 def verdict_from_findings(findings: Iterable[Finding]) -> str:
     """Node verdict from inspect findings: any `fatal` → unhealthy; else any `unknown` → unknown;
     no findings at all → unknown (nothing read is never healthy); else healthy."""

@@ -72,7 +72,7 @@ def test_inspect_of_a_kernel_log_imports_no_heavy_library():
               "daemon_logs", "health_event", "exporter_log")
     assert not {f"gpuslo.exporter.inspect.{name}" for name in others} & modules
     assert not {"gpuslo.exporter.policy.dcgm", "gpuslo.exporter.policy.gpu"} & modules
-    # The Xid policy is read from its parsed copy (`policy.packaged`): no YAML library.
+    # The Xid policy is read from its parsed copy (`gpuslo.packaged`): no YAML library.
     assert "yaml" not in modules
 
 

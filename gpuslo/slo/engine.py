@@ -96,10 +96,7 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
     found = attribution.find_interruptions(frames.job_events, start, end, events)
     attributed = attribution.attribute(found, faults, nodes)
     split = serving_week.split_off(fleet_job_split(acc, known), frames.replicas)
-    # The job side: the capacity accounting's split, or the journals' own without one.
-    if not acc.provisioned_ticks:  # no capacity ticks: the job side sets the tick
-        acc = dataclasses.replace(acc, tick_ns=_job_tick(known, acc.tick_ns))
-    side = split if acc.provisioned_ticks else journal_split(known, acc.tick_ns)
+    acc, side = _job_side(acc, split, known)
     by_layer, by_reason = lost_breakdown(acc, side, attributed)
     categories_ticks = {**_capacity_ticks(acc), **_job_ticks(split.fleet_ticks)}
 
@@ -162,6 +159,15 @@ def compute_week(frames: Frames, start: pd.Timestamp | None, end: pd.Timestamp |
                                           frames.replicas),
         serving=serving_week.serving_week(frames, start, end, spec),
     )
+
+
+def _job_side(acc, split, known: pd.DataFrame):
+    """(accounting, job-side split): the capacity accounting's split, or without capacity ticks
+    the journals' own, the job side then setting the tick (`_job_tick`)."""
+    if acc.provisioned_ticks:
+        return acc, split
+    acc = dataclasses.replace(acc, tick_ns=_job_tick(known, acc.tick_ns))
+    return acc, journal_split(known, acc.tick_ns)
 
 
 def _per_node(frames: Frames, start: pd.Timestamp, end: pd.Timestamp, spec: SloSpec,

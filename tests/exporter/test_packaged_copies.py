@@ -1,4 +1,4 @@
-"""The parsed copies of the packaged policy files (`gpuslo.exporter.policy.packaged`): every copy
+"""The parsed copies of the packaged policy files (`gpuslo.packaged`): every copy
 is current and holds what its YAML holds, type for type; a copy is read only while its header
 matches the YAML's bytes, and an edited YAML is read as YAML."""
 
@@ -8,17 +8,17 @@ import shutil
 
 import pytest
 
+from gpuslo import packaged
 from gpuslo.exporter.policy import (
     diagnostics,
     driver_messages,
     fabricmanager,
     health_event,
     hostengine,
-    packaged,
     xid,
 )
 
-REWRITE = "python -m gpuslo.exporter.policy.packaged"
+REWRITE = "python -m gpuslo.packaged"
 
 
 @pytest.mark.parametrize("name", packaged.COPIED)

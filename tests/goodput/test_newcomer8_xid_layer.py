@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpuslo.exporter.policy.classify import layer_of_class
 from gpuslo.exporter.policy.xid import packaged_policy
+from gpuslo.verdict import layer_of_class
 from tests.goodput.test_fresh10_lines import read
 
 INPUTS = Path(__file__).resolve().parents[1] / "data" / "newcomer8" / "inputs"

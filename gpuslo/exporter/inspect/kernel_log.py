@@ -37,7 +37,6 @@ from gpuslo.exporter.policy.classify import (
     SIGNAL_KINDS,
     Classified,
     classify_events,
-    layer_of_class,
     reason_of,
 )
 from gpuslo.exporter.policy.kernel_aer import fallback_findings
@@ -45,7 +44,7 @@ from gpuslo.exporter.policy.pcie_notice import notice_findings
 from gpuslo.exporter.policy.ports import log_port_down_spare
 from gpuslo.exporter.policy.unrecognised import judge_lines
 from gpuslo.exporter.policy.xid import XidPolicy
-from gpuslo.verdict import Finding
+from gpuslo.verdict import Finding, layer_of_class
 
 PORT_UP_STATES = ("active", "up")
 PORT_DOWN_STATES = ("down", "disabled")

@@ -247,8 +247,3 @@ def reason_of(classified: Classified) -> str | None:
     """The bounded reason of a classified event: fatal and unknown events carry one (from the
     policy entry), the other classes none."""
     return classified.reason
-
-
-def layer_of_class(class_: str) -> str:
-    """Layer of a non-fatal class: the job's own faults are `training`, the rest `node`."""
-    return names.LAYER_TRAINING if class_ == names.CLASS_APPLICATION else names.LAYER_NODE

@@ -63,8 +63,8 @@ from gpuslo.exporter.evidence.dcgm.diag import DiagResult
 from gpuslo.exporter.evidence.dcgm.health_text import HealthMention
 from gpuslo.exporter.policy.health_event import PACKAGED, packaged_error_table
 from gpuslo.exporter.policy.hostengine import packaged_hostengine_policy
-from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.exporter.policy.severity_words import is_fatal_text
+from gpuslo.packaged import packaged_yaml
 from gpuslo.verdict import Finding
 
 STATUS_CLASS = {

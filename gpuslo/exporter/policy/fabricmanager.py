@@ -33,7 +33,7 @@ from gpuslo import names
 from gpuslo.exporter.evidence.daemon_log import LogRecord
 from gpuslo.exporter.evidence.fabricmanager import FmLog, FmRecord, SwitchError, switch_error
 from gpuslo.exporter.policy import daemon_log as shared
-from gpuslo.exporter.policy.packaged import packaged_yaml
+from gpuslo.packaged import packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "fabric_manager.yaml"

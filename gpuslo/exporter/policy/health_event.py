@@ -24,8 +24,8 @@ from typing import Any
 from gpuslo import names
 from gpuslo.exporter.evidence.health_event import HealthEvent
 from gpuslo.exporter.policy.classify import xid_finding
-from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.exporter.policy.xid import XidPolicy
+from gpuslo.packaged import packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "dcgm_errors.yaml"

@@ -41,8 +41,8 @@ from gpuslo.exporter.evidence.dcgm.dcgmi import (
 )
 from gpuslo.exporter.evidence.hostengine import HealthReport, HostEngineLog, health_report
 from gpuslo.exporter.policy import daemon_log as shared
-from gpuslo.exporter.policy.packaged import packaged_yaml
 from gpuslo.exporter.policy.unrecognised import is_fatal_text, judge_line
+from gpuslo.packaged import packaged_yaml
 from gpuslo.verdict import Finding
 
 PACKAGED = "dcgm_hostengine.yaml"

@@ -37,9 +37,9 @@ from gpuslo.errors import ConfigError
 from gpuslo.exporter.evidence.kernel_log.parse import KernelEvent
 from gpuslo.exporter.policy import driver_messages, splats
 from gpuslo.exporter.policy.driver_messages import Catalogue, catalogue_of, validate_catalogue
-from gpuslo.exporter.policy.packaged import packaged_yaml
+from gpuslo.packaged import packaged_yaml
 
-PACKAGED = "xid_policy.yaml"  # read through `policy.packaged` (its parsed copy, without PyYAML)
+PACKAGED = "xid_policy.yaml"  # read through `gpuslo.packaged` (its parsed copy, without PyYAML)
 # The fields a policy may have, by section: anything else is a typo that would silently change
 # nothing, so it is a ConfigError naming the field.
 TOP_KEYS = (

@@ -14,7 +14,14 @@ after Xid 13, gpud PR #46) does not.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 from gpuslo import names
+from gpuslo.packaged import packaged_yaml
+from gpuslo.verdict import layer_of_class
+
+XID_POLICY = "xid_policy.yaml"  # the exporter's Xid policy file (exporter.policy.xid.PACKAGED)
 
 
 def xid_layer(code: str | None, default: str) -> str:
@@ -22,18 +29,27 @@ def xid_layer(code: str | None, default: str) -> str:
     printed them); `default` (the rule's own layer) when the line gave no code."""
     if not code or not code.isdigit():
         return default
-    # imported here: the policy is read only for a log that names an Xid
-    from gpuslo.exporter.policy.classify import layer_of_class
-    from gpuslo.exporter.policy.xid import packaged_policy
-
-    rule = packaged_policy().xid_rule(int(code), None)
-    return layer_of_class(rule.class_) if rule.class_ != names.CLASS_UNKNOWN else default
+    class_ = xid_class(int(code))
+    return layer_of_class(class_) if class_ != names.CLASS_UNKNOWN else default
 
 
 def is_fatal_xid(code: str | None) -> bool:
     """True when the policy classes Xid `code` fatal (unknown codes included: fail closed)."""
     if not code or not code.isdigit():
         return False
-    from gpuslo.exporter.policy.xid import packaged_policy
+    return xid_class(int(code)) == names.CLASS_FATAL
 
-    return packaged_policy().xid_rule(int(code), None).class_ == names.CLASS_FATAL
+
+def xid_class(xid: int) -> str:
+    """The Xid policy's class of `xid` in its `default` section (a log names no GPU family), its
+    `unknown_code` entry for a code it does not list: the lookup of
+    `exporter.policy.xid.XidPolicy.xid_rule` with no family."""
+    policy = _policy()
+    entry = policy["xid"]["default"].get(xid) or policy["unknown_code"]
+    return str(entry["class"])
+
+
+@functools.cache
+def _policy() -> dict[str, Any]:
+    """The packaged Xid policy's data, read once a process (its parsed copy: no YAML library)."""
+    return packaged_yaml(XID_POLICY)

@@ -9,7 +9,7 @@ the file's order; Xid codes stay int keys, which JSON would make strings), read 
 YAML was edited and the copy not rewritten, or a copy is missing) the YAML is parsed as before,
 so a stale copy can cost time but never change an answer. tests/exporter/test_packaged_copies.py
 holds every copy current and equal to its YAML, type for type; rewrite them with
-`python -m gpuslo.exporter.policy.packaged`.
+`python -m gpuslo.packaged`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from gpuslo.config_file import parse_yaml
 
 # gpuslo/data/: package data, a directory beside the modules (a path, not importlib.resources,
 # whose import, zipfile and tempfile with it, took ~10 ms of every `gpuslo inspect`: issue 30).
-DATA = Path(__file__).resolve().parent.parent.parent / "data"
+DATA = Path(__file__).resolve().parent / "data"
 PARSED = DATA / "parsed"
 # The YAML files the policies read through `packaged_yaml` (each module's `PACKAGED`).
 COPIED = (
