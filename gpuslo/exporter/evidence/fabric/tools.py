@@ -37,8 +37,11 @@ __all__ = ["Port", "parse_ibstat", "parse_ibstatus", "parse_fi_info", "parse_ibd
 
 # Indentation is not relied on: a web page or a chat client that flattens the tab indentation
 # (fresh16 case 1803, a vendor knowledge-base page) or re-indents the whole block leaves the
-# header, port and field lines at any depth, and the field names alone say which is which.
-_CA = re.compile(r"^[ \t]*+CA '([^']+)'\s*$")
+# header, port and field lines at any depth, and the field names alone say which is which. A
+# header may carry a reader's note after the quoted name, after a space or a dash (a blog's
+# `CA 'mlx4_0' ——>>>>note`, its stray second quote `CA 'mlx4_1''`: fresh25 case 2705).
+_CA_HEADER = r"^[ \t]*+CA '([^'\s]+)''?(?:[ \t\r\u2014\u2013-].*)?$"
+_CA = re.compile(_CA_HEADER)
 _PORT = re.compile(r"^\s*Port (\d+):\s*$")
 # Linear-time field patterns: possessive whitespace and a greedy value stripped in code (the old
 # `(.*?)\s*$` was quadratic: 40k spaces took 10.7 s).
@@ -133,7 +136,7 @@ def looks_like_ibstat(text: str) -> bool:
     header-less fields of `ibstat <ca> <port>`, or only the tool's own failure
     (`diag_errors.tool_failed_only`: `ibpanic:` / `ibstat: iberror:` lines, its command line)."""
     head = text[:200_000]
-    has_ca = re.search(r"^[ \t]*CA '[^']+'[ \t]*$", head, re.M) is not None
+    has_ca = re.search(_CA_HEADER, head, re.M) is not None
     if has_ca:
         return "Port " in head or "ibpanic:" in head
     if tool_failed_only(head, "ibstat"):
