@@ -42,16 +42,17 @@ def _duration(seconds: int) -> str:
 
 
 def increase_expr(window: str) -> str:
-    """The tile's increase per (job, category) (module docstring); the same text as
-    `gpuslo.slo.sources.job_tiles.increase_expr(window)` (tests/alerts hold them equal)."""
+    """The tile's increase per (job, category) over (t − window, t] (module docstring): the
+    rule's expression (window `1h`), and the value `gpuslo.slo.sources.job_tiles._span` computes
+    in three cheaper steps for a span the rule did not cover (tests/slo/test_job_tiles.py)."""
     after = f"last_over_time({COUNTER}[{window}])"
     before = f"last_over_time({COUNTER}[{names.JOB_TILE_HOLD}] offset {window})"
     return f"sum by (job, category) (\n  ({after} - {before})\nor\n  {after}\n)"
 
 
 def whole_expr(window: str) -> str:
-    """The counters the tile counts whole (module docstring); the same text as
-    `gpuslo.slo.sources.job_tiles.whole_expr(window)`."""
+    """The counters `increase_expr(window)` counts whole at t (a value in the window, none in
+    the hold before it), each with its value (module docstring)."""
     after = f"last_over_time({COUNTER}[{window}])"
     before = f"last_over_time({COUNTER}[{names.JOB_TILE_HOLD}] offset {window})"
     return f"{after}\nunless\n{before}"

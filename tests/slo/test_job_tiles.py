@@ -37,8 +37,8 @@ def test_the_rule_and_the_reader_share_one_expression():
     assert group["interval"] == "1h" and names.JOB_TILE_INTERVAL_S == 3600
     exprs = {rule["record"]: rule["expr"] for rule in group["rules"]}
     assert exprs[names.JOB_TILE_EVALUATIONS] == "vector(1)"
-    assert exprs[names.JOB_TILE_SECONDS] == job_tiles.increase_expr("1h")
-    assert exprs[names.JOB_TILE_WHOLE] == job_tiles.whole_expr("1h")
+    assert exprs[names.JOB_TILE_SECONDS] == rules.increase_expr("1h")
+    assert exprs[names.JOB_TILE_WHOLE] == rules.whole_expr("1h")
     assert "[1d] offset 1h" in exprs[names.JOB_TILE_SECONDS]
     assert pd.Timedelta(names.JOB_TILE_HOLD.upper()).total_seconds() == names.JOB_TILE_HOLD_S
 
@@ -138,7 +138,7 @@ def test_a_raw_span_read_in_three_steps_is_the_expression_over_it(server):
         reader.api.timings.clear()
         got, _ = job_tiles._span(reader, instances, 100, a, b)
         came_back += sum(',job=~"' in t[0] for t in reader.api.timings)
-        want = tidy(reader.api.instant(job_tiles.increase_expr(f"{b - a}ms"),
+        want = tidy(reader.api.instant(rules.increase_expr(f"{b - a}ms"),
                                        pd.Timestamp(b, unit="ms", tz="UTC")), "value")
         key = ["job", "category"]
         got, want = (pd.DataFrame({k: label_column(f, k) for k in key}).assign(v=f["value"])

@@ -7,28 +7,27 @@ the fleet, 28 % of the report's bytes at 10k GPUs).
 `read_tiled(reader, instances) -> (DataFrame, jobs) | None` (job, node "", category,
 gpu_seconds; the jobs left to the raw read, absent from the rows; None when no single evaluation
 series answers for the window: the caller reads the counters per node).
-The raw read (`sparse.read_job_seconds`) counts, per counter, its last value before the window's
-end minus its last value in the day before the start (the whole value when there is none): the
-increase over (start, end − 1 ms]. The group's evaluation at t records the increase of every
-counter over the tile (t − interval, t] by the same rule (`increase_expr`: last value in the tile
-minus the last value in the `names.JOB_TILE_HOLD` before it, else whole); increases of back to
+The raw read (`sparse.read_job_seconds`) counts, per counter, its last value before the window's end
+minus its last value in the day before the start (the whole value when there is none): the increase
+over (start, end − 1 ms]. The group's evaluation at t records the increase of every counter over the
+tile (t − interval, t] by the same rule (`gpuslo.alerts.job_tiles.increase_expr`: last value in the
+tile minus the last value in the `names.JOB_TILE_HOLD` before it, else whole); increases of back to
 back spans telescope, so the window is cut into (`plan`): runs of back-to-back evaluations whose
 tiles lie inside it (one `sum_over_time` of the recorded series each) and the spans between and
-around them (the same expression's value over the span, `_span`: summed per job by the server
-for the counters with a value in the hour before the span, per counter for the few without, so
-a span does not read every counter's day before it). The sum is the raw read's, exactly, but
-for a counter silent for longer than the hold inside the window: it counts whole again when it
-comes back, which double-counts the GPU-seconds before its silence when it kept running (a
-network partition hid it). So the group also records each counter a tile counted whole, with
-its value (`whole_expr`, `names.JOB_TILE_WHOLE`: a sample per counter first seen or back, so
-few; `_span` names its own), and `_counted_twice` finds the counters counted whole where the raw
-read does not — twice, or once after a value in the day before the window (summed per counter
-over the runs by the server, answered per job; the day before the window read only for the
-jobs with a counter counted whole): such a job is dropped from the tiled rows and read from
-every node's counters by the raw read (`sparse.read_job_seconds`), so no GPU-second is counted
-twice and every job's sum is the raw read's, exactly — a counter that reset after its silence
-included (the raw read's rule: last value minus the value before the window;
-tests/slo/test_job_tiles.py).
+around them (the same expression's value over the span, `_span`: summed per job by the server for
+the counters with a value in the hour before the span, per counter for the few without, so a span
+does not read every counter's day before it). The sum is the raw read's, exactly, but for a counter
+silent for longer than the hold inside the window: it counts whole again when it comes back, which
+double-counts the GPU-seconds before its silence when it kept running (a network partition hid it).
+So the group also records each counter a tile counted whole, with its value
+(`gpuslo.alerts.job_tiles.whole_expr`, `names.JOB_TILE_WHOLE`: a sample per counter first seen or
+back, so few; `_span` names its own), and `_counted_twice` finds the counters counted whole where
+the raw read does not — twice, or once after a value in the day before the window (summed per
+counter over the runs by the server, answered per job; the day before the window read only for the
+jobs with a counter counted whole): such a job is dropped from the tiled rows and read from every
+node's counters by the raw read (`sparse.read_job_seconds`), so no GPU-second is counted twice and
+every job's sum is the raw read's, exactly — a counter that reset after its silence included (the
+raw read's rule: last value minus the value before the window; tests/slo/test_job_tiles.py).
 
 The per-job grain drops which nodes ran a job; the engine wants them only to attribute a job's
 slowdown to a degradation on one of its nodes (`crawl.attribute_slowdowns`, beside the
@@ -50,18 +49,6 @@ INTERVAL_MS = names.JOB_TILE_INTERVAL_S * 1000
 COLUMNS = ["job", "node", "category", "gpu_seconds"]
 KEYS = ["instance", "job", "category"]  # a counter
 MAX_RUNS = 8  # runs summed apart in one query (each ~130 bytes of a 16 KB query)
-
-
-def increase_expr(window: str, matcher: str = "") -> str:
-    """Per (job, category), the increase of the counters over (t − window, t] at t: each
-    counter's last value in it minus its last value in the hold before it, or its whole last
-    value when it has none there. The recording rule's expression (window `1h`; tests/slo/
-    test_job_tiles.py holds `gpuslo.alerts.job_tiles` to it) and the value `_span` computes
-    in three cheaper steps."""
-    x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
-    after = f"last_over_time({x}[{window}])"
-    before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
-    return f"sum by (job, category) (\n  ({after} - {before})\nor\n  {after}\n)"
 
 
 def plan(first_ms: int, last_ms: int,
@@ -108,15 +95,6 @@ def _evaluations(reader: Reader, first_ms: int, last_ms: int) -> np.ndarray | No
         return None
     times = [round(float(t) * 1000) for t, _ in found[0].get("values", [])]
     return np.unique(np.asarray(times, dtype=np.int64)) if times else None
-
-
-def whole_expr(window: str, matcher: str = "") -> str:
-    """The counters `increase_expr(window)` counts whole at t (a value in the window, none in
-    the hold before it), each with its value: the rule `names.JOB_TILE_WHOLE` (window `1h`)."""
-    x = f"{COUNTER}{{{matcher}}}" if matcher else COUNTER
-    after = f"last_over_time({x}[{window}])"
-    before = f"last_over_time({x}[{names.JOB_TILE_HOLD}] offset {window})"
-    return f"{after}\nunless\n{before}"
 
 
 def read_tiled(reader: Reader,
@@ -200,8 +178,9 @@ def _counted_twice(reader: Reader, first_ms: int, last_ms: int, runs: list[tuple
 
 def _span(reader: Reader, instances: list[str], per_instance: int, a: int,
           b: int) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """(`increase_expr` over the span (a, b] ms, per (job, category) (`tidy` rows); the
-    counters it counts whole, (instance, job, category): `whole_expr`'s), without
+    """(the rule's `increase_expr` over the span (a, b] ms (`gpuslo.alerts.job_tiles`), per
+    (job, category) (`tidy` rows); the counters it counts whole, (instance, job, category):
+    `whole_expr`'s), without
     reading every counter's day before it: (1) the counters with a value in the interval
     before the span, the server summing last − that value per job; (2) the others with a value
     in the span, per counter (the jobs and nodes that started or came back in it: few);
