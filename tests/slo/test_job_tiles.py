@@ -20,15 +20,12 @@ from conftest import import_openmetrics, require_binary, running_victoria_metric
 from gpuslo import names
 from gpuslo.alerts import job_tiles as rules
 from gpuslo.slo.engine import compute_week
-from gpuslo.slo.simulate import faults
-from gpuslo.slo.simulate.fleet import simulate
-from gpuslo.slo.simulate.openmetrics import write_openmetrics
 from gpuslo.slo.sources import job_tiles, prometheus, sparse
 from gpuslo.slo.sources.query_api import QueryApi, tidy
 from gpuslo.slo.sources.sparse_reader import Reader, label_column, window_ms
 from gpuslo.slo_spec import SloSpec
+from tests.slo.test_located import STEP_S, two_simulated_days
 
-STEP_S = 300
 H = 3_600_000
 
 
@@ -78,11 +75,7 @@ def server(tmp_path_factory):
     from 00:30 of the first day to 12:00 of the second."""
     binary, vmalert = require_binary("victoria-metrics"), require_binary("vmalert")
     root = tmp_path_factory.mktemp("job_tiles")
-    start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=4)
-    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=2, interruptions_per_1000_gpu_days=600)
-    sim = simulate(fleet, seed=5, start=start)
-    with open(root / "days.om", "w") as handle:
-        write_openmetrics(sim, STEP_S, handle.write)
+    sim = two_simulated_days(root / "days.om")
     path = root / "tiles.rules.yml"
     path.write_text(yaml.safe_dump({"groups": [rules.recording_group()]}, sort_keys=False))
     with running_victoria_metrics(binary, root / "data") as url:

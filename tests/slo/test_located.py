@@ -9,6 +9,8 @@ replay are located from the raw samples, and the frames are those of reading eve
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -86,17 +88,25 @@ def test_the_locate_rules_tile_time_and_count_per_instance():
                for expr in exprs.values())
 
 
+def two_simulated_days(openmetrics: Path):
+    """The simulation of 3 nodes x 4 GPUs over two days ending two days ago (seed 5, 600
+    interruptions per 1,000 GPU-days), written to `openmetrics` every `STEP_S`; also the data of
+    tests/slo/test_job_tiles.py."""
+    start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=4)
+    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=2, interruptions_per_1000_gpu_days=600)
+    sim = simulate(fleet, seed=5, start=start)
+    with open(openmetrics, "w") as handle:
+        write_openmetrics(sim, STEP_S, handle.write)
+    return sim
+
+
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """(url, sim, replay end) of a VictoriaMetrics with two simulated days and the locate group
     replayed up to half a day before their end."""
     binary, vmalert = require_binary("victoria-metrics"), require_binary("vmalert")
     root = tmp_path_factory.mktemp("located")
-    start = pd.Timestamp.now(tz="UTC").floor("D") - pd.Timedelta(days=4)
-    fleet = faults.Fleet(nodes=3, gpus_per_node=4, days=2, interruptions_per_1000_gpu_days=600)
-    sim = simulate(fleet, seed=5, start=start)
-    with open(root / "days.om", "w") as handle:
-        write_openmetrics(sim, STEP_S, handle.write)
+    sim = two_simulated_days(root / "days.om")
     rules = root / "locate.rules.yml"
     rules.write_text(yaml.safe_dump({"groups": [locate.recording_group()]}, sort_keys=False))
     replayed = sim.end - pd.Timedelta(hours=12)
